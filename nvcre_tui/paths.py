@@ -1,0 +1,24 @@
+"""Where the shipped data folders (catalog/, themes/) live, installed or in a checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parent
+
+
+def data_dir(name: str) -> Path:
+    """Return the folder `name` ("catalog" or "themes").
+
+    NVCRE_CATALOG_DIR / NVCRE_THEMES_DIR win, then the copy inside an installed wheel,
+    then the folder at the top of a source checkout (editable installs, tests).
+    """
+    override = os.environ.get(f"NVCRE_{name.upper()}_DIR")
+    if override:
+        return Path(override)
+    installed = _PACKAGE / "_data" / name
+    if installed.is_dir():
+        return installed
+    return _CHECKOUT / name

@@ -1,0 +1,179 @@
+"""Shared pieces of the nvcre.nvidia.com/v1alpha1 models: wire format, metadata, conditions, targets.
+
+Every model speaks camelCase on the wire (alias_generator) and accepts snake_case in Python.
+Spec models forbid unknown fields so a misspelt field is reported, not silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, parse_duration
+
+GROUP = "nvcre.nvidia.com"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+
+
+class WireModel(BaseModel):
+    """Base of every API model: camelCase aliases, unknown fields are errors."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_default=False,
+        use_enum_values=True,
+        strict=True,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The Kubernetes-JSON form: camelCase keys, unset fields left out."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class OpenModel(WireModel):
+    """A model whose unknown fields are kept (server-populated metadata, raw Kubernetes objects)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def _check_duration(value: str) -> str:
+    parse_duration(value)
+    return value
+
+
+Duration = Annotated[str, Field(pattern=DURATION_PATTERN), AfterValidator(_check_duration)]
+Quantity = Annotated[str, Field(pattern=QUANTITY_PATTERN)]
+Name = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
+
+
+class OwnerReference(WireModel):
+    """metadata.ownerReferences[]: cascading delete and the controller link."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(OpenModel):
+    """metadata: what users write (name, namespace, labels, annotations) and what the store fills in."""
+
+    name: Name
+    namespace: Annotated[str, Field(max_length=63, pattern=DNS_LABEL)] | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    finalizers: list[str] | None = None
+    owner_references: list[OwnerReference] | None = None
+
+
+ConditionType = Literal["InProgress", "Succeeded", "Failed", "ValidationFailed", "HardwareFailed"]
+
+
+class Condition(WireModel):
+    """A status condition; InProgress / Succeeded / Failed are mutually exclusive, the rest additive."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+    last_transition_time: str | None = None
+    observed_generation: int | None = None
+
+
+class LocalObjectReference(WireModel):
+    """A reference by name in the same namespace (pull secrets)."""
+
+    name: str = Field(min_length=1)
+
+
+class TypedLocalObjectReference(WireModel):
+    """A typed reference in the same namespace (result ConfigMaps)."""
+
+    api_group: str | None = None
+    kind: str
+    name: str
+
+
+class ObjectReference(WireModel):
+    """A reference to a named object, possibly in another namespace."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    name: str
+    namespace: str | None = None
+
+
+class NodeSelectorRequirement(WireModel):
+    """One matchExpressions term over node labels."""
+
+    key: str = Field(min_length=1)
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = None
+
+
+class TaintSelector(WireModel):
+    """A taint the target nodes must all carry; matching tolerations go into workload pods."""
+
+    key: str = Field(min_length=1)
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class TargetSpec(WireModel):
+    """Which nodes: label selector AND matchExpressions AND nodeNames AND taints."""
+
+    node_selector: dict[str, str] | None = None
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    node_names: list[Name] | None = None
+    taint_selectors: list[TaintSelector] | None = None
+
+
+class ResourceList(WireModel):
+    """cpu and memory amounts."""
+
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+class ResourceRequirements(WireModel):
+    """Container resources; each request must not exceed its limit (checked in options)."""
+
+    limits: ResourceList | None = None
+    requests: ResourceList | None = None
+
+
+class GangScheduler(WireModel):
+    """Gang scheduler injected into every pod template (KAI, Run:ai ...)."""
+
+    scheduler_name: str = Field(min_length=1)
+    queue: Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)] = "default-queue"
+    queue_label_key: str = "kai.scheduler/queue"
+
+    @field_validator("queue_label_key")
+    @classmethod
+    def _not_reserved(cls, key: str) -> str:
+        if key == "app.kubernetes.io/managed-by" or key.startswith(f"{GROUP}/"):
+            raise ValueError(f"{key!r} is reserved")
+        return key
+
+
+def is_qualified_name(value: str) -> bool:
+    """A Kubernetes qualified name with a prefix, e.g. nvidia.com/mlnxnics."""
+    return bool(re.match(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", value))

@@ -1,0 +1,150 @@
+"""CategoryOptions: the knobs of a certification category, global (spec / spec.options) or per category.
+
+Unset means "use the catalog default"; defaults are resolved in catalog.py, never here, so a
+manifest written back out says only what the user said.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from nvcre_tui.engine.apibase import (
+    Duration,
+    LocalObjectReference,
+    Quantity,
+    ResourceRequirements,
+    WireModel,
+    is_qualified_name,
+)
+from nvcre_tui.engine.units import MAX_BYTES_PATTERN, parse_quantity
+
+TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
+TEST_SCALES: tuple[str, ...] = ("intra-node", "intra-rack", "diagnose", "full-scale")
+SOURCE_REPO_PATTERN = r"^(https|ssh)://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$"
+
+# Options replaced whole by a per-category value; every other option is a scalar (non-nil wins)
+# except workloadMetadata.labels, which merge per key.
+REPLACED_WHOLE = ("thresholds", "resources", "image_pull_secrets")
+
+
+class WorkloadMetadata(WireModel):
+    """Labels put on the workload object (for example a Kueue queue name)."""
+
+    labels: dict[str, str] | None = None
+
+
+class CategoryOptions(WireModel):
+    """Options of one category; see reference section 1.1 for each field's meaning."""
+
+    nodes_per_job: Annotated[int, Field(ge=1)] | None = None
+    enable_checkpoint: bool | None = None
+    max_steps: Annotated[int, Field(ge=-1)] | None = None
+    exit_duration_mins: Annotated[int, Field(ge=1)] | None = None
+    startup_stall_timeout_seconds: Annotated[int, Field(ge=1)] | None = None
+    gpus_per_node: Annotated[int, Field(ge=1)] | None = None
+    mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
+    nic_resource_name: str | None = None
+    resources: ResourceRequirements | None = None
+    enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
+    image: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    image_pull_secrets: list[LocalObjectReference] | None = None
+    storage_class_name: str | None = None
+    save_interval: Annotated[int, Field(ge=1)] | None = None
+    save_retain_interval: Annotated[int, Field(ge=1)] | None = None
+    save_top_k: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="saveTopK")
+    storage_size: Quantity | None = None
+    max_restarts: Annotated[int, Field(ge=0)] | None = None
+    repeat_count: Annotated[int, Field(ge=1)] | None = None
+    test_scale: TestScale | None = None
+    max_bytes: Annotated[str, Field(pattern=MAX_BYTES_PATTERN)] | None = None
+    num_iterations: Annotated[int, Field(ge=1)] | None = None
+    num_cycles: Annotated[int, Field(ge=1)] | None = None
+    thresholds: dict[str, str] | None = None
+    max_concurrent: Annotated[int, Field(ge=0)] | None = None
+    min_group_size: Annotated[int, Field(ge=1)] | None = None
+    timeout_per_job: Duration | None = None
+    measurement_timeout: Duration | None = None
+    scheduling_stall_grace_seconds: Annotated[int, Field(ge=1)] | None = None
+    source_repo: Annotated[str, Field(max_length=2048, pattern=SOURCE_REPO_PATTERN)] | None = None
+    workload_metadata: WorkloadMetadata | None = None
+    priority_class_name: str | None = None
+
+    @field_validator("nic_resource_name")
+    @classmethod
+    def _qualified_nic(cls, name: str | None) -> str | None:
+        if name is None:
+            return name
+        domain = name.split("/", 1)[0] if "/" in name else ""
+        if not is_qualified_name(name) or domain.endswith(("k8s.io", "kubernetes.io")):
+            raise PydanticCustomError(
+                "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value!r}", {"value": name}
+            )
+        return name
+
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds_compile(cls, thresholds: dict[str, str] | None) -> dict[str, str] | None:
+        from nvcre_tui.engine.thresholds import threshold_problems
+
+        if thresholds is None:
+            return None
+        problems = threshold_problems(thresholds)
+        if problems:
+            key, message = problems[0]
+            raise PydanticCustomError("threshold", "{message}", {"key": key, "message": message})
+        return thresholds
+
+    @field_validator("resources")
+    @classmethod
+    def _requests_within_limits(cls, resources: ResourceRequirements | None) -> ResourceRequirements | None:
+        if resources is None or resources.limits is None or resources.requests is None:
+            return resources
+        for name in ("cpu", "memory"):
+            limit, request = getattr(resources.limits, name), getattr(resources.requests, name)
+            if limit is not None and request is not None and parse_quantity(request) > parse_quantity(limit):
+                raise PydanticCustomError(
+                    "request_over_limit",
+                    "requests.{name} ({request}) must not exceed limits.{name} ({limit})",
+                    {"name": name, "request": request, "limit": limit},
+                )
+        return resources
+
+    def merged_with(self, override: CategoryOptions | None) -> CategoryOptions:
+        """These options overridden field by field by `override` (a non-nil value wins)."""
+        if override is None:
+            return self
+        merged: dict[str, Any] = {}
+        for name in CategoryOptions.model_fields:
+            mine, theirs = getattr(self, name), getattr(override, name)
+            merged[name] = theirs if theirs is not None else mine
+        if self.workload_metadata and override.workload_metadata:
+            labels = {**(self.workload_metadata.labels or {}), **(override.workload_metadata.labels or {})}
+            merged["workload_metadata"] = WorkloadMetadata(labels=labels)
+        return CategoryOptions.model_validate(merged)
+
+    def set_fields(self) -> dict[str, Any]:
+        """Only the options that are set, keyed by Python name."""
+        return {name: getattr(self, name) for name in CategoryOptions.model_fields if getattr(self, name) is not None}
+
+
+class Category(WireModel):
+    """One category of a certification: a catalog entry and its options."""
+
+    domain: Annotated[str, Field(min_length=1)]
+    variant: Annotated[str, Field(min_length=1)]
+    options: CategoryOptions | None = None
+
+    @property
+    def key(self) -> str:
+        """domain/variant, as the catalog names entries."""
+        return f"{self.domain}/{self.variant}"
+
+
+def option_aliases() -> set[str]:
+    """The wire names of every option (to recognise options written inline in spec)."""
+    return {field.alias or name for name, field in CategoryOptions.model_fields.items()}
+
+

@@ -1,0 +1,62 @@
+"""Kubernetes quantities ("500Gi", "64", "250m") and Go durations ("1h30m", "15m")."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$"
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+MAX_BYTES_PATTERN = r"^[0-9]+(K|M|G|T)?$"
+
+_SUFFIX = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+}
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
+_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_BYTE_UNIT = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_quantity(text: str | int | float) -> Decimal:
+    """The numeric value of a Kubernetes quantity; ValueError when it is not one."""
+    match = _QUANTITY.match(str(text).strip())
+    if not match:
+        raise ValueError(f"not a Kubernetes quantity: {text!r}")
+    number, suffix = match.group(1), match.group(2) or ""
+    try:
+        value = Decimal(number)
+    except InvalidOperation as error:  # pragma: no cover - the regex admits only decimals
+        raise ValueError(f"not a Kubernetes quantity: {text!r}") from error
+    if suffix[:1] in "eE" and suffix:
+        return value * (Decimal(10) ** int(suffix[1:]))
+    return value * Decimal(_SUFFIX[suffix])
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go duration such as "1h30m" or "90s"; ValueError when it is not one."""
+    if not re.match(DURATION_PATTERN, text or ""):
+        raise ValueError(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
+    return sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
+
+
+def format_duration(seconds: float) -> str:
+    """Compact human duration: 42m18s, 1h05m, 9s."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def parse_max_bytes(text: str) -> int:
+    """nccl-tests -e size such as "16G" in bytes (K/M/G/T are powers of 1024, as nccl-tests reads them)."""
+    match = re.match(r"^([0-9]+)(K|M|G|T)?$", text)
+    if not match:
+        raise ValueError(f"not a byte size (e.g. 16G): {text!r}")
+    return int(match.group(1)) * _BYTE_UNIT[match.group(2) or ""]

@@ -244,7 +244,7 @@ class WorkloadRunSpec(WireModel):
     volume_mounts: list[RawObject] | None = None
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
     resources: ResourceRequirements | None = None
-    extended_resources: dict[str, int] | None = None
+    extended_resources: dict[str, int | str] | None = None
     shm_size_limit: str | None = None
     init_containers: list[RawObject] | None = None
     orchestration: RunOrchestration | None = None
@@ -253,6 +253,9 @@ class WorkloadRunSpec(WireModel):
     gang_scheduler: GangScheduler | None = None
     workload_metadata: WorkloadMetadata | None = None
     tolerations: list[RawObject] | None = None
+    privileged: bool | None = None
+    host_network: bool | None = None
+    resource_claims: list[str] | None = None
 
 
 class WorkloadRunStatus(WireModel):

@@ -1,0 +1,235 @@
+"""The workload catalog: `catalog/<domain>/<variant>.yaml` entries, option defaults and GPU node shapes.
+
+Loading is strict: a broken entry is reported with its file and field, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import Field, JsonValue, ValidationError
+
+from nvcre_tui.engine.api import MeasurementSpec, StringMatch
+from nvcre_tui.engine.apibase import Duration, WireModel
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.merge import deep_merge
+from nvcre_tui.engine.options import CategoryOptions, TestScale
+from nvcre_tui.engine.validation import validation_messages
+from nvcre_tui.paths import data_dir
+
+METRIC_KEYS = ("busBandwidthGBps", "algBandwidthGBps", "goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
+
+
+class OverrideWhen(WireModel):
+    """When a catalog override applies: platform and GPU architecture matchers (empty matches all)."""
+
+    platform: StringMatch | None = None
+    gpu_architecture: StringMatch | None = Field(default=None, alias="gpuArchitecture")
+
+    def matches(self, platform: str, architecture: str) -> bool:
+        """True when both matchers (if set) accept the values."""
+        return _match(self.platform, platform) and _match(self.gpu_architecture, architecture)
+
+    def summary(self) -> str:
+        """A short text such as "platform=aws, gpuArchitecture notIn [gb200, gb300]"."""
+        parts = [_describe(name, m) for name, m in (("platform", self.platform), ("gpuArchitecture", self.gpu_architecture)) if m]
+        return ", ".join(parts) or "always"
+
+
+def _match(matcher: StringMatch | None, value: str) -> bool:
+    if matcher is None:
+        return True
+    if matcher.equals is not None and value != matcher.equals:
+        return False
+    if matcher.in_ is not None and value not in matcher.in_:
+        return False
+    return not (matcher.not_in is not None and value in matcher.not_in)
+
+
+def _describe(name: str, matcher: StringMatch) -> str:
+    if matcher.equals is not None:
+        return f"{name}={matcher.equals}"
+    if matcher.in_ is not None:
+        return f"{name} in [{', '.join(matcher.in_)}]"
+    return f"{name} notIn [{', '.join(matcher.not_in or [])}]"
+
+
+class CatalogOverride(WireModel):
+    """A patch deep-merged into the template when `when` matches."""
+
+    when: OverrideWhen = Field(default_factory=OverrideWhen)
+    patch: dict[str, JsonValue]
+
+
+class Parallelism(WireModel):
+    """Tensor / pipeline parallelism of a training entry."""
+
+    tp: Annotated[int, Field(ge=1)] = 1
+    pp: Annotated[int, Field(ge=1)] = 1
+
+
+class CatalogEntry(WireModel):
+    """One entry, after `extends` are merged in."""
+
+    domain: str
+    variant: str
+    title: str
+    description: str = ""
+    template: dict[str, JsonValue]
+    measurement: MeasurementSpec
+    metrics: list[Literal["busBandwidthGBps", "algBandwidthGBps", "goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec"]]
+    time_budget: Duration
+    test_scales: Annotated[list[TestScale], Field(min_length=1)]
+    per_node: bool = False
+    min_gpus: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="minGPUs")
+    parallelism: dict[str, Parallelism] | None = None
+    defaults: CategoryOptions | None = None
+    scale_defaults: dict[TestScale, CategoryOptions] | None = None
+    overrides: list[CatalogOverride] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """domain/variant."""
+        return f"{self.domain}/{self.variant}"
+
+    @property
+    def framework(self) -> str:
+        """mpi, torch or exec."""
+        return next(iter(self.template.get("framework", {"exec": {}})))  # type: ignore[arg-type]
+
+    def parallelism_for(self, architecture: str) -> Parallelism:
+        """TP/PP for an architecture (gb300 sizes like gb200), else the `default` key."""
+        table = self.parallelism or {}
+        arch = "gb200" if architecture == "gb300" else architecture
+        return table.get(arch) or table.get("default") or Parallelism()
+
+
+class ArchShape(WireModel):
+    """Node shape of one GPU architecture."""
+
+    gpus_per_node: Annotated[int, Field(ge=1)] | None = None
+    mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
+    enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
+    max_bytes: str | None = None
+
+
+class GpuDefaults(WireModel):
+    """catalog/_defaults/gpu-defaults.yaml."""
+
+    architectures: dict[str, ArchShape]
+    unknown: ArchShape
+    platforms: dict[str, dict[str, ArchShape]] = Field(default_factory=dict)
+
+    def shape(self, platform: str, architecture: str) -> ArchShape:
+        """The architecture's shape with its platform correction applied."""
+        base = self.architectures.get(architecture, self.unknown)
+        correction = self.platforms.get(platform, {}).get(architecture)
+        if correction is None:
+            return base
+        return ArchShape.model_validate({**base.model_dump(), **correction.model_dump(exclude_none=True)})
+
+    def known(self, architecture: str) -> bool:
+        """Whether the architecture has its own shape (else the `unknown` fallback applies)."""
+        return architecture in self.architectures
+
+
+class OptionDefaults(WireModel):
+    """catalog/_defaults/options.yaml."""
+
+    defaults: CategoryOptions
+    scale_defaults: dict[TestScale, CategoryOptions] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every entry plus the defaults, loaded from one folder."""
+
+    root: Path
+    entries: dict[str, CatalogEntry]
+    gpu_defaults: GpuDefaults
+    option_defaults: OptionDefaults
+
+    def find(self, domain: str, variant: str) -> CatalogEntry | None:
+        """The entry, or None."""
+        return self.entries.get(f"{domain}/{variant}")
+
+    def domains(self) -> list[str]:
+        """Domain names, sorted."""
+        return sorted({entry.domain for entry in self.entries.values()})
+
+    def variants(self, domain: str) -> list[str]:
+        """Variant names of a domain, sorted."""
+        return sorted(entry.variant for entry in self.entries.values() if entry.domain == domain)
+
+    def unknown_category(self, domain: str, variant: str) -> tuple[str, str] | None:
+        """(field, message) when domain/variant is not in the catalog, else None."""
+        if domain not in self.domains():
+            return "domain", f"unknown domain {domain!r}; known: {', '.join(self.domains())}"
+        if self.find(domain, variant) is None:
+            return "variant", f"unknown variant {variant!r} in domain {domain}; known: {', '.join(self.variants(domain))}"
+        return None
+
+
+def _read_yaml(path: Path, root: Path) -> Any:
+    relative = path.relative_to(root) if path.is_relative_to(root) else path
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError(f"catalog/{relative}: cannot read: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"catalog/{relative}: invalid YAML: {str(error).splitlines()[0]}") from None
+
+
+def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The document at `path` with its `extends` merged underneath (overrides lists concatenate)."""
+    if path in seen:
+        raise InputError(f"catalog/{path.relative_to(root)}: extends cycle")
+    document = _read_yaml(path, root)
+    if not isinstance(document, dict):
+        raise InputError(f"catalog/{path.relative_to(root)}: must be a mapping")
+    merged: dict[str, Any] = {}
+    overrides: list[Any] = []
+    for base in document.pop("extends", None) or []:
+        base_doc = _with_extends(root / base, root, (*seen, path))
+        overrides += base_doc.pop("overrides", [])
+        merged = deep_merge(merged, base_doc)
+    overrides += document.pop("overrides", None) or []
+    merged = deep_merge(merged, document)
+    merged["overrides"] = overrides
+    return merged
+
+
+def _validated(model: type[WireModel], data: Any, where: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise InputError(validation_messages(error, where)) from None
+
+
+def load_catalog(root: Path | None = None) -> Catalog:
+    """Load and validate every entry under `root` (default: the shipped catalog/)."""
+    root = (root or data_dir("catalog")).resolve()
+    if not root.is_dir():
+        raise InputError(f"{root}: catalog folder not found")
+    entries: dict[str, CatalogEntry] = {}
+    for path in sorted(root.glob("*/*.yaml")):
+        domain, variant = path.parent.name, path.stem
+        if domain.startswith("_"):
+            continue
+        data = _with_extends(path, root)
+        data.update(domain=domain, variant=variant)
+        entry = _validated(CatalogEntry, data, f"catalog/{domain}/{variant}.yaml")
+        entries[entry.key] = entry
+    gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), "catalog/_defaults/gpu-defaults.yaml")
+    options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), "catalog/_defaults/options.yaml")
+    return Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)
+
+
+@functools.lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    """The shipped catalog, loaded once per process."""
+    return load_catalog()

@@ -1,0 +1,119 @@
+"""Which nodes a category runs on: target selection, then the exclusions that make a run INCOMPLETE.
+
+Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
+GPU nodes only -> drop cordoned (excluded, reported) -> majority GPU architecture (others excluded) ->
+GPU capacity (nodes short of GPUs excluded) -> sort by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from nvcre_tui.engine.apibase import NodeSelectorRequirement, TaintSelector, TargetSpec
+from nvcre_tui.engine.api import ExcludedNode
+from nvcre_tui.engine.nodes import Node, is_cordoned, node_labels, node_name, node_taints
+from nvcre_tui.engine.platform import (
+    GPU_PRESENT_LABEL,
+    allocatable_gpus,
+    fleet_platform,
+    majority_architecture,
+    node_gpu_architecture,
+)
+
+_OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
+    "In": lambda labels, req: labels.get(req.key) in (req.values or []),
+    "NotIn": lambda labels, req: labels.get(req.key) not in (req.values or []),
+    "Exists": lambda labels, req: req.key in labels,
+    "DoesNotExist": lambda labels, req: req.key not in labels,
+}
+
+EXCLUSION_TEXT = {
+    "Cordoned": "cordoned (spec.unschedulable)",
+    "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
+    "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
+}
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The outcome of node discovery for one category."""
+
+    nodes: list[Node]
+    excluded: list[ExcludedNode] = field(default_factory=list)
+    platform: str | None = None
+    architecture: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Eligible node names, sorted."""
+        return [node_name(node) for node in self.nodes]
+
+    def exclusion_reason(self) -> str | None:
+        """One text for all exclusions, e.g. "2 cordoned (spec.unschedulable); 1 fewer allocatable GPUs ..."."""
+        if not self.excluded:
+            return None
+        counts: dict[str, int] = {}
+        for item in self.excluded:
+            counts[item.reason] = counts.get(item.reason, 0) + 1
+        return "; ".join(f"{n} {EXCLUSION_TEXT.get(reason, reason)}" for reason, n in counts.items())
+
+
+def _has_taint(node: Node, wanted: TaintSelector) -> bool:
+    return any(
+        taint.get("key") == wanted.key
+        and (wanted.value is None or taint.get("value") == wanted.value)
+        and (wanted.effect is None or taint.get("effect") == wanted.effect)
+        for taint in node_taints(node)
+    )
+
+
+def matches_target(node: Node, target: TargetSpec) -> bool:
+    """Whether a node is selected by the target (before exclusions)."""
+    labels = node_labels(node)
+    if any(labels.get(key) != value for key, value in (target.node_selector or {}).items()):
+        return False
+    if not all(_OPERATORS[req.operator](labels, req) for req in target.match_expressions or []):
+        return False
+    if target.node_names is not None and node_name(node) not in target.node_names:
+        return False
+    return all(_has_taint(node, taint) for taint in target.taint_selectors or [])
+
+
+def is_gpu_node(node: Node) -> bool:
+    """Labelled nvidia.com/gpu.present=true by GPU feature discovery."""
+    return node_labels(node).get(GPU_PRESENT_LABEL) == "true"
+
+
+def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int]) -> Discovery:
+    """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request.
+
+    Raises PlatformError when the selected nodes span several platforms.
+    """
+    selected = sorted((n for n in nodes if matches_target(n, target) and is_gpu_node(n)), key=node_name)
+    excluded = [
+        ExcludedNode(name=node_name(n), reason="Cordoned", message=EXCLUSION_TEXT["Cordoned"]) for n in selected if is_cordoned(n)
+    ]
+    schedulable = [n for n in selected if not is_cordoned(n)]
+    if not schedulable:
+        return Discovery(nodes=[], excluded=excluded)
+    architecture = majority_architecture(schedulable) or "unknown"
+    platform = fleet_platform(schedulable)
+    same_arch = []
+    for node in schedulable:
+        arch = node_gpu_architecture(node)
+        if arch not in (architecture, "unknown"):
+            excluded.append(ExcludedNode(name=node_name(node), reason="OtherGPUArchitecture", message=f"{arch}, fleet majority is {architecture}"))
+        else:
+            same_arch.append(node)
+    needed = gpus_needed(platform, architecture)
+    eligible = []
+    for node in same_arch:
+        have = allocatable_gpus(node)
+        # A missing or zero count is kept: the device plugin may be restarting (reference A.3).
+        if have and have < needed:
+            excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
+        else:
+            eligible.append(node)
+    excluded.sort(key=lambda item: item.name)
+    return Discovery(nodes=eligible, excluded=excluded, platform=platform, architecture=architecture)

@@ -1,0 +1,89 @@
+"""testScale -> node groups. Pure: the same nodes and options always give the same groups."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nvcre_tui.engine.nodes import Node, node_labels, node_name
+
+
+class PartitionError(ValueError):
+    """The nodes cannot be grouped as asked (too few nodes, missing topology labels)."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """A set of nodes that run one Job together."""
+
+    name: str
+    nodes: tuple[str, ...]
+    domains: tuple[str, ...] = ()
+    overflow: bool = False
+
+    def overlaps(self, other: Group) -> bool:
+        """Whether the two groups share a node (such groups never run at the same time)."""
+        return not set(self.nodes).isdisjoint(other.nodes)
+
+
+def chunk(names: Sequence[str], size: int) -> list[Group]:
+    """Full chunks of `size`; a remainder borrows the previous chunk's last nodes (an overflow group)."""
+    if not names:
+        return []
+    if len(names) <= size:
+        return [Group("group-0", tuple(names))]
+    groups = [Group(f"group-{i}", tuple(names[start : start + size])) for i, start in enumerate(range(0, len(names) - size + 1, size))]
+    remainder = len(names) % size
+    if remainder:
+        tail = names[-remainder:]
+        borrowed = names[len(names) - remainder - (size - remainder) : len(names) - remainder]
+        groups.append(Group(f"group-{len(groups)}-overflow", tuple(borrowed) + tuple(tail), overflow=True))
+    return groups
+
+
+def domains_of(nodes: Sequence[Node], topology_key: str) -> dict[str, list[str]]:
+    """Node names by topology label value, sorted; PartitionError names nodes without the label."""
+    missing = [node_name(n) for n in nodes if topology_key not in node_labels(n)]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise PartitionError(f"nodes without label {topology_key}: {shown}")
+    domains: dict[str, list[str]] = {}
+    for node in sorted(nodes, key=node_name):
+        domains.setdefault(node_labels(node)[topology_key], []).append(node_name(node))
+    return dict(sorted(domains.items()))
+
+
+def per_domain(domains: Mapping[str, list[str]], prefix: str) -> list[Group]:
+    """One group per topology domain, in domain order."""
+    return [Group(f"{prefix}-{i}", tuple(names), domains=(domain,)) for i, (domain, names) in enumerate(domains.items())]
+
+
+def screening_groups(nodes: Sequence[Node], topology_key: str | None) -> list[Group]:
+    """Diagnose stage 1: one group per domain, or chunks of max(ceil(sqrt N), 2) without topology."""
+    if topology_key and all(topology_key in node_labels(n) for n in nodes):
+        return per_domain(domains_of(nodes, topology_key), "screen")
+    names = sorted(node_name(n) for n in nodes)
+    size = max(math.ceil(math.sqrt(len(names))), 2) if names else 2
+    return [Group(f"screen-{i}", tuple(names[s : s + size])) for i, s in enumerate(range(0, len(names), size))]
+
+
+def plan_groups(
+    nodes: Sequence[Node],
+    test_scale: str,
+    *,
+    nodes_per_job: int,
+    topology_key: str,
+    per_node: bool = False,
+) -> list[Group]:
+    """The groups a testScale gives on these (already discovered, name-sorted) nodes."""
+    names = sorted(node_name(n) for n in nodes)
+    if per_node or test_scale == "intra-node":
+        return [Group(f"group-{i}", (name,)) for i, name in enumerate(names)]
+    if test_scale == "intra-rack":
+        return per_domain(domains_of(nodes, topology_key), "group")
+    if test_scale == "diagnose":
+        return screening_groups(nodes, topology_key)
+    if nodes_per_job > len(names):
+        raise PartitionError(f"{nodes_per_job} nodes per job but only {len(names)} eligible nodes")
+    return chunk(names, nodes_per_job)

@@ -1,0 +1,33 @@
+"""Read-only accessors over Kubernetes Node objects (plain JSON dicts). Nothing here writes a Node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Node = Mapping[str, Any]
+
+
+def node_name(node: Node) -> str:
+    """metadata.name."""
+    return str(node.get("metadata", {}).get("name", ""))
+
+
+def node_labels(node: Node) -> Mapping[str, str]:
+    """metadata.labels (empty when absent)."""
+    return node.get("metadata", {}).get("labels") or {}
+
+
+def is_cordoned(node: Node) -> bool:
+    """spec.unschedulable."""
+    return bool(node.get("spec", {}).get("unschedulable"))
+
+
+def node_taints(node: Node) -> list[Mapping[str, Any]]:
+    """spec.taints (empty when absent)."""
+    return list(node.get("spec", {}).get("taints") or [])
+
+
+def by_name(nodes: list[Node]) -> dict[str, Node]:
+    """Index nodes by name."""
+    return {node_name(node): node for node in nodes}

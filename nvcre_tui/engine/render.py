@@ -1,0 +1,221 @@
+"""Certification + nodes -> the Workflows it creates (one per category), with planned groups.
+
+Used offline by `nvcre certification render` and by the Certification controller, so what a user
+previews is exactly what runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from nvcre_tui.engine.api import (
+    AppliedOverride,
+    Certification,
+    GroupStatus,
+    OrchestrationStatus,
+    Workflow,
+    WorkflowStatus,
+    WorkloadRunSpec,
+)
+from nvcre_tui.engine.catalog import Catalog, CatalogEntry
+from nvcre_tui.engine.discovery import Discovery, discover
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.grouping import Group, PartitionError, plan_groups
+from nvcre_tui.engine.merge import deep_merge
+from nvcre_tui.engine.nodes import Node
+from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH
+from nvcre_tui.engine.options import CategoryOptions
+from nvcre_tui.engine.platform import CLIQUE_LABEL, PlatformError, topology_key
+from nvcre_tui.engine.resolve import auto_nodes_per_job, resolve_options
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
+LABEL_DOMAIN = "nvcre.nvidia.com/category-domain"
+LABEL_VARIANT = "nvcre.nvidia.com/category-variant"
+ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
+
+
+class RenderError(ValueError):
+    """A category cannot be rendered on these nodes; `field` is the option at fault, if any."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class RenderedCategory:
+    """One category's Workflow plus what the engine needs to run it."""
+
+    workflow: Workflow
+    entry: CatalogEntry
+    options: CategoryOptions
+    discovery: Discovery
+    groups: list[Group]
+
+
+def substitute(value: Any, variables: dict[str, Any], where: str) -> Any:
+    """Fill ${name} placeholders in every string; a string that is one placeholder keeps its type."""
+    if isinstance(value, dict):
+        return {key: substitute(item, variables, where) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, variables, where) for item in value]
+    if not isinstance(value, str):
+        return value
+    for name in _PLACEHOLDER.findall(value):
+        if name not in variables:
+            raise InputError(f"{where}: unknown placeholder ${{{name}}}; known: {', '.join(sorted(variables))}")
+    whole = _PLACEHOLDER.fullmatch(value)
+    if whole:
+        return variables[whole.group(1)]
+    return _PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), value)
+
+
+def workflow_name(cert_name: str, domain: str, variant: str, suffix: str = "") -> str:
+    """<cert>-<domain>-<variant>[-suffix], hashed down to 63 characters when longer."""
+    name = f"{cert_name}-{domain}-{variant}{suffix}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:54].rstrip('-')}-{digest}"
+
+
+def render_run_spec(
+    entry: CatalogEntry, options: CategoryOptions, platform: str, architecture: str, nodes_per_job: int
+) -> tuple[WorkloadRunSpec, list[AppliedOverride]]:
+    """The entry's WorkloadRun template with matching overrides applied and placeholders filled."""
+    template: dict[str, Any] = dict(entry.template)
+    applied = []
+    for index, override in enumerate(entry.overrides):
+        if override.when.matches(platform, architecture):
+            patched = deep_merge(template, override.patch)
+            applied.append(AppliedOverride(index=index, when=override.when.summary(), patches=", ".join(sorted(override.patch)), no_op=patched == template))
+            template = patched
+    parallel = entry.parallelism_for(architecture)
+    variables = {
+        "gpusPerNode": options.gpus_per_node, "mlnxPerNode": options.mlnx_per_node, "maxBytes": options.max_bytes,
+        "numIterations": options.num_iterations, "numCycles": options.num_cycles, "mnnvl": int(bool(options.enable_mnnvl)),
+        "nodesPerJob": nodes_per_job, "maxSteps": options.max_steps, "exitDurationMins": options.exit_duration_mins,
+        "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval,
+        "tp": parallel.tp, "pp": parallel.pp, "variant": entry.variant, "platform": platform, "gpuArchitecture": architecture,
+    }
+    filled = substitute(template, variables, f"catalog/{entry.key}.yaml")
+    env = filled.pop("env", None) or {}
+    filled["env"] = [{"name": key, "value": str(value)} for key, value in sorted(env.items())]
+    filled.update(numNodes=nodes_per_job, gpusPerNode=options.gpus_per_node, mlnxPerNode=options.mlnx_per_node,
+                  enableMNNVL=bool(options.enable_mnnvl), measurement=entry.measurement.to_wire())
+    if options.image:
+        filled["image"] = options.image
+    if options.resources:
+        filled["resources"] = options.resources.to_wire()
+    if options.image_pull_secrets:
+        filled["imagePullSecrets"] = [secret.to_wire() for secret in options.image_pull_secrets]
+    if options.workload_metadata:
+        filled["workloadMetadata"] = options.workload_metadata.to_wire()
+    return WorkloadRunSpec.model_validate(filled), applied
+
+
+def _gpus_needed(catalog: Catalog, user: CategoryOptions):  # noqa: ANN202 - a small closure factory
+    def needed(platform: str, architecture: str) -> int:
+        return user.gpus_per_node or catalog.gpu_defaults.shape(platform, architecture).gpus_per_node or 1
+
+    return needed
+
+
+def render_category(cert: Certification, index: int, nodes: list[Node], catalog: Catalog) -> RenderedCategory:
+    """Render category `index` of `cert` on `nodes`; RenderError when it cannot run there."""
+    category = cert.spec.categories[index]
+    entry = catalog.find(category.domain, category.variant)
+    if entry is None:
+        raise RenderError(f"unknown category {category.key}", "variant")
+    user = cert.spec.category_options(index)
+    try:
+        found = discover(nodes, cert.spec.target, _gpus_needed(catalog, user))
+    except PlatformError as error:
+        raise RenderError(str(error)) from None
+    if not found.nodes:
+        raise RenderError("no eligible nodes match spec.target" + (f" ({found.exclusion_reason()})" if found.excluded else ""))
+    platform, arch = found.platform or "onprem", found.architecture or "unknown"
+    options = resolve_options(catalog, entry, user, platform, arch)
+    scale = options.test_scale or entry.test_scales[0]
+    gpus = options.gpus_per_node or 1
+    if user.nodes_per_job and user.nodes_per_job > len(found.nodes):
+        raise RenderError(f"{user.nodes_per_job} nodes per job but only {len(found.nodes)} eligible nodes match", "nodesPerJob")
+    npj = 1 if (entry.per_node or scale == "intra-node") else (user.nodes_per_job or auto_nodes_per_job(entry, len(found.nodes), gpus, arch))
+    if npj < 1:
+        raise RenderError(f"{entry.key} needs at least {entry.min_gpus} GPUs; {len(found.nodes)} nodes x {gpus} GPUs is too few")
+    key = CLIQUE_LABEL if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
+    try:
+        groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=entry.per_node)
+    except PartitionError as error:
+        raise RenderError(str(error), "nodesPerJob" if "nodes per job" in str(error) else None) from None
+    spec, applied = render_run_spec(entry, options, platform, arch, npj)
+    workflow = _workflow(cert, index, entry, options, spec, scale, npj, found, groups, applied, key)
+    return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=groups)
+
+
+def _workflow(
+    cert: Certification, index: int, entry: CatalogEntry, options: CategoryOptions, spec: WorkloadRunSpec, scale: str,
+    npj: int, found: Discovery, groups: list[Group], applied: list[AppliedOverride], key: str,
+) -> Workflow:
+    repeated = sum(1 for c in cert.spec.categories if c.key == entry.key) > 1
+    name = workflow_name(cert.metadata.name, entry.domain, entry.variant, f"-{index}" if repeated else "")
+    owner = (
+        [{"apiVersion": cert.api_version, "kind": "Certification", "name": cert.metadata.name, "uid": cert.metadata.uid, "controller": True}]
+        if cert.metadata.uid else None
+    )
+    orchestration: dict[str, Any] = {
+        "target": cert.spec.target.to_wire(), "iterations": options.repeat_count, "nodesPerJob": npj, "perNode": entry.per_node,
+        "testScale": scale, "execution": {"maxConcurrent": options.max_concurrent, "timeoutPerJob": options.timeout_per_job},
+    }
+    if scale == "intra-rack":
+        orchestration["topology"] = {"topologyKey": key, "strictDomain": True}
+    if scale == "diagnose":
+        orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key}
+    job_spec: dict[str, Any] = {
+        "workload": {"workloadRun": spec.to_wire()},
+        "nodeHealthMonitor": {"cel": {"expression": DEFAULT_NODE_HEALTH}},
+        "measurementTimeout": options.measurement_timeout, "timeout": options.timeout_per_job,
+        "schedulingStallGraceSeconds": options.scheduling_stall_grace_seconds,
+    }
+    workflow: dict[str, Any] = {
+        "metadata": {
+            "name": name, "namespace": cert.metadata.namespace or "default", "ownerReferences": owner,
+            "labels": {LABEL_MANAGED_BY: "nvcre", LABEL_CERTIFICATION: cert.metadata.name, LABEL_DOMAIN: entry.domain, LABEL_VARIANT: entry.variant},
+            "annotations": {ANNOTATION_TEST_SCALE: scale},
+        },
+        "spec": {"jobTemplate": {"spec": job_spec}, "orchestration": orchestration},
+    }
+    if options.thresholds:
+        job_spec["thresholds"] = dict(options.thresholds)
+        workflow["spec"]["validation"] = {"performance": {"enabled": True, "thresholds": dict(options.thresholds), "measurementTimeout": options.measurement_timeout}}
+    if cert.spec.gang_scheduler:
+        workflow["spec"]["gangScheduler"] = cert.spec.gang_scheduler.to_wire()
+    model = Workflow.model_validate(workflow)
+    model.status = WorkflowStatus(
+        orchestration=OrchestrationStatus(
+            total_nodes=len(found.nodes), nodes_per_job=npj, total_groups=len(groups), detected_platform=found.platform,
+            detected_gpu_architecture=found.architecture, excluded_nodes=found.excluded or None,
+            exclusion_reason=found.exclusion_reason(), applied_overrides=applied or None,
+            groups=[GroupStatus(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in groups],
+        )
+    )
+    return model
+
+
+def render_certification(cert: Certification, nodes: list[Node], catalog: Catalog, where: str) -> list[RenderedCategory]:
+    """Every category rendered; InputError lists each category that cannot run, with its field path."""
+    rendered, problems = [], []
+    for index in range(len(cert.spec.categories)):
+        try:
+            rendered.append(render_category(cert, index, nodes, catalog))
+        except RenderError as error:
+            field = f"spec.categories[{index}]" + (f".options.{error.field}" if error.field == "nodesPerJob" else "")
+            problems.append(f"{where}: {field}: {error}")
+    if problems:
+        raise InputError(problems)
+    return rendered

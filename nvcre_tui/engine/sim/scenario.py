@@ -1,0 +1,148 @@
+"""A simulated fleet, described as data: nodes, physical figures, faults, seed and speed.
+
+Scenario files are YAML; `default_scenario()` is the fleet the console opens on when no cluster is
+configured: 32 nodes x 8 H100 in 4 cliques, one slow GPU (gpu-node-07) and one degraded NIC (gpu-node-12).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError
+
+from nvcre_tui.engine.apibase import Duration, WireModel
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.manifest import parse_yaml_documents, read_text
+from nvcre_tui.engine.validation import validation_messages
+
+FaultType = Literal[
+    "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon"
+]
+
+
+class NodePool(WireModel):
+    """`count` identical nodes named <namePrefix><index>, spread evenly over `cliques`."""
+
+    count: Annotated[int, Field(ge=1, le=20000)]
+    name_prefix: str = "gpu-node-"
+    first_index: Annotated[int, Field(ge=0)] = 1
+    name_digits: Annotated[int, Field(ge=1, le=6)] = 2
+    gpu_product: str = "NVIDIA-H100-80GB-HBM3"
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 8
+    allocatable_gpus: Annotated[int, Field(ge=0)] | None = None
+    nics_per_node: Annotated[int, Field(ge=0)] = 8
+    cliques: Annotated[int, Field(ge=1)] = 1
+    clique_prefix: str = "clique-"
+    provider_id: str = "aws:///us-east-1a/i-{index:05d}"
+    labels: dict[str, str] = Field(default_factory=dict)
+    gpu_present: bool = True
+
+
+class Physics(WireModel):
+    """Healthy figures the model scales faults from (GB/s of nccl-tests bus bandwidth)."""
+
+    nvlink_bus_gbps: Annotated[float, Field(gt=0)] = 480.0
+    nic_gbps: Annotated[float, Field(gt=0)] = 50.0
+    rack_fabric_efficiency: Annotated[float, Field(gt=0, le=1)] = 0.92
+    noise: Annotated[float, Field(ge=0, le=0.2)] = 0.01
+    tflops_per_gpu: Annotated[float, Field(gt=0)] = 620.0
+    step_time_sec: Annotated[float, Field(gt=0)] = 2.9
+    startup_sec: Annotated[float, Field(ge=0)] = 45.0
+
+
+class Fault(WireModel):
+    """Something wrong with a node, optionally from time `at` (simulated time since the run started)."""
+
+    type: FaultType
+    node: str = Field(min_length=1)
+    gpu: Annotated[int, Field(ge=0)] | None = None
+    factor: Annotated[float, Field(gt=0, le=1)] = 0.5
+    at: Duration | None = None
+    xid: int = 79
+    probability: Annotated[float, Field(ge=0, le=1)] = 0.5
+
+
+class Scenario(WireModel):
+    """A whole simulated fleet."""
+
+    name: str = "custom"
+    seed: int = 1
+    speed: Annotated[float, Field(gt=0)] = 60.0
+    nodes: Annotated[list[NodePool], Field(min_length=1)]
+    physics: Physics = Field(default_factory=Physics)
+    faults: list[Fault] = Field(default_factory=list)
+
+
+DEFAULT_SCENARIO: dict[str, Any] = {
+    "name": "default: 32 x H100, 4 cliques, one slow GPU, one degraded NIC",
+    "seed": 7,
+    "speed": 120.0,
+    "nodes": [{"count": 32, "cliques": 4}],
+    "faults": [
+        {"type": "slow-gpu", "node": "gpu-node-07", "gpu": 3, "factor": 0.55},
+        {"type": "degraded-nic", "node": "gpu-node-12", "factor": 0.4},
+    ],
+}
+
+
+def default_scenario() -> Scenario:
+    """The built-in scenario of the embedded console."""
+    return Scenario.model_validate(DEFAULT_SCENARIO)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario YAML file; InputError names the file and field of every problem."""
+    name, text = read_text(str(path))
+    documents = parse_yaml_documents(name, text)
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise InputError(f"{name}: a scenario must be one YAML mapping")
+    try:
+        scenario = Scenario.model_validate(documents[0])
+    except ValidationError as error:
+        raise InputError(validation_messages(error, name)) from None
+    known = {node_name for pool in build_pools(scenario) for node_name in pool}
+    unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node not in known]
+    if unknown:
+        raise InputError(unknown)
+    return scenario
+
+
+def build_pools(scenario: Scenario) -> list[list[str]]:
+    """Node names per pool, in order."""
+    return [
+        [f"{pool.name_prefix}{index:0{pool.name_digits}d}" for index in range(pool.first_index, pool.first_index + pool.count)]
+        for pool in scenario.nodes
+    ]
+
+
+def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
+    """Kubernetes Node objects for the fleet (as a GPU Operator-labelled cluster shows them)."""
+    nodes = []
+    # A cordon fault without a time is a node cordoned before the run; "unschedulable" faults are
+    # pods that never schedule (GPUs held elsewhere) and leave the Node untouched.
+    cordoned = {f.node for f in scenario.faults if f.type == "cordon" and f.at is None}
+    for pool, names in zip(scenario.nodes, build_pools(scenario), strict=True):
+        per_clique = -(-pool.count // pool.cliques)
+        for position, name in enumerate(names):
+            labels = {
+                "kubernetes.io/hostname": name,
+                "nvidia.com/gpu.product": pool.gpu_product,
+                "nvidia.com/gpu.count": str(pool.gpus_per_node),
+                "nvidia.com/gpu.clique": f"{pool.clique_prefix}{position // per_clique}",
+                **pool.labels,
+            }
+            if pool.gpu_present:
+                labels["nvidia.com/gpu.present"] = "true"
+            allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
+            nodes.append({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"providerID": pool.provider_id.format(index=position + pool.first_index), **({"unschedulable": True} if name in cordoned else {})},
+                "status": {
+                    "allocatable": {"nvidia.com/gpu": str(allocatable), "nvidia.com/mlnxnics": str(pool.nics_per_node), "cpu": "192", "memory": "2000Gi"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            })
+    return nodes

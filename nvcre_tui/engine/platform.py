@@ -1,0 +1,183 @@
+"""Cloud platform and GPU architecture of a fleet, from Kubernetes Node objects (JSON shape).
+
+Platform comes from `spec.providerID` (never from instance-type labels); architecture from the GPU
+feature discovery label `nvidia.com/gpu.product`. Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from nvcre_tui.engine.nodes import Node, node_labels, node_name
+
+PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
+FALLBACK_PLATFORM = "onprem"
+UNKNOWN_ARCHITECTURE = "unknown"
+
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_RESOURCE = "nvidia.com/gpu"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
+TOGETHER_WORKER_LABEL = "node-role.together.ai/worker"
+NSCALE_RDMA_RESOURCE = "nscale.com/rdmashare"
+
+class PlatformError(ValueError):
+    """Nodes that do not resolve to one platform; the message is one line."""
+
+
+def _section(node: Node, *path: str) -> Mapping[str, Any]:
+    """node[path[0]][path[1]]..., or {} where any step is missing or not a mapping."""
+    current: Any = node
+    for step in path:
+        current = current.get(step) if isinstance(current, Mapping) else None
+    return current if isinstance(current, Mapping) else {}
+
+
+def _has_label(key: str) -> Callable[[Node], bool]:
+    return lambda node: key in node_labels(node)
+
+
+def _has_allocatable(resource: str) -> Callable[[Node], bool]:
+    return lambda node: resource in _section(node, "status", "allocatable")
+
+
+def _is_forge(node: Node) -> bool:
+    return "forge" in str(node_labels(node).get(HOSTNAME_LABEL, "")) or FORGE_SITE_LABEL in node_labels(node)
+
+
+@dataclass(frozen=True)
+class ProviderRule:
+    """A providerID prefix and its platform; with `requires`, a node failing it is `onprem` instead."""
+
+    prefix: str
+    platform: str
+    requires: Callable[[Node], bool] | None = None
+
+
+# First matching prefix wins. `metal3://` is a known trap: Cluster API + Metal3 on-prem sites land on mistral.
+PROVIDER_RULES: tuple[ProviderRule, ...] = (
+    ProviderRule("aws://", "aws"),
+    ProviderRule("gce://", "gcp"),
+    ProviderRule("azure://", "azure"),
+    ProviderRule("ocid1.", "oci"),
+    ProviderRule("openstack://", "nscale", _has_allocatable(NSCALE_RDMA_RESOURCE)),
+    ProviderRule("kubevirt://", "togetherai", _has_label(TOGETHER_WORKER_LABEL)),
+    ProviderRule("metal3://", "mistral"),
+)
+# An empty providerID (BCM and other bare metal) is Forge only when the node carries Forge's marks.
+EMPTY_PROVIDER_RULE = ProviderRule("", "forge", _is_forge)
+
+
+def detect_platform(node: Node) -> str:
+    """The platform one node runs on."""
+    provider_id = str(_section(node, "spec").get("providerID") or "").strip()
+    if provider_id:
+        rule = next((r for r in PROVIDER_RULES if provider_id.startswith(r.prefix)), None)
+    else:
+        rule = EMPTY_PROVIDER_RULE
+    if rule is None or (rule.requires is not None and not rule.requires(node)):
+        return FALLBACK_PLATFORM
+    return rule.platform
+
+
+def fleet_platform(nodes: Iterable[Node]) -> str:
+    """The one platform all nodes share; PlatformError when they disagree or there are none."""
+    by_platform: dict[str, list[str]] = {}
+    for node in nodes:
+        by_platform.setdefault(detect_platform(node), []).append(node_name(node) or "<unnamed>")
+    if not by_platform:
+        raise PlatformError("no nodes to detect a platform from")
+    if len(by_platform) > 1:
+        parts = [f"{p} ({', '.join(sorted(names))})" for p, names in sorted(by_platform.items())]
+        raise PlatformError(f"heterogeneous platforms: {', '.join(parts)}")
+    return next(iter(by_platform))
+
+
+# ----------------------------------------------------------------------------- GPU architecture
+
+RACK_SCALE_ARCHITECTURES = frozenset({"gb200", "gb300"})
+# Per-platform rack key for NVL72 systems; platforms not listed use the clique label.
+RACK_TOPOLOGY_KEYS: dict[str, str] = {
+    "aws": "topology.k8s.aws/network-node-layer-1",
+    "gcp": "cloud.google.com/gce-topology-block",
+    "azure": "kubernetes.azure.com/ppg",
+}
+_NVIDIA_PREFIX = re.compile(r"^nvidia-", re.IGNORECASE)
+_RTX_PRO_6000 = re.compile(r"^rtx-pro-6000", re.IGNORECASE)
+
+
+def gpu_architecture(product: str | None) -> str:
+    """`NVIDIA-H100-80GB-HBM3` -> h100, `NVIDIA-RTX-PRO-6000-...` -> rtxpro6000, missing -> unknown.
+
+    Spaces become dashes first, as GFD does, so a DRA productName ("NVIDIA GB300") parses the same.
+    """
+    text = "-".join(str(product or "").split())
+    rest = _NVIDIA_PREFIX.sub("", text)
+    if _RTX_PRO_6000.match(rest):
+        return "rtxpro6000"
+    return rest.split("-", 1)[0].lower() or UNKNOWN_ARCHITECTURE
+
+
+def node_gpu_architecture(node: Node) -> str:
+    """A node's architecture from its `nvidia.com/gpu.product` label (`unknown` when unlabelled)."""
+    return gpu_architecture(node_labels(node).get(GPU_PRODUCT_LABEL))
+
+
+def majority_architecture(nodes: Iterable[Node]) -> str | None:
+    """The architecture most labelled nodes have; a tie goes to the earliest node by name. None if none is labelled."""
+    labelled = sorted((n for n in nodes if node_labels(n).get(GPU_PRODUCT_LABEL)), key=node_name)
+    votes = Counter(node_gpu_architecture(n) for n in labelled)
+    if not votes:
+        return None
+    top = max(votes.values())
+    return next(arch for arch in map(node_gpu_architecture, labelled) if votes[arch] == top)
+
+
+def topology_key(platform: str, architecture: str) -> str:
+    """The node label that groups nodes into racks / NVLink domains for this platform and architecture."""
+    if architecture in RACK_SCALE_ARCHITECTURES:
+        return RACK_TOPOLOGY_KEYS.get(platform, CLIQUE_LABEL)
+    return CLIQUE_LABEL
+
+
+# ----------------------------------------------------------------------------- GPU count
+
+_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)([a-zA-Z]*)\s*$")
+# Decimal, not float, so "7000m" is exactly 7.
+_QUANTITY_SUFFIXES: dict[str, Decimal] = {
+    "": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9,
+    "T": Decimal(10) ** 12, "P": Decimal(10) ** 15, "E": Decimal(10) ** 18,
+    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
+    "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
+}
+
+
+def parse_quantity(quantity: object) -> int | None:
+    """A Kubernetes quantity as a whole count (`"8"`, `8`, `"8000m"`); None when it is not one."""
+    if isinstance(quantity, bool):
+        return None
+    if isinstance(quantity, int):
+        return quantity
+    match = _QUANTITY.match(str(quantity)) if isinstance(quantity, (str, float)) else None
+    if match is None or match.group(2) not in _QUANTITY_SUFFIXES:
+        return None
+    return int(Decimal(match.group(1)) * _QUANTITY_SUFFIXES[match.group(2)])
+
+
+def allocatable_gpus(node: Node) -> int | None:
+    """`status.allocatable["nvidia.com/gpu"]` as an int; None when missing or unreadable."""
+    return parse_quantity(_section(node, "status", "allocatable").get(GPU_RESOURCE))
+
+
+def fleet_summary(nodes: Sequence[Node]) -> dict[str, str]:
+    """{platform, architecture, topologyKey} for a fleet; raises PlatformError like `fleet_platform`."""
+    platform = fleet_platform(nodes)
+    architecture = majority_architecture(nodes) or UNKNOWN_ARCHITECTURE
+    return {"platform": platform, "architecture": architecture, "topologyKey": topology_key(platform, architecture)}

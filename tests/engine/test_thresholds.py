@@ -1,0 +1,231 @@
+"""Thresholds: CEL over `value`, compile-time checks, evaluation into evidence."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import celpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcre_tui.engine.thresholds import (
+    MAX_EXPRESSION_LENGTH,
+    METRICS,
+    Evidence,
+    ThresholdError,
+    compile_threshold,
+    compile_thresholds,
+    evaluate_thresholds,
+    threshold_problems,
+    violations,
+)
+
+BUS = "busBandwidthGBps"
+
+
+@pytest.mark.parametrize(
+    ("expression", "measured", "passed"),
+    [
+        ("value >= 900", 950.0, True),  # int literal against a double value
+        ("value >= 900", 812.34, False),
+        ("value >= 900.0", 900.0, True),
+        ("value == 900", 900.0, True),  # cross-type equality
+        ("900 <= value", 899.9, False),  # int on the left
+        ("value != 900", 900.0, False),
+        ("value >= 100 && value <= 200", 150.0, True),
+        ("value >= 100 && value <= 200", 99.99, False),
+        ("value >= 100 && value <= 200", 200.01, False),
+        ("value <= 3.0", 2.5, True),
+        ("value >= 1u", 2.0, True),
+    ],
+)
+def test_expression_decides_pass_or_fail(expression: str, measured: float, passed: bool) -> None:
+    evidence = compile_threshold(BUS, expression).evaluate(measured)
+    assert evidence.passed is passed
+    assert evidence.reason == ("ThresholdMet" if passed else "ThresholdViolated")
+    assert evidence.measured == measured
+
+
+def test_violation_message_has_four_decimals_and_expression() -> None:
+    evidence = compile_threshold(BUS, "value >= 900").evaluate(812.34)
+    assert evidence.message == 'Threshold "busBandwidthGBps" violated: measured 812.3400, expression: value >= 900'
+
+
+def test_unknown_key_lists_valid_keys() -> None:
+    with pytest.raises(ThresholdError) as caught:
+        compile_threshold("avgTFLOPSPerGPU", "value >= 1")
+    assert caught.value.key == "avgTFLOPSPerGPU"
+    assert str(caught.value) == (
+        'unknown threshold key "avgTFLOPSPerGPU"; valid keys: '
+        "algBandwidthGBps, avgStepTimeSec, avgTFLOPsPerGPU, busBandwidthGBps, goodputRatio"
+    )
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("value + 1", 'CEL expression "value + 1" must give a bool, got double'),
+        ("value", 'CEL expression "value" must give a bool, got double'),
+        ("value > 1 ? true : 1", 'CEL expression "value > 1 ? true : 1" must give a bool, got int'),
+        ("'yes'", "CEL expression \"'yes'\" must give a bool, got string"),
+        ("value >= ", 'invalid CEL expression "value >= ": unexpected end of expression'),
+        ("value @ 2", 'invalid CEL expression "value @ 2": unexpected character "@" at line 1, column 7'),
+        ("size(value) > 1", 'invalid CEL expression "size(value) > 1": no such overload'),
+        ("foo > 1", 'CEL expression "foo > 1" refers to undeclared "foo"; only "value" is available'),
+        # short-circuiting hides `foo` from a trial run; the parse tree does not
+        ("value > 1 || foo", 'CEL expression "value > 1 || foo" refers to undeclared "foo"; only "value" is available'),
+        ("", "CEL expression is empty"),
+        ("   ", "CEL expression is empty"),
+    ],
+)
+def test_bad_expressions_are_refused_with_one_line(expression: str, message: str) -> None:
+    with pytest.raises(ThresholdError) as caught:
+        compile_threshold(BUS, expression)
+    assert str(caught.value) == message
+    assert caught.value.key == BUS
+
+
+def test_compile_error_spanning_lines_is_reported_on_one_line() -> None:
+    with pytest.raises(ThresholdError) as caught:
+        compile_threshold(BUS, "value >=\n\n 3 3")
+    assert "\n" not in str(caught.value)
+    assert "line 3" in str(caught.value)
+
+
+def test_macro_variables_are_not_undeclared() -> None:
+    evidence = compile_threshold(BUS, "[100.0, 200.0].all(limit, value >= limit)").evaluate(150.0)
+    assert (evidence.passed, evidence.reason) == (False, "ThresholdViolated")
+
+
+def test_length_limit_is_2048_characters() -> None:
+    base = "value >= 1.0"
+    at_limit = base + " " * (MAX_EXPRESSION_LENGTH - len(base))
+    assert compile_threshold(BUS, at_limit).evaluate(2.0).passed
+    with pytest.raises(ThresholdError, match="2049 characters; the limit is 2048"):
+        compile_threshold(BUS, at_limit + " ")
+
+
+def test_non_string_expression_is_refused() -> None:
+    with pytest.raises(ThresholdError, match='threshold "goodputRatio" must be a CEL expression string, got float'):
+        compile_threshold("goodputRatio", 0.95)  # type: ignore[arg-type]
+
+
+MISSING = st.one_of(
+    st.none(), st.sampled_from([math.nan, math.inf, -math.inf, 10**400]), st.text(max_size=5), st.booleans()
+)
+EXPRESSIONS = st.sampled_from(
+    ["value >= 900", "value <= 3.0", "!(value < 900)", "value != 900", "true", "value >= 0.0 || value < 0.0"]
+)
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(expression=EXPRESSIONS, measured=MISSING)
+def test_missing_measurement_never_passes(expression: str, measured: object) -> None:
+    evidence = compile_threshold(BUS, expression).evaluate(measured)  # type: ignore[arg-type]
+    assert evidence.passed is False
+    assert evidence.reason == "MeasurementUnavailable"
+    assert evidence.measured is None
+
+
+def test_unavailable_reason_is_the_callers() -> None:
+    evidence = compile_threshold(BUS, "value >= 1").evaluate(None, unavailable_reason="MeasurementTimeout")
+    assert (evidence.passed, evidence.reason) == (False, "MeasurementTimeout")
+
+
+def test_runtime_error_fails_as_invalid_expression() -> None:
+    # valid for value >= 1, divides by zero for value in [0, 1)
+    compiled = compile_threshold(BUS, "10 / int(value) >= 1")
+    assert compiled.evaluate(5.0).passed
+    evidence = compiled.evaluate(0.5)
+    assert (evidence.passed, evidence.reason) == (False, "InvalidThresholdExpression")
+    assert "divide by zero" in evidence.message
+
+
+def test_compiles_once_per_key_and_expression(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    original = celpy.Environment.compile
+
+    def counting(self: celpy.Environment, text: str) -> object:
+        calls.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(celpy.Environment, "compile", counting)
+    expression = "value >= 417.25"  # used by no other test, so the cache starts cold for it
+    for _ in range(3):
+        compiled = compile_threshold(BUS, expression)
+        for measured in range(50):
+            compiled.evaluate(float(measured))
+    compile_thresholds({BUS: expression})
+    assert calls == [expression]
+
+
+def test_compile_thresholds_raises_first_bad_key_in_sorted_order() -> None:
+    mapping = {"zeta": "value > 1", "goodputRatio": "value", "avgStepTimeSec": "value <= 3.0", "alpha": "x"}
+    with pytest.raises(ThresholdError) as caught:
+        compile_thresholds(mapping)
+    assert caught.value.key == "alpha"
+    assert [key for key, _ in threshold_problems(mapping)] == ["alpha", "goodputRatio", "zeta"]
+    assert threshold_problems({"avgStepTimeSec": "value <= 3.0"}) == []
+
+
+def test_evaluate_thresholds_sorted_and_violations() -> None:
+    compiled = compile_thresholds(
+        {"goodputRatio": "value >= 0.95", BUS: "value >= 900", "algBandwidthGBps": "value >= 400"}
+    )
+    evidence = evaluate_thresholds(compiled, {BUS: 950.0, "goodputRatio": 0.9, "unrelated": 1.0})
+    assert [e.metric for e in evidence] == ["algBandwidthGBps", BUS, "goodputRatio"]
+    assert [(e.metric, e.reason) for e in violations(evidence)] == [
+        ("algBandwidthGBps", "MeasurementUnavailable"),
+        ("goodputRatio", "ThresholdViolated"),
+    ]
+
+
+def test_evidence_dict_shape_is_json_ready() -> None:
+    evidence = compile_threshold("avgStepTimeSec", "value <= 3.0").evaluate(2.5)
+    data = evidence.to_dict()
+    assert data == {
+        "metric": "avgStepTimeSec",
+        "measured": 2.5,
+        "expression": "value <= 3.0",
+        "passed": True,
+        "reason": "ThresholdMet",
+        "message": 'Threshold "avgStepTimeSec" met: measured 2.5000, expression: value <= 3.0',
+    }
+    assert json.loads(json.dumps(data)) == data
+    assert isinstance(evidence, Evidence)
+
+
+def test_metric_table_matches_reference_units() -> None:
+    assert {k: m.unit for k, m in METRICS.items()} == {
+        "busBandwidthGBps": "GB/s",
+        "algBandwidthGBps": "GB/s",
+        "goodputRatio": "0..1",
+        "avgTFLOPsPerGPU": "TFLOPS",
+        "avgStepTimeSec": "s",
+    }
+    assert METRICS["avgStepTimeSec"].higher_is_better is False
+
+
+def test_deep_nesting_is_refused_not_crashed() -> None:
+    with pytest.raises(ThresholdError) as caught:
+        compile_threshold(BUS, "(" * 1000 + "value > 1" + ")" * 1000)
+    assert str(caught.value).startswith('invalid CEL expression "(((')
+    assert "\n" not in str(caught.value)
+
+
+CEL_ALPHABET = st.sampled_from(list("value <>=!&|()?:+-*/% 0123456789.'\"[]{},") + ["value", "size", "true", "null", "x"])
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(expression=st.lists(CEL_ALPHABET, max_size=20).map("".join), measured=st.floats(allow_nan=True))
+def test_any_text_compiles_or_is_refused_cleanly(expression: str, measured: float) -> None:
+    try:
+        compiled = compile_threshold(BUS, expression)
+    except ThresholdError as err:
+        assert err.key == BUS and "\n" not in str(err) and str(err)
+        return
+    evidence = compiled.evaluate(measured)
+    assert evidence.reason in {"ThresholdMet", "ThresholdViolated", "InvalidThresholdExpression", "MeasurementUnavailable"}
+    assert evidence.passed == (evidence.reason == "ThresholdMet")

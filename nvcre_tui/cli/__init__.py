@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -13,6 +14,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_TIMEOUT = 3
+
+# Command groups, one module each under nvcre_tui/cli/, in the order `nvcre --help` lists them.
+COMMAND_MODULES = ("certification", "setup", "parse", "console")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,15 +29,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree."""
-    from nvcre_tui.cli import certification, console, parse, setup
+    from nvcre_tui.cli import console
 
     parser = _Parser(prog="nvcre", description="Certify Kubernetes GPU clusters for distributed AI work.")
     parser.add_argument("--version", action="version", version=f"nvcre {__version__}")
     console.add_console_arguments(parser)
     parser.set_defaults(func=console.run_console)
     groups = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for module in (certification, setup, parse, console):
-        module.register(groups)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"nvcre_tui.cli.{name}").register(groups)
     return parser
 
 

@@ -54,7 +54,9 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
         entry = catalog.find(category.domain, category.variant)
         assert entry is not None
         options = cert.spec.category_options(index)
-        for key in sorted(options.thresholds or {}):
+        # Global thresholds apply to the categories that measure them; a category's own must all apply.
+        own = category.options.thresholds if category.options else None
+        for key in sorted(own or {}):
             if key not in entry.metrics:
                 yields = ", ".join(entry.metrics) or "no metrics (pass/fail by exit status)"
                 problems.append((field_path((*base, "options", "thresholds", key)), f"{entry.key} does not measure {key}; it yields {yields}"))
@@ -88,3 +90,37 @@ def certification_from_text(name: str, text: str, catalog: Catalog) -> Certifica
     if problems:
         raise InputError([f"{name}: {problem}" for problem in problems])
     return cert
+
+
+def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]]:
+    """Nodes from a NodeList / List, a YAML list, or one Node per document; each must have a name."""
+    if len(documents) == 1 and isinstance(documents[0], dict) and "items" in documents[0]:
+        items, prefix = documents[0]["items"], "items"
+    elif len(documents) == 1 and isinstance(documents[0], list):
+        items, prefix = documents[0], ""
+    else:
+        items, prefix = documents, "document"
+    if not isinstance(items, list) or not items:
+        raise InputError(f"{name}: expected a list of Node objects")
+    problems = []
+    for index, node in enumerate(items):
+        where = f"{prefix}[{index}]" if prefix else f"[{index}]"
+        if not isinstance(node, dict):
+            problems.append(f"{name}: {where}: must be a Node mapping")
+        elif node.get("kind", "Node") != "Node":
+            problems.append(f"{name}: {where}.kind: must be Node, got {node.get('kind')!r}")
+        elif not isinstance(node.get("metadata"), dict) or not node["metadata"].get("name"):
+            problems.append(f"{name}: {where}.metadata.name: required field is missing")
+    names = [node["metadata"]["name"] for node in items if isinstance(node, dict) and isinstance(node.get("metadata"), dict)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.append(f"{name}: duplicate node names: {', '.join(map(str, duplicates))}")
+    if problems:
+        raise InputError(problems)
+    return items
+
+
+def load_nodes(path: str) -> list[dict[str, Any]]:
+    """Read Node objects from a YAML file."""
+    name, text = read_text(path)
+    return nodes_from_documents(name, parse_yaml_documents(name, text))

@@ -59,7 +59,7 @@ class RenderedCategory:
 
 
 def substitute(value: Any, variables: dict[str, Any], where: str) -> Any:
-    """Fill ${name} placeholders in every string; a string that is one placeholder keeps its type."""
+    """Fill ${name} placeholders in every string (values are written as text)."""
     if isinstance(value, dict):
         return {key: substitute(item, variables, where) for key, item in value.items()}
     if isinstance(value, list):
@@ -69,9 +69,6 @@ def substitute(value: Any, variables: dict[str, Any], where: str) -> Any:
     for name in _PLACEHOLDER.findall(value):
         if name not in variables:
             raise InputError(f"{where}: unknown placeholder ${{{name}}}; known: {', '.join(sorted(variables))}")
-    whole = _PLACEHOLDER.fullmatch(value)
-    if whole:
-        return variables[whole.group(1)]
     return _PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), value)
 
 

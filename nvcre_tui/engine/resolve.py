@@ -26,7 +26,9 @@ def resolve_options(
     resolved = CategoryOptions()
     for layer in layers:
         resolved = resolved.merged_with(layer)
-    return resolved
+    # Global thresholds reach every category; keep those this entry measures (checked per category on load).
+    thresholds = {key: expr for key, expr in (resolved.thresholds or {}).items() if key in entry.metrics}
+    return resolved.model_copy(update={"thresholds": thresholds or None})
 
 
 def auto_nodes_per_job(entry: CatalogEntry, available: int, gpus_per_node: int, architecture: str) -> int:

@@ -1,0 +1,82 @@
+"""`nvcre certification ...`: list-categories, render (and run / report, see run.py)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nvcre_tui.cli.output import print_table, to_json, to_yaml
+from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.engine.manifest import load_certification, load_nodes
+from nvcre_tui.engine.render import render_certification
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario, load_scenario
+
+
+def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `certification` command group."""
+    parser = groups.add_parser("certification", aliases=["cert"], help="list catalog categories, render, run and report certifications")
+    commands = parser.add_subparsers(title="certification commands", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser("list-categories", help="the catalog's categories")
+    listing.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    listing.set_defaults(func=list_categories)
+
+    render = commands.add_parser("render", help="validate a certification offline and print the Workflows it would create")
+    render.add_argument("file", metavar="FILE", help="Certification YAML ('-' for stdin)")
+    source = render.add_mutually_exclusive_group()
+    source.add_argument("--nodes", metavar="NODES.yaml", help="Node objects to render on (default: the embedded simulated fleet)")
+    source.add_argument("--scenario", metavar="S.yaml", help="render on a simulated fleet scenario")
+    render.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    render.set_defaults(func=render_command)
+
+    from nvcre_tui.cli import run  # run/report live in their own module
+
+    run.register(commands)
+
+
+def category_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """One record per catalog entry (the list-categories output)."""
+    return [
+        {
+            "domain": entry.domain, "variant": entry.variant, "title": entry.title, "framework": entry.framework,
+            "testScales": list(entry.test_scales), "metrics": list(entry.metrics), "timeBudget": entry.time_budget,
+            "perNode": entry.per_node, "description": entry.description,
+        }
+        for entry in sorted(catalog.entries.values(), key=lambda e: e.key)
+    ]
+
+
+def list_categories(args: argparse.Namespace) -> int:
+    """Print the catalog."""
+    rows = category_rows(default_catalog())
+    if args.output == "json":
+        print(to_json(rows))
+    elif args.output == "yaml":
+        print(to_yaml([rows]), end="")
+    else:
+        print_table(
+            ("DOMAIN", "VARIANT", "FRAMEWORK", "TEST SCALES", "METRICS", "BUDGET"),
+            [(r["domain"], r["variant"], r["framework"], ",".join(r["testScales"]), ",".join(r["metrics"]) or "-", r["timeBudget"]) for r in rows],
+        )
+    return 0
+
+
+def target_nodes(nodes_file: str | None, scenario_file: str | None) -> list[dict[str, Any]]:
+    """Nodes from a file, a scenario, or the embedded default fleet."""
+    if nodes_file:
+        return load_nodes(nodes_file)
+    return build_nodes(load_scenario(scenario_file) if scenario_file else default_scenario())
+
+
+def render_command(args: argparse.Namespace) -> int:
+    """Validate offline; print one Workflow per category with its planned groups."""
+    catalog = default_catalog()
+    cert = load_certification(args.file, catalog)
+    nodes = target_nodes(args.nodes, args.scenario)
+    rendered = render_certification(cert, nodes, catalog, "<stdin>" if args.file == "-" else args.file)
+    documents = [item.workflow.to_wire() for item in rendered]
+    if args.output == "json":
+        print(to_json({"apiVersion": "v1", "kind": "List", "items": documents}))
+    else:
+        print(to_yaml(documents), end="")
+    return 0

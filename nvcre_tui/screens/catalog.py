@@ -1,0 +1,41 @@
+"""The catalog: every category the engine can certify, with its scales, metrics and budget."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from nvcre_tui.engine.catalog import Catalog
+
+
+class CatalogScreen(Screen[None]):
+    """A table of catalog entries and the description of the highlighted one."""
+
+    DEFAULT_CSS = """
+    CatalogScreen DataTable { height: 1fr; }
+    CatalogScreen #description { height: auto; padding: 1 2; border-top: solid $primary; }
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        super().__init__()
+        self.catalog = catalog
+        self.keys = sorted(catalog.entries)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="categories")
+        yield Static(id="description")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Domain", "Variant", "Framework", "Test scales", "Metrics", "Budget")
+        for key in self.keys:
+            entry = self.catalog.entries[key]
+            table.add_row(entry.domain, entry.variant, entry.framework, ", ".join(entry.test_scales), ", ".join(entry.metrics) or "exit status", entry.time_budget, key=key)
+        table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        entry = self.catalog.entries[str(event.row_key.value)]
+        self.query_one("#description", Static).update(f"[b]{entry.title}[/b]\n{entry.description}")

@@ -1,0 +1,35 @@
+"""The ResourceStore: the engine's only window on the world (see protocol.py for the contract)."""
+
+from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, StoreError
+from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore
+from .protocol import (
+    CERTIFICATION,
+    CONFIGMAP,
+    EVENT,
+    JOB,
+    KNOWN_KINDS,
+    LEASE,
+    NODE,
+    NVCRE_GROUP,
+    POD,
+    WORKFLOW,
+    WORKLOADRUN,
+    LabelSelectorInput,
+    ListResult,
+    ResourceKind,
+    ResourceStore,
+    WatchEvent,
+    WatchEventType,
+    kind_of,
+)
+from .readonly import ReadOnlyStore
+from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+
+__all__ = [
+    "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
+    "ResourceStore", "ResourceKind", "WatchEvent", "WatchEventType", "ListResult", "LabelSelectorInput",
+    "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",
+    "KNOWN_KINDS", "kind_of",
+    "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore",
+    "LabelSelector", "FieldSelector", "parse_label_selector", "parse_field_selector",
+]

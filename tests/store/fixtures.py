@@ -1,0 +1,69 @@
+"""Object builders and watch helpers shared by the store contract tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from nvcre_tui.engine.store import WatchEvent
+
+# Guards a broken watch from hanging the suite; never reached when the store works.
+WATCH_GUARD_SECONDS = 5.0
+
+
+def obj(
+    name: str,
+    namespace: str | None = "default",
+    *,
+    labels: dict[str, str] | None = None,
+    spec: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+    owners: list[dict[str, Any]] | None = None,
+    finalizers: list[str] | None = None,
+) -> dict[str, Any]:
+    """A minimal object (apiVersion/kind are filled in by the store) with only the given parts."""
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if labels is not None:
+        metadata["labels"] = dict(labels)
+    if owners:
+        metadata["ownerReferences"] = [owner_ref(owner) for owner in owners]
+    if finalizers is not None:
+        metadata["finalizers"] = list(finalizers)
+    body: dict[str, Any] = {"metadata": metadata, "spec": dict(spec or {"size": 1})}
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def owner_ref(owner: dict[str, Any]) -> dict[str, Any]:
+    """A controller owner reference to a stored object."""
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def relabel(stored: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """A copy of a stored object with other labels (ready for update: same resourceVersion)."""
+    return dict(stored, metadata={**stored["metadata"], "labels": dict(labels)})
+
+
+def names(items: list[dict[str, Any]]) -> list[str]:
+    return [item["metadata"]["name"] for item in items]
+
+
+async def next_event(watch: AsyncIterator[WatchEvent]) -> WatchEvent:
+    """The next event of a watch (fails the test instead of hanging if none comes)."""
+    return await asyncio.wait_for(anext(watch), WATCH_GUARD_SECONDS)
+
+
+async def take(watch: AsyncIterator[WatchEvent], count: int) -> list[tuple[str, str]]:
+    """The next `count` events as (type, name)."""
+    return [(e.type, e.object["metadata"]["name"]) for e in [await next_event(watch) for _ in range(count)]]

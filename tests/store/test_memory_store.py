@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore, ResourceStore
+from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore, ReadOnlyStore, ResourceStore
 
 from .contract import StoreContract
 from .fixtures import next_event, obj, take
@@ -38,19 +38,16 @@ class TestMemoryStoreContract(StoreContract):
     """Every contract test, against MemoryStore."""
 
 
-def test_memory_store_satisfies_the_protocol(clock: ManualClock) -> None:
+def test_memory_and_read_only_stores_satisfy_the_protocol(clock: ManualClock) -> None:
     assert isinstance(MemoryStore(clock), ResourceStore)
+    assert isinstance(ReadOnlyStore(MemoryStore(clock)), ResourceStore)
 
 
 async def _populated(clock: ManualClock) -> MemoryStore:
     store = MemoryStore(clock)
     owner = await store.create(WORKFLOW, obj("owner", finalizers=["keep"], labels={"k": "v"}))
     await store.patch_status(WORKFLOW, "owner", "default", {"phase": "Running"})
-    from .fixtures import owner_ref
-
-    child = obj("child")
-    child["metadata"]["ownerReferences"] = [owner_ref(owner)]
-    await store.create(WORKFLOW, child)
+    await store.create(WORKFLOW, obj("child", owners=[owner]))
     return store
 
 
@@ -65,7 +62,6 @@ async def test_save_and_load_round_trip(tmp_path: Path, clock: ManualClock) -> N
     created = await loaded.create(WORKFLOW, obj("later"))
     assert int(created["metadata"]["resourceVersion"]) == int(store.resource_version) + 1
     # the restored store still knows owners: deleting the owner (finalizer released) collects the child
-    owner = await loaded.get(WORKFLOW, "owner", "default")
     await loaded.delete(WORKFLOW, "owner", "default")
     owner = await loaded.get(WORKFLOW, "owner", "default")
     await loaded.update(WORKFLOW, dict(owner, metadata={**owner["metadata"], "finalizers": []}))

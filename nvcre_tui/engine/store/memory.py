@@ -67,7 +67,7 @@ class MemoryStore:
         labels, fields = _selectors(kind, label_selector, field_selector)
         items = [
             copy.deepcopy(obj)
-            for key, obj in sorted(self._objects.get(kind, {}).items())
+            for _, obj in sorted(self._objects.get(kind, {}).items())
             if _selected(obj, kind, namespace, labels, fields)
         ]
         return ListResult(items, self.resource_version)

@@ -92,8 +92,19 @@ class CategoryStatus(WireModel):
     variant: str
     workflow_ref: ObjectReference | None = None
     status: CategoryPhase = "Pending"
+    reason: str | None = None
+    message: str | None = None
     succeeded_nodes_ref: TypedLocalObjectReference | None = None
     failed_nodes_ref: TypedLocalObjectReference | None = None
+
+
+class CertificationSummary(WireModel):
+    """Counts for `kubectl get` columns and dashboards."""
+
+    passed_categories: str = "0/0"
+    failed_nodes: int = 0
+    excluded_nodes: int = 0
+    result: Literal["PASSED", "INCOMPLETE", "FAILED", "RUNNING"] = "RUNNING"
 
 
 class CertificationSpec(CategoryOptions):
@@ -133,6 +144,7 @@ class CertificationStatus(WireModel):
 
     conditions: list[Condition] | None = None
     category_statuses: list[CategoryStatus] | None = None
+    summary: CertificationSummary | None = None
     observed_generation: int | None = None
     start_time: str | None = None
     completion_time: str | None = None
@@ -267,6 +279,7 @@ class WorkloadRunStatus(WireModel):
     message: str | None = None
     nodes: list[str] | None = None
     pending_since: str | None = None
+    blocked_nodes: list[str] | None = None
     start_time: str | None = None
     completion_time: str | None = None
     exit_code: int | None = None

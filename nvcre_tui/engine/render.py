@@ -81,6 +81,13 @@ def workflow_name(cert_name: str, domain: str, variant: str, suffix: str = "") -
     return f"{name[:54].rstrip('-')}-{digest}"
 
 
+def category_workflow_name(cert: Certification, index: int) -> str:
+    """The deterministic Workflow name of category `index` (an index suffix when a category repeats)."""
+    category = cert.spec.categories[index]
+    repeated = sum(1 for c in cert.spec.categories if c.key == category.key) > 1
+    return workflow_name(cert.metadata.name, category.domain, category.variant, f"-{index}" if repeated else "")
+
+
 def render_run_spec(
     entry: CatalogEntry, options: CategoryOptions, platform: str, architecture: str, nodes_per_job: int
 ) -> tuple[WorkloadRunSpec, list[AppliedOverride]]:
@@ -159,8 +166,7 @@ def _workflow(
     cert: Certification, index: int, entry: CatalogEntry, options: CategoryOptions, spec: WorkloadRunSpec, scale: str,
     npj: int, found: Discovery, groups: list[Group], applied: list[AppliedOverride], key: str,
 ) -> Workflow:
-    repeated = sum(1 for c in cert.spec.categories if c.key == entry.key) > 1
-    name = workflow_name(cert.metadata.name, entry.domain, entry.variant, f"-{index}" if repeated else "")
+    name = category_workflow_name(cert, index)
     owner = (
         [{"apiVersion": cert.api_version, "kind": "Certification", "name": cert.metadata.name, "uid": cert.metadata.uid, "controller": True}]
         if cert.metadata.uid else None

@@ -1,0 +1,1 @@
+"""Level-triggered reconcilers: Certification -> Workflow -> Job -> WorkloadRun (runner)."""

@@ -1,0 +1,138 @@
+"""Certification reconciler: one Workflow per category. Categories whose node sets overlap run one
+after another in the order written; categories on disjoint nodes run in parallel (NVCRE runs all
+sequentially). A failed category does not stop the others."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pydantic import ValidationError
+
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.context import Context, NameCollision, World
+from nvcre_tui.engine.render import RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+
+Obj = dict[str, Any]
+NODE_WAIT = timedelta(minutes=5)
+
+
+async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> float | None:
+    """Advance one Certification; returns seconds until it needs another look."""
+    if cond.is_terminal(cert):
+        return None
+    try:
+        model = Certification.model_validate(cert)
+    except ValidationError as error:
+        await _finish(ctx, cert, "Failed", "InvalidSpec", f"invalid spec: {error.errors()[0]['msg']}", [])
+        return None
+    unknown = [c.key for c in model.spec.categories if ctx.catalog.find(c.domain, c.variant) is None]
+    if unknown:
+        await _finish(ctx, cert, "Failed", "CategoryNotFound", f"not in the catalog: {', '.join(unknown)}", [])
+        return None
+    workflows = {wf["metadata"]["name"]: wf for wf in world.children_of(cert, "Workflow")}
+    previous = {(s["domain"], s["variant"], i): s for i, s in enumerate((cert.get("status") or {}).get("categoryStatuses") or [])}
+    statuses: list[Obj] = []
+    busy: list[set[str]] = []  # node sets of earlier categories that are not finished
+    requeue: float | None = None
+    for index, category in enumerate(model.spec.categories):
+        name = category_workflow_name(model, index)
+        status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
+        wf = workflows.get(name)
+        if wf is not None:
+            status.update(_mirror(wf))
+            if status["status"] not in ("Succeeded", "Failed"):
+                busy.append(_workflow_nodes(wf))
+        elif status["status"] == "Pending":
+            try:
+                rendered = render_category(model, index, world.nodes, ctx.catalog)
+            except RenderError as error:
+                waited = ctx.clock.now() - parse_time(cert["metadata"]["creationTimestamp"])
+                if str(error).startswith("no eligible nodes") and waited < NODE_WAIT:
+                    status.update(reason="WaitingForNodes", message=str(error))
+                    requeue = (NODE_WAIT - waited).total_seconds()
+                else:
+                    status.update(status="Failed", reason="WorkflowValidationFailed", message=str(error))
+                statuses.append(status)
+                continue
+            nodes = set(rendered.discovery.names)
+            if any(not nodes.isdisjoint(other) for other in busy):
+                status.update(reason="WaitingForNodes", message="waits for an earlier category on the same nodes")
+            else:
+                await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status)
+            busy.append(nodes)
+        statuses.append(status)
+    await _summarise(ctx, cert, statuses, workflows)
+    return requeue
+
+
+async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, total: int, status: Obj) -> None:
+    workflow.pop("status", None)
+    try:
+        created = await ctx.create_child(WORKFLOW, cert, workflow)
+    except NameCollision as error:
+        status.update(status="Failed", reason="WorkflowNameCollision", message=str(error))
+        return
+    key = f"{status['domain']}/{status['variant']}"
+    status.update(status="InProgress", reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
+                  workflowRef={"name": created["metadata"]["name"], "namespace": created["metadata"].get("namespace")})
+    await ctx.event(cert, "Normal", "WorkflowCreated", status["message"])
+
+
+def _mirror(wf: Obj) -> Obj:
+    phase = cond.phase(wf)
+    state = wf.get("status") or {}
+    current = cond.find(state.get("conditions"), phase or "") or {}
+    mirrored: Obj = {
+        "status": {"Succeeded": "Succeeded", "Failed": "Failed"}.get(phase or "", "InProgress"),
+        "workflowRef": {"name": wf["metadata"]["name"], "namespace": wf["metadata"].get("namespace")},
+        "reason": current.get("reason"), "message": current.get("message"),
+    }
+    for ref in ("succeededNodesRef", "failedNodesRef"):
+        if state.get(ref):
+            mirrored[ref] = state[ref]
+    return mirrored
+
+
+def _workflow_nodes(wf: Obj) -> set[str]:
+    groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
+    nodes = {n for g in groups for n in g["nodes"]}
+    return nodes or set(((wf["spec"]["orchestration"].get("target") or {}).get("nodeNames")) or []) or {"*"}
+
+
+async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj]) -> None:
+    done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
+    passed = sum(1 for s in statuses if s["status"] == "Succeeded")
+    failed_nodes = {f["name"] for wf in workflows.values() for f in (wf.get("status") or {}).get("failedNodes") or []}
+    excluded = {e["name"] for wf in workflows.values() for e in (((wf.get("status") or {}).get("orchestration") or {}).get("excludedNodes") or [])}
+    any_failed = any(s["status"] == "Failed" for s in statuses)
+    if len(done) < len(statuses):
+        result = "RUNNING"
+    else:
+        result = "FAILED" if any_failed else "INCOMPLETE" if excluded else "PASSED"
+    summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes), "excludedNodes": len(excluded), "result": result}
+    if result == "RUNNING":
+        running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == "InProgress"]
+        message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")
+        conditions = cond.with_phase((cert.get("status") or {}).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
+        await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
+                                                     "startTime": (cert.get("status") or {}).get("startTime") or ctx.now()})
+        return
+    if any_failed:
+        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary)
+    else:
+        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary)
+
+
+async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None) -> None:
+    status: Obj = {
+        "conditions": cond.with_phase((cert.get("status") or {}).get("conditions"), phase, reason, message, ctx.now()),
+        "completionTime": ctx.now(), "summary": summary or {"result": "FAILED"},
+    }
+    if statuses:
+        status["categoryStatuses"] = statuses
+    if await ctx.patch_status(CERTIFICATION, cert, status):
+        await ctx.event(cert, "Warning" if phase == "Failed" else "Normal", reason, message)

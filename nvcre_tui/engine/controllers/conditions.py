@@ -1,0 +1,57 @@
+"""Condition bookkeeping: InProgress / Succeeded / Failed are exclusive, the others additive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PHASE_TYPES = ("InProgress", "Succeeded", "Failed")
+Obj = dict[str, Any]
+
+
+def find(conditions: list[Obj] | None, type_: str) -> Obj | None:
+    """The condition of a type, or None."""
+    return next((c for c in conditions or [] if c.get("type") == type_), None)
+
+
+def is_true(obj: Obj, type_: str) -> bool:
+    """Whether obj.status.conditions has `type_` True."""
+    condition = find((obj.get("status") or {}).get("conditions"), type_)
+    return bool(condition and condition.get("status") == "True")
+
+
+def phase(obj: Obj) -> str | None:
+    """InProgress, Succeeded, Failed or None."""
+    return next((t for t in PHASE_TYPES if is_true(obj, t)), None)
+
+
+def is_terminal(obj: Obj) -> bool:
+    """Succeeded or Failed."""
+    return phase(obj) in ("Succeeded", "Failed")
+
+
+def _set(conditions: list[Obj], type_: str, status: str, reason: str, message: str, now: str) -> list[Obj]:
+    current = find(conditions, type_)
+    if current and current.get("status") == status and current.get("reason") == reason and current.get("message") == message:
+        return conditions
+    changed_status = current is None or current.get("status") != status
+    updated = {
+        "type": type_, "status": status, "reason": reason, "message": message,
+        "lastTransitionTime": now if changed_status else current.get("lastTransitionTime", now),  # type: ignore[union-attr]
+    }
+    return [c for c in conditions if c.get("type") != type_] + [updated]
+
+
+def with_phase(conditions: list[Obj] | None, type_: str, reason: str, message: str, now: str) -> list[Obj]:
+    """`type_` True with reason/message; the other phase types False (same reason)."""
+    result = list(conditions or [])
+    for other in PHASE_TYPES:
+        if other == type_:
+            result = _set(result, other, "True", reason, message, now)
+        elif find(result, other) is not None or other != type_:
+            result = _set(result, other, "False", reason, "", now)
+    return sorted(result, key=lambda c: c["type"])
+
+
+def with_condition(conditions: list[Obj] | None, type_: str, status: bool, reason: str, message: str, now: str) -> list[Obj]:
+    """An additive condition (ValidationFailed, HardwareFailed) set True or False."""
+    return sorted(_set(list(conditions or []), type_, "True" if status else "False", reason, message, now), key=lambda c: c["type"])

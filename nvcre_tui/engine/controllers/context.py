@@ -1,0 +1,119 @@
+"""What every reconciler works with: the store, the clock, the catalog, the runner, and a snapshot
+of the world taken once per sweep (so one sweep lists each kind once, not once per object)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
+from nvcre_tui.engine.store.protocol import (
+    CERTIFICATION,
+    JOB,
+    NODE,
+    WORKFLOW,
+    WORKLOADRUN,
+    ResourceKind,
+    ResourceStore,
+)
+
+Obj = dict[str, Any]
+SWEPT_KINDS = (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE)
+
+
+class NameCollision(Exception):
+    """A child's deterministic name is taken by an object this parent does not own."""
+
+
+@dataclass
+class World:
+    """Every object of the swept kinds, and children indexed by their controller owner's uid."""
+
+    objects: dict[ResourceKind, list[Obj]]
+    children: dict[str, list[Obj]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    async def read(cls, store: ResourceStore) -> World:
+        """List every swept kind once."""
+        objects = {kind: (await store.list(kind)).items for kind in SWEPT_KINDS}
+        world = cls(objects)
+        for kind in (WORKFLOW, JOB, WORKLOADRUN):
+            for obj in objects[kind]:
+                for ref in obj["metadata"].get("ownerReferences") or []:
+                    if ref.get("controller"):
+                        world.children[ref["uid"]].append(obj)
+        return world
+
+    def children_of(self, owner: Obj, kind: str) -> list[Obj]:
+        """Children of `owner` of one kind, by name."""
+        return sorted((c for c in self.children.get(owner["metadata"]["uid"], []) if c["kind"] == kind), key=lambda c: c["metadata"]["name"])
+
+    @property
+    def nodes(self) -> list[Obj]:
+        """All Nodes."""
+        return self.objects[NODE]
+
+
+@dataclass
+class Context:
+    """Store access for reconcilers, with the writes they need (idempotent creates, status patches, events)."""
+
+    store: ResourceStore
+    clock: Clock
+    catalog: Catalog
+    runner: Runner
+    writes: int = 0
+
+    def now(self) -> str:
+        """The clock's time, as Kubernetes writes it."""
+        return format_time(self.clock.now())
+
+    async def create_child(self, kind: ResourceKind, owner: Obj, child: Obj) -> Obj:
+        """Create `child` owned by `owner`; if it already exists and is ours, return it (restart-safe)."""
+        meta = child.setdefault("metadata", {})
+        meta["namespace"] = owner["metadata"].get("namespace")
+        meta["ownerReferences"] = [{
+            "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True,
+        }]
+        try:
+            created = await self.store.create(kind, child)
+            self.writes += 1
+            return created
+        except AlreadyExists:
+            existing = await self.store.get(kind, meta["name"], meta["namespace"])
+            owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
+            if owner["metadata"]["uid"] not in owners:
+                raise NameCollision(f"{kind.kind} {meta['name']} exists and is not owned by {owner['kind']} {owner['metadata']['name']}") from None
+            return existing
+
+    async def patch_status(self, kind: ResourceKind, obj: Obj, status: Obj) -> bool:
+        """Merge `status` into obj.status if it changes anything; False on a conflict (next sweep retries)."""
+        current = obj.get("status") or {}
+        if all(current.get(key) == value for key, value in status.items()):
+            return False
+        meta = obj["metadata"]
+        try:
+            updated = await self.store.patch_status(kind, meta["name"], meta.get("namespace"), status, meta.get("resourceVersion"))
+        except (Conflict, NotFound):
+            return False
+        self.writes += 1
+        obj["status"], obj["metadata"] = updated.get("status", {}), updated["metadata"]
+        return True
+
+    async def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        """A Kubernetes Event on `obj` (Warning for failures, else Normal)."""
+        await self.store.record_event(obj, type_, reason, message)
+        self.writes += 1
+
+    async def delete(self, kind: ResourceKind, obj: Obj) -> None:
+        """Delete an object if it is still there."""
+        try:
+            await self.store.delete(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            self.writes += 1
+        except NotFound:
+            pass

@@ -1,0 +1,212 @@
+"""Job reconciler: one group's run. Creates its WorkloadRun, watches it, and turns the outcome into
+conditions and per-node attribution with evidence.
+
+Outcomes and who is blamed:
+- run failed: the node the runner names (e.g. the XID node), else every group node: WorkloadFailed;
+- node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
+- no result within timeoutPerJob (from the workload's start): every group node: Timeout;
+- pods unschedulable past the grace period: the nodes whose pods could not be placed: SchedulingBlocked;
+- finished but missed a threshold: every group node: ThresholdViolation with the evidence
+  (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
+- a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.measure import Measured, measure
+from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
+from nvcre_tui.engine.nodes import node_name
+from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
+from nvcre_tui.engine.thresholds import compile_thresholds, evaluate_thresholds, violations
+from nvcre_tui.engine.units import format_duration, parse_duration
+
+Obj = dict[str, Any]
+GROUP_NODES = "nvcre.nvidia.com/group-nodes"
+TAIL_LINES = 40
+
+
+def group_nodes(job: Obj) -> list[str]:
+    """The group's node names (annotation written by the Workflow)."""
+    text = (job["metadata"].get("annotations") or {}).get(GROUP_NODES, "")
+    return [name for name in text.split(",") if name]
+
+
+def is_done(job: Obj) -> bool:
+    """Terminal for the Workflow: Succeeded (and validated) or Failed."""
+    return cond.is_terminal(job)
+
+
+def job_failed(job: Obj) -> bool:
+    """Failed, hardware-failed or failed validation: the group counts as failed."""
+    return cond.phase(job) == "Failed" or cond.is_true(job, "HardwareFailed") or cond.is_true(job, "ValidationFailed")
+
+
+async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
+    """Advance one Job; returns seconds until it needs another look."""
+    if is_done(job):
+        return None
+    runs = world.children_of(job, "WorkloadRun")
+    if not runs:
+        await _create_run(ctx, job)
+        return None
+    run = runs[0]
+    state = run.get("status") or {}
+    phase = state.get("phase")
+    flagged = _unhealthy(job, world)
+    if flagged and phase not in ("Succeeded", "Failed"):
+        message = f"node health check ({_health_expression(job)}) flagged {', '.join(flagged)}"
+        failed = [{"name": name, "reason": "HardwareFailureDetected", "message": message} for name in flagged]
+        await _finish(ctx, job, run, "Failed", "HardwareFailureDetected", message, failed, hardware=True)
+        return None
+    handler = _PHASES.get(phase or "Pending", _pending)
+    return await handler(ctx, job, run, state)
+
+
+async def _create_run(ctx: Context, job: Obj) -> None:
+    spec = dict(job["spec"]["workload"]["workloadRun"])
+    spec["target"] = {"nodeNames": group_nodes(job)}
+    spec["numNodes"] = len(group_nodes(job))
+    name = f"{job['metadata']['name']}-run"
+    labels = dict(job["metadata"].get("labels") or {})
+    run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
+    await ctx.create_child(WORKLOADRUN, job, run)
+    status = {
+        "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", "WorkloadCreated", f"WorkloadRun {name} created", ctx.now()),
+        "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
+    }
+    if await ctx.patch_status(JOB, job, status):
+        await ctx.event(job, "Normal", "WorkloadCreated", f"WorkloadRun {name} created on {len(group_nodes(job))} node(s)")
+
+
+async def _pending(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+    await _progress(ctx, job, "WorkloadPending", "waiting for the runner")
+    return None
+
+
+async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+    grace = float(job["spec"].get("schedulingStallGraceSeconds", 300))
+    waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
+    blocked = state.get("blockedNodes") or group_nodes(job)
+    if waited >= grace:
+        message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"
+        failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
+        await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
+        return None
+    await _progress(ctx, job, "WorkloadPending", f"pods not scheduled yet ({format_duration(waited)} of {format_duration(grace)} grace)")
+    return grace - waited
+
+
+async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+    started = state.get("startTime") or ctx.now()
+    if not (job.get("status") or {}).get("workloadStartTime"):
+        await ctx.patch_status(JOB, job, {"workloadStartTime": started})
+    budget = parse_duration(job["spec"].get("timeout") or "24h")
+    elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
+    if elapsed >= budget:
+        message = f"no result within timeoutPerJob {job['spec'].get('timeout')} (ran {format_duration(elapsed)})"
+        failed = [{"name": name, "reason": "Timeout", "message": message} for name in group_nodes(job)]
+        await _finish(ctx, job, run, "Failed", "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
+        return None
+    await _progress(ctx, job, "WorkloadRunning", f"running for {format_duration(elapsed)}")
+    return budget - elapsed
+
+
+async def _failed(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+    lines = await ctx.runner.logs(run)
+    blamed = [state["failedNode"]] if state.get("failedNode") else group_nodes(job)
+    detail = measure(_parser(job), lines)
+    if detail.failure and detail.failure.node:
+        blamed = [detail.failure.node]
+    message = state.get("message") or f"workload exited with code {state.get('exitCode')}"
+    if detail.failure:
+        message = f"{message}; {detail.failure.message}"
+    failed = [{"name": name, "reason": "WorkloadFailed", "message": message} for name in blamed]
+    await _finish(ctx, job, run, "Failed", "WorkloadFailed", message, failed, log=lines, measured=detail)
+    return None
+
+
+async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+    lines = await ctx.runner.logs(run)
+    result = measure(_parser(job), lines)
+    nodes = group_nodes(job)
+    if result.failure:
+        blamed = [result.failure.node] if result.failure.node else nodes
+        failed = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
+        await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
+        return None
+    thresholds = job["spec"].get("thresholds") or {}
+    if not thresholds:
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", [], measured=result)
+        return None
+    evidence = evaluate_thresholds(compile_thresholds(thresholds), result.measurements)
+    missed = violations(evidence)
+    records = [item.to_dict() for item in evidence]
+    if not missed:
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", [], measured=result,
+                      validation=("ThresholdsMet", "All performance thresholds satisfied"), evidence=records)
+        return None
+    first = missed[0]
+    reason = "MeasurementUnavailable" if first.reason == "MeasurementUnavailable" else "ThresholdViolated"
+    message = "; ".join(item.message for item in missed)
+    failed = [{"name": n, "reason": "ThresholdViolation", "message": message, "evidence": [m.to_dict() for m in missed]} for n in nodes]
+    await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", failed, measured=result,
+                  validation=(reason, message), evidence=records, validation_failed=True)
+    return None
+
+
+_PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, "Failed": _failed, "Succeeded": _succeeded}
+
+
+async def _progress(ctx: Context, job: Obj, reason: str, message: str) -> None:
+    conditions = cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", reason, message, ctx.now())
+    await ctx.patch_status(JOB, job, {"conditions": conditions})
+
+
+async def _finish(
+    ctx: Context, job: Obj, run: Obj, phase: str, reason: str, message: str, failed: list[Obj], *,
+    hardware: bool = False, log: list[str] | None = None, measured: Measured | None = None,
+    validation: tuple[str, str] | None = None, evidence: list[Obj] | None = None, validation_failed: bool = False,
+) -> None:
+    now = ctx.now()
+    conditions = cond.with_phase((job.get("status") or {}).get("conditions"), phase, reason, message, now)
+    if hardware:
+        conditions = cond.with_condition(conditions, "HardwareFailed", True, reason, message, now)
+    if validation:
+        conditions = cond.with_condition(conditions, "ValidationFailed", validation_failed, validation[0], validation[1], now)
+    status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None, "completionTime": now}
+    if measured is not None and measured.measurements:
+        status["measurements"] = measured.measurements
+    if evidence:
+        status["evidence"] = evidence
+    if log is not None and (phase == "Failed"):
+        state = run.get("status") or {}
+        tail = "\n".join(log[-TAIL_LINES:])[-4096:]
+        status["failureLog"] = {"podName": f"{run['metadata']['name']}-launcher", "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
+                                "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
+    if await ctx.patch_status(JOB, job, status):
+        warning = phase == "Failed" or validation_failed
+        await ctx.event(job, "Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)
+    if phase == "Failed" and (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+        await ctx.runner.stop(run)
+
+
+def _parser(job: Obj) -> str:
+    return ((job["spec"]["workload"]["workloadRun"].get("measurement") or {}).get("parser")) or "none"
+
+
+def _health_expression(job: Obj) -> str:
+    return ((job["spec"].get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression") or DEFAULT_NODE_HEALTH
+
+
+def _unhealthy(job: Obj, world: World) -> list[str]:
+    members = set(group_nodes(job))
+    nodes = [node for node in world.nodes if node_name(node) in members]
+    return flagged_nodes(compile_node_health(_health_expression(job)), nodes)
+
+
+__all__ = ["reconcile_job", "group_nodes", "job_failed", "is_done"]

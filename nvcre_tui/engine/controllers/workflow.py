@@ -1,0 +1,229 @@
+"""Workflow reconciler: discover and partition nodes once, run groups as Jobs (never two groups on one
+node at once, at most maxConcurrent), repeat for each iteration, then write the verdict and the
+NVCRE result ConfigMaps. testScale diagnose hands the rounds to the pure core in diagnose.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine import diagnose
+from nvcre_tui.engine.apibase import TargetSpec
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.controllers.job import GROUP_NODES, is_done, job_failed
+from nvcre_tui.engine.discovery import discover
+from nvcre_tui.engine.grouping import Group, PartitionError, domains_of, plan_groups
+from nvcre_tui.engine.nodes import node_labels, node_name
+from nvcre_tui.engine.platform import PlatformError
+from nvcre_tui.engine.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
+from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
+
+Obj = dict[str, Any]
+LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
+LABEL_GROUP = "nvcre.nvidia.com/group"
+LABEL_ITERATION = "nvcre.nvidia.com/iteration"
+
+
+async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | None:
+    """Advance one Workflow; returns seconds until it needs another look."""
+    if cond.is_terminal(wf):
+        return None
+    orch = dict((wf.get("status") or {}).get("orchestration") or {})
+    if not orch.get("groups"):
+        await _partition(ctx, wf, world)
+        return 0.0
+    jobs = {job["metadata"]["name"]: job for job in world.children_of(wf, "Job")}
+    groups = [dict(group) for group in orch["groups"]]
+    failed = list((wf.get("status") or {}).get("failedNodes") or [])
+    diagnosing = orch.get("diagnose") is not None
+    for group in groups:
+        job = jobs.get(group.get("jobRef") or "")
+        if group["phase"] == "Running" and job is not None and is_done(job):
+            job_status = job.get("status") or {}
+            group.update(
+                phase="Failed" if job_failed(job) else "Succeeded", completionTime=job_status.get("completionTime"),
+                reason=_job_reason(job), measurements=job_status.get("measurements"),
+            )
+            if not diagnosing:  # diagnose blames only confirmed nodes, never whole screening groups
+                failed = merge_failed(failed, job_status.get("failedNodes") or [])
+    orch["groups"] = groups
+    if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
+        return await _round_complete(ctx, wf, orch, failed, jobs)
+    await _launch(ctx, wf, orch, world)
+    await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
+    return None
+
+
+def _job_reason(job: Obj) -> str:
+    for type_ in ("HardwareFailed", "ValidationFailed"):
+        if cond.is_true(job, type_):
+            return cond.find(job["status"]["conditions"], type_)["reason"]  # type: ignore[index]
+    return (cond.find((job.get("status") or {}).get("conditions"), cond.phase(job) or "") or {}).get("reason", "")
+
+
+async def _fail(ctx: Context, wf: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
+    conditions = cond.with_phase((wf.get("status") or {}).get("conditions"), "Failed", reason, message, ctx.now())
+    if await ctx.patch_status(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}):
+        await ctx.event(wf, "Warning", reason, message)
+
+
+async def _partition(ctx: Context, wf: Obj, world: World) -> None:
+    spec = wf["spec"]
+    orch_spec, run = spec["orchestration"], spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
+    target = TargetSpec.model_validate(orch_spec.get("target") or {})
+    gpus = int(run.get("gpusPerNode") or 1)
+    try:
+        found = discover(world.nodes, target, lambda platform, arch: gpus)
+    except PlatformError as error:
+        await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
+        return
+    excluded = [item.to_wire() for item in found.excluded]
+    base = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
+            "excludedNodes": excluded or None, "exclusionReason": found.exclusion_reason(), "currentIteration": 1, "completedIterations": 0}
+    if not found.nodes:
+        await _fail(ctx, wf, "NodeDiscoveryError", "no eligible nodes match the target" + (f" ({found.exclusion_reason()})" if excluded else ""), {"orchestration": base})
+        return
+    scale = orch_spec.get("testScale") or "full-scale"
+    key = ((orch_spec.get("diagnose") or orch_spec.get("topology") or {}).get("topologyKey")) or "nvidia.com/gpu.clique"
+    npj = min(int(orch_spec.get("nodesPerJob") or len(found.nodes)), len(found.nodes))
+    try:
+        if scale == "diagnose":
+            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)))
+            groups, base["diagnose"] = diagnose.plan_round(state), state.to_dict()
+        else:
+            groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=bool(orch_spec.get("perNode")))
+    except PartitionError as error:
+        await _fail(ctx, wf, "PartitionError", str(error), {"orchestration": base})
+        return
+    orch = {**base, "nodesPerJob": npj, "totalGroups": len(groups), "groups": [_group_status(g) for g in groups]}
+    message = f"Discovered {len(found.nodes)} nodes, partitioned into {len(groups)} groups ({npj} nodes/job)"
+    conditions = cond.with_phase(None, "InProgress", "GroupsPartitioned", message, ctx.now())
+    if await ctx.patch_status(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}):
+        await ctx.event(wf, "Normal", "GroupsPartitioned", message)
+        if excluded:
+            await ctx.event(wf, "Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}")
+
+
+def _domains(nodes: list[Obj], key: str) -> dict[str, list[str]]:
+    if all(key in node_labels(node) for node in nodes):
+        return domains_of(nodes, key)
+    return {"": sorted(node_name(node) for node in nodes)}
+
+
+def _group_status(group: Group) -> Obj:
+    status: Obj = {"name": group.name, "nodes": list(group.nodes), "phase": "Pending", "overflow": group.overflow, "retries": 0}
+    if group.domains:
+        status["domains"] = list(group.domains)
+    return status
+
+
+def _job_name(wf: Obj, orch: Obj, group: Obj) -> str:
+    single = orch.get("totalGroups") == 1 and wf["spec"]["orchestration"].get("iterations", 1) == 1 and orch.get("diagnose") is None
+    return f"{wf['metadata']['name']}-job" if single else f"{wf['metadata']['name']}-{group['name']}-iter-{orch.get('currentIteration', 1)}"
+
+
+async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
+    limit = int(wf["spec"]["orchestration"].get("execution", {}).get("maxConcurrent") or 0)
+    running = [set(g["nodes"]) for g in orch["groups"] if g["phase"] == "Running"]
+    for group in orch["groups"]:
+        if group["phase"] != "Pending":
+            continue
+        if limit and len(running) >= limit:
+            break
+        if any(not busy.isdisjoint(group["nodes"]) for busy in running):
+            continue
+        name = _job_name(wf, orch, group)
+        template = wf["spec"]["jobTemplate"]
+        labels = {**((template.get("metadata") or {}).get("labels") or {}), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
+                  LABEL_ITERATION: str(orch.get("currentIteration", 1))}
+        job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": template["spec"],
+               "metadata": {"name": name, "labels": labels, "annotations": {GROUP_NODES: ",".join(group["nodes"])}}}
+        await ctx.create_child(JOB, wf, job)
+        group.update(phase="Running", jobRef=name, startTime=ctx.now())
+        running.append(set(group["nodes"]))
+
+
+async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj]) -> float | None:
+    if orch.get("diagnose") is not None:
+        return await _diagnose_round(ctx, wf, orch, jobs)
+    iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
+    history = list(orch.get("iterationHistory") or [])
+    history.append({"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]})
+    orch.update(iterationHistory=history, completedIterations=len(history))
+    if len(history) < iterations:
+        orch.update(currentIteration=len(history) + 1, groups=[
+            {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
+        ])
+        await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
+        await ctx.event(wf, "Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")
+        return 0.0
+    await _finalize(ctx, wf, orch, failed, jobs, history)
+    return None
+
+
+async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
+    state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
+    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]})
+    history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
+    orch.update(diagnose=state.to_dict(), iterationHistory=history)
+    if not state.complete:
+        groups = diagnose.plan_round(state)
+        orch.update(groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
+        await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch})
+        return 0.0
+    failed = _diagnose_verdicts(state, jobs, history)
+    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in state.verdicts().items() if v == "healthy"])
+    return None
+
+
+def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
+    """Faulty nodes with the reason and evidence of the test that confirmed them."""
+    by_group = {g["name"]: g for record in history for g in record["groups"]}
+    failed = []
+    for node, verdict in sorted(state.verdicts().items()):
+        if verdict != "faulty":
+            continue
+        tests = [t for t in state.evidence(node) if not t["passed"]]
+        last = by_group.get(tests[-1]["group"]) if tests else None
+        job = jobs.get((last or {}).get("jobRef") or "")
+        source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or []), None)
+        reason = source["reason"] if source else "WorkloadFailed"
+        message = f"diagnose confirmed faulty in {len(tests)} failed test(s): " + ", ".join(t["group"] for t in tests)
+        entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
+        if source and source.get("evidence"):
+            entry["evidence"] = source["evidence"]
+        failed.append(entry)
+    return failed
+
+
+async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj], healthy: list[str] | None = None) -> None:
+    uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
+    failed_names = {f["name"] for f in failed}
+    ran_ok = {n for record in history for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
+    succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
+    await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(f"failed-nodes-{uid8}", failed))
+    await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(f"succeeded-nodes-{uid8}", succeeded))
+    failed_groups = [g for record in history for g in record["groups"] if g["phase"] == "Failed"]
+    failed_jobs = [jobs[g["jobRef"]] for g in failed_groups if g.get("jobRef") in jobs]
+    validation = any(cond.is_true(job, "ValidationFailed") for job in failed_jobs)
+    now = ctx.now()
+    conditions = (wf.get("status") or {}).get("conditions")
+    if failed or failed_groups:
+        hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
+        reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
+        message = f"{len(failed_groups)} groups failed across {len(history)} iterations; {len(failed_names)} nodes failed"
+        if orch.get("diagnose") is not None:
+            message = f"Diagnosis complete: {len(failed_names)} faulty nodes confirmed"
+        conditions = cond.with_phase(conditions, "Failed", reason, message, now)
+    else:
+        reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
+        conditions = cond.with_phase(conditions, "Succeeded", reason, message, now)
+    conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
+                                     "a group missed a threshold" if validation else "", now)
+    refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
+    status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
+    if await ctx.patch_status(WORKFLOW, wf, status):
+        await ctx.event(wf, "Warning" if failed or failed_groups else "Normal", reason, message)
+
+
+__all__ = ["reconcile_workflow", "LABEL_WORKFLOW"]

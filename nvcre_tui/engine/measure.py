@@ -1,0 +1,48 @@
+"""A finished run's output -> measurements and, when the output itself says the node failed, why.
+
+The one place where the engine calls the parsers, so a real cluster's logs and the simulator's go
+through exactly the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from nvcre_tui.engine.parsers import PARSERS, ParseError
+
+
+@dataclass(frozen=True)
+class MeasureFailure:
+    """The output shows a failure: reason word, message, and the node when the output names one."""
+
+    reason: str
+    message: str
+    node: str | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Threshold metrics read from the output, and a failure if the output shows one."""
+
+    measurements: dict[str, float] = field(default_factory=dict)
+    failure: MeasureFailure | None = None
+
+
+def measure(parser: str, lines: Iterable[str]) -> Measured:
+    """Parse with the named parser ("nccl", "dcgm", "training"); "none" measures nothing.
+
+    No result data at all is a failure (NoDataCollected): a run that measured nothing never passes.
+    """
+    parse = PARSERS.get(parser)
+    if parse is None:
+        return Measured()
+    try:
+        result = parse(list(lines))
+    except ParseError as error:
+        return Measured(failure=MeasureFailure(error.reason, f"{parser} output unreadable: {error.message}"))
+    failure = getattr(result, "failure", None)
+    return Measured(
+        measurements=dict(result.measurements()),
+        failure=MeasureFailure(failure.reason, failure.message) if failure else None,
+    )

@@ -1,0 +1,56 @@
+"""Per-node results in NVCRE's ConfigMap formats, so NVSentinel's certification monitor reads ours unchanged.
+
+failed-nodes-<uid8>:    binaryData["failed-nodes.json.gz"]    gzip JSON [{name, reason, message}] sorted by (name, reason)
+succeeded-nodes-<uid8>: binaryData["succeeded-nodes.csv.gz"]  gzip of one comma-joined line of sorted names
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+FAILED_KEY = "failed-nodes.json.gz"
+SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
+
+
+def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Union of failed-node entries, one per (name, reason) (the first message wins), sorted."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for items in lists:
+        for item in items:
+            merged.setdefault((item["name"], item["reason"]), dict(item))
+    return [merged[key] for key in sorted(merged)]
+
+
+def _gzip_b64(data: bytes) -> str:
+    # mtime=0 keeps the bytes identical for identical content (deterministic objects).
+    return base64.b64encode(gzip.compress(data, mtime=0)).decode("ascii")
+
+
+def failed_nodes_configmap(name: str, failed: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The failed-nodes ConfigMap body (NVCRE fields only: name, reason, message)."""
+    rows = [{"name": f["name"], "reason": f["reason"], "message": f.get("message", "")} for f in merge_failed(failed)]
+    payload = json.dumps(rows, separators=(",", ":")).encode()
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "binaryData": {FAILED_KEY: _gzip_b64(payload)}}
+
+
+def succeeded_nodes_configmap(name: str, nodes: Iterable[str]) -> dict[str, Any]:
+    """The succeeded-nodes ConfigMap body."""
+    payload = ",".join(sorted(set(nodes))).encode()
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "binaryData": {SUCCEEDED_KEY: _gzip_b64(payload)}}
+
+
+def read_failed_nodes(configmap: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Decode a failed-nodes ConfigMap (as NVSentinel does)."""
+    raw = (configmap.get("binaryData") or {}).get(FAILED_KEY)
+    return json.loads(gzip.decompress(base64.b64decode(raw))) if raw else []
+
+
+def read_succeeded_nodes(configmap: Mapping[str, Any]) -> list[str]:
+    """Decode a succeeded-nodes ConfigMap (as NVSentinel does: gunzip, split on commas)."""
+    raw = (configmap.get("binaryData") or {}).get(SUCCEEDED_KEY)
+    text = gzip.decompress(base64.b64decode(raw)).decode() if raw else ""
+    return [name for name in text.split(",") if name]

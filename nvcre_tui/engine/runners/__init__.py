@@ -1,0 +1,1 @@
+"""How a WorkloadRun is executed: the simulated fleet here, Kubernetes (Kubeflow TrainJob / pods) later."""

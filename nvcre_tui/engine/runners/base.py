@@ -1,0 +1,34 @@
+"""The Runner contract: executes WorkloadRuns and serves their output.
+
+A runner is level-triggered like the controllers: `reconcile_run` reads a WorkloadRun and writes its
+status (phase Scheduling / Running / Succeeded / Failed, times, exit code, the node at fault) through the
+store; nothing lives only in memory, so a restarted engine continues where the last one stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+
+class Runner(Protocol):
+    """Executes WorkloadRuns on some fleet."""
+
+    simulated: bool
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        """Advance one WorkloadRun; return seconds until it needs another look (None: only on change)."""
+        ...
+
+    async def logs(self, run: Obj) -> list[str]:
+        """The run's output as the parsers read it (launcher / rank-0 log, kubelet-timestamped lines)."""
+        ...
+
+    async def stop(self, run: Obj) -> None:
+        """Stop a run that is being abandoned (timeout, hardware failure); its logs stay readable."""
+        ...
+
+    async def tick(self) -> float | None:
+        """Fleet-level actions outside any run (a node cordoned at time t); seconds until the next one."""
+        ...

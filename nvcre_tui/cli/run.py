@@ -1,9 +1,182 @@
-"""`nvcre certification run` and `report` (the engine issue fills these in)."""
+"""`nvcre certification run` and `nvcre certification report`, on the embedded simulated fleet.
+
+Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 bad input, 3 timeout (or, for report, still running).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.manifest import load_certification
+from nvcre_tui.engine.render import render_certification
+from nvcre_tui.engine.report import build_report
+from nvcre_tui.engine.report_junit import render_junit
+from nvcre_tui.engine.report_text import render_text
+from nvcre_tui.engine.session import SimSession, default_state_path
+from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
+from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
+from nvcre_tui.engine.units import format_duration, parse_duration
+
+RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Nothing yet: run and report arrive with the engine."""
+    """Add `run` and `report` to the certification group."""
+    run = commands.add_parser("run", help="create a certification (and with --wait, follow it to its report)")
+    run.add_argument("--cert-file", required=True, metavar="F", help="Certification YAML")
+    run.add_argument("--sim", action="store_true", help="run on the embedded simulated fleet (the default when no cluster is configured)")
+    run.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (default: the built-in 32 x H100 fleet)")
+    run.add_argument("--name", help="certification name (default: metadata.name of the file)")
+    run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
+    run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
+    run.add_argument("--results-file", metavar="F", help="write the JSON report here")
+    run.add_argument("--state", metavar="PATH", help=f"simulator state file (default {default_state_path()})")
+    run.set_defaults(func=run_command)
+
+    report = commands.add_parser("report", help="the report of a certification")
+    report.add_argument("name", metavar="NAME")
+    report.add_argument("-o", "--output", choices=("text", "json", "junit"), default="text")
+    report.add_argument("-n", "--namespace", default="default")
+    report.add_argument("--scenario", metavar="S.yaml", help="the scenario the certification ran on")
+    report.add_argument("--results-file", metavar="F", help="also write the JSON report here")
+    report.add_argument("--state", metavar="PATH", help="simulator state file")
+    report.set_defaults(func=report_command)
+
+
+def _scenario(path: str | None):  # noqa: ANN202 - Scenario, imported lazily above
+    return load_scenario(path) if path else default_scenario()
+
+
+def _state(path: str | None) -> Path:
+    return Path(path) if path else default_state_path()
+
+
+async def report_of(session: SimSession, name: str, namespace: str) -> dict[str, Any]:
+    """Build the report of one certification from the session's store."""
+    cert = await session.store.get(CERTIFICATION, name, namespace)
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    names = {wf["metadata"]["name"] for wf in workflows}
+    jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") in names]
+    return build_report(cert, workflows, jobs)
+
+
+def _default_timeout(rendered: list[Any]) -> float:
+    """Sum of each category's budget × iterations × rounds of groups, × 1.5, at least 30 minutes."""
+    total = 0.0
+    for item in rendered:
+        orch = item.workflow.spec.orchestration
+        groups = max(1, len(item.groups))
+        concurrent = orch.execution.max_concurrent or groups
+        waves = -(-groups // concurrent) if not orch.per_node and orch.test_scale != "intra-node" else 1
+        total += parse_duration(orch.execution.timeout_per_job or "1h") * orch.iterations * max(waves, 1) * (8 if orch.diagnose else 1)
+    return max(total * 1.5, 1800.0)
+
+
+def _write_results(path: str | None, report: dict[str, Any]) -> None:
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Validate, create, and with --wait follow to the report."""
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    catalog = default_catalog()
+    cert = load_certification(args.cert_file, catalog)
+    if args.name:
+        cert.metadata.name = args.name
+    if args.timeout:
+        try:
+            timeout = parse_duration(args.timeout)
+        except ValueError as error:
+            raise InputError(f"--timeout: {error}") from None
+    session = await SimSession.open(_scenario(args.scenario), _state(args.state), catalog)
+    await session.catch_up()
+    nodes = (await session.store.list(NODE)).items
+    rendered = render_certification(cert, nodes, catalog, args.cert_file)  # fails with exit 2 before anything is created
+    body = cert.to_wire()
+    body["metadata"]["namespace"] = cert.metadata.namespace or "default"
+    body.pop("status", None)
+    try:
+        await session.store.create(CERTIFICATION, body)
+    except AlreadyExists:
+        raise InputError(f"{args.cert_file}: metadata.name: certification {cert.metadata.name!r} already exists in the simulator; use --name or `nvcre certification report {cert.metadata.name}`") from None
+    console = Console(stderr=True, highlight=False)
+    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} (simulated fleet: {session.scenario.name}).")
+    console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
+    if not args.wait:
+        await session.engine.settle()
+        session.save()
+        console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {cert.metadata.name}`.")
+        return EXIT_OK
+    limit = timeout if args.timeout else _default_timeout(rendered)
+    finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console)
+    session.save()
+    report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"])
+    _write_results(args.results_file, report)
+    print(render_text(report), end="")
+    if not finished:
+        console.print(f"[yellow]Timed out after {format_duration(limit)} of simulated time; the certification goes on.[/]\n"
+                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
+        return EXIT_TIMEOUT
+    return RESULT_EXIT[report["result"]]
+
+
+async def _follow(session: SimSession, name: str, namespace: str, limit: float, console: Console) -> bool:
+    """Run the engine until the certification finishes or `limit` simulated seconds pass, printing changes."""
+    start = session.clock.now()
+    seen: dict[str, str] = {}
+
+    async def finished() -> bool:
+        cert = await session.store.get(CERTIFICATION, name, namespace)
+        elapsed = format_duration((session.clock.now() - start).total_seconds())
+        for status in (cert.get("status") or {}).get("categoryStatuses") or []:
+            key = f"{status['domain']}/{status['variant']}"
+            if seen.get(key) != status["status"]:
+                seen[key] = status["status"]
+                colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
+                console.print(f"[watch] {key}: [{colour}]{status['status']}[/] ({elapsed})")
+        if cond.is_terminal(cert):
+            verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
+            console.print(f"[watch] Certification {verdict}. ({elapsed})")
+            return True
+        return False
+
+    console.print("[watch] Watching certification progress...")
+    return await session.engine.run_until_settled(until=finished, max_seconds=limit)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Print the report of a certification on the simulator."""
+    return asyncio.run(_report(args))
+
+
+async def _report(args: argparse.Namespace) -> int:
+    session = await SimSession.open(_scenario(args.scenario), _state(args.state))
+    await session.catch_up()
+    session.save()
+    try:
+        report = await report_of(session, args.name, args.namespace)
+    except NotFound:
+        raise InputError(f"certification {args.name!r} not found in namespace {args.namespace} of the simulator ({session.path})") from None
+    _write_results(args.results_file, report)
+    if args.output == "json":
+        print(json.dumps(report, indent=2))
+    elif args.output == "junit":
+        print(render_junit([report]), end="")
+    else:
+        print(render_text(report), end="")
+    return RESULT_EXIT[report["result"]]

@@ -54,10 +54,10 @@ class Resource(WireModel):
             data.setdefault("kind", cls.KIND)
             data.setdefault("apiVersion", API_VERSION)
             if data["kind"] != cls.KIND:
-                raise PydanticCustomError("kind", "kind must be {expected}, got {got!r}", {"expected": cls.KIND, "got": data["kind"]})
+                raise PydanticCustomError("kind", "must be {expected}, got {got}", {"key": "kind", "expected": cls.KIND, "got": repr(data["kind"])})
             if data["apiVersion"] != API_VERSION:
                 raise PydanticCustomError(
-                    "api_version", "apiVersion must be {expected}, got {got!r}", {"expected": API_VERSION, "got": data["apiVersion"]}
+                    "api_version", "must be {expected}, got {got}", {"key": "apiVersion", "expected": API_VERSION, "got": repr(data["apiVersion"])}
                 )
         return data
 
@@ -125,7 +125,7 @@ class CertificationSpec(CategoryOptions):
         if both:
             field = CategoryOptions.model_fields[both[0]]
             raise PydanticCustomError(
-                "option_twice", "{name} is set both inline in spec and in spec.options; keep one", {"name": field.alias or both[0]}
+                "option_twice", "set both inline in spec and in spec.options; keep one", {"key": field.alias or both[0]}
             )
         return self
 

@@ -142,7 +142,7 @@ def render_category(cert: Certification, index: int, nodes: list[Node], catalog:
     except PlatformError as error:
         raise RenderError(str(error)) from None
     if not found.nodes:
-        raise RenderError("no eligible nodes match spec.target" + (f" ({found.exclusion_reason()})" if found.excluded else ""))
+        raise RenderError("no eligible nodes match" + (f" ({found.exclusion_reason()})" if found.excluded else ""), "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)
     scale = options.test_scale or entry.test_scales[0]
@@ -217,7 +217,7 @@ def render_certification(cert: Certification, nodes: list[Node], catalog: Catalo
         try:
             rendered.append(render_category(cert, index, nodes, catalog))
         except RenderError as error:
-            field = f"spec.categories[{index}]" + (f".options.{error.field}" if error.field == "nodesPerJob" else "")
+            field = {"target": "spec.target", None: f"spec.categories[{index}]"}.get(error.field, f"spec.categories[{index}].options.{error.field}")
             problems.append(f"{where}: {field}: {error}")
     if problems:
         raise InputError(problems)

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.errors import field_path
+from nvcre_tui.engine.options import SOURCE_REPO_PATTERN
 from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN
 
 # Regexes users meet, by what they mean; a raw regex is a poor error message.
@@ -16,6 +17,7 @@ _PATTERN_MEANING = {
     MAX_BYTES_PATTERN: "a byte size such as 16G",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "a lowercase DNS name (a-z, 0-9, '-', '.')",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a lowercase DNS label (a-z, 0-9, '-')",
+    SOURCE_REPO_PATTERN: "an https:// or ssh:// repository URL",
 }
 
 # pydantic error type -> message template over the error's ctx (and `input`).
@@ -52,8 +54,9 @@ def error_message(error: dict[str, Any]) -> str:
     """The what-is-wrong part of one pydantic error."""
     kind, ctx = error["type"], dict(error.get("ctx") or {})
     if kind == "string_pattern_mismatch":
-        meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""), f"match {ctx.get('pattern')}")
-        return f"must be {meaning}, got {_short(error.get('input'))!r}"
+        meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""))
+        wanted = f"be {meaning}" if meaning else f"match {ctx.get('pattern')}"
+        return f"must {wanted}, got {_short(error.get('input'))!r}"
     if kind == "string_too_short" and ctx.get("min_length", 1) > 1:
         return f"must be at least {ctx['min_length']} characters"
     template = _MESSAGES.get(kind)

@@ -1,0 +1,167 @@
+"""Certification -> report: one plain dict (the JSON schema documented in README), built from the
+objects alone, so a report can be rebuilt from an exported snapshot after the cluster objects are gone.
+
+Better than NVCRE's: the header covers every category (not the first); every failed node carries its
+reason and threshold evidence; the LOW marker evaluates the real CEL threshold; failed groups of every
+iteration are listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
+
+Obj = dict[str, Any]
+REPORT_SCHEMA_VERSION = 1
+
+
+def _seconds_between(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    return max((parse_time(end) - parse_time(start)).total_seconds(), 0.0)
+
+
+def _low(threshold: str | None, busbw: float | None) -> bool | None:
+    """Whether a group's busbw fails the busBandwidthGBps threshold (None when there is none)."""
+    if not threshold:
+        return None
+    try:
+        return not compile_threshold("busBandwidthGBps", threshold).evaluate(busbw).passed
+    except ThresholdError:
+        return None
+
+
+def _group_rows(workflow: Obj, jobs: dict[str, Obj], threshold: str | None) -> tuple[list[Obj], list[Obj], list[Obj]]:
+    """(groupBandwidth, failedGroups, iterations) over every iteration of a workflow."""
+    orch = (workflow.get("status") or {}).get("orchestration") or {}
+    history = list(orch.get("iterationHistory") or [])
+    if not history and orch.get("groups"):
+        history = [{"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]}]
+    bandwidth, failed_groups, iterations = [], [], []
+    for record in history:
+        groups = record.get("groups") or []
+        states = {g.get("phase") for g in groups}
+        starts = [g["startTime"] for g in groups if g.get("startTime")]
+        ends = [g["completionTime"] for g in groups if g.get("completionTime")]
+        iterations.append({
+            "number": record.get("iteration"),
+            "status": "Failed" if "Failed" in states else "Running" if states & {"Running", "Pending"} else "Succeeded",
+            "durationSeconds": _seconds_between(min(starts), max(ends)) if starts and ends else None,
+        })
+        for group in groups:
+            job = jobs.get(group.get("jobRef") or "") or {}
+            busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
+            label = f"{group['name']} (iter {record.get('iteration')})" if len(history) > 1 else group["name"]
+            failed = group.get("phase") == "Failed"
+            if busbw is not None or failed:
+                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed})
+            if failed:
+                status = job.get("status") or {}
+                failed_groups.append({
+                    "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
+                    "message": _failure_message(job), "failedNodes": status.get("failedNodes") or [], "failureLog": status.get("failureLog"),
+                })
+    return bandwidth, failed_groups, iterations
+
+
+def _failure_message(job: Obj) -> str:
+    """The Job's Failed message, then HardwareFailed, then ValidationFailed (ADR-071's order)."""
+    conditions = (job.get("status") or {}).get("conditions")
+    for type_ in ("Failed", "HardwareFailed", "ValidationFailed"):
+        found = cond.find(conditions, type_)
+        if found and found.get("status") == "True":
+            return found.get("message", "")
+    return ""
+
+
+def _cliques(workflow: Obj) -> list[Obj]:
+    orch = (workflow.get("status") or {}).get("orchestration") or {}
+    if orch.get("diagnose") is not None or not any(g.get("domains") for g in orch.get("groups") or []):
+        return []
+    return [
+        {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
+         "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get("busBandwidthGBps")}
+        for g in orch["groups"] if g.get("domains")
+    ]
+
+
+def _largest_bandwidth(workflow: Obj, jobs: dict[str, Obj]) -> Obj | None:
+    values = [j["status"]["measurements"] for j in jobs.values() if (j.get("status") or {}).get("measurements", {}).get("busBandwidthGBps") is not None]
+    if not values:
+        return None
+    bus = [v["busBandwidthGBps"] for v in values]
+    alg = [v.get("algBandwidthGBps") for v in values if v.get("algBandwidthGBps") is not None]
+    return {"busBW": round(sum(bus) / len(bus), 2), "minBusBW": min(bus), "maxBusBW": max(bus), "algBW": round(sum(alg) / len(alg), 2) if alg else None, "samples": len(bus)}
+
+
+def _training(jobs: dict[str, Obj]) -> Obj | None:
+    keys = ("goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
+    values = [j["status"]["measurements"] for j in jobs.values() if any(k in ((j.get("status") or {}).get("measurements") or {}) for k in keys)]
+    if not values:
+        return None
+    return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
+
+
+def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> Obj:
+    """One category's section."""
+    row: Obj = {"domain": status["domain"], "variant": status["variant"], "status": status.get("status", "Pending")}
+    if status.get("status") == "Failed" or (status.get("reason") and status.get("status") == "Pending"):
+        row["failureReason"] = status.get("message") or status.get("reason")
+    if workflow is None:
+        return row
+    wf_status = workflow.get("status") or {}
+    orch = wf_status.get("orchestration") or {}
+    spec = workflow["spec"]
+    thresholds = (spec["jobTemplate"]["spec"].get("thresholds")) or {}
+    by_name = {j["metadata"]["name"]: j for j in jobs}
+    bandwidth, failed_groups, iterations = _group_rows(workflow, by_name, thresholds.get("busBandwidthGBps"))
+    row.update({
+        "runtimeSeconds": _seconds_between(wf_status.get("startTime"), wf_status.get("completionTime")),
+        "testScale": spec["orchestration"].get("testScale"), "nodesPerJob": orch.get("nodesPerJob"), "jobs": len(jobs),
+        "mnnvl": bool(spec["jobTemplate"]["spec"]["workload"]["workloadRun"].get("enableMNNVL")),
+        "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
+        "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
+        "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(workflow), "groupBandwidth": bandwidth,
+        "bandwidth": _largest_bandwidth(workflow, by_name), "training": _training(by_name), "iterations": iterations,
+    })
+    if orch.get("diagnose") is not None:
+        row["diagnose"] = orch["diagnose"]
+    return row
+
+
+def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Obj:
+    """The whole report of one Certification from its objects."""
+    by_name = {wf["metadata"]["name"]: wf for wf in workflows}
+    jobs_by_wf: dict[str, list[Obj]] = {}
+    for job in jobs:
+        jobs_by_wf.setdefault((job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow", ""), []).append(job)
+    status = cert.get("status") or {}
+    categories = []
+    for item in status.get("categoryStatuses") or [{"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"]["categories"]]:
+        wf = by_name.get((item.get("workflowRef") or {}).get("name", ""))
+        categories.append(category_report(item, wf, jobs_by_wf.get(wf["metadata"]["name"], []) if wf else []))
+    excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
+    failed = {}
+    for category in categories:
+        for node in category.get("failedNodes") or []:
+            failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
+    summary = status.get("summary") or {}
+    result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
+    return {
+        "schemaVersion": REPORT_SCHEMA_VERSION,
+        "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),
+        "platform": ", ".join(sorted({c["platform"] for c in categories if c.get("platform")})) or None,
+        "gpu": ", ".join(sorted({c["gpu"] for c in categories if c.get("gpu")})) or None,
+        "totalNodes": max((c.get("totalNodes") or 0 for c in categories), default=0),
+        "excludedNodes": sorted(excluded.values(), key=lambda e: e["name"]),
+        "categories": categories,
+        "passedCategories": sum(1 for c in categories if c["status"] == "Succeeded"), "totalCategories": len(categories),
+        "failedNodes": sorted(failed), "failedNodeDetails": [{"name": n, "failures": failed[n]} for n in sorted(failed)],
+        "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
+        "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),
+        "result": result,
+    }

@@ -1,0 +1,119 @@
+"""The report as text for a terminal: a banner, one card per category, a summary card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine.units import format_duration
+
+Obj = dict[str, Any]
+WIDTH = 66
+MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Pending": "·"}
+MAX_GROUP_ROWS = 12
+MAX_TAIL_LINES = 12
+
+
+def _evidence_text(evidence: list[Obj] | None) -> str:
+    parts = []
+    for item in evidence or []:
+        measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
+        parts.append(f"{item['metric']} measured {measured}, expected {item['expression']}")
+    return "; ".join(parts)
+
+
+def node_line(node: Obj) -> str:
+    detail = _evidence_text(node.get("evidence")) or node.get("message", "")
+    return f"{node['name']}: {node['reason']}" + (f" — {detail}" if detail else "")
+
+
+def _card(title: str, rows: list[str]) -> list[str]:
+    head = f"┌─ {title} "
+    return [head + "─" * max(WIDTH - len(head), 2), *[f"│ {row}" for row in rows], "└" + "─" * (WIDTH - 1)]
+
+
+def _field(label: str, value: Any) -> str:
+    return f"{label + ':':<13}{value}"
+
+
+def _category_rows(category: Obj) -> list[str]:
+    rows = [_field("Status", f"{MARK.get(category['status'], '?')} {category['status']}")]
+    if category.get("failureReason"):
+        rows.append(_field("Reason", category["failureReason"]))
+    if category.get("runtimeSeconds") is not None:
+        iterations = category.get("iterations") or []
+        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} iterations)" if len(iterations) > 1 else "")))
+        if len(iterations) > 1:
+            rows += [f"  {MARK.get(i['status'], '?')} #{i['number']} {i['status']}" + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
+    if category.get("testScale"):
+        rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
+    for key, expression in sorted((category.get("thresholds") or {}).items()):
+        rows.append(_field("Threshold", f"{key}: {expression}"))
+    if category.get("failedGroups"):
+        rows.append("Failed Groups:")
+        for group in category["failedGroups"][:MAX_GROUP_ROWS]:
+            rows.append(f"  ✗ {group['name']} ({group['nodeCount']} nodes): {group['reason']}")
+            rows += [f"      {node_line(node)}" for node in group.get("failedNodes") or []]
+            log = group.get("failureLog") or {}
+            if log.get("tail"):
+                rows.append(f"      Failure Log: pod {log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')} ({log.get('reason')})")
+                rows += [f"        {line.encode('unicode_escape').decode()[:120]}" for line in log["tail"].splitlines()[-MAX_TAIL_LINES:]]
+        if len(category["failedGroups"]) > MAX_GROUP_ROWS:
+            rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
+    if category.get("cliques"):
+        rows.append("Cliques:")
+        rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes" + (f"  {c['busBW']:.2f} GB/s" if c.get("busBW") is not None else "") for c in category["cliques"]]
+    if category.get("diagnose"):
+        rows += _diagnose_rows(category["diagnose"])
+    training = category.get("training")
+    if training:
+        if "goodputRatio" in training:
+            rows.append(_field("Goodput", f"{training['goodputRatio']:.2f} ({training['goodputRatio'] * 100:.0f}%)"))
+        if "avgTFLOPsPerGPU" in training:
+            rows.append(_field("TFLOPs/GPU", f"{training['avgTFLOPsPerGPU']:.1f}"))
+        if "avgStepTimeSec" in training:
+            rows.append(_field("Step Time", f"{training['avgStepTimeSec']:.2f}s"))
+    low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
+    if low:
+        rows.append("Bandwidth by group (below threshold or failed):")
+        for group in low[:MAX_GROUP_ROWS]:
+            busbw = "n/a" if group["busBW"] is None else f"{group['busBW']:.2f} GB/s"
+            rows.append(f"  ✗ {group['groupName']}  {busbw}{'  LOW' if group.get('belowMin') else ''}  [{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]")
+    if category.get("bandwidth"):
+        bw = category["bandwidth"]
+        spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""
+        rows.append(_field("Bandwidth", f"busBW {bw['busBW']:.2f} GB/s{spread}"))
+    return rows
+
+
+def _diagnose_rows(state: Obj) -> list[str]:
+    return [
+        _field("Diagnosis", f"stage {state.get('stage')}, {state.get('round', 0)} rounds"),
+        _field("  Healthy", len(state.get("healthyNodes") or [])),
+        _field("  Faulty", ", ".join(state.get("faultyNodes") or []) or "none"),
+        _field("  Unsure", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
+    ]
+
+
+def render_text(report: Obj) -> str:
+    """The full report."""
+    lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
+    lines += [f"  {_field('Name', report['name'])}", f"  {_field('Platform', report.get('platform') or 'unknown')}",
+              f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', report.get('totalNodes'))}"]
+    excluded = report.get("excludedNodes") or []
+    if excluded:
+        lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")
+        reasons = sorted({e.get("message") or e["reason"] for e in excluded})
+        lines += [f"  {'':13}{reason}" for reason in reasons]
+    lines.append("")
+    for category in report["categories"]:
+        lines += _card(f"{category['domain']}/{category['variant']}", _category_rows(category))
+        lines.append("")
+    summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
+    details = report.get("failedNodeDetails") or []
+    summary.append(_field("Failed Nodes", len(details) if details else "none"))
+    for node in details:
+        for failure in node["failures"]:
+            summary.append(f"  - {node_line(failure)} [{failure['category']}]")
+    summary.append(_field("Result", report["result"]))
+    lines += _card("Summary", summary)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""A session on the embedded simulator: store, clock, fleet, runner and engine, persisted to a local
+state file so a second process (`nvcre certification report`) sees the same certifications.
+
+The simulator keeps time while no process runs: opening a session moves the simulated clock forward
+by the wall-clock time since the last save times the scenario's speed, and lets the engine catch up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.engine.clock import ManualClock, format_time, parse_time
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.memory import MemoryStore
+
+STATE_VERSION = 1
+SIM_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def default_state_path() -> Path:
+    """$NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim-state.json (~/.local/state by default)."""
+    if os.environ.get("NVCRE_STATE"):
+        return Path(os.environ["NVCRE_STATE"])
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "nvcre" / "sim-state.json"
+
+
+@dataclass
+class SimSession:
+    """Everything one process needs to run certifications on the simulated fleet."""
+
+    scenario: Scenario
+    clock: ManualClock
+    store: MemoryStore
+    fleet: SimulatedFleet
+    runner: SimulatedRunner
+    engine: Engine
+    path: Path | None = None
+    saved_at: datetime | None = None
+
+    @classmethod
+    async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None) -> SimSession:
+        """Load the state file for this scenario (a different scenario starts a fresh fleet), or start one."""
+        data = _read_state(path) if path else None
+        if data is not None and data.get("scenario") == scenario.to_wire():
+            clock = ManualClock(parse_time(data["clock"]))
+            store = MemoryStore.from_snapshot(data["store"], clock)
+            saved_at = parse_time(data["savedAt"])
+        else:
+            clock, saved_at = ManualClock(SIM_START), None
+            store = MemoryStore(clock)
+        fleet = SimulatedFleet(store, clock, scenario)
+        runner = SimulatedRunner(store, clock, scenario, fleet)
+        session = cls(scenario, clock, store, fleet, runner, Engine(store, clock, catalog or default_catalog(), runner), path, saved_at)
+        await fleet.ensure_nodes()
+        return session
+
+    async def catch_up(self, now: datetime | None = None) -> None:
+        """Advance simulated time by the wall time since the last save (× speed) and settle the engine."""
+        if self.saved_at is None:
+            await self.engine.settle()
+            return
+        wall = ((now or datetime.now(UTC)) - self.saved_at).total_seconds()
+        await self.engine.run_until_settled(max_seconds=max(wall, 0.0) * self.scenario.speed)
+
+    def save(self) -> None:
+        """Write the state file atomically (temp file + rename)."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"version": STATE_VERSION, "scenario": self.scenario.to_wire(), "clock": format_time(self.clock.now()),
+                "savedAt": format_time(datetime.now(UTC)), "store": self.store.snapshot()}
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temporary, self.path)
+
+
+def _read_state(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise InputError(f"{path}: unreadable simulator state ({error}); delete it to start afresh") from None
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        raise InputError(f"{path}: simulator state of another version; delete it to start afresh")
+    return data

@@ -1,0 +1,151 @@
+"""`nvcre parse nccl|dcgm|training FILE|-`: read a tool's output the way the engine does and show what it yields.
+
+Exit codes: 0 parsed, 1 parsed and the result is a failure (data corruption, failed diagnostic),
+2 unreadable, empty or wrong-kind input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from nvcre_tui.cli.output import print_table, to_json
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
+
+EXIT_OK, EXIT_FAILED = 0, 1
+STDIN = "-"
+
+
+def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `parse` command."""
+    parser = groups.add_parser(
+        "parse",
+        help="parse nccl-tests, dcgmi diag or training output into measurements",
+        description="Parse real tool output with the engine's parsers: nccl-tests stdout or -J JSON, "
+        "`dcgmi diag` JSON or text, Megatron-LM / NeMo training logs. Exit 1 when the result is a failure.",
+    )
+    parser.add_argument("kind", choices=tuple(PARSERS), help="which tool produced the output")
+    parser.add_argument("file", metavar="FILE", help="the output to read, or - for standard input")
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="table (default) or JSON")
+    parser.set_defaults(func=run_parse)
+
+
+class _Lines:
+    """Iterates a text stream, noting whether any non-blank line went by and turning read errors into InputError."""
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self.stream, self.label, self.content = stream, label, False
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for line in self.stream:
+                self.content = self.content or bool(line.strip())
+                yield line
+        except OSError as error:
+            raise InputError(f"{self.label}: cannot read: {error.strerror or error}") from None
+
+
+def _open(path: str) -> TextIO:
+    """The input as text. Undecodable bytes become U+FFFD (a stray byte in a pod log must not hide its
+    results); only "\n" ends a line, so progress-bar carriage returns stay inside theirs."""
+    if path == STDIN:
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # already text (a test's StringIO)
+            return sys.stdin
+        return io.TextIOWrapper(buffer, encoding="utf-8", errors="replace", newline="\n")
+    try:
+        return open(path, encoding="utf-8", errors="replace", newline="\n")
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def read_result(kind: str, path: str) -> ParseResult:
+    """Parse the file (or stdin for "-") with the `kind` parser; every problem becomes an InputError."""
+    label = "stdin" if path == STDIN else path
+    stream = _open(path)
+    lines = _Lines(stream, label)
+    try:
+        return PARSERS[kind](lines)
+    except ParseError as error:
+        message = "empty input" if not lines.content else error.message
+        raise InputError(f"{label}: {message}") from None
+    finally:
+        if path != STDIN:
+            stream.close()
+        elif stream is not sys.stdin:
+            stream.detach()  # the wrapper must not close the process's stdin when collected
+
+
+def run_parse(args: argparse.Namespace) -> int:
+    """Parse, print as a table or JSON, and exit 1 when the result is a failure."""
+    result = read_result(args.kind, args.file)
+    if args.output == "json":
+        print(to_json(result.to_dict()))
+    else:
+        _print_table(result)
+    return EXIT_FAILED if result.failure is not None else EXIT_OK
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
+    return str(value)
+
+
+def _print_table(result: ParseResult) -> None:
+    summary = [(name, _fmt(value)) for name, value in result.measurements().items()]
+    if isinstance(result, NcclResult):
+        _nccl(result, summary)
+    elif isinstance(result, DcgmResult):
+        _dcgm(result, summary)
+    elif isinstance(result, TrainingResult):
+        _training(result, summary)
+    verdict = "PASSED" if result.failure is None else f"FAILED {result.failure.reason}: {result.failure.message}"
+    print_table(("field", "value"), [*summary, ("verdict", verdict)], title="Summary")
+
+
+def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
+    hosts = sorted({device.host for device in result.ranks.values()})
+    summary += [("programs", ", ".join(result.programs) or "-"), ("rows", str(result.row_count)),
+                ("runs", f"{result.runs_concluded}/{result.runs_started} concluded"),
+                ("avg bus bandwidth (footer)", _fmt(result.avg_bus_bandwidth)),
+                ("ranks", f"{len(result.ranks)} on {', '.join(hosts) or '-'}")]
+    rows = [(size.size, size.samples, _fmt(size.out_of_place.time_us), _fmt(size.out_of_place.algbw),
+             _fmt(size.out_of_place.busbw), _fmt(size.in_place.busbw), _fmt(size.min_busbw), _fmt(size.max_busbw),
+             f"{size.wrong:g}") for size in result.sizes]
+    print_table(("size (B)", "samples", "time (us)", "algbw", "busbw", "in-place busbw", "min busbw", "max busbw",
+                 "wrong"), rows, title="Per-size averages (out-of-place unless noted, GB/s)")
+
+
+def _dcgm(result: DcgmResult, summary: list[tuple[str, str]]) -> None:
+    summary += [("format", result.format), ("DCGM version", _fmt(result.version)), ("driver", _fmt(result.driver)),
+                ("iterations", str(result.iterations)), ("GPUs", ", ".join(map(str, result.gpus)) or "-")]
+    if result.runtime_error:
+        summary.append(("runtime error", result.runtime_error))
+    rows = []
+    for test in result.tests:
+        failing = [r.entity for r in test.results if r.status not in ("Pass", "Skip", "Not Run")]
+        warnings = [w.message for r in test.results for w in r.warnings] + [w.message for w in test.warnings]
+        rows.append((test.iteration + 1, test.category, test.name, test.status, ", ".join(failing) or "-",
+                     (warnings[0][:80] if warnings else "-")))
+    print_table(("run", "category", "test", "status", "not passing", "first warning"), rows, title="Tests")
+
+
+def _training(result: TrainingResult, summary: list[tuple[str, str]]) -> None:
+    summary += [("framework", result.framework), ("steps", f"{result.step_count} logged, "
+                f"{result.warmup_step_count} warmup, {result.first_step}..{result.last_step}/{_fmt(result.total_steps)}"),
+                ("last step at", _fmt(result.last_step_time)), ("checkpoints", str(result.checkpoints_saved)),
+                ("interruptions", str(result.interruptions))]
+    if result.goodput is not None:
+        g = result.goodput
+        summary.append(("goodput terms (s)", f"wall {g.training_time_sec:.1f}, lost {g.lost_work_sec:.1f}, resume "
+                        f"{g.resume_sec:.1f}, reschedule {g.reschedule_sec:.1f}, saves {g.checkpoint_save_sec:.1f}"))
+    rows = [(step.step, _fmt(step.step_time_sec), _fmt(step.tflops_per_gpu), _fmt(step.loss), "yes" if step.warmup else "")
+            for step in result.recent_steps[-10:]]
+    print_table(("step", "step time (s)", "TFLOP/s/GPU", "loss", "warmup"), rows, title="Last steps")

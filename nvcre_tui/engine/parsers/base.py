@@ -1,0 +1,146 @@
+"""Shared pieces of the result parsers: the one error type, failures, line handling, strict numbers."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+#: Reasons a ParseError carries; callers branch on these, the message is for people.
+NO_DATA = "NoDataCollected"
+WRONG_FORMAT = "WrongFormat"
+
+_DEFAULT_MESSAGES = {
+    NO_DATA: "no result data found in the input",
+    WRONG_FORMAT: "input is not in the expected format",
+}
+
+
+class ParseError(ValueError):
+    """The only exception a parser raises for any input text.
+
+    `reason` is a stable machine word (NoDataCollected, WrongFormat); `message` says what is
+    wrong and where, in one line, without a traceback.
+    """
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        self.reason = reason
+        self.message = message or _DEFAULT_MESSAGES.get(reason, reason)
+        super().__init__(f"{self.message} ({self.reason})")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a parsed result means the node (or group) failed: a reason word and a readable message."""
+
+    reason: str
+    message: str
+    gpus: tuple[int, ...] = ()
+
+
+def as_lines(source: Iterable[str] | str) -> Iterator[str]:
+    """Lines of `source`: a whole text is split at "\n" only (keeping it); any other iterable is used as is.
+
+    Carriage returns stay inside their line (progress bars rewrite a line with them): open files with
+    `newline="\n"` so Python does not turn them into line breaks either.
+    """
+    if isinstance(source, str):
+        return iter(io.StringIO(source, newline="\n"))
+    return _checked(source)
+
+
+def _checked(lines: Iterable[str]) -> Iterator[str]:
+    """Iterate `lines`, turning undecodable bytes into a ParseError instead of UnicodeDecodeError."""
+    iterator = iter(lines)
+    while True:
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as error:
+            raise ParseError(WRONG_FORMAT, f"input is not UTF-8 text ({error.reason})") from None
+        if not isinstance(line, str):
+            raise ParseError(WRONG_FORMAT, f"expected text lines, got {type(line).__name__}")
+        yield line
+
+
+# kubelet prefixes every pod-log line with an RFC 3339 timestamp (nanoseconds, Z or an offset).
+_KUBELET = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ", re.ASCII)
+
+
+def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
+    """(timestamp, rest) of a pod-log line; (None, line) when it carries no kubelet timestamp."""
+    # Cheap test first: this runs on every line of logs that can be hundreds of megabytes.
+    if len(line) < 21 or line[4] != "-" or line[10] != "T" or not line[:4].isdigit():
+        return None, line
+    match = _KUBELET.match(line)
+    if match is None:
+        return None, line
+    return parse_timestamp(match.group(1)), line[match.end() :]
+
+
+def strip_kubelet_prefix(line: str) -> str:
+    """The line without its kubelet timestamp (no datetime is built: the hot path of the nccl parser)."""
+    if len(line) < 21 or line[4] != "-" or line[10] != "T" or not line[:4].isdigit():
+        return line
+    match = _KUBELET.match(line)
+    return line if match is None else line[match.end() :]
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    """An ISO/RFC 3339 or `YYYY-mm-dd HH:MM:SS[.f]` timestamp as an aware UTC datetime; None if invalid.
+
+    Naive timestamps (Megatron, NeMo) are taken as UTC: pods log in UTC unless told otherwise.
+    """
+    try:
+        value = datetime.fromisoformat(text.strip())
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted out of range by an offset
+        return None
+
+
+# Python's float()/int() accept "nan", "inf", "1_000" and non-ASCII digits; tool output never holds
+# those, so numbers are matched strictly first and a cell that is anything else makes the row invalid.
+_UNSIGNED = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+_SIGNED = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
+
+
+def unsigned_number(token: str) -> float | None:
+    """The value of a non-negative decimal token, or None when the token is not one."""
+    if _UNSIGNED.fullmatch(token) is None:
+        return None
+    value = float(token)
+    return value if value != float("inf") else None
+
+
+def signed_number(token: str) -> float | None:
+    """The value of a decimal token that may carry a sign, or None."""
+    if _SIGNED.fullmatch(token) is None:
+        return None
+    value = float(token)
+    return value if abs(value) != float("inf") else None
+
+
+def unsigned_int(token: str) -> int | None:
+    """The value of an ASCII-digit token, or None."""
+    # The length cap keeps int() away from its 4300-digit limit (a ValueError) on hostile input.
+    if len(token) <= 40 and token.isascii() and token.isdigit():
+        return int(token)
+    return None
+
+
+def signed_int(token: str) -> int | None:
+    """The value of an optionally negative ASCII-digit token, or None."""
+    digits = token[1:] if token[:1] == "-" else token
+    if digits and len(digits) <= 40 and digits.isascii() and digits.isdigit():
+        return int(token)
+    return None
+
+
+def iso(value: datetime | None) -> str | None:
+    """A datetime as ISO 8601 text for JSON output."""
+    return None if value is None else value.isoformat()

@@ -1,0 +1,161 @@
+"""`dcgmi diag -j` JSON of DCGM 3.x, 4.x and the 4.2 hybrid, with or without --iterations.
+
+The document is walked, not validated against one schema: DCGM changed the shape between releases,
+and a shape we did not expect must end in a ParseError, never in an empty pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers.dcgm_model import (
+    FAILING,
+    DcgmEntityResult,
+    DcgmResult,
+    DcgmTest,
+    DcgmWarning,
+    normalize_status,
+    normalize_test_name,
+    summary_status,
+    verdict,
+)
+from nvcre_tui.engine.parsers.json_text import load_json
+
+KEY_3X, KEY_4X = "DCGM GPU Diagnostic", "DCGM Diagnostic"
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value) < 20:
+        return int(value.strip())
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _warnings(raw: Any) -> tuple[DcgmWarning, ...]:
+    """3.x used plain strings, later releases objects with error ids; accept a lone string too."""
+    items = raw if isinstance(raw, list) else [raw] if raw is not None else []
+    warnings = []
+    for item in items:
+        if isinstance(item, str):
+            warnings.append(DcgmWarning(item))
+        elif isinstance(item, dict) and isinstance(item.get("warning"), str):
+            warnings.append(DcgmWarning(item["warning"], _int(item.get("error_id")),
+                                        _int(item.get("error_category")), _int(item.get("error_severity"))))
+    return tuple(warnings)
+
+
+def _info(raw: Any) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list) else [raw]
+    return tuple(item for item in items if isinstance(item, str))
+
+
+def _entity(result: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
+    """(label, GPU indices) from 4.x entity fields or 3.x gpu_id / gpu_ids."""
+    if "entity_id" in result:
+        entity_id = _int(result["entity_id"])
+        group = _text(result.get("entity_group")) or "GPU"
+        if entity_id is None:
+            return None
+        return f"{group} {entity_id}", (entity_id,) if group.upper() == "GPU" else ()
+    raw = result.get("gpu_id", result.get("gpu_ids"))
+    if raw is None:
+        return ("all GPUs", ()) if "status" in result else None
+    parts = [_int(part) for part in (str(raw).split(",") if isinstance(raw, str) else [raw])]
+    if not parts or any(part is None for part in parts):
+        return None
+    gpus = tuple(part for part in parts if part is not None)
+    return (f"GPU {gpus[0]}" if len(gpus) == 1 else "GPUs " + ",".join(map(str, gpus))), gpus
+
+
+def _test(category: str, raw: Any, iteration: int) -> DcgmTest | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        return None  # 3.x output has null entries between tests
+    results = []
+    for item in raw.get("results") if isinstance(raw.get("results"), list) else []:
+        entity = _entity(item) if isinstance(item, dict) else None
+        if entity is None:
+            continue
+        status = normalize_status(item.get("status"))
+        results.append(DcgmEntityResult(entity[0], entity[1], status, _warnings(item.get("warnings")),
+                                        _info(item.get("info"))))
+    summary = raw.get("test_summary") if isinstance(raw.get("test_summary"), dict) else {}
+    entity_results = tuple(results)
+    if not entity_results and "status" not in summary:
+        return None
+    status = normalize_status(summary["status"]) if "status" in summary else summary_status(entity_results)
+    return DcgmTest(category, normalize_test_name(raw["name"]), status, entity_results,
+                    _warnings(summary.get("warnings")), iteration)
+
+
+@dataclass
+class _Run:
+    """What one diagnostic document (one iteration) holds."""
+
+    format: str
+    version: str | None
+    driver: str | None
+    tests: list[DcgmTest]
+    runtime_error: str | None
+
+
+def _run(document: dict[str, Any], iteration: int) -> _Run:
+    key = KEY_3X if KEY_3X in document else KEY_4X
+    tree = document[key]
+    if not isinstance(tree, dict):
+        raise ParseError(WRONG_FORMAT, f"'{key}' is not an object")
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    if key == KEY_3X:
+        form = "3.x"
+    else:
+        form = "4.x" if metadata or "entity_groups" in document else "hybrid"
+    tests = []
+    categories = tree.get("test_categories")
+    for category in categories if isinstance(categories, list) else []:
+        if not isinstance(category, dict) or not isinstance(category.get("tests"), list):
+            continue
+        name = _text(category.get("category")) or "Unknown"
+        tests += [test for raw in category["tests"] if (test := _test(name, raw, iteration)) is not None]
+    version = _text(metadata.get("version")) or _text(tree.get("version"))
+    driver = _text(metadata.get("Driver Version Detected")) or _text(tree.get("Driver Version Detected"))
+    error = _text(tree.get("runtime_error")) or _text(document.get("runtime_error"))
+    return _Run(form, version, driver, tests, error.strip() if error and error.strip() else None)
+
+
+def parse_dcgm_json(text: str) -> DcgmResult:
+    """The DcgmResult of a `dcgmi diag -j` document (text may carry warning lines before it)."""
+    document = load_json(text)
+    if not isinstance(document, dict):
+        raise ParseError(WRONG_FORMAT, "JSON but not a dcgmi diag document")
+    overall = _text(document.get("Overall Result"))
+    if isinstance(document.get("iterations"), list):
+        documents = [item for item in document["iterations"] if isinstance(item, dict)
+                     and (KEY_3X in item or KEY_4X in item)]
+    elif KEY_3X in document or KEY_4X in document:
+        documents = [document]
+    else:
+        raise ParseError(WRONG_FORMAT, f"JSON but not dcgmi diag output (no '{KEY_4X}' or '{KEY_3X}' section)")
+    runs = [_run(item, index) for index, item in enumerate(documents)]
+    tests = tuple(test for run in runs for test in run.tests)
+    runtime_error = next((run.runtime_error for run in runs if run.runtime_error), None)
+    if not tests and runtime_error is None and (overall is None or normalize_status(overall) not in FAILING):
+        raise ParseError(NO_DATA, "dcgmi diag output holds no test results")
+    first = runs[0] if runs else _Run("4.x", None, None, [], None)
+    return DcgmResult(
+        format=first.format,
+        version=first.version,
+        driver=first.driver,
+        tests=tests,
+        runtime_error=runtime_error,
+        iterations=max(len(runs), 1),
+        overall=overall,
+        failure=verdict(tests, runtime_error, overall, _text(document.get("warning"))),
+    )

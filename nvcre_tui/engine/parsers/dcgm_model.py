@@ -1,0 +1,160 @@
+"""What `dcgmi diag` reports, per test and GPU, and the node verdict drawn from it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from nvcre_tui.engine.parsers.base import Failure
+
+TEST_FAILED = "DcgmTestFailed"
+RUNTIME_ERROR = "DcgmRuntimeError"
+NOTHING_RAN = "DcgmNothingRan"
+
+PASS, FAIL, WARN, SKIP, NOT_RUN, UNKNOWN = "Pass", "Fail", "Warn", "Skip", "Not Run", "Unknown"
+
+# Spellings across DCGM 2.x-4.x; anything else is UNKNOWN, which fails: a new spelling must never pass.
+_STATUS = {"pass": PASS, "passed": PASS, "fail": FAIL, "failed": FAIL, "warn": WARN, "warning": WARN,
+           "skip": SKIP, "skipped": SKIP, "not run": NOT_RUN, "notrun": NOT_RUN, "not_run": NOT_RUN}
+FAILING = frozenset({FAIL, UNKNOWN})
+
+# DCGM 3.x display names -> the 4.x plugin names, so one test has one name in every report.
+_TEST_NAMES = {"gpu memory": "memory", "diagnostic": "diagnostic", "pcie": "pcie", "sm stress": "sm_stress",
+               "targeted stress": "targeted_stress", "targeted power": "targeted_power",
+               "memory bandwidth": "memory_bandwidth", "memtest": "memtest", "pulse test": "pulse_test",
+               "context create": "context_create", "eud test": "eud", "cpu eud test": "cpu_eud",
+               "nvbandwidth": "nvbandwidth", "nccl tests": "nccl_tests"}
+
+
+def normalize_status(raw: object) -> str:
+    """One of Pass/Fail/Warn/Skip/Not Run, or Unknown."""
+    if not isinstance(raw, str):
+        return UNKNOWN
+    return _STATUS.get(" ".join(raw.split()).lower(), UNKNOWN)
+
+
+def normalize_test_name(raw: str) -> str:
+    """`GPU Memory` -> `memory`; 4.x names pass through; others are lower_snake_cased."""
+    key = " ".join(raw.split()).lower()
+    return _TEST_NAMES.get(key, key.replace(" ", "_"))
+
+
+@dataclass(frozen=True)
+class DcgmWarning:
+    """A warning or error DCGM attached to a result."""
+
+    message: str
+    error_id: int | None = None
+    category: int | None = None
+    severity: int | None = None
+
+
+@dataclass(frozen=True)
+class DcgmEntityResult:
+    """The status of one test on one entity (a GPU, a set of GPUs, a CPU, or all of them)."""
+
+    entity: str  # "GPU 1", "GPUs 0,1,2", "CPU 0", "all GPUs"
+    gpus: tuple[int, ...]
+    status: str
+    warnings: tuple[DcgmWarning, ...] = ()
+    info: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DcgmTest:
+    """One test of one diagnostic run (one iteration with --iterations)."""
+
+    category: str
+    name: str
+    status: str  # the test summary, or the worst entity status when DCGM gives none
+    results: tuple[DcgmEntityResult, ...]
+    warnings: tuple[DcgmWarning, ...] = ()  # summary-level: not tied to an entity
+    iteration: int = 0
+
+
+def summary_status(results: tuple[DcgmEntityResult, ...]) -> str:
+    """The worst status among `results` (Fail/Unknown > Warn > Pass > Skip > Not Run)."""
+    statuses = {result.status for result in results}
+    for status in (UNKNOWN, FAIL, WARN, PASS, SKIP):
+        if status in statuses:
+            return status
+    return NOT_RUN
+
+
+@dataclass(frozen=True)
+class DcgmResult:
+    """A whole `dcgmi diag` output and its node verdict (`failure` is None when the node passed)."""
+
+    format: str  # "3.x", "4.x", "hybrid" or "table"
+    version: str | None
+    driver: str | None
+    tests: tuple[DcgmTest, ...]
+    runtime_error: str | None
+    iterations: int
+    overall: str | None  # "Overall Result" of --iterations output
+    failure: Failure | None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+    @property
+    def gpus(self) -> tuple[int, ...]:
+        """Every GPU index any result names."""
+        return tuple(sorted({gpu for test in self.tests for result in test.results for gpu in result.gpus}))
+
+    def measurements(self) -> dict[str, float]:
+        """DCGM yields a verdict, not threshold metrics."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        data["gpus"] = list(self.gpus)
+        return data
+
+
+def _where(gpus: tuple[int, ...]) -> str:
+    if not gpus:
+        return ""
+    if len(gpus) == 1:
+        return f" on GPU {gpus[0]}"
+    return " on GPUs " + ", ".join(str(gpu) for gpu in gpus)
+
+
+def _reason_text(test: DcgmTest, failing: list[DcgmEntityResult], gpus: tuple[int, ...]) -> str:
+    """The warning that best explains the failure: one naming the GPU, else the first one given."""
+    warnings = [warning for result in failing for warning in result.warnings] + list(test.warnings)
+    for warning in warnings:
+        if any(f"GPU {gpu}" in warning.message for gpu in gpus):
+            return warning.message
+    if warnings:
+        return warnings[0].message
+    odd = [result.status for result in failing if result.status == UNKNOWN]
+    return "unrecognised status reported" if odd or test.status == UNKNOWN else "no reason given"
+
+
+def verdict(tests: tuple[DcgmTest, ...], runtime_error: str | None, overall: str | None,
+            overall_warning: str | None) -> Failure | None:
+    """The node verdict: a runtime error, any failing test or entity, or a failed overall result."""
+    if runtime_error:
+        return Failure(RUNTIME_ERROR, f"dcgmi diag could not run: {runtime_error}")
+    messages: list[str] = []
+    failed_gpus: set[int] = set()
+    for test in tests:
+        failing = [result for result in test.results if result.status in FAILING]
+        if not failing and test.status not in FAILING:
+            continue
+        gpus = tuple(sorted({gpu for result in failing for gpu in result.gpus}))
+        failed_gpus.update(gpus)
+        run = f" (iteration {test.iteration + 1})" if test.iteration else ""
+        messages.append(f"{test.name} failed{_where(gpus)}{run}: {_reason_text(test, failing, gpus)}")
+    if messages:
+        more = f" (and {len(messages) - 1} more failures)" if len(messages) > 1 else ""
+        return Failure(TEST_FAILED, messages[0] + more, tuple(sorted(failed_gpus)))
+    if overall is not None and normalize_status(overall) in FAILING:
+        return Failure(TEST_FAILED, f"diagnostic overall result {overall}: {overall_warning or 'no reason given'}")
+    if not any(test.status in (PASS, WARN) for test in tests):
+        # Everything skipped proves nothing about the hardware: not a pass.
+        return Failure(NOTHING_RAN, "no diagnostic test ran on this node (all skipped or not run)")
+    return None

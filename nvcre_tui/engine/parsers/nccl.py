@@ -1,0 +1,59 @@
+"""nccl-tests results (`all_reduce_perf`, `all_gather_perf`, `alltoall_perf`, `sendrecv_perf`, `*_mpi`, loopback `-g`).
+
+`parse_nccl` reads either the stdout table (streamed, memory bounded by the number of message sizes)
+or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
+maximum over sizes of the per-size average out-of-place busbw.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from nvcre_tui.engine.parsers.base import as_lines, strip_kubelet_prefix
+from nvcre_tui.engine.parsers.nccl_json import read_json
+from nvcre_tui.engine.parsers.nccl_model import (
+    DATA_CORRUPTION,
+    DEFAULT_MAX_ROWS,
+    Half,
+    HalfAverage,
+    NcclAggregator,
+    NcclResult,
+    RankDevice,
+    Row,
+    SizeAverage,
+)
+from nvcre_tui.engine.parsers.nccl_table import read_table
+
+__all__ = [
+    "DATA_CORRUPTION",
+    "Half",
+    "HalfAverage",
+    "NcclResult",
+    "RankDevice",
+    "Row",
+    "SizeAverage",
+    "parse_nccl",
+]
+
+
+def parse_nccl(source: Iterable[str] | str, *, max_rows: int = DEFAULT_MAX_ROWS) -> NcclResult:
+    """Parse nccl-tests output from lines (or one text).
+
+    Raises ParseError(NoDataCollected) when no result row is found, ParseError(WrongFormat) for a
+    JSON document that is not -J output. Rows beyond `max_rows` still count in every average.
+    """
+    lines = as_lines(source)
+    aggregator = NcclAggregator(max_rows)
+    head: list[str] = []
+    for line in lines:
+        head.append(line)
+        text = strip_kubelet_prefix(line).strip()
+        if text:
+            if text.startswith("{"):
+                document = "".join(strip_kubelet_prefix(part) for part in itertools.chain(head, lines))
+                read_json(document, aggregator)
+                return aggregator.result()
+            break
+    read_table(itertools.chain(head, lines), aggregator)
+    return aggregator.result()

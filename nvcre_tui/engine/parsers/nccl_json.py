@@ -1,0 +1,93 @@
+"""nccl-tests `-J <file>` JSON output: results[] with out_of_place / in_place objects."""
+
+from __future__ import annotations
+
+import math
+from pathlib import PurePosixPath
+from typing import Any
+
+from nvcre_tui.engine.parsers.base import WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers.json_text import load_json
+from nvcre_tui.engine.parsers.nccl_model import Half, NcclAggregator, RankDevice, Row
+
+
+def _number(value: Any) -> float | None:
+    """A finite non-negative JSON number (bool is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit():
+        return int(value.strip())  # nccl-tests writes root as the padded text "    -1"
+    return None
+
+
+def _half(data: Any) -> Half | None:
+    if not isinstance(data, dict):
+        return None
+    time_us = _number(data.get("time", data.get("cpu_time")))
+    algbw = _number(data.get("alg_bw", data.get("algbw")))
+    busbw = _number(data.get("bus_bw", data.get("busbw")))
+    if time_us is None or algbw is None or busbw is None:
+        return None
+    raw_wrong = data.get("nwrong", data.get("wrong"))
+    wrong = None if raw_wrong is None else _number(raw_wrong)
+    if raw_wrong is not None and wrong is None:
+        return None
+    return Half(time_us, algbw, busbw, wrong)
+
+
+def _row(data: Any) -> Row | None:
+    if not isinstance(data, dict):
+        return None
+    size, count = _integer(data.get("size")), _integer(data.get("count"))
+    kind, redop = data.get("type"), data.get("redop", "none")
+    if size is None or count is None or size < 0 or count < 0:
+        return None
+    if not isinstance(kind, str) or not isinstance(redop, str):
+        return None
+    root = _integer(data["root"]) if "root" in data else None
+    out_of_place, in_place = _half(data.get("out_of_place")), _half(data.get("in_place"))
+    if out_of_place is None or in_place is None:
+        return None  # trace-replay rows have no out-of-place half: nothing comparable to measure
+    return Row(size, count, kind, redop, root, out_of_place, in_place)
+
+
+def _devices(config: Any, aggregator: NcclAggregator) -> None:
+    devices = config.get("devices") if isinstance(config, dict) else None
+    for device in devices if isinstance(devices, list) else []:
+        if not isinstance(device, dict):
+            continue
+        rank, index = _integer(device.get("rank")), _integer(device.get("device"))
+        host, bus, name = device.get("hostname"), device.get("device_hex", ""), device.get("device_info", "")
+        if rank is not None and index is not None and isinstance(host, str):
+            aggregator.ranks[rank] = RankDevice(host, index, str(bus), str(name))
+
+
+def read_json(text: str, aggregator: NcclAggregator) -> None:
+    """Fold one -J document into `aggregator`; ParseError(WrongFormat) if it is not one."""
+    document = load_json(text)
+    if not isinstance(document, dict) or not isinstance(document.get("results"), list):
+        raise ParseError(WRONG_FORMAT, "JSON but not nccl-tests -J output (no results list)")
+    args = document.get("args")
+    program = PurePosixPath(args[0]).name if isinstance(args, list) and args and isinstance(args[0], str) else ""
+    aggregator.start_run(program)
+    _devices(document.get("config"), aggregator)
+    for entry in document["results"]:
+        row = _row(entry)
+        if row is not None:
+            aggregator.add_row(row)
+    average = document.get("average_bus_bandwidth")
+    if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
+        aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
+        aggregator.runs_concluded += 1
+    bounds = document.get("out_of_bounds")
+    if isinstance(bounds, dict) and _integer(bounds.get("count")) is not None:
+        aggregator.add_out_of_bounds(max(0, _integer(bounds["count"]) or 0))

@@ -1,0 +1,201 @@
+"""Megatron-LM and NeMo 2 training logs -> step time, TFLOP/s per GPU, goodput (NVCRE GoodputMeasurement).
+
+Streaming: running sums plus the last 100 steps, so memory does not grow with the log. Warmup
+follows NVCRE: after an application start or a checkpoint restore, steps below the first logged
+step + warmupSteps are warmup; step numbers that are not multiples of logInterval are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from datetime import datetime
+
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, split_kubelet_prefix
+from nvcre_tui.engine.parsers.training_lines import CheckpointDone, CheckpointSave, Event, Restore, Start, Step, recognise
+from nvcre_tui.engine.parsers.training_model import (
+    PROFILES,
+    Goodput,
+    TrainingProfile,
+    TrainingResult,
+    TrainingStep,
+    goodput_ratio,
+    seconds_since_last_step,
+    stall_limit_seconds,
+)
+
+__all__ = ["PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "TrainingStep", "parse_training",
+           "seconds_since_last_step", "stall_limit_seconds"]
+
+RECENT_STEPS = 100
+
+
+def _seconds(later: datetime | None, earlier: datetime | None) -> float:
+    """Non-negative seconds between two times; 0 when either is unknown."""
+    if later is None or earlier is None:
+        return 0.0
+    return max(0.0, (later - earlier).total_seconds())
+
+
+class _Tracker:
+    """Folds events into running totals; one instance per parse."""
+
+    def __init__(self, profile: TrainingProfile | None) -> None:
+        self.profile = profile
+        self.recent: deque[TrainingStep] = deque(maxlen=RECENT_STEPS)
+        self.steps = self.warmups = 0
+        self.first_step: int | None = None
+        self.last_step = 0
+        self.total: int | None = None
+        self.tflops_sum = self.step_time_sum = 0.0
+        self.tflops_n = self.step_time_n = 0
+        self.final_loss: float | None = None
+        self.world_size: int | None = None
+        self.first_start: datetime | None = None
+        self.explicit_start = False
+        self.warmup_anchor: int | None = None  # set by the first kept step after a (re)start or restore
+        self.segment_steps = 0
+        self.segment_first_step: datetime | None = None
+        self.segment_last: datetime | None = None  # last step/checkpoint time of the running process
+        self.restart_at: datetime | None = None  # a restart still waiting for its first step
+        self.last_step_time: datetime | None = None
+        self.pending_save: tuple[int, datetime | None] | None = None
+        self.checkpoints = 0
+        self.last_checkpoint_step: int | None = None
+        self.last_checkpoint_time: datetime | None = None
+        self.t_save = self.t_lost = self.t_resume = self.t_reschedule = 0.0
+        self.interruptions = self.restores = 0
+
+    def handle(self, event: Event, line_time: datetime | None) -> None:
+        when = event.timestamp or line_time
+        if isinstance(event, Step):
+            self._step(event, when)
+        elif isinstance(event, Start):
+            self._start(event, when)
+        elif isinstance(event, Restore):
+            self.restores += 1
+            self.warmup_anchor = None
+        elif isinstance(event, CheckpointSave):
+            self._save(event, when)
+        else:
+            self._done(event, when)
+
+    def _start(self, event: Start, when: datetime | None) -> None:
+        if not event.explicit:
+            # A NeMo log line before any step stands in for the start when no explicit one is printed.
+            if self.steps == 0 and self.first_start is None:
+                self.first_start = when
+            return
+        if self.segment_steps > 0:
+            self.interruptions += 1
+            anchor = max((t for t in (self.last_checkpoint_time, self.segment_first_step) if t), default=None)
+            self.t_lost += _seconds(self.segment_last, anchor)
+            self.t_reschedule += _seconds(when, self.segment_last)
+            self.restart_at = when
+        if self.steps == 0 and when is not None:
+            self.first_start = when if self.first_start is None else min(self.first_start, when)
+        self.explicit_start = True
+        self.world_size = event.world_size or self.world_size
+        self.segment_steps, self.segment_first_step, self.warmup_anchor, self.pending_save = 0, None, None, None
+
+    def _step(self, event: Step, when: datetime | None) -> None:
+        if self.profile is None:
+            self.profile = PROFILES[event.framework]
+        if event.step % self.profile.log_interval:
+            return  # the first line after a (re)start carries its overhead: NVCRE drops it too
+        if self.warmup_anchor is None:
+            self.warmup_anchor = event.step
+        warmup = event.step < self.warmup_anchor + self.profile.warmup_steps
+        self.steps += 1
+        self.warmups += warmup
+        if event.tflops:
+            self.tflops_sum += event.tflops
+            self.tflops_n += 1
+        if not warmup:
+            self.step_time_sum += event.step_time_sec
+            self.step_time_n += 1
+        if self.restart_at is not None and when is not None:
+            self.t_resume += _seconds(when, self.restart_at)
+            self.restart_at = None
+        self.segment_steps += 1
+        self.segment_first_step = self.segment_first_step or when
+        self.segment_last = when or self.segment_last
+        self.last_step_time = when or self.last_step_time
+        self.first_step = event.step if self.first_step is None else self.first_step
+        self.last_step, self.total = event.step, event.total
+        self.final_loss = event.loss if event.loss is not None else self.final_loss
+        self.recent.append(TrainingStep(event.step, event.step_time_sec, event.tflops, event.loss, when, warmup))
+
+    def _save(self, event: CheckpointSave, when: datetime | None) -> None:
+        self.segment_last = when or self.segment_last
+        if event.duration_sec is None:
+            self.pending_save = (event.step, when)
+            return
+        self.t_save += event.duration_sec
+        self._checkpointed(event.step, when)
+
+    def _done(self, event: CheckpointDone, when: datetime | None) -> None:
+        self.segment_last = when or self.segment_last
+        if self.pending_save is not None and self.pending_save[0] == event.step:
+            self.t_save += _seconds(when, self.pending_save[1])
+            self.pending_save = None
+        elif self.last_checkpoint_step == event.step:
+            # An async save finishing later: the checkpoint is durable now, it is not a second one.
+            self.last_checkpoint_time = when or self.last_checkpoint_time
+            return
+        self._checkpointed(event.step, when)
+
+    def _checkpointed(self, step: int, when: datetime | None) -> None:
+        self.checkpoints += 1
+        self.last_checkpoint_step = step
+        self.last_checkpoint_time = when or self.last_checkpoint_time
+
+    def result(self) -> TrainingResult:
+        if self.steps == 0 or self.profile is None or self.first_step is None:
+            raise ParseError(NO_DATA, "no Megatron-LM or NeMo training step lines found")
+        goodput = None
+        if self.first_start is not None and self.last_step_time is not None:
+            t_w = _seconds(self.last_step_time, self.first_start)
+            ratio = goodput_ratio(t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
+            goodput = Goodput(ratio, t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
+        return TrainingResult(
+            framework=self.profile.name,
+            warmup_steps=self.profile.warmup_steps,
+            log_interval=self.profile.log_interval,
+            step_count=self.steps,
+            warmup_step_count=self.warmups,
+            first_step=self.first_step,
+            last_step=self.last_step,
+            total_steps=self.total,
+            world_size=self.world_size,
+            application_start_time=self.first_start,
+            last_step_time=self.last_step_time,
+            recent_steps=tuple(self.recent),
+            avg_tflops_per_gpu=self.tflops_sum / self.tflops_n if self.tflops_n else None,
+            avg_step_time_sec=self.step_time_sum / self.step_time_n if self.step_time_n else None,
+            final_loss=self.final_loss,
+            checkpoints_saved=self.checkpoints,
+            last_checkpoint_step=self.last_checkpoint_step,
+            last_checkpoint_time=self.last_checkpoint_time,
+            interruptions=self.interruptions,
+            restores=self.restores,
+            goodput=goodput,
+        )
+
+
+def parse_training(source: Iterable[str] | str, *, profile: str | None = None) -> TrainingResult:
+    """Parse a training pod log from lines (or one text).
+
+    `profile` ("megatron" or "nemo") fixes warmup and log interval; by default the first step line
+    decides. Raises ParseError(NoDataCollected) when no step line is found.
+    """
+    if profile is not None and profile not in PROFILES:
+        raise ParseError(WRONG_FORMAT, f"unknown training profile {profile!r} (known: {', '.join(PROFILES)})")
+    tracker = _Tracker(PROFILES[profile] if profile else None)
+    for raw in as_lines(source):
+        line_time, line = split_kubelet_prefix(raw)
+        for piece in line.split("\r"):  # Lightning progress bars rewrite one line with carriage returns
+            event = recognise(piece)
+            if event is not None:
+                tracker.handle(event, line_time)
+    return tracker.result()

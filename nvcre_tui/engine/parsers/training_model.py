@@ -1,0 +1,122 @@
+"""What a training log yields: steps, throughput, checkpoints, goodput, and stall-detection helpers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from nvcre_tui.engine.parsers.base import Failure, iso
+
+
+@dataclass(frozen=True)
+class TrainingProfile:
+    """How a framework logs: warmup steps after a (re)start, and the step interval of its log lines."""
+
+    name: str
+    warmup_steps: int
+    log_interval: int
+
+
+#: NVCRE LogProfiles `megatron-training` and `nemo-4-training`.
+PROFILES: dict[str, TrainingProfile] = {
+    "megatron": TrainingProfile("megatron", warmup_steps=10, log_interval=10),
+    "nemo": TrainingProfile("nemo", warmup_steps=1, log_interval=1),
+}
+
+
+@dataclass(frozen=True)
+class TrainingStep:
+    """One logged step."""
+
+    step: int
+    step_time_sec: float
+    tflops_per_gpu: float | None
+    loss: float | None
+    timestamp: datetime | None
+    warmup: bool
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """The NVCRE goodput terms (seconds) and ratio = (t_w - t_ch - t_rm - t_re - t_save) / (t_w - t_re), >= 0."""
+
+    ratio: float
+    training_time_sec: float  # t_w: first application start to last step
+    lost_work_sec: float  # t_ch: last checkpoint to each interruption
+    resume_sec: float  # t_rm: each restart to its first step
+    reschedule_sec: float  # t_re: each interruption to the next start
+    checkpoint_save_sec: float  # t_save
+
+
+def goodput_ratio(t_w: float, t_ch: float, t_rm: float, t_re: float, t_save: float) -> float:
+    """The reference formula, clamped at 0 when the numerator is negative or the denominator is not positive."""
+    numerator, denominator = t_w - t_ch - t_rm - t_re - t_save, t_w - t_re
+    if numerator < 0 or denominator <= 0:
+        return 0.0
+    return numerator / denominator
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """A Megatron-LM or NeMo training log reduced to certification metrics."""
+
+    framework: str
+    warmup_steps: int
+    log_interval: int
+    step_count: int  # logged steps kept (multiples of log_interval)
+    warmup_step_count: int
+    first_step: int
+    last_step: int
+    total_steps: int | None  # the "/ TOTAL" of the step lines
+    world_size: int | None
+    application_start_time: datetime | None
+    last_step_time: datetime | None
+    recent_steps: tuple[TrainingStep, ...]  # the last 100
+    avg_tflops_per_gpu: float | None  # all steps with TFLOP/s > 0, warmup included (as NVCRE)
+    avg_step_time_sec: float | None  # non-warmup steps only
+    final_loss: float | None
+    checkpoints_saved: int
+    last_checkpoint_step: int | None
+    last_checkpoint_time: datetime | None
+    interruptions: int
+    restores: int
+    goodput: Goodput | None  # None without a timestamped application start
+    failure: Failure | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+    def measurements(self) -> dict[str, float]:
+        """Threshold metrics this log yields (only those it could measure)."""
+        values: dict[str, float] = {}
+        if self.goodput is not None:
+            values["goodputRatio"] = self.goodput.ratio
+        if self.avg_tflops_per_gpu is not None:
+            values["avgTFLOPsPerGPU"] = self.avg_tflops_per_gpu
+        if self.avg_step_time_sec is not None:
+            values["avgStepTimeSec"] = self.avg_step_time_sec
+        return values
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("application_start_time", "last_step_time", "last_checkpoint_time"):
+            data[key] = iso(getattr(self, key))
+        data["recent_steps"] = [{**asdict(step), "timestamp": iso(step.timestamp)} for step in self.recent_steps]
+        data["measurements"] = self.measurements()
+        return data
+
+
+def seconds_since_last_step(result: TrainingResult, now: datetime) -> float | None:
+    """Seconds between the last logged step and `now` (aware datetime); None when steps carry no time."""
+    if result.last_step_time is None:
+        return None
+    return (now - result.last_step_time).total_seconds()
+
+
+def stall_limit_seconds(result: TrainingResult, multiplier: float = 3.0) -> float | None:
+    """The gap after which training counts as stalled: multiplier x average step time x log interval."""
+    if result.avg_step_time_sec is None:
+        return None
+    return multiplier * result.avg_step_time_sec * result.log_interval

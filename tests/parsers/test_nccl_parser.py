@@ -1,0 +1,145 @@
+"""nccl-tests parsing: the semantics behind the golden files, one rule per test."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+import pytest
+
+from nvcre_tui.engine.parsers import ParseError, parse_nccl
+from nvcre_tui.engine.parsers.nccl_table import infer_layout, layout_from_header
+from nvcre_tui.engine.sim.outputs import NcclFormat, NcclRun, write_nccl_log
+from tests.parsers.golden import FIXTURES
+
+HEADER = "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+ROW = "     1048576        262144     float     sum      -1    21.88   47.92   83.85       0    22.15   47.35   82.86       0\n"
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def test_reference_example_gives_nvcre_numbers() -> None:
+    """Reference E.1: busBandwidthGBps 470.37, algBandwidthGBps 268.78, footer 345.461, 8 ranks on one host."""
+    result = parse_nccl(fixture("nccl_e1_modern.txt"))
+    assert result.measurements() == {"busBandwidthGBps": 470.37, "algBandwidthGBps": 268.78}
+    assert result.avg_bus_bandwidth == 345.461
+    assert {device.host for device in result.ranks.values()} == {"gpu-n01"} and len(result.ranks) == 8
+    assert result.largest.size == 1073741824 and result.passed
+
+
+def test_bandwidth_is_max_of_per_size_averages_not_the_largest_row() -> None:
+    """The legacy fixture degrades at its largest size: the metric is the best size's average."""
+    result = parse_nccl(fixture("nccl_legacy_error_noroot.txt"))
+    assert result.largest.out_of_place.busbw == 16.75
+    assert result.bus_bandwidth_gbps == 76.98
+    assert all(row.root is None for row in result.rows)
+
+
+def test_cycles_average_per_size_in_first_seen_order() -> None:
+    result = parse_nccl(fixture("nccl_kubelet_info_cycles.txt"))
+    assert [size.size for size in result.sizes] == [8388608, 33554432, 134217728, 536870912]
+    assert all(size.samples == 2 for size in result.sizes)
+    assert result.sizes[0].out_of_place.busbw == pytest.approx((249.20 + 256.06) / 2)
+    assert (result.sizes[0].min_busbw, result.sizes[0].max_busbw) == (249.20, 256.06)
+
+
+def test_wrong_elements_mean_data_corruption() -> None:
+    result = parse_nccl(fixture("nccl_all_gather_wrong.txt"))
+    assert result.failure is not None and result.failure.reason == "DataCorruption"
+    assert "16777216" in result.failure.message
+    assert result.out_of_bounds == 1049600
+
+
+def test_out_of_bounds_footer_alone_fails_too() -> None:
+    text = "#\n" + HEADER + ROW + "# Out of bounds values : 12 FAILED\n"
+    result = parse_nccl(text)
+    assert result.failure is not None and "12 out-of-bounds" in result.failure.message
+
+
+def test_no_rows_raises_no_data_collected() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_nccl(fixture("nccl_crashed_no_rows.txt"))
+    assert caught.value.reason == "NoDataCollected"
+
+
+def test_row_cut_before_its_newline_is_ignored() -> None:
+    """The truncated fixture's last row reads `... 10` where `1024` was being printed: dropping it avoids a false corruption."""
+    result = parse_nccl(fixture("nccl_truncated.txt"))
+    assert result.sizes[-1].size == 2048 and result.passed
+
+
+def test_lines_without_newlines_are_all_complete() -> None:
+    """Callers that pass str.splitlines() output lose no row: the cut-off rule needs newlines to apply."""
+    lines = ("#\n" + HEADER + ROW + ROW.replace("1048576 ", "2097152 ")).splitlines()
+    assert parse_nccl(lines).row_count == 2
+
+
+def test_rows_beyond_max_rows_still_count_in_averages() -> None:
+    text = "#\n" + HEADER + ROW * 5
+    result = parse_nccl(text, max_rows=2)
+    assert len(result.rows) == 2 and result.row_count == 5 and result.sizes[0].samples == 5
+
+
+@pytest.mark.parametrize("header", [HEADER, HEADER.lstrip("#"), HEADER.replace("#wrong", " error")])
+def test_header_generations_give_the_same_layout(header: str) -> None:
+    layout = layout_from_header(header.lstrip().lstrip("#").split())
+    assert layout is not None and layout.prefix == ("size", "count", "type", "redop", "root")
+    assert layout.wrong_at == 3 and layout.half_width == 4 and not layout.timestamp
+
+
+@pytest.mark.parametrize(
+    ("row", "prefix"),
+    [
+        (ROW, ("size", "count", "type", "redop", "root")),
+        ("  8  2  float  sum  18.41  0.00  0.00  0e+00  18.22  0.00  0.00  0e+00", ("size", "count", "type", "redop")),
+        ("  8  2  float  18.41  0.00  0.00  0e+00  18.22  0.00  0.00  0e+00", ("size", "count", "type")),
+    ],
+)
+def test_rows_without_a_header_are_recognised_by_shape(row: str, prefix: tuple[str, ...]) -> None:
+    layout = infer_layout(row.split())
+    assert layout is not None and layout.prefix == prefix
+
+
+@pytest.mark.parametrize("cell", ["nan", "inf", "1_000", "-3.0", "٣", "1e999"])
+def test_cells_python_would_accept_but_tools_never_print_reject_the_row(cell: str) -> None:
+    bad = ROW.replace(" 83.85 ", f" {cell} ")
+    with pytest.raises(ParseError):
+        parse_nccl("#\n" + HEADER + bad)
+
+
+def test_per_iteration_and_timestamp_columns() -> None:
+    result = parse_nccl(fixture("nccl_per_iter_timestamps.txt"))
+    assert result.row_count == 2 and result.bus_bandwidth_gbps == 132.02 and result.programs == ("sendrecv_perf",)
+
+
+def test_json_output_reads_like_the_table() -> None:
+    result = parse_nccl(fixture("nccl_json_output.json"))
+    assert result.bus_bandwidth_gbps == pytest.approx(353.751531)
+    assert result.programs == ("all_reduce_perf_mpi",) and result.rows[0].root == -1
+    assert result.avg_bus_bandwidth == pytest.approx(306.243886)
+
+
+@pytest.mark.parametrize("text", ['{"results": 3}', '{"results": [', '{"foo": 1}', "[" * 100000])
+def test_broken_json_is_wrong_format_or_no_data(text: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_nccl(text)
+    assert caught.value.reason in ("WrongFormat", "NoDataCollected")
+
+
+def test_memory_stays_bounded_by_sizes_not_lines() -> None:
+    """Parsing 40x more cycles must not need 40x the memory: the parser streams."""
+
+    def peak(cycles: int) -> int:
+        run = NcclRun("all_reduce_perf_mpi", [("n1", d, "GPU") for d in range(8)], [2**i for i in range(10, 20)],
+                      busbw=lambda size, cycle: 100.0 + cycle % 7, cycles=cycles)
+        lines = write_nccl_log(run, random.Random(0), NcclFormat(info_noise=0.5))
+        tracemalloc.start()
+        parse_nccl(lines, max_rows=16)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(5), peak(200)
+    assert large < small * 2, (small, large)

@@ -1,0 +1,33 @@
+"""Every fixture parses to exactly its reviewed expected JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.parsers.golden import UPDATE, expected_path, inputs, outcome, same
+
+
+@pytest.mark.parametrize("path", inputs(), ids=lambda path: path.name)
+def test_fixture_matches_expected(path: Path) -> None:
+    actual = outcome(path)
+    target = expected_path(path)
+    if UPDATE:
+        target.write_text(json.dumps(actual, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    assert target.exists(), f"no {target.name}: run with NVCRE_UPDATE_GOLDEN=1 and review it"
+    problems = same(actual, json.loads(target.read_text(encoding="utf-8")))
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_every_kind_has_a_failing_and_a_passing_fixture() -> None:
+    """The golden set covers both verdicts for each parser, not only happy paths."""
+    by_kind: dict[str, set[str]] = {}
+    for path in inputs():
+        data = json.loads(expected_path(path).read_text(encoding="utf-8"))
+        state = "error" if "error" in data else "failed" if data["result"].get("failure") else "ok"
+        by_kind.setdefault(path.name.split("_", 1)[0], set()).add(state)
+    assert by_kind["nccl"] >= {"ok", "failed", "error"}
+    assert by_kind["dcgm"] >= {"ok", "failed", "error"}
+    assert by_kind["training"] >= {"ok", "error"}

@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -22,11 +22,13 @@ from nvcre_tui.engine.render import render_certification
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.report_junit import render_junit
 from nvcre_tui.engine.report_text import render_text
-from nvcre_tui.engine.session import SimSession, default_state_path
-from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from nvcre_tui.engine.units import format_duration, parse_duration
+
+if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
+    from nvcre_tui.engine.session import SimSession
 
 RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
@@ -41,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
-    run.add_argument("--state", metavar="PATH", help=f"simulator state file (default {default_state_path()})")
+    run.add_argument("--state", metavar="PATH", help="simulator state file (default $NVCRE_STATE or ~/.local/state/nvcre/sim-state.json)")
     run.set_defaults(func=run_command)
 
     report = commands.add_parser("report", help="the report of a certification")
@@ -54,11 +56,13 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     report.set_defaults(func=report_command)
 
 
-def _scenario(path: str | None):  # noqa: ANN202 - Scenario, imported lazily above
+def _scenario(path: str | None) -> Scenario:
     return load_scenario(path) if path else default_scenario()
 
 
 def _state(path: str | None) -> Path:
+    from nvcre_tui.engine.session import default_state_path
+
     return Path(path) if path else default_state_path()
 
 
@@ -103,6 +107,8 @@ async def _run(args: argparse.Namespace) -> int:
             timeout = parse_duration(args.timeout)
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
+    from nvcre_tui.engine.session import SimSession
+
     session = await SimSession.open(_scenario(args.scenario), _state(args.state), catalog)
     await session.catch_up()
     nodes = (await session.store.list(NODE)).items
@@ -165,6 +171,8 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 async def _report(args: argparse.Namespace) -> int:
+    from nvcre_tui.engine.session import SimSession
+
     session = await SimSession.open(_scenario(args.scenario), _state(args.state))
     await session.catch_up()
     session.save()

@@ -34,7 +34,7 @@ class NodePool(WireModel):
     nics_per_node: Annotated[int, Field(ge=0)] = 8
     cliques: Annotated[int, Field(ge=1)] = 1
     clique_prefix: str = "clique-"
-    provider_id: str = "aws:///us-east-1a/i-{index:05d}"
+    provider_id: str = Field(default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
     labels: dict[str, str] = Field(default_factory=dict)
     gpu_present: bool = True
 
@@ -49,10 +49,26 @@ class Physics(WireModel):
     tflops_per_gpu: Annotated[float, Field(gt=0)] = 620.0
     step_time_sec: Annotated[float, Field(gt=0)] = 2.9
     startup_sec: Annotated[float, Field(ge=0)] = 45.0
+    # Fixed cost of one collective: the small-message floor of the nccl-tests size curve.
+    nvlink_latency_us: Annotated[float, Field(ge=0)] = 25.0
+    network_latency_us: Annotated[float, Field(ge=0)] = 60.0
+    # Nodes without RDMA NICs fall back to TCP sockets over the host network.
+    socket_gbps: Annotated[float, Field(gt=0)] = 3.0
+    # Share of a healthy training step spent in communication (the rest scales with the slowest GPU).
+    training_comm_share: Annotated[float, Field(ge=0, le=1)] = 0.2
+    # The first logged training interval is slower (graph capture, allocator warm-up).
+    training_warmup_factor: Annotated[float, Field(ge=1)] = 1.8
+    # Pod start after scheduling, and dcgmi diag time beyond the configured test durations.
+    scheduling_sec: Annotated[float, Field(ge=0)] = 5.0
+    dcgm_base_sec: Annotated[float, Field(ge=0)] = 900.0
 
 
 class Fault(WireModel):
-    """Something wrong with a node, optionally from time `at` (simulated time since the run started)."""
+    """Something wrong with a node, from time `at` (simulated time since the fleet epoch; absent: from the start).
+
+    xid: runs on the node that are running at `at` fail then, later ones fail early (the GPU is gone);
+    cordon: the fleet sets spec.unschedulable at `at`; the other types apply to runs starting at or after `at`.
+    """
 
     type: FaultType
     node: str = Field(min_length=1)

@@ -1,0 +1,110 @@
+"""The catalog: every entry loads, renders on every platform and architecture, and follows its overrides."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.catalog import load_catalog
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.render import render_category
+
+CATALOG = load_catalog()
+PROVIDERS = {
+    "aws": "aws:///us-east-1a/i-0", "gcp": "gce://p/z/n", "azure": "azure:///s/r/vm", "oci": "ocid1.instance.oc1..x",
+    "onprem": "", "nscale": "openstack:///x", "togetherai": "kubevirt://x", "mistral": "metal3://x", "forge": "",
+}
+PRODUCTS = {
+    "h100": "NVIDIA-H100-80GB-HBM3", "h200": "NVIDIA-H200-141GB-HBM3", "b200": "NVIDIA-B200", "a100": "NVIDIA-A100-SXM4-80GB",
+    "l40s": "NVIDIA-L40S", "l40": "NVIDIA-L40", "gb200": "NVIDIA-GB200", "gb300": "NVIDIA-GB300-NVL72", "rtxpro6000": "NVIDIA-RTX-PRO-6000-Blackwell",
+}
+
+
+def fleet(platform: str, arch: str, count: int = 16) -> list[dict[str, Any]]:
+    nodes = []
+    for i in range(count):
+        labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": PRODUCTS[arch], "nvidia.com/gpu.clique": f"c{i // 4}",
+                  "kubernetes.io/hostname": f"{'forge-' if platform == 'forge' else ''}n{i:02d}"}
+        if platform == "togetherai":
+            labels["node-role.together.ai/worker"] = "true"
+        allocatable = {"nvidia.com/gpu": "8"} | ({"nscale.com/rdmashare": "1"} if platform == "nscale" else {})
+        nodes.append({"metadata": {"name": f"n{i:02d}", "labels": labels}, "spec": {"providerID": PROVIDERS[platform]}, "status": {"allocatable": allocatable}})
+    return nodes
+
+
+def cert_for(key: str, **options: Any) -> Certification:
+    domain, variant = key.split("/")
+    category = {"domain": domain, "variant": variant} | ({"options": options} if options else {})
+    return Certification.model_validate({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "c"},
+                                         "spec": {"target": {}, "categories": [category]}})
+
+
+def test_catalog_has_the_eight_entries() -> None:
+    assert sorted(CATALOG.entries) == sorted([
+        "communication/nccl-all-reduce", "communication/nccl-all-gather", "communication/nccl-alltoall", "communication/nccl-loopback",
+        "communication/nccl-loopback-nvswitch", "diagnostics/dcgm-level4", "training/nemotron5-8b", "training/nemotron5-56b"])
+
+
+@pytest.mark.parametrize(("key", "platform", "arch"), list(itertools.product(sorted(CATALOG.entries), sorted(PROVIDERS), sorted(PRODUCTS))))
+def test_every_entry_renders_everywhere(key: str, platform: str, arch: str) -> None:
+    nodes = fleet(platform, arch, 16)
+    rendered = render_category(cert_for(key), 0, nodes, CATALOG)
+    run = rendered.workflow.spec.job_template.spec.workload.workload_run
+    assert rendered.discovery.platform == platform and rendered.discovery.architecture == arch
+    assert run is not None and run.image
+    shape = CATALOG.gpu_defaults.shape(platform, arch)
+    assert run.gpus_per_node == shape.gpus_per_node
+    assert run.enable_mnnvl == shape.enable_mnnvl
+    assert "${" not in rendered.workflow.model_dump_json()  # every placeholder filled
+
+
+def test_aws_h100_all_reduce_uses_efa() -> None:
+    run = render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("aws", "h100"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    assert run.extended_resources["vpc.amazonaws.com/efa"] == 32
+    assert run.framework.mpi.binary == "/opt/nccl-tests/build/all_reduce_perf"
+    assert {e.name: e.value for e in run.env}["FI_PROVIDER"] == "efa"
+
+
+def test_gb200_gets_mnnvl_compute_domain_and_32g_sweep() -> None:
+    run = render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("onprem", "gb200"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    assert run.resource_claims == ["compute-domain-channel"]
+    assert {e.name: e.value for e in run.env}["NCCL_MNNVL_ENABLE"] == "1"
+    assert "32G" in run.framework.mpi.args
+
+
+def test_oci_l40s_shape_and_user_override_wins() -> None:
+    run = render_category(cert_for("communication/nccl-loopback"), 0, fleet("oci", "l40s"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    assert (run.gpus_per_node, run.mlnx_per_node) == (4, 2)
+    run = render_category(cert_for("communication/nccl-loopback", gpusPerNode=2), 0, fleet("oci", "l40s"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    assert run.gpus_per_node == 2 and "2" in run.framework.exec.args
+
+
+def test_diagnose_uses_short_sweeps_and_fifteen_minutes() -> None:
+    wf = render_category(cert_for("communication/nccl-all-reduce", testScale="diagnose"), 0, fleet("aws", "h100"), CATALOG).workflow
+    args = wf.spec.job_template.spec.workload.workload_run.framework.mpi.args
+    assert args[args.index("-n") + 1] == "5" and args[args.index("-N") + 1] == "1"
+    assert wf.spec.orchestration.execution.timeout_per_job == "15m"
+    assert wf.spec.orchestration.diagnose is not None
+
+
+def test_training_sizes_nodes_per_job_from_model_constraints() -> None:
+    from nvcre_tui.engine.render import RenderError
+
+    assert render_category(cert_for("training/nemotron5-56b"), 0, fleet("aws", "h100", 5), CATALOG).workflow.spec.orchestration.nodes_per_job == 5
+    with pytest.raises(RenderError, match="needs at least 32 GPUs; 3 nodes x 8 GPUs is too few"):
+        render_category(cert_for("training/nemotron5-56b"), 0, fleet("aws", "h100", 3), CATALOG)
+
+
+def test_broken_catalog_entry_names_file_and_field(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(CATALOG.root, root)
+    (root / "communication" / "nccl-all-reduce.yaml").write_text("title: x\ntestScales: [sideways]\n")
+    with pytest.raises(InputError) as error:
+        load_catalog(root)
+    assert any(m.startswith("catalog/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)

@@ -1,0 +1,62 @@
+"""`nvcre certification render` golden cases: tests/cases/render/<case>/cert.yaml (+ nodes.yaml or
+scenario.yaml) -> expected.json, a digest of each Workflow. NVCRE_UPDATE_GOLDEN=1 rewrites the goldens."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+
+CASES = sorted(p for p in (Path(__file__).resolve().parents[1] / "cases" / "render").iterdir() if p.is_dir())
+
+
+def digest(workflow: dict[str, Any]) -> dict[str, Any]:
+    """What a reviewer checks: names, scale, sizing, groups, exclusions, detection, thresholds, image."""
+    spec, status = workflow["spec"], workflow["status"]["orchestration"]
+    run = spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
+    return {
+        "name": workflow["metadata"]["name"], "testScale": spec["orchestration"]["testScale"], "iterations": spec["orchestration"]["iterations"],
+        "nodesPerJob": status["nodesPerJob"], "platform": status.get("detectedPlatform"), "gpu": status.get("detectedGPUArchitecture"),
+        "groups": {g["name"]: g["nodes"] for g in status["groups"]}, "excluded": {e["name"]: e["reason"] for e in status.get("excludedNodes", [])},
+        "thresholds": spec["jobTemplate"]["spec"].get("thresholds", {}), "image": run["image"], "gpusPerNode": run["gpusPerNode"],
+        "timeoutPerJob": spec["orchestration"]["execution"]["timeoutPerJob"], "topology": spec["orchestration"].get("topology"),
+        "overrides": [o["when"] for o in status.get("appliedOverrides", [])],
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_render_golden(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["certification", "render", str(case / "cert.yaml"), "-o", "json"]
+    if (case / "nodes.yaml").exists():
+        argv += ["--nodes", str(case / "nodes.yaml")]
+    if (case / "scenario.yaml").exists():
+        argv += ["--scenario", str(case / "scenario.yaml")]
+    assert main(argv) == 0, capsys.readouterr().err
+    documents = json.loads(capsys.readouterr().out)["items"]
+    actual = [digest(wf) for wf in documents]
+    expected_file = case / "expected.json"
+    if os.environ.get("NVCRE_UPDATE_GOLDEN") == "1":
+        expected_file.write_text(json.dumps(actual, indent=2) + "\n")
+    assert actual == json.loads(expected_file.read_text())
+
+
+def test_yaml_output_is_the_same_workflows(capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES[0]
+    assert main(["certification", "render", str(case / "cert.yaml")]) == 0
+    as_yaml = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert main(["certification", "render", str(case / "cert.yaml"), "-o", "json"]) == 0
+    assert as_yaml == json.loads(capsys.readouterr().out)["items"]
+
+
+def test_render_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO((CASES[0] / "cert.yaml").read_text()))
+    assert main(["certification", "render", "-"]) == 0
+    assert "kind: Workflow" in capsys.readouterr().out

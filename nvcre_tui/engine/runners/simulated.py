@@ -1,0 +1,305 @@
+"""The simulated runner: plays kubelet and GPUs for WorkloadRuns on a SimulatedFleet.
+
+Level-triggered: all state is in the WorkloadRun's status (Scheduling -> Running -> Succeeded / Failed,
+pendingSince, startTime, completionTime ...). A run's plan is a pure function of (scenario, spec, run name,
+startTime), recomputed whenever needed, so an engine restarted at any point sees the same run. Output is
+regenerated from the plan in the real tool formats (sim/outputs) and read by the real parsers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from nvcre_tui.engine.clock import Clock, format_time, parse_time
+from nvcre_tui.engine.parsers.base import split_kubelet_prefix
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.outputs import (
+    LAYOUTS,
+    NcclFormat,
+    NcclRun,
+    kubelet_prefix,
+    write_dcgm_json,
+    write_dcgm_table,
+    write_megatron_log,
+    write_nccl_log,
+    write_nemo_log,
+)
+from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layout, plan_run
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.errors import Conflict, NotFound
+from nvcre_tui.engine.store.protocol import WORKLOADRUN, ResourceStore
+
+Obj = dict[str, Any]
+Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
+FINISHED = ("Succeeded", "Failed")
+STOP_EXIT_CODE = 137  # SIGKILL after the grace period: what kubelet reports for a pod that was stopped
+MEMO_LIMIT = 512
+
+
+class SimulatedRunner:
+    """Executes WorkloadRuns on a simulated fleet (the Runner protocol of runners/base.py)."""
+
+    simulated = True
+
+    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, fleet: SimulatedFleet | None = None) -> None:
+        self.store, self.clock, self.scenario = store, clock, scenario
+        self.fleet = fleet or SimulatedFleet(store, clock, scenario)
+        self._own_writes = 0
+        self._layout = fleet_layout(scenario)
+        self._plans: dict[tuple[str, str, float], RunPlan] = {}  # a memo: plans are pure, never state
+        choice = random.Random(f"{scenario.seed}:nccl-format")
+        # One nccl-tests build per cluster: every run of a scenario prints the same table generation.
+        self.nccl_layout, self.nccl_strip_hash = choice.choice(sorted(LAYOUTS)), choice.random() < 0.25
+
+    @property
+    def writes(self) -> int:
+        """Store writes by the runner and its fleet (the engine settles when this stops moving)."""
+        return self._own_writes + self.fleet.writes
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        """Scheduling -> Running -> Succeeded / Failed as simulated time passes; seconds to the next change."""
+        if (run.get("status") or {}).get("phase") in FINISHED:
+            return None
+        try:
+            return await self._reconcile(run, RunSpec.from_run(run))
+        except PlanError as error:  # a spec the simulator cannot run fails like a pod that cannot start
+            await self._patch(run, {"phase": "Failed", "reason": "InvalidSpec", "message": str(error),
+                                    "completionTime": format_time(self.clock.now()), "exitCode": 1})
+            return None
+
+    async def _reconcile(self, run: Obj, spec: RunSpec) -> float | None:
+        state = run.get("status") or {}
+        now = self.clock.now()
+        if state.get("phase") not in ("Scheduling", "Running"):
+            plan = await self._plan(spec, run, now)
+            patch: Obj = {"phase": "Scheduling", "pendingSince": format_time(now), "nodes": list(spec.nodes),
+                          "message": f"scheduling {len(spec.nodes)} pod(s)"}
+            patch.update(_blocked(plan))
+            updated = await self._patch(run, patch)
+            if updated is None:
+                return None
+            run, state = updated, updated["status"]
+        if state["phase"] == "Scheduling":
+            if state.get("blockedNodes"):
+                return None  # never schedules; the Job gives up after its grace period
+            start = parse_time(state["pendingSince"]) + timedelta(seconds=self.scenario.physics.scheduling_sec)
+            if now < start:
+                return (start - now).total_seconds()
+            plan = await self._plan(spec, run, start)
+            if plan.outcome.kind == "unschedulable":
+                await self._patch(run, _blocked(plan))
+                return None
+            updated = await self._patch(run, {"phase": "Running", "startTime": format_time(start),
+                                              "message": f"running on {len(spec.nodes)} node(s)"})
+            if updated is None:
+                return None
+            run, state = updated, updated["status"]
+        return await self._advance(run, spec, parse_time(state["startTime"]), now)
+
+    async def _advance(self, run: Obj, spec: RunSpec, start: datetime, now: datetime) -> float | None:
+        plan = await self._plan(spec, run, start)
+        if plan.end is None:
+            return None  # hangs: only the Job's timeout ends it
+        end = start + timedelta(seconds=plan.end)
+        if now < end:
+            return (end - now).total_seconds()
+        outcome = plan.outcome
+        patch: Obj = {"phase": "Succeeded" if outcome.kind == "succeeded" else "Failed", "completionTime": format_time(end),
+                      "exitCode": outcome.exit_code, "reason": outcome.reason, "message": outcome.message}
+        if outcome.node:
+            patch["failedNode"] = outcome.node
+        await self._patch(run, patch)
+        return None
+
+    async def stop(self, run: Obj) -> None:
+        """Mark an unfinished run Failed/Stopped (its logs stay readable up to now).
+
+        A run that in fact ended before now (the engine had not looked yet) keeps its real end.
+        """
+        meta = run["metadata"]
+        try:
+            await self.reconcile_run(await self.store.get(WORKLOADRUN, meta["name"], meta.get("namespace")))
+            current = await self.store.get(WORKLOADRUN, meta["name"], meta.get("namespace"))
+        except NotFound:
+            return
+        if (current.get("status") or {}).get("phase") in FINISHED:
+            return
+        await self._patch(current, {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
+                                    "message": "stopped by the engine", "completionTime": format_time(self.clock.now())})
+
+    async def tick(self) -> float | None:
+        """Fleet-level events (timed cordons)."""
+        return await self.fleet.tick()
+
+    # ----------------------------------------------------------------------- output
+
+    async def logs(self, run: Obj) -> list[str]:
+        """The launcher's log as kubelet serves it: up to now while running, up to the end once finished."""
+        state = run.get("status") or {}
+        if not state.get("startTime"):
+            return []
+        start = parse_time(state["startTime"])
+        try:
+            spec = RunSpec.from_run(run)
+            plan = await self._plan(spec, run, start)
+        except PlanError as error:
+            return [f"simulator: {error}"]
+        finished = state.get("phase") in FINISHED and state.get("completionTime")
+        cutoff = ((parse_time(state["completionTime"]) if finished else self.clock.now()) - start).total_seconds()
+        rng = random.Random(f"{self.scenario.seed}:{spec.name}:output")
+        lines = render_output(plan, start, rng, NcclFormat(self.nccl_layout, self.nccl_strip_hash))
+        return [kubelet_prefix(start + timedelta(seconds=t)) + text for t, text in lines if t <= cutoff]
+
+    # ----------------------------------------------------------------------- helpers
+
+    async def _plan(self, spec: RunSpec, run: Obj, moment: datetime) -> RunPlan:
+        offset = await self.fleet.offset(moment)
+        key = (spec.name, run["metadata"].get("uid") or "", offset)
+        if key not in self._plans:
+            if len(self._plans) >= MEMO_LIMIT:
+                self._plans.clear()
+            self._plans[key] = plan_run(self.scenario, spec, offset, layout=self._layout)
+        return self._plans[key]
+
+    async def _patch(self, run: Obj, patch: Obj) -> Obj | None:
+        """Merge-patch the run's status; None when it changed meanwhile or is gone (the next sweep retries)."""
+        meta = run["metadata"]
+        try:
+            updated = await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), patch, meta.get("resourceVersion"))
+        except (Conflict, NotFound):
+            return None
+        self._own_writes += 1
+        return updated
+
+
+def _blocked(plan: RunPlan) -> Obj:
+    """Status fields of pods that cannot be placed (empty when they can)."""
+    if plan.outcome.kind != "unschedulable":
+        return {}
+    return {"blockedNodes": list(plan.outcome.blocked), "reason": "Unschedulable", "message": plan.outcome.message}
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render_output(plan: RunPlan, start: datetime, rng: random.Random, nccl_format: NcclFormat) -> Timed:
+    """The whole story of a run's log, timed: normal output up to its end, failure lines at the failure."""
+    render = _RENDERERS.get(plan.spec.parser, _render_plain)
+    lines = render(plan, start, rng, nccl_format)
+    outcome = plan.outcome
+    if outcome.kind in ("failed", "hang"):
+        lines = [(t, text) for t, text in lines if t <= outcome.at]
+    if outcome.kind == "failed" and plan.spec.parser != "dcgm":  # dcgmi reports its failures in its document
+        lines += [(outcome.at, text) for text in _error_lines(plan, start, rng)]
+    return lines
+
+
+def _render_nccl(plan: RunPlan, start: datetime, rng: random.Random, nccl_format: NcclFormat) -> Timed:
+    nccl = plan.nccl
+    assert nccl is not None
+    run = NcclRun(nccl.program, nccl.ranks, nccl.sizes, busbw=lambda size, cycle: nccl.busbw[(size, cycle)],
+                  algbw=lambda size, cycle: nccl.algbw[(size, cycle)], cycles=nccl.cycles, check=nccl.check,
+                  dtype=nccl.dtype, redop=nccl.redop, gpus_per_process=nccl.gpus_per_process, iters=nccl.iters, warmup=nccl.warmup)
+    info = 0.02 if plan.spec.env.get("NCCL_DEBUG", "").upper() == "INFO" else 0.0
+    fmt = NcclFormat(nccl_format.layout, nccl_format.strip_hash, info_noise=info)
+    lines, row, moment = [], 0, plan.startup
+    for raw in write_nccl_log(run, rng, fmt):
+        text = raw.rstrip("\n")
+        if text[:1] == " " and text.lstrip()[:1].isdigit():  # a result row: printed when its size is done
+            moment, row = nccl.row_end[row], row + 1
+        elif row == len(nccl.row_end):
+            moment = plan.duration - 0.5  # footer
+        lines.append((moment, text))
+    return lines
+
+
+def _render_dcgm(plan: RunPlan, start: datetime, rng: random.Random, nccl_format: NcclFormat) -> Timed:
+    dcgm = plan.dcgm
+    assert dcgm is not None
+    outcome = plan.outcome
+    moment = outcome.at if outcome.kind == "failed" else plan.duration - 1.0
+    if dcgm.json:
+        text = write_dcgm_json(dcgm.gpus, dcgm.outcomes, rng, version=dcgm.version)
+    else:
+        text = write_dcgm_table(dcgm.gpus, dcgm.outcomes, version="3" if dcgm.version == "3" else "4")
+    lines = [(moment, line) for line in text.splitlines()]
+    if outcome.cause == "xid":
+        # The kernel's line reaches the pod log through the privileged dcgm container; it follows the document.
+        lines.append((moment, f"NVRM: Xid (PCI:0000:{_bus(outcome.gpu)}:00): {outcome.xid}, pid=<unknown>, name=<unknown>, "
+                              f"{outcome.message.split(': ', 1)[-1]}"))
+    return lines
+
+
+def _render_training(plan: RunPlan, start: datetime, rng: random.Random, nccl_format: NcclFormat) -> Timed:
+    training = plan.training
+    assert training is not None
+    if training.style == "megatron":
+        raw = write_megatron_log(training.samples, rng, start=start, log_interval=training.log_interval,
+                                 total_steps=training.total_steps, world_size=training.world_size,
+                                 tensor_parallel=training.tensor_parallel, pipeline_parallel=training.pipeline_parallel,
+                                 checkpoints=training.checkpoints, startup_sec=plan.startup)
+    else:
+        raw = write_nemo_log(training.samples, rng, start=start, total_steps=training.total_steps,
+                             checkpoints=training.checkpoints, startup_sec=plan.startup)
+    lines = []
+    for line in raw:
+        moment, text = split_kubelet_prefix(line.rstrip("\n"))
+        lines.append((((moment or start) - start).total_seconds(), text))
+    return lines
+
+
+def _render_plain(plan: RunPlan, start: datetime, rng: random.Random, nccl_format: NcclFormat) -> Timed:
+    return [(plan.startup, f"+ {plan.spec.program} {' '.join(plan.spec.args)}".rstrip()), (plan.duration - 1.0, "done")]
+
+
+_RENDERERS: dict[str, Callable[[RunPlan, datetime, random.Random, NcclFormat], Timed]] = {
+    "nccl": _render_nccl, "dcgm": _render_dcgm, "training": _render_training,
+}
+
+
+def _bus(gpu: int | None) -> str:
+    return ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")[(gpu or 0) % 8]
+
+
+def _error_lines(plan: RunPlan, start: datetime, rng: random.Random) -> list[str]:
+    """What the failing rank and its launcher print: NCCL WARN naming the host, a CUDA or network error."""
+    outcome, spec = plan.outcome, plan.spec
+    host, gpu, pid = outcome.node or spec.nodes[0], outcome.gpu or 0, rng.randint(1000, 99999)
+    gpus = len(plan.nccl.ranks) // len(spec.nodes) if plan.nccl else (plan.training.world_size // len(spec.nodes) if plan.training else 8)
+    rank = spec.nodes.index(host) * gpus + gpu if host in spec.nodes else 0
+    peer = f"10.0.{rng.randint(0, 255)}.{rng.randint(1, 254)}<{rng.randint(30000, 60000)}>"
+    cuda = "Cuda failure 999 'unknown error'"
+    network = f"NET/IB : Got completion from peer {peer} with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1"
+    cause = cuda if outcome.cause == "xid" else network
+    if spec.parser == "training":
+        when = start + timedelta(seconds=outcome.at)
+        nccl_error = ("CUDA error: unspecified launch failure" if outcome.cause == "xid"
+                      else "NCCL error: remote process exited or there was a network error, NCCL version 2.27.7")
+        return [
+            f"{host}:{pid}:{pid + 11} [{gpu}] NCCL WARN {cause}",
+            f"[rank{rank}]: torch.distributed.DistBackendError: {nccl_error}",
+            f"E{when:%m%d %H:%M:%S} {pid} torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
+            f"local_rank: {gpu} (pid: {pid}) of binary: /usr/bin/python",
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+            "Root Cause (first observed failure):",
+            f"  time      : {when:%Y-%m-%d_%H:%M:%S}",
+            f"  host      : {host}",
+            f"  rank      : {rank} (local_rank: {gpu})",
+            f"  exitcode  : 1 (pid: {pid})",
+        ]
+    test_error = "Test CUDA failure common.cu:1153 'unknown error'" if outcome.cause == "xid" else \
+        "Test NCCL failure common.cu:1153 'remote process exited or there was a network error'"
+    lines = [f"{host}:{pid}:{pid + 7} [{gpu}] NCCL WARN {cause}", f"{host}: {test_error}", f" .. {host} pid {pid}: Test failure common.cu:1206"]
+    if spec.framework == "mpi":
+        lines += ["-" * 74, "mpirun detected that one or more processes exited with non-zero status, thus causing",
+                  "the job to be terminated. The first process to do so was:", "",
+                  f"  Process name: [[{rng.randint(1000, 65000)},1],{rank}]", f"  Exit code:    {outcome.exit_code}", "-" * 74]
+    return lines
+
+
+__all__ = ["SimulatedRunner", "render_output"]

@@ -1,0 +1,126 @@
+"""The simulated cluster's own actions: its Nodes, its epoch, and timed cordons.
+
+The engine never writes a Node (it records, never remediates); the simulator plays the cluster, the way
+NVSentinel would cordon a node, so this is the only module that writes Nodes.
+
+The fleet epoch (time 0 of every fault's `at`) is kept in a ConfigMap, so an engine restarted on the same
+store keeps the same epoch and every run replays the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from nvcre_tui.engine.clock import Clock, format_time, parse_time
+from nvcre_tui.engine.sim.physics import fault_time
+from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
+from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, ResourceStore
+
+Obj = dict[str, Any]
+FLEET_CONFIGMAP = "nvcre-sim-fleet"
+FLEET_NAMESPACE = "nvcre-system"
+
+
+class FleetError(RuntimeError):
+    """The fleet's ConfigMap holds something that is not an epoch; the message says where."""
+
+
+class SimulatedFleet:
+    """Nodes of a scenario in a store, the fleet epoch, and the cordons the scenario times."""
+
+    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario) -> None:
+        self.store, self.clock, self.scenario = store, clock, scenario
+        self.writes = 0  # every store write, so the engine can tell a quiet sweep
+        self._epoch: datetime | None = None
+        self._nodes_ready = False
+        self._cordoned: set[str] = set()  # a memo of cordons already seen in the store, to skip reads
+
+    async def ensure_nodes(self) -> None:
+        """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
+        for node in build_nodes(self.scenario):
+            name = node["metadata"]["name"]
+            try:
+                stored = await self.store.create(NODE, node)
+                self.writes += 1
+            except AlreadyExists:
+                stored = await self.store.get(NODE, name)
+                if stored.get("status"):
+                    continue  # present and complete: an earlier engine made it, or the user edited it
+            stored["status"] = node["status"]
+            try:
+                await self.store.update_status(NODE, stored)
+                self.writes += 1
+            except (Conflict, NotFound):
+                pass  # changed or removed meanwhile; the next call looks again
+        await self.epoch()
+        self._nodes_ready = True
+
+    async def epoch(self) -> datetime:
+        """Time 0 of the fleet: read from its ConfigMap, created now if there is none."""
+        if self._epoch is not None:
+            return self._epoch
+        try:
+            config = await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, FLEET_NAMESPACE)
+        except NotFound:
+            config = await self._create_epoch()
+        text = (config.get("data") or {}).get("epoch", "")
+        try:
+            self._epoch = parse_time(text)
+        except ValueError as error:
+            raise FleetError(f"ConfigMap {FLEET_NAMESPACE}/{FLEET_CONFIGMAP}: data.epoch: {error}") from None
+        return self._epoch
+
+    async def offset(self, moment: datetime) -> float:
+        """Seconds from the fleet epoch to `moment`."""
+        return (moment - await self.epoch()).total_seconds()
+
+    async def tick(self) -> float | None:
+        """Apply cordons that are due; seconds until the next one (None: no more timed fleet events)."""
+        if not self._nodes_ready:
+            await self.ensure_nodes()
+        now = await self.offset(self.clock.now())
+        waits = []
+        for fault in self.scenario.faults:
+            at = fault_time(fault)
+            if fault.type != "cordon" or at is None or fault.node in self._cordoned:
+                continue  # untimed cordons are already in the Nodes build_nodes made
+            if at > now:
+                waits.append(at - now)
+            else:
+                await self._cordon(fault.node)
+        return min(waits) if waits else None
+
+    async def _create_epoch(self) -> Obj:
+        config = {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": FLEET_CONFIGMAP, "namespace": FLEET_NAMESPACE,
+                         "labels": {"app.kubernetes.io/managed-by": "nvcre-simulator"}},
+            "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed)},
+        }
+        try:
+            created = await self.store.create(CONFIGMAP, config)
+            self.writes += 1
+            return created
+        except AlreadyExists:  # another engine made it first: theirs is the epoch
+            return await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, FLEET_NAMESPACE)
+
+    async def _cordon(self, name: str) -> None:
+        """Set spec.unschedulable on a Node once; a node that is gone or already cordoned needs nothing."""
+        try:
+            node = await self.store.get(NODE, name)
+        except NotFound:
+            self._cordoned.add(name)
+            return
+        if not (node.get("spec") or {}).get("unschedulable"):
+            node.setdefault("spec", {})["unschedulable"] = True
+            try:
+                await self.store.update(NODE, node)
+                self.writes += 1
+            except (Conflict, NotFound):
+                return  # the next tick tries again
+        self._cordoned.add(name)
+
+
+__all__ = ["FLEET_CONFIGMAP", "FLEET_NAMESPACE", "FleetError", "SimulatedFleet"]

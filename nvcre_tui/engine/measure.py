@@ -38,7 +38,8 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
     if parse is None:
         return Measured()
     try:
-        result = parse(list(lines))
+        # Runners give lines without newlines (runners/base.py); parsers read lines as a file gives them.
+        result = parse([line if line.endswith("\n") else f"{line}\n" for line in lines])
     except ParseError as error:
         return Measured(failure=MeasureFailure(error.reason, f"{parser} output unreadable: {error.message}"))
     failure = getattr(result, "failure", None)

@@ -22,7 +22,7 @@ class Runner(Protocol):
         ...
 
     async def logs(self, run: Obj) -> list[str]:
-        """The run's output as the parsers read it (launcher / rank-0 log, kubelet-timestamped lines)."""
+        """The run's output (launcher / rank-0 log): kubelet-timestamped lines without trailing newlines."""
         ...
 
     async def stop(self, run: Obj) -> None:

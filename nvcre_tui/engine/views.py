@@ -1,0 +1,178 @@
+"""What the console shows, computed from a snapshot of the store: pure functions, no Textual.
+
+Screens render these; they never read Kubernetes or the store themselves.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.units import format_duration
+
+Obj = dict[str, Any]
+# Map states from most to least urgent: a node shows the most urgent of its states.
+STATE_ORDER = ("failed", "suspect", "running", "inconclusive", "excluded", "passed", "untested")
+NODE_SPECIFIC_REASONS = {"HardwareFailureDetected", "SchedulingBlocked"}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every object the console needs, read at one resourceVersion."""
+
+    nodes: list[Obj] = field(default_factory=list)
+    certifications: list[Obj] = field(default_factory=list)
+    workflows: list[Obj] = field(default_factory=list)
+    jobs: list[Obj] = field(default_factory=list)
+    runs: list[Obj] = field(default_factory=list)
+    resource_version: str = "0"
+
+    @classmethod
+    async def read(cls, store: ResourceStore) -> Snapshot:
+        """List each kind once."""
+        lists = {kind: await store.list(kind) for kind in (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)}
+        return cls(lists[NODE].items, lists[CERTIFICATION].items, lists[WORKFLOW].items, lists[JOB].items, lists[WORKLOADRUN].items,
+                   max((r.resource_version for r in lists.values()), key=int))
+
+    def workflows_of(self, cert_name: str) -> list[Obj]:
+        """The certification's Workflows, in category order."""
+        return [wf for wf in self.workflows if (wf["metadata"].get("labels") or {}).get("nvcre.nvidia.com/certification") == cert_name]
+
+    def jobs_of(self, workflow_name: str) -> list[Obj]:
+        """A Workflow's Jobs, by name."""
+        return sorted((j for j in self.jobs if (j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") == workflow_name),
+                      key=lambda j: j["metadata"]["name"])
+
+    def run_of(self, job_name: str) -> Obj | None:
+        """The WorkloadRun of a Job."""
+        return next((r for r in self.runs if r["metadata"]["name"] == f"{job_name}-run"), None)
+
+    def certification(self, name: str) -> Obj | None:
+        """A certification by name."""
+        return next((c for c in self.certifications if c["metadata"]["name"] == name), None)
+
+
+@dataclass(frozen=True)
+class CertRow:
+    """One dashboard row."""
+
+    name: str
+    result: str
+    passed: str
+    failed_nodes: int
+    runtime: str
+    age: str
+    running: str
+
+
+def _age(created: str | None, now: datetime) -> str:
+    return format_duration((now - parse_time(created)).total_seconds()) if created else "-"
+
+
+def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
+    """Dashboard rows: unfinished first, then failed, then the rest; newest first within each."""
+    rows = []
+    for cert in snapshot.certifications:
+        status = cert.get("status") or {}
+        summary = status.get("summary") or {}
+        start, end = status.get("startTime"), status.get("completionTime")
+        runtime = format_duration(((parse_time(end) if end else now) - parse_time(start)).total_seconds()) if start else "-"
+        running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == "InProgress"]
+        rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED"),
+                            summary.get("passedCategories") or f"0/{len(cert['spec']['categories'])}", int(summary.get("failedNodes") or 0),
+                            runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
+    order = {"RUNNING": 0, "FAILED": 1, "INCOMPLETE": 2, "PASSED": 3}
+    created = {c["metadata"]["name"]: c["metadata"].get("creationTimestamp") or "" for c in snapshot.certifications}
+    newest_first = sorted(rows, key=lambda r: (created[r.name], r.name), reverse=True)
+    return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
+
+
+def _add(states: dict[str, set[str]], node: str, state: str) -> None:
+    states.setdefault(node, set()).add(state)
+
+
+def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, tuple[str, str]]:
+    """(state, detail) per node for one certification, or across all when `cert_name` is None."""
+    states: dict[str, set[str]] = {}
+    details: dict[str, str] = {}
+    certs = [c for c in snapshot.certifications if cert_name in (None, c["metadata"]["name"])]
+    for cert in certs:
+        for wf in snapshot.workflows_of(cert["metadata"]["name"]):
+            status = wf.get("status") or {}
+            orch = status.get("orchestration") or {}
+            for item in orch.get("excludedNodes") or []:
+                _add(states, item["name"], "excluded")
+                details.setdefault(item["name"], item.get("message") or item["reason"])
+            for group in orch.get("groups") or []:
+                phase = group.get("phase")
+                for node in group["nodes"]:
+                    _add(states, node, {"Running": "running", "Succeeded": "passed"}.get(phase, "untested"))
+            for record in orch.get("iterationHistory") or []:
+                for group in record["groups"]:
+                    if group.get("phase") == "Succeeded":
+                        for node in group["nodes"]:
+                            _add(states, node, "passed")
+            diagnose = orch.get("diagnose") or {}
+            for node in diagnose.get("suspectNodes") or []:
+                _add(states, node, "suspect")
+            for node in diagnose.get("inconclusiveNodes") or []:
+                _add(states, node, "inconclusive")
+            group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
+            for job in snapshot.jobs_of(wf["metadata"]["name"]):
+                for failed in (job.get("status") or {}).get("failedNodes") or []:
+                    alone = failed["reason"] in NODE_SPECIFIC_REASONS or len((job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",")) == 1
+                    if orch.get("diagnose") is None:
+                        _add(states, failed["name"], "failed" if alone else "suspect")
+                        details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+            for failed in status.get("failedNodes") or []:
+                if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
+                    _add(states, failed["name"], "failed")
+                    details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+    for node in snapshot.nodes:
+        name = node_name(node)
+        if is_cordoned(node) and name not in states:
+            _add(states, name, "excluded")
+            details.setdefault(name, "cordoned")
+    result = {}
+    for node in snapshot.nodes:
+        name = node_name(node)
+        found = states.get(name, {"untested"})
+        state = next(s for s in STATE_ORDER if s in found or s == "untested")
+        result[name] = (state, details.get(name, ""))
+    return result
+
+
+def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:
+    """Node counts by map state, plus totals."""
+    counts = Counter(state for state, _ in states.values())
+    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s: counts.get(s, 0) for s in STATE_ORDER}}
+
+
+def node_domain(node: Obj, topology_key: str) -> str:
+    """The node's value of the topology label ("(none)" when it has none)."""
+    return node_labels(node).get(topology_key, "(none)")
+
+
+def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
+    """Every result for one node across categories and certifications, newest certification first."""
+    rows = []
+    for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
+        for wf in snapshot.workflows_of(cert["metadata"]["name"]):
+            labels = wf["metadata"].get("labels") or {}
+            category = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+            for job in snapshot.jobs_of(wf["metadata"]["name"]):
+                nodes = (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",")
+                if name not in nodes:
+                    continue
+                status = job.get("status") or {}
+                failures = [f for f in status.get("failedNodes") or [] if f["name"] == name]
+                rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
+                             "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
+                             "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
+    return rows

@@ -154,14 +154,14 @@ async def _follow(session: SimSession, name: str, namespace: str, limit: float, 
             if seen.get(key) != status["status"]:
                 seen[key] = status["status"]
                 colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
-                console.print(f"[watch] {key}: [{colour}]{status['status']}[/] ({elapsed})")
+                console.print(f"\\[watch] {key}: [{colour}]{status['status']}[/] ({elapsed})")
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
-            console.print(f"[watch] Certification {verdict}. ({elapsed})")
+            console.print(f"\\[watch] Certification {verdict}. ({elapsed})")
             return True
         return False
 
-    console.print("[watch] Watching certification progress...")
+    console.print("\\[watch] Watching certification progress...")
     return await session.engine.run_until_settled(until=finished, max_seconds=limit)
 
 

@@ -26,13 +26,31 @@ def node_line(node: Obj) -> str:
     return f"{node['name']}: {node['reason']}" + (f" — {detail}" if detail else "")
 
 
+def _names(names: list[str], limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" ... ({len(names)} nodes)" if len(names) > limit else "")
+
+
+def failure_lines(failures: list[Obj], indent: str) -> list[str]:
+    """Failed nodes, one line per distinct (reason, detail): identical failures of many nodes read once."""
+    by_kind: dict[tuple[str, str, str], list[str]] = {}
+    for node in failures:
+        detail = _evidence_text(node.get("evidence")) or node.get("message", "")
+        by_kind.setdefault((node["reason"], detail, node.get("category", "")), []).append(node["name"])
+    lines = []
+    for (reason, detail, category), names in by_kind.items():
+        where = f" [{category}]" if category else ""
+        lines.append(f"{indent}{_names(names)}: {reason}{' — ' + detail if detail else ''}{where}")
+    return lines
+
+
 def _card(title: str, rows: list[str]) -> list[str]:
     head = f"┌─ {title} "
     return [head + "─" * max(WIDTH - len(head), 2), *[f"│ {row}" for row in rows], "└" + "─" * (WIDTH - 1)]
 
 
 def _field(label: str, value: Any) -> str:
-    return f"{label + ':':<13}{value}"
+    return f"{label + ':':<14}{value}"
 
 
 def _category_rows(category: Obj) -> list[str]:
@@ -52,7 +70,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append("Failed Groups:")
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:
             rows.append(f"  ✗ {group['name']} ({group['nodeCount']} nodes): {group['reason']}")
-            rows += [f"      {node_line(node)}" for node in group.get("failedNodes") or []]
+            rows += failure_lines(group.get("failedNodes") or [], "      ")
             log = group.get("failureLog") or {}
             if log.get("tail"):
                 rows.append(f"      Failure Log: pod {log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')} ({log.get('reason')})")
@@ -111,9 +129,7 @@ def render_text(report: Obj) -> str:
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
     details = report.get("failedNodeDetails") or []
     summary.append(_field("Failed Nodes", len(details) if details else "none"))
-    for node in details:
-        for failure in node["failures"]:
-            summary.append(f"  - {node_line(failure)} [{failure['category']}]")
+    summary += failure_lines([failure for node in details for failure in node["failures"]], "  - ")
     summary.append(_field("Result", report["result"]))
     lines += _card("Summary", summary)
     return "\n".join(lines) + "\n"

@@ -45,7 +45,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         if wf is not None:
             status.update(_mirror(wf))
             if status["status"] not in ("Succeeded", "Failed"):
-                busy.append(_workflow_nodes(wf))
+                busy.append(_workflow_nodes(wf) or _planned_nodes(ctx, model, index, world))
         elif status["status"] == "Pending":
             try:
                 rendered = render_category(model, index, world.nodes, ctx.catalog)
@@ -98,9 +98,17 @@ def _mirror(wf: Obj) -> Obj:
 
 
 def _workflow_nodes(wf: Obj) -> set[str]:
-    groups = ((wf.get("status") or {}).get("orchestration") or {}).get("groups") or []
-    nodes = {n for g in groups for n in g["nodes"]}
-    return nodes or set(((wf["spec"]["orchestration"].get("target") or {}).get("nodeNames")) or []) or {"*"}
+    """Nodes of a partitioned Workflow (empty before its first partition)."""
+    orch = (wf.get("status") or {}).get("orchestration") or {}
+    return {n for g in orch.get("groups") or [] for n in g["nodes"]} | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]}
+
+
+def _planned_nodes(ctx: Context, model: Certification, index: int, world: World) -> set[str]:
+    """The nodes a category will use, before its Workflow has partitioned them."""
+    try:
+        return set(render_category(model, index, world.nodes, ctx.catalog).discovery.names)
+    except RenderError:
+        return set()
 
 
 async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj]) -> None:

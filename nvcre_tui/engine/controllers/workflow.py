@@ -211,7 +211,7 @@ async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: d
     if failed or failed_groups:
         hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
-        message = f"{len(failed_groups)} groups failed across {len(history)} iterations; {len(failed_names)} nodes failed"
+        message = f"{_count(len(failed_groups), 'group')} failed across {_count(len(history), 'iteration')}; {_count(len(failed_names), 'node')} blamed"
         if orch.get("diagnose") is not None:
             message = f"Diagnosis complete: {len(failed_names)} faulty nodes confirmed"
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)
@@ -224,6 +224,10 @@ async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: d
     status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
     if await ctx.patch_status(WORKFLOW, wf, status):
         await ctx.event(wf, "Warning" if failed or failed_groups else "Normal", reason, message)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 __all__ = ["reconcile_workflow", "LABEL_WORKFLOW"]

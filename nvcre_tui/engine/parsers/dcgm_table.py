@@ -41,9 +41,10 @@ class _OpenTest:
     warnings: list[list[str]] = field(default_factory=list)  # chunks per warning
 
 
-def _grouped(status_text: str, scope: str) -> DcgmEntityResult:
+def _grouped(status_text: str, scope: str, every_gpu: tuple[int, ...]) -> DcgmEntityResult:
+    """A 3.x "<Status> - All" / "<Status> - GPU(s): ..." cell; "All" means every detected GPU."""
     if scope == "All":
-        return DcgmEntityResult("all GPUs", (), normalize_status(status_text))
+        return DcgmEntityResult("all GPUs", every_gpu, normalize_status(status_text))
     gpus = tuple(int(part) for part in re.findall(r"\d+", scope))
     label = f"GPU {gpus[0]}" if len(gpus) == 1 else "GPUs " + ",".join(map(str, gpus))
     return DcgmEntityResult(label, gpus, normalize_status(status_text))
@@ -56,6 +57,8 @@ class _TableReader:
         self.open: _OpenTest | None = None
         self.note: list[str] | None = None  # chunks of the warning or info being continued
         self.metadata: dict[str, str] = {}
+        # 3.x "All" rows name no index: dcgmi lists one device id per GPU it tested, GPUs 0..n-1.
+        self.every_gpu: tuple[int, ...] = ()
         self.rows = 0
         self.errors: list[str] = []
 
@@ -75,8 +78,9 @@ class _TableReader:
             self.close()
             self.category = section.group(1).strip()
         elif line.startswith("|") and line.count("|") >= 2:
-            cells = line.split("|")
-            self._row(cells[1].strip(), cells[2])
+            # The value runs to the last "|": a warning may itself contain one.
+            second, last = line.index("|", 1), line.rindex("|")
+            self._row(line[1:second].strip(), line[second + 1 : last] if last > second else line[second + 1 :])
         elif line.startswith("Error:") and not self.rows:
             self.errors.append(line[len("Error:") :].strip() or line)
 
@@ -88,6 +92,8 @@ class _TableReader:
         if self.category == "Metadata" or name in _METADATA:
             if name in _METADATA:
                 self.metadata[_METADATA[name]] = value
+            elif name == "GPU Device IDs Detected":
+                self.every_gpu = tuple(range(len([part for part in value.split(",") if part.strip()])))
             return
         if name.split(":")[0] in _NOTES:
             self._note(name, cell)
@@ -98,7 +104,7 @@ class _TableReader:
             grouped = _GROUPED.match(value)
             self.open = _OpenTest(self.category, name, None if grouped else normalize_status(value))
             if grouped:
-                self.open.results.append(_grouped(grouped.group(1), grouped.group(2)))
+                self.open.results.append(_grouped(grouped.group(1), grouped.group(2), self.every_gpu))
 
     def _note(self, name: str, cell: str) -> None:
         chunks = [_chunk(cell)]
@@ -119,7 +125,7 @@ class _TableReader:
             self.open.results.append(DcgmEntityResult(f"GPU {index}", (index,), normalize_status(gpu.group(2))))
             self.note = None
         elif self.open is not None and grouped:
-            self.open.results.append(_grouped(grouped.group(1), grouped.group(2)))
+            self.open.results.append(_grouped(grouped.group(1), grouped.group(2), self.every_gpu))
             self.note = None
         elif self.note is not None:
             self.note.append(_chunk(cell))

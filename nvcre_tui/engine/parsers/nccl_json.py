@@ -8,7 +8,7 @@ from typing import Any
 
 from nvcre_tui.engine.parsers.base import WRONG_FORMAT, ParseError
 from nvcre_tui.engine.parsers.json_text import load_json
-from nvcre_tui.engine.parsers.nccl_model import Half, NcclAggregator, RankDevice, Row
+from nvcre_tui.engine.parsers.nccl_model import HalfValues, NcclAggregator, RankDevice
 
 
 def _number(value: Any) -> float | None:
@@ -29,7 +29,7 @@ def _integer(value: Any) -> int | None:
     return None
 
 
-def _half(data: Any) -> Half | None:
+def _half(data: Any) -> HalfValues | None:
     if not isinstance(data, dict):
         return None
     time_us = _number(data.get("time", data.get("cpu_time")))
@@ -41,10 +41,10 @@ def _half(data: Any) -> Half | None:
     wrong = None if raw_wrong is None else _number(raw_wrong)
     if raw_wrong is not None and wrong is None:
         return None
-    return Half(time_us, algbw, busbw, wrong)
+    return time_us, algbw, busbw, wrong
 
 
-def _row(data: Any) -> Row | None:
+def _row(data: Any) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
     if not isinstance(data, dict):
         return None
     size, count = _integer(data.get("size")), _integer(data.get("count"))
@@ -57,7 +57,7 @@ def _row(data: Any) -> Row | None:
     out_of_place, in_place = _half(data.get("out_of_place")), _half(data.get("in_place"))
     if out_of_place is None or in_place is None:
         return None  # trace-replay rows have no out-of-place half: nothing comparable to measure
-    return Row(size, count, kind, redop, root, out_of_place, in_place)
+    return size, count, kind, redop, root, out_of_place, in_place
 
 
 def _devices(config: Any, aggregator: NcclAggregator) -> None:
@@ -83,7 +83,7 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
     for entry in document["results"]:
         row = _row(entry)
         if row is not None:
-            aggregator.add_row(row)
+            aggregator.add(*row)
     average = document.get("average_bus_bandwidth")
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])

@@ -122,31 +122,37 @@ class NcclResult:
         return data
 
 
+#: (time_us, algbw, busbw, wrong) of one half: plain tuples on the hot path, Half objects only for kept rows.
+HalfValues = tuple[float, float, float, float | None]
+
+
 class _SizeAccumulator:
     """Running sums for one size; slots keep per-size memory small."""
 
     __slots__ = ("size", "count", "type", "redop", "samples", "sums", "min_busbw", "max_busbw", "wrong")
 
-    def __init__(self, row: Row) -> None:
-        self.size, self.count, self.type, self.redop = row.size, row.count, row.type, row.redop
+    def __init__(self, size: int, count: int, kind: str, redop: str, busbw: float) -> None:
+        self.size, self.count, self.type, self.redop = size, count, kind, redop
         self.samples = 0
         self.sums = [0.0] * 6  # oop time, algbw, busbw; ip time, algbw, busbw
-        self.min_busbw = row.out_of_place.busbw
-        self.max_busbw = row.out_of_place.busbw
+        self.min_busbw = self.max_busbw = busbw
         self.wrong = 0.0
 
-    def add(self, row: Row) -> None:
-        oop, ip, sums = row.out_of_place, row.in_place, self.sums
+    def add(self, oop: HalfValues, ip: HalfValues) -> None:
+        sums = self.sums
         self.samples += 1
-        sums[0] += oop.time_us
-        sums[1] += oop.algbw
-        sums[2] += oop.busbw
-        sums[3] += ip.time_us
-        sums[4] += ip.algbw
-        sums[5] += ip.busbw
-        self.min_busbw = min(self.min_busbw, oop.busbw)
-        self.max_busbw = max(self.max_busbw, oop.busbw)
-        self.wrong += (oop.wrong or 0.0) + (ip.wrong or 0.0)
+        sums[0] += oop[0]
+        sums[1] += oop[1]
+        sums[2] += oop[2]
+        sums[3] += ip[0]
+        sums[4] += ip[1]
+        sums[5] += ip[2]
+        if oop[2] < self.min_busbw:
+            self.min_busbw = oop[2]
+        if oop[2] > self.max_busbw:
+            self.max_busbw = oop[2]
+        if oop[3] or ip[3]:
+            self.wrong += (oop[3] or 0.0) + (ip[3] or 0.0)
 
     def average(self) -> SizeAverage:
         n, s = self.samples, self.sums
@@ -179,14 +185,16 @@ class NcclAggregator:
         self.out_of_bounds: int | None = None
         self.ranks: dict[int, RankDevice] = {}
 
-    def add_row(self, row: Row) -> None:
+    def add(self, size: int, count: int, kind: str, redop: str, root: int | None, oop: HalfValues,
+            ip: HalfValues) -> None:
+        """Count one row: into its size's sums always, into `rows` while fewer than max_rows are kept."""
         self.row_count += 1
         if len(self.rows) < self.max_rows:
-            self.rows.append(row)
-        accumulator = self.by_size.get(row.size)
+            self.rows.append(Row(size, count, kind, redop, root, Half(*oop), Half(*ip)))
+        accumulator = self.by_size.get(size)
         if accumulator is None:
-            accumulator = self.by_size[row.size] = _SizeAccumulator(row)
-        accumulator.add(row)
+            accumulator = self.by_size[size] = _SizeAccumulator(size, count, kind, redop, oop[2])
+        accumulator.add(oop, ip)
 
     def start_run(self, program: str) -> None:
         self.runs_started += 1

@@ -1,34 +1,44 @@
 """nccl-tests stdout tables, every generation people still run, read one line at a time.
 
 Column positions come from the last table header seen (with or without its leading `#`); a log whose
-headers were lost is read by recognising the row shape instead. A row that does not fit exactly is
-skipped, never guessed at: that is how cut-off and interleaved lines stay out of the numbers.
+headers were lost is read by recognising the row shape instead. A row must match its layout's
+pattern exactly, or it is skipped, never guessed at: that is how cut-off and interleaved lines stay
+out of the numbers. One compiled pattern per layout checks and splits a row in a single pass.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nvcre_tui.engine.parsers.base import signed_int, strip_kubelet_prefix, unsigned_int, unsigned_number
-from nvcre_tui.engine.parsers.nccl_model import Half, NcclAggregator, RankDevice, Row
+from nvcre_tui.engine.parsers.base import signed_int, strip_kubelet_prefix, unsigned_number
+from nvcre_tui.engine.parsers.nccl_model import HalfValues, NcclAggregator, RankDevice
 
 _TIME_NAMES = frozenset({"time", "cputime"})
 _WRONG_NAMES = frozenset({"#wrong", "wrong", "error", "errors"})
 _PREFIX_NAMES = ("size", "count", "type", "redop", "root")
+# Cell patterns. Sizes are bounded so int() never meets its 4300-digit limit; numbers are plain
+# decimals or exponents (never nan, inf or 1_000, which float() would take).
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_PREFIX_CELLS = {"size": r"(\d{1,20})", "count": r"(\d{1,20})", "type": r"([A-Za-z_]\S*)",
+                 "redop": r"([A-Za-z_]\S*)", "root": r"(-?\d{1,10})"}
 _DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d", re.ASCII)
 # "#  Rank  0 Group  0 Pid   4101 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3";
 # older builds print no Group and a short bus id such as [0x18].
 _RANK = re.compile(
-    r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
-, re.ASCII)
+    r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d{1,9})\s+\[([^\]]*)\]\s*(.*?)\s*$",
+    re.ASCII,
+)
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)", re.ASCII)
-_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)", re.ASCII)
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d{1,18})", re.ASCII)
 _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
 # mpirun --tag-output prefixes each line with "[jobid,rank]<stdout>:".
 _MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
+_INF = math.inf
 
 
 @dataclass(frozen=True)
@@ -41,10 +51,6 @@ class Layout:
     busbw_at: int
     wrong_at: int | None  # None when the table has no wrong/error column
     timestamp: bool  # -S prints "YYYY-mm-dd HH:MM:SS" after the in-place half
-
-    @property
-    def tokens(self) -> int:
-        return len(self.prefix) + 2 * self.half_width + (2 if self.timestamp else 0)
 
 
 def layout_from_header(tokens: list[str]) -> Layout | None:
@@ -60,6 +66,8 @@ def layout_from_header(tokens: list[str]) -> Layout | None:
     if "algbw" not in half or "busbw" not in half or tokens[times[1] : times[1] + len(half)] != half:
         return None
     wrong = [i for i, name in enumerate(half) if name in _WRONG_NAMES]
+    if half.index("algbw") != 1 or half.index("busbw") != 2 or wrong[:1] not in ([], [3]):
+        return None  # every generation prints time, algbw, busbw, wrong: anything else is not a header
     return Layout(
         prefix=prefix,
         half_width=len(half),
@@ -68,9 +76,6 @@ def layout_from_header(tokens: list[str]) -> Layout | None:
         wrong_at=wrong[0] if wrong else None,
         timestamp=tail == ["timestamp"],
     )
-
-
-_INFERRED: dict[tuple[bool, bool, int, bool], Layout] = {}
 
 
 def infer_layout(tokens: list[str]) -> Layout | None:
@@ -85,52 +90,61 @@ def infer_layout(tokens: list[str]) -> Layout | None:
     half_width = (cells - 1 if has_root else cells) // 2
     if half_width not in (4, 8) or (cells % 2 == 1 and not has_root):
         return None
-    key = (has_redop, has_root, half_width, timestamp)
-    if key not in _INFERRED:
-        prefix = ("size", "count", "type") + (("redop",) if has_redop else ()) + (("root",) if has_root else ())
-        _INFERRED[key] = Layout(prefix, half_width, 1, 2, 3, timestamp)
-    return _INFERRED[key]
+    prefix = ("size", "count", "type") + (("redop",) if has_redop else ()) + (("root",) if has_root else ())
+    return Layout(prefix, half_width, 1, 2, 3, timestamp)
 
 
-def _half(cells: list[str], layout: Layout) -> Half | None:
-    time_us = unsigned_number(cells[0])
-    algbw = unsigned_number(cells[layout.algbw_at])
-    busbw = unsigned_number(cells[layout.busbw_at])
-    if time_us is None or algbw is None or busbw is None:
-        return None
-    wrong: float | None = None
-    if layout.wrong_at is not None:
-        text = cells[layout.wrong_at]
-        if text != "N/A":
-            wrong = unsigned_number(text)
-            if wrong is None:
-                return None
-    return Half(time_us, algbw, busbw, wrong)
+@dataclass(frozen=True)
+class RowReader:
+    """A layout compiled for the hot path: one pattern for the whole row, and where each field lands."""
 
+    pattern: re.Pattern[str]
+    prefix_at: tuple[int, int, int, int | None, int | None]  # size, count, type, redop, root group indices
+    halves_at: tuple[int, int]  # first group of the out-of-place and in-place halves
+    with_wrong: bool
 
-def parse_row(tokens: list[str], layout: Layout) -> Row | None:
-    """The row these tokens form under `layout`, or None if any cell does not fit."""
-    if len(tokens) != layout.tokens:
-        return None
-    fields = dict(zip(layout.prefix, tokens))
-    size = unsigned_int(fields["size"])
-    count = unsigned_int(fields["count"])
-    if size is None or count is None:
-        return None
-    root: int | None = None
-    if "root" in fields:
-        root = signed_int(fields["root"])
-        if root is None:
+    def parse(self, text: str) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
+        """(size, count, type, redop, root, out-of-place, in-place) of a stripped row, or None if it does not fit."""
+        match = self.pattern.fullmatch(text)
+        if match is None:
             return None
-    redop = fields.get("redop", "none")
-    if unsigned_number(fields["type"]) is not None or unsigned_number(redop) is not None:
-        return None
-    start, width = len(layout.prefix), layout.half_width
-    out_of_place = _half(tokens[start : start + width], layout)
-    in_place = _half(tokens[start + width : start + 2 * width], layout)
-    if out_of_place is None or in_place is None:
-        return None
-    return Row(size, count, fields["type"], redop, root, out_of_place, in_place)
+        groups = match.groups()
+        size, count, kind, redop, root = self.prefix_at
+        out_of_place = _half(groups, self.halves_at[0], self.with_wrong)
+        in_place = _half(groups, self.halves_at[1], self.with_wrong)
+        if _INF in out_of_place or _INF in in_place:
+            return None  # 1e999 overflows to inf: no tool printed that
+        return (int(groups[size]), int(groups[count]), groups[kind], "none" if redop is None else groups[redop],
+                None if root is None else int(groups[root]), out_of_place, in_place)
+
+
+@functools.lru_cache(maxsize=64)
+def row_reader(layout: Layout) -> RowReader:
+    """Compile `layout`: each half captures time, algbw, busbw and (when printed) wrong."""
+    half = []
+    for index in range(layout.half_width):
+        if index in (0, layout.algbw_at, layout.busbw_at):
+            half.append(f"({_NUMBER})")
+        elif index == layout.wrong_at:
+            half.append(f"({_NUMBER}|N/A)")
+        else:
+            half.append(r"\S+")  # per-iteration statistics: printed, not needed
+    cells = [_PREFIX_CELLS[name] for name in layout.prefix] + half + half
+    if layout.timestamp:
+        cells.append(r"\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d")
+    at = {name: index for index, name in enumerate(layout.prefix)}
+    per_half = 3 if layout.wrong_at is None else 4
+    return RowReader(
+        pattern=re.compile(r"\s+".join(cells), re.ASCII),
+        prefix_at=(at["size"], at["count"], at["type"], at.get("redop"), at.get("root")),
+        halves_at=(len(layout.prefix), len(layout.prefix) + per_half),
+        with_wrong=layout.wrong_at is not None,
+    )
+
+
+def _half(groups: tuple[str, ...], at: int, with_wrong: bool) -> HalfValues:
+    wrong = groups[at + 3] if with_wrong else "N/A"
+    return float(groups[at]), float(groups[at + 1]), float(groups[at + 2]), None if wrong == "N/A" else float(wrong)
 
 
 class TableReader:
@@ -138,13 +152,14 @@ class TableReader:
 
     def __init__(self, aggregator: NcclAggregator) -> None:
         self.aggregator = aggregator
-        self.layout: Layout | None = None
+        self.reader: RowReader | None = None  # from the last header; None: recognise rows by shape
         self.saw_newline = False
-        self.held: Row | None = None  # a row from a line without newline: kept only if more input follows
+        # A row from a line without newline is kept only if more input follows (else it was cut off).
+        self.held: tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None = None
 
     def feed(self, raw: str) -> None:
         if self.held is not None:
-            self.aggregator.add_row(self.held)
+            self.aggregator.add(*self.held)
             self.held = None
         terminated = raw.endswith("\n")
         self.saw_newline = self.saw_newline or terminated
@@ -155,10 +170,10 @@ class TableReader:
         if not text:
             return
         if text[0].isdigit():
-            row = self._row(text.split())
+            row = self._row(text)
             if row is not None:
                 if terminated or not self.saw_newline:
-                    self.aggregator.add_row(row)
+                    self.aggregator.add(*row)
                 else:
                     self.held = row
             return
@@ -172,18 +187,18 @@ class TableReader:
         """End of input: a held row came from a line cut off before its newline, so it is dropped."""
         self.held = None
 
-    def _row(self, tokens: list[str]) -> Row | None:
-        if self.layout is not None:
-            return parse_row(tokens, self.layout)
-        layout = infer_layout(tokens)
-        return None if layout is None else parse_row(tokens, layout)
+    def _row(self, text: str) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
+        if self.reader is not None:
+            return self.reader.parse(text)
+        layout = infer_layout(text.split())
+        return None if layout is None else row_reader(layout).parse(text)
 
     def _marker(self, text: str) -> None:
         """Header, rank line, run start/end or footer; anything else (NCCL INFO, ssh noise) is ignored."""
         if text.startswith("size"):
             layout = layout_from_header(text.split())
             if layout is not None:
-                self.layout = layout
+                self.reader = row_reader(layout)
         elif text.startswith("Rank"):
             match = _RANK.match(text)
             if match:
@@ -205,7 +220,7 @@ class TableReader:
         match = _STARTING.match(text)
         if match:
             # A new run may come from another build: forget the previous run's header.
-            self.layout = None
+            self.reader = None
             self.aggregator.start_run(match.group(1))
         elif text.startswith("Collective test concluded"):
             self.aggregator.runs_concluded += 1

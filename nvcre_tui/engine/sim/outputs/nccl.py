@@ -132,7 +132,7 @@ def _info_line(run: NcclRun, rng: random.Random) -> str:
 
 
 def _table(run: NcclRun, fmt: NcclFormat, rng: random.Random) -> Iterator[str]:
-    """Lines without newline; a cut-off last row is yielded as None-terminated by the caller."""
+    """The log's lines, without newlines or prefixes (write_nccl_log adds those)."""
     layout = LAYOUTS[fmt.layout]
     yield from _preamble(run, fmt.layout, rng)
     if fmt.info_noise > 0:
@@ -146,7 +146,7 @@ def _table(run: NcclRun, fmt: NcclFormat, rng: random.Random) -> Iterator[str]:
             for time_us, algbw, busbw, wrong in halves:
                 row += half_cells(layout, time_us, algbw, busbw, int(wrong) if run.check else None)
                 busbw_sum, cells = busbw_sum + busbw, cells + 1
-            wrong_total += int(halves[0][3]) * 2
+            wrong_total += int(halves[0][3]) * 2 if run.check else 0
             yield row
             if fmt.info_noise > 0 and rng.random() < fmt.info_noise:
                 yield _info_line(run, rng)
@@ -189,7 +189,7 @@ def write_nccl_json(run: NcclRun, rng: random.Random) -> str:
                 entry[key] = {"time": round(time_us, 6), "alg_bw": round(algbw, 6), "bus_bw": round(busbw, 6),
                               "nwrong": float(wrong) if run.check else None}
                 busbw_sum += round(busbw, 6)
-            wrong_total += int(halves[0][3]) * 2
+            wrong_total += int(halves[0][3]) * 2 if run.check else 0
             entry.update({"actual_iterations": run.iters, "experiment_name": ""})
             results.append(entry)
     devices = [{"rank": rank, "group": 0, "pid": rng.randint(1000, 99999), "hostname": host, "device": device,

@@ -1,0 +1,351 @@
+"""RackMap: every node as one glyph coloured by state, grouped by domain (clique, rack) in blocks.
+
+Line API (ScrollView + render_line): no widget per node, only visible lines are rendered, and a state
+change re-renders only the lines that show it. The pure layout (blocks, filter, navigation) lives in
+`rack_layout.py`; this module is the widget: data, rendering, keys, mouse and messages.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from nvcre_tui.widgets.node_state import NodeCell, NodeState, state_component_classes, state_component_css
+from nvcre_tui.widgets.rack_layout import Group, Layout, NodeFilter, build_layout, natural_key, parse_filter
+
+_PREFIX = "rack-map"
+
+
+@dataclass(frozen=True)
+class _Palette:
+    base: Style
+    domain: Style
+    states: dict[NodeState, Style]
+    cursor: dict[NodeState, Style]
+
+
+class RackMap(ScrollView, can_focus=True):
+    """Nodes grouped by domain, one cell each: glyph + `$verdict-<state>` colour, a header with counts per group.
+
+    `compact`: None = automatic (1-column cells when 3-column cells do not fit), True/False forces it.
+    `filter`: a regex on node names; `!regex` hides matching names; `!failed,suspect` hides those states.
+    """
+
+    COMPONENT_CLASSES = state_component_classes(_PREFIX) | {f"{_PREFIX}--domain", f"{_PREFIX}--cursor"}
+    DEFAULT_CSS = (
+        """
+    RackMap { height: 1fr; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1; }
+    RackMap > .rack-map--domain { text-style: bold; }
+    RackMap > .rack-map--cursor { text-style: reverse bold; }
+    """
+        + state_component_css("RackMap", _PREFIX)
+    )
+    BINDINGS: list[BindingType] = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="rack-map.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="rack-map.down"),
+        Binding("left,h", "cursor_left", "Left", show=False, id="rack-map.left"),
+        Binding("right,l", "cursor_right", "Right", show=False, id="rack-map.right"),
+        Binding("home", "cursor_first", "First node", show=False, id="rack-map.first"),
+        Binding("end", "cursor_last", "Last node", show=False, id="rack-map.last"),
+        Binding("enter", "select", "Open node", id="rack-map.select", tooltip="Open the highlighted node"),
+    ]
+
+    compact: reactive[bool | None] = reactive(None, init=False)
+    filter: reactive[str] = reactive("", init=False)
+
+    class _NodeMessage(Message):
+        def __init__(self, name: str, rack_map: RackMap) -> None:
+            super().__init__()
+            self.name = name
+            self.rack_map = rack_map
+
+        @property
+        def control(self) -> RackMap:
+            """The map that sent it (for `@on(RackMap.NodeSelected, "#selector")`)."""
+            return self.rack_map
+
+    class NodeHighlighted(_NodeMessage):
+        """The cursor moved to node `name`."""
+
+    class NodeSelected(_NodeMessage):
+        """Node `name` was chosen (enter or click)."""
+
+    def __init__(
+        self,
+        cells: Sequence[NodeCell] = (),
+        *,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's keyword
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._cells: dict[str, NodeCell] = {}
+        self._groups: list[Group] = []
+        self._group_of: dict[str, Group] = {}
+        self._visible: list[str] = []
+        self._index: dict[str, int] = {}
+        self._node_filter: NodeFilter = parse_filter("")
+        self._layout: Layout = build_layout([], 0, 0, compact=None)
+        self._strips: dict[int, Strip] = {}
+        self._palette: _Palette | None = None
+        self._cursor: str | None = None
+        self.set_nodes(cells)
+
+    # ---- data in -------------------------------------------------------------------------------------
+
+    def set_nodes(self, cells: Sequence[NodeCell]) -> None:
+        """Replace every node. Groups sort by domain, nodes by name (numbers in names compare as numbers)."""
+        by_name: dict[str, NodeCell] = {}
+        for cell in cells:
+            if cell.name in by_name:
+                raise ValueError(f"RackMap.set_nodes: node {cell.name!r} is listed twice")
+            by_name[cell.name] = cell
+        members: dict[str, list[str]] = {}
+        for cell in by_name.values():
+            members.setdefault(cell.domain, []).append(cell.name)
+        self._cells = by_name
+        self._groups = [
+            Group(domain, sorted(names, key=natural_key), Counter(by_name[n].state for n in names))
+            for domain, names in sorted(members.items(), key=lambda item: natural_key(item[0]))
+        ]
+        self._group_of = {name: group for group in self._groups for name in group.names}
+        self._refilter()
+
+    def update_states(self, changes: Mapping[str, NodeState]) -> None:
+        """Apply many state changes: O(len(changes)), one refresh of only the affected visible lines.
+
+        Unknown names are ignored (a node may have left between a snapshot and this update). A change that
+        crosses a hidden-state filter (e.g. a node becomes `passed` under `!passed`) re-lays out the map.
+        """
+        dirty: set[int] = set()
+        crossed = False
+        hidden = self._node_filter.hidden_states
+        for name, new_state in changes.items():
+            cell = self._cells.get(name)
+            if cell is None or cell.state == new_state:
+                continue
+            group = self._group_of[name]
+            group.counts[cell.state] -= 1
+            group.counts[new_state] += 1
+            self._cells[name] = NodeCell(cell.name, cell.domain, NodeState(new_state), cell.detail)
+            crossed = crossed or ((cell.state in hidden) != (new_state in hidden))
+            dirty.add(self._layout.header_y.get(group.domain, -1))
+            dirty.add(self._layout.positions.get(name, (0, -1))[1])
+        if crossed:
+            self._refilter()
+        else:
+            self._invalidate(dirty - {-1})
+
+    def watch_filter(self, text: str) -> None:
+        self._node_filter = parse_filter(text)
+        self._refilter()
+
+    def watch_compact(self, compact: bool | None) -> None:
+        self._relayout()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+
+    # ---- what callers read ---------------------------------------------------------------------------
+
+    @property
+    def highlighted(self) -> str | None:
+        """Name of the node under the cursor (None when nothing is shown)."""
+        return self._cursor
+
+    @highlighted.setter
+    def highlighted(self, name: str) -> None:
+        """Move the cursor to `name` and scroll to it; names hidden by the filter are ignored."""
+        if name in self._index:
+            self._move_to(name)
+
+    @property
+    def is_compact(self) -> bool:
+        """Whether cells are 1 column (chosen or automatic)."""
+        return self._layout.compact
+
+    @property
+    def visible_names(self) -> list[str]:
+        """Names the filter lets through, in display order."""
+        return list(self._visible)
+
+    # ---- layout --------------------------------------------------------------------------------------
+
+    def _refilter(self) -> None:
+        """Recompute which nodes the filter shows, then lay out again."""
+        old_index = self._index.get(self._cursor or "", 0)
+        for group in self._groups:
+            group.visible = [n for n in group.names if self._node_filter.shows(n, self._cells[n].state)]
+        self._visible = [name for group in self._groups for name in group.visible]
+        self._index = {name: i for i, name in enumerate(self._visible)}
+        if self._cursor not in self._index:
+            self._cursor = self._visible[min(old_index, len(self._visible) - 1)] if self._visible else None
+            if self._cursor is not None:
+                self.post_message(self.NodeHighlighted(self._cursor, self))
+        self._relayout()
+
+    def _relayout(self) -> None:
+        size = self.size
+        self._layout = build_layout(
+            [g for g in self._groups if g.visible], size.width, size.height,
+            compact=self.compact, scrollbar=self.styles.scrollbar_size_vertical,
+        )
+        self._strips.clear()
+        self.virtual_size = Size(self._layout.width, self._layout.height)
+        self.refresh()
+
+    def _invalidate(self, lines: Iterable[int]) -> None:
+        """Forget cached strips for `lines`; repaint those on screen with one refresh."""
+        top, height, width = round(self.scroll_y), self.size.height, self.size.width
+        regions = []
+        for y in lines:
+            self._strips.pop(y, None)
+            if top <= y < top + height:
+                regions.append(Region(0, y - top, width, 1))
+        if regions:
+            self.refresh(*regions)
+
+    def notify_style_update(self) -> None:
+        # A theme switch changes the component styles baked into the palette and the cached strips.
+        super().notify_style_update()
+        self._palette = None
+        self._strips.clear()
+
+    # ---- rendering -----------------------------------------------------------------------------------
+
+    def _get_palette(self) -> _Palette:
+        """Styles resolved once per style change (rich_style walks the DOM, too slow per line)."""
+        if self._palette is None:
+            component = self.get_component_rich_style
+            self._palette = _Palette(
+                base=self.rich_style,
+                domain=component(f"{_PREFIX}--domain"),
+                states={state: component(f"{_PREFIX}--{state.value}") for state in NodeState},
+                cursor={state: component(f"{_PREFIX}--{state.value}") + component(f"{_PREFIX}--cursor", partial=True) for state in NodeState},
+            )
+        return self._palette
+
+    def render_line(self, y: int) -> Strip:
+        line_y = y + round(self.scroll_y)
+        strip = self._strips.get(line_y)
+        if strip is None:
+            strip = self._render_map_line(line_y)
+            if line_y < self._layout.height:
+                self._strips[line_y] = strip
+        return strip
+
+    def _render_map_line(self, line_y: int) -> Strip:
+        """One virtual line: for each block on it, padding then its header or its cell row; padded to width."""
+        palette, width = self._get_palette(), self.size.width
+        segments: list[Segment] = []
+        column = 0
+        for span in self._layout.lines[line_y] if line_y < self._layout.height else ():
+            segments.append(Segment(" " * (span.x - column), palette.base))
+            if span.row < 0:
+                column = span.x + self._header(span.group, palette, segments)
+            else:
+                column = span.x + self._cells_row(self._layout.row_names(span), palette, segments)
+        segments.append(Segment(" " * max(0, width - column), palette.base))
+        return Strip(segments, max(width, column))
+
+    def _header(self, group: Group, palette: _Palette, out: list[Segment]) -> int:
+        """Domain name, then `glyph count` per present state, most urgent first, while whole entries fit."""
+        room = self._layout.block_width
+        domain = group.domain[:room]
+        out.append(Segment(domain, palette.domain))
+        room -= len(domain)
+        for state in NodeState:
+            if group.counts[state]:
+                entry = f" {state.glyph}{group.counts[state]}"
+                if len(entry) > room:
+                    break
+                out.append(Segment(entry, palette.states[state]))
+                room -= len(entry)
+        return self._layout.block_width - room
+
+    def _cells_row(self, names: Sequence[str], palette: _Palette, out: list[Segment]) -> int:
+        """One segment per run of same-state cells (fewer segments: faster to build and to composite)."""
+        pad = "" if self._layout.compact else " "
+        cells, cursor = self._cells, self._cursor
+        run: list[str] = []
+        run_key: tuple[NodeState, bool] | None = None
+        for name in names:
+            key = (cells[name].state, name == cursor)
+            if key != run_key and run_key is not None:
+                out.append(Segment("".join(run), (palette.cursor if run_key[1] else palette.states)[run_key[0]]))
+                run = []
+            run.append(f"{pad}{key[0].glyph}{pad}")
+            run_key = key
+        if run_key is not None:
+            out.append(Segment("".join(run), (palette.cursor if run_key[1] else palette.states)[run_key[0]]))
+        return len(names) * self._layout.cell_width
+
+    # ---- cursor, keys, mouse -------------------------------------------------------------------------
+
+    def _move_to(self, name: str | None, *, scroll: bool = True) -> None:
+        if name is None or name == self._cursor:
+            return
+        old, self._cursor = self._cursor, name
+        positions = self._layout.positions
+        self._invalidate(positions[n][1] for n in (old, name) if n in positions)
+        if scroll and name in positions:
+            x, y = positions[name]
+            self.scroll_to_region(Region(x, max(0, y - 1), self._layout.cell_width, 2), animate=False)
+        self.post_message(self.NodeHighlighted(name, self))
+
+    def _step(self, delta: int) -> None:
+        if self._visible:
+            index = self._index.get(self._cursor or "", -delta)
+            self._move_to(self._visible[max(0, min(len(self._visible) - 1, index + delta))])
+
+    def action_cursor_left(self) -> None:
+        self._step(-1)
+
+    def action_cursor_right(self) -> None:
+        self._step(+1)
+
+    def action_cursor_up(self) -> None:
+        self._move_to(self._layout.vertical_neighbour(self._cursor, -1) if self._cursor else None)
+
+    def action_cursor_down(self) -> None:
+        self._move_to(self._layout.vertical_neighbour(self._cursor, +1) if self._cursor else None)
+
+    def action_cursor_first(self) -> None:
+        self._move_to(self._visible[0] if self._visible else None)
+
+    def action_cursor_last(self) -> None:
+        self._move_to(self._visible[-1] if self._visible else None)
+
+    def action_select(self) -> None:
+        if self._cursor is not None:
+            self.post_message(self.NodeSelected(self._cursor, self))
+
+    def _node_under(self, event: events.MouseEvent) -> str | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        return self._layout.node_at(offset.x + round(self.scroll_x), offset.y + round(self.scroll_y))
+
+    def on_click(self, event: events.Click) -> None:
+        name = self._node_under(event)
+        if name is not None:
+            self._move_to(name, scroll=False)
+            self.post_message(self.NodeSelected(name, self))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        name = self._node_under(event)
+        cell = self._cells.get(name) if name else None
+        self.tooltip = f"{cell.name} · {cell.domain} · {cell.state.glyph} {cell.state.value}" + (
+            f"\n{cell.detail}" if cell.detail else ""
+        ) if cell else None

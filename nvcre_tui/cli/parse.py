@@ -138,14 +138,15 @@ def _dcgm(result: DcgmResult, summary: list[tuple[str, str]]) -> None:
 
 
 def _training(result: TrainingResult, summary: list[tuple[str, str]]) -> None:
-    summary += [("framework", result.framework), ("steps", f"{result.step_count} logged, "
-                f"{result.warmup_step_count} warmup, {result.first_step}..{result.last_step}/{_fmt(result.total_steps)}"),
+    steps = (f"{result.step_count} logged, {result.warmup_step_count} warmup, "
+             f"{result.first_step}..{result.last_step}/{_fmt(result.total_steps)}")
+    summary += [("framework", result.framework), ("steps", steps),
                 ("last step at", _fmt(result.last_step_time)), ("checkpoints", str(result.checkpoints_saved)),
                 ("interruptions", str(result.interruptions))]
     if result.goodput is not None:
         g = result.goodput
         summary.append(("goodput terms (s)", f"wall {g.training_time_sec:.1f}, lost {g.lost_work_sec:.1f}, resume "
                         f"{g.resume_sec:.1f}, reschedule {g.reschedule_sec:.1f}, saves {g.checkpoint_save_sec:.1f}"))
-    rows = [(step.step, _fmt(step.step_time_sec), _fmt(step.tflops_per_gpu), _fmt(step.loss), "yes" if step.warmup else "")
-            for step in result.recent_steps[-10:]]
+    rows = [(step.step, _fmt(step.step_time_sec), _fmt(step.tflops_per_gpu), _fmt(step.loss),
+             "yes" if step.warmup else "") for step in result.recent_steps[-10:]]
     print_table(("step", "step time (s)", "TFLOP/s/GPU", "loss", "warmup"), rows, title="Last steps")

@@ -17,6 +17,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 UPDATE = os.environ.get("NVCRE_UPDATE_GOLDEN") == "1"
 
 
+def fixture_text(name: str) -> str:
+    """A fixture's exact text (read_text would turn progress-bar carriage returns into line breaks)."""
+    return (FIXTURES / name).read_bytes().decode("utf-8")
+
+
 def inputs() -> list[Path]:
     """Every fixture input (not the expected files)."""
     return sorted(path for path in FIXTURES.iterdir() if not path.name.endswith(".expected.json"))

@@ -10,14 +10,10 @@ import pytest
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.nccl_table import infer_layout, layout_from_header
 from nvcre_tui.engine.sim.outputs import NcclFormat, NcclRun, write_nccl_log
-from tests.parsers.golden import FIXTURES
+from tests.parsers.golden import fixture_text as fixture
 
 HEADER = "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
 ROW = "     1048576        262144     float     sum      -1    21.88   47.92   83.85       0    22.15   47.35   82.86       0\n"
-
-
-def fixture(name: str) -> str:
-    return (FIXTURES / name).read_text(encoding="utf-8")
 
 
 def test_reference_example_gives_nvcre_numbers() -> None:

@@ -110,8 +110,15 @@ class RowReader:
             return None
         groups = match.groups()
         size, count, kind, redop, root = self.prefix_at
-        out_of_place = _half(groups, self.halves_at[0], self.with_wrong)
-        in_place = _half(groups, self.halves_at[1], self.with_wrong)
+        first, second = self.halves_at
+        if self.with_wrong:
+            wrong_out, wrong_in = groups[first + 3], groups[second + 3]
+            out_wrong = None if wrong_out == "N/A" else float(wrong_out)
+            in_wrong = None if wrong_in == "N/A" else float(wrong_in)
+        else:
+            out_wrong = in_wrong = None
+        out_of_place = (float(groups[first]), float(groups[first + 1]), float(groups[first + 2]), out_wrong)
+        in_place = (float(groups[second]), float(groups[second + 1]), float(groups[second + 2]), in_wrong)
         if _INF in out_of_place or _INF in in_place:
             return None  # 1e999 overflows to inf: no tool printed that
         return (int(groups[size]), int(groups[count]), groups[kind], "none" if redop is None else groups[redop],
@@ -140,11 +147,6 @@ def row_reader(layout: Layout) -> RowReader:
         halves_at=(len(layout.prefix), len(layout.prefix) + per_half),
         with_wrong=layout.wrong_at is not None,
     )
-
-
-def _half(groups: tuple[str, ...], at: int, with_wrong: bool) -> HalfValues:
-    wrong = groups[at + 3] if with_wrong else "N/A"
-    return float(groups[at]), float(groups[at + 1]), float(groups[at + 2]), None if wrong == "N/A" else float(wrong)
 
 
 class TableReader:

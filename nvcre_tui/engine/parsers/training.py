@@ -12,7 +12,15 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, split_kubelet_prefix
-from nvcre_tui.engine.parsers.training_lines import CheckpointDone, CheckpointSave, Event, Restore, Start, Step, recognise
+from nvcre_tui.engine.parsers.training_lines import (
+    CheckpointDone,
+    CheckpointSave,
+    Event,
+    Restore,
+    Start,
+    Step,
+    recognise,
+)
 from nvcre_tui.engine.parsers.training_model import (
     PROFILES,
     Goodput,

@@ -15,14 +15,16 @@ from nvcre_tui.engine.parsers.base import parse_timestamp, unsigned_int, unsigne
 _MEGATRON_STEP = re.compile(r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]\s*)?"
                             r"iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)", re.ASCII)
 # "Training epoch 0, iteration 39/49 | ... | global_step: 39 | ..."
-_NEMO_STEP = re.compile(r"Training epoch\s+\d+,\s*iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)", re.ASCII)
+_NEMO_STEP = re.compile(r"Training epoch\s+\d+,\s*iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)",
+                        re.ASCII)
 _BRACKET_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]", re.ASCII)
 _NEMO_PREFIX = re.compile(r"\[NeMo [A-Z] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[^\]]*\]", re.ASCII)
 _WORLD = re.compile(r"using world size:\s*(\d+)", re.ASCII)
 _SAVE_START = re.compile(r"saving checkpoint at iteration\s+(\d+)\s+to\s+(\S+)", re.IGNORECASE | re.ASCII)
 _SAVE_DONE = re.compile(r"(?:scheduled an async checkpoint save at|successfully saved checkpoint from) "
                         r"iteration\s+(\d+)\s+to\s+(\S+)", re.IGNORECASE | re.ASCII)
-_SAVE_ONE_LINE = re.compile(r"Global Checkpoint Save\s*:.*?Iteration:\s*(\d+)\s*:.*?Save duration:\s*([0-9.]+)\s*s", re.ASCII)
+_SAVE_ONE_LINE = re.compile(r"Global Checkpoint Save\s*:.*?Iteration:\s*(\d+)\s*:.*?Save duration:\s*([0-9.]+)\s*s",
+                            re.ASCII)
 _RESTORE = re.compile(r"(?:loading (?:distributed )?checkpoint from|Restoring model weights from)\s+(\S+)",
                       re.IGNORECASE | re.ASCII)
 _NEMO_START = "Experiments will be logged at"

@@ -40,9 +40,10 @@ def _grouped_3x(statuses: dict[int, str]) -> list[str]:
 def write_dcgm_table(gpus: Sequence[int], outcomes: Outcomes, *, version: str = "4",
                      tests: Sequence[tuple[str, str]] = LEVEL4_TESTS, driver: str = "570.133.20") -> str:
     """The text output of `dcgmi diag` for these outcomes; `version` is "3" or "4"."""
-    lines = ["Successfully ran diagnostic for group.", _RULE, _row("Diagnostic", "Result"),
-             _RULE.replace("-", "="), _section("Metadata"), _row("DCGM Version", "4.5.2" if version == "4" else "3.3.9"),
-             _row("Driver Version Detected", driver), _row("GPU Device IDs Detected", ", ".join("2330" for _ in gpus))]
+    dcgm_version = "4.5.2" if version == "4" else "3.3.9"
+    lines = ["Successfully ran diagnostic for group.", _RULE, _row("Diagnostic", "Result"), _RULE.replace("-", "="),
+             _section("Metadata"), _row("DCGM Version", dcgm_version), _row("Driver Version Detected", driver),
+             _row("GPU Device IDs Detected", ", ".join("2330" for _ in gpus))]
     category = None
     for test_category, test in tests:
         if version == "3" and test != "software" and test not in DISPLAY_3X:

@@ -104,8 +104,8 @@ def _measure(run: NcclRun, rng: random.Random, size: int, cycle: int) -> tuple[t
 
 def _preamble(run: NcclRun, layout_name: str, rng: random.Random) -> list[str]:
     layout = LAYOUTS[layout_name]
-    step = (f"{run.sizes[1] // run.sizes[0]}(factor)" if len(run.sizes) > 1 and run.sizes[0] > 0
-            and run.sizes[1] % run.sizes[0] == 0 else f"{(run.sizes[1] - run.sizes[0]) if len(run.sizes) > 1 else 0}(bytes)")
+    first, second = run.sizes[0], run.sizes[1] if len(run.sizes) > 1 else run.sizes[0]
+    step = f"{second // first}(factor)" if first > 0 and second % first == 0 else f"{second - first}(bytes)"
     lines = []
     if layout.version_line:
         lines += ["# nccl-tests version 2.19.6 nccl-headers=22903 nccl-library=22903",

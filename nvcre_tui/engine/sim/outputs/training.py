@@ -105,7 +105,8 @@ def write_nemo_log(samples: Sequence[StepSample], rng: random.Random, *, start: 
         yield clock.line(
             f"Training epoch 0, iteration {step}/{total - 1} | lr: {6e-4 * (1 - step / (total + 1)):.3g} |"
             f" global_batch_size: {global_batch} | global_step: {step} | reduced_train_loss: {sample.loss:.4g} |"
-            f" train_step_timing in s: {sample.step_time_sec:.3f}{tflops} | consumed_samples: {(step + 1) * global_batch}")
+            f" train_step_timing in s: {sample.step_time_sec:.3f}{tflops} |"
+            f" consumed_samples: {(step + 1) * global_batch}")
         if checkpoints and step in checkpoints:
             begun = clock.now.timestamp()
             clock.advance(checkpoints[step])

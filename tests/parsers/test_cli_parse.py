@@ -1,0 +1,98 @@
+"""`nvcre parse`: exit codes 0 / 1 / 2, table and JSON output, files and stdin."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from tests.parsers.golden import FIXTURES
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["parse", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_table_output_shows_the_threshold_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "nccl", str(FIXTURES / "nccl_e1_modern.txt"))
+    assert code == 0 and not err
+    assert "busBandwidthGBps" in out and "470.37" in out and "PASSED" in out
+
+
+def test_json_output_is_the_result(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "nccl", str(FIXTURES / "nccl_kubelet_info_cycles.txt"), "-o", "json")
+    data = json.loads(out)
+    assert code == 0 and data["measurements"]["busBandwidthGBps"] == pytest.approx(467.28)
+    assert len(data["sizes"]) == 4 and data["ranks"]["7"]["host"] == "gpu-n02"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "words"),
+    [("dcgm", "dcgm_4x_memory_fail.json", ["DcgmTestFailed", "memory failed on GPU 1"]),
+     ("nccl", "nccl_all_gather_wrong.txt", ["DataCorruption", "16777216"])],
+)
+def test_a_failing_result_exits_1(capsys: pytest.CaptureFixture[str], kind: str, name: str, words: list[str]) -> None:
+    code, out, _ = run(capsys, kind, str(FIXTURES / name))
+    assert code == 1 and all(word in out for word in words)
+
+
+def test_stdin_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO((FIXTURES / "training_megatron_8b.log").read_text()))
+    code, out, _ = run(capsys, "training", "-", "-o", "json")
+    assert code == 0 and json.loads(out)["measurements"]["avgTFLOPsPerGPU"] == pytest.approx(602.98)
+
+
+def test_stdin_bytes_keep_carriage_returns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real stdin is bytes underneath: progress-bar carriage returns must not split a kubelet-stamped line."""
+    raw = (FIXTURES / "training_nemo.log").read_bytes()
+    assert b"\r" in raw
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    code, out, _ = run(capsys, "training", "-", "-o", "json")
+    steps = json.loads(out)["recent_steps"]
+    assert code == 0 and all(step["timestamp"] for step in steps)
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "message"),
+    [
+        ("nccl", None, "cannot read: No such file or directory"),
+        ("nccl", "", "empty input"),
+        ("dcgm", "\n  \n", "empty input"),
+        ("nccl", (FIXTURES / "dcgm_4x_memory_fail.json").read_text(), "not nccl-tests -J output"),
+        ("dcgm", (FIXTURES / "nccl_e1_modern.txt").read_text(), "not dcgmi diag output"),
+        ("training", (FIXTURES / "nccl_e1_modern.txt").read_text(), "no Megatron-LM or NeMo training step lines"),
+        ("nccl", b"\xff\xfe garbage \x00\n", "no nccl-tests result rows found"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str,
+                                         content: str | bytes | None, message: str) -> None:
+    path = tmp_path / "input.log"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    code, out, err = run(capsys, kind, str(path))
+    assert code == 2 and not out
+    assert err == f"{path}: {message}\n" if message.startswith(("cannot", "empty")) else err.startswith(f"{path}: ")
+    assert message in err and err.count("\n") == 1
+
+
+def test_stdin_empty_names_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert run(capsys, "dcgm", "-") == (2, "", "stdin: empty input\n")
+
+
+def test_a_directory_is_unreadable(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "nccl", str(tmp_path))
+    assert code == 2 and err == f"{tmp_path}: cannot read: Is a directory\n"
+
+
+def test_unknown_kind_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["parse", "ib_write_bw", "-"])
+    assert caught.value.code == 2 and "invalid choice" in capsys.readouterr().err

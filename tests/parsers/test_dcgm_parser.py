@@ -1,0 +1,117 @@
+"""dcgmi diag parsing: verdict rules across DCGM 3.x, 4.x, the hybrid, --iterations and the text table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nvcre_tui.engine.parsers import ParseError, parse_dcgm
+from tests.parsers.golden import fixture_text as fixture
+
+
+def document(results: list[dict[str, object]], summary: str | None = None) -> str:
+    test: dict[str, object] = {"name": "memory", "results": results}
+    if summary is not None:
+        test["test_summary"] = {"status": summary}
+    return json.dumps({"DCGM Diagnostic": {"test_categories": [{"category": "Hardware", "tests": [test]}]}})
+
+
+def gpu(index: int, status: str, warning: str | None = None) -> dict[str, object]:
+    entry: dict[str, object] = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": index, "status": status}
+    if warning:
+        entry["warnings"] = [{"warning": warning, "error_id": 7, "error_category": 1, "error_severity": 2}]
+    return entry
+
+
+def test_failure_names_test_gpu_and_warning() -> None:
+    result = parse_dcgm(fixture("dcgm_4x_memory_fail.json"))
+    assert result.failure is not None
+    assert result.failure.message == "memory failed on GPU 1: Synthetic: uncorrectable ECC error on GPU 1"
+    assert result.failure.gpus == (1,) and result.format == "4.x" and result.gpus == (0, 1)
+
+
+def test_the_warning_naming_the_failed_gpu_is_chosen() -> None:
+    text = document([gpu(0, "Pass", "GPU 0 is fine but slow"), gpu(2, "Fail", "GPU 2 has 3 retired pages")])
+    result = parse_dcgm(text)
+    assert result.failure is not None and result.failure.message.endswith("GPU 2 has 3 retired pages")
+
+
+def test_warn_passes_but_keeps_the_warning() -> None:
+    result = parse_dcgm(fixture("dcgm_3x_warn_pass.json"))
+    power = next(test for test in result.tests if test.name == "targeted_power")
+    assert result.passed and power.status == "Warn"
+    assert power.results[2].warnings[0].message.startswith("GPU 2 Max power")
+
+
+def test_3x_names_map_to_4x_plugin_names_and_gpu_ids_expand() -> None:
+    result = parse_dcgm(fixture("dcgm_3x_warn_pass.json"))
+    names = {test.name for test in result.tests}
+    assert {"memory", "pcie", "targeted_power", "memtest", "denylist"} <= names
+    assert result.tests[0].results[0].gpus == (0, 1, 2, 3) and result.version == "3.3.9"
+
+
+def test_summary_failure_without_a_failing_gpu_still_fails_the_node() -> None:
+    for name in ("dcgm_hybrid_pcie_summary_fail.json", "dcgm_table_4x_pcie_fail.txt"):
+        result = parse_dcgm(fixture(name))
+        assert result.failure is not None and result.failure.gpus == ()
+        assert result.failure.message.startswith("pcie failed: There was an internal error")
+
+
+def test_runtime_error_is_its_own_reason() -> None:
+    for name in ("dcgm_runtime_error.json", "dcgm_text_runtime_error.txt"):
+        result = parse_dcgm(fixture(name))
+        assert result.failure is not None and result.failure.reason == "DcgmRuntimeError"
+        assert "Host engine connection" in result.failure.message
+
+
+def test_iterations_keep_every_run() -> None:
+    result = parse_dcgm(fixture("dcgm_iterations_pass.json"))
+    assert result.iterations == 3 and result.overall == "Pass" and result.passed
+    assert sorted({test.iteration for test in result.tests}) == [0, 1, 2]
+
+
+def test_overall_fail_without_results_fails() -> None:
+    result = parse_dcgm(json.dumps({"iterations": [], "Overall Result": "Fail", "warning": "the NVVS reported an error"}))
+    assert result.failure is not None and "the NVVS reported an error" in result.failure.message
+
+
+def test_everything_skipped_is_not_a_pass() -> None:
+    result = parse_dcgm(fixture("dcgm_all_skipped.json"))
+    assert result.failure is not None and result.failure.reason == "DcgmNothingRan"
+
+
+@pytest.mark.parametrize("status", ["Exploded", "", None, 3])
+def test_an_unknown_status_never_passes(status: object) -> None:
+    result = parse_dcgm(document([gpu(0, "Pass"), {**gpu(1, "Pass"), "status": status}]))
+    assert result.failure is not None and result.failure.gpus == (1,)
+
+
+def test_table_warning_chunks_rejoin_without_losing_spaces() -> None:
+    result = parse_dcgm(fixture("dcgm_table_3x_power_fail.txt"))
+    assert result.failure is not None and result.failure.gpus == (1,)
+    assert "did not reach desired power minimum target_power_min_ratio of 224.2 for GPU 1 Verify that the clock speeds" \
+        in result.failure.message
+
+
+def test_leading_text_before_the_json_is_skipped() -> None:
+    result = parse_dcgm("WARNING: THIS SHOULD NOT HAPPEN\n" + document([gpu(0, "Pass")], "Pass"))
+    assert result.passed and result.tests[0].results[0].gpus == (0,)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "WrongFormat"),
+        ("hello\nworld\n", "WrongFormat"),
+        ('{"DCGM Diagnostic": {"version": "4.2.3"}}', "NoDataCollected"),
+        ('{"something": "else"}', "WrongFormat"),
+        ('{"DCGM Diagnostic": [1, 2]}', "WrongFormat"),
+        ("{ not json", "WrongFormat"),
+        ("+-----+\n| Diagnostic | Result |\n+-----+\n", "NoDataCollected"),
+    ],
+)
+def test_garbage_raises_parse_error(text: str, reason: str) -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_dcgm(text)
+    assert caught.value.reason == reason

@@ -1,0 +1,102 @@
+"""Training-log parsing: NVCRE warmup and log-interval rules, goodput terms, stall helpers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from nvcre_tui.engine.parsers import ParseError, parse_training
+from nvcre_tui.engine.parsers.training import seconds_since_last_step, stall_limit_seconds
+from nvcre_tui.engine.parsers.training_model import goodput_ratio
+from tests.parsers.golden import fixture_text as fixture
+
+E3 = ("[2026-03-02 11:42:07.513201] iteration       40/      50 | consumed samples:         1280 | elapsed time per "
+      "iteration (ms): 2874.6 | throughput per GPU (TFLOP/s/GPU): 612.4 | learning rate: 5.998000E-04 | global batch "
+      "size:    32 | lm loss: 9.417305E+00 | loss scale: 1.0 | grad norm: 2.113 | number of skipped iterations:   0 |"
+      " number of nan iterations:   0 |")
+NEMO = ("Training epoch 0, iteration 39/49 | lr: 5.99e-04 | global_batch_size: 32 | global_step: 39 | reduced_train_loss:"
+        " 9.42 | train_step_timing in s: 2.87 | TFLOPS_per_GPU: 612.4 | consumed_samples: 1280")
+
+
+def megatron_line(step: int, ms: float, tflops: float = 500.0) -> str:
+    return E3.replace("iteration       40", f"iteration {step:8d}").replace("2874.6", f"{ms:.1f}").replace("612.4", f"{tflops}")
+
+
+def test_reference_lines_parse_to_the_reference_values() -> None:
+    step = parse_training(E3).recent_steps[0]
+    assert (step.step, step.step_time_sec, step.tflops_per_gpu, step.loss) == (40, 2.8746, 612.4, 9.417305)
+    assert step.timestamp == datetime(2026, 3, 2, 11, 42, 7, 513201, tzinfo=timezone.utc)
+    nemo = parse_training(NEMO).recent_steps[0]
+    assert (nemo.step, nemo.step_time_sec, nemo.tflops_per_gpu, nemo.loss) == (39, 2.87, 612.4, 9.42)
+
+
+def test_megatron_warmup_and_log_interval() -> None:
+    """logInterval 10 drops step 15; warmupSteps 10 makes the first kept step (10) warmup."""
+    text = "\n".join(megatron_line(step, ms) for step, ms in [(10, 5000), (15, 9000), (20, 2000), (30, 3000)])
+    result = parse_training(text)
+    assert result.step_count == 3 and result.warmup_step_count == 1
+    assert result.avg_step_time_sec == pytest.approx(2.5)
+    assert result.avg_tflops_per_gpu == 500.0  # warmup included, as NVCRE does
+
+
+def test_restore_restarts_warmup() -> None:
+    lines = [megatron_line(10, 1000), megatron_line(20, 1000), " loading distributed checkpoint from /c at iteration 20",
+             megatron_line(30, 9000), megatron_line(40, 3000)]
+    result = parse_training("\n".join(lines))
+    assert result.restores == 1 and result.warmup_step_count == 2
+    assert result.avg_step_time_sec == pytest.approx(2.0)
+
+
+def test_profile_can_be_forced() -> None:
+    text = "\n".join(megatron_line(step, 1000) for step in (1, 2, 3))
+    with pytest.raises(ParseError):
+        parse_training(text)  # megatron profile: steps 1..3 are not multiples of 10
+    assert parse_training(text, profile="nemo").step_count == 3
+    with pytest.raises(ParseError) as caught:
+        parse_training(text, profile="jax")
+    assert caught.value.reason == "WrongFormat"
+
+
+def test_restart_goodput_terms() -> None:
+    """Hand-computed from the fixture: 433 s wall, 40 s lost, 102 s resume, 120 s reschedule, 10 s save."""
+    result = parse_training(fixture("training_megatron_restart.log"))
+    goodput = result.goodput
+    assert goodput is not None and result.interruptions == 1
+    assert (goodput.training_time_sec, goodput.lost_work_sec, goodput.resume_sec, goodput.reschedule_sec,
+            goodput.checkpoint_save_sec) == pytest.approx((433, 40, 102, 120, 10))
+    assert goodput.ratio == pytest.approx(161 / 313)
+
+
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [((100, 0, 0, 0, 0), 1.0), ((100, 10, 5, 20, 5), 60 / 80), ((100, 90, 20, 0, 0), 0.0), ((10, 0, 0, 10, 0), 0.0)],
+)
+def test_goodput_formula_and_clamp(terms: tuple[float, ...], expected: float) -> None:
+    assert goodput_ratio(*terms) == pytest.approx(expected)
+
+
+def test_goodput_needs_a_timed_start() -> None:
+    result = parse_training(fixture("training_megatron_no_throughput.log"))
+    assert result.goodput is None and result.avg_tflops_per_gpu is None
+    assert set(result.measurements()) == {"avgStepTimeSec"}
+
+
+def test_carriage_return_progress_keeps_the_step_and_its_time() -> None:
+    result = parse_training(fixture("training_nemo.log"))
+    assert result.step_count == 5 and all(step.timestamp is not None for step in result.recent_steps)
+
+
+def test_stall_helpers() -> None:
+    result = parse_training(fixture("training_megatron_8b.log"))
+    assert result.last_step_time is not None
+    later = result.last_step_time + timedelta(seconds=90)
+    assert seconds_since_last_step(result, later) == pytest.approx(90)
+    assert stall_limit_seconds(result) == pytest.approx(3 * result.avg_step_time_sec * 10)  # type: ignore[operator]
+    assert seconds_since_last_step(parse_training(E3.split("] ", 1)[1]), later) is None
+
+
+def test_no_step_lines_is_no_data() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_training(fixture("training_no_steps.log"))
+    assert caught.value.reason == "NoDataCollected"

@@ -1,27 +1,138 @@
-"""The Textual app: wires a session (catalog, fleet) to the screens; routes nothing domain-specific."""
+"""The Textual app: wires a simulator session (store + engine) to the screens; routes nothing
+domain-specific. The engine runs in a worker; screens re-render from a store snapshot that a timer
+refreshes at most twice a second (k9s's poll-the-cache model: redraws never follow the event rate)."""
 
 from __future__ import annotations
 
-from textual.app import App
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
 from textual.binding import Binding
+from textual.reactive import reactive
+from textual.worker import Worker, WorkerState
 
-from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.screens.catalog import CatalogScreen
+from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
+from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.policy import Policy
+from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
+
+REFRESH_SECONDS = 0.5
+HIGH_CONTRAST = "nvcre-high-contrast"
 
 
-class NvcreApp(App[None]):
+class NvcreApp(ThemedApp[None]):
     """nvcre console."""
 
     TITLE = "nvcre console"
-    BINDINGS = [Binding("q", "quit", "Quit", id="quit")]
+    CSS_PATH = "app.tcss"
+    COMMANDS = ThemedApp.COMMANDS | {NvcreCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Keys", id="app.help", tooltip="Every key binding"),
+        Binding("colon", "command_bar", "Command", id="app.command", tooltip=":certs :racks :node NAME :wall :compose :theme NAME"),
+        Binding("T", "cycle_theme", "Theme", show=False, id="app.theme"),
+    ]
 
-    def __init__(self, *, scenario: Scenario | None = None, catalog: Catalog | None = None, read_only: bool = False) -> None:
-        super().__init__()
-        self.scenario = scenario or default_scenario()
-        self.catalog = catalog or default_catalog()
-        self.read_only = read_only
-        self.sub_title = f"SIMULATED · {self.scenario.name}" + (" · READ-ONLY" if read_only else "")
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
 
-    def on_mount(self) -> None:
-        self.push_screen(CatalogScreen(self.catalog))
+    def __init__(
+        self, *, scenario: Scenario | None = None, session: SimSession | None = None, state_path: Path | None = None,
+        read_only: bool = False, wall: bool = False, live: bool = True, theme_name: str | None = None,
+    ) -> None:
+        super().__init__(theme_name=theme_name or (HIGH_CONTRAST if wall else DEFAULT_THEME))
+        self.scenario = scenario or (session.scenario if session else default_scenario())
+        self.session: SimSession | None = session
+        self.state_path = state_path
+        self.policy = Policy(read_only=read_only or wall)
+        self.wall = wall
+        self.live = live
+        self._seen_version: str | None = None
+        self.ui_store: ResourceStore | None = None
+        self.sub_title = self._badges()
+
+    def _badges(self) -> str:
+        badges = [f"SIMULATED · {self.scenario.name}"]
+        if self.policy.read_only:
+            badges.append("🔒 READ-ONLY")
+        return "  ".join(badges)
+
+    @property
+    def store(self) -> ResourceStore:
+        """The store screens write through: wrapped so every write is refused in read-only mode."""
+        assert self.ui_store is not None
+        return self.ui_store
+
+    def now(self) -> datetime:
+        """The session clock's time (simulated time on the simulator)."""
+        assert self.session is not None
+        return self.session.clock.now()
+
+    async def on_mount(self) -> None:
+        if self.session is None:
+            self.session = await SimSession.open(self.scenario, self.state_path, live=self.live)
+        self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
+        if self.live:
+            self.run_worker(self.session.engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
+            self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
+        await self.refresh_snapshot()
+        from nvcre_tui.screens.dashboard import DashboardScreen
+        from nvcre_tui.screens.wall import WallScreen
+
+        await self.push_screen(WallScreen() if self.wall else DashboardScreen())
+
+    async def refresh_snapshot(self) -> None:
+        """Read a new snapshot when the store changed since the last one."""
+        assert self.session is not None
+        version = self.session.store.resource_version
+        if version != self._seen_version:
+            self._seen_version = version
+            self.snapshot = await Snapshot.read(self.session.store)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "engine" and event.state == WorkerState.ERROR:
+            self.notify(f"engine stopped: {event.worker.error}", severity="error", timeout=30)
+
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.save()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.policy.allows(action) or False
+
+    async def submit(self, body: dict[str, Any]) -> bool:
+        """Create a Certification through the (possibly read-only) store; notify on refusal."""
+        body.setdefault("metadata", {}).setdefault("namespace", "default")
+        try:
+            await self.store.create(CERTIFICATION, body)
+        except StoreError as error:
+            self.notify(str(error), severity="error", title="not submitted")
+            return False
+        await self.refresh_snapshot()
+        self.notify(f"certification {body['metadata']['name']} submitted")
+        return True
+
+    def action_help(self) -> None:
+        from nvcre_tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_command_bar(self) -> None:
+        from nvcre_tui.widgets.command_bar import CommandBar
+
+        self.screen.query_one(CommandBar).open() if self.screen.query(CommandBar) else self.notify("no command bar on this screen")
+
+    def action_cycle_theme(self) -> None:
+        names = sorted(self.nvcre_themes)
+        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else DEFAULT_THEME
+
+    def run_command(self, text: str) -> None:
+        """Run a `:` command (also used by the palette)."""
+        from nvcre_tui.commands import run_colon_command
+
+        run_colon_command(self, text)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.catalog import Catalog, default_catalog
-from nvcre_tui.engine.clock import ManualClock, format_time, parse_time
+from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, format_time, parse_time
 from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
@@ -40,7 +40,7 @@ class SimSession:
     """Everything one process needs to run certifications on the simulated fleet."""
 
     scenario: Scenario
-    clock: ManualClock
+    clock: Clock
     store: MemoryStore
     fleet: SimulatedFleet
     runner: SimulatedRunner
@@ -49,16 +49,20 @@ class SimSession:
     saved_at: datetime | None = None
 
     @classmethod
-    async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None) -> SimSession:
-        """Load the state file for this scenario (a different scenario starts a fresh fleet), or start one."""
+    async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False) -> SimSession:
+        """Load the state file for this scenario (a different scenario starts a fresh fleet), or start one.
+
+        live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
+        running at the scenario's speed, for the console's engine loop.
+        """
         data = _read_state(path) if path else None
-        if data is not None and data.get("scenario") == scenario.to_wire():
-            clock = ManualClock(parse_time(data["clock"]))
-            store = MemoryStore.from_snapshot(data["store"], clock)
-            saved_at = parse_time(data["savedAt"])
-        else:
-            clock, saved_at = ManualClock(SIM_START), None
-            store = MemoryStore(clock)
+        resume = data is not None and data.get("scenario") == scenario.to_wire()
+        start = parse_time(data["clock"]) if resume else SIM_START  # type: ignore[index]
+        if resume and live:  # the simulated fleet kept running while no process watched it
+            start += (datetime.now(UTC) - parse_time(data["savedAt"])) * scenario.speed  # type: ignore[index]
+        clock: Clock = ScaledClock(scenario.speed, start=start) if live else ManualClock(start)
+        store = MemoryStore.from_snapshot(data["store"], clock) if resume else MemoryStore(clock)  # type: ignore[index]
+        saved_at = parse_time(data["savedAt"]) if resume else None  # type: ignore[index]
         fleet = SimulatedFleet(store, clock, scenario)
         runner = SimulatedRunner(store, clock, scenario, fleet)
         session = cls(scenario, clock, store, fleet, runner, Engine(store, clock, catalog or default_catalog(), runner), path, saved_at)
@@ -67,7 +71,7 @@ class SimSession:
 
     async def catch_up(self, now: datetime | None = None) -> None:
         """Advance simulated time by the wall time since the last save (× speed) and settle the engine."""
-        if self.saved_at is None:
+        if self.saved_at is None or not isinstance(self.clock, ManualClock):
             await self.engine.settle()
             return
         wall = ((now or datetime.now(UTC)) - self.saved_at).total_seconds()

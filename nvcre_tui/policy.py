@@ -1,0 +1,20 @@
+"""What the console may do: one place decides which actions write, used by key bindings (check_action),
+the command palette and the command bar. The store wrapper (ReadOnlyStore) is the last line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Actions that change the cluster (or the simulator's store). Read-only mode hides all of them.
+MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "delete_certification"})
+
+
+@dataclass(frozen=True)
+class Policy:
+    """read_only: every mutating action is refused."""
+
+    read_only: bool = False
+
+    def allows(self, action: str) -> bool:
+        """Whether `action` (a Textual action name, without the `app.` prefix) may run."""
+        return not (self.read_only and action in MUTATING_ACTIONS)

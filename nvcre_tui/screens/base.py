@@ -1,0 +1,41 @@
+"""What every console screen shares: it re-renders from the app's latest store snapshot, and its
+bindings pass through the read-only policy."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.screen import Screen
+
+from nvcre_tui.engine.views import Snapshot
+
+if TYPE_CHECKING:
+    from nvcre_tui.app import NvcreApp
+
+
+class NvcreScreen(Screen[None]):
+    """A screen fed by `NvcreApp.snapshot`: override `show(snapshot)`."""
+
+    @property
+    def nvcre(self) -> NvcreApp:
+        """The app, typed."""
+        return cast("NvcreApp", self.app)
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "snapshot", self._snapshot_changed, init=True)
+
+    def _snapshot_changed(self, snapshot: Snapshot | None) -> None:
+        if snapshot is not None and self.is_attached:
+            self.show(snapshot)
+
+    def show(self, snapshot: Snapshot) -> None:
+        """Render the screen from a snapshot (called on mount and on every change)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide bindings the policy refuses (read-only mode)."""
+        return self.nvcre.policy.allows(action) or False
+
+    def refresh_now(self) -> Any:
+        """Re-render from the current snapshot."""
+        if self.nvcre.snapshot is not None:
+            self.show(self.nvcre.snapshot)

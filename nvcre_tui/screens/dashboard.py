@@ -1,0 +1,125 @@
+"""Dashboard: certifications with status, categories passed, failed nodes, runtime, age; the fleet
+by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from nvcre_tui.engine.views import Snapshot, certification_rows, fleet_summary, node_states
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.node_state import NodeState
+
+RESULT_STYLE = {"PASSED": ("✓", "verdict-passed"), "FAILED": ("✗", "verdict-failed"), "RUNNING": ("⋯", "verdict-running"), "INCOMPLETE": ("?", "verdict-inconclusive")}
+
+
+class DashboardScreen(NvcreScreen):
+    """Certifications and the fleet at a glance."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Drill down", id="dashboard.open"),
+        Binding("c", "compose", "Compose", id="dashboard.compose"),
+        Binding("m", "map", "Rack map", id="dashboard.map"),
+        Binding("w", "wall", "Wall", id="dashboard.wall"),
+        Binding("slash", "filter", "Filter", id="dashboard.filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="dashboard.clear"),
+    ]
+    DEFAULT_CSS = """
+    DashboardScreen #fleet { height: auto; padding: 0 1; border-bottom: solid $panel; }
+    DashboardScreen #certs { height: 1fr; }
+    DashboardScreen #filter { dock: top; display: none; height: 1; border: none; padding: 0 1; }
+    DashboardScreen #filter.-open { display: block; }
+    DashboardScreen #empty { padding: 1 2; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="fleet")
+        yield Input(placeholder="filter certifications (regex)", id="filter")
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="certs")
+        yield Static("No certifications yet: press c to compose one (or run `nvcre certification run --cert-file F`).", id="empty")
+        yield CommandBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#certs", DataTable)
+        table.add_columns("Certification", "Result", "Passed", "Failed nodes", "Runtime", "Age", "Running")
+        table.focus()
+        super().on_mount()
+
+    def show(self, snapshot: Snapshot) -> None:
+        states = node_states(snapshot)
+        counts = fleet_summary(snapshot, states)
+        fleet = Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes   ")
+        for state in NodeState:
+            fleet.append(f"{state.glyph} {counts.get(state.value, 0)} {state.value}   ", style=self.app.theme_variables.get(state.variable, ""))
+        fleet.append(f"  cordoned {counts['cordoned']}")
+        self.query_one("#fleet", Static).update(fleet)
+        pattern = self.query_one("#filter", Input).value
+        try:
+            wanted = re.compile(pattern) if pattern else None
+        except re.error:
+            wanted = None
+        table = self.query_one("#certs", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for row in certification_rows(snapshot, self.nvcre.now()):
+            if wanted and not wanted.search(row.name):
+                continue
+            glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
+            result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
+            table.add_row(row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running, key=row.name)
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
+        self.query_one("#empty").display = not snapshot.certifications
+
+    def _selected(self) -> str | None:
+        table = self.query_one("#certs", DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def action_open(self) -> None:
+        from nvcre_tui.screens.drilldown import DrilldownScreen
+
+        name = self._selected()
+        if name:
+            self.app.push_screen(DrilldownScreen(name))
+
+    @on(DataTable.RowSelected, "#certs")
+    def _row_selected(self) -> None:
+        self.action_open()
+
+    def action_compose(self) -> None:
+        self.nvcre.run_command("compose")
+
+    def action_map(self) -> None:
+        self.nvcre.run_command("racks")
+
+    def action_wall(self) -> None:
+        self.nvcre.run_command("wall")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-open")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-open")
+        self.query_one("#certs").focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.refresh_now()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#certs").focus()

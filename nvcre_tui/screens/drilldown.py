@@ -1,0 +1,213 @@
+"""Drill-down: certification -> category -> iteration / round -> group (job) -> node, with the
+evidence of whatever is highlighted. Opens on the first failed node, so a suspect node's evidence is
+one keypress from the dashboard (enter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
+
+Obj = dict[str, Any]
+MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Pending": "·"}
+
+
+class DrilldownScreen(NvcreScreen):
+    """One certification, level by level."""
+
+    BINDINGS = [
+        Binding("f", "next_failure", "Next failure", id="drill.next"),
+        Binding("l", "logs", "Logs", id="drill.logs"),
+        Binding("b", "bandwidth", "Bandwidth", id="drill.bandwidth"),
+        Binding("n", "node", "Node", id="drill.node"),
+        Binding("escape", "app.pop_screen", "Back", id="drill.back"),
+    ]
+    DEFAULT_CSS = """
+    DrilldownScreen Tree { width: 2fr; }
+    DrilldownScreen #detail-box { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self, certification: str) -> None:
+        super().__init__()
+        self.certification = certification
+        self._placed = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            yield Tree(self.certification, id="tree")
+            with VerticalScroll(id="detail-box"):
+                yield Static(id="detail")
+        yield CommandBar()
+        yield Footer()
+
+    def show(self, snapshot: Snapshot) -> None:
+        cert = snapshot.certification(self.certification)
+        tree = self.query_one(Tree)
+        if cert is None:
+            tree.root.set_label(f"{self.certification} (not found)")
+            return
+        selected = tree.cursor_node.data if tree.cursor_node else None
+        expanded = {self._key(n) for n in self._walk(tree.root) if n.is_expanded}
+        tree.clear()
+        summary = (cert.get("status") or {}).get("summary") or {}
+        tree.root.set_label(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"))
+        tree.root.data = {"kind": "cert", "cert": cert}
+        for wf in snapshot.workflows_of(self.certification):
+            self._add_category(tree.root, wf, snapshot)
+        tree.root.expand()
+        for node in self._walk(tree.root):
+            if self._key(node) in expanded:
+                node.expand()
+        target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
+        if target is None and not self._placed:
+            target = next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
+            self._placed = target is not None or cond.is_terminal(cert)
+        if target is not None:
+            self._reveal(target)
+            # Lines are assigned at the next layout; move the cursor once they are.
+            self.call_after_refresh(tree.move_cursor, target)
+        self._show_detail(target or tree.cursor_node or tree.root)
+
+    def _add_category(self, parent: TreeNode[Any], wf: Obj, snapshot: Snapshot) -> None:
+        labels = wf["metadata"].get("labels") or {}
+        key = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+        phase, reason, _ = conditions_line(wf)
+        branch = parent.add(Text(f"{MARK.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key})
+        jobs = {j["metadata"]["name"]: j for j in snapshot.jobs_of(wf["metadata"]["name"])}
+        orch = (wf.get("status") or {}).get("orchestration") or {}
+        history = list(orch.get("iterationHistory") or [])
+        if not cond.is_terminal(wf) and orch.get("groups"):
+            history.append({"iteration": len(history) + 1, "groups": orch["groups"], "current": True})
+        diagnose = orch.get("diagnose") is not None
+        for record in history:
+            holder = branch
+            if len(history) > 1:
+                word = "round" if diagnose else "iteration"
+                holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration"})
+            for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", g["name"])):
+                self._add_group(holder, group, jobs.get(group.get("jobRef") or ""), wf)
+
+    def _add_group(self, parent: TreeNode[Any], group: Obj, job: Obj | None, wf: Obj) -> None:
+        busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
+        text = f"{MARK.get(group.get('phase', 'Pending'), '·')} {group['name']} ({len(group['nodes'])} nodes)"
+        text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
+        holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
+        blamed = {f["name"]: f for f in ((job or {}).get("status") or {}).get("failedNodes") or []}
+        for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
+            failure = blamed.get(name)
+            mark = "✗" if failure else MARK.get(group.get("phase", "Pending"), "·")
+            holder.add_leaf(f"{mark} {name}" + (f"  {failure['reason']}" if failure else ""),
+                            data={"kind": "node", "node": name, "job": job, "group": group, "failed": bool(failure), "workflow": wf})
+
+    @staticmethod
+    def _walk(node: TreeNode[Any]) -> list[TreeNode[Any]]:
+        found = [node]
+        for child in node.children:
+            found += DrilldownScreen._walk(child)
+        return found
+
+    @staticmethod
+    def _key_of(data: Any) -> tuple[str, ...]:
+        data = data or {}
+        return (data.get("kind", ""), (data.get("workflow") or {}).get("metadata", {}).get("name", ""),
+                (data.get("group") or {}).get("name", ""), data.get("node", ""))
+
+    def _key(self, node: TreeNode[Any]) -> tuple[str, ...]:
+        return self._key_of(node.data)
+
+    def _find(self, root: TreeNode[Any], key: tuple[str, ...]) -> TreeNode[Any] | None:
+        return next((n for n in self._walk(root) if self._key(n) == key), None)
+
+    @staticmethod
+    def _reveal(node: TreeNode[Any]) -> None:
+        parent = node.parent
+        while parent is not None:
+            parent.expand()
+            parent = parent.parent
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
+        self._show_detail(event.node)
+
+    def _show_detail(self, node: TreeNode[Any]) -> None:
+        data = node.data or {}
+        kind = data.get("kind")
+        if kind in ("node", "group") and data.get("job"):
+            text = job_detail(data["job"], data.get("node") if kind == "node" else None)
+        elif kind == "workflow":
+            text = self._workflow_detail(data["workflow"])
+        else:
+            text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
+        self.query_one("#detail", Static).update(text)
+
+    @staticmethod
+    def _workflow_detail(wf: Obj) -> Text:
+        status = wf.get("status") or {}
+        orch = status.get("orchestration") or {}
+        phase, reason, message = conditions_line(wf)
+        text = Text()
+        label(text, "Category", wf["metadata"]["name"])
+        label(text, "Status", phase)
+        label(text, "Reason", f"{reason}: {message}")
+        label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime")))
+        label(text, "Scale", f"{wf['spec']['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")
+        label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
+        for key, expression in (wf["spec"]["jobTemplate"]["spec"].get("thresholds") or {}).items():
+            label(text, "Threshold", f"{key}: {expression}")
+        for item in orch.get("excludedNodes") or []:
+            label(text, "Excluded", f"{item['name']}: {item.get('message') or item['reason']}")
+        for failure in status.get("failedNodes") or []:
+            label(text, "Failed", f"{failure['name']}: {failure['reason']} — {failure.get('message', '')}")
+        return text
+
+    def _current(self) -> dict[str, Any]:
+        tree = self.query_one(Tree)
+        return (tree.cursor_node.data if tree.cursor_node else None) or {}
+
+    def action_next_failure(self) -> None:
+        tree = self.query_one(Tree)
+        nodes = [n for n in self._walk(tree.root) if (n.data or {}).get("failed")]
+        if not nodes:
+            self.notify("no failed nodes")
+            return
+        current = tree.cursor_node
+        after = [n for n in nodes if current is None or n.line > current.line]
+        target = (after or nodes)[0]
+        self._reveal(target)
+        tree.move_cursor(target)
+
+    def action_logs(self) -> None:
+        from nvcre_tui.screens.logs import LogsScreen
+
+        job = self._current().get("job")
+        if job is None:
+            self.notify("select a group or node with a job")
+            return
+        self.app.push_screen(LogsScreen(job["metadata"]["name"]))
+
+    def action_bandwidth(self) -> None:
+        from nvcre_tui.screens.bandwidth import BandwidthScreen
+
+        wf = self._current().get("workflow")
+        if wf is None:
+            self.notify("select a category, group or node")
+            return
+        self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
+
+    def action_node(self) -> None:
+        from nvcre_tui.screens.node import NodeScreen
+
+        name = self._current().get("node")
+        if name:
+            self.app.push_screen(NodeScreen(name))

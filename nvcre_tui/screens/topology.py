@@ -1,0 +1,124 @@
+"""Topology map: every node grouped by clique / rack (topology key selectable), coloured and marked by
+state, live; the highlighted node's state is explained below; enter opens the node."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, Input, Select, Static
+
+from nvcre_tui.engine.nodes import node_labels, node_name
+from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.legend import Legend
+from nvcre_tui.widgets.node_state import NodeCell, NodeState
+from nvcre_tui.widgets.rack_map import RackMap
+
+DEFAULT_KEYS = ("nvidia.com/gpu.clique", "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
+
+
+class TopologyScreen(NvcreScreen):
+    """The fleet as racks of node cells."""
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="topology.filter"),
+        Binding("z", "compact", "Compact", id="topology.compact"),
+        Binding("escape", "back", "Back", id="topology.back"),
+    ]
+    DEFAULT_CSS = """
+    TopologyScreen #bar { height: 3; }
+    TopologyScreen #key { width: 48; }
+    TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
+    TopologyScreen #filter.-open { display: block; }
+    TopologyScreen #explain { height: 2; padding: 0 1; border-top: solid $panel; }
+    """
+
+    def __init__(self, certification: str | None = None) -> None:
+        super().__init__()
+        self.certification = certification
+        self._states: dict[str, tuple[str, str]] = {}
+        self._key = DEFAULT_KEYS[0]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
+        yield Legend()
+        yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
+        yield RackMap(id="map")
+        yield Static(id="explain")
+        yield CommandBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(RackMap).focus()
+        super().on_mount()
+
+    def show(self, snapshot: Snapshot) -> None:
+        states = node_states(snapshot, self.certification)
+        rack_map = self.query_one(RackMap)
+        keys = sorted({k for n in snapshot.nodes for k in node_labels(n) if k in DEFAULT_KEYS} | {DEFAULT_KEYS[0]})
+        select = self.query_one("#key", Select)
+        select.set_options([(k, k) for k in keys])
+        select.value = self._key if self._key in keys else keys[0]
+        layout_changed = not self._states or set(states) != set(self._states)
+        if layout_changed:
+            rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, self._key), NodeState(states[node_name(n)][0]), states[node_name(n)][1])
+                                for n in snapshot.nodes])
+        else:
+            changes = {name: NodeState(state) for name, (state, _) in states.items() if self._states.get(name, ("",))[0] != state}
+            if changes:
+                rack_map.update_states(changes)
+        self._states = states
+        self._explain(rack_map.highlighted)
+
+    def _explain(self, name: str | None) -> None:
+        if not name:
+            self.query_one("#explain", Static).update("arrows/hjkl move · enter opens a node · / filter · z compact")
+            return
+        state, detail = self._states.get(name, ("untested", ""))
+        self.query_one("#explain", Static).update(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else ""))
+
+    @on(RackMap.NodeHighlighted)
+    def _highlighted(self, event: RackMap.NodeHighlighted) -> None:
+        self._explain(event.name)
+
+    @on(RackMap.NodeSelected)
+    def _selected(self, event: RackMap.NodeSelected) -> None:
+        from nvcre_tui.screens.node import NodeScreen
+
+        self.app.push_screen(NodeScreen(event.name))
+
+    @on(Select.Changed, "#key")
+    def _key_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self._key:
+            self._key = event.value
+            self._states = {}
+            self.refresh_now()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-open")
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.query_one(RackMap).filter = event.value
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(RackMap).focus()
+
+    def action_compact(self) -> None:
+        rack_map = self.query_one(RackMap)
+        rack_map.compact = not rack_map.is_compact
+
+    def action_back(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_class("-open"):
+            box.value = ""
+            box.remove_class("-open")
+            self.query_one(RackMap).focus()
+        else:
+            self.app.pop_screen()

@@ -1,0 +1,99 @@
+"""Wall display: full screen, read-only, high contrast. Rotates through the running certifications
+(or the latest one) with big counters, the rack map and the latest failures."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Digits, Static
+
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.nodes import node_name
+from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.legend import Legend
+from nvcre_tui.widgets.node_state import NodeCell, NodeState
+from nvcre_tui.widgets.rack_map import RackMap
+
+ROTATE_SECONDS = 15.0
+COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("running", "RUNNING"))
+
+
+class WallScreen(NvcreScreen):
+    """The operations-room screen. No key here writes anything."""
+
+    BINDINGS = [
+        Binding("right,space", "rotate", "Next", id="wall.next"),
+        Binding("escape", "leave", "Leave", id="wall.leave"),
+    ]
+    DEFAULT_CSS = """
+    WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
+    WallScreen #counters { height: 5; }
+    WallScreen .counter { width: 1fr; height: 5; border: round $panel; }
+    WallScreen .counter Digits { width: auto; }
+    WallScreen #body { height: 1fr; }
+    WallScreen RackMap { width: 3fr; }
+    WallScreen #failures { width: 2fr; border-left: solid $panel; padding: 0 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = 0
+        self.current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        with Horizontal(id="counters"):
+            for state, title in COUNTERS:
+                with Vertical(classes="counter", id=f"box-{state}"):
+                    yield Static(title)
+                    yield Digits("0", id=f"count-{state}")
+        yield Legend()
+        with Horizontal(id="body"):
+            yield RackMap(id="map")
+            yield Static(id="failures")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self.nvcre.live:
+            self.set_interval(ROTATE_SECONDS, self.action_rotate, name="rotate")
+
+    def _subjects(self, snapshot: Snapshot) -> list[str]:
+        running = [c["metadata"]["name"] for c in snapshot.certifications if not cond.is_terminal(c)]
+        if running:
+            return sorted(running)
+        latest = sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "")
+        return [latest[-1]["metadata"]["name"]] if latest else []
+
+    def show(self, snapshot: Snapshot) -> None:
+        subjects = self._subjects(snapshot)
+        self.current = subjects[self.index % len(subjects)] if subjects else None
+        states = node_states(snapshot, self.current)
+        counts = {state: sum(1 for s, _ in states.values() if s == state) for state, _ in COUNTERS}
+        for state, _ in COUNTERS:
+            self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
+        cert = snapshot.certification(self.current) if self.current else None
+        summary = ((cert or {}).get("status") or {}).get("summary") or {}
+        position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
+        title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}"
+        self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
+        self.query_one(RackMap).set_nodes([NodeCell(node_name(n), node_domain(n, "nvidia.com/gpu.clique"), NodeState(states[node_name(n)][0]))
+                                           for n in snapshot.nodes])
+        failures = Text("Latest failures\n", style="bold")
+        for name, (state, detail) in sorted(states.items()):
+            if state in ("failed", "suspect"):
+                failures.append(f"{NodeState(state).glyph} {name}  ", style="bold")
+                failures.append(f"{detail[:120]}\n")
+        self.query_one("#failures", Static).update(failures)
+
+    def action_rotate(self) -> None:
+        self.index += 1
+        self.refresh_now()
+
+    def action_leave(self) -> None:
+        if self.nvcre.wall:
+            self.app.exit()
+        else:
+            self.app.pop_screen()

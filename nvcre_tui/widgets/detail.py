@@ -1,0 +1,80 @@
+"""Detail text for the drill-down: status, reason, runtime, measurements, evidence, failure-log tail.
+
+Pure functions from objects to rich Text, so the same words appear on every screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.units import format_duration
+
+Obj = dict[str, Any]
+UNITS = {"busBandwidthGBps": "GB/s", "algBandwidthGBps": "GB/s", "avgTFLOPsPerGPU": "TFLOP/s", "avgStepTimeSec": "s", "goodputRatio": ""}
+
+
+def runtime(start: str | None, end: str | None) -> str:
+    """Elapsed time between two timestamps ("-" when not started)."""
+    if not start:
+        return "-"
+    return format_duration((parse_time(end) - parse_time(start)).total_seconds()) if end else f"{format_duration(0)}+ (running)"
+
+
+def label(text: Text, key: str, value: Any) -> None:
+    """Append `key: value` on its own line."""
+    text.append(f"{key:<18}", style="bold")
+    text.append(f"{value}\n")
+
+
+def measurements_text(text: Text, measurements: Obj | None) -> None:
+    """Append every measurement with its unit."""
+    for key, value in sorted((measurements or {}).items()):
+        label(text, key, f"{value:.2f} {UNITS.get(key, '')}".rstrip())
+
+
+def evidence_text(text: Text, evidence: list[Obj] | None) -> None:
+    """Append threshold evidence: metric, measured, expression, verdict."""
+    for item in evidence or []:
+        measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
+        verdict = "✓ met" if item.get("passed") else f"✗ {item.get('reason')}"
+        text.append(f"  {item['metric']}: measured {measured}, expected {item['expression']}  {verdict}\n",
+                    style="" if item.get("passed") else "bold")
+
+
+def conditions_line(obj: Obj) -> tuple[str, str, str]:
+    """(phase, reason, message) of an object's exclusive condition."""
+    phase = cond.phase(obj) or "Pending"
+    found = cond.find((obj.get("status") or {}).get("conditions"), phase) or {}
+    return phase, found.get("reason", ""), found.get("message", "")
+
+
+def job_detail(job: Obj, node: str | None = None) -> Text:
+    """A Job (optionally focused on one node of it)."""
+    status = job.get("status") or {}
+    phase, reason, message = conditions_line(job)
+    text = Text()
+    label(text, "Job", job["metadata"]["name"])
+    label(text, "Status", phase + (" (ValidationFailed)" if cond.is_true(job, "ValidationFailed") else ""))
+    label(text, "Reason", f"{reason}: {message}" if message else reason)
+    label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime")))
+    label(text, "Nodes", (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", ""))
+    measurements_text(text, status.get("measurements"))
+    failures = [f for f in status.get("failedNodes") or [] if node in (None, f["name"])]
+    if failures:
+        text.append("Failures\n", style="bold")
+        for failure in failures:
+            text.append(f"  {failure['name']}: {failure['reason']} — {failure.get('message', '')}\n")
+            evidence_text(text, failure.get("evidence"))
+    elif status.get("evidence"):
+        text.append("Thresholds\n", style="bold")
+        evidence_text(text, status.get("evidence"))
+    log = status.get("failureLog") or {}
+    if log.get("tail"):
+        text.append(f"Failure log ({log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')})\n", style="bold")
+        for line in log["tail"].splitlines()[-15:]:
+            text.append(f"  {line}\n", style="dim")
+    return text

@@ -58,6 +58,7 @@ COLON_COMMANDS: tuple[ColonCommand, ...] = (
     ColonCommand("node", "One node's results across certifications", "node", _node, takes_argument=True),
     ColonCommand("wall", "Wall display (read-only rotation)", "wall", _screen("wall")),
     ColonCommand("compose", "Compose and submit a certification", "compose", _screen("compose")),
+    ColonCommand("catalog", "The workload catalog", "catalog", _screen("catalog")),
     ColonCommand("theme", "Switch theme (nvcre-dark, nvcre-light, nvcre-high-contrast)", "theme", _theme, takes_argument=True),
     ColonCommand("q", "Quit", "quit", lambda app, _a: app.exit()),
 )

@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from nvcre_tui.engine.catalog import Catalog
+from textual.binding import Binding
+
+from nvcre_tui.engine.catalog import Catalog, default_catalog
 
 
 class CatalogScreen(Screen[None]):
@@ -17,9 +19,11 @@ class CatalogScreen(Screen[None]):
     CatalogScreen #description { height: auto; padding: 1 2; border-top: solid $primary; }
     """
 
-    def __init__(self, catalog: Catalog) -> None:
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="catalog.back")]
+
+    def __init__(self, catalog: Catalog | None = None) -> None:
         super().__init__()
-        self.catalog = catalog
+        self.catalog = catalog or default_catalog()
         self.keys = sorted(catalog.entries)
 
     def compose(self) -> ComposeResult:

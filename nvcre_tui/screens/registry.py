@@ -12,6 +12,7 @@ SCREENS: dict[str, tuple[str, str]] = {
     "topology": ("topology", "TopologyScreen"),
     "wall": ("wall", "WallScreen"),
     "compose": ("compose", "ComposeScreen"),
+    "catalog": ("catalog", "CatalogScreen"),
 }
 
 

@@ -140,6 +140,8 @@ class Layout:
 
     def vertical_neighbour(self, name: str, direction: int) -> str | None:
         """The cell above/below `name` in the same block column, skipping headers; None at the edge."""
+        if name not in self.positions:
+            return None
         x, y = self.positions[name]
         band = self.block_width + GAP
         block_x = x // band * band

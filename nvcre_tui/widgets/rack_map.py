@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -52,12 +53,12 @@ class RackMap(ScrollView, can_focus=True):
         + state_component_css("RackMap", _PREFIX)
     )
     BINDINGS: list[BindingType] = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="rack-map.up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="rack-map.down"),
-        Binding("left,h", "cursor_left", "Left", show=False, id="rack-map.left"),
-        Binding("right,l", "cursor_right", "Right", show=False, id="rack-map.right"),
-        Binding("home", "cursor_first", "First node", show=False, id="rack-map.first"),
-        Binding("end", "cursor_last", "Last node", show=False, id="rack-map.last"),
+        Binding("up,k", "vertical(-1)", "Up", show=False, id="rack-map.up"),
+        Binding("down,j", "vertical(1)", "Down", show=False, id="rack-map.down"),
+        Binding("left,h", "step(-1)", "Previous node", show=False, id="rack-map.left"),
+        Binding("right,l", "step(1)", "Next node", show=False, id="rack-map.right"),
+        Binding("home", "jump(0)", "First node", show=False, id="rack-map.first"),
+        Binding("end", "jump(-1)", "Last node", show=False, id="rack-map.last"),
         Binding("enter", "select", "Open node", id="rack-map.select", tooltip="Open the highlighted node"),
     ]
 
@@ -116,7 +117,7 @@ class RackMap(ScrollView, can_focus=True):
             members.setdefault(cell.domain, []).append(cell.name)
         self._cells = by_name
         self._groups = [
-            Group(domain, sorted(names, key=natural_key), Counter(by_name[n].state for n in names))
+            Group(domain, sorted(names, key=lambda n: (natural_key(n), n)), Counter(by_name[n].state for n in names))
             for domain, names in sorted(members.items(), key=lambda item: natural_key(item[0]))
         ]
         self._group_of = {name: group for group in self._groups for name in group.names}
@@ -131,14 +132,14 @@ class RackMap(ScrollView, can_focus=True):
         dirty: set[int] = set()
         crossed = False
         hidden = self._node_filter.hidden_states
-        for name, new_state in changes.items():
-            cell = self._cells.get(name)
+        for name, state in changes.items():
+            cell, new_state = self._cells.get(name), NodeState(state)
             if cell is None or cell.state == new_state:
                 continue
             group = self._group_of[name]
             group.counts[cell.state] -= 1
             group.counts[new_state] += 1
-            self._cells[name] = NodeCell(cell.name, cell.domain, NodeState(new_state), cell.detail)
+            self._cells[name] = NodeCell(cell.name, cell.domain, new_state, cell.detail)
             crossed = crossed or ((cell.state in hidden) != (new_state in hidden))
             dirty.add(self._layout.header_y.get(group.domain, -1))
             dirty.add(self._layout.positions.get(name, (0, -1))[1])
@@ -207,7 +208,7 @@ class RackMap(ScrollView, can_focus=True):
 
     def _invalidate(self, lines: Iterable[int]) -> None:
         """Forget cached strips for `lines`; repaint those on screen with one refresh."""
-        top, height, width = round(self.scroll_y), self.size.height, self.size.width
+        top, height, width = self.scroll_offset.y, self.size.height, self.size.width
         regions = []
         for y in lines:
             self._strips.pop(y, None)
@@ -228,16 +229,17 @@ class RackMap(ScrollView, can_focus=True):
         """Styles resolved once per style change (rich_style walks the DOM, too slow per line)."""
         if self._palette is None:
             component = self.get_component_rich_style
+            states = {state: component(f"{_PREFIX}--{state.value}") for state in NodeState}
             self._palette = _Palette(
                 base=self.rich_style,
                 domain=component(f"{_PREFIX}--domain"),
-                states={state: component(f"{_PREFIX}--{state.value}") for state in NodeState},
-                cursor={state: component(f"{_PREFIX}--{state.value}") + component(f"{_PREFIX}--cursor", partial=True) for state in NodeState},
+                states=states,
+                cursor={state: style + component(f"{_PREFIX}--cursor", partial=True) for state, style in states.items()},
             )
         return self._palette
 
     def render_line(self, y: int) -> Strip:
-        line_y = y + round(self.scroll_y)
+        line_y = y + self.scroll_offset.y
         strip = self._strips.get(line_y)
         if strip is None:
             strip = self._render_map_line(line_y)
@@ -267,28 +269,20 @@ class RackMap(ScrollView, can_focus=True):
         room -= len(domain)
         for state in NodeState:
             if group.counts[state]:
-                entry = f" {state.glyph}{group.counts[state]}"
-                if len(entry) > room:
+                entry = f"{state.glyph}{group.counts[state]}"
+                if len(entry) + 1 > room:
                     break
-                out.append(Segment(entry, palette.states[state]))
-                room -= len(entry)
+                out += [Segment(" ", palette.base), Segment(entry, palette.states[state])]
+                room -= len(entry) + 1
         return self._layout.block_width - room
 
     def _cells_row(self, names: Sequence[str], palette: _Palette, out: list[Segment]) -> int:
         """One segment per run of same-state cells (fewer segments: faster to build and to composite)."""
         pad = "" if self._layout.compact else " "
         cells, cursor = self._cells, self._cursor
-        run: list[str] = []
-        run_key: tuple[NodeState, bool] | None = None
-        for name in names:
-            key = (cells[name].state, name == cursor)
-            if key != run_key and run_key is not None:
-                out.append(Segment("".join(run), (palette.cursor if run_key[1] else palette.states)[run_key[0]]))
-                run = []
-            run.append(f"{pad}{key[0].glyph}{pad}")
-            run_key = key
-        if run_key is not None:
-            out.append(Segment("".join(run), (palette.cursor if run_key[1] else palette.states)[run_key[0]]))
+        for (state, is_cursor), run in groupby(names, key=lambda name: (cells[name].state, name == cursor)):
+            text = f"{pad}{state.glyph}{pad}" * sum(1 for _ in run)
+            out.append(Segment(text, (palette.cursor if is_cursor else palette.states)[state]))
         return len(names) * self._layout.cell_width
 
     # ---- cursor, keys, mouse -------------------------------------------------------------------------
@@ -304,28 +298,19 @@ class RackMap(ScrollView, can_focus=True):
             self.scroll_to_region(Region(x, max(0, y - 1), self._layout.cell_width, 2), animate=False)
         self.post_message(self.NodeHighlighted(name, self))
 
-    def _step(self, delta: int) -> None:
+    def action_step(self, delta: int) -> None:
+        """Previous/next node in display order (domain, then name)."""
         if self._visible:
             index = self._index.get(self._cursor or "", -delta)
             self._move_to(self._visible[max(0, min(len(self._visible) - 1, index + delta))])
 
-    def action_cursor_left(self) -> None:
-        self._step(-1)
+    def action_vertical(self, direction: int) -> None:
+        """The cell above/below in the same block column."""
+        self._move_to(self._layout.vertical_neighbour(self._cursor, direction) if self._cursor else None)
 
-    def action_cursor_right(self) -> None:
-        self._step(+1)
-
-    def action_cursor_up(self) -> None:
-        self._move_to(self._layout.vertical_neighbour(self._cursor, -1) if self._cursor else None)
-
-    def action_cursor_down(self) -> None:
-        self._move_to(self._layout.vertical_neighbour(self._cursor, +1) if self._cursor else None)
-
-    def action_cursor_first(self) -> None:
-        self._move_to(self._visible[0] if self._visible else None)
-
-    def action_cursor_last(self) -> None:
-        self._move_to(self._visible[-1] if self._visible else None)
+    def action_jump(self, index: int) -> None:
+        """First (0) or last (-1) node."""
+        self._move_to(self._visible[index] if self._visible else None)
 
     def action_select(self) -> None:
         if self._cursor is not None:
@@ -335,7 +320,7 @@ class RackMap(ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return None
-        return self._layout.node_at(offset.x + round(self.scroll_x), offset.y + round(self.scroll_y))
+        return self._layout.node_at(offset.x + self.scroll_offset.x, offset.y + self.scroll_offset.y)
 
     def on_click(self, event: events.Click) -> None:
         name = self._node_under(event)
@@ -344,8 +329,9 @@ class RackMap(ScrollView, can_focus=True):
             self.post_message(self.NodeSelected(name, self))
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
-        name = self._node_under(event)
-        cell = self._cells.get(name) if name else None
-        self.tooltip = f"{cell.name} · {cell.domain} · {cell.state.glyph} {cell.state.value}" + (
-            f"\n{cell.detail}" if cell.detail else ""
-        ) if cell else None
+        """Tooltip: name, domain, state and the caller's detail for the node under the mouse."""
+        cell = self._cells.get(self._node_under(event) or "")
+        if cell is None:
+            self.tooltip = None
+        else:
+            self.tooltip = f"{cell.name} · {cell.domain} · {cell.state.glyph} {cell.state.value}\n{cell.detail}".strip()

@@ -5,7 +5,8 @@
 Writes a log of about --mb megabytes (many runs, NCCL INFO noise, kubelet timestamps) into a temp
 dir, then reports, in this one process: throughput and tracemalloc peak of `parse_nccl` as ratios
 against `for line in file: line.split()`, and the parser's peak on a --small-mb file of the same
-kind, to show that memory does not grow with the log. Not run by pytest.
+kind, to show that memory does not grow with the log (the default peak is mostly the first
+DEFAULT_MAX_ROWS raw rows the result keeps; max_rows=0 shows the per-size state alone). Not run by pytest.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def parse(path: Path) -> int:
         return parse_nccl(stream).row_count
 
 
+def parse_keeping_no_rows(path: Path) -> int:
+    """The streaming state alone: per-size sums, no raw rows kept."""
+    with path.open(encoding="utf-8", newline="\n") as stream:
+        return parse_nccl(stream, max_rows=0).row_count
+
+
 def seconds(work: Callable[[Path], int], path: Path) -> float:
     started = time.perf_counter()
     work(path)
@@ -80,10 +87,12 @@ def main() -> None:
         base_time, parse_time = seconds(split_lines, big), seconds(parse, big)
         base_peak, parse_peak = peak_bytes(split_lines, big), peak_bytes(parse, big)
         small_peak = peak_bytes(parse, small)
+        bare_peak = peak_bytes(parse_keeping_no_rows, big)
     print(f"log: {size / MB:.0f} MB, {rows} result rows (plus headers and NCCL INFO noise)")
     print(f"{'':24s}{'seconds':>10s}{'MB/s':>10s}{'peak KiB':>12s}")
     print(f"{'split lines (baseline)':24s}{base_time:10.2f}{size / MB / base_time:10.1f}{base_peak / 1024:12.1f}")
     print(f"{'parse_nccl':24s}{parse_time:10.2f}{size / MB / parse_time:10.1f}{parse_peak / 1024:12.1f}")
+    print(f"{'parse_nccl(max_rows=0)':24s}{'':10s}{'':10s}{bare_peak / 1024:12.1f}")
     print(f"time ratio parse/baseline: {parse_time / base_time:.2f}x; "
           f"peak ratio parse/baseline: {parse_peak / max(base_peak, 1):.2f}x")
     print(f"parser peak on {small_size / MB:.0f} MB: {small_peak / 1024:.1f} KiB; on {size / MB:.0f} MB: "

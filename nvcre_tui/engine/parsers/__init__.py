@@ -13,7 +13,7 @@ Reasons: `NoDataCollected` (the input holds no result) and `WrongFormat` (it is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, Failure, ParseError
@@ -41,13 +41,6 @@ PARSERS: dict[str, Callable[..., ParseResult]] = {
 }
 
 
-def parse(kind: str, source: Iterable[str] | str) -> ParseResult:
-    """Parse `source` with the parser for `kind` (a key of PARSERS)."""
-    if kind not in PARSERS:
-        raise ParseError(WRONG_FORMAT, f"unknown result kind {kind!r} (known: {', '.join(PARSERS)})")
-    return PARSERS[kind](source)
-
-
 __all__ = [
     "NO_DATA",
     "PARSERS",
@@ -58,7 +51,6 @@ __all__ = [
     "ParseError",
     "ParseResult",
     "TrainingResult",
-    "parse",
     "parse_dcgm",
     "parse_nccl",
     "parse_training",

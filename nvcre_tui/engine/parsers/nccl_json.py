@@ -8,7 +8,7 @@ from typing import Any
 
 from nvcre_tui.engine.parsers.base import WRONG_FORMAT, ParseError
 from nvcre_tui.engine.parsers.json_text import load_json
-from nvcre_tui.engine.parsers.nccl_model import HalfValues, NcclAggregator, RankDevice
+from nvcre_tui.engine.parsers.nccl_model import HalfValues, NcclAggregator, RankDevice, RowValues
 
 
 def _number(value: Any) -> float | None:
@@ -44,7 +44,7 @@ def _half(data: Any) -> HalfValues | None:
     return time_us, algbw, busbw, wrong
 
 
-def _row(data: Any) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
+def _row(data: Any) -> RowValues | None:
     if not isinstance(data, dict):
         return None
     size, count = _integer(data.get("size")), _integer(data.get("count"))

@@ -14,7 +14,7 @@ from nvcre_tui.engine.parsers.base import NO_DATA, Failure, ParseError
 DATA_CORRUPTION = "DataCorruption"
 
 #: Raw rows kept by default; averages always cover every row.
-DEFAULT_MAX_ROWS = 4096
+DEFAULT_MAX_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,8 @@ class NcclResult:
 
 #: (time_us, algbw, busbw, wrong) of one half: plain tuples on the hot path, Half objects only for kept rows.
 HalfValues = tuple[float, float, float, float | None]
+#: (size, count, type, redop, root, out-of-place, in-place): one row before it becomes a Row.
+RowValues = tuple[int, int, str, str, int | None, HalfValues, HalfValues]
 
 
 class _SizeAccumulator:

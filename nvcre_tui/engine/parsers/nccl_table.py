@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nvcre_tui.engine.parsers.base import signed_int, strip_kubelet_prefix, unsigned_number
-from nvcre_tui.engine.parsers.nccl_model import HalfValues, NcclAggregator, RankDevice
+from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
 
 _TIME_NAMES = frozenset({"time", "cputime"})
 _WRONG_NAMES = frozenset({"#wrong", "wrong", "error", "errors"})
@@ -103,7 +103,7 @@ class RowReader:
     halves_at: tuple[int, int]  # first group of the out-of-place and in-place halves
     with_wrong: bool
 
-    def parse(self, text: str) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
+    def parse(self, text: str) -> RowValues | None:
         """(size, count, type, redop, root, out-of-place, in-place) of a stripped row, or None if it does not fit."""
         match = self.pattern.fullmatch(text)
         if match is None:
@@ -157,7 +157,7 @@ class TableReader:
         self.reader: RowReader | None = None  # from the last header; None: recognise rows by shape
         self.saw_newline = False
         # A row from a line without newline is kept only if more input follows (else it was cut off).
-        self.held: tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None = None
+        self.held: RowValues | None = None
 
     def feed(self, raw: str) -> None:
         if self.held is not None:
@@ -189,7 +189,7 @@ class TableReader:
         """End of input: a held row came from a line cut off before its newline, so it is dropped."""
         self.held = None
 
-    def _row(self, text: str) -> tuple[int, int, str, str, int | None, HalfValues, HalfValues] | None:
+    def _row(self, text: str) -> RowValues | None:
         if self.reader is not None:
             return self.reader.parse(text)
         layout = infer_layout(text.split())

@@ -1,0 +1,377 @@
+"""What each scenario case must show, written by hand: the goldens pin the whole digest, these pin the meaning
+(a golden regenerated from a broken engine still fails here).
+
+EXPECT lists, per case, the result, each category's status and exactly which nodes it blames with which
+reason, and the excluded nodes. The tests below it check the claims a table cannot say: timing (timeouts,
+ordering, concurrency), evidence values, grouping and diagnose verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from tests.scenarios.harness import CaseRun, case_names, run_case
+
+Obj = dict[str, Any]
+EPOCH = "2026-01-01T00:00:00Z"  # the simulator session's start: the fleet epoch of every case
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Result, per category (in order) its status and blamed nodes {node: reason}, and excluded {node: reason}."""
+
+    result: str
+    categories: tuple[tuple[str, dict[str, str]], ...]
+    excluded: dict[str, str] = field(default_factory=dict)
+
+
+OK: tuple[str, dict[str, str]] = ("Succeeded", {})
+TV, WF, TO, SB, HW = "ThresholdViolation", "WorkloadFailed", "Timeout", "SchedulingBlocked", "HardwareFailureDetected"
+N = [f"gpu-node-{i:02d}" for i in range(1, 9)]
+ALL4 = N[:4]
+
+EXPECT: dict[str, Expect] = {
+    "all-pass-full-scale": Expect("PASSED", (OK,)),
+    "all-pass-every-category": Expect("PASSED", (OK,) * 5),
+    "slow-gpu-intra-node": Expect("FAILED", (("Failed", {N[2]: TV}),)),
+    "slow-gpu-full-scale-blames-group": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "degraded-nic-only-at-full-scale": Expect("FAILED", (OK, ("Failed", dict.fromkeys(ALL4, TV)))),
+    "xid-mid-run-full-scale": Expect("FAILED", (("Failed", {N[2]: WF}),)),
+    "xid-before-run-intra-node": Expect("FAILED", (("Failed", {N[1]: WF}),)),
+    "xid-after-run-passes": Expect("PASSED", (OK,)),
+    "hang-full-scale-timeout": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TO)),)),
+    "hang-intra-node-timeout": Expect("FAILED", (("Failed", {N[3]: TO}),)),
+    "unschedulable-full-scale": Expect("FAILED", (("Failed", {N[2]: SB}),)),
+    "unschedulable-intra-node": Expect("FAILED", (("Failed", {N[0]: SB}),)),
+    "cordoned-before-run": Expect("INCOMPLETE", (OK,), {N[3]: "Cordoned"}),
+    "cordon-mid-run-full-scale": Expect("FAILED", (("Failed", {N[1]: HW}),)),
+    "cordon-mid-run-intra-node": Expect("FAILED", (("Failed", {N[2]: HW}),)),
+    "cordon-during-first-category": Expect("FAILED", (("Failed", {N[1]: HW}), OK), {N[1]: "Cordoned"}),
+    "mixed-gpu-architectures": Expect("INCOMPLETE", (OK,), {"a100-node-01": "OtherGPUArchitecture", "a100-node-02": "OtherGPUArchitecture"}),
+    "node-short-of-gpus": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientGPUs"}),
+    "threshold-pass-two-metrics": Expect("PASSED", (OK,)),
+    "threshold-fail-healthy-fleet": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "threshold-range-pass": Expect("PASSED", (OK,)),
+    "threshold-range-fail-above": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "missing-measurement-short-training": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "repeat-count-flaky-node": Expect("FAILED", (("Failed", {N[1]: WF}),)),
+    "repeat-count-healthy": Expect("PASSED", (OK,)),
+    "flaky-every-iteration": Expect("FAILED", (("Failed", {N[0]: WF}),)),
+    "categories-same-nodes-sequential": Expect("PASSED", (OK, OK)),
+    "max-concurrent-two": Expect("PASSED", (OK,)),
+    "max-concurrent-one-loopback": Expect("FAILED", (("Failed", {N[2]: TV}),)),
+    "intra-rack-per-clique": Expect("PASSED", (OK,)),
+    "intra-rack-slow-clique": Expect("FAILED", (("Failed", {N[2]: TV, N[3]: TV}),)),
+    "full-scale-overflow-groups": Expect("PASSED", (OK,)),
+    "full-scale-even-chunks": Expect("FAILED", (("Failed", {N[3]: TV, N[4]: TV, N[5]: TV}),)),
+    "diagnose-slow-gpu": Expect("FAILED", (("Failed", {N[5]: TV}),)),
+    "diagnose-degraded-nic": Expect("FAILED", (("Failed", {N[1]: TV}),)),
+    "diagnose-all-healthy": Expect("PASSED", (OK,)),
+    "dcgm-xid-names-test-and-gpu": Expect("FAILED", (("Failed", {N[1]: WF}),)),
+    "dcgm-flaky-pcie": Expect("FAILED", (("Failed", {N[2]: WF}),)),
+    "training-slow-gpu-tflops": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "training-healthy-all-metrics": Expect("PASSED", (OK,)),
+    "training-goodput-threshold": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "training-too-few-gpus": Expect("FAILED", (("Failed", {}), OK)),
+    "loopback-catches-degraded-nic": Expect("FAILED", (("Failed", {N[3]: TV}),)),
+    "nvswitch-loopback-catches-slow-gpu": Expect("FAILED", (("Failed", {N[1]: TV}),)),
+    "loopbacks-split-nic-and-nvlink": Expect("FAILED", (("Failed", {N[0]: TV}), ("Failed", {N[2]: TV}))),
+    "slow-gpu-appears-mid-certification": Expect("FAILED", (OK, ("Failed", {N[1]: TV}))),
+    "timeout-from-workload-start": Expect("PASSED", (OK,)),
+    "timeout-shorter-than-run": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TO)),)),
+    "no-matching-nodes-waits-then-fails": Expect("FAILED", (("Failed", {}),)),
+    "all-nodes-cordoned-waits-then-fails": Expect("FAILED", (("Failed", {}),)),
+    "nodes-per-job-exceeds-fleet": Expect("FAILED", (("Failed", {}),)),
+    "gb200-intra-rack-mnnvl": Expect("PASSED", (OK,)),
+    "alltoall-degraded-nic": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "mixed-failures-three-categories": Expect(
+        "FAILED", (("Failed", {N[0]: TV, N[2]: WF}), ("Failed", {N[2]: WF}), ("Failed", {N[2]: WF})), {N[4]: "Cordoned"}),
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def at(text: str) -> datetime:
+    """A status timestamp."""
+    return parse_time(text)
+
+
+def seconds(start: str, end: str) -> float:
+    """Seconds from one status timestamp to another."""
+    return (at(end) - at(start)).total_seconds()
+
+
+def blame(category: Obj) -> dict[str, str]:
+    """node -> reason of a category's failed nodes (one reason per node in these cases)."""
+    return {f["name"]: f["reason"] for f in category.get("failedNodes") or []}
+
+
+def groups_of(workflow: Obj) -> list[Obj]:
+    """Every group of every iteration (or diagnose round), with its times."""
+    orch = workflow["status"]["orchestration"]
+    return [g for record in orch.get("iterationHistory") or [] for g in record["groups"]]
+
+
+def most_at_once(groups: list[Obj]) -> int:
+    """The largest number of groups whose [start, completion) intervals overlap at one instant."""
+    edges = sorted([(at(g["startTime"]), 1) for g in groups] + [(at(g["completionTime"]), -1) for g in groups])
+    running = peak = 0
+    for _, step in edges:  # at equal times -1 sorts first: a group ending as another starts is not concurrent
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def jobs_of(run: CaseRun, workflow: Obj) -> list[Obj]:
+    """The Jobs of a Workflow, by name."""
+    return [j for j in run.objects["Job"] if j["metadata"]["labels"].get("nvcre.nvidia.com/workflow") == workflow["metadata"]["name"]]
+
+
+def evidence(category: Obj, node: str) -> list[Obj]:
+    """Threshold evidence recorded against a failed node."""
+    return next(f.get("evidence") or [] for f in category["failedNodes"] if f["name"] == node)
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def test_every_case_has_a_written_expectation() -> None:
+    assert sorted(EXPECT) == case_names()
+
+
+@pytest.mark.parametrize("case", sorted(EXPECT))
+def test_result_statuses_blame_and_exclusions(case: str) -> None:
+    expect, run = EXPECT[case], run_case(case)
+    report = run.report
+    assert report["result"] == expect.result
+    assert [(c["status"], blame(c)) for c in report["categories"]] == list(expect.categories)
+    assert {e["name"]: e["reason"] for e in report["excludedNodes"]} == expect.excluded
+    assert report["failedNodes"] == sorted({n for _, nodes in expect.categories for n in nodes})
+    for category in report["categories"]:
+        if category["status"] == "Failed":
+            assert category.get("failureReason"), f"{case}: a failed category must say why"
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def test_slow_gpu_named_with_its_measured_bandwidth() -> None:
+    category = run_case("slow-gpu-intra-node").category("nccl-all-reduce")
+    [record] = evidence(category, "gpu-node-03")
+    assert record["metric"] == "busBandwidthGBps" and record["expression"] == "value >= 400" and not record["passed"]
+    assert 200 < record["measured"] < 280  # half-speed GPU on a ~480 GB/s NVLink path
+    healthy = [g["busBW"] for g in category["groupBandwidth"] if g["nodes"] != ["gpu-node-03"]]
+    assert len(healthy) == 3 and all(bw >= 400 for bw in healthy)
+
+
+def test_degraded_nic_passes_intra_node_and_fails_full_scale() -> None:
+    run = run_case("degraded-nic-only-at-full-scale")
+    intra, full = run.report["categories"]
+    assert intra["testScale"] == "intra-node" and all(g["busBW"] >= 400 for g in intra["groupBandwidth"])
+    assert full["testScale"] == "full-scale"
+    [record] = evidence(full, "gpu-node-02")
+    assert record["measured"] < 300 and record["expression"] == "value >= 300"
+
+
+@pytest.mark.parametrize(("case", "node", "words"), [
+    ("xid-mid-run-full-scale", "gpu-node-03", ("Xid 79", "GPU 5")),
+    ("xid-before-run-intra-node", "gpu-node-02", ("Xid 48", "GPU 1")),
+    ("dcgm-xid-names-test-and-gpu", "gpu-node-02", ("Xid 79", "memory failed on GPU 5")),
+    ("dcgm-flaky-pcie", "gpu-node-03", ("pcie failed on GPU 2",)),
+    ("unschedulable-full-scale", "gpu-node-03", ("unschedulable", "gpu-node-03")),
+])
+def test_failure_message_names_the_cause(case: str, node: str, words: tuple[str, ...]) -> None:
+    [category] = run_case(case).report["categories"]
+    message = next(f["message"] for f in category["failedNodes"] if f["name"] == node)
+    for word in words:
+        assert word in message
+
+
+def test_xid_mid_run_ends_the_run_at_the_xid() -> None:
+    run = run_case("xid-mid-run-full-scale")
+    [workload] = run.objects["WorkloadRun"]
+    assert workload["status"]["phase"] == "Failed" and seconds(EPOCH, workload["status"]["completionTime"]) == 240
+
+
+@pytest.mark.parametrize(("case", "variant", "metric", "limit"), [
+    ("training-slow-gpu-tflops", "nemotron5-8b", "avgTFLOPsPerGPU", 400),
+    ("training-goodput-threshold", "nemotron5-8b", "goodputRatio", 0.95),
+    ("loopback-catches-degraded-nic", "nccl-loopback", "busBandwidthGBps", 300),
+    ("nvswitch-loopback-catches-slow-gpu", "nccl-loopback-nvswitch", "busBandwidthGBps", 400),
+    ("threshold-fail-healthy-fleet", "nccl-all-reduce", "busBandwidthGBps", 450),
+])
+def test_threshold_evidence_is_below_the_limit(case: str, variant: str, metric: str, limit: float) -> None:
+    category = run_case(case).category(variant)
+    for node in blame(category):
+        [record] = evidence(category, node)  # only the missed threshold is evidence against the node
+        assert record["metric"] == metric and record["measured"] < limit and not record["passed"]
+
+
+def test_range_threshold_fails_above_its_upper_bound() -> None:
+    category = run_case("threshold-range-fail-above").category("nccl-all-reduce")
+    [record] = evidence(category, "gpu-node-01")
+    assert record["measured"] > 200 and record["expression"] == "value >= 100 && value <= 200"
+
+
+@pytest.mark.parametrize("case", ["threshold-pass-two-metrics", "training-healthy-all-metrics"])
+def test_met_thresholds_are_recorded_as_evidence(case: str) -> None:
+    run = run_case(case)
+    [job] = run.objects["Job"]
+    thresholds = job["spec"]["thresholds"]
+    assert {e["metric"] for e in job["status"]["evidence"]} == set(thresholds) and all(e["passed"] for e in job["status"]["evidence"])
+    validation = cond.find(job["status"]["conditions"], "ValidationFailed")
+    assert validation and validation["status"] == "False" and validation["reason"] == "ThresholdsMet"
+
+
+def test_missing_measurement_fails_closed() -> None:
+    run = run_case("missing-measurement-short-training")
+    [job] = run.objects["Job"]
+    validation = cond.find(job["status"]["conditions"], "ValidationFailed")
+    assert validation and validation["status"] == "True" and validation["reason"] == "MeasurementUnavailable"
+    [record] = evidence(run.category("nemotron5-8b"), "gpu-node-01")
+    assert record["metric"] == "avgStepTimeSec" and record["measured"] is None and record["reason"] == "MeasurementUnavailable"
+
+
+# --------------------------------------------------------------------------- time
+
+
+@pytest.mark.parametrize(("case", "budget"), [("hang-full-scale-timeout", 1800), ("timeout-shorter-than-run", 180)])
+def test_timeout_counts_from_the_workload_start(case: str, budget: float) -> None:
+    [job] = run_case(case).objects["Job"]
+    assert cond.find(job["status"]["conditions"], "Failed")["reason"] == "JobTimedOut"
+    assert seconds(job["status"]["workloadStartTime"], job["status"]["completionTime"]) == budget
+
+
+def test_scheduling_delay_does_not_consume_the_timeout() -> None:
+    run = run_case("timeout-from-workload-start")
+    [job] = run.objects["Job"]
+    created, state = job["metadata"]["creationTimestamp"], job["status"]
+    assert seconds(created, state["workloadStartTime"]) >= 1200  # 20 minutes waiting for pods
+    assert seconds(created, state["completionTime"]) > 600  # longer than timeoutPerJob 10m in all
+    assert seconds(state["workloadStartTime"], state["completionTime"]) < 600
+    assert cond.phase(job) == "Succeeded"
+
+
+@pytest.mark.parametrize("case", ["no-matching-nodes-waits-then-fails", "all-nodes-cordoned-waits-then-fails"])
+def test_no_eligible_nodes_waits_five_minutes_then_fails(case: str) -> None:
+    run = run_case(case)
+    [cert] = run.objects["Certification"]
+    assert seconds(cert["metadata"]["creationTimestamp"], cert["status"]["completionTime"]) == 300
+    assert run.objects["Workflow"] == [] and run.objects["Job"] == []
+    assert "no eligible nodes" in run.report["categories"][0]["failureReason"]
+
+
+@pytest.mark.parametrize("case", ["categories-same-nodes-sequential", "degraded-nic-only-at-full-scale", "loopbacks-split-nic-and-nvlink"])
+def test_categories_on_the_same_nodes_run_one_after_another(case: str) -> None:
+    workflows = sorted(run_case(case).objects["Workflow"], key=lambda wf: wf["status"]["startTime"])
+    assert len(workflows) == 2
+    first, second = workflows
+    assert at(second["status"]["startTime"]) >= at(first["status"]["completionTime"])
+
+
+@pytest.mark.parametrize(("case", "limit"), [("max-concurrent-two", 2), ("max-concurrent-one-loopback", 1)])
+def test_max_concurrent_is_respected_and_used(case: str, limit: int) -> None:
+    run = run_case(case)
+    [workflow] = run.objects["Workflow"]
+    groups = groups_of(workflow)
+    assert len(groups) == len(workflow["status"]["orchestration"]["groups"]) >= 4
+    assert most_at_once(groups) == limit
+
+
+def test_disjoint_groups_run_side_by_side() -> None:
+    [workflow] = run_case("full-scale-even-chunks").objects["Workflow"]
+    assert most_at_once(groups_of(workflow)) == 2
+
+
+def test_overflow_group_borrows_nodes_and_waits_for_the_lender() -> None:
+    [workflow] = run_case("full-scale-overflow-groups").objects["Workflow"]
+    groups = {g["name"]: g for g in groups_of(workflow)}
+    assert {name: g["nodes"] for name, g in groups.items()} == {
+        "group-0": N[0:2], "group-1": N[2:4], "group-2-overflow": [N[3], N[4]],
+    }
+    assert groups["group-2-overflow"]["overflow"] is True
+    lender, overflow = groups["group-1"], groups["group-2-overflow"]
+    assert at(overflow["startTime"]) >= at(lender["completionTime"]) or at(lender["startTime"]) >= at(overflow["completionTime"])
+
+
+def test_fault_that_begins_later_hits_only_the_later_category() -> None:
+    run = run_case("slow-gpu-appears-mid-certification")
+    first, second = (run.workflow("nccl-all-reduce"), run.workflow("nccl-loopback-nvswitch"))
+    assert all(seconds(EPOCH, g["startTime"]) < 180 for g in groups_of(first))
+    assert all(seconds(EPOCH, g["startTime"]) >= 180 for g in groups_of(second))
+
+
+# --------------------------------------------------------------------------- grouping, topology, diagnose
+
+
+@pytest.mark.parametrize(("case", "cliques"), [
+    ("intra-rack-per-clique", {"clique-0": N[0:2], "clique-1": N[2:4], "clique-2": N[4:6]}),
+    ("gb200-intra-rack-mnnvl", {"clique-0": N[0:4], "clique-1": N[4:8]}),
+])
+def test_intra_rack_runs_one_group_per_clique(case: str, cliques: dict[str, list[str]]) -> None:
+    run = run_case(case)
+    [workflow] = run.objects["Workflow"]
+    assert {g["domains"][0]: g["nodes"] for g in groups_of(workflow)} == cliques
+    [category] = run.report["categories"]
+    assert [(c["name"], c["total"], c["passed"]) for c in category["cliques"]] == [(k, len(v), True) for k, v in cliques.items()]
+
+
+def test_gb200_runs_with_mnnvl() -> None:
+    [category] = run_case("gb200-intra-rack-mnnvl").report["categories"]
+    assert category["gpu"] == "gb200" and category["mnnvl"] is True
+
+
+def test_intra_rack_blames_only_the_slow_clique() -> None:
+    [category] = run_case("intra-rack-slow-clique").report["categories"]
+    assert [(c["name"], c["passed"]) for c in category["cliques"]] == [("clique-0", True), ("clique-1", False), ("clique-2", True)]
+
+
+@pytest.mark.parametrize(("case", "faulty"), [("diagnose-slow-gpu", ["gpu-node-06"]), ("diagnose-degraded-nic", ["gpu-node-02"]), ("diagnose-all-healthy", [])])
+def test_diagnose_verdicts(case: str, faulty: list[str]) -> None:
+    [category] = run_case(case).report["categories"]
+    state = category["diagnose"]
+    assert state["stage"] == "complete"
+    assert state["faultyNodes"] == faulty and state["inconclusiveNodes"] == []
+    assert sorted(state["healthyNodes"]) == [n for n in N if n not in faulty]
+    for node in faulty:  # a confirmed node carries the evidence of the test that convicted it
+        [record] = evidence(category, node)
+        assert record["metric"] == "busBandwidthGBps" and record["measured"] < 300
+
+
+def test_repeat_count_runs_each_iteration_and_blames_only_the_flaky_node() -> None:
+    run = run_case("repeat-count-flaky-node")
+    [category] = run.report["categories"]
+    statuses = [i["status"] for i in category["iterations"]]
+    assert len(statuses) == 3 and "Succeeded" in statuses and "Failed" in statuses
+    names = sorted(j["metadata"]["name"] for j in run.objects["Job"])
+    assert names == [f"repeat-count-flaky-node-communication-nccl-all-reduce-group-0-iter-{i}" for i in (1, 2, 3)]
+
+
+def test_a_failed_category_does_not_stop_the_next() -> None:
+    run = run_case("training-too-few-gpus")
+    first, second = run.report["categories"]
+    assert "needs at least 32 GPUs" in first["failureReason"] and "testScale" not in first
+    assert second["status"] == "Succeeded" and second["jobs"] == 1
+
+
+def test_cordoned_node_is_excluded_from_a_category_rendered_after_the_cordon() -> None:
+    run = run_case("cordon-during-first-category")
+    first, second = run.report["categories"]
+    assert first["totalNodes"] == 4 and second["totalNodes"] == 3
+    assert [e["name"] for e in second["excludedNodes"]] == ["gpu-node-02"]
+
+
+def test_hardware_failure_sets_the_condition_on_the_job() -> None:
+    for case in ("cordon-mid-run-full-scale", "cordon-mid-run-intra-node"):
+        jobs = run_case(case).objects["Job"]
+        flagged = [j for j in jobs if cond.is_true(j, "HardwareFailed")]
+        assert len(flagged) == 1, case
+        assert cond.find(flagged[0]["status"]["conditions"], "Failed")["reason"] == HW
+        assert all(cond.phase(j) == "Succeeded" for j in jobs if j is not flagged[0])

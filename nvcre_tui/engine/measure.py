@@ -38,8 +38,10 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
     if parse is None:
         return Measured()
     try:
-        # Runners give lines without newlines (runners/base.py); parsers read lines as a file gives them.
-        result = parse([line if line.endswith("\n") else f"{line}\n" for line in lines])
+        # Runners give lines without newlines (runners/base.py); parsers read lines as a file gives them,
+        # and a last line without one is how they recognise output cut off mid-row.
+        given = list(lines)
+        result = parse([line if line.endswith("\n") else f"{line}\n" for line in given[:-1]] + given[-1:])
     except ParseError as error:
         return Measured(failure=MeasureFailure(error.reason, f"{parser} output unreadable: {error.message}"))
     failure = getattr(result, "failure", None)

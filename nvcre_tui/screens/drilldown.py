@@ -17,6 +17,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
 
 Obj = dict[str, Any]
@@ -96,7 +97,7 @@ class DrilldownScreen(NvcreScreen):
             if len(history) > 1:
                 word = "round" if diagnose else "iteration"
                 holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration"})
-            for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", g["name"])):
+            for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
                 self._add_group(holder, group, jobs.get(group.get("jobRef") or ""), wf)
 
     def _add_group(self, parent: TreeNode[Any], group: Obj, job: Obj | None, wf: Obj) -> None:
@@ -177,15 +178,15 @@ class DrilldownScreen(NvcreScreen):
 
     def action_next_failure(self) -> None:
         tree = self.query_one(Tree)
-        nodes = [n for n in self._walk(tree.root) if (n.data or {}).get("failed")]
-        if not nodes:
+        order = self._walk(tree.root)  # document order: collapsed nodes have no line yet
+        failed = [i for i, n in enumerate(order) if (n.data or {}).get("failed")]
+        if not failed:
             self.notify("no failed nodes")
             return
-        current = tree.cursor_node
-        after = [n for n in nodes if current is None or n.line > current.line]
-        target = (after or nodes)[0]
+        here = order.index(tree.cursor_node) if tree.cursor_node in order else -1
+        target = order[next((i for i in failed if i > here), failed[0])]
         self._reveal(target)
-        tree.move_cursor(target)
+        self.call_after_refresh(tree.move_cursor, target)
 
     def action_logs(self) -> None:
         from nvcre_tui.screens.logs import LogsScreen

@@ -1,0 +1,51 @@
+"""Deterministic console sessions: the default simulated fleet on a ManualClock, certifications
+submitted and run to a known point before the app starts (no live engine, no wall clock)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+INTRA_NODE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: burn-in}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 400"}}
+    - domain: communication
+      variant: nccl-loopback
+      options: {maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 300"}}
+"""
+
+
+def certification_body(text: str = INTRA_NODE) -> dict[str, Any]:
+    """A validated Certification, as the console submits it."""
+    body = certification_from_text("test", text, default_catalog()).to_wire()
+    body["metadata"]["namespace"] = "default"
+    return body
+
+
+async def session_with(*texts: str, settle: bool = True) -> SimSession:
+    """A fresh simulated session with these certifications created (and run to the end when `settle`)."""
+    session = await SimSession.open(default_scenario(), None)
+    for text in texts:
+        await session.store.create(CERTIFICATION, certification_body(text))
+    if settle:
+        await session.engine.run_until_settled()
+    return session
+
+
+def app_with(*texts: str, **options: Any) -> NvcreApp:
+    """An app on a finished session (for synchronous snapshot tests)."""
+    session = asyncio.run(session_with(*texts))
+    return NvcreApp(session=session, live=False, **options)

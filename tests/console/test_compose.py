@@ -1,0 +1,324 @@
+"""The compose screen: typing a Certification field by field with live checks and previews, submit
+(refused while invalid, refused in read-only mode), load and save round trips, and one snapshot.
+
+Deterministic: the default simulated fleet on a ManualClock, no live engine (live=False)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Input, Select, SelectionList, Static
+from textual.widgets._select import InvalidSelectValueError
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.nodes import node_labels
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.screens.compose import ComposeScreen
+from nvcre_tui.widgets.compose_fields import CategoryOptionsPanel, ThresholdRow, panel_id
+from nvcre_tui.widgets.compose_form import Draft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.widgets.compose_form import parse_selector as parse_form_selector
+
+CLIQUE = "nvidia.com/gpu.clique"
+ALL_REDUCE = "communication/nccl-all-reduce"
+BAD_CEL = 'invalid CEL expression "value >= ": unexpected end of expression'
+
+LOADED = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: burn-in-r1
+  labels: {team: infra}
+spec:
+  target:
+    nodeSelector: {nvidia.com/gpu.present: "true"}
+    matchExpressions:
+      - {key: nvidia.com/gpu.clique, operator: In, values: [clique-0, clique-1]}
+    nodeNames: [gpu-node-01, gpu-node-02, gpu-node-09]
+  gangScheduler: {schedulerName: kai-scheduler}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, maxConcurrent: 4, image: "nvcr.io/nvidia/nccl:1"}
+    - domain: diagnostics
+      variant: dcgm-level4
+  maxBytes: 8G
+  options:
+    thresholds: {busBandwidthGBps: "value >= 350"}
+"""
+
+
+async def open_compose(read_only: bool = False) -> NvcreApp:
+    session = await SimSession.open(default_scenario(), None)
+    return NvcreApp(session=session, live=False, read_only=read_only)
+
+
+async def push_compose(app: NvcreApp, pilot: Pilot[Any]) -> ComposeScreen:
+    await app.push_screen(ComposeScreen())
+    await pilot.pause()
+    assert isinstance(app.screen, ComposeScreen)
+    return app.screen
+
+
+async def type_into(pilot: Pilot[Any], widget: Input, text: str) -> None:
+    """Focus, clear (ctrl+u deletes to the start, home first) and type like a user."""
+    widget.focus()
+    await pilot.press("end", "ctrl+u", *text)
+    await pilot.pause()
+
+
+def shown(screen: Widget, selector: str) -> str:
+    """The text a Static shows, or "" when it is hidden."""
+    static = screen.query_one(selector, Static)
+    return str(static.visual) if static.display else ""
+
+
+async def certifications(app: NvcreApp) -> list[dict[str, Any]]:
+    assert app.session is not None
+    return (await app.session.store.list(CERTIFICATION)).items
+
+
+async def select_category(pilot: Pilot[Any], screen: ComposeScreen, key: str) -> None:
+    """Highlight the entry with the arrow keys and toggle it with space, as a user would."""
+    selection = screen.query_one("#categories", SelectionList)
+    selection.focus()
+    target = next(i for i in range(selection.option_count) if selection.get_option_at_index(i).value == key)
+    await pilot.press("home", *["down"] * target, "space")
+    await pilot.pause()
+
+
+class TestComposeFlow:
+    async def test_type_check_preview_and_submit(self) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            nodes = app.snapshot.nodes if app.snapshot else []
+            clique0 = sum(1 for node in nodes if node_labels(node).get(CLIQUE) == "clique-0")
+
+            await type_into(pilot, screen.query_one("#name", Input), "Rack_12")
+            assert "must be a lowercase DNS name" in shown(screen, "#name-msg")
+            await type_into(pilot, screen.query_one("#name", Input), "rack-12-burn-in")
+            assert shown(screen, "#name-msg") == ""
+
+            selector = screen.query_one("#selector", Input)
+            await type_into(pilot, selector, f"{CLIQUE} in (clique-0")
+            assert "unbalanced parentheses" in shown(screen, "#selector-msg")
+            await type_into(pilot, selector, f"{CLIQUE}=clique-0")
+            assert shown(screen, "#selector-msg") == f"{clique0} of {len(nodes)} nodes match"
+            assert clique0 and clique0 < len(nodes)
+
+            await select_category(pilot, screen, ALL_REDUCE)
+            panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+            scale = panel.query_one("#opt-testScale", Select)
+            with pytest.raises(InvalidSelectValueError):
+                scale.value = "no-such-scale"
+            scale.value = "intra-node"
+            await pilot.pause()
+
+            await pilot.press("ctrl+n")
+            await pilot.pause()
+            row = screen.query_one(ThresholdRow)
+            metric = row.query_one(Select)
+            assert app.focused is metric
+            with pytest.raises(InvalidSelectValueError):  # nccl measures bandwidth, not training goodput
+                metric.value = "goodputRatio"
+            metric.value = "busBandwidthGBps"
+            await type_into(pilot, row.query_one(Input), "value >= ")
+            assert shown(row, ".field-msg") == BAD_CEL
+
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert isinstance(app.screen, ComposeScreen) and await certifications(app) == []
+            status = shown(screen, "#status")
+            assert "submit is refused" in status
+            assert f"compose: spec.options.thresholds.busBandwidthGBps: {BAD_CEL}" in status
+
+            await pilot.press(*"400")
+            await pilot.pause()
+            assert shown(row, ".field-msg") == ""
+            assert shown(screen, "#status").startswith("✓ ready to submit rack-12-burn-in")
+
+            preview = yaml.safe_load(shown(screen, "#yaml"))
+            assert preview["metadata"]["name"] == "rack-12-burn-in"
+            assert preview["spec"]["target"] == {"nodeSelector": {CLIQUE: "clique-0"}}
+            assert preview["spec"]["categories"] == [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node"}}]
+            assert preview["spec"]["options"] == {"thresholds": {"busBandwidthGBps": "value >= 400"}}
+
+            await type_into(pilot, selector, "nvidia.com/gpu.present=true")
+            assert shown(screen, "#selector-msg") == f"{len(nodes)} of {len(nodes)} nodes match"
+            assert f"{len(nodes)} groups × 1 node per job · {len(nodes)} eligible nodes" in shown(screen, "#plan")
+
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert not isinstance(app.screen, ComposeScreen)
+            [created] = await certifications(app)
+            assert created["metadata"]["name"] == "rack-12-burn-in"
+            spec = created["spec"]
+            assert spec["target"] == {"nodeSelector": {"nvidia.com/gpu.present": "true"}}
+            assert spec["categories"] == preview["spec"]["categories"]
+            assert spec["options"]["thresholds"] == {"busBandwidthGBps": "value >= 400"}
+
+    async def test_inline_messages_for_options_node_names_and_plan(self) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            nodes = app.snapshot.nodes if app.snapshot else []
+            await type_into(pilot, screen.query_one("#name", Input), "options")
+            await type_into(pilot, screen.query_one("#node-names", Input), "gpu-node-01, gpu-node-99")
+            assert shown(screen, "#names-msg") == "not in today's nodes: gpu-node-99"
+            assert shown(screen, "#selector-msg") == f"1 of {len(nodes)} nodes match"
+            await type_into(pilot, screen.query_one("#node-names", Input), "")
+            await select_category(pilot, screen, ALL_REDUCE)
+            panel = screen.query_one(CategoryOptionsPanel)
+            await type_into(pilot, panel.query_one("#opt-maxConcurrent", Input), "-1")
+            await type_into(pilot, panel.query_one("#opt-timeoutPerJob", Input), "5x")
+            assert shown(panel, "#msg-maxConcurrent") == "must be >= 0"
+            assert "must be a duration such as 90s" in shown(panel, "#msg-timeoutPerJob")
+            assert "spec.categories[0].options.maxConcurrent: must be >= 0" in shown(screen, "#status")
+            await type_into(pilot, panel.query_one("#opt-maxConcurrent", Input), "4")
+            await type_into(pilot, panel.query_one("#opt-timeoutPerJob", Input), "30m")
+            await type_into(pilot, panel.query_one("#opt-nodesPerJob", Input), str(len(nodes) * 2))
+            too_many = f"{len(nodes) * 2} nodes per job but only {len(nodes)} eligible nodes match"
+            assert f"cannot run: {too_many}" in shown(screen, "#plan")
+            assert f"compose: spec.categories[0].options.nodesPerJob: {too_many}" in shown(screen, "#status")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert await certifications(app) == []
+
+
+class TestLoadAndSave:
+    async def test_load_fills_the_form_and_save_round_trips(self, tmp_path: Path) -> None:
+        source, saved = tmp_path / "in.yaml", tmp_path / "out.yaml"
+        source.write_text(LOADED)
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            await type_into(pilot, app.screen.query_one("#path", Input), str(tmp_path / "missing.yaml"))
+            await pilot.press("enter")
+            await pilot.pause()
+            assert f"{tmp_path / 'missing.yaml'}: no such file" in shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            await type_into(pilot, app.screen.query_one("#path", Input), str(source))
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is screen
+            assert screen.query_one("#name", Input).value == "burn-in-r1"
+            assert screen.query_one("#selector", Input).value == "nvidia.com/gpu.present=true,nvidia.com/gpu.clique in (clique-0,clique-1)"
+            assert screen.query_one("#categories", SelectionList).selected == [ALL_REDUCE, "diagnostics/dcgm-level4"]
+            panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+            assert panel.query_one("#opt-maxConcurrent", Input).value == "4"
+            assert screen.query_one(ThresholdRow).draft().expression == "value >= 350"
+            assert "spec.gangScheduler" in shown(screen, "#carried")
+            assert "not in today's nodes" not in shown(screen, "#names-msg")
+
+            await pilot.press("f2")
+            await pilot.pause()
+            await type_into(pilot, app.screen.query_one("#path", Input), str(saved))
+            await pilot.press("enter")
+            await pilot.pause()
+        catalog = default_catalog()
+        before = certification_from_text("in", LOADED, catalog).to_wire()
+        after = certification_from_text("out", saved.read_text(), catalog).to_wire()
+        # Inline global options are written under spec.options, as the project writes them.
+        before["spec"]["options"]["maxBytes"] = before["spec"].pop("maxBytes")
+        assert after == before
+
+    async def test_a_bad_file_is_explained_in_the_modal_and_changes_nothing(self, tmp_path: Path) -> None:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(LOADED.replace("testScale: intra-node", "testScale: sideways").replace("burn-in-r1", "Burn_In"))
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("ctrl+o")
+            await pilot.pause()
+            await type_into(pilot, app.screen.query_one("#path", Input), str(bad))
+            await pilot.press("enter")
+            await pilot.pause()
+            error = shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            assert f"{bad}: metadata.name: must be a lowercase DNS name" in error
+            assert f"{bad}: spec.categories[0].options.testScale: must be one of" in error
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is screen and screen.query_one("#name", Input).value == ""
+
+
+class TestReadOnly:
+    async def test_submit_and_load_are_hidden_and_refused(self) -> None:
+        app = await open_compose(read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await screen.fill(certification_from_text("x", LOADED, default_catalog()))
+            await pilot.pause()
+            assert screen.check()  # the form itself is valid
+            assert not screen.check().problems
+            keys = {binding.binding.action for binding in screen.active_bindings.values()}
+            assert "save_file" in keys and not keys & {"submit", "load_file"}
+            assert not screen.query_one("#submit").display and not screen.query_one("#load").display
+            await pilot.press("ctrl+s", "ctrl+o")
+            await pilot.pause()
+            assert app.screen is screen
+            assert not await app.submit(dict(screen.check().body))
+            assert await certifications(app) == []
+
+
+class TestFormData:
+    """The Textual-free half: selector <-> target, body layout, what a loaded file keeps."""
+
+    @pytest.mark.parametrize("text", ["a=b,c in (x,y)", "!d,e notin (z),f", "g!=h", ""])
+    def test_selector_round_trips_through_the_target(self, text: str) -> None:
+        selector, message = parse_form_selector(text)
+        assert selector is not None and message is None
+        target = target_body(selector, [], {})
+        again, _ = parse_form_selector(selector_text(target))
+        assert again is not None
+        matches = [{"a": "b", "c": "x"}, {"d": "1"}, {"e": "y", "f": ""}, {"g": "h"}, {"g": "i"}, {}]
+        assert [selector.matches(labels) for labels in matches] == [again.matches(labels) for labels in matches]
+
+    def test_body_puts_global_thresholds_under_spec_options_and_skips_blank_rows(self) -> None:
+        from nvcre_tui.widgets.compose_form import CategoryDraft, ThresholdDraft
+
+        draft = Draft(name="x", categories=(CategoryDraft(ALL_REDUCE, {"nodesPerJob": "2", "repeatCount": ""}),),
+                      thresholds=(ThresholdDraft("algBandwidthGBps", "value > 1"), ThresholdDraft()))
+        body = certification_body(draft)
+        assert body["spec"]["options"] == {"thresholds": {"algBandwidthGBps": "value > 1"}}
+        assert body["spec"]["categories"][0]["options"] == {"nodesPerJob": 2}
+        assert body["spec"]["target"] == {}
+
+    def test_loaded_fields_the_form_does_not_edit_are_carried(self) -> None:
+        draft, carried = draft_from_certification(certification_from_text("in", LOADED, default_catalog()))
+        assert carried.spec == {"gangScheduler": {"schedulerName": "kai-scheduler", "queue": "default-queue", "queueLabelKey": "kai.scheduler/queue"}}
+        assert carried.options == {"maxBytes": "8G"}
+        assert carried.category_options == {ALL_REDUCE: {"image": "nvcr.io/nvidia/nccl:1"}}
+        assert carried.metadata == {"labels": {"team": "infra"}}
+        assert draft.node_names == "gpu-node-01, gpu-node-02, gpu-node-09"
+
+
+def test_snapshot_filled_form(snap_compare: Any) -> None:
+    async def fill(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app, NvcreApp)
+        await pilot.pause()
+        await app.push_screen(ComposeScreen())
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ComposeScreen)
+        await type_into(pilot, screen.query_one("#name", Input), "rack-12-burn-in")
+        await type_into(pilot, screen.query_one("#selector", Input), f"{CLIQUE} in (clique-0,clique-1)")
+        await select_category(pilot, screen, ALL_REDUCE)
+        screen.query_one(CategoryOptionsPanel).query_one("#opt-testScale", Select).value = "intra-node"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        screen.query_one(ThresholdRow).query_one(Select).value = "busBandwidthGBps"
+        await type_into(pilot, screen.query_one(ThresholdRow).query_one(Input), "value >= ")
+        screen.query_one("#name", Input).focus()
+        await pilot.pause()
+
+    assert snap_compare(NvcreApp(scenario=default_scenario(), live=False), terminal_size=(120, 40), run_before=fill)

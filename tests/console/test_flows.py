@@ -1,0 +1,91 @@
+"""Pilot tests of the main flows on the simulator (fixed seed, ManualClock)."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.screens.dashboard import DashboardScreen
+from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.node import NodeScreen
+from nvcre_tui.screens.topology import TopologyScreen
+from nvcre_tui.widgets.rack_map import RackMap
+
+from .harness import INTRA_NODE, certification_body, session_with
+
+
+async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert isinstance(app.screen, DashboardScreen)
+        assert "SIMULATED" in app.sub_title
+        assert await app.submit(certification_body(INTRA_NODE))
+        await session.engine.run_until_settled(max_seconds=120)  # part way: jobs are running
+        await app.refresh_snapshot()
+        await pilot.pause()
+        table = app.screen.query_one("#certs", DataTable)
+        assert "RUNNING" in str(table.get_row_at(0)[1])
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert "FAILED" in str(table.get_row_at(0)[1])
+        await pilot.press("enter")  # 1 key: the first failed node's evidence
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        assert "gpu-node-07" in str(tree.cursor_node.label)
+        detail = str(app.screen.query_one("#detail").render())
+        assert "busBandwidthGBps: measured 26" in detail and "expected value >= 400" in detail
+        seen = []
+        for _ in range(3):  # next failures: the loopback category fails both faulty nodes
+            await pilot.press("f")
+            await pilot.pause()
+            seen.append(str(tree.cursor_node.label).split()[1])
+        assert seen[:2] == ["gpu-node-07", "gpu-node-12"] and seen[2] == "gpu-node-07"  # wraps to the first
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen)
+        assert app.screen.node == "gpu-node-07"
+
+
+async def test_topology_map_shows_both_faulty_nodes_and_opens_one() -> None:
+    session = await session_with(INTRA_NODE)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        rack_map = app.screen.query_one(RackMap)
+        states = app.screen._states
+        assert states["gpu-node-07"][0] == "failed" and states["gpu-node-12"][0] == "failed"
+        assert sum(1 for state, _ in states.values() if state == "passed") == 30
+        rack_map.highlighted = "gpu-node-07"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-07"
+
+
+async def test_colon_commands_and_palette_share_one_table() -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("colon", *"racks", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        app.run_command("node gpu-node-03")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-03"
+        app.run_command("nonsense")
+        await pilot.pause()
+
+
+@pytest.mark.parametrize("theme", ["nvcre-dark", "nvcre-light", "nvcre-high-contrast"])
+async def test_themes_switch_at_run_time(theme: str) -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.run_command(f"theme {theme}")
+        await pilot.pause()
+        assert app.theme == theme

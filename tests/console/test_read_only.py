@@ -1,0 +1,88 @@
+"""Read-only mode: every binding of every screen and every palette command is driven; the store sees
+zero writes, mutating keys are hidden, and a direct submit is refused by the store wrapper."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.commands import COLON_COMMANDS, run_colon_command
+from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.screens.help import SCREENS
+from nvcre_tui.screens.registry import SCREENS as NAMED
+
+from .harness import INTRA_NODE, certification_body, session_with
+
+SKIP_ACTIONS = {"quit", "app.quit"}  # ends the test app; not a write either way
+
+
+def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
+    import importlib
+
+    factories = []
+    for _title, module, cls in SCREENS:
+        try:
+            screen_cls = getattr(importlib.import_module(f"nvcre_tui.screens.{module}"), cls)
+        except (ImportError, AttributeError):
+            continue
+        args = {"DrilldownScreen": ("burn-in",), "NodeScreen": ("gpu-node-07",), "LogsScreen": ("burn-in-communication-nccl-all-reduce-group-6-iter-1",),
+                "BandwidthScreen": ("burn-in-communication-nccl-all-reduce",)}.get(cls, ())
+        factories.append((cls, lambda c=screen_cls, a=args: c(*a)))
+    return factories
+
+
+async def test_every_binding_and_command_writes_nothing() -> None:
+    session = await session_with(INTRA_NODE)
+    app = NvcreApp(session=session, live=False, read_only=True)
+    version = session.store.resource_version
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert isinstance(app.store, ReadOnlyStore)
+        assert "READ-ONLY" in app.sub_title
+        base = app.screen
+        driven = 0
+        for name, factory in _screen_factories(app):
+            screen = factory()  # type: ignore[operator]
+            await app.push_screen(screen)
+            await pilot.pause()
+            for binding in [*screen.BINDINGS, *app.BINDINGS]:
+                assert isinstance(binding, Binding)
+                if binding.action in SKIP_ACTIONS:
+                    continue
+                while app.screen is not screen and len(app.screen_stack) > 2:
+                    app.pop_screen()
+                    await pilot.pause()
+                if app.screen is not screen:
+                    break
+                await pilot.press(binding.key.split(",")[0])
+                await pilot.pause()
+                driven += 1
+            while app.screen is not base and len(app.screen_stack) > 1:
+                app.pop_screen()
+                await pilot.pause()
+            assert session.store.resource_version == version, f"{name} wrote to the store"
+        for command in COLON_COMMANDS:
+            if command.action == "quit":
+                continue
+            run_colon_command(app, f"{command.name} gpu-node-01" if command.takes_argument and command.name == "node" else command.name)
+            await pilot.pause()
+            while len(app.screen_stack) > 1 and app.screen is not base:
+                app.pop_screen()
+                await pilot.pause()
+        assert driven > 20
+        assert session.store.resource_version == version
+        assert not app.policy.allows("compose") and not app.policy.allows("submit")
+        assert app.screen.check_action("compose", ()) is False
+        assert not await app.submit(certification_body(INTRA_NODE.replace("burn-in", "sneaky")))
+        assert app.store.refused_writes == 1  # type: ignore[attr-defined]
+        assert session.store.resource_version == version
+
+
+async def test_read_only_palette_offers_no_compose() -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False, read_only=True)
+    async with app.run_test(size=(120, 40)):
+        from nvcre_tui.commands import allowed_commands
+
+        names = {c.name for c in allowed_commands(app)}
+        assert "compose" not in names and "racks" in names
+        assert set(NAMED) >= {"dashboard", "topology", "wall"}

@@ -50,7 +50,7 @@ def _card(title: str, rows: list[str]) -> list[str]:
 
 
 def _field(label: str, value: Any) -> str:
-    return f"{label + ':':<14}{value}"
+X
 
 
 def _category_rows(category: Obj) -> list[str]:
@@ -104,12 +104,15 @@ def _category_rows(category: Obj) -> list[str]:
 
 
 def _diagnose_rows(state: Obj) -> list[str]:
-    return [
-        _field("Diagnosis", f"stage {state.get('stage')}, {state.get('round', 0)} rounds"),
+    rows = [
+        _field("Diagnosis", f"stage {state.get('stage')}, {state.get('round', 0)} rounds, {len(state.get('tests') or [])} tests"),
         _field("  Healthy", len(state.get("healthyNodes") or [])),
         _field("  Faulty", ", ".join(state.get("faultyNodes") or []) or "none"),
-        _field("  Unsure", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
+        _field("  Inconclusive", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
     ]
+    rows += [f"  Infra fault:  {note.get('message', '')}" for note in state.get("infrastructureFaults") or []]
+    rows += [f"  Note:         {note.get('message', '')}" for note in state.get("notes") or []]
+    return rows
 
 
 def render_text(report: Obj) -> str:

@@ -172,7 +172,11 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch})
         return 0.0
     failed = _diagnose_verdicts(state, jobs, history)
-    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in state.verdicts().items() if v == "healthy"])
+    verdicts = state.verdicts()
+    unsure = sorted(n for n, v in verdicts.items() if v == "inconclusive")
+    problems = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
+    problems += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
+    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=problems)
     return None
 
 
@@ -196,7 +200,12 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
     return failed
 
 
-async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj], healthy: list[str] | None = None) -> None:
+async def _finalize(
+    ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj],
+    healthy: list[str] | None = None, unresolved: list[str] | None = None,
+) -> None:
+    """Write the result ConfigMaps and the final condition. `unresolved` (diagnose: inconclusive nodes,
+    fabric faults) fails the Workflow without blaming nodes: an unresolved diagnosis is never a pass."""
     uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
     failed_names = {f["name"] for f in failed}
     ran_ok = {n for record in history for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
@@ -208,12 +217,14 @@ async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: d
     validation = any(cond.is_true(job, "ValidationFailed") for job in failed_jobs)
     now = ctx.now()
     conditions = (wf.get("status") or {}).get("conditions")
-    if failed or failed_groups:
+    diagnosing = orch.get("diagnose") is not None
+    if failed or unresolved or (failed_groups and not diagnosing):
         hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{_count(len(failed_groups), 'group')} failed across {_count(len(history), 'iteration')}; {_count(len(failed_names), 'node')} blamed"
-        if orch.get("diagnose") is not None:
-            message = f"Diagnosis complete: {len(failed_names)} faulty nodes confirmed"
+        if diagnosing:
+            reason = "FaultyNodesConfirmed" if failed else "DiagnosisUnresolved"
+            message = "; ".join([f"Diagnosis complete: {_count(len(failed_names), 'faulty node')} confirmed", *(unresolved or [])])
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
@@ -223,7 +234,7 @@ async def _finalize(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: d
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
     if await ctx.patch_status(WORKFLOW, wf, status):
-        await ctx.event(wf, "Warning" if failed or failed_groups else "Normal", reason, message)
+        await ctx.event(wf, "Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)
 
 
 def _count(n: int, noun: str) -> str:

@@ -50,7 +50,7 @@ def _card(title: str, rows: list[str]) -> list[str]:
 
 
 def _field(label: str, value: Any) -> str:
-X
+    return f"{label + ':':<16}{value}"
 
 
 def _category_rows(category: Obj) -> list[str]:

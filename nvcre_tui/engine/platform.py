@@ -10,10 +10,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from nvcre_tui.engine.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.units import parse_quantity
 
 PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
 FALLBACK_PLATFORM = "onprem"
@@ -149,31 +149,15 @@ def topology_key(platform: str, architecture: str) -> str:
 
 # ----------------------------------------------------------------------------- GPU count
 
-_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)([a-zA-Z]*)\s*$")
-# Decimal, not float, so "7000m" is exactly 7.
-_QUANTITY_SUFFIXES: dict[str, Decimal] = {
-    "": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9,
-    "T": Decimal(10) ** 12, "P": Decimal(10) ** 15, "E": Decimal(10) ** 18,
-    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
-}
-
-
-def parse_quantity(quantity: object) -> int | None:
-    """A Kubernetes quantity as a whole count (`"8"`, `8`, `"8000m"`); None when it is not one."""
-    if isinstance(quantity, bool):
-        return None
-    if isinstance(quantity, int):
-        return quantity
-    match = _QUANTITY.match(str(quantity)) if isinstance(quantity, (str, float)) else None
-    if match is None or match.group(2) not in _QUANTITY_SUFFIXES:
-        return None
-    return int(Decimal(match.group(1)) * _QUANTITY_SUFFIXES[match.group(2)])
-
-
 def allocatable_gpus(node: Node) -> int | None:
     """`status.allocatable["nvidia.com/gpu"]` as an int; None when missing or unreadable."""
-    return parse_quantity(_section(node, "status", "allocatable").get(GPU_RESOURCE))
+    value = _section(node, "status", "allocatable").get(GPU_RESOURCE)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(parse_quantity(value))
+    except ValueError:
+        return None
 
 
 def fleet_summary(nodes: Sequence[Node]) -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 import celpy
 
 from nvcre_tui.engine.nodes import node_name
-from nvcre_tui.engine.thresholds import (
+from nvcre_tui.engine.cel import (
     CelExpressionError,
     build_program,
     cel_type_name,

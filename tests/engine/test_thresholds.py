@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nvcre_tui.engine.cel import MAX_EXPRESSION_LENGTH
 from nvcre_tui.engine.thresholds import (
-    MAX_EXPRESSION_LENGTH,
     METRICS,
     Evidence,
     ThresholdError,

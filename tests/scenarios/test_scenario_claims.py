@@ -52,6 +52,7 @@ EXPECT: dict[str, Expect] = {
     "cordoned-before-run": Expect("INCOMPLETE", (OK,), {N[3]: "Cordoned"}),
     "cordon-mid-run-full-scale": Expect("FAILED", (("Failed", {N[1]: HW}),)),
     "cordon-mid-run-intra-node": Expect("FAILED", (("Failed", {N[2]: HW}),)),
+    "cordon-persists-into-next-iteration": Expect("FAILED", (("Failed", {N[1]: HW}),)),
     "cordon-during-first-category": Expect("FAILED", (("Failed", {N[1]: HW}), OK), {N[1]: "Cordoned"}),
     "mixed-gpu-architectures": Expect("INCOMPLETE", (OK,), {"a100-node-01": "OtherGPUArchitecture", "a100-node-02": "OtherGPUArchitecture"}),
     "node-short-of-gpus": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientGPUs"}),
@@ -375,3 +376,12 @@ def test_hardware_failure_sets_the_condition_on_the_job() -> None:
         assert len(flagged) == 1, case
         assert cond.find(flagged[0]["status"]["conditions"], "Failed")["reason"] == HW
         assert all(cond.phase(j) == "Succeeded" for j in jobs if j is not flagged[0])
+
+
+def test_a_node_cordoned_in_one_iteration_fails_at_once_in_the_next() -> None:
+    [workflow] = run_case("cordon-persists-into-next-iteration").objects["Workflow"]
+    history = workflow["status"]["orchestration"]["iterationHistory"]
+    first, second = ({g["name"]: g for g in record["groups"]} for record in history)
+    assert first["group-1"]["reason"] == second["group-1"]["reason"] == HW
+    assert seconds(second["group-1"]["startTime"], second["group-1"]["completionTime"]) == 0
+    assert all(first[g]["phase"] == second[g]["phase"] == "Succeeded" for g in ("group-0", "group-2"))

@@ -1,14 +1,13 @@
 """What each scenario case must show, written by hand: the goldens pin the whole digest, these pin the meaning
 (a golden regenerated from a broken engine still fails here).
 
-EXPECT lists, per case, the result, each category's status and exactly which nodes it blames with which
-reason, and the excluded nodes. The tests below it check the claims a table cannot say: timing (timeouts,
-ordering, concurrency), evidence values, grouping and diagnose verdicts.
+EXPECT (expectations.py) lists, per case, the result, each category's status and exactly which nodes it
+blames with which reason, and the excluded nodes. The other tests check what a table cannot say: timing
+(timeouts, ordering, concurrency), evidence values, grouping and diagnose verdicts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -16,84 +15,11 @@ import pytest
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from tests.scenarios.expectations import EXPECT, HW, N
 from tests.scenarios.harness import CaseRun, case_names, run_case
 
 Obj = dict[str, Any]
 EPOCH = "2026-01-01T00:00:00Z"  # the simulator session's start: the fleet epoch of every case
-
-
-@dataclass(frozen=True)
-class Expect:
-    """Result, per category (in order) its status and blamed nodes {node: reason}, and excluded {node: reason}."""
-
-    result: str
-    categories: tuple[tuple[str, dict[str, str]], ...]
-    excluded: dict[str, str] = field(default_factory=dict)
-
-
-OK: tuple[str, dict[str, str]] = ("Succeeded", {})
-TV, WF, TO, SB, HW = "ThresholdViolation", "WorkloadFailed", "Timeout", "SchedulingBlocked", "HardwareFailureDetected"
-N = [f"gpu-node-{i:02d}" for i in range(1, 9)]
-ALL4 = N[:4]
-
-EXPECT: dict[str, Expect] = {
-    "all-pass-full-scale": Expect("PASSED", (OK,)),
-    "all-pass-every-category": Expect("PASSED", (OK,) * 5),
-    "slow-gpu-intra-node": Expect("FAILED", (("Failed", {N[2]: TV}),)),
-    "slow-gpu-full-scale-blames-group": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "degraded-nic-only-at-full-scale": Expect("FAILED", (OK, ("Failed", dict.fromkeys(ALL4, TV)))),
-    "xid-mid-run-full-scale": Expect("FAILED", (("Failed", {N[2]: WF}),)),
-    "xid-before-run-intra-node": Expect("FAILED", (("Failed", {N[1]: WF}),)),
-    "xid-after-run-passes": Expect("PASSED", (OK,)),
-    "hang-full-scale-timeout": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TO)),)),
-    "hang-intra-node-timeout": Expect("FAILED", (("Failed", {N[3]: TO}),)),
-    "unschedulable-full-scale": Expect("FAILED", (("Failed", {N[2]: SB}),)),
-    "unschedulable-intra-node": Expect("FAILED", (("Failed", {N[0]: SB}),)),
-    "cordoned-before-run": Expect("INCOMPLETE", (OK,), {N[3]: "Cordoned"}),
-    "cordon-mid-run-full-scale": Expect("FAILED", (("Failed", {N[1]: HW}),)),
-    "cordon-mid-run-intra-node": Expect("FAILED", (("Failed", {N[2]: HW}),)),
-    "cordon-persists-into-next-iteration": Expect("FAILED", (("Failed", {N[1]: HW}),)),
-    "cordon-during-first-category": Expect("FAILED", (("Failed", {N[1]: HW}), OK), {N[1]: "Cordoned"}),
-    "mixed-gpu-architectures": Expect("INCOMPLETE", (OK,), {"a100-node-01": "OtherGPUArchitecture", "a100-node-02": "OtherGPUArchitecture"}),
-    "node-short-of-gpus": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientGPUs"}),
-    "threshold-pass-two-metrics": Expect("PASSED", (OK,)),
-    "threshold-fail-healthy-fleet": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "threshold-range-pass": Expect("PASSED", (OK,)),
-    "threshold-range-fail-above": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "missing-measurement-short-training": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "repeat-count-flaky-node": Expect("FAILED", (("Failed", {N[1]: WF}),)),
-    "repeat-count-healthy": Expect("PASSED", (OK,)),
-    "flaky-every-iteration": Expect("FAILED", (("Failed", {N[0]: WF}),)),
-    "categories-same-nodes-sequential": Expect("PASSED", (OK, OK)),
-    "max-concurrent-two": Expect("PASSED", (OK,)),
-    "max-concurrent-one-loopback": Expect("FAILED", (("Failed", {N[2]: TV}),)),
-    "intra-rack-per-clique": Expect("PASSED", (OK,)),
-    "intra-rack-slow-clique": Expect("FAILED", (("Failed", {N[2]: TV, N[3]: TV}),)),
-    "full-scale-overflow-groups": Expect("PASSED", (OK,)),
-    "full-scale-even-chunks": Expect("FAILED", (("Failed", {N[3]: TV, N[4]: TV, N[5]: TV}),)),
-    "diagnose-slow-gpu": Expect("FAILED", (("Failed", {N[5]: TV}),)),
-    "diagnose-degraded-nic": Expect("FAILED", (("Failed", {N[1]: TV}),)),
-    "diagnose-all-healthy": Expect("PASSED", (OK,)),
-    "dcgm-xid-names-test-and-gpu": Expect("FAILED", (("Failed", {N[1]: WF}),)),
-    "dcgm-flaky-pcie": Expect("FAILED", (("Failed", {N[2]: WF}),)),
-    "training-slow-gpu-tflops": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "training-healthy-all-metrics": Expect("PASSED", (OK,)),
-    "training-goodput-threshold": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "training-too-few-gpus": Expect("FAILED", (("Failed", {}), OK)),
-    "loopback-catches-degraded-nic": Expect("FAILED", (("Failed", {N[3]: TV}),)),
-    "nvswitch-loopback-catches-slow-gpu": Expect("FAILED", (("Failed", {N[1]: TV}),)),
-    "loopbacks-split-nic-and-nvlink": Expect("FAILED", (("Failed", {N[0]: TV}), ("Failed", {N[2]: TV}))),
-    "slow-gpu-appears-mid-certification": Expect("FAILED", (OK, ("Failed", {N[1]: TV}))),
-    "timeout-from-workload-start": Expect("PASSED", (OK,)),
-    "timeout-shorter-than-run": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TO)),)),
-    "no-matching-nodes-waits-then-fails": Expect("FAILED", (("Failed", {}),)),
-    "all-nodes-cordoned-waits-then-fails": Expect("FAILED", (("Failed", {}),)),
-    "nodes-per-job-exceeds-fleet": Expect("FAILED", (("Failed", {}),)),
-    "gb200-intra-rack-mnnvl": Expect("PASSED", (OK,)),
-    "alltoall-degraded-nic": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "mixed-failures-three-categories": Expect(
-        "FAILED", (("Failed", {N[0]: TV, N[2]: WF}), ("Failed", {N[2]: WF}), ("Failed", {N[2]: WF})), {N[4]: "Cordoned"}),
-}
 
 
 # --------------------------------------------------------------------------- helpers

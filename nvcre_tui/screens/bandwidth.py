@@ -1,0 +1,252 @@
+"""Bandwidth of one nccl-tests Workflow: (a) busbw against message size per group, read from each
+finished run's log with the real parser; (b) busBandwidthGBps over nodes (single-node jobs) or groups,
+from the Jobs' measurements, with low outliers named.
+
+With more than four groups the plot shows the chosen group against the median of all groups. The chooser
+starts on the lowest group. A finished log never changes, so each one is parsed once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from nvcre_tui.engine.parsers import ParseError, parse_nccl
+from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.bandwidth import (
+    MEDIAN_GLYPH,
+    SERIES_GLYPHS,
+    BandwidthHistogram,
+    BandwidthPlot,
+    Outlier,
+    Series,
+    find_outliers,
+    size_label,
+)
+from nvcre_tui.widgets.rack_layout import natural_key
+
+Obj = dict[str, Any]
+METRIC = "busBandwidthGBps"
+FINISHED = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One job of the Workflow as the chooser and the histogram see it."""
+
+    job: str
+    label: str
+    value: float | None  # the Job's measured busBandwidthGBps (None: not measured)
+    run: Obj | None
+    finished: bool
+    single_node: bool
+
+
+def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
+    """The Workflow's jobs, labelled by node (single-node jobs) or group, `#n` added when iterations repeat."""
+    jobs = snapshot.jobs_of(workflow_name)
+    iterations = {(j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/iteration") for j in jobs}
+    rows = []
+    for job in jobs:
+        meta = job["metadata"]
+        nodes = [n for n in (meta.get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",") if n]
+        labels = meta.get("labels") or {}
+        label = nodes[0] if len(nodes) == 1 else f"{labels.get('nvcre.nvidia.com/group', meta['name'])} ({len(nodes)} nodes)"
+        if len(iterations) > 1:
+            label += f" #{labels.get('nvcre.nvidia.com/iteration')}"
+        run = snapshot.run_of(meta["name"])
+        value = ((job.get("status") or {}).get("measurements") or {}).get(METRIC)
+        rows.append(JobRow(meta["name"], label, value if isinstance(value, (int, float)) else None, run,
+                           ((run or {}).get("status") or {}).get("phase") in FINISHED, len(nodes) == 1))
+    return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
+
+
+def median_curve(curves: list[dict[int, float]]) -> dict[int, float]:
+    """Per message size, the median busbw over the curves that have that size."""
+    sizes = sorted({size for curve in curves for size in curve})
+    return {size: statistics.median(c[size] for c in curves if size in c) for size in sizes}
+
+
+class BandwidthScreen(NvcreScreen):
+    """Bus bandwidth of one Workflow: curves by message size, spread over nodes or groups, outliers."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="bandwidth.back")]
+    DEFAULT_CSS = """
+    BandwidthScreen #bw-title { height: auto; padding: 0 1; border-bottom: solid $panel; }
+    BandwidthScreen #bw-groups { width: 34; height: 1fr; }
+    BandwidthScreen #bw-body { width: 1fr; padding: 0 1; }
+    BandwidthScreen .note { color: $text-muted; }
+    """
+
+    def __init__(self, workflow_name: str) -> None:
+        super().__init__()
+        self.workflow_name = workflow_name
+        self._rows: list[JobRow] = []
+        self._outliers: list[Outlier] = []
+        self._curves: dict[str, dict[int, float]] = {}  # job -> size -> out-of-place busbw
+        self._curve_errors: dict[str, str] = {}
+        self._selected: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="bw-title")
+        with Horizontal():
+            yield OptionList(id="bw-groups")
+            with VerticalScroll(id="bw-body"):
+                yield Static("busbw (GB/s) against message size: out-of-place, mean per size", classes="panel-title")
+                yield BandwidthPlot(id="bw-plot")
+                yield Static(id="bw-plot-note", classes="note")
+                yield Static(id="bw-histogram-title", classes="panel-title")
+                yield BandwidthHistogram(id="bw-histogram")
+                yield Static(id="bw-outliers")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"bandwidth · {self.workflow_name}"
+        self.query_one(OptionList).focus()
+        super().on_mount()
+
+    @property
+    def outliers(self) -> list[Outlier]:
+        """The low outliers found at the last snapshot."""
+        return list(self._outliers)
+
+    def show(self, snapshot: Snapshot) -> None:
+        wf = next((w for w in snapshot.workflows if w["metadata"]["name"] == self.workflow_name), None)
+        title = self.query_one("#bw-title", Static)
+        if wf is None:
+            title.update(Text(f"Workflow {self.workflow_name} not found", style="italic"))
+            return
+        template = wf["spec"]["jobTemplate"]["spec"]
+        measurement = (template.get("workload", {}).get("workloadRun") or {}).get("measurement") or {}
+        if measurement.get("parser") != "nccl":
+            title.update(Text(f"{self.workflow_name}: not an nccl-tests category (parser {measurement.get('parser')}); no bandwidth to show"))
+            return
+        self._rows = rows = job_rows(snapshot, self.workflow_name)
+        expression = (template.get("thresholds") or {}).get(METRIC)
+        title.update(self._title(wf, measurement, rows, expression))
+        values = {row.label: row.value for row in rows if row.value is not None}
+        meets, threshold_note = self._threshold(expression)
+        self._outliers = find_outliers(values, meets, threshold_note)
+        per = "node" if rows and all(row.single_node for row in rows) else "group"
+        self.query_one("#bw-histogram-title", Static).update(f"{METRIC} per {per} ({len(values)} measured of {len(rows)} jobs)")
+        self.query_one(BandwidthHistogram).set_values(values, self._outliers)
+        self.query_one("#bw-outliers", Static).update(self._outlier_text(rows))
+        self._fill_chooser(rows)
+        pending = [(row.job, row.run) for row in rows if row.finished and row.run and row.job not in self._curves and row.job not in self._curve_errors]
+        if pending:
+            self._load_curves(pending)
+        self._draw_plot()
+
+    @staticmethod
+    def _title(wf: Obj, measurement: Obj, rows: list[JobRow], expression: str | None) -> Text:
+        labels = wf["metadata"].get("labels") or {}
+        text = Text.assemble(("Workflow ", "bold"), wf["metadata"]["name"], "   ",
+                             f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}",
+                             f" · {measurement.get('testType') or 'nccl'}   ",
+                             (f"{len(rows)} jobs, {sum(r.finished for r in rows)} finished", ""))
+        text.append(f"   threshold {METRIC}: {expression}" if expression else "   no threshold")
+        return text
+
+    @staticmethod
+    def _threshold(expression: str | None) -> tuple[Any, str]:
+        """(value -> passes, how to say it), or (None, "") without a usable threshold."""
+        if not expression:
+            return None, ""
+        try:
+            compiled = compile_threshold(METRIC, expression)
+        except ThresholdError:
+            return None, ""  # the engine reports a bad threshold on the Workflow; here only the spread counts
+        return (lambda value: compiled.evaluate(value).passed), f"threshold {expression}"
+
+    def _outlier_text(self, rows: list[JobRow]) -> Text:
+        text = Text()
+        text.append("Outliers", style="bold")
+        text.append(" (below median − 3 MAD and at least 5% below it, or failing the threshold)\n", style="italic")
+        for outlier in self._outliers:
+            text.append(f"  ✗ {outlier.label:<16} {outlier.value:8.1f} GB/s  {outlier.reason}\n")
+        for row in rows:
+            if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
+                text.append(f"  ✗ {row.label:<16} {'—':>8} GB/s  no {METRIC} measured\n")
+        if text.plain.count("\n") == 1:
+            text.append("  none\n")
+        return text
+
+    def _fill_chooser(self, rows: list[JobRow]) -> None:
+        chooser = self.query_one(OptionList)
+        flagged = {o.label for o in self._outliers}
+        prompts = []
+        for row in rows:
+            mark = "✗" if row.label in flagged or (row.finished and row.value is None) else ("✓" if row.finished else "⋯")
+            value = f"{row.value:7.1f}" if row.value is not None else "      —"
+            prompts.append(Option(Text(f"{mark} {row.label:<20}{value}"), id=row.job))
+        if [str(o.prompt) for o in chooser.options] != [str(p.prompt) for p in prompts]:
+            chooser.clear_options()
+            chooser.add_options(prompts)
+        measured = [row for row in rows if row.value is not None]
+        if self._selected is None and measured:
+            self._selected = min(measured, key=lambda r: (r.value, r.label)).job  # start on the most suspect
+        ids = [row.job for row in rows]
+        if self._selected in ids and chooser.highlighted != ids.index(self._selected):
+            chooser.highlighted = ids.index(self._selected)
+
+    @on(OptionList.OptionHighlighted, "#bw-groups")
+    def _chosen(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id != self._selected:
+            self._selected = event.option.id
+            self._draw_plot()
+
+    @work(exclusive=True, group="bandwidth", exit_on_error=False)
+    async def _load_curves(self, pending: list[tuple[str, Obj]]) -> None:
+        """Parse each finished run's log once (the runner is the log source)."""
+        session = self.nvcre.session
+        assert session is not None
+        for job, run in pending:
+            try:
+                result = parse_nccl(await session.runner.logs(run))
+            except ParseError as error:
+                self._curve_errors[job] = f"{error.reason}: {error.message}"
+            except Exception as error:  # noqa: BLE001 - a runner failure is shown, never a traceback
+                self._curve_errors[job] = f"cannot read the log: {error}"
+            else:
+                self._curves[job] = {size.size: size.out_of_place.busbw for size in result.sizes}
+            await asyncio.sleep(0)  # one log at a time: keys stay responsive on big Workflows
+        self._draw_plot()
+
+    def _draw_plot(self) -> None:
+        plotted = [row for row in self._rows if row.job in self._curves]
+        selected = next((row for row in plotted if row.job == self._selected), None)
+        if len(plotted) <= len(SERIES_GLYPHS):
+            ordered = sorted(plotted, key=lambda row: row.job == self._selected)  # the chosen one draws last
+            series = [Series(row.label, self._curves[row.job], SERIES_GLYPHS[plotted.index(row)],
+                             "selected" if row is selected else "other") for row in ordered]
+        else:
+            series = [Series(f"median of {len(plotted)} groups", median_curve([self._curves[r.job] for r in plotted]), MEDIAN_GLYPH, "median")]
+            if selected is not None:
+                series.append(Series(selected.label, self._curves[selected.job], SERIES_GLYPHS[0], "selected"))
+        self.query_one(BandwidthPlot).series = series
+        self.query_one("#bw-plot-note", Static).update(self._plot_note(plotted, selected))
+
+    def _plot_note(self, plotted: list[JobRow], selected: JobRow | None) -> str:
+        if selected is None:
+            row = next((r for r in self._rows if r.job == self._selected), None)
+            if row is None:
+                return "choose a group on the left"
+            return self._curve_errors.get(row.job, f"{row.label}: {'log not read yet' if row.finished else 'run not finished'}")
+        curve = self._curves[selected.job]
+        peak = max(curve, key=lambda size: curve[size])
+        others = [max(self._curves[r.job].values()) for r in plotted]
+        return (f"{selected.label}: peak {curve[peak]:.1f} GB/s at {size_label(peak)}; "
+                f"median peak of {len(plotted)} curves {statistics.median(others):.1f} GB/s")

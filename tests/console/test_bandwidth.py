@@ -1,0 +1,220 @@
+"""BandwidthScreen and its text pictures: the slow GPU node stands out of an intra-node all-reduce, the
+curves come from the real parser over each run's log, and the pure plot/histogram/outlier functions."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import textual.constants
+from rich.style import Style
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.parsers import parse_nccl
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.screens.bandwidth import BandwidthScreen, job_rows, median_curve
+from nvcre_tui.widgets.bandwidth import (
+    MEDIAN_GLYPH,
+    SERIES_GLYPHS,
+    BandwidthHistogram,
+    BandwidthPlot,
+    Outlier,
+    Series,
+    find_outliers,
+    histogram_text,
+    plot_text,
+    size_label,
+    spread,
+)
+
+from .harness import certification_body
+
+INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: bw}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node}
+  options: {thresholds: {busBandwidthGBps: "value >= 400"}}
+"""
+WORKFLOW = "bw-communication-nccl-all-reduce"
+
+
+async def _finished_session() -> SimSession:
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    await session.engine.run_until_settled()
+    return session
+
+
+@pytest.fixture(scope="module")
+def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The settled simulator saved once; each test reopens a private copy."""
+    path = tmp_path_factory.mktemp("bandwidth") / "state.json"
+    session = asyncio.run(_finished_session())
+    session.path = path
+    session.save()
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")
+
+
+async def open_bandwidth(state: Path, pilot_size: tuple[int, int] = (120, 40)) -> NvcreApp:
+    session = await SimSession.open(default_scenario(), state)
+    session.path = None
+    return NvcreApp(session=session, live=False)
+
+
+async def push(app: NvcreApp, pilot: Pilot[None]) -> BandwidthScreen:
+    await app.push_screen(BandwidthScreen(WORKFLOW))
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, BandwidthScreen)
+    return app.screen
+
+
+def measured(snapshot: Snapshot) -> dict[str, float]:
+    """busBandwidthGBps per node, straight from the Jobs (single-node jobs: the group is one node)."""
+    return {row.label: row.value for row in job_rows(snapshot, WORKFLOW) if row.value is not None}
+
+
+# ---- the screen on the default scenario ---------------------------------------------------------------
+
+
+async def test_the_slow_gpu_node_is_the_only_outlier_with_its_value(finished_state: Path) -> None:
+    app = await open_bandwidth(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await push(app, pilot)
+        assert app.snapshot is not None
+        values = measured(app.snapshot)
+        assert len(values) == 32 and all(label.startswith("gpu-node-") for label in values)
+        assert [(o.label, o.value) for o in screen.outliers] == [("gpu-node-07", values["gpu-node-07"])]
+        assert "threshold value >= 400" in screen.outliers[0].reason and "below the median" in screen.outliers[0].reason
+        listed = str(screen.query_one("#bw-outliers", Static).render())
+        assert f"✗ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
+        histogram = str(screen.query_one(BandwidthHistogram).render())
+        assert f"✗ gpu-node-07 {values['gpu-node-07']:.1f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
+        rows = [line for line in histogram.splitlines() if "│" in line]
+        assert sum(int(line.split()[-1]) for line in rows if line.rstrip()[-1:].isdigit() and "✗" not in line) == 31
+        assert "busBandwidthGBps per node (32 measured of 32 jobs)" in str(screen.query_one("#bw-histogram-title", Static).render())
+
+
+async def test_plot_shows_the_chosen_node_against_the_median_and_follows_the_chooser(finished_state: Path) -> None:
+    app = await open_bandwidth(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await push(app, pilot)
+        assert app.snapshot is not None and app.session is not None
+        plot = screen.query_one(BandwidthPlot)
+        median, chosen = plot.series
+        assert (median.name, median.glyph, chosen.name, chosen.glyph) == ("median of 32 groups", MEDIAN_GLYPH, "gpu-node-07", SERIES_GLYPHS[0])
+        job = f"{WORKFLOW}-group-6-iter-1"
+        run = app.snapshot.run_of(job)
+        assert run is not None
+        parsed = parse_nccl(await app.session.runner.logs(run))
+        assert dict(chosen.points) == {s.size: s.out_of_place.busbw for s in parsed.sizes}  # the real parser's averages
+        assert max(chosen.points.values()) == pytest.approx(measured(app.snapshot)["gpu-node-07"])
+        text = str(plot.render())
+        assert text.splitlines()[0].strip() == "GB/s"
+        assert all(label in text for label in ("8B", "1K", "1M", "1G", "16G", "○ median of 32 groups", "● gpu-node-07"))
+        assert "gpu-node-07: peak" in str(screen.query_one("#bw-plot-note", Static).render())
+        chooser = screen.query_one(OptionList)
+        assert chooser.highlighted is not None and chooser.get_option_at_index(chooser.highlighted).id == job
+        await pilot.press("down")
+        await pilot.pause()
+        assert plot.series[1].name == "gpu-node-08"
+
+
+async def test_missing_measurements_and_other_kinds_are_said_not_hidden(finished_state: Path) -> None:
+    app = await open_bandwidth(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await push(app, pilot)
+        assert app.snapshot is not None
+        snapshot = copy.deepcopy(app.snapshot)
+        job = next(j for j in snapshot.jobs if j["metadata"]["name"] == f"{WORKFLOW}-group-0-iter-1")
+        del job["status"]["measurements"]
+        screen.show(snapshot)
+        await pilot.pause()
+        assert "✗ gpu-node-01" in str(screen.query_one("#bw-outliers", Static).render())
+        assert "no busBandwidthGBps measured" in str(screen.query_one("#bw-outliers", Static).render())
+        wf = copy.deepcopy(next(w for w in snapshot.workflows if w["metadata"]["name"] == WORKFLOW))
+        wf["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]["measurement"]["parser"] = "dcgm"
+        screen.show(Snapshot(workflows=[wf]))
+        assert "not an nccl-tests category (parser dcgm)" in str(screen.query_one("#bw-title", Static).render())
+        screen.show(Snapshot())
+        assert "not found" in str(screen.query_one("#bw-title", Static).render())
+
+
+# ---- pure functions -------------------------------------------------------------------------------------
+
+
+def test_outliers_are_low_values_beyond_three_mads_or_failing_the_threshold() -> None:
+    rng = random.Random(11)
+    values = {f"n{i:02d}": 480 + rng.gauss(0, 1.0) for i in range(40)}
+    assert find_outliers(values) == []  # a tight healthy fleet: 1 GB/s noise is never flagged
+    values["slow"] = 300.0
+    values["fast"] = 700.0  # higher is better: never an outlier
+    cut = spread(list(values.values()))
+    assert cut.cutoff == pytest.approx(cut.median - max(3 * cut.mad, 0.05 * cut.median))
+    assert [o.label for o in find_outliers(values)] == ["slow"]
+    flagged = find_outliers(values, lambda v: v >= 479.0, "threshold value >= 479")
+    assert flagged[0].label == "slow" and flagged[0].reason.startswith("fails threshold value >= 479; ")
+    assert {o.label for o in flagged[1:]} == {k for k, v in values.items() if v < 479.0 and k != "slow"}
+    assert all("below the median" not in o.reason for o in flagged[1:])
+    assert [o.value for o in flagged] == sorted(o.value for o in flagged)
+
+
+def test_histogram_counts_every_value_once_and_names_outliers() -> None:
+    values = {"a": 10.0, "b": 10.5, "c": 19.9, "d": 20.0, "low": 1.0}
+    text = histogram_text(values, [Outlier("low", 1.0, "given")], {}, bins=4, bar_width=8).plain
+    rows = text.splitlines()[:-1]
+    assert len(rows) == 4 and rows[0].startswith("     1.0–5.8")
+    counts = [int(row.split("│")[1].split()[1]) if row.split("│")[1].strip() else 0 for row in rows]
+    assert counts == [1, 1, 1, 2] and "✗ low 1.0" in rows[0]  # bins of 4.75 from 1.0: 10.0 | 10.5 | 19.9 20.0
+    assert histogram_text({}, [], {}).plain.startswith("no busBandwidthGBps")
+
+
+def test_plot_places_each_glyph_by_size_and_value() -> None:
+    series = [Series("a", {8: 0.0, 1024: 50.0, 1 << 20: 100.0}, "●", "selected"), Series("b", {8: 100.0}, "▲")]
+    text = plot_text(series, {"selected": Style(bold=True)}, width=60, height=5).plain
+    lines = text.splitlines()
+    top, bottom = lines[1], lines[5]  # title line, then rows from 100 down to 0
+    assert top.startswith("  100 ┤") and bottom.startswith("    0 ┤")
+    assert "▲" in top and "●" in bottom and "●" in top  # b at 8B top-left, a's 1M point at the top too
+    assert lines[3].startswith("   50 ┤") and "●" in lines[3]
+    assert lines[7].split() == ["8B", "1K", "1M"] and lines[8].split() == ["●", "a", "▲", "b"]
+    assert plot_text([], {}, 60).plain.startswith("no nccl-tests rows")
+
+
+def test_sizes_and_median_curves() -> None:
+    assert [size_label(s) for s in (8, 1000, 1024, 3 << 20, 16 << 30)] == ["8B", "1000B", "1K", "3M", "16G"]
+    assert median_curve([{8: 1.0, 16: 4.0}, {8: 3.0}, {8: 2.0, 16: 6.0}]) == {8: 2.0, 16: 5.0}
+
+
+# ---- snapshot -------------------------------------------------------------------------------------------
+
+
+def test_snapshot_bandwidth_screen(snap_compare: Any, finished_state: Path) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        await pilot.app.push_screen(BandwidthScreen(WORKFLOW))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    session = asyncio.run(SimSession.open(default_scenario(), finished_state))
+    session.path = None
+    assert snap_compare(NvcreApp(session=session, live=False), terminal_size=(120, 40), run_before=run_before)

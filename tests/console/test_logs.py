@@ -1,0 +1,345 @@
+"""LogView and LogsScreen: the nccl-tests log of a simulated job, search, follow/wrap/time toggles, save,
+a tiny ring buffer that drops lines, a running job's tail, and 100,000 lines rendered a screen at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import textual.constants
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+
+import nvcre_tui.widgets.log_view as log_view_module
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
+
+from .harness import certification_body
+
+INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: logs}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node}
+  options: {thresholds: {busBandwidthGBps: "value >= 400"}}
+"""
+WORKFLOW = "logs-communication-nccl-all-reduce"
+SLOW_JOB = f"{WORKFLOW}-group-6-iter-1"  # group-6 is gpu-node-07 (groups follow node order)
+NCCL_ROW = re.compile(r"^\s+\d+\s+\d+\s+float\s+sum\s")
+
+
+async def _finished_session() -> SimSession:
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    await session.engine.run_until_settled()
+    return session
+
+
+@pytest.fixture(scope="module")
+def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The settled simulator saved once; each test reopens a private copy in a few milliseconds."""
+    path = tmp_path_factory.mktemp("logs") / "state.json"
+    session = asyncio.run(_finished_session())
+    session.path = path
+    session.save()
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")  # read at import; App.__init__ reads it
+
+
+async def open_app(state: Path) -> NvcreApp:
+    session = await SimSession.open(default_scenario(), state)
+    session.path = None  # never write back to the shared state file
+    return NvcreApp(session=session, live=False)
+
+
+async def show_logs(app: NvcreApp, pilot: Pilot[None], job: str = SLOW_JOB, **options: Any) -> LogLines:
+    await app.push_screen(LogsScreen(job, **options))
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app.screen.query_one(LogLines)
+
+
+async def runner_lines(app: NvcreApp, job: str = SLOW_JOB) -> list[str]:
+    assert app.session is not None and app.snapshot is not None
+    run = app.snapshot.run_of(job)
+    assert run is not None
+    return await app.session.runner.logs(run)
+
+
+def visible(lines: LogLines) -> list[str]:
+    return [lines.render_line(y).text.rstrip() for y in range(lines.size.height)]
+
+
+def status(app: App[Any]) -> str:
+    return str(app.screen.query_one("#log-status", Static).render())
+
+
+# ---- the logs screen on a finished job -------------------------------------------------------------
+
+
+async def test_finished_job_shows_its_whole_log_following_the_end(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        expected = await runner_lines(app)
+        assert list(lines.lines) == expected
+        header = str(app.screen.query_one("#logs-header", Static).render())
+        assert SLOW_JOB in header and "Succeeded" in header and "gpu-node-07" in header
+        shown = visible(lines)
+        assert sum(bool(NCCL_ROW.match(row)) for row in shown) > 10  # the table, timestamps hidden
+        assert any(row.startswith("# Avg bus bandwidth") for row in shown)  # following: the footer is in view
+        assert lines.follow and lines.is_vertical_scroll_end
+        assert status(app).startswith(f"{len(expected)} lines · 0 dropped · ● follow on · ○ wrap off")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, LogsScreen)
+
+
+async def test_search_jumps_to_matches_and_cycles_with_n(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        query = "17179869184"  # the largest size: one row per cycle
+        expected = [i for i, line in enumerate(lines.lines) if query in line]
+        assert len(expected) >= 2
+        await pilot.press("home", "slash")
+        app.screen.query_one("#log-search", Input).value = query
+        await pilot.press("enter")
+        assert isinstance(app.focused, LogLines)
+        assert (lines.match_count, lines.match_position, lines.current_line) == (len(expected), 1, expected[0])
+        assert not lines.follow  # a jump pauses following
+        assert any(query in row for row in visible(lines))
+        assert f"match 1/{len(expected)} “{query}”" in status(app)
+        await pilot.press("n")
+        assert (lines.match_position, lines.current_line) == (2, expected[1])
+        await pilot.press("N", "N")  # back to the first, then around to the last
+        assert (lines.match_position, lines.current_line) == (len(expected), expected[-1])
+        await pilot.press("slash", "enter")  # the prompt keeps the query: enter again goes on to the next
+        assert (lines.match_position, lines.current_line) == (1, expected[0])
+        row = next(y for y in range(lines.size.height) if query in lines.render_line(y).text)
+        highlighted = [s for s in lines.render_line(row) if s.text == query]
+        assert highlighted and highlighted[0].style is not None and highlighted[0].style.reverse
+
+
+async def test_an_invalid_regex_is_searched_as_text_and_a_miss_is_reported(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        assert lines.search("(out-of-place") == sum("(out-of-place" in line for line in lines.lines) == 0
+        assert lines.search("[0x18") == sum("[0x18" in line for line in lines.lines) > 0
+        assert lines.search("no such text anywhere") == 0
+        assert lines.match_position == 0 and "match 0/0" in lines.status().plain
+
+
+async def test_follow_pauses_on_scroll_up_and_resumes_with_s_or_end(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        await pilot.press("up")
+        assert not lines.follow and "○ follow off" in status(app)
+        await pilot.press("end")
+        assert lines.follow and lines.is_vertical_scroll_end
+        await pilot.press("pageup", "s")
+        assert lines.follow and lines.is_vertical_scroll_end
+        await pilot.press("s")
+        assert not lines.follow
+
+
+async def test_wrap_and_timestamps_toggle(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        await pilot.press("t")
+        assert lines.timestamps and all(row.startswith("2026-01-01T") for row in visible(lines) if row)
+        longest = max(len(line) for line in lines.lines)
+        assert longest > lines.size.width and lines.virtual_size.width == longest
+        await pilot.press("w")
+        await pilot.pause()
+        assert lines.wrap and "● wrap on" in status(app)
+        assert lines.virtual_size.width < lines.size.width  # no horizontal scrolling while wrapped
+        assert lines.virtual_size.height > lines.line_count  # long lines take two rows
+        assert lines.follow and lines.is_vertical_scroll_end
+        shown = visible(lines)
+        assert shown[-1] == lines.lines[-1]  # the last line is on the bottom row
+        await pilot.press("w", "t")
+        await pilot.pause()
+        assert not lines.wrap and lines.virtual_size.height == lines.line_count
+        assert not any(row.startswith("2026-") for row in visible(lines))
+
+
+async def test_ctrl_s_saves_every_buffered_line(finished_state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePrompt)
+        assert app.screen.query_one(Input).value == f"{SLOW_JOB}.log"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        saved = (tmp_path / f"{SLOW_JOB}.log").read_text(encoding="utf-8")
+        assert saved.splitlines() == list(lines.lines) == await runner_lines(app)  # raw: timestamps kept
+
+
+async def test_an_unwritable_save_path_is_a_message_not_a_crash(finished_state: Path, tmp_path: Path) -> None:
+    app = await open_app(finished_state)
+    messages: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await show_logs(app, pilot)
+        original = app.notify
+        app.notify = lambda message, **kw: (messages.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        target = tmp_path / "missing-dir" / "x.log"
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and not target.exists()
+        assert any(m.startswith(f"cannot save to {target}") for m in messages)
+
+
+async def test_a_tiny_buffer_keeps_the_tail_and_counts_the_drops(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot, max_lines=50)
+        expected = await runner_lines(app)
+        assert list(lines.lines) == expected[-50:]
+        assert lines.dropped == len(expected) - 50
+        assert f"50 lines · {len(expected) - 50} dropped" in status(app)
+
+
+# ---- a running job: only the new tail is appended --------------------------------------------------
+
+
+async def test_a_running_job_appends_only_the_new_tail() -> None:
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    await session.engine.run_until_settled(max_seconds=70)  # scheduled at 5 s, rows from 50 s
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        first = await runner_lines(app)
+        assert "Running" in str(app.screen.query_one("#logs-header", Static).render())
+        assert list(lines.lines) == first and any(NCCL_ROW.match(log_view_module.strip_kubelet_prefix(x)) for x in first)
+        batches: list[list[str]] = []
+        append = lines.append_lines
+        lines.append_lines = lambda batch: (batches.append(list(batch)), append(batch))[1]  # type: ignore[method-assign]
+        await session.engine.run_until_settled(max_seconds=20)
+        app.screen.refresh_now()  # what each snapshot change (or the live poll) does
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        second = await runner_lines(app)
+        assert len(second) > len(first) and second[: len(first)] == first
+        assert batches == [second[len(first) :]]
+        assert list(lines.lines) == second
+
+
+# ---- LogView alone: ring buffer, splitting, 100,000 lines ------------------------------------------
+
+
+class LogApp(App[None]):
+    def __init__(self, max_lines: int = log_view_module.DEFAULT_MAX_LINES) -> None:
+        super().__init__()
+        self.max_lines = max_lines
+
+    def compose(self) -> ComposeResult:
+        yield LogView(max_lines=self.max_lines)
+
+
+def synthetic(count: int) -> Iterator[str]:
+    return (f"2026-01-01T00:00:00.000000000Z line {i:06d} {'x' * (i * 7919 % 150)}" for i in range(count))
+
+
+async def test_batches_split_lines_replace_controls_and_drop_beyond_the_ring() -> None:
+    app = LogApp(max_lines=5)
+    async with app.run_test(size=(80, 12)) as pilot:
+        lines = app.query_one(LogLines)
+        lines.append_lines(["one\ntwo\r\n", "three\x1b[31m"])
+        lines.append_lines([f"n{i}" for i in range(6)])
+        await pilot.pause()
+        assert list(lines.lines) == ["n1", "n2", "n3", "n4", "n5"]
+        assert (lines.dropped, lines.line_count) == (4, 5)
+        lines.clear()
+        lines.append_lines(["tab\there", "bell\x07"])
+        await pilot.pause()
+        assert [lines.render_line(y).text.rstrip() for y in range(2)] == ["tab     here", "bell\ufffd"]
+
+
+async def test_a_search_forgets_matches_that_leave_the_ring() -> None:
+    app = LogApp(max_lines=10)
+    async with app.run_test(size=(80, 12)) as pilot:
+        lines = app.query_one(LogLines)
+        lines.append_lines(f"{'hit' if i % 3 == 0 else 'miss'} {i}" for i in range(10))
+        assert lines.search("hit") == 4  # 0 3 6 9
+        lines.append_lines(f"miss {i}" for i in range(10, 15))  # 0 and 3 leave the ring
+        await pilot.pause()
+        assert lines.match_count == 2
+        lines.action_match(1)
+        assert lines.lines[lines.current_line or 0] in ("hit 6", "hit 9")
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+async def test_100k_lines_render_one_screen_at_a_time(wrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    total = 100_000
+    app = LogApp()
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = app.query_one(LogLines)
+        lines.focus()
+        lines.wrap = wrap
+        lines.append_lines(synthetic(total))
+        await pilot.pause()
+        height = lines.size.height
+        assert lines.line_count == total and lines.dropped == 0
+        assert "line 099999" in "".join(visible(lines))
+        calls = 0
+        display = log_view_module._display
+
+        def counting(line: str, timestamps: bool) -> str:
+            nonlocal calls
+            calls += 1
+            return display(line, timestamps)
+
+        monkeypatch.setattr(log_view_module, "_display", counting)
+        await pilot.press("pageup")
+        await pilot.pause()
+        shown = "".join(visible(lines))
+        assert not lines.follow and "line 099999" not in shown
+        assert re.search(r"line 0999[0-9]{2}", shown)
+        await pilot.press("pageup", "pageup")
+        await pilot.pause()
+        assert calls <= 4 * height  # only lines that reached the screen were rendered, never the whole log
+        assert len(lines._cache) <= log_view_module.CACHED_LINES
+
+
+# ---- snapshot ------------------------------------------------------------------------------------------
+
+
+def test_snapshot_logs_screen(snap_compare: Any, finished_state: Path) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        await pilot.app.push_screen(LogsScreen(SLOW_JOB))
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("slash", *"busbw", "enter")
+        await pilot.pause()
+
+    session = asyncio.run(SimSession.open(default_scenario(), finished_state))
+    session.path = None
+    assert snap_compare(NvcreApp(session=session, live=False), terminal_size=(120, 40), run_before=run_before)

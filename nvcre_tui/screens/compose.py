@@ -1,0 +1,300 @@
+"""Compose a Certification without writing YAML: name, target, categories with their options, global
+thresholds; live YAML and plan previews; load, save, submit.
+
+The widgets hold the form; after every change the screen reads them into a Draft and hands it to
+`compose_review.review`, which checks it with the engine. What it finds is shown next to each field
+and, as the CLI's one-line messages, in the status line; submit is refused while any remain.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
+from textual.widgets.selection_list import Selection
+
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.manifest import certification_from_text, read_text
+from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
+from nvcre_tui.widgets.compose_form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
+from nvcre_tui.widgets.compose_path import PathModal
+from nvcre_tui.widgets.compose_review import Review, review
+from nvcre_tui.widgets.compose_text import plan_text, status_text
+
+# Buttons that run a mutating action: hidden when the policy refuses it (read-only mode).
+MUTATING_BUTTONS = {"submit": "#submit", "load_file": "#load"}
+
+
+class ComposeScreen(NvcreScreen):
+    """Build, check, preview and submit a Certification."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Submit", id="compose.submit", tooltip="Create the Certification (refused while the form has problems)"),
+        Binding("ctrl+o", "load_file", "Load file", id="compose.load", tooltip="Fill the form from a Certification YAML file"),
+        Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
+        Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold"),
+        Binding("escape", "app.pop_screen", "Back", id="compose.back"),
+    ]
+    DEFAULT_CSS = FIELD_CSS + """
+    ComposeScreen #compose-body { height: 1fr; }
+    ComposeScreen #form { width: 1fr; padding: 0 1; }
+    ComposeScreen #previews { width: 45%; border-left: solid $panel; }
+    ComposeScreen .section { text-style: bold; color: $primary; margin: 1 0 0 0; }
+    ComposeScreen #form > .section:first-of-type { margin: 0; }
+    ComposeScreen #previews .section { padding: 0 1; margin: 0; }
+    ComposeScreen #plan-title { width: 100%; border-top: solid $panel; }
+    ComposeScreen #yaml-box { height: 1fr; padding: 0 1; }
+    ComposeScreen #plan-box { height: auto; max-height: 50%; padding: 0 1; }
+    ComposeScreen #categories { max-height: 10; }
+    ComposeScreen #category-options { height: auto; margin: 1 0 0 0; }
+    ComposeScreen #thresholds { height: auto; }
+    ComposeScreen #carried { color: $text-muted; height: auto; margin: 1 0 0 0; }
+    ComposeScreen #actions { height: auto; max-height: 8; border-top: solid $panel; padding: 0 1; }
+    ComposeScreen #status { width: 1fr; height: auto; max-height: 7; overflow-y: auto; }
+    ComposeScreen #actions Button { margin: 0 0 0 1; }
+    ComposeScreen #actions.-problems #submit { background: $panel; color: $text-muted; }
+    ComposeScreen Input.-textual-compact:focus, ComposeScreen Select.-textual-compact:focus > SelectCurrent { background-tint: $accent 15%; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.review: Review | None = None
+        self._carried = Carried()
+        self._pending = False
+        self._last_path = ""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog the engine runs with."""
+        assert self.nvcre.session is not None
+        return self.nvcre.session.engine.ctx.catalog
+
+    def compose(self) -> ComposeResult:
+        entries = sorted(self.catalog.entries.values(), key=lambda e: e.key)
+        yield Header()
+        with Horizontal(id="compose-body"):
+            with VerticalScroll(id="form"):
+                yield Label("Name", classes="section")
+                yield Input(placeholder="certification name: a DNS name such as rack-12-burn-in", compact=True, id="name")
+                yield Static(classes="field-msg", id="name-msg", markup=False)
+                yield Label("Target", classes="section")
+                yield Input(placeholder="label selector, e.g. nvidia.com/gpu.clique=clique-0 or k in (a,b); empty = all", compact=True, id="selector")
+                yield Static(classes="field-msg", id="selector-msg", markup=False)
+                yield Input(placeholder="node names (optional, comma separated)", compact=True, id="node-names")
+                yield Static(classes="field-msg", id="names-msg", markup=False)
+                yield Label("Categories", classes="section")
+                yield SelectionList[str](*(Selection(Content.assemble((e.key, "bold"), "  ", (e.title, "$text-muted")), e.key) for e in entries),
+                                         compact=True, id="categories")
+                yield Vertical(id="category-options")
+                yield Label("Thresholds · global (spec.options)", classes="section")
+                yield Vertical(id="thresholds")
+                yield Button("+ threshold", compact=True, id="add-threshold")
+                yield Static(id="carried", markup=False)
+            with Vertical(id="previews"):
+                yield Label("YAML", classes="section")
+                with VerticalScroll(id="yaml-box"):
+                    yield Static(id="yaml")
+                yield Label("Plan on today's nodes", classes="section", id="plan-title")
+                with VerticalScroll(id="plan-box"):
+                    yield Static(id="plan")
+        with Horizontal(id="actions"):
+            yield Static(id="status")
+            yield Button("Load…", compact=True, id="load")
+            yield Button("Save…", compact=True, id="save")
+            yield Button("Submit", compact=True, variant="primary", id="submit")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for action, button in MUTATING_BUTTONS.items():
+            self.query_one(button).display = self.nvcre.policy.allows(action)
+        self.query_one("#carried").display = False
+        self.query_one("#name", Input).focus()
+        super().on_mount()
+
+    # ------------------------------------------------------------------ reading and checking the form
+
+    def read_draft(self) -> Draft:
+        """What the widgets hold now; categories in the order they were selected."""
+        panels = {panel.entry.key: panel for panel in self.query(CategoryOptionsPanel)}
+        selected = self.query_one("#categories", SelectionList).selected
+        return Draft(
+            name=self.query_one("#name", Input).value, selector=self.query_one("#selector", Input).value,
+            node_names=self.query_one("#node-names", Input).value,
+            categories=tuple(panels[key].draft() if key in panels else CategoryDraft(key) for key in selected),
+            thresholds=tuple(row.draft() for row in self.query(ThresholdRow)),
+        )
+
+    def show(self, snapshot: Snapshot) -> None:
+        self.schedule_check()
+
+    def schedule_check(self) -> None:
+        """Check once after the current burst of changes (loading a file changes many fields at once)."""
+        if not self._pending:
+            self._pending = True
+            self.call_later(self.check)
+
+    def check(self) -> Review:
+        """Review the form now and show the result."""
+        self._pending = False
+        snapshot = self.nvcre.snapshot
+        self.review = review(self.read_draft(), self._carried, snapshot.nodes if snapshot else [], self.catalog)
+        self._show_review(self.review)
+        return self.review
+
+    def _show_review(self, result: Review) -> None:
+        draft_name = self.query_one("#name", Input).value
+        show_message(self.query_one("#name-msg", Static), result.name_message if draft_name else None)
+        self.query_one("#name", Input).set_class(bool(draft_name and result.name_message), "-invalid")
+        selector_line = self.query_one("#selector-msg", Static)
+        if result.selector_message:
+            show_message(selector_line, result.selector_message)
+        else:
+            show_message(selector_line, result.match_text, style="warning" if result.matched == 0 else "ok")
+        self.query_one("#selector", Input).set_class(bool(result.selector_message), "-invalid")
+        unknown = ", ".join(result.unknown_names)
+        show_message(self.query_one("#names-msg", Static), unknown and f"not in today's nodes: {unknown}", style="warning")
+        for panel in self.query(CategoryOptionsPanel):
+            panel.show_messages({alias: m for (key, alias), m in result.option_messages.items() if key == panel.entry.key})
+        for row, message in zip(self.query(ThresholdRow), result.threshold_messages, strict=False):
+            row.set_metrics(result.metrics)
+            row.show_message(message)
+        update_changed(self.query_one("#yaml", Static), highlight(result.yaml.rstrip(), language="yaml"))
+        update_changed(self.query_one("#plan", Static), plan_text(result))
+        update_changed(self.query_one("#status", Static), status_text(result))
+        self.query_one("#actions").set_class(bool(result.problems), "-problems")
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _field_changed(self) -> None:
+        self.schedule_check()
+
+    @on(SelectionList.SelectedChanged, "#categories")
+    async def _categories_changed(self) -> None:
+        await self._sync_panels({})
+        self.schedule_check()
+
+    async def _sync_panels(self, values: dict[str, dict[str, str]]) -> None:
+        """One options panel per selected category, in selection order; kept panels keep their text."""
+        container = self.query_one("#category-options")
+        selected = self.query_one("#categories", SelectionList).selected
+        present = {panel.entry.key: panel for panel in container.query(CategoryOptionsPanel)}
+        for key, panel in present.items():
+            if key not in selected:
+                await panel.remove()
+        new = [CategoryOptionsPanel(self.catalog.entries[key], values.get(key)) for key in selected if key not in present]
+        if new:
+            await container.mount_all(new)
+
+    # ------------------------------------------------------------------ thresholds
+
+    async def action_add_threshold(self) -> None:
+        """A new empty threshold row, focused."""
+        metrics = self.review.metrics if self.review else ()
+        row = ThresholdRow(metrics)
+        await self.query_one("#thresholds").mount(row)
+        row.query_one("Select").focus()
+        self.schedule_check()
+
+    @on(Button.Pressed, "#add-threshold")
+    async def _add_pressed(self) -> None:
+        await self.action_add_threshold()
+
+    @on(Button.Pressed, ".remove-threshold")
+    async def _remove_pressed(self, event: Button.Pressed) -> None:
+        row = next(a for a in event.button.ancestors if isinstance(a, ThresholdRow))
+        await row.remove()
+        self.schedule_check()
+
+    # ------------------------------------------------------------------ submit, load, save
+
+    async def action_submit(self) -> None:
+        """Create the Certification, or say why not; back to the previous screen when it is created."""
+        result = self.check()
+        if result.problems:
+            count = len(result.problems)
+            self.notify(f"{count} problem{'s' if count != 1 else ''}, first: {result.problems[0]}", title="not submitted", severity="error")
+            return
+        if await self.nvcre.submit(copy.deepcopy(result.body)):
+            self.app.pop_screen()
+
+    @on(Button.Pressed, "#submit")
+    async def _submit_pressed(self) -> None:
+        await self.run_action("submit")
+
+    def action_load_file(self) -> None:
+        """Ask for a Certification file and fill the form from it."""
+        self.app.push_screen(PathModal("Load a Certification", "Load", self._read_certification, self._last_path), self._fill_callback)
+
+    @on(Button.Pressed, "#load")
+    async def _load_pressed(self) -> None:
+        await self.run_action("load_file")
+
+    def _read_certification(self, path: str) -> tuple[str, Certification]:
+        name, text = read_text(path)
+        return path, certification_from_text(name, text, self.catalog)
+
+    async def _fill_callback(self, loaded: tuple[str, Certification] | None) -> None:
+        if loaded is not None:
+            path, cert = loaded
+            await self.fill(cert)
+            self._last_path = path
+            self.notify(f"loaded {path}")
+
+    async def fill(self, cert: Certification) -> None:
+        """Replace the whole form with a parsed Certification."""
+        draft, self._carried = draft_from_certification(cert)
+        for widget_id, value in (("name", draft.name), ("selector", draft.selector), ("node-names", draft.node_names)):
+            self.query_one(f"#{widget_id}", Input).value = value
+        await self.query_one("#category-options").remove_children()
+        selection = self.query_one("#categories", SelectionList)
+        selection.deselect_all()
+        for item in draft.categories:
+            selection.select(item.key)
+        await self._sync_panels({item.key: item.options for item in draft.categories})
+        await self.query_one("#thresholds").remove_children()
+        metrics = self.review.metrics if self.review else ()
+        await self.query_one("#thresholds").mount_all([ThresholdRow(metrics, row) for row in draft.thresholds])
+        carried = self._carried.paths()
+        self.query_one("#carried", Static).update("Kept from the file as written (not editable here): " + ", ".join(carried))
+        self.query_one("#carried").display = bool(carried)
+        for key in repeated_categories(cert):
+            self.notify(f"{key} is listed more than once in the file; the form keeps the first", severity="warning")
+        self.schedule_check()
+
+    def action_save_file(self) -> None:
+        """Write the YAML preview to a file (a form with problems is saved too, and says so)."""
+        name = self.query_one("#name", Input).value.strip() or "certification"
+        self.app.push_screen(PathModal("Save the Certification as YAML", "Save", self._write_yaml, self._last_path or f"{name}.yaml"), self._saved)
+
+    @on(Button.Pressed, "#save")
+    async def _save_pressed(self) -> None:
+        await self.run_action("save_file")
+
+    def _write_yaml(self, path: str) -> str:
+        result = self.check()
+        try:
+            Path(path).expanduser().write_text(result.yaml, encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"{path}: cannot write: {error.strerror or error}") from None
+        return path
+
+    def _saved(self, path: str | None) -> None:
+        if path is None:
+            return
+        self._last_path = path
+        problems = len(self.review.problems) if self.review else 0
+        if problems:
+            self.notify(f"saved {path}; it has {problems} problem(s) and will not load until they are fixed", severity="warning")
+        else:
+            self.notify(f"saved {path}")

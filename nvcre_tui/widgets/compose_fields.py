@@ -1,0 +1,142 @@
+"""Compose-form widgets: one category's options, one threshold row. Each reads back as draft data and
+shows messages the screen hands it; neither checks anything itself (compose_review does)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.visual import VisualType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Input, Label, Select, Static
+
+from nvcre_tui.engine.catalog import CatalogEntry
+from nvcre_tui.widgets.compose_form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
+
+FIELD_CSS = """
+.field-msg { color: $error; height: auto; padding: 0 0 0 1; }
+.field-msg.-ok { color: $text-muted; }
+.field-msg.-warning { color: $warning; }
+"""
+
+OPTION_PLACEHOLDERS = {
+    "nodesPerJob": "auto", "minGroupSize": "catalog default", "maxConcurrent": "catalog default (0 = all)",
+    "repeatCount": "1", "timeoutPerJob": "catalog default, e.g. 30m",
+}
+
+
+def panel_id(key: str) -> str:
+    """A DOM id for a catalog key (ids cannot hold '/')."""
+    return "cat-" + key.replace("/", "--")
+
+
+def update_changed(widget: Static, content: VisualType) -> None:
+    """Update only when the content differs: every update re-lays out the screen, and this runs per keystroke."""
+    if widget.content != content:
+        widget.update(content)
+
+
+def show_message(widget: Static, message: str | None, *, style: str = "") -> None:
+    """Show a one-line message under a field, or hide the line when there is none."""
+    update_changed(widget, message or "")
+    widget.display = bool(message)
+    widget.set_class(style == "ok", "-ok")
+    widget.set_class(style == "warning", "-warning")
+
+
+class CategoryOptionsPanel(Vertical):
+    """The form options of one selected category: testScale limited to the entry's scales, then numbers."""
+
+    DEFAULT_CSS = FIELD_CSS + """
+    CategoryOptionsPanel { height: auto; margin: 0 0 1 0; }
+    CategoryOptionsPanel .option-row { height: auto; }
+    CategoryOptionsPanel .option-row Label { width: 17; color: $text-muted; }
+    CategoryOptionsPanel .option-row Input, CategoryOptionsPanel .option-row Select { width: 28; }
+    CategoryOptionsPanel .option-row .field-msg { width: 1fr; }
+    """
+
+    def __init__(self, entry: CatalogEntry, values: dict[str, str] | None = None) -> None:
+        super().__init__(id=panel_id(entry.key))
+        self.entry = entry
+        self._initial = values or {}
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"{self.entry.key} · {self.entry.title}", classes="panel-title")
+        for spec in OPTION_FIELDS:
+            value = self._initial.get(spec.alias, "")
+            with Horizontal(classes="option-row"):
+                yield Label(spec.label)
+                if spec.kind == "scale":
+                    scales = [(scale, scale) for scale in self.entry.test_scales]
+                    yield Select(scales, prompt=f"default ({self.entry.test_scales[0]})", value=value or Select.NULL,
+                                 compact=True, id=f"opt-{spec.alias}")
+                else:
+                    yield Input(value, placeholder=OPTION_PLACEHOLDERS.get(spec.alias, ""), compact=True, id=f"opt-{spec.alias}")
+                yield Static(classes="field-msg", id=f"msg-{spec.alias}", markup=False)
+
+    def draft(self) -> CategoryDraft:
+        """The raw text of every option ("" = not set)."""
+        values = {}
+        for spec in OPTION_FIELDS:
+            widget = self.query_one(f"#opt-{spec.alias}")
+            if isinstance(widget, Select):
+                values[spec.alias] = "" if widget.value is Select.NULL else str(widget.value)
+            else:
+                assert isinstance(widget, Input)
+                values[spec.alias] = widget.value
+        return CategoryDraft(self.entry.key, values)
+
+    def show_messages(self, messages: dict[str, str]) -> None:
+        """Per-field messages by option alias; fields not named are valid."""
+        for spec in OPTION_FIELDS:
+            message = messages.get(spec.alias)
+            show_message(self.query_one(f"#msg-{spec.alias}", Static), message)
+            self.query_one(f"#opt-{spec.alias}").set_class(bool(message), "-invalid")
+
+
+def _choices(metrics: tuple[str, ...], current: str) -> tuple[str, ...]:
+    """The metrics to offer; the row's own pick stays even when nothing selected measures it (its message says so)."""
+    return metrics if not current or current in metrics else (*metrics, current)
+
+
+class ThresholdRow(Vertical):
+    """metric  [CEL expression]  ✕, with the expression's problem on the line below."""
+
+    DEFAULT_CSS = FIELD_CSS + """
+    ThresholdRow { height: auto; }
+    ThresholdRow > Horizontal { height: auto; }
+    ThresholdRow Select { width: 24; }
+    ThresholdRow Input { width: 1fr; }
+    ThresholdRow Button { min-width: 3; width: 3; margin: 0 0 0 1; }
+    """
+
+    def __init__(self, metrics: tuple[str, ...], row: ThresholdDraft | None = None) -> None:
+        super().__init__(classes="threshold-row")
+        self._row = row or ThresholdDraft()
+        self._metrics = _choices(metrics, self._row.metric)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield Select([(m, m) for m in self._metrics], prompt="metric", value=self._row.metric or Select.NULL, compact=True)
+            yield Input(self._row.expression, placeholder="CEL over value, e.g. value >= 400", compact=True)
+            yield Button("✕", compact=True, classes="remove-threshold", tooltip="Remove this threshold")
+        yield Static(classes="field-msg", markup=False)
+
+    def draft(self) -> ThresholdDraft:
+        """(metric or "", expression)."""
+        metric = self.query_one(Select).value
+        return ThresholdDraft("" if metric is Select.NULL else str(metric), self.query_one(Input).value)
+
+    def set_metrics(self, metrics: tuple[str, ...]) -> None:
+        """Offer the metrics the selected categories measure (keeping the current pick)."""
+        select, current = self.query_one(Select), self.draft().metric
+        choices = _choices(metrics, current)
+        if choices == self._metrics:
+            return
+        self._metrics = choices
+        select.set_options([(m, m) for m in choices])
+        if current:
+            select.value = current
+
+    def show_message(self, message: str | None) -> None:
+        """The row's problem, or nothing."""
+        show_message(self.query_one(".field-msg", Static), message)
+        self.query_one(Input).set_class(bool(message), "-invalid")

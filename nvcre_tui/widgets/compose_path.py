@@ -1,0 +1,65 @@
+"""A small modal asking for a file path, for the compose screen's load and save. The work itself is a
+callable handed in; its InputError messages are shown in the modal, which stays open until it succeeds
+or the user cancels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from nvcre_tui.engine.errors import InputError
+
+Result = TypeVar("Result")
+
+
+class PathModal(ModalScreen[Result | None], Generic[Result]):
+    """Ask for a path and run `act(path)`; dismiss with its result, or None on cancel."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="path.cancel")]
+    DEFAULT_CSS = """
+    PathModal { align: center middle; }
+    PathModal > Vertical { width: 80; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    PathModal Input { margin: 1 0; }
+    PathModal #path-error { color: $error; height: auto; }
+    PathModal Horizontal { height: auto; align-horizontal: right; }
+    PathModal Button { margin: 0 0 0 1; }
+    """
+
+    def __init__(self, title: str, verb: str, act: Callable[[str], Result], path: str = "") -> None:
+        super().__init__()
+        self.title_text, self.verb, self.act, self.initial = title, verb, act, path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text, classes="panel-title")
+            yield Input(self.initial, placeholder="path to a Certification YAML file", id="path")
+            yield Static(id="path-error", markup=False)
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button(self.verb, variant="primary", id="go")
+
+    @on(Input.Submitted, "#path")
+    @on(Button.Pressed, "#go")
+    def go(self) -> None:
+        path = self.query_one("#path", Input).value.strip()
+        error = self.query_one("#path-error", Static)
+        if not path:
+            error.update("type a path")
+            return
+        try:
+            result = self.act(path)
+        except InputError as failure:
+            error.update("\n".join(failure.messages))
+            return
+        self.dismiss(result)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

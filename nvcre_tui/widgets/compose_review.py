@@ -1,0 +1,194 @@
+"""Review a compose draft against the catalog and today's nodes, with no Textual: the YAML, inline
+messages per field, the matching-node count, the plan per category and the problems that block submit.
+
+Everything here calls the engine (manifest parsing, thresholds, discovery, rendering); nothing is
+re-checked by hand, so the console refuses exactly what `nvcre certification run` would refuse.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from nvcre_tui.cli.output import to_yaml
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.apibase import TargetSpec
+from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.discovery import is_gpu_node, matches_target
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.manifest import certification_from_text, certification_problems
+from nvcre_tui.engine.nodes import node_name
+from nvcre_tui.engine.render import RenderedCategory, RenderError, render_category, render_certification
+from nvcre_tui.engine.thresholds import METRICS, threshold_problems
+from nvcre_tui.widgets.compose_form import (
+    OPTION_FIELDS,
+    Body,
+    Carried,
+    Draft,
+    certification_body,
+    name_message,
+    option_value,
+    parse_selector,
+    split_names,
+)
+
+WHERE = "compose"
+
+
+@dataclass(frozen=True)
+class CategoryPlan:
+    """What one category would run on today's nodes, or why it cannot."""
+
+    key: str
+    test_scale: str = ""
+    groups: int = 0
+    nodes_per_job: int = 0
+    eligible: int = 0
+    excluded: tuple[tuple[str, str], ...] = ()  # (node, reason)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Review:
+    """The form's state, checked."""
+
+    body: Body
+    yaml: str
+    name_message: str | None
+    selector_message: str | None
+    matched: int | None  # GPU nodes the target selects; None while the selector does not parse
+    gpu_nodes: int
+    unknown_names: tuple[str, ...]
+    option_messages: dict[tuple[str, str], str]  # (category key, option alias) -> message
+    threshold_messages: tuple[str | None, ...]  # one per row
+    metrics: tuple[str, ...]  # what the selected categories measure, in METRICS order
+    plan: tuple[CategoryPlan, ...]
+    problems: tuple[str, ...]  # each blocks submit; `where: field.path: message`, as the CLI prints
+
+    @property
+    def match_text(self) -> str:
+        """"8 of 32 nodes match" (GPU nodes)."""
+        return "" if self.matched is None else f"{self.matched} of {self.gpu_nodes} nodes match"
+
+
+def _yielded_metrics(draft: Draft, catalog: Catalog) -> tuple[str, ...]:
+    measured = {m for item in draft.categories if (entry := catalog.entries.get(item.key)) for m in entry.metrics}
+    return tuple(key for key in METRICS if key in measured)
+
+
+def _threshold_messages(draft: Draft, metrics: tuple[str, ...]) -> tuple[str | None, ...]:
+    messages: list[str | None] = []
+    seen: set[str] = set()
+    for row in draft.thresholds:
+        if row.blank:
+            messages.append(None)
+        elif not row.metric:
+            messages.append("pick a metric for this expression")
+        elif row.metric in seen:
+            messages.append(f"{row.metric} already has a threshold above; one expression per metric")
+        elif problems := threshold_problems({row.metric: row.expression}):
+            messages.append(problems[0][1])
+        elif row.metric not in metrics:
+            measured = ", ".join(metrics) or "nothing (pass/fail by exit status)"
+            messages.append(f"no selected category measures {row.metric}; they measure {measured}")
+        else:
+            messages.append(None)
+        seen.add(row.metric)
+    return tuple(messages)
+
+
+def _form_problems(draft: Draft, selector_message: str | None, threshold_messages: tuple[str | None, ...]) -> list[str]:
+    """Problems found by the form itself, worded as the CLI words its own (`where: field.path: message`).
+
+    Rows without a metric or repeating one never reach the YAML; bad CEL repeats the manifest check's
+    message exactly (deduplicated later) but names every bad row, where the manifest check names the first."""
+    problems = [f"{WHERE}: spec.target: {selector_message}"] if selector_message else []
+    for row, message in zip(draft.thresholds, threshold_messages, strict=True):
+        if message:
+            path = f"spec.options.thresholds.{row.metric}" if row.metric else "spec.options.thresholds"
+            problems.append(f"{WHERE}: {path}: {message}")
+    return problems
+
+
+def _plannable(body: Body) -> Body:
+    """A copy the plan can use while the name or a threshold is still being typed: it depends on neither."""
+    plain = copy.deepcopy(body)
+    plain["metadata"] = {"name": "plan-preview"}
+    spec = plain["spec"]
+    for holder in [spec.get("options") or {}, *[(c.get("options") or {}) for c in spec["categories"]]]:
+        holder.pop("thresholds", None)
+    return plain
+
+
+def _plan_of(item: RenderedCategory) -> CategoryPlan:
+    orchestration = item.workflow.spec.orchestration
+    return CategoryPlan(
+        key=item.entry.key, test_scale=orchestration.test_scale or "", groups=len(item.groups), nodes_per_job=orchestration.nodes_per_job or 0,
+        eligible=len(item.discovery.nodes), excluded=tuple((x.name, x.message or x.reason) for x in item.discovery.excluded),
+    )
+
+
+def plan(body: Body, nodes: list[dict[str, Any]], catalog: Catalog) -> tuple[tuple[CategoryPlan, ...], list[str]]:
+    """(plan per category, render problems) on `nodes`; empty while other fields do not validate."""
+    try:
+        cert = Certification.model_validate(_plannable(body))
+    except ValidationError:
+        return (), []
+    if certification_problems(cert, catalog):
+        return (), []
+    try:
+        return tuple(_plan_of(item) for item in render_certification(cert, nodes, catalog, WHERE)), []
+    except InputError as error:
+        problems = error.messages
+    plans = []
+    for index, category in enumerate(cert.spec.categories):
+        try:
+            plans.append(_plan_of(render_category(cert, index, nodes, catalog)))
+        except RenderError as failure:
+            plans.append(CategoryPlan(key=category.key, error=str(failure)))
+    return tuple(plans), problems
+
+
+def _target(body: Body) -> TargetSpec | None:
+    try:
+        return TargetSpec.model_validate(body["spec"]["target"])
+    except ValidationError:
+        return None
+
+
+def _option_messages(draft: Draft) -> dict[tuple[str, str], str]:
+    messages = {}
+    for item in draft.categories:
+        for spec in OPTION_FIELDS:
+            _, message = option_value(spec, item.options.get(spec.alias, ""))
+            if message:
+                messages[(item.key, spec.alias)] = message
+    return messages
+
+
+def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], catalog: Catalog) -> Review:
+    """Check the whole draft: the one function the compose screen calls after every change."""
+    body = certification_body(draft, carried)
+    text = to_yaml([body])
+    selector, selector_message = parse_selector(draft.selector)
+    gpu = [node for node in nodes if is_gpu_node(node)]
+    target = _target(body) if selector is not None else None
+    known = {node_name(node) for node in nodes}
+    metrics = _yielded_metrics(draft, catalog)
+    threshold_messages = _threshold_messages(draft, metrics)
+    problems = _form_problems(draft, selector_message, threshold_messages)
+    try:
+        certification_from_text(WHERE, text, catalog)
+    except InputError as error:
+        problems += error.messages
+    plans, render_problems = plan(body, nodes, catalog)
+    return Review(
+        body=body, yaml=text, name_message=name_message(draft.name.strip()), selector_message=selector_message,
+        matched=None if target is None else sum(1 for node in gpu if matches_target(node, target)), gpu_nodes=len(gpu),
+        unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known),
+        option_messages=_option_messages(draft), threshold_messages=threshold_messages, metrics=metrics,
+        plan=plans, problems=tuple(dict.fromkeys(problems + render_problems)),
+    )

@@ -1,0 +1,43 @@
+"""The compose screen's read-only panes as Textual Content: the plan and the status line."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from nvcre_tui.widgets.compose_review import CategoryPlan, Review
+
+EXCLUDED_SHOWN = 4
+
+
+def plan_text(review: Review) -> Content:
+    """The plan pane: per category, its groups on today's nodes, exclusions, or why it cannot run."""
+    if not review.body["spec"]["categories"]:
+        return Content.styled("Select a category to see what would run.", "$text-muted")
+    if not review.plan:
+        return Content.styled("The plan appears once the fields have no errors.", "$text-muted")
+    lines: list[Content] = []
+    for item in review.plan:
+        lines.append(Content.assemble((item.key, "bold"), ("  " + item.test_scale, "$text-muted")))
+        lines.extend(_plan_lines(item))
+    return Content("\n").join(lines)
+
+
+def _plan_lines(item: CategoryPlan) -> list[Content]:
+    if item.error:
+        return [Content.styled(f"  ✗ cannot run: {item.error}", "$text-error")]
+    per_job = f"{item.nodes_per_job} node{'s' if item.nodes_per_job != 1 else ''} per job"
+    lines = [Content(f"  {item.groups} group{'s' if item.groups != 1 else ''} × {per_job} · {item.eligible} eligible nodes")]
+    if item.excluded:
+        shown = "; ".join(f"{name} {reason}" for name, reason in item.excluded[:EXCLUDED_SHOWN])
+        more = f"; … {len(item.excluded) - EXCLUDED_SHOWN} more" if len(item.excluded) > EXCLUDED_SHOWN else ""
+        lines.append(Content.styled(f"  excluded {len(item.excluded)}: {shown}{more}", "$text-warning"))
+    return lines
+
+
+def status_text(review: Review) -> Content:
+    """Every problem as the CLI prints it, or that the form is ready."""
+    if not review.problems:
+        return Content.styled(f"✓ ready to submit {review.body['metadata']['name']} (ctrl+s)", "$text-success")
+    count = len(review.problems)
+    header = Content.styled(f"✗ {count} problem{'s' if count != 1 else ''}; submit is refused until fixed:", "bold $text-error")
+    return Content("\n").join([header, *(Content(f"  {problem}") for problem in review.problems)])

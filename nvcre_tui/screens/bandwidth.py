@@ -9,7 +9,9 @@ starts on the lowest group. A finished log never changes, so each one is parsed 
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +70,8 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
             label += f" #{labels.get('nvcre.nvidia.com/iteration')}"
         run = snapshot.run_of(meta["name"])
         value = ((job.get("status") or {}).get("measurements") or {}).get(METRIC)
-        rows.append(JobRow(meta["name"], label, value if isinstance(value, (int, float)) else None, run,
+        usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        rows.append(JobRow(meta["name"], label, float(value) if usable else None, run,
                            ((run or {}).get("status") or {}).get("phase") in FINISHED, len(nodes) == 1))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
@@ -161,7 +164,7 @@ class BandwidthScreen(NvcreScreen):
         return text
 
     @staticmethod
-    def _threshold(expression: str | None) -> tuple[Any, str]:
+    def _threshold(expression: str | None) -> tuple[Callable[[float], bool] | None, str]:
         """(value -> passes, how to say it), or (None, "") without a usable threshold."""
         if not expression:
             return None, ""

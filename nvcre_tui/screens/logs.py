@@ -2,7 +2,7 @@
 
 The runner is the log source (`app.session.runner.logs(run)`). While the run is unfinished the screen
 polls again on every snapshot change, and once a second when the app runs live. Only the new tail is
-appended. A log that got shorter (a new run of the same name) is reloaded from the start.
+appended. A new run under the same name (another uid, or a log that got shorter) starts the pane over.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class LogsScreen(NvcreScreen):
         self.job_name = job_name
         self._max_lines = max_lines
         self._run: Obj | None = None
+        self._run_uid: str | None = None
         self._seen = 0  # lines of the run's log already appended
         self._complete = False  # the finished run's whole log is shown: nothing more will come
         self._poll: Timer | None = None
@@ -65,6 +66,14 @@ class LogsScreen(NvcreScreen):
         run = snapshot.run_of(self.job_name)
         self._run = run
         self.query_one("#logs-header", Static).update(self._header(snapshot, run))
+        uid = (run or {}).get("metadata", {}).get("uid")
+        if run is not None and uid != self._run_uid:  # another run under the same name: its log starts over
+            if self._run_uid is not None:
+                self.view.clear()
+                self._seen, self._complete = 0, False
+                if self._poll is not None:
+                    self._poll.resume()
+            self._run_uid = uid
         if run is not None and not self._complete:
             self._load(run)
 
@@ -108,4 +117,4 @@ class LogsScreen(NvcreScreen):
         if (run.get("status") or {}).get("phase") in FINISHED:
             self._complete = True
             if self._poll is not None:
-                self._poll.stop()
+                self._poll.pause()

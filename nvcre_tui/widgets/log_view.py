@@ -89,7 +89,7 @@ class LogLines(ScrollView, can_focus=True):
         self._matches: list[int] = []  # absolute numbers of matching lines, ascending
         self._live_from = 0  # index in _matches of the first match still buffered
         self._current: int | None = None
-        self._styles: tuple[Style, Style] | None = None
+        self._styles: tuple[Style, Style, Style] | None = None  # base, match, current match
 
     # ---- what callers read ---------------------------------------------------------------------------
 
@@ -393,9 +393,17 @@ class LogLines(ScrollView, can_focus=True):
         self._styles = None
         self._cache.clear()
 
+    def _palette(self) -> tuple[Style, Style, Style]:
+        """Styles resolved once per style change (rich_style walks the DOM: too slow per line)."""
+        if self._styles is None:
+            component = self.get_component_rich_style
+            self._styles = (self.rich_style, component("log-lines--match", partial=True),
+                            component("log-lines--match-current", partial=True))
+        return self._styles
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        width, base = self.size.width, self.rich_style
+        width, base = self.size.width, self._palette()[0]
         found = self._locate(scroll_y + y)
         if found is None:
             return Strip.blank(width, base)
@@ -408,13 +416,10 @@ class LogLines(ScrollView, can_focus=True):
         key = (number, self._wrap_width if self.wrap else 0, self.wrap)
         rows = self._cache.get(key)
         if rows is None:
-            if self._styles is None:
-                component = self.get_component_rich_style
-                self._styles = (component("log-lines--match", partial=True), component("log-lines--match-current", partial=True))
             text = Text(_display(self._lines[number - self.dropped], self.timestamps), no_wrap=True, end="")
             text.stylize(base)  # a Text's own style is not rendered into its segments
             if self._pattern is not None:
-                style = self._styles[1] if number == self._current else self._styles[0]
+                style = self._palette()[2 if number == self._current else 1]
                 for found in self._pattern.finditer(text.plain):
                     text.stylize(style, found.start(), found.end())
             strip = Strip(text.render(self.app.console), self._widths[number - self.dropped])

@@ -139,11 +139,19 @@ async def test_plot_shows_the_chosen_node_against_the_median_and_follows_the_cho
         assert plot.series[1].name == "gpu-node-08"
 
 
-async def test_missing_measurements_and_other_kinds_are_said_not_hidden(finished_state: Path) -> None:
+async def test_few_groups_are_all_drawn_and_missing_or_other_kinds_are_said(finished_state: Path) -> None:
     app = await open_bandwidth(finished_state)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await push(app, pilot)
         assert app.snapshot is not None
+        few = [f"{WORKFLOW}-group-{g}-iter-1" for g in (5, 6, 7)]  # gpu-node-06, -07, -08
+        screen.show(Snapshot(workflows=app.snapshot.workflows, runs=app.snapshot.runs,
+                             jobs=[j for j in app.snapshot.jobs if j["metadata"]["name"] in few]))
+        await pilot.pause()
+        series = screen.query_one(BandwidthPlot).series
+        assert [(s.name, s.role) for s in series] == [("gpu-node-06", "other"), ("gpu-node-08", "other"), ("gpu-node-07", "selected")]
+        assert len({s.glyph for s in series}) == 3  # one glyph per group, the chosen one drawn last
+        assert "(3 measured of 3 jobs)" in str(screen.query_one("#bw-histogram-title", Static).render())
         snapshot = copy.deepcopy(app.snapshot)
         job = next(j for j in snapshot.jobs if j["metadata"]["name"] == f"{WORKFLOW}-group-0-iter-1")
         del job["status"]["measurements"]

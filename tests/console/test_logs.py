@@ -4,6 +4,7 @@ a tiny ring buffer that drops lines, a running job's tail, and 100,000 lines ren
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,6 +108,18 @@ async def test_finished_job_shows_its_whole_log_following_the_end(finished_state
         assert any(row.startswith("# Avg bus bandwidth") for row in shown)  # following: the footer is in view
         assert lines.follow and lines.is_vertical_scroll_end
         assert status(app).startswith(f"{len(expected)} lines · 0 dropped · ● follow on · ○ wrap off")
+        cleared: list[int] = []
+        clear = lines.clear
+        lines.clear = lambda: (cleared.append(lines.line_count), clear())[1]  # type: ignore[method-assign]
+        assert app.snapshot is not None and isinstance(app.screen, LogsScreen)
+        app.screen.show(app.snapshot)  # the same run again: nothing to reload
+        rerun = copy.deepcopy(app.snapshot)
+        run = rerun.run_of(SLOW_JOB)
+        assert run is not None
+        run["metadata"]["uid"] = "another-run"
+        app.screen.show(rerun)  # a new run under the same name: the pane starts over
+        await app.workers.wait_for_complete()
+        assert cleared == [len(expected)] and list(lines.lines) == expected
         await pilot.press("escape")
         assert not isinstance(app.screen, LogsScreen)
 

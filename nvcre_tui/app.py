@@ -4,6 +4,7 @@ refreshes at most twice a second (k9s's poll-the-cache model: redraws never foll
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.errors import StoreError
@@ -54,6 +56,7 @@ class NvcreApp(ThemedApp[None]):
         self.live = live
         self._seen_version: str | None = None
         self.ui_store: ResourceStore | None = None
+        self.informer: Informer | None = None  # type: ignore[assignment]
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
@@ -77,6 +80,8 @@ class NvcreApp(ThemedApp[None]):
         if self.session is None:
             self.session = await SimSession.open(self.scenario, self.state_path, live=self.live)
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
+        self.informer = Informer(self.session.store)
+        await self.informer.start()
         if self.live:
             self.run_worker(self.session.engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
             self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
@@ -87,18 +92,20 @@ class NvcreApp(ThemedApp[None]):
         await self.push_screen(WallScreen() if self.wall else DashboardScreen())
 
     async def refresh_snapshot(self) -> None:
-        """Read a new snapshot when the store changed since the last one."""
-        assert self.session is not None
-        version = self.session.store.resource_version
+        """Take a new snapshot from the informer's cache when it changed since the last one."""
+        await asyncio.sleep(0)  # let pending watch events reach the cache first
+        version = self.informer.version
         if version != self._seen_version:
             self._seen_version = version
-            self.snapshot = await Snapshot.read(self.session.store)
+            self.snapshot = self.informer.snapshot()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "engine" and event.state == WorkerState.ERROR:
             self.notify(f"engine stopped: {event.worker.error}", severity="error", timeout=30)
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
+        if self.informer is not None:
+            await self.informer.stop()
         if self.session is not None:
             self.session.save()
 

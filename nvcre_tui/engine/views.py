@@ -17,6 +17,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, 
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
+SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
 # Map states from most to least urgent: a node shows the most urgent of its states.
 STATE_ORDER = ("failed", "suspect", "running", "inconclusive", "excluded", "passed", "untested")
 NODE_SPECIFIC_REASONS = {"HardwareFailureDetected", "SchedulingBlocked"}
@@ -36,9 +37,8 @@ class Snapshot:
     @classmethod
     async def read(cls, store: ResourceStore) -> Snapshot:
         """List each kind once."""
-        lists = {kind: await store.list(kind) for kind in (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)}
-        return cls(lists[NODE].items, lists[CERTIFICATION].items, lists[WORKFLOW].items, lists[JOB].items, lists[WORKLOADRUN].items,
-                   max((r.resource_version for r in lists.values()), key=int))
+        lists = [await store.list(kind) for kind in SNAPSHOT_KINDS]
+        return cls(*(result.items for result in lists), resource_version=max((r.resource_version for r in lists), key=int))
 
     def workflows_of(self, cert_name: str) -> list[Obj]:
         """The certification's Workflows, in category order."""

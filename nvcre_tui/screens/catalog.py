@@ -24,7 +24,7 @@ class CatalogScreen(Screen[None]):
     def __init__(self, catalog: Catalog | None = None) -> None:
         super().__init__()
         self.catalog = catalog or default_catalog()
-        self.keys = sorted(catalog.entries)
+        self.keys = sorted(self.catalog.entries)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -257,9 +257,6 @@ def test_the_wrapper_really_counts_creates() -> None:
     assert max(crashing.creates.values()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="events are written only after the engine's own status patch succeeds "
-                   "(context.py Context.patch_status -> Context.event in certification._finish, workflow._fail/_finalize, "
-                   "job._finish): an engine that dies between the two never emits the transition's event")
 def test_a_verdict_event_survives_a_crash_right_after_the_verdict() -> None:
     async def scenario_run() -> dict[str, list[Obj]]:
         store, clock, crashing, names = await world()

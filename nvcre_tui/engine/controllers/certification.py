@@ -142,5 +142,4 @@ async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str
     }
     if statuses:
         status["categoryStatuses"] = statuses
-    if await ctx.patch_status(CERTIFICATION, cert, status):
-        await ctx.event(cert, "Warning" if phase == "Failed" else "Normal", reason, message)
+    await ctx.transition(CERTIFICATION, cert, status, [("Warning" if phase == "Failed" else "Normal", reason, message)])

@@ -91,10 +91,24 @@ class Context:
                 raise NameCollision(f"{kind.kind} {meta['name']} exists and is not owned by {owner['kind']} {owner['metadata']['name']}") from None
             return existing
 
+    @staticmethod
+    def changes(obj: Obj, status: Obj) -> bool:
+        """Whether merging `status` would change obj.status."""
+        current = obj.get("status") or {}
+        return not all(current.get(key) == value for key, value in status.items())
+
+    async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool:
+        """Patch status, recording `events` (type, reason, message) first: an engine that dies between
+        the two still leaves the event (a repeat merges into the same Event, counted)."""
+        if not self.changes(obj, status):
+            return False
+        for type_, reason, message in events:
+            await self.event(obj, type_, reason, message)
+        return await self.patch_status(kind, obj, status)
+
     async def patch_status(self, kind: ResourceKind, obj: Obj, status: Obj) -> bool:
         """Merge `status` into obj.status if it changes anything; False on a conflict (next sweep retries)."""
-        current = obj.get("status") or {}
-        if all(current.get(key) == value for key, value in status.items()):
+        if not self.changes(obj, status):
             return False
         meta = obj["metadata"]
         try:

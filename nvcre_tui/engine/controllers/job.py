@@ -79,8 +79,7 @@ async def _create_run(ctx: Context, job: Obj) -> None:
         "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", "WorkloadCreated", f"WorkloadRun {name} created", ctx.now()),
         "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
     }
-    if await ctx.patch_status(JOB, job, status):
-        await ctx.event(job, "Normal", "WorkloadCreated", f"WorkloadRun {name} created on {len(group_nodes(job))} node(s)")
+    await ctx.transition(JOB, job, status, [("Normal", "WorkloadCreated", f"WorkloadRun {name} created on {len(group_nodes(job))} node(s)")])
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
@@ -188,9 +187,8 @@ async def _finish(
         tail = "\n".join(log[-TAIL_LINES:])[-4096:]
         status["failureLog"] = {"podName": f"{run['metadata']['name']}-launcher", "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
-    if await ctx.patch_status(JOB, job, status):
-        warning = phase == "Failed" or validation_failed
-        await ctx.event(job, "Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)
+    warning = phase == "Failed" or validation_failed
+    await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])
     if phase == "Failed" and (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
         await ctx.runner.stop(run)
 

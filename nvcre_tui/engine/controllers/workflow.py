@@ -63,8 +63,7 @@ def _job_reason(job: Obj) -> str:
 
 async def _fail(ctx: Context, wf: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
     conditions = cond.with_phase((wf.get("status") or {}).get("conditions"), "Failed", reason, message, ctx.now())
-    if await ctx.patch_status(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}):
-        await ctx.event(wf, "Warning", reason, message)
+    await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}, [("Warning", reason, message)])
 
 
 async def _partition(ctx: Context, wf: Obj, world: World) -> None:
@@ -98,10 +97,10 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     orch = {**base, "nodesPerJob": npj, "totalGroups": len(groups), "groups": [_group_status(g) for g in groups]}
     message = f"Discovered {len(found.nodes)} nodes, partitioned into {len(groups)} groups ({npj} nodes/job)"
     conditions = cond.with_phase(None, "InProgress", "GroupsPartitioned", message, ctx.now())
-    if await ctx.patch_status(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}):
-        await ctx.event(wf, "Normal", "GroupsPartitioned", message)
-        if excluded:
-            await ctx.event(wf, "Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}")
+    events = [("Normal", "GroupsPartitioned", message)]
+    if excluded:
+        events.append(("Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}"))
+    await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}, events)
 
 
 def _domains(nodes: list[Obj], key: str) -> dict[str, list[str]]:
@@ -154,8 +153,8 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
         ])
-        await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
-        await ctx.event(wf, "Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")
+        await ctx.transition(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None},
+                             [("Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")])
         return 0.0
     await _finalize(ctx, wf, orch, failed, jobs, history)
     return None
@@ -233,8 +232,7 @@ async def _finalize(
                                      "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
-    if await ctx.patch_status(WORKFLOW, wf, status):
-        await ctx.event(wf, "Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)
+    await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 
 
 def _count(n: int, noun: str) -> str:

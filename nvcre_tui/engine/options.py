@@ -16,6 +16,7 @@ from nvcre_tui.engine.apibase import (
     LocalObjectReference,
     Quantity,
     ResourceRequirements,
+    TargetSpec,
     WireModel,
     is_qualified_name,
 )
@@ -131,11 +132,13 @@ class CategoryOptions(WireModel):
 
 
 class Category(WireModel):
-    """One category of a certification: a catalog entry and its options."""
+    """One category of a certification: a catalog entry, its options, and (an nvcre extension) its own
+    target replacing spec.target, so categories on different nodes can run side by side."""
 
     domain: Annotated[str, Field(min_length=1)]
     variant: Annotated[str, Field(min_length=1)]
     options: CategoryOptions | None = None
+    target: TargetSpec | None = None
 
     @property
     def key(self) -> str:

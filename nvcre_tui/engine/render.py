@@ -138,7 +138,7 @@ def render_category(cert: Certification, index: int, nodes: list[Node], catalog:
         raise RenderError(f"unknown category {category.key}", "variant")
     user = cert.spec.category_options(index)
     try:
-        found = discover(nodes, cert.spec.target, _gpus_needed(catalog, user))
+        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user))
     except PlatformError as error:
         raise RenderError(str(error)) from None
     if not found.nodes:
@@ -172,7 +172,7 @@ def _workflow(
         if cert.metadata.uid else None
     )
     orchestration: dict[str, Any] = {
-        "target": cert.spec.target.to_wire(), "iterations": options.repeat_count, "nodesPerJob": npj, "perNode": entry.per_node,
+        "target": (cert.spec.categories[index].target or cert.spec.target).to_wire(), "iterations": options.repeat_count, "nodesPerJob": npj, "perNode": entry.per_node,
         "testScale": scale, "execution": {"maxConcurrent": options.max_concurrent, "timeoutPerJob": options.timeout_per_job},
     }
     if scale == "intra-rack":
@@ -217,7 +217,8 @@ def render_certification(cert: Certification, nodes: list[Node], catalog: Catalo
         try:
             rendered.append(render_category(cert, index, nodes, catalog))
         except RenderError as error:
-            field = {"target": "spec.target", None: f"spec.categories[{index}]"}.get(error.field, f"spec.categories[{index}].options.{error.field}")
+            target = f"spec.categories[{index}].target" if cert.spec.categories[index].target else "spec.target"
+            field = {"target": target, None: f"spec.categories[{index}]"}.get(error.field, f"spec.categories[{index}].options.{error.field}")
             problems.append(f"{where}: {field}: {error}")
     if problems:
         raise InputError(problems)

@@ -23,6 +23,7 @@ ALL4 = N[:4]
 EXPECT: dict[str, Expect] = {
     "all-pass-full-scale": Expect("PASSED", (OK,)),
     "all-pass-every-category": Expect("PASSED", (OK,) * 5),
+    "parallel-categories-disjoint-targets": Expect("PASSED", (OK, OK)),
     "slow-gpu-intra-node": Expect("FAILED", (("Failed", {N[2]: TV}),)),
     "slow-gpu-full-scale-blames-group": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
     "degraded-nic-only-at-full-scale": Expect("FAILED", (OK, ("Failed", dict.fromkeys(ALL4, TV)))),

@@ -212,6 +212,15 @@ def test_max_concurrent_is_respected_and_used(case: str, limit: int) -> None:
     assert most_at_once(groups) == limit
 
 
+def test_categories_on_disjoint_nodes_run_in_parallel() -> None:
+    workflows = run_case("parallel-categories-disjoint-targets").objects["Workflow"]
+    assert len(workflows) == 2
+    first, second = sorted(workflows, key=lambda wf: wf["status"]["startTime"])
+    assert at(second["status"]["startTime"]) < at(first["status"]["completionTime"])  # they overlap in time
+    nodes = [{n for g in groups_of(wf) for n in g["nodes"]} for wf in workflows]
+    assert nodes[0].isdisjoint(nodes[1])
+
+
 def test_disjoint_groups_run_side_by_side() -> None:
     [workflow] = run_case("full-scale-even-chunks").objects["Workflow"]
     assert most_at_once(groups_of(workflow)) == 2

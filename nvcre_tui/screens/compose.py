@@ -43,7 +43,7 @@ class ComposeScreen(NvcreScreen):
         Binding("ctrl+s", "submit", "Submit", id="compose.submit", tooltip="Create the Certification (refused while the form has problems)"),
         Binding("ctrl+o", "load_file", "Load file", id="compose.load", tooltip="Fill the form from a Certification YAML file"),
         Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
-        Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold"),
+        Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "app.pop_screen", "Back", id="compose.back"),
     ]
     DEFAULT_CSS = FIELD_CSS + """

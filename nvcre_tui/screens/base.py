@@ -14,7 +14,12 @@ if TYPE_CHECKING:
 
 
 class NvcreScreen(Screen[None]):
-    """A screen fed by `NvcreApp.snapshot`: override `show(snapshot)`."""
+    """A screen fed by `NvcreApp.snapshot`: override `show(snapshot)`.
+
+    HELP_WIDGETS: widget classes whose key bindings the `?` screen lists with this screen's.
+    """
+
+    HELP_WIDGETS: tuple[type, ...] = ()
 
     @property
     def nvcre(self) -> NvcreApp:

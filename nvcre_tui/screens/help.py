@@ -56,7 +56,8 @@ class HelpScreen(ModalScreen[None]):
                 continue
             table.add_row("", "")
             table.add_row(f"[u]{title}[/u]", "")
-            for binding in screen.BINDINGS:
+            bindings = [*screen.BINDINGS, *(b for widget in getattr(screen, "HELP_WIDGETS", ()) for b in widget.BINDINGS)]
+            for binding in bindings:
                 if isinstance(binding, Binding) and app.policy.allows(binding.action):
                     table.add_row(_keys(binding), binding.tooltip or binding.description)
         table.add_row("", "")

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Header, Static
 
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.log_view import LogView
+from nvcre_tui.widgets.log_view import LogLines, LogView
 
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
@@ -30,6 +30,7 @@ class LogsScreen(NvcreScreen):
     """The launcher log of one Job's WorkloadRun."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="logs.back")]
+    HELP_WIDGETS = (LogView, LogLines)
     DEFAULT_CSS = """
     LogsScreen #logs-header { height: auto; padding: 0 1; border-bottom: solid $panel; }
     """

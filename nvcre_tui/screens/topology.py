@@ -27,6 +27,7 @@ class TopologyScreen(NvcreScreen):
         Binding("z", "compact", "Compact", id="topology.compact"),
         Binding("escape", "back", "Back", id="topology.back"),
     ]
+    HELP_WIDGETS = (RackMap,)
     DEFAULT_CSS = """
     TopologyScreen #bar { height: 3; }
     TopologyScreen #key { width: 48; }

@@ -28,6 +28,7 @@ class WallScreen(NvcreScreen):
         Binding("right,space", "rotate", "Next", id="wall.next"),
         Binding("escape", "leave", "Leave", id="wall.leave"),
     ]
+    HELP_WIDGETS = (RackMap,)
     DEFAULT_CSS = """
     WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
     WallScreen #counters { height: 5; }

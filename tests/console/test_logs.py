@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-import nvcre_tui.widgets.log_view as log_view_module
+import nvcre_tui.widgets.log_lines as log_view_module
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario

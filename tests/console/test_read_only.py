@@ -44,7 +44,8 @@ async def test_every_binding_and_command_writes_nothing() -> None:
             screen = factory()  # type: ignore[operator]
             await app.push_screen(screen)
             await pilot.pause()
-            for binding in [*screen.BINDINGS, *app.BINDINGS]:
+            widget_bindings = [b for widget in getattr(screen, "HELP_WIDGETS", ()) for b in widget.BINDINGS]
+            for binding in [*screen.BINDINGS, *widget_bindings, *app.BINDINGS]:
                 assert isinstance(binding, Binding)
                 if binding.action in SKIP_ACTIONS:
                     continue

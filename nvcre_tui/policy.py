@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Actions that change the cluster (or the simulator's store). Read-only mode hides all of them.
-MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "delete_certification"})
+MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "delete_certification"})
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from nvcre_tui.engine.catalog import Catalog
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import certification_from_text, read_text
 from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.paths import data_dir
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
 from nvcre_tui.widgets.compose_form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
@@ -42,6 +43,7 @@ class ComposeScreen(NvcreScreen):
     BINDINGS = [
         Binding("ctrl+s", "submit", "Submit", id="compose.submit", tooltip="Create the Certification (refused while the form has problems)"),
         Binding("ctrl+o", "load_file", "Load file", id="compose.load", tooltip="Fill the form from a Certification YAML file"),
+        Binding("f3", "load_default", "Default", id="compose.default", tooltip="Fill the form with the default burn-in certification"),
         Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
         Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "app.pop_screen", "Back", id="compose.back"),
@@ -231,6 +233,12 @@ class ComposeScreen(NvcreScreen):
     @on(Button.Pressed, "#submit")
     async def _submit_pressed(self) -> None:
         await self.run_action("submit")
+
+    async def action_load_default(self) -> None:
+        """Fill the form with the shipped default certification (catalog/_defaults/certification.yaml)."""
+        path = data_dir("catalog") / "_defaults" / "certification.yaml"
+        await self.fill(certification_from_text(str(path), path.read_text(encoding="utf-8"), self.catalog))
+        self.notify("default certification: every node alone over NVLink and over its NICs")
 
     def action_load_file(self) -> None:
         """Ask for a Certification file and fill the form from it."""

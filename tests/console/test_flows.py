@@ -89,3 +89,52 @@ async def test_themes_switch_at_run_time(theme: str) -> None:
         app.run_command(f"theme {theme}")
         await pilot.pause()
         assert app.theme == theme
+
+
+async def test_new_user_flow_compose_default_submit_watch_map_drill_and_log() -> None:
+    """The issue's 'done when': compose the default certification, submit, watch the map change, reach
+    both faulty nodes' evidence and a log — all with keys."""
+    from nvcre_tui.screens.compose import ComposeScreen
+    from nvcre_tui.screens.logs import LogsScreen
+    from nvcre_tui.widgets.log_view import LogView
+
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeScreen)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen), "submit returns to the dashboard"
+        await session.engine.run_until_settled(max_seconds=200)
+        await app.refresh_snapshot()
+        await pilot.press("m")
+        await pilot.pause()
+        running = dict(app.screen._states)
+        assert any(state == "running" for state, _ in running.values())
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        finished = dict(app.screen._states)
+        assert finished["gpu-node-07"][0] == "failed" and finished["gpu-node-12"][0] == "failed"
+        assert finished != running  # the map changed as the run progressed
+        await pilot.press("escape", "enter")
+        await pilot.pause()
+        tree = app.screen.query_one(Tree)
+        detail = str(app.screen.query_one("#detail").render())
+        assert "gpu-node-07" in str(tree.cursor_node.label) and "measured 26" in detail
+        await pilot.press("f", "f")
+        await pilot.pause()
+        assert "gpu-node-12" in str(tree.cursor_node.label)
+        assert "measured 16" in str(app.screen.query_one("#detail").render())
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        lines = app.screen.query_one(LogView).log_lines.lines
+        assert any("gpu-node-12" in line for line in lines) and len(lines) > 20

@@ -138,3 +138,25 @@ async def test_new_user_flow_compose_default_submit_watch_map_drill_and_log() ->
         await pilot.pause()
         lines = app.screen.query_one(LogView).log_lines.lines
         assert any("gpu-node-12" in line for line in lines) and len(lines) > 20
+
+
+async def test_live_engine_runs_a_certification_to_its_end() -> None:
+    """The console's own engine loop on a running (scaled) clock: the default fleet, sped up."""
+    import asyncio
+
+    from nvcre_tui.engine.sim.scenario import default_scenario
+
+    fast = default_scenario().model_copy(update={"speed": 20000.0})
+    app = NvcreApp(scenario=fast, state_path=None, live=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await app.submit(certification_body(INTRA_NODE))
+        for _ in range(150):  # at most ~15 s of real time
+            await asyncio.sleep(0.1)
+            await app.refresh_snapshot()
+            cert = app.snapshot.certification("burn-in") if app.snapshot else None
+            if cert and (cert.get("status") or {}).get("summary", {}).get("result") not in (None, "RUNNING"):
+                break
+        await pilot.pause()
+        assert cert["status"]["summary"]["result"] == "FAILED"
+        assert cert["status"]["summary"]["failedNodes"] == 2
+        assert not [w for w in app.workers if w.group == "engine" and w.error]

@@ -21,6 +21,7 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.measure import Measured, measure
 from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
 from nvcre_tui.engine.nodes import node_name
+from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.thresholds import compile_thresholds, evaluate_thresholds, violations
 from nvcre_tui.engine.units import format_duration, parse_duration
@@ -91,12 +92,13 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | N
     grace = float(job["spec"].get("schedulingStallGraceSeconds", 300))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
     blocked = state.get("blockedNodes") or group_nodes(job)
-    if waited >= grace:
+    if waited >= grace and await _still(ctx, run, "Scheduling"):
         message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"
         failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
         await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
         return None
-    await _progress(ctx, job, "WorkloadPending", f"pods not scheduled yet ({format_duration(waited)} of {format_duration(grace)} grace)")
+    # No elapsed time in the message: a condition changes on transitions, not on every look.
+    await _progress(ctx, job, "WorkloadPending", f"pods not scheduled yet (grace period {format_duration(grace)})")
     return grace - waited
 
 
@@ -106,12 +108,12 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None
         await ctx.patch_status(JOB, job, {"workloadStartTime": started})
     budget = parse_duration(job["spec"].get("timeout") or "24h")
     elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
-    if elapsed >= budget:
+    if elapsed >= budget and await _still(ctx, run, "Running"):
         message = f"no result within timeoutPerJob {job['spec'].get('timeout')} (ran {format_duration(elapsed)})"
         failed = [{"name": name, "reason": "Timeout", "message": message} for name in group_nodes(job)]
         await _finish(ctx, job, run, "Failed", "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
         return None
-    await _progress(ctx, job, "WorkloadRunning", f"running for {format_duration(elapsed)}")
+    await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})")
     return budget - elapsed
 
 
@@ -156,6 +158,17 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
     await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", failed, measured=result,
                   validation=(reason, message), evidence=records, validation_failed=True)
     return None
+
+
+async def _still(ctx: Context, run: Obj, phase: str) -> bool:
+    """Whether the run is really still in `phase` now: let the runner bring it up to date first, so a run
+    that finished in time is never blamed because the engine looked late (a slow sweep, a restart)."""
+    await ctx.runner.reconcile_run(run)
+    try:
+        fresh = await ctx.store.get(WORKLOADRUN, run["metadata"]["name"], run["metadata"].get("namespace"))
+    except NotFound:
+        return False
+    return (fresh.get("status") or {}).get("phase") == phase
 
 
 _PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, "Failed": _failed, "Succeeded": _succeeded}

@@ -3,7 +3,7 @@
     python bench/tui.py [--rounds N]
 
 - idle frame:        `await pilot.pause()` on the topology map with nothing to do;
-- 1,000 changes:     1,000 node-state changes written to the store (group phases of a Workflow), then the
+- 1,000 changes:     1,000 node-state changes written to the store (Job status writes), then the
                      snapshot refresh and the map update they cause, until the app is idle again;
 - key press:         an arrow key on the map and `pilot.pause()`, idle vs while 1,000 store events per second
                      arrive (status patches, 50 every 50 ms).
@@ -20,47 +20,45 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nvcre_tui.app import NvcreApp  # noqa: E402
 from nvcre_tui.engine.session import SimSession  # noqa: E402
 from nvcre_tui.engine.sim.scenario import Scenario  # noqa: E402
-from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW  # noqa: E402
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW  # noqa: E402
 from nvcre_tui.screens.topology import TopologyScreen  # noqa: E402
 
 NODES, CLIQUES, GROUP = 4096, 128, 32
-PHASES = ("Pending", "Running", "Succeeded", "Failed")
 
 
 def scenario() -> Scenario:
     return Scenario.model_validate({"name": "bench: 4,096 nodes", "seed": 1, "nodes": [{"count": NODES, "cliques": CLIQUES, "nameDigits": 4}]})
 
 
-async def workflow_with_groups(session: SimSession) -> dict[str, Any]:
-    """A Workflow whose groups (one per node) we flip to make node-state changes through the store."""
+async def fleet_with_jobs(session: SimSession) -> list[str]:
+    """A finished Workflow with one single-node Job per node; a node-state change flips one Job's
+    failedNodes (one small status write: one store event), as the engine does when a job fails."""
     nodes = [n["metadata"]["name"] for n in (await session.store.list(NODE)).items]
-    body = {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
-        "metadata": {"name": "bench", "namespace": "default", "labels": {"nvcre.nvidia.com/certification": "bench"}},
-        "spec": {"jobTemplate": {"spec": {"workload": {"trainJob": {}}}}, "orchestration": {"testScale": "intra-node"}},
-    }
-    await session.store.create(WORKFLOW, body)
-    cert = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "bench", "namespace": "default"},
-            "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}}
-
-    await session.store.create(CERTIFICATION, cert)
-    groups = [{"name": f"group-{i}", "nodes": [name], "phase": "Pending"} for i, name in enumerate(nodes)]
+    meta = {"namespace": "default", "labels": {"nvcre.nvidia.com/certification": "bench"}}
+    await session.store.create(CERTIFICATION, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "bench", **meta},
+                                               "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})
+    await session.store.create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow", "metadata": {"name": "bench", **meta},
+                                          "spec": {"jobTemplate": {"spec": {"workload": {"trainJob": {}}}}, "orchestration": {"testScale": "intra-node"}}})
+    groups = [{"name": f"group-{i}", "nodes": [name], "phase": "Succeeded", "jobRef": f"job-{i}"} for i, name in enumerate(nodes)]
     await session.store.patch_status(WORKFLOW, "bench", "default", {"orchestration": {"groups": groups}})
-    return {"groups": groups}
+    for i, name in enumerate(nodes):
+        await session.store.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "spec": {"workload": {"trainJob": {}}}, "metadata": {
+            "name": f"job-{i}", "namespace": "default", "labels": {"nvcre.nvidia.com/workflow": "bench"},
+            "annotations": {"nvcre.nvidia.com/group-nodes": name}}})
+    return nodes
 
 
-async def change(session: SimSession, state: dict[str, Any], rng: random.Random, count: int) -> None:
-    """`count` node-state changes in one status write (one store event)."""
-    for group in rng.sample(state["groups"], count):
-        group["phase"] = rng.choice(PHASES)
-    await session.store.patch_status(WORKFLOW, "bench", "default", {"orchestration": {"groups": state["groups"]}})
+async def change(session: SimSession, nodes: list[str], rng: random.Random) -> None:
+    """One node-state change: a Job's node becomes failed (or passes again)."""
+    i = rng.randrange(len(nodes))
+    failed = [{"name": nodes[i], "reason": "ThresholdViolation", "message": "bench"}] if rng.random() < 0.5 else None
+    await session.store.patch_status(JOB, f"job-{i}", "default", {"failedNodes": failed})
 
 
 async def median_ms(rounds: int, step: Callable[[], Awaitable[None]]) -> float:
@@ -75,7 +73,7 @@ async def median_ms(rounds: int, step: Callable[[], Awaitable[None]]) -> float:
 async def run(rounds: int) -> dict[str, float]:
     rng = random.Random(7)
     session = await SimSession.open(scenario(), None)
-    state = await workflow_with_groups(session)
+    nodes = await fleet_with_jobs(session)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(TopologyScreen())
@@ -85,7 +83,8 @@ async def run(rounds: int) -> dict[str, float]:
             await pilot.pause()
 
         async def thousand() -> None:
-            await change(session, state, rng, 1000)
+            for _ in range(1000):
+                await change(session, nodes, rng)
             await app.refresh_snapshot()
             await pilot.pause()
 
@@ -103,7 +102,7 @@ async def run(rounds: int) -> dict[str, float]:
             due = time.perf_counter()
             while not stop.is_set():
                 for _ in range(50):  # 50 store events every 50 ms: 1,000 events per second
-                    await change(session, state, rng, 1)
+                    await change(session, nodes, rng)
                 sent[0] += 50
                 due += 0.05
                 await asyncio.sleep(max(0.0, due - time.perf_counter()))

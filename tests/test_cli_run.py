@@ -1,0 +1,57 @@
+"""`nvcre certification run` / `report` across processes (the state file), exit codes and output forms."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN_IN = ROOT / "examples" / "burn-in.yaml"
+
+
+def test_run_wait_then_report_from_the_state_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state, results = tmp_path / "state.json", tmp_path / "results.json"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--results-file", str(results)]) == 1
+    out, err = capsys.readouterr()
+    assert "Certification Report" in out and "Result:         FAILED" in out
+    assert "[watch] Certification failed." in err
+    written = json.loads(results.read_text())
+    assert written["failedNodes"] == ["gpu-node-07", "gpu-node-12"]
+    assert main(["certification", "report", "burn-in", "-o", "json", "--state", str(state)]) == 1  # a second "process"
+    again = json.loads(capsys.readouterr().out)
+    assert again["failedNodes"] == written["failedNodes"] and again["result"] == "FAILED"
+    assert main(["certification", "report", "burn-in", "-o", "junit", "--state", str(state)]) == 1
+    suite = ET.fromstring(capsys.readouterr().out).find("testsuite")
+    assert suite is not None and suite.get("failures") == "2" and suite.get("tests") == "2"
+
+
+def test_run_without_wait_leaves_it_running_and_report_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.json"
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--state", str(state)]) == 0
+    capsys.readouterr()
+    assert main(["certification", "report", "burn-in", "--state", str(state)]) == 3  # still running
+    assert "Result:         RUNNING" in capsys.readouterr().out
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--state", str(state)]) == 2  # same name again
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_timeout_prints_a_partial_report_and_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["certification", "run", "--cert-file", str(BURN_IN), "--wait", "--timeout", "10m", "--state", str(tmp_path / "s.json")])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert "Result:         RUNNING" in out and "the certification goes on" in err
+
+
+def test_report_of_an_unknown_certification_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certification", "report", "nope", "--state", str(tmp_path / "s.json")]) == 2
+    assert "certification 'nope' not found" in capsys.readouterr().err
+
+
+def test_bad_timeout_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--wait", "--timeout", "soon", "--state", str(tmp_path / "s.json")]) == 2
+    assert capsys.readouterr().err.startswith("--timeout: not a duration")

@@ -4,6 +4,7 @@ submitted and run to a known point before the app starts (no live engine, no wal
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from nvcre_tui.app import NvcreApp
@@ -42,6 +43,21 @@ async def session_with(*texts: str, settle: bool = True) -> SimSession:
         await session.store.create(CERTIFICATION, certification_body(text))
     if settle:
         await session.engine.run_until_settled()
+    return session
+
+
+def save_finished(path: Path, *texts: str) -> Path:
+    """Run these certifications to the end once and save the simulator state (tests reopen copies fast)."""
+    session = asyncio.run(session_with(*texts))
+    session.path = path
+    session.save()
+    return path
+
+
+async def reopen(state: Path) -> SimSession:
+    """A session from a saved state that never writes it back."""
+    session = await SimSession.open(default_scenario(), state)
+    session.path = None
     return session
 
 

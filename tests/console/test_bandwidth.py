@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import textual.constants
 from rich.style import Style
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
@@ -19,7 +18,6 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.parsers import parse_nccl
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.bandwidth import BandwidthScreen, job_rows, median_curve
 from nvcre_tui.widgets.bandwidth import (
@@ -36,7 +34,7 @@ from nvcre_tui.widgets.bandwidth import (
     spread,
 )
 
-from .harness import certification_body
+from .harness import save_finished
 
 INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
@@ -52,26 +50,11 @@ spec:
 WORKFLOW = "bw-communication-nccl-all-reduce"
 
 
-async def _finished_session() -> SimSession:
-    session = await SimSession.open(default_scenario(), None)
-    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
-    await session.engine.run_until_settled()
-    return session
-
-
 @pytest.fixture(scope="module")
 def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The settled simulator saved once; each test reopens a private copy."""
-    path = tmp_path_factory.mktemp("bandwidth") / "state.json"
-    session = asyncio.run(_finished_session())
-    session.path = path
-    session.save()
-    return path
+    return save_finished(tmp_path_factory.mktemp("bandwidth") / "state.json", INTRA_ALL_REDUCE)
 
-
-@pytest.fixture(autouse=True)
-def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")
 
 
 async def open_bandwidth(state: Path, pilot_size: tuple[int, int] = (120, 40)) -> NvcreApp:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import textual.constants
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
@@ -24,7 +23,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
 
-from .harness import certification_body
+from .harness import certification_body, save_finished
 
 INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
@@ -42,26 +41,11 @@ SLOW_JOB = f"{WORKFLOW}-group-6-iter-1"  # group-6 is gpu-node-07 (groups follow
 NCCL_ROW = re.compile(r"^\s+\d+\s+\d+\s+float\s+sum\s")
 
 
-async def _finished_session() -> SimSession:
-    session = await SimSession.open(default_scenario(), None)
-    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
-    await session.engine.run_until_settled()
-    return session
-
-
 @pytest.fixture(scope="module")
 def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The settled simulator saved once; each test reopens a private copy in a few milliseconds."""
-    path = tmp_path_factory.mktemp("logs") / "state.json"
-    session = asyncio.run(_finished_session())
-    session.path = path
-    session.save()
-    return path
+    """The settled simulator saved once; each test reopens a private copy."""
+    return save_finished(tmp_path_factory.mktemp("logs") / "state.json", INTRA_ALL_REDUCE)
 
-
-@pytest.fixture(autouse=True)
-def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")  # read at import; App.__init__ reads it
 
 
 async def open_app(state: Path) -> NvcreApp:

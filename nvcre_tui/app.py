@@ -106,7 +106,7 @@ class NvcreApp(ThemedApp[None]):
     async def on_unmount(self) -> None:
         if self.informer is not None:
             await self.informer.stop()
-        if self.session is not None:
+        if self.session is not None and not self.policy.read_only:  # a read-only console writes nothing, the state file included
             self.session.save()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Actions that change the cluster (or the simulator's store). Read-only mode hides all of them.
-MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "delete_certification"})
+# Actions that lead to a write: compose (and its form-filling actions) exists only to submit.
+# Read-only mode hides all of them.
+MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default"})
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.engine.apibase import DNS_LABEL
 from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
@@ -97,11 +100,32 @@ def run_command(args: argparse.Namespace) -> int:
     return asyncio.run(_run(args))
 
 
+def _check_name(option: str, value: str) -> None:
+    if not re.fullmatch(DNS_LABEL, value) or len(value) > 63:
+        raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
+
+
+def _check_results_file(path: str | None) -> None:
+    """A results file we cannot write is bad input, found before anything is created."""
+    if path and not os.access(Path(path).resolve().parent, os.W_OK):
+        raise InputError(f"--results-file: cannot write {path}: its folder does not exist or is not writable")
+
+
+def _saved(session: SimSession, console: Console) -> None:
+    if not session.save():
+        console.print(f"[yellow]{session.path} was changed by another nvcre process; this process's changes were not saved "
+                      "(use --state PATH to keep separate simulator states).[/]")
+
+
 async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     cert = load_certification(args.cert_file, catalog)
     if args.name:
+        _check_name("--name", args.name)
         cert.metadata.name = args.name
+    if args.results_file and not args.wait:
+        raise InputError("--results-file: needs --wait (the report is written when the run ends)")
+    _check_results_file(args.results_file)
     if args.timeout:
         try:
             timeout = parse_duration(args.timeout)
@@ -125,17 +149,21 @@ async def _run(args: argparse.Namespace) -> int:
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     if not args.wait:
         await session.engine.settle()
-        session.save()
+        _saved(session, console)
         console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {cert.metadata.name}`.")
         return EXIT_OK
     limit = timeout if args.timeout else _default_timeout(rendered)
+    started = session.clock.now()
     finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console)
-    session.save()
+    _saved(session, console)
     report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"])
-    _write_results(args.results_file, report)
     print(render_text(report), end="")
+    _write_results(args.results_file, report)
     if not finished:
-        console.print(f"[yellow]Timed out after {format_duration(limit)} of simulated time; the certification goes on.[/]\n"
+        waited = (session.clock.now() - started).total_seconds()
+        why = f"Timed out after {format_duration(limit)} of simulated time" if waited >= limit else \
+            f"The engine went idle after {format_duration(waited)} with the certification unfinished"
+        console.print(f"[yellow]{why}; the certification goes on.[/]\n"
                       f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
         return EXIT_TIMEOUT
     return RESULT_EXIT[report["result"]]
@@ -173,13 +201,15 @@ def report_command(args: argparse.Namespace) -> int:
 async def _report(args: argparse.Namespace) -> int:
     from nvcre_tui.engine.session import SimSession
 
+    _check_name("--namespace", args.namespace)
+    _check_results_file(args.results_file)
     session = await SimSession.open(_scenario(args.scenario), _state(args.state))
     await session.catch_up()
-    session.save()
     try:
         report = await report_of(session, args.name, args.namespace)
     except NotFound:
         raise InputError(f"certification {args.name!r} not found in namespace {args.namespace} of the simulator ({session.path})") from None
+    _saved(session, Console(stderr=True, highlight=False))
     _write_results(args.results_file, report)
     if args.output == "json":
         print(json.dumps(report, indent=2))

@@ -26,7 +26,14 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
 from nvcre_tui.engine.runners.base import Runner
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import (
+    CERTIFICATION,
+    JOB,
+    WORKFLOW,
+    WORKLOADRUN,
+    ResourceStore,
+)
 
 Obj = dict[str, Any]
 Reconciler = Callable[[Context, Obj, World], Awaitable[float | None]]
@@ -53,11 +60,22 @@ class Engine:
             for obj in world.objects[kind]:
                 if cond.is_terminal(obj) or obj["metadata"].get("deletionTimestamp"):
                     continue
-                delay = await reconcile(self.ctx, obj, world)
+                try:
+                    delay = await reconcile(self.ctx, obj, world)
+                except (Conflict, NotFound, AlreadyExists):
+                    delay = 1.0  # lost a race with another writer: look again shortly
+                except Exception as error:  # one broken object must not stop every other certification
+                    await self._quarantine(kind, obj, error)
+                    continue
                 if delay is not None:
                     wakeups.append(max(delay, 0.0))
+        finished_jobs = {job["metadata"]["uid"] for job in world.objects[JOB] if cond.is_terminal(job)}
         for run in world.objects[WORKLOADRUN]:
             if (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                owners = {ref.get("uid") for ref in run["metadata"].get("ownerReferences") or []}
+                if owners & finished_jobs:  # its Job gave up on it (timeout, hardware): free the GPUs
+                    await self.runner.stop(run)
+                    continue
                 delay = await self.runner.reconcile_run(run)
                 if delay is not None:
                     wakeups.append(max(delay, 0.0))
@@ -65,6 +83,15 @@ class Engine:
         if fleet is not None:
             wakeups.append(max(fleet, 0.0))
         return min(wakeups) if wakeups else None
+
+    async def _quarantine(self, kind: Any, obj: Obj, error: Exception) -> None:
+        """Fail an object its reconciler cannot handle, with the error as reason, instead of crashing."""
+        message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        conditions = cond.with_phase((obj.get("status") or {}).get("conditions"), "Failed", "ReconcileError", message, self.ctx.now())
+        try:
+            await self.ctx.transition(kind, obj, {"conditions": conditions}, [("Warning", "ReconcileError", message)])
+        except StoreError:
+            pass
 
     async def settle(self, *, strict: bool = True) -> float | None:
         """Sweep until a sweep writes nothing; the next wake-up. On a ManualClock (strict) a settle that

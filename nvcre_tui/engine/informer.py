@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from nvcre_tui.engine.store.errors import Gone
+from nvcre_tui.engine.store.errors import Gone, StoreError
 from nvcre_tui.engine.store.protocol import ResourceKind, ResourceStore
 from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
 
@@ -65,9 +65,11 @@ class Informer:
                     else:
                         self.cache[kind][self._key(event.object)] = event.object
                     self.version += 1
-                return
+                await asyncio.sleep(0.1)  # the server closed the watch: resume from where it stopped
             except Gone:  # fell behind the store's history: start again from a fresh list
                 resource_version = await self._list(kind)
+            except StoreError:
+                await asyncio.sleep(1.0)  # a transient error: back off, then watch again
 
     def snapshot(self) -> Snapshot:
         """The cached objects as a Snapshot (sorted like a list: namespace, then name)."""

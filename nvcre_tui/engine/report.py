@@ -141,7 +141,7 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
         jobs_by_wf.setdefault((job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow", ""), []).append(job)
     status = cert.get("status") or {}
     categories = []
-    for item in status.get("categoryStatuses") or [{"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"]["categories"]]:
+    for item in status.get("categoryStatuses") or [{"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []]:
         wf = by_name.get((item.get("workflowRef") or {}).get("name", ""))
         categories.append(category_report(item, wf, jobs_by_wf.get(wf["metadata"]["name"], []) if wf else []))
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}

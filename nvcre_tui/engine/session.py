@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,16 +48,22 @@ class SimSession:
     engine: Engine
     path: Path | None = None
     saved_at: datetime | None = None
+    save_id: str | None = None  # which save of the state file this session holds
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False) -> SimSession:
-        """Load the state file for this scenario (a different scenario starts a fresh fleet), or start one.
+        """Load the state file, or start a fresh fleet when there is none. A state file of another
+        scenario is refused (InputError), never replaced: it holds someone's certifications.
 
         live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
         running at the scenario's speed, for the console's engine loop.
         """
         data = _read_state(path) if path else None
-        resume = data is not None and data.get("scenario") == scenario.to_wire()
+        if data is not None and data.get("scenario") != scenario.to_wire():
+            held = (data.get("scenario") or {}).get("name", "another scenario")
+            raise InputError(f"{path}: holds the simulated fleet of scenario {held!r}, not {scenario.name!r}; "
+                             "pass --state PATH to keep a separate one (or delete the file to start afresh)")
+        resume = data is not None
         start = parse_time(data["clock"]) if resume else SIM_START  # type: ignore[index]
         if resume and live:  # the simulated fleet kept running while no process watched it
             start += (datetime.now(UTC) - parse_time(data["savedAt"])) * scenario.speed  # type: ignore[index]
@@ -65,7 +72,8 @@ class SimSession:
         saved_at = parse_time(data["savedAt"]) if resume else None  # type: ignore[index]
         fleet = SimulatedFleet(store, clock, scenario)
         runner = SimulatedRunner(store, clock, scenario, fleet)
-        session = cls(scenario, clock, store, fleet, runner, Engine(store, clock, catalog or default_catalog(), runner), path, saved_at)
+        session = cls(scenario, clock, store, fleet, runner, Engine(store, clock, catalog or default_catalog(), runner), path, saved_at,
+                      data.get("saveId") if data else None)
         await fleet.ensure_nodes()
         return session
 
@@ -77,16 +85,23 @@ class SimSession:
         wall = ((now or datetime.now(UTC)) - self.saved_at).total_seconds()
         await self.engine.run_until_settled(max_seconds=max(wall, 0.0) * self.scenario.speed)
 
-    def save(self) -> None:
-        """Write the state file atomically (temp file + rename)."""
+    def save(self) -> bool:
+        """Write the state file atomically (a temp file of this process + rename). Refused (False) when
+        another nvcre process saved the file since this one loaded it: last-writer-wins would silently
+        drop that process's certifications."""
         if self.path is None:
-            return
+            return False
+        on_disk = _read_state(self.path)
+        if on_disk is not None and on_disk.get("saveId") != self.save_id:
+            return False
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": STATE_VERSION, "scenario": self.scenario.to_wire(), "clock": format_time(self.clock.now()),
-                "savedAt": format_time(datetime.now(UTC)), "store": self.store.snapshot()}
-        temporary = self.path.with_suffix(".tmp")
+        self.saved_at, self.save_id = datetime.now(UTC), uuid.uuid4().hex
+        data = {"version": STATE_VERSION, "saveId": self.save_id, "scenario": self.scenario.to_wire(), "clock": format_time(self.clock.now()),
+                "savedAt": format_time(self.saved_at), "store": self.store.snapshot()}
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(data), encoding="utf-8")
         os.replace(temporary, self.path)
+        return True
 
 
 def _read_state(path: Path) -> dict[str, Any] | None:

@@ -85,7 +85,7 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         runtime = format_duration(((parse_time(end) if end else now) - parse_time(start)).total_seconds()) if start else "-"
         running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == "InProgress"]
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED"),
-                            summary.get("passedCategories") or f"0/{len(cert['spec']['categories'])}", int(summary.get("failedNodes") or 0),
+                            summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                             runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
     order = {"RUNNING": 0, "FAILED": 1, "INCOMPLETE": 2, "PASSED": 3}
     created = {c["metadata"]["name"]: c["metadata"].get("creationTimestamp") or "" for c in snapshot.certifications}
@@ -125,11 +125,20 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
                 _add(states, node, "inconclusive")
             group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
             for job in snapshot.jobs_of(wf["metadata"]["name"]):
-                for failed in (job.get("status") or {}).get("failedNodes") or []:
-                    alone = failed["reason"] in NODE_SPECIFIC_REASONS or len((job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",")) == 1
-                    if orch.get("diagnose") is None:
-                        _add(states, failed["name"], "failed" if alone else "suspect")
-                        details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+                members = [n for n in (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",") if n]
+                blamed = (job.get("status") or {}).get("failedNodes") or []
+                if orch.get("diagnose") is not None or not blamed:
+                    continue
+                # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group):
+                # failed. A whole group blamed together: suspect. Unblamed members of a failed group ran
+                # but proved nothing: inconclusive.
+                alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
+                for failed in blamed:
+                    _add(states, failed["name"], "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect")
+                    details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+                for name in set(members) - {f["name"] for f in blamed}:
+                    _add(states, name, "inconclusive")
+                    details.setdefault(name, f"in failed group {job['metadata']['name']}, not blamed")
             for failed in status.get("failedNodes") or []:
                 if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
                     _add(states, failed["name"], "failed")

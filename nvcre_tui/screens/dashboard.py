@@ -67,7 +67,7 @@ class DashboardScreen(NvcreScreen):
         except re.error:
             wanted = None
         table = self.query_one("#certs", DataTable)
-        cursor = table.cursor_row
+        selected = self._selected()  # keep the cursor on the same certification, not the same row number
         table.clear()
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
@@ -75,8 +75,8 @@ class DashboardScreen(NvcreScreen):
             glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
             table.add_row(row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running, key=row.name)
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+        if selected is not None and selected in table.rows:
+            table.move_cursor(row=table.get_row_index(selected))
         self.query_one("#empty").display = not snapshot.certifications
 
     def _selected(self) -> str | None:

@@ -65,7 +65,7 @@ class NodeScreen(NvcreScreen):
                 label(summary, key.split("/")[-1], node_labels(node).get(key, "-"))
         self.query_one("#summary", Static).update(summary)
         table = self.query_one("#results", DataTable)
-        cursor = table.cursor_row
+        selected = self._history[table.cursor_row]["job"] if 0 <= table.cursor_row < len(self._history) else None
         table.clear()
         self._history = node_history(snapshot, self.node)
         for row in self._history:
@@ -75,7 +75,8 @@ class NodeScreen(NvcreScreen):
             reason = "; ".join(f"{f['reason']}" for f in failures)  # type: ignore[union-attr]
             table.add_row(row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
         if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+            jobs = [row["job"] for row in self._history]
+            table.move_cursor(row=jobs.index(selected) if selected in jobs else 0)  # the same job, not the same row
             self._show_evidence(table.cursor_row)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

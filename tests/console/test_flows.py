@@ -160,3 +160,15 @@ async def test_live_engine_runs_a_certification_to_its_end() -> None:
         assert cert["status"]["summary"]["result"] == "FAILED"
         assert cert["status"]["summary"]["failedNodes"] == 2
         assert not [w for w in app.workers if w.group == "engine" and w.error]
+
+
+async def test_dashboard_cursor_stays_on_its_certification_when_rows_move() -> None:
+    session = await session_with(INTRA_NODE)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.screen.query_one("#certs", DataTable)
+        assert table.get_row_at(table.cursor_row)[0] == "burn-in"
+        assert await app.submit(certification_body(INTRA_NODE.replace("name: burn-in", "name: newer")))
+        await pilot.pause()
+        assert table.row_count == 2 and table.get_row_at(0)[0] == "newer"  # running certifications sort first
+        assert table.get_row_at(table.cursor_row)[0] == "burn-in"

@@ -13,8 +13,11 @@ from nvcre_tui.engine.api import Certification
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
+from nvcre_tui.engine.manifest import certification_problems
 from nvcre_tui.engine.render import RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+from nvcre_tui.engine.validation import validation_messages
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
@@ -27,11 +30,15 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
     try:
         model = Certification.model_validate(cert)
     except ValidationError as error:
-        await _finish(ctx, cert, "Failed", "InvalidSpec", f"invalid spec: {error.errors()[0]['msg']}", [])
+        await _finish(ctx, cert, "Failed", "InvalidSpec", "; ".join(validation_messages(error, cert["metadata"]["name"])[:3]), [])
         return None
     unknown = [c.key for c in model.spec.categories if ctx.catalog.find(c.domain, c.variant) is None]
     if unknown:
         await _finish(ctx, cert, "Failed", "CategoryNotFound", f"not in the catalog: {', '.join(unknown)}", [])
+        return None
+    problems = certification_problems(model, ctx.catalog)  # the same checks the CLI makes when it reads a file
+    if problems:
+        await _finish(ctx, cert, "Failed", "InvalidSpec", "; ".join(problems[:3]), [])
         return None
     workflows = {wf["metadata"]["name"]: wf for wf in world.children_of(cert, "Workflow")}
     previous = {(s["domain"], s["variant"], i): s for i, s in enumerate((cert.get("status") or {}).get("categoryStatuses") or [])}
@@ -42,6 +49,10 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         name = category_workflow_name(model, index)
         status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
         wf = workflows.get(name)
+        if wf is None and status["status"] == "InProgress" and await _workflow_gone(ctx, cert, name):
+            status.update(status="Failed", reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
+            statuses.append(status)
+            continue
         if wf is not None:
             status.update(_mirror(wf))
             if status["status"] not in ("Succeeded", "Failed"):
@@ -51,7 +62,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 rendered = render_category(model, index, world.nodes, ctx.catalog)
             except RenderError as error:
                 waited = ctx.clock.now() - parse_time(cert["metadata"]["creationTimestamp"])
-                if str(error).startswith("no eligible nodes") and waited < NODE_WAIT:
+                if error.field == "target" and waited < NODE_WAIT:
                     status.update(reason="WaitingForNodes", message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
                 else:
@@ -80,6 +91,15 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
     status.update(status="InProgress", reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
                   workflowRef={"name": created["metadata"]["name"], "namespace": created["metadata"].get("namespace")})
     await ctx.event(cert, "Normal", "WorkflowCreated", status["message"])
+
+
+async def _workflow_gone(ctx: Context, cert: Obj, name: str) -> bool:
+    """A running category's Workflow is missing from this sweep's view: confirm with a live read."""
+    try:
+        await ctx.store.get(WORKFLOW, name, cert["metadata"].get("namespace"))
+    except NotFound:
+        return True
+    return False
 
 
 def _mirror(wf: Obj) -> Obj:

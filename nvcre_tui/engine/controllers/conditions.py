@@ -47,7 +47,7 @@ def with_phase(conditions: list[Obj] | None, type_: str, reason: str, message: s
     for other in PHASE_TYPES:
         if other == type_:
             result = _set(result, other, "True", reason, message, now)
-        elif find(result, other) is not None or other != type_:
+        else:
             result = _set(result, other, "False", reason, "", now)
     return sorted(result, key=lambda c: c["type"])
 

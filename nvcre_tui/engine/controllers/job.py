@@ -19,11 +19,19 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.measure import Measured, measure
-from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
+from nvcre_tui.engine.nodehealth import (
+    DEFAULT_NODE_HEALTH,
+    compile_node_health,
+    flagged_nodes,
+)
 from nvcre_tui.engine.nodes import node_name
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
-from nvcre_tui.engine.thresholds import compile_thresholds, evaluate_thresholds, violations
+from nvcre_tui.engine.thresholds import (
+    compile_thresholds,
+    evaluate_thresholds,
+    violations,
+)
 from nvcre_tui.engine.units import format_duration, parse_duration
 
 Obj = dict[str, Any]
@@ -103,7 +111,7 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | N
 
 
 async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
-    started = state.get("startTime") or ctx.now()
+    started = state.get("startTime") or (job.get("status") or {}).get("workloadStartTime") or ctx.now()
     if not (job.get("status") or {}).get("workloadStartTime"):
         await ctx.patch_status(JOB, job, {"workloadStartTime": started})
     budget = parse_duration(job["spec"].get("timeout") or "24h")
@@ -203,7 +211,7 @@ async def _finish(
     warning = phase == "Failed" or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])
     if phase == "Failed" and (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-        await ctx.runner.stop(run)
+        await ctx.runner.stop(run)  # the engine's sweep also stops runs of failed Jobs, should this be cut short
 
 
 def _parser(job: Obj) -> str:

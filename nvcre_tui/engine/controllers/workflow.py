@@ -15,7 +15,12 @@ from nvcre_tui.engine.discovery import discover
 from nvcre_tui.engine.grouping import Group, PartitionError, domains_of, plan_groups
 from nvcre_tui.engine.nodes import node_labels, node_name
 from nvcre_tui.engine.platform import PlatformError
-from nvcre_tui.engine.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
+from nvcre_tui.engine.results import (
+    failed_nodes_configmap,
+    merge_failed,
+    succeeded_nodes_configmap,
+)
+from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 
 Obj = dict[str, Any]
@@ -38,6 +43,12 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     diagnosing = orch.get("diagnose") is not None
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
+        if group["phase"] == "Running" and job is None and await _job_gone(ctx, wf, group["jobRef"]):
+            group.update(phase="Failed", completionTime=ctx.now(), reason="JobDeleted")
+            if not diagnosing:
+                failed = merge_failed(failed, [{"name": n, "reason": "WorkloadFailed", "message": f"Job {group['jobRef']} was deleted while running"}
+                                               for n in group["nodes"]])
+            continue
         if group["phase"] == "Running" and job is not None and is_done(job):
             job_status = job.get("status") or {}
             group.update(
@@ -52,6 +63,15 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     await _launch(ctx, wf, orch, world)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
     return None
+
+
+async def _job_gone(ctx: Context, wf: Obj, name: str) -> bool:
+    """A Running group's Job is missing from this sweep's view: confirm with a live read (NVCRE #384)."""
+    try:
+        await ctx.store.get(JOB, name, wf["metadata"].get("namespace"))
+    except NotFound:
+        return True
+    return False
 
 
 def _job_reason(job: Obj) -> str:
@@ -189,7 +209,7 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
         tests = [t for t in state.evidence(node) if not t["passed"]]
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
-        source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or []), None)
+        source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or [] if f["name"] == node), None)
         reason = source["reason"] if source else "WorkloadFailed"
         message = f"diagnose confirmed faulty in {len(tests)} failed test(s): " + ", ".join(t["group"] for t in tests)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}

@@ -1,0 +1,113 @@
+"""The engine under bad objects and outside interference: it fails what it cannot handle, with a reason,
+and keeps running everything else. Also the simulator state file's protections."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.report import build_report
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.views import Snapshot, certification_rows, node_states
+
+Obj = dict[str, Any]
+SMALL = Scenario.model_validate({"name": "small", "seed": 3, "nodes": [{"count": 4, "cliques": 1}],
+                                 "faults": [{"type": "xid", "node": "gpu-node-02", "at": "2m"}]})
+FULL_SCALE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: NAME}
+spec:
+  target: {}
+  categories: [{domain: communication, variant: nccl-all-reduce}]
+"""
+
+
+def body(text: str, name: str) -> Obj:
+    cert = certification_from_text("t", text.replace("NAME", name), default_catalog()).to_wire()
+    cert["metadata"]["namespace"] = "default"
+    return cert
+
+
+async def test_a_broken_workflow_is_failed_with_its_error_and_others_go_on() -> None:
+    session = await SimSession.open(SMALL, None)
+    await session.store.create(CERTIFICATION, body(FULL_SCALE, "good"))
+    await session.store.create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+                                          "metadata": {"name": "broken", "namespace": "default"},
+                                          "spec": {"jobTemplate": {"spec": {}}, "orchestration": {}}})
+    await session.engine.run_until_settled()
+    broken = await session.store.get(WORKFLOW, "broken", "default")
+    assert cond.phase(broken) == "Failed"
+    assert cond.find(broken["status"]["conditions"], "Failed")["reason"] == "ReconcileError"
+    assert cond.is_terminal(await session.store.get(CERTIFICATION, "good", "default"))
+
+
+async def test_a_deleted_running_job_fails_its_group() -> None:
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, body(FULL_SCALE, "victim"))
+    await session.engine.run_until_settled(max_seconds=60)
+    [job] = (await session.store.list(JOB, "default")).items
+    await session.store.delete(JOB, job["metadata"]["name"], "default")
+    await session.engine.run_until_settled()
+    wf = (await session.store.list(WORKFLOW, "default")).items[0]
+    assert cond.phase(wf) == "Failed"
+    assert wf["status"]["orchestration"]["iterationHistory"][0]["groups"][0]["reason"] == "JobDeleted"
+    cert = await session.store.get(CERTIFICATION, "victim", "default")
+    assert cert["status"]["summary"]["result"] == "FAILED"
+
+
+async def test_specs_the_cli_would_refuse_fail_in_the_engine_too() -> None:
+    session = await SimSession.open(default_scenario(), None)
+    unmeasured = body(FULL_SCALE, "unmeasured")
+    unmeasured["spec"]["categories"][0]["options"] = {"thresholds": {"goodputRatio": "value >= 0.9"}}
+    no_categories = body(FULL_SCALE, "empty")
+    del no_categories["spec"]["categories"]
+    for cert in (unmeasured, no_categories):
+        await session.store.create(CERTIFICATION, cert)
+    await session.engine.run_until_settled()
+    for name, words in (("unmeasured", "does not measure goodputRatio"), ("empty", "spec.categories: required field is missing")):
+        cert = await session.store.get(CERTIFICATION, name, "default")
+        failed = cond.find(cert["status"]["conditions"], "Failed")
+        assert failed["status"] == "True" and failed["reason"] == "InvalidSpec" and words in failed["message"]
+    snapshot = await Snapshot.read(session.store)
+    rows = certification_rows(snapshot, datetime(2026, 1, 2).astimezone())
+    assert {r.name for r in rows} == {"unmeasured", "empty"}
+    assert build_report(no_categories | {"status": cert["status"]}, [], [])["categories"] == []
+
+
+async def test_map_blames_the_xid_node_alone_and_not_its_group_mates() -> None:
+    session = await SimSession.open(SMALL, None)
+    await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
+    await session.engine.run_until_settled()
+    states = node_states(await Snapshot.read(session.store), "xid")
+    assert states["gpu-node-02"][0] == "failed"
+    assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
+
+
+async def test_state_file_of_another_scenario_is_refused_not_replaced(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    session = await SimSession.open(default_scenario(), state)
+    assert session.save()
+    with pytest.raises(InputError, match="holds the simulated fleet of scenario"):
+        await SimSession.open(SMALL, state)
+    assert state.exists()
+
+
+async def test_a_save_never_overwrites_another_process_s_newer_save(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    assert (await SimSession.open(default_scenario(), state)).save()
+    first = await SimSession.open(default_scenario(), state)
+    second = await SimSession.open(default_scenario(), state)
+    await second.store.create(CERTIFICATION, body(FULL_SCALE, "from-second"))
+    assert second.save()
+    assert not first.save()  # would drop "from-second"
+    reopened = await SimSession.open(default_scenario(), state)
+    assert [c["metadata"]["name"] for c in (await reopened.store.list(CERTIFICATION)).items] == ["from-second"]

@@ -31,7 +31,8 @@ def _screen(name: str) -> Callable[[NvcreApp, str], Any]:
     def go(app: NvcreApp, _argument: str) -> None:
         from nvcre_tui.screens import registry
 
-        app.push_screen(registry.build(name))
+        if type(app.screen).__name__ != registry.SCREENS[name][1]:  # already there: do not stack another
+            app.push_screen(registry.build(name))
 
     return go
 

@@ -85,7 +85,7 @@ def _default_timeout(rendered: list[Any]) -> float:
         orch = item.workflow.spec.orchestration
         groups = max(1, len(item.groups))
         concurrent = orch.execution.max_concurrent or groups
-        waves = -(-groups // concurrent) if not orch.per_node and orch.test_scale != "intra-node" else 1
+        waves = -(-groups // concurrent)
         total += parse_duration(orch.execution.timeout_per_job or "1h") * orch.iterations * max(waves, 1) * (8 if orch.diagnose else 1)
     return max(total * 1.5, 1800.0)
 

@@ -160,6 +160,13 @@ class Certification(Resource):
     spec: CertificationSpec
     status: CertificationStatus | None = None
 
+    @model_validator(mode="after")
+    def _name_fits_a_label(self) -> Certification:
+        # The name is stamped into label values of every child (nvcre.nvidia.com/certification).
+        if len(self.metadata.name) > 63:
+            raise PydanticCustomError("name_length", "must be at most 63 characters (it becomes a label value)", {"key": "metadata.name"})
+        return self
+
 
 # --------------------------------------------------------------------------- WorkloadRun
 

@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 FAILED_KEY = "failed-nodes.json.gz"
+# NVCRE's NodeFailureReason enum, which NVSentinel's certification monitor filters on. Our finer reasons
+# are written as the nearest NVCRE reason, with the precise one leading the message.
+NVCRE_REASONS = {"HardwareFailureDetected", "ThresholdViolation", "WorkloadFailed"}
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
 
 
@@ -32,7 +35,11 @@ def _gzip_b64(data: bytes) -> str:
 
 def failed_nodes_configmap(name: str, failed: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The failed-nodes ConfigMap body (NVCRE fields only: name, reason, message)."""
-    rows = [{"name": f["name"], "reason": f["reason"], "message": f.get("message", "")} for f in merge_failed(failed)]
+    rows = [
+        {"name": f["name"], "reason": f["reason"], "message": f.get("message", "")} if f["reason"] in NVCRE_REASONS
+        else {"name": f["name"], "reason": "WorkloadFailed", "message": f"{f['reason']}: {f.get('message', '')}"}
+        for f in merge_failed(failed)
+    ]
     payload = json.dumps(rows, separators=(",", ":")).encode()
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "binaryData": {FAILED_KEY: _gzip_b64(payload)}}
 

@@ -65,8 +65,17 @@ class DrilldownScreen(NvcreScreen):
         summary = (cert.get("status") or {}).get("summary") or {}
         tree.root.set_label(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"))
         tree.root.data = {"kind": "cert", "cert": cert}
-        for wf in snapshot.workflows_of(self.certification):
-            self._add_category(tree.root, wf, snapshot)
+        workflows = {wf["metadata"]["name"]: wf for wf in snapshot.workflows_of(self.certification)}
+        for status in (cert.get("status") or {}).get("categoryStatuses") or []:
+            wf = workflows.get((status.get("workflowRef") or {}).get("name", ""))
+            if wf is not None:
+                self._add_category(tree.root, wf, snapshot)
+            else:  # never got a Workflow (waiting for nodes, cannot render): still say why
+                why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
+                tree.root.add_leaf(f"{MARK.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
+        condition = next((c for c in (cert.get("status") or {}).get("conditions") or [] if c.get("status") == "True"), None)
+        if condition and not workflows:
+            tree.root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
         tree.root.expand()
         for node in self._walk(tree.root):
             if self._key(node) in expanded:

@@ -18,6 +18,7 @@ from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 ROTATE_SECONDS = 15.0
+MAX_FAILURES = 20
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("running", "RUNNING"))
 
 
@@ -82,11 +83,13 @@ class WallScreen(NvcreScreen):
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
         self.query_one(RackMap).set_nodes([NodeCell(node_name(n), node_domain(n, "nvidia.com/gpu.clique"), NodeState(states[node_name(n)][0]))
                                            for n in snapshot.nodes])
-        failures = Text("Latest failures\n", style="bold")
-        for name, (state, detail) in sorted(states.items()):
-            if state in ("failed", "suspect"):
-                failures.append(f"{NodeState(state).glyph} {name}  ", style="bold")
-                failures.append(f"{detail[:120]}\n")
+        failures = Text("Failures\n", style="bold")
+        urgent = sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))
+        for _, name, state, detail in urgent[:MAX_FAILURES]:
+            failures.append(f"{NodeState(state).glyph} {name}  ", style="bold")
+            failures.append(f"{detail[:120]}\n")
+        if len(urgent) > MAX_FAILURES:
+            failures.append(f"... and {len(urgent) - MAX_FAILURES} more\n")
         self.query_one("#failures", Static).update(failures)
 
     def action_rotate(self) -> None:

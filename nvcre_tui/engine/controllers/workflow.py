@@ -248,8 +248,9 @@ async def _finalize(
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
         conditions = cond.with_phase(conditions, "Succeeded", reason, message, now)
-    conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
-                                     "a group missed a threshold" if validation else "", now)
+    if wf["spec"]["jobTemplate"]["spec"].get("thresholds"):  # as NVCRE: no thresholds, no ValidationFailed condition
+        conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
+                                         "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])

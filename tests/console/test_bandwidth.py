@@ -89,7 +89,7 @@ async def test_the_slow_gpu_node_is_the_only_outlier_with_its_value(finished_sta
         assert [(o.label, o.value) for o in screen.outliers] == [("gpu-node-07", values["gpu-node-07"])]
         assert "threshold value >= 400" in screen.outliers[0].reason and "below the median" in screen.outliers[0].reason
         listed = str(screen.query_one("#bw-outliers", Static).render())
-        assert f"✗ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
+        assert "✗ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
         histogram = str(screen.query_one(BandwidthHistogram).render())
         assert f"✗ gpu-node-07 {values['gpu-node-07']:.1f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
         rows = [line for line in histogram.splitlines() if "│" in line]

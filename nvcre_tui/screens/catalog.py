@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.binding import Binding
 
 from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.widgets.command_bar import CommandBar
 
 
 class CatalogScreen(Screen[None]):
@@ -30,6 +31,7 @@ class CatalogScreen(Screen[None]):
         yield Header()
         yield DataTable(cursor_type="row", zebra_stripes=True, id="categories")
         yield Static(id="description")
+        yield CommandBar()
         yield Footer()
 
     def on_mount(self) -> None:

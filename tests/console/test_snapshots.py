@@ -47,3 +47,7 @@ def test_wall(snap_compare: Any) -> None:
 
 def test_help_read_only(snap_compare: Any) -> None:
     assert snap_compare(app_with(INTRA_NODE, read_only=True), terminal_size=(120, 40), run_before=_keys("question_mark"))
+
+
+def test_catalog_screen(snap_compare: Any) -> None:
+    assert snap_compare(app_with(), terminal_size=(120, 40), run_before=_keys("colon", *"catalog", "enter"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
 WIDTH = 66
@@ -69,7 +69,7 @@ def _category_rows(category: Obj) -> list[str]:
     if category.get("failedGroups"):
         rows.append("Failed Groups:")
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:
-            rows.append(f"  ✗ {group['name']} ({group['nodeCount']} nodes): {group['reason']}")
+            rows.append(f"  ✗ {group['name']} ({count(group['nodeCount'], 'node')}): {group['reason']}")
             rows += failure_lines(group.get("failedNodes") or [], "      ")
             log = group.get("failureLog") or {}
             if log.get("tail"):

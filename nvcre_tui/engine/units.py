@@ -54,6 +54,11 @@ def format_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+def count(n: int, noun: str) -> str:
+    """"1 node", "2 nodes"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def parse_max_bytes(text: str) -> int:
     """nccl-tests -e size such as "16G" in bytes (K/M/G/T are powers of 1024, as nccl-tests reads them)."""
     match = re.match(r"^([0-9]+)(K|M|G|T)?$", text)

@@ -14,11 +14,12 @@ from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
-from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
+from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
 MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Pending": "·"}
@@ -111,7 +112,7 @@ class DrilldownScreen(NvcreScreen):
 
     def _add_group(self, parent: TreeNode[Any], group: Obj, job: Obj | None, wf: Obj) -> None:
         busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
-        text = f"{MARK.get(group.get('phase', 'Pending'), '·')} {group['name']} ({len(group['nodes'])} nodes)"
+        text = f"{MARK.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
         blamed = {f["name"]: f for f in ((job or {}).get("status") or {}).get("failedNodes") or []}

@@ -22,6 +22,7 @@ from nvcre_tui.engine.results import (
 )
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
+from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
@@ -240,10 +241,10 @@ async def _finalize(
     if failed or unresolved or (failed_groups and not diagnosing):
         hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
-        message = f"{_count(len(failed_groups), 'group')} failed across {_count(len(history), 'iteration')}; {_count(len(failed_names), 'node')} blamed"
+        message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
         if diagnosing:
             reason = "FaultyNodesConfirmed" if failed else "DiagnosisUnresolved"
-            message = "; ".join([f"Diagnosis complete: {_count(len(failed_names), 'faulty node')} confirmed", *(unresolved or [])])
+            message = "; ".join([f"Diagnosis complete: {count(len(failed_names), 'faulty node')} confirmed", *(unresolved or [])])
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
@@ -254,10 +255,6 @@ async def _finalize(
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 __all__ = ["reconcile_workflow", "LABEL_WORKFLOW"]

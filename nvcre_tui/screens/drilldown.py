@@ -106,7 +106,7 @@ class DrilldownScreen(NvcreScreen):
             holder = branch
             if len(history) > 1:
                 word = "round" if diagnose else "iteration"
-                holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration"})
+                holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration", "workflow": wf, "iteration": record["iteration"]})
             for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
                 self._add_group(holder, group, jobs.get(group.get("jobRef") or ""), wf)
 
@@ -131,9 +131,11 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _key_of(data: Any) -> tuple[str, ...]:
+        # Job names carry the iteration (or diagnose round), so same-named groups of different iterations differ.
         data = data or {}
-        return (data.get("kind", ""), (data.get("workflow") or {}).get("metadata", {}).get("name", ""),
-                (data.get("group") or {}).get("name", ""), data.get("node", ""))
+        group = data.get("group") or {}
+        return (data.get("kind", ""), (data.get("workflow") or {}).get("metadata", {}).get("name", ""), str(data.get("iteration", "")),
+                group.get("jobRef") or "", group.get("name", ""), data.get("node", ""))
 
     def _key(self, node: TreeNode[Any]) -> tuple[str, ...]:
         return self._key_of(node.data)

@@ -30,6 +30,7 @@ from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, Sto
 from nvcre_tui.engine.store.protocol import (
     CERTIFICATION,
     JOB,
+    NODE,
     WORKFLOW,
     WORKLOADRUN,
     ResourceStore,
@@ -127,7 +128,7 @@ class Engine:
     async def run(self, *, idle_poll: float = 5.0) -> None:
         """The live loop (console, cluster): sweep, then wait for a wake-up or any store change."""
         changed = asyncio.Event()
-        watchers = [asyncio.create_task(self._notify_on_change(kind, changed)) for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)]
+        watchers = [asyncio.create_task(self._notify_on_change(kind, changed)) for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE)]
         try:
             while True:
                 changed.clear()

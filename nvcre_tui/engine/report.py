@@ -89,7 +89,7 @@ def _cliques(workflow: Obj) -> list[Obj]:
     ]
 
 
-def _largest_bandwidth(workflow: Obj, jobs: dict[str, Obj]) -> Obj | None:
+def _bandwidth_summary(workflow: Obj, jobs: dict[str, Obj]) -> Obj | None:
     values = [j["status"]["measurements"] for j in jobs.values() if (j.get("status") or {}).get("measurements", {}).get("busBandwidthGBps") is not None]
     if not values:
         return None
@@ -126,7 +126,7 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
         "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
         "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
         "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(workflow), "groupBandwidth": bandwidth,
-        "bandwidth": _largest_bandwidth(workflow, by_name), "training": _training(by_name), "iterations": iterations,
+        "bandwidth": _bandwidth_summary(workflow, by_name), "training": _training(by_name), "iterations": iterations,
     })
     if orch.get("diagnose") is not None:
         row["diagnose"] = orch["diagnose"]

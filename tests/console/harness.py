@@ -29,6 +29,21 @@ spec:
 """
 
 
+def intra_all_reduce(name: str) -> str:
+    """One category: every node alone on all-reduce, against 400 GB/s (gpu-node-07 misses it)."""
+    return f"""apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {{name: {name}}}
+spec:
+  target: {{nodeSelector: {{nvidia.com/gpu.present: "true"}}}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {{testScale: intra-node}}
+  options: {{thresholds: {{busBandwidthGBps: "value >= 400"}}}}
+"""
+
+
 def certification_body(text: str = INTRA_NODE) -> dict[str, Any]:
     """A validated Certification, as the console submits it."""
     body = certification_from_text("test", text, default_catalog()).to_wire()

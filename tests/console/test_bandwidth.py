@@ -34,19 +34,9 @@ from nvcre_tui.widgets.bandwidth import (
     spread,
 )
 
-from .harness import save_finished
+from .harness import intra_all_reduce, save_finished
 
-INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: bw}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: intra-node}
-  options: {thresholds: {busBandwidthGBps: "value >= 400"}}
-"""
+INTRA_ALL_REDUCE = intra_all_reduce("bw")
 WORKFLOW = "bw-communication-nccl-all-reduce"
 
 

@@ -23,19 +23,9 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
 
-from .harness import certification_body, save_finished
+from .harness import certification_body, intra_all_reduce, save_finished
 
-INTRA_ALL_REDUCE = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: logs}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: intra-node}
-  options: {thresholds: {busBandwidthGBps: "value >= 400"}}
-"""
+INTRA_ALL_REDUCE = intra_all_reduce("logs")
 WORKFLOW = "logs-communication-nccl-all-reduce"
 SLOW_JOB = f"{WORKFLOW}-group-6-iter-1"  # group-6 is gpu-node-07 (groups follow node order)
 NCCL_ROW = re.compile(r"^\s+\d+\s+\d+\s+float\s+sum\s")

@@ -15,7 +15,6 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
 from nvcre_tui.engine.manifest import certification_problems
 from nvcre_tui.engine.render import RenderError, category_workflow_name, render_category
-from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.validation import validation_messages
 
@@ -49,7 +48,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         name = category_workflow_name(model, index)
         status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
         wf = workflows.get(name)
-        if wf is None and status["status"] == "InProgress" and await _workflow_gone(ctx, cert, name):
+        if wf is None and status["status"] == "InProgress" and await ctx.is_gone(WORKFLOW, name, cert["metadata"].get("namespace")):
             status.update(status="Failed", reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
             statuses.append(status)
             continue
@@ -91,15 +90,6 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
     status.update(status="InProgress", reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
                   workflowRef={"name": created["metadata"]["name"], "namespace": created["metadata"].get("namespace")})
     await ctx.event(cert, "Normal", "WorkflowCreated", status["message"])
-
-
-async def _workflow_gone(ctx: Context, cert: Obj, name: str) -> bool:
-    """A running category's Workflow is missing from this sweep's view: confirm with a live read."""
-    try:
-        await ctx.store.get(WORKFLOW, name, cert["metadata"].get("namespace"))
-    except NotFound:
-        return True
-    return False
 
 
 def _mirror(wf: Obj) -> Obj:

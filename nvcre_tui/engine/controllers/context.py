@@ -124,6 +124,15 @@ class Context:
         await self.store.record_event(obj, type_, reason, message)
         self.writes += 1
 
+    async def is_gone(self, kind: ResourceKind, name: str, namespace: str | None) -> bool:
+        """Confirm with a live read that a child missing from this sweep's view is really gone
+        (a cache miss must not fail anything: NVCRE #384)."""
+        try:
+            await self.store.get(kind, name, namespace)
+        except NotFound:
+            return True
+        return False
+
     async def delete(self, kind: ResourceKind, obj: Obj) -> None:
         """Delete an object if it is still there."""
         try:

@@ -20,7 +20,6 @@ from nvcre_tui.engine.results import (
     merge_failed,
     succeeded_nodes_configmap,
 )
-from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
@@ -44,7 +43,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     diagnosing = orch.get("diagnose") is not None
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
-        if group["phase"] == "Running" and job is None and await _job_gone(ctx, wf, group["jobRef"]):
+        if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
             group.update(phase="Failed", completionTime=ctx.now(), reason="JobDeleted")
             if not diagnosing:
                 failed = merge_failed(failed, [{"name": n, "reason": "WorkloadFailed", "message": f"Job {group['jobRef']} was deleted while running"}
@@ -64,15 +63,6 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     await _launch(ctx, wf, orch, world)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
     return None
-
-
-async def _job_gone(ctx: Context, wf: Obj, name: str) -> bool:
-    """A Running group's Job is missing from this sweep's view: confirm with a live read (NVCRE #384)."""
-    try:
-        await ctx.store.get(JOB, name, wf["metadata"].get("namespace"))
-    except NotFound:
-        return True
-    return False
 
 
 def _job_reason(job: Obj) -> str:

@@ -15,19 +15,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import statistics
-import sys
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from timing import median_ms
 
-from nvcre_tui.app import NvcreApp  # noqa: E402
-from nvcre_tui.engine.session import SimSession  # noqa: E402
-from nvcre_tui.engine.sim.scenario import Scenario  # noqa: E402
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW  # noqa: E402
-from nvcre_tui.screens.topology import TopologyScreen  # noqa: E402
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
+from nvcre_tui.screens.topology import TopologyScreen
 
 NODES, CLIQUES, GROUP = 4096, 128, 32
 
@@ -59,15 +55,6 @@ async def change(session: SimSession, nodes: list[str], rng: random.Random) -> N
     i = rng.randrange(len(nodes))
     failed = [{"name": nodes[i], "reason": "ThresholdViolation", "message": "bench"}] if rng.random() < 0.5 else None
     await session.store.patch_status(JOB, f"job-{i}", "default", {"failedNodes": failed})
-
-
-async def median_ms(rounds: int, step: Callable[[], Awaitable[None]]) -> float:
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        await step()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 async def run(rounds: int) -> dict[str, float]:

@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
-import time
-from collections.abc import Awaitable, Callable
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 from textual.app import App, ComposeResult  # noqa: E402 - after the environment it reads at import
 from textual.pilot import Pilot  # noqa: E402
+from timing import median_ms, timed_ms
 
 from nvcre_tui.widgets.log_view import LogLines, LogView  # noqa: E402
 
@@ -41,16 +39,6 @@ def synthetic(count: int) -> list[str]:
     """Kubelet-stamped lines of 40 to 190 characters, like an nccl-tests log with NCCL INFO noise."""
     return [f"2026-01-01T00:00:{i % 60:02d}.{i:09d}Z gpu-node-{i % 32:02d}:{i}:{i * 7 % 99991} [{i % 8}] NCCL INFO "
             f"line {i:06d} {'x' * (i * 7919 % 150)}" for i in range(count)]
-
-
-async def timed_ms(step: Callable[[], Awaitable[object]]) -> float:
-    start = time.perf_counter()
-    await step()
-    return (time.perf_counter() - start) * 1000
-
-
-async def median_ms(rounds: int, step: Callable[[], Awaitable[object]]) -> float:
-    return statistics.median([await timed_ms(step) for _ in range(rounds)])
 
 
 async def run(count: int, rounds: int) -> dict[str, float]:

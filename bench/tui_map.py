@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import statistics
 import time
-from collections.abc import Awaitable, Callable
 
 from textual.app import ComposeResult
 from textual.pilot import Pilot
 from textual.strip import Strip
+from timing import median_ms
 
 from nvcre_tui.theme import ThemedApp
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
@@ -53,15 +52,6 @@ def fleet(rng: random.Random) -> list[NodeCell]:
 def changes(rng: random.Random, names: list[str], count: int) -> dict[str, NodeState]:
     states = list(NodeState)
     return {name: rng.choice(states) for name in rng.sample(names, count)}
-
-
-async def median_ms(rounds: int, step: Callable[[], Awaitable[None]]) -> float:
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        await step()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 async def feed(rack_map: RackMap, rng: random.Random, names: list[str], stop: asyncio.Event) -> int:

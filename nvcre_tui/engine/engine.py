@@ -1,110 +1,251 @@
-"""The engine: level-triggered sweeps over the store.
+"""The engine: level-triggered controllers fed by one watch cache through a work queue.
 
-One sweep reads every swept kind once and reconciles each unfinished object: Certifications, then
-Workflows, Jobs and WorkloadRuns (the runner), then fleet-level simulator actions. Reconcilers only
-write through the store, so an engine killed at any point and started again on the same store reaches
-the same outcome (child names are deterministic; a create that meets "already exists" is a no-op).
+The cache lists each kind once and then follows its watch. A change to an object queues that object and
+its controller owner (a Job's change wakes its Workflow, a Workflow's its Certification); a Node's change
+queues the unfinished Jobs running on it (node health) and whatever still waits for nodes. A reconcile
+reads the cache and writes through the store; its return value asks for another look after a delay.
+Nothing lives only in memory, so an engine killed at any point and started again on the same store
+reaches the same outcome (child names are deterministic; a create that meets "already exists" is a no-op).
 
-`run_until_settled` drives a ManualClock (tests, `--wait` on the simulator): sweep until nothing
-changes, then jump the clock to the earliest requested wake-up. `run` is the live loop: sweep, then
-sleep until the next wake-up or a store change, whichever comes first.
+Errors: a lost race (Conflict, NotFound, AlreadyExists) looks again shortly; a transient API error
+(retryable: 429, 5xx, timeouts, dropped connections) requeues the object with backoff and never fails
+anything; any other error fails that one object with ReconcileError and the engine goes on.
+
+`run_until_settled` drives a ManualClock (tests, `--wait` on the simulator): work until the queue holds
+nothing due, then jump the clock to the earliest due key. `run` is the live loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable
+import copy
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Hashable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from nvcre_tui.engine.catalog import Catalog
-from nvcre_tui.engine.clock import Clock, ManualClock
+from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.job import reconcile_job
+from nvcre_tui.engine.controllers.job import GROUP_NODES, reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
+from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_finished
 from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import (
-    CERTIFICATION,
-    JOB,
-    NODE,
-    WORKFLOW,
-    WORKLOADRUN,
-    ResourceStore,
-)
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from nvcre_tui.engine.workqueue import WorkQueue
+
+__all__ = ["Engine", "ENGINE_KINDS", "INDEXED_LABELS", "engine_cache", "Metrics"]
 
 Obj = dict[str, Any]
 Reconciler = Callable[[Context, Obj, World], Awaitable[float | None]]
-RECONCILERS: tuple[tuple[Any, Reconciler], ...] = (
-    (CERTIFICATION, reconcile_certification),
-    (WORKFLOW, reconcile_workflow),
-    (JOB, reconcile_job),
-)
-MAX_SWEEPS_PER_INSTANT = 200
+RECONCILERS: dict[ResourceKind, Reconciler] = {
+    CERTIFICATION: reconcile_certification,
+    WORKFLOW: reconcile_workflow,
+    JOB: reconcile_job,
+    WORKLOADRUN: reconcile_workloadrun,
+}
+ENGINE_KINDS: tuple[ResourceKind, ...] = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)
+INDEXED_LABELS = ("nvcre.nvidia.com/certification", "nvcre.nvidia.com/workflow")
+KIND_BY_NAME = {kind.kind: kind for kind in RECONCILERS}
+FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons) are one more queue key
+LOST_RACE_SECONDS = 1.0
+MAX_PASSES_PER_INSTANT = 400
+WATCH_DRAIN_YIELDS = 3
+
+
+class Metrics(Protocol):
+    """What the engine reports to (engine/metrics.py's EngineMetrics has it)."""
+
+    def observe_reconcile(self, kind: str, seconds: float, error: str | None = None) -> None: ...
+
+
+def engine_cache(store: ResourceStore) -> WatchCache:
+    """A watch cache of every kind the engine (and the console) reads."""
+    return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS)
 
 
 class Engine:
-    """Reconciles every nvcre object in a store until it settles."""
+    """Reconciles every nvcre object in a store."""
 
-    def __init__(self, store: ResourceStore, clock: Clock, catalog: Catalog, runner: Runner) -> None:
-        self.store, self.clock, self.runner = store, clock, runner
-        self.ctx = Context(store=store, clock=clock, catalog=catalog, runner=runner)
+    def __init__(self, store: ResourceStore, clock: Clock, catalog: Catalog, runner: Runner, *,
+                 cache: WatchCache | None = None, metrics: Metrics | None = None) -> None:
+        self.cache = cache or engine_cache(store)
+        self._owns_cache = cache is None
+        self.store = store if isinstance(store, WriteThroughStore) and store.cache is self.cache else WriteThroughStore(store, self.cache)
+        self.clock, self.runner, self.metrics = clock, runner, metrics
+        self.ctx = Context(store=self.store, clock=clock, catalog=catalog, runner=runner)
+        self.world = World(self.cache)
+        self.queue = WorkQueue(clock)
+        self.reconciles: Counter[str] = Counter()
+        self.cpu_seconds = 0.0  # process time spent reconciling (the bench divides it by job transitions)
+        self._jobs_on_node: dict[str, set[Key]] = {}
+        self._started = False
+        self.cache.subscribe(self._on_change)
 
-    async def sweep(self) -> float | None:
-        """Reconcile everything once; returns the earliest wake-up in seconds (None: nothing scheduled)."""
-        world = await World.read(self.store)
-        wakeups: list[float] = []
-        for kind, reconcile in RECONCILERS:
-            for obj in world.objects[kind]:
-                if cond.is_terminal(obj) or obj["metadata"].get("deletionTimestamp"):
-                    continue
-                try:
-                    delay = await reconcile(self.ctx, obj, world)
-                except (Conflict, NotFound, AlreadyExists):
-                    delay = 1.0  # lost a race with another writer: look again shortly
-                except Exception as error:  # one broken object must not stop every other certification
-                    await self._quarantine(kind, obj, error)
-                    continue
-                if delay is not None:
-                    wakeups.append(max(delay, 0.0))
-        finished_jobs = {job["metadata"]["uid"] for job in world.objects[JOB] if cond.is_terminal(job)}
-        for run in world.objects[WORKLOADRUN]:
-            if (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-                owners = {ref.get("uid") for ref in run["metadata"].get("ownerReferences") or []}
-                if owners & finished_jobs:  # its Job gave up on it (timeout, hardware): free the GPUs
-                    await self.runner.stop(run)
-                    continue
-                delay = await self.runner.reconcile_run(run)
-                if delay is not None:
-                    wakeups.append(max(delay, 0.0))
-        fleet = await self.runner.tick()
-        if fleet is not None:
-            wakeups.append(max(fleet, 0.0))
-        return min(wakeups) if wakeups else None
+    # ----- lifecycle ------------------------------------------------------------------------------------
 
-    async def _quarantine(self, kind: Any, obj: Obj, error: Exception) -> None:
+    async def start(self) -> None:
+        """Fill the cache (list once) and queue every object for a first look."""
+        if self._started:
+            return
+        self._started = True
+        await self.cache.start()
+        for kind in RECONCILERS:
+            for key, obj in self.cache.objects[kind].items():
+                self._track_job(kind, None, obj)
+                self.queue.add((kind, key))
+        self.queue.add(FLEET)
+
+    async def stop(self) -> None:
+        """End the cache's watches when this engine made the cache (a shared cache is its owner's)."""
+        if self._owns_cache:
+            await self.cache.stop()
+        self._started = False
+
+    # ----- change -> queue ---------------------------------------------------------------------------------
+
+    def _on_change(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        """Queue what a change concerns. Never raises: a malformed object must not stop the cache."""
+        try:
+            obj = new if new is not None else old
+            assert obj is not None
+            if kind is NODE:
+                self._node_changed(obj)
+                return
+            self._track_job(kind, old, new)
+            if not own or old is None:  # our own status write needs no second look; a new child does
+                self.queue.add((kind, key_of(obj)))
+            for ref in obj["metadata"].get("ownerReferences") or []:
+                owner_kind = KIND_BY_NAME.get(ref.get("kind")) if isinstance(ref, dict) and ref.get("controller") else None
+                if owner_kind is not None:
+                    self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))
+            if kind is JOB and new is not None and cond.is_terminal(new):
+                for run in self.cache.owned_by(new["metadata"]["uid"], WORKLOADRUN):
+                    if not run_finished(run):  # its Job gave up on it: stop it and free the GPUs
+                        self.queue.add((WORKLOADRUN, key_of(run)))
+        except Exception:  # noqa: BLE001 - the reconcile of that object reports what is wrong with it
+            return
+
+    def _track_job(self, kind: ResourceKind, old: Obj | None, new: Obj | None) -> None:
+        """Index unfinished Jobs by the nodes of their group (the group-nodes annotation)."""
+        if kind is not JOB:
+            return
+        for obj, keep in ((old, False), (new, True)):
+            if obj is None:
+                continue
+            text = (obj["metadata"].get("annotations") or {}).get(GROUP_NODES)
+            for name in text.split(",") if isinstance(text, str) else ():
+                jobs = self._jobs_on_node.setdefault(name, set())
+                if keep and not cond.is_terminal(obj):
+                    jobs.add(key_of(obj))
+                else:
+                    jobs.discard(key_of(obj))
+
+    def _node_changed(self, node: Obj) -> None:
+        for key in sorted(self._jobs_on_node.get(node["metadata"].get("name"), ())):
+            self.queue.add((JOB, key))
+        for kind in (CERTIFICATION, WORKFLOW):  # discovery may now find (or lose) nodes it waits for
+            for key, obj in self.cache.objects[kind].items():
+                if not cond.is_terminal(obj) and _waits_for_nodes(kind, obj):
+                    self.queue.add((kind, key))
+
+    # ----- reconcile ----------------------------------------------------------------------------------------
+
+    async def _reconcile(self, key: Hashable) -> None:
+        started = time.process_time()
+        if key == FLEET:
+            delay = await self.runner.tick()
+            if delay is not None:
+                self.queue.add_after(FLEET, delay)
+            self.cpu_seconds += time.process_time() - started
+            return
+        kind, object_key = key  # type: ignore[misc]
+        cached = self.cache.objects[kind].get(object_key)
+        if cached is None:
+            self.queue.forget(key)
+            return
+        error_class: str | None = None
+        try:
+            if cached["metadata"].get("deletionTimestamp"):
+                return
+            obj = copy.deepcopy(cached)  # reconcilers may edit their object; the cache is shared
+            self.reconciles[kind.kind] += 1
+            delay = await RECONCILERS[kind](self.ctx, obj, self.world)
+        except (Conflict, NotFound, AlreadyExists):
+            error_class = "Conflict"
+            self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly
+        except StoreError as error:
+            if not getattr(error, "retryable", False):
+                error_class = "Permanent"
+                await self._quarantine(kind, cached, error)
+            else:
+                error_class = "Retryable"
+                self.queue.retry(key)  # a transient API error never fails a certification
+        except Exception as error:  # one broken object must not stop every other certification
+            error_class = "ReconcileError"
+            await self._quarantine(kind, cached, error)
+        else:
+            self.queue.forget(key)
+            if delay is not None:
+                self.queue.add_after(key, max(delay, 0.0))
+        finally:
+            spent = time.process_time() - started
+            self.cpu_seconds += spent
+            if self.metrics is not None:
+                self.metrics.observe_reconcile(kind.kind, spent, error_class)
+
+    async def _quarantine(self, kind: ResourceKind, obj: Obj, error: Exception) -> None:
         """Fail an object its reconciler cannot handle, with the error as reason, instead of crashing."""
         message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
-        conditions = cond.with_phase((obj.get("status") or {}).get("conditions"), "Failed", "ReconcileError", message, self.ctx.now())
         try:
-            await self.ctx.transition(kind, obj, {"conditions": conditions}, [("Warning", "ReconcileError", message)])
+            if kind is WORKLOADRUN:
+                status = {"phase": "Failed", "reason": "ReconcileError", "message": message, "completionTime": format_time(self.clock.now())}
+                await self.ctx.patch_status(kind, copy.deepcopy(obj), status)
+                return
+            state = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+            conditions = state.get("conditions") if isinstance(state.get("conditions"), list) else None
+            patch = {"conditions": cond.with_phase(conditions, "Failed", "ReconcileError", message, self.ctx.now())}
+            await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", "ReconcileError", message)])
         except StoreError:
+            pass  # it stays queued for nothing; the next change to it tries again
+        except Exception:  # noqa: BLE001 - an object so broken that even its failure cannot be written
             pass
 
+    # ----- driving --------------------------------------------------------------------------------------
+
+    async def sweep(self) -> float | None:
+        """One pass over every key due now; seconds until the next due key (None: nothing scheduled)."""
+        await self.start()
+        for key in self.queue.take_ready():
+            await self._reconcile(key)
+        return self._wake()
+
+    def _wake(self) -> float | None:
+        due = self.queue.next_due()
+        return None if due is None else max((due - self.clock.now()).total_seconds(), 0.0)
+
+    async def _drain_watches(self) -> None:
+        """Let the cache's watch tasks take in what other writers (the runner, a user) just wrote."""
+        for _ in range(WATCH_DRAIN_YIELDS):
+            await asyncio.sleep(0)
+
     async def settle(self, *, strict: bool = True) -> float | None:
-        """Sweep until a sweep writes nothing; the next wake-up. On a ManualClock (strict) a settle that
-        never ends is a bug and raises; on a running clock time moves between sweeps, so stop trying."""
-        wake: float | None = None
-        for _ in range(MAX_SWEEPS_PER_INSTANT):
-            before = self.ctx.writes + getattr(self.runner, "writes", 0)
-            wake = await self.sweep()
-            if self.ctx.writes + getattr(self.runner, "writes", 0) == before:
-                return wake
+        """Work until nothing is due now; the next wake-up. On a ManualClock (strict) an instant that never
+        settles is a bug and raises; on a running clock time moves meanwhile, so stop trying."""
+        await self.start()
+        for _ in range(MAX_PASSES_PER_INSTANT):
+            await self.sweep()
+            await self._drain_watches()
+            if not self.queue.has_ready():
+                return self._wake()
         if strict:
-            raise RuntimeError("engine did not settle: reconcilers keep writing at the same instant")
+            raise RuntimeError("engine did not settle: reconcilers keep requeueing at the same instant")
         return 0.0
 
     async def run_until_settled(self, *, until: Callable[[], Awaitable[bool]] | None = None, max_seconds: float | None = None) -> bool:
@@ -112,43 +253,46 @@ class Engine:
         `until()` is true, or `max_seconds` of clock time passed. Returns whether `until` was met."""
         assert isinstance(self.clock, ManualClock), "run_until_settled needs a ManualClock"
         deadline = self.clock.now() + timedelta(seconds=max_seconds) if max_seconds is not None else None
-        while True:
-            wake = await self.settle()
-            if until is not None and await until():
-                return True
-            if wake is None:
-                return False
-            target = self.clock.now() + timedelta(seconds=max(wake, 0.001))
-            if deadline is not None and target > deadline:
-                self.clock.advance_to(deadline)
-                await self.settle()
-                return bool(until and await until())
-            self.clock.advance_to(target)
-
-    async def run(self, *, idle_poll: float = 5.0) -> None:
-        """The live loop (console, cluster): sweep, then wait for a wake-up or any store change."""
-        changed = asyncio.Event()
-        watchers = [asyncio.create_task(self._notify_on_change(kind, changed)) for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE)]
         try:
             while True:
-                changed.clear()
-                wake = await self.settle(strict=False)
-                sleep = asyncio.create_task(self.clock.sleep(min(wake if wake is not None else idle_poll, idle_poll)))
-                signal = asyncio.create_task(changed.wait())
-                await asyncio.wait({sleep, signal}, return_when=asyncio.FIRST_COMPLETED)
-                for task in (sleep, signal):
-                    task.cancel()
-        finally:
-            for task in watchers:
-                task.cancel()
-            for task in watchers:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+                wake = await self.settle()
+                if until is not None and await until():
+                    return True
+                if wake is None:
+                    return False
+                target = self.clock.now() + timedelta(seconds=max(wake, 0.001))
+                if deadline is not None and target > deadline:
+                    self.clock.advance_to(deadline)
+                    await self.settle()
+                    return bool(until and await until())
+                self.clock.advance_to(target)
+        except BaseException:
+            await self.stop()  # a dying engine leaves no watch behind
+            raise
 
-    async def _notify_on_change(self, kind: Any, changed: asyncio.Event) -> None:
-        while True:
-            try:
-                async for _ in self.store.watch(kind, resource_version=getattr(self.store, "resource_version", None)):
-                    changed.set()
-            except Exception:  # a dropped or expired watch: resume; the sweep itself is level-triggered
-                await asyncio.sleep(0.1)
+    async def run(self, *, idle_poll: float = 30.0) -> None:
+        """The live loop (console, controller): work what is due, then wait for a change or the next due key."""
+        await self.start()
+        try:
+            while True:
+                await self.sweep()
+                await asyncio.sleep(0)
+                if self.queue.has_ready():
+                    continue
+                wake = self._wake()
+                sleep = asyncio.create_task(self.clock.sleep(min(wake if wake is not None else idle_poll, idle_poll)))
+                signal = asyncio.create_task(self.queue.changed.wait())
+                try:
+                    await asyncio.wait({sleep, signal}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in (sleep, signal):
+                        task.cancel()
+        finally:
+            await self.stop()
+
+
+def _waits_for_nodes(kind: ResourceKind, obj: Obj) -> bool:
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    if kind is WORKFLOW:
+        return not (status.get("orchestration") or {}).get("groups")
+    return any(isinstance(s, dict) and s.get("status") == "Pending" for s in status.get("categoryStatuses") or [{"status": "Pending"}])

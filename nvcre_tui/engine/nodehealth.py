@@ -96,6 +96,26 @@ def compile_node_health(expression: str = DEFAULT_NODE_HEALTH) -> NodeHealthChec
     return _compile_cached(expression)
 
 
+# Verdicts by (expression, node uid, node resourceVersion): a Node that did not change is not evaluated
+# again (every Job of a node looks at it several times; CEL over a whole Node is the costly part).
+_VERDICTS: dict[tuple[str, str, str], bool] = {}
+_VERDICTS_LIMIT = 65_536
+
+
+def _unhealthy_memo(check: NodeHealthCheck, node: Mapping[str, Any]) -> bool:
+    meta = node.get("metadata") if isinstance(node, Mapping) else None
+    uid, rv = (meta.get("uid"), meta.get("resourceVersion")) if isinstance(meta, Mapping) else (None, None)
+    if not isinstance(uid, str) or not isinstance(rv, str):
+        return check.unhealthy(node)
+    key = (check.expression, uid, rv)
+    found = _VERDICTS.get(key)
+    if found is None:
+        if len(_VERDICTS) >= _VERDICTS_LIMIT:
+            _VERDICTS.clear()
+        found = _VERDICTS[key] = check.unhealthy(node)
+    return found
+
+
 def flagged_nodes(check: NodeHealthCheck, nodes: Iterable[Mapping[str, Any]]) -> list[str]:
     """Names of the nodes the expression flags as unhealthy, sorted."""
-    return sorted(verdict.node for verdict in (check.assess(node) for node in nodes) if verdict.unhealthy)
+    return sorted(node_name(node) or "<unnamed>" for node in nodes if _unhealthy_memo(check, node))

@@ -1,61 +1,49 @@
-"""What every reconciler works with: the store, the clock, the catalog, the runner, and a snapshot
-of the world taken once per sweep (so one sweep lists each kind once, not once per object)."""
+"""What every reconciler works with: the store (written through into the watch cache), the clock, the
+catalog, the runner, and the World: the engine's watch cache, indexed by owner."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
-from nvcre_tui.engine.store.protocol import (
-    CERTIFICATION,
-    JOB,
-    NODE,
-    WORKFLOW,
-    WORKLOADRUN,
-    ResourceKind,
-    ResourceStore,
-)
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.protocol import NODE, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
-SWEPT_KINDS = (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE)
 
 
 class NameCollision(Exception):
     """A child's deterministic name is taken by an object this parent does not own."""
 
 
-@dataclass
 class World:
-    """Every object of the swept kinds, and children indexed by their controller owner's uid."""
+    """What reconcilers read: the engine's watch cache (shared objects: never mutate them)."""
 
-    objects: dict[ResourceKind, list[Obj]]
-    children: dict[str, list[Obj]] = field(default_factory=lambda: defaultdict(list))
-
-    @classmethod
-    async def read(cls, store: ResourceStore) -> World:
-        """List every swept kind once."""
-        objects = {kind: (await store.list(kind)).items for kind in SWEPT_KINDS}
-        world = cls(objects)
-        for kind in (WORKFLOW, JOB, WORKLOADRUN):
-            for obj in objects[kind]:
-                for ref in obj["metadata"].get("ownerReferences") or []:
-                    if ref.get("controller"):
-                        world.children[ref["uid"]].append(obj)
-        return world
+    def __init__(self, cache: WatchCache) -> None:
+        self.cache = cache
 
     def children_of(self, owner: Obj, kind: str) -> list[Obj]:
-        """Children of `owner` of one kind, by name."""
-        return sorted((c for c in self.children.get(owner["metadata"]["uid"], []) if c["kind"] == kind), key=lambda c: c["metadata"]["name"])
+        """Children of `owner` of one kind (controller references only), by name."""
+        uid = owner["metadata"]["uid"]
+        return [child for child in self.cache.owned_by(uid) if child.get("kind") == kind and _controlled_by(child, uid)]
 
     @property
     def nodes(self) -> list[Obj]:
-        """All Nodes."""
-        return self.objects[NODE]
+        """All Nodes, by name."""
+        return self.cache.list(NODE)
+
+    def node(self, name: str) -> Obj | None:
+        """One Node, or None."""
+        return self.cache.get(NODE, name)
+
+
+def _controlled_by(obj: Obj, uid: str) -> bool:
+    return any(isinstance(ref, dict) and ref.get("uid") == uid and ref.get("controller")
+               for ref in obj["metadata"].get("ownerReferences") or [])
 
 
 @dataclass

@@ -24,7 +24,6 @@ from nvcre_tui.engine.nodehealth import (
     compile_node_health,
     flagged_nodes,
 )
-from nvcre_tui.engine.nodes import node_name
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.thresholds import (
@@ -223,8 +222,8 @@ def _health_expression(job: Obj) -> str:
 
 
 def _unhealthy(job: Obj, world: World) -> list[str]:
-    members = set(group_nodes(job))
-    nodes = [node for node in world.nodes if node_name(node) in members]
+    """Group members the node health CEL flags (only the group's own Nodes are looked up and evaluated)."""
+    nodes = [node for name in group_nodes(job) if (node := world.node(name)) is not None]
     return flagged_nodes(compile_node_health(_health_expression(job)), nodes)
 
 

@@ -1,0 +1,233 @@
+"""The watch cache: list each kind once, then watch it, into shared in-memory indexes.
+
+One cache feeds both the engine's work queue (through `subscribe`) and the console's view model, as a
+controller-runtime informer does. Objects are indexed by kind and (namespace, name), by the uid of their
+owners, and by a few label keys; readers get the cached dicts themselves and must not mutate them.
+
+Writes made in this process can be fed back at once with `observe` (write-through): the cache then never
+lags behind its own process, which lets a ManualClock run settle without waiting on a watch. Every update,
+from a watch or from `observe`, is accepted only when its resourceVersion is newer than the cached one, so a
+late watch event never rolls an object back and the same change is announced once.
+
+A watch that ends is resumed from the last resourceVersion it saw; one that is Gone (410) re-lists, and the
+re-list is compared with the cache so subscribers hear about every object that changed or vanished meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .errors import Gone, StoreError
+from .protocol import ResourceKind, ResourceStore
+
+__all__ = ["WatchCache", "Change", "Key", "key_of", "newer"]
+
+Obj = dict[str, Any]
+Key = tuple[str, str]  # (namespace or "", name)
+# (kind, old object or None, new object or None (deleted), written by this process)
+Change = tuple[ResourceKind, Obj | None, Obj | None, bool]
+Subscriber = Callable[[ResourceKind, Obj | None, Obj | None, bool], None]
+RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    """(namespace or "", name) of an object."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _rv(obj: Mapping[str, Any] | None) -> int | None:
+    text = ((obj or {}).get("metadata") or {}).get("resourceVersion")
+    return int(text) if isinstance(text, str) and text.isdigit() else None
+
+
+def newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """Whether `candidate` is a later state than `current` (opaque resourceVersions: any different one is)."""
+    if current is None:
+        return True
+    mine, theirs = _rv(candidate), _rv(current)
+    if mine is None or theirs is None:
+        return (candidate.get("metadata") or {}).get("resourceVersion") != (current.get("metadata") or {}).get("resourceVersion")
+    return mine > theirs
+
+
+class WatchCache:
+    """Every object of `kinds`, kept current from the store's watches."""
+
+    def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = ()) -> None:
+        self.store = store
+        self.kinds = tuple(kinds)
+        self.label_keys = tuple(label_keys)
+        self.objects: dict[ResourceKind, dict[Key, Obj]] = {kind: {} for kind in self.kinds}
+        self.version = 0  # goes up with every change seen (the console redraws when it moves)
+        self.relists = 0
+        self.synced = asyncio.Event()
+        self._owned: dict[str, set[tuple[ResourceKind, Key]]] = defaultdict(set)
+        self._by_uid: dict[str, tuple[ResourceKind, Key]] = {}
+        self._labelled: dict[tuple[ResourceKind, str, str], set[Key]] = defaultdict(set)
+        self._subscribers: list[Subscriber] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = False
+
+    # ----- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """List every kind (the cache is complete on return), then keep it current in the background."""
+        if self._started:
+            return
+        self._started = True
+        versions = {kind: await self._relist(kind) for kind in self.kinds}
+        self._tasks = [asyncio.create_task(self._follow(kind, versions[kind]), name=f"watch {kind.plural}") for kind in self.kinds]
+        self.synced.set()
+
+    async def stop(self) -> None:
+        """End the watches (the cached objects stay readable)."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        self._started = False
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Call `subscriber(kind, old, new, own)` on every change from now on (new is None for a deletion)."""
+        self._subscribers.append(subscriber)
+
+    # ----- reads ------------------------------------------------------------------------------------
+
+    def get(self, kind: ResourceKind, name: str, namespace: str | None = None) -> Obj | None:
+        """The cached object, or None."""
+        return self.objects[kind].get((namespace or "" if kind.namespaced else "", name))
+
+    def list(self, kind: ResourceKind, namespace: str | None = None) -> list[Obj]:
+        """Cached objects of a kind, sorted by (namespace, name), optionally of one namespace."""
+        bucket = self.objects[kind]
+        return [bucket[key] for key in sorted(bucket) if namespace is None or key[0] == namespace]
+
+    def owned_by(self, uid: str, kind: ResourceKind | None = None) -> list[Obj]:
+        """Objects whose ownerReferences name `uid` (optionally of one kind), sorted by name."""
+        found = [(k, key) for k, key in self._owned.get(uid, ()) if kind is None or k == kind]
+        return [self.objects[k][key] for k, key in sorted(found, key=lambda pair: (pair[0].plural, pair[1])) if key in self.objects[k]]
+
+    def get_by_uid(self, uid: str) -> Obj | None:
+        """The cached object with this uid, or None."""
+        found = self._by_uid.get(uid)
+        return self.objects[found[0]].get(found[1]) if found else None
+
+    def labelled(self, kind: ResourceKind, label: str, value: str) -> list[Obj]:
+        """Objects of `kind` whose label `label` is `value` (label must be one of `label_keys`)."""
+        assert label in self.label_keys, f"label {label} is not indexed"
+        bucket = self.objects[kind]
+        return [bucket[key] for key in sorted(self._labelled.get((kind, label, value), ())) if key in bucket]
+
+    # ----- writes seen --------------------------------------------------------------------------------
+
+    def observe(self, kind: ResourceKind, obj: Obj) -> None:
+        """Take in an object this process just wrote (ignored when the cache already holds a later state)."""
+        if kind in self.objects:
+            self._apply(kind, obj, own=True)
+
+    def forget(self, kind: ResourceKind, obj: Mapping[str, Any]) -> None:
+        """Drop an object this process saw deleted (a NotFound on a live read)."""
+        if kind in self.objects:
+            self._remove(kind, key_of(obj), own=True)
+
+    def _apply(self, kind: ResourceKind, obj: Obj, own: bool) -> None:
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            return  # not an object at all: nothing a reader could use
+        key = key_of(obj)
+        old = self.objects[kind].get(key)
+        if not newer(obj, old):
+            return
+        if old is not None:
+            self._unindex(kind, key, old)
+        self.objects[kind][key] = obj
+        self._index(kind, key, obj)
+        self._announce(kind, old, obj, own)
+
+    def _remove(self, kind: ResourceKind, key: Key, own: bool) -> None:
+        old = self.objects[kind].pop(key, None)
+        if old is not None:
+            self._unindex(kind, key, old)
+            self._announce(kind, old, None, own)
+
+    def _announce(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        self.version += 1
+        for subscriber in self._subscribers:
+            subscriber(kind, old, new, own)
+
+    def _index(self, kind: ResourceKind, key: Key, obj: Obj) -> None:
+        uid = obj["metadata"].get("uid")
+        if isinstance(uid, str):
+            self._by_uid[uid] = (kind, key)
+        for uid in _owner_uids(obj):
+            self._owned[uid].add((kind, key))
+        labels = obj["metadata"].get("labels")
+        if isinstance(labels, dict):
+            for label in self.label_keys:
+                if isinstance(labels.get(label), str):
+                    self._labelled[(kind, label, labels[label])].add(key)
+
+    def _unindex(self, kind: ResourceKind, key: Key, obj: Obj) -> None:
+        uid = obj["metadata"].get("uid")
+        if isinstance(uid, str) and self._by_uid.get(uid) == (kind, key):
+            del self._by_uid[uid]
+        for uid in _owner_uids(obj):
+            self._owned[uid].discard((kind, key))
+            if not self._owned[uid]:
+                del self._owned[uid]
+        labels = obj["metadata"].get("labels")
+        if isinstance(labels, dict):
+            for label in self.label_keys:
+                if isinstance(labels.get(label), str):
+                    self._labelled[(kind, label, labels[label])].discard(key)
+
+    # ----- list and watch --------------------------------------------------------------------------------
+
+    async def _relist(self, kind: ResourceKind) -> str:
+        """List a kind and bring the cache in line with it; returns the list's resourceVersion."""
+        result = await self.store.list(kind)
+        self.relists += 1
+        listed = {key_of(obj): obj for obj in result.items}
+        for key in [key for key in self.objects[kind] if key not in listed]:
+            self._remove(kind, key, own=False)
+        for obj in listed.values():
+            self._apply(kind, obj, own=False)
+        return result.resource_version
+
+    async def _follow(self, kind: ResourceKind, resource_version: str) -> None:
+        failures = 0
+        while True:
+            try:
+                async for event in self.store.watch(kind, resource_version=resource_version):
+                    failures = 0
+                    resource_version = event.object["metadata"].get("resourceVersion") or resource_version
+                    if event.type == "DELETED":
+                        self._remove(kind, key_of(event.object), own=False)
+                    else:
+                        self._apply(kind, event.object, own=False)
+                await asyncio.sleep(0)  # the server ended the watch: resume from where it stopped
+            except Gone:
+                resource_version = await self._relist_quietly(kind, resource_version)
+            except StoreError:
+                await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                failures += 1
+
+    async def _relist_quietly(self, kind: ResourceKind, resource_version: str) -> str:
+        try:
+            return await self._relist(kind)
+        except StoreError:
+            await asyncio.sleep(RETRY_SECONDS[-1])
+            return resource_version
+
+
+def _owner_uids(obj: Obj) -> list[str]:
+    refs = obj["metadata"].get("ownerReferences")
+    if not isinstance(refs, list):
+        return []
+    return [ref["uid"] for ref in refs if isinstance(ref, dict) and isinstance(ref.get("uid"), str)]

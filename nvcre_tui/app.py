@@ -1,6 +1,7 @@
-"""The Textual app: wires a simulator session (store + engine) to the screens; routes nothing
-domain-specific. The engine runs in a worker; screens re-render from a store snapshot that a timer
-refreshes at most twice a second (k9s's poll-the-cache model: redraws never follow the event rate)."""
+"""The Textual app: opens a Session (the embedded simulator, or a cluster) and pushes screens; routes
+nothing domain-specific. The session's engine, when this process runs one, works in a worker (never in
+read-only mode or on the wall); screens re-render from snapshots of the session's watch cache that a timer
+takes at most twice a second (k9s's poll-the-cache model: redraws never follow the event rate)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands
 from nvcre_tui.engine.informer import Informer
-from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
@@ -44,12 +45,13 @@ class NvcreApp(ThemedApp[None]):
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True)
 
     def __init__(
-        self, *, scenario: Scenario | None = None, session: SimSession | None = None, state_path: Path | None = None,
+        self, *, scenario: Scenario | None = None, session: Session | None = None, state_path: Path | None = None,
         read_only: bool = False, wall: bool = False, live: bool = True, theme_name: str | None = None,
     ) -> None:
         super().__init__(theme_name=theme_name or (HIGH_CONTRAST if wall else DEFAULT_THEME))
-        self.scenario = scenario or (session.scenario if session else default_scenario())
-        self.session: SimSession | None = session
+        self.scenario = scenario or (getattr(session, "scenario", None) if session else None) or default_scenario()
+        self.session: Session | None = session
+        self._opened_session = session is None
         self.state_path = state_path
         self.policy = Policy(read_only=read_only or wall)
         self.wall = wall
@@ -60,7 +62,10 @@ class NvcreApp(ThemedApp[None]):
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
-        badges = [f"SIMULATED · {self.scenario.name}"]
+        badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
+        viewer = getattr(self.session, "viewer_reason", None)
+        if viewer:
+            badges.append(f"👁 {viewer}")
         if self.policy.read_only:
             badges.append("🔒 READ-ONLY")
         return "  ".join(badges)
@@ -80,10 +85,13 @@ class NvcreApp(ThemedApp[None]):
         if self.session is None:
             self.session = await SimSession.open(self.scenario, self.state_path, live=self.live)
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
-        self.informer = Informer(self.session.store)
+        self.sub_title = self._badges()
+        self.informer = Informer(self.session.cache)
         await self.informer.start()
         if self.live:
-            self.run_worker(self.session.engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
+            engine = self.session.engine
+            if engine is not None and not self.policy.read_only:  # a viewer (read-only, the wall) never reconciles
+                self.run_worker(engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
             self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
         await self.refresh_snapshot()
         from nvcre_tui.screens.dashboard import DashboardScreen
@@ -104,10 +112,12 @@ class NvcreApp(ThemedApp[None]):
             self.notify(f"engine stopped: {event.worker.error}", severity="error", timeout=30)
 
     async def on_unmount(self) -> None:
-        if self.informer is not None:
-            await self.informer.stop()
-        if self.session is not None and not self.policy.read_only:  # a read-only console writes nothing, the state file included
+        if self.session is None:
+            return
+        if not self.policy.read_only and isinstance(self.session, SimSession):  # a read-only console writes nothing, the state file included
             self.session.save()
+        if self._opened_session:
+            await self.session.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.policy.allows(action) or False

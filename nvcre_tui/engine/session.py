@@ -1,5 +1,10 @@
-"""A session on the embedded simulator: store, clock, fleet, runner and engine, persisted to a local
-state file so a second process (`nvcre certification report`) sees the same certifications.
+"""What the CLI and the console open: a Session (store, clock, runner, log source, watch cache, and an
+engine when this process runs one), on the embedded simulator (`SimSession`, here) or on a Kubernetes API
+server (`KubeSession`, engine/kube/session.py). Screens read `cache` and `logs` and send intents; nothing
+outside the engine touches `runner` or the engine's internals.
+
+The simulator's session is persisted to a local state file so a second process (`nvcre certification
+report`) sees the same certifications.
 
 The simulator keeps time while no process runs: opening a session moves the simulated clock forward
 by the wall-clock time since the last save times the scenario's speed, and lets the engine catch up.
@@ -10,22 +15,69 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from nvcre_tui.engine.catalog import Catalog, default_catalog
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, format_time, parse_time
-from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import ResourceStore
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
 STATE_VERSION = 1
 SIM_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+Obj = dict[str, Any]
+
+
+@runtime_checkable
+class LogSource(Protocol):
+    """A run's output (the launcher / rank-0 log) as kubelet serves it: timestamped lines, no newlines."""
+
+    async def lines(self, run: Obj) -> list[str]:
+        """Every line so far (up to the end once the run finished)."""
+        ...
+
+
+@runtime_checkable
+class Session(Protocol):
+    """Everything one process opens to work with certifications."""
+
+    store: ResourceStore       # reads and the console's intents (wrapped read-only where asked)
+    clock: Clock
+    catalog: Catalog
+    cache: WatchCache          # the one read model source: the engine and the console read it
+    logs: LogSource
+    engine: Engine | None      # None when this process only watches (another engine holds the lease)
+
+    @property
+    def title(self) -> str:
+        """What the console's header says this session is (`SIMULATED · ...`, `cluster ... · context`)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop the engine's and the cache's work and release the store."""
+        ...
+
+
+@dataclass
+class RunnerLogs:
+    """The LogSource of a runner that can regenerate or fetch a run's output."""
+
+    runner: Runner
+
+    async def lines(self, run: Obj) -> list[str]:
+        return await self.runner.logs(run)
 
 
 def default_state_path() -> Path:
@@ -46,9 +98,17 @@ class SimSession:
     fleet: SimulatedFleet
     runner: SimulatedRunner
     engine: Engine
+    catalog: Catalog
+    cache: WatchCache
+    logs: LogSource
     path: Path | None = None
     saved_at: datetime | None = None
     save_id: str | None = None  # which save of the state file this session holds
+    engine_enabled: bool = field(default=True)
+
+    @property
+    def title(self) -> str:
+        return f"SIMULATED · {self.scenario.name}"
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False) -> SimSession:
@@ -70,12 +130,22 @@ class SimSession:
         clock: Clock = ScaledClock(scenario.speed, start=start) if live else ManualClock(start)
         store = MemoryStore.from_snapshot(data["store"], clock) if resume else MemoryStore(clock)  # type: ignore[index]
         saved_at = parse_time(data["savedAt"]) if resume else None  # type: ignore[index]
-        fleet = SimulatedFleet(store, clock, scenario)
-        runner = SimulatedRunner(store, clock, scenario, fleet)
-        session = cls(scenario, clock, store, fleet, runner, Engine(store, clock, catalog or default_catalog(), runner), path, saved_at,
+        catalog = catalog or default_catalog()
+        cache = engine_cache(store)
+        writer = WriteThroughStore(store, cache)  # the engine and the simulated fleet see their own writes at once
+        fleet = SimulatedFleet(writer, clock, scenario)
+        runner = SimulatedRunner(writer, clock, scenario, fleet)
+        engine = Engine(writer, clock, catalog, runner, cache=cache)
+        session = cls(scenario, clock, store, fleet, runner, engine, catalog, cache, RunnerLogs(runner), path, saved_at,
                       data.get("saveId") if data else None)
         await fleet.ensure_nodes()
+        await cache.start()
         return session
+
+    async def close(self) -> None:
+        """End the engine's watches (the state file is saved by `save`, not here)."""
+        await self.engine.stop()
+        await self.cache.stop()
 
     async def catch_up(self, now: datetime | None = None) -> None:
         """Advance simulated time by the wall time since the last save (× speed) and settle the engine."""

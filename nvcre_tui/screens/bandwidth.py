@@ -218,7 +218,7 @@ class BandwidthScreen(NvcreScreen):
         assert session is not None
         for job, run in pending:
             try:
-                result = parse_nccl(await session.runner.logs(run))
+                result = parse_nccl(await session.logs.lines(run))
             except ParseError as error:
                 self._curve_errors[job] = f"{error.reason}: {error.message}"
             except Exception as error:  # noqa: BLE001 - a runner failure is shown, never a traceback

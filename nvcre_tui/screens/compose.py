@@ -80,7 +80,7 @@ class ComposeScreen(NvcreScreen):
     def catalog(self) -> Catalog:
         """The catalog the engine runs with."""
         assert self.nvcre.session is not None
-        return self.nvcre.session.engine.ctx.catalog
+        return self.nvcre.session.catalog
 
     def compose(self) -> ComposeResult:
         entries = sorted(self.catalog.entries.values(), key=lambda e: e.key)

@@ -1,6 +1,6 @@
 """Logs of one Job: its WorkloadRun's output in a LogView, with the run's phase and nodes above it.
 
-The runner is the log source (`app.session.runner.logs(run)`). While the run is unfinished the screen
+The session's LogSource is the log source (`app.session.logs.lines(run)`). While the run is unfinished the screen
 polls again on every snapshot change, and once a second when the app runs live. Only the new tail is
 appended. A new run under the same name (another uid, or a log that got shorter) starts the pane over.
 """
@@ -105,7 +105,7 @@ class LogsScreen(NvcreScreen):
         session = self.nvcre.session
         assert session is not None
         try:
-            lines = await session.runner.logs(run)
+            lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             self.notify(f"cannot read the logs of {self.job_name}: {error}", severity="error", title="logs")
             return

@@ -84,15 +84,17 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
     await ctx.create_child(WORKLOADRUN, job, run)
     status = {
-        "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", "WorkloadCreated", f"WorkloadRun {name} created", ctx.now()),
+        "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", "WorkloadPending",
+                                      f"WorkloadRun {name} created on {len(group_nodes(job))} node(s); pods not running yet", ctx.now()),
         "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
     }
-    await ctx.transition(JOB, job, status, [("Normal", "WorkloadCreated", f"WorkloadRun {name} created on {len(group_nodes(job))} node(s)")])
+    # One write per state the Job really changes to (created/pending, running, finished) and one Event, for the
+    # verdict: at 4,096 Jobs every extra status patch is 4,096 API writes.
+    await ctx.patch_status(JOB, job, status)
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
-    await _progress(ctx, job, "WorkloadPending", "waiting for the runner")
-    return None
+    return None  # the status written with the run says so already; the run's first change wakes this Job
 
 
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
@@ -104,15 +106,11 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | N
         failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
         await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
         return None
-    # No elapsed time in the message: a condition changes on transitions, not on every look.
-    await _progress(ctx, job, "WorkloadPending", f"pods not scheduled yet (grace period {format_duration(grace)})")
-    return grace - waited
+    return grace - waited  # still WorkloadPending, as written with the run
 
 
 async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
     started = state.get("startTime") or (job.get("status") or {}).get("workloadStartTime") or ctx.now()
-    if not (job.get("status") or {}).get("workloadStartTime"):
-        await ctx.patch_status(JOB, job, {"workloadStartTime": started})
     budget = parse_duration(job["spec"].get("timeout") or "24h")
     elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
     if elapsed >= budget and await _still(ctx, run, "Running"):
@@ -120,7 +118,8 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None
         failed = [{"name": name, "reason": "Timeout", "message": message} for name in group_nodes(job)]
         await _finish(ctx, job, run, "Failed", "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
         return None
-    await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})")
+    await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})",
+                    {"workloadStartTime": started})
     return budget - elapsed
 
 
@@ -181,9 +180,9 @@ async def _still(ctx: Context, run: Obj, phase: str) -> bool:
 _PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, "Failed": _failed, "Succeeded": _succeeded}
 
 
-async def _progress(ctx: Context, job: Obj, reason: str, message: str) -> None:
+async def _progress(ctx: Context, job: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
     conditions = cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", reason, message, ctx.now())
-    await ctx.patch_status(JOB, job, {"conditions": conditions})
+    await ctx.patch_status(JOB, job, {"conditions": conditions, **(extra or {})})
 
 
 async def _finish(

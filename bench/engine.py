@@ -1,0 +1,209 @@
+"""Engine cost per Job: CPU per job transition, store writes and API requests per Job, re-lists.
+
+An intra-node NCCL certification (one Job per node) on a simulated fleet of 256, 1,024 and 4,096 nodes,
+run to the end on a ManualClock, on the embedded MemoryStore and (when the test emulator is importable,
+i.e. from a checkout) on KubeStore over the API-server emulator on loopback HTTP. Printed per store and
+size: engine CPU per job transition (process time inside reconciles, the simulator's own work included),
+writes per Job by the engine and by the simulated fleet (which plays kubelet), API requests per Job,
+list calls after the first per kind (0: nothing re-lists), and the growth exponent against the smallest
+fleet measured in the same process.
+
+    python bench/engine.py            # 256, 1024, 4096 on the memory store; 256, 1024 on the emulator
+    python bench/engine.py --quick    # 256 only
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.clock import DEFAULT_START, ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: bench}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node}}
+"""
+WRITES = ("create", "update", "update_status", "patch_status", "delete", "record_event")
+Obj = dict[str, Any]
+
+
+class CountingStore:
+    """Counts the calls made through it, by method (reads and writes)."""
+
+    def __init__(self, inner: ResourceStore) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+        self.lists: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+        if not callable(method) or name.startswith("_"):
+            return method
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            if name == "list" and args and isinstance(args[0], ResourceKind):
+                self.lists[args[0].kind] += 1
+            return method(*args, **kwargs)
+
+        return counted
+
+    @property
+    def writes(self) -> int:
+        return sum(self.calls[name] for name in WRITES)
+
+
+@dataclass
+class Result:
+    store: str
+    nodes: int
+    jobs: int
+    transitions: int
+    cpu_per_transition_ms: float
+    engine_writes_per_job: float
+    fleet_writes_per_job: float
+    requests_per_job: float
+    relists: int
+    wall_seconds: float
+
+
+def scenario(nodes: int) -> Scenario:
+    return Scenario.model_validate({"name": f"bench-{nodes}", "seed": 1, "nodes": [{"count": nodes, "cliques": max(1, nodes // 18)}],
+                                    "physics": {"noise": 0.0}})
+
+
+async def run_once(nodes: int, open_store: Callable[[ManualClock], Awaitable[tuple[ResourceStore, Callable[[], Awaitable[None]]]]],
+                   label: str) -> Result:
+    clock = ManualClock(DEFAULT_START)
+    raw, close = await open_store(clock)
+    engine_side, fleet_side = CountingStore(raw), CountingStore(raw)
+    scn = scenario(nodes)
+    cache = engine_cache(engine_side)  # type: ignore[arg-type]
+    fleet = SimulatedFleet(WriteThroughStore(fleet_side, cache), clock, scn)  # type: ignore[arg-type]
+    await fleet.ensure_nodes()
+    runner = SimulatedRunner(WriteThroughStore(fleet_side, cache), clock, scn, fleet)  # type: ignore[arg-type]
+    engine = Engine(engine_side, clock, default_catalog(), runner, cache=cache)  # type: ignore[arg-type]
+    cert = certification_from_text("bench.yaml", CERT, default_catalog()).to_wire()
+    cert["metadata"]["namespace"] = "default"
+    cert.pop("status", None)
+    await raw.create(CERTIFICATION, cert)
+    transitions = 0
+    seen: dict[str, str] = {}
+
+    def count_transitions(kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        nonlocal transitions
+        if kind is JOB and new is not None:
+            phase = cond.phase(new) or "None"
+            state = f"{phase}:{(cond.find((new.get('status') or {}).get('conditions'), phase) or {}).get('reason')}"
+            if seen.get(new["metadata"]["name"]) != state:
+                seen[new["metadata"]["name"]] = state
+                transitions += 1
+
+    cache.subscribe(count_transitions)
+    fleet_side.calls.clear()
+    engine_side.calls.clear()
+    started = time.perf_counter()
+
+    async def done() -> bool:
+        return cond.is_terminal(cache.get(CERTIFICATION, "bench", "default") or {})
+
+    assert await engine.run_until_settled(until=done, max_seconds=7 * 24 * 3600), "the certification did not finish"
+    wall = time.perf_counter() - started
+    jobs = len(cache.objects[JOB])
+    await engine.stop()
+    requests = sum(engine_side.calls.values()) + sum(fleet_side.calls.values())
+    relists = sum(max(count - 1, 0) for count in engine_side.lists.values())
+    await close()
+    return Result(label, nodes, jobs, transitions, engine.cpu_seconds / max(transitions, 1) * 1000,
+                  engine_side.writes / max(jobs, 1), fleet_side.writes / max(jobs, 1), requests / max(jobs, 1), relists, wall)
+
+
+async def memory_store(clock: ManualClock) -> tuple[ResourceStore, Callable[[], Awaitable[None]]]:
+    store = MemoryStore(clock)
+
+    async def close() -> None:
+        await store.close()
+
+    return store, close
+
+
+def emulator_store_factory() -> Callable[[ManualClock], Awaitable[tuple[ResourceStore, Callable[[], Awaitable[None]]]]] | None:
+    """KubeStore over the test API-server emulator, when this runs from a checkout that has both."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    try:
+        from nvcre_tui.engine.kube.config import load_target  # noqa: PLC0415
+        from nvcre_tui.engine.store.kube import KubeStore  # noqa: PLC0415
+        from tests.kubeapi import ApiServer  # noqa: PLC0415
+    except ImportError:
+        return None
+
+    async def open_store(clock: ManualClock) -> tuple[ResourceStore, Callable[[], Awaitable[None]]]:
+        server = ApiServer(clock=clock, history_limit=100_000)
+        await server.start()
+        from nvcre_tui.cli.setup import install_crds_for_tests  # noqa: PLC0415
+
+        path = server.write_kubeconfig(Path(f"/tmp/nvcre-bench-{id(server)}.kubeconfig"))
+        store = KubeStore(await load_target(str(path)), clock)
+        await install_crds_for_tests(store)
+
+        async def close() -> None:
+            await store.close()
+            await server.stop()
+
+        return store, close
+
+    return open_store
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="256 nodes only")
+    args = parser.parse_args()
+    sizes = (256,) if args.quick else (256, 1024, 4096)
+    results = [asyncio.run(run_once(n, memory_store, "memory")) for n in sizes]
+    factory = emulator_store_factory()
+    if factory is not None:
+        results += [asyncio.run(run_once(n, factory, "kube/emulator")) for n in sizes if n <= 1024]
+    header = f"{'store':<14}{'nodes':>6}{'jobs':>6}{'cpu/transition':>16}{'growth':>8}{'eng writes/job':>16}{'sim writes/job':>16}{'requests/job':>14}{'re-lists':>9}{'wall s':>8}"
+    print(header)
+    base: dict[str, Result] = {}
+    for result in results:
+        first = base.setdefault(result.store, result)
+        growth = (math.log(result.cpu_per_transition_ms / first.cpu_per_transition_ms) / math.log(result.nodes / first.nodes)
+                  if result.nodes != first.nodes and first.cpu_per_transition_ms > 0 and result.cpu_per_transition_ms > 0 else float("nan"))
+        print(f"{result.store:<14}{result.nodes:>6}{result.jobs:>6}{result.cpu_per_transition_ms:>13.2f} ms{growth:>8.2f}"
+              f"{result.engine_writes_per_job:>16.2f}{result.fleet_writes_per_job:>16.2f}{result.requests_per_job:>14.1f}{result.relists:>9}{result.wall_seconds:>8.1f}")
+    memory = {r.nodes: r for r in results if r.store == "memory"}
+    for result in results:
+        if result.store != "memory" and result.nodes in memory:
+            ratio = result.cpu_per_transition_ms / memory[result.nodes].cpu_per_transition_ms
+            print(f"kube/emulator vs memory at {result.nodes} nodes: {ratio:.2f}x CPU per job transition")
+    print("growth: exponent of CPU per transition against the smallest fleet (0 = flat, 1 = linear in nodes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

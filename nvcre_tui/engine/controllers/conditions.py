@@ -9,13 +9,21 @@ Obj = dict[str, Any]
 
 
 def find(conditions: list[Obj] | None, type_: str) -> Obj | None:
-    """The condition of a type, or None."""
-    return next((c for c in conditions or [] if c.get("type") == type_), None)
+    """The condition of a type, or None (malformed entries are skipped: objects come from anyone)."""
+    if not isinstance(conditions, list):
+        return None
+    return next((c for c in conditions if isinstance(c, dict) and c.get("type") == type_), None)
+
+
+def status_of(obj: Obj) -> Obj:
+    """obj.status when it is a mapping, else empty (a hand-edited object may hold anything there)."""
+    status = obj.get("status") if isinstance(obj, dict) else None
+    return status if isinstance(status, dict) else {}
 
 
 def is_true(obj: Obj, type_: str) -> bool:
     """Whether obj.status.conditions has `type_` True."""
-    condition = find((obj.get("status") or {}).get("conditions"), type_)
+    condition = find(status_of(obj).get("conditions"), type_)
     return bool(condition and condition.get("status") == "True")
 
 
@@ -43,7 +51,7 @@ def _set(conditions: list[Obj], type_: str, status: str, reason: str, message: s
 
 def with_phase(conditions: list[Obj] | None, type_: str, reason: str, message: str, now: str) -> list[Obj]:
     """`type_` True with reason/message; the other phase types False (same reason)."""
-    result = list(conditions or [])
+    result = [c for c in conditions if isinstance(c, dict) and isinstance(c.get("type"), str)] if isinstance(conditions, list) else []
     for other in PHASE_TYPES:
         if other == type_:
             result = _set(result, other, "True", reason, message, now)

@@ -1,6 +1,19 @@
 """The ResourceStore: the engine's only window on the world (see protocol.py for the contract)."""
 
-from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, StoreError
+from .errors import (
+    AlreadyExists,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    RetryableError,
+    ServerError,
+    StoreError,
+    Timeout,
+    TooManyRequests,
+    Unavailable,
+)
 from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore
 from .protocol import (
     BATCH_JOB,
@@ -36,6 +49,7 @@ from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse
 
 __all__ = [
     "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
+    "RetryableError", "TooManyRequests", "ServerError", "Timeout", "Unavailable",
     "ResourceStore", "ResourceKind", "WatchEvent", "WatchEventType", "ListResult", "LabelSelectorInput",
     "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",
     "NAMESPACE", "SERVICE_ACCOUNT", "SERVICE", "CLUSTER_ROLE", "CLUSTER_ROLE_BINDING", "ROLE", "ROLE_BINDING",

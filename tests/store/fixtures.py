@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from nvcre_tui.engine.store import WatchEvent
 
 # Guards a broken watch from hanging the suite; never reached when the store works.
@@ -36,6 +38,27 @@ def obj(
     if status is not None:
         body["status"] = status
     return body
+
+
+def pod(name: str, node: str | None = None, *, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A Pod an API server accepts (it requires containers with a name and an image)."""
+    body = obj(name, owners=owners, spec={"containers": [{"name": "main", "image": "busybox:1.36"}]})
+    if node is not None:
+        body["spec"]["nodeName"] = node
+    return body
+
+
+# What a store may lack: tests that need one skip, naming it, where the store cannot provide it.
+CONTROLLED_CLOCK = "controlled-clock"      # server timestamps (creation, deletion) follow the test's clock
+GARBAGE_COLLECTOR = "garbage-collector"    # deleting an owner removes its dependents
+SMALL_HISTORY = "small-history"            # watch replay keeps only `history_limit` changes
+ALL_CAPABILITIES = frozenset({CONTROLLED_CLOCK, GARBAGE_COLLECTOR, SMALL_HISTORY})
+
+
+def needs(capabilities: frozenset[str], capability: str) -> None:
+    """Skip the calling test when the store under test lacks `capability` (never a silent pass)."""
+    if capability not in capabilities:
+        pytest.skip(f"this store cannot provide {capability}")
 
 
 def owner_ref(owner: dict[str, Any]) -> dict[str, Any]:

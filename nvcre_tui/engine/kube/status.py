@@ -90,12 +90,26 @@ class InstallStatus:
                 and all(o.present and o.current for o in self.rbac))
 
     def to_json(self) -> dict[str, Any]:
+        """camelCase JSON, as `setup status -o json` prints it (with `installed` and each CRD's `current`)."""
         data = asdict(self)
         data["installed"] = self.installed
         for key in ("crds", "trainer"):
             for entry, crd in zip(data[key], getattr(self, key)):
                 entry["current"] = crd.current
-        return data
+        return _camel(data)
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_camel_key(k): v if k == "unknown" else _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(item) for item in value]
+    return value
+
+
+def _camel_key(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 async def _read(unknown: dict[str, str], check: str, read: Awaitable[T], default: T) -> T:

@@ -1,9 +1,16 @@
-"""The engine Lease: acquire, renew, takeover after expiry, two contenders one winner, release, hold."""
+"""The engine Lease: acquire, renew, takeover after expiry, two contenders one winner, release, hold.
+
+Every case runs on MemoryStore and on KubeStore over the API-server emulator (real HTTP, the server's
+optimistic concurrency); the hold loop's timing cases run on MemoryStore, where a ManualClock step
+completes every renewal without waiting on a socket.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +28,30 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def store(clock: ManualClock) -> MemoryStore:
+def memory(clock: ManualClock) -> MemoryStore:
     return MemoryStore(clock)
+
+
+@pytest.fixture(params=["memory", "emulator"])
+async def store(request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path) -> AsyncIterator[object]:
+    if request.param == "memory":
+        yield MemoryStore(clock)
+        return
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.store import NAMESPACE
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer
+
+    server = ApiServer(clock=clock)
+    await server.start()
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "kubeconfig"))), clock,
+                     user_agent="nvcre-engine")
+    try:
+        await kube.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        yield kube
+    finally:
+        await kube.close()
+        await server.stop()
 
 
 def lease(store, clock, who: str, duration: float = 15.0) -> EngineLease:
@@ -125,7 +154,8 @@ async def _settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_hold_renews_every_third_of_the_duration(store, clock) -> None:
+async def test_hold_renews_every_third_of_the_duration(memory, clock) -> None:
+    store = memory
     a = lease(store, clock, "a", duration=15)
     await a.try_acquire()
     task = asyncio.create_task(a.hold())
@@ -140,7 +170,8 @@ async def test_hold_renews_every_third_of_the_duration(store, clock) -> None:
         task.cancel()
 
 
-async def test_hold_reports_a_lost_lease(store, clock) -> None:
+async def test_hold_reports_a_lost_lease(memory, clock) -> None:
+    store = memory
     a, b = lease(store, clock, "a", duration=15), lease(store, clock, "b")
     await a.try_acquire()
     lost = []
@@ -158,8 +189,47 @@ async def test_hold_reports_a_lost_lease(store, clock) -> None:
     assert task.done() and lost == [5.0]
 
 
-def test_bad_arguments_are_refused(store, clock) -> None:
+def test_bad_arguments_are_refused(memory, clock) -> None:
+    store = memory
     with pytest.raises(ValueError, match="identity"):
         EngineLease(store, clock, NS, "")
     with pytest.raises(ValueError, match="duration"):
         EngineLease(store, clock, NS, "a", duration=0)
+
+
+class Unreachable:
+    """A store whose writes fail as an unreachable API server's do (reads still answer)."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner, self.down = inner, False
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    async def update(self, kind, obj):
+        if self.down:
+            from nvcre_tui.engine.store import Unavailable
+
+            raise Unavailable.about(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"), "connection refused")
+        return await self.inner.update(kind, obj)
+
+
+async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
+    flaky = Unreachable(memory)
+    a = lease(flaky, clock, "a", duration=15)
+    await a.try_acquire()
+    lost = []
+
+    async def on_lost() -> None:
+        lost.append(clock.monotonic())
+
+    task = asyncio.create_task(a.hold(on_lost))
+    await _settle()
+    flaky.down = True
+    clock.advance(5)  # first failed renewal: 5 s since the last one, keep trying
+    await _settle()
+    assert not task.done()
+    clock.advance(5)  # 10 s = 2/3 of the duration without a renewal: stop, 5 s before expiry
+    await _settle()
+    assert task.done() and lost == [10.0]
+    assert (await lease(memory, clock, "b").holder()).live  # nobody else could have it yet

@@ -31,7 +31,8 @@ def obj(
     if labels is not None:
         metadata["labels"] = dict(labels)
     if owners:
-        metadata["ownerReferences"] = [owner_ref(owner) for owner in owners]
+        # One controller at most (the API server rejects two): the first owner is it, others just own.
+        metadata["ownerReferences"] = [owner_ref(owner, controller=index == 0) for index, owner in enumerate(owners)]
     if finalizers is not None:
         metadata["finalizers"] = list(finalizers)
     body: dict[str, Any] = {"metadata": metadata, "spec": dict(spec or {"size": 1})}
@@ -61,14 +62,14 @@ def needs(capabilities: frozenset[str], capability: str) -> None:
         pytest.skip(f"this store cannot provide {capability}")
 
 
-def owner_ref(owner: dict[str, Any]) -> dict[str, Any]:
-    """A controller owner reference to a stored object."""
+def owner_ref(owner: dict[str, Any], controller: bool = True) -> dict[str, Any]:
+    """An owner reference to a stored object (a controller reference unless told otherwise)."""
     return {
         "apiVersion": owner["apiVersion"],
         "kind": owner["kind"],
         "name": owner["metadata"]["name"],
         "uid": owner["metadata"]["uid"],
-        "controller": True,
+        "controller": controller,
         "blockOwnerDeletion": True,
     }
 

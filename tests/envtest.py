@@ -11,6 +11,10 @@ What is started (and why):
   the client trusts), a static token for a `system:masters` user (no client certificates to make), and an
   RSA key from openssl as the service-account issuer/signing key (required flags since 1.20).
 Requests go through urllib: server-side apply is a PATCH with `application/apply-patch+yaml` (JSON is YAML).
+Clients under test (KubeStore) get a kubeconfig from `write_kubeconfig`; `wipe` empties collections between
+tests that share one control plane (starting one takes seconds).
+The ServiceAccount admission plugin is off: no controller-manager creates the `default` service accounts
+that it would require of every Pod.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ BINARIES = ("etcd", "kube-apiserver")
 TOKEN = "nvcre-envtest-token"
 STARTUP_SECONDS = 60.0
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+SKIP_REASON = (f"needs ${ASSETS_ENV}: a folder with etcd and kube-apiserver (setup-envtest); "
+               "they are not on PyPI or Debian, so this machine cannot install them")
 
 
 def assets_dir() -> Path | None:
@@ -122,11 +128,56 @@ class ControlPlane:
             "--allow-privileged=true",
             f"--token-auth-file={tokens}",
             "--authorization-mode=RBAC",
+            "--disable-admission-plugins=ServiceAccount",
             f"--service-account-issuer=https://127.0.0.1:{self.port}/",
             f"--service-account-key-file={key}",
             f"--service-account-signing-key-file={key}",
         ])
         self._wait_ready(certs / "apiserver.crt")
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def serving_cert(self) -> Path:
+        return self.workdir / "certs" / "apiserver.crt"
+
+    def write_kubeconfig(self, path: Path, namespace: str = "default", context: str = "envtest") -> Path:
+        """A kubeconfig for clients under test: this server, its serving cert as CA, the admin token."""
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": context,
+            "clusters": [{"name": "envtest", "cluster": {"server": self.url,
+                                                         "certificate-authority": str(self.serving_cert)}}],
+            "users": [{"name": "admin", "user": {"token": TOKEN}}],
+            "contexts": [{"name": context, "context": {"cluster": "envtest", "user": "admin", "namespace": namespace}}],
+        }
+        path.write_text(json.dumps(config))  # JSON is YAML
+        return path
+
+    def wipe(self, collection: str, keep_namespaces: frozenset[str] = frozenset({"kube-system", "kube-public",
+                                                                                    "kube-node-lease"})) -> None:
+        """Delete every object of a collection URL (all namespaces), finalizers released, no grace period."""
+        try:
+            items = self.request("GET", collection).get("items", [])
+        except ApiError as error:
+            if error.code == 404:
+                return
+            raise
+        for item in items:
+            metadata = item["metadata"]
+            if metadata.get("namespace") in keep_namespaces:
+                continue
+            base, plural = collection.rsplit("/", 1)
+            scope = f"/namespaces/{metadata['namespace']}" if metadata.get("namespace") else ""
+            url = f"{base}{scope}/{plural}/{metadata['name']}"
+            try:
+                if metadata.get("finalizers"):
+                    self.request("PATCH", url, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+                self.request("DELETE", url + "?gracePeriodSeconds=0")
+            except ApiError as error:
+                if error.code != 404:
+                    raise
 
     def _wait_ready(self, serving_cert: Path) -> None:
         # Polling is the only way to see an external process come up; bounded by STARTUP_SECONDS.

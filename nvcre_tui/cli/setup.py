@@ -1,19 +1,37 @@
-"""`nvcre setup ...`: what a cluster needs before nvcre runs there (the CustomResourceDefinitions)."""
+"""`nvcre setup ...`: what a cluster needs before nvcre runs there.
+
+`crds` prints our CustomResourceDefinitions; `init` applies them with the namespace, the engine's
+ServiceAccount and RBAC (server-side apply, field manager `nvcre`); `status` tells what is installed and
+what nvcre relies on; `reset` removes what init made.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
-from nvcre_tui.cli.output import to_json, to_yaml
+from nvcre_tui.cli import EXIT_FAILED, EXIT_OK
+from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
+from nvcre_tui.cli.output import print_table, to_json, to_yaml
 from nvcre_tui.engine.api import RESOURCES, Resource
+from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.crd import crd_for
 from nvcre_tui.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.kube.status import CrdState, InstallStatus
+    from nvcre_tui.engine.store.kube import KubeStore
+
+USER_AGENT = "nvcre-setup"
+NAMESPACE_HELP = "install namespace (default: nvcre-system)"
 
 
 def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the `setup` command group."""
-    parser = groups.add_parser("setup", help="print what a cluster needs before nvcre runs there")
+    parser = groups.add_parser("setup", help="install nvcre on a cluster, check it, remove it")
     commands = parser.add_subparsers(title="setup commands", metavar="COMMAND", required=True)
 
     crds = commands.add_parser(
@@ -26,6 +44,39 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     crds.add_argument("--kind", action="append", metavar="KIND",
                       help="only this kind (kind, plural or short name; repeatable)")
     crds.set_defaults(func=print_crds)
+
+    init = commands.add_parser(
+        "init", help="install the CRDs, the namespace, the engine's ServiceAccount and RBAC",
+        description="Server-side apply (field manager nvcre) of the CRDs, the install namespace, the "
+                    "nvcre-engine ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding; "
+                    "waits until the CRDs are Established.")
+    init.add_argument("--dry-run", action="store_true",
+                      help="print what would be applied (validated by a server-side dry run when a cluster is configured)")
+    init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                      help="how long to wait for the CRDs to be Established (default 60)")
+    add_kube_arguments(init, namespace_help=NAMESPACE_HELP)
+    init.set_defaults(func=init_command)
+
+    status = commands.add_parser(
+        "status", help="what is installed: CRDs, RBAC, engine lease, Kubeflow Trainer, GPU Operator, DCGM",
+        description="Exit 0 when nvcre's part is installed and current, 1 when not.")
+    status.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    add_kube_arguments(status, namespace_help=NAMESPACE_HELP)
+    status.set_defaults(func=status_command)
+
+    reset = commands.add_parser(
+        "reset", help="remove what init made (the CRDs, and with them every Certification)",
+        description="Delete the CRDs (which deletes every Certification, Workflow, Job and WorkloadRun), "
+                    "the engine's RBAC and ServiceAccount, and the install namespace.")
+    reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    reset.add_argument("--force", action="store_true", help="even while certifications are still running")
+    reset.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                       help="how long to wait for the CRDs to be gone (default 120)")
+    add_kube_arguments(reset, namespace_help=NAMESPACE_HELP)
+    reset.set_defaults(func=reset_command)
+
+
+# ----- crds -------------------------------------------------------------------------------------------
 
 
 def kind_named(name: str) -> type[Resource]:
@@ -52,3 +103,261 @@ def print_crds(args: argparse.Namespace) -> int:
     else:
         print(to_yaml(crds), end="")
     return 0
+
+
+# ----- shared -----------------------------------------------------------------------------------------
+
+
+def _seconds(text: str) -> float:
+    """A --timeout value: seconds, >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {text!r}")
+    return value
+
+
+def _namespace(args: argparse.Namespace) -> str:
+    from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+
+    return check_namespace(args.namespace) or INSTALL_NAMESPACE
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+async def _on_cluster(args: argparse.Namespace, command: str,
+                      body: Callable[[KubeStore, Clock], Awaitable[int]], clock: Clock | None = None) -> int:
+    """Run `body` with a store on the cluster the flags name; a store error is one line and exit 1."""
+    from nvcre_tui.engine.store.errors import StoreError
+
+    clock = clock or SystemClock()
+    store = await open_kube_store(args, user_agent=USER_AGENT, clock=clock)
+    try:
+        return await body(store, clock)
+    except StoreError as error:
+        _say(f"nvcre setup {command}: {' '.join(error.message.split())}")
+        return EXIT_FAILED
+    finally:
+        await store.close()
+
+
+def resource_ref(obj: dict[str, Any]) -> str:
+    """How kubectl names an object in its output: `customresourcedefinition.apiextensions.k8s.io/NAME`."""
+    from nvcre_tui.engine.store.protocol import kind_of
+
+    kind = kind_of(obj)
+    return f"{kind.kind.lower()}{'.' + kind.group if kind.group else ''}/{obj['metadata']['name']}"
+
+
+# ----- init -------------------------------------------------------------------------------------------
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """Apply what nvcre needs; with --dry-run, print it."""
+    from nvcre_tui.engine.kube.config import cluster_configured
+    from nvcre_tui.engine.kube.install import install_objects
+
+    objects = install_objects(_namespace(args))
+    if args.dry_run and not cluster_configured(args.kubeconfig):
+        _say("# no cluster configured: offline render, not validated by a server")
+        print(to_yaml(objects), end="")
+        return EXIT_OK
+    return asyncio.run(_on_cluster(args, "init", lambda store, clock: apply_install(store, clock, objects, args)))
+
+
+async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, Any]], args: argparse.Namespace) -> int:
+    """Server-side apply of every object in order, then wait for the CRDs to be Established."""
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER
+    from nvcre_tui.engine.store.errors import NotFound, Unavailable
+    from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
+
+    namespace = _namespace(args)
+    namespace_exists = True
+    if args.dry_run:
+        try:
+            await store.get(NAMESPACE, namespace)
+        except NotFound:
+            namespace_exists = False
+        except Unavailable as error:  # configured but not reachable: still show what would be applied
+            _say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
+            print(to_yaml(objects), end="")
+            return EXIT_OK
+    suffix = " (server dry run)" if args.dry_run else ""
+    for obj in objects:
+        kind = kind_of(obj)
+        if args.dry_run and kind.namespaced and not namespace_exists:
+            # a dry run creates nothing, so objects in the namespace it would create cannot be checked
+            _say(f"{resource_ref(obj)} not validated (namespace {namespace} does not exist yet)")
+            continue
+        await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
+        (_say if args.dry_run else print)(f"{resource_ref(obj)} serverside-applied{suffix}")
+    if args.dry_run:
+        print(to_yaml(objects), end="")
+        return EXIT_OK
+    crd_names = [obj["metadata"]["name"] for obj in objects if obj["kind"] == CRD.kind]
+    waiting = await wait_crds(store, clock, crd_names, lambda crd: crd.established, args.timeout)
+    if waiting:
+        _say(f"nvcre setup init: CRDs not Established after {args.timeout:g}s: {', '.join(waiting)}")
+        return EXIT_FAILED
+    print(f"nvcre is installed in namespace {namespace}")
+    return EXIT_OK
+
+
+async def wait_crds(store: KubeStore, clock: Clock, names: list[str], done: Callable[[CrdState], bool],
+                    timeout: float, poll: float = 0.5) -> list[str]:
+    """Poll the named CRDs until `done` holds for each; the names still waiting at the timeout."""
+    from nvcre_tui.engine.kube.status import crd_state
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CRD
+
+    deadline = clock.monotonic() + timeout
+    waiting = list(names)
+    while True:
+        still = []
+        for name in waiting:
+            try:
+                crd = await store.get(CRD, name)
+            except NotFound:
+                crd = None
+            if not done(crd_state(name, crd)):
+                still.append(name)
+        waiting = still
+        if not waiting or clock.monotonic() >= deadline:
+            return waiting
+        await clock.sleep(poll)
+
+
+# ----- status -----------------------------------------------------------------------------------------
+
+
+def status_command(args: argparse.Namespace) -> int:
+    """Report what is installed; exit 0 when our part is, 1 when not."""
+    return asyncio.run(_on_cluster(args, "status", lambda store, clock: show_status(store, clock, args)))
+
+
+async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
+    from nvcre_tui.engine.kube.status import probe
+
+    status = await probe(store, clock, _namespace(args))
+    if args.output == "json":
+        print(to_json(status.to_json()))
+    else:
+        print_table(("CHECK", "STATE", "DETAIL"), status_rows(status))
+    return EXIT_OK if status.installed else EXIT_FAILED
+
+
+def _age(seconds: float | None) -> str:
+    from nvcre_tui.engine.units import format_duration
+
+    return "?" if seconds is None else format_duration(max(0.0, seconds))
+
+
+def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
+    """The table of `setup status`: one row per check."""
+    crds = status.crds
+    missing = [c.name for c in crds if not c.present]
+    outdated = [c.name for c in crds if c.present and not c.current]
+    pending = [c.name for c in crds if c.present and not c.established]
+    crd_state = "missing" if missing else "outdated" if outdated else "pending" if pending else "ok"
+    crd_detail = (f"missing {', '.join(missing)}" if missing else
+                  f"schema differs from this nvcre: {', '.join(outdated)} (run nvcre setup init)" if outdated else
+                  f"not Established: {', '.join(pending)}" if pending else f"{len(crds)}/{len(crds)} present, schema current")
+    absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
+    changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
+    rbac_state = "missing" if absent else "changed" if changed else "ok"
+    rbac_detail = (f"missing {', '.join(absent)}" if absent else f"differs from init: {', '.join(changed)}" if changed
+                   else ", ".join(o.kind for o in status.rbac))
+    lease = status.lease
+    if lease is None:
+        lease_row = ("engine lease", "free", "no engine holds nvcre-engine")
+    else:
+        lease_row = ("engine lease", "held" if lease.live else "expired",
+                     f"{lease.holder}, for {_age(lease.held_seconds)}, renewed {_age(lease.renewed_seconds_ago)} ago")
+    trainer_present = [c for c in status.trainer if c.present]
+    trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
+                               for c in trainer_present) or "no trainer.kubeflow.org CRDs (part 2 needs them)"
+    trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
+    rows = [
+        ("nvcre CRDs", crd_state, crd_detail),
+        ("namespace", "ok" if status.namespace_present else "missing", status.namespace),
+        ("engine RBAC", rbac_state, rbac_detail),
+        lease_row,
+        ("kubeflow trainer", trainer_state, trainer_detail),
+        ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
+        ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
+        ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
+    ]
+    rows += [(f"{check} (unknown)", "forbidden", why) for check, why in status.unknown.items()]
+    return rows
+
+
+# ----- reset ------------------------------------------------------------------------------------------
+
+
+def reset_command(args: argparse.Namespace) -> int:
+    """Remove what init made, after checks and confirmation."""
+    return asyncio.run(_on_cluster(args, "reset", lambda store, clock: remove_install(store, clock, args)))
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal; without one, refuse (a script must say --yes)."""
+    if not sys.stdin or not sys.stdin.isatty():
+        raise InputError("nvcre setup reset: refusing to delete without confirmation: stdin is not a terminal; pass --yes")
+    _say(question)
+    print("Continue? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+async def running_certifications(store: KubeStore) -> list[str]:
+    """`namespace/name` of every Certification not finished and not being deleted."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    try:
+        certs = (await store.list(CERTIFICATION)).items
+    except NotFound:  # the CRD is not installed: nothing runs
+        return []
+    return [f"{c['metadata'].get('namespace')}/{c['metadata']['name']}" for c in certs
+            if not cond.is_terminal(c) and not c["metadata"].get("deletionTimestamp")]
+
+
+async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
+    """Delete the CRDs first (their objects go with them), then the RBAC and the namespace."""
+    from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CRD, kind_of
+
+    namespace = _namespace(args)
+    running = await running_certifications(store)
+    if running and not args.force:
+        shown = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
+        _say(f"nvcre setup reset: {len(running)} certifications still running ({shown}); "
+             "wait for them, delete them, or pass --force")
+        return EXIT_FAILED
+    if not args.yes and not _confirm(
+            f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
+            f"every namespace ({len(running)} still running), the engine's RBAC, and the namespace {namespace}."):
+        _say("nvcre setup reset: nothing deleted")
+        return EXIT_FAILED
+    objects = install_objects(namespace)
+    crds = [o for o in objects if o["kind"] == CRD.kind]
+    rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
+    for obj in [*crds, *rest]:
+        meta = obj["metadata"]
+        try:
+            await store.delete(kind_of(obj), meta["name"], meta.get("namespace"))
+            print(f"{resource_ref(obj)} deleted")
+        except NotFound:
+            print(f"{resource_ref(obj)} not found")
+    remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
+                                args.timeout)
+    if remaining:
+        _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s (their objects are being "
+             f"removed): {', '.join(remaining)}")
+        return EXIT_FAILED
+    return EXIT_OK

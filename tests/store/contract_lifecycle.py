@@ -19,7 +19,7 @@ from nvcre_tui.engine.store import (
     ResourceStore,
 )
 
-from .fixtures import names, next_event, obj, relabel, take
+from .fixtures import GARBAGE_COLLECTOR, CONTROLLED_CLOCK, SMALL_HISTORY, names, needs, next_event, obj, pod, relabel, take
 
 
 class LifecycleContract:
@@ -75,7 +75,9 @@ class LifecycleContract:
         watch = store.watch(WORKFLOW, label_selector="tier=gpu", resource_version=start)
         assert await take(watch, 3) == [("ADDED", "wf"), ("DELETED", "wf"), ("ADDED", "marker")]
 
-    async def test_watch_from_too_old_resource_version_is_gone(self, store: ResourceStore, history_limit: int) -> None:
+    async def test_watch_from_too_old_resource_version_is_gone(self, store: ResourceStore, history_limit: int,
+                                                               capabilities: frozenset[str]) -> None:
+        needs(capabilities, SMALL_HISTORY)
         start = (await store.list(WORKFLOW)).resource_version
         for index in range(history_limit + 3):
             await store.create(WORKFLOW, obj(f"wf-{index}"))
@@ -87,7 +89,9 @@ class LifecycleContract:
 
     # ----- deletion --------------------------------------------------------------------------------------
 
-    async def test_finalizers_delay_deletion(self, store: ResourceStore, clock: ManualClock) -> None:
+    async def test_finalizers_delay_deletion(self, store: ResourceStore, clock: ManualClock,
+                                             capabilities: frozenset[str]) -> None:
+        needs(capabilities, CONTROLLED_CLOCK)
         await store.create(WORKFLOW, obj("wf", finalizers=["nvcre.nvidia.com/workflow-finalizer"]))
         start = (await store.list(WORKFLOW)).resource_version
         clock.advance(30)
@@ -102,18 +106,22 @@ class LifecycleContract:
         watch = store.watch(WORKFLOW, resource_version=start)
         assert await take(watch, 2) == [("MODIFIED", "wf"), ("DELETED", "wf")]
 
-    async def test_delete_cascades_through_owner_references(self, store: ResourceStore) -> None:
+    async def test_delete_cascades_through_owner_references(self, store: ResourceStore,
+                                                            capabilities: frozenset[str]) -> None:
+        needs(capabilities, GARBAGE_COLLECTOR)
         cert = await store.create(CERTIFICATION, obj("cert"))
         workflow = await store.create(WORKFLOW, obj("cert-wf", owners=[cert]))
         job = await store.create(JOB, obj("cert-wf-job", owners=[workflow]))
-        await store.create(POD, obj("cert-wf-job-pod", owners=[job]))
+        await store.create(POD, pod("cert-wf-job-pod", owners=[job]))
         await store.create(JOB, obj("unrelated"))
         await store.delete(CERTIFICATION, "cert", "default")
         for kind in (CERTIFICATION, WORKFLOW, POD):
             assert (await store.list(kind)).items == []
         assert names((await store.list(JOB)).items) == ["unrelated"]
 
-    async def test_cascade_waits_for_finalizers_and_other_owners(self, store: ResourceStore) -> None:
+    async def test_cascade_waits_for_finalizers_and_other_owners(self, store: ResourceStore,
+                                                                 capabilities: frozenset[str]) -> None:
+        needs(capabilities, GARBAGE_COLLECTOR)
         cert = await store.create(CERTIFICATION, obj("cert"))
         other = await store.create(CERTIFICATION, obj("other"))
         held = await store.create(WORKFLOW, obj("held", owners=[cert], finalizers=["keep"]))

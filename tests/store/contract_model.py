@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -24,8 +25,10 @@ class ModelContract:
                               st.sampled_from(["a", "b", "c"]), st.integers(0, 3), st.sampled_from(["x", "y"])),
                     max_size=25))
     async def test_random_writes_match_a_dict_model(self, store: ResourceStore,
+                                                    make_namespace: Callable[[str], Awaitable[None]],
                                                     operations: list[tuple[str, str, int, str]]) -> None:
         namespace = f"model-{next(_namespaces)}"  # the store is shared by examples; a namespace each isolates them
+        await make_namespace(namespace)
         model: dict[str, dict[str, Any]] = {}
         for verb, name, number, label in operations:
             exists = name in model

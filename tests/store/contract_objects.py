@@ -9,7 +9,7 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.store import JOB, NODE, POD, WORKFLOW, AlreadyExists, Conflict, Invalid, NotFound, ResourceStore
 
-from .fixtures import names, obj
+from .fixtures import CONTROLLED_CLOCK, needs, names, obj, pod
 
 LABELLED = {"a": {"tier": "gpu", "zone": "east"}, "b": {"tier": "gpu", "zone": "west"}, "c": {"tier": "cpu"}, "d": {}}
 SELECTOR_CASES: list[tuple[Any, list[str]]] = [
@@ -38,7 +38,9 @@ class ObjectsContract:
 
     # ----- create / get / list ------------------------------------------------------------------------
 
-    async def test_create_sets_system_fields_and_drops_status(self, store: ResourceStore, clock: ManualClock) -> None:
+    async def test_create_sets_system_fields_and_drops_status(self, store: ResourceStore, clock: ManualClock,
+                                                              capabilities: frozenset[str]) -> None:
+        needs(capabilities, CONTROLLED_CLOCK)
         created = await store.create(WORKFLOW, obj("wf", status={"phase": "Done"}))
         metadata = created["metadata"]
         assert (created["apiVersion"], created["kind"]) == ("nvcre.nvidia.com/v1alpha1", "Workflow")
@@ -96,9 +98,9 @@ class ObjectsContract:
             await store.list(WORKFLOW, label_selector={"matchExpressions": [{"key": "z", "operator": "Near"}]})
 
     async def test_field_selectors(self, store: ResourceStore) -> None:
-        await store.create(POD, obj("p1", spec={"nodeName": "gpu-01"}))
-        await store.create(POD, obj("p2", spec={"nodeName": "gpu-02"}))
-        await store.create(POD, obj("p3", spec={}))
+        await store.create(POD, pod("p1", "gpu-01"))
+        await store.create(POD, pod("p2", "gpu-02"))
+        await store.create(POD, pod("p3"))
         assert names((await store.list(POD, field_selector="spec.nodeName=gpu-01")).items) == ["p1"]
         assert names((await store.list(POD, field_selector="spec.nodeName!=gpu-01")).items) == ["p2", "p3"]
         assert names((await store.list(POD, field_selector="metadata.name=p2,spec.nodeName=gpu-02")).items) == ["p2"]

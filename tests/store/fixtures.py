@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from nvcre_tui.engine.store import WatchEvent
 
 # Guards a broken watch from hanging the suite; never reached when the store works.
@@ -29,7 +31,8 @@ def obj(
     if labels is not None:
         metadata["labels"] = dict(labels)
     if owners:
-        metadata["ownerReferences"] = [owner_ref(owner) for owner in owners]
+        # One controller at most (the API server rejects two): the first owner is it, others just own.
+        metadata["ownerReferences"] = [owner_ref(owner, controller=index == 0) for index, owner in enumerate(owners)]
     if finalizers is not None:
         metadata["finalizers"] = list(finalizers)
     body: dict[str, Any] = {"metadata": metadata, "spec": dict(spec or {"size": 1})}
@@ -38,14 +41,35 @@ def obj(
     return body
 
 
-def owner_ref(owner: dict[str, Any]) -> dict[str, Any]:
-    """A controller owner reference to a stored object."""
+def pod(name: str, node: str | None = None, *, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A Pod an API server accepts (it requires containers with a name and an image)."""
+    body = obj(name, owners=owners, spec={"containers": [{"name": "main", "image": "busybox:1.36"}]})
+    if node is not None:
+        body["spec"]["nodeName"] = node
+    return body
+
+
+# What a store may lack: tests that need one skip, naming it, where the store cannot provide it.
+CONTROLLED_CLOCK = "controlled-clock"      # server timestamps (creation, deletion) follow the test's clock
+GARBAGE_COLLECTOR = "garbage-collector"    # deleting an owner removes its dependents
+SMALL_HISTORY = "small-history"            # watch replay keeps only `history_limit` changes
+ALL_CAPABILITIES = frozenset({CONTROLLED_CLOCK, GARBAGE_COLLECTOR, SMALL_HISTORY})
+
+
+def needs(capabilities: frozenset[str], capability: str) -> None:
+    """Skip the calling test when the store under test lacks `capability` (never a silent pass)."""
+    if capability not in capabilities:
+        pytest.skip(f"this store cannot provide {capability}")
+
+
+def owner_ref(owner: dict[str, Any], controller: bool = True) -> dict[str, Any]:
+    """An owner reference to a stored object (a controller reference unless told otherwise)."""
     return {
         "apiVersion": owner["apiVersion"],
         "kind": owner["kind"],
         "name": owner["metadata"]["name"],
         "uid": owner["metadata"]["uid"],
-        "controller": True,
+        "controller": controller,
         "blockOwnerDeletion": True,
     }
 

@@ -1,17 +1,39 @@
 """The ResourceStore: the engine's only window on the world (see protocol.py for the contract)."""
 
-from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, StoreError
+from .errors import (
+    AlreadyExists,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    RetryableError,
+    ServerError,
+    StoreError,
+    Timeout,
+    TooManyRequests,
+    Unavailable,
+)
 from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore
 from .protocol import (
+    BATCH_JOB,
     CERTIFICATION,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
     CONFIGMAP,
+    CRD,
     EVENT,
     JOB,
     KNOWN_KINDS,
     LEASE,
+    NAMESPACE,
     NODE,
     NVCRE_GROUP,
     POD,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE,
+    SERVICE_ACCOUNT,
     WORKFLOW,
     WORKLOADRUN,
     LabelSelectorInput,
@@ -27,9 +49,11 @@ from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse
 
 __all__ = [
     "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
+    "RetryableError", "TooManyRequests", "ServerError", "Timeout", "Unavailable",
     "ResourceStore", "ResourceKind", "WatchEvent", "WatchEventType", "ListResult", "LabelSelectorInput",
     "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",
-    "KNOWN_KINDS", "kind_of",
+    "NAMESPACE", "SERVICE_ACCOUNT", "SERVICE", "CLUSTER_ROLE", "CLUSTER_ROLE_BINDING", "ROLE", "ROLE_BINDING",
+    "CRD", "BATCH_JOB", "KNOWN_KINDS", "kind_of",
     "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore",
     "LabelSelector", "FieldSelector", "parse_label_selector", "parse_field_selector",
 ]

@@ -12,6 +12,11 @@ __all__ = [
     "Gone",
     "Forbidden",
     "Invalid",
+    "RetryableError",
+    "TooManyRequests",
+    "ServerError",
+    "Timeout",
+    "Unavailable",
     "describe",
 ]
 
@@ -27,18 +32,26 @@ class StoreError(Exception):
     """Base of every store error; `status` is the matching HTTP code (KubeStore maps both ways)."""
 
     status: ClassVar[int] = 500
+    # True for a transient answer (overload, server error, timeout, lost connection): the same request
+    # may succeed later, so callers requeue with backoff instead of failing the object.
+    retryable: ClassVar[bool] = False
 
-    def __init__(self, message: str, *, kind: object = "", name: str = "", namespace: str | None = None) -> None:
+    def __init__(self, message: str, *, kind: object = "", name: str = "", namespace: str | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.kind = str(kind)
         self.name = name
         self.namespace = namespace
+        # Seconds the server asked us to wait (Retry-After), when it said so.
+        self.retry_after = retry_after
 
     @classmethod
-    def about(cls, kind: object, name: str | None, namespace: str | None, what: str) -> StoreError:
+    def about(cls, kind: object, name: str | None, namespace: str | None, what: str,
+              retry_after: float | None = None) -> StoreError:
         """Build the error as `<Kind> <namespace>/<name>: <what>`."""
-        return cls(f"{describe(kind, name, namespace)}: {what}", kind=kind, name=name or "", namespace=namespace)
+        return cls(f"{describe(kind, name, namespace)}: {what}", kind=kind, name=name or "", namespace=namespace,
+                   retry_after=retry_after)
 
 
 class NotFound(StoreError):
@@ -75,3 +88,33 @@ class Invalid(StoreError, ValueError):
     """The object or request is malformed (422): missing name or namespace, wrong kind, bad selector."""
 
     status = 422
+
+
+class RetryableError(StoreError):
+    """Base of the transient errors: retrying the same request later may succeed."""
+
+    retryable = True
+
+
+class TooManyRequests(RetryableError):
+    """The server is overloaded or rate-limits us (429); `retry_after` says how long to wait."""
+
+    status = 429
+
+
+class ServerError(RetryableError):
+    """The server failed (500, 502, 503 and other 5xx); the request may or may not have taken effect."""
+
+    status = 503
+
+
+class Timeout(RetryableError):
+    """No answer in time: the client gave up, or the server answered 504 / reason Timeout."""
+
+    status = 504
+
+
+class Unavailable(RetryableError):
+    """No connection: refused, reset, or dropped before the answer was complete."""
+
+    status = 503

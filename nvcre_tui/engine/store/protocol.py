@@ -22,6 +22,16 @@ __all__ = [
     "EVENT",
     "POD",
     "LEASE",
+    "NAMESPACE",
+    "SERVICE_ACCOUNT",
+    "SERVICE",
+    "RBAC_GROUP",
+    "CLUSTER_ROLE",
+    "CLUSTER_ROLE_BINDING",
+    "ROLE",
+    "ROLE_BINDING",
+    "CRD",
+    "BATCH_JOB",
     "KNOWN_KINDS",
     "kind_of",
     "WatchEventType",
@@ -64,9 +74,21 @@ CONFIGMAP = ResourceKind("", "v1", "ConfigMap", "configmaps")
 EVENT = ResourceKind("", "v1", "Event", "events")
 POD = ResourceKind("", "v1", "Pod", "pods")
 LEASE = ResourceKind("coordination.k8s.io", "v1", "Lease", "leases")
+# What `nvcre setup` installs and what workloads (part 2) run as; never Secrets.
+NAMESPACE = ResourceKind("", "v1", "Namespace", "namespaces", namespaced=False)
+SERVICE_ACCOUNT = ResourceKind("", "v1", "ServiceAccount", "serviceaccounts")
+SERVICE = ResourceKind("", "v1", "Service", "services")
+RBAC_GROUP = "rbac.authorization.k8s.io"
+CLUSTER_ROLE = ResourceKind(RBAC_GROUP, "v1", "ClusterRole", "clusterroles", namespaced=False)
+CLUSTER_ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False)
+ROLE = ResourceKind(RBAC_GROUP, "v1", "Role", "roles")
+ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "RoleBinding", "rolebindings")
+CRD = ResourceKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False)
+BATCH_JOB = ResourceKind("batch", "v1", "Job", "jobs")  # not nvcre's JOB: same kind name, other group
 
 KNOWN_KINDS: tuple[ResourceKind, ...] = (
     CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE, CONFIGMAP, EVENT, POD, LEASE,
+    NAMESPACE, SERVICE_ACCOUNT, SERVICE, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
 )
 _BY_TYPE = {(k.api_version, k.kind): k for k in KNOWN_KINDS}
 

@@ -1,0 +1,54 @@
+"""The kube flags every command that talks to a cluster takes (`--kubeconfig`, `--context`, `-n`), as kubectl."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import TYPE_CHECKING
+
+from nvcre_tui.engine.apibase import DNS_LABEL
+from nvcre_tui.engine.clock import Clock, SystemClock
+from nvcre_tui.engine.errors import InputError
+
+if TYPE_CHECKING:  # the Kubernetes client is imported only by commands that reach a cluster
+    from nvcre_tui.engine.kube.config import KubeTarget
+    from nvcre_tui.engine.store.kube import KubeStore
+
+__all__ = ["add_kube_arguments", "check_namespace", "load_kube_target", "open_kube_store"]
+
+
+
+def add_kube_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None,
+                       namespace_default: str | None = None) -> None:
+    """--kubeconfig PATH, --context NAME, -n/--namespace NS (default: the context's namespace, else default)."""
+    group = parser.add_argument_group("cluster")
+    group.add_argument("--kubeconfig", metavar="PATH",
+                       help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)")
+    group.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current-context)")
+    group.add_argument("-n", "--namespace", metavar="NS", default=namespace_default,
+                       help=namespace_help or "namespace (default: the context's namespace, else default)")
+
+
+def check_namespace(namespace: str | None, flag: str = "--namespace") -> str | None:
+    """The namespace if it is a DNS label, as the API server requires (or None); else InputError naming the flag,
+    so a typo fails here in one line rather than as a server error."""
+    if namespace is not None and (not re.fullmatch(DNS_LABEL, namespace) or len(namespace) > 63):
+        raise InputError(f"{flag}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), "
+                         f"got {namespace!r}")
+    return namespace
+
+
+async def load_kube_target(args: argparse.Namespace) -> KubeTarget:
+    """The cluster the flags name; InputError (one line) on a missing file, unknown context, bad YAML."""
+    from nvcre_tui.engine.kube.config import load_target
+
+    namespace = check_namespace(getattr(args, "namespace", None))
+    return await load_target(getattr(args, "kubeconfig", None), getattr(args, "context", None), namespace)
+
+
+async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: Clock | None = None) -> KubeStore:
+    """A KubeStore on the cluster the flags name (the caller closes it)."""
+    from nvcre_tui.engine.store.kube import KubeStore
+
+    target = await load_kube_target(args)
+    return KubeStore(target, clock or SystemClock(), user_agent=user_agent)

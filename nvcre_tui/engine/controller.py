@@ -1,0 +1,109 @@
+"""The headless engine (`nvcre controller`): reconcile only while holding the engine Lease; export metrics.
+
+Waits until the Lease is free (or expired), holds it while the engine runs, and stops the engine the
+moment the Lease is lost, so two engines never reconcile at once (design property 9). Losing the Lease
+ends the loop with a non-zero code: in a Deployment the pod restarts and queues for the Lease again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from nvcre_tui.engine.clock import Clock
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.metrics import EngineMetrics, count_objects
+from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
+
+__all__ = ["Runnable", "ControllerLoop", "LOST_LEASE_EXIT"]
+
+LOST_LEASE_EXIT = 1
+
+
+class Runnable(Protocol):
+    """What the loop needs of the engine: a live loop that runs until cancelled."""
+
+    async def run(self) -> None: ...
+
+
+@dataclass
+class ControllerLoop:
+    """One engine under the Lease, with metrics refreshed from the store."""
+
+    engine: Runnable
+    store: ResourceStore
+    lease: EngineLease
+    metrics: EngineMetrics
+    clock: Clock  # real time: lease waits and metric refreshes are wall-clock intervals
+    retry_period: float = 2.0       # how often a waiting contender tries the Lease
+    metrics_period: float = 15.0    # how often object counts and API totals are refreshed
+    log: Callable[[str], None] = field(default=lambda message: None)
+
+    async def acquire(self) -> None:
+        """Return once we hold the Lease; say who holds it while we wait."""
+        announced = None
+        while not await self._try_acquire():
+            holder = await self.lease.holder()
+            if holder is not None and holder.identity != announced:
+                self.log(f"waiting for the engine lease: held by {holder.identity}")
+                announced = holder.identity
+            await self.clock.sleep(self.retry_period)
+        self.log(f"holding the engine lease as {self.lease.identity}")
+        self.metrics.set_lease_held(True)
+
+    async def _try_acquire(self) -> bool:
+        try:
+            return await self.lease.try_acquire()
+        except StoreError as error:  # the API server is away: keep queueing, say why
+            self.log(f"engine lease: {error.message}")
+            return False
+
+    async def refresh_metrics(self) -> None:
+        """Object counts from the store, API totals from a KubeStore's stats (when it has any)."""
+        certifications = (await self.store.list(CERTIFICATION)).items
+        jobs = (await self.store.list(JOB)).items
+        self.metrics.set_objects(*count_objects(certifications, jobs))
+        stats: Any = getattr(self.store, "stats", None)  # KubeStore only; the protocol has no stats
+        if stats is not None:
+            self.metrics.set_api_retries(stats.retries)
+            self.metrics.set_api_requests(stats.requests)
+
+    async def _metrics_loop(self) -> None:
+        while True:
+            with contextlib.suppress(StoreError):
+                await self.refresh_metrics()
+            await self.clock.sleep(self.metrics_period)
+
+    async def run(self) -> int:
+        """Acquire, run the engine while held; the exit code (LOST_LEASE_EXIT when the Lease was lost).
+        Cancelling (SIGTERM) stops the engine and releases the Lease for the next engine."""
+        await self.acquire()
+        lost = asyncio.Event()
+
+        async def on_lost() -> None:
+            lost.set()
+
+        tasks = [asyncio.create_task(self.lease.hold(on_lost), name="lease"),
+                 asyncio.create_task(self.engine.run(), name="engine"),
+                 asyncio.create_task(self._metrics_loop(), name="metrics")]
+        try:
+            done, _ = await asyncio.wait(tasks[:2], return_when=asyncio.FIRST_COMPLETED)
+            engine = tasks[1]
+            if engine in done and engine.exception() is not None:
+                raise engine.exception()  # type: ignore[misc]
+            self.log("lost the engine lease: stopping the engine" if lost.is_set() else "engine stopped")
+            return LOST_LEASE_EXIT if lost.is_set() else 0
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            self.metrics.set_lease_held(False)
+            if not lost.is_set():
+                with contextlib.suppress(StoreError):
+                    await self.lease.release()

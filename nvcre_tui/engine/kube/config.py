@@ -1,0 +1,225 @@
+"""Which cluster to talk to: kubeconfig (kubectl's rules) or the in-cluster service account.
+
+Order, as kubectl: `--kubeconfig`, else `$KUBECONFIG` (a colon-separated list, merged: the first file
+to define a cluster, context, user or current-context wins), else `~/.kube/config`, else the pod's
+service account (`KUBERNETES_SERVICE_HOST` + /var/run/secrets/kubernetes.io/serviceaccount).
+kubernetes-asyncio does the authentication (tokens, client certificates, exec plugins, TLS); we merge
+and check the files ourselves so every problem is one line naming the file and the context.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.config.incluster_config import InClusterConfigLoader
+from kubernetes_asyncio.config.kube_config import KubeConfigLoader
+
+from ..errors import InputError
+
+__all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
+
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+DEFAULT_KUBECONFIG = "~/.kube/config"
+DEFAULT_NAMESPACE = "default"
+_SECTIONS = ("clusters", "contexts", "users")
+# kubeconfig fields holding file paths, which kubectl resolves relative to the file that names them.
+_PATH_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """A resolved cluster: a client Configuration plus what to tell the user about it."""
+
+    configuration: Configuration
+    namespace: str        # -n, else the context's namespace, else the service account's, else "default"
+    context: str | None   # None in-cluster
+    server: str           # API server URL
+    source: str           # "kubeconfig /path" or "in-cluster service account"
+
+
+def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tuple[list[Path], str] | None:
+    """The files to merge and how to name them in messages; None when no kubeconfig applies."""
+    if kubeconfig:
+        path = Path(kubeconfig).expanduser()
+        if not path.is_file():
+            raise InputError(f"--kubeconfig {kubeconfig}: file not found")
+        return [path], str(path)
+    listed = environ.get("KUBECONFIG", "")
+    if listed:
+        # kubectl skips entries that do not exist; all missing is an error (the user asked for them).
+        paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
+        existing = [p for p in paths if p.is_file()]
+        if not existing:
+            raise InputError(f"$KUBECONFIG {listed}: none of these files exists")
+        return existing, os.pathsep.join(str(p) for p in existing)
+    default = Path(environ.get("HOME", "~") + "/.kube/config").expanduser()
+    if default.is_file():
+        return [default], str(default)
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise InputError(f"kubeconfig {path}: cannot read ({error.strerror or error})") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise InputError(f"kubeconfig {path}: not valid YAML{where}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise InputError(f"kubeconfig {path}: expected a mapping (apiVersion, clusters, contexts, users), "
+                         f"got {type(loaded).__name__}")
+    return loaded
+
+
+def _absolute_paths(section: str, entry: dict[str, Any], base: Path) -> dict[str, Any]:
+    body_key = section[:-1]  # clusters -> cluster
+    body = entry.get(body_key)
+    if not isinstance(body, dict):
+        return entry
+    fixed = dict(body)
+    for key in _PATH_FIELDS.get(section, ()):
+        value = fixed.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            fixed[key] = str((base / os.path.expanduser(value)).resolve())
+    return {**entry, body_key: fixed}
+
+
+def merge_kubeconfigs(paths: list[Path]) -> dict[str, Any]:
+    """kubectl's merge: for each named cluster/context/user and for current-context, the first file wins."""
+    merged: dict[str, Any] = {section: [] for section in _SECTIONS}
+    seen: dict[str, set[str]] = {section: set() for section in _SECTIONS}
+    for path in paths:
+        config = _read(path)
+        for section in _SECTIONS:
+            entries = config.get(section) or []
+            if not isinstance(entries, list):
+                raise InputError(f"kubeconfig {path}: {section} must be a list")
+            for index, entry in enumerate(entries):
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    raise InputError(f"kubeconfig {path}: {section}[{index}] needs a name")
+                if entry["name"] not in seen[section]:
+                    seen[section].add(entry["name"])
+                    merged[section].append(_absolute_paths(section, entry, path.parent))
+        if config.get("current-context") and "current-context" not in merged:
+            merged["current-context"] = config["current-context"]
+    return merged
+
+
+def _named(merged: dict[str, Any], section: str, name: str) -> dict[str, Any] | None:
+    for entry in merged[section]:
+        if entry["name"] == name:
+            body = entry.get(section[:-1])
+            return body if isinstance(body, dict) else {}
+    return None
+
+
+def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> tuple[str, dict[str, Any]]:
+    names = ", ".join(entry["name"] for entry in merged["contexts"]) or "none"
+    chosen = context or merged.get("current-context")
+    if not chosen:
+        raise InputError(f"kubeconfig {where}: no current-context; pass --context (contexts: {names})")
+    body = _named(merged, "contexts", chosen)
+    if body is None:
+        raise InputError(f"kubeconfig {where}: context {chosen!r} not found (contexts: {names})")
+    cluster_name = body.get("cluster")
+    cluster = _named(merged, "clusters", cluster_name) if isinstance(cluster_name, str) else None
+    if cluster is None:
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name!r} is not defined")
+    if not isinstance(cluster.get("server"), str) or not cluster["server"]:
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name} has no server")
+    user = body.get("user")
+    if isinstance(user, str) and user and _named(merged, "users", user) is None:
+        raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
+    return chosen, body
+
+
+async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
+                           namespace: str | None) -> KubeTarget:
+    merged = merge_kubeconfigs(paths)
+    chosen, body = _choose_context(merged, context, where)
+    configuration = Configuration()
+    loader = KubeConfigLoader(config_dict=merged, active_context=chosen, config_base_path="")
+    try:
+        await loader.load_and_set(configuration)
+    except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
+        raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
+    user = loader._user  # the library keeps the resolved user here
+    if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
+        _refresh_exec_token(configuration, loader)
+    chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
+    return KubeTarget(configuration, str(chosen_namespace), chosen, configuration.host, f"kubeconfig {where}")
+
+
+def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
+    """Re-run an exec credential plugin when its token expires (the engine runs for hours)."""
+
+    async def refresh(config: Configuration, *_: object) -> None:
+        await loader.load_from_exec_plugin()  # a no-op until the token's expirationTimestamp
+        config.api_key["BearerToken"] = loader.token
+
+    configuration.refresh_api_key_hook = refresh
+
+
+def _from_service_account(directory: Path, environ: Mapping[str, str], namespace: str | None) -> KubeTarget:
+    configuration = Configuration()
+    loader = InClusterConfigLoader(token_filename=str(directory / "token"), cert_filename=str(directory / "ca.crt"),
+                                   environ=dict(environ))
+    try:
+        loader.load_and_set(configuration)  # also installs a hook that re-reads the rotated token file
+    except Exception as error:
+        raise InputError(f"in-cluster service account {directory}: {_one_line(error)}") from None
+    if namespace is None:
+        try:
+            namespace = (directory / "namespace").read_text().strip() or None
+        except OSError:
+            namespace = None
+    return KubeTarget(configuration, namespace or DEFAULT_NAMESPACE, None, configuration.host,
+                      "in-cluster service account")
+
+
+def _in_cluster(environ: Mapping[str, str]) -> bool:
+    return bool(environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+async def load_target(kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
+                      *, environ: Mapping[str, str] | None = None,
+                      service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> KubeTarget:
+    """Resolve the cluster to use; InputError (one line naming the file and context) on any problem."""
+    environ = os.environ if environ is None else environ
+    found = _kubeconfig_paths(kubeconfig, environ)
+    if found is not None:
+        return await _from_kubeconfig(*found, context, namespace)
+    if _in_cluster(environ):
+        if context:
+            raise InputError(f"--context {context}: no kubeconfig found (running in-cluster has no contexts)")
+        return _from_service_account(service_account_dir, environ, namespace)
+    raise InputError("no cluster configured: no --kubeconfig, $KUBECONFIG unset, ~/.kube/config missing, "
+                     "and not in a pod (KUBERNETES_SERVICE_HOST unset)")
+
+
+def cluster_configured(kubeconfig: str | None = None, *, environ: Mapping[str, str] | None = None,
+                       service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> bool:
+    """Is there any cluster configuration at all? Cheap: looks at files and variables, no network."""
+    environ = os.environ if environ is None else environ
+    if kubeconfig:
+        return True  # asked for explicitly: load_target reports what is wrong with it
+    if environ.get("KUBECONFIG"):
+        return True  # set on purpose: even if its files are missing, load_target says so (as kubectl fails)
+    if Path(environ.get("HOME", "~") + "/.kube/config").expanduser().is_file():
+        return True
+    return _in_cluster(environ) and (service_account_dir / "token").is_file()

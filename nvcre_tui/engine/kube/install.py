@@ -1,0 +1,85 @@
+"""What `nvcre setup init` applies to a cluster, as data: CRDs, namespace, ServiceAccount and RBAC.
+
+Objects come in apply order (CRDs and the Namespace before what lives in it). Each CRD carries the hash
+of its spec as an annotation, so `nvcre setup status` can tell an installed schema from ours without
+diffing what the API server defaulted into it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from nvcre_tui.engine.crd import all_crds
+from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
+from nvcre_tui.engine.store.protocol import (
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
+    NAMESPACE,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+    ResourceKind,
+)
+
+__all__ = [
+    "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "SCHEMA_HASH_ANNOTATION", "PART_OF",
+    "schema_hash", "install_crds", "rbac_objects", "install_objects",
+]
+
+INSTALL_NAMESPACE = "nvcre-system"
+ENGINE_NAME = "nvcre-engine"  # the ServiceAccount, ClusterRole, Role and both bindings
+FIELD_MANAGER = "nvcre"
+SCHEMA_HASH_ANNOTATION = "nvcre.nvidia.com/schema-hash"
+PART_OF = {"app.kubernetes.io/part-of": "nvcre"}
+Obj = dict[str, Any]
+
+
+def schema_hash(crd: Mapping[str, Any]) -> str:
+    """A short, stable hash of a CRD's spec (keys sorted, so only content counts)."""
+    canonical = json.dumps(crd["spec"], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def install_crds() -> list[Obj]:
+    """Our CRDs, each annotated with its schema hash."""
+    crds = all_crds()
+    for crd in crds:
+        crd["metadata"].setdefault("annotations", {})[SCHEMA_HASH_ANNOTATION] = schema_hash(crd)
+    return crds
+
+
+def _meta(name: str, namespace: str | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = dict(PART_OF)
+    return meta
+
+
+def _object(kind: ResourceKind, name: str, namespace: str | None = None, **body: Any) -> Obj:
+    return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": _meta(name, namespace), **body}
+
+
+def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
+    """The engine's identity and rights: ServiceAccount, ClusterRole + binding, Role + binding (leases)."""
+    subject = [{"kind": "ServiceAccount", "name": ENGINE_NAME, "namespace": namespace}]
+    role_ref = {"apiGroup": CLUSTER_ROLE.group}
+    return [
+        _object(SERVICE_ACCOUNT, ENGINE_NAME, namespace),
+        _object(CLUSTER_ROLE, ENGINE_NAME, rules=copy.deepcopy(CLUSTER_RULES)),
+        _object(CLUSTER_ROLE_BINDING, ENGINE_NAME, subjects=subject,
+                roleRef={**role_ref, "kind": "ClusterRole", "name": ENGINE_NAME}),
+        _object(ROLE, ENGINE_NAME, namespace, rules=copy.deepcopy(LEASE_RULES)),
+        _object(ROLE_BINDING, ENGINE_NAME, namespace, subjects=subject,
+                roleRef={**role_ref, "kind": "Role", "name": ENGINE_NAME}),
+    ]
+
+
+def install_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
+    """Everything init applies, in order: CRDs, the Namespace, then the RBAC objects."""
+    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace)]
+

@@ -1,0 +1,207 @@
+"""What `nvcre setup status` finds on a cluster: our install, the engine Lease, and what nvcre relies on.
+
+Reads only (get and list through any ResourceStore). A check the user may not read (Forbidden) is
+reported as unknown with the reason, never as missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.kube.install import SCHEMA_HASH_ANNOTATION, install_crds, rbac_objects
+from nvcre_tui.engine.lease import EngineLease, LeaseHolder
+from nvcre_tui.engine.store.errors import Forbidden, NotFound
+from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
+
+__all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "GPU_RESOURCE"]
+
+Obj = dict[str, Any]
+T = TypeVar("T")
+TRAINER_CRDS = ("trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org",
+                "clustertrainingruntimes.trainer.kubeflow.org")
+GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
+GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # set by GPU Feature Discovery, part of the GPU Operator
+GPU_RESOURCE = "nvidia.com/gpu"
+DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
+VERSION_LABELS = ("app.kubernetes.io/version", "helm.sh/chart")
+
+
+@dataclass(frozen=True)
+class CrdState:
+    """One CRD: present, Established, and for ours whether its schema hash is the one we would apply."""
+
+    name: str
+    present: bool
+    established: bool = False
+    versions: list[str] = field(default_factory=list)
+    schema_hash: str | None = None
+    expected_hash: str | None = None
+    release: str | None = None  # a version label on the CRD, when its installer sets one
+
+    @property
+    def current(self) -> bool:
+        return self.present and (self.expected_hash is None or self.schema_hash == self.expected_hash)
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    """One object init makes: present, and whether its content is what init would apply."""
+
+    kind: str
+    name: str
+    namespace: str | None
+    present: bool
+    current: bool
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    holder: str
+    live: bool
+    acquired: str | None
+    renewed: str | None
+    held_seconds: float | None
+    renewed_seconds_ago: float | None
+
+
+@dataclass
+class InstallStatus:
+    namespace: str
+    crds: list[CrdState]
+    namespace_present: bool
+    rbac: list[ObjectState]
+    lease: LeaseState | None
+    trainer: list[CrdState]
+    gpu_operator: list[str]
+    dcgm_services: list[str]
+    gpu_nodes: int
+    nodes: int
+    unknown: dict[str, str] = field(default_factory=dict)  # check -> why it could not be read
+
+    @property
+    def installed(self) -> bool:
+        """Our part: every CRD present with our schema, the namespace, and the RBAC as init makes it."""
+        return (all(crd.current and crd.established for crd in self.crds) and self.namespace_present
+                and all(o.present and o.current for o in self.rbac))
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase JSON, as `setup status -o json` prints it (with `installed` and each CRD's `current`)."""
+        data = asdict(self)
+        data["installed"] = self.installed
+        for key in ("crds", "trainer"):
+            for entry, crd in zip(data[key], getattr(self, key)):
+                entry["current"] = crd.current
+        return _camel(data)
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_camel_key(k): v if k == "unknown" else _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(item) for item in value]
+    return value
+
+
+def _camel_key(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+async def _read(unknown: dict[str, str], check: str, read: Awaitable[T], default: T) -> T:
+    try:
+        return await read
+    except NotFound:
+        return default
+    except Forbidden as error:
+        unknown[check] = error.message
+        return default
+
+
+async def _get(store: ResourceStore, kind: Any, name: str, namespace: str | None = None) -> Obj | None:
+    try:
+        return await store.get(kind, name, namespace)
+    except NotFound:
+        return None
+
+
+def crd_state(name: str, crd: Obj | None, expected_hash: str | None = None) -> CrdState:
+    """What a stored CRD (None: absent) says about itself."""
+    if crd is None:
+        return CrdState(name, False, expected_hash=expected_hash)
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    established = any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+    versions = [v["name"] for v in (crd.get("spec") or {}).get("versions") or [] if v.get("served", True)]
+    metadata = crd.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    release = next((labels[key] for key in VERSION_LABELS if labels.get(key)), None)
+    return CrdState(name, True, established, versions, (metadata.get("annotations") or {}).get(SCHEMA_HASH_ANNOTATION),
+                    expected_hash, release)
+
+
+def _same_content(stored: Obj, wanted: Obj) -> bool:
+    """Whether the fields init sets (rules, subjects, roleRef) are as init sets them."""
+    return all(stored.get(key) == wanted[key] for key in ("rules", "subjects", "roleRef") if key in wanted)
+
+
+def _lease_state(holder: LeaseHolder | None, now: datetime) -> LeaseState | None:
+    if holder is None:
+        return None
+    return LeaseState(
+        holder.identity, holder.live,
+        format_time(holder.acquired) if holder.acquired else None,
+        format_time(holder.renewed) if holder.renewed else None,
+        (now - holder.acquired).total_seconds() if holder.acquired else None,
+        (now - holder.renewed).total_seconds() if holder.renewed else None,
+    )
+
+
+def _is_gpu_node(node: Obj) -> bool:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    capacity = (node.get("status") or {}).get("capacity") or {}
+    try:
+        gpus = int(str(capacity.get(GPU_RESOURCE, "0")))
+    except ValueError:
+        gpus = 0
+    return labels.get(GPU_PRESENT_LABEL) == "true" or gpus > 0
+
+
+async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
+    """Everything `setup status` reports, read from the store."""
+    unknown: dict[str, str] = {}
+    crds = []
+    for wanted in install_crds():
+        name = wanted["metadata"]["name"]
+        crd = await _read(unknown, "crds", _get(store, CRD, name), None)
+        crds.append(crd_state(name, crd, wanted["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION]))
+    namespace_obj = await _read(unknown, "namespace", _get(store, NAMESPACE, namespace), None)
+    rbac = []
+    for wanted in rbac_objects(namespace):
+        meta = wanted["metadata"]
+        stored = await _read(unknown, "rbac", _get(store, kind_of(wanted), meta["name"], meta.get("namespace")), None)
+        rbac.append(ObjectState(wanted["kind"], meta["name"], meta.get("namespace"), stored is not None,
+                                stored is not None and _same_content(stored, wanted)))
+    lease = EngineLease(store, clock, namespace, identity="nvcre-setup-status")
+    holder = await _read(unknown, "lease", lease.holder(), None)
+    trainer = [crd_state(name, await _read(unknown, "trainer", _get(store, CRD, name), None)) for name in TRAINER_CRDS]
+    nodes = (await _read(unknown, "nodes", store.list(NODE), None))
+    node_items = nodes.items if nodes is not None else []
+    gpu_nodes = sum(1 for node in node_items if _is_gpu_node(node))
+    evidence = [f"{name} CRD" for name in GPU_OPERATOR_CRDS
+                if await _read(unknown, "gpuOperator", _get(store, CRD, name), None) is not None]
+    evidence += [f"namespace {name}" for name in GPU_OPERATOR_NAMESPACES
+                 if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
+    labelled = sum(1 for node in node_items if ((node.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT_LABEL) == "true")
+    if labelled:
+        evidence.append(f"{labelled} nodes labelled {GPU_PRESENT_LABEL}=true")
+    services = await _read(unknown, "dcgm", store.list(SERVICE), None)
+    dcgm = [f"{s['metadata'].get('namespace')}/{s['metadata']['name']}" for s in (services.items if services else [])
+            if s["metadata"]["name"].startswith(DCGM_PREFIX)]
+    # a Terminating namespace is on its way out (setup reset): not an install
+    namespace_present = namespace_obj is not None and (namespace_obj.get("status") or {}).get("phase") != "Terminating"
+    return InstallStatus(namespace, crds, namespace_present, rbac,
+                         _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown)

@@ -1,0 +1,193 @@
+"""One engine at a time: a coordination.k8s.io/v1 Lease, over any ResourceStore.
+
+The holder renews `spec.renewTime` every `duration / 3`; anyone may take the Lease over once
+`renewTime + leaseDurationSeconds` has passed (an engine that died stops renewing). Every write is an
+update carrying the resourceVersion that was read, so of two contenders exactly one wins (the other
+meets Conflict). On the embedded store the same object is the "lease row" (design property 9).
+
+Expiry is judged from the stored renewTime against our clock, as `nvcre setup status` shows it, not from
+the local observation time client-go uses: simpler, at the price of trusting that clocks roughly agree
+(a skew larger than the duration would let two engines overlap; the duration is the margin).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from nvcre_tui.engine.clock import Clock, parse_time
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
+
+__all__ = ["LEASE_NAME", "LeaseHolder", "EngineLease", "engine_identity", "format_micro_time"]
+
+LEASE_NAME = "nvcre-engine"
+Obj = dict[str, Any]
+
+
+def format_micro_time(moment: datetime) -> str:
+    """Kubernetes MicroTime: `2026-01-01T00:00:00.000000Z` (UTC, microseconds)."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def engine_identity(role: str = "engine") -> str:
+    """A holder identity naming the process: `<role>@<host>/<pid>` (shown by `nvcre setup status`)."""
+    return f"{role}@{socket.gethostname()}/{os.getpid()}"
+
+
+def _time(spec: Obj, key: str) -> datetime | None:
+    value = spec.get(key)
+    if not value:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None  # an unreadable time counts as never renewed: the Lease is up for grabs
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """Who holds the engine Lease, and whether their hold is still live at the time it was read."""
+
+    identity: str
+    acquired: datetime | None
+    renewed: datetime | None
+    duration_seconds: int
+    live: bool
+    transitions: int = 0
+
+    @classmethod
+    def from_lease(cls, lease: Obj, now: datetime) -> LeaseHolder | None:
+        """The holder recorded in a Lease object; None when nobody holds it."""
+        spec = lease.get("spec") or {}
+        identity = spec.get("holderIdentity") or ""
+        if not identity:
+            return None
+        renewed = _time(spec, "renewTime")
+        duration = int(spec.get("leaseDurationSeconds") or 0)
+        live = renewed is not None and renewed + timedelta(seconds=duration) > now
+        return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0))
+
+
+class EngineLease:
+    """The `nvcre-engine` Lease in one namespace, seen by one contender (`identity`)."""
+
+    NAME = LEASE_NAME
+
+    def __init__(self, store: ResourceStore, clock: Clock, namespace: str, identity: str, duration: float = 15.0) -> None:
+        if not identity:
+            raise ValueError("EngineLease: identity must be a non-empty string")
+        if not duration > 0:
+            raise ValueError(f"EngineLease: duration must be > 0 seconds, got {duration}")
+        self.store, self.clock, self.namespace, self.identity = store, clock, namespace, identity
+        self.duration = duration
+        self._last_renewed: float | None = None  # clock.monotonic() of our last successful write
+
+    @property
+    def duration_seconds(self) -> int:
+        """leaseDurationSeconds as stored (whole seconds, rounded up so we never promise less)."""
+        return max(1, math.ceil(self.duration))
+
+    # ----- reads ---------------------------------------------------------------------------------------
+
+    async def _read(self) -> Obj | None:
+        try:
+            return await self.store.get(LEASE, self.NAME, self.namespace)
+        except NotFound:
+            return None
+
+    async def holder(self) -> LeaseHolder | None:
+        """The current holder, or None when there is no Lease or nobody holds it."""
+        lease = await self._read()
+        return None if lease is None else LeaseHolder.from_lease(lease, self.clock.now())
+
+    # ----- writes --------------------------------------------------------------------------------------
+
+    def _spec(self, previous: Obj, *, taking_over: bool) -> Obj:
+        now = format_micro_time(self.clock.now())
+        spec = dict(previous)
+        spec.update(holderIdentity=self.identity, leaseDurationSeconds=self.duration_seconds, renewTime=now)
+        if taking_over:
+            spec["acquireTime"] = now
+            # as client-go counts: every change of holder is a transition, from a released Lease too
+            spec["leaseTransitions"] = int(previous.get("leaseTransitions") or 0) + 1
+        return spec
+
+    async def _create(self) -> bool:
+        lease = {
+            "apiVersion": LEASE.api_version, "kind": LEASE.kind,
+            "metadata": {"name": self.NAME, "namespace": self.namespace,
+                         "labels": {"app.kubernetes.io/part-of": "nvcre"}},
+            "spec": {**self._spec({}, taking_over=True), "leaseTransitions": 0},
+        }
+        try:
+            await self.store.create(LEASE, lease)
+        except AlreadyExists:
+            return False  # another contender created it between our get and create
+        self._last_renewed = self.clock.monotonic()
+        return True
+
+    async def _write(self, lease: Obj, *, taking_over: bool) -> bool:
+        updated = {**lease, "spec": self._spec(lease.get("spec") or {}, taking_over=taking_over)}
+        try:
+            await self.store.update(LEASE, updated)  # carries the resourceVersion we read: optimistic
+        except (Conflict, NotFound):
+            return False  # someone else wrote (or deleted) it since we read it
+        self._last_renewed = self.clock.monotonic()
+        return True
+
+    async def try_acquire(self) -> bool:
+        """Hold the Lease: create it, renew it if ours, or take it over when free or expired."""
+        lease = await self._read()
+        if lease is None:
+            return await self._create()
+        holder = LeaseHolder.from_lease(lease, self.clock.now())
+        if holder is not None and holder.identity == self.identity:
+            return await self._write(lease, taking_over=False)
+        if holder is None or not holder.live:
+            return await self._write(lease, taking_over=True)
+        return False
+
+    async def renew(self) -> bool:
+        """Extend our hold; False when it is lost (someone else holds it now, or took it over)."""
+        lease = await self._read()
+        if lease is None:
+            return await self._create()  # deleted under us (setup reset?): nobody else holds it
+        holder = LeaseHolder.from_lease(lease, self.clock.now())
+        if holder is None or holder.identity != self.identity:
+            return False
+        return await self._write(lease, taking_over=False)
+
+    async def release(self) -> None:
+        """Give the Lease up if we hold it, so the next engine need not wait for expiry."""
+        lease = await self._read()
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+            return
+        spec = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1,
+                "renewTime": format_micro_time(self.clock.now())}
+        with contextlib.suppress(Conflict, NotFound):  # changed meanwhile: then it is not ours to release
+            await self.store.update(LEASE, {**lease, "spec": spec})
+        self._last_renewed = None
+
+    async def hold(self, on_lost: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Renew every duration/3 until cancelled. Returns (after `on_lost`) once the Lease is lost:
+        taken by someone else, or not renewed for 2/3 of the duration (transient errors), so that we
+        stop before anyone else may take over."""
+        renew_deadline = self.duration * 2 / 3
+        while True:
+            await self.clock.sleep(self.duration / 3)
+            try:
+                held = await self.renew()
+            except StoreError:
+                held = True  # a transient failure is not a loss yet; the deadline below decides
+            since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
+            if not held or since is None or since >= renew_deadline:
+                if on_lost is not None:
+                    await on_lost()
+                return

@@ -1,0 +1,235 @@
+"""KubeStore: the ResourceStore protocol over any Kubernetes API server (the server is the database).
+
+Generic over ResourceKind: paths come from group/version/plural, objects stay plain JSON dicts. The
+server gives uids, resourceVersions, generations, timestamps, finalizer and garbage-collection
+semantics; this class adds what the protocol promises on top: sorted, paginated lists; watches that
+survive dropped streams; retries of transient errors; errors that name the object.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from ...clock import Clock
+from ..errors import Conflict, Gone, Invalid, NotFound
+from ..events import record_event as _record_event
+from ..objects import identify, scoped_namespace
+from ..protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent
+from ..selectors import parse_field_selector, parse_label_selector
+from .answers import Subject
+from .paths import collection_path, group_version_path, has_status_subresource, object_path
+from .retry import RequestStats, RetryPolicy
+from .transport import APPLY_PATCH, MERGE_PATCH, Query, Transport
+from .watch import follow, with_type
+
+__all__ = ["KubeStore", "DEFAULT_PAGE_SIZE", "DEFAULT_WATCH_TIMEOUT"]
+
+Obj = dict[str, Any]
+DEFAULT_PAGE_SIZE = 500
+DEFAULT_WATCH_TIMEOUT = 300    # seconds the server keeps one watch stream open (then we reopen it)
+DEFAULT_REQUEST_TIMEOUT = 30.0
+_MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
+_DISCOVERY = "discovery"
+
+
+class KubeStore:
+    """A ResourceStore on a Kubernetes API server; one connection pool for the store's whole life."""
+
+    def __init__(self, target: Any, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
+                 page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: int = DEFAULT_WATCH_TIMEOUT,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+        if page_size < 1:
+            raise ValueError(f"page size must be at least 1, got {page_size}")
+        self.target = target  # a KubeTarget (kube/config.py)
+        self._clock = clock
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.stats = RequestStats()
+        self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
+                                    request_timeout)
+
+    # ----- reads -------------------------------------------------------------------------------------
+
+    async def get(self, kind: ResourceKind, name: str, namespace: str | None = None) -> Obj:
+        namespace = scoped_namespace(kind, namespace, name)
+        subject = Subject(kind, name, namespace)
+        found = await self._transport.request("get", "GET", object_path(kind, name, namespace), subject)
+        return with_type(kind, found or {})
+
+    async def list(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
+                   field_selector: str | None = None) -> ListResult:
+        namespace = namespace if kind.namespaced else None
+        selectors = _selector_query(label_selector, field_selector)
+        path = collection_path(kind, namespace)
+        subject = Subject(kind, None, namespace)
+        for restart in range(_MAX_RELISTS + 1):
+            try:
+                items, version = await self._pages(path, subject, selectors)
+            except Gone:
+                # The continue token expired mid-list (compaction); only a fresh list is consistent.
+                if restart == _MAX_RELISTS:
+                    raise
+                self.stats.relists += 1
+                continue
+            items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+            return ListResult(items, version)
+        raise AssertionError("unreachable")
+
+    async def _pages(self, path: str, subject: Subject, selectors: Query) -> tuple[list[Obj], str]:
+        items: list[Obj] = []
+        token = ""
+        version = "0"
+        first = True
+        while first or token:
+            query = [*selectors, ("limit", str(self.page_size))] + ([("continue", token)] if token else [])
+            page = await self._transport.request("list", "GET", path, subject, query=query) or {}
+            metadata = page.get("metadata") or {}
+            if first:  # every page is served at the first page's resourceVersion
+                version = str(metadata.get("resourceVersion") or "0")
+                first = False
+            token = metadata.get("continue") or ""
+            items.extend(with_type(subject.kind, item) for item in page.get("items") or [])
+        return items, version
+
+    def watch(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
+              resource_version: str | None = None) -> AsyncIterator[WatchEvent]:
+        return self._watch(kind, namespace if kind.namespaced else None, label_selector, resource_version)
+
+    async def _watch(self, kind: ResourceKind, namespace: str | None, label_selector: LabelSelectorInput,
+                     resource_version: str | None) -> AsyncIterator[WatchEvent]:
+        selectors = _selector_query(label_selector, None)
+        if resource_version is None:
+            listed = await self.list(kind, namespace, label_selector)
+            for item in listed.items:
+                yield WatchEvent("ADDED", item)
+            resource_version = listed.resource_version
+        subject = Subject(kind, None, namespace)
+        async for event in follow(self._transport, subject, collection_path(kind, namespace), selectors,
+                                  resource_version, self.watch_timeout):
+            yield event
+
+    # ----- writes ------------------------------------------------------------------------------------
+
+    async def create(self, kind: ResourceKind, obj: Obj) -> Obj:
+        name, namespace = identify(kind, obj, allow_generate_name=True)
+        body = _typed_copy(kind, obj)
+        body.pop("status", None)  # the protocol drops status on create, for every kind alike
+        subject = Subject(kind, name or body["metadata"].get("generateName"), namespace)
+        # A generated name is not known before the answer: a retry after an ambiguous failure could
+        # create a second object, so only surely-unapplied failures are retried. A named create that
+        # is retried after its first try was committed meets AlreadyExists, as any clash does.
+        created = await self._transport.request("create", "POST", collection_path(kind, namespace), subject,
+                                                body=body, idempotent=bool(name))
+        return with_type(kind, created or {})
+
+    async def update(self, kind: ResourceKind, obj: Obj) -> Obj:
+        return await self._put(kind, obj, None, "update")
+
+    async def update_status(self, kind: ResourceKind, obj: Obj) -> Obj:
+        return await self._put(kind, obj, "status" if has_status_subresource(kind) else None, "update")
+
+    async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None, verb: str) -> Obj:
+        name, namespace = identify(kind, obj)
+        if not obj["metadata"].get("resourceVersion"):
+            # Some kinds would take an unconditional PUT; the protocol never does (lost updates).
+            raise Conflict.about(kind, name, namespace, "metadata.resourceVersion is required; get the object "
+                                                        "and retry")
+        subject = Subject(kind, name, namespace)
+        updated = await self._transport.request(verb, "PUT", object_path(kind, name, namespace, subresource),
+                                                subject, body=_typed_copy(kind, obj))
+        return with_type(kind, updated or {})
+
+    async def patch_status(self, kind: ResourceKind, name: str, namespace: str | None,
+                           status_patch: Mapping[str, Any], resource_version: str | None = None) -> Obj:
+        namespace = scoped_namespace(kind, namespace, name)
+        if not isinstance(status_patch, Mapping):
+            raise Invalid.about(kind, name, namespace, f"status patch must be a mapping, got {status_patch!r}")
+        body: Obj = {"status": copy.deepcopy(dict(status_patch))}
+        if resource_version is not None:
+            body["metadata"] = {"resourceVersion": str(resource_version)}  # the server checks it: 409 if stale
+        path = object_path(kind, name, namespace, "status" if has_status_subresource(kind) else None)
+        patched = await self._transport.request("patch", "PATCH", path, Subject(kind, name, namespace), body=body,
+                                                content_type=MERGE_PATCH)
+        return with_type(kind, patched or {})
+
+    async def delete(self, kind: ResourceKind, name: str, namespace: str | None = None,
+                     uid: str | None = None) -> None:
+        namespace = scoped_namespace(kind, namespace, name)
+        # Background: the server's garbage collector removes dependents; nothing cascades client-side.
+        options: Obj = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        if uid:
+            options["preconditions"] = {"uid": uid}
+        subject = Subject(kind, name, namespace)
+        try:
+            await self._transport.request("delete", "DELETE", object_path(kind, name, namespace), subject,
+                                          body=options, absent_after_retry_ok=True)
+        except Conflict as error:
+            if uid:  # the server's words are about "UID in precondition"; say which precondition failed
+                raise Conflict.about(kind, name, namespace, f"uid precondition {uid} failed: "
+                                     f"{error.message.split(': ', 1)[-1]}") from None
+            raise
+
+    async def record_event(self, involved: Obj, type: str, reason: str, message: str) -> Obj:
+        return await _record_event(self, self._clock, involved, type, reason, message)
+
+    # ----- beyond the protocol -----------------------------------------------------------------------
+
+    async def apply(self, kind: ResourceKind, obj: Obj, *, field_manager: str = "nvcre", force: bool = True,
+                    dry_run: bool = False) -> Obj:
+        """Server-side apply of `obj` (created when absent); the answer is the object as stored (or as it
+        would be, with dry_run)."""
+        name, namespace = identify(kind, obj)
+        query = [("fieldManager", field_manager)] + ([("force", "true")] if force else [])
+        query += [("dryRun", "All")] if dry_run else []
+        applied = await self._transport.request("patch", "PATCH", object_path(kind, name, namespace),
+                                                Subject(kind, name, namespace), query=query,
+                                                body=_typed_copy(kind, obj), content_type=APPLY_PATCH)
+        return with_type(kind, applied or {})
+
+    async def served_groups(self) -> dict[str, list[str]]:
+        """API group -> served versions (preferred first); the core group is ""."""
+        core = await self._transport.request("get", "GET", "/api", Subject(_DISCOVERY)) or {}
+        groups: dict[str, list[str]] = {"": list(core.get("versions") or [])}
+        listed = await self._transport.request("get", "GET", "/apis", Subject(_DISCOVERY)) or {}
+        for group in listed.get("groups") or []:
+            versions = [v["version"] for v in group.get("versions") or [] if isinstance(v, dict)]
+            preferred = (group.get("preferredVersion") or {}).get("version")
+            if preferred in versions:
+                versions.remove(preferred)
+                versions.insert(0, preferred)
+            groups[group.get("name", "")] = versions
+        return groups
+
+    async def served_resources(self, group_version: str) -> list[dict[str, Any]] | None:
+        """The APIResourceList resources of `group/version` (or `v1`); None when it is not served."""
+        group, _, version = group_version.rpartition("/")
+        try:
+            found = await self._transport.request("get", "GET", group_version_path(group, version),
+                                                  Subject(f"{_DISCOVERY} {group_version}"))
+        except NotFound:
+            return None
+        return list((found or {}).get("resources") or [])
+
+    async def close(self) -> None:
+        """End every watch and close the connection pool (the store cannot be used afterwards)."""
+        await self._transport.close()
+
+
+def _typed_copy(kind: ResourceKind, obj: Mapping[str, Any]) -> Obj:
+    body = copy.deepcopy(dict(obj))
+    body["apiVersion"], body["kind"] = kind.api_version, kind.kind
+    return body
+
+
+def _selector_query(label_selector: LabelSelectorInput, field_selector: str | None) -> list[tuple[str, str]]:
+    """Selectors checked here (clear messages, as the embedded store) and sent in canonical form."""
+    query = []
+    labels = str(parse_label_selector(label_selector))
+    if labels:
+        query.append(("labelSelector", labels))
+    fields = str(parse_field_selector(field_selector))
+    if fields:
+        query.append(("fieldSelector", fields))
+    return query

@@ -1,0 +1,155 @@
+"""One HTTP connection pool to the API server, over kubernetes-asyncio's ApiClient (auth, TLS, token refresh).
+
+Every request goes through `request` (JSON in, JSON out, retried on transient errors) or `open_stream`
+(a watch: the response is handed back unread, to be consumed line by line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio.client import ApiClient, Configuration
+
+from ..errors import NotFound, RetryableError, Timeout, TooManyRequests, Unavailable
+from .answers import Subject, error_from_answer
+from .retry import RequestStats, RetryPolicy
+
+__all__ = ["Transport", "NotSent", "JSON", "MERGE_PATCH", "APPLY_PATCH"]
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
+Query = Sequence[tuple[str, str]]
+
+
+class NotSent(Unavailable):
+    """No connection could be made: the request never reached the server (always safe to retry)."""
+
+
+def _surely_not_applied(error: RetryableError) -> bool:
+    # 429 is refused before any work (priority and fairness, max-inflight); a refused connection
+    # never carried the request. A 5xx, a timeout or a reset may come after the write was committed.
+    return isinstance(error, (TooManyRequests, NotSent))
+
+
+class Transport:
+    """The store's only ApiClient, created on first use (inside the event loop) and closed by `close`."""
+
+    def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
+                 request_timeout: float) -> None:
+        self._configuration = configuration
+        self._user_agent = user_agent
+        self._client: ApiClient | None = None
+        self.retry = retry
+        self.stats = stats
+        self.request_timeout = request_timeout
+        self.closed = False
+        self._streams: set[aiohttp.ClientResponse] = set()
+
+    def _api(self) -> ApiClient:
+        if self.closed:
+            raise Unavailable("the store is closed")
+        if self._client is None:
+            self._client = ApiClient(self._configuration)
+            self._client.user_agent = self._user_agent
+        return self._client
+
+    async def _send(self, method: str, path: str, query: Query, body: Any, content_type: str,
+                    timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
+        """One HTTP exchange up to the response headers; transport failures become store errors."""
+        try:
+            response: aiohttp.ClientResponse = await self._api().call_api(
+                path, method, query_params=list(query), header_params={"Accept": JSON, "Content-Type": content_type},
+                body=body, auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
+        except TimeoutError:
+            raise Timeout.about(subject.kind, subject.name, subject.namespace,
+                                f"{method} {path}: no answer within {timeout.total or timeout.sock_read}s") from None
+        except aiohttp.ClientConnectorError as error:
+            raise NotSent.about(subject.kind, subject.name, subject.namespace,
+                                f"cannot connect to {self._configuration.host}: {error.os_error}") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
+            raise Unavailable.about(subject.kind, subject.name, subject.namespace,
+                                    f"{method} {path}: connection lost ({error or type(error).__name__})") from None
+        return response
+
+    async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
+                    subject: Subject) -> dict[str, Any]:
+        timeout = aiohttp.ClientTimeout(total=self.request_timeout)
+        response = await self._send(method, path, query, body, content_type, timeout, subject)
+        try:
+            data = await response.read()
+        except TimeoutError:
+            raise Timeout.about(subject.kind, subject.name, subject.namespace,
+                                f"{method} {path}: answer not complete within {self.request_timeout}s") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
+            raise Unavailable.about(subject.kind, subject.name, subject.namespace,
+                                    f"{method} {path}: connection lost while reading ({error})") from None
+        finally:
+            response.release()
+        if response.status >= 400:
+            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
+        return json.loads(data) if data.strip() else {}
+
+    async def request(self, verb: str, method: str, path: str, subject: Subject, *, query: Query = (),
+                      body: Any = None, content_type: str = JSON, idempotent: bool = True,
+                      absent_after_retry_ok: bool = False) -> dict[str, Any] | None:
+        """Send, retrying transient errors per the policy; then raise the last error for the caller to requeue.
+
+        `idempotent=False` (a create with generateName) retries only what surely did not apply.
+        `absent_after_retry_ok` (delete): NotFound after an ambiguous failure means our delete won; None.
+        """
+        plural = getattr(subject.kind, "plural", str(subject.kind))
+        waited = 0.0
+        retry = 0
+        while True:
+            self.stats.requests[(verb, plural)] += 1
+            try:
+                return await self._once(method, path, query, body, content_type, subject)
+            except NotFound:
+                if retry and absent_after_retry_ok:
+                    return None
+                raise
+            except RetryableError as error:
+                if not idempotent and not _surely_not_applied(error):
+                    raise
+                delay = self.retry.delay(retry, error.retry_after)
+                if retry + 1 >= self.retry.attempts or waited + delay > self.retry.budget or self.closed:
+                    raise
+            waited += delay
+            retry += 1
+            self.stats.retries += 1
+            await self.retry.sleep(delay)
+
+    async def open_stream(self, path: str, subject: Subject, query: Query, read_timeout: float) -> aiohttp.ClientResponse:
+        """Start a watch; the caller reads the body line by line and must `close_stream` it."""
+        plural = getattr(subject.kind, "plural", str(subject.kind))
+        self.stats.requests[("watch", plural)] += 1
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout, sock_read=read_timeout)
+        response = await self._send("GET", path, query, None, JSON, timeout, subject)
+        if response.status >= 400:
+            try:
+                data = await response.read()
+            except (TimeoutError, aiohttp.ClientError):
+                data = b""
+            finally:
+                response.release()
+            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
+        self._streams.add(response)
+        return response
+
+    def close_stream(self, response: aiohttp.ClientResponse) -> None:
+        self._streams.discard(response)
+        response.close()  # drops the connection: the rest of an endless stream is not worth reading
+
+    async def close(self) -> None:
+        """End every open watch stream, then the connection pool."""
+        self.closed = True
+        for response in list(self._streams):
+            self.close_stream(response)
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+

@@ -1,0 +1,106 @@
+"""A watch that lasts: one long-lived position, many server streams.
+
+The server ends every stream (timeoutSeconds, restarts, load balancers, dropped connections); each time
+we open a new one from the last resourceVersion seen, so the caller sees one unbroken sequence, with
+nothing lost and nothing repeated. BOOKMARK events move that position without being yielded. Only a
+410 (the position is older than the server's history) ends the watch with Gone: the caller re-lists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from ..errors import Gone, RetryableError, Unavailable
+from ..protocol import ResourceKind, WatchEvent
+from .answers import Subject, error_from_status
+from .transport import Query, Transport
+
+__all__ = ["follow", "with_type"]
+
+_CHANGES = ("ADDED", "MODIFIED", "DELETED")
+
+
+def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with apiVersion and kind (the server leaves them out of built-in list items)."""
+    obj.setdefault("apiVersion", kind.api_version)
+    obj.setdefault("kind", kind.kind)
+    return obj
+
+
+async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    """Newline-delimited JSON watch events, one at a time (never the whole body)."""
+    async for line in response.content:
+        if line.strip():
+            event = json.loads(line)
+            if isinstance(event, dict):
+                yield event
+
+
+async def follow(transport: Transport, subject: Subject, path: str, selectors: Query, resource_version: str,
+                 timeout_seconds: int) -> AsyncIterator[WatchEvent]:
+    """Changes after `resource_version`, across as many server streams as it takes."""
+    kind = subject.kind
+    position = resource_version
+    failures = 0  # consecutive streams that failed to open or died before any event
+    opened = 0
+    while not transport.closed:
+        query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
+                 ("timeoutSeconds", str(timeout_seconds))]
+        error: RetryableError | None = None
+        try:
+            response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
+        except Gone:
+            raise Gone.about(kind, None, subject.namespace,
+                             f"resourceVersion {position} is older than the server's history; list again") from None
+        except RetryableError as failed:
+            if transport.closed:
+                return
+            error = failed
+        else:
+            if opened:
+                transport.stats.watch_restarts += 1
+            opened += 1
+            seen = 0
+            try:
+                async for event in _lines(response):
+                    obj = event.get("object") if isinstance(event.get("object"), dict) else {}
+                    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                    kind_of_event = event.get("type")
+                    if kind_of_event == "ERROR":
+                        status_error = error_from_status(int(obj.get("code") or 500), obj, subject)
+                        if isinstance(status_error, Gone):
+                            raise Gone.about(kind, None, subject.namespace,
+                                             f"resourceVersion {position} is older than the server's history "
+                                             f"({status_error.message.split(': ', 1)[-1]}); list again")
+                        if not status_error.retryable:
+                            raise status_error
+                        error = status_error
+                        break
+                    failures, seen = 0, seen + 1
+                    if metadata.get("resourceVersion"):
+                        position = str(metadata["resourceVersion"])
+                    if kind_of_event in _CHANGES:
+                        yield WatchEvent(kind_of_event, with_type(kind, obj))  # type: ignore[arg-type]
+                    # BOOKMARK: the position moved, nothing to tell the caller
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as dropped:
+                if transport.closed:
+                    return
+                error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
+            finally:
+                transport.close_stream(response)
+            if error is None:
+                # The server ended the stream as asked (timeoutSeconds): reopen at once, unless it said
+                # nothing at all (not even the closing bookmark): then pause briefly, never spin.
+                if not seen:
+                    await transport.retry.sleep(transport.retry.delay(0))
+                continue
+        failures += 1
+        delay = transport.retry.delay(failures - 1, error.retry_after)
+        if failures >= transport.retry.attempts:
+            raise error
+        transport.stats.retries += 1
+        await transport.retry.sleep(delay)

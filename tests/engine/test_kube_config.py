@@ -1,0 +1,169 @@
+"""Which cluster nvcre talks to: kubeconfig files (kubectl's merge rules), contexts, namespaces, in-cluster."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.kube import cluster_configured, load_target
+
+
+def kubeconfig(path: Path, contexts: dict[str, tuple[str, str | None]], current: str | None = None,
+               servers: dict[str, str] | None = None, users: dict[str, dict[str, Any]] | None = None) -> Path:
+    """Write a kubeconfig: contexts name -> (cluster, namespace); clusters name -> server."""
+    clusters = servers or {cluster: f"http://{cluster}.example:6443" for cluster, _ in contexts.values()}
+    body: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server}} for name, server in clusters.items()],
+        "users": [{"name": name, "user": user} for name, user in (users or {"me": {"token": "secret"}}).items()],
+        "contexts": [{"name": name, "context": {"cluster": cluster, "user": next(iter(users or {"me": 0})),
+                                                **({"namespace": ns} if ns else {})}}
+                     for name, (cluster, ns) in contexts.items()],
+    }
+    if current:
+        body["current-context"] = current
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(body))
+    return path
+
+
+NO_ENV: dict[str, str] = {"HOME": "/nonexistent-home"}
+
+
+async def test_explicit_kubeconfig_uses_its_current_context(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", {"lab": ("lab", "team-a"), "prod": ("prod", None)}, current="lab")
+    target = await load_target(str(path), environ=NO_ENV)
+    assert (target.context, target.namespace, target.server) == ("lab", "team-a", "http://lab.example:6443")
+    assert target.source == f"kubeconfig {path}"
+    assert target.configuration.host == "http://lab.example:6443"
+    assert target.configuration.api_key["BearerToken"] == "Bearer secret"
+
+
+async def test_context_and_namespace_flags_override(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", {"lab": ("lab", "team-a"), "prod": ("prod", None)}, current="lab")
+    prod = await load_target(str(path), context="prod", environ=NO_ENV)
+    assert (prod.context, prod.namespace, prod.server) == ("prod", "default", "http://prod.example:6443")
+    other = await load_target(str(path), context="lab", namespace="nvcre-system", environ=NO_ENV)
+    assert (other.context, other.namespace) == ("lab", "nvcre-system")
+
+
+async def test_kubeconfig_variable_merges_files_first_one_wins(tmp_path: Path) -> None:
+    first = kubeconfig(tmp_path / "a", {"lab": ("shared", "from-a")}, current="lab",
+                       servers={"shared": "http://first:6443"})
+    second = kubeconfig(tmp_path / "b", {"lab": ("shared", "from-b"), "extra": ("shared", "x")}, current="extra",
+                        servers={"shared": "http://second:6443"})
+    missing = tmp_path / "does-not-exist"
+    environ = {**NO_ENV, "KUBECONFIG": f"{missing}:{first}:{second}"}
+    target = await load_target(environ=environ)
+    # current-context and every name come from the first file that sets them, as kubectl merges
+    assert (target.context, target.namespace, target.server) == ("lab", "from-a", "http://first:6443")
+    extra = await load_target(context="extra", environ=environ)
+    assert (extra.namespace, extra.server) == ("x", "http://first:6443")
+    assert extra.source == f"kubeconfig {first}:{second}"
+
+
+async def test_relative_certificate_paths_are_relative_to_their_file(tmp_path: Path) -> None:
+    folder = tmp_path / "conf"
+    (folder / "pki").mkdir(parents=True)
+    (folder / "pki" / "ca.crt").write_text("not checked until a request")
+    path = kubeconfig(folder / "config", {"tls": ("tls", None)}, current="tls", servers={"tls": "https://tls:6443"})
+    body = yaml.safe_load(path.read_text())
+    body["clusters"][0]["cluster"]["certificate-authority"] = "pki/ca.crt"
+    path.write_text(yaml.safe_dump(body))
+    target = await load_target(str(path), environ={"HOME": str(tmp_path)})
+    assert target.configuration.ssl_ca_cert == str((folder / "pki" / "ca.crt").resolve())
+
+
+async def test_default_kubeconfig_in_home(tmp_path: Path) -> None:
+    kubeconfig(tmp_path / ".kube" / "config", {"home": ("home", None)}, current="home")
+    target = await load_target(environ={"HOME": str(tmp_path)})
+    assert (target.context, target.server) == ("home", "http://home.example:6443")
+    assert cluster_configured(environ={"HOME": str(tmp_path)})
+
+
+def service_account(folder: Path, namespace: str | None = "nvcre-system") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "token").write_text("sa-token")
+    (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    if namespace:
+        (folder / "namespace").write_text(namespace)
+    return folder
+
+
+IN_CLUSTER = {"HOME": "/nonexistent-home", "KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+
+
+async def test_in_cluster_service_account(tmp_path: Path) -> None:
+    folder = service_account(tmp_path / "sa")
+    target = await load_target(environ=IN_CLUSTER, service_account_dir=folder)
+    assert (target.server, target.namespace, target.context) == ("https://10.0.0.1:443", "nvcre-system", None)
+    assert target.source == "in-cluster service account"
+    assert target.configuration.ssl_ca_cert == str(folder / "ca.crt")
+    assert await target.configuration.get_api_key_with_prefix("BearerToken") == "Bearer sa-token"
+    flagged = await load_target(namespace="other", environ=IN_CLUSTER, service_account_dir=folder)
+    assert flagged.namespace == "other"
+    bare = await load_target(environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "bare", None))
+    assert bare.namespace == "default"
+    assert cluster_configured(environ=IN_CLUSTER, service_account_dir=folder)
+    assert not cluster_configured(environ=IN_CLUSTER, service_account_dir=tmp_path / "nothing")
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+BAD_CASES = [
+    ("missing", lambda d: {"kubeconfig": str(d / "nope")}, r"^--kubeconfig .*/nope: file not found$"),
+    ("yaml", lambda d: {"kubeconfig": _write(d / "c", "clusters: [\n  - name: x\n bad")},
+     r"^kubeconfig .*/c: not valid YAML at line \d+$"),
+    ("not-a-mapping", lambda d: {"kubeconfig": _write(d / "c", "- a\n- b\n")},
+     r"^kubeconfig .*/c: expected a mapping"),
+    ("unknown-context", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab")),
+                                   "context": "prod"},
+     r"^kubeconfig .*/c: context 'prod' not found \(contexts: lab\)$"),
+    ("no-current", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}))},
+     r"^kubeconfig .*/c: no current-context; pass --context \(contexts: lab\)$"),
+    ("no-server", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab",
+                                                           servers={"lab": ""}))},
+     r"^kubeconfig .*/c, context lab: cluster lab has no server$"),
+    ("no-cluster", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("ghost", None)}, "lab",
+                                                            servers={"lab": "http://x"}))},
+     r"^kubeconfig .*/c, context lab: cluster 'ghost' is not defined$"),
+]
+
+
+@pytest.mark.parametrize(("case", "arguments", "message"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
+async def test_bad_kubeconfig_is_one_line_naming_file_and_context(tmp_path: Path, case: str, arguments: Any,
+                                                                   message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        await load_target(**arguments(tmp_path), environ=NO_ENV)
+    assert len(caught.value.messages) == 1 and "\n" not in caught.value.messages[0]
+    assert caught.value.messages[0] == str(caught.value)
+    assert re.search(message, caught.value.messages[0]), caught.value.messages[0]
+
+
+async def test_kubeconfig_variable_naming_only_missing_files(tmp_path: Path) -> None:
+    environ = {**NO_ENV, "KUBECONFIG": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
+    with pytest.raises(InputError, match=r"^\$KUBECONFIG .*/a:.*/b: none of these files exists$"):
+        await load_target(environ=environ)
+    assert cluster_configured(environ=environ)  # set on purpose: the user meant a cluster
+
+
+async def test_nothing_configured(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no cluster configured"):
+        await load_target(environ=NO_ENV, service_account_dir=tmp_path)
+    assert not cluster_configured(environ=NO_ENV, service_account_dir=tmp_path)
+    assert cluster_configured("anything", environ=NO_ENV)
+
+
+async def test_in_cluster_without_token_names_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=rf"^in-cluster service account {tmp_path}: Service token file does not"):
+        await load_target(environ=IN_CLUSTER, service_account_dir=tmp_path)
+    with pytest.raises(InputError, match="--context lab: no kubeconfig found"):
+        await load_target(context="lab", environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "sa"))

@@ -1,0 +1,235 @@
+"""The engine Lease: acquire, renew, takeover after expiry, two contenders one winner, release, hold.
+
+Every case runs on MemoryStore and on KubeStore over the API-server emulator (real HTTP, the server's
+optimistic concurrency); the hold loop's timing cases run on MemoryStore, where a ManualClock step
+completes every renewal without waiting on a socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.engine.clock import DEFAULT_START, ManualClock
+from nvcre_tui.engine.lease import EngineLease, LeaseHolder, format_micro_time
+from nvcre_tui.engine.store import MemoryStore
+from nvcre_tui.engine.store.protocol import LEASE
+
+NS = "nvcre-system"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def memory(clock: ManualClock) -> MemoryStore:
+    return MemoryStore(clock)
+
+
+@pytest.fixture(params=["memory", "emulator"])
+async def store(request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path) -> AsyncIterator[object]:
+    if request.param == "memory":
+        yield MemoryStore(clock)
+        return
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.store import NAMESPACE
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer
+
+    server = ApiServer(clock=clock)
+    await server.start()
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "kubeconfig"))), clock,
+                     user_agent="nvcre-engine")
+    try:
+        await kube.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        yield kube
+    finally:
+        await kube.close()
+        await server.stop()
+
+
+def lease(store, clock, who: str, duration: float = 15.0) -> EngineLease:
+    return EngineLease(store, clock, NS, who, duration=duration)
+
+
+async def spec(store) -> dict:
+    return (await store.get(LEASE, EngineLease.NAME, NS))["spec"]
+
+
+async def test_first_contender_creates_the_lease(store, clock) -> None:
+    assert await lease(store, clock, "a").try_acquire()
+    assert await spec(store) == {
+        "holderIdentity": "a", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+        "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:00.000000Z",
+    }
+    holder = await lease(store, clock, "b").holder()
+    assert holder == LeaseHolder("a", DEFAULT_START, DEFAULT_START, 15, True, 0)
+
+
+async def test_no_lease_means_no_holder(store, clock) -> None:
+    assert await lease(store, clock, "a").holder() is None
+
+
+async def test_a_live_holder_keeps_the_lease(store, clock) -> None:
+    a, b = lease(store, clock, "a"), lease(store, clock, "b")
+    assert await a.try_acquire()
+    clock.advance(14.9)
+    assert not await b.try_acquire()
+    assert (await spec(store))["holderIdentity"] == "a"
+
+
+async def test_renew_moves_renew_time_not_acquire_time(store, clock) -> None:
+    a = lease(store, clock, "a")
+    await a.try_acquire()
+    clock.advance(5.25)
+    assert await a.renew()
+    current = await spec(store)
+    assert current["renewTime"] == "2026-01-01T00:00:05.250000Z"
+    assert current["acquireTime"] == "2026-01-01T00:00:00.000000Z"
+    assert await a.try_acquire()  # acquiring what we already hold is a renewal
+    assert (await spec(store))["leaseTransitions"] == 0
+
+
+async def test_takeover_after_expiry(store, clock) -> None:
+    a, b = lease(store, clock, "a"), lease(store, clock, "b")
+    await a.try_acquire()
+    clock.advance(15)  # renewTime + duration == now: expired
+    assert not (await b.holder()).live
+    assert await b.try_acquire()
+    current = await spec(store)
+    assert (current["holderIdentity"], current["leaseTransitions"]) == ("b", 1)
+    assert current["acquireTime"] == format_micro_time(DEFAULT_START + timedelta(seconds=15))
+    assert not await a.renew()  # a finds it lost
+
+
+async def test_two_contenders_one_winner(store, clock) -> None:
+    contenders = [lease(store, clock, f"engine-{i}") for i in range(5)]
+    won = await asyncio.gather(*(c.try_acquire() for c in contenders))
+    assert sum(won) == 1
+    winner = contenders[won.index(True)].identity
+    assert (await spec(store))["holderIdentity"] == winner
+
+
+async def test_two_contenders_racing_for_an_expired_lease(store, clock) -> None:
+    await lease(store, clock, "old").try_acquire()
+    clock.advance(60)
+    contenders = [lease(store, clock, f"engine-{i}") for i in range(4)]
+    won = await asyncio.gather(*(c.try_acquire() for c in contenders))
+    assert sum(won) == 1
+    assert (await spec(store))["leaseTransitions"] == 1
+
+
+async def test_release_frees_the_lease_for_the_next_engine(store, clock) -> None:
+    a, b = lease(store, clock, "a"), lease(store, clock, "b")
+    await a.try_acquire()
+    await b.release()  # not b's: nothing happens
+    assert (await spec(store))["holderIdentity"] == "a"
+    await a.release()
+    assert await b.holder() is None
+    assert await b.try_acquire()  # at once, no wait for expiry
+    assert (await spec(store))["leaseTransitions"] == 1
+
+
+async def test_renew_recreates_a_deleted_lease(store, clock) -> None:
+    a = lease(store, clock, "a")
+    await a.try_acquire()
+    await store.delete(LEASE, EngineLease.NAME, NS)
+    assert await a.renew()
+    assert (await spec(store))["holderIdentity"] == "a"
+
+
+async def test_duration_is_stored_in_whole_seconds_rounded_up(store, clock) -> None:
+    await lease(store, clock, "a", duration=2.5).try_acquire()
+    assert (await spec(store))["leaseDurationSeconds"] == 3
+
+
+async def _settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_hold_renews_every_third_of_the_duration(memory, clock) -> None:
+    store = memory
+    a = lease(store, clock, "a", duration=15)
+    await a.try_acquire()
+    task = asyncio.create_task(a.hold())
+    try:
+        for step in range(1, 7):
+            await _settle()
+            clock.advance(5)
+            await _settle()
+            assert (await spec(store))["renewTime"] == format_micro_time(DEFAULT_START + timedelta(seconds=5 * step))
+        assert not task.done()
+    finally:
+        task.cancel()
+
+
+async def test_hold_reports_a_lost_lease(memory, clock) -> None:
+    store = memory
+    a, b = lease(store, clock, "a", duration=15), lease(store, clock, "b")
+    await a.try_acquire()
+    lost = []
+
+    async def on_lost() -> None:
+        lost.append(clock.monotonic())
+
+    task = asyncio.create_task(a.hold(on_lost))
+    await _settle()
+    current = await store.get(LEASE, EngineLease.NAME, NS)  # b forces its way in (e.g. a stalled a long time)
+    current["spec"]["holderIdentity"] = "b"
+    await store.update(LEASE, current)
+    clock.advance(5)
+    await _settle()
+    assert task.done() and lost == [5.0]
+
+
+def test_bad_arguments_are_refused(memory, clock) -> None:
+    store = memory
+    with pytest.raises(ValueError, match="identity"):
+        EngineLease(store, clock, NS, "")
+    with pytest.raises(ValueError, match="duration"):
+        EngineLease(store, clock, NS, "a", duration=0)
+
+
+class Unreachable:
+    """A store whose writes fail as an unreachable API server's do (reads still answer)."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner, self.down = inner, False
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    async def update(self, kind, obj):
+        if self.down:
+            from nvcre_tui.engine.store import Unavailable
+
+            raise Unavailable.about(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"), "connection refused")
+        return await self.inner.update(kind, obj)
+
+
+async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
+    flaky = Unreachable(memory)
+    a = lease(flaky, clock, "a", duration=15)
+    await a.try_acquire()
+    lost = []
+
+    async def on_lost() -> None:
+        lost.append(clock.monotonic())
+
+    task = asyncio.create_task(a.hold(on_lost))
+    await _settle()
+    flaky.down = True
+    clock.advance(5)  # first failed renewal: 5 s since the last one, keep trying
+    await _settle()
+    assert not task.done()
+    clock.advance(5)  # 10 s = 2/3 of the duration without a renewal: stop, 5 s before expiry
+    await _settle()
+    assert task.done() and lost == [10.0]
+    assert (await lease(memory, clock, "b").holder()).live  # nobody else could have it yet

@@ -1,0 +1,133 @@
+"""`setup status`'s probe over a store: install state, lease, Trainer, GPU Operator, DCGM, GPU nodes.
+
+The probe only reads through the ResourceStore, so these cases run on MemoryStore with a ManualClock
+(exact ages); tests/kube/test_setup.py runs the command itself over HTTP against the emulator.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.kube.install import SCHEMA_HASH_ANNOTATION, install_objects
+from nvcre_tui.engine.kube.status import TRAINER_CRDS, probe
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.store import CLUSTER_ROLE, CRD, NAMESPACE, NODE, SERVICE, MemoryStore, kind_of
+
+NS = "nvcre-system"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def store(clock: ManualClock) -> MemoryStore:
+    return MemoryStore(clock)
+
+
+async def established(store: MemoryStore, crd: dict) -> None:
+    created = await store.create(CRD, crd)
+    await store.patch_status(CRD, created["metadata"]["name"], None,
+                             {"conditions": [{"type": "Established", "status": "True"}]})
+
+
+async def install(store: MemoryStore, namespace: str = NS) -> None:
+    for obj in install_objects(namespace):
+        if obj["kind"] == "CustomResourceDefinition":
+            await established(store, obj)
+        else:
+            await store.create(kind_of(obj), obj)
+
+
+def trainer_crd(name: str) -> dict:
+    plural, group = name.split(".", 1)
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/version": "v2.2.1"}},
+            "spec": {"group": group, "versions": [{"name": "v1alpha1", "served": True}]}}
+
+
+def node(name: str, labels: dict | None = None, gpus: int = 0) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+            "status": {"capacity": {"nvidia.com/gpu": str(gpus)}}}
+
+
+async def test_an_empty_cluster_has_nothing_installed(store, clock) -> None:
+    status = await probe(store, clock, NS)
+    assert not status.installed
+    assert [c.present for c in status.crds] == [False] * 4
+    assert not status.namespace_present and not any(o.present for o in status.rbac)
+    assert status.lease is None and status.gpu_nodes == 0 and status.dcgm_services == []
+
+
+async def test_a_complete_install_is_installed(store, clock) -> None:
+    await install(store)
+    status = await probe(store, clock, NS)
+    assert status.installed
+    assert all(c.current and c.established for c in status.crds)
+    assert status.to_json()["installed"] is True
+
+
+async def test_an_outdated_schema_is_not_installed(store, clock) -> None:
+    await install(store)
+    crd = await store.get(CRD, "jobs.nvcre.nvidia.com")
+    crd["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION] = "0123456789abcdef"
+    await store.update(CRD, crd)
+    status = await probe(store, clock, NS)
+    assert not status.installed
+    assert [c.name for c in status.crds if not c.current] == ["jobs.nvcre.nvidia.com"]
+
+
+async def test_changed_rbac_is_not_installed(store, clock) -> None:
+    await install(store)
+    role = await store.get(CLUSTER_ROLE, "nvcre-engine")
+    role["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
+    await store.update(CLUSTER_ROLE, role)
+    status = await probe(store, clock, NS)
+    assert not status.installed
+    assert [(o.kind, o.current) for o in status.rbac if not o.current] == [("ClusterRole", False)]
+
+
+async def test_another_namespace_is_probed_where_asked(store, clock) -> None:
+    await install(store, "other")
+    assert not (await probe(store, clock, NS)).installed
+    assert (await probe(store, clock, "other")).installed
+
+
+async def test_lease_holder_and_ages(store, clock) -> None:
+    await install(store)
+    await EngineLease(store, clock, NS, "engine@host/7").try_acquire()
+    clock.advance(90)
+    lease = (await probe(store, clock, NS)).lease
+    assert (lease.holder, lease.live, lease.held_seconds, lease.renewed_seconds_ago) == ("engine@host/7", False, 90.0, 90.0)
+
+
+async def test_what_nvcre_relies_on(store, clock) -> None:
+    for name in TRAINER_CRDS[:2]:
+        await store.create(CRD, trainer_crd(name))
+    await store.create(CRD, trainer_crd("clusterpolicies.nvidia.com"))
+    await store.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-operator"}})
+    for n in (node("gpu-1", {"nvidia.com/gpu.present": "true"}, 8), node("gpu-2", gpus=4), node("cpu-1")):
+        created = await store.create(NODE, n)
+        await store.update_status(NODE, {**created, "status": n["status"]})
+    for ns, name in (("gpu-operator", "nvidia-dcgm-exporter"), ("default", "kubernetes")):
+        await store.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns}})
+    status = await probe(store, clock, NS)
+    assert [(c.name.split(".")[0], c.present, c.versions, c.release) for c in status.trainer] == [
+        ("trainjobs", True, ["v1alpha1"], "v2.2.1"), ("trainingruntimes", True, ["v1alpha1"], "v2.2.1"),
+        ("clustertrainingruntimes", False, [], None)]
+    assert status.gpu_operator == ["clusterpolicies.nvidia.com CRD", "namespace gpu-operator",
+                                   "1 nodes labelled nvidia.com/gpu.present=true"]
+    assert status.dcgm_services == ["gpu-operator/nvidia-dcgm-exporter"]
+    assert (status.gpu_nodes, status.nodes) == (2, 3)
+
+
+async def test_a_terminating_namespace_is_not_an_install(store, clock) -> None:
+    await install(store)
+    ns = await store.get(NAMESPACE, NS)
+    await store.update_status(NAMESPACE, {**copy.deepcopy(ns), "status": {"phase": "Terminating"}})
+    status = await probe(store, clock, NS)
+    assert not status.namespace_present and not status.installed

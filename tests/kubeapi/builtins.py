@@ -1,0 +1,129 @@
+"""What built-in strategies do on create and update: defaults the real server fills in and the few
+validation rules clients commonly trip over. Only what matters to clients of a bare API server.
+
+Not emulated: admission plugins other than NamespaceLifecycle, the full pod/job/service validation,
+IP allocation beyond a counter, and service-account token controllers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from .errors import Cause
+
+__all__ = ["prepare_create", "validate_builtin"]
+
+Obj = dict[str, Any]
+_cluster_ips = itertools.count(1)
+
+
+def _pod(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    for container in spec.get("containers") or []:
+        if isinstance(container, dict):
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            image = str(container.get("image", ""))
+            container.setdefault("imagePullPolicy", "Always" if image.endswith(":latest") or ":" not in image else
+                                 "IfNotPresent")
+    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _namespace(obj: Obj) -> None:
+    obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+    obj["status"] = {"phase": "Active"}
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+
+def _service(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec.get("clusterIP") != "None":
+        number = next(_cluster_ips)
+        spec.setdefault("clusterIP", f"10.0.{number // 250}.{number % 250 + 2}")
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            port.setdefault("targetPort", port.get("port"))
+    obj["status"] = {"loadBalancer": {}}
+
+
+def _job(obj: Obj) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("completions", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    uid = obj["metadata"]["uid"]
+    if not spec.get("manualSelector"):
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": obj["metadata"]["name"],
+                       "controller-uid": uid, "job-name": obj["metadata"]["name"]})
+    obj["status"] = {}
+
+
+PREPARE_CREATE: dict[str, Callable[[Obj], None]] = {
+    "Pod": _pod, "Namespace": _namespace, "Service": _service, "Job": _job,
+}
+
+
+def prepare_create(group: str, kind: str, obj: Obj) -> None:
+    """Defaults of a new built-in object (in place)."""
+    if group in ("", "batch"):
+        prepare = PREPARE_CREATE.get(kind)
+        if prepare is not None and not (kind == "Job" and group != "batch"):
+            prepare(obj)
+
+
+def _containers(obj: Obj) -> list[Cause]:
+    containers = (obj.get("spec") or {}).get("containers")
+    if not containers:
+        return [Cause("FieldValueRequired", "Required value", "spec.containers")]
+    causes = []
+    for index, container in enumerate(containers):
+        for required in ("name", "image"):
+            if not (isinstance(container, dict) and container.get(required)):
+                causes.append(Cause("FieldValueRequired", "Required value", f"spec.containers[{index}].{required}"))
+    return causes
+
+
+def _job_template(obj: Obj) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    template = spec.get("template") or {}
+    causes = []
+    if not (template.get("spec") or {}).get("containers"):
+        causes.append(Cause("FieldValueRequired", "Required value", "spec.template.spec.containers"))
+    if (template.get("spec") or {}).get("restartPolicy") not in ("OnFailure", "Never"):
+        causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{(template.get("spec") or {}).get("restartPolicy", "Always")}": '
+                            'supported values: "OnFailure", "Never"', "spec.template.spec.restartPolicy"))
+    return causes
+
+
+def _configmap(obj: Obj) -> list[Cause]:
+    causes = []
+    for section in ("data",):
+        for key, value in (obj.get(section) or {}).items():
+            if not isinstance(value, str):
+                causes.append(Cause("FieldValueTypeInvalid", "Invalid value: must be a string", f"{section}[{key}]"))
+    return causes
+
+
+VALIDATE: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
+    ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap,
+}
+
+
+def validate_builtin(group: str, kind: str, obj: Obj) -> list[Cause]:
+    check = VALIDATE.get((group, kind))
+    return check(obj) if check else []

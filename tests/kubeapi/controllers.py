@@ -1,0 +1,194 @@
+"""What kube-controller-manager would do, emulated only as far as the server is asked to:
+
+- namespace finalizer (always on): a Terminating namespace is removed once it holds no objects; with
+  the garbage collector on it also deletes what the namespace holds first (the namespace controller);
+- garbage collector (garbage_collector=True): deletes objects whose owners are all gone (background),
+  runs the foregroundDeletion and orphan finalizers, and deletes objects created with dangling owners.
+
+Work is scheduled on the event loop after the write that caused it, so answers come first ("background").
+Everything else of the controller-manager (Job controller, pod termination by a kubelet, ...) is not emulated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections import defaultdict
+from typing import Any
+
+from .registry import Registry, bucket_of, key_of
+from .resources import Resource
+from .storage import Change, Key
+
+__all__ = ["Controllers"]
+
+Obj = dict[str, Any]
+
+
+class Controllers:
+    def __init__(self, registry: Registry, garbage_collector: bool) -> None:
+        self.registry = registry
+        self.gc = garbage_collector
+        self.dependents: dict[str, set[tuple[str, Key]]] = defaultdict(set)  # owner uid -> (bucket, key)
+        self.resource_of: dict[str, Resource] = {}  # bucket -> a resource serving it
+        self._queued: set[tuple[str, Any]] = set()
+        registry.listeners.append(self.on_change)
+
+    def on_change(self, res: Resource, change: Change) -> None:
+        bucket = bucket_of(res)
+        self.resource_of.setdefault(bucket, res)
+        if self.gc:
+            self._index(bucket, change)
+        meta = change.obj["metadata"]
+        if res.kind == "Namespace" and not res.group and change.type != "DELETED" and meta.get("deletionTimestamp"):
+            self._later(("namespace", change.key[1]))
+        if res.namespaced and change.type == "DELETED" and change.key[0]:
+            if self._terminating(change.key[0]):
+                self._later(("namespace", change.key[0]))
+        if not self.gc:
+            return
+        if change.type == "DELETED":
+            for dependent in list(self.dependents.get(meta["uid"], ())):
+                self._later(("dependent", dependent))
+            self.dependents.pop(meta["uid"], None)
+        else:
+            if meta.get("ownerReferences") and change.type == "ADDED":
+                self._later(("dependent", (bucket, change.key)))
+            finalizers = meta.get("finalizers") or []
+            if meta.get("deletionTimestamp") and ("foregroundDeletion" in finalizers or "orphan" in finalizers):
+                self._later(("owner", (bucket, change.key)))
+            if change.type == "MODIFIED" and meta.get("ownerReferences") and change.prev:
+                # a dependent of a foreground-deleting owner went away: re-check that owner
+                pass
+        if change.type == "DELETED" or meta.get("deletionTimestamp"):
+            for ref in meta.get("ownerReferences") or []:
+                owner = self.registry.storage.by_uid.get(ref.get("uid", ""))
+                if owner is not None:
+                    self._later(("owner", owner))
+
+    def _index(self, bucket: str, change: Change) -> None:
+        old_refs = {r.get("uid") for r in (change.prev or {}).get("metadata", {}).get("ownerReferences") or []}
+        new_refs = set() if change.type == "DELETED" else {
+            r.get("uid") for r in change.obj["metadata"].get("ownerReferences") or []}
+        for uid in old_refs - new_refs:
+            self.dependents.get(uid, set()).discard((bucket, change.key))
+        for uid in new_refs:
+            self.dependents[uid].add((bucket, change.key))
+
+    def _later(self, job: tuple[str, Any]) -> None:
+        if job not in self._queued:
+            self._queued.add(job)
+            asyncio.get_running_loop().call_soon(self._run, job)
+
+    def _run(self, job: tuple[str, Any]) -> None:
+        self._queued.discard(job)
+        what, target = job
+        if what == "namespace":
+            self._finalize_namespace(target)
+        elif what == "dependent":
+            self._collect(*target)
+        elif what == "owner":
+            self._finish_owner(*target)
+
+    # ----------------------------------------------------------------------------------- namespaces
+
+    def _namespace_res(self) -> Resource | None:
+        return self.registry.find("", "v1", "namespaces")
+
+    def _terminating(self, name: str) -> bool:
+        ns_res = self._namespace_res()
+        found = self.registry.current(ns_res, None, name) if ns_res else None
+        return bool(found and found["metadata"].get("deletionTimestamp"))
+
+    def _finalize_namespace(self, name: str) -> None:
+        ns_res = self._namespace_res()
+        if ns_res is None or not self._terminating(name):
+            return
+        remaining = 0
+        for bucket_name, bucket in list(self.registry.storage.buckets.items()):
+            start, end = bucket.namespace_range(name)
+            if start == end:
+                continue
+            res = self.resource_of.get(bucket_name)
+            for key in list(bucket.keys[start:end]):
+                obj = bucket.objects.get(key)
+                if obj is None:
+                    continue
+                if self.gc and res is not None and not obj["metadata"].get("deletionTimestamp"):
+                    self.registry.delete(res, key[0], key[1], {"propagationPolicy": "Background"})
+                if key in bucket.objects:
+                    remaining += 1
+        if remaining:
+            return  # re-checked when the next object of the namespace is deleted
+        ns = self.registry.current(ns_res, None, name)
+        if ns is None:
+            return
+        new = copy.deepcopy(ns)
+        new.setdefault("spec", {})["finalizers"] = [f for f in (ns.get("spec") or {}).get("finalizers") or []
+                                                    if f != "kubernetes"]
+        self.registry.update(ns_res, None, name, new, manager="namespace-controller", subresource="finalize")
+
+    # ----------------------------------------------------------------------------------- garbage collector
+
+    def _owners_alive(self, obj: Obj) -> tuple[bool, list[Obj]]:
+        """(some owner still exists, the owner objects that exist)."""
+        alive = []
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            where = self.registry.storage.by_uid.get(ref.get("uid", ""))
+            if where is not None:
+                owner = self.registry.storage.bucket(where[0]).objects.get(where[1])
+                if owner is not None:
+                    alive.append(owner)
+        return bool(alive), alive
+
+    def _collect(self, bucket_name: str, key: Key) -> None:
+        obj = self.registry.storage.bucket(bucket_name).objects.get(key)
+        res = self.resource_of.get(bucket_name)
+        if obj is None or res is None or obj["metadata"].get("deletionTimestamp"):
+            return
+        alive, owners = self._owners_alive(obj)
+        if alive:
+            # an owner being deleted in the foreground takes its dependents with it
+            if all("foregroundDeletion" in (o["metadata"].get("finalizers") or []) for o in owners):
+                self.registry.delete(res, key[0] or None, key[1], {"propagationPolicy": "Foreground"})
+            return
+        self.registry.delete(res, key[0] or None, key[1], {"propagationPolicy": "Background"})
+
+    def _finish_owner(self, bucket_name: str, key: Key) -> None:
+        obj = self.registry.storage.bucket(bucket_name).objects.get(key)
+        res = self.resource_of.get(bucket_name)
+        if obj is None or res is None or not obj["metadata"].get("deletionTimestamp"):
+            return
+        finalizers = obj["metadata"].get("finalizers") or []
+        dependents = [d for d in self.dependents.get(obj["metadata"]["uid"], ())
+                      if self.registry.storage.bucket(d[0]).objects.get(d[1]) is not None]
+        if "orphan" in finalizers:
+            for dep_bucket, dep_key in dependents:
+                self._drop_owner(dep_bucket, dep_key, obj["metadata"]["uid"])
+            self.registry.finish_finalizer(res, key, "orphan")
+        elif "foregroundDeletion" in finalizers:
+            blocking = []
+            for dep_bucket, dep_key in dependents:
+                dep = self.registry.storage.bucket(dep_bucket).objects[dep_key]
+                dep_res = self.resource_of.get(dep_bucket)
+                if dep_res is not None and not dep["metadata"].get("deletionTimestamp"):
+                    self.registry.delete(dep_res, dep_key[0] or None, dep_key[1], {"propagationPolicy": "Foreground"})
+                if dep_key in self.registry.storage.bucket(dep_bucket).objects and any(
+                        r.get("uid") == obj["metadata"]["uid"] and r.get("blockOwnerDeletion")
+                        for r in dep["metadata"].get("ownerReferences") or []):
+                    blocking.append(dep_key)
+            if not blocking:
+                self.registry.finish_finalizer(res, key, "foregroundDeletion")
+
+    def _drop_owner(self, bucket_name: str, key: Key, uid: str) -> None:
+        obj = self.registry.storage.bucket(bucket_name).objects.get(key)
+        res = self.resource_of.get(bucket_name)
+        if obj is None or res is None:
+            return
+        new = copy.deepcopy(obj)
+        refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+        if refs:
+            new["metadata"]["ownerReferences"] = refs
+        else:
+            new["metadata"].pop("ownerReferences", None)
+        self.registry.update(res, key[0] or None, key[1], new, manager="garbage-collector")

@@ -1,0 +1,310 @@
+"""Structural schemas of custom resources: pruning, defaulting and validation, in the real server's order.
+
+apiextensions-apiserver decodes a custom resource, prunes unknown fields (and nulls of non-nullable
+fields), applies defaults, then validates against the OpenAPI schema and the x-kubernetes-validations
+CEL rules (transition rules, those naming oldSelf, only on update). Validation problems are returned
+as field causes with the reasons and texts of k8s.io/apimachinery/pkg/util/validation/field.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+import celpy
+
+from .errors import Cause
+
+__all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS"]
+
+PRESERVE = "x-kubernetes-preserve-unknown-fields"
+INT_OR_STRING = "x-kubernetes-int-or-string"
+EMBEDDED = "x-kubernetes-embedded-resource"
+RULES = "x-kubernetes-validations"
+OBJECT_META_FIELDS = frozenset({
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+    "managedFields",
+})
+JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+
+
+# ------------------------------------------------------------------------------------------- pruning
+
+
+def prune(obj: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a whole custom resource with unknown fields dropped (apiVersion/kind/metadata always kept)."""
+    out = _prune(obj, schema, root=True)
+    if isinstance(obj.get("metadata"), dict):
+        out["metadata"] = {k: v for k, v in obj["metadata"].items() if k in OBJECT_META_FIELDS}
+    return out
+
+
+def _prune(value: Any, schema: dict[str, Any], root: bool = False) -> Any:
+    if schema.get(INT_OR_STRING) or not isinstance(value, (dict, list)):
+        return copy.deepcopy(value)
+    if isinstance(value, list):
+        items = schema.get("items")
+        if items is None:
+            return copy.deepcopy(value)
+        return [_prune(item, items) for item in value]
+    properties = schema.get("properties", {})
+    additional = schema.get("additionalProperties")
+    keep_unknown = schema.get(PRESERVE) is True or additional is True
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = properties.get(key)
+        if root and key in ("apiVersion", "kind", "metadata") or schema.get(EMBEDDED) and key in ("apiVersion", "kind", "metadata"):
+            out[key] = copy.deepcopy(item)
+        elif item is None and not (sub or {}).get("nullable") and (sub is not None or isinstance(additional, dict)):
+            continue  # nulls of non-nullable fields are pruned before defaulting
+        elif sub is not None:
+            out[key] = _prune(item, sub)
+        elif isinstance(additional, dict):
+            out[key] = _prune(item, additional)
+        elif keep_unknown:
+            out[key] = copy.deepcopy(item)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- defaulting
+
+
+def apply_defaults(value: Any, schema: dict[str, Any]) -> Any:
+    """Fill in `default`s of absent properties, recursively, in place; returns the value."""
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                apply_defaults(value[key], sub)
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict):
+            for item in value.values():
+                apply_defaults(item, additional)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            apply_defaults(item, schema["items"])
+    return value
+
+
+# ----------------------------------------------------------------------------------------- validation
+
+
+def _render(value: Any) -> str:
+    """How field.Invalid prints a value: strings quoted, numbers plain, composites by kind."""
+    if isinstance(value, dict):
+        return '"object"'
+    if isinstance(value, list):
+        return '"array"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return json.dumps(value)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string"}[type(value)]
+
+
+def _type_ok(value: Any, wanted: str) -> bool:
+    if wanted == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+    if wanted == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, JSON_TYPES[wanted])
+
+
+def _invalid(path: str, value: Any, detail: str) -> Cause:
+    return Cause("FieldValueInvalid", f"Invalid value: {_render(value)}: {detail}", path)
+
+
+def validate(value: Any, schema: dict[str, Any], path: str = "") -> list[Cause]:
+    """OpenAPI v3 checks of `value` at `path` (dotted, with [i] for list items)."""
+    causes: list[Cause] = []
+    where = path or "<root>"
+    if value is None:
+        if not schema.get("nullable") and schema.get("type"):
+            causes.append(Cause("FieldValueTypeInvalid",
+                                f'Invalid value: "null": {where} in body must be of type {schema["type"]}: "null"', path))
+        return causes
+    if schema.get(INT_OR_STRING):
+        if not (isinstance(value, str) or _type_ok(value, "integer")):
+            causes.append(Cause("FieldValueTypeInvalid", f"Invalid value: {_render(value)}: {where} in body must be "
+                                f'of type integer or string: "{_type_name(value)}"', path))
+        return causes
+    wanted = schema.get("type")
+    if wanted and not _type_ok(value, wanted):
+        return [Cause("FieldValueTypeInvalid", f"Invalid value: {_render(value)}: {where} in body must be of type "
+                      f'{wanted}: "{_type_name(value)}"', path)]
+    if "enum" in schema and value not in schema["enum"]:
+        supported = ", ".join(json.dumps(v) for v in schema["enum"])
+        causes.append(Cause("FieldValueNotSupported", f"Unsupported value: {_render(value)}: supported values: {supported}",
+                            path))
+    causes += _bounds(value, schema, path, where)
+    for junctor in ("allOf", "anyOf", "oneOf", "not"):
+        if junctor in schema:
+            causes += _junction(junctor, value, schema[junctor], path, where)
+    if isinstance(value, dict):
+        causes += _validate_object(value, schema, path)
+    elif isinstance(value, list):
+        causes += _validate_array(value, schema, path, where)
+    return causes
+
+
+def _bounds(value: Any, schema: dict[str, Any], path: str, where: str) -> list[Cause]:
+    causes = []
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema:
+            low, exclusive = schema["minimum"], schema.get("exclusiveMinimum") is True
+            if value < low or exclusive and value == low:
+                word = "greater than" if exclusive else "greater than or equal to"
+                causes.append(_invalid(path, value, f"{where} in body should be {word} {low}"))
+        if "maximum" in schema:
+            high, exclusive = schema["maximum"], schema.get("exclusiveMaximum") is True
+            if value > high or exclusive and value == high:
+                word = "less than" if exclusive else "less than or equal to"
+                causes.append(_invalid(path, value, f"{where} in body should be {word} {high}"))
+        if "multipleOf" in schema and (value / schema["multipleOf"]) % 1:
+            causes.append(_invalid(path, value, f"{where} in body should be a multiple of {schema['multipleOf']}"))
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            causes.append(Cause("FieldValueTooLong", f"Too long: may not be more than {schema['maxLength']} bytes", path))
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            causes.append(_invalid(path, value, f"{where} in body should be at least {schema['minLength']} chars long"))
+        if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+            causes.append(_invalid(path, value, f"{where} in body should match '{schema['pattern']}'"))
+    if isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
+                                path))
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            causes.append(_invalid(path, value, f"{where} in body should have at least {schema['minItems']} items"))
+    if isinstance(value, dict):
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            causes.append(Cause("FieldValueTooMany", f"Too many: {len(value)}: must have at most "
+                                f"{schema['maxProperties']} items", path))
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            causes.append(_invalid(path, value, f"{where} in body should have at least {schema['minProperties']} properties"))
+    return causes
+
+
+@lru_cache(maxsize=512)
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
+def _junction(junctor: str, value: Any, branches: Any, path: str, where: str) -> list[Cause]:
+    if junctor == "not":
+        return [_invalid(path, value, f'{where} in body must not validate the schema (not)')] if not validate(
+            value, branches, path) else []
+    results = [validate(value, branch, path) for branch in branches]
+    passed = sum(1 for r in results if not r)
+    if junctor == "allOf":
+        return [cause for r in results for cause in r]
+    if junctor == "anyOf" and passed == 0:
+        return [_invalid(path, value, f"{where} in body must validate at least one schema (anyOf)")]
+    if junctor == "oneOf" and passed != 1:
+        return [_invalid(path, value, f"{where} in body must validate one and only one schema (oneOf)")]
+    return []
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _validate_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> list[Cause]:
+    causes = [Cause("FieldValueRequired", "Required value", _join(path, name))
+              for name in schema.get("required", []) if name not in value]
+    properties = schema.get("properties", {})
+    additional = schema.get("additionalProperties")
+    for key, item in value.items():
+        if key in properties:
+            if not path and key == "metadata":
+                continue  # ObjectMeta is validated by the server's own rules
+            causes += validate(item, properties[key], _join(path, key))
+        elif isinstance(additional, dict):
+            causes += validate(item, additional, _join(path, key))
+    return causes
+
+
+def _validate_array(value: list[Any], schema: dict[str, Any], path: str, where: str) -> list[Cause]:
+    causes: list[Cause] = []
+    items = schema.get("items")
+    if isinstance(items, dict):
+        for index, item in enumerate(value):
+            causes += validate(item, items, f"{path}[{index}]")
+    list_type = schema.get("x-kubernetes-list-type")
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if list_type == "set":
+            marker = json.dumps(item, sort_keys=True)
+        elif list_type == "map" and isinstance(item, dict):
+            marker = json.dumps({k: item.get(k) for k in schema.get("x-kubernetes-list-map-keys", [])}, sort_keys=True)
+        else:
+            continue
+        if marker in seen:
+            causes.append(Cause("FieldValueDuplicate", f"Duplicate value: {marker}", f"{path}[{index}]"))
+        seen.add(marker)
+    return causes
+
+
+# ----------------------------------------------------------------------------- x-kubernetes-validations
+
+
+@lru_cache(maxsize=256)
+def _program(rule: str) -> Any:
+    environment = celpy.Environment()
+    return environment.program(environment.compile(rule))
+
+
+def validate_rules(value: Any, old: Any, schema: dict[str, Any], path: str = "", update: bool = False) -> list[Cause]:
+    """CEL rules at every level where the value exists; transition rules only when an old value exists."""
+    causes: list[Cause] = []
+    if value is None:
+        return causes
+    for rule in schema.get(RULES, []):
+        text = rule.get("rule", "")
+        transition = "oldSelf" in text
+        if transition and (not update or old is None):
+            continue
+        activation = {"self": celpy.json_to_cel(value)}
+        if transition:
+            activation["oldSelf"] = celpy.json_to_cel(old)
+        try:
+            ok = bool(_program(text).evaluate(activation))
+        except Exception:  # a rule that cannot evaluate fails, as an evaluation error does on the server
+            ok = False
+        if not ok:
+            message = rule.get("message") or f"failed rule: {text}"
+            where = rule.get("fieldPath", "")
+            field = path + where if where else path
+            causes.append(Cause(rule.get("reason", "FieldValueInvalid"),
+                                f"Invalid value: {_render(value)}: {message}", field))
+    if isinstance(value, dict):
+        for key, sub in schema.get("properties", {}).items():
+            if key in value and not (not path and key == "metadata"):
+                causes += validate_rules(value[key], old.get(key) if isinstance(old, dict) else None, sub,
+                                         _join(path, key), update)
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict):
+            for key, item in value.items():
+                causes += validate_rules(item, old.get(key) if isinstance(old, dict) else None, additional,
+                                         _join(path, key), update)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            # list items are correlated to old items only for map/set lists; otherwise no oldSelf
+            causes += validate_rules(item, None, schema["items"], f"{path}[{index}]", update)
+    return causes

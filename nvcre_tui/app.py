@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from textual.binding import Binding
@@ -15,6 +16,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
@@ -47,11 +49,14 @@ class NvcreApp(ThemedApp[None]):
     def __init__(
         self, *, scenario: Scenario | None = None, session: Session | None = None, state_path: Path | None = None,
         read_only: bool = False, wall: bool = False, live: bool = True, theme_name: str | None = None,
+        opener: Callable[[], Awaitable[Session]] | None = None,
     ) -> None:
         super().__init__(theme_name=theme_name or (HIGH_CONTRAST if wall else DEFAULT_THEME))
         self.scenario = scenario or (getattr(session, "scenario", None) if session else None) or default_scenario()
         self.session: Session | None = session
         self._opened_session = session is None
+        self._opener = opener
+        self.startup_error: str | None = None  # a one-line reason the console could not start (the CLI prints it)
         self.state_path = state_path
         self.policy = Policy(read_only=read_only or wall)
         self.wall = wall
@@ -83,7 +88,12 @@ class NvcreApp(ThemedApp[None]):
 
     async def on_mount(self) -> None:
         if self.session is None:
-            self.session = await SimSession.open(self.scenario, self.state_path, live=self.live)
+            try:
+                self.session = await (self._opener() if self._opener else SimSession.open(self.scenario, self.state_path, live=self.live))
+            except InputError as error:
+                self.startup_error = "; ".join(error.messages)
+                self.exit(return_code=2)
+                return
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
         self.sub_title = self._badges()
         self.informer = Informer(self.session.cache)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
+from typing import Any
 
 
 def add_console_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the console (the root command and `wall`)."""
-    parser.add_argument("--sim", action="store_true", help="run on the embedded simulated fleet (the default: no cluster support yet)")
-    parser.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (implies --sim)")
-    parser.add_argument("--read-only", action="store_true", help="view only: write keys and commands are absent and every write is refused")
+    from nvcre_tui.cli.session import add_session_arguments
+
+    add_session_arguments(parser)
+    parser.add_argument("--read-only", action="store_true", help="view only: write keys and commands are absent, every write is refused, no engine runs")
     parser.add_argument("--theme", help="nvcre-dark (default), nvcre-light or nvcre-high-contrast")
-    parser.add_argument("--state", metavar="PATH", help="simulator state file shared with `nvcre certification run/report`")
 
 
 def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,12 +26,20 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     """Open the console; Textual is imported only here, so the rest of the CLI starts fast."""
     from nvcre_tui.app import NvcreApp
-    from nvcre_tui.engine.session import default_state_path
-    from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
+    from nvcre_tui.cli.session import on_cluster, open_session, scenario_of, state_path_of
+    from nvcre_tui.engine.catalog import default_catalog
 
-    scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
-    state = Path(args.state) if args.state else default_state_path()
-    NvcreApp(scenario=scenario, state_path=state, read_only=args.read_only, wall=wall, theme_name=args.theme).run()
+    scenario = scenario_of(args)
+    read_only = args.read_only or wall
+    opener = None
+    if on_cluster(args):
+        async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
+            return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
+    app = NvcreApp(scenario=scenario, state_path=state_path_of(args), read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)
+    app.run()
+    if app.startup_error:
+        print(app.startup_error, file=sys.stderr)
+        return int(app.return_code or 2)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""`nvcre certification run` and `nvcre certification report`, on the embedded simulated fleet.
+"""`nvcre certification run` and `nvcre certification report`, on the embedded simulated fleet or a cluster.
 
 Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 bad input, 3 timeout (or, for report, still running).
 """
@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.session import add_session_arguments, open_session
 from nvcre_tui.engine.apibase import DNS_LABEL
 from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.controllers import conditions as cond
@@ -25,14 +27,15 @@ from nvcre_tui.engine.render import render_certification
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.report_junit import render_junit
 from nvcre_tui.engine.report_text import render_text
-from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
-from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from nvcre_tui.engine.units import format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
-    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.session import Session
 
+WATCH_POLL_SECONDS = 1.0
 RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
 
@@ -40,36 +43,27 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     """Add `run` and `report` to the certification group."""
     run = commands.add_parser("run", help="create a certification (and with --wait, follow it to its report)")
     run.add_argument("--cert-file", required=True, metavar="F", help="Certification YAML")
-    run.add_argument("--sim", action="store_true", help="run on the embedded simulated fleet (the default when no cluster is configured)")
-    run.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (default: the built-in 32 x H100 fleet)")
+    add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
     run.add_argument("--name", help="certification name (default: metadata.name of the file)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
-    run.add_argument("--state", metavar="PATH", help="simulator state file (default $NVCRE_STATE or ~/.local/state/nvcre/sim-state.json)")
     run.set_defaults(func=run_command)
 
     report = commands.add_parser("report", help="the report of a certification")
     report.add_argument("name", metavar="NAME")
     report.add_argument("-o", "--output", choices=("text", "json", "junit"), default="text")
-    report.add_argument("-n", "--namespace", default="default")
-    report.add_argument("--scenario", metavar="S.yaml", help="the scenario the certification ran on")
+    add_session_arguments(report, namespace_help="namespace of the Certification (default: the context's, else default)")
     report.add_argument("--results-file", metavar="F", help="also write the JSON report here")
-    report.add_argument("--state", metavar="PATH", help="simulator state file")
     report.set_defaults(func=report_command)
 
 
-def _scenario(path: str | None) -> Scenario:
-    return load_scenario(path) if path else default_scenario()
+def _namespace(args: argparse.Namespace, session: Session, fallback: str | None = None) -> str:
+    """-n, else `fallback` (the file's namespace), else the cluster context's, else default."""
+    return args.namespace or fallback or getattr(session, "namespace", None) or "default"
 
 
-def _state(path: str | None) -> Path:
-    from nvcre_tui.engine.session import default_state_path
-
-    return Path(path) if path else default_state_path()
-
-
-async def report_of(session: SimSession, name: str, namespace: str) -> dict[str, Any]:
+async def report_of(session: Session, name: str, namespace: str) -> dict[str, Any]:
     """Build the report of one certification from the session's store."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
     workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
@@ -111,8 +105,10 @@ def _check_results_file(path: str | None) -> None:
         raise InputError(f"--results-file: cannot write {path}: its folder does not exist or is not writable")
 
 
-def _saved(session: SimSession, console: Console) -> None:
-    if not session.save():
+def _saved(session: Session, console: Console) -> None:
+    from nvcre_tui.engine.session import SimSession
+
+    if isinstance(session, SimSession) and not session.save():
         console.print(f"[yellow]{session.path} was changed by another nvcre process; this process's changes were not saved "
                       "(use --state PATH to keep separate simulator states).[/]")
 
@@ -131,37 +127,71 @@ async def _run(args: argparse.Namespace) -> int:
             timeout = parse_duration(args.timeout)
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
+    check_namespace(args.namespace)
+    session = await open_session(args, catalog, live=False, want_engine=True)
+    try:
+        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
+    finally:
+        await _close(session)
+
+
+async def _close(session: Session) -> None:
     from nvcre_tui.engine.session import SimSession
 
-    session = await SimSession.open(_scenario(args.scenario), _state(args.state), catalog)
-    await session.catch_up()
-    nodes = (await session.store.list(NODE)).items
+    if not isinstance(session, SimSession):
+        await session.close()
+
+
+async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None) -> int:
+    from nvcre_tui.engine.session import SimSession
+
+    simulated = isinstance(session, SimSession)
+    if simulated:
+        await session.catch_up()
+    nodes = session.cache.list(NODE)
     rendered = render_certification(cert, nodes, catalog, args.cert_file)  # fails with exit 2 before anything is created
     body = cert.to_wire()
-    body["metadata"]["namespace"] = cert.metadata.namespace or "default"
+    body["metadata"]["namespace"] = _namespace(args, session, cert.metadata.namespace)
     body.pop("status", None)
+    where = "the simulator" if simulated else session.title
     try:
         await session.store.create(CERTIFICATION, body)
     except AlreadyExists:
-        raise InputError(f"{args.cert_file}: metadata.name: certification {cert.metadata.name!r} already exists in the simulator; use --name or `nvcre certification report {cert.metadata.name}`") from None
+        raise InputError(f"{args.cert_file}: metadata.name: certification {cert.metadata.name!r} already exists in {where}; use --name or `nvcre certification report {cert.metadata.name}`") from None
+    except StoreError as error:
+        raise InputError(f"{args.cert_file}: {error}") from None
     console = Console(stderr=True, highlight=False)
-    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} (simulated fleet: {session.scenario.name}).")
+    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} ({where}).")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
+    viewer = getattr(session, "viewer_reason", None)
+    if viewer:
+        console.print(f"[yellow]{viewer}[/]")
     if not args.wait:
-        await session.engine.settle()
-        _saved(session, console)
-        console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {cert.metadata.name}`.")
+        if simulated:
+            await session.engine.settle()  # type: ignore[union-attr]
+            _saved(session, console)
+            console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {cert.metadata.name}`.")
+        else:
+            console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {body['metadata']['namespace']} -w` "
+                          f"or `nvcre certification report {cert.metadata.name} -n {body['metadata']['namespace']}`.")
+            if session.engine is not None:
+                console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
         return EXIT_OK
-    limit = timeout if args.timeout else _default_timeout(rendered)
+    limit = timeout if timeout is not None else _default_timeout(rendered)
     started = session.clock.now()
-    finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console)
+    namespace = body["metadata"]["namespace"]
+    if session.engine is not None and isinstance(session.clock, ManualClock):
+        finished = await _follow(session, cert.metadata.name, namespace, limit, console)
+    else:
+        finished = await _watch(session, cert.metadata.name, namespace, limit, console)
     _saved(session, console)
-    report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"])
+    report = await report_of(session, cert.metadata.name, namespace)
     print(render_text(report), end="")
     _write_results(args.results_file, report)
     if not finished:
         waited = (session.clock.now() - started).total_seconds()
-        why = f"Timed out after {format_duration(limit)} of simulated time" if waited >= limit else \
+        time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
+        why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
         console.print(f"[yellow]{why}; the certification goes on.[/]\n"
                       f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
@@ -169,13 +199,13 @@ async def _run(args: argparse.Namespace) -> int:
     return RESULT_EXIT[report["result"]]
 
 
-async def _follow(session: SimSession, name: str, namespace: str, limit: float, console: Console) -> bool:
-    """Run the engine until the certification finishes or `limit` simulated seconds pass, printing changes."""
+def _progress(session: Session, name: str, namespace: str, console: Console) -> Any:
+    """A check that prints each category's status change and says whether the certification finished."""
     start = session.clock.now()
     seen: dict[str, str] = {}
 
     async def finished() -> bool:
-        cert = await session.store.get(CERTIFICATION, name, namespace)
+        cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         elapsed = format_duration((session.clock.now() - start).total_seconds())
         for status in (cert.get("status") or {}).get("categoryStatuses") or []:
             key = f"{status['domain']}/{status['variant']}"
@@ -189,8 +219,27 @@ async def _follow(session: SimSession, name: str, namespace: str, limit: float, 
             return True
         return False
 
+    return finished
+
+
+async def _follow(session: Session, name: str, namespace: str, limit: float, console: Console) -> bool:
+    """Run this process's engine until the certification finishes or `limit` clock seconds pass, printing changes."""
+    finished = _progress(session, name, namespace, console)
     console.print("\\[watch] Watching certification progress...")
+    assert session.engine is not None
     return await session.engine.run_until_settled(until=finished, max_seconds=limit)
+
+
+async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console) -> bool:
+    """Another engine reconciles: follow the cache in real time until the certification finishes or `limit` passes."""
+    finished = _progress(session, name, namespace, console)
+    console.print("\\[watch] Watching certification progress...")
+    deadline = session.clock.monotonic() + limit
+    while session.clock.monotonic() < deadline:
+        if await finished():
+            return True
+        await asyncio.sleep(WATCH_POLL_SECONDS)
+    return await finished()
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -199,16 +248,28 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 async def _report(args: argparse.Namespace) -> int:
+    check_namespace(args.namespace)
+    _check_results_file(args.results_file)
+    session = await open_session(args, default_catalog(), live=False, want_engine=False)
+    try:
+        return await _report_in(session, args)
+    finally:
+        await _close(session)
+
+
+async def _report_in(session: Session, args: argparse.Namespace) -> int:
     from nvcre_tui.engine.session import SimSession
 
-    _check_name("--namespace", args.namespace)
-    _check_results_file(args.results_file)
-    session = await SimSession.open(_scenario(args.scenario), _state(args.state))
-    await session.catch_up()
+    if isinstance(session, SimSession):
+        await session.catch_up()
+    namespace = _namespace(args, session)
     try:
-        report = await report_of(session, args.name, args.namespace)
+        report = await report_of(session, args.name, namespace)
     except NotFound:
-        raise InputError(f"certification {args.name!r} not found in namespace {args.namespace} of the simulator ({session.path})") from None
+        where = f"the simulator ({session.path})" if isinstance(session, SimSession) else session.title
+        raise InputError(f"certification {args.name!r} not found in namespace {namespace} of {where}") from None
+    except StoreError as error:
+        raise InputError(f"certification {args.name!r}: {error}") from None
     _saved(session, Console(stderr=True, highlight=False))
     _write_results(args.results_file, report)
     if args.output == "json":

@@ -1,0 +1,79 @@
+"""Which Session a command opens: the embedded simulator, or a Kubernetes API server.
+
+A cluster when any kube flag is given (`--kubeconfig`, `--context`, `--sim-runner`) or a cluster is
+configured ($KUBECONFIG, ~/.kube/config, in a pod) and `--sim` is not; otherwise the embedded simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
+from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.session import Session
+
+__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of"]
+
+
+def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
+    """--sim, --scenario, --state (simulator) and --kubeconfig, --context, -n, --sim-runner (cluster)."""
+    parser.add_argument("--sim", action="store_true", help="use the embedded simulated fleet even when a cluster is configured")
+    parser.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (default: the built-in 32 x H100 fleet)")
+    parser.add_argument("--state", metavar="PATH", help="simulator state file (default $NVCRE_STATE or ~/.local/state/nvcre/sim-state.json)")
+    parser.add_argument("--sim-runner", action="store_true",
+                        help="on a cluster: the simulated fleet plays kubelet and GPUs (registers its Nodes when absent)")
+    parser.add_argument("--install-namespace", metavar="NS", default=None, help="where `setup init` installed nvcre (default nvcre-system)")
+    add_kube_arguments(parser, namespace_help=namespace_help)
+
+
+def on_cluster(args: argparse.Namespace) -> bool:
+    """Whether the flags (or the environment) point at a cluster rather than the embedded simulator."""
+    from nvcre_tui.engine.kube.config import cluster_configured
+
+    if getattr(args, "sim", False):
+        return False
+    if getattr(args, "kubeconfig", None) or getattr(args, "context", None) or getattr(args, "sim_runner", False):
+        return True
+    return cluster_configured()
+
+
+def scenario_of(args: argparse.Namespace) -> Scenario:
+    """The --scenario file, or the built-in fleet."""
+    path = getattr(args, "scenario", None)
+    return load_scenario(path) if path else default_scenario()
+
+
+def state_path_of(args: argparse.Namespace) -> Path:
+    """The simulator's state file."""
+    from nvcre_tui.engine.session import default_state_path
+
+    path = getattr(args, "state", None)
+    return Path(path) if path else default_state_path()
+
+
+async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine") -> Session:
+    """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
+    ManualClock the caller drives (`run --wait`)."""
+    if not on_cluster(args):
+        from nvcre_tui.engine.session import SimSession
+
+        return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live)
+    from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
+
+    target = await load_kube_target(args)
+    sim_runner = bool(getattr(args, "sim_runner", False))
+    scenario = scenario_of(args) if sim_runner else None
+    clock: Clock | None = None
+    if sim_runner:  # simulated time on a real server: as fast as the engine can (--wait), or at the scenario's speed
+        now = datetime.now(UTC).replace(microsecond=0)
+        clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)  # type: ignore[union-attr]
+    install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
+    return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
+                                  install_namespace=install, role=role)

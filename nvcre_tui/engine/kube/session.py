@@ -1,0 +1,186 @@
+"""A Session on a Kubernetes API server: the server is the database, its watch feeds the cache.
+
+Who reconciles: one engine per cluster, decided by the `nvcre-engine` Lease in the install namespace.
+A session that wants an engine (the console, `run --wait`, `nvcre controller`) and has a runner takes the
+Lease when nobody live holds it, and renews it in the background; otherwise it is a viewer and says who
+holds it. A session without a runner never reconciles: this release runs workloads only through the
+simulated fleet (`--sim-runner`: it plays kubelet and GPUs against the real API server, registering the
+scenario's Nodes when they are absent, as KWOK does); the Kubernetes runner comes next.
+
+The simulated fleet writes through its own KubeStore (user agent `nvcre-sim`), so the engine's requests
+(user agent `nvcre-engine`) are exactly what the RBAC of `nvcre setup init` must allow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.clock import Clock, SystemClock
+from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.kube.config import KubeTarget
+from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.session import LogSource, RunnerLogs
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.kube import KubeStore
+from nvcre_tui.engine.store.protocol import NVCRE_GROUP
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+
+__all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "describe_holder"]
+
+Obj = dict[str, Any]
+DEFAULT_INSTALL_NAMESPACE = "nvcre-system"
+ENGINE_AGENT = "nvcre-engine"
+SIMULATOR_AGENT = "nvcre-sim"
+VIEWER_AGENT = "nvcre-viewer"
+
+
+@dataclass
+class NoLogs:
+    """The LogSource of a session that cannot read a run's output (no runner here)."""
+
+    reason: str
+
+    async def lines(self, run: Obj) -> list[str]:
+        return [f"no log source: {self.reason}"]
+
+
+def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
+    """`engine held by host-123 (renewed 4s ago)`, or that nobody holds it."""
+    if holder is None or not holder.live:
+        return "no engine holds the lease"
+    age = int((now - holder.renewed).total_seconds()) if holder.renewed else None
+    return f"engine held by {holder.identity}" + (f" (renewed {age}s ago)" if age is not None else "")
+
+
+@dataclass
+class KubeSession:
+    """Store, cache, optional simulated runner, and an engine when this process holds the Lease."""
+
+    target: KubeTarget
+    kube: KubeStore
+    store: WriteThroughStore  # reads and intents; in-process writes reach the cache at once
+    clock: Clock
+    catalog: Catalog
+    cache: WatchCache
+    logs: LogSource
+    runner: Runner | None = None
+    engine: Engine | None = None
+    scenario: Scenario | None = None
+    lease: EngineLease | None = None
+    viewer_reason: str | None = None
+    install_namespace: str = DEFAULT_INSTALL_NAMESPACE
+    _sim_store: KubeStore | None = None
+    _holding: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def title(self) -> str:
+        where = f"cluster {self.target.context or self.target.server}"
+        return f"{where} · {self.target.namespace}" + (f" · SIM RUNNER {self.scenario.name}" if self.scenario else "")
+
+    @property
+    def namespace(self) -> str:
+        """Where this session creates certifications (the -n flag, else the context's namespace)."""
+        return self.target.namespace
+
+    @classmethod
+    async def open(cls, target: KubeTarget, catalog: Catalog, *, clock: Clock | None = None, scenario: Scenario | None = None,
+                   want_engine: bool = True, install_namespace: str = DEFAULT_INSTALL_NAMESPACE,
+                   metrics: Metrics | None = None, role: str = "engine") -> KubeSession:
+        """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
+        runs; take the engine Lease when `want_engine` and nobody live holds it."""
+        clock = clock or SystemClock()
+        store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine and scenario else VIEWER_AGENT)
+        try:
+            await _require_crds(store, target)
+        except BaseException:
+            await store.close()
+            raise
+        cache = engine_cache(store)
+        session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("this session plays no runs (pass --sim-runner to play them with the simulated fleet)"),
+                      scenario=scenario, install_namespace=install_namespace)
+        try:
+            if scenario is not None:
+                session._sim_store = KubeStore(target, clock, user_agent=SIMULATOR_AGENT)
+                writer = WriteThroughStore(session._sim_store, cache)  # the cache sees the fleet's own writes at once
+                fleet = SimulatedFleet(writer, clock, scenario)
+                await fleet.ensure_nodes()
+                session.runner = SimulatedRunner(writer, clock, scenario, fleet)
+                session.logs = RunnerLogs(session.runner)
+            await session._elect(want_engine, metrics, role)
+            await cache.start()
+        except BaseException:
+            await session.close()
+            raise
+        return session
+
+    async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str) -> None:
+        # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
+        wall = SystemClock()
+        lease = EngineLease(self.kube, wall, self.install_namespace, engine_identity(role))
+        if not want_engine:
+            self.viewer_reason = "viewer: " + describe_holder(await _holder(lease), wall.now())
+            return
+        if self.runner is None:
+            self.viewer_reason = "viewer: no runner in this process (--sim-runner plays runs; " + describe_holder(await _holder(lease), wall.now()) + ")"
+            return
+        if not await lease.try_acquire():
+            self.viewer_reason = "viewer: " + describe_holder(await _holder(lease), wall.now())
+            return
+        self.lease = lease
+        self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        self._holding = asyncio.create_task(lease.hold(on_lost=self._lost), name="lease")
+
+    async def _lost(self) -> None:
+        """Another engine took the Lease (we could not renew in time): stop reconciling at once."""
+        if self.engine is not None:
+            await self.engine.stop()
+        self.engine, self.lease = None, None
+        self.viewer_reason = "viewer: lost the engine lease"
+
+    async def holder(self) -> LeaseHolder | None:
+        """Who holds the engine Lease now."""
+        return await _holder(EngineLease(self.kube, SystemClock(), self.install_namespace, "probe"))
+
+    async def close(self) -> None:
+        """Stop reconciling, give the Lease up, end the watches and close the connections."""
+        if self._holding is not None:
+            self._holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._holding
+        if self.engine is not None:
+            await self.engine.stop()
+        if self.lease is not None:
+            with contextlib.suppress(StoreError):
+                await self.lease.release()
+        await self.cache.stop()
+        for store in (self._sim_store, self.kube):
+            if store is not None:
+                await store.close()
+
+
+async def _holder(lease: EngineLease) -> LeaseHolder | None:
+    try:
+        return await lease.holder()
+    except StoreError:
+        return None
+
+
+async def _require_crds(store: KubeStore, target: KubeTarget) -> None:
+    """Our CustomResourceDefinitions must be served: one line saying how to install them otherwise."""
+    try:
+        served = await store.served_resources(f"{NVCRE_GROUP}/v1alpha1")
+    except StoreError as error:
+        raise InputError(f"{target.server} ({target.source}): {error}") from None
+    if not served:
+        raise InputError(f"{target.server}: the nvcre.nvidia.com CRDs are not installed; run `nvcre setup init` first")

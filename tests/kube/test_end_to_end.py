@@ -1,0 +1,69 @@
+"""End to end on an API server: `setup init`, a `--sim-runner` certification with `--wait`, its report from a
+second command, all through the real CLI over HTTP; the report equals the embedded simulator's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+from tests.kube.cluster import installed_in_thread
+
+ROOT = Path(__file__).resolve().parents[2]
+CERT = ROOT / "examples" / "certification.yaml"
+# Wall-clock fields: the cluster run starts at the real time, the embedded one at the simulator's epoch.
+CLOCK_FIELDS = ("startTime", "completionTime")
+
+
+def without_clock(report: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in report.items() if key not in CLOCK_FIELDS}
+
+
+@pytest.fixture(scope="module")
+def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("e2e")
+    with installed_in_thread(folder) as (server, kubeconfig):
+        results = folder / "run.json"
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT),
+                     "--wait", "--results-file", str(results)])
+        reported = folder / "report.json"
+        report_code = main(["certification", "report", "gpu-cluster-cert", "--kubeconfig", str(kubeconfig),
+                            "--results-file", str(reported), "-o", "json"])
+        requests = list(server.requests)
+    return {"code": code, "report_code": report_code, "run": json.loads(results.read_text()),
+            "report": json.loads(reported.read_text()), "requests": requests}
+
+
+def test_run_and_report_from_a_second_command_agree(cluster_run: dict[str, Any]) -> None:
+    assert cluster_run["code"] == 1 and cluster_run["report_code"] == 1  # the example fails its 300 GB/s threshold
+    assert cluster_run["run"] == cluster_run["report"]
+    assert cluster_run["run"]["result"] == "FAILED"
+
+
+def test_the_report_equals_the_embedded_simulators(cluster_run: dict[str, Any], tmp_path: Path) -> None:
+    results = tmp_path / "sim.json"
+    code = main(["certification", "run", "--sim", "--state", str(tmp_path / "state.json"), "--cert-file", str(CERT),
+                 "--wait", "--results-file", str(results)])
+    assert code == cluster_run["code"]
+    assert without_clock(json.loads(results.read_text())) == without_clock(cluster_run["run"])
+
+
+def test_no_engine_request_writes_a_node(cluster_run: dict[str, Any]) -> None:
+    engine = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-engine")]
+    assert engine, "the engine made no request"
+    writes = [r for r in engine if r.resource == "nodes" and r.verb not in ("get", "list", "watch")]
+    assert writes == []
+    simulator = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-sim") and r.resource == "nodes" and r.verb == "create"]
+    assert len(simulator) == 32  # the simulated fleet registered its Nodes (the cluster had none)
+
+
+def test_the_engine_lists_each_kind_once_and_then_only_watches(cluster_run: dict[str, Any]) -> None:
+    lists = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-engine") and r.verb == "list"]
+    per_resource: dict[str, int] = {}
+    for request in lists:
+        per_resource[request.resource] = per_resource.get(request.resource, 0) + 1
+    # the run's engine lists each cached kind once; the report command (a second process) lists what it reads
+    assert all(count <= 3 for count in per_resource.values()), per_resource

@@ -32,6 +32,7 @@ Key = tuple[str, str]  # (namespace or "", name)
 Change = tuple[ResourceKind, Obj | None, Obj | None, bool]
 Subscriber = Callable[[ResourceKind, Obj | None, Obj | None, bool], None]
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+FIRST_LIST_EXTRA_TRIES = 6  # after the ramp: about 40 s in all before a start gives up
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:
@@ -80,7 +81,7 @@ class WatchCache:
         if self._started:
             return
         self._started = True
-        versions = {kind: await self._relist(kind) for kind in self.kinds}
+        versions = {kind: await self._first_list(kind) for kind in self.kinds}
         self._tasks = [asyncio.create_task(self._follow(kind, versions[kind]), name=f"watch {kind.plural}") for kind in self.kinds]
         self.synced.set()
 
@@ -199,6 +200,17 @@ class WatchCache:
         for obj in listed.values():
             self._apply(kind, obj, own=False)
         return result.resource_version
+
+    async def _first_list(self, kind: ResourceKind) -> str:
+        """The first list, retried through transient errors (429, 5xx, timeouts) for a bounded time."""
+        for delay in (*RETRY_SECONDS, *RETRY_SECONDS[-1:] * FIRST_LIST_EXTRA_TRIES):
+            try:
+                return await self._relist(kind)
+            except StoreError as error:
+                if not getattr(error, "retryable", False):
+                    raise
+                await asyncio.sleep(delay)
+        return await self._relist(kind)
 
     async def _follow(self, kind: ResourceKind, resource_version: str) -> None:
         failures = 0

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import math
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -186,23 +187,19 @@ async def memory_store(clock: ManualClock) -> tuple[ResourceStore, Callable[[], 
 
 
 def emulator_store_factory() -> Callable[[ManualClock], Awaitable[tuple[ResourceStore, Callable[[], Awaitable[None]]]]] | None:
-    """KubeStore over the test API-server emulator, when this runs from a checkout that has both."""
+    """KubeStore over the test API-server emulator (nvcre installed as `setup init` does), from a checkout."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     try:
-        from nvcre_tui.engine.kube.config import load_target  # noqa: PLC0415
-        from nvcre_tui.engine.store.kube import KubeStore  # noqa: PLC0415
+        from tests.kube.cluster import install, store_on  # noqa: PLC0415
         from tests.kubeapi import ApiServer  # noqa: PLC0415
     except ImportError:
         return None
 
     async def open_store(clock: ManualClock) -> tuple[ResourceStore, Callable[[], Awaitable[None]]]:
-        server = ApiServer(clock=clock, history_limit=100_000)
+        server = ApiServer(clock=clock, history_limit=1_000_000)
         await server.start()
-        from nvcre_tui.cli.setup import install_crds_for_tests  # noqa: PLC0415
-
-        path = server.write_kubeconfig(Path(f"/tmp/nvcre-bench-{id(server)}.kubeconfig"))
-        store = KubeStore(await load_target(str(path)), clock)
-        await install_crds_for_tests(store)
+        folder = Path(tempfile.mkdtemp(prefix="nvcre-bench-"))
+        store = await store_on(await install(server, folder), clock, "nvcre-bench")
 
         async def close() -> None:
             await store.close()

@@ -3,14 +3,20 @@ second command, all through the real CLI over HTTP; the report equals the embedd
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nvcre_tui.cli import main
-from tests.kube.cluster import installed_in_thread
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD
+from tests.kube.cluster import installed_in_thread, store_on
 
 ROOT = Path(__file__).resolve().parents[2]
 CERT = ROOT / "examples" / "certification.yaml"
@@ -33,8 +39,54 @@ def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         report_code = main(["certification", "report", "gpu-cluster-cert", "--kubeconfig", str(kubeconfig),
                             "--results-file", str(reported), "-o", "json"])
         requests = list(server.requests)
-    return {"code": code, "report_code": report_code, "run": json.loads(results.read_text()),
+        objects = asyncio.run(_read(kubeconfig))
+    return {**objects, "code": code, "report_code": report_code, "run": json.loads(results.read_text()),
             "report": json.loads(reported.read_text()), "requests": requests}
+
+
+async def _read(kubeconfig: Path) -> dict[str, Any]:
+    """What `kubectl get` and NVSentinel's certification monitor read: the Certification, its CRD, ConfigMaps."""
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        cert = await store.get(CERTIFICATION, "gpu-cluster-cert", "default")
+        crd = await store.get(CRD, "certifications.nvcre.nvidia.com")
+        maps = {m["metadata"]["name"]: m for m in (await store.list(CONFIGMAP, "default")).items}
+    finally:
+        await store.close()
+    return {"cert": cert, "crd": crd, "configmaps": maps}
+
+
+def json_path(obj: Any, path: str) -> Any:
+    """The first value of a printer column's JSONPath (`.a.b`, `.list[?(@.k=="v")].field`), as kubectl shows it."""
+    for part in re.findall(r'\.(\w+)(\[\?\(@\.(\w+)=="([^"]*)"\)\])?', path):
+        name, _, key, value = part
+        obj = obj.get(name) if isinstance(obj, dict) else None
+        if key and isinstance(obj, list):
+            obj = next((item for item in obj if isinstance(item, dict) and item.get(key) == value), None)
+    return obj
+
+
+def test_kubectl_get_shows_every_printer_column_filled(cluster_run: dict[str, Any]) -> None:
+    [version] = cluster_run["crd"]["spec"]["versions"]
+    columns = {c["name"]: json_path(cluster_run["cert"], c["jsonPath"]) for c in version["additionalPrinterColumns"]}
+    assert columns == {"Status": "Failed", "Result": "FAILED", "Passed": "1/2", "Failed Nodes": 32, "Excluded Nodes": 0,
+                       "Age": cluster_run["cert"]["metadata"]["creationTimestamp"]}
+
+
+def test_nvsentinel_reads_the_results_from_category_statuses(cluster_run: dict[str, Any]) -> None:
+    """As NVSentinel's certification monitor: only status.categoryStatuses[], gzip ConfigMaps in binaryData."""
+    seen: dict[str, Any] = {}
+    for category in cluster_run["cert"]["status"]["categoryStatuses"]:
+        ref = category["failedNodesRef"] if category["status"] == "Failed" else category["succeededNodesRef"]
+        assert ref["kind"] == "ConfigMap"
+        data = cluster_run["configmaps"][ref["name"]]["binaryData"]
+        raw = gzip.decompress(base64.b64decode(data["failed-nodes.json.gz" if category["status"] == "Failed" else "succeeded-nodes.csv.gz"]))
+        seen[category["variant"]] = json.loads(raw) if category["status"] == "Failed" else raw.decode().split(",")
+    failed = seen["nccl-all-reduce"]
+    assert len(failed) == 32 and {row["reason"] for row in failed} == {"ThresholdViolation"}
+    assert all(set(row) == {"name", "reason", "message"} for row in failed)
+    assert [row["name"] for row in failed] == sorted(row["name"] for row in failed)
+    assert seen["nemotron5-8b"] == [f"gpu-node-{i:02d}" for i in range(1, 33)]
 
 
 def test_run_and_report_from_a_second_command_agree(cluster_run: dict[str, Any]) -> None:

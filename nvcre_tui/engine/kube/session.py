@@ -33,7 +33,8 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import NVCRE_GROUP
+from nvcre_tui.engine.store.protocol import NVCRE_GROUP, ResourceStore
+from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
 __all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "describe_holder"]
@@ -112,9 +113,11 @@ class KubeSession:
         try:
             if scenario is not None:
                 session._sim_store = KubeStore(target, clock, user_agent=SIMULATOR_AGENT)
-                writer = WriteThroughStore(session._sim_store, cache)  # the cache sees the fleet's own writes at once
+                # The cache sees the fleet's own writes at once; a viewer's fleet only regenerates logs, never writes.
+                writer: ResourceStore = WriteThroughStore(session._sim_store, cache) if want_engine else ReadOnlyStore(session._sim_store)
                 fleet = SimulatedFleet(writer, clock, scenario)
-                await fleet.ensure_nodes()
+                if want_engine:
+                    await fleet.ensure_nodes()
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet)
                 session.logs = RunnerLogs(session.runner)
             await session._elect(want_engine, metrics, role)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
+from nvcre_tui.cli.kubeflags import add_kube_arguments, open_kube_store
 from nvcre_tui.cli.output import print_table, to_json, to_yaml
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.catalog import Catalog, default_catalog
 from nvcre_tui.engine.manifest import load_certification, load_nodes
 from nvcre_tui.engine.render import render_certification
@@ -19,6 +22,7 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
     listing = commands.add_parser("list-categories", help="the catalog's categories")
     listing.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    add_kube_arguments(listing, namespace_help="accepted for symmetry; the catalog is the same on every cluster")
     listing.set_defaults(func=list_categories)
 
     render = commands.add_parser("render", help="validate a certification offline and print the Workflows it would create")
@@ -27,6 +31,7 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     source.add_argument("--nodes", metavar="NODES.yaml", help="Node objects to render on (default: the embedded simulated fleet)")
     source.add_argument("--scenario", metavar="S.yaml", help="render on a simulated fleet scenario")
     render.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    add_kube_arguments(render, namespace_help="accepted for symmetry (rendering creates nothing)")
     render.set_defaults(func=render_command)
 
     from nvcre_tui.cli import run  # run/report live in their own module
@@ -61,18 +66,33 @@ def list_categories(args: argparse.Namespace) -> int:
     return 0
 
 
-def target_nodes(nodes_file: str | None, scenario_file: str | None) -> list[dict[str, Any]]:
-    """Nodes from a file, a scenario, or the embedded default fleet."""
+def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
+    """Nodes from a file, a scenario, the cluster the kube flags name (read only), or the embedded default fleet."""
     if nodes_file:
         return load_nodes(nodes_file)
+    if args is not None and (args.kubeconfig or args.context):
+        return asyncio.run(_cluster_nodes(args))
     return build_nodes(load_scenario(scenario_file) if scenario_file else default_scenario())
+
+
+async def _cluster_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.protocol import NODE
+
+    store = await open_kube_store(args, user_agent="nvcre-render")
+    try:
+        return (await store.list(NODE)).items
+    except StoreError as error:
+        raise InputError(f"nodes of {store.target.server}: {error}") from None
+    finally:
+        await store.close()
 
 
 def render_command(args: argparse.Namespace) -> int:
     """Validate offline; print one Workflow per category with its planned groups."""
     catalog = default_catalog()
     cert = load_certification(args.file, catalog)
-    nodes = target_nodes(args.nodes, args.scenario)
+    nodes = target_nodes(args.nodes, args.scenario, args)
     rendered = render_certification(cert, nodes, catalog, "<stdin>" if args.file == "-" else args.file)
     documents = [item.workflow.to_wire() for item in rendered]
     if args.output == "json":

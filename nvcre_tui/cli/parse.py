@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from nvcre_tui.cli.kubeflags import add_kube_arguments
 from nvcre_tui.cli.output import print_table, to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
@@ -31,6 +32,7 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     parser.add_argument("kind", choices=tuple(PARSERS), help="which tool produced the output")
     parser.add_argument("file", metavar="FILE", help="the output to read, or - for standard input")
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table", help="table (default) or JSON")
+    add_kube_arguments(parser, namespace_help="accepted for symmetry; parsing reads a file, never a cluster")
     parser.set_defaults(func=run_parse)
 
 

@@ -28,7 +28,7 @@ from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import LogSource, RunnerLogs
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
@@ -117,7 +117,10 @@ class KubeSession:
                 writer: ResourceStore = WriteThroughStore(session._sim_store, cache) if want_engine else ReadOnlyStore(session._sim_store)
                 fleet = SimulatedFleet(writer, clock, scenario)
                 if want_engine:
-                    await fleet.ensure_nodes()
+                    try:
+                        await fleet.ensure_nodes()
+                    except FleetError as error:
+                        raise InputError(f"{target.server}: {error}") from None
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet)
                 session.logs = RunnerLogs(session.runner)
             await session._elect(want_engine, metrics, role)

@@ -15,7 +15,7 @@ from typing import Any
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, ResourceStore
 
 Obj = dict[str, Any]
@@ -44,9 +44,16 @@ class SimulatedFleet:
             try:
                 stored = await self.store.create(NODE, node)
                 self.writes += 1
-            except AlreadyExists:
-                stored = await self.store.get(NODE, name)
-                if stored.get("status"):
+            except (AlreadyExists, Forbidden) as error:
+                # Forbidden: an identity that may not write Nodes (the engine's ServiceAccount) is fine as long
+                # as someone with the right registered them already.
+                try:
+                    stored = await self.store.get(NODE, name)
+                except NotFound:
+                    raise FleetError(f"cannot register the simulated Node {name}: {error.message}; register the fleet "
+                                     "with credentials that may create Nodes first (e.g. `nvcre certification run "
+                                     "--sim-runner` from your workstation)") from None
+                if stored.get("status") or isinstance(error, Forbidden):
                     continue  # present and complete: an earlier engine made it, or the user edited it
             stored["status"] = node["status"]
             try:

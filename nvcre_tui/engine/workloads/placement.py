@@ -55,6 +55,11 @@ def owner_reference(job: Mapping[str, Any]) -> Obj:
             "controller": True, "blockOwnerDeletion": True}
 
 
+def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
+    """node name -> its kubernetes.io/hostname label (the name when unlabelled)."""
+    return {node_name(n): str(node_labels(n).get(HOSTNAME_LABEL) or node_name(n)) for n in nodes}
+
+
 def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
                   taint_selectors: Sequence[TaintSelector] = ()) -> Placement:
     """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected)."""
@@ -62,7 +67,7 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
     members = [name for name in annotation.split(",") if name]
     group = [node for node in nodes if node_name(node) in members] or list(nodes)
     fleet = fleet_summary(group)
-    hostnames = {node_name(n): str(node_labels(n).get(HOSTNAME_LABEL) or node_name(n)) for n in group}
+    hostnames = hostnames_of(group)
     return Placement(job=job["metadata"]["name"], namespace=job["metadata"].get("namespace") or "default",
                      nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
                      owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,

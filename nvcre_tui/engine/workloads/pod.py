@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.platform import GPU_RESOURCE, HOSTNAME_LABEL
 from nvcre_tui.engine.workloads.placement import LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE, Placement, child_name
 
@@ -19,8 +20,8 @@ CONFIG_MOUNT = "/config"
 CONTAINER = "node"  # Kubeflow Trainer injects its env and mounts into the container named "node"
 
 
-class WorkloadError(ValueError):
-    """A WorkloadRun that cannot be expressed as manifests; the message is one line."""
+class WorkloadError(InputError):
+    """A WorkloadRun that cannot be expressed as manifests (bad input: one line naming the field)."""
 
 
 def env_list(spec: WorkloadRunSpec, extra: list[Obj] | None = None) -> list[Obj]:

@@ -157,3 +157,41 @@ def check_object(obj: dict[str, Any]) -> list[str]:
         if len(policies) > 1:
             problems.append(f"{where}: only one ML policy may be set, got {policies}")
     return problems
+
+
+# ----------------------------------------------------------------------------- pod rules a server enforces
+
+TRAINER_VOLUMES = frozenset({"mpi-ssh-auth", "mpi-hostfile"})  # the Trainer adds these to the pods it creates
+
+
+def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs inside a TrainingRuntime or a batch Job."""
+    if obj["kind"] == "TrainingRuntime":
+        return [job["template"]["spec"]["template"]["spec"] for job in obj["spec"]["template"]["spec"]["replicatedJobs"]]
+    if obj["kind"] == "Job":
+        return [obj["spec"]["template"]["spec"]]
+    return []
+
+
+def pod_problems(pod: dict[str, Any], provided: frozenset[str] = frozenset()) -> list[str]:
+    """Rules the API server checks beyond field types: mounts name a volume, claims name a pod claim,
+    extended resources (anything but cpu / memory) request what they limit, hugepages come with memory."""
+    volumes = {v["name"] for v in pod.get("volumes", [])} | provided
+    claims = {c["name"] for c in pod.get("resourceClaims", [])}
+    problems = []
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        name = container["name"]
+        problems += [f"{name}: mount {m['name']} has no volume" for m in container.get("volumeMounts", []) if m["name"] not in volumes]
+        resources = container.get("resources", {})
+        problems += [f"{name}: claim {c['name']} not in pod resourceClaims" for c in resources.get("claims", []) if c["name"] not in claims]
+        limits, requests = resources.get("limits", {}), resources.get("requests", {})
+        for key, value in limits.items():
+            if key in ("cpu", "memory"):
+                continue
+            if requests.get(key) != value:
+                problems.append(f"{name}: {key} request {requests.get(key)!r} differs from its limit {value!r}")
+            if key.startswith("hugepages-") and "memory" not in limits and "cpu" not in limits:
+                problems.append(f"{name}: {key} without a cpu or memory limit")
+            if not key.startswith("hugepages-") and not re.fullmatch(r"[1-9][0-9]*", value):
+                problems.append(f"{name}: {key}={value!r} is not a whole number of devices")
+    return problems

@@ -66,3 +66,29 @@ def test_long_names_are_shortened_to_valid_labels() -> None:
         for obj in workload_manifests(spec, where, trainer=trainer):
             assert check_object(obj) == []
             assert len(obj["metadata"]["name"]) <= 63
+
+
+@pytest.mark.parametrize("trainer", [True, False], ids=["trainer", "batch"])
+def test_pods_pass_the_rules_a_server_enforces(trainer: bool) -> None:
+    from tests.workloads.schema import TRAINER_VOLUMES, pod_problems, pod_specs
+
+    problems = []
+    for entry in sorted(default_catalog().entries):
+        for platform in PLATFORMS:
+            for arch in architectures():
+                for obj in workload_manifests(run_spec(entry, platform, arch), placement(entry, platform, arch, gang=GANG), trainer=trainer):
+                    for pod in pod_specs(obj):
+                        problems += [f"{entry} {platform}/{arch}: {p}" for p in pod_problems(pod, TRAINER_VOLUMES if trainer else frozenset())]
+    assert problems == []
+
+
+def test_pod_rules_can_fail() -> None:
+    from tests.workloads.schema import pod_problems
+
+    pod = {"volumes": [], "containers": [{"name": "node", "volumeMounts": [{"name": "dshm"}], "resources": {
+        "limits": {"hugepages-2Mi": "10Mi", "nvidia.com/gpu": "0.5"}, "requests": {"nvidia.com/gpu": "0.5"}, "claims": [{"name": "cd"}]}}]}
+    assert pod_problems(pod) == [
+        "node: mount dshm has no volume", "node: claim cd not in pod resourceClaims",
+        "node: hugepages-2Mi request None differs from its limit '10Mi'", "node: hugepages-2Mi without a cpu or memory limit",
+        "node: nvidia.com/gpu='0.5' is not a whole number of devices",
+    ]

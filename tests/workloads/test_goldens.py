@@ -72,15 +72,23 @@ def _pod_digest(pod: dict[str, Any]) -> dict[str, Any]:
     return digest
 
 
+def _templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    if obj["kind"] == "TrainingRuntime":
+        return [job["template"]["spec"]["template"] for job in obj["spec"]["template"]["spec"]["replicatedJobs"]]
+    return [obj["spec"]["template"]] if obj["kind"] == "Job" else []
+
+
 def digest(objects: list[dict[str, Any]]) -> dict[str, Any]:
     """The parts of a run's objects the catalog's platform and architecture data decide."""
     result: dict[str, Any] = {"objects": [f"{o['kind']}/{o['metadata']['name']}" for o in objects]}
     for obj in objects:
         if obj["kind"] == "TrainJob":
             result["trainer"] = obj["spec"]["trainer"]
-        for index, pod in enumerate(pod_specs(obj)):
+        for index, (template, pod) in enumerate(zip(_templates(obj), pod_specs(obj))):
             if index == 0:
                 result["pod"] = _pod_digest(pod)
+                if "annotations" in template["metadata"]:
+                    result["pod"]["annotations"] = template["metadata"]["annotations"]
             else:  # the MPI launcher: the same env as the workers, no GPUs
                 result["launcher"] = {"image": pod["containers"][0]["image"], "initContainers": [c["name"] for c in pod["initContainers"]]}
     return result

@@ -242,3 +242,23 @@ def test_render_workloads_batch(capsys: pytest.CaptureFixture[str]) -> None:
 def test_batch_without_workloads_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certification", "render", CERT, "--batch"]) == 2
     assert capsys.readouterr().err == "--batch: only with --workloads\n"
+
+
+def _gpu_pod_template(entry: str, platform: str, arch: str) -> dict:
+    runtime = by_kind(workload_manifests(run_spec(entry, platform, arch), placement(entry, platform, arch)))["TrainingRuntime"]
+    return runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+
+
+def test_oci_sriov_networks_follow_the_nics_the_pod_requests() -> None:
+    annotations = _gpu_pod_template(ALL_REDUCE, "oci", "gb300")["metadata"]["annotations"]
+    assert annotations == {"k8s.v1.cni.cncf.io/networks": ",".join(["network-operator/sriov-net"] * 4)}
+    assert "annotations" not in _gpu_pod_template(ALL_REDUCE, "oci", "gb200")["metadata"]  # mlnxPerNode 0
+    assert "annotations" not in _gpu_pod_template("diagnostics/dcgm-level4", "oci", "h100")["metadata"]  # DCGM takes no NICs
+
+
+def test_gke_rdma_interfaces_and_arm64_tolerations_on_gb200() -> None:
+    template = _gpu_pod_template(TRAINING, "gcp", "gb200")
+    assert template["metadata"]["annotations"]["networking.gke.io/default-interface"] == "eth0"
+    assert json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])[1] == {"interfaceName": "rdma0", "network": "rdma-0"}
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in template["spec"]["tolerations"]
+    assert "annotations" not in _gpu_pod_template(TRAINING, "gcp", "h100")["metadata"]

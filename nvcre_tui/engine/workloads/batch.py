@@ -19,8 +19,8 @@ from nvcre_tui.engine.workloads.placement import Placement, child_name, workload
 from nvcre_tui.engine.workloads.pod import (
     env_list,
     metadata,
-    pod_labels,
     pod_spec,
+    pod_template,
     worker_container,
     workload_labels,
 )
@@ -107,7 +107,7 @@ def indexed_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
                    init_containers=[dict(item) for item in spec.init_containers or []] or None, extra_volumes=extra_volumes)
     pod["subdomain"] = service_name(placement)
     job_spec: Obj = {"completionMode": "Indexed", "completions": spec.num_nodes, "parallelism": spec.num_nodes, "backoffLimit": 0,
-                     "template": {"metadata": {"labels": pod_labels(placement, "node")}, "spec": pod}}
+                     "template": pod_template(spec, placement, "node", pod)}
     if framework == "mpi":
         job_spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(workload_name(placement.job), placement, workload_labels(spec, placement)),

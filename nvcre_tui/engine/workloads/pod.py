@@ -11,12 +11,14 @@ from typing import Any
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.platform import GPU_RESOURCE, HOSTNAME_LABEL
+from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
 from nvcre_tui.engine.workloads.placement import LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE, Placement, child_name
 
 Obj = dict[str, Any]
 SHM_VOLUME = "dshm"
 CONFIG_VOLUME = "config"
 CONFIG_MOUNT = "/config"
+NIC_RESOURCE = "nvidia.com/mlnxnics"
 CONTAINER = "node"  # Kubeflow Trainer injects its env and mounts into the container named "node"
 
 
@@ -44,6 +46,13 @@ def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
     if spec.nic_resource_name and spec.mlnx_per_node:
         amounts.setdefault(spec.nic_resource_name, str(spec.mlnx_per_node))
     return dict(sorted(amounts.items()))
+
+
+def requested_nics(spec: WorkloadRunSpec) -> int:
+    """How many NICs a GPU pod requests (nvidia.com/mlnxnics or the run's nicResourceName)."""
+    amounts = extended_amounts(spec)
+    value = amounts.get(spec.nic_resource_name or NIC_RESOURCE) or amounts.get(NIC_RESOURCE) or "0"
+    return int(value) if value.isdigit() else 0
 
 
 def worker_resources(spec: WorkloadRunSpec) -> Obj:
@@ -83,9 +92,40 @@ def affinity(placement: Placement, one_per_node: bool) -> Obj:
     return result
 
 
-def tolerations(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
-    """The catalog's tolerations plus one per taintSelector (the target nodes all carry those taints)."""
+def _pod_overrides(placement: Placement) -> list[PodOverride]:
+    return [item for item in pod_data().overrides if item.when.matches(placement.platform, placement.architecture)]
+
+
+def pod_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
+    """Annotations of the GPU pods from catalog/_workloads/pods.yaml (secondary networks); a per-NIC
+    network follows the NICs the pod actually requests (none for a run that takes no NICs, e.g. DCGM)."""
+    nics = requested_nics(spec)
+    result: dict[str, str] = {}
+    for item in _pod_overrides(placement):
+        for key, value in item.annotations.items():
+            if isinstance(value, PerNic):
+                if not nics:
+                    result.pop(key, None)
+                    continue
+                value = ",".join([value.per_nic] * nics)
+            result[key] = value
+    return result
+
+
+def pod_template(spec: WorkloadRunSpec, placement: Placement, role: str, pod: Obj) -> Obj:
+    """A pod template: labels, the GPU pods' platform annotations, the spec."""
+    meta: Obj = {"labels": pod_labels(placement, role)}
+    if role == "node" and (annotations := pod_annotations(spec, placement)):
+        meta["annotations"] = annotations
+    return {"metadata": meta, "spec": pod}
+
+
+def tolerations(spec: WorkloadRunSpec, placement: Placement, role: str = "node") -> list[Obj] | None:
+    """The catalog's tolerations, the platform's (GPU pods), and one per taintSelector (the target nodes
+    all carry those taints)."""
     result = [dict(item) for item in spec.tolerations or []]
+    if role == "node":
+        result += [dict(t) for item in _pod_overrides(placement) for t in item.tolerations if t not in result]
     for taint in placement.taint_selectors:
         toleration: Obj = {"key": taint.key, "operator": "Equal" if taint.value is not None else "Exists"}
         if taint.value is not None:
@@ -183,7 +223,7 @@ def pod_spec(spec: WorkloadRunSpec, placement: Placement, containers: list[Obj],
                 "affinity": affinity(placement, one_per_node=role == "node")}
     if placement.gang:
         pod["schedulerName"] = placement.gang.scheduler_name
-    if (found := tolerations(spec, placement)) is not None:
+    if (found := tolerations(spec, placement, role)) is not None:
         pod["tolerations"] = found
     if spec.image_pull_secrets:
         pod["imagePullSecrets"] = [secret.to_wire() for secret in spec.image_pull_secrets]

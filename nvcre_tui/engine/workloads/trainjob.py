@@ -23,8 +23,8 @@ from nvcre_tui.engine.workloads.placement import Placement, child_name, workload
 from nvcre_tui.engine.workloads.pod import (
     env_list,
     metadata,
-    pod_labels,
     pod_spec,
+    pod_template,
     queue_label,
     worker_container,
     workload_labels,
@@ -44,11 +44,11 @@ def runtime_name(placement: Placement) -> str:
     return child_name(placement.job, "-runtime")
 
 
-def _replicated_job(name: str, pod: Obj, placement: Placement, role: str, *, trainer_step: bool, backoff: int = 0) -> Obj:
+def _replicated_job(spec: WorkloadRunSpec, name: str, pod: Obj, placement: Placement, role: str, *, trainer_step: bool) -> Obj:
     job_labels = {**({LABEL_ANCESTOR: "trainer"} if trainer_step else {}), "app": placement.job, **queue_label(placement)}
     return {"name": name, "template": {
         "metadata": {"labels": job_labels},
-        "spec": {"backoffLimit": backoff, "template": {"metadata": {"labels": pod_labels(placement, role)}, "spec": pod}},
+        "spec": {"backoffLimit": 0, "template": pod_template(spec, placement, role, pod)},
     }}
 
 
@@ -68,7 +68,7 @@ def training_runtime(spec: WorkloadRunSpec, placement: Placement) -> Obj:
         policy = {"numNodes": nodes, "torch": {}}
         container = worker_container(spec, None, env_list(spec))
         pod = pod_spec(spec, placement, [container], role="node", restart_policy="Never", init_containers=_user_init(spec) or None)
-        template = {"replicatedJobs": [_replicated_job("node", pod, placement, "node", trainer_step=True)]}
+        template = {"replicatedJobs": [_replicated_job(spec, "node", pod, placement, "node", trainer_step=True)]}
     labels = {**workload_labels(spec, placement), LABEL_FRAMEWORK: "mpi" if framework == "mpi" else "torch"}
     return {"apiVersion": TRAINER_API, "kind": "TrainingRuntime", "metadata": metadata(runtime_name(placement), placement, labels),
             "spec": {"mlPolicy": policy, "template": {"spec": template}}}
@@ -93,12 +93,12 @@ def _mpi_jobset(spec: WorkloadRunSpec, placement: Placement) -> Obj:
                 "volumeMounts": [{"name": SSH_KEYS_VOLUME, "mountPath": commands.SSH_HOME}]}
     launcher_pod = pod_spec(spec, placement, [launcher], role="launcher", restart_policy="Never", init_containers=[init],
                             extra_volumes=[{"name": SSH_KEYS_VOLUME, "emptyDir": {}}])
-    launcher_job = _replicated_job("launcher", launcher_pod, placement, "launcher", trainer_step=True)
+    launcher_job = _replicated_job(spec, "launcher", launcher_pod, placement, "launcher", trainer_step=True)
     if not gang:  # a gang scheduler needs every pod created at once; the init step waits instead
         launcher_job["dependsOn"] = [{"name": "node", "status": "Ready"}]
     return {"network": {"publishNotReadyAddresses": True},
             "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
-            "replicatedJobs": [_replicated_job("node", worker_pod, placement, "node", trainer_step=False), launcher_job]}
+            "replicatedJobs": [_replicated_job(spec, "node", worker_pod, placement, "node", trainer_step=False), launcher_job]}
 
 
 def train_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:

@@ -262,3 +262,44 @@ def test_gke_rdma_interfaces_and_arm64_tolerations_on_gb200() -> None:
     assert json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])[1] == {"interfaceName": "rdma0", "network": "rdma-0"}
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in template["spec"]["tolerations"]
     assert "annotations" not in _gpu_pod_template(TRAINING, "gcp", "h100")["metadata"]
+
+
+def test_standalone_runs_get_the_base_nccl_env_under_their_own() -> None:
+    from nvcre_tui.engine.workloads import standalone_spec
+
+    user = WorkloadRunSpec.model_validate({"image": "img", "numNodes": 2, "framework": {"torch": {"script": "train.py"}},
+                                           "env": [{"name": "NCCL_DEBUG", "value": "WARN"}]})
+    h100 = standalone_spec(user, "onprem", "h100")
+    env = {var.name: var.value for var in h100.env or []}
+    assert env["NCCL_DEBUG"] == "WARN" and env["NCCL_SHM_DISABLE"] == "1" and env["NCCL_MNNVL_ENABLE"] == "0"
+    assert (h100.gpus_per_node, h100.enable_mnnvl, h100.resource_claims) == (8, False, None)
+
+    gb200 = standalone_spec(user, "aws", "gb200")
+    env = {var.name: var.value for var in gb200.env or []}
+    assert env["NCCL_MNNVL_ENABLE"] == "1" and env["NCCL_NET_PLUGIN"] == "none"
+    assert (gb200.gpus_per_node, gb200.resource_claims, gb200.extended_resources) == (4, ["compute-domain"], {"vpc.amazonaws.com/efa": 4})
+    assert "ComputeDomain" in by_kind(workload_manifests(gb200, placement(TRAINING, "aws", "gb200")))
+
+    off = standalone_spec(user.model_copy(update={"enable_mnnvl": False, "gpus_per_node": 2}), "azure", "gb300")
+    assert {var.name: var.value for var in off.env or []}["NCCL_MNNVL_ENABLE"] == "0" and off.gpus_per_node == 2
+    assert off.extended_resources == {"nvidia.com/mlnxnics": "8"}
+
+
+def test_catalog_runs_do_not_get_the_standalone_env() -> None:
+    # The NVSwitch loopback needs shared memory on; only standalone_spec adds NCCL_SHM_DISABLE.
+    spec = run_spec("communication/nccl-loopback-nvswitch", "onprem", "h100")
+    pod = pod_specs(by_kind(workload_manifests(spec, placement("communication/nccl-loopback-nvswitch", "onprem", "h100")))["TrainingRuntime"])[0]
+    assert "NCCL_SHM_DISABLE" not in {e["name"] for e in pod["containers"][0]["env"]}
+
+
+def test_broken_workload_data_is_reported_with_its_file_and_field(tmp_path) -> None:
+    from nvcre_tui.engine.errors import InputError
+    from nvcre_tui.engine.workloads.data import pod_data, standalone_data
+
+    (tmp_path / "_workloads").mkdir()
+    (tmp_path / "_workloads" / "pods.yaml").write_text("overrides:\n  - when: {platform: {equals: oci}}\n    anotations: {}\n")
+    with pytest.raises(InputError) as error:
+        pod_data(tmp_path)
+    assert len(error.value.messages) == 1 and error.value.messages[0].startswith("catalog/_workloads/pods.yaml: overrides[0].anotations")
+    with pytest.raises(InputError, match=r"catalog/_workloads/standalone.yaml: cannot read"):
+        standalone_data(tmp_path)

@@ -12,6 +12,7 @@ from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, ssh_secret
+from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
 from nvcre_tui.engine.workloads.pod import WorkloadError
@@ -45,4 +46,4 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     return copy.deepcopy(objects)  # no shared sub-objects: callers may patch one without touching another
 
 
-__all__ = ["Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "workload_manifests", "workload_name"]
+__all__ = ["Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "standalone_spec", "workload_manifests", "workload_name"]

@@ -148,7 +148,7 @@ def check_object(obj: dict[str, Any]) -> list[str]:
     if key not in SCHEMAS:
         return [f"{key}: no schema for this kind"]
     where = f"{obj['kind']}/{obj.get('metadata', {}).get('name')}"
-    problems = check(obj, SCHEMAS[key], where)
+    problems = check(obj, SCHEMAS[key], where) + label_problems(obj, where)
     name = obj.get("metadata", {}).get("name", "")
     if not RFC1035.match(name) or len(name) > 63:
         problems.append(f"{where}: metadata.name is not an RFC 1035 label of at most 63 characters")
@@ -194,4 +194,24 @@ def pod_problems(pod: dict[str, Any], provided: frozenset[str] = frozenset()) ->
                 problems.append(f"{name}: {key} without a cpu or memory limit")
             if not key.startswith("hugepages-") and not re.fullmatch(r"[1-9][0-9]*", value):
                 problems.append(f"{name}: {key}={value!r} is not a whole number of devices")
+    return problems
+
+
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_MAPS = ("labels", "matchLabels", "selector")
+
+
+def label_problems(value: Any, path: str = "") -> list[str]:
+    """Label values anywhere in an object (labels, matchLabels, a Service selector): at most 63 characters
+    of the allowed alphabet."""
+    problems = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in LABEL_MAPS and isinstance(item, dict) and all(isinstance(v, str) for v in item.values()):
+                problems += [f"{path}.{key}[{k}]: {v!r} is not a valid label value" for k, v in item.items()
+                             if len(v) > 63 or not LABEL_VALUE.match(v)]
+            else:
+                problems += label_problems(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        problems += [p for i, item in enumerate(value) for p in label_problems(item, f"{path}[{i}]")]
     return problems

@@ -92,3 +92,10 @@ def test_pod_rules_can_fail() -> None:
         "node: hugepages-2Mi request None differs from its limit '10Mi'", "node: hugepages-2Mi without a cpu or memory limit",
         "node: nvidia.com/gpu='0.5' is not a whole number of devices",
     ]
+
+
+def test_label_checker_can_fail() -> None:
+    from tests.workloads.schema import label_problems
+
+    assert label_problems({"metadata": {"labels": {"a": "x" * 64, "b": "-bad"}}}, "o") == [
+        f"o.metadata.labels[a]: {'x' * 64!r} is not a valid label value", "o.metadata.labels[b]: '-bad' is not a valid label value"]

@@ -51,7 +51,7 @@ def headless_service(placement: Placement, framework: str) -> Obj:
     """A headless Service over the run's pods, publishing them before they are ready (rendezvous)."""
     port = {"name": "ssh", "port": 22} if framework == "mpi" else {"name": "torch", "port": TORCH_PORT}
     return {"apiVersion": "v1", "kind": "Service", "metadata": metadata(service_name(placement), placement),
-            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"nvcre.nvidia.com/job": placement.job},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"nvcre.nvidia.com/job": placement.job_label},
                      "ports": [port]}}
 
 

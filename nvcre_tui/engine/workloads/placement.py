@@ -43,6 +43,11 @@ class Placement:
         return self.hostnames.get(node, node)
 
     @property
+    def job_label(self) -> str:
+        """The `nvcre.nvidia.com/job` label value: the Job name, hashed down when longer than a label allows."""
+        return label_value(self.job)
+
+    @property
     def owner_references(self) -> list[Obj] | None:
         """ownerReferences to the nvcre Job, so deleting the Job deletes the workload (cascade)."""
         return [dict(self.owner)] if self.owner else None
@@ -72,6 +77,14 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
                      nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
                      owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,
                      taint_selectors=tuple(taint_selectors), hostnames=hostnames)
+
+
+def label_value(text: str) -> str:
+    """`text` as a label value (at most 63 characters; a hash of the whole keeps long ones distinct)."""
+    if len(text) <= 63:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{text[:54].rstrip('-_.')}-{digest}"
 
 
 def child_name(job: str, suffix: str, limit: int = 63) -> str:

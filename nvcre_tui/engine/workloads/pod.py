@@ -88,7 +88,7 @@ def affinity(placement: Placement, one_per_node: bool) -> Obj:
         "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": hostnames}]}]}}}
     if one_per_node:
         result["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{
-            "labelSelector": {"matchLabels": {LABEL_JOB: placement.job, LABEL_ROLE: "node"}}, "topologyKey": HOSTNAME_LABEL}]}
+            "labelSelector": {"matchLabels": {LABEL_JOB: placement.job_label, LABEL_ROLE: "node"}}, "topologyKey": HOSTNAME_LABEL}]}
     return result
 
 
@@ -177,7 +177,7 @@ def volume_mounts(spec: WorkloadRunSpec) -> list[Obj]:
 
 def pod_labels(placement: Placement, role: str) -> dict[str, str]:
     """Labels on every pod: the nvcre Job, the pod's role, and the gang scheduler's queue."""
-    labels = {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job, LABEL_ROLE: role}
+    labels = {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job_label, LABEL_ROLE: role}
     return {**labels, **queue_label(placement)}
 
 
@@ -190,13 +190,13 @@ def queue_label(placement: Placement) -> dict[str, str]:
 def workload_labels(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
     """Labels of the workload object itself (TrainJob / batch Job): ours, workloadMetadata, the queue."""
     extra = (spec.workload_metadata.labels if spec.workload_metadata else None) or {}
-    return {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job, **extra, **queue_label(placement)}
+    return {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job_label, **extra, **queue_label(placement)}
 
 
 def metadata(name: str, placement: Placement, labels: dict[str, str] | None = None) -> Obj:
     """Top-level object metadata, owned by the nvcre Job."""
     meta: Obj = {"name": name, "namespace": placement.namespace,
-                 "labels": labels or {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job}}
+                 "labels": labels or {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job_label}}
     if placement.owner_references:
         meta["ownerReferences"] = placement.owner_references
     return meta

@@ -45,7 +45,7 @@ def runtime_name(placement: Placement) -> str:
 
 
 def _replicated_job(spec: WorkloadRunSpec, name: str, pod: Obj, placement: Placement, role: str, *, trainer_step: bool) -> Obj:
-    job_labels = {**({LABEL_ANCESTOR: "trainer"} if trainer_step else {}), "app": placement.job, **queue_label(placement)}
+    job_labels = {**({LABEL_ANCESTOR: "trainer"} if trainer_step else {}), "app": placement.job_label, **queue_label(placement)}
     return {"name": name, "template": {
         "metadata": {"labels": job_labels},
         "spec": {"backoffLimit": 0, "template": pod_template(spec, placement, role, pod)},

@@ -303,3 +303,26 @@ def test_broken_workload_data_is_reported_with_its_file_and_field(tmp_path) -> N
     assert len(error.value.messages) == 1 and error.value.messages[0].startswith("catalog/_workloads/pods.yaml: overrides[0].anotations")
     with pytest.raises(InputError, match=r"catalog/_workloads/standalone.yaml: cannot read"):
         standalone_data(tmp_path)
+
+
+@pytest.mark.parametrize("entry", [ALL_REDUCE, TRAINING, LOOPBACK])
+@pytest.mark.parametrize("trainer", [True, False], ids=["trainer", "batch"])
+def test_result_pod_selector_picks_exactly_the_launcher_or_index_zero(entry: str, trainer: bool) -> None:
+    from nvcre_tui.engine.workloads import pods_selector, result_pod_selector
+
+    spec, where = run_spec(entry, "onprem", "h100"), placement(entry, "onprem", "h100")
+    templates = [t for obj in workload_manifests(spec, where, trainer=trainer) for t in _pod_templates(obj)]
+    wanted = dict(pair.split("=") for pair in result_pod_selector(spec, where, trainer=trainer).split(","))
+    index = wanted.pop("batch.kubernetes.io/job-completion-index", None)  # the Job controller adds it to each pod
+    chosen = [t for t in templates if wanted.items() <= t["metadata"]["labels"].items()]
+    assert len(chosen) == 1
+    assert (index is None) == (trainer and entry == ALL_REDUCE)
+    every = dict([pods_selector(where).split("=")])
+    assert all(every.items() <= t["metadata"]["labels"].items() for t in templates)
+
+
+def test_trainer_served_needs_both_kinds() -> None:
+    from nvcre_tui.engine.workloads import trainer_served
+
+    assert trainer_served(["trainjobs", "trainjobs/status", "trainingruntimes", "clustertrainingruntimes"])
+    assert not trainer_served(["trainjobs"]) and not trainer_served([])

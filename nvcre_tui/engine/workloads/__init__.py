@@ -13,6 +13,7 @@ from typing import Any
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, ssh_secret
 from nvcre_tui.engine.workloads.env import standalone_spec
+from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
 from nvcre_tui.engine.workloads.pod import WorkloadError
@@ -46,4 +47,7 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     return copy.deepcopy(objects)  # no shared sub-objects: callers may patch one without touching another
 
 
-__all__ = ["Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "standalone_spec", "workload_manifests", "workload_name"]
+__all__ = [
+    "Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
+    "standalone_spec", "trainer_served", "workload_manifests", "workload_name",
+]

@@ -16,7 +16,7 @@ from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
-from nvcre_tui.engine.workloads.pod import WorkloadError
+from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.trainjob import train_job, training_runtime
 
 Obj = dict[str, Any]

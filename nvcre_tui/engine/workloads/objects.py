@@ -7,7 +7,8 @@ from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.workloads.placement import Placement, child_name
-from nvcre_tui.engine.workloads.pod import claim_template_name, config_files, config_map_name, metadata
+from nvcre_tui.engine.workloads.container import claim_template_name, config_files, config_map_name
+from nvcre_tui.engine.workloads.pod import metadata
 
 Obj = dict[str, Any]
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"

@@ -326,3 +326,18 @@ def test_trainer_served_needs_both_kinds() -> None:
 
     assert trainer_served(["trainjobs", "trainjobs/status", "trainingruntimes", "clustertrainingruntimes"])
     assert not trainer_served(["trainjobs"]) and not trainer_served([])
+
+
+def test_render_workloads_carries_taint_selectors_and_the_gang_scheduler(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = "tests/cases/render/taint-selector"
+    cert = yaml.safe_load(open(f"{case}/cert.yaml"))
+    cert["spec"]["gangScheduler"] = {"schedulerName": "runai-scheduler", "queue": "team-b", "queueLabelKey": "runai/queue"}
+    (tmp_path / "cert.yaml").write_text(yaml.safe_dump(cert))
+    assert main(["certification", "render", str(tmp_path / "cert.yaml"), "--nodes", f"{case}/nodes.yaml", "--workloads", "-o", "json"]) == 0
+    items = json.loads(capsys.readouterr().out)["items"]
+    runtimes = [item for item in items if item["kind"] == "TrainingRuntime"]
+    assert runtimes and all(item["metadata"]["labels"]["runai/queue"] == "team-b" for item in items if item["kind"] == "TrainJob")
+    for runtime in runtimes:
+        pod = pod_specs(runtime)[0]
+        assert pod["schedulerName"] == "runai-scheduler"
+        assert {"key": "dedicated", "operator": "Equal", "value": "burn-in", "effect": "NoSchedule"} in pod["tolerations"]

@@ -10,7 +10,7 @@ import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.apibase import GangScheduler, TaintSelector
+from nvcre_tui.engine.apibase import GangScheduler, TaintSelector, TargetSpec
 from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
 from nvcre_tui.engine.workloads.placement import child_name
 from tests.workloads.matrix import placement, run_spec
@@ -341,3 +341,9 @@ def test_render_workloads_carries_taint_selectors_and_the_gang_scheduler(tmp_pat
         pod = pod_specs(runtime)[0]
         assert pod["schedulerName"] == "runai-scheduler"
         assert {"key": "dedicated", "operator": "Equal", "value": "burn-in", "effect": "NoSchedule"} in pod["tolerations"]
+
+
+def test_taint_selectors_of_the_run_target_and_the_priority_class() -> None:
+    spec = run_spec(TRAINING, "aws", "h100").model_copy(update={"target": TargetSpec(taint_selectors=[TaintSelector(key="gpu-only")])})
+    pod = pod_specs(by_kind(workload_manifests(spec, placement(TRAINING, "aws", "h100", priority_class="burn-in")))["TrainingRuntime"])[0]
+    assert pod["tolerations"] == [{"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"

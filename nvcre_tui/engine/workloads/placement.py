@@ -37,6 +37,7 @@ class Placement:
     gang: GangScheduler | None = None
     taint_selectors: tuple[TaintSelector, ...] = ()
     hostnames: Mapping[str, str] = field(default_factory=dict)  # node name -> kubernetes.io/hostname label
+    priority_class: str | None = None  # the category's priorityClassName option
 
     def hostname(self, node: str) -> str:
         """The node's kubernetes.io/hostname label (usually, not always, its name)."""

@@ -47,7 +47,8 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
                                orchestration.diagnose is not None)
         placement = Placement(job=job, namespace=namespace, nodes=tuple(group.nodes), platform=status.detected_platform or "onprem",
                               architecture=status.detected_gpu_architecture or "unknown", gang=cert.spec.gang_scheduler,
-                              taint_selectors=tuple(target.taint_selectors or ()), hostnames=hostnames_of(item.discovery.nodes))
+                              taint_selectors=tuple(target.taint_selectors or ()), hostnames=hostnames_of(item.discovery.nodes),
+                              priority_class=item.options.priority_class_name)
         objects = workload_manifests(group_run_spec(spec, list(group.nodes)), placement, trainer=trainer)
         result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=tuple(group.nodes), objects=objects))
     return result

@@ -52,12 +52,13 @@ def pod_template(spec: WorkloadRunSpec, placement: Placement, role: str, pod: Ob
 
 
 def tolerations(spec: WorkloadRunSpec, placement: Placement, role: str = "node") -> list[Obj] | None:
-    """The catalog's tolerations, the platform's (GPU pods), and one per taintSelector (the target nodes
-    all carry those taints)."""
+    """The catalog's tolerations, the platform's (GPU pods), and one per taintSelector of the run's target
+    or the placement (the target nodes all carry those taints)."""
     result = [dict(item) for item in spec.tolerations or []]
     if role == "node":
         result += [dict(t) for item in _pod_overrides(placement) for t in item.tolerations if t not in result]
-    for taint in placement.taint_selectors:
+    selectors = [*((spec.target.taint_selectors or []) if spec.target else []), *placement.taint_selectors]
+    for taint in selectors:
         toleration: Obj = {"key": taint.key, "operator": "Equal" if taint.value is not None else "Exists"}
         if taint.value is not None:
             toleration["value"] = taint.value
@@ -103,6 +104,8 @@ def pod_spec(spec: WorkloadRunSpec, placement: Placement, containers: list[Obj],
                 "affinity": affinity(placement, one_per_node=role == "node")}
     if placement.gang:
         pod["schedulerName"] = placement.gang.scheduler_name
+    if placement.priority_class:
+        pod["priorityClassName"] = placement.priority_class
     if (found := tolerations(spec, placement, role)) is not None:
         pod["tolerations"] = found
     if spec.image_pull_secrets:

@@ -347,3 +347,10 @@ def test_taint_selectors_of_the_run_target_and_the_priority_class() -> None:
     spec = run_spec(TRAINING, "aws", "h100").model_copy(update={"target": TargetSpec(taint_selectors=[TaintSelector(key="gpu-only")])})
     pod = pod_specs(by_kind(workload_manifests(spec, placement(TRAINING, "aws", "h100", priority_class="burn-in")))["TrainingRuntime"])[0]
     assert pod["tolerations"] == [{"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"
+
+
+def test_objects_share_no_sub_objects() -> None:
+    objects = workload_manifests(run_spec(ALL_REDUCE, "oci", "gb300"), placement(ALL_REDUCE, "oci", "gb300"))
+    pods = pod_specs(by_kind(objects)["TrainingRuntime"])
+    assert pods[0]["containers"][0]["env"] == pods[1]["containers"][0]["env"]
+    assert pods[0]["containers"][0]["env"] is not pods[1]["containers"][0]["env"]

@@ -7,7 +7,7 @@ Pure functions of (WorkloadRunSpec, Placement): the Kubernetes runner creates wh
 
 from __future__ import annotations
 
-import copy
+import json
 from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
@@ -44,7 +44,9 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
         if spec.framework.kind == "mpi":
             objects.append(ssh_secret(placement, *(ssh_keys or ("", ""))))
         objects += [headless_service(placement, spec.framework.kind), indexed_job(spec, placement)]
-    return copy.deepcopy(objects)  # no shared sub-objects: callers may patch one without touching another
+    # Plain JSON data with no shared sub-objects: callers may patch one without touching another, and
+    # YAML output has no anchors.
+    return json.loads(json.dumps(objects))
 
 
 __all__ = [

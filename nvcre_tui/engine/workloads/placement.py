@@ -55,7 +55,7 @@ class Placement:
 
 
 def owner_reference(job: Mapping[str, Any]) -> Obj:
-    """A controller ownerReference to an nvcre Job object."""
+    """A controller ownerReference to an nvcre object: the Job (or a standalone WorkloadRun)."""
     meta = job["metadata"]
     return {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": meta["name"], "uid": meta["uid"],
             "controller": True, "blockOwnerDeletion": True}
@@ -68,7 +68,13 @@ def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
 
 def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
                   taint_selectors: Sequence[TaintSelector] = ()) -> Placement:
-    """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected)."""
+    """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected).
+
+    The group is the Job's `nvcre.nvidia.com/group-nodes` annotation; without it (a standalone
+    WorkloadRun passed as `job`) every node given. `gang` is the Workflow's (or the run's) gangScheduler;
+    `taint_selectors` those of the Workflow's target (the run's own target is read from its spec).
+    PlatformError when the nodes span platforms.
+    """
     annotation = (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "")
     members = [name for name in annotation.split(",") if name]
     group = [node for node in nodes if node_name(node) in members] or list(nodes)

@@ -256,12 +256,16 @@ def test_oci_sriov_networks_follow_the_nics_the_pod_requests() -> None:
     assert "annotations" not in _gpu_pod_template("diagnostics/dcgm-level4", "oci", "h100")["metadata"]  # DCGM takes no NICs
 
 
-def test_gke_rdma_interfaces_and_arm64_tolerations_on_gb200() -> None:
-    template = _gpu_pod_template(TRAINING, "gcp", "gb200")
+def test_gke_rdma_interfaces_with_the_rdma_networks_and_arm64_tolerations_on_gb200() -> None:
+    template = _gpu_pod_template(ALL_REDUCE, "gcp", "gb200")
     assert template["metadata"]["annotations"]["networking.gke.io/default-interface"] == "eth0"
     assert json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])[1] == {"interfaceName": "rdma0", "network": "rdma-0"}
-    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in template["spec"]["tolerations"]
-    assert "annotations" not in _gpu_pod_template(TRAINING, "gcp", "h100")["metadata"]
+    assert template["spec"]["containers"][0]["resources"]["limits"]["networking.gke.io.networks/rdma-0"] == "1"
+    # The training entry asks for no RDMA networks: no interfaces, but the arm64 / GPU taints are tolerated.
+    training = _gpu_pod_template(TRAINING, "gcp", "gb200")
+    assert "annotations" not in training["metadata"]
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in training["spec"]["tolerations"]
+    assert "annotations" not in _gpu_pod_template(ALL_REDUCE, "gcp", "h100")["metadata"]
 
 
 def test_standalone_runs_get_the_base_nccl_env_under_their_own() -> None:

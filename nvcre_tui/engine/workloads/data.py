@@ -31,6 +31,7 @@ class PodOverride(WireModel):
     """Annotations and tolerations for the GPU pods when `when` matches."""
 
     when: OverrideWhen = Field(default_factory=OverrideWhen)
+    requires: str | None = None  # an extended resource the pod must request for this item to apply
     annotations: dict[str, str | PerNic] = Field(default_factory=dict)
     tolerations: list[dict[str, JsonValue]] = Field(default_factory=list)
 

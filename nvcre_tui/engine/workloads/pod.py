@@ -7,7 +7,7 @@ from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.platform import HOSTNAME_LABEL
-from nvcre_tui.engine.workloads.container import pod_claims, requested_nics, volumes
+from nvcre_tui.engine.workloads.container import extended_amounts, pod_claims, requested_nics, volumes
 from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
 from nvcre_tui.engine.workloads.placement import LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE, Placement
 
@@ -23,8 +23,10 @@ def affinity(placement: Placement, one_per_node: bool) -> Obj:
     return result
 
 
-def _pod_overrides(placement: Placement) -> list[PodOverride]:
-    return [item for item in pod_data().overrides if item.when.matches(placement.platform, placement.architecture)]
+def _pod_overrides(spec: WorkloadRunSpec, placement: Placement) -> list[PodOverride]:
+    requested = extended_amounts(spec)
+    return [item for item in pod_data().overrides
+            if item.when.matches(placement.platform, placement.architecture) and (item.requires is None or item.requires in requested)]
 
 
 def pod_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
@@ -32,7 +34,7 @@ def pod_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, st
     network follows the NICs the pod actually requests (none for a run that takes no NICs, e.g. DCGM)."""
     nics = requested_nics(spec)
     result: dict[str, str] = {}
-    for item in _pod_overrides(placement):
+    for item in _pod_overrides(spec, placement):
         for key, value in item.annotations.items():
             if isinstance(value, PerNic):
                 if not nics:
@@ -56,7 +58,7 @@ def tolerations(spec: WorkloadRunSpec, placement: Placement, role: str = "node")
     or the placement (the target nodes all carry those taints)."""
     result = [dict(item) for item in spec.tolerations or []]
     if role == "node":
-        result += [dict(t) for item in _pod_overrides(placement) for t in item.tolerations if t not in result]
+        result += [dict(t) for item in _pod_overrides(spec, placement) for t in item.tolerations if t not in result]
     selectors = [*((spec.target.taint_selectors or []) if spec.target else []), *placement.taint_selectors]
     for taint in selectors:
         toleration: Obj = {"key": taint.key, "operator": "Equal" if taint.value is not None else "Exists"}

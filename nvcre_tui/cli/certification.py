@@ -9,9 +9,11 @@ from typing import Any
 from nvcre_tui.cli.kubeflags import add_kube_arguments, open_kube_store
 from nvcre_tui.cli.output import print_table, to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.api import Certification
 from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import load_certification, load_nodes
-from nvcre_tui.engine.render import render_certification
+from nvcre_tui.engine.render import RenderedCategory, render_certification
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario, load_scenario
 
 
@@ -32,6 +34,10 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     source.add_argument("--scenario", metavar="S.yaml", help="render on a simulated fleet scenario")
     render.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     add_kube_arguments(render, namespace_help="accepted for symmetry (rendering creates nothing)")
+    render.add_argument("--workloads", action="store_true",
+                        help="print each group's workload objects (TrainJob + TrainingRuntime ...) instead of the Workflows")
+    render.add_argument("--batch", action="store_true",
+                        help="with --workloads: the fallback without Kubeflow Trainer (batch/v1 Indexed Job + headless Service)")
     render.set_defaults(func=render_command)
 
     from nvcre_tui.cli import run  # run/report live in their own module
@@ -90,13 +96,31 @@ async def _cluster_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def render_command(args: argparse.Namespace) -> int:
     """Validate offline; print one Workflow per category with its planned groups."""
+    if args.batch and not args.workloads:
+        raise InputError("--batch: only with --workloads")
     catalog = default_catalog()
     cert = load_certification(args.file, catalog)
     nodes = target_nodes(args.nodes, args.scenario, args)
     rendered = render_certification(cert, nodes, catalog, "<stdin>" if args.file == "-" else args.file)
+    if args.workloads:
+        return _print_workloads(cert, rendered, args)
     documents = [item.workflow.to_wire() for item in rendered]
     if args.output == "json":
         print(to_json({"apiVersion": "v1", "kind": "List", "items": documents}))
     else:
         print(to_yaml(documents), end="")
+    return 0
+
+
+def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args: argparse.Namespace) -> int:
+    """Each planned group's workload objects: YAML documents under a comment naming category, group and
+    nodes (kubectl apply -f takes the stream as is), or one JSON List."""
+    from nvcre_tui.engine.workloads.plan import category_workloads
+
+    groups = [group for index, item in enumerate(rendered) for group in category_workloads(cert, index, item, trainer=not args.batch)]
+    if args.output == "json":
+        print(to_json({"apiVersion": "v1", "kind": "List", "items": [obj for group in groups for obj in group.objects]}))
+        return 0
+    chunks = [f"# {g.category} {g.group} (Job {g.job}) on {', '.join(g.nodes)}\n{to_yaml(g.objects)}" for g in groups]
+    print("---\n".join(chunks), end="")
     return 0

@@ -1,0 +1,55 @@
+"""WorkloadRun -> the Kubernetes objects that run it: a Kubeflow Trainer TrainJob + TrainingRuntime, or
+(without the Trainer CRDs) a batch/v1 Indexed Job + headless Service; plus ConfigMap and ComputeDomain.
+
+Pure functions of (WorkloadRunSpec, Placement): the Kubernetes runner creates what they return, in order;
+`nvcre certification render --workloads` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, ssh_secret
+from nvcre_tui.engine.workloads.env import standalone_spec
+from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
+from nvcre_tui.engine.workloads.objects import compute_domain, config_map
+from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
+from nvcre_tui.engine.workloads.container import WorkloadError
+from nvcre_tui.engine.workloads.trainjob import train_job, training_runtime
+
+Obj = dict[str, Any]
+
+
+def group_run_spec(spec: WorkloadRunSpec, nodes: list[str]) -> WorkloadRunSpec:
+    """The spec of one group's WorkloadRun, as the Job controller writes it: its nodes and their count."""
+    return spec.model_copy(update={"target": spec.target.model_copy(update={"node_names": list(nodes)}) if spec.target else None,
+                                   "num_nodes": len(nodes)})
+
+
+def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: bool = True,
+                       ssh_keys: tuple[str, str] | None = None) -> list[Obj]:
+    """Every object of the run in creation order (what is referenced comes first).
+
+    trainer=True: [ConfigMap], [ComputeDomain], TrainingRuntime, TrainJob.
+    trainer=False: [ConfigMap], [ComputeDomain], [ssh Secret (mpi)], Service, Job (batch/v1).
+    ssh_keys = (private, public) fills the batch MPI Secret; None leaves it empty (offline render).
+    WorkloadError when the spec cannot be expressed (e.g. an MPI other than OpenMPI).
+    """
+    objects = [obj for obj in (config_map(spec, placement), compute_domain(spec, placement)) if obj]
+    if trainer:
+        objects += [training_runtime(spec, placement), train_job(spec, placement)]
+    else:
+        if spec.framework.kind == "mpi":
+            objects.append(ssh_secret(placement, *(ssh_keys or ("", ""))))
+        objects += [headless_service(placement, spec.framework.kind), indexed_job(spec, placement)]
+    # Plain JSON data with no shared sub-objects: callers may patch one without touching another, and
+    # YAML output has no anchors.
+    return json.loads(json.dumps(objects))
+
+
+__all__ = [
+    "Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
+    "standalone_spec", "trainer_served", "workload_manifests", "workload_name",
+]

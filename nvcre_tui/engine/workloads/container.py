@@ -1,0 +1,132 @@
+"""Container pieces of a run's GPU pods: env, resources (GPU, NIC, EFA, RDMA, DRA claims), config,
+/dev/shm and the run's own volumes.
+
+Everything here reads a WorkloadRunSpec, already rendered from the catalog, so its env, extended resources
+and claims carry the per-platform and per-architecture overrides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.platform import GPU_RESOURCE
+from nvcre_tui.engine.workloads.placement import Placement, child_name
+
+Obj = dict[str, Any]
+SHM_VOLUME = "dshm"
+CONFIG_VOLUME = "config"
+CONFIG_MOUNT = "/config"
+NIC_RESOURCE = "nvidia.com/mlnxnics"
+CONTAINER = "node"  # Kubeflow Trainer injects its env and mounts into the container named "node"
+
+
+class WorkloadError(InputError):
+    """A WorkloadRun that cannot be expressed as manifests (bad input: one line naming the field)."""
+
+
+def env_list(spec: WorkloadRunSpec, extra: list[Obj] | None = None) -> list[Obj]:
+    """The run's env (name order as rendered), then `extra` entries whose names are not taken."""
+    env = [{"name": var.name, "value": var.value} for var in spec.env or []]
+    taken = {item["name"] for item in env}
+    return env + [item for item in extra or [] if item["name"] not in taken]
+
+
+def _amount(value: int | str) -> str | None:
+    text = str(value).strip()
+    return None if text in ("", "0") else text
+
+
+def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
+    """GPU, NIC, EFA, RDMA ... amounts per node; a 0 means "do not request" (mlnxPerNode=0 opts out)."""
+    amounts = {name: text for name, value in (spec.extended_resources or {}).items() if (text := _amount(value))}
+    if GPU_RESOURCE not in amounts and spec.gpus_per_node:
+        amounts[GPU_RESOURCE] = str(spec.gpus_per_node)
+    if spec.nic_resource_name and spec.mlnx_per_node:
+        amounts.setdefault(spec.nic_resource_name, str(spec.mlnx_per_node))
+    return dict(sorted(amounts.items()))
+
+
+def requested_nics(spec: WorkloadRunSpec) -> int:
+    """How many NICs a GPU pod requests (nvidia.com/mlnxnics or the run's nicResourceName)."""
+    amounts = extended_amounts(spec)
+    value = amounts.get(spec.nic_resource_name or NIC_RESOURCE) or amounts.get(NIC_RESOURCE) or "0"
+    return int(value) if value.isdigit() else 0
+
+
+def worker_resources(spec: WorkloadRunSpec) -> Obj:
+    """Container resources of a GPU pod: cpu/memory as given, extended resources as requests = limits."""
+    base = spec.resources.to_wire() if spec.resources else {}
+    amounts = extended_amounts(spec)
+    resources: Obj = {
+        "limits": {**(base.get("limits") or {}), **amounts},
+        "requests": {**(base.get("requests") or {}), **amounts},
+    }
+    if spec.resource_claims:
+        resources["claims"] = [{"name": claim} for claim in spec.resource_claims]
+    return resources
+
+
+def claim_template_name(placement: Placement) -> str:
+    """The ResourceClaimTemplate the ComputeDomain controller creates for this run's channel."""
+    return child_name(placement.job, "-channel")
+
+
+def pod_claims(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
+    """Pod resourceClaims: each claim the catalog names takes the ComputeDomain's channel template."""
+    if not spec.resource_claims:
+        return None
+    template = claim_template_name(placement)
+    return [{"name": claim, "resourceClaimTemplateName": template} for claim in spec.resource_claims]
+
+
+def config_map_name(placement: Placement) -> str:
+    """The ConfigMap holding the run's inline config files (mounted at /config)."""
+    return child_name(placement.job, "-config")
+
+
+def config_files(spec: WorkloadRunSpec) -> dict[str, str] | None:
+    """Inline config files: `{inline: {file: text}}` or the map of files itself; None with a configMapRef."""
+    config = spec.config or {}
+    if not config or "configMapRef" in config:
+        return None
+    files = config.get("inline", config)
+    if not isinstance(files, dict) or not all(isinstance(text, str) for text in files.values()):
+        raise WorkloadError("spec.config: expected a map of file name to text (or inline / configMapRef)")
+    return dict(files)
+
+
+def volumes(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:
+    """/dev/shm as an in-memory emptyDir, the config ConfigMap, then the run's own volumes."""
+    shm: Obj = {"medium": "Memory"}
+    if spec.shm_size_limit:
+        shm["sizeLimit"] = spec.shm_size_limit
+    result: list[Obj] = [{"name": SHM_VOLUME, "emptyDir": shm}]
+    config = spec.config or {}
+    if config:
+        ref = config.get("configMapRef")
+        name = ref.get("name") if isinstance(ref, dict) else config_map_name(placement)
+        result.append({"name": CONFIG_VOLUME, "configMap": {"name": name, "defaultMode": 0o755}})
+    return result + [dict(item) for item in spec.volumes or []]
+
+
+def volume_mounts(spec: WorkloadRunSpec) -> list[Obj]:
+    """Mounts matching `volumes`."""
+    result: list[Obj] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    if spec.config:
+        result.append({"name": CONFIG_VOLUME, "mountPath": CONFIG_MOUNT})
+    return result + [dict(item) for item in spec.volume_mounts or []]
+
+
+def worker_container(spec: WorkloadRunSpec, command: list[str] | None, env: list[Obj]) -> Obj:
+    """The GPU container: image, command, env, resources, /dev/shm; IPC_LOCK for RDMA memory registration."""
+    container: Obj = {"name": CONTAINER, "image": spec.image}
+    if command:
+        container["command"] = command
+    container.update(env=env, resources=worker_resources(spec), volumeMounts=volume_mounts(spec))
+    security: Obj = {"capabilities": {"add": ["IPC_LOCK"]}}
+    if spec.privileged:
+        security["privileged"] = True
+    container["securityContext"] = security
+    return container

@@ -1,0 +1,111 @@
+"""Where a WorkloadRun's pods go and who owns them: the inputs every manifest builder shares.
+
+The Kubernetes runner builds a Placement from the nvcre Job (name, namespace, uid, group nodes) and the
+group's Node objects (`placement_for`); `nvcre certification render --workloads` builds one per planned group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvcre_tui.engine.apibase import GangScheduler, TaintSelector
+from nvcre_tui.engine.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.platform import HOSTNAME_LABEL, fleet_summary
+
+Obj = dict[str, Any]
+LABEL_JOB = "nvcre.nvidia.com/job"
+LABEL_ROLE = "nvcre.nvidia.com/role"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+# A TrainJob becomes a JobSet whose pod hostnames are <name>-launcher-0-0: keep room for that suffix
+# and for an Indexed Job's <name>-<index> inside the 63-character DNS label.
+WORKLOAD_NAME_LIMIT = 48
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One group's run: the nvcre Job it belongs to, its nodes, fleet facts and scheduling intent."""
+
+    job: str
+    namespace: str
+    nodes: tuple[str, ...]
+    platform: str
+    architecture: str
+    owner: Obj | None = None  # the nvcre Job's ownerReference; None when rendering offline (no uid yet)
+    gang: GangScheduler | None = None
+    taint_selectors: tuple[TaintSelector, ...] = ()
+    hostnames: Mapping[str, str] = field(default_factory=dict)  # node name -> kubernetes.io/hostname label
+    priority_class: str | None = None  # the category's priorityClassName option
+
+    def hostname(self, node: str) -> str:
+        """The node's kubernetes.io/hostname label (usually, not always, its name)."""
+        return self.hostnames.get(node, node)
+
+    @property
+    def job_label(self) -> str:
+        """The `nvcre.nvidia.com/job` label value: the Job name, hashed down when longer than a label allows."""
+        return label_value(self.job)
+
+    @property
+    def owner_references(self) -> list[Obj] | None:
+        """ownerReferences to the nvcre Job, so deleting the Job deletes the workload (cascade)."""
+        return [dict(self.owner)] if self.owner else None
+
+
+def owner_reference(job: Mapping[str, Any]) -> Obj:
+    """A controller ownerReference to an nvcre object: the Job (or a standalone WorkloadRun)."""
+    meta = job["metadata"]
+    return {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": meta["name"], "uid": meta["uid"],
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
+    """node name -> its kubernetes.io/hostname label (the name when unlabelled)."""
+    return {node_name(n): str(node_labels(n).get(HOSTNAME_LABEL) or node_name(n)) for n in nodes}
+
+
+def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
+                  taint_selectors: Sequence[TaintSelector] = ()) -> Placement:
+    """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected).
+
+    The group is the Job's `nvcre.nvidia.com/group-nodes` annotation; without it (a standalone
+    WorkloadRun passed as `job`) every node given. `gang` is the Workflow's (or the run's) gangScheduler;
+    `taint_selectors` those of the Workflow's target (the run's own target is read from its spec).
+    PlatformError when the nodes span platforms.
+    """
+    annotation = (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "")
+    members = [name for name in annotation.split(",") if name]
+    group = [node for node in nodes if node_name(node) in members] or list(nodes)
+    fleet = fleet_summary(group)
+    hostnames = hostnames_of(group)
+    return Placement(job=job["metadata"]["name"], namespace=job["metadata"].get("namespace") or "default",
+                     nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
+                     owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,
+                     taint_selectors=tuple(taint_selectors), hostnames=hostnames)
+
+
+def label_value(text: str) -> str:
+    """`text` as a label value (at most 63 characters; a hash of the whole keeps long ones distinct)."""
+    if len(text) <= 63:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{text[:54].rstrip('-_.')}-{digest}"
+
+
+def child_name(job: str, suffix: str, limit: int = 63) -> str:
+    """`<job><suffix>`, shortened with a hash of the full name when longer than `limit`; always starts
+    with a letter (TrainJob names are RFC 1035 labels)."""
+    name = f"{job}{suffix}"
+    if not name[:1].isalpha():
+        name = f"w{name}"
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
+
+
+def workload_name(job: str) -> str:
+    """The TrainJob / batch Job / Service name of an nvcre Job: `<job>-workload`."""
+    return child_name(job, "-workload", WORKLOAD_NAME_LIMIT)

@@ -1,0 +1,54 @@
+"""A rendered certification category -> the workload objects each of its planned groups would create
+(what `nvcre certification render --workloads` prints)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.render import RenderedCategory
+from nvcre_tui.engine.workloads import group_run_spec, workload_manifests
+from nvcre_tui.engine.workloads.placement import Placement, hostnames_of
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GroupWorkloads:
+    """One group's nvcre Job name, nodes and the objects its run creates."""
+
+    category: str
+    group: str
+    job: str
+    nodes: tuple[str, ...]
+    objects: list[Obj]
+
+
+def planned_job_name(workflow: str, group: str, total_groups: int, iterations: int, diagnose: bool) -> str:
+    """The nvcre Job name the Workflow controller gives a group's first iteration (the same rule)."""
+    single = total_groups == 1 and iterations == 1 and not diagnose
+    return f"{workflow}-job" if single else f"{workflow}-{group}-iter-1"
+
+
+def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True) -> list[GroupWorkloads]:
+    """The workloads of every planned group of category `index` (the first iteration)."""
+    workflow = item.workflow
+    status = workflow.status.orchestration if workflow.status else None
+    orchestration = workflow.spec.orchestration
+    assert status is not None and status.groups is not None
+    spec = workflow.spec.job_template.spec.workload.workload_run
+    assert spec is not None
+    target = cert.spec.categories[index].target or cert.spec.target
+    namespace = workflow.metadata.namespace or "default"
+    result = []
+    for group in status.groups:
+        job = planned_job_name(workflow.metadata.name, group.name, len(status.groups), orchestration.iterations or 1,
+                               orchestration.diagnose is not None)
+        placement = Placement(job=job, namespace=namespace, nodes=tuple(group.nodes), platform=status.detected_platform or "onprem",
+                              architecture=status.detected_gpu_architecture or "unknown", gang=cert.spec.gang_scheduler,
+                              taint_selectors=tuple(target.taint_selectors or ()), hostnames=hostnames_of(item.discovery.nodes),
+                              priority_class=item.options.priority_class_name)
+        objects = workload_manifests(group_run_spec(spec, list(group.nodes)), placement, trainer=trainer)
+        result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=tuple(group.nodes), objects=objects))
+    return result

@@ -8,7 +8,6 @@ from typing import Any
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, open_kube_store
 from nvcre_tui.cli.output import print_table, to_json, to_yaml
-from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api import Certification
 from nvcre_tui.engine.catalog import Catalog, default_catalog
 from nvcre_tui.engine.errors import InputError

@@ -68,7 +68,7 @@ class NvcreApp(ThemedApp[None]):
 
     def _badges(self) -> str:
         badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
-        viewer = getattr(self.session, "viewer_reason", None)
+        viewer = self.session.viewer_reason if self.session is not None else None
         if viewer:
             badges.append(f"👁 {viewer}")
         if self.policy.read_only:

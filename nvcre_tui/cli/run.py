@@ -163,7 +163,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     console = Console(stderr=True, highlight=False)
     console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} ({where}).")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
-    viewer = getattr(session, "viewer_reason", None)
+    viewer = session.viewer_reason
     if viewer:
         console.print(f"[yellow]{viewer}[/]")
     if not args.wait:

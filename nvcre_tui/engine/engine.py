@@ -181,7 +181,7 @@ class Engine:
             error_class = "Conflict"
             self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly
         except StoreError as error:
-            if not getattr(error, "retryable", False):
+            if not error.retryable:
                 error_class = "Permanent"
                 await self._quarantine(kind, cached, error)
             else:

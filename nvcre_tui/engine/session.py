@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -59,6 +59,7 @@ class Session(Protocol):
     cache: WatchCache          # the one read model source: the engine and the console read it
     logs: LogSource
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
+    viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
 
     @property
     def title(self) -> str:
@@ -104,7 +105,7 @@ class SimSession:
     path: Path | None = None
     saved_at: datetime | None = None
     save_id: str | None = None  # which save of the state file this session holds
-    engine_enabled: bool = field(default=True)
+    viewer_reason: str | None = None
 
     @property
     def title(self) -> str:

@@ -141,7 +141,8 @@ class ManagedFields:
         others = set().union(*(e.paths for e in entries if e is not mine)) - taken if entries else set()
         result = copy.deepcopy(live) if live is not None else {}
         previous = mine.paths if mine else set()
-        for path in sorted(previous - set(applied_values) - others, key=len, reverse=True):
+        shared = {path[:n] for path in others for n in range(1, len(path) + 1)}  # others' fields and parents
+        for path in sorted(previous - set(applied_values) - shared, key=len, reverse=True):
             if path:
                 delete_path(result, path)
         result = _merge(result, applied, types, ())

@@ -119,8 +119,8 @@ class Registry:
                                      f"API version ({res.api_version})")
         if kind and kind != res.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
-        out = copy.deepcopy(body)
-        out["apiVersion"], out["kind"] = res.api_version, res.kind
+        out = {"apiVersion": res.api_version, "kind": res.kind,
+               **{k: copy.deepcopy(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
         if not isinstance(out.get("metadata", {}), dict):
             raise errors.bad_request("metadata must be an object")
         out.setdefault("metadata", {})
@@ -250,7 +250,10 @@ class Registry:
                      operation: str = "Update") -> Obj:
         """The strategy part of an update: what each endpoint may change, generation, finalizers, storage."""
         old_meta = old["metadata"]
-        if subresource == "status":
+        if subresource == "finalize":
+            new = copy.deepcopy(old)
+            new.setdefault("spec", {})["finalizers"] = list((obj.get("spec") or {}).get("finalizers") or [])
+        elif subresource == "status":
             new = copy.deepcopy(old)
             if "status" in obj:
                 new["status"] = obj["status"]
@@ -276,9 +279,6 @@ class Registry:
                     new.pop("status", None)
             if res.kind == "Namespace" and not res.group:
                 new["spec"] = copy.deepcopy(old.get("spec", {}))  # spec.finalizers change only via /finalize
-        if subresource == "finalize":
-            new = copy.deepcopy(old)
-            new.setdefault("spec", {})["finalizers"] = list((obj.get("spec") or {}).get("finalizers") or [])
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         new = self._admit(res, new, old)
         with_status = res.status_subresource or not res.custom

@@ -457,3 +457,245 @@ async def test_timestamps_come_from_the_clock(tmp_path: Any) -> None:
         clock.advance(90)
         _, created, _ = await raw(server, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}})
         assert created["metadata"]["creationTimestamp"] == "2026-01-01T00:01:30Z"
+
+
+# ------------------------------------------------------------------------------------------- patch types
+
+
+async def test_json_patch_and_strategic_merge(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]}})
+    merged = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [{"name": "b", "image": "x:2"}]}})
+    assert [(c.name, c.image) for c in merged.spec.containers] == [("a", "busybox:1"), ("b", "x:2")]
+    deleted = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [
+        {"name": "a", "$patch": "delete"}]}})
+    assert [c.name for c in deleted.spec.containers] == ["b"]
+    patched = await core.patch_namespaced_pod("p", "default", [
+        {"op": "add", "path": "/metadata/labels", "value": {"x": "1"}}])
+    assert patched.metadata.labels == {"x": "1"}
+    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                [{"op": "test", "path": "/metadata/labels/x", "value": "2"}],
+                                "application/json-patch+json")
+    assert status == 422 and body["kind"] == "Status"
+    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                {"metadata": {"resourceVersion": "1", "labels": {"y": "1"}}},
+                                "application/merge-patch+json")
+    assert status == 409 and body["reason"] == "Conflict"
+
+
+async def test_server_side_apply_conflicts_force_and_removal(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps/cfg"
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "labels": {"app": "x"}},
+               "data": {"a": "1", "b": "2"}}
+    status, body, _ = await raw(apiserver, "PATCH", path, applied, "application/apply-patch+yaml")
+    assert status == 400 and "fieldManager is required" in body["message"]
+    status, created, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", applied,
+                                   "application/apply-patch+yaml")
+    assert status == 201 and created["data"] == {"a": "1", "b": "2"}
+    assert [(m["manager"], m["operation"]) for m in created["metadata"]["managedFields"]] == [("tool", "Apply")]
+    await raw(apiserver, "PATCH", path + "?fieldManager=editor", {"data": {"a": "changed"}},
+              "application/merge-patch+json")
+    status, conflict, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", applied,
+                                    "application/apply-patch+yaml")
+    assert status == 409 and conflict["reason"] == "Conflict"
+    assert conflict["details"]["causes"] == [{"reason": "FieldManagerConflict", "message": 'conflict with "editor" '
+                                              'using v1', "field": ".data.a"}]
+    status, forced, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool&force=true",
+                                  dict(applied, data={"a": "1"}), "application/apply-patch+yaml")
+    assert status == 200 and forced["data"] == {"a": "1"}  # b was only ours: no longer applied, removed
+    assert {m["manager"] for m in forced["metadata"]["managedFields"]} == {"tool"}
+    status, same, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", dict(applied, data={"a": "1"}),
+                                "application/apply-patch+yaml")
+    assert same["metadata"]["resourceVersion"] == forced["metadata"]["resourceVersion"]  # no-op apply
+
+
+async def test_apply_custom_resource_and_dry_run(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    await install_crds(api)
+    path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications/c1?fieldManager=nvcre"
+    status, body, _ = await raw(apiserver, "PATCH", path + "&dryRun=All", certification("c1"),
+                                "application/apply-patch+yaml")
+    assert status == 201 and apiserver.objects(*CERTS[::2]) == []
+    status, body, _ = await raw(apiserver, "PATCH", path, certification("c1"), "application/apply-patch+yaml")
+    assert status == 201 and body["metadata"]["generation"] == 1
+
+
+# ------------------------------------------------------------------------------------------- CRD schema details
+
+
+async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "additionalPrinterColumns": [{"name": "Size", "type": "integer",
+                                                                "jsonPath": ".spec.size"}],
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "x-kubernetes-validations": [
+                                          {"rule": "self.size <= 10 || self.color == 'red'",
+                                           "message": "big widgets are red"}],
+                                          "properties": {
+                                              "size": {"type": "integer", "minimum": 1, "default": 3},
+                                              "color": {"type": "string", "enum": ["red", "blue"]},
+                                              "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                          }}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    objects = client.CustomObjectsApi(api)
+    made = await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"color": "blue", "extra": {"anything": {"goes": 1}}, "dropped": True}})
+    assert made["spec"] == {"color": "blue", "size": 3, "extra": {"anything": {"goes": 1}}}
+    with pytest.raises(ApiException) as invalid:
+        await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "v"},
+            "spec": {"color": "green", "size": 0}})
+    causes = {c["field"]: c for c in status_of(invalid.value)["details"]["causes"]}
+    assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
+    assert causes["spec.size"]["message"] == "Invalid value: 0: spec.size in body should be greater than or equal to 1"
+    with pytest.raises(ApiException) as rule:
+        await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "big"},
+            "spec": {"color": "blue", "size": 20}})
+    assert "big widgets are red" in status_of(rule.value)["message"]
+    served = apiserver.resource("example.com", "v1", "widgets")
+    assert served is not None and served.printer_columns[0]["jsonPath"] == ".spec.size" and not served.namespaced
+
+
+async def test_immutable_spec_rule_of_our_crds(api: client.ApiClient) -> None:
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    with pytest.raises(ApiException) as immutable:
+        await objects.patch_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1", {
+            "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}},
+            _content_type="application/merge-patch+json")
+    assert immutable.value.status == 422 and "spec is immutable" in status_of(immutable.value)["message"]
+
+
+async def test_custom_resource_update_needs_resource_version(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    await install_crds(api)
+    await client.CustomObjectsApi(api).create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2],
+                                                                       certification("c1"))
+    status, body, _ = await raw(apiserver, "PUT", "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/"
+                                "certifications/c1", certification("c1"))
+    assert status == 422 and body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+
+
+# ------------------------------------------------------------------------------------------- namespaces, GC, pods
+
+
+async def test_namespace_lifecycle(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespace({"metadata": {"name": "team"}})
+    await core.create_namespaced_config_map("team", {"metadata": {"name": "a"}})
+    status, terminating, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/team")
+    assert status == 200 and terminating["status"]["phase"] == "Terminating"
+    assert terminating["spec"]["finalizers"] == ["kubernetes"]
+    with pytest.raises(ApiException) as refused:
+        await core.create_namespaced_config_map("team", {"metadata": {"name": "b"}})
+    body = status_of(refused.value)
+    assert refused.value.status == 403 and body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    await core.delete_namespaced_config_map("a", "team")
+    await asyncio.sleep(0)
+    assert "team" not in [n.metadata.name for n in (await core.list_namespace()).items]
+    with pytest.raises(ApiException) as immortal:
+        await core.delete_namespace("default")
+    assert immortal.value.status == 403
+
+
+async def test_garbage_collector_background_and_orphan(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
+               "controller": True, "blockOwnerDeletion": True}
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/owner")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert [o["metadata"]["name"] for o in server.objects("", "configmaps", "default")] == []
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref["uid"] = owner["metadata"]["uid"]
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/owner", {"propagationPolicy": "Orphan"})
+        for _ in range(3):
+            await asyncio.sleep(0)
+        left = server.objects("", "configmaps", "default")
+        assert [o["metadata"]["name"] for o in left] == ["child"] and "ownerReferences" not in left[0]["metadata"]
+
+
+async def test_without_garbage_collector_dependents_stay(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    _, owner, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "owner"}})
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    await raw(apiserver, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+    await raw(apiserver, "DELETE", path + "/owner")
+    await asyncio.sleep(0)
+    assert [o["metadata"]["name"] for o in apiserver.objects("", "configmaps", "default")] == ["child"]
+
+
+async def test_bound_pod_deletes_gracefully_and_log_endpoint(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {
+        "nodeName": "n1", "containers": [{"name": "main", "image": "busybox"}, {"name": "side", "image": "busybox"}]}})
+    apiserver.set_pod_log("default", "p", "one\ntwo\nthree\n", container="main")
+    assert await core.read_namespaced_pod_log("p", "default", container="main", tail_lines=2) == "two\nthree\n"
+    with pytest.raises(ApiException) as ambiguous:
+        await core.read_namespaced_pod_log("p", "default")
+    assert ambiguous.value.status == 400 and "choose one of: [main side]" in status_of(ambiguous.value)["message"]
+    _, terminating, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p")
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30  # no kubelet here to finish it
+    await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0")
+    assert apiserver.objects("", "pods", "default") == []
+
+
+# ------------------------------------------------------------------------------------------- more faults
+
+
+async def test_fault_after_commit_stores_the_object(apiserver: ApiServer) -> None:  # noqa: F811
+    apiserver.faults.add(Fault(method="POST", path="configmaps", status=503, retry_after=1, after_commit=True,
+                               times=1))
+    status, body, headers = await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps",
+                                      {"metadata": {"name": "a"}})
+    assert status == 503 and body["reason"] == "ServiceUnavailable" and headers["Retry-After"] == "1"
+    assert [o["metadata"]["name"] for o in apiserver.objects("", "configmaps", "default")] == ["a"]
+    status, body, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}})
+    assert status == 409 and body["reason"] == "AlreadyExists"
+
+
+async def test_fault_reset_connection_and_dropped_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    # POST: aiohttp itself retries an idempotent request once on a reset connection
+    apiserver.faults.add(Fault(method="POST", reset_connection=True, times=1))
+    with pytest.raises(aiohttp.ClientError):
+        await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}})
+    assert apiserver.objects("", "configmaps") == []
+    apiserver.faults.add(Fault(query="watch=", drop_stream_after=2, times=1))
+    events: list[Any] = []
+    with pytest.raises(aiohttp.ClientError):
+        await asyncio.wait_for(_collect(apiserver, "/api/v1/namespaces?watch=1", events), GUARD)
+    assert len(events) == 2 and events[0]["type"] == "ADDED"
+
+
+async def _collect(server: ApiServer, path: str, into: list[Any]) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(server.url + path, headers={"Authorization": f"Bearer {server.token}"}) as answer:
+            async for line in answer.content:
+                if line.strip():
+                    into.append(json.loads(line))
+
+
+async def test_send_initial_events_ends_with_marked_bookmark(apiserver: ApiServer) -> None:  # noqa: F811
+    events = await asyncio.wait_for(watch_lines(
+        apiserver, "/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                   "&allowWatchBookmarks=true", count=5), GUARD)
+    assert [e["type"] for e in events] == ["ADDED"] * 4 + ["BOOKMARK"]
+    assert events[-1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_lease_round_trip_with_micro_time(api: client.ApiClient) -> None:
+    leases = client.CoordinationV1Api(api)
+    made = await leases.create_namespaced_lease("kube-node-lease", {"metadata": {"name": "l"}, "spec": {
+        "holderIdentity": "me", "leaseDurationSeconds": 15, "renewTime": "2026-01-01T00:00:00.000000Z"}})
+    assert made.spec.holder_identity == "me" and made.spec.renew_time.year == 2026

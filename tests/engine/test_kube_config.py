@@ -167,3 +167,29 @@ async def test_in_cluster_without_token_names_the_folder(tmp_path: Path) -> None
         await load_target(environ=IN_CLUSTER, service_account_dir=tmp_path)
     with pytest.raises(InputError, match="--context lab: no kubeconfig found"):
         await load_target(context="lab", environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "sa"))
+
+
+def exec_plugin(folder: Path, expires: str) -> Path:
+    """A credential plugin that hands out token-1, token-2, ... (counting its runs in a file)."""
+    script = folder / "credentials.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{folder}/runs" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{folder}/runs"\n'
+        'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+        f'"status":{{"token":"token-%s","expirationTimestamp":"{expires}"}}}}\' "$n"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(("expires", "second_token"), [("2000-01-01T00:00:00Z", "Bearer token-2"),
+                                                       ("2999-01-01T00:00:00Z", "Bearer token-1")])
+async def test_exec_plugin_token_is_refreshed_when_it_expires(tmp_path: Path, expires: str,
+                                                              second_token: str) -> None:
+    plugin = exec_plugin(tmp_path, expires)
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin),
+                     "interactiveMode": "Never"}}
+    path = kubeconfig(tmp_path / "config", {"lab": ("lab", None)}, current="lab", users={"me": user})
+    target = await load_target(str(path), environ=NO_ENV)
+    assert target.configuration.api_key["BearerToken"] == "Bearer token-1"
+    # an engine runs for hours: each request asks for the key, which re-runs the plugin only once expired
+    assert await target.configuration.get_api_key_with_prefix("BearerToken") == second_token

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
 from ..errors import Conflict, Gone, Invalid, NotFound
@@ -23,6 +23,9 @@ from .paths import collection_path, group_version_path, has_status_subresource, 
 from .retry import RequestStats, RetryPolicy
 from .transport import APPLY_PATCH, MERGE_PATCH, Query, Transport
 from .watch import follow, with_type
+
+if TYPE_CHECKING:
+    from ...kube.config import KubeTarget
 
 __all__ = ["KubeStore", "DEFAULT_PAGE_SIZE", "DEFAULT_WATCH_TIMEOUT"]
 
@@ -37,12 +40,12 @@ _DISCOVERY = "discovery"
 class KubeStore:
     """A ResourceStore on a Kubernetes API server; one connection pool for the store's whole life."""
 
-    def __init__(self, target: Any, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
+    def __init__(self, target: KubeTarget, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
                  page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: int = DEFAULT_WATCH_TIMEOUT,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")
-        self.target = target  # a KubeTarget (kube/config.py)
+        self.target = target
         self._clock = clock
         self.page_size = page_size
         self.watch_timeout = watch_timeout
@@ -125,19 +128,19 @@ class KubeStore:
         return with_type(kind, created or {})
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:
-        return await self._put(kind, obj, None, "update")
+        return await self._put(kind, obj, None)
 
     async def update_status(self, kind: ResourceKind, obj: Obj) -> Obj:
-        return await self._put(kind, obj, "status" if has_status_subresource(kind) else None, "update")
+        return await self._put(kind, obj, "status" if has_status_subresource(kind) else None)
 
-    async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None, verb: str) -> Obj:
+    async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None) -> Obj:
         name, namespace = identify(kind, obj)
         if not obj["metadata"].get("resourceVersion"):
             # Some kinds would take an unconditional PUT; the protocol never does (lost updates).
             raise Conflict.about(kind, name, namespace, "metadata.resourceVersion is required; get the object "
                                                         "and retry")
         subject = Subject(kind, name, namespace)
-        updated = await self._transport.request(verb, "PUT", object_path(kind, name, namespace, subresource),
+        updated = await self._transport.request("update", "PUT", object_path(kind, name, namespace, subresource),
                                                 subject, body=_typed_copy(kind, obj))
         return with_type(kind, updated or {})
 

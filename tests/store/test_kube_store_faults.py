@@ -9,11 +9,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.store import (
     CONFIGMAP,
     CRD,
+    NODE,
     WORKFLOW,
     AlreadyExists,
     Forbidden,
@@ -31,7 +34,7 @@ from nvcre_tui.engine.store.kube import KubeStore
 from tests.kubeapi import Fault, RecordedRequest
 
 from .fixtures import next_event, obj, take
-from .kube_cluster import Cluster, emulated
+from .kube_cluster import Cluster, emulated, quick_retry
 
 HISTORY_LIMIT = 8
 WORKFLOWS = r"/workflows"
@@ -354,3 +357,16 @@ async def test_one_connection_pool_for_the_store_life(cluster: Cluster, store: K
     assert store._transport._client is client is not None
     await store.close()
     assert store._transport._client is None
+
+
+async def test_tls_failure_is_permanent_not_retried(cluster: Cluster, tmp_path: Path) -> None:
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = cluster.server.url.replace("http://", "https://")
+    (tmp_path / "tls").write_text(yaml.safe_dump(config))
+    store = KubeStore(await load_target(str(tmp_path / "tls")), ManualClock(), retry=quick_retry(cluster.sleep))
+    try:
+        with pytest.raises(StoreError, match=r"^Node gpu-01: TLS with https://127\.0\.0\.1:\d+ failed") as caught:
+            await store.get(NODE, "gpu-01")
+        assert not caught.value.retryable and cluster.sleep.waits == []
+    finally:
+        await store.close()

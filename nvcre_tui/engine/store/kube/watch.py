@@ -31,11 +31,18 @@ def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+class _Garbled(Exception):
+    """A line that is not JSON: the stream was cut mid-event (by a proxy, say)."""
+
+
 async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
     """Newline-delimited JSON watch events, one at a time (never the whole body)."""
     async for line in response.content:
         if line.strip():
-            event = json.loads(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                raise _Garbled(line[:80].decode("utf-8", errors="replace")) from None
             if isinstance(event, dict):
                 yield event
 
@@ -86,7 +93,8 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
                     if kind_of_event in _CHANGES:
                         yield WatchEvent(kind_of_event, with_type(kind, obj))  # type: ignore[arg-type]
                     # BOOKMARK: the position moved, nothing to tell the caller
-            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as dropped:
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError, _Garbled) as dropped:
+                # the position is still good: reopen from it
                 if transport.closed:
                     return
                 error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")

@@ -60,6 +60,9 @@ class Registry:
         # per (group, plural): extra validation (CRDs) and the finalizer a delete hands the object to
         self.validators: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {}
         self.delete_finalizers: dict[tuple[str, str], str] = {}
+        # the request being served: its fieldValidation directive and the warnings it collects
+        self.field_validation = "Warn"
+        self.warnings: list[str] = []
 
     # --------------------------------------------------------------------------------- catalogue
 
@@ -129,7 +132,7 @@ class Registry:
     def _admit(self, res: Resource, obj: Obj, old: Obj | None) -> Obj:
         """Prune/default (custom resources) and validate; raises Invalid with every cause."""
         if res.schema is not None:
-            obj = prune(obj, res.schema)
+            obj = self._prune(res, obj)
             apply_defaults(obj, res.schema)
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
         causes = validate_metadata(obj["metadata"], res.name_rule, old["metadata"] if old else None)
@@ -145,6 +148,17 @@ class Registry:
         if causes:
             raise errors.invalid(res.kind, name, causes, res.group)
         return obj
+
+    def _prune(self, res: Resource, obj: Obj) -> Obj:
+        """Structural pruning, reporting unknown fields per the request's fieldValidation (Warn by default)."""
+        assert res.schema is not None
+        dropped: list[str] = []
+        out = prune(obj, res.schema, dropped)
+        if dropped and self.field_validation == "Strict":
+            raise errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in dropped))
+        if dropped and self.field_validation == "Warn":
+            self.warnings += [f'unknown field "{p}"' for p in dropped if f'unknown field "{p}"' not in self.warnings]
+        return out
 
     def _notify(self, res: Resource, change: Change) -> None:
         for listener in list(self.listeners):
@@ -344,7 +358,7 @@ class Registry:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                      "request")
         if res.schema is not None:
-            applied = prune(applied, res.schema)
+            applied = self._prune(res, applied)
         live = self.current(res, namespace, name)
         if meta.get("resourceVersion") and live is not None and meta["resourceVersion"] != live["metadata"][
                 "resourceVersion"]:

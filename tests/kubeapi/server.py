@@ -196,10 +196,18 @@ class ApiServer:
                 return web.Response(status=500)
             if fault.status and not fault.after_commit:
                 return _fault_response(fault, record)
+        validation = record.query.get("fieldValidation") or "Warn"
+        if validation not in ("Ignore", "Warn", "Strict"):
+            return _status_response(errors.bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{validation}"'))
+        self.registry.field_validation, self.registry.warnings = validation, []
         try:
             response = await self._dispatch(request, record, target, body, fault)
         except ApiError as error:
             response = _status_response(error)
+        for warning in self.registry.warnings:  # set before any await: no other request interleaves
+            if not response.prepared:
+                response.headers.add("Warning", f'299 - "{_escape(warning)}"')
         if fault is not None and fault.status and fault.after_commit:
             return _fault_response(fault, record)
         return response
@@ -372,6 +380,10 @@ def _fault_response(fault: Fault, record: RecordedRequest) -> web.Response:
     if fault.retry_after is not None:
         response.headers["Retry-After"] = _retry_text(fault.retry_after)
     return response
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _retry_text(seconds: float) -> str:

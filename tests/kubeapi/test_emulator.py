@@ -699,3 +699,67 @@ async def test_lease_round_trip_with_micro_time(api: client.ApiClient) -> None:
     made = await leases.create_namespaced_lease("kube-node-lease", {"metadata": {"name": "l"}, "spec": {
         "holderIdentity": "me", "leaseDurationSeconds": 15, "renewTime": "2026-01-01T00:00:00.000000Z"}})
     assert made.spec.holder_identity == "me" and made.spec.renew_time.year == 2026
+
+
+async def test_field_validation_warns_or_refuses_unknown_fields(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    await install_crds(api)
+    path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+    status, _, headers = await raw(apiserver, "POST", path, certification("c1", bogus=1))
+    assert status == 201 and headers["Warning"] == '299 - "unknown field \\"spec.bogus\\""'
+    status, body, _ = await raw(apiserver, "POST", path + "?fieldValidation=Strict", certification("c2", bogus=1))
+    assert status == 400 and body["message"] == 'strict decoding error: unknown field "spec.bogus"'
+
+
+async def test_watch_from_a_future_version_is_too_large(apiserver: ApiServer) -> None:  # noqa: F811
+    events = await asyncio.wait_for(watch_lines(
+        apiserver, f"/api/v1/namespaces?watch=1&resourceVersion={apiserver.resource_version + 100}"), GUARD)
+    assert [(e["type"], e["object"]["code"], e["object"]["reason"]) for e in events] == [("ERROR", 504, "Timeout")]
+
+
+async def test_garbage_collector_cascades_through_levels_before_the_answer_is_read(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, parent, _ = await raw(server, "POST", path, {"metadata": {"name": "level-0"}})
+        for level in range(1, 4):
+            ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": parent["metadata"]["name"],
+                   "uid": parent["metadata"]["uid"]}
+            _, parent, _ = await raw(server, "POST", path, {"metadata": {"name": f"level-{level}",
+                                                                         "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/level-0")
+        _, listed, _ = await raw(server, "GET", path)
+        assert listed["items"] == []
+
+
+async def test_foreground_deletion_waits_for_dependents(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
+               "blockOwnerDeletion": True}
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref],
+                                                      "finalizers": ["example.com/hold"]}})
+        _, deleting, _ = await raw(server, "DELETE", path + "/owner", {"propagationPolicy": "Foreground"})
+        assert deleting["metadata"]["finalizers"] == ["foregroundDeletion"]
+        _, listed, _ = await raw(server, "GET", path)
+        assert [i["metadata"]["name"] for i in listed["items"]] == ["child", "owner"]
+        await raw(server, "PATCH", path + "/child", {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+        _, listed, _ = await raw(server, "GET", path)
+        assert listed["items"] == []
+
+
+async def test_rules_with_unknown_cel_functions_are_skipped(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    from .schema import SKIPPED_RULES
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gadgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "properties": {"spec": {
+                            "type": "object", "x-kubernetes-validations": [{"rule": "self.name.lowerAscii() == 'x'"}],
+                            "properties": {"name": {"type": "string"}}}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    made = await client.CustomObjectsApi(api).create_namespaced_custom_object("example.com", "v1", "default", "gadgets", {
+        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"name": "Y"}})
+    assert made["spec"] == {"name": "Y"} and "self.name.lowerAscii() == 'x'" in SKIPPED_RULES

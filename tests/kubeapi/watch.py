@@ -109,8 +109,12 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
             start = int(rv_text)
         except ValueError:
             raise errors.bad_request(f"invalid resource version: {rv_text!r}") from None
+        if start > registry.storage.rv:  # the cacher waits to catch up, then gives up
+            error_line = json_line({"type": "ERROR", "object": errors.ApiError(
+                "Timeout", f"Too large resource version: {start}, current: {registry.storage.rv}",
+                causes=[errors.Cause("ResourceVersionTooLarge", "Too large resource version")]).status()})
         try:
-            for change in bucket.changes_after(start):
+            for change in bucket.changes_after(start) if error_line is None else []:
                 line = watcher.event(change)
                 if line is not None:
                     initial.append(line)

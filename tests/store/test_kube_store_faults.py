@@ -370,3 +370,23 @@ async def test_tls_failure_is_permanent_not_retried(cluster: Cluster, tmp_path: 
         assert not caught.value.retryable and cluster.sleep.waits == []
     finally:
         await store.close()
+
+
+async def test_streams_the_server_ends_are_reopened_at_once(cluster: Cluster) -> None:
+    store = await cluster.open_store(watch_timeout=0.2)
+    start = (await store.list(WORKFLOW)).resource_version
+    await store.create(WORKFLOW, obj("a"))
+    watch = store.watch(WORKFLOW, resource_version=start)
+    assert await take(watch, 1) == [("ADDED", "a")]
+    waiting = asyncio.ensure_future(next_event(watch))
+    await asyncio.sleep(0.5)  # two or three stream lifetimes, on the real socket
+    await store.create(WORKFLOW, obj("b"))
+    event = await waiting
+    assert (event.type, event.object["metadata"]["name"]) == ("ADDED", "b")
+    watches = sent(cluster, "watch")
+    assert len(watches) >= 2 and store.stats.watch_restarts == len(watches) - 1
+    assert {r.query["timeoutSeconds"] for r in watches} == {"0.2"}
+    positions = [int(r.query["resourceVersion"]) for r in watches]
+    assert positions == sorted(positions)
+    assert cluster.sleep.waits == []  # a stream ended as asked is no failure: no backoff
+    await watch.aclose()  # type: ignore[attr-defined]

@@ -31,7 +31,9 @@ __all__ = ["KubeStore", "DEFAULT_PAGE_SIZE", "DEFAULT_WATCH_TIMEOUT"]
 
 Obj = dict[str, Any]
 DEFAULT_PAGE_SIZE = 500
-DEFAULT_WATCH_TIMEOUT = 300    # seconds the server keeps one watch stream open (then we reopen it)
+# Seconds the server keeps one watch stream open (then we reopen it). A real server takes whole seconds;
+# the emulator also takes fractions, so a test can see streams end without waiting long.
+DEFAULT_WATCH_TIMEOUT = 300
 DEFAULT_REQUEST_TIMEOUT = 30.0
 _MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
 _DISCOVERY = "discovery"
@@ -41,7 +43,7 @@ class KubeStore:
     """A ResourceStore on a Kubernetes API server; one connection pool for the store's whole life."""
 
     def __init__(self, target: KubeTarget, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
-                 page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: int = DEFAULT_WATCH_TIMEOUT,
+                 page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
                  request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")

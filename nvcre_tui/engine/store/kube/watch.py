@@ -48,7 +48,7 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, An
 
 
 async def follow(transport: Transport, subject: Subject, path: str, selectors: Query, resource_version: str,
-                 timeout_seconds: int) -> AsyncIterator[WatchEvent]:
+                 timeout_seconds: float) -> AsyncIterator[WatchEvent]:
     """Changes after `resource_version`, across as many server streams as it takes."""
     kind = subject.kind
     position = resource_version
@@ -56,7 +56,7 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
     opened = 0
     while not transport.closed:
         query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
-                 ("timeoutSeconds", str(timeout_seconds))]
+                 ("timeoutSeconds", f"{timeout_seconds:g}")]
         error: RetryableError | None = None
         try:
             response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)

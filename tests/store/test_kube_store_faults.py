@@ -390,3 +390,10 @@ async def test_streams_the_server_ends_are_reopened_at_once(cluster: Cluster) ->
     assert positions == sorted(positions)
     assert cluster.sleep.waits == []  # a stream ended as asked is no failure: no backoff
     await watch.aclose()  # type: ignore[attr-defined]
+
+
+async def test_delete_of_a_missing_object_refused_once_is_still_not_found(cluster: Cluster, store: KubeStore) -> None:
+    cluster.server.faults.add(Fault(method="DELETE", path=WORKFLOWS, status=429, retry_after=1, times=1))
+    with pytest.raises(NotFound, match="Workflow default/ghost"):  # a 429 did nothing: NotFound is the truth
+        await store.delete(WORKFLOW, "ghost", "default")
+    assert cluster.sleep.waits == [1.0]

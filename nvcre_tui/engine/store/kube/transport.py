@@ -112,20 +112,23 @@ class Transport:
         plural = getattr(subject.kind, "plural", str(subject.kind))
         waited = 0.0
         retry = 0
+        ambiguous = False  # an earlier try may have been applied
         while True:
             self.stats.requests[(verb, plural)] += 1
             try:
                 return await self._once(method, path, query, body, content_type, subject)
             except NotFound:
-                if retry and absent_after_retry_ok:
+                if ambiguous and absent_after_retry_ok:
                     return None
                 raise
             except RetryableError as error:
-                if not idempotent and not _surely_not_applied(error):
+                unapplied = _surely_not_applied(error)
+                if not idempotent and not unapplied:
                     raise
                 delay = self.retry.delay(retry, error.retry_after)
                 if retry + 1 >= self.retry.attempts or waited + delay > self.retry.budget or self.closed:
                     raise
+            ambiguous = ambiguous or not unapplied
             waited += delay
             retry += 1
             self.stats.retries += 1

@@ -4,6 +4,11 @@ Generic over ResourceKind: paths come from group/version/plural, objects stay pl
 server gives uids, resourceVersions, generations, timestamps, finalizer and garbage-collection
 semantics; this class adds what the protocol promises on top: sorted, paginated lists; watches that
 survive dropped streams; retries of transient errors; errors that name the object.
+
+Time: the store's `clock` stamps Events (record_event); backoff waits use `RetryPolicy.sleep` (real
+time by default, see retry.py). Transient failures are retried here, within the policy's attempts and
+budget; past that the retryable error (TooManyRequests, ServerError, Timeout, Unavailable, with
+`retry_after`) reaches the caller, which requeues. A watch raises Gone only for a 410: list again.
 """
 
 from __future__ import annotations

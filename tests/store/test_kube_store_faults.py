@@ -397,3 +397,21 @@ async def test_delete_of_a_missing_object_refused_once_is_still_not_found(cluste
     with pytest.raises(NotFound, match="Workflow default/ghost"):  # a 429 did nothing: NotFound is the truth
         await store.delete(WORKFLOW, "ghost", "default")
     assert cluster.sleep.waits == [1.0]
+
+
+async def test_watch_waits_out_a_restarting_server(cluster: Cluster, store: KubeStore) -> None:
+    start = (await store.list(WORKFLOW)).resource_version
+    await store.create(WORKFLOW, obj("a"))
+    cluster.server.faults.add(Fault(method="GET", path=WORKFLOWS, query="watch=", status=503, times=8))
+    assert await take(store.watch(WORKFLOW, resource_version=start), 1) == [("ADDED", "a")]
+    # more tries than a single request gets: doubling from 0.2 s, capped at 10 s (jitter at its middle)
+    assert cluster.sleep.waits == pytest.approx([0.15, 0.3, 0.6, 1.2, 2.4, 4.8, 7.5, 7.5])
+
+
+async def test_watch_gives_up_after_its_patience(cluster: Cluster) -> None:
+    store = await cluster.open_store(watch_patience=20)
+    start = (await store.list(WORKFLOW)).resource_version
+    cluster.server.faults.add(Fault(method="GET", path=WORKFLOWS, query="watch=", status=503))
+    with pytest.raises(ServerError, match=r"^Workflow: the server is currently unable"):
+        await next_event(store.watch(WORKFLOW, resource_version=start))
+    assert sum(cluster.sleep.waits) <= 20 < sum(cluster.sleep.waits) + 7.5

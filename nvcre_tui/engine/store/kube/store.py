@@ -40,6 +40,7 @@ DEFAULT_PAGE_SIZE = 500
 # the emulator also takes fractions, so a test can see streams end without waiting long.
 DEFAULT_WATCH_TIMEOUT = 300
 DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_WATCH_PATIENCE = 300.0  # seconds a watch waits out an unreachable server before raising
 _MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
 _DISCOVERY = "discovery"
 
@@ -49,13 +50,14 @@ class KubeStore:
 
     def __init__(self, target: KubeTarget, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
                  page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
-                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT, watch_patience: float = DEFAULT_WATCH_PATIENCE) -> None:
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")
         self.target = target
         self._clock = clock
         self.page_size = page_size
         self.watch_timeout = watch_timeout
+        self.watch_patience = watch_patience
         self.stats = RequestStats()
         self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
                                     request_timeout)
@@ -117,7 +119,7 @@ class KubeStore:
             resource_version = listed.resource_version
         subject = Subject(kind, None, namespace)
         async for event in follow(self._transport, subject, collection_path(kind, namespace), selectors,
-                                  resource_version, self.watch_timeout):
+                                  resource_version, self.watch_timeout, self.watch_patience):
             yield event
 
     # ----- writes ------------------------------------------------------------------------------------

@@ -207,7 +207,10 @@ class Registry:
         name = meta["name"]
         if res.namespaced:
             self._namespace_admission(res, namespace or "", name)
-        for system in (*SYSTEM_FIELDS, "resourceVersion"):
+        if meta.get("resourceVersion"):
+            # the real server answers this with a bare 500 (no reason)
+            raise ApiError("", "resourceVersion should not be set on objects to be created", code=500)
+        for system in SYSTEM_FIELDS:
             meta.pop(system, None)
         meta["uid"] = self.new_uid()
         meta["creationTimestamp"] = self.now()
@@ -249,6 +252,9 @@ class Registry:
                 meta["name"] = name
                 return self.create(res, namespace, obj, manager=manager, dry_run=dry_run), True
             raise errors.not_found(res.plural, name, res.group)
+        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:
+            raise errors.invalid(res.kind, name, [Cause("FieldValueInvalid", f'Invalid value: "{meta["uid"]}": field '
+                                                        "is immutable", "metadata.uid")], res.group)
         given_rv = meta.get("resourceVersion")
         if given_rv:
             if given_rv != old["metadata"]["resourceVersion"]:
@@ -369,7 +375,6 @@ class Registry:
                                     ListTypes(res.schema), res.status_subresource, res.plural, name)
         merged["metadata"]["name"] = name
         if live is None:
-            merged["metadata"].pop("resourceVersion", None)
             return self.create(res, namespace, merged, manager=manager, dry_run=dry_run, operation="Apply"), True
         merged = self._check_type(res, merged)
         return self._update_from(res, live, merged, manager=manager, subresource=subresource, dry_run=dry_run,

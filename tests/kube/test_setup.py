@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
@@ -23,6 +24,7 @@ from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.manifest import certification_from_text
 from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
+from tests import envtest
 from tests.kubeapi import ApiServer, Fault
 from tests.scenarios.harness import catalog
 
@@ -147,7 +149,6 @@ async def test_init_in_another_namespace(server, kubeconfig, admin, capsys) -> N
 async def test_init_dry_run_on_a_cluster_creates_nothing(server, kubeconfig, admin, capsys) -> None:
     code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
     assert code == 0
-    import yaml
     assert list(yaml.safe_load_all(out)) == install_objects(NS)
     assert "serverside-applied (server dry run)" in err
     assert f"not validated (namespace {NS} does not exist yet)" in err  # nothing in it can be dry-run
@@ -159,7 +160,6 @@ async def test_init_dry_run_on_a_cluster_creates_nothing(server, kubeconfig, adm
 
 async def test_init_dry_run_without_a_cluster_renders_offline(capsys) -> None:
     code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "-n", "elsewhere")
-    import yaml
     assert code == 0 and "offline" in err
     assert list(yaml.safe_load_all(out)) == install_objects("elsewhere")
 
@@ -252,3 +252,22 @@ async def test_reset_asks_on_a_terminal(server, kubeconfig, admin, capsys, monke
     code, out, err = await nvcre(capsys, "setup", "reset", "--kubeconfig", kubeconfig)
     assert code == 0
     assert not await present(admin, install_objects(NS)[0])
+
+
+# ----- the same on a real kube-apiserver + etcd (when KUBEBUILDER_ASSETS names them) ----------------------
+
+
+@pytest.mark.skipif(envtest.assets_dir() is None, reason=envtest.SKIP_REASON)
+async def test_init_status_reset_on_a_real_api_server(tmp_path, capsys) -> None:
+    with envtest.ControlPlane(envtest.assets_dir(), tmp_path) as plane:  # type: ignore[arg-type]
+        kubeconfig = str(plane.write_kubeconfig(tmp_path / "kubeconfig"))
+        code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+        assert code == 0 and json.loads(out)["installed"], out + err
+        code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+        assert code == 1 and not any(c["present"] for c in json.loads(out)["crds"])

@@ -158,6 +158,17 @@ async def test_init_dry_run_on_a_cluster_creates_nothing(server, kubeconfig, adm
     assert applied and all(r.query.get("dryRun") == "All" for r in applied)
 
 
+async def test_init_dry_run_after_init_validates_every_object(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    before = await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    server.clear_requests()
+    code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+    assert code == 0 and "not validated" not in err
+    assert err.count("serverside-applied (server dry run)") == len(install_objects(NS))
+    assert all(r.query.get("dryRun") == "All" for r in server.requests if r.verb == "patch")
+    assert (await admin.get(CLUSTER_ROLE, "nvcre-engine"))["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
 async def test_init_dry_run_without_a_cluster_renders_offline(capsys) -> None:
     code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "-n", "elsewhere")
     assert code == 0 and "offline" in err

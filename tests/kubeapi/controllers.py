@@ -12,10 +12,10 @@ Everything else of the controller-manager (Job controller, pod termination by a 
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections import defaultdict, deque
 from typing import Any
 
+from .storage import clone
 from .registry import Registry, bucket_of, key_of
 from .resources import Resource
 from .storage import Change, Key
@@ -136,7 +136,7 @@ class Controllers:
         ns = self.registry.current(ns_res, None, name)
         if ns is None:
             return
-        new = copy.deepcopy(ns)
+        new = clone(ns)
         new.setdefault("spec", {})["finalizers"] = [f for f in (ns.get("spec") or {}).get("finalizers") or []
                                                     if f != "kubernetes"]
         self.registry.update(ns_res, None, name, new, manager="namespace-controller", subresource="finalize")
@@ -198,7 +198,7 @@ class Controllers:
         res = self.resource_of.get(bucket_name)
         if obj is None or res is None:
             return
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
         if refs:
             new["metadata"]["ownerReferences"] = refs

@@ -6,7 +6,6 @@ HTTP parsing lives in server.py; this module speaks dicts and raises ApiError.
 
 from __future__ import annotations
 
-import copy
 import random
 import uuid
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from .patch import apply_patch
 from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
-from .storage import Change, Key, Storage
+from .storage import Change, Key, Storage, clone
 
 __all__ = ["Registry", "bucket_of", "key_of"]
 
@@ -123,7 +122,7 @@ class Registry:
         if kind and kind != res.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
         out = {"apiVersion": res.api_version, "kind": res.kind,
-               **{k: copy.deepcopy(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
+               **{k: clone(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
         if not isinstance(out.get("metadata", {}), dict):
             raise errors.bad_request("metadata must be an object")
         out.setdefault("metadata", {})
@@ -271,10 +270,10 @@ class Registry:
         """The strategy part of an update: what each endpoint may change, generation, finalizers, storage."""
         old_meta = old["metadata"]
         if subresource == "finalize":
-            new = copy.deepcopy(old)
+            new = clone(old)
             new.setdefault("spec", {})["finalizers"] = list((obj.get("spec") or {}).get("finalizers") or [])
         elif subresource == "status":
-            new = copy.deepcopy(old)
+            new = clone(old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -294,11 +293,11 @@ class Registry:
                 meta["namespace"] = old_meta["namespace"]
             if res.status_subresource:
                 if "status" in old:
-                    new["status"] = copy.deepcopy(old["status"])
+                    new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
             if res.kind == "Namespace" and not res.group:
-                new["spec"] = copy.deepcopy(old.get("spec", {}))  # spec.finalizers change only via /finalize
+                new["spec"] = clone(old.get("spec", {}))  # spec.finalizers change only via /finalize
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         new = self._admit(res, new, old)
         with_status = res.status_subresource or not res.custom
@@ -454,7 +453,7 @@ class Registry:
         obj = self.storage.bucket(bucket_of(res)).objects.get(key)
         if obj is None or finalizer not in (obj["metadata"].get("finalizers") or []):
             return
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         new["metadata"]["finalizers"] = [f for f in obj["metadata"]["finalizers"] if f != finalizer]
         self._update_from(res, obj, new, manager="emulated-controller", subresource="", dry_run=False)
 

@@ -8,7 +8,6 @@ as field causes with the reasons and texts of k8s.io/apimachinery/pkg/util/valid
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from functools import lru_cache
@@ -16,6 +15,7 @@ from typing import Any
 
 import celpy
 
+from .storage import clone
 from .errors import Cause
 
 __all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS"]
@@ -49,11 +49,11 @@ def prune(obj: dict[str, Any], schema: dict[str, Any], dropped: list[str] | None
 
 def _prune(value: Any, schema: dict[str, Any], root: bool, path: str, dropped: list[str]) -> Any:
     if schema.get(INT_OR_STRING) or not isinstance(value, (dict, list)):
-        return copy.deepcopy(value)
+        return clone(value)
     if isinstance(value, list):
         items = schema.get("items")
         if items is None:
-            return copy.deepcopy(value)
+            return clone(value)
         return [_prune(item, items, False, f"{path}[{index}]", dropped) for index, item in enumerate(value)]
     properties = schema.get("properties", {})
     additional = schema.get("additionalProperties")
@@ -64,7 +64,7 @@ def _prune(value: Any, schema: dict[str, Any], root: bool, path: str, dropped: l
         sub = properties.get(key)
         here = f"{path}.{key}" if path else key
         if envelope and key in ("apiVersion", "kind", "metadata"):
-            out[key] = copy.deepcopy(item)
+            out[key] = clone(item)
         elif item is None and not (sub or {}).get("nullable") and (sub is not None or isinstance(additional, dict)):
             continue  # nulls of non-nullable fields are pruned before defaulting
         elif sub is not None:
@@ -72,7 +72,7 @@ def _prune(value: Any, schema: dict[str, Any], root: bool, path: str, dropped: l
         elif isinstance(additional, dict):
             out[key] = _prune(item, additional, False, here, dropped)
         elif keep_unknown:
-            out[key] = copy.deepcopy(item)
+            out[key] = clone(item)
         else:
             dropped.append(here)
     return out
@@ -86,7 +86,7 @@ def apply_defaults(value: Any, schema: dict[str, Any]) -> Any:
     if isinstance(value, dict):
         for key, sub in schema.get("properties", {}).items():
             if key not in value and "default" in sub:
-                value[key] = copy.deepcopy(sub["default"])
+                value[key] = clone(sub["default"])
             if key in value:
                 apply_defaults(value[key], sub)
         additional = schema.get("additionalProperties")

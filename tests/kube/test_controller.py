@@ -210,3 +210,25 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
     finally:
         await admin.close()
         await server.stop()
+
+
+async def test_controller_without_node_rights_for_the_simulator_says_so(tmp_path, capsys) -> None:
+    import argparse
+
+    from nvcre_tui.cli import controller
+    from tests.kubeapi import ApiServer, Fault
+
+    server = ApiServer()
+    await server.start()
+    try:
+        server.faults.add(Fault(method="POST", path=r"/api/v1/nodes$", status=403))  # as the nvcre-engine SA gets
+        (tmp_path / "tiny.yaml").write_text(TINY_FLEET)
+        parser = argparse.ArgumentParser(prog="nvcre")
+        controller.register(parser.add_subparsers())
+        args = parser.parse_args(["controller", "--kubeconfig", str(server.write_kubeconfig(tmp_path / "kc")),
+                                  "--sim-runner", "--scenario", str(tmp_path / "tiny.yaml"), "--metrics-port", "0"])
+        assert await asyncio.to_thread(args.func, args) == 1
+        err = capsys.readouterr().err
+        assert "Node gpu-node-01" in err and "never as the nvcre-engine ServiceAccount" in err and "Traceback" not in err
+    finally:
+        await server.stop()

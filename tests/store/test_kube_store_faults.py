@@ -415,3 +415,16 @@ async def test_watch_gives_up_after_its_patience(cluster: Cluster) -> None:
     with pytest.raises(ServerError, match=r"^Workflow: the server is currently unable"):
         await next_event(store.watch(WORKFLOW, resource_version=start))
     assert sum(cluster.sleep.waits) <= 20 < sum(cluster.sleep.waits) + 7.5
+
+
+async def test_a_wrong_token_is_forbidden_not_retried(cluster: Cluster, tmp_path: Path) -> None:
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["users"][0]["user"]["token"] = "not-the-token"
+    (tmp_path / "wrong").write_text(yaml.safe_dump(config))
+    store = KubeStore(await load_target(str(tmp_path / "wrong")), ManualClock(), retry=quick_retry(cluster.sleep))
+    try:
+        with pytest.raises(Forbidden, match=r"^Workflow default/wf: Unauthorized") as caught:
+            await store.get(WORKFLOW, "wf", "default")
+        assert not caught.value.retryable and cluster.sleep.waits == []
+    finally:
+        await store.close()

@@ -428,3 +428,21 @@ async def test_a_wrong_token_is_forbidden_not_retried(cluster: Cluster, tmp_path
         assert not caught.value.retryable and cluster.sleep.waits == []
     finally:
         await store.close()
+
+
+async def test_watch_from_ahead_of_the_server_waits_for_it_to_catch_up(cluster: Cluster) -> None:
+    writer = await cluster.open_store()
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # the server catches up while we back off
+        waits.append(seconds)
+        if len(waits) == 2:
+            await writer.create(WORKFLOW, obj("one"))
+            await writer.create(WORKFLOW, obj("two"))
+
+    store = await cluster.open_store(retry=quick_retry(sleep))
+    ahead = str(cluster.server.resource_version + 1)
+    watch = store.watch(WORKFLOW, resource_version=ahead)
+    assert await take(watch, 1) == [("ADDED", "two")]  # "one" is at `ahead` itself: not after it
+    assert waits == pytest.approx([0.15, 0.3])
+    await watch.aclose()  # type: ignore[attr-defined]

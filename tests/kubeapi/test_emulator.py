@@ -763,3 +763,47 @@ async def test_rules_with_unknown_cel_functions_are_skipped(api: client.ApiClien
     made = await client.CustomObjectsApi(api).create_namespaced_custom_object("example.com", "v1", "default", "gadgets", {
         "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"name": "Y"}})
     assert made["spec"] == {"name": "Y"} and "self.name.lowerAscii() == 'x'" in SKIPPED_RULES
+
+
+# ------------------------------------------------------------------------------------------- RBAC
+
+
+async def test_rbac_judges_other_users_by_stored_roles(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    rbac = client.RbacAuthorizationV1Api(api)
+    await rbac.create_cluster_role({"metadata": {"name": "system:node-reader"}, "rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]})
+    await rbac.create_cluster_role_binding({"metadata": {"name": "engine-reads-nodes"},
+                                            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                                        "name": "system:node-reader"},
+                                            "subjects": [{"kind": "ServiceAccount", "name": "engine",
+                                                          "namespace": "nvcre-system"}]})
+    await rbac.create_namespaced_role("default", {"metadata": {"name": "cm-writer"}, "rules": [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}]})
+    await rbac.create_namespaced_role_binding("default", {
+        "metadata": {"name": "engine-writes-cms"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "engine", "namespace": "nvcre-system"}]})
+    token = apiserver.service_account_token("nvcre-system", "engine")
+    assert (await raw(apiserver, "GET", "/api/v1/nodes", token=token))[0] == 200
+    assert (await raw(apiserver, "GET", "/apis", token=token))[0] == 200  # discovery is public
+    assert (await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}},
+                      token=token))[0] == 201
+    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/nodes/n1", {"spec": {}}, "application/merge-patch+json",
+                                token=token)
+    assert status == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == ('nodes "n1" is forbidden: User "system:serviceaccount:nvcre-system:engine" cannot '
+                               'patch resource "nodes" in API group "" at the cluster scope')
+    status, body, _ = await raw(apiserver, "POST", "/api/v1/namespaces/kube-system/configmaps",
+                                {"metadata": {"name": "a"}}, token=token)
+    assert status == 403 and body["message"].endswith('cannot create resource "configmaps" in API group "" in the '
+                                                      'namespace "kube-system"')
+    assert apiserver.requests[-1].user == "system:serviceaccount:nvcre-system:engine"
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
+        "user": "system:serviceaccount:nvcre-system:engine", "resourceAttributes": {
+            "verb": "get", "resource": "pods", "subresource": "log", "namespace": "default", "name": "p"}}}
+    answer = await client.AuthorizationV1Api(api).create_subject_access_review(review)
+    assert answer.status.allowed is True
+    status, body, _ = await raw(apiserver, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}, token=token)
+    assert status == 201 and body["status"]["allowed"] is False

@@ -143,8 +143,15 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                if bookmarks:
-                    await response.write(_bookmark(res, registry.storage.rv))
+                if bookmarks:  # after what is already queued, so the bookmark never skips an event
+                    pending = []
+                    while not watcher.queue.empty():
+                        item = watcher.queue.get_nowait()
+                        if item is CLOSE:
+                            break
+                        pending.append(item[1])
+                    final = _bookmark(res, registry.storage.rv)
+                    await response.write(b"".join([*pending, final]))
                 return response
             wait = min(remaining, bookmark_interval) if bookmarks else remaining
             try:

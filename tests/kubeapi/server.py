@@ -28,6 +28,7 @@ from .listing import list_body, parse_selection
 from .registry import Registry, bucket_of
 from .resources import BUILTINS, Resource
 from .storage import Storage
+from .table import to_table, wants_table
 from .watch import Watcher, serve_watch
 
 __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
@@ -294,14 +295,23 @@ class ApiServer:
         if method == "GET":
             if sub == "log":
                 return self._pod_log(res, ns, name, query)
+            table = wants_table(request.headers.get("Accept", ""))
             if name:
-                return _json(self.registry.get(res, ns, name))
+                found = self.registry.get(res, ns, name)
+                if table:
+                    return _json(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
+                                          self.clock.now(), query.get("includeObject", "Metadata")))
+                return _json(found)
             if record.verb == "watch":
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          watchers=self._watchers)
-            return _json(list_body(self.registry, res, ns, query))
+            listed = list_body(self.registry, res, ns, query)
+            if table:
+                return _json(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
+                                      query.get("includeObject", "Metadata")))
+            return _json(listed)
         if res.virtual:
             if method != "POST" or name:
                 raise errors.method_not_allowed(method)

@@ -807,3 +807,40 @@ async def test_rbac_judges_other_users_by_stored_roles(apiserver: ApiServer, api
     status, body, _ = await raw(apiserver, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
         "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}, token=token)
     assert status == 201 and body["status"]["allowed"] is False
+
+
+async def test_table_printing_uses_printer_columns(tmp_path: Any) -> None:
+    clock = ManualClock()
+    async with ApiServer(clock=clock) as server:
+        for crd in all_crds():
+            await raw(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        await asyncio.sleep(0)
+        path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+        await raw(server, "POST", path, certification("c1"))
+        condition = {"reason": "R", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        await raw(server, "PATCH", path + "/c1/status", {"status": {"conditions": [
+            dict(condition, type="Failed", status="False"), dict(condition, type="InProgress", status="True")]}},
+            "application/merge-patch+json")
+        clock.advance(330)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + path, headers={
+                    "Authorization": f"Bearer {server.token}",
+                    "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}) as answer:
+                table = await answer.json()
+    assert table["kind"] == "Table"
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names[:2] == ["Name", "Status"] and names[-1] == "Age"
+    cells = dict(zip(names, table["rows"][0]["cells"]))
+    assert cells["Name"] == "c1" and cells["Status"] == "InProgress" and cells["Age"] == "5m30s"
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_jsonpath_forms_of_printer_columns() -> None:
+    from .table import jsonpath
+
+    obj = {"status": {"conditions": [{"type": "A", "status": "False"}, {"type": "B", "status": "True"}]},
+           "spec": {"n": 3, "list": [1, 2]}}
+    assert jsonpath(obj, '.status.conditions[?(@.status=="True")].type') == ["B"]
+    assert jsonpath(obj, ".status.conditions[*].type") == ["A", "B"]
+    assert jsonpath(obj, ".spec.list[1]") == [2] and jsonpath(obj, "{.spec.n}") == [3]
+    assert jsonpath(obj, ".spec.missing") == []

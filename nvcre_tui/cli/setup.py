@@ -21,6 +21,8 @@ from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.crd import crd_for
 from nvcre_tui.engine.errors import InputError
 
+# The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
+# that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
 if TYPE_CHECKING:
     from nvcre_tui.engine.kube.status import CrdState, InstallStatus
     from nvcre_tui.engine.store.kube import KubeStore

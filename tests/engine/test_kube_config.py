@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,18 @@ def kubeconfig(path: Path, contexts: dict[str, tuple[str, str | None]], current:
 
 
 NO_ENV: dict[str, str] = {"HOME": "/nonexistent-home"}
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A self-signed certificate and its key (cert.pem, key.pem), made by openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    folder = tmp_path_factory.mktemp("pki")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(folder / "key.pem"),
+                    "-out", str(folder / "cert.pem"), "-subj", "/CN=nvcre-test", "-days", "1"],
+                   check=True, capture_output=True)
+    return folder
 
 
 async def test_explicit_kubeconfig_uses_its_current_context(tmp_path: Path) -> None:
@@ -67,16 +81,37 @@ async def test_kubeconfig_variable_merges_files_first_one_wins(tmp_path: Path) -
     assert extra.source == f"kubeconfig {first}:{second}"
 
 
-async def test_relative_certificate_paths_are_relative_to_their_file(tmp_path: Path) -> None:
-    folder = tmp_path / "conf"
-    (folder / "pki").mkdir(parents=True)
-    (folder / "pki" / "ca.crt").write_text("not checked until a request")
-    path = kubeconfig(folder / "config", {"tls": ("tls", None)}, current="tls", servers={"tls": "https://tls:6443"})
+def tls_kubeconfig(folder: Path, cluster: dict[str, str], user: dict[str, str]) -> Path:
+    path = kubeconfig(folder / "config", {"tls": ("tls", None)}, current="tls", servers={"tls": "https://tls:6443"},
+                      users={"me": user})
     body = yaml.safe_load(path.read_text())
-    body["clusters"][0]["cluster"]["certificate-authority"] = "pki/ca.crt"
+    body["clusters"][0]["cluster"].update(cluster)
     path.write_text(yaml.safe_dump(body))
+    return path
+
+
+async def test_relative_certificate_paths_are_relative_to_their_file(tmp_path: Path, pki: Path) -> None:
+    folder = tmp_path / "conf"
+    shutil.copytree(pki, folder / "pki")
+    path = tls_kubeconfig(folder, {"certificate-authority": "pki/cert.pem"},
+                          {"client-certificate": "pki/cert.pem", "client-key": "pki/key.pem"})
     target = await load_target(str(path), environ={"HOME": str(tmp_path)})
-    assert target.configuration.ssl_ca_cert == str((folder / "pki" / "ca.crt").resolve())
+    assert target.configuration.ssl_ca_cert == str((folder / "pki" / "cert.pem").resolve())
+    assert target.configuration.key_file == str((folder / "pki" / "key.pem").resolve())
+
+
+async def test_bad_tls_files_are_one_line_errors_at_load(tmp_path: Path, pki: Path) -> None:
+    missing = tls_kubeconfig(tmp_path, {"certificate-authority": "nope.pem"}, {"token": "t"})
+    with pytest.raises(InputError, match=r"^kubeconfig .*/config, context tls: File does not exists?: .*/nope\.pem$"):
+        await load_target(str(missing), environ=NO_ENV)
+    (tmp_path / "garbage.pem").write_text("not a certificate")
+    garbage = tls_kubeconfig(tmp_path, {"certificate-authority": "garbage.pem"}, {"token": "t"})
+    with pytest.raises(InputError, match=r"^kubeconfig .*, context tls: cannot load TLS files \(.*garbage\.pem\)"):
+        await load_target(str(garbage), environ=NO_ENV)
+    wrong_key = tls_kubeconfig(tmp_path, {"certificate-authority": str(pki / "cert.pem")},
+                               {"client-certificate": str(pki / "cert.pem"), "client-key": str(tmp_path / "garbage.pem")})
+    with pytest.raises(InputError, match="cannot load TLS files"):
+        await load_target(str(wrong_key), environ=NO_ENV)
 
 
 async def test_default_kubeconfig_in_home(tmp_path: Path) -> None:
@@ -86,10 +121,10 @@ async def test_default_kubeconfig_in_home(tmp_path: Path) -> None:
     assert cluster_configured(environ={"HOME": str(tmp_path)})
 
 
-def service_account(folder: Path, namespace: str | None = "nvcre-system") -> Path:
+def service_account(folder: Path, pki: Path, namespace: str | None = "nvcre-system") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "token").write_text("sa-token")
-    (folder / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    shutil.copy(pki / "cert.pem", folder / "ca.crt")
     if namespace:
         (folder / "namespace").write_text(namespace)
     return folder
@@ -98,8 +133,8 @@ def service_account(folder: Path, namespace: str | None = "nvcre-system") -> Pat
 IN_CLUSTER = {"HOME": "/nonexistent-home", "KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
 
 
-async def test_in_cluster_service_account(tmp_path: Path) -> None:
-    folder = service_account(tmp_path / "sa")
+async def test_in_cluster_service_account(tmp_path: Path, pki: Path) -> None:
+    folder = service_account(tmp_path / "sa", pki)
     target = await load_target(environ=IN_CLUSTER, service_account_dir=folder)
     assert (target.server, target.namespace, target.context) == ("https://10.0.0.1:443", "nvcre-system", None)
     assert target.source == "in-cluster service account"
@@ -107,7 +142,7 @@ async def test_in_cluster_service_account(tmp_path: Path) -> None:
     assert await target.configuration.get_api_key_with_prefix("BearerToken") == "Bearer sa-token"
     flagged = await load_target(namespace="other", environ=IN_CLUSTER, service_account_dir=folder)
     assert flagged.namespace == "other"
-    bare = await load_target(environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "bare", None))
+    bare = await load_target(environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "bare", pki, None))
     assert bare.namespace == "default"
     assert cluster_configured(environ=IN_CLUSTER, service_account_dir=folder)
     assert not cluster_configured(environ=IN_CLUSTER, service_account_dir=tmp_path / "nothing")
@@ -162,8 +197,34 @@ async def test_nothing_configured(tmp_path: Path) -> None:
     assert cluster_configured("anything", environ=NO_ENV)
 
 
-async def test_in_cluster_without_token_names_the_folder(tmp_path: Path) -> None:
+async def test_in_cluster_without_token_names_the_folder(tmp_path: Path, pki: Path) -> None:
     with pytest.raises(InputError, match=rf"^in-cluster service account {tmp_path}: Service token file does not"):
         await load_target(environ=IN_CLUSTER, service_account_dir=tmp_path)
     with pytest.raises(InputError, match="--context lab: no kubeconfig found"):
-        await load_target(context="lab", environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "sa"))
+        await load_target(context="lab", environ=IN_CLUSTER, service_account_dir=service_account(tmp_path / "sa", pki))
+
+
+def exec_plugin(folder: Path, expires: str) -> Path:
+    """A credential plugin that hands out token-1, token-2, ... (counting its runs in a file)."""
+    script = folder / "credentials.sh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{folder}/runs" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{folder}/runs"\n'
+        'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+        f'"status":{{"token":"token-%s","expirationTimestamp":"{expires}"}}}}\' "$n"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(("expires", "second_token"), [("2000-01-01T00:00:00Z", "Bearer token-2"),
+                                                       ("2999-01-01T00:00:00Z", "Bearer token-1")])
+async def test_exec_plugin_token_is_refreshed_when_it_expires(tmp_path: Path, expires: str,
+                                                              second_token: str) -> None:
+    plugin = exec_plugin(tmp_path, expires)
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin),
+                     "interactiveMode": "Never"}}
+    path = kubeconfig(tmp_path / "config", {"lab": ("lab", None)}, current="lab", users={"me": user})
+    target = await load_target(str(path), environ=NO_ENV)
+    assert target.configuration.api_key["BearerToken"] == "Bearer token-1"
+    # an engine runs for hours: each request asks for the key, which re-runs the plugin only once expired
+    assert await target.configuration.get_api_key_with_prefix("BearerToken") == second_token

@@ -128,3 +128,107 @@ def test_bad_flags_are_one_line(capsys) -> None:
         with pytest.raises(InputError) as error:
             args.func(args)
         assert len(error.value.messages) == 1 and named in error.value.messages[0], argv
+
+
+# ----- `nvcre controller` over HTTP against the emulator -------------------------------------------------
+
+TINY_FLEET = "name: tiny\nseed: 1\nnodes: [{count: 2, cliques: 1}]\n"
+
+
+async def _until(check, seconds: float = 10.0):
+    """Poll `check` (tiny real waits: the controller runs on real time in its own thread)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        result = await check()
+        if result:
+            return result
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_it_loses_it(tmp_path) -> None:
+    import argparse
+    import socket
+    import urllib.request
+
+    from nvcre_tui.cli import controller
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
+    from nvcre_tui.engine.store import NODE, Conflict, NotFound, kind_of
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer
+
+    server = ApiServer()
+    await server.start()
+    kubeconfig = str(server.write_kubeconfig(tmp_path / "kubeconfig"))
+    (tmp_path / "tiny.yaml").write_text(TINY_FLEET)
+    with socket.socket() as probe:  # a free port for /metrics
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    admin = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent="test-admin")
+    parser = argparse.ArgumentParser(prog="nvcre")
+    controller.register(parser.add_subparsers())
+    args = parser.parse_args(["controller", "--kubeconfig", kubeconfig, "--sim-runner", "--scenario",
+                              str(tmp_path / "tiny.yaml"), "--identity", "ctl-1", "--lease-duration", "0.3",
+                              "--metrics-port", str(port), "--metrics-addr", "127.0.0.1"])
+    try:
+        for obj in install_objects():
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        running = asyncio.create_task(asyncio.to_thread(args.func, args))
+
+        async def held():
+            try:
+                lease = await admin.get(LEASE, EngineLease.NAME, NS)
+            except NotFound:
+                return None
+            return lease if lease["spec"].get("holderIdentity") == "ctl-1" else None
+
+        lease = await _until(held)
+        assert len((await admin.list(NODE)).items) == 2  # the simulated fleet registered its Nodes
+
+        def scrape() -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                return response.read().decode()
+
+        assert "nvcre_engine_lease_held 1.0" in await asyncio.to_thread(scrape)
+        engine_agents = {r.user_agent.split("/")[0] for r in server.requests if r.resource == "leases"}
+        assert engine_agents >= {"nvcre-engine"}
+
+        async def take_over():  # another engine takes the Lease (retried: the holder renews it meanwhile)
+            current = await admin.get(LEASE, EngineLease.NAME, NS)
+            current["spec"]["holderIdentity"] = "someone-else"
+            try:
+                return await admin.update(LEASE, current)
+            except Conflict:
+                return None
+
+        await _until(take_over)
+        assert await asyncio.wait_for(running, 10) == 1
+        assert (await admin.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == "someone-else"
+    finally:
+        await admin.close()
+        await server.stop()
+
+
+async def test_controller_without_node_rights_for_the_simulator_says_so(tmp_path, capsys) -> None:
+    import argparse
+
+    from nvcre_tui.cli import controller
+    from tests.kubeapi import ApiServer, Fault
+
+    server = ApiServer()
+    await server.start()
+    try:
+        server.faults.add(Fault(method="POST", path=r"/api/v1/nodes$", status=403))  # as the nvcre-engine SA gets
+        (tmp_path / "tiny.yaml").write_text(TINY_FLEET)
+        parser = argparse.ArgumentParser(prog="nvcre")
+        controller.register(parser.add_subparsers())
+        args = parser.parse_args(["controller", "--kubeconfig", str(server.write_kubeconfig(tmp_path / "kc")),
+                                  "--sim-runner", "--scenario", str(tmp_path / "tiny.yaml"), "--metrics-port", "0"])
+        assert await asyncio.to_thread(args.func, args) == 1
+        err = capsys.readouterr().err
+        assert "Node gpu-node-01" in err and "never as the nvcre-engine ServiceAccount" in err and "Traceback" not in err
+    finally:
+        await server.stop()

@@ -12,10 +12,10 @@ Everything else of the controller-manager (Job controller, pod termination by a 
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
+from .storage import clone
 from .registry import Registry, bucket_of, key_of
 from .resources import Resource
 from .storage import Change, Key
@@ -32,6 +32,8 @@ class Controllers:
         self.dependents: dict[str, set[tuple[str, Key]]] = defaultdict(set)  # owner uid -> (bucket, key)
         self.resource_of: dict[str, Resource] = {}  # bucket -> a resource serving it
         self._queued: set[tuple[str, Any]] = set()
+        self._jobs: deque[tuple[str, Any]] = deque()
+        self._draining = False
         registry.listeners.append(self.on_change)
 
     def on_change(self, res: Resource, change: Change) -> None:
@@ -57,9 +59,6 @@ class Controllers:
             finalizers = meta.get("finalizers") or []
             if meta.get("deletionTimestamp") and ("foregroundDeletion" in finalizers or "orphan" in finalizers):
                 self._later(("owner", (bucket, change.key)))
-            if change.type == "MODIFIED" and meta.get("ownerReferences") and change.prev:
-                # a dependent of a foreground-deleting owner went away: re-check that owner
-                pass
         if change.type == "DELETED" or meta.get("deletionTimestamp"):
             for ref in meta.get("ownerReferences") or []:
                 owner = self.registry.storage.by_uid.get(ref.get("uid", ""))
@@ -76,12 +75,26 @@ class Controllers:
             self.dependents[uid].add((bucket, change.key))
 
     def _later(self, job: tuple[str, Any]) -> None:
-        if job not in self._queued:
-            self._queued.add(job)
-            asyncio.get_running_loop().call_soon(self._run, job)
+        """Queue work; one loop callback drains the queue to a fixpoint, so a whole cascade is done before
+        the client (on the same loop) reads the answer that caused it."""
+        if job in self._queued:
+            return
+        self._queued.add(job)
+        self._jobs.append(job)
+        if not self._draining:
+            self._draining = True
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    def _drain(self) -> None:
+        try:
+            while self._jobs:
+                job = self._jobs.popleft()
+                self._queued.discard(job)
+                self._run(job)
+        finally:
+            self._draining = False
 
     def _run(self, job: tuple[str, Any]) -> None:
-        self._queued.discard(job)
         what, target = job
         if what == "namespace":
             self._finalize_namespace(target)
@@ -123,7 +136,7 @@ class Controllers:
         ns = self.registry.current(ns_res, None, name)
         if ns is None:
             return
-        new = copy.deepcopy(ns)
+        new = clone(ns)
         new.setdefault("spec", {})["finalizers"] = [f for f in (ns.get("spec") or {}).get("finalizers") or []
                                                     if f != "kubernetes"]
         self.registry.update(ns_res, None, name, new, manager="namespace-controller", subresource="finalize")
@@ -185,7 +198,7 @@ class Controllers:
         res = self.resource_of.get(bucket_name)
         if obj is None or res is None:
             return
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
         if refs:
             new["metadata"]["ownerReferences"] = refs

@@ -10,9 +10,9 @@ customresourcecleanup.apiextensions.k8s.io, a Terminating condition, deletion of
 from __future__ import annotations
 
 import asyncio
-import copy
 from typing import Any
 
+from .storage import clone
 from .errors import Cause
 from .registry import Registry, bucket_of, key_of
 from .resources import COMMON_FIELDS, Resource
@@ -75,8 +75,8 @@ def resources_of(crd: Obj) -> list[Resource]:
             short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
             subresources=("status",) if "status" in subresources else (),
             status_subresource="status" in subresources, generation=True, unconditional_update=False,
-            strategic_merge=False, custom=True, schema=copy.deepcopy(version["schema"]["openAPIV3Schema"]),
-            printer_columns=copy.deepcopy(version.get("additionalPrinterColumns") or []),
+            strategic_merge=False, custom=True, schema=clone(version["schema"]["openAPIV3Schema"]),
+            printer_columns=clone(version.get("additionalPrinterColumns") or []),
             field_labels=COMMON_FIELDS | selectable))
     return out
 
@@ -142,7 +142,7 @@ class CrdController:
         ])
 
     def _set_status(self, crd: Obj, conditions: list[Obj]) -> None:
-        status = copy.deepcopy(crd.get("status") or {})
+        status = clone(crd.get("status") or {})
         by_type = {c["type"]: c for c in status.get("conditions") or []}
         for condition in conditions:
             old = by_type.get(condition["type"])

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from .resources import ALL_VERBS, Resource
+from .resources import Resource
 
 __all__ = ["api_versions", "group_list", "group", "resource_list", "VERSION_INFO"]
 
@@ -67,7 +67,7 @@ def resource_list(resources: Iterable[Resource], group_name: str, version: str) 
     entries: list[dict[str, Any]] = []
     for res in sorted(chosen, key=lambda r: r.plural):
         entry: dict[str, Any] = {"name": res.plural, "singularName": res.singular, "namespaced": res.namespaced,
-                                 "kind": res.kind, "verbs": list(ALL_VERBS)}
+                                 "kind": res.kind, "verbs": list(res.verbs)}
         if res.short_names:
             entry["shortNames"] = list(res.short_names)
         if res.categories:

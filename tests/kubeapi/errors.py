@@ -78,6 +78,8 @@ def status_body(error: ApiError) -> dict[str, Any]:
         "kind": "Status", "apiVersion": "v1", "metadata": dict(error.metadata), "status": "Failure",
         "message": error.message, "reason": error.reason, "code": error.code,
     }
+    if not error.reason:
+        del body["reason"]  # some failures carry no reason (e.g. resourceVersion set on create)
     if details:
         body["details"] = details
     return body

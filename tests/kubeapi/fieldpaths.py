@@ -125,8 +125,6 @@ def from_fields_v1(tree: dict[str, Any], path: Path = ()) -> set[Path]:
             out.add(here)
         else:
             out |= from_fields_v1(child, here)
-            if "." not in child:
-                out.add(here)  # parents of owned fields are owned as structure
     return out
 
 

@@ -6,12 +6,12 @@ before and no longer applies when nobody else owns them.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from nvcre_tui.engine.clock import Clock, format_time
 
+from .storage import clone
 from .errors import ApiError, Cause
 from .fieldpaths import NODE, ListTypes, Path, delete_path, field_values, from_fields_v1, to_fields_v1
 
@@ -92,7 +92,7 @@ class ManagedFields:
             base = given  # a client may rewrite managedFields itself
         if not changed and not removed:
             if base:
-                new["metadata"]["managedFields"] = copy.deepcopy(base)
+                new["metadata"]["managedFields"] = clone(base)
             else:
                 new["metadata"].pop("managedFields", None)
             return
@@ -139,9 +139,10 @@ class ManagedFields:
             raise _conflict_error(conflicts, entries, resource, name)
         taken = {path for _, path in conflicts}
         others = set().union(*(e.paths for e in entries if e is not mine)) - taken if entries else set()
-        result = copy.deepcopy(live) if live is not None else {}
+        result = clone(live) if live is not None else {}
         previous = mine.paths if mine else set()
-        for path in sorted(previous - set(applied_values) - others, key=len, reverse=True):
+        shared = {path[:n] for path in others for n in range(1, len(path) + 1)}  # others' fields and parents
+        for path in sorted(previous - set(applied_values) - shared, key=len, reverse=True):
             if path:
                 delete_path(result, path)
         result = _merge(result, applied, types, ())
@@ -192,10 +193,10 @@ def _merge(live: Any, applied: Any, types: ListTypes, pattern: tuple[str, ...]) 
                 index = next((i for i, old in enumerate(out)
                               if isinstance(old, dict) and {k: old.get(k) for k in keys} == ident), None)
                 if index is None:
-                    out.append(copy.deepcopy(item))
+                    out.append(clone(item))
                 else:
                     out[index] = _merge(out[index], item, types, (*pattern, "[]"))
             return out
         if kind == "set":
-            return list(live) + [copy.deepcopy(item) for item in applied if item not in live]
-    return copy.deepcopy(applied)
+            return list(live) + [clone(item) for item in applied if item not in live]
+    return clone(applied)

@@ -3,13 +3,13 @@ strategic merge patch for built-in kinds (merge keys from the types' patch strat
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import jsonpatch
 import jsonpointer
 
+from .storage import clone
 from . import errors
 from .errors import ApiError
 from .fieldpaths import BUILTIN_LISTS
@@ -24,7 +24,7 @@ PATCH_TYPES = ("application/merge-patch+json", "application/json-patch+json",
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge key by key, null removes, anything else replaces."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     out = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -46,20 +46,20 @@ def apply_patch(old: dict[str, Any], body: bytes, content_type: str, res: Resour
         patch = _decode(body)
         if not isinstance(patch, dict):
             raise errors.bad_request("the merge patch must be a JSON object")
-        return merge_patch(copy.deepcopy(old), patch)
+        return merge_patch(old, patch)  # builds new containers along the patch; the caller clones the rest
     if content_type == "application/json-patch+json":
         patch = _decode(body)
         if not isinstance(patch, list):
             raise errors.bad_request("the JSON patch must be a list of operations")
         try:
-            return jsonpatch.apply_patch(copy.deepcopy(old), patch)
+            return jsonpatch.apply_patch(old, patch)  # copies the document itself (in_place=False)
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as error:
             raise ApiError("Invalid", str(error), code=422) from None
     if content_type == "application/strategic-merge-patch+json":
         patch = _decode(body)
         if not isinstance(patch, dict):
             raise errors.bad_request("the strategic merge patch must be a JSON object")
-        return strategic_merge(copy.deepcopy(old), patch, ())
+        return strategic_merge(old, patch, ())
     raise ApiError("UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types "
                    f"include: {', '.join(PATCH_TYPES)}")
 
@@ -72,7 +72,7 @@ def _merge_key(pattern: tuple[str, ...]) -> tuple[str, str | None]:
 def strategic_merge(target: Any, patch: Any, pattern: tuple[str, ...]) -> Any:
     """Strategic merge of `patch` into `target` at `pattern` (field names, "[]" for list items)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     directive = patch.get("$patch")
     if directive == "delete":
         return None

@@ -6,7 +6,6 @@ HTTP parsing lives in server.py; this module speaks dicts and raises ApiError.
 
 from __future__ import annotations
 
-import copy
 import random
 import uuid
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from .patch import apply_patch
 from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
-from .storage import Change, Key, Storage
+from .storage import Change, Key, Storage, clone
 
 __all__ = ["Registry", "bucket_of", "key_of"]
 
@@ -60,6 +59,9 @@ class Registry:
         # per (group, plural): extra validation (CRDs) and the finalizer a delete hands the object to
         self.validators: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {}
         self.delete_finalizers: dict[tuple[str, str], str] = {}
+        # the request being served: its fieldValidation directive and the warnings it collects
+        self.field_validation = "Warn"
+        self.warnings: list[str] = []
 
     # --------------------------------------------------------------------------------- catalogue
 
@@ -119,8 +121,8 @@ class Registry:
                                      f"API version ({res.api_version})")
         if kind and kind != res.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
-        out = copy.deepcopy(body)
-        out["apiVersion"], out["kind"] = res.api_version, res.kind
+        out = {"apiVersion": res.api_version, "kind": res.kind,
+               **{k: clone(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
         if not isinstance(out.get("metadata", {}), dict):
             raise errors.bad_request("metadata must be an object")
         out.setdefault("metadata", {})
@@ -129,7 +131,7 @@ class Registry:
     def _admit(self, res: Resource, obj: Obj, old: Obj | None) -> Obj:
         """Prune/default (custom resources) and validate; raises Invalid with every cause."""
         if res.schema is not None:
-            obj = prune(obj, res.schema)
+            obj = self._prune(res, obj)
             apply_defaults(obj, res.schema)
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
         causes = validate_metadata(obj["metadata"], res.name_rule, old["metadata"] if old else None)
@@ -145,6 +147,17 @@ class Registry:
         if causes:
             raise errors.invalid(res.kind, name, causes, res.group)
         return obj
+
+    def _prune(self, res: Resource, obj: Obj) -> Obj:
+        """Structural pruning, reporting unknown fields per the request's fieldValidation (Warn by default)."""
+        assert res.schema is not None
+        dropped: list[str] = []
+        out = prune(obj, res.schema, dropped)
+        if dropped and self.field_validation == "Strict":
+            raise errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in dropped))
+        if dropped and self.field_validation == "Warn":
+            self.warnings += [f'unknown field "{p}"' for p in dropped if f'unknown field "{p}"' not in self.warnings]
+        return out
 
     def _notify(self, res: Resource, change: Change) -> None:
         for listener in list(self.listeners):
@@ -193,7 +206,10 @@ class Registry:
         name = meta["name"]
         if res.namespaced:
             self._namespace_admission(res, namespace or "", name)
-        for system in (*SYSTEM_FIELDS, "resourceVersion"):
+        if meta.get("resourceVersion"):
+            # the real server answers this with a bare 500 (no reason)
+            raise ApiError("", "resourceVersion should not be set on objects to be created", code=500)
+        for system in SYSTEM_FIELDS:
             meta.pop(system, None)
         meta["uid"] = self.new_uid()
         meta["creationTimestamp"] = self.now()
@@ -235,6 +251,9 @@ class Registry:
                 meta["name"] = name
                 return self.create(res, namespace, obj, manager=manager, dry_run=dry_run), True
             raise errors.not_found(res.plural, name, res.group)
+        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:
+            raise errors.invalid(res.kind, name, [Cause("FieldValueInvalid", f'Invalid value: "{meta["uid"]}": field '
+                                                        "is immutable", "metadata.uid")], res.group)
         given_rv = meta.get("resourceVersion")
         if given_rv:
             if given_rv != old["metadata"]["resourceVersion"]:
@@ -250,8 +269,11 @@ class Registry:
                      operation: str = "Update") -> Obj:
         """The strategy part of an update: what each endpoint may change, generation, finalizers, storage."""
         old_meta = old["metadata"]
-        if subresource == "status":
-            new = copy.deepcopy(old)
+        if subresource == "finalize":
+            new = clone(old)
+            new.setdefault("spec", {})["finalizers"] = list((obj.get("spec") or {}).get("finalizers") or [])
+        elif subresource == "status":
+            new = clone(old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -271,14 +293,11 @@ class Registry:
                 meta["namespace"] = old_meta["namespace"]
             if res.status_subresource:
                 if "status" in old:
-                    new["status"] = copy.deepcopy(old["status"])
+                    new["status"] = clone(old["status"])
                 else:
                     new.pop("status", None)
             if res.kind == "Namespace" and not res.group:
-                new["spec"] = copy.deepcopy(old.get("spec", {}))  # spec.finalizers change only via /finalize
-        if subresource == "finalize":
-            new = copy.deepcopy(old)
-            new.setdefault("spec", {})["finalizers"] = list((obj.get("spec") or {}).get("finalizers") or [])
+                new["spec"] = clone(old.get("spec", {}))  # spec.finalizers change only via /finalize
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         new = self._admit(res, new, old)
         with_status = res.status_subresource or not res.custom
@@ -344,7 +363,7 @@ class Registry:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                      "request")
         if res.schema is not None:
-            applied = prune(applied, res.schema)
+            applied = self._prune(res, applied)
         live = self.current(res, namespace, name)
         if meta.get("resourceVersion") and live is not None and meta["resourceVersion"] != live["metadata"][
                 "resourceVersion"]:
@@ -355,7 +374,6 @@ class Registry:
                                     ListTypes(res.schema), res.status_subresource, res.plural, name)
         merged["metadata"]["name"] = name
         if live is None:
-            merged["metadata"].pop("resourceVersion", None)
             return self.create(res, namespace, merged, manager=manager, dry_run=dry_run, operation="Apply"), True
         merged = self._check_type(res, merged)
         return self._update_from(res, live, merged, manager=manager, subresource=subresource, dry_run=dry_run,
@@ -435,7 +453,7 @@ class Registry:
         obj = self.storage.bucket(bucket_of(res)).objects.get(key)
         if obj is None or finalizer not in (obj["metadata"].get("finalizers") or []):
             return
-        new = copy.deepcopy(obj)
+        new = clone(obj)
         new["metadata"]["finalizers"] = [f for f in obj["metadata"]["finalizers"] if f != finalizer]
         self._update_from(res, obj, new, manager="emulated-controller", subresource="", dry_run=False)
 

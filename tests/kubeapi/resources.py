@@ -38,7 +38,9 @@ class Resource:
     custom: bool = False
     schema: dict[str, Any] | None = None  # openAPIV3Schema of a custom resource version
     printer_columns: list[dict[str, Any]] = field(default_factory=list)
-    name_rule: str = "subdomain"  # "subdomain" (DNS-1123 subdomain) or "label" (DNS-1123 label)
+    name_rule: str = "subdomain"  # "subdomain" (DNS-1123 subdomain), "label" (DNS-1123 label) or "path"
+    verbs: tuple[str, ...] = ALL_VERBS
+    virtual: bool = False  # answered, never stored (access reviews)
 
     @property
     def api_version(self) -> str:
@@ -83,10 +85,15 @@ BUILTINS: tuple[Resource, ...] = (
              status_subresource=True),
     Resource("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
     Resource("coordination.k8s.io", "v1", "Lease", "leases"),
-    Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
-    Resource("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
-    Resource("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+    Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False, name_rule="path"),
+    Resource("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False,
+             name_rule="path"),
+    Resource("rbac.authorization.k8s.io", "v1", "Role", "roles", name_rule="path"),
+    Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", name_rule="path"),
+    Resource("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False,
+             verbs=("create",), virtual=True),
+    Resource("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False,
+             verbs=("create",), virtual=True),
     Resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
              namespaced=False, short_names=("crd", "crds"), subresources=("status",), status_subresource=True,
              generation=True, categories=("api-extensions",)),

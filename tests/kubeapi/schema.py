@@ -8,7 +8,6 @@ as field causes with the reasons and texts of k8s.io/apimachinery/pkg/util/valid
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from functools import lru_cache
@@ -16,6 +15,7 @@ from typing import Any
 
 import celpy
 
+from .storage import clone
 from .errors import Cause
 
 __all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS"]
@@ -29,44 +29,52 @@ OBJECT_META_FIELDS = frozenset({
     "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
     "managedFields",
 })
+SKIPPED_RULES: set[str] = set()  # x-kubernetes-validations rules this emulator could not evaluate
 JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 
 
 # ------------------------------------------------------------------------------------------- pruning
 
 
-def prune(obj: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a whole custom resource with unknown fields dropped (apiVersion/kind/metadata always kept)."""
-    out = _prune(obj, schema, root=True)
+def prune(obj: dict[str, Any], schema: dict[str, Any], dropped: list[str] | None = None) -> dict[str, Any]:
+    """A copy of a whole custom resource with unknown fields dropped (apiVersion/kind/metadata always kept);
+    the dotted paths of dropped fields are appended to `dropped` (for fieldValidation Warn/Strict)."""
+    out = _prune(obj, schema, True, "", dropped if dropped is not None else [])
     if isinstance(obj.get("metadata"), dict):
         out["metadata"] = {k: v for k, v in obj["metadata"].items() if k in OBJECT_META_FIELDS}
+        if dropped is not None:
+            dropped += [f"metadata.{k}" for k in obj["metadata"] if k not in OBJECT_META_FIELDS]
     return out
 
 
-def _prune(value: Any, schema: dict[str, Any], root: bool = False) -> Any:
+def _prune(value: Any, schema: dict[str, Any], root: bool, path: str, dropped: list[str]) -> Any:
     if schema.get(INT_OR_STRING) or not isinstance(value, (dict, list)):
-        return copy.deepcopy(value)
+        return clone(value)
     if isinstance(value, list):
         items = schema.get("items")
         if items is None:
-            return copy.deepcopy(value)
-        return [_prune(item, items) for item in value]
+            return clone(value)
+        return [_prune(item, items, False, f"{path}[{index}]", dropped) for index, item in enumerate(value)]
     properties = schema.get("properties", {})
     additional = schema.get("additionalProperties")
     keep_unknown = schema.get(PRESERVE) is True or additional is True
+    envelope = root or bool(schema.get(EMBEDDED))
     out: dict[str, Any] = {}
     for key, item in value.items():
         sub = properties.get(key)
-        if root and key in ("apiVersion", "kind", "metadata") or schema.get(EMBEDDED) and key in ("apiVersion", "kind", "metadata"):
-            out[key] = copy.deepcopy(item)
+        here = f"{path}.{key}" if path else key
+        if envelope and key in ("apiVersion", "kind", "metadata"):
+            out[key] = clone(item)
         elif item is None and not (sub or {}).get("nullable") and (sub is not None or isinstance(additional, dict)):
             continue  # nulls of non-nullable fields are pruned before defaulting
         elif sub is not None:
-            out[key] = _prune(item, sub)
+            out[key] = _prune(item, sub, False, here, dropped)
         elif isinstance(additional, dict):
-            out[key] = _prune(item, additional)
+            out[key] = _prune(item, additional, False, here, dropped)
         elif keep_unknown:
-            out[key] = copy.deepcopy(item)
+            out[key] = clone(item)
+        else:
+            dropped.append(here)
     return out
 
 
@@ -78,7 +86,7 @@ def apply_defaults(value: Any, schema: dict[str, Any]) -> Any:
     if isinstance(value, dict):
         for key, sub in schema.get("properties", {}).items():
             if key not in value and "default" in sub:
-                value[key] = copy.deepcopy(sub["default"])
+                value[key] = clone(sub["default"])
             if key in value:
                 apply_defaults(value[key], sub)
         additional = schema.get("additionalProperties")
@@ -285,8 +293,11 @@ def validate_rules(value: Any, old: Any, schema: dict[str, Any], path: str = "",
             activation["oldSelf"] = celpy.json_to_cel(old)
         try:
             ok = bool(_program(text).evaluate(activation))
-        except Exception:  # a rule that cannot evaluate fails, as an evaluation error does on the server
-            ok = False
+        except Exception as error:  # noqa: BLE001 - celpy raises many kinds
+            if "undeclared reference" in str(error):
+                SKIPPED_RULES.add(text)  # a Kubernetes CEL library function cel-python lacks: not judged
+                continue
+            ok = False  # an evaluation error (e.g. no such key) fails the rule, as on the server
         if not ok:
             message = rule.get("message") or f"failed rule: {text}"
             where = rule.get("fieldPath", "")

@@ -19,6 +19,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
+from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
 from .errors import ApiError, REASON_OF_CODE
@@ -27,6 +28,7 @@ from .listing import list_body, parse_selection
 from .registry import Registry, bucket_of
 from .resources import BUILTINS, Resource
 from .storage import Storage
+from .table import to_table, wants_table
 from .watch import Watcher, serve_watch
 
 __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
@@ -53,6 +55,7 @@ class RecordedRequest:
     user_agent: str = ""
     status: int = 0
     body: bytes = b""
+    user: str = ""
 
     @property
     def field_manager(self) -> str:
@@ -93,6 +96,9 @@ class ApiServer:
         self.controllers = Controllers(self.registry, garbage_collector)
         self.crds = CrdController(self.registry)
         self.token = token
+        self.tokens: dict[str, User] = {token: User("admin", ("system:masters", "system:authenticated"))}
+        self.authorizer = RbacAuthorizer(lambda group, plural, ns: [
+            obj for _, obj in self.storage.bucket(f"{group}/{plural}").items(ns)])
         self.bookmark_interval = bookmark_interval
         self.faults = Faults()
         self.requests: list[RecordedRequest] = []
@@ -133,17 +139,31 @@ class ApiServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def write_kubeconfig(self, path: Path | str, namespace: str = "default", context: str = "emulator") -> Path:
-        """A kubeconfig with one cluster, user (bearer token) and context pointing here."""
+    def write_kubeconfig(self, path: Path | str, namespace: str = "default", context: str = "emulator",
+                         token: str | None = None) -> Path:
+        """A kubeconfig with one cluster, user (bearer token, the admin's unless given) and context."""
         target = Path(path)
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
             "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {"token": self.token}}],
+            "users": [{"name": context, "user": {"token": token or self.token}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": namespace}}],
         }
         target.write_text(yaml.safe_dump(config, sort_keys=False))
         return target
+
+    # ----------------------------------------------------------------------------------- identities
+
+    def add_token(self, token: str, user: str, groups: tuple[str, ...] | list[str] = ()) -> str:
+        """Authenticate `token` as `user` (plus system:authenticated); RBAC then decides what it may do."""
+        self.tokens[token] = User(user, (*groups, "system:authenticated"))
+        return token
+
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A token for ServiceAccount namespace/name (as a TokenRequest would give); the account need not exist."""
+        token = f"sa.{namespace}.{name}"
+        self.tokens[token] = User.service_account(namespace, name)
+        return token
 
     # ----------------------------------------------------------------------------------- test helpers
 
@@ -184,8 +204,18 @@ class ApiServer:
         except ApiError as error:
             return _status_response(error)
         auth = request.headers.get("Authorization", "")
-        if record.path not in ("/healthz", "/readyz", "/livez", "/version") and auth != f"Bearer {self.token}":
-            return _status_response(ApiError("Unauthorized", "Unauthorized"))
+        user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+        if user is None:
+            if record.path not in ("/healthz", "/readyz", "/livez", "/version"):
+                return _status_response(ApiError("Unauthorized", "Unauthorized"))
+            user = User("system:anonymous", ("system:unauthenticated",))
+        record.user = user.name
+        attributes = Attributes(record.verb if target else request.method.lower(), record.path, record.resource,
+                                record.api_group, record.subresource, record.namespace, record.name,
+                                resource_request=target is not None)
+        if not self.authorizer.allows(user, attributes):
+            return _status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
+                                             group=record.api_group, kind=record.resource))
         fault = self.faults.take(request.method, record.path, request.query_string, record.user_agent)
         if fault is not None:
             if fault.delay:
@@ -196,10 +226,18 @@ class ApiServer:
                 return web.Response(status=500)
             if fault.status and not fault.after_commit:
                 return _fault_response(fault, record)
+        validation = record.query.get("fieldValidation") or "Warn"
+        if validation not in ("Ignore", "Warn", "Strict"):
+            return _status_response(errors.bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{validation}"'))
+        self.registry.field_validation, self.registry.warnings = validation, []
         try:
             response = await self._dispatch(request, record, target, body, fault)
         except ApiError as error:
             response = _status_response(error)
+        for warning in self.registry.warnings:  # set before any await: no other request interleaves
+            if not response.prepared:
+                response.headers.add("Warning", f'299 - "{_escape(warning)}"')
         if fault is not None and fault.status and fault.after_commit:
             return _fault_response(fault, record)
         return response
@@ -257,14 +295,27 @@ class ApiServer:
         if method == "GET":
             if sub == "log":
                 return self._pod_log(res, ns, name, query)
+            table = wants_table(request.headers.get("Accept", ""))
             if name:
-                return _json(self.registry.get(res, ns, name))
+                found = self.registry.get(res, ns, name)
+                if table:
+                    return _json(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
+                                          self.clock.now(), query.get("includeObject", "Metadata")))
+                return _json(found)
             if record.verb == "watch":
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          watchers=self._watchers)
-            return _json(list_body(self.registry, res, ns, query))
+            listed = list_body(self.registry, res, ns, query)
+            if table:
+                return _json(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
+                                      query.get("includeObject", "Metadata")))
+            return _json(listed)
+        if res.virtual:
+            if method != "POST" or name:
+                raise errors.method_not_allowed(method)
+            return _json(self._access_review(res, _decode(body), record), 201)
         if method == "POST":
             if name:
                 raise errors.method_not_allowed(method)
@@ -310,6 +361,28 @@ class ApiServer:
         if found is None:
             raise _not_served()
         return _json(found)
+
+    def _access_review(self, res: Resource, body: Any, record: RecordedRequest) -> dict[str, Any]:
+        """Self/SubjectAccessReview: the authorizer's answer for the attributes in spec."""
+        spec = (body or {}).get("spec") or {}
+        if res.plural == "selfsubjectaccessreviews":
+            user = next((u for u in self.tokens.values() if u.name == record.user), User(record.user))
+        else:
+            user = User(spec.get("user", ""), tuple(spec.get("groups") or ()))
+        resource = spec.get("resourceAttributes")
+        if resource is not None:
+            attributes = Attributes(resource.get("verb", ""), "", resource.get("resource", ""),
+                                    resource.get("group", ""), resource.get("subresource", ""),
+                                    resource.get("namespace") or None, resource.get("name", ""))
+        else:
+            path = (spec.get("nonResourceAttributes") or {})
+            attributes = Attributes(path.get("verb", ""), path.get("path", ""), resource_request=False)
+        allowed = self.authorizer.allows(user, attributes)
+        status: dict[str, Any] = {"allowed": allowed}
+        if allowed and "system:masters" not in user.groups:
+            status["reason"] = "RBAC: allowed"
+        return {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"creationTimestamp": None},
+                "spec": spec, "status": status}
 
     def _pod_log(self, res: Resource, namespace: str | None, name: str, query: dict[str, str]) -> web.Response:
         pod = self.registry.get(res, namespace, name)
@@ -372,6 +445,10 @@ def _fault_response(fault: Fault, record: RecordedRequest) -> web.Response:
     if fault.retry_after is not None:
         response.headers["Retry-After"] = _retry_text(fault.retry_after)
     return response
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _retry_text(seconds: float) -> str:

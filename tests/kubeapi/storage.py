@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Change", "Bucket", "Storage", "Key", "SnapshotTooOld"]
+__all__ = ["Change", "Bucket", "Storage", "Key", "SnapshotTooOld", "clone"]
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
@@ -49,6 +49,15 @@ class Change:
         if cached is None:
             cached = self._encoded[event_type] = json_line({"type": event_type, "object": self.obj})
         return cached
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars); several times faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: clone(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value
 
 
 def json_line(value: Any) -> bytes:

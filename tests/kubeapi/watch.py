@@ -109,8 +109,12 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
             start = int(rv_text)
         except ValueError:
             raise errors.bad_request(f"invalid resource version: {rv_text!r}") from None
+        if start > registry.storage.rv:  # the cacher waits to catch up, then gives up
+            error_line = json_line({"type": "ERROR", "object": errors.ApiError(
+                "Timeout", f"Too large resource version: {start}, current: {registry.storage.rv}",
+                causes=[errors.Cause("ResourceVersionTooLarge", "Too large resource version")]).status()})
         try:
-            for change in bucket.changes_after(start):
+            for change in bucket.changes_after(start) if error_line is None else []:
                 line = watcher.event(change)
                 if line is not None:
                     initial.append(line)
@@ -139,8 +143,15 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                if bookmarks:
-                    await response.write(_bookmark(res, registry.storage.rv))
+                if bookmarks:  # after what is already queued, so the bookmark never skips an event
+                    pending = []
+                    while not watcher.queue.empty():
+                        item = watcher.queue.get_nowait()
+                        if item is CLOSE:
+                            break
+                        pending.append(item[1])
+                    final = _bookmark(res, registry.storage.rv)
+                    await response.write(b"".join([*pending, final]))
                 return response
             wait = min(remaining, bookmark_interval) if bookmarks else remaining
             try:

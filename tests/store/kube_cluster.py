@@ -9,7 +9,7 @@ so the real, strict schemas (tests/test_crds.py checks those) would only prune t
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +68,7 @@ class RecordingSleep:
         self.waits.append(seconds)
 
 
-def quick_retry(sleep: RecordingSleep, **overrides: Any) -> RetryPolicy:
+def quick_retry(sleep: Callable[[float], Awaitable[None]], **overrides: Any) -> RetryPolicy:
     """The default policy with a recording sleep and fixed jitter (deterministic)."""
     return RetryPolicy(sleep=sleep, random=lambda: 0.5, **overrides)
 

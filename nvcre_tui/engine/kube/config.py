@@ -10,6 +10,7 @@ and check the files ourselves so every problem is one line naming the file and t
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,11 +154,29 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         await loader.load_and_set(configuration)
     except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
+    _check_tls(configuration, f"kubeconfig {where}, context {chosen}")
     user = loader._user  # the library keeps the resolved user here
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     return KubeTarget(configuration, str(chosen_namespace), chosen, configuration.host, f"kubeconfig {where}")
+
+
+def _check_tls(configuration: Configuration, where: str) -> None:
+    """Load the CA and client certificate now (no network), so a bad file is a one-line InputError here
+    rather than a traceback at the first request."""
+    for what, path in (("certificate-authority", configuration.ssl_ca_cert), ("client-certificate",
+                                                                             configuration.cert_file),
+                       ("client-key", configuration.key_file)):
+        if path and not os.path.isfile(path):
+            raise InputError(f"{where}: {what} {path}: file not found")
+    try:
+        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+    except (ssl.SSLError, OSError) as error:
+        files = ", ".join(p for p in (configuration.ssl_ca_cert, configuration.cert_file, configuration.key_file) if p)
+        raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 
 def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
@@ -178,6 +197,7 @@ def _from_service_account(directory: Path, environ: Mapping[str, str], namespace
         loader.load_and_set(configuration)  # also installs a hook that re-reads the rotated token file
     except Exception as error:
         raise InputError(f"in-cluster service account {directory}: {_one_line(error)}") from None
+    _check_tls(configuration, f"in-cluster service account {directory}")
     if namespace is None:
         try:
             namespace = (directory / "namespace").read_text().strip() or None

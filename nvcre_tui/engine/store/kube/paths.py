@@ -9,8 +9,9 @@ from ..protocol import ResourceKind
 __all__ = ["collection_path", "object_path", "group_version_path", "has_status_subresource"]
 
 # Kinds the API server serves without a /status subresource (they have no status at all): a status
-# write goes to the main resource. Every other kind, ours included, has one. A table, not discovery,
-# so writing status costs no extra request and needs no extra permission.
+# write goes to the main resource. Every other kind is taken to have one: all built-ins with a status
+# do, and so do our CRDs (a foreign CRD without `subresources.status` would answer 404 to a status
+# write). A table, not discovery, so a status write costs no extra request and no extra permission.
 _STATUSLESS = frozenset({
     ("", "configmaps"), ("", "events"), ("", "secrets"), ("", "serviceaccounts"), ("", "endpoints"),
     ("coordination.k8s.io", "leases"), ("events.k8s.io", "events"),

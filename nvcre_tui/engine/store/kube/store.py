@@ -4,13 +4,18 @@ Generic over ResourceKind: paths come from group/version/plural, objects stay pl
 server gives uids, resourceVersions, generations, timestamps, finalizer and garbage-collection
 semantics; this class adds what the protocol promises on top: sorted, paginated lists; watches that
 survive dropped streams; retries of transient errors; errors that name the object.
+
+Time: the store's `clock` stamps Events (record_event); backoff waits use `RetryPolicy.sleep` (real
+time by default, see retry.py). Transient failures are retried here, within the policy's attempts and
+budget; past that the retryable error (TooManyRequests, ServerError, Timeout, Unavailable, with
+`retry_after`) reaches the caller, which requeues. A watch raises Gone only for a 410: list again.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
 from ..errors import Conflict, Gone, Invalid, NotFound
@@ -24,12 +29,18 @@ from .retry import RequestStats, RetryPolicy
 from .transport import APPLY_PATCH, MERGE_PATCH, Query, Transport
 from .watch import follow, with_type
 
+if TYPE_CHECKING:
+    from ...kube.config import KubeTarget
+
 __all__ = ["KubeStore", "DEFAULT_PAGE_SIZE", "DEFAULT_WATCH_TIMEOUT"]
 
 Obj = dict[str, Any]
 DEFAULT_PAGE_SIZE = 500
-DEFAULT_WATCH_TIMEOUT = 300    # seconds the server keeps one watch stream open (then we reopen it)
+# Seconds the server keeps one watch stream open (then we reopen it). A real server takes whole seconds;
+# the emulator also takes fractions, so a test can see streams end without waiting long.
+DEFAULT_WATCH_TIMEOUT = 300
 DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_WATCH_PATIENCE = 300.0  # seconds a watch waits out an unreachable server before raising
 _MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
 _DISCOVERY = "discovery"
 
@@ -37,15 +48,16 @@ _DISCOVERY = "discovery"
 class KubeStore:
     """A ResourceStore on a Kubernetes API server; one connection pool for the store's whole life."""
 
-    def __init__(self, target: Any, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
-                 page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: int = DEFAULT_WATCH_TIMEOUT,
-                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+    def __init__(self, target: KubeTarget, clock: Clock, *, user_agent: str = "nvcre", retry: RetryPolicy | None = None,
+                 page_size: int = DEFAULT_PAGE_SIZE, watch_timeout: float = DEFAULT_WATCH_TIMEOUT,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT, watch_patience: float = DEFAULT_WATCH_PATIENCE) -> None:
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")
-        self.target = target  # a KubeTarget (kube/config.py)
+        self.target = target
         self._clock = clock
         self.page_size = page_size
         self.watch_timeout = watch_timeout
+        self.watch_patience = watch_patience
         self.stats = RequestStats()
         self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
                                     request_timeout)
@@ -107,7 +119,7 @@ class KubeStore:
             resource_version = listed.resource_version
         subject = Subject(kind, None, namespace)
         async for event in follow(self._transport, subject, collection_path(kind, namespace), selectors,
-                                  resource_version, self.watch_timeout):
+                                  resource_version, self.watch_timeout, self.watch_patience):
             yield event
 
     # ----- writes ------------------------------------------------------------------------------------
@@ -125,19 +137,19 @@ class KubeStore:
         return with_type(kind, created or {})
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:
-        return await self._put(kind, obj, None, "update")
+        return await self._put(kind, obj, None)
 
     async def update_status(self, kind: ResourceKind, obj: Obj) -> Obj:
-        return await self._put(kind, obj, "status" if has_status_subresource(kind) else None, "update")
+        return await self._put(kind, obj, "status" if has_status_subresource(kind) else None)
 
-    async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None, verb: str) -> Obj:
+    async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None) -> Obj:
         name, namespace = identify(kind, obj)
         if not obj["metadata"].get("resourceVersion"):
             # Some kinds would take an unconditional PUT; the protocol never does (lost updates).
             raise Conflict.about(kind, name, namespace, "metadata.resourceVersion is required; get the object "
                                                         "and retry")
         subject = Subject(kind, name, namespace)
-        updated = await self._transport.request(verb, "PUT", object_path(kind, name, namespace, subresource),
+        updated = await self._transport.request("update", "PUT", object_path(kind, name, namespace, subresource),
                                                 subject, body=_typed_copy(kind, obj))
         return with_type(kind, updated or {})
 

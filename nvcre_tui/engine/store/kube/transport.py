@@ -12,8 +12,9 @@ from typing import Any
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.config import ConfigException
 
-from ..errors import NotFound, RetryableError, Timeout, TooManyRequests, Unavailable
+from ..errors import Forbidden, NotFound, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
 from .answers import Subject, error_from_answer
 from .retry import RequestStats, RetryPolicy
 
@@ -67,12 +68,19 @@ class Transport:
         except TimeoutError:
             raise Timeout.about(subject.kind, subject.name, subject.namespace,
                                 f"{method} {path}: no answer within {timeout.total or timeout.sock_read}s") from None
+        except (aiohttp.ClientSSLError, aiohttp.ClientConnectorCertificateError) as error:
+            # Not transient: retrying will not make the certificate (or the CA we trust) right.
+            raise StoreError.about(subject.kind, subject.name, subject.namespace,
+                                   f"TLS with {self._configuration.host} failed: {error}") from None
         except aiohttp.ClientConnectorError as error:
             raise NotSent.about(subject.kind, subject.name, subject.namespace,
                                 f"cannot connect to {self._configuration.host}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
                                     f"{method} {path}: connection lost ({error or type(error).__name__})") from None
+        except ConfigException as error:  # a credential plugin or token file failed while refreshing
+            raise Forbidden.about(subject.kind, subject.name, subject.namespace,
+                                  f"no credentials for {self._configuration.host}: {error}") from None
         return response
 
     async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
@@ -104,20 +112,23 @@ class Transport:
         plural = getattr(subject.kind, "plural", str(subject.kind))
         waited = 0.0
         retry = 0
+        ambiguous = False  # an earlier try may have been applied
         while True:
             self.stats.requests[(verb, plural)] += 1
             try:
                 return await self._once(method, path, query, body, content_type, subject)
             except NotFound:
-                if retry and absent_after_retry_ok:
+                if ambiguous and absent_after_retry_ok:
                     return None
                 raise
             except RetryableError as error:
-                if not idempotent and not _surely_not_applied(error):
+                unapplied = _surely_not_applied(error)
+                if not idempotent and not unapplied:
                     raise
                 delay = self.retry.delay(retry, error.retry_after)
                 if retry + 1 >= self.retry.attempts or waited + delay > self.retry.budget or self.closed:
                     raise
+            ambiguous = ambiguous or not unapplied
             waited += delay
             retry += 1
             self.stats.retries += 1

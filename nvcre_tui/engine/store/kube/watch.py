@@ -31,25 +31,38 @@ def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+class _Garbled(Exception):
+    """A line that is not JSON: the stream was cut mid-event (by a proxy, say)."""
+
+
 async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
     """Newline-delimited JSON watch events, one at a time (never the whole body)."""
     async for line in response.content:
         if line.strip():
-            event = json.loads(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                raise _Garbled(line[:80].decode("utf-8", errors="replace")) from None
             if isinstance(event, dict):
                 yield event
 
 
 async def follow(transport: Transport, subject: Subject, path: str, selectors: Query, resource_version: str,
-                 timeout_seconds: int) -> AsyncIterator[WatchEvent]:
-    """Changes after `resource_version`, across as many server streams as it takes."""
+                 timeout_seconds: float, patience: float) -> AsyncIterator[WatchEvent]:
+    """Changes after `resource_version`, across as many server streams as it takes.
+
+    Transient failures (server restarting, overloaded, unreachable) are waited out with backoff for up
+    to `patience` seconds in a row, since reopening from the same position is all a caller could do;
+    beyond that the retryable error is raised, so a caller can tell the user the cluster is gone.
+    """
     kind = subject.kind
     position = resource_version
-    failures = 0  # consecutive streams that failed to open or died before any event
+    failures = 0    # consecutive streams that failed to open or died before any event
+    waited = 0.0    # seconds spent backing off since the last event
     opened = 0
     while not transport.closed:
         query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
-                 ("timeoutSeconds", str(timeout_seconds))]
+                 ("timeoutSeconds", f"{timeout_seconds:g}")]
         error: RetryableError | None = None
         try:
             response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
@@ -80,13 +93,14 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
                             raise status_error
                         error = status_error
                         break
-                    failures, seen = 0, seen + 1
+                    failures, waited, seen = 0, 0.0, seen + 1
                     if metadata.get("resourceVersion"):
                         position = str(metadata["resourceVersion"])
                     if kind_of_event in _CHANGES:
                         yield WatchEvent(kind_of_event, with_type(kind, obj))  # type: ignore[arg-type]
                     # BOOKMARK: the position moved, nothing to tell the caller
-            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as dropped:
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError, _Garbled) as dropped:
+                # the position is still good: reopen from it
                 if transport.closed:
                     return
                 error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
@@ -99,8 +113,9 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
                     await transport.retry.sleep(transport.retry.delay(0))
                 continue
         failures += 1
-        delay = transport.retry.delay(failures - 1, error.retry_after)
-        if failures >= transport.retry.attempts:
+        delay = transport.retry.delay(min(failures - 1, 30), error.retry_after)
+        if waited + delay > patience:
             raise error
+        waited += delay
         transport.stats.retries += 1
         await transport.retry.sleep(delay)

@@ -1,0 +1,284 @@
+"""`nvcre setup init / status / reset` as a user runs them, over real HTTP against the API-server emulator.
+
+The command runs in a worker thread (it owns its event loop, as from a shell) while the emulator serves
+from the test's loop; stdout/stderr are captured, stdin is replaced to play a terminal or a pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.kube.config import load_target
+from nvcre_tui.engine.kube.install import FIELD_MANAGER, SCHEMA_HASH_ANNOTATION, install_objects
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
+from nvcre_tui.engine.store.kube import KubeStore
+from tests import envtest
+from tests.kubeapi import ApiServer, Fault
+from tests.scenarios.harness import catalog
+
+NS = "nvcre-system"
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: soak}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories: [{domain: communication, variant: nccl-loopback}]
+"""
+
+
+class Terminal(io.StringIO):
+    """stdin as a terminal that will type `answer`."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Never read the developer's own kubeconfig or service account."""
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # a pipe, not a terminal
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    api = ApiServer()
+    await api.start()
+    try:
+        yield api
+    finally:
+        await api.stop()
+
+
+@pytest.fixture
+def kubeconfig(server: ApiServer, tmp_path: Path) -> str:
+    return str(server.write_kubeconfig(tmp_path / "kubeconfig", namespace="default", context="emulator"))
+
+
+@pytest.fixture
+async def admin(kubeconfig: str) -> AsyncIterator[KubeStore]:
+    """The test's own view of the cluster (another client, as a second kubectl would be)."""
+    store = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent="test-admin")
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def nvcre(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run `nvcre ARGV` as from a shell; (exit code, stdout, stderr)."""
+    def shell() -> int:
+        try:
+            return main(list(argv))
+        except SystemExit as exit_:  # argparse's usage errors exit, as from a shell
+            return int(exit_.code or 0)
+
+    code = await asyncio.to_thread(shell)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+async def present(store: KubeStore, obj: dict) -> bool:
+    meta = obj["metadata"]
+    try:
+        await store.get(kind_of(obj), meta["name"], meta.get("namespace"))
+    except NotFound:
+        return False
+    return True
+
+
+async def create_certification(store: KubeStore, namespace: str = "default") -> dict:
+    cert = certification_from_text("cert.yaml", CERT, catalog()).to_wire()
+    cert["metadata"]["namespace"] = namespace
+    cert.pop("status", None)
+    return await store.create(CERTIFICATION, cert)
+
+
+# ----- init -------------------------------------------------------------------------------------------
+
+
+async def test_init_applies_everything_server_side_and_waits_for_the_crds(server, kubeconfig, admin, capsys) -> None:
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, "")
+    objects = install_objects(NS)
+    assert out.splitlines()[:2] == ["customresourcedefinition.apiextensions.k8s.io/certifications.nvcre.nvidia.com "
+                                    "serverside-applied",
+                                    "customresourcedefinition.apiextensions.k8s.io/workflows.nvcre.nvidia.com "
+                                    "serverside-applied"]
+    assert out.splitlines()[-1] == f"nvcre is installed in namespace {NS}"
+    for obj in objects:
+        assert await present(admin, obj), obj["metadata"]["name"]
+    crd = await admin.get(CRD, "certifications.nvcre.nvidia.com")
+    assert any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
+    assert crd["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION] == objects[0]["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION]
+    writes = [r for r in server.requests if r.user_agent.startswith("nvcre-setup") and r.verb not in ("get", "list", "watch")]
+    assert len(writes) == len(objects)
+    assert all(r.verb == "patch" and r.content_type == "application/apply-patch+yaml" for r in writes)
+    assert all(r.query.get("fieldManager") == FIELD_MANAGER and r.query.get("force") == "true" for r in writes)
+
+
+async def test_init_twice_changes_nothing(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    before = await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    after = await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+async def test_init_in_another_namespace(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "-n", "gpu-cert"))[0] == 0
+    binding = await admin.get(ROLE_BINDING, "nvcre-engine", "gpu-cert")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "nvcre-engine", "namespace": "gpu-cert"}]
+
+
+async def test_init_dry_run_on_a_cluster_creates_nothing(server, kubeconfig, admin, capsys) -> None:
+    code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+    assert code == 0
+    assert list(yaml.safe_load_all(out)) == install_objects(NS)
+    assert "serverside-applied (server dry run)" in err
+    assert f"not validated (namespace {NS} does not exist yet)" in err  # nothing in it can be dry-run
+    for obj in install_objects(NS):
+        assert not await present(admin, obj)
+    applied = [r for r in server.requests if r.verb == "patch"]
+    assert applied and all(r.query.get("dryRun") == "All" for r in applied)
+
+
+async def test_init_dry_run_after_init_validates_every_object(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    before = await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    server.clear_requests()
+    code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+    assert code == 0 and "not validated" not in err
+    assert err.count("serverside-applied (server dry run)") == len(install_objects(NS))
+    assert all(r.query.get("dryRun") == "All" for r in server.requests if r.verb == "patch")
+    assert (await admin.get(CLUSTER_ROLE, "nvcre-engine"))["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+async def test_init_dry_run_without_a_cluster_renders_offline(capsys) -> None:
+    code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "-n", "elsewhere")
+    assert code == 0 and "offline" in err
+    assert list(yaml.safe_load_all(out)) == install_objects("elsewhere")
+
+
+async def test_init_refused_by_the_server_is_one_line(server, kubeconfig, capsys) -> None:
+    server.faults.add(Fault(method="PATCH", path=r"/clusterroles/", status=403))
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1 and "ClusterRole nvcre-engine" in err and "Traceback" not in err
+
+
+async def test_bad_flags_are_one_line_and_exit_2(capsys) -> None:
+    for argv in (["setup", "init", "-n", "Not_A_Namespace"], ["setup", "status", "--kubeconfig", "/no/such/file"],
+                 ["setup", "reset", "--timeout", "soon"]):
+        code, out, err = await nvcre(capsys, *argv)
+        assert code == 2 and "Traceback" not in err, argv
+
+
+# ----- status -----------------------------------------------------------------------------------------
+
+
+async def test_status_says_not_installed_then_installed(server, kubeconfig, capsys) -> None:
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert code == 1 and json.loads(out)["installed"] is False
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    report = json.loads(out)
+    assert code == 0 and report["installed"] is True
+    assert [c["current"] for c in report["crds"]] == [True] * 4
+    assert report["lease"] is None and report["gpuNodes"] == 0
+
+
+async def test_status_table_names_the_lease_holder(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert await EngineLease(admin, SystemClock(), NS, "engine@node-7/42").try_acquire()
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert code == 0
+    lease_row = next(line for line in out.splitlines() if line.startswith("engine lease"))
+    assert "held" in lease_row and "engine@node-7/42" in lease_row
+
+
+# ----- reset ------------------------------------------------------------------------------------------
+
+
+async def test_reset_without_a_terminal_or_yes_refuses(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--kubeconfig", kubeconfig)
+    assert code == 2 and "pass --yes" in err and len(err.strip().splitlines()) == 1
+    assert all([await present(admin, obj) for obj in install_objects(NS)])
+
+
+async def test_reset_refuses_while_a_certification_runs(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await create_certification(admin)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 1 and "1 certifications still running (default/soak)" in err
+    assert await present(admin, install_objects(NS)[0])
+    await admin.patch_status(CERTIFICATION, "soak", "default",
+                             {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Done", "message": "",
+                                              "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+
+
+async def test_reset_force_removes_everything_init_made(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await create_certification(admin)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert "customresourcedefinition.apiextensions.k8s.io/certifications.nvcre.nvidia.com deleted" in out.splitlines()
+    for obj in install_objects(NS):
+        if obj["kind"] != "Namespace":
+            assert not await present(admin, obj), obj["metadata"]["name"]
+    try:  # no namespace controller on a bare API server: Terminating is as far as it goes
+        namespace = await admin.get(NAMESPACE, NS)
+        assert namespace["status"]["phase"] == "Terminating"
+    except NotFound:
+        pass
+    assert (await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig))[0] == 1
+    assert (await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig))[0] == 0  # twice is fine
+
+
+async def test_reset_asks_on_a_terminal(server, kubeconfig, admin, capsys, monkeypatch) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--kubeconfig", kubeconfig)
+    assert code == 1 and "Continue? [y/N]" in err and "nothing deleted" in err
+    assert await present(admin, install_objects(NS)[0])
+    monkeypatch.setattr(sys, "stdin", Terminal("y\n"))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--kubeconfig", kubeconfig)
+    assert code == 0
+    assert not await present(admin, install_objects(NS)[0])
+
+
+# ----- the same on a real kube-apiserver + etcd (when KUBEBUILDER_ASSETS names them) ----------------------
+
+
+@pytest.mark.skipif(envtest.assets_dir() is None, reason=envtest.SKIP_REASON)
+async def test_init_status_reset_on_a_real_api_server(tmp_path, capsys) -> None:
+    with envtest.ControlPlane(envtest.assets_dir(), tmp_path) as plane:  # type: ignore[arg-type]
+        kubeconfig = str(plane.write_kubeconfig(tmp_path / "kubeconfig"))
+        code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+        assert code == 0 and json.loads(out)["installed"], out + err
+        code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+        assert code == 0, err
+        code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+        assert code == 1 and not any(c["present"] for c in json.loads(out)["crds"])

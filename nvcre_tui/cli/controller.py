@@ -89,7 +89,7 @@ async def controller(args: argparse.Namespace) -> int:
     from nvcre_tui.engine.lease import EngineLease, engine_identity
     from nvcre_tui.engine.metrics import EngineMetrics
     from nvcre_tui.engine.runners.simulated import SimulatedRunner
-    from nvcre_tui.engine.sim.fleet import SimulatedFleet
+    from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
     from nvcre_tui.engine.store.errors import Forbidden, StoreError
     from nvcre_tui.engine.store.kube import KubeStore
@@ -112,8 +112,11 @@ async def controller(args: argparse.Namespace) -> int:
         _log(f"cluster {target.server} ({target.source})")
         return await ControllerLoop(engine, store, lease, metrics, clock, log=_log).run()
     except Forbidden as error:  # the simulator writes Nodes, which the nvcre-engine ServiceAccount may not
-        _log(f"{' '.join(error.message.split())} (the simulated fleet registers and cordons Nodes: run "
-             "--sim-runner with a kubeconfig allowed to, never as the nvcre-engine ServiceAccount)")
+        _log(f"{' '.join(error.message.split())} (the simulated fleet registers and cordons Nodes: install with "
+             "`nvcre setup init --sim-runner`, or run with a kubeconfig allowed to)")
+        return 1
+    except FleetError as error:
+        _log(" ".join(str(error).split()))
         return 1
     except StoreError as error:  # e.g. not installed: the namespace or the CRDs are missing
         _log(f"{' '.join(error.message.split())} (is nvcre installed? nvcre setup status)")

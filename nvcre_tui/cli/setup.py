@@ -54,6 +54,9 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                     "waits until the CRDs are Established.")
     init.add_argument("--dry-run", action="store_true",
                       help="print what would be applied (validated by a server-side dry run when a cluster is configured)")
+    init.add_argument("--sim-runner", action="store_true",
+                      help="also let the engine's ServiceAccount write Nodes, for an in-cluster `nvcre controller "
+                           "--sim-runner` on a cluster without GPUs (the simulated fleet registers and cordons Nodes)")
     init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                       help="how long to wait for the CRDs to be Established (default 60)")
     add_kube_arguments(init, namespace_help=NAMESPACE_HELP)
@@ -163,7 +166,7 @@ def init_command(args: argparse.Namespace) -> int:
     from nvcre_tui.engine.kube.config import cluster_configured
     from nvcre_tui.engine.kube.install import install_objects
 
-    objects = install_objects(_namespace(args))
+    objects = install_objects(_namespace(args), simulator=args.sim_runner)
     if args.dry_run and not cluster_configured(args.kubeconfig):
         _say("# no cluster configured: offline render, not validated by a server")
         print(to_yaml(objects), end="")
@@ -346,7 +349,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             f"every namespace ({len(running)} still running), the engine's RBAC, and the namespace {namespace}."):
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
-    objects = install_objects(namespace)
+    objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     crds = [o for o in objects if o["kind"] == CRD.kind]
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
     for obj in [*crds, *rest]:

@@ -229,6 +229,6 @@ async def test_controller_without_node_rights_for_the_simulator_says_so(tmp_path
                                   "--sim-runner", "--scenario", str(tmp_path / "tiny.yaml"), "--metrics-port", "0"])
         assert await asyncio.to_thread(args.func, args) == 1
         err = capsys.readouterr().err
-        assert "Node gpu-node-01" in err and "never as the nvcre-engine ServiceAccount" in err and "Traceback" not in err
+        assert "Node gpu-node-01" in err and "nvcre setup init --sim-runner" in err and "Traceback" not in err
     finally:
         await server.stop()

@@ -27,7 +27,7 @@ from nvcre_tui.engine.store.protocol import (
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "SCHEMA_HASH_ANNOTATION", "PART_OF",
-    "schema_hash", "install_crds", "rbac_objects", "install_objects",
+    "schema_hash", "install_crds", "rbac_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 INSTALL_NAMESPACE = "nvcre-system"
@@ -79,7 +79,28 @@ def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
     ]
 
 
-def install_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
-    """Everything init applies, in order: CRDs, the Namespace, then the RBAC objects."""
-    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace)]
+SIMULATOR_NAME = "nvcre-simulator"
+# Only with `setup init --sim-runner`, for clusters that stand in for GPUs: the simulated fleet plays the
+# cluster (it registers its Nodes and cordons them as its scenario says). The engine's own rules never change.
+SIMULATOR_RULES: list[Obj] = [
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["create", "update", "patch"]},
+    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["update", "patch"]},
+]
+
+
+def simulator_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
+    """The simulated fleet's extra rights (Node writes), bound to the engine's ServiceAccount."""
+    subject = [{"kind": "ServiceAccount", "name": ENGINE_NAME, "namespace": namespace}]
+    return [
+        _object(CLUSTER_ROLE, SIMULATOR_NAME, rules=copy.deepcopy(SIMULATOR_RULES)),
+        _object(CLUSTER_ROLE_BINDING, SIMULATOR_NAME, subjects=subject,
+                roleRef={"apiGroup": CLUSTER_ROLE.group, "kind": "ClusterRole", "name": SIMULATOR_NAME}),
+    ]
+
+
+def install_objects(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = False) -> list[Obj]:
+    """Everything init applies, in order: CRDs, the Namespace, then the RBAC objects (and, for a cluster the
+    simulated fleet plays, its Node rights)."""
+    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace),
+            *(simulator_objects(namespace) if simulator else [])]
 

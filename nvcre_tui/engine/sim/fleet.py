@@ -50,9 +50,9 @@ class SimulatedFleet:
                 try:
                     stored = await self.store.get(NODE, name)
                 except NotFound:
-                    raise FleetError(f"cannot register the simulated Node {name}: {error.message}; register the fleet "
-                                     "with credentials that may create Nodes first (e.g. `nvcre certification run "
-                                     "--sim-runner` from your workstation)") from None
+                    raise FleetError(f"cannot register the simulated Node {name}: {error.message}; the simulated "
+                                     "fleet writes Nodes: install with `nvcre setup init --sim-runner` (the nvcre-simulator "
+                                     "role), or run it with credentials that may create Nodes") from None
                 if stored.get("status") or isinstance(error, Forbidden):
                     continue  # present and complete: an earlier engine made it, or the user edited it
             stored["status"] = node["status"]

@@ -15,7 +15,7 @@ from typing import Any
 from nvcre_tui.engine.clock import Clock, format_time
 
 from . import errors
-from .builtins import prepare_create, validate_builtin
+from .builtins import check_immutable, prepare_create, validate_builtin
 from .errors import ApiError, Cause
 from .fieldpaths import ListTypes
 from .managed import ManagedFields
@@ -141,6 +141,8 @@ class Registry:
                 causes += validate_rules(obj, old, res.schema, update=old is not None)
         elif not res.custom:
             causes += validate_builtin(res.group, res.kind, obj)
+            if old is not None:
+                causes += check_immutable(res.group, res.kind, obj, old)
         extra = self.validators.get((res.group, res.plural))
         if extra is not None and not causes:
             causes += extra(obj)

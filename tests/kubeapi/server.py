@@ -19,6 +19,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
+from .builtins import BOOTSTRAP
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
@@ -110,6 +111,9 @@ class ApiServer:
         assert ns is not None
         for name in PRELOADED_NAMESPACES:
             self.registry.create(ns, None, {"metadata": {"name": name}}, manager="kube-apiserver")
+        for group, plural, namespace, body in BOOTSTRAP:
+            res = next(r for r in BUILTINS if r.group == group and r.plural == plural)
+            self.registry.create(res, namespace, body, manager="kube-apiserver")
 
     # ----------------------------------------------------------------------------------- lifecycle
 

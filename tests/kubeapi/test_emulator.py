@@ -844,3 +844,20 @@ def test_jsonpath_forms_of_printer_columns() -> None:
     assert jsonpath(obj, ".status.conditions[*].type") == ["A", "B"]
     assert jsonpath(obj, ".spec.list[1]") == [2] and jsonpath(obj, "{.spec.n}") == [3]
     assert jsonpath(obj, ".spec.missing") == []
+
+
+async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    service = await core.read_namespaced_service("kubernetes", "default")
+    assert service.spec.cluster_ip == "10.0.0.1" and service.spec.ports[0].port == 443
+    binding = await client.RbacAuthorizationV1Api(api).read_cluster_role_binding("cluster-admin")
+    assert binding.subjects[0].name == "system:masters"
+    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"},
+                                                        "immutable": True})
+    with pytest.raises(ApiException) as frozen:
+        await core.patch_namespaced_config_map("a", "default", {"data": {"k": "w"}})
+    assert frozen.value.status == 422 and status_of(frozen.value)["details"]["causes"][0]["field"] == "data"
+    labelled = await core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "y"}}})
+    assert labelled.metadata.labels == {"x": "y"}
+    deployments = await client.AppsV1Api(api).list_namespaced_deployment("default")
+    assert deployments.items == []

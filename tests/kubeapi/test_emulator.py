@@ -861,3 +861,13 @@ async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient)
     assert labelled.metadata.labels == {"x": "y"}
     deployments = await client.AppsV1Api(api).list_namespaced_deployment("default")
     assert deployments.items == []
+
+
+async def test_a_client_leaving_ends_its_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    await asyncio.wait_for(watch_lines(apiserver, "/api/v1/namespaces?watch=1", count=1), GUARD)
+    bucket = apiserver.storage.bucket("/namespaces")
+    for _ in range(100):  # the server notices the closed socket within a few loop turns
+        if not bucket.watchers:
+            break
+        await asyncio.sleep(0.01)
+    assert not bucket.watchers

@@ -8,6 +8,7 @@ and answers every failure with a Status object. Object semantics live in registr
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from .registry import Registry, bucket_of
 from .resources import BUILTINS, Resource
 from .storage import Storage
 from .table import to_table, wants_table
+from .tls import authority
 from .watch import Watcher, serve_watch
 
 __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
@@ -86,7 +88,8 @@ class ApiServer:
     controller; `history_limit` bounds the watch history per resource; `clock` stamps timestamps."""
 
     def __init__(self, clock: Clock | None = None, history_limit: int = 1000, garbage_collector: bool = False, *,
-                 token: str = "nvcre-emulator-token", bookmark_interval: float = 5.0, seed: int = 0) -> None:
+                 token: str = "nvcre-emulator-token", bookmark_interval: float = 5.0, seed: int = 0,
+                 tls: bool = False) -> None:
         self.clock = clock or SystemClock()
         self.storage = Storage(history_limit)
         self.registry = Registry(self.storage, self.clock, seed)
@@ -105,6 +108,7 @@ class ApiServer:
         self.requests: list[RecordedRequest] = []
         self.pod_logs: dict[tuple[str, str, str | None], str] = {}
         self.url = ""
+        self.tls = authority() if tls else None  # HTTPS with a throwaway CA and x509 client authentication
         self._watchers: set[Watcher] = set()
         self._runner: web.AppRunner | None = None
         ns = self.registry.find("", "v1", "namespaces")
@@ -123,12 +127,13 @@ class ApiServer:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
                                    handler_cancellation=True)  # a client leaving ends its watch at once
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        context = self.tls.server_context() if self.tls else None
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
         await site.start()
         server = site._server
         assert server is not None and server.sockets
         port = server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
 
     async def stop(self) -> None:
         for watcher in list(self._watchers):
@@ -145,13 +150,21 @@ class ApiServer:
         await self.stop()
 
     def write_kubeconfig(self, path: Path | str, namespace: str = "default", context: str = "emulator",
-                         token: str | None = None) -> Path:
-        """A kubeconfig with one cluster, user (bearer token, the admin's unless given) and context."""
+                         token: str | None = None, client_certificate: tuple[bytes, bytes] | None = None) -> Path:
+        """A kubeconfig with one cluster (with its CA when serving HTTPS), one user and one context.
+        The user is a bearer token (the admin's unless given) or an x509 client certificate (cert, key PEM)."""
         target = Path(path)
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.tls:
+            cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
+        user: dict[str, Any] = {"token": token or self.token}
+        if client_certificate is not None:
+            user = {"client-certificate-data": base64.b64encode(client_certificate[0]).decode(),
+                    "client-key-data": base64.b64encode(client_certificate[1]).decode()}
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {"token": token or self.token}}],
+            "clusters": [{"name": context, "cluster": cluster}],
+            "users": [{"name": context, "user": user}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": namespace}}],
         }
         target.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -163,6 +176,12 @@ class ApiServer:
         """Authenticate `token` as `user` (plus system:authenticated); RBAC then decides what it may do."""
         self.tokens[token] = User(user, (*groups, "system:authenticated"))
         return token
+
+    def client_certificate(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """An x509 client certificate (cert PEM, key PEM) for `user` in `groups`; needs tls=True."""
+        if self.tls is None:
+            raise RuntimeError("client certificates need ApiServer(tls=True)")
+        return self.tls.client_certificate(user, tuple(groups))
 
     def service_account_token(self, namespace: str, name: str) -> str:
         """A token for ServiceAccount namespace/name (as a TokenRequest would give); the account need not exist."""
@@ -210,6 +229,8 @@ class ApiServer:
             return _status_response(error)
         auth = request.headers.get("Authorization", "")
         user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+        if user is None and self.tls is not None:
+            user = _certificate_user(request)
         if user is None:
             if record.path not in ("/healthz", "/readyz", "/livez", "/version"):
                 return _status_response(ApiError("Unauthorized", "Unauthorized"))
@@ -424,6 +445,17 @@ class ApiServer:
 
 
 # --------------------------------------------------------------------------------------- helpers
+
+
+def _certificate_user(request: web.Request) -> User | None:
+    """x509 authentication: CN is the user name, each O a group (the certificate was verified by TLS)."""
+    transport = request.transport
+    peer = transport.get_extra_info("peercert") if transport is not None else None
+    if not peer:
+        return None
+    names = [value for part in peer.get("subject", ()) for key, value in part if key == "commonName"]
+    groups = tuple(value for part in peer.get("subject", ()) for key, value in part if key == "organizationName")
+    return User(names[0], (*groups, "system:authenticated")) if names else None
 
 
 def _not_served() -> ApiError:

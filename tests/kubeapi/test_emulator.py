@@ -871,3 +871,24 @@ async def test_a_client_leaving_ends_its_watch(apiserver: ApiServer) -> None:  #
             break
         await asyncio.sleep(0.01)
     assert not bucket.watchers
+
+
+async def test_https_with_client_certificates_and_tokens(tmp_path: Any) -> None:
+    async with ApiServer(tls=True) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        viewer = server.client_certificate("jane", ("viewers",))
+        admin = server.client_certificate("root", ("system:masters",))
+        for name, identity in (("admin", admin), ("jane", viewer), ("token", None)):
+            configuration = client.Configuration()
+            path = server.write_kubeconfig(tmp_path / name, client_certificate=identity)
+            await config.load_kube_config(config_file=str(path), client_configuration=configuration)
+            async with client.ApiClient(configuration) as api_client:
+                core = client.CoreV1Api(api_client)
+                if name == "jane":
+                    with pytest.raises(ApiException) as denied:
+                        await core.list_namespace()
+                    message = status_of(denied.value)["message"]
+                    assert denied.value.status == 403 and 'User "jane" cannot list resource "namespaces"' in message
+                else:
+                    assert len((await core.list_namespace()).items) == 4
+        assert [r.user for r in server.requests] == ["root", "jane", "admin"]

@@ -297,7 +297,8 @@ class ApiServer:
         method = record.method
         watching = legacy_watch or _truthy(record.query.get("watch"))
         record.verb = {
-            "GET": "get" if name else ("watch" if watching else "list"), "POST": "create", "PUT": "update",
+            "GET": ("watch" if legacy_watch else "get") if name else ("watch" if watching else "list"),
+            "POST": "create", "PUT": "update",
             "PATCH": "patch", "DELETE": "delete" if name else "deletecollection",
         }.get(method, method.lower())
         res = self.registry.find(group, version, resource)
@@ -322,6 +323,12 @@ class ApiServer:
             if sub == "log":
                 return self._pod_log(res, ns, name, query)
             table = wants_table(request.headers.get("Accept", ""))
+            if name and target.legacy_watch:  # /watch/.../<name>: a watch of that one object
+                one = dict(query, fieldSelector=",".join(filter(None, [query.get("fieldSelector"),
+                                                                         f"metadata.name={name}"])))
+                return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
+                                         drop_after=fault.drop_stream_after if fault else None,
+                                         watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:

@@ -892,3 +892,16 @@ async def test_https_with_client_certificates_and_tokens(tmp_path: Any) -> None:
                 else:
                     assert len((await core.list_namespace()).items) == 4
         assert [r.user for r in server.requests] == ["root", "jane", "admin"]
+
+
+async def test_watch_list_options_and_legacy_single_object_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    status, body, _ = await raw(apiserver, "GET", "/api/v1/namespaces?watch=1&sendInitialEvents=true")
+    assert status == 422 and {c["field"] for c in body["details"]["causes"]} == {"sendInitialEvents",
+                                                                                  "allowWatchBookmarks"}
+    task = asyncio.create_task(watch_lines(apiserver, "/api/v1/namespaces?watch=1&sendInitialEvents=false", count=1))
+    await asyncio.sleep(0.05)
+    await raw(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "fresh"}})
+    assert [e["object"]["metadata"]["name"] for e in await asyncio.wait_for(task, GUARD)] == ["fresh"]
+    events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/watch/namespaces/kube-system", count=1), GUARD)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "kube-system")]
+    assert apiserver.requests[-1].verb == "watch" and apiserver.requests[-1].name == "kube-system"

@@ -143,6 +143,10 @@ def check_immutable(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
 
 def _configmap(obj: Obj) -> list[Cause]:
     causes = []
+    size = sum(len(k) + len(v) for section in ("data", "binaryData") for k, v in (obj.get(section) or {}).items()
+               if isinstance(v, str))
+    if size > 1048576:
+        causes.append(Cause("FieldValueTooLong", "Too long: must have at most 1048576 bytes", "[]"))
     for section in ("data",):
         for key, value in (obj.get(section) or {}).items():
             if not isinstance(value, str):
@@ -151,7 +155,7 @@ def _configmap(obj: Obj) -> list[Cause]:
 
 
 VALIDATE: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
-    ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap,
+    ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap, ("", "Secret"): _configmap,
 }
 
 

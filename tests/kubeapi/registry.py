@@ -6,6 +6,7 @@ HTTP parsing lives in server.py; this module speaks dicts and raises ApiError.
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from .storage import Change, Key, Storage, clone
 __all__ = ["Registry", "bucket_of", "key_of"]
 
 Obj = dict[str, Any]
+ETCD_MAX_REQUEST_BYTES = 1572864  # etcd --max-request-bytes default (1.5 MiB)
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 GC_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 
@@ -166,6 +168,8 @@ class Registry:
             listener(res, change)
 
     def _store(self, res: Resource, key: Key, obj: Obj) -> Obj:
+        if len(json.dumps(obj, separators=(",", ":"))) > ETCD_MAX_REQUEST_BYTES:
+            raise ApiError("", "etcdserver: request is too large", code=500)  # etcd's limit, passed on as is
         rv = self.storage.next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
         change = self.storage.put(bucket_of(res), key, obj, rv)

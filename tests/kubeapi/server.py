@@ -38,6 +38,7 @@ __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
 
 PRELOADED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 JSON = "application/json"
+MAX_REQUEST_BODY_BYTES = 3145728  # the apiserver's write body limit (2x etcd's, for JSON vs protobuf)
 
 
 @dataclass
@@ -212,6 +213,9 @@ class ApiServer:
     # ----------------------------------------------------------------------------------- HTTP
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if (request.content_length or 0) > MAX_REQUEST_BODY_BYTES:
+            return _status_response(ApiError("RequestEntityTooLarge",
+                                             f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"))
         body = await request.read() if request.can_read_body else b""
         query = {key: request.query.getone(key) for key in request.query.keys()}
         record = RecordedRequest(method=request.method, path=request.path, query=query,

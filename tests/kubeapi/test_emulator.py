@@ -537,6 +537,7 @@ async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, api
                                            "message": "big widgets are red"}],
                                           "properties": {
                                               "size": {"type": "integer", "minimum": 1, "default": 3},
+                                              "since": {"type": "string", "format": "date-time"},
                                               "color": {"type": "string", "enum": ["red", "blue"]},
                                               "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                           }}}}}}]}}
@@ -550,8 +551,10 @@ async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, api
     with pytest.raises(ApiException) as invalid:
         await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
             "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "v"},
-            "spec": {"color": "green", "size": 0}})
+            "spec": {"color": "green", "size": 0, "since": "yesterday"}})
     causes = {c["field"]: c for c in status_of(invalid.value)["details"]["causes"]}
+    assert causes["spec.since"]["message"] == ('Invalid value: "yesterday": spec.since in body must be of type '
+                                               'date-time: "yesterday"')
     assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
     assert causes["spec.size"]["message"] == "Invalid value: 0: spec.size in body should be greater than or equal to 1"
     with pytest.raises(ApiException) as rule:
@@ -905,3 +908,17 @@ async def test_watch_list_options_and_legacy_single_object_watch(apiserver: ApiS
     events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/watch/namespaces/kube-system", count=1), GUARD)
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "kube-system")]
     assert apiserver.requests[-1].verb == "watch" and apiserver.requests[-1].name == "kube-system"
+
+
+async def test_size_limits_of_apiserver_and_etcd(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "big"}, "data": {"k": "x" * 1_100_000}})
+    assert status == 422 and body["details"]["causes"][0]["message"] == "Too long: must have at most 1048576 bytes"
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "huge"}, "data": {"k": "x" * 3_200_000}})
+    assert status == 413 and body["reason"] == "RequestEntityTooLarge"
+    await install_crds(api)
+    certs = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+    await raw(apiserver, "POST", certs, certification("c1"))
+    status, body, _ = await raw(apiserver, "PATCH", certs + "/c1/status", {"status": {"startTime": "x" * 1_600_000}},
+                                "application/merge-patch+json")
+    assert (status, body["message"]) == (500, "etcdserver: request is too large") and "reason" not in body

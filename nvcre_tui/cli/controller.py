@@ -103,7 +103,7 @@ async def controller(args: argparse.Namespace) -> int:
     try:
         fleet = SimulatedFleet(sim_store, clock, scenario)
         await fleet.ensure_nodes()
-        engine = Engine(store, clock, default_catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
+        engine = Engine(store, clock, default_catalog(), SimulatedRunner(sim_store, clock, scenario, fleet), metrics=metrics)
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
         lease = EngineLease(store, clock, args.lease_namespace or INSTALL_NAMESPACE, identity, args.lease_duration)
         if args.metrics_port:

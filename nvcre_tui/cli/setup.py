@@ -286,18 +286,18 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
                                for c in trainer_present) or "no trainer.kubeflow.org CRDs (part 2 needs them)"
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
-    rows = [
-        ("nvcre CRDs", crd_state, crd_detail),
-        ("namespace", "ok" if status.namespace_present else "missing", status.namespace),
-        ("engine RBAC", rbac_state, rbac_detail),
-        lease_row,
-        ("kubeflow trainer", trainer_state, trainer_detail),
-        ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
-        ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
-        ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
-    ]
-    rows += [(f"{check} (unknown)", "forbidden", why) for check, why in status.unknown.items()]
-    return rows
+    rows = {  # keyed by the probe's check names, so a check we could not read says so instead
+        "crds": ("nvcre CRDs", crd_state, crd_detail),
+        "namespace": ("namespace", "ok" if status.namespace_present else "missing", status.namespace),
+        "rbac": ("engine RBAC", rbac_state, rbac_detail),
+        "lease": lease_row,
+        "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
+        "gpuOperator": ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
+        "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
+        "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
+    }
+    return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
+            for check, row in rows.items()]
 
 
 # ----- reset ------------------------------------------------------------------------------------------

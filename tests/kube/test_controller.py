@@ -212,23 +212,35 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
         await server.stop()
 
 
-async def test_controller_without_node_rights_for_the_simulator_says_so(tmp_path, capsys) -> None:
+async def test_controller_as_the_engine_service_account_cannot_play_the_simulator(tmp_path, capsys) -> None:
+    """In-cluster, the controller runs as nvcre-engine, which may not write Nodes: --sim-runner says so."""
     import argparse
 
     from nvcre_tui.cli import controller
-    from tests.kubeapi import ApiServer, Fault
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, FIELD_MANAGER, install_objects
+    from nvcre_tui.engine.store import kind_of
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer
 
     server = ApiServer()
     await server.start()
+    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), SystemClock(),
+                      user_agent="test-admin")
     try:
-        server.faults.add(Fault(method="POST", path=r"/api/v1/nodes$", status=403))  # as the nvcre-engine SA gets
+        for obj in install_objects():
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        token = server.service_account_token(NS, ENGINE_NAME)
         (tmp_path / "tiny.yaml").write_text(TINY_FLEET)
         parser = argparse.ArgumentParser(prog="nvcre")
         controller.register(parser.add_subparsers())
-        args = parser.parse_args(["controller", "--kubeconfig", str(server.write_kubeconfig(tmp_path / "kc")),
+        args = parser.parse_args(["controller", "--kubeconfig", str(server.write_kubeconfig(tmp_path / "kc", token=token)),
                                   "--sim-runner", "--scenario", str(tmp_path / "tiny.yaml"), "--metrics-port", "0"])
         assert await asyncio.to_thread(args.func, args) == 1
         err = capsys.readouterr().err
         assert "Node gpu-node-01" in err and "nvcre setup init --sim-runner" in err and "Traceback" not in err
+        assert [r.resource for r in server.requests if r.status == 403] == ["nodes"]
     finally:
+        await admin.close()
         await server.stop()

@@ -1,9 +1,10 @@
 """The engine stays inside the RBAC `setup init` grants, and never writes a Node (design property 8).
 
-A certification runs with today's Engine on a KubeStore (user agent nvcre-engine) over the emulator,
-while the simulated fleet and runner play the cluster through a second KubeStore (user agent nvcre-sim;
-the simulator is the kubelet and NVSentinel, so it may write Nodes). Every request the emulator saw from
-nvcre-engine is then checked against the ClusterRole and Role bound to the nvcre-engine ServiceAccount.
+A certification runs with today's Engine on a KubeStore (user agent nvcre-engine) that authenticates as
+the nvcre-engine ServiceAccount, so the emulator's RBAC authorizer judges every request by the roles
+init applied; the simulated fleet and runner play the cluster through a second KubeStore (user agent
+nvcre-sim, admin: the simulator is the kubelet and NVSentinel, so it may write Nodes). Every request from
+nvcre-engine is also checked against the same rules with our own checker (engine/kube/rbac.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, kind_of
+from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
 from tests.kubeapi import ApiServer
 from tests.scenarios.harness import catalog
@@ -68,12 +69,13 @@ def describe(request) -> str:
 
 
 @pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[tuple[ApiServer, str, ManualClock]]:
+async def cluster(tmp_path: Path) -> AsyncIterator[tuple[ApiServer, str, str, ManualClock]]:
     clock = ManualClock(SIM_START)
     server = ApiServer(clock=clock, garbage_collector=True)
     await server.start()
     try:
-        yield server, str(server.write_kubeconfig(tmp_path / "kubeconfig", namespace="default")), clock
+        yield (server, str(server.write_kubeconfig(tmp_path / "kubeconfig", namespace="default")),
+               service_account_kubeconfig(server, tmp_path), clock)
     finally:
         await server.stop()
 
@@ -82,10 +84,16 @@ async def store(kubeconfig: str, clock: ManualClock, user_agent: str) -> KubeSto
     return KubeStore(await load_target(kubeconfig), clock, user_agent=user_agent)
 
 
+def service_account_kubeconfig(server: ApiServer, folder: Path) -> str:
+    """A kubeconfig whose user is system:serviceaccount:nvcre-system:nvcre-engine (as in the Deployment)."""
+    token = server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)
+    return str(server.write_kubeconfig(folder / "engine-kubeconfig", namespace="default", token=token))
+
+
 async def test_a_certification_stays_inside_the_engine_rbac(cluster) -> None:
-    server, kubeconfig, clock = cluster
+    server, kubeconfig, engine_kubeconfig, clock = cluster
     admin = await store(kubeconfig, clock, "test-admin")
-    engine_store = await store(kubeconfig, clock, "nvcre-engine")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     try:
         for obj in install_objects(INSTALL_NAMESPACE):  # what `nvcre setup init` applies
@@ -111,6 +119,13 @@ async def test_a_certification_stays_inside_the_engine_rbac(cluster) -> None:
         await lease.release()
         final = await admin.get(CERTIFICATION, "rights", NAMESPACE)
         assert final["status"]["summary"]["result"] == "FAILED"  # the run reached its verdict on the cluster
+        reasons = {c.get("reason") for kind in (CERTIFICATION, WORKFLOW, JOB)
+                   for obj in (await admin.list(kind, NAMESPACE)).items
+                   for c in (obj.get("status") or {}).get("conditions") or []}
+        assert "ReconcileError" not in reasons  # the verdict of the GPUs, not of a refused request
+        blamed = {f["name"]: f.get("reason") for wf in (await admin.list(WORKFLOW, NAMESPACE)).items
+                  for f in (wf.get("status") or {}).get("failedNodes") or []}
+        assert blamed == {"gpu-node-02": "ThresholdViolation", "gpu-node-03": "HardwareFailureDetected"}
     finally:
         for s in (admin, engine_store, sim_store):
             await s.close()
@@ -124,6 +139,7 @@ async def test_a_certification_stays_inside_the_engine_rbac(cluster) -> None:
                      ("patch", "certifications", "status"), ("patch", "jobs", "status"), ("create", "events", ""),
                      ("create", "configmaps", ""), ("list", "nodes", ""), ("update", "leases", "")]:
         assert expected in seen, expected
+    assert [describe(r) for r in engine_requests if r.status == 403] == []  # the server's authorizer agrees
     denied = [describe(r) for r in engine_requests if not is_public(r) and not rbac_allows(
         grants, r.verb, r.api_group, r.resource, r.subresource, r.namespace, r.name or None)]
     assert denied == []

@@ -33,25 +33,39 @@ def memory(clock: ManualClock) -> MemoryStore:
 
 
 @pytest.fixture(params=["memory", "emulator"])
-async def store(request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path) -> AsyncIterator[object]:
+async def stores(request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path) -> AsyncIterator[tuple]:
+    """(the engine's store, an administrator's store) on the same data."""
     if request.param == "memory":
-        yield MemoryStore(clock)
+        memory = MemoryStore(clock)
+        yield memory, memory
         return
     from nvcre_tui.engine.kube.config import load_target
-    from nvcre_tui.engine.store import NAMESPACE
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
+    from nvcre_tui.engine.store import NAMESPACE, kind_of
     from nvcre_tui.engine.store.kube import KubeStore
     from tests.kubeapi import ApiServer
 
     server = ApiServer(clock=clock)
     await server.start()
-    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "kubeconfig"))), clock,
+    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
+    # the engine's own identity: the Lease is all the Role of `setup init` lets it touch in the namespace
+    token = server.service_account_token(NS, ENGINE_NAME)
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock,
                      user_agent="nvcre-engine")
     try:
-        await kube.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-        yield kube
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        for obj in rbac_objects(NS):
+            await admin.create(kind_of(obj), obj)
+        yield kube, admin
     finally:
         await kube.close()
+        await admin.close()
         await server.stop()
+
+
+@pytest.fixture
+def store(stores: tuple) -> object:
+    return stores[0]
 
 
 def lease(store, clock, who: str, duration: float = 15.0) -> EngineLease:
@@ -136,10 +150,11 @@ async def test_release_frees_the_lease_for_the_next_engine(store, clock) -> None
     assert (await spec(store))["leaseTransitions"] == 1
 
 
-async def test_renew_recreates_a_deleted_lease(store, clock) -> None:
+async def test_renew_recreates_a_deleted_lease(stores, clock) -> None:
+    store, admin = stores
     a = lease(store, clock, "a")
     await a.try_acquire()
-    await store.delete(LEASE, EngineLease.NAME, NS)
+    await admin.delete(LEASE, EngineLease.NAME, NS)  # e.g. setup reset while an engine runs
     assert await a.renew()
     assert (await spec(store))["holderIdentity"] == "a"
 

@@ -282,3 +282,13 @@ async def test_init_status_reset_on_a_real_api_server(tmp_path, capsys) -> None:
         assert code == 0, err
         code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
         assert code == 1 and not any(c["present"] for c in json.loads(out)["crds"])
+
+
+async def test_status_for_a_user_who_may_read_nothing_says_unknown(server, tmp_path, capsys) -> None:
+    token = server.add_token("no-rights", "jane")
+    kubeconfig = str(server.write_kubeconfig(tmp_path / "jane", token=token))
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert code == 1 and "Traceback" not in err
+    rows = {line.split()[0] + " " + line.split()[1]: line for line in out.splitlines()[1:]}
+    assert "unknown" in rows["nvcre CRDs"] and "forbidden" in rows["nvcre CRDs"]
+    assert "unknown" in rows["gpu nodes"]

@@ -13,7 +13,24 @@ from typing import Any
 
 from .errors import Cause
 
-__all__ = ["prepare_create", "validate_builtin"]
+__all__ = ["prepare_create", "validate_builtin", "check_immutable", "BOOTSTRAP"]
+
+# What a bare kube-apiserver creates itself at start (besides the namespaces): the `kubernetes` Service
+# and the cluster-admin role bound to system:masters. The other bootstrap roles are not preloaded.
+BOOTSTRAP: tuple[tuple[str, str, str | None, Obj], ...] = (
+    ("", "services", "default", {"metadata": {"name": "kubernetes", "labels": {
+        "component": "apiserver", "provider": "kubernetes"}}, "spec": {
+        "clusterIP": "10.0.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}}),
+    ("rbac.authorization.k8s.io", "clusterroles", None, {"metadata": {"name": "cluster-admin", "labels": {
+        "kubernetes.io/bootstrapping": "rbac-defaults"}, "annotations": {
+        "rbac.authorization.kubernetes.io/autoupdate": "true"}}, "rules": [
+        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]}),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", None, {"metadata": {"name": "cluster-admin", "labels": {
+        "kubernetes.io/bootstrapping": "rbac-defaults"}, "annotations": {
+        "rbac.authorization.kubernetes.io/autoupdate": "true"}}, "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]}),
+)
 
 Obj = dict[str, Any]
 _cluster_ips = itertools.count(1)
@@ -110,8 +127,26 @@ def _job_template(obj: Obj) -> list[Cause]:
     return causes
 
 
+def check_immutable(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
+    """ConfigMaps and Secrets marked `immutable: true` keep their data (and the mark) forever."""
+    if group or kind not in ("ConfigMap", "Secret") or not old.get("immutable"):
+        return []
+    causes = []
+    for field in ("data", "binaryData") + (("stringData", "type") if kind == "Secret" else ()):
+        if new.get(field) != old.get(field):
+            causes.append(Cause("FieldValueForbidden", "Forbidden: field is immutable when `immutable` is set", field))
+    if not new.get("immutable"):
+        causes.append(Cause("FieldValueForbidden", "Forbidden: field is immutable when `immutable` is set",
+                            "immutable"))
+    return causes
+
+
 def _configmap(obj: Obj) -> list[Cause]:
     causes = []
+    size = sum(len(k) + len(v) for section in ("data", "binaryData") for k, v in (obj.get(section) or {}).items()
+               if isinstance(v, str))
+    if size > 1048576:
+        causes.append(Cause("FieldValueTooLong", "Too long: must have at most 1048576 bytes", "[]"))
     for section in ("data",):
         for key, value in (obj.get(section) or {}).items():
             if not isinstance(value, str):
@@ -120,7 +155,7 @@ def _configmap(obj: Obj) -> list[Cause]:
 
 
 VALIDATE: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
-    ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap,
+    ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap, ("", "Secret"): _configmap,
 }
 
 

@@ -6,6 +6,7 @@ HTTP parsing lives in server.py; this module speaks dicts and raises ApiError.
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import Any
 from nvcre_tui.engine.clock import Clock, format_time
 
 from . import errors
-from .builtins import prepare_create, validate_builtin
+from .builtins import check_immutable, prepare_create, validate_builtin
 from .errors import ApiError, Cause
 from .fieldpaths import ListTypes
 from .managed import ManagedFields
@@ -28,6 +29,7 @@ from .storage import Change, Key, Storage, clone
 __all__ = ["Registry", "bucket_of", "key_of"]
 
 Obj = dict[str, Any]
+ETCD_MAX_REQUEST_BYTES = 1572864  # etcd --max-request-bytes default (1.5 MiB)
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 GC_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 
@@ -141,6 +143,8 @@ class Registry:
                 causes += validate_rules(obj, old, res.schema, update=old is not None)
         elif not res.custom:
             causes += validate_builtin(res.group, res.kind, obj)
+            if old is not None:
+                causes += check_immutable(res.group, res.kind, obj, old)
         extra = self.validators.get((res.group, res.plural))
         if extra is not None and not causes:
             causes += extra(obj)
@@ -164,6 +168,8 @@ class Registry:
             listener(res, change)
 
     def _store(self, res: Resource, key: Key, obj: Obj) -> Obj:
+        if len(json.dumps(obj, separators=(",", ":"))) > ETCD_MAX_REQUEST_BYTES:
+            raise ApiError("", "etcdserver: request is too large", code=500)  # etcd's limit, passed on as is
         rv = self.storage.next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
         change = self.storage.put(bucket_of(res), key, obj, rv)

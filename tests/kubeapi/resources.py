@@ -97,6 +97,12 @@ BUILTINS: tuple[Resource, ...] = (
     Resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
              namespaced=False, short_names=("crd", "crds"), subresources=("status",), status_subresource=True,
              generation=True, categories=("api-extensions",)),
+    Resource("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=("all",),
+             subresources=("status",), status_subresource=True, generation=True),
+    Resource("apps", "v1", "DaemonSet", "daemonsets", short_names=("ds",), categories=("all",),
+             subresources=("status",), status_subresource=True, generation=True),
+    Resource("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), categories=("all",),
+             subresources=("status",), status_subresource=True, generation=True),
     Resource("batch", "v1", "Job", "jobs", categories=("all",), subresources=("status",), status_subresource=True,
              generation=True, field_labels=_fields("status.successful")),
 )

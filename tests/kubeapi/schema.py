@@ -8,8 +8,12 @@ as field causes with the reasons and texts of k8s.io/apimachinery/pkg/util/valid
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import json
 import re
+import uuid
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -157,6 +161,10 @@ def validate(value: Any, schema: dict[str, Any], path: str = "") -> list[Cause]:
     if wanted and not _type_ok(value, wanted):
         return [Cause("FieldValueTypeInvalid", f"Invalid value: {_render(value)}: {where} in body must be of type "
                       f'{wanted}: "{_type_name(value)}"', path)]
+    fmt = schema.get("format")
+    if isinstance(value, str) and fmt in FORMATS and not FORMATS[fmt](value):
+        causes.append(Cause("FieldValueTypeInvalid", f"Invalid value: {_render(value)}: {where} in body must be of "
+                            f"type {fmt}: {_render(value)}", path))
     if "enum" in schema and value not in schema["enum"]:
         supported = ", ".join(json.dumps(v) for v in schema["enum"])
         causes.append(Cause("FieldValueNotSupported", f"Unsupported value: {_render(value)}: supported values: {supported}",
@@ -170,6 +178,35 @@ def validate(value: Any, schema: dict[str, Any], path: str = "") -> list[Cause]:
     elif isinstance(value, list):
         causes += _validate_array(value, schema, path, where)
     return causes
+
+
+def _parses(parse: Any) -> Any:
+    def check(text: str) -> bool:
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
+    return check
+
+
+def _date_time(text: str) -> None:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", text):
+        raise ValueError(text)
+    datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+
+
+# string formats the API server checks (k8s.io/kube-openapi strfmt), the ones CRDs use in practice
+FORMATS = {
+    "date-time": _parses(_date_time),
+    "date": _parses(lambda t: date.fromisoformat(t) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t) else int("x")),
+    "byte": _parses(lambda t: base64.b64decode(t, validate=True)),
+    "uuid": _parses(lambda t: uuid.UUID(t) if re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", t)
+                    else int("x")),
+    "ipv4": _parses(ipaddress.IPv4Address),
+    "ipv6": _parses(ipaddress.IPv6Address),
+    "cidr": _parses(lambda t: ipaddress.ip_network(t, strict=False)),
+}
 
 
 def _bounds(value: Any, schema: dict[str, Any], path: str, where: str) -> list[Cause]:

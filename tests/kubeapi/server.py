@@ -8,6 +8,7 @@ and answers every failure with a Status object. Object semantics live in registr
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
+from .builtins import BOOTSTRAP
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
@@ -29,12 +31,14 @@ from .registry import Registry, bucket_of
 from .resources import BUILTINS, Resource
 from .storage import Storage
 from .table import to_table, wants_table
+from .tls import authority
 from .watch import Watcher, serve_watch
 
 __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
 
 PRELOADED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 JSON = "application/json"
+MAX_REQUEST_BODY_BYTES = 3145728  # the apiserver's write body limit (2x etcd's, for JSON vs protobuf)
 
 
 @dataclass
@@ -85,7 +89,8 @@ class ApiServer:
     controller; `history_limit` bounds the watch history per resource; `clock` stamps timestamps."""
 
     def __init__(self, clock: Clock | None = None, history_limit: int = 1000, garbage_collector: bool = False, *,
-                 token: str = "nvcre-emulator-token", bookmark_interval: float = 5.0, seed: int = 0) -> None:
+                 token: str = "nvcre-emulator-token", bookmark_interval: float = 5.0, seed: int = 0,
+                 tls: bool = False) -> None:
         self.clock = clock or SystemClock()
         self.storage = Storage(history_limit)
         self.registry = Registry(self.storage, self.clock, seed)
@@ -104,26 +109,32 @@ class ApiServer:
         self.requests: list[RecordedRequest] = []
         self.pod_logs: dict[tuple[str, str, str | None], str] = {}
         self.url = ""
+        self.tls = authority() if tls else None  # HTTPS with a throwaway CA and x509 client authentication
         self._watchers: set[Watcher] = set()
         self._runner: web.AppRunner | None = None
         ns = self.registry.find("", "v1", "namespaces")
         assert ns is not None
         for name in PRELOADED_NAMESPACES:
             self.registry.create(ns, None, {"metadata": {"name": name}}, manager="kube-apiserver")
+        for group, plural, namespace, body in BOOTSTRAP:
+            res = next(r for r in BUILTINS if r.group == group and r.plural == plural)
+            self.registry.create(res, namespace, body, manager="kube-apiserver")
 
     # ----------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
+                                   handler_cancellation=True)  # a client leaving ends its watch at once
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        context = self.tls.server_context() if self.tls else None
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
         await site.start()
         server = site._server
         assert server is not None and server.sockets
         port = server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
 
     async def stop(self) -> None:
         for watcher in list(self._watchers):
@@ -140,13 +151,21 @@ class ApiServer:
         await self.stop()
 
     def write_kubeconfig(self, path: Path | str, namespace: str = "default", context: str = "emulator",
-                         token: str | None = None) -> Path:
-        """A kubeconfig with one cluster, user (bearer token, the admin's unless given) and context."""
+                         token: str | None = None, client_certificate: tuple[bytes, bytes] | None = None) -> Path:
+        """A kubeconfig with one cluster (with its CA when serving HTTPS), one user and one context.
+        The user is a bearer token (the admin's unless given) or an x509 client certificate (cert, key PEM)."""
         target = Path(path)
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.tls:
+            cluster["certificate-authority-data"] = base64.b64encode(self.tls.ca_pem).decode()
+        user: dict[str, Any] = {"token": token or self.token}
+        if client_certificate is not None:
+            user = {"client-certificate-data": base64.b64encode(client_certificate[0]).decode(),
+                    "client-key-data": base64.b64encode(client_certificate[1]).decode()}
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": context, "preferences": {},
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {"token": token or self.token}}],
+            "clusters": [{"name": context, "cluster": cluster}],
+            "users": [{"name": context, "user": user}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": namespace}}],
         }
         target.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -158,6 +177,12 @@ class ApiServer:
         """Authenticate `token` as `user` (plus system:authenticated); RBAC then decides what it may do."""
         self.tokens[token] = User(user, (*groups, "system:authenticated"))
         return token
+
+    def client_certificate(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """An x509 client certificate (cert PEM, key PEM) for `user` in `groups`; needs tls=True."""
+        if self.tls is None:
+            raise RuntimeError("client certificates need ApiServer(tls=True)")
+        return self.tls.client_certificate(user, tuple(groups))
 
     def service_account_token(self, namespace: str, name: str) -> str:
         """A token for ServiceAccount namespace/name (as a TokenRequest would give); the account need not exist."""
@@ -188,6 +213,9 @@ class ApiServer:
     # ----------------------------------------------------------------------------------- HTTP
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if (request.content_length or 0) > MAX_REQUEST_BODY_BYTES:
+            return _status_response(ApiError("RequestEntityTooLarge",
+                                             f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"))
         body = await request.read() if request.can_read_body else b""
         query = {key: request.query.getone(key) for key in request.query.keys()}
         record = RecordedRequest(method=request.method, path=request.path, query=query,
@@ -205,6 +233,8 @@ class ApiServer:
             return _status_response(error)
         auth = request.headers.get("Authorization", "")
         user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+        if user is None and self.tls is not None:
+            user = _certificate_user(request)
         if user is None:
             if record.path not in ("/healthz", "/readyz", "/livez", "/version"):
                 return _status_response(ApiError("Unauthorized", "Unauthorized"))
@@ -271,7 +301,8 @@ class ApiServer:
         method = record.method
         watching = legacy_watch or _truthy(record.query.get("watch"))
         record.verb = {
-            "GET": "get" if name else ("watch" if watching else "list"), "POST": "create", "PUT": "update",
+            "GET": ("watch" if legacy_watch else "get") if name else ("watch" if watching else "list"),
+            "POST": "create", "PUT": "update",
             "PATCH": "patch", "DELETE": "delete" if name else "deletecollection",
         }.get(method, method.lower())
         res = self.registry.find(group, version, resource)
@@ -296,6 +327,12 @@ class ApiServer:
             if sub == "log":
                 return self._pod_log(res, ns, name, query)
             table = wants_table(request.headers.get("Accept", ""))
+            if name and target.legacy_watch:  # /watch/.../<name>: a watch of that one object
+                one = dict(query, fieldSelector=",".join(filter(None, [query.get("fieldSelector"),
+                                                                         f"metadata.name={name}"])))
+                return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
+                                         drop_after=fault.drop_stream_after if fault else None,
+                                         watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:
@@ -419,6 +456,17 @@ class ApiServer:
 
 
 # --------------------------------------------------------------------------------------- helpers
+
+
+def _certificate_user(request: web.Request) -> User | None:
+    """x509 authentication: CN is the user name, each O a group (the certificate was verified by TLS)."""
+    transport = request.transport
+    peer = transport.get_extra_info("peercert") if transport is not None else None
+    if not peer:
+        return None
+    names = [value for part in peer.get("subject", ()) for key, value in part if key == "commonName"]
+    groups = tuple(value for part in peer.get("subject", ()) for key, value in part if key == "organizationName")
+    return User(names[0], (*groups, "system:authenticated")) if names else None
 
 
 def _not_served() -> ApiError:

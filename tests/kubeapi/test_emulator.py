@@ -537,6 +537,7 @@ async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, api
                                            "message": "big widgets are red"}],
                                           "properties": {
                                               "size": {"type": "integer", "minimum": 1, "default": 3},
+                                              "since": {"type": "string", "format": "date-time"},
                                               "color": {"type": "string", "enum": ["red", "blue"]},
                                               "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                           }}}}}}]}}
@@ -550,8 +551,10 @@ async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, api
     with pytest.raises(ApiException) as invalid:
         await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
             "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "v"},
-            "spec": {"color": "green", "size": 0}})
+            "spec": {"color": "green", "size": 0, "since": "yesterday"}})
     causes = {c["field"]: c for c in status_of(invalid.value)["details"]["causes"]}
+    assert causes["spec.since"]["message"] == ('Invalid value: "yesterday": spec.since in body must be of type '
+                                               'date-time: "yesterday"')
     assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
     assert causes["spec.size"]["message"] == "Invalid value: 0: spec.size in body should be greater than or equal to 1"
     with pytest.raises(ApiException) as rule:
@@ -844,3 +847,78 @@ def test_jsonpath_forms_of_printer_columns() -> None:
     assert jsonpath(obj, ".status.conditions[*].type") == ["A", "B"]
     assert jsonpath(obj, ".spec.list[1]") == [2] and jsonpath(obj, "{.spec.n}") == [3]
     assert jsonpath(obj, ".spec.missing") == []
+
+
+async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    service = await core.read_namespaced_service("kubernetes", "default")
+    assert service.spec.cluster_ip == "10.0.0.1" and service.spec.ports[0].port == 443
+    binding = await client.RbacAuthorizationV1Api(api).read_cluster_role_binding("cluster-admin")
+    assert binding.subjects[0].name == "system:masters"
+    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"},
+                                                        "immutable": True})
+    with pytest.raises(ApiException) as frozen:
+        await core.patch_namespaced_config_map("a", "default", {"data": {"k": "w"}})
+    assert frozen.value.status == 422 and status_of(frozen.value)["details"]["causes"][0]["field"] == "data"
+    labelled = await core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "y"}}})
+    assert labelled.metadata.labels == {"x": "y"}
+    deployments = await client.AppsV1Api(api).list_namespaced_deployment("default")
+    assert deployments.items == []
+
+
+async def test_a_client_leaving_ends_its_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    await asyncio.wait_for(watch_lines(apiserver, "/api/v1/namespaces?watch=1", count=1), GUARD)
+    bucket = apiserver.storage.bucket("/namespaces")
+    for _ in range(100):  # the server notices the closed socket within a few loop turns
+        if not bucket.watchers:
+            break
+        await asyncio.sleep(0.01)
+    assert not bucket.watchers
+
+
+async def test_https_with_client_certificates_and_tokens(tmp_path: Any) -> None:
+    async with ApiServer(tls=True) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        viewer = server.client_certificate("jane", ("viewers",))
+        admin = server.client_certificate("root", ("system:masters",))
+        for name, identity in (("admin", admin), ("jane", viewer), ("token", None)):
+            configuration = client.Configuration()
+            path = server.write_kubeconfig(tmp_path / name, client_certificate=identity)
+            await config.load_kube_config(config_file=str(path), client_configuration=configuration)
+            async with client.ApiClient(configuration) as api_client:
+                core = client.CoreV1Api(api_client)
+                if name == "jane":
+                    with pytest.raises(ApiException) as denied:
+                        await core.list_namespace()
+                    message = status_of(denied.value)["message"]
+                    assert denied.value.status == 403 and 'User "jane" cannot list resource "namespaces"' in message
+                else:
+                    assert len((await core.list_namespace()).items) == 4
+        assert [r.user for r in server.requests] == ["root", "jane", "admin"]
+
+
+async def test_watch_list_options_and_legacy_single_object_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    status, body, _ = await raw(apiserver, "GET", "/api/v1/namespaces?watch=1&sendInitialEvents=true")
+    assert status == 422 and {c["field"] for c in body["details"]["causes"]} == {"sendInitialEvents",
+                                                                                  "allowWatchBookmarks"}
+    task = asyncio.create_task(watch_lines(apiserver, "/api/v1/namespaces?watch=1&sendInitialEvents=false", count=1))
+    await asyncio.sleep(0.05)
+    await raw(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "fresh"}})
+    assert [e["object"]["metadata"]["name"] for e in await asyncio.wait_for(task, GUARD)] == ["fresh"]
+    events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/watch/namespaces/kube-system", count=1), GUARD)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "kube-system")]
+    assert apiserver.requests[-1].verb == "watch" and apiserver.requests[-1].name == "kube-system"
+
+
+async def test_size_limits_of_apiserver_and_etcd(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "big"}, "data": {"k": "x" * 1_100_000}})
+    assert status == 422 and body["details"]["causes"][0]["message"] == "Too long: must have at most 1048576 bytes"
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "huge"}, "data": {"k": "x" * 3_200_000}})
+    assert status == 413 and body["reason"] == "RequestEntityTooLarge"
+    await install_crds(api)
+    certs = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+    await raw(apiserver, "POST", certs, certification("c1"))
+    status, body, _ = await raw(apiserver, "PATCH", certs + "/c1/status", {"status": {"startTime": "x" * 1_600_000}},
+                                "application/merge-patch+json")
+    assert (status, body["message"]) == (500, "etcdserver: request is too large") and "reason" not in body

@@ -97,7 +97,19 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
     watcher = Watcher(res, selection)
     initial: list[bytes] = []
     error_line: bytes | None = None
-    if _truthy(send_initial) or rv_text in ("", "0"):
+    if send_initial is not None and send_initial.lower() in ("1", "true"):
+        causes = []
+        if query.get("resourceVersionMatch") != "NotOlderThan":
+            causes.append(errors.Cause("FieldValueForbidden", "Forbidden: sendInitialEvents is forbidden for watch "
+                                       "unless resourceVersionMatch is set to NotOlderThan", "sendInitialEvents"))
+        if not bookmarks:
+            causes.append(errors.Cause("FieldValueForbidden", "Forbidden: sendInitialEvents requires setting "
+                                       "allowWatchBookmarks to true", "allowWatchBookmarks"))
+        if causes:
+            raise errors.invalid("ListOptions", "", causes, "meta.k8s.io")
+    if send_initial is not None and send_initial.lower() in ("0", "false") and rv_text in ("", "0"):
+        pass  # start at the current revision, no synthetic ADDED events
+    elif _truthy(send_initial) or rv_text in ("", "0"):
         for _, obj in bucket.items(selection.namespace):
             if selection.matches(obj):
                 shown = obj if obj.get("apiVersion") == res.api_version else dict(obj, apiVersion=res.api_version)

@@ -1,0 +1,60 @@
+"""HTTPS for the emulator, as a real cluster serves: a throwaway CA (openssl), a serving certificate for
+127.0.0.1, and client certificates whose CN is the user and O entries the groups (x509 authentication)."""
+
+from __future__ import annotations
+
+import functools
+import ssl
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Authority", "authority"]
+
+CURVE = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]  # EC keys: fast to make
+
+
+def _run(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@dataclass(frozen=True)
+class Authority:
+    """A CA and its serving certificate, in `folder` (PEM files)."""
+
+    folder: Path
+
+    @property
+    def ca_pem(self) -> bytes:
+        return (self.folder / "ca.crt").read_bytes()
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.folder / "server.crt", self.folder / "server.key")
+        context.load_verify_locations(self.folder / "ca.crt")
+        context.verify_mode = ssl.CERT_OPTIONAL  # a client certificate authenticates; a token does too
+        return context
+
+    def client_certificate(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) for `user` in `groups`, signed by this CA."""
+        subject = "/CN=" + user.replace("/", "\\/") + "".join(f"/O={g}" for g in groups)
+        with tempfile.TemporaryDirectory() as temp:
+            where = Path(temp)
+            _run("req", *CURVE, "-keyout", "client.key", "-out", "client.csr", "-subj", subject, cwd=where)
+            _run("x509", "-req", "-in", "client.csr", "-CA", str(self.folder / "ca.crt"), "-CAkey",
+                 str(self.folder / "ca.key"), "-CAcreateserial", "-out", "client.crt", "-days", "2", cwd=where)
+            return (where / "client.crt").read_bytes(), (where / "client.key").read_bytes()
+
+
+@functools.cache
+def authority() -> Authority:
+    """One CA + serving certificate per test process (making keys is the slow part)."""
+    folder = Path(tempfile.mkdtemp(prefix="kubeapi-tls-"))
+    _run("req", "-x509", *CURVE, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kubeapi-emulator-ca",
+         cwd=folder)
+    _run("req", *CURVE, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver", cwd=folder)
+    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+         "server.crt", "-days", "2", "-extfile", "san.cnf", cwd=folder)
+    return Authority(folder)

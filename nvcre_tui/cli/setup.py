@@ -45,6 +45,7 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                       help="multi-document YAML (default) or a JSON v1 List")
     crds.add_argument("--kind", action="append", metavar="KIND",
                       help="only this kind (kind, plural or short name; repeatable)")
+    add_kube_arguments(crds, namespace_help="accepted for symmetry: CRDs are cluster-scoped and printing them reads no cluster")
     crds.set_defaults(func=print_crds)
 
     init = commands.add_parser(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from typing import Any
 
@@ -33,6 +34,10 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     read_only = args.read_only or wall
     opener = None
     if on_cluster(args):
+        from nvcre_tui.cli.kubeflags import load_kube_target
+
+        asyncio.run(load_kube_target(args))  # a bad kubeconfig or context fails here, before the screen is taken
+
         async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
             return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
     app = NvcreApp(scenario=scenario, state_path=state_path_of(args), read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)

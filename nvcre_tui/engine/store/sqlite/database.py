@@ -1,0 +1,126 @@
+"""The SQLite file behind SqliteStore: opening it (WAL, busy timeout), its tables, and one-line errors.
+
+Tables:
+  meta        the store's own counters: format, rv (the global resourceVersion), floor (the change log
+              holds every change after it)
+  kinds       each kind ever stored (group/version/kind/plural/namespaced), so unknown kinds round-trip
+  objects     one row per object, JSON body; primary key (kind, namespace, name), uid unique
+  owners      (owner uid, dependent uid) from ownerReferences: the cascade finds dependents by index
+  changes     the change log for watch replay: rv, kind, type, the old version's selection data, new body
+  properties  caller-owned JSON values (the simulator session's clock and scenario), no resourceVersion
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ...errors import InputError
+
+__all__ = ["FORMAT", "BUSY_TIMEOUT_SECONDS", "StoreFileError", "connect"]
+
+FORMAT = "nvcre-sqlite-store/v1"
+BUSY_TIMEOUT_SECONDS = 10.0  # how long a write waits for another process's transaction (they take milliseconds)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kinds (
+    id TEXT PRIMARY KEY, grp TEXT NOT NULL, version TEXT NOT NULL, kind TEXT NOT NULL, plural TEXT NOT NULL,
+    namespaced INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS objects (
+    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL UNIQUE,
+    rv INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS owners (owner_uid TEXT NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (owner_uid, uid))
+    WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS owners_by_dependent ON owners (uid);
+CREATE TABLE IF NOT EXISTS changes (
+    rv INTEGER PRIMARY KEY, kind TEXT NOT NULL, type TEXT NOT NULL, old TEXT, new TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS changes_by_kind ON changes (kind, rv);
+CREATE TABLE IF NOT EXISTS properties (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('format', '{format}'), ('rv', 0), ('floor', 0);
+"""
+
+
+class StoreFileError(InputError, ValueError):
+    """The store file cannot be used: one line naming the file and the problem (the CLI prints it, exit 2)."""
+
+
+def _problem(path: Path, what: str) -> StoreFileError:
+    return StoreFileError(f"{path}: {what}")
+
+
+def _looks_like_json(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
+def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bool = True) -> sqlite3.Connection:
+    """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
+
+    durable=True: synchronous=FULL, a committed write survives a power cut; False: NORMAL, it survives
+    a killed process (WAL), which is all a test needs.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise _problem(path, "is a directory, not an nvcre store file")
+    if _looks_like_json(path):
+        raise _problem(path, "is a JSON state file of an older nvcre, not an SQLite store; import it once "
+                             "into a new store (import_json_state) or move it away")
+    if readonly and not path.exists():
+        raise _problem(path, "no such store (read-only mode opens an existing store only)")
+    if not readonly:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise _problem(path.parent, f"cannot create the store's folder ({error.strerror or error})") from None
+    target = f"file:{quote(str(path.resolve()))}" + ("?mode=ro" if readonly else "")
+    try:
+        db = sqlite3.connect(target, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
+    except sqlite3.Error as error:
+        raise _problem(path, f"cannot open ({error})") from None
+    try:
+        _prepare(db, readonly=readonly, durable=durable)
+        _check_format(path, db)
+    except sqlite3.DatabaseError as error:
+        db.close()
+        raise _problem(path, f"not a usable nvcre store ({error})") from None
+    except StoreFileError:
+        db.close()
+        raise
+    return db
+
+
+def _prepare(db: sqlite3.Connection, *, readonly: bool, durable: bool) -> None:
+    db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    if readonly:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a non-SQLite file fails here
+        return
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode=WAL")
+    has_tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
+    if not has_tables and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        return  # someone else's database: _check_format refuses it, nothing is added to it
+    db.execute("BEGIN IMMEDIATE")  # two processes creating the same new store serialise here
+    try:
+        for statement in _SCHEMA.replace("{format}", FORMAT).split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _check_format(path: Path, db: sqlite3.Connection) -> None:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.OperationalError:
+        raise _problem(path, "an SQLite database but not an nvcre store (no meta table)") from None
+    if row is None or row[0] != FORMAT:
+        raise _problem(path, f"store format {row[0] if row else None!r}, expected {FORMAT!r} "
+                             "(written by another nvcre version)")

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.store import CONFIGMAP, WORKFLOW, ReadOnlyStore, ResourceStore
+from nvcre_tui.engine.store import (
+    CONFIGMAP,
+    WORKFLOW,
+    AlreadyExists,
+    Forbidden,
+    Gone,
+    Invalid,
+    ReadOnlyStore,
+    ResourceStore,
+    StoreError,
+)
 from nvcre_tui.engine.store.sqlite import SqliteStore
 
 from .contract import StoreContract
-from .fixtures import obj
+from .fixtures import names, next_event, obj, take
 
 HISTORY_LIMIT = 8
 
@@ -55,3 +67,127 @@ def test_sqlite_and_its_read_only_view_satisfy_the_protocol(tmp_path: Path, cloc
     store = SqliteStore(tmp_path / "s.db", clock)
     assert isinstance(store, ResourceStore)
     assert isinstance(ReadOnlyStore(store), ResourceStore)
+
+
+async def test_reopened_store_keeps_objects_counter_and_watch_history(tmp_path: Path, clock: ManualClock) -> None:
+    path = tmp_path / "deep" / "er" / "store.db"  # folders are created
+    first = SqliteStore(path, clock)
+    owner = await first.create(WORKFLOW, obj("owner", finalizers=["keep"]))
+    await first.patch_status(WORKFLOW, "owner", "default", {"phase": "Running"})
+    await first.create(WORKFLOW, obj("child", owners=[owner]))
+    before_close = first.resource_version
+    snapshot = first.snapshot()
+    await first.close()
+
+    again = SqliteStore(path, clock)
+    assert again.snapshot() == snapshot and again.resource_version == before_close == "3"
+    created = await again.create(WORKFLOW, obj("later"))
+    assert created["metadata"]["resourceVersion"] == "4"
+    # the change log outlives the process: a watch from before the restart replays what came after
+    assert await take(again.watch(WORKFLOW, resource_version="1"), 3) == [
+        ("MODIFIED", "owner"), ("ADDED", "child"), ("ADDED", "later")]
+    # owners survive too: releasing the owner's finalizer collects the child
+    await again.delete(WORKFLOW, "owner", "default")
+    held = await again.get(WORKFLOW, "owner", "default")
+    await again.update(WORKFLOW, dict(held, metadata={**held["metadata"], "finalizers": []}))
+    assert names((await again.list(WORKFLOW)).items) == ["later"]
+    await again.close()
+
+
+async def test_a_failed_write_leaves_nothing_behind(tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    await store.create(WORKFLOW, obj("wf"))
+    with pytest.raises(Invalid, match="not storable as JSON"):
+        await store.create(WORKFLOW, obj("bad", spec={"when": object()}))
+    with pytest.raises(AlreadyExists):
+        await store.create(WORKFLOW, obj("wf"))
+    assert store.resource_version == "1"
+    assert names((await store.list(WORKFLOW)).items) == ["wf"]
+    assert store.snapshot()["kinds"][0]["plural"] == "workflows"
+    await store.close()
+
+
+async def test_history_limit_bounds_the_change_log_and_a_lagging_watch_is_gone(tmp_path: Path,
+                                                                               clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock, history_limit=4)
+    await store.create(WORKFLOW, obj("first"))
+    watch = store.watch(WORKFLOW)
+    assert await take(watch, 1) == [("ADDED", "first")]
+    for index in range(6):  # the watch does not read while these land: its position falls out of the log
+        await store.create(WORKFLOW, obj(f"wf-{index}"))
+    with pytest.raises(Gone, match="fell too far behind"):
+        await next_event(watch)
+    assert store._db.execute("SELECT count(*) FROM changes").fetchone()[0] == 4
+    # writes of OTHER kinds never make a reading watch stale
+    nodes_watch = store.watch(CONFIGMAP, "default")
+    reader = asyncio.ensure_future(next_event(nodes_watch))
+    await asyncio.sleep(0)
+    for index in range(10):
+        await store.create(WORKFLOW, obj(f"more-{index}"))
+        await asyncio.sleep(0)
+    await store.create(CONFIGMAP, obj("cm"))
+    assert (await reader).object["metadata"]["name"] == "cm"
+    with pytest.raises(ValueError, match="history limit"):
+        SqliteStore(tmp_path / "other.db", clock, history_limit=0)
+    await store.close()
+
+
+async def test_close_ends_every_watch(tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    await store.create(WORKFLOW, obj("wf"))
+    watch = store.watch(WORKFLOW)
+    assert await take(watch, 1) == [("ADDED", "wf")]
+    waiting = asyncio.ensure_future(next_event(watch))
+    await asyncio.sleep(0)
+    await store.close()
+    with pytest.raises(StopAsyncIteration):
+        await waiting
+    await store.close()  # twice is harmless
+
+
+async def test_a_second_connection_sees_writes_and_read_only_mode_refuses_every_write(
+        tmp_path: Path, clock: ManualClock) -> None:
+    path = tmp_path / "s.db"
+    writer = SqliteStore(path, clock)
+    workflow = await writer.create(WORKFLOW, obj("wf"))
+    viewer = SqliteStore(path, clock, readonly=True, poll_seconds=0.01)
+    watch = viewer.watch(WORKFLOW)
+    assert await take(watch, 1) == [("ADDED", "wf")]
+    await writer.create(WORKFLOW, obj("seen-elsewhere"))  # another connection: reaches the watch by polling
+    assert await take(watch, 1) == [("ADDED", "seen-elsewhere")]
+    writes = [
+        viewer.create(WORKFLOW, obj("new")),
+        viewer.update(WORKFLOW, dict(workflow, spec={"size": 2})),
+        viewer.update_status(WORKFLOW, dict(workflow, status={"phase": "x"})),
+        viewer.patch_status(WORKFLOW, "wf", "default", {"phase": "x"}),
+        viewer.delete(WORKFLOW, "wf", "default"),
+        viewer.record_event(workflow, "Normal", "Reason", "message"),
+    ]
+    for write in writes:
+        with pytest.raises(Forbidden, match=rf"^read-only store {re.escape(str(path))}: \w+ Workflow default/"):
+            await write
+    with pytest.raises(Forbidden):
+        viewer.set_property("k", 1)
+    assert (await viewer.get(WORKFLOW, "wf", "default")) == workflow
+    assert writer.resource_version == viewer.resource_version == "2"
+    await viewer.close()
+    await writer.close()
+
+
+async def test_properties_are_stored_beside_the_objects(tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    assert store.get_property("session") is None
+    store.set_property("session", {"clock": "2026-01-01T00:00:00Z", "scenario": {"name": "x"}})
+    store.set_property("session", {"clock": "2026-01-01T00:05:00Z"})
+    await store.close()
+    reopened = SqliteStore(tmp_path / "s.db", clock)
+    assert reopened.get_property("session") == {"clock": "2026-01-01T00:05:00Z"}
+    assert reopened.resource_version == "0"  # properties are not objects: no resourceVersion
+    await reopened.close()
+
+
+async def test_a_closed_store_answers_with_a_store_error(tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    await store.close()
+    with pytest.raises(StoreError, match=r"s\.db"):
+        await store.get(WORKFLOW, "wf", "default")

@@ -14,7 +14,7 @@ from ...clock import Clock
 from ..errors import StoreError
 from ..memory import DEFAULT_HISTORY_LIMIT
 from ..objects import identify, owner_uids
-from ..persist import SNAPSHOT_FORMAT, parse_snapshot, read_json
+from ..persist import SNAPSHOT_FORMAT, parse_snapshot
 from ..protocol import ResourceKind
 from .database import StoreFileError
 from .store import SqliteStore, encode, kind_id
@@ -41,13 +41,15 @@ def _snapshot_of(path: Path, data: object) -> tuple[Mapping[str, Any], dict[str,
 
 def _read(path: Path) -> tuple[int, dict[ResourceKind, list[dict[str, Any]]], dict[str, Any] | None]:
     try:
-        data = read_json(path)
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StoreFileError(f"{path}: no such state file") from None
     except OSError as error:
         raise StoreFileError(f"{path}: cannot read ({error.strerror or error})") from None
-    except ValueError as error:
-        raise StoreFileError(str(error)) from None  # read_json names the file and the line
+    except json.JSONDecodeError as error:
+        raise StoreFileError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
+    except UnicodeDecodeError as error:
+        raise StoreFileError(f"{path}: not a text file ({error.reason})") from None
     snapshot, session = _snapshot_of(path, data)
     try:
         rv, objects = parse_snapshot(snapshot)

@@ -7,8 +7,8 @@ and the cascade all commit together or not at all, and writers in other processe
 sqlite3 calls run synchronously on the event loop, not in a thread: each is local and takes well under a
 millisecond (a durable commit about one fsync), less than handing it to a thread would cost, and running
 between awaits makes every operation atomic for the other coroutines exactly as in MemoryStore. The one
-wait that can be longer is another process holding the write lock; its transactions are as short, and
-the busy timeout (database.BUSY_TIMEOUT_SECONDS) turns a stuck one into a StoreError.
+wait that can be longer, another process holding the write lock, is awaited (see `_lock`), so the loop
+runs meanwhile; after database.BUSY_TIMEOUT_SECONDS it is a StoreError.
 
 Watches read the change log from their own position, so they see every process's writes in
 resourceVersion order; see feed.py for when they look. A watch whose position falls out of the retained
@@ -17,11 +17,13 @@ log (history_limit changes) gets Gone, as from an API server.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,13 +39,14 @@ from ..persist import build_snapshot
 from ..protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent, WatchEventType
 from ..selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from . import revise
-from .database import connect
+from .database import BUSY_TIMEOUT_SECONDS, connect
 from .feed import POLL_SECONDS, Feed
 
 __all__ = ["SqliteStore"]
 
 Obj = dict[str, Any]
 _BATCH = 256  # change-log rows a watch reads at a time
+LOCK_RETRY_SECONDS = 0.001
 
 
 def kind_id(kind: ResourceKind) -> str:
@@ -161,7 +164,7 @@ class SqliteStore:
 
     async def create(self, kind: ResourceKind, obj: Obj) -> Obj:
         name, namespace = identify(kind, obj, allow_generate_name=True)
-        with self._writing("create", kind, name or obj["metadata"].get("generateName"), namespace) as write:
+        async with self._writing("create", kind, name or obj["metadata"].get("generateName"), namespace) as write:
             if not name:
                 name = revise.generated_name(kind, namespace, obj["metadata"]["generateName"], write.rv,
                                              lambda candidate: self._load(kind, candidate, namespace) is not None)
@@ -172,7 +175,7 @@ class SqliteStore:
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:
         name, namespace = identify(kind, obj)
-        with self._writing("update", kind, name, namespace) as write:
+        async with self._writing("update", kind, name, namespace) as write:
             current = self._require(kind, name, namespace)
             check_preconditions(kind, obj["metadata"], current, rv_required=True)
             new = revise.replaced(kind, obj, current)
@@ -182,7 +185,7 @@ class SqliteStore:
 
     async def update_status(self, kind: ResourceKind, obj: Obj) -> Obj:
         name, namespace = identify(kind, obj)
-        with self._writing("update_status", kind, name, namespace) as write:
+        async with self._writing("update_status", kind, name, namespace) as write:
             current = self._require(kind, name, namespace)
             check_preconditions(kind, obj["metadata"], current, rv_required=True)
             return self._modify(write, kind, current, revise.with_status(current, obj.get("status")))
@@ -196,7 +199,7 @@ class SqliteStore:
         resource_version: str | None = None,
     ) -> Obj:
         namespace = scoped_namespace(kind, namespace, name)
-        with self._writing("patch_status", kind, name, namespace) as write:
+        async with self._writing("patch_status", kind, name, namespace) as write:
             current = self._require(kind, name, namespace)
             if not isinstance(status_patch, Mapping):
                 raise Invalid.about(kind, name, namespace, f"status patch must be a mapping, got {status_patch!r}")
@@ -207,7 +210,7 @@ class SqliteStore:
         self, kind: ResourceKind, name: str, namespace: str | None = None, uid: str | None = None
     ) -> None:
         namespace = scoped_namespace(kind, namespace, name)
-        with self._writing("delete", kind, name, namespace) as write:
+        async with self._writing("delete", kind, name, namespace) as write:
             current = self._require(kind, name, namespace)
             check_preconditions(kind, {"uid": uid}, current, rv_required=False)
             self._delete(write, kind, current)
@@ -269,13 +272,15 @@ class SqliteStore:
         finally:
             self._db.execute("COMMIT")
 
-    @contextlib.contextmanager
-    def _writing(self, verb: str, kind: ResourceKind, name: str | None, namespace: str | None) -> Iterator[_Write]:
-        """One write transaction: committed on return, rolled back on any error; watchers woken after it."""
+    @contextlib.asynccontextmanager
+    async def _writing(self, verb: str, kind: ResourceKind, name: str | None,
+                       namespace: str | None) -> AsyncIterator[_Write]:
+        """One write transaction: committed on return, rolled back on any error; watchers woken after it.
+        Only taking the write lock awaits: the body and the commit run without a pause."""
         if self.readonly:
             raise self._refusal(verb, kind, name, namespace)
         with self._guard():
-            self._db.execute("BEGIN IMMEDIATE")
+            await self._lock()
             try:
                 write = _Write(self._meta("rv"))
                 yield write
@@ -289,6 +294,23 @@ class SqliteStore:
         self._kinds.update(write.new_kinds)
         if write.changes:
             self._feed.notify()
+
+    async def _lock(self) -> None:
+        """BEGIN IMMEDIATE: take the file's write lock. While another process holds it, try again every
+        LOCK_RETRY_SECONDS on the event loop (SQLite's own busy wait would block the loop, and backs off
+        to 100 ms, so a steady writer elsewhere would starve this one)."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+        while True:
+            self._db.execute("PRAGMA busy_timeout = 0")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    raise
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
 
     def _refusal(self, verb: str, kind: object, name: str | None, namespace: str | None) -> Forbidden:
         return Forbidden(f"read-only store {self.path}: {verb} {describe(kind, name, namespace)} refused",

@@ -4,7 +4,8 @@ Tables:
   meta        the store's own counters: format, rv (the global resourceVersion), floor (the change log
               holds every change after it)
   kinds       each kind ever stored (group/version/kind/plural/namespaced), so unknown kinds round-trip
-  objects     one row per object, JSON body; primary key (kind, namespace, name), uid unique
+  objects     one row per object, JSON body; primary key (kind, namespace, name), uid unique (a rowid
+              table: bodies are large, which WITHOUT ROWID stores poorly)
   owners      (owner uid, dependent uid) from ownerReferences: the cascade finds dependents by index
   changes     the change log for watch replay: rv, kind, type, the old version's selection data, new body
   properties  caller-owned JSON values (the simulator session's clock and scenario), no resourceVersion
@@ -31,7 +32,7 @@ CREATE TABLE IF NOT EXISTS kinds (
     namespaced INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS objects (
     kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL UNIQUE,
-    rv INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name)) WITHOUT ROWID;
+    rv INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name));
 CREATE TABLE IF NOT EXISTS owners (owner_uid TEXT NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (owner_uid, uid))
     WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS owners_by_dependent ON owners (uid);

@@ -73,7 +73,7 @@ def file_bytes(path: Path) -> int:
 def object_bytes(store: SqliteStore) -> float:
     """Bytes of the objects and owners tables and their indexes (no change log), if SQLite has dbstat."""
     try:
-        row = store._db.execute("SELECT sum(pgsize) FROM dbstat WHERE name NOT IN ('changes', 'changes_by_kind')").fetchone()
+        row = store._tables.db.execute("SELECT sum(pgsize) FROM dbstat WHERE name NOT IN ('changes', 'changes_by_kind')").fetchone()
     except sqlite3.OperationalError:
         return float("nan")
     return float(row[0])
@@ -91,7 +91,7 @@ async def main(count: int) -> None:
         seconds = time.perf_counter() - start
         size = objects_only = float("nan")
         if isinstance(store, SqliteStore):  # checkpointed: the size a reopened store starts from
-            store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            store._tables.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             size, objects_only = file_bytes(store.path), object_bytes(store)
         cascade = await cascade_ms(store)
         await store.close()

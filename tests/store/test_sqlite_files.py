@@ -29,7 +29,10 @@ def _other_sqlite(path: Path) -> None:
 
 
 def _other_format(path: Path) -> None:
-    SqliteStore(path, ManualClock())._db.execute("UPDATE meta SET value = 'nvcre-sqlite-store/v0' WHERE key = 'format'")
+    SqliteStore(path, ManualClock())
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = 'nvcre-sqlite-store/v0' WHERE key = 'format'")
+    db.close()
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -117,7 +118,9 @@ async def test_history_limit_bounds_the_change_log_and_a_lagging_watch_is_gone(t
         await store.create(WORKFLOW, obj(f"wf-{index}"))
     with pytest.raises(Gone, match="fell too far behind"):
         await next_event(watch)
-    assert store._db.execute("SELECT count(*) FROM changes").fetchone()[0] == 4
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT count(*) FROM changes").fetchone()[0] == 4
+    db.close()
     # writes of OTHER kinds never make a reading watch stale
     nodes_watch = store.watch(CONFIGMAP, "default")
     reader = asyncio.ensure_future(next_event(nodes_watch))

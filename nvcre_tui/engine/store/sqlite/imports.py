@@ -17,7 +17,8 @@ from ..objects import identify, owner_uids
 from ..persist import SNAPSHOT_FORMAT, parse_snapshot
 from ..protocol import ResourceKind
 from .database import StoreFileError
-from .store import SqliteStore, encode, kind_id
+from .store import SqliteStore
+from .tables import encode, kind_id
 
 __all__ = ["import_json_state", "SESSION_PROPERTY", "IMPORTED_SUFFIX"]
 
@@ -78,7 +79,7 @@ def import_json_state(json_path: str | os.PathLike[str], db_path: str | os.PathL
     try:
         _fill(store, json_path, rv, objects, session)
     except BaseException:
-        store._db.close()
+        store._tables.db.close()
         raise
     if retire:
         os.replace(json_path, json_path.with_name(json_path.name + IMPORTED_SUFFIX))
@@ -88,7 +89,7 @@ def import_json_state(json_path: str | os.PathLike[str], db_path: str | os.PathL
 def _fill(store: SqliteStore, json_path: Path, rv: int, objects: dict[ResourceKind, list[dict[str, Any]]],
           session: dict[str, Any] | None) -> None:
     """Every object in one transaction, into a store that must be empty."""
-    db = store._db
+    db = store._tables.db
     db.execute("BEGIN IMMEDIATE")
     try:
         held = db.execute("SELECT (SELECT value FROM meta WHERE key = 'rv'), (SELECT count(*) FROM objects)").fetchone()

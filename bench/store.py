@@ -3,7 +3,8 @@
 Run `python bench/store.py` (add `--objects N`). Each store gets the same workload: create N Jobs shaped like
 the engine's (labels, an owner, a spec with node names), patch each one's status twice (as the engine does
 while a job runs), then delete the owner, which cascades to all of them in one transaction. "x" columns are
-ratios to MemoryStore. The file size is measured after the creates and status patches, per 1,000 objects:
+ratios to MemoryStore. The "10 watches" rows keep that many watches open and read (a live console and
+engine); writes/s there counts the watchers' work between writes too. The file size is measured after the creates and status patches, per 1,000 objects:
 the whole file, and the objects alone (without the change log that watches replay from).
 """
 
@@ -21,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.store import JOB, WORKFLOW, MemoryStore, ResourceStore
+from nvcre_tui.engine.store import JOB, KNOWN_KINDS, WORKFLOW, MemoryStore, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.sqlite import SqliteStore
 
 NAMESPACE = "bench"
+WATCHES = 10  # about as many as the engine (5 kinds) and the console's informer keep open
 
 
 def job(index: int, owner: dict[str, Any]) -> dict[str, Any]:
@@ -53,11 +55,19 @@ async def workload(store: ResourceStore, count: int) -> list[float]:
     latencies: list[float] = []
     for index in range(count):
         await timed(lambda: store.create(JOB, job(index, owner)), latencies)
+        await asyncio.sleep(0)  # let watches read, as between an engine's writes
     for phase in ("Running", "Succeeded"):
         for index in range(count):
             patch = {"phase": phase, "results": {"busBandwidthGBps": 391.5 + index % 7, "message": "x" * 120}}
             await timed(lambda: store.patch_status(JOB, f"wf-job-{index:05d}", NAMESPACE, patch), latencies)
+            await asyncio.sleep(0)
     return latencies
+
+
+async def drain(store: ResourceStore, kind: ResourceKind) -> None:
+    """A watch that reads everything, as the engine's and the console's do."""
+    async for _ in store.watch(kind):
+        pass
 
 
 async def cascade_ms(store: ResourceStore) -> float:
@@ -82,13 +92,21 @@ def object_bytes(store: SqliteStore) -> float:
 async def main(count: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="nvcre-bench-store-"))
     rows = []
-    for label, make in (("MemoryStore", lambda: MemoryStore(ManualClock())),
-                        ("SqliteStore durable", lambda: SqliteStore(folder / "durable.db", ManualClock())),
-                        ("SqliteStore NORMAL", lambda: SqliteStore(folder / "normal.db", ManualClock(), durable=False))):
+    stores: list[tuple[str, Callable[[], ResourceStore], int]] = [
+        ("MemoryStore", lambda: MemoryStore(ManualClock()), 0),
+        ("MemoryStore 10 watches", lambda: MemoryStore(ManualClock()), WATCHES),
+        ("SqliteStore durable", lambda: SqliteStore(folder / "durable.db", ManualClock()), 0),
+        ("SqliteStore NORMAL", lambda: SqliteStore(folder / "normal.db", ManualClock(), durable=False), 0),
+        ("Sqlite durable 10 w.", lambda: SqliteStore(folder / "watched.db", ManualClock()), WATCHES),
+    ]
+    for label, make, watches in stores:
         store = make()
+        readers = [asyncio.create_task(drain(store, KNOWN_KINDS[index % len(KNOWN_KINDS)])) for index in range(watches)]
         start = time.perf_counter()
         latencies = await workload(store, count)
         seconds = time.perf_counter() - start
+        for reader in readers:
+            reader.cancel()
         size = objects_only = float("nan")
         if isinstance(store, SqliteStore):  # checkpointed: the size a reopened store starts from
             store._tables.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

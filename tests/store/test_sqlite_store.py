@@ -194,3 +194,50 @@ async def test_a_closed_store_answers_with_a_store_error(tmp_path: Path, clock: 
     await store.close()
     with pytest.raises(StoreError, match=r"s\.db"):
         await store.get(WORKFLOW, "wf", "default")
+
+
+async def test_this_process_s_writes_wake_its_watches_at_once(tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock, poll_seconds=3600)  # polling would never come in time
+    watch = store.watch(WORKFLOW)
+    reader = asyncio.ensure_future(next_event(watch))
+    await asyncio.sleep(0)
+    await store.create(WORKFLOW, obj("wf"))
+    assert (await asyncio.wait_for(reader, 1)).object["metadata"]["name"] == "wf"
+    await store.close()
+
+
+async def test_a_write_awaits_another_connection_s_lock_without_blocking_the_loop(tmp_path: Path,
+                                                                                  clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    create = asyncio.ensure_future(store.create(WORKFLOW, obj("wf")))
+    for _ in range(20):
+        await asyncio.sleep(0.001)  # the loop keeps running while the create waits for the lock
+    assert not create.done()
+    other.execute("COMMIT")
+    other.close()
+    created = await asyncio.wait_for(create, 5)
+    assert created["metadata"]["resourceVersion"] == "1"
+    await store.close()
+
+
+async def test_watches_of_other_kinds_skip_this_process_s_writes_without_reading_the_file(
+        tmp_path: Path, clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock, poll_seconds=3600)
+    await store.create(CONFIGMAP, obj("cm"))
+    idle = [store.watch(CONFIGMAP) for _ in range(5)]
+    readers = [asyncio.ensure_future(take(watch, 2)) for watch in idle]
+    for _ in range(100):  # each watch lists, reads the log once and waits
+        if store._tables.log_reads == len(idle):
+            break
+        await asyncio.sleep(0)
+    reads_before = store._tables.log_reads
+    assert reads_before == len(idle)
+    for index in range(20):
+        await store.create(WORKFLOW, obj(f"wf-{index}"))
+        await asyncio.sleep(0)
+    assert store._tables.log_reads == reads_before  # 20 writes of another kind: no read at all
+    await store.create(CONFIGMAP, obj("cm-2"))
+    assert [await reader for reader in readers] == [[("ADDED", "cm"), ("ADDED", "cm-2")]] * 5
+    await store.close()

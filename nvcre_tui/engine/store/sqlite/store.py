@@ -31,7 +31,7 @@ from ..selectors import FieldSelector, LabelSelector, parse_field_selector, pars
 from . import revise
 from .database import connect
 from .feed import POLL_SECONDS, Feed
-from .tables import FELL_BEHIND, Tables, Write
+from .tables import FELL_BEHIND, Tables, Write, kind_id
 
 __all__ = ["SqliteStore"]
 
@@ -109,10 +109,15 @@ class SqliteStore:
                 behind = FELL_BEHIND
             else:
                 position, behind = parse_resource_version(kind, resource_version), ""  # "" says "too old"
+            identifier, first = kind_id(kind), True
             while not self._feed.closed:
                 signal = self._feed.signal()  # taken before reading: no change can fall in between
+                position = position if first else self._feed.skip(identifier, position)
+                if not first and self._feed.latest == position:
+                    await signal.wait()  # nothing of this kind since: no need to read the file
+                    continue
                 changes, position = self._tables.changes_after(kind, position, behind)
-                behind = FELL_BEHIND
+                behind, first = FELL_BEHIND, False
                 for change in changes:
                     event = watcher.event_for(change)
                     if event is not None:

@@ -57,10 +57,11 @@ def _selection_data(obj: Obj) -> str:
 
 @dataclass
 class Write:
-    """One write transaction: the counter as it goes, and what it changed."""
+    """One write transaction: the counter before it and as it goes, and the kinds it changed."""
 
+    start: int
     rv: int
-    changes: int = 0
+    kinds: set[str] = field(default_factory=set)
     new_kinds: dict[str, ResourceKind] = field(default_factory=dict)  # known to this process once committed
 
 
@@ -73,6 +74,7 @@ class Tables:
         self.history_limit = history_limit
         self.feed = feed
         self._kinds: dict[str, ResourceKind] = {}
+        self.log_reads = 0  # change-log reads by watches (the benchmark and a test count them)
 
     # ----- transactions --------------------------------------------------------------------------------
 
@@ -101,9 +103,10 @@ class Tables:
         with self.guard():
             await self._lock()
             try:
-                write = Write(self.meta("rv"))
+                counter = self.meta("rv")
+                write = Write(counter, counter)
                 yield write
-                if write.changes:
+                if write.kinds:
                     self._advance(write.rv)
                 self.db.execute("COMMIT")
             except BaseException:
@@ -111,8 +114,8 @@ class Tables:
                     self.db.execute("ROLLBACK")
                 raise
         self._kinds.update(write.new_kinds)
-        if write.changes:
-            self.feed.notify()
+        if write.kinds:
+            self.feed.written(write.start, write.rv, frozenset(write.kinds))
 
     async def _lock(self) -> None:
         """BEGIN IMMEDIATE: take the file's write lock. While another process holds it, try again every
@@ -174,8 +177,8 @@ class Tables:
     def put(self, write: Write, kind: ResourceKind, change: WatchEventType, old: Obj | None, new: Obj) -> Obj:
         """Give `new` the next resourceVersion, store (or remove) its row, log the change; return it."""
         write.rv += 1
-        write.changes += 1
         identifier = kind_id(kind)
+        write.kinds.add(identifier)
         if identifier not in self._kinds and identifier not in write.new_kinds:
             self.db.execute("INSERT OR IGNORE INTO kinds VALUES (?, ?, ?, ?, ?, ?)",
                             (identifier, kind.group, kind.version, kind.kind, kind.plural, int(kind.namespaced)))
@@ -213,6 +216,7 @@ class Tables:
     def changes_after(self, kind: ResourceKind, position: int, behind: str = FELL_BEHIND) -> tuple[list[Change], int]:
         """The next changes of `kind` after `position`, and the position after them; Gone when some are no
         longer retained. The position moves past other kinds' changes too, so they never make it stale."""
+        self.log_reads += 1
         with self.reading():
             floor = self.meta("floor")
             if position < floor:

@@ -241,3 +241,23 @@ async def test_watches_of_other_kinds_skip_this_process_s_writes_without_reading
     await store.create(CONFIGMAP, obj("cm-2"))
     assert [await reader for reader in readers] == [[("ADDED", "cm"), ("ADDED", "cm-2")]] * 5
     await store.close()
+
+
+def test_a_store_outlives_an_event_loop(tmp_path: Path, clock: ManualClock) -> None:
+    """The CLI may run several asyncio.run() on one store: watches work in each."""
+    store = SqliteStore(tmp_path / "s.db", clock)
+
+    async def write_and_watch(name: str) -> list[tuple[str, str]]:
+        watch = store.watch(WORKFLOW, resource_version=store.resource_version)
+        reader = asyncio.ensure_future(take(watch, 1))
+        for _ in range(5):
+            await asyncio.sleep(0)  # the watch is waiting before the write
+        await store.create(WORKFLOW, obj(name))
+        events = await reader
+        asyncio.ensure_future(anext(store.watch(WORKFLOW, resource_version=store.resource_version)))
+        await asyncio.sleep(0)  # a watch left waiting when the loop ends (asyncio.run cancels it)
+        return events
+
+    assert asyncio.run(write_and_watch("first")) == [("ADDED", "first")]
+    assert asyncio.run(write_and_watch("second")) == [("ADDED", "second")]
+    asyncio.run(store.close())

@@ -25,6 +25,7 @@ class Feed:
         self._db = db
         self._poll_seconds = poll_seconds
         self._signal: asyncio.Event | None = None
+        self._signal_loop: asyncio.AbstractEventLoop | None = None
         self._watchers = 0
         self._poller: asyncio.Task[None] | None = None
         self._poller_loop: asyncio.AbstractEventLoop | None = None
@@ -34,8 +35,9 @@ class Feed:
 
     def signal(self) -> asyncio.Event:
         """The event the next change sets. Take it BEFORE reading the log, so no change falls in between."""
-        if self._signal is None:
-            self._signal = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        if self._signal is None or self._signal_loop is not loop:  # a store may outlive an asyncio.run()
+            self._signal, self._signal_loop = asyncio.Event(), loop
         return self._signal
 
     def notify(self) -> None:

@@ -128,7 +128,8 @@ class Tables:
                 self.db.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as error:
-                if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY  # extended codes too
+                if not busy or time.monotonic() > deadline:
                     raise
             finally:
                 self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")

@@ -121,15 +121,16 @@ async def test_history_limit_bounds_the_change_log_and_a_lagging_watch_is_gone(t
     with sqlite3.connect(store.path) as db:
         assert db.execute("SELECT count(*) FROM changes").fetchone()[0] == 4
     db.close()
-    # writes of OTHER kinds never make a reading watch stale
-    nodes_watch = store.watch(CONFIGMAP, "default")
-    reader = asyncio.ensure_future(next_event(nodes_watch))
-    await asyncio.sleep(0)
-    for index in range(10):
-        await store.create(WORKFLOW, obj(f"more-{index}"))
-        await asyncio.sleep(0)
+    # writes of OTHER kinds never make a watch stale, even another process's that it has not read yet
+    config_watch = store.watch(CONFIGMAP, "default", resource_version=store.resource_version)
     await store.create(CONFIGMAP, obj("cm"))
-    assert (await reader).object["metadata"]["name"] == "cm"
+    assert await take(config_watch, 1) == [("ADDED", "cm")]
+    other_process = SqliteStore(store.path, clock, history_limit=4)
+    for index in range(10):  # while the watch does not read: the log drops every change it had seen
+        await other_process.create(WORKFLOW, obj(f"more-{index}"))
+    await other_process.create(CONFIGMAP, obj("cm-2"))
+    assert await take(config_watch, 1) == [("ADDED", "cm-2")]
+    await other_process.close()
     with pytest.raises(ValueError, match="history limit"):
         SqliteStore(tmp_path / "other.db", clock, history_limit=0)
     await store.close()

@@ -8,6 +8,7 @@ Tables:
               table: bodies are large, which WITHOUT ROWID stores poorly)
   owners      (owner uid, dependent uid) from ownerReferences: the cascade finds dependents by index
   changes     the change log for watch replay: rv, kind, type, the old version's selection data, new body
+  floors      per kind, the newest change dropped from the log: a watch behind it has missed one (Gone)
   properties  caller-owned JSON values (the simulator session's clock and scenario), no resourceVersion
 """
 
@@ -39,6 +40,7 @@ CREATE INDEX IF NOT EXISTS owners_by_dependent ON owners (uid);
 CREATE TABLE IF NOT EXISTS changes (
     rv INTEGER PRIMARY KEY, kind TEXT NOT NULL, type TEXT NOT NULL, old TEXT, new TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS changes_by_kind ON changes (kind, rv);
+CREATE TABLE IF NOT EXISTS floors (kind TEXT PRIMARY KEY, rv INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS properties (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (key, value) VALUES ('format', '{format}'), ('rv', 0), ('floor', 0);
 """

@@ -6,8 +6,9 @@ and the cascade all commit together or not at all, and writers in other processe
 sqlite3 runs on the event loop, not in a thread (tables.py says why).
 
 Watches read the change log from their own position, so they see every process's writes in
-resourceVersion order; feed.py says when they look. A watch whose position falls out of the retained
-log (history_limit changes, of any kind) gets Gone, as from an API server.
+resourceVersion order; feed.py says when they look. The log keeps the last history_limit changes; a watch
+gets Gone, as from an API server, when it starts before them or a change of its kind it has not yet read
+is dropped.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ..selectors import FieldSelector, LabelSelector, parse_field_selector, pars
 from . import revise
 from .database import connect
 from .feed import POLL_SECONDS, Feed
-from .tables import FELL_BEHIND, Tables, Write, kind_id
+from .tables import Tables, Write, kind_id
 
 __all__ = ["SqliteStore"]
 
@@ -106,18 +107,19 @@ class SqliteStore:
                     backlog = [obj for obj in self._tables.bodies(kind, watcher.namespace) if watcher.selects(obj)]
                 for obj in backlog:
                     yield WatchEvent("ADDED", obj)
-                behind = FELL_BEHIND
+                first = False  # the list was current: what follows can only have "fallen behind"
             else:
-                position, behind = parse_resource_version(kind, resource_version), ""  # "" says "too old"
-            identifier, first = kind_id(kind), True
+                position, first = parse_resource_version(kind, resource_version), True
+            identifier, started = kind_id(kind), False
             while not self._feed.closed:
                 signal = self._feed.signal()  # taken before reading: no change can fall in between
-                position = position if first else self._feed.skip(identifier, position)
-                if not first and self._feed.latest == position:
-                    await signal.wait()  # nothing of this kind since: no need to read the file
-                    continue
-                changes, position = self._tables.changes_after(kind, position, behind)
-                behind, first = FELL_BEHIND, False
+                if started:
+                    position = self._feed.skip(identifier, position)
+                    if self._feed.latest == position:
+                        await signal.wait()  # nothing of this kind since: no need to read the file
+                        continue
+                changes, position = self._tables.changes_after(kind, position, first)
+                first, started = False, True
                 for change in changes:
                     event = watcher.event_for(change)
                     if event is not None:

@@ -144,6 +144,8 @@ class Tables:
         floor = rv - self.history_limit
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'rv'", (rv,))
         if floor > self.meta("floor"):
+            self.db.execute("INSERT INTO floors SELECT kind, max(rv) FROM changes WHERE rv <= ? GROUP BY kind "
+                            "ON CONFLICT (kind) DO UPDATE SET rv = max(rv, excluded.rv)", (floor,))
             self.db.execute("DELETE FROM changes WHERE rv <= ?", (floor,))
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'floor'", (floor,))
 
@@ -214,15 +216,20 @@ class Tables:
 
     # ----- the change log ------------------------------------------------------------------------------
 
-    def changes_after(self, kind: ResourceKind, position: int, behind: str = FELL_BEHIND) -> tuple[list[Change], int]:
-        """The next changes of `kind` after `position`, and the position after them; Gone when some are no
-        longer retained. The position moves past other kinds' changes too, so they never make it stale."""
+    def changes_after(self, kind: ResourceKind, position: int, first: bool = False) -> tuple[list[Change], int]:
+        """The next changes of `kind` after `position`, and the position after them.
+
+        Gone, on the `first` read of a watch, when the log no longer holds every change after `position`
+        (as MemoryStore); later, only when a change of this kind that the watch has not read was dropped,
+        so a flood of other kinds' writes never makes a watch stale."""
         self.log_reads += 1
         with self.reading():
-            floor = self.meta("floor")
-            if position < floor:
-                raise Gone.about(kind, None, None, behind or f"resourceVersion {position} is too old "
-                                                            f"(history starts after {floor}); list again")
+            if first and position < (floor := self.meta("floor")):
+                raise Gone.about(kind, None, None, f"resourceVersion {position} is too old "
+                                                   f"(history starts after {floor}); list again")
+            dropped = self.db.execute("SELECT rv FROM floors WHERE kind = ?", (kind_id(kind),)).fetchone()
+            if not first and dropped and position < dropped[0]:
+                raise Gone.about(kind, None, None, FELL_BEHIND)
             latest = self.meta("rv")
             rows = self.db.execute(
                 "SELECT rv, type, old, new FROM changes WHERE kind = ? AND rv > ? AND rv <= ? ORDER BY rv LIMIT ?",

@@ -12,7 +12,14 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore
-from nvcre_tui.engine.store.sqlite import IMPORTED_SUFFIX, SESSION_PROPERTY, SqliteStore, StoreFileError, import_json_state
+from nvcre_tui.engine.store.sqlite import (
+    IMPORTED_SUFFIX,
+    SESSION_PROPERTY,
+    SqliteStore,
+    StoreFileError,
+    import_json_state,
+    open_store,
+)
 
 from .fixtures import names, next_event, obj, take
 
@@ -159,3 +166,24 @@ def test_a_bad_state_file_is_refused_in_one_line(tmp_path: Path, clock: ManualCl
     assert str(caught.value).startswith(f"{json_path}") and "\n" not in str(caught.value)
     if content is not None:
         assert json_path.exists()  # a refused file is never renamed
+
+
+async def test_open_store_imports_an_old_file_once_then_refuses_a_second_one(tmp_path: Path,
+                                                                            clock: ManualClock) -> None:
+    memory = await _memory_with_objects(clock)
+    legacy, db_path = tmp_path / "sim-state.json", tmp_path / "sim-state.db"
+    fresh = open_store(tmp_path / "other.db", clock, legacy_json=tmp_path / "absent.json")  # nothing to import
+    assert fresh.resource_version == "0"
+    await fresh.close()
+    _session_file(legacy, memory)
+    with pytest.raises(StoreFileError, match=rf"^{legacy}: an old JSON state file; start once without read-only"):
+        open_store(db_path, clock, legacy_json=legacy, readonly=True)
+    imported = open_store(db_path, clock, legacy_json=legacy)
+    assert imported.snapshot() == memory.snapshot()
+    await imported.close()
+    reopened = open_store(db_path, clock, legacy_json=legacy)  # the file was renamed: no second import
+    assert reopened.snapshot() == memory.snapshot()
+    await reopened.close()
+    _session_file(legacy, memory)  # an old file turns up again beside the store
+    with pytest.raises(StoreFileError, match=rf"^{legacy}: an old JSON state file beside the store {db_path}"):
+        open_store(db_path, clock, legacy_json=legacy)

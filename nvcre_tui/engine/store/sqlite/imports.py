@@ -20,7 +20,7 @@ from .database import StoreFileError
 from .store import SqliteStore
 from .tables import encode, kind_id
 
-__all__ = ["import_json_state", "SESSION_PROPERTY", "IMPORTED_SUFFIX"]
+__all__ = ["open_store", "import_json_state", "SESSION_PROPERTY", "IMPORTED_SUFFIX"]
 
 SESSION_STATE_VERSION = 1  # engine/session.py's STATE_VERSION when the JSON file went away
 SESSION_PROPERTY = "session"  # the old file's scenario, clock and savedAt, kept as a store property
@@ -62,6 +62,24 @@ def _read(path: Path) -> tuple[int, dict[ResourceKind, list[dict[str, Any]]], di
     except (ValueError, StoreError) as error:
         raise StoreFileError(f"{path}: {error}") from None
     return rv, objects, session
+
+
+def open_store(db_path: str | os.PathLike[str], clock: Clock, history_limit: int = DEFAULT_HISTORY_LIMIT, *,
+               legacy_json: str | os.PathLike[str] | None = None, readonly: bool = False,
+               **options: Any) -> SqliteStore:
+    """The store at `db_path`, the one way a session should open it: an old JSON state file at `legacy_json`
+    is imported once (then renamed `.imported`) when there is no store yet, and refused with one line when
+    there is one, or when the store is opened read-only (importing writes)."""
+    db_path = Path(db_path)
+    legacy = Path(legacy_json) if legacy_json is not None else None
+    if legacy is not None and legacy.exists():
+        if db_path.exists():
+            raise StoreFileError(f"{legacy}: an old JSON state file beside the store {db_path}, not imported "
+                                 f"because the store exists; move it away (or the store, to import it)")
+        if readonly:
+            raise StoreFileError(f"{legacy}: an old JSON state file; start once without read-only to import it")
+        return import_json_state(legacy, db_path, clock, history_limit, **options)
+    return SqliteStore(db_path, clock, history_limit, readonly=readonly, **options)
 
 
 def import_json_state(json_path: str | os.PathLike[str], db_path: str | os.PathLike[str], clock: Clock,

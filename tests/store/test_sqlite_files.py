@@ -64,14 +64,29 @@ def test_a_bad_store_file_is_refused_in_one_line_naming_it(tmp_path: Path, clock
     assert isinstance(caught.value, InputError) and isinstance(caught.value, ValueError)
 
 
-def test_foreign_sqlite_database_is_left_untouched(tmp_path: Path, clock: ManualClock) -> None:
-    path = tmp_path / "songs.db"
-    _other_sqlite(path)
+@pytest.mark.parametrize("make", [_other_sqlite, _other_format])
+def test_a_refused_database_is_left_untouched(tmp_path: Path, clock: ManualClock, make: object) -> None:
+    path = tmp_path / "other.db"
+    make(path)  # type: ignore[operator]
+    with sqlite3.connect(path) as db:
+        before = (db.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall(),
+                  db.execute("PRAGMA journal_mode").fetchone())
+    db.close()
     with pytest.raises(StoreFileError):
         SqliteStore(path, clock)
     with sqlite3.connect(path) as db:
-        assert [row[0] for row in db.execute("SELECT name FROM sqlite_master")] == ["songs"]
+        after = (db.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall(),
+                 db.execute("PRAGMA journal_mode").fetchone())
     db.close()
+    assert after == before
+
+
+def test_an_empty_file_becomes_a_store_but_not_in_read_only_mode(tmp_path: Path, clock: ManualClock) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    with pytest.raises(StoreFileError, match="an empty file, not an nvcre store yet"):
+        SqliteStore(path, clock, readonly=True)
+    assert SqliteStore(path, clock).resource_version == "0"
 
 
 def test_read_only_mode_needs_an_existing_store(tmp_path: Path, clock: ManualClock) -> None:

@@ -15,6 +15,7 @@ Tables:
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS floors (kind TEXT PRIMARY KEY, rv INTEGER NOT NULL) W
 CREATE TABLE IF NOT EXISTS properties (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (key, value) VALUES ('format', '{format}'), ('rv', 0), ('floor', 0);
 """
+_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
 
 
 class StoreFileError(InputError, ValueError):
@@ -66,7 +68,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bo
     """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
 
     durable=True: synchronous=FULL, a committed write survives a power cut; False: NORMAL, it survives
-    a killed process (WAL), which is all a test needs.
+    a killed process (WAL) but a power cut may lose the last writes (never the file's consistency).
     """
     path = Path(path)
     if path.is_dir():
@@ -87,8 +89,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bo
     except sqlite3.Error as error:
         raise _problem(path, f"cannot open ({error})") from None
     try:
-        _prepare(db, readonly=readonly, durable=durable)
-        _check_format(path, db)
+        _prepare(path, db, readonly=readonly, durable=durable)
     except sqlite3.DatabaseError as error:
         db.close()
         raise _problem(path, f"not a usable nvcre store ({error})") from None
@@ -98,16 +99,22 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bo
     return db
 
 
-def _prepare(db: sqlite3.Connection, *, readonly: bool, durable: bool) -> None:
+def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, durable: bool) -> None:
+    """Check the file is an nvcre store (or empty) BEFORE changing anything in it; then WAL and the tables."""
     db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}  # not SQLite: fails
+    if tables and "meta" not in tables:
+        raise _problem(path, "an SQLite database but not an nvcre store (no meta table)")
+    if tables:
+        _check_format(path, db)
     if readonly:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a non-SQLite file fails here
+        if not tables:
+            raise _problem(path, "an empty file, not an nvcre store yet (read-only mode creates nothing)")
         return
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode=WAL")
-    has_tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0]
-    if not has_tables and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-        return  # someone else's database: _check_format refuses it, nothing is added to it
+    if tables >= _TABLES:
+        return
     db.execute("BEGIN IMMEDIATE")  # two processes creating the same new store serialise here
     try:
         for statement in _SCHEMA.replace("{format}", FORMAT).split(";"):
@@ -117,13 +124,11 @@ def _prepare(db: sqlite3.Connection, *, readonly: bool, durable: bool) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    _check_format(path, db)  # another process may have created it first
 
 
 def _check_format(path: Path, db: sqlite3.Connection) -> None:
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    except sqlite3.OperationalError:
-        raise _problem(path, "an SQLite database but not an nvcre store (no meta table)") from None
+    row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     if row is None or row[0] != FORMAT:
         raise _problem(path, f"store format {row[0] if row else None!r}, expected {FORMAT!r} "
                              "(written by another nvcre version)")

@@ -61,10 +61,11 @@ class Feed:
         return position
 
     def subscribe(self) -> None:
-        self._watchers += 1
         loop = asyncio.get_running_loop()
         if self._poller is None or self._poller.done() or self._poller_loop is not loop:
-            self._poller, self._poller_loop = loop.create_task(self._poll()), loop
+            # The version is read now, before the new watch reads the log: a commit in between is noticed.
+            self._poller, self._poller_loop = loop.create_task(self._poll(self._data_version())), loop
+        self._watchers += 1
 
     def unsubscribe(self) -> None:
         self._watchers -= 1
@@ -79,9 +80,8 @@ class Feed:
     def _data_version(self) -> int:
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
-    async def _poll(self) -> None:
+    async def _poll(self, seen: int) -> None:
         with contextlib.suppress(sqlite3.Error):  # the connection was closed under us: the store is closing
-            seen = self._data_version()
             while self._watchers > 0 and not self.closed:
                 await asyncio.sleep(self._poll_seconds)
                 if self.closed:

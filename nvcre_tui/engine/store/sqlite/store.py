@@ -99,7 +99,8 @@ class SqliteStore:
     ) -> AsyncIterator[WatchEvent]:
         labels, _ = _selectors(kind, label_selector, None)
         watcher = Watcher(kind, namespace if kind.namespaced else None, labels, self._tables.history_limit)
-        self._feed.subscribe()
+        with self._tables.guard():
+            self._feed.subscribe()
         try:
             if resource_version is None:
                 with self._tables.reading():

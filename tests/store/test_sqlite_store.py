@@ -262,3 +262,11 @@ def test_a_store_outlives_an_event_loop(tmp_path: Path, clock: ManualClock) -> N
     assert asyncio.run(write_and_watch("first")) == [("ADDED", "first")]
     assert asyncio.run(write_and_watch("second")) == [("ADDED", "second")]
     asyncio.run(store.close())
+
+
+@pytest.mark.parametrize(("power_safe", "synchronous"), [(False, 1), (True, 2)])  # NORMAL, FULL
+def test_commits_are_synced_as_asked(tmp_path: Path, clock: ManualClock, power_safe: bool, synchronous: int) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock, power_safe=power_safe)
+    assert store._tables.db.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+    assert store._tables.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    asyncio.run(store.close())

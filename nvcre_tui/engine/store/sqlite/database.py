@@ -64,11 +64,12 @@ def _looks_like_json(path: Path) -> bool:
         return False
 
 
-def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bool = True) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False) -> sqlite3.Connection:
     """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
 
-    durable=True: synchronous=FULL, a committed write survives a power cut; False: NORMAL, it survives
-    a killed process (WAL) but a power cut may lose the last writes (never the file's consistency).
+    Commits use synchronous=NORMAL: in WAL mode a committed write survives the process being killed at
+    any moment; a power cut or OS crash may lose the last ones (never the file's consistency).
+    power_safe=True uses FULL (an fsync per commit) so it survives those too, at several times the cost.
     """
     path = Path(path)
     if path.is_dir():
@@ -89,7 +90,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bo
     except sqlite3.Error as error:
         raise _problem(path, f"cannot open ({error})") from None
     try:
-        _prepare(path, db, readonly=readonly, durable=durable)
+        _prepare(path, db, readonly=readonly, power_safe=power_safe)
     except sqlite3.DatabaseError as error:
         db.close()
         raise _problem(path, f"not a usable nvcre store ({error})") from None
@@ -99,9 +100,9 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, durable: bo
     return db
 
 
-def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, durable: bool) -> None:
+def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: bool) -> None:
     """Check the file is an nvcre store (or empty) BEFORE changing anything in it; then WAL and the tables."""
-    db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    db.execute(f"PRAGMA synchronous={'FULL' if power_safe else 'NORMAL'}")
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}  # not SQLite: fails
     if tables and "meta" not in tables:
         raise _problem(path, "an SQLite database but not an nvcre store (no meta table)")

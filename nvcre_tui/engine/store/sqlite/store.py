@@ -42,19 +42,19 @@ Obj = dict[str, Any]
 class SqliteStore:
     """A ResourceStore in an SQLite file (WAL). `history_limit` bounds the change log kept for watch replay.
 
-    readonly=True opens the file with mode=ro and refuses every write (Forbidden); durable=False commits
-    with synchronous=NORMAL (survives a killed process, not a power cut); poll_seconds is how soon another
-    process's writes reach a watch here.
+    readonly=True opens the file with mode=ro and refuses every write (Forbidden); power_safe=True fsyncs
+    every commit (database.connect says what each survives); poll_seconds is how soon another process's
+    writes reach a watch here.
     """
 
     def __init__(self, path: str | os.PathLike[str], clock: Clock, history_limit: int = DEFAULT_HISTORY_LIMIT,
-                 *, readonly: bool = False, durable: bool = True, poll_seconds: float = POLL_SECONDS) -> None:
+                 *, readonly: bool = False, power_safe: bool = False, poll_seconds: float = POLL_SECONDS) -> None:
         if history_limit < 1:
             raise ValueError(f"history limit must be >= 1, got {history_limit}")
         self.path = Path(path)
         self.readonly = readonly
         self._clock = clock
-        db = connect(self.path, readonly=readonly, durable=durable)
+        db = connect(self.path, readonly=readonly, power_safe=power_safe)
         self._feed = Feed(db, poll_seconds)
         self._tables = Tables(db, self.path, history_limit, self._feed)
 

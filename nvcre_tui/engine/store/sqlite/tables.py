@@ -1,7 +1,7 @@
 """The rows behind SqliteStore: transactions, objects, owners, the change log and the counter.
 
 sqlite3 calls run synchronously on the event loop, not in a thread: each is local and takes well under a
-millisecond (a durable commit about one fsync), less than handing it to a thread would cost, and running
+millisecond (a power-safe commit about one fsync), less than handing it to a thread would cost, and running
 between awaits makes every store operation atomic for the other coroutines exactly as in MemoryStore.
 The one wait that can be longer, another process holding the write lock, is awaited (`Tables.lock`), so
 the loop runs meanwhile; after database.BUSY_TIMEOUT_SECONDS it is a StoreError.

@@ -6,6 +6,7 @@ import asyncio
 import re
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,17 @@ def test_commits_are_synced_as_asked(tmp_path: Path, clock: ManualClock, power_s
     assert store._tables.db.execute("PRAGMA synchronous").fetchone()[0] == synchronous
     assert store._tables.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     asyncio.run(store.close())
+
+
+async def test_the_clock_of_the_latest_write_is_kept_for_a_restarted_simulator(tmp_path: Path,
+                                                                               clock: ManualClock) -> None:
+    store = SqliteStore(tmp_path / "s.db", clock)
+    assert store.last_write_time is None
+    clock.advance(90.25)
+    created = await store.create(WORKFLOW, obj("wf"))
+    clock.advance(10)
+    await store.update(WORKFLOW, created)  # changes nothing: not a write
+    await store.close()
+    reopened = SqliteStore(tmp_path / "s.db", ManualClock())
+    assert reopened.last_write_time == ManualClock().now() + timedelta(seconds=90.25)
+    await reopened.close()

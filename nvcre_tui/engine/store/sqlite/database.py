@@ -1,8 +1,8 @@
 """The SQLite file behind SqliteStore: opening it (WAL, busy timeout), its tables, and one-line errors.
 
 Tables:
-  meta        the store's own counters: format, rv (the global resourceVersion), floor (the change log
-              holds every change after it)
+  meta        the store's own values: format; rv, the global resourceVersion, and clock, the writer's
+              clock at that write; floor: the change log holds every change after it
   kinds       each kind ever stored (group/version/kind/plural/namespaced), so unknown kinds round-trip
   objects     one row per object, JSON body; primary key (kind, namespace, name), uid unique (a rowid
               table: bodies are large, which WITHOUT ROWID stores poorly)

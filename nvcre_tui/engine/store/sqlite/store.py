@@ -17,6 +17,7 @@ import copy
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ class SqliteStore:
             raise ValueError(f"history limit must be >= 1, got {history_limit}")
         self.path = Path(path)
         self.readonly = readonly
-        self._clock = clock
+        self.clock = clock  # public: a session may replace it once it has read its time from the store
         db = connect(self.path, readonly=readonly, power_safe=power_safe)
         self._feed = Feed(db, poll_seconds)
         self._tables = Tables(db, self.path, history_limit, self._feed)
@@ -140,7 +141,7 @@ class SqliteStore:
                                              lambda candidate: self._tables.load(kind, candidate, namespace) is not None)
             if self._tables.load(kind, name, namespace) is not None:
                 raise AlreadyExists.about(kind, name, namespace, "already exists")
-            new = revise.created(kind, obj, name, namespace, write.rv, format_time(self._clock.now()))
+            new = revise.created(kind, obj, name, namespace, write.rv, format_time(self.clock.now()))
             return self._tables.put(write, kind, "ADDED", None, new)
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:
@@ -190,7 +191,7 @@ class SqliteStore:
             metadata = (involved.get("metadata") if isinstance(involved, Mapping) else None) or {}
             kind = involved.get("kind") if isinstance(involved, Mapping) else None
             raise self._refusal("record_event", kind or "Event", metadata.get("name"), metadata.get("namespace"))
-        return await _record_event(self, self._clock, involved, type, reason, message)
+        return await _record_event(self, self.clock, involved, type, reason, message)
 
     async def close(self) -> None:
         """End every watch and close the file (every write is already committed)."""
@@ -207,6 +208,14 @@ class SqliteStore:
             rv = self._tables.meta("rv")
             objects = {kind: self._tables.bodies(kind, None) for kind in self._tables.stored_kinds()}
         return build_snapshot(rv, objects)
+
+    @property
+    def last_write_time(self) -> datetime | None:
+        """The clock's time at the latest write, by any process (None before the first): a restarted
+        simulator resumes its clock from here, so nothing it wrote lies in its future."""
+        with self._tables.guard():
+            row = self._tables.db.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()
+        return datetime.fromisoformat(row[0]) if row else None
 
     def get_property(self, key: str) -> Any:
         """A caller's JSON value stored beside the objects (None when absent)."""
@@ -225,7 +234,7 @@ class SqliteStore:
                        namespace: str | None) -> AsyncIterator[Write]:
         if self.readonly:
             raise self._refusal(verb, kind, name, namespace)
-        async with self._tables.writing() as write:
+        async with self._tables.writing(self.clock.now()) as write:
             yield write
 
     def _refusal(self, verb: str, kind: object, name: str | None, namespace: str | None) -> Forbidden:
@@ -248,7 +257,7 @@ class SqliteStore:
             self._remove_and_collect(write, kind, current, copy.deepcopy(current))
         elif not current["metadata"].get("deletionTimestamp"):
             marked = copy.deepcopy(current)
-            marked["metadata"]["deletionTimestamp"] = format_time(self._clock.now())
+            marked["metadata"]["deletionTimestamp"] = format_time(self.clock.now())
             self._tables.put(write, kind, "MODIFIED", current, marked)
 
     def _remove_and_collect(self, write: Write, kind: ResourceKind, current: Obj, final: Obj) -> Obj:

@@ -16,6 +16,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,10 @@ class Tables:
                 self.db.execute("COMMIT")
 
     @contextlib.asynccontextmanager
-    async def writing(self) -> AsyncIterator[Write]:
+    async def writing(self, now: datetime) -> AsyncIterator[Write]:
         """One write transaction: committed on return, rolled back on any error; watchers woken after it.
-        Only taking the write lock awaits: the body and the commit run without a pause."""
+        Only taking the write lock awaits: the body and the commit run without a pause. `now` (the
+        store's clock) is recorded with the counter."""
         with self.guard():
             await self._lock()
             try:
@@ -107,7 +109,7 @@ class Tables:
                 write = Write(counter, counter)
                 yield write
                 if write.kinds:
-                    self._advance(write.rv)
+                    self._advance(write.rv, now)
                 self.db.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):  # a failed COMMIT may have rolled back already
@@ -139,10 +141,12 @@ class Tables:
         """A counter: `rv` (the latest resourceVersion) or `floor` (the change log holds every change after it)."""
         return int(self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
 
-    def _advance(self, rv: int) -> None:
-        """Store the counter and drop change-log rows beyond the history limit (the floor moves with them)."""
+    def _advance(self, rv: int, now: datetime) -> None:
+        """Store the counter and the clock, and drop change-log rows beyond the history limit (the floor
+        moves with them)."""
         floor = rv - self.history_limit
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'rv'", (rv,))
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clock', ?)", (now.isoformat(),))
         if floor > self.meta("floor"):
             self.db.execute("INSERT INTO floors SELECT kind, max(rv) FROM changes WHERE rv <= ? GROUP BY kind "
                             "ON CONFLICT (kind) DO UPDATE SET rv = max(rv, excluded.rv)", (floor,))

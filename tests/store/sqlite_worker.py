@@ -67,7 +67,25 @@ async def take_lease(store: SqliteStore, holder: str, rounds: str) -> None:
     print("done", holder, created, conflicts, flush=True)
 
 
-VERBS = {"create": create, "watch": watch, "lease": take_lease}
+async def engine(store: SqliteStore, *names: str) -> None:
+    """Run tests/engine/test_restart.py's engine until the named certifications are terminal, its clock
+    resumed from the latest write (as a restarted simulator does); print `done`."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.store import CERTIFICATION
+    from tests.engine.test_restart import new_engine
+    from tests.scenarios.harness import NAMESPACE
+
+    clock = ManualClock(store.last_write_time or ManualClock().now())
+    store.clock = clock
+
+    async def done() -> bool:
+        return all([cond.is_terminal(await store.get(CERTIFICATION, name, NAMESPACE)) for name in names])
+
+    assert await new_engine(store, clock).run_until_settled(until=done, max_seconds=2 * 24 * 3600)
+    print("done", flush=True)
+
+
+VERBS = {"create": create, "watch": watch, "lease": take_lease, "engine": engine}
 
 
 async def main(verb: str, path: str, *args: str) -> None:

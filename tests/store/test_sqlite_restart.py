@@ -22,7 +22,7 @@ from tests.scenarios.harness import NAMESPACE, catalog, report_from, snapshot
 Obj = dict
 
 
-async def _world(path: Path, clock: ManualClock) -> list[str]:
+async def world(path: Path, clock: ManualClock) -> list[str]:
     """The fleet's Nodes and both certifications, written by a first process that then exits."""
     store = SqliteStore(path, clock)
     await SimulatedFleet(store, clock, scenario()).ensure_nodes()
@@ -38,7 +38,7 @@ async def _world(path: Path, clock: ManualClock) -> list[str]:
 
 async def _outcome(path: Path, faults: list[Fault]) -> tuple[list[Obj], CrashingStore, int]:
     clock = ManualClock(SIM_START)  # simulated time is the clock's, which the test carries across "processes"
-    names = await _world(path, clock)
+    names = await world(path, clock)
     crashing = CrashingStore(SqliteStore(path, clock))
     crashing.faults = {fault.write: fault for fault in faults}
 

@@ -24,13 +24,14 @@ from .protocol import (
 )
 from .readonly import ReadOnlyStore
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
-from .sqlite import SqliteStore, StoreFileError, import_json_state
+from .sqlite import SqliteStore, StoreFileError, import_json_state, open_store
 
 __all__ = [
     "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
     "ResourceStore", "ResourceKind", "WatchEvent", "WatchEventType", "ListResult", "LabelSelectorInput",
     "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",
     "KNOWN_KINDS", "kind_of",
-    "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore", "SqliteStore", "StoreFileError", "import_json_state",
+    "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore", "SqliteStore", "StoreFileError", "open_store",
+    "import_json_state",
     "LabelSelector", "FieldSelector", "parse_label_selector", "parse_field_selector",
 ]

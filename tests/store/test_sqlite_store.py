@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from nvcre_tui.engine.store import (
     Forbidden,
     Gone,
     Invalid,
+    NotFound,
     ReadOnlyStore,
     ResourceStore,
     StoreError,
@@ -285,3 +287,32 @@ async def test_the_clock_of_the_latest_write_is_kept_for_a_restarted_simulator(t
     reopened = SqliteStore(tmp_path / "s.db", ManualClock())
     assert reopened.last_write_time == ManualClock().now() + timedelta(seconds=90.25)
     await reopened.close()
+
+
+async def test_two_connections_writing_in_turn_see_the_same_changes_in_the_same_order(
+        tmp_path: Path, clock: ManualClock) -> None:
+    """As two processes would (each store its own connection): every change, once, in resourceVersion order."""
+    stores = [SqliteStore(tmp_path / "s.db", clock, poll_seconds=0.005) for _ in range(2)]
+    watches = [store.watch(WORKFLOW, resource_version="0") for store in stores]
+    rng = random.Random(11)
+    written: list[tuple[str, str, str]] = []
+    for step in range(60):
+        store = rng.choice(stores)
+        name = f"wf-{rng.randrange(6)}"
+        try:
+            current = await store.get(WORKFLOW, name, "default")
+        except NotFound:
+            stored = await store.create(WORKFLOW, obj(name))
+            written.append(("ADDED", name, stored["metadata"]["resourceVersion"]))
+            continue
+        if rng.random() < 0.3:
+            await store.delete(WORKFLOW, name, "default")
+            written.append(("DELETED", name, str(int(store.resource_version))))
+        else:
+            stored = await store.patch_status(WORKFLOW, name, "default", {"step": step})
+            written.append(("MODIFIED", name, stored["metadata"]["resourceVersion"]))
+    for watch in watches:
+        events = [await next_event(watch) for _ in written]
+        assert [(e.type, e.object["metadata"]["name"], e.object["metadata"]["resourceVersion"]) for e in events] == written
+    for store in stores:
+        await store.close()

@@ -169,6 +169,10 @@ async def test_a_bare_store_snapshot_is_imported_too(tmp_path: Path, clock: Manu
             {"group": "", "version": "v1", "kind": "Node", "plural": "nodes", "namespaced": False,
              "items": [{"metadata": {"name": "n1", "uid": "u"}}, {"metadata": {"name": "n1", "uid": "v"}}]}]}),
          "two objects share a name or uid"),
+        (json.dumps({"format": "nvcre-store/v1", "resourceVersion": "3", "kinds": [
+            {"group": "", "version": "v1", "kind": "Node", "plural": "nodes", "namespaced": False,
+             "items": [{"metadata": {"name": "n1", "uid": "u", "resourceVersion": "x"}}]}]}),
+         "metadata.resourceVersion 'x' is not an integer"),
     ],
 )
 def test_a_bad_state_file_is_refused_in_one_line(tmp_path: Path, clock: ManualClock, content: str | None,
@@ -181,6 +185,7 @@ def test_a_bad_state_file_is_refused_in_one_line(tmp_path: Path, clock: ManualCl
     assert str(caught.value).startswith(f"{json_path}") and "\n" not in str(caught.value)
     if content is not None:
         assert json_path.exists()  # a refused file is never renamed
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["sim-state.json"] if content else [])  # no store left
 
 
 async def test_open_store_imports_an_old_file_once_then_refuses_a_second_one(tmp_path: Path,

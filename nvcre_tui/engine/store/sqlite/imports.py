@@ -57,8 +57,12 @@ def _read(path: Path) -> tuple[int, dict[ResourceKind, list[dict[str, Any]]], di
         for kind, items in objects.items():
             for item in items:
                 identify(kind, item)
-                if not isinstance(item["metadata"].get("uid"), str):
-                    raise ValueError(f"{kind} {item['metadata'].get('name')}: metadata.uid is missing")
+                metadata = item["metadata"]
+                if not isinstance(metadata.get("uid"), str):
+                    raise ValueError(f"{kind} {metadata.get('name')}: metadata.uid is missing")
+                if not str(metadata.get("resourceVersion") or 0).isdigit():
+                    raise ValueError(f"{kind} {metadata.get('name')}: metadata.resourceVersion "
+                                     f"{metadata.get('resourceVersion')!r} is not an integer")
     except (ValueError, StoreError) as error:
         raise StoreFileError(f"{path}: {error}") from None
     return rv, objects, session
@@ -93,11 +97,15 @@ def import_json_state(json_path: str | os.PathLike[str], db_path: str | os.PathL
     """
     json_path, db_path = Path(json_path), Path(db_path)
     rv, objects, session = _read(json_path)
+    created = not db_path.exists()
     store = SqliteStore(db_path, clock, history_limit, **options)
     try:
         _fill(store, json_path, rv, objects, session)
     except BaseException:
         store._tables.db.close()
+        if created:  # leave no empty store behind: it would stop the next attempt to import
+            for leftover in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
+                leftover.unlink(missing_ok=True)
         raise
     if retire:
         os.replace(json_path, json_path.with_name(json_path.name + IMPORTED_SUFFIX))

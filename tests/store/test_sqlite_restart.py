@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from nvcre_tui.engine.store.sqlite import SqliteStore
 from tests.engine.test_restart import CERTS, Crash, CrashingStore, Fault, assert_same_outcome, new_engine, planned, scenario
 from tests.scenarios.harness import NAMESPACE, catalog, report_from, snapshot
 
-Obj = dict
+Obj = dict[str, Any]
 
 
 async def world(path: Path, clock: ManualClock) -> list[str]:

@@ -46,6 +46,7 @@ from .protocol import (
 )
 from .readonly import ReadOnlyStore
 from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from .sqlite import SqliteStore, StoreFileError, import_json_state, open_store
 
 __all__ = [
     "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
@@ -54,6 +55,7 @@ __all__ = [
     "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",
     "NAMESPACE", "SERVICE_ACCOUNT", "SERVICE", "CLUSTER_ROLE", "CLUSTER_ROLE_BINDING", "ROLE", "ROLE_BINDING",
     "CRD", "BATCH_JOB", "KNOWN_KINDS", "kind_of",
-    "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore",
+    "MemoryStore", "DEFAULT_HISTORY_LIMIT", "ReadOnlyStore", "SqliteStore", "StoreFileError", "open_store",
+    "import_json_state",
     "LabelSelector", "FieldSelector", "parse_label_selector", "parse_field_selector",
 ]

@@ -1,0 +1,135 @@
+"""The SQLite file behind SqliteStore: opening it (WAL, busy timeout), its tables, and one-line errors.
+
+Tables:
+  meta        the store's own values: format; rv, the global resourceVersion, and clock, the writer's
+              clock at that write; floor: the change log holds every change after it
+  kinds       each kind ever stored (group/version/kind/plural/namespaced), so unknown kinds round-trip
+  objects     one row per object, JSON body; primary key (kind, namespace, name), uid unique (a rowid
+              table: bodies are large, which WITHOUT ROWID stores poorly)
+  owners      (owner uid, dependent uid) from ownerReferences: the cascade finds dependents by index
+  changes     the change log for watch replay: rv, kind, type, the old version's selection data, new body
+  floors      per kind, the newest change dropped from the log: a watch behind it has missed one (Gone)
+  properties  caller-owned JSON values (the simulator session's clock and scenario), no resourceVersion
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ...errors import InputError
+
+__all__ = ["FORMAT", "BUSY_TIMEOUT_SECONDS", "StoreFileError", "connect"]
+
+FORMAT = "nvcre-sqlite-store/v1"
+BUSY_TIMEOUT_SECONDS = 10.0  # how long a write waits for another process's transaction (they take milliseconds)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kinds (
+    id TEXT PRIMARY KEY, grp TEXT NOT NULL, version TEXT NOT NULL, kind TEXT NOT NULL, plural TEXT NOT NULL,
+    namespaced INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS objects (
+    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL UNIQUE,
+    rv INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name));
+CREATE TABLE IF NOT EXISTS owners (owner_uid TEXT NOT NULL, uid TEXT NOT NULL, PRIMARY KEY (owner_uid, uid))
+    WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS owners_by_dependent ON owners (uid);
+CREATE TABLE IF NOT EXISTS changes (
+    rv INTEGER PRIMARY KEY, kind TEXT NOT NULL, type TEXT NOT NULL, old TEXT, new TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS changes_by_kind ON changes (kind, rv);
+CREATE TABLE IF NOT EXISTS floors (kind TEXT PRIMARY KEY, rv INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS properties (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('format', '{format}'), ('rv', 0), ('floor', 0);
+"""
+_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
+
+
+class StoreFileError(InputError, ValueError):
+    """The store file cannot be used: one line naming the file and the problem (the CLI prints it, exit 2)."""
+
+
+def _problem(path: Path, what: str) -> StoreFileError:
+    return StoreFileError(f"{path}: {what}")
+
+
+def _looks_like_json(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
+def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False) -> sqlite3.Connection:
+    """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
+
+    Commits use synchronous=NORMAL: in WAL mode a committed write survives the process being killed at
+    any moment; a power cut or OS crash may lose the last ones (never the file's consistency).
+    power_safe=True uses FULL (an fsync per commit) so it survives those too, at several times the cost.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise _problem(path, "is a directory, not an nvcre store file")
+    if _looks_like_json(path):
+        raise _problem(path, "is a JSON state file of an older nvcre, not an SQLite store; import it once "
+                             "into a new store (import_json_state) or move it away")
+    if readonly and not path.exists():
+        raise _problem(path, "no such store (read-only mode opens an existing store only)")
+    if not readonly:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise _problem(path.parent, f"cannot create the store's folder ({error.strerror or error})") from None
+    target = f"file:{quote(str(path.resolve()))}" + ("?mode=ro" if readonly else "")
+    try:
+        db = sqlite3.connect(target, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
+    except sqlite3.Error as error:
+        raise _problem(path, f"cannot open ({error})") from None
+    try:
+        _prepare(path, db, readonly=readonly, power_safe=power_safe)
+    except sqlite3.DatabaseError as error:
+        db.close()
+        raise _problem(path, f"not a usable nvcre store ({error})") from None
+    except StoreFileError:
+        db.close()
+        raise
+    return db
+
+
+def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: bool) -> None:
+    """Check the file is an nvcre store (or empty) BEFORE changing anything in it; then WAL and the tables."""
+    db.execute(f"PRAGMA synchronous={'FULL' if power_safe else 'NORMAL'}")
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}  # not SQLite: fails
+    if tables and "meta" not in tables:
+        raise _problem(path, "an SQLite database but not an nvcre store (no meta table)")
+    if tables:
+        _check_format(path, db)
+    if readonly:
+        if not tables:
+            raise _problem(path, "an empty file, not an nvcre store yet (read-only mode creates nothing)")
+        return
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode=WAL")
+    if tables >= _TABLES:
+        return
+    db.execute("BEGIN IMMEDIATE")  # two processes creating the same new store serialise here
+    try:
+        for statement in _SCHEMA.replace("{format}", FORMAT).split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    _check_format(path, db)  # another process may have created it first
+
+
+def _check_format(path: Path, db: sqlite3.Connection) -> None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    if row is None or row[0] != FORMAT:
+        raise _problem(path, f"store format {row[0] if row else None!r}, expected {FORMAT!r} "
+                             "(written by another nvcre version)")

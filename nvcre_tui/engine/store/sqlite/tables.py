@@ -1,0 +1,255 @@
+"""The rows behind SqliteStore: transactions, objects, owners, the change log and the counter.
+
+sqlite3 calls run synchronously on the event loop, not in a thread: each is local and takes well under a
+millisecond (a power-safe commit about one fsync), less than handing it to a thread would cost, and running
+between awaits makes every store operation atomic for the other coroutines exactly as in MemoryStore.
+The one wait that can be longer, another process holding the write lock, is awaited (`Tables.lock`), so
+the loop runs meanwhile; after database.BUSY_TIMEOUT_SECONDS it is a StoreError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import Gone, Invalid, StoreError
+from ..history import Change
+from ..objects import owner_uids
+from ..protocol import ResourceKind, WatchEventType
+from .database import BUSY_TIMEOUT_SECONDS
+from .feed import Feed
+
+__all__ = ["Tables", "Write", "kind_id", "encode"]
+
+Obj = dict[str, Any]
+BATCH = 256  # change-log rows a watch reads at a time
+LOCK_RETRY_SECONDS = 0.001
+FELL_BEHIND = "watch fell too far behind and was dropped; list again"
+
+
+def kind_id(kind: ResourceKind) -> str:
+    """`nvcre.nvidia.com/v1alpha1/workflows`, `v1/nodes`: how a kind is named in the file."""
+    return f"{kind.api_version}/{kind.plural}"
+
+
+def encode(kind: ResourceKind, obj: Obj) -> str:
+    """The JSON text of an object; Invalid when something in it is not JSON."""
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        metadata = obj.get("metadata") or {}
+        raise Invalid.about(kind, metadata.get("name"), metadata.get("namespace"),
+                            f"not storable as JSON ({error})") from None
+
+
+def _selection_data(obj: Obj) -> str:
+    """What a watch needs of an object's previous version: whether it was selected (namespace, labels)."""
+    metadata = obj["metadata"]
+    return json.dumps({"metadata": {"namespace": metadata.get("namespace"), "labels": metadata.get("labels")}})
+
+
+@dataclass
+class Write:
+    """One write transaction: the counter before it and as it goes, and the kinds it changed."""
+
+    start: int
+    rv: int
+    kinds: set[str] = field(default_factory=set)
+    new_kinds: dict[str, ResourceKind] = field(default_factory=dict)  # known to this process once committed
+
+
+class Tables:
+    """One connection to the store file and every query the store makes."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, history_limit: int, feed: Feed) -> None:
+        self.db = db
+        self.path = path
+        self.history_limit = history_limit
+        self.feed = feed
+        self._kinds: dict[str, ResourceKind] = {}
+        self.log_reads = 0  # change-log reads by watches (the benchmark and a test count them)
+
+    # ----- transactions --------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """sqlite3 errors (locked too long, disk full, closed store) as one-line StoreErrors naming the file."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(f"store {self.path}: {error}") from None
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction: everything read inside it is one consistent state of the file."""
+        with self.guard():
+            self.db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self.db.execute("COMMIT")
+
+    @contextlib.asynccontextmanager
+    async def writing(self, now: datetime) -> AsyncIterator[Write]:
+        """One write transaction: committed on return, rolled back on any error; watchers woken after it.
+        Only taking the write lock awaits: the body and the commit run without a pause. `now` (the
+        store's clock) is recorded with the counter."""
+        with self.guard():
+            await self._lock()
+            try:
+                counter = self.meta("rv")
+                write = Write(counter, counter)
+                yield write
+                if write.kinds:
+                    self._advance(write.rv, now)
+                self.db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):  # a failed COMMIT may have rolled back already
+                    self.db.execute("ROLLBACK")
+                raise
+        self._kinds.update(write.new_kinds)
+        if write.kinds:
+            self.feed.written(write.start, write.rv, frozenset(write.kinds))
+
+    async def _lock(self) -> None:
+        """BEGIN IMMEDIATE: take the file's write lock. While another process holds it, try again every
+        LOCK_RETRY_SECONDS on the event loop (SQLite's own busy wait would block the loop, and backs off
+        to 100 ms, so a steady writer elsewhere would starve this one)."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+        while True:
+            self.db.execute("PRAGMA busy_timeout = 0")
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY  # extended codes too
+                if not busy or time.monotonic() > deadline:
+                    raise
+            finally:
+                self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            await asyncio.sleep(LOCK_RETRY_SECONDS)
+
+    def meta(self, key: str) -> int:
+        """A counter: `rv` (the latest resourceVersion) or `floor` (the change log holds every change after it)."""
+        return int(self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
+
+    def _advance(self, rv: int, now: datetime) -> None:
+        """Store the counter and the clock, and drop change-log rows beyond the history limit (the floor
+        moves with them)."""
+        floor = rv - self.history_limit
+        self.db.execute("UPDATE meta SET value = ? WHERE key = 'rv'", (rv,))
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clock', ?)", (now.isoformat(),))
+        if floor > self.meta("floor"):
+            self.db.execute("INSERT INTO floors SELECT kind, max(rv) FROM changes WHERE rv <= ? GROUP BY kind "
+                            "ON CONFLICT (kind) DO UPDATE SET rv = max(rv, excluded.rv)", (floor,))
+            self.db.execute("DELETE FROM changes WHERE rv <= ?", (floor,))
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'floor'", (floor,))
+
+    # ----- objects -------------------------------------------------------------------------------------
+
+    def kind(self, identifier: str) -> ResourceKind:
+        kind = self._kinds.get(identifier)
+        if kind is None:
+            row = self.db.execute("SELECT grp, version, kind, plural, namespaced FROM kinds WHERE id = ?",
+                                  (identifier,)).fetchone()
+            kind = self._kinds[identifier] = ResourceKind(row[0], row[1], row[2], row[3], bool(row[4]))
+        return kind
+
+    def stored_kinds(self) -> list[ResourceKind]:
+        return [self.kind(row[0]) for row in self.db.execute("SELECT id FROM kinds ORDER BY id").fetchall()]
+
+    def load(self, kind: ResourceKind, name: str, namespace: str | None) -> Obj | None:
+        row = self.db.execute("SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
+                              (kind_id(kind), namespace or "", name)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def bodies(self, kind: ResourceKind, namespace: str | None) -> list[Obj]:
+        """Objects of a kind (in one namespace, or all) in (namespace, name) order."""
+        if namespace is None:
+            rows = self.db.execute("SELECT body FROM objects WHERE kind = ? ORDER BY namespace, name",
+                                   (kind_id(kind),))
+        else:
+            rows = self.db.execute("SELECT body FROM objects WHERE kind = ? AND namespace = ? ORDER BY name",
+                                   (kind_id(kind), namespace))
+        return [json.loads(row[0]) for row in rows]
+
+    def put(self, write: Write, kind: ResourceKind, change: WatchEventType, old: Obj | None, new: Obj) -> Obj:
+        """Give `new` the next resourceVersion, store (or remove) its row, log the change; return it."""
+        write.rv += 1
+        identifier = kind_id(kind)
+        write.kinds.add(identifier)
+        if identifier not in self._kinds and identifier not in write.new_kinds:
+            self.db.execute("INSERT OR IGNORE INTO kinds VALUES (?, ?, ?, ?, ?, ?)",
+                            (identifier, kind.group, kind.version, kind.kind, kind.plural, int(kind.namespaced)))
+            write.new_kinds[identifier] = kind
+        metadata = new["metadata"]
+        metadata["resourceVersion"] = str(write.rv)
+        key = (identifier, metadata.get("namespace") or "", metadata["name"])
+        body = encode(kind, new)
+        self.db.execute("DELETE FROM owners WHERE uid = ?", (metadata["uid"],))
+        if change == "DELETED":
+            self.db.execute("DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?", key)
+        else:
+            self.db.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?, ?)",
+                            (*key, metadata["uid"], write.rv, body))
+            self.db.executemany("INSERT OR IGNORE INTO owners VALUES (?, ?)",
+                                [(owner, metadata["uid"]) for owner in sorted(owner_uids(new))])
+        self.db.execute("INSERT INTO changes VALUES (?, ?, ?, ?, ?)",
+                        (write.rv, identifier, change, _selection_data(old) if old else None, body))
+        return new
+
+    def dependents(self, uid: str) -> list[tuple[ResourceKind, str, str | None]]:
+        """(kind, name, namespace) of every object naming `uid` among its owners."""
+        rows = self.db.execute(
+            "SELECT o.kind, o.namespace, o.name FROM owners w JOIN objects o ON o.uid = w.uid "
+            "WHERE w.owner_uid = ? ORDER BY o.kind, o.namespace, o.name", (uid,)).fetchall()
+        return [(self.kind(identifier), name, namespace or None) for identifier, namespace, name in rows]
+
+    def has_living_owner(self, uid: str) -> bool:
+        return self.db.execute(
+            "SELECT 1 FROM owners w JOIN objects o ON o.uid = w.owner_uid WHERE w.uid = ? LIMIT 1", (uid,)
+        ).fetchone() is not None
+
+    # ----- the change log ------------------------------------------------------------------------------
+
+    def changes_after(self, kind: ResourceKind, position: int, first: bool = False) -> tuple[list[Change], int]:
+        """The next changes of `kind` after `position`, and the position after them.
+
+        Gone, on the `first` read of a watch, when the log no longer holds every change after `position`
+        (as MemoryStore); later, only when a change of this kind that the watch has not read was dropped,
+        so a flood of other kinds' writes never makes a watch stale."""
+        self.log_reads += 1
+        with self.reading():
+            if first and position < (floor := self.meta("floor")):
+                raise Gone.about(kind, None, None, f"resourceVersion {position} is too old "
+                                                   f"(history starts after {floor}); list again")
+            dropped = self.db.execute("SELECT rv FROM floors WHERE kind = ?", (kind_id(kind),)).fetchone()
+            if not first and dropped and position < dropped[0]:
+                raise Gone.about(kind, None, None, FELL_BEHIND)
+            latest = self.meta("rv")
+            rows = self.db.execute(
+                "SELECT rv, type, old, new FROM changes WHERE kind = ? AND rv > ? AND rv <= ? ORDER BY rv LIMIT ?",
+                (kind_id(kind), position, latest, BATCH)).fetchall()
+        changes = [Change(rv, kind, change_type, json.loads(old) if old else None, json.loads(new))
+                   for rv, change_type, old, new in rows]
+        return changes, (changes[-1].rv if len(changes) == BATCH else max(latest, position))
+
+    # ----- properties ----------------------------------------------------------------------------------
+
+    def get_property(self, key: str) -> Any:
+        with self.guard():
+            row = self.db.execute("SELECT value FROM properties WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_property(self, key: str, value: Any) -> None:
+        text = json.dumps(value)
+        with self.guard():
+            self.db.execute("INSERT OR REPLACE INTO properties (key, value) VALUES (?, ?)", (key, text))

@@ -28,10 +28,18 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     from nvcre_tui.engine.session import default_state_path
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
 
+    from nvcre_tui.engine.outfiles import check_writable
+    from nvcre_tui.engine.state_file import load_state
+
     scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
     state = Path(args.state) if args.state else default_state_path()
-    NvcreApp(scenario=scenario, state_path=state, read_only=args.read_only, wall=wall, theme_name=args.theme).run()
-    return 0
+    # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over.
+    load_state(state, scenario.to_wire(), scenario.name)
+    if not (args.read_only or wall):
+        check_writable(state, "--state")
+    app = NvcreApp(scenario=scenario, state_path=state, read_only=args.read_only, wall=wall, theme_name=args.theme)
+    app.run()
+    return app.return_code or 0
 
 
 def run_wall(args: argparse.Namespace) -> int:

@@ -8,19 +8,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.engine.apibase import DNS_LABEL
 from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import load_certification
+from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.render import render_certification
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.report_junit import render_junit
@@ -28,7 +31,8 @@ from nvcre_tui.engine.report_text import render_text
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
-from nvcre_tui.engine.units import format_duration, parse_duration
+from nvcre_tui.engine.state_file import damaged_object
+from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
     from nvcre_tui.engine.session import SimSession
@@ -69,13 +73,31 @@ def _state(path: str | None) -> Path:
     return Path(path) if path else default_state_path()
 
 
-async def report_of(session: SimSession, name: str, namespace: str) -> dict[str, Any]:
-    """Build the report of one certification from the session's store."""
+async def report_of(session: SimSession, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
+    """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
+    damaged state file) is left out and named on `console`; a damaged Certification is an InputError."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
+    where = f"{session.path}: " if session.path else ""
+    problem = damaged_object(CERTIFICATION.kind, cert)
+    if problem:
+        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
+                                   "delete it from the state file (or the file) and run it again", newlines=False))
     workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
     jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") in names]
-    return build_report(cert, workflows, jobs)
+    return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
+
+
+def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Console | None) -> list[dict[str, Any]]:
+    kept = []
+    for item in items:
+        problem = damaged_object(kind, item)
+        if problem is None:
+            kept.append(item)
+        elif console is not None:
+            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}", newlines=False)))
+    return kept
 
 
 def _default_timeout(rendered: list[Any]) -> float:
@@ -87,12 +109,12 @@ def _default_timeout(rendered: list[Any]) -> float:
         concurrent = orch.execution.max_concurrent or groups
         waves = -(-groups // concurrent)
         total += parse_duration(orch.execution.timeout_per_job or "1h") * orch.iterations * max(waves, 1) * (8 if orch.diagnose else 1)
-    return max(total * 1.5, 1800.0)
+    return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
 
 
 def _write_results(path: str | None, report: dict[str, Any]) -> None:
     if path:
-        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(report, indent=2) + "\n")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -107,13 +129,13 @@ def _check_name(option: str, value: str) -> None:
 
 def _check_results_file(path: str | None) -> None:
     """A results file we cannot write is bad input, found before anything is created."""
-    if path and not os.access(Path(path).resolve().parent, os.W_OK):
-        raise InputError(f"--results-file: cannot write {path}: its folder does not exist or is not writable")
+    if path:
+        check_writable(path, "--results-file")
 
 
 def _saved(session: SimSession, console: Console) -> None:
     if not session.save():
-        console.print(f"[yellow]{session.path} was changed by another nvcre process; this process's changes were not saved "
+        console.print(f"[yellow]{escape(str(session.path))} was changed by another nvcre process; this process's changes were not saved "
                       "(use --state PATH to keep separate simulator states).[/]")
 
 
@@ -133,6 +155,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--timeout: {error}") from None
     from nvcre_tui.engine.session import SimSession
 
+    check_writable(_state(args.state), "--state")  # run saves the simulator state: find out now
     session = await SimSession.open(_scenario(args.scenario), _state(args.state), catalog)
     await session.catch_up()
     nodes = (await session.store.list(NODE)).items
@@ -145,7 +168,8 @@ async def _run(args: argparse.Namespace) -> int:
     except AlreadyExists:
         raise InputError(f"{args.cert_file}: metadata.name: certification {cert.metadata.name!r} already exists in the simulator; use --name or `nvcre certification report {cert.metadata.name}`") from None
     console = Console(stderr=True, highlight=False)
-    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} (simulated fleet: {session.scenario.name}).")
+    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} "
+                  f"(simulated fleet: {escape(printable(session.scenario.name))}).")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     if not args.wait:
         await session.engine.settle()
@@ -154,10 +178,15 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     limit = timeout if args.timeout else _default_timeout(rendered)
     started = session.clock.now()
-    finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console)
+    with stop_on_interrupt() as stop:
+        finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console, stop)
     _saved(session, console)
-    report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"])
-    print(render_text(report), end="")
+    if stop.requested:
+        console.print(f"[yellow]Interrupted; the certification goes on and the simulator state is saved in {escape(str(session.path))}.[/]\n"
+                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
+        return EXIT_INTERRUPTED
+    report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"], console)
+    print(printable(render_text(report)), end="")
     _write_results(args.results_file, report)
     if not finished:
         waited = (session.clock.now() - started).total_seconds()
@@ -169,12 +198,14 @@ async def _run(args: argparse.Namespace) -> int:
     return RESULT_EXIT[report["result"]]
 
 
-async def _follow(session: SimSession, name: str, namespace: str, limit: float, console: Console) -> bool:
-    """Run the engine until the certification finishes or `limit` simulated seconds pass, printing changes."""
+async def _follow(session: SimSession, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
+    """Run the engine until the certification finishes, `limit` simulated seconds pass or ctrl-c, printing changes."""
     start = session.clock.now()
     seen: dict[str, str] = {}
 
     async def finished() -> bool:
+        if stop.requested:
+            return True
         cert = await session.store.get(CERTIFICATION, name, namespace)
         elapsed = format_duration((session.clock.now() - start).total_seconds())
         for status in (cert.get("status") or {}).get("categoryStatuses") or []:
@@ -182,7 +213,7 @@ async def _follow(session: SimSession, name: str, namespace: str, limit: float, 
             if seen.get(key) != status["status"]:
                 seen[key] = status["status"]
                 colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
-                console.print(f"\\[watch] {key}: [{colour}]{status['status']}[/] ({elapsed})")
+                console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")
@@ -205,16 +236,15 @@ async def _report(args: argparse.Namespace) -> int:
     _check_results_file(args.results_file)
     session = await SimSession.open(_scenario(args.scenario), _state(args.state))
     await session.catch_up()
-    try:
-        report = await report_of(session, args.name, args.namespace)
+    try:  # report only reads: the state file is never rewritten
+        report = await report_of(session, args.name, args.namespace, Console(stderr=True, highlight=False))
     except NotFound:
         raise InputError(f"certification {args.name!r} not found in namespace {args.namespace} of the simulator ({session.path})") from None
-    _saved(session, Console(stderr=True, highlight=False))
     _write_results(args.results_file, report)
     if args.output == "json":
-        print(json.dumps(report, indent=2))
+        print(json_printable(json.dumps(report, indent=2, ensure_ascii=False)))
     elif args.output == "junit":
-        print(render_junit([report]), end="")
+        print(printable(render_junit([report])), end="")
     else:
-        print(render_text(report), end="")
+        print(printable(render_text(report)), end="")
     return RESULT_EXIT[report["result"]]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
 
-__all__ = ["check_writable", "write_atomically"]
+__all__ = ["check_writable", "replace_file", "write_atomically"]
 
 
 def _writable(path: Path, info: os.stat_result) -> bool:
@@ -54,30 +54,37 @@ def _umask() -> int:
     return mask
 
 
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool = True) -> None:
     """Write `text` to a temporary file beside `path`, then rename it over `path`: a failed write leaves
-    the old content whole and no temporary file behind. Devices and pipes are written in place."""
+    the old content whole and no temporary file behind. Devices and pipes are written in place.
+    Raises OSError."""
     target = Path(path).expanduser()
     try:
-        try:
-            info = target.stat()
-        except FileNotFoundError:
-            info = None
-        if info is not None and stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(21, "Is a directory")
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            with open(target, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            return
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with open(target, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    if make_parents:
         target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """replace_file (missing folders created), every failure one InputError line naming the path."""
+    try:
+        replace_file(path, text)
     except OSError as error:
         raise InputError(f"{path}: cannot write: {error.strerror or error}") from None

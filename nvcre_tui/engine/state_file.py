@@ -39,13 +39,16 @@ class _Damage(ValueError):
         super().__init__(f"{where}: {what}" if where else what)
 
 
-def _time(data: Mapping[str, Any], key: str, latest: datetime = _LATEST) -> datetime:
+def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
+    """A time of the file, in years 2000..8999 (and, with `past`, not in the future)."""
     try:
         moment = parse_time(data.get(key))  # type: ignore[arg-type]
     except ValueError:
         raise _Damage(key, f"must be an RFC 3339 time such as 2026-01-01T00:00:00Z, got {_short(data.get(key))}") from None
-    if not _EARLIEST <= moment <= latest:
-        raise _Damage(key, f"{data[key]!r} is out of range ({_EARLIEST:%Y} to {latest:%Y-%m-%d})")
+    if not _EARLIEST <= moment < _LATEST:
+        raise _Damage(key, f"{data[key]!r} is out of range (years {_EARLIEST:%Y} to {_LATEST.year - 1})")
+    if past and moment > datetime.now(UTC) + timedelta(days=1):
+        raise _Damage(key, f"{data[key]!r} is in the future")
     return moment
 
 
@@ -89,7 +92,7 @@ def check_state(data: Any) -> None:
     if not isinstance(data.get("scenario"), Mapping):
         raise _Damage("scenario", f"must be an object, got {_short(data.get('scenario'))}")
     _time(data, "clock")
-    _time(data, "savedAt", datetime.now(UTC) + timedelta(days=1))
+    _time(data, "savedAt", past=True)
     if "store" not in data:
         raise _Damage("store", "missing")
     try:

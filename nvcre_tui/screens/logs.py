@@ -108,7 +108,7 @@ class LogsScreen(NvcreScreen):
         try:
             lines = await session.runner.logs(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
-            self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs")
+            self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs", markup=False)
             return
         view = self.view
         if len(lines) < self._seen:  # a new run under the same name: start over

@@ -177,6 +177,6 @@ class LogView(Vertical):
         try:
             count = self.save(path)
         except OSError as error:
-            self.notify(printable(f"cannot save to {path}: {error.strerror or error}"), severity="error", title="not saved")
+            self.notify(printable(f"cannot save to {path}: {error.strerror or error}"), severity="error", title="not saved", markup=False)
             return
-        self.notify(printable(f"saved {count:,} lines to {Path(path).expanduser().resolve()}"))
+        self.notify(printable(f"saved {count:,} lines to {Path(path).expanduser().resolve()}"), markup=False)

@@ -35,8 +35,8 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
         item, path, depth = stack.pop()
         if not isinstance(item, (dict, list)):
             continue
-        if depth > limit:
-            return path or "(top level)"
+        if depth > limit:  # the path runs `limit` levels deep: its start says where
+            return (path if len(path) <= 80 else f"{path[:77]}...") or "(top level)"
         children = item.items() if isinstance(item, dict) else enumerate(item)
         for key, child in children:
             if isinstance(child, (dict, list)):

@@ -44,6 +44,13 @@ class StrictLoader(yaml.SafeLoader):
             if nested:
                 self._depth -= 1
 
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
+            value = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
+            raise ConstructorError(None, None, f"invalid value{value}: {error}", node.start_mark) from None
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
         for key_node, _ in node.value:

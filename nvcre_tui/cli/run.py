@@ -96,7 +96,8 @@ def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Cons
         if problem is None:
             kept.append(item)
         elif console is not None:
-            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}", newlines=False)))
+            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}",
+                                           newlines=False)), soft_wrap=True)
     return kept
 
 

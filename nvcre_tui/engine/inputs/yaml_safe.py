@@ -74,8 +74,9 @@ def _where(name: str, error: yaml.MarkedYAMLError) -> str:
 
 def parse_yaml_documents(name: str, text: str) -> list[Any]:
     """Every non-empty YAML document in `text`; every problem is one InputError line naming file and line."""
-    loader = StrictLoader(text)
+    loader = None
     try:
+        loader = StrictLoader(text)  # its reader refuses control characters already here
         documents = []
         while loader.check_data():
             document = loader.get_data()
@@ -89,4 +90,5 @@ def parse_yaml_documents(name: str, text: str) -> list[Any]:
     except (ValueError, OverflowError) as error:  # e.g. a timestamp like 2026-13-45, an int of 10,000 digits
         raise InputError(f"{name}: invalid YAML value: {error}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

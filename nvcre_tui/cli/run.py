@@ -184,7 +184,7 @@ async def _run(args: argparse.Namespace) -> int:
     _saved(session, console)
     if stop.requested:
         console.print(f"[yellow]Interrupted; the certification goes on and the simulator state is saved in {escape(str(session.path))}.[/]\n"
-                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
+                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre", soft_wrap=True)
         return EXIT_INTERRUPTED
     report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"], console)
     print(printable(render_text(report)), end="")

@@ -46,21 +46,21 @@ def _read_stdin(limit: int) -> bytes:
         raise InputError(f"{STDIN_NAME}: standard input is closed; pass a file instead of -") from None
 
 
-def _read_file(path: str, limit: int) -> bytes:
+def _read_file(path: str, limit: int, name: str) -> bytes:
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise MissingInput(f"{path}: no such file") from None
+        raise MissingInput(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a file") from None
+        raise InputError(f"{name}: is a directory, not a file") from None
     except OSError as error:
-        raise InputError(f"{path}: cannot read: {_strerror(error)}") from None
+        raise InputError(f"{name}: cannot read: {_strerror(error)}") from None
     try:
         info = os.fstat(descriptor)
         if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"{path}: is a directory, not a file")
+            raise InputError(f"{name}: is a directory, not a file")
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-            raise _too_large(path, limit)
+            raise _too_large(name, limit)
         chunks, total = [], 0
         while total <= limit:  # devices and pipes have no size: stop one byte past the limit
             chunk = os.read(descriptor, min(_CHUNK, limit + 1 - total))
@@ -70,25 +70,26 @@ def _read_file(path: str, limit: int) -> bytes:
             total += len(chunk)
         return b"".join(chunks)
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a file") from None
+        raise InputError(f"{name}: is a directory, not a file") from None
     except OSError as error:
-        raise InputError(f"{path}: cannot read: {_strerror(error)}") from None
+        raise InputError(f"{name}: cannot read: {_strerror(error)}") from None
     finally:
         os.close(descriptor)
 
 
-def read_bytes(path: str, limit: int) -> tuple[str, bytes]:
-    """(display name, content) of `path`, or of stdin for "-"; InputError past `limit` bytes."""
-    name = STDIN_NAME if path == STDIN else path
-    data = _read_stdin(limit) if path == STDIN else _read_file(path, limit)
+def read_bytes(path: str, limit: int, name: str | None = None) -> tuple[str, bytes]:
+    """(display name, content) of `path`, or of stdin for "-"; InputError past `limit` bytes.
+    `name` is how messages call the file (default: the path)."""
+    name = name or (STDIN_NAME if path == STDIN else path)
+    data = _read_stdin(limit) if path == STDIN else _read_file(path, limit, name)
     if len(data) > limit:
         raise _too_large(name, limit)
     return name, data
 
 
-def read_text(path: str, limit: int) -> tuple[str, str]:
+def read_text(path: str, limit: int, name: str | None = None) -> tuple[str, str]:
     """As read_bytes, decoded as UTF-8 (a byte-order mark is dropped); InputError when it is not text."""
-    name, data = read_bytes(path, limit)
+    name, data = read_bytes(path, limit, name)
     try:
         return name, data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -228,3 +228,18 @@ def test_parse_output_carries_no_escape_sequences(output: str, tmp_path: Path, c
         assert json.loads(to_json({"host": "a\x1b\x9b"})) == {"host": "a\x1b\x9b"} and "\x9b" not in to_json("\x9b")
     else:
         assert "gpu\ufffd]0;owned\ufffdn01\ufffd[2J\ufffd31m" in out
+
+
+def test_a_catalog_override_goes_through_the_same_loader(tmp_path: Path) -> None:
+    import shutil
+
+    from nvcre_tui.engine.catalog import load_catalog
+
+    root = tmp_path / "catalog"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "catalog", root)
+    entry = root / "communication" / "nccl-all-reduce.yaml"
+    entry.write_text(entry.read_text() + "title: again\ntitle: twice\n")
+    message = _message(load_catalog, root)
+    assert message.startswith("catalog/communication/nccl-all-reduce.yaml:") and "duplicate key 'title'" in message
+    entry.write_text("a: &x 1\nb: *x\n")
+    assert "aliases (*x) are not accepted" in _message(load_catalog, root)

@@ -134,10 +134,12 @@ def _check_results_file(path: str | None) -> None:
         check_writable(path, "--results-file")
 
 
-def _saved(session: SimSession, console: Console) -> None:
-    if not session.save():
-        console.print(f"[yellow]{escape(str(session.path))} was changed by another nvcre process; this process's changes were not saved "
-                      "(use --state PATH to keep separate simulator states).[/]")
+def _saved(session: SimSession, console: Console) -> bool:
+    if session.save():
+        return True
+    console.print(f"[yellow]{escape(str(session.path))} was changed by another nvcre process; this process's changes were not saved "
+                  "(use --state PATH to keep separate simulator states).[/]")
+    return False
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -181,9 +183,10 @@ async def _run(args: argparse.Namespace) -> int:
     started = session.clock.now()
     with stop_on_interrupt() as stop:
         finished = await _follow(session, cert.metadata.name, body["metadata"]["namespace"], limit, console, stop)
-    _saved(session, console)
+    saved = _saved(session, console)
     if stop.requested:
-        console.print(f"[yellow]Interrupted; the certification goes on and the simulator state is saved in {escape(str(session.path))}.[/]\n"
+        where = f"the simulator state is saved in {escape(str(session.path))}" if saved else "this process's changes were not saved"
+        console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
                       f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre", soft_wrap=True)
         return EXIT_INTERRUPTED
     report = await report_of(session, cert.metadata.name, body["metadata"]["namespace"], console)

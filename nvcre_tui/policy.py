@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Actions that lead to a write: compose (and its form-filling actions) exists only to submit.
-# Read-only mode hides all of them.
-MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default"})
+# Actions that lead to a write: compose (and its form-filling actions) exists only to submit; save_log
+# and save_file write files. Read-only mode hides all of them: it writes nothing at all.
+MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "save_file", "save_log"})
 
 
 @dataclass(frozen=True)

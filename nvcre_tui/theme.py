@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictBool, ValidationError, model_validator
 from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.validation import validation_messages
 from nvcre_tui.paths import data_dir
 from nvcre_tui.widgets.node_state import NodeState
@@ -71,12 +71,7 @@ class ThemeFile(BaseModel):
 def load_theme_file(path: Path) -> Theme:
     """Read and validate one theme file; InputError names the file and the field."""
     where = f"themes/{path.name}"
-    try:
-        document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"{where}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"{where}: invalid YAML: {str(error).splitlines()[0]}") from None
+    document: Any = load_yaml_document(str(path), where)
     if not isinstance(document, dict):
         raise InputError(f"{where}: must be a mapping of theme fields")
     try:

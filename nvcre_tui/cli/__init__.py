@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from nvcre_tui import __version__
+from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.printable import printable
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,18 +44,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `nvcre` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays silent."""
     try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
+
+
+def _say(message: str) -> None:
+    try:
+        print(printable(message), file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # stderr closed or broken as well: nothing left to tell
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `nvcre` console script: every outcome is an exit code and at most a few
+    lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
+    try:
+        args = build_parser().parse_args(argv)
         code = args.func(args)
+        sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
     except InputError as error:
         for message in error.messages:
-            print(message, file=sys.stderr)
+            _say(message)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
+        _quiet_stdout()
+        return EXIT_OK
     except KeyboardInterrupt:
-        return 130
+        _say("nvcre: interrupted; nothing more was saved")
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the last line: a bug, told in one line
+        if os.environ.get("NVCRE_DEBUG"):
+            raise
+        _say(f"nvcre: internal error: {type(error).__name__}: {error} (NVCRE_DEBUG=1 shows where; please report it)")
+        return EXIT_INTERNAL
     return int(code or 0)
 
 

@@ -10,6 +10,9 @@ from typing import Any
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from nvcre_tui.engine.printable import json_printable, printable
 
 
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
@@ -30,15 +33,16 @@ def to_yaml(documents: Sequence[Any]) -> str:
 
 
 def to_json(value: Any) -> str:
-    """Indented JSON."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """Indented JSON (control characters escaped, so it is safe on a terminal)."""
+    return json_printable(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
-    """A plain rich table on stdout (no colour when piped)."""
+    """A plain rich table on stdout (no colour when piped). Cells are plain text: a "[" in a parsed
+    hostname is not Rich markup, and control characters are neutralised."""
     table = Table(*columns, title=title, box=None, header_style="bold", pad_edge=False)
     for row in rows:
-        table.add_row(*(str(cell) for cell in row))
+        table.add_row(*(Text(printable(str(cell), newlines=False)) for cell in row))
     # Piped output is for scripts and grep: never truncate cells to a guessed terminal width.
     console = Console() if sys.stdout.isatty() else Console(width=1000, no_color=True)
     console.print(table)

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from nvcre_tui.cli.kubeflags import add_kube_arguments
 from nvcre_tui.cli.output import print_table, to_json
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -43,18 +44,27 @@ class _Lines:
         self.stream, self.label, self.content = stream, label, False
 
     def __iter__(self) -> Iterator[str]:
+        readline, number = self.stream.readline, 0
         try:
-            for line in self.stream:
+            while line := readline(MAX_LOG_LINE_CHARS + 1):
+                number += 1
+                if len(line) > MAX_LOG_LINE_CHARS:  # e.g. /dev/zero or a binary file: refuse at once
+                    raise InputError(f"{self.label}: line {number} is longer than {MAX_LOG_LINE_CHARS // 2**20} MiB; "
+                                     "not a tool's text output")
                 self.content = self.content or bool(line.strip())
                 yield line
         except OSError as error:
             raise InputError(f"{self.label}: cannot read: {error.strerror or error}") from None
+        except ValueError:  # a closed stream
+            raise InputError(f"{self.label}: cannot read: the stream is closed") from None
 
 
 def _open(path: str) -> TextIO:
     """The input as text. Undecodable bytes become U+FFFD (a stray byte in a pod log must not hide its
     results); only "\n" ends a line, so progress-bar carriage returns stay inside theirs."""
     if path == STDIN:
+        if sys.stdin is None or sys.stdin.closed:
+            raise InputError("stdin: standard input is closed; pass a file instead of -")
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # already text (a test's StringIO)
             return sys.stdin

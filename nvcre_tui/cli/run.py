@@ -14,15 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_namespace
-from nvcre_tui.cli.session import add_session_arguments, open_session
+from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of
 from nvcre_tui.engine.apibase import DNS_LABEL
 from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import load_certification
+from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.render import render_certification
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.report_junit import render_junit
@@ -30,7 +34,8 @@ from nvcre_tui.engine.report_text import render_text
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
-from nvcre_tui.engine.units import format_duration, parse_duration
+from nvcre_tui.engine.state_file import damaged_object
+from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
     from nvcre_tui.engine.session import Session
@@ -63,13 +68,32 @@ def _namespace(args: argparse.Namespace, session: Session, fallback: str | None 
     return args.namespace or fallback or getattr(session, "namespace", None) or "default"
 
 
-async def report_of(session: Session, name: str, namespace: str) -> dict[str, Any]:
-    """Build the report of one certification from the session's store."""
+async def report_of(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
+    """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
+    damaged state file) is left out and named on `console`; a damaged Certification is an InputError."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
+    where = f"{session.path}: " if getattr(session, "path", None) else ""
+    problem = damaged_object(CERTIFICATION.kind, cert)
+    if problem:
+        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
+                                   "delete it from the state file (or the file) and run it again", newlines=False))
     workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
     jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") in names]
-    return build_report(cert, workflows, jobs)
+    return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
+
+
+def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Console | None) -> list[dict[str, Any]]:
+    kept = []
+    for item in items:
+        problem = damaged_object(kind, item)
+        if problem is None:
+            kept.append(item)
+        elif console is not None:
+            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}",
+                                           newlines=False)), soft_wrap=True)
+    return kept
 
 
 def _default_timeout(rendered: list[Any]) -> float:
@@ -81,12 +105,12 @@ def _default_timeout(rendered: list[Any]) -> float:
         concurrent = orch.execution.max_concurrent or groups
         waves = -(-groups // concurrent)
         total += parse_duration(orch.execution.timeout_per_job or "1h") * orch.iterations * max(waves, 1) * (8 if orch.diagnose else 1)
-    return max(total * 1.5, 1800.0)
+    return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
 
 
 def _write_results(path: str | None, report: dict[str, Any]) -> None:
     if path:
-        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(report, indent=2) + "\n")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -101,16 +125,19 @@ def _check_name(option: str, value: str) -> None:
 
 def _check_results_file(path: str | None) -> None:
     """A results file we cannot write is bad input, found before anything is created."""
-    if path and not os.access(Path(path).resolve().parent, os.W_OK):
-        raise InputError(f"--results-file: cannot write {path}: its folder does not exist or is not writable")
+    if path:
+        check_writable(path, "--results-file")
 
 
-def _saved(session: Session, console: Console) -> None:
+def _saved(session: Session, console: Console) -> bool:
+    """Save the simulator's state (a cluster needs nothing saved); False when another process's save won."""
     from nvcre_tui.engine.session import SimSession
 
-    if isinstance(session, SimSession) and not session.save():
-        console.print(f"[yellow]{session.path} was changed by another nvcre process; this process's changes were not saved "
-                      "(use --state PATH to keep separate simulator states).[/]")
+    if not isinstance(session, SimSession) or session.save():
+        return True
+    console.print(f"[yellow]{escape(str(session.path))} was changed by another nvcre process; this process's changes were not saved "
+                  "(use --state PATH to keep separate simulator states).[/]")
+    return False
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -128,6 +155,8 @@ async def _run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
+    if not on_cluster(args):
+        check_writable(state_path_of(args), "--state")  # run saves the simulator state: find out now
     session = await open_session(args, catalog, live=False, want_engine=True)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
@@ -161,7 +190,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     except StoreError as error:
         raise InputError(f"{args.cert_file}: {error}") from None
     console = Console(stderr=True, highlight=False)
-    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} ({where}).")
+    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} ({escape(printable(where))}).")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:
@@ -180,13 +209,20 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     limit = timeout if timeout is not None else _default_timeout(rendered)
     started = session.clock.now()
     namespace = body["metadata"]["namespace"]
-    if session.engine is not None and isinstance(session.clock, ManualClock):
-        finished = await _follow(session, cert.metadata.name, namespace, limit, console)
-    else:
-        finished = await _watch(session, cert.metadata.name, namespace, limit, console)
-    _saved(session, console)
-    report = await report_of(session, cert.metadata.name, namespace)
-    print(render_text(report), end="")
+    with stop_on_interrupt() as stop:
+        if session.engine is not None and isinstance(session.clock, ManualClock):
+            finished = await _follow(session, cert.metadata.name, namespace, limit, console, stop)
+        else:
+            finished = await _watch(session, cert.metadata.name, namespace, limit, console, stop)
+    saved = _saved(session, console)
+    if stop.requested:
+        where = (f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) else
+                 f"it stays on {escape(printable(session.title))}") if saved else "this process's changes were not saved"
+        console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
+                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre", soft_wrap=True)
+        return EXIT_INTERRUPTED
+    report = await report_of(session, cert.metadata.name, namespace, console)
+    print(printable(render_text(report)), end="")
     _write_results(args.results_file, report)
     if not finished:
         waited = (session.clock.now() - started).total_seconds()
@@ -199,12 +235,14 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     return RESULT_EXIT[report["result"]]
 
 
-def _progress(session: Session, name: str, namespace: str, console: Console) -> Any:
+def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:
     """A check that prints each category's status change and says whether the certification finished."""
     start = session.clock.now()
     seen: dict[str, str] = {}
 
     async def finished() -> bool:
+        if stop.requested:
+            return True
         cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         elapsed = format_duration((session.clock.now() - start).total_seconds())
         for status in (cert.get("status") or {}).get("categoryStatuses") or []:
@@ -212,7 +250,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console) -> 
             if seen.get(key) != status["status"]:
                 seen[key] = status["status"]
                 colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
-                console.print(f"\\[watch] {key}: [{colour}]{status['status']}[/] ({elapsed})")
+                console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")
@@ -222,17 +260,17 @@ def _progress(session: Session, name: str, namespace: str, console: Console) -> 
     return finished
 
 
-async def _follow(session: Session, name: str, namespace: str, limit: float, console: Console) -> bool:
-    """Run this process's engine until the certification finishes or `limit` clock seconds pass, printing changes."""
-    finished = _progress(session, name, namespace, console)
+async def _follow(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
+    """Run this process's engine until the certification finishes, `limit` clock seconds pass or ctrl-c, printing changes."""
+    finished = _progress(session, name, namespace, console, stop)
     console.print("\\[watch] Watching certification progress...")
     assert session.engine is not None
     return await session.engine.run_until_settled(until=finished, max_seconds=limit)
 
 
-async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console) -> bool:
-    """Another engine reconciles: follow the cache in real time until the certification finishes or `limit` passes."""
-    finished = _progress(session, name, namespace, console)
+async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
+    """Another engine reconciles: follow the cache in real time until the certification finishes, `limit` passes or ctrl-c."""
+    finished = _progress(session, name, namespace, console, stop)
     console.print("\\[watch] Watching certification progress...")
     deadline = session.clock.monotonic() + limit
     while session.clock.monotonic() < deadline:
@@ -263,19 +301,18 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
     if isinstance(session, SimSession):
         await session.catch_up()
     namespace = _namespace(args, session)
-    try:
-        report = await report_of(session, args.name, namespace)
+    try:  # report only reads: the state file is never rewritten
+        report = await report_of(session, args.name, namespace, Console(stderr=True, highlight=False))
     except NotFound:
         where = f"the simulator ({session.path})" if isinstance(session, SimSession) else session.title
         raise InputError(f"certification {args.name!r} not found in namespace {namespace} of {where}") from None
     except StoreError as error:
         raise InputError(f"certification {args.name!r}: {error}") from None
-    _saved(session, Console(stderr=True, highlight=False))
     _write_results(args.results_file, report)
     if args.output == "json":
-        print(json.dumps(report, indent=2))
+        print(json_printable(json.dumps(report, indent=2, ensure_ascii=False)))
     elif args.output == "junit":
-        print(render_junit([report]), end="")
+        print(printable(render_junit([report])), end="")
     else:
-        print(render_text(report), end="")
+        print(printable(render_text(report)), end="")
     return RESULT_EXIT[report["result"]]

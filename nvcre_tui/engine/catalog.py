@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import Field, JsonValue, ValidationError
 
 from nvcre_tui.engine.api import MeasurementSpec, StringMatch
 from nvcre_tui.engine.apibase import Duration, WireModel
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.merge import deep_merge
 from nvcre_tui.engine.options import CategoryOptions, TestScale
 from nvcre_tui.engine.validation import validation_messages
@@ -176,12 +176,7 @@ class Catalog:
 
 def _read_yaml(path: Path, root: Path) -> Any:
     relative = path.relative_to(root) if path.is_relative_to(root) else path
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"catalog/{relative}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"catalog/{relative}: invalid YAML: {str(error).splitlines()[0]}") from None
+    return load_yaml_document(str(path), f"catalog/{relative}")  # catalog overrides are input too
 
 
 def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:

@@ -2,44 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api import Certification
 from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine import inputs
 from nvcre_tui.engine.errors import InputError, field_path
+from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
+from nvcre_tui.engine.node_schema import node_problems
 from nvcre_tui.engine.validation import validation_messages
 
 
 def read_text(path: str) -> tuple[str, str]:
-    """(display name, text) of a file, or of stdin for "-"."""
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
-    try:
-        return path, Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-
-
-def parse_yaml_documents(name: str, text: str) -> list[Any]:
-    """Every non-empty YAML document in `text`; a syntax error names file, line and column."""
-    try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
-        raise InputError(f"{where}: invalid YAML: {error.problem or error.context}") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"{name}: invalid YAML: {error}") from None
-    return documents
+    """(display name, text) of a YAML file, or of stdin for "-" (bounded: see inputs/limits.py)."""
+    return inputs.read_text(path, MAX_YAML_BYTES)
 
 
 def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
@@ -111,7 +89,11 @@ def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]
             problems.append(f"{name}: {where}.kind: must be Node, got {node.get('kind')!r}")
         elif not isinstance(node.get("metadata"), dict) or not node["metadata"].get("name"):
             problems.append(f"{name}: {where}.metadata.name: required field is missing")
-    names = [node["metadata"]["name"] for node in items if isinstance(node, dict) and isinstance(node.get("metadata"), dict)]
+        else:
+            problems += node_problems(node, name, (*((prefix,) if prefix else ()), index))
+    if problems:
+        raise InputError(problems)
+    names = [node["metadata"]["name"] for node in items]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         problems.append(f"{name}: duplicate node names: {', '.join(map(str, duplicates))}")

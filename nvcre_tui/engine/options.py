@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from nvcre_tui.engine.apibase import (
@@ -20,7 +20,7 @@ from nvcre_tui.engine.apibase import (
     WireModel,
     is_qualified_name,
 )
-from nvcre_tui.engine.units import MAX_BYTES_PATTERN, parse_quantity
+from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
 TEST_SCALES: tuple[str, ...] = ("intra-node", "intra-rack", "diagnose", "full-scale")
@@ -29,6 +29,19 @@ SOURCE_REPO_PATTERN = r"^(https|ssh)://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$"
 # Options replaced whole by a per-category value; every other option is a scalar (non-nil wins)
 # except workloadMetadata.labels, which merge per key.
 REPLACED_WHOLE = ("thresholds", "resources", "image_pull_secrets")
+
+# Upper bounds of counts (README, "Ranges"): past them a value is a typo that would make the simulator
+# or the planner loop for hours.
+MAX_NODES = 20_000  # nodes per job, group sizes, concurrent jobs: the largest fleet
+MAX_PER_NODE = 64  # GPUs or NICs on one node
+MAX_REPEATS = 1_000  # repeats, restarts, checkpoints kept
+MAX_COUNT = 1_000_000_000  # steps, iterations, cycles, intervals
+MAX_SECONDS = int(MAX_DURATION_SECONDS)
+
+
+def _check_max_bytes(value: str) -> str:
+    parse_max_bytes(value)
+    return value
 
 
 class WorkloadMetadata(WireModel):
@@ -40,35 +53,35 @@ class WorkloadMetadata(WireModel):
 class CategoryOptions(WireModel):
     """Options of one category; see reference section 1.1 for each field's meaning."""
 
-    nodes_per_job: Annotated[int, Field(ge=1)] | None = None
+    nodes_per_job: Annotated[int, Field(ge=1, le=MAX_NODES)] | None = None
     enable_checkpoint: bool | None = None
-    max_steps: Annotated[int, Field(ge=-1)] | None = None
-    exit_duration_mins: Annotated[int, Field(ge=1)] | None = None
-    startup_stall_timeout_seconds: Annotated[int, Field(ge=1)] | None = None
-    gpus_per_node: Annotated[int, Field(ge=1)] | None = None
-    mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
+    max_steps: Annotated[int, Field(ge=-1, le=MAX_COUNT)] | None = None
+    exit_duration_mins: Annotated[int, Field(ge=1, le=MAX_SECONDS // 60)] | None = None
+    startup_stall_timeout_seconds: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = None
+    gpus_per_node: Annotated[int, Field(ge=1, le=MAX_PER_NODE)] | None = None
+    mlnx_per_node: Annotated[int, Field(ge=0, le=MAX_PER_NODE)] | None = None
     nic_resource_name: str | None = None
     resources: ResourceRequirements | None = None
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
     image: Annotated[str, Field(min_length=1, max_length=512)] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     storage_class_name: str | None = None
-    save_interval: Annotated[int, Field(ge=1)] | None = None
-    save_retain_interval: Annotated[int, Field(ge=1)] | None = None
-    save_top_k: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="saveTopK")
+    save_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
+    save_retain_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
+    save_top_k: Annotated[int, Field(ge=1, le=MAX_REPEATS)] | None = Field(default=None, alias="saveTopK")
     storage_size: Quantity | None = None
-    max_restarts: Annotated[int, Field(ge=0)] | None = None
-    repeat_count: Annotated[int, Field(ge=1)] | None = None
+    max_restarts: Annotated[int, Field(ge=0, le=MAX_REPEATS)] | None = None
+    repeat_count: Annotated[int, Field(ge=1, le=MAX_REPEATS)] | None = None
     test_scale: TestScale | None = None
-    max_bytes: Annotated[str, Field(pattern=MAX_BYTES_PATTERN)] | None = None
-    num_iterations: Annotated[int, Field(ge=1)] | None = None
-    num_cycles: Annotated[int, Field(ge=1)] | None = None
+    max_bytes: Annotated[str, Field(pattern=MAX_BYTES_PATTERN), AfterValidator(_check_max_bytes)] | None = None
+    num_iterations: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
+    num_cycles: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
     thresholds: dict[str, str] | None = None
-    max_concurrent: Annotated[int, Field(ge=0)] | None = None
-    min_group_size: Annotated[int, Field(ge=1)] | None = None
+    max_concurrent: Annotated[int, Field(ge=0, le=MAX_NODES)] | None = None
+    min_group_size: Annotated[int, Field(ge=1, le=MAX_NODES)] | None = None
     timeout_per_job: Duration | None = None
     measurement_timeout: Duration | None = None
-    scheduling_stall_grace_seconds: Annotated[int, Field(ge=1)] | None = None
+    scheduling_stall_grace_seconds: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = None
     source_repo: Annotated[str, Field(max_length=2048, pattern=SOURCE_REPO_PATTERN)] | None = None
     workload_metadata: WorkloadMetadata | None = None
     priority_class_name: str | None = None

@@ -12,7 +12,6 @@ by the wall-clock time since the last save times the scenario's speed, and lets 
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -23,17 +22,16 @@ from typing import Any, Protocol, runtime_checkable
 from nvcre_tui.engine.catalog import Catalog, default_catalog
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, format_time, parse_time
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.state_file import STATE_VERSION, load_state, save_state
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
-STATE_VERSION = 1
 SIM_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -119,11 +117,7 @@ class SimSession:
         live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
         running at the scenario's speed, for the console's engine loop.
         """
-        data = _read_state(path) if path else None
-        if data is not None and data.get("scenario") != scenario.to_wire():
-            held = (data.get("scenario") or {}).get("name", "another scenario")
-            raise InputError(f"{path}: holds the simulated fleet of scenario {held!r}, not {scenario.name!r}; "
-                             "pass --state PATH to keep a separate one (or delete the file to start afresh)")
+        data = load_state(path, scenario.to_wire(), scenario.name) if path else None
         resume = data is not None
         start = parse_time(data["clock"]) if resume else SIM_START  # type: ignore[index]
         if resume and live:  # the simulated fleet kept running while no process watched it
@@ -162,26 +156,12 @@ class SimSession:
         drop that process's certifications."""
         if self.path is None:
             return False
-        on_disk = _read_state(self.path)
+        on_disk = load_state(self.path)
         if on_disk is not None and on_disk.get("saveId") != self.save_id:
             return False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.saved_at, self.save_id = datetime.now(UTC), uuid.uuid4().hex
         data = {"version": STATE_VERSION, "saveId": self.save_id, "scenario": self.scenario.to_wire(), "clock": format_time(self.clock.now()),
                 "savedAt": format_time(self.saved_at), "store": self.store.snapshot()}
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(temporary, self.path)
+        save_state(self.path, data)  # InputError naming the path when it cannot be written
         return True
 
-
-def _read_state(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: unreadable simulator state ({error}); delete it to start afresh") from None
-    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-        raise InputError(f"{path}: simulator state of another version; delete it to start afresh")
-    return data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -18,6 +19,11 @@ _QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
 _DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _BYTE_UNIT = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+# Ranges of what users write (README, "Ranges"): past them a value is a typo, and it would overflow
+# the clock's datetime arithmetic long before it meant anything.
+MAX_DURATION_SECONDS = 366 * 24 * 3600  # a duration: at most 8784h (366 days)
+MAX_BYTES = 2**44  # an nccl-tests size: at most 16T
 
 
 def parse_quantity(text: str | int | float) -> Decimal:
@@ -39,11 +45,16 @@ def parse_duration(text: str) -> float:
     """Seconds in a Go duration such as "1h30m" or "90s"; ValueError when it is not one."""
     if not re.match(DURATION_PATTERN, text or ""):
         raise ValueError(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
-    return sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
+    seconds = sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
+    if not seconds <= MAX_DURATION_SECONDS:
+        raise ValueError(f"duration {text!r} is longer than the maximum of {MAX_DURATION_SECONDS // 3600}h (366 days)")
+    return seconds
 
 
 def format_duration(seconds: float) -> str:
     """Compact human duration: 42m18s, 1h05m, 9s."""
+    if not math.isfinite(seconds):
+        return "∞" if seconds > 0 else "-"
     total = int(round(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
@@ -64,4 +75,7 @@ def parse_max_bytes(text: str) -> int:
     match = re.match(r"^([0-9]+)(K|M|G|T)?$", text)
     if not match:
         raise ValueError(f"not a byte size (e.g. 16G): {text!r}")
-    return int(match.group(1)) * _BYTE_UNIT[match.group(2) or ""]
+    size = int(match.group(1)) * _BYTE_UNIT[match.group(2) or ""]
+    if size > MAX_BYTES:
+        raise ValueError(f"byte size {text!r} is larger than the maximum of 16T")
+    return size

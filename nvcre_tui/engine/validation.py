@@ -38,6 +38,7 @@ _MESSAGES = {
     "bool_type": "must be true or false, got {input!r}",
     "string_type": "must be a string, got {input!r}",
     "float_type": "must be a number, got {input!r}",
+    "finite_number": "must be a finite number, got {input!r}",
     "dict_type": "must be a mapping, got {input!r}",
     "model_type": "must be a mapping, got {input!r}",
     "model_attributes_type": "must be a mapping, got {input!r}",

@@ -34,7 +34,7 @@ from nvcre_tui.widgets.compose_review import Review, review
 from nvcre_tui.widgets.compose_text import plan_text, status_text
 
 # Buttons that run a mutating action: hidden when the policy refuses it (read-only mode).
-MUTATING_BUTTONS = {"submit": "#submit", "load_file": "#load"}
+MUTATING_BUTTONS = {"submit": "#submit", "load_file": "#load", "save_file": "#save"}
 
 
 class ComposeScreen(NvcreScreen):

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView
@@ -47,7 +48,7 @@ class LogsScreen(NvcreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(Text(f"Job {self.job_name}"), id="logs-header")
+        yield Static(Text(f"Job {printable(self.job_name, newlines=False)}"), id="logs-header")
         options = {} if self._max_lines is None else {"max_lines": self._max_lines}
         yield LogView(save_name=f"{self.job_name}.log", id="log", **options)
         yield Footer()
@@ -83,7 +84,7 @@ class LogsScreen(NvcreScreen):
             self._load(self._run)
 
     def _header(self, snapshot: Snapshot, run: Obj | None) -> Text:
-        text = Text.assemble(("Job ", "bold"), self.job_name)
+        text = Text.assemble(("Job ", "bold"), printable(self.job_name, newlines=False))
         if run is None:
             known = any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
             text.append("   no WorkloadRun yet" if known else "   job not found", style="italic")
@@ -91,12 +92,12 @@ class LogsScreen(NvcreScreen):
         status = run.get("status") or {}
         phase = status.get("phase") or "Pending"
         text.append("   Run ", style="bold")
-        text.append(f"{PHASE_MARK.get(phase, '·')} {phase}")
+        text.append(printable(f"{PHASE_MARK.get(phase, '·')} {phase}", newlines=False))
         if status.get("reason") and phase in FINISHED:
-            text.append(f" ({status['reason']}, exit {status.get('exitCode', '-')})")
+            text.append(printable(f" ({status['reason']}, exit {status.get('exitCode', '-')})", newlines=False))
         nodes = status.get("nodes") or (run.get("spec", {}).get("target") or {}).get("nodeNames") or []
         text.append("   Nodes ", style="bold")
-        text.append(", ".join(nodes) or "-")
+        text.append(printable(", ".join(map(str, nodes)) or "-", newlines=False))
         return text
 
     @work(exclusive=True, group="logs", exit_on_error=False)
@@ -107,7 +108,7 @@ class LogsScreen(NvcreScreen):
         try:
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
-            self.notify(f"cannot read the logs of {self.job_name}: {error}", severity="error", title="logs")
+            self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs", markup=False)
             return
         view = self.view
         if len(lines) < self._seen:  # a new run under the same name: start over

@@ -27,11 +27,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from nvcre_tui.engine.outfiles import replace_file
 from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
+from nvcre_tui.engine.printable import printable
 
 DEFAULT_MAX_LINES = 200_000
 CACHED_LINES = 2048  # rendered lines kept: a few screens in either direction
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # control codes would corrupt the terminal
 
 
 class LogLines(ScrollView, can_focus=True):
@@ -185,8 +186,8 @@ class LogLines(ScrollView, can_focus=True):
 
     def save(self, path: Path | str) -> int:
         """Write every buffered line (raw, timestamps included) to `path`; the number written. Raises OSError."""
-        with Path(path).expanduser().open("w", encoding="utf-8") as out:
-            out.writelines(f"{line}\n" for line in self._lines)
+        # Atomic: a failed save (disk full, read-only folder) leaves an existing file as it was.
+        replace_file(path, "".join(f"{line}\n" for line in self._lines), make_parents=False)
         return len(self._lines)
 
     # ---- search --------------------------------------------------------------------------------------
@@ -437,4 +438,4 @@ def _split(lines: Iterable[str]) -> list[str]:
 def _display(line: str, timestamps: bool) -> str:
     """The text shown for a line: without its kubelet timestamp unless asked, tabs expanded, controls replaced."""
     text = line if timestamps else strip_kubelet_prefix(line)
-    return text if text.isprintable() else _CONTROL.sub("\ufffd", text.expandtabs())
+    return text if text.isprintable() else printable(text.expandtabs(), newlines=False)  # ESC would reach the terminal

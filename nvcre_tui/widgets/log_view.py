@@ -9,17 +9,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.widgets.log_lines import DEFAULT_MAX_LINES, LogLines
 
-__all__ = ["LogLines", "LogView", "SavePrompt"]
+__all__ = ["ConfirmOverwrite", "LogLines", "LogView", "SavePrompt"]
 
 
 class _SearchInput(Input):
@@ -58,6 +61,36 @@ class SavePrompt(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ConfirmOverwrite(ModalScreen[bool]):
+    """Asks before a save replaces an existing file: y overwrites, n or escape keeps it."""
+
+    DEFAULT_CSS = """
+    ConfirmOverwrite { align: center middle; }
+    ConfirmOverwrite > Vertical { width: 70; height: auto; border: round $warning; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("y", "answer(True)", "Overwrite", id="log.overwrite-yes"),
+        Binding("n,escape", "answer(False)", "Keep", id="log.overwrite-no"),
+    ]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text.assemble(Text(printable(str(self.path), newlines=False), style="bold"), " exists. Overwrite it? (y / n)"))
+
+    def action_answer(self, overwrite: bool) -> None:
+        self.dismiss(overwrite)
+
+
+def _policy_allows(widget: Widget, action: str) -> bool:
+    """The app's read-only policy (apps without one, e.g. a test harness, allow everything)."""
+    policy = getattr(widget.app, "policy", None)
+    return policy is None or bool(policy.allows(action))
+
+
 class LogView(Vertical):
     """A log pane: `LogLines`, the `/` search prompt and a status line."""
 
@@ -69,7 +102,7 @@ class LogView(Vertical):
     """
     BINDINGS: list[BindingType] = [
         Binding("slash", "search", "Search", id="log.search", tooltip="Search (regex); n/N next/previous"),
-        Binding("ctrl+s", "save", "Save", id="log.save", tooltip="Save the buffered lines to a file"),
+        Binding("ctrl+s", "save_log", "Save", id="log.save", tooltip="Save the buffered lines to a file"),
     ]
 
     class SearchClosed(Message):
@@ -121,15 +154,29 @@ class LogView(Vertical):
     def _search_closed(self) -> None:
         self.log_lines.focus()
 
-    def action_save(self) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Saving writes a file: hidden and refused in read-only mode."""
+        return _policy_allows(self, action) or False
+
+    def action_save_log(self) -> None:
+        if not _policy_allows(self, "save_log"):  # a direct call, past the hidden binding
+            self.notify("read-only: saving the log is refused", severity="warning", title="not saved")
+            return
         self.app.push_screen(SavePrompt(self.save_name), self._save_to)
 
     def _save_to(self, path: str | None) -> None:
-        if path is None:
+        if path is None or not _policy_allows(self, "save_log"):
             return
+        target = Path(path).expanduser()
+        if target.exists():  # never replace a file (the state file, another log) without asking
+            self.app.push_screen(ConfirmOverwrite(target), lambda yes: self._write(path) if yes else None)
+            return
+        self._write(path)
+
+    def _write(self, path: str) -> None:
         try:
             count = self.save(path)
         except OSError as error:
-            self.notify(f"cannot save to {path}: {error.strerror or error}", severity="error", title="not saved")
+            self.notify(printable(f"cannot save to {path}: {error.strerror or error}"), severity="error", title="not saved", markup=False)
             return
-        self.notify(f"saved {count:,} lines to {Path(path).expanduser().resolve()}")
+        self.notify(printable(f"saved {count:,} lines to {Path(path).expanduser().resolve()}"), markup=False)

@@ -330,3 +330,42 @@ def test_snapshot_logs_screen(snap_compare: Any, finished_state: Path) -> None:
     session = asyncio.run(SimSession.open(default_scenario(), finished_state))
     session.path = None
     assert snap_compare(NvcreApp(session=session, live=False), terminal_size=(120, 40), run_before=run_before)
+
+
+async def test_saving_over_an_existing_file_asks_first(finished_state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.widgets.log_view import ConfirmOverwrite
+
+    monkeypatch.chdir(tmp_path)
+    existing = tmp_path / f"{SLOW_JOB}.log"
+    existing.write_text("keep me\n")
+    app = await open_app(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        for answer, expected in (("n", "keep me\n"), ("escape", "keep me\n"), ("y", None)):
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmOverwrite)
+            await pilot.press(answer)
+            await pilot.pause()
+            assert isinstance(app.screen, LogsScreen)
+            if expected is not None:
+                assert existing.read_text() == expected
+        assert existing.read_text().splitlines() == list(lines.lines)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [existing.name]  # no temporary file left
+
+
+async def test_log_text_reaches_the_screen_neutralised() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LogLines()
+
+    app = Host()
+    async with app.run_test(size=(80, 10)) as pilot:
+        lines = app.query_one(LogLines)
+        lines.append_lines(["plain", "osc \x1b]0;owned\x07 csi \x1b[2J c1 \x9b31m bidi \u202e"])
+        await pilot.pause()
+        shown = "".join(segment.text for y in range(2) for segment in lines.render_line(y))
+        assert "plain" in shown and "owned" in shown
+        assert not any(c in shown for c in "\x1b\x07\x9b\u202e")

@@ -3,6 +3,9 @@ zero writes, mutating keys are hidden, and a direct submit is refused by the sto
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.binding import Binding
 
 from nvcre_tui.app import NvcreApp
@@ -87,3 +90,29 @@ async def test_read_only_palette_offers_no_compose() -> None:
         names = {c.name for c in allowed_commands(app)}
         assert "compose" not in names and "racks" in names
         assert set(NAMED) >= {"dashboard", "topology", "wall"}
+
+
+async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.screens.logs import LogsScreen
+    from nvcre_tui.widgets.log_view import LogView, SavePrompt
+
+    monkeypatch.chdir(tmp_path)
+    session = await session_with(INTRA_NODE)
+    for wall in (False, True):
+        app = NvcreApp(session=session, live=False, read_only=not wall, wall=wall)
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert not app.policy.allows("save_log") and not app.policy.allows("save_file")
+            job = next(j["metadata"]["name"] for j in app.snapshot.jobs)  # type: ignore[union-attr]
+            await app.push_screen(LogsScreen(job))
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            view = app.screen.query_one(LogView)
+            assert view.check_action("save_log", ()) is False  # hidden: not in the footer or help
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert not isinstance(app.screen, SavePrompt)
+            view.action_save_log()  # a direct call past the hidden binding is refused too
+            await pilot.pause()
+            assert not isinstance(app.screen, SavePrompt)
+            view._save_to("x.log")  # and so is a prompt answered before the mode applied
+    assert list(tmp_path.iterdir()) == []

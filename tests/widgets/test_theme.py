@@ -66,7 +66,7 @@ def _light(**changes: object) -> dict[str, object]:
             "themes/broken.yaml: variables.verdict-passed: must be a colour such as #76B900, got 'nope'",
         ),
         (_light(variables={"verdict-passed": "#00ff00"}), "themes/broken.yaml: variables: missing verdict-failed, "),
-        ("name: [unclosed", "themes/broken.yaml: invalid YAML"),
+        ("name: [unclosed", "themes/broken.yaml:1:16: invalid YAML"),
         ("- just\n- a list\n", "themes/broken.yaml: must be a mapping of theme fields"),
         (_light(name="nvcre-dark"), "themes/nvcre-dark.yaml: name: 'nvcre-dark' is already used by themes/broken.yaml"),
     ],

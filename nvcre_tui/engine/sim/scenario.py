@@ -6,14 +6,16 @@ configured: 32 nodes x 8 H100 in 4 cliques, one slow GPU (gpu-node-07) and one d
 
 from __future__ import annotations
 
+import re
+import string
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
 from nvcre_tui.engine.apibase import Duration, WireModel
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.manifest import parse_yaml_documents, read_text
+from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.validation import validation_messages
 
 FaultType = Literal[
@@ -21,49 +23,79 @@ FaultType = Literal[
 ]
 
 
-class NodePool(WireModel):
+# Ranges (README, "Ranges"): figures past these are typos, and would overflow the simulator's arithmetic.
+MAX_NODES = 20_000
+MAX_RATE = 1e5  # GB/s, TFLOP/s
+MAX_SECONDS = 86_400.0  # one step, start-up, scheduling, DCGM base time
+MAX_LATENCY_US = 1e6
+MAX_SPEED = 1e5  # simulated seconds per real second
+_TEMPLATE_SPEC = r"^0?[0-9]{0,2}[dxX]?$"  # {index:05d}, {index}, {index:x}
+
+
+class _Model(WireModel):
+    """Scenario models: no NaN or infinity (YAML's .nan / .inf) anywhere."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+def _check_template(template: str) -> str:
+    """providerID: literal text with {index} fields (an integer format such as {index:05d})."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ValueError(f"not a template like aws:///us-east-1a/i-{{index:05d}}: {error}") from None
+    for _, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if field != "index" or conversion or not re.match(_TEMPLATE_SPEC, spec or ""):
+            raise ValueError(f"only {{index}} fields with an integer format such as {{index:05d}} are allowed, got {{{field}{':' + spec if spec else ''}}}")
+    return template
+
+
+class NodePool(_Model):
     """`count` identical nodes named <namePrefix><index>, spread evenly over `cliques`."""
 
-    count: Annotated[int, Field(ge=1, le=20000)]
-    name_prefix: str = "gpu-node-"
-    first_index: Annotated[int, Field(ge=0)] = 1
+    count: Annotated[int, Field(ge=1, le=MAX_NODES)]
+    name_prefix: Annotated[str, Field(max_length=200)] = "gpu-node-"
+    first_index: Annotated[int, Field(ge=0, le=999_999)] = 1
     name_digits: Annotated[int, Field(ge=1, le=6)] = 2
     gpu_product: str = "NVIDIA-H100-80GB-HBM3"
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 8
-    allocatable_gpus: Annotated[int, Field(ge=0)] | None = None
-    nics_per_node: Annotated[int, Field(ge=0)] = 8
-    cliques: Annotated[int, Field(ge=1)] = 1
-    clique_prefix: str = "clique-"
-    provider_id: str = Field(default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
+    allocatable_gpus: Annotated[int, Field(ge=0, le=64)] | None = None
+    nics_per_node: Annotated[int, Field(ge=0, le=64)] = 8
+    cliques: Annotated[int, Field(ge=1, le=MAX_NODES)] = 1
+    clique_prefix: Annotated[str, Field(max_length=200)] = "clique-"
+    provider_id: Annotated[str, Field(max_length=200), AfterValidator(_check_template)] = Field(
+        default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
     labels: dict[str, str] = Field(default_factory=dict)
     gpu_present: bool = True
 
 
-class Physics(WireModel):
+class Physics(_Model):
     """Healthy figures the model scales faults from (GB/s of nccl-tests bus bandwidth)."""
 
-    nvlink_bus_gbps: Annotated[float, Field(gt=0)] = 480.0
-    nic_gbps: Annotated[float, Field(gt=0)] = 50.0
+    nvlink_bus_gbps: Annotated[float, Field(gt=0, le=MAX_RATE)] = 480.0
+    nic_gbps: Annotated[float, Field(gt=0, le=MAX_RATE)] = 50.0
     rack_fabric_efficiency: Annotated[float, Field(gt=0, le=1)] = 0.92
     noise: Annotated[float, Field(ge=0, le=0.2)] = 0.01
-    tflops_per_gpu: Annotated[float, Field(gt=0)] = 620.0
-    step_time_sec: Annotated[float, Field(gt=0)] = 2.9
-    startup_sec: Annotated[float, Field(ge=0)] = 45.0
+    tflops_per_gpu: Annotated[float, Field(gt=0, le=MAX_RATE)] = 620.0
+    step_time_sec: Annotated[float, Field(gt=0, le=MAX_SECONDS)] = 2.9
+    startup_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 45.0
     # Fixed cost of one collective: the small-message floor of the nccl-tests size curve.
-    nvlink_latency_us: Annotated[float, Field(ge=0)] = 25.0
-    network_latency_us: Annotated[float, Field(ge=0)] = 60.0
+    nvlink_latency_us: Annotated[float, Field(ge=0, le=MAX_LATENCY_US)] = 25.0
+    network_latency_us: Annotated[float, Field(ge=0, le=MAX_LATENCY_US)] = 60.0
     # Nodes without RDMA NICs fall back to TCP sockets over the host network.
-    socket_gbps: Annotated[float, Field(gt=0)] = 3.0
+    socket_gbps: Annotated[float, Field(gt=0, le=MAX_RATE)] = 3.0
     # Share of a healthy training step spent in communication (the rest scales with the slowest GPU).
     training_comm_share: Annotated[float, Field(ge=0, le=1)] = 0.2
     # The first logged training interval is slower (graph capture, allocator warm-up).
-    training_warmup_factor: Annotated[float, Field(ge=1)] = 1.8
+    training_warmup_factor: Annotated[float, Field(ge=1, le=100)] = 1.8
     # Pod start after scheduling, and dcgmi diag time beyond the configured test durations.
-    scheduling_sec: Annotated[float, Field(ge=0)] = 5.0
-    dcgm_base_sec: Annotated[float, Field(ge=0)] = 900.0
+    scheduling_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 5.0
+    dcgm_base_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 900.0
 
 
-class Fault(WireModel):
+class Fault(_Model):
     """Something wrong with a node, from time `at` (simulated time since the fleet epoch; absent: from the start).
 
     xid: runs on the node that are running at `at` fail then, later ones fail early (the GPU is gone);
@@ -72,22 +104,22 @@ class Fault(WireModel):
 
     type: FaultType
     node: str = Field(min_length=1)
-    gpu: Annotated[int, Field(ge=0)] | None = None
+    gpu: Annotated[int, Field(ge=0, le=63)] | None = None
     factor: Annotated[float, Field(gt=0, le=1)] = 0.5
     at: Duration | None = None
-    xid: int = 79
+    xid: Annotated[int, Field(ge=0, le=65_535)] = 79
     probability: Annotated[float, Field(ge=0, le=1)] = 0.5
 
 
-class Scenario(WireModel):
+class Scenario(_Model):
     """A whole simulated fleet."""
 
-    name: str = "custom"
-    seed: int = 1
-    speed: Annotated[float, Field(gt=0)] = 60.0
-    nodes: Annotated[list[NodePool], Field(min_length=1)]
+    name: Annotated[str, Field(max_length=200)] = "custom"
+    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
+    speed: Annotated[float, Field(gt=0, le=MAX_SPEED)] = 60.0
+    nodes: Annotated[list[NodePool], Field(min_length=1, max_length=1000)]
     physics: Physics = Field(default_factory=Physics)
-    faults: list[Fault] = Field(default_factory=list)
+    faults: Annotated[list[Fault], Field(max_length=MAX_NODES)] = Field(default_factory=list)
 
 
 DEFAULT_SCENARIO: dict[str, Any] = {
@@ -109,8 +141,7 @@ def default_scenario() -> Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario YAML file; InputError names the file and field of every problem."""
-    name, text = read_text(str(path))
-    documents = parse_yaml_documents(name, text)
+    name, documents = load_yaml_documents(str(path))
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise InputError(f"{name}: a scenario must be one YAML mapping")
     try:

@@ -1,0 +1,12 @@
+"""How much input nvcre reads at most: a file past these limits is refused before it is parsed.
+
+YAML is parsed by PyYAML's pure-Python loader (a few seconds per MiB), so its cap keeps the worst
+case to seconds; the state file is JSON read by the C parser and may hold many certifications.
+"""
+
+MIB = 2**20
+
+MAX_YAML_BYTES = 2 * MIB  # certifications, scenarios, nodes files, catalog files
+MAX_STATE_BYTES = 64 * MIB  # the simulator's JSON state file
+MAX_DEPTH = 64  # nesting of mappings and lists; real manifests stay under 20
+MAX_LOG_LINE_CHARS = MIB  # `nvcre parse`: a longer "line" is not a tool's text output (e.g. /dev/zero)

@@ -1,0 +1,96 @@
+"""Bounded reads of a file or stdin: never more than a limit, so /dev/zero, a huge file or a directory
+gives one clear error at once, while pipes and process substitution (/dev/fd/N) keep working."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs.limits import MIB
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+_CHUNK = 1 << 16
+
+
+class MissingInput(InputError):
+    """The file does not exist (callers with a default, like the state file, catch this one)."""
+
+
+def _size(limit: int) -> str:
+    return f"{limit / MIB:g} MiB" if limit >= MIB else f"{limit} bytes"
+
+
+def _too_large(name: str, limit: int) -> InputError:
+    return InputError(f"{name}: larger than the {_size(limit)} limit for this input; not read")
+
+
+def _strerror(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _read_stdin(limit: int) -> bytes:
+    stream = sys.stdin
+    if stream is None or getattr(stream, "closed", False):
+        raise InputError(f"{STDIN_NAME}: standard input is closed; pass a file instead of -")
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:  # already text (a test's StringIO)
+            return str(stream.read(limit + 1)).encode("utf-8")
+        return bytes(buffer.read(limit + 1))
+    except OSError as error:
+        raise InputError(f"{STDIN_NAME}: cannot read: {_strerror(error)}") from None
+    except ValueError:  # "I/O operation on closed file"
+        raise InputError(f"{STDIN_NAME}: standard input is closed; pass a file instead of -") from None
+
+
+def _read_file(path: str, limit: int, name: str) -> bytes:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise MissingInput(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a file") from None
+    except OSError as error:
+        raise InputError(f"{name}: cannot read: {_strerror(error)}") from None
+    try:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"{name}: is a directory, not a file")
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            raise _too_large(name, limit)
+        chunks, total = [], 0
+        while total <= limit:  # devices and pipes have no size: stop one byte past the limit
+            chunk = os.read(descriptor, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a file") from None
+    except OSError as error:
+        raise InputError(f"{name}: cannot read: {_strerror(error)}") from None
+    finally:
+        os.close(descriptor)
+
+
+def read_bytes(path: str, limit: int, name: str | None = None) -> tuple[str, bytes]:
+    """(display name, content) of `path`, or of stdin for "-"; InputError past `limit` bytes.
+    `name` is how messages call the file (default: the path)."""
+    name = name or (STDIN_NAME if path == STDIN else path)
+    data = _read_stdin(limit) if path == STDIN else _read_file(path, limit, name)
+    if len(data) > limit:
+        raise _too_large(name, limit)
+    return name, data
+
+
+def read_text(path: str, limit: int, name: str | None = None) -> tuple[str, str]:
+    """As read_bytes, decoded as UTF-8 (a byte-order mark is dropped); InputError when it is not text."""
+    name, data = read_bytes(path, limit, name)
+    try:
+        return name, data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{name}: not UTF-8 text (invalid byte at offset {error.start})") from None

@@ -1,0 +1,94 @@
+"""PyYAML's SafeLoader, stricter: duplicate keys, aliases and deep nesting are errors with a line.
+
+A duplicated key is a typo PyYAML silently resolves to the last value; aliases let a few lines expand
+to a billion nodes (and no manifest needs them); nesting deeper than MAX_DEPTH would exhaust the
+recursion of the composer and of everything that walks the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+from yaml.nodes import MappingNode, Node
+
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs.limits import MAX_DEPTH
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader refusing duplicate keys, aliases and nesting past MAX_DEPTH."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            raise ComposerError(None, None, f"aliases (*{event.anchor}) are not accepted; write the value out",
+                                event.start_mark)
+        nested = isinstance(event, (MappingStartEvent, SequenceStartEvent))
+        if nested:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+        try:
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            if nested:
+                self._depth -= 1
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
+            value = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
+            raise ConstructorError(None, None, f"invalid value{value}: {error}", node.start_mark) from None
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE:
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                earlier = first_line.get(key)
+            except TypeError:  # an unhashable key: the base class names it
+                continue
+            if earlier is not None:
+                raise ConstructorError(None, None, f"duplicate key {key!r} (first on line {earlier})", key_node.start_mark)
+            first_line[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+
+def _where(name: str, error: yaml.MarkedYAMLError) -> str:
+    mark = error.problem_mark or error.context_mark
+    return f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+
+
+def parse_yaml_documents(name: str, text: str) -> list[Any]:
+    """Every non-empty YAML document in `text`; every problem is one InputError line naming file and line."""
+    loader = None
+    try:
+        loader = StrictLoader(text)  # its reader refuses control characters already here
+        documents = []
+        while loader.check_data():
+            document = loader.get_data()
+            if document is not None:
+                documents.append(document)
+        return documents
+    except yaml.MarkedYAMLError as error:
+        raise InputError(f"{_where(name, error)}: invalid YAML: {error.problem or error.context}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{name}: invalid YAML: {' '.join(str(error).split())}") from None
+    except (ValueError, OverflowError) as error:  # e.g. a timestamp like 2026-13-45, an int of 10,000 digits
+        raise InputError(f"{name}: invalid YAML value: {error}") from None
+    finally:
+        if loader is not None:
+            loader.dispose()

@@ -1,0 +1,90 @@
+"""Writing output files (results, state, saved logs): checked before work starts, written atomically,
+and every failure one InputError line naming the path (ENOSPC, EACCES, EISDIR, EROFS ...)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from nvcre_tui.engine.errors import InputError
+
+__all__ = ["check_writable", "replace_file", "write_atomically"]
+
+
+def _writable(path: Path, info: os.stat_result) -> bool:
+    # The mode bits count too: root may write anywhere, but a file or folder without write bits was
+    # made read-only on purpose.
+    return os.access(path, os.W_OK) and bool(info.st_mode & 0o222)
+
+
+def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
+    """InputError unless `path` can be written: not a directory, not read-only, in a writable folder."""
+    target = Path(path).expanduser()
+    label = f"{what}: " if what else ""
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as error:
+        raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{label}{path}: is a directory, not a file")
+    if info is not None and not _writable(target, info):
+        raise InputError(f"{label}{path}: is read-only; not written")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return  # a device or a pipe (/dev/stdout): written in place
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:  # missing folders are created on write
+        folder = folder.parent
+    try:
+        folder_info = folder.stat()
+    except OSError as error:
+        raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
+    if not stat.S_ISDIR(folder_info.st_mode):
+        raise InputError(f"{label}{path}: cannot write: {folder} is not a folder")
+    if not _writable(folder, folder_info):
+        raise InputError(f"{label}{path}: cannot write: folder {folder} is not writable")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool = True) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`: a failed write leaves
+    the old content whole and no temporary file behind. Devices and pipes are written in place.
+    Raises OSError."""
+    target = Path(path).expanduser()
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "Is a directory")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with open(target, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
+    if make_parents:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
+    """replace_file (missing folders created), every failure one InputError line naming the path."""
+    try:
+        replace_file(path, text)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {error.strerror or error}") from None

@@ -1,0 +1,136 @@
+"""A state file whose objects are damaged (a field of the wrong type): the report names the broken
+object and reports the rest; another certification is untouched; `report` never writes the file."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.merge import deep_merge
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN_IN = str(ROOT / "examples" / "burn-in.yaml")
+DAMAGES = sorted((Path(__file__).parent / "corpus" / "objects").glob("*.yaml"))
+
+
+def _quiet(argv: list[str]) -> int:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return main(argv)
+
+
+@pytest.fixture(scope="module")
+def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """burn-in run to its end, and burn-in-2 created beside it."""
+    state = tmp_path_factory.mktemp("damaged") / "state.json"
+    assert _quiet(["certification", "run", "--cert-file", BURN_IN, "--wait", "--state", str(state)]) == 1
+    assert _quiet(["certification", "run", "--cert-file", BURN_IN, "--name", "burn-in-2", "--state", str(state)]) == 0
+    return state
+
+
+def _damaged_copy(state: Path, damage: dict[str, Any], into: Path) -> Path:
+    data = json.loads(state.read_text())
+    name = damage["metadata"]["name"]
+    for entry in data["store"]["kinds"]:
+        if entry["kind"] != damage["kind"]:
+            continue
+        for index, item in enumerate(entry["items"]):
+            if item["metadata"]["name"] == name:
+                entry["items"][index] = deep_merge(item, damage)
+                for key, value in damage.get("spec", {}).items():  # null deletes (deep_merge keeps None)
+                    if value is None:
+                        entry["items"][index]["spec"].pop(key, None)
+                break
+        else:
+            raise AssertionError(f"no {damage['kind']} {name} in the state")
+    target = into / "state.json"
+    target.write_text(json.dumps(data))
+    return target
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("path", DAMAGES, ids=lambda p: p.stem)
+def test_the_broken_object_is_named_and_the_rest_reported(path: Path, finished_state: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    damage = yaml.safe_load(path.read_text())
+    expected = damage.pop("expected")
+    failed_nodes = damage.pop("failedNodes", ["gpu-node-07", "gpu-node-12"])
+    state = _damaged_copy(finished_state, damage, tmp_path)
+    before = _snapshot(tmp_path)
+    code = main(["certification", "report", "burn-in", "-o", "json", "--state", str(state)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if damage["kind"] == "Certification":
+        assert code == 2 and out == ""
+        assert err.splitlines() == [f"{state}: certification default/burn-in is damaged: {expected}; "
+                                    "delete it from the state file (or the file) and run it again"]
+    else:
+        assert code == 1  # the rest of burn-in still reports its faulty nodes
+        assert json.loads(out)["failedNodes"] == failed_nodes
+        if damage["kind"] == "WorkloadRun":  # the report does not read runs: nothing to leave out
+            assert err == ""
+        else:
+            assert err.splitlines() == [f"{state}: {damage['kind']} {damage['metadata']['name']} is damaged and "
+                                        f"left out of the report: {expected}"]
+    # One damaged object does not hide the other certification.
+    code = main(["certification", "report", "burn-in-2", "--state", str(state)])
+    out, err = capsys.readouterr()  # RUNNING or, once the wall clock moved it on, FAILED like burn-in
+    assert (code, err) in ((3, ""), (1, "")) and "Name:           burn-in-2" in out
+    assert _snapshot(tmp_path) == before  # report only reads
+
+
+def test_report_reads_a_read_only_state_file(finished_state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.json"
+    shutil.copy(finished_state, state)
+    state.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        before = _snapshot(tmp_path)
+        assert main(["certification", "report", "burn-in", "--state", str(state)]) == 1
+        assert "Result:         FAILED" in capsys.readouterr().out
+        assert _snapshot(tmp_path) == before
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_run_refuses_a_read_only_state_before_any_work(finished_state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.json"
+    shutil.copy(finished_state, state)
+    state.chmod(0o444)
+    before = _snapshot(tmp_path)
+    assert main(["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"--state: {state}: is read-only; not written"]
+    assert _snapshot(tmp_path) == before
+
+
+def test_run_refuses_a_state_in_a_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir(mode=0o555)
+    try:
+        assert main(["certification", "run", "--cert-file", BURN_IN, "--state", str(folder / "s.json")]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"--state: {folder / 's.json'}: cannot write: folder {folder} is not writable"]
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize(("state", "message"), [
+    ("/proc/version", "--state: /proc/version: is read-only; not written"),
+    ("/dev/full", "/dev/full: not a regular file; pass --state PATH of a file (it need not exist yet)"),
+])
+def test_run_on_special_state_paths(state: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if not os.path.exists(state):
+        pytest.skip(f"{state} does not exist here")
+    assert main(["certification", "run", "--cert-file", BURN_IN, "--state", state]) == 2
+    assert capsys.readouterr().err.splitlines() == [message]

@@ -1,0 +1,245 @@
+"""The one loader for YAML and JSON input (nvcre_tui/engine/inputs): bounded reads, duplicate keys,
+aliases, nesting, sizes; and the neutralisation of what reaches a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.cli.output import to_json
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import MAX_DEPTH, MAX_YAML_BYTES, load_json, load_yaml_documents, parse_json, parse_yaml_documents
+from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.printable import json_printable, printable
+from nvcre_tui.engine.units import format_duration, parse_duration, parse_max_bytes
+from tests.parsers.golden import FIXTURES
+
+
+def _message(call: object, *args: object) -> str:
+    with pytest.raises(InputError) as caught:
+        call(*args)  # type: ignore[operator]
+    assert len(caught.value.messages) == 1
+    return caught.value.messages[0]
+
+
+# ----------------------------------------------------------------------------------------- YAML
+
+def test_a_duplicate_key_names_the_key_and_both_lines() -> None:
+    text = "spec:\n  a: 1\n  b: 2\n  a: 3\n"
+    assert _message(parse_yaml_documents, "f.yaml", text) == "f.yaml:4:3: invalid YAML: duplicate key 'a' (first on line 2)"
+
+
+def test_the_same_key_in_different_mappings_is_fine() -> None:
+    assert parse_yaml_documents("f", "a: {x: 1}\nb: {x: 2}\n") == [{"a": {"x": 1}, "b": {"x": 2}}]
+
+
+def test_keys_compare_by_value_not_by_spelling() -> None:
+    assert "duplicate key 'a'" in _message(parse_yaml_documents, "f", "a: 1\n'a': 2\n")
+    assert parse_yaml_documents("f", "1: a\n'1': b\n") == [{1: "a", "1": "b"}]  # int and str differ
+
+
+def test_aliases_are_refused_at_once() -> None:
+    laughs = 'a: &a ["lol"]\n' + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    assert _message(parse_yaml_documents, "f", laughs) == "f:2:8: invalid YAML: aliases (*a) are not accepted; write the value out"
+
+
+def test_nesting_is_capped_in_flow_and_block_style() -> None:
+    assert parse_yaml_documents("f", "[" * MAX_DEPTH + "]" * MAX_DEPTH)  # exactly at the cap
+    assert "nested deeper than 64 levels" in _message(parse_yaml_documents, "f", "[" * 100_000)
+    block = "".join(f"{'  ' * i}k{i}:\n" for i in range(MAX_DEPTH + 1)) + f"{'  ' * (MAX_DEPTH + 1)}v\n"
+    assert "nested deeper than 64 levels" in _message(parse_yaml_documents, "f", block)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a: 2026-13-45\n", "f:1:4: invalid YAML: invalid value '2026-13-45': month must be in 1..12"),
+    ("a: !!python/object:os.system x\n", "f:1:4: invalid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"),
+    ("a: \x1b[31m\n", "f: invalid YAML: unacceptable character #x001b: special characters are not allowed in \"<unicode string>\", position 3"),
+    ("{[a]: 1}\n", "f:1:2: invalid YAML: found unhashable key"),
+])
+def test_odd_values_are_one_line(text: str, expected: str) -> None:
+    assert _message(parse_yaml_documents, "f", text) == expected
+
+
+# ------------------------------------------------------------------------------------------ JSON
+
+def test_json_duplicate_keys_and_depth() -> None:
+    assert _message(parse_json, "s.json", '{"a": 1, "a": 2}') == "s.json: invalid JSON: duplicate key 'a'"
+    deep = _message(parse_json, "s.json", '{"a": ' + "[" * 70 + "]" * 70 + "}")
+    assert deep.startswith("s.json: a[0][0][0]") and deep.endswith("...: nested deeper than 64 levels")
+    assert "nested deeper than 64 levels" in _message(parse_json, "s.json", "[" * 200_000 + "]" * 200_000)
+    assert _message(parse_json, "s.json", "{\n  1}") == "s.json:2:3: invalid JSON: Expecting property name enclosed in double quotes"
+
+
+# ----------------------------------------------------------------------------------------- reads
+
+def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as out:  # sparse: no time spent writing it
+        out.truncate(MAX_YAML_BYTES + 1)
+    assert _message(load_yaml_documents, str(big)) == f"{big}: larger than the 2 MiB limit for this input; not read"
+    exact = tmp_path / "exact.yaml"
+    exact.write_bytes(b"a: 1\n" + b" " * (MAX_YAML_BYTES - 5))
+    assert load_yaml_documents(str(exact)) == (str(exact), [{"a": 1}])
+
+
+def test_devices_directories_and_missing_files(tmp_path: Path) -> None:
+    assert _message(load_yaml_documents, "/dev/zero") == "/dev/zero: larger than the 2 MiB limit for this input; not read"
+    assert _message(load_yaml_documents, str(tmp_path)) == f"{tmp_path}: is a directory, not a file"
+    assert _message(load_yaml_documents, str(tmp_path / "nope")) == f"{tmp_path / 'nope'}: no such file"
+    assert _message(load_json, str(tmp_path / "x"), 10) == f"{tmp_path / 'x'}: no such file"
+
+
+def test_pipes_keep_working_like_process_substitution() -> None:
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write, "wb") as stream:
+            stream.write(b"a: 1\n")
+
+    threading.Thread(target=feed).start()
+    try:
+        assert load_yaml_documents(f"/dev/fd/{read}")[1] == [{"a": 1}]
+    finally:
+        os.close(read)
+
+
+def test_stdin_closed_unreadable_or_not_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", None)
+    assert _message(load_yaml_documents, "-") == "<stdin>: standard input is closed; pass a file instead of -"
+    closed = io.StringIO("a: 1")
+    closed.close()
+    monkeypatch.setattr("sys.stdin", closed)
+    assert _message(load_yaml_documents, "-") == "<stdin>: standard input is closed; pass a file instead of -"
+
+    class Directory(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: object) -> int:
+            raise IsADirectoryError(21, "Is a directory")
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(Directory())))
+    assert _message(load_yaml_documents, "-") == "<stdin>: cannot read: Is a directory"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"a: \xff\n")))
+    assert _message(load_yaml_documents, "-") == "<stdin>: not UTF-8 text (invalid byte at offset 3)"
+
+
+def test_cli_closed_stdin_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", None)
+    assert main(["certification", "render", "-"]) == 2
+    assert main(["parse", "nccl", "-"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["<stdin>: standard input is closed; pass a file instead of -",
+                                                    "stdin: standard input is closed; pass a file instead of -"]
+
+
+def test_parse_refuses_a_stream_without_lines_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "nccl", "/dev/zero"]) == 2
+    assert capsys.readouterr().err == "/dev/zero: line 1 is longer than 1 MiB; not a tool's text output\n"
+
+
+# ---------------------------------------------------------------------------------------- ranges
+
+def test_durations_and_sizes_are_bounded() -> None:
+    assert parse_duration("8784h") == 8784 * 3600
+    for text in ("8784h1s", "99999999999h", "100000000000000000000s"):
+        with pytest.raises(ValueError, match="longer than the maximum of 8784h"):
+            parse_duration(text)
+    assert parse_max_bytes("16T") == 2**44
+    with pytest.raises(ValueError, match="larger than the maximum of 16T"):
+        parse_max_bytes("17T")
+    assert format_duration(float("inf")) == "∞"
+
+
+def test_cli_timeout_out_of_range_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    assert main(["certification", "run", "--cert-file", burn_in, "--wait", "--timeout", "99999999999h", "--state", str(tmp_path / "s")]) == 2
+    assert capsys.readouterr().err == "--timeout: duration '99999999999h' is longer than the maximum of 8784h (366 days)\n"
+    assert not (tmp_path / "s").exists()
+
+
+# ---------------------------------------------------------------------------------------- writes
+
+def test_a_failed_write_keeps_the_old_content_and_leaves_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("old\n")
+
+    def full(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    assert _message(write_atomically, target, "new\n") == f"{target}: cannot write: No space left on device"
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_writable_checks(tmp_path: Path) -> None:
+    check_writable(tmp_path / "new" / "deeper" / "x.json")  # missing folders are created on write
+    assert _message(check_writable, tmp_path, "--results-file") == f"--results-file: {tmp_path}: is a directory, not a file"
+    locked = tmp_path / "locked.json"
+    locked.write_text("{}")
+    locked.chmod(0o444)
+    assert _message(check_writable, locked) == f"{locked}: is read-only; not written"
+    check_writable("/dev/null")  # a device is written in place
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("/dev/full", "/dev/full: cannot write: No space left on device"),
+    ("/proc/version", "--results-file: /proc/version: is read-only; not written"),
+])
+def test_results_file_errors_are_one_line_and_the_state_is_kept(target: str, message: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    if not os.path.exists(target):
+        pytest.skip(f"no {target} here")
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    state = tmp_path / "state.json"
+    code = main(["certification", "run", "--cert-file", burn_in, "--wait", "--state", str(state), "--results-file", target])
+    out, err = capsys.readouterr()
+    assert code == 2 and err.splitlines()[-1] == message and "Traceback" not in err
+    if target == "/dev/full":  # found only when writing: the run and its state are kept, the report printed
+        assert "Result:         FAILED" in out and "burn-in" in state.read_text()
+    else:  # found before any work
+        assert out == "" and not state.exists()
+
+
+# ------------------------------------------------------------------------------ neutralised output
+
+def test_printable_replaces_control_characters() -> None:
+    assert printable("a\x1b[31mb\x9bc\x07\td\ne") == "a\ufffd[31mb\ufffdc\ufffd\td\ne"
+    assert printable("a\nb", newlines=False) == "a\ufffdb"
+    assert json.loads(json_printable(json.dumps({"k": "x\x9by\x1b"}, ensure_ascii=False))) == {"k": "x\x9by\x1b"}
+    assert "\x9b" not in json_printable(json.dumps("x\x9b", ensure_ascii=False))
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_parse_output_carries_no_escape_sequences(output: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = (FIXTURES / "nccl_e1_modern.txt").read_text().replace("gpu-n01", "gpu\x1b]0;owned\x07n01\x1b[2J\x9b31m", 1)
+    path = tmp_path / "evil.log"
+    path.write_text(log)
+    assert main(["parse", "nccl", str(path), "-o", output]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\x9b")
+    if output == "json":  # JSON output escapes every control character, keeping the value (see to_json below)
+        json.loads(out)
+        assert json.loads(to_json({"host": "a\x1b\x9b"})) == {"host": "a\x1b\x9b"} and "\x9b" not in to_json("\x9b")
+    else:
+        assert "gpu\ufffd]0;owned\ufffdn01\ufffd[2J\ufffd31m" in out
+
+
+def test_a_catalog_override_goes_through_the_same_loader(tmp_path: Path) -> None:
+    import shutil
+
+    from nvcre_tui.engine.catalog import load_catalog
+
+    root = tmp_path / "catalog"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "catalog", root)
+    entry = root / "communication" / "nccl-all-reduce.yaml"
+    entry.write_text(entry.read_text() + "title: again\ntitle: twice\n")
+    message = _message(load_catalog, root)
+    assert message.startswith("catalog/communication/nccl-all-reduce.yaml:") and "duplicate key 'title'" in message
+    entry.write_text("a: &x 1\nb: *x\n")
+    assert "aliases (*x) are not accepted" in _message(load_catalog, root)

@@ -14,6 +14,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
@@ -57,6 +58,7 @@ class NvcreApp(ThemedApp[None]):
         self._seen_version: str | None = None
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None  # type: ignore[assignment]
+        self.save_error: InputError | None = None
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
@@ -107,7 +109,10 @@ class NvcreApp(ThemedApp[None]):
         if self.informer is not None:
             await self.informer.stop()
         if self.session is not None and not self.policy.read_only:  # a read-only console writes nothing, the state file included
-            self.session.save()
+            try:
+                self.session.save()
+            except InputError as error:  # e.g. the disk filled up: `nvcre` prints it once the screen is restored
+                self.save_error = error
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.policy.allows(action) or False

@@ -39,6 +39,8 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
         check_writable(state, "--state")
     app = NvcreApp(scenario=scenario, state_path=state, read_only=args.read_only, wall=wall, theme_name=args.theme)
     app.run()
+    if app.save_error is not None:
+        raise app.save_error
     return app.return_code or 0
 
 

@@ -64,6 +64,7 @@ class NvcreApp(ThemedApp[None]):
         self._seen_version: str | None = None
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None  # type: ignore[assignment]
+        self.save_error: InputError | None = None
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
@@ -125,7 +126,10 @@ class NvcreApp(ThemedApp[None]):
         if self.session is None:
             return
         if not self.policy.read_only and isinstance(self.session, SimSession):  # a read-only console writes nothing, the state file included
-            self.session.save()
+            try:
+                self.session.save()
+            except InputError as error:  # e.g. the disk filled up: `nvcre` prints it once the screen is restored
+                self.save_error = error
         if self._opened_session:
             await self.session.close()
 

@@ -111,6 +111,8 @@ def test_run_refuses_a_read_only_state_before_any_work(finished_state: Path, tmp
     before = _snapshot(tmp_path)
     assert main(["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"]) == 2
     assert capsys.readouterr().err.splitlines() == [f"--state: {state}: is read-only; not written"]
+    assert main(["--state", str(state)]) == 2  # the console would save on exit: refused before it starts
+    assert capsys.readouterr().err.splitlines() == [f"--state: {state}: is read-only; not written"]
     assert _snapshot(tmp_path) == before
 
 

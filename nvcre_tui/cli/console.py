@@ -54,6 +54,8 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     if app.startup_error:
         print(app.startup_error, file=sys.stderr)
         return int(app.return_code or 2)
+    if app.save_error is not None:
+        raise app.save_error
     return app.return_code or 0
 
 

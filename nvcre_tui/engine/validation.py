@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nvcre_tui.engine.apibase import LABEL_VALUE
 from nvcre_tui.engine.errors import field_path
 from nvcre_tui.engine.options import SOURCE_REPO_PATTERN
 from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN
@@ -18,6 +19,10 @@ _PATTERN_MEANING = {
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "a lowercase DNS name (a-z, 0-9, '-', '.')",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a lowercase DNS label (a-z, 0-9, '-')",
     SOURCE_REPO_PATTERN: "an https:// or ssh:// repository URL",
+    LABEL_VALUE: "a label value (letters, digits, '-', '_', '.')",
+    r"^[^\x00-\x1f\x7f-\x9f]*$": "text without control characters",
+    r"^([a-z0-9][-a-z0-9.]*)?$": "the start of a lowercase DNS name (a-z, 0-9, '-', '.')",
+    r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?$": "the start of a label value (letters, digits, '-', '_', '.')",
 }
 
 # pydantic error type -> message template over the error's ctx (and `input`).

@@ -116,3 +116,14 @@ async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: P
             assert not isinstance(app.screen, SavePrompt)
             view._save_to("x.log")  # and so is a prompt answered before the mode applied
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_state_save_that_fails_on_exit_is_kept_for_the_cli(tmp_path: Path) -> None:
+    session = await session_with(settle=False)
+    session.path = tmp_path / "a-folder"
+    session.path.mkdir()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)):
+        pass
+    assert app.save_error is not None
+    assert app.save_error.messages == [f"{session.path}: not a regular file; pass --state PATH of a file (it need not exist yet)"]

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
-from nvcre_tui.engine.apibase import Duration, WireModel
+from nvcre_tui.engine.apibase import LABEL_VALUE, Duration, WireModel
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.validation import validation_messages
@@ -30,6 +30,10 @@ MAX_SECONDS = 86_400.0  # one step, start-up, scheduling, DCGM base time
 MAX_LATENCY_US = 1e6
 MAX_SPEED = 1e5  # simulated seconds per real second
 _TEMPLATE_SPEC = r"^0?[0-9]{0,2}[dxX]?$"  # {index:05d}, {index}, {index:x}
+# Generated names must be valid Kubernetes names and label values (and so carry no escape sequences).
+_NAME_PREFIX = r"^([a-z0-9][-a-z0-9.]*)?$"
+_LABEL_PREFIX = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?$"
+_PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
 
 
 class _Model(WireModel):
@@ -56,18 +60,19 @@ class NodePool(_Model):
     """`count` identical nodes named <namePrefix><index>, spread evenly over `cliques`."""
 
     count: Annotated[int, Field(ge=1, le=MAX_NODES)]
-    name_prefix: Annotated[str, Field(max_length=200)] = "gpu-node-"
+    name_prefix: Annotated[str, Field(max_length=200, pattern=_NAME_PREFIX)] = "gpu-node-"
     first_index: Annotated[int, Field(ge=0, le=999_999)] = 1
     name_digits: Annotated[int, Field(ge=1, le=6)] = 2
-    gpu_product: str = "NVIDIA-H100-80GB-HBM3"
+    gpu_product: Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)] = "NVIDIA-H100-80GB-HBM3"
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 8
     allocatable_gpus: Annotated[int, Field(ge=0, le=64)] | None = None
     nics_per_node: Annotated[int, Field(ge=0, le=64)] = 8
     cliques: Annotated[int, Field(ge=1, le=MAX_NODES)] = 1
-    clique_prefix: Annotated[str, Field(max_length=200)] = "clique-"
+    clique_prefix: Annotated[str, Field(max_length=50, pattern=_LABEL_PREFIX)] = "clique-"
     provider_id: Annotated[str, Field(max_length=200), AfterValidator(_check_template)] = Field(
         default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]] = Field(
+        default_factory=dict)
     gpu_present: bool = True
 
 
@@ -114,7 +119,7 @@ class Fault(_Model):
 class Scenario(_Model):
     """A whole simulated fleet."""
 
-    name: Annotated[str, Field(max_length=200)] = "custom"
+    name: Annotated[str, Field(max_length=200, pattern=_PRINTABLE)] = "custom"
     seed: Annotated[int, Field(ge=0, le=2**63 - 1)] = 1
     speed: Annotated[float, Field(gt=0, le=MAX_SPEED)] = 60.0
     nodes: Annotated[list[NodePool], Field(min_length=1, max_length=1000)]

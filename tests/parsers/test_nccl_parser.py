@@ -125,7 +125,7 @@ def test_broken_json_is_wrong_format_or_no_data(text: str) -> None:
 
 
 def test_memory_stays_bounded_by_sizes_not_lines() -> None:
-    """Parsing 40x more cycles must not need 40x the memory: the parser streams."""
+    """Parsing 4x more cycles must not need more memory: the parser streams (both logs fill its batches)."""
 
     def peak(cycles: int) -> int:
         run = NcclRun("all_reduce_perf_mpi", [("n1", d, "GPU") for d in range(8)], [2**i for i in range(10, 20)],
@@ -137,5 +137,5 @@ def test_memory_stays_bounded_by_sizes_not_lines() -> None:
         tracemalloc.stop()
         return top
 
-    small, large = peak(5), peak(200)
-    assert large < small * 2, (small, large)
+    small, large = peak(300), peak(1200)
+    assert large < small * 1.25, (small, large)

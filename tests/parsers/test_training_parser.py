@@ -26,18 +26,19 @@ def megatron_line(step: int, ms: float, tflops: float = 500.0) -> str:
 def test_reference_lines_parse_to_the_reference_values() -> None:
     step = parse_training(E3).recent_steps[0]
     assert (step.step, step.step_time_sec, step.tflops_per_gpu, step.loss) == (40, 2.8746, 612.4, 9.417305)
-    assert step.timestamp == datetime(2026, 3, 2, 11, 42, 7, 513201, tzinfo=timezone.utc)
+    assert step.timestamp == datetime(2026, 3, 2, 11, 42, 7, 513201)  # no zone printed: naive, not UTC
     nemo = parse_training(NEMO).recent_steps[0]
     assert (nemo.step, nemo.step_time_sec, nemo.tflops_per_gpu, nemo.loss) == (39, 2.87, 612.4, 9.42)
 
 
-def test_megatron_warmup_and_log_interval() -> None:
-    """logInterval 10 drops step 15; warmupSteps 10 makes the first kept step (10) warmup."""
+def test_megatron_warmup_by_step_count_keeps_every_step() -> None:
+    """Every logged step is kept (15 too); warmupSteps 10 from the log's first step (10) makes 10 and 15 warmup."""
     text = "\n".join(megatron_line(step, ms) for step, ms in [(10, 5000), (15, 9000), (20, 2000), (30, 3000)])
     result = parse_training(text)
-    assert result.step_count == 3 and result.warmup_step_count == 1
+    assert result.step_count == 4 and result.warmup_step_count == 2
     assert result.avg_step_time_sec == pytest.approx(2.5)
     assert result.avg_tflops_per_gpu == 500.0  # warmup included, as NVCRE does
+    assert result.log_interval == 5  # the smallest gap logged
 
 
 def test_restore_restarts_warmup() -> None:
@@ -50,9 +51,8 @@ def test_restore_restarts_warmup() -> None:
 
 def test_profile_can_be_forced() -> None:
     text = "\n".join(megatron_line(step, 1000) for step in (1, 2, 3))
-    with pytest.raises(ParseError):
-        parse_training(text)  # megatron profile: steps 1..3 are not multiples of 10
-    assert parse_training(text, profile="nemo").step_count == 3
+    assert parse_training(text).warmup_step_count == 3  # megatron: 10 warmup steps from step 1
+    assert parse_training(text, profile="nemo").warmup_step_count == 1
     with pytest.raises(ParseError) as caught:
         parse_training(text, profile="jax")
     assert caught.value.reason == "WrongFormat"

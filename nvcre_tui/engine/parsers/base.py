@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -48,7 +49,18 @@ def as_lines(source: Iterable[str] | str) -> Iterator[str]:
     """
     if isinstance(source, str):
         return iter(io.StringIO(source, newline="\n"))
+    if isinstance(source, io.TextIOBase):
+        return iter(source)  # yields text lines; decoding errors are turned by `reading` (no per-line wrapper)
     return _checked(source)
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Around a parse: a text stream's undecodable bytes become ParseError(WrongFormat)."""
+    try:
+        yield
+    except UnicodeDecodeError as error:
+        raise ParseError(WRONG_FORMAT, f"input is not UTF-8 text ({error.reason})") from None
 
 
 def _checked(lines: Iterable[str]) -> Iterator[str]:
@@ -68,6 +80,11 @@ def _checked(lines: Iterable[str]) -> Iterator[str]:
 
 # kubelet prefixes every pod-log line with an RFC 3339 timestamp (nanoseconds, Z or an offset).
 _KUBELET = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ", re.ASCII)
+# Launchers put their own tag before each line, in any mix with the kubelet timestamp:
+# mpirun --tag-output "[jobid,rank]<stdout>:", Slurm srun --label "0: " (task id, padded).
+_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
+_SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
+_MAX_PREFIXES = 4
 
 
 def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
@@ -82,7 +99,7 @@ def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
 
 
 def strip_kubelet_prefix(line: str) -> str:
-    """The line without its kubelet timestamp: the hot path of the nccl parser, so no regex and no datetime.
+    """The line without its kubelet timestamp: no regex and no datetime, it runs on every line.
 
     It checks the shape (date, 'T', a zone before the first space) rather than every digit; the rest
     of the line is validated by whoever reads it.
@@ -95,15 +112,59 @@ def strip_kubelet_prefix(line: str) -> str:
     return line[cut + 1 :]
 
 
-def parse_timestamp(text: str) -> datetime | None:
-    """An ISO/RFC 3339 or `YYYY-mm-dd HH:MM:SS[.f]` timestamp as an aware UTC datetime; None if invalid.
+def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
+    """(kubelet timestamp or None, rest) with every launcher prefix removed, in whatever order they came."""
+    when: datetime | None = None
+    for _ in range(_MAX_PREFIXES):
+        stamp, rest = split_kubelet_prefix(line)
+        if rest is line:
+            match = _MPI_TAG.match(line) if line[:1] == "[" else _SRUN_LABEL.match(line)
+            if match is None:
+                return when, line
+            rest = line[match.end() :]
+        when = when or stamp
+        line = rest
+    return when, line
 
-    Naive timestamps (Megatron, NeMo) are taken as UTC: pods log in UTC unless told otherwise.
+
+def strip_line_prefixes(line: str) -> str:
+    """The line without kubelet timestamp, mpirun tag and srun label (any mix)."""
+    return split_line_prefixes(line)[1]
+
+
+def prefix_tokens(tokens: list[str]) -> int:
+    """How many leading whitespace-split tokens are launcher prefixes (a glued mpirun tag is cut off in place).
+
+    The token-level twin of `split_line_prefixes`, for readers that split every line anyway.
+    """
+    start = 0
+    while start < len(tokens) and start < _MAX_PREFIXES:
+        token = tokens[start]
+        if token[10:11] == "T" and token[4:5] == "-" and (token[-1:] == "Z" or token[-6:-5] in ("+", "-")):
+            start += 1  # kubelet timestamp (shape only, as strip_kubelet_prefix)
+        elif token[-1:] == ":" and token[:-1].isdigit() and token.isascii():
+            start += 1  # srun --label
+        elif token[:1] == "[" and _MPI_TAG.match(token):
+            rest = token[token.index(">:") + 2 :]
+            if rest:  # "[1,0]<stdout>:#" or a size that filled its column
+                tokens[start] = rest
+                return start
+            start += 1
+        else:
+            break
+    return start
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    """An ISO/RFC 3339 or `YYYY-mm-dd HH:MM:SS[.f]` timestamp; None if invalid.
+
+    A timestamp with a zone becomes UTC. One without (Megatron, NeMo) stays naive: it is the
+    cluster's local time, whatever that is, and must never be compared with an aware time.
     """
     try:
         value = datetime.fromisoformat(text.strip())
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
+            return value
         return value.astimezone(timezone.utc)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted out of range by an offset
         return None

@@ -8,9 +8,9 @@ maximum over sizes of the per-size average out-of-place busbw.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from nvcre_tui.engine.parsers.base import as_lines, strip_kubelet_prefix
+from nvcre_tui.engine.parsers.base import as_lines, reading, strip_line_prefixes
 from nvcre_tui.engine.parsers.nccl_json import read_json
 from nvcre_tui.engine.parsers.nccl_model import (
     DATA_CORRUPTION,
@@ -43,15 +43,19 @@ def parse_nccl(source: Iterable[str] | str, *, max_rows: int = DEFAULT_MAX_ROWS)
     Raises ParseError(NoDataCollected) when no result row is found, ParseError(WrongFormat) for a
     JSON document that is not -J output. Rows beyond `max_rows` still count in every average.
     """
-    lines = as_lines(source)
+    with reading():
+        return _parse(as_lines(source), max_rows)
+
+
+def _parse(lines: Iterator[str], max_rows: int) -> NcclResult:
     aggregator = NcclAggregator(max_rows)
     head: list[str] = []
     for line in lines:
         head.append(line)
-        text = strip_kubelet_prefix(line).strip()
+        text = strip_line_prefixes(line).strip()
         if text:
             if text.startswith("{"):
-                document = "".join(strip_kubelet_prefix(part) for part in itertools.chain(head, lines))
+                document = "".join(strip_line_prefixes(part) for part in itertools.chain(head, lines))
                 read_json(document, aggregator)
                 return aggregator.result()
             break

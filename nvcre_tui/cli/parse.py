@@ -107,6 +107,9 @@ def _print_table(result: ParseResult) -> None:
     elif isinstance(result, TrainingResult):
         _training(result, summary)
     verdict = "PASSED" if result.failure is None else f"FAILED {result.failure.reason}: {result.failure.message}"
+    if isinstance(result, DcgmResult) and result.failure is None and result.skipped_tests:
+        # Not a clean pass: say how little ran.
+        verdict = f"PASSED ({result.verdict.split(', ', 1)[1]}: {', '.join(result.skipped_tests)})"
     print_table(("field", "value"), [*summary, ("verdict", verdict)], title="Summary")
 
 

@@ -190,7 +190,8 @@ class _Tracker:
         if self.steps == 0 or self.profile is None or self.first_step is None:
             raise ParseError(NO_DATA, "no Megatron-LM or NeMo training step lines found")
         goodput = None
-        if self.first_start is not None and self.last_step_time is not None:
+        start, end = self.first_start, self.last_step_time
+        if start is not None and end is not None and (start.tzinfo is None) == (end.tzinfo is None):
             t_w = _seconds(self.last_step_time, self.first_start)
             ratio = goodput_ratio(t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
             goodput = Goodput(ratio, t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)

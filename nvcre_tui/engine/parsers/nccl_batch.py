@@ -93,12 +93,12 @@ def prefix_token(token: str) -> bool:
     return not token.isdigit() and token[:1] != "#"
 
 
-def _fold_group(rows: list[list[str]], columns: Columns, aggregator: NcclAggregator, known: KnownCells) -> bool:
-    """Fold rows of one size cell; False (nothing folded) when any cell fails the bulk check."""
-    cells = list(zip(*rows))
+def _fold_group(cells: list[tuple[str, ...]], columns: Columns, aggregator: NcclAggregator, known: KnownCells) -> bool:
+    """Fold the columns of rows of one size cell; False (nothing folded) when any cell fails the bulk check."""
     if columns.size and ("#" in "".join(cells[0]) or any(map(str.isdigit, cells[0]))):
         return False  # the prefix column must hold prefixes (a timestamp, a tag), never a cell or a comment
-    size = unsigned_int(rows[0][columns.size]) if len(rows[0][columns.size]) <= 20 else None
+    size_cell = cells[columns.size][0]
+    size = unsigned_int(size_cell) if len(size_cell) <= 20 else None
     if size is None or len(set(cells[columns.type])) != 1:
         return False
     if not (known.check("count", cells[columns.count], _count) and known.check("word", cells[columns.type], WORD.fullmatch)):
@@ -131,22 +131,39 @@ def _fold_group(rows: list[list[str]], columns: Columns, aggregator: NcclAggrega
             # Distinct values were checked; the total needs every cell.
             both = cells[columns.halves[0] + columns.wrong] + cells[columns.halves[1] + columns.wrong]
             wrong = sum(float(cell) for cell in both if cell != "N/A") if values else 0.0
-    first = rows[0]
-    redop = first[columns.redop] if columns.redop is not None else "none"
-    aggregator.add_group(size, int(first[columns.count]), first[columns.type], redop, len(rows),
+    redop = cells[columns.redop][0] if columns.redop is not None else "none"
+    aggregator.add_group(size, int(cells[columns.count][0]), cells[columns.type][0], redop, len(busbw),
                          sums, min(busbw), max(busbw), wrong, max_error)  # type: ignore[arg-type]
     return True
 
 
+def _period(sizes: tuple[str, ...]) -> int:
+    """The cycle length of the size column (each cycle of a run prints the same sizes), 0 when there is none."""
+    period = sizes.index(sizes[0], 1) if sizes[0] in sizes[1:] else len(sizes)
+    return period if sizes[period:] == sizes[:-period] else 0
+
+
 def fold_batch(batch: list[list[str]], columns: Columns, aggregator: NcclAggregator,
                strict: Callable[[list[str]], None], known: KnownCells) -> None:
-    """Fold `batch` (split rows of one layout, in log order) into `aggregator`; `strict` reads rejected groups."""
+    """Fold `batch` (split rows of one layout, in log order) into `aggregator`; `strict` reads rejected groups.
+
+    Rows of one size are every `period`-th row when the batch holds whole cycles (the usual case: a
+    strided slice of each column, no sorting); otherwise they are grouped by sorting on the size cell.
+    """
+    cells = list(zip(*batch))
+    period = _period(cells[columns.size])
+    if period:
+        for start in range(period):  # sizes come in first-seen order, as the aggregator keeps them
+            if not _fold_group([column[start::period] for column in cells], columns, aggregator, known):
+                for row in batch[start::period]:
+                    strict(row)
+        return
     key = itemgetter(columns.size)
-    order = dict.fromkeys(map(key, batch))  # sizes in first-seen order: the aggregator keeps that order
+    order = dict.fromkeys(map(key, batch))
     batch.sort(key=key)  # stable: within a size, log order is kept
     groups = {size: list(group) for size, group in itertools.groupby(batch, key)}
-    for key in order:
-        rows = groups[key]
-        if not _fold_group(rows, columns, aggregator, known):
+    for size in order:
+        rows = groups[size]
+        if not _fold_group(list(zip(*rows)), columns, aggregator, known):
             for row in rows:
                 strict(row)

@@ -33,7 +33,7 @@ _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
 _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"
                           r"|NCCL error|nccl(?:System|Internal|Remote|UnhandledCuda)Error|ncclInvalidUsage")
 _MARKER_WORDS = frozenset({"size", "Rank", "Collective", "Out", "Avg"})
-_BATCH = 2048
+_BATCH = 1024  # rows per fold: enough to amortise it, little memory
 
 
 class TableReader:
@@ -62,6 +62,7 @@ class TableReader:
         append, append_prefixed = batch.append, prefixed.append
         tokens: list[str] = []
         width, fast, watch = self.width, self.fast, True
+        prefixed_width = width + 1
         room = _BATCH  # rows the batches take before they are folded
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
@@ -76,7 +77,7 @@ class TableReader:
                         self._fold()
                         room = _BATCH
                     continue
-                if count == width + 1 and tokens[1].isdigit():
+                if count == prefixed_width and tokens[1].isdigit():
                     append_prefixed(tokens)  # the prefix token is checked in bulk (nccl_batch)
                     room -= 1
                     if not room:
@@ -103,6 +104,7 @@ class TableReader:
                     if first[0] == "#" or first in _MARKER_WORDS or watch:
                         self._other(tokens, line)
                         width, fast = self._sync()
+                        prefixed_width = width + 1
                         watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
                     continue
             if len(tokens) != width:
@@ -117,7 +119,7 @@ class TableReader:
             else:
                 self._row(tokens, saw_newline and not line.endswith("\n"))
             width, fast = self._sync()
-            watch = False
+            prefixed_width, watch = width + 1, False
         if saw_newline and not line.endswith("\n"):
             for rows in (batch, prefixed):
                 if rows and rows[-1] is tokens:

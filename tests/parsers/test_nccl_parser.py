@@ -245,3 +245,10 @@ def test_batched_rows_refuse_what_the_strict_reader_refuses(cell: str) -> None:
     bad = ROW.replace(" 83.85 ", f" {cell} ")
     result = parse_nccl(good + bad * 5 + ROW * 10, max_rows=0)
     assert result.row_count == 3010 and result.sizes[0].max_busbw == 83.85
+
+
+def test_a_line_without_newline_followed_by_more_input_is_whole() -> None:
+    """Only the last line can have been cut off; one in the middle of a list of lines was complete."""
+    lines = ["#\n", HEADER, ROW.rstrip("\n"), "some noise\n", ROW.replace("1048576 ", "2097152 ").rstrip("\n")]
+    result = parse_nccl(lines)
+    assert result.row_count == 1 and result.sizes[0].size == 1048576  # the last row, cut off, is dropped

@@ -64,6 +64,7 @@ class TableReader:
         width, fast, watch = self.width, self.fast, True
         prefixed_width = width + 1
         room = _BATCH  # rows the batches take before they are folded
+        held_line: str | None = None  # the line `self.held` came from
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
         for line in itertools.chain((line,), iterator):
@@ -118,12 +119,17 @@ class TableReader:
                 continue
             else:
                 self._row(tokens, saw_newline and not line.endswith("\n"))
+                if self.held is not None:
+                    held_line = line
             width, fast = self._sync()
-            prefixed_width, watch = width + 1, False
+            prefixed_width = width + 1
+            watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
         if saw_newline and not line.endswith("\n"):
             for rows in (batch, prefixed):
                 if rows and rows[-1] is tokens:
                     rows.pop()  # the last line was cut off mid-row: its digits may be incomplete
+        if held_line is not line:
+            self._commit_held()  # more input followed the line without newline: it was whole
         self.held = None
         self._fold()
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
-from nvcre_tui.engine.parsers.base import strip_line_prefixes
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from tests.parsers.golden import fixture_text, inputs
 
 EXPLORE = int(os.environ.get("NVCRE_EXPLORE", "0"))

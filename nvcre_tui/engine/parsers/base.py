@@ -80,13 +80,6 @@ def _checked(lines: Iterable[str]) -> Iterator[str]:
 
 # kubelet prefixes every pod-log line with an RFC 3339 timestamp (nanoseconds, Z or an offset).
 _KUBELET = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ", re.ASCII)
-# Launchers put their own tag before each line, in any mix with the kubelet timestamp:
-# mpirun --tag-output "[jobid,rank]<stdout>:", Slurm srun --label "0: " (task id, padded).
-_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
-_SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
-_MAX_PREFIXES = 4
-
-
 def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
     """(timestamp, rest) of a pod-log line; (None, line) when it carries no kubelet timestamp."""
     # Cheap test first: this runs on every line of logs that can be hundreds of megabytes.
@@ -110,49 +103,6 @@ def strip_kubelet_prefix(line: str) -> str:
     if cut < 0 or not (line[cut - 1] == "Z" or line[cut - 6] in "+-"):
         return line
     return line[cut + 1 :]
-
-
-def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
-    """(kubelet timestamp or None, rest) with every launcher prefix removed, in whatever order they came."""
-    when: datetime | None = None
-    for _ in range(_MAX_PREFIXES):
-        stamp, rest = split_kubelet_prefix(line)
-        if rest is line:
-            match = _MPI_TAG.match(line) if line[:1] == "[" else _SRUN_LABEL.match(line)
-            if match is None:
-                return when, line
-            rest = line[match.end() :]
-        when = when or stamp
-        line = rest
-    return when, line
-
-
-def strip_line_prefixes(line: str) -> str:
-    """The line without kubelet timestamp, mpirun tag and srun label (any mix)."""
-    return split_line_prefixes(line)[1]
-
-
-def prefix_tokens(tokens: list[str]) -> int:
-    """How many leading whitespace-split tokens are launcher prefixes (a glued mpirun tag is cut off in place).
-
-    The token-level twin of `split_line_prefixes`, for readers that split every line anyway.
-    """
-    start = 0
-    while start < len(tokens) and start < _MAX_PREFIXES:
-        token = tokens[start]
-        if token[10:11] == "T" and token[4:5] == "-" and (token[-1:] == "Z" or token[-6:-5] in ("+", "-")):
-            start += 1  # kubelet timestamp (shape only, as strip_kubelet_prefix)
-        elif token[-1:] == ":" and token[:-1].isdigit() and token.isascii():
-            start += 1  # srun --label
-        elif token[:1] == "[" and _MPI_TAG.match(token):
-            rest = token[token.index(">:") + 2 :]
-            if rest:  # "[1,0]<stdout>:#" or a size that filled its column
-                tokens[start] = rest
-                return start
-            start += 1
-        else:
-            break
-    return start
 
 
 def parse_timestamp(text: str) -> datetime | None:

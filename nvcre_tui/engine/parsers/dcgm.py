@@ -9,7 +9,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 
-from nvcre_tui.engine.parsers.base import as_lines, reading, strip_line_prefixes
+from nvcre_tui.engine.parsers.base import as_lines, reading
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from nvcre_tui.engine.parsers.dcgm_json import parse_dcgm_json
 from nvcre_tui.engine.parsers.dcgm_model import (
     NOTHING_RAN,

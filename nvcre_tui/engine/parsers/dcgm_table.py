@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, strip_line_prefixes
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from nvcre_tui.engine.parsers.dcgm_model import (
     DcgmEntityResult,
     DcgmResult,

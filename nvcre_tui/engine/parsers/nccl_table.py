@@ -15,7 +15,8 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from nvcre_tui.engine.parsers.base import prefix_tokens, unsigned_number
+from nvcre_tui.engine.parsers.base import unsigned_number
+from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
 from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, layout_from_header, read_row
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues

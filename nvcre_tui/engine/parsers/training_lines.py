@@ -10,7 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from nvcre_tui.engine.parsers.base import parse_timestamp, split_line_prefixes, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.base import parse_timestamp, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.prefixes import split_line_prefixes
 
 # "[2026-03-02 11:42:07.513201] iteration       40/      50 | ... |"
 _MEGATRON_STEP = re.compile(r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]\s*)?"

@@ -67,17 +67,35 @@ def read_result(kind: str, path: str) -> ParseResult:
     """Parse the file (or stdin for "-") with the `kind` parser; every problem becomes an InputError."""
     label = "stdin" if path == STDIN else path
     stream = _open(path)
-    lines = _Lines(stream, label)
     try:
-        return PARSERS[kind](lines)
-    except ParseError as error:
-        message = "empty input" if not lines.content else error.message
-        raise InputError(f"{label}: {message}") from None
+        if stream.seekable():
+            # A file is checked for content first, then handed to the parser as it is: a text stream
+            # is the parsers' fast path (no per-line wrapper).
+            if not _has_content(stream, label):
+                raise InputError(f"{label}: empty input")
+            stream.seek(0)
+            source: TextIO | _Lines = stream
+        else:
+            source = _Lines(stream, label)
+        try:
+            return PARSERS[kind](source)
+        except ParseError as error:
+            empty = isinstance(source, _Lines) and not source.content
+            raise InputError(f"{label}: {'empty input' if empty else error.message}") from None
+        except OSError as error:
+            raise InputError(f"{label}: cannot read: {error.strerror or error}") from None
     finally:
         if path != STDIN:
             stream.close()
         elif stream is not sys.stdin:
             stream.detach()  # the wrapper must not close the process's stdin when collected
+
+
+def _has_content(stream: TextIO, label: str) -> bool:
+    try:
+        return any(line.strip() for line in stream)
+    except OSError as error:
+        raise InputError(f"{label}: cannot read: {error.strerror or error}") from None
 
 
 def run_parse(args: argparse.Namespace) -> int:

@@ -66,28 +66,29 @@ class TableReader:
         prefixed_width = width + 1
         room = _BATCH  # rows the batches take before they are folded
         held_line: str | None = None  # the line `self.held` came from
+        split, isdigit = str.split, str.isdigit  # bound once: no attribute lookup per line
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
         for line in itertools.chain((line,), iterator):
-            tokens = line.split()
+            if fast and " NCCL " in line:
+                continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
+            tokens = split(line)
             count = len(tokens)
             if fast:  # a proven layout: a bare row, or a row behind one prefix token, joins a batch
-                if count == width and tokens[0].isdigit():
+                if count == width and isdigit(tokens[0]):
                     append(tokens)
                     room -= 1
                     if not room:
                         self._fold()
                         room = _BATCH
                     continue
-                if count == prefixed_width and tokens[1].isdigit():
+                if count == prefixed_width and isdigit(tokens[1]):
                     append_prefixed(tokens)  # the prefix token is checked in bulk (nccl_batch)
                     room -= 1
                     if not room:
                         self._fold()
                         room = _BATCH
                     continue
-                if count > 3 and (tokens[2] == "NCCL" or tokens[3] == "NCCL"):
-                    continue  # "host:pid:tid [dev] NCCL INFO ...", with or without a timestamp: the bulk of the noise
             if not count:
                 continue
             first = tokens[0]

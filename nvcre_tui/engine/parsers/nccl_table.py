@@ -228,13 +228,14 @@ class TableReader:
         if first not in _MARKER_WORDS:
             return
         self._commit_held()
+        # Footers, rank counts and new tables judge `error` cells in log order; counts of wrong
+        # elements are plain sums, so a batch of them rides on across markers.
         if self.batch_layout is not None and self.batch_layout.wrong_kind == "error":
-            self._fold()  # footers and rank counts judge `error` cells in log order
+            self._fold()
         text = " ".join(tokens)
         if first == "size":
             layout = layout_from_header(tokens)
             if layout is not None:
-                self._fold_if_error_kind()
                 self.aggregator.end_table()
                 self._use(layout, from_header=True)
         elif first == "Rank":
@@ -258,16 +259,10 @@ class TableReader:
         match = _STARTING.match(text)
         if match:
             # A new run may come from another build: forget the previous run's header.
-            self._fold_if_error_kind()
             self._use(None, from_header=False)
             self.aggregator.start_run(match.group(1))
         elif text.startswith("Collective test concluded"):
             self.aggregator.runs_concluded += 1
-
-
-    def _fold_if_error_kind(self) -> None:
-        if self.batch_layout is not None and self.batch_layout.wrong_kind == "error":
-            self._fold()
 
 
 def read_table(lines: Iterable[str], aggregator: NcclAggregator) -> None:

@@ -54,6 +54,8 @@ class KnownCells:
 
     def check(self, kind: str, cells: tuple[str, ...], check: Callable[[str], object]) -> bool:
         known = self.valid[kind]
+        if cells[0] in known and cells.count(cells[0]) == len(cells):
+            return True  # the usual column of one size: one value, seen before (compared, not hashed)
         if known.issuperset(cells):
             return True
         fresh = set(cells) - known
@@ -99,7 +101,7 @@ def _fold_group(cells: list[tuple[str, ...]], columns: Columns, aggregator: Nccl
         return False  # the prefix column must hold prefixes (a timestamp, a tag), never a cell or a comment
     size_cell = cells[columns.size][0]
     size = unsigned_int(size_cell) if len(size_cell) <= 20 else None
-    if size is None or len(set(cells[columns.type])) != 1:
+    if size is None or cells[columns.type].count(cells[columns.type][0]) != len(cells[columns.type]):
         return False
     if not (known.check("count", cells[columns.count], _count) and known.check("word", cells[columns.type], WORD.fullmatch)):
         return False

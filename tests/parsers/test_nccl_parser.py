@@ -252,3 +252,12 @@ def test_a_line_without_newline_followed_by_more_input_is_whole() -> None:
     lines = ["#\n", HEADER, ROW.rstrip("\n"), "some noise\n", ROW.replace("1048576 ", "2097152 ").rstrip("\n")]
     result = parse_nccl(lines)
     assert result.row_count == 1 and result.sizes[0].size == 1048576  # the last row, cut off, is dropped
+
+
+@pytest.mark.parametrize(("old", "new"), [("     float ", "    1float "), ("  262144 ", " 26214_4 "), ("   -1 ", " -1x "),
+                                          ("       0\n", "    zero\n"), ("1048576 ", "١٠٤٨٥٧٦ ")])
+def test_batched_rows_refuse_bad_prefix_and_wrong_cells(old: str, new: str) -> None:
+    bad = ROW.replace(old, new, 1)
+    assert bad != ROW
+    result = parse_nccl("#\n" + HEADER + ROW * 3000 + bad * 5 + ROW * 10, max_rows=0)
+    assert result.row_count == 3010 and [size.size for size in result.sizes] == [1048576]

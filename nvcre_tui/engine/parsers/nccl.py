@@ -2,7 +2,9 @@
 
 `parse_nccl` reads either the stdout table (streamed, memory bounded by the number of message sizes)
 or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
-maximum over sizes of the per-size average out-of-place busbw.
+maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
+`#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
+tolerance in a table without footer, or when an out-of-bounds footer says so.
 """
 
 from __future__ import annotations

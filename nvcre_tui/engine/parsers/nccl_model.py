@@ -1,7 +1,8 @@
 """What an nccl-tests run yields: rows, per-size averages, rank placement, and the aggregation that builds them.
 
 The aggregation is streaming: it keeps one accumulator per message size (and at most `max_rows` raw
-rows), so a log of any length parses in memory proportional to the number of sizes.
+rows), so a log of any length parses in memory proportional to the number of sizes. Rows come one at
+a time (`add`) or a size's worth at once from the batched reader (`add_group`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ import itertools
 from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
-from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from nvcre_tui.engine.parsers.dcgm_json import parse_dcgm_json
 from nvcre_tui.engine.parsers.dcgm_model import (
     NOTHING_RAN,
@@ -22,6 +21,7 @@ from nvcre_tui.engine.parsers.dcgm_model import (
     DcgmWarning,
 )
 from nvcre_tui.engine.parsers.dcgm_table import parse_dcgm_table
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 __all__ = [
     "NOTHING_RAN",

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
-from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from nvcre_tui.engine.parsers.dcgm_model import (
     DcgmEntityResult,
     DcgmResult,
@@ -26,6 +25,7 @@ from nvcre_tui.engine.parsers.dcgm_model import (
     summary_status,
     verdict,
 )
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 _SECTION = re.compile(r"^[+|]-+\s+([A-Za-z][\w ]*?)\s+-+[+|]", re.ASCII)
 _GPU_STATUS = re.compile(r"^GPU\s*(\d+)\s*:\s*([A-Za-z][A-Za-z ]*)$", re.ASCII)  # 4.x "GPU1: Fail"

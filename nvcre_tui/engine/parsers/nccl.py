@@ -13,7 +13,6 @@ import itertools
 from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
-from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from nvcre_tui.engine.parsers.nccl_json import read_json
 from nvcre_tui.engine.parsers.nccl_model import (
     DATA_CORRUPTION,
@@ -27,6 +26,7 @@ from nvcre_tui.engine.parsers.nccl_model import (
     SizeAverage,
 )
 from nvcre_tui.engine.parsers.nccl_table import read_table
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 __all__ = [
     "DATA_CORRUPTION",

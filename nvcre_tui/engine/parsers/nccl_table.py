@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 
 from nvcre_tui.engine.parsers.base import unsigned_number
-from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
 from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, layout_from_header, read_row
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
+from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 
 # "#  Rank  0 Group  0 Pid   4101 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3";
 # older builds print no Group and a short bus id such as [0x18].

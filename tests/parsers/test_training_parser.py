@@ -160,3 +160,10 @@ def test_naive_and_aware_times_mixed_give_no_interval_and_no_error() -> None:
         megatron_line(step, 1000) for step in (10, 20, 30))
     result = parse_training(text)
     assert result.step_count == 3 and result.goodput is None and "goodputRatio" not in result.measurements()
+
+
+def test_nemo_step_lines_never_swallow_the_next_line() -> None:
+    """A NeMo 2 step line ends without "|": the checkpoint line after it is still its own record."""
+    save = "Global Checkpoint Save : Rank: 0 : Iteration: 39 : Start time: 1 : Save duration: 4.5s"
+    result = parse_training(NEMO + "\n" + save + "\n")
+    assert result.step_count == 1 and result.checkpoints_saved == 1 and result.last_checkpoint_step == 39

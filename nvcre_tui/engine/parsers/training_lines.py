@@ -139,7 +139,7 @@ def _nemo_step(line: str) -> Step | None:
 
 
 # A line that starts a record of its own: never the tail of a wrapped step line.
-_RECORD_START = re.compile(r"\[|Training epoch|Epoch \d|(?:saving|loading|successfully|using world|Restoring)\b"
+_RECORD_START = re.compile(r"\[|Training epoch|Epoch \d|(?:saving|loading|successfully|using world|Restoring|Global)\b"
                            r"|.*iteration\s+\d+\s*/\s*\d+\s*\|", re.IGNORECASE | re.ASCII)
 _MAX_WRAPS = 8
 
@@ -165,7 +165,8 @@ def joined_records(lines: Iterable[str]) -> Iterator[tuple[datetime | None, str]
                     yield pending
                     pending = None
                 continue
-        if "iteration" in text and not text.rstrip().endswith("|") and _MEGATRON_STEP.search(text):
+        if ("iteration" in text and not text.rstrip().endswith("|") and "Training epoch" not in text
+                and _MEGATRON_STEP.search(text)):  # NeMo step lines end without "|": they never wrap-join
             pending, pieces = (when, text.rstrip("\r")), 0
             continue
         yield when, text

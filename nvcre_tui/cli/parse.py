@@ -139,7 +139,7 @@ def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
                 ("ranks", f"{len(result.ranks)} on {', '.join(hosts) or '-'}")]
     rows = [(size.size, size.samples, _fmt(size.out_of_place.time_us), _fmt(size.out_of_place.algbw),
              _fmt(size.out_of_place.busbw), _fmt(size.in_place.busbw), _fmt(size.min_busbw), _fmt(size.max_busbw),
-             f"{size.wrong:g}") for size in result.sizes]
+             f"{size.wrong:g}" if size.max_error is None else f"max error {size.max_error:g}") for size in result.sizes]
     print_table(("size (B)", "samples", "time (us)", "algbw", "busbw", "in-place busbw", "min busbw", "max busbw",
                  "wrong"), rows, title="Per-size averages (out-of-place unless noted, GB/s)")
 

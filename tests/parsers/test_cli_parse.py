@@ -96,3 +96,10 @@ def test_unknown_kind_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit) as caught:
         main(["parse", "ib_write_bw", "-"])
     assert caught.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_a_pass_with_skipped_tests_says_how_little_ran(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "dcgm", str(FIXTURES / "dcgm_mostly_skipped.json"))
+    assert code == 0 and "PASSED (7 of 8 tests skipped: pcie, memory" in out
+    code, out, _ = run(capsys, "dcgm", str(FIXTURES / "dcgm_mostly_skipped.json"), "-o", "json")
+    assert json.loads(out)["verdict"] == "passed, 7 of 8 tests skipped"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -115,3 +116,44 @@ def test_garbage_raises_parse_error(text: str, reason: str) -> None:
     with pytest.raises(ParseError) as caught:
         parse_dcgm(text)
     assert caught.value.reason == reason
+
+
+# --- issue 12, points 7-8 --------------------------------------------------------------------------------
+
+def test_a_table_row_without_frame_and_header_is_refused() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_dcgm(fixture("dcgm_table_row_without_frame.txt"))
+    assert caught.value.reason == "WrongFormat" and "Diagnostic | Result" in caught.value.message
+
+
+def test_random_bytes_invent_no_tests() -> None:
+    noise = random.Random(12).randbytes(1 << 20).decode("utf-8", errors="replace")
+    noise = noise.replace("\x00", "")
+    for text in (noise, "\n".join("| " + line[:40] + " | Fail |" for line in noise.splitlines()[:2000])):
+        with pytest.raises(ParseError) as caught:
+            parse_dcgm(text)
+        assert caught.value.reason == "WrongFormat"
+
+
+def test_a_pass_with_skipped_tests_is_marked() -> None:
+    result = parse_dcgm(fixture("dcgm_mostly_skipped.json"))
+    assert result.passed and result.verdict == "passed, 7 of 8 tests skipped"
+    assert result.skipped_tests == ("pcie", "memory", "diagnostic", "nvbandwidth", "targeted_stress",
+                                    "targeted_power", "memory_bandwidth")
+    clean = parse_dcgm(fixture("dcgm_iterations_pass.json"))
+    assert clean.verdict == "passed" and clean.skipped_tests == ()
+
+
+def test_an_xid_named_in_a_message_maps_to_its_gpu() -> None:
+    """The result groups GPUs 0-3; only the Xid message names GPU 3."""
+    result = parse_dcgm(fixture("dcgm_xid_in_message.json"))
+    assert result.failure is not None and result.failure.gpus == (3,)
+    assert result.failure.message.startswith("diagnostic failed on GPU 3: Detected Xid 79")
+
+
+def test_invalid_json_is_reported_as_invalid_json() -> None:
+    """A truncated document holds nested objects that decode: it is still invalid JSON, not other JSON."""
+    with pytest.raises(ParseError) as caught:
+        parse_dcgm(fixture("dcgm_truncated_json.json"))
+    assert caught.value.reason == "WrongFormat" and caught.value.message.startswith("not valid JSON (line 20")
+    assert "not dcgmi diag output" not in caught.value.message

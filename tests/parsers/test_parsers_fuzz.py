@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 from tests.parsers.golden import fixture_text, inputs
 
 EXPLORE = int(os.environ.get("NVCRE_EXPLORE", "0"))
@@ -28,6 +29,9 @@ VOCABULARY = [
     "lm loss: 9.4E+00 |", "Training epoch 0, iteration 3/9 |", "global_step: 3 |", "train_step_timing in s: 2.1 |",
     "[2026-03-02 11:42:07.5]", "2026-03-02T10:15:04.123456789Z", "using world size: 8,", "\r", "\t", "nan", "inf",
     "saving checkpoint at iteration 10 to /c", "Save duration: 3.2s", "[NeMo I 2026-03-02 13:00:05 nemo_logging:1]",
+    "0:", "12: ", "[1,0]<stdout>:", "2e-07", "3e-02", "NCCL WARN", "unhandled system error", "half", "int32",
+    "elapsed time per iteration (s): 2.5 |", "TFLOPs: 148.3 |", "global_step=4.000,", "train_step_timing in s=2.19]",
+    "+-----+-----+", "| Diagnostic | Result |", "Xid 79 on GPU 3", "Skip",
 ]
 SOUP = st.lists(st.lists(st.sampled_from(VOCABULARY), max_size=16).map(" ".join), max_size=30).map("\n".join)
 TEXT = st.text(max_size=400) | SOUP
@@ -70,10 +74,13 @@ def check_provenance(result: ParseResult, text: str) -> None:
     if isinstance(result, NcclResult):
         for row in result.rows:
             for half in (row.out_of_place, row.in_place):
-                assert all(printed(value, numbers) for value in (half.time_us, half.algbw, half.busbw, half.wrong))
+                values = (half.time_us, half.algbw, half.busbw, half.wrong, half.error)
+                assert all(printed(value, numbers) for value in values)
             assert row.size in numbers and row.count in numbers
         assert min(numbers) <= result.bus_bandwidth_gbps <= max(numbers)
     elif isinstance(result, TrainingResult):
+        # A terminal-wrapped step line is read rejoined: its numbers were printed across the wrap.
+        numbers |= numbers_in("".join(strip_line_prefixes(line).rstrip("\n") for line in text.splitlines(True)))
         for step in result.recent_steps:
             assert printed(step.tflops_per_gpu, numbers) and printed(step.loss, numbers)
             assert printed(step.step_time_sec, numbers) or printed(step.step_time_sec, numbers, scale=1000.0)
@@ -109,6 +116,19 @@ def test_mutated_real_logs(case: tuple[str, str], other_kind: str | None) -> Non
     """Damaged fixtures, read by their own parser and by the others (wrong-kind input)."""
     kind, text = case
     parse_or_parse_error(other_kind or kind, text)
+
+
+@FUZZ
+@given(mutated_logs())
+def test_mutated_logs_through_the_batched_reader(case: tuple[str, str]) -> None:
+    """Damaged logs repeated past a batch, read with no raw rows kept: the batched fast path."""
+    _, text = case
+    try:
+        result = PARSERS["nccl"]((text + "\n") * 40, max_rows=0)
+    except ParseError as error:
+        assert error.reason in ("NoDataCollected", "WrongFormat") and error.message
+        return
+    check_provenance(result, text)
 
 
 @FUZZ

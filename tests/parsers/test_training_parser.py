@@ -26,18 +26,19 @@ def megatron_line(step: int, ms: float, tflops: float = 500.0) -> str:
 def test_reference_lines_parse_to_the_reference_values() -> None:
     step = parse_training(E3).recent_steps[0]
     assert (step.step, step.step_time_sec, step.tflops_per_gpu, step.loss) == (40, 2.8746, 612.4, 9.417305)
-    assert step.timestamp == datetime(2026, 3, 2, 11, 42, 7, 513201, tzinfo=timezone.utc)
+    assert step.timestamp == datetime(2026, 3, 2, 11, 42, 7, 513201)  # no zone printed: naive, not UTC
     nemo = parse_training(NEMO).recent_steps[0]
     assert (nemo.step, nemo.step_time_sec, nemo.tflops_per_gpu, nemo.loss) == (39, 2.87, 612.4, 9.42)
 
 
-def test_megatron_warmup_and_log_interval() -> None:
-    """logInterval 10 drops step 15; warmupSteps 10 makes the first kept step (10) warmup."""
+def test_megatron_warmup_by_step_count_keeps_every_step() -> None:
+    """Every logged step is kept (15 too); warmupSteps 10 from the log's first step (10) makes 10 and 15 warmup."""
     text = "\n".join(megatron_line(step, ms) for step, ms in [(10, 5000), (15, 9000), (20, 2000), (30, 3000)])
     result = parse_training(text)
-    assert result.step_count == 3 and result.warmup_step_count == 1
+    assert result.step_count == 4 and result.warmup_step_count == 2
     assert result.avg_step_time_sec == pytest.approx(2.5)
     assert result.avg_tflops_per_gpu == 500.0  # warmup included, as NVCRE does
+    assert result.log_interval == 5  # the smallest gap logged
 
 
 def test_restore_restarts_warmup() -> None:
@@ -50,9 +51,8 @@ def test_restore_restarts_warmup() -> None:
 
 def test_profile_can_be_forced() -> None:
     text = "\n".join(megatron_line(step, 1000) for step in (1, 2, 3))
-    with pytest.raises(ParseError):
-        parse_training(text)  # megatron profile: steps 1..3 are not multiples of 10
-    assert parse_training(text, profile="nemo").step_count == 3
+    assert parse_training(text).warmup_step_count == 3  # megatron: 10 warmup steps from step 1
+    assert parse_training(text, profile="nemo").warmup_step_count == 1
     with pytest.raises(ParseError) as caught:
         parse_training(text, profile="jax")
     assert caught.value.reason == "WrongFormat"
@@ -100,3 +100,70 @@ def test_no_step_lines_is_no_data() -> None:
     with pytest.raises(ParseError) as caught:
         parse_training(fixture("training_no_steps.log"))
     assert caught.value.reason == "NoDataCollected"
+
+
+# --- issue 12, points 4-6 --------------------------------------------------------------------------------
+
+def test_a_run_logging_every_step_keeps_every_step() -> None:
+    """--log-interval 1: all 24 steps kept; warmup is the first 10 steps after the start, by step count."""
+    result = parse_training(fixture("training_megatron_interval1.log"))
+    assert result.step_count == 24 and result.warmup_step_count == 10 and result.log_interval == 1
+    body = [step for step in result.recent_steps if not step.warmup]
+    assert [step.step for step in body] == list(range(11, 25))
+    assert result.avg_step_time_sec == pytest.approx(sum(step.step_time_sec for step in body) / len(body))
+
+
+def test_a_window_of_three_steps_is_read_without_warmup() -> None:
+    result = parse_training(fixture("training_megatron_window.log"))
+    assert (result.step_count, result.warmup_step_count) == (3, 0)
+    assert result.avg_step_time_sec == pytest.approx((1.5023 + 1.4987 + 1.5009) / 3)
+
+
+def test_megatron_deepspeed_seconds_and_tflops() -> None:
+    result = parse_training(fixture("training_megatron_deepspeed.log"))
+    assert [step.step_time_sec for step in result.recent_steps] == [3.12, 2.5, 2.51, 2.52]
+    assert [step.tflops_per_gpu for step in result.recent_steps] == [118.0, 148.3, 148.3, 148.3]
+    assert result.world_size == 16 and result.final_loss == pytest.approx(7.5)
+
+
+def test_terminal_wrapped_step_lines_are_rejoined() -> None:
+    """Each wrapped piece carries its own kubelet stamp; the joined record gives every field, and the
+    checkpoint lines after it are still read as checkpoints."""
+    result = parse_training(fixture("training_megatron_wrapped.log"))
+    assert [(step.step, step.tflops_per_gpu, step.loss) for step in result.recent_steps] == \
+        [(10, 390.0, 9.1), (20, 410.0, 8.7), (30, 409.0, 8.4)]
+    assert result.checkpoints_saved == 1 and result.goodput is not None
+    assert result.goodput.checkpoint_save_sec == pytest.approx(3.0)
+
+
+def test_nemo1_progress_bar_records() -> None:
+    """global_step=N.000 and train_step_timing in s=...; a bar redrawn with the same step counts once."""
+    result = parse_training(fixture("training_nemo1_progress.log"))
+    assert [step.step for step in result.recent_steps] == [0, 1, 2, 3, 4] and result.framework == "nemo"
+    assert result.warmup_step_count == 1 and result.avg_step_time_sec == pytest.approx((2.41 + 2.39 + 2.40 + 2.38) / 4)
+    assert result.final_loss == pytest.approx(10.5) and result.total_steps is None
+
+
+def test_times_without_a_zone_stay_naive_and_are_never_compared_with_utc() -> None:
+    result = parse_training(fixture("training_megatron_window.log"))
+    assert result.last_step_time == datetime(2026, 3, 2, 13, 10, 13, 250000)
+    assert seconds_since_last_step(result, datetime(2026, 3, 2, 13, 11, 13, tzinfo=timezone.utc)) is None
+    assert seconds_since_last_step(result, datetime(2026, 3, 2, 13, 11, 13, 250000)) == pytest.approx(60)
+    stamped = parse_training(fixture("training_megatron_wrapped.log"))  # kubelet times: aware UTC
+    assert stamped.last_step_time == datetime(2026, 3, 2, 12, 1, 10, tzinfo=timezone.utc)
+    assert seconds_since_last_step(stamped, datetime(2026, 3, 2, 12, 2, 10, tzinfo=timezone.utc)) == pytest.approx(60)
+
+
+def test_naive_and_aware_times_mixed_give_no_interval_and_no_error() -> None:
+    """A start stamped by kubelet and steps stamped only by Megatron: no wall time, so no goodput (not 0)."""
+    text = "2026-03-02T12:00:00Z using world size: 8, data-parallel size: 8\n" + "\n".join(
+        megatron_line(step, 1000) for step in (10, 20, 30))
+    result = parse_training(text)
+    assert result.step_count == 3 and result.goodput is None and "goodputRatio" not in result.measurements()
+
+
+def test_nemo_step_lines_never_swallow_the_next_line() -> None:
+    """A NeMo 2 step line ends without "|": the checkpoint line after it is still its own record."""
+    save = "Global Checkpoint Save : Rank: 0 : Iteration: 39 : Start time: 1 : Save duration: 4.5s"
+    result = parse_training(NEMO + "\n" + save + "\n")
+    assert result.step_count == 1 and result.checkpoints_saved == 1 and result.last_checkpoint_step == 39

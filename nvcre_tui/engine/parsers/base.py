@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -48,7 +49,18 @@ def as_lines(source: Iterable[str] | str) -> Iterator[str]:
     """
     if isinstance(source, str):
         return iter(io.StringIO(source, newline="\n"))
+    if isinstance(source, io.TextIOBase):
+        return iter(source)  # yields text lines; decoding errors are turned by `reading` (no per-line wrapper)
     return _checked(source)
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Around a parse: a text stream's undecodable bytes become ParseError(WrongFormat)."""
+    try:
+        yield
+    except UnicodeDecodeError as error:
+        raise ParseError(WRONG_FORMAT, f"input is not UTF-8 text ({error.reason})") from None
 
 
 def _checked(lines: Iterable[str]) -> Iterator[str]:
@@ -68,8 +80,6 @@ def _checked(lines: Iterable[str]) -> Iterator[str]:
 
 # kubelet prefixes every pod-log line with an RFC 3339 timestamp (nanoseconds, Z or an offset).
 _KUBELET = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ", re.ASCII)
-
-
 def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
     """(timestamp, rest) of a pod-log line; (None, line) when it carries no kubelet timestamp."""
     # Cheap test first: this runs on every line of logs that can be hundreds of megabytes.
@@ -82,7 +92,7 @@ def split_kubelet_prefix(line: str) -> tuple[datetime | None, str]:
 
 
 def strip_kubelet_prefix(line: str) -> str:
-    """The line without its kubelet timestamp: the hot path of the nccl parser, so no regex and no datetime.
+    """The line without its kubelet timestamp: no regex and no datetime, it runs on every line.
 
     It checks the shape (date, 'T', a zone before the first space) rather than every digit; the rest
     of the line is validated by whoever reads it.
@@ -96,14 +106,15 @@ def strip_kubelet_prefix(line: str) -> str:
 
 
 def parse_timestamp(text: str) -> datetime | None:
-    """An ISO/RFC 3339 or `YYYY-mm-dd HH:MM:SS[.f]` timestamp as an aware UTC datetime; None if invalid.
+    """An ISO/RFC 3339 or `YYYY-mm-dd HH:MM:SS[.f]` timestamp; None if invalid.
 
-    Naive timestamps (Megatron, NeMo) are taken as UTC: pods log in UTC unless told otherwise.
+    A timestamp with a zone becomes UTC. One without (Megatron, NeMo) stays naive: it is the
+    cluster's local time, whatever that is, and must never be compared with an aware time.
     """
     try:
         value = datetime.fromisoformat(text.strip())
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
+            return value
         return value.astimezone(timezone.utc)
     except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 shifted out of range by an offset
         return None

@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from nvcre_tui.engine.parsers.base import as_lines, strip_kubelet_prefix
+from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.dcgm_json import parse_dcgm_json
 from nvcre_tui.engine.parsers.dcgm_model import (
     NOTHING_RAN,
@@ -21,6 +21,7 @@ from nvcre_tui.engine.parsers.dcgm_model import (
     DcgmWarning,
 )
 from nvcre_tui.engine.parsers.dcgm_table import parse_dcgm_table
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 __all__ = [
     "NOTHING_RAN",
@@ -40,13 +41,17 @@ def parse_dcgm(source: Iterable[str] | str) -> DcgmResult:
     Raises ParseError(WrongFormat) for anything that is not dcgmi diag output, ParseError(NoDataCollected)
     for output that holds no test result and no runtime error.
     """
-    lines = as_lines(source)
+    with reading():
+        return _parse(as_lines(source))
+
+
+def _parse(lines: Iterator[str]) -> DcgmResult:
     head: list[str] = []
     for line in lines:
         head.append(line)
-        text = strip_kubelet_prefix(line).lstrip()
+        text = strip_line_prefixes(line).lstrip()
         if text.startswith("{"):
-            document = "".join(strip_kubelet_prefix(part) for part in itertools.chain(head, lines))
+            document = "".join(strip_line_prefixes(part) for part in itertools.chain(head, lines))
             return parse_dcgm_json(document)
         if text.startswith(("|", "+")):
             break

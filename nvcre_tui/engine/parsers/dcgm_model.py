@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -99,6 +100,20 @@ class DcgmResult:
         return self.failure is None
 
     @property
+    def skipped_tests(self) -> tuple[str, ...]:
+        """Tests that ran on no entity (skipped or not run), by name, in report order."""
+        return tuple(dict.fromkeys(test.name for test in self.tests if test.status in (SKIP, NOT_RUN)))
+
+    @property
+    def verdict(self) -> str:
+        """"passed", "passed, 7 of 8 tests skipped", or "failed": a pass with skipped tests is marked."""
+        if self.failure is not None:
+            return "failed"
+        names = dict.fromkeys(test.name for test in self.tests)
+        skipped = self.skipped_tests
+        return f"passed, {len(skipped)} of {len(names)} tests skipped" if skipped else "passed"
+
+    @property
     def gpus(self) -> tuple[int, ...]:
         """Every GPU index any result names."""
         return tuple(sorted({gpu for test in self.tests for result in test.results for gpu in result.gpus}))
@@ -111,6 +126,8 @@ class DcgmResult:
         data = asdict(self)
         data["passed"] = self.passed
         data["gpus"] = list(self.gpus)
+        data["skipped_tests"] = list(self.skipped_tests)
+        data["verdict"] = self.verdict
         return data
 
 
@@ -120,6 +137,18 @@ def _where(gpus: tuple[int, ...]) -> str:
     if len(gpus) == 1:
         return f" on GPU {gpus[0]}"
     return " on GPUs " + ", ".join(str(gpu) for gpu in gpus)
+
+
+_XID = re.compile(r"\bXid\b", re.IGNORECASE)
+_GPU_NAMED = re.compile(r"\bGPU\s*(\d{1,4})\b", re.ASCII)
+
+
+def _xid_gpus(test: DcgmTest, failing: list[DcgmEntityResult]) -> tuple[int, ...]:
+    """GPUs that the Xid messages of a failing test name."""
+    messages = [warning.message for result in failing for warning in result.warnings]
+    messages += [warning.message for warning in test.warnings]
+    named = {int(index) for message in messages if _XID.search(message) for index in _GPU_NAMED.findall(message)}
+    return tuple(sorted(named))
 
 
 def _reason_text(test: DcgmTest, failing: list[DcgmEntityResult], gpus: tuple[int, ...]) -> str:
@@ -146,6 +175,10 @@ def verdict(tests: tuple[DcgmTest, ...], runtime_error: str | None, overall: str
         if not failing and test.status not in FAILING:
             continue
         gpus = tuple(sorted({gpu for result in failing for gpu in result.gpus}))
+        if not failing or any(len(result.gpus) != 1 for result in failing):
+            # DCGM tied the failure to no single GPU (a summary, "all GPUs", a grouped 3.x result):
+            # an Xid message that names the GPU is the more precise evidence.
+            gpus = _xid_gpus(test, failing) or gpus
         failed_gpus.update(gpus)
         run = f" (iteration {test.iteration + 1})" if test.iteration else ""
         messages.append(f"{test.name} failed{_where(gpus)}{run}: {_reason_text(test, failing, gpus)}")

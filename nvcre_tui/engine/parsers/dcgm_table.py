@@ -3,6 +3,8 @@
 3.x rows read `| GPU Memory | Pass - GPUs: 1, 2 |` then `|  | Fail - GPU: 0 |`; 4.x rows read
 `| memory | Fail |` followed by one `|  | GPU1: Fail |` line per GPU. Warnings wrap over several
 rows, cut every 45 characters, so continuation chunks are joined without adding spaces.
+Rows count only inside the table's frame, after its `| Diagnostic | Result |` header: a `|`
+line elsewhere (or in random bytes) is not a test result.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, strip_kubelet_prefix
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
 from nvcre_tui.engine.parsers.dcgm_model import (
     DcgmEntityResult,
     DcgmResult,
@@ -23,6 +25,7 @@ from nvcre_tui.engine.parsers.dcgm_model import (
     summary_status,
     verdict,
 )
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 _SECTION = re.compile(r"^[+|]-+\s+([A-Za-z][\w ]*?)\s+-+[+|]", re.ASCII)
 _GPU_STATUS = re.compile(r"^GPU\s*(\d+)\s*:\s*([A-Za-z][A-Za-z ]*)$", re.ASCII)  # 4.x "GPU1: Fail"
@@ -30,6 +33,7 @@ _GROUPED = re.compile(r"^([A-Za-z]+)\s+-\s+(All|GPUs?:\s*[\d,\s]+)$", re.ASCII) 
 _CHUNK = 45  # DATA_INFO_TAG_LEN in dcgmi/Diag.cpp
 _NOTES = ("Warning", "Error", "Info")
 _METADATA = {"DCGM Version": "version", "Driver Version Detected": "driver"}
+_RULE = re.compile(r"^\+[-=+]{3,}\+$", re.ASCII)  # +----+----+ (and +====+====+ under the header)
 
 
 @dataclass
@@ -61,6 +65,8 @@ class _TableReader:
         self.every_gpu: tuple[int, ...] = ()
         self.rows = 0
         self.errors: list[str] = []
+        self.framed = False  # a rule line was seen
+        self.inside = False  # ... followed by the Diagnostic | Result header
 
     def close(self) -> None:
         test, self.open, self.note = self.open, None, None
@@ -72,7 +78,10 @@ class _TableReader:
         self.tests.append(DcgmTest(test.category, normalize_test_name(test.name), status, results, warnings))
 
     def feed(self, raw: str) -> None:
-        line = strip_kubelet_prefix(raw).strip()
+        line = strip_line_prefixes(raw).strip()
+        if not self.inside:
+            self._outside(line)
+            return
         section = _SECTION.match(line)
         if section:
             self.close()
@@ -81,14 +90,22 @@ class _TableReader:
             # The value runs to the last "|": a warning may itself contain one.
             second, last = line.index("|", 1), line.rindex("|")
             self._row(line[1:second].strip(), line[second + 1 : last] if last > second else line[second + 1 :])
-        elif line.startswith("Error:") and not self.rows:
+
+    def _outside(self, line: str) -> None:
+        """Before the table: its frame, then its header; and the `Error:` lines of a run that printed none."""
+        if _RULE.match(line):
+            self.framed = True
+        elif self.framed and line.startswith("|") and line.count("|") == 3 \
+                and [cell.strip() for cell in line.strip("|").split("|")] == ["Diagnostic", "Result"]:
+            self.inside = True
+        elif line.startswith("Error:") and not self.tests:
             self.errors.append(line[len("Error:") :].strip() or line)
+        else:
+            self.framed = False
 
     def _row(self, name: str, cell: str) -> None:
         value = cell.strip()
         self.rows += 1
-        if name == "Diagnostic" and value == "Result":
-            return
         if self.category == "Metadata" or name in _METADATA:
             if name in _METADATA:
                 self.metadata[_METADATA[name]] = value
@@ -145,9 +162,10 @@ def parse_dcgm_table(lines: Iterable[str]) -> DcgmResult:
     reader.close()
     runtime_error = "; ".join(reader.errors) if reader.errors and not reader.tests else None
     if not reader.tests and runtime_error is None:
-        if reader.rows:
+        if reader.inside:
             raise ParseError(NO_DATA, "dcgmi diag table holds no test results")
-        raise ParseError(WRONG_FORMAT, "not dcgmi diag output (no JSON document, no result table)")
+        raise ParseError(WRONG_FORMAT, "not dcgmi diag output (no JSON document, no framed result table "
+                                       "with a 'Diagnostic | Result' header)")
     tests = tuple(reader.tests)
     return DcgmResult("table", reader.metadata.get("version"), reader.metadata.get("driver"), tests,
                       runtime_error, 1, None, verdict(tests, runtime_error, None, None))

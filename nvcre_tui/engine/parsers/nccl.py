@@ -2,15 +2,17 @@
 
 `parse_nccl` reads either the stdout table (streamed, memory bounded by the number of message sizes)
 or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
-maximum over sizes of the per-size average out-of-place busbw.
+maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
+`#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
+tolerance in a table without footer, or when an out-of-bounds footer says so.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from nvcre_tui.engine.parsers.base import as_lines, strip_kubelet_prefix
+from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.nccl_json import read_json
 from nvcre_tui.engine.parsers.nccl_model import (
     DATA_CORRUPTION,
@@ -24,6 +26,7 @@ from nvcre_tui.engine.parsers.nccl_model import (
     SizeAverage,
 )
 from nvcre_tui.engine.parsers.nccl_table import read_table
+from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 __all__ = [
     "DATA_CORRUPTION",
@@ -43,15 +46,19 @@ def parse_nccl(source: Iterable[str] | str, *, max_rows: int = DEFAULT_MAX_ROWS)
     Raises ParseError(NoDataCollected) when no result row is found, ParseError(WrongFormat) for a
     JSON document that is not -J output. Rows beyond `max_rows` still count in every average.
     """
-    lines = as_lines(source)
+    with reading():
+        return _parse(as_lines(source), max_rows)
+
+
+def _parse(lines: Iterator[str], max_rows: int) -> NcclResult:
     aggregator = NcclAggregator(max_rows)
     head: list[str] = []
     for line in lines:
         head.append(line)
-        text = strip_kubelet_prefix(line).strip()
+        text = strip_line_prefixes(line).strip()
         if text:
             if text.startswith("{"):
-                document = "".join(strip_kubelet_prefix(part) for part in itertools.chain(head, lines))
+                document = "".join(strip_line_prefixes(part) for part in itertools.chain(head, lines))
                 read_json(document, aggregator)
                 return aggregator.result()
             break

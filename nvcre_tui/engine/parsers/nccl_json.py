@@ -41,7 +41,7 @@ def _half(data: Any) -> HalfValues | None:
     wrong = None if raw_wrong is None else _number(raw_wrong)
     if raw_wrong is not None and wrong is None:
         return None
-    return time_us, algbw, busbw, wrong
+    return time_us, algbw, busbw, wrong, None
 
 
 def _row(data: Any) -> RowValues | None:

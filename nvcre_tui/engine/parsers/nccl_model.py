@@ -1,7 +1,8 @@
 """What an nccl-tests run yields: rows, per-size averages, rank placement, and the aggregation that builds them.
 
 The aggregation is streaming: it keeps one accumulator per message size (and at most `max_rows` raw
-rows), so a log of any length parses in memory proportional to the number of sizes.
+rows), so a log of any length parses in memory proportional to the number of sizes. Rows come one at
+a time (`add`) or a size's worth at once from the batched reader (`add_group`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class Half:
     time_us: float
     algbw: float
     busbw: float
-    wrong: float | None  # None when data checking was off (N/A)
+    wrong: float | None  # None when data checking was off (N/A) or the table prints `error` instead
+    error: float | None = None  # the `error` column of older builds: max deviation, not a count
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class SizeAverage:
     in_place: HalfAverage
     min_busbw: float  # out-of-place, over the samples: spread shows a flaky link
     max_busbw: float
-    wrong: float  # total wrong elements, both halves
+    wrong: float  # total wrong elements, both halves (the `#wrong` column)
+    max_error: float | None = None  # largest `error` cell (older builds); None when none was printed
 
 
 @dataclass(frozen=True)
@@ -122,16 +125,28 @@ class NcclResult:
         return data
 
 
-#: (time_us, algbw, busbw, wrong) of one half: plain tuples on the hot path, Half objects only for kept rows.
-HalfValues = tuple[float, float, float, float | None]
+#: (time_us, algbw, busbw, wrong, error) of one half: plain tuples, Half objects only for kept rows.
+HalfValues = tuple[float, float, float, float | None, float | None]
 #: (size, count, type, redop, root, out-of-place, in-place): one row before it becomes a Row.
 RowValues = tuple[int, int, str, str, int | None, HalfValues, HalfValues]
+
+# The limit nccl-tests itself puts on the `error` column (DeltaMaxValue in src/common.cu) per data
+# type; the later builds of that generation scale it by (ranks - 1), and the larger limit is taken so
+# that a healthy run is never blamed. Integer types allow no deviation. The footer, when printed, decides.
+ERROR_TOLERANCE = {"half": 5e-2, "float16": 5e-2, "bfloat16": 1e-2, "float": 1e-5, "float32": 1e-5,
+                   "double": 1e-12, "float64": 1e-12}
+
+
+def error_tolerance(kind: str, ranks: int) -> float:
+    """The largest `error` cell nccl-tests accepts for data type `kind` on `ranks` ranks."""
+    return ERROR_TOLERANCE.get(kind, 0.0) * max(1, ranks - 1)
 
 
 class _SizeAccumulator:
     """Running sums for one size; slots keep per-size memory small."""
 
-    __slots__ = ("size", "count", "type", "redop", "samples", "sums", "min_busbw", "max_busbw", "wrong")
+    __slots__ = ("size", "count", "type", "redop", "samples", "sums", "min_busbw", "max_busbw", "wrong",
+                 "max_error")
 
     def __init__(self, size: int, count: int, kind: str, redop: str, busbw: float) -> None:
         self.size, self.count, self.type, self.redop = size, count, kind, redop
@@ -139,6 +154,7 @@ class _SizeAccumulator:
         self.sums = [0.0] * 6  # oop time, algbw, busbw; ip time, algbw, busbw
         self.min_busbw = self.max_busbw = busbw
         self.wrong = 0.0
+        self.max_error: float | None = None
 
     def add(self, oop: HalfValues, ip: HalfValues) -> None:
         sums = self.sums
@@ -155,6 +171,22 @@ class _SizeAccumulator:
             self.max_busbw = oop[2]
         if oop[3] or ip[3]:
             self.wrong += (oop[3] or 0.0) + (ip[3] or 0.0)
+        for error in (oop[4], ip[4]):
+            if error is not None and (self.max_error is None or error > self.max_error):
+                self.max_error = error
+
+    def add_group(self, samples: int, sums: list[float], min_busbw: float, max_busbw: float, wrong: float,
+                  max_error: float | None) -> None:
+        """Fold many rows at once (the batch reader's path)."""
+        self.samples += samples
+        own = self.sums
+        for index in range(6):
+            own[index] += sums[index]
+        self.min_busbw = min(self.min_busbw, min_busbw)
+        self.max_busbw = max(self.max_busbw, max_busbw)
+        self.wrong += wrong
+        if max_error is not None and (self.max_error is None or max_error > self.max_error):
+            self.max_error = max_error
 
     def average(self) -> SizeAverage:
         n, s = self.samples, self.sums
@@ -169,7 +201,12 @@ class _SizeAccumulator:
             min_busbw=self.min_busbw,
             max_busbw=self.max_busbw,
             wrong=self.wrong,
+            max_error=self.max_error,
         )
+
+
+#: (size, error, tolerance): an `error` cell above what nccl-tests accepts.
+Excess = tuple[int, float, float]
 
 
 class NcclAggregator:
@@ -186,6 +223,9 @@ class NcclAggregator:
         self.avg_bus_bandwidth: float | None = None
         self.out_of_bounds: int | None = None
         self.ranks: dict[int, RankDevice] = {}
+        self.pending_excess: Excess | None = None  # since the last footer: the footer will decide
+        self.unjudged_excess: Excess | None = None  # from a table that ended without its footer
+        self.nccl_failure: str | None = None  # the first line saying NCCL (or CUDA) failed
 
     def add(self, size: int, count: int, kind: str, redop: str, root: int | None, oop: HalfValues,
             ip: HalfValues) -> None:
@@ -197,18 +237,50 @@ class NcclAggregator:
         if accumulator is None:
             accumulator = self.by_size[size] = _SizeAccumulator(size, count, kind, redop, oop[2])
         accumulator.add(oop, ip)
+        if oop[4] is not None or ip[4] is not None:
+            self.check_error(size, kind, max(oop[4] or 0.0, ip[4] or 0.0))
+
+    def add_group(self, size: int, count: int, kind: str, redop: str, samples: int, sums: list[float],
+                  min_busbw: float, max_busbw: float, wrong: float, max_error: float | None) -> None:
+        """Count `samples` rows of one size at once (never kept as raw rows)."""
+        self.row_count += samples
+        accumulator = self.by_size.get(size)
+        if accumulator is None:
+            accumulator = self.by_size[size] = _SizeAccumulator(size, count, kind, redop, min_busbw)
+        accumulator.add_group(samples, sums, min_busbw, max_busbw, wrong, max_error)
+        if max_error is not None:
+            self.check_error(size, kind, max_error)
+
+    def check_error(self, size: int, kind: str, error: float) -> None:
+        """Note the first `error` cell above nccl-tests' tolerance; the table's footer judges it."""
+        if self.pending_excess is None:
+            tolerance = error_tolerance(kind, len(self.ranks))
+            if error > tolerance:
+                self.pending_excess = (size, error, tolerance)
+
+    def end_table(self) -> None:
+        """A new table (or the end of input) without a footer for the last one: its errors stand."""
+        if self.pending_excess is not None and self.unjudged_excess is None:
+            self.unjudged_excess = self.pending_excess
+        self.pending_excess = None
 
     def start_run(self, program: str) -> None:
+        self.end_table()
         self.runs_started += 1
         if program and program not in self.programs:
             self.programs.append(program)
 
     def add_out_of_bounds(self, count: int) -> None:
+        """The footer: nccl-tests' own count of cells over its tolerance, which decides for its table."""
         self.out_of_bounds = (self.out_of_bounds or 0) + count
+        self.pending_excess = None
 
     def result(self) -> NcclResult:
         """The result, or ParseError(NoDataCollected) when no row was read."""
+        self.end_table()
         if not self.by_size:
+            if self.nccl_failure:
+                raise ParseError(NO_DATA, f"no nccl-tests result rows: NCCL failed: {self.nccl_failure!r}")
             raise ParseError(NO_DATA, "no nccl-tests result rows found")
         sizes = tuple(accumulator.average() for accumulator in self.by_size.values())
         return NcclResult(
@@ -221,17 +293,24 @@ class NcclAggregator:
             avg_bus_bandwidth=self.avg_bus_bandwidth,
             out_of_bounds=self.out_of_bounds,
             ranks=dict(self.ranks),
-            failure=_corruption(sizes, self.out_of_bounds),
+            failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess),
         )
 
 
-def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None) -> Failure | None:
-    """DataCorruption when any row reported wrong elements or the footer counted out-of-bounds values."""
+def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None) -> Failure | None:
+    """DataCorruption: wrong elements counted, an `error` over tolerance no footer judged, or out-of-bounds values."""
     corrupt = [size for size in sizes if size.wrong > 0]
     if corrupt:
         first = corrupt[0]
         more = f" (and {len(corrupt) - 1} more sizes)" if len(corrupt) > 1 else ""
         return Failure(DATA_CORRUPTION, f"{first.wrong:g} wrong elements at size {first.size} B{more}")
+    if excess is not None:
+        size, error, tolerance = excess
+        return Failure(DATA_CORRUPTION, f"max error {error:g} at size {size} B is above the nccl-tests tolerance "
+                                        f"{tolerance:g} (the run printed no out-of-bounds footer)")
     if out_of_bounds:
-        return Failure(DATA_CORRUPTION, f"{out_of_bounds} out-of-bounds values reported")
+        worst = max((size for size in sizes if size.max_error is not None), key=lambda s: s.max_error or 0.0,
+                    default=None)
+        detail = f" (max error {worst.max_error:g} at size {worst.size} B)" if worst and worst.max_error else ""
+        return Failure(DATA_CORRUPTION, f"{out_of_bounds} out-of-bounds values reported{detail}")
     return None

@@ -1,32 +1,26 @@
-"""nccl-tests stdout tables, every generation people still run, read one line at a time.
+"""nccl-tests stdout tables, read split-based: one `str.split` per line, rows folded in batches.
 
 Column positions come from the last table header seen (with or without its leading `#`); a log whose
-headers were lost is read by recognising the row shape instead. A row must match its layout's
-pattern exactly, or it is skipped, never guessed at: that is how cut-off and interleaved lines stay
-out of the numbers. One compiled pattern per layout checks and splits a row in a single pass.
+headers were lost, or whose header does not fit its rows (a blank redop cell), is read by recognising
+the row shape instead. Launcher prefixes (kubelet timestamps, mpirun tags, srun labels) are skipped
+as tokens. Rows go through the strict per-row reader until the layout has proven itself and the
+first `max_rows` rows are kept; after that they are batched (nccl_batch), which is what makes a
+200 MB log cost little more than splitting its lines.
 """
 
 from __future__ import annotations
 
 import functools
-import math
+import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from nvcre_tui.engine.parsers.base import signed_int, strip_kubelet_prefix, unsigned_number
+from nvcre_tui.engine.parsers.base import unsigned_number
+from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
+from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, layout_from_header, read_row
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
+from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 
-_TIME_NAMES = frozenset({"time", "cputime"})
-_WRONG_NAMES = frozenset({"#wrong", "wrong", "error", "errors"})
-_PREFIX_NAMES = ("size", "count", "type", "redop", "root")
-# Cell patterns. Sizes are bounded so int() never meets its 4300-digit limit; numbers are plain
-# decimals or exponents (never nan, inf or 1_000, which float() would take).
-_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_PREFIX_CELLS = {"size": r"(\d{1,20})", "count": r"(\d{1,20})", "type": r"([A-Za-z_]\S*)",
-                 "redop": r"([A-Za-z_]\S*)", "root": r"(-?\d{1,10})"}
-_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
-_CLOCK = re.compile(r"\d\d:\d\d:\d\d", re.ASCII)
 # "#  Rank  0 Group  0 Pid   4101 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3";
 # older builds print no Group and a short bus id such as [0x18].
 _RANK = re.compile(
@@ -36,177 +30,220 @@ _RANK = re.compile(
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)", re.ASCII)
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d{1,18})", re.ASCII)
 _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
-# mpirun --tag-output prefixes each line with "[jobid,rank]<stdout>:".
-_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
-_INF = math.inf
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where the cells of a data row are: prefix columns, cells per half, optional trailing timestamp."""
-
-    prefix: tuple[str, ...]  # subset of size, count, type, redop, root, in printed order
-    half_width: int  # 4 normally; 8 with -I per-iteration statistics
-    algbw_at: int
-    busbw_at: int
-    wrong_at: int | None  # None when the table has no wrong/error column
-    timestamp: bool  # -S prints "YYYY-mm-dd HH:MM:SS" after the in-place half
-
-
-def layout_from_header(tokens: list[str]) -> Layout | None:
-    """The layout a column-name header describes, or None when it is not a well-formed header."""
-    times = [i for i, name in enumerate(tokens) if name in _TIME_NAMES]
-    if len(times) < 2:
-        return None
-    prefix = tuple(tokens[: times[0]])
-    half = tokens[times[0] : times[1]]
-    tail = tokens[times[1] + len(half) :]
-    if prefix[:3] != ("size", "count", "type") or any(name not in _PREFIX_NAMES for name in prefix):
-        return None
-    if "algbw" not in half or "busbw" not in half or tokens[times[1] : times[1] + len(half)] != half:
-        return None
-    wrong = [i for i, name in enumerate(half) if name in _WRONG_NAMES]
-    if half.index("algbw") != 1 or half.index("busbw") != 2 or wrong[:1] not in ([], [3]):
-        return None  # every generation prints time, algbw, busbw, wrong: anything else is not a header
-    return Layout(
-        prefix=prefix,
-        half_width=len(half),
-        algbw_at=half.index("algbw"),
-        busbw_at=half.index("busbw"),
-        wrong_at=wrong[0] if wrong else None,
-        timestamp=tail == ["timestamp"],
-    )
-
-
-def infer_layout(tokens: list[str]) -> Layout | None:
-    """The layout of a row read without a header: size count type [redop] [root], two halves, [timestamp]."""
-    if len(tokens) < 11:
-        return None
-    has_redop = unsigned_number(tokens[3]) is None and signed_int(tokens[3]) is None
-    start = 4 if has_redop else 3
-    timestamp = _DATE.fullmatch(tokens[-2]) is not None and _CLOCK.fullmatch(tokens[-1]) is not None
-    cells = len(tokens) - start - (2 if timestamp else 0)
-    has_root = cells % 2 == 1 and signed_int(tokens[start]) is not None
-    half_width = (cells - 1 if has_root else cells) // 2
-    if half_width not in (4, 8) or (cells % 2 == 1 and not has_root):
-        return None
-    prefix = ("size", "count", "type") + (("redop",) if has_redop else ()) + (("root",) if has_root else ())
-    return Layout(prefix, half_width, 1, 2, 3, timestamp)
-
-
-@dataclass(frozen=True)
-class RowReader:
-    """A layout compiled for the hot path: one pattern for the whole row, and where each field lands."""
-
-    pattern: re.Pattern[str]
-    prefix_at: tuple[int, int, int, int | None, int | None]  # size, count, type, redop, root group indices
-    halves_at: tuple[int, int]  # first group of the out-of-place and in-place halves
-    with_wrong: bool
-
-    def parse(self, text: str) -> RowValues | None:
-        """(size, count, type, redop, root, out-of-place, in-place) of a stripped row, or None if it does not fit."""
-        match = self.pattern.fullmatch(text)
-        if match is None:
-            return None
-        groups = match.groups()
-        size, count, kind, redop, root = self.prefix_at
-        first, second = self.halves_at
-        if self.with_wrong:
-            wrong_out, wrong_in = groups[first + 3], groups[second + 3]
-            out_wrong = None if wrong_out == "N/A" else float(wrong_out)
-            in_wrong = None if wrong_in == "N/A" else float(wrong_in)
-        else:
-            out_wrong = in_wrong = None
-        out_of_place = (float(groups[first]), float(groups[first + 1]), float(groups[first + 2]), out_wrong)
-        in_place = (float(groups[second]), float(groups[second + 1]), float(groups[second + 2]), in_wrong)
-        if _INF in out_of_place or _INF in in_place:
-            return None  # 1e999 overflows to inf: no tool printed that
-        return (int(groups[size]), int(groups[count]), groups[kind], "none" if redop is None else groups[redop],
-                None if root is None else int(groups[root]), out_of_place, in_place)
-
-
-@functools.lru_cache(maxsize=64)
-def row_reader(layout: Layout) -> RowReader:
-    """Compile `layout`: each half captures time, algbw, busbw and (when printed) wrong."""
-    half = []
-    for index in range(layout.half_width):
-        if index in (0, layout.algbw_at, layout.busbw_at):
-            half.append(f"({_NUMBER})")
-        elif index == layout.wrong_at:
-            half.append(f"({_NUMBER}|N/A)")
-        else:
-            half.append(r"\S+")  # per-iteration statistics: printed, not needed
-    cells = [_PREFIX_CELLS[name] for name in layout.prefix] + half + half
-    if layout.timestamp:
-        cells.append(r"\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d")
-    at = {name: index for index, name in enumerate(layout.prefix)}
-    per_half = 3 if layout.wrong_at is None else 4
-    return RowReader(
-        pattern=re.compile(r"\s+".join(cells), re.ASCII),
-        prefix_at=(at["size"], at["count"], at["type"], at.get("redop"), at.get("root")),
-        halves_at=(len(layout.prefix), len(layout.prefix) + per_half),
-        with_wrong=layout.wrong_at is not None,
-    )
+# Lines saying why a run printed no table (NCCL's own WARN lines, nccl-tests' failure lines).
+_NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"
+                          r"|NCCL error|nccl(?:System|Internal|Remote|UnhandledCuda)Error|ncclInvalidUsage")
+_MARKER_WORDS = frozenset({"size", "Rank", "Collective", "Out", "Avg"})
+_BATCH = 2048  # rows per fold: each size's group then holds enough rows to amortise its checks
 
 
 class TableReader:
-    """Feeds stdout lines into an NcclAggregator; call `feed` per line and `finish` at the end."""
+    """Feeds stdout lines into an NcclAggregator; `read` consumes them all."""
 
     def __init__(self, aggregator: NcclAggregator) -> None:
         self.aggregator = aggregator
-        self.reader: RowReader | None = None  # from the last header; None: recognise rows by shape
-        self.saw_newline = False
-        # A row from a line without newline is kept only if more input follows (else it was cut off).
-        self.held: RowValues | None = None
+        self.layout: Layout | None = None  # the current layout; None: recognise rows by shape
+        self.columns: Columns | None = None
+        self.width = -1  # cells of a row of the current layout
+        self.from_header = False
+        self.proven_layouts: set[Layout] = set()  # layouts a row has fitted (a repeated header needs no proof)
+        self.proven = False
+        self.fast = False  # rows are batched (layout proven, enough raw rows kept)
+        self.batch: list[list[str]] = []  # split rows, bare
+        self.prefixed: list[list[str]] = []  # split rows behind one prefix token (a kubelet timestamp)
+        self.batch_layout: Layout | None = None  # the layout of the rows in both batches
+        self.known = KnownCells()
+        self.held: RowValues | None = None  # a row from a line without newline, kept only if input follows
 
-    def feed(self, raw: str) -> None:
-        if self.held is not None:
-            self.aggregator.add(*self.held)
-            self.held = None
-        terminated = raw.endswith("\n")
-        self.saw_newline = self.saw_newline or terminated
-        line = strip_kubelet_prefix(raw)
-        if line[:1] == "[" and _MPI_TAG.match(line):
-            line = line[line.index(">:") + 2 :]
-        text = line.strip()
-        if not text:
-            return
-        if text[0].isdigit():
-            row = self._row(text)
-            if row is not None:
-                if terminated or not self.saw_newline:
-                    self.aggregator.add(*row)
-                else:
-                    self.held = row
-            return
-        if text[0] == "#":
-            text = text.lstrip("#").lstrip()
-            if not text:
-                return
-        self._marker(text)
-
-    def finish(self) -> None:
-        """End of input: a held row came from a line cut off before its newline, so it is dropped."""
+    def read(self, lines: Iterable[str]) -> None:
+        iterator = iter(lines)
+        line = next(iterator, "")
+        saw_newline = line.endswith("\n")  # else the caller split the text itself: no line is cut off
+        batch, prefixed = self.batch, self.prefixed
+        append, append_prefixed = batch.append, prefixed.append
+        tokens: list[str] = []
+        width, fast, watch = self.width, self.fast, True
+        prefixed_width = width + 1
+        room = _BATCH  # rows the batches take before they are folded
+        held_line: str | None = None  # the line `self.held` came from
+        split, isdigit = str.split, str.isdigit  # bound once: no attribute lookup per line
+        # The hot path: locals only (refreshed after every call that may change them), and the common
+        # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
+        for line in itertools.chain((line,), iterator):
+            if fast and " NCCL " in line:
+                continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
+            tokens = split(line)
+            count = len(tokens)
+            if fast:  # a proven layout: a bare row, or a row behind one prefix token, joins a batch
+                if count == width and isdigit(tokens[0]):
+                    append(tokens)
+                    room -= 1
+                    if not room:
+                        self._fold()
+                        room = _BATCH
+                    continue
+                if count == prefixed_width and isdigit(tokens[1]):
+                    append_prefixed(tokens)  # the prefix token is checked in bulk (nccl_batch)
+                    room -= 1
+                    if not room:
+                        self._fold()
+                        room = _BATCH
+                    continue
+            if not count:
+                continue
+            first = tokens[0]
+            if not first.isdigit():
+                if first[-1] == "Z" and len(first) > 20 and first[10] == "T":
+                    del tokens[0]
+                    if not tokens:
+                        continue
+                    first = tokens[0]
+                if (first[-1] == ":" or first[0] == "[" or first[10:11] == "T") and not first.isdigit():
+                    del tokens[: prefix_tokens(tokens)]
+                    if not tokens:
+                        continue
+                    first = tokens[0]
+                if not first.isdigit():
+                    if first[0] == "#" or first in _MARKER_WORDS or watch:
+                        self._other(tokens, line)
+                        width, fast = self._sync()
+                        prefixed_width = width + 1
+                        watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
+                    continue
+            if len(tokens) != width:
+                self._misfit(tokens)
+            elif fast:
+                append(tokens)
+                room -= 1
+                if not room:
+                    self._fold()
+                    room = _BATCH
+                continue
+            else:
+                self._row(tokens, saw_newline and not line.endswith("\n"))
+                if self.held is not None:
+                    held_line = line
+            width, fast = self._sync()
+            prefixed_width = width + 1
+            watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
+        if saw_newline and not line.endswith("\n"):
+            for rows in (batch, prefixed):
+                if rows and rows[-1] is tokens:
+                    rows.pop()  # the last line was cut off mid-row: its digits may be incomplete
+        if held_line is not line:
+            self._commit_held()  # more input followed the line without newline: it was whole
         self.held = None
+        self._fold()
 
-    def _row(self, text: str) -> RowValues | None:
-        if self.reader is not None:
-            return self.reader.parse(text)
-        layout = infer_layout(text.split())
-        return None if layout is None else row_reader(layout).parse(text)
+    def _sync(self) -> tuple[int, bool]:
+        """(width, fast) for the loop; a batch of another layout is folded before rows of this one join."""
+        if self.fast and self.batch_layout != self.layout:
+            self._fold()
+            self.batch_layout = self.layout
+        return self.width, self.fast
 
-    def _marker(self, text: str) -> None:
-        """Header, rank line, run start/end or footer; anything else (NCCL INFO, ssh noise) is ignored."""
-        if text.startswith("size"):
-            layout = layout_from_header(text.split())
+    def _fold(self) -> None:
+        layout = self.batch_layout
+        if layout is None:
+            return
+        for rows, offset in ((self.batch, 0), (self.prefixed, 1)):
+            if rows:
+                columns = Columns.of(layout, offset)
+                fold_batch(rows, columns, self.aggregator, functools.partial(self._strict, offset), self.known)
+                rows.clear()
+
+    def _use(self, layout: Layout | None, from_header: bool) -> None:
+        self.layout, self.from_header = layout, from_header
+        self.columns = None if layout is None else Columns.of(layout)
+        self.width = -1 if layout is None else layout.width
+        self.proven = layout in self.proven_layouts
+        self.fast = self.proven and len(self.aggregator.rows) >= self.aggregator.max_rows
+
+    def _accept(self, row: RowValues, cut_off: bool) -> None:
+        self._fold()  # raw rows and batched rows keep their log order
+        self._commit_held()
+        if cut_off:
+            self.held = row  # committed if any line follows
+        else:
+            self.aggregator.add(*row)
+        assert self.layout is not None
+        self.proven_layouts.add(self.layout)
+        self.proven = True
+        self.fast = len(self.aggregator.rows) >= self.aggregator.max_rows
+
+    def _commit_held(self) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            self.aggregator.add(*held)
+
+    def _row(self, tokens: list[str], cut_off: bool = False) -> None:
+        """A row with the current layout's width, read strictly."""
+        assert self.columns is not None
+        row = read_row(tokens, self.columns)
+        if row is not None:
+            self._accept(row, cut_off)
+        elif not self.proven or not self.from_header:
+            self._misfit(tokens, cut_off)
+
+    def _strict(self, offset: int, tokens: list[str]) -> None:
+        """A batched row whose group failed the bulk check: read on its own (without its prefix token)."""
+        if offset and not prefix_token(tokens[0]):
+            return
+        tokens = tokens[offset:]
+        assert self.batch_layout is not None
+        row = read_row(tokens, Columns.of(self.batch_layout))
+        if row is None and not self.from_header:
+            layout = infer_layout(tokens)  # headerless logs: every row may have its own shape
+            row = None if layout is None else read_row(tokens, Columns.of(layout))
+        if row is not None:
+            self.aggregator.add(*row)
+
+    def _misfit(self, tokens: list[str], cut_off: bool = False) -> None:
+        """A row the current layout does not fit: infer its layout, unless a header has proven its own."""
+        if self.from_header and self.proven:
+            return
+        layout = infer_layout(tokens)
+        if layout is None:
+            return
+        columns = Columns.of(layout)
+        row = read_row(tokens, columns)
+        if row is None:
+            return
+        # A header whose pattern fits no row (a blank redop cell) yields to the rows' own shape.
+        self._use(layout, from_header=False)
+        self._accept(row, cut_off)
+
+    def _other(self, tokens: list[str], line: str) -> None:
+        """Header, rank line, run start/end or footer; anything else (NCCL INFO, ssh noise) is noise."""
+        first = tokens[0]
+        if first[:1] == "#":
+            tokens = tokens[1:] if first == "#" else [first.lstrip("#"), *tokens[1:]]
+            if not tokens:
+                return
+            first = tokens[0]
+        elif first not in _MARKER_WORDS:
+            if self.aggregator.nccl_failure is None and not self.aggregator.row_count and _NCCL_FAILED.search(line):
+                self.aggregator.nccl_failure = " ".join(tokens)[:200]
+            return
+        if first not in _MARKER_WORDS:
+            return
+        self._commit_held()
+        # Footers, rank counts and new tables judge `error` cells in log order; counts of wrong
+        # elements are plain sums, so a batch of them rides on across markers.
+        if self.batch_layout is not None and self.batch_layout.wrong_kind == "error":
+            self._fold()
+        text = " ".join(tokens)
+        if first == "size":
+            layout = layout_from_header(tokens)
             if layout is not None:
-                self.reader = row_reader(layout)
-        elif text.startswith("Rank"):
+                self.aggregator.end_table()
+                self._use(layout, from_header=True)
+        elif first == "Rank":
             match = _RANK.match(text)
             if match:
                 rank, host, device, bus, name = match.groups()
                 self.aggregator.ranks[int(rank)] = RankDevice(host, int(device), bus, name)
-        elif text.startswith("Collective test "):
+        elif first == "Collective":
             self._run_marker(text)
         elif text.startswith("Out of bounds"):
             match = _OUT_OF_BOUNDS.match(text)
@@ -222,7 +259,7 @@ class TableReader:
         match = _STARTING.match(text)
         if match:
             # A new run may come from another build: forget the previous run's header.
-            self.reader = None
+            self._use(None, from_header=False)
             self.aggregator.start_run(match.group(1))
         elif text.startswith("Collective test concluded"):
             self.aggregator.runs_concluded += 1
@@ -230,8 +267,4 @@ class TableReader:
 
 def read_table(lines: Iterable[str], aggregator: NcclAggregator) -> None:
     """Stream `lines` through a TableReader into `aggregator`."""
-    reader = TableReader(aggregator)
-    feed = reader.feed
-    for line in lines:
-        feed(line)
-    reader.finish()
+    TableReader(aggregator).read(lines)

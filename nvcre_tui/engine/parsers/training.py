@@ -1,8 +1,11 @@
 """Megatron-LM and NeMo 2 training logs -> step time, TFLOP/s per GPU, goodput (NVCRE GoodputMeasurement).
 
-Streaming: running sums plus the last 100 steps, so memory does not grow with the log. Warmup
-follows NVCRE: after an application start or a checkpoint restore, steps below the first logged
-step + warmupSteps are warmup; step numbers that are not multiples of logInterval are dropped.
+Streaming: running sums plus the last 100 steps, so memory does not grow with the log. Every logged
+step is kept, whatever the log interval. Warmup follows NVCRE by step count: after an application
+start or a checkpoint restore (or from the first step, when the log begins with training), steps
+below the first logged step + warmupSteps are warmup; a window cut from a running log has none.
+Times without a zone stay naive (the cluster's local time); an interval between a naive and an aware
+time is unknown, never guessed.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from datetime import datetime
 
-from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, split_kubelet_prefix
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, reading
 from nvcre_tui.engine.parsers.training_lines import (
     CheckpointDone,
     CheckpointSave,
@@ -19,6 +22,7 @@ from nvcre_tui.engine.parsers.training_lines import (
     Restore,
     Start,
     Step,
+    joined_records,
     recognise,
 )
 from nvcre_tui.engine.parsers.training_model import (
@@ -39,10 +43,22 @@ RECENT_STEPS = 100
 
 
 def _seconds(later: datetime | None, earlier: datetime | None) -> float:
-    """Non-negative seconds between two times; 0 when either is unknown."""
-    if later is None or earlier is None:
+    """Non-negative seconds between two times; 0 when either is unknown or one has a zone and the other not."""
+    if later is None or earlier is None or (later.tzinfo is None) != (earlier.tzinfo is None):
         return 0.0
     return max(0.0, (later - earlier).total_seconds())
+
+
+def _latest(first: datetime | None, second: datetime | None) -> datetime | None:
+    if first is None or second is None or (first.tzinfo is None) != (second.tzinfo is None):
+        return first or second
+    return max(first, second)
+
+
+def _earliest(first: datetime | None, second: datetime) -> datetime:
+    if first is None or (first.tzinfo is None) != (second.tzinfo is None):
+        return first or second
+    return min(first, second)
 
 
 class _Tracker:
@@ -61,7 +77,9 @@ class _Tracker:
         self.world_size: int | None = None
         self.first_start: datetime | None = None
         self.explicit_start = False
-        self.warmup_anchor: int | None = None  # set by the first kept step after a (re)start or restore
+        self.warmup_anchor: int | None = None  # set by the first step after a (re)start or restore
+        self.anchor_pending = True  # the next step anchors warmup (log start, a start or a restore seen)
+        self.interval: int | None = None  # the smallest step gap seen: the run's log interval
         self.segment_steps = 0
         self.segment_first_step: datetime | None = None
         self.segment_last: datetime | None = None  # last step/checkpoint time of the running process
@@ -75,14 +93,16 @@ class _Tracker:
         self.interruptions = self.restores = 0
 
     def handle(self, event: Event, line_time: datetime | None) -> None:
-        when = event.timestamp or line_time
+        # The kubelet time (aware) when there is one, so that every interval compares like with like;
+        # else the line's own time (naive when the framework prints no zone).
+        when = line_time or event.timestamp
         if isinstance(event, Step):
-            self._step(event, when)
+            self._step(event, when, event.timestamp or line_time)
         elif isinstance(event, Start):
             self._start(event, when)
         elif isinstance(event, Restore):
             self.restores += 1
-            self.warmup_anchor = None
+            self.warmup_anchor, self.anchor_pending = None, True
         elif isinstance(event, CheckpointSave):
             self._save(event, when)
         else:
@@ -96,24 +116,31 @@ class _Tracker:
             return
         if self.segment_steps > 0:
             self.interruptions += 1
-            anchor = max((t for t in (self.last_checkpoint_time, self.segment_first_step) if t), default=None)
+            anchor = _latest(self.last_checkpoint_time, self.segment_first_step)
             self.t_lost += _seconds(self.segment_last, anchor)
             self.t_reschedule += _seconds(when, self.segment_last)
             self.restart_at = when
         if self.steps == 0 and when is not None:
-            self.first_start = when if self.first_start is None else min(self.first_start, when)
+            self.first_start = _earliest(self.first_start, when)
         self.explicit_start = True
         self.world_size = event.world_size or self.world_size
         self.segment_steps, self.segment_first_step, self.warmup_anchor, self.pending_save = 0, None, None, None
+        self.anchor_pending = True
 
-    def _step(self, event: Step, when: datetime | None) -> None:
+    def _step(self, event: Step, when: datetime | None, shown: datetime | None) -> None:
         if self.profile is None:
             self.profile = PROFILES[event.framework]
-        if event.step % self.profile.log_interval:
-            return  # the first line after a (re)start carries its overhead: NVCRE drops it too
-        if self.warmup_anchor is None:
-            self.warmup_anchor = event.step
-        warmup = event.step < self.warmup_anchor + self.profile.warmup_steps
+        if self.recent and event.step == self.recent[-1].step and not self.anchor_pending:
+            return  # a progress bar redrawn with the same step
+        if self.steps and event.step > self.last_step:
+            gap = event.step - self.last_step
+            self.interval = gap if self.interval is None else min(self.interval, gap)
+        if self.anchor_pending:
+            self.anchor_pending = False
+            # At the log's start only when it begins with training; a window of a running log has no warmup.
+            if self.steps or self.explicit_start or self.restores or event.step <= self.profile.warmup_steps:
+                self.warmup_anchor = event.step
+        warmup = self.warmup_anchor is not None and event.step < self.warmup_anchor + self.profile.warmup_steps
         self.steps += 1
         self.warmups += warmup
         if event.tflops:
@@ -130,9 +157,10 @@ class _Tracker:
         self.segment_last = when or self.segment_last
         self.last_step_time = when or self.last_step_time
         self.first_step = event.step if self.first_step is None else self.first_step
-        self.last_step, self.total = event.step, event.total
+        self.last_step = event.step
+        self.total = event.total if event.total is not None else self.total
         self.final_loss = event.loss if event.loss is not None else self.final_loss
-        self.recent.append(TrainingStep(event.step, event.step_time_sec, event.tflops, event.loss, when, warmup))
+        self.recent.append(TrainingStep(event.step, event.step_time_sec, event.tflops, event.loss, shown, warmup))
 
     def _save(self, event: CheckpointSave, when: datetime | None) -> None:
         self.segment_last = when or self.segment_last
@@ -162,14 +190,15 @@ class _Tracker:
         if self.steps == 0 or self.profile is None or self.first_step is None:
             raise ParseError(NO_DATA, "no Megatron-LM or NeMo training step lines found")
         goodput = None
-        if self.first_start is not None and self.last_step_time is not None:
+        start, end = self.first_start, self.last_step_time
+        if start is not None and end is not None and (start.tzinfo is None) == (end.tzinfo is None):
             t_w = _seconds(self.last_step_time, self.first_start)
             ratio = goodput_ratio(t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
             goodput = Goodput(ratio, t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
         return TrainingResult(
             framework=self.profile.name,
             warmup_steps=self.profile.warmup_steps,
-            log_interval=self.profile.log_interval,
+            log_interval=self.interval or self.profile.log_interval,
             step_count=self.steps,
             warmup_step_count=self.warmups,
             first_step=self.first_step,
@@ -200,10 +229,10 @@ def parse_training(source: Iterable[str] | str, *, profile: str | None = None) -
     if profile is not None and profile not in PROFILES:
         raise ParseError(WRONG_FORMAT, f"unknown training profile {profile!r} (known: {', '.join(PROFILES)})")
     tracker = _Tracker(PROFILES[profile] if profile else None)
-    for raw in as_lines(source):
-        line_time, line = split_kubelet_prefix(raw)
-        for piece in line.split("\r"):  # Lightning progress bars rewrite one line with carriage returns
-            event = recognise(piece)
-            if event is not None:
-                tracker.handle(event, line_time)
+    with reading():
+        for line_time, record in joined_records(as_lines(source)):
+            for piece in record.split("\r"):  # Lightning progress bars rewrite one line with carriage returns
+                event = recognise(piece)
+                if event is not None:
+                    tracker.handle(event, line_time)
     return tracker.result()

@@ -63,8 +63,8 @@ class TrainingResult:
 
     framework: str
     warmup_steps: int
-    log_interval: int
-    step_count: int  # logged steps kept (multiples of log_interval)
+    log_interval: int  # the smallest step gap seen (the profile's value when only one step was logged)
+    step_count: int  # logged steps (every one, whatever the log interval)
     warmup_step_count: int
     first_step: int
     last_step: int
@@ -109,10 +109,12 @@ class TrainingResult:
 
 
 def seconds_since_last_step(result: TrainingResult, now: datetime) -> float | None:
-    """Seconds between the last logged step and `now` (aware datetime); None when steps carry no time."""
-    if result.last_step_time is None:
+    """Seconds between the last logged step and `now`; None when steps carry no time, or when one of
+    the two has a zone and the other not (a naive log time is the cluster's local time, not UTC)."""
+    last = result.last_step_time
+    if last is None or (last.tzinfo is None) != (now.tzinfo is None):
         return None
-    return (now - result.last_step_time).total_seconds()
+    return (now - last).total_seconds()
 
 
 def stall_limit_seconds(result: TrainingResult, multiplier: float = 3.0) -> float | None:

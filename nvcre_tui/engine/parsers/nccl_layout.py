@@ -1,0 +1,163 @@
+"""Where the cells of an nccl-tests result row are, from a header or from a row, and the strict row check.
+
+Every generation people still run: with or without the root column, `#wrong` counts or the older
+`error` column (a maximum deviation), per-iteration statistics (-I), a trailing timestamp (-S).
+A row must fit its layout exactly, or it is skipped, never guessed at.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.nccl_model import HalfValues, RowValues
+
+_TIME_NAMES = frozenset({"time", "cputime"})
+_WRONG_NAMES = {"#wrong": "count", "wrong": "count", "error": "error", "errors": "error"}
+_PREFIX_NAMES = ("size", "count", "type", "redop", "root")
+WORD = re.compile(r"[A-Za-z_]\S*", re.ASCII)
+_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
+_CLOCK = re.compile(r"\d\d:\d\d:\d\d", re.ASCII)
+# "%5.0e" (the `error` column) prints one digit and an exponent; "%6g" counts never look like that
+# below a million, and from there both readings convict.
+_ERROR_CELL = re.compile(r"\de[-+]\d\d", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the cells of a data row are: prefix columns, cells per half, optional trailing timestamp."""
+
+    prefix: tuple[str, ...]  # subset of size, count, type, redop, root, in printed order
+    half_width: int  # 4 normally; 8 with -I per-iteration statistics
+    algbw_at: int
+    busbw_at: int
+    wrong_at: int | None  # None when the table has no wrong/error column
+    timestamp: bool  # -S prints "YYYY-mm-dd HH:MM:SS" after the in-place half
+    wrong_kind: str = "count"  # "count" (#wrong) or "error" (older builds: max deviation)
+
+    @property
+    def width(self) -> int:
+        """Whitespace-separated cells in a row of this layout."""
+        return len(self.prefix) + 2 * self.half_width + (2 if self.timestamp else 0)
+
+
+def layout_from_header(tokens: list[str]) -> Layout | None:
+    """The layout a column-name header describes, or None when it is not a well-formed header."""
+    times = [i for i, name in enumerate(tokens) if name in _TIME_NAMES]
+    if len(times) < 2:
+        return None
+    prefix = tuple(tokens[: times[0]])
+    half = tokens[times[0] : times[1]]
+    tail = tokens[times[1] + len(half) :]
+    if prefix[:3] != ("size", "count", "type") or any(name not in _PREFIX_NAMES for name in prefix):
+        return None
+    if "algbw" not in half or "busbw" not in half or tokens[times[1] : times[1] + len(half)] != half:
+        return None
+    wrong = [i for i, name in enumerate(half) if name in _WRONG_NAMES]
+    if half.index("algbw") != 1 or half.index("busbw") != 2 or wrong[:1] not in ([], [3]):
+        return None  # every generation prints time, algbw, busbw, wrong: anything else is not a header
+    return Layout(
+        prefix=prefix,
+        half_width=len(half),
+        algbw_at=half.index("algbw"),
+        busbw_at=half.index("busbw"),
+        wrong_at=wrong[0] if wrong else None,
+        timestamp=tail == ["timestamp"],
+        wrong_kind=_WRONG_NAMES[half[wrong[0]]] if wrong else "count",
+    )
+
+
+def infer_layout(tokens: list[str]) -> Layout | None:
+    """The layout of a row read without a header: size count type [redop] [root], two halves, [timestamp]."""
+    if len(tokens) < 11:
+        return None
+    has_redop = unsigned_number(tokens[3]) is None and signed_int(tokens[3]) is None
+    start = 4 if has_redop else 3
+    timestamp = _DATE.fullmatch(tokens[-2]) is not None and _CLOCK.fullmatch(tokens[-1]) is not None
+    cells = len(tokens) - start - (2 if timestamp else 0)
+    has_root = cells % 2 == 1 and signed_int(tokens[start]) is not None
+    half_width = (cells - 1 if has_root else cells) // 2
+    if half_width not in (4, 8) or (cells % 2 == 1 and not has_root):
+        return None
+    prefix = ("size", "count", "type") + (("redop",) if has_redop else ()) + (("root",) if has_root else ())
+    wrong_cell = tokens[len(prefix) + 3]
+    kind = "error" if _ERROR_CELL.fullmatch(wrong_cell) else "count"
+    return Layout(prefix, half_width, 1, 2, 3, timestamp, kind)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Token indices of a layout's cells, for readers working on split rows."""
+
+    size: int
+    count: int
+    type: int
+    redop: int | None
+    root: int | None
+    halves: tuple[int, int]  # first cell of the out-of-place and in-place halves
+    algbw: int  # offsets inside a half
+    busbw: int
+    wrong: int | None
+    error_kind: bool
+    timestamp: int | None  # index of the date cell
+
+    @staticmethod
+    def of(layout: Layout, offset: int = 0) -> Columns:
+        """The (shared) Columns of `layout` for rows behind `offset` prefix tokens: one object per
+        (layout, offset), so readers can compare them by identity."""
+        return _columns(layout, offset)
+
+
+@functools.lru_cache(maxsize=64)
+def _columns(layout: Layout, offset: int) -> Columns:
+    at = {name: index + offset for index, name in enumerate(layout.prefix)}
+    first = len(layout.prefix) + offset
+    return Columns(at["size"], at["count"], at["type"], at.get("redop"), at.get("root"),
+                   (first, first + layout.half_width), layout.algbw_at, layout.busbw_at, layout.wrong_at,
+                   layout.wrong_kind == "error", first + 2 * layout.half_width if layout.timestamp else None)
+
+
+def _half(tokens: list[str], start: int, columns: Columns) -> HalfValues | None:
+    time_us = unsigned_number(tokens[start])
+    algbw = unsigned_number(tokens[start + columns.algbw])
+    busbw = unsigned_number(tokens[start + columns.busbw])
+    if time_us is None or algbw is None or busbw is None:
+        return None
+    wrong: float | None = None
+    if columns.wrong is not None:
+        cell = tokens[start + columns.wrong]
+        if cell != "N/A":
+            wrong = unsigned_number(cell)
+            if wrong is None:
+                return None
+    if columns.error_kind:
+        return time_us, algbw, busbw, None, wrong
+    return time_us, algbw, busbw, wrong, None
+
+
+def read_row(tokens: list[str], columns: Columns) -> RowValues | None:
+    """(size, count, type, redop, root, out-of-place, in-place) of a split row, or None if a cell is not valid."""
+    size, count = tokens[columns.size], tokens[columns.count]
+    if len(size) > 20 or len(count) > 20:
+        return None
+    size_value, count_value = unsigned_int(size), unsigned_int(count)
+    kind = tokens[columns.type]
+    redop = tokens[columns.redop] if columns.redop is not None else "none"
+    if size_value is None or count_value is None or WORD.fullmatch(kind) is None or WORD.fullmatch(redop) is None:
+        return None
+    root = None
+    if columns.root is not None:
+        cell = tokens[columns.root]
+        root = signed_int(cell) if len(cell) <= 11 else None
+        if root is None:
+            return None
+    if columns.timestamp is not None and not (_DATE.fullmatch(tokens[columns.timestamp])
+                                              and _CLOCK.fullmatch(tokens[columns.timestamp + 1])):
+        return None
+    out_of_place = _half(tokens, columns.halves[0], columns)
+    in_place = _half(tokens, columns.halves[1], columns)
+    if out_of_place is None or in_place is None:
+        return None
+    return size_value, count_value, kind, redop, root, out_of_place, in_place

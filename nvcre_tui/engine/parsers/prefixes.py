@@ -1,0 +1,60 @@
+"""Launcher prefixes before each line of tool output, in any mix: kubelet timestamps, mpirun tags, srun labels.
+
+`kubectl logs --timestamps` puts an RFC 3339 time first; `mpirun --tag-output` a "[jobid,rank]<stdout>:"
+tag; Slurm `srun --label` the task id, a colon and a space ("0: ", padded when there are many tasks).
+A log can carry several of them, in whatever order its launchers nested.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from nvcre_tui.engine.parsers.base import split_kubelet_prefix
+
+_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
+_SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
+_MAX_PREFIXES = 4
+
+
+def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
+    """(kubelet timestamp or None, rest) with every launcher prefix removed, in whatever order they came."""
+    when: datetime | None = None
+    for _ in range(_MAX_PREFIXES):
+        stamp, rest = split_kubelet_prefix(line)
+        if rest is line:
+            match = _MPI_TAG.match(line) if line[:1] == "[" else _SRUN_LABEL.match(line)
+            if match is None:
+                return when, line
+            rest = line[match.end() :]
+        when = when or stamp
+        line = rest
+    return when, line
+
+
+def strip_line_prefixes(line: str) -> str:
+    """The line without kubelet timestamp, mpirun tag and srun label (any mix)."""
+    return split_line_prefixes(line)[1]
+
+
+def prefix_tokens(tokens: list[str]) -> int:
+    """How many leading whitespace-split tokens are launcher prefixes (a glued mpirun tag is cut off in place).
+
+    The token-level twin of `split_line_prefixes`, for readers that split every line anyway.
+    """
+    start = 0
+    while start < len(tokens) and start < _MAX_PREFIXES:
+        token = tokens[start]
+        if token[10:11] == "T" and token[4:5] == "-" and (token[-1:] == "Z" or token[-6:-5] in ("+", "-")):
+            start += 1  # kubelet timestamp (shape only, as strip_kubelet_prefix)
+        elif token[-1:] == ":" and token[:-1].isdigit() and token.isascii():
+            start += 1  # srun --label
+        elif token[:1] == "[" and _MPI_TAG.match(token):
+            rest = token[token.index(">:") + 2 :]
+            if rest:  # "[1,0]<stdout>:#" or a size that filled its column
+                tokens[start] = rest
+                return start
+            start += 1
+        else:
+            break
+    return start

@@ -1,0 +1,46 @@
+"""Launcher prefixes: kubelet timestamps, mpirun tags and srun labels, alone or mixed, as text and as tokens."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from nvcre_tui.engine.parsers.prefixes import prefix_tokens, split_line_prefixes
+
+STAMP = "2026-03-02T10:15:04.123456789Z"
+
+
+@pytest.mark.parametrize(
+    ("line", "rest"),
+    [
+        ("0: # Out of bounds values : 0 OK", "# Out of bounds values : 0 OK"),
+        ("  17: #  Rank  0 Group", "#  Rank  0 Group"),
+        ("[1,0]<stdout>:0: x", "x"),
+        (f"{STAMP} 3: [1,3]<stderr>:host:1:2 [3] NCCL WARN", "host:1:2 [3] NCCL WARN"),
+        ("[2026-03-02 11:42:07.513201] iteration 40/ 50 |", "[2026-03-02 11:42:07.513201] iteration 40/ 50 |"),
+        ("     1048576        262144     float", "     1048576        262144     float"),
+        ("10.0.0.1: not a label", "10.0.0.1: not a label"),
+    ],
+)
+def test_text_prefixes_in_any_mix(line: str, rest: str) -> None:
+    assert split_line_prefixes(line)[1] == rest
+
+
+def test_the_kubelet_time_is_kept_whatever_comes_around_it() -> None:
+    when, rest = split_line_prefixes(f"0: {STAMP} payload")
+    assert rest == "payload" and when is not None and when.tzinfo == timezone.utc
+    assert when.replace(microsecond=0) == datetime(2026, 3, 2, 10, 15, 4, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "count", "first"),
+    [
+        ([STAMP, "0:", "1024"], 2, "1024"),
+        (["[1,0]<stdout>:#", "size"], 0, "#"),  # a glued tag is cut off in place
+        (["[1,0]<stdout>:123456789012", "3"], 0, "123456789012"),
+        (["gpu-n01:4101:4160", "[0]", "NCCL"], 0, "gpu-n01:4101:4160"),
+    ],
+)
+def test_token_prefixes(tokens: list[str], count: int, first: str) -> None:
+    assert prefix_tokens(tokens) == count and tokens[count] == first

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +18,17 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
-from .builtins import BOOTSTRAP
+from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run,
+                      json_response, status_response, warning_value)
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
+from .builtins import BOOTSTRAP
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
-from .errors import ApiError, REASON_OF_CODE
-from .faults import DEFAULT_MESSAGES, Fault, Faults
+from .errors import ApiError
+from .faults import Fault, Faults
 from .listing import list_body, parse_selection
 from .registry import Registry, bucket_of
+from .requestinfo import RecordedRequest, Target, not_served, resolve, truthy
 from .resources import BUILTINS, Resource
 from .storage import Storage
 from .table import to_table, wants_table
@@ -39,49 +40,6 @@ __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
 PRELOADED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 JSON = "application/json"
 MAX_REQUEST_BODY_BYTES = 3145728  # the apiserver's write body limit (2x etcd's, for JSON vs protobuf)
-
-
-@dataclass
-class RecordedRequest:
-    """One request as the server understood it (the audit log of a test)."""
-
-    method: str
-    path: str
-    verb: str = ""
-    api_group: str = ""
-    api_version: str = ""
-    resource: str = ""
-    subresource: str = ""
-    namespace: str | None = None
-    name: str = ""
-    query: dict[str, str] = field(default_factory=dict)
-    content_type: str = ""
-    user_agent: str = ""
-    status: int = 0
-    body: bytes = b""
-    user: str = ""
-
-    @property
-    def field_manager(self) -> str:
-        return self.query.get("fieldManager", "")
-
-
-@dataclass
-class _Target:
-    """A resolved resource URL."""
-
-    res: Resource | None
-    group: str
-    version: str
-    resource: str
-    namespace: str | None
-    name: str
-    subresource: str
-    legacy_watch: bool
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").lower() in ("1", "true")
 
 
 class ApiServer:
@@ -214,7 +172,7 @@ class ApiServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if (request.content_length or 0) > MAX_REQUEST_BODY_BYTES:
-            return _status_response(ApiError("RequestEntityTooLarge",
+            return status_response(ApiError("RequestEntityTooLarge",
                                              f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"))
         body = await request.read() if request.can_read_body else b""
         query = {key: request.query.getone(key) for key in request.query.keys()}
@@ -228,23 +186,26 @@ class ApiServer:
 
     async def _answer(self, request: web.Request, record: RecordedRequest, body: bytes) -> web.StreamResponse:
         try:
-            target = self._resolve(record)
+            target = resolve(record, self.registry.find)
         except ApiError as error:
-            return _status_response(error)
+            return status_response(error)
         auth = request.headers.get("Authorization", "")
         user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
         if user is None and self.tls is not None:
-            user = _certificate_user(request)
+            user = certificate_user(request)
         if user is None:
             if record.path not in ("/healthz", "/readyz", "/livez", "/version"):
-                return _status_response(ApiError("Unauthorized", "Unauthorized"))
+                return status_response(ApiError("Unauthorized", "Unauthorized"))
             user = User("system:anonymous", ("system:unauthenticated",))
         record.user = user.name
+        # RequestInfo names a Namespace object's own namespace too, so namespaced Roles can grant on it
+        scope = record.name if (record.resource, record.api_group) == ("namespaces", "") and record.name else (
+            record.namespace)
         attributes = Attributes(record.verb if target else request.method.lower(), record.path, record.resource,
-                                record.api_group, record.subresource, record.namespace, record.name,
+                                record.api_group, record.subresource, scope, record.name,
                                 resource_request=target is not None)
         if not self.authorizer.allows(user, attributes):
-            return _status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
+            return status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
                                              group=record.api_group, kind=record.resource))
         fault = self.faults.take(request.method, record.path, request.query_string, record.user_agent)
         if fault is not None:
@@ -255,73 +216,37 @@ class ApiServer:
                     request.transport.abort()
                 return web.Response(status=500)
             if fault.status and not fault.after_commit:
-                return _fault_response(fault, record)
+                return fault_response(fault, record)
         validation = record.query.get("fieldValidation") or "Warn"
         if validation not in ("Ignore", "Warn", "Strict"):
-            return _status_response(errors.bad_request(
+            return status_response(errors.bad_request(
                 f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{validation}"'))
         self.registry.field_validation, self.registry.warnings = validation, []
         try:
             response = await self._dispatch(request, record, target, body, fault)
         except ApiError as error:
-            response = _status_response(error)
+            response = status_response(error)
         for warning in self.registry.warnings:  # set before any await: no other request interleaves
             if not response.prepared:
-                response.headers.add("Warning", f'299 - "{_escape(warning)}"')
+                response.headers.add("Warning", warning_value(warning))
         if fault is not None and fault.status and fault.after_commit:
-            return _fault_response(fault, record)
+            return fault_response(fault, record)
         return response
 
-    def _resolve(self, record: RecordedRequest) -> _Target | None:
-        """RequestInfo: None for non-resource paths (discovery, health, version)."""
-        parts = [p for p in record.path.split("/") if p]
-        if parts[:1] == ["api"] and len(parts) >= 2:
-            group, version, rest = "", parts[1], parts[2:]
-        elif parts[:1] == ["apis"] and len(parts) >= 3:
-            group, version, rest = parts[1], parts[2], parts[3:]
-        else:
-            record.verb = "get"
-            return None
-        record.api_group, record.api_version = group, version
-        if not rest:
-            record.verb = "get"
-            return None
-        legacy_watch = rest[0] == "watch"
-        if legacy_watch:
-            rest = rest[1:]
-        namespace = None
-        if rest and rest[0] == "namespaces" and (len(rest) >= 4 or len(rest) == 3 and rest[2] not in ("status",
-                                                                                                       "finalize")):
-            namespace, rest = rest[1], rest[2:]
-        if not rest or len(rest) > 3:
-            raise _not_served()
-        resource, name = rest[0], rest[1] if len(rest) > 1 else ""
-        subresource = rest[2] if len(rest) > 2 else ""
-        record.resource, record.name, record.subresource, record.namespace = resource, name, subresource, namespace
-        method = record.method
-        watching = legacy_watch or _truthy(record.query.get("watch"))
-        record.verb = {
-            "GET": ("watch" if legacy_watch else "get") if name else ("watch" if watching else "list"),
-            "POST": "create", "PUT": "update",
-            "PATCH": "patch", "DELETE": "delete" if name else "deletecollection",
-        }.get(method, method.lower())
-        res = self.registry.find(group, version, resource)
-        return _Target(res, group, version, resource, namespace, name, subresource, legacy_watch)
-
-    async def _dispatch(self, request: web.Request, record: RecordedRequest, target: _Target | None, body: bytes,
+    async def _dispatch(self, request: web.Request, record: RecordedRequest, target: Target | None, body: bytes,
                         fault: Fault | None) -> web.StreamResponse:
         if target is None:
             return self._non_resource(record)
         res = target.res
         if res is None or (target.namespace is not None and not res.namespaced):
-            raise _not_served()
+            raise not_served()
         if target.subresource and target.subresource not in res.subresources:
-            raise _not_served()
+            raise not_served()
         if res.namespaced and target.name and target.namespace is None:
-            raise _not_served()
+            raise not_served()
         query = record.query
-        dry_run = _dry_run(query)
-        manager = _manager(query, record.user_agent)
+        dry_run = is_dry_run(query)
+        manager = field_manager(query, record.user_agent)
         method, name, sub, ns = request.method, target.name, target.subresource, target.namespace
         if method == "GET":
             if sub == "log":
@@ -336,9 +261,9 @@ class ApiServer:
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:
-                    return _json(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
+                    return json_response(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
                                           self.clock.now(), query.get("includeObject", "Metadata")))
-                return _json(found)
+                return json_response(found)
             if record.verb == "watch":
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
@@ -346,35 +271,35 @@ class ApiServer:
                                          watchers=self._watchers)
             listed = list_body(self.registry, res, ns, query)
             if table:
-                return _json(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
+                return json_response(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
                                       query.get("includeObject", "Metadata")))
-            return _json(listed)
+            return json_response(listed)
         if res.virtual:
             if method != "POST" or name:
                 raise errors.method_not_allowed(method)
-            return _json(self._access_review(res, _decode(body), record), 201)
+            return json_response(self._access_review(res, decode(body), record), 201)
         if method == "POST":
             if name:
                 raise errors.method_not_allowed(method)
-            return _json(self.registry.create(res, ns, _decode(body), manager=manager, dry_run=dry_run), 201)
+            return json_response(self.registry.create(res, ns, decode(body), manager=manager, dry_run=dry_run), 201)
         if method == "PUT" and name:
-            obj, created = self.registry.update(res, ns, name, _decode(body), manager=manager, subresource=sub,
+            obj, created = self.registry.update(res, ns, name, decode(body), manager=manager, subresource=sub,
                                                 dry_run=dry_run)
-            return _json(obj, 201 if created else 200)
+            return json_response(obj, 201 if created else 200)
         if method == "PATCH" and name:
             content_type = record.content_type
             is_apply = content_type == "application/apply-patch+yaml"
             obj, created = self.registry.patch(res, ns, name, body, content_type,
                                                manager=query.get("fieldManager", "") if is_apply else manager,
-                                               subresource=sub, dry_run=dry_run, force=_truthy(query.get("force")))
-            return _json(obj, 201 if created else 200)
+                                               subresource=sub, dry_run=dry_run, force=truthy(query.get("force")))
+            return json_response(obj, 201 if created else 200)
         if method == "DELETE":
-            options = _delete_options(body, query)
+            options = delete_options(body, query)
             if name:
                 obj, removed = self.registry.delete(res, ns, name, options, dry_run=dry_run)
                 accepted = not removed and options.get("orphanDependents") is False
-                return _json(obj, 202 if accepted else 200)
-            return _json(self._delete_collection(res, ns, query, options, dry_run))
+                return json_response(obj, 202 if accepted else 200)
+            return json_response(self._delete_collection(res, ns, query, options, dry_run))
         raise errors.method_not_allowed(method)
 
     def _non_resource(self, record: RecordedRequest) -> web.Response:
@@ -383,11 +308,11 @@ class ApiServer:
         if record.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok", content_type="text/plain")
         if parts == ["version"]:
-            return _json(discovery.VERSION_INFO)
+            return json_response(discovery.VERSION_INFO)
         if parts == ["api"]:
-            return _json(discovery.api_versions(self.url.removeprefix("http://")))
+            return json_response(discovery.api_versions(self.url.removeprefix("http://")))
         if parts == ["apis"]:
-            return _json(discovery.group_list(resources))
+            return json_response(discovery.group_list(resources))
         found = None
         if len(parts) == 2 and parts[0] == "api":
             found = discovery.resource_list(resources, "", parts[1])
@@ -396,8 +321,8 @@ class ApiServer:
         elif len(parts) == 3 and parts[0] == "apis":
             found = discovery.resource_list(resources, parts[1], parts[2])
         if found is None:
-            raise _not_served()
-        return _json(found)
+            raise not_served()
+        return json_response(found)
 
     def _access_review(self, res: Resource, body: Any, record: RecordedRequest) -> dict[str, Any]:
         """Self/SubjectAccessReview: the authorizer's answer for the attributes in spec."""
@@ -453,90 +378,3 @@ class ApiServer:
             items.append(obj if res.custom else {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")})
         return {"kind": res.list_kind, "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(self.storage.rv)}, "items": items}
-
-
-# --------------------------------------------------------------------------------------- helpers
-
-
-def _certificate_user(request: web.Request) -> User | None:
-    """x509 authentication: CN is the user name, each O a group (the certificate was verified by TLS)."""
-    transport = request.transport
-    peer = transport.get_extra_info("peercert") if transport is not None else None
-    if not peer:
-        return None
-    names = [value for part in peer.get("subject", ()) for key, value in part if key == "commonName"]
-    groups = tuple(value for part in peer.get("subject", ()) for key, value in part if key == "organizationName")
-    return User(names[0], (*groups, "system:authenticated")) if names else None
-
-
-def _not_served() -> ApiError:
-    return ApiError("NotFound", "the server could not find the requested resource")
-
-
-def _json(value: Any, status: int = 200) -> web.Response:
-    return web.Response(body=json.dumps(value, separators=(",", ":")), status=status, content_type=JSON)
-
-
-def _status_response(error: ApiError) -> web.Response:
-    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
-    return web.Response(body=json.dumps(error.status()), status=error.code, content_type=JSON, headers=headers)
-
-
-def _fault_response(fault: Fault, record: RecordedRequest) -> web.Response:
-    code = fault.status or 500
-    reason = fault.reason or REASON_OF_CODE.get(code, "InternalError")
-    message = fault.message or DEFAULT_MESSAGES.get(code, f"injected fault {code}")
-    retry = None if fault.retry_after is None else int(round(fault.retry_after))
-    error = ApiError(reason, message, code=code, name=record.name, group=record.api_group, kind=record.resource,
-                     retry_after=retry)
-    response = _status_response(error)
-    if fault.retry_after is not None:
-        response.headers["Retry-After"] = _retry_text(fault.retry_after)
-    return response
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _retry_text(seconds: float) -> str:
-    return str(int(seconds)) if float(seconds).is_integer() else str(seconds)
-
-
-def _decode(body: bytes) -> Any:
-    try:
-        return json.loads(body or b"{}")
-    except ValueError as error:
-        raise errors.bad_request(f"the object provided is unrecognized (must be of type JSON): {error}") from None
-
-
-def _dry_run(query: dict[str, str]) -> bool:
-    value = query.get("dryRun")
-    if value in (None, ""):
-        return False
-    if value != "All":
-        raise errors.bad_request(f'Invalid dry run value "{value}": valid values are "All"')
-    return True
-
-
-def _manager(query: dict[str, str], user_agent: str) -> str:
-    """fieldManager, else the user agent up to its first '/' (what the real server records)."""
-    return query.get("fieldManager") or (user_agent.split("/")[0] or "unknown")[:128]
-
-
-def _delete_options(body: bytes, query: dict[str, str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if body.strip():
-        try:
-            options = json.loads(body)
-        except ValueError as error:
-            raise errors.bad_request(f"invalid DeleteOptions: {error}") from None
-        if not isinstance(options, dict):
-            raise errors.bad_request("DeleteOptions must be an object")
-    if "gracePeriodSeconds" in query:
-        options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
-    if "propagationPolicy" in query:
-        options["propagationPolicy"] = query["propagationPolicy"]
-    if "orphanDependents" in query:
-        options["orphanDependents"] = _truthy(query["orphanDependents"])
-    return options

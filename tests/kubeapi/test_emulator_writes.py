@@ -1,0 +1,202 @@
+"""The emulator's writes: patch types, server-side apply, finalizers, deletion, namespaces, GC."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.rest import ApiException
+
+from . import ApiServer
+from .clientkit import raw, status_of
+from .fixtures import api, apiserver  # noqa: F401  (fixtures)
+
+
+async def test_json_patch_and_strategic_merge(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]}})
+    merged = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [{"name": "b", "image": "x:2"}]}})
+    assert [(c.name, c.image) for c in merged.spec.containers] == [("a", "busybox:1"), ("b", "x:2")]
+    deleted = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [
+        {"name": "a", "$patch": "delete"}]}})
+    assert [c.name for c in deleted.spec.containers] == ["b"]
+    patched = await core.patch_namespaced_pod("p", "default", [
+        {"op": "add", "path": "/metadata/labels", "value": {"x": "1"}}])
+    assert patched.metadata.labels == {"x": "1"}
+    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                [{"op": "test", "path": "/metadata/labels/x", "value": "2"}],
+                                "application/json-patch+json")
+    assert status == 422 and body["kind"] == "Status"
+    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                {"metadata": {"resourceVersion": "1", "labels": {"y": "1"}}},
+                                "application/merge-patch+json")
+    assert status == 409 and body["reason"] == "Conflict"
+
+
+async def test_server_side_apply_conflicts_force_and_removal(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps/cfg"
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "labels": {"app": "x"}},
+               "data": {"a": "1", "b": "2"}}
+    status, body, _ = await raw(apiserver, "PATCH", path, applied, "application/apply-patch+yaml")
+    assert status == 400 and "fieldManager is required" in body["message"]
+    status, created, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", applied,
+                                   "application/apply-patch+yaml")
+    assert status == 201 and created["data"] == {"a": "1", "b": "2"}
+    assert [(m["manager"], m["operation"]) for m in created["metadata"]["managedFields"]] == [("tool", "Apply")]
+    await raw(apiserver, "PATCH", path + "?fieldManager=editor", {"data": {"a": "changed"}},
+              "application/merge-patch+json")
+    status, conflict, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", applied,
+                                    "application/apply-patch+yaml")
+    assert status == 409 and conflict["reason"] == "Conflict"
+    assert conflict["details"]["causes"] == [{"reason": "FieldManagerConflict", "message": 'conflict with "editor" '
+                                              'using v1', "field": ".data.a"}]
+    status, forced, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool&force=true",
+                                  dict(applied, data={"a": "1"}), "application/apply-patch+yaml")
+    assert status == 200 and forced["data"] == {"a": "1"}  # b was only ours: no longer applied, removed
+    assert {m["manager"] for m in forced["metadata"]["managedFields"]} == {"tool"}
+    status, same, _ = await raw(apiserver, "PATCH", path + "?fieldManager=tool", dict(applied, data={"a": "1"}),
+                                "application/apply-patch+yaml")
+    assert same["metadata"]["resourceVersion"] == forced["metadata"]["resourceVersion"]  # no-op apply
+
+
+async def test_namespace_lifecycle(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespace({"metadata": {"name": "team"}})
+    await core.create_namespaced_config_map("team", {"metadata": {"name": "a"}})
+    status, terminating, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/team")
+    assert status == 200 and terminating["status"]["phase"] == "Terminating"
+    assert terminating["spec"]["finalizers"] == ["kubernetes"]
+    with pytest.raises(ApiException) as refused:
+        await core.create_namespaced_config_map("team", {"metadata": {"name": "b"}})
+    body = status_of(refused.value)
+    assert refused.value.status == 403 and body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    await core.delete_namespaced_config_map("a", "team")
+    await asyncio.sleep(0)
+    assert "team" not in [n.metadata.name for n in (await core.list_namespace()).items]
+    with pytest.raises(ApiException) as immortal:
+        await core.delete_namespace("default")
+    assert immortal.value.status == 403
+
+
+async def test_garbage_collector_background_and_orphan(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
+               "controller": True, "blockOwnerDeletion": True}
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/owner")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert [o["metadata"]["name"] for o in server.objects("", "configmaps", "default")] == []
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref["uid"] = owner["metadata"]["uid"]
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/owner", {"propagationPolicy": "Orphan"})
+        for _ in range(3):
+            await asyncio.sleep(0)
+        left = server.objects("", "configmaps", "default")
+        assert [o["metadata"]["name"] for o in left] == ["child"] and "ownerReferences" not in left[0]["metadata"]
+
+
+async def test_without_garbage_collector_dependents_stay(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    _, owner, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "owner"}})
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    await raw(apiserver, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref]}})
+    await raw(apiserver, "DELETE", path + "/owner")
+    await asyncio.sleep(0)
+    assert [o["metadata"]["name"] for o in apiserver.objects("", "configmaps", "default")] == ["child"]
+
+
+async def test_bound_pod_deletes_gracefully_and_log_endpoint(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {
+        "nodeName": "n1", "containers": [{"name": "main", "image": "busybox"}, {"name": "side", "image": "busybox"}]}})
+    apiserver.set_pod_log("default", "p", "one\ntwo\nthree\n", container="main")
+    assert await core.read_namespaced_pod_log("p", "default", container="main", tail_lines=2) == "two\nthree\n"
+    with pytest.raises(ApiException) as ambiguous:
+        await core.read_namespaced_pod_log("p", "default")
+    assert ambiguous.value.status == 400 and "choose one of: [main side]" in status_of(ambiguous.value)["message"]
+    _, terminating, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p")
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30  # no kubelet here to finish it
+    await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0")
+    assert apiserver.objects("", "pods", "default") == []
+
+
+async def test_garbage_collector_cascades_through_levels_before_the_answer_is_read(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, parent, _ = await raw(server, "POST", path, {"metadata": {"name": "level-0"}})
+        for level in range(1, 4):
+            ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": parent["metadata"]["name"],
+                   "uid": parent["metadata"]["uid"]}
+            _, parent, _ = await raw(server, "POST", path, {"metadata": {"name": f"level-{level}",
+                                                                         "ownerReferences": [ref]}})
+        await raw(server, "DELETE", path + "/level-0")
+        _, listed, _ = await raw(server, "GET", path)
+        assert listed["items"] == []
+
+
+async def test_foreground_deletion_waits_for_dependents(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        path = "/api/v1/namespaces/default/configmaps"
+        _, owner, _ = await raw(server, "POST", path, {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
+               "blockOwnerDeletion": True}
+        await raw(server, "POST", path, {"metadata": {"name": "child", "ownerReferences": [ref],
+                                                      "finalizers": ["example.com/hold"]}})
+        _, deleting, _ = await raw(server, "DELETE", path + "/owner", {"propagationPolicy": "Foreground"})
+        assert deleting["metadata"]["finalizers"] == ["foregroundDeletion"]
+        _, listed, _ = await raw(server, "GET", path)
+        assert [i["metadata"]["name"] for i in listed["items"]] == ["child", "owner"]
+        await raw(server, "PATCH", path + "/child", {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+        _, listed, _ = await raw(server, "GET", path)
+        assert listed["items"] == []
+
+
+async def test_finalizers_hold_deletion_until_removed(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_config_map("default", {"metadata": {"name": "a", "finalizers": ["example.com/x"]}})
+    status, held, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/a")
+    assert status == 200 and held["kind"] == "ConfigMap"  # the real server answers with the object
+    assert held["metadata"]["deletionTimestamp"] and held["metadata"]["deletionGracePeriodSeconds"] == 0
+    with pytest.raises(ApiException) as added:
+        await core.patch_namespaced_config_map("a", "default", {"metadata": {"finalizers": ["example.com/x", "y.io/z"]}})
+    assert added.value.status == 422
+    await core.patch_namespaced_config_map("a", "default", {"metadata": {"finalizers": None}})
+    with pytest.raises(ApiException) as gone:
+        await core.read_namespaced_config_map("a", "default")
+    assert gone.value.status == 404
+
+
+async def test_delete_preconditions_and_answer(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    created = await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    with pytest.raises(ApiException) as wrong_uid:
+        await core.delete_namespaced_config_map("a", "default", body={"preconditions": {"uid": "other"}})
+    assert (wrong_uid.value.status, status_of(wrong_uid.value)["reason"]) == (409, "Conflict")
+    await core.delete_namespaced_config_map(
+        "a", "default", body={"preconditions": {"uid": created.metadata.uid}, "propagationPolicy": "Background"})
+    assert (await core.list_namespaced_config_map("default")).items == []
+
+
+async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    service = await core.read_namespaced_service("kubernetes", "default")
+    assert service.spec.cluster_ip == "10.0.0.1" and service.spec.ports[0].port == 443
+    binding = await client.RbacAuthorizationV1Api(api).read_cluster_role_binding("cluster-admin")
+    assert binding.subjects[0].name == "system:masters"
+    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"},
+                                                        "immutable": True})
+    with pytest.raises(ApiException) as frozen:
+        await core.patch_namespaced_config_map("a", "default", {"data": {"k": "w"}})
+    assert frozen.value.status == 422 and status_of(frozen.value)["details"]["causes"][0]["field"] == "data"
+    labelled = await core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "y"}}})
+    assert labelled.metadata.labels == {"x": "y"}
+    deployments = await client.AppsV1Api(api).list_namespaced_deployment("default")
+    assert deployments.items == []

@@ -91,7 +91,7 @@ def _decode_continue(token: str) -> tuple[int, Key]:
 def item_view(res: Resource, obj: Obj) -> Obj:
     """A list item: built-in items carry no apiVersion/kind on the real server; custom resources do."""
     if res.custom:
-        return obj if obj.get("apiVersion") == res.api_version else dict(obj, apiVersion=res.api_version)
+        return res.view(obj)
     return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
 
 

@@ -118,12 +118,12 @@ class Registry:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a JSON object describing a {res.kind}")
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if api_version and api_version != res.api_version:
+        if api_version and api_version not in (res.api_version, res.storage_api_version):
             raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
                                      f"API version ({res.api_version})")
         if kind and kind != res.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
-        out = {"apiVersion": res.api_version, "kind": res.kind,
+        out = {"apiVersion": res.storage_api_version, "kind": res.kind,
                **{k: clone(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
         if not isinstance(out.get("metadata", {}), dict):
             raise errors.bad_request("metadata must be an object")

@@ -263,7 +263,7 @@ class ApiServer:
                 if table:
                     return json_response(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
                                           self.clock.now(), query.get("includeObject", "Metadata")))
-                return json_response(found)
+                return json_response(res.view(found))
             if record.verb == "watch":
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
@@ -281,24 +281,25 @@ class ApiServer:
         if method == "POST":
             if name:
                 raise errors.method_not_allowed(method)
-            return json_response(self.registry.create(res, ns, decode(body), manager=manager, dry_run=dry_run), 201)
+            return json_response(res.view(self.registry.create(res, ns, decode(body), manager=manager,
+                                                               dry_run=dry_run)), 201)
         if method == "PUT" and name:
             obj, created = self.registry.update(res, ns, name, decode(body), manager=manager, subresource=sub,
                                                 dry_run=dry_run)
-            return json_response(obj, 201 if created else 200)
+            return json_response(res.view(obj), 201 if created else 200)
         if method == "PATCH" and name:
             content_type = record.content_type
             is_apply = content_type == "application/apply-patch+yaml"
             obj, created = self.registry.patch(res, ns, name, body, content_type,
                                                manager=query.get("fieldManager", "") if is_apply else manager,
                                                subresource=sub, dry_run=dry_run, force=truthy(query.get("force")))
-            return json_response(obj, 201 if created else 200)
+            return json_response(res.view(obj), 201 if created else 200)
         if method == "DELETE":
             options = delete_options(body, query)
             if name:
                 obj, removed = self.registry.delete(res, ns, name, options, dry_run=dry_run)
                 accepted = not removed and options.get("orphanDependents") is False
-                return json_response(obj, 202 if accepted else 200)
+                return json_response(res.view(obj), 202 if accepted else 200)
             return json_response(self._delete_collection(res, ns, query, options, dry_run))
         raise errors.method_not_allowed(method)
 
@@ -310,7 +311,7 @@ class ApiServer:
         if parts == ["version"]:
             return json_response(discovery.VERSION_INFO)
         if parts == ["api"]:
-            return json_response(discovery.api_versions(self.url.removeprefix("http://")))
+            return json_response(discovery.api_versions(self.url.split("://")[-1]))
         if parts == ["apis"]:
             return json_response(discovery.group_list(resources))
         found = None
@@ -375,6 +376,7 @@ class ApiServer:
         items = []
         for key in chosen:
             obj, _ = self.registry.delete(res, key[0] or None, key[1], options, dry_run=dry_run)
-            items.append(obj if res.custom else {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")})
+            items.append(res.view(obj) if res.custom else {k: v for k, v in obj.items() if k not in ("apiVersion",
+                                                                                                  "kind")})
         return {"kind": res.list_kind, "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(self.storage.rv)}, "items": items}

@@ -286,3 +286,40 @@ async def test_watch_list_options_and_legacy_single_object_watch(apiserver: ApiS
     events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/watch/namespaces/kube-system", count=1), GUARD)
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "kube-system")]
     assert apiserver.requests[-1].verb == "watch" and apiserver.requests[-1].name == "kube-system"
+
+
+async def test_exact_resource_version_lists_a_past_state(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    await raw(apiserver, "POST", path, {"metadata": {"name": "a"}, "data": {"v": "1"}})
+    then = str(apiserver.resource_version)
+    await raw(apiserver, "PUT", path + "/a", {"metadata": {"name": "a"}, "data": {"v": "2"}})
+    await raw(apiserver, "POST", path, {"metadata": {"name": "b"}})
+    _, past, _ = await raw(apiserver, "GET", f"{path}?resourceVersion={then}&resourceVersionMatch=Exact")
+    assert past["metadata"]["resourceVersion"] == then
+    assert [(i["metadata"]["name"], i["data"]) for i in past["items"]] == [("a", {"v": "1"})]
+    _, now, _ = await raw(apiserver, "GET", f"{path}?resourceVersion={then}")  # not older than: the latest
+    assert [i["metadata"]["name"] for i in now["items"]] == ["a", "b"]
+    status, body, _ = await raw(apiserver, "GET", f"{path}?resourceVersion=999999")
+    assert status == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
+async def test_delete_collection_and_event_field_selectors(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    for name, reason in (("e1", "Started"), ("e2", "Failed"), ("e3", "Failed")):
+        await core.create_namespaced_event("default", {"metadata": {"name": name}, "reason": reason, "type": "Warning",
+                                                       "involvedObject": {"kind": "Node", "name": "n1"}})
+    failed = await core.list_namespaced_event("default", field_selector="reason=Failed,involvedObject.kind=Node")
+    assert [e.metadata.name for e in failed.items] == ["e2", "e3"]
+    status, deleted, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/events?fieldSelector=reason%3DFailed")
+    assert status == 200 and deleted["kind"] == "EventList" and [i["metadata"]["name"] for i in deleted["items"]] == [
+        "e2", "e3"]
+    assert [e.metadata.name for e in (await core.list_namespaced_event("default")).items] == ["e1"]
+
+
+async def test_method_not_allowed_and_cluster_scope_paths(apiserver: ApiServer) -> None:  # noqa: F811
+    status, body, _ = await raw(apiserver, "PUT", "/api/v1/namespaces/default/configmaps", {})
+    assert status == 405 and body["reason"] == "MethodNotAllowed"
+    status, _, _ = await raw(apiserver, "GET", "/api/v1/namespaces/default/nodes")  # nodes are cluster-scoped
+    assert status == 404
+    status, _, _ = await raw(apiserver, "GET", "/api/v1/namespaces/default/configmaps/a/status")  # no such subresource
+    assert status == 404

@@ -228,3 +228,51 @@ def test_jsonpath_forms_of_printer_columns() -> None:
     assert jsonpath(obj, ".status.conditions[*].type") == ["A", "B"]
     assert jsonpath(obj, ".spec.list[1]") == [2] and jsonpath(obj, "{.spec.n}") == [3]
     assert jsonpath(obj, ".spec.missing") == []
+
+
+async def test_several_served_versions_share_objects(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "things.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
+                                 {"name": "v1beta1", "served": True, "storage": False, "schema": schema}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    _, group, _ = await raw(apiserver, "GET", "/apis/example.com")
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"] and group["preferredVersion"]["version"] == "v1"
+    await raw(apiserver, "POST", "/apis/example.com/v1beta1/namespaces/default/things", {
+        "apiVersion": "example.com/v1beta1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"a": 1}})
+    _, seen, _ = await raw(apiserver, "GET", "/apis/example.com/v1/namespaces/default/things/t")
+    assert seen["apiVersion"] == "example.com/v1" and seen["spec"] == {"a": 1}
+    status, body, _ = await raw(apiserver, "POST", "/apis/example.com/v1/namespaces/nowhere/things", {
+        "apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}})
+    assert status == 404 and body["message"] == 'namespaces "nowhere" not found'
+
+
+async def test_invalid_crd_is_refused(api: client.ApiClient) -> None:
+    with pytest.raises(ApiException) as refused:
+        await client.ApiextensionsV1Api(api).create_custom_resource_definition({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "wrong.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}})
+    fields = {c["field"] for c in status_of(refused.value)["details"]["causes"]}
+    assert fields == {"metadata.name", "spec.versions[0].schema.openAPIV3Schema"}
+
+
+async def test_custom_object_watch_through_the_typed_client(api: client.ApiClient) -> None:
+    from kubernetes_asyncio import watch
+
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    seen = []
+    async with watch.Watch() as stream:
+        async for event in stream.stream(objects.list_namespaced_custom_object, *CERTS[:2], "default", CERTS[2],
+                                         resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=2):
+            seen.append((event["type"], event["object"]["metadata"]["name"], event["object"]["kind"]))
+            break
+    assert seen == [("ADDED", "c1", "Certification")]

@@ -31,6 +31,10 @@ class Selection:
         self.labels = labels
         self.fields = fields
 
+    def single_name(self) -> str | None:
+        """The one name a `metadata.name=x` field selector pins, if any (watch fan-out goes by name)."""
+        return next((value for path, equal, value in self.fields if path == "metadata.name" and equal), None)
+
     @property
     def everything(self) -> bool:
         return not self.labels and not self.fields

@@ -323,3 +323,18 @@ async def test_method_not_allowed_and_cluster_scope_paths(apiserver: ApiServer) 
     assert status == 404
     status, _, _ = await raw(apiserver, "GET", "/api/v1/namespaces/default/configmaps/a/status")  # no such subresource
     assert status == 404
+
+
+async def test_name_pinned_watch_sees_only_its_object(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    start = apiserver.resource_version
+    pinned = asyncio.create_task(watch_lines(
+        apiserver, f"{path}?watch=1&resourceVersion={start}&fieldSelector=metadata.name%3Db", count=2))
+    general = asyncio.create_task(watch_lines(apiserver, f"{path}?watch=1&resourceVersion={start}", count=3))
+    await asyncio.sleep(0.05)
+    for name in ("a", "b"):
+        await raw(apiserver, "POST", path, {"metadata": {"name": name}})
+    await raw(apiserver, "DELETE", path + "/b")
+    pinned_events = await asyncio.wait_for(pinned, GUARD)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in pinned_events] == [("ADDED", "b"), ("DELETED", "b")]
+    assert [e["object"]["metadata"]["name"] for e in await asyncio.wait_for(general, GUARD)] == ["a", "b", "b"]

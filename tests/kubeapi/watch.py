@@ -134,7 +134,7 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
             error_line = json_line({"type": "ERROR", "object": errors.expired(start, old.oldest).status()})
     watcher.last_rv = registry.storage.rv
     if error_line is None:
-        bucket.watchers.add(watcher)  # no await since the snapshot above: nothing can be missed
+        bucket.add_watcher(watcher, selection.single_name())  # no await since the snapshot: nothing missed
         watchers.add(watcher)
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
@@ -181,7 +181,7 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
     except ConnectionResetError:
         return response
     finally:
-        bucket.watchers.discard(watcher)
+        bucket.remove_watcher(watcher)
         watchers.discard(watcher)
 
 

@@ -154,7 +154,20 @@ def _configmap(obj: Obj) -> list[Cause]:
     return causes
 
 
+def _event(obj: Obj) -> list[Cause]:
+    """Legacy (core v1) Event rules: an event about a cluster-scoped object lives in "default" (or no
+    namespace); one about a namespaced object lives in that object's namespace."""
+    involved = obj.get("involvedObject") or {}
+    namespace = obj.get("metadata", {}).get("namespace", "")
+    target = involved.get("namespace") or ""
+    if (not target and namespace not in ("", "default")) or (target and target != namespace):
+        return [Cause("FieldValueInvalid", f'Invalid value: "{target}": does not match event.namespace',
+                      "involvedObject.namespace")]
+    return []
+
+
 VALIDATE: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
+    ("", "Event"): _event,
     ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap, ("", "Secret"): _configmap,
 }
 

@@ -200,3 +200,16 @@ async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient)
     assert labelled.metadata.labels == {"x": "y"}
     deployments = await client.AppsV1Api(api).list_namespaced_deployment("default")
     assert deployments.items == []
+
+
+async def test_events_live_in_the_namespace_of_what_they_are_about(apiserver: ApiServer) -> None:  # noqa: F811
+    about_node = {"kind": "Node", "name": "n1"}
+    status, body, _ = await raw(apiserver, "POST", "/api/v1/namespaces/kube-system/events",
+                                {"metadata": {"name": "e"}, "involvedObject": about_node, "reason": "R"})
+    assert status == 422 and body["details"]["causes"][0]["field"] == "involvedObject.namespace"
+    status, _, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/events",
+                             {"metadata": {"name": "e"}, "involvedObject": about_node, "reason": "R"})
+    assert status == 201
+    status, _, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/events", {
+        "metadata": {"name": "f"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "kube-system"}})
+    assert status == 422

@@ -25,6 +25,7 @@ from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
 from .storage import Change, Key, Storage, clone
+from .typed import schema_of_kind
 
 __all__ = ["Registry", "bucket_of", "key_of"]
 
@@ -135,6 +136,8 @@ class Registry:
         if res.schema is not None:
             obj = self._prune(res, obj)
             apply_defaults(obj, res.schema)
+        elif self._typed(res) is not None:
+            obj = self._prune(res, obj)  # a typed decode drops what the Go type lacks
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
         causes = validate_metadata(obj["metadata"], res.name_rule, old["metadata"] if old else None)
         if res.schema is not None:
@@ -152,11 +155,18 @@ class Registry:
             raise errors.invalid(res.kind, name, causes, res.group)
         return obj
 
+    @staticmethod
+    def _typed(res: Resource) -> dict[str, Any] | None:
+        return None if res.custom else schema_of_kind(res.group, res.version, res.kind)
+
     def _prune(self, res: Resource, obj: Obj) -> Obj:
-        """Structural pruning, reporting unknown fields per the request's fieldValidation (Warn by default)."""
-        assert res.schema is not None
+        """Pruning by the structural (custom) or typed (built-in) schema, reporting unknown fields per the
+        request's fieldValidation (Warn by default)."""
+        schema = res.schema if res.schema is not None else self._typed(res)
+        if schema is None:
+            return obj
         dropped: list[str] = []
-        out = prune(obj, res.schema, dropped)
+        out = prune(obj, schema, dropped)
         if dropped and self.field_validation == "Strict":
             raise errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in dropped))
         if dropped and self.field_validation == "Warn":
@@ -368,8 +378,7 @@ class Registry:
         if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                      "request")
-        if res.schema is not None:
-            applied = self._prune(res, applied)
+        applied = self._prune(res, applied)
         live = self.current(res, namespace, name)
         if meta.get("resourceVersion") and live is not None and meta["resourceVersion"] != live["metadata"][
                 "resourceVersion"]:

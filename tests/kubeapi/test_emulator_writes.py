@@ -213,3 +213,15 @@ async def test_events_live_in_the_namespace_of_what_they_are_about(apiserver: Ap
     status, _, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/events", {
         "metadata": {"name": "f"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "kube-system"}})
     assert status == 422
+
+
+async def test_built_in_objects_lose_unknown_fields_as_a_typed_decode_does(apiserver: ApiServer) -> None:  # noqa: F811
+    status, made, headers = await raw(apiserver, "POST", "/api/v1/nodes", {
+        "metadata": {"name": "n1", "bogus": 1}, "spec": {"unschedulable": True, "typo": "x"},
+        "status": {"capacity": {"nvidia.com/gpu": "8"}, "nodeInfo": {"kubeletVersion": "v1.34.0", "extra": 1}}})
+    assert status == 201 and made["spec"] == {"unschedulable": True} and "bogus" not in made["metadata"]
+    assert made["status"] == {"capacity": {"nvidia.com/gpu": "8"}, "nodeInfo": {"kubeletVersion": "v1.34.0"}}
+    assert headers["Warning"].startswith('299 - "unknown field \\"spec.typo\\""')
+    status, body, _ = await raw(apiserver, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+                                "?fieldValidation=Strict", {"metadata": {"name": "l"}, "spec": {"holder": "me"}})
+    assert status == 400 and body["message"] == 'strict decoding error: unknown field "spec.holder"'

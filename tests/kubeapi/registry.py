@@ -25,7 +25,7 @@ from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
 from .storage import Change, Key, Storage, clone
-from .typed import schema_of_kind
+from .typed import schema_of_kind, type_mismatch
 
 __all__ = ["Registry", "bucket_of", "key_of"]
 
@@ -137,6 +137,10 @@ class Registry:
             obj = self._prune(res, obj)
             apply_defaults(obj, res.schema)
         elif self._typed(res) is not None:
+            mismatch = type_mismatch(obj, self._typed(res) or {})
+            if mismatch:
+                raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                                         f"{mismatch}")
             obj = self._prune(res, obj)  # a typed decode drops what the Go type lacks
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
         causes = validate_metadata(obj["metadata"], res.name_rule, old["metadata"] if old else None)

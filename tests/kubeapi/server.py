@@ -244,6 +244,8 @@ class ApiServer:
             raise not_served()
         if res.namespaced and target.name and target.namespace is None:
             raise not_served()
+        if res.namespaced and target.namespace is None and request.method not in ("GET",) and not res.virtual:
+            raise errors.method_not_allowed(request.method)  # all-namespaces collections only list and watch
         query = record.query
         dry_run = is_dry_run(query)
         manager = field_manager(query, record.user_agent)

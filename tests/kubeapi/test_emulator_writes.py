@@ -225,3 +225,16 @@ async def test_built_in_objects_lose_unknown_fields_as_a_typed_decode_does(apise
     status, body, _ = await raw(apiserver, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases"
                                 "?fieldValidation=Strict", {"metadata": {"name": "l"}, "spec": {"holder": "me"}})
     assert status == 400 and body["message"] == 'strict decoding error: unknown field "spec.holder"'
+
+
+async def test_built_in_values_of_the_wrong_type_fail_the_decode(apiserver: ApiServer) -> None:  # noqa: F811
+    status, body, _ = await raw(apiserver, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                                {"metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": "15"}})
+    assert status == 400 and body["reason"] == "BadRequest"
+    assert body["message"] == ('Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into '
+                               'Go struct field .spec.leaseDurationSeconds of type int')
+    status, _, _ = await raw(apiserver, "POST", "/api/v1/services", {"metadata": {"name": "s"}})  # all namespaces
+    assert status == 405
+    status, _, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/services", {
+        "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80, "targetPort": "http"}]}})
+    assert status == 201  # int-or-string fields take either

@@ -2,7 +2,8 @@
 server decodes into), so built-in objects lose unknown fields as on the real server: a typed decode
 drops them (with a `Warning` under fieldValidation=Warn, 400 under Strict).
 
-Only pruning uses these schemas; values are not type-checked (the real decode error texts are Go's).
+A value of the wrong JSON type fails the decode (400 BadRequest, as the real `cannot unmarshal` error);
+the Go type named in that text is approximate (int for every integer width).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from kubernetes_asyncio.client import models
 
-__all__ = ["schema_of_kind"]
+__all__ = ["schema_of_kind", "type_mismatch"]
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 _SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "datetime": "string",
@@ -59,4 +60,42 @@ def schema_of_kind(group: str, version: str, kind: str) -> dict[str, Any] | None
                       f"Core{version.capitalize()}{kind}"):  # CoreV1Event: the core group's Event
         if hasattr(models, candidate):
             return _model(candidate)
+    return None
+
+
+_JSON_NAMES = {bool: "bool", str: "string", int: "number", float: "number", dict: "object", list: "array"}
+_GO_NAMES = {"string": "string", "integer": "int", "number": "float64", "boolean": "bool", "object": "object",
+             "array": "array"}
+
+
+def _fits(value: Any, wanted: str) -> bool:
+    if wanted == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+    if wanted == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool, "object": dict, "array": list}[wanted])
+
+
+def type_mismatch(value: Any, schema: dict[str, Any], path: str = "") -> str | None:
+    """`json: cannot unmarshal string into Go struct field .spec.unschedulable of type bool` for the first
+    value of the wrong type, else None (nulls decode to zero values)."""
+    if value is None or schema.get(PRESERVE):
+        return None
+    wanted = schema.get("type")
+    if wanted and not _fits(value, wanted):
+        return (f"json: cannot unmarshal {_JSON_NAMES.get(type(value), 'value')} into Go struct field "
+                f"{path or '.'} of type {_GO_NAMES[wanted]}")
+    if isinstance(value, dict):
+        properties, additional = schema.get("properties"), schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = properties.get(key) if properties is not None else additional
+            if isinstance(sub, dict) and not (not path and key == "metadata"):
+                found = type_mismatch(item, sub, f"{path}.{key}")
+                if found:
+                    return found
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            found = type_mismatch(item, schema["items"], path)
+            if found:
+                return found
     return None

@@ -14,7 +14,7 @@ from .errors import REASON_OF_CODE, ApiError
 from .faults import DEFAULT_MESSAGES, Fault
 from .requestinfo import RecordedRequest, truthy
 
-__all__ = ["certificate_user", "json_response", "status_response", "fault_response", "warning_value", "decode",
+__all__ = ["query_int", "certificate_user", "json_response", "status_response", "fault_response", "warning_value", "decode",
            "dry_run", "fieldfield_manager", "delete_options"]
 
 JSON = "application/json"
@@ -73,6 +73,17 @@ def decode(body: bytes) -> Any:
         raise errors.bad_request(f"the object provided is unrecognized (must be of type JSON): {error}") from None
 
 
+def query_int(query: dict[str, str], name: str, default: int | None = None) -> int | None:
+    """An integer query parameter; anything else is a 400 naming it, as the real parameter codec answers."""
+    text = query.get(name)
+    if text in (None, ""):
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise errors.bad_request(f'invalid value for {name}: strconv.ParseInt: parsing "{text}": invalid syntax') from None
+
+
 def is_dry_run(query: dict[str, str]) -> bool:
     value = query.get("dryRun")
     if value in (None, ""):
@@ -97,7 +108,7 @@ def delete_options(body: bytes, query: dict[str, str]) -> dict[str, Any]:
         if not isinstance(options, dict):
             raise errors.bad_request("DeleteOptions must be an object")
     if "gracePeriodSeconds" in query:
-        options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+        options["gracePeriodSeconds"] = query_int(query, "gracePeriodSeconds")
     if "propagationPolicy" in query:
         options["propagationPolicy"] = query["propagationPolicy"]
     if "orphanDependents" in query:

@@ -12,6 +12,7 @@ from nvcre_tui.engine.store.selectors import LabelSelector, parse_field_selector
 
 from . import errors
 from .errors import ApiError, Cause
+from .answers import query_int
 from .registry import Registry, bucket_of
 from .resources import Resource
 from .storage import Key, SnapshotTooOld
@@ -111,7 +112,7 @@ def list_body(registry: Registry, res: Resource, namespace: str | None, query: M
     token = query.get("continue") or ""
     rv_text = query.get("resourceVersion")
     match = query.get("resourceVersionMatch") or ""
-    limit = int(query.get("limit") or 0) if (query.get("limit") or "0").isdigit() else 0
+    limit = max(0, query_int(query, "limit", 0) or 0)
     after: Key | None = None
     if token:
         if rv_text:

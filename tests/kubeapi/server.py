@@ -18,7 +18,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
-from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run,
+from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, query_int,
                       json_response, status_response, warning_value)
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .builtins import BOOTSTRAP
@@ -226,6 +226,8 @@ class ApiServer:
             response = await self._dispatch(request, record, target, body, fault)
         except ApiError as error:
             response = status_response(error)
+        except (ValueError, TypeError, KeyError, AttributeError) as error:  # malformed input the checks missed
+            response = status_response(ApiError("InternalError", f"Internal error occurred: {error!r}"))
         for warning in self.registry.warnings:  # set before any await: no other request interleaves
             if not response.prepared:
                 response.headers.add("Warning", warning_value(warning))
@@ -362,12 +364,13 @@ class ApiServer:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         text = self.pod_logs.get((namespace or "", name, container), self.pod_logs.get((namespace or "", name, None),
                                                                                         ""))
-        if query.get("tailLines", "").isdigit():
+        tail = query_int(query, "tailLines")
+        if tail is not None:
             lines = text.splitlines(keepends=True)
-            tail = int(query["tailLines"])
-            text = "".join(lines[-tail:]) if tail else ""
-        if query.get("limitBytes", "").isdigit():
-            text = text.encode()[: int(query["limitBytes"])].decode(errors="ignore")
+            text = "".join(lines[-tail:]) if tail > 0 else ""
+        limit = query_int(query, "limitBytes")
+        if limit is not None:
+            text = text.encode()[:max(limit, 0)].decode(errors="ignore")
         return web.Response(text=text, content_type="text/plain")
 
     def _delete_collection(self, res: Resource, namespace: str | None, query: dict[str, str],

@@ -153,3 +153,22 @@ async def test_recorded_requests(api: client.ApiClient, apiserver: ApiServer) ->
     assert apiserver.requests[1].content_type == "application/strategic-merge-patch+json"
     assert apiserver.requests[2].query["labelSelector"] == "x=y"
     assert apiserver.requests[0].user_agent == "emulator-tests/1.0"
+
+
+@pytest.mark.parametrize(("method", "path", "body", "content_type"), [
+    ("GET", "/api/v1/namespaces?limit=abc", None, "application/json"),
+    ("GET", "/api/v1/namespaces?watch=1&timeoutSeconds=soon", None, "application/json"),
+    ("DELETE", "/api/v1/namespaces/default/configmaps/a?gracePeriodSeconds=x", None, "application/json"),
+    ("POST", "/api/v1/namespaces/default/configmaps", "not json", "application/json"),
+    ("POST", "/api/v1/namespaces/default/configmaps", "[1, 2]", "application/json"),
+    ("PATCH", "/api/v1/namespaces/default/configmaps/a", '{"op": "add"}', "application/json-patch+json"),
+    ("PATCH", "/api/v1/namespaces/default/configmaps/a", "{}", "text/plain"),
+    ("GET", "/api/v1/namespaces?labelSelector=a%20in%20(", None, "application/json"),
+    ("GET", "/api/v1/namespaces?continue=garbage", None, "application/json"),
+    ("GET", "/api/v1/namespaces?fieldValidation=Loose", None, "application/json"),
+])
+async def test_malformed_requests_get_a_status_not_a_crash(apiserver: ApiServer, method: str, path: str,  # noqa: F811
+                                                           body: str | None, content_type: str) -> None:
+    await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}})
+    status, answer, _ = await raw(apiserver, method, path, body, content_type)
+    assert 400 <= status < 500 and answer["kind"] == "Status" and answer["code"] == status

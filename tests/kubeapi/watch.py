@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from . import errors
+from .answers import query_int
 from .listing import Selection, parse_selection
 from .registry import Registry, bucket_of
 from .resources import Resource
@@ -91,7 +92,7 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
     selection = parse_selection(res, namespace, query)
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
     send_initial = query.get("sendInitialEvents")
-    timeout = float(query.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS)
+    timeout = float(query_int(query, "timeoutSeconds", DEFAULT_TIMEOUT_SECONDS) or DEFAULT_TIMEOUT_SECONDS)
     rv_text = query.get("resourceVersion") or ""
     bucket = registry.storage.bucket(bucket_of(res))
     watcher = Watcher(res, selection)

@@ -70,6 +70,7 @@ class ApiServer:
         self.tls = authority() if tls else None  # HTTPS with a throwaway CA and x509 client authentication
         self._watchers: set[Watcher] = set()
         self._runner: web.AppRunner | None = None
+        self._port = 0  # kept after the first start: a restart comes back on the same address
         ns = self.registry.find("", "v1", "namespaces")
         assert ns is not None
         for name in PRELOADED_NAMESPACES:
@@ -87,12 +88,12 @@ class ApiServer:
                                    handler_cancellation=True)  # a client leaving ends its watch at once
         await self._runner.setup()
         context = self.tls.server_context() if self.tls else None
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port, ssl_context=context)
         await site.start()
         server = site._server
         assert server is not None and server.sockets
-        port = server.sockets[0].getsockname()[1]
-        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
+        self._port = server.sockets[0].getsockname()[1]
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{self._port}"
 
     async def stop(self) -> None:
         for watcher in list(self._watchers):
@@ -100,6 +101,18 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    async def restart(self, down_for: float = 0.0) -> None:
+        """Stop and start again on the same port, keeping every object (etcd survives) but not the watch
+        history: the new watch cache starts at the current revision, so older watches get 410 Expired.
+        `down_for` real seconds in between (connections are refused meanwhile)."""
+        await self.stop()
+        for bucket in self.storage.buckets.values():
+            bucket.history.clear()
+            bucket.evicted_rv = self.storage.rv
+        if down_for:
+            await asyncio.sleep(down_for)
+        await self.start()
 
     async def __aenter__(self) -> ApiServer:
         await self.start()

@@ -12,7 +12,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.rest import ApiException
 
 from . import ApiServer, Fault
-from .clientkit import GUARD, certification, install_crds, raw, status_of
+from .clientkit import GUARD, certification, install_crds, raw, status_of, watch_lines
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -172,3 +172,15 @@ async def test_malformed_requests_get_a_status_not_a_crash(apiserver: ApiServer,
     await raw(apiserver, "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "a"}})
     status, answer, _ = await raw(apiserver, method, path, body, content_type)
     assert 400 <= status < 500 and answer["kind"] == "Status" and answer["code"] == status
+
+
+async def test_restart_keeps_objects_and_address_but_not_watch_history(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps"
+    await raw(apiserver, "POST", path, {"metadata": {"name": "a"}})
+    before, url = apiserver.resource_version, apiserver.url
+    await apiserver.restart()
+    assert apiserver.url == url
+    _, listed, _ = await raw(apiserver, "GET", path)
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
+    events = await asyncio.wait_for(watch_lines(apiserver, f"{path}?watch=1&resourceVersion={before - 1}"), GUARD)
+    assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410

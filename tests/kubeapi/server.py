@@ -18,7 +18,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
-from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, query_int,
+from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run,
                       json_response, status_response, warning_value)
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .builtins import BOOTSTRAP
@@ -27,6 +27,7 @@ from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
 from .errors import ApiError
 from .faults import Fault, Faults
 from .listing import list_body, parse_selection
+from .podlogs import PodLogs
 from .registry import Registry, bucket_of
 from .requestinfo import RecordedRequest, Target, not_served, resolve, truthy
 from .resources import BUILTINS, Resource
@@ -65,7 +66,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.faults = Faults()
         self.requests: list[RecordedRequest] = []
-        self.pod_logs: dict[tuple[str, str, str | None], str] = {}
+        self.pod_logs = PodLogs()
         self.url = ""
         self.tls = authority() if tls else None  # HTTPS with a throwaway CA and x509 client authentication
         self._watchers: set[Watcher] = set()
@@ -82,6 +83,7 @@ class ApiServer:
     # ----------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
+        self.pod_logs.closed = False
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
@@ -98,6 +100,7 @@ class ApiServer:
     async def stop(self) -> None:
         for watcher in list(self._watchers):
             watcher.close()
+        self.pod_logs.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -167,7 +170,12 @@ class ApiServer:
         self.requests.clear()
 
     def set_pod_log(self, namespace: str, name: str, text: str, container: str | None = None) -> None:
-        self.pod_logs[(namespace, name, container)] = text
+        """What GET pods/<name>/log answers (container None: for every container without its own text)."""
+        self.pod_logs.set(namespace, name, text, container)
+
+    def append_pod_log(self, namespace: str, name: str, text: str, container: str | None = None) -> None:
+        """More log text; followers (follow=true) receive it as it comes."""
+        self.pod_logs.append(namespace, name, text, container)
 
     def resource(self, group: str, version: str, plural: str) -> Resource | None:
         """A served resource (built-in or from a CRD), e.g. to read a CRD's printer columns."""
@@ -267,7 +275,9 @@ class ApiServer:
         method, name, sub, ns = request.method, target.name, target.subresource, target.namespace
         if method == "GET":
             if sub == "log":
-                return self._pod_log(res, ns, name, query)
+                pod = self.registry.get(res, ns, name)
+                return await self.pod_logs.serve(request, pod, lambda: self.registry.current(res, ns, name) is not None,
+                                                 query)
             table = wants_table(request.headers.get("Accept", ""))
             if name and target.legacy_watch:  # /watch/.../<name>: a watch of that one object
                 one = dict(query, fieldSelector=",".join(filter(None, [query.get("fieldSelector"),
@@ -363,28 +373,6 @@ class ApiServer:
             status["reason"] = "RBAC: allowed"
         return {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"creationTimestamp": None},
                 "spec": spec, "status": status}
-
-    def _pod_log(self, res: Resource, namespace: str | None, name: str, query: dict[str, str]) -> web.Response:
-        pod = self.registry.get(res, namespace, name)
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        container = query.get("container")
-        if container is None:
-            if len(containers) > 1:
-                raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                         f"[{' '.join(containers)}]")
-            container = containers[0] if containers else None
-        elif container not in containers:
-            raise errors.bad_request(f"container {container} is not valid for pod {name}")
-        text = self.pod_logs.get((namespace or "", name, container), self.pod_logs.get((namespace or "", name, None),
-                                                                                        ""))
-        tail = query_int(query, "tailLines")
-        if tail is not None:
-            lines = text.splitlines(keepends=True)
-            text = "".join(lines[-tail:]) if tail > 0 else ""
-        limit = query_int(query, "limitBytes")
-        if limit is not None:
-            text = text.encode()[:max(limit, 0)].decode(errors="ignore")
-        return web.Response(text=text, content_type="text/plain")
 
     def _delete_collection(self, res: Resource, namespace: str | None, query: dict[str, str],
                            options: dict[str, Any], dry_run: bool) -> dict[str, Any]:

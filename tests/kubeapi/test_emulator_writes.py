@@ -6,12 +6,13 @@ import asyncio
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.rest import ApiException
 
 from . import ApiServer
-from .clientkit import raw, status_of
+from .clientkit import GUARD, raw, status_of
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -238,3 +239,31 @@ async def test_built_in_values_of_the_wrong_type_fail_the_decode(apiserver: ApiS
     status, _, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/services", {
         "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80, "targetPort": "http"}]}})
     assert status == 201  # int-or-string fields take either
+
+
+async def test_following_a_pod_log_streams_appended_text(apiserver: ApiServer) -> None:  # noqa: F811
+    await raw(apiserver, "POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "main", "image": "busybox"}]}})
+    apiserver.set_pod_log("default", "p", "step 1\n")
+    received: list[bytes] = []
+
+    async def follow() -> None:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(apiserver.url + "/api/v1/namespaces/default/pods/p/log?follow=true",
+                                   headers={"Authorization": f"Bearer {apiserver.token}"}) as answer:
+                async for chunk in answer.content.iter_any():
+                    received.append(chunk)
+
+    task = asyncio.create_task(follow())
+    for _ in range(100):
+        if received:
+            break
+        await asyncio.sleep(0.01)
+    apiserver.append_pod_log("default", "p", "step 2\n", container="main")
+    for _ in range(100):
+        if b"".join(received).count(b"\n") == 2:
+            break
+        await asyncio.sleep(0.01)
+    await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p")  # unbound: deleted at once
+    await asyncio.wait_for(task, GUARD)
+    assert b"".join(received) == b"step 1\nstep 2\n"

@@ -284,6 +284,7 @@ class ApiServer:
                                                                          f"metadata.name={name}"])))
                 return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
+                                         expire_after=fault.expire_stream_after if fault else None,
                                          watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
@@ -295,6 +296,7 @@ class ApiServer:
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
+                                         expire_after=fault.expire_stream_after if fault else None,
                                          watchers=self._watchers)
             listed = list_body(self.registry, res, ns, query)
             if table:

@@ -184,3 +184,10 @@ async def test_restart_keeps_objects_and_address_but_not_watch_history(apiserver
     assert [i["metadata"]["name"] for i in listed["items"]] == ["a"]
     events = await asyncio.wait_for(watch_lines(apiserver, f"{path}?watch=1&resourceVersion={before - 1}"), GUARD)
     assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+
+
+async def test_fault_expires_a_running_watch(apiserver: ApiServer) -> None:  # noqa: F811
+    apiserver.faults.add(Fault(query="watch=", expire_stream_after=2, times=1))
+    events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/namespaces?watch=1"), GUARD)
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "ERROR"]
+    assert (events[-1]["object"]["code"], events[-1]["object"]["reason"]) == (410, "Expired")

@@ -87,7 +87,7 @@ def _truthy(value: str | None) -> bool:
 
 async def serve_watch(request: web.Request, registry: Registry, res: Resource, namespace: str | None,
                       query: Mapping[str, str], *, bookmark_interval: float, drop_after: int | None,
-                      watchers: set[Watcher]) -> web.StreamResponse:
+                      watchers: set[Watcher], expire_after: int | None = None) -> web.StreamResponse:
     """Stream one watch until timeoutSeconds, server stop, a dropped-stream fault or the client leaving."""
     selection = parse_selection(res, namespace, query)
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
@@ -151,6 +151,8 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
         for line in initial:
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
+            if expire_after is not None and sent >= expire_after:
+                return await _expire(response, registry.storage.rv)
             await response.write(line)
             sent += 1
         while True:
@@ -177,6 +179,8 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
                 return response
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
+            if expire_after is not None and sent >= expire_after:
+                return await _expire(response, item[0])
             await response.write(item[1])
             sent += 1
     except ConnectionResetError:
@@ -184,6 +188,13 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
     finally:
         bucket.remove_watcher(watcher)
         watchers.discard(watcher)
+
+
+async def _expire(response: web.StreamResponse, rv: int) -> web.StreamResponse:
+    """End the stream with the ERROR event a compacted etcd watch gives."""
+    status = errors.ApiError("Expired", f"The resourceVersion for the provided watch is too old. (rv {rv})").status()
+    await response.write(json_line({"type": "ERROR", "object": status}))
+    return response
 
 
 def _drop(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

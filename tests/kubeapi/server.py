@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +260,7 @@ class ApiServer:
     async def _dispatch(self, request: web.Request, record: RecordedRequest, target: Target | None, body: bytes,
                         fault: Fault | None) -> web.StreamResponse:
         if target is None:
-            return self._non_resource(record)
+            return self._non_resource(record, request.headers.get("Accept", ""))
         res = target.res
         if res is None or (target.namespace is not None and not res.namespaced):
             raise not_served()
@@ -332,13 +333,16 @@ class ApiServer:
             return json_response(self._delete_collection(res, ns, query, options, dry_run))
         raise errors.method_not_allowed(method)
 
-    def _non_resource(self, record: RecordedRequest) -> web.Response:
+    def _non_resource(self, record: RecordedRequest, accept: str = "") -> web.Response:
         parts = [p for p in record.path.split("/") if p]
         resources = list(self.registry.resources.values())
         if record.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok", content_type="text/plain")
         if parts == ["version"]:
             return json_response(discovery.VERSION_INFO)
+        if parts in (["api"], ["apis"]) and discovery.wants_aggregated(accept):
+            return web.Response(body=json.dumps(discovery.aggregated(resources, core=parts == ["api"])),
+                                headers={"Content-Type": discovery.AGGREGATED_TYPE})
         if parts == ["api"]:
             return json_response(discovery.api_versions(self.url.split("://")[-1]))
         if parts == ["apis"]:

@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.rest import ApiException
@@ -338,3 +339,22 @@ async def test_name_pinned_watch_sees_only_its_object(apiserver: ApiServer) -> N
     pinned_events = await asyncio.wait_for(pinned, GUARD)
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in pinned_events] == [("ADDED", "b"), ("DELETED", "b")]
     assert [e["object"]["metadata"]["name"] for e in await asyncio.wait_for(general, GUARD)] == ["a", "b", "b"]
+
+
+async def test_aggregated_discovery_when_asked(apiserver: ApiServer) -> None:  # noqa: F811
+    accept = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+              "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")
+    async with aiohttp.ClientSession() as session:
+        async with session.get(apiserver.url + "/apis", headers={"Authorization": f"Bearer {apiserver.token}",
+                                                                  "Accept": accept}) as answer:
+            assert answer.headers["Content-Type"].startswith("application/json;g=apidiscovery.k8s.io;v=v2")
+            groups = json.loads(await answer.text())
+        async with session.get(apiserver.url + "/api", headers={"Authorization": f"Bearer {apiserver.token}",
+                                                                 "Accept": accept}) as answer:
+            core = json.loads(await answer.text())
+    assert groups["kind"] == "APIGroupDiscoveryList"
+    batch = next(g for g in groups["items"] if g["metadata"]["name"] == "batch")
+    jobs = batch["versions"][0]["resources"][0]
+    assert (jobs["resource"], jobs["scope"], jobs["subresources"][0]["subresource"]) == ("jobs", "Namespaced", "status")
+    nodes = next(r for r in core["items"][0]["versions"][0]["resources"] if r["resource"] == "nodes")
+    assert nodes["scope"] == "Cluster" and nodes["responseKind"] == {"group": "", "version": "v1", "kind": "Node"}

@@ -170,6 +170,10 @@ class ApiServer:
     def clear_requests(self) -> None:
         self.requests.clear()
 
+    def requests_where(self, **fields: Any) -> list[RecordedRequest]:
+        """Recorded requests whose fields equal the given values, e.g. verb="patch", resource="nodes"."""
+        return [r for r in self.requests if all(getattr(r, name) == value for name, value in fields.items())]
+
     def set_pod_log(self, namespace: str, name: str, text: str, container: str | None = None) -> None:
         """What GET pods/<name>/log answers (container None: for every container without its own text)."""
         self.pod_logs.set(namespace, name, text, container)

@@ -153,6 +153,7 @@ async def test_recorded_requests(api: client.ApiClient, apiserver: ApiServer) ->
     assert apiserver.requests[1].content_type == "application/strategic-merge-patch+json"
     assert apiserver.requests[2].query["labelSelector"] == "x=y"
     assert apiserver.requests[0].user_agent == "emulator-tests/1.0"
+    assert [r.name for r in apiserver.requests_where(verb="patch", resource="configmaps")] == ["a"]
 
 
 @pytest.mark.parametrize(("method", "path", "body", "content_type"), [

@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from typing import Any
 
 from .storage import clone
-from .registry import Registry, bucket_of, key_of
+from .registry import Registry, bucket_of
 from .resources import Resource
 from .storage import Change, Key
 

@@ -146,6 +146,19 @@ class ApiServer:
         target.write_text(yaml.safe_dump(config, sort_keys=False))
         return target
 
+    def write_service_account(self, folder: Path | str, namespace: str, name: str) -> dict[str, str]:
+        """What a pod of ServiceAccount namespace/name sees: `token`, `ca.crt` and `namespace` in `folder`
+        (the /var/run/secrets/kubernetes.io/serviceaccount layout) and the environment pointing at this
+        server (KUBERNETES_SERVICE_HOST/PORT). In-cluster clients need HTTPS: tls=True."""
+        if self.tls is None:
+            raise RuntimeError("in-cluster configuration needs ApiServer(tls=True): clients connect with https")
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "token").write_text(self.service_account_token(namespace, name))
+        (target / "ca.crt").write_bytes(self.tls.ca_pem)
+        (target / "namespace").write_text(namespace)
+        return {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self._port)}
+
     # ----------------------------------------------------------------------------------- identities
 
     def add_token(self, token: str, user: str, groups: tuple[str, ...] | list[str] = ()) -> str:

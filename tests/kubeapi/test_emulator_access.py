@@ -192,3 +192,20 @@ async def test_fault_expires_a_running_watch(apiserver: ApiServer) -> None:  # n
     events = await asyncio.wait_for(watch_lines(apiserver, "/api/v1/namespaces?watch=1"), GUARD)
     assert [e["type"] for e in events] == ["ADDED", "ADDED", "ERROR"]
     assert (events[-1]["object"]["code"], events[-1]["object"]["reason"]) == (410, "Expired")
+
+
+async def test_in_cluster_service_account_over_https(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with ApiServer(tls=True) as server:
+        environment = server.write_service_account(tmp_path / "sa", "nvcre-system", "engine")
+        for key, value in environment.items():
+            monkeypatch.setenv(key, value)
+        configuration = client.Configuration()
+        config.load_incluster_config(client_configuration=configuration,
+                                     token_filename=str(tmp_path / "sa" / "token"),
+                                     cert_filename=str(tmp_path / "sa" / "ca.crt"))
+        async with client.ApiClient(configuration) as api_client:
+            with pytest.raises(ApiException) as denied:  # no RBAC granted to the account yet
+                await client.CoreV1Api(api_client).list_node()
+            assert denied.value.status == 403
+            assert (await client.VersionApi(api_client).get_code()).major == "1"
+        assert server.requests[0].user == "system:serviceaccount:nvcre-system:engine"

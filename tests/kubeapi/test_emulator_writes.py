@@ -267,3 +267,16 @@ async def test_following_a_pod_log_streams_appended_text(apiserver: ApiServer) -
     await raw(apiserver, "DELETE", "/api/v1/namespaces/default/pods/p")  # unbound: deleted at once
     await asyncio.wait_for(task, GUARD)
     assert b"".join(received) == b"step 1\nstep 2\n"
+
+
+async def test_garbage_collector_ignores_owners_in_other_namespaces(tmp_path: Any) -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        _, owner, _ = await raw(server, "POST", "/api/v1/namespaces/kube-system/configmaps",
+                                {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+        await raw(server, "POST", "/api/v1/namespaces/default/configmaps",
+                  {"metadata": {"name": "stray", "ownerReferences": [ref]}})
+        await raw(server, "POST", "/api/v1/namespaces/kube-system/configmaps",
+                  {"metadata": {"name": "child", "ownerReferences": [ref]}})
+        assert server.objects("", "configmaps", "default") == []  # its owner is absent for the GC
+        assert [o["metadata"]["name"] for o in server.objects("", "configmaps", "kube-system")] == ["child", "owner"]

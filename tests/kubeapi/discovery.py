@@ -16,7 +16,8 @@ VERSION_INFO = {
     "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0", "compiler": "gc", "platform": "linux/amd64",
 }
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "finalize": ["update"]}
+SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "finalize": ["update"],
+                     "binding": ["create"]}
 
 
 def api_versions(address: str) -> dict[str, Any]:

@@ -398,6 +398,34 @@ class Registry:
         return self._update_from(res, live, merged, manager=manager, subresource=subresource, dry_run=dry_run,
                                  operation="Apply"), False
 
+    # --------------------------------------------------------------------------------- pods/binding
+
+    def bind(self, res: Resource, namespace: str | None, name: str, body: Any, *, manager: str,
+             dry_run: bool = False) -> Obj:
+        """POST pods/<name>/binding, what a scheduler does: set spec.nodeName once (409 when already bound)."""
+        pod = self.get(res, namespace, name)
+        target = (body or {}).get("target") if isinstance(body, dict) else None
+        if not isinstance(target, dict) or not target.get("name"):
+            raise errors.invalid("Binding", name, [Cause("FieldValueRequired", "Required value", "target.name")])
+        if target.get("kind", "Node") != "Node":
+            raise errors.invalid("Binding", name, [Cause("FieldValueNotSupported", f'Unsupported value: '
+                                 f'"{target.get("kind")}": supported values: "Node"', "target.kind")])
+        bound = (pod.get("spec") or {}).get("nodeName")
+        if bound:
+            raise errors.conflict("pods/binding", name, "", f'pod {name} is already assigned to node "{bound}"')
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict("pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host")
+        new = clone(pod)
+        new.setdefault("spec", {})["nodeName"] = target["name"]
+        status = new.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        status["conditions"] = [*conditions, {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                                              "lastTransitionTime": self.now()}]
+        self.managed.record(new, pod, manager, "Update", "binding", res.api_version, ListTypes(None), True)
+        if not dry_run:
+            self._store(res, key_of(res, namespace, name), new)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
     # --------------------------------------------------------------------------------- delete
 
     def delete(self, res: Resource, namespace: str | None, name: str, options: dict[str, Any], *,

@@ -327,6 +327,9 @@ class ApiServer:
             if method != "POST" or name:
                 raise errors.method_not_allowed(method)
             return json_response(self._access_review(res, decode(body), record), 201)
+        if method == "POST" and sub == "binding":
+            return json_response(self.registry.bind(res, ns, name, decode(body), manager=manager, dry_run=dry_run),
+                                 201)
         if method == "POST":
             if name:
                 raise errors.method_not_allowed(method)

@@ -17,23 +17,26 @@ from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
 async def test_json_patch_and_strategic_merge(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
-    core = client.CoreV1Api(api)
-    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {"containers": [
-        {"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]}})
-    merged = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [{"name": "b", "image": "x:2"}]}})
-    assert [(c.name, c.image) for c in merged.spec.containers] == [("a", "busybox:1"), ("b", "x:2")]
-    deleted = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [
-        {"name": "a", "$patch": "delete"}]}})
-    assert [c.name for c in deleted.spec.containers] == ["b"]
-    patched = await core.patch_namespaced_pod("p", "default", [
+    apps = client.AppsV1Api(api)
+    template = {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
+        {"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]}}
+    await apps.create_namespaced_deployment("default", {"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "d"}}, "template": template}})
+    merged = await apps.patch_namespaced_deployment("d", "default", {"spec": {"template": {"spec": {"containers": [
+        {"name": "b", "image": "x:2"}]}}}})
+    assert [(c.name, c.image) for c in merged.spec.template.spec.containers] == [("a", "busybox:1"), ("b", "x:2")]
+    deleted = await apps.patch_namespaced_deployment("d", "default", {"spec": {"template": {"spec": {"containers": [
+        {"name": "a", "$patch": "delete"}]}}}})
+    assert [c.name for c in deleted.spec.template.spec.containers] == ["b"]
+    assert deleted.metadata.generation == 3  # spec changes count
+    patched = await apps.patch_namespaced_deployment("d", "default", [
         {"op": "add", "path": "/metadata/labels", "value": {"x": "1"}}])
-    assert patched.metadata.labels == {"x": "1"}
-    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
-                                [{"op": "test", "path": "/metadata/labels/x", "value": "2"}],
+    assert patched.metadata.labels == {"x": "1"} and patched.metadata.generation == 3
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+    status, body, _ = await raw(apiserver, "PATCH", path, [{"op": "test", "path": "/metadata/labels/x", "value": "2"}],
                                 "application/json-patch+json")
     assert status == 422 and body["kind"] == "Status"
-    status, body, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/default/pods/p",
-                                {"metadata": {"resourceVersion": "1", "labels": {"y": "1"}}},
+    status, body, _ = await raw(apiserver, "PATCH", path, {"metadata": {"resourceVersion": "1", "labels": {"y": "1"}}},
                                 "application/merge-patch+json")
     assert status == 409 and body["reason"] == "Conflict"
 
@@ -280,3 +283,22 @@ async def test_garbage_collector_ignores_owners_in_other_namespaces(tmp_path: An
                   {"metadata": {"name": "child", "ownerReferences": [ref]}})
         assert server.objects("", "configmaps", "default") == []  # its owner is absent for the GC
         assert [o["metadata"]["name"] for o in server.objects("", "configmaps", "kube-system")] == ["child", "owner"]
+
+
+async def test_pod_specs_are_frozen_and_binding_assigns_the_node(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    core = client.CoreV1Api(api)
+    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "main", "image": "busybox:1"}]}})
+    with pytest.raises(ApiException) as frozen:
+        await core.patch_namespaced_pod("p", "default", {"spec": {"nodeName": "n1"}})
+    assert frozen.value.status == 422 and "pod updates may not change fields" in status_of(frozen.value)["message"]
+    retagged = await core.patch_namespaced_pod("p", "default", {"spec": {"containers": [
+        {"name": "main", "image": "busybox:2"}]}})
+    assert retagged.spec.containers[0].image == "busybox:2"
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
+    status, answer, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/pods/p/binding", binding)
+    assert (status, answer["status"]) == (201, "Success")
+    bound = await core.read_namespaced_pod("p", "default")
+    assert bound.spec.node_name == "n1" and bound.status.conditions[0].type == "PodScheduled"
+    status, again, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/pods/p/binding", binding)
+    assert status == 409 and again["message"].endswith('pod p is already assigned to node "n1"')

@@ -276,3 +276,35 @@ async def test_custom_object_watch_through_the_typed_client(api: client.ApiClien
             seen.append((event["type"], event["object"]["metadata"]["name"], event["object"]["kind"]))
             break
     assert seen == [("ADDED", "c1", "Certification")]
+
+
+async def test_selectable_fields_and_list_map_apply(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "racks.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "racks", "kind": "Rack"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "selectableFields": [{"jsonPath": ".spec.zone"}],
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                                      "type": "object", "properties": {
+                                          "zone": {"type": "string"},
+                                          "slots": {"type": "array", "x-kubernetes-list-type": "map",
+                                                    "x-kubernetes-list-map-keys": ["id"],
+                                                    "items": {"type": "object", "required": ["id"], "properties": {
+                                                        "id": {"type": "integer"}, "node": {"type": "string"}}}}}}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    path = "/apis/example.com/v1/racks"
+    apply = "application/apply-patch+yaml"
+    rack = {"apiVersion": "example.com/v1", "kind": "Rack", "metadata": {"name": "r1"}}
+    await raw(apiserver, "PATCH", path + "/r1?fieldManager=a", dict(rack, spec={"zone": "east", "slots": [
+        {"id": 1, "node": "n1"}]}), apply)
+    status, both, _ = await raw(apiserver, "PATCH", path + "/r1?fieldManager=b", dict(rack, spec={"slots": [
+        {"id": 2, "node": "n2"}]}), apply)
+    assert status == 200 and both["spec"]["slots"] == [{"id": 1, "node": "n1"}, {"id": 2, "node": "n2"}]
+    status, duplicate, _ = await raw(apiserver, "PATCH", path + "/r1", {"spec": {"slots": [
+        {"id": 3}, {"id": 3}]}}, "application/merge-patch+json")
+    assert status == 422 and duplicate["details"]["causes"][0]["reason"] == "FieldValueDuplicate"
+    _, east, _ = await raw(apiserver, "GET", path + "?fieldSelector=spec.zone%3Deast")
+    assert [i["metadata"]["name"] for i in east["items"]] == ["r1"]
+    status, _, _ = await raw(apiserver, "GET", path + "?fieldSelector=spec.color%3Dred")
+    assert status == 400

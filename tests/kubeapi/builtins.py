@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import Cause
+from .storage import clone
 
-__all__ = ["prepare_create", "validate_builtin", "check_immutable", "BOOTSTRAP"]
+__all__ = ["prepare_create", "validate_builtin", "check_immutable", "BOOTSTRAP", "POD_SPEC_MUTABLE"]
 
 # What a bare kube-apiserver creates itself at start (besides the namespaces): the `kubernetes` Service
 # and the cluster-admin role bound to system:masters. The other bootstrap roles are not preloaded.
@@ -127,8 +128,41 @@ def _job_template(obj: Obj) -> list[Cause]:
     return causes
 
 
+POD_SPEC_MUTABLE = ("spec.containers[*].image, spec.initContainers[*].image, spec.activeDeadlineSeconds, "
+                    "spec.tolerations (only additions to existing tolerations), spec.terminationGracePeriodSeconds "
+                    "(allow it to be set to 1 if it was previously negative)")
+
+
+def _pod_spec_frozen(new: Obj, old: Obj) -> list[Cause]:
+    """A Pod's spec is immutable but for images, activeDeadlineSeconds and added tolerations (binding a pod
+    to a node goes through pods/binding, not an update)."""
+    def comparable(spec: Obj) -> Obj:
+        out = clone(spec)
+        for field in ("containers", "initContainers"):
+            for container in out.get(field) or []:
+                if isinstance(container, dict):
+                    container.pop("image", None)
+        for field in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"):
+            out.pop(field, None)
+        return out
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    causes = []
+    if comparable(new_spec) != comparable(old_spec):
+        causes.append(Cause("FieldValueForbidden", "Forbidden: pod updates may not change fields other than "
+                            + POD_SPEC_MUTABLE, "spec"))
+    old_tolerations = old_spec.get("tolerations") or []
+    if new_spec.get("tolerations") is not None and old_tolerations[: len(old_tolerations)] != (
+            new_spec.get("tolerations") or [])[: len(old_tolerations)]:
+        causes.append(Cause("FieldValueForbidden", "Forbidden: existing toleration can not be modified except its "
+                            "tolerationSeconds", "spec.tolerations"))
+    return causes
+
+
 def check_immutable(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
-    """ConfigMaps and Secrets marked `immutable: true` keep their data (and the mark) forever."""
+    """ConfigMaps and Secrets marked `immutable: true` keep their data (and the mark) forever; Pod specs
+    change only in the few fields the pod strategy allows."""
+    if not group and kind == "Pod":
+        return _pod_spec_frozen(new, old)
     if group or kind not in ("ConfigMap", "Secret") or not old.get("immutable"):
         return []
     causes = []
@@ -154,7 +188,20 @@ def _configmap(obj: Obj) -> list[Cause]:
     return causes
 
 
+def _event(obj: Obj) -> list[Cause]:
+    """Legacy (core v1) Event rules: an event about a cluster-scoped object lives in "default" (or no
+    namespace); one about a namespaced object lives in that object's namespace."""
+    involved = obj.get("involvedObject") or {}
+    namespace = obj.get("metadata", {}).get("namespace", "")
+    target = involved.get("namespace") or ""
+    if (not target and namespace not in ("", "default")) or (target and target != namespace):
+        return [Cause("FieldValueInvalid", f'Invalid value: "{target}": does not match event.namespace',
+                      "involvedObject.namespace")]
+    return []
+
+
 VALIDATE: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
+    ("", "Event"): _event,
     ("", "Pod"): _containers, ("batch", "Job"): _job_template, ("", "ConfigMap"): _configmap, ("", "Secret"): _configmap,
 }
 

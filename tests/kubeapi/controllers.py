@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from typing import Any
 
 from .storage import clone
-from .registry import Registry, bucket_of, key_of
+from .registry import Registry, bucket_of
 from .resources import Resource
 from .storage import Change, Key
 
@@ -144,10 +144,14 @@ class Controllers:
     # ----------------------------------------------------------------------------------- garbage collector
 
     def _owners_alive(self, obj: Obj) -> tuple[bool, list[Obj]]:
-        """(some owner still exists, the owner objects that exist)."""
+        """(some owner still exists, the owner objects that exist). An owner in another namespace, or a
+        namespaced owner of a cluster-scoped object, counts as absent (the GC rejects such references)."""
         alive = []
+        namespace = obj["metadata"].get("namespace", "")
         for ref in obj["metadata"].get("ownerReferences") or []:
             where = self.registry.storage.by_uid.get(ref.get("uid", ""))
+            if where is not None and where[1][0] not in ("", namespace):
+                continue
             if where is not None:
                 owner = self.registry.storage.bucket(where[0]).objects.get(where[1])
                 if owner is not None:

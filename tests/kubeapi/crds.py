@@ -64,6 +64,7 @@ def resources_of(crd: Obj) -> list[Resource]:
     spec = crd["spec"]
     names = spec["names"]
     out = []
+    storage = next((v["name"] for v in spec.get("versions") or [] if v.get("storage")), "")
     for version in spec.get("versions") or []:
         if not version.get("served", True):
             continue
@@ -77,7 +78,7 @@ def resources_of(crd: Obj) -> list[Resource]:
             status_subresource="status" in subresources, generation=True, unconditional_update=False,
             strategic_merge=False, custom=True, schema=clone(version["schema"]["openAPIV3Schema"]),
             printer_columns=clone(version.get("additionalPrinterColumns") or []),
-            field_labels=COMMON_FIELDS | selectable))
+            field_labels=COMMON_FIELDS | selectable, storage_version=storage))
     return out
 
 

@@ -16,7 +16,8 @@ VERSION_INFO = {
     "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0", "compiler": "gc", "platform": "linux/amd64",
 }
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "finalize": ["update"]}
+SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "finalize": ["update"],
+                     "binding": ["create"]}
 
 
 def api_versions(address: str) -> dict[str, Any]:
@@ -79,3 +80,41 @@ def resource_list(resources: Iterable[Resource], group_name: str, version: str) 
                             "kind": res.kind, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])})
     group_version = f"{group_name}/{version}" if group_name else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": entries}
+
+
+# ------------------------------------------------------------------------ aggregated discovery (v2)
+
+AGGREGATED_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """client-go and kubectl ask for the aggregated form first (and fall back to the legacy one)."""
+    return "as=APIGroupDiscoveryList" in accept and "v=v2" in accept and "v=v2beta1" not in accept.split(",")[0]
+
+
+def aggregated(resources: Iterable[Resource], core: bool) -> dict[str, Any]:
+    """The APIGroupDiscoveryList of /api (core: true) or /apis."""
+    resources = list(resources)
+    names = [""] if core else sorted({r.group for r in resources if r.group})
+    items = []
+    for name in names:
+        versions = []
+        for version in _versions(resources, name):
+            entries = []
+            for res in sorted((r for r in resources if r.group == name and r.version == version),
+                              key=lambda r: r.plural):
+                kind = {"group": res.group, "version": res.version, "kind": res.kind}
+                entry: dict[str, Any] = {"resource": res.plural, "responseKind": kind,
+                                         "scope": "Namespaced" if res.namespaced else "Cluster",
+                                         "singularResource": res.singular, "verbs": list(res.verbs)}
+                if res.short_names:
+                    entry["shortNames"] = list(res.short_names)
+                if res.categories:
+                    entry["categories"] = list(res.categories)
+                if res.subresources:
+                    entry["subresources"] = [{"subresource": sub, "responseKind": kind,
+                                              "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])} for sub in res.subresources]
+                entries.append(entry)
+            versions.append({"version": version, "resources": entries, "freshness": "Current"})
+        items.append({"metadata": {"name": name, "creationTimestamp": None}, "versions": versions})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}

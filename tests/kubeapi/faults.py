@@ -23,7 +23,9 @@ class Fault:
     """What to break and for which requests (regexes searched in the method, path, raw query, user agent).
 
     `times` None means every matching request; `after_commit` lets a write happen before the error answer
-    (a server that timed out after committing); `drop_stream_after` ends a watch abruptly after N events.
+    (a server that timed out after committing); `drop_stream_after` ends a watch abruptly after N events;
+    `expire_stream_after` ends it after N events with an ERROR event carrying 410 Expired (what a watch
+    served from etcd sends after a compaction).
     """
 
     method: str | None = None
@@ -36,6 +38,7 @@ class Fault:
     retry_after: float | None = None
     delay: float = 0.0
     drop_stream_after: int | None = None
+    expire_stream_after: int | None = None  # a watch sends an ERROR 410 Expired event after N events, then ends
     reset_connection: bool = False
     after_commit: bool = False
     times: int | None = None

@@ -12,6 +12,7 @@ from nvcre_tui.engine.store.selectors import LabelSelector, parse_field_selector
 
 from . import errors
 from .errors import ApiError, Cause
+from .answers import query_int
 from .registry import Registry, bucket_of
 from .resources import Resource
 from .storage import Key, SnapshotTooOld
@@ -30,6 +31,10 @@ class Selection:
         self.namespace = namespace
         self.labels = labels
         self.fields = fields
+
+    def single_name(self) -> str | None:
+        """The one name a `metadata.name=x` field selector pins, if any (watch fan-out goes by name)."""
+        return next((value for path, equal, value in self.fields if path == "metadata.name" and equal), None)
 
     @property
     def everything(self) -> bool:
@@ -91,7 +96,7 @@ def _decode_continue(token: str) -> tuple[int, Key]:
 def item_view(res: Resource, obj: Obj) -> Obj:
     """A list item: built-in items carry no apiVersion/kind on the real server; custom resources do."""
     if res.custom:
-        return obj if obj.get("apiVersion") == res.api_version else dict(obj, apiVersion=res.api_version)
+        return res.view(obj)
     return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
 
 
@@ -107,7 +112,7 @@ def list_body(registry: Registry, res: Resource, namespace: str | None, query: M
     token = query.get("continue") or ""
     rv_text = query.get("resourceVersion")
     match = query.get("resourceVersionMatch") or ""
-    limit = int(query.get("limit") or 0) if (query.get("limit") or "0").isdigit() else 0
+    limit = max(0, query_int(query, "limit", 0) or 0)
     after: Key | None = None
     if token:
         if rv_text:

@@ -25,6 +25,7 @@ from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
 from .storage import Change, Key, Storage, clone
+from .typed import schema_of_kind, type_mismatch
 
 __all__ = ["Registry", "bucket_of", "key_of"]
 
@@ -118,12 +119,12 @@ class Registry:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a JSON object describing a {res.kind}")
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if api_version and api_version != res.api_version:
+        if api_version and api_version not in (res.api_version, res.storage_api_version):
             raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
                                      f"API version ({res.api_version})")
         if kind and kind != res.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
-        out = {"apiVersion": res.api_version, "kind": res.kind,
+        out = {"apiVersion": res.storage_api_version, "kind": res.kind,
                **{k: clone(v) for k, v in body.items() if k not in ("apiVersion", "kind")}}
         if not isinstance(out.get("metadata", {}), dict):
             raise errors.bad_request("metadata must be an object")
@@ -135,6 +136,12 @@ class Registry:
         if res.schema is not None:
             obj = self._prune(res, obj)
             apply_defaults(obj, res.schema)
+        elif self._typed(res) is not None:
+            mismatch = type_mismatch(obj, self._typed(res) or {})
+            if mismatch:
+                raise errors.bad_request(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                                         f"{mismatch}")
+            obj = self._prune(res, obj)  # a typed decode drops what the Go type lacks
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
         causes = validate_metadata(obj["metadata"], res.name_rule, old["metadata"] if old else None)
         if res.schema is not None:
@@ -152,11 +159,18 @@ class Registry:
             raise errors.invalid(res.kind, name, causes, res.group)
         return obj
 
+    @staticmethod
+    def _typed(res: Resource) -> dict[str, Any] | None:
+        return None if res.custom else schema_of_kind(res.group, res.version, res.kind)
+
     def _prune(self, res: Resource, obj: Obj) -> Obj:
-        """Structural pruning, reporting unknown fields per the request's fieldValidation (Warn by default)."""
-        assert res.schema is not None
+        """Pruning by the structural (custom) or typed (built-in) schema, reporting unknown fields per the
+        request's fieldValidation (Warn by default)."""
+        schema = res.schema if res.schema is not None else self._typed(res)
+        if schema is None:
+            return obj
         dropped: list[str] = []
-        out = prune(obj, res.schema, dropped)
+        out = prune(obj, schema, dropped)
         if dropped and self.field_validation == "Strict":
             raise errors.bad_request("strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in dropped))
         if dropped and self.field_validation == "Warn":
@@ -368,8 +382,7 @@ class Registry:
         if res.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                      "request")
-        if res.schema is not None:
-            applied = self._prune(res, applied)
+        applied = self._prune(res, applied)
         live = self.current(res, namespace, name)
         if meta.get("resourceVersion") and live is not None and meta["resourceVersion"] != live["metadata"][
                 "resourceVersion"]:
@@ -384,6 +397,34 @@ class Registry:
         merged = self._check_type(res, merged)
         return self._update_from(res, live, merged, manager=manager, subresource=subresource, dry_run=dry_run,
                                  operation="Apply"), False
+
+    # --------------------------------------------------------------------------------- pods/binding
+
+    def bind(self, res: Resource, namespace: str | None, name: str, body: Any, *, manager: str,
+             dry_run: bool = False) -> Obj:
+        """POST pods/<name>/binding, what a scheduler does: set spec.nodeName once (409 when already bound)."""
+        pod = self.get(res, namespace, name)
+        target = (body or {}).get("target") if isinstance(body, dict) else None
+        if not isinstance(target, dict) or not target.get("name"):
+            raise errors.invalid("Binding", name, [Cause("FieldValueRequired", "Required value", "target.name")])
+        if target.get("kind", "Node") != "Node":
+            raise errors.invalid("Binding", name, [Cause("FieldValueNotSupported", f'Unsupported value: '
+                                 f'"{target.get("kind")}": supported values: "Node"', "target.kind")])
+        bound = (pod.get("spec") or {}).get("nodeName")
+        if bound:
+            raise errors.conflict("pods/binding", name, "", f'pod {name} is already assigned to node "{bound}"')
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict("pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host")
+        new = clone(pod)
+        new.setdefault("spec", {})["nodeName"] = target["name"]
+        status = new.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        status["conditions"] = [*conditions, {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                                              "lastTransitionTime": self.now()}]
+        self.managed.record(new, pod, manager, "Update", "binding", res.api_version, ListTypes(None), True)
+        if not dry_run:
+            self._store(res, key_of(res, namespace, name), new)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     # --------------------------------------------------------------------------------- delete
 

@@ -39,12 +39,22 @@ class Resource:
     schema: dict[str, Any] | None = None  # openAPIV3Schema of a custom resource version
     printer_columns: list[dict[str, Any]] = field(default_factory=list)
     name_rule: str = "subdomain"  # "subdomain" (DNS-1123 subdomain), "label" (DNS-1123 label) or "path"
+    storage_version: str = ""  # the version objects are stored in (custom resources with several versions)
     verbs: tuple[str, ...] = ALL_VERBS
     virtual: bool = False  # answered, never stored (access reviews)
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def storage_api_version(self) -> str:
+        version = self.storage_version or self.version
+        return f"{self.group}/{version}" if self.group else version
+
+    def view(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """An object as this version serves it (versions differ only in apiVersion: no conversion webhooks)."""
+        return obj if obj.get("apiVersion") == self.api_version else dict(obj, apiVersion=self.api_version)
 
     @property
     def group_resource(self) -> str:
@@ -69,7 +79,8 @@ BUILTINS: tuple[Resource, ...] = (
              field_labels=_fields("status.phase")),
     Resource("", "v1", "Node", "nodes", namespaced=False, short_names=("no",), subresources=("status",),
              status_subresource=True, keep_status_on_create=True, field_labels=_fields("spec.unschedulable")),
-    Resource("", "v1", "Pod", "pods", short_names=("po",), categories=("all",), subresources=("status", "log"),
+    Resource("", "v1", "Pod", "pods", short_names=("po",), categories=("all",),
+             subresources=("status", "log", "binding"),
              status_subresource=True, generation=True,
              field_labels=_fields("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                                   "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",

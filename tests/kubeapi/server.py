@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,18 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
-from .builtins import BOOTSTRAP
+from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run,
+                      json_response, status_response, warning_value)
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
+from .builtins import BOOTSTRAP
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
-from .errors import ApiError, REASON_OF_CODE
-from .faults import DEFAULT_MESSAGES, Fault, Faults
+from .errors import ApiError
+from .faults import Fault, Faults
 from .listing import list_body, parse_selection
+from .podlogs import PodLogs
 from .registry import Registry, bucket_of
+from .requestinfo import RecordedRequest, Target, not_served, resolve, truthy
 from .resources import BUILTINS, Resource
 from .storage import Storage
 from .table import to_table, wants_table
@@ -41,56 +44,13 @@ JSON = "application/json"
 MAX_REQUEST_BODY_BYTES = 3145728  # the apiserver's write body limit (2x etcd's, for JSON vs protobuf)
 
 
-@dataclass
-class RecordedRequest:
-    """One request as the server understood it (the audit log of a test)."""
-
-    method: str
-    path: str
-    verb: str = ""
-    api_group: str = ""
-    api_version: str = ""
-    resource: str = ""
-    subresource: str = ""
-    namespace: str | None = None
-    name: str = ""
-    query: dict[str, str] = field(default_factory=dict)
-    content_type: str = ""
-    user_agent: str = ""
-    status: int = 0
-    body: bytes = b""
-    user: str = ""
-
-    @property
-    def field_manager(self) -> str:
-        return self.query.get("fieldManager", "")
-
-
-@dataclass
-class _Target:
-    """A resolved resource URL."""
-
-    res: Resource | None
-    group: str
-    version: str
-    resource: str
-    namespace: str | None
-    name: str
-    subresource: str
-    legacy_watch: bool
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").lower() in ("1", "true")
-
-
 class ApiServer:
     """A bare kube-apiserver + etcd stand-in. `garbage_collector=True` adds an emulated GC + namespace
     controller; `history_limit` bounds the watch history per resource; `clock` stamps timestamps."""
 
     def __init__(self, clock: Clock | None = None, history_limit: int = 1000, garbage_collector: bool = False, *,
                  token: str = "nvcre-emulator-token", bookmark_interval: float = 5.0, seed: int = 0,
-                 tls: bool = False) -> None:
+                 tls: bool = False, record_requests: bool = True) -> None:
         self.clock = clock or SystemClock()
         self.storage = Storage(history_limit)
         self.registry = Registry(self.storage, self.clock, seed)
@@ -107,11 +67,13 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.faults = Faults()
         self.requests: list[RecordedRequest] = []
-        self.pod_logs: dict[tuple[str, str, str | None], str] = {}
+        self.record_requests = record_requests  # off for long benches: the log grows with every request
+        self.pod_logs = PodLogs()
         self.url = ""
         self.tls = authority() if tls else None  # HTTPS with a throwaway CA and x509 client authentication
         self._watchers: set[Watcher] = set()
         self._runner: web.AppRunner | None = None
+        self._port = 0  # kept after the first start: a restart comes back on the same address
         ns = self.registry.find("", "v1", "namespaces")
         assert ns is not None
         for name in PRELOADED_NAMESPACES:
@@ -123,25 +85,39 @@ class ApiServer:
     # ----------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
+        self.pod_logs.closed = False
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5,
                                    handler_cancellation=True)  # a client leaving ends its watch at once
         await self._runner.setup()
         context = self.tls.server_context() if self.tls else None
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port, ssl_context=context)
         await site.start()
         server = site._server
         assert server is not None and server.sockets
-        port = server.sockets[0].getsockname()[1]
-        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
+        self._port = server.sockets[0].getsockname()[1]
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{self._port}"
 
     async def stop(self) -> None:
         for watcher in list(self._watchers):
             watcher.close()
+        self.pod_logs.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    async def restart(self, down_for: float = 0.0) -> None:
+        """Stop and start again on the same port, keeping every object (etcd survives) but not the watch
+        history: the new watch cache starts at the current revision, so older watches get 410 Expired.
+        `down_for` real seconds in between (connections are refused meanwhile)."""
+        await self.stop()
+        for bucket in self.storage.buckets.values():
+            bucket.history.clear()
+            bucket.evicted_rv = self.storage.rv
+        if down_for:
+            await asyncio.sleep(down_for)
+        await self.start()
 
     async def __aenter__(self) -> ApiServer:
         await self.start()
@@ -171,6 +147,19 @@ class ApiServer:
         target.write_text(yaml.safe_dump(config, sort_keys=False))
         return target
 
+    def write_service_account(self, folder: Path | str, namespace: str, name: str) -> dict[str, str]:
+        """What a pod of ServiceAccount namespace/name sees: `token`, `ca.crt` and `namespace` in `folder`
+        (the /var/run/secrets/kubernetes.io/serviceaccount layout) and the environment pointing at this
+        server (KUBERNETES_SERVICE_HOST/PORT). In-cluster clients need HTTPS: tls=True."""
+        if self.tls is None:
+            raise RuntimeError("in-cluster configuration needs ApiServer(tls=True): clients connect with https")
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "token").write_text(self.service_account_token(namespace, name))
+        (target / "ca.crt").write_bytes(self.tls.ca_pem)
+        (target / "namespace").write_text(namespace)
+        return {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self._port)}
+
     # ----------------------------------------------------------------------------------- identities
 
     def add_token(self, token: str, user: str, groups: tuple[str, ...] | list[str] = ()) -> str:
@@ -195,8 +184,17 @@ class ApiServer:
     def clear_requests(self) -> None:
         self.requests.clear()
 
+    def requests_where(self, **fields: Any) -> list[RecordedRequest]:
+        """Recorded requests whose fields equal the given values, e.g. verb="patch", resource="nodes"."""
+        return [r for r in self.requests if all(getattr(r, name) == value for name, value in fields.items())]
+
     def set_pod_log(self, namespace: str, name: str, text: str, container: str | None = None) -> None:
-        self.pod_logs[(namespace, name, container)] = text
+        """What GET pods/<name>/log answers (container None: for every container without its own text)."""
+        self.pod_logs.set(namespace, name, text, container)
+
+    def append_pod_log(self, namespace: str, name: str, text: str, container: str | None = None) -> None:
+        """More log text; followers (follow=true) receive it as it comes."""
+        self.pod_logs.append(namespace, name, text, container)
 
     def resource(self, group: str, version: str, plural: str) -> Resource | None:
         """A served resource (built-in or from a CRD), e.g. to read a CRD's printer columns."""
@@ -214,37 +212,41 @@ class ApiServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if (request.content_length or 0) > MAX_REQUEST_BODY_BYTES:
-            return _status_response(ApiError("RequestEntityTooLarge",
+            return status_response(ApiError("RequestEntityTooLarge",
                                              f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"))
         body = await request.read() if request.can_read_body else b""
         query = {key: request.query.getone(key) for key in request.query.keys()}
         record = RecordedRequest(method=request.method, path=request.path, query=query,
                                  content_type=request.headers.get("Content-Type", "").split(";")[0].strip(),
                                  user_agent=request.headers.get("User-Agent", ""), body=body)
-        self.requests.append(record)
+        if self.record_requests:
+            self.requests.append(record)
         response = await self._answer(request, record, body)
         record.status = response.status
         return response
 
     async def _answer(self, request: web.Request, record: RecordedRequest, body: bytes) -> web.StreamResponse:
         try:
-            target = self._resolve(record)
+            target = resolve(record, self.registry.find)
         except ApiError as error:
-            return _status_response(error)
+            return status_response(error)
         auth = request.headers.get("Authorization", "")
         user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
         if user is None and self.tls is not None:
-            user = _certificate_user(request)
+            user = certificate_user(request)
         if user is None:
             if record.path not in ("/healthz", "/readyz", "/livez", "/version"):
-                return _status_response(ApiError("Unauthorized", "Unauthorized"))
+                return status_response(ApiError("Unauthorized", "Unauthorized"))
             user = User("system:anonymous", ("system:unauthenticated",))
         record.user = user.name
+        # RequestInfo names a Namespace object's own namespace too, so namespaced Roles can grant on it
+        scope = record.name if (record.resource, record.api_group) == ("namespaces", "") and record.name else (
+            record.namespace)
         attributes = Attributes(record.verb if target else request.method.lower(), record.path, record.resource,
-                                record.api_group, record.subresource, record.namespace, record.name,
+                                record.api_group, record.subresource, scope, record.name,
                                 resource_request=target is not None)
         if not self.authorizer.allows(user, attributes):
-            return _status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
+            return status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
                                              group=record.api_group, kind=record.resource))
         fault = self.faults.take(request.method, record.path, request.query_string, record.user_agent)
         if fault is not None:
@@ -255,139 +257,118 @@ class ApiServer:
                     request.transport.abort()
                 return web.Response(status=500)
             if fault.status and not fault.after_commit:
-                return _fault_response(fault, record)
+                return fault_response(fault, record)
         validation = record.query.get("fieldValidation") or "Warn"
         if validation not in ("Ignore", "Warn", "Strict"):
-            return _status_response(errors.bad_request(
+            return status_response(errors.bad_request(
                 f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{validation}"'))
         self.registry.field_validation, self.registry.warnings = validation, []
         try:
             response = await self._dispatch(request, record, target, body, fault)
         except ApiError as error:
-            response = _status_response(error)
+            response = status_response(error)
+        except (ValueError, TypeError, KeyError, AttributeError) as error:  # malformed input the checks missed
+            response = status_response(ApiError("InternalError", f"Internal error occurred: {error!r}"))
         for warning in self.registry.warnings:  # set before any await: no other request interleaves
             if not response.prepared:
-                response.headers.add("Warning", f'299 - "{_escape(warning)}"')
+                response.headers.add("Warning", warning_value(warning))
         if fault is not None and fault.status and fault.after_commit:
-            return _fault_response(fault, record)
+            return fault_response(fault, record)
         return response
 
-    def _resolve(self, record: RecordedRequest) -> _Target | None:
-        """RequestInfo: None for non-resource paths (discovery, health, version)."""
-        parts = [p for p in record.path.split("/") if p]
-        if parts[:1] == ["api"] and len(parts) >= 2:
-            group, version, rest = "", parts[1], parts[2:]
-        elif parts[:1] == ["apis"] and len(parts) >= 3:
-            group, version, rest = parts[1], parts[2], parts[3:]
-        else:
-            record.verb = "get"
-            return None
-        record.api_group, record.api_version = group, version
-        if not rest:
-            record.verb = "get"
-            return None
-        legacy_watch = rest[0] == "watch"
-        if legacy_watch:
-            rest = rest[1:]
-        namespace = None
-        if rest and rest[0] == "namespaces" and (len(rest) >= 4 or len(rest) == 3 and rest[2] not in ("status",
-                                                                                                       "finalize")):
-            namespace, rest = rest[1], rest[2:]
-        if not rest or len(rest) > 3:
-            raise _not_served()
-        resource, name = rest[0], rest[1] if len(rest) > 1 else ""
-        subresource = rest[2] if len(rest) > 2 else ""
-        record.resource, record.name, record.subresource, record.namespace = resource, name, subresource, namespace
-        method = record.method
-        watching = legacy_watch or _truthy(record.query.get("watch"))
-        record.verb = {
-            "GET": ("watch" if legacy_watch else "get") if name else ("watch" if watching else "list"),
-            "POST": "create", "PUT": "update",
-            "PATCH": "patch", "DELETE": "delete" if name else "deletecollection",
-        }.get(method, method.lower())
-        res = self.registry.find(group, version, resource)
-        return _Target(res, group, version, resource, namespace, name, subresource, legacy_watch)
-
-    async def _dispatch(self, request: web.Request, record: RecordedRequest, target: _Target | None, body: bytes,
+    async def _dispatch(self, request: web.Request, record: RecordedRequest, target: Target | None, body: bytes,
                         fault: Fault | None) -> web.StreamResponse:
         if target is None:
-            return self._non_resource(record)
+            return self._non_resource(record, request.headers.get("Accept", ""))
         res = target.res
         if res is None or (target.namespace is not None and not res.namespaced):
-            raise _not_served()
+            raise not_served()
         if target.subresource and target.subresource not in res.subresources:
-            raise _not_served()
+            raise not_served()
         if res.namespaced and target.name and target.namespace is None:
-            raise _not_served()
+            raise not_served()
+        if res.namespaced and target.namespace is None and request.method not in ("GET",) and not res.virtual:
+            raise errors.method_not_allowed(request.method)  # all-namespaces collections only list and watch
         query = record.query
-        dry_run = _dry_run(query)
-        manager = _manager(query, record.user_agent)
+        dry_run = is_dry_run(query)
+        manager = field_manager(query, record.user_agent)
         method, name, sub, ns = request.method, target.name, target.subresource, target.namespace
         if method == "GET":
             if sub == "log":
-                return self._pod_log(res, ns, name, query)
+                pod = self.registry.get(res, ns, name)
+                return await self.pod_logs.serve(request, pod, lambda: self.registry.current(res, ns, name) is not None,
+                                                 query)
             table = wants_table(request.headers.get("Accept", ""))
             if name and target.legacy_watch:  # /watch/.../<name>: a watch of that one object
                 one = dict(query, fieldSelector=",".join(filter(None, [query.get("fieldSelector"),
                                                                          f"metadata.name={name}"])))
                 return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
+                                         expire_after=fault.expire_stream_after if fault else None,
                                          watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:
-                    return _json(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
+                    return json_response(to_table(res, [found], {"resourceVersion": found["metadata"]["resourceVersion"]},
                                           self.clock.now(), query.get("includeObject", "Metadata")))
-                return _json(found)
+                return json_response(res.view(found))
             if record.verb == "watch":
                 return await serve_watch(request, self.registry, res, ns, query,
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
+                                         expire_after=fault.expire_stream_after if fault else None,
                                          watchers=self._watchers)
             listed = list_body(self.registry, res, ns, query)
             if table:
-                return _json(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
+                return json_response(to_table(res, listed["items"], listed["metadata"], self.clock.now(),
                                       query.get("includeObject", "Metadata")))
-            return _json(listed)
+            return json_response(listed)
         if res.virtual:
             if method != "POST" or name:
                 raise errors.method_not_allowed(method)
-            return _json(self._access_review(res, _decode(body), record), 201)
+            return json_response(self._access_review(res, decode(body), record), 201)
+        if method == "POST" and sub == "binding":
+            return json_response(self.registry.bind(res, ns, name, decode(body), manager=manager, dry_run=dry_run),
+                                 201)
         if method == "POST":
             if name:
                 raise errors.method_not_allowed(method)
-            return _json(self.registry.create(res, ns, _decode(body), manager=manager, dry_run=dry_run), 201)
+            return json_response(res.view(self.registry.create(res, ns, decode(body), manager=manager,
+                                                               dry_run=dry_run)), 201)
         if method == "PUT" and name:
-            obj, created = self.registry.update(res, ns, name, _decode(body), manager=manager, subresource=sub,
+            obj, created = self.registry.update(res, ns, name, decode(body), manager=manager, subresource=sub,
                                                 dry_run=dry_run)
-            return _json(obj, 201 if created else 200)
+            return json_response(res.view(obj), 201 if created else 200)
         if method == "PATCH" and name:
             content_type = record.content_type
             is_apply = content_type == "application/apply-patch+yaml"
             obj, created = self.registry.patch(res, ns, name, body, content_type,
                                                manager=query.get("fieldManager", "") if is_apply else manager,
-                                               subresource=sub, dry_run=dry_run, force=_truthy(query.get("force")))
-            return _json(obj, 201 if created else 200)
+                                               subresource=sub, dry_run=dry_run, force=truthy(query.get("force")))
+            return json_response(res.view(obj), 201 if created else 200)
         if method == "DELETE":
-            options = _delete_options(body, query)
+            options = delete_options(body, query)
             if name:
                 obj, removed = self.registry.delete(res, ns, name, options, dry_run=dry_run)
                 accepted = not removed and options.get("orphanDependents") is False
-                return _json(obj, 202 if accepted else 200)
-            return _json(self._delete_collection(res, ns, query, options, dry_run))
+                return json_response(res.view(obj), 202 if accepted else 200)
+            return json_response(self._delete_collection(res, ns, query, options, dry_run))
         raise errors.method_not_allowed(method)
 
-    def _non_resource(self, record: RecordedRequest) -> web.Response:
+    def _non_resource(self, record: RecordedRequest, accept: str = "") -> web.Response:
         parts = [p for p in record.path.split("/") if p]
         resources = list(self.registry.resources.values())
         if record.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok", content_type="text/plain")
         if parts == ["version"]:
-            return _json(discovery.VERSION_INFO)
+            return json_response(discovery.VERSION_INFO)
+        if parts in (["api"], ["apis"]) and discovery.wants_aggregated(accept):
+            return web.Response(body=json.dumps(discovery.aggregated(resources, core=parts == ["api"])),
+                                headers={"Content-Type": discovery.AGGREGATED_TYPE})
         if parts == ["api"]:
-            return _json(discovery.api_versions(self.url.removeprefix("http://")))
+            return json_response(discovery.api_versions(self.url.split("://")[-1]))
         if parts == ["apis"]:
-            return _json(discovery.group_list(resources))
+            return json_response(discovery.group_list(resources))
         found = None
         if len(parts) == 2 and parts[0] == "api":
             found = discovery.resource_list(resources, "", parts[1])
@@ -396,8 +377,8 @@ class ApiServer:
         elif len(parts) == 3 and parts[0] == "apis":
             found = discovery.resource_list(resources, parts[1], parts[2])
         if found is None:
-            raise _not_served()
-        return _json(found)
+            raise not_served()
+        return json_response(found)
 
     def _access_review(self, res: Resource, body: Any, record: RecordedRequest) -> dict[str, Any]:
         """Self/SubjectAccessReview: the authorizer's answer for the attributes in spec."""
@@ -421,27 +402,6 @@ class ApiServer:
         return {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"creationTimestamp": None},
                 "spec": spec, "status": status}
 
-    def _pod_log(self, res: Resource, namespace: str | None, name: str, query: dict[str, str]) -> web.Response:
-        pod = self.registry.get(res, namespace, name)
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        container = query.get("container")
-        if container is None:
-            if len(containers) > 1:
-                raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                         f"[{' '.join(containers)}]")
-            container = containers[0] if containers else None
-        elif container not in containers:
-            raise errors.bad_request(f"container {container} is not valid for pod {name}")
-        text = self.pod_logs.get((namespace or "", name, container), self.pod_logs.get((namespace or "", name, None),
-                                                                                        ""))
-        if query.get("tailLines", "").isdigit():
-            lines = text.splitlines(keepends=True)
-            tail = int(query["tailLines"])
-            text = "".join(lines[-tail:]) if tail else ""
-        if query.get("limitBytes", "").isdigit():
-            text = text.encode()[: int(query["limitBytes"])].decode(errors="ignore")
-        return web.Response(text=text, content_type="text/plain")
-
     def _delete_collection(self, res: Resource, namespace: str | None, query: dict[str, str],
                            options: dict[str, Any], dry_run: bool) -> dict[str, Any]:
         selection = parse_selection(res, namespace, query)
@@ -450,93 +410,7 @@ class ApiServer:
         items = []
         for key in chosen:
             obj, _ = self.registry.delete(res, key[0] or None, key[1], options, dry_run=dry_run)
-            items.append(obj if res.custom else {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")})
+            items.append(res.view(obj) if res.custom else {k: v for k, v in obj.items() if k not in ("apiVersion",
+                                                                                                  "kind")})
         return {"kind": res.list_kind, "apiVersion": res.api_version,
                 "metadata": {"resourceVersion": str(self.storage.rv)}, "items": items}
-
-
-# --------------------------------------------------------------------------------------- helpers
-
-
-def _certificate_user(request: web.Request) -> User | None:
-    """x509 authentication: CN is the user name, each O a group (the certificate was verified by TLS)."""
-    transport = request.transport
-    peer = transport.get_extra_info("peercert") if transport is not None else None
-    if not peer:
-        return None
-    names = [value for part in peer.get("subject", ()) for key, value in part if key == "commonName"]
-    groups = tuple(value for part in peer.get("subject", ()) for key, value in part if key == "organizationName")
-    return User(names[0], (*groups, "system:authenticated")) if names else None
-
-
-def _not_served() -> ApiError:
-    return ApiError("NotFound", "the server could not find the requested resource")
-
-
-def _json(value: Any, status: int = 200) -> web.Response:
-    return web.Response(body=json.dumps(value, separators=(",", ":")), status=status, content_type=JSON)
-
-
-def _status_response(error: ApiError) -> web.Response:
-    headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
-    return web.Response(body=json.dumps(error.status()), status=error.code, content_type=JSON, headers=headers)
-
-
-def _fault_response(fault: Fault, record: RecordedRequest) -> web.Response:
-    code = fault.status or 500
-    reason = fault.reason or REASON_OF_CODE.get(code, "InternalError")
-    message = fault.message or DEFAULT_MESSAGES.get(code, f"injected fault {code}")
-    retry = None if fault.retry_after is None else int(round(fault.retry_after))
-    error = ApiError(reason, message, code=code, name=record.name, group=record.api_group, kind=record.resource,
-                     retry_after=retry)
-    response = _status_response(error)
-    if fault.retry_after is not None:
-        response.headers["Retry-After"] = _retry_text(fault.retry_after)
-    return response
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _retry_text(seconds: float) -> str:
-    return str(int(seconds)) if float(seconds).is_integer() else str(seconds)
-
-
-def _decode(body: bytes) -> Any:
-    try:
-        return json.loads(body or b"{}")
-    except ValueError as error:
-        raise errors.bad_request(f"the object provided is unrecognized (must be of type JSON): {error}") from None
-
-
-def _dry_run(query: dict[str, str]) -> bool:
-    value = query.get("dryRun")
-    if value in (None, ""):
-        return False
-    if value != "All":
-        raise errors.bad_request(f'Invalid dry run value "{value}": valid values are "All"')
-    return True
-
-
-def _manager(query: dict[str, str], user_agent: str) -> str:
-    """fieldManager, else the user agent up to its first '/' (what the real server records)."""
-    return query.get("fieldManager") or (user_agent.split("/")[0] or "unknown")[:128]
-
-
-def _delete_options(body: bytes, query: dict[str, str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if body.strip():
-        try:
-            options = json.loads(body)
-        except ValueError as error:
-            raise errors.bad_request(f"invalid DeleteOptions: {error}") from None
-        if not isinstance(options, dict):
-            raise errors.bad_request("DeleteOptions must be an object")
-    if "gracePeriodSeconds" in query:
-        options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
-    if "propagationPolicy" in query:
-        options["propagationPolicy"] = query["propagationPolicy"]
-    if "orphanDependents" in query:
-        options["orphanDependents"] = _truthy(query["orphanDependents"])
-    return options

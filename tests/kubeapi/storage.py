@@ -73,7 +73,29 @@ class Bucket:
         self.history: deque[Change] = deque()
         self.history_limit = history_limit
         self.evicted_rv = 0  # changes at or below this revision may be missing from history
-        self.watchers: set[Any] = set()
+        self.watchers: set[Any] = set()  # every open watch of this resource
+        self._general: set[Any] = set()  # ... that may care about any object
+        self._by_name: dict[str, set[Any]] = {}  # ... that select one name (metadata.name=x): no fan-out cost
+
+    def add_watcher(self, watcher: Any, name: str | None = None) -> None:
+        self.watchers.add(watcher)
+        if name is None:
+            self._general.add(watcher)
+        else:
+            self._by_name.setdefault(name, set()).add(watcher)
+
+    def remove_watcher(self, watcher: Any) -> None:
+        self.watchers.discard(watcher)
+        self._general.discard(watcher)
+        for name, named in list(self._by_name.items()):
+            if watcher in named:
+                named.discard(watcher)
+                if not named:
+                    del self._by_name[name]
+
+    def watchers_of(self, key: Key) -> list[Any]:
+        named = self._by_name.get(key[1])
+        return [*self._general, *named] if named else list(self._general)
 
     def namespace_range(self, namespace: str | None) -> tuple[int, int]:
         if namespace is None:
@@ -176,5 +198,5 @@ class Storage:
     @staticmethod
     def _publish(bucket: Bucket, change: Change) -> None:
         bucket.record(change)
-        for watcher in list(bucket.watchers):
+        for watcher in bucket.watchers_of(change.key):
             watcher.offer(change)

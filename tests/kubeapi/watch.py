@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from . import errors
+from .answers import query_int
 from .listing import Selection, parse_selection
 from .registry import Registry, bucket_of
 from .resources import Resource
@@ -86,12 +87,12 @@ def _truthy(value: str | None) -> bool:
 
 async def serve_watch(request: web.Request, registry: Registry, res: Resource, namespace: str | None,
                       query: Mapping[str, str], *, bookmark_interval: float, drop_after: int | None,
-                      watchers: set[Watcher]) -> web.StreamResponse:
+                      watchers: set[Watcher], expire_after: int | None = None) -> web.StreamResponse:
     """Stream one watch until timeoutSeconds, server stop, a dropped-stream fault or the client leaving."""
     selection = parse_selection(res, namespace, query)
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
     send_initial = query.get("sendInitialEvents")
-    timeout = float(query.get("timeoutSeconds") or DEFAULT_TIMEOUT_SECONDS)
+    timeout = float(query_int(query, "timeoutSeconds", DEFAULT_TIMEOUT_SECONDS) or DEFAULT_TIMEOUT_SECONDS)
     rv_text = query.get("resourceVersion") or ""
     bucket = registry.storage.bucket(bucket_of(res))
     watcher = Watcher(res, selection)
@@ -134,7 +135,7 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
             error_line = json_line({"type": "ERROR", "object": errors.expired(start, old.oldest).status()})
     watcher.last_rv = registry.storage.rv
     if error_line is None:
-        bucket.watchers.add(watcher)  # no await since the snapshot above: nothing can be missed
+        bucket.add_watcher(watcher, selection.single_name())  # no await since the snapshot: nothing missed
         watchers.add(watcher)
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
@@ -150,6 +151,8 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
         for line in initial:
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
+            if expire_after is not None and sent >= expire_after:
+                return await _expire(response, registry.storage.rv)
             await response.write(line)
             sent += 1
         while True:
@@ -176,13 +179,22 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
                 return response
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
+            if expire_after is not None and sent >= expire_after:
+                return await _expire(response, item[0])
             await response.write(item[1])
             sent += 1
     except ConnectionResetError:
         return response
     finally:
-        bucket.watchers.discard(watcher)
+        bucket.remove_watcher(watcher)
         watchers.discard(watcher)
+
+
+async def _expire(response: web.StreamResponse, rv: int) -> web.StreamResponse:
+    """End the stream with the ERROR event a compacted etcd watch gives."""
+    status = errors.ApiError("Expired", f"The resourceVersion for the provided watch is too old. (rv {rv})").status()
+    await response.write(json_line({"type": "ERROR", "object": status}))
+    return response
 
 
 def _drop(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

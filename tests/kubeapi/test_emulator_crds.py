@@ -1,0 +1,310 @@
+"""The emulator's CustomResourceDefinitions: serving, pruning, defaults, validation, CEL rules, printing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.rest import ApiException
+
+from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.crd import all_crds, crd_for
+
+from . import ApiServer
+from .clientkit import CERTS, certification, install_crds, raw, status_of
+from .fixtures import api, apiserver  # noqa: F401  (fixtures)
+
+
+async def test_crds_are_served_once_established(api: client.ApiClient) -> None:
+    await install_crds(api)
+    crd = await client.ApiextensionsV1Api(api).read_custom_resource_definition("certifications.nvcre.nvidia.com")
+    conditions = {c.type: c.status for c in crd.status.conditions}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
+    resources = await client.CustomObjectsApi(api).get_api_resources("nvcre.nvidia.com", "v1alpha1")
+    assert {"certifications", "certifications/status", "workflows", "jobs", "workloadruns"} <= {
+        r.name for r in resources.resources}
+    objects = client.CustomObjectsApi(api)
+    created = await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    assert created["metadata"]["generation"] == 1 and "status" not in created
+    listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
+    assert listed["items"][0]["kind"] == "Certification"  # custom resource items keep their type
+
+
+async def test_crd_pruning_and_validation(api: client.ApiClient) -> None:
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    body = certification("c1", unknownField={"x": 1})
+    created = await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], body)
+    assert "unknownField" not in created["spec"]
+    with pytest.raises(ApiException) as invalid:
+        await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], {
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "c2"},
+            "spec": {"categories": "not-a-list"}})
+    body = status_of(invalid.value)
+    assert invalid.value.status == 422 and body["reason"] == "Invalid"
+    causes = {(c["field"], c["reason"]) for c in body["details"]["causes"]}
+    assert ("spec.target", "FieldValueRequired") in causes
+    assert ("spec.categories", "FieldValueTypeInvalid") in causes
+
+
+async def test_crd_status_subresource_and_generation(api: client.ApiClient) -> None:
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    with_status = await objects.patch_namespaced_custom_object_status(
+        *CERTS[:2], "default", CERTS[2], "c1", {"status": {"observedGeneration": 1}},
+        _content_type="application/merge-patch+json")
+    assert with_status["metadata"]["generation"] == 1
+    ignored = await objects.patch_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1",
+                                                           {"metadata": {"labels": {"a": "b"}}, "status": None},
+                                                           _content_type="application/merge-patch+json")
+    assert ignored["status"] == with_status["status"] and ignored["metadata"]["generation"] == 1
+
+
+async def test_crd_rejects_strategic_merge_patch(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    await install_crds(api)
+    await client.CustomObjectsApi(api).create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2],
+                                                                       certification("c1"))
+    status, body, _ = await raw(apiserver, "PATCH", "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/"
+                                "certifications/c1", {"metadata": {"labels": {"a": "b"}}},
+                                "application/strategic-merge-patch+json")
+    assert status == 415 and body["reason"] == "UnsupportedMediaType"
+
+
+async def test_deleting_a_crd_removes_its_objects_and_stops_serving(apiserver: ApiServer,  # noqa: F811
+                                                                    api: client.ApiClient) -> None:
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    await client.ApiextensionsV1Api(api).delete_custom_resource_definition("certifications.nvcre.nvidia.com")
+    for _ in range(5):
+        await asyncio.sleep(0)
+    status, _, _ = await raw(apiserver, "GET", "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications")
+    assert status == 404
+    assert apiserver.objects("nvcre.nvidia.com", "certifications") == []
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd_for(Certification))
+    await asyncio.sleep(0)
+    listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
+    assert listed["items"] == []
+
+
+async def test_apply_custom_resource_and_dry_run(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    await install_crds(api)
+    path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications/c1?fieldManager=nvcre"
+    status, body, _ = await raw(apiserver, "PATCH", path + "&dryRun=All", certification("c1"),
+                                "application/apply-patch+yaml")
+    assert status == 201 and apiserver.objects(*CERTS[::2]) == []
+    status, body, _ = await raw(apiserver, "PATCH", path, certification("c1"), "application/apply-patch+yaml")
+    assert status == 201 and body["metadata"]["generation"] == 1
+
+
+async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "additionalPrinterColumns": [{"name": "Size", "type": "integer",
+                                                                "jsonPath": ".spec.size"}],
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "x-kubernetes-validations": [
+                                          {"rule": "self.size <= 10 || self.color == 'red'",
+                                           "message": "big widgets are red"}],
+                                          "properties": {
+                                              "size": {"type": "integer", "minimum": 1, "default": 3},
+                                              "since": {"type": "string", "format": "date-time"},
+                                              "color": {"type": "string", "enum": ["red", "blue"]},
+                                              "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                                          }}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    objects = client.CustomObjectsApi(api)
+    made = await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"color": "blue", "extra": {"anything": {"goes": 1}}, "dropped": True}})
+    assert made["spec"] == {"color": "blue", "size": 3, "extra": {"anything": {"goes": 1}}}
+    with pytest.raises(ApiException) as invalid:
+        await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "v"},
+            "spec": {"color": "green", "size": 0, "since": "yesterday"}})
+    causes = {c["field"]: c for c in status_of(invalid.value)["details"]["causes"]}
+    assert causes["spec.since"]["message"] == ('Invalid value: "yesterday": spec.since in body must be of type '
+                                               'date-time: "yesterday"')
+    assert causes["spec.color"]["reason"] == "FieldValueNotSupported"
+    assert causes["spec.size"]["message"] == "Invalid value: 0: spec.size in body should be greater than or equal to 1"
+    with pytest.raises(ApiException) as rule:
+        await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "big"},
+            "spec": {"color": "blue", "size": 20}})
+    assert "big widgets are red" in status_of(rule.value)["message"]
+    served = apiserver.resource("example.com", "v1", "widgets")
+    assert served is not None and served.printer_columns[0]["jsonPath"] == ".spec.size" and not served.namespaced
+
+
+async def test_immutable_spec_rule_of_our_crds(api: client.ApiClient) -> None:
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    with pytest.raises(ApiException) as immutable:
+        await objects.patch_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1", {
+            "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}},
+            _content_type="application/merge-patch+json")
+    assert immutable.value.status == 422 and "spec is immutable" in status_of(immutable.value)["message"]
+
+
+async def test_custom_resource_update_needs_resource_version(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    await install_crds(api)
+    await client.CustomObjectsApi(api).create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2],
+                                                                       certification("c1"))
+    status, body, _ = await raw(apiserver, "PUT", "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/"
+                                "certifications/c1", certification("c1"))
+    assert status == 422 and body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+
+
+async def test_field_validation_warns_or_refuses_unknown_fields(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    await install_crds(api)
+    path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+    status, _, headers = await raw(apiserver, "POST", path, certification("c1", bogus=1))
+    assert status == 201 and headers["Warning"] == '299 - "unknown field \\"spec.bogus\\""'
+    status, body, _ = await raw(apiserver, "POST", path + "?fieldValidation=Strict", certification("c2", bogus=1))
+    assert status == 400 and body["message"] == 'strict decoding error: unknown field "spec.bogus"'
+
+
+async def test_rules_with_unknown_cel_functions_are_skipped(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    from .schema import SKIPPED_RULES
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "gadgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "properties": {"spec": {
+                            "type": "object", "x-kubernetes-validations": [{"rule": "self.name.lowerAscii() == 'x'"}],
+                            "properties": {"name": {"type": "string"}}}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    made = await client.CustomObjectsApi(api).create_namespaced_custom_object("example.com", "v1", "default", "gadgets", {
+        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"name": "Y"}})
+    assert made["spec"] == {"name": "Y"} and "self.name.lowerAscii() == 'x'" in SKIPPED_RULES
+
+
+async def test_table_printing_uses_printer_columns(tmp_path: Any) -> None:
+    clock = ManualClock()
+    async with ApiServer(clock=clock) as server:
+        for crd in all_crds():
+            await raw(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        await asyncio.sleep(0)
+        path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications"
+        await raw(server, "POST", path, certification("c1"))
+        condition = {"reason": "R", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        await raw(server, "PATCH", path + "/c1/status", {"status": {"conditions": [
+            dict(condition, type="Failed", status="False"), dict(condition, type="InProgress", status="True")]}},
+            "application/merge-patch+json")
+        clock.advance(330)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + path, headers={
+                    "Authorization": f"Bearer {server.token}",
+                    "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}) as answer:
+                table = await answer.json()
+    assert table["kind"] == "Table"
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names[:2] == ["Name", "Status"] and names[-1] == "Age"
+    cells = dict(zip(names, table["rows"][0]["cells"]))
+    assert cells["Name"] == "c1" and cells["Status"] == "InProgress" and cells["Age"] == "5m30s"
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_jsonpath_forms_of_printer_columns() -> None:
+    from .table import jsonpath
+
+    obj = {"status": {"conditions": [{"type": "A", "status": "False"}, {"type": "B", "status": "True"}]},
+           "spec": {"n": 3, "list": [1, 2]}}
+    assert jsonpath(obj, '.status.conditions[?(@.status=="True")].type') == ["B"]
+    assert jsonpath(obj, ".status.conditions[*].type") == ["A", "B"]
+    assert jsonpath(obj, ".spec.list[1]") == [2] and jsonpath(obj, "{.spec.n}") == [3]
+    assert jsonpath(obj, ".spec.missing") == []
+
+
+async def test_several_served_versions_share_objects(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "things.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
+                                 {"name": "v1beta1", "served": True, "storage": False, "schema": schema}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    _, group, _ = await raw(apiserver, "GET", "/apis/example.com")
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"] and group["preferredVersion"]["version"] == "v1"
+    await raw(apiserver, "POST", "/apis/example.com/v1beta1/namespaces/default/things", {
+        "apiVersion": "example.com/v1beta1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"a": 1}})
+    _, seen, _ = await raw(apiserver, "GET", "/apis/example.com/v1/namespaces/default/things/t")
+    assert seen["apiVersion"] == "example.com/v1" and seen["spec"] == {"a": 1}
+    status, body, _ = await raw(apiserver, "POST", "/apis/example.com/v1/namespaces/nowhere/things", {
+        "apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}})
+    assert status == 404 and body["message"] == 'namespaces "nowhere" not found'
+
+
+async def test_invalid_crd_is_refused(api: client.ApiClient) -> None:
+    with pytest.raises(ApiException) as refused:
+        await client.ApiextensionsV1Api(api).create_custom_resource_definition({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "wrong.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}})
+    fields = {c["field"] for c in status_of(refused.value)["details"]["causes"]}
+    assert fields == {"metadata.name", "spec.versions[0].schema.openAPIV3Schema"}
+
+
+async def test_custom_object_watch_through_the_typed_client(api: client.ApiClient) -> None:
+    from kubernetes_asyncio import watch
+
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    seen = []
+    async with watch.Watch() as stream:
+        async for event in stream.stream(objects.list_namespaced_custom_object, *CERTS[:2], "default", CERTS[2],
+                                         resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=2):
+            seen.append((event["type"], event["object"]["metadata"]["name"], event["object"]["kind"]))
+            break
+    assert seen == [("ADDED", "c1", "Certification")]
+
+
+async def test_selectable_fields_and_list_map_apply(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "racks.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "racks", "kind": "Rack"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "selectableFields": [{"jsonPath": ".spec.zone"}],
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                                      "type": "object", "properties": {
+                                          "zone": {"type": "string"},
+                                          "slots": {"type": "array", "x-kubernetes-list-type": "map",
+                                                    "x-kubernetes-list-map-keys": ["id"],
+                                                    "items": {"type": "object", "required": ["id"], "properties": {
+                                                        "id": {"type": "integer"}, "node": {"type": "string"}}}}}}}}}}]}}
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await asyncio.sleep(0)
+    path = "/apis/example.com/v1/racks"
+    apply = "application/apply-patch+yaml"
+    rack = {"apiVersion": "example.com/v1", "kind": "Rack", "metadata": {"name": "r1"}}
+    await raw(apiserver, "PATCH", path + "/r1?fieldManager=a", dict(rack, spec={"zone": "east", "slots": [
+        {"id": 1, "node": "n1"}]}), apply)
+    status, both, _ = await raw(apiserver, "PATCH", path + "/r1?fieldManager=b", dict(rack, spec={"slots": [
+        {"id": 2, "node": "n2"}]}), apply)
+    assert status == 200 and both["spec"]["slots"] == [{"id": 1, "node": "n1"}, {"id": 2, "node": "n2"}]
+    status, duplicate, _ = await raw(apiserver, "PATCH", path + "/r1", {"spec": {"slots": [
+        {"id": 3}, {"id": 3}]}}, "application/merge-patch+json")
+    assert status == 422 and duplicate["details"]["causes"][0]["reason"] == "FieldValueDuplicate"
+    _, east, _ = await raw(apiserver, "GET", path + "?fieldSelector=spec.zone%3Deast")
+    assert [i["metadata"]["name"] for i in east["items"]] == ["r1"]
+    status, _, _ = await raw(apiserver, "GET", path + "?fieldSelector=spec.color%3Dred")
+    assert status == 400

@@ -1,0 +1,285 @@
+"""The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
+
+Priority within a wave: screening of untested nodes, link tests (they need few nodes and sit on the critical path),
+splits of failed pools, confirmations of suspects, then inter-clique coverage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.evidence import Evidence
+from nvcre_tui.engine.diagnose.links import Hypothesis
+from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
+
+MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
+MAX_ROUNDS = 60  # a hard stop, whatever the evidence
+WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
+DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
+
+
+def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
+    """One group per clique; unlabelled nodes in chunks small enough to localise a fault, large enough that the
+    chunks fit in one wave (two under maxConcurrent)."""
+    groups: list[tuple[str, ...]] = []
+    for domain, nodes in domains:
+        if domain:
+            groups.append(tuple(nodes))
+            continue
+        waves = max_concurrent * 2 if max_concurrent else WAVE_CAP
+        size = max(m, 2, math.ceil(len(nodes) / waves))
+        groups += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
+    return groups
+
+
+class Wave:
+    """A wave being packed."""
+
+    def __init__(self, state: DiagnoseState) -> None:
+        self.round, self.limit = state.round, state.max_concurrent or math.inf
+        self.probes: list[Probe] = []
+        self.busy: set[str] = set()
+        self.counts: Counter[str] = Counter()
+
+    @property
+    def full(self) -> bool:
+        return len(self.probes) >= self.limit
+
+    def add(self, stage: str, nodes: Iterable[str], subjects: Iterable[str] | None = None) -> bool:
+        nodes = tuple(sorted(nodes))
+        if self.full or not nodes or self.busy.intersection(nodes):
+            return False
+        name = f"r{self.round}-{TOKENS[stage]}-{self.counts[stage]}"
+        self.counts[stage] += 1
+        self.probes.append(Probe(self.round, stage, name, nodes, tuple(sorted(subjects)) if subjects is not None else nodes))
+        self.busy.update(nodes)
+        return True
+
+
+class Planner:
+    """Plans one wave from the evidence."""
+
+    def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
+        self.state, self.ev, self.m = state, ev, state.min_group_size
+        self.wave = Wave(state)
+        self.domain_of = state.domain_of
+        self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in sorted(ev.clear):
+            self.clear_by_clique[self.domain_of[node]].append(node)
+        # Partners for confirmations: references first, then nodes whose latest test passed (a failure on their
+        # record is then most likely the suspect's; the verdict rules check that assumption).
+        self.likely = {n for n in ev.by_node if n not in ev.convicted and n not in ev.clear and ev.tests[ev.by_node[n][-1]].passed}
+        self.partner_by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in sorted(ev.clear | self.likely):
+            self.partner_by_clique[self.domain_of[node]].append(node)
+        self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
+        self.link_used = {n for i in ev.open_hypotheses for n in ev.members[i]}
+
+    def plan(self) -> tuple[Probe, ...]:
+        if self.state.round >= MAX_ROUNDS:
+            return ()
+        self._screening()
+        self._links()
+        self._splits_and_confirmations()
+        self._coverage()
+        return tuple(self.wave.probes)
+
+    # -- screening ----------------------------------------------------------------------------------------------
+
+    def _screening(self) -> None:
+        tested = self.ev.by_node
+        for group in screening_groups(self.state.domains, self.m, self.state.max_concurrent):
+            if not any(n in tested for n in group):
+                self.wave.add("screening", group)
+
+    # -- partners -----------------------------------------------------------------------------------------------
+
+    def _link_ok(self, a: str, b: str) -> bool:
+        """Whether a test over these two cliques is known not to be hit by a link fault."""
+        if a == b or not a or not b:
+            return True
+        h = links.pair(a, b)
+        return h in self.ev.eliminated
+
+    def _partners(self, node: str, count: int, avoid: set[str]) -> list[str] | None:
+        """`count` reference partners: same clique first (others only over a proven link), fresh (never failed with
+        this node), least used."""
+        if count <= 0:
+            return []
+        home = self.domain_of[node]
+        seen = {p for i in self.ev.by_node.get(node, ()) for p in self.ev.tests[i].padding}
+        failed_with = self.ev.failed_with(node)
+        candidates = [p for clique, nodes in self.partner_by_clique.items() if self._link_ok(home, clique) for p in nodes
+                      if p not in self.wave.busy and p not in avoid and p != node]
+        if len(candidates) < count:
+            return None
+        def preference(p: str) -> tuple[bool, bool, bool, bool, int, str]:
+            return (p in failed_with, p in self.likely, self.domain_of[p] != home, p in seen, self.partner_uses[p], p)
+        chosen = sorted(candidates, key=preference)[:count]
+        self.partner_uses.update(chosen)
+        return chosen
+
+    # -- node faults --------------------------------------------------------------------------------------------
+
+    def _subject_tests(self, node: str) -> int:
+        first = next((i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed), None)
+        if first is None:
+            return 0
+        return sum(1 for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects and self.ev.tests[i].stage in ("confirmation", "repeat"))
+
+    def _splits_and_confirmations(self) -> None:
+        ev = self.ev
+        todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
+                      and not self._waits(n))
+        pools: dict[int, list[str]] = defaultdict(list)
+        for node in todo:
+            last = ev.last_test(node)
+            if last is not None and not ev.tests[last].passed and ev.tests[last].stage in ("screening", "split", "inter"):
+                pools[last].append(node)
+        pending = [(i, nodes) for i, nodes in sorted(pools.items()) if len(nodes) >= 2 * self.m]
+        split: set[str] = set()
+        have_partners = bool(ev.clear or self.likely) or self.m == 1
+        for k, (_, nodes) in enumerate(pending):
+            by_clique: dict[str, list[str]] = defaultdict(list)
+            for node in nodes:
+                by_clique[self.domain_of[node]].append(node)
+            for clique_nodes in by_clique.values():
+                parts = self._parts(clique_nodes, have_partners, len(pending) - k)
+                for part in parts or []:
+                    if self.wave.add("split", part):
+                        split.update(part)
+        solos = [n for n in todo if n not in split]
+        blocked = []
+        for node in solos:
+            partners = self._partners(node, self.m - 1, set())
+            if partners is None:
+                blocked.append(node)
+            else:
+                self.wave.add("confirmation", [node, *partners], [node])
+        if blocked and not self.wave.probes:
+            self._repeat(blocked)
+
+    def _waits(self, node: str) -> bool:
+        """A node that passed since its failures waits while each of those failures has another member still under
+        suspicion (the likely culprit); once one has none, the evidence conflicts and the node is tested again."""
+        if node not in self.likely:
+            return False
+        ev = self.ev
+        suspicious = [n for n in ev.by_node if ev.needs_test(n) and n not in self.likely]
+        return all(any(m in suspicious or m in ev.convicted for m in ev.members[i] if m != node) for i in ev.unexplained(node))
+
+    def _parts(self, pool: list[str], have_partners: bool, pools_left: int) -> list[tuple[str, ...]] | None:
+        """Split a failed pool of p suspects into parts of about m nodes, fewer when maxConcurrent would make the parts
+        take several waves; None when confirming each suspect is as cheap."""
+        p, m = len(pool), self.m
+        k = p // m
+        if math.isfinite(self.wave.limit):
+            free = max(int(self.wave.limit) - len(self.wave.probes), 2)
+            k = min(k, max(2, free // max(pools_left, 1)))
+        if k < 2:
+            return None
+        base, extra = divmod(p, k)
+        sizes = [base + 1] * extra + [base] * (k - extra)
+        if have_partners and p * m <= p + sizes[0] * m:
+            return None
+        starts = [sum(sizes[:i]) for i in range(k)]
+        return [tuple(pool[s : s + size]) for s, size in zip(starts, sizes, strict=True)]
+
+    def _repeat(self, blocked: list[str]) -> None:
+        """No reference partner anywhere: test suspects together in new combinations, to find some that pass."""
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in blocked:
+            by_clique[self.domain_of[node]].append(node)
+        for clique, nodes in sorted(by_clique.items()):
+            if len(nodes) < max(self.m, 2):
+                continue
+            shift = self.state.round % len(nodes)
+            rotated = nodes[shift:] + nodes[:shift]
+            size = max(self.m, 2)
+            for s in range(0, len(rotated) - size + 1, size):
+                self.wave.add("repeat", rotated[s : s + size])
+
+    # -- links --------------------------------------------------------------------------------------------------
+
+    def _link_waves(self) -> int:
+        return len({t.round for t in self.state.tests if t.stage == "link"})
+
+    def _reps(self, clique: str, count: int) -> list[str] | None:
+        """Reference nodes of a clique for a link test: not busy, preferably not in an earlier failed link test."""
+        free = [n for n in self.partner_by_clique.get(clique, []) if n not in self.wave.busy]
+        if len(free) < count:
+            return None
+        return sorted(free, key=lambda n: (n in self.likely, n in self.link_used, self.partner_uses[n], n))[:count]
+
+    def _cross_test(self, stage: str, cliques: Sequence[str]) -> bool:
+        """One test over these cliques: one representative each, more from the same cliques up to minGroupSize."""
+        per = max(1, math.ceil(self.m / len(cliques)))
+        chosen: list[str] = []
+        for clique in cliques:
+            reps = self._reps(clique, per)
+            if reps is None:
+                reps = self._reps(clique, 1)
+                if reps is None:
+                    return False
+            chosen += reps
+        if len(chosen) < self.m:
+            return False
+        ok = self.wave.add(stage, chosen)
+        if ok:
+            self.partner_uses.update(chosen)
+        return ok
+
+    def _links(self) -> None:
+        ev = self.ev
+        suspects = ev.link_suspects()
+        if not suspects or self._link_waves() >= MAX_LINK_WAVES:
+            return
+        single = ev.single_fault_candidates()
+        targets = [single] if single else sorted(set(suspects.values()), key=len)
+        for candidates in targets:
+            if len(candidates) <= DIRECT:
+                for h in sorted(candidates):
+                    for cliques in self._direct(h):
+                        self._cross_test("link", cliques)
+            else:
+                involved = sorted({c for h in candidates for c in links.cliques_of(h)})
+                for side in links.bit_sides(involved, self.state.round):
+                    self._cross_test("link", side)
+
+    def _direct(self, h: Hypothesis) -> list[tuple[str, ...]]:
+        """Tests that single out one hypothesis: the pair itself; an uplink against two other cliques."""
+        if h[0] == "pair":
+            return [h[1:]]
+        others = [c for c in sorted(self.clear_by_clique) if c and c != h[1]]
+        return [(h[1], c) for c in others[:2]]
+
+    # -- coverage of links between cliques -----------------------------------------------------------------------
+
+    def _coverage(self) -> None:
+        """One test across every clique whose links to another clique are not proven yet (and not under search)."""
+        ev = self.ev
+        cliques = sorted(c for c, nodes in self.partner_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
+        if len(cliques) < 2:
+            return
+        waiting = {self.domain_of[n] for n in ev.by_node if ev.needs_test(n)} - set(cliques)
+        if waiting and self.wave.probes:
+            return  # a clique with no healthy node yet: cover it later in one test with the others
+        searched = set().union(*ev.link_suspects().values()) if ev.link_suspects() else set()
+        uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
+        uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
+        if not uncovered:
+            return
+        chosen: list[str] = []
+        for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}):
+            trial = frozenset([*chosen, clique])
+            if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
+                chosen.append(clique)
+        if len(chosen) >= 2:
+            self._cross_test("inter", chosen)
+
+    def _named_covers(self, h: Hypothesis) -> bool:
+        return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

@@ -89,7 +89,7 @@ class Evidence:
         passes = self.passes.get(node, 0)
         if passes == 0:
             return False
-        failures = len(self.unexplained(node, culprit))
+        failures = sum(1 for i in self.unexplained(node, culprit) if not any(s != node and s in self.members[i] for s in self.stubborn))
         return failures == 0 or passes >= OUTWEIGH * failures
 
     def clean_failures(self, node: str) -> list[tuple[int, frozenset[str]]]:
@@ -105,6 +105,12 @@ class Evidence:
         """Two clean failures that share no partner: no single other node explains both."""
         clean = self.clean_failures(node)
         return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
+
+    @cached_property
+    def stubborn(self) -> frozenset[str]:
+        """Nodes that failed at least two tests and never passed one: a partner's failure with one of them is not held
+        against the partner (a persistent fault never passes)."""
+        return frozenset(n for n, idx in self.by_node.items() if self.passes[n] == 0 and len(idx) >= 2)
 
     # -- links --------------------------------------------------------------------------------------------------
 

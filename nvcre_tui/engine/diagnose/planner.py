@@ -113,12 +113,19 @@ class Planner:
         home = self.domain_of[node]
         seen = {p for i in self.ev.by_node.get(node, ()) for p in self.ev.tests[i].padding}
         failed_with = self.ev.failed_with(node)
-        candidates = [p for clique, nodes in self.partner_by_clique.items() if self._link_ok(home, clique) for p in nodes
-                      if p not in self.wave.busy and p not in avoid and p != node]
+        candidates = [p for nodes in self.partner_by_clique.values() for p in nodes if p not in self.wave.busy and p not in avoid and p != node]
         if len(candidates) < count:
             return None
-        def preference(p: str) -> tuple[bool, bool, bool, bool, int, str]:
-            return (p in failed_with, p in self.likely, self.domain_of[p] != home, p in seen, self.partner_uses[p], p)
+        local = any(self.domain_of[p] == home for p in candidates)
+        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, int, str]:
+            away = self.domain_of[p] != home
+            # A partner across an unproven link only when the clique has none: a failure then blames nobody until
+            # a passing test proves the link, a pass proves both the node and the link.
+            return (away and not self._link_ok(home, self.domain_of[p]), p in failed_with, p in self.likely, away, p in seen, self.partner_uses[p], p)
+        if local:
+            candidates = [p for p in candidates if self.domain_of[p] == home or self._link_ok(home, self.domain_of[p])]
+            if len(candidates) < count:
+                return None
         chosen = sorted(candidates, key=preference)[:count]
         self.partner_uses.update(chosen)
         return chosen
@@ -265,7 +272,7 @@ class Planner:
         cliques = sorted(c for c, nodes in self.partner_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
         if len(cliques) < 2:
             return
-        waiting = {self.domain_of[n] for n in ev.by_node if ev.needs_test(n)} - set(cliques)
+        waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
         if waiting and self.wave.probes:
             return  # a clique with no healthy node yet: cover it later in one test with the others
         searched = set().union(*ev.link_suspects().values()) if ev.link_suspects() else set()

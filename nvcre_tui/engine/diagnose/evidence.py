@@ -39,15 +39,14 @@ class Evidence:
                 self.eliminated |= links.within(self.spans[i], self.uplinks)
         self.open_hypotheses = {i: frozenset(links.within(self.spans[i], self.uplinks) - self.eliminated)
                                 for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2}
-        # Convictions stand once made (a later test of a partner does not acquit a node two clean failures convicted).
-        self.convicted: dict[str, Verdict] = {n: v for n, v in state.status if v in ("faulty", "intermittent")}  # type: ignore[misc]
+        self.convicted: dict[str, Verdict] = {}
         self.named: dict[Hypothesis, tuple[int, ...]] = {}
         self._solve()
 
     # -- the fixpoint -------------------------------------------------------------------------------------------
 
     def _solve(self) -> None:
-        while True:
+        for _ in range(12):  # convictions grow; a conviction whose partner is convicted later is withdrawn
             self._unexplained_cache: dict[str, list[int]] = {}
             changed = self._name_links()
             for node in sorted(self.by_node):
@@ -55,6 +54,14 @@ class Evidence:
                     self.convicted[node] = "faulty" if self.passes[node] == 0 else "intermittent"
                     changed = True
                     self._unexplained_cache.clear()
+            for node in sorted(self.convicted):
+                verdict = self.convicted.pop(node)
+                self._unexplained_cache.clear()
+                if self._convicts(node):
+                    self.convicted[node] = verdict
+                else:
+                    changed = True
+            self._unexplained_cache.clear()
             if not changed:
                 return
 
@@ -102,9 +109,20 @@ class Evidence:
         return found
 
     def _convicts(self, node: str) -> bool:
-        """Two clean failures that share no partner: no single other node explains both."""
+        """Two clean failures that share no partner (no single other node explains both), one of them with partners
+        that each passed at least twice; or three clean failures with pairwise different partners. A partner that
+        passed once may be flaky; two such coincidences in one run are rare, three far rarer."""
         clean = self.clean_failures(node)
-        return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
+        strong = [min((self.passes[p] for p in partners), default=2) >= 2 for _, partners in clean]
+        for a in range(len(clean)):
+            for b in range(a + 1, len(clean)):
+                if not clean[a][1].isdisjoint(clean[b][1]):
+                    continue
+                if strong[a] or strong[b]:
+                    return True
+                if any(clean[c][1].isdisjoint(clean[a][1] | clean[b][1]) for c in range(b + 1, len(clean))):
+                    return True
+        return False
 
     @cached_property
     def stubborn(self) -> frozenset[str]:

@@ -117,11 +117,13 @@ class Planner:
         if len(candidates) < count:
             return None
         local = any(self.domain_of[p] == home for p in candidates)
-        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, int, str]:
+        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
-            # a passing test proves the link, a pass proves both the node and the link.
-            return (away and not self._link_ok(home, self.domain_of[p]), p in failed_with, p in self.likely, away, p in seen, self.partner_uses[p], p)
+            # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
+            # make a failure strong evidence (see Evidence._convicts).
+            return (away and not self._link_ok(home, self.domain_of[p]), p in failed_with, p in self.likely,
+                    self.ev.passes.get(p, 0) < 2, away, p in seen, self.partner_uses[p], p)
         if local:
             candidates = [p for p in candidates if self.domain_of[p] == home or self._link_ok(home, self.domain_of[p])]
             if len(candidates) < count:

@@ -13,6 +13,7 @@ from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
 
 Obj = dict[str, Any]
@@ -129,7 +130,7 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
         "bandwidth": _bandwidth_summary(workflow, by_name), "training": _training(by_name), "iterations": iterations,
     })
     if orch.get("diagnose") is not None:
-        row["diagnose"] = orch["diagnose"]
+        row["diagnose"] = readable(orch["diagnose"])
     return row
 
 

@@ -98,7 +98,8 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     npj = min(int(orch_spec.get("nodesPerJob") or len(found.nodes)), len(found.nodes))
     try:
         if scale == "diagnose":
-            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)))
+            limit = int((orch_spec.get("execution") or {}).get("maxConcurrent") or 0)
+            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)), limit)
             groups, base["diagnose"] = diagnose.plan_round(state), state.to_dict()
         else:
             groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=bool(orch_spec.get("perNode")))
@@ -173,7 +174,7 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
 
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
-    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]})
+    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
     orch.update(diagnose=state.to_dict(), iterationHistory=history)
     if not state.complete:
@@ -195,14 +196,14 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
     by_group = {g["name"]: g for record in history for g in record["groups"]}
     failed = []
     for node, verdict in sorted(state.verdicts().items()):
-        if verdict != "faulty":
+        if verdict not in ("faulty", "intermittent"):
             continue
         tests = [t for t in state.evidence(node) if not t["passed"]]
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
         source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or [] if f["name"] == node), None)
         reason = source["reason"] if source else "WorkloadFailed"
-        message = f"diagnose confirmed faulty in {len(tests)} failed test(s): " + ", ".join(t["group"] for t in tests)
+        message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
         if source and source.get("evidence"):
             entry["evidence"] = source["evidence"]

@@ -54,7 +54,7 @@ from nvcre_tui.engine.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
-    "node_record", "plan_round", "readable", "record_round", "start",
+    "measured", "node_record", "plan_round", "verdict_message", "readable", "record_round", "start",
 ]
 
 
@@ -104,6 +104,26 @@ def node_record(state: DiagnoseState, node: str) -> dict[str, object]:
     failed = [t for t in tests if t["passed"] is False]
     return {"failed": len(failed), "tests": len(tests), "failedTests": [t["group"] for t in failed],
             "values": [t["value"] for t in tests if "value" in t]}
+
+
+def measured(groups: Sequence[Mapping[str, object]], metric: str = "busBandwidthGBps") -> dict[str, float]:
+    """Each finished group's measured value (Workflow group status -> record_round's `values`)."""
+    values = {}
+    for group in groups:
+        value = _number((group.get("measurements") or {}).get(metric)) if isinstance(group.get("measurements"), Mapping) else None  # type: ignore[union-attr]
+        if value is not None:
+            values[str(group["name"])] = value
+    return values
+
+
+def verdict_message(state: DiagnoseState, node: str) -> str:
+    """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
+    record = node_record(state, node)
+    verdict = state.node_status[node]
+    values = record["values"]
+    shown = f"; measured {', '.join(f'{v:g}' for v in values)}" if values else ""  # type: ignore[union-attr]
+    return (f"diagnose: {verdict}, failed {record['failed']} of {record['tests']} tests "
+            f"({', '.join(record['failedTests'])}){shown}")  # type: ignore[arg-type]
 
 
 def _number(value: object) -> float | None:

@@ -158,7 +158,7 @@ class DiagnoseState:
             "minGroupSize": self.min_group_size,
             "maxConcurrent": self.max_concurrent,
             "domains": {domain: list(nodes) for domain, nodes in self.domains},
-            **{key: names for key, names in by_status.items() if names or key in _DECLARED},
+            **by_status,  # every list, empty too: the Workflow status is merge-patched
             "plan": [_encode(p, index) for p in self.plan],
             "tests": [_encode(p, index) for p in self.tests],
             "infrastructureFaults": [n.to_dict() for n in self.infrastructure_faults],
@@ -199,9 +199,6 @@ class DiagnoseState:
             notes=tuple(Note.from_dict(n) for n in data.get("notes") or []),
             extra={k: v for k, v in data.items() if k not in known},
         )
-
-
-_DECLARED = {"healthyNodes", "suspectNodes", "faultyNodes", "inconclusiveNodes"}  # DiagnoseStatus fields: always written
 
 
 def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:

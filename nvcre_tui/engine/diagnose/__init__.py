@@ -39,7 +39,7 @@ from dataclasses import replace
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
-from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, screening_groups
+from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
 from nvcre_tui.engine.diagnose.state import (
     STAGES,
     DiagnoseError,
@@ -54,7 +54,7 @@ from nvcre_tui.engine.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
-    "measured", "node_record", "plan_round", "verdict_message", "readable", "record_round", "start",
+    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start",
 ]
 
 
@@ -166,20 +166,34 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
         elif verdict == "inconclusive":
             if node not in ev.by_node:
                 why = "never tested (the run stopped first)"
+            elif ev.indistinguishable(node):
+                why = "no healthy node in its clique and its tests across cliques failed: its fault cannot be told from its clique's uplink"
             elif not ev.clear and state.min_group_size > 1:
                 why = "no healthy node left to confirm it against"
             else:
                 why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
             notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))  # type: ignore[arg-type]
-        elif verdict == "healthy" and ev.unexplained(node):
-            notes.append(Note(rnd, "outweighed", f"{node} failed {len(ev.unexplained(node))} test(s) nothing explains, then passed "
+        elif verdict == "healthy" and ev.held_against(node):
+            notes.append(Note(rnd, "outweighed", f"{node} failed {ev.held_against(node)} test(s) nothing explains, then passed "
                               f"{ev.passes[node]}: counted healthy", (node,)))
-    for i, hypotheses in sorted(ev.link_suspects().items()):
-        test = ev.tests[i]
-        cliques = tuple(sorted(ev.spans[i]))
-        notes.append(Note(rnd, "fabric-unresolved", f"test {test.group} across {', '.join(cliques)} failed although its nodes are healthy; "
-                          f"the link could not be localised ({len(hypotheses)} candidates left)", cliques=cliques, tests=(test.group,)))
+    unresolved = ev.link_suspects()
+    if unresolved:
+        cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))
+        groups = tuple(ev.tests[i].group for i in sorted(unresolved))
+        left = len(frozenset().union(*unresolved.values()))
+        notes.append(Note(rnd, "fabric-unresolved", f"{len(groups)} tests across {', '.join(cliques)} failed although their nodes are healthy; "
+                          f"the degraded link could not be localised ({left} candidate links left)", cliques=cliques, tests=groups))
     return notes
+
+
+def problems(state: DiagnoseState) -> list[str]:
+    """Why a complete run is not a pass besides its faulty nodes: inconclusive nodes, link faults (named or not)."""
+    verdicts = state.verdicts()
+    unsure = sorted(n for n, v in verdicts.items() if v == "inconclusive")
+    found = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
+    found += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
+    found += [f"infrastructure fault: {note.message}" for note in state.notes if note.kind == "fabric-unresolved"]
+    return found
 
 
 def _check_domains(domains: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -205,4 +219,4 @@ def _check_domains(domains: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tup
     return tuple(cleaned)
 
 
-__all__ += ["screening_groups"]
+__all__ += ["round_cap", "screening_groups"]

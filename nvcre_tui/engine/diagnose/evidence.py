@@ -96,8 +96,12 @@ class Evidence:
         passes = self.passes.get(node, 0)
         if passes == 0:
             return False
-        failures = sum(1 for i in self.unexplained(node, culprit) if not any(s != node and s in self.members[i] for s in self.stubborn))
+        failures = self.held_against(node, culprit)
         return failures == 0 or passes >= OUTWEIGH * failures
+
+    def held_against(self, node: str, culprit: str | None = None) -> int:
+        """Unexplained failures that count against a node: those without a never-passing node in them."""
+        return sum(1 for i in self.unexplained(node, culprit) if not any(s != node and s in self.members[i] for s in self.stubborn))
 
     def clean_failures(self, node: str) -> list[tuple[int, frozenset[str]]]:
         """(test, partners) of failures where, were this node at fault, every partner is a reference."""
@@ -109,20 +113,9 @@ class Evidence:
         return found
 
     def _convicts(self, node: str) -> bool:
-        """Two clean failures that share no partner (no single other node explains both), one of them with partners
-        that each passed at least twice; or three clean failures with pairwise different partners. A partner that
-        passed once may be flaky; two such coincidences in one run are rare, three far rarer."""
+        """Two clean failures that share no partner: no single other node explains both."""
         clean = self.clean_failures(node)
-        strong = [min((self.passes[p] for p in partners), default=2) >= 2 for _, partners in clean]
-        for a in range(len(clean)):
-            for b in range(a + 1, len(clean)):
-                if not clean[a][1].isdisjoint(clean[b][1]):
-                    continue
-                if strong[a] or strong[b]:
-                    return True
-                if any(clean[c][1].isdisjoint(clean[a][1] | clean[b][1]) for c in range(b + 1, len(clean))):
-                    return True
-        return False
+        return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
 
     @cached_property
     def stubborn(self) -> frozenset[str]:
@@ -139,7 +132,7 @@ class Evidence:
                 if h and not self.explained(i) and all(self._link_clean(n) for n in self.members[i])}
 
     def _link_clean(self, node: str) -> bool:
-        return node not in self.convicted and self.passes.get(node, 0) >= 1 and not self.unexplained(node)
+        return self.reference(node)
 
     def single_fault_candidates(self) -> frozenset[Hypothesis]:
         """Hypotheses that alone explain every unexplained link failure."""
@@ -169,7 +162,9 @@ class Evidence:
         if not self._disjoint_pair(support):
             return False  # one flaky representative must not make a fabric fault
         if h[0] == "pair":
-            return any(suspects[i] == {h} for i in support) or not self.uplinks
+            # With no third clique holding a healthy node, the pair and either clique's uplink look the same.
+            thirds = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - set(links.cliques_of(h)) - {""}
+            return any(suspects[i] == {h} for i in support) or not self.uplinks or not thirds
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
@@ -187,6 +182,15 @@ class Evidence:
     def needs_test(self, node: str) -> bool:
         """Neither convicted nor a reference."""
         return node not in self.convicted and node not in self.clear
+
+    def indistinguishable(self, node: str) -> bool:
+        """A node that never passed and failed only tests across unproven links, twice: with no healthy node in its
+        clique, more tests cannot tell its fault from its clique's uplink."""
+        tests = self.by_node.get(node, ())
+        crossing = [i for i in tests if self.link_risky(i)]
+        home = self.domain_of[node]
+        alone = not any(self.domain_of[n] == home for n in self.clear)
+        return alone and self.passes.get(node, 0) == 0 and len(crossing) >= 2 and all(self.link_risky(i) or self.tests[i].stage == "screening" for i in tests)
 
     def last_test(self, node: str) -> int | None:
         """Index of the node's latest test."""

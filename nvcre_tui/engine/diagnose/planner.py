@@ -7,6 +7,7 @@ splits of failed pools, confirmations of suspects, then inter-clique coverage.
 from __future__ import annotations
 
 import math
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -17,9 +18,19 @@ from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
 
 MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
-MAX_ROUNDS = 60  # a hard stop, whatever the evidence
+MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
 DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
+
+
+def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
+    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern."""
+    return sorted(nodes, key=lambda n: (zlib.crc32(f"{salt}:{n}".encode()), n))
+
+
+def round_cap(max_concurrent: int) -> int:
+    """The hard stop in waves: MAX_ROUNDS, more when maxConcurrent spreads a round over several waves."""
+    return MAX_ROUNDS * (math.ceil(16 / max_concurrent) if max_concurrent else 1)
 
 
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
@@ -66,6 +77,7 @@ class Planner:
     def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
         self.state, self.ev, self.m = state, ev, state.min_group_size
         self.wave = Wave(state)
+        self.fresh_only = True
         self.domain_of = state.domain_of
         self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
         for node in sorted(ev.clear):
@@ -77,14 +89,14 @@ class Planner:
         for node in sorted(ev.clear | self.likely):
             self.partner_by_clique[self.domain_of[node]].append(node)
         self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
-        self.link_used = {n for i in ev.open_hypotheses for n in ev.members[i]}
+        self.link_used: Counter[str] = Counter(n for i in ev.open_hypotheses for n in ev.members[i])
 
     def plan(self) -> tuple[Probe, ...]:
-        if self.state.round >= MAX_ROUNDS:
+        if self.state.round >= round_cap(self.state.max_concurrent):
             return ()
-        self._screening()
         self._links()
-        self._splits_and_confirmations()
+        self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
+        self._screening()
         self._coverage()
         return tuple(self.wave.probes)
 
@@ -112,7 +124,7 @@ class Planner:
             return []
         home = self.domain_of[node]
         seen = {p for i in self.ev.by_node.get(node, ()) for p in self.ev.tests[i].padding}
-        failed_with = self.ev.failed_with(node)
+        shared: Counter[str] = Counter(p for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed for p in self.ev.members[i])
         candidates = [p for nodes in self.partner_by_clique.values() for p in nodes if p not in self.wave.busy and p not in avoid and p != node]
         if len(candidates) < count:
             return None
@@ -122,13 +134,15 @@ class Planner:
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
             # make a failure strong evidence (see Evidence._convicts).
-            return (away and not self._link_ok(home, self.domain_of[p]), p in failed_with, p in self.likely,
-                    self.ev.passes.get(p, 0) < 2, away, p in seen, self.partner_uses[p], p)
+            return (away and not self._link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
+                    self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
         if local:
             candidates = [p for p in candidates if self.domain_of[p] == home or self._link_ok(home, self.domain_of[p])]
             if len(candidates) < count:
                 return None
         chosen = sorted(candidates, key=preference)[:count]
+        if self.fresh_only and any(shared[p] >= 2 for p in chosen):
+            return None  # a failure with a former companion proves nothing new: wait for fresh partners
         self.partner_uses.update(chosen)
         return chosen
 
@@ -143,7 +157,7 @@ class Planner:
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
         todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
-                      and not self._waits(n))
+                      and not self._waits(n) and not ev.indistinguishable(n))
         pools: dict[int, list[str]] = defaultdict(list)
         for node in todo:
             last = ev.last_test(node)
@@ -162,6 +176,7 @@ class Planner:
                     if self.wave.add("split", part):
                         split.update(part)
         solos = [n for n in todo if n not in split]
+        solos = self._local_first(solos)
         blocked = []
         for node in solos:
             partners = self._partners(node, self.m - 1, set())
@@ -169,8 +184,35 @@ class Planner:
                 blocked.append(node)
             else:
                 self.wave.add("confirmation", [node, *partners], [node])
-        if blocked and not self.wave.probes:
-            self._repeat(blocked)
+        if blocked and not self.wave.probes:  # nothing else to run: confirm with former companions, or recombine
+            self.fresh_only = False
+            for node in blocked:
+                partners = self._partners(node, self.m - 1, set())
+                if partners is not None:
+                    self.wave.add("confirmation", [node, *partners], [node])
+            if not self.wave.probes:
+                self._repeat(blocked)
+
+    def _local_first(self, suspects: list[str]) -> list[str]:
+        """Suspects of a clique without a healthy node are first tested together in new pairs, once, inside their
+        clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
+        the suspects left for confirmations."""
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in suspects:
+            by_clique[self.domain_of[node]].append(node)
+        left = []
+        size = max(self.m, 2)
+        for clique, nodes in sorted(by_clique.items()):
+            local = any(p not in self.wave.busy for p in self.partner_by_clique.get(clique, []))
+            tried = any(t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique for t in self.state.tests)
+            if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
+                left += nodes
+                continue
+            rotated = _shuffled(nodes, self.state.round)  # new companions for each
+            for s in range(0, len(rotated) - size + 1, size):
+                self.wave.add("repeat", rotated[s : s + size])
+            left += [n for n in nodes if n not in self.wave.busy]
+        return left
 
     def _waits(self, node: str) -> bool:
         """A node that passed since its failures waits while each of those failures has another member still under
@@ -206,23 +248,26 @@ class Planner:
         for clique, nodes in sorted(by_clique.items()):
             if len(nodes) < max(self.m, 2):
                 continue
-            shift = self.state.round % len(nodes)
-            rotated = nodes[shift:] + nodes[:shift]
+            rotated = _shuffled(nodes, self.state.round)
             size = max(self.m, 2)
             for s in range(0, len(rotated) - size + 1, size):
                 self.wave.add("repeat", rotated[s : s + size])
 
     # -- links --------------------------------------------------------------------------------------------------
 
+    def _link_cap(self) -> int:
+        mc = self.state.max_concurrent
+        return MAX_LINK_WAVES * (math.ceil(16 / mc) if mc else 1)
+
     def _link_waves(self) -> int:
         return len({t.round for t in self.state.tests if t.stage == "link"})
 
     def _reps(self, clique: str, count: int) -> list[str] | None:
         """Reference nodes of a clique for a link test: not busy, preferably not in an earlier failed link test."""
-        free = [n for n in self.partner_by_clique.get(clique, []) if n not in self.wave.busy]
+        free = [n for n in self.clear_by_clique.get(clique, []) if n not in self.wave.busy]
         if len(free) < count:
             return None
-        return sorted(free, key=lambda n: (n in self.likely, n in self.link_used, self.partner_uses[n], n))[:count]
+        return sorted(free, key=lambda n: (self.link_used[n], self.partner_uses[n], n))[:count]
 
     def _cross_test(self, stage: str, cliques: Sequence[str]) -> bool:
         """One test over these cliques: one representative each, more from the same cliques up to minGroupSize."""
@@ -245,34 +290,37 @@ class Planner:
     def _links(self) -> None:
         ev = self.ev
         suspects = ev.link_suspects()
-        if not suspects or self._link_waves() >= MAX_LINK_WAVES:
+        if not suspects or self._link_waves() >= self._link_cap():
             return
         single = ev.single_fault_candidates()
-        targets = [single] if single else sorted(set(suspects.values()), key=len)
+        targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
         for candidates in targets:
             if len(candidates) <= DIRECT:
-                for h in sorted(candidates):
-                    for cliques in self._direct(h):
-                        self._cross_test("link", cliques)
+                planned: set[tuple[str, ...]] = set()
+                for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
+                    for cliques in self._direct(h, candidates):
+                        if cliques not in planned and self._cross_test("link", cliques):
+                            planned.add(cliques)
             else:
                 involved = sorted({c for h in candidates for c in links.cliques_of(h)})
                 for side in links.bit_sides(involved, self.state.round):
                     self._cross_test("link", side)
 
-    def _direct(self, h: Hypothesis) -> list[tuple[str, ...]]:
-        """Tests that single out one hypothesis: the pair itself; an uplink against two other cliques."""
+    def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
+        """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a
+        candidate pair first."""
         if h[0] == "pair":
             return [h[1:]]
-        others = [c for c in sorted(self.clear_by_clique) if c and c != h[1]]
-        return [(h[1], c) for c in others[:2]]
+        others = sorted((c for c in self.clear_by_clique if c and c != h[1]), key=lambda c: (links.pair(h[1], c) in candidates, c))
+        return [tuple(sorted((h[1], c))) for c in others[:2]]
 
     # -- coverage of links between cliques -----------------------------------------------------------------------
 
     def _coverage(self) -> None:
         """One test across every clique whose links to another clique are not proven yet (and not under search)."""
         ev = self.ev
-        cliques = sorted(c for c, nodes in self.partner_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
-        if len(cliques) < 2:
+        cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
+        if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._link_cap():
             return
         waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
         if waiting and self.wave.probes:

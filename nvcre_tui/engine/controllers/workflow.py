@@ -161,6 +161,8 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
     history = list(orch.get("iterationHistory") or [])
     history.append({"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]})
     orch.update(iterationHistory=history, completedIterations=len(history))
+    if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch):
+        return 0.0
     if len(history) < iterations:
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
@@ -170,6 +172,22 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
         return 0.0
     await _finalize(ctx, wf, orch, failed, jobs, history)
     return None
+
+
+async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
+    """onFailure: diagnose: the last iteration failed somewhere; narrow its failed groups down in this Workflow."""
+    spec = (wf["spec"]["orchestration"].get("onFailure") or {}).get("diagnose")
+    if spec is None:
+        return False
+    limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
+    state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit)
+    if state is None:
+        return False
+    groups = diagnose.plan_round(state)
+    orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
+    await ctx.transition(WORKFLOW, wf, {"orchestration": orch, "failedNodes": None},
+                         [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(groups), 'group')} in the first round)")])
+    return True
 
 
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
@@ -184,10 +202,8 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         return 0.0
     failed = _diagnose_verdicts(state, jobs, history)
     verdicts = state.verdicts()
-    unsure = sorted(n for n, v in verdicts.items() if v == "inconclusive")
-    problems = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
-    problems += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
-    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=problems)
+    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"],
+                    unresolved=diagnose.problems(state))
     return None
 
 

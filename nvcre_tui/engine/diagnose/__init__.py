@@ -70,6 +70,26 @@ def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurr
     return replace(state, plan=Planner(state, Evidence(state)).plan())
 
 
+def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_concurrent: int = 0) -> DiagnoseState | None:
+    """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
+    groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed."""
+    if all(g.get("phase") == "Succeeded" for g in groups):
+        return None
+    nodes = sorted({str(n) for g in groups for n in g["nodes"]})  # type: ignore[attr-defined]
+    by_domain: dict[str, set[str]] = {}
+    labelled = all(len(g.get("domains") or ()) == 1 for g in groups)  # type: ignore[arg-type]
+    for group in groups:
+        domain = str(group["domains"][0]) if labelled else ""  # type: ignore[index]
+        by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])  # type: ignore[attr-defined]
+    state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent)
+    values = measured(groups)
+    imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),  # type: ignore[attr-defined]
+                           g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
+    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
+    ev = Evidence(recorded)
+    return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
+
+
 def plan_round(state: DiagnoseState) -> list[Group]:
     """The groups (Jobs) of the current wave; [] once complete. Names are unique over the run and DNS-safe."""
     domain_of = state.domain_of
@@ -193,6 +213,9 @@ def problems(state: DiagnoseState) -> list[str]:
     found = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
     found += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
     found += [f"infrastructure fault: {note.message}" for note in state.notes if note.kind == "fabric-unresolved"]
+    outweighed = sorted(n for note in state.notes if note.kind == "outweighed" for n in note.nodes)
+    if outweighed:  # a failure nobody explains is not a pass, even when later passes outweigh it
+        found.append(f"{len(outweighed)} nodes passed later tests after a failure nothing explains ({', '.join(outweighed[:8])}{' ...' if len(outweighed) > 8 else ''})")
     return found
 
 

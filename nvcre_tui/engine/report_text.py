@@ -58,6 +58,8 @@ def _category_rows(category: Obj) -> list[str]:
     rows = [_field("Status", f"{MARK.get(category['status'], '?')} {category['status']}")]
     if category.get("failureReason"):
         rows.append(_field("Reason", category["failureReason"]))
+    if category.get("thresholdOutOfReach"):
+        rows.append(_field("", category["thresholdOutOfReach"]))
     if category.get("runtimeSeconds") is not None:
         iterations = category.get("iterations") or []
         rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} iterations)" if len(iterations) > 1 else "")))
@@ -81,8 +83,6 @@ def _category_rows(category: Obj) -> list[str]:
     if category.get("cliques"):
         rows.append("Cliques:")
         rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes" + (f"  {c['busBW']:.2f} GB/s" if c.get("busBW") is not None else "") for c in category["cliques"]]
-    if category.get("thresholdOutOfReach"):
-        rows.append(_field("Threshold", category["thresholdOutOfReach"]))
     if category.get("diagnose"):
         rows += _diagnose_rows(category["diagnose"])
     training = category.get("training")

@@ -423,3 +423,49 @@ def test_reference_model_reproduces_nvcre_costs_and_quirks() -> None:
     assert (one.rounds, one.node_minutes) == (5, 64 + 7 + 8 + 4 + 4) and "c02-n21" in one.blamed
     assert len(one.blamed) == 8  # every node of the failed screening group lands in the failed-nodes ConfigMap
     assert bench.waves([["a", "b"], ["b", "c"], ["d", "e"]], 0) == 2 and bench.waves([["a"], ["b"], ["c"]], 2) == 2
+
+
+# -- end to end on the simulator ------------------------------------------------------------------------------------
+
+
+def _category(case: str) -> dict[str, Any]:
+    from tests.scenarios.harness import run_case
+
+    [category] = run_case(case).report["categories"]
+    return category
+
+
+@pytest.mark.parametrize("case", ["diagnose-flaky-and-fabric", "intra-rack-on-failure-diagnose"])
+def test_a_flaky_node_and_a_degraded_pair_are_both_found_end_to_end(case: str) -> None:
+    category = _category(case)
+    state = category["diagnose"]
+    assert state["stage"] == "complete" and state["intermittentNodes"] == ["gpu-node-06"] and state["faultyNodes"] == []
+    assert [f["cliques"] for f in state["infrastructureFaults"]] == [["clique-1", "clique-2"]]
+    assert [f["name"] for f in category["failedNodes"]] == ["gpu-node-06"]
+    assert "intermittent, failed" in category["failedNodes"][0]["message"]
+    if case.startswith("intra-rack"):  # onFailure: the category's own groups are the screening, in the same Workflow
+        assert category["testScale"] == "intra-rack" and state["tests"][0]["group"] == "group-0"
+
+
+def test_the_cli_runs_diagnose_and_says_when_a_threshold_is_out_of_reach(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nvcre_tui.cli import main
+
+    folder = ROOT / "tests" / "cases" / "scenarios" / "diagnose-threshold-out-of-reach"
+    code = main(["certification", "run", "--sim", "--scenario", str(folder / "scenario.yaml"), "--cert-file", str(folder / "cert.yaml"),
+                 "--wait", "--state", str(tmp_path / "state.json")])
+    out = capsys.readouterr().out
+    assert code == 1 and "threshold value >= 900 is above anything measured on this fleet: best 4" in out
+    assert "Failed Nodes:   none" in out  # every node inconclusive, none blamed
+
+
+@pytest.mark.parametrize(("expression", "values", "all_failed", "expected"), [
+    ("value >= 900", [409.98, 380.0], True, "threshold value >= 900 is above anything measured on this fleet: best 409.98 GB/s"),
+    ("value >= 420", [409.98], True, None),  # near the threshold: the nodes, not the threshold, are in question
+    ("value >= 900", [409.98], False, None),
+    ("value <= 5", [40.0], True, "threshold value <= 5 is below anything measured on this fleet: best 40.00 GB/s"),
+    ("value >= 900 && value < 2000", [1.0], True, None),
+])
+def test_threshold_out_of_reach(expression: str, values: list[float], all_failed: bool, expected: str | None) -> None:
+    from nvcre_tui.engine.diagnose.summary import out_of_reach
+
+    assert out_of_reach("busBandwidthGBps", expression, values, all_failed) == expected

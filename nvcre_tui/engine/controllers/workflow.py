@@ -1,6 +1,6 @@
 """Workflow reconciler: discover and partition nodes once, run groups as Jobs (never two groups on one
 node at once, at most maxConcurrent), repeat for each iteration, then write the verdict and the
-NVCRE result ConfigMaps. testScale diagnose hands the rounds to the pure core in diagnose.py."""
+NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the rounds to the pure core in engine/diagnose/."""
 
 from __future__ import annotations
 

@@ -471,3 +471,22 @@ def test_threshold_out_of_reach(expression: str, values: list[float], all_failed
     from nvcre_tui.engine.diagnose.summary import out_of_reach
 
     assert out_of_reach("busBandwidthGBps", expression, values, all_failed) == expected
+
+
+def test_on_failure_diagnose_needs_a_multi_node_test_scale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nvcre_tui.cli import main
+
+    cert = tmp_path / "cert.yaml"
+    cert.write_text("""apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: wrong-scale}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, onFailure: diagnose}
+""")
+    code = main(["certification", "run", "--sim", "--cert-file", str(cert), "--wait", "--state", str(tmp_path / "state.json")])
+    captured = capsys.readouterr()
+    assert code == 2 and "options.onFailure: onFailure: diagnose needs testScale intra-rack or full-scale" in captured.out + captured.err

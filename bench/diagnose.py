@@ -52,6 +52,7 @@ class Truth:
     seed: int = 0
     rng: random.Random = field(init=False)
     flaked: set[str] = field(default_factory=set)  # flaky nodes that failed at least one test
+    alone: set[str] = field(default_factory=set)  # ... and were the only cause of at least one failed test
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -59,12 +60,13 @@ class Truth:
     def passes(self, nodes: Sequence[str]) -> bool:
         members = set(nodes)
         failed = bool(self.faulty & members)
-        for node in sorted(self.flaky & members):
-            if self.rng.random() < 0.5:
-                failed = True
-                self.flaked.add(node)
+        flaking = [node for node in sorted(self.flaky & members) if self.rng.random() < 0.5]
+        self.flaked.update(flaking)
         cliques = {self.domain_of[n] for n in members}
-        return not (failed or any(a in cliques and b in cliques for a, b in self.pairs))
+        link = any(a in cliques and b in cliques for a, b in self.pairs)
+        if len(flaking) == 1 and not failed and not link:
+            self.alone.update(flaking)
+        return not (failed or flaking or link)
 
 
 def fleet(n: int, clique: int | None) -> Domains:
@@ -281,6 +283,8 @@ class Tally:
     minutes: list[int] = field(default_factory=list)
     found: int = 0  # bad nodes named (persistent faulty, or flaky that failed a test)
     bad: int = 0
+    alone_found: int = 0  # flaky nodes named among those that alone failed some test
+    alone: int = 0
     named: int = 0  # nodes named
     named_right: int = 0
     blamed_healthy: int = 0
@@ -294,6 +298,8 @@ class Tally:
         bad = truth.faulty | frozenset(truth.flaked)
         self.bad += len(bad)
         self.found += len(result.blamed & bad)
+        self.alone += len(truth.alone)
+        self.alone_found += len(result.blamed & truth.alone)
         self.named += len(result.blamed)
         self.named_right += len(result.blamed & (truth.faulty | truth.flaky))
         self.blamed_healthy += len(result.blamed - truth.faulty - truth.flaky)
@@ -344,6 +350,7 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
     exact = all(t.recall == 1.0 and t.precision == 1.0 for s, t, _ in results if s.kind == "persistent")
     flaky_found = sum(t.found for s, t, _ in results if s.kind == "flaky") / max(1, sum(t.bad for s, t, _ in results if s.kind == "flaky"))
     flaky_named = [t for s, t, _ in results if s.kind == "flaky"]
+    alone = sum(t.alone_found for t in flaky_named) / max(1, sum(t.alone for t in flaky_named))
     flaky_precision = sum(t.named_right for t in flaky_named) / max(1, sum(t.named for t in flaky_named))
     fabric = [t for s, t, _ in results if s.kind == "fabric"]
     pair = sum(t.pair_exact for t in fabric) / max(1, sum(t.runs for t in fabric))
@@ -356,6 +363,7 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
         f"worst node-minutes ratio, flaky        {max(flaky, default=0):.2f}   (target <= 1.50)",
         f"persistent recall = precision = 1.0    {'yes' if exact else 'NO'}",
         f"flaky nodes that failed a test, named  {flaky_found:.3f}  (target >= 0.95); precision {flaky_precision:.3f} (target >= 0.95)",
+        f"  ... that alone failed some test      {alone:.3f}  (the others failed only beside another bad node)",
         f"degraded pair named exactly            {pair:.3f}  (target >= 0.95)",
         f"healthy nodes blamed                   {blamed}   (target 0; reference {ref_blamed})",
     ]

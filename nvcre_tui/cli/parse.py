@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -80,7 +82,7 @@ def read_result(kind: str, path: str) -> ParseResult:
     label = "stdin" if path == STDIN else path
     stream = _open(path)
     try:
-        if stream.seekable():
+        if _regular_file(stream):
             # A file is checked for content first, then handed to the parser as it is: a text stream
             # is the parsers' fast path (no per-line wrapper).
             if not _has_content(stream, label):
@@ -103,11 +105,17 @@ def read_result(kind: str, path: str) -> ParseResult:
             stream.detach()  # the wrapper must not close the process's stdin when collected
 
 
-def _has_content(stream: TextIO, label: str) -> bool:
+def _regular_file(stream: TextIO) -> bool:
+    """A regular file (not a device such as /dev/zero, a pipe or a terminal, which only the bounded reader takes)."""
     try:
-        return any(line.strip() for line in stream)
-    except OSError as error:
-        raise InputError(f"{label}: cannot read: {error.strerror or error}") from None
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _has_content(stream: TextIO, label: str) -> bool:
+    """Whether a non-blank line comes before the end; a line past the limit is refused (a binary file)."""
+    return any(line.strip() for line in _Lines(stream, label))
 
 
 def run_parse(args: argparse.Namespace) -> int:

@@ -430,12 +430,19 @@ class ExecutionSpec(WireModel):
     retry_failed_groups: Annotated[int, Field(ge=0)] = 0
 
 
+class OnFailureSpec(WireModel):
+    """What a Workflow does when its groups fail: diagnose narrows the failed groups down to per-node verdicts."""
+
+    diagnose: DiagnoseSpec | None = None
+
+
 class OrchestrationSpec(WireModel):
     """How nodes become groups and groups become Jobs."""
 
     target: TargetSpec | None = None
     topology: TopologySpec | None = None
     diagnose: DiagnoseSpec | None = None
+    on_failure: OnFailureSpec | None = None
     execution: ExecutionSpec = Field(default_factory=ExecutionSpec)
     iterations: Annotated[int, Field(ge=1)] = 1
     nodes_per_job: Annotated[int, Field(ge=1)] | None = None

@@ -79,6 +79,7 @@ class CategoryOptions(WireModel):
     thresholds: dict[str, str] | None = None
     max_concurrent: Annotated[int, Field(ge=0, le=MAX_NODES)] | None = None
     min_group_size: Annotated[int, Field(ge=1, le=MAX_NODES)] | None = None
+    on_failure: Literal["report", "diagnose"] | None = None  # diagnose: narrow a failed intra-rack/full-scale run down to nodes
     timeout_per_job: Duration | None = None
     measurement_timeout: Duration | None = None
     scheduling_stall_grace_seconds: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = None

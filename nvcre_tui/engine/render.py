@@ -152,6 +152,8 @@ def render_category(cert: Certification, index: int, nodes: list[Node], catalog:
     npj = 1 if (entry.per_node or scale == "intra-node") else (user.nodes_per_job or auto_nodes_per_job(entry, len(found.nodes), gpus, arch))
     if npj < 1:
         raise RenderError(f"{entry.key} needs at least {entry.min_gpus} GPUs; {len(found.nodes)} nodes x {gpus} GPUs is too few")
+    if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
+        raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
     key = CLIQUE_LABEL if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     try:
         groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=entry.per_node)
@@ -179,6 +181,8 @@ def _workflow(
         orchestration["topology"] = {"topologyKey": key, "strictDomain": True}
     if scale == "diagnose":
         orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key}
+    if options.on_failure == "diagnose":
+        orchestration["onFailure"] = {"diagnose": {"minGroupSize": options.min_group_size, "topologyKey": CLIQUE_LABEL}}
     job_spec: dict[str, Any] = {
         "workload": {"workloadRun": spec.to_wire()},
         "nodeHealthMonitor": {"cel": {"expression": DEFAULT_NODE_HEALTH}},

@@ -13,6 +13,8 @@ from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.diagnose import readable
+from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
 
 Obj = dict[str, Any]
@@ -129,7 +131,12 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
         "bandwidth": _bandwidth_summary(workflow, by_name), "training": _training(by_name), "iterations": iterations,
     })
     if orch.get("diagnose") is not None:
-        row["diagnose"] = orch["diagnose"]
+        row["diagnose"] = readable(orch["diagnose"])
+    tested = [g for g in bandwidth if g["busBW"] is not None]
+    reach = out_of_reach("busBandwidthGBps", thresholds.get("busBandwidthGBps"), [g["busBW"] for g in tested],
+                         bool(tested) and len(failed_groups) == len(bandwidth) and all(g["failed"] for g in bandwidth))
+    if reach:
+        row["thresholdOutOfReach"] = reach
     return row
 
 

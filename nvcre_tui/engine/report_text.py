@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
@@ -57,6 +58,8 @@ def _category_rows(category: Obj) -> list[str]:
     rows = [_field("Status", f"{MARK.get(category['status'], '?')} {category['status']}")]
     if category.get("failureReason"):
         rows.append(_field("Reason", category["failureReason"]))
+    if category.get("thresholdOutOfReach"):
+        rows.append(_field("", category["thresholdOutOfReach"]))
     if category.get("runtimeSeconds") is not None:
         iterations = category.get("iterations") or []
         rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} iterations)" if len(iterations) > 1 else "")))
@@ -108,10 +111,15 @@ def _diagnose_rows(state: Obj) -> list[str]:
         _field("Diagnosis", f"stage {state.get('stage')}, {state.get('round', 0)} rounds, {len(state.get('tests') or [])} tests"),
         _field("  Healthy", len(state.get("healthyNodes") or [])),
         _field("  Faulty", ", ".join(state.get("faultyNodes") or []) or "none"),
+        _field("  Intermittent", ", ".join(state.get("intermittentNodes") or []) or "none"),
         _field("  Inconclusive", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
     ]
     rows += [f"  Infra fault:  {note.get('message', '')}" for note in state.get("infrastructureFaults") or []]
-    rows += [f"  Note:         {note.get('message', '')}" for note in state.get("notes") or []]
+    verdicts = verdict_rows(state)
+    if verdicts:
+        rows.append("  Verdicts:")
+        rows += [f"    {verdict_line(row)}" for row in verdicts[:MAX_GROUP_ROWS]]
+    rows += [f"  Note:         {note.get('message', '')}" for note in (state.get("notes") or [])[:MAX_GROUP_ROWS]]
     return rows
 
 

@@ -119,10 +119,15 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
                         for node in group["nodes"]:
                             _add(states, node, "passed")
             diagnose = orch.get("diagnose") or {}
+            # The map follows diagnose round by round: suspects narrow as the waves clear them.
             for node in diagnose.get("suspectNodes") or []:
                 _add(states, node, "suspect")
+                details.setdefault(node, f"diagnose round {diagnose.get('round', 0)}: suspect")
             for node in diagnose.get("inconclusiveNodes") or []:
                 _add(states, node, "inconclusive")
+            for node in diagnose.get("intermittentNodes") or []:
+                _add(states, node, "failed")
+                details.setdefault(node, "diagnose: intermittent (fails some tests, passes others)")
             group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
             for job in snapshot.jobs_of(wf["metadata"]["name"]):
                 members = [n for n in (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",") if n]

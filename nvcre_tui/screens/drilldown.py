@@ -14,6 +14,8 @@ from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.diagnose import readable
+from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
@@ -102,6 +104,8 @@ class DrilldownScreen(NvcreScreen):
         if not cond.is_terminal(wf) and orch.get("groups"):
             history.append({"iteration": len(history) + 1, "groups": orch["groups"], "current": True})
         diagnose = orch.get("diagnose") is not None
+        if diagnose:
+            self._add_verdicts(branch, wf, readable(orch["diagnose"]))
         for record in history:
             holder = branch
             if len(history) > 1:
@@ -109,6 +113,32 @@ class DrilldownScreen(NvcreScreen):
                 holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration", "workflow": wf, "iteration": record["iteration"]})
             for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
                 self._add_group(holder, group, jobs.get(group.get("jobRef") or ""), wf)
+
+    @staticmethod
+    def _add_verdicts(parent: TreeNode[Any], wf: Obj, state: Obj) -> None:
+        """Diagnose: each node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
+        rows = verdict_rows(state)
+        faults = state.get("infrastructureFaults") or []
+        holder = parent.add(f"verdicts ({count(len(state.get('healthyNodes') or []), 'node')} healthy, {count(len(rows), 'other')}"
+                            f"{', ' + count(len(faults), 'link fault') if faults else ''})", data={"kind": "verdicts", "workflow": wf})
+        for row in rows:
+            mark = "✗" if row["verdict"] in ("faulty", "intermittent") else "?"
+            holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  failed {row['failed']} of {row['tests']}",
+                            data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗"})
+        for fault in faults:
+            holder.add_leaf(f"✗ {' / '.join(fault.get('cliques') or [])}  {fault.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
+
+    @staticmethod
+    def _verdict_detail(row: Obj, state: Obj) -> Text:
+        text = Text()
+        label(text, "Node", row["node"])
+        label(text, "Verdict", verdict_line(row))
+        text.append("\nTests that decided it:\n")
+        for test in state.get("tests") or []:
+            if row["node"] in test.get("nodes", []):
+                value = f"  {test['value']:.1f} GB/s" if test.get("value") is not None else ""
+                text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
+        return text
 
     def _add_group(self, parent: TreeNode[Any], group: Obj, job: Obj | None, wf: Obj) -> None:
         busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
@@ -156,7 +186,9 @@ class DrilldownScreen(NvcreScreen):
     def _show_detail(self, node: TreeNode[Any]) -> None:
         data = node.data or {}
         kind = data.get("kind")
-        if kind in ("node", "group") and data.get("job"):
+        if kind == "verdict":
+            text = self._verdict_detail(data["row"], data["state"])
+        elif kind in ("node", "group") and data.get("job"):
             text = job_detail(data["job"], data.get("node") if kind == "node" else None)
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"])

@@ -177,3 +177,44 @@ def test_run_spec_reads_the_rendered_wire_form() -> None:
     assert (spec.framework, spec.program, spec.parser, spec.test_type) == ("exec", "all_reduce_perf", "nccl", "all_reduce")
     assert spec.args == (*NCCL_ARGS, "-g", "8") and spec.env == {"NCCL_DEBUG": "INFO"}
     assert plan_run(DEFAULT, spec, 0.0).nccl.gpus_per_process == 8
+
+
+def _busbw(scn: object, name: str, nodes: list[str]) -> float:
+    return plan(scn, nccl_run(name, nodes)).nccl.measured_busbw  # type: ignore[arg-type, union-attr]
+
+
+def test_degraded_fabric_pair_hits_only_runs_spanning_both_cliques() -> None:
+    scn = scenario(faults=[{"type": "degraded-fabric", "cliques": ["clique-1", "clique-2"], "factor": 0.5}])
+    healthy = scenario(faults=[])
+    one, two, three = ALL_NODES[8:10], ALL_NODES[16:18], ALL_NODES[24:26]  # clique-1, clique-2, clique-3
+    assert _busbw(scn, "a", one + two) == pytest.approx(_busbw(healthy, "a", one + two) * 0.5, rel=0.01)
+    for nodes in (one, two, one + three, two + three):  # inside a clique, or across one of them and a third
+        assert _busbw(scn, "b", nodes) == _busbw(healthy, "b", nodes)
+
+
+def test_degraded_fabric_uplink_hits_every_run_leaving_the_clique() -> None:
+    scn = scenario(faults=[{"type": "degraded-fabric", "cliques": ["clique-3"], "factor": 0.4}])
+    healthy = scenario(faults=[])
+    inside, other = ALL_NODES[24:28], ALL_NODES[0:2]
+    assert _busbw(scn, "in", inside) == _busbw(healthy, "in", inside)
+    assert _busbw(scn, "out", inside[:2] + other) == pytest.approx(_busbw(healthy, "out", inside[:2] + other) * 0.4, rel=0.01)
+    assert _busbw(scn, "away", ALL_NODES[0:2] + ALL_NODES[8:10]) == _busbw(healthy, "away", ALL_NODES[0:2] + ALL_NODES[8:10])
+
+
+def test_degraded_fabric_with_a_probability_hits_some_runs_and_replays() -> None:
+    scn = scenario(faults=[{"type": "degraded-fabric", "cliques": ["clique-0", "clique-1"], "probability": 0.5}])
+    healthy = scenario(faults=[])
+    nodes = ALL_NODES[0:2] + ALL_NODES[8:10]
+    hit = [_busbw(scn, f"r{i}", nodes) < 0.7 * _busbw(healthy, f"r{i}", nodes) for i in range(40)]
+    assert 8 < sum(hit) < 32 and hit == [_busbw(scn, f"r{i}", nodes) < 0.7 * _busbw(healthy, f"r{i}", nodes) for i in range(40)]
+
+
+@pytest.mark.parametrize(("fault", "message"), [
+    ({"type": "degraded-fabric", "node": "gpu-node-01", "cliques": ["clique-0"]}, "names one or two cliques"),
+    ({"type": "degraded-fabric"}, "names one or two cliques"),
+    ({"type": "degraded-fabric", "cliques": ["clique-0", "clique-0"]}, "two different cliques"),
+    ({"type": "slow-gpu", "cliques": ["clique-0"]}, "names a node"),
+])
+def test_degraded_fabric_fault_shape_is_checked(fault: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        scenario(faults=[fault])

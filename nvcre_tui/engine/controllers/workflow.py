@@ -1,6 +1,6 @@
 """Workflow reconciler: discover and partition nodes once, run groups as Jobs (never two groups on one
 node at once, at most maxConcurrent), repeat for each iteration, then write the verdict and the
-NVCRE result ConfigMaps. testScale diagnose hands the rounds to the pure core in diagnose.py."""
+NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the rounds to the pure core in engine/diagnose/."""
 
 from __future__ import annotations
 
@@ -98,7 +98,8 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     npj = min(int(orch_spec.get("nodesPerJob") or len(found.nodes)), len(found.nodes))
     try:
         if scale == "diagnose":
-            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)))
+            limit = int((orch_spec.get("execution") or {}).get("maxConcurrent") or 0)
+            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)), limit)
             groups, base["diagnose"] = diagnose.plan_round(state), state.to_dict()
         else:
             groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=bool(orch_spec.get("perNode")))
@@ -160,6 +161,8 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
     history = list(orch.get("iterationHistory") or [])
     history.append({"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]})
     orch.update(iterationHistory=history, completedIterations=len(history))
+    if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch):
+        return 0.0
     if len(history) < iterations:
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
@@ -171,9 +174,25 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
     return None
 
 
+async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
+    """onFailure: diagnose: the last iteration failed somewhere; narrow its failed groups down in this Workflow."""
+    spec = (wf["spec"]["orchestration"].get("onFailure") or {}).get("diagnose")
+    if spec is None:
+        return False
+    limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
+    state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit)
+    if state is None:
+        return False
+    groups = diagnose.plan_round(state)
+    orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
+    await ctx.transition(WORKFLOW, wf, {"orchestration": orch, "failedNodes": None},
+                         [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(groups), 'group')} in the first round)")])
+    return True
+
+
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
-    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]})
+    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
     orch.update(diagnose=state.to_dict(), iterationHistory=history)
     if not state.complete:
@@ -183,10 +202,8 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         return 0.0
     failed = _diagnose_verdicts(state, jobs, history)
     verdicts = state.verdicts()
-    unsure = sorted(n for n, v in verdicts.items() if v == "inconclusive")
-    problems = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
-    problems += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
-    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=problems)
+    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"],
+                    unresolved=diagnose.problems(state))
     return None
 
 
@@ -195,14 +212,14 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
     by_group = {g["name"]: g for record in history for g in record["groups"]}
     failed = []
     for node, verdict in sorted(state.verdicts().items()):
-        if verdict != "faulty":
+        if verdict not in ("faulty", "intermittent"):
             continue
         tests = [t for t in state.evidence(node) if not t["passed"]]
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
         source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or [] if f["name"] == node), None)
         reason = source["reason"] if source else "WorkloadFailed"
-        message = f"diagnose confirmed faulty in {len(tests)} failed test(s): " + ", ".join(t["group"] for t in tests)
+        message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
         if source and source.get("evidence"):
             entry["evidence"] = source["evidence"]

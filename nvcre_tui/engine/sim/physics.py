@@ -124,8 +124,17 @@ def fault_time(fault: Fault) -> float | None:
 def faults_in_effect(scenario: Scenario, nodes: Sequence[str], offset: float) -> list[Fault]:
     """Faults on these nodes that have begun by `offset` (xid faults are returned whatever their time)."""
     members = set(nodes)
-    return [f for f in scenario.faults if f.node in members
+    return [f for f in scenario.faults if (f.node in members or f.type == "degraded-fabric")
             and (f.type == "xid" or (fault_time(f) or 0.0) <= offset)]
+
+
+def fabric_hits(fault: Fault, cliques: set[str]) -> bool:
+    """Whether a run over these cliques crosses a degraded-fabric fault: it spans both of a pair, or it leaves the
+    one clique named."""
+    named = set(fault.cliques or ())
+    if len(named) == 2:
+        return named <= cliques
+    return bool(named & cliques) and len(cliques) >= 2
 
 
 # --------------------------------------------------------------------------- outputs
@@ -235,7 +244,9 @@ def nccl_peak(scenario: Scenario, layout: Mapping[str, NodeInfo], nodes: Sequenc
     if len(nodes) == 1 and not network:
         return nvlink[nodes[0]], nodes[0]
     info = {n: node_info(layout, n) for n in nodes}
-    fabric = phys.rack_fabric_efficiency if len({info[n].clique for n in nodes}) > 1 else 1.0
+    cliques = {info[n].clique for n in nodes}
+    fabric = phys.rack_fabric_efficiency if len(cliques) > 1 else 1.0
+    fabric *= min((f.factor for f in faults if f.type == "degraded-fabric" and fabric_hits(f, cliques)), default=1.0)
     nic = {n: (info[n].nics * phys.nic_gbps if info[n].nics else phys.socket_gbps) * _factor(faults, "degraded-nic", n) * fabric
            for n in nodes}
     # The slowest GPU and the worst NIC both cap the ring; report whichever binds.
@@ -387,7 +398,7 @@ def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], sta
     events: list[tuple[float, str, Fault]] = [(t, "xid", f) for t, f in _xid_events(faults, start, duration, early)]
     for fault in faults:
         draw = run_rng(scenario, spec.name, f"{fault.type}:{fault.node}")
-        if fault.type == "flaky" and draw.random() < fault.probability:
+        if fault.type == "flaky" and draw.random() < (0.5 if fault.probability is None else fault.probability):
             events.append((draw.uniform(0.25, 0.9) * duration, "flaky", fault))
         elif fault.type == "hang":
             events.append((draw.uniform(0.3, 0.8) * duration, "hang", fault))
@@ -422,6 +433,9 @@ def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: 
     """The plan of one run starting `start_offset` seconds after the fleet epoch (PlanError: bad spec)."""
     layout = layout or fleet_layout(scenario)
     faults = faults_in_effect(scenario, spec.nodes, start_offset) if faults is None else faults
+    # A degraded-fabric fault with a probability degrades a run only when this run's draw says so.
+    faults = [f for f in faults if f.type != "degraded-fabric" or f.probability is None
+              or run_rng(scenario, spec.name, f"fabric:{','.join(f.cliques or ())}").random() < f.probability]
     rng = rng or run_rng(scenario, spec.name)
     nccl = dcgm = training = None
     if spec.parser == "nccl":
@@ -441,5 +455,5 @@ def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: 
 
 __all__ = [
     "DcgmPlan", "NcclPlan", "NodeInfo", "Outcome", "PlanError", "RunPlan", "RunSpec", "TrainingPlan",
-    "fault_time", "faults_in_effect", "fleet_layout", "nccl_peak", "node_info", "plan_outcome", "plan_run", "run_rng",
+    "fabric_hits", "fault_time", "faults_in_effect", "fleet_layout", "nccl_peak", "node_info", "plan_outcome", "plan_run", "run_rng",
 ]

@@ -11,7 +11,7 @@ import string
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from nvcre_tui.engine.apibase import LABEL_VALUE, Duration, WireModel
 from nvcre_tui.engine.errors import InputError
@@ -19,7 +19,7 @@ from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.validation import validation_messages
 
 FaultType = Literal[
-    "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon"
+    "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric"
 ]
 
 
@@ -105,15 +105,30 @@ class Fault(_Model):
 
     xid: runs on the node that are running at `at` fail then, later ones fail early (the GPU is gone);
     cordon: the fleet sets spec.unschedulable at `at`; the other types apply to runs starting at or after `at`.
+    degraded-fabric names `cliques` instead of a node: with two, a multi-node run spanning both (and only such a
+    run) gets `factor` on its bus bandwidth; with one, every run leaving that clique does. Persistent unless
+    `probability` is given (flaky: 0.5 when not given).
     """
 
     type: FaultType
-    node: str = Field(min_length=1)
+    node: str = ""
+    cliques: Annotated[list[str], Field(min_length=1, max_length=2)] | None = None
     gpu: Annotated[int, Field(ge=0, le=63)] | None = None
     factor: Annotated[float, Field(gt=0, le=1)] = 0.5
     at: Duration | None = None
     xid: Annotated[int, Field(ge=0, le=65_535)] = 79
-    probability: Annotated[float, Field(ge=0, le=1)] = 0.5
+    probability: Annotated[float, Field(ge=0, le=1)] | None = None
+
+    @model_validator(mode="after")
+    def _target(self) -> Fault:
+        if self.type == "degraded-fabric":
+            if not self.cliques or self.node:
+                raise ValueError("a degraded-fabric fault names one or two cliques (cliques: [clique-1, clique-2]) and no node")
+            if len(set(self.cliques)) != len(self.cliques):
+                raise ValueError("a degraded-fabric fault names two different cliques")
+        elif not self.node or self.cliques:
+            raise ValueError(f"a {self.type} fault names a node (node: gpu-node-01) and no cliques")
+        return self
 
 
 class Scenario(_Model):
@@ -154,7 +169,10 @@ def load_scenario(path: str | Path) -> Scenario:
     except ValidationError as error:
         raise InputError(validation_messages(error, name)) from None
     known = {node_name for pool in build_pools(scenario) for node_name in pool}
-    unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node not in known]
+    unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node and fault.node not in known]
+    cliques = {node["metadata"]["labels"]["nvidia.com/gpu.clique"] for node in build_nodes(scenario)}
+    unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
+                for clique in fault.cliques or [] if clique not in cliques]
     if unknown:
         raise InputError(unknown)
     return scenario

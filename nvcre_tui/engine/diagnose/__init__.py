@@ -1,0 +1,245 @@
+"""Diagnose (testScale diagnose): adaptive group testing that isolates faulty, intermittent nodes and bad links.
+
+Pure functions over data, no I/O, clock or randomness. A group test fails when it holds a faulty node, when a flaky
+node fails that time, or when it spans a degraded link (a pair of cliques, or one clique's uplink). A run is a
+sequence of rounds; each round is one wave that can really run at once: no node in two tests, at most
+maxConcurrent tests. The engine launches exactly the wave planned.
+
+Stages: screening (one group per clique; unlabelled nodes in chunks), inter (one representative per clique, so
+every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize),
+confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions
+while others exist), repeat (no reference anywhere: suspects together in new combinations) and link (tests over
+chosen cliques' representatives that localise a link fault).
+
+Verdict rules (recomputed from the whole history after every round):
+- A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
+  cliques whose links no passing test has proven is *link-risky*: it blames no node until its links are proven.
+- A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
+  OUTWEIGH (5) times as many tests as it has unexplained failures. So a node with a failure on record is never a
+  reference partner until another node's conviction explains that failure or enough passes outweigh it.
+- A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference.
+  n is convicted when it has two clean failures that share no partner (no single other node explains both):
+  `faulty` if it never passed a test, `intermittent` (with its record: failed x of y, which tests, measured values)
+  if it also passed some. Conflicting evidence (passes and failures) keeps a node under test, up to 8
+  confirmations after its first failure.
+- `healthy` = a reference at the end; everything else ends `inconclusive` with a note saying why.
+- Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any
+  passing test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over
+  chosen cliques (the bits of their index, then one by one). A link fault is named when it alone explains every such
+  failure and is supported by two failed tests with no node in common (one flaky representative never makes a
+  fabric fault), and, for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose
+  other candidate pairs differ. A faulty node in a clique does not hide its link: once the clique has references,
+  an inter test covers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
+from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
+from nvcre_tui.engine.diagnose.state import (
+    STAGES,
+    DiagnoseError,
+    DiagnoseState,
+    NodeStatus,
+    Note,
+    Probe,
+    Verdict,
+    readable,
+)
+from nvcre_tui.engine.grouping import Group
+
+__all__ = [
+    "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
+    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start",
+]
+
+
+def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurrent: int = 0) -> DiagnoseState:
+    """A new run over these topology domains (domain -> node names; "" = unlabelled nodes) and its first wave."""
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, int) or min_group_size < 1:
+        raise DiagnoseError(f"diagnose: minGroupSize must be an integer >= 1, got {min_group_size!r}")
+    if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 0:
+        raise DiagnoseError(f"diagnose: maxConcurrent must be an integer >= 0, got {max_concurrent!r}")
+    cleaned = _check_domains(domains)
+    status = tuple(sorted((node, "untested") for _, nodes in cleaned for node in nodes))
+    state = DiagnoseState(min_group_size, max_concurrent, cleaned, 0, status, ())  # type: ignore[arg-type]
+    return replace(state, plan=Planner(state, Evidence(state)).plan())
+
+
+def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_concurrent: int = 0) -> DiagnoseState | None:
+    """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
+    groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed."""
+    if all(g.get("phase") == "Succeeded" for g in groups):
+        return None
+    nodes = sorted({str(n) for g in groups for n in g["nodes"]})  # type: ignore[attr-defined]
+    by_domain: dict[str, set[str]] = {}
+    labelled = all(len(g.get("domains") or ()) == 1 for g in groups)  # type: ignore[arg-type]
+    for group in groups:
+        domain = str(group["domains"][0]) if labelled else ""  # type: ignore[index]
+        by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])  # type: ignore[attr-defined]
+    state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent)
+    values = measured(groups)
+    imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),  # type: ignore[attr-defined]
+                           g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
+    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
+    ev = Evidence(recorded)
+    return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
+
+
+def plan_round(state: DiagnoseState) -> list[Group]:
+    """The groups (Jobs) of the current wave; [] once complete. Names are unique over the run and DNS-safe."""
+    domain_of = state.domain_of
+    return [Group(p.group, p.nodes, tuple(sorted({domain_of[n] for n in p.nodes} - {""}))) for p in state.plan]
+
+
+def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None) -> DiagnoseState:
+    """The state after the current wave, given each group's outcome (missing or timed out = failed) and, where the
+    Job measured one, its value (bus bandwidth)."""
+    if state.complete:
+        raise DiagnoseError("diagnose: the run is complete; there is no round to record")
+    if not isinstance(passed, Mapping):
+        raise DiagnoseError(f"diagnose round {state.round}: outcomes must map group names to true/false")
+    planned = {p.group for p in state.plan}
+    unknown = sorted(str(group) for group in set(passed) - planned)
+    if unknown:
+        raise DiagnoseError(f"diagnose round {state.round}: outcomes for groups not in this round: {', '.join(unknown)}")
+    wrong = sorted(group for group, ok in passed.items() if not isinstance(ok, bool))
+    if wrong:
+        raise DiagnoseError(f"diagnose round {state.round}: outcome must be true or false for: {', '.join(wrong)}")
+    values = values or {}
+    done = tuple(replace(p, passed=passed.get(p.group, False), value=_number(values.get(p.group))) for p in state.plan)
+    recorded = replace(state, round=state.round + 1, tests=state.tests + done, plan=())
+    ev = Evidence(recorded)
+    plan = Planner(recorded, ev).plan()
+    return _conclude(replace(recorded, plan=plan), ev)
+
+
+def node_record(state: DiagnoseState, node: str) -> dict[str, object]:
+    """A node's record: failed x of y tests, which, and the measured values."""
+    tests = state.evidence(node)
+    failed = [t for t in tests if t["passed"] is False]
+    return {"failed": len(failed), "tests": len(tests), "failedTests": [t["group"] for t in failed],
+            "values": [t["value"] for t in tests if "value" in t]}
+
+
+def measured(groups: Sequence[Mapping[str, object]], metric: str = "busBandwidthGBps") -> dict[str, float]:
+    """Each finished group's measured value (Workflow group status -> record_round's `values`)."""
+    values = {}
+    for group in groups:
+        value = _number((group.get("measurements") or {}).get(metric)) if isinstance(group.get("measurements"), Mapping) else None  # type: ignore[union-attr]
+        if value is not None:
+            values[str(group["name"])] = value
+    return values
+
+
+def verdict_message(state: DiagnoseState, node: str) -> str:
+    """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
+    record = node_record(state, node)
+    verdict = state.node_status[node]
+    values = record["values"]
+    shown = f"; measured {', '.join(f'{v:g}' for v in values)}" if values else ""  # type: ignore[union-attr]
+    return (f"diagnose: {verdict}, failed {record['failed']} of {record['tests']} tests "
+            f"({', '.join(record['failedTests'])}){shown}")  # type: ignore[arg-type]
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _conclude(state: DiagnoseState, ev: Evidence) -> DiagnoseState:
+    """Node statuses, named infrastructure faults and, once complete, the notes that explain every verdict."""
+    status: dict[str, NodeStatus] = {}
+    for node, _ in state.status:
+        if node in ev.convicted:
+            status[node] = ev.convicted[node]
+        elif node in ev.clear:
+            status[node] = "healthy"
+        elif node not in ev.by_node:
+            status[node] = "untested" if not state.complete else "inconclusive"
+        else:
+            status[node] = "suspect" if not state.complete else "inconclusive"
+    faults = tuple(_fault_note(state, ev, h, tests) for h, tests in sorted(ev.named.items()))
+    notes: list[Note] = []
+    if state.complete:
+        notes = _final_notes(state, ev, status)
+    return replace(state, status=tuple(sorted(status.items())), infrastructure_faults=faults, notes=tuple(notes))
+
+
+def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: tuple[int, ...]) -> Note:
+    groups = tuple(ev.tests[i].group for i in tests)
+    return Note(max(ev.tests[i].round for i in tests), "fabric", links.describe(h) + f" (failed: {', '.join(groups)})",
+                cliques=links.cliques_of(h), tests=groups)
+
+
+def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeStatus]) -> list[Note]:
+    notes = []
+    rnd = state.round
+    for node, verdict in sorted(status.items()):
+        record = node_record(state, node)
+        if verdict == "intermittent":
+            notes.append(Note(rnd, "intermittent", f"{node} failed {record['failed']} of {record['tests']} tests ({', '.join(record['failedTests'])})",  # type: ignore[arg-type]
+                              (node,), tests=tuple(record["failedTests"])))  # type: ignore[arg-type]
+        elif verdict == "inconclusive":
+            if node not in ev.by_node:
+                why = "never tested (the run stopped first)"
+            elif ev.indistinguishable(node):
+                why = "no healthy node in its clique and its tests across cliques failed: its fault cannot be told from its clique's uplink"
+            elif not ev.clear and state.min_group_size > 1:
+                why = "no healthy node left to confirm it against"
+            else:
+                why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
+            notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))  # type: ignore[arg-type]
+        elif verdict == "healthy" and ev.held_against(node):
+            notes.append(Note(rnd, "outweighed", f"{node} failed {ev.held_against(node)} test(s) nothing explains, then passed "
+                              f"{ev.passes[node]}: counted healthy", (node,)))
+    unresolved = ev.link_suspects()
+    if unresolved:
+        cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))
+        groups = tuple(ev.tests[i].group for i in sorted(unresolved))
+        left = len(frozenset().union(*unresolved.values()))
+        notes.append(Note(rnd, "fabric-unresolved", f"{len(groups)} tests across {', '.join(cliques)} failed although their nodes are healthy; "
+                          f"the degraded link could not be localised ({left} candidate links left)", cliques=cliques, tests=groups))
+    return notes
+
+
+def problems(state: DiagnoseState) -> list[str]:
+    """Why a complete run is not a pass besides its faulty nodes: inconclusive nodes, link faults (named or not)."""
+    verdicts = state.verdicts()
+    unsure = sorted(n for n, v in verdicts.items() if v == "inconclusive")
+    found = [f"{len(unsure)} nodes inconclusive ({', '.join(unsure[:8])}{' ...' if len(unsure) > 8 else ''})"] if unsure else []
+    found += [f"infrastructure fault: {note.message}" for note in state.infrastructure_faults]
+    found += [f"infrastructure fault: {note.message}" for note in state.notes if note.kind == "fabric-unresolved"]
+    outweighed = sorted(n for note in state.notes if note.kind == "outweighed" for n in note.nodes)
+    if outweighed:  # a failure nobody explains is not a pass, even when later passes outweigh it
+        found.append(f"{len(outweighed)} nodes passed later tests after a failure nothing explains ({', '.join(outweighed[:8])}{' ...' if len(outweighed) > 8 else ''})")
+    return found
+
+
+def _check_domains(domains: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Domains sorted by name with sorted node lists; DiagnoseError names bad or duplicated nodes."""
+    if not isinstance(domains, Mapping):
+        raise DiagnoseError(f"diagnose: domains must map a domain name to node names, got {type(domains).__name__}")
+    seen: dict[str, str] = {}
+    cleaned: list[tuple[str, tuple[str, ...]]] = []
+    for domain, nodes in sorted(domains.items(), key=lambda item: str(item[0])):
+        names_ok = isinstance(nodes, list | tuple) and all(isinstance(n, str) and n for n in nodes)
+        if not isinstance(domain, str) or not names_ok:
+            raise DiagnoseError(f"diagnose: domain {domain!r} must be a name with a list of non-empty node names")
+        for node in nodes:
+            if node in seen:
+                twice = seen[node] == domain
+                where = f"twice in domain {domain!r}" if twice else f"in domains {seen[node]!r} and {domain!r}"
+                raise DiagnoseError(f"diagnose: node {node!r} appears {where}")
+            seen[node] = domain
+        if nodes:
+            cleaned.append((domain, tuple(sorted(nodes))))
+    if not seen:
+        raise DiagnoseError("diagnose: no nodes to diagnose")
+    return tuple(cleaned)
+
+
+__all__ += ["round_cap", "screening_groups"]

@@ -1,0 +1,217 @@
+"""What the recorded tests prove: convicted nodes, reference (healthy) nodes, suspects, and named link faults.
+
+Recomputed from the whole test history after every round (a fixpoint: a conviction explains other nodes' failures,
+which makes them references, which makes further failures clean). The rules are stated in the package docstring.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import cached_property
+
+from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.links import Hypothesis
+from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
+
+OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
+
+
+class Evidence:
+    """The inferences drawn from one state's tests."""
+
+    def __init__(self, state: DiagnoseState) -> None:
+        self.state = state
+        self.tests: Sequence[Probe] = state.tests
+        self.domain_of = state.domain_of
+        self.fleet_cliques = sorted({d for d, _ in state.domains if d})
+        self.uplinks = len(self.fleet_cliques) >= 3  # with two cliques an uplink and the pair look the same
+        self.spans = [frozenset(self.domain_of[n] for n in t.nodes) - {""} for t in self.tests]
+        self.members = [frozenset(t.nodes) for t in self.tests]
+        self.by_node: dict[str, list[int]] = defaultdict(list)
+        for i, test in enumerate(self.tests):
+            for node in test.nodes:
+                self.by_node[node].append(i)
+        self.passes = {n: sum(1 for i in idx if self.tests[i].passed) for n, idx in self.by_node.items()}
+        self.eliminated: set[Hypothesis] = set()
+        for i, test in enumerate(self.tests):
+            if test.passed and len(self.spans[i]) >= 2:
+                self.eliminated |= links.within(self.spans[i], self.uplinks)
+        self.open_hypotheses = {i: frozenset(links.within(self.spans[i], self.uplinks) - self.eliminated)
+                                for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2}
+        self.convicted: dict[str, Verdict] = {}
+        self.named: dict[Hypothesis, tuple[int, ...]] = {}
+        self._solve()
+
+    # -- the fixpoint -------------------------------------------------------------------------------------------
+
+    def _solve(self) -> None:
+        for _ in range(12):  # convictions grow; a conviction whose partner is convicted later is withdrawn
+            self._unexplained_cache: dict[str, list[int]] = {}
+            changed = self._name_links()
+            for node in sorted(self.by_node):
+                if node not in self.convicted and len(self.unexplained(node)) >= 2 and self._convicts(node):
+                    self.convicted[node] = "faulty" if self.passes[node] == 0 else "intermittent"
+                    changed = True
+                    self._unexplained_cache.clear()
+            for node in sorted(self.convicted):
+                verdict = self.convicted.pop(node)
+                self._unexplained_cache.clear()
+                if self._convicts(node):
+                    self.convicted[node] = verdict
+                else:
+                    changed = True
+            self._unexplained_cache.clear()
+            if not changed:
+                return
+
+    def explained(self, i: int, node: str | None = None, culprit: str | None = None) -> bool:
+        """A failed test that a convicted node (other than `node`), the assumed `culprit` or a named link accounts for."""
+        members = self.members[i]
+        if culprit is not None and culprit != node and culprit in members:
+            return True
+        if any(c in members and c != node for c in self.convicted):
+            return True
+        return any(links.in_test(h, self.spans[i]) for h in self.named)
+
+    def link_risky(self, i: int) -> bool:
+        """A failed test spanning cliques whose links are not all proven by passing tests."""
+        return bool(self.open_hypotheses.get(i))
+
+    def unexplained(self, node: str, culprit: str | None = None) -> list[int]:
+        """The failed tests of this node that nothing else explains and that no unproven link could explain."""
+        if culprit is None and node in self._unexplained_cache:
+            return self._unexplained_cache[node]
+        found = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed and not self.link_risky(i)
+                 and not self.explained(i, node, culprit)]
+        if culprit is None:
+            self._unexplained_cache[node] = found
+        return found
+
+    def reference(self, node: str, culprit: str | None = None) -> bool:
+        """A node that may serve as a healthy partner: not convicted, passed a test, and every failure of its own is
+        explained (assuming `culprit` is at fault) or outweighed by passes."""
+        if node in self.convicted or node == culprit:
+            return False
+        passes = self.passes.get(node, 0)
+        if passes == 0:
+            return False
+        failures = self.held_against(node, culprit)
+        return failures == 0 or passes >= OUTWEIGH * failures
+
+    def held_against(self, node: str, culprit: str | None = None) -> int:
+        """Unexplained failures that count against a node: those without a never-passing node in them."""
+        return sum(1 for i in self.unexplained(node, culprit) if not any(s != node and s in self.members[i] for s in self.stubborn))
+
+    def clean_failures(self, node: str) -> list[tuple[int, frozenset[str]]]:
+        """(test, partners) of failures where, were this node at fault, every partner is a reference."""
+        found = []
+        for i in self.unexplained(node):
+            partners = self.members[i] - {node}
+            if all(self.reference(p, node) for p in partners):
+                found.append((i, partners))
+        return found
+
+    def _convicts(self, node: str) -> bool:
+        """Two clean failures that share no partner: no single other node explains both. Once the run has shown
+        flaky behaviour, each partner of those failures must also have passed a test after it (a flaky partner
+        that failed alongside is no reference)."""
+        clean = self.clean_failures(node)
+        if self.noisy:
+            clean = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
+        return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
+
+    def _passed_after(self, node: str, test: int) -> bool:
+        return any(j > test and self.tests[j].passed for j in self.by_node.get(node, ()))
+
+    @cached_property
+    def noisy(self) -> bool:
+        """Some failed test (inside one clique) had every member pass a later test: a flaky node is about."""
+        for i, test in enumerate(self.tests):
+            if not test.passed and len(self.spans[i]) <= 1 and all(self._passed_after(n, i) for n in test.nodes):
+                return True
+        return False
+
+    @cached_property
+    def stubborn(self) -> frozenset[str]:
+        """Nodes that failed at least two tests and never passed one: a partner's failure with one of them is not held
+        against the partner (a persistent fault never passes)."""
+        return frozenset(n for n, idx in self.by_node.items() if self.passes[n] == 0 and len(idx) >= 2)
+
+    # -- links --------------------------------------------------------------------------------------------------
+
+    def link_suspects(self) -> dict[int, frozenset[Hypothesis]]:
+        """Failed cross-clique tests of trusted nodes that no named link or convicted node explains: their open
+        hypotheses."""
+        return {i: h for i, h in self.open_hypotheses.items()
+                if h and not self.explained(i) and all(self._link_clean(n) for n in self.members[i])}
+
+    def _link_clean(self, node: str) -> bool:
+        return self.reference(node)
+
+    def single_fault_candidates(self) -> frozenset[Hypothesis]:
+        """Hypotheses that alone explain every unexplained link failure."""
+        suspects = list(self.link_suspects().values())
+        return frozenset.intersection(*suspects) if suspects else frozenset()
+
+    def _name_links(self) -> bool:
+        """Name link faults the evidence pins down (see the package docstring); True when one was added."""
+        suspects = self.link_suspects()
+        if not suspects:
+            return False
+        added = False
+        single = frozenset.intersection(*suspects.values())
+        for h in sorted(single):
+            support = [i for i in suspects if links.in_test(h, self.spans[i])]
+            if self._pinned(h, support, suspects):
+                self.named[h], added = tuple(support), True
+        for i, hypotheses in sorted(suspects.items()):  # several faults: each pinned by tests only it explains
+            if len(hypotheses) == 1:
+                [h] = hypotheses
+                support = [j for j, hs in suspects.items() if hs == hypotheses]
+                if h not in self.named and h[0] == "pair" and self._disjoint_pair(support):
+                    self.named[h], added = tuple(support), True
+        return added
+
+    def _pinned(self, h: Hypothesis, support: list[int], suspects: dict[int, frozenset[Hypothesis]]) -> bool:
+        if not self._disjoint_pair(support):
+            return False  # one flaky representative must not make a fabric fault
+        if h[0] == "pair":
+            # With no third clique holding a healthy node, the pair and either clique's uplink look the same.
+            thirds = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - set(links.cliques_of(h)) - {""}
+            return any(suspects[i] == {h} for i in support) or not self.uplinks or not thirds
+        partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
+        return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
+                   for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
+
+    def _disjoint_pair(self, tests: list[int]) -> bool:
+        return any(self.members[a].isdisjoint(self.members[b]) for k, a in enumerate(tests) for b in tests[k + 1 :])
+
+    # -- statuses -----------------------------------------------------------------------------------------------
+
+    @cached_property
+    def clear(self) -> frozenset[str]:
+        """Reference nodes: healthy as far as the evidence goes."""
+        return frozenset(n for n in self.by_node if self.reference(n))
+
+    def needs_test(self, node: str) -> bool:
+        """Neither convicted nor a reference."""
+        return node not in self.convicted and node not in self.clear
+
+    def indistinguishable(self, node: str) -> bool:
+        """A node that never passed and failed only tests across unproven links, twice: with no healthy node in its
+        clique, more tests cannot tell its fault from its clique's uplink."""
+        tests = self.by_node.get(node, ())
+        crossing = [i for i in tests if self.link_risky(i)]
+        home = self.domain_of[node]
+        alone = not any(self.domain_of[n] == home for n in self.clear)
+        return alone and self.passes.get(node, 0) == 0 and len(crossing) >= 2 and all(self.link_risky(i) or self.tests[i].stage == "screening" for i in tests)
+
+    def last_test(self, node: str) -> int | None:
+        """Index of the node's latest test."""
+        tests = self.by_node.get(node)
+        return tests[-1] if tests else None
+
+    def failed_with(self, node: str) -> set[str]:
+        """Nodes that shared a failed test with this node."""
+        return {n for i in self.by_node.get(node, ()) if not self.tests[i].passed for n in self.members[i]} - {node}

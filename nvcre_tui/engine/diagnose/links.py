@@ -1,0 +1,64 @@
+"""Link hypotheses between topology domains (cliques), and which tests bear on them.
+
+A link fault is either a degraded pair ("pair", A, B): a test fails when it spans both A and B; or a bad uplink
+("uplink", A): a test fails when it spans A and any other clique. With only two cliques in the fleet the two kinds
+cannot be told apart, and only pairs are considered.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, or ("uplink", A)
+
+
+def pair(a: str, b: str) -> Hypothesis:
+    """The pair hypothesis of two cliques, in a canonical order."""
+    return ("pair", *sorted((a, b)))
+
+
+def in_test(h: Hypothesis, cliques: frozenset[str]) -> bool:
+    """Whether a test spanning these cliques fails under this hypothesis."""
+    if h[0] == "pair":
+        return h[1] in cliques and h[2] in cliques
+    return h[1] in cliques and len(cliques) >= 2
+
+
+def within(cliques: Iterable[str], uplinks: bool) -> set[Hypothesis]:
+    """Every hypothesis a test spanning these cliques exercises."""
+    names = sorted(cliques)
+    if len(names) < 2:
+        return set()
+    found = {("pair", a, b) for a, b in combinations(names, 2)}
+    if uplinks:
+        found |= {("uplink", a) for a in names}
+    return found
+
+
+def cliques_of(h: Hypothesis) -> tuple[str, ...]:
+    """The cliques a hypothesis names (two for a pair, one for an uplink)."""
+    return h[1:]
+
+
+def describe(h: Hypothesis) -> str:
+    """Words for the report."""
+    if h[0] == "pair":
+        return f"degraded fabric between {h[1]} and {h[2]}"
+    return f"degraded uplink of {h[1]}: every test leaving it fails"
+
+
+def bit_sides(cliques: Sequence[str], salt: int) -> list[tuple[str, ...]]:
+    """Tests that split candidate cliques by the bits of a (salted, shuffled) index: a pair fault fails exactly the
+    sides where both of its cliques agree, an uplink fault every side holding its clique, so one wave narrows the
+    candidates from all pairs to a few."""
+    order = sorted(cliques, key=lambda c: (zlib.crc32(f"{salt}:{c}".encode()), c))
+    bits = max(1, (len(order) - 1).bit_length())
+    sides = []
+    for bit in range(bits):
+        for value in (0, 1):
+            side = tuple(sorted(c for i, c in enumerate(order) if (i >> bit) & 1 == value))
+            if len(side) >= 2 and side not in sides:
+                sides.append(side)
+    return sides

@@ -1,0 +1,359 @@
+"""The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
+
+Priority within a wave: screening of untested nodes, link tests (they need few nodes and sit on the critical path),
+splits of failed pools, confirmations of suspects, then inter-clique coverage.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.evidence import Evidence
+from nvcre_tui.engine.diagnose.links import Hypothesis
+from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
+
+MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
+MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
+WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
+DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
+
+
+def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
+    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern."""
+    return sorted(nodes, key=lambda n: (zlib.crc32(f"{salt}:{n}".encode()), n))
+
+
+def round_cap(max_concurrent: int) -> int:
+    """The hard stop in waves: MAX_ROUNDS, more when maxConcurrent spreads a round over several waves."""
+    return MAX_ROUNDS * (math.ceil(16 / max_concurrent) if max_concurrent else 1)
+
+
+def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
+    """One group per clique; unlabelled nodes in chunks small enough to localise a fault, large enough that the
+    chunks fit in one wave (two under maxConcurrent)."""
+    groups: list[tuple[str, ...]] = []
+    for domain, nodes in domains:
+        if domain:
+            groups.append(tuple(nodes))
+            continue
+        waves = max_concurrent * 2 if max_concurrent else WAVE_CAP
+        size = max(m, 2, math.ceil(len(nodes) / waves))
+        groups += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
+    return groups
+
+
+class Wave:
+    """A wave being packed."""
+
+    def __init__(self, state: DiagnoseState) -> None:
+        self.round, self.limit = state.round, state.max_concurrent or math.inf
+        self.probes: list[Probe] = []
+        self.busy: set[str] = set()
+        self.counts: Counter[str] = Counter()
+
+    @property
+    def full(self) -> bool:
+        return len(self.probes) >= self.limit
+
+    def add(self, stage: str, nodes: Iterable[str], subjects: Iterable[str] | None = None) -> bool:
+        nodes = tuple(sorted(nodes))
+        if self.full or not nodes or self.busy.intersection(nodes):
+            return False
+        name = f"r{self.round}-{TOKENS[stage]}-{self.counts[stage]}"
+        self.counts[stage] += 1
+        self.probes.append(Probe(self.round, stage, name, nodes, tuple(sorted(subjects)) if subjects is not None else nodes))
+        self.busy.update(nodes)
+        return True
+
+
+class Planner:
+    """Plans one wave from the evidence."""
+
+    def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
+        self.state, self.ev, self.m = state, ev, state.min_group_size
+        self.wave = Wave(state)
+        self.fresh_only = True
+        self.domain_of = state.domain_of
+        self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in sorted(ev.clear):
+            self.clear_by_clique[self.domain_of[node]].append(node)
+        # Partners for confirmations: references first, then nodes whose latest test passed (a failure on their
+        # record is then most likely the suspect's; the verdict rules check that assumption).
+        self.likely = {n for n in ev.by_node if n not in ev.convicted and n not in ev.clear and ev.tests[ev.by_node[n][-1]].passed}
+        self.partner_by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in sorted(ev.clear | self.likely):
+            self.partner_by_clique[self.domain_of[node]].append(node)
+        self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
+        self.link_used: Counter[str] = Counter(n for i in ev.open_hypotheses for n in ev.members[i])
+
+    def plan(self) -> tuple[Probe, ...]:
+        if self.state.round >= round_cap(self.state.max_concurrent):
+            return ()
+        tests = self.state.tests
+        if (tests and not any(t.passed for t in tests) and len({t.round for t in tests if t.stage == "repeat"}) >= 3
+                and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
+            return ()  # every node failed twice, three rounds of new combinations too, nothing ever passed (often a threshold nobody reaches)
+        self._links()
+        self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
+        self._screening()
+        self._coverage()
+        return tuple(self.wave.probes)
+
+    # -- screening ----------------------------------------------------------------------------------------------
+
+    def _screening(self) -> None:
+        tested = self.ev.by_node
+        for group in screening_groups(self.state.domains, self.m, self.state.max_concurrent):
+            if not any(n in tested for n in group):
+                self.wave.add("screening", group)
+
+    # -- partners -----------------------------------------------------------------------------------------------
+
+    def _link_ok(self, a: str, b: str) -> bool:
+        """Whether a test over these two cliques is known not to be hit by a link fault."""
+        if a == b or not a or not b:
+            return True
+        h = links.pair(a, b)
+        return h in self.ev.eliminated
+
+    def _partners(self, node: str, count: int, avoid: set[str]) -> list[str] | None:
+        """`count` reference partners: same clique first (others only over a proven link), fresh (never failed with
+        this node), least used."""
+        if count <= 0:
+            return []
+        home = self.domain_of[node]
+        seen = {p for i in self.ev.by_node.get(node, ()) for p in self.ev.tests[i].padding}
+        shared: Counter[str] = Counter(p for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed for p in self.ev.members[i])
+        candidates = [p for nodes in self.partner_by_clique.values() for p in nodes if p not in self.wave.busy and p not in avoid and p != node]
+        if len(candidates) < count:
+            return None
+        local = any(self.domain_of[p] == home for p in candidates)
+        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, bool, int, str]:
+            away = self.domain_of[p] != home
+            # A partner across an unproven link only when the clique has none: a failure then blames nobody until
+            # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
+            # make a failure strong evidence (see Evidence._convicts).
+            return (away and not self._link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
+                    self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
+        if local:
+            candidates = [p for p in candidates if self.domain_of[p] == home or self._link_ok(home, self.domain_of[p])]
+            if len(candidates) < count:
+                return None
+        chosen = sorted(candidates, key=preference)[:count]
+        if self.fresh_only and any(shared[p] >= 2 for p in chosen):
+            return None  # a failure with a former companion proves nothing new: wait for fresh partners
+        self.partner_uses.update(chosen)
+        return chosen
+
+    # -- node faults --------------------------------------------------------------------------------------------
+
+    def _subject_tests(self, node: str) -> int:
+        first = next((i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed), None)
+        if first is None:
+            return 0
+        return sum(1 for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects and self.ev.tests[i].stage in ("confirmation", "repeat"))
+
+    def _splits_and_confirmations(self) -> None:
+        ev = self.ev
+        todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
+                      and not self._waits(n) and not ev.indistinguishable(n))
+        pools: dict[int, list[str]] = defaultdict(list)
+        for node in todo:
+            last = ev.last_test(node)
+            if last is not None and not ev.tests[last].passed and ev.tests[last].stage in ("screening", "split", "inter"):
+                pools[last].append(node)
+        pending = [(i, nodes) for i, nodes in sorted(pools.items()) if len(nodes) >= 2 * self.m]
+        split: set[str] = set()
+        have_partners = bool(ev.clear or self.likely) or self.m == 1
+        for k, (_, nodes) in enumerate(pending):
+            by_clique: dict[str, list[str]] = defaultdict(list)
+            for node in nodes:
+                by_clique[self.domain_of[node]].append(node)
+            for clique_nodes in by_clique.values():
+                parts = self._parts(clique_nodes, have_partners, len(pending) - k)
+                for part in parts or []:
+                    if self.wave.add("split", part):
+                        split.update(part)
+        solos = [n for n in todo if n not in split]
+        solos = self._local_first(solos)
+        blocked = []
+        for node in solos:
+            partners = self._partners(node, self.m - 1, set())
+            if partners is None:
+                blocked.append(node)
+            else:
+                self.wave.add("confirmation", [node, *partners], [node])
+        untested = any(n not in self.ev.by_node for n in self.domain_of)
+        if blocked and not self.wave.probes and not untested:  # nothing else to run: former companions, or recombine
+            self.fresh_only = False
+            for node in blocked:
+                partners = self._partners(node, self.m - 1, set())
+                if partners is not None:
+                    self.wave.add("confirmation", [node, *partners], [node])
+            if not self.wave.probes:
+                self._repeat(blocked)
+
+    def _local_first(self, suspects: list[str]) -> list[str]:
+        """Suspects of a clique without a healthy node are first tested together in new pairs, once, inside their
+        clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
+        the suspects left for confirmations."""
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in suspects:
+            by_clique[self.domain_of[node]].append(node)
+        left = []
+        size = max(self.m, 2)
+        for clique, nodes in sorted(by_clique.items()):
+            local = any(p not in self.wave.busy for p in self.partner_by_clique.get(clique, []))
+            tried = any(t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique for t in self.state.tests)
+            if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
+                left += nodes
+                continue
+            rotated = _shuffled(nodes, self.state.round)  # new companions for each
+            for s in range(0, len(rotated) - size + 1, size):
+                self.wave.add("repeat", rotated[s : s + size])
+            left += [n for n in nodes if n not in self.wave.busy]
+        return left
+
+    def _waits(self, node: str) -> bool:
+        """A node that passed since its failures waits while each of those failures has another member still under
+        suspicion (the likely culprit); once one has none, the evidence conflicts and the node is tested again."""
+        if node not in self.likely:
+            return False
+        ev = self.ev
+        suspicious = [n for n in ev.by_node if ev.needs_test(n) and n not in self.likely]
+        return all(any(m in suspicious or m in ev.convicted for m in ev.members[i] if m != node) for i in ev.unexplained(node))
+
+    def _parts(self, pool: list[str], have_partners: bool, pools_left: int) -> list[tuple[str, ...]] | None:
+        """Split a failed pool of p suspects into parts of about m nodes, fewer when maxConcurrent would make the parts
+        take several waves; None when confirming each suspect is as cheap."""
+        p, m = len(pool), self.m
+        k = p // m
+        if math.isfinite(self.wave.limit):
+            free = max(int(self.wave.limit) - len(self.wave.probes), 2)
+            k = min(k, max(2, free // max(pools_left, 1)))
+        if k < 2:
+            return None
+        base, extra = divmod(p, k)
+        sizes = [base + 1] * extra + [base] * (k - extra)
+        if have_partners and p * m <= p + sizes[0] * m:
+            return None
+        starts = [sum(sizes[:i]) for i in range(k)]
+        return [tuple(pool[s : s + size]) for s, size in zip(starts, sizes, strict=True)]
+
+    def _repeat(self, blocked: list[str]) -> None:
+        """No reference partner anywhere: test suspects together in new combinations, to find some that pass."""
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in blocked:
+            by_clique[self.domain_of[node]].append(node)
+        for clique, nodes in sorted(by_clique.items()):
+            if len(nodes) < max(self.m, 2):
+                continue
+            rotated = _shuffled(nodes, self.state.round)
+            size = max(self.m, 2)
+            for s in range(0, len(rotated) - size + 1, size):
+                self.wave.add("repeat", rotated[s : s + size])
+
+    # -- links --------------------------------------------------------------------------------------------------
+
+    def _link_cap(self) -> int:
+        mc = self.state.max_concurrent
+        return MAX_LINK_WAVES * (math.ceil(16 / mc) if mc else 1)
+
+    def _link_waves(self) -> int:
+        return len({t.round for t in self.state.tests if t.stage == "link"})
+
+    def _reps(self, clique: str, count: int) -> list[str] | None:
+        """Reference nodes of a clique for a link test: not busy, preferably not in an earlier failed link test."""
+        free = [n for n in self.clear_by_clique.get(clique, []) if n not in self.wave.busy]
+        if len(free) < count:
+            return None
+        return sorted(free, key=lambda n: (self.link_used[n], self.partner_uses[n], n))[:count]
+
+    def _cross_test(self, stage: str, cliques: Sequence[str]) -> bool:
+        """One test over these cliques: one representative each, more from the same cliques up to minGroupSize."""
+        per = max(1, math.ceil(self.m / len(cliques)))
+        chosen: list[str] = []
+        for clique in cliques:
+            reps = self._reps(clique, per)
+            if reps is None:
+                reps = self._reps(clique, 1)
+                if reps is None:
+                    return False
+            chosen += reps
+        if len(chosen) < self.m:
+            return False
+        ok = self.wave.add(stage, chosen)
+        if ok:
+            self.partner_uses.update(chosen)
+        return ok
+
+    def _links(self) -> None:
+        ev = self.ev
+        suspects = ev.link_suspects()
+        if not suspects or self._link_waves() >= self._link_cap():
+            return
+        single = ev.single_fault_candidates()
+        targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
+        for candidates in targets:
+            if len(candidates) <= DIRECT:
+                planned: Counter[tuple[str, ...]] = Counter()
+                copies = 2 if len(candidates) == 1 else 1  # one candidate left: two disjoint failures name it at once
+                for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
+                    for cliques in self._direct(h, candidates) * copies:
+                        if planned[cliques] < copies and self._cross_test("link", cliques):
+                            planned[cliques] += 1
+            else:
+                involved = sorted({c for h in candidates for c in links.cliques_of(h)})
+                # Sides that split the candidates most evenly first (under maxConcurrent only a few run per wave);
+                # a side holding no candidate tells nothing.
+                sides = []
+                for side in links.bit_sides(involved, self._link_waves()):
+                    inside = sum(1 for h in candidates if links.in_test(h, frozenset(side)))
+                    if inside:
+                        sides.append((abs(2 * inside - len(candidates)), side))
+                for _, side in sorted(sides):
+                    self._cross_test("link", side)
+                if not sides:
+                    for h in sorted(candidates):
+                        for cliques in self._direct(h, candidates):
+                            self._cross_test("link", cliques)
+
+    def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
+        """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a
+        candidate pair first."""
+        if h[0] == "pair":
+            return [h[1:]]
+        others = sorted((c for c in self.clear_by_clique if c and c != h[1]), key=lambda c: (links.pair(h[1], c) in candidates, c))
+        return [tuple(sorted((h[1], c))) for c in others[:2]]
+
+    # -- coverage of links between cliques -----------------------------------------------------------------------
+
+    def _coverage(self) -> None:
+        """One test across every clique whose links to another clique are not proven yet (and not under search)."""
+        ev = self.ev
+        cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
+        if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._link_cap():
+            return
+        waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
+        if waiting and self.wave.probes:
+            return  # a clique with no healthy node yet: cover it later in one test with the others
+        searched = set().union(*ev.link_suspects().values()) if ev.link_suspects() else set()
+        uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
+        uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
+        if not uncovered:
+            return
+        chosen: list[str] = []
+        for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}):
+            trial = frozenset([*chosen, clique])
+            if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
+                chosen.append(clique)
+        if len(chosen) >= 2:
+            self._cross_test("inter", chosen)
+
+    def _named_covers(self, h: Hypothesis) -> bool:
+        return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

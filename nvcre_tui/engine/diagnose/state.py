@@ -1,0 +1,272 @@
+"""Diagnose state: what a fault-isolation run carries between rounds, and its compact JSON form.
+
+The state is plain immutable data, stored in Workflow status.orchestration.diagnose, so an engine restarted at any
+moment continues the same run. Tests name their nodes by index into the sorted node list (`nodes`), so the stored
+state stays small at 10,000 nodes; `readable()` expands it for the report and the console.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+Verdict = Literal["faulty", "intermittent", "healthy", "inconclusive"]
+NodeStatus = Literal["untested", "suspect", "healthy", "faulty", "intermittent", "inconclusive"]
+
+# A test's stage, in the order a run meets them; a round's `stage` is the furthest one it holds.
+STAGES = ("screening", "inter", "split", "confirmation", "repeat", "link")
+TOKENS = {"screening": "screen", "inter": "inter", "split": "part", "confirmation": "confirm", "repeat": "repeat", "link": "link"}
+VERDICTS: frozenset[str] = frozenset({"faulty", "intermittent", "healthy", "inconclusive"})
+STATUS_KEYS: dict[str, str] = {
+    "untested": "untestedNodes",
+    "suspect": "suspectNodes",
+    "healthy": "healthyNodes",
+    "faulty": "faultyNodes",
+    "intermittent": "intermittentNodes",
+    "inconclusive": "inconclusiveNodes",
+}
+
+
+class DiagnoseError(ValueError):
+    """Bad input to a diagnose run (domains, outcomes, stored state); the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One group test: planned (passed is None) or recorded, with the measured value when the Job reported one.
+
+    Subjects are the nodes the test is about (a confirmation's suspect); the other nodes are reference partners."""
+
+    round: int
+    stage: str
+    group: str
+    nodes: tuple[str, ...]
+    subjects: tuple[str, ...]
+    passed: bool | None = None
+    value: float | None = None
+
+    @property
+    def padding(self) -> tuple[str, ...]:
+        """The reference partners: nodes that are not subjects."""
+        return tuple(n for n in self.nodes if n not in self.subjects)
+
+    def evidence(self) -> dict[str, Any]:
+        """The report's view of this test."""
+        data: dict[str, Any] = {"round": self.round, "stage": self.stage, "group": self.group, "nodes": list(self.nodes), "passed": self.passed}
+        if self.value is not None:
+            data["value"] = self.value
+        return data
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the report should say: a fabric fault, why nodes stayed inconclusive, a threshold out of reach."""
+
+    round: int
+    kind: str
+    message: str
+    nodes: tuple[str, ...] = ()
+    cliques: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()  # the groups that are its evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (empty lists left out)."""
+        data: dict[str, Any] = {"round": self.round, "kind": self.kind, "message": self.message}
+        for key in ("nodes", "cliques", "tests"):
+            if getattr(self, key):
+                data[key] = list(getattr(self, key))
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Note:
+        """Inverse of to_dict."""
+        return cls(int(data["round"]), str(data["kind"]), str(data["message"]), *(_names(data.get(k) or []) for k in ("nodes", "cliques", "tests")))
+
+
+@dataclass(frozen=True)
+class DiagnoseState:
+    """A diagnose run between two rounds: the current wave (plan), the full test history and every node's status."""
+
+    min_group_size: int
+    max_concurrent: int  # 0 = unlimited
+    domains: tuple[tuple[str, tuple[str, ...]], ...]
+    round: int
+    status: tuple[tuple[str, NodeStatus], ...]
+    plan: tuple[Probe, ...]
+    tests: tuple[Probe, ...] = ()
+    infrastructure_faults: tuple[Note, ...] = ()
+    notes: tuple[Note, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # unknown stored keys, kept
+
+    @cached_property
+    def node_status(self) -> dict[str, NodeStatus]:
+        """Status by node name."""
+        return dict(self.status)
+
+    @cached_property
+    def domain_of(self) -> dict[str, str]:
+        """Topology domain by node name ("" = unlabelled)."""
+        return {node: domain for domain, nodes in self.domains for node in nodes}
+
+    @cached_property
+    def all_nodes(self) -> tuple[str, ...]:
+        """Every node, sorted: the index space of the stored tests."""
+        return tuple(sorted(self.domain_of))
+
+    @property
+    def complete(self) -> bool:
+        """No test is left to run; every node has its verdict."""
+        return not self.plan
+
+    @property
+    def stage(self) -> str:
+        """The furthest stage the current round reaches, or "complete"."""
+        if self.complete:
+            return "complete"
+        return max((p.stage for p in self.plan), key=STAGES.index)
+
+    @property
+    def node_minutes(self) -> int:
+        """Cost so far: the sum of group sizes over every recorded test (each Job runs about the same time)."""
+        return sum(len(p.nodes) for p in self.tests)
+
+    def verdicts(self) -> dict[str, Verdict]:
+        """Every node's verdict once complete; before that, the nodes decided so far (they may still change)."""
+        return {node: status for node, status in self.status if status in VERDICTS}  # type: ignore[misc]
+
+    def evidence(self, node: str) -> list[dict[str, Any]]:
+        """The recorded tests this node took part in, in order: the tests that decided its verdict."""
+        if node not in self.node_status:
+            raise DiagnoseError(f"diagnose: unknown node {node!r}")
+        return [p.evidence() for p in self.tests if node in p.nodes]
+
+    # -- JSON ------------------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Compact JSON with camelCase keys (a superset of DiagnoseStatus): tests name nodes by index into `nodes`."""
+        index = {n: i for i, n in enumerate(self.all_nodes)}
+        by_status: dict[str, list[str]] = {key: [] for key in STATUS_KEYS.values()}
+        for node, status in self.status:
+            by_status[STATUS_KEYS[status]].append(node)
+        return {
+            **self.extra,
+            "stage": self.stage,
+            "round": self.round,
+            "complete": self.complete,
+            "minGroupSize": self.min_group_size,
+            "maxConcurrent": self.max_concurrent,
+            "domains": {domain: list(nodes) for domain, nodes in self.domains},
+            **by_status,  # every list, empty too: the Workflow status is merge-patched
+            "plan": [_encode(p, index) for p in self.plan],
+            "tests": [_encode(p, index) for p in self.tests],
+            "infrastructureFaults": [n.to_dict() for n in self.infrastructure_faults],
+            "notes": [n.to_dict() for n in self.notes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DiagnoseState:
+        """Inverse of to_dict; DiagnoseError names what is missing or malformed."""
+        try:
+            state = cls._read(data)
+        except DiagnoseError:
+            raise
+        except KeyError as err:
+            raise DiagnoseError(f"diagnose state: missing field {err.args[0]!r}") from None
+        except (TypeError, ValueError, AttributeError, IndexError) as err:
+            raise DiagnoseError(f"diagnose state: malformed ({err})") from None
+        listed = sorted(state.node_status)
+        if len(listed) != len(state.status) or listed != sorted(state.domain_of):
+            raise DiagnoseError("diagnose state: the node status lists do not cover each node of 'domains' exactly once")
+        return state
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> DiagnoseState:
+        status = [(node, status) for status, key in STATUS_KEYS.items() for node in _names(data.get(key) or [])]
+        domains = tuple((str(domain), _names(nodes)) for domain, nodes in data["domains"].items())
+        names = tuple(sorted(n for _, nodes in domains for n in nodes))
+        known = {"stage", "round", "complete", "minGroupSize", "maxConcurrent", "domains", "plan", "tests", "infrastructureFaults", "notes", *STATUS_KEYS.values()}
+        return cls(
+            min_group_size=int(data["minGroupSize"]),
+            max_concurrent=int(data.get("maxConcurrent") or 0),
+            domains=domains,
+            round=int(data["round"]),
+            status=tuple(sorted(status)),  # type: ignore[arg-type]
+            plan=tuple(_decode(p, names) for p in data["plan"]),
+            tests=tuple(_decode(p, names) for p in data["tests"]),
+            infrastructure_faults=tuple(Note.from_dict(n) for n in data.get("infrastructureFaults") or []),
+            notes=tuple(Note.from_dict(n) for n in data.get("notes") or []),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
+    """A test as {r, s, g, n, u, p, v}: round, stage, group, node indices, subject indices, passed, value."""
+    data: dict[str, Any] = {"r": probe.round, "s": probe.stage, "g": probe.group, "n": _ranges([index[n] for n in probe.nodes])}
+    if probe.subjects != probe.nodes:
+        data["u"] = _ranges([index[n] for n in probe.subjects])
+    if probe.passed is not None:
+        data["p"] = probe.passed
+    if probe.value is not None:
+        data["v"] = probe.value
+    return data
+
+
+def _decode(data: Mapping[str, Any], names: tuple[str, ...]) -> Probe:
+    passed = data.get("p")
+    if passed is not None and not isinstance(passed, bool):
+        raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has a non-boolean 'p' (passed)")
+    if data["s"] not in STAGES:
+        raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has unknown stage {data['s']!r}")
+    nodes = tuple(names[i] for i in _unranges(data["n"]))
+    subjects = tuple(names[i] for i in _unranges(data["u"])) if "u" in data else nodes
+    value = data.get("v")
+    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value))
+
+
+def _ranges(indices: list[int]) -> list[Any]:
+    """Indices with runs of consecutive ones as [first, last] pairs: a screening group of 5,000 nodes is one pair."""
+    out: list[Any] = []
+    for i in indices:
+        last = out[-1] if out else None
+        if isinstance(last, list) and last[1] + 1 == i:
+            last[1] = i
+        elif isinstance(last, int) and last + 1 == i:
+            out[-1] = [last, i]
+        else:
+            out.append(i)
+    return out
+
+
+def _unranges(items: Any) -> list[int]:
+    if not isinstance(items, list):
+        raise DiagnoseError(f"diagnose state: expected a list of node indices, got {items!r:.80}")
+    out: list[int] = []
+    for item in items:
+        if isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) for v in item):
+            out += range(item[0], item[1] + 1)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            out.append(item)
+        else:
+            raise DiagnoseError(f"diagnose state: bad node index {item!r:.40}")
+    return out
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A list of names, checked (a string here is a mistake, not a list of letters)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise DiagnoseError(f"diagnose state: expected a list of node names, got {value!r:.80}")
+    return tuple(value)
+
+
+def readable(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored (compact) state with tests and plan spelled out by node name, for the report and the console."""
+    try:
+        state = DiagnoseState.from_dict(data)
+    except DiagnoseError:
+        return dict(data)
+    out = dict(data)
+    out["tests"] = [{**p.evidence(), "subjects": list(p.subjects)} for p in state.tests]
+    out["plan"] = [{**p.evidence(), "subjects": list(p.subjects)} for p in state.plan]
+    return out

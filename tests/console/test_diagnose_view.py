@@ -1,0 +1,53 @@
+"""The console on a diagnose run: the map's suspects narrow round by round; the drill-down shows each verdict with
+the tests that decided it."""
+
+from __future__ import annotations
+
+from textual.widgets import Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import node_states
+from nvcre_tui.screens.drilldown import DrilldownScreen
+
+from .harness import certification_body, session_with
+
+DIAGNOSE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: isolate}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose, minGroupSize: 2, thresholds: {busBandwidthGBps: "value >= 300"}}
+"""
+
+
+async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() -> None:
+    session = await session_with(settle=False)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        assert await app.submit(certification_body(DIAGNOSE))
+        suspects: list[int] = []
+        for _ in range(40):  # a few simulated minutes at a time: one diagnose round is about one Job long
+            await session.engine.run_until_settled(max_seconds=60)
+            await app.refresh_snapshot()
+            states = node_states(app.snapshot, "isolate")
+            suspects.append(sum(1 for state, _ in states.values() if state == "suspect"))
+            if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
+                break
+        peak = suspects.index(max(suspects))
+        assert max(suspects) >= 2 and suspects[-1] == 0
+        assert all(a >= b for a, b in zip(suspects[peak:], suspects[peak + 1 :], strict=False)), suspects  # narrowing
+        failed = sorted(n for n, (state, _) in node_states(app.snapshot, "isolate").items() if state == "failed")
+        assert failed == ["gpu-node-07", "gpu-node-12"]  # the slow GPU and the degraded NIC of the default fleet
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        leaves = [n for n in DrilldownScreen._walk(tree.root) if (n.data or {}).get("kind") == "verdict"]
+        assert [str(n.label).split()[1] for n in leaves] == ["gpu-node-07", "gpu-node-12"]
+        assert "faulty" in str(leaves[0].label)
+        app.screen._show_detail(leaves[0])
+        detail = str(app.screen.query_one("#detail").render())
+        assert "Tests that decided it" in detail and "✗ r0-screen-0 (screening)" in detail and "GB/s" in detail

@@ -324,6 +324,7 @@ class ApiServer:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
         text = self.pod_logs.get((namespace or "", name, container), self.pod_logs.get((namespace or "", name, None),
                                                                                         ""))
+        text = _log_since(text, query.get("sinceTime"), _truthy(query.get("timestamps")))
         if query.get("tailLines", "").isdigit():
             lines = text.splitlines(keepends=True)
             tail = int(query["tailLines"])
@@ -346,6 +347,21 @@ class ApiServer:
 
 
 # --------------------------------------------------------------------------------------- helpers
+
+
+def _log_since(text: str, since: str | None, timestamps: bool) -> str:
+    """The kubelet's view of a log stored with its timestamps: lines from `since` (RFC 3339) on, and
+    the timestamps only when asked for (`timestamps=true`). Lines stored without one always pass."""
+    from nvcre_tui.engine.parsers.base import parse_timestamp, split_kubelet_prefix
+
+    start = parse_timestamp(since) if since else None
+    kept = []
+    for line in text.splitlines(keepends=True):
+        moment, rest = split_kubelet_prefix(line)
+        if moment is not None and start is not None and moment < start:
+            continue
+        kept.append(line if timestamps or moment is None else rest)
+    return "".join(kept)
 
 
 def _not_served() -> ApiError:

@@ -76,6 +76,7 @@ class TestKubelet:
         self._memo: dict[str, tuple[RunPlan | None, list[tuple[float, str]]]] = {}
         self.lost: set[str] = set()
         self._runtimes: dict[str, Obj] = {}
+        self._created: set[tuple[str, str]] = set()  # a deleted pod is not replaced (backoffLimit 0: the Job fails)
 
     async def step(self) -> float:
         """Create missing pods, move them along their timeline, finish graceful deletes; seconds to the next event."""
@@ -144,7 +145,10 @@ class TestKubelet:
         node_pods = [item for item in played.pods if item[1] == "node"]
         for name, role, index, template in played.pods:
             node = played.members[index] if role == "node" else played.members[0]
-            pod = pods.get(name) or await self._create_pod(played, name, role, index, template)
+            pod = pods.get(name)
+            if pod is None and (played.run["metadata"]["uid"], name) not in self._created:
+                self._created.add((played.run["metadata"]["uid"], name))
+                pod = await self._create_pod(played, name, role, index, template)
             if pod is None or pod["metadata"].get("deletionTimestamp"):
                 continue
             waits.append(await self._advance(played, pod, node, role, elapsed, len(node_pods)))

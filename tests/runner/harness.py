@@ -15,7 +15,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.store.protocol import CRD
+from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import PodFault, TestKubelet
@@ -98,6 +98,12 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             assert finished, f"{case}: the certification never finished on the emulator"
             objects = await snapshot(admin)
             await engine.stop()
+            # What the engine created on the cluster, by API group/resource (the workload shapes used).
+            objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
+                                         if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
+            objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
+                                         if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
+            objects["pods"] = (await admin.list(POD)).items
             return report_from(objects, name), objects
         finally:
             await engine_store.close()

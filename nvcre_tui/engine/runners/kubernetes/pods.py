@@ -148,12 +148,13 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
     if result is not None and (result.get("status") or {}).get("phase") == "Succeeded":
         return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=_finished_at(result))
-    placed = {pod_node(pod) for pod in live if pod_node(pod)}
+    placed = {pod_node(pod) for pod in live if pod_node(pod) and (pod["metadata"].get("labels") or {}).get(LABEL_ROLE) == "node"}
     if was_running and len(live) < expected:
+        # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.
         lost = [node for node in members if node not in placed]
-        if lost:
-            return Verdict("Failed", "NodeLost", f"the pod on {', '.join(lost)} is gone mid-run (node lost or pod deleted)",
-                           failed_node=lost[0])
+        where = f"the pod on {', '.join(lost)}" if lost else "a pod of the run"
+        return Verdict("Failed", "NodeLost", f"{where} is gone mid-run (node lost or pod deleted)",
+                       failed_node=lost[0] if len(lost) == 1 else None)
     unschedulable = [cond for pod in live if (cond := _conditions(pod).get("PodScheduled"))
                      and cond.get("status") == "False" and cond.get("reason") == "Unschedulable"]
     if unschedulable:

@@ -21,7 +21,7 @@ from nvcre_tui.engine.store.kube.paths import object_path
 from nvcre_tui.engine.store.kube.transport import Transport
 from nvcre_tui.engine.store.protocol import POD
 
-__all__ = ["PodLogReader", "PodLog"]
+__all__ = ["PodLogReader", "PodLog", "PodLogSource"]
 
 HEAD, TAIL, MAX_PODS = 2_000, 20_000, 256
 LINE_LIMIT = 64 * 1024  # a longer line is cut (progress bars without newlines)
@@ -32,8 +32,9 @@ READ_TIMEOUT = 30.0
 class PodLog:
     """What is kept of one container's log, and where the next read starts."""
 
-    head: list[str] = field(default_factory=list)
+    head_limit: int = HEAD
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL))
+    head: list[str] = field(default_factory=list)
     cursor: datetime | None = None  # the last kubelet timestamp kept
     at_cursor: int = 0              # how many kept lines carry exactly that timestamp
     total: int = 0
@@ -46,7 +47,7 @@ class PodLog:
             else:
                 self.cursor, self.at_cursor = stamp, 1
         self.total += 1
-        if len(self.head) < HEAD:
+        if len(self.head) < self.head_limit:
             self.head.append(line)
         else:
             self.tail.append(line)
@@ -58,14 +59,15 @@ class PodLog:
 class PodLogReader:
     """Reads containers' logs through a KubeStore's connection pool (its Transport)."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, *, head: int = HEAD, tail: int = TAIL) -> None:
         self._transport = transport
+        self.head, self.tail = head, tail
         self._logs: OrderedDict[tuple[str, str], PodLog] = OrderedDict()
 
     @classmethod
-    def of_store(cls, store: Any) -> PodLogReader:
+    def of_store(cls, store: Any, **limits: int) -> PodLogReader:
         """The reader sharing a KubeStore's connections, auth and retries."""
-        return cls(store._transport)  # noqa: SLF001 - one pool per process; the store exposes no other handle
+        return cls(store._transport, **limits)  # noqa: SLF001 - one pool per process; the store exposes no other handle
 
     def kept(self, uid: str, container: str) -> list[str] | None:
         """What was read of a pod's log (also after the pod is gone); None when never read."""
@@ -79,7 +81,7 @@ class PodLogReader:
         key = (meta.get("uid") or meta["name"], container)
         log = self._logs.get(key)
         if log is None:
-            log = self._logs[key] = PodLog()
+            log = self._logs[key] = PodLog(head_limit=self.head, tail=deque(maxlen=self.tail))
             while len(self._logs) > MAX_PODS:
                 self._logs.popitem(last=False)
         self._logs.move_to_end(key)
@@ -128,3 +130,17 @@ class PodLogReader:
                 take(pending)
         finally:
             self._transport.close_stream(response)
+
+
+class PodLogSource:
+    """The Session's LogSource on a cluster: the run's result pod log, headed by where it comes from."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner  # a KubernetesRunner (logs, log_origin)
+
+    async def lines(self, run: dict[str, Any]) -> list[str]:
+        origin = await self.runner.log_origin(run)
+        if origin is None:
+            return []
+        pod, container, node = origin
+        return [f"==> pod {pod} · container {container} · node {node or '(not scheduled)'}", *await self.runner.logs(run)]

@@ -155,20 +155,32 @@ class KubernetesRunner:
     async def logs(self, run: Obj) -> list[str]:
         """The result pod's log (launcher / index 0): read incrementally, bounded; what was kept once the
         pod is gone; else the containers' termination messages."""
+        pod = await self.result_pod(run)
+        if pod is None:
+            return []
+        lines = await self.log_reader.read(pod, _container(pod))
+        return lines or termination_messages(pod)
+
+    async def log_origin(self, run: Obj) -> tuple[str, str, str | None] | None:
+        """(pod, container, node) of the log `logs` reads; None before the pod exists."""
+        pod = await self.result_pod(run)
+        return None if pod is None else (pod["metadata"]["name"], _container(pod), (pod.get("spec") or {}).get("nodeName"))
+
+    async def result_pod(self, run: Obj) -> Obj | None:
+        """The pod whose log carries the result, as last listed (it outlives its deletion here)."""
         uid = run["metadata"].get("uid", "")
         pod = self._result_pods.get(uid)
-        if pod is None:
+        if pod is None or not (pod.get("spec") or {}).get("nodeName"):
             spec = run.get("spec") or {}
             launcher = bool((spec.get("framework") or {}).get("mpi")) and await self.trainer()
             owner = await owner_of(self.store, run)
             listed = await self.store.list(POD, run["metadata"].get("namespace") or "default",
                                            f"{LABEL_JOB}={label_value(owner['metadata']['name'])}")
-            pod = next((p for p in listed.items if is_result_pod(p, launcher)), None)
-            if pod is None:
-                return []
-            self._result_pods[uid] = pod
-        lines = await self.log_reader.read(pod, _container(pod))
-        return lines or termination_messages(pod)
+            found = next((p for p in listed.items if is_result_pod(p, launcher)), None)
+            if found is None:
+                return pod
+            pod = self._result_pods[uid] = found
+        return pod
 
     # ----------------------------------------------------------------------- helpers
 

@@ -10,6 +10,8 @@ from typing import Any
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE, rbac_objects
+from nvcre_tui.engine.kube.rbac import grants_for, rbac_allows
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
@@ -53,6 +55,14 @@ class KubeletDriven:
 
     async def tick(self) -> float | None:
         return await self.kubelet.step()
+
+
+def denied(requests: list[Any]) -> list[str]:
+    """Requests of the engine (user agent nvcre-engine) that the RBAC of `nvcre setup init` does not allow."""
+    grants = grants_for(rbac_objects(INSTALL_NAMESPACE), INSTALL_NAMESPACE, ENGINE_NAME)
+    return sorted({f"{r.verb} {r.api_group}/{r.resource}{'/' + r.subresource if r.subresource else ''}"
+                   for r in requests if r.user_agent.startswith("nvcre-engine") and r.resource
+                   and not rbac_allows(grants, r.verb, r.api_group, r.resource, r.subresource or "", r.namespace, r.name)})
 
 
 def comparable(report: Obj) -> Obj:
@@ -104,6 +114,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
                                          if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
             objects["pods"] = (await admin.list(POD)).items
+            objects["denied"] = denied(server.requests)
             return report_from(objects, name), objects
         finally:
             await engine_store.close()

@@ -34,6 +34,7 @@ def test_batch_fallback_gives_the_simulators_verdicts(case: str, tmp_path: Path)
     deleted = [item for item in objects["deleted"] if item.startswith("batch/jobs/")]
     # A failed (or stopped) run's workload is deleted to free the GPUs; a finished one keeps its pods for the logs.
     assert len(deleted) == len(failed_runs)
+    assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"
 
 
 @pytest.mark.parametrize("case", ["xid-mid-run-full-scale", "slow-gpu-intra-node"])
@@ -42,3 +43,4 @@ def test_trainjobs_give_the_simulators_verdicts(case: str, tmp_path: Path) -> No
     assert comparable(report) == comparable(simulator_report(case))
     assert {"trainer.kubeflow.org/trainjobs", "trainer.kubeflow.org/trainingruntimes"} <= set(objects["created"])
     assert "batch/jobs" not in objects["created"]
+    assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"

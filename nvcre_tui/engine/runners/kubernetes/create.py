@@ -72,6 +72,10 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
         try:
             created.append(await store.create(kind, obj))
         except AlreadyExists:
+            if kind is SECRET:
+                # The engine may create Secrets but never read them: the name is the Job's own (ours from
+                # an earlier try); a foreign one fails the pods' mount, not silently the keys.
+                continue
             existing = await store.get(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
             if owner_uid not in owners:

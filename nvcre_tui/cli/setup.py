@@ -20,6 +20,7 @@ from nvcre_tui.engine.api import RESOURCES, Resource
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.crd import crd_for
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.workloads.lookup import trainer_served
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.kube.status import CrdState, InstallStatus
@@ -279,7 +280,11 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
                      f"{lease.holder}, for {_age(lease.held_seconds)}, renewed {_age(lease.renewed_seconds_ago)} ago")
     trainer_present = [c for c in status.trainer if c.present]
     trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
-                               for c in trainer_present) or "no trainer.kubeflow.org CRDs (part 2 needs them)"
+                               for c in trainer_present) or "no trainer.kubeflow.org CRDs"
+    # What the Kubernetes runner will create (it decides the same way, by discovery: workloads/lookup.py).
+    served = {c.name.split(".")[0] for c in trainer_present}
+    trainer_detail += ("; runs as TrainJobs" if trainer_served(served)
+                       else "; runs use the batch fallback (batch/v1 Indexed Job + headless Service)")
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
     rows = [
         ("nvcre CRDs", crd_state, crd_detail),

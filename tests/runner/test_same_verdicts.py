@@ -37,7 +37,7 @@ def test_batch_fallback_gives_the_simulators_verdicts(case: str, tmp_path: Path)
     assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"
 
 
-@pytest.mark.parametrize("case", ["xid-mid-run-full-scale", "slow-gpu-intra-node"])
+@pytest.mark.parametrize("case", ["xid-mid-run-full-scale", "slow-gpu-intra-node", "dcgm-xid-names-test-and-gpu", "training-slow-gpu-tflops"])
 def test_trainjobs_give_the_simulators_verdicts(case: str, tmp_path: Path) -> None:
     report, objects = asyncio.run(emulator_report(tmp_path, case, trainer=True))
     assert comparable(report) == comparable(simulator_report(case))

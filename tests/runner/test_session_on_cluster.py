@@ -18,7 +18,7 @@ from tests.scenarios.harness import catalog
 
 RUN = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
        "metadata": {"name": "probe-run", "namespace": "default", "uid": "u-1"},
-       "spec": {"framework": {"torch": {"command": ["torchrun"]}}}, "status": {"phase": "Running"}}
+       "spec": {"framework": {"torch": {"script": "train.py"}}}, "status": {"phase": "Running"}}
 
 
 async def _rank0(admin, server) -> None:

@@ -92,3 +92,8 @@ def test_the_output_names_the_host_then_it_is_mapped_to_its_node() -> None:
     assert node_at_fault(mpirun, NODES, hosts) == "n2"  # the rank, through the nccl-tests rank table
     torchrun = ["[1,0]<stderr>:Root Cause (first observed failure):", "[1,0]<stderr>:  host      : n1", "  rank      : 0"]
     assert node_at_fault(torchrun, NODES) == "n1"
+
+
+def test_no_pods_yet_says_who_makes_them() -> None:
+    found = verdict([], was_running=False)
+    assert found.phase == "Scheduling" and "waiting for the workload's controller" in found.message

@@ -71,9 +71,14 @@ class KubernetesRunner:
         try:
             spec = WorkloadRunSpec.model_validate(run["spec"])
         except ValidationError as error:
-            await self._patch(run, self._failed("InvalidSpec", f"spec: {error.errors()[0]['msg']}"))
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            await self._patch(run, self._failed("InvalidSpec", f"spec.{where}: {first['msg']}"))
             return None
         members = list((spec.target.node_names if spec.target else None) or [])
+        if not members:
+            await self._patch(run, self._failed("InvalidSpec", "spec.target.nodeNames is empty: the run needs its nodes"))
+            return None
         owner = await owner_of(self.store, run)
         trainer = await self.trainer()
         if state.get("phase") not in ("Scheduling", "Running"):

@@ -164,6 +164,8 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     running = [pod for pod in live if (pod.get("status") or {}).get("phase") == "Running"]
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
+    if not live:  # the Trainer (JobSet) or the Job controller makes the pods
+        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for the workload's controller to create them")
     return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running")
 
 

@@ -97,3 +97,11 @@ def test_the_output_names_the_host_then_it_is_mapped_to_its_node() -> None:
 def test_no_pods_yet_says_who_makes_them() -> None:
     found = verdict([], was_running=False)
     assert found.phase == "Scheduling" and "waiting for the workload's controller" in found.message
+
+
+def test_workers_killed_after_the_result_succeeded_do_not_fail_the_run() -> None:
+    result = pod(0, "Succeeded", containers=terminated(0, "Completed", finished="2026-01-01T00:10:00Z"))
+    killed = pod(1, "Failed", containers=terminated(143, "Error", finished="2026-01-01T00:10:02Z"))
+    assert verdict([result, killed]).phase == "Succeeded"
+    earlier = pod(1, "Failed", containers=terminated(1, "Error", finished="2026-01-01T00:09:00Z"))
+    assert verdict([result, earlier]).phase == "Failed"

@@ -138,6 +138,13 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     if (pulled := _image_pull(live)) is not None:
         return pulled
     failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
+    result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
+    succeeded = result is not None and (result.get("status") or {}).get("phase") == "Succeeded"
+    done = (_finished_at(result) or "~") if succeeded else None  # "~" sorts after any time: no time known
+    if done is not None:
+        # Pods ended after the result succeeded are the workload's cleanup (the batch MPI fallback's sshd
+        # workers are killed by the Job's successPolicy): only an earlier failure fails the run.
+        failures = [v for v in failures if v.completion_time is not None and v.completion_time < done]
     if failures:
         # A node fault (OOM, eviction, node lost) is the cause and a plain non-zero exit its victim (peers
         # exit when a rank dies); otherwise the first to fail is the cause.
@@ -145,9 +152,8 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         chosen = order[0]
         evidence = tuple(e for v in failures for e in v.evidence)
         return Verdict(**{**chosen.__dict__, "evidence": evidence})
-    result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
-    if result is not None and (result.get("status") or {}).get("phase") == "Succeeded":
-        return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=_finished_at(result))
+    if done is not None:
+        return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
     placed = {pod_node(pod) for pod in live if pod_node(pod) and (pod["metadata"].get("labels") or {}).get(LABEL_ROLE) == "node"}
     if was_running and len(live) < expected:
         # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.

@@ -16,6 +16,7 @@ pod deleted mid-run.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -58,6 +59,17 @@ class _Run:
     start: datetime
     plan: RunPlan | None
     lines: list[tuple[float, str]]
+
+
+def _as_pod_hosts(lines: list[tuple[float, str]], members: list[str], pods: list[tuple[str, str, int, Obj]]) -> list[tuple[float, str]]:
+    """The simulator prints node names where a process prints gethostname(); in a pod without hostNetwork
+    that is the pod's hostname (`<job>-<index>`, `<jobset>-node-0-<index>`): what a cluster's log shows."""
+    renames = {members[index]: name for name, role, index, template in pods
+               if role == "node" and index < len(members) and not (template.get("spec") or {}).get("hostNetwork")}
+    if not renames:
+        return lines
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in sorted(renames, key=len, reverse=True)) + r")(?![\w-])")
+    return [(t, pattern.sub(lambda m: renames[m.group(1)], text)) for t, text in lines]
 
 
 class TestKubelet:
@@ -122,7 +134,8 @@ class TestKubelet:
         plan, lines = self._memo[uid]
         if kind is TRAINJOB and (ref := workload["spec"]["runtimeRef"]["name"]) not in self._runtimes:
             self._runtimes[ref] = await self.store.get(TRAINING_RUNTIME, ref, meta["namespace"])
-        return _Run(workload, run, members, self._pod_plan(kind, workload, len(members)), start, plan, lines)
+        pods = self._pod_plan(kind, workload, len(members))
+        return _Run(workload, run, members, pods, start, plan, _as_pod_hosts(lines, members, pods))
 
     def _pod_plan(self, kind: Any, workload: Obj, nodes: int) -> list[tuple[str, str, int, Obj]]:
         name = workload["metadata"]["name"]

@@ -35,6 +35,11 @@ def test_batch_fallback_gives_the_simulators_verdicts(case: str, tmp_path: Path)
     # A failed (or stopped) run's workload is deleted to free the GPUs; a finished one keeps its pods for the logs.
     assert len(deleted) == len(failed_runs)
     assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"
+    if case == "xid-mid-run-full-scale":
+        # The log names the pod's hostname (`<job>-workload-2`), never the node: the runner maps it.
+        run = objects["WorkloadRun"][0]["status"]
+        tail = objects["Job"][0]["status"]["failureLog"]["tail"]
+        assert run["failedNode"] == "gpu-node-03" and "-workload-2:" in tail and "gpu-node-03:" not in tail
 
 
 @pytest.mark.parametrize("case", ["xid-mid-run-full-scale", "slow-gpu-intra-node", "dcgm-xid-names-test-and-gpu", "training-slow-gpu-tflops"])

@@ -92,8 +92,12 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             if trainer:
                 for kind, plural in (("TrainJob", "trainjobs"), ("TrainingRuntime", "trainingruntimes")):
                     await admin.create(CRD, trainer_crd(kind, plural))
-                while not await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
+                for _ in range(500):  # served a moment after the CRD is Established
+                    if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
+                        break
                     await asyncio.sleep(0.01)
+                else:
+                    raise AssertionError("the Trainer CRDs were never served")
             await SimulatedFleet(admin, clock, scenario).ensure_nodes()
             name = await start_certification(admin, CASES / case / "cert.yaml")
             cache = engine_cache(engine_store)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -269,15 +270,25 @@ async def _follow(session: Session, name: str, namespace: str, limit: float, con
 
 
 async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
-    """Another engine reconciles: follow the cache in real time until the certification finishes, `limit` passes or ctrl-c."""
+    """Follow the cache in real time until the certification finishes, `limit` passes or ctrl-c; this process's
+    engine (real pods on a cluster: a running clock) reconciles meanwhile, else another engine does."""
     finished = _progress(session, name, namespace, console, stop)
     console.print("\\[watch] Watching certification progress...")
-    deadline = session.clock.monotonic() + limit
-    while session.clock.monotonic() < deadline:
-        if await finished():
-            return True
-        await asyncio.sleep(WATCH_POLL_SECONDS)
-    return await finished()
+    engine = asyncio.create_task(session.engine.run(), name="engine") if session.engine is not None else None
+    try:
+        deadline = session.clock.monotonic() + limit
+        while session.clock.monotonic() < deadline:
+            if await finished():
+                return True
+            if engine is not None and engine.done():
+                engine.result()  # the engine died: say why rather than wait for nothing
+            await asyncio.sleep(WATCH_POLL_SECONDS)
+        return await finished()
+    finally:
+        if engine is not None:
+            engine.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await engine
 
 
 def report_command(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from nvcre_tui.engine.api import RESOURCES, Resource
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.crd import crd_for
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.workloads.lookup import trainer_served
 
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
 # that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
@@ -285,7 +286,11 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
                      f"{lease.holder}, for {_age(lease.held_seconds)}, renewed {_age(lease.renewed_seconds_ago)} ago")
     trainer_present = [c for c in status.trainer if c.present]
     trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
-                               for c in trainer_present) or "no trainer.kubeflow.org CRDs (part 2 needs them)"
+                               for c in trainer_present) or "no trainer.kubeflow.org CRDs"
+    # What the Kubernetes runner will create (it decides the same way, by discovery: workloads/lookup.py).
+    served = {c.name.split(".")[0] for c in trainer_present}
+    trainer_detail += ("; runs as TrainJobs" if trainer_served(served)
+                       else "; runs use the batch fallback (batch/v1 Indexed Job + headless Service)")
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),

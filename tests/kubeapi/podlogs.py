@@ -64,7 +64,7 @@ class PodLogs:
             container = containers[0] if containers else None
         elif container not in containers:
             raise errors.bad_request(f"container {container} is not valid for pod {name}")
-        text = self._text(namespace, name, container)
+        text = _log_since(self._text(namespace, name, container), query.get("sinceTime"), truthy(query.get("timestamps")))
         tail = query_int(query, "tailLines")
         if tail is not None:
             lines = text.splitlines(keepends=True)
@@ -90,3 +90,18 @@ class PodLogs:
                 await response.write(current[sent:].encode())
                 sent = len(current)
         return response
+
+
+def _log_since(text: str, since: str | None, timestamps: bool) -> str:
+    """The kubelet's view of a log stored with its timestamps: lines from `since` (RFC 3339) on, and the
+    timestamps only when asked for (`timestamps=true`). Lines stored without one always pass."""
+    from nvcre_tui.engine.parsers.base import parse_timestamp, split_kubelet_prefix
+
+    start = parse_timestamp(since) if since else None
+    kept = []
+    for line in text.splitlines(keepends=True):
+        moment, rest = split_kubelet_prefix(line)
+        if moment is not None and start is not None and moment < start:
+            continue
+        kept.append(line if timestamps or moment is None else rest)
+    return "".join(kept)

@@ -2,7 +2,8 @@
 conditions and per-node attribution with evidence.
 
 Outcomes and who is blamed:
-- run failed: the node the runner names (e.g. the XID node), else every group node: WorkloadFailed;
+- run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/blame.py),
+  else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
 - pods unschedulable past the grace period: the nodes whose pods could not be placed: SchedulingBlocked;
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.blame import node_at_fault
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -125,10 +127,11 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None
 
 async def _failed(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
     lines = await ctx.runner.logs(run)
-    blamed = [state["failedNode"]] if state.get("failedNode") else group_nodes(job)
     detail = measure(_parser(job), lines)
-    if detail.failure and detail.failure.node:
-        blamed = [detail.failure.node]
+    # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,
+    # evicted, node lost: the Kubernetes runner's failedNode), else the whole group.
+    culprit = node_at_fault(lines, group_nodes(job)) or state.get("failedNode")
+    blamed = [culprit] if culprit else group_nodes(job)
     message = state.get("message") or f"workload exited with code {state.get('exitCode')}"
     if detail.failure:
         message = f"{message}; {detail.failure.message}"
@@ -142,7 +145,8 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
     if result.failure:
-        blamed = [result.failure.node] if result.failure.node else nodes
+        culprit = node_at_fault(lines, nodes)
+        blamed = [culprit] if culprit else nodes
         failed = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
         return None

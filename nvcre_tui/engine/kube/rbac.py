@@ -63,9 +63,15 @@ CLUSTER_RULES: list[Rule] = [
     # Service for a single-node run). Granted now so that an install need not change when part 2 lands.
     _rule([TRAINER_GROUP], ["trainjobs"], [*READ, "create", "delete"]),
     _rule([TRAINER_GROUP], ["trainjobs/status"], ["get"]),
-    _rule([TRAINER_GROUP], ["trainingruntimes", "clustertrainingruntimes"], READ),
+    # Each run has its own TrainingRuntime (its pod templates carry the group's pinning); owned by the Job.
+    _rule([TRAINER_GROUP], ["trainingruntimes"], [*READ, "create", "delete"]),
+    _rule([TRAINER_GROUP], ["clustertrainingruntimes"], READ),
     _rule(["batch"], ["jobs"], [*READ, "create", "delete"]),
     _rule([""], ["services"], [*READ, "create", "delete"]),
+    # The batch MPI fallback's ssh key Secret (what the Trainer makes for a TrainJob): create only, never read.
+    _rule([""], ["secrets"], ["create"]),
+    # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
+    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get"]),
     # ----- end of part 2
 ]
 

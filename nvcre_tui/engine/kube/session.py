@@ -3,9 +3,10 @@
 Who reconciles: one engine per cluster, decided by the `nvcre-engine` Lease in the install namespace.
 A session that wants an engine (the console, `run --wait`, `nvcre controller`) and has a runner takes the
 Lease when nobody live holds it, and renews it in the background; otherwise it is a viewer and says who
-holds it. A session without a runner never reconciles: this release runs workloads only through the
-simulated fleet (`--sim-runner`: it plays kubelet and GPUs against the real API server, registering the
-scenario's Nodes when they are absent, as KWOK does); the Kubernetes runner comes next.
+holds it. Runs are real pods through the Kubernetes runner (runners/kubernetes: TrainJobs, or batch Jobs without
+Kubeflow Trainer), their logs read from the pods (kube/podlogs.py); with `--sim-runner` the simulated
+fleet plays kubelet and GPUs against the real API server instead, registering the scenario's Nodes when
+they are absent, as KWOK does.
 
 The simulated fleet writes through its own KubeStore (user agent `nvcre-sim`), so the engine's requests
 (user agent `nvcre-engine`) are exactly what the RBAC of `nvcre setup init` must allow.
@@ -25,7 +26,9 @@ from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import LogSource, RunnerLogs
 from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
@@ -101,7 +104,7 @@ class KubeSession:
         """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
         runs; take the engine Lease when `want_engine` and nobody live holds it."""
         clock = clock or SystemClock()
-        store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine and scenario else VIEWER_AGENT)
+        store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine else VIEWER_AGENT)
         try:
             await _require_crds(store, target)
         except BaseException:
@@ -123,6 +126,10 @@ class KubeSession:
                         raise InputError(f"{target.server}: {error}") from None
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet)
                 session.logs = RunnerLogs(session.runner)
+            else:
+                # Real pods: the Kubernetes runner; a viewer's only reads their logs (it never reconciles).
+                runner = KubernetesRunner(session.store if want_engine else ReadOnlyStore(store), clock, store)
+                session.runner, session.logs = runner, PodLogSource(runner)
             await session._elect(want_engine, metrics, role)
             await cache.start()
         except BaseException:

@@ -1,0 +1,75 @@
+"""Which host a failed run's own output names as the one at fault (reference B; issue 9 point 4).
+
+The same evidence on the simulator and on a cluster: the lines the tools print when a rank dies.
+In order of trust:
+1. torchrun's "Root Cause (first observed failure)" block: `host : <name>`;
+2. the first `host:pid:tid [gpu] NCCL WARN ...` line (NCCL names the host that saw the error);
+3. nccl-tests' `<host>: Test NCCL failure ...` / `Test CUDA failure` line;
+4. mpirun's "Process name: [[jobid,1],<rank>]" mapped to its host through the nccl-tests rank table.
+
+The answer is a host as the pod saw it (`gethostname()`): on a cluster a pod hostname, which the
+caller maps to a node; an unknown host convicts nobody.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
+
+_MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
+_ROOT_CAUSE = "Root Cause (first observed failure):"
+_ROOT_HOST = re.compile(r"^\s*host\s*:\s*(\S+)\s*$", re.ASCII)
+_NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL WARN ", re.ASCII)
+_TEST_FAILURE = re.compile(r"^([A-Za-z0-9][\w.-]*): Test (?:NCCL|CUDA) failure ", re.ASCII)
+_MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]", re.ASCII)
+_RANK_LINE = re.compile(r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d", re.ASCII)
+
+
+def _text(line: str) -> str:
+    text = strip_kubelet_prefix(line.rstrip("\n"))
+    tag = _MPI_TAG.match(text)
+    return text[tag.end():] if tag else text
+
+
+def host_at_fault(lines: Iterable[str]) -> str | None:
+    """The host the output blames (see the module docstring), or None when it names none."""
+    root = warn = test = None
+    rank: int | None = None
+    ranks: dict[int, str] = {}
+    in_root = False
+    for line in lines:
+        text = _text(line)
+        if "Rank" in text and (found := _RANK_LINE.search(text)):
+            ranks.setdefault(int(found.group(1)), found.group(2))
+            continue
+        if _ROOT_CAUSE in text:
+            in_root = True
+            continue
+        if in_root and root is None and (found := _ROOT_HOST.match(text)):
+            root = found.group(1)
+            continue
+        if warn is None and (found := _NCCL_WARN.match(text)):
+            warn = found.group(1)
+        elif test is None and (found := _TEST_FAILURE.match(text)):
+            test = found.group(1)
+        elif rank is None and (found := _MPI_PROCESS.match(text)):
+            rank = int(found.group(1))
+    return root or warn or test or (ranks.get(rank) if rank is not None else None)
+
+
+def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[str, str] | None = None) -> str | None:
+    """The group member the output blames: its host mapped through `hosts` (pod hostname -> node),
+    else taken as a node name; None when the host is no member of the group (never a guess)."""
+    host = host_at_fault(lines)
+    if host is None:
+        return None
+    group = set(members)
+    for candidate in ((hosts or {}).get(host), host, host.split(".", 1)[0]):
+        if candidate in group:
+            return candidate
+    return None
+
+
+__all__ = ["host_at_fault", "node_at_fault"]

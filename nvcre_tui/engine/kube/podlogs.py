@@ -1,0 +1,146 @@
+"""Pod logs from the API server (`pods/log`), read incrementally and kept bounded.
+
+Each read asks only for what is new: `sinceTime` at the last timestamp seen (the API takes whole
+seconds, so lines of that second already kept are skipped by count) with `timestamps=true`, streamed
+line by line. Per pod the reader keeps the first HEAD lines (nccl-tests prints its rank table and the
+column header there) and the last TAIL lines (results, failure lines): never a whole log in memory.
+Buffers outlive the pod (a failed group's pods are deleted to free the GPUs), up to MAX_PODS of them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from nvcre_tui.engine.parsers.base import split_kubelet_prefix
+from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError
+from nvcre_tui.engine.store.kube.answers import Subject
+from nvcre_tui.engine.store.kube.paths import object_path
+from nvcre_tui.engine.store.kube.transport import Transport
+from nvcre_tui.engine.store.protocol import POD
+
+__all__ = ["PodLogReader", "PodLog", "PodLogSource"]
+
+HEAD, TAIL, MAX_PODS = 2_000, 20_000, 256
+LINE_LIMIT = 64 * 1024  # a longer line is cut (progress bars without newlines)
+READ_TIMEOUT = 30.0
+
+
+@dataclass
+class PodLog:
+    """What is kept of one container's log, and where the next read starts."""
+
+    head_limit: int = HEAD
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL))
+    head: list[str] = field(default_factory=list)
+    cursor: datetime | None = None  # the last kubelet timestamp kept
+    at_cursor: int = 0              # how many kept lines carry exactly that timestamp
+    total: int = 0
+    final: bool = False             # read after the container ended: nothing more will come
+
+    def add(self, line: str, stamp: datetime | None) -> None:
+        if stamp is not None:
+            if stamp == self.cursor:
+                self.at_cursor += 1
+            else:
+                self.cursor, self.at_cursor = stamp, 1
+        self.total += 1
+        if len(self.head) < self.head_limit:
+            self.head.append(line)
+        else:
+            self.tail.append(line)
+
+    def lines(self) -> list[str]:
+        return [*self.head, *self.tail]
+
+
+class PodLogReader:
+    """Reads containers' logs through a KubeStore's connection pool (its Transport)."""
+
+    def __init__(self, transport: Transport, *, head: int = HEAD, tail: int = TAIL) -> None:
+        self._transport = transport
+        self.head, self.tail = head, tail
+        self._logs: OrderedDict[tuple[str, str], PodLog] = OrderedDict()
+
+    @classmethod
+    def of_store(cls, store: Any, **limits: int) -> PodLogReader:
+        """The reader sharing a KubeStore's connections, auth and retries."""
+        return cls(store._transport, **limits)  # noqa: SLF001 - one pool per process; the store exposes no other handle
+
+    def kept(self, uid: str, container: str) -> list[str] | None:
+        """What was read of a pod's log (also after the pod is gone); None when never read."""
+        found = self._logs.get((uid, container))
+        return found.lines() if found else None
+
+    async def read(self, pod: dict[str, Any], container: str) -> list[str]:
+        """The container's log so far (head + tail), fetching only what is new. A pod that is gone or not
+        started yet answers with what was kept."""
+        meta = pod["metadata"]
+        key = (meta.get("uid") or meta["name"], container)
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = PodLog(head_limit=self.head, tail=deque(maxlen=self.tail))
+            while len(self._logs) > MAX_PODS:
+                self._logs.popitem(last=False)
+        self._logs.move_to_end(key)
+        if log.final:
+            return log.lines()
+        ended = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        try:
+            await self._fetch(meta["namespace"], meta["name"], container, log)
+            log.final = ended
+        except (NotFound, Invalid):
+            pass  # the pod is gone, or its container is still waiting to start (400): what was kept
+        except StoreError as error:
+            if not error.retryable:
+                raise
+        return log.lines()
+
+    async def _fetch(self, namespace: str, name: str, container: str, log: PodLog) -> None:
+        query = [("container", container), ("timestamps", "true")]
+        cursor, already = log.cursor, log.at_cursor
+        if cursor is not None:
+            query.append(("sinceTime", f"{cursor:%Y-%m-%dT%H:%M:%S}Z"))  # whole seconds, as metav1.Time
+        seen = 0
+
+        def take(raw: bytes) -> None:
+            nonlocal seen
+            line = raw[:LINE_LIMIT].decode("utf-8", errors="replace").rstrip("\r")
+            stamp = split_kubelet_prefix(line)[0]
+            if cursor is not None and stamp is not None:
+                if stamp < cursor:
+                    return  # earlier in the cursor's second
+                if stamp == cursor and seen < already:
+                    seen += 1
+                    return  # kept by the last read
+            log.add(line, stamp)
+
+        response = await self._transport.open_stream(object_path(POD, name, namespace, "log"), Subject(POD, name, namespace),
+                                                     query, READ_TIMEOUT)
+        try:
+            pending = b""
+            async for chunk in response.content.iter_any():
+                *complete, pending = (pending + chunk).split(b"\n")
+                for raw in complete:
+                    take(raw)
+                pending = pending[:LINE_LIMIT]
+            if pending:
+                take(pending)
+        finally:
+            self._transport.close_stream(response)
+
+
+class PodLogSource:
+    """The Session's LogSource on a cluster: the run's result pod log, headed by where it comes from."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner  # a KubernetesRunner (logs, log_origin)
+
+    async def lines(self, run: dict[str, Any]) -> list[str]:
+        origin = await self.runner.log_origin(run)
+        if origin is None:
+            return []
+        pod, container, node = origin
+        return [f"==> pod {pod} · container {container} · node {node or '(not scheduled)'}", *await self.runner.logs(run)]

@@ -1,0 +1,243 @@
+"""The Kubernetes runner: WorkloadRuns as real pods (a Kubeflow Trainer TrainJob, or the batch/v1 Indexed
+Job fallback when the Trainer's CRDs are not served), their status read back from the pods.
+
+Level-triggered like the simulated runner: everything it decides is in the WorkloadRun's status and
+on the cluster; what it keeps in memory (the Trainer discovery answer, log buffers) can be lost.
+
+Pods are read by label selector with one LIST per look at a run (no pod cache): the engine does not
+watch pods, so a run in Scheduling or Running is looked at again every `poll` seconds. A run's status
+is written only when it changes. When a group fails its workload object is deleted (Background: the
+garbage collector deletes the pods and frees the GPUs) after the log was read; succeeded runs keep
+their pods for their logs until the Job is deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.blame import node_at_fault
+from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.kube.podlogs import PodLogReader
+from nvcre_tui.engine.platform import PlatformError
+from nvcre_tui.engine.runners.kubernetes.create import (
+    ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind,
+)
+from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
+from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts
+from nvcre_tui.engine.store.errors import Conflict, NotFound
+from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.workloads import WorkloadError, workload_name
+from nvcre_tui.engine.workloads.container import CONTAINER
+from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
+from nvcre_tui.engine.workloads.placement import LABEL_JOB, hostnames_of, label_value
+
+Obj = dict[str, Any]
+FINISHED = ("Succeeded", "Failed")
+STOP_EXIT_CODE = 137
+POLL_SECONDS = 10.0
+
+__all__ = ["KubernetesRunner"]
+
+
+class KubernetesRunner:
+    """Executes WorkloadRuns as pods on the cluster (the Runner protocol of runners/base.py)."""
+
+    simulated = False
+
+    def __init__(self, store: ResourceStore, clock: Clock, kube: Any, *, poll: float = POLL_SECONDS,
+                 trainer: bool | None = None) -> None:
+        """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, pod logs)."""
+        self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
+        self._trainer = trainer
+        self.log_reader = PodLogReader.of_store(kube)
+        self._result_pods: dict[str, Obj] = {}  # run uid -> its result pod as last seen (its log outlives it)
+
+    async def trainer(self) -> bool:
+        """Whether Kubeflow Trainer's TrainJob / TrainingRuntime are served (else the batch fallback)."""
+        if self._trainer is None:
+            served = await self.kube.served_resources(TRAINER_GROUP_VERSION)
+            self._trainer = trainer_served(r.get("name", "") for r in served or [])
+        return self._trainer
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        state = run.get("status") or {}
+        if state.get("phase") in FINISHED:
+            return None
+        try:
+            spec = WorkloadRunSpec.model_validate(run["spec"])
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            await self._patch(run, self._failed("InvalidSpec", f"spec.{where}: {first['msg']}"))
+            return None
+        members = list((spec.target.node_names if spec.target else None) or [])
+        if not members:
+            await self._patch(run, self._failed("InvalidSpec", "spec.target.nodeNames is empty: the run needs its nodes"))
+            return None
+        owner = await owner_of(self.store, run)
+        trainer = await self.trainer()
+        if state.get("phase") not in ("Scheduling", "Running"):
+            started = await self._start(run, spec, owner, members, trainer)
+            if started is None:
+                return None
+            run, state = started, started["status"]
+        namespace = run["metadata"].get("namespace") or "default"
+        pods = (await self.store.list(POD, namespace, f"{LABEL_JOB}={label_value(owner['metadata']['name'])}")).items
+        nodes = [await self._node(name) for name in members]
+        launcher = trainer and spec.framework.kind == "mpi"
+        verdict = judge(pods, members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
+                        was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members))
+        result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
+        if result is not None:
+            self._result_pods[run["metadata"].get("uid", "")] = result
+        if verdict.phase in FINISHED:
+            await self._finish(run, verdict, pods, nodes, members, owner, trainer)
+            return None
+        patch = _progress(state, verdict, format_time(self.clock.now()))
+        if patch:
+            await self._patch(run, patch)
+        return self.poll
+
+    async def _start(self, run: Obj, spec: WorkloadRunSpec, owner: Obj, members: list[str], trainer: bool) -> Obj | None:
+        """Create the workload and mark the run Scheduling; None when it failed or changed meanwhile."""
+        nodes = [node for node in await group_nodes(self.store, members)]
+        missing = sorted(set(members) - {n["metadata"]["name"] for n in nodes})
+        if missing:
+            await self._patch(run, self._failed("NodeNotFound", f"no Node {', '.join(missing)} on the cluster"))
+            return None
+        try:
+            where = placement(owner, nodes, spec)
+            keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
+            created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
+        except (WorkloadError, ForeignObject, PlatformError) as error:
+            await self._patch(run, self._failed("WorkloadNotCreated", str(error)))
+            return None
+        shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
+        return await self._patch(run, {"phase": "Scheduling", "pendingSince": format_time(self.clock.now()), "nodes": members,
+                                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"})
+
+    async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],
+                      owner: Obj, trainer: bool) -> None:
+        now = format_time(self.clock.now())
+        patch: Obj = {"phase": verdict.phase, "reason": verdict.reason, "message": verdict.message,
+                      "completionTime": verdict.completion_time or now}
+        if verdict.exit_code is not None:
+            patch["exitCode"] = verdict.exit_code
+        if verdict.phase == "Failed":
+            lines = await self.logs(run)  # read (and kept) before the pods go
+            hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
+            culprit = node_at_fault(lines, members, hosts) or verdict.failed_node
+            if culprit:
+                patch["failedNode"] = culprit
+        if await self._patch(run, patch) is not None and verdict.phase == "Failed":
+            await self._delete_workload(run, owner, trainer)
+
+    async def stop(self, run: Obj) -> None:
+        """Abandon the run (timeout, hardware failure, scheduling block): Failed/Stopped, pods deleted."""
+        meta = run["metadata"]
+        try:
+            current = await self.store.get(WORKLOADRUN, meta["name"], meta.get("namespace"))
+        except NotFound:
+            return
+        owner = await owner_of(self.store, current)
+        if (current.get("status") or {}).get("phase") not in FINISHED:
+            await self.logs(current)
+            await self._patch(current, {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
+                                        "message": "stopped by the engine", "completionTime": format_time(self.clock.now())})
+        if (current.get("status") or {}).get("phase") != "Succeeded":
+            await self._delete_workload(current, owner, await self.trainer())
+
+    async def tick(self) -> float | None:
+        return None
+
+    # ----------------------------------------------------------------------- output
+
+    async def logs(self, run: Obj) -> list[str]:
+        """The result pod's log (launcher / index 0): read incrementally, bounded; what was kept once the
+        pod is gone; else the containers' termination messages."""
+        pod = await self.result_pod(run)
+        if pod is None:
+            return []
+        lines = await self.log_reader.read(pod, _container(pod))
+        return lines or termination_messages(pod)
+
+    async def log_origin(self, run: Obj) -> tuple[str, str, str | None] | None:
+        """(pod, container, node) of the log `logs` reads; None before the pod exists."""
+        pod = await self.result_pod(run)
+        return None if pod is None else (pod["metadata"]["name"], _container(pod), (pod.get("spec") or {}).get("nodeName"))
+
+    async def result_pod(self, run: Obj) -> Obj | None:
+        """The pod whose log carries the result, as last listed (it outlives its deletion here)."""
+        uid = run["metadata"].get("uid", "")
+        pod = self._result_pods.get(uid)
+        if pod is None or not (pod.get("spec") or {}).get("nodeName"):
+            spec = run.get("spec") or {}
+            launcher = bool((spec.get("framework") or {}).get("mpi")) and await self.trainer()
+            owner = await owner_of(self.store, run)
+            listed = await self.store.list(POD, run["metadata"].get("namespace") or "default",
+                                           f"{LABEL_JOB}={label_value(owner['metadata']['name'])}")
+            found = next((p for p in listed.items if is_result_pod(p, launcher)), None)
+            if found is None:
+                return pod
+            pod = self._result_pods[uid] = found
+        return pod
+
+    # ----------------------------------------------------------------------- helpers
+
+    async def _node(self, name: str) -> Obj | None:
+        try:
+            return await self.store.get(NODE, name)
+        except NotFound:
+            return None
+
+    async def _delete_workload(self, run: Obj, owner: Obj, trainer: bool) -> None:
+        """Delete the TrainJob / batch Job: the garbage collector deletes its pods (frees the GPUs)."""
+        name = workload_name(owner["metadata"]["name"])
+        try:
+            await self.store.delete(workload_kind(trainer), name, run["metadata"].get("namespace") or "default")
+        except NotFound:
+            pass
+
+    def _failed(self, reason: str, message: str) -> Obj:
+        return {"phase": "Failed", "reason": reason, "message": message, "exitCode": 1,
+                "completionTime": format_time(self.clock.now())}
+
+    async def _patch(self, run: Obj, patch: Obj) -> Obj | None:
+        meta = run["metadata"]
+        try:
+            return await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), patch, meta.get("resourceVersion"))
+        except (Conflict, NotFound):
+            return None  # changed meanwhile: the next look decides again
+
+
+def _container(pod: Obj) -> str:
+    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    return CONTAINER if CONTAINER in names or not names else str(names[0])
+
+
+def termination_messages(pod: Obj) -> list[str]:
+    """The containers' termination messages (terminationMessagePath): the fallback when no log is readable."""
+    lines = []
+    for container in (pod.get("status") or {}).get("containerStatuses") or []:
+        ended = (container.get("state") or {}).get("terminated") or {}
+        lines += [line for line in (ended.get("message") or "").splitlines() if line.strip()]
+    return lines
+
+
+def _progress(state: Obj, verdict: Verdict, now: str) -> Obj:
+    """The status patch for a run still Scheduling / Running: only what changed (no write per poll)."""
+    patch: Obj = {}
+    if verdict.phase == "Running" and state.get("phase") != "Running":
+        patch = {"phase": "Running", "startTime": verdict.start_time or now, "message": verdict.message,
+                 "blockedNodes": None, "reason": None}
+    elif verdict.phase == "Scheduling":
+        wanted = {"blockedNodes": list(verdict.blocked) or None, "reason": verdict.reason or None, "message": verdict.message}
+        patch = {key: value for key, value in wanted.items() if state.get(key) != value}
+        if patch and state.get("phase") != "Scheduling":
+            patch.update(phase="Scheduling", pendingSince=now)
+    return patch

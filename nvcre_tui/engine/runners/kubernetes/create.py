@@ -1,0 +1,89 @@
+"""Creating a run's workload objects on the cluster: what to create (workloads/ renders it), under
+which kind, owned by the run's nvcre Job so deleting the Job cascades; idempotent across restarts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SERVICE, ResourceKind, ResourceStore
+from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests
+from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION
+
+Obj = dict[str, Any]
+TRAINER_GROUP = TRAINER_GROUP_VERSION.split("/")[0]
+TRAINJOB = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs")
+TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes")
+COMPUTE_DOMAIN = ResourceKind("resource.nvidia.com", "v1beta1", "ComputeDomain", "computedomains")
+SECRET = ResourceKind("", "v1", "Secret", "secrets")  # only the batch MPI fallback's ssh keys
+_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, SECRET, CONFIGMAP, SERVICE, BATCH_JOB)}
+
+
+class ForeignObject(Exception):
+    """An object of the run's name exists and is not ours (another owner): never adopted, never replaced."""
+
+
+def kind_for(obj: Mapping[str, Any]) -> ResourceKind:
+    return _KINDS[(obj["apiVersion"], obj["kind"])]
+
+
+def workload_kind(trainer: bool) -> ResourceKind:
+    """The object that runs the pods: the TrainJob, or the batch/v1 Job of the fallback."""
+    return TRAINJOB if trainer else BATCH_JOB
+
+
+async def owner_of(store: ResourceStore, run: Obj) -> Obj:
+    """The run's nvcre Job (its controller owner); a standalone WorkloadRun owns its objects itself."""
+    meta = run["metadata"]
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith("nvcre.nvidia.com/"):
+            try:
+                return await store.get(JOB, ref["name"], meta.get("namespace"))
+            except NotFound:
+                break
+    return run
+
+
+async def group_nodes(store: ResourceStore, names: Sequence[str]) -> list[Obj]:
+    """The group's Node objects that exist (a missing one is for the caller to report)."""
+    found = []
+    for name in names:
+        try:
+            found.append(await store.get(NODE, name))
+        except NotFound:
+            continue
+    return found
+
+
+def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec) -> Placement:
+    return placement_for(owner, nodes, gang=spec.gang_scheduler)
+
+
+async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placement, *, trainer: bool,
+                     ssh_keys: tuple[str, str] | None = None) -> list[Obj]:
+    """Create every object in order. An object that already exists and is owned by the same Job is
+    ours from an earlier try (a restart, a retried create): kept as it is. ForeignObject otherwise."""
+    created = []
+    owner_uid = (where.owner or {}).get("uid")
+    for obj in workload_manifests(spec, where, trainer=trainer, ssh_keys=ssh_keys):
+        kind = kind_for(obj)
+        try:
+            created.append(await store.create(kind, obj))
+        except AlreadyExists:
+            if kind is SECRET:
+                # The engine may create Secrets but never read them: the name is the Job's own (ours from
+                # an earlier try); a foreign one fails the pods' mount, not silently the keys.
+                continue
+            existing = await store.get(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
+            if owner_uid not in owners:
+                raise ForeignObject(f"{obj['kind']} {obj['metadata']['namespace']}/{obj['metadata']['name']} exists and "
+                                    f"is not owned by {where.job}: delete it or rename the certification") from None
+            created.append(existing)
+    return created
+
+
+__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "SECRET", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "group_nodes",
+           "kind_for", "owner_of", "owner_reference", "placement", "workload_kind"]

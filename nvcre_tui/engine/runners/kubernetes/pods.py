@@ -1,0 +1,205 @@
+"""A run's pods (as the API server reports them) -> the WorkloadRun phase, with the evidence.
+
+Pure functions: the runner lists the pods by label selector and the group's Nodes, and writes what
+`judge` returns. What is told apart (issue 9 point 3):
+- an image that cannot be pulled (ErrImagePull, ImagePullBackOff, InvalidImageName): Failed at once,
+  naming the image (retrying will not make it appear);
+- OOMKilled, Evicted, a node that went NotReady or a pod that vanished mid-run (node lost): Failed,
+  attributed to the pod's node;
+- a container that exited non-zero: Failed with its exit code and termination message; the node at
+  fault is for the output to name (the failing pod is often a victim: mpirun's launcher, a peer rank);
+- PodScheduled=False reason Unschedulable: still Scheduling, with the nodes left without a pod and the
+  scheduler's message (the Job controller gives up after its grace period: SchedulingBlocked);
+- the result pod (launcher / index 0) Succeeded: Succeeded; it Running with every pod placed: Running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
+from nvcre_tui.engine.workloads.placement import LABEL_ROLE
+
+Obj = dict[str, Any]
+IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+NODE_FAULTS = frozenset({"OOMKilled", "Evicted", "NodeLost"})  # reasons that convict the pod's node
+MESSAGE_LIMIT = 512
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the run's status becomes (phase Scheduling / Running / Succeeded / Failed) and why."""
+
+    phase: str
+    reason: str = ""
+    message: str = ""
+    exit_code: int | None = None
+    failed_node: str | None = None
+    blocked: tuple[str, ...] = ()
+    start_time: str | None = None
+    completion_time: str | None = None
+    evidence: tuple[str, ...] = field(default=())  # termination messages, last words of failed containers
+
+
+def pod_node(pod: Obj) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName") or None
+
+
+def _conditions(pod: Obj) -> dict[str, Obj]:
+    return {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+
+
+def _containers(pod: Obj) -> list[Obj]:
+    status = pod.get("status") or {}
+    return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+
+
+def is_result_pod(pod: Obj, launcher: bool) -> bool:
+    """The pod whose log carries the result: the MPI launcher under the Trainer, else completion index 0."""
+    labels = pod["metadata"].get("labels") or {}
+    if launcher:
+        return labels.get(LABEL_ROLE) == "launcher"
+    return labels.get(LABEL_ROLE) == "node" and str(labels.get(COMPLETION_INDEX_LABEL, "")) == "0"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"
+
+
+def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
+    for pod in pods:
+        for container in _containers(pod):
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in IMAGE_PULL:
+                image = container.get("image") or "?"
+                where = f" on {pod_node(pod)}" if pod_node(pod) else ""
+                detail = f": {_short(waiting['message'])}" if waiting.get("message") else ""
+                return Verdict("Failed", "ImagePullFailed", f"image {image} cannot be pulled{where} "
+                               f"(pod {pod['metadata']['name']}, {waiting['reason']}){detail}", exit_code=None)
+    return None
+
+
+def _terminated(pod: Obj) -> list[tuple[Obj, Obj]]:
+    """(container status, its terminated state) of containers that ended with a non-zero code."""
+    found = []
+    for container in _containers(pod):
+        state = container.get("state") or {}
+        ended = state.get("terminated") or (container.get("lastState") or {}).get("terminated")
+        if ended and int(ended.get("exitCode") or 0) != 0:
+            found.append((container, ended))
+    return found
+
+
+def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
+    """Why this pod failed, or None while it has not."""
+    status = pod.get("status") or {}
+    name, node = pod["metadata"]["name"], pod_node(pod)
+    finished = status.get("phase") in ("Succeeded", "Failed")
+    if node in not_ready and not finished:
+        return Verdict("Failed", "NodeLost", f"node {node} is {not_ready[node]} while pod {name} ran on it",
+                       exit_code=None, failed_node=node)
+    if status.get("reason") == "Evicted" or (status.get("phase") == "Failed" and status.get("reason") in NODE_FAULTS):
+        reason = status["reason"]
+        return Verdict("Failed", reason, f"pod {name} on {node}: {reason}: {_short(status.get('message') or '')}".rstrip(": "),
+                       failed_node=node, completion_time=None)
+    ended = _terminated(pod)
+    if not ended and status.get("phase") != "Failed":
+        return None
+    if not ended:
+        return Verdict("Failed", status.get("reason") or "PodFailed",
+                       f"pod {name} on {node} failed: {_short(status.get('message') or 'no reason given')}")
+    container, term = ended[0]
+    reason = term.get("reason") or "Error"
+    code = int(term.get("exitCode") or 0)
+    words = _short(term.get("message") or "")
+    message = f"container {container.get('name')} of pod {name} on {node} exited with code {code} ({reason})" + (f": {words}" if words else "")
+    return Verdict("Failed", reason, message, exit_code=code, failed_node=node if reason in NODE_FAULTS else None,
+                   completion_time=term.get("finishedAt"), evidence=(words,) if words else ())
+
+
+def _finished_at(pod: Obj) -> str | None:
+    times = [((c.get("state") or {}).get("terminated") or {}).get("finishedAt") for c in (pod.get("status") or {}).get("containerStatuses") or []]
+    return max((t for t in times if t), default=None)
+
+
+def _started_at(pod: Obj) -> str | None:
+    times = [((c.get("state") or {}).get("running") or {}).get("startedAt") for c in (pod.get("status") or {}).get("containerStatuses") or []]
+    return max((t for t in times if t), default=None) or (pod.get("status") or {}).get("startTime")
+
+
+def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
+          not_ready: Mapping[str, str]) -> Verdict:
+    """The run's phase from its pods. `expected`: how many pods the workload makes; `was_running`: the run
+    was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status."""
+    live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
+    if (pulled := _image_pull(live)) is not None:
+        return pulled
+    failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
+    result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
+    succeeded = result is not None and (result.get("status") or {}).get("phase") == "Succeeded"
+    done = (_finished_at(result) or "~") if succeeded else None  # "~" sorts after any time: no time known
+    if done is not None:
+        # Pods ended after the result succeeded are the workload's cleanup (the batch MPI fallback's sshd
+        # workers are killed by the Job's successPolicy): only an earlier failure fails the run.
+        failures = [v for v in failures if v.completion_time is not None and v.completion_time < done]
+    if failures:
+        # A node fault (OOM, eviction, node lost) is the cause and a plain non-zero exit its victim (peers
+        # exit when a rank dies); otherwise the first to fail is the cause.
+        order = sorted(failures, key=lambda v: (v.failed_node is None, v.completion_time or "~"))
+        chosen = order[0]
+        evidence = tuple(e for v in failures for e in v.evidence)
+        return Verdict(**{**chosen.__dict__, "evidence": evidence})
+    if done is not None:
+        return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
+    placed = {pod_node(pod) for pod in live if pod_node(pod) and (pod["metadata"].get("labels") or {}).get(LABEL_ROLE) == "node"}
+    if was_running and len(live) < expected:
+        # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.
+        lost = [node for node in members if node not in placed]
+        where = f"the pod on {', '.join(lost)}" if lost else "a pod of the run"
+        return Verdict("Failed", "NodeLost", f"{where} is gone mid-run (node lost or pod deleted)",
+                       failed_node=lost[0] if len(lost) == 1 else None)
+    unschedulable = [cond for pod in live if (cond := _conditions(pod).get("PodScheduled"))
+                     and cond.get("status") == "False" and cond.get("reason") == "Unschedulable"]
+    if unschedulable:
+        blocked = tuple(node for node in members if node not in placed) or tuple(members)
+        message = _short(unschedulable[0].get("message") or "no node could take the pods")
+        return Verdict("Scheduling", "Unschedulable", message, blocked=blocked)
+    running = [pod for pod in live if (pod.get("status") or {}).get("phase") == "Running"]
+    if result is not None and len(live) >= expected and len(running) == len(live):
+        return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
+    if not live:  # the Trainer (JobSet) or the Job controller makes the pods
+        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for the workload's controller to create them")
+    return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running")
+
+
+def not_ready_nodes(nodes: Iterable[Obj | None], names: Sequence[str]) -> dict[str, str]:
+    """Group nodes whose Ready condition is not True (node -> 'NotReady' / 'Unknown' / 'gone')."""
+    found = {}
+    by_name = {n["metadata"]["name"]: n for n in nodes if n}
+    for name in names:
+        node = by_name.get(name)
+        if node is None:
+            found[name] = "gone"
+            continue
+        ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+        if ready is not None and ready.get("status") != "True":
+            found[name] = "NotReady" if ready.get("status") == "False" else "Unknown"
+    return found
+
+
+def pod_hosts(pods: Iterable[Obj], hostnames: Mapping[str, str]) -> dict[str, str]:
+    """hostname a process in the pod sees -> node: the pod's hostname (or name), and with hostNetwork
+    the node's own kubernetes.io/hostname."""
+    hosts = {label: node for node, label in hostnames.items()}
+    for pod in pods:
+        node = pod_node(pod)
+        if not node:
+            continue
+        spec = pod.get("spec") or {}
+        hosts[pod["metadata"]["name"]] = node
+        if spec.get("hostname"):
+            hosts[spec["hostname"]] = node
+    return hosts

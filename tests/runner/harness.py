@@ -1,0 +1,125 @@
+"""A certification run twice: on the simulator (SimulatedRunner) and on the API-server emulator through the
+Kubernetes runner, with the test kubelet playing pods, GPUs and logs from the same scenario."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE, rbac_objects
+from nvcre_tui.engine.kube.rbac import grants_for, rbac_allows
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
+from nvcre_tui.engine.store import CERTIFICATION
+from nvcre_tui.engine.store.protocol import CRD, POD
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.kube.cluster import installed, store_on
+from tests.kubeapi.kubelet import PodFault, TestKubelet
+from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
+
+Obj = dict[str, Any]
+
+
+def trainer_crd(kind: str, plural: str) -> Obj:
+    """A Kubeflow Trainer CRD reduced to what the emulator needs (schema: keep every field)."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.trainer.kubeflow.org"},
+            "spec": {"group": "trainer.kubeflow.org", "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                     "versions": [{"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+class KubeletDriven:
+    """The Kubernetes runner, with the test kubelet stepping on the engine's fleet tick (one ManualClock)."""
+
+    simulated = False
+
+    def __init__(self, runner: KubernetesRunner, kubelet: TestKubelet) -> None:
+        self.runner, self.kubelet = runner, kubelet
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        return await self.runner.reconcile_run(run)
+
+    async def logs(self, run: Obj) -> list[str]:
+        return await self.runner.logs(run)
+
+    async def stop(self, run: Obj) -> None:
+        await self.runner.stop(run)
+
+    async def tick(self) -> float | None:
+        return await self.kubelet.step()
+
+
+def denied(requests: list[Any]) -> list[str]:
+    """Requests of the engine (user agent nvcre-engine) that the RBAC of `nvcre setup init` does not allow."""
+    grants = grants_for(rbac_objects(INSTALL_NAMESPACE), INSTALL_NAMESPACE, ENGINE_NAME)
+    return sorted({f"{r.verb} {r.api_group}/{r.resource}{'/' + r.subresource if r.subresource else ''}"
+                   for r in requests if r.user_agent.startswith("nvcre-engine") and r.resource
+                   and not rbac_allows(grants, r.verb, r.api_group, r.resource, r.subresource or "", r.namespace, r.name)})
+
+
+def comparable(report: Obj) -> Obj:
+    """The digest without messages (the runners word things differently; verdicts and blame must agree)."""
+    found = digest(report)
+    found.pop("excludedNodes", None)
+    for category in found["categories"]:
+        category.pop("failureReason", None)
+        for node in category.get("failedNodes") or []:
+            node.pop("message", None)
+    return found
+
+
+def simulator_report(case: str) -> Obj:
+    return run_case(case).report
+
+
+async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
+                          scenario: Scenario | None = None) -> tuple[Obj, dict[str, list[Obj]]]:
+    """Run the case's certification on the emulator; its report and the objects left."""
+    scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        try:
+            if trainer:
+                for kind, plural in (("TrainJob", "trainjobs"), ("TrainingRuntime", "trainingruntimes")):
+                    await admin.create(CRD, trainer_crd(kind, plural))
+                for _ in range(500):  # served a moment after the CRD is Established
+                    if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
+                        break
+                    await asyncio.sleep(0.01)
+                else:
+                    raise AssertionError("the Trainer CRDs were never served")
+            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            name = await start_certification(admin, CASES / case / "cert.yaml")
+            cache = engine_cache(engine_store)
+            writer = WriteThroughStore(engine_store, cache)
+            runner = KubernetesRunner(writer, clock, engine_store)
+            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, faults)), cache=cache)
+
+            async def terminal() -> bool:
+                return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
+
+            finished = await engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
+            assert finished, f"{case}: the certification never finished on the emulator"
+            objects = await snapshot(admin)
+            await engine.stop()
+            # What the engine created on the cluster, by API group/resource (the workload shapes used).
+            objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
+                                         if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
+            objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
+                                         if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
+            objects["pods"] = (await admin.list(POD)).items
+            objects["denied"] = denied(server.requests)
+            return report_from(objects, name), objects
+        finally:
+            await engine_store.close()
+            await admin.close()

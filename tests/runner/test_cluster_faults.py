@@ -1,0 +1,60 @@
+"""Faults only a cluster has, on a 4-node full-scale all-reduce (one group): an image that cannot be
+pulled fails at once naming the image; OOMKilled, a node lost (NotReady) and a pod deleted mid-run are
+blamed on their node alone, from pod and Node status (the output names nobody: it just stops)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from nvcre_tui.engine.clock import parse_time
+from tests.kubeapi.kubelet import PodFault
+from tests.runner.harness import emulator_report
+
+CASE = "threshold-pass-two-metrics"  # passes on the simulator
+
+
+def _job(objects: dict) -> dict:
+    jobs = objects["Job"]
+    assert len(jobs) == 1
+    return jobs[0]
+
+
+def test_an_image_that_cannot_be_pulled_fails_at_once_naming_the_image(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, faults=(PodFault("image-pull", "gpu-node-02"),)))
+    assert report["result"] == "FAILED"
+    job = _job(objects)
+    run = objects["WorkloadRun"][0]["status"]
+    assert run["reason"] == "ImagePullFailed" and "cannot be pulled" in run["message"]
+    image = objects["WorkloadRun"][0]["spec"]["image"]
+    assert image in run["message"]
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited < 120, f"an image pull failure must not wait for a timeout ({waited}s)"
+
+
+def test_an_oom_killed_rank_is_blamed_on_its_node(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, faults=(PodFault("oom", "gpu-node-03", at=60),)))
+    assert report["failedNodes"] == ["gpu-node-03"]
+    failed = _job(objects)["status"]["failedNodes"]
+    assert [f["name"] for f in failed] == ["gpu-node-03"] and "OOMKilled" in failed[0]["message"]
+    assert objects["WorkloadRun"][0]["status"]["exitCode"] == 137
+
+
+def test_a_node_lost_mid_run_is_blamed(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, faults=(PodFault("node-lost", "gpu-node-04", at=60),)))
+    assert report["failedNodes"] == ["gpu-node-04"]
+
+
+def test_a_pod_deleted_mid_run_is_blamed_on_its_node(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, faults=(PodFault("pod-deleted", "gpu-node-01", at=60),)))
+    assert report["failedNodes"] == ["gpu-node-01"]
+    failed = _job(objects)["status"]["failedNodes"]
+    assert "gone mid-run" in failed[0]["message"]
+
+
+def test_the_healthy_case_passes_on_the_emulator(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True))
+    assert report["result"] == "PASSED"
+    # Pods of a succeeded run stay for their logs.
+    assert objects["pods"] and all(p["status"]["phase"] == "Succeeded" for p in objects["pods"])
+    assert not objects["deleted"]

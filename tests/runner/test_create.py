@@ -1,0 +1,60 @@
+"""Creating a run's objects is idempotent (an engine restarted mid-way finds its own objects and goes on)
+and never adopts an object of the same name that is not ours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.runners.kubernetes.create import ForeignObject, create_all
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, SERVICE
+from nvcre_tui.engine.workloads import placement_for
+from tests.kube.cluster import installed, store_on
+from tests.scenarios.harness import CASES
+
+SPEC = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNode": 8,
+        "target": {"nodeNames": ["gpu-node-01", "gpu-node-02"]},
+        "framework": {"torch": {"script": "train.py"}}}
+JOB = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+       "metadata": {"name": "cert-job", "namespace": "default", "uid": "job-uid-1",
+                    "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02"}}}
+
+
+async def _setup(tmp_path: Path):
+    context = installed(tmp_path)
+    server, kubeconfig = await context.__aenter__()
+    store = await store_on(kubeconfig, server.clock, "nvcre-engine")
+    await SimulatedFleet(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml")).ensure_nodes()
+    nodes = [await store.get(NODE, name) for name in ("gpu-node-01", "gpu-node-02")]
+    return context, server, store, placement_for(JOB, nodes)
+
+
+async def test_creating_twice_keeps_our_objects_and_creates_nothing_new(tmp_path: Path) -> None:
+    context, server, store, where = await _setup(tmp_path)
+    try:
+        spec = WorkloadRunSpec.model_validate(SPEC)
+        first = await create_all(store, spec, where, trainer=False)
+        again = await create_all(store, spec, where, trainer=False)
+        assert [o["metadata"]["uid"] for o in first] == [o["metadata"]["uid"] for o in again]
+        assert [o["kind"] for o in first] == ["Service", "Job"]
+        job = await store.get(BATCH_JOB, first[-1]["metadata"]["name"], "default")
+        assert job["metadata"]["ownerReferences"][0]["uid"] == "job-uid-1"  # deleting the nvcre Job cascades
+    finally:
+        await store.close()
+        await context.__aexit__(None, None, None)
+
+
+async def test_an_object_of_the_same_name_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
+    context, server, store, where = await _setup(tmp_path)
+    try:
+        await store.create(SERVICE, {"apiVersion": "v1", "kind": "Service",
+                                     "metadata": {"name": "cert-job-workload", "namespace": "default"}, "spec": {"ports": [{"port": 1}]}})
+        with pytest.raises(ForeignObject, match="Service default/cert-job-workload exists and is not owned by cert-job"):
+            await create_all(store, WorkloadRunSpec.model_validate(SPEC), where, trainer=False)
+    finally:
+        await store.close()
+        await context.__aexit__(None, None, None)

@@ -1,0 +1,107 @@
+"""Pod states -> the run's phase (runners/kubernetes/pods.py), one rule per test, and the output's blame
+(engine/blame.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine.blame import host_at_fault, node_at_fault
+from nvcre_tui.engine.runners.kubernetes.pods import judge, not_ready_nodes, pod_hosts
+
+Obj = dict[str, Any]
+NODES = ["n1", "n2"]
+
+
+def pod(index: int, phase: str = "Running", *, node: str | None = "auto", containers: list[Obj] | None = None,
+        conditions: list[Obj] | None = None, reason: str | None = None, role: str = "node") -> Obj:
+    status: Obj = {"phase": phase, "containerStatuses": containers if containers is not None else
+                   [{"name": "node", "image": "img:1", "state": {"running": {"startedAt": "2026-01-01T00:00:05Z"}}}]}
+    if conditions:
+        status["conditions"] = conditions
+    if reason:
+        status["reason"] = reason
+    return {"metadata": {"name": f"w-{index}", "labels": {"nvcre.nvidia.com/role": role, "batch.kubernetes.io/job-completion-index": str(index)}},
+            "spec": {"nodeName": NODES[index] if node == "auto" else node, "hostname": f"w-{index}"}, "status": status}
+
+
+def terminated(code: int, reason: str, message: str = "", finished: str = "2026-01-01T00:10:00Z") -> list[Obj]:
+    return [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": code, "reason": reason, "message": message,
+                                                                          "finishedAt": finished}}}]
+
+
+def verdict(pods: list[Obj], *, was_running: bool = True, not_ready: dict | None = None):
+    return judge(pods, NODES, 2, launcher=False, was_running=was_running, not_ready=not_ready or {})
+
+
+def test_running_once_every_pod_runs() -> None:
+    found = verdict([pod(0), pod(1)], was_running=False)
+    assert (found.phase, found.start_time) == ("Running", "2026-01-01T00:00:05Z")
+    assert verdict([pod(0), pod(1, "Pending", node=None, containers=[])], was_running=False).phase == "Scheduling"
+
+
+def test_unschedulable_stays_scheduling_naming_the_nodes_without_a_pod_and_quoting_the_scheduler() -> None:
+    blocked = pod(1, "Pending", node=None, containers=[], conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/2 nodes are available: Insufficient nvidia.com/gpu"}])
+    found = verdict([pod(0), blocked], was_running=False)
+    assert (found.phase, found.blocked, found.reason) == ("Scheduling", ("n2",), "Unschedulable")
+    assert "Insufficient nvidia.com/gpu" in found.message
+
+
+def test_an_image_pull_failure_fails_at_once_naming_the_image() -> None:
+    waiting = [{"name": "node", "image": "nvcr.io/bad:tag", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off"}}}]
+    found = verdict([pod(0, "Pending", containers=waiting), pod(1)], was_running=False)
+    assert (found.phase, found.reason) == ("Failed", "ImagePullFailed") and "nvcr.io/bad:tag" in found.message
+    assert found.failed_node is None  # a missing image convicts no node
+
+
+def test_oom_is_attributed_to_its_node_over_the_victims_exit() -> None:
+    found = verdict([pod(0, "Failed", containers=terminated(1, "Error", finished="2026-01-01T00:09:00Z")),
+                     pod(1, "Failed", containers=terminated(137, "OOMKilled"))])
+    assert (found.phase, found.reason, found.failed_node, found.exit_code) == ("Failed", "OOMKilled", "n2", 137)
+
+
+def test_a_plain_exit_keeps_code_and_termination_message_and_convicts_nobody() -> None:
+    found = verdict([pod(0, "Failed", containers=terminated(3, "Error", "NCCL error: unhandled system error")), pod(1)])
+    assert (found.reason, found.exit_code, found.failed_node) == ("Error", 3, None)
+    assert "unhandled system error" in found.message and found.evidence == ("NCCL error: unhandled system error",)
+
+
+def test_evicted_and_node_lost() -> None:
+    evicted = verdict([pod(0), pod(1, "Failed", containers=[], reason="Evicted")])
+    assert (evicted.reason, evicted.failed_node) == ("Evicted", "n2")
+    lost = verdict([pod(0), pod(1)], not_ready=not_ready_nodes([{"metadata": {"name": "n1"}, "status": {"conditions": [
+        {"type": "Ready", "status": "Unknown"}]}}, {"metadata": {"name": "n2"}}], NODES))
+    assert (lost.reason, lost.failed_node) == ("NodeLost", "n1")
+    vanished = verdict([pod(0)])
+    assert (vanished.phase, vanished.reason, vanished.failed_node) == ("Failed", "NodeLost", "n2")
+
+
+def test_succeeded_when_the_result_pod_succeeded() -> None:
+    found = verdict([pod(0, "Succeeded", containers=terminated(0, "Completed")), pod(1, "Succeeded", containers=terminated(0, "Completed"))])
+    assert (found.phase, found.exit_code, found.completion_time) == ("Succeeded", 0, "2026-01-01T00:10:00Z")
+
+
+def test_the_output_names_the_host_then_it_is_mapped_to_its_node() -> None:
+    lines = ["2026-01-01T00:00:01.000000000Z #  Rank  0 Group  0 Pid   4101 on   w-0 device  0 [0000:18:00] NVIDIA H100",
+             "2026-01-01T00:00:01.000000000Z #  Rank  8 Group  0 Pid   4102 on   w-1 device  0 [0000:18:00] NVIDIA H100",
+             "2026-01-01T00:09:00.000000000Z w-1:4102:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12"]
+    hosts = pod_hosts([pod(0), pod(1)], {})
+    assert host_at_fault(lines) == "w-1" and node_at_fault(lines, NODES, hosts) == "n2"
+    assert node_at_fault(lines, NODES) is None  # an unknown host convicts nobody
+    mpirun = lines[:2] + ["  Process name: [[4242,1],8]", "  Exit code:    1"]
+    assert node_at_fault(mpirun, NODES, hosts) == "n2"  # the rank, through the nccl-tests rank table
+    torchrun = ["[1,0]<stderr>:Root Cause (first observed failure):", "[1,0]<stderr>:  host      : n1", "  rank      : 0"]
+    assert node_at_fault(torchrun, NODES) == "n1"
+
+
+def test_no_pods_yet_says_who_makes_them() -> None:
+    found = verdict([], was_running=False)
+    assert found.phase == "Scheduling" and "waiting for the workload's controller" in found.message
+
+
+def test_workers_killed_after_the_result_succeeded_do_not_fail_the_run() -> None:
+    result = pod(0, "Succeeded", containers=terminated(0, "Completed", finished="2026-01-01T00:10:00Z"))
+    killed = pod(1, "Failed", containers=terminated(143, "Error", finished="2026-01-01T00:10:02Z"))
+    assert verdict([result, killed]).phase == "Succeeded"
+    earlier = pod(1, "Failed", containers=terminated(1, "Error", finished="2026-01-01T00:09:00Z"))
+    assert verdict([result, earlier]).phase == "Failed"

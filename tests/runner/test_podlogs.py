@@ -1,0 +1,76 @@
+"""The pod-log reader over real HTTP: only what is new is fetched (sinceTime + timestamps), nothing is
+read twice even within one second, memory stays bounded (head + tail), and a pod that is gone keeps
+what was read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.kube.podlogs import PodLogReader
+from nvcre_tui.engine.sim.outputs import kubelet_prefix
+from nvcre_tui.engine.store.protocol import POD
+from tests.kube.cluster import store_on
+from tests.kubeapi import ApiServer
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def stamped(seconds: float, text: str) -> str:
+    return f"{kubelet_prefix(START + timedelta(seconds=seconds))}{text}\n"
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path):
+    clock = ManualClock(START)
+    server = ApiServer(clock=clock)
+    await server.start()
+    store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), clock, "nvcre-engine")
+    pod = await store.create(POD, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rank0", "namespace": "default"},
+                                   "spec": {"containers": [{"name": "node", "image": "nccl"}, {"name": "side", "image": "x"}]}})
+    yield server, store, pod
+    await store.close()
+    await server.stop()
+
+
+def log_requests(server: ApiServer) -> list:
+    return [r for r in server.requests if r.subresource == "log"]
+
+
+async def test_reads_only_what_is_new_with_a_since_time_cursor(cluster) -> None:
+    server, store, pod = cluster
+    reader = PodLogReader.of_store(store)
+    text = stamped(0, "first") + stamped(1.25, "second") + stamped(1.5, "third")
+    server.set_pod_log("default", "rank0", text, container="node")
+    assert [line.split(" ", 1)[1] for line in await reader.read(pod, "node")] == ["first", "second", "third"]
+    # Two more lines, one in the same second as the last one read (sinceTime has whole seconds).
+    server.set_pod_log("default", "rank0", text + stamped(1.75, "fourth") + stamped(3, "fifth"), container="node")
+    lines = await reader.read(pod, "node")
+    assert [line.split(" ", 1)[1] for line in lines] == ["first", "second", "third", "fourth", "fifth"]
+    first, second = log_requests(server)
+    assert "sinceTime" not in first.query and first.query.get("timestamps") == "true" and first.query.get("container") == "node"
+    assert second.query.get("sinceTime") == "2026-01-01T00:00:01Z"
+
+
+async def test_keeps_a_bounded_head_and_tail(cluster) -> None:
+    server, store, pod = cluster
+    reader = PodLogReader.of_store(store, head=3, tail=4)
+    server.set_pod_log("default", "rank0", "".join(stamped(i, f"line {i}") for i in range(100)), container="node")
+    lines = await reader.read(pod, "node")
+    assert [line.split(" ", 1)[1] for line in lines] == ["line 0", "line 1", "line 2", "line 96", "line 97", "line 98", "line 99"]
+
+
+async def test_a_deleted_pod_keeps_what_was_read_and_a_finished_one_is_not_read_again(cluster) -> None:
+    server, store, pod = cluster
+    reader = PodLogReader.of_store(store)
+    server.set_pod_log("default", "rank0", stamped(0, "done"), container="node")
+    finished = {**pod, "status": {"phase": "Succeeded"}}
+    assert len(await reader.read(finished, "node")) == 1
+    assert len(await reader.read(finished, "node")) == 1
+    assert len(log_requests(server)) == 1  # a finished container's log is complete once read
+    await store.delete(POD, "rank0", "default")
+    assert len(await reader.read(pod, "node")) == 1  # gone: what was kept
+    assert reader.kept(pod["metadata"]["uid"], "node") is not None

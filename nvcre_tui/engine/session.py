@@ -111,6 +111,7 @@ class SimSession:
     viewer_reason: str | None = None
     history: HistoryQuery | None = None  # the certification archive, read-only (None: no archive)
     archiver: Archiver | None = None
+    validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
 
     @property
     def title(self) -> str:
@@ -127,6 +128,7 @@ class SimSession:
         certifications are copied to ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none).
         """
         from nvcre_tui.engine.history import attach_archiver, default_history_path
+        from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
         data = _read_state(path) if path else None
         if data is not None and data.get("scenario") != scenario.to_wire():
@@ -153,12 +155,15 @@ class SimSession:
         source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
         session.archiver = attach_archiver(session, default_history_path() if history == "default" else history, source)
         await cache.start()
+        session.validation_requests = await open_validation_requests(store)
         return session
 
     async def close(self) -> None:
         """End the engine's watches (the state file is saved by `save`, not here)."""
         await self.engine.stop()
         await self.cache.stop()
+        if self.validation_requests is not None:
+            await self.validation_requests.stop()
         if self.archiver is not None:
             self.archiver.close()
 

@@ -84,6 +84,7 @@ class KubeSession:
     install_namespace: str = DEFAULT_INSTALL_NAMESPACE
     history: Any = None   # HistoryQuery: the certification archive, read-only (None: no archive)
     archiver: Any = None
+    validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -106,6 +107,7 @@ class KubeSession:
         runs; take the engine Lease when `want_engine` and nobody live holds it. Finished certifications
         are archived into `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none)."""
         from nvcre_tui.engine.history import attach_archiver, default_history_path
+        from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
         clock = clock or SystemClock()
         store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine and scenario else VIEWER_AGENT)
@@ -133,6 +135,7 @@ class KubeSession:
             await session._elect(want_engine, metrics, role)
             session.archiver = attach_archiver(session, default_history_path() if history == "default" else history, f"cluster:{target.server}")
             await cache.start()
+            session.validation_requests = await open_validation_requests(store)
         except BaseException:
             await session.close()
             raise
@@ -178,6 +181,8 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await self.lease.release()
         await self.cache.stop()
+        if self.validation_requests is not None:
+            await self.validation_requests.stop()
         if self.archiver is not None:
             self.archiver.close()
         for store in (self._sim_store, self.kube):

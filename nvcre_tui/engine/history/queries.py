@@ -79,6 +79,11 @@ class HistoryQuery:
         finally:
             connection.close()
 
+    def version(self) -> tuple[int, int]:
+        """(certifications, last id): changes whenever something is archived (screens redraw on it)."""
+        rows = self._rows("SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS last FROM certifications")
+        return (rows[0]["n"], rows[0]["last"]) if rows else (0, 0)
+
     # ----- certifications ---------------------------------------------------------------------------
 
     def certifications(self, last: int | None = None) -> list[Obj]:

@@ -136,7 +136,7 @@ class NodeScreen(NvcreScreen):
         self.query_one("#history", Static).update(self._timeline(history))
 
     def _timeline(self, history: list[dict[str, Any]]) -> Text:
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
         text.append(f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})", style="bold")
         if not history:
             text.append(": none yet")

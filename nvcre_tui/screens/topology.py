@@ -93,7 +93,8 @@ class TopologyScreen(NvcreScreen):
         """Stale marks from the session's archive, or NVSentinel's marks from the Nodes (and requests)."""
         session = self.nvcre.session
         requests = getattr(session, "validation_requests", None)
-        views = {node_name(n): sentinel_view(n, requests.list(VALIDATION_REQUEST) if requests is not None else []) for n in snapshot.nodes}
+        listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
+        views = {node_name(n): sentinel_view(n, listed) for n in snapshot.nodes}
         self._sentinel_marks = {name: (view.mark, view.state or "") for name, view in views.items() if view.mark}
         query = getattr(session, "history", None)
         current = {node_name(n): baseline_of(n) for n in snapshot.nodes}

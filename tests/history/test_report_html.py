@@ -127,3 +127,19 @@ def test_headless_chromium_renders_it(html_report: str, tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr
     assert "Certification report: html-cert" in dom.stdout and dom.stdout.count("<svg") == 2
+
+
+def test_diagnose_verdicts_are_listed_with_their_glyphs() -> None:
+    report: dict[str, Any] = {
+        "name": "burn-in-diagnose", "result": "FAILED", "passedCategories": 0, "totalCategories": 1, "totalNodes": 8,
+        "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Failed",
+                        "diagnose": {"stage": "confirmation", "round": 4, "tests": [{}, {}, {}],
+                                     "faultyNodes": ["gpu-node-07"], "inconclusiveNodes": ["gpu-node-12"],
+                                     "healthyNodes": ["gpu-node-01", "gpu-node-02"], "suspectNodes": []}}],
+        "failedNodeDetails": [],
+    }
+    page = parse(render_html(report))
+    cells = page.text_in.get("td", [])
+    assert "✗ faulty" in cells and "gpu-node-07" in cells and "? inconclusive" in cells and "gpu-node-12" in cells
+    assert "gpu-node-01, gpu-node-02" in cells and "stage confirmation, 4 rounds, 3 tests" in page.all_text()
+    assert "Diagnose verdicts" in page.text_in.get("h4", [])

@@ -69,3 +69,17 @@ def test_baseline_reads_current_and_deprecated_gfd_labels() -> None:
     assert baseline_of(deprecated) == {"driver": "535.104.05", "cuda": "12.2", "migStrategy": "mixed"}
     assert baseline_of({"metadata": {}}) == {}
     assert changes({"driver": "1"}, {"driver": "2", "kernel": "k"}) == {"driver": ("1", "2"), "kernel": (None, "k")}
+
+
+def test_a_node_change_naming_no_node_is_one_line_of_bad_input(tmp_path: Path) -> None:
+    import pytest
+    import yaml
+
+    from nvcre_tui.engine.errors import InputError
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump({"nodes": [{"count": 2}], "nodeChanges": [{"node": "gpu-node-09", "driverVersion": "575.57.08"}]}))
+    with pytest.raises(InputError) as error:
+        load_scenario(path)
+    assert error.value.messages == [f"{path}: nodeChanges[0].node: no node named 'gpu-node-09'"]

@@ -153,7 +153,8 @@ class SimSession:
         await fleet.ensure_nodes()
         # A state file is one simulated cluster across processes; a session without one is a cluster of its own.
         source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
-        session.archiver = attach_archiver(session, default_history_path() if history == "default" else history, source)
+        archive = default_history_path() if history == "default" else history
+        session.archiver = attach_archiver(session, archive, source, required=history != "default")
         await cache.start()
         session.validation_requests = await open_validation_requests(store)
         return session

@@ -144,3 +144,17 @@ def test_a_file_that_is_not_a_history_is_refused_in_one_line(tmp_path: Path) -> 
         HistoryQuery(bogus).certifications()
     with pytest.raises(InputError, match="no history database"):
         open_history(tmp_path / "absent.db", create=False)
+
+
+async def test_a_named_history_that_is_not_one_refuses_the_session_the_default_place_only_disables_it(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("not a database" * 200)
+    with pytest.raises(InputError, match="bogus.db"):
+        await SimSession.open(fleet(), None, history=bogus)
+    default_history_path().parent.mkdir(parents=True, exist_ok=True)
+    default_history_path().write_text("not a database" * 200)
+    session = await SimSession.open(fleet(), None)
+    try:
+        assert session.history is None and session.archiver is None
+    finally:
+        await session.close()

@@ -64,7 +64,7 @@ class Archiver:
         self.connection = open_history(history_db)
         self.archived: list[str] = []   # namespace/name of what this process archived, in order
         self.errors: list[str] = []     # why an archive failed (it is tried again on the next change)
-        self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, first seen, loop time)
+        self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, loop time first seen)
         self._done: set[str] = set()
         self._waiting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -90,8 +90,8 @@ class Archiver:
             if kind == CERTIFICATION:
                 cert = new or old
                 uid = str((cert or {}).get("metadata", {}).get("uid") or "")
-                if uid and uid not in self._done and cond.is_terminal(cert or {}):
-                    self._pending[uid] = (cert, self._pending.get(uid, (cert, _now()))[1])  # type: ignore[assignment]
+                if cert is not None and uid and uid not in self._done and cond.is_terminal(cert):
+                    self._pending[uid] = (cert, self._pending[uid][1] if uid in self._pending else _now())
                     if new is None:  # deleted: archive now with whatever children are still cached
                         self._archive(uid, force=True)
             if self._pending and kind in (CERTIFICATION, WORKFLOW, JOB):
@@ -170,17 +170,20 @@ def _loop_running() -> bool:
     return True
 
 
-def attach_archiver(session: Any, history: Path | None, source: str) -> Archiver | None:
+def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
-    its read-only `history` query. InputError when the file is not a history database."""
+    its read-only `history` query. A file that is not a history database is an InputError when `required`
+    (the user named it); the default place failing only leaves the session without an archive."""
     from nvcre_tui.engine.history.queries import HistoryQuery
 
+    session.history = None
     if history is None:
-        session.history = None
         return None
     try:
         archiver = Archiver(history, session.cache, source).attach()
     except InputError:
-        raise
+        if required:
+            raise
+        return None
     session.history = HistoryQuery(history)
     return archiver

@@ -133,7 +133,8 @@ class KubeSession:
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet)
                 session.logs = RunnerLogs(session.runner)
             await session._elect(want_engine, metrics, role)
-            session.archiver = attach_archiver(session, default_history_path() if history == "default" else history, f"cluster:{target.server}")
+            archive = default_history_path() if history == "default" else history
+            session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default")
             await cache.start()
             session.validation_requests = await open_validation_requests(store)
         except BaseException:

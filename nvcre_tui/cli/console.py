@@ -32,7 +32,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     scenario = scenario_of(args)
     read_only = args.read_only or wall
     opener = None
-    if on_cluster(args):
+    if on_cluster(args) or getattr(args, "history", None):  # --history: the simulator's session needs the flag too
         async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
             return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
     app = NvcreApp(scenario=scenario, state_path=state_path_of(args), read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)

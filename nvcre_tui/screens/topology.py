@@ -31,7 +31,7 @@ class TopologyScreen(NvcreScreen):
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="topology.filter"),
         Binding("z", "compact", "Compact", id="topology.compact"),
-        Binding("v", "overlay", "NVSentinel", id="topology.overlay", tooltip="Overlay NVSentinel's view (taint, validation state) instead of stale marks"),
+        Binding("v", "overlay", "NVSentinel", id="topology.overlay", tooltip="Overlay NVSentinel's view instead of the stale marks"),
         Binding("escape", "back", "Back", id="topology.back"),
     ]
     HELP_WIDGETS = (RackMap,)

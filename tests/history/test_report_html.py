@@ -3,7 +3,6 @@ headless Chromium when one is installed)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path

@@ -57,6 +57,7 @@ class NodeScreen(NvcreScreen):
         super().__init__()
         self.node = name
         self._history: list[dict[str, object]] = []
+        self._archive_key: object = None  # what the archive and NVSentinel panes were last drawn from
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,7 +111,16 @@ class NodeScreen(NvcreScreen):
     def _show_archive(self, node: dict[str, Any] | None) -> None:
         session = self.nvcre.session
         query = getattr(session, "history", None)
+        requests_cache = getattr(session, "validation_requests", None)
         baseline = baseline_of(node) if node is not None else {}
+        try:
+            archived = query.version() if query is not None else None
+        except Exception:  # noqa: BLE001 - drawn below with the reason
+            archived = None
+        key = (archived, ((node or {}).get("metadata") or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)
+        if key == self._archive_key and archived is not None:
+            return  # nothing archived and nothing about the node changed: skip the database reads
+        self._archive_key = key
         side = Text()
         names = dict(FIELDS)
         label(side, "Software", ", ".join(f"{names[k]} {baseline[k]}" for k, _ in FIELDS if k in baseline and k != "gpuProduct") or "-")
@@ -125,7 +135,6 @@ class NodeScreen(NvcreScreen):
                 label(side, "Baseline", f"history unreadable: {error}")
             else:
                 label(side, "Baseline", (f"{STALE_GLYPH} STALE: " if stale.stale else "") + stale.detail)
-        requests_cache = getattr(session, "validation_requests", None)
         requests = requests_cache.list(VALIDATION_REQUEST) if requests_cache is not None else []
         if node is not None:
             view = sentinel_view(node, requests)

@@ -19,7 +19,7 @@ EXIT_BAD_INPUT = 2
 EXIT_TIMEOUT = 3
 
 # Command groups, one module each under nvcre_tui/cli/, in the order `nvcre --help` lists them.
-COMMAND_MODULES = ("certification", "setup", "controller", "parse", "console")
+COMMAND_MODULES = ("certification", "history", "setup", "controller", "parse", "console")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -32,16 +32,12 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
 
     scenario = scenario_of(args)
     read_only = args.read_only or wall
-    opener = None
     state = state_path_of(args)
     # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over.
     if on_cluster(args):
         from nvcre_tui.cli.kubeflags import load_kube_target
 
         asyncio.run(load_kube_target(args))  # a bad kubeconfig or context fails here
-
-        async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
-            return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
     else:
         from nvcre_tui.engine.outfiles import check_writable
         from nvcre_tui.engine.state_file import load_state
@@ -49,6 +45,10 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
         load_state(state, scenario.to_wire(), scenario.name)
         if not read_only:
             check_writable(state, "--state")
+
+    async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
+        return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
+
     app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)
     app.run()
     if app.startup_error:

@@ -58,7 +58,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
     report = commands.add_parser("report", help="the report of a certification")
     report.add_argument("name", metavar="NAME")
-    report.add_argument("-o", "--output", choices=("text", "json", "junit"), default="text")
+    report.add_argument("-o", "--output", choices=("text", "json", "junit", "html"), default="text",
+                        help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence")
     add_session_arguments(report, namespace_help="namespace of the Certification (default: the context's, else default)")
     report.add_argument("--results-file", metavar="F", help="also write the JSON report here")
     report.set_defaults(func=report_command)
@@ -67,6 +68,18 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 def _namespace(args: argparse.Namespace, session: Session, fallback: str | None = None) -> str:
     """-n, else `fallback` (the file's namespace), else the cluster context's, else default."""
     return args.namespace or fallback or getattr(session, "namespace", None) or "default"
+
+
+async def _html(session: Session, report: dict[str, Any], name: str, namespace: str) -> str:
+    """The HTML report, with each nccl category's size curves read from the runs' logs."""
+    from nvcre_tui.engine.report_html import render_html, size_curves
+    from nvcre_tui.engine.store.protocol import WORKLOADRUN
+
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    jobs = (await session.store.list(JOB, namespace)).items
+    runs = (await session.store.list(WORKLOADRUN, namespace)).items
+    curves, notes = await size_curves(session.logs, workflows, jobs, runs)
+    return render_html(report, curves, notes)
 
 
 async def report_of(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
@@ -324,6 +337,8 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         print(json_printable(json.dumps(report, indent=2, ensure_ascii=False)))
     elif args.output == "junit":
         print(printable(render_junit([report])), end="")
+    elif args.output == "html":
+        print(await _html(session, report, args.name, namespace), end="")
     else:
         print(printable(render_text(report)), end="")
     return RESULT_EXIT[report["result"]]

@@ -30,6 +30,7 @@ def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: st
     parser.add_argument("--sim-runner", action="store_true",
                         help="on a cluster: the simulated fleet plays kubelet and GPUs (registers its Nodes when absent)")
     parser.add_argument("--install-namespace", metavar="NS", default=None, help="where `setup init` installed nvcre (default nvcre-system)")
+    parser.add_argument("--history", metavar="PATH", help="archive of finished certifications (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
     add_kube_arguments(parser, namespace_help=namespace_help)
 
 
@@ -61,10 +62,11 @@ def state_path_of(args: argparse.Namespace) -> Path:
 async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine") -> Session:
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
     ManualClock the caller drives (`run --wait`)."""
+    history = Path(args.history) if getattr(args, "history", None) else "default"
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 
-        return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live)
+        return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history)
     from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
 
     target = await load_kube_target(args)
@@ -76,4 +78,4 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
         clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)  # type: ignore[union-attr]
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
-                                  install_namespace=install, role=role)
+                                  install_namespace=install, role=role, history=history)

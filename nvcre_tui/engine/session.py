@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from nvcre_tui.engine.catalog import Catalog, default_catalog
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, format_time, parse_time
@@ -32,6 +32,8 @@ from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
+if TYPE_CHECKING:
+    from nvcre_tui.engine.history import Archiver, HistoryQuery
 SIM_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -104,19 +106,27 @@ class SimSession:
     saved_at: datetime | None = None
     save_id: str | None = None  # which save of the state file this session holds
     viewer_reason: str | None = None
+    history: HistoryQuery | None = None  # the certification archive, read-only (None: no archive)
+    archiver: Archiver | None = None
+    validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
 
     @property
     def title(self) -> str:
         return f"SIMULATED · {self.scenario.name}"
 
     @classmethod
-    async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False) -> SimSession:
+    async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,
+                   history: Path | None | Literal["default"] = "default") -> SimSession:
         """Load the state file, or start a fresh fleet when there is none. A state file of another
         scenario is refused (InputError), never replaced: it holds someone's certifications.
 
         live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
-        running at the scenario's speed, for the console's engine loop.
+        running at the scenario's speed, for the console's engine loop. `history`: the archive finished
+        certifications are copied to ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none).
         """
+        from nvcre_tui.engine.history import attach_archiver, default_history_path
+        from nvcre_tui.engine.history.nvsentinel import open_validation_requests
+
         data = load_state(path, scenario.to_wire(), scenario.name) if path else None
         resume = data is not None
         start = parse_time(data["clock"]) if resume else SIM_START  # type: ignore[index]
@@ -134,13 +144,22 @@ class SimSession:
         session = cls(scenario, clock, store, fleet, runner, engine, catalog, cache, RunnerLogs(runner), path, saved_at,
                       data.get("saveId") if data else None)
         await fleet.ensure_nodes()
+        # A state file is one simulated cluster across processes; a session without one is a cluster of its own.
+        source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
+        archive = default_history_path() if history == "default" else history
+        session.archiver = attach_archiver(session, archive, source, required=history != "default")
         await cache.start()
+        session.validation_requests = await open_validation_requests(store)
         return session
 
     async def close(self) -> None:
         """End the engine's watches (the state file is saved by `save`, not here)."""
         await self.engine.stop()
         await self.cache.stop()
+        if self.validation_requests is not None:
+            await self.validation_requests.stop()
+        if self.archiver is not None:
+            self.archiver.close()
 
     async def catch_up(self, now: datetime | None = None) -> None:
         """Advance simulated time by the wall time since the last save (× speed) and settle the engine."""

@@ -1,21 +1,40 @@
-"""One node: its labels and state, and every result it has across categories and certifications."""
+"""One node: its labels and state, every live result across categories and certifications, its archived
+history (with a bus bandwidth trend and whether its baseline went stale) and NVSentinel's view of it.
+
+The history comes from the session's read-only `history` query and NVSentinel's ValidationRequests from
+the session's `validation_requests` cache: the screen never opens the database or the store itself.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
+from nvcre_tui.engine.history.nvsentinel import sentinel_view
+from nvcre_tui.engine.history.sparkline import sparkline
 from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label
-from nvcre_tui.widgets.node_state import NodeState
+from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 
 SHOWN_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.clique")
+HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
+
+
+def _glyph(state: str) -> str:
+    try:
+        return NodeState(state).glyph
+    except ValueError:
+        return "·"
 
 
 class NodeScreen(NvcreScreen):
@@ -26,20 +45,27 @@ class NodeScreen(NvcreScreen):
         Binding("escape", "app.pop_screen", "Back", id="node.back"),
     ]
     DEFAULT_CSS = """
-    NodeScreen #summary { height: auto; padding: 0 1; border-bottom: solid $panel; }
+    NodeScreen #top { height: auto; border-bottom: solid $panel; }
+    NodeScreen #summary { width: 1fr; height: auto; padding: 0 1; }
+    NodeScreen #sentinel { width: 1fr; height: auto; padding: 0 1; }
     NodeScreen #results { height: 1fr; }
-    NodeScreen #evidence-box { height: 12; border-top: solid $panel; padding: 0 1; }
+    NodeScreen #history { height: auto; max-height: 10; padding: 0 1; border-top: solid $panel; }
+    NodeScreen #evidence-box { height: 8; border-top: solid $panel; padding: 0 1; }
     """
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.node = name
         self._history: list[dict[str, object]] = []
+        self._archive_key: object = None  # what the archive and NVSentinel panes were last drawn from
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="summary")
+        with Horizontal(id="top"):
+            yield Static(id="summary")
+            yield Static(id="sentinel")
         yield DataTable(cursor_type="row", id="results")
+        yield Static(id="history")
         with VerticalScroll(id="evidence-box"):
             yield Static(id="evidence")
         yield CommandBar()
@@ -64,6 +90,7 @@ class NodeScreen(NvcreScreen):
             for key in SHOWN_LABELS:
                 label(summary, key.split("/")[-1], node_labels(node).get(key, "-"))
         self.query_one("#summary", Static).update(summary)
+        self._show_archive(node)
         table = self.query_one("#results", DataTable)
         selected = self._history[table.cursor_row]["job"] if 0 <= table.cursor_row < len(self._history) else None
         table.clear()
@@ -78,6 +105,66 @@ class NodeScreen(NvcreScreen):
             jobs = [row["job"] for row in self._history]
             table.move_cursor(row=jobs.index(selected) if selected in jobs else 0)  # the same job, not the same row
             self._show_evidence(table.cursor_row)
+
+    # ----- archive and NVSentinel ------------------------------------------------------------------------
+
+    def _show_archive(self, node: dict[str, Any] | None) -> None:
+        session = self.nvcre.session
+        query = getattr(session, "history", None)
+        requests_cache = getattr(session, "validation_requests", None)
+        baseline = baseline_of(node) if node is not None else {}
+        try:
+            archived = query.version() if query is not None else None
+        except Exception:  # noqa: BLE001 - drawn below with the reason
+            archived = None
+        key = (archived, ((node or {}).get("metadata") or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)
+        if key == self._archive_key and archived is not None:
+            return  # nothing archived and nothing about the node changed: skip the database reads
+        self._archive_key = key
+        side = Text()
+        names = dict(FIELDS)
+        label(side, "Software", ", ".join(f"{names[k]} {baseline[k]}" for k, _ in FIELDS if k in baseline and k != "gpuProduct") or "-")
+        history: list[dict[str, Any]] = []
+        if query is None:
+            label(side, "Baseline", "no history archive in this session")
+        else:
+            try:
+                history = query.node(self.node)
+                stale = query.staleness(self.node, baseline or None, history)
+            except Exception as error:  # noqa: BLE001 - an unreadable archive is said, never a traceback
+                label(side, "Baseline", f"history unreadable: {error}")
+            else:
+                label(side, "Baseline", (f"{STALE_GLYPH} STALE: " if stale.stale else "") + stale.detail)
+        requests = requests_cache.list(VALIDATION_REQUEST) if requests_cache is not None else []
+        if node is not None:
+            view = sentinel_view(node, requests)
+            side.append("NVSentinel" + ("" if requests_cache is not None else " (no ValidationRequest CRD)") + f": {view.mark or '·'} {view.state or 'nothing reported'}\n", style="bold")
+            for line in view.lines():
+                side.append(f"  {line}\n")
+        self.query_one("#sentinel", Static).update(side)
+        self.query_one("#history", Static).update(self._timeline(history))
+
+    def _timeline(self, history: list[dict[str, Any]]) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
+        text.append(f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})", style="bold")
+        if not history:
+            text.append(": none yet")
+            return text
+        trend: dict[str, list[float]] = {}
+        for entry in history:
+            for category in entry["categories"]:
+                if category["busBW"] is not None:
+                    trend.setdefault(category["category"], []).append(float(category["busBW"]))
+        for category, values in trend.items():
+            text.append(f"   {category.split('/')[-1]} busBW {sparkline(values, 16)} {values[-1]:.1f} GB/s")
+        text.append("\n")
+        for entry in reversed(history[-HISTORY_ROWS:]):
+            cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")
+                              + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
+            text.append(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}\n")
+        return text
+
+    # ----- live results ----------------------------------------------------------------------------------
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_evidence(event.cursor_row)

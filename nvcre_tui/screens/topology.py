@@ -1,5 +1,8 @@
 """Topology map: every node grouped by clique / rack (topology key selectable), coloured and marked by
-state, live; the highlighted node's state is explained below; enter opens the node."""
+state, live; the highlighted node's state is explained below; enter opens the node.
+
+Overlay marks beside each state glyph: ↻ on nodes whose software baseline changed since their last archived
+pass (stale: re-certify), or with `v` NVSentinel's view (its taint, validation state, reported failures)."""
 
 from __future__ import annotations
 
@@ -8,12 +11,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from nvcre_tui.engine.history.baseline import baseline_of
+from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
 from nvcre_tui.engine.nodes import node_labels, node_name
+from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend
-from nvcre_tui.widgets.node_state import NodeCell, NodeState
+from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 DEFAULT_KEYS = ("nvidia.com/gpu.clique", "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
@@ -25,6 +31,7 @@ class TopologyScreen(NvcreScreen):
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="topology.filter"),
         Binding("z", "compact", "Compact", id="topology.compact"),
+        Binding("v", "overlay", "NVSentinel", id="topology.overlay", tooltip="Overlay NVSentinel's view instead of the stale marks"),
         Binding("escape", "back", "Back", id="topology.back"),
     ]
     HELP_WIDGETS = (RackMap,)
@@ -34,6 +41,8 @@ class TopologyScreen(NvcreScreen):
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
     TopologyScreen #explain { height: 2; padding: 0 1; border-top: solid $panel; }
+    TopologyScreen #marks { display: none; height: 1; padding: 0 1; }
+    TopologyScreen #marks.-shown { display: block; }
     """
 
     def __init__(self, certification: str | None = None) -> None:
@@ -41,11 +50,16 @@ class TopologyScreen(NvcreScreen):
         self.certification = certification
         self._states: dict[str, tuple[str, str]] = {}
         self._key = DEFAULT_KEYS[0]
+        self._sentinel = False  # the overlay: False = stale marks, True = NVSentinel's view
+        self._stale: dict[str, str] = {}
+        self._stale_memo: tuple[object, str] | None = None
+        self._sentinel_marks: dict[str, tuple[str, str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
         yield Legend()
+        yield Static(id="marks")
         yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
         yield RackMap(id="map")
         yield Static(id="explain")
@@ -72,14 +86,48 @@ class TopologyScreen(NvcreScreen):
             if changes:
                 rack_map.update_states(changes)
         self._states = states
+        self._show_marks(snapshot)
         self._explain(rack_map.highlighted)
+
+    def _show_marks(self, snapshot: Snapshot) -> None:
+        """Stale marks from the session's archive, or NVSentinel's marks from the Nodes (and requests)."""
+        session = self.nvcre.session
+        requests = getattr(session, "validation_requests", None)
+        listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
+        views = {node_name(n): sentinel_view(n, listed) for n in snapshot.nodes}
+        self._sentinel_marks = {name: (view.mark, view.state or "") for name, view in views.items() if view.mark}
+        query = getattr(session, "history", None)
+        current = {node_name(n): baseline_of(n) for n in snapshot.nodes}
+        memo = (query.version() if query is not None else None, repr(sorted(current.items())))
+        if query is not None and memo != self._stale_memo:
+            try:
+                self._stale = {name: found.detail for name, found in query.stale_nodes(current).items() if name in current}
+            except Exception as error:  # noqa: BLE001 - an unreadable archive shows no marks and says why
+                self._stale = {}
+                self.query_one("#marks", Static).update(f"history unreadable: {error}")
+            self._stale_memo = memo
+        legend = self.query_one("#marks", Static)
+        if self._sentinel:
+            self.query_one(RackMap).set_marks({name: mark for name, (mark, _) in self._sentinel_marks.items()})
+            legend.update("NVSentinel: " + "  ".join(f"{glyph} {meaning}" for _, glyph, meaning in MARKS)
+                          + ("" if requests is not None else "  (no ValidationRequest CRD)") + "  · v: stale marks")
+        else:
+            self.query_one(RackMap).set_marks(dict.fromkeys(self._stale, STALE_GLYPH))
+            legend.update(f"{STALE_GLYPH} stale: software changed since the last pass, re-certify  · v: NVSentinel overlay")
+        legend.set_class(bool(self._sentinel or self._stale), "-shown")
 
     def _explain(self, name: str | None) -> None:
         if not name:
             self.query_one("#explain", Static).update("arrows/hjkl move · enter opens a node · / filter · z compact")
             return
         state, detail = self._states.get(name, ("untested", ""))
-        self.query_one("#explain", Static).update(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else ""))
+        extra = ""
+        if name in self._stale:
+            extra += f" · {STALE_GLYPH} {self._stale[name]}"
+        if name in self._sentinel_marks:
+            mark, sentinel = self._sentinel_marks[name]
+            extra += f" · NVSentinel {mark} {sentinel}"
+        self.query_one("#explain", Static).update(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
 
     @on(RackMap.NodeHighlighted)
     def _highlighted(self, event: RackMap.NodeHighlighted) -> None:
@@ -110,6 +158,11 @@ class TopologyScreen(NvcreScreen):
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
         self.query_one(RackMap).focus()
+
+    def action_overlay(self) -> None:
+        """Switch the marks between stale nodes and NVSentinel's view."""
+        self._sentinel = not self._sentinel
+        self.refresh_now()
 
     def action_compact(self) -> None:
         rack_map = self.query_one(RackMap)

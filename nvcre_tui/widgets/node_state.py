@@ -48,6 +48,11 @@ STATE_GLYPHS: Mapping[NodeState, str] = MappingProxyType(
 )
 
 
+# A map overlay mark (not a state: it sits beside the state's glyph): the node's software baseline changed
+# since its last archived pass, so it needs re-certification.
+STALE_GLYPH = "↻"
+
+
 @dataclass(frozen=True)
 class NodeCell:
     """One node as a map shows it: name, the domain it is grouped under (clique, rack), state, free-form detail."""

@@ -41,6 +41,8 @@ class RackMap(ScrollView, can_focus=True):
 
     `compact`: None = automatic (1-column cells when 3-column cells do not fit), True/False forces it.
     `filter`: a regex on node names; `!regex` hides matching names; `!failed,suspect` hides those states.
+    `marks` (set_marks): an overlay glyph per node (stale, NVSentinel's view), drawn beside the state glyph
+    in 3-column cells and in its place in 1-column cells, in the state's colour.
     """
 
     COMPONENT_CLASSES = state_component_classes(_PREFIX) | {f"{_PREFIX}--domain", f"{_PREFIX}--cursor"}
@@ -101,6 +103,7 @@ class RackMap(ScrollView, can_focus=True):
         self._strips: dict[int, Strip] = {}
         self._palette: _Palette | None = None
         self._cursor: str | None = None
+        self._marks: dict[str, str] = {}
         self.set_nodes(cells)
 
     # ---- data in -------------------------------------------------------------------------------------
@@ -122,6 +125,18 @@ class RackMap(ScrollView, can_focus=True):
         ]
         self._group_of = {name: group for group in self._groups for name in group.names}
         self._refilter()
+
+    def set_marks(self, marks: Mapping[str, str]) -> None:
+        """Replace the overlay marks (one narrow glyph per node; absent: none). Redraws only on a change."""
+        if dict(marks) != self._marks:
+            self._marks = dict(marks)
+            self._strips.clear()
+            self.refresh()
+
+    @property
+    def marks(self) -> dict[str, str]:
+        """The overlay marks shown, by node name."""
+        return dict(self._marks)
 
     def update_states(self, changes: Mapping[str, NodeState]) -> None:
         """Apply many state changes: O(len(changes)), one refresh of only the affected visible lines.
@@ -278,10 +293,11 @@ class RackMap(ScrollView, can_focus=True):
 
     def _cells_row(self, names: Sequence[str], palette: _Palette, out: list[Segment]) -> int:
         """One segment per run of same-state cells (fewer segments: faster to build and to composite)."""
-        pad = "" if self._layout.compact else " "
-        cells, cursor = self._cells, self._cursor
-        for (state, is_cursor), run in groupby(names, key=lambda name: (cells[name].state, name == cursor)):
-            text = f"{pad}{state.glyph}{pad}" * sum(1 for _ in run)
+        compact = self._layout.compact
+        cells, cursor, marks = self._cells, self._cursor, self._marks
+        for (state, is_cursor, mark), run in groupby(names, key=lambda name: (cells[name].state, name == cursor, marks.get(name))):
+            cell = (mark or state.glyph) if compact else f" {state.glyph}{mark or ' '}"
+            text = cell * sum(1 for _ in run)
             out.append(Segment(text, (palette.cursor if is_cursor else palette.states)[state]))
         return len(names) * self._layout.cell_width
 

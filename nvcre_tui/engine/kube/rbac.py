@@ -56,6 +56,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([""], ["configmaps"], ["create", "get"]),
     # Records, never remediates: Nodes are read only (targets, health, topology).
     _rule([""], ["nodes"], READ),
+    # NVSentinel's ValidationRequests, read only: the console shows which one created a Certification and
+    # what it says of a node (engine/history/nvsentinel.py); absent CRD: no NVSentinel.
+    _rule(["nvsentinel.nvidia.com"], ["validationrequests"], READ),
     # Pods of the workloads and their logs (the runner reads output; part 2). Never pods/exec.
     _rule([""], ["pods"], READ),
     _rule([""], ["pods/log"], ["get"]),

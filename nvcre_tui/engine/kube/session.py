@@ -18,7 +18,8 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from nvcre_tui.engine.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, SystemClock
@@ -84,6 +85,9 @@ class KubeSession:
     lease: EngineLease | None = None
     viewer_reason: str | None = None
     install_namespace: str = DEFAULT_INSTALL_NAMESPACE
+    history: Any = None   # HistoryQuery: the certification archive, read-only (None: no archive)
+    archiver: Any = None
+    validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
 
@@ -100,9 +104,14 @@ class KubeSession:
     @classmethod
     async def open(cls, target: KubeTarget, catalog: Catalog, *, clock: Clock | None = None, scenario: Scenario | None = None,
                    want_engine: bool = True, install_namespace: str = DEFAULT_INSTALL_NAMESPACE,
-                   metrics: Metrics | None = None, role: str = "engine") -> KubeSession:
+                   metrics: Metrics | None = None, role: str = "engine",
+                   history: Path | None | Literal["default"] = "default") -> KubeSession:
         """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
-        runs; take the engine Lease when `want_engine` and nobody live holds it."""
+        runs; take the engine Lease when `want_engine` and nobody live holds it. Finished certifications
+        are archived into `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none)."""
+        from nvcre_tui.engine.history import attach_archiver, default_history_path
+        from nvcre_tui.engine.history.nvsentinel import open_validation_requests
+
         clock = clock or SystemClock()
         store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine else VIEWER_AGENT)
         try:
@@ -131,7 +140,10 @@ class KubeSession:
                 runner = KubernetesRunner(session.store if want_engine else ReadOnlyStore(store), clock, store)
                 session.runner, session.logs = runner, PodLogSource(runner)
             await session._elect(want_engine, metrics, role)
+            archive = default_history_path() if history == "default" else history
+            session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default")
             await cache.start()
+            session.validation_requests = await open_validation_requests(store)
         except BaseException:
             await session.close()
             raise
@@ -177,6 +189,10 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await self.lease.release()
         await self.cache.stop()
+        if self.validation_requests is not None:
+            await self.validation_requests.stop()
+        if self.archiver is not None:
+            self.archiver.close()
         for store in (self._sim_store, self.kube):
             if store is not None:
                 await store.close()

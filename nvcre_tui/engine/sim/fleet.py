@@ -14,9 +14,10 @@ from typing import Any
 
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
-from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, ResourceStore
+from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, VALIDATION_REQUEST, ResourceStore
+from nvcre_tui.engine.units import parse_duration
 
 Obj = dict[str, Any]
 FLEET_CONFIGMAP = "nvcre-sim-fleet"
@@ -36,6 +37,7 @@ class SimulatedFleet:
         self._epoch: datetime | None = None
         self._nodes_ready = False
         self._cordoned: set[str] = set()  # a memo of cordons already seen in the store, to skip reads
+        self._changed: set[int] = set()  # indexes of timed node changes already applied
 
     async def ensure_nodes(self) -> None:
         """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
@@ -61,8 +63,29 @@ class SimulatedFleet:
                 self.writes += 1
             except (Conflict, NotFound):
                 pass  # changed or removed meanwhile; the next call looks again
+        await self._register_validation_requests()
         await self.epoch()
         self._nodes_ready = True
+
+    async def _register_validation_requests(self) -> None:
+        """The scenario's NVSentinel ValidationRequests (as NVSentinel's lifecycle manager would create them).
+        A cluster without their CRD refuses them: then there is simply no NVSentinel to show."""
+        for request in self.scenario.validation_requests or []:
+            body = {"apiVersion": VALIDATION_REQUEST.api_version, "kind": VALIDATION_REQUEST.kind, **request}
+            try:
+                stored = await self.store.create(VALIDATION_REQUEST, body)
+                self.writes += 1
+            except AlreadyExists:
+                continue
+            except StoreError:
+                return
+            if "status" in request:
+                stored["status"] = request["status"]
+                try:
+                    await self.store.update_status(VALIDATION_REQUEST, stored)
+                    self.writes += 1
+                except StoreError:
+                    pass
 
     async def epoch(self) -> datetime:
         """Time 0 of the fleet: read from its ConfigMap, created now if there is none."""
@@ -97,7 +120,31 @@ class SimulatedFleet:
                 waits.append(at - now)
             else:
                 await self._cordon(fault.node)
+        for index, change in enumerate(self.scenario.node_changes or []):
+            if change.at is None or index in self._changed:
+                continue  # untimed changes are already in the Nodes build_nodes made
+            at = parse_duration(change.at)
+            if at > now:
+                waits.append(at - now)
+            elif await self._change(change):
+                self._changed.add(index)
         return min(waits) if waits else None
+
+    async def _change(self, change: Any) -> bool:
+        """Apply a timed node change (metadata, spec, then status); False: try again on the next tick."""
+        try:
+            node = await self.store.get(NODE, change.node)
+        except NotFound:
+            return True
+        changed = apply_change(node, change)
+        try:
+            stored = await self.store.update(NODE, changed)
+            stored["status"] = changed["status"]
+            await self.store.update_status(NODE, stored)
+            self.writes += 2
+        except (Conflict, NotFound):
+            return False
+        return True
 
     async def _create_epoch(self) -> Obj:
         config = {

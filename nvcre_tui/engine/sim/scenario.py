@@ -6,6 +6,7 @@ configured: 32 nodes x 8 H100 in 4 cliques, one slow GPU (gpu-node-07) and one d
 
 from __future__ import annotations
 
+import copy
 import re
 import string
 from pathlib import Path
@@ -74,6 +75,36 @@ class NodePool(_Model):
     labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]] = Field(
         default_factory=dict)
     gpu_present: bool = True
+    # The software baseline (status.nodeInfo and the GPU Operator's feature-discovery labels); None: the
+    # BASELINE default. Left None so a scenario written before these fields compares equal to itself.
+    kubelet_version: str | None = None
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime_version: str | None = None
+    driver_version: str | None = None
+    cuda_runtime_version: str | None = None
+    mig_strategy: str | None = None
+
+
+class NodeChange(WireModel):
+    """One node's Node object as the scenario changes it, from time `at` (absent: from the start).
+
+    What an administrator or NVSentinel does to a Node: upgrade its driver, label, annotate or taint it.
+    Labels and annotations are merged (a null value removes the key); taints, when given, replace them all.
+    """
+
+    node: str = Field(min_length=1)
+    at: Duration | None = None
+    kubelet_version: str | None = None
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime_version: str | None = None
+    driver_version: str | None = None
+    cuda_runtime_version: str | None = None
+    mig_strategy: str | None = None
+    labels: dict[str, str | None] | None = None
+    annotations: dict[str, str | None] | None = None
+    taints: list[dict[str, str]] | None = None
 
 
 class Physics(_Model):
@@ -140,6 +171,9 @@ class Scenario(_Model):
     nodes: Annotated[list[NodePool], Field(min_length=1, max_length=1000)]
     physics: Physics = Field(default_factory=Physics)
     faults: Annotated[list[Fault], Field(max_length=MAX_NODES)] = Field(default_factory=list)
+    node_changes: Annotated[list[NodeChange], Field(max_length=MAX_NODES)] | None = None
+    # Cluster-scoped NVSentinel ValidationRequests (nvsentinel.nvidia.com/v1alpha1) the fleet registers.
+    validation_requests: Annotated[list[dict[str, Any]], Field(max_length=MAX_NODES)] | None = None
 
 
 DEFAULT_SCENARIO: dict[str, Any] = {
@@ -173,6 +207,7 @@ def load_scenario(path: str | Path) -> Scenario:
     cliques = {node["metadata"]["labels"]["nvidia.com/gpu.clique"] for node in build_nodes(scenario)}
     unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
                 for clique in fault.cliques or [] if clique not in cliques]
+    unknown += [f"{name}: nodeChanges[{i}].node: no node named {change.node!r}" for i, change in enumerate(scenario.node_changes or []) if change.node not in known]
     if unknown:
         raise InputError(unknown)
     return scenario
@@ -186,9 +221,69 @@ def build_pools(scenario: Scenario) -> list[list[str]]:
     ]
 
 
+# The software every simulated node runs unless its pool or a node change says otherwise.
+BASELINE = {
+    "kubeletVersion": "v1.31.4", "kernelVersion": "6.8.0-1021-aws", "osImage": "Ubuntu 22.04.5 LTS",
+    "containerRuntimeVersion": "containerd://1.7.24", "driverVersion": "570.124.06", "cudaRuntimeVersion": "12.8",
+    "migStrategy": "single",
+}
+NODE_INFO_FIELDS = ("kubeletVersion", "kernelVersion", "osImage", "containerRuntimeVersion")
+
+
+def software_labels(driver: str, cuda: str, mig: str) -> dict[str, str]:
+    """GPU Feature Discovery's version labels (current names and the deprecated ones GFD still writes)."""
+    parts = (driver.split(".") + ["", "", ""])[:3]
+    runtime = (cuda.split(".") + ["", ""])[:2]
+    labels = {
+        "nvidia.com/cuda.driver-version.full": driver, "nvidia.com/cuda.driver-version.major": parts[0],
+        "nvidia.com/cuda.driver-version.minor": parts[1], "nvidia.com/cuda.driver-version.revision": parts[2],
+        "nvidia.com/cuda.driver.major": parts[0], "nvidia.com/cuda.driver.minor": parts[1], "nvidia.com/cuda.driver.rev": parts[2],
+        "nvidia.com/cuda.runtime-version.full": cuda, "nvidia.com/cuda.runtime-version.major": runtime[0],
+        "nvidia.com/cuda.runtime-version.minor": runtime[1], "nvidia.com/cuda.runtime.major": runtime[0],
+        "nvidia.com/cuda.runtime.minor": runtime[1], "nvidia.com/mig.strategy": mig,
+    }
+    return {key: value for key, value in labels.items() if value}
+
+
+def _software(source: NodePool | NodeChange, base: dict[str, str]) -> dict[str, str]:
+    """`base` with the fields `source` sets."""
+    wire = source.to_wire()
+    return {key: wire.get(key, value) for key, value in base.items()}
+
+
+def apply_change(node: dict[str, Any], change: NodeChange) -> dict[str, Any]:
+    """The Node after a scenario change (a copy): software, labels, annotations, taints."""
+    node = copy.deepcopy(node)
+    metadata, status = node.setdefault("metadata", {}), node.setdefault("status", {})
+    info = status.setdefault("nodeInfo", {})
+    labels = metadata.setdefault("labels", {})
+    current = {**BASELINE, **{k: info[k] for k in NODE_INFO_FIELDS if k in info},
+               "driverVersion": labels.get("nvidia.com/cuda.driver-version.full", BASELINE["driverVersion"]),
+               "cudaRuntimeVersion": labels.get("nvidia.com/cuda.runtime-version.full", BASELINE["cudaRuntimeVersion"]),
+               "migStrategy": labels.get("nvidia.com/mig.strategy", BASELINE["migStrategy"])}
+    software = _software(change, current)
+    info.update({key: software[key] for key in NODE_INFO_FIELDS})
+    labels.update(software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]))
+    for field, values in (("labels", change.labels), ("annotations", change.annotations)):
+        target = metadata.setdefault(field, {})
+        for key, value in (values or {}).items():
+            if value is None:
+                target.pop(key, None)
+            else:
+                target[key] = value
+    if change.taints is not None:
+        node.setdefault("spec", {})["taints"] = [dict(t) for t in change.taints]
+    return node
+
+
 def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
-    """Kubernetes Node objects for the fleet (as a GPU Operator-labelled cluster shows them)."""
+    """Kubernetes Node objects for the fleet (as a GPU Operator-labelled cluster shows them), with the
+    untimed node changes applied."""
     nodes = []
+    initial = {}
+    for change in scenario.node_changes or []:
+        if change.at is None:
+            initial.setdefault(change.node, []).append(change)
     # A cordon fault without a time is a node cordoned before the run; "unschedulable" faults are
     # pods that never schedule (GPUs held elsewhere) and leave the Node untouched.
     cordoned = {f.node for f in scenario.faults if f.type == "cordon" and f.at is None}
@@ -205,7 +300,10 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
             if pool.gpu_present:
                 labels["nvidia.com/gpu.present"] = "true"
             allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
-            nodes.append({
+            software = _software(pool, BASELINE)
+            labels.update({k: v for k, v in software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]).items()
+                           if k not in pool.labels})
+            node = {
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name, "labels": labels},
@@ -213,6 +311,10 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
                 "status": {
                     "allocatable": {"nvidia.com/gpu": str(allocatable), "nvidia.com/mlnxnics": str(pool.nics_per_node), "cpu": "192", "memory": "2000Gi"},
                     "conditions": [{"type": "Ready", "status": "True"}],
+                    "nodeInfo": {key: software[key] for key in NODE_INFO_FIELDS} | {"architecture": "amd64", "operatingSystem": "linux"},
                 },
-            })
+            }
+            for change in initial.get(name, ()):
+                node = apply_change(node, change)
+            nodes.append(node)
     return nodes

@@ -32,6 +32,7 @@ __all__ = [
     "ROLE_BINDING",
     "CRD",
     "BATCH_JOB",
+    "VALIDATION_REQUEST",
     "KNOWN_KINDS",
     "kind_of",
     "WatchEventType",
@@ -85,10 +86,13 @@ ROLE = ResourceKind(RBAC_GROUP, "v1", "Role", "roles")
 ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "RoleBinding", "rolebindings")
 CRD = ResourceKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False)
 BATCH_JOB = ResourceKind("batch", "v1", "Job", "jobs")  # not nvcre's JOB: same kind name, other group
+# NVSentinel's (read-only for the engine; optional: a cluster without its CRD has no NVSentinel).
+VALIDATION_REQUEST = ResourceKind("nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests", namespaced=False)
 
 KNOWN_KINDS: tuple[ResourceKind, ...] = (
     CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE, CONFIGMAP, EVENT, POD, LEASE,
     NAMESPACE, SERVICE_ACCOUNT, SERVICE, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
+    VALIDATION_REQUEST,
 )
 _BY_TYPE = {(k.api_version, k.kind): k for k in KNOWN_KINDS}
 

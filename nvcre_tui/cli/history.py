@@ -1,0 +1,117 @@
+"""`nvcre history nodes | node NAME | certifications`: the local archive of finished certifications.
+
+Reads only the history database ($NVCRE_HISTORY, else $XDG_STATE_HOME/nvcre/history.db; --history PATH):
+it outlives the cluster objects. Staleness compares a node's last pass with the latest baseline archived
+for it, or with the Nodes of `--nodes FILE` (e.g. `kubectl get nodes -o yaml`) when given.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.cli.output import print_table, to_json
+from nvcre_tui.engine.errors import InputError
+
+
+def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `history` command group."""
+    parser = groups.add_parser("history", help="node results across finished certifications: trends, repeat offenders, stale nodes")
+    commands = parser.add_subparsers(title="history commands", metavar="COMMAND", required=True)
+    nodes = commands.add_parser("nodes", help="every node: failures in the last N certifications (repeat offenders first), staleness, trend")
+    node = commands.add_parser("node", help="one node's results across certifications, its baseline and bandwidth trend")
+    node.add_argument("name", metavar="NAME")
+    certifications = commands.add_parser("certifications", help="the archived certifications")
+    for command, func in ((nodes, nodes_command), (node, node_command), (certifications, certifications_command)):
+        command.add_argument("-o", "--output", choices=("table", "json"), default="table")
+        command.add_argument("--history", metavar="PATH", help="history database (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
+        command.add_argument("--last", metavar="N", type=_positive, help="only the last N certifications (by completion time)")
+        command.set_defaults(func=func)
+    for command in (nodes, node):
+        command.add_argument("--nodes", metavar="NODES.yaml", help="current Node objects to judge staleness against (default: the latest archived baseline)")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _query(args: argparse.Namespace) -> Any:
+    from nvcre_tui.engine.history import HistoryQuery, default_history_path, open_history
+
+    path = Path(args.history) if args.history else default_history_path()
+    open_history(path, create=False).close()  # InputError naming the file when it is absent or not a history
+    return HistoryQuery(path)
+
+
+def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
+    if not getattr(args, "nodes", None):
+        return None
+    from nvcre_tui.engine.history.baseline import baseline_of
+    from nvcre_tui.engine.manifest import load_nodes
+    from nvcre_tui.engine.nodes import node_name
+
+    return {node_name(n): baseline_of(n) for n in load_nodes(args.nodes)}
+
+
+def _trend_text(trend: dict[str, list[float]]) -> str:
+    from nvcre_tui.engine.history.sparkline import sparkline
+
+    return "; ".join(f"{category.split('/')[-1]} {sparkline(values, 12)} {values[-1]:.0f}" for category, values in trend.items()) or "-"
+
+
+def nodes_command(args: argparse.Namespace) -> int:
+    """Every node, repeat offenders first."""
+    query = _query(args)
+    summaries = query.nodes(args.last, _current(args))
+    summaries.sort(key=lambda n: (-n["failures"], -n["suspect"], n["node"]))
+    if args.output == "json":
+        print(to_json([{**{k: v for k, v in n.items() if k != "staleness"}, "staleness": n["staleness"].to_json()} for n in summaries]))
+        return 0
+    window = f"LAST {args.last}" if args.last else "ALL"
+    print_table(("NODE", "CERTS", f"FAILED ({window})", "SUSPECT", "LAST", "REASON", "BASELINE", "BUS BW TREND (GB/s)"),
+                [(n["node"], n["certifications"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
+                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"])) for n in summaries])
+    return 0
+
+
+def node_command(args: argparse.Namespace) -> int:
+    """One node across certifications."""
+    query = _query(args)
+    history = query.node(args.name)
+    if not history:
+        raise InputError(f"node {args.name!r}: no results in the history {query.path}")
+    if args.last:
+        history = [e for e in history if e["id"] in {c["id"] for c in query.certifications(args.last)}]
+    current = (_current(args) or {}).get(args.name)
+    stale = query.staleness(args.name, current, query.node(args.name))
+    trend = query.trend(args.name, history)
+    if args.output == "json":
+        print(to_json({"node": args.name, "staleness": stale.to_json(), "trend": trend, "certifications": history}))
+        return 0
+    rows = []
+    for entry in history:
+        for category in entry["categories"]:
+            measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(category["measurements"].items()) if isinstance(v, int | float)) or "-"
+            rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], category["state"],
+                         category["reason"] or "-", measured))
+    print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=f"{args.name}")
+    print(f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}")
+    latest = next((e["baseline"] for e in reversed(history) if e["baseline"]), None)
+    if latest:
+        print("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
+    print(f"bus bandwidth trend: {_trend_text(trend)}")
+    return 0
+
+
+def certifications_command(args: argparse.Namespace) -> int:
+    """The archived certifications, oldest first."""
+    rows = _query(args).certifications(args.last)
+    if args.output == "json":
+        print(to_json(rows))
+        return 0
+    print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "FAILED NODES", "SOURCE"),
+                [(r["name"], r["namespace"], r["result"], r["completionTime"] or "-", r["nodes"], r["failedNodes"], r["source"]) for r in rows])
+    return 0

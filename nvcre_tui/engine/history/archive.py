@@ -1,0 +1,189 @@
+"""Archiving: every terminal Certification seen by a WatchCache is written to the history once.
+
+The archiver listens to the cache (`subscribe`) and reads a certification's Workflows (label
+nvcre.nvidia.com/certification, owned by its uid), their Jobs (owner uid) and the Nodes from the cache.
+It waits until every Workflow of the certification is terminal too (watches of different kinds arrive in
+any order), at most GRACE_SECONDS, and archives at once when the certification is deleted meanwhile.
+Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice.
+Archiving never breaks the engine: a failure is kept in `errors` and the certification is retried later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.clock import format_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.history.db import open_history
+from nvcre_tui.engine.history.record import CERT_LABEL, CertRecord, build_record
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
+
+Obj = dict[str, Any]
+GRACE_SECONDS = 5.0
+
+
+def write_record(connection: sqlite3.Connection, source: str, record: CertRecord, archived_at: datetime | None = None) -> bool:
+    """Write one record in one transaction; False when (source, uid) is archived already."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = connection.execute(
+            "INSERT OR IGNORE INTO certifications (source, uid, name, namespace, result, start_time, completion_time, archived_at, report) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (source, record.uid, record.name, record.namespace, record.result, record.start_time, record.completion_time,
+             format_time(archived_at or datetime.now(UTC)), json.dumps(record.report, sort_keys=True)))
+        if cursor.rowcount == 0:
+            connection.execute("ROLLBACK")
+            return False
+        cert_id = cursor.lastrowid
+        connection.executemany(
+            "INSERT OR REPLACE INTO node_results (cert_id, node, category, state, reason, message, bus_bw, measurements, evidence, jobs) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(cert_id, r.node, r.category, r.state, r.reason, r.message, r.bus_bw, json.dumps(r.measurements),
+              json.dumps(r.evidence), json.dumps(r.jobs)) for r in record.results])
+        connection.executemany("INSERT INTO node_baselines (cert_id, node, baseline) VALUES (?, ?, ?)",
+                               [(cert_id, node, json.dumps(baseline, sort_keys=True)) for node, baseline in record.baselines.items()])
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return True
+
+
+class Archiver:
+    """Archives each terminal Certification of `cache` into `history_db` once."""
+
+    def __init__(self, history_db: Path, cache: WatchCache, source: str) -> None:
+        self.path, self.cache, self.source = history_db, cache, source
+        self.connection = open_history(history_db)
+        self.archived: list[str] = []   # namespace/name of what this process archived, in order
+        self.errors: list[str] = []     # why an archive failed (it is tried again on the next change)
+        self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, loop time first seen)
+        self._done: set[str] = set()
+        self._waiting: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def attach(self) -> Archiver:
+        """Listen to the cache; certifications already terminal in it are archived too."""
+        self.cache.subscribe(self._on_change)
+        for cert in self.cache.list(CERTIFICATION) if CERTIFICATION in self.cache.objects else ():
+            self._on_change(CERTIFICATION, None, cert, False)
+        return self
+
+    def close(self) -> None:
+        """Stop (what is still pending is archived by the next process that sees it)."""
+        for handle in (self._waiting, self._timer):
+            if handle is not None:
+                handle.cancel()
+        self.connection.close()
+
+    # ----- listening --------------------------------------------------------------------------------
+
+    def _on_change(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        try:
+            if kind == CERTIFICATION:
+                cert = new or old
+                uid = str((cert or {}).get("metadata", {}).get("uid") or "")
+                if cert is not None and uid and uid not in self._done and cond.is_terminal(cert):
+                    self._pending[uid] = (cert, self._pending[uid][1] if uid in self._pending else _now())
+                    if new is None:  # deleted: archive now with whatever children are still cached
+                        self._archive(uid, force=True)
+            if self._pending and kind in (CERTIFICATION, WORKFLOW, JOB):
+                self.flush()
+        except Exception as error:  # never let archiving break the cache's other subscribers (the engine)
+            self.errors.append(f"{self.path}: {error}")
+
+    def flush(self, force: bool = False) -> None:
+        """Archive every pending certification whose Workflows are all finished (all, with `force`)."""
+        if not self.cache.synced.is_set():  # the first list is under way: children may not be cached yet
+            self._wait_for_sync()
+            return
+        for uid in list(self._pending):
+            cert, since = self._pending[uid]
+            self._archive(uid, force=force or _now() - since >= GRACE_SECONDS)
+        self._arm_timer()
+
+    def _archive(self, uid: str, force: bool) -> None:
+        cert = self.cache.get_by_uid(uid) or self._pending[uid][0]
+        workflows = self._workflows(cert)
+        if not force and not all(cond.is_terminal(wf) for wf in workflows):
+            return
+        jobs = {wf["metadata"]["name"]: self.cache.owned_by(wf["metadata"]["uid"], JOB) for wf in workflows if wf["metadata"].get("uid")}
+        record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
+        try:
+            if write_record(self.connection, self.source, record):
+                self.archived.append(f"{record.namespace}/{record.name}")
+        except sqlite3.Error as error:
+            self.errors.append(f"{self.path}: archiving {record.namespace}/{record.name}: {error}")
+            return
+        self._pending.pop(uid, None)
+        self._done.add(uid)
+
+    def _workflows(self, cert: Obj) -> list[Obj]:
+        meta = cert["metadata"]
+        found = self.cache.labelled(WORKFLOW, CERT_LABEL, meta["name"]) if CERT_LABEL in self.cache.label_keys else \
+            [wf for wf in self.cache.list(WORKFLOW) if (wf["metadata"].get("labels") or {}).get(CERT_LABEL) == meta["name"]]
+        return [wf for wf in found if wf["metadata"].get("namespace") == meta.get("namespace")
+                and any(ref.get("uid") == meta.get("uid") for ref in wf["metadata"].get("ownerReferences") or [])]
+
+    def _wait_for_sync(self) -> None:
+        if self._waiting is not None or not _loop_running():
+            return
+
+        async def wait() -> None:
+            await self.cache.synced.wait()
+            self._waiting = None
+            self.flush()
+
+        self._waiting = asyncio.get_running_loop().create_task(wait(), name="archiver sync")
+
+    def _arm_timer(self) -> None:
+        """Look again after the grace period while something is pending (a Workflow whose end never comes)."""
+        if self._timer is not None or not self._pending or not _loop_running():
+            return
+
+        def fire() -> None:
+            self._timer = None
+            self._on_change(WORKFLOW, None, None, False)
+
+        self._timer = asyncio.get_running_loop().call_later(GRACE_SECONDS, fire)
+
+
+def _now() -> float:
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return 0.0
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True) -> Archiver | None:
+    """Archive the session's terminal certifications into `history` (None: no archive) and give the session
+    its read-only `history` query. A file that is not a history database is an InputError when `required`
+    (the user named it); the default place failing only leaves the session without an archive."""
+    from nvcre_tui.engine.history.queries import HistoryQuery
+
+    session.history = None
+    if history is None:
+        return None
+    try:
+        archiver = Archiver(history, session.cache, source).attach()
+    except InputError:
+        if required:
+            raise
+        return None
+    session.history = HistoryQuery(history)
+    return archiver

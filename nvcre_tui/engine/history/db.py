@@ -1,0 +1,86 @@
+"""The history database: where it lives and its schema (stdlib sqlite3, WAL, one schema version).
+
+Two processes may archive at once (a console and `nvcre certification run`): each archive is one
+`BEGIN IMMEDIATE` transaction and the (source, uid) key is unique, so a certification is archived once.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from nvcre_tui.engine.errors import InputError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS certifications (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,            -- which store: a cluster's server URL or a simulator state
+    uid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    result TEXT NOT NULL,
+    start_time TEXT,
+    completion_time TEXT,
+    archived_at TEXT NOT NULL,
+    report TEXT NOT NULL,            -- build_report's JSON
+    UNIQUE (source, uid)
+);
+CREATE TABLE IF NOT EXISTS node_results (
+    cert_id INTEGER NOT NULL REFERENCES certifications(id),
+    node TEXT NOT NULL,
+    category TEXT NOT NULL,          -- domain/variant
+    state TEXT NOT NULL,             -- failed | suspect | inconclusive | passed | excluded | untested
+    reason TEXT NOT NULL,
+    message TEXT NOT NULL,
+    bus_bw REAL,                     -- busBandwidthGBps of the node's last measured job, for trends
+    measurements TEXT NOT NULL,      -- JSON object metric -> value
+    evidence TEXT NOT NULL,          -- JSON list of threshold evidence
+    jobs TEXT NOT NULL,              -- JSON list of {job, phase, groupSize, measurements, failures}
+    PRIMARY KEY (cert_id, node, category)
+);
+CREATE TABLE IF NOT EXISTS node_baselines (
+    cert_id INTEGER NOT NULL REFERENCES certifications(id),
+    node TEXT NOT NULL,
+    baseline TEXT NOT NULL,          -- JSON object: kubelet, kernel, osImage, containerRuntime, driver, cuda, gpuProduct, migStrategy
+    PRIMARY KEY (cert_id, node)
+);
+CREATE INDEX IF NOT EXISTS node_results_by_node ON node_results (node);
+"""
+
+
+def default_history_path() -> Path:
+    """$NVCRE_HISTORY, else $XDG_STATE_HOME/nvcre/history.db (~/.local/state by default)."""
+    if os.environ.get("NVCRE_HISTORY"):
+        return Path(os.environ["NVCRE_HISTORY"])
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "nvcre" / "history.db"
+
+
+def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
+    """Open (and with `create`, make) the history database; InputError names the file when it is not one."""
+    if not create and not path.exists():
+        raise InputError(f"{path}: no history database (it is created when a certification finishes; --history PATH names another)")
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA_VERSION):
+            connection.close()
+            raise InputError(f"{path}: history schema version {version}, this nvcre reads version {SCHEMA_VERSION}")
+        if create and version == 0:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        elif version == 0:
+            connection.close()
+            raise InputError(f"{path}: not an nvcre history database (no schema)")
+    except sqlite3.DatabaseError as error:
+        raise InputError(f"{path}: not a readable history database ({error})") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot open the history database ({error.strerror})") from None
+    return connection

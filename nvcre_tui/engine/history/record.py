@@ -1,0 +1,116 @@
+"""What one finished certification leaves in the archive, computed from its objects: pure data.
+
+Per node and category the verdict is the map's (engine/views.node_states over that one Workflow), so the
+archive never blames a node the console would not: a whole multi-node group that missed a threshold is
+`suspect`, not `failed`. Measurements are those of the node's last measured Job in the category (after a
+diagnose bisection, the smallest group it was measured in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.history.baseline import Baseline, baseline_of
+from nvcre_tui.engine.nodes import node_name
+from nvcre_tui.engine.report import build_report
+from nvcre_tui.engine.views import Snapshot, node_states
+
+Obj = dict[str, Any]
+CERT_LABEL = "nvcre.nvidia.com/certification"
+GROUP_NODES = "nvcre.nvidia.com/group-nodes"
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node in one category of one certification."""
+
+    node: str
+    category: str
+    state: str
+    reason: str = ""
+    message: str = ""
+    measurements: dict[str, float] = field(default_factory=dict)
+    evidence: list[Obj] = field(default_factory=list)
+    jobs: list[Obj] = field(default_factory=list)
+
+    @property
+    def bus_bw(self) -> float | None:
+        value = self.measurements.get("busBandwidthGBps")
+        return float(value) if isinstance(value, int | float) else None
+
+
+@dataclass(frozen=True)
+class CertRecord:
+    """Everything archived about one certification."""
+
+    uid: str
+    name: str
+    namespace: str
+    result: str
+    start_time: str | None
+    completion_time: str | None
+    report: Obj
+    results: list[NodeResult]
+    baselines: dict[str, Baseline]
+
+
+def _members(job: Obj) -> list[str]:
+    return [n for n in ((job["metadata"].get("annotations") or {}).get(GROUP_NODES) or "").split(",") if n]
+
+
+def _job_order(job: Obj) -> tuple[int, str, str]:
+    labels = job["metadata"].get("labels") or {}
+    iteration = labels.get("nvcre.nvidia.com/iteration") or "0"
+    return (int(iteration) if iteration.isdigit() else 0, job["metadata"].get("creationTimestamp") or "", job["metadata"]["name"])
+
+
+def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Sequence[Obj]) -> list[NodeResult]:
+    """Every node that took part in (or was excluded from) one category."""
+    labels = workflow["metadata"].get("labels") or {}
+    category = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+    status = workflow.get("status") or {}
+    orch = status.get("orchestration") or {}
+    jobs = sorted(jobs, key=_job_order)
+    involved: dict[str, None] = {}
+    for group in orch.get("groups") or []:
+        involved.update(dict.fromkeys(group.get("nodes") or []))
+    for job in jobs:
+        involved.update(dict.fromkeys(_members(job)))
+    excluded = {item["name"]: item for item in orch.get("excludedNodes") or []}
+    failed = {item["name"]: item for item in status.get("failedNodes") or []}
+    involved.update(dict.fromkeys(excluded))
+    involved.update(dict.fromkeys(failed))
+    known = {node_name(n) for n in nodes}
+    stand_ins = [{"metadata": {"name": name}} for name in involved if name not in known]  # a Node gone meanwhile
+    snapshot = Snapshot(nodes=[*nodes, *stand_ins], certifications=[cert], workflows=[workflow], jobs=list(jobs))
+    states = node_states(snapshot, cert["metadata"]["name"])
+    results = []
+    for name in involved:
+        state, detail = states.get(name, ("untested", ""))
+        mine = [job for job in jobs if name in _members(job)]
+        rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(_members(job)),
+                 "measurements": (job.get("status") or {}).get("measurements") or {},
+                 "failures": [f for f in (job.get("status") or {}).get("failedNodes") or [] if f.get("name") == name]}
+                for job in mine]
+        measured = [row["measurements"] for row in rows if row["measurements"]]
+        blame = failed.get(name) or excluded.get(name) or next((f for row in reversed(rows) for f in row["failures"]), None) or {}
+        evidence = blame.get("evidence") or next((f.get("evidence") for row in reversed(rows) for f in row["failures"] if f.get("evidence")), None) \
+            or ((mine[-1].get("status") or {}).get("evidence") if mine else None) or []
+        results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
+                                  dict(measured[-1]) if measured else {}, list(evidence), rows))
+    return results
+
+
+def build_record(cert: Obj, workflows: Sequence[Obj], jobs_by_workflow: dict[str, list[Obj]], nodes: Sequence[Obj]) -> CertRecord:
+    """The archive record of a terminal certification, from its objects and the Nodes as they are now."""
+    all_jobs = [job for wf in workflows for job in jobs_by_workflow.get(wf["metadata"]["name"], [])]
+    report = build_report(cert, workflows, all_jobs)
+    results = [r for wf in workflows for r in category_results(cert, wf, jobs_by_workflow.get(wf["metadata"]["name"], []), nodes)]
+    involved = {r.node for r in results}
+    baselines = {node_name(n): baseline_of(n) for n in nodes if node_name(n) in involved}
+    status = cert.get("status") or {}
+    return CertRecord(cert["metadata"].get("uid") or "", cert["metadata"]["name"], cert["metadata"].get("namespace") or "",
+                      report["result"], status.get("startTime"), status.get("completionTime"), report, results, baselines)

@@ -1,0 +1,238 @@
+"""The report as one self-contained HTML file: inline CSS and SVG, no script, no network.
+
+Sections: the summary; per category its threshold, a bus bandwidth vs message size curve per group (from
+the runs' nccl-tests logs, when the session can read them) and a bar per node or group (the Jobs'
+busBandwidthGBps, those below the threshold marked ✗); failed nodes with their evidence; diagnose verdicts.
+Every text from the objects goes through `html.escape`; colours always come with a word or a glyph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+Obj = dict[str, Any]
+Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
+SERIES_COLOURS = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2")
+RESULT_GLYPH = {"PASSED": "✓", "INCOMPLETE": "⊘", "FAILED": "✗", "RUNNING": "⋯"}
+STATUS_GLYPH = {"Succeeded": "✓", "Failed": "✗", "InProgress": "⋯", "Pending": "◦"}
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #111; background: #fff; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0; } th, td { text-align: left; padding: 0.2em 0.8em; border-bottom: 1px solid #eee; vertical-align: top; }
+.verdict { font-weight: bold; padding: 0.1em 0.5em; border-radius: 0.3em; }
+.PASSED, .Succeeded { background: #dcfce7; } .FAILED, .Failed { background: #fee2e2; } .INCOMPLETE, .RUNNING, .InProgress, .Pending { background: #fef9c3; }
+.note { color: #555; } figure { margin: 0.8em 0; } figcaption { color: #444; font-size: 0.9em; }
+svg text { font: 11px system-ui, sans-serif; fill: #333; } .evidence { font-family: ui-monospace, monospace; font-size: 0.9em; }
+"""
+
+
+def _size(size: int) -> str:
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size}B"
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else "-"
+
+
+def _ceiling(value: float) -> float:
+    if value <= 0:
+        return 1.0
+    magnitude = 10 ** math.floor(math.log10(value))
+    return next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= value)
+
+
+def curve_svg(series: Mapping[str, Mapping[int, float]], width: int = 640, height: int = 260) -> str:
+    """Bus bandwidth against message size (log2 x axis), one polyline per group, a legend naming each."""
+    sizes = sorted({size for curve in series.values() for size in curve if size > 0})
+    if not sizes:
+        return ""
+    left, right, top, bottom = 52, 150, 12, 34
+    top_value = _ceiling(max(v for curve in series.values() for v in curve.values()))
+    lo, hi = math.log2(sizes[0]), math.log2(sizes[-1]) if sizes[-1] > sizes[0] else math.log2(sizes[0]) + 1
+
+    def x(size: int) -> float:
+        return left + (math.log2(size) - lo) / (hi - lo) * (width - left - right)
+
+    def y(value: float) -> float:
+        return top + (1 - value / top_value) * (height - top - bottom)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+             f'<title>bus bandwidth by message size</title><rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" fill="none" stroke="#999"/>']
+    for tick in range(5):
+        value = top_value * tick / 4
+        parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{value:g}</text>')
+    step = max(1, len(sizes) // 8)
+    for size in sizes[::step]:
+        parts.append(f'<text x="{x(size):.1f}" y="{height - bottom + 14}" text-anchor="middle">{escape(_size(size))}</text>')
+    parts.append(f'<text x="{left}" y="{height - 4}">message size (bytes, log scale) · busbw GB/s</text>')
+    for index, (label, curve) in enumerate(sorted(series.items())):
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        points = " ".join(f"{x(size):.1f},{y(value):.1f}" for size, value in sorted(curve.items()) if size > 0)
+        dash = ' stroke-dasharray="5,3"' if index >= len(SERIES_COLOURS) else ""
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.8"{dash} points="{points}"><title>{escape(label)}</title></polyline>')
+        if index < 12:
+            ly = top + 14 + index * 15
+            parts.append(f'<line x1="{width - right + 8}" y1="{ly - 4}" x2="{width - right + 26}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"{dash}/>'
+                         f'<text x="{width - right + 30}" y="{ly}">{escape(label[:18])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def bars_svg(rows: Sequence[Obj], width: int = 640) -> str:
+    """One horizontal bar per node or group (busBW), low or failed ones marked ✗ as well as coloured."""
+    measured = [r for r in rows if isinstance(r.get("busBW"), int | float)]
+    if not measured:
+        return ""
+    bar, left, right = 16, 170, 90
+    height = bar * len(measured) + 24
+    top_value = _ceiling(max(r["busBW"] for r in measured))
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+             "<title>bus bandwidth per node or group</title>"]
+    for index, row in enumerate(sorted(measured, key=lambda r: r["busBW"])):
+        low = bool(row.get("belowMin")) or bool(row.get("failed"))
+        y = index * bar + 4
+        length = row["busBW"] / top_value * (width - left - right)
+        label = row["nodes"][0] if len(row.get("nodes") or []) == 1 else f"{row['groupName']} ({len(row.get('nodes') or [])} nodes)"
+        parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{escape(label)}</text>'
+                     f'<rect x="{left}" y="{y}" width="{length:.1f}" height="{bar - 4}" fill="{"#dc2626" if low else "#16a34a"}"/>'
+                     f'<text x="{left + length + 4:.1f}" y="{y + 11}">{"✗ " if low else ""}{_number(row["busBW"])}</text>')
+    parts.append(f'<text x="{left}" y="{height - 4}">busbw GB/s (0 – {top_value:g})</text></svg>')
+    return "".join(parts)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _evidence(items: Sequence[Obj]) -> str:
+    lines = [f"{e.get('metric', '?')}: measured {_number(e.get('measured'), 2)}, {e.get('expression', '')} → {'passed' if e.get('passed') else 'failed'}"
+             + (f" ({e['message']})" if e.get("message") else "") for e in items]
+    return "<br>".join(escape(line) for line in lines) or "no threshold evidence"
+
+
+def _diagnose(state: Obj) -> str:
+    rows = [(title, ", ".join(state.get(key) or []) or "none") for title, key in
+            (("✗ faulty", "faultyNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
+    notes = [n.get("message", "") for n in (state.get("infrastructureFaults") or []) + (state.get("notes") or [])]
+    return (f"<h4>Diagnose verdicts</h4><p>stage {escape(str(state.get('stage')))}, {escape(str(state.get('round', 0)))} rounds, "
+            f"{len(state.get('tests') or [])} tests</p>" + _table(("verdict", "nodes"), rows)
+            + "".join(f'<p class="note">{escape(note)}</p>' for note in notes))
+
+
+def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:
+    key = f"{category['domain']}/{category['variant']}"
+    status = category.get("status", "Pending")
+    out = [f'<section class="category"><h3>{escape(key)} <span class="verdict {escape(status)}">{STATUS_GLYPH.get(status, "")} {escape(status)}</span></h3>']
+    if category.get("failureReason"):
+        out.append(f"<p>{escape(str(category['failureReason']))}</p>")
+    thresholds = category.get("thresholds") or {}
+    if thresholds:
+        out.append(_table(("metric", "threshold"), sorted(thresholds.items())))
+    bw = category.get("bandwidth")
+    if bw:
+        out.append(f"<p>busBW {_number(bw['busBW'], 2)} GB/s (min {_number(bw['minBusBW'], 2)}, max {_number(bw['maxBusBW'], 2)} over {bw['samples']} jobs)</p>")
+    if category.get("training"):
+        out.append(_table(("metric", "value"), [(k, _number(v, 3)) for k, v in sorted(category["training"].items())]))
+    if curves:
+        out.append(f"<figure>{curve_svg(curves)}<figcaption>Bus bandwidth vs message size, per group (out-of-place busbw from each run's nccl-tests log).</figcaption></figure>")
+    elif curve_note:
+        out.append(f'<p class="note">Size curves: {escape(curve_note)}</p>')
+    bars = bars_svg(category.get("groupBandwidth") or [])
+    if bars:
+        out.append(f"<figure>{bars}<figcaption>Bus bandwidth per node (single-node jobs) or group; ✗ marks a group below the threshold or failed.</figcaption></figure>")
+    if category.get("diagnose") is not None:
+        out.append(_diagnose(category["diagnose"]))
+    out.append("</section>")
+    return "".join(out)
+
+
+def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[str, str] | None = None) -> str:
+    """The whole report as one HTML document."""
+    curves, curve_notes = curves or {}, curve_notes or {}
+    result = str(report.get("result"))
+    summary = [("Result", f"{RESULT_GLYPH.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
+               ("Nodes", report.get("totalNodes")), ("Failed nodes", len(report.get("failedNodes") or [])),
+               ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
+               ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
+    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+             '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
+             f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",
+             f"<h1>Certification report: {escape(str(report.get('name')))}</h1>",
+             f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPH.get(result, "")} {escape(result)}</span></p>',
+             '<h2 id="summary">Summary</h2>', _table(("", ""), summary), '<h2 id="categories">Categories</h2>']
+    for category in report.get("categories") or []:
+        key = f"{category['domain']}/{category['variant']}"
+        parts.append(_category(category, curves.get(key), curve_notes.get(key)))
+    parts.append('<h2 id="failed-nodes">Failed nodes</h2>')
+    details = report.get("failedNodeDetails") or []
+    if not details:
+        parts.append("<p>none</p>")
+    else:
+        rows = [(f"✗ {node['name']}", failure.get("category", ""), failure.get("reason", ""), failure.get("message", ""))
+                for node in details for failure in node["failures"]]
+        parts.append(_table(("node", "category", "reason", "message"), rows))
+        for node in details:
+            for failure in node["failures"]:
+                parts.append(f'<h4>{escape(node["name"])} · {escape(str(failure.get("category", "")))}</h4>'
+                             f'<p class="evidence">{_evidence(failure.get("evidence") or [])}</p>')
+    excluded = report.get("excludedNodes") or []
+    if excluded:
+        parts.append('<h2 id="excluded">Excluded nodes</h2>' + _table(("node", "reason", "message"), [(e["name"], e.get("reason", ""), e.get("message", "")) for e in excluded]))
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+MAX_CURVES = 6
+
+
+async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], runs: Sequence[Obj]) -> tuple[dict[str, dict[str, dict[int, float]]], dict[str, str]]:
+    """Per nccl category, busbw by message size of each group's run log (`logs`: the session's LogSource).
+    With more than MAX_CURVES groups: the lowest ones and the median of all. Notes say why a curve is missing."""
+    import statistics
+
+    from nvcre_tui.engine.parsers import ParseError, parse_nccl
+
+    by_run = {r["metadata"]["name"]: r for r in runs}
+    curves: dict[str, dict[str, dict[int, float]]] = {}
+    notes: dict[str, str] = {}
+    for wf in workflows:
+        labels = wf["metadata"].get("labels") or {}
+        key = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+        measurement = (((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("workload", {}).get("workloadRun", {}).get("measurement") or {}
+        if measurement.get("parser") != "nccl":
+            continue
+        found: dict[str, dict[int, float]] = {}
+        problems = []
+        for job in (j for j in jobs if (j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") == wf["metadata"]["name"]):
+            run = by_run.get(f"{job['metadata']['name']}-run")
+            if run is None or ((run.get("status") or {}).get("phase") not in ("Succeeded", "Failed")):
+                continue
+            nodes = [n for n in ((job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes") or "").split(",") if n]
+            label = nodes[0] if len(nodes) == 1 else f"{(job['metadata'].get('labels') or {}).get('nvcre.nvidia.com/group', job['metadata']['name'])} ({len(nodes)} nodes)"
+            try:
+                result = parse_nccl(await logs.lines(run))
+            except ParseError as error:
+                problems.append(f"{label}: {error.reason}")
+                continue
+            except Exception as error:  # noqa: BLE001 - a log source that cannot answer is a note, not a traceback
+                problems.append(f"{label}: cannot read the log ({error})")
+                continue
+            found[label] = {size.size: size.out_of_place.busbw for size in result.sizes}
+        if len(found) > MAX_CURVES:
+            sizes = sorted({s for c in found.values() for s in c})
+            median = {s: statistics.median(c[s] for c in found.values() if s in c) for s in sizes}
+            lowest = sorted(found, key=lambda label: statistics.median(found[label].values()) if found[label] else 0)[:MAX_CURVES - 1]
+            found = {**{label: found[label] for label in lowest}, f"median of {len(found)}": median}
+        if found:
+            curves[key] = found
+        if problems:
+            notes[key] = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+    return curves, notes

@@ -1,0 +1,160 @@
+"""The archive: terminal certifications copied once, with per-node results and baselines; nothing lost on delete."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.engine import engine_cache
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.history import Archiver, HistoryQuery, default_history_path, open_history
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+from tests.history.helpers import NAMESPACE, certify, fleet
+
+
+async def test_a_finished_certification_is_archived_with_its_report_results_and_baselines(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    session = await SimSession.open(fleet(), None, history=history)
+    try:
+        await certify(session, "first")
+        assert session.archiver is not None and session.archiver.archived == [f"{NAMESPACE}/first"]
+        assert session.archiver.errors == []
+        certs = HistoryQuery(history).certifications()
+        assert [(c["name"], c["result"], c["nodes"], c["failedNodes"]) for c in certs] == [("first", "FAILED", 4, 1)]
+        report = HistoryQuery(history).report("first")
+        assert report is not None and report["failedNodes"] == ["gpu-node-02"]
+        slow = HistoryQuery(history).node("gpu-node-02")
+        assert len(slow) == 1 and slow[0]["result"] == "failed" and not slow[0]["passed"]
+        category = slow[0]["categories"][0]
+        assert category["category"] == "communication/nccl-loopback"
+        assert category["reason"] == "ThresholdViolation" and category["busBW"] < 300
+        assert category["evidence"] and category["evidence"][0]["metric"] == "busBandwidthGBps"
+        assert slow[0]["baseline"] == {"containerRuntime": "containerd://1.7.24", "cuda": "12.8", "driver": "570.124.06",
+                                       "gpuProduct": "NVIDIA-H100-80GB-HBM3", "kernel": "6.8.0-1021-aws", "kubelet": "v1.31.4",
+                                       "migStrategy": "single", "osImage": "Ubuntu 22.04.5 LTS"}
+        healthy = HistoryQuery(history).node("gpu-node-01")
+        assert healthy[0]["result"] == "passed" and healthy[0]["categories"][0]["busBW"] > 300
+    finally:
+        await session.close()
+
+
+async def test_deleting_the_certification_loses_nothing(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    session = await SimSession.open(fleet(), None, history=history)
+    try:
+        await certify(session, "gone")
+        await session.store.delete(CERTIFICATION, "gone", NAMESPACE)
+        await session.engine.settle()
+        assert session.cache.get(CERTIFICATION, "gone", NAMESPACE) is None
+        assert not session.cache.list(WORKFLOW)
+    finally:
+        await session.close()
+    query = HistoryQuery(history)
+    assert [c["name"] for c in query.certifications()] == ["gone"]
+    assert query.report("gone")["categories"][0]["failedNodes"][0]["name"] == "gpu-node-02"  # type: ignore[index]
+    assert query.node("gpu-node-02")[0]["categories"][0]["state"] == "failed"
+
+
+async def test_reopening_and_a_second_archiver_archive_nothing_twice(tmp_path: Path) -> None:
+    history, state = tmp_path / "history.db", tmp_path / "state.json"
+    session = await SimSession.open(fleet(), state, history=history)
+    await certify(session, "once")
+    assert session.save()
+    await session.close()
+    # Restart on the same simulated cluster: the first list announces the finished certification again.
+    again = await SimSession.open(fleet(), state, history=history)
+    second = Archiver(history, again.cache, again.archiver.source).attach()  # type: ignore[union-attr]
+    try:
+        await again.engine.settle()
+        assert again.archiver is not None and again.archiver.archived == [] and second.archived == []
+    finally:
+        second.close()
+        await again.close()
+    rows = sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()[0]
+    assert rows == 1
+
+
+async def test_two_separate_simulators_are_separate_sources(tmp_path: Path) -> None:
+    """Fresh simulator stores give the same uids to the same objects: they must not collapse into one."""
+    history = tmp_path / "history.db"
+    for _ in range(2):
+        session = await SimSession.open(fleet(), None, history=history)
+        await certify(session, "same-name")
+        await session.close()
+    assert [c["name"] for c in HistoryQuery(history).certifications()] == ["same-name", "same-name"]
+
+
+async def test_a_terminal_certification_waits_for_its_workflows(tmp_path: Path) -> None:
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    cache = engine_cache(store)
+    await cache.start()
+    archiver = Archiver(tmp_path / "history.db", cache, "test").attach()
+    try:
+        cert = await store.create(CERTIFICATION, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification",
+                                                  "metadata": {"name": "c", "namespace": "default"},
+                                                  "spec": {"target": {}, "categories": [{"domain": "communication", "variant": "nccl-loopback"}]}})
+        workflow = await store.create(WORKFLOW, {
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+            "metadata": {"name": "c-wf", "namespace": "default", "labels": {"nvcre.nvidia.com/certification": "c"},
+                         "ownerReferences": [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"]}]},
+            "spec": {}})
+        cache.observe(WORKFLOW, workflow)
+        done = [{"type": "Failed", "status": "True", "reason": "X", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+        cert["status"] = {"conditions": done, "summary": {"result": "FAILED"}}
+        cache.observe(CERTIFICATION, await store.update_status(CERTIFICATION, cert))
+        assert archiver.archived == []  # its Workflow has not finished in the cache yet
+        workflow["status"] = {"conditions": done}
+        cache.observe(WORKFLOW, await store.update_status(WORKFLOW, workflow))
+        assert archiver.archived == ["default/c"]
+    finally:
+        archiver.close()
+        await cache.stop()
+
+
+def test_the_default_history_path_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert default_history_path() == tmp_path / "xdg" / "nvcre" / "history.db"
+    monkeypatch.setenv("NVCRE_HISTORY", str(tmp_path / "mine.db"))
+    assert default_history_path() == tmp_path / "mine.db"
+
+
+async def test_a_session_by_default_archives_under_xdg_state_home(tmp_path: Path) -> None:
+    session = await SimSession.open(fleet(), None)
+    try:
+        await certify(session, "default-place")
+    finally:
+        await session.close()
+    assert HistoryQuery(default_history_path()).certifications()[0]["name"] == "default-place"
+    assert str(default_history_path()).startswith(str(Path(__import__("os").environ["XDG_STATE_HOME"])))
+
+
+def test_a_file_that_is_not_a_history_is_refused_in_one_line(tmp_path: Path) -> None:
+    bogus = tmp_path / "history.db"
+    bogus.write_text("not sqlite at all, just text" * 100)
+    with pytest.raises(InputError) as error:
+        open_history(bogus)
+    assert str(bogus) in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(InputError):
+        HistoryQuery(bogus).certifications()
+    with pytest.raises(InputError, match="no history database"):
+        open_history(tmp_path / "absent.db", create=False)
+
+
+async def test_a_named_history_that_is_not_one_refuses_the_session_the_default_place_only_disables_it(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("not a database" * 200)
+    with pytest.raises(InputError, match="bogus.db"):
+        await SimSession.open(fleet(), None, history=bogus)
+    default_history_path().parent.mkdir(parents=True, exist_ok=True)
+    default_history_path().write_text("not a database" * 200)
+    session = await SimSession.open(fleet(), None)
+    try:
+        assert session.history is None and session.archiver is None
+    finally:
+        await session.close()

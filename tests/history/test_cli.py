@@ -1,0 +1,85 @@
+"""`nvcre history ...` on an archive made by `nvcre certification run --wait` in another process's shoes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.sim.scenario import build_nodes
+from tests.history.helpers import fleet, loopback
+
+
+
+@pytest.fixture()
+def archive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """Three finished certifications, all run through the CLI: two failing gpu-node-02, one failing everyone."""
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump(fleet().model_dump(by_alias=True, exclude_none=True, mode="json")))
+    history = tmp_path / "history.db"
+    for name, threshold in (("week-1", "value >= 300"), ("week-2", "value >= 300"), ("week-3", "value >= 100000")):
+        cert = tmp_path / f"{name}.yaml"
+        cert.write_text(yaml.safe_dump(loopback(name, threshold)))
+        code = main(["certification", "run", "--sim", "--scenario", str(scenario), "--state", str(tmp_path / "state.json"),
+                     "--history", str(history), "--cert-file", str(cert), "--wait"])
+        assert code == 1
+    capsys.readouterr()
+    return history
+
+
+def test_certifications_lists_every_archived_run(archive: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "certifications", "--history", str(archive), "-o", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["result"], r["failedNodes"]) for r in rows] == [("week-1", "FAILED", 1), ("week-2", "FAILED", 1), ("week-3", "FAILED", 4)]
+    assert main(["history", "certifications", "--history", str(archive), "--last", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "week-3" in table and "week-1" not in table
+
+
+def test_nodes_ranks_repeat_offenders_in_the_last_n(archive: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "nodes", "--history", str(archive), "-o", "json"]) == 0
+    nodes = json.loads(capsys.readouterr().out)
+    assert nodes[0]["node"] == "gpu-node-02" and nodes[0]["failures"] == 3 and nodes[0]["window"] == 3
+    assert {n["node"]: n["failures"] for n in nodes[1:]} == {"gpu-node-01": 1, "gpu-node-03": 1, "gpu-node-04": 1}
+    assert len(nodes[0]["trend"]["communication/nccl-loopback"]) == 3
+    assert main(["history", "nodes", "--history", str(archive), "--last", "2", "-o", "json"]) == 0
+    window = {n["node"]: (n["failures"], n["window"]) for n in json.loads(capsys.readouterr().out)}
+    assert window["gpu-node-02"] == (2, 2) and window["gpu-node-01"] == (1, 2)
+    assert main(["history", "nodes", "--history", str(archive)]) == 0
+    table = capsys.readouterr().out
+    assert table.index("gpu-node-02") < table.index("gpu-node-01") and "3/3" in table and "never passed" in table
+
+
+def test_node_shows_each_certification_and_judges_staleness_against_given_nodes(archive: Path, tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "node", "gpu-node-01", "--history", str(archive), "-o", "json"]) == 0
+    node = json.loads(capsys.readouterr().out)
+    assert [(e["certification"], e["result"]) for e in node["certifications"]] == [("week-1", "passed"), ("week-2", "passed"), ("week-3", "failed")]
+    assert node["staleness"]["status"] == "current" and node["staleness"]["lastPass"] == "week-2"
+    measured = node["certifications"][0]["categories"][0]["measurements"]["busBandwidthGBps"]
+    assert measured > 300 and node["trend"]["communication/nccl-loopback"][0] == measured
+    # The Nodes now (a driver upgrade on gpu-node-01) say it needs re-certification.
+    nodes = build_nodes(fleet(nodeChanges=[{"node": "gpu-node-01", "driverVersion": "575.57.08"}]))
+    listing = tmp_path / "nodes.yaml"
+    listing.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": nodes}))
+    assert main(["history", "node", "gpu-node-01", "--history", str(archive), "--nodes", str(listing)]) == 0
+    out = capsys.readouterr().out
+    assert "STALE: stale since week-2: driver 570.124.06 → 575.57.08" in out
+    assert "week-1" in out and "ThresholdViolation" in out and "bus bandwidth trend: nccl-loopback" in out
+
+
+def test_bad_input_is_one_line_and_exit_2(archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "node", "no-such-node", "--history", str(archive)]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    assert main(["history", "nodes", "--history", str(tmp_path / "absent.db")]) == 2
+    assert "absent.db: no history database" in capsys.readouterr().err
+    junk = tmp_path / "junk.db"
+    junk.write_text("junk" * 1000)
+    assert main(["history", "certifications", "--history", str(junk)]) == 2
+    assert "junk.db" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["history", "nodes", "--last", "zero"])
+    assert exit_.value.code == 2

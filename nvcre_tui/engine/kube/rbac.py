@@ -71,8 +71,6 @@ CLUSTER_RULES: list[Rule] = [
     _rule([TRAINER_GROUP], ["clustertrainingruntimes"], READ),
     _rule(["batch"], ["jobs"], [*READ, "create", "delete"]),
     _rule([""], ["services"], [*READ, "create", "delete"]),
-    # The batch MPI fallback's ssh key Secret (what the Trainer makes for a TrainJob): create only, never read.
-    _rule([""], ["secrets"], ["create"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
     _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get"]),
     # ----- end of part 2

@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, ssh_secret
+from nvcre_tui.engine.workloads.batch import headless_service, indexed_job
+from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
@@ -33,8 +34,8 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     """Every object of the run in creation order (what is referenced comes first).
 
     trainer=True: [ConfigMap], [ComputeDomain], TrainingRuntime, TrainJob.
-    trainer=False: [ConfigMap], [ComputeDomain], [ssh Secret (mpi)], Service, Job (batch/v1).
-    ssh_keys = (private, public) fills the batch MPI Secret; None leaves it empty (offline render).
+    trainer=False: [ConfigMap], [ComputeDomain], [ssh key ConfigMap (mpi)], Service, Job (batch/v1).
+    ssh_keys = (private, public) fills the batch MPI key ConfigMap; None leaves it empty (offline render).
     WorkloadError when the spec cannot be expressed (e.g. an MPI other than OpenMPI).
     """
     objects = [obj for obj in (config_map(spec, placement), compute_domain(spec, placement)) if obj]
@@ -42,7 +43,7 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
         objects += [training_runtime(spec, placement), train_job(spec, placement)]
     else:
         if spec.framework.kind == "mpi":
-            objects.append(ssh_secret(placement, *(ssh_keys or ("", ""))))
+            objects.append(batch_ssh_keys(placement, *(ssh_keys or ("", ""))))
         objects += [headless_service(placement, spec.framework.kind), indexed_job(spec, placement)]
     # Plain JSON data with no shared sub-objects: callers may patch one without touching another, and
     # YAML output has no anchors.

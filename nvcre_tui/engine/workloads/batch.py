@@ -5,7 +5,7 @@ node, one pod per node) and a headless Service for rendezvous; index 0 is the re
   `<name>-0.<service>` and the node rank the completion index;
 - mpi: every index serves sshd; index 0 also waits for the others and runs mpirun over all of them.
   The Job's successPolicy ends it when index 0 succeeds (the workers' sshd never exit on their own).
-  The ssh keys come from a Secret the runner fills (`ssh_secret`);
+  The ssh keys come from a ConfigMap the runner fills (`ssh_keys`; the engine may read no Secrets);
 - exec: every index runs the command.
 """
 
@@ -30,8 +30,10 @@ def service_name(placement: Placement) -> str:
     return workload_name(placement.job)
 
 
-def ssh_secret_name(placement: Placement) -> str:
-    """The Secret with the run's ssh key pair (what the Trainer would generate): `<name>-mpi-ssh-auth`."""
+def ssh_keys_name(placement: Placement) -> str:
+    """The ConfigMap with the run's ssh key pair: `<name>-mpi-ssh-auth`. A ConfigMap, not a Secret: the
+    engine's RBAC grants no Secrets at all; the pair is made for this one run and only lets its own pods
+    ssh to each other (what the Trainer's generated Secret does for a TrainJob)."""
     return child_name(workload_name(placement.job), "-mpi-ssh-auth")
 
 
@@ -49,13 +51,13 @@ def headless_service(placement: Placement, framework: str) -> Obj:
                      "ports": [port]}}
 
 
-def ssh_secret(placement: Placement, private_key: str = "", public_key: str = "") -> Obj:
-    """The ssh key Secret (keys as the Trainer names them); empty keys when rendered offline."""
-    meta = metadata(ssh_secret_name(placement), placement)
+def ssh_keys(placement: Placement, private_key: str = "", public_key: str = "") -> Obj:
+    """The run's ssh key pair as a ConfigMap (keys as the Trainer names them); empty when rendered offline."""
+    meta = metadata(ssh_keys_name(placement), placement)
     if not private_key:
         meta["annotations"] = {"nvcre.nvidia.com/note": "the runner generates the key pair when it creates the run"}
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": meta,
-            "stringData": {"ssh-privatekey": private_key, "ssh-publickey": public_key}}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"ssh-privatekey": private_key, "ssh-publickey": public_key}}
 
 
 def _torch_env(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:
@@ -96,7 +98,7 @@ def indexed_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
         container["volumeMounts"].append({"name": SSH_SECRET_VOLUME, "mountPath": commands.SSH_RAW, "readOnly": True})
         items = [{"key": "ssh-privatekey", "path": "id_rsa", "mode": 0o600}, {"key": "ssh-publickey", "path": "id_rsa.pub", "mode": 0o644},
                  {"key": "ssh-publickey", "path": "authorized_keys", "mode": 0o644}]
-        extra_volumes = [{"name": SSH_SECRET_VOLUME, "secret": {"secretName": ssh_secret_name(placement), "defaultMode": 0o400, "items": items}}]
+        extra_volumes = [{"name": SSH_SECRET_VOLUME, "configMap": {"name": ssh_keys_name(placement), "defaultMode": 0o400, "items": items}}]
     pod = pod_spec(spec, placement, [container], role="node", restart_policy="Never",
                    init_containers=[dict(item) for item in spec.init_containers or []] or None, extra_volumes=extra_volumes)
     pod["subdomain"] = service_name(placement)

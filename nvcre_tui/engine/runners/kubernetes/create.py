@@ -17,8 +17,7 @@ TRAINER_GROUP = TRAINER_GROUP_VERSION.split("/")[0]
 TRAINJOB = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs")
 TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes")
 COMPUTE_DOMAIN = ResourceKind("resource.nvidia.com", "v1beta1", "ComputeDomain", "computedomains")
-SECRET = ResourceKind("", "v1", "Secret", "secrets")  # only the batch MPI fallback's ssh keys
-_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, SECRET, CONFIGMAP, SERVICE, BATCH_JOB)}
+_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, CONFIGMAP, SERVICE, BATCH_JOB)}
 
 
 class ForeignObject(Exception):
@@ -72,10 +71,6 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
         try:
             created.append(await store.create(kind, obj))
         except AlreadyExists:
-            if kind is SECRET:
-                # The engine may create Secrets but never read them: the name is the Job's own (ours from
-                # an earlier try); a foreign one fails the pods' mount, not silently the keys.
-                continue
             existing = await store.get(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
             if owner_uid not in owners:
@@ -85,5 +80,5 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
     return created
 
 
-__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "SECRET", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "group_nodes",
+__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "group_nodes",
            "kind_for", "owner_of", "owner_reference", "placement", "workload_kind"]

@@ -9,6 +9,7 @@ nothing lost and nothing repeated. BOOKMARK events move that position without be
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -62,7 +63,7 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
     opened = 0
     while not transport.closed:
         query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
-                 ("timeoutSeconds", f"{timeout_seconds:g}")]
+                 ("timeoutSeconds", str(max(1, math.ceil(timeout_seconds))))]  # the server takes whole seconds only
         error: RetryableError | None = None
         try:
             response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)

@@ -4,6 +4,7 @@ headless Chromium when one is installed)."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ def html_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     common = ["--sim", "--scenario", str(scenario), "--state", str(folder / "state.json"), "--history", str(folder / "h.db")]
     assert main(["certification", "run", *common, "--cert-file", str(cert), "--wait"]) == 1
     out = folder / "report.html"
-    code = subprocess.run([str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "nvcre"), "certification", "report", "html-cert", *common, "-o", "html"],
+    code = subprocess.run([str(Path(sys.executable).parent / "nvcre"), "certification", "report", "html-cert", *common, "-o", "html"],
                           capture_output=True, text=True, timeout=300, cwd=folder)
     assert code.returncode == 1, code.stderr  # FAILED: gpu-node-02's slow GPU
     out.write_text(code.stdout, encoding="utf-8")

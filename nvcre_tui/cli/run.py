@@ -9,9 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console

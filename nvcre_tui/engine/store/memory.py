@@ -23,12 +23,13 @@ from .objects import (
     merge_patch,
     owner_uids,
     parse_resource_version,
+    parse_selectors,
     scoped_namespace,
     spec_body,
 )
 from .persist import build_snapshot, parse_snapshot, read_json, write_json_atomically
 from .protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent, WatchEventType
-from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from .selectors import FieldSelector, LabelSelector
 
 __all__ = ["MemoryStore", "DEFAULT_HISTORY_LIMIT"]
 
@@ -64,7 +65,7 @@ class MemoryStore:
         label_selector: LabelSelectorInput = None,
         field_selector: str | None = None,
     ) -> ListResult:
-        labels, fields = _selectors(kind, label_selector, field_selector)
+        labels, fields = parse_selectors(kind, label_selector, field_selector)
         items = [
             copy.deepcopy(obj)
             for _, obj in sorted(self._objects.get(kind, {}).items())
@@ -79,7 +80,7 @@ class MemoryStore:
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
     ) -> AsyncIterator[WatchEvent]:
-        labels, _ = _selectors(kind, label_selector, None)
+        labels, _ = parse_selectors(kind, label_selector, None)
         watcher = Watcher(kind, namespace if kind.namespaced else None, labels, self._history.limit)
         if resource_version is None:
             backlog = [WatchEvent("ADDED", obj) for _, obj in sorted(self._objects.get(kind, {}).items())
@@ -288,14 +289,6 @@ class MemoryStore:
                 self._delete(dependent_kind, dependent)
         return removed
 
-
-def _selectors(
-    kind: ResourceKind, label_selector: LabelSelectorInput, field_selector: str | None
-) -> tuple[LabelSelector, FieldSelector]:
-    try:
-        return parse_label_selector(label_selector), parse_field_selector(field_selector)
-    except ValueError as error:
-        raise Invalid.about(kind, None, None, str(error)) from None
 
 
 def _selected(

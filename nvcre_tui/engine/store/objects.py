@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import Conflict, Invalid
-from .protocol import ResourceKind
+from .protocol import LabelSelectorInput, ResourceKind
+from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 
 __all__ = [
     "merge_patch", "spec_body", "identify", "scoped_namespace", "owner_uids",
-    "parse_resource_version", "check_preconditions",
+    "parse_resource_version", "check_preconditions", "parse_selectors",
 ]
 
 # Fields that are neither metadata nor status: a change to any of them bumps metadata.generation.
@@ -95,3 +96,12 @@ def check_preconditions(
             kind, *where,
             f"resourceVersion {rv} is stale (stored {metadata['resourceVersion']}); get the object and retry",
         )
+
+def parse_selectors(
+    kind: ResourceKind, label_selector: LabelSelectorInput, field_selector: str | None
+) -> tuple[LabelSelector, FieldSelector]:
+    """Both selectors of a list or watch; a malformed one is Invalid naming the kind."""
+    try:
+        return parse_label_selector(label_selector), parse_field_selector(field_selector)
+    except ValueError as error:
+        raise Invalid.about(kind, None, None, str(error)) from None

@@ -26,10 +26,9 @@ from ..errors import AlreadyExists, Forbidden, Invalid, NotFound, describe
 from ..events import record_event as _record_event
 from ..history import Watcher
 from ..memory import DEFAULT_HISTORY_LIMIT
-from ..objects import check_preconditions, identify, parse_resource_version, scoped_namespace
+from ..objects import check_preconditions, identify, parse_resource_version, parse_selectors, scoped_namespace
 from ..persist import build_snapshot
 from ..protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent
-from ..selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
 from . import revise
 from .database import connect
 from .feed import POLL_SECONDS, Feed
@@ -84,7 +83,7 @@ class SqliteStore:
         label_selector: LabelSelectorInput = None,
         field_selector: str | None = None,
     ) -> ListResult:
-        labels, fields = _selectors(kind, label_selector, field_selector)
+        labels, fields = parse_selectors(kind, label_selector, field_selector)
         with self._tables.reading():
             rv = self._tables.meta("rv")
             items = [obj for obj in self._tables.bodies(kind, namespace if kind.namespaced else None)
@@ -98,7 +97,7 @@ class SqliteStore:
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
     ) -> AsyncIterator[WatchEvent]:
-        labels, _ = _selectors(kind, label_selector, None)
+        labels, _ = parse_selectors(kind, label_selector, None)
         watcher = Watcher(kind, namespace if kind.namespaced else None, labels, self._tables.history_limit)
         with self._tables.guard():
             self._feed.subscribe()
@@ -270,11 +269,3 @@ class SqliteStore:
                 self._delete(write, dependent_kind, dependent)
         return removed
 
-
-def _selectors(
-    kind: ResourceKind, label_selector: LabelSelectorInput, field_selector: str | None
-) -> tuple[LabelSelector, FieldSelector]:
-    try:
-        return parse_label_selector(label_selector), parse_field_selector(field_selector)
-    except ValueError as error:
-        raise Invalid.about(kind, None, None, str(error)) from None

@@ -186,7 +186,7 @@ def _round_bound(domains: Mapping[str, Sequence[str]], m: int, max_concurrent: i
     return waves + (6 + 4 * faults) * (-(-16 // max_concurrent) if max_concurrent else 1)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(fleet=fleets(), data=st.data())
 def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
     domains, m, mc = fleet
@@ -222,7 +222,7 @@ def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, lis
             assert state.infrastructure_faults == ()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(fleet=fleets(), data=st.data())
 def test_a_flaky_node_never_gets_a_healthy_node_blamed(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
     domains, m, mc = fleet

@@ -10,8 +10,9 @@ fleet measured in the same process. "cpu/transition" is the engine's own work (c
 parsers); "+simulator" adds the simulated fleet's (run plans, output generation), which a real cluster's
 kubelet and GPUs would do.
 
-    python bench/engine.py            # 256, 1024, 4096 on the memory store; 256, 1024 on the emulator
-    python bench/engine.py --quick    # 256 only
+    python bench/engine.py                          # 256, 1024, 4096 on both stores (the emulator at 4,096 takes minutes)
+    python bench/engine.py --quick                  # 256 only
+    python bench/engine.py --sizes 4096 --stores kube
 """
 
 from __future__ import annotations
@@ -213,12 +214,15 @@ def emulator_store_factory() -> Callable[[ManualClock], Awaitable[tuple[Resource
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="256 nodes only")
+    parser.add_argument("--sizes", metavar="N,N", help="fleet sizes (default 256,1024,4096)")
+    parser.add_argument("--stores", default="memory,kube", help="memory, kube or both (default)")
     args = parser.parse_args()
-    sizes = (256,) if args.quick else (256, 1024, 4096)
-    results = [asyncio.run(run_once(n, memory_store, "memory")) for n in sizes]
+    sizes = (256,) if args.quick else tuple(int(n) for n in (args.sizes or "256,1024,4096").split(","))
+    stores = set(args.stores.split(","))
+    results = [asyncio.run(run_once(n, memory_store, "memory")) for n in sizes] if "memory" in stores else []
     factory = emulator_store_factory()
-    if factory is not None:
-        results += [asyncio.run(run_once(n, factory, "kube/emulator")) for n in sizes if n <= 1024]
+    if factory is not None and "kube" in stores:
+        results += [asyncio.run(run_once(n, factory, "kube/emulator")) for n in sizes]
     header = f"{'store':<14}{'nodes':>6}{'jobs':>6}{'cpu/transition':>16}{'+simulator':>12}{'growth':>8}{'eng writes/job':>16}{'sim writes/job':>16}{'requests/job':>14}{'re-lists':>9}{'wall s':>8}"
     print(header)
     base: dict[str, Result] = {}

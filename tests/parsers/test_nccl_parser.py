@@ -261,3 +261,13 @@ def test_batched_rows_refuse_bad_prefix_and_wrong_cells(old: str, new: str) -> N
     assert bad != ROW
     result = parse_nccl("#\n" + HEADER + ROW * 3000 + bad * 5 + ROW * 10, max_rows=0)
     assert result.row_count == 3010 and [size.size for size in result.sizes] == [1048576]
+
+
+def test_a_repeated_header_that_fits_no_row_of_its_table_still_yields() -> None:
+    """Run 1's rows fit the header; run 2 prints the same header over rows with a blank redop cell."""
+    blank = fixture("nccl_alltoall_blank_redop.txt")
+    rows = [line for line in blank.splitlines(True) if line.strip() and not line.startswith("#")]
+    fitting = [line.replace("float      ", "float  none", 1) for line in rows]
+    header = [line for line in blank.splitlines(True) if line.startswith("#")][:12]
+    result = parse_nccl("".join(header + fitting + header + rows))
+    assert result.row_count == 6 and all(size.samples == 2 for size in result.sizes)

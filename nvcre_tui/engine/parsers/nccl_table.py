@@ -48,6 +48,7 @@ class TableReader:
         self.from_header = False
         self.proven_layouts: set[Layout] = set()  # layouts a row has fitted (a repeated header needs no proof)
         self.proven = False
+        self.fitted = False  # a row fitted the current layout since its header (a proven layout may still fit no row)
         self.fast = False  # rows are batched (layout proven, enough raw rows kept)
         self.batch: list[list[str]] = []  # split rows, bare
         self.prefixed: list[list[str]] = []  # split rows behind one prefix token (a kubelet timestamp)
@@ -156,7 +157,7 @@ class TableReader:
         self.layout, self.from_header = layout, from_header
         self.columns = None if layout is None else Columns.of(layout)
         self.width = -1 if layout is None else layout.width
-        self.proven = layout in self.proven_layouts
+        self.proven, self.fitted = layout in self.proven_layouts, False
         self.fast = self.proven and len(self.aggregator.rows) >= self.aggregator.max_rows
 
     def _accept(self, row: RowValues, cut_off: bool) -> None:
@@ -168,7 +169,7 @@ class TableReader:
             self.aggregator.add(*row)
         assert self.layout is not None
         self.proven_layouts.add(self.layout)
-        self.proven = True
+        self.proven = self.fitted = True
         self.fast = len(self.aggregator.rows) >= self.aggregator.max_rows
 
     def _commit_held(self) -> None:
@@ -182,7 +183,7 @@ class TableReader:
         row = read_row(tokens, self.columns)
         if row is not None:
             self._accept(row, cut_off)
-        elif not self.proven or not self.from_header:
+        elif not self.fitted or not self.from_header:
             self._misfit(tokens, cut_off)
 
     def _strict(self, offset: int, tokens: list[str]) -> None:
@@ -200,7 +201,7 @@ class TableReader:
 
     def _misfit(self, tokens: list[str], cut_off: bool = False) -> None:
         """A row the current layout does not fit: infer its layout, unless a header has proven its own."""
-        if self.from_header and self.proven:
+        if self.from_header and self.fitted:
             return
         layout = infer_layout(tokens)
         if layout is None:

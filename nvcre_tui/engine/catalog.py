@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import AfterValidator, Field, JsonValue, ValidationError
 
 from nvcre_tui.engine.api import MeasurementSpec, StringMatch
 from nvcre_tui.engine.apibase import Duration, WireModel
@@ -18,10 +18,19 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.merge import deep_merge
 from nvcre_tui.engine.options import CategoryOptions, TestScale
+from nvcre_tui.engine.thresholds import METRICS
 from nvcre_tui.engine.validation import validation_messages
 from nvcre_tui.paths import data_dir
 
-METRIC_KEYS = ("busBandwidthGBps", "algBandwidthGBps", "goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
+
+
+def _known_metric(key: str) -> str:
+    if key not in METRICS:
+        raise ValueError(f"unknown metric {key!r}; known: {', '.join(METRICS)}")
+    return key
+
+
+MetricKey = Annotated[str, AfterValidator(_known_metric)]
 
 
 class OverrideWhen(WireModel):
@@ -81,7 +90,7 @@ class CatalogEntry(WireModel):
     description: str = ""
     template: dict[str, JsonValue]
     measurement: MeasurementSpec
-    metrics: list[Literal["busBandwidthGBps", "algBandwidthGBps", "goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec"]]
+    metrics: list[MetricKey]
     time_budget: Duration
     test_scales: Annotated[list[TestScale], Field(min_length=1)]
     per_node: bool = False

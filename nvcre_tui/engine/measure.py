@@ -27,6 +27,7 @@ class Measured:
 
     measurements: dict[str, float] = field(default_factory=dict)
     failure: MeasureFailure | None = None
+    notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
 
 
 def measure(parser: str, lines: Iterable[str]) -> Measured:
@@ -48,4 +49,5 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
     return Measured(
         measurements=dict(result.measurements()),
         failure=MeasureFailure(failure.reason, failure.message) if failure else None,
+        notes=tuple(result.notes()),
     )

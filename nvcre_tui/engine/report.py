@@ -13,6 +13,7 @@ from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.job import group_nodes
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
@@ -108,6 +109,24 @@ def _training(jobs: dict[str, Obj]) -> Obj | None:
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
 
 
+def _diagnostics(jobs: dict[str, Obj]) -> Obj | None:
+    """DCGM runs: how many nodes ran the suite, and every pass that skipped tests (not a clean pass)."""
+    ran = [j for j in jobs.values() if "diagTestsRun" in ((j.get("status") or {}).get("measurements") or {})]
+    if not ran:
+        return None
+    marked = []
+    for job in sorted(ran, key=lambda j: j["metadata"]["name"]):
+        status = job.get("status") or {}
+        values = status["measurements"]
+        skipped = int(values.get("diagTestsSkipped") or 0)
+        if skipped and cond.phase(job) == "Succeeded":
+            total = skipped + int(values["diagTestsRun"])
+            completed = cond.find(status.get("conditions"), "Succeeded") or {}
+            marked.append({"nodes": group_nodes(job), "skipped": skipped, "tests": total,
+                           "verdict": f"passed, {skipped} of {total} tests skipped", "message": completed.get("message", "")})
+    return {"samples": len(ran), "passedWithSkippedTests": marked}
+
+
 def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> Obj:
     """One category's section."""
     row: Obj = {"domain": status["domain"], "variant": status["variant"], "status": status.get("status", "Pending")}
@@ -130,6 +149,9 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
         "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(workflow), "groupBandwidth": bandwidth,
         "bandwidth": _bandwidth_summary(workflow, by_name), "training": _training(by_name), "iterations": iterations,
     })
+    diagnostics = _diagnostics(by_name)
+    if diagnostics is not None:
+        row["diagnostics"] = diagnostics
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
     tested = [g for g in bandwidth if g["busBW"] is not None]

@@ -141,6 +141,9 @@ def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, c
         out.append(f"<p>busBW {_number(bw['busBW'], 2)} GB/s (min {_number(bw['minBusBW'], 2)}, max {_number(bw['maxBusBW'], 2)} over {bw['samples']} jobs)</p>")
     if category.get("training"):
         out.append(_table(("metric", "value"), [(k, _number(v, 3)) for k, v in sorted(category["training"].items())]))
+    diagnostics = category.get("diagnostics")
+    if diagnostics and diagnostics["passedWithSkippedTests"]:
+        out.append(_table(("nodes", "DCGM verdict"), [(", ".join(item["nodes"]), item["verdict"]) for item in diagnostics["passedWithSkippedTests"]]))
     if curves:
         out.append(f"<figure>{curve_svg(curves)}<figcaption>Bus bandwidth vs message size, per group (out-of-place busbw from each run's nccl-tests log).</figcaption></figure>")
     elif curve_note:

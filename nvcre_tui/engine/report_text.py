@@ -93,6 +93,11 @@ def _category_rows(category: Obj) -> list[str]:
             rows.append(_field("TFLOPs/GPU", f"{training['avgTFLOPsPerGPU']:.1f}"))
         if "avgStepTimeSec" in training:
             rows.append(_field("Step Time", f"{training['avgStepTimeSec']:.2f}s"))
+    diagnostics = category.get("diagnostics")
+    if diagnostics:
+        marked = diagnostics["passedWithSkippedTests"]
+        rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
+        rows += [f"  ! {_names(item['nodes'])}: {item['verdict']} ({item['message'].split(': ', 1)[-1]})" for item in marked[:MAX_GROUP_ROWS]]
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low:
         rows.append("Bandwidth by group (below threshold or failed):")

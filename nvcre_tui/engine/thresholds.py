@@ -48,6 +48,8 @@ METRICS: dict[str, Metric] = {
         Metric("goodputRatio", "0..1", "share of wall time spent on useful training steps", True),
         Metric("avgTFLOPsPerGPU", "TFLOPS", "average achieved TFLOPS per GPU", True),
         Metric("avgStepTimeSec", "s", "average training step time", False),
+        Metric("diagTestsRun", "tests", "DCGM diagnostic tests that ran on at least one GPU", True),
+        Metric("diagTestsSkipped", "tests", "DCGM diagnostic tests skipped or not run on every GPU", False),
     )
 }
 

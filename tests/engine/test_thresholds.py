@@ -59,7 +59,7 @@ def test_unknown_key_lists_valid_keys() -> None:
     assert caught.value.key == "avgTFLOPSPerGPU"
     assert str(caught.value) == (
         'unknown threshold key "avgTFLOPSPerGPU"; valid keys: '
-        "algBandwidthGBps, avgStepTimeSec, avgTFLOPsPerGPU, busBandwidthGBps, goodputRatio"
+        "algBandwidthGBps, avgStepTimeSec, avgTFLOPsPerGPU, busBandwidthGBps, diagTestsRun, diagTestsSkipped, goodputRatio"
     )
 
 
@@ -204,8 +204,11 @@ def test_metric_table_matches_reference_units() -> None:
         "goodputRatio": "0..1",
         "avgTFLOPsPerGPU": "TFLOPS",
         "avgStepTimeSec": "s",
+        "diagTestsRun": "tests",
+        "diagTestsSkipped": "tests",
     }
     assert METRICS["avgStepTimeSec"].higher_is_better is False
+    assert METRICS["diagTestsSkipped"].higher_is_better is False
 
 
 def test_deep_nesting_is_refused_not_crashed() -> None:

@@ -15,6 +15,8 @@ import pytest
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.report_html import render_html
+from nvcre_tui.engine.report_text import render_text
 from tests.scenarios.expectations import EXPECT, HW, N
 from tests.scenarios.harness import CaseRun, case_names, run_case
 
@@ -105,6 +107,21 @@ def test_degraded_nic_passes_intra_node_and_fails_full_scale() -> None:
     assert full["testScale"] == "full-scale"
     [record] = evidence(full, "gpu-node-02")
     assert record["measured"] < 300 and record["expression"] == "value >= 300"
+
+
+def test_dcgm_pass_with_skipped_tests_is_marked_not_clean() -> None:
+    """A dcgmi run that skipped 9 of 10 tests passes only where no threshold asks, and is marked everywhere."""
+    run = run_case("dcgm-skipped-tests-marked")
+    unguarded, guarded = run.report["categories"]
+    [marked] = unguarded["diagnostics"]["passedWithSkippedTests"]
+    assert unguarded["status"] == "Succeeded" and unguarded["diagnostics"]["samples"] == 4
+    assert marked["nodes"] == ["gpu-node-02"] and marked["verdict"] == "passed, 9 of 10 tests skipped"
+    assert "pcie" in marked["message"] and "software" not in marked["message"].split(": ")[-1]
+    [record] = evidence(guarded, "gpu-node-02")
+    assert record["metric"] == "diagTestsSkipped" and record["measured"] == 9.0 and not record["passed"]
+    text = render_text(run.report)
+    assert "gpu-node-02: passed, 9 of 10 tests skipped" in text
+    assert "<td>gpu-node-02</td><td>passed, 9 of 10 tests skipped</td>" in render_html(run.report)
 
 
 @pytest.mark.parametrize(("case", "node", "words"), [

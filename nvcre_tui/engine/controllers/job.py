@@ -151,21 +151,22 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
         await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
         return None
     thresholds = job["spec"].get("thresholds") or {}
+    completed = "; ".join(("workload completed", *result.notes))  # "passed, 7 of 8 tests skipped" stays visible
     if not thresholds:
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", [], measured=result)
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result)
         return None
     evidence = evaluate_thresholds(compile_thresholds(thresholds), result.measurements)
     missed = violations(evidence)
     records = [item.to_dict() for item in evidence]
     if not missed:
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", [], measured=result,
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
                       validation=("ThresholdsMet", "All performance thresholds satisfied"), evidence=records)
         return None
     first = missed[0]
     reason = "MeasurementUnavailable" if first.reason == "MeasurementUnavailable" else "ThresholdViolated"
     message = "; ".join(item.message for item in missed)
     failed = [{"name": n, "reason": "ThresholdViolation", "message": message, "evidence": [m.to_dict() for m in missed]} for n in nodes]
-    await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", "workload completed", failed, measured=result,
+    await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, failed, measured=result,
                   validation=(reason, message), evidence=records, validation_failed=True)
     return None
 

@@ -6,6 +6,7 @@ Contract, for every parser and any input text:
 - it never invents a number: every value it reports was printed in the input or is computed from
   printed values (averages, maxima, the goodput formula);
 - a result exposes `measurements()` (threshold metric name -> value, only those it measured),
+  `notes()` (qualifiers of a pass, e.g. "passed, 7 of 8 tests skipped"),
   `to_dict()` (JSON-ready) and `failure` (None, or a Failure with a reason and a message).
 
 Reasons: `NoDataCollected` (the input holds no result) and `WrongFormat` (it is not this tool's output).
@@ -29,6 +30,8 @@ class ParseResult(Protocol):
     def failure(self) -> Failure | None: ...
 
     def measurements(self) -> dict[str, float]: ...
+
+    def notes(self) -> tuple[str, ...]: ...
 
     def to_dict(self) -> dict[str, Any]: ...
 

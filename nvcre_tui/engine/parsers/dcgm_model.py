@@ -119,8 +119,17 @@ class DcgmResult:
         return tuple(sorted({gpu for test in self.tests for result in test.results for gpu in result.gpus}))
 
     def measurements(self) -> dict[str, float]:
-        """DCGM yields a verdict, not threshold metrics."""
-        return {}
+        """How many distinct tests ran and how many were skipped, so a threshold (`diagTestsSkipped`:
+        `value == 0`) or the report can tell "passed" from "passed, 7 of 8 tests skipped"."""
+        names = dict.fromkeys(test.name for test in self.tests)
+        skipped = len(self.skipped_tests)
+        return {"diagTestsRun": float(len(names) - skipped), "diagTestsSkipped": float(skipped)}
+
+    def notes(self) -> tuple[str, ...]:
+        """The marked verdict of a pass with skipped tests, naming them (nothing for a clean pass or a failure)."""
+        if self.failure is not None or not self.skipped_tests:
+            return ()
+        return (f"dcgmi diag {self.verdict}: {', '.join(self.skipped_tests)}",)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

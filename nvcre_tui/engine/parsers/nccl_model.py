@@ -112,6 +112,10 @@ class NcclResult:
     def passed(self) -> bool:
         return self.failure is None
 
+    def notes(self) -> tuple[str, ...]:
+        """Qualifiers of the verdict worth showing beside it (none for this tool)."""
+        return ()
+
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""
         return {"busBandwidthGBps": self.bus_bandwidth_gbps, "algBandwidthGBps": self.alg_bandwidth_gbps}

@@ -88,6 +88,10 @@ class TrainingResult:
     def passed(self) -> bool:
         return self.failure is None
 
+    def notes(self) -> tuple[str, ...]:
+        """Qualifiers of the verdict worth showing beside it (none for this tool)."""
+        return ()
+
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this log yields (only those it could measure)."""
         values: dict[str, float] = {}

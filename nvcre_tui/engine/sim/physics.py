@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nvcre_tui.engine.sim.outputs.dcgm import GpuOutcome
+from nvcre_tui.engine.sim.outputs.dcgm import LEVEL4_TESTS, GpuOutcome
 from nvcre_tui.engine.sim.outputs.nccl import bus_factor
 from nvcre_tui.engine.sim.outputs.training import StepSample
 from nvcre_tui.engine.sim.scenario import Fault, Scenario, build_pools
@@ -416,6 +416,14 @@ def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], sta
                    exit_code=exit_code, cause=cause, xid=fault.xid if cause == "xid" else None)
 
 
+def _dcgm_skips(plan: DcgmPlan, faults: Sequence[Fault]) -> DcgmPlan:
+    """A diag-skipped fault on the node: every test but the software checks is skipped on every GPU."""
+    if not any(f.type == "diag-skipped" and f.node == plan.node for f in faults):
+        return plan
+    skipped = {(test, gpu): GpuOutcome("Skip") for _, test in LEVEL4_TESTS if test != "software" for gpu in plan.gpus}
+    return DcgmPlan(plan.node, plan.gpus, {**skipped, **plan.outcomes}, plan.version, plan.json)
+
+
 def _dcgm_outcomes(plan: DcgmPlan, outcome: Outcome) -> DcgmPlan:
     """Failing tests on the faulted GPU: XID fails memory and diagnostic, a flaky node fails pcie."""
     if outcome.kind != "failed" or outcome.gpu is None:
@@ -425,7 +433,7 @@ def _dcgm_outcomes(plan: DcgmPlan, outcome: Outcome) -> DcgmPlan:
         failed = {(test, outcome.gpu): GpuOutcome("Fail", warning, 95) for test in DCGM_XID_TESTS}
     else:
         failed = {("pcie", outcome.gpu): GpuOutcome("Fail", f"GPU {outcome.gpu} PCIe replay rate exceeded the limit", 26)}
-    return DcgmPlan(plan.node, plan.gpus, failed, plan.version, plan.json)
+    return DcgmPlan(plan.node, plan.gpus, {**plan.outcomes, **failed}, plan.version, plan.json)
 
 
 def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: Mapping[str, NodeInfo] | None = None,
@@ -449,7 +457,7 @@ def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: 
     duration = float(math.ceil(duration))
     outcome = plan_outcome(scenario, spec, faults, start_offset, duration)
     if dcgm is not None:
-        dcgm = _dcgm_outcomes(dcgm, outcome)
+        dcgm = _dcgm_outcomes(_dcgm_skips(dcgm, faults), outcome)
     return RunPlan(spec, start_offset, scenario.physics.startup_sec, duration, outcome, nccl, dcgm, training)
 
 

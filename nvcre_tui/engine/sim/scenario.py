@@ -20,7 +20,8 @@ from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.validation import validation_messages
 
 FaultType = Literal[
-    "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric"
+    "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric",
+    "diag-skipped",
 ]
 
 
@@ -135,7 +136,8 @@ class Fault(_Model):
     """Something wrong with a node, from time `at` (simulated time since the fleet epoch; absent: from the start).
 
     xid: runs on the node that are running at `at` fail then, later ones fail early (the GPU is gone);
-    cordon: the fleet sets spec.unschedulable at `at`; the other types apply to runs starting at or after `at`.
+    cordon: the fleet sets spec.unschedulable at `at`; diag-skipped: dcgmi diag on the node skips every test
+    but the software checks (a pass that proves little, marked as such); the other types apply to runs starting at or after `at`.
     degraded-fabric names `cliques` instead of a node: with two, a multi-node run spanning both (and only such a
     run) gets `factor` on its bus bandwidth; with one, every run leaving that clique does. Persistent unless
     `probability` is given (flaky: 0.5 when not given).

@@ -101,7 +101,7 @@ def read_result(kind: str, path: str) -> ParseResult:
     finally:
         if path != STDIN:
             stream.close()
-        elif stream is not sys.stdin:
+        elif stream is not sys.stdin and isinstance(stream, io.TextIOWrapper):
             stream.detach()  # the wrapper must not close the process's stdin when collected
 
 

@@ -108,7 +108,8 @@ class CatalogEntry(WireModel):
     @property
     def framework(self) -> str:
         """mpi, torch or exec."""
-        return next(iter(self.template.get("framework", {"exec": {}})))  # type: ignore[arg-type]
+        framework = self.template.get("framework")
+        return next(iter(framework)) if isinstance(framework, dict) and framework else "exec"
 
     def parallelism_for(self, architecture: str) -> Parallelism:
         """TP/PP for an architecture (gb300 sizes like gb200), else the `default` key."""

@@ -144,6 +144,7 @@ def build_program(expression: str, variable: str) -> celpy.Runner:
 
 def run_program(program: celpy.Runner, activation: Mapping[str, Any]) -> tuple[Any, str | None]:
     """Evaluate; return (result, None) or (None, one-line error). Never raises."""
+    result: Any
     try:
         result = program.evaluate(dict(activation))
     except Exception as err:  # noqa: BLE001 - celpy surfaces Python errors too; all become a reason

@@ -122,7 +122,7 @@ class Engine:
             if not own or old is None:  # our own status write needs no second look; a new child does
                 self.queue.add((kind, key_of(obj)))
             for ref in obj["metadata"].get("ownerReferences") or []:
-                owner_kind = KIND_BY_NAME.get(ref.get("kind")) if isinstance(ref, dict) and ref.get("controller") else None
+                owner_kind = KIND_BY_NAME.get(str(ref.get("kind"))) if isinstance(ref, dict) and ref.get("controller") else None
                 if owner_kind is not None:
                     self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))
             if kind is JOB and new is not None and cond.is_terminal(new):
@@ -165,7 +165,9 @@ class Engine:
                 self.queue.add_after(FLEET, delay)
             self.cpu_seconds += time.process_time() - started
             return
-        kind, object_key = key  # type: ignore[misc]
+        assert isinstance(key, tuple)  # (ResourceKind, Key): every key but FLEET
+        kind: ResourceKind = key[0]
+        object_key: Key = key[1]
         cached = self.cache.objects[kind].get(object_key)
         if cached is None:
             self.queue.forget(key)
@@ -208,7 +210,7 @@ class Engine:
                 status = {"phase": "Failed", "reason": "ReconcileError", "message": message, "completionTime": format_time(self.clock.now())}
                 await self.ctx.patch_status(kind, copy.deepcopy(obj), status)
                 return
-            state = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+            state: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
             conditions = state.get("conditions") if isinstance(state.get("conditions"), list) else None
             patch = {"conditions": cond.with_phase(conditions, "Failed", "ReconcileError", message, self.ctx.now())}
             await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", "ReconcileError", message)])
@@ -292,7 +294,7 @@ class Engine:
 
 
 def _waits_for_nodes(kind: ResourceKind, obj: Obj) -> bool:
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    status: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
     if kind is WORKFLOW:
         return not (status.get("orchestration") or {}).get("groups")
     return any(isinstance(s, dict) and s.get("status") == "Pending" for s in status.get("categoryStatuses") or [{"status": "Pending"}])

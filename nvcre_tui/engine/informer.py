@@ -30,4 +30,5 @@ class Informer:
     def snapshot(self) -> Snapshot:
         """The cached objects as a Snapshot (sorted like a list: namespace, then name)."""
         lists = [self.cache.list(kind) for kind in SNAPSHOT_KINDS]
-        return Snapshot(*lists, resource_version=str(self.cache.version))
+        nodes, certifications, workflows, jobs, runs = lists
+        return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version))

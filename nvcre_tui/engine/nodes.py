@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-Node = Mapping[str, Any]
+Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
 
 def node_name(node: Node) -> str:
@@ -28,6 +28,6 @@ def node_taints(node: Node) -> list[Mapping[str, Any]]:
     return list(node.get("spec", {}).get("taints") or [])
 
 
-def by_name(nodes: list[Node]) -> dict[str, Node]:
+def by_name(nodes: Sequence[Node]) -> dict[str, Node]:
     """Index nodes by name."""
     return {node_name(node): node for node in nodes}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +131,7 @@ def _gpus_needed(catalog: Catalog, user: CategoryOptions):  # noqa: ANN202 - a s
     return needed
 
 
-def render_category(cert: Certification, index: int, nodes: list[Node], catalog: Catalog) -> RenderedCategory:
+def render_category(cert: Certification, index: int, nodes: Sequence[Node], catalog: Catalog) -> RenderedCategory:
     """Render category `index` of `cert` on `nodes`; RenderError when it cannot run there."""
     category = cert.spec.categories[index]
     entry = catalog.find(category.domain, category.variant)
@@ -214,7 +215,7 @@ def _workflow(
     return model
 
 
-def render_certification(cert: Certification, nodes: list[Node], catalog: Catalog, where: str) -> list[RenderedCategory]:
+def render_certification(cert: Certification, nodes: Sequence[Node], catalog: Catalog, where: str) -> list[RenderedCategory]:
     """Every category rendered; InputError lists each category that cannot run, with its field path."""
     rendered, problems = [], []
     for index in range(len(cert.spec.categories)):

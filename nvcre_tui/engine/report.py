@@ -174,7 +174,7 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
         wf = by_name.get((item.get("workflowRef") or {}).get("name", ""))
         categories.append(category_report(item, wf, jobs_by_wf.get(wf["metadata"]["name"], []) if wf else []))
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
-    failed = {}
+    failed: dict[str, list[Obj]] = {}
     for category in categories:
         for node in category.get("failedNodes") or []:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})

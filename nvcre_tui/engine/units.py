@@ -10,7 +10,7 @@ QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
 MAX_BYTES_PATTERN = r"^[0-9]+(K|M|G|T)?$"
 
-_SUFFIX = {
+_SUFFIX: dict[str, int | Decimal] = {
     "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
     "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
     "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
@@ -31,7 +31,7 @@ def parse_quantity(text: str | int | float) -> Decimal:
     match = _QUANTITY.match(str(text).strip())
     if not match:
         raise ValueError(f"not a Kubernetes quantity: {text!r}")
-    number, suffix = match.group(1), match.group(2) or ""
+    number, suffix = str(match.group(1)), str(match.group(2) or "")
     try:
         value = Decimal(number)
     except InvalidOperation as error:  # pragma: no cover - the regex admits only decimals

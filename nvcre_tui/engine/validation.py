@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from nvcre_tui.engine.apibase import LABEL_VALUE
 from nvcre_tui.engine.errors import field_path
@@ -56,7 +57,7 @@ def _short(value: Any) -> Any:
     return value if len(text) <= 60 else f"{text[:57]}..."
 
 
-def error_message(error: dict[str, Any]) -> str:
+def error_message(error: ErrorDetails) -> str:
     """The what-is-wrong part of one pydantic error."""
     kind, ctx = error["type"], dict(error.get("ctx") or {})
     if kind == "string_pattern_mismatch":
@@ -72,7 +73,7 @@ def error_message(error: dict[str, Any]) -> str:
     return template.format(input=_short(error.get("input")), **ctx)
 
 
-def error_location(error: dict[str, Any]) -> tuple[str | int, ...]:
+def error_location(error: ErrorDetails) -> tuple[str | int, ...]:
     """The field path, with the offending key of a map appended (e.g. thresholds.fooBar)."""
     loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and part.startswith("function-")))
     key = (error.get("ctx") or {}).get("key")

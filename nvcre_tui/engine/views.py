@@ -38,7 +38,8 @@ class Snapshot:
     async def read(cls, store: ResourceStore) -> Snapshot:
         """List each kind once."""
         lists = [await store.list(kind) for kind in SNAPSHOT_KINDS]
-        return cls(*(result.items for result in lists), resource_version=max((r.resource_version for r in lists), key=int))
+        nodes, certifications, workflows, jobs, runs = (result.items for result in lists)
+        return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int))
 
     def workflows_of(self, cert_name: str) -> list[Obj]:
         """The certification's Workflows, in category order."""

@@ -82,7 +82,7 @@ class Context:
     @staticmethod
     def changes(obj: Obj, status: Obj) -> bool:
         """Whether merging `status` would change obj.status."""
-        current = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        current: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
         return not all(current.get(key) == value for key, value in status.items())
 
     async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool:

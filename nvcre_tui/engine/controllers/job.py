@@ -147,7 +147,7 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
     if result.failure:
         culprit = node_at_fault(lines, nodes)
         blamed = [culprit] if culprit else nodes
-        failed = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
+        failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
         return None
     thresholds = job["spec"].get("thresholds") or {}

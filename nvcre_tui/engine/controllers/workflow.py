@@ -4,6 +4,7 @@ NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine import diagnose
@@ -13,7 +14,7 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import GROUP_NODES, is_done, job_failed
 from nvcre_tui.engine.discovery import discover
 from nvcre_tui.engine.grouping import Group, PartitionError, domains_of, plan_groups
-from nvcre_tui.engine.nodes import node_labels, node_name
+from nvcre_tui.engine.nodes import Node, node_labels, node_name
 from nvcre_tui.engine.platform import PlatformError
 from nvcre_tui.engine.results import (
     failed_nodes_configmap,
@@ -88,7 +89,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return
     excluded = [item.to_wire() for item in found.excluded]
-    base = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
+    base: Obj = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
             "excludedNodes": excluded or None, "exclusionReason": found.exclusion_reason(), "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:
         await _fail(ctx, wf, "NodeDiscoveryError", "no eligible nodes match the target" + (f" ({found.exclusion_reason()})" if excluded else ""), {"orchestration": base})
@@ -115,7 +116,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}, events)
 
 
-def _domains(nodes: list[Obj], key: str) -> dict[str, list[str]]:
+def _domains(nodes: Sequence[Node], key: str) -> dict[str, list[str]]:
     if all(key in node_labels(node) for node in nodes):
         return domains_of(nodes, key)
     return {"": sorted(node_name(node) for node in nodes)}

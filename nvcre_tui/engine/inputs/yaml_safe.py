@@ -32,7 +32,7 @@ class StrictLoader(yaml.SafeLoader):
         event = self.peek_event()
         if isinstance(event, AliasEvent):
             raise ComposerError(None, None, f"aliases (*{event.anchor}) are not accepted; write the value out",
-                                event.start_mark)
+                                event.start_mark)  # type: ignore[arg-type]  # stubs type the C loader's Mark apart
         nested = isinstance(event, (MappingStartEvent, SequenceStartEvent))
         if nested:
             self._depth += 1

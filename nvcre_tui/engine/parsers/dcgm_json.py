@@ -80,14 +80,14 @@ def _test(category: str, raw: Any, iteration: int) -> DcgmTest | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         return None  # 3.x output has null entries between tests
     results = []
-    for item in raw.get("results") if isinstance(raw.get("results"), list) else []:
+    for item in raw["results"] if isinstance(raw.get("results"), list) else []:
         entity = _entity(item) if isinstance(item, dict) else None
         if entity is None:
             continue
         status = normalize_status(item.get("status"))
         results.append(DcgmEntityResult(entity[0], entity[1], status, _warnings(item.get("warnings")),
                                         _info(item.get("info"))))
-    summary = raw.get("test_summary") if isinstance(raw.get("test_summary"), dict) else {}
+    summary = raw["test_summary"] if isinstance(raw.get("test_summary"), dict) else {}
     entity_results = tuple(results)
     if not entity_results and "status" not in summary:
         return None
@@ -112,7 +112,7 @@ def _run(document: dict[str, Any], iteration: int) -> _Run:
     tree = document[key]
     if not isinstance(tree, dict):
         raise ParseError(WRONG_FORMAT, f"'{key}' is not an object")
-    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    metadata = document["metadata"] if isinstance(document.get("metadata"), dict) else {}
     if key == KEY_3X:
         form = "3.x"
     elif metadata or "entity_groups" in document or "test_categories" not in tree:

@@ -275,7 +275,8 @@ def _sweep(args: Sequence[str], name: str) -> tuple[list[int], dict[str, str], d
         numbers = {k: _integer(flags.get(k, d), k) for k, d in (("-f", "1"), ("-g", "1"), ("-t", "1"), ("-N", "1"), ("-n", "20"), ("-w", "5"))}
     except ValueError as error:
         raise PlanError(f"WorkloadRun {name}: nccl-tests args: {error}") from None
-    sizes, size, factor = [], low, numbers["-f"]
+    sizes: list[int] = []
+    size, factor = low, numbers["-f"]
     while size <= high and len(sizes) <= MAX_SIZES:
         sizes.append(size)
         size = max(size, 1) * factor if factor > 1 else size + max(step, 1)

@@ -282,7 +282,7 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
     """Kubernetes Node objects for the fleet (as a GPU Operator-labelled cluster shows them), with the
     untimed node changes applied."""
     nodes = []
-    initial = {}
+    initial: dict[str, Any] = {}
     for change in scenario.node_changes or []:
         if change.at is None:
             initial.setdefault(change.node, []).append(change)

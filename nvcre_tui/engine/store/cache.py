@@ -15,6 +15,8 @@ re-list is compared with the cache so subscribers hear about every object that c
 
 from __future__ import annotations
 
+import builtins
+
 import asyncio
 import contextlib
 from collections import defaultdict
@@ -110,7 +112,7 @@ class WatchCache:
         bucket = self.objects[kind]
         return [bucket[key] for key in sorted(bucket) if namespace is None or key[0] == namespace]
 
-    def owned_by(self, uid: str, kind: ResourceKind | None = None) -> list[Obj]:
+    def owned_by(self, uid: str, kind: ResourceKind | None = None) -> builtins.list[Obj]:
         """Objects whose ownerReferences name `uid` (optionally of one kind), sorted by name."""
         found = [(k, key) for k, key in self._owned.get(uid, ()) if kind is None or k == kind]
         return [self.objects[k][key] for k, key in sorted(found, key=lambda pair: (pair[0].plural, pair[1])) if key in self.objects[k]]
@@ -120,7 +122,7 @@ class WatchCache:
         found = self._by_uid.get(uid)
         return self.objects[found[0]].get(found[1]) if found else None
 
-    def labelled(self, kind: ResourceKind, label: str, value: str) -> list[Obj]:
+    def labelled(self, kind: ResourceKind, label: str, value: str) -> builtins.list[Obj]:
         """Objects of `kind` whose label `label` is `value` (label must be one of `label_keys`)."""
         assert label in self.label_keys, f"label {label} is not indexed"
         bucket = self.objects[kind]
@@ -238,7 +240,7 @@ class WatchCache:
             return resource_version
 
 
-def _owner_uids(obj: Obj) -> list[str]:
+def _owner_uids(obj: Obj) -> builtins.list[str]:
     refs = obj["metadata"].get("ownerReferences")
     if not isinstance(refs, list):
         return []

@@ -77,7 +77,7 @@ def _error_class(code: int, reason: str | None) -> type[StoreError]:
 
 def _describe_causes(message: str, details: dict[str, Any]) -> str:
     """The Status message plus each field cause it does not already spell out."""
-    causes = details.get("causes") if isinstance(details.get("causes"), list) else []
+    causes = details["causes"] if isinstance(details.get("causes"), list) else []
     extra = []
     for cause in causes:
         if not isinstance(cause, dict):
@@ -93,7 +93,7 @@ def error_from_status(code: int, status: dict[str, Any] | None, subject: Subject
     """The store error for an answer with HTTP `code` and (usually) a v1 Status body."""
     status = status if isinstance(status, dict) else {}
     reason = status.get("reason") if isinstance(status.get("reason"), str) else None
-    details = status.get("details") if isinstance(status.get("details"), dict) else {}
+    details = status["details"] if isinstance(status.get("details"), dict) else {}
     message = status.get("message") if isinstance(status.get("message"), str) else fallback.strip()
     message = _describe_causes(message or f"HTTP {code}{' ' + reason if reason else ''}", details)
     retry_after = parse_retry_after(retry_after_header)

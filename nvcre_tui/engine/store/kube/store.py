@@ -13,6 +13,8 @@ budget; past that the retryable error (TooManyRequests, ServerError, Timeout, Un
 
 from __future__ import annotations
 
+import builtins
+
 import copy
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -78,7 +80,7 @@ class KubeStore:
         subject = Subject(kind, None, namespace)
         for restart in range(_MAX_RELISTS + 1):
             try:
-                items, version = await self._pages(path, subject, selectors)
+                items, version = await self._pages(kind, path, subject, selectors)
             except Gone:
                 # The continue token expired mid-list (compaction); only a fresh list is consistent.
                 if restart == _MAX_RELISTS:
@@ -89,8 +91,8 @@ class KubeStore:
             return ListResult(items, version)
         raise AssertionError("unreachable")
 
-    async def _pages(self, path: str, subject: Subject, selectors: Query) -> tuple[list[Obj], str]:
-        items: list[Obj] = []
+    async def _pages(self, kind: ResourceKind, path: str, subject: Subject, selectors: Query) -> tuple[builtins.list[Obj], str]:
+        items: builtins.list[Obj] = []
         token = ""
         version = "0"
         first = True
@@ -102,7 +104,7 @@ class KubeStore:
                 version = str(metadata.get("resourceVersion") or "0")
                 first = False
             token = metadata.get("continue") or ""
-            items.extend(with_type(subject.kind, item) for item in page.get("items") or [])
+            items.extend(with_type(kind, item) for item in page.get("items") or [])
         return items, version
 
     def watch(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
@@ -200,7 +202,7 @@ class KubeStore:
                                                 body=_typed_copy(kind, obj), content_type=APPLY_PATCH)
         return with_type(kind, applied or {})
 
-    async def served_groups(self) -> dict[str, list[str]]:
+    async def served_groups(self) -> dict[str, builtins.list[str]]:
         """API group -> served versions (preferred first); the core group is ""."""
         core = await self._transport.request("get", "GET", "/api", Subject(_DISCOVERY)) or {}
         groups: dict[str, list[str]] = {"": list(core.get("versions") or [])}
@@ -214,7 +216,7 @@ class KubeStore:
             groups[group.get("name", "")] = versions
         return groups
 
-    async def served_resources(self, group_version: str) -> list[dict[str, Any]] | None:
+    async def served_resources(self, group_version: str) -> builtins.list[dict[str, Any]] | None:
         """The APIResourceList resources of `group/version` (or `v1`); None when it is not served."""
         group, _, version = group_version.rpartition("/")
         try:
@@ -235,7 +237,7 @@ def _typed_copy(kind: ResourceKind, obj: Mapping[str, Any]) -> Obj:
     return body
 
 
-def _selector_query(label_selector: LabelSelectorInput, field_selector: str | None) -> list[tuple[str, str]]:
+def _selector_query(label_selector: LabelSelectorInput, field_selector: str | None) -> builtins.list[tuple[str, str]]:
     """Selectors checked here (clear messages, as the embedded store) and sent in canonical form."""
     query = []
     labels = str(parse_label_selector(label_selector))

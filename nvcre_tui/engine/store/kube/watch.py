@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 
-from ..errors import Gone, RetryableError, Unavailable
+from ..errors import Gone, RetryableError, StoreError, Unavailable
 from ..protocol import ResourceKind, WatchEvent
 from .answers import Subject, error_from_status
 from .transport import Query, Transport
@@ -64,7 +64,7 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
     while not transport.closed:
         query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
                  ("timeoutSeconds", str(max(1, math.ceil(timeout_seconds))))]  # the server takes whole seconds only
-        error: RetryableError | None = None
+        error: StoreError | None = None
         try:
             response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
         except Gone:
@@ -81,8 +81,8 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
             seen = 0
             try:
                 async for event in _lines(response):
-                    obj = event.get("object") if isinstance(event.get("object"), dict) else {}
-                    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                    obj = event["object"] if isinstance(event.get("object"), dict) else {}
+                    metadata = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
                     kind_of_event = event.get("type")
                     if kind_of_event == "ERROR":
                         status_error = error_from_status(int(obj.get("code") or 500), obj, subject)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -59,15 +58,6 @@ def per_domain(domains: Mapping[str, list[str]], prefix: str) -> list[Group]:
     return [Group(f"{prefix}-{i}", tuple(names), domains=(domain,)) for i, (domain, names) in enumerate(domains.items())]
 
 
-def screening_groups(nodes: Sequence[Node], topology_key: str | None) -> list[Group]:
-    """Diagnose stage 1: one group per domain, or chunks of max(ceil(sqrt N), 2) without topology."""
-    if topology_key and all(topology_key in node_labels(n) for n in nodes):
-        return per_domain(domains_of(nodes, topology_key), "screen")
-    names = sorted(node_name(n) for n in nodes)
-    size = max(math.ceil(math.sqrt(len(names))), 2) if names else 2
-    return [Group(f"screen-{i}", tuple(names[s : s + size])) for i, s in enumerate(range(0, len(names), size))]
-
-
 def plan_groups(
     nodes: Sequence[Node],
     test_scale: str,
@@ -76,14 +66,13 @@ def plan_groups(
     topology_key: str,
     per_node: bool = False,
 ) -> list[Group]:
-    """The groups a testScale gives on these (already discovered, name-sorted) nodes."""
+    """The groups a testScale gives on these (already discovered, name-sorted) nodes; diagnose plans its own
+    (engine/partition.py hands it over)."""
     names = sorted(node_name(n) for n in nodes)
     if per_node or test_scale == "intra-node":
         return [Group(f"group-{i}", (name,)) for i, name in enumerate(names)]
     if test_scale == "intra-rack":
         return per_domain(domains_of(nodes, topology_key), "group")
-    if test_scale == "diagnose":
-        return screening_groups(nodes, topology_key)
     if nodes_per_job > len(names):
         raise PartitionError(f"{nodes_per_job} nodes per job but only {len(names)} eligible nodes")
     return chunk(names, nodes_per_job)

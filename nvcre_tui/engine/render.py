@@ -15,6 +15,7 @@ from typing import Any
 from nvcre_tui.engine.api import (
     AppliedOverride,
     Certification,
+    DiagnoseStatus,
     GroupStatus,
     OrchestrationStatus,
     Workflow,
@@ -24,11 +25,12 @@ from nvcre_tui.engine.api import (
 from nvcre_tui.engine.catalog import Catalog, CatalogEntry
 from nvcre_tui.engine.discovery import Discovery, discover
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.grouping import Group, PartitionError, plan_groups
+from nvcre_tui.engine.grouping import Group, PartitionError
 from nvcre_tui.engine.merge import deep_merge
 from nvcre_tui.engine.nodes import Node
 from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.options import CategoryOptions
+from nvcre_tui.engine.partition import Partition, partition
 from nvcre_tui.engine.platform import CLIQUE_LABEL, PlatformError, topology_key
 from nvcre_tui.engine.resolve import auto_nodes_per_job, resolve_options
 
@@ -156,18 +158,19 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
         raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
     key = CLIQUE_LABEL if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
-    try:
-        groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=entry.per_node)
+    spec, applied = render_run_spec(entry, options, platform, arch, npj)
+    workflow = _workflow(cert, index, entry, options, spec, scale, npj, key)
+    try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
+        plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
     except PartitionError as error:
         raise RenderError(str(error), "nodesPerJob" if "nodes per job" in str(error) else None) from None
-    spec, applied = render_run_spec(entry, options, platform, arch, npj)
-    workflow = _workflow(cert, index, entry, options, spec, scale, npj, found, groups, applied, key)
-    return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=groups)
+    workflow.status = _planned(found, plan, applied)
+    return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
 
 
 def _workflow(
     cert: Certification, index: int, entry: CatalogEntry, options: CategoryOptions, spec: WorkloadRunSpec, scale: str,
-    npj: int, found: Discovery, groups: list[Group], applied: list[AppliedOverride], key: str,
+    npj: int, key: str,
 ) -> Workflow:
     name = category_workflow_name(cert, index)
     owner = (
@@ -203,16 +206,21 @@ def _workflow(
         workflow["spec"]["validation"] = {"performance": {"enabled": True, "thresholds": dict(options.thresholds), "measurementTimeout": options.measurement_timeout}}
     if cert.spec.gang_scheduler:
         workflow["spec"]["gangScheduler"] = cert.spec.gang_scheduler.to_wire()
-    model = Workflow.model_validate(workflow)
-    model.status = WorkflowStatus(
+    return Workflow.model_validate(workflow)
+
+
+def _planned(found: Discovery, plan: Partition, applied: list[AppliedOverride]) -> WorkflowStatus:
+    """The status the Workflow controller's partitioning writes, as a preview."""
+    groups = plan.groups
+    return WorkflowStatus(
         orchestration=OrchestrationStatus(
-            total_nodes=len(found.nodes), nodes_per_job=npj, total_groups=len(groups), detected_platform=found.platform,
+            total_nodes=len(found.nodes), nodes_per_job=plan.nodes_per_job, total_groups=len(groups), detected_platform=found.platform,
             detected_gpu_architecture=found.architecture, excluded_nodes=found.excluded or None,
             exclusion_reason=found.exclusion_reason(), applied_overrides=applied or None,
+            diagnose=DiagnoseStatus.model_validate(plan.diagnose) if plan.diagnose is not None else None,
             groups=[GroupStatus(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in groups],
         )
     )
-    return model
 
 
 def render_certification(cert: Certification, nodes: Sequence[Node], catalog: Catalog, where: str) -> list[RenderedCategory]:

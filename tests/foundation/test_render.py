@@ -60,3 +60,72 @@ def test_render_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     monkeypatch.setattr("sys.stdin", io.StringIO((CASES[0] / "cert.yaml").read_text()))
     assert main(["certification", "render", "-"]) == 0
     assert "kind: Workflow" in capsys.readouterr().out
+
+
+class IdleRunner:
+    """A cluster whose pods never start (no kubelet, as under envtest): the engine plans and creates, nothing runs."""
+
+    simulated = False
+
+    async def reconcile_run(self, run: dict[str, Any]) -> float | None:
+        return None
+
+    async def logs(self, run: dict[str, Any]) -> list[str]:
+        return []
+
+    async def stop(self, run: dict[str, Any]) -> None:
+        return None
+
+    async def tick(self) -> float | None:
+        return None
+
+
+async def engine_groups(workflows: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """The first-iteration groups the Workflow controller itself partitions each (status-less) Workflow into."""
+    from nvcre_tui.engine.catalog import default_catalog
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.engine import Engine, engine_cache
+    from nvcre_tui.engine.session import SIM_START
+    from nvcre_tui.engine.store import NODE, WORKFLOW, MemoryStore
+    from nvcre_tui.engine.store.writethrough import WriteThroughStore
+
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    for node in nodes:  # a create drops status (a subresource): write it as the kubelet would
+        created = await store.create(NODE, node)
+        if node.get("status"):
+            await store.update_status(NODE, {**created, "status": node["status"]})
+    for workflow in workflows:
+        await store.create(WORKFLOW, {k: v for k, v in workflow.items() if k != "status"})
+    cache = engine_cache(store)
+    engine = Engine(WriteThroughStore(store, cache), clock, default_catalog(), IdleRunner(), cache=cache)
+    await cache.start()
+    try:
+        await engine.settle()
+    finally:
+        await engine.stop()
+        await cache.stop()
+    planned = {}
+    for workflow in (await store.list(WORKFLOW)).items:
+        groups = workflow["status"]["orchestration"]["groups"]
+        planned[workflow["metadata"]["name"]] = {g["name"]: g["nodes"] for g in groups}
+    return planned
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_render_shows_the_groups_the_engine_creates(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What `render` (and the compose preview, which renders the same way) shows is what the Workflow runs."""
+    import asyncio
+
+    from nvcre_tui.cli.certification import target_nodes
+
+    argv = ["certification", "render", str(case / "cert.yaml"), "-o", "json"]
+    nodes_file = str(case / "nodes.yaml") if (case / "nodes.yaml").exists() else None
+    scenario_file = str(case / "scenario.yaml") if (case / "scenario.yaml").exists() else None
+    argv += ["--nodes", nodes_file] if nodes_file else []
+    argv += ["--scenario", scenario_file] if scenario_file else []
+    assert main(argv) == 0, capsys.readouterr().err
+    rendered = json.loads(capsys.readouterr().out)["items"]
+    shown = {wf["metadata"]["name"]: {g["name"]: g["nodes"] for g in wf["status"]["orchestration"]["groups"]} for wf in rendered}
+    assert shown and all(shown.values())
+    assert asyncio.run(engine_groups(rendered, target_nodes(nodes_file, scenario_file))) == shown

@@ -4,7 +4,6 @@ NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine import diagnose
@@ -13,8 +12,8 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import GROUP_NODES, is_done, job_failed
 from nvcre_tui.engine.discovery import discover
-from nvcre_tui.engine.grouping import Group, PartitionError, domains_of, plan_groups
-from nvcre_tui.engine.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.grouping import Group, PartitionError
+from nvcre_tui.engine.partition import partition
 from nvcre_tui.engine.platform import PlatformError
 from nvcre_tui.engine.results import (
     failed_nodes_configmap,
@@ -94,19 +93,14 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     if not found.nodes:
         await _fail(ctx, wf, "NodeDiscoveryError", "no eligible nodes match the target" + (f" ({found.exclusion_reason()})" if excluded else ""), {"orchestration": base})
         return
-    scale = orch_spec.get("testScale") or "full-scale"
-    key = ((orch_spec.get("diagnose") or orch_spec.get("topology") or {}).get("topologyKey")) or "nvidia.com/gpu.clique"
-    npj = min(int(orch_spec.get("nodesPerJob") or len(found.nodes)), len(found.nodes))
     try:
-        if scale == "diagnose":
-            limit = int((orch_spec.get("execution") or {}).get("maxConcurrent") or 0)
-            state = diagnose.start(_domains(found.nodes, key), int(orch_spec["diagnose"].get("minGroupSize", 2)), limit)
-            groups, base["diagnose"] = diagnose.plan_round(state), state.to_dict()
-        else:
-            groups = plan_groups(found.nodes, scale, nodes_per_job=npj, topology_key=key, per_node=bool(orch_spec.get("perNode")))
+        plan = partition(found.nodes, orch_spec)
     except PartitionError as error:
         await _fail(ctx, wf, "PartitionError", str(error), {"orchestration": base})
         return
+    groups, npj = plan.groups, plan.nodes_per_job
+    if plan.diagnose is not None:
+        base["diagnose"] = plan.diagnose
     orch = {**base, "nodesPerJob": npj, "totalGroups": len(groups), "groups": [_group_status(g) for g in groups]}
     message = f"Discovered {len(found.nodes)} nodes, partitioned into {len(groups)} groups ({npj} nodes/job)"
     conditions = cond.with_phase(None, "InProgress", "GroupsPartitioned", message, ctx.now())
@@ -114,12 +108,6 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     if excluded:
         events.append(("Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}"))
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}, events)
-
-
-def _domains(nodes: Sequence[Node], key: str) -> dict[str, list[str]]:
-    if all(key in node_labels(node) for node in nodes):
-        return domains_of(nodes, key)
-    return {"": sorted(node_name(node) for node in nodes)}
 
 
 def _group_status(group: Group) -> Obj:

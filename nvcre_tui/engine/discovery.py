@@ -14,12 +14,12 @@ from nvcre_tui.engine.apibase import NodeSelectorRequirement, TaintSelector, Tar
 from nvcre_tui.engine.api import ExcludedNode
 from nvcre_tui.engine.nodes import Node, is_cordoned, node_labels, node_name, node_taints
 from nvcre_tui.engine.platform import (
-    GPU_PRESENT_LABEL,
     allocatable_gpus,
     fleet_platform,
     majority_architecture,
     node_gpu_architecture,
 )
+from nvcre_tui.engine.vocabulary import LABEL_GPU_PRESENT
 
 _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
     "In": lambda labels, req: labels.get(req.key) in (req.values or []),
@@ -82,7 +82,7 @@ def matches_target(node: Node, target: TargetSpec) -> bool:
 
 def is_gpu_node(node: Node) -> bool:
     """Labelled nvidia.com/gpu.present=true by GPU feature discovery."""
-    return node_labels(node).get(GPU_PRESENT_LABEL) == "true"
+    return node_labels(node).get(LABEL_GPU_PRESENT) == "true"
 
 
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int]) -> Discovery:

@@ -30,7 +30,7 @@ from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.job import GROUP_NODES, reconcile_job
+from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
 from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_finished
 from nvcre_tui.engine.runners.base import Runner
@@ -39,6 +39,7 @@ from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, Sto
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workqueue import WorkQueue
+from nvcre_tui.engine.vocabulary import group_nodes
 
 __all__ = ["Engine", "ENGINE_KINDS", "INDEXED_LABELS", "engine_cache", "Metrics"]
 
@@ -139,8 +140,7 @@ class Engine:
         for obj, keep in ((old, False), (new, True)):
             if obj is None:
                 continue
-            text = (obj["metadata"].get("annotations") or {}).get(GROUP_NODES)
-            for name in text.split(",") if isinstance(text, str) else ():
+            for name in group_nodes(obj):
                 jobs = self._jobs_on_node.setdefault(name, set())
                 if keep and not cond.is_terminal(obj):
                     jobs.add(key_of(obj))

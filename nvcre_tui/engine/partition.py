@@ -14,7 +14,7 @@ from typing import Any
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.grouping import Group, PartitionError, domains_of, plan_groups
 from nvcre_tui.engine.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.platform import CLIQUE_LABEL
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Partition:
 def topology_key(orchestration: Mapping[str, Any]) -> str:
     """The label that names a node's topology domain (clique) for this Workflow."""
     chosen = (orchestration.get("diagnose") or orchestration.get("topology") or {}).get("topologyKey")
-    return str(chosen or CLIQUE_LABEL)
+    return str(chosen or LABEL_GPU_CLIQUE)
 
 
 def partition(nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> Partition:

@@ -14,15 +14,12 @@ from typing import Any
 
 from nvcre_tui.engine.nodes import Node, node_labels, node_name
 from nvcre_tui.engine.units import parse_quantity
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, RESOURCE_GPU
 
 PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
 FALLBACK_PLATFORM = "onprem"
 UNKNOWN_ARCHITECTURE = "unknown"
 
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-GPU_RESOURCE = "nvidia.com/gpu"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
 TOGETHER_WORKER_LABEL = "node-role.together.ai/worker"
@@ -127,12 +124,12 @@ def gpu_architecture(product: str | None) -> str:
 
 def node_gpu_architecture(node: Node) -> str:
     """A node's architecture from its `nvidia.com/gpu.product` label (`unknown` when unlabelled)."""
-    return gpu_architecture(node_labels(node).get(GPU_PRODUCT_LABEL))
+    return gpu_architecture(node_labels(node).get(LABEL_GPU_PRODUCT))
 
 
 def majority_architecture(nodes: Iterable[Node]) -> str | None:
     """The architecture most labelled nodes have; a tie goes to the earliest node by name. None if none is labelled."""
-    labelled = sorted((n for n in nodes if node_labels(n).get(GPU_PRODUCT_LABEL)), key=node_name)
+    labelled = sorted((n for n in nodes if node_labels(n).get(LABEL_GPU_PRODUCT)), key=node_name)
     votes = Counter(node_gpu_architecture(n) for n in labelled)
     if not votes:
         return None
@@ -143,15 +140,15 @@ def majority_architecture(nodes: Iterable[Node]) -> str | None:
 def topology_key(platform: str, architecture: str) -> str:
     """The node label that groups nodes into racks / NVLink domains for this platform and architecture."""
     if architecture in RACK_SCALE_ARCHITECTURES:
-        return RACK_TOPOLOGY_KEYS.get(platform, CLIQUE_LABEL)
-    return CLIQUE_LABEL
+        return RACK_TOPOLOGY_KEYS.get(platform, LABEL_GPU_CLIQUE)
+    return LABEL_GPU_CLIQUE
 
 
 # ----------------------------------------------------------------------------- GPU count
 
 def allocatable_gpus(node: Node) -> int | None:
     """`status.allocatable["nvidia.com/gpu"]` as an int; None when missing or unreadable."""
-    value = _section(node, "status", "allocatable").get(GPU_RESOURCE)
+    value = _section(node, "status", "allocatable").get(RESOURCE_GPU)
     if value is None or isinstance(value, bool):
         return None
     try:

@@ -31,14 +31,17 @@ from nvcre_tui.engine.nodes import Node
 from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.options import CategoryOptions
 from nvcre_tui.engine.partition import Partition, partition
-from nvcre_tui.engine.platform import CLIQUE_LABEL, PlatformError, topology_key
+from nvcre_tui.engine.platform import PlatformError, topology_key
 from nvcre_tui.engine.resolve import auto_nodes_per_job, resolve_options
+from nvcre_tui.engine.vocabulary import (
+    ANNOTATION_TEST_SCALE,
+    LABEL_CERTIFICATION,
+    LABEL_DOMAIN,
+    LABEL_GPU_CLIQUE,
+    LABEL_MANAGED_BY,
+    LABEL_VARIANT,
+)
 
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
-LABEL_DOMAIN = "nvcre.nvidia.com/category-domain"
-LABEL_VARIANT = "nvcre.nvidia.com/category-variant"
-ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
 
@@ -157,7 +160,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         raise RenderError(f"{entry.key} needs at least {entry.min_gpus} GPUs; {len(found.nodes)} nodes x {gpus} GPUs is too few")
     if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
         raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
-    key = CLIQUE_LABEL if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
+    key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
@@ -186,7 +189,7 @@ def _workflow(
     if scale == "diagnose":
         orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key}
     if options.on_failure == "diagnose":
-        orchestration["onFailure"] = {"diagnose": {"minGroupSize": options.min_group_size, "topologyKey": CLIQUE_LABEL}}
+        orchestration["onFailure"] = {"diagnose": {"minGroupSize": options.min_group_size, "topologyKey": LABEL_GPU_CLIQUE}}
     job_spec: dict[str, Any] = {
         "workload": {"workloadRun": spec.to_wire()},
         "nodeHealthMonitor": {"cel": {"expression": DEFAULT_NODE_HEALTH}},

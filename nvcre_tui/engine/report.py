@@ -13,10 +13,10 @@ from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.job import group_nodes
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.vocabulary import LABEL_WORKFLOW, group_nodes
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
@@ -167,7 +167,7 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
     by_name = {wf["metadata"]["name"]: wf for wf in workflows}
     jobs_by_wf: dict[str, list[Obj]] = {}
     for job in jobs:
-        jobs_by_wf.setdefault((job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow", ""), []).append(job)
+        jobs_by_wf.setdefault((job["metadata"].get("labels") or {}).get(LABEL_WORKFLOW, ""), []).append(job)
     status = cert.get("status") or {}
     categories = []
     for item in status.get("categoryStatuses") or [{"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []]:

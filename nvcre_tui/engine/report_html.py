@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from nvcre_tui.engine.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, LABEL_WORKFLOW, group_nodes
+
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
 SERIES_COLOURS = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2")
@@ -208,18 +210,18 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
     notes: dict[str, str] = {}
     for wf in workflows:
         labels = wf["metadata"].get("labels") or {}
-        key = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+        key = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
         measurement = (((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("workload", {}).get("workloadRun", {}).get("measurement") or {}
         if measurement.get("parser") != "nccl":
             continue
         found: dict[str, dict[int, float]] = {}
         problems = []
-        for job in (j for j in jobs if (j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") == wf["metadata"]["name"]):
+        for job in (j for j in jobs if (j["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) == wf["metadata"]["name"]):
             run = by_run.get(f"{job['metadata']['name']}-run")
             if run is None or ((run.get("status") or {}).get("phase") not in ("Succeeded", "Failed")):
                 continue
-            nodes = [n for n in ((job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes") or "").split(",") if n]
-            label = nodes[0] if len(nodes) == 1 else f"{(job['metadata'].get('labels') or {}).get('nvcre.nvidia.com/group', job['metadata']['name'])} ({len(nodes)} nodes)"
+            nodes = group_nodes(job)
+            label = nodes[0] if len(nodes) == 1 else f"{(job['metadata'].get('labels') or {}).get(LABEL_GROUP, job['metadata']['name'])} ({len(nodes)} nodes)"
             try:
                 result = parse_nccl(await logs.lines(run))
             except ParseError as error:

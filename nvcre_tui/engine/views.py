@@ -15,11 +15,10 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_VARIANT, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
-# Map states from most to least urgent: a node shows the most urgent of its states.
-STATE_ORDER = ("failed", "suspect", "running", "inconclusive", "excluded", "passed", "untested")
 NODE_SPECIFIC_REASONS = {"HardwareFailureDetected", "SchedulingBlocked"}
 
 
@@ -43,11 +42,11 @@ class Snapshot:
 
     def workflows_of(self, cert_name: str) -> list[Obj]:
         """The certification's Workflows, in category order."""
-        return [wf for wf in self.workflows if (wf["metadata"].get("labels") or {}).get("nvcre.nvidia.com/certification") == cert_name]
+        return [wf for wf in self.workflows if (wf["metadata"].get("labels") or {}).get(LABEL_CERTIFICATION) == cert_name]
 
     def jobs_of(self, workflow_name: str) -> list[Obj]:
         """A Workflow's Jobs, by name."""
-        return sorted((j for j in self.jobs if (j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") == workflow_name),
+        return sorted((j for j in self.jobs if (j["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) == workflow_name),
                       key=lambda j: j["metadata"]["name"])
 
     def run_of(self, job_name: str) -> Obj | None:
@@ -131,7 +130,7 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
                 details.setdefault(node, "diagnose: intermittent (fails some tests, passes others)")
             group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
             for job in snapshot.jobs_of(wf["metadata"]["name"]):
-                members = [n for n in (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",") if n]
+                members = group_nodes(job)
                 blamed = (job.get("status") or {}).get("failedNodes") or []
                 if orch.get("diagnose") is not None or not blamed:
                     continue
@@ -158,7 +157,7 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
     for node in snapshot.nodes:
         name = node_name(node)
         found = states.get(name, {"untested"})
-        state = next(s for s in STATE_ORDER if s in found or s == "untested")
+        state = next(s for s in STATE_PRECEDENCE if s in found or s == "untested")
         result[name] = (state, details.get(name, ""))
     return result
 
@@ -166,7 +165,7 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
 def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:
     """Node counts by map state, plus totals."""
     counts = Counter(state for state, _ in states.values())
-    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s: counts.get(s, 0) for s in STATE_ORDER}}
+    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s: counts.get(s, 0) for s in STATE_PRECEDENCE}}
 
 
 def node_domain(node: Obj, topology_key: str) -> str:
@@ -180,9 +179,9 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
     for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
         for wf in snapshot.workflows_of(cert["metadata"]["name"]):
             labels = wf["metadata"].get("labels") or {}
-            category = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+            category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
             for job in snapshot.jobs_of(wf["metadata"]["name"]):
-                nodes = (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",")
+                nodes = group_nodes(job)
                 if name not in nodes:
                     continue
                 status = job.get("status") or {}

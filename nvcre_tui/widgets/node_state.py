@@ -1,56 +1,15 @@
-"""Node states as data: one glyph and one theme variable per state, so colour is never the only signal.
+"""Node states on screen: the map's cell and the component classes that colour each state.
 
-Plain data, no Textual: widgets and screens read this table; themes colour it through `$verdict-<state>`.
+The states, glyphs and orders themselves are wire vocabulary (engine/vocabulary.py); no Textual here either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from types import MappingProxyType
 
+from nvcre_tui.engine.vocabulary import STALE_GLYPH, STATE_GLYPHS, NodeState
 
-class NodeState(StrEnum):
-    """What the console knows about one node, most urgent first: the display order of legends and counts
-    (a header cut short by a narrow block still shows the failures)."""
-
-    FAILED = "failed"
-    SUSPECT = "suspect"
-    INCONCLUSIVE = "inconclusive"
-    RUNNING = "running"
-    UNTESTED = "untested"
-    PASSED = "passed"
-    EXCLUDED = "excluded"
-
-    @property
-    def glyph(self) -> str:
-        """One-cell symbol for the state (distinct shapes, readable without colour)."""
-        return STATE_GLYPHS[self]
-
-    @property
-    def variable(self) -> str:
-        """Theme variable holding the state's colour, without the `$`."""
-        return f"verdict-{self.value}"
-
-
-# Every glyph is one terminal cell and East-Asian-width "neutral" or "narrow", so it never turns double-width.
-STATE_GLYPHS: Mapping[NodeState, str] = MappingProxyType(
-    {
-        NodeState.FAILED: "✗",
-        NodeState.SUSPECT: "!",
-        NodeState.INCONCLUSIVE: "?",
-        NodeState.RUNNING: "⋯",
-        NodeState.UNTESTED: "◦",
-        NodeState.PASSED: "✓",
-        NodeState.EXCLUDED: "⊘",
-    }
-)
-
-
-# A map overlay mark (not a state: it sits beside the state's glyph): the node's software baseline changed
-# since its last archived pass, so it needs re-certification.
-STALE_GLYPH = "↻"
+__all__ = ["STALE_GLYPH", "STATE_GLYPHS", "NodeCell", "NodeState", "state_component_classes", "state_component_css"]
 
 
 @dataclass(frozen=True)

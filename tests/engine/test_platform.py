@@ -16,8 +16,6 @@ import pytest
 import yaml
 
 from nvcre_tui.engine.platform import (
-    CLIQUE_LABEL,
-    GPU_PRODUCT_LABEL,
     PLATFORMS,
     PlatformError,
     allocatable_gpus,
@@ -29,6 +27,7 @@ from nvcre_tui.engine.platform import (
     node_gpu_architecture,
     topology_key,
 )
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "platform"
 UPDATE_GOLDEN = os.environ.get("NVCRE_UPDATE_GOLDEN") == "1"
@@ -127,7 +126,7 @@ def test_gpu_architecture(product: str | None, architecture: str) -> None:
 
 
 def labelled(name: str, product: str | None) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {GPU_PRODUCT_LABEL: product} if product else {}}}
+    return {"metadata": {"name": name, "labels": {LABEL_GPU_PRODUCT: product} if product else {}}}
 
 
 def test_majority_architecture_rules() -> None:
@@ -145,10 +144,10 @@ def test_majority_architecture_rules() -> None:
         ("aws", "gb200", "topology.k8s.aws/network-node-layer-1"),
         ("gcp", "gb300", "cloud.google.com/gce-topology-block"),
         ("azure", "gb300", "kubernetes.azure.com/ppg"),
-        ("oci", "gb200", CLIQUE_LABEL),
-        ("onprem", "gb300", CLIQUE_LABEL),
-        ("aws", "h100", CLIQUE_LABEL),
-        ("gcp", "unknown", CLIQUE_LABEL),
+        ("oci", "gb200", LABEL_GPU_CLIQUE),
+        ("onprem", "gb300", LABEL_GPU_CLIQUE),
+        ("aws", "h100", LABEL_GPU_CLIQUE),
+        ("gcp", "unknown", LABEL_GPU_CLIQUE),
     ],
 )
 def test_topology_key(platform: str, architecture: str, key: str) -> None:

@@ -34,16 +34,10 @@ from nvcre_tui.engine.thresholds import (
     violations,
 )
 from nvcre_tui.engine.units import format_duration, parse_duration
+from nvcre_tui.engine.vocabulary import group_nodes
 
 Obj = dict[str, Any]
-GROUP_NODES = "nvcre.nvidia.com/group-nodes"
 TAIL_LINES = 40
-
-
-def group_nodes(job: Obj) -> list[str]:
-    """The group's node names (annotation written by the Workflow)."""
-    text = (job["metadata"].get("annotations") or {}).get(GROUP_NODES, "")
-    return [name for name in text.split(",") if name]
 
 
 def is_done(job: Obj) -> bool:

@@ -10,7 +10,7 @@ from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.apibase import TargetSpec
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.job import GROUP_NODES, is_done, job_failed
+from nvcre_tui.engine.controllers.job import is_done, job_failed
 from nvcre_tui.engine.discovery import discover
 from nvcre_tui.engine.grouping import Group, PartitionError
 from nvcre_tui.engine.partition import partition
@@ -22,11 +22,9 @@ from nvcre_tui.engine.results import (
 )
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
+from nvcre_tui.engine.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 
 Obj = dict[str, Any]
-LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
-LABEL_GROUP = "nvcre.nvidia.com/group"
-LABEL_ITERATION = "nvcre.nvidia.com/iteration"
 
 
 async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | None:
@@ -137,7 +135,7 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
         labels = {**((template.get("metadata") or {}).get("labels") or {}), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
                   LABEL_ITERATION: str(orch.get("currentIteration", 1))}
         job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": template["spec"],
-               "metadata": {"name": name, "labels": labels, "annotations": {GROUP_NODES: ",".join(group["nodes"])}}}
+               "metadata": {"name": name, "labels": labels, "annotations": {ANNOTATION_GROUP_NODES: group_nodes_value(group["nodes"])}}}
         await ctx.create_child(JOB, wf, job)
         group.update(phase="Running", jobRef=name, startTime=ctx.now())
         running.append(set(group["nodes"]))

@@ -21,9 +21,10 @@ from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import open_history
-from nvcre_tui.engine.history.record import CERT_LABEL, CertRecord, build_record
+from nvcre_tui.engine.history.record import CertRecord, build_record
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
+from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION
 
 Obj = dict[str, Any]
 GRACE_SECONDS = 5.0
@@ -127,8 +128,8 @@ class Archiver:
 
     def _workflows(self, cert: Obj) -> list[Obj]:
         meta = cert["metadata"]
-        found = self.cache.labelled(WORKFLOW, CERT_LABEL, meta["name"]) if CERT_LABEL in self.cache.label_keys else \
-            [wf for wf in self.cache.list(WORKFLOW) if (wf["metadata"].get("labels") or {}).get(CERT_LABEL) == meta["name"]]
+        found = self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, meta["name"]) if LABEL_CERTIFICATION in self.cache.label_keys else \
+            [wf for wf in self.cache.list(WORKFLOW) if (wf["metadata"].get("labels") or {}).get(LABEL_CERTIFICATION) == meta["name"]]
         return [wf for wf in found if wf["metadata"].get("namespace") == meta.get("namespace")
                 and any(ref.get("uid") == meta.get("uid") for ref in wf["metadata"].get("ownerReferences") or [])]
 

@@ -19,12 +19,14 @@ from typing import Any
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST, ResourceStore
+from nvcre_tui.engine.vocabulary import (
+    ANNOTATION_NVSENTINEL_FAILURES,
+    LABEL_NVSENTINEL_REQUEST,
+    LABEL_NVSENTINEL_STATE,
+    TAINT_NVSENTINEL_FAILED,
+)
 
 Obj = dict[str, Any]
-VALIDATION_STATE = "nvsentinel.nvidia.com/validation-state"
-ACTIVE_REQUEST = "nvsentinel.nvidia.com/active-validation-request"
-FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details"
-CERT_FAILED_TAINT = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed"
 
 # Overlay marks, most telling first: (state, glyph, what it means). One narrow cell each, never colour alone.
 MARKS: tuple[tuple[str, str, str], ...] = (
@@ -113,9 +115,9 @@ def sentinel_view(node: Mapping[str, Any], requests: Sequence[Obj] = ()) -> Sent
     """NVSentinel's view of one Node (and of the ValidationRequests naming it)."""
     metadata = node.get("metadata") or {}
     labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
-    taint = next((t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict) and t.get("key") == CERT_FAILED_TAINT), None)
-    failures, note = _failures(annotations.get(FAILURES))
-    return SentinelView(labels.get(VALIDATION_STATE), annotations.get(ACTIVE_REQUEST),
+    taint = next((t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict) and t.get("key") == TAINT_NVSENTINEL_FAILED), None)
+    failures, note = _failures(annotations.get(ANNOTATION_NVSENTINEL_FAILURES))
+    return SentinelView(labels.get(LABEL_NVSENTINEL_STATE), annotations.get(LABEL_NVSENTINEL_REQUEST),
                         f"{taint['key']}={taint.get('value', '')}:{taint.get('effect', '')}" if taint else None,
                         failures, note, requests_for(str(metadata.get("name") or ""), requests))
 

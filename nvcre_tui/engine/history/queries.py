@@ -16,7 +16,7 @@ from typing import Any
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
-from nvcre_tui.engine.views import STATE_ORDER
+from nvcre_tui.engine.vocabulary import STATE_PRECEDENCE
 
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}
@@ -24,7 +24,7 @@ NOT_PASSED = {"failed", "suspect", "inconclusive"}
 
 def overall(states: list[str]) -> str:
     """The most urgent state of a node's categories."""
-    return next((s for s in STATE_ORDER if s in states), "untested")
+    return next((s for s in STATE_PRECEDENCE if s in states), "untested")
 
 
 def passed(states: list[str]) -> bool:

@@ -17,10 +17,9 @@ from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.nodes import node_name
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
+from nvcre_tui.engine.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 
 Obj = dict[str, Any]
-CERT_LABEL = "nvcre.nvidia.com/certification"
-GROUP_NODES = "nvcre.nvidia.com/group-nodes"
 
 
 @dataclass(frozen=True)
@@ -57,20 +56,16 @@ class CertRecord:
     baselines: dict[str, Baseline]
 
 
-def _members(job: Obj) -> list[str]:
-    return [n for n in ((job["metadata"].get("annotations") or {}).get(GROUP_NODES) or "").split(",") if n]
-
-
 def _job_order(job: Obj) -> tuple[int, str, str]:
     labels = job["metadata"].get("labels") or {}
-    iteration = labels.get("nvcre.nvidia.com/iteration") or "0"
+    iteration = labels.get(LABEL_ITERATION) or "0"
     return (int(iteration) if iteration.isdigit() else 0, job["metadata"].get("creationTimestamp") or "", job["metadata"]["name"])
 
 
 def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Sequence[Obj]) -> list[NodeResult]:
     """Every node that took part in (or was excluded from) one category."""
     labels = workflow["metadata"].get("labels") or {}
-    category = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+    category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
     status = workflow.get("status") or {}
     orch = status.get("orchestration") or {}
     jobs = sorted(jobs, key=_job_order)
@@ -78,7 +73,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     for group in orch.get("groups") or []:
         involved.update(dict.fromkeys(group.get("nodes") or []))
     for job in jobs:
-        involved.update(dict.fromkeys(_members(job)))
+        involved.update(dict.fromkeys(group_nodes(job)))
     excluded = {item["name"]: item for item in orch.get("excludedNodes") or []}
     failed = {item["name"]: item for item in status.get("failedNodes") or []}
     involved.update(dict.fromkeys(excluded))
@@ -90,8 +85,8 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     results = []
     for name in involved:
         state, detail = states.get(name, ("untested", ""))
-        mine = [job for job in jobs if name in _members(job)]
-        rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(_members(job)),
+        mine = [job for job in jobs if name in group_nodes(job)]
+        rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(group_nodes(job)),
                  "measurements": (job.get("status") or {}).get("measurements") or {},
                  "failures": [f for f in (job.get("status") or {}).get("failedNodes") or [] if f.get("name") == name]}
                 for job in mine]

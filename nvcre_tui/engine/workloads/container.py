@@ -11,7 +11,7 @@ from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.platform import GPU_RESOURCE
+from nvcre_tui.engine.vocabulary import RESOURCE_GPU
 from nvcre_tui.engine.workloads.placement import Placement, child_name
 
 Obj = dict[str, Any]
@@ -41,8 +41,8 @@ def _amount(value: int | str) -> str | None:
 def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
     """GPU, NIC, EFA, RDMA ... amounts per node; a 0 means "do not request" (mlnxPerNode=0 opts out)."""
     amounts = {name: text for name, value in (spec.extended_resources or {}).items() if (text := _amount(value))}
-    if GPU_RESOURCE not in amounts and spec.gpus_per_node:
-        amounts[GPU_RESOURCE] = str(spec.gpus_per_node)
+    if RESOURCE_GPU not in amounts and spec.gpus_per_node:
+        amounts[RESOURCE_GPU] = str(spec.gpus_per_node)
     if spec.nic_resource_name and spec.mlnx_per_node:
         amounts.setdefault(spec.nic_resource_name, str(spec.mlnx_per_node))
     return dict(sorted(amounts.items()))

@@ -1,0 +1,109 @@
+"""The wire vocabulary: every label, annotation and resource key nvcre writes or reads, in one place.
+
+Ours (`nvcre.nvidia.com/...`) tie the objects of one certification together; the rest belong to other
+projects (Kubernetes, the GPU Operator's feature discovery, Kubeflow Trainer, KAI, NVSentinel) and are
+only read, or set on the pods we create as those projects document. Metric keys live with their units
+in thresholds.METRICS. Node states, their glyphs and their two orders are here too (plain data, no Textual:
+the console colours them through `$verdict-<state>` theme variables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+# -- ours: labels (selectable) -------------------------------------------------------------------------------
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
+LABEL_DOMAIN = "nvcre.nvidia.com/category-domain"
+LABEL_VARIANT = "nvcre.nvidia.com/category-variant"
+LABEL_WORKFLOW = "nvcre.nvidia.com/workflow"
+LABEL_GROUP = "nvcre.nvidia.com/group"
+LABEL_ITERATION = "nvcre.nvidia.com/iteration"
+LABEL_JOB = "nvcre.nvidia.com/job"
+LABEL_ROLE = "nvcre.nvidia.com/role"
+
+# -- ours: annotations ---------------------------------------------------------------------------------------
+ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
+ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
+ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"
+
+# -- Kubernetes ----------------------------------------------------------------------------------------------
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+
+# -- the GPU Operator (GPU feature discovery, device plugin) -------------------------------------------------
+LABEL_GPU_CLIQUE = "nvidia.com/gpu.clique"
+LABEL_GPU_PRODUCT = "nvidia.com/gpu.product"
+LABEL_GPU_PRESENT = "nvidia.com/gpu.present"
+LABEL_GPU_COUNT = "nvidia.com/gpu.count"
+LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+RESOURCE_GPU = "nvidia.com/gpu"
+
+# -- KAI scheduler -------------------------------------------------------------------------------------------
+LABEL_KAI_QUEUE = "kai.scheduler/queue"
+
+# -- NVSentinel (read only: the engine writes none of them) --------------------------------------------------
+LABEL_NVSENTINEL_STATE = "nvsentinel.nvidia.com/validation-state"
+LABEL_NVSENTINEL_REQUEST = "nvsentinel.nvidia.com/active-validation-request"
+TAINT_NVSENTINEL_FAILED = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed"
+ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details"
+
+
+def group_nodes(obj: Mapping[str, Any]) -> list[str]:
+    """The node names a Job's group-nodes annotation lists ([] when it has none)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(ANNOTATION_GROUP_NODES) if isinstance(annotations, Mapping) else None
+    return [name for name in text.split(",") if name] if isinstance(text, str) else []
+
+
+def group_nodes_value(names: Iterable[str]) -> str:
+    """The group-nodes annotation's value for these node names."""
+    return ",".join(names)
+
+
+class NodeState(StrEnum):
+    """What is known about one node, in display order (legends, counts): most urgent first, so a header cut
+    short by a narrow block still shows the failures."""
+
+    FAILED = "failed"
+    SUSPECT = "suspect"
+    INCONCLUSIVE = "inconclusive"
+    RUNNING = "running"
+    UNTESTED = "untested"
+    PASSED = "passed"
+    EXCLUDED = "excluded"
+
+    @property
+    def glyph(self) -> str:
+        """One-cell symbol for the state (distinct shapes, readable without colour)."""
+        return STATE_GLYPHS[self]
+
+    @property
+    def variable(self) -> str:
+        """Theme variable holding the state's colour, without the `$`."""
+        return f"verdict-{self.value}"
+
+
+# Every glyph is one terminal cell and East-Asian-width "neutral" or "narrow", so it never turns double-width.
+STATE_GLYPHS: Mapping[NodeState, str] = MappingProxyType({
+    NodeState.FAILED: "✗", NodeState.SUSPECT: "!", NodeState.INCONCLUSIVE: "?", NodeState.RUNNING: "⋯",
+    NodeState.UNTESTED: "◦", NodeState.PASSED: "✓", NodeState.EXCLUDED: "⊘",
+})
+
+# Which state a node shows when its categories say several things. Not the display order, on purpose: a test
+# running now outranks an older inconclusive verdict (the operator watches it change), and an exclusion
+# outranks a pass elsewhere (the node is not certified for everything asked).
+STATE_PRECEDENCE: tuple[NodeState, ...] = (
+    NodeState.FAILED, NodeState.SUSPECT, NodeState.RUNNING, NodeState.INCONCLUSIVE,
+    NodeState.EXCLUDED, NodeState.PASSED, NodeState.UNTESTED,
+)
+
+# Beside a state, not one: the node's software baseline changed since its last archived pass.
+STALE_GLYPH = "↻"
+
+# A certification's, category's or Job's phase as one glyph (reports and screens).
+PHASE_GLYPHS: Mapping[str, str] = MappingProxyType({
+    "Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Scheduling": "·", "Pending": "·",
+})

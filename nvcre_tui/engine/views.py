@@ -158,14 +158,14 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
         name = node_name(node)
         found = states.get(name, {"untested"})
         state = next(s for s in STATE_PRECEDENCE if s in found or s == "untested")
-        result[name] = (state, details.get(name, ""))
+        result[name] = (state.value, details.get(name, ""))
     return result
 
 
 def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:
     """Node counts by map state, plus totals."""
     counts = Counter(state for state, _ in states.values())
-    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s: counts.get(s, 0) for s in STATE_PRECEDENCE}}
+    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}}
 
 
 def node_domain(node: Obj, topology_key: str) -> str:

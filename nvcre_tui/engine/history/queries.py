@@ -24,7 +24,7 @@ NOT_PASSED = {"failed", "suspect", "inconclusive"}
 
 def overall(states: list[str]) -> str:
     """The most urgent state of a node's categories."""
-    return next((s for s in STATE_PRECEDENCE if s in states), "untested")
+    return next((s.value for s in STATE_PRECEDENCE if s in states), "untested")
 
 
 def passed(states: list[str]) -> bool:

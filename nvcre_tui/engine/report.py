@@ -15,8 +15,9 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
+from nvcre_tui.engine.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
-from nvcre_tui.engine.vocabulary import LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.vocabulary import group_nodes
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
@@ -38,27 +39,24 @@ def _low(threshold: str | None, busbw: float | None) -> bool | None:
         return None
 
 
-def _group_rows(workflow: Obj, jobs: dict[str, Obj], threshold: str | None) -> tuple[list[Obj], list[Obj], list[Obj]]:
-    """(groupBandwidth, failedGroups, iterations) over every iteration of a workflow."""
-    orch = (workflow.get("status") or {}).get("orchestration") or {}
-    history = list(orch.get("iterationHistory") or [])
-    if not history and orch.get("groups"):
-        history = [{"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]}]
+def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj], list[Obj], list[Obj]]:
+    """(groupBandwidth, failedGroups, iterations) over every recorded iteration of a category."""
     bandwidth, failed_groups, iterations = [], [], []
-    for record in history:
-        groups = record.get("groups") or []
+    recorded = category.iterations
+    for record in recorded:
+        groups = record.groups
         states = {g.get("phase") for g in groups}
         starts = [g["startTime"] for g in groups if g.get("startTime")]
         ends = [g["completionTime"] for g in groups if g.get("completionTime")]
         iterations.append({
-            "number": record.get("iteration"),
+            "number": record.number,
             "status": "Failed" if "Failed" in states else "Running" if states & {"Running", "Pending"} else "Succeeded",
             "durationSeconds": _seconds_between(min(starts), max(ends)) if starts and ends else None,
         })
         for group in groups:
-            job = jobs.get(group.get("jobRef") or "") or {}
+            job = category.job_of(group) or {}
             busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
-            label = f"{group['name']} (iter {record.get('iteration')})" if len(history) > 1 else group["name"]
+            label = f"{group['name']} (iter {record.number})" if len(recorded) > 1 else group["name"]
             failed = group.get("phase") == "Failed"
             if busbw is not None or failed:
                 bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed})
@@ -81,8 +79,8 @@ def _failure_message(job: Obj) -> str:
     return ""
 
 
-def _cliques(workflow: Obj) -> list[Obj]:
-    orch = (workflow.get("status") or {}).get("orchestration") or {}
+def _cliques(category: CategoryView) -> list[Obj]:
+    orch = category.orchestration
     if orch.get("diagnose") is not None or not any(g.get("domains") for g in orch.get("groups") or []):
         return []
     return [
@@ -92,8 +90,8 @@ def _cliques(workflow: Obj) -> list[Obj]:
     ]
 
 
-def _bandwidth_summary(workflow: Obj, jobs: dict[str, Obj]) -> Obj | None:
-    values = [j["status"]["measurements"] for j in jobs.values() if (j.get("status") or {}).get("measurements", {}).get("busBandwidthGBps") is not None]
+def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
+    values = [j["status"]["measurements"] for j in jobs if (j.get("status") or {}).get("measurements", {}).get("busBandwidthGBps") is not None]
     if not values:
         return None
     bus = [v["busBandwidthGBps"] for v in values]
@@ -101,17 +99,17 @@ def _bandwidth_summary(workflow: Obj, jobs: dict[str, Obj]) -> Obj | None:
     return {"busBW": round(sum(bus) / len(bus), 2), "minBusBW": min(bus), "maxBusBW": max(bus), "algBW": round(sum(alg) / len(alg), 2) if alg else None, "samples": len(bus)}
 
 
-def _training(jobs: dict[str, Obj]) -> Obj | None:
+def _training(jobs: Sequence[Obj]) -> Obj | None:
     keys = ("goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
-    values = [j["status"]["measurements"] for j in jobs.values() if any(k in ((j.get("status") or {}).get("measurements") or {}) for k in keys)]
+    values = [j["status"]["measurements"] for j in jobs if any(k in ((j.get("status") or {}).get("measurements") or {}) for k in keys)]
     if not values:
         return None
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
 
 
-def _diagnostics(jobs: dict[str, Obj]) -> Obj | None:
+def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
     """DCGM runs: how many nodes ran the suite, and every pass that skipped tests (not a clean pass)."""
-    ran = [j for j in jobs.values() if "diagTestsRun" in ((j.get("status") or {}).get("measurements") or {})]
+    ran = [j for j in jobs if "diagTestsRun" in ((j.get("status") or {}).get("measurements") or {})]
     if not ran:
         return None
     marked = []
@@ -127,29 +125,29 @@ def _diagnostics(jobs: dict[str, Obj]) -> Obj | None:
     return {"samples": len(ran), "passedWithSkippedTests": marked}
 
 
-def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> Obj:
+def category_report(category: CategoryView) -> Obj:
     """One category's section."""
+    status, workflow, jobs = category.status, category.workflow, category.jobs
     row: Obj = {"domain": status["domain"], "variant": status["variant"], "status": status.get("status", "Pending")}
     if status.get("status") == "Failed" or (status.get("reason") and status.get("status") == "Pending"):
         row["failureReason"] = status.get("message") or status.get("reason")
     if workflow is None:
         return row
     wf_status = workflow.get("status") or {}
-    orch = wf_status.get("orchestration") or {}
+    orch = category.orchestration
     spec = workflow["spec"]
     thresholds = (spec["jobTemplate"]["spec"].get("thresholds")) or {}
-    by_name = {j["metadata"]["name"]: j for j in jobs}
-    bandwidth, failed_groups, iterations = _group_rows(workflow, by_name, thresholds.get("busBandwidthGBps"))
+    bandwidth, failed_groups, iterations = _group_rows(category, thresholds.get("busBandwidthGBps"))
     row.update({
         "runtimeSeconds": _seconds_between(wf_status.get("startTime"), wf_status.get("completionTime")),
         "testScale": spec["orchestration"].get("testScale"), "nodesPerJob": orch.get("nodesPerJob"), "jobs": len(jobs),
         "mnnvl": bool(spec["jobTemplate"]["spec"]["workload"]["workloadRun"].get("enableMNNVL")),
         "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
         "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
-        "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(workflow), "groupBandwidth": bandwidth,
-        "bandwidth": _bandwidth_summary(workflow, by_name), "training": _training(by_name), "iterations": iterations,
+        "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(category), "groupBandwidth": bandwidth,
+        "bandwidth": _bandwidth_summary(jobs), "training": _training(jobs), "iterations": iterations,
     })
-    diagnostics = _diagnostics(by_name)
+    diagnostics = _diagnostics(jobs)
     if diagnostics is not None:
         row["diagnostics"] = diagnostics
     if orch.get("diagnose") is not None:
@@ -164,15 +162,14 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
 
 def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Obj:
     """The whole report of one Certification from its objects."""
-    by_name = {wf["metadata"]["name"]: wf for wf in workflows}
-    jobs_by_wf: dict[str, list[Obj]] = {}
-    for job in jobs:
-        jobs_by_wf.setdefault((job["metadata"].get("labels") or {}).get(LABEL_WORKFLOW, ""), []).append(job)
+    return report_of(CertificationView.of(cert, workflows, jobs))
+
+
+def report_of(view: CertificationView) -> Obj:
+    """The whole report of one Certification from the read model."""
+    cert = view.cert
     status = cert.get("status") or {}
-    categories = []
-    for item in status.get("categoryStatuses") or [{"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []]:
-        wf = by_name.get((item.get("workflowRef") or {}).get("name", ""))
-        categories.append(category_report(item, wf, jobs_by_wf.get(wf["metadata"]["name"], []) if wf else []))
+    categories = [category_report(category) for category in view.categories]
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}
     for category in categories:

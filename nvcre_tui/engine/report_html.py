@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nvcre_tui.engine.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.readmodel import Joined
+from nvcre_tui.engine.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, group_nodes
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -206,6 +207,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
     from nvcre_tui.engine.parsers import ParseError, parse_nccl
 
     by_run = {r["metadata"]["name"]: r for r in runs}
+    joined = Joined(workflows, jobs)
     curves: dict[str, dict[str, dict[int, float]]] = {}
     notes: dict[str, str] = {}
     for wf in workflows:
@@ -216,7 +218,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             continue
         found: dict[str, dict[int, float]] = {}
         problems = []
-        for job in (j for j in jobs if (j["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) == wf["metadata"]["name"]):
+        for job in joined.jobs_of(wf["metadata"]["name"]):
             run = by_run.get(f"{job['metadata']['name']}-run")
             if run is None or ((run.get("status") or {}).get("phase") not in ("Succeeded", "Failed")):
                 continue

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.readmodel import CategoryView, CertificationView, Joined
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
-from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_VARIANT, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.vocabulary import STATE_PRECEDENCE, group_nodes
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
@@ -40,14 +42,23 @@ class Snapshot:
         nodes, certifications, workflows, jobs, runs = (result.items for result in lists)
         return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int))
 
+    @cached_property
+    def joined(self) -> Joined:
+        """Workflows by certification and Jobs by Workflow, joined once per snapshot (the read model's index)."""
+        return Joined(self.workflows, self.jobs)
+
+    @cached_property
+    def views(self) -> dict[str, CertificationView]:
+        """Every certification's read model, by name."""
+        return {cert["metadata"]["name"]: self.joined.view(cert) for cert in self.certifications}
+
     def workflows_of(self, cert_name: str) -> list[Obj]:
         """The certification's Workflows, in category order."""
-        return [wf for wf in self.workflows if (wf["metadata"].get("labels") or {}).get(LABEL_CERTIFICATION) == cert_name]
+        return self.joined.workflows_of(cert_name)
 
     def jobs_of(self, workflow_name: str) -> list[Obj]:
         """A Workflow's Jobs, by name."""
-        return sorted((j for j in self.jobs if (j["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) == workflow_name),
-                      key=lambda j: j["metadata"]["name"])
+        return self.joined.jobs_of(workflow_name)
 
     def run_of(self, job_name: str) -> Obj | None:
         """The WorkloadRun of a Job."""
@@ -97,57 +108,63 @@ def _add(states: dict[str, set[str]], node: str, state: str) -> None:
     states.setdefault(node, set()).add(state)
 
 
+def _category_states(category: CategoryView, states: dict[str, set[str]], details: dict[str, str]) -> None:
+    """Add what one category says about each of its nodes."""
+    wf = category.workflow
+    assert wf is not None
+    status = wf.get("status") or {}
+    orch = category.orchestration
+    for item in orch.get("excludedNodes") or []:
+        _add(states, item["name"], "excluded")
+        details.setdefault(item["name"], item.get("message") or item["reason"])
+    for group in orch.get("groups") or []:
+        phase = group.get("phase")
+        for node in group["nodes"]:
+            _add(states, node, {"Running": "running", "Succeeded": "passed"}.get(phase, "untested"))
+    for record in category.iterations:
+        for group in record.groups:
+            if group.get("phase") == "Succeeded":
+                for node in group["nodes"]:
+                    _add(states, node, "passed")
+    diagnose = orch.get("diagnose") or {}
+    # The map follows diagnose round by round: suspects narrow as the waves clear them.
+    for node in diagnose.get("suspectNodes") or []:
+        _add(states, node, "suspect")
+        details.setdefault(node, f"diagnose round {diagnose.get('round', 0)}: suspect")
+    for node in diagnose.get("inconclusiveNodes") or []:
+        _add(states, node, "inconclusive")
+    for node in diagnose.get("intermittentNodes") or []:
+        _add(states, node, "failed")
+        details.setdefault(node, "diagnose: intermittent (fails some tests, passes others)")
+    group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
+    for job in category.jobs:
+        members = group_nodes(job)
+        blamed = (job.get("status") or {}).get("failedNodes") or []
+        if orch.get("diagnose") is not None or not blamed:
+            continue
+        # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group):
+        # failed. A whole group blamed together: suspect. Unblamed members of a failed group ran
+        # but proved nothing: inconclusive.
+        alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
+        for failed in blamed:
+            _add(states, failed["name"], "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect")
+            details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+        for name in set(members) - {f["name"] for f in blamed}:
+            _add(states, name, "inconclusive")
+            details.setdefault(name, f"in failed group {job['metadata']['name']}, not blamed")
+    for failed in status.get("failedNodes") or []:
+        if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
+            _add(states, failed["name"], "failed")
+            details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+
+
 def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, tuple[str, str]]:
     """(state, detail) per node for one certification, or across all when `cert_name` is None."""
     states: dict[str, set[str]] = {}
     details: dict[str, str] = {}
-    certs = [c for c in snapshot.certifications if cert_name in (None, c["metadata"]["name"])]
-    for cert in certs:
-        for wf in snapshot.workflows_of(cert["metadata"]["name"]):
-            status = wf.get("status") or {}
-            orch = status.get("orchestration") or {}
-            for item in orch.get("excludedNodes") or []:
-                _add(states, item["name"], "excluded")
-                details.setdefault(item["name"], item.get("message") or item["reason"])
-            for group in orch.get("groups") or []:
-                phase = group.get("phase")
-                for node in group["nodes"]:
-                    _add(states, node, {"Running": "running", "Succeeded": "passed"}.get(phase, "untested"))
-            for record in orch.get("iterationHistory") or []:
-                for group in record["groups"]:
-                    if group.get("phase") == "Succeeded":
-                        for node in group["nodes"]:
-                            _add(states, node, "passed")
-            diagnose = orch.get("diagnose") or {}
-            # The map follows diagnose round by round: suspects narrow as the waves clear them.
-            for node in diagnose.get("suspectNodes") or []:
-                _add(states, node, "suspect")
-                details.setdefault(node, f"diagnose round {diagnose.get('round', 0)}: suspect")
-            for node in diagnose.get("inconclusiveNodes") or []:
-                _add(states, node, "inconclusive")
-            for node in diagnose.get("intermittentNodes") or []:
-                _add(states, node, "failed")
-                details.setdefault(node, "diagnose: intermittent (fails some tests, passes others)")
-            group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
-            for job in snapshot.jobs_of(wf["metadata"]["name"]):
-                members = group_nodes(job)
-                blamed = (job.get("status") or {}).get("failedNodes") or []
-                if orch.get("diagnose") is not None or not blamed:
-                    continue
-                # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group):
-                # failed. A whole group blamed together: suspect. Unblamed members of a failed group ran
-                # but proved nothing: inconclusive.
-                alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
-                for failed in blamed:
-                    _add(states, failed["name"], "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect")
-                    details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
-                for name in set(members) - {f["name"] for f in blamed}:
-                    _add(states, name, "inconclusive")
-                    details.setdefault(name, f"in failed group {job['metadata']['name']}, not blamed")
-            for failed in status.get("failedNodes") or []:
-                if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
-                    _add(states, failed["name"], "failed")
-                    details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
+    views = [view for name, view in snapshot.views.items() if cert_name in (None, name)]
+    for category in (category for view in views for category in view.categories if category.workflow is not None):
+        _category_states(category, states, details)
     for node in snapshot.nodes:
         name = node_name(node)
         if is_cordoned(node) and name not in states:
@@ -177,13 +194,10 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
     """Every result for one node across categories and certifications, newest certification first."""
     rows = []
     for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
-        for wf in snapshot.workflows_of(cert["metadata"]["name"]):
-            labels = wf["metadata"].get("labels") or {}
-            category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
-            for job in snapshot.jobs_of(wf["metadata"]["name"]):
+        for view in (v for v in snapshot.views[cert["metadata"]["name"]].categories if v.workflow is not None):
+            category = view.key
+            for job in view.jobs_on(name):
                 nodes = group_nodes(job)
-                if name not in nodes:
-                    continue
                 status = job.get("status") or {}
                 failures = [f for f in status.get("failedNodes") or [] if f["name"] == name]
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],

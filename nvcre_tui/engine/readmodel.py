@@ -1,0 +1,121 @@
+"""One read model of certifications (no Textual): each Certification joined once to its Workflows and their
+Jobs, in category order, with each category's recorded iterations.
+
+The join is by label, the way `kubectl get -l` would find them: Workflows by `nvcre.nvidia.com/certification`,
+Jobs by `nvcre.nvidia.com/workflow` (both indexed by the watch cache). The reports (text, JSON, JUnit, HTML),
+the console's views (dashboard, map, wall, node screen) and the history archive read certifications through
+this, so they cannot disagree about which objects belong together or which iteration a group ran in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
+
+Obj = dict[str, Any]
+
+
+def _label(obj: Obj, key: str) -> str:
+    return str((obj["metadata"].get("labels") or {}).get(key) or "")
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One recorded iteration (or diagnose round) of a category: its number and its groups' status records."""
+
+    number: int | None
+    groups: list[Obj]
+
+
+@dataclass(frozen=True)
+class CategoryView:
+    """One category of a certification: its status entry, its Workflow (None until created) and its Jobs."""
+
+    status: Obj
+    workflow: Obj | None
+    jobs: list[Obj] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """domain/variant."""
+        return f"{self.status['domain']}/{self.status['variant']}"
+
+    @property
+    def orchestration(self) -> Obj:
+        """The Workflow's status.orchestration ({} before partitioning)."""
+        if self.workflow is None:
+            return {}
+        return (self.workflow.get("status") or {}).get("orchestration") or {}
+
+    @cached_property
+    def iterations(self) -> list[Iteration]:
+        """Every finished iteration (iterationHistory), or the current one while none has finished."""
+        orch = self.orchestration
+        history = orch.get("iterationHistory") or []
+        if not history and orch.get("groups"):
+            return [Iteration(orch.get("currentIteration", 1), list(orch["groups"]))]
+        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in history]
+
+    @cached_property
+    def jobs_by_name(self) -> dict[str, Obj]:
+        return {job["metadata"]["name"]: job for job in self.jobs}
+
+    def job_of(self, group: Obj) -> Obj | None:
+        """The Job a group status record points to."""
+        return self.jobs_by_name.get(group.get("jobRef") or "")
+
+    def jobs_on(self, node: str) -> list[Obj]:
+        """This category's Jobs whose group holds `node`."""
+        return [job for job in self.jobs if node in group_nodes(job)]
+
+
+@dataclass(frozen=True)
+class CertificationView:
+    """A Certification with its categories, in the order its spec lists them."""
+
+    cert: Obj
+    categories: list[CategoryView]
+
+    @property
+    def name(self) -> str:
+        return str(self.cert["metadata"]["name"])
+
+    @classmethod
+    def of(cls, cert: Obj, workflows: Iterable[Obj], jobs: Iterable[Obj]) -> CertificationView:
+        """Join one Certification to the Workflows and Jobs given (others are ignored)."""
+        return Joined(list(workflows), list(jobs)).view(cert)
+
+
+class Joined:
+    """Workflows by certification and Jobs by Workflow, indexed once."""
+
+    def __init__(self, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> None:
+        self.workflows_by_cert: dict[str, list[Obj]] = {}
+        for workflow in workflows:
+            self.workflows_by_cert.setdefault(_label(workflow, LABEL_CERTIFICATION), []).append(workflow)
+        self.jobs_by_workflow: dict[str, list[Obj]] = {}
+        for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
+            self.jobs_by_workflow.setdefault(_label(job, LABEL_WORKFLOW), []).append(job)
+
+    def workflows_of(self, cert_name: str) -> list[Obj]:
+        return self.workflows_by_cert.get(cert_name, [])
+
+    def jobs_of(self, workflow_name: str) -> list[Obj]:
+        return self.jobs_by_workflow.get(workflow_name, [])
+
+    def view(self, cert: Obj) -> CertificationView:
+        status = cert.get("status") or {}
+        by_name = {wf["metadata"]["name"]: wf for wf in self.workflows_of(cert["metadata"]["name"])}
+        entries = status.get("categoryStatuses") or [
+            {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []
+        ]
+        categories = []
+        for entry in entries:
+            workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
+            jobs = self.jobs_of(workflow["metadata"]["name"]) if workflow is not None else []
+            categories.append(CategoryView(entry, workflow, jobs))
+        return CertificationView(cert, categories)

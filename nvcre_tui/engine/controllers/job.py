@@ -208,7 +208,9 @@ async def _finish(
     if log is not None and (phase == "Failed"):
         state = run.get("status") or {}
         tail = "\n".join(log[-TAIL_LINES:])[-4096:]
-        status["failureLog"] = {"podName": f"{run['metadata']['name']}-launcher", "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
+        # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
+        pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
+        status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
     warning = phase == "Failed" or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])

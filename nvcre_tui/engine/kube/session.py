@@ -164,6 +164,8 @@ class KubeSession:
             return
         self.lease = lease
         self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        if isinstance(self.runner, KubernetesRunner):  # pod and Node events wake the runs they concern
+            self.runner.connect(self.engine.queue.add, self.cache)
         self._holding = asyncio.create_task(lease.hold(on_lost=self._lost), name="lease")
 
     async def _lost(self) -> None:
@@ -189,6 +191,8 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await self.lease.release()
         await self.cache.stop()
+        if isinstance(self.runner, KubernetesRunner):
+            await self.runner.close()
         if self.validation_requests is not None:
             await self.validation_requests.stop()
         if self.archiver is not None:

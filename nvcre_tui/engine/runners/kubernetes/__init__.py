@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.blame import node_at_fault
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.platform import PlatformError
 from nvcre_tui.engine.runners.kubernetes.create import (
@@ -46,7 +47,13 @@ FINISHED = ("Succeeded", "Failed")
 STOP_EXIT_CODE = 137
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
 
-__all__ = ["KubernetesRunner"]
+# The condition a run (and its Job) carries when it ran on the batch/v1 fallback instead of Kubeflow Trainer.
+BATCH_FALLBACK = "BatchFallback"
+FALLBACK_REASON = "TrainerNotServed"
+FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
+                    "ran as a batch/v1 Indexed Job with a headless Service")
+
+__all__ = ["KubernetesRunner", "BATCH_FALLBACK"]
 
 
 class KubernetesRunner:
@@ -139,8 +146,13 @@ class KubernetesRunner:
             await self._patch(run, self._failed("WorkloadNotCreated", str(error)))
             return None
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
-        return await self._patch(run, {"phase": "Scheduling", "pendingSince": format_time(self.clock.now()), "nodes": members,
-                                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"})
+        now = format_time(self.clock.now())
+        patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
+                      "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
+        if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
+            patch["conditions"] = with_condition((run.get("status") or {}).get("conditions"), BATCH_FALLBACK, True,
+                                                 FALLBACK_REASON, FALLBACK_MESSAGE, now)
+        return await self._patch(run, patch)
 
     async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],
                       owner: Obj, trainer: bool, result: Obj | None) -> None:

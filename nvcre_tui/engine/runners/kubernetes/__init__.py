@@ -17,8 +17,8 @@ the pod on the node at fault when the result pod's log says nothing): the Job's 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -40,7 +40,7 @@ from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
-from nvcre_tui.engine.workloads.placement import LABEL_JOB, hostnames_of, label_value
+from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")

@@ -8,7 +8,9 @@ All numbers come from one process and one headless app at 120x40:
 - page up:   press page-up and await the render (median over R presses, following paused);
 - page wrap: the same with wrapping on (rows come from a bisect over prefix sums);
 - search:    a regex over every buffered line and the jump to the first match (one O(N) pass, by design);
-- screen:    rendering one screenful of never-seen lines straight through `render_line` (no cache hits).
+- screen:    rendering one screenful of never-seen lines straight through `render_line` (no cache hits);
+- follow:    the logs screen's cursor placing 100 new lines in a capped 22,000-line answer (a pod log's kept
+             head + tail, where the answer stopped growing: the anchor is searched for, not counted).
 The ratios, not the milliseconds, are the result: a shared machine adds tens of percent of noise.
 Not run by pytest.
 """
@@ -25,6 +27,7 @@ from textual.app import App, ComposeResult  # noqa: E402 - after the environment
 from textual.pilot import Pilot  # noqa: E402
 from timing import median_ms, timed_ms
 
+from nvcre_tui.widgets.log_cursor import LogCursor  # noqa: E402
 from nvcre_tui.widgets.log_view import LogLines, LogView  # noqa: E402
 
 SIZE = (120, 40)
@@ -68,7 +71,24 @@ async def run(count: int, rounds: int) -> dict[str, float]:
 
         results["search"] = await timed_ms(search)
         results["screen"] = await median_ms(rounds, lambda: fresh_screen(log))
+    results["follow"] = await median_ms(rounds, follow_step(lines))
     return results
+
+
+def follow_step(lines: list[str]):  # type: ignore[no-untyped-def]
+    """One read of a capped answer with 100 new lines, as the logs screen's LogCursor handles it."""
+    head, tail = 2_000, 20_000
+    cursor = LogCursor()
+    position = head + tail
+    cursor.advance(lines[:head] + lines[position - tail:position])
+
+    async def step() -> None:
+        nonlocal position
+        position = min(position + 100, len(lines))
+        fresh = cursor.advance(lines[:head] + lines[position - tail:position])
+        assert not fresh.gap
+
+    return step
 
 
 async def page_up(pilot: Pilot[None]) -> None:

@@ -3,6 +3,10 @@
 Only one engine reconciles at a time: the command queues for the `nvcre-engine` Lease, runs the engine
 while it holds it, and exits (code 1) when it loses it, so the Deployment restarts it into the queue.
 SIGTERM stops the engine and releases the Lease.
+
+Workloads are real pods (the Kubernetes runner: Kubeflow Trainer TrainJobs, or batch/v1 Jobs without the
+Trainer); `--sim-runner` plays them with the simulated fleet instead. The engine is assembled by
+KubeSession, as for the console and `run --wait` on a cluster; only the Lease is this command's.
 """
 
 from __future__ import annotations
@@ -15,10 +19,9 @@ import signal
 import sys
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
+from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 
-USER_AGENT = "nvcre-engine"
-SIM_USER_AGENT = "nvcre-sim"
 
 
 def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,7 +40,8 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     parser.add_argument("--lease-duration", type=float, default=15.0, metavar="SECONDS",
                         help="how long the Lease outlives a silent holder (default 15)")
     parser.add_argument("--sim-runner", action="store_true",
-                        help="play the workloads with the simulated fleet (registers its Nodes when absent)")
+                        help="play the workloads with the simulated fleet (registers its Nodes when absent) "
+                             "instead of running real pods")
     parser.add_argument("--scenario", metavar="S.yaml", help="with --sim-runner: the simulated fleet")
     add_kube_arguments(parser)
     parser.set_defaults(func=controller_command)
@@ -50,9 +54,6 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(f"--lease-duration: must be > 0 seconds, got {args.lease_duration:g}")
     if args.scenario and not args.sim_runner:
         raise InputError("--scenario: only with --sim-runner")
-    if not args.sim_runner:
-        raise InputError("nvcre controller: real workloads are not run on the cluster yet (issue 8 part 2); "
-                         "pass --sim-runner to play them with the simulated fleet")
     check_namespace(args.lease_namespace, "--lease-namespace")
 
 
@@ -79,49 +80,49 @@ def _log(message: str) -> None:
     print(f"nvcre controller: {message}", file=sys.stderr, flush=True)
 
 
-async def controller(args: argparse.Namespace) -> int:
-    """Wire the stores, the runner, the engine, the Lease and the metrics; run the loop."""
+async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
+    """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
+    `clock`: tests pass a ManualClock; the command runs on real time."""
     from nvcre_tui.engine.catalog import default_catalog
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
-    from nvcre_tui.engine.engine import Engine
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+    from nvcre_tui.engine.kube.session import KubeSession
     from nvcre_tui.engine.lease import EngineLease, engine_identity
     from nvcre_tui.engine.metrics import EngineMetrics
-    from nvcre_tui.engine.runners.simulated import SimulatedRunner
-    from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
     from nvcre_tui.engine.store.errors import Forbidden, StoreError
-    from nvcre_tui.engine.store.kube import KubeStore
 
-    clock = SystemClock()
+    clock = clock or SystemClock()
     target = await load_kube_target(args)
-    scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
-    store = KubeStore(target, clock, user_agent=USER_AGENT)
-    sim_store = KubeStore(target, clock, user_agent=SIM_USER_AGENT)  # the simulator plays the cluster: its own client
+    scenario = (load_scenario(args.scenario) if args.scenario else default_scenario()) if args.sim_runner else None
+    namespace = args.lease_namespace or INSTALL_NAMESPACE
     metrics = EngineMetrics()
+    session: KubeSession | None = None
     try:
-        fleet = SimulatedFleet(sim_store, clock, scenario)
-        await fleet.ensure_nodes()
-        engine = Engine(store, clock, default_catalog(), SimulatedRunner(sim_store, clock, scenario, fleet), metrics=metrics)
+        session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=scenario, metrics=metrics,
+                                         install_namespace=namespace, role="controller", history=None, elect=False)
+        assert session.engine is not None
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
-        lease = EngineLease(store, clock, args.lease_namespace or INSTALL_NAMESPACE, identity, args.lease_duration)
+        lease = EngineLease(session.kube, clock, namespace, identity, args.lease_duration)
         if args.metrics_port:
             port = metrics.serve(args.metrics_port, args.metrics_addr)
             _log(f"metrics on http://{args.metrics_addr}:{port}/metrics")
-        _log(f"cluster {target.server} ({target.source})")
-        return await ControllerLoop(engine, store, lease, metrics, clock, log=_log).run()
+        runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
+        _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
+        return await ControllerLoop(session.engine, session.kube, lease, metrics, clock, log=_log).run()
+    except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
+        _log(" ".join(" ".join(error.messages).split()))
+        return 1
     except Forbidden as error:  # the simulator writes Nodes, which the nvcre-engine ServiceAccount may not
-        _log(f"{' '.join(error.message.split())} (the simulated fleet registers and cordons Nodes: install with "
-             "`nvcre setup init --sim-runner`, or run with a kubeconfig allowed to)")
+        hint = ("the simulated fleet registers and cordons Nodes: install with `nvcre setup init --sim-runner`, "
+                "or run with a kubeconfig allowed to") if scenario else "is the RBAC of `nvcre setup init` applied? nvcre setup status"
+        _log(f"{' '.join(error.message.split())} ({hint})")
         return 1
-    except FleetError as error:
-        _log(" ".join(str(error).split()))
-        return 1
-    except StoreError as error:  # e.g. not installed: the namespace or the CRDs are missing
+    except StoreError as error:  # e.g. not installed: the namespace is missing
         _log(f"{' '.join(error.message.split())} (is nvcre installed? nvcre setup status)")
         return 1
     finally:
         metrics.stop()
-        await sim_store.close()
-        await store.close()
+        if session is not None:
+            await session.close()

@@ -300,10 +300,22 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
         "gpuOperator": ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
         "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
+        "dcgmHostengine": _hostengine_row(status.dcgm_hostengine),
         "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
+
+
+def _hostengine_row(targets: dict[str, bool]) -> tuple[str, str, str]:
+    """Whether the DCGM diagnostics' `dcgmi --host` Services exist (GPU Operator dcgm.enabled=true)."""
+    missing = [address for address, found in targets.items() if not found]
+    if not targets:
+        return ("dcgm hostengine", "-", "no catalog entry uses one")
+    if missing:
+        return ("dcgm hostengine", "missing", f"{', '.join(missing)}: DCGM diagnostics cannot connect "
+                "(install the GPU Operator with dcgm.enabled=true)")
+    return ("dcgm hostengine", "found", ", ".join(targets))
 
 
 # ----- reset ------------------------------------------------------------------------------------------

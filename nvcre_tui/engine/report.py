@@ -160,6 +160,18 @@ def category_report(category: CategoryView) -> Obj:
     return row
 
 
+BATCH_FALLBACK = "BatchFallback"  # the Job condition the Kubernetes runner's choice leaves (runners/kubernetes)
+
+
+def workload_fallback(jobs: Sequence[Obj]) -> str | None:
+    """Why the workloads ran as batch/v1 Jobs instead of Kubeflow Trainer TrainJobs (None: they did not)."""
+    for job in jobs:
+        found = cond.find((job.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+        if found and found.get("status") == "True":
+            return str(found.get("message") or "ran as batch/v1 Jobs: Kubeflow Trainer is not installed")
+    return None
+
+
 def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Obj:
     """The whole report of one Certification from its objects."""
     return report_of(CertificationView.of(cert, workflows, jobs))
@@ -177,7 +189,9 @@ def report_of(view: CertificationView) -> Obj:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
     summary = status.get("summary") or {}
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
-    return {
+    names = {wf["metadata"]["name"] for wf in workflows}
+    fallback = workload_fallback([j for wf_name, group in jobs_by_wf.items() if wf_name in names for j in group])
+    report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),
         "platform": ", ".join(sorted({c["platform"] for c in categories if c.get("platform")})) or None,
@@ -191,3 +205,6 @@ def report_of(view: CertificationView) -> Obj:
         "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),
         "result": result,
     }
+    if fallback:  # additive and optional: absent when the workloads ran on Kubeflow Trainer (or the simulator)
+        report["workloadFallback"] = fallback
+    return report

@@ -16,6 +16,9 @@ def render_junit(reports: Sequence[Obj]) -> str:
     suites = ET.Element("testsuites")
     for report in reports:
         suite = ET.SubElement(suites, "testsuite", name=report["name"])
+        if report.get("workloadFallback"):  # the suite's header: the workloads were batch/v1 Jobs, not TrainJobs
+            properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", name="workloadFallback", value=report["workloadFallback"])
         failures = errors = 0
         for category in report["categories"]:
             case = ET.SubElement(suite, "testcase", name=category["variant"], classname=f"{report['name']}.{category['domain']}",

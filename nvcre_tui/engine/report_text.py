@@ -133,6 +133,8 @@ def render_text(report: Obj) -> str:
     lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
     lines += [f"  {_field('Name', report['name'])}", f"  {_field('Platform', report.get('platform') or 'unknown')}",
               f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', report.get('totalNodes'))}"]
+    if report.get("workloadFallback"):
+        lines.append(f"  {_field('Workloads', 'batch/v1 fallback (no Kubeflow Trainer)')}")
     excluded = report.get("excludedNodes") or []
     if excluded:
         lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")

@@ -2,7 +2,11 @@
 
 The session's LogSource is the log source (`app.session.logs.lines(run)`). While the run is unfinished the screen
 polls again on every snapshot change, and once a second when the app runs live. Only the new tail is
-appended. A new run under the same name (another uid, or a log that got shorter) starts the pane over.
+appended: a LogCursor finds the last lines shown in each answer, so following goes on when the source's
+answer stops growing (a pod log keeps a bounded head and tail); the pane's own ring bounds what is shown.
+One read at a time: changes that arrive during a read ask for one more read after it, never cancel it
+(a busy cluster changes the snapshot many times a second). A new run under the same name (another uid,
+or an answer that shares nothing with the last) starts the pane over.
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from textual.widgets import Footer, Header, Static
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
 LIVE_POLL_SECONDS = 1.0
 PHASE_MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "Scheduling": "·"}
+GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 
 
 class LogsScreen(NvcreScreen):
@@ -42,9 +48,11 @@ class LogsScreen(NvcreScreen):
         self._max_lines = max_lines
         self._run: Obj | None = None
         self._run_uid: str | None = None
-        self._seen = 0  # lines of the run's log already appended
+        self._cursor = LogCursor()  # which lines of the source's answer are new
         self._complete = False  # the finished run's whole log is shown: nothing more will come
         self._poll: Timer | None = None
+        self._reading = False  # a read is in flight
+        self._again = False    # something changed during it: read once more after it
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -72,16 +80,25 @@ class LogsScreen(NvcreScreen):
         if run is not None and uid != self._run_uid:  # another run under the same name: its log starts over
             if self._run_uid is not None:
                 self.view.clear()
-                self._seen, self._complete = 0, False
+                self._cursor.reset()
+                self._complete = False
                 if self._poll is not None:
                     self._poll.resume()
             self._run_uid = uid
         if run is not None and not self._complete:
-            self._load(run)
+            self._request_read()
 
     def _poll_tick(self) -> None:
         if self._run is not None and not self._complete:
-            self._load(self._run)
+            self._request_read()
+
+    def _request_read(self) -> None:
+        """Read now, or once more after the read in flight (coalesced: never a queue, never a cancel)."""
+        if self._reading:
+            self._again = True
+            return
+        self._reading = True
+        self._read_loop()
 
     def _header(self, snapshot: Snapshot, run: Obj | None) -> Text:
         text = Text.assemble(("Job ", "bold"), printable(self.job_name, newlines=False))
@@ -100,22 +117,37 @@ class LogsScreen(NvcreScreen):
         text.append(printable(", ".join(map(str, nodes)) or "-", newlines=False))
         return text
 
-    @work(exclusive=True, group="logs", exit_on_error=False)
+    @work(group="logs", exit_on_error=False)
+    async def _read_loop(self) -> None:
+        """Read until no change arrived meanwhile."""
+        try:
+            while True:
+                self._again = False
+                if self._run is None or self._complete:
+                    return
+                await self._load(self._run)
+                if not self._again:
+                    return
+        finally:
+            self._reading = False
+
     async def _load(self, run: Obj) -> None:
-        """Fetch the run's log and append what is new (the worker for the latest call wins)."""
+        """Fetch the run's log and append what is new."""
         session = self.nvcre.session
         assert session is not None
+        uid = run.get("metadata", {}).get("uid")
         try:
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs", markup=False)
             return
+        if uid != self._run_uid:
+            return  # another run took the pane meanwhile: this answer is stale
         view = self.view
-        if len(lines) < self._seen:  # a new run under the same name: start over
+        fresh = self._cursor.advance(lines)
+        if fresh.restart:  # an answer that shares nothing with the last: another log
             view.clear()
-            self._seen = 0
-        view.append_lines(lines[self._seen :])
-        self._seen = len(lines)
+        view.append_lines([GAP_LINE, *fresh.lines] if fresh.gap else fresh.lines)
         if (run.get("status") or {}).get("phase") in FINISHED:
             self._complete = True
             if self._poll is not None:

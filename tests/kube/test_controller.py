@@ -117,7 +117,6 @@ def test_bad_flags_are_one_line(capsys) -> None:
     parser = argparse.ArgumentParser(prog="nvcre")
     controller.register(parser.add_subparsers())
     cases = {
-        ("controller",): "--sim-runner",
         ("controller", "--sim-runner", "--metrics-port", "70000"): "--metrics-port",
         ("controller", "--sim-runner", "--lease-duration", "0"): "--lease-duration",
         ("controller", "--scenario", "s.yaml"): "--scenario",

@@ -123,6 +123,16 @@ async def test_what_nvcre_relies_on(store, clock) -> None:
                                    "1 nodes labelled nvidia.com/gpu.present=true"]
     assert status.dcgm_services == ["gpu-operator/nvidia-dcgm-exporter"]
     assert (status.gpu_nodes, status.nodes) == (2, 3)
+    # The exporter is not the hostengine DCGM level 4 connects to (dcgmi --host nvidia-dcgm.gpu-operator.svc:5555).
+    assert status.dcgm_hostengine == {"nvidia-dcgm.gpu-operator.svc:5555": False}
+
+
+async def test_the_dcgm_hostengine_service_the_catalog_names(store, clock) -> None:
+    await store.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-operator"}})
+    await store.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvidia-dcgm", "namespace": "gpu-operator"},
+                                 "spec": {"internalTrafficPolicy": "Local", "ports": [{"name": "dcgm", "port": 5555}]}})
+    status = await probe(store, clock, NS)
+    assert status.dcgm_hostengine == {"nvidia-dcgm.gpu-operator.svc:5555": True}
 
 
 async def test_a_terminating_namespace_is_not_an_install(store, clock) -> None:

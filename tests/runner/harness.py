@@ -19,6 +19,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from nvcre_tui.engine.workloads.placement import LABEL_JOB
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
@@ -37,7 +38,10 @@ def trainer_crd(kind: str, plural: str) -> Obj:
 
 
 class KubeletDriven:
-    """The Kubernetes runner, with the test kubelet stepping on the engine's fleet tick (one ManualClock)."""
+    """The Kubernetes runner, with the test kubelet stepping on the engine's fleet tick (one ManualClock).
+
+    After each step the runner's pod watch is let catch up with what the kubelet wrote (a tiny wait on
+    the real socket), so the ManualClock never jumps past a pod event still in flight."""
 
     simulated = False
 
@@ -54,7 +58,23 @@ class KubeletDriven:
         await self.runner.stop(run)
 
     async def tick(self) -> float | None:
-        return await self.kubelet.step()
+        delay = await self.kubelet.step()
+        await pods_caught_up(self.runner, self.kubelet.store)
+        return delay
+
+
+async def pods_caught_up(runner: KubernetesRunner, admin: Any, attempts: int = 400) -> None:
+    """Wait (5 ms steps) until the runner's pod cache holds every labelled pod at its current resourceVersion."""
+    if not runner.pods.cache.synced.is_set():
+        return  # not started: the first look lists
+    for _ in range(attempts):
+        want = {(p["metadata"]["namespace"], p["metadata"]["name"]): p["metadata"]["resourceVersion"]
+                for p in (await admin.list(POD, label_selector=LABEL_JOB)).items}
+        have = {key: obj["metadata"]["resourceVersion"] for key, obj in runner.pods.cache.objects[POD].items()}
+        if have == want:
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the runner's pod watch never caught up with the kubelet")
 
 
 def denied(requests: list[Any]) -> list[str]:
@@ -88,6 +108,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        runner: KubernetesRunner | None = None
         try:
             if trainer:
                 for kind, plural in (("TrainJob", "trainjobs"), ("TrainingRuntime", "trainingruntimes")):
@@ -104,6 +125,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             writer = WriteThroughStore(engine_store, cache)
             runner = KubernetesRunner(writer, clock, engine_store)
             engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, faults)), cache=cache)
+            runner.connect(engine.queue.add, cache)
 
             async def terminal() -> bool:
                 return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
@@ -119,7 +141,13 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
                                          if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
             objects["pods"] = (await admin.list(POD)).items
             objects["denied"] = denied(server.requests)
+            # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
+            objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
+                                          and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine"))
+            objects["woken"] = runner.pods.woken
             return report_from(objects, name), objects
         finally:
+            if runner is not None:
+                await runner.close()
             await engine_store.close()
             await admin.close()

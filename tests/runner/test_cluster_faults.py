@@ -58,3 +58,56 @@ def test_the_healthy_case_passes_on_the_emulator(tmp_path: Path) -> None:
     # Pods of a succeeded run stay for their logs.
     assert objects["pods"] and all(p["status"]["phase"] == "Succeeded" for p in objects["pods"])
     assert not objects["deleted"]
+    assert "workloadFallback" not in report  # TrainJobs: nothing to say in the header
+
+
+def test_pods_are_watched_not_listed_per_look(tmp_path: Path) -> None:
+    """The runner lists pods once (its cache's first list) and then follows one watch: pod state changes
+    arrive as events that wake the run, however many times the run is looked at."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False))
+    assert report["result"] == "PASSED"
+    reads = objects["pod_reads"]
+    assert reads.count("list") == 1, reads
+    assert reads.count("watch") >= 1, reads
+    assert "get" not in reads, reads
+    assert objects["woken"] >= 4, "pod events must wake the run (Pending -> Running -> Succeeded of 4 pods)"
+
+
+
+def test_the_report_header_says_the_batch_fallback_ran(tmp_path: Path) -> None:
+    from xml.etree import ElementTree
+
+    from nvcre_tui.engine.report_html import render_html
+    from nvcre_tui.engine.report_junit import render_junit
+    from nvcre_tui.engine.report_text import render_text
+
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False))
+    assert report["result"] == "PASSED"
+    assert "Kubeflow Trainer" in report["workloadFallback"] and "batch/v1" in report["workloadFallback"]
+    job = _job(objects)
+    assert any(c["type"] == "BatchFallback" and c["status"] == "True" for c in job["status"]["conditions"])
+    header = render_text(report).split("\n\n")[0]
+    assert "Workloads:      batch/v1 fallback (no Kubeflow Trainer)" in header
+    suite = ElementTree.fromstring(render_junit([report])).find("testsuite")
+    assert suite[0].tag == "properties" and suite[0][0].get("name") == "workloadFallback"
+    assert "batch/v1 fallback" in render_html(report)
+
+
+def test_the_failure_log_names_the_real_pod_whose_log_it_is(tmp_path: Path) -> None:
+    """failureLog.podName is the pod the tail was read from: the MPI launcher of the TrainJob (its log carries
+    every rank's output), named as the cluster named it, and the run's logRef says the same."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, faults=(PodFault("oom", "gpu-node-03", at=60),)))
+    assert report["failedNodes"] == ["gpu-node-03"]
+    log = _job(objects)["status"]["failureLog"]
+    trainjob = next(d.rsplit("/", 1)[1] for d in objects["deleted"] if d.startswith("trainer.kubeflow.org/trainjobs/"))
+    assert log["podName"] == f"{trainjob}-launcher-0-0"
+    assert objects["WorkloadRun"][0]["status"]["logRef"] == log["podName"]
+    assert log["tail"], "the launcher's log up to the OOM is the tail"
+
+
+def test_the_batch_fallback_failure_log_names_the_index_zero_pod(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, faults=(PodFault("node-lost", "gpu-node-04", at=60),)))
+    assert report["failedNodes"] == ["gpu-node-04"]
+    log = _job(objects)["status"]["failureLog"]
+    job = next(d.rsplit("/", 1)[1] for d in objects["deleted"] if d.startswith("batch/jobs/"))
+    assert log["podName"] == f"{job}-0"

@@ -21,6 +21,7 @@ CASES = {
     "flaky-every-iteration": "a flaky node, every iteration",
     "training-slow-gpu-tflops": "Megatron output, a slow GPU",
     "hang-full-scale-timeout": "a hang: the Job times out and the runner stops the run",
+    "cordon-mid-run-full-scale": "a node cordoned mid-run: the node health CEL, on the Node watch event, fails the Job",
 }
 
 
@@ -40,6 +41,11 @@ def test_batch_fallback_gives_the_simulators_verdicts(case: str, tmp_path: Path)
         run = objects["WorkloadRun"][0]["status"]
         tail = objects["Job"][0]["status"]["failureLog"]["tail"]
         assert run["failedNode"] == "gpu-node-03" and "-workload-2:" in tail and "gpu-node-03:" not in tail
+    if case == "cordon-mid-run-full-scale":
+        # The cordon reached the engine as a Node watch event (another client wrote it); the CEL flagged it.
+        job = objects["Job"][0]["status"]
+        assert [(f["name"], f["reason"]) for f in job["failedNodes"]] == [("gpu-node-02", "HardwareFailureDetected")]
+        assert any(c["type"] == "HardwareFailed" and c["status"] == "True" for c in job["conditions"])
 
 
 @pytest.mark.parametrize("case", ["xid-mid-run-full-scale", "slow-gpu-intra-node", "dcgm-xid-names-test-and-gpu", "training-slow-gpu-tflops"])

@@ -12,7 +12,8 @@ from nvcre_tui.engine.resolve import resolve_options
 from nvcre_tui.engine.workloads import Placement
 
 # One entry per framework for the goldens; the schema tests render every entry.
-REPRESENTATIVES = {"mpi": "communication/nccl-all-reduce", "exec": "communication/nccl-loopback", "torch": "training/nemotron5-8b"}
+REPRESENTATIVES = {"mpi": "communication/nccl-all-reduce", "exec": "communication/nccl-loopback", "torch": "training/nemotron5-8b",
+                   "dcgm": "diagnostics/dcgm-level4"}  # exec too, through the GPU Operator's hostengine Service
 GROUP_NODES = ("gpu-node-01", "gpu-node-02")
 
 

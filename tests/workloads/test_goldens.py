@@ -43,6 +43,7 @@ FULL_CASES: dict[str, tuple[str, str, str, bool, bool]] = {
     "batch-mpi-gcp-gb200-kai": ("communication/nccl-all-reduce", "gcp", "gb200", False, True),
     "batch-torch-onprem-gb300": ("training/nemotron5-8b", "onprem", "gb300", False, False),
     "batch-exec-forge-l40": ("communication/nccl-loopback-nvswitch", "forge", "l40", False, False),
+    "batch-exec-dcgm-aws-h100": ("diagnostics/dcgm-level4", "aws", "h100", False, False),
 }
 
 

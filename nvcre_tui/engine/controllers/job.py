@@ -195,6 +195,10 @@ async def _finish(
         conditions = cond.with_condition(conditions, "HardwareFailed", True, reason, message, now)
     if validation:
         conditions = cond.with_condition(conditions, "ValidationFailed", validation_failed, validation[0], validation[1], now)
+    fallback = cond.find((run.get("status") or {}).get("conditions"), "BatchFallback")
+    if fallback and fallback.get("status") == "True":  # the runner used batch/v1 instead of Kubeflow Trainer: the report says so
+        conditions = cond.with_condition(conditions, "BatchFallback", True, fallback.get("reason") or "TrainerNotServed",
+                                         fallback.get("message") or "", now)
     status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None, "completionTime": now}
     if measured is not None and measured.measurements:
         status["measurements"] = measured.measurements
@@ -203,7 +207,9 @@ async def _finish(
     if log is not None and (phase == "Failed"):
         state = run.get("status") or {}
         tail = "\n".join(log[-TAIL_LINES:])[-4096:]
-        status["failureLog"] = {"podName": f"{run['metadata']['name']}-launcher", "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
+        # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
+        pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
+        status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
     warning = phase == "Failed" or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])

@@ -105,10 +105,12 @@ class KubeSession:
     async def open(cls, target: KubeTarget, catalog: Catalog, *, clock: Clock | None = None, scenario: Scenario | None = None,
                    want_engine: bool = True, install_namespace: str = DEFAULT_INSTALL_NAMESPACE,
                    metrics: Metrics | None = None, role: str = "engine",
-                   history: Path | None | Literal["default"] = "default") -> KubeSession:
+                   history: Path | None | Literal["default"] = "default", elect: bool = True) -> KubeSession:
         """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
-        runs; take the engine Lease when `want_engine` and nobody live holds it. Finished certifications
-        are archived into `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none)."""
+        runs, else run real pods (the Kubernetes runner); take the engine Lease when `want_engine` and nobody
+        live holds it. With `elect=False` the engine is built but the Lease is the caller's (`nvcre controller`
+        queues for it and runs the engine only while it holds it). Finished certifications are archived into
+        `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none)."""
         from nvcre_tui.engine.history import attach_archiver, default_history_path
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
@@ -139,7 +141,10 @@ class KubeSession:
                 # Real pods: the Kubernetes runner; a viewer's only reads their logs (it never reconciles).
                 runner = KubernetesRunner(session.store if want_engine else ReadOnlyStore(store), clock, store)
                 session.runner, session.logs = runner, PodLogSource(runner)
-            await session._elect(want_engine, metrics, role)
+            if want_engine and not elect:
+                session._make_engine(metrics)
+            else:
+                await session._elect(want_engine, metrics, role)
             archive = default_history_path() if history == "default" else history
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default")
             await cache.start()
@@ -163,8 +168,16 @@ class KubeSession:
             self.viewer_reason = "viewer: " + describe_holder(await _holder(lease), wall.now())
             return
         self.lease = lease
-        self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        self._make_engine(metrics)
         self._holding = asyncio.create_task(lease.hold(on_lost=self._lost), name="lease")
+
+    def _make_engine(self, metrics: Metrics | None) -> Engine:
+        """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""
+        assert self.runner is not None
+        self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        if isinstance(self.runner, KubernetesRunner):  # pod and Node events wake the runs they concern
+            self.runner.connect(self.engine.queue.add, self.cache)
+        return self.engine
 
     async def _lost(self) -> None:
         """Another engine took the Lease (we could not renew in time): stop reconciling at once."""
@@ -189,6 +202,8 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await self.lease.release()
         await self.cache.stop()
+        if isinstance(self.runner, KubernetesRunner):
+            await self.runner.close()
         if self.validation_requests is not None:
             await self.validation_requests.stop()
         if self.archiver is not None:

@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import SCHEMA_HASH_ANNOTATION, install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
@@ -82,6 +84,8 @@ class InstallStatus:
     gpu_nodes: int
     nodes: int
     unknown: dict[str, str] = field(default_factory=dict)  # check -> why it could not be read
+    # The hostengine Services the catalog's dcgmi diagnostics connect to: address -> served (kube/hostengine.py).
+    dcgm_hostengine: dict[str, bool] = field(default_factory=dict)
 
     @property
     def installed(self) -> bool:
@@ -201,7 +205,12 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)
     dcgm = [f"{s['metadata'].get('namespace')}/{s['metadata']['name']}" for s in (services.items if services else [])
             if s["metadata"]["name"].startswith(DCGM_PREFIX)]
+    if "dcgm" in unknown:
+        unknown["dcgmHostengine"] = unknown["dcgm"]
+    hostengine = {t.address: hostengine_found(t, services.items if services else [])
+                  for t in hostengine_targets(default_catalog().entries)}
     # a Terminating namespace is on its way out (setup reset): not an install
     namespace_present = namespace_obj is not None and (namespace_obj.get("status") or {}).get("phase") != "Terminating"
     return InstallStatus(namespace, crds, namespace_present, rbac,
-                         _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown)
+                         _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
+                         hostengine)

@@ -61,10 +61,12 @@ def newer(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bo
 class WatchCache:
     """Every object of `kinds`, kept current from the store's watches."""
 
-    def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = ()) -> None:
+    def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = (),
+                 selectors: Mapping[ResourceKind, str] | None = None) -> None:
         self.store = store
         self.kinds = tuple(kinds)
         self.label_keys = tuple(label_keys)
+        self.selectors = dict(selectors or {})  # kind -> label selector: cache only the matching objects
         self.objects: dict[ResourceKind, dict[Key, Obj]] = {kind: {} for kind in self.kinds}
         self.version = 0  # goes up with every change seen (the console redraws when it moves)
         self.relists = 0
@@ -194,7 +196,7 @@ class WatchCache:
 
     async def _relist(self, kind: ResourceKind) -> str:
         """List a kind and bring the cache in line with it; returns the list's resourceVersion."""
-        result = await self.store.list(kind)
+        result = await self.store.list(kind, label_selector=self.selectors.get(kind))
         self.relists += 1
         listed = {key_of(obj): obj for obj in result.items}
         for key in [key for key in self.objects[kind] if key not in listed]:
@@ -218,7 +220,7 @@ class WatchCache:
         failures = 0
         while True:
             try:
-                async for event in self.store.watch(kind, resource_version=resource_version):
+                async for event in self.store.watch(kind, label_selector=self.selectors.get(kind), resource_version=resource_version):
                     failures = 0
                     resource_version = event.object["metadata"].get("resourceVersion") or resource_version
                     if event.type == "DELETED":

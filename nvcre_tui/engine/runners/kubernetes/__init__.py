@@ -2,17 +2,22 @@
 Job fallback when the Trainer's CRDs are not served), their status read back from the pods.
 
 Level-triggered like the simulated runner: everything it decides is in the WorkloadRun's status and
-on the cluster; what it keeps in memory (the Trainer discovery answer, log buffers) can be lost.
+on the cluster; what it keeps in memory (the Trainer discovery answer, the pod cache, log buffers) can be lost.
 
-Pods are read by label selector with one LIST per look at a run (no pod cache): the engine does not
-watch pods, so a run in Scheduling or Running is looked at again every `poll` seconds. A run's status
-is written only when it changes. When a group fails its workload object is deleted (Background: the
-garbage collector deletes the pods and frees the GPUs) after the log was read; succeeded runs keep
-their pods for their logs until the Job is deleted.
+Pods are watched, not polled (watch.py): one cluster-wide watch of the pods nvcre made feeds a cache the
+runner reads, and each pod event (or Node event of the group) wakes the run it belongs to through the
+engine's queue (`connect`). A look at a run costs no API request; a slow resync (`poll`) is only a safety
+net. A run's status is written only when it changes. When a group fails its workload object is deleted
+(Background: the garbage collector deletes the pods and frees the GPUs) after the log was read;
+succeeded runs keep their pods for their logs until the Job is deleted.
+
+`status.logRef` names the pod whose log holds the run's result or failure (the MPI launcher or rank 0;
+the pod on the node at fault when the result pod's log says nothing): the Job's failureLog names it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,26 +25,35 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.blame import node_at_fault
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.platform import PlatformError
 from nvcre_tui.engine.runners.kubernetes.create import (
     ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind,
 )
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
-from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts
+from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
+from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
+from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, NotFound
-from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
-from nvcre_tui.engine.workloads.placement import LABEL_JOB, hostnames_of, label_value
+from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
 STOP_EXIT_CODE = 137
-POLL_SECONDS = 10.0
+POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
 
-__all__ = ["KubernetesRunner"]
+# The condition a run (and its Job) carries when it ran on the batch/v1 fallback instead of Kubeflow Trainer.
+BATCH_FALLBACK = "BatchFallback"
+FALLBACK_REASON = "TrainerNotServed"
+FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
+                    "ran as a batch/v1 Indexed Job with a headless Service")
+
+__all__ = ["KubernetesRunner", "BATCH_FALLBACK"]
 
 
 class KubernetesRunner:
@@ -49,11 +63,23 @@ class KubernetesRunner:
 
     def __init__(self, store: ResourceStore, clock: Clock, kube: Any, *, poll: float = POLL_SECONDS,
                  trainer: bool | None = None) -> None:
-        """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, pod logs)."""
+        """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, the pod watch, pod logs)."""
         self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
         self._trainer = trainer
         self.log_reader = PodLogReader.of_store(kube)
+        self.pods = PodWatch(pod_cache(kube))
+        self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
         self._result_pods: dict[str, Obj] = {}  # run uid -> its result pod as last seen (its log outlives it)
+
+    def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
+        """Let pod events (and Node events, from the engine's `cache`) wake runs through `wake` (the
+        engine's work queue `add`); Nodes are then read from that cache instead of one GET each."""
+        self._nodes = cache
+        self.pods.connect(wake, cache)
+
+    async def close(self) -> None:
+        """End the pod watch."""
+        await self.pods.stop()
 
     async def trainer(self) -> bool:
         """Whether Kubeflow Trainer's TrainJob / TrainingRuntime are served (else the batch fallback)."""
@@ -86,8 +112,7 @@ class KubernetesRunner:
             if started is None:
                 return None
             run, state = started, started["status"]
-        namespace = run["metadata"].get("namespace") or "default"
-        pods = (await self.store.list(POD, namespace, f"{LABEL_JOB}={label_value(owner['metadata']['name'])}")).items
+        pods = await self._pods_of(run, owner, members)
         nodes = [await self._node(name) for name in members]
         launcher = trainer and spec.framework.kind == "mpi"
         verdict = judge(pods, members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
@@ -96,9 +121,12 @@ class KubernetesRunner:
         if result is not None:
             self._result_pods[run["metadata"].get("uid", "")] = result
         if verdict.phase in FINISHED:
-            await self._finish(run, verdict, pods, nodes, members, owner, trainer)
+            await self._finish(run, verdict, pods, nodes, members, owner, trainer, result)
+            self.pods.forget(run)
             return None
         patch = _progress(state, verdict, format_time(self.clock.now()))
+        if patch and result is not None and state.get("logRef") != result["metadata"]["name"]:  # rides on a write
+            patch["logRef"] = result["metadata"]["name"]
         if patch:
             await self._patch(run, patch)
         return self.poll
@@ -118,22 +146,36 @@ class KubernetesRunner:
             await self._patch(run, self._failed("WorkloadNotCreated", str(error)))
             return None
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
-        return await self._patch(run, {"phase": "Scheduling", "pendingSince": format_time(self.clock.now()), "nodes": members,
-                                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"})
+        now = format_time(self.clock.now())
+        patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
+                      "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
+        if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
+            patch["conditions"] = with_condition((run.get("status") or {}).get("conditions"), BATCH_FALLBACK, True,
+                                                 FALLBACK_REASON, FALLBACK_MESSAGE, now)
+        return await self._patch(run, patch)
 
     async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],
-                      owner: Obj, trainer: bool) -> None:
+                      owner: Obj, trainer: bool, result: Obj | None) -> None:
         now = format_time(self.clock.now())
         patch: Obj = {"phase": verdict.phase, "reason": verdict.reason, "message": verdict.message,
                       "completionTime": verdict.completion_time or now}
         if verdict.exit_code is not None:
             patch["exitCode"] = verdict.exit_code
+        if result is not None:
+            patch["logRef"] = result["metadata"]["name"]
         if verdict.phase == "Failed":
             lines = await self.logs(run)  # read (and kept) before the pods go
             hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
             culprit = node_at_fault(lines, members, hosts) or verdict.failed_node
             if culprit:
                 patch["failedNode"] = culprit
+            if not lines and culprit:
+                # The result pod's log says nothing (it never started, or was lost): the failure is in the
+                # log of the pod on the node at fault; read it now, before the pods are deleted.
+                blamed = next((pod for pod in pods if pod_node(pod) == culprit), None)
+                if blamed is not None and (await self.log_reader.read(blamed, _container(blamed)) or termination_messages(blamed)):
+                    patch["logRef"] = blamed["metadata"]["name"]
+                    self._result_pods[run["metadata"].get("uid", "")] = blamed
         if await self._patch(run, patch) is not None and verdict.phase == "Failed":
             await self._delete_workload(run, owner, trainer)
 
@@ -147,8 +189,13 @@ class KubernetesRunner:
         owner = await owner_of(self.store, current)
         if (current.get("status") or {}).get("phase") not in FINISHED:
             await self.logs(current)
-            await self._patch(current, {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
-                                        "message": "stopped by the engine", "completionTime": format_time(self.clock.now())})
+            pod = await self.result_pod(current)
+            patch: Obj = {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
+                          "message": "stopped by the engine", "completionTime": format_time(self.clock.now())}
+            if pod is not None:
+                patch["logRef"] = pod["metadata"]["name"]
+            await self._patch(current, patch)
+        self.pods.forget(current)
         if (current.get("status") or {}).get("phase") != "Succeeded":
             await self._delete_workload(current, owner, await self.trainer())
 
@@ -172,16 +219,18 @@ class KubernetesRunner:
         return None if pod is None else (pod["metadata"]["name"], _container(pod), (pod.get("spec") or {}).get("nodeName"))
 
     async def result_pod(self, run: Obj) -> Obj | None:
-        """The pod whose log carries the result, as last listed (it outlives its deletion here)."""
+        """The pod whose log carries the result (or the one `status.logRef` names), as last seen in the pod
+        cache (it outlives its deletion here)."""
         uid = run["metadata"].get("uid", "")
         pod = self._result_pods.get(uid)
-        if pod is None or not (pod.get("spec") or {}).get("nodeName"):
+        named = (run.get("status") or {}).get("logRef")
+        if pod is None or not pod_node(pod) or (named and pod["metadata"]["name"] != named):
             spec = run.get("spec") or {}
             launcher = bool((spec.get("framework") or {}).get("mpi")) and await self.trainer()
+            await self.pods.start()
             owner = await owner_of(self.store, run)
-            listed = await self.store.list(POD, run["metadata"].get("namespace") or "default",
-                                           f"{LABEL_JOB}={label_value(owner['metadata']['name'])}")
-            found = next((p for p in listed.items if is_result_pod(p, launcher)), None)
+            pods = self.pods.pods(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
+            found = next((p for p in pods if (p["metadata"]["name"] == named if named else is_result_pod(p, launcher))), None)
             if found is None:
                 return pod
             pod = self._result_pods[uid] = found
@@ -189,7 +238,16 @@ class KubernetesRunner:
 
     # ----------------------------------------------------------------------- helpers
 
+    async def _pods_of(self, run: Obj, owner: Obj, members: list[str]) -> list[Obj]:
+        """The run's pods from the pod watch; the run is tracked so their events wake it."""
+        await self.pods.start()
+        label = label_value(owner["metadata"]["name"])
+        self.pods.track(run, label, members)
+        return self.pods.pods(run["metadata"].get("namespace") or "default", label)
+
     async def _node(self, name: str) -> Obj | None:
+        if self._nodes is not None:
+            return self._nodes.get(NODE, name)
         try:
             return await self.store.get(NODE, name)
         except NotFound:

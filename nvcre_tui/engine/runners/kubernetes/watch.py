@@ -1,0 +1,95 @@
+"""The runner's view of pods: one watch of every pod nvcre made (label `nvcre.nvidia.com/job`), cluster-wide,
+and the routing of its events (and of Node events) to the WorkloadRuns they concern.
+
+A run's pods are read from this cache, never listed per look: the cache lists once, then follows the
+watch (resuming from its resourceVersion, re-listing only on 410 Gone), like an informer. Each pod or
+Node change wakes the runs it belongs to through the engine's work queue, so a pod that starts, ends or
+vanishes is seen when it happens rather than at the next poll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from nvcre_tui.engine.store.cache import Key, WatchCache
+from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.workloads.placement import LABEL_JOB
+
+Obj = dict[str, Any]
+Wake = Callable[[Hashable], None]
+
+__all__ = ["PodWatch", "pod_cache"]
+
+
+def pod_cache(store: ResourceStore) -> WatchCache:
+    """A watch cache of the pods of nvcre workloads only (label selector: the job label exists)."""
+    return WatchCache(store, (POD,), label_keys=(LABEL_JOB,), selectors={POD: LABEL_JOB})
+
+
+class PodWatch:
+    """Pods by run, and which runs a pod or Node event wakes."""
+
+    def __init__(self, cache: WatchCache) -> None:
+        self.cache = cache
+        self._wake: Wake | None = None
+        self._run_of: dict[tuple[str, str], Key] = {}   # (namespace, job label) -> the run's key
+        self._members: dict[Key, tuple[str, ...]] = {}  # run key -> its group's nodes
+        self.woken = 0  # runs woken by events (tests and the bench count it)
+        cache.subscribe(self._pod_changed)
+
+    async def start(self) -> None:
+        """List once, then follow the watch (idempotent)."""
+        await self.cache.start()
+
+    async def stop(self) -> None:
+        await self.cache.stop()
+
+    def connect(self, wake: Wake, nodes: WatchCache | None = None) -> None:
+        """Wake runs through `wake((WORKLOADRUN, key))` (the engine's queue); with `nodes` (the engine's
+        cache, which watches Nodes) also on Node changes of a run's group (NotReady, deleted)."""
+        self._wake = wake
+        if nodes is not None:
+            nodes.subscribe(self._node_changed)
+
+    def track(self, run: Obj, job_label: str, members: Iterable[str]) -> None:
+        """Remember which pods (by job label) and nodes belong to `run`."""
+        meta = run["metadata"]
+        key: Key = (meta.get("namespace") or "", meta["name"])
+        self._run_of[(key[0], job_label)] = key
+        self._members[key] = tuple(members)
+
+    def forget(self, run: Obj) -> None:
+        meta = run["metadata"]
+        key: Key = (meta.get("namespace") or "", meta["name"])
+        self._members.pop(key, None)
+        for pair in [pair for pair, found in self._run_of.items() if found == key]:
+            del self._run_of[pair]
+
+    def pods(self, namespace: str, job_label: str) -> list[Obj]:
+        """The run's pods as last seen (sorted by name)."""
+        return [pod for pod in self.cache.labelled(POD, LABEL_JOB, job_label)
+                if (pod["metadata"].get("namespace") or "") == namespace]
+
+    def _pod_changed(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        obj = new if new is not None else old
+        if obj is None:
+            return
+        meta = obj.get("metadata") or {}
+        label = (meta.get("labels") or {}).get(LABEL_JOB)
+        key = self._run_of.get((meta.get("namespace") or "", label)) if isinstance(label, str) else None
+        if key is not None:
+            self._queue(key)
+
+    def _node_changed(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        if kind is not NODE:
+            return
+        name = ((new if new is not None else old) or {}).get("metadata", {}).get("name")
+        for key, members in list(self._members.items()):
+            if name in members:
+                self._queue(key)
+
+    def _queue(self, key: Key) -> None:
+        if self._wake is not None:
+            self.woken += 1
+            self._wake((WORKLOADRUN, key))

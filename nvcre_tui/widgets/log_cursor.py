@@ -1,0 +1,90 @@
+"""Which lines of a log source's answer are new: the logs screen's cursor while it follows a running log.
+
+A LogSource answers with the log *as it keeps it*, and keeping is bounded: the pod log reader keeps a fixed
+head and a sliding tail (kube/podlogs.py: 2,000 + 20,000 lines), so once a log is longer than that the
+answer stops growing although new lines keep coming. Counting lines ("skip what I had") then stalls the
+pane for good. The cursor remembers the last lines it handed out (the anchor) and finds them again in the
+next answer: what follows them is new, wherever they moved to. When they are gone (more new lines arrived
+between two reads than the source keeps), the lines after the source's unchanging head are new and the
+gap is reported; an answer that shares neither the anchor nor the head is another log (start over).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES"]
+
+ANCHOR_LINES = 32   # consecutive lines that must match: a repeated line alone never places the cursor
+HEAD_LINES = 4_096  # first lines remembered, to recognise the same log after a gap
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """What to append; `restart`: it is another log (clear first); `gap`: lines were missed before these."""
+
+    lines: list[str] = field(default_factory=list)
+    restart: bool = False
+    gap: bool = False
+
+
+class LogCursor:
+    """Where the pane is in a log source's successive answers (memory: ANCHOR + HEAD lines)."""
+
+    def __init__(self) -> None:
+        self._anchor: deque[str] = deque(maxlen=ANCHOR_LINES)
+        self._head: list[str] = []
+        self._count = 0  # length of the last answer
+
+    def reset(self) -> None:
+        """Forget the log: the next answer is all new."""
+        self._anchor.clear()
+        self._head = []
+        self._count = 0
+
+    def advance(self, lines: Sequence[str]) -> Fresh:
+        """The new part of `lines` (the source's whole answer now)."""
+        if not self._anchor:
+            return self._take(lines, 0, restart=False)
+        anchor = list(self._anchor)
+        end = self._count
+        if len(lines) >= end >= len(anchor) and list(lines[end - len(anchor):end]) == anchor:
+            return self._take(lines, end)  # the answer grew: everything past the last one is new
+        found = _find(lines, anchor)
+        if found is not None:
+            return self._take(lines, found)
+        shared = _common_prefix(lines, self._head)
+        if shared == 0 and lines:
+            self.reset()
+            return self._take(lines, 0, restart=True)
+        return self._take(lines, shared, gap=bool(lines[shared:]))
+
+    def _take(self, lines: Sequence[str], start: int, *, restart: bool = False, gap: bool = False) -> Fresh:
+        fresh = list(lines[start:])
+        if not self._head:
+            self._head = list(lines[:HEAD_LINES])
+        if lines:
+            self._anchor.clear()
+            self._anchor.extend(lines[-ANCHOR_LINES:])
+        self._count = len(lines)
+        return Fresh(fresh, restart=restart, gap=gap)
+
+
+def _find(lines: Sequence[str], anchor: list[str]) -> int | None:
+    """The index just past the last place `anchor` occurs whole in `lines`, else None."""
+    size, last = len(anchor), anchor[-1]
+    for index in range(len(lines) - 1, size - 2, -1):
+        if lines[index] == last and list(lines[index - size + 1:index + 1]) == anchor:
+            return index + 1
+    return None
+
+
+def _common_prefix(lines: Sequence[str], head: list[str]) -> int:
+    count = 0
+    for mine, theirs in zip(lines, head):
+        if mine != theirs:
+            break
+        count += 1
+    return count

@@ -189,8 +189,7 @@ def report_of(view: CertificationView) -> Obj:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
     summary = status.get("summary") or {}
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
-    names = {wf["metadata"]["name"] for wf in workflows}
-    fallback = workload_fallback([j for wf_name, group in jobs_by_wf.items() if wf_name in names for j in group])
+    fallback = workload_fallback([job for category in view.categories for job in category.jobs])
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),

@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands
@@ -135,6 +137,19 @@ class NvcreApp(ThemedApp[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.policy.allows(action) or False
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less the screenshot (a file write) when the policy refuses it."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot" or self.policy.allows("screenshot"):
+                yield command
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """Refused in read-only mode, whoever asks (a direct call past the filtered palette)."""
+        if not self.policy.allows("screenshot"):
+            self.notify("read-only: saving a screenshot is refused", severity="warning", title="not saved")
+            return None
+        return super().deliver_screenshot(filename, path, time_format)
 
     async def submit(self, body: dict[str, Any]) -> bool:
         """Create a Certification through the (possibly read-only) store; notify on refusal."""

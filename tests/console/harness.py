@@ -29,6 +29,9 @@ spec:
 """
 
 
+EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "certification.yaml").read_text()
+
+
 def intra_all_reduce(name: str) -> str:
     """One category: every node alone on all-reduce, against 400 GB/s (gpu-node-07 misses it)."""
     return f"""apiVersion: nvcre.nvidia.com/v1alpha1

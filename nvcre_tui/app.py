@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import Session, SimSession
@@ -28,6 +28,7 @@ from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.policy import Policy
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
+from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
 HIGH_CONTRAST = "nvcre-high-contrast"
@@ -166,12 +167,19 @@ class NvcreApp(ThemedApp[None]):
     def action_help(self) -> None:
         from nvcre_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
 
     def action_command_bar(self) -> None:
         from nvcre_tui.widgets.command_bar import CommandBar
 
-        self.screen.query_one(CommandBar).open() if self.screen.query(CommandBar) else self.notify("no command bar on this screen")
+        if not self.screen.query(CommandBar):
+            self.notify("no command bar on this screen")
+            return
+        self.screen.query_one(CommandBar).open(hint(self))
+
+    def on_command_bar_entered(self, event: CommandBar.Entered) -> None:
+        """A `:` command typed into a screen's command bar."""
+        self.run_command(event.text)
 
     def action_cycle_theme(self) -> None:
         names = sorted(self.nvcre_themes)
@@ -179,6 +187,4 @@ class NvcreApp(ThemedApp[None]):
 
     def run_command(self, text: str) -> None:
         """Run a `:` command (also used by the palette)."""
-        from nvcre_tui.commands import run_colon_command
-
         run_colon_command(self, text)

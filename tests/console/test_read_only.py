@@ -11,27 +11,21 @@ from textual.binding import Binding
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.commands import COLON_COMMANDS, run_colon_command
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
-from nvcre_tui.screens.help import SCREENS
-from nvcre_tui.screens.registry import SCREENS as NAMED
+from nvcre_tui.screens.registry import BY_NAME as NAMED
+from nvcre_tui.screens.registry import SCREENS
 
 from .harness import INTRA_NODE, certification_body, session_with
 
 SKIP_ACTIONS = {"quit", "app.quit"}  # ends the test app; not a write either way
 
 
-def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
-    import importlib
+ARGUMENTS = {"drilldown": ("burn-in",), "node": ("gpu-node-07",), "logs": ("burn-in-communication-nccl-all-reduce-group-6-iter-1",),
+             "bandwidth": ("burn-in-communication-nccl-all-reduce",)}
 
-    factories = []
-    for _title, module, cls in SCREENS:
-        try:
-            screen_cls = getattr(importlib.import_module(f"nvcre_tui.screens.{module}"), cls)
-        except (ImportError, AttributeError):
-            continue
-        args = {"DrilldownScreen": ("burn-in",), "NodeScreen": ("gpu-node-07",), "LogsScreen": ("burn-in-communication-nccl-all-reduce-group-6-iter-1",),
-                "BandwidthScreen": ("burn-in-communication-nccl-all-reduce",)}.get(cls, ())
-        factories.append((cls, lambda c=screen_cls, a=args: c(*a)))
-    return factories
+
+def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
+    """Every screen of the registry (the one table `:`, the palette and `?` use), with arguments where it needs them."""
+    return [(entry.cls, lambda c=entry.load(), a=ARGUMENTS.get(entry.name, ()): c(*a)) for entry in SCREENS]
 
 
 async def test_every_binding_and_command_writes_nothing() -> None:
@@ -67,7 +61,8 @@ async def test_every_binding_and_command_writes_nothing() -> None:
         for command in COLON_COMMANDS:
             if command.action == "quit":
                 continue
-            run_colon_command(app, f"{command.name} gpu-node-01" if command.takes_argument and command.name == "node" else command.name)
+            argument = {"node": " gpu-node-01", "cert": " burn-in", "theme": " nvcre-light"}.get(command.name, "")
+            run_colon_command(app, command.name + argument)
             await pilot.pause()
             while len(app.screen_stack) > 1 and app.screen is not base:
                 app.pop_screen()

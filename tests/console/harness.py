@@ -79,6 +79,11 @@ async def reopen(state: Path) -> SimSession:
     return session
 
 
+def app_on(state: Path, **options: Any) -> NvcreApp:
+    """An app on a reopened finished session (for synchronous snapshot tests; see conftest's finished_* fixtures)."""
+    return NvcreApp(session=asyncio.run(reopen(state)), live=False, **options)
+
+
 def app_with(*texts: str, **options: Any) -> NvcreApp:
     """An app on a finished session (for synchronous snapshot tests)."""
     session = asyncio.run(session_with(*texts))

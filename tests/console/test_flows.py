@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.widgets import DataTable, Tree
 
@@ -12,7 +14,7 @@ from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.rack_map import RackMap
 
-from .harness import INTRA_NODE, certification_body, session_with
+from .harness import INTRA_NODE, certification_body, reopen, session_with
 
 
 async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
@@ -50,8 +52,8 @@ async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
         assert app.screen.node == "gpu-node-07"
 
 
-async def test_topology_map_shows_both_faulty_nodes_and_opens_one() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_topology_map_shows_both_faulty_nodes_and_opens_one(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
@@ -162,8 +164,8 @@ async def test_live_engine_runs_a_certification_to_its_end() -> None:
         assert not [w for w in app.workers if w.group == "engine" and w.error]
 
 
-async def test_dashboard_cursor_stays_on_its_certification_when_rows_move() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_dashboard_cursor_stays_on_its_certification_when_rows_move(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one("#certs", DataTable)

@@ -14,7 +14,7 @@ from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.screens.registry import BY_NAME as NAMED
 from nvcre_tui.screens.registry import SCREENS
 
-from .harness import INTRA_NODE, certification_body, session_with
+from .harness import INTRA_NODE, certification_body, reopen, session_with
 
 SKIP_ACTIONS = {"quit", "app.quit"}  # ends the test app; not a write either way
 
@@ -28,8 +28,8 @@ def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
     return [(entry.cls, lambda c=entry.load(), a=ARGUMENTS.get(entry.name, ()): c(*a)) for entry in SCREENS]
 
 
-async def test_every_binding_and_command_writes_nothing() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_every_binding_and_command_writes_nothing(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False, read_only=True)
     version = session.store.resource_version
     async with app.run_test(size=(120, 40)) as pilot:
@@ -87,12 +87,12 @@ async def test_read_only_palette_offers_no_compose() -> None:
         assert set(NAMED) >= {"dashboard", "topology", "wall"}
 
 
-async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, finished_intra_node: Path) -> None:
     from nvcre_tui.screens.logs import LogsScreen
     from nvcre_tui.widgets.log_view import LogView, SavePrompt
 
     monkeypatch.chdir(tmp_path)
-    session = await session_with(INTRA_NODE)
+    session = await reopen(finished_intra_node)
     for wall in (False, True):
         app = NvcreApp(session=session, live=False, read_only=not wall, wall=wall)
         async with app.run_test(size=(120, 40)) as pilot:

@@ -77,19 +77,34 @@ class DashboardScreen(NvcreScreen):
             wanted = re.compile(pattern) if pattern else None
         except re.error:
             wanted = None
-        table = self.query_one("#certs", DataTable)
-        selected = self._selected()  # keep the cursor on the same certification, not the same row number
-        table.clear()
+        rows = {}
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
-            table.add_row(row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running, key=row.name)
-        if selected is not None and selected in table.rows:
-            table.move_cursor(row=table.get_row_index(selected))
+            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
+        self._update_table(rows)
         self.query_one("#empty").display = not snapshot.certifications
         self._show_failures(snapshot)
+
+    def _update_table(self, rows: dict[str, tuple[object, ...]]) -> None:
+        """Same certifications in the same order: only changed cells are rewritten. Otherwise the rows
+        are rebuilt, and the cursor stays on the same certification, not on the same row number."""
+        table = self.query_one("#certs", DataTable)
+        if [key.value for key in table.rows] == list(rows):
+            columns = list(table.columns)
+            for name, cells in rows.items():
+                for column, (old, new) in zip(columns, zip(table.get_row(name), cells, strict=True), strict=True):
+                    if old != new:
+                        table.update_cell(name, column, new)
+            return
+        selected = self._selected()
+        table.clear()
+        for name, cells in rows.items():
+            table.add_row(*cells, key=name)
+        if selected is not None and selected in table.rows:
+            table.move_cursor(row=table.get_row_index(selected))
 
     def _show_failures(self, snapshot: Snapshot) -> None:
         """The failures pane follows the highlighted certification."""

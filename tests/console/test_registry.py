@@ -63,3 +63,22 @@ async def test_palette_and_bar_offer_the_same_commands(finished_intra_node: Path
         await pilot.press(*"cert burn-in", "enter")  # the bar posts a message; the app runs it
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen) and app.screen.certification == "burn-in"
+
+
+async def test_the_catalog_screen_shows_the_sessions_catalog() -> None:
+    import dataclasses
+
+    from textual.widgets import DataTable
+
+    from nvcre_tui.engine.catalog import default_catalog
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.sim.scenario import default_scenario
+
+    shipped = default_catalog()
+    only = dataclasses.replace(shipped, entries={k: v for k, v in shipped.entries.items() if k == "communication/nccl-all-reduce"})
+    app = NvcreApp(session=await SimSession.open(default_scenario(), None, only), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.run_command("catalog")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1 and table.get_row_at(0)[:2] == ["communication", "nccl-all-reduce"]

@@ -2,7 +2,7 @@
 thresholds; live YAML and plan previews; load, save, submit.
 
 The widgets hold the form; after every change the screen reads them into a Draft and hands it to
-`compose_review.review`, which checks it with the engine. What it finds is shown next to each field
+`nvcre_tui.compose.review`, which checks it with the engine. What it finds is shown next to each field
 and, as the CLI's one-line messages, in the status line; submit is refused while any remain.
 """
 
@@ -29,10 +29,10 @@ from nvcre_tui.paths import data_dir
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.category_list import CategoryList
 from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
-from nvcre_tui.widgets.compose_form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
+from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
 from nvcre_tui.screens.confirm import ConfirmModal
-from nvcre_tui.widgets.compose_path import PathModal, save_target, write_file
-from nvcre_tui.widgets.compose_review import Review, review
+from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
+from nvcre_tui.compose.review import Review, review
 from nvcre_tui.widgets.compose_text import plan_text, status_text
 
 # Buttons that run a mutating action: hidden when the policy refuses it (read-only mode).

@@ -24,8 +24,8 @@ from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.widgets.compose_fields import CategoryOptionsPanel, ThresholdRow, panel_id
-from nvcre_tui.widgets.compose_form import Draft, certification_body, draft_from_certification, selector_text, target_body
-from nvcre_tui.widgets.compose_form import parse_selector as parse_form_selector
+from nvcre_tui.compose.form import Draft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.compose.form import parse_selector as parse_form_selector
 
 CLIQUE = "nvidia.com/gpu.clique"
 ALL_REDUCE = "communication/nccl-all-reduce"
@@ -399,7 +399,7 @@ class TestFormData:
         assert [selector.matches(labels) for labels in matches] == [again.matches(labels) for labels in matches]
 
     def test_body_puts_global_thresholds_under_spec_options_and_skips_blank_rows(self) -> None:
-        from nvcre_tui.widgets.compose_form import CategoryDraft, ThresholdDraft
+        from nvcre_tui.compose.form import CategoryDraft, ThresholdDraft
 
         draft = Draft(name="x", categories=(CategoryDraft(ALL_REDUCE, {"nodesPerJob": "2", "repeatCount": ""}),),
                       thresholds=(ThresholdDraft("algBandwidthGBps", "value > 1"), ThresholdDraft()))

@@ -127,7 +127,7 @@ async def test_a_state_save_that_fails_on_exit_is_kept_for_the_cli(tmp_path: Pat
 async def test_read_only_refuses_the_compose_save_and_the_screenshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvcre_tui.screens.compose import ComposeScreen
     from nvcre_tui.screens.confirm import ConfirmModal
-    from nvcre_tui.widgets.compose_path import PathModal
+    from nvcre_tui.screens.path_prompt import PathModal
 
     monkeypatch.chdir(tmp_path)
     existing = tmp_path / "state.json"

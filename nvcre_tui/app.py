@@ -170,8 +170,6 @@ class NvcreApp(ThemedApp[None]):
         self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
 
     def action_command_bar(self) -> None:
-        from nvcre_tui.widgets.command_bar import CommandBar
-
         if not self.screen.query(CommandBar):
             self.notify("no command bar on this screen")
             return

@@ -8,14 +8,16 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from nvcre_tui.commands import NvcreCommands
+from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import Session, SimSession
@@ -26,6 +28,7 @@ from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.policy import Policy
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
+from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
 HIGH_CONTRAST = "nvcre-high-contrast"
@@ -136,6 +139,19 @@ class NvcreApp(ThemedApp[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.policy.allows(action) or False
 
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less the screenshot (a file write) when the policy refuses it."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot" or self.policy.allows("screenshot"):
+                yield command
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """Refused in read-only mode, whoever asks (a direct call past the filtered palette)."""
+        if not self.policy.allows("screenshot"):
+            self.notify("read-only: saving a screenshot is refused", severity="warning", title="not saved")
+            return None
+        return super().deliver_screenshot(filename, path, time_format)
+
     async def submit(self, body: dict[str, Any]) -> bool:
         """Create a Certification through the (possibly read-only) store; notify on refusal."""
         body.setdefault("metadata", {}).setdefault("namespace", "default")
@@ -151,12 +167,17 @@ class NvcreApp(ThemedApp[None]):
     def action_help(self) -> None:
         from nvcre_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
 
     def action_command_bar(self) -> None:
-        from nvcre_tui.widgets.command_bar import CommandBar
+        if not self.screen.query(CommandBar):
+            self.notify("no command bar on this screen")
+            return
+        self.screen.query_one(CommandBar).open(hint(self))
 
-        self.screen.query_one(CommandBar).open() if self.screen.query(CommandBar) else self.notify("no command bar on this screen")
+    def on_command_bar_entered(self, event: CommandBar.Entered) -> None:
+        """A `:` command typed into a screen's command bar."""
+        self.run_command(event.text)
 
     def action_cycle_theme(self) -> None:
         names = sorted(self.nvcre_themes)
@@ -164,6 +185,4 @@ class NvcreApp(ThemedApp[None]):
 
     def run_command(self, text: str) -> None:
         """Run a `:` command (also used by the palette)."""
-        from nvcre_tui.commands import run_colon_command
-
         run_colon_command(self, text)

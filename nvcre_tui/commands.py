@@ -1,19 +1,39 @@
-"""`:` commands and their command-palette mirror: one table, so both always offer the same things.
+"""`:` commands and their command-palette mirror, built from the screen registry plus the few commands
+that open no screen (theme, quit): one table, so the bar, the palette and `?` always offer the same things.
 
-Mutating commands (compose) are filtered by the read-only policy in both places.
+Mutating commands (compose) are filtered by the read-only policy in all three places.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
+from textual.theme import Theme
 
-if TYPE_CHECKING:
-    from nvcre_tui.app import NvcreApp
+from nvcre_tui.screens import registry
+from nvcre_tui.screens.base import Console
+from nvcre_tui.screens.registry import ScreenEntry
+
+
+class CommandHost(Console, Protocol):
+    """What a command may use of the app: the console's state plus a few Textual App methods."""
+
+    nvcre_themes: dict[str, Theme]
+    theme: str
+
+    @property
+    def screen(self) -> Screen[Any]: ...
+
+    def push_screen(self, screen: Screen[Any]) -> Any: ...
+
+    def notify(self, message: str, *, severity: Any = "information", **options: Any) -> None: ...
+
+    def exit(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -23,30 +43,32 @@ class ColonCommand:
     name: str
     help: str
     action: str
-    run: Callable[[NvcreApp, str], Any]
-    takes_argument: bool = False
+    run: Callable[[CommandHost, str], Any]
+    argument: str | None = None  # e.g. "NAME": the command takes one
+
+    @property
+    def takes_argument(self) -> bool:
+        return self.argument is not None
+
+    @property
+    def usage(self) -> str:
+        return f":{self.name}" + (f" {self.argument}" if self.argument else "")
 
 
-def _screen(name: str) -> Callable[[NvcreApp, str], Any]:
-    def go(app: NvcreApp, _argument: str) -> None:
-        from nvcre_tui.screens import registry
-
-        if type(app.screen).__name__ != registry.SCREENS[name][1]:  # already there: do not stack another
-            app.push_screen(registry.build(name))
+def _open(entry: ScreenEntry) -> Callable[[CommandHost, str], Any]:
+    def go(app: CommandHost, argument: str) -> None:
+        if entry.argument is not None:
+            if not argument:
+                app.notify(f"usage: :{entry.command} {entry.argument}", severity="warning")
+                return
+            app.push_screen(registry.build(entry.name, argument))
+        elif type(app.screen).__name__ != entry.cls:  # already there: do not stack another
+            app.push_screen(registry.build(entry.name))
 
     return go
 
 
-def _node(app: NvcreApp, argument: str) -> None:
-    from nvcre_tui.screens.node import NodeScreen
-
-    if not argument:
-        app.notify("usage: :node NAME", severity="warning")
-        return
-    app.push_screen(NodeScreen(argument))
-
-
-def _theme(app: NvcreApp, argument: str) -> None:
+def _theme(app: CommandHost, argument: str) -> None:
     if argument not in app.nvcre_themes:
         app.notify(f"unknown theme {argument!r}; known: {', '.join(sorted(app.nvcre_themes))}", severity="warning")
         return
@@ -54,23 +76,28 @@ def _theme(app: NvcreApp, argument: str) -> None:
 
 
 COLON_COMMANDS: tuple[ColonCommand, ...] = (
-    ColonCommand("certs", "Certifications (dashboard)", "certs", _screen("dashboard")),
-    ColonCommand("racks", "Topology map of the fleet", "racks", _screen("topology")),
-    ColonCommand("node", "One node's results across certifications", "node", _node, takes_argument=True),
-    ColonCommand("wall", "Wall display (read-only rotation)", "wall", _screen("wall")),
-    ColonCommand("compose", "Compose and submit a certification", "compose", _screen("compose")),
-    ColonCommand("catalog", "The workload catalog", "catalog", _screen("catalog")),
-    ColonCommand("theme", "Switch theme (nvcre-dark, nvcre-light, nvcre-high-contrast)", "theme", _theme, takes_argument=True),
+    *(ColonCommand(entry.command, entry.help, entry.command, _open(entry), entry.argument) for entry in registry.SCREENS if entry.command),
+    ColonCommand("theme", "Switch theme (nvcre-dark, nvcre-light, nvcre-high-contrast)", "theme", _theme, "NAME"),
     ColonCommand("q", "Quit", "quit", lambda app, _a: app.exit()),
 )
 
 
-def allowed_commands(app: NvcreApp) -> list[ColonCommand]:
+def allowed_commands(app: Console) -> list[ColonCommand]:
     """The commands the policy allows."""
     return [command for command in COLON_COMMANDS if app.policy.allows(command.action)]
 
 
-def run_colon_command(app: NvcreApp, text: str) -> None:
+def help_lines(app: Console) -> list[tuple[str, str]]:
+    """(usage, what it does) of every allowed command, for `?`."""
+    return [(command.usage, command.help) for command in allowed_commands(app)]
+
+
+def hint(app: Console) -> str:
+    """The command bar's placeholder: every allowed command."""
+    return "  ".join(command.usage for command in allowed_commands(app))
+
+
+def run_colon_command(app: CommandHost, text: str) -> None:
     """Parse `:name argument` and run it, or say why not."""
     name, _, argument = text.strip().lstrip(":").partition(" ")
     for command in COLON_COMMANDS:
@@ -83,17 +110,26 @@ def run_colon_command(app: NvcreApp, text: str) -> None:
     app.notify(f"unknown command :{name}; try " + " ".join(f":{c.name}" for c in allowed_commands(app)), severity="warning")
 
 
+def _named_hits(app: CommandHost) -> Iterable[tuple[str, str, str]]:
+    """(title, command text, help) for argument commands over what the snapshot names: nodes, certifications."""
+    snapshot = app.snapshot
+    for node in snapshot.nodes if snapshot else []:
+        yield f"node: {node['metadata']['name']}", f"node {node['metadata']['name']}", "open the node"
+    for cert in snapshot.certifications if snapshot else []:
+        yield f"cert: {cert['metadata']['name']}", f"cert {cert['metadata']['name']}", "drill into the certification"
+
+
 class NvcreCommands(Provider):
-    """The `:` commands in the command palette (ctrl+p), plus one hit per node for `node NAME`."""
+    """The `:` commands in the command palette (ctrl+p), plus one hit per node (`node NAME`) and per certification."""
 
     @property
-    def _app(self) -> NvcreApp:
+    def _app(self) -> CommandHost:
         return self.app  # type: ignore[return-value]
 
     async def discover(self) -> Hits:
         for command in allowed_commands(self._app):
             if not command.takes_argument:
-                yield DiscoveryHit(f"nvcre: {command.help}", partial(run_colon_command, self._app, command.name), help=f":{command.name}")
+                yield DiscoveryHit(f"nvcre: {command.help}", partial(run_colon_command, self._app, command.name), help=command.usage)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -103,11 +139,8 @@ class NvcreCommands(Provider):
             title = f"nvcre: {command.help}"
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, command.name), help=f":{command.name}")
-        snapshot = self._app.snapshot
-        for node in snapshot.nodes if snapshot else []:
-            name = node["metadata"]["name"]
-            title = f"node: {name}"
+                yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, command.name), help=command.usage)
+        for title, text, help_text in _named_hits(self._app):
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, f"node {name}"), help="open the node")
+                yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, text), help=help_text)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Actions that lead to a write: compose (and its form-filling actions) exists only to submit; save_log
-# and save_file write files. Read-only mode hides all of them: it writes nothing at all.
-MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "save_file", "save_log"})
+# Actions that lead to a write: compose (and its form-filling actions) exists only to submit; save_log,
+# save_file and screenshot (Textual's palette command, an SVG in the current directory) write files.
+# Read-only mode hides all of them: it writes nothing at all.
+MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "save_file", "save_log", "screenshot"})
 
 
 @dataclass(frozen=True)

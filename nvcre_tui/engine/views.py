@@ -6,9 +6,9 @@ Screens render these; they never read Kubernetes or the store themselves.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
@@ -204,3 +204,57 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """One node the engine blamed (the dashboard's failures pane): its first failure in category order,
+    and how many other categories blamed it too."""
+
+    node: str
+    category: str
+    reason: str
+    measured: str  # the failed threshold checks, e.g. "busBandwidthGBps 264.8 (value >= 400)"; "-" when none
+    message: str
+    workflow: str
+    job: str | None  # the Job whose run convicted it (its log is the evidence); None when no Job did
+    also: tuple[str, ...] = ()  # the other categories that blamed it
+
+
+def _measured(failure: Obj) -> str:
+    checks = [e for e in failure.get("evidence") or [] if not e.get("passed", True)]
+    parts = []
+    for check in checks:
+        value = check.get("measured")
+        shown = f"{value:.1f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+        parts.append(f"{check.get('metric', '?')} {shown}" + (f" ({check['expression']})" if check.get("expression") else ""))
+    return "; ".join(parts) or "-"
+
+
+def _convicting_job(jobs: list[Obj], node: str) -> str | None:
+    """The last Job that blamed `node`, else the last failed Job it ran in (a diagnose test)."""
+    blamed = [j for j in jobs if any(f["name"] == node for f in (j.get("status") or {}).get("failedNodes") or [])]
+    if blamed:
+        return str(blamed[-1]["metadata"]["name"])
+    ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == "Failed"]
+    return str(ran[-1]["metadata"]["name"]) if ran else None
+
+
+def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
+    """Every node a certification's categories blamed (each Workflow's failedNodes, as the report lists
+    them), one row per node by name: the reason, the measured values that failed and the Job to read
+    the log of, from the first category that blamed it."""
+    rows: dict[str, FailureRow] = {}
+    view = snapshot.views.get(cert_name)
+    for entry in view.categories if view is not None else []:
+        wf, category, jobs = entry.workflow, entry.key, entry.jobs
+        if wf is None:
+            continue
+        for failure in (wf.get("status") or {}).get("failedNodes") or []:
+            name = failure["name"]
+            if name in rows:
+                rows[name] = replace(rows[name], also=(*rows[name].also, category))
+                continue
+            rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
+                                    wf["metadata"]["name"], _convicting_job(jobs, name))
+    return [rows[name] for name in sorted(rows)]

@@ -1,16 +1,41 @@
 """What every console screen shares: it re-renders from the app's latest store snapshot, and its
-bindings pass through the read-only policy."""
+bindings pass through the read-only policy.
+
+`Console` is what a screen may use of the app. Screens name this protocol, never `NvcreApp`, so the
+import graph runs one way (app -> commands -> screens -> widgets -> engine) with no circle."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.screen import Screen
 
 from nvcre_tui.engine.views import Snapshot
 
 if TYPE_CHECKING:
-    from nvcre_tui.app import NvcreApp
+    from nvcre_tui.engine.session import Session
+    from nvcre_tui.engine.store.protocol import ResourceStore
+    from nvcre_tui.policy import Policy
+
+
+class Console(Protocol):
+    """The console state screens read (attributes down); they change it only through these methods."""
+
+    policy: Policy
+    session: Session | None
+    snapshot: Snapshot | None
+    live: bool
+    wall: bool
+
+    @property
+    def store(self) -> ResourceStore: ...
+
+    def now(self) -> datetime: ...
+
+    async def submit(self, body: dict[str, Any]) -> bool: ...
+
+    def run_command(self, text: str) -> None: ...
 
 
 class NvcreScreen(Screen[None]):
@@ -22,9 +47,9 @@ class NvcreScreen(Screen[None]):
     HELP_WIDGETS: tuple[type, ...] = ()
 
     @property
-    def nvcre(self) -> NvcreApp:
-        """The app, typed."""
-        return cast("NvcreApp", self.app)
+    def nvcre(self) -> Console:
+        """The app, as the console it is."""
+        return cast(Console, self.app)
 
     def on_mount(self) -> None:
         self.watch(self.app, "snapshot", self._snapshot_changed, init=True)

@@ -1,4 +1,5 @@
-"""The catalog: every category the engine can certify, with its scales, metrics and budget."""
+"""The catalog: every category the engine can certify, with its scales, metrics and budget — the
+session's catalog (with its overrides), the one the engine runs with."""
 
 from __future__ import annotations
 
@@ -23,9 +24,14 @@ class CatalogScreen(Screen[None]):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="catalog.back")]
 
     def __init__(self, catalog: Catalog | None = None) -> None:
+        """catalog: what to show (default: the session's, else the shipped one)."""
         super().__init__()
-        self.catalog = catalog or default_catalog()
-        self.keys = sorted(self.catalog.entries)
+        self._catalog = catalog
+
+    @property
+    def catalog(self) -> Catalog:
+        session = getattr(self.app, "session", None)
+        return self._catalog or getattr(session, "catalog", None) or default_catalog()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -37,7 +43,7 @@ class CatalogScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("Domain", "Variant", "Framework", "Test scales", "Metrics", "Budget")
-        for key in self.keys:
+        for key in sorted(self.catalog.entries):
             entry = self.catalog.entries[key]
             table.add_row(entry.domain, entry.variant, entry.framework, ", ".join(entry.test_scales), ", ".join(entry.metrics) or "exit status", entry.time_budget, key=key)
         table.focus()

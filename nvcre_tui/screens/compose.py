@@ -2,7 +2,7 @@
 thresholds; live YAML and plan previews; load, save, submit.
 
 The widgets hold the form; after every change the screen reads them into a Draft and hands it to
-`compose_review.review`, which checks it with the engine. What it finds is shown next to each field
+`nvcre_tui.compose.review`, which checks it with the engine. What it finds is shown next to each field
 and, as the CLI's one-line messages, in the status line; submit is refused while any remain.
 """
 
@@ -27,10 +27,12 @@ from nvcre_tui.engine.manifest import certification_from_text, read_text
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.paths import data_dir
 from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.category_list import CategoryList
 from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
-from nvcre_tui.widgets.compose_form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
-from nvcre_tui.widgets.compose_path import PathModal
-from nvcre_tui.widgets.compose_review import Review, review
+from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
+from nvcre_tui.screens.confirm import ConfirmModal
+from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
+from nvcre_tui.compose.review import Review, review
 from nvcre_tui.widgets.compose_text import plan_text, status_text
 
 # Buttons that run a mutating action: hidden when the policy refuses it (read-only mode).
@@ -46,7 +48,7 @@ class ComposeScreen(NvcreScreen):
         Binding("f3", "load_default", "Default", id="compose.default", tooltip="Fill the form with the default burn-in certification"),
         Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
         Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
-        Binding("escape", "app.pop_screen", "Back", id="compose.back"),
+        Binding("escape", "back", "Back", id="compose.back", tooltip="Leave (a changed form asks before it is discarded)"),
     ]
     DEFAULT_CSS = FIELD_CSS + """
     ComposeScreen #compose-body { height: 1fr; }
@@ -75,6 +77,7 @@ class ComposeScreen(NvcreScreen):
         self._carried = Carried()
         self._pending = False
         self._last_path = ""
+        self._baseline = Draft()  # what escape may discard without asking (see changed())
 
     @property
     def catalog(self) -> Catalog:
@@ -96,8 +99,8 @@ class ComposeScreen(NvcreScreen):
                 yield Input(placeholder="node names (optional, comma separated)", compact=True, id="node-names")
                 yield Static(classes="field-msg", id="names-msg", markup=False)
                 yield Label("Categories", classes="section")
-                yield SelectionList[str](*(Selection(Content.assemble((e.key, "bold"), "  ", (e.title, "$text-muted")), e.key) for e in entries),
-                                         compact=True, id="categories")
+                yield CategoryList(*(Selection(Content.assemble((e.key, "bold"), "  ", (e.title, "$text-muted")), e.key) for e in entries),
+                                   compact=True, id="categories")
                 yield Vertical(id="category-options")
                 yield Label("Thresholds · global (spec.options)", classes="section")
                 yield Vertical(id="thresholds")
@@ -238,6 +241,7 @@ class ComposeScreen(NvcreScreen):
         """Fill the form with the shipped default certification (catalog/_defaults/certification.yaml)."""
         path = data_dir("catalog") / "_defaults" / "certification.yaml"
         await self.fill(certification_from_text(str(path), path.read_text(encoding="utf-8"), self.catalog))
+        self._baseline = self.read_draft()  # F3 gives it back
         self.notify("default certification: every node alone over NVLink and over its NICs")
 
     def action_load_file(self) -> None:
@@ -257,7 +261,8 @@ class ComposeScreen(NvcreScreen):
             path, cert = loaded
             await self.fill(cert)
             self._last_path = path
-            self.notify(f"loaded {path}")
+            self._baseline = self.read_draft()  # the file has it
+            self.notify(f"loaded {path}", markup=False)
 
     async def fill(self, cert: Certification) -> None:
         """Replace the whole form with a parsed Certification."""
@@ -282,27 +287,51 @@ class ComposeScreen(NvcreScreen):
 
     def action_save_file(self) -> None:
         """Write the YAML preview to a file (a form with problems is saved too, and says so)."""
+        if not self.nvcre.policy.allows("save_file"):  # a direct call, past the hidden binding and button
+            self.notify("read-only: saving a file is refused", severity="warning", title="not saved")
+            return
         name = self.query_one("#name", Input).value.strip() or "certification"
-        self.app.push_screen(PathModal("Save the Certification as YAML", "Save", self._write_yaml, self._last_path or f"{name}.yaml"), self._saved)
+        self.app.push_screen(PathModal("Save the Certification as YAML", "Save", save_target, self._last_path or f"{name}.yaml"), self._save_to)
 
     @on(Button.Pressed, "#save")
     async def _save_pressed(self) -> None:
         await self.run_action("save_file")
 
-    def _write_yaml(self, path: str) -> str:
+    def _save_to(self, path: str | None) -> None:
+        """Write to a checked path; an existing file is replaced only when the user says yes."""
+        if path is None or not self.nvcre.policy.allows("save_file"):  # e.g. a prompt answered after the mode changed
+            return
+        if Path(path).expanduser().exists():  # never replace a file (the state file, another YAML) without asking
+            self.app.push_screen(ConfirmModal(f"{path} exists. Overwrite it?", yes="Overwrite", no="Keep it"),
+                                 lambda yes: self._write_yaml(path) if yes else self.notify(f"kept {path}; not saved"))
+            return
+        self._write_yaml(path)
+
+    def _write_yaml(self, path: str) -> None:
         result = self.check()
         try:
-            Path(path).expanduser().write_text(result.yaml, encoding="utf-8")
-        except OSError as error:
-            raise InputError(f"{path}: cannot write: {error.strerror or error}") from None
-        return path
-
-    def _saved(self, path: str | None) -> None:
-        if path is None:
+            write_file(path, result.yaml)
+        except InputError as error:
+            self.notify("; ".join(error.messages), severity="error", title="not saved", markup=False)
             return
         self._last_path = path
-        problems = len(self.review.problems) if self.review else 0
+        self._baseline = self.read_draft()  # on disk now: escape loses nothing
+        problems = len(result.problems)
         if problems:
-            self.notify(f"saved {path}; it has {problems} problem(s) and will not load until they are fixed", severity="warning")
+            self.notify(f"saved {path}; it has {problems} problem(s) and will not load until they are fixed", severity="warning", markup=False)
         else:
-            self.notify(f"saved {path}")
+            self.notify(f"saved {path}", markup=False)
+
+    # ------------------------------------------------------------------ leaving
+
+    def changed(self) -> bool:
+        """Whether the form holds something not on disk: it differs from when it was opened, loaded or saved."""
+        return self.read_draft() != self._baseline
+
+    def action_back(self) -> None:
+        """Leave; a changed form asks first (the default answer keeps it)."""
+        if not self.changed():
+            self.app.pop_screen()
+            return
+        self.app.push_screen(ConfirmModal("Discard the changes to this certification?", yes="Discard", no="Keep editing"),
+                             lambda yes: self.app.pop_screen() if yes else None)

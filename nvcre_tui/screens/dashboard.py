@@ -1,5 +1,8 @@
 """Dashboard: certifications with status, categories passed, failed nodes, runtime, age; the fleet
-by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification."""
+by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification.
+
+Under the table, the failures pane lists every node the highlighted certification blamed: `f` (or tab)
+moves there, enter opens a node's evidence, l its log, so each faulty node is one key from the next."""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from nvcre_tui.engine.views import Snapshot, certification_rows, fleet_summary, node_states
+from nvcre_tui.engine.units import count
+from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fleet_summary, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.node_state import NodeState
 
 RESULT_STYLE = {"PASSED": ("✓", "verdict-passed"), "FAILED": ("✗", "verdict-failed"), "RUNNING": ("⋯", "verdict-running"), "INCOMPLETE": ("?", "verdict-inconclusive")}
@@ -27,6 +32,7 @@ class DashboardScreen(NvcreScreen):
         Binding("c", "compose", "Compose", id="dashboard.compose"),
         Binding("m", "map", "Rack map", id="dashboard.map"),
         Binding("w", "wall", "Wall", id="dashboard.wall"),
+        Binding("f", "failures", "Failures", id="dashboard.failures", tooltip="The failures pane: enter evidence, l log"),
         Binding("slash", "filter", "Filter", id="dashboard.filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="dashboard.clear"),
     ]
@@ -36,7 +42,10 @@ class DashboardScreen(NvcreScreen):
     DashboardScreen #filter { dock: top; display: none; height: 1; border: none; padding: 0 1; }
     DashboardScreen #filter.-open { display: block; }
     DashboardScreen #empty { padding: 1 2; color: $text-muted; }
+    DashboardScreen #failures-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    DashboardScreen #failures { height: auto; max-height: 12; }
     """
+    HELP_WIDGETS = (FailuresPane,)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -44,6 +53,8 @@ class DashboardScreen(NvcreScreen):
         yield Input(placeholder="filter certifications (regex)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="certs")
         yield Static("No certifications yet: press c to compose one (or run `nvcre certification run --cert-file F`).", id="empty")
+        yield Static(id="failures-title", markup=False)
+        yield FailuresPane(id="failures")
         yield CommandBar()
         yield Footer()
 
@@ -66,18 +77,76 @@ class DashboardScreen(NvcreScreen):
             wanted = re.compile(pattern) if pattern else None
         except re.error:
             wanted = None
-        table = self.query_one("#certs", DataTable)
-        selected = self._selected()  # keep the cursor on the same certification, not the same row number
-        table.clear()
+        rows = {}
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
-            table.add_row(row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running, key=row.name)
+            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
+        self._update_table(rows)
+        self.query_one("#empty").display = not snapshot.certifications
+        self._show_failures(snapshot)
+
+    def _update_table(self, rows: dict[str, tuple[object, ...]]) -> None:
+        """Same certifications in the same order: only changed cells are rewritten. Otherwise the rows
+        are rebuilt, and the cursor stays on the same certification, not on the same row number."""
+        table = self.query_one("#certs", DataTable)
+        if [key.value for key in table.rows] == list(rows):
+            columns = list(table.columns)
+            for name, cells in rows.items():
+                for column, (old, new) in zip(columns, zip(table.get_row(name), cells, strict=True), strict=True):
+                    if old != new:
+                        table.update_cell(name, column, new)
+            return
+        selected = self._selected()
+        table.clear()
+        for name, cells in rows.items():
+            table.add_row(*cells, key=name)
         if selected is not None and selected in table.rows:
             table.move_cursor(row=table.get_row_index(selected))
-        self.query_one("#empty").display = not snapshot.certifications
+
+    def _show_failures(self, snapshot: Snapshot) -> None:
+        """The failures pane follows the highlighted certification."""
+        name = self._selected()
+        rows = failure_rows(snapshot, name) if name else []
+        title = self.query_one("#failures-title", Static)
+        if name is None:
+            title.update("Failures")
+        else:
+            title.update(f"Failures · {name}: " + (f"{count(len({r.node for r in rows}), 'node')} blamed · f then enter evidence, l log" if rows else "no node blamed"))
+        pane = self.query_one(FailuresPane)
+        pane.show_rows(rows)
+        pane.display = bool(rows)
+
+    @on(DataTable.RowHighlighted, "#certs")
+    def _cert_highlighted(self) -> None:
+        if self.nvcre.snapshot is not None:
+            self._show_failures(self.nvcre.snapshot)
+
+    def action_failures(self) -> None:
+        pane = self.query_one(FailuresPane)
+        if pane.failures:
+            pane.focus()
+        else:
+            self.notify("no failed nodes in the highlighted certification")
+
+    @on(FailuresPane.EvidenceRequested)
+    def _open_evidence(self, event: FailuresPane.EvidenceRequested) -> None:
+        from nvcre_tui.screens.drilldown import DrilldownScreen
+
+        name = self._selected()
+        if name:
+            self.app.push_screen(DrilldownScreen(name, focus=(event.row.workflow, event.row.node)))
+
+    @on(FailuresPane.LogRequested)
+    def _open_log(self, event: FailuresPane.LogRequested) -> None:
+        from nvcre_tui.screens.logs import LogsScreen
+
+        if event.row.job is None:
+            self.notify(f"no run convicted {event.row.node} on its own: open its evidence (enter)")
+            return
+        self.app.push_screen(LogsScreen(event.row.job))
 
     def _selected(self) -> str | None:
         table = self.query_one("#certs", DataTable)

@@ -42,9 +42,11 @@ class DrilldownScreen(NvcreScreen):
     DrilldownScreen #detail-box { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
 
-    def __init__(self, certification: str) -> None:
+    def __init__(self, certification: str, focus: tuple[str, str] | None = None) -> None:
+        """focus: (workflow, node) to open on instead of the first failed node (the dashboard's failures pane)."""
         super().__init__()
         self.certification = certification
+        self.focus_on = focus
         self._placed = False
 
     def compose(self) -> ComposeResult:
@@ -85,13 +87,22 @@ class DrilldownScreen(NvcreScreen):
                 node.expand()
         target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
         if target is None and not self._placed:
-            target = next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
+            target = self._focus_target(tree.root) or next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
             self._placed = target is not None or cond.is_terminal(cert)
         if target is not None:
             self._reveal(target)
             # Lines are assigned at the next layout; move the cursor once they are.
             self.call_after_refresh(tree.move_cursor, target)
         self._show_detail(target or tree.cursor_node or tree.root)
+
+    def _focus_target(self, root: TreeNode[Any]) -> TreeNode[Any] | None:
+        """The failed leaf of the node asked for, in its category (a verdict or the group that convicted it)."""
+        if self.focus_on is None:
+            return None
+        workflow, node = self.focus_on
+        leaves = [n for n in self._walk(root) if (n.data or {}).get("node") == node
+                  and ((n.data or {}).get("workflow") or {}).get("metadata", {}).get("name") == workflow]
+        return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
     def _add_category(self, parent: TreeNode[Any], wf: Obj, snapshot: Snapshot) -> None:
         labels = wf["metadata"].get("labels") or {}

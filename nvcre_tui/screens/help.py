@@ -1,29 +1,21 @@
-"""`?`: every key binding, grouped by screen, plus the `:` commands — built from the bindings
-themselves, so it can never drift from what the keys do. Read-only mode leaves out what it refuses."""
+"""`?`: every key binding, grouped by screen (every screen of the registry), plus the `:` commands —
+built from the bindings themselves, so it can never drift from what the keys do. Read-only mode
+leaves out what it refuses. The app hands in the command lines (attributes down: no import of the app
+or of commands.py from here)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, cast
+from collections.abc import Sequence
 
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from nvcre_tui.commands import allowed_commands
-
-if TYPE_CHECKING:
-    from nvcre_tui.app import NvcreApp
-
-# (title, module, class) of every screen whose keys the help lists.
-SCREENS = (
-    ("Dashboard", "dashboard", "DashboardScreen"), ("Drill-down", "drilldown", "DrilldownScreen"),
-    ("Topology map", "topology", "TopologyScreen"), ("Node", "node", "NodeScreen"), ("Logs", "logs", "LogsScreen"),
-    ("Bandwidth", "bandwidth", "BandwidthScreen"), ("Compose", "compose", "ComposeScreen"), ("Wall", "wall", "WallScreen"),
-)
+from nvcre_tui.policy import Policy
+from nvcre_tui.screens.registry import SCREENS
 
 
 def _keys(binding: Binding) -> str:
@@ -39,30 +31,31 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen VerticalScroll { width: 90; height: 90%; border: round $primary; background: $surface; padding: 0 1; }
     """
 
+    def __init__(self, policy: Policy, app_bindings: Sequence[BindingType], commands: Sequence[tuple[str, str]]) -> None:
+        """commands: (usage, what it does) of the `:` commands the policy allows."""
+        super().__init__()
+        self.policy, self.app_bindings, self.commands = policy, app_bindings, commands
+
     def compose(self) -> ComposeResult:
-        app = cast("NvcreApp", self.app)
         table = Table(box=None, show_header=False, pad_edge=False, expand=True)
         table.add_column("keys", style="bold", width=16)
         table.add_column("does")
         table.add_row("[u]Everywhere[/u]", "")
-        for binding in app.BINDINGS:
-            assert isinstance(binding, Binding)
-            table.add_row(_keys(binding), binding.tooltip or binding.description)
-        table.add_row("ctrl+p", "command palette (the : commands and nodes by name)")
-        for title, module, cls in SCREENS:
-            try:
-                screen = getattr(importlib.import_module(f"nvcre_tui.screens.{module}"), cls)
-            except (ImportError, AttributeError):
-                continue
+        for binding in self.app_bindings:
+            if isinstance(binding, Binding) and self.policy.allows(binding.action):
+                table.add_row(_keys(binding), binding.tooltip or binding.description)
+        table.add_row("ctrl+p", "command palette (: commands, nodes, certifications)")
+        for entry in SCREENS:
+            screen = entry.load()
             table.add_row("", "")
-            table.add_row(f"[u]{title}[/u]", "")
+            table.add_row(f"[u]{entry.title}[/u]", "")
             bindings = [*screen.BINDINGS, *(b for widget in getattr(screen, "HELP_WIDGETS", ()) for b in widget.BINDINGS)]
             for binding in bindings:
-                if isinstance(binding, Binding) and app.policy.allows(binding.action):
+                if isinstance(binding, Binding) and self.policy.allows(binding.action):
                     table.add_row(_keys(binding), binding.tooltip or binding.description)
         table.add_row("", "")
         table.add_row("[u]: commands[/u]", "")
-        for command in allowed_commands(app):
-            table.add_row(f":{command.name}" + (" ARG" if command.takes_argument else ""), command.help)
+        for usage, does in self.commands:
+            table.add_row(usage, does)
         with VerticalScroll():
             yield Static(table)

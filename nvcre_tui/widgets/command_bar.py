@@ -1,9 +1,10 @@
-"""The `:` prompt (k9s): hidden until opened, runs the command on enter, closes on escape."""
+"""The `:` prompt (k9s): hidden until opened, posts the command on enter (the app runs it), closes on escape."""
 
 from __future__ import annotations
 
 from textual import on
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Input
 
 
@@ -16,11 +17,20 @@ class CommandBar(Input):
     """
     BINDINGS = [Binding("escape", "close", "Close", show=False)]
 
-    def __init__(self) -> None:
-        super().__init__(placeholder=":certs  :racks  :node NAME  :wall  :compose  :theme NAME  :q", id="command-bar")
+    class Entered(Message):
+        """A command was typed: `text` as entered (e.g. "node gpu-node-07")."""
 
-    def open(self) -> None:
-        """Show and focus the prompt."""
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self) -> None:
+        super().__init__(placeholder="a command, e.g. certs", id="command-bar")
+
+    def open(self, hint: str | None = None) -> None:
+        """Show and focus the prompt; `hint` (the commands on offer) becomes its placeholder."""
+        if hint:
+            self.placeholder = hint
         self.value = ""
         self.add_class("-open")
         self.focus()
@@ -36,4 +46,4 @@ class CommandBar(Input):
         text = event.value
         self.action_close()
         if text.strip():
-            self.app.run_command(text)  # type: ignore[attr-defined]
+            self.post_message(self.Entered(text))

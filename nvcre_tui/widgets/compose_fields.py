@@ -1,5 +1,5 @@
 """Compose-form widgets: one category's options, one threshold row. Each reads back as draft data and
-shows messages the screen hands it; neither checks anything itself (compose_review does)."""
+shows messages the screen hands it; neither checks anything itself (nvcre_tui.compose.review does)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
 from nvcre_tui.engine.catalog import CatalogEntry
-from nvcre_tui.widgets.compose_form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
+from nvcre_tui.compose.form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
 
 FIELD_CSS = """
 .field-msg { color: $error; height: auto; padding: 0 0 0 1; }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from nvcre_tui.widgets.compose_review import CategoryPlan, Review
+from nvcre_tui.compose.review import CategoryPlan, Review
 
 EXCLUDED_SHOWN = 4
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from .harness import EXAMPLE, INTRA_NODE, save_finished
 
 
 @pytest.fixture(autouse=True)
@@ -12,3 +16,16 @@ def _quiet_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")  # read at import: patch the constant too
     monkeypatch.setattr("textual.widgets._input.Input._toggle_cursor", lambda self: None, raising=False)
+
+
+@pytest.fixture(scope="session")
+def finished_intra_node(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """INTRA_NODE run to its end once per test session and saved; tests reopen it (`harness.reopen`),
+    which costs milliseconds instead of re-running the engine (gpu-node-07 and gpu-node-12 fail)."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "intra-node.json", INTRA_NODE)
+
+
+@pytest.fixture(scope="session")
+def finished_intra_node_and_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """INTRA_NODE and examples/certification.yaml, both finished (the dashboard with two rows)."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "intra-node-example.json", INTRA_NODE, EXAMPLE)

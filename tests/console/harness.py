@@ -29,6 +29,9 @@ spec:
 """
 
 
+EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "certification.yaml").read_text()
+
+
 def intra_all_reduce(name: str) -> str:
     """One category: every node alone on all-reduce, against 400 GB/s (gpu-node-07 misses it)."""
     return f"""apiVersion: nvcre.nvidia.com/v1alpha1
@@ -74,6 +77,11 @@ async def reopen(state: Path) -> SimSession:
     session = await SimSession.open(default_scenario(), state)
     session.path = None
     return session
+
+
+def app_on(state: Path, **options: Any) -> NvcreApp:
+    """An app on a reopened finished session (for synchronous snapshot tests; see conftest's finished_* fixtures)."""
+    return NvcreApp(session=asyncio.run(reopen(state)), live=False, **options)
 
 
 def app_with(*texts: str, **options: Any) -> NvcreApp:

@@ -24,8 +24,8 @@ from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.widgets.compose_fields import CategoryOptionsPanel, ThresholdRow, panel_id
-from nvcre_tui.widgets.compose_form import Draft, certification_body, draft_from_certification, selector_text, target_body
-from nvcre_tui.widgets.compose_form import parse_selector as parse_form_selector
+from nvcre_tui.compose.form import Draft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.compose.form import parse_selector as parse_form_selector
 
 CLIQUE = "nvidia.com/gpu.clique"
 ALL_REDUCE = "communication/nccl-all-reduce"
@@ -258,6 +258,115 @@ class TestLoadAndSave:
             assert app.screen is screen and screen.query_one("#name", Input).value == ""
 
 
+class TestSaveOverAnExistingFile:
+    """Saving over a file asks first; the default answer (enter, n, escape) keeps the file."""
+
+    async def _save_as(self, pilot: Pilot[Any], app: NvcreApp, path: Path) -> None:
+        await pilot.press("f2")
+        await pilot.pause()
+        await type_into(pilot, app.screen.query_one("#path", Input), str(path))
+        await pilot.press("enter")
+        await pilot.pause()
+
+    async def test_an_existing_file_is_kept_unless_the_user_says_yes(self, tmp_path: Path) -> None:
+        from nvcre_tui.screens.confirm import ConfirmModal
+
+        target = tmp_path / "mine.yaml"
+        target.write_text("precious\n")
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await screen.fill(certification_from_text("x", LOADED, default_catalog()))
+            for keep in ("enter", "n", "escape"):  # "Keep it" has the focus: enter is the safe answer
+                await self._save_as(pilot, app, target)
+                assert isinstance(app.screen, ConfirmModal), keep
+                assert str(target) in str(app.screen.query_one("#question").visual)
+                await pilot.press(keep)
+                await pilot.pause()
+                assert app.screen is screen and target.read_text() == "precious\n", keep
+            await self._save_as(pilot, app, target)
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.screen is screen
+        assert certification_from_text("out", target.read_text(), default_catalog()).metadata.name == "burn-in-r1"
+        assert [p.name for p in tmp_path.iterdir()] == ["mine.yaml"]  # written atomically: no temporary file left
+
+    async def test_a_new_file_is_written_without_asking_and_a_folder_is_refused_in_the_modal(self, tmp_path: Path) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await screen.fill(certification_from_text("x", LOADED, default_catalog()))
+            await self._save_as(pilot, app, tmp_path)
+            assert f"{tmp_path}: is a directory, not a file" in shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            await self._save_as_again(pilot, app, tmp_path / "new" / "cert.yaml")
+            assert app.screen is screen
+        assert "burn-in-r1" in (tmp_path / "new" / "cert.yaml").read_text()
+
+    async def _save_as_again(self, pilot: Pilot[Any], app: NvcreApp, path: Path) -> None:
+        """Type another path into the modal that is still open."""
+        await type_into(pilot, app.screen.query_one("#path", Input), str(path))
+        await pilot.press("enter")
+        await pilot.pause()
+
+
+class TestLeaving:
+    async def test_escape_leaves_an_unchanged_form_at_once_and_asks_for_a_changed_one(self) -> None:
+        from nvcre_tui.screens.confirm import ConfirmModal
+
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            base = app.screen
+            await push_compose(app, pilot)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is base  # nothing typed: nothing to lose
+            screen = await push_compose(app, pilot)
+            await type_into(pilot, screen.query_one("#name", Input), "half-typed")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmModal)
+            await pilot.press("enter")  # the default keeps the form
+            await pilot.pause()
+            assert app.screen is screen and screen.query_one("#name", Input).value == "half-typed"
+            await pilot.press("escape", "y")
+            await pilot.pause()
+            assert app.screen is base
+
+    async def test_a_loaded_or_saved_form_is_on_disk_so_escape_does_not_ask(self, tmp_path: Path) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            base = app.screen
+            screen = await push_compose(app, pilot)
+            await pilot.press("f3")  # the default certification
+            await pilot.pause()
+            assert not screen.changed()
+            await type_into(pilot, screen.query_one("#name", Input), "renamed")
+            assert screen.changed()
+            await pilot.press("f2")
+            await pilot.pause()
+            await type_into(pilot, app.screen.query_one("#path", Input), str(tmp_path / "renamed.yaml"))
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is screen and not screen.changed()
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is base
+
+
+class TestCheckedWithoutColour:
+    async def test_a_checked_category_reads_differently_in_plain_text(self) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await select_category(pilot, screen, ALL_REDUCE)
+            selection = screen.query_one("#categories", SelectionList)
+            index = {selection.get_option_at_index(i).value: i for i in range(selection.option_count)}
+            plain = {key: selection.render_line(i).text for key, i in index.items() if i < selection.size.height}
+            assert plain[ALL_REDUCE].startswith("▐X▌ ")
+            unchecked = [text for key, text in plain.items() if key != ALL_REDUCE]
+            assert unchecked and all(text.startswith("▐ ▌ ") for text in unchecked)
+
+
 class TestReadOnly:
     async def test_submit_load_and_save_are_hidden_and_refused(self) -> None:
         app = await open_compose(read_only=True)
@@ -290,7 +399,7 @@ class TestFormData:
         assert [selector.matches(labels) for labels in matches] == [again.matches(labels) for labels in matches]
 
     def test_body_puts_global_thresholds_under_spec_options_and_skips_blank_rows(self) -> None:
-        from nvcre_tui.widgets.compose_form import CategoryDraft, ThresholdDraft
+        from nvcre_tui.compose.form import CategoryDraft, ThresholdDraft
 
         draft = Draft(name="x", categories=(CategoryDraft(ALL_REDUCE, {"nodesPerJob": "2", "repeatCount": ""}),),
                       thresholds=(ThresholdDraft("algBandwidthGBps", "value > 1"), ThresholdDraft()))

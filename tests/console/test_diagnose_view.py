@@ -51,3 +51,20 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         app.screen._show_detail(leaves[0])
         detail = str(app.screen.query_one("#detail").render())
         assert "Tests that decided it" in detail and "✗ r0-screen-0 (screening)" in detail and "GB/s" in detail
+        await pilot.press("escape")
+        await pilot.pause()
+        # The dashboard's failures pane: both convicted nodes, each with its evidence and log one key apart.
+        from nvcre_tui.screens.logs import LogsScreen
+        from nvcre_tui.widgets.failures_pane import FailuresPane
+
+        pane = app.screen.query_one(FailuresPane)
+        assert [r.node for r in pane.failures] == ["gpu-node-07", "gpu-node-12"]
+        assert all(r.job for r in pane.failures) and "busBandwidthGBps" in pane.failures[0].measured
+        await pilot.press("f", "down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        cursor = app.screen.query_one(Tree).cursor_node
+        assert cursor is not None and cursor.data["node"] == "gpu-node-12" and cursor.data["failed"]
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and app.screen.job_name == pane.failures[1].job

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.widgets import DataTable, Tree
 
@@ -12,7 +14,7 @@ from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.rack_map import RackMap
 
-from .harness import INTRA_NODE, certification_body, session_with
+from .harness import INTRA_NODE, certification_body, reopen, session_with
 
 
 async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
@@ -50,8 +52,8 @@ async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
         assert app.screen.node == "gpu-node-07"
 
 
-async def test_topology_map_shows_both_faulty_nodes_and_opens_one() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_topology_map_shows_both_faulty_nodes_and_opens_one(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
@@ -162,8 +164,8 @@ async def test_live_engine_runs_a_certification_to_its_end() -> None:
         assert not [w for w in app.workers if w.group == "engine" and w.error]
 
 
-async def test_dashboard_cursor_stays_on_its_certification_when_rows_move() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_dashboard_cursor_stays_on_its_certification_when_rows_move(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one("#certs", DataTable)
@@ -172,3 +174,22 @@ async def test_dashboard_cursor_stays_on_its_certification_when_rows_move() -> N
         await pilot.pause()
         assert table.row_count == 2 and table.get_row_at(0)[0] == "newer"  # running certifications sort first
         assert table.get_row_at(table.cursor_row)[0] == "burn-in"
+
+
+async def test_dashboard_rows_are_updated_in_place_while_a_certification_runs() -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await app.submit(certification_body(INTRA_NODE))
+        await pilot.pause()
+        table = app.screen.query_one("#certs", DataTable)
+        row_key = next(iter(table.rows))  # the row object the table made when the certification appeared
+        await session.engine.run_until_settled(max_seconds=120)
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert "RUNNING" in str(table.get_row_at(0)[1])
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert "FAILED" in str(table.get_row_at(0)[1]) and table.get_row_at(0)[3] == "2"
+        assert next(iter(table.rows)) is row_key  # cells rewritten, the row never rebuilt

@@ -11,31 +11,25 @@ from textual.binding import Binding
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.commands import COLON_COMMANDS, run_colon_command
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
-from nvcre_tui.screens.help import SCREENS
-from nvcre_tui.screens.registry import SCREENS as NAMED
+from nvcre_tui.screens.registry import BY_NAME as NAMED
+from nvcre_tui.screens.registry import SCREENS
 
-from .harness import INTRA_NODE, certification_body, session_with
+from .harness import INTRA_NODE, certification_body, reopen, session_with
 
 SKIP_ACTIONS = {"quit", "app.quit"}  # ends the test app; not a write either way
 
 
+ARGUMENTS = {"drilldown": ("burn-in",), "node": ("gpu-node-07",), "logs": ("burn-in-communication-nccl-all-reduce-group-6-iter-1",),
+             "bandwidth": ("burn-in-communication-nccl-all-reduce",)}
+
+
 def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
-    import importlib
-
-    factories = []
-    for _title, module, cls in SCREENS:
-        try:
-            screen_cls = getattr(importlib.import_module(f"nvcre_tui.screens.{module}"), cls)
-        except (ImportError, AttributeError):
-            continue
-        args = {"DrilldownScreen": ("burn-in",), "NodeScreen": ("gpu-node-07",), "LogsScreen": ("burn-in-communication-nccl-all-reduce-group-6-iter-1",),
-                "BandwidthScreen": ("burn-in-communication-nccl-all-reduce",)}.get(cls, ())
-        factories.append((cls, lambda c=screen_cls, a=args: c(*a)))
-    return factories
+    """Every screen of the registry (the one table `:`, the palette and `?` use), with arguments where it needs them."""
+    return [(entry.cls, lambda c=entry.load(), a=ARGUMENTS.get(entry.name, ()): c(*a)) for entry in SCREENS]
 
 
-async def test_every_binding_and_command_writes_nothing() -> None:
-    session = await session_with(INTRA_NODE)
+async def test_every_binding_and_command_writes_nothing(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
     app = NvcreApp(session=session, live=False, read_only=True)
     version = session.store.resource_version
     async with app.run_test(size=(120, 40)) as pilot:
@@ -67,7 +61,8 @@ async def test_every_binding_and_command_writes_nothing() -> None:
         for command in COLON_COMMANDS:
             if command.action == "quit":
                 continue
-            run_colon_command(app, f"{command.name} gpu-node-01" if command.takes_argument and command.name == "node" else command.name)
+            argument = {"node": " gpu-node-01", "cert": " burn-in", "theme": " nvcre-light"}.get(command.name, "")
+            run_colon_command(app, command.name + argument)
             await pilot.pause()
             while len(app.screen_stack) > 1 and app.screen is not base:
                 app.pop_screen()
@@ -92,12 +87,12 @@ async def test_read_only_palette_offers_no_compose() -> None:
         assert set(NAMED) >= {"dashboard", "topology", "wall"}
 
 
-async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_read_only_refuses_the_log_save_like_every_other_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, finished_intra_node: Path) -> None:
     from nvcre_tui.screens.logs import LogsScreen
     from nvcre_tui.widgets.log_view import LogView, SavePrompt
 
     monkeypatch.chdir(tmp_path)
-    session = await session_with(INTRA_NODE)
+    session = await reopen(finished_intra_node)
     for wall in (False, True):
         app = NvcreApp(session=session, live=False, read_only=not wall, wall=wall)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -127,3 +122,41 @@ async def test_a_state_save_that_fails_on_exit_is_kept_for_the_cli(tmp_path: Pat
         pass
     assert app.save_error is not None
     assert app.save_error.messages == [f"{session.path}: not a regular file; pass --state PATH of a file (it need not exist yet)"]
+
+
+async def test_read_only_refuses_the_compose_save_and_the_screenshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.screens.compose import ComposeScreen
+    from nvcre_tui.screens.confirm import ConfirmModal
+    from nvcre_tui.screens.path_prompt import PathModal
+
+    monkeypatch.chdir(tmp_path)
+    existing = tmp_path / "state.json"
+    existing.write_text("{}")
+    session = await session_with(settle=False)
+    for wall in (False, True):
+        app = NvcreApp(session=session, live=False, read_only=not wall, wall=wall)
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert not app.policy.allows("save_file") and not app.policy.allows("screenshot")
+            screen = ComposeScreen()  # unreachable in read-only (:compose is refused); pushed here to prove its save is refused too
+            await app.push_screen(screen)
+            await pilot.pause()
+            assert screen.check_action("save_file", ()) is False and not screen.query_one("#save").display
+            await pilot.press("f2")
+            await pilot.pause()
+            screen.action_save_file()  # a direct call past the hidden binding and button
+            await pilot.pause()
+            assert not isinstance(app.screen, PathModal)
+            for answer in ("x.yaml", str(existing)):  # a prompt answered before the mode applied: no write, no overwrite question
+                screen._save_to(answer)
+                await pilot.pause()
+                assert not isinstance(app.screen, ConfirmModal)
+            assert not [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
+            assert app.deliver_screenshot() is None
+            await pilot.pause()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"] and existing.read_text() == "{}"
+
+
+async def test_a_writable_console_still_offers_the_screenshot() -> None:
+    app = NvcreApp(session=await session_with(settle=False), live=False)
+    async with app.run_test(size=(120, 40)):
+        assert [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]

@@ -1,6 +1,7 @@
 """A small modal asking for a file path, for the compose screen's load and save. The work itself is a
 callable handed in; its InputError messages are shown in the modal, which stays open until it succeeds
-or the user cancels."""
+or the user cancels. For a save the callable only checks the path: whether to replace an existing file
+is asked afterwards (screens/confirm.py), and the write happens only then."""
 
 from __future__ import annotations
 
@@ -15,8 +16,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.outfiles import check_writable, write_atomically
 
 Result = TypeVar("Result")
+
+
+def save_target(path: str) -> str:
+    """`path` when a file can be written there (checked in the modal, so its errors show there); InputError otherwise."""
+    check_writable(path)
+    return path
+
+
+def write_file(path: str, text: str) -> None:
+    """Write atomically: a failed write leaves an existing file whole. InputError names the path."""
+    write_atomically(path, text)
 
 
 class PathModal(ModalScreen[Result | None], Generic[Result]):

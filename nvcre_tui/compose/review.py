@@ -23,7 +23,7 @@ from nvcre_tui.engine.manifest import certification_from_text, certification_pro
 from nvcre_tui.engine.nodes import node_name
 from nvcre_tui.engine.render import RenderedCategory, RenderError, render_category, render_certification
 from nvcre_tui.engine.thresholds import METRICS, threshold_problems
-from nvcre_tui.widgets.compose_form import (
+from nvcre_tui.compose.form import (
     OPTION_FIELDS,
     Body,
     Carried,

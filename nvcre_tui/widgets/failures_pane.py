@@ -1,0 +1,80 @@
+"""The dashboard's failures pane: every node the highlighted certification blamed, with the reason and
+the measured value; enter asks for its evidence, l for its log (messages up: the screen decides).
+
+Rows are replaced only when they change, so the cursor stays put between refreshes."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable
+
+from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.views import FailureRow
+
+FAILED_GLYPH = "✗"  # the state without colour (the map's failed glyph)
+
+
+class FailuresPane(DataTable[str]):
+    """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
+
+    BINDINGS = [
+        Binding("enter", "evidence", "Evidence", id="failures.evidence", tooltip="The highlighted node's evidence (drill-down on it)"),
+        Binding("l", "log", "Log", id="failures.log", tooltip="The log of the run that convicted the highlighted node"),
+    ]
+
+    class EvidenceRequested(Message):
+        """Open the evidence of `row`."""
+
+        def __init__(self, row: FailureRow) -> None:
+            super().__init__()
+            self.row = row
+
+    class LogRequested(Message):
+        """Open the log of `row`'s Job."""
+
+        def __init__(self, row: FailureRow) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
+        self.failures: list[FailureRow] = []
+
+    def on_mount(self) -> None:
+        self.add_columns("Node", "Category (+ others that blamed it)", "Reason", "Measured", "Log")
+
+    @staticmethod
+    def _key(row: FailureRow) -> str:
+        return row.node
+
+    def show_rows(self, rows: list[FailureRow]) -> None:
+        """Show these rows; nothing happens when they are the ones shown (no flicker, cursor kept)."""
+        if rows == self.failures:
+            return
+        current = self.current()
+        self.failures = list(rows)
+        self.clear()
+        for row in rows:
+            category = row.category + (f" +{len(row.also)}" if row.also else "")
+            self.add_row(f"{FAILED_GLYPH} {row.node}", category, printable(row.reason, newlines=False), printable(row.measured, newlines=False),
+                         "log" if row.job else "-", key=self._key(row))
+        keys = [self._key(row) for row in rows]
+        if current is not None and self._key(current) in keys:
+            self.move_cursor(row=keys.index(self._key(current)))
+
+    def current(self) -> FailureRow | None:
+        """The row under the cursor."""
+        if not self.failures or not 0 <= self.cursor_row < len(self.failures):
+            return None
+        return self.failures[self.cursor_row]
+
+    def action_evidence(self) -> None:
+        row = self.current()
+        if row is not None:
+            self.post_message(self.EvidenceRequested(row))
+
+    def action_log(self) -> None:
+        row = self.current()
+        if row is not None:
+            self.post_message(self.LogRequested(row))

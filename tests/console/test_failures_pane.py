@@ -1,0 +1,108 @@
+"""The dashboard's failures pane: every blamed node of the highlighted certification with its reason and
+measured value; enter opens its evidence, l its log, and the next faulty node is one key away.
+
+Reads a finished certification saved once per session (conftest), never the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Static, Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import Snapshot, failure_rows
+from nvcre_tui.screens.dashboard import DashboardScreen
+from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.widgets.failures_pane import FailuresPane
+
+from .harness import intra_all_reduce, reopen, session_with
+
+ALL_REDUCE = "burn-in-communication-nccl-all-reduce"
+LOOPBACK = "burn-in-communication-nccl-loopback"
+
+
+async def test_failure_rows_are_the_blamed_nodes_with_reason_value_and_convicting_job(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
+    rows = failure_rows(await Snapshot.read(session.store), "burn-in")
+    assert [(r.node, r.category, r.also) for r in rows] == [
+        ("gpu-node-07", "communication/nccl-all-reduce", ("communication/nccl-loopback",)),
+        ("gpu-node-12", "communication/nccl-loopback", ()),
+    ]
+    assert [r.reason for r in rows] == ["ThresholdViolation", "ThresholdViolation"]
+    assert rows[0].measured == "busBandwidthGBps 264.8 (value >= 400)" and rows[1].measured == "busBandwidthGBps 160.6 (value >= 300)"
+    assert (rows[0].workflow, rows[0].job) == (ALL_REDUCE, f"{ALL_REDUCE}-group-6-iter-1")
+    assert (rows[1].workflow, rows[1].job) == (LOOPBACK, f"{LOOPBACK}-group-11-iter-1")
+    assert failure_rows(await Snapshot.read(session.store), "no-such-certification") == []
+
+
+async def test_both_faulty_nodes_evidence_and_logs_are_one_key_apart(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        dashboard = app.screen
+        assert isinstance(dashboard, DashboardScreen)
+        title = str(dashboard.query_one("#failures-title", Static).visual)
+        assert "burn-in: 2 nodes blamed" in title
+        await pilot.press("f", "enter")  # from an empty dashboard: 2 keys to the first faulty node's evidence
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        cursor = app.screen.query_one(Tree).cursor_node
+        assert cursor is not None and cursor.data["node"] == "gpu-node-07" and cursor.data["workflow"]["metadata"]["name"] == ALL_REDUCE
+        assert "busBandwidthGBps: measured 264.8" in str(app.screen.query_one("#detail").render())
+        await pilot.press("escape", "down", "enter")  # the next faulty node: one key away
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        cursor = app.screen.query_one(Tree).cursor_node
+        assert cursor is not None and cursor.data["node"] == "gpu-node-12" and cursor.data["workflow"]["metadata"]["name"] == LOOPBACK
+        await pilot.press("escape", "l")  # its log
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and app.screen.job_name == f"{LOOPBACK}-group-11-iter-1"
+        await pilot.press("escape", "up", "l")  # and the other's
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and app.screen.job_name == f"{ALL_REDUCE}-group-6-iter-1"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is dashboard
+
+
+async def test_the_pane_follows_the_highlighted_certification_and_keeps_its_cursor(finished_intra_node: Path) -> None:
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import certification_body
+
+    session = await reopen(finished_intra_node)
+    await session.store.create(CERTIFICATION, certification_body(intra_all_reduce("only-all-reduce")))
+    await session.engine.run_until_settled()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        certs = app.screen.query_one("#certs", DataTable)
+        pane = app.screen.query_one(FailuresPane)
+        first = str(certs.coordinate_to_cell_key(certs.cursor_coordinate).row_key.value)
+        assert first == "only-all-reduce" and [r.node for r in pane.failures] == ["gpu-node-07"]
+        await pilot.press("down")
+        await pilot.pause()
+        assert [r.node for r in pane.failures] == ["gpu-node-07", "gpu-node-12"]
+        await pilot.press("f", "down")
+        await pilot.pause()
+        await app.refresh_snapshot()
+        app.snapshot = app.snapshot  # a refresh with nothing new: rows kept, the cursor stays on gpu-node-12
+        await pilot.pause()
+        assert pane.current() is not None and pane.current().node == "gpu-node-12"  # type: ignore[union-attr]
+
+
+async def test_a_certification_that_blamed_nobody_shows_no_rows() -> None:
+    app = NvcreApp(session=await session_with(settle=False), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.screen.query_one(FailuresPane)
+        assert not pane.display and pane.failures == []
+        await pilot.press("f")  # nothing to focus: says so
+        await pilot.pause()
+        assert app.focused is not pane
+
+
+async def test_read_only_reaches_evidence_and_logs_too(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False, read_only=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f", "l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen)

@@ -1,4 +1,5 @@
-"""The simulator's state file: read it, check its shape, write it atomically.
+"""The JSON state file of nvcre before the SQLite store: read and check one, to import it once
+(sim_state.py) or to show it read-only; and `damaged_object`, which names a stored object's first problem.
 
 A damaged file is one InputError line: the file, the first problem, its path inside the file and what
 to do. A file of another scenario is refused, never replaced: it holds someone's certifications.
@@ -8,7 +9,7 @@ object loads, and the report names it (see `damaged_object`).
 
 from __future__ import annotations
 
-import json
+import os
 import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,6 @@ from nvcre_tui.engine.api import RESOURCES_BY_KIND
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
-from nvcre_tui.engine.outfiles import write_atomically
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.persist import parse_snapshot
 from nvcre_tui.engine.validation import validation_messages
@@ -52,14 +52,24 @@ def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
     return moment
 
 
-def _check_catch_up(data: Mapping[str, Any], speed: Any) -> None:
+def check_time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
+    """A time of a state (the file's, or the store's clock property): ValueError `key: what is wrong`."""
+    return _time(data, key, past=past)
+
+
+def check_catch_up(data: Mapping[str, Any], speed: Any, clock_key: str = "clock", saved_key: str = "savedAt") -> None:
+    """Opening a state moves its clock by (now - saved) x speed: that must stay a date (ValueError otherwise)."""
+    _check_catch_up(data, speed, clock_key, saved_key)
+
+
+def _check_catch_up(data: Mapping[str, Any], speed: Any, clock_key: str = "clock", saved_key: str = "savedAt") -> None:
     """Opening the file moves the clock by (now - savedAt) x speed: that must stay a date."""
     if not isinstance(speed, (int, float)) or speed <= 0:
         return
-    clock, saved = parse_time(data["clock"]), parse_time(data["savedAt"])
+    clock, saved = parse_time(data[clock_key]), parse_time(data[saved_key])
     ahead = (datetime.now(UTC) - saved).total_seconds() * float(speed)
     if ahead > (_LATEST - clock).total_seconds():
-        raise _Damage("savedAt", f"{data['savedAt']!r} is too long ago for a fleet at speed {speed:g}")
+        raise _Damage(saved_key, f"{data[saved_key]!r} is too long ago for a fleet at speed {speed:g}")
 
 
 def _short(value: Any) -> str:
@@ -105,7 +115,16 @@ def check_state(data: Any) -> None:
             _check_object(f"store.kinds[{k}].items[{i}]", item)
 
 
-def load_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scenario_name: str = "") -> dict[str, Any] | None:
+def looks_like_json(path: Path) -> bool:
+    """Whether `path` is a regular file starting (after blanks) with `{` or `[`: an old JSON state, not a database."""
+    try:
+        with open(path, "rb") as handle:
+            return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip()[:1] in (b"{", b"[")
+    except OSError:
+        return False
+
+
+def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scenario_name: str = "") -> dict[str, Any] | None:
     """The state at `path` (None when there is none); InputError when it is damaged or of another scenario."""
     try:
         info = path.stat()
@@ -135,11 +154,6 @@ def load_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scena
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     return dict(data)
-
-
-def save_state(path: Path, data: Mapping[str, Any]) -> None:
-    """Write the state atomically; InputError naming the path when it cannot be written."""
-    write_atomically(path, json.dumps(data))
 
 
 def damaged_object(kind: str, item: Mapping[str, Any]) -> str | None:

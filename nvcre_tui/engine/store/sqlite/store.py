@@ -216,6 +216,12 @@ class SqliteStore:
             row = self._tables.db.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()
         return datetime.fromisoformat(row[0]) if row else None
 
+    @property
+    def damaged_rows(self) -> list[str]:
+        """`Job default/x: body is not JSON (...)` for each damaged row a read met and left out, in order."""
+        return [f"{describe(kind, name, namespace or None)}: {problem}"
+                for (kind, namespace, name), problem in self._tables.damaged.items()]
+
     def get_property(self, key: str) -> Any:
         """A caller's JSON value stored beside the objects (None when absent)."""
         return self._tables.get_property(key)

@@ -193,7 +193,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     except AlreadyExists:
         if not (args.wait and await _same_spec(session, body)):
             raise InputError(f"{args.cert_file}: metadata.name: certification {name!r} already exists in {where}; use --name or `nvcre certification report {name}`") from None
-        console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.")
+        console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         raise InputError(f"{args.cert_file}: {error}") from None
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))

@@ -100,8 +100,8 @@ class SimSession:
 
     scenario: Scenario
     clock: Clock
-    store: ResourceStore       # reads and intents (a viewer's intents too: the holder's engine acts on them)
-    database: SqliteStore | MemoryStore
+    store: ResourceStore       # reads and intents (a viewer's too: the holder's engine acts on them); read-only wrapped when asked
+    database: SqliteStore | MemoryStore  # the store itself
     fleet: SimulatedFleet
     runner: SimulatedRunner
     engine: Engine | None
@@ -156,7 +156,7 @@ class SimSession:
         try:
             cache = engine_cache(database)
             writable = not readonly
-            store: ResourceStore = WriteThroughStore(database, cache) if writable else ReadOnlyStore(database)
+            store: ResourceStore = database if writable else ReadOnlyStore(database)
             session = cls(scenario, clock, store, database, None, None, None, catalog or default_catalog(), cache,  # type: ignore[arg-type]
                           None, path, readonly=readonly, resume=ClockRecord(target, wall),  # type: ignore[arg-type]
                           behind=0.0 if live else (target - base).total_seconds())
@@ -204,11 +204,12 @@ class SimSession:
 
     async def _play(self, *, engine: bool) -> None:
         """The simulated fleet and runner (writing only with an engine: a viewer's regenerate logs) and the engine."""
-        writer: ResourceStore = self.store if engine else ReadOnlyStore(self.database)
+        # The engine and the simulated fleet see their own writes in the cache at once.
+        writer: ResourceStore = WriteThroughStore(self.database, self.cache) if engine else ReadOnlyStore(self.database)
         self.fleet = SimulatedFleet(writer, self.clock, self.scenario)
         self.runner = SimulatedRunner(writer, self.clock, self.scenario, self.fleet)
         self.logs = RunnerLogs(self.runner)
-        self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache) if engine else None
+        self.engine = Engine(writer, self.clock, self.catalog, self.runner, cache=self.cache) if engine else None
 
     def _keep_lease(self) -> None:
         """Renew the Lease (stop reconciling at once if it is lost) and record the clock, in the background."""
@@ -309,6 +310,8 @@ class SimSession:
         """Nothing to do on a store file: every write is already committed. A session without one (in
         memory) writes a copy of its cluster to `path` when one is set (test fixtures)."""
         if isinstance(self.database, MemoryStore) and self.path is not None and not self.readonly:
+            if self.path.exists() and not self.path.is_file():
+                raise InputError(f"{self.path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
             write_snapshot(self.path, self.database.snapshot(), {"scenario": self.scenario.to_wire(),
                                                                  "clock": ClockRecord(self.clock.now(), datetime.now(UTC)).to_wire()})
         return True

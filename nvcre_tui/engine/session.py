@@ -141,7 +141,7 @@ class SimSession:
 
         opened = OpenedState(None, None, None)
         if path is not None:
-            opened = await open_state(path, scenario, ManualClock(SIM_START), readonly=readonly, legacy=legacy)
+            opened = await open_state(path, scenario, ManualClock(SIM_START), readonly=readonly, legacy=legacy, one_shot=not live)
         wall = datetime.now(UTC)
         base, target = resume_times(opened, scenario.speed, SIM_START, wall)
         clock: Clock = ScaledClock(scenario.speed, start=target) if live else ManualClock(base)

@@ -157,8 +157,8 @@ def read_clock(store: SqliteStore, scenario: Scenario) -> ClockRecord | None:
     return _clock_record(store.path, store.get_property(CLOCK_PROPERTY), scenario.speed)
 
 
-def _open_database(path: Path, scenario: Scenario, clock: Clock, readonly: bool) -> OpenedState:
-    store = SqliteStore(path, clock, readonly=readonly)
+def _open_database(path: Path, scenario: Scenario, clock: Clock, readonly: bool, one_shot: bool = False) -> OpenedState:
+    store = SqliteStore(path, clock, readonly=readonly, one_shot=one_shot)
     try:
         _check_scenario(path, store.get_property(SCENARIO_PROPERTY), scenario)
         record = read_clock(store, scenario)
@@ -174,9 +174,10 @@ def _open_database(path: Path, scenario: Scenario, clock: Clock, readonly: bool)
 
 
 async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: bool = False,
-                     legacy: Path | None = None) -> OpenedState:
+                     legacy: Path | None = None, one_shot: bool = False) -> OpenedState:
     """Open the simulator's state at `path` (module docstring). `legacy`: the old default JSON state, imported
-    when `path` does not exist yet. InputError (one line naming the file) for anything unusable."""
+    when `path` does not exist yet; `one_shot`: a short read-only look (`report`) that creates no file.
+    InputError (one line naming the file) for anything unusable."""
     if looks_like_json(path):
         data = load_legacy_state(path, scenario.to_wire(), scenario.name)
         assert data is not None
@@ -196,7 +197,7 @@ async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: 
         return OpenedState(None, None, None)  # nothing recorded yet: a fresh fleet, in memory only
     if path.exists() and not path.is_file():
         raise InputError(f"{path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
-    return _open_database(path, scenario, clock, readonly)
+    return _open_database(path, scenario, clock, readonly, one_shot=readonly and one_shot)
 
 
 def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legacy: Path | None = None) -> None:
@@ -212,6 +213,6 @@ def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legac
         return
     if not path.is_file():
         raise InputError(f"{path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
-    opened = _open_database(path, scenario, None, readonly=True)  # type: ignore[arg-type]
+    opened = _open_database(path, scenario, None, readonly=True, one_shot=True)  # type: ignore[arg-type]
     assert opened.store is not None
     opened.store._tables.db.close()

@@ -65,12 +65,15 @@ def _looks_like_json(path: Path) -> bool:
         return False
 
 
-def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False,
+            one_shot: bool = False) -> sqlite3.Connection:
     """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
 
     Commits use synchronous=NORMAL: in WAL mode a committed write survives the process being killed at
     any moment; a power cut or OS crash may lose the last ones (never the file's consistency).
     power_safe=True uses FULL (an fsync per commit) so it survives those too, at several times the cost.
+    one_shot (read-only): a short read (`report`) that must not even create the -wal and -shm files;
+    a long-lived reader (a read-only console) needs them to see later commits.
     """
     path = Path(path)
     if path.is_dir():
@@ -85,7 +88,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise _problem(path.parent, f"cannot create the store's folder ({error.strerror or error})") from None
-    target = f"file:{quote(str(path.resolve()))}" + (_readonly_mode(path) if readonly else "")
+    target = f"file:{quote(str(path.resolve()))}" + (_readonly_mode(path, one_shot) if readonly else "")
     try:
         db = sqlite3.connect(target, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as error:
@@ -101,11 +104,11 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
     return db
 
 
-def _readonly_mode(path: Path) -> str:
-    """mode=ro, plus immutable=1 when no process has the store open (no -wal file): a plain read-only
-    connection would create the -wal and -shm files beside it, and a reader writes nothing. Without a
-    WAL file every committed write is in the main file, so reading it unlocked sees all of them."""
-    return "?mode=ro" if Path(f"{path}-wal").exists() else "?mode=ro&immutable=1"
+def _readonly_mode(path: Path, one_shot: bool) -> str:
+    """mode=ro; for a one-shot read, immutable=1 too when no process has the store open (no -wal file): a
+    plain read-only connection would create the -wal and -shm files beside it. Without a WAL file every
+    committed write is in the main file, so reading it unlocked sees all of them."""
+    return "?mode=ro&immutable=1" if one_shot and not Path(f"{path}-wal").exists() else "?mode=ro"
 
 
 @functools.cache

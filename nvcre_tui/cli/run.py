@@ -85,7 +85,7 @@ async def _html(session: Session, report: dict[str, Any], name: str, namespace: 
 
 async def report_of(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
     """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
-    damaged state file) is left out and named on `console`; a damaged Certification is an InputError."""
+    damaged store) is left out and named on `console`; a damaged Certification is an InputError."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
     where = f"{session.path}: " if getattr(session, "path", None) else ""
     problem = damaged_object(CERTIFICATION.kind, cert)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -146,10 +147,38 @@ async def test_a_read_only_session_writes_nothing_and_runs_no_engine(tmp_path: P
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     viewer = await SimSession.open(default_scenario(), state, history=None, readonly=True)
     try:
-        assert viewer.engine is None and viewer.viewer_reason == "read-only: no engine runs here"
+        assert viewer.engine is None and viewer.viewer_reason == "viewer: no engine holds the lease"
         assert len(viewer.cache.list(NODE)) == 32
         with pytest.raises(Exception, match="read-only"):
             await viewer.store.create(CERTIFICATION, certification_body(INTRA_NODE))
     finally:
         await viewer.close()
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+async def test_a_lease_held_by_a_gone_local_process_is_taken_at_once(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.local_lease import LEASE_NAMESPACE, LocalLease
+    from nvcre_tui.engine.store.sqlite import SqliteStore
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    store = SqliteStore(tmp_path / "state.db", SystemClock())
+    try:
+        host = socket.gethostname()
+        alive = LocalLease(store, SystemClock(), LEASE_NAMESPACE, f"engine@{host}/1/abc")  # pid 1 exists
+        assert await alive.try_acquire()
+        assert not await LocalLease(store, SystemClock(), LEASE_NAMESPACE, "engine@elsewhere/7/x").try_acquire()
+        await alive.release()
+        dead = LocalLease(store, SystemClock(), LEASE_NAMESPACE, f"engine@{host}/{gone.stdout.strip()}/abc")
+        assert await dead.try_acquire()  # its process has exited: within the Lease's duration, still free
+        assert await dead.holder() is None
+        taker = LocalLease(store, SystemClock(), LEASE_NAMESPACE, f"engine@{host}/{os.getppid()}/def")  # alive: our parent
+        assert await taker.try_acquire()
+        holder = await taker.holder()
+        assert holder is not None and holder.identity == f"engine@{host}/{os.getppid()}/def"
+    finally:
+        await store.close()

@@ -161,15 +161,16 @@ class SimSession:
                           None, path, readonly=readonly, resume=ClockRecord(target, wall),  # type: ignore[arg-type]
                           behind=0.0 if live else (target - base).total_seconds())
             shared = isinstance(database, SqliteStore)
-            if not shared:  # a cluster of its own (or a read-only view of one): fill in its fleet, in memory
-                await SimulatedFleet(WriteThroughStore(database, cache), clock, scenario).ensure_nodes()
             holds = writable and want_engine and (not shared or await session._acquire(role, lease_seconds))
-            await session._play(engine=holds and writable)
-            if holds and shared:
+            await session._play(engine=holds)
+            if holds:
                 await session.fleet.ensure_nodes()
+            elif not shared:  # a read-only view of a cluster in memory: its fleet is filled in there only
+                await SimulatedFleet(WriteThroughStore(database, cache), clock, scenario).ensure_nodes()
+            if holds and shared:
                 session._keep_lease()
-            elif shared and not holds:
-                session.viewer_reason = await session._viewer_reason(readonly, want_engine)
+            elif shared:
+                session.viewer_reason = await session._viewer_reason()
             # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
             source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
             archive = default_history_path() if history == "default" else history
@@ -192,15 +193,13 @@ class SimSession:
         except StoreError:
             return False
 
-    async def _viewer_reason(self, readonly: bool, want_engine: bool) -> str:
-        if readonly:
-            return "read-only: no engine runs here"
+    async def _viewer_reason(self) -> str:
+        """`viewer: engine held by <identity> (renewed 2s ago)`, or that nobody holds the Lease."""
+        probe = self.lease or LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, "probe")  # type: ignore[arg-type]
         holder = None
-        if self.lease is not None:
-            with contextlib.suppress(StoreError):
-                holder = await self.lease.holder()
-        why = describe_holder(holder, datetime.now(UTC))
-        return f"viewer: {why}" if want_engine else f"viewer ({why})"
+        with contextlib.suppress(StoreError):
+            holder = await probe.holder()
+        return f"viewer: {describe_holder(holder, datetime.now(UTC))}"
 
     async def _play(self, *, engine: bool) -> None:
         """The simulated fleet and runner (writing only with an engine: a viewer's regenerate logs) and the engine."""
@@ -248,7 +247,7 @@ class SimSession:
             return False
         try:
             if not await self.lease.try_acquire():
-                self.viewer_reason = await self._viewer_reason(False, True)
+                self.viewer_reason = await self._viewer_reason()
                 return False
         except StoreError:
             return False
@@ -268,10 +267,6 @@ class SimSession:
             latest, _ = resume_times(opened, self.scenario.speed, self.clock.now())
             if latest > self.clock.now():
                 self.clock.advance_to(latest)
-
-    async def holder(self) -> str:
-        """Who runs the engine on this store, as the viewer's header says it."""
-        return "this process" if self.engine is not None else await self._viewer_reason(self.readonly, True)
 
     # ----- time and closing ------------------------------------------------------------------------------
 

@@ -209,7 +209,7 @@ def create(state: Path, scenario: Path) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
 def test_a_console_killed_mid_run_and_started_again_reaches_the_same_report(sig: signal.Signals, uninterrupted: dict[str, Any],
                                                                             tmp_path: Path) -> None:
-    scenario, state = scenario_file(tmp_path, speed=400.0), tmp_path / "state.db"
+    scenario, state = scenario_file(tmp_path, speed=800.0), tmp_path / "state.db"
     console = start_console(state, scenario)
     try:
         create(state, scenario)
@@ -229,7 +229,7 @@ def test_a_console_killed_mid_run_and_started_again_reaches_the_same_report(sig:
 
 def test_run_wait_beside_a_console_is_a_viewer_until_its_certification_finishes(uninterrupted: dict[str, Any],
                                                                                 tmp_path: Path) -> None:
-    scenario, state = scenario_file(tmp_path, speed=400.0), tmp_path / "state.db"
+    scenario, state = scenario_file(tmp_path, speed=800.0), tmp_path / "state.db"
     console = start_console(state, scenario)
     try:
         holder = lease_holder(state)

@@ -90,7 +90,10 @@ def resume_times(opened: OpenedState, speed: float, start: datetime, wall_now: d
     target; a running clock starts at target."""
     wall_now = wall_now or datetime.now(UTC)
     base = opened.record.simulated if opened.record else start
-    written = opened.store.last_write_time if opened.store is not None else None
+    try:
+        written = opened.store.last_write_time if opened.store is not None else None
+    except (ValueError, StoreError):  # an unreadable meta row: the clock property alone decides
+        written = None
     if written is not None and written > base:
         base = written
     target = max(base, opened.record.at(wall_now, speed)) if opened.record else base

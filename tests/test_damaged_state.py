@@ -195,3 +195,27 @@ def test_a_damaged_database_is_one_line_naming_it(make: Any, problem: str, comma
     out, err = capsys.readouterr()
     assert out == "" and err.splitlines() == [f"{state}: {problem}"]
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("clock", '{"simulated": "yesterday", "wall": "2026-01-01T00:00:00Z"}',
+     "damaged simulator state: property clock.simulated: must be an RFC 3339 time such as 2026-01-01T00:00:00Z, got "
+     "'yesterday'; move it aside (or delete it) to start afresh"),
+    ("clock", '{"simulated": "2026-01-01T00:00:00Z", "wall": "8000-01-01T00:00:00Z"}',
+     "damaged simulator state: property clock.wall: '8000-01-01T00:00:00Z' is in the future; move it aside (or delete it) to start afresh"),
+    ("scenario", "{not json", "damaged row: property 'scenario' is not JSON"),
+], ids=["clock-not-a-time", "clock-in-the-future", "scenario-not-json"])
+@pytest.mark.parametrize("command", ["report", "run"])
+def test_a_damaged_property_is_one_line_naming_the_file(key: str, value: str, problem: str, command: str, finished_state: Path,
+                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    shutil.copy(finished_state, state)
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        db.execute("UPDATE properties SET value = ? WHERE key = ?", (value, key))
+    before = _snapshot(tmp_path)
+    argv = {"report": ["certification", "report", "burn-in", "--state", str(state)],
+            "run": ["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"]}[command]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"{state}: {problem}"]
+    assert _snapshot(tmp_path) == before

@@ -39,8 +39,8 @@ class _Damage(ValueError):
         super().__init__(f"{where}: {what}" if where else what)
 
 
-def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
-    """A time of the file, in years 2000..8999 (and, with `past`, not in the future)."""
+def check_time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
+    """A time of a state, in years 2000..8999 (and, with `past`, not in the future); ValueError `key: what`."""
     try:
         moment = parse_time(data.get(key))  # type: ignore[arg-type]
     except ValueError:
@@ -52,18 +52,9 @@ def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
     return moment
 
 
-def check_time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
-    """A time of a state (the file's, or the store's clock property): ValueError `key: what is wrong`."""
-    return _time(data, key, past=past)
-
-
 def check_catch_up(data: Mapping[str, Any], speed: Any, clock_key: str = "clock", saved_key: str = "savedAt") -> None:
-    """Opening a state moves its clock by (now - saved) x speed: that must stay a date (ValueError otherwise)."""
-    _check_catch_up(data, speed, clock_key, saved_key)
-
-
-def _check_catch_up(data: Mapping[str, Any], speed: Any, clock_key: str = "clock", saved_key: str = "savedAt") -> None:
-    """Opening the file moves the clock by (now - savedAt) x speed: that must stay a date."""
+    """Opening a state (this file, or the store's clock property) moves its clock by (now - saved) x speed:
+    that must stay a date (a ValueError `key: what is wrong` otherwise)."""
     if not isinstance(speed, (int, float)) or speed <= 0:
         return
     clock, saved = parse_time(data[clock_key]), parse_time(data[saved_key])
@@ -101,8 +92,8 @@ def check_state(data: Any) -> None:
         raise _Damage("saveId", f"must be a string, got {_short(data['saveId'])}")
     if not isinstance(data.get("scenario"), Mapping):
         raise _Damage("scenario", f"must be an object, got {_short(data.get('scenario'))}")
-    _time(data, "clock")
-    _time(data, "savedAt", past=True)
+    check_time(data, "clock")
+    check_time(data, "savedAt", past=True)
     if "store" not in data:
         raise _Damage("store", "missing")
     try:
@@ -150,7 +141,7 @@ def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None
                          "pass --state PATH to keep a separate one (or delete the file to start afresh)")
     try:
         if scenario_wire is not None:
-            _check_catch_up(data, scenario_wire.get("speed"))
+            check_catch_up(data, scenario_wire.get("speed"))
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     return dict(data)

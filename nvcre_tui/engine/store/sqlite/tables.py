@@ -296,7 +296,7 @@ class Tables:
         try:
             return json.loads(row[0]) if row else None
         except (TypeError, ValueError):
-            raise DamagedRow(f"damaged row in {self.path}: property {key!r} is not JSON") from None
+            raise DamagedRow(f"{self.path}: damaged row: property {key!r} is not JSON") from None
 
     def set_property(self, key: str, value: Any) -> None:
         text = json.dumps(value)

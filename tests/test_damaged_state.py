@@ -1,5 +1,6 @@
-"""A state file whose objects are damaged (a field of the wrong type): the report names the broken
-object and reports the rest; another certification is untouched; `report` never writes the file."""
+"""A simulator store whose objects are damaged (a field of the wrong type, a row that is not an object) or
+that is no store at all: the report names the broken object and reports the rest; another certification
+is untouched; `report` never writes the file; a damaged database is one line naming it, never a traceback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -30,29 +32,26 @@ def _quiet(argv: list[str]) -> int:
 @pytest.fixture(scope="module")
 def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """burn-in run to its end, and burn-in-2 created beside it."""
-    state = tmp_path_factory.mktemp("damaged") / "state.json"
+    state = tmp_path_factory.mktemp("damaged") / "state.db"
     assert _quiet(["certification", "run", "--cert-file", BURN_IN, "--wait", "--state", str(state)]) == 1
     assert _quiet(["certification", "run", "--cert-file", BURN_IN, "--name", "burn-in-2", "--state", str(state)]) == 0
     return state
 
 
 def _damaged_copy(state: Path, damage: dict[str, Any], into: Path) -> Path:
-    data = json.loads(state.read_text())
+    """A copy of the store with the damage merged into one object's row (as a hand edit would leave it)."""
+    target = into / "state.db"
+    shutil.copy(state, target)
     name = damage["metadata"]["name"]
-    for entry in data["store"]["kinds"]:
-        if entry["kind"] != damage["kind"]:
-            continue
-        for index, item in enumerate(entry["items"]):
-            if item["metadata"]["name"] == name:
-                entry["items"][index] = deep_merge(item, damage)
-                for key, value in damage.get("spec", {}).items():  # null deletes (deep_merge keeps None)
-                    if value is None:
-                        entry["items"][index]["spec"].pop(key, None)
-                break
-        else:
-            raise AssertionError(f"no {damage['kind']} {name} in the state")
-    target = into / "state.json"
-    target.write_text(json.dumps(data))
+    with contextlib.closing(sqlite3.connect(target)) as db, db:
+        row = db.execute("SELECT rowid, body FROM objects WHERE kind LIKE ? AND name = ?",
+                         (f"%/{damage['kind'].lower()}s", name)).fetchone()
+        assert row is not None, f"no {damage['kind']} {name} in the store"
+        item = deep_merge(json.loads(row[1]), damage)
+        for key, value in damage.get("spec", {}).items():  # null deletes (deep_merge keeps None)
+            if value is None:
+                item["spec"].pop(key, None)
+        db.execute("UPDATE objects SET body = ? WHERE rowid = ?", (json.dumps(item), row[0]))
     return target
 
 
@@ -74,7 +73,7 @@ def test_the_broken_object_is_named_and_the_rest_reported(path: Path, finished_s
     if damage["kind"] == "Certification":
         assert code == 2 and out == ""
         assert err.splitlines() == [f"{state}: certification default/burn-in is damaged: {expected}; "
-                                    "delete it from the state file (or the file) and run it again"]
+                                    "delete it from the store (or the store file) and run it again"]
     else:
         assert code == 1  # the rest of burn-in still reports its faulty nodes
         assert json.loads(out)["failedNodes"] == failed_nodes
@@ -91,7 +90,7 @@ def test_the_broken_object_is_named_and_the_rest_reported(path: Path, finished_s
 
 
 def test_report_reads_a_read_only_state_file(finished_state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    state = tmp_path / "state.json"
+    state = tmp_path / "state.db"
     shutil.copy(finished_state, state)
     state.chmod(0o444)
     tmp_path.chmod(0o555)
@@ -105,13 +104,13 @@ def test_report_reads_a_read_only_state_file(finished_state: Path, tmp_path: Pat
 
 
 def test_run_refuses_a_read_only_state_before_any_work(finished_state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    state = tmp_path / "state.json"
+    state = tmp_path / "state.db"
     shutil.copy(finished_state, state)
     state.chmod(0o444)
     before = _snapshot(tmp_path)
     assert main(["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"]) == 2
     assert capsys.readouterr().err.splitlines() == [f"--state: {state}: is read-only; not written"]
-    assert main(["--state", str(state)]) == 2  # the console would save on exit: refused before it starts
+    assert main(["--state", str(state)]) == 2  # the console's engine would write: refused before it starts
     assert capsys.readouterr().err.splitlines() == [f"--state: {state}: is read-only; not written"]
     assert _snapshot(tmp_path) == before
 
@@ -120,8 +119,8 @@ def test_run_refuses_a_state_in_a_read_only_folder(tmp_path: Path, capsys: pytes
     folder = tmp_path / "ro"
     folder.mkdir(mode=0o555)
     try:
-        assert main(["certification", "run", "--cert-file", BURN_IN, "--state", str(folder / "s.json")]) == 2
-        assert capsys.readouterr().err.splitlines() == [f"--state: {folder / 's.json'}: cannot write: folder {folder} is not writable"]
+        assert main(["certification", "run", "--cert-file", BURN_IN, "--state", str(folder / "s.db")]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"--state: {folder / 's.db'}: cannot write: folder {folder} is not writable"]
         assert list(folder.iterdir()) == []
     finally:
         folder.chmod(0o755)
@@ -136,3 +135,87 @@ def test_run_on_special_state_paths(state: str, message: str, capsys: pytest.Cap
         pytest.skip(f"{state} does not exist here")
     assert main(["certification", "run", "--cert-file", BURN_IN, "--state", state]) == 2
     assert capsys.readouterr().err.splitlines() == [message]
+
+
+def _row_damaged(state: Path, into: Path, body: str) -> Path:
+    target = into / "state.db"
+    shutil.copy(state, target)
+    with contextlib.closing(sqlite3.connect(target)) as db, db:
+        assert db.execute("UPDATE objects SET body = ? WHERE kind LIKE '%/jobs' AND name = "
+                          "'burn-in-communication-nccl-loopback-group-7-iter-1'", (body,)).rowcount == 1
+    return target
+
+
+@pytest.mark.parametrize("body", ["{not json", "[1, 2]", '{"metadata": {"name": "another-name"}}'])
+def test_a_damaged_row_is_named_in_one_line_and_the_rest_reported(body: str, finished_state: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    state = _row_damaged(finished_state, tmp_path, body)
+    before = _snapshot(tmp_path)
+    code = main(["certification", "report", "burn-in", "-o", "json", "--state", str(state)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    assert json.loads(out)["failedNodes"] == ["gpu-node-07", "gpu-node-12"]  # the other objects still report
+    [line] = err.splitlines()
+    assert line.startswith(f"{state}: Job default/burn-in-communication-nccl-loopback-group-7-iter-1: ")
+    assert line.endswith("; left out of what was read")
+    assert _snapshot(tmp_path) == before
+
+
+def _not_sqlite(path: Path) -> None:
+    path.write_bytes(b"\x00garbage" * 100)
+
+
+def _foreign_sqlite(path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+
+
+def _wrong_columns(path: Path, state: Path) -> None:
+    shutil.copy(state, path)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("ALTER TABLE objects RENAME COLUMN body TO payload")
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda path, state: _not_sqlite(path), "not a usable nvcre store (file is not a database)"),
+    (lambda path, state: _foreign_sqlite(path), "an SQLite database but not an nvcre store (no meta table)"),
+    (_wrong_columns, "table objects has columns (kind, namespace, name, uid, rv, payload), expected "
+                     "(kind, namespace, name, uid, rv, body); not a store of this nvcre version"),
+], ids=["not-sqlite", "foreign-sqlite", "wrong-columns"])
+@pytest.mark.parametrize("command", ["report", "run", "console"])
+def test_a_damaged_database_is_one_line_naming_it(make: Any, problem: str, command: str, finished_state: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    make(state, finished_state)
+    before = _snapshot(tmp_path)
+    argv = {"report": ["certification", "report", "burn-in", "--state", str(state)],
+            "run": ["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"],
+            "console": ["--state", str(state)]}[command]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"{state}: {problem}"]
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("clock", '{"simulated": "yesterday", "wall": "2026-01-01T00:00:00Z"}',
+     "damaged simulator state: property clock.simulated: must be an RFC 3339 time such as 2026-01-01T00:00:00Z, got "
+     "'yesterday'; move it aside (or delete it) to start afresh"),
+    ("clock", '{"simulated": "2026-01-01T00:00:00Z", "wall": "8000-01-01T00:00:00Z"}',
+     "damaged simulator state: property clock.wall: '8000-01-01T00:00:00Z' is in the future; move it aside (or delete it) to start afresh"),
+    ("scenario", "{not json", "damaged row: property 'scenario' is not JSON"),
+], ids=["clock-not-a-time", "clock-in-the-future", "scenario-not-json"])
+@pytest.mark.parametrize("command", ["report", "run"])
+def test_a_damaged_property_is_one_line_naming_the_file(key: str, value: str, problem: str, command: str, finished_state: Path,
+                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    shutil.copy(finished_state, state)
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        db.execute("UPDATE properties SET value = ? WHERE key = ?", (value, key))
+    before = _snapshot(tmp_path)
+    argv = {"report": ["certification", "report", "burn-in", "--state", str(state)],
+            "run": ["certification", "run", "--cert-file", BURN_IN, "--name", "again", "--state", str(state), "--wait"]}[command]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"{state}: {problem}"]
+    assert _snapshot(tmp_path) == before

@@ -196,12 +196,12 @@ def test_results_file_errors_are_one_line_and_the_state_is_kept(target: str, mes
     if not os.path.exists(target):
         pytest.skip(f"no {target} here")
     burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
-    state = tmp_path / "state.json"
+    state = tmp_path / "state.db"
     code = main(["certification", "run", "--cert-file", burn_in, "--wait", "--state", str(state), "--results-file", target])
     out, err = capsys.readouterr()
     assert code == 2 and err.splitlines()[-1] == message and "Traceback" not in err
     if target == "/dev/full":  # found only when writing: the run and its state are kept, the report printed
-        assert "Result:         FAILED" in out and "burn-in" in state.read_text()
+        assert "Result:         FAILED" in out and b"burn-in" in state.read_bytes()
     else:  # found before any work
         assert out == "" and not state.exists()
 

@@ -27,7 +27,7 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     """Open the console; Textual is imported only here, so the rest of the CLI starts fast."""
     from nvcre_tui.app import NvcreApp
-    from nvcre_tui.cli.session import on_cluster, open_session, scenario_of, state_path_of
+    from nvcre_tui.cli.session import legacy_state_of, on_cluster, open_session, scenario_of, state_path_of
     from nvcre_tui.engine.catalog import default_catalog
 
     scenario = scenario_of(args)
@@ -40,14 +40,14 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
         asyncio.run(load_kube_target(args))  # a bad kubeconfig or context fails here
     else:
         from nvcre_tui.engine.outfiles import check_writable
-        from nvcre_tui.engine.state_file import load_state
+        from nvcre_tui.engine.sim_state import check_state
 
-        load_state(state, scenario.to_wire(), scenario.name)
         if not read_only:
             check_writable(state, "--state")
+        check_state(state, scenario, readonly=read_only, legacy=legacy_state_of(args))
 
     async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
-        return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console")
+        return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only)
 
     app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)
     app.run()

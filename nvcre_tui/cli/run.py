@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import re
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -37,9 +38,11 @@ from nvcre_tui.engine.state_file import damaged_object
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
-    from nvcre_tui.engine.session import Session
+    from nvcre_tui.engine.session import Session, SimSession
 
 WATCH_POLL_SECONDS = 1.0
+VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
+NODES_WAIT_SECONDS = 10.0
 RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
 
@@ -82,13 +85,13 @@ async def _html(session: Session, report: dict[str, Any], name: str, namespace: 
 
 async def report_of(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
     """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
-    damaged state file) is left out and named on `console`; a damaged Certification is an InputError."""
+    damaged store) is left out and named on `console`; a damaged Certification is an InputError."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
     where = f"{session.path}: " if getattr(session, "path", None) else ""
     problem = damaged_object(CERTIFICATION.kind, cert)
     if problem:
         raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
-                                   "delete it from the state file (or the file) and run it again", newlines=False))
+                                   "delete it from the store (or the store file) and run it again", newlines=False))
     workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
     workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
@@ -141,17 +144,6 @@ def _check_results_file(path: str | None) -> None:
         check_writable(path, "--results-file")
 
 
-def _saved(session: Session, console: Console) -> bool:
-    """Save the simulator's state (a cluster needs nothing saved); False when another process's save won."""
-    from nvcre_tui.engine.session import SimSession
-
-    if not isinstance(session, SimSession) or session.save():
-        return True
-    console.print(f"[yellow]{escape(str(session.path))} was changed by another nvcre process; this process's changes were not saved "
-                  "(use --state PATH to keep separate simulator states).[/]")
-    return False
-
-
 async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     cert = load_certification(args.cert_file, catalog)
@@ -168,7 +160,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
     if not on_cluster(args):
-        check_writable(state_path_of(args), "--state")  # run saves the simulator state: find out now
+        check_writable(state_path_of(args), "--state")  # run writes the simulator's store: find out now
     session = await open_session(args, catalog, live=False, want_engine=True)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
@@ -177,74 +169,105 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _close(session: Session) -> None:
-    from nvcre_tui.engine.session import SimSession
-
-    if not isinstance(session, SimSession):
-        await session.close()
+    await session.close()
 
 
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
+    console = Console(stderr=True, highlight=False)
     if simulated:
         await session.catch_up()
+        await _nodes_of_the_holder(session)
     nodes = session.cache.list(NODE)
     rendered = render_certification(cert, nodes, catalog, args.cert_file)  # fails with exit 2 before anything is created
     body = cert.to_wire()
     body["metadata"]["namespace"] = _namespace(args, session, cert.metadata.namespace)
     body.pop("status", None)
     where = "the simulator" if simulated else session.title
+    name, namespace = cert.metadata.name, body["metadata"]["namespace"]
     try:
         await session.store.create(CERTIFICATION, body)
+        console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")
     except AlreadyExists:
-        raise InputError(f"{args.cert_file}: metadata.name: certification {cert.metadata.name!r} already exists in {where}; use --name or `nvcre certification report {cert.metadata.name}`") from None
+        if not (args.wait and await _same_spec(session, body)):
+            raise InputError(f"{args.cert_file}: metadata.name: certification {name!r} already exists in {where}; use --name or `nvcre certification report {name}`") from None
+        console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         raise InputError(f"{args.cert_file}: {error}") from None
-    console = Console(stderr=True, highlight=False)
-    console.print(f"Certification {cert.metadata.name} created in namespace {body['metadata']['namespace']} ({escape(printable(where))}).")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:
-        console.print(f"[yellow]{viewer}[/]")
+        console.print(f"[yellow]{escape(viewer)}[/]", soft_wrap=True)
     if not args.wait:
         if simulated:
-            await session.engine.settle()  # type: ignore[union-attr]
-            _saved(session, console)
-            console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {cert.metadata.name}`.")
+            if session.engine is not None:
+                await session.engine.settle()
+            console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {name}`.")
         else:
-            console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {body['metadata']['namespace']} -w` "
-                          f"or `nvcre certification report {cert.metadata.name} -n {body['metadata']['namespace']}`.")
+            console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {namespace} -w` "
+                          f"or `nvcre certification report {name} -n {namespace}`.")
             if session.engine is not None:
                 console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
         return EXIT_OK
     limit = timeout if timeout is not None else _default_timeout(rendered)
     started = session.clock.now()
-    namespace = body["metadata"]["namespace"]
     with stop_on_interrupt() as stop:
-        if session.engine is not None and isinstance(session.clock, ManualClock):
-            finished = await _follow(session, cert.metadata.name, namespace, limit, console, stop)
+        if simulated:
+            finished = await _follow_simulated(session, name, namespace, limit, console, stop)  # type: ignore[arg-type]
+        elif session.engine is not None and isinstance(session.clock, ManualClock):
+            finished = await _follow(session, name, namespace, limit, console, stop)
         else:
-            finished = await _watch(session, cert.metadata.name, namespace, limit, console, stop)
-    saved = _saved(session, console)
+            finished = await _watch(session, name, namespace, limit, console, stop)
     if stop.requested:
-        where = (f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) else
-                 f"it stays on {escape(printable(session.title))}") if saved else "this process's changes were not saved"
+        where = f"the simulator state is saved in {escape(str(session.path))}" if simulated and session.path else \
+            f"it stays on {escape(printable(session.title))}"
         console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
-                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre", soft_wrap=True)
+                      f"  report later:  nvcre certification report {name}\n  or watch it:   nvcre", soft_wrap=True)
         return EXIT_INTERRUPTED
-    report = await report_of(session, cert.metadata.name, namespace, console)
+    report = await report_of(session, name, namespace, console)
     print(printable(render_text(report)), end="")
     _write_results(args.results_file, report)
+    _refuse_damaged_rows(session)
     if not finished:
         waited = (session.clock.now() - started).total_seconds()
         time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
         why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
         console.print(f"[yellow]{why}; the certification goes on.[/]\n"
-                      f"  report later:  nvcre certification report {cert.metadata.name}\n  or watch it:   nvcre")
+                      f"  report later:  nvcre certification report {name}\n  or watch it:   nvcre")
         return EXIT_TIMEOUT
     return RESULT_EXIT[report["result"]]
+
+
+async def _same_spec(session: Session, body: dict[str, Any]) -> bool:
+    """Whether the stored certification is this one (a `run --wait` started again after a kill follows it)."""
+    metadata = body["metadata"]
+    try:
+        stored = await session.store.get(CERTIFICATION, metadata["name"], metadata["namespace"])
+    except StoreError:
+        return False
+    return stored.get("spec") == body.get("spec")
+
+
+async def _nodes_of_the_holder(session: Any) -> None:
+    """A viewer on a store whose holder is still registering the fleet waits (briefly) for its Nodes."""
+    for _ in range(int(NODES_WAIT_SECONDS / VIEWER_POLL_SECONDS)):
+        if session.engine is not None or session.cache.list(NODE):
+            return
+        await asyncio.sleep(VIEWER_POLL_SECONDS)
+
+
+def _refuse_damaged_rows(session: Any) -> None:
+    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
+    from nvcre_tui.engine.store.sqlite import SqliteStore
+
+    database = getattr(session, "database", None)
+    rows = database.damaged_rows if isinstance(database, SqliteStore) else []
+    if rows:
+        more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
+        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))  # type: ignore[union-attr]
 
 
 def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:
@@ -280,6 +303,36 @@ async def _follow(session: Session, name: str, namespace: str, limit: float, con
     return await session.engine.run_until_settled(until=finished, max_seconds=limit)
 
 
+async def _follow_simulated(session: SimSession, name: str, namespace: str, limit: float, console: Console,
+                            stop: StopRequest) -> bool:
+    """On the simulator: run this process's engine while it holds the Lease; as a viewer, follow the holder's
+    progress through the store, and take the Lease over when the holder releases it or dies."""
+    finished = _progress(session, name, namespace, console, stop)
+    console.print("\\[watch] Watching certification progress...")
+    deadline = session.clock.now() + timedelta(seconds=limit)
+
+    async def done_or_lost() -> bool:
+        return session.engine is None or await finished()
+
+    while True:
+        if session.engine is not None:
+            remaining = max((deadline - session.clock.now()).total_seconds(), 0.0)
+            met = await session.engine.run_until_settled(until=done_or_lost, max_seconds=remaining)
+            if session.engine is not None:
+                return met
+            console.print(f"[yellow]\\[watch] {escape(session.viewer_reason or 'lost the engine lease')}[/]", soft_wrap=True)
+            continue
+        if await finished():
+            return True
+        if session.clock.now() >= deadline:
+            return False
+        if await session.take_over():
+            console.print("\\[watch] No engine holds the lease any more: this process took it over and runs the engine.")
+            continue
+        session.follow_store_clock()
+        await asyncio.sleep(VIEWER_POLL_SECONDS)
+
+
 async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
     """Follow the cache in real time until the certification finishes, `limit` passes or ctrl-c; this process's
     engine (real pods on a cluster: a running clock) reconciles meanwhile, else another engine does."""
@@ -310,7 +363,7 @@ def report_command(args: argparse.Namespace) -> int:
 async def _report(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     _check_results_file(args.results_file)
-    session = await open_session(args, default_catalog(), live=False, want_engine=False)
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
     try:
         return await _report_in(session, args)
     finally:
@@ -320,10 +373,8 @@ async def _report(args: argparse.Namespace) -> int:
 async def _report_in(session: Session, args: argparse.Namespace) -> int:
     from nvcre_tui.engine.session import SimSession
 
-    if isinstance(session, SimSession):
-        await session.catch_up()
     namespace = _namespace(args, session)
-    try:  # report only reads: the state file is never rewritten
+    try:  # report only reads: the simulator's store is opened read-only
         report = await report_of(session, args.name, namespace, Console(stderr=True, highlight=False))
     except NotFound:
         where = f"the simulator ({session.path})" if isinstance(session, SimSession) else session.title
@@ -331,6 +382,11 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
     except StoreError as error:
         raise InputError(f"certification {args.name!r}: {error}") from None
     _write_results(args.results_file, report)
+    damaged = None
+    try:
+        _refuse_damaged_rows(session)
+    except InputError as error:
+        damaged = error  # after the report: the objects that do validate are still reported
     if args.output == "json":
         print(json_printable(json.dumps(report, indent=2, ensure_ascii=False)))
     elif args.output == "junit":
@@ -339,4 +395,6 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         print(await _html(session, report, args.name, namespace), end="")
     else:
         print(printable(render_text(report)), end="")
+    if damaged is not None:
+        raise damaged
     return RESULT_EXIT[report["result"]]

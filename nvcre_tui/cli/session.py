@@ -19,14 +19,14 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of"]
+__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
     """--sim, --scenario, --state (simulator) and --kubeconfig, --context, -n, --sim-runner (cluster)."""
     parser.add_argument("--sim", action="store_true", help="use the embedded simulated fleet even when a cluster is configured")
     parser.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (default: the built-in 32 x H100 fleet)")
-    parser.add_argument("--state", metavar="PATH", help="simulator state file (default $NVCRE_STATE or ~/.local/state/nvcre/sim-state.json)")
+    parser.add_argument("--state", metavar="PATH", help="simulator store, an SQLite file (default $NVCRE_STATE or ~/.local/state/nvcre/sim.db)")
     parser.add_argument("--sim-runner", action="store_true",
                         help="on a cluster: the simulated fleet plays kubelet and GPUs (registers its Nodes when absent)")
     parser.add_argument("--install-namespace", metavar="NS", default=None, help="where `setup init` installed nvcre (default nvcre-system)")
@@ -52,21 +52,31 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
 
 
 def state_path_of(args: argparse.Namespace) -> Path:
-    """The simulator's state file."""
-    from nvcre_tui.engine.session import default_state_path
+    """The simulator's store file."""
+    from nvcre_tui.engine.sim_state import default_state_path
 
     path = getattr(args, "state", None)
     return Path(path) if path else default_state_path()
 
 
-async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine") -> Session:
+def legacy_state_of(args: argparse.Namespace) -> Path | None:
+    """The old default JSON state to import into the default store (None when a path was named)."""
+    from nvcre_tui.engine.sim_state import legacy_default_path
+
+    return None if getattr(args, "state", None) else legacy_default_path()
+
+
+async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine",
+                       readonly: bool = False) -> Session:
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
-    ManualClock the caller drives (`run --wait`)."""
+    ManualClock the caller drives (`run --wait`). `readonly` (report, a read-only console): on the
+    simulator the store is opened read-only, so nothing is written to it."""
     history = Path(args.history) if getattr(args, "history", None) else "default"
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 
-        return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history)
+        return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history, readonly=readonly,
+                                     want_engine=want_engine, role=role, legacy=legacy_state_of(args))
     from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
 
     target = await load_kube_target(args)

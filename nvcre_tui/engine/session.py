@@ -3,38 +3,51 @@ engine when this process runs one), on the embedded simulator (`SimSession`, her
 server (`KubeSession`, engine/kube/session.py). Screens read `cache` and `logs` and send intents; nothing
 outside the engine touches `runner` or the engine's internals.
 
-The simulator's session is persisted to a local state file so a second process (`nvcre certification
-report`) sees the same certifications.
+The simulator's session lives in an SQLite store (sim_state.py: path, import of an old JSON file, the
+clock and scenario properties): every write is committed before it returns, so a process killed at any
+moment loses nothing, and every process on the store sees every other's changes through its watch.
+Exactly one engine reconciles: the one holding the `nvcre-engine` Lease in the store (local_lease.py);
+any other session is a viewer (engine None, `viewer_reason` says who holds it) and may take over later.
 
 The simulator keeps time while no process runs: opening a session moves the simulated clock forward
-by the wall-clock time since the last save times the scenario's speed, and lets the engine catch up.
+by the wall-clock time since the clock was last recorded times the scenario's speed, and lets the engine
+catch up. A session without a path is a simulated cluster of its own, in memory (tests).
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
+import contextlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from nvcre_tui.engine.catalog import Catalog, default_catalog
-from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, format_time, parse_time
+from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, SystemClock
 from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.local_lease import LEASE_NAMESPACE, LEASE_SECONDS, LocalLease, describe_holder, local_identity
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.state_file import STATE_VERSION, load_state, save_state
+from nvcre_tui.engine.sim_state import ClockRecord, OpenedState, default_state_path, open_state, read_clock, record_clock, resume_times
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import ResourceStore
+from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.engine.store.sqlite import SqliteStore
+from nvcre_tui.engine.store.sqlite.imports import write_snapshot
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.history import Archiver, HistoryQuery
 SIM_START = datetime(2026, 1, 1, tzinfo=UTC)
+RECORD_SECONDS = 2.0  # how often the engine records the simulated time (wall seconds; a kill loses none: see ClockRecord)
+__all__ = ["Session", "SimSession", "LogSource", "RunnerLogs", "SIM_START", "default_state_path"]
 
 
 Obj = dict[str, Any]
@@ -81,34 +94,30 @@ class RunnerLogs:
         return await self.runner.logs(run)
 
 
-def default_state_path() -> Path:
-    """$NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim-state.json (~/.local/state by default)."""
-    if os.environ.get("NVCRE_STATE"):
-        return Path(os.environ["NVCRE_STATE"])
-    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return base / "nvcre" / "sim-state.json"
-
-
 @dataclass
 class SimSession:
-    """Everything one process needs to run certifications on the simulated fleet."""
+    """Everything one process needs to run certifications on the simulated fleet (or watch them)."""
 
     scenario: Scenario
     clock: Clock
-    store: MemoryStore
+    store: ResourceStore       # reads and intents (a viewer's too: the holder's engine acts on them); read-only wrapped when asked
+    database: SqliteStore | MemoryStore  # the store itself
     fleet: SimulatedFleet
     runner: SimulatedRunner
-    engine: Engine
+    engine: Engine | None
     catalog: Catalog
     cache: WatchCache
     logs: LogSource
     path: Path | None = None
-    saved_at: datetime | None = None
-    save_id: str | None = None  # which save of the state file this session holds
     viewer_reason: str | None = None
+    readonly: bool = False
     history: HistoryQuery | None = None  # the certification archive, read-only (None: no archive)
     archiver: Archiver | None = None
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
+    lease: LocalLease | None = None
+    resume: ClockRecord | None = None  # the simulated time at opening, to catch up to and to record from
+    behind: float = 0.0                # simulated seconds a ManualClock session still has to catch up
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list, repr=False)
 
     @property
     def title(self) -> str:
@@ -116,71 +125,189 @@ class SimSession:
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,
-                   history: Path | None | Literal["default"] = "default") -> SimSession:
-        """Load the state file, or start a fresh fleet when there is none. A state file of another
-        scenario is refused (InputError), never replaced: it holds someone's certifications.
+                   history: Path | None | Literal["default"] = "default", readonly: bool = False, want_engine: bool = True,
+                   role: str = "engine", legacy: Path | None = None, lease_seconds: float = LEASE_SECONDS) -> SimSession:
+        """Open the store at `path` (a fresh simulated cluster in memory when None), or refuse it in one line
+        (InputError: damaged, another scenario's, unwritable). The engine runs here when `want_engine`, the
+        store is writable and this session takes the Lease; otherwise the session is a viewer.
 
         live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
         running at the scenario's speed, for the console's engine loop. `history`: the archive finished
         certifications are copied to ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none).
+        `legacy`: the old default JSON state, imported when `path` does not exist yet.
         """
         from nvcre_tui.engine.history import attach_archiver, default_history_path
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
-        data = load_state(path, scenario.to_wire(), scenario.name) if path else None
-        resume = data is not None
-        start = parse_time(data["clock"]) if resume else SIM_START  # type: ignore[index]
-        if resume and live:  # the simulated fleet kept running while no process watched it
-            start += (datetime.now(UTC) - parse_time(data["savedAt"])) * scenario.speed  # type: ignore[index]
-        clock: Clock = ScaledClock(scenario.speed, start=start) if live else ManualClock(start)
-        store = MemoryStore.from_snapshot(data["store"], clock) if resume else MemoryStore(clock)  # type: ignore[index]
-        saved_at = parse_time(data["savedAt"]) if resume else None  # type: ignore[index]
-        catalog = catalog or default_catalog()
-        cache = engine_cache(store)
-        writer = WriteThroughStore(store, cache)  # the engine and the simulated fleet see their own writes at once
-        fleet = SimulatedFleet(writer, clock, scenario)
-        runner = SimulatedRunner(writer, clock, scenario, fleet)
-        engine = Engine(writer, clock, catalog, runner, cache=cache)
-        session = cls(scenario, clock, store, fleet, runner, engine, catalog, cache, RunnerLogs(runner), path, saved_at,
-                      data.get("saveId") if data else None)
-        await fleet.ensure_nodes()
-        # A state file is one simulated cluster across processes; a session without one is a cluster of its own.
-        source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
-        archive = default_history_path() if history == "default" else history
-        session.archiver = attach_archiver(session, archive, source, required=history != "default")
-        await cache.start()
-        session.validation_requests = await open_validation_requests(store)
+        opened = OpenedState(None, None, None)
+        if path is not None:
+            opened = await open_state(path, scenario, ManualClock(SIM_START), readonly=readonly, legacy=legacy, one_shot=not live)
+        wall = datetime.now(UTC)
+        base, target = resume_times(opened, scenario.speed, SIM_START, wall)
+        clock: Clock = ScaledClock(scenario.speed, start=target) if live else ManualClock(base)
+        database: SqliteStore | MemoryStore
+        if opened.store is not None:
+            database = opened.store
+            database.clock = clock
+        elif opened.snapshot is not None:
+            database = MemoryStore.from_snapshot(opened.snapshot, clock)
+        else:
+            database = MemoryStore(clock)
+        try:
+            cache = engine_cache(database)
+            writable = not readonly
+            store: ResourceStore = database if writable else ReadOnlyStore(database)
+            session = cls(scenario, clock, store, database, None, None, None, catalog or default_catalog(), cache,  # type: ignore[arg-type]
+                          None, path, readonly=readonly, resume=ClockRecord(target, wall),  # type: ignore[arg-type]
+                          behind=0.0 if live else (target - base).total_seconds())
+            shared = isinstance(database, SqliteStore)
+            holds = writable and want_engine and (not shared or await session._acquire(role, lease_seconds))
+            await session._play(engine=holds)
+            if holds:
+                await session.fleet.ensure_nodes()
+            elif not shared:  # a read-only view of a cluster in memory: its fleet is filled in there only
+                await SimulatedFleet(WriteThroughStore(database, cache), clock, scenario).ensure_nodes()
+            if holds and shared:
+                session._keep_lease()
+            elif shared:
+                session.viewer_reason = await session._viewer_reason()
+            # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
+            source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
+            archive = default_history_path() if history == "default" else history
+            session.archiver = attach_archiver(session, archive, source, required=history != "default")
+            await cache.start()
+            session.validation_requests = await open_validation_requests(database)
+        except BaseException:
+            await database.close()
+            raise
         return session
 
+    # ----- the engine and the lease ----------------------------------------------------------------------
+
+    async def _acquire(self, role: str, seconds: float) -> bool:
+        assert isinstance(self.database, SqliteStore)
+        lease = LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, local_identity(role), seconds)
+        self.lease = lease
+        try:
+            return await lease.try_acquire()
+        except StoreError:
+            return False
+
+    async def _viewer_reason(self) -> str:
+        """`viewer: engine held by <identity> (renewed 2s ago)`, or that nobody holds the Lease."""
+        probe = self.lease or LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, "probe")  # type: ignore[arg-type]
+        holder = None
+        with contextlib.suppress(StoreError):
+            holder = await probe.holder()
+        return f"viewer: {describe_holder(holder, datetime.now(UTC))}"
+
+    async def _play(self, *, engine: bool) -> None:
+        """The simulated fleet and runner (writing only with an engine: a viewer's regenerate logs) and the engine."""
+        # The engine and the simulated fleet see their own writes in the cache at once.
+        writer: ResourceStore = WriteThroughStore(self.database, self.cache) if engine else ReadOnlyStore(self.database)
+        self.fleet = SimulatedFleet(writer, self.clock, self.scenario)
+        self.runner = SimulatedRunner(writer, self.clock, self.scenario, self.fleet)
+        self.logs = RunnerLogs(self.runner)
+        self.engine = Engine(writer, self.clock, self.catalog, self.runner, cache=self.cache) if engine else None
+
+    def _keep_lease(self) -> None:
+        """Renew the Lease (stop reconciling at once if it is lost) and record the clock, in the background."""
+        assert self.lease is not None
+        self._tasks = [asyncio.create_task(self.lease.hold(on_lost=self._lost), name="lease"),
+                       asyncio.create_task(self._recording(), name="clock")]
+
+    async def _recording(self) -> None:
+        while True:
+            self.record()
+            await asyncio.sleep(RECORD_SECONDS)
+
+    def record(self) -> None:
+        """Record the simulated time in the store (the engine's session only; a viewer's clock follows)."""
+        if self.engine is None or not isinstance(self.database, SqliteStore) or self.resume is None:
+            return
+        wall = datetime.now(UTC)
+        now = max(self.clock.now(), self.resume.at(wall, self.scenario.speed))
+        with contextlib.suppress(StoreError):
+            record_clock(self.database, ClockRecord(now, wall))
+
+    async def _lost(self) -> None:
+        """Another engine took the Lease (we could not renew in time): stop reconciling at once."""
+        if self.engine is not None:
+            await self.engine.stop()
+        self.engine = None
+        await self._play(engine=False)
+        self.viewer_reason = "viewer: lost the engine lease"
+
+    async def take_over(self) -> bool:
+        """A viewer takes the Lease when its holder released it, died or stopped renewing; True when this
+        session runs the engine now. Its clock first moves to the store's latest simulated time."""
+        if self.engine is not None:
+            return True
+        if self.readonly or self.lease is None:
+            return False
+        try:
+            if not await self.lease.try_acquire():
+                self.viewer_reason = await self._viewer_reason()
+                return False
+        except StoreError:
+            return False
+        self.follow_store_clock()
+        self.resume = ClockRecord(self.clock.now(), datetime.now(UTC))
+        await self._play(engine=True)
+        self.viewer_reason = None
+        self._keep_lease()
+        return True
+
+    def follow_store_clock(self) -> None:
+        """A ManualClock viewer moves to the simulated time the store's writers reached."""
+        if not isinstance(self.clock, ManualClock) or not isinstance(self.database, SqliteStore):
+            return
+        with contextlib.suppress(StoreError, InputError):
+            opened = OpenedState(self.database, None, read_clock(self.database, self.scenario))
+            latest, _ = resume_times(opened, self.scenario.speed, self.clock.now())
+            if latest > self.clock.now():
+                self.clock.advance_to(latest)
+
+    # ----- time and closing ------------------------------------------------------------------------------
+
+    async def catch_up(self) -> None:
+        """Let the engine handle what fell due while no process ran (the wall time since the clock was last
+        recorded × speed), then settle."""
+        if self.engine is None:
+            return
+        if not isinstance(self.clock, ManualClock) or self.behind <= 0:
+            await self.engine.settle()
+            return
+        behind, self.behind = self.behind, 0.0
+        await self.engine.run_until_settled(max_seconds=behind)
+        self.record()
+
     async def close(self) -> None:
-        """End the engine's watches (the state file is saved by `save`, not here)."""
-        await self.engine.stop()
+        """Stop the engine, record the clock, give the Lease up, end the watches and close the store."""
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.engine is not None:
+            await self.engine.stop()
+            self.record()
+            if self.lease is not None:
+                with contextlib.suppress(StoreError):
+                    await self.lease.release()
         await self.cache.stop()
         if self.validation_requests is not None:
             await self.validation_requests.stop()
         if self.archiver is not None:
             self.archiver.close()
-
-    async def catch_up(self, now: datetime | None = None) -> None:
-        """Advance simulated time by the wall time since the last save (× speed) and settle the engine."""
-        if self.saved_at is None or not isinstance(self.clock, ManualClock):
-            await self.engine.settle()
-            return
-        wall = ((now or datetime.now(UTC)) - self.saved_at).total_seconds()
-        await self.engine.run_until_settled(max_seconds=max(wall, 0.0) * self.scenario.speed)
+        await self.database.close()
 
     def save(self) -> bool:
-        """Write the state file atomically (a temp file of this process + rename). Refused (False) when
-        another nvcre process saved the file since this one loaded it: last-writer-wins would silently
-        drop that process's certifications."""
-        if self.path is None:
-            return False
-        on_disk = load_state(self.path)
-        if on_disk is not None and on_disk.get("saveId") != self.save_id:
-            return False
-        self.saved_at, self.save_id = datetime.now(UTC), uuid.uuid4().hex
-        data = {"version": STATE_VERSION, "saveId": self.save_id, "scenario": self.scenario.to_wire(), "clock": format_time(self.clock.now()),
-                "savedAt": format_time(self.saved_at), "store": self.store.snapshot()}
-        save_state(self.path, data)  # InputError naming the path when it cannot be written
+        """Nothing to do on a store file: every write is already committed. A session without one (in
+        memory) writes a copy of its cluster to `path` when one is set (test fixtures)."""
+        if isinstance(self.database, MemoryStore) and self.path is not None and not self.readonly:
+            if self.path.exists() and not self.path.is_file():
+                raise InputError(f"{self.path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
+            write_snapshot(self.path, self.database.snapshot(), {"scenario": self.scenario.to_wire(),
+                                                                 "clock": ClockRecord(self.clock.now(), datetime.now(UTC)).to_wire()})
         return True
 

@@ -1,4 +1,5 @@
-"""The simulator's state file: read it, check its shape, write it atomically.
+"""The JSON state file of nvcre before the SQLite store: read and check one, to import it once
+(sim_state.py) or to show it read-only; and `damaged_object`, which names a stored object's first problem.
 
 A damaged file is one InputError line: the file, the first problem, its path inside the file and what
 to do. A file of another scenario is refused, never replaced: it holds someone's certifications.
@@ -8,7 +9,7 @@ object loads, and the report names it (see `damaged_object`).
 
 from __future__ import annotations
 
-import json
+import os
 import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,6 @@ from nvcre_tui.engine.api import RESOURCES_BY_KIND
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
-from nvcre_tui.engine.outfiles import write_atomically
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.persist import parse_snapshot
 from nvcre_tui.engine.validation import validation_messages
@@ -39,8 +39,8 @@ class _Damage(ValueError):
         super().__init__(f"{where}: {what}" if where else what)
 
 
-def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
-    """A time of the file, in years 2000..8999 (and, with `past`, not in the future)."""
+def check_time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
+    """A time of a state, in years 2000..8999 (and, with `past`, not in the future); ValueError `key: what`."""
     try:
         moment = parse_time(data.get(key))  # type: ignore[arg-type]
     except ValueError:
@@ -52,14 +52,15 @@ def _time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
     return moment
 
 
-def _check_catch_up(data: Mapping[str, Any], speed: Any) -> None:
-    """Opening the file moves the clock by (now - savedAt) x speed: that must stay a date."""
+def check_catch_up(data: Mapping[str, Any], speed: Any, clock_key: str = "clock", saved_key: str = "savedAt") -> None:
+    """Opening a state (this file, or the store's clock property) moves its clock by (now - saved) x speed:
+    that must stay a date (a ValueError `key: what is wrong` otherwise)."""
     if not isinstance(speed, (int, float)) or speed <= 0:
         return
-    clock, saved = parse_time(data["clock"]), parse_time(data["savedAt"])
+    clock, saved = parse_time(data[clock_key]), parse_time(data[saved_key])
     ahead = (datetime.now(UTC) - saved).total_seconds() * float(speed)
     if ahead > (_LATEST - clock).total_seconds():
-        raise _Damage("savedAt", f"{data['savedAt']!r} is too long ago for a fleet at speed {speed:g}")
+        raise _Damage(saved_key, f"{data[saved_key]!r} is too long ago for a fleet at speed {speed:g}")
 
 
 def _short(value: Any) -> str:
@@ -91,8 +92,8 @@ def check_state(data: Any) -> None:
         raise _Damage("saveId", f"must be a string, got {_short(data['saveId'])}")
     if not isinstance(data.get("scenario"), Mapping):
         raise _Damage("scenario", f"must be an object, got {_short(data.get('scenario'))}")
-    _time(data, "clock")
-    _time(data, "savedAt", past=True)
+    check_time(data, "clock")
+    check_time(data, "savedAt", past=True)
     if "store" not in data:
         raise _Damage("store", "missing")
     try:
@@ -105,7 +106,16 @@ def check_state(data: Any) -> None:
             _check_object(f"store.kinds[{k}].items[{i}]", item)
 
 
-def load_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scenario_name: str = "") -> dict[str, Any] | None:
+def looks_like_json(path: Path) -> bool:
+    """Whether `path` is a regular file starting (after blanks) with `{` or `[`: an old JSON state, not a database."""
+    try:
+        with open(path, "rb") as handle:
+            return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip()[:1] in (b"{", b"[")
+    except OSError:
+        return False
+
+
+def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scenario_name: str = "") -> dict[str, Any] | None:
     """The state at `path` (None when there is none); InputError when it is damaged or of another scenario."""
     try:
         info = path.stat()
@@ -131,15 +141,10 @@ def load_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scena
                          "pass --state PATH to keep a separate one (or delete the file to start afresh)")
     try:
         if scenario_wire is not None:
-            _check_catch_up(data, scenario_wire.get("speed"))
+            check_catch_up(data, scenario_wire.get("speed"))
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     return dict(data)
-
-
-def save_state(path: Path, data: Mapping[str, Any]) -> None:
-    """Write the state atomically; InputError naming the path when it cannot be written."""
-    write_atomically(path, json.dumps(data))
 
 
 def damaged_object(kind: str, item: Mapping[str, Any]) -> str | None:

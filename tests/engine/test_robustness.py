@@ -16,7 +16,7 @@ from nvcre_tui.engine.manifest import certification_from_text
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from nvcre_tui.engine.views import Snapshot, certification_rows, node_states
 
 Obj = dict[str, Any]
@@ -93,21 +93,28 @@ async def test_map_blames_the_xid_node_alone_and_not_its_group_mates() -> None:
 
 
 async def test_state_file_of_another_scenario_is_refused_not_replaced(tmp_path: Path) -> None:
-    state = tmp_path / "state.json"
+    state = tmp_path / "state.db"
     session = await SimSession.open(default_scenario(), state)
-    assert session.save()
+    await session.close()
     with pytest.raises(InputError, match="holds the simulated fleet of scenario"):
         await SimSession.open(SMALL, state)
-    assert state.exists()
+    reopened = await SimSession.open(default_scenario(), state)  # still the default scenario's fleet
+    assert len((await reopened.store.list(NODE)).items) == 32
+    await reopened.close()
 
 
-async def test_a_save_never_overwrites_another_process_s_newer_save(tmp_path: Path) -> None:
-    state = tmp_path / "state.json"
-    assert (await SimSession.open(default_scenario(), state)).save()
+async def test_two_sessions_on_one_store_never_drop_each_other_s_certifications(tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    await (await SimSession.open(default_scenario(), state)).close()
     first = await SimSession.open(default_scenario(), state)
     second = await SimSession.open(default_scenario(), state)
+    assert first.engine is not None and second.engine is None  # one engine per store: the second is a viewer
+    assert second.viewer_reason is not None and "engine held by engine@" in second.viewer_reason
     await second.store.create(CERTIFICATION, body(FULL_SCALE, "from-second"))
-    assert second.save()
-    assert not first.save()  # would drop "from-second"
+    await first.store.create(CERTIFICATION, body(FULL_SCALE, "from-first"))
+    await second.close()
+    await first.close()
     reopened = await SimSession.open(default_scenario(), state)
-    assert [c["metadata"]["name"] for c in (await reopened.store.list(CERTIFICATION)).items] == ["from-second"]
+    assert [c["metadata"]["name"] for c in (await reopened.store.list(CERTIFICATION)).items] == ["from-first", "from-second"]
+    await reopened.close()
+

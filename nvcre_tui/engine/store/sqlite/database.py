@@ -14,6 +14,7 @@ Tables:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
@@ -64,12 +65,15 @@ def _looks_like_json(path: Path) -> bool:
         return False
 
 
-def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False,
+            one_shot: bool = False) -> sqlite3.Connection:
     """An open, checked connection in autocommit mode (transactions are explicit); StoreFileError otherwise.
 
     Commits use synchronous=NORMAL: in WAL mode a committed write survives the process being killed at
     any moment; a power cut or OS crash may lose the last ones (never the file's consistency).
     power_safe=True uses FULL (an fsync per commit) so it survives those too, at several times the cost.
+    one_shot (read-only): a short read (`report`) that must not even create the -wal and -shm files;
+    a long-lived reader (a read-only console) needs them to see later commits.
     """
     path = Path(path)
     if path.is_dir():
@@ -84,7 +88,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise _problem(path.parent, f"cannot create the store's folder ({error.strerror or error})") from None
-    target = f"file:{quote(str(path.resolve()))}" + ("?mode=ro" if readonly else "")
+    target = f"file:{quote(str(path.resolve()))}" + (_readonly_mode(path, one_shot) if readonly else "")
     try:
         db = sqlite3.connect(target, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as error:
@@ -100,6 +104,38 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
     return db
 
 
+def _readonly_mode(path: Path, one_shot: bool) -> str:
+    """mode=ro; for a one-shot read, immutable=1 too when no process has the store open (no -wal file): a
+    plain read-only connection would create the -wal and -shm files beside it. Without a WAL file every
+    committed write is in the main file, so reading it unlocked sees all of them."""
+    return "?mode=ro&immutable=1" if one_shot and not Path(f"{path}-wal").exists() else "?mode=ro"
+
+
+@functools.cache
+def _expected_columns() -> dict[str, tuple[str, ...]]:
+    """Each table's columns as this version creates them (read from a scratch in-memory database)."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        for statement in _SCHEMA.replace("{format}", FORMAT).split(";"):
+            if statement.strip():
+                scratch.execute(statement)
+        return {table: _columns(scratch, table) for table in _TABLES}
+    finally:
+        scratch.close()
+
+
+def _columns(db: sqlite3.Connection, table: str) -> tuple[str, ...]:
+    return tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
+
+
+def _check_columns(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
+    """A table of ours with other columns: the file was made by something else, or edited by hand."""
+    for table, expected in sorted(_expected_columns().items()):
+        if table in tables and (found := _columns(db, table)) != expected:
+            raise _problem(path, f"table {table} has columns ({', '.join(found)}), expected ({', '.join(expected)}); "
+                                 "not a store of this nvcre version")
+
+
 def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: bool) -> None:
     """Check the file is an nvcre store (or empty) BEFORE changing anything in it; then WAL and the tables."""
     db.execute(f"PRAGMA synchronous={'FULL' if power_safe else 'NORMAL'}")
@@ -108,9 +144,12 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
         raise _problem(path, "an SQLite database but not an nvcre store (no meta table)")
     if tables:
         _check_format(path, db)
+        _check_columns(path, db, tables)
     if readonly:
         if not tables:
             raise _problem(path, "an empty file, not an nvcre store yet (read-only mode creates nothing)")
+        if missing := sorted(_TABLES - tables):
+            raise _problem(path, f"an incomplete nvcre store (no table {', '.join(missing)})")
         return
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode=WAL")

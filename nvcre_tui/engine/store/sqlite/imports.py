@@ -20,7 +20,7 @@ from .database import StoreFileError
 from .store import SqliteStore
 from .tables import encode, kind_id
 
-__all__ = ["open_store", "import_json_state", "SESSION_PROPERTY", "IMPORTED_SUFFIX"]
+__all__ = ["open_store", "import_json_state", "write_snapshot", "SESSION_PROPERTY", "IMPORTED_SUFFIX"]
 
 SESSION_STATE_VERSION = 1  # engine/session.py's STATE_VERSION when the JSON file went away
 SESSION_PROPERTY = "session"  # the old file's scenario, clock and savedAt, kept as a store property
@@ -144,3 +144,24 @@ def _fill(store: SqliteStore, json_path: Path, rv: int, objects: dict[ResourceKi
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def write_snapshot(db_path: str | os.PathLike[str], snapshot: Mapping[str, Any], properties: Mapping[str, Any]) -> None:
+    """A new store at `db_path` (replacing any file there) holding a MemoryStore snapshot and these
+    properties: a copy of an in-memory cluster (test fixtures, exports). StoreFileError names what is wrong."""
+    from ...clock import ManualClock
+
+    db_path = Path(db_path)
+    for leftover in (db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")):
+        leftover.unlink(missing_ok=True)
+    try:
+        rv, objects = parse_snapshot(snapshot)
+    except ValueError as error:
+        raise StoreFileError(f"{db_path}: {error}") from None
+    store = SqliteStore(db_path, ManualClock())
+    try:
+        _fill(store, db_path, rv, objects, None)
+        for key, value in properties.items():
+            store.set_property(key, value)
+    finally:
+        store._tables.db.close()

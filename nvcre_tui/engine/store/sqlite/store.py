@@ -44,17 +44,18 @@ class SqliteStore:
 
     readonly=True opens the file with mode=ro and refuses every write (Forbidden); power_safe=True fsyncs
     every commit (database.connect says what each survives); poll_seconds is how soon another process's
-    writes reach a watch here.
+    writes reach a watch here; one_shot (with readonly) is a short read that creates no file (connect).
     """
 
     def __init__(self, path: str | os.PathLike[str], clock: Clock, history_limit: int = DEFAULT_HISTORY_LIMIT,
-                 *, readonly: bool = False, power_safe: bool = False, poll_seconds: float = POLL_SECONDS) -> None:
+                 *, readonly: bool = False, power_safe: bool = False, poll_seconds: float = POLL_SECONDS,
+                 one_shot: bool = False) -> None:
         if history_limit < 1:
             raise ValueError(f"history limit must be >= 1, got {history_limit}")
         self.path = Path(path)
         self.readonly = readonly
         self.clock = clock  # public: a session may replace it once it has read its time from the store
-        db = connect(self.path, readonly=readonly, power_safe=power_safe)
+        db = connect(self.path, readonly=readonly, power_safe=power_safe, one_shot=one_shot)
         self._feed = Feed(db, poll_seconds)
         self._tables = Tables(db, self.path, history_limit, self._feed)
 
@@ -215,6 +216,12 @@ class SqliteStore:
         with self._tables.guard():
             row = self._tables.db.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()
         return datetime.fromisoformat(row[0]) if row else None
+
+    @property
+    def damaged_rows(self) -> list[str]:
+        """`Job default/x: body is not JSON (...)` for each damaged row a read met and left out, in order."""
+        return [f"{describe(kind, name, namespace or None)}: {problem}"
+                for (kind, namespace, name), problem in self._tables.damaged.items()]
 
     def get_property(self, key: str) -> Any:
         """A caller's JSON value stored beside the objects (None when absent)."""

@@ -27,7 +27,7 @@ from ..protocol import ResourceKind, WatchEventType
 from .database import BUSY_TIMEOUT_SECONDS
 from .feed import Feed
 
-__all__ = ["Tables", "Write", "kind_id", "encode"]
+__all__ = ["Tables", "Write", "DamagedRow", "kind_id", "encode"]
 
 Obj = dict[str, Any]
 BATCH = 256  # change-log rows a watch reads at a time
@@ -48,6 +48,33 @@ def encode(kind: ResourceKind, obj: Obj) -> str:
         metadata = obj.get("metadata") or {}
         raise Invalid.about(kind, metadata.get("name"), metadata.get("namespace"),
                             f"not storable as JSON ({error})") from None
+
+
+class DamagedRow(StoreError):
+    """A stored row that is not an object (edited by hand, a damaged disk): named, never a traceback."""
+
+
+def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
+    """A row's JSON body, or (None, what is wrong with it)."""
+    try:
+        body = json.loads(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        return None, f"body is not JSON ({str(error).splitlines()[0][:80]})"
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    if not isinstance(metadata, dict):
+        return None, "body is not an object with metadata"
+    if not isinstance(metadata.get("name"), str) or (name is not None and metadata["name"] != name):
+        return None, f"metadata.name {metadata.get('name')!r} does not match the row ({name!r})"
+    return body, ""
+
+
+def _selection(text: str | None) -> Obj | None:
+    """A change's previous-version selection data (None when created, or when its text is damaged)."""
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("metadata"), dict) else None
 
 
 def _selection_data(obj: Obj) -> str:
@@ -76,6 +103,7 @@ class Tables:
         self.feed = feed
         self._kinds: dict[str, ResourceKind] = {}
         self.log_reads = 0  # change-log reads by watches (the benchmark and a test count them)
+        self.damaged: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> problem, rows left out
 
     # ----- transactions --------------------------------------------------------------------------------
 
@@ -167,19 +195,33 @@ class Tables:
         return [self.kind(row[0]) for row in self.db.execute("SELECT id FROM kinds ORDER BY id").fetchall()]
 
     def load(self, kind: ResourceKind, name: str, namespace: str | None) -> Obj | None:
+        """The stored object; DamagedRow (a StoreError naming the file and the row) when its row is damaged."""
         row = self.db.execute("SELECT body FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
                               (kind_id(kind), namespace or "", name)).fetchone()
-        return json.loads(row[0]) if row else None
+        if row is None:
+            return None
+        body, problem = _decode(row[0], name)
+        if body is None:
+            raise DamagedRow.about(kind, name, namespace, f"damaged row in {self.path}: {problem}")
+        return body
 
     def bodies(self, kind: ResourceKind, namespace: str | None) -> list[Obj]:
-        """Objects of a kind (in one namespace, or all) in (namespace, name) order."""
+        """Objects of a kind (in one namespace, or all) in (namespace, name) order. A damaged row is left
+        out and recorded in `damaged` (the others are still returned: one bad row hides nothing else)."""
         if namespace is None:
-            rows = self.db.execute("SELECT body FROM objects WHERE kind = ? ORDER BY namespace, name",
+            rows = self.db.execute("SELECT namespace, name, body FROM objects WHERE kind = ? ORDER BY namespace, name",
                                    (kind_id(kind),))
         else:
-            rows = self.db.execute("SELECT body FROM objects WHERE kind = ? AND namespace = ? ORDER BY name",
+            rows = self.db.execute("SELECT namespace, name, body FROM objects WHERE kind = ? AND namespace = ? ORDER BY name",
                                    (kind_id(kind), namespace))
-        return [json.loads(row[0]) for row in rows]
+        found = []
+        for row_namespace, name, text in rows:
+            body, problem = _decode(text, name)
+            if body is None:
+                self.damaged.setdefault((kind.kind, row_namespace, name), problem)
+            else:
+                found.append(body)
+        return found
 
     def put(self, write: Write, kind: ResourceKind, change: WatchEventType, old: Obj | None, new: Obj) -> Obj:
         """Give `new` the next resourceVersion, store (or remove) its row, log the change; return it."""
@@ -238,8 +280,12 @@ class Tables:
             rows = self.db.execute(
                 "SELECT rv, type, old, new FROM changes WHERE kind = ? AND rv > ? AND rv <= ? ORDER BY rv LIMIT ?",
                 (kind_id(kind), position, latest, BATCH)).fetchall()
-        changes = [Change(rv, kind, change_type, json.loads(old) if old else None, json.loads(new))
-                   for rv, change_type, old, new in rows]
+        changes = []
+        for rv, change_type, old, new in rows:
+            body, _ = _decode(new, None)
+            previous = _selection(old)
+            if body is not None:  # a damaged log row is skipped: the object's own row says what is wrong
+                changes.append(Change(rv, kind, change_type, previous, body))
         return changes, (changes[-1].rv if len(changes) == BATCH else max(latest, position))
 
     # ----- properties ----------------------------------------------------------------------------------
@@ -247,7 +293,10 @@ class Tables:
     def get_property(self, key: str) -> Any:
         with self.guard():
             row = self.db.execute("SELECT value FROM properties WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            return json.loads(row[0]) if row else None
+        except (TypeError, ValueError):
+            raise DamagedRow(f"{self.path}: damaged row: property {key!r} is not JSON") from None
 
     def set_property(self, key: str, value: Any) -> None:
         text = json.dumps(value)

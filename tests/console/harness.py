@@ -4,6 +4,9 @@ submitted and run to a known point before the app starts (no live engine, no wal
 from __future__ import annotations
 
 import asyncio
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +75,14 @@ def save_finished(path: Path, *texts: str) -> Path:
     return path
 
 
-async def reopen(state: Path) -> SimSession:
-    """A session from a saved state that never writes it back."""
-    session = await SimSession.open(default_scenario(), state)
-    session.path = None
-    return session
+async def reopen(state: Path, *, readonly: bool = False) -> SimSession:
+    """A session of its own on a copy of a saved state (the saved file is shared by many tests: opening it
+    in place would turn it into one store, with one engine lease, for all of them)."""
+    folder = tempfile.mkdtemp(prefix="nvcre-reopen-")
+    atexit.register(shutil.rmtree, folder, True)
+    copy = Path(folder) / state.name
+    shutil.copyfile(state, copy)
+    return await SimSession.open(default_scenario(), copy, readonly=readonly)
 
 
 def app_on(state: Path, **options: Any) -> NvcreApp:

@@ -29,9 +29,9 @@ def _screen_factories(app: NvcreApp) -> list[tuple[str, object]]:
 
 
 async def test_every_binding_and_command_writes_nothing(finished_intra_node: Path) -> None:
-    session = await reopen(finished_intra_node)
+    session = await reopen(finished_intra_node, readonly=True)  # as `nvcre --read-only` opens it: no engine, no lease
     app = NvcreApp(session=session, live=False, read_only=True)
-    version = session.store.resource_version
+    version = session.database.resource_version
     async with app.run_test(size=(120, 40)) as pilot:
         assert isinstance(app.store, ReadOnlyStore)
         assert "READ-ONLY" in app.sub_title
@@ -57,7 +57,7 @@ async def test_every_binding_and_command_writes_nothing(finished_intra_node: Pat
             while app.screen is not base and len(app.screen_stack) > 1:
                 app.pop_screen()
                 await pilot.pause()
-            assert session.store.resource_version == version, f"{name} wrote to the store"
+            assert session.database.resource_version == version, f"{name} wrote to the store"
         for command in COLON_COMMANDS:
             if command.action == "quit":
                 continue
@@ -68,12 +68,12 @@ async def test_every_binding_and_command_writes_nothing(finished_intra_node: Pat
                 app.pop_screen()
                 await pilot.pause()
         assert driven > 20
-        assert session.store.resource_version == version
+        assert session.database.resource_version == version
         assert not app.policy.allows("compose") and not app.policy.allows("submit")
         assert app.screen.check_action("compose", ()) is False
         assert not await app.submit(certification_body(INTRA_NODE.replace("burn-in", "sneaky")))
         assert app.store.refused_writes == 1  # type: ignore[attr-defined]
-        assert session.store.resource_version == version
+        assert session.database.resource_version == version
 
 
 async def test_read_only_palette_offers_no_compose() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nvcre_tui.engine.api import DiagnoseStatus
@@ -186,16 +186,36 @@ def _round_bound(domains: Mapping[str, Sequence[str]], m: int, max_concurrent: i
     return waves + (6 + 4 * faults) * (-(-16 // max_concurrent) if max_concurrent else 1)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None)
-@given(fleet=fleets(), data=st.data())
-def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
-    domains, m, mc = fleet
+@st.composite
+def persistent_cases(draw: st.DrawFn) -> tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]:
+    """A fleet, a set of persistent faulty nodes and, with two or more cliques, maybe a degraded pair or uplink."""
+    fleet = draw(fleets())
+    domains = fleet[0]
     nodes = sorted(n for names in domains.values() for n in names)
-    faulty = frozenset(data.draw(st.sets(st.sampled_from(nodes), max_size=len(nodes))))
+    faulty = frozenset(draw(st.sets(st.sampled_from(nodes), max_size=len(nodes))))
     cliques = sorted(d for d in domains if d)
     link: tuple[str, ...] = ()
-    if len(cliques) >= 2 and data.draw(st.booleans()):
-        link = tuple(sorted(data.draw(st.sets(st.sampled_from(cliques), min_size=1, max_size=2))))
+    if len(cliques) >= 2 and draw(st.booleans()):
+        link = tuple(sorted(draw(st.sets(st.sampled_from(cliques), min_size=1, max_size=2))))
+    return fleet, faulty, link
+
+
+def _unlabelled(count: int) -> dict[str, list[str]]:
+    return {"": [f"node-{i:02d}" for i in range(count)]}
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(case=persistent_cases())
+# Found by random runs (derandomize=False): one reference node and minGroupSize 3, so suspects were regrouped
+# among themselves; CRC32 shuffles (linear: a salt only XORs the keys) kept making the same failing triples and no
+# faulty node was named. And 7 faulty of 11 under maxConcurrent 1: the regrouping paired the least-tested (faulty)
+# nodes and stopped after three waves' worth of groups before finding a pair that passes.
+@example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
+@example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
+def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
+    (domains, m, mc), faulty, link = case
+    nodes = sorted(n for names in domains.values() for n in names)
+    cliques = sorted(d for d in domains if d)
     oracle = _oracle(domains, faulty=faulty, links=(link,) if link else ())
     state = simulate(domains, m, oracle, mc)
     verdicts = state.verdicts()

@@ -6,8 +6,8 @@ splits of failed pools, confirmations of suspects, then inter-clique coverage.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -24,8 +24,9 @@ DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
-    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern."""
-    return sorted(nodes, key=lambda n: (zlib.crc32(f"{salt}:{n}".encode()), n))
+    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern. (A
+    cryptographic hash: CRC32 is linear, so the orders of two salts differ by a fixed XOR and the groups repeat.)"""
+    return sorted(nodes, key=lambda n: (hashlib.blake2b(f"{salt}:{n}".encode(), digest_size=8).digest(), n))
 
 
 def round_cap(max_concurrent: int) -> int:
@@ -95,9 +96,10 @@ class Planner:
         if self.state.round >= round_cap(self.state.max_concurrent):
             return ()
         tests = self.state.tests
-        if (tests and not any(t.passed for t in tests) and len({t.round for t in tests if t.stage == "repeat"}) >= 3
+        repeats = sum(1 for t in tests if t.stage == "repeat")
+        if (tests and not any(t.passed for t in tests) and repeats >= 3 * max(1, len(self.domain_of) // max(self.m, 2))
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
-            return ()  # every node failed twice, three rounds of new combinations too, nothing ever passed (often a threshold nobody reaches)
+            return ()  # every node failed twice, three waves' worth of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._screening()
@@ -213,9 +215,7 @@ class Planner:
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
                 continue
-            rotated = _shuffled(nodes, self.state.round)  # new companions for each
-            for s in range(0, len(rotated) - size + 1, size):
-                self.wave.add("repeat", rotated[s : s + size])
+            self._recombine(clique, nodes)  # new companions for each
             left += [n for n in nodes if n not in self.wave.busy]
         return left
 
@@ -251,12 +251,51 @@ class Planner:
         for node in blocked:
             by_clique[self.domain_of[node]].append(node)
         for clique, nodes in sorted(by_clique.items()):
-            if len(nodes) < max(self.m, 2):
-                continue
-            rotated = _shuffled(nodes, self.state.round)
-            size = max(self.m, 2)
-            for s in range(0, len(rotated) - size + 1, size):
-                self.wave.add("repeat", rotated[s : s + size])
+            self._recombine(clique, nodes)
+
+    def _failed_sets(self) -> list[frozenset[str]]:
+        """The members not known healthy of each failed test nothing explains: one of each set is at fault."""
+        ev = self.ev
+        found = [frozenset(n for n in t.nodes if n not in ev.clear) for i, t in enumerate(ev.tests) if not t.passed and not ev.explained(i)]
+        return [members for members in found if members]
+
+    def _suspicion(self, failed: list[frozenset[str]]) -> dict[str, float]:
+        """A cheap fault posterior with explaining away: each failed set's blame is shared among its members in
+        proportion to their current weights, iterated (a node that failed only beside a much-blamed node, or only in
+        large groups, ends low)."""
+        weight = {n: 1.0 for members in failed for n in members}
+        for _ in range(8):
+            blame = dict.fromkeys(weight, 0.0)
+            for members in failed:
+                total = sum(weight[n] for n in members)
+                for n in members:
+                    blame[n] += weight[n] / total
+            weight = {n: 0.01 + b for n, b in blame.items()}
+        return defaultdict(float, weight)
+
+    def _recombine(self, clique: str, nodes: list[str]) -> None:
+        """Repeat tests over these suspects of one clique: the clique's free references first (too few to confirm
+        with, each raises the chance that a group passes), then the suspects least blamed so far (see _suspicion),
+        never a group holding all suspects of an earlier failed test while other choices are left (it would fail
+        again)."""
+        size = max(self.m, 2)
+        refs = [p for p in self.clear_by_clique.get(clique, []) if p not in self.wave.busy]
+        failed = self._failed_sets()
+        suspicion = self._suspicion(failed)
+        order = {n: k for k, n in enumerate(_shuffled(nodes, self.state.round))}
+        pool = sorted((n for n in nodes if n not in self.wave.busy), key=lambda n: (suspicion[n], order[n]))
+        while len(pool) + min(len(refs), size - 1) >= size and not self.wave.full:
+            group = refs[: size - 1]
+            refs = refs[size - 1 :]
+            while len(group) < size and pool:
+                def repeats_failure(n: str) -> bool:
+                    trial = frozenset([*group, n])
+                    return any(members <= trial for members in failed)
+                best = min(pool, key=lambda n: (repeats_failure(n), suspicion[n], order[n]))
+                group.append(best)
+                pool.remove(best)
+            if len(group) < size or not self.wave.add("repeat", group):
+                return
 
     # -- links --------------------------------------------------------------------------------------------------
 

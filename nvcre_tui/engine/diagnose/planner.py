@@ -102,6 +102,7 @@ class Planner:
             return ()  # every node failed twice, three waves' worth of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
+        self._verifications()
         self._screening()
         self._coverage()
         return tuple(self.wave.probes)
@@ -199,6 +200,20 @@ class Planner:
                     self.wave.add("confirmation", [node, *partners], [node])
             if not self.wave.probes:
                 self._repeat(blocked)
+
+    def _verifications(self) -> None:
+        """Test again the partners of a suspect's failures that have not passed since (see Evidence._convicts): a
+        healthy partner passes and the failure convicts; a flaky one shows itself."""
+        ev = self.ev
+        # Without flaky behaviour so far, a never-passing suspect's next confirmation (a third failure) is cheaper.
+        pending = sorted({p for n in ev.by_node if ev.needs_test(n) and len(ev.unexplained(n)) >= 2 and (ev.noisy or ev.passes.get(n, 0))
+                          for p in ev.unverified_partners(n)})
+        for partner in pending:
+            if partner in self.wave.busy:
+                continue
+            partners = self._partners(partner, self.m - 1, set())
+            if partners is not None:
+                self.wave.add("confirmation", [partner, *partners], [partner])
 
     def _local_first(self, suspects: list[str]) -> list[str]:
         """Suspects of a clique without a healthy node are first tested together in new pairs, once, inside their

@@ -209,7 +209,10 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # Found by random runs (derandomize=False): one reference node and minGroupSize 3, so suspects were regrouped
 # among themselves; CRC32 shuffles (linear: a salt only XORs the keys) kept making the same failing triples and no
 # faulty node was named. And 7 faulty of 11 under maxConcurrent 1: the regrouping paired the least-tested (faulty)
-# nodes and stopped after three waves' worth of groups before finding a pair that passes.
+# nodes and stopped after three waves' worth of groups before finding a pair that passes. And a clique with no
+# healthy node behind a bad uplink: one wave of pairs inside it (maxConcurrent 2) was all it got before partners from
+# the other clique, over the bad link, made every later test fail.
+@example(case=(({"d0": [f"d0-n{i:02d}" for i in range(6)], "d1": [f"d1-n{i:02d}" for i in range(4)]}, 2, 2), frozenset({"d0-n00", "d0-n01"}), ("d0",)))
 @example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
 def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:

@@ -216,8 +216,8 @@ class Planner:
                 self.wave.add("confirmation", [partner, *partners], [partner])
 
     def _local_first(self, suspects: list[str]) -> list[str]:
-        """Suspects of a clique without a healthy node are first tested together in new pairs, once, inside their
-        clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
+        """Suspects of a clique without a healthy node are first tested together in new pairs (a few waves) inside
+        their clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
         the suspects left for confirmations."""
         by_clique: dict[str, list[str]] = defaultdict(list)
         for node in suspects:
@@ -226,7 +226,9 @@ class Planner:
         size = max(self.m, 2)
         for clique, nodes in sorted(by_clique.items()):
             local = any(p not in self.wave.busy for p in self.partner_by_clique.get(clique, []))
-            tried = any(t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique for t in self.state.tests)
+            # Up to three waves' worth of new combinations (fewer groups fit a wave under maxConcurrent).
+            members = len(dict(self.state.domains).get(clique, ()))
+            tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= 3 * max(1, members // size)
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
                 continue

@@ -398,18 +398,21 @@ class Planner:
         waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
         if waiting and self.wave.probes:
             return  # a clique with no healthy node yet: cover it later in one test with the others
-        searched = set().union(*ev.link_suspects().values()) if ev.link_suspects() else set()
+        # Under search: the hypotheses that alone explain the failures so far, else every open one. The other
+        # links are proven in the same wave as the search (a failure there is new evidence, not lost time).
+        searched = set(ev.single_fault_candidates()) or (set().union(*ev.link_suspects().values()) if ev.link_suspects() else set())
         uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
         uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
-        if not uncovered:
-            return
-        chosen: list[str] = []
-        for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}):
-            trial = frozenset([*chosen, clique])
-            if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
-                chosen.append(clique)
-        if len(chosen) >= 2:
-            self._cross_test("inter", chosen)
+        while uncovered:  # as many disjoint tests as it takes, in one wave: a named link splits the cliques in two
+            chosen: list[str] = []
+            for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}, key=lambda c: (-sum(c in h for h in uncovered), c)):
+                trial = frozenset([*chosen, clique])
+                if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
+                    chosen.append(clique)
+            covered = [h for h in uncovered if set(links.cliques_of(h)) <= set(chosen)]
+            if len(chosen) < 2 or not covered or not self._cross_test("inter", sorted(chosen)):
+                return
+            uncovered = [h for h in uncovered if h not in covered]
 
     def _named_covers(self, h: Hypothesis) -> bool:
         return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

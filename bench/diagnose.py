@@ -357,6 +357,7 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
     rounds_mc = [ratio(t, r, lambda x: x.rounds) for s, t, r in results if s.max_concurrent]
     by_kind = {kind: [ratio(t, r, lambda x: x.rounds) for s, t, r in results if s.kind == kind] for kind in ("persistent", "flaky", "fabric")}
     bound = [lower_bound(s) / max(statistics.fmean(r.rounds), 1e-9) for s, _, r in results]
+    ref_median = {kind: median([statistics.fmean(r.rounds) for s, _, r in results if s.kind == kind]) for kind in ("persistent", "flaky", "fabric")}
     persistent = [ratio(t, r, lambda x: x.minutes) for s, t, r in results if s.kind == "persistent"]
     flaky = [ratio(t, r, lambda x: x.minutes) for s, t, r in results if s.kind == "flaky"]
     exact = all(t.recall == 1.0 and t.precision == 1.0 for s, t, _ in results if s.kind == "persistent")
@@ -378,14 +379,17 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
         f"median rounds ratio, maxConcurrent 8   {median(rounds_mc)}   (target <= 0.60)",
         f"  by kind: persistent {median(by_kind['persistent'])}, flaky {median(by_kind['flaky'])}, fabric {median(by_kind['fabric'])}",
         f"  lower bound (lower_bound() / reference): median {median(bound)}; above 0.60 in {sum(b > 0.6 for b in bound)} of {len(bound)} scenarios",
-        "  (the reference stops early: it never retests a flaky node and blames every node of a failed group, and it",
-        "  reports a fabric fault without localising it, so it needs 2-3 rounds where evidence needs more)",
+        f"  reference rounds, median: persistent {ref_median['persistent']}, flaky {ref_median['flaky']}, fabric {ref_median['fabric']}: it",
+        "  never retests a flaky node, blames every node of a failed group and names a fabric fault without localising it;",
+        "  ours convicts only on evidence (a node that also passes needs three failures whose partners pass again)",
+        "  and localises the link, which takes the waves the ratio counts",
         f"worst node-minutes ratio, persistent   {max(persistent, default=0):.2f}   (target <= 1.00)",
         f"worst node-minutes ratio, flaky        {max(flaky, default=0):.2f}   (target <= 1.50); fleets with k <= N/8: {max(flaky_minutes_sparse, default=0):.2f}",
         f"persistent recall = precision = 1.0    {'yes' if exact else 'NO'}",
         f"flaky nodes that failed a test, named  {found(flaky_named)}  (target >= 0.95); precision {flaky_precision:.3f} (target >= 0.95)",
         f"  fleets with k <= N/8 flaky {found(sparse)}; with more (a quarter to half of the nodes) {found(dense)}",
-        f"  ... that alone failed some test      {alone:.3f}  (the others failed only beside another bad node)",
+        f"  ... that alone failed some test      {alone:.3f}  (the others failed only beside another bad node, whose conviction",
+        "  explains that failure: nothing in the evidence points at them, and a p = 0.5 node passes its next tests often)",
         f"degraded pair named exactly            {pair:.3f}  (target >= 0.95)",
         f"healthy nodes blamed                   {blamed}   (target 0; reference {ref_blamed})",
     ]

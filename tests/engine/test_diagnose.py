@@ -212,6 +212,9 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # nodes and stopped after three waves' worth of groups before finding a pair that passes. And a clique with no
 # healthy node behind a bad uplink: one wave of pairs inside it (maxConcurrent 2) was all it got before partners from
 # the other clique, over the bad link, made every later test fail.
+# And 13 faulty of 19 with minGroupSize 3 and one healthy reference: a group of three passes by luck only (the exact
+# posterior barely tells the nodes apart), and regroupings counted as confirmations ran out after 8 waves.
+@example(case=((_unlabelled(19), 3, 0), frozenset({f"node-{i:02d}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 15)}), ()))
 @example(case=(({"d0": [f"d0-n{i:02d}" for i in range(6)], "d1": [f"d1-n{i:02d}" for i in range(4)]}, 2, 2), frozenset({"d0-n00", "d0-n01"}), ("d0",)))
 @example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))

@@ -17,6 +17,7 @@ from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
 
 MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
@@ -156,10 +157,13 @@ class Planner:
     # -- node faults --------------------------------------------------------------------------------------------
 
     def _subject_tests(self, node: str) -> int:
+        """Tests about this node since its first failure: confirmations count one each, regroupings (no healthy
+        partner anywhere, so a pass is luck when most nodes are faulty) one per REPEAT_SHARE."""
         first = next((i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed), None)
         if first is None:
             return 0
-        return sum(1 for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects and self.ev.tests[i].stage in ("confirmation", "repeat"))
+        later = [self.ev.tests[i].stage for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects]
+        return later.count("confirmation") + later.count("repeat") // REPEAT_SHARE
 
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
@@ -405,14 +409,16 @@ class Planner:
         uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
         while uncovered:  # as many disjoint tests as it takes, in one wave: a named link splits the cliques in two
             chosen: list[str] = []
-            for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}, key=lambda c: (-sum(c in h for h in uncovered), c)):
+            degree = Counter(c for h in uncovered for c in links.cliques_of(h))
+            for clique in sorted(degree, key=lambda c: (-degree[c], c)):
                 trial = frozenset([*chosen, clique])
                 if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
                     chosen.append(clique)
-            covered = [h for h in uncovered if set(links.cliques_of(h)) <= set(chosen)]
-            if len(chosen) < 2 or not covered or not self._cross_test("inter", sorted(chosen)):
+            members = set(chosen)
+            left = [h for h in uncovered if not set(links.cliques_of(h)) <= members]
+            if len(chosen) < 2 or len(left) == len(uncovered) or not self._cross_test("inter", sorted(chosen)):
                 return
-            uncovered = [h for h in uncovered if h not in covered]
+            uncovered = left
 
     def _named_covers(self, h: Hypothesis) -> bool:
         return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

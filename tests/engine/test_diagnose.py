@@ -212,9 +212,7 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # nodes and stopped after three waves' worth of groups before finding a pair that passes. And a clique with no
 # healthy node behind a bad uplink: one wave of pairs inside it (maxConcurrent 2) was all it got before partners from
 # the other clique, over the bad link, made every later test fail.
-# And 13 faulty of 19 with minGroupSize 3 and one healthy reference: a group of three passes by luck only (the exact
-# posterior barely tells the nodes apart), and regroupings counted as confirmations ran out after 8 waves.
-@example(case=((_unlabelled(19), 3, 0), frozenset({f"node-{i:02d}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 15)}), ()))
+# (A fleet mostly faulty with minGroupSize 3: test_a_mostly_faulty_fleet_is_still_diagnosed.)
 @example(case=(({"d0": [f"d0-n{i:02d}" for i in range(6)], "d1": [f"d1-n{i:02d}" for i in range(4)]}, 2, 2), frozenset({"d0-n00", "d0-n01"}), ("d0",)))
 @example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
@@ -231,11 +229,14 @@ def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str
     # An uplink is named as a pair with its clique when no third clique has a healthy node to tell them apart.
     assert all(f.cliques == link or (len(link) == 1 and link[0] in f.cliques) for f in state.infrastructure_faults)
     healthy_per_domain = [len(set(names) - faulty) for names in domains.values()]
-    # Known limit: with maxConcurrent 1 and minGroupSize 3 a faulty node may run out of fresh partners and end
-    # inconclusive (never blamed wrongly: the assertions above hold for every fleet).
+    # Known limits (never a wrong verdict: the assertions above hold for every fleet): with maxConcurrent 1 and
+    # minGroupSize 3 a faulty node may run out of fresh partners and end inconclusive; and with minGroupSize 3 and
+    # more faulty nodes than healthy ones, a group of three healthy nodes is found by luck only (for 13 faulty of 19
+    # the exact posterior gives every suspect a 27-46 % chance of being healthy), so the search may stop first.
+    luck = m >= 3 and 2 * len(faulty) > len(nodes)
     # Two failures with disjoint partners need 2(m-1) healthy partners; inside the clique when its link is bad.
     enough = 2 * m if link else max(m, 2)
-    if min(healthy_per_domain) >= enough and len(nodes) - len(faulty) >= 2 * max(m, 2) and not (mc == 1 and m >= 3):
+    if min(healthy_per_domain) >= enough and len(nodes) - len(faulty) >= 2 * max(m, 2) and not (mc == 1 and m >= 3) and not luck:
         assert named == faulty, "enough healthy partners everywhere: every faulty node is named"
         assert state.round <= _round_bound(domains, m, mc, len(faulty)) + (12 if link else 0)
         if link and min(healthy_per_domain) < 4:
@@ -246,6 +247,16 @@ def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str
             assert [f.cliques for f in state.infrastructure_faults] == [tuple(cliques)]
         else:
             assert state.infrastructure_faults == ()
+
+
+def test_a_mostly_faulty_fleet_is_still_diagnosed() -> None:
+    """13 faulty of 19 unlabelled nodes, minGroupSize 3, one healthy reference after screening: regroupings that
+    counted as full confirmations ran out after 8 waves with nothing named (found by a random property run)."""
+    domains = _unlabelled(19)
+    faulty = frozenset(f"node-{i:02d}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 15))
+    state = simulate(domains, 3, _oracle(domains, faulty=faulty))
+    assert {n for n, v in state.verdicts().items() if v == "faulty"} == faulty
+    assert all(_trusted(state, n) for n in faulty) and state.round <= _round_bound(domains, 3, 0, len(faulty))
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nvcre_tui.engine.api import DiagnoseStatus
@@ -186,16 +186,40 @@ def _round_bound(domains: Mapping[str, Sequence[str]], m: int, max_concurrent: i
     return waves + (6 + 4 * faults) * (-(-16 // max_concurrent) if max_concurrent else 1)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None)
-@given(fleet=fleets(), data=st.data())
-def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, list[str]], int, int], data: st.DataObject) -> None:
-    domains, m, mc = fleet
+@st.composite
+def persistent_cases(draw: st.DrawFn) -> tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]:
+    """A fleet, a set of persistent faulty nodes and, with two or more cliques, maybe a degraded pair or uplink."""
+    fleet = draw(fleets())
+    domains = fleet[0]
     nodes = sorted(n for names in domains.values() for n in names)
-    faulty = frozenset(data.draw(st.sets(st.sampled_from(nodes), max_size=len(nodes))))
+    faulty = frozenset(draw(st.sets(st.sampled_from(nodes), max_size=len(nodes))))
     cliques = sorted(d for d in domains if d)
     link: tuple[str, ...] = ()
-    if len(cliques) >= 2 and data.draw(st.booleans()):
-        link = tuple(sorted(data.draw(st.sets(st.sampled_from(cliques), min_size=1, max_size=2))))
+    if len(cliques) >= 2 and draw(st.booleans()):
+        link = tuple(sorted(draw(st.sets(st.sampled_from(cliques), min_size=1, max_size=2))))
+    return fleet, faulty, link
+
+
+def _unlabelled(count: int) -> dict[str, list[str]]:
+    return {"": [f"node-{i:02d}" for i in range(count)]}
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(case=persistent_cases())
+# Found by random runs (derandomize=False): one reference node and minGroupSize 3, so suspects were regrouped
+# among themselves; CRC32 shuffles (linear: a salt only XORs the keys) kept making the same failing triples and no
+# faulty node was named. And 7 faulty of 11 under maxConcurrent 1: the regrouping paired the least-tested (faulty)
+# nodes and stopped after three waves' worth of groups before finding a pair that passes. And a clique with no
+# healthy node behind a bad uplink: one wave of pairs inside it (maxConcurrent 2) was all it got before partners from
+# the other clique, over the bad link, made every later test fail.
+# (A fleet mostly faulty with minGroupSize 3: test_a_mostly_faulty_fleet_is_still_diagnosed.)
+@example(case=(({"d0": [f"d0-n{i:02d}" for i in range(6)], "d1": [f"d1-n{i:02d}" for i in range(4)]}, 2, 2), frozenset({"d0-n00", "d0-n01"}), ("d0",)))
+@example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
+@example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
+def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
+    (domains, m, mc), faulty, link = case
+    nodes = sorted(n for names in domains.values() for n in names)
+    cliques = sorted(d for d in domains if d)
     oracle = _oracle(domains, faulty=faulty, links=(link,) if link else ())
     state = simulate(domains, m, oracle, mc)
     verdicts = state.verdicts()
@@ -205,11 +229,14 @@ def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, lis
     # An uplink is named as a pair with its clique when no third clique has a healthy node to tell them apart.
     assert all(f.cliques == link or (len(link) == 1 and link[0] in f.cliques) for f in state.infrastructure_faults)
     healthy_per_domain = [len(set(names) - faulty) for names in domains.values()]
-    # Known limit: with maxConcurrent 1 and minGroupSize 3 a faulty node may run out of fresh partners and end
-    # inconclusive (never blamed wrongly: the assertions above hold for every fleet).
+    # Known limits (never a wrong verdict: the assertions above hold for every fleet): with maxConcurrent 1 and
+    # minGroupSize 3 a faulty node may run out of fresh partners and end inconclusive; and with minGroupSize 3 and
+    # more faulty nodes than healthy ones, a group of three healthy nodes is found by luck only (for 13 faulty of 19
+    # the exact posterior gives every suspect a 27-46 % chance of being healthy), so the search may stop first.
+    luck = m >= 3 and 2 * len(faulty) > len(nodes)
     # Two failures with disjoint partners need 2(m-1) healthy partners; inside the clique when its link is bad.
     enough = 2 * m if link else max(m, 2)
-    if min(healthy_per_domain) >= enough and len(nodes) - len(faulty) >= 2 * max(m, 2) and not (mc == 1 and m >= 3):
+    if min(healthy_per_domain) >= enough and len(nodes) - len(faulty) >= 2 * max(m, 2) and not (mc == 1 and m >= 3) and not luck:
         assert named == faulty, "enough healthy partners everywhere: every faulty node is named"
         assert state.round <= _round_bound(domains, m, mc, len(faulty)) + (12 if link else 0)
         if link and min(healthy_per_domain) < 4:
@@ -220,6 +247,16 @@ def test_persistent_and_link_faults_are_named_exactly(fleet: tuple[dict[str, lis
             assert [f.cliques for f in state.infrastructure_faults] == [tuple(cliques)]
         else:
             assert state.infrastructure_faults == ()
+
+
+def test_a_mostly_faulty_fleet_is_still_diagnosed() -> None:
+    """13 faulty of 19 unlabelled nodes, minGroupSize 3, one healthy reference after screening: regroupings that
+    counted as full confirmations ran out after 8 waves with nothing named (found by a random property run)."""
+    domains = _unlabelled(19)
+    faulty = frozenset(f"node-{i:02d}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 15))
+    state = simulate(domains, 3, _oracle(domains, faulty=faulty))
+    assert {n for n, v in state.verdicts().items() if v == "faulty"} == faulty
+    assert all(_trusted(state, n) for n in faulty) and state.round <= _round_bound(domains, 3, 0, len(faulty))
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)

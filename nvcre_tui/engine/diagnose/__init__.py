@@ -17,11 +17,19 @@ Verdict rules (recomputed from the whole history after every round):
 - A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
   OUTWEIGH (5) times as many tests as it has unexplained failures. So a node with a failure on record is never a
   reference partner until another node's conviction explains that failure or enough passes outweigh it.
-- A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference.
-  n is convicted when it has two clean failures that share no partner (no single other node explains both):
-  `faulty` if it never passed a test, `intermittent` (with its record: failed x of y, which tests, measured values)
-  if it also passed some. Conflicting evidence (passes and failures) keeps a node under test, up to 8
-  confirmations after its first failure.
+- A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference; it
+  is *verified* when each of those partners has also passed a test after it. A flaky partner that passed once and
+  then failed beside a healthy node looks exactly like a healthy partner beside a faulty node; only a later test of
+  the partner (or more failures with yet other partners) tells the two apart.
+  n is convicted `faulty` (it never passed a test) on two clean failures that share no partner (no single other
+  node explains both), both verified, or backed by a third clean failure while no flaky behaviour has shown (some
+  failed test inside a clique whose members all passed later). n is convicted `intermittent` (it also passed; with
+  its record: failed x of y, which tests, measured values) on three verified clean failures, two of them sharing no
+  partner. The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
+  under test, up to 8 confirmations after its first failure.
+- Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed
+  by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current
+  weights), never a group holding every suspect of an earlier failed test while another choice is left.
 - `healthy` = a reference at the end; everything else ends `inconclusive` with a note saying why.
 - Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any
   passing test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over

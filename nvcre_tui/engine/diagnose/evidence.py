@@ -14,6 +14,7 @@ from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
 
+INTERMITTENT_FAILURES = 3  # clean, verified failures (two with disjoint partners) that make a node that also passed intermittent
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
 
 
@@ -113,13 +114,24 @@ class Evidence:
         return found
 
     def _convicts(self, node: str) -> bool:
-        """Two clean failures that share no partner: no single other node explains both. Once the run has shown
-        flaky behaviour, each partner of those failures must also have passed a test after it (a flaky partner
-        that failed alongside is no reference)."""
+        """`faulty` (never passed): two clean failures that share no partner (no single other node explains both),
+        and either every partner of those two has passed a test after it, or a third clean failure backs them.
+        `intermittent` (passed too): three clean failures, two of them sharing no partner, every partner of the three
+        passing a test after it. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
+        healthy partner beside a faulty one; the later pass, or more failures with yet other partners, is what
+        tells them apart. Once the run has shown flaky behaviour, only verified failures count."""
         clean = self.clean_failures(node)
-        if self.noisy:
-            clean = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
-        return any(a[1].isdisjoint(b[1]) for k, a in enumerate(clean) for b in clean[k + 1 :])
+        verified = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
+        if self.passes.get(node, 0):
+            return len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
+        if _disjoint(verified):
+            return True
+        return not self.noisy and len(clean) >= 3 and _disjoint(clean)
+
+    def unverified_partners(self, node: str) -> set[str]:
+        """Partners of this node's clean failures that have not passed a test since: testing them again is what
+        turns those failures into evidence (see _convicts)."""
+        return {p for i, partners in self.clean_failures(node) for p in partners if not self._passed_after(p, i)}
 
     def _passed_after(self, node: str, test: int) -> bool:
         return any(j > test and self.tests[j].passed for j in self.by_node.get(node, ()))
@@ -215,3 +227,8 @@ class Evidence:
     def failed_with(self, node: str) -> set[str]:
         """Nodes that shared a failed test with this node."""
         return {n for i in self.by_node.get(node, ()) if not self.tests[i].passed for n in self.members[i]} - {node}
+
+
+def _disjoint(failures: list[tuple[int, frozenset[str]]]) -> bool:
+    """Two of these failures share no partner."""
+    return any(a[1].isdisjoint(b[1]) for k, a in enumerate(failures) for b in failures[k + 1 :])

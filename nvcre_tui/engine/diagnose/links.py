@@ -7,7 +7,7 @@ cannot be told apart, and only pairs are considered.
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
@@ -53,7 +53,7 @@ def bit_sides(cliques: Sequence[str], salt: int) -> list[tuple[str, ...]]:
     """Tests that split candidate cliques by the bits of a (salted, shuffled) index: a pair fault fails exactly the
     sides where both of its cliques agree, an uplink fault every side holding its clique, so one wave narrows the
     candidates from all pairs to a few."""
-    order = sorted(cliques, key=lambda c: (zlib.crc32(f"{salt}:{c}".encode()), c))
+    order = sorted(cliques, key=lambda c: (hashlib.blake2b(f"{salt}:{c}".encode(), digest_size=8).digest(), c))
     bits = max(1, (len(order) - 1).bit_length())
     sides = []
     for bit in range(bits):

@@ -6,8 +6,8 @@ splits of failed pools, confirmations of suspects, then inter-clique coverage.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -17,6 +17,7 @@ from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
 
 MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
@@ -24,8 +25,9 @@ DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
-    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern."""
-    return sorted(nodes, key=lambda n: (zlib.crc32(f"{salt}:{n}".encode()), n))
+    """A deterministic reshuffle per round, so regrouped suspects meet new companions whatever their pattern. (A
+    cryptographic hash: CRC32 is linear, so the orders of two salts differ by a fixed XOR and the groups repeat.)"""
+    return sorted(nodes, key=lambda n: (hashlib.blake2b(f"{salt}:{n}".encode(), digest_size=8).digest(), n))
 
 
 def round_cap(max_concurrent: int) -> int:
@@ -95,11 +97,13 @@ class Planner:
         if self.state.round >= round_cap(self.state.max_concurrent):
             return ()
         tests = self.state.tests
-        if (tests and not any(t.passed for t in tests) and len({t.round for t in tests if t.stage == "repeat"}) >= 3
+        repeats = sum(1 for t in tests if t.stage == "repeat")
+        if (tests and not any(t.passed for t in tests) and repeats >= 3 * max(1, len(self.domain_of) // max(self.m, 2))
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
-            return ()  # every node failed twice, three rounds of new combinations too, nothing ever passed (often a threshold nobody reaches)
+            return ()  # every node failed twice, three waves' worth of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
+        self._verifications()
         self._screening()
         self._coverage()
         return tuple(self.wave.probes)
@@ -153,10 +157,13 @@ class Planner:
     # -- node faults --------------------------------------------------------------------------------------------
 
     def _subject_tests(self, node: str) -> int:
+        """Tests about this node since its first failure: confirmations count one each, regroupings (no healthy
+        partner anywhere, so a pass is luck when most nodes are faulty) one per REPEAT_SHARE."""
         first = next((i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed), None)
         if first is None:
             return 0
-        return sum(1 for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects and self.ev.tests[i].stage in ("confirmation", "repeat"))
+        later = [self.ev.tests[i].stage for i in self.ev.by_node[node] if i > first and node in self.ev.tests[i].subjects]
+        return later.count("confirmation") + later.count("repeat") // REPEAT_SHARE
 
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
@@ -198,9 +205,23 @@ class Planner:
             if not self.wave.probes:
                 self._repeat(blocked)
 
+    def _verifications(self) -> None:
+        """Test again the partners of a suspect's failures that have not passed since (see Evidence._convicts): a
+        healthy partner passes and the failure convicts; a flaky one shows itself."""
+        ev = self.ev
+        # Without flaky behaviour so far, a never-passing suspect's next confirmation (a third failure) is cheaper.
+        pending = sorted({p for n in ev.by_node if ev.needs_test(n) and len(ev.unexplained(n)) >= 2 and (ev.noisy or ev.passes.get(n, 0))
+                          for p in ev.unverified_partners(n)})
+        for partner in pending:
+            if partner in self.wave.busy:
+                continue
+            partners = self._partners(partner, self.m - 1, set())
+            if partners is not None:
+                self.wave.add("confirmation", [partner, *partners], [partner])
+
     def _local_first(self, suspects: list[str]) -> list[str]:
-        """Suspects of a clique without a healthy node are first tested together in new pairs, once, inside their
-        clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
+        """Suspects of a clique without a healthy node are first tested together in new pairs (a few waves) inside
+        their clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
         the suspects left for confirmations."""
         by_clique: dict[str, list[str]] = defaultdict(list)
         for node in suspects:
@@ -209,13 +230,13 @@ class Planner:
         size = max(self.m, 2)
         for clique, nodes in sorted(by_clique.items()):
             local = any(p not in self.wave.busy for p in self.partner_by_clique.get(clique, []))
-            tried = any(t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique for t in self.state.tests)
+            # Up to three waves' worth of new combinations (fewer groups fit a wave under maxConcurrent).
+            members = len(dict(self.state.domains).get(clique, ()))
+            tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= 3 * max(1, members // size)
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
                 continue
-            rotated = _shuffled(nodes, self.state.round)  # new companions for each
-            for s in range(0, len(rotated) - size + 1, size):
-                self.wave.add("repeat", rotated[s : s + size])
+            self._recombine(clique, nodes)  # new companions for each
             left += [n for n in nodes if n not in self.wave.busy]
         return left
 
@@ -251,12 +272,51 @@ class Planner:
         for node in blocked:
             by_clique[self.domain_of[node]].append(node)
         for clique, nodes in sorted(by_clique.items()):
-            if len(nodes) < max(self.m, 2):
-                continue
-            rotated = _shuffled(nodes, self.state.round)
-            size = max(self.m, 2)
-            for s in range(0, len(rotated) - size + 1, size):
-                self.wave.add("repeat", rotated[s : s + size])
+            self._recombine(clique, nodes)
+
+    def _failed_sets(self) -> list[frozenset[str]]:
+        """The members not known healthy of each failed test nothing explains: one of each set is at fault."""
+        ev = self.ev
+        found = [frozenset(n for n in t.nodes if n not in ev.clear) for i, t in enumerate(ev.tests) if not t.passed and not ev.explained(i)]
+        return [members for members in found if members]
+
+    def _suspicion(self, failed: list[frozenset[str]]) -> dict[str, float]:
+        """A cheap fault posterior with explaining away: each failed set's blame is shared among its members in
+        proportion to their current weights, iterated (a node that failed only beside a much-blamed node, or only in
+        large groups, ends low)."""
+        weight = {n: 1.0 for members in failed for n in members}
+        for _ in range(8):
+            blame = dict.fromkeys(weight, 0.0)
+            for members in failed:
+                total = sum(weight[n] for n in members)
+                for n in members:
+                    blame[n] += weight[n] / total
+            weight = {n: 0.01 + b for n, b in blame.items()}
+        return defaultdict(float, weight)
+
+    def _recombine(self, clique: str, nodes: list[str]) -> None:
+        """Repeat tests over these suspects of one clique: the clique's free references first (too few to confirm
+        with, each raises the chance that a group passes), then the suspects least blamed so far (see _suspicion),
+        never a group holding all suspects of an earlier failed test while other choices are left (it would fail
+        again)."""
+        size = max(self.m, 2)
+        refs = [p for p in self.clear_by_clique.get(clique, []) if p not in self.wave.busy]
+        failed = self._failed_sets()
+        suspicion = self._suspicion(failed)
+        order = {n: k for k, n in enumerate(_shuffled(nodes, self.state.round))}
+        pool = sorted((n for n in nodes if n not in self.wave.busy), key=lambda n: (suspicion[n], order[n]))
+        while len(pool) + min(len(refs), size - 1) >= size and not self.wave.full:
+            group = refs[: size - 1]
+            refs = refs[size - 1 :]
+            while len(group) < size and pool:
+                def repeats_failure(n: str) -> bool:
+                    trial = frozenset([*group, n])
+                    return any(members <= trial for members in failed)
+                best = min(pool, key=lambda n: (repeats_failure(n), suspicion[n], order[n]))
+                group.append(best)
+                pool.remove(best)
+            if len(group) < size or not self.wave.add("repeat", group):
+                return
 
     # -- links --------------------------------------------------------------------------------------------------
 
@@ -342,18 +402,23 @@ class Planner:
         waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
         if waiting and self.wave.probes:
             return  # a clique with no healthy node yet: cover it later in one test with the others
-        searched = set().union(*ev.link_suspects().values()) if ev.link_suspects() else set()
+        # Under search: the hypotheses that alone explain the failures so far, else every open one. The other
+        # links are proven in the same wave as the search (a failure there is new evidence, not lost time).
+        searched = set(ev.single_fault_candidates()) or (set().union(*ev.link_suspects().values()) if ev.link_suspects() else set())
         uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
         uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
-        if not uncovered:
-            return
-        chosen: list[str] = []
-        for clique in sorted({c for h in uncovered for c in links.cliques_of(h)}):
-            trial = frozenset([*chosen, clique])
-            if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
-                chosen.append(clique)
-        if len(chosen) >= 2:
-            self._cross_test("inter", chosen)
+        while uncovered:  # as many disjoint tests as it takes, in one wave: a named link splits the cliques in two
+            chosen: list[str] = []
+            degree = Counter(c for h in uncovered for c in links.cliques_of(h))
+            for clique in sorted(degree, key=lambda c: (-degree[c], c)):
+                trial = frozenset([*chosen, clique])
+                if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
+                    chosen.append(clique)
+            members = set(chosen)
+            left = [h for h in uncovered if not set(links.cliques_of(h)) <= members]
+            if len(chosen) < 2 or len(left) == len(uncovered) or not self._cross_test("inter", sorted(chosen)):
+                return
+            uncovered = left
 
     def _named_covers(self, h: Hypothesis) -> bool:
         return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

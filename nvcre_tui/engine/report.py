@@ -140,13 +140,13 @@ def category_report(status: Obj, workflow: Obj | None, jobs: Sequence[Obj]) -> O
     return row
 
 
-BATCH_FALLBACK = "BatchFallback"  # the Job condition the Kubernetes runner's choice leaves (runners/kubernetes)
+BATCH_FALLBACK = "BatchFallback"  # the Certification / Job condition the Kubernetes runner's choice leaves
 
 
-def workload_fallback(jobs: Sequence[Obj]) -> str | None:
+def workload_fallback(objects: Sequence[Obj]) -> str | None:
     """Why the workloads ran as batch/v1 Jobs instead of Kubeflow Trainer TrainJobs (None: they did not)."""
-    for job in jobs:
-        found = cond.find((job.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+    for obj in objects:
+        found = cond.find((obj.get("status") or {}).get("conditions"), BATCH_FALLBACK)
         if found and found.get("status") == "True":
             return str(found.get("message") or "ran as batch/v1 Jobs: Kubeflow Trainer is not installed")
     return None
@@ -171,7 +171,7 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
     summary = status.get("summary") or {}
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
     names = {wf["metadata"]["name"] for wf in workflows}
-    fallback = workload_fallback([j for wf_name, group in jobs_by_wf.items() if wf_name in names for j in group])
+    fallback = workload_fallback([cert, *(j for wf_name, group in jobs_by_wf.items() if wf_name in names for j in group)])
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),

@@ -160,13 +160,13 @@ def category_report(category: CategoryView) -> Obj:
     return row
 
 
-BATCH_FALLBACK = "BatchFallback"  # the Job condition the Kubernetes runner's choice leaves (runners/kubernetes)
+BATCH_FALLBACK = "BatchFallback"  # the Certification / Job condition the Kubernetes runner's choice leaves
 
 
-def workload_fallback(jobs: Sequence[Obj]) -> str | None:
+def workload_fallback(objects: Sequence[Obj]) -> str | None:
     """Why the workloads ran as batch/v1 Jobs instead of Kubeflow Trainer TrainJobs (None: they did not)."""
-    for job in jobs:
-        found = cond.find((job.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+    for obj in objects:
+        found = cond.find((obj.get("status") or {}).get("conditions"), BATCH_FALLBACK)
         if found and found.get("status") == "True":
             return str(found.get("message") or "ran as batch/v1 Jobs: Kubeflow Trainer is not installed")
     return None
@@ -189,7 +189,7 @@ def report_of(view: CertificationView) -> Obj:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
     summary = status.get("summary") or {}
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
-    fallback = workload_fallback([job for category in view.categories for job in category.jobs])
+    fallback = workload_fallback([cert, *(job for category in view.categories for job in category.jobs)])
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),

@@ -59,6 +59,7 @@ def test_the_healthy_case_passes_on_the_emulator(tmp_path: Path) -> None:
     assert objects["pods"] and all(p["status"]["phase"] == "Succeeded" for p in objects["pods"])
     assert not objects["deleted"]
     assert "workloadFallback" not in report  # TrainJobs: nothing to say in the header
+    assert not any(c["type"] == "BatchFallback" for c in objects["Certification"][0]["status"]["conditions"])
 
 
 def test_pods_are_watched_not_listed_per_look(tmp_path: Path) -> None:
@@ -86,6 +87,8 @@ def test_the_report_header_says_the_batch_fallback_ran(tmp_path: Path) -> None:
     assert "Kubeflow Trainer" in report["workloadFallback"] and "batch/v1" in report["workloadFallback"]
     job = _job(objects)
     assert any(c["type"] == "BatchFallback" and c["status"] == "True" for c in job["status"]["conditions"])
+    cert = objects["Certification"][0]
+    assert any(c["type"] == "BatchFallback" and c["status"] == "True" for c in cert["status"]["conditions"])
     header = render_text(report).split("\n\n")[0]
     assert "Workloads:      batch/v1 fallback (no Kubeflow Trainer)" in header
     suite = ElementTree.fromstring(render_junit([report])).find("testsuite")

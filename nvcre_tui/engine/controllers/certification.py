@@ -75,8 +75,35 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status)
             busy.append(nodes)
         statuses.append(status)
-    await _summarise(ctx, cert, statuses, workflows)
+    await _summarise(ctx, cert, statuses, workflows, _batch_fallback(cert, workflows, world))
     return requeue
+
+
+BATCH_FALLBACK = "BatchFallback"  # set by the Kubernetes runner on a WorkloadRun it ran as a batch/v1 Job
+
+
+def _batch_fallback(cert: Obj, workflows: dict[str, Obj], world: World) -> Obj | None:
+    """The BatchFallback condition of a started run of this certification, or None (TrainJobs, the simulator).
+    The runner decides once per engine, so the first started run of each Workflow tells."""
+    known = cond.find((cert.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+    if known and known.get("status") == "True":
+        return known
+    for wf in workflows.values():
+        for job in world.children_of(wf, "Job"):
+            runs = [r for r in world.children_of(job, "WorkloadRun") if (r.get("status") or {}).get("phase")]
+            if runs:
+                found = cond.find(runs[0]["status"].get("conditions"), BATCH_FALLBACK)
+                if found and found.get("status") == "True":
+                    return found
+                break
+    return None
+
+
+def _with_fallback(conditions: list[Obj], fallback: Obj | None, now: str) -> list[Obj]:
+    if fallback is None:
+        return conditions
+    return cond.with_condition(conditions, BATCH_FALLBACK, True, fallback.get("reason") or "TrainerNotServed",
+                               fallback.get("message") or "", fallback.get("lastTransitionTime") or now)
 
 
 async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, total: int, status: Obj) -> None:
@@ -121,7 +148,7 @@ def _planned_nodes(ctx: Context, model: Certification, index: int, world: World)
         return set()
 
 
-async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj]) -> None:
+async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], fallback: Obj | None = None) -> None:
     done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
     passed = sum(1 for s in statuses if s["status"] == "Succeeded")
     failed_nodes = {f["name"] for wf in workflows.values() for f in (wf.get("status") or {}).get("failedNodes") or []}
@@ -136,18 +163,21 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == "InProgress"]
         message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")
         conditions = cond.with_phase((cert.get("status") or {}).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
+        conditions = _with_fallback(conditions, fallback, ctx.now())
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
                                                      "startTime": (cert.get("status") or {}).get("startTime") or ctx.now()})
         return
     if any_failed:
-        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary)
+        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary, fallback)
     else:
-        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary)
+        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, fallback)
 
 
-async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None) -> None:
+async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None,
+                  fallback: Obj | None = None) -> None:
     status: Obj = {
-        "conditions": cond.with_phase((cert.get("status") or {}).get("conditions"), phase, reason, message, ctx.now()),
+        "conditions": _with_fallback(cond.with_phase((cert.get("status") or {}).get("conditions"), phase, reason, message, ctx.now()),
+                                     fallback, ctx.now()),
         "completionTime": ctx.now(), "summary": summary or {"result": "FAILED"},
     }
     if statuses:

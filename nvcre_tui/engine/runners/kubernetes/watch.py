@@ -34,7 +34,9 @@ class PodWatch:
         self.cache = cache
         self._wake: Wake | None = None
         self._run_of: dict[tuple[str, str], Key] = {}   # (namespace, job label) -> the run's key
+        self._pair_of: dict[Key, tuple[str, str]] = {}  # and back
         self._members: dict[Key, tuple[str, ...]] = {}  # run key -> its group's nodes
+        self._runs_on: dict[str, set[Key]] = {}          # node -> keys of the runs on it (a Node event is one lookup)
         self.woken = 0  # runs woken by events (tests and the bench count it)
         cache.subscribe(self._pod_changed)
 
@@ -57,13 +59,22 @@ class PodWatch:
         meta = run["metadata"]
         key: Key = (meta.get("namespace") or "", meta["name"])
         self._run_of[(key[0], job_label)] = key
-        self._members[key] = tuple(members)
+        self._pair_of[key] = (key[0], job_label)
+        if key not in self._members:
+            self._members[key] = tuple(members)
+            for node in self._members[key]:
+                self._runs_on.setdefault(node, set()).add(key)
 
     def forget(self, run: Obj) -> None:
         meta = run["metadata"]
         key: Key = (meta.get("namespace") or "", meta["name"])
-        self._members.pop(key, None)
-        for pair in [pair for pair, found in self._run_of.items() if found == key]:
+        for node in self._members.pop(key, ()):
+            runs = self._runs_on.get(node, set())
+            runs.discard(key)
+            if not runs:
+                self._runs_on.pop(node, None)
+        pair = self._pair_of.pop(key, None)
+        if pair is not None and self._run_of.get(pair) == key:
             del self._run_of[pair]
 
     def pods(self, namespace: str, job_label: str) -> list[Obj]:
@@ -75,8 +86,9 @@ class PodWatch:
         obj = new if new is not None else old
         if obj is None:
             return
-        meta = obj.get("metadata") or {}
-        label = (meta.get("labels") or {}).get(LABEL_JOB)
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        label = labels.get(LABEL_JOB)
         key = self._run_of.get((meta.get("namespace") or "", label)) if isinstance(label, str) else None
         if key is not None:
             self._queue(key)
@@ -84,10 +96,10 @@ class PodWatch:
     def _node_changed(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
         if kind is not NODE:
             return
-        name = ((new if new is not None else old) or {}).get("metadata", {}).get("name")
-        for key, members in list(self._members.items()):
-            if name in members:
-                self._queue(key)
+        meta = ((new if new is not None else old) or {}).get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        for key in sorted(self._runs_on.get(name, ())) if isinstance(name, str) else ():
+            self._queue(key)
 
     def _queue(self, key: Key) -> None:
         if self._wake is not None:

@@ -9,6 +9,10 @@ In order of trust:
 
 The answer is a host as the pod saw it (`gethostname()`): on a cluster a pod hostname, which the
 caller maps to a node; an unknown host convicts nobody.
+
+Some output blames a cluster service instead of any node (`service_at_fault`): dcgmi that cannot reach
+the GPU Operator's host engine proves nothing about the node its pod ran on, so the Job fails and no node
+is blamed.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ _NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL WARN ", re.
 _TEST_FAILURE = re.compile(r"^([A-Za-z0-9][\w.-]*): Test (?:NCCL|CUDA) failure ", re.ASCII)
 _MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]", re.ASCII)
 _RANK_LINE = re.compile(r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d", re.ASCII)
+
+
+#: Output naming a cluster service as the cause: (the service, what dcgmi or a tool prints when it is unreachable).
+_SERVICES_DOWN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the DCGM host engine", re.compile(r"unable to establish a connection to the specified host|"
+                                        r"unable to connect to host engine|host engine connection invalid", re.IGNORECASE)),
+)
 
 
 def _text(line: str) -> str:
@@ -57,6 +68,16 @@ def host_at_fault(lines: Iterable[str]) -> str | None:
         elif rank is None and (found := _MPI_PROCESS.match(text)):
             rank = int(found.group(1))
     return root or warn or test or (ranks.get(rank) if rank is not None else None)
+
+
+def service_at_fault(lines: Iterable[str]) -> str | None:
+    """"<service> unreachable: <the line>" when the output blames a cluster service, not a node; else None."""
+    for line in lines:
+        text = _text(line)
+        for service, pattern in _SERVICES_DOWN:
+            if pattern.search(text):
+                return f"{service} unreachable: {text.strip()[:200]}"
+    return None
 
 
 def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[str, str] | None = None) -> str | None:

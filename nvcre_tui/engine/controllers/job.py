@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.blame import node_at_fault
+from nvcre_tui.engine.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -38,6 +38,7 @@ from nvcre_tui.engine.vocabulary import group_nodes
 
 Obj = dict[str, Any]
 TAIL_LINES = 40
+SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 
 
 def is_done(job: Obj) -> bool:
@@ -125,10 +126,14 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
     # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,
     # evicted, node lost: the Kubernetes runner's failedNode), else the whole group.
     culprit = node_at_fault(lines, group_nodes(job)) or state.get("failedNode")
-    blamed = [culprit] if culprit else group_nodes(job)
     message = state.get("message") or f"workload exited with code {state.get('exitCode')}"
     if detail.failure:
         message = f"{message}; {detail.failure.message}"
+    service = None if culprit else service_at_fault(lines)
+    if service:  # a cluster service failed, not these nodes: the Job fails, no node is blamed
+        await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=detail)
+        return None
+    blamed = [culprit] if culprit else group_nodes(job)
     failed = [{"name": name, "reason": "WorkloadFailed", "message": message} for name in blamed]
     await _finish(ctx, job, run, "Failed", "WorkloadFailed", message, failed, log=lines, measured=detail)
     return None
@@ -140,6 +145,10 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
     nodes = group_nodes(job)
     if result.failure:
         culprit = node_at_fault(lines, nodes)
+        service = None if culprit else service_at_fault(lines)
+        if service:
+            await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
+            return None
         blamed = [culprit] if culprit else nodes
         failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)

@@ -1,0 +1,109 @@
+"""Output that blames a cluster service (dcgmi cannot reach the GPU Operator's host engine) fails the Job
+and blames no node; the same run failing on its own (no such line) still blames its node."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.blame import service_at_fault
+from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.clock import ManualClock, format_time
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.report import build_report
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+
+Obj = dict[str, Any]
+UNREACHABLE = [
+    "2026-01-01T00:00:05.000000000Z Error: unable to establish a connection to the specified host: nvidia-dcgm.gpu-operator.svc:5555",
+    "2026-01-01T00:00:05.000000000Z Error: Unable to connect to host engine. Host engine connection invalid/disconnected.",
+]
+CRASHED = ["2026-01-01T00:00:05.000000000Z Segmentation fault (core dumped)"]
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: dcgm-two, namespace: default}
+spec:
+  target: {nodeNames: [gpu-node-01, gpu-node-02]}
+  categories: [{domain: diagnostics, variant: dcgm-level4}]
+"""
+
+
+class FailingRunner:
+    """Every run exits 255 at once, printing `lines` (what a pod's log would hold)."""
+
+    simulated = False
+
+    def __init__(self, store: WriteThroughStore, clock: ManualClock, lines: list[str]) -> None:
+        self.store, self.clock, self.lines = store, clock, lines
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        if (run.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return None
+        now = format_time(self.clock.now())
+        meta = run["metadata"]
+        await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
+                                      {"phase": "Failed", "exitCode": 255, "startTime": now, "completionTime": now})
+        return None
+
+    async def logs(self, run: Obj) -> list[str]:
+        return list(self.lines)
+
+    async def stop(self, run: Obj) -> None:
+        return None
+
+    async def tick(self) -> float | None:
+        return None
+
+
+async def certify(lines: list[str]) -> tuple[Obj, list[Obj]]:
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    for node in build_nodes(default_scenario()):
+        created = await store.create(NODE, node)
+        await store.update_status(NODE, {**created, "status": node["status"]})
+    cache = engine_cache(store)
+    writer = WriteThroughStore(store, cache)
+    engine = Engine(writer, clock, default_catalog(), FailingRunner(writer, clock, lines), cache=cache)
+    cert = certification_from_text("cert", CERT, default_catalog()).to_wire()
+    cert.pop("status", None)
+    await store.create(CERTIFICATION, cert)
+    await cache.start()
+    try:
+        await engine.run_until_settled(max_seconds=3600)
+    finally:
+        await engine.stop()
+        await cache.stop()
+    final = await store.get(CERTIFICATION, "dcgm-two", "default")
+    jobs = (await store.list(JOB)).items
+    return build_report(final, (await store.list(WORKFLOW)).items, jobs), jobs
+
+
+def test_an_unreachable_host_engine_blames_no_node() -> None:
+    report, jobs = asyncio.run(certify(UNREACHABLE))
+    assert report["result"] == "FAILED" and report["categories"][0]["status"] == "Failed"
+    assert report["failedNodes"] == []
+    assert len(jobs) == 2 and all(not (job["status"].get("failedNodes") or []) for job in jobs)
+    failed = [c for job in jobs for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    assert {c["reason"] for c in failed} == {"ServiceUnavailable"}
+    assert all("DCGM host engine unreachable" in c["message"] and "no node blamed" in c["message"] for c in failed)
+
+
+def test_a_crash_without_such_line_still_blames_its_node() -> None:
+    report, _ = asyncio.run(certify(CRASHED))
+    assert report["failedNodes"] == ["gpu-node-01", "gpu-node-02"]
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("Error: unable to establish a connection to the specified host: 10.0.0.1:5555", True),
+    ("[1,0]<stdout>:Error: Unable to connect to host engine. Host engine connection invalid/disconnected.", True),
+    ("gpu-node-03:41:41 [0] NCCL WARN Net : Connection closed by remote peer", False),
+])
+def test_service_lines_are_told_from_node_lines(line: str, named: bool) -> None:
+    assert (service_at_fault([line]) is not None) is named

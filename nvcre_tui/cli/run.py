@@ -87,7 +87,8 @@ async def report_of(session: Session, name: str, namespace: str, console: Consol
     """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
     damaged store) is left out and named on `console`; a damaged Certification is an InputError."""
     cert = await session.store.get(CERTIFICATION, name, namespace)
-    where = f"{session.path}: " if getattr(session, "path", None) else ""
+    path = getattr(session, "path", None)  # the simulator's store file; a cluster has none
+    where = f"{path}: " if path else ""
     problem = damaged_object(CERTIFICATION.kind, cert)
     if problem:
         raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
@@ -177,7 +178,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
 
     simulated = isinstance(session, SimSession)
     console = Console(stderr=True, highlight=False)
-    if simulated:
+    if isinstance(session, SimSession):
         await session.catch_up()
         await _nodes_of_the_holder(session)
     nodes = session.cache.list(NODE)
@@ -221,7 +222,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         else:
             finished = await _watch(session, name, namespace, limit, console, stop)
     if stop.requested:
-        where = f"the simulator state is saved in {escape(str(session.path))}" if simulated and session.path else \
+        where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title))}"
         console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
                       f"  report later:  nvcre certification report {name}\n  or watch it:   nvcre", soft_wrap=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.engine.catalog import Catalog
@@ -71,7 +71,7 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
     ManualClock the caller drives (`run --wait`). `readonly` (report, a read-only console): on the
     simulator the store is opened read-only, so nothing is written to it."""
-    history = Path(args.history) if getattr(args, "history", None) else "default"
+    history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 

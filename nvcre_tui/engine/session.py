@@ -66,13 +66,17 @@ class LogSource(Protocol):
 class Session(Protocol):
     """Everything one process opens to work with certifications."""
 
-    store: ResourceStore       # reads and the console's intents (wrapped read-only where asked)
     clock: Clock
     catalog: Catalog
     cache: WatchCache          # the one read model source: the engine and the console read it
     logs: LogSource
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
+
+    @property
+    def store(self) -> ResourceStore:
+        """Reads and the console's intents (wrapped read-only where asked)."""
+        ...
 
     @property
     def title(self) -> str:

@@ -159,7 +159,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
-    return KubeTarget(configuration, str(chosen_namespace), chosen, configuration.host, f"kubeconfig {where}")
+    return KubeTarget(configuration, str(chosen_namespace), chosen, str(configuration.host), f"kubeconfig {where}")
 
 
 def _check_tls(configuration: Configuration, where: str) -> None:
@@ -203,7 +203,7 @@ def _from_service_account(directory: Path, environ: Mapping[str, str], namespace
             namespace = (directory / "namespace").read_text().strip() or None
         except OSError:
             namespace = None
-    return KubeTarget(configuration, namespace or DEFAULT_NAMESPACE, None, configuration.host,
+    return KubeTarget(configuration, namespace or DEFAULT_NAMESPACE, None, str(configuration.host),
                       "in-cluster service account")
 
 

@@ -94,7 +94,7 @@ def config_files(spec: WorkloadRunSpec) -> dict[str, str] | None:
     files = config.get("inline", config)
     if not isinstance(files, dict) or not all(isinstance(text, str) for text in files.values()):
         raise WorkloadError("spec.config: expected a map of file name to text (or inline / configMapRef)")
-    return dict(files)
+    return {str(name): str(text) for name, text in files.items()}
 
 
 def volumes(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:

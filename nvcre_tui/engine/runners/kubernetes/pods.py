@@ -48,7 +48,7 @@ def pod_node(pod: Obj) -> str | None:
 
 
 def _conditions(pod: Obj) -> dict[str, Obj]:
-    return {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+    return {str(c.get("type")): c for c in (pod.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
 
 
 def _containers(pod: Obj) -> list[Obj]:
@@ -98,7 +98,7 @@ def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
     status = pod.get("status") or {}
     name, node = pod["metadata"]["name"], pod_node(pod)
     finished = status.get("phase") in ("Succeeded", "Failed")
-    if node in not_ready and not finished:
+    if node is not None and node in not_ready and not finished:
         return Verdict("Failed", "NodeLost", f"node {node} is {not_ready[node]} while pod {name} ran on it",
                        exit_code=None, failed_node=node)
     if status.get("reason") == "Evicted" or (status.get("phase") == "Failed" and status.get("reason") in NODE_FAULTS):
@@ -140,7 +140,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
     result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
     succeeded = result is not None and (result.get("status") or {}).get("phase") == "Succeeded"
-    done = (_finished_at(result) or "~") if succeeded else None  # "~" sorts after any time: no time known
+    done = (_finished_at(result) or "~") if result is not None and succeeded else None  # "~" sorts after any time: no time known
     if done is not None:
         # Pods ended after the result succeeded are the workload's cleanup (the batch MPI fallback's sshd
         # workers are killed by the Job's successPolicy): only an earlier failure fails the run.

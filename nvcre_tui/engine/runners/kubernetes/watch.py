@@ -86,8 +86,8 @@ class PodWatch:
         obj = new if new is not None else old
         if obj is None:
             return
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        meta = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+        labels = meta["labels"] if isinstance(meta.get("labels"), dict) else {}
         label = labels.get(LABEL_JOB)
         key = self._run_of.get((meta.get("namespace") or "", label)) if isinstance(label, str) else None
         if key is not None:

@@ -13,6 +13,7 @@ is dropped.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -218,7 +219,7 @@ class SqliteStore:
         return datetime.fromisoformat(row[0]) if row else None
 
     @property
-    def damaged_rows(self) -> list[str]:
+    def damaged_rows(self) -> builtins.list[str]:
         """`Job default/x: body is not JSON (...)` for each damaged row a read met and left out, in order."""
         return [f"{describe(kind, name, namespace or None)}: {problem}"
                 for (kind, namespace, name), problem in self._tables.damaged.items()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.views import Snapshot
 
@@ -51,12 +51,32 @@ class NvcreScreen(Screen[None]):
         """The app, as the console it is."""
         return cast(Console, self.app)
 
+    _covered_change = False  # a snapshot arrived while another screen covered this one
+
     def on_mount(self) -> None:
         self.watch(self.app, "snapshot", self._snapshot_changed, init=True)
 
     def _snapshot_changed(self, snapshot: Snapshot | None) -> None:
-        if snapshot is not None and self.is_attached:
-            self.show(snapshot)
+        if snapshot is None or not self.is_attached:
+            return
+        if not self._visible():  # covered (not merely behind a modal): no work until it is on top again
+            self._covered_change = True
+            return
+        self._covered_change = False
+        self.show(snapshot)
+
+    def _visible(self) -> bool:
+        """On top, or under modal screens only (they show it around them). Textual's `is_current` also
+        counts the screen under an opaque one."""
+        stack = self.app.screen_stack
+        if self not in stack:
+            return False
+        return all(isinstance(screen, ModalScreen) for screen in stack[stack.index(self) + 1 :])
+
+    def on_screen_resume(self) -> None:
+        """Back on top: catch up with what changed while covered."""
+        if self._covered_change:
+            self.refresh_now()
 
     def show(self, snapshot: Snapshot) -> None:
         """Render the screen from a snapshot (called on mount and on every change)."""
@@ -67,5 +87,6 @@ class NvcreScreen(Screen[None]):
 
     def refresh_now(self) -> Any:
         """Re-render from the current snapshot."""
+        self._covered_change = False
         if self.nvcre.snapshot is not None:
             self.show(self.nvcre.snapshot)

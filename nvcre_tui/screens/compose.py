@@ -20,19 +20,20 @@ from textual.highlight import highlight
 from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
+from nvcre_tui.compose.review import Review, review
 from nvcre_tui.engine.api import Certification
 from nvcre_tui.engine.catalog import Catalog
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import certification_from_text, read_text
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.paths import data_dir
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.category_list import CategoryList
-from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
-from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
 from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
-from nvcre_tui.compose.review import Review, review
+from nvcre_tui.widgets.category_list import CategoryList
+from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
 from nvcre_tui.widgets.compose_text import plan_text, status_text
 
 # Buttons that run a mutating action: hidden when the policy refuses it (read-only mode).
@@ -262,7 +263,7 @@ class ComposeScreen(NvcreScreen):
             await self.fill(cert)
             self._last_path = path
             self._baseline = self.read_draft()  # the file has it
-            self.notify(f"loaded {path}", markup=False)
+            self.notify(printable(f"loaded {path}"), markup=False)
 
     async def fill(self, cert: Certification) -> None:
         """Replace the whole form with a parsed Certification."""
@@ -303,7 +304,7 @@ class ComposeScreen(NvcreScreen):
             return
         if Path(path).expanduser().exists():  # never replace a file (the state file, another YAML) without asking
             self.app.push_screen(ConfirmModal(f"{path} exists. Overwrite it?", yes="Overwrite", no="Keep it"),
-                                 lambda yes: self._write_yaml(path) if yes else self.notify(f"kept {path}; not saved"))
+                                 lambda yes: self._write_yaml(path) if yes else self.notify(printable(f"kept {path}; not saved"), markup=False))
             return
         self._write_yaml(path)
 
@@ -312,15 +313,15 @@ class ComposeScreen(NvcreScreen):
         try:
             write_file(path, result.yaml)
         except InputError as error:
-            self.notify("; ".join(error.messages), severity="error", title="not saved", markup=False)
+            self.notify(printable("; ".join(error.messages)), severity="error", title="not saved", markup=False)
             return
         self._last_path = path
         self._baseline = self.read_draft()  # on disk now: escape loses nothing
         problems = len(result.problems)
         if problems:
-            self.notify(f"saved {path}; it has {problems} problem(s) and will not load until they are fixed", severity="warning", markup=False)
+            self.notify(printable(f"saved {path}; it has {problems} problem(s) and will not load until they are fixed"), severity="warning", markup=False)
         else:
-            self.notify(f"saved {path}", markup=False)
+            self.notify(printable(f"saved {path}"), markup=False)
 
     # ------------------------------------------------------------------ leaving
 

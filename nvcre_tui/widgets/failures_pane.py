@@ -5,6 +5,7 @@ Rows are replaced only when they change, so the cursor stays put between refresh
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
@@ -15,7 +16,7 @@ from nvcre_tui.engine.views import FailureRow
 FAILED_GLYPH = "✗"  # the state without colour (the map's failed glyph)
 
 
-class FailuresPane(DataTable[str]):
+class FailuresPane(DataTable[Text]):
     """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
 
     BINDINGS = [
@@ -57,8 +58,9 @@ class FailuresPane(DataTable[str]):
         self.clear()
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
-            self.add_row(f"{FAILED_GLYPH} {row.node}", category, printable(row.reason, newlines=False), printable(row.measured, newlines=False),
-                         "log" if row.job else "-", key=self._key(row))
+            cells = (f"{FAILED_GLYPH} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
+            # Text, not str: a DataTable reads a str as markup, and these come from the cluster's objects.
+            self.add_row(*(Text(printable(cell, newlines=False)) for cell in cells), key=self._key(row))
         keys = [self._key(row) for row in rows]
         if current is not None and self._key(current) in keys:
             self.move_cursor(row=keys.index(self._key(current)))

@@ -261,10 +261,10 @@ class TestLoadAndSave:
 class TestSaveOverAnExistingFile:
     """Saving over a file asks first; the default answer (enter, n, escape) keeps the file."""
 
-    async def _save_as(self, pilot: Pilot[Any], app: NvcreApp, path: Path) -> None:
-        await pilot.press("f2")
-        await pilot.pause()
-        await type_into(pilot, app.screen.query_one("#path", Input), str(path))
+    @staticmethod
+    async def _answer_path(pilot: Pilot[Any], app: NvcreApp, path: Path) -> None:
+        """Type `path` into the open path modal and press enter (the typing itself is tested elsewhere)."""
+        app.screen.query_one("#path", Input).value = str(path)
         await pilot.press("enter")
         await pilot.pause()
 
@@ -274,39 +274,35 @@ class TestSaveOverAnExistingFile:
         target = tmp_path / "mine.yaml"
         target.write_text("precious\n")
         app = await open_compose()
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             screen = await push_compose(app, pilot)
             await screen.fill(certification_from_text("x", LOADED, default_catalog()))
-            for keep in ("enter", "n", "escape"):  # "Keep it" has the focus: enter is the safe answer
-                await self._save_as(pilot, app, target)
+            for keep in ("enter", "n", "escape", "y"):  # "Keep it" has the focus: enter is the safe answer
+                await pilot.press("f2")
+                await pilot.pause()
+                await self._answer_path(pilot, app, target)
                 assert isinstance(app.screen, ConfirmModal), keep
                 assert str(target) in str(app.screen.query_one("#question").visual)
                 await pilot.press(keep)
                 await pilot.pause()
-                assert app.screen is screen and target.read_text() == "precious\n", keep
-            await self._save_as(pilot, app, target)
-            await pilot.press("y")
-            await pilot.pause()
-            assert app.screen is screen
+                assert app.screen is screen
+                if keep != "y":
+                    assert target.read_text() == "precious\n", keep
         assert certification_from_text("out", target.read_text(), default_catalog()).metadata.name == "burn-in-r1"
         assert [p.name for p in tmp_path.iterdir()] == ["mine.yaml"]  # written atomically: no temporary file left
 
     async def test_a_new_file_is_written_without_asking_and_a_folder_is_refused_in_the_modal(self, tmp_path: Path) -> None:
         app = await open_compose()
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             screen = await push_compose(app, pilot)
             await screen.fill(certification_from_text("x", LOADED, default_catalog()))
-            await self._save_as(pilot, app, tmp_path)
+            await pilot.press("f2")
+            await pilot.pause()
+            await self._answer_path(pilot, app, tmp_path)
             assert f"{tmp_path}: is a directory, not a file" in shown(app.screen, "#path-error")  # type: ignore[arg-type]
-            await self._save_as_again(pilot, app, tmp_path / "new" / "cert.yaml")
+            await self._answer_path(pilot, app, tmp_path / "new" / "cert.yaml")  # the modal stays open for another try
             assert app.screen is screen
         assert "burn-in-r1" in (tmp_path / "new" / "cert.yaml").read_text()
-
-    async def _save_as_again(self, pilot: Pilot[Any], app: NvcreApp, path: Path) -> None:
-        """Type another path into the modal that is still open."""
-        await type_into(pilot, app.screen.query_one("#path", Input), str(path))
-        await pilot.press("enter")
-        await pilot.pause()
 
 
 class TestLeaving:
@@ -314,14 +310,15 @@ class TestLeaving:
         from nvcre_tui.screens.confirm import ConfirmModal
 
         app = await open_compose()
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             base = app.screen
             await push_compose(app, pilot)
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is base  # nothing typed: nothing to lose
             screen = await push_compose(app, pilot)
-            await type_into(pilot, screen.query_one("#name", Input), "half-typed")
+            screen.query_one("#name", Input).value = "half-typed"
+            await pilot.pause()
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, ConfirmModal)
@@ -334,17 +331,18 @@ class TestLeaving:
 
     async def test_a_loaded_or_saved_form_is_on_disk_so_escape_does_not_ask(self, tmp_path: Path) -> None:
         app = await open_compose()
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             base = app.screen
             screen = await push_compose(app, pilot)
             await pilot.press("f3")  # the default certification
             await pilot.pause()
             assert not screen.changed()
-            await type_into(pilot, screen.query_one("#name", Input), "renamed")
+            screen.query_one("#name", Input).value = "renamed"
+            await pilot.pause()
             assert screen.changed()
             await pilot.press("f2")
             await pilot.pause()
-            await type_into(pilot, app.screen.query_one("#path", Input), str(tmp_path / "renamed.yaml"))
+            app.screen.query_one("#path", Input).value = str(tmp_path / "renamed.yaml")
             await pilot.press("enter")
             await pilot.pause()
             assert app.screen is screen and not screen.changed()
@@ -356,7 +354,7 @@ class TestLeaving:
 class TestCheckedWithoutColour:
     async def test_a_checked_category_reads_differently_in_plain_text(self) -> None:
         app = await open_compose()
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             screen = await push_compose(app, pilot)
             await select_category(pilot, screen, ALL_REDUCE)
             selection = screen.query_one("#categories", SelectionList)

@@ -106,3 +106,15 @@ async def test_read_only_reaches_evidence_and_logs_too(finished_intra_node: Path
         await pilot.press("f", "l")
         await pilot.pause()
         assert isinstance(app.screen, LogsScreen)
+
+
+async def test_cells_are_plain_text_never_markup() -> None:
+    from nvcre_tui.engine.views import FailureRow
+
+    app = NvcreApp(session=await session_with(settle=False), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.screen.query_one(FailuresPane)
+        pane.show_rows([FailureRow("gpu-[b]x[/b]", "c/v", "Reason[red]", "\x1b]0;pwned\x07", "", "wf", None)])
+        await pilot.pause()
+        cells = [str(cell) for cell in pane.get_row_at(0)]
+        assert cells[0] == "✗ gpu-[b]x[/b]" and cells[2] == "Reason[red]" and "\x1b" not in cells[3] and cells[4] == "-"

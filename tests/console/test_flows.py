@@ -193,3 +193,30 @@ async def test_dashboard_rows_are_updated_in_place_while_a_certification_runs() 
         await pilot.pause()
         assert "FAILED" in str(table.get_row_at(0)[1]) and table.get_row_at(0)[3] == "2"
         assert next(iter(table.rows)) is row_key  # cells rewritten, the row never rebuilt
+
+
+async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -> None:
+    session = await session_with()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        dashboard = app.screen
+        assert isinstance(dashboard, DashboardScreen)
+        shown: list[str] = []
+        original = dashboard.show
+        dashboard.show = lambda snapshot: (shown.append(snapshot.resource_version), original(snapshot))  # type: ignore[method-assign]
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        assert await app.submit(certification_body(INTRA_NODE))  # a new snapshot while the map covers the dashboard
+        await pilot.pause()
+        assert shown == []
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is dashboard and shown == [app.snapshot.resource_version]  # type: ignore[union-attr]
+        assert dashboard.query_one("#certs", DataTable).row_count == 1
+        await pilot.press("question_mark")  # a modal leaves the dashboard visible: it keeps up
+        await pilot.pause()
+        await session.engine.run_until_settled(max_seconds=60)
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert shown[-1] == app.snapshot.resource_version  # type: ignore[union-attr]

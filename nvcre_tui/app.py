@@ -64,9 +64,9 @@ class NvcreApp(ThemedApp[None]):
         self.policy = Policy(read_only=read_only or wall)
         self.wall = wall
         self.live = live
-        self._seen_version: str | None = None
+        self._seen_version: int | None = None
         self.ui_store: ResourceStore | None = None
-        self.informer: Informer | None = None  # type: ignore[assignment]
+        self.informer: Informer | None = None
         self.save_error: InputError | None = None
         self.sub_title = self._badges()
 
@@ -116,6 +116,8 @@ class NvcreApp(ThemedApp[None]):
     async def refresh_snapshot(self) -> None:
         """Take a new snapshot from the informer's cache when it changed since the last one."""
         await asyncio.sleep(0)  # let pending watch events reach the cache first
+        if self.informer is None:  # not mounted yet
+            return
         version = self.informer.version
         if version != self._seen_version:
             self._seen_version = version

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
@@ -31,7 +32,8 @@ class CommandHost(Console, Protocol):
 
     def push_screen(self, screen: Screen[Any]) -> Any: ...
 
-    def notify(self, message: str, *, severity: Any = "information", **options: Any) -> None: ...
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
+               markup: bool = True) -> None: ...
 
     def exit(self) -> None: ...
 

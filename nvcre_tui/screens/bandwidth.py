@@ -71,7 +71,7 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         run = snapshot.run_of(meta["name"])
         value = ((job.get("status") or {}).get("measurements") or {}).get(METRIC)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        rows.append(JobRow(meta["name"], label, float(value) if usable else None, run,
+        rows.append(JobRow(meta["name"], label, float(value) if usable and value is not None else None, run,
                            ((run or {}).get("status") or {}).get("phase") in FINISHED, len(nodes) == 1))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 

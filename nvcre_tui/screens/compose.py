@@ -334,5 +334,8 @@ class ComposeScreen(NvcreScreen):
         if not self.changed():
             self.app.pop_screen()
             return
-        self.app.push_screen(ConfirmModal("Discard the changes to this certification?", yes="Discard", no="Keep editing"),
-                             lambda yes: self.app.pop_screen() if yes else None)
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.app.pop_screen()
+
+        self.app.push_screen(ConfirmModal("Discard the changes to this certification?", yes="Discard", no="Keep editing"), answered)

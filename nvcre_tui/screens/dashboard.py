@@ -7,6 +7,7 @@ moves there, enter opens a node's evidence, l its log, so each faulty node is on
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from rich.text import Text
 from textual import on
@@ -88,7 +89,7 @@ class DashboardScreen(NvcreScreen):
         self.query_one("#empty").display = not snapshot.certifications
         self._show_failures(snapshot)
 
-    def _update_table(self, rows: dict[str, tuple[object, ...]]) -> None:
+    def _update_table(self, rows: Mapping[str, tuple[object, ...]]) -> None:
         """Same certifications in the same order: only changed cells are rewritten. Otherwise the rows
         are rebuilt, and the cursor stays on the same certification, not on the same row number."""
         table = self.query_one("#certs", DataTable)

@@ -56,7 +56,7 @@ class NodeScreen(NvcreScreen):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.node = name
-        self._history: list[dict[str, object]] = []
+        self._history: list[dict[str, Any]] = []
         self._archive_key: object = None  # what the archive and NVSentinel panes were last drawn from
 
     def compose(self) -> ComposeResult:
@@ -96,10 +96,10 @@ class NodeScreen(NvcreScreen):
         table.clear()
         self._history = node_history(snapshot, self.node)
         for row in self._history:
-            measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))  # type: ignore[union-attr]
+            measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
             result = "✗ failed" if failures else ("✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
-            reason = "; ".join(f"{f['reason']}" for f in failures)  # type: ignore[union-attr]
+            reason = "; ".join(f"{f['reason']}" for f in failures)
             table.add_row(row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
         if table.row_count:
             jobs = [row["job"] for row in self._history]
@@ -173,7 +173,7 @@ class NodeScreen(NvcreScreen):
         text = Text()
         if 0 <= index < len(self._history):
             row = self._history[index]
-            for failure in row["failures"]:  # type: ignore[union-attr]
+            for failure in row["failures"]:
                 text.append(f"{failure['reason']}: {failure.get('message', '')}\n", style="bold")
                 evidence_text(text, failure.get("evidence"))
             if not row["failures"]:

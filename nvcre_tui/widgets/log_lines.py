@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from pathlib import Path
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -44,7 +45,7 @@ class LogLines(ScrollView, can_focus=True):
     LogLines > .log-lines--match { text-style: reverse; }
     LogLines > .log-lines--match-current { text-style: reverse bold underline; color: $accent; }
     """
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "toggle_follow", "Follow", id="log.follow", tooltip="Keep the end in view (pauses when you scroll up)"),
         Binding("w", "toggle_wrap", "Wrap", id="log.wrap", tooltip="Wrap long lines"),
         Binding("t", "toggle_timestamps", "Time", id="log.timestamps", tooltip="Show kubelet timestamps"),
@@ -100,7 +101,8 @@ class LogLines(ScrollView, can_focus=True):
         return self._total - len(self._lines)
 
     @property
-    def query(self) -> str:
+    def search_pattern(self) -> str:
+        """The search in effect ("" when none); not `query`, which is Textual's DOM query."""
         return self._query
 
     @property

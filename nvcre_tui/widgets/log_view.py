@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -100,7 +101,7 @@ class LogView(Vertical):
     LogView > #log-search.-open { display: block; }
     LogView > #log-status { height: 1; background: $panel; padding: 0 1; }
     """
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="log.search", tooltip="Search (regex); n/N next/previous"),
         Binding("ctrl+s", "save_log", "Save", id="log.save", tooltip="Save the buffered lines to a file"),
     ]
@@ -135,7 +136,7 @@ class LogView(Vertical):
 
     def action_search(self) -> None:
         prompt = self.query_one("#log-search", Input)
-        prompt.value = self.log_lines.query
+        prompt.value = self.log_lines.search_pattern
         prompt.add_class("-open")
         prompt.focus()
 
@@ -145,7 +146,7 @@ class LogView(Vertical):
         event.input.remove_class("-open")
         lines = self.log_lines
         lines.focus()
-        if event.value and event.value == lines.query and lines.match_count:
+        if event.value and event.value == lines.search_pattern and lines.match_count:
             lines.action_match(1)  # enter again on the same search: the next match
         elif not lines.search(event.value) and event.value:
             self.notify(f"no match for “{event.value}”", severity="warning")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import groupby
 from dataclasses import dataclass
+from itertools import groupby
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -22,8 +23,20 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from nvcre_tui.widgets.node_state import NodeCell, NodeState, state_component_classes, state_component_css
-from nvcre_tui.widgets.rack_layout import Group, Layout, NodeFilter, build_layout, natural_key, parse_filter
+from nvcre_tui.widgets.node_state import (
+    NodeCell,
+    NodeState,
+    state_component_classes,
+    state_component_css,
+)
+from nvcre_tui.widgets.rack_layout import (
+    Group,
+    Layout,
+    NodeFilter,
+    build_layout,
+    natural_key,
+    parse_filter,
+)
 
 _PREFIX = "rack-map"
 
@@ -54,7 +67,7 @@ class RackMap(ScrollView, can_focus=True):
     """
         + state_component_css("RackMap", _PREFIX)
     )
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "vertical(-1)", "Up", show=False, id="rack-map.up"),
         Binding("down,j", "vertical(1)", "Down", show=False, id="rack-map.down"),
         Binding("left,h", "step(-1)", "Previous node", show=False, id="rack-map.left"),

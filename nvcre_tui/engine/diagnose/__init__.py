@@ -26,7 +26,7 @@ Verdict rules (recomputed from the whole history after every round):
   failed test inside a clique whose members all passed later). n is convicted `intermittent` (it also passed; with
   its record: failed x of y, which tests, measured values) on three verified clean failures, two of them sharing no
   partner. The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
-  under test, up to 8 confirmations after its first failure.
+  under test, up to 12 confirmations after its first failure (a regrouping counts a third of one).
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed
   by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current
   weights), never a group holding every suspect of an earlier failed test while another choice is left.

@@ -18,7 +18,7 @@ from nvcre_tui.engine.diagnose.evidence import Evidence
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
 
-MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure before it is left inconclusive
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence

@@ -141,7 +141,7 @@ class Planner:
         if len(candidates) < count:
             return None
         local = any(self.domain_of[p] == home for p in candidates)
-        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, bool, int, str]:
+        def preference(p: str) -> tuple[bool, int, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice

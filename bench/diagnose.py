@@ -109,7 +109,7 @@ def waves(groups: Sequence[Sequence[str]], max_concurrent: int) -> int:
     while pending:
         count += 1
         busy: set[str] = set()
-        launched = []
+        launched: list[Sequence[str]] = []
         for group in pending:
             if max_concurrent and len(launched) >= max_concurrent:
                 break

@@ -26,7 +26,7 @@ Verdict rules (recomputed from the whole history after every round):
   failed test inside a clique whose members all passed later). n is convicted `intermittent` (it also passed; with
   its record: failed x of y, which tests, measured values) on three verified clean failures, two of them sharing no
   partner. The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
-  under test, up to 8 confirmations after its first failure.
+  under test, up to 12 confirmations after its first failure (a regrouping counts a third of one).
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed
   by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current
   weights), never a group holding every suspect of an earlier failed test while another choice is left.
@@ -138,7 +138,8 @@ def measured(groups: Sequence[Mapping[str, object]], metric: str = "busBandwidth
     """Each finished group's measured value (Workflow group status -> record_round's `values`)."""
     values = {}
     for group in groups:
-        value = _number((group.get("measurements") or {}).get(metric)) if isinstance(group.get("measurements"), Mapping) else None  # type: ignore[union-attr]
+        measurements = group.get("measurements")
+        value = _number(measurements.get(metric)) if isinstance(measurements, Mapping) else None
         if value is not None:
             values[str(group["name"])] = value
     return values
@@ -148,8 +149,8 @@ def verdict_message(state: DiagnoseState, node: str) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
     record = node_record(state, node)
     verdict = state.node_status[node]
-    values = record["values"]
-    shown = f"; measured {', '.join(f'{v:g}' for v in values)}" if values else ""  # type: ignore[union-attr]
+    values: list[float] = record["values"]  # type: ignore[assignment]
+    shown = f"; measured {', '.join(f'{v:g}' for v in values)}" if values else ""
     return (f"diagnose: {verdict}, failed {record['failed']} of {record['tests']} tests "
             f"({', '.join(record['failedTests'])}){shown}")  # type: ignore[arg-type]
 

@@ -31,7 +31,7 @@ def within(cliques: Iterable[str], uplinks: bool) -> set[Hypothesis]:
     names = sorted(cliques)
     if len(names) < 2:
         return set()
-    found = {("pair", a, b) for a, b in combinations(names, 2)}
+    found: set[Hypothesis] = {("pair", a, b) for a, b in combinations(names, 2)}
     if uplinks:
         found |= {("uplink", a) for a in names}
     return found

@@ -1,7 +1,9 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
-Priority within a wave: screening of untested nodes, link tests (they need few nodes and sit on the critical path),
-splits of failed pools, confirmations of suspects, then inter-clique coverage.
+Priority within a wave: link tests (they need few nodes and sit on the critical path), splits of failed pools,
+confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a conviction waits
+for, screening of untested nodes, then inter-clique coverage (every link outside the search, in as few tests as the
+named links allow).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from nvcre_tui.engine.diagnose.evidence import Evidence
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
 
-MAX_SUBJECT_TESTS = 8  # confirmations a suspect gets after its first failure before it is left inconclusive
+MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure before it is left inconclusive
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
@@ -98,9 +100,11 @@ class Planner:
             return ()
         tests = self.state.tests
         repeats = sum(1 for t in tests if t.stage == "repeat")
-        if (tests and not any(t.passed for t in tests) and repeats >= 3 * max(1, len(self.domain_of) // max(self.m, 2))
+        # Groups of three or more pass by luck when many nodes are faulty: they get twice the new combinations.
+        budget = (3 if self.m <= 2 else 6) * max(1, len(self.domain_of) // max(self.m, 2))
+        if (tests and not any(t.passed for t in tests) and repeats >= budget
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
-            return ()  # every node failed twice, three waves' worth of new combinations too, nothing ever passed (often a threshold nobody reaches)
+            return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
@@ -137,7 +141,7 @@ class Planner:
         if len(candidates) < count:
             return None
         local = any(self.domain_of[p] == home for p in candidates)
-        def preference(p: str) -> tuple[bool, bool, bool, bool, bool, bool, int, str]:
+        def preference(p: str) -> tuple[bool, int, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice

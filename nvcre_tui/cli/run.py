@@ -17,11 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
-from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
+from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of
 from nvcre_tui.engine.apibase import DNS_LABEL
 from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.manifest import load_certification
@@ -31,11 +32,11 @@ from nvcre_tui.engine.render import render_certification
 from nvcre_tui.engine.report import build_report
 from nvcre_tui.engine.report_junit import render_junit
 from nvcre_tui.engine.report_text import render_text
-from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.state_file import damaged_object
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
-from nvcre_tui.engine.state_file import damaged_object
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
+from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
     from nvcre_tui.engine.session import Session, SimSession
@@ -76,7 +77,7 @@ async def _html(session: Session, report: dict[str, Any], name: str, namespace: 
     from nvcre_tui.engine.report_html import render_html, size_curves
     from nvcre_tui.engine.store.protocol import WORKLOADRUN
 
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
     jobs = (await session.store.list(JOB, namespace)).items
     runs = (await session.store.list(WORKLOADRUN, namespace)).items
     curves, notes = await size_curves(session.logs, workflows, jobs, runs)
@@ -93,10 +94,10 @@ async def report_of(session: Session, name: str, namespace: str, console: Consol
     if problem:
         raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
                                    "delete it from the store (or the store file) and run it again", newlines=False))
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {"nvcre.nvidia.com/certification": name}})).items
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
     workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
-    jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get("nvcre.nvidia.com/workflow") in names]
+    jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) in names]
     return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
 
 

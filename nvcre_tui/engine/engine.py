@@ -38,8 +38,8 @@ from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.workqueue import WorkQueue
-from nvcre_tui.engine.vocabulary import group_nodes
 
 __all__ = ["Engine", "ENGINE_KINDS", "INDEXED_LABELS", "engine_cache", "Metrics"]
 
@@ -52,7 +52,7 @@ RECONCILERS: dict[ResourceKind, Reconciler] = {
     WORKLOADRUN: reconcile_workloadrun,
 }
 ENGINE_KINDS: tuple[ResourceKind, ...] = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)
-INDEXED_LABELS = ("nvcre.nvidia.com/certification", "nvcre.nvidia.com/workflow")
+INDEXED_LABELS = (LABEL_CERTIFICATION, LABEL_WORKFLOW)
 KIND_BY_NAME = {kind.kind: kind for kind in RECONCILERS}
 FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons) are one more queue key
 LOST_RACE_SECONDS = 1.0

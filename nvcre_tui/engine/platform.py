@@ -14,13 +14,12 @@ from typing import Any
 
 from nvcre_tui.engine.nodes import Node, node_labels, node_name
 from nvcre_tui.engine.units import parse_quantity
-from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, RESOURCE_GPU
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_HOSTNAME, RESOURCE_GPU
 
 PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
 FALLBACK_PLATFORM = "onprem"
 UNKNOWN_ARCHITECTURE = "unknown"
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
 TOGETHER_WORKER_LABEL = "node-role.together.ai/worker"
 NSCALE_RDMA_RESOURCE = "nscale.com/rdmashare"
@@ -46,7 +45,7 @@ def _has_allocatable(resource: str) -> Callable[[Node], bool]:
 
 
 def _is_forge(node: Node) -> bool:
-    return "forge" in str(node_labels(node).get(HOSTNAME_LABEL, "")) or FORGE_SITE_LABEL in node_labels(node)
+    return "forge" in str(node_labels(node).get(LABEL_HOSTNAME, "")) or FORGE_SITE_LABEL in node_labels(node)
 
 
 @dataclass(frozen=True)

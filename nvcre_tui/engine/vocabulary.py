@@ -28,7 +28,8 @@ LABEL_ROLE = "nvcre.nvidia.com/role"
 # -- ours: annotations ---------------------------------------------------------------------------------------
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
-ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"
+ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
+ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
 
 # -- Kubernetes ----------------------------------------------------------------------------------------------
 LABEL_HOSTNAME = "kubernetes.io/hostname"
@@ -40,6 +41,7 @@ LABEL_GPU_PRESENT = "nvidia.com/gpu.present"
 LABEL_GPU_COUNT = "nvidia.com/gpu.count"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
 RESOURCE_GPU = "nvidia.com/gpu"
+RESOURCE_NIC = "nvidia.com/mlnxnics"
 
 # -- KAI scheduler -------------------------------------------------------------------------------------------
 LABEL_KAI_QUEUE = "kai.scheduler/queue"

@@ -26,17 +26,9 @@ from textual.widgets.option_list import Option
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.vocabulary import LABEL_ITERATION, group_nodes
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.bandwidth import (
-    MEDIAN_GLYPH,
-    SERIES_GLYPHS,
-    BandwidthHistogram,
-    BandwidthPlot,
-    Outlier,
-    Series,
-    find_outliers,
-    size_label,
-)
+from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
@@ -59,11 +51,11 @@ class JobRow:
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
     """The Workflow's jobs, labelled by node (single-node jobs) or group, `#n` added when iterations repeat."""
     jobs = snapshot.jobs_of(workflow_name)
-    iterations = {(j["metadata"].get("labels") or {}).get("nvcre.nvidia.com/iteration") for j in jobs}
+    iterations = {(j["metadata"].get("labels") or {}).get(LABEL_ITERATION) for j in jobs}
     rows = []
     for job in jobs:
         meta = job["metadata"]
-        nodes = [n for n in (meta.get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "").split(",") if n]
+        nodes = group_nodes(job)
         labels = meta.get("labels") or {}
         label = nodes[0] if len(nodes) == 1 else f"{labels.get('nvcre.nvidia.com/group', meta['name'])} ({len(nodes)} nodes)"
         if len(iterations) > 1:

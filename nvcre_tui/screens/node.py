@@ -21,12 +21,13 @@ from nvcre_tui.engine.history.sparkline import sparkline
 from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 
-SHOWN_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.clique")
+SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
 
 

@@ -16,13 +16,14 @@ from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
 from nvcre_tui.engine.nodes import node_labels, node_name
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
-DEFAULT_KEYS = ("nvidia.com/gpu.clique", "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
+DEFAULT_KEYS = (LABEL_GPU_CLIQUE, "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
 
 
 class TopologyScreen(NvcreScreen):

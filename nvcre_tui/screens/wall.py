@@ -12,6 +12,7 @@ from textual.widgets import Digits, Static
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.nodes import node_name
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
@@ -81,7 +82,7 @@ class WallScreen(NvcreScreen):
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
-        self.query_one(RackMap).set_nodes([NodeCell(node_name(n), node_domain(n, "nvidia.com/gpu.clique"), NodeState(states[node_name(n)][0]))
+        self.query_one(RackMap).set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(states[node_name(n)][0]))
                                            for n in snapshot.nodes])
         failures = Text("Failures\n", style="bold")
         urgent = sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))

@@ -12,6 +12,7 @@ from rich.text import Text
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.vocabulary import group_nodes, group_nodes_value
 
 Obj = dict[str, Any]
 UNITS = {"busBandwidthGBps": "GB/s", "algBandwidthGBps": "GB/s", "avgTFLOPsPerGPU": "TFLOP/s", "avgStepTimeSec": "s", "goodputRatio": ""}
@@ -61,7 +62,7 @@ def job_detail(job: Obj, node: str | None = None) -> Text:
     label(text, "Status", phase + (" (ValidationFailed)" if cond.is_true(job, "ValidationFailed") else ""))
     label(text, "Reason", f"{reason}: {message}" if message else reason)
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime")))
-    label(text, "Nodes", (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", ""))
+    label(text, "Nodes", group_nodes_value(group_nodes(job)))
     measurements_text(text, status.get("measurements"))
     failures = [f for f in status.get("failedNodes") or [] if node in (None, f["name"])]
     if failures:

@@ -19,11 +19,12 @@ import yaml
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.config import load_target
-from nvcre_tui.engine.kube.install import FIELD_MANAGER, SCHEMA_HASH_ANNOTATION, install_objects
+from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.manifest import certification_from_text
 from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
+from nvcre_tui.engine.vocabulary import ANNOTATION_SCHEMA_HASH
 from tests import envtest
 from tests.kubeapi import ApiServer, Fault
 from tests.scenarios.harness import catalog
@@ -125,7 +126,7 @@ async def test_init_applies_everything_server_side_and_waits_for_the_crds(server
         assert await present(admin, obj), obj["metadata"]["name"]
     crd = await admin.get(CRD, "certifications.nvcre.nvidia.com")
     assert any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
-    assert crd["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION] == objects[0]["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION]
+    assert crd["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH] == objects[0]["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH]
     writes = [r for r in server.requests if r.user_agent.startswith("nvcre-setup") and r.verb not in ("get", "list", "watch")]
     assert len(writes) == len(objects)
     assert all(r.verb == "patch" and r.content_type == "application/apply-patch+yaml" for r in writes)

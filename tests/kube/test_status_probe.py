@@ -11,10 +11,11 @@ import copy
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import SCHEMA_HASH_ANNOTATION, install_objects
+from nvcre_tui.engine.kube.install import install_objects
 from nvcre_tui.engine.kube.status import TRAINER_CRDS, probe
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.store import CLUSTER_ROLE, CRD, NAMESPACE, NODE, SERVICE, MemoryStore, kind_of
+from nvcre_tui.engine.vocabulary import ANNOTATION_SCHEMA_HASH
 
 NS = "nvcre-system"
 
@@ -74,7 +75,7 @@ async def test_a_complete_install_is_installed(store, clock) -> None:
 async def test_an_outdated_schema_is_not_installed(store, clock) -> None:
     await install(store)
     crd = await store.get(CRD, "jobs.nvcre.nvidia.com")
-    crd["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION] = "0123456789abcdef"
+    crd["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH] = "0123456789abcdef"
     await store.update(CRD, crd)
     status = await probe(store, clock, NS)
     assert not status.installed

@@ -19,7 +19,8 @@ from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
-from nvcre_tui.engine.workloads.placement import LABEL_JOB
+from nvcre_tui.engine.vocabulary import LABEL_JOB
+
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification

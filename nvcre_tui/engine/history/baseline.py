@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nvcre_tui.engine.vocabulary import LABEL_GPU_PRODUCT, LABEL_MIG_STRATEGY
+
 Baseline = dict[str, str]
 
 # (baseline field, what the tables call it)
@@ -43,8 +45,8 @@ def baseline_of(node: Mapping[str, Any]) -> Baseline:
     found["cuda"] = _version(labels, "nvidia.com/cuda.runtime-version.full",
                              tuple(f"nvidia.com/cuda.runtime-version.{p}" for p in ("major", "minor")),
                              tuple(f"nvidia.com/cuda.runtime.{p}" for p in ("major", "minor")))
-    found["gpuProduct"] = labels.get("nvidia.com/gpu.product")
-    found["migStrategy"] = labels.get("nvidia.com/mig.strategy")
+    found["gpuProduct"] = labels.get(LABEL_GPU_PRODUCT)
+    found["migStrategy"] = labels.get(LABEL_MIG_STRATEGY)
     return {field: str(value) for field, _ in FIELDS if isinstance((value := found.get(field)), str) and value}
 
 

@@ -15,25 +15,17 @@ from typing import Any
 
 from nvcre_tui.engine.crd import all_crds
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
-from nvcre_tui.engine.store.protocol import (
-    CLUSTER_ROLE,
-    CLUSTER_ROLE_BINDING,
-    NAMESPACE,
-    ROLE,
-    ROLE_BINDING,
-    SERVICE_ACCOUNT,
-    ResourceKind,
-)
+from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT, ResourceKind
+from nvcre_tui.engine.vocabulary import ANNOTATION_SCHEMA_HASH
 
 __all__ = [
-    "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "SCHEMA_HASH_ANNOTATION", "PART_OF",
+    "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
     "schema_hash", "install_crds", "rbac_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 INSTALL_NAMESPACE = "nvcre-system"
 ENGINE_NAME = "nvcre-engine"  # the ServiceAccount, ClusterRole, Role and both bindings
 FIELD_MANAGER = "nvcre"
-SCHEMA_HASH_ANNOTATION = "nvcre.nvidia.com/schema-hash"
 PART_OF = {"app.kubernetes.io/part-of": "nvcre"}
 Obj = dict[str, Any]
 
@@ -48,7 +40,7 @@ def install_crds() -> list[Obj]:
     """Our CRDs, each annotated with its schema hash."""
     crds = all_crds()
     for crd in crds:
-        crd["metadata"].setdefault("annotations", {})[SCHEMA_HASH_ANNOTATION] = schema_hash(crd)
+        crd["metadata"].setdefault("annotations", {})[ANNOTATION_SCHEMA_HASH] = schema_hash(crd)
     return crds
 
 

@@ -14,12 +14,13 @@ from typing import Any, TypeVar
 from nvcre_tui.engine.catalog import default_catalog
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
-from nvcre_tui.engine.kube.install import SCHEMA_HASH_ANNOTATION, install_crds, rbac_objects
+from nvcre_tui.engine.kube.install import install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
+from nvcre_tui.engine.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU
 
-__all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "GPU_RESOURCE"]
+__all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -27,8 +28,6 @@ TRAINER_CRDS = ("trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kube
                 "clustertrainingruntimes.trainer.kubeflow.org")
 GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # set by GPU Feature Discovery, part of the GPU Operator
-GPU_RESOURCE = "nvidia.com/gpu"
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
 VERSION_LABELS = ("app.kubernetes.io/version", "helm.sh/chart")
 
@@ -143,7 +142,7 @@ def crd_state(name: str, crd: Obj | None, expected_hash: str | None = None) -> C
     metadata = crd.get("metadata") or {}
     labels = metadata.get("labels") or {}
     release = next((labels[key] for key in VERSION_LABELS if labels.get(key)), None)
-    return CrdState(name, True, established, versions, (metadata.get("annotations") or {}).get(SCHEMA_HASH_ANNOTATION),
+    return CrdState(name, True, established, versions, (metadata.get("annotations") or {}).get(ANNOTATION_SCHEMA_HASH),
                     expected_hash, release)
 
 
@@ -168,10 +167,10 @@ def _is_gpu_node(node: Obj) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     capacity = (node.get("status") or {}).get("capacity") or {}
     try:
-        gpus = int(str(capacity.get(GPU_RESOURCE, "0")))
+        gpus = int(str(capacity.get(RESOURCE_GPU, "0")))
     except ValueError:
         gpus = 0
-    return labels.get(GPU_PRESENT_LABEL) == "true" or gpus > 0
+    return labels.get(LABEL_GPU_PRESENT) == "true" or gpus > 0
 
 
 async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
@@ -181,7 +180,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     for wanted in install_crds():
         name = wanted["metadata"]["name"]
         crd = await _read(unknown, "crds", _get(store, CRD, name), None)
-        crds.append(crd_state(name, crd, wanted["metadata"]["annotations"][SCHEMA_HASH_ANNOTATION]))
+        crds.append(crd_state(name, crd, wanted["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH]))
     namespace_obj = await _read(unknown, "namespace", _get(store, NAMESPACE, namespace), None)
     rbac = []
     for wanted in rbac_objects(namespace):
@@ -199,9 +198,9 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                 if await _read(unknown, "gpuOperator", _get(store, CRD, name), None) is not None]
     evidence += [f"namespace {name}" for name in GPU_OPERATOR_NAMESPACES
                  if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
-    labelled = sum(1 for node in node_items if ((node.get("metadata") or {}).get("labels") or {}).get(GPU_PRESENT_LABEL) == "true")
+    labelled = sum(1 for node in node_items if ((node.get("metadata") or {}).get("labels") or {}).get(LABEL_GPU_PRESENT) == "true")
     if labelled:
-        evidence.append(f"{labelled} nodes labelled {GPU_PRESENT_LABEL}=true")
+        evidence.append(f"{labelled} nodes labelled {LABEL_GPU_PRESENT}=true")
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)
     dcgm = [f"{s['metadata'].get('namespace')}/{s['metadata']['name']}" for s in (services.items if services else [])
             if s["metadata"]["name"].startswith(DCGM_PREFIX)]

@@ -18,6 +18,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, VALIDATION_REQUEST, ResourceStore
 from nvcre_tui.engine.units import parse_duration
+from nvcre_tui.engine.vocabulary import LABEL_MANAGED_BY
 
 Obj = dict[str, Any]
 FLEET_CONFIGMAP = "nvcre-sim-fleet"
@@ -150,7 +151,7 @@ class SimulatedFleet:
         config = {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": FLEET_CONFIGMAP, "namespace": FLEET_NAMESPACE,
-                         "labels": {"app.kubernetes.io/managed-by": "nvcre-simulator"}},
+                         "labels": {LABEL_MANAGED_BY: "nvcre-simulator"}},
             "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed)},
         }
         try:

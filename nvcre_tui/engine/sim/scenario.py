@@ -18,6 +18,16 @@ from nvcre_tui.engine.apibase import LABEL_VALUE, Duration, WireModel
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.validation import validation_messages
+from nvcre_tui.engine.vocabulary import (
+    LABEL_GPU_CLIQUE,
+    LABEL_GPU_COUNT,
+    LABEL_GPU_PRESENT,
+    LABEL_GPU_PRODUCT,
+    LABEL_HOSTNAME,
+    LABEL_MIG_STRATEGY,
+    RESOURCE_GPU,
+    RESOURCE_NIC,
+)
 
 FaultType = Literal[
     "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric",
@@ -206,7 +216,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise InputError(validation_messages(error, name)) from None
     known = {node_name for pool in build_pools(scenario) for node_name in pool}
     unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node and fault.node not in known]
-    cliques = {node["metadata"]["labels"]["nvidia.com/gpu.clique"] for node in build_nodes(scenario)}
+    cliques = {node["metadata"]["labels"][LABEL_GPU_CLIQUE] for node in build_nodes(scenario)}
     unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
                 for clique in fault.cliques or [] if clique not in cliques]
     unknown += [f"{name}: nodeChanges[{i}].node: no node named {change.node!r}" for i, change in enumerate(scenario.node_changes or []) if change.node not in known]
@@ -242,7 +252,7 @@ def software_labels(driver: str, cuda: str, mig: str) -> dict[str, str]:
         "nvidia.com/cuda.driver.major": parts[0], "nvidia.com/cuda.driver.minor": parts[1], "nvidia.com/cuda.driver.rev": parts[2],
         "nvidia.com/cuda.runtime-version.full": cuda, "nvidia.com/cuda.runtime-version.major": runtime[0],
         "nvidia.com/cuda.runtime-version.minor": runtime[1], "nvidia.com/cuda.runtime.major": runtime[0],
-        "nvidia.com/cuda.runtime.minor": runtime[1], "nvidia.com/mig.strategy": mig,
+        "nvidia.com/cuda.runtime.minor": runtime[1], LABEL_MIG_STRATEGY: mig,
     }
     return {key: value for key, value in labels.items() if value}
 
@@ -262,7 +272,7 @@ def apply_change(node: dict[str, Any], change: NodeChange) -> dict[str, Any]:
     current = {**BASELINE, **{k: info[k] for k in NODE_INFO_FIELDS if k in info},
                "driverVersion": labels.get("nvidia.com/cuda.driver-version.full", BASELINE["driverVersion"]),
                "cudaRuntimeVersion": labels.get("nvidia.com/cuda.runtime-version.full", BASELINE["cudaRuntimeVersion"]),
-               "migStrategy": labels.get("nvidia.com/mig.strategy", BASELINE["migStrategy"])}
+               "migStrategy": labels.get(LABEL_MIG_STRATEGY, BASELINE["migStrategy"])}
     software = _software(change, current)
     info.update({key: software[key] for key in NODE_INFO_FIELDS})
     labels.update(software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]))
@@ -293,14 +303,14 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
         per_clique = -(-pool.count // pool.cliques)
         for position, name in enumerate(names):
             labels = {
-                "kubernetes.io/hostname": name,
-                "nvidia.com/gpu.product": pool.gpu_product,
-                "nvidia.com/gpu.count": str(pool.gpus_per_node),
-                "nvidia.com/gpu.clique": f"{pool.clique_prefix}{position // per_clique}",
+                LABEL_HOSTNAME: name,
+                LABEL_GPU_PRODUCT: pool.gpu_product,
+                LABEL_GPU_COUNT: str(pool.gpus_per_node),
+                LABEL_GPU_CLIQUE: f"{pool.clique_prefix}{position // per_clique}",
                 **pool.labels,
             }
             if pool.gpu_present:
-                labels["nvidia.com/gpu.present"] = "true"
+                labels[LABEL_GPU_PRESENT] = "true"
             allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
             software = _software(pool, BASELINE)
             labels.update({k: v for k, v in software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]).items()
@@ -311,7 +321,7 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
                 "metadata": {"name": name, "labels": labels},
                 "spec": {"providerID": pool.provider_id.format(index=position + pool.first_index), **({"unschedulable": True} if name in cordoned else {})},
                 "status": {
-                    "allocatable": {"nvidia.com/gpu": str(allocatable), "nvidia.com/mlnxnics": str(pool.nics_per_node), "cpu": "192", "memory": "2000Gi"},
+                    "allocatable": {RESOURCE_GPU: str(allocatable), RESOURCE_NIC: str(pool.nics_per_node), "cpu": "192", "memory": "2000Gi"},
                     "conditions": [{"type": "Ready", "status": "True"}],
                     "nodeInfo": {key: software[key] for key in NODE_INFO_FIELDS} | {"architecture": "amd64", "operatingSystem": "linux"},
                 },

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.vocabulary import ANNOTATION_NOTE, LABEL_JOB
 from nvcre_tui.engine.workloads import commands
-from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.container import env_list, worker_container
+from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, workload_labels
 
 Obj = dict[str, Any]
@@ -47,7 +48,7 @@ def headless_service(placement: Placement, framework: str) -> Obj:
     """A headless Service over the run's pods, publishing them before they are ready (rendezvous)."""
     port = {"name": "ssh", "port": 22} if framework == "mpi" else {"name": "torch", "port": TORCH_PORT}
     return {"apiVersion": "v1", "kind": "Service", "metadata": metadata(service_name(placement), placement),
-            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"nvcre.nvidia.com/job": placement.job_label},
+            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {LABEL_JOB: placement.job_label},
                      "ports": [port]}}
 
 
@@ -55,7 +56,7 @@ def ssh_keys(placement: Placement, private_key: str = "", public_key: str = "") 
     """The run's ssh key pair as a ConfigMap (keys as the Trainer names them); empty when rendered offline."""
     meta = metadata(ssh_keys_name(placement), placement)
     if not private_key:
-        meta["annotations"] = {"nvcre.nvidia.com/note": "the runner generates the key pair when it creates the run"}
+        meta["annotations"] = {ANNOTATION_NOTE: "the runner generates the key pair when it creates the run"}
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
             "data": {"ssh-privatekey": private_key, "ssh-publickey": public_key}}
 

@@ -11,14 +11,13 @@ from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.vocabulary import RESOURCE_GPU
+from nvcre_tui.engine.vocabulary import RESOURCE_GPU, RESOURCE_NIC
 from nvcre_tui.engine.workloads.placement import Placement, child_name
 
 Obj = dict[str, Any]
 SHM_VOLUME = "dshm"
 CONFIG_VOLUME = "config"
 CONFIG_MOUNT = "/config"
-NIC_RESOURCE = "nvidia.com/mlnxnics"
 CONTAINER = "node"  # Kubeflow Trainer injects its env and mounts into the container named "node"
 
 
@@ -51,7 +50,7 @@ def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
 def requested_nics(spec: WorkloadRunSpec) -> int:
     """How many NICs a GPU pod requests (nvidia.com/mlnxnics or the run's nicResourceName)."""
     amounts = extended_amounts(spec)
-    value = amounts.get(spec.nic_resource_name or NIC_RESOURCE) or amounts.get(NIC_RESOURCE) or "0"
+    value = amounts.get(spec.nic_resource_name or RESOURCE_NIC) or amounts.get(RESOURCE_NIC) or "0"
     return int(value) if value.isdigit() else 0
 
 

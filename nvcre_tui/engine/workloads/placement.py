@@ -13,12 +13,10 @@ from typing import Any
 
 from nvcre_tui.engine.apibase import GangScheduler, TaintSelector
 from nvcre_tui.engine.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.platform import HOSTNAME_LABEL, fleet_summary
+from nvcre_tui.engine.platform import fleet_summary
+from nvcre_tui.engine.vocabulary import LABEL_HOSTNAME, group_nodes, group_nodes_value
 
 Obj = dict[str, Any]
-LABEL_JOB = "nvcre.nvidia.com/job"
-LABEL_ROLE = "nvcre.nvidia.com/role"
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 # A TrainJob becomes a JobSet whose pod hostnames are <name>-launcher-0-0: keep room for that suffix
 # and for an Indexed Job's <name>-<index> inside the 63-character DNS label.
 WORKLOAD_NAME_LIMIT = 48
@@ -63,7 +61,7 @@ def owner_reference(job: Mapping[str, Any]) -> Obj:
 
 def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
     """node name -> its kubernetes.io/hostname label (the name when unlabelled)."""
-    return {node_name(n): str(node_labels(n).get(HOSTNAME_LABEL) or node_name(n)) for n in nodes}
+    return {node_name(n): str(node_labels(n).get(LABEL_HOSTNAME) or node_name(n)) for n in nodes}
 
 
 def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
@@ -75,7 +73,7 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
     `taint_selectors` those of the Workflow's target (the run's own target is read from its spec).
     PlatformError when the nodes span platforms.
     """
-    annotation = (job["metadata"].get("annotations") or {}).get("nvcre.nvidia.com/group-nodes", "")
+    annotation = group_nodes_value(group_nodes(job))
     members = [name for name in annotation.split(",") if name]
     group = [node for node in nodes if node_name(node) in members] or list(nodes)
     fleet = fleet_summary(group)

@@ -6,20 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.platform import HOSTNAME_LABEL
+
 from nvcre_tui.engine.workloads.container import extended_amounts, pod_claims, requested_nics, volumes
 from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
-from nvcre_tui.engine.workloads.placement import LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE, Placement
+from nvcre_tui.engine.workloads.placement import Placement
+from nvcre_tui.engine.vocabulary import LABEL_HOSTNAME, LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE
 
 Obj = dict[str, Any]
 def affinity(placement: Placement, one_per_node: bool) -> Obj:
     """Pinned to the group's nodes; `one_per_node` also keeps two GPU pods of the run off one node."""
     hostnames = sorted({placement.hostname(node) for node in placement.nodes})
     result: Obj = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "In", "values": hostnames}]}]}}}
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": LABEL_HOSTNAME, "operator": "In", "values": hostnames}]}]}}}
     if one_per_node:
         result["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{
-            "labelSelector": {"matchLabels": {LABEL_JOB: placement.job_label, LABEL_ROLE: "node"}}, "topologyKey": HOSTNAME_LABEL}]}
+            "labelSelector": {"matchLabels": {LABEL_JOB: placement.job_label, LABEL_ROLE: "node"}}, "topologyKey": LABEL_HOSTNAME}]}
     return result
 
 

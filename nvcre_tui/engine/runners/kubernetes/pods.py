@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
-from nvcre_tui.engine.workloads.placement import LABEL_ROLE
+from nvcre_tui.engine.vocabulary import LABEL_ROLE
+
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})

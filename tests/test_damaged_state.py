@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.merge import deep_merge
+from nvcre_tui.engine.planning.merge import deep_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = str(ROOT / "examples" / "burn-in.yaml")

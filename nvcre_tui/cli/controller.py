@@ -83,7 +83,7 @@ def _log(message: str) -> None:
 async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
     `clock`: tests pass a ManualClock; the command runs on real time."""
-    from nvcre_tui.engine.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog import default_catalog
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE

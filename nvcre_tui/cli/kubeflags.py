@@ -6,7 +6,7 @@ import argparse
 import re
 from typing import TYPE_CHECKING
 
-from nvcre_tui.engine.apibase import DNS_LABEL
+from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
 

@@ -14,15 +14,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.cli.output import to_yaml
-from nvcre_tui.engine.api import Certification
-from nvcre_tui.engine.apibase import TargetSpec
-from nvcre_tui.engine.catalog import Catalog
-from nvcre_tui.engine.discovery import is_gpu_node, matches_target
+from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.discovery import is_gpu_node, matches_target
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.manifest import certification_from_text, certification_problems
-from nvcre_tui.engine.nodes import node_name
-from nvcre_tui.engine.render import RenderedCategory, RenderError, render_category, render_certification
-from nvcre_tui.engine.thresholds import METRICS, threshold_problems
+from nvcre_tui.engine.planning.manifest import certification_from_text, certification_problems
+from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, render_category, render_certification
+from nvcre_tui.engine.judging.thresholds import METRICS, threshold_problems
 from nvcre_tui.compose.form import (
     OPTION_FIELDS,
     Body,

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, SystemClock
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.errors import InputError

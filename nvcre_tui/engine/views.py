@@ -13,11 +13,11 @@ from typing import Any
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.nodes import is_cordoned, node_labels, node_name
-from nvcre_tui.engine.readmodel import CategoryView, CertificationView, Joined
+from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Joined
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
-from nvcre_tui.engine.vocabulary import STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from textual.binding import Binding
 
-from nvcre_tui.engine.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.widgets.command_bar import CommandBar
 
 

@@ -13,10 +13,10 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
-from nvcre_tui.engine.nodes import node_labels, node_name
+from nvcre_tui.engine.api.nodes import node_labels, node_name
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
-from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend

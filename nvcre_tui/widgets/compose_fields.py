@@ -8,7 +8,7 @@ from textual.visual import VisualType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
-from nvcre_tui.engine.catalog import CatalogEntry
+from nvcre_tui.engine.planning.catalog import CatalogEntry
 from nvcre_tui.compose.form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
 
 FIELD_CSS = """

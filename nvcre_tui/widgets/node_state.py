@@ -1,13 +1,13 @@
 """Node states on screen: the map's cell and the component classes that colour each state.
 
-The states, glyphs and orders themselves are wire vocabulary (engine/vocabulary.py); no Textual here either.
+The states, glyphs and orders themselves are wire vocabulary (engine/api/vocabulary.py); no Textual here either.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvcre_tui.engine.vocabulary import STALE_GLYPH, STATE_GLYPHS, NodeState
+from nvcre_tui.engine.api.vocabulary import STALE_GLYPH, STATE_GLYPHS, NodeState
 
 __all__ = ["STALE_GLYPH", "STATE_GLYPHS", "NodeCell", "NodeState", "state_component_classes", "state_component_css"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.catalog import default_catalog
-from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION

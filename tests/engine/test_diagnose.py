@@ -27,10 +27,10 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from nvcre_tui.engine.api import DiagnoseStatus
-from nvcre_tui.engine.apibase import DNS_LABEL
+from nvcre_tui.engine.api.resources import DiagnoseStatus
+from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, node_record, plan_round, record_round, round_cap, screening_groups, start
-from nvcre_tui.engine.grouping import Group
+from nvcre_tui.engine.planning.grouping import Group
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases" / "diagnose"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.nodehealth import (
+from nvcre_tui.engine.judging.nodehealth import (
     DEFAULT_NODE_HEALTH,
     NodeHealthError,
     compile_node_health,

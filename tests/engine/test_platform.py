@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcre_tui.engine.platform import (
+from nvcre_tui.engine.planning.platform import (
     PLATFORMS,
     PlatformError,
     allocatable_gpus,
@@ -27,7 +27,7 @@ from nvcre_tui.engine.platform import (
     node_gpu_architecture,
     topology_key,
 )
-from nvcre_tui.engine.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "platform"
 UPDATE_GOLDEN = os.environ.get("NVCRE_UPDATE_GOLDEN") == "1"

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.manifest import certification_from_text
-from nvcre_tui.engine.report import build_report
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nvcre_tui.engine.cel import MAX_EXPRESSION_LENGTH
-from nvcre_tui.engine.thresholds import (
+from nvcre_tui.engine.judging.cel import MAX_EXPRESSION_LENGTH
+from nvcre_tui.engine.judging.thresholds import (
     METRICS,
     Evidence,
     ThresholdError,

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api import Certification, Job, Workflow, WorkloadRun
-from nvcre_tui.engine.options import CategoryOptions
+from nvcre_tui.engine.api.resources import Certification, Job, Workflow, WorkloadRun
+from nvcre_tui.engine.api.options import CategoryOptions
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

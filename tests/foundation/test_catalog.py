@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.api import Certification
-from nvcre_tui.engine.catalog import load_catalog
+from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.planning.catalog import load_catalog
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.render import render_category
+from nvcre_tui.engine.planning.render import render_category
 
 CATALOG = load_catalog()
 PROVIDERS = {
@@ -92,7 +92,7 @@ def test_diagnose_uses_short_sweeps_and_fifteen_minutes() -> None:
 
 
 def test_training_sizes_nodes_per_job_from_model_constraints() -> None:
-    from nvcre_tui.engine.render import RenderError
+    from nvcre_tui.engine.planning.render import RenderError
 
     assert render_category(cert_for("training/nemotron5-56b"), 0, fleet("aws", "h100", 5), CATALOG).workflow.spec.orchestration.nodes_per_job == 5
     with pytest.raises(RenderError, match="needs at least 32 GPUs; 3 nodes x 8 GPUs is too few"):

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.report_html import render_html
+from nvcre_tui.engine.report.html import render_html
 from tests.history.helpers import fleet, loopback
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -9,7 +9,7 @@ from typing import Any
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.cli.session import open_session
-from nvcre_tui.engine.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.lease import EngineLease

@@ -12,7 +12,7 @@ import pytest
 
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet

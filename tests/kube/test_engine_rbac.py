@@ -22,7 +22,7 @@ from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, FIELD_MANAGER, INSTALL_NAMESPACE, install_objects, rbac_objects
 from nvcre_tui.engine.kube.rbac import READ, grants_for, rbac_allows
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet

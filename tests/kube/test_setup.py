@@ -21,10 +21,10 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.manifest import certification_from_text
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.vocabulary import ANNOTATION_SCHEMA_HASH
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from tests import envtest
 from tests.kubeapi import ApiServer, Fault
 from tests.scenarios.harness import catalog

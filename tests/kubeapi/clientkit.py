@@ -10,7 +10,7 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.rest import ApiException
 
-from nvcre_tui.engine.crd import all_crds
+from nvcre_tui.engine.api.crd import all_crds
 
 from .server import ApiServer
 

@@ -32,7 +32,7 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
-from nvcre_tui.engine.vocabulary import LABEL_ROLE
+from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
 
 
 Obj = dict[str, Any]

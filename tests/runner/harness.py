@@ -19,7 +19,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
-from nvcre_tui.engine.vocabulary import LABEL_JOB
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import PodFault, TestKubelet

@@ -78,9 +78,9 @@ def test_pods_are_watched_not_listed_per_look(tmp_path: Path) -> None:
 def test_the_report_header_says_the_batch_fallback_ran(tmp_path: Path) -> None:
     from xml.etree import ElementTree
 
-    from nvcre_tui.engine.report_html import render_html
-    from nvcre_tui.engine.report_junit import render_junit
-    from nvcre_tui.engine.report_text import render_text
+    from nvcre_tui.engine.report.html import render_html
+    from nvcre_tui.engine.report.junit import render_junit
+    from nvcre_tui.engine.report.text import render_text
 
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False))
     assert report["result"] == "PASSED"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.runners.kubernetes.create import ForeignObject, create_all
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario

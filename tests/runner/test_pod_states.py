@@ -1,11 +1,11 @@
 """Pod states -> the run's phase (runners/kubernetes/pods.py), one rule per test, and the output's blame
-(engine/blame.py)."""
+(engine/judging/blame.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.blame import host_at_fault, node_at_fault
+from nvcre_tui.engine.judging.blame import host_at_fault, node_at_fault
 from nvcre_tui.engine.runners.kubernetes.pods import judge, not_ready_nodes, pod_hosts
 
 Obj = dict[str, Any]

@@ -15,8 +15,8 @@ import pytest
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.report_html import render_html
-from nvcre_tui.engine.report_text import render_text
+from nvcre_tui.engine.report.html import render_html
+from nvcre_tui.engine.report.text import render_text
 from tests.scenarios.expectations import EXPECT, HW, N
 from tests.scenarios.harness import CaseRun, case_names, run_case
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from nvcre_tui.engine.measure import measure
+from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers import parse_nccl
 from nvcre_tui.engine.runners.simulated import render_output
 from nvcre_tui.engine.sim.outputs import LAYOUTS, NcclFormat, kubelet_prefix

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from nvcre_tui.engine.blame import node_at_fault
+from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.clock import ManualClock, parse_time
-from nvcre_tui.engine.measure import measure
+from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
@@ -130,7 +130,7 @@ async def test_xid_mid_run_fails_naming_the_node_at_the_xid_time() -> None:
     finished = await drive(clock, store, runner, run)
     state = finished["status"]
     assert (state["phase"], state["reason"], state["exitCode"]) == ("Failed", "XidError", 134)
-    # The runner names no node itself: the output does, and the engine reads it there (engine/blame.py).
+    # The runner names no node itself: the output does, and the engine reads it there (engine/judging/blame.py).
     assert "failedNode" not in state
     assert node_at_fault(await runner.logs(finished), ALL_NODES[:2]) == "gpu-node-02"
     epoch = await runner.fleet.epoch()

@@ -3,12 +3,12 @@ certification renders it (catalog overrides, GPU node shapes, placeholders), as 
 
 from __future__ import annotations
 
-from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.catalog import default_catalog
-from nvcre_tui.engine.options import CategoryOptions
-from nvcre_tui.engine.platform import PLATFORMS
-from nvcre_tui.engine.render import render_run_spec
-from nvcre_tui.engine.resolve import resolve_options
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.planning.platform import PLATFORMS
+from nvcre_tui.engine.planning.render import render_run_spec
+from nvcre_tui.engine.planning.resolve import resolve_options
 from nvcre_tui.engine.workloads import Placement
 
 # One entry per framework for the goldens; the schema tests render every entry.

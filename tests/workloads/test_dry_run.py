@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nvcre_tui.engine.platform import PLATFORMS
+from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests import envtest
 from tests.workloads.matrix import REPRESENTATIVES, architectures, placement, run_spec

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from nvcre_tui.cli.output import to_yaml
-from nvcre_tui.engine.apibase import GangScheduler, TaintSelector
-from nvcre_tui.engine.platform import PLATFORMS
+from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
+from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests.workloads.matrix import REPRESENTATIVES, architectures, placement, run_spec
 from tests.workloads.schema import pod_specs

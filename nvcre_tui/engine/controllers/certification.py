@@ -9,14 +9,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api import Certification
+from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
-from nvcre_tui.engine.manifest import certification_problems
-from nvcre_tui.engine.render import RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.planning.manifest import certification_problems
+from nvcre_tui.engine.planning.render import RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
-from nvcre_tui.engine.validation import validation_messages
+from nvcre_tui.engine.api.validation import validation_messages
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)

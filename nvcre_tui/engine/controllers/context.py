@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound

@@ -2,7 +2,7 @@
 conditions and per-node attribution with evidence.
 
 Outcomes and who is blamed:
-- run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/blame.py),
+- run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/judging/blame.py),
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
@@ -16,25 +16,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.blame import node_at_fault, service_at_fault
+from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.measure import Measured, measure
-from nvcre_tui.engine.nodehealth import (
+from nvcre_tui.engine.judging.measure import Measured, measure
+from nvcre_tui.engine.judging.nodehealth import (
     DEFAULT_NODE_HEALTH,
     compile_node_health,
     flagged_nodes,
 )
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
-from nvcre_tui.engine.thresholds import (
+from nvcre_tui.engine.judging.thresholds import (
     compile_thresholds,
     evaluate_thresholds,
     violations,
 )
 from nvcre_tui.engine.units import format_duration, parse_duration
-from nvcre_tui.engine.vocabulary import group_nodes
+from nvcre_tui.engine.api.vocabulary import group_nodes
 
 Obj = dict[str, Any]
 TAIL_LINES = 40

@@ -58,7 +58,7 @@ from nvcre_tui.engine.diagnose.state import (
     Verdict,
     readable,
 )
-from nvcre_tui.engine.grouping import Group
+from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",

@@ -24,7 +24,7 @@ from nvcre_tui.engine.history.db import open_history
 from nvcre_tui.engine.history.record import CertRecord, build_record
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
-from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 
 Obj = dict[str, Any]
 GRACE_SECONDS = 5.0

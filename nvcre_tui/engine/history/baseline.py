@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcre_tui.engine.vocabulary import LABEL_GPU_PRODUCT, LABEL_MIG_STRATEGY
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT, LABEL_MIG_STRATEGY
 
 Baseline = dict[str, str]
 

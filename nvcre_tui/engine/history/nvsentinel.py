@@ -19,7 +19,7 @@ from typing import Any
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST, ResourceStore
-from nvcre_tui.engine.vocabulary import (
+from nvcre_tui.engine.api.vocabulary import (
     ANNOTATION_NVSENTINEL_FAILURES,
     LABEL_NVSENTINEL_REQUEST,
     LABEL_NVSENTINEL_STATE,

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from nvcre_tui.engine.catalog import Catalog
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError

@@ -111,7 +111,7 @@ class SimulatedRunner:
         outcome = plan.outcome
         patch: Obj = {"phase": "Succeeded" if outcome.kind == "succeeded" else "Failed", "completionTime": format_time(end),
                       "exitCode": outcome.exit_code, "reason": outcome.reason, "message": outcome.message}
-        # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/blame.py).
+        # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/judging/blame.py).
         await self._patch(run, patch)
         return None
 

@@ -18,7 +18,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, VALIDATION_REQUEST, ResourceStore
 from nvcre_tui.engine.units import parse_duration
-from nvcre_tui.engine.vocabulary import LABEL_MANAGED_BY
+from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY
 
 Obj = dict[str, Any]
 FLEET_CONFIGMAP = "nvcre-sim-fleet"

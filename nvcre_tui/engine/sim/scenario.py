@@ -14,11 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
-from nvcre_tui.engine.apibase import LABEL_VALUE, Duration, WireModel
+from nvcre_tui.engine.api.base import LABEL_VALUE, Duration, WireModel
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
-from nvcre_tui.engine.validation import validation_messages
-from nvcre_tui.engine.vocabulary import (
+from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.api.vocabulary import (
     LABEL_GPU_CLIQUE,
     LABEL_GPU_COUNT,
     LABEL_GPU_PRESENT,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads.batch import headless_service, indexed_job
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
 from nvcre_tui.engine.workloads.env import standalone_spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from nvcre_tui.engine.api import MpiFramework, WorkloadRunSpec
+from nvcre_tui.engine.api.resources import MpiFramework, WorkloadRunSpec
 from nvcre_tui.engine.workloads.container import WorkloadError
 
 SSH_RAW = "/tmp/mpi-ssh-raw"  # where the key Secret is mounted (Trainer: mlPolicy.mpi.sshAuthMountPath)

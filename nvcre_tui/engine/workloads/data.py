@@ -14,10 +14,10 @@ from typing import Any
 import yaml
 from pydantic import Field, JsonValue, ValidationError
 
-from nvcre_tui.engine.apibase import WireModel
-from nvcre_tui.engine.catalog import CatalogOverride, OverrideWhen
+from nvcre_tui.engine.api.base import WireModel
+from nvcre_tui.engine.planning.catalog import CatalogOverride, OverrideWhen
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.validation import validation_messages
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.paths import data_dir
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.catalog import default_catalog
-from nvcre_tui.engine.merge import deep_merge
-from nvcre_tui.engine.platform import RACK_SCALE_ARCHITECTURES
-from nvcre_tui.engine.render import substitute
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.merge import deep_merge
+from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES
+from nvcre_tui.engine.planning.render import substitute
 from nvcre_tui.engine.workloads.data import standalone_data
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api import Certification
-from nvcre_tui.engine.render import RenderedCategory
+from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.planning.render import RenderedCategory
 from nvcre_tui.engine.workloads import group_run_spec, workload_manifests
 from nvcre_tui.engine.workloads.placement import Placement, hostnames_of
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads import commands
 from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.container import env_list, worker_container

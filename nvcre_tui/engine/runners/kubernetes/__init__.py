@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api import WorkloadRunSpec
-from nvcre_tui.engine.blame import node_at_fault
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.kube.podlogs import PodLogReader
-from nvcre_tui.engine.platform import PlatformError
+from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.kubernetes.create import (
     ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nvcre_tui.engine.api import WorkloadRunSpec
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SERVICE, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
-from nvcre_tui.engine.vocabulary import LABEL_ROLE
+from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
 
 
 Obj = dict[str, Any]

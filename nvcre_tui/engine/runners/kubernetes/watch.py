@@ -14,7 +14,7 @@ from typing import Any
 
 from nvcre_tui.engine.store.cache import Key, WatchCache
 from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
-from nvcre_tui.engine.vocabulary import LABEL_JOB
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 
 
 Obj = dict[str, Any]

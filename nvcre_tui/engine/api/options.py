@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.apibase import (
+from nvcre_tui.engine.api.base import (
     Duration,
     LocalObjectReference,
     Quantity,
@@ -102,7 +102,7 @@ class CategoryOptions(WireModel):
     @field_validator("thresholds")
     @classmethod
     def _thresholds_compile(cls, thresholds: dict[str, str] | None) -> dict[str, str] | None:
-        from nvcre_tui.engine.thresholds import threshold_problems
+        from nvcre_tui.engine.judging.thresholds import threshold_problems
 
         if thresholds is None:
             return None

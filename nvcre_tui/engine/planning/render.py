@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api import (
+from nvcre_tui.engine.api.resources import (
     AppliedOverride,
     Certification,
     DiagnoseStatus,
@@ -22,18 +22,18 @@ from nvcre_tui.engine.api import (
     WorkflowStatus,
     WorkloadRunSpec,
 )
-from nvcre_tui.engine.catalog import Catalog, CatalogEntry
-from nvcre_tui.engine.discovery import Discovery, discover
+from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
+from nvcre_tui.engine.planning.discovery import Discovery, discover
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.grouping import Group, PartitionError
-from nvcre_tui.engine.merge import deep_merge
-from nvcre_tui.engine.nodes import Node
-from nvcre_tui.engine.nodehealth import DEFAULT_NODE_HEALTH
-from nvcre_tui.engine.options import CategoryOptions
-from nvcre_tui.engine.partition import Partition, partition
-from nvcre_tui.engine.platform import PlatformError, topology_key
-from nvcre_tui.engine.resolve import auto_nodes_per_job, resolve_options
-from nvcre_tui.engine.vocabulary import (
+from nvcre_tui.engine.planning.grouping import Group, PartitionError
+from nvcre_tui.engine.planning.merge import deep_merge
+from nvcre_tui.engine.api.nodes import Node
+from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
+from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.planning.partition import Partition, partition
+from nvcre_tui.engine.planning.platform import PlatformError, topology_key
+from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
+from nvcre_tui.engine.api.vocabulary import (
     ANNOTATION_TEST_SCALE,
     LABEL_CERTIFICATION,
     LABEL_DOMAIN,

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError
 
-from nvcre_tui.engine.apibase import Name, OpenModel
-from nvcre_tui.engine.validation import validation_messages
+from nvcre_tui.engine.api.base import Name, OpenModel
+from nvcre_tui.engine.api.validation import validation_messages
 
 def _quantity(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and len(value) > 64):

@@ -16,8 +16,8 @@ from typing import Any
 
 import celpy
 
-from nvcre_tui.engine.nodes import node_name
-from nvcre_tui.engine.cel import (
+from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.judging.cel import (
     CelExpressionError,
     build_program,
     cel_type_name,

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from nvcre_tui.engine.report_text import node_line
+from nvcre_tui.engine.report.text import node_line
 
 Obj = dict[str, Any]
 

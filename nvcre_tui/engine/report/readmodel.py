@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 
 Obj = dict[str, Any]
 

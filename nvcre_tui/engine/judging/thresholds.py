@@ -19,7 +19,7 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 
-from nvcre_tui.engine.cel import (
+from nvcre_tui.engine.judging.cel import (
     CelExpressionError,
     build_program,
     cel_type_name,

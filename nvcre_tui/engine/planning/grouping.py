@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nvcre_tui.engine.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
 
 
 class PartitionError(ValueError):
@@ -67,7 +67,7 @@ def plan_groups(
     per_node: bool = False,
 ) -> list[Group]:
     """The groups a testScale gives on these (already discovered, name-sorted) nodes; diagnose plans its own
-    (engine/partition.py hands it over)."""
+    (engine/planning/partition.py hands it over)."""
     names = sorted(node_name(n) for n in nodes)
     if per_node or test_scale == "intra-node":
         return [Group(f"group-{i}", (name,)) for i, name in enumerate(names)]

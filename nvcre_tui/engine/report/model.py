@@ -15,9 +15,9 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
-from nvcre_tui.engine.readmodel import CategoryView, CertificationView
-from nvcre_tui.engine.thresholds import ThresholdError, compile_threshold
-from nvcre_tui.engine.vocabulary import group_nodes
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
+from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.api.vocabulary import group_nodes
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, JsonValue, model_validator
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.apibase import (
+from nvcre_tui.engine.api.base import (
     API_VERSION,
     Condition,
     Duration,
@@ -26,7 +26,7 @@ from nvcre_tui.engine.apibase import (
     TypedLocalObjectReference,
     WireModel,
 )
-from nvcre_tui.engine.options import Category, CategoryOptions, WorkloadMetadata, option_aliases
+from nvcre_tui.engine.api.options import Category, CategoryOptions, WorkloadMetadata, option_aliases
 
 Phase = Literal["Pending", "Running", "Succeeded", "Failed"]
 CategoryPhase = Literal["Pending", "InProgress", "Succeeded", "Failed"]

@@ -1,0 +1,59 @@
+"""engine/'s layers import only what their package docstrings allow (module-level and lazy imports alike)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ENGINE = Path(__file__).resolve().parents[1] / "nvcre_tui" / "engine"
+LEAVES = {"errors", "units", "clock", "printable"}
+ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
+    "api": LEAVES | {"inputs"},
+    "planning": LEAVES | {"api", "judging", "inputs", "diagnose"},  # partition hands testScale diagnose its first wave
+    "judging": LEAVES | {"api", "parsers"},
+    "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions"},
+    "parsers": LEAVES,
+    "inputs": LEAVES,
+}
+EXCEPTIONS = {("api/options.py", "judging.thresholds")}  # option validation checks threshold expressions (lazy import)
+
+
+def _is_module(dotted: str) -> bool:
+    relative = dotted.removeprefix("nvcre_tui.engine.").replace(".", "/")
+    return (ENGINE / f"{relative}.py").exists() or (ENGINE / relative / "__init__.py").exists()
+
+
+def imports(path: Path) -> set[str]:
+    """Engine-relative module paths `path` imports ("planning.catalog", "errors", ...)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from nvcre_tui.engine.controllers import conditions` imports the module controllers.conditions
+            names = [f"{node.module}.{alias.name}" if _is_module(f"{node.module}.{alias.name}") else node.module for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found |= {name.removeprefix("nvcre_tui.engine.") for name in names if name.startswith("nvcre_tui.engine.")}
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_a_layer_imports_only_what_it_may(layer: str) -> None:
+    wrong = []
+    for path in sorted((ENGINE / layer).rglob("*.py")):
+        where = str(path.relative_to(ENGINE))
+        for module in imports(path):
+            top = module.split(".")[0]
+            if top == layer or (where, module) in EXCEPTIONS:
+                continue
+            if top not in ALLOWED[layer] and module not in ALLOWED[layer]:
+                wrong.append(f"{where} imports {module}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_engine_top_level_is_small() -> None:
+    """The layers live in subpackages; only the loop, sessions, leases and leaf helpers sit at the top."""
+    assert len(list(ENGINE.glob("*.py"))) <= 18

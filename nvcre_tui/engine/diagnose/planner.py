@@ -106,6 +106,8 @@ class Planner:
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
+        if self._partners_cross_unproven_links():
+            self._coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
         self._screening()
@@ -397,14 +399,23 @@ class Planner:
 
     # -- coverage of links between cliques -----------------------------------------------------------------------
 
-    def _coverage(self) -> None:
-        """One test across every clique whose links to another clique are not proven yet (and not under search)."""
+    def _partners_cross_unproven_links(self) -> bool:
+        """A suspect failed over an unproven link: until a passing test proves it, such failures blame nobody (and
+        with most of a clique faulty, confirmations across it keep failing without proving it)."""
+        ev = self.ev
+        if ev.noisy or ev.named or ev.link_suspects():
+            return False  # flaky nodes about, or a link under search: its own tests decide
+        return any(ev.link_risky(i) for i in ev.open_hypotheses if any(ev.needs_test(n) for n in ev.members[i]))
+
+    def _coverage(self, early: bool = False) -> None:
+        """One test across every clique whose links to another clique are not proven yet (and not under search);
+        `early`: ahead of the wave's confirmations, and only once every clique has a reference."""
         ev = self.ev
         cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
         if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._link_cap():
             return
         waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
-        if waiting and self.wave.probes:
+        if waiting and (early or self.wave.probes):
             return  # a clique with no healthy node yet: cover it later in one test with the others
         # Under search: the hypotheses that alone explain the failures so far, else every open one. The other
         # links are proven in the same wave as the search (a failure there is new evidence, not lost time).

@@ -1,9 +1,11 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
-Priority within a wave: link tests (they need few nodes and sit on the critical path), splits of failed pools,
-confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a conviction waits
-for, screening of untested nodes, then inter-clique coverage (every link outside the search, in as few tests as the
-named links allow).
+Priority within a wave: link tests (they need few nodes and sit on the critical path), inter-clique coverage when a
+suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
+suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
+takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
+exists), re-tests of the partners a conviction waits for, screening of untested nodes, then inter-clique coverage
+(every link outside the search, in as few tests as the named links allow).
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class Planner:
     def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
         self.state, self.ev, self.m = state, ev, state.min_group_size
         self.wave = Wave(state)
+        self.verifying: set[str] = set()
         self.fresh_only = True
         self.domain_of = state.domain_of
         self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
@@ -108,6 +111,7 @@ class Planner:
         self._links()
         if self._partners_cross_unproven_links():
             self._coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
+        self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
         self._screening()
@@ -174,7 +178,7 @@ class Planner:
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
         todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
-                      and not self._waits(n) and not ev.indistinguishable(n))
+                      and not self._waits(n) and not ev.indistinguishable(n) and n not in self.verifying)
         pools: dict[int, list[str]] = defaultdict(list)
         for node in todo:
             last = ev.last_test(node)
@@ -210,6 +214,38 @@ class Planner:
                     self.wave.add("confirmation", [node, *partners], [node])
             if not self.wave.probes:
                 self._repeat(blocked)
+
+    def _owed(self) -> dict[str, set[str]]:
+        """Suspects that never passed, with two clean failures sharing no partner while no flaky behaviour has shown:
+        a pass of each unverified partner convicts them (see Evidence._convicts), as a third failure would."""
+        ev = self.ev
+        if ev.noisy:
+            return {}
+        found = {}
+        for n in ev.by_node:
+            if ev.needs_test(n) and not ev.passes.get(n, 0):
+                clean = ev.clean_failures(n)
+                if len(clean) == 2 and clean[0][1].isdisjoint(clean[1][1]):
+                    found[n] = ev.unverified_partners(n)
+        return found
+
+    def _paired_verifications(self) -> None:
+        """Test unverified partners together, minGroupSize at a time: one passing test verifies them all, where a
+        third confirmation per suspect would take a test each (a healthy reference passes beside another)."""
+        owed = self._owed()
+        pool = sorted({p for ps in owed.values() for p in ps} - self.wave.busy, key=lambda p: (self.domain_of[p], p))
+        size = max(self.m, 2)
+        while len(pool) >= size:
+            group = [pool.pop(0)]
+            # The same clique, or one over a proven link: a test across a degraded link fails for the link.
+            for p in [p for p in pool if all(self._link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
+                group.append(p)
+                pool.remove(p)
+            if len(group) == size:
+                self.wave.add("confirmation", group)
+        verified = {p for probe in self.wave.probes for p in probe.nodes}
+        # Suspects whose every owed pass is in this wave wait for it instead of a third confirmation.
+        self.verifying.update(n for n, ps in owed.items() if ps and ps <= verified)
 
     def _verifications(self) -> None:
         """Test again the partners of a suspect's failures that have not passed since (see Evidence._convicts): a

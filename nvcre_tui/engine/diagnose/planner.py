@@ -84,6 +84,7 @@ class Planner:
         self.state, self.ev, self.m = state, ev, state.min_group_size
         self.wave = Wave(state)
         self.verifying: set[str] = set()
+        self.deferred: dict[str, list[str]] = defaultdict(list)  # suspects confirmed after the others (see _local_first)
         self.fresh_only = True
         self.domain_of = state.domain_of
         self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
@@ -205,6 +206,14 @@ class Planner:
                 blocked.append(node)
             else:
                 self.wave.add("confirmation", [node, *partners], [node])
+        for clique, nodes in sorted(self.deferred.items()):  # partners the other cliques' suspects left free
+            rest = []
+            for node in nodes:
+                partners = self._partners(node, self.m - 1, set())
+                if partners is None or not self.wave.add("confirmation", [node, *partners], [node]):
+                    rest.append(node)
+            if len(rest) >= max(self.m, 2):
+                self._recombine(clique, rest)
         untested = any(n not in self.ev.by_node for n in self.domain_of)
         if blocked and not self.wave.probes and not untested:  # nothing else to run: former companions, or recombine
             self.fresh_only = False
@@ -262,9 +271,10 @@ class Planner:
                 self.wave.add("confirmation", [partner, *partners], [partner])
 
     def _local_first(self, suspects: list[str]) -> list[str]:
-        """Suspects of a clique without a healthy node are first tested together in new pairs (a few waves) inside
-        their clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
-        the suspects left for confirmations."""
+        """Suspects of a clique without a healthy node get one wave of confirmations beside the references other
+        cliques' suspects leave free (self.deferred), then are tested together in new pairs (a few waves) inside their
+        clique: a partner from another clique makes every failure ambiguous with the link until some such test passes.
+        Returns the suspects left for confirmations."""
         by_clique: dict[str, list[str]] = defaultdict(list)
         for node in suspects:
             by_clique[self.domain_of[node]].append(node)
@@ -277,6 +287,12 @@ class Planner:
             tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= 3 * max(1, members // size)
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
+                continue
+            # First one wave beside other cliques' references (those the other cliques' suspects leave free): a pass
+            # proves the node and the link at once, where new pairs of a dense clique mostly fail again.
+            crossed = any(clique in self.ev.spans[i] and len(self.ev.spans[i]) >= 2 for i in range(len(self.ev.tests)))
+            if not crossed and self.m >= 2:
+                self.deferred[clique] = nodes
                 continue
             self._recombine(clique, nodes)  # new companions for each
             left += [n for n in nodes if n not in self.wave.busy]

@@ -1,9 +1,11 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
-Priority within a wave: link tests (they need few nodes and sit on the critical path), splits of failed pools,
-confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a conviction waits
-for, screening of untested nodes, then inter-clique coverage (every link outside the search, in as few tests as the
-named links allow).
+Priority within a wave: link tests (they need few nodes and sit on the critical path), inter-clique coverage when a
+suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
+suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
+takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
+exists), re-tests of the partners a conviction waits for, screening of untested nodes, then inter-clique coverage
+(every link outside the search, in as few tests as the named links allow).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class Planner:
     def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
         self.state, self.ev, self.m = state, ev, state.min_group_size
         self.wave = Wave(state)
+        self.verifying: set[str] = set()
+        self.deferred: dict[str, list[str]] = defaultdict(list)  # suspects confirmed after the others (see _local_first)
         self.fresh_only = True
         self.domain_of = state.domain_of
         self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
@@ -106,6 +110,9 @@ class Planner:
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self._links()
+        if self._partners_cross_unproven_links():
+            self._coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
+        self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
         self._screening()
@@ -172,7 +179,7 @@ class Planner:
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
         todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
-                      and not self._waits(n) and not ev.indistinguishable(n))
+                      and not self._waits(n) and not ev.indistinguishable(n) and n not in self.verifying)
         pools: dict[int, list[str]] = defaultdict(list)
         for node in todo:
             last = ev.last_test(node)
@@ -199,6 +206,14 @@ class Planner:
                 blocked.append(node)
             else:
                 self.wave.add("confirmation", [node, *partners], [node])
+        for clique, nodes in sorted(self.deferred.items()):  # partners the other cliques' suspects left free
+            rest = []
+            for node in nodes:
+                partners = self._partners(node, self.m - 1, set())
+                if partners is None or not self.wave.add("confirmation", [node, *partners], [node]):
+                    rest.append(node)
+            if len(rest) >= max(self.m, 2):
+                self._recombine(clique, rest)
         untested = any(n not in self.ev.by_node for n in self.domain_of)
         if blocked and not self.wave.probes and not untested:  # nothing else to run: former companions, or recombine
             self.fresh_only = False
@@ -208,6 +223,38 @@ class Planner:
                     self.wave.add("confirmation", [node, *partners], [node])
             if not self.wave.probes:
                 self._repeat(blocked)
+
+    def _owed(self) -> dict[str, set[str]]:
+        """Suspects that never passed, with two clean failures sharing no partner while no flaky behaviour has shown:
+        a pass of each unverified partner convicts them (see Evidence._convicts), as a third failure would."""
+        ev = self.ev
+        if ev.noisy:
+            return {}
+        found = {}
+        for n in ev.by_node:
+            if ev.needs_test(n) and not ev.passes.get(n, 0):
+                clean = ev.clean_failures(n)
+                if len(clean) == 2 and clean[0][1].isdisjoint(clean[1][1]):
+                    found[n] = ev.unverified_partners(n)
+        return found
+
+    def _paired_verifications(self) -> None:
+        """Test unverified partners together, minGroupSize at a time: one passing test verifies them all, where a
+        third confirmation per suspect would take a test each (a healthy reference passes beside another)."""
+        owed = self._owed()
+        pool = sorted({p for ps in owed.values() for p in ps} - self.wave.busy, key=lambda p: (self.domain_of[p], p))
+        size = max(self.m, 2)
+        while len(pool) >= size:
+            group = [pool.pop(0)]
+            # The same clique, or one over a proven link: a test across a degraded link fails for the link.
+            for p in [p for p in pool if all(self._link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
+                group.append(p)
+                pool.remove(p)
+            if len(group) == size:
+                self.wave.add("confirmation", group)
+        verified = {p for probe in self.wave.probes for p in probe.nodes}
+        # Suspects whose every owed pass is in this wave wait for it instead of a third confirmation.
+        self.verifying.update(n for n, ps in owed.items() if ps and ps <= verified)
 
     def _verifications(self) -> None:
         """Test again the partners of a suspect's failures that have not passed since (see Evidence._convicts): a
@@ -224,9 +271,10 @@ class Planner:
                 self.wave.add("confirmation", [partner, *partners], [partner])
 
     def _local_first(self, suspects: list[str]) -> list[str]:
-        """Suspects of a clique without a healthy node are first tested together in new pairs (a few waves) inside
-        their clique: a partner from another clique would make every failure ambiguous with the clique's uplink. Returns
-        the suspects left for confirmations."""
+        """Suspects of a clique without a healthy node get one wave of confirmations beside the references other
+        cliques' suspects leave free (self.deferred), then are tested together in new pairs (a few waves) inside their
+        clique: a partner from another clique makes every failure ambiguous with the link until some such test passes.
+        Returns the suspects left for confirmations."""
         by_clique: dict[str, list[str]] = defaultdict(list)
         for node in suspects:
             by_clique[self.domain_of[node]].append(node)
@@ -239,6 +287,12 @@ class Planner:
             tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= 3 * max(1, members // size)
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
+                continue
+            # First one wave beside other cliques' references (those the other cliques' suspects leave free): a pass
+            # proves the node and the link at once, where new pairs of a dense clique mostly fail again.
+            crossed = any(clique in self.ev.spans[i] and len(self.ev.spans[i]) >= 2 for i in range(len(self.ev.tests)))
+            if not crossed and self.m >= 2:
+                self.deferred[clique] = nodes
                 continue
             self._recombine(clique, nodes)  # new companions for each
             left += [n for n in nodes if n not in self.wave.busy]
@@ -397,14 +451,23 @@ class Planner:
 
     # -- coverage of links between cliques -----------------------------------------------------------------------
 
-    def _coverage(self) -> None:
-        """One test across every clique whose links to another clique are not proven yet (and not under search)."""
+    def _partners_cross_unproven_links(self) -> bool:
+        """A suspect failed over an unproven link: until a passing test proves it, such failures blame nobody (and
+        with most of a clique faulty, confirmations across it keep failing without proving it)."""
+        ev = self.ev
+        if ev.noisy or ev.named or ev.link_suspects():
+            return False  # flaky nodes about, or a link under search: its own tests decide
+        return any(ev.link_risky(i) for i in ev.open_hypotheses if any(ev.needs_test(n) for n in ev.members[i]))
+
+    def _coverage(self, early: bool = False) -> None:
+        """One test across every clique whose links to another clique are not proven yet (and not under search);
+        `early`: ahead of the wave's confirmations, and only once every clique has a reference."""
         ev = self.ev
         cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
         if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._link_cap():
             return
         waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
-        if waiting and self.wave.probes:
+        if waiting and (early or self.wave.probes):
             return  # a clique with no healthy node yet: cover it later in one test with the others
         # Under search: the hypotheses that alone explain the failures so far, else every open one. The other
         # links are proven in the same wave as the search (a failure there is new evidence, not lost time).

@@ -16,6 +16,7 @@ from textual.widgets.tree import TreeNode
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.report.readmodel import CategoryView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
@@ -70,16 +71,16 @@ class DrilldownScreen(NvcreScreen):
         summary = (cert.get("status") or {}).get("summary") or {}
         tree.root.set_label(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"))
         tree.root.data = {"kind": "cert", "cert": cert}
-        workflows = {wf["metadata"]["name"]: wf for wf in snapshot.workflows_of(self.certification)}
-        for status in (cert.get("status") or {}).get("categoryStatuses") or []:
-            wf = workflows.get((status.get("workflowRef") or {}).get("name", ""))
-            if wf is not None:
-                self._add_category(tree.root, wf, snapshot)
+        view = snapshot.views[self.certification]
+        for category in view.categories if (cert.get("status") or {}).get("categoryStatuses") else []:
+            status = category.status
+            if category.workflow is not None:
+                self._add_category(tree.root, category)
             else:  # never got a Workflow (waiting for nodes, cannot render): still say why
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
                 tree.root.add_leaf(f"{MARK.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
         condition = next((c for c in (cert.get("status") or {}).get("conditions") or [] if c.get("status") == "True"), None)
-        if condition and not workflows:
+        if condition and not any(category.workflow is not None for category in view.categories):
             tree.root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
         tree.root.expand()
         for node in self._walk(tree.root):
@@ -104,26 +105,24 @@ class DrilldownScreen(NvcreScreen):
                   and ((n.data or {}).get("workflow") or {}).get("metadata", {}).get("name") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
-    def _add_category(self, parent: TreeNode[Any], wf: Obj, snapshot: Snapshot) -> None:
-        labels = wf["metadata"].get("labels") or {}
-        key = f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}"
+    def _add_category(self, parent: TreeNode[Any], category: CategoryView) -> None:
+        wf = category.workflow
+        assert wf is not None
+        key = category.key
         phase, reason, _ = conditions_line(wf)
         branch = parent.add(Text(f"{MARK.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key})
-        jobs = {j["metadata"]["name"]: j for j in snapshot.jobs_of(wf["metadata"]["name"])}
-        orch = (wf.get("status") or {}).get("orchestration") or {}
-        history = list(orch.get("iterationHistory") or [])
-        if not cond.is_terminal(wf) and orch.get("groups"):
-            history.append({"iteration": len(history) + 1, "groups": orch["groups"], "current": True})
+        orch = category.orchestration
+        timeline = category.timeline
         diagnose = orch.get("diagnose") is not None
         if diagnose:
             self._add_verdicts(branch, wf, readable(orch["diagnose"]))
-        for record in history:
+        for record in timeline:
             holder = branch
-            if len(history) > 1:
+            if len(timeline) > 1:
                 word = "round" if diagnose else "iteration"
-                holder = branch.add(f"{word} {record['iteration']}" + (" (current)" if record.get("current") else ""), data={"kind": "iteration", "workflow": wf, "iteration": record["iteration"]})
-            for group in sorted(record["groups"], key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
-                self._add_group(holder, group, jobs.get(group.get("jobRef") or ""), wf)
+                holder = branch.add(f"{word} {record.number}" + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
+            for group in sorted(record.groups, key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
+                self._add_group(holder, group, category.job_of(group), wf)
 
     @staticmethod
     def _add_verdicts(parent: TreeNode[Any], wf: Obj, state: Obj) -> None:

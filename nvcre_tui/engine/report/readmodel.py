@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.controllers.conditions import is_terminal
 
 Obj = dict[str, Any]
 
@@ -29,6 +30,7 @@ class Iteration:
 
     number: int | None
     groups: list[Obj]
+    current: bool = False  # the iteration (or round) that is running now
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,14 @@ class CategoryView:
         if not history and orch.get("groups"):
             return [Iteration(orch.get("currentIteration", 1), list(orch["groups"]))]
         return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in history]
+
+    @cached_property
+    def timeline(self) -> list[Iteration]:
+        """Every finished iteration and, while the Workflow runs, the current one last (`current` set)."""
+        orch = self.orchestration
+        finished = [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in orch.get("iterationHistory") or []]
+        running = self.workflow is not None and not is_terminal(self.workflow) and orch.get("groups")
+        return finished + ([Iteration(len(finished) + 1, list(orch["groups"]), current=True)] if running else [])
 
     @cached_property
     def jobs_by_name(self) -> dict[str, Obj]:

@@ -337,3 +337,13 @@ def test_a_node_cordoned_in_one_iteration_fails_at_once_in_the_next() -> None:
     assert first["group-1"]["reason"] == second["group-1"]["reason"] == HW
     assert seconds(second["group-1"]["startTime"], second["group-1"]["completionTime"]) == 0
     assert all(first[g]["phase"] == second[g]["phase"] == "Succeeded" for g in ("group-0", "group-2"))
+
+
+def test_text_report_names_what_it_shows() -> None:
+    """Labels say what a line is: an out-of-reach threshold, diagnose rounds (not iterations), and no
+    bandwidth table for a category that measures none."""
+    diagnose = render_text(run_case("diagnose-threshold-out-of-reach").report)
+    assert "Out of reach:" in diagnose and "│ :" not in diagnose
+    assert " rounds)" in diagnose and " iterations)" not in diagnose
+    training = render_text(run_case("training-slow-gpu-tflops").report)
+    assert "Failed Groups:" in training and "Bandwidth by group" not in training

@@ -59,10 +59,11 @@ def _category_rows(category: Obj) -> list[str]:
     if category.get("failureReason"):
         rows.append(_field("Reason", category["failureReason"]))
     if category.get("thresholdOutOfReach"):
-        rows.append(_field("", category["thresholdOutOfReach"]))
+        rows.append(_field("Out of reach", category["thresholdOutOfReach"]))
     if category.get("runtimeSeconds") is not None:
         iterations = category.get("iterations") or []
-        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} iterations)" if len(iterations) > 1 else "")))
+        word = "rounds" if category.get("diagnose") else "iterations"
+        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} {word})" if len(iterations) > 1 else "")))
         if len(iterations) > 1:
             rows += [f"  {MARK.get(i['status'], '?')} #{i['number']} {i['status']}" + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
     if category.get("testScale"):
@@ -99,7 +100,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
         rows += [f"  ! {_names(item['nodes'])}: {item['verdict']} ({item['message'].split(': ', 1)[-1]})" for item in marked[:MAX_GROUP_ROWS]]
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
-    if low:
+    if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
         for group in low[:MAX_GROUP_ROWS]:
             busbw = "n/a" if group["busBW"] is None else f"{group['busBW']:.2f} GB/s"

@@ -10,13 +10,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
 from nvcre_tui.engine.planning.manifest import certification_problems
-from nvcre_tui.engine.planning.render import RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
-from nvcre_tui.engine.api.validation import validation_messages
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
@@ -55,10 +55,10 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         if wf is not None:
             status.update(_mirror(wf))
             if status["status"] not in ("Succeeded", "Failed"):
-                busy.append(_workflow_nodes(wf) or _planned_nodes(ctx, model, index, world))
+                busy.append(_workflow_nodes(wf) or _planned_nodes(ctx, cert, model, index, world))
         elif status["status"] == "Pending":
             try:
-                rendered = render_category(model, index, world.nodes, ctx.catalog)
+                rendered = _rendered(ctx, cert, model, index, world)
             except RenderError as error:
                 waited = ctx.clock.now() - parse_time(cert["metadata"]["creationTimestamp"])
                 if error.field == "target" and waited < NODE_WAIT:
@@ -79,6 +79,24 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
     return requeue
 
 
+def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> RenderedCategory:
+    """render_category, once per (Certification generation, category, state of the Nodes): RenderError too."""
+    key = (str(cert["metadata"]["uid"]), int(cert["metadata"].get("generation") or 0), index, world.nodes_version)
+    found = ctx.renders.get(key)
+    if found is None:
+        try:
+            found = render_category(model, index, world.nodes, ctx.catalog)
+        except RenderError as error:
+            found = error
+        if len(ctx.renders) >= RENDER_MEMO:
+            ctx.renders.clear()  # stale keys (older Node versions) are never asked again: start over
+        ctx.renders[key] = found
+    if isinstance(found, RenderError):
+        raise found
+    return found
+
+
+RENDER_MEMO = 512
 BATCH_FALLBACK = "BatchFallback"  # set by the Kubernetes runner on a WorkloadRun it ran as a batch/v1 Job
 
 
@@ -140,10 +158,10 @@ def _workflow_nodes(wf: Obj) -> set[str]:
     return {n for g in orch.get("groups") or [] for n in g["nodes"]} | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]}
 
 
-def _planned_nodes(ctx: Context, model: Certification, index: int, world: World) -> set[str]:
+def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> set[str]:
     """The nodes a category will use, before its Workflow has partitioned them."""
     try:
-        return set(render_category(model, index, world.nodes, ctx.catalog).discovery.names)
+        return set(_rendered(ctx, cert, model, index, world).discovery.names)
     except RenderError:
         return set()
 

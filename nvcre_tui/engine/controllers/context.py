@@ -3,7 +3,7 @@ catalog, the runner, and the World: the engine's watch cache, indexed by owner."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.planning.catalog import Catalog
@@ -36,6 +36,11 @@ class World:
         """All Nodes, by name."""
         return self.cache.list(NODE)
 
+    @property
+    def nodes_version(self) -> int:
+        """Goes up with every Node change the cache sees: what a memo over the Nodes is keyed on."""
+        return self.cache.kind_versions[NODE]
+
     def node(self, name: str) -> Obj | None:
         """One Node, or None."""
         return self.cache.get(NODE, name)
@@ -55,6 +60,9 @@ class Context:
     catalog: Catalog
     runner: Runner
     writes: int = 0
+    # Rendered categories by (Certification uid, generation, index, Nodes version): a category waiting for
+    # nodes or for an earlier category is looked at on every change of its Certification's children.
+    renders: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
 
     def now(self) -> str:
         """The clock's time, as Kubernetes writes it."""

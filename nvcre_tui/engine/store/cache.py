@@ -69,6 +69,7 @@ class WatchCache:
         self.selectors = dict(selectors or {})  # kind -> label selector: cache only the matching objects
         self.objects: dict[ResourceKind, dict[Key, Obj]] = {kind: {} for kind in self.kinds}
         self.version = 0  # goes up with every change seen (the console redraws when it moves)
+        self.kind_versions: dict[ResourceKind, int] = defaultdict(int)  # the same, per kind (memos keyed on the Nodes)
         self.relists = 0
         self.synced = asyncio.Event()
         self._owned: dict[str, set[tuple[ResourceKind, Key]]] = defaultdict(set)
@@ -163,6 +164,7 @@ class WatchCache:
 
     def _announce(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
         self.version += 1
+        self.kind_versions[kind] += 1
         for subscriber in self._subscribers:
             subscriber(kind, old, new, own)
 

@@ -28,6 +28,7 @@ Mark = tuple[str, str, int]  # (state, detail, how the detail applies)
 Marks = dict[str, list[Mark]]  # node -> its marks from one source, in order
 States = dict[str, tuple[str, str]]  # node -> (state, detail)
 _RANK = {state.value: rank for rank, state in enumerate(STATE_PRECEDENCE)}
+_UNTESTED = _RANK["untested"]  # a node nothing marks
 
 
 def _mark(marks: Marks, node: str, state: str, detail: str = "", how: int = PLAIN) -> None:
@@ -89,21 +90,23 @@ def _diagnosing(category: CategoryView) -> bool:
     return category.orchestration.get("diagnose") is not None
 
 
-def resolve(marks: Iterable[Mark], node: Obj) -> tuple[str, str]:
+def resolve(mark_lists: Iterable[Sequence[Mark]], node: Obj) -> tuple[str, str]:
     """A node's (state, detail) from its marks in order; a cordoned node nothing marks is excluded."""
-    best, offered, override = len(STATE_PRECEDENCE), None, None
+    best, offered, override = _UNTESTED, None, None
     seen = False
-    for state, detail, how in marks:
-        seen = True
-        best = min(best, _RANK[state])
-        if how == OVERRIDE:
-            override = detail
-        elif how == OFFER and offered is None:
-            offered = detail
+    for marks in mark_lists:
+        for state, detail, how in marks:
+            seen = True
+            rank = _RANK[state]
+            if rank < best:
+                best = rank
+            if how == OVERRIDE:
+                override = detail
+            elif how == OFFER and offered is None:
+                offered = detail
     if not seen and is_cordoned(node):
         return "excluded", "cordoned"
-    state = STATE_PRECEDENCE[best].value if best < len(STATE_PRECEDENCE) else "untested"
-    return state, override if override is not None else offered or ""
+    return STATE_PRECEDENCE[best].value, override if override is not None else offered or ""
 
 
 def compute(categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
@@ -115,7 +118,7 @@ def compute(categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
         for marks in (before, *(job_marks(job, diagnosing) for job in category.jobs), after):
             for node, found in marks.items():
                 by_node.setdefault(node, []).extend(found)
-    return {node_name(n): resolve(by_node.get(node_name(n), ()), n) for n in nodes}
+    return {node_name(n): resolve((by_node.get(node_name(n), ()),), n) for n in nodes}
 
 
 @dataclass
@@ -135,6 +138,7 @@ class NodeStateModel:
         self._sources: list[_Source] = []  # per category: its Workflow before its Jobs, each Job, its Workflow after
         self._node_sources: dict[str, list[int]] = {}  # node -> indexes of the sources that mark it, in order
         self._nodes: list[Obj] = []
+        self._by_name: dict[str, Obj] = {}
         self._states: States = {}
 
     def update(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
@@ -193,27 +197,32 @@ class NodeStateModel:
         for source_index, source in enumerate(self._sources):
             for node in source.marks:
                 self._node_sources.setdefault(node, []).append(source_index)
-        self._states = {node_name(n): self._resolve(n) for n in nodes}
+        self._by_name = {node_name(n): n for n in nodes}
+        self._states = {name: self._resolve(name, n) for name, n in self._by_name.items()}
 
     def _apply(self, changed: list[tuple[int, int, str, Obj, bool]], categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
-        dirty: dict[str, Obj | None] = {}  # node name -> its Node object once found
+        dirty: dict[str, None] = {}  # the nodes to resolve again, in the order found
         for source_index, index, role, obj, diagnosing in changed:
             old = self._sources[source_index].marks
             marks = self._marks(categories, index, role, obj, diagnosing)
-            for node in old.keys() - marks.keys():
-                self._node_sources[node].remove(source_index)
-            for node in marks.keys() - old.keys():
-                insort(self._node_sources.setdefault(node, []), source_index)
-            dirty.update(dict.fromkeys(old.keys() | marks.keys()))
+            if old.keys() != marks.keys():
+                for node in old.keys() - marks.keys():
+                    self._node_sources[node].remove(source_index)
+                for node in marks.keys() - old.keys():
+                    insort(self._node_sources.setdefault(node, []), source_index)
+            dirty.update(dict.fromkeys(old))
+            dirty.update(dict.fromkeys(marks))
             self._sources[source_index] = _Source(obj, diagnosing, marks)
         for node, seen in zip(nodes, self._nodes, strict=True):
-            if node is not seen or (dirty and node_name(node) in dirty):
-                dirty[node_name(node)] = node
+            if node is not seen:  # a Node changed (its cordon may)
+                self._by_name[node_name(node)] = node
+                dirty[node_name(node)] = None
         self._nodes = list(nodes)
-        for name, node in dirty.items():
+        for name in dirty:
+            node = self._by_name.get(name)
             if node is not None:  # a node the snapshot lists (marks may name others)
-                self._states[name] = self._resolve(node)
+                self._states[name] = self._resolve(name, node)
 
-    def _resolve(self, node: Obj) -> tuple[str, str]:
-        name = node_name(node)
-        return resolve((mark for index in self._node_sources.get(name, ()) for mark in self._sources[index].marks[name]), node)
+    def _resolve(self, name: str, node: Obj) -> tuple[str, str]:
+        sources = self._sources
+        return resolve([sources[index].marks[name] for index in self._node_sources.get(name, ())], node)

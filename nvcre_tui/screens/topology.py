@@ -64,6 +64,7 @@ class TopologyScreen(NvcreScreen):
         self._stale_memo: tuple[object, str] | None = None
         self._sentinel_marks: dict[str, tuple[str, str]] = {}
         self._keys: list[str] = []  # the topology keys offered
+        self._explained: str | None = None  # the explanation line shown
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
 
@@ -138,7 +139,7 @@ class TopologyScreen(NvcreScreen):
 
     def _explain(self, name: str | None) -> None:
         if not name:
-            self.query_one("#explain", Static).update("arrows/hjkl move · enter opens a node · / filter · z compact")
+            self._say("arrows/hjkl move · enter opens a node · / filter · z compact")
             return
         state, detail = self._states.get(name, ("untested", ""))
         extra = ""
@@ -147,7 +148,13 @@ class TopologyScreen(NvcreScreen):
         if name in self._sentinel_marks:
             mark, sentinel = self._sentinel_marks[name]
             extra += f" · NVSentinel {mark} {sentinel}"
-        self.query_one("#explain", Static).update(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
+        self._say(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
+
+    def _say(self, text: str) -> None:
+        """The explanation line, redrawn only when it changes (its height is fixed: no layout pass)."""
+        if text != self._explained:
+            self._explained = text
+            self.query_one("#explain", Static).update(text, layout=False)
 
     @on(RackMap.NodeHighlighted)
     def _highlighted(self, event: RackMap.NodeHighlighted) -> None:

@@ -1,6 +1,6 @@
 """Console benchmark on a 4,096-node simulated fleet, as ratios against an idle app in the same process.
 
-    python bench/tui.py [--rounds N]
+    python bench/tui.py [--rounds N] [--no-freeze]
 
 - idle frame:        `await pilot.pause()` on the topology map with nothing to do;
 - 1,000 changes:     1,000 node-state changes written to the store (Job status writes), then the
@@ -10,7 +10,8 @@
 - key to screen:     arrow keys typed from another thread at random moments (through the driver, as a terminal's
                      input thread delivers them), timed from the keystroke to the first screen update that shows
                      the moved cursor; p50/p95 idle, under 1,000 and under 5,000 store events/s, with the app's own
-                     0.5 s snapshot timer running (targets: p95 < 50 ms at 1,000/s, < 100 ms at 5,000/s).
+                     0.5 s snapshot timer running (targets: p95 < 50 ms at 1,000/s, < 100 ms at 5,000/s);
+                     the app freezes its loaded heap as `nvcre` does (app.freeze_heap), unless --no-freeze.
 The widget alone (no store, no snapshot) is measured by bench/tui_map.py. Not run by pytest.
 """
 
@@ -142,11 +143,11 @@ async def typing(app: NvcreApp, session: SimSession, nodes: list[str], rng: rand
     return found
 
 
-async def run(rounds: int) -> tuple[dict[str, float], dict[str, tuple[float, float, float]]]:
+async def run(rounds: int, freeze: bool) -> tuple[dict[str, float], dict[str, tuple[float, float, float]]]:
     rng = random.Random(7)
     session = await SimSession.open(scenario(), None)
     nodes = await fleet_with_jobs(session)
-    app = NvcreApp(session=session, live=False)
+    app = NvcreApp(session=session, live=False, freeze_heap=freeze)  # the `nvcre` command freezes its heap
     async with app.run_test(size=(200, 50)) as pilot:
         app.push_screen(TopologyScreen())
         await pilot.pause()
@@ -187,8 +188,10 @@ async def run(rounds: int) -> tuple[dict[str, float], dict[str, tuple[float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
-    r, typed = asyncio.run(run(parser.parse_args().rounds))
-    print(f"console on {NODES} nodes, topology map at 200x50")
+    parser.add_argument("--no-freeze", action="store_true", help="keep the loaded heap in the garbage collector's full passes")
+    args = parser.parse_args()
+    r, typed = asyncio.run(run(args.rounds, not args.no_freeze))
+    print(f"console on {NODES} nodes, topology map at 200x50" + (", loaded heap not frozen" if args.no_freeze else ""))
     print(f"idle frame                        {r['idle']:9.2f} ms   1.00x")
     print(f"1,000 node-state changes applied  {r['thousand']:9.2f} ms   {r['thousand'] / r['idle']:6.2f}x idle frame")
     print(f"key press, idle                   {r['key_idle']:9.2f} ms   1.00x")

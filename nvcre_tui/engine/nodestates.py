@@ -206,10 +206,10 @@ class NodeStateModel:
             old = self._sources[source_index].marks
             marks = self._marks(categories, index, role, obj, diagnosing)
             if old.keys() != marks.keys():
-                for node in old.keys() - marks.keys():
-                    self._node_sources[node].remove(source_index)
-                for node in marks.keys() - old.keys():
-                    insort(self._node_sources.setdefault(node, []), source_index)
+                for name in old.keys() - marks.keys():
+                    self._node_sources[name].remove(source_index)
+                for name in marks.keys() - old.keys():
+                    insort(self._node_sources.setdefault(name, []), source_index)
             dirty.update(dict.fromkeys(old))
             dirty.update(dict.fromkeys(marks))
             self._sources[source_index] = _Source(obj, diagnosing, marks)
@@ -219,9 +219,9 @@ class NodeStateModel:
                 dirty[node_name(node)] = None
         self._nodes = list(nodes)
         for name in dirty:
-            node = self._by_name.get(name)
-            if node is not None:  # a node the snapshot lists (marks may name others)
-                self._states[name] = self._resolve(name, node)
+            listed = self._by_name.get(name)
+            if listed is not None:  # a node the snapshot lists (marks may name others)
+                self._states[name] = self._resolve(name, listed)
 
     def _resolve(self, name: str, node: Obj) -> tuple[str, str]:
         sources = self._sources

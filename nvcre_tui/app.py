@@ -6,6 +6,7 @@ takes at most twice a second (k9s's poll-the-cache model: redraws never follow t
 from __future__ import annotations
 
 import asyncio
+import gc
 from datetime import datetime
 from pathlib import Path
 from collections.abc import Awaitable, Callable, Iterable
@@ -52,7 +53,7 @@ class NvcreApp(ThemedApp[None]):
     def __init__(
         self, *, scenario: Scenario | None = None, session: Session | None = None, state_path: Path | None = None,
         read_only: bool = False, wall: bool = False, live: bool = True, theme_name: str | None = None,
-        opener: Callable[[], Awaitable[Session]] | None = None,
+        opener: Callable[[], Awaitable[Session]] | None = None, freeze_heap: bool = False,
     ) -> None:
         super().__init__(theme_name=theme_name or (HIGH_CONTRAST if wall else DEFAULT_THEME))
         self.scenario = scenario or (getattr(session, "scenario", None) if session else None) or default_scenario()
@@ -68,6 +69,7 @@ class NvcreApp(ThemedApp[None]):
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None
         self.save_error: InputError | None = None
+        self._freeze_heap = freeze_heap
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
@@ -112,6 +114,9 @@ class NvcreApp(ThemedApp[None]):
         from nvcre_tui.screens.wall import WallScreen
 
         await self.push_screen(WallScreen() if self.wall else DashboardScreen())
+        if self._freeze_heap:
+            freeze_heap()
+
 
     async def refresh_snapshot(self) -> None:
         """Take a new snapshot from the informer's cache when it changed since the last one."""
@@ -188,3 +193,13 @@ class NvcreApp(ThemedApp[None]):
     def run_command(self, text: str) -> None:
         """Run a `:` command (also used by the palette)."""
         run_colon_command(self, text)
+
+
+def freeze_heap() -> None:
+    """Leave what the console loaded (the fleet, the watch cache, the widgets) out of the cyclic garbage
+    collector's full passes: on a 4,096-node fleet each pass over it blocks keys for 100-150 ms, about every
+    4 s at 1,000 store events/s; afterwards a pass only walks what changed since (15-30 ms). Only for the
+    process's one console (the `nvcre` command): objects alive now that later become cyclic garbage are never
+    collected, which a test process creating many apps should not pay for."""
+    gc.collect()
+    gc.freeze()

@@ -49,7 +49,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
         return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only)
 
-    app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener)
+    app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener, freeze_heap=True)
     app.run()
     if app.startup_error:
         print(app.startup_error, file=sys.stderr)

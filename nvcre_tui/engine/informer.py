@@ -2,12 +2,13 @@
 
 The cache (engine/store/cache.py) lists each kind once and follows its watch; the engine reads the same
 one. A snapshot costs O(objects) references, never deep copies; its objects are shared: never mutate them.
+Successive snapshots share node-state models (engine/report/nodestates.py) that recompute only what changed.
 """
 
 from __future__ import annotations
 
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
+from nvcre_tui.engine.views import SNAPSHOT_KINDS, NodeStateModels, Snapshot
 
 
 class Informer:
@@ -18,6 +19,7 @@ class Informer:
         if missing:
             raise ValueError(f"the cache does not hold {', '.join(missing)}")
         self.cache = cache
+        self.models = NodeStateModels()  # node states carried from snapshot to snapshot: only changes are recomputed
 
     @property
     def version(self) -> int:
@@ -31,4 +33,4 @@ class Informer:
         """The cached objects as a Snapshot (sorted like a list: namespace, then name)."""
         lists = [self.cache.list(kind) for kind in SNAPSHOT_KINDS]
         nodes, certifications, workflows, jobs, runs = lists
-        return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version))
+        return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version), models=self.models)

@@ -11,17 +11,33 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Joined
+from nvcre_tui.engine.report import nodestates
+from nvcre_tui.engine.report.readmodel import CertificationView, Joined
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
-NODE_SPECIFIC_REASONS = {"HardwareFailureDetected", "SchedulingBlocked"}
+
+
+class NodeStateModels:
+    """One incremental node-state model per certification filter (None: all), for one informer's snapshots."""
+
+    LIMIT = 8  # filters kept (the map's, the wall's, the dashboard's); the least recently asked goes first
+
+    def __init__(self) -> None:
+        self._models: dict[str | None, nodestates.NodeStateModel] = {}
+
+    def of(self, cert_name: str | None) -> nodestates.NodeStateModel:
+        model = self._models.pop(cert_name, None) or nodestates.NodeStateModel()
+        self._models[cert_name] = model
+        while len(self._models) > self.LIMIT:
+            del self._models[next(iter(self._models))]
+        return model
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,8 @@ class Snapshot:
     jobs: list[Obj] = field(default_factory=list)
     runs: list[Obj] = field(default_factory=list)
     resource_version: str = "0"
+    # The informer's node-state models, shared by its successive snapshots (None: compute in full).
+    models: NodeStateModels | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     async def read(cls, store: ResourceStore) -> Snapshot:
@@ -104,79 +122,13 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
     return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
 
 
-def _add(states: dict[str, set[str]], node: str, state: str) -> None:
-    states.setdefault(node, set()).add(state)
-
-
-def _category_states(category: CategoryView, states: dict[str, set[str]], details: dict[str, str]) -> None:
-    """Add what one category says about each of its nodes."""
-    wf = category.workflow
-    assert wf is not None
-    status = wf.get("status") or {}
-    orch = category.orchestration
-    for item in orch.get("excludedNodes") or []:
-        _add(states, item["name"], "excluded")
-        details.setdefault(item["name"], item.get("message") or item["reason"])
-    for group in orch.get("groups") or []:
-        phase = group.get("phase")
-        for node in group["nodes"]:
-            _add(states, node, {"Running": "running", "Succeeded": "passed"}.get(phase, "untested"))
-    for record in category.iterations:
-        for group in record.groups:
-            if group.get("phase") == "Succeeded":
-                for node in group["nodes"]:
-                    _add(states, node, "passed")
-    diagnose = orch.get("diagnose") or {}
-    # The map follows diagnose round by round: suspects narrow as the waves clear them.
-    for node in diagnose.get("suspectNodes") or []:
-        _add(states, node, "suspect")
-        details.setdefault(node, f"diagnose round {diagnose.get('round', 0)}: suspect")
-    for node in diagnose.get("inconclusiveNodes") or []:
-        _add(states, node, "inconclusive")
-    for node in diagnose.get("intermittentNodes") or []:
-        _add(states, node, "failed")
-        details.setdefault(node, "diagnose: intermittent (fails some tests, passes others)")
-    group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
-    for job in category.jobs:
-        members = group_nodes(job)
-        blamed = (job.get("status") or {}).get("failedNodes") or []
-        if orch.get("diagnose") is not None or not blamed:
-            continue
-        # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group):
-        # failed. A whole group blamed together: suspect. Unblamed members of a failed group ran
-        # but proved nothing: inconclusive.
-        alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
-        for failed in blamed:
-            _add(states, failed["name"], "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect")
-            details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
-        for name in set(members) - {f["name"] for f in blamed}:
-            _add(states, name, "inconclusive")
-            details.setdefault(name, f"in failed group {job['metadata']['name']}, not blamed")
-    for failed in status.get("failedNodes") or []:
-        if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
-            _add(states, failed["name"], "failed")
-            details[failed["name"]] = f"{failed['reason']}: {failed.get('message', '')}"
-
-
 def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, tuple[str, str]]:
     """(state, detail) per node for one certification, or across all when `cert_name` is None."""
-    states: dict[str, set[str]] = {}
-    details: dict[str, str] = {}
     views = [view for name, view in snapshot.views.items() if cert_name in (None, name)]
-    for category in (category for view in views for category in view.categories if category.workflow is not None):
-        _category_states(category, states, details)
-    for node in snapshot.nodes:
-        name = node_name(node)
-        if is_cordoned(node) and name not in states:
-            _add(states, name, "excluded")
-            details.setdefault(name, "cordoned")
-    result = {}
-    for node in snapshot.nodes:
-        name = node_name(node)
-        found = states.get(name, {"untested"})
-        state = next(s for s in STATE_PRECEDENCE if s in found or s == "untested")
-        result[name] = (state.value, details.get(name, ""))
-    return result
+    categories = [category for view in views for category in view.categories if category.workflow is not None]
+    if snapshot.models is None:
+        return nodestates.compute(categories, snapshot.nodes)
+    return snapshot.models.of(cert_name).update(categories, snapshot.nodes)
 
 
 def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:

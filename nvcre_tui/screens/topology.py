@@ -6,24 +6,33 @@ pass (stale: re-certify), or with `v` NVSentinel's view (its taint, validation s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from nvcre_tui.engine.api.nodes import node_labels, node_name
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
-from nvcre_tui.engine.api.nodes import node_labels, node_name
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
+Obj = dict[str, Any]
 DEFAULT_KEYS = (LABEL_GPU_CLIQUE, "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
+
+
+def _same(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:
+    """The very same objects (the watch cache replaces an object when it changes, so identity is enough)."""
+    return seen is not None and len(objects) == len(seen) and all(a is b for a, b in zip(objects, seen, strict=True))
 
 
 class TopologyScreen(NvcreScreen):
@@ -55,6 +64,10 @@ class TopologyScreen(NvcreScreen):
         self._stale: dict[str, str] = {}
         self._stale_memo: tuple[object, str] | None = None
         self._sentinel_marks: dict[str, tuple[str, str]] = {}
+        self._keys: list[str] = []  # the topology keys offered
+        self._explained: str | None = None  # the explanation line shown
+        self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
+        self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -74,10 +87,14 @@ class TopologyScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         states = node_states(snapshot, self.certification)
         rack_map = self.query_one(RackMap)
-        keys = sorted({k for n in snapshot.nodes for k in node_labels(n) if k in DEFAULT_KEYS} | {DEFAULT_KEYS[0]})
-        select = self.query_one("#key", Select)
-        select.set_options([(k, k) for k in keys])
-        select.value = self._key if self._key in keys else keys[0]
+        if not _same(snapshot.nodes, self._nodes_seen):  # the Nodes themselves changed (not only their Jobs)
+            keys = sorted({k for n in snapshot.nodes for k in node_labels(n) if k in DEFAULT_KEYS} | {DEFAULT_KEYS[0]})
+            select = self.query_one("#key", Select)
+            if keys != self._keys:
+                select.set_options([(k, k) for k in keys])
+                self._keys = keys
+            select.value = self._key if self._key in keys else keys[0]
+            self._nodes_seen = list(snapshot.nodes)
         layout_changed = not self._states or set(states) != set(self._states)
         if layout_changed:
             rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, self._key), NodeState(states[node_name(n)][0]), states[node_name(n)][1])
@@ -95,9 +112,13 @@ class TopologyScreen(NvcreScreen):
         session = self.nvcre.session
         requests = getattr(session, "validation_requests", None)
         listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
+        query = getattr(session, "history", None)
+        seen = ((query.version() if query is not None else None, self._sentinel), list(snapshot.nodes), listed)
+        if self._marks_seen is not None and seen[0] == self._marks_seen[0] and _same(seen[1], self._marks_seen[1]) and _same(listed, self._marks_seen[2]):
+            return  # the same Nodes, requests, archive and overlay: the same marks
+        self._marks_seen = seen
         views = {node_name(n): sentinel_view(n, listed) for n in snapshot.nodes}
         self._sentinel_marks = {name: (view.mark, view.state or "") for name, view in views.items() if view.mark}
-        query = getattr(session, "history", None)
         current = {node_name(n): baseline_of(n) for n in snapshot.nodes}
         memo = (query.version() if query is not None else None, repr(sorted(current.items())))
         if query is not None and memo != self._stale_memo:
@@ -119,7 +140,7 @@ class TopologyScreen(NvcreScreen):
 
     def _explain(self, name: str | None) -> None:
         if not name:
-            self.query_one("#explain", Static).update("arrows/hjkl move · enter opens a node · / filter · z compact")
+            self._say("arrows/hjkl move · enter opens a node · / filter · z compact")
             return
         state, detail = self._states.get(name, ("untested", ""))
         extra = ""
@@ -128,7 +149,13 @@ class TopologyScreen(NvcreScreen):
         if name in self._sentinel_marks:
             mark, sentinel = self._sentinel_marks[name]
             extra += f" · NVSentinel {mark} {sentinel}"
-        self.query_one("#explain", Static).update(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
+        self._say(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
+
+    def _say(self, text: str) -> None:
+        """The explanation line, redrawn only when it changes (its height is fixed: no layout pass)."""
+        if text != self._explained:
+            self._explained = text
+            self.query_one("#explain", Static).update(text, layout=False)
 
     @on(RackMap.NodeHighlighted)
     def _highlighted(self, event: RackMap.NodeHighlighted) -> None:

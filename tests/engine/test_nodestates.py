@@ -1,0 +1,121 @@
+"""The incremental node-state model agrees with the full walk on every snapshot of a random history of changes
+(objects replaced as the watch cache replaces them, Jobs and categories added, nodes cordoned)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_CERTIFICATION, LABEL_WORKFLOW
+from nvcre_tui.engine.views import NodeStateModels, Snapshot, node_states
+
+Obj = dict[str, Any]
+NODES = [f"node-{i:02d}" for i in range(24)]
+REASONS = ("ThresholdViolation", "HardwareFailureDetected", "Timeout")
+
+
+def _node(name: str, cordoned: bool = False) -> Obj:
+    return {"metadata": {"name": name}, "spec": {"unschedulable": True} if cordoned else {}}
+
+
+def _cert(name: str, workflows: list[str]) -> Obj:
+    return {"metadata": {"name": name}, "spec": {"categories": [{"domain": "d", "variant": w} for w in workflows]},
+            "status": {"categoryStatuses": [{"domain": "d", "variant": w, "status": "InProgress", "workflowRef": {"name": w}} for w in workflows]}}
+
+
+def _workflow(rng: random.Random, cert: str, name: str, groups: list[list[str]]) -> Obj:
+    orch: Obj = {"groups": [{"name": f"g{i}", "nodes": g, "phase": rng.choice(["Running", "Succeeded", "Failed", None])} for i, g in enumerate(groups)]}
+    if rng.random() < 0.3:
+        orch["excludedNodes"] = [{"name": n, "reason": "Excluded", "message": rng.choice(["", "hand-picked"])} for n in rng.sample(NODES, 2)]
+    if rng.random() < 0.3:
+        orch["diagnose"] = {"round": rng.randrange(4), "suspectNodes": rng.sample(NODES, 2), "inconclusiveNodes": rng.sample(NODES, 1),
+                            "intermittentNodes": rng.sample(NODES, 1)}
+    if rng.random() < 0.3:
+        orch["iterationHistory"] = [{"iteration": 1, "groups": [{"nodes": g, "phase": "Succeeded"} for g in groups[:2]]}]
+    failed = [{"name": n, "reason": rng.choice(REASONS), "message": "wf"} for n in rng.sample(NODES, rng.randrange(3))]
+    return {"metadata": {"name": name, "labels": {LABEL_CERTIFICATION: cert}}, "status": {"orchestration": orch, "failedNodes": failed}}
+
+
+def _job(rng: random.Random, workflow: str, index: int, members: list[str]) -> Obj:
+    blamed = rng.sample(members, rng.randrange(len(members) + 1)) if rng.random() < 0.6 else []
+    return {"metadata": {"name": f"{workflow}-job-{index:02d}", "labels": {LABEL_WORKFLOW: workflow},
+                         "annotations": {ANNOTATION_GROUP_NODES: ",".join(members)}},
+            "status": {"failedNodes": [{"name": n, "reason": rng.choice(REASONS), "message": f"m{rng.randrange(9)}"} for n in blamed] or None}}
+
+
+class Fleet:
+    """A cache-like set of objects: a change replaces one object by a new dict, the rest stay the same."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.nodes = [_node(n) for n in NODES]
+        self.groups: dict[str, list[list[str]]] = {}
+        self.certs = [_cert("cert-a", ["wf-a1", "wf-a2"]), _cert("cert-b", ["wf-b1"])]
+        self.workflows: list[Obj] = []
+        self.jobs: list[Obj] = []
+        for cert in self.certs:
+            for entry in cert["status"]["categoryStatuses"]:
+                self.add_workflow(cert["metadata"]["name"], entry["workflowRef"]["name"])
+
+    def add_workflow(self, cert: str, name: str) -> None:
+        shuffled = self.rng.sample(NODES, len(NODES))
+        groups = [shuffled[i:i + self.rng.choice([1, 2, 4])] for i in range(0, 12, 4)]
+        self.groups[name] = groups
+        self.workflows.append(_workflow(self.rng, cert, name, groups))
+        self.jobs += [_job(self.rng, name, i, g) for i, g in enumerate(groups)]
+
+    def change(self) -> None:
+        rng, roll = self.rng, self.rng.random()
+        if roll < 0.6:
+            i = rng.randrange(len(self.jobs))
+            job = self.jobs[i]
+            workflow = job["metadata"]["labels"][LABEL_WORKFLOW]
+            self.jobs[i] = _job(rng, workflow, int(job["metadata"]["name"].rsplit("-", 1)[1]), job["metadata"]["annotations"][ANNOTATION_GROUP_NODES].split(","))
+        elif roll < 0.75:
+            i = rng.randrange(len(self.workflows))
+            wf = self.workflows[i]
+            self.workflows[i] = _workflow(rng, wf["metadata"]["labels"][LABEL_CERTIFICATION], wf["metadata"]["name"], self.groups[wf["metadata"]["name"]])
+        elif roll < 0.9:
+            i = rng.randrange(len(self.nodes))
+            self.nodes[i] = _node(NODES[i], cordoned=rng.random() < 0.5)
+        elif roll < 0.95:  # a new Job in a Workflow (the layout changes)
+            wf = rng.choice(self.workflows)["metadata"]["name"]
+            count = sum(1 for j in self.jobs if j["metadata"]["labels"][LABEL_WORKFLOW] == wf)
+            self.jobs.append(_job(rng, wf, count, rng.sample(NODES, 2)))
+        else:  # a new category
+            name = f"wf-a{len(self.certs[0]['status']['categoryStatuses']) + 1}"
+            self.certs[0] = _cert("cert-a", [e["workflowRef"]["name"] for e in self.certs[0]["status"]["categoryStatuses"]] + [name])
+            self.add_workflow("cert-a", name)
+
+    def snapshot(self, models: NodeStateModels | None) -> Snapshot:
+        return Snapshot(list(self.nodes), list(self.certs), list(self.workflows), list(self.jobs), models=models)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_incremental_node_states_equal_the_full_walk(seed: int) -> None:
+    fleet, models = Fleet(random.Random(seed)), NodeStateModels()
+    seen_states: set[str] = set()
+    for step in range(120):
+        for _ in range(fleet.rng.randrange(1, 6)):
+            fleet.change()
+        for cert in (None, "cert-a", "cert-b"):
+            full = node_states(fleet.snapshot(None), cert)
+            kept = node_states(fleet.snapshot(models), cert)
+            assert kept == full, (seed, step, cert, {n: (kept[n], full[n]) for n in full if kept.get(n) != full[n]})
+            assert list(kept) == NODES
+            seen_states |= {state for state, _ in full.values()}
+    assert seen_states >= {"failed", "suspect", "inconclusive", "running", "untested", "passed", "excluded"}  # the history exercised every state
+
+
+def test_a_cordoned_node_nothing_marks_is_excluded_and_a_marked_one_keeps_its_state() -> None:
+    fleet = Fleet(random.Random(1))
+    models = NodeStateModels()
+    marked = {n for j in fleet.jobs for n in j["metadata"]["annotations"][ANNOTATION_GROUP_NODES].split(",")}
+    free = next(n for n in NODES if n not in marked and n not in str(fleet.workflows))
+    node_states(fleet.snapshot(models))
+    fleet.nodes[NODES.index(free)] = _node(free, cordoned=True)
+    assert node_states(fleet.snapshot(models))[free] == ("excluded", "cordoned")
+    fleet.nodes[NODES.index(free)] = _node(free)
+    assert node_states(fleet.snapshot(models))[free] == ("untested", "")

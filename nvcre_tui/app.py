@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from textual.app import SystemCommand

@@ -15,9 +15,9 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
-from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.paths import data_dir
 from nvcre_tui.widgets.node_state import NodeState
 

@@ -21,8 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from nvcre_tui.cli import setup
-from nvcre_tui.engine.api.resources import RESOURCES, Certification, Resource, Workflow, WorkloadRun
 from nvcre_tui.engine.api.crd import INT_OR_STRING, PRESERVE, PRINTER_COLUMNS, SchemaError, all_crds, crd_for, structural_schema
+from nvcre_tui.engine.api.resources import RESOURCES, Certification, Resource, Workflow, WorkloadRun
 from nvcre_tui.engine.errors import InputError
 
 from . import envtest

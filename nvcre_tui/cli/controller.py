@@ -23,7 +23,6 @@ from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 
 
-
 def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `controller`."""
     parser = groups.add_parser(
@@ -83,13 +82,13 @@ def _log(message: str) -> None:
 async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
     `clock`: tests pass a ManualClock; the command runs on real time."""
-    from nvcre_tui.engine.planning.catalog import default_catalog
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
     from nvcre_tui.engine.kube.session import KubeSession
     from nvcre_tui.engine.lease import EngineLease, engine_identity
     from nvcre_tui.engine.metrics import EngineMetrics
+    from nvcre_tui.engine.planning.catalog import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
     from nvcre_tui.engine.store.errors import Forbidden, StoreError
 

@@ -49,9 +49,9 @@ def _query(args: argparse.Namespace) -> Any:
 def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
     if not getattr(args, "nodes", None):
         return None
+    from nvcre_tui.engine.api.nodes import node_name
     from nvcre_tui.engine.history.baseline import baseline_of
     from nvcre_tui.engine.planning.manifest import load_nodes
-    from nvcre_tui.engine.api.nodes import node_name
 
     return {node_name(n): baseline_of(n) for n in load_nodes(args.nodes)}
 

@@ -21,22 +21,22 @@ from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_inter
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of
 from nvcre_tui.engine.api.base import DNS_LABEL
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.manifest import load_certification
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
-from nvcre_tui.engine.printable import json_printable, printable
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import load_certification
 from nvcre_tui.engine.planning.render import render_certification
-from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
+from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.state_file import damaged_object
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
     from nvcre_tui.engine.session import Session, SimSession

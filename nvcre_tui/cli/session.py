@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
-from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 
 if TYPE_CHECKING:

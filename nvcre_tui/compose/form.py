@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.base import API_VERSION, ObjectMeta
 from nvcre_tui.engine.api.options import CategoryOptions
-from nvcre_tui.engine.store.selectors import LabelSelector, parse_label_selector
+from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import error_message
+from nvcre_tui.engine.store.selectors import LabelSelector, parse_label_selector
 
 Body = dict[str, Any]
 

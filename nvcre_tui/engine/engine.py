@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from datetime import timedelta
 from typing import Any, Protocol
 
-from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
@@ -33,12 +33,12 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
 from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_finished
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.workqueue import WorkQueue
 
 __all__ = ["Engine", "ENGINE_KINDS", "INDEXED_LABELS", "engine_cache", "Metrics"]

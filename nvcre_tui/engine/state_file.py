@@ -19,12 +19,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.persist import parse_snapshot
-from nvcre_tui.engine.api.validation import validation_messages
 
 STATE_VERSION = 1
 _ADVICE = "move it aside (or delete it) to start afresh"

@@ -23,10 +23,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from nvcre_tui.engine.parsers import ParseError, parse_nccl
-from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
-from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.engine.api.vocabulary import LABEL_ITERATION, group_nodes
+from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.parsers import ParseError, parse_nccl
+from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.rack_layout import natural_key

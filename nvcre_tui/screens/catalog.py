@@ -4,10 +4,9 @@ session's catalog (with its overrides), the one the engine runs with."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-
-from textual.binding import Binding
 
 from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.widgets.command_bar import CommandBar

@@ -23,8 +23,8 @@ from textual.widgets.selection_list import Selection
 from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
 from nvcre_tui.compose.review import Review, review
 from nvcre_tui.engine.api.resources import Certification
-from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot

@@ -9,10 +9,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
-from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.views import Snapshot, node_domain, node_states
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.views import Snapshot, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState

@@ -4,12 +4,12 @@ shows messages the screen hands it; neither checks anything itself (nvcre_tui.co
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.visual import VisualType
 from textual.containers import Horizontal, Vertical
+from textual.visual import VisualType
 from textual.widgets import Button, Input, Label, Select, Static
 
-from nvcre_tui.engine.planning.catalog import CatalogEntry
 from nvcre_tui.compose.form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
+from nvcre_tui.engine.planning.catalog import CatalogEntry
 
 FIELD_CSS = """
 .field-msg { color: $error; height: auto; padding: 0 0 0 1; }

@@ -9,10 +9,10 @@ from typing import Any
 
 from rich.text import Text
 
+from nvcre_tui.engine.api.vocabulary import group_nodes, group_nodes_value
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import format_duration
-from nvcre_tui.engine.api.vocabulary import group_nodes, group_nodes_value
 
 Obj = dict[str, Any]
 UNITS = {"busBandwidthGBps": "GB/s", "algBandwidthGBps": "GB/s", "avgTFLOPsPerGPU": "TFLOP/s", "avgStepTimeSec": "s", "goodputRatio": ""}

@@ -23,20 +23,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from nvcre_tui.widgets.node_state import (
-    NodeCell,
-    NodeState,
-    state_component_classes,
-    state_component_css,
-)
-from nvcre_tui.widgets.rack_layout import (
-    Group,
-    Layout,
-    NodeFilter,
-    build_layout,
-    natural_key,
-    parse_filter,
-)
+from nvcre_tui.widgets.node_state import NodeCell, NodeState, state_component_classes, state_component_css
+from nvcre_tui.widgets.rack_layout import Group, Layout, NodeFilter, build_layout, natural_key, parse_filter
 
 _PREFIX = "rack-map"
 

@@ -16,16 +16,16 @@ from textual.widgets import Input, Select, SelectionList, Static
 from textual.widgets._select import InvalidSelectValueError
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.compose.form import Draft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.compose.form import parse_selector as parse_form_selector
+from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.widgets.compose_fields import CategoryOptionsPanel, ThresholdRow, panel_id
-from nvcre_tui.compose.form import Draft, certification_body, draft_from_certification, selector_text, target_body
-from nvcre_tui.compose.form import parse_selector as parse_form_selector
 
 CLIQUE = "nvidia.com/gpu.clique"
 ALL_REDUCE = "communication/nccl-all-reduce"

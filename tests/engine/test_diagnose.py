@@ -27,8 +27,8 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from nvcre_tui.engine.api.resources import DiagnoseStatus
 from nvcre_tui.engine.api.base import DNS_LABEL
+from nvcre_tui.engine.api.resources import DiagnoseStatus
 from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, node_record, plan_round, record_round, round_cap, screening_groups, start
 from nvcre_tui.engine.planning.grouping import Group
 

@@ -23,8 +23,8 @@ import yaml
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
-from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.judging.results import FAILED_KEY, SUCCEEDED_KEY, read_failed_nodes, read_succeeded_nodes
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet

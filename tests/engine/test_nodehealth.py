@@ -6,12 +6,7 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.judging.nodehealth import (
-    DEFAULT_NODE_HEALTH,
-    NodeHealthError,
-    compile_node_health,
-    flagged_nodes,
-)
+from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, NodeHealthError, compile_node_health, flagged_nodes
 
 
 def node(name: str, spec: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.planning.platform import (
     PLATFORMS,
     PlatformError,
@@ -27,7 +28,6 @@ from nvcre_tui.engine.planning.platform import (
     node_gpu_architecture,
     topology_key,
 )
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "platform"
 UPDATE_GOLDEN = os.environ.get("NVCRE_UPDATE_GOLDEN") == "1"

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.resources import Certification, Job, Workflow, WorkloadRun
 from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.api.resources import Certification, Job, Workflow, WorkloadRun
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.api.resources import Certification
-from nvcre_tui.engine.planning.catalog import load_catalog
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.planning.catalog import load_catalog
 from nvcre_tui.engine.planning.render import render_category
 
 CATALOG = load_catalog()

@@ -82,9 +82,9 @@ class IdleRunner:
 
 async def engine_groups(workflows: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
     """The first-iteration groups the Workflow controller itself partitions each (status-less) Workflow into."""
-    from nvcre_tui.engine.planning.catalog import default_catalog
     from nvcre_tui.engine.clock import ManualClock
     from nvcre_tui.engine.engine import Engine, engine_cache
+    from nvcre_tui.engine.planning.catalog import default_catalog
     from nvcre_tui.engine.session import SIM_START
     from nvcre_tui.engine.store import NODE, WORKFLOW, MemoryStore
     from nvcre_tui.engine.store.writethrough import WriteThroughStore

@@ -13,7 +13,6 @@ from nvcre_tui.engine.sim.scenario import build_nodes
 from tests.history.helpers import fleet, loopback
 
 
-
 @pytest.fixture()
 def archive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """Three finished certifications, all run through the CLI: two failing gpu-node-02, one failing everyone."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nvcre_tui.engine.history.nvsentinel import certification_requests, sentinel_view
 from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.history.nvsentinel import certification_requests, sentinel_view
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.protocol import NODE, VALIDATION_REQUEST
 from tests.history.helpers import certify, fleet

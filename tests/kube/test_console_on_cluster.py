@@ -9,10 +9,10 @@ from typing import Any
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.cli.session import open_session
-from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from tests.console.harness import certification_body, intra_all_reduce
 from tests.kube.cluster import installed, store_on

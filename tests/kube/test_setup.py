@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from nvcre_tui.cli import main
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
@@ -24,7 +25,6 @@ from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from tests import envtest
 from tests.kubeapi import ApiServer, Fault
 from tests.scenarios.harness import catalog

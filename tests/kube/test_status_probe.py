@@ -10,12 +10,12 @@ import copy
 
 import pytest
 
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.kube.install import install_objects
 from nvcre_tui.engine.kube.status import TRAINER_CRDS, probe
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.store import CLUSTER_ROLE, CRD, NAMESPACE, NODE, SERVICE, MemoryStore, kind_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 
 NS = "nvcre-system"
 

@@ -15,10 +15,9 @@ import asyncio
 from collections import defaultdict, deque
 from typing import Any
 
-from .storage import clone
 from .registry import Registry, bucket_of
 from .resources import Resource
-from .storage import Change, Key
+from .storage import Change, Key, clone
 
 __all__ = ["Controllers"]
 

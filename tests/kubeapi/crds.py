@@ -12,11 +12,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .storage import clone
 from .errors import Cause
 from .registry import Registry, bucket_of, key_of
 from .resources import COMMON_FIELDS, Resource
-from .storage import Change
+from .storage import Change, clone
 
 __all__ = ["CrdController", "validate_crd", "CLEANUP_FINALIZER"]
 

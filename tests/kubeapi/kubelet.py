@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.runners.kubernetes.create import TRAINING_RUNTIME, TRAINJOB
 from nvcre_tui.engine.runners.simulated import render_output
@@ -32,8 +33,6 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
-from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
-
 
 Obj = dict[str, Any]
 PERIOD = 10.0  # seconds between log refreshes of a running pod

@@ -11,8 +11,8 @@ from typing import Any
 from nvcre_tui.engine.store.selectors import LabelSelector, parse_field_selector, parse_label_selector
 
 from . import errors
-from .errors import ApiError, Cause
 from .answers import query_int
+from .errors import ApiError, Cause
 from .registry import Registry, bucket_of
 from .resources import Resource
 from .storage import Key, SnapshotTooOld

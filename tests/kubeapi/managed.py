@@ -11,9 +11,9 @@ from typing import Any
 
 from nvcre_tui.engine.clock import Clock, format_time
 
-from .storage import clone
 from .errors import ApiError, Cause
 from .fieldpaths import NODE, ListTypes, Path, delete_path, field_values, from_fields_v1, to_fields_v1
+from .storage import clone
 
 __all__ = ["ManagedFields", "render_path"]
 

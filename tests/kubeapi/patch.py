@@ -9,11 +9,11 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from .storage import clone
 from . import errors
 from .errors import ApiError
 from .fieldpaths import BUILTIN_LISTS
 from .resources import Resource
+from .storage import clone
 
 __all__ = ["apply_patch", "merge_patch", "strategic_merge"]
 

@@ -20,8 +20,8 @@ from .builtins import check_immutable, prepare_create, validate_builtin
 from .errors import ApiError, Cause
 from .fieldpaths import ListTypes
 from .managed import ManagedFields
-from .patch import apply_patch
 from .meta import GENERATE_ALPHABET, SYSTEM_FIELDS, validate_metadata
+from .patch import apply_patch
 from .resources import Resource
 from .schema import apply_defaults, prune, validate, validate_rules
 from .storage import Change, Key, Storage, clone

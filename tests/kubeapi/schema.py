@@ -19,8 +19,8 @@ from typing import Any
 
 import celpy
 
-from .storage import clone
 from .errors import Cause
+from .storage import clone
 
 __all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS"]
 

@@ -19,8 +19,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock
 
 from . import discovery, errors
-from .answers import (certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run,
-                      json_response, status_response, warning_value)
+from .answers import certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, json_response, status_response, warning_value
 from .authz import Attributes, RbacAuthorizer, User, forbidden_message
 from .builtins import BOOTSTRAP
 from .controllers import Controllers

@@ -11,9 +11,9 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.rest import ApiException
 
+from nvcre_tui.engine.api.crd import all_crds, crd_for
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.api.crd import all_crds, crd_for
 
 from . import ApiServer
 from .clientkit import CERTS, certification, install_crds, raw, status_of

@@ -3,11 +3,11 @@ the runs on that node, and a finished run is forgotten (its pods' events wake no
 
 from __future__ import annotations
 
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store import MemoryStore
 from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN
-from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 
 
 def _run(name: str) -> dict:

@@ -10,8 +10,8 @@ from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.kube.session import KubeSession
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
-from nvcre_tui.engine.sim.outputs import kubelet_prefix
 from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.outputs import kubelet_prefix
 from nvcre_tui.engine.store.protocol import POD
 from tests.kube.cluster import installed, store_on
 from tests.scenarios.harness import catalog

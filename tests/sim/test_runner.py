@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.clock import ManualClock, parse_time
+from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.simulated import SimulatedRunner

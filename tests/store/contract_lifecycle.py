@@ -5,21 +5,9 @@ from __future__ import annotations
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock, format_time
-from nvcre_tui.engine.store import (
-    CERTIFICATION,
-    EVENT,
-    JOB,
-    POD,
-    WORKFLOW,
-    Conflict,
-    Forbidden,
-    Gone,
-    NotFound,
-    ReadOnlyStore,
-    ResourceStore,
-)
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, POD, WORKFLOW, Conflict, Forbidden, Gone, NotFound, ReadOnlyStore, ResourceStore
 
-from .fixtures import GARBAGE_COLLECTOR, CONTROLLED_CLOCK, SMALL_HISTORY, names, needs, next_event, obj, pod, relabel, take
+from .fixtures import CONTROLLED_CLOCK, GARBAGE_COLLECTOR, SMALL_HISTORY, names, needs, next_event, obj, pod, relabel, take
 
 
 class LifecycleContract:

@@ -9,7 +9,7 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.store import JOB, NODE, POD, WORKFLOW, AlreadyExists, Conflict, Invalid, NotFound, ResourceStore
 
-from .fixtures import CONTROLLED_CLOCK, needs, names, obj, pod
+from .fixtures import CONTROLLED_CLOCK, names, needs, obj, pod
 
 LABELLED = {"a": {"tier": "gpu", "zone": "east"}, "b": {"tier": "gpu", "zone": "west"}, "c": {"tier": "cpu"}, "d": {}}
 SELECTOR_CASES: list[tuple[Any, list[str]]] = [

@@ -17,20 +17,7 @@ from typing import Any
 
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.kube import load_target
-from nvcre_tui.engine.store import (
-    CERTIFICATION,
-    CONFIGMAP,
-    CRD,
-    EVENT,
-    JOB,
-    NAMESPACE,
-    NODE,
-    POD,
-    WORKFLOW,
-    WORKLOADRUN,
-    AlreadyExists,
-    ResourceKind,
-)
+from nvcre_tui.engine.store import CERTIFICATION, CONFIGMAP, CRD, EVENT, JOB, NAMESPACE, NODE, POD, WORKFLOW, WORKLOADRUN, AlreadyExists, ResourceKind
 from nvcre_tui.engine.store.kube import KubeStore, RetryPolicy
 
 from .fixtures import ALL_CAPABILITIES, CONTROLLED_CLOCK, GARBAGE_COLLECTOR, SMALL_HISTORY

@@ -12,14 +12,7 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore
-from nvcre_tui.engine.store.sqlite import (
-    IMPORTED_SUFFIX,
-    SESSION_PROPERTY,
-    SqliteStore,
-    StoreFileError,
-    import_json_state,
-    open_store,
-)
+from nvcre_tui.engine.store.sqlite import IMPORTED_SUFFIX, SESSION_PROPERTY, SqliteStore, StoreFileError, import_json_state, open_store
 
 from .fixtures import names, next_event, obj, take
 

@@ -13,18 +13,7 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.store import (
-    CONFIGMAP,
-    WORKFLOW,
-    AlreadyExists,
-    Forbidden,
-    Gone,
-    Invalid,
-    NotFound,
-    ReadOnlyStore,
-    ResourceStore,
-    StoreError,
-)
+from nvcre_tui.engine.store import CONFIGMAP, WORKFLOW, AlreadyExists, Forbidden, Gone, Invalid, NotFound, ReadOnlyStore, ResourceStore, StoreError
 from nvcre_tui.engine.store.sqlite import SqliteStore
 
 from .contract import StoreContract

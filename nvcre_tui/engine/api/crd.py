@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.base import GROUP, VERSION
+from nvcre_tui.engine.api.resources import RESOURCES, Resource
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field, ValidationError
 from nvcre_tui.engine.api.base import Name, OpenModel
 from nvcre_tui.engine.api.validation import validation_messages
 
+
 def _quantity(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and len(value) > 64):
         raise ValueError(f"must be a quantity such as 8 or \"800Gi\", got {value!r}")

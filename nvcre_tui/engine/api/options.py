@@ -11,15 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.api.base import (
-    Duration,
-    LocalObjectReference,
-    Quantity,
-    ResourceRequirements,
-    TargetSpec,
-    WireModel,
-    is_qualified_name,
-)
+from nvcre_tui.engine.api.base import Duration, LocalObjectReference, Quantity, ResourceRequirements, TargetSpec, WireModel, is_qualified_name
 from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from nvcre_tui.engine.api.base import LABEL_VALUE
-from nvcre_tui.engine.errors import field_path
 from nvcre_tui.engine.api.options import SOURCE_REPO_PATTERN
+from nvcre_tui.engine.errors import field_path
 from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN
 
 # Regexes users meet, by what they mean; a raw regex is a poor error message.

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
 from nvcre_tui.engine.store.protocol import NODE, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]

@@ -16,25 +16,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
+from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import Measured, measure
-from nvcre_tui.engine.judging.nodehealth import (
-    DEFAULT_NODE_HEALTH,
-    compile_node_health,
-    flagged_nodes,
-)
+from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
+from nvcre_tui.engine.judging.thresholds import compile_thresholds, evaluate_thresholds, violations
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
-from nvcre_tui.engine.judging.thresholds import (
-    compile_thresholds,
-    evaluate_thresholds,
-    violations,
-)
 from nvcre_tui.engine.units import format_duration, parse_duration
-from nvcre_tui.engine.api.vocabulary import group_nodes
 
 Obj = dict[str, Any]
 TAIL_LINES = 40

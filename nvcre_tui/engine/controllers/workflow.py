@@ -8,21 +8,17 @@ from typing import Any
 
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import is_done, job_failed
+from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.judging.results import (
-    failed_nodes_configmap,
-    merge_failed,
-    succeeded_nodes_configmap,
-)
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 
 Obj = dict[str, Any]
 

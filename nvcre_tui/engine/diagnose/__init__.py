@@ -48,16 +48,7 @@ from dataclasses import replace
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
-from nvcre_tui.engine.diagnose.state import (
-    STAGES,
-    DiagnoseError,
-    DiagnoseState,
-    NodeStatus,
-    Note,
-    Probe,
-    Verdict,
-    readable,
-)
+from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
 from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
@@ -24,7 +25,6 @@ from nvcre_tui.engine.history.db import open_history
 from nvcre_tui.engine.history.record import CertRecord, build_record
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 
 Obj = dict[str, Any]
 GRACE_SECONDS = 5.0

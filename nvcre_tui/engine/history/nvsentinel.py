@@ -16,15 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_NVSENTINEL_FAILURES, LABEL_NVSENTINEL_REQUEST, LABEL_NVSENTINEL_STATE, TAINT_NVSENTINEL_FAILED
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST, ResourceStore
-from nvcre_tui.engine.api.vocabulary import (
-    ANNOTATION_NVSENTINEL_FAILURES,
-    LABEL_NVSENTINEL_REQUEST,
-    LABEL_NVSENTINEL_STATE,
-    TAINT_NVSENTINEL_FAILED,
-)
 
 Obj = dict[str, Any]
 

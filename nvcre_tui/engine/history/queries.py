@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
 
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}

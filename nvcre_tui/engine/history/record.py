@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
-from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 
 Obj = dict[str, Any]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.errors import InputError
-
 from nvcre_tui.engine.inputs.json_safe import parse_json
 from nvcre_tui.engine.inputs.limits import MAX_DEPTH, MAX_LOG_LINE_CHARS, MAX_STATE_BYTES, MAX_YAML_BYTES
 from nvcre_tui.engine.inputs.read import STDIN, STDIN_NAME, MissingInput, read_bytes, read_text

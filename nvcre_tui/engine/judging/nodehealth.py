@@ -17,14 +17,7 @@ from typing import Any
 import celpy
 
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.judging.cel import (
-    CelExpressionError,
-    build_program,
-    cel_type_name,
-    one_line,
-    require_bool,
-    run_program,
-)
+from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, one_line, require_bool, run_program
 
 NODE_VARIABLE = "node"
 DEFAULT_NODE_HEALTH = "node.spec.unschedulable == true"

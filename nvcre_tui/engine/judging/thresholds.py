@@ -19,14 +19,8 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 
-from nvcre_tui.engine.judging.cel import (
-    CelExpressionError,
-    build_program,
-    cel_type_name,
-    one_line,
-    require_bool,
-    run_program,
-)
+from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, one_line, require_bool, run_program
+
 VALUE_VARIABLE = "value"
 
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.crd import all_crds
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
 from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT, ResourceKind
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",

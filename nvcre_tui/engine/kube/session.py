@@ -21,13 +21,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube.config import KubeTarget
-from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.kube.podlogs import PodLogSource
+from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner

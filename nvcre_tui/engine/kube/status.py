@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
+from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU
 
 __all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 

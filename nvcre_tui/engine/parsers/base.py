@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import re
-from contextlib import contextmanager
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 

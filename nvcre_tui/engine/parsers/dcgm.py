@@ -11,15 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.dcgm_json import parse_dcgm_json
-from nvcre_tui.engine.parsers.dcgm_model import (
-    NOTHING_RAN,
-    RUNTIME_ERROR,
-    TEST_FAILED,
-    DcgmEntityResult,
-    DcgmResult,
-    DcgmTest,
-    DcgmWarning,
-)
+from nvcre_tui.engine.parsers.dcgm_model import NOTHING_RAN, RUNTIME_ERROR, TEST_FAILED, DcgmEntityResult, DcgmResult, DcgmTest, DcgmWarning
 from nvcre_tui.engine.parsers.dcgm_table import parse_dcgm_table
 from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
 from nvcre_tui.engine.parsers.dcgm_model import (
+    FAIL,
     DcgmEntityResult,
     DcgmResult,
     DcgmTest,
     DcgmWarning,
-    FAIL,
     normalize_status,
     normalize_test_name,
     summary_status,

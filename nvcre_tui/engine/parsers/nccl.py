@@ -14,17 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.nccl_json import read_json
-from nvcre_tui.engine.parsers.nccl_model import (
-    DATA_CORRUPTION,
-    DEFAULT_MAX_ROWS,
-    Half,
-    HalfAverage,
-    NcclAggregator,
-    NcclResult,
-    RankDevice,
-    Row,
-    SizeAverage,
-)
+from nvcre_tui.engine.parsers.nccl_model import DATA_CORRUPTION, DEFAULT_MAX_ROWS, Half, HalfAverage, NcclAggregator, NcclResult, RankDevice, Row, SizeAverage
 from nvcre_tui.engine.parsers.nccl_table import read_table
 from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 

@@ -15,16 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, reading
-from nvcre_tui.engine.parsers.training_lines import (
-    CheckpointDone,
-    CheckpointSave,
-    Event,
-    Restore,
-    Start,
-    Step,
-    joined_records,
-    recognise,
-)
+from nvcre_tui.engine.parsers.training_lines import CheckpointDone, CheckpointSave, Event, Restore, Start, Step, joined_records, recognise
 from nvcre_tui.engine.parsers.training_model import (
     PROFILES,
     Goodput,

@@ -12,16 +12,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, JsonValue, ValidationError
 
-from nvcre_tui.engine.api.resources import MeasurementSpec, StringMatch
 from nvcre_tui.engine.api.base import Duration, WireModel
+from nvcre_tui.engine.api.options import CategoryOptions, TestScale
+from nvcre_tui.engine.api.resources import MeasurementSpec, StringMatch
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
-from nvcre_tui.engine.planning.merge import deep_merge
-from nvcre_tui.engine.api.options import CategoryOptions, TestScale
 from nvcre_tui.engine.judging.thresholds import METRICS
-from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.paths import data_dir
-
 
 
 def _known_metric(key: str) -> str:

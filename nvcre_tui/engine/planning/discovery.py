@@ -11,15 +11,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.resources import ExcludedNode
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints
-from nvcre_tui.engine.planning.platform import (
-    allocatable_gpus,
-    fleet_platform,
-    majority_architecture,
-    node_gpu_architecture,
-)
+from nvcre_tui.engine.api.resources import ExcludedNode
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
+from nvcre_tui.engine.planning.platform import allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture
 
 _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
     "In": lambda labels, req: labels.get(req.key) in (req.values or []),

@@ -6,13 +6,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.resources import Certification
-from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine import inputs
+from nvcre_tui.engine.api.node_schema import node_problems
+from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
-from nvcre_tui.engine.api.node_schema import node_problems
-from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.planning.catalog import Catalog
 
 
 def read_text(path: str) -> tuple[str, str]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine import diagnose
-from nvcre_tui.engine.planning.grouping import Group, PartitionError, domains_of, plan_groups
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.planning.grouping import Group, PartitionError, domains_of, plan_groups
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.units import parse_quantity
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_HOSTNAME, RESOURCE_GPU
+from nvcre_tui.engine.units import parse_quantity
 
 PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
 FALLBACK_PLATFORM = "onprem"

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.nodes import Node
+from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import (
     AppliedOverride,
     Certification,
@@ -22,25 +24,16 @@ from nvcre_tui.engine.api.resources import (
     WorkflowStatus,
     WorkloadRunSpec,
 )
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover
-from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
-from nvcre_tui.engine.api.nodes import Node
-from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
-from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.planning.partition import Partition, partition
 from nvcre_tui.engine.planning.platform import PlatformError, topology_key
 from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
-from nvcre_tui.engine.api.vocabulary import (
-    ANNOTATION_TEST_SCALE,
-    LABEL_CERTIFICATION,
-    LABEL_DOMAIN,
-    LABEL_GPU_CLIQUE,
-    LABEL_MANAGED_BY,
-    LABEL_VARIANT,
-)
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 

@@ -6,8 +6,8 @@ Lowest to highest: catalog/_defaults/options.yaml defaults < GPU node shape (arc
 
 from __future__ import annotations
 
-from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
 from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
 
 
 def resolve_options(

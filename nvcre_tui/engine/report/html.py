@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, group_nodes
+from nvcre_tui.engine.report.readmodel import Joined
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s

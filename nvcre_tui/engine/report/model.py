@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
-from nvcre_tui.engine.api.vocabulary import group_nodes
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1

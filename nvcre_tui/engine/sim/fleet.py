@@ -12,13 +12,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
 from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CONFIGMAP, NODE, VALIDATION_REQUEST, ResourceStore
 from nvcre_tui.engine.units import parse_duration
-from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY
 
 Obj = dict[str, Any]
 FLEET_CONFIGMAP = "nvcre-sim-fleet"

@@ -15,8 +15,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
 from nvcre_tui.engine.api.base import LABEL_VALUE, Duration, WireModel
-from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (
     LABEL_GPU_CLIQUE,
@@ -28,6 +26,8 @@ from nvcre_tui.engine.api.vocabulary import (
     RESOURCE_GPU,
     RESOURCE_NIC,
 )
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import load_yaml_documents
 
 FaultType = Literal[
     "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric",

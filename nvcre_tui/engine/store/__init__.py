@@ -1,19 +1,6 @@
 """The ResourceStore: the engine's only window on the world (see protocol.py for the contract)."""
 
-from .errors import (
-    AlreadyExists,
-    Conflict,
-    Forbidden,
-    Gone,
-    Invalid,
-    NotFound,
-    RetryableError,
-    ServerError,
-    StoreError,
-    Timeout,
-    TooManyRequests,
-    Unavailable,
-)
+from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable
 from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore
 from .protocol import (
     BATCH_JOB,

@@ -15,9 +15,8 @@ re-list is compared with the cache so subscribers hear about every object that c
 
 from __future__ import annotations
 
-import builtins
-
 import asyncio
+import builtins
 import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping

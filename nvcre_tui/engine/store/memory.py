@@ -17,16 +17,7 @@ from ..clock import Clock, format_time
 from .errors import AlreadyExists, Gone, Invalid, NotFound, StoreError
 from .events import record_event as _record_event
 from .history import CLOSED, OVERFLOWED, Change, History, Watcher
-from .objects import (
-    check_preconditions,
-    identify,
-    merge_patch,
-    owner_uids,
-    parse_resource_version,
-    parse_selectors,
-    scoped_namespace,
-    spec_body,
-)
+from .objects import check_preconditions, identify, merge_patch, owner_uids, parse_resource_version, parse_selectors, scoped_namespace, spec_body
 from .persist import build_snapshot, parse_snapshot, read_json, write_json_atomically
 from .protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent, WatchEventType
 from .selectors import FieldSelector, LabelSelector

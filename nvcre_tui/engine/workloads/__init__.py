@@ -13,11 +13,11 @@ from typing import Any
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads.batch import headless_service, indexed_job
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
+from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
-from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.trainjob import train_job, training_runtime
 
 Obj = dict[str, Any]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU, RESOURCE_NIC
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.workloads.placement import Placement, child_name
 
 Obj = dict[str, Any]

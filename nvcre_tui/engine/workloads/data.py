@@ -15,9 +15,9 @@ import yaml
 from pydantic import Field, JsonValue, ValidationError
 
 from nvcre_tui.engine.api.base import WireModel
-from nvcre_tui.engine.planning.catalog import CatalogOverride, OverrideWhen
-from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.planning.catalog import CatalogOverride, OverrideWhen
 from nvcre_tui.paths import data_dir
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.workloads.placement import Placement
 from nvcre_tui.engine.api.vocabulary import LABEL_JOB, LABEL_ROLE
+from nvcre_tui.engine.workloads.placement import Placement
 
 TRAINER_GROUP_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_RESOURCES = frozenset({"trainjobs", "trainingruntimes"})

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.workloads.placement import Placement, child_name
 from nvcre_tui.engine.workloads.container import claim_template_name, config_files, config_map_name
+from nvcre_tui.engine.workloads.placement import Placement, child_name
 from nvcre_tui.engine.workloads.pod import metadata
 
 Obj = dict[str, Any]

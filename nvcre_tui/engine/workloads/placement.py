@@ -13,8 +13,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.planning.platform import fleet_summary
 from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, group_nodes, group_nodes_value
+from nvcre_tui.engine.planning.platform import fleet_summary
 
 Obj = dict[str, Any]
 # A TrainJob becomes a JobSet whose pod hostnames are <name>-launcher-0-0: keep room for that suffix

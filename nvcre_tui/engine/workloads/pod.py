@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-
+from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE
 from nvcre_tui.engine.workloads.container import extended_amounts, pod_claims, requested_nics, volumes
 from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
 from nvcre_tui.engine.workloads.placement import Placement
-from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE
 
 Obj = dict[str, Any]
 def affinity(placement: Placement, one_per_node: bool) -> Obj:

@@ -19,8 +19,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads import commands
-from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.container import env_list, worker_container
+from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, queue_label, workload_labels
 
 Obj = dict[str, Any]

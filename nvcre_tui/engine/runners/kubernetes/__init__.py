@@ -23,14 +23,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import with_condition
+from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.runners.kubernetes.create import (
-    ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind,
-)
+from nvcre_tui.engine.runners.kubernetes.create import ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 
-
 async def ssh_key_pair() -> tuple[str, str]:
     """(private, public) OpenSSH ed25519 keys from ssh-keygen; WorkloadError when it cannot."""
     from nvcre_tui.engine.workloads import WorkloadError

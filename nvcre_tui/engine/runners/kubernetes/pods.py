@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
-
+from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})

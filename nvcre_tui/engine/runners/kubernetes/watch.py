@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 from nvcre_tui.engine.store.cache import Key, WatchCache
 from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
-from nvcre_tui.engine.api.vocabulary import LABEL_JOB
-
 
 Obj = dict[str, Any]
 Wake = Callable[[Hashable], None]

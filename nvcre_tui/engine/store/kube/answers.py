@@ -8,18 +8,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from ..errors import (
-    AlreadyExists,
-    Conflict,
-    Forbidden,
-    Gone,
-    Invalid,
-    NotFound,
-    ServerError,
-    StoreError,
-    Timeout,
-    TooManyRequests,
-)
+from ..errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, ServerError, StoreError, Timeout, TooManyRequests
 from ..protocol import ResourceKind
 
 __all__ = ["Subject", "error_from_status", "error_from_answer", "parse_retry_after"]

@@ -14,7 +14,6 @@ budget; past that the retryable error (TooManyRequests, ServerError, Timeout, Un
 from __future__ import annotations
 
 import builtins
-
 import copy
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any

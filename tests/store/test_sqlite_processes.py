@@ -71,7 +71,10 @@ async def test_a_writer_killed_mid_stream_loses_no_write_that_returned(tmp_path:
     assert writer.stdout is not None
     returned = [writer.stdout.readline().split() for _ in range(300)]
     writer.send_signal(sig)
-    rest, _ = writer.communicate(timeout=GUARD_SECONDS)
+    writer.wait(timeout=GUARD_SECONDS)
+    # Read the rest through the same buffered stream readline() filled: communicate() reads the descriptor
+    # itself and would skip lines already read ahead into that buffer (writes that returned, then uncounted).
+    rest = writer.stdout.read()
     assert writer.returncode == -sig
     returned += [line.split() for line in rest.split("\n")[:-1]]  # whole lines only: a half-printed one is no proof
     with sqlite3.connect(path) as db:

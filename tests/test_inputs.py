@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.cli import main
-from nvcre_tui.cli.output import to_json
+from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_DEPTH, MAX_YAML_BYTES, load_json, load_yaml_documents, parse_json, parse_yaml_documents
 from nvcre_tui.engine.outfiles import check_writable, write_atomically

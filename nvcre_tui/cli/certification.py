@@ -7,8 +7,9 @@ import asyncio
 from typing import Any
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, open_kube_store
-from nvcre_tui.cli.output import print_table, to_json, to_yaml
+from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification, load_nodes

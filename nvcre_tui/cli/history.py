@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.cli.output import print_table, to_json
+from nvcre_tui.cli.output import print_table
+from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 
 

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments
-from nvcre_tui.cli.output import print_table, to_json
+from nvcre_tui.cli.output import print_table
+from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
-from nvcre_tui.cli.output import print_table, to_json, to_yaml
+from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
+from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.workloads.lookup import trainer_served

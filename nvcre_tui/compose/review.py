@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.cli.output import to_yaml
 from nvcre_tui.compose.form import OPTION_FIELDS, Body, Carried, Draft, certification_body, name_message, option_value, parse_selector, split_names
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.thresholds import METRICS, threshold_problems
 from nvcre_tui.engine.planning.catalog import Catalog

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nvcre_tui.cli.output import to_yaml
+from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE, rbac_objects
 from nvcre_tui.engine.kube.rbac import Grant, grants_for, rbac_allows, rule_allows
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcre_tui.cli.output import to_yaml
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
+from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests.workloads.matrix import REPRESENTATIVES, architectures, placement, run_spec

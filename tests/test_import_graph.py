@@ -110,3 +110,14 @@ def test_the_engine_and_models_import_no_textual(layer: str) -> None:
         for name in _imported(path, module) if name == "textual" or name.startswith("textual.")
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize("layer", ["engine", "compose"])
+def test_the_engine_and_models_import_no_cli(layer: str) -> None:
+    """The CLI sits on top: what it prints with comes from the engine (engine/api/serialize.py), not the reverse."""
+    offenders = [
+        f"{module} imports {name}"
+        for module, path in MODULES.items() if module.startswith(f"nvcre_tui.{layer}.") or module == f"nvcre_tui.{layer}"
+        for name in _imported(path, module) if name == "nvcre_tui.cli" or name.startswith("nvcre_tui.cli.")
+    ]
+    assert offenders == []

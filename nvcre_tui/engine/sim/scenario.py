@@ -68,7 +68,21 @@ def _check_template(template: str) -> str:
     return template
 
 
-class NodePool(_Model):
+class SoftwareBaseline(_Model):
+    """A node's software baseline (status.nodeInfo and the GPU Operator's feature-discovery labels), as a
+    pool sets it and a change alters it; None: the BASELINE default (or unchanged). Left None so a
+    scenario written before these fields compares equal to itself."""
+
+    kubelet_version: str | None = None
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime_version: str | None = None
+    driver_version: str | None = None
+    cuda_runtime_version: str | None = None
+    mig_strategy: str | None = None
+
+
+class NodePool(SoftwareBaseline):
     """`count` identical nodes named <namePrefix><index>, spread evenly over `cliques`."""
 
     count: Annotated[int, Field(ge=1, le=MAX_NODES)]
@@ -86,18 +100,9 @@ class NodePool(_Model):
     labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]] = Field(
         default_factory=dict)
     gpu_present: bool = True
-    # The software baseline (status.nodeInfo and the GPU Operator's feature-discovery labels); None: the
-    # BASELINE default. Left None so a scenario written before these fields compares equal to itself.
-    kubelet_version: str | None = None
-    kernel_version: str | None = None
-    os_image: str | None = None
-    container_runtime_version: str | None = None
-    driver_version: str | None = None
-    cuda_runtime_version: str | None = None
-    mig_strategy: str | None = None
 
 
-class NodeChange(WireModel):
+class NodeChange(SoftwareBaseline):
     """One node's Node object as the scenario changes it, from time `at` (absent: from the start).
 
     What an administrator or NVSentinel does to a Node: upgrade its driver, label, annotate or taint it.
@@ -106,13 +111,6 @@ class NodeChange(WireModel):
 
     node: str = Field(min_length=1)
     at: Duration | None = None
-    kubelet_version: str | None = None
-    kernel_version: str | None = None
-    os_image: str | None = None
-    container_runtime_version: str | None = None
-    driver_version: str | None = None
-    cuda_runtime_version: str | None = None
-    mig_strategy: str | None = None
     labels: dict[str, str | None] | None = None
     annotations: dict[str, str | None] | None = None
     taints: list[dict[str, str]] | None = None

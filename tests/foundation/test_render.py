@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from nvcre_tui.cli import main
+from tests.foundation.partition_harness import partitioned
 
 CASES = sorted(p for p in (Path(__file__).resolve().parents[1] / "cases" / "render").iterdir() if p.is_dir())
 
@@ -62,56 +63,6 @@ def test_render_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     assert "kind: Workflow" in capsys.readouterr().out
 
 
-class IdleRunner:
-    """A cluster whose pods never start (no kubelet, as under envtest): the engine plans and creates, nothing runs."""
-
-    simulated = False
-
-    async def reconcile_run(self, run: dict[str, Any]) -> float | None:
-        return None
-
-    async def logs(self, run: dict[str, Any]) -> list[str]:
-        return []
-
-    async def stop(self, run: dict[str, Any]) -> None:
-        return None
-
-    async def tick(self) -> float | None:
-        return None
-
-
-async def engine_groups(workflows: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
-    """The first-iteration groups the Workflow controller itself partitions each (status-less) Workflow into."""
-    from nvcre_tui.engine.clock import ManualClock
-    from nvcre_tui.engine.engine import Engine, engine_cache
-    from nvcre_tui.engine.planning.catalog import default_catalog
-    from nvcre_tui.engine.session import SIM_START
-    from nvcre_tui.engine.store import NODE, WORKFLOW, MemoryStore
-    from nvcre_tui.engine.store.writethrough import WriteThroughStore
-
-    clock = ManualClock(SIM_START)
-    store = MemoryStore(clock)
-    for node in nodes:  # a create drops status (a subresource): write it as the kubelet would
-        created = await store.create(NODE, node)
-        if node.get("status"):
-            await store.update_status(NODE, {**created, "status": node["status"]})
-    for workflow in workflows:
-        await store.create(WORKFLOW, {k: v for k, v in workflow.items() if k != "status"})
-    cache = engine_cache(store)
-    engine = Engine(WriteThroughStore(store, cache), clock, default_catalog(), IdleRunner(), cache=cache)
-    await cache.start()
-    try:
-        await engine.settle()
-    finally:
-        await engine.stop()
-        await cache.stop()
-    planned = {}
-    for workflow in (await store.list(WORKFLOW)).items:
-        groups = workflow["status"]["orchestration"]["groups"]
-        planned[workflow["metadata"]["name"]] = {g["name"]: g["nodes"] for g in groups}
-    return planned
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
 def test_render_shows_the_groups_the_engine_creates(case: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """What `render` (and the compose preview, which renders the same way) shows is what the Workflow runs."""
@@ -128,4 +79,10 @@ def test_render_shows_the_groups_the_engine_creates(case: Path, capsys: pytest.C
     rendered = json.loads(capsys.readouterr().out)["items"]
     shown = {wf["metadata"]["name"]: {g["name"]: g["nodes"] for g in wf["status"]["orchestration"]["groups"]} for wf in rendered}
     assert shown and all(shown.values())
-    assert asyncio.run(engine_groups(rendered, target_nodes(nodes_file, scenario_file))) == shown
+    nodes = target_nodes(nodes_file, scenario_file)
+    assert all(wf["spec"]["orchestration"]["plannedGroups"] for wf in rendered), "render records the plan in the Workflow"
+    assert {name: run.groups for name, run in asyncio.run(partitioned(rendered, nodes)).items()} == shown
+    # ... and the engine's own partition of a Workflow written without a plan agrees with it
+    unplanned = [{**wf, "spec": {**wf["spec"], "orchestration": {k: v for k, v in wf["spec"]["orchestration"].items() if k != "plannedGroups"}}}
+                 for wf in rendered]
+    assert {name: run.groups for name, run in asyncio.run(partitioned(unplanned, nodes)).items()} == shown

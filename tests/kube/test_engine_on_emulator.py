@@ -47,7 +47,11 @@ def new_kube_engine(store: ResourceStore, clock: ManualClock) -> Engine:
     return Engine(writer, clock, catalog(), SimulatedRunner(writer, clock, scenario, fleet), cache=cache)
 
 
-async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[restart.Fault]) -> tuple[list[Obj], restart.CrashingStore, int]:
+Outcome = tuple[list[Obj], restart.CrashingStore, int]
+LAST_OBJECTS: dict[str, list[Obj]] = {}  # the objects of the last run, for the tests that read more than its reports
+
+
+async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[restart.Fault]) -> Outcome:
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
@@ -79,6 +83,8 @@ async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[r
                 count += 1
         server.faults.clear()
         objects = await snapshot(admin)
+        LAST_OBJECTS.clear()
+        LAST_OBJECTS.update(objects)
         await engine_store.close()
         await admin.close()
     return [report_from(objects, name) for name in names], crashing, count
@@ -95,6 +101,13 @@ def test_injected_faults_change_nothing(name: str, tmp_path: Path) -> None:
 def test_the_emulator_run_without_faults_equals_the_embedded_run(tmp_path: Path) -> None:
     reports, crashing, _ = asyncio.run(outcome_on_emulator(tmp_path, [], []))
     restart.assert_same_outcome(reports, crashing)
+    # the plan recorded at creation survived the CRD's pruning and is what the first iteration ran
+    workflows = LAST_OBJECTS["Workflow"]
+    assert workflows
+    for wf in workflows:
+        plan = {g["name"]: g["nodes"] for g in wf["spec"]["orchestration"]["plannedGroups"]}
+        first = wf["status"]["orchestration"]["iterationHistory"][0]["groups"]
+        assert plan and plan == {g["name"]: g["nodes"] for g in first}, wf["metadata"]["name"]
 
 
 @pytest.mark.parametrize("index", range(POINTS))

@@ -436,8 +436,22 @@ class OnFailureSpec(WireModel):
     diagnose: DiagnoseSpec | None = None
 
 
+class PlannedGroup(WireModel):
+    """A group as planned when the Workflow was created: what `certification render` showed."""
+
+    name: str = Field(min_length=1)
+    nodes: list[str] = Field(min_length=1)
+    domains: list[str] | None = None
+    overflow: bool = False
+
+
 class OrchestrationSpec(WireModel):
-    """How nodes become groups and groups become Jobs."""
+    """How nodes become groups and groups become Jobs.
+
+    `plannedGroups` is the first iteration's plan, recorded by the Certification controller at creation; the
+    Workflow runs exactly these groups while every node in them is still eligible (else it partitions again and
+    says why in a PlanChanged event). A Workflow written without it is partitioned when it starts.
+    """
 
     target: TargetSpec | None = None
     topology: TopologySpec | None = None
@@ -448,6 +462,7 @@ class OrchestrationSpec(WireModel):
     nodes_per_job: Annotated[int, Field(ge=1)] | None = None
     per_node: bool = False
     test_scale: str | None = None
+    planned_groups: list[PlannedGroup] | None = None
 
 
 class StringMatch(WireModel):

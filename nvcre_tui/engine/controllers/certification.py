@@ -153,9 +153,12 @@ def _mirror(wf: Obj) -> Obj:
 
 
 def _workflow_nodes(wf: Obj) -> set[str]:
-    """Nodes of a partitioned Workflow (empty before its first partition)."""
+    """Nodes of a Workflow: planned at creation, and those it partitioned into (empty for a hand-written one
+    before its first partition)."""
     orch = (wf.get("status") or {}).get("orchestration") or {}
-    return {n for g in orch.get("groups") or [] for n in g["nodes"]} | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]}
+    planned = ((wf.get("spec") or {}).get("orchestration") or {}).get("plannedGroups") or []
+    return ({n for g in planned for n in g["nodes"]} | {n for g in orch.get("groups") or [] for n in g["nodes"]}
+            | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]})
 
 
 def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> set[str]:

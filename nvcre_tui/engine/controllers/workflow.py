@@ -101,6 +101,8 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     events = [("Normal", "GroupsPartitioned", message)]
     if excluded:
         events.append(("Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}"))
+    if plan.replanned:
+        events.append(("Warning", "PlanChanged", f"partitioned again, not as planned at creation: {plan.replanned}"))
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}, events)
 
 

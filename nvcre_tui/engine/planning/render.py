@@ -20,6 +20,7 @@ from nvcre_tui.engine.api.resources import (
     DiagnoseStatus,
     GroupStatus,
     OrchestrationStatus,
+    PlannedGroup,
     Workflow,
     WorkflowStatus,
     WorkloadRunSpec,
@@ -160,6 +161,9 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
     except PartitionError as error:
         raise RenderError(str(error), "nodesPerJob" if "nodes per job" in str(error) else None) from None
+    workflow.spec.orchestration.planned_groups = [
+        PlannedGroup(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in plan.groups
+    ]
     workflow.status = _planned(found, plan, applied)
     return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
 

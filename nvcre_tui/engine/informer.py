@@ -8,7 +8,7 @@ Successive snapshots share node-state models (engine/report/nodestates.py) that 
 from __future__ import annotations
 
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.views import SNAPSHOT_KINDS, NodeStateModels, Snapshot
+from nvcre_tui.engine.views import SNAPSHOT_KINDS, CachedJoin, NodeStateModels, Snapshot
 
 
 class Informer:
@@ -20,6 +20,7 @@ class Informer:
             raise ValueError(f"the cache does not hold {', '.join(missing)}")
         self.cache = cache
         self.models = NodeStateModels()  # node states carried from snapshot to snapshot: only changes are recomputed
+        self.join = CachedJoin(cache)  # certification views likewise: rebuilt only when one of their objects changed
 
     @property
     def version(self) -> int:
@@ -33,4 +34,6 @@ class Informer:
         """The cached objects as a Snapshot (sorted like a list: namespace, then name)."""
         lists = [self.cache.list(kind) for kind in SNAPSHOT_KINDS]
         nodes, certifications, workflows, jobs, runs = lists
-        return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version), models=self.models)
+        self.join.forget_except({cert["metadata"]["name"] for cert in certifications})
+        return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version), models=self.models,
+                        join=self.join)

@@ -5,6 +5,7 @@ Screens render these; they never read Kubernetes or the store themselves.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -12,11 +13,12 @@ from functools import cached_property
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.readmodel import CertificationView, Joined
+from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view
+from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
 
@@ -40,6 +42,44 @@ class NodeStateModels:
         return model
 
 
+class CachedJoin:
+    """The same join read from a watch cache's label indexes, kept across snapshots: a certification's view is
+    rebuilt only when the Certification, one of its Workflows or one of their Jobs changed since it was built."""
+
+    def __init__(self, cache: WatchCache) -> None:
+        missing = [label for label in (LABEL_CERTIFICATION, LABEL_WORKFLOW) if label not in cache.label_keys]
+        if missing:
+            raise ValueError(f"the cache does not index {', '.join(missing)}")
+        self.cache = cache
+        self._views: dict[str, tuple[tuple[object, ...], CertificationView]] = {}
+
+    def workflows_of(self, cert_name: str) -> list[Obj]:
+        return self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, cert_name)
+
+    def jobs_of(self, workflow_name: str) -> list[Obj]:
+        return self.cache.labelled(JOB, LABEL_WORKFLOW, workflow_name)
+
+    def view(self, cert: Obj) -> CertificationView:
+        name = str(cert["metadata"]["name"])
+        key = self._key(cert)
+        found = self._views.get(name)
+        if found is None or found[0] != key:
+            found = (key, join_view(self, cert))
+            self._views[name] = found
+        return found[1]
+
+    def forget_except(self, names: set[str]) -> None:
+        """Drop the views of certifications that are gone."""
+        for name in [name for name in self._views if name not in names]:
+            del self._views[name]
+
+    def _key(self, cert: Obj) -> tuple[object, ...]:
+        name = str(cert["metadata"]["name"])
+        versions = [self.cache.label_version(WORKFLOW, LABEL_CERTIFICATION, name)]
+        versions += [self.cache.label_version(JOB, LABEL_WORKFLOW, wf["metadata"]["name"]) for wf in self.workflows_of(name)]
+        return (id(cert), cert["metadata"].get("resourceVersion"), *versions)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Every object the console needs, read at one resourceVersion."""
@@ -52,6 +92,13 @@ class Snapshot:
     resource_version: str = "0"
     # The informer's node-state models, shared by its successive snapshots (None: compute in full).
     models: NodeStateModels | None = field(default=None, compare=False, repr=False)
+    # The informer's join over the cache, shared likewise (None: join these lists once).
+    join: Join | None = field(default=None, compare=False, repr=False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Snapshot:
+        """A detached copy: its own objects, joined from its own lists (not the informer's cache and models)."""
+        lists = {name: copy.deepcopy(getattr(self, name), memo) for name in ("nodes", "certifications", "workflows", "jobs", "runs")}
+        return Snapshot(**lists, resource_version=self.resource_version)
 
     @classmethod
     async def read(cls, store: ResourceStore) -> Snapshot:
@@ -61,9 +108,9 @@ class Snapshot:
         return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int))
 
     @cached_property
-    def joined(self) -> Joined:
-        """Workflows by certification and Jobs by Workflow, joined once per snapshot (the read model's index)."""
-        return Joined(self.workflows, self.jobs)
+    def joined(self) -> Join:
+        """Workflows by certification and Jobs by Workflow: the informer's cache join, or these lists joined once."""
+        return self.join or Joined(self.workflows, self.jobs)
 
     @cached_property
     def views(self) -> dict[str, CertificationView]:

@@ -2,7 +2,8 @@
 Jobs, in category order, with each category's recorded iterations.
 
 The join is by label, the way `kubectl get -l` would find them: Workflows by `nvcre.nvidia.com/certification`,
-Jobs by `nvcre.nvidia.com/workflow` (both indexed by the watch cache). The reports (text, JSON, JUnit, HTML),
+Jobs by `nvcre.nvidia.com/workflow`; from lists (`Joined`) or, for the console, from the watch cache's label indexes
+(`views.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
 the console's views (dashboard, map, wall, node screen) and the history archive read certifications through
 this, so they cannot disagree about which objects belong together or which iteration a group ran in.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
@@ -100,8 +101,18 @@ class CertificationView:
         return Joined(list(workflows), list(jobs)).view(cert)
 
 
+class Join(Protocol):
+    """Where a certification's Workflows and a Workflow's Jobs are found."""
+
+    def workflows_of(self, cert_name: str) -> list[Obj]: ...
+
+    def jobs_of(self, workflow_name: str) -> list[Obj]: ...
+
+    def view(self, cert: Obj) -> CertificationView: ...
+
+
 class Joined:
-    """Workflows by certification and Jobs by Workflow, indexed once."""
+    """Workflows by certification and Jobs by Workflow, indexed once from lists (a report, a history record)."""
 
     def __init__(self, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> None:
         self.workflows_by_cert: dict[str, list[Obj]] = {}
@@ -118,14 +129,19 @@ class Joined:
         return self.jobs_by_workflow.get(workflow_name, [])
 
     def view(self, cert: Obj) -> CertificationView:
-        status = cert.get("status") or {}
-        by_name = {wf["metadata"]["name"]: wf for wf in self.workflows_of(cert["metadata"]["name"])}
-        entries = status.get("categoryStatuses") or [
-            {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []
-        ]
-        categories = []
-        for entry in entries:
-            workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
-            jobs = self.jobs_of(workflow["metadata"]["name"]) if workflow is not None else []
-            categories.append(CategoryView(entry, workflow, jobs))
-        return CertificationView(cert, categories)
+        return join_view(self, cert)
+
+
+def join_view(join: Join, cert: Obj) -> CertificationView:
+    """One Certification joined to its Workflows (by the category statuses' workflowRef) and their Jobs."""
+    status = cert.get("status") or {}
+    by_name = {wf["metadata"]["name"]: wf for wf in join.workflows_of(cert["metadata"]["name"])}
+    entries = status.get("categoryStatuses") or [
+        {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []
+    ]
+    categories = []
+    for entry in entries:
+        workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
+        jobs = join.jobs_of(workflow["metadata"]["name"]) if workflow is not None else []
+        categories.append(CategoryView(entry, workflow, jobs))
+    return CertificationView(cert, categories)

@@ -74,6 +74,11 @@ class WatchCache:
         self._owned: dict[str, set[tuple[ResourceKind, Key]]] = defaultdict(set)
         self._by_uid: dict[str, tuple[ResourceKind, Key]] = {}
         self._labelled: dict[tuple[ResourceKind, str, str], set[Key]] = defaultdict(set)
+        # Per (kind, label, value): a counter that moves whenever an object with that label value changes, and the
+        # sorted list `labelled` last answered with it, so a read repeats no work for a set nothing touched.
+        self._label_versions: dict[tuple[ResourceKind, str, str], int] = defaultdict(int)
+        self._labelled_answers: dict[tuple[ResourceKind, str, str], tuple[int, builtins.list[Obj]]] = {}
+        self._listed: dict[ResourceKind, tuple[int, builtins.list[Obj]]] = {}  # the same for `list` of a whole kind
         self._subscribers: list[Subscriber] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
@@ -112,7 +117,13 @@ class WatchCache:
     def list(self, kind: ResourceKind, namespace: str | None = None) -> list[Obj]:
         """Cached objects of a kind, sorted by (namespace, name), optionally of one namespace."""
         bucket = self.objects[kind]
-        return [bucket[key] for key in sorted(bucket) if namespace is None or key[0] == namespace]
+        if namespace is not None:
+            return [bucket[key] for key in sorted(bucket) if key[0] == namespace]
+        answered = self._listed.get(kind)
+        if answered is None or answered[0] != self.kind_versions[kind]:  # the kind changed since: sort again
+            answered = (self.kind_versions[kind], [bucket[key] for key in sorted(bucket)])
+            self._listed[kind] = answered
+        return list(answered[1])
 
     def owned_by(self, uid: str, kind: ResourceKind | None = None) -> builtins.list[Obj]:
         """Objects whose ownerReferences name `uid` (optionally of one kind), sorted by name."""
@@ -127,8 +138,18 @@ class WatchCache:
     def labelled(self, kind: ResourceKind, label: str, value: str) -> builtins.list[Obj]:
         """Objects of `kind` whose label `label` is `value` (label must be one of `label_keys`)."""
         assert label in self.label_keys, f"label {label} is not indexed"
-        bucket = self.objects[kind]
-        return [bucket[key] for key in sorted(self._labelled.get((kind, label, value), ())) if key in bucket]
+        index = (kind, label, value)
+        version = self._label_versions.get(index, 0)
+        answered = self._labelled_answers.get(index)
+        if answered is None or answered[0] != version:
+            bucket = self.objects[kind]
+            answered = (version, [bucket[key] for key in sorted(self._labelled.get(index, ())) if key in bucket])
+            self._labelled_answers[index] = answered
+        return list(answered[1])
+
+    def label_version(self, kind: ResourceKind, label: str, value: str) -> int:
+        """A counter that moves whenever an object of `kind` with `label` = `value` changes (memo keys)."""
+        return self._label_versions.get((kind, label, value), 0)
 
     # ----- writes seen --------------------------------------------------------------------------------
 
@@ -178,6 +199,7 @@ class WatchCache:
             for label in self.label_keys:
                 if isinstance(labels.get(label), str):
                     self._labelled[(kind, label, labels[label])].add(key)
+                    self._label_versions[(kind, label, labels[label])] += 1
 
     def _unindex(self, kind: ResourceKind, key: Key, obj: Obj) -> None:
         uid = obj["metadata"].get("uid")
@@ -191,7 +213,12 @@ class WatchCache:
         if isinstance(labels, dict):
             for label in self.label_keys:
                 if isinstance(labels.get(label), str):
-                    self._labelled[(kind, label, labels[label])].discard(key)
+                    index = (kind, label, labels[label])
+                    self._labelled[index].discard(key)
+                    self._label_versions[index] += 1
+                    if not self._labelled[index]:  # nothing carries the value any more: forget it (versions stay)
+                        del self._labelled[index]
+                        self._labelled_answers.pop(index, None)
 
     # ----- list and watch --------------------------------------------------------------------------------
 

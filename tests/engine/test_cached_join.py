@@ -1,0 +1,112 @@
+"""The console's join over the watch cache answers exactly what the join of plain lists answers, and rebuilds a
+certification's view only when one of its own objects changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.engine import INDEXED_LABELS
+from nvcre_tui.engine.report.readmodel import CertificationView, Joined
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.views import CachedJoin
+
+Obj = dict[str, Any]
+CERTS = ("cert-a", "cert-b")
+
+
+class World:
+    """A watch cache fed by hand (the write-through path), with a resourceVersion counter."""
+
+    def __init__(self) -> None:
+        self.cache = WatchCache(MemoryStore(ManualClock(SIM_START)), (CERTIFICATION, WORKFLOW, JOB), label_keys=INDEXED_LABELS)
+        self.rv = 0
+
+    def put(self, kind: Any, name: str, labels: dict[str, str], **body: Any) -> Obj:
+        self.rv += 1
+        obj = {"metadata": {"name": name, "namespace": "default", "labels": labels, "resourceVersion": str(self.rv)}, **body}
+        self.cache.observe(kind, obj)
+        return obj
+
+    def cert(self, name: str, workflows: list[str]) -> Obj:
+        statuses = [{"domain": "d", "variant": wf, "status": "InProgress", "workflowRef": {"name": wf}} for wf in workflows]
+        return self.put(CERTIFICATION, name, {}, spec={"categories": [{"domain": "d", "variant": wf} for wf in workflows]},
+                        status={"categoryStatuses": statuses})
+
+    def workflow(self, name: str, cert: str, phase: str = "Running") -> Obj:
+        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, status={"phase": phase})
+
+    def job(self, name: str, workflow: str, phase: str = "Running") -> Obj:
+        return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, status={"phase": phase})
+
+
+def as_data(view: CertificationView) -> list[tuple[Any, ...]]:
+    return [(c.status, c.workflow, c.jobs) for c in view.categories]
+
+
+def from_lists(world: World, cert: Obj) -> CertificationView:
+    return Joined(world.cache.list(WORKFLOW), world.cache.list(JOB)).view(cert)
+
+
+def test_a_view_is_kept_until_one_of_its_own_objects_changes() -> None:
+    world = World()
+    a = world.cert("cert-a", ["wf-a"])
+    b = world.cert("cert-b", ["wf-b"])
+    world.workflow("wf-a", "cert-a")
+    world.workflow("wf-b", "cert-b")
+    world.job("wf-a-job-1", "wf-a")
+    world.job("wf-b-job-1", "wf-b")
+    join = CachedJoin(world.cache)
+    first = join.view(a)
+    assert join.view(a) is first
+    assert as_data(first) == as_data(from_lists(world, a))
+    world.job("wf-b-job-1", "wf-b", phase="Succeeded")  # another certification's Job
+    assert join.view(a) is first
+    changed = world.job("wf-a-job-1", "wf-a", phase="Failed")
+    again = join.view(a)
+    assert again is not first and again.categories[0].jobs == [changed]
+    world.job("wf-a-job-2", "wf-a")  # a new Job of the same Workflow
+    assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-1", "wf-a-job-2"]
+    world.cache.forget(JOB, {"metadata": {"name": "wf-a-job-1", "namespace": "default"}})
+    assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-2"]
+    assert as_data(join.view(b)) == as_data(from_lists(world, b))
+
+
+def test_a_join_needs_the_label_indexes() -> None:
+    with pytest.raises(ValueError, match="does not index"):
+        CachedJoin(WatchCache(MemoryStore(ManualClock(SIM_START)), (WORKFLOW, JOB)))
+
+
+STEPS = st.lists(st.tuples(st.sampled_from(["workflow", "job", "delete-job", "delete-workflow", "cert"]), st.integers(0, 3),
+                           st.integers(0, 5), st.sampled_from(["Running", "Succeeded", "Failed"])), max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(STEPS)
+def test_the_cache_join_equals_the_list_join_after_any_changes(steps: list[tuple[str, int, int, str]]) -> None:
+    world = World()
+    certs = {name: world.cert(name, [f"{name}-wf-{i}" for i in range(4)]) for name in CERTS}
+    join = CachedJoin(world.cache)
+    for action, wf_index, job_index, phase in steps:
+        cert = CERTS[wf_index % 2]
+        workflow = f"{cert}-wf-{wf_index}"
+        if action == "workflow":
+            world.workflow(workflow, cert, phase)
+        elif action == "job":
+            world.job(f"{workflow}-job-{job_index}", workflow, phase)
+        elif action == "delete-job":
+            world.cache.forget(JOB, {"metadata": {"name": f"{workflow}-job-{job_index}", "namespace": "default"}})
+        elif action == "delete-workflow":
+            world.cache.forget(WORKFLOW, {"metadata": {"name": workflow, "namespace": "default"}})
+        else:
+            certs[cert] = world.cert(cert, [f"{cert}-wf-{i}" for i in range(4)])
+        for cert_obj in certs.values():
+            assert as_data(join.view(cert_obj)) == as_data(from_lists(world, cert_obj))

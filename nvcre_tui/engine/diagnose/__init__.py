@@ -3,7 +3,8 @@
 Pure functions over data, no I/O, clock or randomness. A group test fails when it holds a faulty node, when a flaky
 node fails that time, or when it spans a degraded link (a pair of cliques, or one clique's uplink). A run is a
 sequence of rounds; each round is one wave that can really run at once: no node in two tests, at most
-maxConcurrent tests. The engine launches exactly the wave planned.
+maxConcurrent tests. The engine launches exactly the wave planned. It imports only planning.grouping (the Group it
+plans) and the leaf modules.
 
 Stages: screening (one group per clique; unlabelled nodes in chunks), inter (one representative per clique, so
 every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize),

@@ -4,6 +4,9 @@
 measurements and evidence, each node's software baseline) into `history.db`; `HistoryQuery` reads it back
 (node results across certifications, bandwidth trends, repeat offenders, staleness); `nvsentinel` reads
 NVSentinel's view of a node beside ours. Nothing here writes a cluster object.
+
+May import api, report, views (the console read model it archives from), store, controllers.conditions and
+the leaves.
 """
 
 from nvcre_tui.engine.history.archive import Archiver, attach_archiver

@@ -1,4 +1,7 @@
-"""The one way nvcre reads YAML and JSON input: bounded reads, then strict parsing (see limits.py)."""
+"""The one way nvcre reads YAML and JSON input: bounded reads, then strict parsing (see limits.py).
+
+Imports only the leaf module errors: every layer may read input through it.
+"""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ Contract, for every parser and any input text:
   `to_dict()` (JSON-ready) and `failure` (None, or a Failure with a reason and a message).
 
 Reasons: `NoDataCollected` (the input holds no result) and `WrongFormat` (it is not this tool's output).
+
+Imports nothing else from the engine: pure functions of text, so judging, the simulator and the benches share them.
 """
 
 from __future__ import annotations

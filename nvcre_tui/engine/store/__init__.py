@@ -1,4 +1,9 @@
-"""The ResourceStore: the engine's only window on the world (see protocol.py for the contract)."""
+"""The ResourceStore: the engine's only window on the world (see protocol.py for the contract).
+
+Implementations: memory (tests, benches), sqlite (the simulator's durable store), kube (a real API server over
+kubernetes-asyncio); cache.py is the one watch cache over any of them, writethrough.py feeds our own writes into
+it. Imports nothing else from the engine: everything above depends on it, never the other way.
+"""
 
 from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable
 from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore

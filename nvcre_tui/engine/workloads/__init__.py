@@ -3,6 +3,8 @@
 
 Pure functions of (WorkloadRunSpec, Placement): the Kubernetes runner creates what they return, in order;
 `nvcre certification render --workloads` prints it.
+
+May import api, planning and errors.
 """
 
 from __future__ import annotations

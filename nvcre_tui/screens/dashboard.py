@@ -7,7 +7,6 @@ moves there, enter opens a node's evidence, l its log, so each faulty node is on
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 from rich.text import Text
 from textual import on
@@ -20,6 +19,7 @@ from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, f
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import NodeState
 
 RESULT_STYLE = {"PASSED": ("✓", "verdict-passed"), "FAILED": ("✗", "verdict-failed"), "RUNNING": ("⋯", "verdict-running"), "INCOMPLETE": ("?", "verdict-inconclusive")}
@@ -85,27 +85,9 @@ class DashboardScreen(NvcreScreen):
             glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
             rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
-        self._update_table(rows)
+        update_rows(self.query_one("#certs", DataTable), rows)
         self.query_one("#empty").display = not snapshot.certifications
         self._show_failures(snapshot)
-
-    def _update_table(self, rows: Mapping[str, tuple[object, ...]]) -> None:
-        """Same certifications in the same order: only changed cells are rewritten. Otherwise the rows
-        are rebuilt, and the cursor stays on the same certification, not on the same row number."""
-        table = self.query_one("#certs", DataTable)
-        if [key.value for key in table.rows] == list(rows):
-            columns = list(table.columns)
-            for name, cells in rows.items():
-                for column, (old, new) in zip(columns, zip(table.get_row(name), cells, strict=True), strict=True):
-                    if old != new:
-                        table.update_cell(name, column, new)
-            return
-        selected = self._selected()
-        table.clear()
-        for name, cells in rows.items():
-            table.add_row(*cells, key=name)
-        if selected is not None and selected in table.rows:
-            table.move_cursor(row=table.get_row_index(selected))
 
     def _show_failures(self, snapshot: Snapshot) -> None:
         """The failures pane follows the highlighted certification."""

@@ -13,19 +13,20 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
-from nvcre_tui.engine.report.readmodel import CategoryView
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
 from nvcre_tui.widgets.rack_layout import natural_key
+from nvcre_tui.widgets.tree_sync import PlannedNode, sync
 
 Obj = dict[str, Any]
-MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Pending": "·"}
 
 
 class DrilldownScreen(NvcreScreen):
@@ -49,6 +50,7 @@ class DrilldownScreen(NvcreScreen):
         self.certification = certification
         self.focus_on = focus
         self._placed = False
+        self._shown: CertificationView | None = None  # the read model last drawn (the same object while nothing changed)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -66,26 +68,10 @@ class DrilldownScreen(NvcreScreen):
             tree.root.set_label(f"{self.certification} (not found)")
             return
         selected = tree.cursor_node.data if tree.cursor_node else None
-        expanded = {self._key(n) for n in self._walk(tree.root) if n.is_expanded}
-        tree.clear()
-        summary = (cert.get("status") or {}).get("summary") or {}
-        tree.root.set_label(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"))
-        tree.root.data = {"kind": "cert", "cert": cert}
         view = snapshot.views[self.certification]
-        for category in view.categories if (cert.get("status") or {}).get("categoryStatuses") else []:
-            status = category.status
-            if category.workflow is not None:
-                self._add_category(tree.root, category)
-            else:  # never got a Workflow (waiting for nodes, cannot render): still say why
-                why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
-                tree.root.add_leaf(f"{MARK.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
-        condition = next((c for c in (cert.get("status") or {}).get("conditions") or [] if c.get("status") == "True"), None)
-        if condition and not any(category.workflow is not None for category in view.categories):
-            tree.root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
-        tree.root.expand()
-        for node in self._walk(tree.root):
-            if self._key(node) in expanded:
-                node.expand()
+        if view is not self._shown:  # the same object while nothing of this certification changed
+            self._shown = view
+            self._sync_tree(tree, cert, view)
         target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
         if target is None and not self._placed:
             target = self._focus_target(tree.root) or next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
@@ -96,6 +82,24 @@ class DrilldownScreen(NvcreScreen):
             self.call_after_refresh(tree.move_cursor, target)
         self._show_detail(target or tree.cursor_node or tree.root)
 
+    def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView) -> None:
+        """Plan the whole tree from the read model, then bring the live Tree to it in place."""
+        summary = (cert.get("status") or {}).get("summary") or {}
+        root = PlannedNode(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"),
+                           {"kind": "cert", "cert": cert})
+        for category in view.categories if (cert.get("status") or {}).get("categoryStatuses") else []:
+            status = category.status
+            if category.workflow is not None:
+                self._add_category(root, category)
+            else:  # never got a Workflow (waiting for nodes, cannot render): still say why
+                why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
+                root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
+        condition = next((c for c in (cert.get("status") or {}).get("conditions") or [] if c.get("status") == "True"), None)
+        if condition and not any(category.workflow is not None for category in view.categories):
+            root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
+        sync(tree.root, root, self._key_of)  # in place: unchanged lines keep their node, expansion and cursor
+        tree.root.expand()
+
     def _focus_target(self, root: TreeNode[Any]) -> TreeNode[Any] | None:
         """The failed leaf of the node asked for, in its category (a verdict or the group that convicted it)."""
         if self.focus_on is None:
@@ -105,12 +109,12 @@ class DrilldownScreen(NvcreScreen):
                   and ((n.data or {}).get("workflow") or {}).get("metadata", {}).get("name") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
-    def _add_category(self, parent: TreeNode[Any], category: CategoryView) -> None:
+    def _add_category(self, parent: PlannedNode, category: CategoryView) -> None:
         wf = category.workflow
         assert wf is not None
         key = category.key
         phase, reason, _ = conditions_line(wf)
-        branch = parent.add(Text(f"{MARK.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key})
+        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key})
         orch = category.orchestration
         timeline = category.timeline
         diagnose = orch.get("diagnose") is not None
@@ -125,7 +129,7 @@ class DrilldownScreen(NvcreScreen):
                 self._add_group(holder, group, category.job_of(group), wf)
 
     @staticmethod
-    def _add_verdicts(parent: TreeNode[Any], wf: Obj, state: Obj) -> None:
+    def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj) -> None:
         """Diagnose: each node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
         rows = verdict_rows(state)
         faults = state.get("infrastructureFaults") or []
@@ -150,15 +154,15 @@ class DrilldownScreen(NvcreScreen):
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
         return text
 
-    def _add_group(self, parent: TreeNode[Any], group: Obj, job: Obj | None, wf: Obj) -> None:
+    def _add_group(self, parent: PlannedNode, group: Obj, job: Obj | None, wf: Obj) -> None:
         busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
-        text = f"{MARK.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
+        text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
         blamed = {f["name"]: f for f in ((job or {}).get("status") or {}).get("failedNodes") or []}
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
-            mark = "✗" if failure else MARK.get(group.get("phase", "Pending"), "·")
+            mark = "✗" if failure else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
             holder.add_leaf(f"{mark} {name}" + (f"  {failure['reason']}" if failure else ""),
                             data={"kind": "node", "node": name, "job": job, "group": group, "failed": bool(failure), "workflow": wf})
 

@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
+from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
@@ -29,7 +30,6 @@ from nvcre_tui.widgets.log_view import LogLines, LogView
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
 LIVE_POLL_SECONDS = 1.0
-PHASE_MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "Scheduling": "·"}
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 
 
@@ -109,7 +109,7 @@ class LogsScreen(NvcreScreen):
         status = run.get("status") or {}
         phase = status.get("phase") or "Pending"
         text.append("   Run ", style="bold")
-        text.append(printable(f"{PHASE_MARK.get(phase, '·')} {phase}", newlines=False))
+        text.append(printable(f"{PHASE_GLYPHS.get(phase, '·')} {phase}", newlines=False))
         if status.get("reason") and phase in FINISHED:
             text.append(printable(f" ({status['reason']}, exit {status.get('exitCode', '-')})", newlines=False))
         nodes = status.get("nodes") or (run.get("spec", {}).get("target") or {}).get("nodeNames") or []

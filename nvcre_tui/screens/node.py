@@ -25,6 +25,7 @@ from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label
+from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
@@ -93,18 +94,16 @@ class NodeScreen(NvcreScreen):
         self.query_one("#summary", Static).update(summary)
         self._show_archive(node)
         table = self.query_one("#results", DataTable)
-        selected = self._history[table.cursor_row]["job"] if 0 <= table.cursor_row < len(self._history) else None
-        table.clear()
         self._history = node_history(snapshot, self.node)
+        rows = {}
         for row in self._history:
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
             result = "✗ failed" if failures else ("✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
             reason = "; ".join(f"{f['reason']}" for f in failures)
-            table.add_row(row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
+            rows[row["job"]] = (row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
+        update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
-            jobs = [row["job"] for row in self._history]
-            table.move_cursor(row=jobs.index(selected) if selected in jobs else 0)  # the same job, not the same row
             self._show_evidence(table.cursor_row)
 
     # ----- archive and NVSentinel ------------------------------------------------------------------------

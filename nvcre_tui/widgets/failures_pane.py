@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import FailureRow
+from nvcre_tui.widgets.keyed_rows import update_rows
 
 FAILED_GLYPH = "✗"  # the state without colour (the map's failed glyph)
 
@@ -53,17 +54,14 @@ class FailuresPane(DataTable[Text]):
         """Show these rows; nothing happens when they are the ones shown (no flicker, cursor kept)."""
         if rows == self.failures:
             return
-        current = self.current()
         self.failures = list(rows)
-        self.clear()
+        shown = {}
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
             cells = (f"{FAILED_GLYPH} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
             # Text, not str: a DataTable reads a str as markup, and these come from the cluster's objects.
-            self.add_row(*(Text(printable(cell, newlines=False)) for cell in cells), key=self._key(row))
-        keys = [self._key(row) for row in rows]
-        if current is not None and self._key(current) in keys:
-            self.move_cursor(row=keys.index(self._key(current)))
+            shown[self._key(row)] = tuple(Text(printable(cell, newlines=False)) for cell in cells)
+        update_rows(self, shown)  # in place; the cursor stays on the same node
 
     def current(self) -> FailureRow | None:
         """The row under the cursor."""

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
 WIDTH = 66
-MARK = {"Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Pending": "·"}
 MAX_GROUP_ROWS = 12
 MAX_TAIL_LINES = 12
 
@@ -55,7 +55,7 @@ def _field(label: str, value: Any) -> str:
 
 
 def _category_rows(category: Obj) -> list[str]:
-    rows = [_field("Status", f"{MARK.get(category['status'], '?')} {category['status']}")]
+    rows = [_field("Status", f"{PHASE_GLYPHS.get(category['status'], '?')} {category['status']}")]
     if category.get("failureReason"):
         rows.append(_field("Reason", category["failureReason"]))
     if category.get("thresholdOutOfReach"):
@@ -65,7 +65,7 @@ def _category_rows(category: Obj) -> list[str]:
         word = "rounds" if category.get("diagnose") else "iterations"
         rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} {word})" if len(iterations) > 1 else "")))
         if len(iterations) > 1:
-            rows += [f"  {MARK.get(i['status'], '?')} #{i['number']} {i['status']}" + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
+            rows += [f"  {PHASE_GLYPHS.get(i['status'], '?')} #{i['number']} {i['status']}" + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
     if category.get("testScale"):
         rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
     for key, expression in sorted((category.get("thresholds") or {}).items()):

@@ -1,0 +1,29 @@
+"""A DataTable's rows brought to new contents in place: rows are keyed, and a refresh rewrites only changed cells.
+
+When the keys are the same and in the same order, only cells that changed are updated (no flicker, the cursor
+and scroll stay). Otherwise the rows are rebuilt, and the cursor stays on the same key, not on the same row number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from textual.widgets import DataTable
+
+
+def update_rows(table: DataTable[Any], rows: Mapping[str, Sequence[Any]]) -> None:
+    """Show `rows` (key -> cells, in order) in `table`."""
+    if [key.value for key in table.rows] == list(rows):
+        columns = list(table.columns)
+        for name, cells in rows.items():
+            for column, (old, new) in zip(columns, zip(table.get_row(name), cells, strict=True), strict=True):
+                if old != new:
+                    table.update_cell(name, column, new)
+        return
+    selected = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) if table.row_count else None
+    table.clear()
+    for name, cells in rows.items():
+        table.add_row(*cells, key=name)
+    if selected is not None and selected in table.rows:
+        table.move_cursor(row=table.get_row_index(selected))

@@ -32,6 +32,7 @@ from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
 from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
+TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 HIGH_CONTRAST = "nvcre-high-contrast"
 
 
@@ -107,7 +108,9 @@ class NvcreApp(ThemedApp[None]):
         if self.live:
             engine = self.session.engine
             if engine is not None and not self.policy.read_only:  # a viewer (read-only, the wall) never reconciles
-                self.run_worker(engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
+                self._run_engine()
+            if isinstance(self.session, SimSession) and not self.policy.read_only:
+                self.set_interval(TAKE_OVER_SECONDS, self.take_over, name="take-over")
             self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
         await self.refresh_snapshot()
         from nvcre_tui.screens.dashboard import DashboardScreen
@@ -117,6 +120,23 @@ class NvcreApp(ThemedApp[None]):
         if self._freeze_heap:
             freeze_heap()
 
+
+    def _run_engine(self) -> None:
+        assert self.session is not None and self.session.engine is not None
+        self.run_worker(self.session.engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
+
+    async def take_over(self) -> None:
+        """A console that views a simulator store takes the engine Lease over once its holder released it or
+        died (as `run --wait` does), and runs the engine from then on; it goes back to viewing if it loses it."""
+        session = self.session
+        if not isinstance(session, SimSession) or session.engine is not None:
+            return
+        if await session.take_over() and session.engine is not None:
+            self._run_engine()
+            self.sub_title = self._badges()
+            self.notify("No engine held the lease any more: this console took it over and runs the engine.", title="engine")
+        elif self.sub_title != self._badges():
+            self.sub_title = self._badges()  # e.g. who holds it now
 
     async def refresh_snapshot(self) -> None:
         """Take a new snapshot from the informer's cache when it changed since the last one."""

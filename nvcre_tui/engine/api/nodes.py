@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import labels_of
+
 Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
 
@@ -15,7 +17,7 @@ def node_name(node: Node) -> str:
 
 def node_labels(node: Node) -> Mapping[str, str]:
     """metadata.labels (empty when absent)."""
-    return node.get("metadata", {}).get("labels") or {}
+    return labels_of(node)
 
 
 def is_cordoned(node: Node) -> bool:

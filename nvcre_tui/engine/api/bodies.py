@@ -412,6 +412,8 @@ class ContainerStatus(TypedDict, total=False):
 
 class PodSpec(TypedDict, total=False):
     nodeName: str
+    hostname: str
+    hostNetwork: bool
     containers: list[dict[str, Any]]
     initContainers: list[dict[str, Any]]
     nodeSelector: dict[str, str]

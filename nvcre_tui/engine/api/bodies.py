@@ -164,6 +164,7 @@ class WorkloadRunSpec(TypedDict, total=False):
     mlnxPerNode: int
     nicResourceName: str
     env: list[dict[str, Any]]
+    enableMNNVL: bool
     orchestration: dict[str, Any]
     thresholds: dict[str, str]
     measurement: MeasurementSpec
@@ -503,6 +504,16 @@ def workflow_status(body: Raw) -> WorkflowStatus:
 def orchestration_of(workflow: Raw) -> OrchestrationStatus:
     """A Workflow's status.orchestration."""
     return workflow_status(workflow).get("orchestration") or {}
+
+
+def job_template_spec(workflow: Raw) -> JobSpec:
+    """A Workflow's spec.jobTemplate.spec: what every Job it creates runs."""
+    return (workflow_spec(workflow).get("jobTemplate") or {}).get("spec") or {}
+
+
+def workload_run_of(spec: JobSpec) -> WorkloadRunSpec:
+    """The WorkloadRun template in a Job spec (a Job's own, or a Workflow's job template)."""
+    return (spec.get("workload") or {}).get("workloadRun") or {}
 
 
 def job_spec(body: Raw) -> JobSpec:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from nvcre_tui.engine.api.bodies import certification_status, conditions_of, job_status, job_template_spec, meta_of, workflow_spec, workflow_status
+from nvcre_tui.engine.api.bodies import certification_status, conditions_of, job_status, job_template_spec, meta_of, orchestration_of, workflow_spec, workflow_status
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
@@ -209,8 +209,7 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _workflow_detail(wf: Obj) -> Text:
-        status = workflow_status(wf)
-        orch = status.get("orchestration") or {}
+        status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])

@@ -77,7 +77,7 @@ class LogsScreen(NvcreScreen):
         run = snapshot.run_of(self.job_name)
         self._run = run
         self.query_one("#logs-header", Static).update(self._header(snapshot, run))
-        uid = (run or {}).get("metadata", {}).get("uid")
+        uid = meta_of(run or {}).get("uid")
         if run is not None and uid != self._run_uid:  # another run under the same name: its log starts over
             if self._run_uid is not None:
                 self.view.clear()

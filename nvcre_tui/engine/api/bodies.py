@@ -13,7 +13,7 @@ Every view is total=False: the wire form leaves unset fields out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict
 
 from nvcre_tui.engine.api.resources import CategoryPhase, NodeFailureReason, Phase
 
@@ -458,16 +458,13 @@ class LeaseSpec(TypedDict, total=False):
 
 
 # --------------------------------------------------------------------------- accessors
-
-
-def _part(body: Raw, key: str) -> Any:
-    # The part itself (a view into the body), or a fresh empty dict: writes to it never reach a shared one.
-    return body.get(key) or {}
+# Each returns the part inside the body itself (a view: a write to it is a write to the body), or a fresh
+# empty dict when the part is absent or null. A raw body's values are Any, so no cast is needed here.
 
 
 def meta_of(body: Raw) -> ObjectMeta:
     """metadata."""
-    return cast(ObjectMeta, _part(body, "metadata"))
+    return body.get("metadata") or {}
 
 
 def labels_of(body: Raw) -> dict[str, str]:
@@ -482,23 +479,27 @@ def annotations_of(body: Raw) -> dict[str, str]:
 
 def conditions_of(body: Raw) -> list[Condition]:
     """status.conditions (of any kind: ours, Pods', Nodes')."""
-    return cast(list[Condition], _part(body, "status").get("conditions") or [])
+    status = body.get("status") or {}
+    return status.get("conditions") or []
+
+
+# Per kind: its spec and status.
 
 
 def certification_spec(body: Raw) -> CertificationSpec:
-    return cast(CertificationSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def certification_status(body: Raw) -> CertificationStatus:
-    return cast(CertificationStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def workflow_spec(body: Raw) -> WorkflowSpec:
-    return cast(WorkflowSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def workflow_status(body: Raw) -> WorkflowStatus:
-    return cast(WorkflowStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def orchestration_of(workflow: Raw) -> OrchestrationStatus:
@@ -517,38 +518,38 @@ def workload_run_of(spec: JobSpec) -> WorkloadRunSpec:
 
 
 def job_spec(body: Raw) -> JobSpec:
-    return cast(JobSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def job_status(body: Raw) -> JobStatus:
-    return cast(JobStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def run_spec(body: Raw) -> WorkloadRunSpec:
     """A WorkloadRun's spec."""
-    return cast(WorkloadRunSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def run_status(body: Raw) -> WorkloadRunStatus:
     """A WorkloadRun's status."""
-    return cast(WorkloadRunStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def pod_spec(body: Raw) -> PodSpec:
-    return cast(PodSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def pod_status(body: Raw) -> PodStatus:
-    return cast(PodStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def node_spec(body: Raw) -> NodeSpec:
-    return cast(NodeSpec, _part(body, "spec"))
+    return body.get("spec") or {}
 
 
 def node_status(body: Raw) -> NodeStatus:
-    return cast(NodeStatus, _part(body, "status"))
+    return body.get("status") or {}
 
 
 def lease_spec(body: Raw) -> LeaseSpec:
-    return cast(LeaseSpec, _part(body, "spec"))
+    return body.get("spec") or {}

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import labels_of
+from nvcre_tui.engine.api.bodies import labels_of, meta_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -91,7 +91,7 @@ class Archiver:
         try:
             if kind == CERTIFICATION:
                 cert = new or old
-                uid = str((cert or {}).get("metadata", {}).get("uid") or "")
+                uid = str(meta_of(cert or {}).get("uid") or "")
                 if cert is not None and uid and uid not in self._done and cond.is_terminal(cert):
                     self._pending[uid] = (cert, self._pending[uid][1] if uid in self._pending else _now())
                     if new is None:  # deleted: archive now with whatever children are still cached

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, job_status, labels_of, workflow_status
+from nvcre_tui.engine.api.bodies import certification_status, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
@@ -67,8 +67,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     """Every node that took part in (or was excluded from) one category."""
     labels = labels_of(workflow)
     category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
-    status = workflow_status(workflow)
-    orch = status.get("orchestration") or {}
+    status, orch = workflow_status(workflow), orchestration_of(workflow)
     jobs = sorted(jobs, key=_job_order)
     involved: dict[str, None] = {}
     for group in orch.get("groups") or []:

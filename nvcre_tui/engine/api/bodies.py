@@ -252,6 +252,11 @@ class JobTemplate(TypedDict, total=False):
     spec: JobSpec
 
 
+class TopologySpec(TypedDict, total=False):
+    topologyKey: str
+    strictDomain: bool
+
+
 class DiagnoseSpec(TypedDict, total=False):
     minGroupSize: int
     topologyKey: str
@@ -269,7 +274,7 @@ class OnFailureSpec(TypedDict, total=False):
 
 class OrchestrationSpec(TypedDict, total=False):
     target: TargetSpec
-    topology: dict[str, Any]
+    topology: TopologySpec
     diagnose: DiagnoseSpec
     onFailure: OnFailureSpec
     execution: ExecutionSpec

@@ -21,6 +21,7 @@ from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_inter
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of
 from nvcre_tui.engine.api.base import DNS_LABEL
+from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
@@ -97,7 +98,7 @@ async def report_of(session: Session, name: str, namespace: str, console: Consol
     workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
     workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
-    jobs = [job for job in (await session.store.list(JOB, namespace)).items if (job["metadata"].get("labels") or {}).get(LABEL_WORKFLOW) in names]
+    jobs = [job for job in (await session.store.list(JOB, namespace)).items if labels_of(job).get(LABEL_WORKFLOW) in names]
     return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
 
 
@@ -282,7 +283,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             return True
         cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         elapsed = format_duration((session.clock.now() - start).total_seconds())
-        for status in (cert.get("status") or {}).get("categoryStatuses") or []:
+        for status in certification_status(cert).get("categoryStatuses") or []:
             key = f"{status['domain']}/{status['variant']}"
             if seen.get(key) != status["status"]:
                 seen[key] = status["status"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nvcre_tui.engine.api.bodies import TargetSpec, certification_spec
 from nvcre_tui.engine.api.base import API_VERSION, ObjectMeta
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
@@ -197,7 +198,7 @@ def certification_body(draft: Draft, carried: Carried | None = None) -> Body:
     return {"apiVersion": API_VERSION, "kind": "Certification", "metadata": metadata, "spec": spec}
 
 
-def selector_text(target: Body) -> str:
+def selector_text(target: TargetSpec) -> str:
     """The string form of a target's nodeSelector and matchExpressions (for a loaded file)."""
     return str(parse_label_selector({"matchLabels": target.get("nodeSelector") or {}, "matchExpressions": target.get("matchExpressions") or []}))
 
@@ -205,7 +206,7 @@ def selector_text(target: Body) -> str:
 def draft_from_certification(cert: Certification) -> tuple[Draft, Carried]:
     """Fill the form from a parsed Certification; what the form cannot show is carried through."""
     wire = cert.to_wire()
-    spec = wire["spec"]
+    spec = certification_spec(wire)
     target = spec.get("target") or {}
     own_fields = {"target", "categories", "options"}
     inline = CategoryOptions.model_validate(CategoryOptions.set_fields(cert.spec)).to_wire()

@@ -16,11 +16,12 @@ import contextlib
 import math
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import lease_spec
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
@@ -41,7 +42,7 @@ def engine_identity(role: str = "engine") -> str:
     return f"{role}@{socket.gethostname()}/{os.getpid()}"
 
 
-def _time(spec: Obj, key: str) -> datetime | None:
+def _time(spec: Mapping[str, Any], key: str) -> datetime | None:
     value = spec.get(key)
     if not value:
         return None
@@ -65,7 +66,7 @@ class LeaseHolder:
     @classmethod
     def from_lease(cls, lease: Obj, now: datetime) -> LeaseHolder | None:
         """The holder recorded in a Lease object; None when nobody holds it."""
-        spec = lease.get("spec") or {}
+        spec = lease_spec(lease)
         identity = spec.get("holderIdentity") or ""
         if not identity:
             return None
@@ -109,7 +110,7 @@ class EngineLease:
 
     # ----- writes --------------------------------------------------------------------------------------
 
-    def _spec(self, previous: Obj, *, taking_over: bool) -> Obj:
+    def _spec(self, previous: Mapping[str, Any], *, taking_over: bool) -> Obj:
         now = format_micro_time(self.clock.now())
         spec = dict(previous)
         spec.update(holderIdentity=self.identity, leaseDurationSeconds=self.duration_seconds, renewTime=now)
@@ -134,7 +135,7 @@ class EngineLease:
         return True
 
     async def _write(self, lease: Obj, *, taking_over: bool) -> bool:
-        updated = {**lease, "spec": self._spec(lease.get("spec") or {}, taking_over=taking_over)}
+        updated = {**lease, "spec": self._spec(lease_spec(lease), taking_over=taking_over)}
         try:
             await self.store.update(LEASE, updated)  # carries the resourceVersion we read: optimistic
         except (Conflict, NotFound):
@@ -167,7 +168,7 @@ class EngineLease:
     async def release(self) -> None:
         """Give the Lease up if we hold it, so the next engine need not wait for expiry."""
         lease = await self._read()
-        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+        if lease is None or lease_spec(lease).get("holderIdentity") != self.identity:
             return
         spec = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1,
                 "renewTime": format_micro_time(self.clock.now())}

@@ -11,6 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 
+from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.controllers import conditions as cond
 
 __all__ = ["EngineMetrics", "RECONCILE_BUCKETS", "count_objects"]
@@ -27,7 +28,7 @@ def count_objects(certifications: Iterable[Obj], jobs: Iterable[Obj]) -> tuple[d
     """(certifications by report result, nvcre Jobs by phase), as `set_objects` takes them."""
     by_result: dict[str, int] = {}
     for cert in certifications:
-        result = ((cert.get("status") or {}).get("summary") or {}).get("result") or "RUNNING"
+        result = (certification_status(cert).get("summary") or {}).get("result") or "RUNNING"
         by_result[result] = by_result.get(result, 0) + 1
     by_phase: dict[str, int] = {}
     for job in jobs:

@@ -23,6 +23,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from nvcre_tui.engine.api.bodies import MeasurementSpec, job_status, job_template_spec, labels_of, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import LABEL_ITERATION, group_nodes
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
@@ -51,20 +52,20 @@ class JobRow:
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
     """The Workflow's jobs, labelled by node (single-node jobs) or group, `#n` added when iterations repeat."""
     jobs = snapshot.jobs_of(workflow_name)
-    iterations = {(j["metadata"].get("labels") or {}).get(LABEL_ITERATION) for j in jobs}
+    iterations = {labels_of(j).get(LABEL_ITERATION) for j in jobs}
     rows = []
     for job in jobs:
         meta = job["metadata"]
         nodes = group_nodes(job)
-        labels = meta.get("labels") or {}
+        labels = labels_of(job)
         label = nodes[0] if len(nodes) == 1 else f"{labels.get('nvcre.nvidia.com/group', meta['name'])} ({len(nodes)} nodes)"
         if len(iterations) > 1:
             label += f" #{labels.get('nvcre.nvidia.com/iteration')}"
         run = snapshot.run_of(meta["name"])
-        value = ((job.get("status") or {}).get("measurements") or {}).get(METRIC)
+        value = (job_status(job).get("measurements") or {}).get(METRIC)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         rows.append(JobRow(meta["name"], label, float(value) if usable and value is not None else None, run,
-                           ((run or {}).get("status") or {}).get("phase") in FINISHED, len(nodes) == 1))
+                           run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
 
@@ -124,8 +125,8 @@ class BandwidthScreen(NvcreScreen):
         if wf is None:
             title.update(Text(f"Workflow {self.workflow_name} not found", style="italic"))
             return
-        template = wf["spec"]["jobTemplate"]["spec"]
-        measurement = (template.get("workload", {}).get("workloadRun") or {}).get("measurement") or {}
+        template = job_template_spec(wf)
+        measurement = workload_run_of(template).get("measurement") or {}
         if measurement.get("parser") != "nccl":
             title.update(Text(f"{self.workflow_name}: not an nccl-tests category (parser {measurement.get('parser')}); no bandwidth to show"))
             return
@@ -146,8 +147,8 @@ class BandwidthScreen(NvcreScreen):
         self._draw_plot()
 
     @staticmethod
-    def _title(wf: Obj, measurement: Obj, rows: list[JobRow], expression: str | None) -> Text:
-        labels = wf["metadata"].get("labels") or {}
+    def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None) -> Text:
+        labels = labels_of(wf)
         text = Text.assemble(("Workflow ", "bold"), wf["metadata"]["name"], "   ",
                              f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}",
                              f" · {measurement.get('testType') or 'nccl'}   ",

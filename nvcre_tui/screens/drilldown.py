@@ -13,6 +13,16 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from nvcre_tui.engine.api.bodies import (
+    certification_status,
+    conditions_of,
+    job_status,
+    job_template_spec,
+    meta_of,
+    orchestration_of,
+    workflow_spec,
+    workflow_status,
+)
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
@@ -84,17 +94,17 @@ class DrilldownScreen(NvcreScreen):
 
     def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView) -> None:
         """Plan the whole tree from the read model, then bring the live Tree to it in place."""
-        summary = (cert.get("status") or {}).get("summary") or {}
+        summary = certification_status(cert).get("summary") or {}
         root = PlannedNode(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"),
                            {"kind": "cert", "cert": cert})
-        for category in view.categories if (cert.get("status") or {}).get("categoryStatuses") else []:
+        for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status
             if category.workflow is not None:
                 self._add_category(root, category)
             else:  # never got a Workflow (waiting for nodes, cannot render): still say why
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
                 root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
-        condition = next((c for c in (cert.get("status") or {}).get("conditions") or [] if c.get("status") == "True"), None)
+        condition = next((c for c in conditions_of(cert) if c.get("status") == "True"), None)
         if condition and not any(category.workflow is not None for category in view.categories):
             root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
         sync(tree.root, root, self._key_of)  # in place: unchanged lines keep their node, expansion and cursor
@@ -106,7 +116,7 @@ class DrilldownScreen(NvcreScreen):
             return None
         workflow, node = self.focus_on
         leaves = [n for n in self._walk(root) if (n.data or {}).get("node") == node
-                  and ((n.data or {}).get("workflow") or {}).get("metadata", {}).get("name") == workflow]
+                  and meta_of((n.data or {}).get("workflow") or {}).get("name") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
     def _add_category(self, parent: PlannedNode, category: CategoryView) -> None:
@@ -159,7 +169,7 @@ class DrilldownScreen(NvcreScreen):
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
-        blamed = {f["name"]: f for f in ((job or {}).get("status") or {}).get("failedNodes") or []}
+        blamed = {f["name"]: f for f in job_status(job or {}).get("failedNodes") or []}
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
             mark = "✗" if failure else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
@@ -178,7 +188,7 @@ class DrilldownScreen(NvcreScreen):
         # Job names carry the iteration (or diagnose round), so same-named groups of different iterations differ.
         data = data or {}
         group = data.get("group") or {}
-        return (data.get("kind", ""), (data.get("workflow") or {}).get("metadata", {}).get("name", ""), str(data.get("iteration", "")),
+        return (data.get("kind", ""), meta_of(data.get("workflow") or {}).get("name", ""), str(data.get("iteration", "")),
                 group.get("jobRef") or "", group.get("name", ""), data.get("node", ""))
 
     def _key(self, node: TreeNode[Any]) -> tuple[str, ...]:
@@ -212,17 +222,16 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _workflow_detail(wf: Obj) -> Text:
-        status = wf.get("status") or {}
-        orch = status.get("orchestration") or {}
+        status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])
         label(text, "Status", phase)
         label(text, "Reason", f"{reason}: {message}")
         label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime")))
-        label(text, "Scale", f"{wf['spec']['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")
+        label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
-        for key, expression in (wf["spec"]["jobTemplate"]["spec"].get("thresholds") or {}).items():
+        for key, expression in (job_template_spec(wf).get("thresholds") or {}).items():
             label(text, "Threshold", f"{key}: {expression}")
         for item in orch.get("excludedNodes") or []:
             label(text, "Excluded", f"{item['name']}: {item.get('message') or item['reason']}")

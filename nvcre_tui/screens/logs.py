@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
+from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
@@ -76,7 +77,7 @@ class LogsScreen(NvcreScreen):
         run = snapshot.run_of(self.job_name)
         self._run = run
         self.query_one("#logs-header", Static).update(self._header(snapshot, run))
-        uid = (run or {}).get("metadata", {}).get("uid")
+        uid = meta_of(run or {}).get("uid")
         if run is not None and uid != self._run_uid:  # another run under the same name: its log starts over
             if self._run_uid is not None:
                 self.view.clear()
@@ -106,13 +107,13 @@ class LogsScreen(NvcreScreen):
             known = any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
             text.append("   no WorkloadRun yet" if known else "   job not found", style="italic")
             return text
-        status = run.get("status") or {}
+        status = run_status(run)
         phase = status.get("phase") or "Pending"
         text.append("   Run ", style="bold")
         text.append(printable(f"{PHASE_GLYPHS.get(phase, '·')} {phase}", newlines=False))
         if status.get("reason") and phase in FINISHED:
             text.append(printable(f" ({status['reason']}, exit {status.get('exitCode', '-')})", newlines=False))
-        nodes = status.get("nodes") or (run.get("spec", {}).get("target") or {}).get("nodeNames") or []
+        nodes = status.get("nodes") or (run_spec(run).get("target") or {}).get("nodeNames") or []
         text.append("   Nodes ", style="bold")
         text.append(printable(", ".join(map(str, nodes)) or "-", newlines=False))
         return text
@@ -135,7 +136,7 @@ class LogsScreen(NvcreScreen):
         """Fetch the run's log and append what is new."""
         session = self.nvcre.session
         assert session is not None
-        uid = run.get("metadata", {}).get("uid")
+        uid = meta_of(run).get("uid")
         try:
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
@@ -148,7 +149,7 @@ class LogsScreen(NvcreScreen):
         if fresh.restart:  # an answer that shares nothing with the last: another log
             view.clear()
         view.append_lines([GAP_LINE, *fresh.lines] if fresh.gap else fresh.lines)
-        if (run.get("status") or {}).get("phase") in FINISHED:
+        if run_status(run).get("phase") in FINISHED:
             self._complete = True
             if self._poll is not None:
                 self._poll.pause()

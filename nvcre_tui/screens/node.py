@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from nvcre_tui.engine.api.bodies import meta_of
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
@@ -117,7 +118,7 @@ class NodeScreen(NvcreScreen):
             archived = query.version() if query is not None else None
         except Exception:  # noqa: BLE001 - drawn below with the reason
             archived = None
-        key = (archived, ((node or {}).get("metadata") or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)
+        key = (archived, meta_of(node or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)
         if key == self._archive_key and archived is not None:
             return  # nothing archived and nothing about the node changed: skip the database reads
         self._archive_key = key

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
+from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.controllers import conditions as cond
@@ -78,7 +79,7 @@ class WallScreen(NvcreScreen):
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
         cert = snapshot.certification(self.current) if self.current else None
-        summary = ((cert or {}).get("status") or {}).get("summary") or {}
+        summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))

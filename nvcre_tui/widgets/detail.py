@@ -5,10 +5,12 @@ Pure functions from objects to rich Text, so the same words appear on every scre
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
 
+from nvcre_tui.engine.api.bodies import conditions_of, job_status
 from nvcre_tui.engine.api.vocabulary import group_nodes, group_nodes_value
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -31,13 +33,13 @@ def label(text: Text, key: str, value: Any) -> None:
     text.append(f"{value}\n")
 
 
-def measurements_text(text: Text, measurements: Obj | None) -> None:
+def measurements_text(text: Text, measurements: Mapping[str, float] | None) -> None:
     """Append every measurement with its unit."""
     for key, value in sorted((measurements or {}).items()):
         label(text, key, f"{value:.2f} {UNITS.get(key, '')}".rstrip())
 
 
-def evidence_text(text: Text, evidence: list[Obj] | None) -> None:
+def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> None:
     """Append threshold evidence: metric, measured, expression, verdict."""
     for item in evidence or []:
         measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
@@ -49,13 +51,13 @@ def evidence_text(text: Text, evidence: list[Obj] | None) -> None:
 def conditions_line(obj: Obj) -> tuple[str, str, str]:
     """(phase, reason, message) of an object's exclusive condition."""
     phase = cond.phase(obj) or "Pending"
-    found = cond.find((obj.get("status") or {}).get("conditions"), phase) or {}
+    found = cond.find(conditions_of(obj), phase) or {}
     return phase, found.get("reason", ""), found.get("message", "")
 
 
 def job_detail(job: Obj, node: str | None = None) -> Text:
     """A Job (optionally focused on one node of it)."""
-    status = job.get("status") or {}
+    status = job_status(job)
     phase, reason, message = conditions_line(job)
     text = Text()
     label(text, "Job", job["metadata"]["name"])

@@ -5,27 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import labels_of, meta_of, node_spec
+
 Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
 
 def node_name(node: Node) -> str:
     """metadata.name."""
-    return str(node.get("metadata", {}).get("name", ""))
+    return str(meta_of(node).get("name", ""))
 
 
 def node_labels(node: Node) -> Mapping[str, str]:
     """metadata.labels (empty when absent)."""
-    return node.get("metadata", {}).get("labels") or {}
+    return labels_of(node)
 
 
 def is_cordoned(node: Node) -> bool:
     """spec.unschedulable."""
-    return bool(node.get("spec", {}).get("unschedulable"))
+    return bool(node_spec(node).get("unschedulable"))
 
 
 def node_taints(node: Node) -> list[Mapping[str, Any]]:
     """spec.taints (empty when absent)."""
-    return list(node.get("spec", {}).get("taints") or [])
+    return list(node_spec(node).get("taints") or [])
 
 
 def by_name(nodes: Sequence[Node]) -> dict[str, Node]:

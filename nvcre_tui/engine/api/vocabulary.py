@@ -14,6 +14,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import annotations_of
+
 # -- ours: labels (selectable) -------------------------------------------------------------------------------
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_CERTIFICATION = "nvcre.nvidia.com/certification"
@@ -55,7 +57,7 @@ ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures
 
 def group_nodes(obj: Mapping[str, Any]) -> list[str]:
     """The node names a Job's group-nodes annotation lists ([] when it has none)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(obj)
     text = annotations.get(ANNOTATION_GROUP_NODES) if isinstance(annotations, Mapping) else None
     return [name for name in text.split(",") if name] if isinstance(text, str) else []
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 PHASE_TYPES = ("InProgress", "Succeeded", "Failed")
 Obj = dict[str, Any]
+Conditions = Sequence[Mapping[str, Any]]  # status.conditions as read (typed views or raw dicts)
 
 
-def find(conditions: list[Obj] | None, type_: str) -> Obj | None:
+def find(conditions: Conditions | None, type_: str) -> Obj | None:
     """The condition of a type, or None (malformed entries are skipped: objects come from anyone)."""
     if not isinstance(conditions, list):
         return None
@@ -49,7 +51,7 @@ def _set(conditions: list[Obj], type_: str, status: str, reason: str, message: s
     return [c for c in conditions if c.get("type") != type_] + [updated]
 
 
-def with_phase(conditions: list[Obj] | None, type_: str, reason: str, message: str, now: str) -> list[Obj]:
+def with_phase(conditions: Conditions | None, type_: str, reason: str, message: str, now: str) -> list[Obj]:
     """`type_` True with reason/message; the other phase types False (same reason)."""
     result = [c for c in conditions if isinstance(c, dict) and isinstance(c.get("type"), str)] if isinstance(conditions, list) else []
     for other in PHASE_TYPES:
@@ -60,6 +62,7 @@ def with_phase(conditions: list[Obj] | None, type_: str, reason: str, message: s
     return sorted(result, key=lambda c: c["type"])
 
 
-def with_condition(conditions: list[Obj] | None, type_: str, status: bool, reason: str, message: str, now: str) -> list[Obj]:
+def with_condition(conditions: Conditions | None, type_: str, status: bool, reason: str, message: str, now: str) -> list[Obj]:
     """An additive condition (ValidationFailed, HardwareFailed) set True or False."""
-    return sorted(_set(list(conditions or []), type_, "True" if status else "False", reason, message, now), key=lambda c: c["type"])
+    kept = [c for c in conditions or [] if isinstance(c, dict)]  # malformed entries skipped, as in with_phase
+    return sorted(_set(kept, type_, "True" if status else "False", reason, message, now), key=lambda c: c["type"])

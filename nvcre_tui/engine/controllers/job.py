@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, job_spec, job_status, labels_of, run_status
 from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -52,7 +53,7 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         await _create_run(ctx, job)
         return None
     run = runs[0]
-    state = run.get("status") or {}
+    state = run_status(run)
     phase = state.get("phase")
     flagged = _unhealthy(job, world)
     if flagged and phase not in ("Succeeded", "Failed"):
@@ -69,11 +70,11 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     spec["target"] = {"nodeNames": group_nodes(job)}
     spec["numNodes"] = len(group_nodes(job))
     name = f"{job['metadata']['name']}-run"
-    labels = dict(job["metadata"].get("labels") or {})
+    labels = dict(labels_of(job))
     run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
     await ctx.create_child(WORKLOADRUN, job, run)
     status = {
-        "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", "WorkloadPending",
+        "conditions": cond.with_phase(conditions_of(job), "InProgress", "WorkloadPending",
                                       f"WorkloadRun {name} created on {len(group_nodes(job))} node(s); pods not running yet", ctx.now()),
         "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
     }
@@ -82,11 +83,11 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     await ctx.patch_status(JOB, job, status)
 
 
-async def _pending(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     return None  # the status written with the run says so already; the run's first change wakes this Job
 
 
-async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     grace = float(job["spec"].get("schedulingStallGraceSeconds", 300))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
     blocked = state.get("blockedNodes") or group_nodes(job)
@@ -98,8 +99,8 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | N
     return grace - waited  # still WorkloadPending, as written with the run
 
 
-async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
-    started = state.get("startTime") or (job.get("status") or {}).get("workloadStartTime") or ctx.now()
+async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
+    started = state.get("startTime") or job_status(job).get("workloadStartTime") or ctx.now()
     budget = parse_duration(job["spec"].get("timeout") or "24h")
     elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
     if elapsed >= budget and await _still(ctx, run, "Running"):
@@ -112,7 +113,7 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None
     return budget - elapsed
 
 
-async def _failed(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)
     # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,
@@ -131,7 +132,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
     return None
 
 
-async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | None:
+async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     lines = await ctx.runner.logs(run)
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
@@ -145,7 +146,7 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: Obj) -> float | No
         failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
         return None
-    thresholds = job["spec"].get("thresholds") or {}
+    thresholds = job_spec(job).get("thresholds") or {}
     completed = "; ".join(("workload completed", *result.notes))  # "passed, 7 of 8 tests skipped" stays visible
     if not thresholds:
         await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result)
@@ -174,14 +175,14 @@ async def _still(ctx: Context, run: Obj, phase: str) -> bool:
         fresh = await ctx.store.get(WORKLOADRUN, run["metadata"]["name"], run["metadata"].get("namespace"))
     except NotFound:
         return False
-    return (fresh.get("status") or {}).get("phase") == phase
+    return run_status(fresh).get("phase") == phase
 
 
 _PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, "Failed": _failed, "Succeeded": _succeeded}
 
 
 async def _progress(ctx: Context, job: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
-    conditions = cond.with_phase((job.get("status") or {}).get("conditions"), "InProgress", reason, message, ctx.now())
+    conditions = cond.with_phase(conditions_of(job), "InProgress", reason, message, ctx.now())
     await ctx.patch_status(JOB, job, {"conditions": conditions, **(extra or {})})
 
 
@@ -191,12 +192,12 @@ async def _finish(
     validation: tuple[str, str] | None = None, evidence: list[Obj] | None = None, validation_failed: bool = False,
 ) -> None:
     now = ctx.now()
-    conditions = cond.with_phase((job.get("status") or {}).get("conditions"), phase, reason, message, now)
+    conditions = cond.with_phase(conditions_of(job), phase, reason, message, now)
     if hardware:
         conditions = cond.with_condition(conditions, "HardwareFailed", True, reason, message, now)
     if validation:
         conditions = cond.with_condition(conditions, "ValidationFailed", validation_failed, validation[0], validation[1], now)
-    fallback = cond.find((run.get("status") or {}).get("conditions"), "BatchFallback")
+    fallback = cond.find(conditions_of(run), "BatchFallback")
     if fallback and fallback.get("status") == "True":  # the runner used batch/v1 instead of Kubeflow Trainer: the report says so
         conditions = cond.with_condition(conditions, "BatchFallback", True, fallback.get("reason") or "TrainerNotServed",
                                          fallback.get("message") or "", now)
@@ -206,7 +207,7 @@ async def _finish(
     if evidence:
         status["evidence"] = evidence
     if log is not None and (phase == "Failed"):
-        state = run.get("status") or {}
+        state = run_status(run)
         tail = "\n".join(log[-TAIL_LINES:])[-4096:]
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
@@ -214,16 +215,16 @@ async def _finish(
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
     warning = phase == "Failed" or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])
-    if phase == "Failed" and (run.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+    if phase == "Failed" and run_status(run).get("phase") not in ("Succeeded", "Failed"):
         await ctx.runner.stop(run)  # the engine's sweep also stops runs of failed Jobs, should this be cut short
 
 
 def _parser(job: Obj) -> str:
-    return ((job["spec"]["workload"]["workloadRun"].get("measurement") or {}).get("parser")) or "none"
+    return (job_spec(job)["workload"]["workloadRun"].get("measurement") or {}).get("parser") or "none"
 
 
 def _health_expression(job: Obj) -> str:
-    return ((job["spec"].get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression") or DEFAULT_NODE_HEALTH
+    return ((job_spec(job).get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression") or DEFAULT_NODE_HEALTH
 
 
 def _unhealthy(job: Obj, world: World) -> list[str]:

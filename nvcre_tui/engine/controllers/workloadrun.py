@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import run_status
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 
@@ -14,7 +15,7 @@ FINISHED = ("Succeeded", "Failed")
 
 def run_finished(run: Obj) -> bool:
     """The run reached Succeeded or Failed."""
-    return (run.get("status") or {}).get("phase") in FINISHED
+    return run_status(run).get("phase") in FINISHED
 
 
 async def reconcile_workloadrun(ctx: Context, run: Obj, world: World) -> float | None:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import labels_of, meta_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -90,7 +91,7 @@ class Archiver:
         try:
             if kind == CERTIFICATION:
                 cert = new or old
-                uid = str((cert or {}).get("metadata", {}).get("uid") or "")
+                uid = str(meta_of(cert or {}).get("uid") or "")
                 if cert is not None and uid and uid not in self._done and cond.is_terminal(cert):
                     self._pending[uid] = (cert, self._pending[uid][1] if uid in self._pending else _now())
                     if new is None:  # deleted: archive now with whatever children are still cached
@@ -129,7 +130,7 @@ class Archiver:
     def _workflows(self, cert: Obj) -> list[Obj]:
         meta = cert["metadata"]
         found = self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, meta["name"]) if LABEL_CERTIFICATION in self.cache.label_keys else \
-            [wf for wf in self.cache.list(WORKFLOW) if (wf["metadata"].get("labels") or {}).get(LABEL_CERTIFICATION) == meta["name"]]
+            [wf for wf in self.cache.list(WORKFLOW) if labels_of(wf).get(LABEL_CERTIFICATION) == meta["name"]]
         return [wf for wf in found if wf["metadata"].get("namespace") == meta.get("namespace")
                 and any(ref.get("uid") == meta.get("uid") for ref in wf["metadata"].get("ownerReferences") or [])]
 

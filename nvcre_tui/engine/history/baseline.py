@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import labels_of, node_status
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT, LABEL_MIG_STRATEGY
 
 Baseline = dict[str, str]
@@ -36,8 +37,8 @@ def _version(labels: Mapping[str, str], full: str, current: tuple[str, ...], dep
 
 def baseline_of(node: Mapping[str, Any]) -> Baseline:
     """The node's baseline: only the fields the Node states (an absent label is not a version)."""
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    info = (node.get("status") or {}).get("nodeInfo") or {}
+    labels = labels_of(node)
+    info = node_status(node).get("nodeInfo") or {}
     found: dict[str, str | None] = {field: info.get(key) for field, key in NODE_INFO.items()}
     found["driver"] = _version(labels, "nvidia.com/cuda.driver-version.full",
                                tuple(f"nvidia.com/cuda.driver-version.{p}" for p in ("major", "minor", "revision")),

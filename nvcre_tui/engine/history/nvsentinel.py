@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of, node_spec
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_NVSENTINEL_FAILURES, LABEL_NVSENTINEL_REQUEST, LABEL_NVSENTINEL_STATE, TAINT_NVSENTINEL_FAILED
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
@@ -108,9 +109,9 @@ def requests_for(name: str, requests: Sequence[Obj]) -> list[Request]:
 
 def sentinel_view(node: Mapping[str, Any], requests: Sequence[Obj] = ()) -> SentinelView:
     """NVSentinel's view of one Node (and of the ValidationRequests naming it)."""
-    metadata = node.get("metadata") or {}
-    labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
-    taint = next((t for t in (node.get("spec") or {}).get("taints") or [] if isinstance(t, dict) and t.get("key") == TAINT_NVSENTINEL_FAILED), None)
+    metadata = meta_of(node)
+    labels, annotations = labels_of(node), annotations_of(node)
+    taint = next((t for t in node_spec(node).get("taints") or [] if isinstance(t, dict) and t.get("key") == TAINT_NVSENTINEL_FAILED), None)
     failures, note = _failures(annotations.get(ANNOTATION_NVSENTINEL_FAILURES))
     return SentinelView(labels.get(LABEL_NVSENTINEL_STATE), annotations.get(LABEL_NVSENTINEL_REQUEST),
                         f"{taint['key']}={taint.get('value', '')}:{taint.get('effect', '')}" if taint else None,

@@ -8,10 +8,11 @@ diagnose bisection, the smallest group it was measured in).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import certification_status, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
@@ -32,7 +33,7 @@ class NodeResult:
     reason: str = ""
     message: str = ""
     measurements: dict[str, float] = field(default_factory=dict)
-    evidence: list[Obj] = field(default_factory=list)
+    evidence: list[Mapping[str, Any]] = field(default_factory=list)
     jobs: list[Obj] = field(default_factory=list)
 
     @property
@@ -57,17 +58,16 @@ class CertRecord:
 
 
 def _job_order(job: Obj) -> tuple[int, str, str]:
-    labels = job["metadata"].get("labels") or {}
+    labels = labels_of(job)
     iteration = labels.get(LABEL_ITERATION) or "0"
     return (int(iteration) if iteration.isdigit() else 0, job["metadata"].get("creationTimestamp") or "", job["metadata"]["name"])
 
 
 def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Sequence[Obj]) -> list[NodeResult]:
     """Every node that took part in (or was excluded from) one category."""
-    labels = workflow["metadata"].get("labels") or {}
+    labels = labels_of(workflow)
     category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
-    status = workflow.get("status") or {}
-    orch = status.get("orchestration") or {}
+    status, orch = workflow_status(workflow), orchestration_of(workflow)
     jobs = sorted(jobs, key=_job_order)
     involved: dict[str, None] = {}
     for group in orch.get("groups") or []:
@@ -87,13 +87,13 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
         state, detail = states.get(name, ("untested", ""))
         mine = [job for job in jobs if name in group_nodes(job)]
         rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(group_nodes(job)),
-                 "measurements": (job.get("status") or {}).get("measurements") or {},
-                 "failures": [f for f in (job.get("status") or {}).get("failedNodes") or [] if f.get("name") == name]}
+                 "measurements": job_status(job).get("measurements") or {},
+                 "failures": [f for f in job_status(job).get("failedNodes") or [] if f.get("name") == name]}
                 for job in mine]
         measured = [row["measurements"] for row in rows if row["measurements"]]
-        blame = failed.get(name) or excluded.get(name) or next((f for row in reversed(rows) for f in row["failures"]), None) or {}
+        blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or next((f for row in reversed(rows) for f in row["failures"]), None) or {}
         evidence = blame.get("evidence") or next((f.get("evidence") for row in reversed(rows) for f in row["failures"] if f.get("evidence")), None) \
-            or ((mine[-1].get("status") or {}).get("evidence") if mine else None) or []
+            or (job_status(mine[-1]).get("evidence") if mine else None) or []
         results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
                                   dict(measured[-1]) if measured else {}, list(evidence), rows))
     return results
@@ -106,6 +106,6 @@ def build_record(cert: Obj, workflows: Sequence[Obj], jobs_by_workflow: dict[str
     results = [r for wf in workflows for r in category_results(cert, wf, jobs_by_workflow.get(wf["metadata"]["name"], []), nodes)]
     involved = {r.node for r in results}
     baselines = {node_name(n): baseline_of(n) for n in nodes if node_name(n) in involved}
-    status = cert.get("status") or {}
+    status = certification_status(cert)
     return CertRecord(cert["metadata"].get("uid") or "", cert["metadata"]["name"], cert["metadata"].get("namespace") or "",
                       report["result"], status.get("startTime"), status.get("completionTime"), report, results, baselines)

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import meta_of
+
 __all__ = ["HostEngine", "hostengine_targets", "hostengine_found"]
 
 DEFAULT_PORT = 5555
@@ -68,7 +70,7 @@ def hostengine_targets(entries: Mapping[str, Any]) -> list[HostEngine]:
 def hostengine_found(target: HostEngine, services: Iterable[Mapping[str, Any]]) -> bool:
     """Whether `services` (listed Service objects) serve the target: that name, namespace and port."""
     for service in services:
-        meta = service.get("metadata") or {}
+        meta = meta_of(service)
         if meta.get("name") == target.service and meta.get("namespace") == target.namespace:
             ports = ((service.get("spec") or {}).get("ports")) or []
             return any(int(p.get("port") or 0) == target.port for p in ports if isinstance(p, Mapping))

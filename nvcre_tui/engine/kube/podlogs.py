@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import pod_status
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError
 from nvcre_tui.engine.store.kube.answers import Subject
@@ -87,7 +88,7 @@ class PodLogReader:
         self._logs.move_to_end(key)
         if log.final:
             return log.lines()
-        ended = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        ended = pod_status(pod).get("phase") in ("Succeeded", "Failed")
         try:
             await self._fetch(meta["namespace"], meta["name"], container, log)
             log.final = ended

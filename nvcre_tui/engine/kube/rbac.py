@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import meta_of
 from nvcre_tui.engine.store.protocol import NVCRE_GROUP
 
 __all__ = [
@@ -135,7 +136,7 @@ def rbac_allows(grants: Iterable[Grant | Mapping[str, Any]], verb: str, api_grou
 
 
 def _is_subject(binding: Mapping[str, Any], namespace: str, service_account: str) -> bool:
-    binding_ns = (binding.get("metadata") or {}).get("namespace")
+    binding_ns = meta_of(binding).get("namespace")
     for subject in binding.get("subjects") or []:
         subject_ns = subject.get("namespace") or (binding_ns if binding["kind"] == "RoleBinding" else None)
         if subject.get("kind") == "ServiceAccount" and subject.get("name") == service_account and subject_ns == namespace:

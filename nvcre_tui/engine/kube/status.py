@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
@@ -136,13 +137,12 @@ def crd_state(name: str, crd: Obj | None, expected_hash: str | None = None) -> C
     """What a stored CRD (None: absent) says about itself."""
     if crd is None:
         return CrdState(name, False, expected_hash=expected_hash)
-    conditions = (crd.get("status") or {}).get("conditions") or []
+    conditions = conditions_of(crd)
     established = any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
     versions = [v["name"] for v in (crd.get("spec") or {}).get("versions") or [] if v.get("served", True)]
-    metadata = crd.get("metadata") or {}
-    labels = metadata.get("labels") or {}
+    labels = labels_of(crd)
     release = next((labels[key] for key in VERSION_LABELS if labels.get(key)), None)
-    return CrdState(name, True, established, versions, (metadata.get("annotations") or {}).get(ANNOTATION_SCHEMA_HASH),
+    return CrdState(name, True, established, versions, annotations_of(crd).get(ANNOTATION_SCHEMA_HASH),
                     expected_hash, release)
 
 
@@ -164,8 +164,8 @@ def _lease_state(holder: LeaseHolder | None, now: datetime) -> LeaseState | None
 
 
 def _is_gpu_node(node: Obj) -> bool:
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    capacity = (node.get("status") or {}).get("capacity") or {}
+    labels = labels_of(node)
+    capacity = node_status(node).get("capacity") or {}
     try:
         gpus = int(str(capacity.get(RESOURCE_GPU, "0")))
     except ValueError:
@@ -198,7 +198,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                 if await _read(unknown, "gpuOperator", _get(store, CRD, name), None) is not None]
     evidence += [f"namespace {name}" for name in GPU_OPERATOR_NAMESPACES
                  if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
-    labelled = sum(1 for node in node_items if ((node.get("metadata") or {}).get("labels") or {}).get(LABEL_GPU_PRESENT) == "true")
+    labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true")
     if labelled:
         evidence.append(f"{labelled} nodes labelled {LABEL_GPU_PRESENT}=true")
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import job_template_spec, labels_of, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.report.readmodel import Joined
 
@@ -213,19 +214,19 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
     curves: dict[str, dict[str, dict[int, float]]] = {}
     notes: dict[str, str] = {}
     for wf in workflows:
-        labels = wf["metadata"].get("labels") or {}
+        labels = labels_of(wf)
         key = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
-        measurement = (((wf.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("workload", {}).get("workloadRun", {}).get("measurement") or {}
+        measurement = workload_run_of(job_template_spec(wf)).get("measurement") or {}
         if measurement.get("parser") != "nccl":
             continue
         found: dict[str, dict[int, float]] = {}
         problems = []
         for job in joined.jobs_of(wf["metadata"]["name"]):
             run = by_run.get(f"{job['metadata']['name']}-run")
-            if run is None or ((run.get("status") or {}).get("phase") not in ("Succeeded", "Failed")):
+            if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
                 continue
             nodes = group_nodes(job)
-            label = nodes[0] if len(nodes) == 1 else f"{(job['metadata'].get('labels') or {}).get(LABEL_GROUP, job['metadata']['name'])} ({len(nodes)} nodes)"
+            label = nodes[0] if len(nodes) == 1 else f"{labels_of(job).get(LABEL_GROUP, job['metadata']['name'])} ({len(nodes)} nodes)"
             try:
                 result = parse_nccl(await logs.lines(run))
             except ParseError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import certification_status, conditions_of, job_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -61,7 +62,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
             if busbw is not None or failed:
                 bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed})
             if failed:
-                status = job.get("status") or {}
+                status = job_status(job)
                 failed_groups.append({
                     "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
                     "message": _failure_message(job), "failedNodes": status.get("failedNodes") or [], "failureLog": status.get("failureLog"),
@@ -71,7 +72,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
 
 def _failure_message(job: Obj) -> str:
     """The Job's Failed message, then HardwareFailed, then ValidationFailed (ADR-071's order)."""
-    conditions = (job.get("status") or {}).get("conditions")
+    conditions = conditions_of(job)
     for type_ in ("Failed", "HardwareFailed", "ValidationFailed"):
         found = cond.find(conditions, type_)
         if found and found.get("status") == "True":
@@ -91,7 +92,7 @@ def _cliques(category: CategoryView) -> list[Obj]:
 
 
 def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
-    values = [j["status"]["measurements"] for j in jobs if (j.get("status") or {}).get("measurements", {}).get("busBandwidthGBps") is not None]
+    values = [j["status"]["measurements"] for j in jobs if job_status(j).get("measurements", {}).get("busBandwidthGBps") is not None]
     if not values:
         return None
     bus = [v["busBandwidthGBps"] for v in values]
@@ -101,7 +102,7 @@ def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
 
 def _training(jobs: Sequence[Obj]) -> Obj | None:
     keys = ("goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
-    values = [j["status"]["measurements"] for j in jobs if any(k in ((j.get("status") or {}).get("measurements") or {}) for k in keys)]
+    values = [j["status"]["measurements"] for j in jobs if any(k in (job_status(j).get("measurements") or {}) for k in keys)]
     if not values:
         return None
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
@@ -109,12 +110,12 @@ def _training(jobs: Sequence[Obj]) -> Obj | None:
 
 def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
     """DCGM runs: how many nodes ran the suite, and every pass that skipped tests (not a clean pass)."""
-    ran = [j for j in jobs if "diagTestsRun" in ((j.get("status") or {}).get("measurements") or {})]
+    ran = [j for j in jobs if "diagTestsRun" in (job_status(j).get("measurements") or {})]
     if not ran:
         return None
     marked = []
     for job in sorted(ran, key=lambda j: j["metadata"]["name"]):
-        status = job.get("status") or {}
+        status = job_status(job)
         values = status["measurements"]
         skipped = int(values.get("diagTestsSkipped") or 0)
         if skipped and cond.phase(job) == "Succeeded":
@@ -133,9 +134,9 @@ def category_report(category: CategoryView) -> Obj:
         row["failureReason"] = status.get("message") or status.get("reason")
     if workflow is None:
         return row
-    wf_status = workflow.get("status") or {}
+    wf_status = workflow_status(workflow)
     orch = category.orchestration
-    spec = workflow["spec"]
+    spec = workflow_spec(workflow)
     thresholds = (spec["jobTemplate"]["spec"].get("thresholds")) or {}
     bandwidth, failed_groups, iterations = _group_rows(category, thresholds.get("busBandwidthGBps"))
     row.update({
@@ -166,7 +167,7 @@ BATCH_FALLBACK = "BatchFallback"  # the Certification / Job condition the Kubern
 def workload_fallback(objects: Sequence[Obj]) -> str | None:
     """Why the workloads ran as batch/v1 Jobs instead of Kubeflow Trainer TrainJobs (None: they did not)."""
     for obj in objects:
-        found = cond.find((obj.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+        found = cond.find(conditions_of(obj), BATCH_FALLBACK)
         if found and found.get("status") == "True":
             return str(found.get("message") or "ran as batch/v1 Jobs: Kubeflow Trainer is not installed")
     return None
@@ -180,7 +181,7 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
 def report_of(view: CertificationView) -> Obj:
     """The whole report of one Certification from the read model."""
     cert = view.cert
-    status = cert.get("status") or {}
+    status = certification_status(cert)
     categories = [category_report(category) for category in view.categories]
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import run_status
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
@@ -63,7 +64,7 @@ class SimulatedRunner:
 
     async def reconcile_run(self, run: Obj) -> float | None:
         """Scheduling -> Running -> Succeeded / Failed as simulated time passes; seconds to the next change."""
-        if (run.get("status") or {}).get("phase") in FINISHED:
+        if run_status(run).get("phase") in FINISHED:
             return None
         try:
             return await self._reconcile(run, RunSpec.from_run(run))
@@ -73,7 +74,7 @@ class SimulatedRunner:
             return None
 
     async def _reconcile(self, run: Obj, spec: RunSpec) -> float | None:
-        state = run.get("status") or {}
+        state = run_status(run)
         now = self.clock.now()
         if state.get("phase") not in ("Scheduling", "Running"):
             plan = await self._plan(spec, run, now)
@@ -126,7 +127,7 @@ class SimulatedRunner:
             current = await self.store.get(WORKLOADRUN, meta["name"], meta.get("namespace"))
         except NotFound:
             return
-        if (current.get("status") or {}).get("phase") in FINISHED:
+        if run_status(current).get("phase") in FINISHED:
             return
         await self._patch(current, {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
                                     "message": "stopped by the engine", "completionTime": format_time(self.clock.now())})
@@ -139,7 +140,7 @@ class SimulatedRunner:
 
     async def logs(self, run: Obj) -> list[str]:
         """The launcher's log as kubelet serves it: up to now while running, up to the end once finished."""
-        state = run.get("status") or {}
+        state = run_status(run)
         if not state.get("startTime"):
             return []
         start = parse_time(state["startTime"])

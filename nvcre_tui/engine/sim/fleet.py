@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import node_spec
 from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
@@ -168,7 +169,7 @@ class SimulatedFleet:
         except NotFound:
             self._cordoned.add(name)
             return
-        if not (node.get("spec") or {}).get("unschedulable"):
+        if not node_spec(node).get("unschedulable"):
             node.setdefault("spec", {})["unschedulable"] = True
             try:
                 await self.store.update(NODE, node)

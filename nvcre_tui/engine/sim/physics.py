@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from nvcre_tui.engine.api.bodies import run_spec
 from nvcre_tui.engine.sim.outputs.dcgm import LEVEL4_TESTS, GpuOutcome
 from nvcre_tui.engine.sim.outputs.nccl import bus_factor
 from nvcre_tui.engine.sim.outputs.training import StepSample
@@ -26,6 +27,7 @@ from nvcre_tui.engine.sim.scenario import Fault, Scenario, build_pools
 from nvcre_tui.engine.units import parse_duration, parse_max_bytes
 
 Obj = Mapping[str, Any]
+FRAMEWORKS: tuple[Literal["mpi", "exec", "torch"], ...] = ("mpi", "exec", "torch")  # the order the simulator picks one in
 MAX_SIZES = 4096  # a sweep longer than this is a mistake in the args, not a test
 XID_TEXT = {79: "GPU has fallen off the bus", 48: "Double Bit ECC Error", 94: "Contained ECC error",
             95: "Uncontained ECC error", 74: "NVLink Error", 119: "Timeout waiting for RPC from GSP"}
@@ -70,12 +72,12 @@ class RunSpec:
     def from_run(cls, run: Obj) -> RunSpec:
         """Read a WorkloadRun (Kubernetes JSON); PlanError names what is missing."""
         name = run["metadata"]["name"]
-        spec = run.get("spec") or {}
-        nodes = tuple(((spec.get("target") or {}).get("nodeNames")) or ())
+        spec = run_spec(run)
+        nodes = tuple((spec.get("target") or {}).get("nodeNames") or ())
         if not nodes:
             raise PlanError(f"WorkloadRun {name}: spec.target.nodeNames is empty: the simulator needs the nodes to run on")
         framework = spec.get("framework") or {}
-        kind = next((k for k in ("mpi", "exec", "torch") if framework.get(k)), None)
+        kind = next((k for k in FRAMEWORKS if framework.get(k)), None)
         if kind is None:
             raise PlanError(f"WorkloadRun {name}: spec.framework: set one of mpi, exec or torch")
         body = framework[kind]

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import with_condition
@@ -89,7 +90,7 @@ class KubernetesRunner:
     # ----------------------------------------------------------------------- lifecycle
 
     async def reconcile_run(self, run: Obj) -> float | None:
-        state = run.get("status") or {}
+        state = run_status(run)
         if state.get("phase") in FINISHED:
             return None
         try:
@@ -148,7 +149,7 @@ class KubernetesRunner:
         patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
         if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
-            patch["conditions"] = with_condition((run.get("status") or {}).get("conditions"), BATCH_FALLBACK, True,
+            patch["conditions"] = with_condition(conditions_of(run), BATCH_FALLBACK, True,
                                                  FALLBACK_REASON, FALLBACK_MESSAGE, now)
         return await self._patch(run, patch)
 
@@ -185,7 +186,7 @@ class KubernetesRunner:
         except NotFound:
             return
         owner = await owner_of(self.store, current)
-        if (current.get("status") or {}).get("phase") not in FINISHED:
+        if run_status(current).get("phase") not in FINISHED:
             await self.logs(current)
             pod = await self.result_pod(current)
             patch: Obj = {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
@@ -194,7 +195,7 @@ class KubernetesRunner:
                 patch["logRef"] = pod["metadata"]["name"]
             await self._patch(current, patch)
         self.pods.forget(current)
-        if (current.get("status") or {}).get("phase") != "Succeeded":
+        if run_status(current).get("phase") != "Succeeded":
             await self._delete_workload(current, owner, await self.trainer())
 
     async def tick(self) -> float | None:
@@ -214,17 +215,16 @@ class KubernetesRunner:
     async def log_origin(self, run: Obj) -> tuple[str, str, str | None] | None:
         """(pod, container, node) of the log `logs` reads; None before the pod exists."""
         pod = await self.result_pod(run)
-        return None if pod is None else (pod["metadata"]["name"], _container(pod), (pod.get("spec") or {}).get("nodeName"))
+        return None if pod is None else (pod["metadata"]["name"], _container(pod), pod_spec(pod).get("nodeName"))
 
     async def result_pod(self, run: Obj) -> Obj | None:
         """The pod whose log carries the result (or the one `status.logRef` names), as last seen in the pod
         cache (it outlives its deletion here)."""
         uid = run["metadata"].get("uid", "")
         pod = self._result_pods.get(uid)
-        named = (run.get("status") or {}).get("logRef")
+        named = run_status(run).get("logRef")
         if pod is None or not pod_node(pod) or (named and pod["metadata"]["name"] != named):
-            spec = run.get("spec") or {}
-            launcher = bool((spec.get("framework") or {}).get("mpi")) and await self.trainer()
+            launcher = bool((run_spec(run).get("framework") or {}).get("mpi")) and await self.trainer()
             await self.pods.start()
             owner = await owner_of(self.store, run)
             pods = self.pods.pods(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
@@ -272,20 +272,20 @@ class KubernetesRunner:
 
 
 def _container(pod: Obj) -> str:
-    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    names = [c.get("name") for c in pod_spec(pod).get("containers") or []]
     return CONTAINER if CONTAINER in names or not names else str(names[0])
 
 
 def termination_messages(pod: Obj) -> list[str]:
     """The containers' termination messages (terminationMessagePath): the fallback when no log is readable."""
     lines = []
-    for container in (pod.get("status") or {}).get("containerStatuses") or []:
+    for container in pod_status(pod).get("containerStatuses") or []:
         ended = (container.get("state") or {}).get("terminated") or {}
         lines += [line for line in (ended.get("message") or "").splitlines() if line.strip()]
     return lines
 
 
-def _progress(state: Obj, verdict: Verdict, now: str) -> Obj:
+def _progress(state: WorkloadRunStatus, verdict: Verdict, now: str) -> Obj:
     """The status patch for a run still Scheduling / Running: only what changed (no write per poll)."""
     patch: Obj = {}
     if verdict.phase == "Running" and state.get("phase") != "Running":

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
 from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 
@@ -44,21 +45,21 @@ class Verdict:
 
 
 def pod_node(pod: Obj) -> str | None:
-    return (pod.get("spec") or {}).get("nodeName") or None
+    return pod_spec(pod).get("nodeName") or None
 
 
-def _conditions(pod: Obj) -> dict[str, Obj]:
-    return {str(c.get("type")): c for c in (pod.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+def _conditions(pod: Obj) -> dict[str, Condition]:
+    return {str(c.get("type")): c for c in conditions_of(pod) if isinstance(c, dict)}
 
 
-def _containers(pod: Obj) -> list[Obj]:
-    status = pod.get("status") or {}
+def _containers(pod: Obj) -> list[ContainerStatus]:
+    status = pod_status(pod)
     return [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
 
 
 def is_result_pod(pod: Obj, launcher: bool) -> bool:
     """The pod whose log carries the result: the MPI launcher under the Trainer, else completion index 0."""
-    labels = pod["metadata"].get("labels") or {}
+    labels = labels_of(pod)
     if launcher:
         return labels.get(LABEL_ROLE) == "launcher"
     return labels.get(LABEL_ROLE) == "node" and str(labels.get(COMPLETION_INDEX_LABEL, "")) == "0"
@@ -82,7 +83,7 @@ def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
     return None
 
 
-def _terminated(pod: Obj) -> list[tuple[Obj, Obj]]:
+def _terminated(pod: Obj) -> list[tuple[ContainerStatus, ContainerStateTerminated]]:
     """(container status, its terminated state) of containers that ended with a non-zero code."""
     found = []
     for container in _containers(pod):
@@ -95,7 +96,7 @@ def _terminated(pod: Obj) -> list[tuple[Obj, Obj]]:
 
 def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
     """Why this pod failed, or None while it has not."""
-    status = pod.get("status") or {}
+    status = pod_status(pod)
     name, node = pod["metadata"]["name"], pod_node(pod)
     finished = status.get("phase") in ("Succeeded", "Failed")
     if node is not None and node in not_ready and not finished:
@@ -121,13 +122,14 @@ def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
 
 
 def _finished_at(pod: Obj) -> str | None:
-    times = [((c.get("state") or {}).get("terminated") or {}).get("finishedAt") for c in (pod.get("status") or {}).get("containerStatuses") or []]
+    times = [((c.get("state") or {}).get("terminated") or {}).get("finishedAt") for c in pod_status(pod).get("containerStatuses") or []]
     return max((t for t in times if t), default=None)
 
 
 def _started_at(pod: Obj) -> str | None:
-    times = [((c.get("state") or {}).get("running") or {}).get("startedAt") for c in (pod.get("status") or {}).get("containerStatuses") or []]
-    return max((t for t in times if t), default=None) or (pod.get("status") or {}).get("startTime")
+    status = pod_status(pod)
+    times = [((c.get("state") or {}).get("running") or {}).get("startedAt") for c in status.get("containerStatuses") or []]
+    return max((t for t in times if t), default=None) or status.get("startTime")
 
 
 def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
@@ -139,7 +141,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         return pulled
     failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
     result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
-    succeeded = result is not None and (result.get("status") or {}).get("phase") == "Succeeded"
+    succeeded = result is not None and pod_status(result).get("phase") == "Succeeded"
     done = (_finished_at(result) or "~") if result is not None and succeeded else None  # "~" sorts after any time: no time known
     if done is not None:
         # Pods ended after the result succeeded are the workload's cleanup (the batch MPI fallback's sshd
@@ -154,7 +156,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         return Verdict(**{**chosen.__dict__, "evidence": evidence})
     if done is not None:
         return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
-    placed = {pod_node(pod) for pod in live if pod_node(pod) and (pod["metadata"].get("labels") or {}).get(LABEL_ROLE) == "node"}
+    placed = {pod_node(pod) for pod in live if pod_node(pod) and labels_of(pod).get(LABEL_ROLE) == "node"}
     if was_running and len(live) < expected:
         # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.
         lost = [node for node in members if node not in placed]
@@ -167,7 +169,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         blocked = tuple(node for node in members if node not in placed) or tuple(members)
         message = _short(unschedulable[0].get("message") or "no node could take the pods")
         return Verdict("Scheduling", "Unschedulable", message, blocked=blocked)
-    running = [pod for pod in live if (pod.get("status") or {}).get("phase") == "Running"]
+    running = [pod for pod in live if pod_status(pod).get("phase") == "Running"]
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
     if not live:  # the Trainer (JobSet) or the Job controller makes the pods
@@ -184,7 +186,7 @@ def not_ready_nodes(nodes: Iterable[Obj | None], names: Sequence[str]) -> dict[s
         if node is None:
             found[name] = "gone"
             continue
-        ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+        ready = next((c for c in conditions_of(node) if c.get("type") == "Ready"), None)
         if ready is not None and ready.get("status") != "True":
             found[name] = "NotReady" if ready.get("status") == "False" else "Unknown"
     return found
@@ -198,7 +200,7 @@ def pod_hosts(pods: Iterable[Obj], hostnames: Mapping[str, str]) -> dict[str, st
         node = pod_node(pod)
         if not node:
             continue
-        spec = pod.get("spec") or {}
+        spec = pod_spec(pod)
         hosts[pod["metadata"]["name"]] = node
         if spec.get("hostname"):
             hosts[spec["hostname"]] = node

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import certification_status, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
@@ -155,7 +157,7 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
     """Dashboard rows: unfinished first, then failed, then the rest; newest first within each."""
     rows = []
     for cert in snapshot.certifications:
-        status = cert.get("status") or {}
+        status = certification_status(cert)
         summary = status.get("summary") or {}
         start, end = status.get("startTime"), status.get("completionTime")
         runtime = format_duration(((parse_time(end) if end else now) - parse_time(start)).total_seconds()) if start else "-"
@@ -197,7 +199,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             category = view.key
             for job in view.jobs_on(name):
                 nodes = group_nodes(job)
-                status = job.get("status") or {}
+                status = job_status(job)
                 failures = [f for f in status.get("failedNodes") or [] if f["name"] == name]
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
@@ -220,7 +222,7 @@ class FailureRow:
     also: tuple[str, ...] = ()  # the other categories that blamed it
 
 
-def _measured(failure: Obj) -> str:
+def _measured(failure: Mapping[str, Any]) -> str:
     checks = [e for e in failure.get("evidence") or [] if not e.get("passed", True)]
     parts = []
     for check in checks:
@@ -232,7 +234,7 @@ def _measured(failure: Obj) -> str:
 
 def _convicting_job(jobs: list[Obj], node: str) -> str | None:
     """The last Job that blamed `node`, else the last failed Job it ran in (a diagnose test)."""
-    blamed = [j for j in jobs if any(f["name"] == node for f in (j.get("status") or {}).get("failedNodes") or [])]
+    blamed = [j for j in jobs if any(f["name"] == node for f in job_status(j).get("failedNodes") or [])]
     if blamed:
         return str(blamed[-1]["metadata"]["name"])
     ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == "Failed"]
@@ -249,7 +251,7 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
         wf, category, jobs = entry.workflow, entry.key, entry.jobs
         if wf is None:
             continue
-        for failure in (wf.get("status") or {}).get("failedNodes") or []:
+        for failure in workflow_status(wf).get("failedNodes") or []:
             name = failure["name"]
             if name in rows:
                 rows[name] = replace(rows[name], also=(*rows[name].also, category))

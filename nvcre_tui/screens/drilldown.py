@@ -4,6 +4,7 @@ one keypress from the dashboard (enter)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -164,7 +165,7 @@ class DrilldownScreen(NvcreScreen):
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
         return text
 
-    def _add_group(self, parent: PlannedNode, group: Obj, job: Obj | None, wf: Obj) -> None:
+    def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj) -> None:
         busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")

@@ -272,6 +272,13 @@ class OnFailureSpec(TypedDict, total=False):
     diagnose: DiagnoseSpec
 
 
+class PlannedGroup(TypedDict, total=False):
+    name: str
+    nodes: list[str]
+    domains: list[str]
+    overflow: bool
+
+
 class OrchestrationSpec(TypedDict, total=False):
     target: TargetSpec
     topology: TopologySpec
@@ -282,6 +289,7 @@ class OrchestrationSpec(TypedDict, total=False):
     nodesPerJob: int
     perNode: bool
     testScale: str
+    plannedGroups: list[PlannedGroup]
 
 
 class PerformanceValidation(TypedDict, total=False):

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nvcre_tui.engine.api.bodies import certification_status, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
@@ -40,7 +41,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         await _finish(ctx, cert, "Failed", "InvalidSpec", "; ".join(problems[:3]), [])
         return None
     workflows = {wf["metadata"]["name"]: wf for wf in world.children_of(cert, "Workflow")}
-    previous = {(s["domain"], s["variant"], i): s for i, s in enumerate((cert.get("status") or {}).get("categoryStatuses") or [])}
+    previous = {(s["domain"], s["variant"], i): s for i, s in enumerate(certification_status(cert).get("categoryStatuses") or [])}
     statuses: list[Obj] = []
     busy: list[set[str]] = []  # node sets of earlier categories that are not finished
     requeue: float | None = None
@@ -103,12 +104,12 @@ BATCH_FALLBACK = "BatchFallback"  # set by the Kubernetes runner on a WorkloadRu
 def _batch_fallback(cert: Obj, workflows: dict[str, Obj], world: World) -> Obj | None:
     """The BatchFallback condition of a started run of this certification, or None (TrainJobs, the simulator).
     The runner decides once per engine, so the first started run of each Workflow tells."""
-    known = cond.find((cert.get("status") or {}).get("conditions"), BATCH_FALLBACK)
+    known = cond.find(certification_status(cert).get("conditions"), BATCH_FALLBACK)
     if known and known.get("status") == "True":
         return known
     for wf in workflows.values():
         for job in world.children_of(wf, "Job"):
-            runs = [r for r in world.children_of(job, "WorkloadRun") if (r.get("status") or {}).get("phase")]
+            runs = [r for r in world.children_of(job, "WorkloadRun") if run_status(r).get("phase")]
             if runs:
                 found = cond.find(runs[0]["status"].get("conditions"), BATCH_FALLBACK)
                 if found and found.get("status") == "True":
@@ -139,7 +140,7 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
 
 def _mirror(wf: Obj) -> Obj:
     phase = cond.phase(wf)
-    state = wf.get("status") or {}
+    state = workflow_status(wf)
     current = cond.find(state.get("conditions"), phase or "") or {}
     mirrored: Obj = {
         "status": {"Succeeded": "Succeeded", "Failed": "Failed"}.get(phase or "", "InProgress"),
@@ -155,8 +156,8 @@ def _mirror(wf: Obj) -> Obj:
 def _workflow_nodes(wf: Obj) -> set[str]:
     """Nodes of a Workflow: planned at creation, and those it partitioned into (empty for a hand-written one
     before its first partition)."""
-    orch = (wf.get("status") or {}).get("orchestration") or {}
-    planned = ((wf.get("spec") or {}).get("orchestration") or {}).get("plannedGroups") or []
+    orch = orchestration_of(wf)
+    planned = (workflow_spec(wf).get("orchestration") or {}).get("plannedGroups") or []
     return ({n for g in planned for n in g["nodes"]} | {n for g in orch.get("groups") or [] for n in g["nodes"]}
             | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]})
 
@@ -172,8 +173,8 @@ def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, wo
 async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], fallback: Obj | None = None) -> None:
     done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
     passed = sum(1 for s in statuses if s["status"] == "Succeeded")
-    failed_nodes = {f["name"] for wf in workflows.values() for f in (wf.get("status") or {}).get("failedNodes") or []}
-    excluded = {e["name"] for wf in workflows.values() for e in (((wf.get("status") or {}).get("orchestration") or {}).get("excludedNodes") or [])}
+    failed_nodes = {f["name"] for wf in workflows.values() for f in workflow_status(wf).get("failedNodes") or []}
+    excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
     any_failed = any(s["status"] == "Failed" for s in statuses)
     if len(done) < len(statuses):
         result = "RUNNING"
@@ -183,10 +184,10 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
     if result == "RUNNING":
         running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == "InProgress"]
         message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")
-        conditions = cond.with_phase((cert.get("status") or {}).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
+        conditions = cond.with_phase(certification_status(cert).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
         conditions = _with_fallback(conditions, fallback, ctx.now())
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
-                                                     "startTime": (cert.get("status") or {}).get("startTime") or ctx.now()})
+                                                     "startTime": certification_status(cert).get("startTime") or ctx.now()})
         return
     if any_failed:
         await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary, fallback)
@@ -197,7 +198,7 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
 async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None,
                   fallback: Obj | None = None) -> None:
     status: Obj = {
-        "conditions": _with_fallback(cond.with_phase((cert.get("status") or {}).get("conditions"), phase, reason, message, ctx.now()),
+        "conditions": _with_fallback(cond.with_phase(certification_status(cert).get("conditions"), phase, reason, message, ctx.now()),
                                      fallback, ctx.now()),
         "completionTime": ctx.now(), "summary": summary or {"result": "FAILED"},
     }

@@ -4,10 +4,12 @@ NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -27,13 +29,13 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     """Advance one Workflow; returns seconds until it needs another look."""
     if cond.is_terminal(wf):
         return None
-    orch = dict((wf.get("status") or {}).get("orchestration") or {})
+    orch: Obj = dict(orchestration_of(wf))
     if not orch.get("groups"):
         await _partition(ctx, wf, world)
         return 0.0
     jobs = {job["metadata"]["name"]: job for job in world.children_of(wf, "Job")}
     groups = [dict(group) for group in orch["groups"]]
-    failed = list((wf.get("status") or {}).get("failedNodes") or [])
+    failed: list[Obj] = [dict(f) for f in workflow_status(wf).get("failedNodes") or []]
     diagnosing = orch.get("diagnose") is not None
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
@@ -44,13 +46,13 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
                                                for n in group["nodes"]])
             continue
         if group["phase"] == "Running" and job is not None and is_done(job):
-            job_status = job.get("status") or {}
+            done = job_status(job)
             group.update(
-                phase="Failed" if job_failed(job) else "Succeeded", completionTime=job_status.get("completionTime"),
-                reason=_job_reason(job), measurements=job_status.get("measurements"),
+                phase="Failed" if job_failed(job) else "Succeeded", completionTime=done.get("completionTime"),
+                reason=_job_reason(job), measurements=done.get("measurements"),
             )
             if not diagnosing:  # diagnose blames only confirmed nodes, never whole screening groups
-                failed = merge_failed(failed, job_status.get("failedNodes") or [])
+                failed = merge_failed(failed, done.get("failedNodes") or [])
     orch["groups"] = groups
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
         return await _round_complete(ctx, wf, orch, failed, jobs)
@@ -63,11 +65,11 @@ def _job_reason(job: Obj) -> str:
     for type_ in ("HardwareFailed", "ValidationFailed"):
         if cond.is_true(job, type_):
             return cond.find(job["status"]["conditions"], type_)["reason"]  # type: ignore[index]
-    return (cond.find((job.get("status") or {}).get("conditions"), cond.phase(job) or "") or {}).get("reason", "")
+    return (cond.find(job_status(job).get("conditions"), cond.phase(job) or "") or {}).get("reason", "")
 
 
 async def _fail(ctx: Context, wf: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
-    conditions = cond.with_phase((wf.get("status") or {}).get("conditions"), "Failed", reason, message, ctx.now())
+    conditions = cond.with_phase(workflow_status(wf).get("conditions"), "Failed", reason, message, ctx.now())
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}, [("Warning", reason, message)])
 
 
@@ -130,7 +132,7 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
             continue
         name = _job_name(wf, orch, group)
         template = wf["spec"]["jobTemplate"]
-        labels = {**((template.get("metadata") or {}).get("labels") or {}), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
+        labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
                   LABEL_ITERATION: str(orch.get("currentIteration", 1))}
         job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": template["spec"],
                "metadata": {"name": name, "labels": labels, "annotations": {ANNOTATION_GROUP_NODES: group_nodes_value(group["nodes"])}}}
@@ -202,7 +204,7 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
         tests = [t for t in state.evidence(node) if not t["passed"]]
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
-        source = next((f for f in ((job or {}).get("status") or {}).get("failedNodes") or [] if f["name"] == node), None)
+        source = next((f for f in job_status(job or {}).get("failedNodes") or [] if f["name"] == node), None)
         reason = source["reason"] if source else "WorkloadFailed"
         message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
@@ -228,7 +230,7 @@ async def _finalize(
     failed_jobs = [jobs[g["jobRef"]] for g in failed_groups if g.get("jobRef") in jobs]
     validation = any(cond.is_true(job, "ValidationFailed") for job in failed_jobs)
     now = ctx.now()
-    conditions = (wf.get("status") or {}).get("conditions")
+    conditions: Sequence[Mapping[str, Any]] | None = workflow_status(wf).get("conditions")
     diagnosing = orch.get("diagnose") is not None
     if failed or unresolved or (failed_groups and not diagnosing):
         hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)

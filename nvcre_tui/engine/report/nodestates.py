@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.bodies import job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.report.readmodel import CategoryView
@@ -45,7 +46,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for item in orch.get("excludedNodes") or []:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
     for group in orch.get("groups") or []:
-        state = {"Running": "running", "Succeeded": "passed"}.get(group.get("phase"), "untested")
+        state = {"Running": "running", "Succeeded": "passed"}.get(group.get("phase") or "", "untested")
         for node in group["nodes"]:
             _mark(before, node, state)
     for record in category.iterations:
@@ -62,7 +63,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for node in diagnose.get("intermittentNodes") or []:
         _mark(before, node, "failed", "diagnose: intermittent (fails some tests, passes others)", OFFER)
     group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
-    for failed in (wf.get("status") or {}).get("failedNodes") or []:
+    for failed in workflow_status(wf).get("failedNodes") or []:
         if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
             _mark(after, failed["name"], "failed", f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
     return before, after
@@ -71,7 +72,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
 def job_marks(job: Obj, diagnosing: bool) -> Marks:
     """What one Job says about its group (nothing while its category is in diagnose: the rounds speak)."""
     marks: Marks = {}
-    blamed = (job.get("status") or {}).get("failedNodes") or []
+    blamed = job_status(job).get("failedNodes") or []
     if diagnosing or not blamed:
         return marks
     members = group_nodes(job)

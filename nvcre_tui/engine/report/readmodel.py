@@ -10,11 +10,12 @@ this, so they cannot disagree about which objects belong together or which itera
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
 
@@ -30,7 +31,7 @@ class Iteration:
     """One recorded iteration (or diagnose round) of a category: its number and its groups' status records."""
 
     number: int | None
-    groups: list[Obj]
+    groups: list[GroupStatus]
     current: bool = False  # the iteration (or round) that is running now
 
 
@@ -38,7 +39,7 @@ class Iteration:
 class CategoryView:
     """One category of a certification: its status entry, its Workflow (None until created) and its Jobs."""
 
-    status: Obj
+    status: Mapping[str, Any]  # the Certification's categoryStatuses entry
     workflow: Obj | None
     jobs: list[Obj] = field(default_factory=list)
 
@@ -48,11 +49,11 @@ class CategoryView:
         return f"{self.status['domain']}/{self.status['variant']}"
 
     @property
-    def orchestration(self) -> Obj:
+    def orchestration(self) -> OrchestrationStatus:
         """The Workflow's status.orchestration ({} before partitioning)."""
         if self.workflow is None:
             return {}
-        return (self.workflow.get("status") or {}).get("orchestration") or {}
+        return orchestration_of(self.workflow)
 
     @cached_property
     def iterations(self) -> list[Iteration]:
@@ -75,7 +76,7 @@ class CategoryView:
     def jobs_by_name(self) -> dict[str, Obj]:
         return {job["metadata"]["name"]: job for job in self.jobs}
 
-    def job_of(self, group: Obj) -> Obj | None:
+    def job_of(self, group: Mapping[str, Any]) -> Obj | None:
         """The Job a group status record points to."""
         return self.jobs_by_name.get(group.get("jobRef") or "")
 
@@ -134,7 +135,7 @@ class Joined:
 
 def join_view(join: Join, cert: Obj) -> CertificationView:
     """One Certification joined to its Workflows (by the category statuses' workflowRef) and their Jobs."""
-    status = cert.get("status") or {}
+    status = certification_status(cert)
     by_name = {wf["metadata"]["name"]: wf for wf in join.workflows_of(cert["metadata"]["name"])}
     entries = status.get("categoryStatuses") or [
         {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from nvcre_tui.engine.api.vocabulary import RESULT_GLYPHS
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fleet_summary, node_states
 from nvcre_tui.screens.base import NvcreScreen
@@ -22,7 +23,7 @@ from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import NodeState
 
-RESULT_STYLE = {"PASSED": ("✓", "verdict-passed"), "FAILED": ("✗", "verdict-failed"), "RUNNING": ("⋯", "verdict-running"), "INCOMPLETE": ("?", "verdict-inconclusive")}
+RESULT_STYLE = {"PASSED": "verdict-passed", "FAILED": "verdict-failed", "RUNNING": "verdict-running", "INCOMPLETE": "verdict-inconclusive"}  # theme variables
 
 
 class DashboardScreen(NvcreScreen):
@@ -82,7 +83,7 @@ class DashboardScreen(NvcreScreen):
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
                 continue
-            glyph, variable = RESULT_STYLE.get(row.result, ("·", ""))
+            glyph, variable = RESULT_GLYPHS.get(row.result, "·"), RESULT_STYLE.get(row.result, "")
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
             rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
         update_rows(self.query_one("#certs", DataTable), rows)

@@ -111,3 +111,6 @@ STALE_GLYPH = "↻"
 PHASE_GLYPHS: Mapping[str, str] = MappingProxyType({
     "Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Scheduling": "·", "Pending": "·",
 })
+
+# A certification's result (status.summary.result) as one glyph: INCOMPLETE is the excluded nodes' glyph.
+RESULT_GLYPHS: Mapping[str, str] = MappingProxyType({"PASSED": "✓", "FAILED": "✗", "RUNNING": "⋯", "INCOMPLETE": "⊘"})

@@ -14,14 +14,12 @@ from html import escape
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS, group_nodes
 from nvcre_tui.engine.report.readmodel import Joined
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
 SERIES_COLOURS = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2")
-RESULT_GLYPH = {"PASSED": "✓", "INCOMPLETE": "⊘", "FAILED": "✗", "RUNNING": "⋯"}
-STATUS_GLYPH = {"Succeeded": "✓", "Failed": "✗", "InProgress": "⋯", "Pending": "◦"}
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #111; background: #fff; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
@@ -134,7 +132,7 @@ def _diagnose(state: Obj) -> str:
 def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:
     key = f"{category['domain']}/{category['variant']}"
     status = category.get("status", "Pending")
-    out = [f'<section class="category"><h3>{escape(key)} <span class="verdict {escape(status)}">{STATUS_GLYPH.get(status, "")} {escape(status)}</span></h3>']
+    out = [f'<section class="category"><h3>{escape(key)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
     thresholds = category.get("thresholds") or {}
@@ -165,7 +163,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     """The whole report as one HTML document."""
     curves, curve_notes = curves or {}, curve_notes or {}
     result = str(report.get("result"))
-    summary = [("Result", f"{RESULT_GLYPH.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
+    summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
                ("Nodes", report.get("totalNodes")), ("Failed nodes", len(report.get("failedNodes") or [])),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
@@ -175,7 +173,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
              '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
              f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",
              f"<h1>Certification report: {escape(str(report.get('name')))}</h1>",
-             f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPH.get(result, "")} {escape(result)}</span></p>',
+             f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPHS.get(result, "")} {escape(result)}</span></p>',
              '<h2 id="summary">Summary</h2>', _table(("", ""), summary), '<h2 id="categories">Categories</h2>']
     for category in report.get("categories") or []:
         key = f"{category['domain']}/{category['variant']}"

@@ -42,6 +42,13 @@ LABEL_GPU_PRODUCT = "nvidia.com/gpu.product"
 LABEL_GPU_PRESENT = "nvidia.com/gpu.present"
 LABEL_GPU_COUNT = "nvidia.com/gpu.count"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+# GPU Feature Discovery's versions: the full label, its parts, and the deprecated parts older GFD writes.
+LABEL_CUDA_DRIVER = "nvidia.com/cuda.driver-version.full"
+LABEL_CUDA_DRIVER_PARTS = tuple(f"nvidia.com/cuda.driver-version.{part}" for part in ("major", "minor", "revision"))
+LABEL_CUDA_DRIVER_OLD_PARTS = tuple(f"nvidia.com/cuda.driver.{part}" for part in ("major", "minor", "rev"))
+LABEL_CUDA_RUNTIME = "nvidia.com/cuda.runtime-version.full"
+LABEL_CUDA_RUNTIME_PARTS = tuple(f"nvidia.com/cuda.runtime-version.{part}" for part in ("major", "minor"))
+LABEL_CUDA_RUNTIME_OLD_PARTS = tuple(f"nvidia.com/cuda.runtime.{part}" for part in ("major", "minor"))
 RESOURCE_GPU = "nvidia.com/gpu"
 RESOURCE_NIC = "nvidia.com/mlnxnics"
 

@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT, LABEL_MIG_STRATEGY
+from nvcre_tui.engine.api.vocabulary import (
+    LABEL_CUDA_DRIVER,
+    LABEL_CUDA_DRIVER_OLD_PARTS,
+    LABEL_CUDA_DRIVER_PARTS,
+    LABEL_CUDA_RUNTIME,
+    LABEL_CUDA_RUNTIME_OLD_PARTS,
+    LABEL_CUDA_RUNTIME_PARTS,
+    LABEL_GPU_PRODUCT,
+    LABEL_MIG_STRATEGY,
+)
 
 Baseline = dict[str, str]
 
@@ -40,12 +49,8 @@ def baseline_of(node: Mapping[str, Any]) -> Baseline:
     labels = labels_of(node)
     info = node_status(node).get("nodeInfo") or {}
     found: dict[str, str | None] = {field: info.get(key) for field, key in NODE_INFO.items()}
-    found["driver"] = _version(labels, "nvidia.com/cuda.driver-version.full",
-                               tuple(f"nvidia.com/cuda.driver-version.{p}" for p in ("major", "minor", "revision")),
-                               tuple(f"nvidia.com/cuda.driver.{p}" for p in ("major", "minor", "rev")))
-    found["cuda"] = _version(labels, "nvidia.com/cuda.runtime-version.full",
-                             tuple(f"nvidia.com/cuda.runtime-version.{p}" for p in ("major", "minor")),
-                             tuple(f"nvidia.com/cuda.runtime.{p}" for p in ("major", "minor")))
+    found["driver"] = _version(labels, LABEL_CUDA_DRIVER, LABEL_CUDA_DRIVER_PARTS, LABEL_CUDA_DRIVER_OLD_PARTS)
+    found["cuda"] = _version(labels, LABEL_CUDA_RUNTIME, LABEL_CUDA_RUNTIME_PARTS, LABEL_CUDA_RUNTIME_OLD_PARTS)
     found["gpuProduct"] = labels.get(LABEL_GPU_PRODUCT)
     found["migStrategy"] = labels.get(LABEL_MIG_STRATEGY)
     return {field: str(value) for field, _ in FIELDS if isinstance((value := found.get(field)), str) and value}

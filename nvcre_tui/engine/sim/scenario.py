@@ -17,6 +17,12 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_v
 from nvcre_tui.engine.api.base import LABEL_VALUE, Duration, WireModel
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (
+    LABEL_CUDA_DRIVER,
+    LABEL_CUDA_DRIVER_OLD_PARTS,
+    LABEL_CUDA_DRIVER_PARTS,
+    LABEL_CUDA_RUNTIME,
+    LABEL_CUDA_RUNTIME_OLD_PARTS,
+    LABEL_CUDA_RUNTIME_PARTS,
     LABEL_GPU_CLIQUE,
     LABEL_GPU_COUNT,
     LABEL_GPU_PRESENT,
@@ -245,12 +251,9 @@ def software_labels(driver: str, cuda: str, mig: str) -> dict[str, str]:
     parts = (driver.split(".") + ["", "", ""])[:3]
     runtime = (cuda.split(".") + ["", ""])[:2]
     labels = {
-        "nvidia.com/cuda.driver-version.full": driver, "nvidia.com/cuda.driver-version.major": parts[0],
-        "nvidia.com/cuda.driver-version.minor": parts[1], "nvidia.com/cuda.driver-version.revision": parts[2],
-        "nvidia.com/cuda.driver.major": parts[0], "nvidia.com/cuda.driver.minor": parts[1], "nvidia.com/cuda.driver.rev": parts[2],
-        "nvidia.com/cuda.runtime-version.full": cuda, "nvidia.com/cuda.runtime-version.major": runtime[0],
-        "nvidia.com/cuda.runtime-version.minor": runtime[1], "nvidia.com/cuda.runtime.major": runtime[0],
-        "nvidia.com/cuda.runtime.minor": runtime[1], LABEL_MIG_STRATEGY: mig,
+        LABEL_CUDA_DRIVER: driver, **dict(zip(LABEL_CUDA_DRIVER_PARTS, parts, strict=True)), **dict(zip(LABEL_CUDA_DRIVER_OLD_PARTS, parts, strict=True)),
+        LABEL_CUDA_RUNTIME: cuda, **dict(zip(LABEL_CUDA_RUNTIME_PARTS, runtime, strict=True)),
+        **dict(zip(LABEL_CUDA_RUNTIME_OLD_PARTS, runtime, strict=True)), LABEL_MIG_STRATEGY: mig,
     }
     return {key: value for key, value in labels.items() if value}
 
@@ -268,8 +271,8 @@ def apply_change(node: dict[str, Any], change: NodeChange) -> dict[str, Any]:
     info = status.setdefault("nodeInfo", {})
     labels = metadata.setdefault("labels", {})
     current = {**BASELINE, **{k: info[k] for k in NODE_INFO_FIELDS if k in info},
-               "driverVersion": labels.get("nvidia.com/cuda.driver-version.full", BASELINE["driverVersion"]),
-               "cudaRuntimeVersion": labels.get("nvidia.com/cuda.runtime-version.full", BASELINE["cudaRuntimeVersion"]),
+               "driverVersion": labels.get(LABEL_CUDA_DRIVER, BASELINE["driverVersion"]),
+               "cudaRuntimeVersion": labels.get(LABEL_CUDA_RUNTIME, BASELINE["cudaRuntimeVersion"]),
                "migStrategy": labels.get(LABEL_MIG_STRATEGY, BASELINE["migStrategy"])}
     software = _software(change, current)
     info.update({key: software[key] for key in NODE_INFO_FIELDS})

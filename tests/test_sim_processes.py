@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.cli import main
 from nvcre_tui.engine.controllers import conditions as cond
 from tests.scenarios.harness import digest
 
@@ -60,10 +62,15 @@ def run_wait(state: Path, scenario: Path, name: str = "burn-in") -> subprocess.P
 
 
 def report(state: Path, scenario: Path, name: str = "burn-in") -> dict[str, Any]:
-    done = subprocess.run([*NVCRE, "certification", "report", name, "-o", "json", "--sim", "--scenario", str(scenario),
-                           "--state", str(state)], capture_output=True, text=True, timeout=DEADLINE_SECONDS, cwd=ROOT)
-    assert done.returncode in (0, 1), done.stderr
-    return json.loads(done.stdout)
+    """`nvcre certification report NAME -o json` on the store, once every process on it has ended.
+
+    The command runs in this process (the same `main` a process runs; a new interpreter would only add its
+    start-up): what it reads is the store file the killed and restarted processes left."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["certification", "report", name, "-o", "json", "--sim", "--scenario", str(scenario), "--state", str(state)])
+    assert code in (0, 1), err.getvalue()
+    return json.loads(out.getvalue())
 
 
 def objects(state: Path, plural: str) -> list[dict[str, Any]]:

@@ -51,6 +51,7 @@ class Evidence:
         for _ in range(12):  # convictions grow; a conviction whose partner is convicted later is withdrawn
             self._unexplained_cache: dict[str, list[int]] = {}
             self._own_cache: dict[str, list[int]] = {}
+            self._flaky: float | None = None
             changed = self._name_links()
             for node in sorted(self.by_node):
                 if node not in self.convicted and len(self.unexplained(node)) >= 2 and self._convicts(node):
@@ -72,6 +73,7 @@ class Evidence:
         """Convictions changed, and with them what explains a failure."""
         self._unexplained_cache.clear()
         self._own_cache.clear()
+        self._flaky = None
 
     def explained(self, i: int, node: str | None = None, culprit: str | None = None) -> bool:
         """A failed test that a convicted node (other than `node`), the assumed `culprit` or a named link accounts for."""
@@ -157,7 +159,14 @@ class Evidence:
             return 1.0
         if any(i != test for i in self._own_failures(partner)):
             return posterior.FLAKE
-        return posterior.partner_fails(self.passes[partner], self.bad_share)
+        return posterior.partner_fails(self.passes[partner], self.flaky_share())
+
+    def flaky_share(self) -> float:
+        """The share of flaky nodes a partner is drawn from (see posterior.flaky_share)."""
+        if self._flaky is None:
+            mixed = sum(1 for n in self.by_node if self.passes.get(n, 0) and self._own_failures(n))
+            self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
+        return self._flaky
 
     def odds(self, node: str) -> float:
         """Posterior odds that this node is bad (faulty if it never passed, else flaky) against healthy: the fleet's

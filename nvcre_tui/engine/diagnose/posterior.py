@@ -37,11 +37,26 @@ def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> f
         samples += [(size, True)] * (len(parts) - failed) + [(size, False)] * max(0, failed - 1)
     if not samples:
         return 0.5
-    n, z = len(samples), CONFIDENCE_Z
-    share = sum(ok for _, ok in samples) / n
-    low = (share + z * z / (2 * n) - z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))) / (1 + z * z / n)
-    mean = sum(size for size, _ in samples) / n
-    return max(LEAST_SHARE, min(0.5, 2 * (1 - max(low, 0.0) ** (1 / mean))))
+    low, _ = interval(sum(ok for _, ok in samples), len(samples))
+    mean = sum(size for size, _ in samples) / len(samples)
+    return max(LEAST_SHARE, min(0.5, 2 * (1 - low ** (1 / mean))))
+
+
+def flaky_share(bad: float, mixed: int, stubborn: int) -> float:
+    """The share of flaky nodes among the bad ones' `bad` share: the high end of the confidence interval of the part
+    of bad-looking nodes that also passed (`mixed`: a pass and a failure of their own) against those that failed
+    twice and never passed (`stubborn`: a persistent fault never passes). At least LEAST_SHARE."""
+    _, high = interval(mixed, mixed + stubborn)
+    return max(LEAST_SHARE, bad * high)
+
+
+def interval(hits: int, n: int) -> tuple[float, float]:
+    """Wilson's confidence interval (one-sided CONFIDENCE_Z each way) for a share of `hits` in `n`; (0, 1) when n = 0."""
+    if n == 0:
+        return 0.0, 1.0
+    z, share = CONFIDENCE_Z, hits / n
+    centre, spread = share + z * z / (2 * n), z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - spread) / (1 + z * z / n)), min(1.0, (centre + spread) / (1 + z * z / n))
 
 
 def partner_fails(passes: int, share: float) -> float:

@@ -381,7 +381,7 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
         f"  lower bound (lower_bound() / reference): median {median(bound)}; above 0.60 in {sum(b > 0.6 for b in bound)} of {len(bound)} scenarios",
         f"  reference rounds, median: persistent {ref_median['persistent']}, flaky {ref_median['flaky']}, fabric {ref_median['fabric']}: it",
         "  never retests a flaky node, blames every node of a failed group and names a fabric fault without localising it;",
-        "  ours convicts only on evidence (a node that also passes needs three failures whose partners pass again)",
+        "  ours convicts only on evidence (two failures beside different partners that pass again, and odds 1000:1)",
         "  and localises the link, which takes the waves the ratio counts",
         f"worst node-minutes ratio, persistent   {max(persistent, default=0):.2f}   (target <= 1.00)",
         f"worst node-minutes ratio, flaky        {max(flaky, default=0):.2f}   (target <= 1.50); fleets with k <= N/8: {max(flaky_minutes_sparse, default=0):.2f}",

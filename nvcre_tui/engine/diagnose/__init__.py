@@ -23,16 +23,19 @@ Verdict rules (recomputed from the whole history after every round):
   the partner (or more failures with yet other partners) tells the two apart.
   n is convicted `faulty` (it never passed a test) on two clean failures that share no partner (no single other
   node explains both), both verified, or backed by a third clean failure while no flaky behaviour has shown (some
-  failed test inside a clique whose members all passed later). n is convicted `intermittent` (it also passed; with
-  its record: failed x of y, which tests, measured values) on three verified clean failures, two of them sharing no
-  partner. Either conviction also needs posterior odds (bad : healthy) of at least CONVICTION_ODDS (1000) in a
-  small model (posterior.py): each node is healthy, faulty (fails every test) or flaky (fails half its tests); the
-  prior share of bad nodes is the low end of a 90 % confidence bound from the screening groups and the split parts
-  beyond the one failure each split forces (at least 5 %, at most a half), so a small fleet, whose few groups say
-  little, is assumed to hold many; a partner's chance to have failed on its own account is that share, halved by
-  each of its passes (one half for a partner with a failure of its own, certain for one that never passed); tests
-  over unproven or named links are left out. So three flaky partners failing beside one healthy node, each having
-  passed once or twice, no longer convict it: their failures are worth little against the fleet's flaky share.
+  failed test inside a clique whose members all passed some test: no persistent fault explains it). n is convicted
+  `intermittent` (it also passed; with its record: failed x of y, which tests, measured values) on two verified
+  clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
+  CONVICTION_ODDS (1000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
+  (fails half its tests). The prior share of bad nodes is the low end of a 90 % confidence bound from the screening
+  groups and the split parts beyond the one failure each split forces (at least 5 %, at most a half), so a small
+  fleet, whose few groups say little, is assumed to hold many. Partners are drawn from the flaky share: the bad
+  share times the high end of the part of bad-looking nodes that also passed (a pass and a failure of their own)
+  against those that failed twice and never passed (a persistent fault never passes). A partner's chance to have
+  failed on its own account is that share, halved by each of its passes (one half for a partner with a failure of
+  its own, certain for one that never passed); tests over unproven or named links are left out. So flaky partners
+  failing beside one healthy node, each having passed once or twice, do not convict it: their failures are worth
+  little against the fleet's flaky share, and the node is tested again beside partners with more passes.
   The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
   under test, up to 12 confirmations after its first failure (a regrouping counts a third of one).
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed

@@ -14,7 +14,7 @@ from nvcre_tui.engine.diagnose import links, posterior
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
 
-INTERMITTENT_FAILURES = 3  # clean, verified failures (two with disjoint partners) that make a node that also passed intermittent
+INTERMITTENT_FAILURES = 2  # clean, verified failures with disjoint partners that (with the odds) make a node that also passed intermittent
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
 CONVICTION_ODDS = 1000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
@@ -125,8 +125,8 @@ class Evidence:
     def _convicts(self, node: str) -> bool:
         """`faulty` (never passed): two clean failures that share no partner (no single other node explains both),
         and either every partner of those two has passed a test after it, or a third clean failure backs them.
-        `intermittent` (passed too): three clean failures, two of them sharing no partner, every partner of the three
-        passing a test after it. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
+        `intermittent` (passed too): two clean failures sharing no partner, every partner passing a test after it.
+        Both also need the posterior odds of odds() to reach CONVICTION_ODDS. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
         healthy partner beside a faulty one; the later pass, or more failures with yet other partners, is what
         tells them apart. Once the run has shown flaky behaviour, only verified failures count."""
         clean = self.clean_failures(node)

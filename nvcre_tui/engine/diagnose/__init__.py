@@ -22,8 +22,8 @@ Verdict rules (recomputed from the whole history after every round):
   then failed beside a healthy node looks exactly like a healthy partner beside a faulty node; only a later test of
   the partner (or more failures with yet other partners) tells the two apart.
   n is convicted `faulty` (it never passed a test) on two clean failures that share no partner (no single other
-  node explains both), both verified, or backed by a third clean failure while no flaky behaviour has shown (some
-  failed test inside a clique whose members all passed some test: no persistent fault explains it). n is convicted
+  node explains both), both verified, or, while no flaky behaviour has shown (some failed test inside a clique
+  whose members all passed some test: no persistent fault explains it), not yet verified. n is convicted
   `intermittent` (it also passed; with its record: failed x of y, which tests, measured values) on two verified
   clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
   CONVICTION_ODDS (1000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky

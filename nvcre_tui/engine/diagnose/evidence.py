@@ -124,7 +124,7 @@ class Evidence:
 
     def _convicts(self, node: str) -> bool:
         """`faulty` (never passed): two clean failures that share no partner (no single other node explains both),
-        and either every partner of those two has passed a test after it, or a third clean failure backs them.
+        every partner of those two having passed a test after it unless the run has shown no flaky behaviour yet.
         `intermittent` (passed too): two clean failures sharing no partner, every partner passing a test after it.
         Both also need the posterior odds of odds() to reach CONVICTION_ODDS. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
         healthy partner beside a faulty one; the later pass, or more failures with yet other partners, is what
@@ -134,7 +134,7 @@ class Evidence:
         if self.passes.get(node, 0):
             ok = len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
         else:
-            ok = _disjoint(verified) or (not self.noisy and len(clean) >= 3 and _disjoint(clean))
+            ok = _disjoint(verified) or (not self.noisy and _disjoint(clean))
         return ok and self.odds(node) >= CONVICTION_ODDS
 
     # -- the posterior ---------------------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ Verdict rules (recomputed from the whole history after every round):
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
   cliques whose links no passing test has proven is *link-risky*: it blames no node until its links are proven.
 - A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
-  OUTWEIGH (5) times as many tests as it has unexplained failures. So a node with a failure on record is never a
+  OUTWEIGH (5) times as many tests as it has unexplained failures (SPARSE_OUTWEIGH, 8, in a fleet whose estimated
+  bad share is below 0.3: few flaky partners are about, so such a failure is most likely the node's own and a
+  flaky node gets the tests that make a second failure likely). So a node with a failure on record is never a
   reference partner until another node's conviction explains that failure or enough passes outweigh it.
 - A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference; it
   is *verified* when each of those partners has also passed a test after it. A flaky partner that passed once and

@@ -16,6 +16,8 @@ from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
 
 INTERMITTENT_FAILURES = 2  # clean, verified failures with disjoint partners that (with the odds) make a node that also passed intermittent
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
+SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
+SPARSE_SHARE = 0.3
 CONVICTION_ODDS = 1000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
 
@@ -107,7 +109,13 @@ class Evidence:
         if passes == 0:
             return False
         failures = self.held_against(node, culprit)
-        return failures == 0 or passes >= OUTWEIGH * failures
+        return failures == 0 or passes >= self.outweigh * failures
+
+    @cached_property
+    def outweigh(self) -> int:
+        """Passes per failure nobody explains that make a node a reference again: OUTWEIGH, SPARSE_OUTWEIGH where the
+        fleet's bad share is low (few flaky partners about, so such a failure is most likely the node's own)."""
+        return SPARSE_OUTWEIGH if self.bad_share < SPARSE_SHARE else OUTWEIGH
 
     def held_against(self, node: str, culprit: str | None = None) -> int:
         """Unexplained failures that count against a node: those without a never-passing node in them."""

@@ -28,7 +28,7 @@ Verdict rules (recomputed from the whole history after every round):
   whose members all passed some test: no persistent fault explains it), not yet verified. n is convicted
   `intermittent` (it also passed; with its record: failed x of y, which tests, measured values) on two verified
   clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
-  CONVICTION_ODDS (1000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
+  CONVICTION_ODDS (2000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
   (fails half its tests). The prior share of bad nodes is the low end of a 90 % confidence bound from the screening
   groups and the split parts beyond the one failure each split forces (at least 5 %, at most a half), so a small
   fleet, whose few groups say little, is assumed to hold many. Partners are drawn from the flaky share: the bad

@@ -18,7 +18,7 @@ INTERMITTENT_FAILURES = 2  # clean, verified failures with disjoint partners tha
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
 SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
 SPARSE_SHARE = 0.3
-CONVICTION_ODDS = 1000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
+CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
 
 class Evidence:

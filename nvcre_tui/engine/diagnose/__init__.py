@@ -16,17 +16,30 @@ Verdict rules (recomputed from the whole history after every round):
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
   cliques whose links no passing test has proven is *link-risky*: it blames no node until its links are proven.
 - A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
-  OUTWEIGH (5) times as many tests as it has unexplained failures. So a node with a failure on record is never a
+  OUTWEIGH (5) times as many tests as it has unexplained failures (SPARSE_OUTWEIGH, 8, in a fleet whose estimated
+  bad share is below 0.3: few flaky partners are about, so such a failure is most likely the node's own and a
+  flaky node gets the tests that make a second failure likely). So a node with a failure on record is never a
   reference partner until another node's conviction explains that failure or enough passes outweigh it.
 - A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference; it
   is *verified* when each of those partners has also passed a test after it. A flaky partner that passed once and
   then failed beside a healthy node looks exactly like a healthy partner beside a faulty node; only a later test of
   the partner (or more failures with yet other partners) tells the two apart.
   n is convicted `faulty` (it never passed a test) on two clean failures that share no partner (no single other
-  node explains both), both verified, or backed by a third clean failure while no flaky behaviour has shown (some
-  failed test inside a clique whose members all passed later). n is convicted `intermittent` (it also passed; with
-  its record: failed x of y, which tests, measured values) on three verified clean failures, two of them sharing no
-  partner. The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
+  node explains both), both verified, or, while no flaky behaviour has shown (some failed test inside a clique
+  whose members all passed some test: no persistent fault explains it), not yet verified. n is convicted
+  `intermittent` (it also passed; with its record: failed x of y, which tests, measured values) on two verified
+  clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
+  CONVICTION_ODDS (2000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
+  (fails half its tests). The prior share of bad nodes is the low end of a 90 % confidence bound from the screening
+  groups and the split parts beyond the one failure each split forces (at least 5 %, at most a half), so a small
+  fleet, whose few groups say little, is assumed to hold many. Partners are drawn from the flaky share: the bad
+  share times the high end of the part of bad-looking nodes that also passed (a pass and a failure of their own)
+  against those that failed twice and never passed (a persistent fault never passes). A partner's chance to have
+  failed on its own account is that share, halved by each of its passes (one half for a partner with a failure of
+  its own, certain for one that never passed); tests over unproven or named links are left out. So flaky partners
+  failing beside one healthy node, each having passed once or twice, do not convict it: their failures are worth
+  little against the fleet's flaky share, and the node is tested again beside partners with more passes.
+  The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
   under test, up to 12 confirmations after its first failure (a regrouping counts a third of one).
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed
   by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current

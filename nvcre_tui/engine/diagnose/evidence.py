@@ -10,12 +10,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cached_property
 
-from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose import links, posterior
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
 
-INTERMITTENT_FAILURES = 3  # clean, verified failures (two with disjoint partners) that make a node that also passed intermittent
+INTERMITTENT_FAILURES = 2  # clean, verified failures with disjoint partners that (with the odds) make a node that also passed intermittent
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
+SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
+SPARSE_SHARE = 0.3
+CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
 
 class Evidence:
@@ -49,22 +52,30 @@ class Evidence:
     def _solve(self) -> None:
         for _ in range(12):  # convictions grow; a conviction whose partner is convicted later is withdrawn
             self._unexplained_cache: dict[str, list[int]] = {}
+            self._own_cache: dict[str, list[int]] = {}
+            self._flaky: float | None = None
             changed = self._name_links()
             for node in sorted(self.by_node):
                 if node not in self.convicted and len(self.unexplained(node)) >= 2 and self._convicts(node):
                     self.convicted[node] = "faulty" if self.passes[node] == 0 else "intermittent"
                     changed = True
-                    self._unexplained_cache.clear()
+                    self._forget()
             for node in sorted(self.convicted):
                 verdict = self.convicted.pop(node)
-                self._unexplained_cache.clear()
+                self._forget()
                 if self._convicts(node):
                     self.convicted[node] = verdict
                 else:
                     changed = True
-            self._unexplained_cache.clear()
+            self._forget()
             if not changed:
                 return
+
+    def _forget(self) -> None:
+        """Convictions changed, and with them what explains a failure."""
+        self._unexplained_cache.clear()
+        self._own_cache.clear()
+        self._flaky = None
 
     def explained(self, i: int, node: str | None = None, culprit: str | None = None) -> bool:
         """A failed test that a convicted node (other than `node`), the assumed `culprit` or a named link accounts for."""
@@ -98,7 +109,13 @@ class Evidence:
         if passes == 0:
             return False
         failures = self.held_against(node, culprit)
-        return failures == 0 or passes >= OUTWEIGH * failures
+        return failures == 0 or passes >= self.outweigh * failures
+
+    @cached_property
+    def outweigh(self) -> int:
+        """Passes per failure nobody explains that make a node a reference again: OUTWEIGH, SPARSE_OUTWEIGH where the
+        fleet's bad share is low (few flaky partners about, so such a failure is most likely the node's own)."""
+        return SPARSE_OUTWEIGH if self.bad_share < SPARSE_SHARE else OUTWEIGH
 
     def held_against(self, node: str, culprit: str | None = None) -> int:
         """Unexplained failures that count against a node: those without a never-passing node in them."""
@@ -115,18 +132,66 @@ class Evidence:
 
     def _convicts(self, node: str) -> bool:
         """`faulty` (never passed): two clean failures that share no partner (no single other node explains both),
-        and either every partner of those two has passed a test after it, or a third clean failure backs them.
-        `intermittent` (passed too): three clean failures, two of them sharing no partner, every partner of the three
-        passing a test after it. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
+        every partner of those two having passed a test after it unless the run has shown no flaky behaviour yet.
+        `intermittent` (passed too): two clean failures sharing no partner, every partner passing a test after it.
+        Both also need the posterior odds of odds() to reach CONVICTION_ODDS. A flaky partner that passed once and then failed beside a healthy node looks exactly like a
         healthy partner beside a faulty one; the later pass, or more failures with yet other partners, is what
         tells them apart. Once the run has shown flaky behaviour, only verified failures count."""
         clean = self.clean_failures(node)
         verified = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
         if self.passes.get(node, 0):
-            return len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
-        if _disjoint(verified):
-            return True
-        return not self.noisy and len(clean) >= 3 and _disjoint(clean)
+            ok = len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
+        else:
+            ok = _disjoint(verified) or (not self.noisy and _disjoint(clean))
+        return ok and self.odds(node) >= CONVICTION_ODDS
+
+    # -- the posterior ---------------------------------------------------------------------------------------------
+
+    def _own_failures(self, node: str) -> list[int]:
+        """Failed tests of this node whose other members are all references: its own failures, or a flaky reference's."""
+        found = self._own_cache.get(node)
+        if found is None:
+            found = [i for i, _ in self.clean_failures(node)]
+            self._own_cache[node] = found
+        return found
+
+    @cached_property
+    def bad_share(self) -> float:
+        """The share of bad nodes the posterior assumes (see posterior.bad_share)."""
+        return posterior.bad_share(self.tests, self.by_node)
+
+    def _partner_fails(self, partner: str, test: int) -> float:
+        """The chance that this partner failed `test` on its own account: certain for a convicted or never-passing
+        one, even for one with another failure of its own, else small and halving with each of its passes."""
+        if partner in self.convicted or not self.passes.get(partner, 0):
+            return 1.0
+        if any(i != test for i in self._own_failures(partner)):
+            return posterior.FLAKE
+        return posterior.partner_fails(self.passes[partner], self.flaky_share())
+
+    def flaky_share(self) -> float:
+        """The share of flaky nodes a partner is drawn from (see posterior.flaky_share)."""
+        if self._flaky is None:
+            mixed = sum(1 for n in self.by_node if self.passes.get(n, 0) and self._own_failures(n))
+            self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
+        return self._flaky
+
+    def odds(self, node: str) -> float:
+        """Posterior odds that this node is bad (faulty if it never passed, else flaky) against healthy: the fleet's
+        share of bad nodes, times each test's likelihood ratio given its other members' chances to fail on their own.
+        Tests across unproven links, and those a named link fault explains, are left out."""
+        share = self.bad_share
+        faulty = not self.passes.get(node, 0)
+        ratio = share / (1 - share)
+        for i in self.by_node.get(node, ()):
+            if self.link_risky(i) or any(links.in_test(h, self.spans[i]) for h in self.named):
+                continue
+            clear = 1.0
+            for p in self.members[i]:
+                if p != node:
+                    clear *= 1 - self._partner_fails(p, i)
+            ratio *= posterior.weigh(not self.tests[i].passed, faulty, clear)
+        return ratio
 
     def unverified_partners(self, node: str) -> set[str]:
         """Partners of this node's clean failures that have not passed a test since: testing them again is what
@@ -138,9 +203,10 @@ class Evidence:
 
     @cached_property
     def noisy(self) -> bool:
-        """Some failed test (inside one clique) had every member pass a later test: a flaky node is about."""
+        """Some failed test (inside one clique) had every member pass a test, before or after it: no persistent fault
+        explains it, so a flaky node is about."""
         for i, test in enumerate(self.tests):
-            if not test.passed and len(self.spans[i]) <= 1 and all(self._passed_after(n, i) for n in test.nodes):
+            if not test.passed and len(self.spans[i]) <= 1 and all(self.passes.get(n, 0) for n in test.nodes):
                 return True
         return False
 

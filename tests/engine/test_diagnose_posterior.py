@@ -47,7 +47,8 @@ def test_split_parts_count_beyond_the_one_failure_the_split_forces() -> None:
 @given(st.integers(0, 20), st.floats(0.01, 0.5))
 def test_each_pass_makes_a_partner_less_likely_to_fail_on_its_own(passes: int, share: float) -> None:
     now, then = posterior.partner_fails(passes, share), posterior.partner_fails(passes + 1, share)
-    assert 0 < then < now <= posterior.FLAKE * share  # at most: flaky with the prior share, flaking
+    assert 0 < then < now
+    assert now <= posterior.FLAKE * share * (1 + 1e-12)  # at most: flaky with the prior share, flaking (float rounding aside)
     assert then == pytest.approx(now / 2, rel=0.5)
 
 

@@ -1,5 +1,9 @@
 """Every test: $XDG_STATE_HOME in a temporary folder, so nothing (the simulator state, the certification
-history) is ever written under the real ~/.local/state."""
+history) is ever written under the real ~/.local/state; and an empty trust store in place of the machine's.
+
+No test talks to a server it did not start: every TLS test brings its own CA (tests/kubeapi/tls.py). The
+machine's CA bundle would only be parsed, 20 ms each time a client makes an SSL context (two per
+Kubernetes client, hundreds of times per suite run), and a test would depend on what that bundle holds."""
 
 from __future__ import annotations
 
@@ -8,9 +12,21 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session")
+def _empty_trust_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("trust-store")
+    (folder / "ca-certificates.crt").write_text("")
+    (folder / "certs").mkdir()
+    return folder / "ca-certificates.crt", folder / "certs"
+
+
 @pytest.fixture(autouse=True)
-def _private_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _private_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                        _empty_trust_store: tuple[Path, Path]) -> Path:
     home = tmp_path_factory.mktemp("state-home")
     monkeypatch.setenv("XDG_STATE_HOME", str(home))
     monkeypatch.delenv("NVCRE_HISTORY", raising=False)
+    bundle, folder = _empty_trust_store
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))  # OpenSSL reads these instead of /etc/ssl: nothing to parse
+    monkeypatch.setenv("SSL_CERT_DIR", str(folder))
     return home

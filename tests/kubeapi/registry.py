@@ -366,14 +366,9 @@ class Registry:
     def apply(self, res: Resource, namespace: str | None, name: str, patch: bytes, *, manager: str,
               subresource: str = "", dry_run: bool = False, force: bool = False) -> tuple[Obj, bool]:
         """Server-side apply: create when absent, else merge by managed fields (409 on conflicts unless force)."""
-        import yaml
-
         if not manager:
             raise errors.bad_request("fieldManager is required for apply requests")
-        try:
-            applied = yaml.safe_load(patch.decode() or "{}")
-        except (yaml.YAMLError, UnicodeDecodeError) as error:
-            raise errors.bad_request(f"error decoding YAML: {error}") from None
+        applied = _apply_body(patch)
         applied = self._check_type(res, applied)
         meta = applied["metadata"]
         if meta.get("name", name) != name:
@@ -523,3 +518,21 @@ def _same(new: Obj, old: Obj) -> bool:
 def _fields_only(obj: Obj) -> list[tuple[str, Any]]:
     return [(m.get("manager"), m.get("operation"), m.get("subresource"), m.get("fieldsV1"))
             for m in obj["metadata"].get("managedFields") or []]
+
+
+def _apply_body(patch: bytes) -> Any:
+    """An apply body: YAML, which clients send as JSON (JSON is YAML). JSON is read by the json module
+    (a hundredfold faster than PyYAML's pure-Python parser, and the same objects); anything else by YAML."""
+    import yaml
+
+    def no_constant(name: str) -> Any:  # NaN / Infinity are not JSON: let YAML read them as before
+        raise ValueError(name)
+
+    try:
+        return json.loads(patch or b"{}", parse_constant=no_constant)
+    except ValueError:
+        pass
+    try:
+        return yaml.safe_load(patch.decode() or "{}")
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise errors.bad_request(f"error decoding YAML: {error}") from None

@@ -66,6 +66,19 @@ async def test_server_side_apply_conflicts_force_and_removal(apiserver: ApiServe
     assert same["metadata"]["resourceVersion"] == forced["metadata"]["resourceVersion"]  # no-op apply
 
 
+async def test_apply_bodies_in_yaml_or_json_read_alike_and_junk_is_a_400(apiserver: ApiServer) -> None:  # noqa: F811
+    path = "/api/v1/namespaces/default/configmaps/{}?fieldManager=tool"
+    as_yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata:\n  a: '1'\n  b: two  # block style\n"
+    status, from_yaml, _ = await raw(apiserver, "PATCH", path.format("y"), as_yaml, "application/apply-patch+yaml")
+    assert status == 201 and from_yaml["data"] == {"a": "1", "b": "two"}, from_yaml
+    as_json = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}, "data": {"a": "1", "b": "two"}}
+    status, from_json, _ = await raw(apiserver, "PATCH", path.format("j"), as_json, "application/apply-patch+yaml")
+    assert status == 201 and from_json["data"] == from_yaml["data"]
+    for junk in ("{data: [unclosed", b"\xff\xfe{"):
+        status, body, _ = await raw(apiserver, "PATCH", path.format("z"), junk, "application/apply-patch+yaml")
+        assert status == 400 and body["message"].startswith("error decoding YAML: "), body
+
+
 async def test_namespace_lifecycle(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
     await core.create_namespace({"metadata": {"name": "team"}})

@@ -48,10 +48,10 @@ def new_kube_engine(store: ResourceStore, clock: ManualClock) -> Engine:
 
 
 Outcome = tuple[list[Obj], restart.CrashingStore, int]
-LAST_OBJECTS: dict[str, list[Obj]] = {}  # the objects of the last run, for the tests that read more than its reports
 
 
-async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[restart.Fault]) -> Outcome:
+async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[restart.Fault], objects: dict[str, list[Obj]] | None = None) -> Outcome:
+    """The reports at the end (and, into `objects` when given, every object the reports read)."""
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
@@ -82,12 +82,12 @@ async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[r
             except (restart.Crash, asyncio.CancelledError):
                 count += 1
         server.faults.clear()
-        objects = await snapshot(admin)
-        LAST_OBJECTS.clear()
-        LAST_OBJECTS.update(objects)
+        found = await snapshot(admin)
+        if objects is not None:
+            objects.update(found)
         await engine_store.close()
         await admin.close()
-    return [report_from(objects, name) for name in names], crashing, count
+    return [report_from(found, name) for name in names], crashing, count
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))
@@ -99,10 +99,11 @@ def test_injected_faults_change_nothing(name: str, tmp_path: Path) -> None:
 
 
 def test_the_emulator_run_without_faults_equals_the_embedded_run(tmp_path: Path) -> None:
-    reports, crashing, _ = asyncio.run(outcome_on_emulator(tmp_path, [], []))
+    objects: dict[str, list[Obj]] = {}
+    reports, crashing, _ = asyncio.run(outcome_on_emulator(tmp_path, [], [], objects))
     restart.assert_same_outcome(reports, crashing)
     # the plan recorded at creation survived the CRD's pruning and is what the first iteration ran
-    workflows = LAST_OBJECTS["Workflow"]
+    workflows = objects["Workflow"]
     assert workflows
     for wf in workflows:
         plan = {g["name"]: g["nodes"] for g in wf["spec"]["orchestration"]["plannedGroups"]}

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.resources import DiagnoseStatus
-from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, node_record, plan_round, record_round, round_cap, screening_groups, start
+from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, evidence, node_record, plan_round, record_round, round_cap, screening_groups, start
 from nvcre_tui.engine.planning.grouping import Group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -362,6 +362,35 @@ def test_a_flaky_node_with_passes_and_failures_is_intermittent_with_its_record()
     assert 0 < record["failed"] < record["tests"] and record["failedTests"][0] == "r0-screen-3"  # type: ignore[index]
     [note] = [n for n in state.notes if n.kind == "intermittent"]
     assert note.nodes == ("clique-d-n02",) and f"failed {record['failed']} of {record['tests']}" in note.message
+
+
+def test_a_flaky_node_hidden_behind_an_intermittent_one_is_rechecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """clique-a-n05 fails only where clique-a-n00 fails too, until rechecks catch it; without them it ends healthy."""
+    flaky = {"clique-a-n00": (True, True, False, True, True, True, True, False),
+             "clique-a-n05": (True, False, False, True, True, False, True, False)}
+    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
+    assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == dict.fromkeys(flaky, "intermittent")
+    assert any(t.stage == "recheck" and "clique-a-n05" in t.nodes and not t.passed for t in state.tests)
+    monkeypatch.setattr(evidence, "RECHECK_PASSES", 0)
+    unchecked = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
+    assert unchecked.verdicts()["clique-a-n05"] == "healthy" and not any(t.stage == "recheck" for t in unchecked.tests)
+
+
+def test_rechecks_wait_for_passes_in_all_and_stay_out_of_a_dense_fleet() -> None:
+    """A node with a failure only an intermittent node explains is a reference after RECHECK_PASSES passes in all;
+    where a third or more of the fleet looks bad, no rechecks are owed."""
+    flaky = {"clique-a-n00": (True, True, False, True, True, True, True, False),
+             "clique-a-n05": (True, False, False, True, True, False, True, False)}
+    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
+    ev = evidence.Evidence(state)
+    rechecked = sorted({n for t in state.tests if t.stage == "recheck" for n in t.subjects} - set(flaky))
+    assert rechecked
+    for node in rechecked:
+        assert ev.passes[node] >= evidence.RECHECK_PASSES and ev.reference(node)
+    dense = {"": [f"node-{i:02d}" for i in range(8)]}
+    pattern = {n: (True, False) for n in dense[""][:4]}
+    state = simulate(dense, 2, _oracle(dense, flaky=pattern))
+    assert evidence.Evidence(state).noisy_share and not any(t.stage == "recheck" for t in state.tests)
 
 
 def test_a_flaky_partner_never_convicts_a_healthy_node() -> None:

@@ -9,7 +9,8 @@ plans) and the leaf modules.
 Stages: screening (one group per clique; unlabelled nodes in chunks), inter (one representative per clique, so
 every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize),
 confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions
-while others exist), repeat (no reference anywhere: suspects together in new combinations) and link (tests over
+while others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing
+passes after a failure an intermittent node explains) and link (tests over
 chosen cliques' representatives that localise a link fault).
 
 Verdict rules (recomputed from the whole history after every round):
@@ -20,6 +21,10 @@ Verdict rules (recomputed from the whole history after every round):
   bad share is below 0.3: few flaky partners are about, so such a failure is most likely the node's own and a
   flaky node gets the tests that make a second failure likely). So a node with a failure on record is never a
   reference partner until another node's conviction explains that failure or enough passes outweigh it.
+  A conviction `intermittent` explains a failure only in part (such a node fails about half its tests, so a flaky
+  node beside it may have failed too): a node whose failure only intermittent nodes explain is a reference once it
+  has passed RECHECK_PASSES (5) tests in all, and is tested again beside other such nodes until then (stage
+  recheck, four to a group). Not in a fleet whose estimated bad share is 0.3 or more, where such groups mostly fail.
 - A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference; it
   is *verified* when each of those partners has also passed a test after it. A flaky partner that passed once and
   then failed beside a healthy node looks exactly like a healthy partner beside a faulty node; only a later test of

@@ -18,6 +18,7 @@ INTERMITTENT_FAILURES = 2  # clean, verified failures with disjoint partners tha
 OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passed this many tests per such failure
 SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
 SPARSE_SHARE = 0.3
+RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
 
@@ -109,7 +110,46 @@ class Evidence:
         if passes == 0:
             return False
         failures = self.held_against(node, culprit)
-        return failures == 0 or passes >= self.outweigh * failures
+        if failures:
+            return passes >= self.outweigh * failures
+        return self.rechecks_owed(node, culprit) == 0
+
+    def rechecks_owed(self, node: str, culprit: str | None = None) -> int:
+        """Passes this node still owes (RECHECK_PASSES in all) when a failure of its own is explained only by
+        intermittent nodes: such a node fails only part of the time, so it explains that failure only in part, and a
+        flaky node hiding behind it passes that many tests only by luck (1 in 2 ** RECHECK_PASSES). A failure
+        holding the assumed `culprit` is explained by it."""
+        if self.noisy_share:
+            return 0  # many flaky nodes about: rechecks in groups mostly fail, and a failure beside one says little
+        weak = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed and self._weakly_explained(i, node, culprit)]
+        if not weak:
+            return 0
+        return max(0, RECHECK_PASSES - self.passes.get(node, 0))
+
+    @property
+    def noisy_share(self) -> bool:
+        """Many flaky nodes about (a bad share of SPARSE_SHARE or more): rechecks in groups would mostly fail."""
+        return self.bad_share >= SPARSE_SHARE
+
+    def may_owe_passes(self, node: str) -> bool:
+        """Whether this node would owe passes were a partner of its failures convicted intermittent."""
+        return not self.noisy_share and self.passes.get(node, 0) < RECHECK_PASSES
+
+    def rechecking(self, node: str) -> bool:
+        """A node that would be a reference but for the passes it owes (see rechecks_owed): it is tested again beside
+        other such nodes, not confirmed as a suspect."""
+        return (node not in self.convicted and self.passes.get(node, 0) > 0 and not self.held_against(node)
+                and self.rechecks_owed(node) > 0)
+
+    def _weakly_explained(self, i: int, node: str, culprit: str | None) -> bool:
+        """A failed test that only convicted nodes which also passed tests (intermittent) explain."""
+        members = self.members[i]
+        if culprit is not None and culprit != node and culprit in members:
+            return False
+        if any(links.in_test(h, self.spans[i]) for h in self.named):
+            return False
+        blamed = [c for c in self.convicted if c in members and c != node]
+        return bool(blamed) and all(self.passes.get(c, 0) for c in blamed)
 
     @cached_property
     def outweigh(self) -> int:

@@ -4,7 +4,8 @@ Priority within a wave: link tests (they need few nodes and sit on the critical 
 suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
 suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
 takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
-exists), re-tests of the partners a conviction waits for, screening of untested nodes, then inter-clique coverage
+exists), re-tests of the partners a conviction waits for, rechecks of nodes whose failure only an intermittent node
+explains, screening of untested nodes, then inter-clique coverage
 (every link outside the search, in as few tests as the named links allow).
 """
 
@@ -25,6 +26,7 @@ REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._sub
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
+RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
 
 
@@ -115,6 +117,7 @@ class Planner:
         self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
+        self._rechecks()
         self._screening()
         self._coverage()
         return tuple(self.wave.probes)
@@ -179,6 +182,7 @@ class Planner:
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
         todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
+                      and not ev.rechecking(n)
                       and not self._waits(n) and not ev.indistinguishable(n) and n not in self.verifying)
         pools: dict[int, list[str]] = defaultdict(list)
         for node in todo:
@@ -269,6 +273,31 @@ class Planner:
             partners = self._partners(partner, self.m - 1, set())
             if partners is not None:
                 self.wave.add("confirmation", [partner, *partners], [partner])
+
+    def _rechecks(self) -> None:
+        """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), tested
+        together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over is tested
+        beside a reference."""
+        ev = self.ev
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out
+        # intermittent, the passes they owe are then mostly paid, instead of taking waves after its conviction.
+        waiting = [n for n in ev.by_node if n not in self.wave.busy and ev.needs_test(n) and self._waits(n)
+                   and ev.may_owe_passes(n)]
+        for node in sorted({*waiting, *(n for n in ev.by_node if n not in self.wave.busy and ev.rechecking(n))}):
+            by_clique[self.domain_of[node]].append(node)
+        size = max(self.m, RECHECK_GROUP)
+        for clique, nodes in sorted(by_clique.items()):
+            nodes = _shuffled(nodes, self.state.round)
+            while nodes and not self.wave.full:
+                group, nodes = nodes[:size], nodes[size:]
+                if len(group) < max(self.m, 2):
+                    partners = self._partners(group[0], max(self.m, 2) - len(group), set(group))
+                    if partners is None:
+                        break
+                    self.wave.add("recheck", [*group, *partners], group)
+                else:
+                    self.wave.add("recheck", group)
 
     def _local_first(self, suspects: list[str]) -> list[str]:
         """Suspects of a clique without a healthy node get one wave of confirmations beside the references other

@@ -16,8 +16,8 @@ Verdict = Literal["faulty", "intermittent", "healthy", "inconclusive"]
 NodeStatus = Literal["untested", "suspect", "healthy", "faulty", "intermittent", "inconclusive"]
 
 # A test's stage, in the order a run meets them; a round's `stage` is the furthest one it holds.
-STAGES = ("screening", "inter", "split", "confirmation", "repeat", "link")
-TOKENS = {"screening": "screen", "inter": "inter", "split": "part", "confirmation": "confirm", "repeat": "repeat", "link": "link"}
+STAGES = ("screening", "inter", "split", "confirmation", "repeat", "recheck", "link")
+TOKENS = {"screening": "screen", "inter": "inter", "split": "part", "confirmation": "confirm", "repeat": "repeat", "recheck": "recheck", "link": "link"}
 VERDICTS: frozenset[str] = frozenset({"faulty", "intermittent", "healthy", "inconclusive"})
 STATUS_KEYS: dict[str, str] = {
     "untested": "untestedNodes",

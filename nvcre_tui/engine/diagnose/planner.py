@@ -502,7 +502,9 @@ class Planner:
         # links are proven in the same wave as the search (a failure there is new evidence, not lost time).
         searched = set(ev.single_fault_candidates()) or (set().union(*ev.link_suspects().values()) if ev.link_suspects() else set())
         uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
-        uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)]
+        planned = [frozenset(self.domain_of[n] for n in p.nodes) for p in self.wave.probes if p.stage == "inter"]
+        uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)
+                     and not any(links.in_test(h, spans) for spans in planned)]  # an earlier call this wave covers it
         while uncovered:  # as many disjoint tests as it takes, in one wave: a named link splits the cliques in two
             chosen: list[str] = []
             degree = Counter(c for h in uncovered for c in links.cliques_of(h))

@@ -57,12 +57,3 @@ def test_a_test_weighs_its_outcome_against_the_partners_chance_to_explain_it() -
     assert posterior.weigh(True, True, 0.99) == pytest.approx(100)  # beside partners that fail on their own 1 % of the time
     assert posterior.weigh(True, True, 0.0) == 1.0  # beside a node that always fails: no evidence
     assert posterior.weigh(True, False, 0.99) < posterior.weigh(True, True, 0.99)  # a flaky node explains a failure half as well
-
-
-def test_flaky_share_is_the_bad_share_times_the_high_end_of_the_mixed_part() -> None:
-    bad = 0.05
-    assert posterior.flaky_share(bad, 0, 0) == bad  # nothing seen yet: every bad node may be flaky
-    only_faulty = posterior.flaky_share(bad, 0, 1)
-    assert 0 < only_faulty < bad  # one node failed twice and never passed: fewer flaky partners about
-    assert posterior.flaky_share(bad, 0, 8) < only_faulty
-    assert posterior.flaky_share(bad, 4, 1) > only_faulty  # nodes that passed and failed: flaky nodes about

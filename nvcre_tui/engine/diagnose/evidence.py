@@ -210,14 +210,10 @@ class Evidence:
         return posterior.partner_fails(self.passes[partner], self.flaky_share())
 
     def flaky_share(self) -> float:
-        """The share of flaky nodes a partner is drawn from (see posterior.flaky_share); at least LEAST_SHARE once
-        flaky behaviour has shown (see noisy)."""
+        """The share of flaky nodes a partner is drawn from (see posterior.flaky_share)."""
         if self._flaky is None:
             mixed = sum(1 for n in self.by_node if self.passes.get(n, 0) and self._own_failures(n))
-            share = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
-            # Once flaky behaviour has shown, at least LEAST_SHARE whatever the counts say: a few mixed records
-            # against several stubborn ones must not make flaky partners look rare.
-            self._flaky = max(posterior.LEAST_SHARE, share) if self.noisy else share
+            self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
         return self._flaky
 
     def odds(self, node: str) -> float:

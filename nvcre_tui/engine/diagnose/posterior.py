@@ -45,10 +45,9 @@ def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> f
 def flaky_share(bad: float, mixed: int, stubborn: int) -> float:
     """The share of flaky nodes among the bad ones' `bad` share: the high end of the confidence interval of the part
     of bad-looking nodes that also passed (`mixed`: a pass and a failure of their own) against those that failed
-    twice and never passed (`stubborn`: a persistent fault never passes). No floor of its own: the bad share has
-    one, and the caller adds LEAST_SHARE once flaky behaviour has shown."""
+    twice and never passed (`stubborn`: a persistent fault never passes). At least LEAST_SHARE."""
     _, high = interval(mixed, mixed + stubborn)
-    return bad * high
+    return max(LEAST_SHARE, bad * high)
 
 
 def interval(hits: int, n: int) -> tuple[float, float]:

@@ -376,6 +376,22 @@ def test_a_flaky_node_hidden_behind_an_intermittent_one_is_rechecked(monkeypatch
     assert unchecked.verdicts()["clique-a-n05"] == "healthy" and not any(t.stage == "recheck" for t in unchecked.tests)
 
 
+def test_under_max_concurrent_passes_that_outweigh_a_group_failure_are_earned_in_groups() -> None:
+    """node-29 fails screening, then mostly passes: its chunk-mates earn their passes four to a recheck group (one
+    Job each would not fit the waves), and after a failed recheck everyone in it is confirmed one by one."""
+    domains = {"": [f"node-{i:02d}" for i in range(64)]}
+    pattern = (True, False, False, False, False, False, False, True, False, False)
+    state = simulate(domains, 2, _oracle(domains, flaky={"node-29": pattern}), max_concurrent=2)
+    assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == {"node-29": "intermittent"}
+    grouped = [t for t in state.tests if t.stage == "recheck" and len(t.subjects) >= 3]
+    assert grouped
+    for k, test in enumerate(state.tests):
+        if test.stage == "recheck" and not test.passed:
+            later = [t for t in state.tests[k + 1 :] if set(t.nodes) & set(test.nodes)]
+            assert all(len(set(t.subjects) & set(test.nodes)) <= 1 for t in later if t.stage == "recheck")
+    assert state.round < round_cap(2) // 8  # regrouping the same four after their failed recheck ran to the hard stop
+
+
 def test_rechecks_wait_for_passes_in_all_and_stay_out_of_a_dense_fleet() -> None:
     """A node with a failure only an intermittent node explains is a reference after RECHECK_PASSES passes in all;
     where a third or more of the fleet looks bad, no rechecks are owed."""

@@ -25,6 +25,9 @@ Verdict rules (recomputed from the whole history after every round):
   node beside it may have failed too): a node whose failure only intermittent nodes explain is a reference once it
   has passed RECHECK_PASSES (5) tests in all, and is tested again beside other such nodes until then (stage
   recheck, four to a group). Not in a fleet whose estimated bad share is 0.3 or more, where such groups mostly fail.
+  Under maxConcurrent, when more nodes are outweighing a failure than one wave has Jobs, those whose unexplained
+  failures were all in groups of three or more (a flaky culprit that passed since hides among them) earn their
+  passes in recheck groups too; a failed recheck sends its members back to confirmations one by one.
 - A failure is *clean* for node n when, assuming n is at fault, every other member of the test is a reference; it
   is *verified* when each of those partners has also passed a test after it. A flaky partner that passed once and
   then failed beside a healthy node looks exactly like a healthy partner beside a faulty node; only a later test of

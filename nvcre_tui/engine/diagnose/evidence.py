@@ -135,6 +135,17 @@ class Evidence:
         """Whether this node would owe passes were a partner of its failures convicted intermittent."""
         return not self.noisy_share and self.passes.get(node, 0) < RECHECK_PASSES
 
+    def outweighing(self, node: str) -> bool:
+        """A node that has passed since its latest failure, whose failures nothing explains were all in groups of three
+        or more and none a recheck: the passes that outweigh them (see reference) may be earned in groups, as such a
+        failure says little about any one member (its culprit is most likely a flaky node that passed since). A failed
+        recheck ends that: its members are confirmed one by one, so a flaky culprit fails beside references."""
+        if node in self.convicted or not self.passes.get(node, 0) or self.reference(node):
+            return False
+        unexplained = self.unexplained(node)
+        return (bool(unexplained) and self.tests[self.by_node[node][-1]].passed
+                and all(len(self.members[i]) >= 3 and self.tests[i].stage != "recheck" for i in unexplained))
+
     def rechecking(self, node: str) -> bool:
         """A node that would be a reference but for the passes it owes (see rechecks_owed): it is tested again beside
         other such nodes, not confirmed as a suspect."""

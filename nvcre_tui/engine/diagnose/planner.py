@@ -100,6 +100,11 @@ class Planner:
             self.partner_by_clique[self.domain_of[node]].append(node)
         self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
         self.link_used: Counter[str] = Counter(n for i in ev.open_hypotheses for n in ev.members[i])
+        # Nodes earning the passes that outweigh a failure in a large group (see Evidence.outweighing) earn them in
+        # recheck groups when their confirmations, one test each, would not fit in one wave under maxConcurrent.
+        outweighing = {n for n in ev.by_node if ev.outweighing(n)}
+        crowded = bool(state.max_concurrent) and len(outweighing) > state.max_concurrent
+        self.outweighing = {n for n in outweighing if not self._waits(n)} if crowded else set()
 
     def plan(self) -> tuple[Probe, ...]:
         if self.state.round >= round_cap(self.state.max_concurrent):
@@ -182,12 +187,12 @@ class Planner:
     def _splits_and_confirmations(self) -> None:
         ev = self.ev
         todo = sorted(n for n in ev.by_node if ev.needs_test(n) and n not in self.wave.busy and self._subject_tests(n) < MAX_SUBJECT_TESTS
-                      and not ev.rechecking(n)
+                      and not ev.rechecking(n) and n not in self.outweighing
                       and not self._waits(n) and not ev.indistinguishable(n) and n not in self.verifying)
         pools: dict[int, list[str]] = defaultdict(list)
         for node in todo:
             last = ev.last_test(node)
-            if last is not None and not ev.tests[last].passed and ev.tests[last].stage in ("screening", "split", "inter"):
+            if last is not None and not ev.tests[last].passed and ev.tests[last].stage in ("screening", "split", "inter", "recheck"):
                 pools[last].append(node)
         pending = [(i, nodes) for i, nodes in sorted(pools.items()) if len(nodes) >= 2 * self.m]
         split: set[str] = set()
@@ -284,7 +289,8 @@ class Planner:
         # intermittent, the passes they owe are then mostly paid, instead of taking waves after its conviction.
         waiting = [n for n in ev.by_node if n not in self.wave.busy and ev.needs_test(n) and self._waits(n)
                    and ev.may_owe_passes(n)]
-        for node in sorted({*waiting, *(n for n in ev.by_node if n not in self.wave.busy and ev.rechecking(n))}):
+        owing = [n for n in ev.by_node if n not in self.wave.busy and (ev.rechecking(n) or n in self.outweighing)]
+        for node in sorted({*waiting, *owing}):
             by_clique[self.domain_of[node]].append(node)
         size = max(self.m, RECHECK_GROUP)
         for clique, nodes in sorted(by_clique.items()):

@@ -143,7 +143,7 @@ class Evidence:
         if node in self.convicted or not self.passes.get(node, 0) or self.reference(node):
             return False
         unexplained = self.unexplained(node)
-        return (bool(unexplained) and self.tests[self.by_node[node][-1]].passed
+        return (bool(unexplained) and bool(self.tests[self.by_node[node][-1]].passed)
                 and all(len(self.members[i]) >= 3 and self.tests[i].stage != "recheck" for i in unexplained))
 
     def rechecking(self, node: str) -> bool:

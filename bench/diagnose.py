@@ -421,7 +421,7 @@ def status_size(nodes: int = 10_000) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5, help="seeds per scenario (default 5)")
+    parser.add_argument("--seeds", type=int, default=10, help="seeds per scenario (default 10: at 5 the flaky recall moves by about 0.005 between seed sets)")
     parser.add_argument("--first-seed", type=int, default=0, help="first seed (default 0): other seeds check that no healthy node is blamed")
     parser.add_argument("--quick", action="store_true", help="leave out the 512-node fleets")
     parser.add_argument("--only", default="", help="only scenarios whose label contains this text")

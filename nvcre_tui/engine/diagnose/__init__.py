@@ -10,7 +10,7 @@ Stages: screening (one group per clique; unlabelled nodes in chunks), inter (one
 every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize),
 confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions
 while others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing
-passes after a failure an intermittent node explains) and link (tests over
+passes, tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
 chosen cliques' representatives that localise a link fault).
 
 Verdict rules (recomputed from the whole history after every round):

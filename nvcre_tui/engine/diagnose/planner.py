@@ -4,8 +4,8 @@ Priority within a wave: link tests (they need few nodes and sit on the critical 
 suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
 suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
 takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
-exists), re-tests of the partners a conviction waits for, rechecks of nodes whose failure only an intermittent node
-explains, screening of untested nodes, then inter-clique coverage
+exists), re-tests of the partners a conviction waits for, rechecks (nodes owing passes, tested in groups), screening
+of untested nodes, then inter-clique coverage
 (every link outside the search, in as few tests as the named links allow).
 """
 
@@ -280,9 +280,10 @@ class Planner:
                 self.wave.add("confirmation", [partner, *partners], [partner])
 
     def _rechecks(self) -> None:
-        """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), tested
-        together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over is tested
-        beside a reference."""
+        """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), nodes
+        earning passes in groups (self.outweighing) and nodes waiting on another suspect that may come to owe them,
+        tested together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over
+        is tested beside a reference."""
         ev = self.ev
         by_clique: dict[str, list[str]] = defaultdict(list)
         # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out

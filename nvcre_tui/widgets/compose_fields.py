@@ -72,8 +72,15 @@ class CategoryOptionsPanel(Vertical):
                     yield Input(value, placeholder=OPTION_PLACEHOLDERS.get(spec.alias, ""), compact=True, id=f"opt-{spec.alias}")
                 yield Static(classes="field-msg", id=f"msg-{spec.alias}", markup=False)
 
+    @property
+    def composed(self) -> bool:
+        """Whether the fields are mounted: a review scheduled before this panel was added may run in between."""
+        return bool(self.query(f"#msg-{OPTION_FIELDS[-1].alias}"))
+
     def draft(self) -> CategoryDraft:
-        """The raw text of every option ("" = not set)."""
+        """The raw text of every option ("" = not set); the values it was made with while still being mounted."""
+        if not self.composed:
+            return CategoryDraft(self.entry.key, dict(self._initial))
         values = {}
         for spec in OPTION_FIELDS:
             widget = self.query_one(f"#opt-{spec.alias}")
@@ -85,7 +92,9 @@ class CategoryOptionsPanel(Vertical):
         return CategoryDraft(self.entry.key, values)
 
     def show_messages(self, messages: dict[str, str]) -> None:
-        """Per-field messages by option alias; fields not named are valid."""
+        """Per-field messages by option alias; fields not named are valid. Nothing while still being mounted."""
+        if not self.composed:
+            return
         for spec in OPTION_FIELDS:
             message = messages.get(spec.alias)
             show_message(self.query_one(f"#msg-{spec.alias}", Static), message)
@@ -120,13 +129,24 @@ class ThresholdRow(Vertical):
             yield Button("✕", compact=True, classes="remove-threshold", tooltip="Remove this threshold")
         yield Static(classes="field-msg", markup=False)
 
+    @property
+    def composed(self) -> bool:
+        """Whether the fields are mounted: a review scheduled before this row was added may run in between."""
+        return bool(self.query(".field-msg"))
+
     def draft(self) -> ThresholdDraft:
-        """(metric or "", expression)."""
+        """(metric or "", expression); the row it was made with while its fields are still being mounted (a review
+        scheduled earlier may run in between)."""
+        if not self.composed:
+            return self._row
         metric = self.query_one(Select).value
         return ThresholdDraft("" if metric is Select.NULL else str(metric), self.query_one(Input).value)
 
     def set_metrics(self, metrics: tuple[str, ...]) -> None:
         """Offer the metrics the selected categories measure (keeping the current pick)."""
+        if not self.composed:  # compose() offers these
+            self._metrics = _choices(metrics, self._row.metric)
+            return
         select, current = self.query_one(Select), self.draft().metric
         choices = _choices(metrics, current)
         if choices == self._metrics:
@@ -137,6 +157,8 @@ class ThresholdRow(Vertical):
             select.value = current
 
     def show_message(self, message: str | None) -> None:
-        """The row's problem, or nothing."""
+        """The row's problem, or nothing (nothing to show it on while still being mounted)."""
+        if not self.composed:
+            return
         show_message(self.query_one(".field-msg", Static), message)
         self.query_one(Input).set_class(bool(message), "-invalid")

@@ -16,7 +16,7 @@ from textual.widgets import Input, Select, SelectionList, Static
 from textual.widgets._select import InvalidSelectValueError
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.compose.form import Draft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, selector_text, target_body
 from nvcre_tui.compose.form import parse_selector as parse_form_selector
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.planning.catalog import default_catalog
@@ -436,3 +436,16 @@ def test_snapshot_filled_form(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(NvcreApp(scenario=default_scenario(), live=False), terminal_size=(120, 40), run_before=fill)
+
+
+def test_fields_not_yet_mounted_give_their_initial_values_and_take_no_messages() -> None:
+    """A review scheduled before a row or panel was added can run before its fields are composed (seen under load)."""
+    row = ThresholdRow(("busBandwidthGBps",), ThresholdDraft("busBandwidthGBps", "value >= 400"))
+    assert not row.composed and row.draft() == ThresholdDraft("busBandwidthGBps", "value >= 400")
+    row.show_message("a problem")  # nothing to show it on yet
+    row.set_metrics(("algBandwidthGBps",))
+    assert "algBandwidthGBps" in row._metrics and "busBandwidthGBps" in row._metrics  # the row's own pick stays
+    entry = next(iter(default_catalog().entries.values()))
+    panel = CategoryOptionsPanel(entry, {"testScale": "intra-node"})
+    assert not panel.composed and panel.draft().options == {"testScale": "intra-node"}
+    panel.show_messages({"testScale": "bad"})

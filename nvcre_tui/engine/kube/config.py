@@ -170,6 +170,8 @@ def _check_tls(configuration: Configuration, where: str) -> None:
                        ("client-key", configuration.key_file)):
         if path and not os.path.isfile(path):
             raise InputError(f"{where}: {what} {path}: file not found")
+    if not (configuration.ssl_ca_cert or configuration.cert_file):
+        return  # nothing of ours to load (building a context would only read the system's CA store)
     try:
         context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
         if configuration.cert_file:

@@ -392,9 +392,9 @@ def test_under_max_concurrent_passes_that_outweigh_a_group_failure_are_earned_in
     assert state.round < round_cap(2) // 8  # regrouping the same four after their failed recheck ran to the hard stop
 
 
-def test_rechecks_wait_for_passes_in_all_and_stay_out_of_a_dense_fleet() -> None:
+def test_rechecks_wait_for_passes_in_all_and_go_one_by_one_in_a_dense_fleet() -> None:
     """A node with a failure only an intermittent node explains is a reference after RECHECK_PASSES passes in all;
-    where a third or more of the fleet looks bad, no rechecks are owed."""
+    where a third or more of the fleet looks bad, each is rechecked beside a reference, not in a group."""
     flaky = {"clique-a-n00": (True, True, False, True, True, True, True, False),
              "clique-a-n05": (True, False, False, True, True, False, True, False)}
     state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
@@ -403,10 +403,12 @@ def test_rechecks_wait_for_passes_in_all_and_stay_out_of_a_dense_fleet() -> None
     assert rechecked
     for node in rechecked:
         assert ev.passes[node] >= evidence.RECHECK_PASSES and ev.reference(node)
-    dense = {"": [f"node-{i:02d}" for i in range(8)]}
-    pattern = {n: (True, False) for n in dense[""][:4]}
+    dense = {"": [f"node-{i:02d}" for i in range(16)]}
+    pattern = {n: (True, False, True) for n in dense[""][:6]}
     state = simulate(dense, 2, _oracle(dense, flaky=pattern))
-    assert evidence.Evidence(state).noisy_share and not any(t.stage == "recheck" for t in state.tests)
+    rechecks = [t for t in state.tests if t.stage == "recheck"]
+    assert evidence.Evidence(state).noisy_share and rechecks
+    assert all(len(t.subjects) == 1 and len(t.nodes) == 2 for t in rechecks)
 
 
 def test_a_flaky_partner_never_convicts_a_healthy_node() -> None:

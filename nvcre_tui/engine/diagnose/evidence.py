@@ -119,8 +119,6 @@ class Evidence:
         intermittent nodes: such a node fails only part of the time, so it explains that failure only in part, and a
         flaky node hiding behind it passes that many tests only by luck (1 in 2 ** RECHECK_PASSES). A failure
         holding the assumed `culprit` is explained by it."""
-        if self.noisy_share:
-            return 0  # many flaky nodes about: rechecks in groups mostly fail, and a failure beside one says little
         weak = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed and self._weakly_explained(i, node, culprit)]
         if not weak:
             return 0
@@ -128,12 +126,13 @@ class Evidence:
 
     @property
     def noisy_share(self) -> bool:
-        """Many flaky nodes about (a bad share of SPARSE_SHARE or more): rechecks in groups would mostly fail."""
+        """Many flaky nodes about (a bad share of SPARSE_SHARE or more): a recheck group would mostly fail, so each
+        node is rechecked beside a reference."""
         return self.bad_share >= SPARSE_SHARE
 
     def may_owe_passes(self, node: str) -> bool:
         """Whether this node would owe passes were a partner of its failures convicted intermittent."""
-        return not self.noisy_share and self.passes.get(node, 0) < RECHECK_PASSES
+        return self.passes.get(node, 0) < RECHECK_PASSES
 
     def outweighing(self, node: str) -> bool:
         """A node that has passed since its latest failure, whose failures nothing explains were all in groups of three

@@ -282,8 +282,8 @@ class Planner:
     def _rechecks(self) -> None:
         """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), nodes
         earning passes in groups (self.outweighing) and nodes waiting on another suspect that may come to owe them,
-        tested together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over
-        is tested beside a reference."""
+        tested together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over,
+        or each where many flaky nodes are about (Evidence.noisy_share), is tested beside a reference."""
         ev = self.ev
         by_clique: dict[str, list[str]] = defaultdict(list)
         # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out
@@ -293,7 +293,7 @@ class Planner:
         owing = [n for n in ev.by_node if n not in self.wave.busy and (ev.rechecking(n) or n in self.outweighing)]
         for node in sorted({*waiting, *owing}):
             by_clique[self.domain_of[node]].append(node)
-        size = max(self.m, RECHECK_GROUP)
+        size = max(self.m, RECHECK_GROUP) if not ev.noisy_share else 1  # many flaky nodes: beside a reference
         for clique, nodes in sorted(by_clique.items()):
             nodes = _shuffled(nodes, self.state.round)
             while nodes and not self.wave.full:

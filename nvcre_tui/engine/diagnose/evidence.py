@@ -297,12 +297,12 @@ class Evidence:
             if len(hypotheses) == 1:
                 [h] = hypotheses
                 support = [j for j, hs in suspects.items() if hs == hypotheses]
-                if h not in self.named and h[0] == "pair" and self._disjoint_pair(support):
+                if h not in self.named and h[0] == "pair" and self.disjoint_pair(support):
                     self.named[h], added = tuple(support), True
         return added
 
     def _pinned(self, h: Hypothesis, support: list[int], suspects: dict[int, frozenset[Hypothesis]]) -> bool:
-        if not self._disjoint_pair(support):
+        if not self.disjoint_pair(support):
             return False  # one flaky representative must not make a fabric fault
         if h[0] == "pair":
             # With no third clique holding a healthy node, the pair and either clique's uplink look the same.
@@ -312,7 +312,8 @@ class Evidence:
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
 
-    def _disjoint_pair(self, tests: list[int]) -> bool:
+    def disjoint_pair(self, tests: list[int]) -> bool:
+        """Two of these tests have no node in common."""
         return any(self.members[a].isdisjoint(self.members[b]) for k, a in enumerate(tests) for b in tests[k + 1 :])
 
     # -- statuses -----------------------------------------------------------------------------------------------

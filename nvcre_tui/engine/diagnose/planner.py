@@ -198,11 +198,8 @@ class Planner:
         split: set[str] = set()
         have_partners = bool(ev.clear or self.likely) or self.m == 1
         for k, (_, nodes) in enumerate(pending):
-            by_clique: dict[str, list[str]] = defaultdict(list)
-            for node in nodes:
-                by_clique[self.domain_of[node]].append(node)
-            for clique_nodes in by_clique.values():
-                parts = self._parts(clique_nodes, have_partners, len(pending) - k)
+            for family in self._proven_families(nodes):
+                parts = self._parts(family, have_partners, len(pending) - k)
                 for part in parts or []:
                     if self.wave.add("split", part):
                         split.update(part)
@@ -282,20 +279,17 @@ class Planner:
     def _rechecks(self) -> None:
         """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), nodes
         earning passes in groups (self.outweighing) and nodes waiting on another suspect that may come to owe them,
-        tested together inside their clique, RECHECK_GROUP at a time (a pass counts for all of them); one left over,
+        tested together inside their clique (or cliques whose links are proven), RECHECK_GROUP at a time (a pass counts for all of them); one left over,
         or each where many flaky nodes are about (Evidence.noisy_share), is tested beside a reference."""
         ev = self.ev
-        by_clique: dict[str, list[str]] = defaultdict(list)
         # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out
         # intermittent, the passes they owe are then mostly paid, instead of taking waves after its conviction.
         waiting = [n for n in ev.by_node if n not in self.wave.busy and ev.needs_test(n) and self._waits(n)
                    and ev.may_owe_passes(n)]
         owing = [n for n in ev.by_node if n not in self.wave.busy and (ev.rechecking(n) or n in self.outweighing)]
-        for node in sorted({*waiting, *owing}):
-            by_clique[self.domain_of[node]].append(node)
         size = max(self.m, RECHECK_GROUP) if not ev.noisy_share else 1  # many flaky nodes: beside a reference
-        for clique, nodes in sorted(by_clique.items()):
-            nodes = _shuffled(nodes, self.state.round)
+        for family in self._proven_families(sorted({*waiting, *owing})):
+            nodes = _shuffled(family, self.state.round)
             while nodes and not self.wave.full:
                 group, nodes = nodes[:size], nodes[size:]
                 if len(group) < max(self.m, 2):
@@ -305,6 +299,24 @@ class Planner:
                     self.wave.add("recheck", [*group, *partners], group)
                 else:
                     self.wave.add("recheck", group)
+
+    def _proven_families(self, nodes: Sequence[str]) -> list[list[str]]:
+        """These nodes by clique, cliques whose links to each other passing tests have all proven taken together: a
+        failed test over them then blames a node, as inside one clique (one representative per clique after a failed
+        inter test is split like a failed screening group, not confirmed one by one)."""
+        by_clique: dict[str, list[str]] = defaultdict(list)
+        for node in nodes:
+            by_clique[self.domain_of[node]].append(node)
+        families: list[tuple[list[str], list[str]]] = []  # (cliques, nodes)
+        for clique, members in sorted(by_clique.items()):
+            for cliques, family in families:
+                if all(self._link_ok(clique, c) for c in cliques):
+                    cliques.append(clique)
+                    family += members
+                    break
+            else:
+                families.append(([clique], list(members)))
+        return [family for _, family in families]
 
     def _local_first(self, suspects: list[str]) -> list[str]:
         """Suspects of a clique without a healthy node get one wave of confirmations beside the references other
@@ -452,6 +464,12 @@ class Planner:
         if not suspects or self._link_waves() >= self._link_cap():
             return
         single = ev.single_fault_candidates()
+        if len(single) > DIRECT and not ev.disjoint_pair(sorted(suspects)):
+            # One failure so far (or several sharing a node): the same cliques again with other representatives,
+            # beside the search. A pass clears every link at once (a flaky representative is then left to the
+            # splits, where the search alone would go on for waves); a failure is the disjoint support a link fault
+            # needs anyway.
+            self._cross_test("link", sorted({c for h in single for c in links.cliques_of(h)}))
         targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
         for candidates in targets:
             if len(candidates) <= DIRECT:

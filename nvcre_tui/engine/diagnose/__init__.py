@@ -7,7 +7,8 @@ maxConcurrent tests. The engine launches exactly the wave planned. It imports on
 plans) and the leaf modules.
 
 Stages: screening (one group per clique; unlabelled nodes in chunks), inter (one representative per clique, so
-every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize),
+every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize, across
+cliques whose links passing tests have proven),
 confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions
 while others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing
 passes, tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
@@ -56,7 +57,9 @@ Verdict rules (recomputed from the whole history after every round):
 - `healthy` = a reference at the end; everything else ends `inconclusive` with a note saying why.
 - Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any
   passing test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over
-  chosen cliques (the bits of their index, then one by one). A link fault is named when it alone explains every such
+  chosen cliques (the bits of their index, then one by one); while they share a node, the same cliques are tested
+  again with other representatives beside that search (a pass clears every link, so a flaky representative costs one
+  wave of link tests, not the whole search). A link fault is named when it alone explains every such
   failure and is supported by two failed tests with no node in common (one flaky representative never makes a
   fabric fault), and, for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose
   other candidate pairs differ. A faulty node in a clique does not hide its link: once the clique has references,

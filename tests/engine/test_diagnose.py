@@ -431,15 +431,25 @@ def test_a_failed_inter_test_is_tried_again_and_its_members_are_split_across_cli
     """A flaky representative fails the inter test: the next wave tests every clique again with other
     representatives beside the link search (its pass clears every link), and the failed test's members, whose links
     are then proven, are split across cliques like a failed screening group, not confirmed one Job each."""
-    domain_of = {n: c for c, names in EIGHT_CLIQUES.items() for n in names}
-    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky={"clique-b-n00": (False, True, False, False, False)}))
+    fleet = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(5)] for c in "abcdefgh"}  # too few nodes to test every pair at once
+    domain_of = {n: c for c, names in fleet.items() for n in names}
+    state = simulate(fleet, 2, _oracle(fleet, flaky={"clique-b-n00": (False, True, False, False, False)}))
     inter = next(t for t in state.tests if t.stage == "inter")
     assert not inter.passed
-    again = [t for t in state.tests if t.round == inter.round + 1 and t.stage == "link" and {domain_of[n] for n in t.nodes} == set(EIGHT_CLIQUES)]
+    again = [t for t in state.tests if t.round == inter.round + 1 and t.stage == "link" and {domain_of[n] for n in t.nodes} == set(fleet)]
     assert again and again[0].passed and set(again[0].nodes).isdisjoint(inter.nodes)
     splits = [t for t in state.tests if t.stage == "split" and set(t.nodes) <= set(inter.nodes)]
     assert splits and all(len({domain_of[n] for n in t.nodes}) >= 2 for t in splits)
     assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == {"clique-b-n00": "intermittent"}
+
+
+def test_a_degraded_pair_is_named_in_one_wave_of_link_tests_when_every_pair_fits() -> None:
+    """Eight cliques of eight: after the failed inter test, one wave tests every pair of cliques directly (seven
+    representatives each), where a search over the bits of the clique index takes two waves."""
+    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, links=(("clique-b", "clique-f"),)))
+    assert [f.cliques for f in state.infrastructure_faults] == [("clique-b", "clique-f")]
+    assert len({t.round for t in state.tests if t.stage == "link"}) == 1
+    assert set(state.verdicts().values()) == {"healthy"}
 
 
 def test_a_faulty_node_does_not_hide_its_cliques_link_fault() -> None:

@@ -27,7 +27,7 @@ MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as n
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
-DIRECT = 4  # candidate link hypotheses tested one by one at or below this count
+DIRECT = 4  # candidate link hypotheses tested one by one at or below this count (or when such tests all fit a wave)
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
@@ -472,7 +472,7 @@ class Planner:
             self._cross_test("link", sorted({c for h in single for c in links.cliques_of(h)}))
         targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
         for candidates in targets:
-            if len(candidates) <= DIRECT:
+            if len(candidates) <= DIRECT or self._direct_fits(candidates):
                 planned: Counter[tuple[str, ...]] = Counter()
                 copies = 2 if len(candidates) == 1 else 1  # one candidate left: two disjoint failures name it at once
                 for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
@@ -494,6 +494,16 @@ class Planner:
                     for h in sorted(candidates):
                         for cliques in self._direct(h, candidates):
                             self._cross_test("link", cliques)
+
+    def _direct_fits(self, candidates: frozenset[Hypothesis]) -> bool:
+        """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, a free representative per
+        test in each clique): then one wave names the link, where a search over the bits of the cliques' index
+        takes two or more."""
+        tests = {cliques for h in candidates for cliques in self._direct(h, candidates)}
+        if len(self.wave.probes) + len(tests) > self.wave.limit:
+            return False
+        per_clique = Counter(c for cliques in tests for c in cliques)
+        return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
         """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a

@@ -464,11 +464,11 @@ class Planner:
         if not suspects or self._link_waves() >= self._link_cap():
             return
         single = ev.single_fault_candidates()
-        if len(single) > DIRECT and not ev.disjoint_pair(sorted(suspects)):
+        if len(single) > DIRECT and not ev.disjoint_pair(sorted(suspects)) and not self._direct_fits(single):
             # One failure so far (or several sharing a node): the same cliques again with other representatives,
             # beside the search. A pass clears every link at once (a flaky representative is then left to the
             # splits, where the search alone would go on for waves); a failure is the disjoint support a link fault
-            # needs anyway.
+            # needs anyway. Direct tests of every candidate do both.
             self._cross_test("link", sorted({c for h in single for c in links.cliques_of(h)}))
         targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
         for candidates in targets:

@@ -5,8 +5,8 @@ suspect failed over an unproven link (until a pass proves it, such failures blam
 suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
 takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
 exists), re-tests of the partners a conviction waits for, rechecks (nodes owing passes, tested in groups), screening
-of untested nodes, then inter-clique coverage
-(every link outside the search, in as few tests as the named links allow).
+of untested nodes, then inter-clique coverage (every link outside the search, in as few tests as the named links
+allow). Link and coverage tests are planned in linkplan.py, into the same wave (wave.py).
 """
 
 from __future__ import annotations
@@ -14,20 +14,18 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import Evidence
-from nvcre_tui.engine.diagnose.links import Hypothesis
-from nvcre_tui.engine.diagnose.state import TOKENS, DiagnoseState, Probe
+from nvcre_tui.engine.diagnose.linkplan import LinkPlanner
+from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe
+from nvcre_tui.engine.diagnose.wave import Wave
 
 MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure before it is left inconclusive
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
-MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
-DIRECT = 4  # candidate link hypotheses tested one by one at or below this count (or when such tests all fit a wave)
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
@@ -55,30 +53,6 @@ def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_c
     return groups
 
 
-class Wave:
-    """A wave being packed."""
-
-    def __init__(self, state: DiagnoseState) -> None:
-        self.round, self.limit = state.round, state.max_concurrent or math.inf
-        self.probes: list[Probe] = []
-        self.busy: set[str] = set()
-        self.counts: Counter[str] = Counter()
-
-    @property
-    def full(self) -> bool:
-        return len(self.probes) >= self.limit
-
-    def add(self, stage: str, nodes: Iterable[str], subjects: Iterable[str] | None = None) -> bool:
-        nodes = tuple(sorted(nodes))
-        if self.full or not nodes or self.busy.intersection(nodes):
-            return False
-        name = f"r{self.round}-{TOKENS[stage]}-{self.counts[stage]}"
-        self.counts[stage] += 1
-        self.probes.append(Probe(self.round, stage, name, nodes, tuple(sorted(subjects)) if subjects is not None else nodes))
-        self.busy.update(nodes)
-        return True
-
-
 class Planner:
     """Plans one wave from the evidence."""
 
@@ -99,12 +73,12 @@ class Planner:
         for node in sorted(ev.clear | self.likely):
             self.partner_by_clique[self.domain_of[node]].append(node)
         self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
-        self.link_used: Counter[str] = Counter(n for i in ev.open_hypotheses for n in ev.members[i])
         # Nodes earning the passes that outweigh a failure in a large group (see Evidence.outweighing) earn them in
         # recheck groups when their confirmations, one test each, would not fit in one wave under maxConcurrent.
         outweighing = {n for n in ev.by_node if ev.outweighing(n)}
         crowded = bool(state.max_concurrent) and len(outweighing) > state.max_concurrent
         self.outweighing = {n for n in outweighing if not self._waits(n)} if crowded else set()
+        self.links = LinkPlanner(state, ev, self.wave, self.clear_by_clique, self.partner_uses)
 
     def plan(self) -> tuple[Probe, ...]:
         if self.state.round >= round_cap(self.state.max_concurrent):
@@ -116,15 +90,15 @@ class Planner:
         if (tests and not any(t.passed for t in tests) and repeats >= budget
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
-        self._links()
-        if self._partners_cross_unproven_links():
-            self._coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
+        self.links.search()
+        if self.links.crosses_unproven_links():
+            self.links.coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
         self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
         self._rechecks()
         self._screening()
-        self._coverage()
+        self.links.coverage()
         return tuple(self.wave.probes)
 
     # -- screening ----------------------------------------------------------------------------------------------
@@ -136,13 +110,6 @@ class Planner:
                 self.wave.add("screening", group)
 
     # -- partners -----------------------------------------------------------------------------------------------
-
-    def _link_ok(self, a: str, b: str) -> bool:
-        """Whether a test over these two cliques is known not to be hit by a link fault."""
-        if a == b or not a or not b:
-            return True
-        h = links.pair(a, b)
-        return h in self.ev.eliminated
 
     def _partners(self, node: str, count: int, avoid: set[str]) -> list[str] | None:
         """`count` reference partners: same clique first (others only over a proven link), fresh (never failed with
@@ -161,10 +128,10 @@ class Planner:
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
             # make a failure strong evidence (see Evidence._convicts).
-            return (away and not self._link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
+            return (away and not self.links.link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
                     self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
         if local:
-            candidates = [p for p in candidates if self.domain_of[p] == home or self._link_ok(home, self.domain_of[p])]
+            candidates = [p for p in candidates if self.domain_of[p] == home or self.links.link_ok(home, self.domain_of[p])]
             if len(candidates) < count:
                 return None
         chosen = sorted(candidates, key=preference)[:count]
@@ -253,7 +220,7 @@ class Planner:
         while len(pool) >= size:
             group = [pool.pop(0)]
             # The same clique, or one over a proven link: a test across a degraded link fails for the link.
-            for p in [p for p in pool if all(self._link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
+            for p in [p for p in pool if all(self.links.link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
                 group.append(p)
                 pool.remove(p)
             if len(group) == size:
@@ -310,7 +277,7 @@ class Planner:
         families: list[tuple[list[str], list[str]]] = []  # (cliques, nodes)
         for clique, members in sorted(by_clique.items()):
             for cliques, family in families:
-                if all(self._link_ok(clique, c) for c in cliques):
+                if all(self.links.link_ok(clique, c) for c in cliques):
                     cliques.append(clique)
                     family += members
                     break
@@ -423,135 +390,3 @@ class Planner:
                 pool.remove(best)
             if len(group) < size or not self.wave.add("repeat", group):
                 return
-
-    # -- links --------------------------------------------------------------------------------------------------
-
-    def _link_cap(self) -> int:
-        mc = self.state.max_concurrent
-        return MAX_LINK_WAVES * (math.ceil(16 / mc) if mc else 1)
-
-    def _link_waves(self) -> int:
-        return len({t.round for t in self.state.tests if t.stage == "link"})
-
-    def _reps(self, clique: str, count: int) -> list[str] | None:
-        """Reference nodes of a clique for a link test: not busy, preferably not in an earlier failed link test."""
-        free = [n for n in self.clear_by_clique.get(clique, []) if n not in self.wave.busy]
-        if len(free) < count:
-            return None
-        return sorted(free, key=lambda n: (self.link_used[n], self.partner_uses[n], n))[:count]
-
-    def _cross_test(self, stage: str, cliques: Sequence[str]) -> bool:
-        """One test over these cliques: one representative each, more from the same cliques up to minGroupSize."""
-        per = max(1, math.ceil(self.m / len(cliques)))
-        chosen: list[str] = []
-        for clique in cliques:
-            reps = self._reps(clique, per)
-            if reps is None:
-                reps = self._reps(clique, 1)
-                if reps is None:
-                    return False
-            chosen += reps
-        if len(chosen) < self.m:
-            return False
-        ok = self.wave.add(stage, chosen)
-        if ok:
-            self.partner_uses.update(chosen)
-        return ok
-
-    def _links(self) -> None:
-        ev = self.ev
-        suspects = ev.link_suspects()
-        if not suspects or self._link_waves() >= self._link_cap():
-            return
-        single = ev.single_fault_candidates()
-        if len(single) > DIRECT and not ev.disjoint_pair(sorted(suspects)) and not self._direct_fits(single):
-            # One failure so far (or several sharing a node): the same cliques again with other representatives,
-            # beside the search. A pass clears every link at once (a flaky representative is then left to the
-            # splits, where the search alone would go on for waves); a failure is the disjoint support a link fault
-            # needs anyway. Direct tests of every candidate do both.
-            self._cross_test("link", sorted({c for h in single for c in links.cliques_of(h)}))
-        targets = [single] if single else sorted(set(suspects.values()), key=lambda hs: (len(hs), sorted(hs)))
-        for candidates in targets:
-            if len(candidates) <= DIRECT or self._direct_fits(candidates):
-                planned: Counter[tuple[str, ...]] = Counter()
-                copies = 2 if len(candidates) == 1 else 1  # one candidate left: two disjoint failures name it at once
-                for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
-                    for cliques in self._direct(h, candidates) * copies:
-                        if planned[cliques] < copies and self._cross_test("link", cliques):
-                            planned[cliques] += 1
-            else:
-                involved = sorted({c for h in candidates for c in links.cliques_of(h)})
-                # Sides that split the candidates most evenly first (under maxConcurrent only a few run per wave);
-                # a side holding no candidate tells nothing.
-                sides = []
-                for side in links.bit_sides(involved, self._link_waves()):
-                    inside = sum(1 for h in candidates if links.in_test(h, frozenset(side)))
-                    if inside:
-                        sides.append((abs(2 * inside - len(candidates)), side))
-                for _, side in sorted(sides):
-                    self._cross_test("link", side)
-                if not sides:
-                    for h in sorted(candidates):
-                        for cliques in self._direct(h, candidates):
-                            self._cross_test("link", cliques)
-
-    def _direct_fits(self, candidates: frozenset[Hypothesis]) -> bool:
-        """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, a free representative per
-        test in each clique): then one wave names the link, where a search over the bits of the cliques' index
-        takes two or more."""
-        tests = {cliques for h in candidates for cliques in self._direct(h, candidates)}
-        if len(self.wave.probes) + len(tests) > self.wave.limit:
-            return False
-        per_clique = Counter(c for cliques in tests for c in cliques)
-        return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
-
-    def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
-        """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a
-        candidate pair first."""
-        if h[0] == "pair":
-            return [h[1:]]
-        others = sorted((c for c in self.clear_by_clique if c and c != h[1]), key=lambda c: (links.pair(h[1], c) in candidates, c))
-        return [tuple(sorted((h[1], c))) for c in others[:2]]
-
-    # -- coverage of links between cliques -----------------------------------------------------------------------
-
-    def _partners_cross_unproven_links(self) -> bool:
-        """A suspect failed over an unproven link: until a passing test proves it, such failures blame nobody (and
-        with most of a clique faulty, confirmations across it keep failing without proving it)."""
-        ev = self.ev
-        if ev.noisy or ev.named or ev.link_suspects():
-            return False  # flaky nodes about, or a link under search: its own tests decide
-        return any(ev.link_risky(i) for i in ev.open_hypotheses if any(ev.needs_test(n) for n in ev.members[i]))
-
-    def _coverage(self, early: bool = False) -> None:
-        """One test across every clique whose links to another clique are not proven yet (and not under search);
-        `early`: ahead of the wave's confirmations, and only once every clique has a reference."""
-        ev = self.ev
-        cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
-        if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._link_cap():
-            return
-        waiting = {self.domain_of[n] for n in self.domain_of if n not in ev.by_node or ev.needs_test(n)} - set(cliques)
-        if waiting and (early or self.wave.probes):
-            return  # a clique with no healthy node yet: cover it later in one test with the others
-        # Under search: the hypotheses that alone explain the failures so far, else every open one. The other
-        # links are proven in the same wave as the search (a failure there is new evidence, not lost time).
-        searched = set(ev.single_fault_candidates()) or (set().union(*ev.link_suspects().values()) if ev.link_suspects() else set())
-        uncovered = [links.pair(a, b) for k, a in enumerate(cliques) for b in cliques[k + 1 :]]
-        planned = [frozenset(self.domain_of[n] for n in p.nodes) for p in self.wave.probes if p.stage == "inter"]
-        uncovered = [h for h in uncovered if h not in ev.eliminated and h not in searched and not self._named_covers(h)
-                     and not any(links.in_test(h, spans) for spans in planned)]  # an earlier call this wave covers it
-        while uncovered:  # as many disjoint tests as it takes, in one wave: a named link splits the cliques in two
-            chosen: list[str] = []
-            degree = Counter(c for h in uncovered for c in links.cliques_of(h))
-            for clique in sorted(degree, key=lambda c: (-degree[c], c)):
-                trial = frozenset([*chosen, clique])
-                if not any(links.in_test(h, trial) for h in ev.named) and not any(links.in_test(h, trial) for h in searched):
-                    chosen.append(clique)
-            members = set(chosen)
-            left = [h for h in uncovered if not set(links.cliques_of(h)) <= members]
-            if len(chosen) < 2 or len(left) == len(uncovered) or not self._cross_test("inter", sorted(chosen)):
-                return
-            uncovered = left
-
-    def _named_covers(self, h: Hypothesis) -> bool:
-        return any(links.in_test(n, frozenset(links.cliques_of(h))) for n in self.ev.named)

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -430,7 +431,7 @@ def test_one_flaky_representative_never_makes_a_fabric_fault() -> None:
 def test_a_failed_inter_test_is_tried_again_and_its_members_are_split_across_cliques() -> None:
     """A flaky representative fails the inter test: the next wave tests every clique again with other
     representatives beside the link search (its pass clears every link), and the failed test's members, whose links
-    are then proven, are split across cliques like a failed screening group, not confirmed one Job each."""
+    are then proven, are split across cliques like a failed screening group."""
     fleet = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(5)] for c in "abcdefgh"}  # too few nodes to test every pair at once
     domain_of = {n: c for c, names in fleet.items() for n in names}
     state = simulate(fleet, 2, _oracle(fleet, flaky={"clique-b-n00": (False, True, False, False, False)}))
@@ -450,6 +451,34 @@ def test_a_degraded_pair_is_named_in_one_wave_of_link_tests_when_every_pair_fits
     assert [f.cliques for f in state.infrastructure_faults] == [("clique-b", "clique-f")]
     assert len({t.round for t in state.tests if t.stage == "link"}) == 1
     assert set(state.verdicts().values()) == {"healthy"}
+
+
+def test_direct_link_tests_are_planned_only_when_they_fit_with_larger_groups() -> None:
+    """With minGroupSize 3 a test of two cliques takes two representatives of each: eight cliques of eight cannot
+    hold a test of every pair in one wave, so the bit search runs (planning them anyway placed half and took a wave
+    more)."""
+    state = simulate(EIGHT_CLIQUES, 3, _oracle(EIGHT_CLIQUES, links=(("clique-b", "clique-f"),)))
+    assert [f.cliques for f in state.infrastructure_faults] == [("clique-b", "clique-f")]
+    assert state.round <= 4
+
+
+_HASH_SEED_RUNS = """
+import hashlib, json
+from tests.engine.test_diagnose import simulate, _oracle
+runs = []
+for size, m, bad in ((5, 3, 3), (6, 3, 4), (8, 2, 6), (7, 3, 5), (9, 2, 7)):
+    fleet = {"c0": [f"c0-n{i:02d}" for i in range(size)]}
+    runs.append(simulate(fleet, m, _oracle(fleet, faulty=frozenset(fleet["c0"][:bad]))).to_dict())
+print(hashlib.sha256(json.dumps(runs, sort_keys=True).encode()).hexdigest())
+"""
+
+
+def test_plans_do_not_depend_on_the_hash_seed() -> None:
+    """Two processes with different PYTHONHASHSEED plan the same runs (mostly faulty cliques, where regroupings
+    break ties on a float weight): a set's order must never reach a float sum or a tie."""
+    digests = {subprocess.run([sys.executable, "-c", _HASH_SEED_RUNS], env={**os.environ, "PYTHONHASHSEED": seed}, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, check=True).stdout for seed in ("0", "1")}
+    assert len(digests) == 1 and all(len(d.strip()) == 64 for d in digests)
 
 
 def test_a_faulty_node_does_not_hide_its_cliques_link_fault() -> None:

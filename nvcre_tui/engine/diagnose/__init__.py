@@ -55,16 +55,16 @@ Verdict rules (recomputed from the whole history after every round):
   by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current
   weights), never a group holding every suspect of an earlier failed test while another choice is left.
 - `healthy` = a reference at the end; everything else ends `inconclusive` with a note saying why.
-- Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any
-  passing test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over
-  chosen cliques: the bits of their index, then one by one, or every candidate at once when a test of each fits the
-  wave (Jobs left, a free representative per test in each clique). While those failures share a node, the same
-  cliques are tested again with other representatives beside that search: a pass clears every link, so a flaky
-  representative costs one wave of link tests, not the whole search. A link fault is named when it alone explains
-  every such failure and is supported by two failed tests with no node in common (one flaky representative never
-  makes a fabric fault), and, for a pair, one failed test that nothing else explains; an uplink needs two failed
-  tests whose other candidate pairs differ. A faulty node in a clique does not hide its link: once the clique has
-  references, an inter test covers it.
+- Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any passing
+  test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over chosen
+  cliques: the bits of their index, then one by one, or every candidate at once when a test of each fits the wave
+  (Jobs left, free representatives in each clique). While no two of those failures are disjoint and direct tests do
+  not fit, the same cliques are tested again with other representatives beside that search: a pass clears every
+  link, so a flaky representative costs one wave of link tests, not the whole search. A link fault is named when it
+  alone explains every such failure and is supported by two failed tests with no node in common (one flaky
+  representative never makes a fabric fault), and, for a pair, one failed test that nothing else explains; an uplink
+  needs two failed tests whose other candidate pairs differ. A faulty node in a clique does not hide its link: once
+  the clique has references, an inter test covers it.
 """
 
 from __future__ import annotations

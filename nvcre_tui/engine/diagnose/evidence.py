@@ -237,7 +237,7 @@ class Evidence:
             if self.link_risky(i) or any(links.in_test(h, self.spans[i]) for h in self.named):
                 continue
             clear = 1.0
-            for p in self.members[i]:
+            for p in self.tests[i].nodes:  # in a fixed order: a float product over a set would depend on PYTHONHASHSEED
                 if p != node:
                     clear *= 1 - self._partner_fails(p, i)
             ratio *= posterior.weigh(not self.tests[i].passed, faulty, clear)
@@ -312,7 +312,7 @@ class Evidence:
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
 
-    def disjoint_pair(self, tests: list[int]) -> bool:
+    def disjoint_pair(self, tests: Sequence[int]) -> bool:
         """Two of these tests have no node in common."""
         return any(self.members[a].isdisjoint(self.members[b]) for k, a in enumerate(tests) for b in tests[k + 1 :])
 

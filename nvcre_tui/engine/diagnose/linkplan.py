@@ -111,13 +111,15 @@ class LinkPlanner:
                             self._cross_test("link", cliques)
 
     def _direct_fits(self, candidates: frozenset[Hypothesis]) -> bool:
-        """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, a free representative per
-        test in each clique): then one wave names the link, where a search over the bits of the cliques' index
-        takes two or more."""
+        """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, free representatives in
+        each clique for every test, as many per test as _cross_test takes): then one wave names the link, where a
+        search over the bits of the cliques' index takes two or more."""
         tests = {cliques for h in candidates for cliques in self._direct(h, candidates)}
         if len(self.wave.probes) + len(tests) > self.wave.limit:
             return False
-        per_clique = Counter(c for cliques in tests for c in cliques)
+        per_clique: Counter[str] = Counter()
+        for cliques in tests:  # as many representatives per clique as _cross_test takes
+            per_clique.update(dict.fromkeys(cliques, max(1, math.ceil(self.m / len(cliques)))))
         return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:

@@ -1,6 +1,6 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
-Priority within a wave: link tests (they need few nodes and sit on the critical path), inter-clique coverage when a
+Priority within a wave: link tests (they sit on the critical path), inter-clique coverage when a
 suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
 suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
 takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
@@ -78,7 +78,7 @@ class Planner:
         outweighing = {n for n in ev.by_node if ev.outweighing(n)}
         crowded = bool(state.max_concurrent) and len(outweighing) > state.max_concurrent
         self.outweighing = {n for n in outweighing if not self._waits(n)} if crowded else set()
-        self.links = LinkPlanner(state, ev, self.wave, self.clear_by_clique, self.partner_uses)
+        self.link_planner = LinkPlanner(state, ev, self.wave, self.clear_by_clique, self.partner_uses)
 
     def plan(self) -> tuple[Probe, ...]:
         if self.state.round >= round_cap(self.state.max_concurrent):
@@ -90,15 +90,15 @@ class Planner:
         if (tests and not any(t.passed for t in tests) and repeats >= budget
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
-        self.links.search()
-        if self.links.crosses_unproven_links():
-            self.links.coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
+        self.link_planner.search()
+        if self.link_planner.crosses_unproven_links():
+            self.link_planner.coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
         self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()
         self._rechecks()
         self._screening()
-        self.links.coverage()
+        self.link_planner.coverage()
         return tuple(self.wave.probes)
 
     # -- screening ----------------------------------------------------------------------------------------------
@@ -128,10 +128,10 @@ class Planner:
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
             # make a failure strong evidence (see Evidence._convicts).
-            return (away and not self.links.link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
+            return (away and not self.link_planner.link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
                     self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
         if local:
-            candidates = [p for p in candidates if self.domain_of[p] == home or self.links.link_ok(home, self.domain_of[p])]
+            candidates = [p for p in candidates if self.domain_of[p] == home or self.link_planner.link_ok(home, self.domain_of[p])]
             if len(candidates) < count:
                 return None
         chosen = sorted(candidates, key=preference)[:count]
@@ -220,7 +220,7 @@ class Planner:
         while len(pool) >= size:
             group = [pool.pop(0)]
             # The same clique, or one over a proven link: a test across a degraded link fails for the link.
-            for p in [p for p in pool if all(self.links.link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
+            for p in [p for p in pool if all(self.link_planner.link_ok(self.domain_of[p], self.domain_of[g]) for g in group)][: size - 1]:
                 group.append(p)
                 pool.remove(p)
             if len(group) == size:
@@ -269,15 +269,15 @@ class Planner:
 
     def _proven_families(self, nodes: Sequence[str]) -> list[list[str]]:
         """These nodes by clique, cliques whose links to each other passing tests have all proven taken together: a
-        failed test over them then blames a node, as inside one clique (one representative per clique after a failed
-        inter test is split like a failed screening group, not confirmed one by one)."""
+        failed test over them then blames a node, as inside one clique (the representatives of a failed inter test,
+        one per clique, are split like a failed screening group, so the part holding the culprit shows itself)."""
         by_clique: dict[str, list[str]] = defaultdict(list)
         for node in nodes:
             by_clique[self.domain_of[node]].append(node)
         families: list[tuple[list[str], list[str]]] = []  # (cliques, nodes)
         for clique, members in sorted(by_clique.items()):
             for cliques, family in families:
-                if all(self.links.link_ok(clique, c) for c in cliques):
+                if all(self.link_planner.link_ok(clique, c) for c in cliques):
                     cliques.append(clique)
                     family += members
                     break
@@ -361,7 +361,7 @@ class Planner:
         for _ in range(8):
             blame = dict.fromkeys(weight, 0.0)
             for members in failed:
-                total = sum(weight[n] for n in members)
+                total = math.fsum(weight[n] for n in members)  # exact: a set's order (PYTHONHASHSEED) must not break ties
                 for n in members:
                     blame[n] += weight[n] / total
             weight = {n: 0.01 + b for n, b in blame.items()}

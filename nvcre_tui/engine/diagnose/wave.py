@@ -20,9 +20,12 @@ class Wave:
 
     @property
     def full(self) -> bool:
+        """No Job left under maxConcurrent."""
         return len(self.probes) >= self.limit
 
     def add(self, stage: str, nodes: Iterable[str], subjects: Iterable[str] | None = None) -> bool:
+        """Add a test (its subjects: the nodes it is about, by default all) unless the wave is full or a node is
+        busy; True when added. Names are unique over the run: round, stage token, count."""
         nodes = tuple(sorted(nodes))
         if self.full or not nodes or self.busy.intersection(nodes):
             return False

@@ -4,8 +4,6 @@ for engine tests over real HTTP. In a thread of its own when a test calls the CL
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -22,20 +20,12 @@ from tests.kubeapi import ApiServer
 HISTORY = 100_000
 
 
-@functools.cache
-def _install_objects() -> tuple[str, ...]:
-    """What `setup init` applies, as JSON: made once per test process (the CRD schemas are generated from
-    the pydantic models, ~60 ms each time); every install reads its own copy."""
-    return tuple(json.dumps(obj) for obj in install_objects())
-
-
 async def install(server: ApiServer, folder: Path) -> Path:
     """Apply what `setup init` applies (server-side apply, field manager nvcre); the admin kubeconfig."""
     kubeconfig = server.write_kubeconfig(folder / "kubeconfig")
     store = KubeStore(await load_target(str(kubeconfig)), server.clock, user_agent="nvcre-setup")
     try:
-        for text in _install_objects():
-            obj = json.loads(text)
+        for obj in install_objects():
             await store.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER, force=True)
     finally:
         await store.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from typing import Any
 
@@ -56,16 +55,10 @@ async def watch_lines(server: ApiServer, path: str, count: int | None = None) ->
     return events
 
 
-@functools.cache
-def _crds() -> tuple[str, ...]:
-    """nvcre's CRDs as JSON, generated once per test process (from the pydantic models, ~50 ms each time)."""
-    return tuple(json.dumps(crd) for crd in all_crds())
-
-
 async def install_crds(api_client: client.ApiClient) -> None:
     extensions = client.ApiextensionsV1Api(api_client)
-    for text in _crds():
-        await extensions.create_custom_resource_definition(json.loads(text))
+    for crd in all_crds():
+        await extensions.create_custom_resource_definition(crd)
     await asyncio.sleep(0)  # the emulated apiextensions controller runs on the next loop turn
 
 

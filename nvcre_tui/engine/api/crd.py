@@ -14,6 +14,8 @@ pydantic's JSON Schema is walked and rewritten into a Kubernetes *structural* sc
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -188,7 +190,18 @@ def crd_name(model: type[Resource]) -> str:
 
 
 def crd_for(model: type[Resource]) -> dict[str, Any]:
-    """The apiextensions.k8s.io/v1 CustomResourceDefinition of one kind."""
+    """The apiextensions.k8s.io/v1 CustomResourceDefinition of one kind: a fresh copy the caller may change."""
+    return json.loads(_crd_text(model))
+
+
+@functools.cache
+def _crd_text(model: type[Resource]) -> str:
+    """crd_for's CRD as JSON, generated once per process (walking pydantic's schema takes tens of milliseconds;
+    setup, status and every install ask again)."""
+    return json.dumps(_generate(model))
+
+
+def _generate(model: type[Resource]) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

@@ -246,8 +246,9 @@ class Planner:
     def _rechecks(self) -> None:
         """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), nodes
         earning passes in groups (self.outweighing) and nodes waiting on another suspect that may come to owe them,
-        tested together inside their clique (or cliques whose links are proven), RECHECK_GROUP at a time (a pass counts for all of them); one left over,
-        or each where many flaky nodes are about (Evidence.noisy_share), is tested beside a reference."""
+        tested together inside their clique (or cliques whose links are proven), RECHECK_GROUP at a time (a pass
+        counts for all of them); one left over, or each where many flaky nodes are about (Evidence.noisy_share), is
+        tested beside a reference."""
         ev = self.ev
         # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out
         # intermittent, the passes they owe are then mostly paid, instead of taking waves after its conviction.

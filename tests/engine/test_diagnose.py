@@ -284,7 +284,18 @@ def test_a_flaky_node_never_gets_a_healthy_node_blamed(fleet: tuple[dict[str, li
 # -- unit rules ---------------------------------------------------------------------------------------------------
 
 
-def test_screening_is_one_group_per_domain_or_chunks_that_fit_a_wave() -> None:
+def test_screening_splits_each_clique_as_far_as_one_wave_of_jobs_goes_when_unlimited() -> None:
+    two = tuple((f"c{c}", tuple(f"c{c}-n{i}" for i in range(8))) for c in range(2))
+    assert [len(g) for g in screening_groups(two, 2, 0)] == [2] * 8  # unlimited: pairs
+    assert [len(g) for g in screening_groups(two, 3, 0)] == [4] * 4  # never below minGroupSize
+    assert [len(g) for g in screening_groups(two, 2, 8)] == [8, 8]  # under maxConcurrent: each clique whole
+    assert screening_groups((("c0", tuple("abcdefg")),), 2, 0) == [("a", "b", "c"), ("d", "e"), ("f", "g")]
+    many = tuple((f"c{c:02d}", tuple(f"c{c:02d}-n{i}" for i in range(8))) for c in range(40))
+    assert [len(g) for g in screening_groups(many, 2, 0)] == [8] * 40  # 40 cliques: one part each fits WAVE_CAP (64)
+    assert [len(g) for g in screening_groups(many[:16], 2, 0)] == [2] * 64  # 16: four parts each
+
+
+def test_screening_is_one_group_per_small_domain_or_chunks_that_fit_a_wave() -> None:
     labelled = plan_round(start({"rack-b": ["b2", "b1"], "rack-a": ["a1"]}, 2))
     assert labelled == [Group("r0-screen-0", ("a1",), ("rack-a",)), Group("r0-screen-1", ("b1", "b2"), ("rack-b",))]
     small = plan_round(start({"": [f"n{i:02d}" for i in range(20)]}, 2))
@@ -326,9 +337,11 @@ def test_record_round_rejects_outcomes_it_did_not_plan() -> None:
 
 def test_a_missing_outcome_counts_as_a_failure() -> None:
     state = start(EIGHT_CLIQUES, 2)
-    outcomes = {g.name: g.name != "r0-screen-2" for g in plan_round(state)}
-    del outcomes["r0-screen-2"]
-    assert record_round(state, outcomes) == record_round(state, {**outcomes, "r0-screen-2": False})
+    wave = plan_round(state)
+    lost = next(g.name for g in wave if "clique-c-n00" in g.nodes)
+    outcomes = {g.name: g.name != lost for g in wave}
+    del outcomes[lost]
+    assert record_round(state, outcomes) == record_round(state, {**outcomes, lost: False})
     assert record_round(state, outcomes).node_status["clique-c-n00"] == "suspect"
 
 
@@ -346,6 +359,17 @@ def test_every_wave_fits_max_concurrent_and_one_job_per_node(mc: int) -> None:
     assert [f.cliques for f in state.infrastructure_faults] == [("clique-a", "clique-e")]
 
 
+def test_a_suspect_whose_partners_passes_would_leave_its_odds_short_is_confirmed_beside_them() -> None:
+    # Each suspect failed its screening pair and a confirmation: passes of the unverified partners (tested together)
+    # would not lift its odds to CONVICTION_ODDS, so its third confirmation runs in the same wave, not one later.
+    faulty = frozenset({"clique-b-n02", "clique-e-n01"})
+    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, faulty=faulty))
+    assert {n for n, v in state.verdicts().items() if v == "faulty"} == faulty and state.round == 3
+    last = [(t.stage, t.nodes) for t in state.tests if t.round == 2]
+    assert ("confirmation", ("clique-b-n00", "clique-e-n03")) in last  # the two unverified partners, together
+    assert {n for stage, nodes in last for n in nodes if n in faulty and stage == "confirmation"} == faulty
+
+
 def test_confirmations_use_reference_partners_from_the_same_clique() -> None:
     oracle = _oracle(EIGHT_CLIQUES, faulty=frozenset({"clique-c-n05"}))
     state = _run_until(start(EIGHT_CLIQUES, 2), oracle, "confirmation")
@@ -360,7 +384,8 @@ def test_a_flaky_node_with_passes_and_failures_is_intermittent_with_its_record()
     state = simulate(EIGHT_CLIQUES, 2, oracle)
     assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == {"clique-d-n02": "intermittent"}
     record = node_record(state, "clique-d-n02")
-    assert 0 < record["failed"] < record["tests"] and record["failedTests"][0] == "r0-screen-3"  # type: ignore[index]
+    screening = next(t.group for t in state.tests if t.stage == "screening" and "clique-d-n02" in t.nodes)
+    assert 0 < record["failed"] < record["tests"] and record["failedTests"][0] == screening  # type: ignore[index]
     [note] = [n for n in state.notes if n.kind == "intermittent"]
     assert note.nodes == ("clique-d-n02",) and f"failed {record['failed']} of {record['tests']}" in note.message
 
@@ -369,11 +394,12 @@ def test_a_flaky_node_hidden_behind_an_intermittent_one_is_rechecked(monkeypatch
     """clique-a-n05 fails only where clique-a-n00 fails too, until rechecks catch it; without them it ends healthy."""
     flaky = {"clique-a-n00": (True, True, False, True, True, True, True, False),
              "clique-a-n05": (True, False, False, True, True, False, True, False)}
-    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
+    # Under maxConcurrent each clique is screened whole, so the two fail screening together.
+    state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky), 8)
     assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == dict.fromkeys(flaky, "intermittent")
     assert any(t.stage == "recheck" and "clique-a-n05" in t.nodes and not t.passed for t in state.tests)
     monkeypatch.setattr(evidence, "RECHECK_PASSES", 0)
-    unchecked = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky))
+    unchecked = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, flaky=flaky), 8)
     assert unchecked.verdicts()["clique-a-n05"] == "healthy" and not any(t.stage == "recheck" for t in unchecked.tests)
 
 
@@ -498,7 +524,7 @@ def test_an_uplink_fault_names_one_clique() -> None:
 
 def test_stages_verdicts_and_evidence_of_a_run() -> None:
     oracle = _oracle(EIGHT_CLIQUES, faulty=frozenset({"clique-c-n05"}))
-    state, stages = start(EIGHT_CLIQUES, 2), []
+    state, stages = start(EIGHT_CLIQUES, 2, max_concurrent=8), []  # under maxConcurrent each clique is screened whole, then split
     while not state.complete:
         stages.append(state.stage)
         state = record_round(state, oracle.answer(plan_round(state)), {g.name: 400.0 for g in plan_round(state)})
@@ -534,7 +560,7 @@ def test_state_is_stored_as_diagnose_status_and_stays_small() -> None:
     ],
 )
 def test_unreadable_state_is_reported(change: Any, message: str) -> None:
-    data = _run_until(start(EIGHT_CLIQUES, 2), _oracle(EIGHT_CLIQUES, faulty=frozenset({"clique-c-n05"})), "split").to_dict()
+    data = _run_until(start(EIGHT_CLIQUES, 2), _oracle(EIGHT_CLIQUES, faulty=frozenset({"clique-c-n05"})), "confirmation").to_dict()
     change(data)
     with pytest.raises(DiagnoseError, match=re.escape(message)):
         DiagnoseState.from_dict(data)

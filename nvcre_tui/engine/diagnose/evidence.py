@@ -210,14 +210,15 @@ class Evidence:
         """The share of bad nodes the posterior assumes (see posterior.bad_share)."""
         return posterior.bad_share(self.tests, self.by_node)
 
-    def _partner_fails(self, partner: str, test: int) -> float:
+    def _partner_fails(self, partner: str, test: int, passing: frozenset[str] = frozenset()) -> float:
         """The chance that this partner failed `test` on its own account: certain for a convicted or never-passing
-        one, even for one with another failure of its own, else small and halving with each of its passes."""
+        one, even for one with another failure of its own, else small and halving with each of its passes (one
+        more for a partner in `passing`)."""
         if partner in self.convicted or not self.passes.get(partner, 0):
             return 1.0
         if any(i != test for i in self._own_failures(partner)):
             return posterior.FLAKE
-        return posterior.partner_fails(self.passes[partner], self.flaky_share())
+        return posterior.partner_fails(self.passes[partner] + (partner in passing), self.flaky_share())
 
     def flaky_share(self) -> float:
         """The share of flaky nodes a partner is drawn from (see posterior.flaky_share)."""
@@ -226,10 +227,11 @@ class Evidence:
             self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
         return self._flaky
 
-    def odds(self, node: str) -> float:
+    def odds(self, node: str, passing: frozenset[str] = frozenset()) -> float:
         """Posterior odds that this node is bad (faulty if it never passed, else flaky) against healthy: the fleet's
-        share of bad nodes, times each test's likelihood ratio given its other members' chances to fail on their own.
-        Tests across unproven links, and those a named link fault explains, are left out."""
+        share of bad nodes, times each test's likelihood ratio given its other members' chances to fail on their own
+        (partners in `passing` assumed to pass one test more). Tests across unproven links, and those a named link
+        fault explains, are left out."""
         share = self.bad_share
         faulty = not self.passes.get(node, 0)
         ratio = share / (1 - share)
@@ -239,7 +241,7 @@ class Evidence:
             clear = 1.0
             for p in self.tests[i].nodes:  # in a fixed order: a float product over a set would depend on PYTHONHASHSEED
                 if p != node:
-                    clear *= 1 - self._partner_fails(p, i)
+                    clear *= 1 - self._partner_fails(p, i, passing)
             ratio *= posterior.weigh(not self.tests[i].passed, faulty, clear)
         return ratio
 
@@ -247,6 +249,11 @@ class Evidence:
         """Partners of this node's clean failures that have not passed a test since: testing them again is what
         turns those failures into evidence (see _convicts)."""
         return {p for i, partners in self.clean_failures(node) for p in partners if not self._passed_after(p, i)}
+
+    def verification_convicts(self, node: str) -> bool:
+        """Passes of this node's unverified partners would lift its odds to CONVICTION_ODDS: without that, the node
+        needs another confirmation too, in the same wave."""
+        return self.odds(node, frozenset(self.unverified_partners(node))) >= CONVICTION_ODDS
 
     def _passed_after(self, node: str, test: int) -> bool:
         return any(j > test and self.tests[j].passed for j in self.by_node.get(node, ()))

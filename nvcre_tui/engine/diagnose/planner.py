@@ -1,12 +1,13 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
-Priority within a wave: link tests (they sit on the critical path), inter-clique coverage when a
-suspect failed over an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing
-suspect's conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation
-takes a test per suspect), splits of failed pools, confirmations of suspects (regroupings when no healthy partner
-exists), re-tests of the partners a conviction waits for, rechecks (nodes owing passes, tested in groups), screening
-of untested nodes, then inter-clique coverage (every link outside the search, in as few tests as the named links
-allow). Link and coverage tests are planned in linkplan.py, into the same wave (wave.py).
+Priority within a wave: link tests (they sit on the critical path), inter-clique coverage when a suspect failed over
+an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing suspect's
+conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation takes a test
+per suspect; both, when those passes would leave the suspect's odds short), splits of failed pools, confirmations of
+suspects (regroupings when no healthy partner exists), re-tests of the partners a conviction waits for, rechecks
+(nodes owing passes, tested in groups), screening of untested nodes, then inter-clique coverage (every link outside
+the search, in as few tests as the named links allow). Link and coverage tests are planned in linkplan.py, into the
+same wave (wave.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from nvcre_tui.engine.diagnose.wave import Wave
 MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure before it is left inconclusive
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
-WAVE_CAP = 64  # unlabelled screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited
+WAVE_CAP = 64  # screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited (more cliques stay whole)
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 
 
@@ -40,17 +41,30 @@ def round_cap(max_concurrent: int) -> int:
 
 
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
-    """One group per clique; unlabelled nodes in chunks small enough to localise a fault, large enough that the
-    chunks fit in one wave (two under maxConcurrent)."""
+    """With maxConcurrent unlimited, each clique in as many even parts (of at least minGroupSize, and two) as WAVE_CAP
+    Jobs allow: a smaller group localises its fault in fewer tests, and a flaky node fails beside fewer partners.
+    Under maxConcurrent each clique stays whole, in the waves its Jobs take anyway (split there, parts of nine beside
+    flaky partners once convicted a healthy node: bench/diagnose.py, seeds 20-29). Unlabelled nodes in chunks small
+    enough to localise a fault, large enough that the chunks fit in one wave (two under maxConcurrent)."""
     groups: list[tuple[str, ...]] = []
+    least = max(m, 2)
+    cliques = sum(1 for domain, _ in domains if domain)
+    per_clique = 1 if max_concurrent else max(1, WAVE_CAP // max(cliques, 1))
     for domain, nodes in domains:
         if domain:
-            groups.append(tuple(nodes))
+            groups += _even_parts(nodes, max(1, min(len(nodes) // least, per_clique)))
             continue
         waves = max_concurrent * 2 if max_concurrent else WAVE_CAP
-        size = max(m, 2, math.ceil(len(nodes) / waves))
+        size = max(least, math.ceil(len(nodes) / waves))
         groups += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
     return groups
+
+
+def _even_parts(nodes: Sequence[str], parts: int) -> list[tuple[str, ...]]:
+    """`nodes` in `parts` runs whose sizes differ by at most one."""
+    size, extra = divmod(len(nodes), parts)
+    bounds = [i * size + min(i, extra) for i in range(parts + 1)]
+    return [tuple(nodes[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 class Planner:
@@ -199,7 +213,8 @@ class Planner:
 
     def _owed(self) -> dict[str, set[str]]:
         """Suspects that never passed, with two clean failures sharing no partner while no flaky behaviour has shown:
-        a pass of each unverified partner convicts them (see Evidence._convicts), as a third failure would."""
+        a pass of each unverified partner convicts them (see Evidence._convicts) where the odds allow, as a third
+        failure would."""
         ev = self.ev
         if ev.noisy:
             return {}
@@ -226,8 +241,10 @@ class Planner:
             if len(group) == size:
                 self.wave.add("confirmation", group)
         verified = {p for probe in self.wave.probes for p in probe.nodes}
-        # Suspects whose every owed pass is in this wave wait for it instead of a third confirmation.
-        self.verifying.update(n for n, ps in owed.items() if ps and ps <= verified)
+        # Suspects whose every owed pass is in this wave wait for it instead of a third confirmation, unless those
+        # passes would leave their odds short: then the confirmation runs in this wave too. Not where many flaky
+        # nodes are about: a flaky suspect's next test there mostly passes and muddies a record the passes would settle.
+        self.verifying.update(n for n, ps in owed.items() if ps and ps <= verified and (self.ev.noisy_share or self.ev.verification_convicts(n)))
 
     def _verifications(self) -> None:
         """Test again the partners of a suspect's failures that have not passed since (see Evidence._convicts): a

@@ -43,9 +43,9 @@ def round_cap(max_concurrent: int) -> int:
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
     """With maxConcurrent unlimited, each clique in as many even parts (of at least minGroupSize, and two) as WAVE_CAP
     Jobs allow: a smaller group localises its fault in fewer tests, and a flaky node fails beside fewer partners.
-    Under maxConcurrent each clique stays whole, in the waves its Jobs take anyway (split there, parts of nine beside
-    flaky partners once convicted a healthy node: bench/diagnose.py, seeds 20-29). Unlabelled nodes in chunks small
-    enough to localise a fault, large enough that the chunks fit in one wave (two under maxConcurrent)."""
+    Under maxConcurrent each clique stays whole (split there too, a healthy node failing in parts of nine beside flaky
+    partners was once convicted: bench/diagnose.py, seed 25). Unlabelled nodes in chunks small enough to localise a
+    fault, large enough that the chunks fit in one wave (two under maxConcurrent)."""
     groups: list[tuple[str, ...]] = []
     least = max(m, 2)
     cliques = sum(1 for domain, _ in domains if domain)

@@ -52,7 +52,12 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         assert "faulty" in str(leaves[0].label)
         app.screen._show_detail(leaves[0])
         detail = str(app.screen.query_one("#detail").render())
-        assert "Tests that decided it" in detail and re.search(r"✗ r0-screen-\d+ \(screening\)", detail) and "GB/s" in detail
+        # Every failed test the verdict names is listed with its stage, partners and measured value, screening first.
+        decided = re.search(r"failed \d+ of \d+ tests: ([^;]+);", detail)
+        assert decided and "Tests that decided it" in detail, detail
+        names = decided.group(1).split(", ")
+        assert names[0].startswith("r0-screen-") and f"✗ {names[0]} (screening) with gpu-node-" in detail
+        assert all(re.search(rf"✗ {re.escape(name)} \(\w+\) with [\w, -]+  \d+\.\d GB/s", detail) for name in names), detail
         await pilot.press("escape")
         await pilot.pause()
         # The dashboard's failures pane: both convicted nodes, each with its evidence and log one key apart.

@@ -293,6 +293,12 @@ def test_screening_splits_each_clique_as_far_as_one_wave_of_jobs_goes_when_unlim
     many = tuple((f"c{c:02d}", tuple(f"c{c:02d}-n{i}" for i in range(8))) for c in range(40))
     assert [len(g) for g in screening_groups(many, 2, 0)] == [8] * 40  # 40 cliques: one part each fits WAVE_CAP (64)
     assert [len(g) for g in screening_groups(many[:16], 2, 0)] == [2] * 64  # 16: four parts each
+    assert [len(g) for g in screening_groups(many[:16], 1, 0)] == [2] * 64  # minGroupSize 1: still pairs
+    thirteen = tuple((f"c{c:02d}", tuple(f"c{c:02d}-n{i:02d}" for i in range(18))) for c in range(13))
+    assert [len(g) for g in screening_groups(thirteen, 2, 0)] == [5, 5, 4, 4] * 13  # 64 // 13 = 4 parts, not 9 pairs
+    mixed = (*many[:4], ("", tuple(f"u{i:03d}" for i in range(200))))
+    groups = screening_groups(mixed, 2, 0)  # 50 unlabelled chunks of 4 leave 14 Jobs: three parts per clique
+    assert len(groups) == 62 and [len(g) for g in groups[:12]] == [3, 3, 2] * 4
 
 
 def test_screening_is_one_group_per_small_domain_or_chunks_that_fit_a_wave() -> None:
@@ -368,6 +374,34 @@ def test_a_suspect_whose_partners_passes_would_leave_its_odds_short_is_confirmed
     last = [(t.stage, t.nodes) for t in state.tests if t.round == 2]
     assert ("confirmation", ("clique-b-n00", "clique-e-n03")) in last  # the two unverified partners, together
     assert {n for stage, nodes in last for n in nodes if n in faulty and stage == "confirmation"} == faulty
+
+
+def _after_waves(domains: Mapping[str, Sequence[str]], faulty: frozenset[str], waves: int) -> DiagnoseState:
+    state, oracle = start(domains, 2), _oracle(domains, faulty=faulty)
+    for _ in range(waves):
+        state = record_round(state, oracle.answer(plan_round(state)))
+    return state
+
+
+def test_a_suspect_waits_for_its_partners_verification_when_their_passes_would_convict_it() -> None:
+    faulty = frozenset({"clique-d-n04", "clique-d-n05", "clique-f-n04", "clique-h-n07"})
+    state = _after_waves(EIGHT_CLIQUES, faulty, 2)
+    ev = evidence.Evidence(state)
+    assert not ev.noisy_share and ev.unverified_partners("clique-f-n04") == {"clique-f-n00"}
+    assert ev.verification_convicts("clique-f-n04")
+    wave = plan_round(state)
+    assert any("clique-f-n00" in g.nodes for g in wave) and not any("clique-f-n04" in g.nodes for g in wave)
+    after = record_round(state, _oracle(EIGHT_CLIQUES, faulty=faulty).answer(wave))
+    assert after.verdicts()["clique-f-n04"] == "faulty"  # the partner's pass was all it took
+
+
+def test_where_the_bad_share_is_high_a_suspect_waits_for_its_partners_verification_even_when_its_odds_stay_short() -> None:
+    two = {c: EIGHT_CLIQUES[c] for c in ("clique-a", "clique-b")}  # 16 nodes, two failed pairs: a bad share of a half
+    state = _after_waves(two, frozenset({"clique-a-n06", "clique-b-n01"}), 2)
+    ev = evidence.Evidence(state)
+    assert ev.noisy_share and not ev.verification_convicts("clique-a-n06")
+    wave = plan_round(state)
+    assert any("clique-a-n00" in g.nodes for g in wave) and not any("clique-a-n06" in g.nodes for g in wave)
 
 
 def test_confirmations_use_reference_partners_from_the_same_clique() -> None:

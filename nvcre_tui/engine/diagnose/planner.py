@@ -2,12 +2,12 @@
 
 Priority within a wave: link tests (they sit on the critical path), inter-clique coverage when a suspect failed over
 an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing suspect's
-conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation takes a test
-per suspect; both, when those passes would leave the suspect's odds short), splits of failed pools, confirmations of
-suspects (regroupings when no healthy partner exists), re-tests of the partners a conviction waits for, rechecks
-(nodes owing passes, tested in groups), screening of untested nodes, then inter-clique coverage (every link outside
-the search, in as few tests as the named links allow). Link and coverage tests are planned in linkplan.py, into the
-same wave (wave.py).
+conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation takes a
+test per suspect; both, when those passes would leave the suspect's odds short and the bad share is low), splits of
+failed pools, confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a
+conviction waits for, rechecks (nodes owing passes, tested in groups), screening of untested nodes, then
+inter-clique coverage (every link outside the search, in as few tests as the named links allow). Link and coverage
+tests are planned in linkplan.py, into the same wave (wave.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from nvcre_tui.engine.diagnose.wave import Wave
 MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure before it is left inconclusive
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
-WAVE_CAP = 64  # screening: at most this many groups (Jobs) at once when maxConcurrent is unlimited (more cliques stay whole)
+WAVE_CAP = 64  # screening: this many groups (Jobs) at once when maxConcurrent is unlimited (more only when more cliques)
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 
 
@@ -41,22 +41,25 @@ def round_cap(max_concurrent: int) -> int:
 
 
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
-    """With maxConcurrent unlimited, each clique in as many even parts (of at least minGroupSize, and two) as WAVE_CAP
-    Jobs allow: a smaller group localises its fault in fewer tests, and a flaky node fails beside fewer partners.
-    Under maxConcurrent each clique stays whole (split there too, a healthy node failing in parts of nine beside flaky
-    partners was once convicted: bench/diagnose.py, seed 25). Unlabelled nodes in chunks small enough to localise a
-    fault, large enough that the chunks fit in one wave (two under maxConcurrent)."""
-    groups: list[tuple[str, ...]] = []
+    """Unlabelled nodes in chunks small enough to localise a fault, large enough that the chunks fit in one wave (two
+    under maxConcurrent). With maxConcurrent unlimited, each clique in up to (WAVE_CAP - chunks) // cliques even parts
+    of at least minGroupSize and two nodes: a smaller group localises its fault in fewer tests, and a flaky node
+    fails beside fewer partners. Under maxConcurrent each clique stays whole (split there too, a healthy node failing
+    in parts of nine beside flaky partners was once convicted: bench/diagnose.py, seed 25)."""
     least = max(m, 2)
+    chunks: list[tuple[str, ...]] = []
+    for domain, nodes in domains:
+        if not domain:
+            size = max(least, math.ceil(len(nodes) / (max_concurrent * 2 if max_concurrent else WAVE_CAP)))
+            chunks += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
     cliques = sum(1 for domain, _ in domains if domain)
-    per_clique = 1 if max_concurrent else max(1, WAVE_CAP // max(cliques, 1))
+    per_clique = 1 if max_concurrent else max(1, (WAVE_CAP - len(chunks)) // max(cliques, 1))
+    groups: list[tuple[str, ...]] = []
     for domain, nodes in domains:
         if domain:
             groups += _even_parts(nodes, max(1, min(len(nodes) // least, per_clique)))
-            continue
-        waves = max_concurrent * 2 if max_concurrent else WAVE_CAP
-        size = max(least, math.ceil(len(nodes) / waves))
-        groups += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
+        else:
+            groups += chunks
     return groups
 
 

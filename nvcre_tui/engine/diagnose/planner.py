@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from nvcre_tui.engine.diagnose.evidence import Evidence
 from nvcre_tui.engine.diagnose.linkplan import LinkPlanner
@@ -80,15 +80,11 @@ class Planner:
         self.deferred: dict[str, list[str]] = defaultdict(list)  # suspects confirmed after the others (see _local_first)
         self.fresh_only = True
         self.domain_of = state.domain_of
-        self.clear_by_clique: dict[str, list[str]] = defaultdict(list)
-        for node in sorted(ev.clear):
-            self.clear_by_clique[self.domain_of[node]].append(node)
+        self.clear_by_clique = self._by_clique(sorted(ev.clear))
         # Partners for confirmations: references first, then nodes whose latest test passed (a failure on their
         # record is then most likely the suspect's; the verdict rules check that assumption).
         self.likely = {n for n in ev.by_node if n not in ev.convicted and n not in ev.clear and ev.tests[ev.by_node[n][-1]].passed}
-        self.partner_by_clique: dict[str, list[str]] = defaultdict(list)
-        for node in sorted(ev.clear | self.likely):
-            self.partner_by_clique[self.domain_of[node]].append(node)
+        self.partner_by_clique = self._by_clique(sorted(ev.clear | self.likely))
         self.partner_uses: Counter[str] = Counter(p for t in state.tests for p in t.padding)
         # Nodes earning the passes that outweigh a failure in a large group (see Evidence.outweighing) earn them in
         # recheck groups when their confirmations, one test each, would not fit in one wave under maxConcurrent.
@@ -96,6 +92,13 @@ class Planner:
         crowded = bool(state.max_concurrent) and len(outweighing) > state.max_concurrent
         self.outweighing = {n for n in outweighing if not self._waits(n)} if crowded else set()
         self.link_planner = LinkPlanner(state, ev, self.wave, self.clear_by_clique, self.partner_uses)
+
+    def _by_clique(self, nodes: Iterable[str]) -> defaultdict[str, list[str]]:
+        """These nodes by clique, in the order given."""
+        found: defaultdict[str, list[str]] = defaultdict(list)
+        for node in nodes:
+            found[self.domain_of[node]].append(node)
+        return found
 
     def plan(self) -> tuple[Probe, ...]:
         if self.state.round >= round_cap(self.state.max_concurrent):
@@ -292,9 +295,7 @@ class Planner:
         """These nodes by clique, cliques whose links to each other passing tests have all proven taken together: a
         failed test over them then blames a node, as inside one clique (the representatives of a failed inter test,
         one per clique, are split like a failed screening group, so the part holding the culprit shows itself)."""
-        by_clique: dict[str, list[str]] = defaultdict(list)
-        for node in nodes:
-            by_clique[self.domain_of[node]].append(node)
+        by_clique = self._by_clique(nodes)
         families: list[tuple[list[str], list[str]]] = []  # (cliques, nodes)
         for clique, members in sorted(by_clique.items()):
             for cliques, family in families:
@@ -311,9 +312,7 @@ class Planner:
         cliques' suspects leave free (self.deferred), then are tested together in new pairs (a few waves) inside their
         clique: a partner from another clique makes every failure ambiguous with the link until some such test passes.
         Returns the suspects left for confirmations."""
-        by_clique: dict[str, list[str]] = defaultdict(list)
-        for node in suspects:
-            by_clique[self.domain_of[node]].append(node)
+        by_clique = self._by_clique(suspects)
         left = []
         size = max(self.m, 2)
         for clique, nodes in sorted(by_clique.items()):
@@ -353,18 +352,14 @@ class Planner:
             k = min(k, max(2, free // max(pools_left, 1)))
         if k < 2:
             return None
-        base, extra = divmod(p, k)
-        sizes = [base + 1] * extra + [base] * (k - extra)
-        if have_partners and p * m <= p + sizes[0] * m:
+        # Confirming each suspect costs p * m node-minutes; the parts cost p, then the largest part's confirmations.
+        if have_partners and p * m <= p + math.ceil(p / k) * m:
             return None
-        starts = [sum(sizes[:i]) for i in range(k)]
-        return [tuple(pool[s : s + size]) for s, size in zip(starts, sizes, strict=True)]
+        return _even_parts(pool, k)
 
     def _repeat(self, blocked: list[str]) -> None:
         """No reference partner anywhere: test suspects together in new combinations, to find some that pass."""
-        by_clique: dict[str, list[str]] = defaultdict(list)
-        for node in blocked:
-            by_clique[self.domain_of[node]].append(node)
+        by_clique = self._by_clique(blocked)
         for clique, nodes in sorted(by_clique.items()):
             self._recombine(clique, nodes)
 

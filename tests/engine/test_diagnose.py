@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.resources import DiagnoseStatus
-from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, evidence, node_record, plan_round, record_round, round_cap, screening_groups, start
+from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, evidence, node_record, plan_round, planner, record_round, round_cap, screening_groups, start
 from nvcre_tui.engine.planning.grouping import Group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,7 +151,10 @@ def test_golden_case(case: str) -> None:
 
 def test_golden_cases_cover_the_scenarios() -> None:
     expected = {d.name: json.loads((d / "expected.json").read_text()) for d in CASES.iterdir() if d.is_dir()}
+    # cliques of eight screened in pairs: one node out for the inter test would leave a part of three, so it follows
     assert expected["all-healthy"]["rounds"] == 2 and expected["all-healthy"]["testsByStage"]["inter"] == 1
+    assert expected["faulty-in-first-inter"]["testsByStage"]["inter"] == 2 and expected["faulty-in-first-inter"]["faulty"] == ["clique-b-n08"] and expected["faulty-in-first-inter"]["infrastructureFaults"] == []
+    assert expected["flaky-passes-screening"]["intermittent"] == ["clique-b-n00"] and expected["flaky-passes-screening"]["infrastructureFaults"] == []
     assert expected["no-healthy-reference"]["faulty"] == [] and len(expected["no-healthy-reference"]["inconclusive"]) == 5
     assert expected["fabric-fault"]["faulty"] == [] and expected["fabric-fault"]["healthyCount"] == 64
     assert [n for n in expected["fabric-fault"]["notes"] if n.startswith("fabric-unresolved")]
@@ -371,6 +374,9 @@ def test_a_suspect_whose_partners_passes_would_leave_its_odds_short_is_confirmed
     faulty = frozenset({"clique-b-n02", "clique-e-n01"})
     state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, faulty=faulty))
     assert {n for n, v in state.verdicts().items() if v == "faulty"} == faulty and state.round == 3
+    ev = evidence.Evidence(_after_waves(EIGHT_CLIQUES, faulty, 2))
+    assert [ev.unverified_partners(n) for n in sorted(faulty)] == [{"clique-b-n00"}, {"clique-e-n03"}]
+    assert not any(ev.verification_convicts(n) for n in faulty)
     last = [(t.stage, t.nodes) for t in state.tests if t.round == 2]
     assert ("confirmation", ("clique-b-n00", "clique-e-n03")) in last  # the two unverified partners, together
     assert {n for stage, nodes in last for n in nodes if n in faulty and stage == "confirmation"} == faulty
@@ -401,6 +407,7 @@ def test_where_the_bad_share_is_high_a_suspect_waits_for_its_partners_verificati
     ev = evidence.Evidence(state)
     assert ev.noisy_share and not ev.verification_convicts("clique-a-n06")
     wave = plan_round(state)
+    assert ev.unverified_partners("clique-a-n06") == {"clique-a-n00"}
     assert any("clique-a-n00" in g.nodes for g in wave) and not any("clique-a-n06" in g.nodes for g in wave)
 
 
@@ -488,13 +495,58 @@ def test_one_flaky_representative_never_makes_a_fabric_fault() -> None:
     assert set(state.verdicts().values()) <= {"healthy", "intermittent"}
 
 
+NINE_CLIQUES = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(9)] for c in "abcd"}
+
+
+def test_the_inter_test_runs_beside_the_last_screening_wave_when_it_fits() -> None:
+    """One node of each clique is tested across the fabric while the rest are screened, so a healthy fleet is done
+    in one wave; under maxConcurrent the test rides in the last screening wave, with references of the cliques
+    screened before; not when the wave is full, when a clique would be screened in fewer parts, nor with more than
+    EARLY_UNPROVEN untested nodes in it."""
+    state = simulate(NINE_CLIQUES, 2, _oracle(NINE_CLIQUES))
+    inter = [t for t in state.tests if t.stage == "inter"]
+    assert state.round == 1 and len(inter) == 1 and sorted(inter[0].nodes) == [names[-1] for names in NINE_CLIQUES.values()]
+    assert sorted(n for t in state.tests for n in t.nodes) == sorted(n for names in NINE_CLIQUES.values() for n in names)
+    assert [len(t.nodes) for t in state.tests if t.stage == "screening"] == [2] * 16  # the other eight in pairs, as before
+
+    pairs = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES))  # cliques of eight in pairs: one out would leave a part of three
+    assert [t.round for t in pairs.tests if t.stage == "inter"] == [1] and pairs.round == 2
+
+    full = simulate(NINE_CLIQUES, 2, _oracle(NINE_CLIQUES), 4)  # four cliques fill the wave: the inter test follows
+    assert [t.round for t in full.tests if t.stage == "inter"] == [1] and full.round == 2
+
+    six = {c: EIGHT_CLIQUES[c] for c in sorted(EIGHT_CLIQUES)[:6]}
+    capped = simulate(six, 2, _oracle(six), 4)  # four cliques, then two beside the inter test
+    [inter] = [t for t in capped.tests if t.stage == "inter"]
+    earlier = {n for t in capped.tests if t.round < inter.round for n in t.nodes}
+    assert capped.round == 2 and inter.round == 1 and sum(1 for n in inter.nodes if n not in earlier) == 2
+
+    many = {f"c{i:02d}": [f"c{i:02d}-n{j}" for j in range(5)] for i in range(planner.EARLY_UNPROVEN + 1)}  # parts of 3 and 2
+    late = simulate(many, 2, _oracle(many))
+    assert [t.round for t in late.tests if t.stage == "inter"] == [1]
+    fewer = {c: names for c, names in sorted(many.items())[: planner.EARLY_UNPROVEN]}
+    assert [t.round for t in simulate(fewer, 2, _oracle(fewer)).tests if t.stage == "inter"] == [0]
+
+
+def test_a_faulty_node_in_the_inter_test_beside_screening_names_no_link() -> None:
+    """The inter test beside screening fails for a faulty member: the cliques are tested again with screened
+    representatives (a pass proves every link), the members are confirmed inside their cliques, no fabric fault."""
+    faulty = frozenset({"clique-b-n08"})
+    state = simulate(NINE_CLIQUES, 2, _oracle(NINE_CLIQUES, faulty=faulty))
+    first, again = [t for t in state.tests if t.stage == "inter"]
+    assert first.round == 0 and not first.passed and again.round == 1 and again.passed and set(again.nodes).isdisjoint(first.nodes)
+    assert state.infrastructure_faults == () and {n for n, v in state.verdicts().items() if v != "healthy"} == faulty
+    assert state.round == 3
+
+
 def test_a_failed_inter_test_is_tried_again_and_its_members_are_split_across_cliques() -> None:
     """A flaky representative fails the inter test: the next wave tests every clique again with other
     representatives beside the link search (its pass clears every link), and the failed test's members, whose links
     are then proven, are split across cliques like a failed screening group."""
     fleet = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(5)] for c in "abcdefgh"}  # too few nodes to test every pair at once
     domain_of = {n: c for c, names in fleet.items() for n in names}
-    state = simulate(fleet, 2, _oracle(fleet, flaky={"clique-b-n00": (False, True, False, False, False)}))
+    # maxConcurrent 8: the eight cliques fill the screening wave, so the inter test follows with screened representatives
+    state = simulate(fleet, 2, _oracle(fleet, flaky={"clique-b-n00": (False, True, False, False, False)}), 8)
     inter = next(t for t in state.tests if t.stage == "inter")
     assert not inter.passed
     again = [t for t in state.tests if t.round == inter.round + 1 and t.stage == "link" and {domain_of[n] for n in t.nodes} == set(fleet)]

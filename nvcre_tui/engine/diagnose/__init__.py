@@ -8,11 +8,13 @@ plans) and the leaf modules.
 
 Stages: screening (unlabelled nodes in chunks; each clique, when maxConcurrent is unlimited, in even parts of at
 least minGroupSize as far as one wave of WAVE_CAP Jobs goes, else whole), inter (one representative per clique, so
-every pair of cliques is covered by a passing test), split (a failed pool into parts of about minGroupSize, across
-cliques whose links passing tests have proven), confirmation (a suspect with minGroupSize-1 reference partners, same
-clique first, never its former companions while others exist), repeat (no reference anywhere: suspects together in
-new combinations), recheck (nodes owing passes, tested in groups: after a failure an intermittent node explains, or
-one in a large group) and link (tests over chosen cliques' representatives that localise a link fault).
+every pair of cliques is covered by a passing test; beside the last screening wave when it fits there and at most
+EARLY_UNPROVEN of its members are screened in that wave, so a healthy fleet is done with its screening, else after
+it), split (a failed pool into parts of about minGroupSize, across cliques whose links passing tests have proven),
+confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions while
+others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
+tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
+chosen cliques' representatives that localise a link fault).
 
 Verdict rules (recomputed from the whole history after every round):
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across

@@ -5,9 +5,10 @@ an unproven link (until a pass proves it, such failures blame nobody), the partn
 conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation takes a
 test per suspect; both, when those passes would leave the suspect's odds short and the bad share is low), splits of
 failed pools, confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a
-conviction waits for, rechecks (nodes owing passes, tested in groups), screening of untested nodes, then
-inter-clique coverage (every link outside the search, in as few tests as the named links allow). Link and coverage
-tests are planned in linkplan.py, into the same wave (wave.py).
+conviction waits for, rechecks (nodes owing passes, tested in groups), screening of untested nodes (with the inter-
+clique test beside its last wave when it fits, see Planner._early_inter), then inter-clique coverage (every link
+outside the search, in as few tests as the named links allow). Link and coverage tests are planned in linkplan.py,
+into the same wave (wave.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure b
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # screening: this many groups (Jobs) at once when maxConcurrent is unlimited (more only when more cliques)
+EARLY_UNPROVEN = 16  # at most this many untested nodes in the inter-clique test beside the last screening wave
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 
 
@@ -125,9 +127,44 @@ class Planner:
 
     def _screening(self) -> None:
         tested = self.ev.by_node
-        for group in screening_groups(self.state.domains, self.m, self.state.max_concurrent):
-            if not any(n in tested for n in group):
-                self.wave.add("screening", group)
+        groups = [g for g in screening_groups(self.state.domains, self.m, self.state.max_concurrent) if not any(n in tested for n in g)]
+        if groups:
+            groups = self._early_inter(groups)
+        for group in groups:
+            self.wave.add("screening", group)
+
+    def _early_inter(self, groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """The inter-clique test in the last screening wave, when it fits beside it: a reference of each clique
+        screened before, a node of each clique screened now (its parts formed from the rest, as many as before). A
+        healthy fleet then ends with its screening, where the test after it takes a wave more. Not where a clique
+        would be screened in fewer parts (a failed part would then cost more tests), nor with more than
+        EARLY_UNPROVEN nodes screened now (a failure would leave each of them to confirm). Returns the screening
+        groups to add."""
+        cliques = sorted({d for d, _ in self.state.domains if d})
+        if len(cliques) < 2 or any(t.stage == "inter" for t in self.state.tests) or len(self.wave.probes) + len(groups) + 1 > self.wave.limit:
+            return groups
+        per = max(1, math.ceil(self.m / len(cliques)))
+        least = max(self.m, 2)
+        now = self._by_clique(n for g in groups for n in g)
+        parts = Counter(self.domain_of[g[0]] for g in groups)
+        reps: list[str] = []
+        for clique in cliques:
+            free = [n for n in self.clear_by_clique.get(clique, []) if n not in self.wave.busy]
+            if len(free) >= per:
+                reps += free[:per]
+            elif len(now.get(clique, ())) - per >= least * parts[clique]:  # its parts stay as many (and small)
+                reps += now[clique][-per:]
+            else:
+                return groups
+        taken = set(reps) - set(self.ev.clear)
+        if len(taken) > EARLY_UNPROVEN or not self.wave.add("inter", reps):
+            return groups
+        pulled = {self.domain_of[n] for n in taken}
+        regrouped = [g for g in groups if self.domain_of[g[0]] not in pulled]
+        for clique in sorted(pulled):
+            rest = [n for n in now[clique] if n not in taken]
+            regrouped += _even_parts(rest, parts[clique])
+        return regrouped
 
     # -- partners -----------------------------------------------------------------------------------------------
 

@@ -375,10 +375,10 @@ def test_a_suspect_whose_partners_passes_would_leave_its_odds_short_is_confirmed
     state = simulate(EIGHT_CLIQUES, 2, _oracle(EIGHT_CLIQUES, faulty=faulty))
     assert {n for n, v in state.verdicts().items() if v == "faulty"} == faulty and state.round == 3
     ev = evidence.Evidence(_after_waves(EIGHT_CLIQUES, faulty, 2))
-    assert [ev.unverified_partners(n) for n in sorted(faulty)] == [{"clique-b-n00"}, {"clique-e-n03"}]
+    assert [ev.unverified_partners(n) for n in sorted(faulty)] == [{"clique-b-n01"}, {"clique-e-n04"}]
     assert not any(ev.verification_convicts(n) for n in faulty)
     last = [(t.stage, t.nodes) for t in state.tests if t.round == 2]
-    assert ("confirmation", ("clique-b-n00", "clique-e-n03")) in last  # the two unverified partners, together
+    assert ("confirmation", ("clique-b-n01", "clique-e-n04")) in last  # the two unverified partners, together
     assert {n for stage, nodes in last for n in nodes if n in faulty and stage == "confirmation"} == faulty
 
 
@@ -393,10 +393,10 @@ def test_a_suspect_waits_for_its_partners_verification_when_their_passes_would_c
     faulty = frozenset({"clique-d-n04", "clique-d-n05", "clique-f-n04", "clique-h-n07"})
     state = _after_waves(EIGHT_CLIQUES, faulty, 2)
     ev = evidence.Evidence(state)
-    assert not ev.noisy_share and ev.unverified_partners("clique-f-n04") == {"clique-f-n00"}
+    assert not ev.noisy_share and ev.unverified_partners("clique-f-n04") == {"clique-f-n01"}
     assert ev.verification_convicts("clique-f-n04")
     wave = plan_round(state)
-    assert any("clique-f-n00" in g.nodes for g in wave) and not any("clique-f-n04" in g.nodes for g in wave)
+    assert any("clique-f-n01" in g.nodes for g in wave) and not any("clique-f-n04" in g.nodes for g in wave)
     after = record_round(state, _oracle(EIGHT_CLIQUES, faulty=faulty).answer(wave))
     assert after.verdicts()["clique-f-n04"] == "faulty"  # the partner's pass was all it took
 
@@ -537,6 +537,21 @@ def test_a_faulty_node_in_the_inter_test_beside_screening_names_no_link() -> Non
     assert first.round == 0 and not first.passed and again.round == 1 and again.passed and set(again.nodes).isdisjoint(first.nodes)
     assert state.infrastructure_faults == () and {n for n, v in state.verdicts().items() if v != "healthy"} == faulty
     assert state.round == 3
+
+
+def test_the_first_inter_test_takes_a_reference_before_the_confirmations_while_the_bad_share_is_low() -> None:
+    """22 cliques of eight, screened in parts of four: the faulty node's clique has four suspects and four references.
+    The inter test after screening takes one of them ahead of the confirmations, where it used to wait a wave for
+    them, and the link search after it (a degraded pair beside the faulty node) with it."""
+    fleet = {f"c{i:02d}": [f"c{i:02d}-n{j}" for j in range(8)] for i in range(22)}
+    faulty = frozenset({"c03-n1"})
+    state = simulate(fleet, 2, _oracle(fleet, faulty=faulty, links=(("c03", "c09"),)))
+    inter = next(t for t in state.tests if t.stage == "inter")
+    assert inter.round == 1 and {n.split("-")[0] for n in inter.nodes} == set(fleet)
+    assert [f.cliques for f in state.infrastructure_faults] == [("c03", "c09")] and state.round == 4
+    assert {n for n, v in state.verdicts().items() if v != "healthy"} == faulty
+    alone = simulate(fleet, 2, _oracle(fleet, faulty=faulty))  # the confirmations it delays cost the fault no round
+    assert alone.round == 3 and {n for n, v in alone.verdicts().items() if v != "healthy"} == faulty
 
 
 def test_a_failed_inter_test_is_tried_again_and_its_members_are_split_across_cliques() -> None:

@@ -1,14 +1,14 @@
 """The next wave: tests that can really run at once (no node in two of them, at most maxConcurrent of them).
 
 Priority within a wave: link tests (they sit on the critical path), inter-clique coverage when a suspect failed over
-an unproven link (until a pass proves it, such failures blame nobody), the partners a never-passing suspect's
-conviction waits for, tested together (one pass verifies minGroupSize of them, where a third confirmation takes a
-test per suspect; both, when those passes would leave the suspect's odds short and the bad share is low), splits of
-failed pools, confirmations of suspects (regroupings when no healthy partner exists), re-tests of the partners a
-conviction waits for, rechecks (nodes owing passes, tested in groups), screening of untested nodes (with the inter-
-clique test beside its last wave when it fits, see Planner._early_inter), then inter-clique coverage (every link
-outside the search, in as few tests as the named links allow). Link and coverage tests are planned in linkplan.py,
-into the same wave (wave.py).
+an unproven link (until a pass proves it, such failures blame nobody) and the first inter test while the bad share
+is low, the partners a never-passing suspect's conviction waits for, tested together (one pass verifies minGroupSize
+of them, where a third confirmation takes a test per suspect; both, when those passes would leave the suspect's odds
+short and the bad share is low), splits of failed pools, confirmations of suspects (regroupings when no healthy
+partner exists), re-tests of the partners a conviction waits for, rechecks (nodes owing passes, tested in groups),
+screening of untested nodes (with the inter-clique test beside its last wave when it fits, see
+Planner._early_inter), then inter-clique coverage (every link outside the search, in as few tests as the named links
+allow). Link and coverage tests are planned in linkplan.py, into the same wave (wave.py).
 """
 
 from __future__ import annotations
@@ -113,8 +113,13 @@ class Planner:
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self.link_planner.search()
-        if self.link_planner.crosses_unproven_links():
-            self.link_planner.coverage(early=True)  # prove the links first: the wave's cross-clique confirmations then count
+        # Prove the links first when a suspect failed over an unproven one (the wave's cross-clique confirmations then
+        # count), and place the first inter test ahead of confirmations while the bad share is low: after them, a
+        # clique whose references all partner its suspects holds it (and a link search after it) back a wave. Where
+        # many nodes are bad, references are scarce and the confirmations come first.
+        first = not self.ev.noisy_share and not any(t.stage == "inter" for t in tests)
+        if self.link_planner.crosses_unproven_links() or first:
+            self.link_planner.coverage(early=True)
         self._paired_verifications()
         self._splits_and_confirmations()  # follow-ups before more screening: they sit on the critical path
         self._verifications()

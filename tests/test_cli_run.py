@@ -55,3 +55,16 @@ def test_report_of_an_unknown_certification_is_bad_input(tmp_path: Path, capsys:
 def test_bad_timeout_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certification", "run", "--cert-file", str(BURN_IN), "--wait", "--timeout", "soon", "--state", str(tmp_path / "s.json")]) == 2
     assert capsys.readouterr().err.startswith("--timeout: not a duration")
+
+
+def test_console_options_before_a_command_are_refused_not_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`nvcre --scenario S certification run ...` would run the built-in fleet (argparse lets the command's defaults
+    overwrite options given before it): refused, naming the options, with nothing created."""
+    state = tmp_path / "state.db"
+    code = main(["--scenario", "fleet.yaml", "--state", str(state), "-n", "team", "certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and not state.exists()
+    assert err == "nvcre: --scenario, --state, --namespace before the command would be ignored: give them after the command (nvcre COMMAND --scenario ...)\n"
+    # after the command they are the command's, as always
+    assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(BURN_IN), "--wait"]) == 1  # burn-in fails two nodes
+    assert state.exists()

@@ -30,6 +30,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+ROOT = "root_"  # the dest prefix of the console's options on the root parser (see _root_options)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree."""
     from nvcre_tui.cli import console
@@ -37,11 +40,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="nvcre", description="Certify Kubernetes GPU clusters for distributed AI work.")
     parser.add_argument("--version", action="version", version=f"nvcre {__version__}")
     console.add_console_arguments(parser)
+    for action in _root_actions(parser):
+        if action.metavar is None and action.nargs != 0:
+            action.metavar = action.dest.upper()
+        action.dest = ROOT + action.dest
     parser.set_defaults(func=console.run_console)
     groups = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"nvcre_tui.cli.{name}").register(groups)
     return parser
+
+
+def _root_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if a.option_strings and a.dest not in ("help", "version")]
+
+
+def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The console's options on the root parser, under their own names: without a command they are the console's;
+    before a command they are refused (argparse would let the command's defaults overwrite them, a silent drop)."""
+    from nvcre_tui.cli import console
+
+    given = []
+    for action in _root_actions(parser):
+        value = vars(args).pop(action.dest)
+        if args.func is console.run_console:
+            setattr(args, action.dest.removeprefix(ROOT), value)
+        elif value != action.default:
+            given.append(action.option_strings[-1])
+    if given:
+        flags = ", ".join(given)
+        raise InputError(f"nvcre: {flags} before the command would be ignored: give {'it' if len(given) == 1 else 'them'} after the command "
+                         f"(nvcre COMMAND {given[0]} ...)")
 
 
 EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
@@ -67,7 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `nvcre` console script: every outcome is an exit code and at most a few
     lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        _root_options(parser, args)
         code = args.func(args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
     except InputError as error:

@@ -56,7 +56,7 @@ class LinkPlanner:
 
     def _cross_test(self, stage: str, cliques: Sequence[str]) -> bool:
         """One test over these cliques: one representative each, more from the same cliques up to minGroupSize."""
-        per = max(1, math.ceil(self.m / len(cliques)))
+        per = links.reps_each(self.m, len(cliques))
         chosen: list[str] = []
         for clique in cliques:
             reps = self._reps(clique, per)
@@ -119,7 +119,7 @@ class LinkPlanner:
             return False
         per_clique: Counter[str] = Counter()
         for cliques in tests:  # as many representatives per clique as _cross_test takes
-            per_clique.update(dict.fromkeys(cliques, max(1, math.ceil(self.m / len(cliques)))))
+            per_clique.update(dict.fromkeys(cliques, links.reps_each(self.m, len(cliques))))
         return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:

@@ -8,10 +8,16 @@ cannot be told apart, and only pairs are considered.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, or ("uplink", A)
+
+
+def reps_each(min_group_size: int, cliques: int) -> int:
+    """Representatives per clique in a test over this many cliques: one each, more up to minGroupSize."""
+    return max(1, math.ceil(min_group_size / cliques))
 
 
 def pair(a: str, b: str) -> Hypothesis:

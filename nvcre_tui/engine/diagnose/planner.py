@@ -18,6 +18,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
+from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import Evidence
 from nvcre_tui.engine.diagnose.linkplan import LinkPlanner
 from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe
@@ -94,6 +95,7 @@ class Planner:
         crowded = bool(state.max_concurrent) and len(outweighing) > state.max_concurrent
         self.outweighing = {n for n in outweighing if not self._waits(n)} if crowded else set()
         self.link_planner = LinkPlanner(state, ev, self.wave, self.clear_by_clique, self.partner_uses)
+        self.inter_tested = any(t.stage == "inter" for t in state.tests)  # the first inter test is planned early
 
     def _by_clique(self, nodes: Iterable[str]) -> defaultdict[str, list[str]]:
         """These nodes by clique, in the order given."""
@@ -117,7 +119,7 @@ class Planner:
         # count), and place the first inter test ahead of confirmations while the bad share is low: after them, a
         # clique whose references all partner its suspects holds it (and a link search after it) back a wave. Where
         # many nodes are bad, references are scarce and the confirmations come first.
-        first = not self.ev.noisy_share and not any(t.stage == "inter" for t in tests)
+        first = not self.ev.noisy_share and not self.inter_tested
         if self.link_planner.crosses_unproven_links() or first:
             self.link_planner.coverage(early=True)
         self._paired_verifications()
@@ -145,10 +147,10 @@ class Planner:
         would be screened in fewer parts (a failed part would then cost more tests), nor with more than
         EARLY_UNPROVEN nodes screened now (a failure would leave each of them to confirm). Returns the screening
         groups to add."""
-        cliques = sorted({d for d, _ in self.state.domains if d})
-        if len(cliques) < 2 or any(t.stage == "inter" for t in self.state.tests) or len(self.wave.probes) + len(groups) + 1 > self.wave.limit:
+        cliques = self.ev.fleet_cliques
+        if len(cliques) < 2 or self.inter_tested or len(self.wave.probes) + len(groups) + 1 > self.wave.limit:
             return groups
-        per = max(1, math.ceil(self.m / len(cliques)))
+        per = links.reps_each(self.m, len(cliques))
         least = max(self.m, 2)
         now = self._by_clique(n for g in groups for n in g)
         parts = Counter(self.domain_of[g[0]] for g in groups)
@@ -161,7 +163,7 @@ class Planner:
                 reps += now[clique][-per:]
             else:
                 return groups
-        taken = set(reps) - set(self.ev.clear)
+        taken = set(reps) - self.ev.clear
         if len(taken) > EARLY_UNPROVEN or not self.wave.add("inter", reps):
             return groups
         pulled = {self.domain_of[n] for n in taken}

@@ -11,6 +11,7 @@ import yaml
 from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE, rbac_objects
 from nvcre_tui.engine.kube.rbac import Grant, grants_for, rbac_allows, rule_allows
+from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 
 GOLDEN = Path(__file__).parents[1] / "cases" / "rbac" / "nvcre-system.yaml"
 HEADER = ("# The RBAC `nvcre setup init` grants the engine (namespace nvcre-system). Reviewed by hand:\n"
@@ -110,3 +111,12 @@ def test_grants_follow_bindings_to_the_subject() -> None:
     assert [g.namespace for g in grants] == ["team-a"]
     assert rbac_allows(grants, "get", "", "pods", namespace="team-a")
     assert not rbac_allows(grants, "get", "", "pods", namespace="team-b")
+
+
+def test_every_nvcre_kind_may_block_its_childrens_deletion() -> None:
+    # Children carry ownerReferences with blockOwnerDeletion: true (controllers/context.py, workloads/placement.py;
+    # a standalone WorkloadRun owns its TrainJob). With the OwnerReferencesPermissionEnforcement admission plugin
+    # (OpenShift, hardened clusters) a create is refused unless the creator may update the owner's finalizers.
+    grants = grants_for(rbac_objects(INSTALL_NAMESPACE), INSTALL_NAMESPACE, ENGINE_NAME)
+    for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN):
+        assert rbac_allows(grants, "update", kind.group, kind.plural, "finalizers", namespace="team-a"), kind.plural

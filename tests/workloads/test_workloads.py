@@ -3,7 +3,9 @@ ComputeDomain variants, the MPI launcher, the batch fallback's rendezvous; and t
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import pytest
 import yaml
@@ -12,6 +14,7 @@ from nvcre_tui.cli import main
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector, TargetSpec
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
+from nvcre_tui.engine.planning.render import workflow_name
 from nvcre_tui.engine.workloads.placement import child_name
 from tests.workloads.matrix import placement, run_spec
 from tests.workloads.schema import pod_specs
@@ -200,6 +203,25 @@ def test_child_names_are_stable_short_labels() -> None:
     assert len(child_name(long, "-workload", 48)) == 48 and child_name(long, "-workload", 48).endswith("-workload")
     assert child_name("7up", "-runtime") == "w7up-runtime"
     assert child_name(long + "b", "-x", 40) != child_name(long + "c", "-x", 40)
+
+
+RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+@pytest.mark.parametrize("trainer", [True, False])
+def test_a_certification_name_with_dots_gives_children_label_names(trainer: bool) -> None:
+    # TrainJob (its CRD's CEL rule), Service and the Indexed Job's pod hostnames must be RFC 1035 labels; a
+    # Certification, Workflow or Job may be named `gpu.cert`.
+    dotted = placement(ALL_REDUCE, "onprem", "h100")
+    dotted = dataclasses.replace(dotted, job="gpu.cert-communication-nccl-all-reduce-job")
+    spec = run_spec(ALL_REDUCE, "onprem", "h100")
+    names = {obj["kind"]: obj["metadata"]["name"] for obj in workload_manifests(spec, dotted, trainer=trainer)}
+    for kind in ("TrainJob", "Service", "Job"):
+        if kind in names:
+            assert RFC1035.match(names[kind]) and len(names[kind]) <= 48, (kind, names[kind])
+    assert "TrainJob" in names if trainer else "Service" in names
+    assert child_name("gpu.cert", "-workload") != child_name("gpu-cert", "-workload")
+    assert workflow_name("a" * 53 + ".b", "communication", "nccl-all-reduce")[53] != "."
 
 
 def test_placement_for_reads_the_job_and_its_nodes() -> None:

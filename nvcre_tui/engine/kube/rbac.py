@@ -50,7 +50,8 @@ CLUSTER_RULES: list[Rule] = [
           ["get", "patch", "update"]),
     # Children carry ownerReferences with blockOwnerDeletion: true, which the
     # OwnerReferencesPermissionEnforcement admission plugin allows only with update on the owner's finalizers.
-    _rule([NVCRE_GROUP], ["certifications/finalizers", "workflows/finalizers", "jobs/finalizers"], ["update"]),
+    # (A standalone WorkloadRun owns its workload objects: workloadruns/finalizers too.)
+    _rule([NVCRE_GROUP], ["certifications/finalizers", "workflows/finalizers", "jobs/finalizers", "workloadruns/finalizers"], ["update"]),
     # Events on our objects (engine/store/events.py: get, then create or update with a higher count).
     _rule([""], ["events"], ["create", "get", "update"]),
     # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*): create, get on a clash.

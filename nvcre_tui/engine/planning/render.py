@@ -78,7 +78,7 @@ def workflow_name(cert_name: str, domain: str, variant: str, suffix: str = "") -
     if len(name) <= 63:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[:54].rstrip('-')}-{digest}"
+    return f"{name[:54].rstrip('-.')}-{digest}"  # a subdomain: no dot before the hash
 
 
 def category_workflow_name(cert: Certification, index: int) -> str:

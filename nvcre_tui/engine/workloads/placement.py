@@ -93,15 +93,16 @@ def label_value(text: str) -> str:
 
 
 def child_name(job: str, suffix: str, limit: int = 63) -> str:
-    """`<job><suffix>`, shortened with a hash of the full name when longer than `limit`; always starts
-    with a letter (TrainJob names are RFC 1035 labels)."""
+    """`<job><suffix>` as an RFC 1035 label (TrainJob, Service and the pods' hostnames need one): starting with a
+    letter, and with a hash of the full name when it is longer than `limit` or held dots (a Job of Certification
+    `gpu.cert`; the hash keeps it apart from one of `gpu-cert`)."""
     name = f"{job}{suffix}"
     if not name[:1].isalpha():
         name = f"w{name}"
-    if len(name) <= limit:
+    if len(name) <= limit and "." not in name:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
+    return f"{name.replace('.', '-')[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
 
 
 def workload_name(job: str) -> str:

@@ -89,9 +89,11 @@ class Context:
 
     @staticmethod
     def changes(obj: Obj, status: Obj) -> bool:
-        """Whether merging `status` would change obj.status."""
+        """Whether merging `status` would change obj.status. Nulls count as absent: a merge patch deletes a key
+        set to null, and the API server prunes nulls inside lists (a structural schema has no nullable fields),
+        so a row written with `reason: null` reads back without `reason`."""
         current: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
-        return not all(current.get(key) == value for key, value in status.items())
+        return not all(_without_nulls(current.get(key)) == _without_nulls(value) for key, value in status.items())
 
     async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool:
         """Patch status, recording `events` (type, reason, message) first: an engine that dies between
@@ -136,3 +138,12 @@ class Context:
             self.writes += 1
         except NotFound:
             pass
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` with every null map entry left out, at any depth (how the API server stores it)."""
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value

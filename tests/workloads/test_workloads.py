@@ -383,3 +383,13 @@ def test_objects_share_no_sub_objects() -> None:
     pods = pod_specs(by_kind(objects)["TrainingRuntime"])
     assert pods[0]["containers"][0]["env"] == pods[1]["containers"][0]["env"]
     assert pods[0]["containers"][0]["env"] is not pods[1]["containers"][0]["env"]
+
+
+def test_an_mpi_command_longer_than_a_trainjob_takes_is_refused_naming_env() -> None:
+    # mpirun forwards each variable with `-x NAME`; the Trainer CRD caps spec.trainer.command at 128 items.
+    spec = run_spec(ALL_REDUCE, "onprem", "h100")
+    many = spec.model_copy(update={"env": [*(spec.env or []), *[type(spec.env[0])(name=f"X{i}", value="1") for i in range(70)]]})
+    with pytest.raises(WorkloadError, match=r"spec.env: the trainer command would have \d+ items .* more than the 128"):
+        workload_manifests(many, placement(ALL_REDUCE, "onprem", "h100"))
+    assert len(by_kind(workload_manifests(spec, placement(ALL_REDUCE, "onprem", "h100")))["TrainJob"]["spec"]["trainer"]["command"]) <= 128
+    workload_manifests(many, placement(ALL_REDUCE, "onprem", "h100"), trainer=False)  # a batch Job has no such cap

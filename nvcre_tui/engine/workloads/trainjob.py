@@ -19,12 +19,13 @@ from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads import commands
-from nvcre_tui.engine.workloads.container import env_list, worker_container
+from nvcre_tui.engine.workloads.container import WorkloadError, env_list, worker_container
 from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, queue_label, workload_labels
 
 Obj = dict[str, Any]
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+TRAINER_COMMAND_ITEMS = 128  # spec.trainer.command maxItems in the Trainer CRD (v2.2 on)
 LABEL_FRAMEWORK = "trainer.kubeflow.org/framework"
 LABEL_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 SSH_AUTH_VOLUME = "mpi-ssh-auth"  # added to the pods by the Trainer; our init container mounts it too
@@ -104,6 +105,9 @@ def train_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
         trainer.update(command=commands.exec_command(spec), numProcPerNode=1)
     else:
         trainer["command"] = commands.mpirun_command(spec)
+    if len(trainer["command"]) > TRAINER_COMMAND_ITEMS:
+        raise WorkloadError(f"spec.env: the trainer command would have {len(trainer['command'])} items (mpirun takes -x NAME per "
+                            f"variable), more than the {TRAINER_COMMAND_ITEMS} a TrainJob accepts; pass fewer env variables")
     return {"apiVersion": TRAINER_API, "kind": "TrainJob",
             "metadata": metadata(workload_name(placement.job), placement, workload_labels(spec, placement)),
             "spec": {"runtimeRef": {"name": runtime_name(placement), "apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime"},

@@ -206,6 +206,8 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     if args.dry_run:
         print(to_yaml(objects), end="")
         return EXIT_OK
+    if not args.sim_runner:
+        await _revoke_simulator(store, namespace)
     crd_names = [obj["metadata"]["name"] for obj in objects if obj["kind"] == CRD.kind]
     waiting = await wait_crds(store, clock, crd_names, lambda crd: crd.established, args.timeout)
     if waiting:
@@ -213,6 +215,24 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         return EXIT_FAILED
     print(f"nvcre is installed in namespace {namespace}")
     return EXIT_OK
+
+
+async def _revoke_simulator(store: KubeStore, namespace: str) -> None:
+    """init without --sim-runner takes back the simulated fleet's Node rights an earlier `init --sim-runner`
+    granted (binding first): the engine's own rules never write Nodes, and a re-init is how an SRE moves from
+    the simulator to real GPUs."""
+    from nvcre_tui.engine.kube.install import simulator_objects
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import kind_of
+
+    for obj in reversed(simulator_objects(namespace)):
+        kind, name = kind_of(obj), obj["metadata"]["name"]
+        try:
+            await store.get(kind, name)  # a read first: a fresh install sends no delete
+            await store.delete(kind, name, None)
+        except NotFound:
+            continue
+        print(f"{resource_ref(obj)} deleted (init without --sim-runner takes the simulator's Node rights back)")
 
 
 async def wait_crds(store: KubeStore, clock: Clock, names: list[str], done: Callable[[CrdState], bool],

@@ -293,3 +293,15 @@ async def test_status_for_a_user_who_may_read_nothing_says_unknown(server, tmp_p
     rows = {line.split()[0] + " " + line.split()[1]: line for line in out.splitlines()[1:]}
     assert "unknown" in rows["nvcre CRDs"] and "forbidden" in rows["nvcre CRDs"]
     assert "unknown" in rows["gpu nodes"]
+
+
+async def test_init_without_sim_runner_takes_the_simulators_node_rights_back(server, kubeconfig, admin, capsys) -> None:
+    from nvcre_tui.engine.kube.install import simulator_objects
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--sim-runner"))[0] == 0
+    assert all([await present(admin, obj) for obj in simulator_objects(NS)])
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, "")
+    assert not any([await present(admin, obj) for obj in simulator_objects(NS)])
+    assert "clusterrolebinding.rbac.authorization.k8s.io/nvcre-simulator deleted (init without --sim-runner" in out
+    assert all([await present(admin, obj) for obj in install_objects(NS)])  # the engine's own install is whole

@@ -185,15 +185,23 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
 
     namespace = _namespace(args)
     namespace_exists = True
-    if args.dry_run:
-        try:
-            await store.get(NAMESPACE, namespace)
-        except NotFound:
-            namespace_exists = False
-        except Unavailable as error:  # configured but not reachable: still show what would be applied
-            _say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
-            print(to_yaml(objects), end="")
-            return EXIT_OK
+    try:
+        found = await store.get(NAMESPACE, namespace)
+    except NotFound:
+        namespace_exists = False
+    except Unavailable as error:
+        if not args.dry_run:
+            raise
+        # configured but not reachable: still show what would be applied
+        _say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
+        print(to_yaml(objects), end="")
+        return EXIT_OK
+    else:
+        if found["metadata"].get("deletionTimestamp"):
+            # Nothing can be created in it (403), so checked before the CRDs are applied: nothing half-installed.
+            _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone (its "
+                 "removal needs kube-controller-manager's namespace controller) or install into another with -n NAMESPACE")
+            return EXIT_FAILED
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)

@@ -305,3 +305,14 @@ async def test_init_without_sim_runner_takes_the_simulators_node_rights_back(ser
     assert not any([await present(admin, obj) for obj in simulator_objects(NS)])
     assert "clusterrolebinding.rbac.authorization.k8s.io/nvcre-simulator deleted (init without --sim-runner" in out
     assert all([await present(admin, obj) for obj in install_objects(NS)])  # the engine's own install is whole
+
+
+async def test_init_into_a_terminating_namespace_is_one_line_and_applies_nothing(server, kubeconfig, admin, capsys) -> None:
+    # A namespace whose finalizer nobody removes (no kube-controller-manager) stays Terminating after `setup reset`.
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "finalizers": ["example.com/hold"]}})
+    await admin.delete(NAMESPACE, NS)
+    before = len(server.requests)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert f"namespace {NS} is being deleted (Terminating)" in err and "Traceback" not in err
+    assert [r.verb for r in server.requests[before:] if r.verb not in ("get", "list", "watch")] == []

@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.cli.session import open_session
 from nvcre_tui.engine.clock import SystemClock
@@ -94,3 +96,26 @@ async def test_a_console_on_a_cluster_without_our_crds_exits_with_one_line(tmp_p
         assert app.startup_error is not None and "nvcre setup init" in app.startup_error and "\n" not in app.startup_error
     finally:
         await server.stop()
+
+
+async def test_the_simulated_fleet_keeps_its_epoch_in_the_install_namespace(tmp_path: Path) -> None:
+    # `setup init -n gpu-cert --sim-runner`: nvcre-system may not exist there, so nothing of nvcre's goes in it.
+    from nvcre_tui.engine.kube import load_target
+    from nvcre_tui.engine.kube.session import KubeSession
+    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
+    from nvcre_tui.engine.sim.scenario import default_scenario
+    from nvcre_tui.engine.store import CONFIGMAP, NAMESPACE, NotFound
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-cert"}})
+        session = await KubeSession.open(await load_target(str(kubeconfig)), default_catalog(), scenario=default_scenario(),
+                                         install_namespace="gpu-cert", history=None)
+        try:
+            config = await admin.get(CONFIGMAP, FLEET_CONFIGMAP, "gpu-cert")
+            assert config["data"]["scenario"] == default_scenario().name
+            with pytest.raises(NotFound):
+                await admin.get(CONFIGMAP, FLEET_CONFIGMAP, "nvcre-system")
+        finally:
+            await session.close()
+            await admin.close()

@@ -13,8 +13,8 @@ import yaml
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector, TargetSpec
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
 from nvcre_tui.engine.planning.render import workflow_name
+from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
 from nvcre_tui.engine.workloads.placement import child_name
 from tests.workloads.matrix import placement, run_spec
 from tests.workloads.schema import pod_specs

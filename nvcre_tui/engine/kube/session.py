@@ -129,7 +129,7 @@ class KubeSession:
                 session._sim_store = KubeStore(target, clock, user_agent=SIMULATOR_AGENT)
                 # The cache sees the fleet's own writes at once; a viewer's fleet only regenerates logs, never writes.
                 writer: ResourceStore = WriteThroughStore(session._sim_store, cache) if want_engine else ReadOnlyStore(session._sim_store)
-                fleet = SimulatedFleet(writer, clock, scenario)
+                fleet = SimulatedFleet(writer, clock, scenario, install_namespace)
                 if want_engine:
                     try:
                         await fleet.ensure_nodes()

@@ -33,8 +33,9 @@ class FleetError(RuntimeError):
 class SimulatedFleet:
     """Nodes of a scenario in a store, the fleet epoch, and the cordons the scenario times."""
 
-    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario) -> None:
+    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, namespace: str = FLEET_NAMESPACE) -> None:
         self.store, self.clock, self.scenario = store, clock, scenario
+        self.namespace = namespace  # where its epoch ConfigMap lives: nvcre's install namespace on a cluster
         self.writes = 0  # every store write, so the engine can tell a quiet sweep
         self._epoch: datetime | None = None
         self._nodes_ready = False
@@ -94,14 +95,14 @@ class SimulatedFleet:
         if self._epoch is not None:
             return self._epoch
         try:
-            config = await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, FLEET_NAMESPACE)
+            config = await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, self.namespace)
         except NotFound:
             config = await self._create_epoch()
         text = (config.get("data") or {}).get("epoch", "")
         try:
             self._epoch = parse_time(text)
         except ValueError as error:
-            raise FleetError(f"ConfigMap {FLEET_NAMESPACE}/{FLEET_CONFIGMAP}: data.epoch: {error}") from None
+            raise FleetError(f"ConfigMap {self.namespace}/{FLEET_CONFIGMAP}: data.epoch: {error}") from None
         return self._epoch
 
     async def offset(self, moment: datetime) -> float:
@@ -151,7 +152,7 @@ class SimulatedFleet:
     async def _create_epoch(self) -> Obj:
         config = {
             "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": FLEET_CONFIGMAP, "namespace": FLEET_NAMESPACE,
+            "metadata": {"name": FLEET_CONFIGMAP, "namespace": self.namespace,
                          "labels": {LABEL_MANAGED_BY: "nvcre-simulator"}},
             "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed)},
         }
@@ -160,7 +161,7 @@ class SimulatedFleet:
             self.writes += 1
             return created
         except AlreadyExists:  # another engine made it first: theirs is the epoch
-            return await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, FLEET_NAMESPACE)
+            return await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, self.namespace)
 
     async def _cordon(self, name: str) -> None:
         """Set spec.unschedulable on a Node once; a node that is gone or already cordoned needs nothing."""

@@ -60,6 +60,7 @@ class ApiServer:
         self.controllers = Controllers(self.registry, garbage_collector)
         self.crds = CrdController(self.registry)
         self.token = token
+        self.version_info = dict(discovery.VERSION_INFO)  # /version; a test may play an older server
         self.tokens: dict[str, User] = {token: User("admin", ("system:masters", "system:authenticated"))}
         self.authorizer = RbacAuthorizer(lambda group, plural, ns: [
             obj for _, obj in self.storage.bucket(f"{group}/{plural}").items(ns)])
@@ -360,7 +361,7 @@ class ApiServer:
         if record.path in ("/healthz", "/readyz", "/livez"):
             return web.Response(text="ok", content_type="text/plain")
         if parts == ["version"]:
-            return json_response(discovery.VERSION_INFO)
+            return json_response(self.version_info)
         if parts in (["api"], ["apis"]) and discovery.wants_aggregated(accept):
             return web.Response(body=json.dumps(discovery.aggregated(resources, core=parts == ["api"])),
                                 headers={"Content-Type": discovery.AGGREGATED_TYPE})

@@ -101,11 +101,14 @@ def simulator_report(case: str) -> Obj:
 
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
-                          scenario: Scenario | None = None) -> tuple[Obj, dict[str, list[Obj]]]:
-    """Run the case's certification on the emulator; its report and the objects left."""
+                          scenario: Scenario | None = None, minor: str | None = None) -> tuple[Obj, dict[str, list[Obj]]]:
+    """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
+    and the objects left."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
+        if minor is not None:
+            server.version_info.update(minor=minor, gitVersion=f"v1.{minor}.0-nvcre-emulator")
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
         runner: KubernetesRunner | None = None

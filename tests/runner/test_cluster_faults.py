@@ -114,3 +114,17 @@ def test_the_batch_fallback_failure_log_names_the_index_zero_pod(tmp_path: Path)
     log = _job(objects)["status"]["failureLog"]
     job = next(d.rsplit("/", 1)[1] for d in objects["deleted"] if d.startswith("batch/jobs/"))
     assert log["podName"] == f"{job}-0"
+
+
+def test_the_batch_fallback_on_a_server_too_old_for_it_fails_naming_what_it_needs(tmp_path: Path) -> None:
+    # Kubernetes 1.30 drops Job successPolicy without a word: the MPI workers would never finish and the run would
+    # hold its GPUs until timeoutPerJob. The run fails at once instead, saying why; nothing is created.
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, minor="30"))
+    assert report["result"] == "FAILED"
+    run = objects["WorkloadRun"][0]["status"]
+    assert run["reason"] == "WorkloadNotCreated"
+    assert "batch fallback needs batch/v1 Job successPolicy, from Kubernetes 1.31 on; this server is 1.30" in run["message"]
+    assert [c for c in objects["created"] if c.startswith(("batch/", "/services"))] == []
+    (tmp_path / "new").mkdir()
+    report, _ = asyncio.run(emulator_report(tmp_path / "new", CASE, trainer=False, minor="31+"))
+    assert report["result"] == "PASSED"  # 31+ (as managed clusters spell it) is new enough

@@ -52,6 +52,14 @@ FALLBACK_REASON = "TrainerNotServed"
 FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
                     "ran as a batch/v1 Indexed Job with a headless Service")
 
+# What the fallback needs of the server, by framework (None: every run): the result pod is found by the pod label
+# batch.kubernetes.io/job-completion-index (set from 1.28); an MPI launcher's success ends its workers through Job
+# successPolicy (GA in 1.33, on by default from 1.31; older servers drop the field and the workers never finish).
+FALLBACK_NEEDS: tuple[tuple[str | None, tuple[int, int], str], ...] = (
+    (None, (1, 28), "the pod label batch.kubernetes.io/job-completion-index"),
+    ("mpi", (1, 31), "batch/v1 Job successPolicy"),
+)
+
 __all__ = ["KubernetesRunner", "BATCH_FALLBACK"]
 
 
@@ -65,6 +73,7 @@ class KubernetesRunner:
         """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, the pod watch, pod logs)."""
         self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
         self._trainer = trainer
+        self._version: tuple[int, int] | None | bool = False  # the server's (major, minor), read once; False: not yet
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -86,6 +95,19 @@ class KubernetesRunner:
             served = await self.kube.served_resources(TRAINER_GROUP_VERSION)
             self._trainer = trainer_served(r.get("name", "") for r in served or [])
         return self._trainer
+
+    async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
+        """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
+        if self._version is False:
+            self._version = await self.kube.server_version()
+        version = self._version
+        if not isinstance(version, tuple):
+            return None  # a server that does not say: tried as it is
+        for framework, least, feature in FALLBACK_NEEDS:
+            if framework in (None, spec.framework.kind) and version < least:
+                return (f"Kubeflow Trainer is not installed and the batch fallback needs {feature}, from Kubernetes "
+                        f"{least[0]}.{least[1]} on; this server is {version[0]}.{version[1]}: install Kubeflow Trainer or upgrade")
+        return None
 
     # ----------------------------------------------------------------------- lifecycle
 
@@ -139,6 +161,9 @@ class KubernetesRunner:
             return None
         try:
             where = placement(owner, nodes, spec)
+            refusal = None if trainer else await self.fallback_refusal(spec)
+            if refusal:
+                raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
         except (WorkloadError, ForeignObject, PlatformError) as error:

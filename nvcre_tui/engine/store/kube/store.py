@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +201,12 @@ class KubeStore:
                                                 Subject(kind, name, namespace), query=query,
                                                 body=_typed_copy(kind, obj), content_type=APPLY_PATCH)
         return with_type(kind, applied or {})
+
+    async def server_version(self) -> tuple[int, int] | None:
+        """The server's (major, minor) from /version; None when it does not say (a "31+" minor counts as 31)."""
+        info = await self._transport.request("get", "GET", "/version", Subject(_DISCOVERY)) or {}
+        major, minor = (re.match(r"\d+", str(info.get(key) or "")) for key in ("major", "minor"))
+        return (int(major[0]), int(minor[0])) if major and minor else None
 
     async def served_groups(self) -> dict[str, builtins.list[str]]:
         """API group -> served versions (preferred first); the core group is ""."""

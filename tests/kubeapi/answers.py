@@ -15,7 +15,7 @@ from .faults import DEFAULT_MESSAGES, Fault
 from .requestinfo import RecordedRequest, truthy
 
 __all__ = ["query_int", "certificate_user", "json_response", "status_response", "fault_response", "warning_value", "decode",
-           "dry_run", "fieldfield_manager", "delete_options"]
+           "is_dry_run", "field_manager", "delete_options"]
 
 JSON = "application/json"
 

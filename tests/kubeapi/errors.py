@@ -124,7 +124,7 @@ def forbidden(resource: str, name: str, why: str, group: str = "", causes: list[
 
 
 def method_not_allowed(method: str) -> ApiError:
-    return ApiError("MethodNotAllowed", f"the server does not allow this method on the requested resource")
+    return ApiError("MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
 def gone_continue() -> ApiError:

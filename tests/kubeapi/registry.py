@@ -344,7 +344,7 @@ class Registry:
             return self.apply(res, namespace, name, patch, manager=manager, subresource=subresource,
                               dry_run=dry_run, force=force)
         if content_type == "application/strategic-merge-patch+json" and not res.strategic_merge:
-            raise ApiError("UnsupportedMediaType", f"the body of the request was in an unknown format - accepted "
+            raise ApiError("UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
                            "media types include: application/json-patch+json, application/merge-patch+json, "
                            "application/apply-patch+yaml")
         old = self.get(res, namespace, name)

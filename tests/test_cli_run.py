@@ -68,3 +68,17 @@ def test_console_options_before_a_command_are_refused_not_dropped(tmp_path: Path
     # after the command they are the command's, as always
     assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(BURN_IN), "--wait"]) == 1  # burn-in fails two nodes
     assert state.exists()
+
+
+def test_a_results_file_that_is_the_store_or_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The JSON report written over the simulator's store (or the certification it ran) would lose it silently."""
+    state, cert = tmp_path / "state.db", tmp_path / "cert.yaml"
+    cert.write_bytes(BURN_IN.read_bytes())
+    assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(cert), "--wait"]) == 1
+    stored, capsys_out = state.read_bytes(), capsys.readouterr()
+    for argv, flag in ((["certification", "run", "--sim", "--state", str(state), "--cert-file", str(cert), "--wait", "--results-file", str(state)], "--state"),
+                       (["certification", "run", "--sim", "--state", str(tmp_path / "b.db"), "--cert-file", str(cert), "--wait", "--results-file", str(cert)], "--cert-file"),
+                       (["certification", "report", "burn-in", "--sim", "--state", str(state), "--results-file", str(tmp_path / "." / "state.db")], "--state")):
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip().endswith(f"is the {flag} file; the report would replace it: write it elsewhere")
+    assert state.read_bytes() == stored and cert.read_bytes() == BURN_IN.read_bytes() and not (tmp_path / "b.db").exists()

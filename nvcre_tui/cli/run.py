@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -141,10 +142,27 @@ def _check_name(option: str, value: str) -> None:
         raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
 
 
-def _check_results_file(path: str | None) -> None:
-    """A results file we cannot write is bad input, found before anything is created."""
-    if path:
-        check_writable(path, "--results-file")
+# Inputs and the store a results file must not be: writing the report there would replace them.
+_KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
+
+
+def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
+    """A results file we cannot write, or one that is the store or an input (the report would replace it), is bad
+    input, found before anything is created."""
+    if not path:
+        return
+    check_writable(path, "--results-file")
+    for dest, flag in _KEPT_FILES:
+        other = getattr(args, dest, None)
+        if isinstance(other, str) and other not in ("", "-") and _same_file(path, other):
+            raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): the same path is the same file
+        return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -155,7 +173,7 @@ async def _run(args: argparse.Namespace) -> int:
         cert.metadata.name = args.name
     if args.results_file and not args.wait:
         raise InputError("--results-file: needs --wait (the report is written when the run ends)")
-    _check_results_file(args.results_file)
+    _check_results_file(args.results_file, args)
     if args.timeout:
         try:
             timeout = parse_duration(args.timeout)
@@ -365,7 +383,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 async def _report(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
-    _check_results_file(args.results_file)
+    _check_results_file(args.results_file, args)
     session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
     try:
         return await _report_in(session, args)

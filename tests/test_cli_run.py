@@ -75,7 +75,8 @@ def test_a_results_file_that_is_the_store_or_an_input_is_refused(tmp_path: Path,
     state, cert = tmp_path / "state.db", tmp_path / "cert.yaml"
     cert.write_bytes(BURN_IN.read_bytes())
     assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(cert), "--wait"]) == 1
-    stored, capsys_out = state.read_bytes(), capsys.readouterr()
+    stored = state.read_bytes()
+    capsys.readouterr()
     for argv, flag in ((["certification", "run", "--sim", "--state", str(state), "--cert-file", str(cert), "--wait", "--results-file", str(state)], "--state"),
                        (["certification", "run", "--sim", "--state", str(tmp_path / "b.db"), "--cert-file", str(cert), "--wait", "--results-file", str(cert)], "--cert-file"),
                        (["certification", "report", "burn-in", "--sim", "--state", str(state), "--results-file", str(tmp_path / "." / "state.db")], "--state")):

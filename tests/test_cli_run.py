@@ -83,3 +83,14 @@ def test_a_results_file_that_is_the_store_or_an_input_is_refused(tmp_path: Path,
         assert main(argv) == 2, argv
         assert capsys.readouterr().err.strip().endswith(f"is the {flag} file; the report would replace it: write it elsewhere")
     assert state.read_bytes() == stored and cert.read_bytes() == BURN_IN.read_bytes() and not (tmp_path / "b.db").exists()
+
+
+def test_the_console_without_a_terminal_is_one_line_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under pytest stdin and stdout are no terminal, as in a script or with `<&-`: Textual would draw escape codes into
+    the pipe until killed (or fail on a closed stdin with a traceback)."""
+    state = tmp_path / "state.db"
+    for argv in (["--sim", "--state", str(state)], ["wall", "--sim", "--state", str(state)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the console needs a terminal (stdin and stdout)" in err
+    assert not state.exists()

@@ -7,6 +7,8 @@ import asyncio
 import sys
 from typing import Any
 
+from nvcre_tui.engine.errors import InputError
+
 
 def add_console_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the console (the root command and `wall`)."""
@@ -46,6 +48,11 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
             check_writable(state, "--state")
         check_state(state, scenario, readonly=read_only, legacy=legacy_state_of(args))
 
+    if not (_terminal(sys.stdin) and _terminal(sys.stdout)):
+        # Without one Textual draws escape codes into a file or pipe until killed, or fails on a closed stdin.
+        raise InputError(f"nvcre{' wall' if wall else ''}: the console needs a terminal (stdin and stdout); for output a script reads, "
+                         "use a command: nvcre certification run --wait, report, render")
+
     async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
         return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only)
 
@@ -62,3 +69,11 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
 def run_wall(args: argparse.Namespace) -> int:
     """The wall display: read-only, high contrast, rotating."""
     return run_console(args, wall=True)
+
+
+def _terminal(stream: Any) -> bool:
+    """Whether `stream` is an open terminal (None when the process was started with it closed)."""
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (ValueError, AttributeError):  # closed, or not a file at all
+        return False

@@ -170,6 +170,15 @@ BAD_CASES = [
     ("no-cluster", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("ghost", None)}, "lab",
                                                             servers={"lab": "http://x"}))},
      r"^kubeconfig .*/c, context lab: cluster 'ghost' is not defined$"),
+    ("not-utf8", lambda d: {"kubeconfig": str(d / "c") if (d / "c").write_bytes(b"clusters: [\xff\xfe]\n") else ""},
+     r"^kubeconfig .*/c: not UTF-8 text \(byte 11\); a kubeconfig is YAML$"),
+    *[(f"server-{name}", (lambda server: lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab", servers={"lab": server}))})(server),
+       rf"^kubeconfig .*/c, context lab: cluster lab: server '{re.escape(server)}' {why}$")
+      for name, server, why in (("words", "not a url", r"is not an https:// \(or http://\) URL"),
+                                ("ipv6", "https://[::1", r"is not a URL \(Invalid IPv6 URL\)"),
+                                ("port", "https://127.0.0.1:99999", r"is not a URL \(Port out of range 0-65535\)"),
+                                ("scheme", "ftp://host", r"is not an https:// \(or http://\) URL"),
+                                ("no-host", "https://:6443", "names no host"))],
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,8 @@ def _read(path: Path) -> dict[str, Any]:
         loaded = yaml.safe_load(path.read_text())
     except OSError as error:
         raise InputError(f"kubeconfig {path}: cannot read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"kubeconfig {path}: not UTF-8 text (byte {error.start}); a kubeconfig is YAML") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -138,10 +141,27 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name!r} is not defined")
     if not isinstance(cluster.get("server"), str) or not cluster["server"]:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name} has no server")
+    problem = _server_problem(cluster["server"])
+    if problem:
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {cluster['server']!r} {problem}")
     user = body.get("user")
     if isinstance(user, str) and user and _named(merged, "users", user) is None:
         raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
     return chosen, body
+
+
+def _server_problem(server: str) -> str | None:
+    """Why `server` is no API server URL (https://host[:port][/path]), or None."""
+    try:
+        url = urllib.parse.urlsplit(server)
+        port = url.port  # raises on a port that is not a number or out of range
+    except ValueError as error:
+        return f"is not a URL ({error})"
+    if url.scheme not in ("https", "http"):
+        return "is not an https:// (or http://) URL"
+    if not url.hostname:
+        return "names no host"
+    return "has port 0" if port == 0 else None
 
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,

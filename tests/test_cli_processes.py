@@ -25,6 +25,22 @@ def test_a_broken_pipe_after_output_is_a_quiet_exit_0() -> None:
     assert done.stdout.startswith("apiVersion:") and done.stderr == ""
 
 
+def test_a_table_reader_that_stops_is_exit_0_too() -> None:
+    # Rich handles a broken pipe itself with exit 1: `parse` would mean FAILED, `list-categories` an error.
+    for command in ("certification list-categories", "parse nccl tests/parsers/fixtures/nccl_e1_modern.txt"):
+        shell = f"{' '.join(NVCRE)} {command} | (exec 0<&-; sleep 0.5); exit ${{PIPESTATUS[0]}}"
+        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert (done.returncode, done.stderr) == (0, ""), command
+
+
+@pytest.mark.parametrize("redirect", [">/dev/full", ">&-"])
+def test_an_output_that_cannot_be_written_is_one_line(redirect: str) -> None:
+    # /dev/full: the disk is full (told in one line, exit 1); a closed stdout: the output goes nowhere, as asked.
+    done = subprocess.run(["bash", "-c", f"{' '.join(NVCRE)} setup crds {redirect}"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    expected = (1, "nvcre: cannot write the output: No space left on device\n") if redirect == ">/dev/full" else (0, "")
+    assert (done.returncode, done.stderr) == expected
+
+
 def test_a_closed_stdin_is_one_line() -> None:
     done = subprocess.run(["bash", "-c", f"{' '.join(NVCRE)} certification render - <&-"], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -73,6 +74,8 @@ def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
                          f"(nvcre COMMAND {given[0]} ...)")
 
 
+# Errors of a full or failing output (stdout on /dev/full, a disk that filled up): told as such, not as a bug.
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
 EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
 
 
@@ -95,6 +98,8 @@ def _say(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `nvcre` console script: every outcome is an exit code and at most a few
     lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`): what it would print goes nowhere, as asked
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout from now on
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -112,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("nvcre: interrupted; nothing more was saved")
         return EXIT_INTERRUPTED
     except Exception as error:  # noqa: BLE001 - the last line: a bug, told in one line
+        if isinstance(error, OSError) and error.errno in OUTPUT_ERRNOS:  # files are checked where written: stdout
+            _quiet_stdout()  # the final flush at exit would fail the same way
+            _say(f"nvcre: cannot write the output: {error.strerror or error}")
+            return EXIT_FAILED
         if os.environ.get("NVCRE_DEBUG"):
             raise
         _say(f"nvcre: internal error: {type(error).__name__}: {error} (NVCRE_DEBUG=1 shows where; please report it)")

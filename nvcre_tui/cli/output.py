@@ -13,6 +13,14 @@ from rich.text import Text
 from nvcre_tui.engine.printable import printable
 
 
+class _Output(Console):
+    """A Console whose reader going away (`| head`) is a BrokenPipeError for the CLI's entry point (exit 0, as for
+    plain prints): Rich's own handling exits 1, which `parse` means as FAILED."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
     """A plain rich table on stdout (no colour when piped). Cells are plain text: a "[" in a parsed
     hostname is not Rich markup, and control characters are neutralised."""
@@ -20,5 +28,5 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: st
     for row in rows:
         table.add_row(*(Text(printable(str(cell), newlines=False)) for cell in row))
     # Piped output is for scripts and grep: never truncate cells to a guessed terminal width.
-    console = Console() if sys.stdout.isatty() else Console(width=1000, no_color=True)
+    console = _Output() if sys.stdout.isatty() else _Output(width=1000, no_color=True)
     console.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
@@ -94,7 +95,7 @@ def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]
     if problems:
         raise InputError(problems)
     names = [node["metadata"]["name"] for node in items]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(n for n, seen in Counter(names).items() if seen > 1)
     if duplicates:
         problems.append(f"{name}: duplicate node names: {', '.join(map(str, duplicates))}")
     if problems:

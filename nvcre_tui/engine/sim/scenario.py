@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import re
 import string
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -218,8 +219,20 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario = Scenario.model_validate(documents[0])
     except ValidationError as error:
         raise InputError(validation_messages(error, name)) from None
-    known = {node_name for pool in build_pools(scenario) for node_name in pool}
+    pools = build_pools(scenario)
+    total = sum(len(pool) for pool in pools)
+    if total > MAX_NODES:
+        raise InputError(f"{name}: nodes: {total} nodes in all, more than the {MAX_NODES} a simulated fleet holds")
+    seen = Counter(node_name for pool in pools for node_name in pool)
+    twice = sorted(n for n, count in seen.items() if count > 1)
+    if twice:
+        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+        raise InputError(f"{name}: nodes: pools name the same node twice ({shown}): give them different namePrefix or firstIndex")
+    gpus = {node_name: pool.gpus_per_node for pool, names in zip(scenario.nodes, pools, strict=True) for node_name in names}
+    known = set(seen)
     unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node and fault.node not in known]
+    unknown += [f"{name}: faults[{i}].gpu: {fault.node} has GPUs 0 to {gpus[fault.node] - 1}, not {fault.gpu}" for i, fault in enumerate(scenario.faults)
+                if fault.node in gpus and fault.gpu is not None and fault.gpu >= gpus[fault.node]]
     cliques = {node["metadata"]["labels"][LABEL_GPU_CLIQUE] for node in build_nodes(scenario)}
     unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
                 for clique in fault.cliques or [] if clique not in cliques]

@@ -176,12 +176,27 @@ def _wrong_columns(path: Path, state: Path) -> None:
         db.execute("ALTER TABLE objects RENAME COLUMN body TO payload")
 
 
+def _meta(statement: str) -> Any:
+    """A copy of the finished store with its meta table edited by `statement`."""
+    def make(path: Path, state: Path) -> None:
+        shutil.copy(state, path)
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(statement)
+    return make
+
+
 @pytest.mark.parametrize(("make", "problem"), [
     (lambda path, state: _not_sqlite(path), "not a usable nvcre store (file is not a database)"),
+    (_meta("UPDATE meta SET value = 'abc' WHERE key = 'rv'"), "damaged nvcre store: meta rv is 'abc', not a whole number >= 0"),
+    (_meta("UPDATE meta SET value = -100 WHERE key = 'rv'"), "damaged nvcre store: meta rv is -100, not a whole number >= 0"),
+    (_meta("DELETE FROM meta WHERE key = 'floor'"), "damaged nvcre store: meta floor is None, not a whole number >= 0"),
+    (_meta("UPDATE meta SET value = 5 WHERE key = 'clock'"), "damaged nvcre store: meta clock is 5, not a time of this era"),
+    (_meta("UPDATE meta SET value = '9999-12-31T23:59:59+00:00' WHERE key = 'clock'"),
+     "damaged nvcre store: meta clock is '9999-12-31T23:59:59+00:00', not a time of this era"),
     (lambda path, state: _foreign_sqlite(path), "an SQLite database but not an nvcre store (no meta table)"),
     (_wrong_columns, "table objects has columns (kind, namespace, name, uid, rv, payload), expected "
                      "(kind, namespace, name, uid, rv, body); not a store of this nvcre version"),
-], ids=["not-sqlite", "foreign-sqlite", "wrong-columns"])
+], ids=["not-sqlite", "rv-text", "rv-negative", "floor-missing", "clock-number", "clock-far", "foreign-sqlite", "wrong-columns"])
 @pytest.mark.parametrize("command", ["report", "run", "console"])
 def test_a_damaged_database_is_one_line_naming_it(make: Any, problem: str, command: str, finished_state: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,6 +18,7 @@ import functools
 import os
 import re
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -145,6 +146,7 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
     if tables:
         _check_format(path, db)
         _check_columns(path, db, tables)
+        _check_meta(path, db)
     if readonly:
         if not tables:
             raise _problem(path, "an empty file, not an nvcre store yet (read-only mode creates nothing)")
@@ -165,6 +167,23 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
         db.execute("ROLLBACK")
         raise
     _check_format(path, db)  # another process may have created it first
+
+
+def _check_meta(path: Path, db: sqlite3.Connection) -> None:
+    """The store's counters are whole numbers >= 0 and its clock a time (a hand edit, or a damaged disk, would
+    otherwise surface as an internal error, or a negative resourceVersion as a watch that never ends)."""
+    values = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('rv', 'floor', 'clock')").fetchall())
+    for key in ("rv", "floor"):
+        value = values.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise _problem(path, f"damaged nvcre store: meta {key} is {value!r}, not a whole number >= 0")
+    if "clock" in values:
+        try:
+            moment = datetime.fromisoformat(values["clock"])
+        except (TypeError, ValueError):
+            moment = None
+        if moment is None or moment.tzinfo is None or moment.year >= 9000:
+            raise _problem(path, f"damaged nvcre store: meta clock is {values['clock']!r}, not a time of this era")
 
 
 def _check_format(path: Path, db: sqlite3.Connection) -> None:

@@ -60,6 +60,8 @@ def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
         body = json.loads(text)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
         return None, f"body is not JSON ({str(error).splitlines()[0][:80]})"
+    except RecursionError:
+        return None, "body is JSON nested too deep to read"
     metadata = body.get("metadata") if isinstance(body, dict) else None
     if not isinstance(metadata, dict):
         return None, "body is not an object with metadata"
@@ -72,7 +74,7 @@ def _selection(text: str | None) -> Obj | None:
     """A change's previous-version selection data (None when created, or when its text is damaged)."""
     try:
         value = json.loads(text) if text else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) and isinstance(value.get("metadata"), dict) else None
 

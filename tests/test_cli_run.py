@@ -94,3 +94,18 @@ def test_the_console_without_a_terminal_is_one_line_and_creates_nothing(tmp_path
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "the console needs a terminal (stdin and stdout)" in err
     assert not state.exists()
+
+
+def test_a_run_refused_for_its_plan_or_its_history_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store created by a refused run would hold the scenario's fleet, and refuse the next run on another fleet."""
+    import sqlite3
+
+    state, other = tmp_path / "new" / "state.db", tmp_path / "other.db"
+    too_big = ROOT / "tests" / "corpus" / "bad" / "39-nodes-per-job-larger-than-fleet.yaml"
+    assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(too_big), "--wait"]) == 2
+    assert "nodesPerJob: 64 nodes per job but only 32 eligible nodes match" in capsys.readouterr().err
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(BURN_IN), "--wait", "--history", str(other)]) == 2
+    assert capsys.readouterr().err.strip().endswith("an SQLite database but not an nvcre history (it holds tables notes); --history PATH names another")
+    assert not state.exists() and not state.parent.exists()

@@ -12,6 +12,7 @@ import json
 import os
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -20,13 +21,14 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.history.db import check_history
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification
@@ -35,6 +37,7 @@ from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
+from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.state_file import damaged_object
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
@@ -180,8 +183,13 @@ async def _run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
+    if getattr(args, "history", None):
+        check_history(Path(args.history))
     if not on_cluster(args):
-        check_writable(state_path_of(args), "--state")  # run writes the simulator's store: find out now
+        state = state_path_of(args)
+        check_writable(state, "--state")  # run writes the simulator's store: find out now
+        if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
+            render_certification(cert, build_nodes(scenario_of(args)), catalog, args.cert_file)
     session = await open_session(args, catalog, live=False, want_engine=True)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)

@@ -146,6 +146,18 @@ def test_a_file_that_is_not_a_history_is_refused_in_one_line(tmp_path: Path) -> 
         open_history(tmp_path / "absent.db", create=False)
 
 
+def test_another_programs_database_is_never_made_a_history(tmp_path: Path) -> None:
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(InputError, match=r"other.db: an SQLite database but not an nvcre history \(it holds tables notes\)"):
+        open_history(other)
+    with sqlite3.connect(other) as db:
+        assert [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["notes"]
+
+
 async def test_a_named_history_that_is_not_one_refuses_the_session_the_default_place_only_disables_it(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.db"
     bogus.write_text("not a database" * 200)

@@ -60,6 +60,17 @@ def default_history_path() -> Path:
     return base / "nvcre" / "history.db"
 
 
+def check_history(path: Path) -> None:
+    """InputError when `path` cannot be the history database, found before a command creates anything: a new
+    file must be writable, an existing one must be a history (or an empty file)."""
+    from nvcre_tui.engine.outfiles import check_writable
+
+    if not path.exists():
+        check_writable(path, "--history")
+        return
+    open_history(path).close()
+
+
 def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
     """Open (and with `create`, make) the history database; InputError names the file when it is not one."""
     if not create and not path.exists():
@@ -74,6 +85,11 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
             connection.close()
             raise InputError(f"{path}: history schema version {version}, this nvcre reads version {SCHEMA_VERSION}")
         if create and version == 0:
+            tables = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            if tables:  # another program's database (or the simulator's store): never add ours to it
+                connection.close()
+                shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
+                raise InputError(f"{path}: an SQLite database but not an nvcre history (it holds tables {shown}); --history PATH names another")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
         elif version == 0:

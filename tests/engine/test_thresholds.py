@@ -107,6 +107,16 @@ def test_length_limit_is_2048_characters() -> None:
         compile_threshold(BUS, at_limit + " ")
 
 
+def test_nested_comprehensions_are_refused_before_they_run() -> None:
+    # Six nested .all() over 20-element lists is 64 million steps in 641 bytes: render hung while trying it.
+    twenty = "[" + ",".join("1" * 20) + "]"
+    nested = "value >= 0.0 && " + "".join(f"{twenty}.all(x{i}, " for i in range(6)) + "true" + ")" * 6
+    with pytest.raises(ThresholdError, match="nests comprehension macros 6 deep; the limit is 1"):
+        compile_threshold(BUS, nested)
+    one = "[" + ",".join(["100.0"] * 300) + "].all(limit, value >= limit)"  # a long list, one level: quick
+    assert compile_threshold(BUS, one).evaluate(150.0).passed
+
+
 def test_non_string_expression_is_refused() -> None:
     with pytest.raises(ThresholdError, match='threshold "goodputRatio" must be a CEL expression string, got float'):
         compile_threshold("goodputRatio", 0.95)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ import lark
 from celpy.evaluation import base_functions
 
 MAX_EXPRESSION_LENGTH = 2048
+MAX_MACRO_DEPTH = 1  # nested all/exists/map/filter: two levels of 480-element lists already take 30 s to run
 
 
 class CelExpressionError(ValueError):
@@ -116,6 +117,22 @@ def free_identifiers(tree: lark.Tree) -> set[str]:
     return found
 
 
+def macro_depth(tree: lark.Tree) -> int:
+    """How deep comprehension macros (all, exists, map, ...) nest: each level multiplies the steps an evaluation
+    takes by its list's length."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, lark.Tree):
+            continue
+        if node.data == "member_dot_arg" and len(node.children) > 2 and str(node.children[1]) in _MACROS:
+            depth += 1
+            deepest = max(deepest, depth)
+        stack.extend((kid, depth) for kid in node.children)
+    return deepest
+
+
 def build_program(expression: str, variable: str) -> celpy.Runner:
     """Parse `expression` and check it reads only `variable`; raise CelExpressionError (one line) if not."""
     if not isinstance(expression, str):
@@ -133,6 +150,10 @@ def build_program(expression: str, variable: str) -> celpy.Runner:
         raise CelExpressionError(f'invalid CEL expression "{quoted}": {_parse_reason(err)}') from None
     except RecursionError:
         raise CelExpressionError(f'invalid CEL expression "{quoted}": nested too deeply') from None
+    if macro_depth(tree) > MAX_MACRO_DEPTH:
+        # Kubernetes bounds a rule's cost before running it; nesting is what makes a short rule run for hours.
+        raise CelExpressionError(f'CEL expression "{quoted}" nests comprehension macros {macro_depth(tree)} deep; '
+                                 f"the limit is {MAX_MACRO_DEPTH}")
     undeclared = sorted(free_identifiers(tree) - {variable})
     if undeclared:
         names = ", ".join(f'"{n}"' for n in undeclared)

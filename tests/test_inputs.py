@@ -3,6 +3,7 @@ aliases, nesting, sizes; and the neutralisation of what reaches a terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -141,6 +142,30 @@ def test_cli_closed_stdin_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: p
 def test_parse_refuses_a_stream_without_lines_at_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", "nccl", "/dev/zero"]) == 2
     assert capsys.readouterr().err == "/dev/zero: line 1 is longer than 1 MiB; not a tool's text output\n"
+
+
+def test_parse_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # /dev/urandom never ends and never holds a 1 MiB line: the dcgm parser buffered it until memory ran out.
+    big = tmp_path / "big.log"
+    with open(big, "wb") as handle:
+        handle.truncate(65 * 2**20)  # sparse: 65 MiB in no time
+    assert main(["parse", "dcgm", str(big)]) == 2
+    assert capsys.readouterr().err == f"{big}: 65 MiB, more than the 64 MiB of one run's output\n"
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write, "wb") as stream:
+            for _ in range(70 * 1024):
+                stream.write(b"x" * 1023 + b"\n")
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        assert main(["parse", "dcgm", f"/dev/fd/{read}"]) == 2
+    finally:
+        os.close(read)
+        feeder.join()
+    assert capsys.readouterr().err.endswith(": more than 64 MiB of text by line 65537; not one run's output\n")
 
 
 # ---------------------------------------------------------------------------------------- ranges

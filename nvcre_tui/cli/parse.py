@@ -18,7 +18,7 @@ from nvcre_tui.cli.kubeflags import add_kube_arguments
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS
+from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_TOOL_OUTPUT_BYTES
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -47,10 +47,14 @@ class _Lines:
         self.stream, self.label, self.content = stream, label, False
 
     def __iter__(self) -> Iterator[str]:
-        readline, number = self.stream.readline, 0
+        readline, number, total = self.stream.readline, 0, 0
         try:
             while line := readline(MAX_LOG_LINE_CHARS + 1):
                 number += 1
+                total += len(line)
+                if total > MAX_TOOL_OUTPUT_BYTES:  # an endless stream (/dev/urandom, a pipe that never ends)
+                    raise InputError(f"{self.label}: more than {MAX_TOOL_OUTPUT_BYTES // 2**20} MiB of text by line {number}; "
+                                     "not one run's output")
                 if len(line) > MAX_LOG_LINE_CHARS:  # e.g. /dev/zero or a binary file: refuse at once
                     raise InputError(f"{self.label}: line {number} is longer than {MAX_LOG_LINE_CHARS // 2**20} MiB; "
                                      "not a tool's text output")
@@ -84,8 +88,11 @@ def read_result(kind: str, path: str) -> ParseResult:
     stream = _open(path)
     try:
         if _regular_file(stream):
-            # A file is checked for content first, then handed to the parser as it is: a text stream
+            # A file is checked for size and content first, then handed to the parser as it is: a text stream
             # is the parsers' fast path (no per-line wrapper).
+            size = os.fstat(stream.fileno()).st_size
+            if size > MAX_TOOL_OUTPUT_BYTES:
+                raise InputError(f"{label}: {size // 2**20} MiB, more than the {MAX_TOOL_OUTPUT_BYTES // 2**20} MiB of one run's output")
             if not _has_content(stream, label):
                 raise InputError(f"{label}: empty input")
             stream.seek(0)

@@ -89,6 +89,13 @@ def test_a_file_past_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> N
     assert load_yaml_documents(str(exact)) == (str(exact), [{"a": 1}])
 
 
+def test_a_lone_surrogate_is_no_text(tmp_path: Path) -> None:
+    # "\ud800" in double quotes loads as a Python str that UTF-8 cannot encode: the run crashed at its first write.
+    text = 'metadata:\n  annotations: {note: "x\\ud800y"}\n'
+    assert _message(parse_yaml_documents, "c.yaml", text) == "c.yaml:2:23: invalid YAML: a lone surrogate \\ud800 is not text"
+    assert parse_yaml_documents("c.yaml", 'note: "\\u00e9 \\U0001F600"\n') == [{"note": "\u00e9 \U0001F600"}]  # pairs and BMP are text
+
+
 def test_devices_directories_and_missing_files(tmp_path: Path) -> None:
     assert _message(load_yaml_documents, "/dev/zero") == "/dev/zero: larger than the 2 MiB limit for this input; not read"
     assert _message(load_yaml_documents, str(tmp_path)) == f"{tmp_path}: is a directory, not a file"

@@ -7,6 +7,8 @@ recursion of the composer and of everything that walks the result.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import yaml
@@ -19,6 +21,9 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs.limits import MAX_DEPTH
 
 _MERGE = "tag:yaml.org,2002:merge"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class StrictLoader(yaml.SafeLoader):
@@ -46,10 +51,14 @@ class StrictLoader(yaml.SafeLoader):
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:
-            return super().construct_object(node, deep)
+            value = super().construct_object(node, deep)
         except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
-            value = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
-            raise ConstructorError(None, None, f"invalid value{value}: {error}", node.start_mark) from None
+            shown = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
+            raise ConstructorError(None, None, f"invalid value{shown}: {error}", node.start_mark) from None
+        if isinstance(value, str) and (lone := _SURROGATE.search(value)):
+            # "\ud800" in double quotes: a Python str, but no text (UTF-8 cannot encode it; a store write fails).
+            raise ConstructorError(None, None, f"a lone surrogate \\u{ord(lone[0]):04x} is not text", node.start_mark)
+        return value
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}

@@ -237,3 +237,24 @@ async def test_exec_plugin_token_is_refreshed_when_it_expires(tmp_path: Path, ex
     assert target.configuration.api_key["BearerToken"] == "Bearer token-1"
     # an engine runs for hours: each request asks for the key, which re-runs the plugin only once expired
     assert await target.configuration.get_api_key_with_prefix("BearerToken") == second_token
+
+
+def _exec_kubeconfig(path: Path, command: str, args: list[str]) -> str:
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": command, "args": args}}
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "lab",
+                                    "clusters": [{"name": "lab", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                                    "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "u"}}],
+                                    "users": [{"name": "u", "user": user}]}))
+    return str(path)
+
+
+async def test_an_exec_plugin_that_hangs_or_is_missing_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import nvcre_tui.engine.kube.config as config
+
+    monkeypatch.setattr(config, "EXEC_PLUGIN_SECONDS", 0.5)  # 30 s in use: a plugin that sleeps forever
+    with pytest.raises(InputError, match=r"context lab: the user's exec plugin gave no credentials within 0.5 s$"):
+        await load_target(_exec_kubeconfig(tmp_path / "hang", "/bin/sleep", ["5"]), environ=NO_ENV)
+    with pytest.raises(InputError, match=r"context lab: \[Errno 2\] No such file or directory: '/no/such/plugin'$"):
+        await load_target(_exec_kubeconfig(tmp_path / "missing", "/no/such/plugin", []), environ=NO_ENV)
+    assert capsys.readouterr().err == ""  # the library's own log line of the same error is not printed

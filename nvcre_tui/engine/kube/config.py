@@ -9,6 +9,8 @@ and check the files ourselves so every problem is one line naming the file and t
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import ssl
 import urllib.parse
@@ -29,6 +31,7 @@ __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_D
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = "~/.kube/config"
 DEFAULT_NAMESPACE = "default"
+EXEC_PLUGIN_SECONDS = 30.0  # an exec credential plugin (aws, gcloud, kubelogin) that answers slower than this is hung
 _SECTIONS = ("clusters", "contexts", "users")
 # kubeconfig fields holding file paths, which kubectl resolves relative to the file that names them.
 _PATH_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
@@ -171,7 +174,10 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     configuration = Configuration()
     loader = KubeConfigLoader(config_dict=merged, active_context=chosen, config_base_path="")
     try:
-        await loader.load_and_set(configuration)
+        await asyncio.wait_for(loader.load_and_set(configuration), EXEC_PLUGIN_SECONDS)
+    except TimeoutError:
+        raise InputError(f"kubeconfig {where}, context {chosen}: the user's exec plugin gave no credentials within "
+                         f"{EXEC_PLUGIN_SECONDS:g} s") from None
     except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
     _check_tls(configuration, f"kubeconfig {where}, context {chosen}")
@@ -180,6 +186,11 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         _refresh_exec_token(configuration, loader)
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     return KubeTarget(configuration, str(chosen_namespace), chosen, str(configuration.host), f"kubeconfig {where}")
+
+
+# The library logs an exec plugin's failure before raising it: the error is ours to tell, in one line.
+logging.getLogger("kubernetes_asyncio.config.kube_config").addHandler(logging.NullHandler())
+logging.getLogger("kubernetes_asyncio.config.kube_config").propagate = False
 
 
 def _check_tls(configuration: Configuration, where: str) -> None:
@@ -205,7 +216,8 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
     """Re-run an exec credential plugin when its token expires (the engine runs for hours)."""
 
     async def refresh(config: Configuration, *_: object) -> None:
-        await loader.load_from_exec_plugin()  # a no-op until the token's expirationTimestamp
+        # A no-op until the token's expirationTimestamp; a plugin that hangs then fails the request, not the engine.
+        await asyncio.wait_for(loader.load_from_exec_plugin(), EXEC_PLUGIN_SECONDS)
         config.api_key["BearerToken"] = loader.token
 
     configuration.refresh_api_key_hook = refresh

@@ -7,6 +7,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$"
+RESOURCE_QUANTITY_PATTERN = QUANTITY_PATTERN.replace("^[+-]?", "^[+]?", 1)  # a container's cpu or memory: never negative
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
 MAX_BYTES_PATTERN = r"^[0-9]+(K|M|G|T)?$"
 

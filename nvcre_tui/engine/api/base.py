@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, parse_duration
+from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN, parse_duration
 
 GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
@@ -100,7 +100,7 @@ class Condition(WireModel):
 class LocalObjectReference(WireModel):
     """A reference by name in the same namespace (pull secrets)."""
 
-    name: str = Field(min_length=1)
+    name: Name
 
 
 class TypedLocalObjectReference(WireModel):
@@ -145,11 +145,14 @@ class TargetSpec(WireModel):
     taint_selectors: list[TaintSelector] | None = None
 
 
+ResourceQuantity = Annotated[str, Field(pattern=RESOURCE_QUANTITY_PATTERN)]
+
+
 class ResourceList(WireModel):
     """cpu and memory amounts."""
 
-    cpu: Quantity | None = None
-    memory: Quantity | None = None
+    cpu: ResourceQuantity | None = None
+    memory: ResourceQuantity | None = None
 
 
 class ResourceRequirements(WireModel):
@@ -171,7 +174,20 @@ class GangScheduler(WireModel):
     def _not_reserved(cls, key: str) -> str:
         if key == "app.kubernetes.io/managed-by" or key.startswith(f"{GROUP}/"):
             raise ValueError(f"{key!r} is reserved")
+        check_label_keys({key: ""})
         return key
+
+
+def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
+    """`labels` whose every key is a label key (a qualified name such as kueue.x-k8s.io/queue-name)."""
+    for key in labels or {}:
+        if not is_qualified_name(key) or len(key.rpartition("/")[2]) > 63 or len(key.rpartition("/")[0]) > 253:
+            raise ValueError(f"{key!r} is not a label key ([prefix/]name: name up to 63 of A-Z a-z 0-9 - _ ., "
+                             "starting and ending with a letter or digit; prefix a DNS subdomain)")
+    return labels
+
+
+LabelValue = Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]
 
 
 def is_qualified_name(value: str) -> bool:

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.api.base import Duration, LocalObjectReference, Quantity, ResourceRequirements, TargetSpec, WireModel, is_qualified_name
+from nvcre_tui.engine.api.base import (Duration, LabelValue, LocalObjectReference, Name, Quantity, ResourceRequirements, TargetSpec, WireModel,
+                                      check_label_keys, is_qualified_name)
 from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
@@ -39,7 +40,9 @@ def _check_max_bytes(value: str) -> str:
 class WorkloadMetadata(WireModel):
     """Labels put on the workload object (for example a Kueue queue name)."""
 
-    labels: dict[str, str] | None = None
+    labels: dict[str, LabelValue] | None = None
+
+    _keys = field_validator("labels")(check_label_keys)
 
 
 class CategoryOptions(WireModel):
@@ -57,7 +60,7 @@ class CategoryOptions(WireModel):
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
     image: Annotated[str, Field(min_length=1, max_length=512)] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
-    storage_class_name: str | None = None
+    storage_class_name: Name | None = None
     save_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
     save_retain_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None
     save_top_k: Annotated[int, Field(ge=1, le=MAX_REPEATS)] | None = Field(default=None, alias="saveTopK")
@@ -77,7 +80,7 @@ class CategoryOptions(WireModel):
     scheduling_stall_grace_seconds: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = None
     source_repo: Annotated[str, Field(max_length=2048, pattern=SOURCE_REPO_PATTERN)] | None = None
     workload_metadata: WorkloadMetadata | None = None
-    priority_class_name: str | None = None
+    priority_class_name: Name | None = None
 
     @field_validator("nic_resource_name")
     @classmethod

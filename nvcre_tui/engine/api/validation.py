@@ -10,12 +10,13 @@ from pydantic_core import ErrorDetails
 from nvcre_tui.engine.api.base import LABEL_VALUE
 from nvcre_tui.engine.api.options import SOURCE_REPO_PATTERN
 from nvcre_tui.engine.errors import field_path
-from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN
+from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN
 
 # Regexes users meet, by what they mean; a raw regex is a poor error message.
 _PATTERN_MEANING = {
     DURATION_PATTERN: "a duration such as 90s, 15m or 1h30m",
     QUANTITY_PATTERN: "a quantity such as 64, 500m or 800Gi",
+    RESOURCE_QUANTITY_PATTERN: "a quantity of at least 0 such as 64, 500m or 800Gi",
     MAX_BYTES_PATTERN: "a byte size such as 16G",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "a lowercase DNS name (a-z, 0-9, '-', '.')",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a lowercase DNS label (a-z, 0-9, '-')",

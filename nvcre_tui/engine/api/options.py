@@ -11,8 +11,18 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.api.base import (Duration, LabelValue, LocalObjectReference, Name, Quantity, ResourceRequirements, TargetSpec, WireModel,
-                                      check_label_keys, is_qualified_name)
+from nvcre_tui.engine.api.base import (
+    Duration,
+    LabelValue,
+    LocalObjectReference,
+    Name,
+    Quantity,
+    ResourceRequirements,
+    TargetSpec,
+    WireModel,
+    check_label_keys,
+    is_qualified_name,
+)
 from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]

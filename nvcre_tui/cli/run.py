@@ -28,7 +28,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import check_history
+from nvcre_tui.engine.history.db import open_history
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification
@@ -161,6 +161,15 @@ def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
             raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
 
 
+def _check_history(path: Path) -> None:
+    """InputError when `path` cannot be the history database, found before the run creates anything: a new file
+    must be writable, an existing one a history (or an empty file)."""
+    if not path.exists():
+        check_writable(path, "--history")
+        return
+    open_history(path).close()
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -184,7 +193,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
     if getattr(args, "history", None):
-        check_history(Path(args.history))
+        _check_history(Path(args.history))
     if not on_cluster(args):
         state = state_path_of(args)
         check_writable(state, "--state")  # run writes the simulator's store: find out now

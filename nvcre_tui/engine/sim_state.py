@@ -27,7 +27,7 @@ from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.state_file import check_catch_up, check_time, load_legacy_state, looks_like_json
+from nvcre_tui.engine.state_file import check_catch_up, check_time, load_legacy_state, looks_like_json, other_fleet
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.sqlite import SqliteStore, import_json_state
 from nvcre_tui.engine.store.sqlite.imports import IMPORTED_SUFFIX
@@ -125,9 +125,7 @@ def _clock_record(path: Path, value: Any, speed: float) -> ClockRecord | None:
 
 def _check_scenario(path: Path, held: Any, scenario: Scenario) -> None:
     if held is not None and held != scenario.to_wire():
-        name = held.get("name", "another scenario") if isinstance(held, Mapping) else "another scenario"
-        raise InputError(f"{path}: holds the simulated fleet of scenario {printable(str(name))!r}, not {scenario.name!r}; "
-                         "pass --state PATH to keep a separate one (or delete the file to start afresh)")
+        raise InputError(other_fleet(path, held, scenario.name))
 
 
 def _legacy_record(data: Mapping[str, Any]) -> ClockRecord:

@@ -106,6 +106,15 @@ def check_state(data: Any) -> None:
             _check_object(f"store.kinds[{k}].items[{i}]", item)
 
 
+def other_fleet(path: Path, held: Any, wanted: str) -> str:
+    """The message for a state holding another scenario's fleet than `wanted` (a scenario name); one whose scenario
+    has the same name differs in its nodes, faults or settings, and says so."""
+    name = held.get("name", "another scenario") if isinstance(held, Mapping) else "another scenario"
+    what = (f"another simulated fleet under the same scenario name {wanted!r} (its nodes, faults or settings differ)"
+            if name == wanted else f"the simulated fleet of scenario {printable(str(name))!r}, not {wanted!r}")
+    return f"{path}: holds {what}; pass --state PATH to keep a separate one (or delete the file to start afresh)"
+
+
 def looks_like_json(path: Path) -> bool:
     """Whether `path` is a regular file starting (after blanks) with `{` or `[`: an old JSON state, not a database."""
     try:
@@ -136,9 +145,7 @@ def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     if scenario_wire is not None and data["scenario"] != scenario_wire:
-        held = data["scenario"].get("name", "another scenario")
-        raise InputError(f"{path}: holds the simulated fleet of scenario {printable(str(held))!r}, not {scenario_name!r}; "
-                         "pass --state PATH to keep a separate one (or delete the file to start afresh)")
+        raise InputError(other_fleet(path, data["scenario"], scenario_name))
     try:
         if scenario_wire is not None:
             check_catch_up(data, scenario_wire.get("speed"))

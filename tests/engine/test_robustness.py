@@ -101,6 +101,10 @@ async def test_state_file_of_another_scenario_is_refused_not_replaced(tmp_path: 
     reopened = await SimSession.open(default_scenario(), state)  # still the default scenario's fleet
     assert len((await reopened.store.list(NODE)).items) == 32
     await reopened.close()
+    # The same name with other faults: said so, not "scenario X, not X".
+    changed = default_scenario().model_copy(update={"seed": default_scenario().seed + 1})
+    with pytest.raises(InputError, match=r"holds another simulated fleet under the same scenario name 'default: 32 x H100.*' \(its nodes, faults or settings differ\)"):
+        await SimSession.open(changed, state)
 
 
 async def test_two_sessions_on_one_store_never_drop_each_other_s_certifications(tmp_path: Path) -> None:

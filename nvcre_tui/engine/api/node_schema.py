@@ -4,21 +4,32 @@ checked against it, so a label that is a list is one line naming the field, not 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError
 
 from nvcre_tui.engine.api.base import Name, OpenModel
 from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.units import RESOURCE_QUANTITY_PATTERN
 
 
 def _quantity(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and len(value) > 64):
-        raise ValueError(f"must be a quantity such as 8 or \"800Gi\", got {value!r}")
+    if (isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str) and len(value) > 64)
+            or (isinstance(value, int) and value < 0) or (isinstance(value, str) and not re.match(RESOURCE_QUANTITY_PATTERN, value))):
+        raise ValueError(f"must be a quantity of at least 0 such as 8 or \"800Gi\", got {value!r}")
     return value
 
 
 QuantityValue = Annotated[Any, AfterValidator(_quantity)]
+
+
+def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Extended resources (a domain-prefixed name such as nvidia.com/gpu) are whole numbers, as the kubelet reports them."""
+    for key, value in (resources or {}).items():
+        if "/" in key and not (isinstance(value, int) or (isinstance(value, str) and value.isdigit() and len(value) <= 9)):
+            raise ValueError(f"{key} is an extended resource, a whole number such as 8, not {value!r}")
+    return resources
 
 
 class _NodeMetadata(OpenModel):
@@ -45,8 +56,8 @@ class _NodeCondition(OpenModel):
 
 
 class _NodeStatus(OpenModel):
-    allocatable: dict[str, QuantityValue] | None = None
-    capacity: dict[str, QuantityValue] | None = None
+    allocatable: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
+    capacity: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
     conditions: list[_NodeCondition] | None = None
 
 

@@ -60,17 +60,6 @@ def default_history_path() -> Path:
     return base / "nvcre" / "history.db"
 
 
-def check_history(path: Path) -> None:
-    """InputError when `path` cannot be the history database, found before a command creates anything: a new
-    file must be writable, an existing one must be a history (or an empty file)."""
-    from nvcre_tui.engine.outfiles import check_writable
-
-    if not path.exists():
-        check_writable(path, "--history")
-        return
-    open_history(path).close()
-
-
 def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
     """Open (and with `create`, make) the history database; InputError names the file when it is not one."""
     if not create and not path.exists():

@@ -109,3 +109,34 @@ def test_a_run_refused_for_its_plan_or_its_history_creates_no_store(tmp_path: Pa
     assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(BURN_IN), "--wait", "--history", str(other)]) == 2
     assert capsys.readouterr().err.strip().endswith("an SQLite database but not an nvcre history (it holds tables notes); --history PATH names another")
     assert not state.exists() and not state.parent.exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["certification", "list-categories", "-o", "xml"],
+     "nvcre certification list-categories: argument -o/--output: invalid choice: 'xml' (choose from 'table', 'json', 'yaml'); "
+     "see nvcre certification list-categories --help"),
+    (["certification", "run", "--sim", "--sim-runner", "--cert-file", str(BURN_IN)],
+     "--sim runs the embedded simulator and --sim-runner a cluster: give one or the other"),
+    (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--name", ""],
+     "--name: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got ''"),
+    (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--timeout", "5m"], "--timeout: needs --wait (it bounds how long the run is followed)"),
+    (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--results-file", ""], "--results-file: empty"),
+    (["certification", "render", str(BURN_IN), "--scenario", str(ROOT / "tests" / "cases" / "scenarios" / "all-pass-every-category" / "scenario.yaml"), "--kubeconfig", "k"],
+     "--scenario and --kubeconfig/--context: each names the nodes to plan on; give one"),
+])
+def test_flags_that_would_be_dropped_or_conflict_are_one_line(argv: list[str], message: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    assert main([*argv, "--state", str(state)] if argv[1] == "run" else argv) == 2
+    assert capsys.readouterr().err == message + "\n"
+    assert not state.exists()
+
+
+def test_simulator_flags_with_a_configured_cluster_are_refused_not_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))  # as on an SRE's laptop: a cluster is configured
+    assert main(["certification", "report", "burn-in", "--state", str(tmp_path / "state.db")]) == 2
+    assert capsys.readouterr().err == ("--state would be ignored: it is the embedded simulator's and a cluster is configured "
+                                       "($KUBECONFIG or ~/.kube/config); add --sim to use the simulator\n")

@@ -24,11 +24,10 @@ COMMAND_MODULES = ("certification", "history", "setup", "controller", "parse", "
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with our exit code for usage errors (2, like every other bad input)."""
+    """argparse with our exit code for usage errors (2, like every other bad input), told in one line like them."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
 
 
 ROOT = "root_"  # the dest prefix of the console's options on the root parser (see _root_options)
@@ -102,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout from now on
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help, --version, or a usage error (told already): its code, not a raise
+            return int(done.code or 0) if not isinstance(done.code, str) else EXIT_BAD_INPUT
         _root_options(parser, args)
         code = args.func(args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit

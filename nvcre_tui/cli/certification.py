@@ -74,6 +74,10 @@ def list_categories(args: argparse.Namespace) -> int:
 
 def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argparse.Namespace | None = None) -> list[dict[str, Any]]:
     """Nodes from a file, a scenario, the cluster the kube flags name (read only), or the embedded default fleet."""
+    given = [flag for flag, value in (("--nodes", nodes_file), ("--scenario", scenario_file),  # (argparse: not both of these)
+                                      ("--kubeconfig/--context", args is not None and (args.kubeconfig or args.context))) if value]
+    if len(given) > 1:
+        raise InputError(f"{' and '.join(given)}: each names the nodes to plan on; give one")
     if nodes_file:
         return load_nodes(nodes_file)
     if args is not None and (args.kubeconfig or args.context):

@@ -145,6 +145,7 @@ def _check_name(option: str, value: str) -> None:
         raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
 
 
+_NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed"}
 # Inputs and the store a results file must not be: writing the report there would replace them.
 _KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
 
@@ -180,11 +181,14 @@ def _same_file(a: str, b: str) -> bool:
 async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     cert = load_certification(args.cert_file, catalog)
-    if args.name:
+    if args.name is not None:  # given, even empty: checked, never dropped
         _check_name("--name", args.name)
         cert.metadata.name = args.name
-    if args.results_file and not args.wait:
-        raise InputError("--results-file: needs --wait (the report is written when the run ends)")
+    for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout)):
+        if value == "":
+            raise InputError(f"{flag}: empty")
+        if value is not None and not args.wait:
+            raise InputError(f"{flag}: needs --wait ({_NEEDS_WAIT[flag]})")
     _check_results_file(args.results_file, args)
     if args.timeout:
         try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 
@@ -38,11 +39,21 @@ def on_cluster(args: argparse.Namespace) -> bool:
     """Whether the flags (or the environment) point at a cluster rather than the embedded simulator."""
     from nvcre_tui.engine.kube.config import cluster_configured
 
+    named = [flag for dest, flag in (("kubeconfig", "--kubeconfig"), ("context", "--context"), ("sim_runner", "--sim-runner"))
+             if getattr(args, dest, None)]
     if getattr(args, "sim", False):
+        if named:
+            raise InputError(f"--sim runs the embedded simulator and {', '.join(named)} a cluster: give one or the other")
         return False
-    if getattr(args, "kubeconfig", None) or getattr(args, "context", None) or getattr(args, "sim_runner", False):
-        return True
-    return cluster_configured()
+    cluster = bool(named) or cluster_configured()
+    simulator = [flag for dest, flag in (("scenario", "--scenario"), ("state", "--state")) if getattr(args, dest, None)]
+    if getattr(args, "sim_runner", False):
+        simulator = [flag for flag in simulator if flag != "--scenario"]  # the fleet the simulated runner plays
+    if cluster and simulator:
+        how = "named" if named else "configured ($KUBECONFIG or ~/.kube/config)"
+        raise InputError(f"{', '.join(simulator)} would be ignored: {'they are' if len(simulator) > 1 else 'it is'} the embedded "
+                         f"simulator's and a cluster is {how}; add --sim to use the simulator")
+    return cluster
 
 
 def scenario_of(args: argparse.Namespace) -> Scenario:

@@ -140,3 +140,14 @@ def test_simulator_flags_with_a_configured_cluster_are_refused_not_dropped(tmp_p
     assert main(["certification", "report", "burn-in", "--state", str(tmp_path / "state.db")]) == 2
     assert capsys.readouterr().err == ("--state would be ignored: it is the embedded simulator's and a cluster is configured "
                                        "($KUBECONFIG or ~/.kube/config); add --sim to use the simulator\n")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["controller", "--lease-duration", "inf"], "--lease-duration: must be more than 0 and at most 3600 seconds (an hour), got inf"),
+    (["setup", "init", "--timeout", "inf"], "nvcre setup init: argument --timeout: must be 0 to 86400 seconds (a day), got 'inf'; see nvcre setup init --help"),
+    (["certification", "render", "-", "--nodes", "-"], "- and --nodes -: standard input can be read once; pass one of them as a file"),
+    (["setup", "status", "--kubeconfig", "/"], "--kubeconfig /: is a directory, not a file"),
+])
+def test_unbounded_or_impossible_flags_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message + "\n"

@@ -102,6 +102,8 @@ def render_command(args: argparse.Namespace) -> int:
     """Validate offline; print one Workflow per category with its planned groups."""
     if args.batch and not args.workloads:
         raise InputError("--batch: only with --workloads")
+    if args.file == "-" and args.nodes == "-":
+        raise InputError("- and --nodes -: standard input can be read once; pass one of them as a file")
     catalog = default_catalog()
     cert = load_certification(args.file, catalog)
     nodes = target_nodes(args.nodes, args.scenario, args)

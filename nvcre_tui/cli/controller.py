@@ -46,11 +46,14 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     parser.set_defaults(func=controller_command)
 
 
+MAX_LEASE_SECONDS = 3600.0  # a holder that went silent blocks the next engine this long at most
+
+
 def _check(args: argparse.Namespace) -> None:
     if not 0 <= args.metrics_port <= 65535:
         raise InputError(f"--metrics-port: must be 0..65535, got {args.metrics_port}")
-    if not args.lease_duration > 0:
-        raise InputError(f"--lease-duration: must be > 0 seconds, got {args.lease_duration:g}")
+    if not 0 < args.lease_duration <= MAX_LEASE_SECONDS:  # also NaN and inf (the Lease holds whole seconds, int32)
+        raise InputError(f"--lease-duration: must be more than 0 and at most {MAX_LEASE_SECONDS:g} seconds (an hour), got {args.lease_duration:g}")
     if args.scenario and not args.sim_runner:
         raise InputError("--scenario: only with --sim-runner")
     check_namespace(args.lease_namespace, "--lease-namespace")

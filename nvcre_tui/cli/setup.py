@@ -116,14 +116,17 @@ def print_crds(args: argparse.Namespace) -> int:
 # ----- shared -----------------------------------------------------------------------------------------
 
 
+MAX_WAIT_SECONDS = 86_400.0
+
+
 def _seconds(text: str) -> float:
     """A --timeout value: seconds, >= 0."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds (a number), got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 seconds, got {text!r}")
+    if not 0 <= value <= MAX_WAIT_SECONDS:  # also NaN and inf
+        raise argparse.ArgumentTypeError(f"must be 0 to {MAX_WAIT_SECONDS:g} seconds (a day), got {text!r}")
     return value
 
 

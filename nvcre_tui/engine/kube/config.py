@@ -53,7 +53,7 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
         if not path.is_file():
-            raise InputError(f"--kubeconfig {kubeconfig}: file not found")
+            raise InputError(f"--kubeconfig {kubeconfig}: {'is a directory, not a file' if path.is_dir() else 'file not found'}")
         return [path], str(path)
     listed = environ.get("KUBECONFIG", "")
     if listed:
@@ -61,7 +61,9 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
         paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
         existing = [p for p in paths if p.is_file()]
         if not existing:
-            raise InputError(f"$KUBECONFIG {listed}: none of these files exists")
+            folders = [str(p) for p in paths if p.is_dir()]
+            raise InputError(f"$KUBECONFIG {listed}: " + (f"{', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
+                                                          "not a file" if folders else "none of these files exists"))
         return existing, os.pathsep.join(str(p) for p in existing)
     default = Path(environ.get("HOME", "~") + "/.kube/config").expanduser()
     if default.is_file():

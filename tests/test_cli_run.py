@@ -173,3 +173,33 @@ def test_diagnose_with_mnnvl_over_several_cliques_and_a_bandwidth_threshold_is_r
     options.pop("enableMNNVL")
     cert.write_text(json.dumps(body))
     assert main(["certification", "render", str(cert), "--scenario", str(scenario)]) == 0
+
+
+def test_a_results_file_that_is_the_default_store_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """No --state: the store is in its default place ($NVCRE_STATE here), which the report must not replace either."""
+    store = tmp_path / "sim.db"
+    monkeypatch.setenv("NVCRE_STATE", str(store))
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--results-file", str(store)]) == 2
+    assert capsys.readouterr().err.strip().endswith("is the --state file; the report would replace it: write it elsewhere")
+    assert not store.exists()
+
+
+def test_a_scenario_on_stdin_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    scenario = (ROOT / "tests" / "cases" / "scenarios" / "all-pass-every-category" / "scenario.yaml").read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(scenario))
+    assert main(["certification", "run", "--sim", "--scenario", "-", "--state", str(tmp_path / "s.db"), "--cert-file", str(BURN_IN)]) == 0
+    assert "Certification burn-in created" in capsys.readouterr().err
+
+
+def test_a_kubelets_canonical_quantities_are_taken_in_a_nodes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The RDMA shared-device plugin reports 1000 devices as "1k" (canonical form): a whole number, as extended resources are.
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text('items:\n  - metadata: {name: gpu-0, labels: {nvidia.com/gpu.present: "true"}}\n'
+                     '    status: {allocatable: {nvidia.com/gpu: "8", rdma/rdma_shared_device_a: 1k, cpu: 95500m}}\n')
+    assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 0
+    nodes.write_text(nodes.read_text().replace("1k", '"1.5"'))
+    assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 2
+    assert "rdma/rdma_shared_device_a is an extended resource, a whole number such as 8, not '1.5'" in capsys.readouterr().err

@@ -93,7 +93,9 @@ def test_a_lone_surrogate_is_no_text(tmp_path: Path) -> None:
     # "\ud800" in double quotes loads as a Python str that UTF-8 cannot encode: the run crashed at its first write.
     text = 'metadata:\n  annotations: {note: "x\\ud800y"}\n'
     assert _message(parse_yaml_documents, "c.yaml", text) == "c.yaml:2:23: invalid YAML: a lone surrogate \\ud800 is not text"
-    assert parse_yaml_documents("c.yaml", 'note: "\\u00e9 \\U0001F600"\n') == [{"note": "\u00e9 \U0001F600"}]  # pairs and BMP are text
+    assert parse_yaml_documents("c.yaml", 'note: "\\u00e9 \\U0001F600"\n') == [{"note": "\u00e9 \U0001F600"}]
+    # JSON's escape of a character outside the BMP is a surrogate pair (json.dumps writes one): joined, taken.
+    assert parse_yaml_documents("c.json", json.dumps({"note": "\U0001F600 ok"})) == [{"note": "\U0001F600 ok"}]
 
 
 def test_devices_directories_and_missing_files(tmp_path: Path) -> None:
@@ -151,13 +153,14 @@ def test_parse_refuses_a_stream_without_lines_at_once(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == "/dev/zero: line 1 is longer than 1 MiB; not a tool's text output\n"
 
 
-def test_parse_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # /dev/urandom never ends and never holds a 1 MiB line: the dcgm parser buffered it until memory ran out.
+def test_parse_dcgm_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # dcgmi's output is parsed whole: /dev/urandom (never a 1 MiB line, never an end) filled memory. nccl and
+    # training output stream, of any length.
     big = tmp_path / "big.log"
     with open(big, "wb") as handle:
         handle.truncate(65 * 2**20)  # sparse: 65 MiB in no time
     assert main(["parse", "dcgm", str(big)]) == 2
-    assert capsys.readouterr().err == f"{big}: 65 MiB, more than the 64 MiB of one run's output\n"
+    assert capsys.readouterr().err == f"{big}: 65 MiB, more than the 64 MiB of one dcgmi run's output\n"
     read, write = os.pipe()
 
     def feed() -> None:
@@ -172,7 +175,9 @@ def test_parse_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: pytest
     finally:
         os.close(read)
         feeder.join()
-    assert capsys.readouterr().err.endswith(": more than 64 MiB of text by line 65537; not one run's output\n")
+    assert capsys.readouterr().err.endswith(": more than 64 Mi characters by line 65537; not one dcgmi run's output\n")
+    assert main(["parse", "nccl", str(big)]) == 2  # read through, as a stream of any size (here: no result rows)
+    assert "more than" not in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------- ranges

@@ -74,7 +74,8 @@ def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 # Errors of a full or failing output (stdout on /dev/full, a disk that filled up): told as such, not as a bug.
-OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+EXIT_OUTPUT = 74  # sysexits' EX_IOERR: not 1, which is FAILED
 EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
 
 
@@ -119,10 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("nvcre: interrupted; nothing more was saved")
         return EXIT_INTERRUPTED
     except Exception as error:  # noqa: BLE001 - the last line: a bug, told in one line
-        if isinstance(error, OSError) and error.errno in OUTPUT_ERRNOS:  # files are checked where written: stdout
+        if isinstance(error, OSError) and error.errno in OUTPUT_ERRNOS and error.filename is None:  # not a named file: stdout
             _quiet_stdout()  # the final flush at exit would fail the same way
             _say(f"nvcre: cannot write the output: {error.strerror or error}")
-            return EXIT_FAILED
+            return EXIT_OUTPUT
         if os.environ.get("NVCRE_DEBUG"):
             raise
         _say(f"nvcre: internal error: {type(error).__name__}: {error} (NVCRE_DEBUG=1 shows where; please report it)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -48,7 +49,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
             check_writable(state, "--state")
         check_state(state, scenario, readonly=read_only, legacy=legacy_state_of(args))
 
-    if not (_terminal(sys.stdin) and _terminal(sys.stdout)):
+    if not (_terminal(sys.stdin) and _terminal(sys.stdout)) and not os.environ.get("TEXTUAL_DRIVER"):  # textual serve: a browser
         # Without one Textual draws escape codes into a file or pipe until killed, or fails on a closed stdin.
         raise InputError(f"nvcre{' wall' if wall else ''}: the console needs a terminal (stdin and stdout); for output a script reads, "
                          "use a command: nvcre certification run --wait, report, render")

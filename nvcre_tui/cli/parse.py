@@ -18,7 +18,7 @@ from nvcre_tui.cli.kubeflags import add_kube_arguments
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_TOOL_OUTPUT_BYTES
+from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -43,8 +43,8 @@ def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 class _Lines:
     """Iterates a text stream, noting whether any non-blank line went by and turning read errors into InputError."""
 
-    def __init__(self, stream: TextIO, label: str) -> None:
-        self.stream, self.label, self.content = stream, label, False
+    def __init__(self, stream: TextIO, label: str, limit: int | None = None) -> None:
+        self.stream, self.label, self.content, self.limit = stream, label, False, limit
 
     def __iter__(self) -> Iterator[str]:
         readline, number, total = self.stream.readline, 0, 0
@@ -52,9 +52,9 @@ class _Lines:
             while line := readline(MAX_LOG_LINE_CHARS + 1):
                 number += 1
                 total += len(line)
-                if total > MAX_TOOL_OUTPUT_BYTES:  # an endless stream (/dev/urandom, a pipe that never ends)
-                    raise InputError(f"{self.label}: more than {MAX_TOOL_OUTPUT_BYTES // 2**20} MiB of text by line {number}; "
-                                     "not one run's output")
+                if self.limit is not None and total > self.limit:  # a parser that reads its input whole
+                    raise InputError(f"{self.label}: more than {self.limit // 2**20} Mi characters by line {number}; "
+                                     "not one dcgmi run's output")
                 if len(line) > MAX_LOG_LINE_CHARS:  # e.g. /dev/zero or a binary file: refuse at once
                     raise InputError(f"{self.label}: line {number} is longer than {MAX_LOG_LINE_CHARS // 2**20} MiB; "
                                      "not a tool's text output")
@@ -85,20 +85,22 @@ def _open(path: str) -> TextIO:
 def read_result(kind: str, path: str) -> ParseResult:
     """Parse the file (or stdin for "-") with the `kind` parser; every problem becomes an InputError."""
     label = "stdin" if path == STDIN else path
+    # nccl and training output is streamed, any length; dcgmi's is read whole, so an endless stream would fill memory.
+    limit = MAX_WHOLE_OUTPUT_BYTES if kind == "dcgm" else None
     stream = _open(path)
     try:
         if _regular_file(stream):
             # A file is checked for size and content first, then handed to the parser as it is: a text stream
             # is the parsers' fast path (no per-line wrapper).
             size = os.fstat(stream.fileno()).st_size
-            if size > MAX_TOOL_OUTPUT_BYTES:
-                raise InputError(f"{label}: {size // 2**20} MiB, more than the {MAX_TOOL_OUTPUT_BYTES // 2**20} MiB of one run's output")
+            if limit is not None and size > limit:
+                raise InputError(f"{label}: {size // 2**20} MiB, more than the {limit // 2**20} MiB of one dcgmi run's output")
             if not _has_content(stream, label):
                 raise InputError(f"{label}: empty input")
             stream.seek(0)
             source: TextIO | _Lines = stream
         else:
-            source = _Lines(stream, label)
+            source = _Lines(stream, label, limit)
         try:
             return PARSERS[kind](source)
         except ParseError as error:

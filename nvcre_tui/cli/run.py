@@ -28,7 +28,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import open_history
+from nvcre_tui.engine.history.db import default_history_path, open_history
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification
@@ -156,8 +156,11 @@ def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
     if not path:
         return
     check_writable(path, "--results-file")
-    for dest, flag in _KEPT_FILES:
-        other = getattr(args, dest, None)
+    kept = {flag: getattr(args, dest, None) for dest, flag in _KEPT_FILES}
+    if not on_cluster(args):  # the store and the history in their default places count as much as named ones
+        kept["--state"] = str(state_path_of(args))
+        kept["--history"] = kept["--history"] or str(default_history_path())
+    for flag, other in kept.items():
         if isinstance(other, str) and other not in ("", "-") and _same_file(path, other):
             raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
 

@@ -57,9 +57,13 @@ def on_cluster(args: argparse.Namespace) -> bool:
 
 
 def scenario_of(args: argparse.Namespace) -> Scenario:
-    """The --scenario file, or the built-in fleet."""
-    path = getattr(args, "scenario", None)
-    return load_scenario(path) if path else default_scenario()
+    """The --scenario file, or the built-in fleet; read once per command (`--scenario -` is stdin, read only once)."""
+    loaded = getattr(args, "_loaded_scenario", None)
+    if loaded is None:
+        path = getattr(args, "scenario", None)
+        loaded = load_scenario(path) if path else default_scenario()
+        args._loaded_scenario = loaded
+    return loaded
 
 
 def state_path_of(args: argparse.Namespace) -> Path:

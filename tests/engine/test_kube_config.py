@@ -252,8 +252,8 @@ async def test_an_exec_plugin_that_hangs_or_is_missing_is_one_line(tmp_path: Pat
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     import nvcre_tui.engine.kube.config as config
 
-    monkeypatch.setattr(config, "EXEC_PLUGIN_SECONDS", 0.5)  # 30 s in use: a plugin that sleeps forever
-    with pytest.raises(InputError, match=r"context lab: the user's exec plugin gave no credentials within 0.5 s$"):
+    monkeypatch.setattr(config, "EXEC_PLUGIN_SECONDS", 0.5)  # 60 s in use: a plugin that sleeps forever (no terminal here)
+    with pytest.raises(InputError, match=r"context lab: the user's exec plugin gave no credentials within 0.5 s \(and there is no terminal to log in on\)$"):
         await load_target(_exec_kubeconfig(tmp_path / "hang", "/bin/sleep", ["5"]), environ=NO_ENV)
     with pytest.raises(InputError, match=r"context lab: \[Errno 2\] No such file or directory: '/no/such/plugin'$"):
         await load_target(_exec_kubeconfig(tmp_path / "missing", "/no/such/plugin", []), environ=NO_ENV)

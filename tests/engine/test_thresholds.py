@@ -115,6 +115,8 @@ def test_nested_comprehensions_are_refused_before_they_run() -> None:
         compile_threshold(BUS, nested)
     one = "[" + ",".join(["100.0"] * 300) + "].all(limit, value >= limit)"  # a long list, one level: quick
     assert compile_threshold(BUS, one).evaluate(150.0).passed
+    chained = "[1.0, 200.0].filter(x, x > 10.0).all(x, value < x)"  # a chain runs n + n steps: not nested
+    assert compile_threshold(BUS, chained).evaluate(150.0).passed
 
 
 def test_non_string_expression_is_refused() -> None:

@@ -221,6 +221,7 @@ def test_a_certification_name_with_dots_gives_children_label_names(trainer: bool
             assert RFC1035.match(names[kind]) and len(names[kind]) <= 48, (kind, names[kind])
     assert "TrainJob" in names if trainer else "Service" in names
     assert child_name("gpu.cert", "-workload") != child_name("gpu-cert", "-workload")
+    assert child_name("gpu.cert-nccl-0", "-launcher").count("launcher") == 1  # the suffix once, after the hash
     assert workflow_name("a" * 53 + ".b", "communication", "nccl-all-reduce")[53] != "."
 
 

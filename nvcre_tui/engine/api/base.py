@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from nvcre_tui.engine.names import is_label_key
 from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN, parse_duration
 
 GROUP = "nvcre.nvidia.com"
@@ -181,9 +182,8 @@ class GangScheduler(WireModel):
 def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
     """`labels` whose every key is a label key (a qualified name such as kueue.x-k8s.io/queue-name)."""
     for key in labels or {}:
-        if not is_qualified_name(key) or len(key.rpartition("/")[2]) > 63 or len(key.rpartition("/")[0]) > 253:
-            raise ValueError(f"{key!r} is not a label key ([prefix/]name: name up to 63 of A-Z a-z 0-9 - _ ., "
-                             "starting and ending with a letter or digit; prefix a DNS subdomain)")
+        if not is_label_key(key):
+            raise ValueError(f"{key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
     return labels
 
 

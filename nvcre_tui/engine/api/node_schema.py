@@ -11,7 +11,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from nvcre_tui.engine.api.base import Name, OpenModel
 from nvcre_tui.engine.api.validation import validation_messages
-from nvcre_tui.engine.units import RESOURCE_QUANTITY_PATTERN
+from nvcre_tui.engine.units import RESOURCE_QUANTITY_PATTERN, parse_quantity
 
 
 def _quantity(value: Any) -> Any:
@@ -27,7 +27,7 @@ QuantityValue = Annotated[Any, AfterValidator(_quantity)]
 def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
     """Extended resources (a domain-prefixed name such as nvidia.com/gpu) are whole numbers, as the kubelet reports them."""
     for key, value in (resources or {}).items():
-        if "/" in key and not (isinstance(value, int) or (isinstance(value, str) and value.isdigit() and len(value) <= 9)):
+        if "/" in key and parse_quantity(value) % 1:  # "1k" is whole (the canonical form of 1000 devices)
             raise ValueError(f"{key} is an extended resource, a whole number such as 8, not {value!r}")
     return resources
 

@@ -74,13 +74,20 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
             connection.close()
             raise InputError(f"{path}: history schema version {version}, this nvcre reads version {SCHEMA_VERSION}")
         if create and version == 0:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("BEGIN IMMEDIATE")  # two processes creating one history serialise here
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
             tables = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-            if tables:  # another program's database (or the simulator's store): never add ours to it
+            if version == 0 and tables:  # another program's database (or the simulator's store): never add ours to it
+                connection.execute("ROLLBACK")
                 connection.close()
                 shown = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
                 raise InputError(f"{path}: an SQLite database but not an nvcre history (it holds tables {shown}); --history PATH names another")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            if version == 0:  # statement by statement: executescript would commit first, ending the lock
+                for statement in [*SCHEMA.split(";"), f"PRAGMA user_version = {SCHEMA_VERSION}"]:
+                    if statement.strip():
+                        connection.execute(statement)
+            connection.execute("COMMIT")  # made now, or by the other process first
         elif version == 0:
             connection.close()
             raise InputError(f"{path}: not an nvcre history database (no schema)")

@@ -10,4 +10,4 @@ MAX_YAML_BYTES = 2 * MIB  # certifications, scenarios, nodes files, catalog file
 MAX_STATE_BYTES = 64 * MIB  # the simulator's JSON state file
 MAX_DEPTH = 64  # nesting of mappings and lists; real manifests stay under 20
 MAX_LOG_LINE_CHARS = MIB  # `nvcre parse`: a longer "line" is not a tool's text output (e.g. /dev/zero)
-MAX_TOOL_OUTPUT_BYTES = 64 * MIB  # `nvcre parse`: one run's output (an endless stream such as /dev/urandom stops here)
+MAX_WHOLE_OUTPUT_BYTES = 64 * MIB  # `nvcre parse dcgm` reads its input whole: one run's output is far less

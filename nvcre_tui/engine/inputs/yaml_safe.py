@@ -8,7 +8,6 @@ recursion of the composer and of everything that walks the result.
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import yaml
@@ -55,9 +54,12 @@ class StrictLoader(yaml.SafeLoader):
         except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
             shown = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
             raise ConstructorError(None, None, f"invalid value{shown}: {error}", node.start_mark) from None
-        if isinstance(value, str) and (lone := _SURROGATE.search(value)):
-            # "\ud800" in double quotes: a Python str, but no text (UTF-8 cannot encode it; a store write fails).
-            raise ConstructorError(None, None, f"a lone surrogate \\u{ord(lone[0]):04x} is not text", node.start_mark)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            # "\ud83d\ude80" (JSON's escape of one emoji, as json.dumps writes it) is a pair: joined into its
+            # character. A lone "\ud800" is no text (UTF-8 cannot encode it; the run's first store write failed).
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+            if lone := _SURROGATE.search(value):
+                raise ConstructorError(None, None, f"a lone surrogate \\u{ord(lone[0]):04x} is not text", node.start_mark)
         return value
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:

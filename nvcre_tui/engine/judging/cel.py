@@ -127,8 +127,11 @@ def macro_depth(tree: lark.Tree) -> int:
         if not isinstance(node, lark.Tree):
             continue
         if node.data == "member_dot_arg" and len(node.children) > 2 and str(node.children[1]) in _MACROS:
-            depth += 1
-            deepest = max(deepest, depth)
+            # receiver.all(x, predicate): the predicate runs per element (nested), the receiver once (a chain)
+            deepest = max(deepest, depth + 1)
+            stack.append((node.children[0], depth))
+            stack.extend((kid, depth + 1) for kid in node.children[2:])
+            continue
         stack.extend((kid, depth) for kid in node.children)
     return deepest
 
@@ -150,10 +153,10 @@ def build_program(expression: str, variable: str) -> celpy.Runner:
         raise CelExpressionError(f'invalid CEL expression "{quoted}": {_parse_reason(err)}') from None
     except RecursionError:
         raise CelExpressionError(f'invalid CEL expression "{quoted}": nested too deeply') from None
-    if macro_depth(tree) > MAX_MACRO_DEPTH:
+    depth = macro_depth(tree)
+    if depth > MAX_MACRO_DEPTH:
         # Kubernetes bounds a rule's cost before running it; nesting is what makes a short rule run for hours.
-        raise CelExpressionError(f'CEL expression "{quoted}" nests comprehension macros {macro_depth(tree)} deep; '
-                                 f"the limit is {MAX_MACRO_DEPTH}")
+        raise CelExpressionError(f'CEL expression "{quoted}" nests comprehension macros {depth} deep; the limit is {MAX_MACRO_DEPTH}')
     undeclared = sorted(free_identifiers(tree) - {variable})
     if undeclared:
         names = ", ".join(f'"{n}"' for n in undeclared)

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import ssl
+import sys
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_D
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = "~/.kube/config"
 DEFAULT_NAMESPACE = "default"
-EXEC_PLUGIN_SECONDS = 30.0  # an exec credential plugin (aws, gcloud, kubelogin) that answers slower than this is hung
+EXEC_PLUGIN_SECONDS = 60.0  # without a terminal, an exec credential plugin (aws, gcloud, kubelogin) silent this long is hung
 _SECTIONS = ("clusters", "contexts", "users")
 # kubeconfig fields holding file paths, which kubectl resolves relative to the file that names them.
 _PATH_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
@@ -73,7 +74,7 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        loaded = yaml.safe_load(path.read_text())
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise InputError(f"kubeconfig {path}: cannot read ({error.strerror or error})") from None
     except UnicodeDecodeError as error:
@@ -175,11 +176,15 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     chosen, body = _choose_context(merged, context, where)
     configuration = Configuration()
     loader = KubeConfigLoader(config_dict=merged, active_context=chosen, config_base_path="")
+    user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
+    # An exec plugin without a terminal to prompt on (a script, CI, a pod) that gives nothing for this long is
+    # hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
+    limit = EXEC_PLUGIN_SECONDS if user_entry and "exec" in user_entry and not _interactive() else None
     try:
-        await asyncio.wait_for(loader.load_and_set(configuration), EXEC_PLUGIN_SECONDS)
+        await asyncio.wait_for(loader.load_and_set(configuration), limit)
     except TimeoutError:
         raise InputError(f"kubeconfig {where}, context {chosen}: the user's exec plugin gave no credentials within "
-                         f"{EXEC_PLUGIN_SECONDS:g} s") from None
+                         f"{EXEC_PLUGIN_SECONDS:g} s (and there is no terminal to log in on)") from None
     except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
     _check_tls(configuration, f"kubeconfig {where}, context {chosen}")
@@ -193,6 +198,14 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
 # The library logs an exec plugin's failure before raising it: the error is ours to tell, in one line.
 logging.getLogger("kubernetes_asyncio.config.kube_config").addHandler(logging.NullHandler())
 logging.getLogger("kubernetes_asyncio.config.kube_config").propagate = False
+
+
+def _interactive() -> bool:
+    """Whether an exec plugin could prompt the user (stdin is a terminal)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, AttributeError):
+        return False
 
 
 def _check_tls(configuration: Configuration, where: str) -> None:
@@ -218,8 +231,7 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
     """Re-run an exec credential plugin when its token expires (the engine runs for hours)."""
 
     async def refresh(config: Configuration, *_: object) -> None:
-        # A no-op until the token's expirationTimestamp; a plugin that hangs then fails the request, not the engine.
-        await asyncio.wait_for(loader.load_from_exec_plugin(), EXEC_PLUGIN_SECONDS)
+        await loader.load_from_exec_plugin()  # a no-op until the token's expirationTimestamp
         config.api_key["BearerToken"] = loader.token
 
     configuration.refresh_api_key_hook = refresh

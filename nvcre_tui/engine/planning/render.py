@@ -34,7 +34,7 @@ from nvcre_tui.engine.planning.discovery import Discovery, discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
-from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, PlatformError, topology_key
+from nvcre_tui.engine.planning.platform import PlatformError, topology_key
 from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
@@ -156,7 +156,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
         raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
-    _check_diagnose_paths(scale, options, arch, found.nodes)
+    _check_diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
@@ -170,11 +170,11 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
 
 
-def _check_diagnose_paths(scale: str, options: CategoryOptions, arch: str, nodes: Sequence[Node]) -> None:
+def _check_diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> None:
     """Diagnose over several NVLink domains with MNNVL on compares tests that take different paths against one
     bandwidth threshold: inside a clique over NVLink, across cliques (the inter and link tests) over the network, far
     slower. Every cross-clique test would fail and name healthy links. Refused, with the two ways out."""
-    mnnvl = options.enable_mnnvl if options.enable_mnnvl is not None else arch in RACK_SCALE_ARCHITECTURES
+    mnnvl = bool(options.enable_mnnvl)  # as the run spec carries it (gpu-defaults.yaml sets it per architecture)
     bandwidth = sorted(k for k in options.thresholds or {} if k in METRICS and METRICS[k].unit == "GB/s")
     cliques = {node_labels(node).get(LABEL_GPU_CLIQUE) for node in nodes} - {None, ""}
     if scale == "diagnose" and mnnvl and bandwidth and len(cliques) >= 2:

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.names import is_label_key, is_label_name
+
 __all__ = [
     "Requirement",
     "LabelSelector",
@@ -15,8 +17,6 @@ __all__ = [
     "parse_field_selector",
 ]
 
-_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _TOKEN = r"[^\s,()!=]+"
 
 # operator -> (matches(labels, key, values), how it renders)
@@ -38,11 +38,7 @@ def _one(values: frozenset[str]) -> str:
 
 
 def _check_key(key: str, where: str) -> str:
-    prefix, _, name = key.rpartition("/")
-    if (
-        not name or len(name) > 63 or not _NAME.fullmatch(name)
-        or ("/" in key and (not prefix or len(prefix) > 253 or not _PREFIX.fullmatch(prefix)))
-    ):
+    if not is_label_key(key):
         raise ValueError(
             f"{where}: {key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ .)"
         )
@@ -50,7 +46,7 @@ def _check_key(key: str, where: str) -> str:
 
 
 def _check_value(value: object, where: str) -> str:
-    if not isinstance(value, str) or len(value) > 63 or (value and not _NAME.fullmatch(value)):
+    if not isinstance(value, str) or (value and not is_label_name(value)):
         raise ValueError(f"{where}: {value!r} is not a valid label value (up to 63 of A-Z a-z 0-9 - _ ., or empty)")
     return value
 

@@ -102,7 +102,8 @@ def child_name(job: str, suffix: str, limit: int = 63) -> str:
     if len(name) <= limit and "." not in name:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name.replace('.', '-')[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
+    head = f"{'' if job[:1].isalpha() else 'w'}{job}".replace(".", "-")
+    return f"{head[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
 
 
 def workload_name(job: str) -> str:

@@ -73,7 +73,8 @@ class KubernetesRunner:
         """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, the pod watch, pod logs)."""
         self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
         self._trainer = trainer
-        self._version: tuple[int, int] | None | bool = False  # the server's (major, minor), read once; False: not yet
+        self._version: tuple[int, int] | None = None  # the server's (major, minor), once read (None: it does not say)
+        self._version_read = False
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -98,10 +99,10 @@ class KubernetesRunner:
 
     async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
-        if self._version is False:
-            self._version = await self.kube.server_version()
+        if not self._version_read:
+            self._version, self._version_read = await self.kube.server_version(), True
         version = self._version
-        if not isinstance(version, tuple):
+        if version is None:
             return None  # a server that does not say: tried as it is
         for framework, least, feature in FALLBACK_NEEDS:
             if framework in (None, spec.framework.kind) and version < least:

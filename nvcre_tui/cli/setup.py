@@ -214,11 +214,11 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
             continue
         await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
         (_say if args.dry_run else print)(f"{resource_ref(obj)} serverside-applied{suffix}")
+    if not args.sim_runner:
+        await _revoke_simulator(store, namespace, dry_run=args.dry_run)
     if args.dry_run:
         print(to_yaml(objects), end="")
         return EXIT_OK
-    if not args.sim_runner:
-        await _revoke_simulator(store, namespace)
     crd_names = [obj["metadata"]["name"] for obj in objects if obj["kind"] == CRD.kind]
     waiting = await wait_crds(store, clock, crd_names, lambda crd: crd.established, args.timeout)
     if waiting:
@@ -228,7 +228,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     return EXIT_OK
 
 
-async def _revoke_simulator(store: KubeStore, namespace: str) -> None:
+async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool = False) -> None:
     """init without --sim-runner takes back the simulated fleet's Node rights an earlier `init --sim-runner`
     granted (binding first): the engine's own rules never write Nodes, and a re-init is how an SRE moves from
     the simulator to real GPUs."""
@@ -240,6 +240,9 @@ async def _revoke_simulator(store: KubeStore, namespace: str) -> None:
         kind, name = kind_of(obj), obj["metadata"]["name"]
         try:
             await store.get(kind, name)  # a read first: a fresh install sends no delete
+            if dry_run:
+                _say(f"{resource_ref(obj)} would be deleted (init without --sim-runner takes the simulator's Node rights back)")
+                continue
             await store.delete(kind, name, None)
         except NotFound:
             continue

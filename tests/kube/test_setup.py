@@ -300,11 +300,20 @@ async def test_init_without_sim_runner_takes_the_simulators_node_rights_back(ser
 
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--sim-runner"))[0] == 0
     assert all([await present(admin, obj) for obj in simulator_objects(NS)])
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--dry-run")
+    assert code == 0 and "clusterrolebinding.rbac.authorization.k8s.io/nvcre-simulator would be deleted" in err
+    assert all([await present(admin, obj) for obj in simulator_objects(NS)])  # a dry run deletes nothing
+    before = len(server.requests)
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, err) == (0, "")
     assert not any([await present(admin, obj) for obj in simulator_objects(NS)])
     assert "clusterrolebinding.rbac.authorization.k8s.io/nvcre-simulator deleted (init without --sim-runner" in out
     assert all([await present(admin, obj) for obj in install_objects(NS)])  # the engine's own install is whole
+    deletes = [r for r in server.requests[before:] if r.verb == "delete"]
+    assert sorted(r.resource for r in deletes) == ["clusterrolebindings", "clusterroles"]
+    before = len(server.requests)
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert [r for r in server.requests[before:] if r.verb == "delete"] == []  # nothing left to take back: no delete sent
 
 
 async def test_init_into_a_terminating_namespace_is_one_line_and_applies_nothing(server, kubeconfig, admin, capsys) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.bodies import TargetSpec, certification_spec
 from nvcre_tui.engine.api.base import API_VERSION, ObjectMeta
+from nvcre_tui.engine.api.bodies import TargetSpec, certification_spec
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import error_message

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from nvcre_tui.engine.names import is_label_key
+from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, is_label_key
 from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN, parse_duration
 
 GROUP = "nvcre.nvidia.com"
@@ -20,8 +20,6 @@ VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
 
 
 class WireModel(BaseModel):
@@ -55,6 +53,7 @@ def _check_duration(value: str) -> str:
 Duration = Annotated[str, Field(pattern=DURATION_PATTERN), AfterValidator(_check_duration)]
 Quantity = Annotated[str, Field(pattern=QUANTITY_PATTERN)]
 Name = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
+LabelValue = Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]
 
 
 class OwnerReference(WireModel):
@@ -167,7 +166,7 @@ class GangScheduler(WireModel):
     """Gang scheduler injected into every pod template (KAI, Run:ai ...)."""
 
     scheduler_name: str = Field(min_length=1)
-    queue: Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)] = "default-queue"
+    queue: LabelValue = "default-queue"
     queue_label_key: str = "kai.scheduler/queue"
 
     @field_validator("queue_label_key")
@@ -185,9 +184,6 @@ def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
         if not is_label_key(key):
             raise ValueError(f"{key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
     return labels
-
-
-LabelValue = Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]
 
 
 def is_qualified_name(value: str) -> bool:

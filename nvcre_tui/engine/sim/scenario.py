@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
 
-from nvcre_tui.engine.api.base import LABEL_VALUE, Duration, WireModel
+from nvcre_tui.engine.api.base import Duration, LabelValue, WireModel
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (
     LABEL_CUDA_DRIVER,
@@ -96,7 +96,7 @@ class NodePool(SoftwareBaseline):
     name_prefix: Annotated[str, Field(max_length=200, pattern=_NAME_PREFIX)] = "gpu-node-"
     first_index: Annotated[int, Field(ge=0, le=999_999)] = 1
     name_digits: Annotated[int, Field(ge=1, le=6)] = 2
-    gpu_product: Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)] = "NVIDIA-H100-80GB-HBM3"
+    gpu_product: LabelValue = "NVIDIA-H100-80GB-HBM3"
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 8
     allocatable_gpus: Annotated[int, Field(ge=0, le=64)] | None = None
     nics_per_node: Annotated[int, Field(ge=0, le=64)] = 8
@@ -104,7 +104,7 @@ class NodePool(SoftwareBaseline):
     clique_prefix: Annotated[str, Field(max_length=50, pattern=_LABEL_PREFIX)] = "clique-"
     provider_id: Annotated[str, Field(max_length=200), AfterValidator(_check_template)] = Field(
         default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
-    labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]] = Field(
+    labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], LabelValue] = Field(
         default_factory=dict)
     gpu_present: bool = True
 

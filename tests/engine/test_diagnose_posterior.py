@@ -22,15 +22,20 @@ def _screening(groups: int, size: int, failed: int) -> tuple[list[Probe], dict[s
     return tests, by_node
 
 
-def test_bad_share_is_least_when_everything_passes_and_half_when_everything_fails() -> None:
-    assert posterior.bad_share(*_screening(64, 8, 0)) == posterior.LEAST_SHARE
+def test_bad_share_is_small_when_everything_passes_and_half_when_everything_fails() -> None:
+    assert posterior.least_share(512) <= posterior.bad_share(*_screening(64, 8, 0)) < 0.01
     assert posterior.bad_share(*_screening(8, 8, 8)) == 0.5
     assert posterior.bad_share([], {}) == 0.5  # nothing tested yet: assume the worst
 
 
 def test_a_small_fleet_is_assumed_to_hold_more_bad_nodes_than_a_large_one_with_the_same_failure_rate() -> None:
     small, large = posterior.bad_share(*_screening(8, 8, 1)), posterior.bad_share(*_screening(64, 8, 8))
-    assert small > large > posterior.LEAST_SHARE
+    assert small > large > posterior.least_share(512)
+
+
+def test_the_flaky_share_is_at_least_one_node_of_those_tested() -> None:
+    assert posterior.flaky_share(0.01, 0, 50, 100) == posterior.least_share(100) == 0.01  # fifty stubborn, none mixed
+    assert posterior.flaky_share(0.2, 3, 3, 100) > 0.1  # half the bad-looking nodes also passed: most bad ones are flaky
 
 
 def test_split_parts_count_beyond_the_one_failure_the_split_forces() -> None:

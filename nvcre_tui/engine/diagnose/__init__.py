@@ -43,14 +43,16 @@ Verdict rules (recomputed from the whole history after every round):
   clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
   CONVICTION_ODDS (2000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
   (fails half its tests). The prior share of bad nodes is the low end of a 90 % confidence bound from the screening
-  groups and the split parts beyond the one failure each split forces (at least 5 %, at most a half), so a small
-  fleet, whose few groups say little, is assumed to hold many. Partners are drawn from the flaky share: the bad
-  share times the high end of the part of bad-looking nodes that also passed (a pass and a failure of their own)
-  against those that failed twice and never passed (a persistent fault never passes). A partner's chance to have
-  failed on its own account is that share, halved by each of its passes (one half for a partner with a failure of
-  its own, certain for one that never passed); tests over unproven or named links are left out. So flaky partners
-  failing beside one healthy node, each having passed once or twice, do not convict it: their failures are worth
-  little against the fleet's flaky share, and the node is tested again beside partners with more passes.
+  groups and the split parts beyond the one failure each split forces (at least one node of those tested, at most a
+  half), so a small fleet, whose few groups say little, is assumed to hold many. Partners are drawn from the flaky
+  share: the bad share times the high end of the part of bad-looking nodes that also passed (a pass and a failure of
+  their own) against those that failed twice and never passed (a persistent fault never passes), again at least one
+  node of those tested (a failure is being weighed: were the suspect healthy, some partner of it would be flaky).
+  A partner's chance to have failed on its own account is that share, halved by each of its passes (one half for a
+  partner with a failure of its own, certain for one that never passed); tests over unproven or named links are left
+  out. So flaky partners failing beside one healthy node, each having passed once or twice, do not convict it: their
+  failures are worth little against the fleet's flaky share, and the node is tested again beside partners with more
+  passes.
   The partners of a suspect's unverified failures are tested again. Conflicting evidence keeps a node
   under test, up to 12 confirmations after its first failure (a regrouping counts a third of one).
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed

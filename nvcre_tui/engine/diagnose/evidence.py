@@ -224,7 +224,7 @@ class Evidence:
         """The share of flaky nodes a partner is drawn from (see posterior.flaky_share)."""
         if self._flaky is None:
             mixed = sum(1 for n in self.by_node if self.passes.get(n, 0) and self._own_failures(n))
-            self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn))
+            self._flaky = posterior.flaky_share(self.bad_share, mixed, len(self.stubborn), len(self.by_node))
         return self._flaky
 
     def odds(self, node: str, passing: frozenset[str] = frozenset()) -> float:

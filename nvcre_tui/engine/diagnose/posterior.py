@@ -5,6 +5,8 @@ A conviction weighs a node's tests with a small model: every node is healthy, fa
 partners are unlikely to be flaky, and how likely that is depends on how many bad nodes the fleet has. The share is
 estimated from the tests that sample the fleet without bias, conservatively (the low end of a confidence interval on
 their pass share), so a small fleet, whose few screening groups say little, is assumed to hold many flaky nodes.
+Neither share is taken below one node of the fleet: a failure is being weighed, so some node is bad, and were the
+suspect healthy, some partner of it would be flaky.
 """
 
 from __future__ import annotations
@@ -16,15 +18,20 @@ from collections.abc import Mapping, Sequence
 from nvcre_tui.engine.diagnose.state import Probe
 
 FLAKE = 0.5  # a flaky node's chance to fail a test, as the model has it
-LEAST_SHARE = 0.05  # the least share of bad nodes assumed, whatever the screening says
 CONFIDENCE_Z = 1.28  # the pass share's confidence interval, one-sided 90 %
+
+
+def least_share(nodes: int) -> float:
+    """The least share of bad (or flaky) nodes assumed, whatever the tests say: one node of the `nodes` tested (at most
+    a half, the most any share is taken to be)."""
+    return 1 / max(nodes, 2)
 
 
 def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> float:
     """The share of bad nodes the model assumes: from screening groups, and from the parts of each split beyond the
     one failure the split's own failed group forces. A node fails such a test with chance f = 1 - low ** (1 / mean
     size), `low` the lower end of the pass share's Wilson interval; flaky nodes fail half their tests, so the share
-    is 2f, at least LEAST_SHARE and at most one half."""
+    is 2f, at least one node of those tested (least_share) and at most one half."""
     samples: list[tuple[int, bool]] = [(len(t.nodes), bool(t.passed)) for t in tests if t.stage == "screening"]
     families: dict[int, list[int]] = defaultdict(list)
     for j, test in enumerate(tests):
@@ -39,15 +46,15 @@ def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> f
         return 0.5
     low, _ = interval(sum(ok for _, ok in samples), len(samples))
     mean = sum(size for size, _ in samples) / len(samples)
-    return max(LEAST_SHARE, min(0.5, 2 * (1 - low ** (1 / mean))))
+    return max(least_share(len(by_node)), min(0.5, 2 * (1 - low ** (1 / mean))))
 
 
-def flaky_share(bad: float, mixed: int, stubborn: int) -> float:
+def flaky_share(bad: float, mixed: int, stubborn: int, nodes: int) -> float:
     """The share of flaky nodes among the bad ones' `bad` share: the high end of the confidence interval of the part
     of bad-looking nodes that also passed (`mixed`: a pass and a failure of their own) against those that failed
-    twice and never passed (`stubborn`: a persistent fault never passes). At least LEAST_SHARE."""
+    twice and never passed (`stubborn`: a persistent fault never passes). At least one of the `nodes` tested."""
     _, high = interval(mixed, mixed + stubborn)
-    return max(LEAST_SHARE, bad * high)
+    return max(least_share(nodes), bad * high)
 
 
 def interval(hits: int, n: int) -> tuple[float, float]:

@@ -291,10 +291,15 @@ def test_screening_splits_each_clique_as_far_as_one_wave_of_jobs_goes_when_unlim
     two = tuple((f"c{c}", tuple(f"c{c}-n{i}" for i in range(8))) for c in range(2))
     assert [len(g) for g in screening_groups(two, 2, 0)] == [2] * 8  # unlimited: pairs
     assert [len(g) for g in screening_groups(two, 3, 0)] == [4] * 4  # never below minGroupSize
-    assert [len(g) for g in screening_groups(two, 2, 8)] == [8, 8]  # under maxConcurrent: each clique whole
+    assert [len(g) for g in screening_groups(two, 2, 8)] == [3, 3, 2] * 2  # maxConcurrent 8: seven Jobs beside the inter test,
+    # a part fewer than four so that the inter test can take a node of each clique
+    assert [len(g) for g in screening_groups(two[:1], 2, 8)] == [2] * 4  # one clique: no inter test
+    four = tuple((f"c{c}", tuple(f"c{c}-n{i:02d}" for i in range(18 if c < 3 else 10))) for c in range(4))
+    assert [len(g) for g in screening_groups(four, 2, 8)] == [9, 9, 9, 9, 9, 9, 10]  # seven Jobs: the first cliques take one more
     assert screening_groups((("c0", tuple("abcdefg")),), 2, 0) == [("a", "b", "c"), ("d", "e"), ("f", "g")]
     many = tuple((f"c{c:02d}", tuple(f"c{c:02d}-n{i}" for i in range(8))) for c in range(40))
     assert [len(g) for g in screening_groups(many, 2, 0)] == [8] * 40  # 40 cliques: one part each fits WAVE_CAP (64)
+    assert [len(g) for g in screening_groups(many[:8], 2, 8)] == [8] * 8  # under maxConcurrent 8, eight cliques stay whole
     assert [len(g) for g in screening_groups(many[:16], 2, 0)] == [2] * 64  # 16: four parts each
     assert [len(g) for g in screening_groups(many[:16], 1, 0)] == [2] * 64  # minGroupSize 1: still pairs
     thirteen = tuple((f"c{c:02d}", tuple(f"c{c:02d}-n{i:02d}" for i in range(18))) for c in range(13))

@@ -6,8 +6,9 @@ sequence of rounds; each round is one wave that can really run at once: no node 
 maxConcurrent tests. The engine launches exactly the wave planned. It imports only planning.grouping (the Group it
 plans) and the leaf modules.
 
-Stages: screening (unlabelled nodes in chunks; each clique, when maxConcurrent is unlimited, in even parts of at
-least minGroupSize as far as one wave of WAVE_CAP Jobs goes, else whole), inter (one representative per clique, so
+Stages: screening (unlabelled nodes in chunks; each clique in even parts of at least minGroupSize as far as one wave
+goes: WAVE_CAP Jobs when maxConcurrent is unlimited, else the maxConcurrent Jobs the chunks and the inter test leave;
+whole when there are more cliques than that), inter (one representative per clique, so
 every pair of cliques is covered by a passing test; beside the last screening wave when it fits there and at most
 EARLY_UNPROVEN of its members are screened in that wave, so a healthy fleet is done with its screening, else after
 it), split (a failed pool into parts of about minGroupSize, across cliques whose links passing tests have proven),

@@ -45,10 +45,13 @@ def round_cap(max_concurrent: int) -> int:
 
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
     """Unlabelled nodes in chunks small enough to localise a fault, large enough that the chunks fit in one wave (two
-    under maxConcurrent). With maxConcurrent unlimited, each clique in up to (WAVE_CAP - chunks) // cliques even parts
-    of at least minGroupSize and two nodes: a smaller group localises its fault in fewer tests, and a flaky node
-    fails beside fewer partners. Under maxConcurrent each clique stays whole (split there too, a healthy node failing
-    in parts of nine beside flaky partners was once convicted: bench/diagnose.py, seed 25)."""
+    under maxConcurrent). Each clique in even parts of at least minGroupSize and two nodes, as many as one wave holds:
+    with maxConcurrent unlimited (WAVE_CAP - chunks) // cliques each; under maxConcurrent the Jobs the chunks and the
+    inter-clique test leave, shared out (cliques first in order take one more), and a part fewer where the inter-clique
+    test beside the last screening wave would take one of the clique's nodes (see Planner._early_inter); a clique stays
+    whole when there are more cliques than Jobs. A smaller group localises its fault in fewer tests, a flaky node fails
+    beside fewer partners, and fewer healthy nodes share its failure and owe the passes that outweigh it (a failed
+    clique of 18 left 17 of them, each earning five to eight passes: the node-minutes a flaky fleet costs)."""
     least = max(m, 2)
     chunks: list[tuple[str, ...]] = []
     for domain, nodes in domains:
@@ -56,11 +59,18 @@ def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_c
             size = max(least, math.ceil(len(nodes) / (max_concurrent * 2 if max_concurrent else WAVE_CAP)))
             chunks += [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
     cliques = sum(1 for domain, _ in domains if domain)
-    per_clique = 1 if max_concurrent else max(1, (WAVE_CAP - len(chunks)) // max(cliques, 1))
+    if max_concurrent:  # one wave: the Jobs the chunks and the inter-clique test leave, shared out
+        jobs, room = max_concurrent - len(chunks) - (cliques >= 2), cliques >= 2
+        per, extra = divmod(max(jobs, cliques), max(cliques, 1))
+    else:
+        per, extra, room = max(1, (WAVE_CAP - len(chunks)) // max(cliques, 1)), 0, False
     groups: list[tuple[str, ...]] = []
+    labelled = 0
     for domain, nodes in domains:
         if domain:
-            groups += _even_parts(nodes, max(1, min(len(nodes) // least, per_clique)))
+            most = (len(nodes) - room) // least if room else len(nodes) // least
+            groups += _even_parts(nodes, max(1, min(most, per + (labelled < extra))))
+            labelled += 1
         else:
             groups += chunks
     return groups

@@ -28,8 +28,8 @@ Verdict rules (recomputed from the whole history after every round):
   A conviction `intermittent` explains a failure only in part (such a node fails about half its tests, so a flaky
   node beside it may have failed too): a node whose failure only intermittent nodes explain is a reference once it
   has passed RECHECK_PASSES (5) tests in all, and is tested again beside other such nodes until then (stage
-  recheck, four to a group; one by one beside a reference in a fleet whose estimated bad share is 0.3 or more,
-  where such groups mostly fail).
+  recheck, four to a group; one by one beside a reference in a fleet whose bad share, as its screening shows it
+  rather than the posterior's conservative estimate below, is 0.3 or more, where such groups mostly fail).
   Under maxConcurrent, when more nodes are outweighing a failure than one wave has Jobs, those whose unexplained
   failures were all in groups of three or more (a flaky culprit that passed since hides among them) earn their
   passes in recheck groups too; a failed recheck sends its members back to confirmations one by one.

@@ -130,6 +130,14 @@ class Evidence:
         node is rechecked beside a reference."""
         return self.bad_share >= SPARSE_SHARE
 
+    @cached_property
+    def dense(self) -> bool:
+        """Many flaky nodes about as the samples show them (posterior.bad_share's point estimate of SPARSE_SHARE or
+        more): a group of nodes owing passes would mostly fail, so each is rechecked beside a reference. A planning
+        choice, not evidence: the posterior's conservative share, which a small fleet's few screening groups push to a
+        half, would send every recheck there beside a reference, at twice the node-minutes of a group that passes."""
+        return posterior.bad_share(self.tests, self.by_node, point=True) >= SPARSE_SHARE
+
     def may_owe_passes(self, node: str) -> bool:
         """Whether this node would owe passes were a partner of its failures convicted intermittent."""
         return self.passes.get(node, 0) < RECHECK_PASSES

@@ -324,15 +324,15 @@ class Planner:
         """Nodes owing passes after a failure only an intermittent node explains (see Evidence.rechecks_owed), nodes
         earning passes in groups (self.outweighing) and nodes waiting on another suspect that may come to owe them,
         tested together inside their clique (or cliques whose links are proven), RECHECK_GROUP at a time (a pass
-        counts for all of them); one left over, or each where many flaky nodes are about (Evidence.noisy_share), is
-        tested beside a reference."""
+        counts for all of them); one left over, or each where many flaky nodes are about (Evidence.dense), is tested
+        beside a reference."""
         ev = self.ev
         # Nodes waiting on another suspect's verdict (see _waits) are rechecked meanwhile: if that suspect turns out
         # intermittent, the passes they owe are then mostly paid, instead of taking waves after its conviction.
         waiting = [n for n in ev.by_node if n not in self.wave.busy and ev.needs_test(n) and self._waits(n)
                    and ev.may_owe_passes(n)]
         owing = [n for n in ev.by_node if n not in self.wave.busy and (ev.rechecking(n) or n in self.outweighing)]
-        size = max(self.m, RECHECK_GROUP) if not ev.noisy_share else 1  # many flaky nodes: beside a reference
+        size = max(self.m, RECHECK_GROUP) if not ev.dense else 1  # many flaky nodes: beside a reference
         for family in self._proven_families(sorted({*waiting, *owing})):
             nodes = _shuffled(family, self.state.round)
             while nodes and not self.wave.full:

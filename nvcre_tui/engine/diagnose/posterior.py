@@ -27,11 +27,13 @@ def least_share(nodes: int) -> float:
     return 1 / max(nodes, 2)
 
 
-def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> float:
+def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]], point: bool = False) -> float:
     """The share of bad nodes the model assumes: from screening groups, and from the parts of each split beyond the
     one failure the split's own failed group forces. A node fails such a test with chance f = 1 - low ** (1 / mean
     size), `low` the lower end of the pass share's Wilson interval; flaky nodes fail half their tests, so the share
-    is 2f, at least one node of those tested (least_share) and at most one half."""
+    is 2f, at least one node of those tested (least_share) and at most one half. `point`: the pass share itself
+    instead of its lower end, the share the samples show (for planning which tests are likely to pass, not for
+    weighing evidence)."""
     samples: list[tuple[int, bool]] = [(len(t.nodes), bool(t.passed)) for t in tests if t.stage == "screening"]
     families: dict[int, list[int]] = defaultdict(list)
     for j, test in enumerate(tests):
@@ -44,7 +46,8 @@ def bad_share(tests: Sequence[Probe], by_node: Mapping[str, Sequence[int]]) -> f
         samples += [(size, True)] * (len(parts) - failed) + [(size, False)] * max(0, failed - 1)
     if not samples:
         return 0.5
-    low, _ = interval(sum(ok for _, ok in samples), len(samples))
+    passed = sum(ok for _, ok in samples)
+    low = passed / len(samples) if point else interval(passed, len(samples))[0]
     mean = sum(size for size, _ in samples) / len(samples)
     return max(least_share(len(by_node)), min(0.5, 2 * (1 - low ** (1 / mean))))
 

@@ -693,6 +693,16 @@ def test_exact_and_no_dearer_than_the_reference_on_persistent_faults(n: int, cli
     assert sum(mine.minutes) <= sum(ref.minutes) and sum(mine.rounds) < sum(ref.rounds)
 
 
+def test_the_flaky_floor_counts_the_waves_a_second_failure_and_its_verification_take() -> None:
+    bench = _bench()
+    one, eight = (bench.flaky_floor(bench.Scenario("flaky", 64, 8, 0, k), seeds=2000) for k in (1, 8))
+    # Half the time the node fails screening and then needs 1 + 2 (a mean geometric wait) + 1 waves, else the
+    # screening and inter waves alone (two cliques or more): 0.5 * 4 + 0.5 * 2.
+    assert abs(one - 3.0) < 0.15
+    assert eight > one + 1  # the slowest of several flaky nodes sets the run's length
+    assert bench.flaky_floor(bench.Scenario("flaky", 64, 8, 0, 0)) == bench.lower_bound(bench.Scenario("flaky", 64, 8, 0, 0))
+
+
 def test_reference_model_reproduces_nvcre_costs_and_quirks() -> None:
     bench = _bench()
     domains = bench.fleet(64, 8)

@@ -28,7 +28,7 @@ MAX_SUBJECT_TESTS = 12  # confirmations a suspect gets after its first failure b
 REPEAT_SHARE = 3  # regroupings that count as one confirmation (see Planner._subject_tests)
 MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # screening: this many groups (Jobs) at once when maxConcurrent is unlimited (more only when more cliques)
-EARLY_UNPROVEN = 16  # at most this many untested nodes in the inter-clique test beside the last screening wave
+EARLY_UNPROVEN = 32  # at most this many untested nodes in the inter-clique test beside the last screening wave
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 
 

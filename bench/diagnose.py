@@ -407,9 +407,9 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
         f"  the lowest flaky ratio is {min(by_kind['flaky']):.2f}" if by_kind["flaky"] else "  no flaky scenario",
         f"  lower bound (lower_bound() / reference): median {median(bound)}; above 0.60 in {sum(b > 0.6 for b in bound)} of {len(bound)} scenarios",
         f"  flaky floor under our conviction rule (flaky_floor() / reference): median {median(floor)}, above 0.60 in "
-        f"{sum(f > 0.6 for f in floor)} of {len(floor)} flaky scenarios; so a median of 0.60 needs {len(rounds) // 2} of the "
+        f"{sum(f > 0.6 for f in floor)} of {len(floor)} flaky scenarios; so a median of 0.60 needs {len(rounds) // 2 + 1} of the "
         f"{len(steady)} persistent and fabric scenarios (now {sum(r <= 0.6 for r in steady)}), under maxConcurrent 8 "
-        f"{len(rounds_mc) // 2} of {len(steady_mc)} (now {sum(r <= 0.6 for r in steady_mc)})",
+        f"{len(rounds_mc) // 2 + 1} of {len(steady_mc)} (now {sum(r <= 0.6 for r in steady_mc)})",
         f"  reference rounds, median: persistent {ref_median['persistent']}, flaky {ref_median['flaky']}, fabric {ref_median['fabric']}: it",
         "  never retests a flaky node, blames every node of a failed group and names a fabric fault without localising it;",
         "  ours convicts only on evidence (two failures beside different partners that pass again, and odds 2000:1)",

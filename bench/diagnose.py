@@ -178,7 +178,7 @@ class Reference:
                     a, b = group[: len(group) // 2], group[len(group) // 2 :]
                     halves += [a, b]
                     parents.append((a, b))
-            mixes = []
+            mixes: list[tuple[list[str], list[str] | None]] = []
             for a, b, _ in probes:
                 mix0 = a[: max(1, len(a) // 2)] + b[: max(1, len(b) // 2)]
                 mix1 = a[max(1, len(a) // 2) :] + b[max(1, len(b) // 2) :]
@@ -195,8 +195,8 @@ class Reference:
                     self.blamed.update(group)
                     work.append(group)
             new_probes = []
-            for (a, b, rnd), (mix0, mix1) in zip(probes, mixes, strict=True):
-                ok0, ok1 = results[id(mix0)], results[id(mix1)] if mix1 else True
+            for (a, b, rnd), (first, second) in zip(probes, mixes, strict=True):
+                ok0, ok1 = results[id(first)], results[id(second)] if second else True
                 if ok0 and ok1:
                     self.healthy.update(a + b)  # "transient": healthy again
                 elif not ok0 and not ok1 or rnd + 1 > 4 or (len(a) <= 2 and len(b) <= 2):

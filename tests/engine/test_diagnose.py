@@ -544,6 +544,15 @@ def test_a_faulty_node_in_the_inter_test_beside_screening_names_no_link() -> Non
     assert state.round == 3
 
 
+@pytest.mark.parametrize(("cliques", "rounds"), [(29, 1), (planner.EARLY_UNPROVEN + 1, 2)])
+def test_a_healthy_fleet_of_up_to_early_unproven_cliques_is_done_in_its_screening_wave(cliques: int, rounds: int) -> None:
+    """232 nodes in 29 cliques of eight: the inter test, one node of each clique, goes beside the screening pairs; one
+    clique more than EARLY_UNPROVEN and it waits for a wave of its own (a failure would leave every member to confirm)."""
+    fleet = {f"c{i:02d}": [f"c{i:02d}-n{j}" for j in range(8)] for i in range(cliques)}
+    state = simulate(fleet, 2, _oracle(fleet))
+    assert state.round == rounds and set(state.verdicts().values()) == {"healthy"}
+
+
 def test_the_first_inter_test_takes_a_reference_before_the_confirmations_while_the_bad_share_is_low(monkeypatch: pytest.MonkeyPatch) -> None:
     """22 cliques of eight, screened in parts of four: the faulty node's clique has four suspects and four references.
     The inter test after screening (not beside it: 22 untested nodes are too many for it here) takes one of them

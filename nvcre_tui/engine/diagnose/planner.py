@@ -68,7 +68,7 @@ def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_c
     labelled = 0
     for domain, nodes in domains:
         if domain:
-            most = (len(nodes) - room) // least if room else len(nodes) // least
+            most = (len(nodes) - room) // least  # a node fewer where the inter-clique test takes one
             groups += _even_parts(nodes, max(1, min(most, per + (labelled < extra))))
             labelled += 1
         else:

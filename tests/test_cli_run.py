@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,6 +174,35 @@ def test_diagnose_with_mnnvl_over_several_cliques_and_a_bandwidth_threshold_is_r
     options.pop("enableMNNVL")
     cert.write_text(json.dumps(body))
     assert main(["certification", "render", str(cert), "--scenario", str(scenario)]) == 0
+
+
+@pytest.mark.parametrize(("scale", "mnnvl", "outcome"), [
+    ("full-scale", None, "onFailure: diagnose of a full-scale run with MNNVL on over 2 cliques"),  # it crossed them
+    ("intra-rack", None, {"minGroupSize": 2, "topologyKey": "nvidia.com/gpu.clique", "withinDomains": True}),
+    ("intra-rack", False, {"minGroupSize": 2, "topologyKey": "nvidia.com/gpu.clique", "withinDomains": False}),  # all over the network
+    ("full-scale", False, {"minGroupSize": 2, "topologyKey": "nvidia.com/gpu.clique", "withinDomains": False}),
+])
+def test_on_failure_diagnose_on_nvl_domains_with_mnnvl_stays_inside_them_or_is_refused(
+        scale: str, mnnvl: bool | None, outcome: str | dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An intra-rack run only tested inside its cliques (over NVLink): its narrowing stays there. A full-scale run
+    crossed them, and its narrowing would judge NVLink and network tests by one threshold: refused."""
+    scenario = ROOT / "tests" / "cases" / "scenarios" / "gb200-intra-rack-mnnvl" / "scenario.yaml"  # two GB200 cliques
+    options: dict[str, Any] = {"testScale": scale, "onFailure": "diagnose", "thresholds": {"busBandwidthGBps": "value >= 150"}}
+    if mnnvl is not None:
+        options["enableMNNVL"] = mnnvl
+    body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "gb200-on-failure"},
+            "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                     "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": options}]}}
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(json.dumps(body))
+    code = main(["certification", "render", str(cert), "--scenario", str(scenario), "-o", "json"])
+    captured = capsys.readouterr()
+    if isinstance(outcome, str):
+        assert code == 2 and captured.err.count("\n") == 1 and outcome in captured.err and "set enableMNNVL: false" in captured.err
+        return
+    assert code == 0
+    [workflow] = [o for o in json.loads(captured.out)["items"] if o["kind"] == "Workflow"]
+    assert workflow["spec"]["orchestration"]["onFailure"]["diagnose"] == outcome
 
 
 def test_a_results_file_that_is_the_default_store_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.resources import DiagnoseStatus
-from nvcre_tui.engine.diagnose import DiagnoseError, DiagnoseState, evidence, node_record, plan_round, planner, record_round, round_cap, screening_groups, start
+from nvcre_tui.engine.diagnose import (
+    DiagnoseError, DiagnoseState, evidence, follow_up, node_record, plan_round, planner, record_round, round_cap, screening_groups, start,
+)
 from nvcre_tui.engine.planning.grouping import Group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,9 +68,11 @@ class Oracle:
         return outcomes
 
 
-def simulate(domains: Mapping[str, Sequence[str]], min_group_size: int, oracle: Oracle, max_concurrent: int = 0) -> DiagnoseState:
-    """Run diagnose to completion, checking names, waves (one Job per node, at most maxConcurrent) and JSON round-trips."""
-    state = start(domains, min_group_size, max_concurrent)
+def simulate(domains: Mapping[str, Sequence[str]], min_group_size: int, oracle: Oracle, max_concurrent: int = 0,
+             first: DiagnoseState | None = None) -> DiagnoseState:
+    """Run diagnose to completion (from `first`, else a new run), checking names, waves (one Job per node, at most
+    maxConcurrent) and JSON round-trips."""
+    state = first or start(domains, min_group_size, max_concurrent)
     names: set[str] = set()
     while not state.complete:
         assert state.round < round_cap(max_concurrent), "diagnose did not finish"
@@ -282,6 +286,33 @@ def test_a_flaky_node_never_gets_a_healthy_node_blamed(fleet: tuple[dict[str, li
     blamed = {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")}
     assert blamed <= faulty | set(flaky_nodes)
     assert not faulty & {n for n, v in state.verdicts().items() if v == "healthy"}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(case=persistent_cases())
+def test_a_narrowing_within_domains_never_crosses_them(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
+    """onFailure of an intra-rack run on NVL domains with MNNVL on: the run's groups (one per clique) are the
+    screening, and no later test spans two cliques, though every test across them would fail (another path)."""
+    (domains, m, mc), faulty, _ = case
+    if "" in domains:
+        domains = {"d0": domains[""]}
+    groups = [{"name": f"group-{i}", "nodes": nodes, "domains": [d], "phase": "Failed" if faulty & set(nodes) else "Succeeded"}
+              for i, (d, nodes) in enumerate(sorted(domains.items()))]
+    first = follow_up(groups, m, mc, within_domains=True)
+    if not faulty:
+        assert first is None
+        return
+    assert first is not None and first.within_domains
+    state = simulate(domains, m, _oracle(domains, faulty=faulty, fabric_fault=True), mc, first=first)
+    assert all(len({state.domain_of[n] for n in t.nodes}) == 1 for t in state.tests)
+    assert state.infrastructure_faults == () and DiagnoseState.from_dict(state.to_dict()).within_domains
+    verdicts = state.verdicts()
+    named = {n for n, v in verdicts.items() if v in ("faulty", "intermittent")}
+    assert named <= faulty and not {n for n, v in verdicts.items() if v == "healthy"} & faulty
+    for nodes in domains.values():  # a clique with partners enough of its own names its faulty nodes
+        healthy, bad = len(set(nodes) - faulty), set(nodes) & faulty
+        if bad and healthy >= 2 * max(m, 2) and healthy > len(bad) and not (mc == 1 and m >= 3):
+            assert bad <= named, "enough healthy partners inside the clique: its faulty nodes are named"
 
 
 # -- unit rules ---------------------------------------------------------------------------------------------------
@@ -674,6 +705,7 @@ def test_state_is_stored_as_diagnose_status_and_stays_small() -> None:
         (lambda d: d["plan"][0].update(s="guess"), "unknown stage 'guess'"),
         (lambda d: d["tests"][0].update(n=["x"]), "bad node index"),
         (lambda d: d.update(round="two"), "malformed"),
+        (lambda d: d.update(withinDomains="yes"), "'withinDomains' must be true or false"),
     ],
 )
 def test_unreadable_state_is_reported(change: Any, message: str) -> None:
@@ -743,6 +775,19 @@ def test_a_flaky_node_and_a_degraded_pair_are_both_found_end_to_end(case: str) -
     assert "intermittent, failed" in category["failedNodes"][0]["message"]
     if case.startswith("intra-rack"):  # onFailure: the category's own groups are the screening, in the same Workflow
         assert category["testScale"] == "intra-rack" and state["tests"][0]["group"] == "group-0"
+
+
+def test_an_intra_rack_narrowing_on_nvl_domains_with_mnnvl_stays_inside_its_cliques() -> None:
+    """GB200 cliques with MNNVL on: the slow GPU is found with tests inside its clique only; the degraded pair
+    between the cliques, which no intra-rack test crosses, is not looked for (no inter or link test)."""
+    category = _category("gb200-intra-rack-on-failure-within-cliques")
+    state = category["diagnose"]
+    clique_of = {n: d for d, nodes in state["domains"].items() for n in nodes}
+    assert state["withinDomains"] is True and state["stage"] == "complete"
+    assert all(len({clique_of[n] for n in t["nodes"]}) == 1 for t in state["tests"])
+    assert {t["stage"] for t in state["tests"]} <= {"screening", "split", "confirmation"}
+    assert state["faultyNodes"] == ["gpu-node-03"] and state["infrastructureFaults"] == []
+    assert [f["name"] for f in category["failedNodes"]] == ["gpu-node-03"]
 
 
 def test_the_cli_runs_diagnose_and_says_when_a_threshold_is_out_of_reach(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -260,6 +260,7 @@ class TopologySpec(TypedDict, total=False):
 class DiagnoseSpec(TypedDict, total=False):
     minGroupSize: int
     topologyKey: str
+    withinDomains: bool
 
 
 class ExecutionSpec(TypedDict, total=False):

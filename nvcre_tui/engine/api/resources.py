@@ -420,6 +420,8 @@ class DiagnoseSpec(WireModel):
 
     min_group_size: Annotated[int, Field(ge=1)] = 2
     topology_key: str | None = None
+    # No test spans two domains: set at render for onFailure of intra-rack runs on NVL domains with MNNVL on.
+    within_domains: bool = False
 
 
 class ExecutionSpec(WireModel):

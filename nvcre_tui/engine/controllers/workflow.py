@@ -167,7 +167,7 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
     if spec is None:
         return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
-    state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit)
+    state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit, within_domains=spec.get("withinDomains") is True)
     if state is None:
         return False
     groups = diagnose.plan_round(state)

@@ -16,6 +16,9 @@ confirmation (a suspect with minGroupSize-1 reference partners, same clique firs
 others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
 tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
 chosen cliques' representatives that localise a link fault).
+Within domains (the onFailure narrowing of an intra-rack run on NVL domains with MNNVL on, where a test across
+cliques takes another path than the run's): no inter or link test, partners only from the node's own clique, and a
+clique without a healthy node regroups its suspects inside it; no test spans two domains.
 
 Verdict rules (recomputed from the whole history after every round):
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
@@ -101,9 +104,11 @@ def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurr
     return replace(state, plan=Planner(state, Evidence(state)).plan())
 
 
-def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_concurrent: int = 0) -> DiagnoseState | None:
+def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_concurrent: int = 0,
+              within_domains: bool = False) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
-    groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed."""
+    groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
+    `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own)."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})  # type: ignore[attr-defined]
@@ -116,7 +121,7 @@ def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_c
     values = measured(groups)
     imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),  # type: ignore[attr-defined]
                            g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
-    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
+    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes), within_domains=within_domains)
     ev = Evidence(recorded)
     return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
 

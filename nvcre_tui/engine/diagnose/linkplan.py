@@ -33,6 +33,8 @@ class LinkPlanner:
         """Whether a test over these two cliques is known not to be hit by a link fault."""
         if a == b or not a or not b:
             return True
+        if self.state.within_domains:
+            return False
         h = links.pair(a, b)
         return h in self.ev.eliminated
 
@@ -74,6 +76,8 @@ class LinkPlanner:
 
     def search(self) -> None:
         """Link tests for the failed cross-clique tests of references that nothing else explains."""
+        if self.state.within_domains:
+            return
         ev = self.ev
         suspects = ev.link_suspects()
         if not suspects or self._waves() >= self._cap():
@@ -136,13 +140,15 @@ class LinkPlanner:
         """A suspect failed over an unproven link: until a passing test proves it, such failures blame nobody (and
         with most of a clique faulty, confirmations across it keep failing without proving it)."""
         ev = self.ev
-        if ev.noisy or ev.named or ev.link_suspects():
+        if self.state.within_domains or ev.noisy or ev.named or ev.link_suspects():
             return False  # flaky nodes about, or a link under search: its own tests decide
         return any(ev.link_risky(i) for i in ev.open_hypotheses if any(ev.needs_test(n) for n in ev.members[i]))
 
     def coverage(self, early: bool = False) -> None:
         """One test across every clique whose links to another clique are not proven yet (and not under search);
-        `early`: ahead of the wave's confirmations, and only once every clique has a reference."""
+        `early`: ahead of the wave's confirmations, and only once every clique has a reference. None within domains."""
+        if self.state.within_domains:
+            return
         ev = self.ev
         cliques = sorted(c for c, nodes in self.clear_by_clique.items() if c and any(n not in self.wave.busy for n in nodes))
         if len(cliques) < 2 or sum(1 for t in self.state.tests if t.stage == "inter") >= self._cap():

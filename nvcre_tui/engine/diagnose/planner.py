@@ -158,7 +158,7 @@ class Planner:
         EARLY_UNPROVEN nodes screened now (a failure would leave each of them to confirm). Returns the screening
         groups to add."""
         cliques = self.ev.fleet_cliques
-        if len(cliques) < 2 or self.inter_tested or len(self.wave.probes) + len(groups) + 1 > self.wave.limit:
+        if len(cliques) < 2 or self.state.within_domains or self.inter_tested or len(self.wave.probes) + len(groups) + 1 > self.wave.limit:
             return groups
         per = links.reps_each(self.m, len(cliques))
         least = max(self.m, 2)
@@ -196,7 +196,7 @@ class Planner:
         candidates = [p for nodes in self.partner_by_clique.values() for p in nodes if p not in self.wave.busy and p not in avoid and p != node]
         if len(candidates) < count:
             return None
-        local = any(self.domain_of[p] == home for p in candidates)
+        local = self.state.within_domains or any(self.domain_of[p] == home for p in candidates)
         def preference(p: str) -> tuple[bool, int, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
@@ -204,7 +204,7 @@ class Planner:
             # make a failure strong evidence (see Evidence._convicts).
             return (away and not self.link_planner.link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
                     self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
-        if local:
+        if local:  # within domains: never across (link_ok is False for every other clique there)
             candidates = [p for p in candidates if self.domain_of[p] == home or self.link_planner.link_ok(home, self.domain_of[p])]
             if len(candidates) < count:
                 return None
@@ -380,7 +380,7 @@ class Planner:
             # First one wave beside other cliques' references (those the other cliques' suspects leave free): a pass
             # proves the node and the link at once, where new pairs of a dense clique mostly fail again.
             crossed = any(clique in self.ev.spans[i] and len(self.ev.spans[i]) >= 2 for i in range(len(self.ev.tests)))
-            if not crossed and self.m >= 2:
+            if not crossed and self.m >= 2 and not self.state.within_domains:
                 self.deferred[clique] = nodes
                 continue
             self._recombine(clique, nodes)  # new companions for each

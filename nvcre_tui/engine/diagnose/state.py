@@ -98,6 +98,9 @@ class DiagnoseState:
     tests: tuple[Probe, ...] = ()
     infrastructure_faults: tuple[Note, ...] = ()
     notes: tuple[Note, ...] = ()
+    # No test spans two domains: onFailure of intra-rack runs on NVL domains with MNNVL on, where a test inside a
+    # clique takes NVLink and one across cliques the network, which the category's threshold cannot judge alike.
+    within_domains: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # unknown stored keys, kept
 
     @cached_property
@@ -163,6 +166,7 @@ class DiagnoseState:
             "tests": [_encode(p, index) for p in self.tests],
             "infrastructureFaults": [n.to_dict() for n in self.infrastructure_faults],
             "notes": [n.to_dict() for n in self.notes],
+            **({"withinDomains": True} if self.within_domains else {}),
         }
 
     @classmethod
@@ -186,7 +190,10 @@ class DiagnoseState:
         status = [(node, status) for status, key in STATUS_KEYS.items() for node in _names(data.get(key) or [])]
         domains = tuple((str(domain), _names(nodes)) for domain, nodes in data["domains"].items())
         names = tuple(sorted(n for _, nodes in domains for n in nodes))
-        known = {"stage", "round", "complete", "minGroupSize", "maxConcurrent", "domains", "plan", "tests", "infrastructureFaults", "notes", *STATUS_KEYS.values()}
+        known = {"stage", "round", "complete", "minGroupSize", "maxConcurrent", "domains", "plan", "tests", "infrastructureFaults", "notes", "withinDomains", *STATUS_KEYS.values()}
+        within = data.get("withinDomains", False)
+        if not isinstance(within, bool):
+            raise DiagnoseError(f"diagnose state: 'withinDomains' must be true or false, got {within!r:.40}")
         return cls(
             min_group_size=int(data["minGroupSize"]),
             max_concurrent=int(data.get("maxConcurrent") or 0),
@@ -197,6 +204,7 @@ class DiagnoseState:
             tests=tuple(_decode(p, names) for p in data["tests"]),
             infrastructure_faults=tuple(Note.from_dict(n) for n in data.get("infrastructureFaults") or []),
             notes=tuple(Note.from_dict(n) for n in data.get("notes") or []),
+            within_domains=within,
             extra={k: v for k, v in data.items() if k not in known},
         )
 

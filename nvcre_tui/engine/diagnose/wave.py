@@ -17,6 +17,7 @@ class Wave:
         self.probes: list[Probe] = []
         self.busy: set[str] = set()
         self.counts: Counter[str] = Counter()
+        self.domain_of = state.domain_of if state.within_domains else None  # then no test may span two domains
 
     @property
     def full(self) -> bool:
@@ -28,6 +29,8 @@ class Wave:
         busy; True when added. Names are unique over the run: round, stage token, count."""
         nodes = tuple(sorted(nodes))
         if self.full or not nodes or self.busy.intersection(nodes):
+            return False
+        if self.domain_of is not None and len({self.domain_of[n] for n in nodes}) > 1:
             return False
         name = f"r{self.round}-{TOKENS[stage]}-{self.counts[stage]}"
         self.counts[stage] += 1

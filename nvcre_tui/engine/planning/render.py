@@ -156,9 +156,9 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
         raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
-    _check_diagnose_paths(scale, options, found.nodes)
+    within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
-    workflow = _workflow(cert, index, entry, options, spec, scale, npj, key)
+    workflow = _workflow(cert, index, entry, options, spec, scale, npj, key, within_domains)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
     except PartitionError as error:
@@ -170,22 +170,32 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
 
 
-def _check_diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> None:
+def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> bool:
     """Diagnose over several NVLink domains with MNNVL on compares tests that take different paths against one
     bandwidth threshold: inside a clique over NVLink, across cliques (the inter and link tests) over the network, far
-    slower. Every cross-clique test would fail and name healthy links. Refused, with the two ways out."""
+    slower. Every cross-clique test would fail and name healthy links. testScale diagnose, and onFailure: diagnose
+    of a full-scale run (which crossed cliques, so its narrowing must too), are refused with the ways out; the
+    onFailure narrowing of an intra-rack run, which only ever tested inside cliques, stays inside them (True)."""
     mnnvl = bool(options.enable_mnnvl)  # as the run spec carries it (gpu-defaults.yaml sets it per architecture)
     bandwidth = sorted(k for k in options.thresholds or {} if k in METRICS and METRICS[k].unit == "GB/s")
     cliques = {node_labels(node).get(LABEL_GPU_CLIQUE) for node in nodes} - {None, ""}
-    if scale == "diagnose" and mnnvl and bandwidth and len(cliques) >= 2:
-        raise RenderError(f"testScale diagnose with MNNVL on over {len(cliques)} cliques: its tests inside a clique run over NVLink "
-                          f"and those across cliques over the network, so one threshold ({', '.join(bandwidth)}) cannot judge "
-                          "both; set enableMNNVL: false (every test over the network) or target one clique", "enableMNNVL")
+    if not (mnnvl and bandwidth and len(cliques) >= 2):
+        return False
+    paths = (f"its tests inside a clique run over NVLink and those across cliques over the network, so one threshold "
+             f"({', '.join(bandwidth)}) cannot judge both")
+    if scale == "diagnose":
+        raise RenderError(f"testScale diagnose with MNNVL on over {len(cliques)} cliques: {paths}; set enableMNNVL: false "
+                          "(every test over the network) or target one clique", "enableMNNVL")
+    if scale == "full-scale" and options.on_failure == "diagnose":
+        raise RenderError(f"onFailure: diagnose of a full-scale run with MNNVL on over {len(cliques)} cliques: {paths}; set "
+                          "enableMNNVL: false (every test over the network), target one clique, or use testScale intra-rack",
+                          "enableMNNVL")
+    return scale == "intra-rack" and options.on_failure == "diagnose"
 
 
 def _workflow(
     cert: Certification, index: int, entry: CatalogEntry, options: CategoryOptions, spec: WorkloadRunSpec, scale: str,
-    npj: int, key: str,
+    npj: int, key: str, within_domains: bool,
 ) -> Workflow:
     name = category_workflow_name(cert, index)
     owner = (
@@ -201,7 +211,8 @@ def _workflow(
     if scale == "diagnose":
         orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key}
     if options.on_failure == "diagnose":
-        orchestration["onFailure"] = {"diagnose": {"minGroupSize": options.min_group_size, "topologyKey": LABEL_GPU_CLIQUE}}
+        narrowing = {"minGroupSize": options.min_group_size, "topologyKey": LABEL_GPU_CLIQUE}
+        orchestration["onFailure"] = {"diagnose": narrowing | ({"withinDomains": True} if within_domains else {})}
     job_spec: dict[str, Any] = {
         "workload": {"workloadRun": spec.to_wire()},
         "nodeHealthMonitor": {"cel": {"expression": DEFAULT_NODE_HEALTH}},

@@ -58,6 +58,9 @@ spec:
     - domain: communication
       variant: nccl-all-reduce
       options: {testScale: diagnose, thresholds: {busBandwidthGBps: "value >= 300"}}
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-rack, onFailure: diagnose, thresholds: {busBandwidthGBps: "value >= 300"}}
 """
 CERT_B = """
 apiVersion: nvcre.nvidia.com/v1alpha1
@@ -230,6 +233,8 @@ def test_the_reference_run_exercises_every_fault() -> None:
     assert [r["result"] for r in reports] == ["FAILED", "FAILED"]
     failed = {n["name"]: sorted({f["reason"] for f in n["failures"]}) for r in reports for n in r["failedNodeDetails"]}
     assert failed == {"a-node-02": ["ThresholdViolation"], "b-node-01": ["WorkloadFailed"], "b-node-02": ["HardwareFailureDetected"]}
+    on_failure = reports[0]["categories"][1]  # intra-rack with onFailure: diagnose, narrowed in its own Workflow
+    assert on_failure["testScale"] == "intra-rack" and on_failure["diagnose"]["faultyNodes"] == ["a-node-02"]
     pool_b = reports[1]["categories"][1]
     assert [i["status"] for i in pool_b["iterations"]] == ["Failed", "Failed"] and pool_b["excludedNodes"][0]["name"] == "b-node-02"
 
@@ -253,7 +258,7 @@ def test_an_engine_killed_again_and_again_reaches_the_same_report() -> None:
 def test_the_wrapper_really_counts_creates() -> None:
     _, crashing = uninterrupted()
     kinds = Counter(kind for kind, _, _ in crashing.creates)
-    assert kinds["Workflow"] == 3 and kinds["ConfigMap"] == 6 and kinds["Job"] >= 6 and kinds["WorkloadRun"] == kinds["Job"]
+    assert kinds["Workflow"] == 4 and kinds["ConfigMap"] == 8 and kinds["Job"] >= 6 and kinds["WorkloadRun"] == kinds["Job"]
     assert max(crashing.creates.values()) == 1
 
 

@@ -360,3 +360,11 @@ def test_json_entries_with_invalid_numbers_are_named_by_index() -> None:
     assert result.notes() == (f"nccl: 2 rows skipped: busbw -1 at size {sizes[1]} B (results[1]); "
                               f"in-place algbw nan at size {sizes[2]} B (results[2])",)
     assert result.row_count == valid.row_count - 2
+
+
+def test_a_json_integer_beyond_any_double_is_no_number_not_a_traceback() -> None:
+    """float() of a 400-digit JSON integer raises OverflowError: the entry is named as skipped instead."""
+    document = json.loads(fixture("nccl_json_output.json"))
+    document["results"][0]["out_of_place"]["alg_bw"] = 10**400
+    result = parse_nccl(json.dumps(document))
+    assert result.skipped_count == 1 and result.skipped_rows[0].cells == "algbw 100000000000000000000..."

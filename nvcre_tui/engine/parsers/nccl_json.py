@@ -19,7 +19,10 @@ def _number(value: Any) -> float | None:
     """A finite non-negative JSON number (bool is not a number here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any double (JSON allows it): no finite measurement
+        return None
     return number if math.isfinite(number) and number >= 0 else None
 
 

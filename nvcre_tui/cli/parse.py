@@ -167,6 +167,7 @@ def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
                 ("runs", f"{result.runs_concluded}/{result.runs_started} concluded"),
                 ("avg bus bandwidth (footer)", _fmt(result.avg_bus_bandwidth)),
                 ("ranks", f"{len(result.ranks)} on {', '.join(hosts) or '-'}")]
+    summary += [("note", note) for note in result.notes()]  # rows left out of the averages, named
     rows = [(size.size, size.samples, _fmt(size.out_of_place.time_us), _fmt(size.out_of_place.algbw),
              _fmt(size.out_of_place.busbw), _fmt(size.in_place.busbw), _fmt(size.min_busbw), _fmt(size.max_busbw),
              f"{size.wrong:g}" if size.max_error is None else f"max error {size.max_error:g}") for size in result.sizes]

@@ -103,3 +103,28 @@ def test_a_pass_with_skipped_tests_says_how_little_ran(capsys: pytest.CaptureFix
     assert code == 0 and "PASSED (7 of 8 tests skipped: pcie, memory" in out
     code, out, _ = run(capsys, "dcgm", str(FIXTURES / "dcgm_mostly_skipped.json"), "-o", "json")
     assert json.loads(out)["verdict"] == "passed, 7 of 8 tests skipped"
+
+
+NCCL_HEADER = "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+NCCL_ROW = "  1048576  262144  float  sum  -1  21.88  47.92  83.85  0  22.15  47.35  82.86  0\n"
+NCCL_INF_ROW = "  2097152  524288  float  sum  -1   0.00    inf    inf  0  22.15  47.35  82.86  0\n"
+
+
+def test_skipped_nccl_rows_are_noted_in_table_and_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "nccl.log"
+    path.write_text(NCCL_HEADER + NCCL_ROW + NCCL_INF_ROW)
+    note = "nccl: 1 row skipped: algbw inf, busbw inf at size 2097152 B (line 3)"
+    code, out, _ = run(capsys, "nccl", str(path))
+    assert code == 0 and note in out and "PASSED" in out and "83.85" in out
+    code, out, _ = run(capsys, "nccl", str(path), "-o", "json")
+    data = json.loads(out)
+    assert code == 0 and data["notes"] == [note] and data["skipped_count"] == 1
+    assert data["skipped_rows"] == [{"size": 2097152, "cells": "algbw inf, busbw inf", "where": "line 3"}]
+
+
+def test_nccl_rows_all_invalid_exit_2_naming_them(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "nccl.log"
+    path.write_text(NCCL_HEADER + NCCL_INF_ROW)
+    code, out, err = run(capsys, "nccl", str(path))
+    assert (code, out) == (2, "")
+    assert err == f"{path}: no valid nccl-tests result rows: 1 row skipped: algbw inf, busbw inf at size 2097152 B (line 2)\n"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 import tracemalloc
 from datetime import datetime, timezone
 
 import pytest
 
+from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.nccl_table import infer_layout, layout_from_header
 from nvcre_tui.engine.sim.outputs import NcclFormat, NcclRun, write_nccl_log
@@ -271,3 +273,98 @@ def test_a_repeated_header_that_fits_no_row_of_its_table_still_yields() -> None:
     header = [line for line in blank.splitlines(True) if line.startswith("#")][:12]
     result = parse_nccl("".join(header + fitting + header + rows))
     assert result.row_count == 6 and all(size.samples == 2 for size in result.sizes)
+
+
+# --- rows whose time or bandwidth is inf, nan or negative: left out of the averages, never silently -----------
+
+ROW_2M = ROW.replace("1048576 ", "2097152 ")
+KUBELET = "2026-03-02T10:15:04.123456789Z "
+
+
+@pytest.mark.parametrize(("old", "new", "named"), [
+    (" 83.85 ", " inf ", "busbw inf"), (" 83.85 ", " -inf ", "busbw -inf"), (" 83.85 ", " nan ", "busbw nan"),
+    (" 83.85 ", " -nan ", "busbw -nan"), (" 83.85 ", " -1.00 ", "busbw -1.00"), (" 83.85 ", " -0.00 ", "busbw -0.00"),
+    (" 47.92 ", " inf ", "algbw inf"), (" 21.88 ", " -nan ", "time -nan"), (" 82.86 ", " nan ", "in-place busbw nan"),
+    (" 47.92   83.85 ", " inf   inf ", "algbw inf, busbw inf"),
+])
+def test_a_row_with_an_invalid_cell_is_skipped_and_named(old: str, new: str, named: str) -> None:
+    clean = "#\n" + HEADER + ROW
+    result = parse_nccl(clean + ROW_2M.replace(old, new, 1))
+    assert result.notes() == (f"nccl: 1 row skipped: {named} at size 2097152 B (line 4)",)
+    assert result.to_dict()["notes"] == list(result.notes()) and result.to_dict()["skipped_count"] == 1
+    # The verdict and the numbers are those of the valid rows, exactly as before.
+    valid = parse_nccl(clean)
+    assert result.measurements() == valid.measurements() and result.passed and result.row_count == 1
+    assert valid.notes() == () and "notes" not in valid.to_dict() and "skipped_count" not in valid.to_dict()
+
+
+def test_rows_without_a_header_are_named_too() -> None:
+    result = parse_nccl(ROW + ROW_2M.replace(" 83.85 ", " inf "))
+    assert result.notes() == ("nccl: 1 row skipped: busbw inf at size 2097152 B (line 2)",)
+
+
+def test_batched_rows_with_invalid_cells_are_named_with_their_lines() -> None:
+    bad = ROW_2M.replace(" 83.85 ", " inf ")
+    result = parse_nccl("#\n" + HEADER + ROW * 3000 + bad * 5 + ROW * 10, max_rows=0)
+    assert result.row_count == 3010 and result.skipped_count == 5 and result.sizes[0].max_busbw == 83.85
+    named = "; ".join(f"busbw inf at size 2097152 B (line {number})" for number in (3003, 3004, 3005))
+    assert result.notes() == (f"nccl: 5 rows skipped: {named} and 2 more",)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_batched_rows_name_the_lines_the_strict_reader_names(seed: int) -> None:
+    """Shuffled sizes (no cycle: the sorting path), bare and kubelet-prefixed rows: same skipped rows both ways."""
+    rng = random.Random(seed)
+    rows = [rng.choice([ROW, ROW_2M, ROW.replace("1048576 ", "4194304 ")]) for _ in range(6000)]
+    rows = [KUBELET + row if rng.random() < 0.4 else row for row in rows]
+    bad_at = sorted(rng.sample(range(100, 6000), 3))
+    for index in bad_at:
+        rows[index] = rows[index].replace(" 47.92 ", " -nan ")
+    text = "#\n" + HEADER + "".join(rows)
+    batched, strict = parse_nccl(text, max_rows=0), parse_nccl(text, max_rows=10**9)
+    expected = {f"line {index + 3}" for index in bad_at}
+    assert {row.where for row in batched.skipped_rows} == {row.where for row in strict.skipped_rows} == expected
+    assert batched.skipped_count == strict.skipped_count == 3 and batched.row_count == strict.row_count == 5997
+
+
+def test_named_skipped_rows_are_capped_and_the_rest_counted() -> None:
+    result = parse_nccl("#\n" + HEADER + ROW + ROW_2M.replace(" 83.85 ", " nan ") * 1000)
+    assert result.skipped_count == 1000 and len(result.skipped_rows) == 3
+    assert result.notes()[0].startswith("nccl: 1000 rows skipped: busbw nan") and result.notes()[0].endswith(" and 997 more")
+
+
+def test_a_log_of_only_invalid_rows_is_no_measurement() -> None:
+    text = "#\n" + HEADER + ROW.replace(" 83.85 ", " inf ")
+    with pytest.raises(ParseError) as caught:
+        parse_nccl(text)
+    assert caught.value.reason == "NoDataCollected"
+    assert caught.value.message == "no valid nccl-tests result rows: 1 row skipped: busbw inf at size 1048576 B (line 3)"
+    measured = measure("nccl", text.splitlines())  # what the engine judges a run's log with
+    assert measured.failure is not None and measured.failure.reason == "NoDataCollected" and not measured.measurements
+    assert "busbw inf at size 1048576 B" in measured.failure.message
+
+
+def test_the_engine_passes_the_note_on_with_a_pass() -> None:
+    measured = measure("nccl", ("#\n" + HEADER + ROW + ROW_2M.replace(" 83.85 ", " inf ")).splitlines())
+    assert measured.failure is None and measured.measurements["busBandwidthGBps"] == 83.85
+    assert measured.notes == ("nccl: 1 row skipped: busbw inf at size 2097152 B (line 4)",)
+
+
+def test_json_entries_with_invalid_numbers_are_named_by_index() -> None:
+    document = json.loads(fixture("nccl_json_output.json"))
+    valid = parse_nccl(fixture("nccl_json_output.json"))
+    document["results"][1]["out_of_place"]["bus_bw"] = -1.0
+    document["results"][2]["in_place"]["alg_bw"] = float("nan")  # json.dumps writes NaN, which Python reads back
+    sizes = [entry["size"] for entry in document["results"]]
+    result = parse_nccl(json.dumps(document))
+    assert result.notes() == (f"nccl: 2 rows skipped: busbw -1 at size {sizes[1]} B (results[1]); "
+                              f"in-place algbw nan at size {sizes[2]} B (results[2])",)
+    assert result.row_count == valid.row_count - 2
+
+
+def test_a_json_integer_beyond_any_double_is_no_number_not_a_traceback() -> None:
+    """float() of a 400-digit JSON integer raises OverflowError: the entry is named as skipped instead."""
+    document = json.loads(fixture("nccl_json_output.json"))
+    document["results"][0]["out_of_place"]["alg_bw"] = 10**400
+    result = parse_nccl(json.dumps(document))
+    assert result.skipped_count == 1 and result.skipped_rows[0].cells == "algbw 100000000000000000000..."

@@ -6,7 +6,7 @@ Contract, for every parser and any input text:
 - it never invents a number: every value it reports was printed in the input or is computed from
   printed values (averages, maxima, the goodput formula);
 - a result exposes `measurements()` (threshold metric name -> value, only those it measured),
-  `notes()` (qualifiers of a pass, e.g. "passed, 7 of 8 tests skipped"),
+  `notes()` (qualifiers of a pass, e.g. "passed, 7 of 8 tests skipped", or input rows left out, named),
   `to_dict()` (JSON-ready) and `failure` (None, or a Failure with a reason and a message).
 
 Reasons: `NoDataCollected` (the input holds no result) and `WrongFormat` (it is not this tool's output).

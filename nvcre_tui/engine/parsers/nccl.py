@@ -4,7 +4,8 @@
 or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
 maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
 `#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
-tolerance in a table without footer, or when an out-of-bounds footer says so.
+tolerance in a table without footer, or when an out-of-bounds footer says so. A row whose time or
+bandwidth is inf, nan or negative is in no average but is counted and named in `notes()`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.nccl_json import read_json
-from nvcre_tui.engine.parsers.nccl_model import DATA_CORRUPTION, DEFAULT_MAX_ROWS, Half, HalfAverage, NcclAggregator, NcclResult, RankDevice, Row, SizeAverage
+from nvcre_tui.engine.parsers.nccl_model import (DATA_CORRUPTION, DEFAULT_MAX_ROWS, Half, HalfAverage, NcclAggregator, NcclResult,
+                                                 RankDevice, Row, SizeAverage, SkippedRow)
 from nvcre_tui.engine.parsers.nccl_table import read_table
 from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
@@ -26,6 +28,7 @@ __all__ = [
     "RankDevice",
     "Row",
     "SizeAverage",
+    "SkippedRow",
     "parse_nccl",
 ]
 
@@ -33,7 +36,7 @@ __all__ = [
 def parse_nccl(source: Iterable[str] | str, *, max_rows: int = DEFAULT_MAX_ROWS) -> NcclResult:
     """Parse nccl-tests output from lines (or one text).
 
-    Raises ParseError(NoDataCollected) when no result row is found, ParseError(WrongFormat) for a
+    Raises ParseError(NoDataCollected) when no valid result row is found, ParseError(WrongFormat) for a
     JSON document that is not -J output. Rows beyond `max_rows` still count in every average.
     """
     with reading():

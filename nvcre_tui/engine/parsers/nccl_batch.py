@@ -145,9 +145,10 @@ def _period(sizes: tuple[str, ...]) -> int:
     return period if sizes[period:] == sizes[:-period] else 0
 
 
-def fold_batch(batch: list[list[str]], columns: Columns, aggregator: NcclAggregator,
-               strict: Callable[[list[str]], None], known: KnownCells) -> None:
-    """Fold `batch` (split rows of one layout, in log order) into `aggregator`; `strict` reads rejected groups.
+def fold_batch(batch: list[list[str]], lines: list[int], columns: Columns, aggregator: NcclAggregator,
+               strict: Callable[[list[str], int], None], known: KnownCells) -> None:
+    """Fold `batch` (split rows of one layout, in log order, from the lines numbered in `lines`) into
+    `aggregator`; `strict` reads the rows of rejected groups, each with its line number.
 
     Rows of one size are every `period`-th row when the batch holds whole cycles (the usual case: a
     strided slice of each column, no sorting); otherwise they are grouped by sorting on the size cell.
@@ -157,15 +158,18 @@ def fold_batch(batch: list[list[str]], columns: Columns, aggregator: NcclAggrega
     if period:
         for start in range(period):  # sizes come in first-seen order, as the aggregator keeps them
             if not _fold_group([column[start::period] for column in cells], columns, aggregator, known):
-                for row in batch[start::period]:
-                    strict(row)
+                for row, line in zip(batch[start::period], lines[start::period]):
+                    strict(row, line)
         return
     key = itemgetter(columns.size)
     order = dict.fromkeys(map(key, batch))
-    batch.sort(key=key)  # stable: within a size, log order is kept
-    groups = {size: list(group) for size, group in itertools.groupby(batch, key)}
+    ordered = sorted(batch, key=key)  # stable: within a size, log order is kept
+    groups = {size: list(group) for size, group in itertools.groupby(ordered, key)}
+    line_of: dict[int, int] | None = None  # row identity -> line number, built only if a group is rejected
     for size in order:
         rows = groups[size]
         if not _fold_group(list(zip(*rows)), columns, aggregator, known):
+            if line_of is None:
+                line_of = {id(row): line for row, line in zip(batch, lines)}
             for row in rows:
-                strict(row)
+                strict(row, line_of[id(row)])

@@ -1,4 +1,8 @@
-"""nccl-tests `-J <file>` JSON output: results[] with out_of_place / in_place objects."""
+"""nccl-tests `-J <file>` JSON output: results[] with out_of_place / in_place objects.
+
+An entry whose time or bandwidth is a negative or non-finite number (Python reads NaN and Infinity) is
+skipped and reported, like a table row; any other entry that is not a result (trace replay) is not.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,10 @@ def _number(value: Any) -> float | None:
     """A finite non-negative JSON number (bool is not a number here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond any double (JSON allows it): no finite measurement
+        return None
     return number if math.isfinite(number) and number >= 0 else None
 
 
@@ -29,12 +36,20 @@ def _integer(value: Any) -> int | None:
     return None
 
 
+_TIME_KEYS, _ALGBW_KEYS, _BUSBW_KEYS = ("time", "cpu_time"), ("alg_bw", "algbw"), ("bus_bw", "busbw")
+
+
+def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The value of the first of `keys` present (None when none is)."""
+    return next((data[key] for key in keys if key in data), None)
+
+
 def _half(data: Any) -> HalfValues | None:
     if not isinstance(data, dict):
         return None
-    time_us = _number(data.get("time", data.get("cpu_time")))
-    algbw = _number(data.get("alg_bw", data.get("algbw")))
-    busbw = _number(data.get("bus_bw", data.get("busbw")))
+    time_us = _number(_first(data, _TIME_KEYS))
+    algbw = _number(_first(data, _ALGBW_KEYS))
+    busbw = _number(_first(data, _BUSBW_KEYS))
     if time_us is None or algbw is None or busbw is None:
         return None
     raw_wrong = data.get("nwrong", data.get("wrong"))
@@ -60,6 +75,32 @@ def _row(data: Any) -> RowValues | None:
     return size, count, kind, redop, root, out_of_place, in_place
 
 
+def _shown(value: int | float) -> str:
+    """A JSON number as a note names it, cut short if it is absurdly long."""
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 24 else f"{text[:21]}..."
+
+
+def _invalid_cells(data: dict[str, Any]) -> tuple[int, str] | None:
+    """(size, "busbw -1") of an entry refused only because time or bandwidth numbers are negative or not
+    finite; None for anything else."""
+    named: list[str] = []
+    repaired = dict(data)
+    for half, key in (("", "out_of_place"), ("in-place ", "in_place")):
+        values = data.get(key)
+        if not isinstance(values, dict):
+            return None
+        repaired[key] = values = dict(values)
+        for name, keys in (("time", _TIME_KEYS), ("algbw", _ALGBW_KEYS), ("busbw", _BUSBW_KEYS)):
+            present = next((k for k in keys if k in values), "")
+            value = values.get(present)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and _number(value) is None:
+                named.append(f"{half}{name} {_shown(value)}")
+                values[present] = 0
+    row = _row(repaired) if named else None
+    return None if row is None else (row[0], ", ".join(named))
+
+
 def _devices(config: Any, aggregator: NcclAggregator) -> None:
     devices = config.get("devices") if isinstance(config, dict) else None
     for device in devices if isinstance(devices, list) else []:
@@ -80,10 +121,12 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
     program = PurePosixPath(args[0]).name if isinstance(args, list) and args and isinstance(args[0], str) else ""
     aggregator.start_run(program)
     _devices(document.get("config"), aggregator)
-    for entry in document["results"]:
+    for index, entry in enumerate(document["results"]):
         row = _row(entry)
         if row is not None:
             aggregator.add(*row)
+        elif isinstance(entry, dict) and (invalid := _invalid_cells(entry)) is not None:
+            aggregator.skip(invalid[0], invalid[1], f"results[{index}]")
     average = document.get("average_bus_bandwidth")
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])

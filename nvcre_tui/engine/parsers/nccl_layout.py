@@ -2,12 +2,15 @@
 
 Every generation people still run: with or without the root column, `#wrong` counts or the older
 `error` column (a maximum deviation), per-iteration statistics (-I), a trailing timestamp (-S).
-A row must fit its layout exactly, or it is skipped, never guessed at.
+A row must fit its layout exactly, or it is skipped, never guessed at; a row that fits but for time or
+bandwidth cells printed as inf, nan or a negative number is told apart (`invalid_cells`) so that its
+skipping can be reported.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -23,6 +26,11 @@ _CLOCK = re.compile(r"\d\d:\d\d:\d\d", re.ASCII)
 # "%5.0e" (the `error` column) prints one digit and an exponent; "%6g" counts never look like that
 # below a million, and from there both readings convict.
 _ERROR_CELL = re.compile(r"\de[-+]\d\d", re.ASCII)
+# What printf makes of a double, signs and all ("-nan", "inf", "-1.00"): a cell of this shape that is not
+# a finite non-negative value is a measurement gone wrong, not noise.
+_PRINTED_NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)",
+                             re.ASCII | re.IGNORECASE)
+_HALF_NAMES = ("", "in-place ")
 
 
 @dataclass(frozen=True)
@@ -161,3 +169,28 @@ def read_row(tokens: list[str], columns: Columns) -> RowValues | None:
     if out_of_place is None or in_place is None:
         return None
     return size_value, count_value, kind, redop, root, out_of_place, in_place
+
+
+def _invalid_number(cell: str) -> bool:
+    """Whether `cell` is a printed number that is inf, nan or negative (-0.00 included)."""
+    if len(cell) > 40 or _PRINTED_NUMBER.fullmatch(cell) is None:
+        return False
+    value = float(cell)
+    return not math.isfinite(value) or cell[0] == "-"
+
+
+def invalid_cells(tokens: list[str], columns: Columns) -> tuple[int, str] | None:
+    """(size, "busbw inf") of a row `read_row` refused only because time or bandwidth cells are inf, nan
+    or negative; None for anything else (noise, a row of another shape, a row with other bad cells)."""
+    named: list[str] = []
+    repaired = list(tokens)
+    for half, start in zip(_HALF_NAMES, columns.halves):
+        for name, offset in (("time", 0), ("algbw", columns.algbw), ("busbw", columns.busbw)):
+            cell = tokens[start + offset]
+            if _invalid_number(cell):
+                named.append(f"{half}{name} {cell}")
+                repaired[start + offset] = "0"
+    if not named:
+        return None
+    row = read_row(repaired, columns)  # with those cells as 0 the row must be whole, or it is no row at all
+    return None if row is None else (row[0], ", ".join(named))

@@ -17,6 +17,9 @@ DATA_CORRUPTION = "DataCorruption"
 #: Raw rows kept by default; averages always cover every row.
 DEFAULT_MAX_ROWS = 2048
 
+#: Skipped rows named in the result; the rest are only counted, so a log of bad rows cannot grow memory.
+MAX_SKIPPED_NAMED = 3
+
 
 @dataclass(frozen=True)
 class Half:
@@ -69,6 +72,22 @@ class SizeAverage:
 
 
 @dataclass(frozen=True)
+class SkippedRow:
+    """A result row left out of every average because a time or bandwidth cell is inf, nan or negative."""
+
+    size: int
+    cells: str  # the bad cells as printed: "busbw inf", "algbw -1.00, busbw -1.00"
+    where: str  # "line 57" in a stdout table, "results[3]" in a -J document
+
+
+def describe_skipped(count: int, named: tuple[SkippedRow, ...]) -> str:
+    """'2 rows skipped: busbw inf at size 1048576 B (line 57); busbw nan at size 2097152 B (line 58)'."""
+    examples = "; ".join(f"{row.cells} at size {row.size} B ({row.where})" for row in named)
+    more = f" and {count - len(named)} more" if count > len(named) else ""
+    return f"{count} row{'s' if count != 1 else ''} skipped: {examples}{more}"
+
+
+@dataclass(frozen=True)
 class RankDevice:
     """Where a rank ran: host, CUDA device index, PCI bus id and GPU name."""
 
@@ -92,6 +111,8 @@ class NcclResult:
     out_of_bounds: int | None  # summed over footers
     ranks: dict[int, RankDevice] = field(default_factory=dict)
     failure: Failure | None = None
+    skipped_count: int = 0  # rows left out of the averages for inf, nan or negative cells
+    skipped_rows: tuple[SkippedRow, ...] = ()  # the first MAX_SKIPPED_NAMED of them
 
     @property
     def bus_bandwidth_gbps(self) -> float:
@@ -113,8 +134,10 @@ class NcclResult:
         return self.failure is None
 
     def notes(self) -> tuple[str, ...]:
-        """Qualifiers of the verdict worth showing beside it (none for this tool)."""
-        return ()
+        """Rows left out of the averages, named ("nccl: 2 rows skipped: ..."); none for a clean log."""
+        if not self.skipped_count:
+            return ()
+        return (f"nccl: {describe_skipped(self.skipped_count, self.skipped_rows)}",)
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""
@@ -126,6 +149,10 @@ class NcclResult:
         data["ranks"] = {str(rank): asdict(device) for rank, device in sorted(self.ranks.items())}
         data["measurements"] = self.measurements()
         data["largest"] = asdict(self.largest)
+        if self.skipped_count:
+            data["notes"] = list(self.notes())
+        else:  # only a log with skipped rows carries these keys: a clean log's output is what it always was
+            del data["skipped_count"], data["skipped_rows"]
         return data
 
 
@@ -230,6 +257,8 @@ class NcclAggregator:
         self.pending_excess: Excess | None = None  # since the last footer: the footer will decide
         self.unjudged_excess: Excess | None = None  # from a table that ended without its footer
         self.nccl_failure: str | None = None  # the first line saying NCCL (or CUDA) failed
+        self.skipped_count = 0
+        self.skipped_rows: list[SkippedRow] = []
 
     def add(self, size: int, count: int, kind: str, redop: str, root: int | None, oop: HalfValues,
             ip: HalfValues) -> None:
@@ -254,6 +283,12 @@ class NcclAggregator:
         accumulator.add_group(samples, sums, min_busbw, max_busbw, wrong, max_error)
         if max_error is not None:
             self.check_error(size, kind, max_error)
+
+    def skip(self, size: int, cells: str, where: str) -> None:
+        """A row that is whole but for inf, nan or negative cells: in no average, but counted and named."""
+        self.skipped_count += 1
+        if len(self.skipped_rows) < MAX_SKIPPED_NAMED:
+            self.skipped_rows.append(SkippedRow(size, cells, where))
 
     def check_error(self, size: int, kind: str, error: float) -> None:
         """Note the first `error` cell above nccl-tests' tolerance; the table's footer judges it."""
@@ -280,11 +315,15 @@ class NcclAggregator:
         self.pending_excess = None
 
     def result(self) -> NcclResult:
-        """The result, or ParseError(NoDataCollected) when no row was read."""
+        """The result, or ParseError(NoDataCollected) when no valid row was read."""
         self.end_table()
         if not self.by_size:
+            skipped = describe_skipped(self.skipped_count, tuple(self.skipped_rows)) if self.skipped_count else ""
             if self.nccl_failure:
-                raise ParseError(NO_DATA, f"no nccl-tests result rows: NCCL failed: {self.nccl_failure!r}")
+                also = f"; {skipped}" if skipped else ""
+                raise ParseError(NO_DATA, f"no nccl-tests result rows: NCCL failed: {self.nccl_failure!r}{also}")
+            if skipped:  # every row was skipped: no measurement, never a pass
+                raise ParseError(NO_DATA, f"no valid nccl-tests result rows: {skipped}")
             raise ParseError(NO_DATA, "no nccl-tests result rows found")
         sizes = tuple(accumulator.average() for accumulator in self.by_size.values())
         return NcclResult(
@@ -298,6 +337,8 @@ class NcclAggregator:
             out_of_bounds=self.out_of_bounds,
             ranks=dict(self.ranks),
             failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess),
+            skipped_count=self.skipped_count,
+            skipped_rows=tuple(self.skipped_rows),
         )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from nvcre_tui.engine.parsers.base import unsigned_number
 from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
-from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, layout_from_header, read_row
+from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, invalid_cells, layout_from_header, read_row
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
 from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 
@@ -52,6 +52,8 @@ class TableReader:
         self.fast = False  # rows are batched (layout proven, enough raw rows kept)
         self.batch: list[list[str]] = []  # split rows, bare
         self.prefixed: list[list[str]] = []  # split rows behind one prefix token (a kubelet timestamp)
+        self.batch_lines: list[int] = []  # the line number of each row in `batch`, to name a skipped one
+        self.prefixed_lines: list[int] = []
         self.batch_layout: Layout | None = None  # the layout of the rows in both batches
         self.known = KnownCells()
         self.held: RowValues | None = None  # a row from a line without newline, kept only if input follows
@@ -62,6 +64,7 @@ class TableReader:
         saw_newline = line.endswith("\n")  # else the caller split the text itself: no line is cut off
         batch, prefixed = self.batch, self.prefixed
         append, append_prefixed = batch.append, prefixed.append
+        append_line, append_prefixed_line = self.batch_lines.append, self.prefixed_lines.append
         tokens: list[str] = []
         width, fast, watch = self.width, self.fast, True
         prefixed_width = width + 1
@@ -70,7 +73,7 @@ class TableReader:
         split, isdigit = str.split, str.isdigit  # bound once: no attribute lookup per line
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
-        for line in itertools.chain((line,), iterator):
+        for number, line in enumerate(itertools.chain((line,), iterator), 1):
             if fast and " NCCL " in line:
                 continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
             tokens = split(line)
@@ -78,6 +81,7 @@ class TableReader:
             if fast:  # a proven layout: a bare row, or a row behind one prefix token, joins a batch
                 if count == width and isdigit(tokens[0]):
                     append(tokens)
+                    append_line(number)
                     room -= 1
                     if not room:
                         self._fold()
@@ -85,6 +89,7 @@ class TableReader:
                     continue
                 if count == prefixed_width and isdigit(tokens[1]):
                     append_prefixed(tokens)  # the prefix token is checked in bulk (nccl_batch)
+                    append_prefixed_line(number)
                     room -= 1
                     if not room:
                         self._fold()
@@ -112,25 +117,27 @@ class TableReader:
                         watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
                     continue
             if len(tokens) != width:
-                self._misfit(tokens)
+                self._misfit(tokens, number)
             elif fast:
                 append(tokens)
+                append_line(number)
                 room -= 1
                 if not room:
                     self._fold()
                     room = _BATCH
                 continue
             else:
-                self._row(tokens, saw_newline and not line.endswith("\n"))
+                self._row(tokens, number, saw_newline and not line.endswith("\n"))
                 if self.held is not None:
                     held_line = line
             width, fast = self._sync()
             prefixed_width = width + 1
             watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
         if saw_newline and not line.endswith("\n"):
-            for rows in (batch, prefixed):
+            for rows, numbers in ((batch, self.batch_lines), (prefixed, self.prefixed_lines)):
                 if rows and rows[-1] is tokens:
                     rows.pop()  # the last line was cut off mid-row: its digits may be incomplete
+                    numbers.pop()
         if held_line is not line:
             self._commit_held()  # more input followed the line without newline: it was whole
         self.held = None
@@ -147,11 +154,12 @@ class TableReader:
         layout = self.batch_layout
         if layout is None:
             return
-        for rows, offset in ((self.batch, 0), (self.prefixed, 1)):
+        for rows, numbers, offset in ((self.batch, self.batch_lines, 0), (self.prefixed, self.prefixed_lines, 1)):
             if rows:
                 columns = Columns.of(layout, offset)
-                fold_batch(rows, columns, self.aggregator, functools.partial(self._strict, offset), self.known)
+                fold_batch(rows, numbers, columns, self.aggregator, functools.partial(self._strict, offset), self.known)
                 rows.clear()
+                numbers.clear()
 
     def _use(self, layout: Layout | None, from_header: bool) -> None:
         self.layout, self.from_header = layout, from_header
@@ -177,29 +185,42 @@ class TableReader:
         if held is not None:
             self.aggregator.add(*held)
 
-    def _row(self, tokens: list[str], cut_off: bool = False) -> None:
+    def _row(self, tokens: list[str], number: int, cut_off: bool = False) -> None:
         """A row with the current layout's width, read strictly."""
         assert self.columns is not None
         row = read_row(tokens, self.columns)
         if row is not None:
             self._accept(row, cut_off)
-        elif not self.fitted or not self.from_header:
-            self._misfit(tokens, cut_off)
+        elif not self._skipped(tokens, self.columns, number) and (not self.fitted or not self.from_header):
+            self._misfit(tokens, number, cut_off)
 
-    def _strict(self, offset: int, tokens: list[str]) -> None:
+    def _strict(self, offset: int, tokens: list[str], number: int) -> None:
         """A batched row whose group failed the bulk check: read on its own (without its prefix token)."""
         if offset and not prefix_token(tokens[0]):
             return
         tokens = tokens[offset:]
         assert self.batch_layout is not None
-        row = read_row(tokens, Columns.of(self.batch_layout))
-        if row is None and not self.from_header:
+        columns = Columns.of(self.batch_layout)
+        row = read_row(tokens, columns)
+        if row is None and not self._skipped(tokens, columns, number) and not self.from_header:
             layout = infer_layout(tokens)  # headerless logs: every row may have its own shape
-            row = None if layout is None else read_row(tokens, Columns.of(layout))
+            if layout is not None:
+                columns = Columns.of(layout)
+                row = read_row(tokens, columns)
+                if row is None:
+                    self._skipped(tokens, columns, number)
         if row is not None:
             self.aggregator.add(*row)
 
-    def _misfit(self, tokens: list[str], cut_off: bool = False) -> None:
+    def _skipped(self, tokens: list[str], columns: Columns, number: int) -> bool:
+        """Whether a refused row is whole but for inf, nan or negative time/bandwidth cells; if so it is
+        reported as skipped (never a silent drop: the log measured something and it went wrong)."""
+        invalid = invalid_cells(tokens, columns)
+        if invalid is not None:
+            self.aggregator.skip(invalid[0], invalid[1], f"line {number}")
+        return invalid is not None
+
+    def _misfit(self, tokens: list[str], number: int, cut_off: bool = False) -> None:
         """A row the current layout does not fit: infer its layout, unless a header has proven its own."""
         if self.from_header and self.fitted:
             return
@@ -209,6 +230,7 @@ class TableReader:
         columns = Columns.of(layout)
         row = read_row(tokens, columns)
         if row is None:
+            self._skipped(tokens, columns, number)
             return
         # A header whose pattern fits no row (a blank redop cell) yields to the rows' own shape.
         self._use(layout, from_header=False)

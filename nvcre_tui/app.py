@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.errors import StoreError
@@ -34,6 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 REFRESH_SECONDS = 0.5
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 HIGH_CONTRAST = "nvcre-high-contrast"
+NOTICE_SECONDS = 30.0  # a session's notice at start-up stays long enough to be read once the screen settled
 
 
 class NvcreApp(ThemedApp[None]):
@@ -117,6 +119,8 @@ class NvcreApp(ThemedApp[None]):
         from nvcre_tui.screens.wall import WallScreen
 
         await self.push_screen(WallScreen() if self.wall else DashboardScreen())
+        for notice in self.session.notices:  # e.g. the history is off: what the CLI would print on stderr
+            self.notify(printable(notice), severity="warning", title="nvcre", timeout=NOTICE_SECONDS, markup=False)
         if self._freeze_heap:
             freeze_heap()
 

@@ -21,7 +21,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
@@ -207,6 +207,7 @@ async def _run(args: argparse.Namespace) -> int:
         if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
             render_certification(cert, build_nodes(scenario_of(args)), catalog, args.cert_file)
     session = await open_session(args, catalog, live=False, want_engine=True)
+    tell_notices(session)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
     finally:
@@ -409,6 +410,7 @@ async def _report(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     _check_results_file(args.results_file, args)
     session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
+    tell_notices(session)
     try:
         return await _report_in(session, args)
     finally:

@@ -7,6 +7,8 @@ configured ($KUBECONFIG, ~/.kube/config, in a pod) and `--sim` is not; otherwise
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -15,12 +17,13 @@ from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_ku
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of"]
+__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -104,3 +107,10 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
                                   install_namespace=install, role=role, history=history)
+
+
+def tell_notices(session: Session) -> None:
+    """The session's notices on stderr, one line each (`nvcre: history off: ...`); the console shows them itself."""
+    for notice in session.notices:
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed: nothing left to tell
+            sys.stderr.write(printable(f"nvcre: {notice}") + "\n")

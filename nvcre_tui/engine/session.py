@@ -72,6 +72,7 @@ class Session(Protocol):
     logs: LogSource
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
+    notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off
 
     @property
     def store(self) -> ResourceStore:
@@ -117,6 +118,7 @@ class SimSession:
     readonly: bool = False
     history: HistoryQuery | None = None  # the certification archive, read-only (None: no archive)
     archiver: Archiver | None = None
+    notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     lease: LocalLease | None = None
     resume: ClockRecord | None = None  # the simulated time at opening, to catch up to and to record from

@@ -168,5 +168,7 @@ async def test_a_named_history_that_is_not_one_refuses_the_session_the_default_p
     session = await SimSession.open(fleet(), None)
     try:
         assert session.history is None and session.archiver is None
+        assert session.notices == [f"history off: {default_history_path()}: not a readable history database (file is not a database) "
+                                   "(give --history PATH)"]
     finally:
         await session.close()

@@ -23,7 +23,9 @@ from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import open_history
+from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.history.record import CertRecord, build_record
+from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
 
@@ -175,17 +177,35 @@ def _loop_running() -> bool:
 def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
     its read-only `history` query. A file that is not a history database is an InputError when `required`
-    (the user named it); the default place failing only leaves the session without an archive."""
-    from nvcre_tui.engine.history.queries import HistoryQuery
-
+    (the user named it). The default place failing (not writable, not a history) leaves the session without
+    an archive and says so in one of its `notices`: a readable history there is still shown, read-only."""
     session.history = None
     if history is None:
         return None
     try:
+        if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only
+            check_writable(history)
         archiver = Archiver(history, session.cache, source).attach()
-    except InputError:
+    except InputError as error:
         if required:
             raise
+        reason = "; ".join(error.messages)
+        hint = "" if "--history PATH" in reason else " (give --history PATH)"
+        session.history = _readable_history(history)
+        state = "off" if session.history is None else "read-only, nothing is archived"
+        session.notices.append(f"history {state}: {reason}{hint}")
         return None
     session.history = HistoryQuery(history)
     return archiver
+
+
+def _readable_history(path: Path) -> HistoryQuery | None:
+    """The query of an existing history that can be read (though not written), else None."""
+    if not path.is_file():
+        return None
+    query = HistoryQuery(path)
+    try:
+        query.version()
+    except InputError:
+        return None
+    return query

@@ -87,6 +87,7 @@ class KubeSession:
     install_namespace: str = DEFAULT_INSTALL_NAMESPACE
     history: Any = None   # HistoryQuery: the certification archive, read-only (None: no archive)
     archiver: Any = None
+    notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)

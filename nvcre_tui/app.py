@@ -35,7 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 REFRESH_SECONDS = 0.5
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 HIGH_CONTRAST = "nvcre-high-contrast"
-NOTICE_SECONDS = 30.0  # a session's notice at start-up stays long enough to be read once the screen settled
+NOTICE_SECONDS = 30.0  # a session's notice (e.g. at start-up) stays long enough to be read once the screen settled
 
 
 class NvcreApp(ThemedApp[None]):
@@ -69,6 +69,7 @@ class NvcreApp(ThemedApp[None]):
         self.wall = wall
         self.live = live
         self._seen_version: int | None = None
+        self._notices_shown = 0  # how many of the session's notices were notified
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None
         self.save_error: InputError | None = None
@@ -119,8 +120,6 @@ class NvcreApp(ThemedApp[None]):
         from nvcre_tui.screens.wall import WallScreen
 
         await self.push_screen(WallScreen() if self.wall else DashboardScreen())
-        for notice in self.session.notices:  # e.g. the history is off: what the CLI would print on stderr
-            self.notify(printable(notice), severity="warning", title="nvcre", timeout=NOTICE_SECONDS, markup=False)
         if self._freeze_heap:
             freeze_heap()
 
@@ -151,6 +150,15 @@ class NvcreApp(ThemedApp[None]):
         if version != self._seen_version:
             self._seen_version = version
             self.snapshot = self.informer.snapshot()
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        """Notify the session's notices not shown yet: what the CLI prints on stderr (the history is off at
+        start-up, an archive that failed later). A screen pushed after a notification still shows it."""
+        notices = self.session.notices if self.session is not None else []
+        for notice in notices[self._notices_shown:]:
+            self.notify(printable(notice), severity="warning", title="nvcre", timeout=NOTICE_SECONDS, markup=False)
+        self._notices_shown = len(notices)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "engine" and event.state == WorkerState.ERROR:

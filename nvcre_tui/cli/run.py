@@ -207,15 +207,19 @@ async def _run(args: argparse.Namespace) -> int:
         if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
             render_certification(cert, build_nodes(scenario_of(args)), catalog, args.cert_file)
     session = await open_session(args, catalog, live=False, want_engine=True)
-    tell_notices(session)
+    told = tell_notices(session)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
     finally:
-        await _close(session)
+        await _close(session, told)
 
 
-async def _close(session: Session) -> None:
-    await session.close()
+async def _close(session: Session, told: int) -> None:
+    """Close the session, then tell its notices that came after the first `told` (an archive that failed)."""
+    try:
+        await session.close()
+    finally:
+        tell_notices(session, told)
 
 
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None) -> int:
@@ -410,11 +414,11 @@ async def _report(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     _check_results_file(args.results_file, args)
     session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
-    tell_notices(session)
+    told = tell_notices(session)
     try:
         return await _report_in(session, args)
     finally:
-        await _close(session)
+        await _close(session, told)
 
 
 async def _report_in(session: Session, args: argparse.Namespace) -> int:

@@ -109,8 +109,11 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
                                   install_namespace=install, role=role, history=history)
 
 
-def tell_notices(session: Session) -> None:
-    """The session's notices on stderr, one line each (`nvcre: history off: ...`); the console shows them itself."""
-    for notice in session.notices:
+def tell_notices(session: Session, told: int = 0) -> int:
+    """The session's notices after the first `told` on stderr, one line each (`nvcre: history off: ...`); how
+    many are told by now. Called on opening and before exiting (an archive that failed meanwhile); the console
+    shows them itself."""
+    for notice in session.notices[told:]:
         with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed: nothing left to tell
             sys.stderr.write(printable(f"nvcre: {notice}") + "\n")
+    return len(session.notices)

@@ -72,7 +72,8 @@ class Session(Protocol):
     logs: LogSource
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
-    notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off
+    notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off;
+                               # appended to while the session runs (an archive write that failed): readers keep how many they told
 
     @property
     def store(self) -> ResourceStore:

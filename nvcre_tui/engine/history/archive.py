@@ -5,7 +5,9 @@ nvcre.nvidia.com/certification, owned by its uid), their Jobs (owner uid) and th
 It waits until every Workflow of the certification is terminal too (watches of different kinds arrive in
 any order), at most GRACE_SECONDS, and archives at once when the certification is deleted meanwhile.
 Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice.
-Archiving never breaks the engine: a failure is kept in `errors` and the certification is retried later.
+Archiving never breaks the engine: a failure is kept in `errors` and the certification is retried later;
+the first failure of each cause (the disk is full, the file read-only, a lock held too long) is also added
+to `notices` (the session's), which the CLI prints and the console shows: told once, not per retry.
 """
 
 from __future__ import annotations
@@ -63,11 +65,13 @@ def write_record(connection: sqlite3.Connection, source: str, record: CertRecord
 class Archiver:
     """Archives each terminal Certification of `cache` into `history_db` once."""
 
-    def __init__(self, history_db: Path, cache: WatchCache, source: str) -> None:
+    def __init__(self, history_db: Path, cache: WatchCache, source: str, notices: list[str] | None = None) -> None:
         self.path, self.cache, self.source = history_db, cache, source
         self.connection = open_history(history_db)
         self.archived: list[str] = []   # namespace/name of what this process archived, in order
         self.errors: list[str] = []     # why an archive failed (it is tried again on the next change)
+        self.notices: list[str] = [] if notices is None else notices  # one line per distinct cause of failure
+        self._told: set[str] = set()    # the causes already in `notices`
         self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, loop time first seen)
         self._done: set[str] = set()
         self._waiting: asyncio.Task[None] | None = None
@@ -101,7 +105,7 @@ class Archiver:
             if self._pending and kind in (CERTIFICATION, WORKFLOW, JOB):
                 self.flush()
         except Exception as error:  # never let archiving break the cache's other subscribers (the engine)
-            self.errors.append(f"{self.path}: {error}")
+            self._failed("a certification", error)
 
     def flush(self, force: bool = False) -> None:
         """Archive every pending certification whose Workflows are all finished (all, with `force`)."""
@@ -124,10 +128,19 @@ class Archiver:
             if write_record(self.connection, self.source, record):
                 self.archived.append(f"{record.namespace}/{record.name}")
         except sqlite3.Error as error:
-            self.errors.append(f"{self.path}: archiving {record.namespace}/{record.name}: {error}")
+            self._failed(record.name, error)
             return
         self._pending.pop(uid, None)
         self._done.add(uid)
+
+    def _failed(self, name: str, error: Exception) -> None:
+        """Keep why archiving `name` failed; its cause's first failure becomes a notice (later ones, retries
+        and other certifications alike, would only repeat it)."""
+        cause = str(error) or type(error).__name__
+        self.errors.append(f"{self.path}: archiving {name}: {cause}")
+        if cause not in self._told:
+            self._told.add(cause)
+            self.notices.append(f"history: could not archive {name}: {self.path}: {cause}")
 
     def _workflows(self, cert: Obj) -> list[Obj]:
         meta = cert["metadata"]
@@ -178,14 +191,15 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
     its read-only `history` query. A file that is not a history database is an InputError when `required`
     (the user named it). The default place failing (not writable, not a history) leaves the session without
-    an archive and says so in one of its `notices`: a readable history there is still shown, read-only."""
+    an archive and says so in one of its `notices`: a readable history there is still shown, read-only.
+    A write that fails later adds a notice too (see Archiver)."""
     session.history = None
     if history is None:
         return None
     try:
         if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only
             check_writable(history)
-        archiver = Archiver(history, session.cache, source).attach()
+        archiver = Archiver(history, session.cache, source, session.notices).attach()
     except InputError as error:
         if required:
             raise

@@ -76,3 +76,19 @@ def test_a_diagnose_plan_is_kept_when_its_state_gives_the_same_first_wave(capsys
 ])
 def test_plan_problem(plan: list[Group], eligible: set[str], problem: str | None) -> None:
     assert plan_problem(plan, eligible) == problem
+
+
+@pytest.mark.parametrize(("scale", "size"), [("intra-rack", 4), ("full-scale", 8), ("diagnose", 2)])
+def test_the_status_nodes_per_job_is_the_size_the_jobs_have(scale: str, size: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Eight nodes in two cliques of four: intra-rack Jobs hold a clique each, diagnose's first wave pairs (NVCRE's
+    status says all nodes for intra-rack), full-scale all eight."""
+    scenario = CASES.parent / "scenarios" / "gb200-intra-rack-mnnvl" / "scenario.yaml"
+    body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "sizes"},
+            "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                     "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": scale}}]}}
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(json.dumps(body))
+    assert main(["certification", "render", str(cert), "--scenario", str(scenario), "-o", "json"]) == 0, capsys.readouterr().err
+    [wf] = json.loads(capsys.readouterr().out)["items"]
+    groups = wf["status"]["orchestration"]["groups"]
+    assert wf["status"]["orchestration"]["nodesPerJob"] == size == max(len(g["nodes"]) for g in groups)

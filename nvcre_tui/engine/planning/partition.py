@@ -48,7 +48,7 @@ def partition(nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> Partit
     planned = [Group(str(g["name"]), tuple(g["nodes"]), tuple(g.get("domains") or ()), bool(g.get("overflow"))) for g in recorded]
     problem = plan_problem(planned, {node_name(node) for node in nodes})
     if problem is None and orchestration.get("testScale") != "diagnose":
-        return Partition(planned, _nodes_per_job(nodes, orchestration))
+        return Partition(planned, _job_size(planned, nodes, orchestration))
     fresh = _plan(nodes, orchestration)
     if problem is None and fresh.groups != planned:
         problem = "the diagnose state gives another first wave than the one planned"
@@ -81,17 +81,26 @@ def _plan(nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> Partition:
     npj = _nodes_per_job(nodes, orchestration)
     if scale != "diagnose":
         groups = plan_groups(nodes, scale, nodes_per_job=npj, topology_key=key, per_node=bool(orchestration.get("perNode")))
-        return Partition(groups, npj)
+        return Partition(groups, _job_size(groups, nodes, orchestration))
     limit = int((orchestration.get("execution") or {}).get("maxConcurrent") or 0)
     try:
         state = diagnose.start(_domains(nodes, key), int((orchestration.get("diagnose") or {}).get("minGroupSize", 2)), limit)
     except diagnose.DiagnoseError as error:
         raise PartitionError(str(error)) from None
-    return Partition(diagnose.plan_round(state), npj, state.to_dict())
+    groups = diagnose.plan_round(state)
+    return Partition(groups, _job_size(groups, nodes, orchestration), state.to_dict())
 
 
 def _nodes_per_job(nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> int:
     return min(int(orchestration.get("nodesPerJob") or len(nodes)), len(nodes))
+
+
+def _job_size(groups: Sequence[Group], nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> int:
+    """The status's nodes per job: where the groups follow the topology (intra-rack: a clique each) or diagnose's first
+    wave, the largest group, not the spec's count (all nodes there, which NVCRE reports and no Job has)."""
+    if orchestration.get("testScale") in ("intra-rack", "diagnose") and groups:
+        return max(len(group.nodes) for group in groups)
+    return _nodes_per_job(nodes, orchestration)
 
 
 def _domains(nodes: Sequence[Node], key: str) -> dict[str, list[str]]:

@@ -154,26 +154,29 @@ def test_unbounded_or_impossible_flags_are_one_line(argv: list[str], message: st
     assert capsys.readouterr().err == message + "\n"
 
 
-def test_diagnose_with_mnnvl_over_several_cliques_and_a_bandwidth_threshold_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diagnose_with_mnnvl_over_several_cliques_and_a_bandwidth_threshold_stays_inside_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Inside an NVL domain the tests run over NVLink, across domains over the network: one threshold would fail every
-    cross-clique test and name healthy links. With MNNVL off (every test over the network) it plans."""
+    cross-clique test and name healthy links, so the run stays inside the cliques. With MNNVL off (every test over
+    the network), or without a threshold (a test fails only when it crashes, on either path), it crosses them."""
     scenario = ROOT / "tests" / "cases" / "scenarios" / "gb200-intra-rack-mnnvl" / "scenario.yaml"  # two GB200 cliques
     cert = tmp_path / "cert.yaml"
     options = {"testScale": "diagnose", "thresholds": {"busBandwidthGBps": "value >= 150"}}
     body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "gb200-diagnose"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                      "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": options}]}}
-    cert.write_text(json.dumps(body))
-    assert main(["certification", "render", str(cert), "--scenario", str(scenario)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "testScale diagnose with MNNVL on over 2 cliques" in err and "set enableMNNVL: false" in err
+
+    def within() -> bool:
+        cert.write_text(json.dumps(body))
+        assert main(["certification", "render", str(cert), "--scenario", str(scenario), "-o", "json"]) == 0
+        [workflow] = json.loads(capsys.readouterr().out)["items"]
+        return bool(workflow["spec"]["orchestration"]["diagnose"]["withinDomains"])  # the run follows it (test_diagnose)
+
+    assert within()
     options["enableMNNVL"] = False
-    cert.write_text(json.dumps(body))
-    assert main(["certification", "render", str(cert), "--scenario", str(scenario)]) == 0
-    del options["thresholds"]  # no threshold: a test fails only when it crashes, on either path
+    assert not within()
+    del options["thresholds"]
     options.pop("enableMNNVL")
-    cert.write_text(json.dumps(body))
-    assert main(["certification", "render", str(cert), "--scenario", str(scenario)]) == 0
+    assert not within()
 
 
 @pytest.mark.parametrize(("scale", "mnnvl", "outcome"), [

@@ -289,17 +289,19 @@ def test_a_flaky_node_never_gets_a_healthy_node_blamed(fleet: tuple[dict[str, li
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
-@given(case=persistent_cases())
-def test_a_narrowing_within_domains_never_crosses_them(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
-    """onFailure of an intra-rack run on NVL domains with MNNVL on: the run's groups (one per clique) are the
-    screening, and no later test spans two cliques, though every test across them would fail (another path)."""
+@given(case=persistent_cases(), from_start=st.booleans())
+def test_a_run_within_domains_never_crosses_them(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]],
+                                                 from_start: bool) -> None:
+    """On NVL domains with MNNVL on: testScale diagnose (`from_start`), or the onFailure narrowing of an intra-rack
+    run whose groups (one per clique) are the screening. No test spans two cliques, though every test across them
+    would fail (another path)."""
     (domains, m, mc), faulty, _ = case
     if "" in domains:
         domains = {"d0": domains[""]}
     groups = [{"name": f"group-{i}", "nodes": nodes, "domains": [d], "phase": "Failed" if faulty & set(nodes) else "Succeeded"}
               for i, (d, nodes) in enumerate(sorted(domains.items()))]
-    first = follow_up(groups, m, mc, within_domains=True)
-    if not faulty:
+    first = start(domains, m, mc, within_domains=True) if from_start else follow_up(groups, m, mc, within_domains=True)
+    if not faulty and not from_start:
         assert first is None
         return
     assert first is not None and first.within_domains
@@ -777,17 +779,21 @@ def test_a_flaky_node_and_a_degraded_pair_are_both_found_end_to_end(case: str) -
         assert category["testScale"] == "intra-rack" and state["tests"][0]["group"] == "group-0"
 
 
-def test_an_intra_rack_narrowing_on_nvl_domains_with_mnnvl_stays_inside_its_cliques() -> None:
-    """GB200 cliques with MNNVL on: the slow GPU is found with tests inside its clique only; the degraded pair
-    between the cliques, which no intra-rack test crosses, is not looked for (no inter or link test)."""
-    category = _category("gb200-intra-rack-on-failure-within-cliques")
+@pytest.mark.parametrize(("case", "faulty"), [("gb200-intra-rack-on-failure-within-cliques", "gpu-node-03"),
+                                               ("gb200-diagnose-within-cliques", "gpu-node-12")])
+def test_diagnose_on_nvl_domains_with_mnnvl_stays_inside_its_cliques(case: str, faulty: str) -> None:
+    """GB200 cliques with MNNVL on and an NVLink threshold (testScale diagnose, or the onFailure narrowing of an
+    intra-rack run): the slow GPU is found with tests inside its clique only; the degraded pair between the cliques
+    is not looked for (no inter or link test), and the report says the links were not tested."""
+    category = _category(case)
     state = category["diagnose"]
     clique_of = {n: d for d, nodes in state["domains"].items() for n in nodes}
     assert state["withinDomains"] is True and state["stage"] == "complete"
     assert all(len({clique_of[n] for n in t["nodes"]}) == 1 for t in state["tests"])
     assert {t["stage"] for t in state["tests"]} <= {"screening", "split", "confirmation"}
-    assert state["faultyNodes"] == ["gpu-node-03"] and state["infrastructureFaults"] == []
-    assert [f["name"] for f in category["failedNodes"]] == ["gpu-node-03"]
+    assert state["faultyNodes"] == [faulty] and state["infrastructureFaults"] == []
+    assert [f["name"] for f in category["failedNodes"]] == [faulty]
+    assert [n["kind"] for n in state["notes"] if n["kind"] == "within-domains"] == ["within-domains"]
 
 
 def test_the_cli_runs_diagnose_and_says_when_a_threshold_is_out_of_reach(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

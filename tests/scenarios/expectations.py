@@ -62,6 +62,7 @@ EXPECT: dict[str, Expect] = {
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "intra-rack-on-failure-diagnose": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "gb200-intra-rack-on-failure-within-cliques": Expect("FAILED", (("Failed", {"gpu-node-03": TV}),)),
+    "gb200-diagnose-within-cliques": Expect("FAILED", (("Failed", {"gpu-node-12": TV}),)),
     "diagnose-threshold-out-of-reach": Expect("FAILED", (("Failed", {}),)),
     "dcgm-xid-names-test-and-gpu": Expect("FAILED", (("Failed", {N[1]: WF}),)),
     "dcgm-flaky-pcie": Expect("FAILED", (("Failed", {N[2]: WF}),)),

@@ -16,8 +16,8 @@ confirmation (a suspect with minGroupSize-1 reference partners, same clique firs
 others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
 tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
 chosen cliques' representatives that localise a link fault).
-Within domains (the onFailure narrowing of an intra-rack run on NVL domains with MNNVL on, where a test across
-cliques takes another path than the run's): no inter or link test, partners only from the node's own clique, and a
+Within domains (on NVL domains with MNNVL on and a bandwidth threshold: testScale diagnose, and the onFailure
+narrowing of an intra-rack run; a test across cliques takes the network there, another path than inside them): no inter or link test, partners only from the node's own clique, and a
 clique without a healthy node regroups its suspects inside it; no test spans two domains.
 
 Verdict rules (recomputed from the whole history after every round):
@@ -92,15 +92,16 @@ __all__ = [
 ]
 
 
-def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurrent: int = 0) -> DiagnoseState:
-    """A new run over these topology domains (domain -> node names; "" = unlabelled nodes) and its first wave."""
+def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurrent: int = 0, within_domains: bool = False) -> DiagnoseState:
+    """A new run over these topology domains (domain -> node names; "" = unlabelled nodes) and its first wave;
+    `within_domains`: no test spans two domains (see the module docstring)."""
     if isinstance(min_group_size, bool) or not isinstance(min_group_size, int) or min_group_size < 1:
         raise DiagnoseError(f"diagnose: minGroupSize must be an integer >= 1, got {min_group_size!r}")
     if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 0:
         raise DiagnoseError(f"diagnose: maxConcurrent must be an integer >= 0, got {max_concurrent!r}")
     cleaned = _check_domains(domains)
     status = tuple(sorted((node, "untested") for _, nodes in cleaned for node in nodes))
-    state = DiagnoseState(min_group_size, max_concurrent, cleaned, 0, status, ())  # type: ignore[arg-type]
+    state = DiagnoseState(min_group_size, max_concurrent, cleaned, 0, status, (), within_domains=within_domains)  # type: ignore[arg-type]
     return replace(state, plan=Planner(state, Evidence(state)).plan())
 
 
@@ -117,11 +118,11 @@ def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_c
     for group in groups:
         domain = str(group["domains"][0]) if labelled else ""  # type: ignore[index]
         by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])  # type: ignore[attr-defined]
-    state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent)
+    state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent, within_domains)
     values = measured(groups)
     imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),  # type: ignore[attr-defined]
                            g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
-    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes), within_domains=within_domains)
+    recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)
     return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
 
@@ -233,6 +234,10 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
         elif verdict == "healthy" and ev.held_against(node):
             notes.append(Note(rnd, "outweighed", f"{node} failed {ev.held_against(node)} test(s) nothing explains, then passed "
                               f"{ev.passes[node]}: counted healthy", (node,)))
+    if state.within_domains and len(ev.fleet_cliques) >= 2:
+        notes.append(Note(rnd, "within-domains", f"every test stayed inside one of the {len(ev.fleet_cliques)} cliques (MNNVL on: across them a "
+                          "test runs over the network, which the threshold set for NVLink cannot judge); the links between "
+                          "cliques were not tested", cliques=tuple(ev.fleet_cliques)))
     unresolved = ev.link_suspects()
     if unresolved:
         cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))

@@ -84,7 +84,8 @@ def _plan(nodes: Sequence[Node], orchestration: Mapping[str, Any]) -> Partition:
         return Partition(groups, _job_size(groups, nodes, orchestration))
     limit = int((orchestration.get("execution") or {}).get("maxConcurrent") or 0)
     try:
-        state = diagnose.start(_domains(nodes, key), int((orchestration.get("diagnose") or {}).get("minGroupSize", 2)), limit)
+        spec = orchestration.get("diagnose") or {}
+        state = diagnose.start(_domains(nodes, key), int(spec.get("minGroupSize", 2)), limit, spec.get("withinDomains") is True)
     except diagnose.DiagnoseError as error:
         raise PartitionError(str(error)) from None
     groups = diagnose.plan_round(state)

@@ -173,9 +173,10 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> bool:
     """Diagnose over several NVLink domains with MNNVL on compares tests that take different paths against one
     bandwidth threshold: inside a clique over NVLink, across cliques (the inter and link tests) over the network, far
-    slower. Every cross-clique test would fail and name healthy links. testScale diagnose, and onFailure: diagnose
-    of a full-scale run (which crossed cliques, so its narrowing must too), are refused with the ways out; the
-    onFailure narrowing of an intra-rack run, which only ever tested inside cliques, stays inside them (True)."""
+    slower. Every cross-clique test would fail and name healthy links. testScale diagnose, and the onFailure
+    narrowing of an intra-rack run (which only ever tested inside cliques), stay inside cliques (True; the report
+    says the links between them were not tested); onFailure: diagnose of a full-scale run, which crossed them (its
+    narrowing inside cliques would clear nodes over NVLink that failed over the network), is refused."""
     mnnvl = bool(options.enable_mnnvl)  # as the run spec carries it (gpu-defaults.yaml sets it per architecture)
     bandwidth = sorted(k for k in options.thresholds or {} if k in METRICS and METRICS[k].unit == "GB/s")
     cliques = {node_labels(node).get(LABEL_GPU_CLIQUE) for node in nodes} - {None, ""}
@@ -183,14 +184,11 @@ def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node])
         return False
     paths = (f"its tests inside a clique run over NVLink and those across cliques over the network, so one threshold "
              f"({', '.join(bandwidth)}) cannot judge both")
-    if scale == "diagnose":
-        raise RenderError(f"testScale diagnose with MNNVL on over {len(cliques)} cliques: {paths}; set enableMNNVL: false "
-                          "(every test over the network) or target one clique", "enableMNNVL")
     if scale == "full-scale" and options.on_failure == "diagnose":
         raise RenderError(f"onFailure: diagnose of a full-scale run with MNNVL on over {len(cliques)} cliques: {paths}; set "
                           "enableMNNVL: false (every test over the network), target one clique, or use testScale intra-rack",
                           "enableMNNVL")
-    return scale == "intra-rack" and options.on_failure == "diagnose"
+    return scale == "diagnose" or (scale == "intra-rack" and options.on_failure == "diagnose")
 
 
 def _workflow(
@@ -209,7 +207,7 @@ def _workflow(
     if scale == "intra-rack":
         orchestration["topology"] = {"topologyKey": key, "strictDomain": True}
     if scale == "diagnose":
-        orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key}
+        orchestration["diagnose"] = {"minGroupSize": options.min_group_size, "topologyKey": key} | ({"withinDomains": True} if within_domains else {})
     if options.on_failure == "diagnose":
         narrowing = {"minGroupSize": options.min_group_size, "topologyKey": LABEL_GPU_CLIQUE}
         orchestration["onFailure"] = {"diagnose": narrowing | ({"withinDomains": True} if within_domains else {})}

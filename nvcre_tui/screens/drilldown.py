@@ -40,6 +40,9 @@ from nvcre_tui.widgets.tree_sync import PlannedNode, sync
 Obj = dict[str, Any]
 
 
+RUN_NOTES = ("fabric-unresolved", "within-domains")  # diagnose notes about the run, not one node: shown under its verdicts
+
+
 class DrilldownScreen(NvcreScreen):
     """One certification, level by level."""
 
@@ -152,6 +155,9 @@ class DrilldownScreen(NvcreScreen):
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗"})
         for fault in faults:
             holder.add_leaf(f"✗ {' / '.join(fault.get('cliques') or [])}  {fault.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
+        for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
+            if note.get("kind") in RUN_NOTES:
+                holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
 
     @staticmethod
     def _verdict_detail(row: Obj, state: Obj) -> Text:

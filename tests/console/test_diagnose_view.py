@@ -75,3 +75,28 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         await pilot.press("escape", "l")
         await pilot.pause()
         assert isinstance(app.screen, LogsScreen) and app.screen.job_name == pane.failures[1].job
+
+
+async def test_the_verdicts_say_when_the_links_between_cliques_were_not_tested() -> None:
+    """GB200 cliques with MNNVL on: diagnose stays inside them, and the drill-down's verdicts say so."""
+    from pathlib import Path
+
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "gb200-diagnose-within-cliques"
+    session = await SimSession.open(load_scenario(case / "scenario.yaml"), None)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        assert await app.submit(certification_body((case / "cert.yaml").read_text()))
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        [verdicts] = [n for n in DrilldownScreen._walk(tree.root) if str(n.label).startswith("verdicts")]
+        labels = [str(n.label) for n in verdicts.children]
+        assert labels[0].startswith("✗ gpu-node-12  faulty")
+        assert any(label.startswith("? every test stayed inside one of the 2 cliques") and "links between cliques were not tested" in label
+                   for label in labels), labels

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
+
+KEYGEN_TIMEOUT = 30.0  # seconds: ssh-keygen takes milliseconds; a hung one must not hang the run
 
 
 async def ssh_key_pair() -> tuple[str, str]:
@@ -18,9 +21,14 @@ async def ssh_key_pair() -> tuple[str, str]:
                             "or Kubeflow Trainer (which makes them itself)")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "id"
-        process = await asyncio.create_subprocess_exec(program, "-q", "-t", "ed25519", "-N", "", "-C", "nvcre", "-f", str(path),
-                                                       stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-        _, error = await process.communicate()
-        if process.returncode != 0:
-            raise WorkloadError(f"ssh-keygen failed: {error.decode(errors='replace').strip()}")
+        # A thread, not an asyncio subprocess: its transport, closed on the loop after the process ends, outlived
+        # short-lived loops (asyncio.run) and was collected later with "Event loop is closed".
+        command = [program, "-q", "-t", "ed25519", "-N", "", "-C", "nvcre", "-f", str(path)]
+        try:
+            done = await asyncio.to_thread(subprocess.run, command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.PIPE, timeout=KEYGEN_TIMEOUT, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise WorkloadError(f"ssh-keygen failed: {error}") from None
+        if done.returncode != 0:
+            raise WorkloadError(f"ssh-keygen failed: {done.stderr.decode(errors='replace').strip()}")
         return path.read_text(), path.with_suffix(".pub").read_text()

@@ -40,7 +40,7 @@ async def quiet(server, polls: int = 4, step: float = 0.005, limit: int = 400) -
             return
 
 
-@pytest.mark.parametrize("case", ["threshold-pass-two-metrics", "xid-mid-run-full-scale"])
+@pytest.mark.parametrize("case", ["threshold-pass-two-metrics", "xid-mid-run-full-scale", "diagnose-slow-gpu"])
 async def test_the_controller_runs_real_pods_to_the_simulators_verdict(case: str, tmp_path: Path) -> None:
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / case / "scenario.yaml")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,9 @@ async def quiet(server, polls: int = 4, step: float = 0.005, limit: int = 400) -
             return
 
 
-@pytest.mark.parametrize("case", ["threshold-pass-two-metrics", "xid-mid-run-full-scale", "diagnose-slow-gpu"])
-async def test_the_controller_runs_real_pods_to_the_simulators_verdict(case: str, tmp_path: Path) -> None:
+async def run_under_controller(case: str, tmp_path: Path) -> tuple[bool, dict[str, Any], str, Any]:
+    """Run a scenario case's certification under `nvcre controller` with real pods (the test kubelet plays them):
+    whether it finished, the objects at the end, the certification's name and the server (its requests)."""
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / case / "scenario.yaml")
     async with installed(tmp_path, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -71,17 +73,37 @@ async def test_the_controller_runs_real_pods_to_the_simulators_verdict(case: str
                 clock.advance(max(min(wait, until_due), 0.001))
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
-            assert finished, f"{case}: the certification never finished under the controller"
-            objects = await snapshot(admin)
-            report = report_from(objects, name)
-            assert comparable(report) == comparable(await asyncio.to_thread(simulator_report, case))
-            engine = [r for r in server.requests if r.user_agent.startswith("nvcre-engine")]
-            assert any(r.verb == "create" and r.api_group == "batch" and r.resource == "jobs" for r in engine)
-            assert any(r.verb == "get" and r.resource == "pods" and r.subresource == "log" for r in engine)
-            assert not [r for r in engine if r.resource == "nodes" and r.verb not in ("get", "list", "watch")]
-            assert denied(server.requests) == []
-            pod_lists = [r for r in engine if r.resource == "pods" and not r.subresource and r.verb == "list"]
-            assert len(pod_lists) == 1, "pods are watched: one list, then events"
-            assert report["workloadFallback"]
+            return finished, await snapshot(admin), name, server
         finally:
             await admin.close()
+
+
+@pytest.mark.parametrize("case", ["threshold-pass-two-metrics", "xid-mid-run-full-scale", "diagnose-slow-gpu"])
+async def test_the_controller_runs_real_pods_to_the_simulators_verdict(case: str, tmp_path: Path) -> None:
+    finished, objects, name, server = await run_under_controller(case, tmp_path)
+    assert finished, f"{case}: the certification never finished under the controller"
+    report = report_from(objects, name)
+    assert comparable(report) == comparable(await asyncio.to_thread(simulator_report, case))
+    engine = [r for r in server.requests if r.user_agent.startswith("nvcre-engine")]
+    assert any(r.verb == "create" and r.api_group == "batch" and r.resource == "jobs" for r in engine)
+    assert any(r.verb == "get" and r.resource == "pods" and r.subresource == "log" for r in engine)
+    assert not [r for r in engine if r.resource == "nodes" and r.verb not in ("get", "list", "watch")]
+    assert denied(server.requests) == []
+    pod_lists = [r for r in engine if r.resource == "pods" and not r.subresource and r.verb == "list"]
+    assert len(pod_lists) == 1, "pods are watched: one list, then events"
+    assert report["workloadFallback"]
+
+
+async def test_a_gb200_run_on_a_cluster_without_compute_domains_fails_at_once_saying_what_to_install(tmp_path: Path) -> None:
+    """MNNVL on GB200 needs a ComputeDomain (NVIDIA's DRA driver); the emulator serves none. The run used to retry
+    its create until the Job timed out; now each group fails at once with the two ways out."""
+    finished, objects, name, server = await run_under_controller("gb200-intra-rack-mnnvl", tmp_path)
+    assert finished
+    report = report_from(objects, name)
+    assert report["result"] == "FAILED"
+    runs = objects["WorkloadRun"]
+    assert runs and all(r["status"]["reason"] == "WorkloadNotCreated" for r in runs)
+    assert all("ComputeDomain (resource.nvidia.com/v1beta1)" in r["status"]["message"] and "enableMNNVL: false" in r["status"]["message"]
+               for r in runs)
+    engine = [r for r in server.requests if r.user_agent.startswith("nvcre-engine")]
+    assert not [r for r in engine if r.verb == "create" and r.resource in ("computedomains", "jobs") and r.api_group != "nvcre.nvidia.com"]

@@ -29,7 +29,7 @@ from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.runners.kubernetes.create import ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind
+from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
@@ -75,6 +75,7 @@ class KubernetesRunner:
         self._trainer = trainer
         self._version: tuple[int, int] | None = None  # the server's (major, minor), once read (None: it does not say)
         self._version_read = False
+        self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -96,6 +97,18 @@ class KubernetesRunner:
             served = await self.kube.served_resources(TRAINER_GROUP_VERSION)
             self._trainer = trainer_served(r.get("name", "") for r in served or [])
         return self._trainer
+
+    async def compute_domain_refusal(self, spec: WorkloadRunSpec) -> str | None:
+        """Why this cluster cannot give `spec` its multi-node NVLink channel (no ComputeDomain served), or None."""
+        if not spec.resource_claims or self._compute_domains:
+            return None
+        served = await self.kube.served_resources(COMPUTE_DOMAIN.api_version)
+        self._compute_domains = any(r.get("name") == COMPUTE_DOMAIN.plural for r in served or [])
+        if self._compute_domains:
+            return None
+        return (f"this run needs a ComputeDomain ({COMPUTE_DOMAIN.api_version}) for multi-node NVLink (MNNVL on "
+                f"GB200/GB300) and the cluster does not serve it: install NVIDIA's DRA driver for GPUs, or set "
+                f"enableMNNVL: false")
 
     async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
@@ -162,7 +175,7 @@ class KubernetesRunner:
             return None
         try:
             where = placement(owner, nodes, spec)
-            refusal = None if trainer else await self.fallback_refusal(spec)
+            refusal = await self.compute_domain_refusal(spec) or (None if trainer else await self.fallback_refusal(spec))
             if refusal:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None

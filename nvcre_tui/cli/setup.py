@@ -336,10 +336,21 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "gpuOperator": ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
         "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
         "dcgmHostengine": _hostengine_row(status.dcgm_hostengine),
+        "computeDomains": _compute_domain_row(status.rack_scale_nodes, status.compute_domains),
         "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
+
+
+def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:
+    """Whether GB200/GB300 runs with MNNVL on (the default there) can get their ComputeDomain (NVIDIA's DRA driver)."""
+    if not rack_scale_nodes:
+        return ("compute domains", "-", "no GB200/GB300 nodes")
+    if not served:
+        return ("compute domains", "missing", f"{rack_scale_nodes} GB200/GB300 nodes and no ComputeDomain CRD: their runs with "
+                "MNNVL on fail at once (install NVIDIA's DRA driver for GPUs, or set enableMNNVL: false)")
+    return ("compute domains", "found", f"{rack_scale_nodes} GB200/GB300 nodes; runs with MNNVL on get a ComputeDomain each")
 
 
 def _hostengine_row(targets: dict[str, bool]) -> tuple[str, str, str]:

@@ -142,3 +142,23 @@ async def test_a_terminating_namespace_is_not_an_install(store, clock) -> None:
     await store.update_status(NAMESPACE, {**copy.deepcopy(ns), "status": {"phase": "Terminating"}})
     status = await probe(store, clock, NS)
     assert not status.namespace_present and not status.installed
+
+
+async def test_gb200_nodes_and_whether_compute_domains_are_served(store, clock) -> None:
+    """GB200/GB300 runs with MNNVL on (their default) need a ComputeDomain each: NVIDIA's DRA driver."""
+    from nvcre_tui.cli.setup import status_rows
+
+    def row(status) -> tuple[str, str, str]:
+        return next(r for r in status_rows(status) if r[0] == "compute domains")
+
+    assert row(await probe(store, clock, NS)) == ("compute domains", "-", "no GB200/GB300 nodes")
+    for n in (node("gb-1", {"nvidia.com/gpu.product": "NVIDIA-GB200"}, 4), node("h-1", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, 8)):
+        await store.create(NODE, n)
+    status = await probe(store, clock, NS)
+    assert (status.rack_scale_nodes, status.compute_domains) == (1, False)
+    state, detail = row(status)[1:]
+    assert state == "missing" and "install NVIDIA's DRA driver for GPUs, or set enableMNNVL: false" in detail
+    await store.create(CRD, trainer_crd("computedomains.resource.nvidia.com"))
+    status = await probe(store, clock, NS)
+    assert status.compute_domains and row(status)[1] == "found"
+    assert status.to_json()["computeDomains"] is True and status.to_json()["rackScaleNodes"] == 1

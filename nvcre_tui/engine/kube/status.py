@@ -18,6 +18,7 @@ from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_target
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
 
@@ -31,6 +32,7 @@ GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
 VERSION_LABELS = ("app.kubernetes.io/version", "helm.sh/chart")
+COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 run with MNNVL on creates per group
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,9 @@ class InstallStatus:
     unknown: dict[str, str] = field(default_factory=dict)  # check -> why it could not be read
     # The hostengine Services the catalog's dcgmi diagnostics connect to: address -> served (kube/hostengine.py).
     dcgm_hostengine: dict[str, bool] = field(default_factory=dict)
+    # GB200/GB300 nodes (MNNVL on by default there) and whether ComputeDomains (NVIDIA's DRA driver) are served.
+    rack_scale_nodes: int = 0
+    compute_domains: bool = False
 
     @property
     def installed(self) -> bool:
@@ -210,6 +215,8 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                   for t in hostengine_targets(default_catalog().entries)}
     # a Terminating namespace is on its way out (setup reset): not an install
     namespace_present = namespace_obj is not None and (namespace_obj.get("status") or {}).get("phase") != "Terminating"
+    rack_scale = sum(1 for node in node_items if node_gpu_architecture(node) in RACK_SCALE_ARCHITECTURES)
+    domains = await _read(unknown, "computeDomains", _get(store, CRD, COMPUTE_DOMAIN_CRD), None) is not None
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
-                         hostengine)
+                         hostengine, rack_scale, domains)

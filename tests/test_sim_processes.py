@@ -173,11 +173,11 @@ def test_two_run_wait_on_one_store_both_finish_and_one_engine_reconciles(tmp_pat
 class Console:
     """`nvcre` on a pseudo-terminal of 120 x 40; its screen output is drained (and kept) by a thread."""
 
-    def __init__(self, state: Path, scenario: Path) -> None:
+    def __init__(self, state: Path, scenario: Path, command: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
-        self.process = subprocess.Popen([*NVCRE, "--sim", "--scenario", str(scenario), "--state", str(state)],
+        env = {**(os.environ if env is None else env), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+        self.process = subprocess.Popen([*NVCRE, *command, "--sim", "--scenario", str(scenario), "--state", str(state)],
                                         stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True)
         os.close(slave)
         self.master = master
@@ -249,3 +249,21 @@ def test_run_wait_beside_a_console_is_a_viewer_until_its_certification_finishes(
     finally:
         console.close()
     assert digest(report(state, scenario)) == uninterrupted
+
+
+@pytest.mark.parametrize("command", [("--read-only",), ("wall",)], ids=["read-only", "wall"])
+def test_a_read_only_console_writes_no_file(command: tuple[str, ...], tmp_path: Path) -> None:
+    """Design property 7: the store is opened read-only and the history only read, so an empty HOME stays empty."""
+    scenario, state = scenario_file(tmp_path), tmp_path / "state.db"
+    run_wait(state, scenario).communicate(timeout=DEADLINE_SECONDS)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items() if key not in ("NVCRE_HISTORY", "NVCRE_STATE", "XDG_STATE_HOME")}
+    before = state.stat().st_mtime_ns
+    console = Console(state, scenario, command, env={**env, "HOME": str(home)})
+    try:
+        wait_for("the console to draw the certification", lambda: b"burn-in" in console.screen, console.process)
+    finally:
+        console.close()
+    assert sorted(str(path.relative_to(home)) for path in home.rglob("*")) == []
+    assert state.stat().st_mtime_ns == before

@@ -55,7 +55,8 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
                          "use a command: nvcre certification run --wait, report, render")
 
     async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
-        return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only)
+        return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only,
+                                  archive_writes=not read_only)
 
     app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener, freeze_heap=True)
     app.run()

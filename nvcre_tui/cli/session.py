@@ -85,16 +85,18 @@ def legacy_state_of(args: argparse.Namespace) -> Path | None:
 
 
 async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine",
-                       readonly: bool = False) -> Session:
+                       readonly: bool = False, archive_writes: bool = True) -> Session:
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
     ManualClock the caller drives (`run --wait`). `readonly` (report, a read-only console): on the
-    simulator the store is opened read-only, so nothing is written to it."""
+    simulator the store is opened read-only, so nothing is written to it. `archive_writes=False` (a read-only
+    console, the wall): the history is only read, so the session writes no file at all."""
     history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 
         return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history, readonly=readonly,
-                                     want_engine=want_engine, role=role, legacy=legacy_state_of(args))
+                                     want_engine=want_engine, role=role, legacy=legacy_state_of(args),
+                                     archive_writes=archive_writes)
     from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
 
     target = await load_kube_target(args)
@@ -106,7 +108,7 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
         clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)  # type: ignore[union-attr]
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
-                                  install_namespace=install, role=role, history=history)
+                                  install_namespace=install, role=role, history=history, archive_writes=archive_writes)
 
 
 def tell_notices(session: Session, told: int = 0) -> int:

@@ -133,14 +133,16 @@ class SimSession:
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,
                    history: Path | None | Literal["default"] = "default", readonly: bool = False, want_engine: bool = True,
-                   role: str = "engine", legacy: Path | None = None, lease_seconds: float = LEASE_SECONDS) -> SimSession:
+                   role: str = "engine", legacy: Path | None = None, lease_seconds: float = LEASE_SECONDS,
+                   archive_writes: bool = True) -> SimSession:
         """Open the store at `path` (a fresh simulated cluster in memory when None), or refuse it in one line
         (InputError: damaged, another scenario's, unwritable). The engine runs here when `want_engine`, the
         store is writable and this session takes the Lease; otherwise the session is a viewer.
 
         live=False: a ManualClock the caller advances (CLI --wait, tests). live=True: a ScaledClock
         running at the scenario's speed, for the console's engine loop. `history`: the archive finished
-        certifications are copied to ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none).
+        certifications are copied to ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none);
+        with `archive_writes=False` (a read-only console) it is only read.
         `legacy`: the old default JSON state, imported when `path` does not exist yet.
         """
         from nvcre_tui.engine.history import attach_archiver, default_history_path
@@ -181,7 +183,7 @@ class SimSession:
             # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
             source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
             archive = default_history_path() if history == "default" else history
-            session.archiver = attach_archiver(session, archive, source, required=history != "default")
+            session.archiver = attach_archiver(session, archive, source, required=history != "default", write=archive_writes)
             await cache.start()
             session.validation_requests = await open_validation_requests(database)
         except BaseException:

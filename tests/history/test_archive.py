@@ -172,3 +172,29 @@ async def test_a_named_history_that_is_not_one_refuses_the_session_the_default_p
                                    "(give --history PATH)"]
     finally:
         await session.close()
+
+
+async def test_a_read_only_console_reads_the_history_but_writes_no_file(tmp_path: Path) -> None:
+    """`nvcre --read-only` and the wall write nothing anywhere (design property 7): the archive is only read."""
+    history, state = tmp_path / "history.db", tmp_path / "state.db"
+    engine = await SimSession.open(fleet(), state, history=None)
+    await certify(engine, "seen-by-the-wall")
+    await engine.close()
+    wall = await SimSession.open(fleet(), state, history=history, readonly=True, want_engine=False, archive_writes=False)
+    try:
+        assert wall.archiver is None and wall.history is None
+    finally:
+        await wall.close()
+    assert not history.exists()
+
+    writer = await SimSession.open(fleet(), None, history=history)
+    await certify(writer, "archived-earlier")
+    await writer.close()
+    before = history.stat().st_mtime_ns, sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()
+    wall = await SimSession.open(fleet(), state, history=history, readonly=True, want_engine=False, archive_writes=False)
+    try:
+        assert wall.archiver is None and wall.history is not None
+        assert [c["name"] for c in wall.history.certifications()] == ["archived-earlier"]
+    finally:
+        await wall.close()
+    assert (history.stat().st_mtime_ns, sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()) == before

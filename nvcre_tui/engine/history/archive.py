@@ -187,14 +187,19 @@ def _loop_running() -> bool:
     return True
 
 
-def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True) -> Archiver | None:
+def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True,
+                    write: bool = True) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
-    its read-only `history` query. A file that is not a history database is an InputError when `required`
+    its read-only `history` query. `write=False` (a read-only console, the wall): an existing history is only
+    read, and no file is created or written. A file that is not a history database is an InputError when `required`
     (the user named it). The default place failing (not writable, not a history) leaves the session without
     an archive and says so in one of its `notices`: a readable history there is still shown, read-only.
     A write that fails later adds a notice too (see Archiver)."""
     session.history = None
     if history is None:
+        return None
+    if not write:
+        session.history = _readable_history(history)
         return None
     try:
         if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only

@@ -106,12 +106,14 @@ class KubeSession:
     async def open(cls, target: KubeTarget, catalog: Catalog, *, clock: Clock | None = None, scenario: Scenario | None = None,
                    want_engine: bool = True, install_namespace: str = DEFAULT_INSTALL_NAMESPACE,
                    metrics: Metrics | None = None, role: str = "engine",
-                   history: Path | None | Literal["default"] = "default", elect: bool = True) -> KubeSession:
+                   history: Path | None | Literal["default"] = "default", elect: bool = True,
+                   archive_writes: bool = True) -> KubeSession:
         """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
         runs, else run real pods (the Kubernetes runner); take the engine Lease when `want_engine` and nobody
         live holds it. With `elect=False` the engine is built but the Lease is the caller's (`nvcre controller`
         queues for it and runs the engine only while it holds it). Finished certifications are archived into
-        `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none)."""
+        `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none), which a
+        read-only console (`archive_writes=False`) only reads."""
         from nvcre_tui.engine.history import attach_archiver, default_history_path
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
@@ -147,7 +149,8 @@ class KubeSession:
             else:
                 await session._elect(want_engine, metrics, role)
             archive = default_history_path() if history == "default" else history
-            session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default")
+            session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
+                                               write=archive_writes)
             await cache.start()
             session.validation_requests = await open_validation_requests(store)
         except BaseException:

@@ -73,10 +73,12 @@ class SizeAverage:
 
 @dataclass(frozen=True)
 class SkippedRow:
-    """A result row left out of every average because a time or bandwidth cell is inf, nan or negative."""
+    """A result row left out of every average: a time or bandwidth cell is inf, nan or negative, or the line
+    looks like a row but a cell is unreadable or the cell count is not the table's."""
 
     size: int
-    cells: str  # the bad cells as printed: "busbw inf", "algbw -1.00, busbw -1.00"
+    cells: str  # what is wrong, cells as printed: "busbw inf", "algbw -1.00, busbw -1.00", "count 1_000", "14 cells
+    # (the table has 13)"
     where: str  # "line 57" in a stdout table, "results[3]" in a -J document
 
 
@@ -111,7 +113,7 @@ class NcclResult:
     out_of_bounds: int | None  # summed over footers
     ranks: dict[int, RankDevice] = field(default_factory=dict)
     failure: Failure | None = None
-    skipped_count: int = 0  # rows left out of the averages for inf, nan or negative cells
+    skipped_count: int = 0  # rows left out of the averages: inf, nan or negative cells, or refused row-like lines
     skipped_rows: tuple[SkippedRow, ...] = ()  # the first MAX_SKIPPED_NAMED of them
 
     @property
@@ -285,7 +287,7 @@ class NcclAggregator:
             self.check_error(size, kind, max_error)
 
     def skip(self, size: int, cells: str, where: str) -> None:
-        """A row that is whole but for inf, nan or negative cells: in no average, but counted and named."""
+        """A row left out (inf, nan or negative cells, or a row-like line refused): in no average, but counted and named."""
         self.skipped_count += 1
         if len(self.skipped_rows) < MAX_SKIPPED_NAMED:
             self.skipped_rows.append(SkippedRow(size, cells, where))

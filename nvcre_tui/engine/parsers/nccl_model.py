@@ -20,6 +20,9 @@ DEFAULT_MAX_ROWS = 2048
 #: Skipped rows named in the result; the rest are only counted, so a log of bad rows cannot grow memory.
 MAX_SKIPPED_NAMED = 3
 
+#: How an nccl-tests note begins, in notes() and so in a run's completion message (the report finds it there).
+NOTE_PREFIX = "nccl: "
+
 
 @dataclass(frozen=True)
 class Half:
@@ -139,7 +142,7 @@ class NcclResult:
         """Rows left out of the averages, named ("nccl: 2 rows skipped: ..."); none for a clean log."""
         if not self.skipped_count:
             return ()
-        return (f"nccl: {describe_skipped(self.skipped_count, self.skipped_rows)}",)
+        return (f"{NOTE_PREFIX}{describe_skipped(self.skipped_count, self.skipped_rows)}",)
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""

@@ -368,3 +368,89 @@ def test_a_json_integer_beyond_any_double_is_no_number_not_a_traceback() -> None
     document["results"][0]["out_of_place"]["alg_bw"] = 10**400
     result = parse_nccl(json.dumps(document))
     assert result.skipped_count == 1 and result.skipped_rows[0].cells == "algbw 100000000000000000000..."
+
+
+# --- lines that look like rows but are refused for any other reason: named too, never dropped silently --------
+
+E1 = fixture("nccl_e1_modern.txt")
+E1_ROW_2M = "     2097152        524288     float     sum      -1    25.77   81.39  142.43       0    26.08   80.42  140.74       0\n"
+
+
+@pytest.mark.parametrize("max_rows", [2048, 0])  # the strict reader, and the batched one handing a failed group back
+@pytest.mark.parametrize(("old", "new", "named"), [
+    (" 142.43 ", " +4 ", "busbw +4"), (" 524288 ", " 1_000 ", "count 1_000"), (" 81.39 ", " abc ", "algbw abc"),
+    (" 142.43 ", " ٣ ", "busbw ٣"), (" 25.77 ", " +inf ", "time +inf"), ("    -1 ", "   -1x ", "root -1x"),
+    ("     float ", "    1float ", "type 1float"), ("       0\n", "    zero\n", "in-place #wrong zero"),
+    ("  140.74 ", "  ", "12 cells (the table has 13)"), ("       0\n", "       0    0\n", "14 cells (the table has 13)"),
+])
+def test_a_row_like_line_refused_for_another_reason_is_named(max_rows: int, old: str, new: str, named: str) -> None:
+    """Reference E.1 with its 2 MB row damaged: that row is named with its line, the other ten measure as before."""
+    bad = E1_ROW_2M.replace(old, new, 1)
+    assert bad != E1_ROW_2M and E1.count(E1_ROW_2M) == 1
+    result = parse_nccl(E1.replace(E1_ROW_2M, bad), max_rows=max_rows)
+    assert result.notes() == (f"nccl: 1 row skipped: {named} at size 2097152 B (line 19)",)
+    assert result.row_count == 10 and 2097152 not in [size.size for size in result.sizes]
+    assert result.measurements() == parse_nccl(E1).measurements() and result.passed
+
+
+def test_refused_rows_behind_kubelet_timestamps_are_named_with_their_lines() -> None:
+    text = fixture("nccl_kubelet_info_cycles.txt")
+    lines = text.splitlines(True)
+    numbers = [number for number, line in enumerate(lines, 1) if line.split()[1:2] == ["134217728"]]
+    assert len(numbers) == 2
+    damaged = lines[numbers[1] - 1].replace(" 134217728 ", " 1_34217728 ", 1).replace("    float ", " float 7 ", 1)
+    lines[numbers[0] - 1] = lines[numbers[0] - 1].replace("  float ", " +float ", 1)
+    lines[numbers[1] - 1] = damaged  # its size cell is no integer: not row-like, no size to name
+    result = parse_nccl("".join(lines))
+    assert result.notes() == (f"nccl: 1 row skipped: type +float at size 134217728 B (line {numbers[0]})",)
+    assert [size.samples for size in result.sizes] == [2, 2, 2]
+
+
+@pytest.mark.parametrize("line", [
+    "\n", "#\n", "# Avg bus bandwidth    : 345.461 \n", "Avg bus bandwidth    : 345.461\n", "# Out of bounds values : 0 OK\n",
+    "Out of bounds values : 0 OK\n", "#  Rank  0 Group  0 Pid   4101 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3\n",
+    "gpu-n01:4101:4188 [0] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7\n",
+    "gpu-n01:4101:4160 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.20<48190> with status=12 opcode=0 len=0\n",
+    "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 1 iters: 100 agg iters: 1\n",
+    "nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 1 iters: 100 agg iters: 1\n",
+    "#     1048576        262144     float     sum      -1    21.88   47.92   83.85       0    22.15   47.35   82.86       0\n",
+    "8 ranks on 1 node, each rank runs one thread with one GPU and no graph capture at all\n",
+    "Warning: Permanently added 'gpu-n02' (ED25519) to the list of known hosts.\n", "4101 4102 4103\n",
+])
+def test_lines_that_are_no_rows_are_no_refused_rows(line: str) -> None:
+    """Headers, comments (a commented-out row too), banners, NCCL INFO/WARN lines, footers, prose and short
+    number lines, in the middle of the table, are not named."""
+    first = E1.index(E1_ROW_2M)
+    result = parse_nccl(E1[:first] + line + E1[first:])
+    assert result.notes() == () and result.row_count == 11
+
+
+def test_a_log_of_only_refused_rows_is_no_measurement_and_names_them() -> None:
+    rows = [line for line in E1.splitlines(True) if line.split()[2:3] == ["float"]]
+    assert len(rows) == 11
+    text = E1.replace(rows[0], rows[0].replace(" 262144 ", " 1_000 "))
+    for row in rows[1:]:
+        text = text.replace(row, row.replace("  float ", " f1oat 1 ", 1))
+    with pytest.raises(ParseError) as caught:
+        parse_nccl(text)
+    assert caught.value.reason == "NoDataCollected"
+    assert caught.value.message == ("no valid nccl-tests result rows: 11 rows skipped: count 1_000 at size 1048576 B (line 18); "
+                                    "14 cells (the table has 13) at size 2097152 B (line 19); "
+                                    "14 cells (the table has 13) at size 4194304 B (line 20) and 8 more")
+
+
+def test_the_last_line_cut_off_mid_row_is_no_refused_row() -> None:
+    """A log cut before its last newline drops that incomplete row by rule (its cells may be cut short)."""
+    cut = E1[: E1.index(E1_ROW_2M) + E1_ROW_2M.index("26.08")]  # 9 of its 13 cells
+    result = parse_nccl(cut)
+    assert result.row_count == 1 and result.notes() == ()
+    assert parse_nccl(cut + "\n").notes() == ("nccl: 1 row skipped: 9 cells (the table has 13) at size 2097152 B (line 19)",)
+
+
+@pytest.mark.parametrize("text", ["--5", "+4", "1_000", "٣", "- 1"])
+def test_a_json_root_int_would_read_or_choke_on_is_no_root_and_no_traceback(text: str) -> None:
+    """int() takes "+4" and "1_000" and raises on "--5": nccl-tests writes "    -1", nothing else is read."""
+    document = json.loads(fixture("nccl_json_output.json"))
+    document["results"][0]["root"] = text
+    result = parse_nccl(json.dumps(document))
+    assert result.rows[0].root is None and result.rows[1].root == -1 and result.row_count == 3

@@ -7,6 +7,7 @@ skipped and reported, like a table row; any other entry that is not a result (tr
 from __future__ import annotations
 
 import math
+import re
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -26,13 +27,18 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
+# What nccl-tests prints for an integer in text ("    -1"): int() alone would also take "+4", "1_000" and
+# non-ASCII digits, and raise on "--5".
+_PADDED_INTEGER = re.compile(r"\s*-?\d{1,20}\s*", re.ASCII)
+
+
 def _integer(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit():
-        return int(value.strip())  # nccl-tests writes root as the padded text "    -1"
+    if isinstance(value, str) and _PADDED_INTEGER.fullmatch(value):
+        return int(value)  # nccl-tests writes root as the padded text "    -1"
     return None
 
 

@@ -3,8 +3,8 @@
 Every generation people still run: with or without the root column, `#wrong` counts or the older
 `error` column (a maximum deviation), per-iteration statistics (-I), a trailing timestamp (-S).
 A row must fit its layout exactly, or it is skipped, never guessed at; a row that fits but for time or
-bandwidth cells printed as inf, nan or a negative number is told apart (`invalid_cells`) so that its
-skipping can be reported.
+bandwidth cells printed as inf, nan or a negative number is told apart (`invalid_cells`), and any other
+line that looks like a row is given its reason (`refusal`), so that every skipped row can be reported.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_number
@@ -26,11 +27,17 @@ _CLOCK = re.compile(r"\d\d:\d\d:\d\d", re.ASCII)
 # "%5.0e" (the `error` column) prints one digit and an exponent; "%6g" counts never look like that
 # below a million, and from there both readings convict.
 _ERROR_CELL = re.compile(r"\de[-+]\d\d", re.ASCII)
-# What printf makes of a double, signs and all ("-nan", "inf", "-1.00"): a cell of this shape that is not
-# a finite non-negative value is a measurement gone wrong, not noise.
-_PRINTED_NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)",
+# What printf makes of a double ("-nan", "inf", "-1.00"; a sign only when negative): a cell of this shape
+# that is not a finite non-negative value is a measurement gone wrong, not noise.
+_PRINTED_NUMBER = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)",
                              re.ASCII | re.IGNORECASE)
 _HALF_NAMES = ("", "in-place ")
+# A line "looks like a data row" when its first cell is a size (1 to 20 ASCII digits: nccl-tests prints a
+# size_t), it has 9 to 25 cells (every layout's 11 to 23, give or take two) and at least half of its cells
+# hold a digit. Headers, '#' comments, banners, NCCL INFO/WARN lines and footers never start with a bare
+# number; prose that does ("2 ranks failed ...") is mostly words.
+_ROW_CELLS = range(9, 26)
+_SHOWN_CELL = 24  # a refused cell is named with at most this many characters
 
 
 @dataclass(frozen=True)
@@ -194,3 +201,55 @@ def invalid_cells(tokens: list[str], columns: Columns) -> tuple[int, str] | None
         return None
     row = read_row(repaired, columns)  # with those cells as 0 the row must be whole, or it is no row at all
     return None if row is None else (row[0], ", ".join(named))
+
+
+def _shown(cell: str) -> str:
+    return cell if len(cell) <= _SHOWN_CELL else f"{cell[:_SHOWN_CELL - 3]}..."
+
+
+def looks_like_row(tokens: list[str]) -> bool:
+    """Whether a split line has the shape of an nccl-tests data row (see _ROW_CELLS), valid or not."""
+    size = tokens[0] if tokens else ""
+    if not (len(size) <= 20 and size.isascii() and size.isdigit()) or len(tokens) not in _ROW_CELLS:
+        return False
+    return 2 * sum(1 for token in tokens if any(map(str.isdigit, token))) >= len(tokens)
+
+
+def _unreadable(tokens: list[str], columns: Columns) -> str | None:
+    """'count 1_000': the first cell of a row of its layout's width that `read_row` cannot read."""
+    def whole(cell: str) -> object:
+        return unsigned_int(cell) if len(cell) <= 20 else None
+
+    def root(cell: str) -> object:
+        return signed_int(cell) if len(cell) <= 11 else None
+
+    def wrong(cell: str) -> object:
+        return True if cell == "N/A" else unsigned_number(cell)
+
+    checks: list[tuple[str, int, Callable[[str], object]]] = [
+        ("size", columns.size, whole), ("count", columns.count, whole), ("type", columns.type, WORD.fullmatch)]
+    if columns.redop is not None:
+        checks.append(("redop", columns.redop, WORD.fullmatch))
+    if columns.root is not None:
+        checks.append(("root", columns.root, root))
+    if columns.timestamp is not None:
+        checks += [("date", columns.timestamp, _DATE.fullmatch), ("clock", columns.timestamp + 1, _CLOCK.fullmatch)]
+    for half, start in zip(_HALF_NAMES, columns.halves):
+        checks += [(f"{half}time", start, unsigned_number), (f"{half}algbw", start + columns.algbw, unsigned_number),
+                   (f"{half}busbw", start + columns.busbw, unsigned_number)]
+        if columns.wrong is not None:
+            checks.append((f"{half}{'error' if columns.error_kind else '#wrong'}", start + columns.wrong, wrong))
+    return next((f"{name} {_shown(tokens[index])}" for name, index, check in checks if check(tokens[index]) is None),
+                None)
+
+
+def refusal(tokens: list[str], layout: Layout | None) -> str | None:
+    """Why a line that looks like a data row is not one of the table being read ('busbw +4', '14 cells (the
+    table has 13)'); None for a line that does not look like a row (noise is no refused row)."""
+    if not looks_like_row(tokens):
+        return None
+    if layout is None:
+        return f"{len(tokens)} cells (no nccl-tests layout)"
+    if len(tokens) != layout.width:
+        return f"{len(tokens)} cells (the table has {layout.width})"
+    return _unreadable(tokens, Columns.of(layout)) or "unreadable"

@@ -20,6 +20,9 @@ DEFAULT_MAX_ROWS = 2048
 #: Skipped rows named in the result; the rest are only counted, so a log of bad rows cannot grow memory.
 MAX_SKIPPED_NAMED = 3
 
+#: How an nccl-tests note begins, in notes() and so in a run's completion message (the report finds it there).
+NOTE_PREFIX = "nccl: "
+
 
 @dataclass(frozen=True)
 class Half:
@@ -73,10 +76,12 @@ class SizeAverage:
 
 @dataclass(frozen=True)
 class SkippedRow:
-    """A result row left out of every average because a time or bandwidth cell is inf, nan or negative."""
+    """A result row left out of every average: a time or bandwidth cell is inf, nan or negative, or the line
+    looks like a row but a cell is unreadable or the cell count is not the table's."""
 
     size: int
-    cells: str  # the bad cells as printed: "busbw inf", "algbw -1.00, busbw -1.00"
+    cells: str  # what is wrong, cells as printed: "busbw inf", "algbw -1.00, busbw -1.00", "count 1_000", "14 cells
+    # (the table has 13)"
     where: str  # "line 57" in a stdout table, "results[3]" in a -J document
 
 
@@ -111,7 +116,7 @@ class NcclResult:
     out_of_bounds: int | None  # summed over footers
     ranks: dict[int, RankDevice] = field(default_factory=dict)
     failure: Failure | None = None
-    skipped_count: int = 0  # rows left out of the averages for inf, nan or negative cells
+    skipped_count: int = 0  # rows left out of the averages: inf, nan or negative cells, or refused row-like lines
     skipped_rows: tuple[SkippedRow, ...] = ()  # the first MAX_SKIPPED_NAMED of them
 
     @property
@@ -137,7 +142,7 @@ class NcclResult:
         """Rows left out of the averages, named ("nccl: 2 rows skipped: ..."); none for a clean log."""
         if not self.skipped_count:
             return ()
-        return (f"nccl: {describe_skipped(self.skipped_count, self.skipped_rows)}",)
+        return (f"{NOTE_PREFIX}{describe_skipped(self.skipped_count, self.skipped_rows)}",)
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""
@@ -285,7 +290,7 @@ class NcclAggregator:
             self.check_error(size, kind, max_error)
 
     def skip(self, size: int, cells: str, where: str) -> None:
-        """A row that is whole but for inf, nan or negative cells: in no average, but counted and named."""
+        """A row left out (inf, nan or negative cells, or a row-like line refused): in no average, but counted and named."""
         self.skipped_count += 1
         if len(self.skipped_rows) < MAX_SKIPPED_NAMED:
             self.skipped_rows.append(SkippedRow(size, cells, where))

@@ -5,7 +5,8 @@ headers were lost, or whose header does not fit its rows (a blank redop cell), i
 the row shape instead. Launcher prefixes (kubelet timestamps, mpirun tags, srun labels) are skipped
 as tokens. Rows go through the strict per-row reader until the layout has proven itself and the
 first `max_rows` rows are kept; after that they are batched (nccl_batch), which is what makes a
-200 MB log cost little more than splitting its lines.
+200 MB log cost little more than splitting its lines. A line that looks like a row but is not one of
+the table (nccl_layout.refusal) is named in the notes with its line, never dropped silently.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Iterable
 
 from nvcre_tui.engine.parsers.base import unsigned_number
 from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
-from nvcre_tui.engine.parsers.nccl_layout import Columns, Layout, infer_layout, invalid_cells, layout_from_header, read_row
+from nvcre_tui.engine.parsers.nccl_layout import (Columns, Layout, infer_layout, invalid_cells, layout_from_header, read_row,
+                                                  refusal)
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
 from nvcre_tui.engine.parsers.prefixes import prefix_tokens
 
@@ -117,7 +119,7 @@ class TableReader:
                         watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
                     continue
             if len(tokens) != width:
-                self._misfit(tokens, number)
+                self._misfit(tokens, number, saw_newline and not line.endswith("\n"))
             elif fast:
                 append(tokens)
                 append_line(number)
@@ -191,24 +193,30 @@ class TableReader:
         row = read_row(tokens, self.columns)
         if row is not None:
             self._accept(row, cut_off)
-        elif not self._skipped(tokens, self.columns, number) and (not self.fitted or not self.from_header):
+        elif self._skipped(tokens, self.columns, number):
+            return
+        elif self.fitted and self.from_header:
+            self._reject(tokens, self.layout, number, cut_off)
+        else:
             self._misfit(tokens, number, cut_off)
 
     def _strict(self, offset: int, tokens: list[str], number: int) -> None:
         """A batched row whose group failed the bulk check: read on its own (without its prefix token)."""
+        assert self.batch_layout is not None
         if offset and not prefix_token(tokens[0]):
+            self._reject(tokens, self.batch_layout, number)  # a row one cell too wide, not a prefixed row
             return
         tokens = tokens[offset:]
-        assert self.batch_layout is not None
         columns = Columns.of(self.batch_layout)
         row = read_row(tokens, columns)
-        if row is None and not self._skipped(tokens, columns, number) and not self.from_header:
-            layout = infer_layout(tokens)  # headerless logs: every row may have its own shape
-            if layout is not None:
-                columns = Columns.of(layout)
-                row = read_row(tokens, columns)
-                if row is None:
-                    self._skipped(tokens, columns, number)
+        if row is None and not self._skipped(tokens, columns, number):
+            layout = None if self.from_header else infer_layout(tokens)  # headerless: each row has its own shape
+            if layout is None:
+                self._reject(tokens, self.batch_layout, number)
+            else:
+                row = read_row(tokens, Columns.of(layout))
+                if row is None and not self._skipped(tokens, Columns.of(layout), number):
+                    self._reject(tokens, layout, number)
         if row is not None:
             self.aggregator.add(*row)
 
@@ -220,17 +228,24 @@ class TableReader:
             self.aggregator.skip(invalid[0], invalid[1], f"line {number}")
         return invalid is not None
 
+    def _reject(self, tokens: list[str], layout: Layout | None, number: int, cut_off: bool = False) -> None:
+        """A line refused as a row of `layout`: named as a skipped row when it looks like one. The input's
+        last line, cut off before its newline, is not: it is an incomplete row, dropped by rule."""
+        reason = None if cut_off else refusal(tokens, layout)
+        if reason is not None:
+            self.aggregator.skip(int(tokens[0]), reason, f"line {number}")
+
     def _misfit(self, tokens: list[str], number: int, cut_off: bool = False) -> None:
         """A row the current layout does not fit: infer its layout, unless a header has proven its own."""
         if self.from_header and self.fitted:
+            self._reject(tokens, self.layout, number, cut_off)
             return
         layout = infer_layout(tokens)
-        if layout is None:
-            return
-        columns = Columns.of(layout)
-        row = read_row(tokens, columns)
+        columns = None if layout is None else Columns.of(layout)
+        row = None if columns is None else read_row(tokens, columns)
         if row is None:
-            self._skipped(tokens, columns, number)
+            if columns is None or not self._skipped(tokens, columns, number):
+                self._reject(tokens, layout or self.layout, number, cut_off)
             return
         # A header whose pattern fits no row (a blank redop cell) yields to the rows' own shape.
         self._use(layout, from_header=False)

@@ -146,6 +146,9 @@ def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, c
     diagnostics = category.get("diagnostics")
     if diagnostics and diagnostics["passedWithSkippedTests"]:
         out.append(_table(("nodes", "DCGM verdict"), [(", ".join(item["nodes"]), item["verdict"]) for item in diagnostics["passedWithSkippedTests"]]))
+    if category.get("passedWithSkippedRows"):
+        out.append(_table(("nodes", "nccl-tests: passed with skipped rows"),
+                          [(", ".join(item["nodes"]), item["note"]) for item in category["passedWithSkippedRows"]]))
     if curves:
         out.append(f"<figure>{curve_svg(curves)}<figcaption>Bus bandwidth vs message size, per group (out-of-place busbw from each run's nccl-tests log).</figcaption></figure>")
     elif curve_note:

@@ -18,6 +18,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 
 Obj = dict[str, Any]
@@ -126,6 +127,19 @@ def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
     return {"samples": len(ran), "passedWithSkippedTests": marked}
 
 
+def _skipped_rows(jobs: Sequence[Obj]) -> list[Obj]:
+    """nccl-tests runs that passed with rows left out of their averages (not a clean pass), each with the note
+    its completion message carries ("workload completed; nccl: 2 rows skipped: ...")."""
+    marked = []
+    for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
+        if cond.phase(job) == "Succeeded":
+            message = (cond.find(conditions_of(job), "Succeeded") or {}).get("message", "")
+            _, found, note = message.partition(f"; {NCCL_NOTE}")
+            if found:
+                marked.append({"nodes": group_nodes(job), "note": note})
+    return marked
+
+
 def category_report(category: CategoryView) -> Obj:
     """One category's section."""
     status, workflow, jobs = category.status, category.workflow, category.jobs
@@ -151,6 +165,9 @@ def category_report(category: CategoryView) -> Obj:
     diagnostics = _diagnostics(jobs)
     if diagnostics is not None:
         row["diagnostics"] = diagnostics
+    skipped_rows = _skipped_rows(jobs)
+    if skipped_rows:  # only then: a clean category's report is what it always was
+        row["passedWithSkippedRows"] = skipped_rows
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
     tested = [g for g in bandwidth if g["busBW"] is not None]

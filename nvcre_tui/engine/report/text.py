@@ -99,6 +99,10 @@ def _category_rows(category: Obj) -> list[str]:
         marked = diagnostics["passedWithSkippedTests"]
         rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
         rows += [f"  ! {_names(item['nodes'])}: {item['verdict']} ({item['message'].split(': ', 1)[-1]})" for item in marked[:MAX_GROUP_ROWS]]
+    marked_rows = category.get("passedWithSkippedRows") or []
+    if marked_rows:
+        rows.append(_field("nccl-tests", f"{count(len(marked_rows), 'run')} passed with skipped rows"))
+        rows += [f"  ! {_names(item['nodes'])}: {item['note']}" for item in marked_rows[:MAX_GROUP_ROWS]]
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")

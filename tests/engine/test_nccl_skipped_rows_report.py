@@ -1,0 +1,103 @@
+"""A Job whose nccl-tests log passed with rows skipped says so in the report (JSON, text and HTML), as a DCGM
+pass with skipped tests does; a clean log's report has no such entry."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from nvcre_tui.engine.clock import ManualClock, format_time
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.report.html import render_html
+from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.text import render_text
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.parsers.golden import fixture_text
+
+Obj = dict[str, Any]
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: nccl-two, namespace: default}
+spec:
+  target: {nodeNames: [gpu-node-01, gpu-node-02]}
+  categories: [{domain: communication, variant: nccl-loopback}]
+"""
+E1 = fixture_text("nccl_e1_modern.txt")  # reference E.1: a real all_reduce_perf log, 11 sizes, 8 GPUs of one node
+ROW_2M = "     2097152        524288     float     sum      -1    25.77   81.39  142.43       0    26.08   80.42  140.74       0\n"
+ROW_4M = "     4194304       1048576     float     sum      -1    33.53  125.07  218.88       0    33.94  123.59  216.28       0\n"
+DAMAGED = E1.replace(ROW_2M, ROW_2M.replace(" 142.43 ", " inf ")).replace(ROW_4M, ROW_4M.replace(" 1048576 ", " 1_048_576 "))
+
+
+class LogRunner:
+    """Every run succeeds at once, its pod log the text given for its node."""
+
+    simulated = False
+
+    def __init__(self, store: WriteThroughStore, clock: ManualClock, logs: dict[str, str]) -> None:
+        self.store, self.clock, self.logs_by_node = store, clock, logs
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        if (run.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return None
+        now = format_time(self.clock.now())
+        meta = run["metadata"]
+        await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
+                                      {"phase": "Succeeded", "exitCode": 0, "startTime": now, "completionTime": now})
+        return None
+
+    async def logs(self, run: Obj) -> list[str]:
+        node = next(name for name in self.logs_by_node if name in str(run["spec"]))
+        return self.logs_by_node[node].splitlines()
+
+    async def stop(self, run: Obj) -> None:
+        return None
+
+    async def tick(self) -> float | None:
+        return None
+
+
+async def certify(logs: dict[str, str]) -> Obj:
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    for node in build_nodes(default_scenario()):
+        created = await store.create(NODE, node)
+        await store.update_status(NODE, {**created, "status": node["status"]})
+    cache = engine_cache(store)
+    writer = WriteThroughStore(store, cache)
+    engine = Engine(writer, clock, default_catalog(), LogRunner(writer, clock, logs), cache=cache)
+    cert = certification_from_text("cert", CERT, default_catalog()).to_wire()
+    cert.pop("status", None)
+    await store.create(CERTIFICATION, cert)
+    await cache.start()
+    try:
+        await engine.run_until_settled(max_seconds=3600)
+    finally:
+        await engine.stop()
+        await cache.stop()
+    final = await store.get(CERTIFICATION, "nccl-two", "default")
+    return build_report(final, (await store.list(WORKFLOW)).items, (await store.list(JOB)).items)
+
+
+def test_a_pass_with_skipped_nccl_rows_is_marked_in_every_report() -> None:
+    report = asyncio.run(certify({"gpu-node-01": E1, "gpu-node-02": DAMAGED}))
+    [category] = report["categories"]
+    assert category["status"] == "Succeeded" and report["result"] == "PASSED"
+    note = ("2 rows skipped: busbw inf at size 2097152 B (line 19); "
+            "count 1_048_576 at size 4194304 B (line 20)")
+    assert category["passedWithSkippedRows"] == [{"nodes": ["gpu-node-02"], "note": note}]
+    assert f"! gpu-node-02: {note}" in render_text(report)
+    assert "1 run passed with skipped rows" in render_text(report)
+    assert f"<td>gpu-node-02</td><td>{note}</td>" in render_html(report)
+
+
+def test_clean_nccl_logs_give_no_such_entry() -> None:
+    report = asyncio.run(certify({"gpu-node-01": E1, "gpu-node-02": E1}))
+    [category] = report["categories"]
+    assert category["status"] == "Succeeded" and "passedWithSkippedRows" not in category
+    assert "skipped rows" not in render_text(report) and "skipped rows" not in render_html(report)

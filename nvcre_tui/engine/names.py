@@ -6,6 +6,7 @@ import re
 
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
 
 
 def is_label_name(text: str) -> bool:
@@ -19,4 +20,16 @@ def is_label_key(key: str) -> bool:
     return is_label_name(name) and (not slash or (0 < len(prefix) <= 253 and re.fullmatch(DNS_SUBDOMAIN, prefix) is not None))
 
 
-__all__ = ["DNS_SUBDOMAIN", "LABEL_VALUE", "is_label_key", "is_label_name"]
+def config_key_problem(key: str) -> str | None:
+    """Why `key` cannot be a ConfigMap (or Secret) data key, as the API server's IsConfigMapKey judges it; None when
+    it can. A key is a file name in the mounted volume: no '/', not '.' or '..' nor starting with '..'."""
+    if len(key.encode()) > 253:
+        return "is longer than 253 characters"
+    if re.fullmatch(CONFIG_KEY, key) is None:
+        return "may hold only letters, digits, '-', '_' and '.' (no '/': the files are mounted in one directory)"
+    if key in (".", "..") or key.startswith(".."):
+        return "must not be '.' or '..' nor start with '..'"
+    return None
+
+
+__all__ = ["CONFIG_KEY", "DNS_SUBDOMAIN", "LABEL_VALUE", "config_key_problem", "is_label_key", "is_label_name"]

@@ -8,6 +8,7 @@ IP allocation beyond a counter, and service-account token controllers.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -175,16 +176,41 @@ def check_immutable(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+CONFIG_KEY_MESSAGE = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
+                      "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+
+
+def config_key_problems(key: str) -> list[str]:
+    """apimachinery's IsConfigMapKey (ConfigMap and Secret data keys): at most 253 bytes of [-._a-zA-Z0-9],
+    not '.' or '..' nor starting with '..' (they would escape the mounted volume's directory)."""
+    problems = ["must be no more than 253 characters"] if len(key.encode()) > 253 else []
+    if not CONFIG_KEY.fullmatch(key):
+        problems.append(CONFIG_KEY_MESSAGE)
+    if key in (".", ".."):
+        problems.append(f"must not be '{key}'")
+    elif key.startswith(".."):
+        problems.append("must not start with '..'")
+    return problems
+
+
 def _configmap(obj: Obj) -> list[Cause]:
     causes = []
-    size = sum(len(k) + len(v) for section in ("data", "binaryData") for k, v in (obj.get(section) or {}).items()
-               if isinstance(v, str))
+    sections = {section: obj.get(section) or {} for section in ("data", "binaryData")}
+    for section, entries in sections.items():
+        for key in entries:
+            causes += [Cause("FieldValueInvalid", f'Invalid value: "{key}": {problem}', f"{section}[{key}]")
+                       for problem in config_key_problems(str(key))]
+    for key in sections["data"]:
+        if key in sections["binaryData"]:
+            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{key}": duplicate of key present in binaryData', f"data[{key}]"))
+    # the values count, not the keys (ValidateConfigMap's totalSize)
+    size = sum(len(v) for entries in sections.values() for v in entries.values() if isinstance(v, str))
     if size > 1048576:
         causes.append(Cause("FieldValueTooLong", "Too long: must have at most 1048576 bytes", "[]"))
-    for section in ("data",):
-        for key, value in (obj.get(section) or {}).items():
-            if not isinstance(value, str):
-                causes.append(Cause("FieldValueTypeInvalid", "Invalid value: must be a string", f"{section}[{key}]"))
+    for key, value in sections["data"].items():
+        if not isinstance(value, str):
+            causes.append(Cause("FieldValueTypeInvalid", "Invalid value: must be a string", f"data[{key}]"))
     return causes
 
 

@@ -314,3 +314,23 @@ async def test_pod_specs_are_frozen_and_binding_assigns_the_node(api: client.Api
     assert bound.spec.node_name == "n1" and bound.status.conditions[0].type == "PodScheduled"
     status, again, _ = await raw(apiserver, "POST", "/api/v1/namespaces/default/pods/p/binding", binding)
     assert status == 409 and again["message"].endswith('pod p is already assigned to node "n1"')
+
+
+async def test_config_map_keys_must_be_file_names_of_one_directory(apiserver: ApiServer) -> None:  # noqa: F811
+    # ValidateConfigMap runs IsConfigMapKey on every data/binaryData key: a key becomes a file of the mounted volume
+    path = "/api/v1/namespaces/default/configmaps"
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "nested"}, "data": {"conf/train.sh": "x"}})
+    assert status == 422 and body["reason"] == "Invalid"
+    cause = body["details"]["causes"][0]
+    assert cause["field"] == "data[conf/train.sh]" and cause["reason"] == "FieldValueInvalid"
+    assert cause["message"].startswith('Invalid value: "conf/train.sh": a valid config key must consist of alphanumeric characters')
+    for key, problem in (("..x", "must not start with '..'"), ("..", "must not be '..'"), ("k" * 254, "no more than 253")):
+        status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "bad"}, "data": {key: "x"}})
+        assert status == 422 and problem in body["details"]["causes"][0]["message"], key
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "twice"}, "data": {"k": "x"}, "binaryData": {"k": "eA=="}})
+    assert status == 422 and "duplicate of key present in binaryData" in body["details"]["causes"][0]["message"]
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "fine"}, "data": {"train.sh": "x", "a_b-C.9": "y"}})
+    assert status == 201
+    # only the values count towards the 1 MiB: a long key beside a value just under it is fine
+    status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "full"}, "data": {"k" * 200: "x" * 1048576}})
+    assert status == 201

@@ -394,3 +394,18 @@ def test_an_mpi_command_longer_than_a_trainjob_takes_is_refused_naming_env() -> 
         workload_manifests(many, placement(ALL_REDUCE, "onprem", "h100"))
     assert len(by_kind(workload_manifests(spec, placement(ALL_REDUCE, "onprem", "h100")))["TrainJob"]["spec"]["trainer"]["command"]) <= 128
     workload_manifests(many, placement(ALL_REDUCE, "onprem", "h100"), trainer=False)  # a batch Job has no such cap
+
+
+@pytest.mark.parametrize("name", ["conf/train.sh", "..hidden", "..", "train sh", "k" * 254])
+def test_an_inline_config_file_name_a_config_map_cannot_hold_is_refused_naming_it(name: str) -> None:
+    # The files become the run's ConfigMap keys; the API server's IsConfigMapKey refuses these (422), so the run
+    # must fail with a message naming the file rather than with the server's refusal of a create.
+    spec = run_spec("training/nemotron5-8b", "onprem", "h100")
+    assert spec.config
+    bad = spec.model_copy(update={"config": {"inline": {"train.sh": "exit 0", name: "x"}}})
+    for trainer in (True, False):
+        with pytest.raises(WorkloadError, match=re.escape(f"spec.config: file name {name!r}")):
+            workload_manifests(bad, placement("training/nemotron5-8b", "onprem", "h100"), trainer=trainer)
+    good = spec.model_copy(update={"config": {"inline": {"train.sh": "exit 0", "model_v1.2-final.yaml": "x"}}})
+    config_map = next(o for o in workload_manifests(good, placement("training/nemotron5-8b", "onprem", "h100")) if o["kind"] == "ConfigMap")
+    assert sorted(config_map["data"]) == ["model_v1.2-final.yaml", "train.sh"]

@@ -12,6 +12,7 @@ from typing import Any
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU, RESOURCE_NIC
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.names import config_key_problem
 from nvcre_tui.engine.workloads.placement import Placement, child_name
 
 Obj = dict[str, Any]
@@ -93,6 +94,10 @@ def config_files(spec: WorkloadRunSpec) -> dict[str, str] | None:
     files = config.get("inline", config)
     if not isinstance(files, dict) or not all(isinstance(text, str) for text in files.values()):
         raise WorkloadError("spec.config: expected a map of file name to text (or inline / configMapRef)")
+    for name in files:
+        # the files become the keys of the run's ConfigMap; the API server refuses the ConfigMap (422) otherwise
+        if (problem := config_key_problem(str(name))) is not None:
+            raise WorkloadError(f"spec.config: file name {str(name)!r} {problem}")
     return {str(name): str(text) for name, text in files.items()}
 
 

@@ -50,7 +50,7 @@ async def test_a_broken_workflow_is_failed_with_its_error_and_others_go_on() -> 
     assert cond.is_terminal(await session.store.get(CERTIFICATION, "good", "default"))
 
 
-async def test_a_deleted_running_job_fails_its_group() -> None:
+async def test_a_deleted_running_job_fails_its_group_and_blames_no_node() -> None:
     session = await SimSession.open(default_scenario(), None)
     await session.store.create(CERTIFICATION, body(FULL_SCALE, "victim"))
     await session.engine.run_until_settled(max_seconds=60)
@@ -59,7 +59,9 @@ async def test_a_deleted_running_job_fails_its_group() -> None:
     await session.engine.run_until_settled()
     wf = (await session.store.list(WORKFLOW, "default")).items[0]
     assert cond.phase(wf) == "Failed"
-    assert wf["status"]["orchestration"]["iterationHistory"][0]["groups"][0]["reason"] == "JobDeleted"
+    group = wf["status"]["orchestration"]["iterationHistory"][0]["groups"][0]
+    assert group["reason"] == "JobDeleted" and "no node blamed" in group["message"]
+    assert not wf["status"].get("failedNodes")  # deleting a Job is someone's act: its nodes did nothing wrong
     cert = await session.store.get(CERTIFICATION, "victim", "default")
     assert cert["status"]["summary"]["result"] == "FAILED"
 

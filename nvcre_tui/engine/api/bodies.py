@@ -325,6 +325,7 @@ class GroupStatus(TypedDict, total=False):
     startTime: str
     completionTime: str
     reason: str
+    message: str
     measurements: dict[str, float]
 
 

@@ -540,6 +540,7 @@ class GroupStatus(WireModel):
     start_time: str | None = None
     completion_time: str | None = None
     reason: str | None = None
+    message: str | None = None  # why a failed group tested no node (deleted, never created, a service down)
     measurements: dict[str, float] | None = None
 
 

@@ -4,6 +4,9 @@ conditions and per-node attribution with evidence.
 Outcomes and who is blamed:
 - run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/judging/blame.py),
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
+- run never started (its workload could not be created, the engine failed reconciling it) or the output blames a
+  cluster service: no node (the Job fails with the run's reason); a group node missing from the cluster: that
+  node, NodeNotFound;
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
 - pods unschedulable past the grace period: the nodes whose pods could not be placed: SchedulingBlocked;
@@ -32,6 +35,12 @@ from nvcre_tui.engine.units import format_duration, parse_duration
 Obj = dict[str, Any]
 TAIL_LINES = 40
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
+# A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
+# no ComputeDomain driver) or the engine failed reconciling it. The nodes did nothing wrong.
+NOT_STARTED = frozenset({"WorkloadNotCreated", "ReconcileError"})
+NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
+#: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, *NOT_STARTED})
 
 
 def is_done(job: Obj) -> bool:
@@ -114,6 +123,16 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 
 
 async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
+    reason = state.get("reason") or ""
+    if reason in NOT_STARTED:
+        message = f"{state.get('message') or 'the workload was not created'}; no node blamed"
+        await _finish(ctx, job, run, "Failed", reason, message, [])
+        return None
+    if reason == NODE_NOT_FOUND:
+        message = state.get("message") or "a group node is gone from the cluster"
+        gone = state.get("blockedNodes") or group_nodes(job)
+        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": NODE_NOT_FOUND, "message": message} for n in gone])
+        return None
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)
     # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,

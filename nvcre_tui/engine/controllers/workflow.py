@@ -13,7 +13,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.job import is_done, job_failed
+from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
@@ -21,6 +21,8 @@ from nvcre_tui.engine.planning.partition import partition
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
+
+JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted while running: someone's act, no node's
 
 Obj = dict[str, Any]
 
@@ -40,10 +42,8 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
         if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
-            group.update(phase="Failed", completionTime=ctx.now(), reason="JobDeleted")
-            if not diagnosing:
-                failed = merge_failed(failed, [{"name": n, "reason": "WorkloadFailed", "message": f"Job {group['jobRef']} was deleted while running"}
-                                               for n in group["nodes"]])
+            group.update(phase="Failed", completionTime=ctx.now(), reason=JOB_DELETED,
+                         message=f"Job {group['jobRef']} was deleted while running; no node blamed")
             continue
         if group["phase"] == "Running" and job is not None and is_done(job):
             done = job_status(job)
@@ -51,6 +51,8 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
                 phase="Failed" if job_failed(job) else "Succeeded", completionTime=done.get("completionTime"),
                 reason=_job_reason(job), measurements=done.get("measurements"),
             )
+            if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
+                group["message"] = _job_message(job)
             if not diagnosing:  # diagnose blames only confirmed nodes, never whole screening groups
                 failed = merge_failed(failed, done.get("failedNodes") or [])
     orch["groups"] = groups
@@ -59,6 +61,16 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     await _launch(ctx, wf, orch, world)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
     return None
+
+
+def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The failed groups that tested no node (deleted, never created, a cluster service down), one line each."""
+    return [f"group {g['name']} was not tested ({g.get('reason')}: {g.get('message') or 'no message'})"
+            for g in groups if g["phase"] == "Failed" and (g.get("reason") in UNBLAMED_REASONS or g.get("reason") == JOB_DELETED)]
+
+
+def _job_message(job: Obj) -> str:
+    return str((cond.find(job_status(job).get("conditions"), cond.phase(job) or "") or {}).get("message") or "")
 
 
 def _job_reason(job: Obj) -> str:
@@ -166,6 +178,11 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
     spec = (wf["spec"]["orchestration"].get("onFailure") or {}).get("diagnose")
     if spec is None:
         return False
+    untested = _untested(orch["groups"])
+    if untested:  # no evidence about those nodes: narrowing the rest down would leave them out silently
+        await ctx.transition(WORKFLOW, wf, {"orchestration": orch},
+                             [("Warning", "DiagnosisSkipped", f"onFailure diagnose not started: {untested[0]}")])
+        return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
     state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit, within_domains=spec.get("withinDomains") is True)
     if state is None:
@@ -179,6 +196,14 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
 
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
+    untested = _untested(orch["groups"])
+    if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
+        history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
+        orch.update(iterationHistory=history)
+        stopped = f"diagnosis stopped in round {state.round}: {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
+        await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
+                        healthy=[n for n, v in state.verdicts().items() if v == "healthy"], unresolved=[stopped])
+        return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
     orch.update(diagnose=state.to_dict(), iterationHistory=history)

@@ -171,7 +171,7 @@ class KubernetesRunner:
         nodes = [node for node in await group_nodes(self.store, members)]
         missing = sorted(set(members) - {n["metadata"]["name"] for n in nodes})
         if missing:
-            await self._patch(run, self._failed("NodeNotFound", f"no Node {', '.join(missing)} on the cluster"))
+            await self._patch(run, {**self._failed("NodeNotFound", f"no Node {', '.join(missing)} on the cluster"), "blockedNodes": missing})
             return None
         try:
             where = placement(owner, nodes, spec)

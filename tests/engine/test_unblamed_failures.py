@@ -1,0 +1,132 @@
+"""A run that tested no node blames none: a workload the API server refused (WorkloadNotCreated), an engine
+error on the run (ReconcileError). A group node gone from the cluster is blamed alone (NodeNotFound). Inside a
+diagnosis such a group is no evidence: the diagnosis stops with what it knows, and onFailure does not start."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nvcre_tui.engine.clock import format_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
+
+Obj = dict[str, Any]
+REFUSED = "ConfigMap \"x\" is invalid: data[conf/train.sh]: Invalid value: a valid config key must consist of ..."
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: c, namespace: default}
+spec:
+  target: {nodeNames: [NODES]}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: OPTIONS
+"""
+
+
+class RefusingRunner:
+    """The simulator's runner, but runs `refuse` picks fail at once as the Kubernetes runner fails them."""
+
+    def __init__(self, inner: Any, refuse: Callable[[Obj], Obj | None]) -> None:
+        self.inner, self.refuse = inner, refuse
+        self.simulated = inner.simulated
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        status = run.get("status") or {}
+        failure = None if status.get("phase") in ("Succeeded", "Failed") else self.refuse(run)
+        if failure is None:
+            return await self.inner.reconcile_run(run)
+        meta = run["metadata"]
+        await self.inner.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
+                                            {"phase": "Failed", "exitCode": 1, "completionTime": format_time(self.inner.clock.now()),
+                                             **failure})
+        return None
+
+    def __getattr__(self, name: str) -> Any:  # logs, stop, tick: the simulator's
+        return getattr(self.inner, name)
+
+
+async def certify(nodes: list[str], options: str, refuse: Callable[[Obj], Obj | None]) -> tuple[Obj, list[Obj], SimSession]:
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    runner = RefusingRunner(session.runner, refuse)
+    engine = Engine(session.engine.store, session.clock, default_catalog(), runner, cache=session.cache)  # type: ignore[arg-type]
+    cert = certification_from_text("c", CERT.replace("NODES", ", ".join(nodes)).replace("OPTIONS", options), default_catalog()).to_wire()
+    cert.pop("status", None)
+    await session.store.create(CERTIFICATION, cert)
+    await engine.run_until_settled(max_seconds=6 * 3600)
+    [wf] = (await session.store.list(WORKFLOW, "default")).items
+    return wf, (await session.store.list(JOB, "default")).items, session
+
+
+def _job_of(run: Obj) -> str:
+    return str(run["metadata"]["ownerReferences"][0]["name"])
+
+
+async def test_a_workload_the_server_refused_blames_no_node() -> None:
+    wf, jobs, session = await certify(["gpu-node-01", "gpu-node-02"], "{}",
+                                      lambda run: {"reason": "WorkloadNotCreated", "message": REFUSED})
+    try:
+        [job] = jobs
+        failed = cond.find(job["status"]["conditions"], "Failed")
+        assert failed is not None and failed["reason"] == "WorkloadNotCreated"
+        assert REFUSED in failed["message"] and "no node blamed" in failed["message"]
+        assert not job["status"].get("failedNodes") and not wf["status"].get("failedNodes")
+        assert cond.phase(wf) == "Failed"
+    finally:
+        await session.close()
+
+
+async def test_a_group_node_gone_from_the_cluster_is_blamed_alone() -> None:
+    def gone(run: Obj) -> Obj:
+        return {"reason": "NodeNotFound", "message": "no Node gpu-node-02 on the cluster", "blockedNodes": ["gpu-node-02"]}
+
+    wf, [job], session = await certify(["gpu-node-01", "gpu-node-02"], "{}", gone)
+    try:
+        assert [(f["name"], f["reason"]) for f in job["status"]["failedNodes"]] == [("gpu-node-02", "NodeNotFound")]
+        assert [f["name"] for f in wf["status"]["failedNodes"]] == ["gpu-node-02"]
+    finally:
+        await session.close()
+
+
+async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_node_for_it() -> None:
+    nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
+    refused: list[str] = []
+
+    def second_wave(run: Obj) -> Obj | None:  # screening (round 0) runs; the API server refuses one Job of round 1
+        name = _job_of(run)
+        if "-r1-" not in name or refused and name != refused[0]:
+            return None
+        refused[:1] = [name]
+        return {"reason": "ReconcileError", "message": "Forbidden: quota exceeded"}
+
+    wf, jobs, session = await certify(nodes, "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}", second_wave)
+    try:
+        assert refused, "the diagnosis never planned a wave after screening"
+        failed = cond.find(wf["status"]["conditions"], "Failed")
+        assert failed is not None and "diagnosis stopped in round" in failed["message"], failed
+        assert f"group {refused[0].split('-iter-')[0].removeprefix(wf['metadata']['name'] + '-')} was not tested (ReconcileError" in failed["message"]
+        assert not wf["status"].get("failedNodes")  # one screening wave convicts nobody; the refused group is no evidence
+        assert len(wf["status"]["orchestration"]["iterationHistory"]) == 2
+    finally:
+        await session.close()
+
+
+async def test_on_failure_diagnose_is_not_started_when_a_failed_group_tested_nothing() -> None:
+    nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
+    wf, jobs, session = await certify(nodes, "{testScale: full-scale, onFailure: diagnose}",
+                                      lambda run: {"reason": "WorkloadNotCreated", "message": REFUSED})
+    try:
+        assert len(jobs) == 1 and wf["status"]["orchestration"].get("diagnose") is None
+        assert cond.phase(wf) == "Failed" and not wf["status"].get("failedNodes")
+        skipped = [e for e in (await session.store.list(EVENT, "default")).items if e.get("reason") == "DiagnosisSkipped"]
+        assert len(skipped) == 1 and "was not tested (WorkloadNotCreated" in skipped[0]["message"]
+    finally:
+        await session.close()

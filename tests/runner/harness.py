@@ -21,6 +21,7 @@ from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
+from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
 
@@ -101,7 +102,8 @@ def simulator_report(case: str) -> Obj:
 
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
-                          scenario: Scenario | None = None, minor: str | None = None) -> tuple[Obj, dict[str, list[Obj]]]:
+                          scenario: Scenario | None = None, minor: str | None = None,
+                          server_faults: tuple[Fault, ...] = ()) -> tuple[Obj, dict[str, list[Obj]]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
@@ -109,6 +111,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
         if minor is not None:
             server.version_info.update(minor=minor, gitVersion=f"v1.{minor}.0-nvcre-emulator")
+        for fault in server_faults:
+            server.faults.add(fault)
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
         runner: KubernetesRunner | None = None

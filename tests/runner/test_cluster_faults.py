@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 from nvcre_tui.engine.clock import parse_time
+from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault
 from tests.runner.harness import emulator_report
 
@@ -129,3 +130,14 @@ def test_the_batch_fallback_on_a_server_too_old_for_it_fails_naming_what_it_need
     (tmp_path / "new").mkdir()
     report, _ = asyncio.run(emulator_report(tmp_path / "new", CASE, trainer=False, minor="31+"))
     assert report["result"] == "PASSED"  # 31+ (as managed clusters spell it) is new enough
+
+
+def test_a_workload_the_server_refuses_fails_its_run_naming_the_refusal_and_blames_no_node(tmp_path: Path) -> None:
+    # A 422 on the TrainJob (e.g. a pod template field full validation refuses) is permanent: the run fails as
+    # WorkloadNotCreated with the server's words, not a ReconcileError, and its nodes did nothing wrong.
+    refusal = Fault(method="POST", path=r"/trainjobs$", status=422, reason="Invalid",
+                    message='TrainJob.trainer.kubeflow.org "x" is invalid: spec.podTemplateOverrides[0]: Invalid value')
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=(refusal,)))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    run = objects["WorkloadRun"][0]["status"]
+    assert run["reason"] == "WorkloadNotCreated" and "spec.podTemplateOverrides[0]: Invalid value" in run["message"]

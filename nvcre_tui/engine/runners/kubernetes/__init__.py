@@ -34,7 +34,7 @@ from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, NotFound
+from nvcre_tui.engine.store.errors import Conflict, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name
 from nvcre_tui.engine.workloads.container import CONTAINER
@@ -180,7 +180,7 @@ class KubernetesRunner:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
-        except (WorkloadError, ForeignObject, PlatformError) as error:
+        except (WorkloadError, ForeignObject, PlatformError, Invalid) as error:  # Invalid: the server refused it (422)
             await self._patch(run, self._failed("WorkloadNotCreated", str(error)))
             return None
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from nvcre_tui.engine.api.resources import Job, Workflow
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
@@ -63,7 +64,10 @@ async def certify(nodes: list[str], options: str, refuse: Callable[[Obj], Obj | 
     await session.store.create(CERTIFICATION, cert)
     await engine.run_until_settled(max_seconds=6 * 3600)
     [wf] = (await session.store.list(WORKFLOW, "default")).items
-    return wf, (await session.store.list(JOB, "default")).items, session
+    jobs = (await session.store.list(JOB, "default")).items
+    for model, obj in ((Workflow, wf), *((Job, job) for job in jobs)):
+        model.model_validate(obj)  # what an API server with our CRDs would take (their schema comes from these models)
+    return wf, jobs, session
 
 
 def _job_of(run: Obj) -> str:
@@ -90,7 +94,8 @@ async def test_a_group_node_gone_from_the_cluster_is_blamed_alone() -> None:
 
     wf, [job], session = await certify(["gpu-node-01", "gpu-node-02"], "{}", gone)
     try:
-        assert [(f["name"], f["reason"]) for f in job["status"]["failedNodes"]] == [("gpu-node-02", "NodeNotFound")]
+        assert [(f["name"], f["reason"]) for f in job["status"]["failedNodes"]] == [("gpu-node-02", "SchedulingBlocked")]
+        assert cond.find(job["status"]["conditions"], "Failed")["reason"] == "NodeNotFound"  # type: ignore[index]
         assert [f["name"] for f in wf["status"]["failedNodes"]] == ["gpu-node-02"]
     finally:
         await session.close()

@@ -6,7 +6,7 @@ Outcomes and who is blamed:
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
 - run never started (its workload could not be created, the engine failed reconciling it) or the output blames a
   cluster service: no node (the Job fails with the run's reason); a group node missing from the cluster: that
-  node, NodeNotFound;
+  node, SchedulingBlocked (the Job: NodeNotFound);
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
 - pods unschedulable past the grace period: the nodes whose pods could not be placed: SchedulingBlocked;
@@ -131,7 +131,8 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     if reason == NODE_NOT_FOUND:
         message = state.get("message") or "a group node is gone from the cluster"
         gone = state.get("blockedNodes") or group_nodes(job)
-        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": NODE_NOT_FOUND, "message": message} for n in gone])
+        # A node gone from the cluster could not take its pod: SchedulingBlocked, one of the CRD's node reasons.
+        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": "SchedulingBlocked", "message": message} for n in gone])
         return None
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)

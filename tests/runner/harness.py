@@ -103,9 +103,10 @@ def simulator_report(case: str) -> Obj:
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
-                          server_faults: tuple[Fault, ...] = ()) -> tuple[Obj, dict[str, list[Obj]]]:
+                          server_faults: tuple[Fault, ...] = (), controllers: bool = True) -> tuple[Obj, dict[str, list[Obj]]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
-    and the objects left."""
+    and the objects left. `controllers=False`: an API server and etcd alone, as envtest starts them (no
+    workload controller, scheduler or kubelet: no pod is ever made)."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -131,7 +132,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             cache = engine_cache(engine_store)
             writer = WriteThroughStore(engine_store, cache)
             runner = KubernetesRunner(writer, clock, engine_store)
-            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, faults)), cache=cache)
+            played = KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, faults)) if controllers else runner
+            engine = Engine(writer, clock, catalog(), played, cache=cache)
             runner.connect(engine.queue.add, cache)
 
             async def terminal() -> bool:

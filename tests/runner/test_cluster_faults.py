@@ -141,3 +141,15 @@ def test_a_workload_the_server_refuses_fails_its_run_naming_the_refusal_and_blam
     assert report["result"] == "FAILED" and report["failedNodes"] == []
     run = objects["WorkloadRun"][0]["status"]
     assert run["reason"] == "WorkloadNotCreated" and "spec.podTemplateOverrides[0]: Invalid value" in run["message"]
+
+
+def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_path: Path) -> None:
+    # kube-apiserver and etcd with nothing else (no JobSet or Job controller, no scheduler, no kubelet): no pod is
+    # ever made. After the scheduling grace the Job fails saying what to check; the nodes did nothing wrong.
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    assert objects["pods"] == [] and "trainer.kubeflow.org/trainjobs" in objects["created"]
+    [job] = objects["Job"]
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
+    assert "Kubeflow Trainer and JobSet" in failed["message"] and "No node blamed" in failed["message"]

@@ -9,7 +9,8 @@ Outcomes and who is blamed:
   node, SchedulingBlocked (the Job: NodeNotFound);
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
-- pods unschedulable past the grace period: the nodes whose pods could not be placed: SchedulingBlocked;
+- pods unschedulable past the grace period: the nodes whose pods the scheduler could not place: SchedulingBlocked;
+  no pods made or none scheduled and no scheduler saying why: no node (WorkloadNotStarted);
 - finished but missed a threshold: every group node: ThresholdViolation with the evidence
   (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
 - a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable.
@@ -39,8 +40,11 @@ SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output b
 # no ComputeDomain driver) or the engine failed reconciling it. The nodes did nothing wrong.
 NOT_STARTED = frozenset({"WorkloadNotCreated", "ReconcileError"})
 NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
+# The Job's reason when its pods were not made or not scheduled within the grace period and no scheduler said why:
+# a missing controller or scheduler, not the nodes (a scheduler's Unschedulable names them: SchedulingBlocked).
+NOT_STARTED_IN_TIME = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, *NOT_STARTED})
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, NOT_STARTED_IN_TIME, *NOT_STARTED})
 
 
 def is_done(job: Obj) -> bool:
@@ -99,8 +103,13 @@ async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     grace = float(job["spec"].get("schedulingStallGraceSeconds", 300))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
-    blocked = state.get("blockedNodes") or group_nodes(job)
+    blocked = state.get("blockedNodes")
     if waited >= grace and await _still(ctx, run, "Scheduling"):
+        if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
+            message = (f"not started after {format_duration(waited)}: {state.get('message') or 'no pods'}; is the workload's controller "
+                       "(Kubeflow Trainer and JobSet, or the Job controller) or the scheduler running? No node blamed")
+            await _finish(ctx, job, run, "Failed", NOT_STARTED_IN_TIME, message, [])
+            return None
         message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"
         failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
         await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)

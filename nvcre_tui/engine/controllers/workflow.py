@@ -200,9 +200,9 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
         history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
         orch.update(iterationHistory=history)
-        stopped = f"diagnosis stopped in round {state.round}: {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
+        stopped = f"in round {state.round + 1}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
-                        healthy=[n for n, v in state.verdicts().items() if v == "healthy"], unresolved=[stopped])
+                        healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped)
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
@@ -241,10 +241,11 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
 
 async def _finalize(
     ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj],
-    healthy: list[str] | None = None, unresolved: list[str] | None = None,
+    healthy: list[str] | None = None, unresolved: list[str] | None = None, stopped: str | None = None,
 ) -> None:
     """Write the result ConfigMaps and the final condition. `unresolved` (diagnose: inconclusive nodes,
-    fabric faults) fails the Workflow without blaming nodes: an unresolved diagnosis is never a pass."""
+    fabric faults) fails the Workflow without blaming nodes: an unresolved diagnosis is never a pass; nor is
+    one `stopped` before its end (where and why)."""
     uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
     failed_names = {f["name"] for f in failed}
     ran_ok = {n for record in history for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
@@ -257,11 +258,14 @@ async def _finalize(
     now = ctx.now()
     conditions: Sequence[Mapping[str, Any]] | None = workflow_status(wf).get("conditions")
     diagnosing = orch.get("diagnose") is not None
-    if failed or unresolved or (failed_groups and not diagnosing):
+    if failed or unresolved or stopped or (failed_groups and not diagnosing):
         hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
-        if diagnosing:
+        if stopped:
+            reason = "DiagnosisStopped"
+            message = f"Diagnosis stopped {stopped}; {count(len(failed_names), 'faulty node')} confirmed before it"
+        elif diagnosing:
             reason = "FaultyNodesConfirmed" if failed else "DiagnosisUnresolved"
             message = "; ".join([f"Diagnosis complete: {count(len(failed_names), 'faulty node')} confirmed", *(unresolved or [])])
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)

@@ -21,12 +21,13 @@ def _job(objects: dict) -> dict:
     return jobs[0]
 
 
-def test_an_image_that_cannot_be_pulled_fails_at_once_naming_the_image(tmp_path: Path) -> None:
+def test_an_image_that_cannot_be_pulled_fails_at_once_naming_the_image_and_blames_no_node(tmp_path: Path) -> None:
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, faults=(PodFault("image-pull", "gpu-node-02"),)))
     assert report["result"] == "FAILED"
     job = _job(objects)
     run = objects["WorkloadRun"][0]["status"]
     assert run["reason"] == "ImagePullFailed" and "cannot be pulled" in run["message"]
+    assert report["failedNodes"] == [] and not job["status"].get("failedNodes")  # an image is no node's fault
     image = objects["WorkloadRun"][0]["spec"]["image"]
     assert image in run["message"]
     waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()

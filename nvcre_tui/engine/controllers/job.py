@@ -4,7 +4,7 @@ conditions and per-node attribution with evidence.
 Outcomes and who is blamed:
 - run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/judging/blame.py),
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
-- run never started (its workload could not be created, the engine failed reconciling it) or the output blames a
+- run never started (its workload could not be created or its image pulled, the engine failed reconciling it) or the output blames a
   cluster service: no node (the Job fails with the run's reason); a group node missing from the cluster: that
   node, SchedulingBlocked (the Job: NodeNotFound);
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
@@ -37,8 +37,9 @@ Obj = dict[str, Any]
 TAIL_LINES = 40
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
-# no ComputeDomain driver) or the engine failed reconciling it. The nodes did nothing wrong.
-NOT_STARTED = frozenset({"WorkloadNotCreated", "ReconcileError"})
+# no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
+# its credentials: the same image on every node). The nodes did nothing wrong.
+NOT_STARTED = frozenset({"WorkloadNotCreated", "ReconcileError", "ImagePullFailed"})
 NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 # The Job's reason when its pods were not made or not scheduled within the grace period and no scheduler said why:
 # a missing controller or scheduler, not the nodes (a scheduler's Unschedulable names them: SchedulingBlocked).

@@ -370,6 +370,20 @@ def test_a_json_integer_beyond_any_double_is_no_number_not_a_traceback() -> None
     assert result.skipped_count == 1 and result.skipped_rows[0].cells == "algbw 100000000000000000000..."
 
 
+def test_json_entries_refused_for_any_other_reason_are_named_but_trace_replay_entries_are_not() -> None:
+    document = json.loads(fixture("nccl_json_output.json"))
+    sizes = [entry["size"] for entry in document["results"]]
+    document["results"][0]["count"] = "1e3"
+    del document["results"][1]["in_place"]["time"]
+    document["results"].append({"size": 8, "count": 2, "type": "float", "in_place": {"time": 1.0}})  # trace replay
+    result = parse_nccl(json.dumps(document))
+    assert result.skipped_count == 2 and result.row_count == 1
+    assert result.notes() == (f'nccl: 2 rows skipped: count "1e3" at size {sizes[0]} B (results[0]); in-place time missing '
+                              f"at size {sizes[1]} B (results[1])",)
+    document["results"][0]["count"], document["results"][0]["type"] = 4, 7
+    assert parse_nccl(json.dumps(document)).skipped_rows[0].cells == "type 7"
+
+
 # --- lines that look like rows but are refused for any other reason: named too, never dropped silently --------
 
 E1 = fixture("nccl_e1_modern.txt")

@@ -1,11 +1,13 @@
 """nccl-tests `-J <file>` JSON output: results[] with out_of_place / in_place objects.
 
-An entry whose time or bandwidth is a negative or non-finite number (Python reads NaN and Infinity) is
-skipped and reported, like a table row; any other entry that is not a result (trace replay) is not.
+An entry whose time or bandwidth is a negative or non-finite number (Python reads NaN and Infinity), or
+that has a size and both halves but a field that cannot be read, is skipped and reported, like a table row;
+an entry that is no result (trace replay: no out-of-place half) is not.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import PurePosixPath
@@ -107,6 +109,46 @@ def _invalid_cells(data: dict[str, Any]) -> tuple[int, str] | None:
     return None if row is None else (row[0], ", ".join(named))
 
 
+def _described(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _shown(value)
+    text = json.dumps(value)
+    return text if len(text) <= 24 else f"{text[:21]}..."
+
+
+def _half_problem(values: Any) -> str | None:
+    """What makes a half unreadable ("time missing", 'busbw "fast"'); None for a readable half."""
+    if not isinstance(values, dict):
+        return f"{_described(values)} (no object)"
+    for name, keys in (("time", _TIME_KEYS), ("algbw", _ALGBW_KEYS), ("busbw", _BUSBW_KEYS)):
+        present = next((key for key in keys if key in values), None)
+        if present is None:
+            return f"{name} missing"
+        if _number(values[present]) is None:
+            return f"{name} {_described(values[present])}"
+    wrong = values.get("nwrong", values.get("wrong"))
+    return None if wrong is None or _number(wrong) is not None else f"#wrong {_described(wrong)}"
+
+
+def _refusal(data: Any) -> tuple[int, str] | None:
+    """(size, 'count "1e3"') of a result entry refused for any other reason than its numbers' values: one with a
+    readable size and both halves (a trace-replay entry has no out-of-place half, and is no result)."""
+    if not isinstance(data, dict) or "out_of_place" not in data or "in_place" not in data:
+        return None
+    size, count = _integer(data.get("size")), _integer(data.get("count"))
+    if size is None or size < 0:
+        return None
+    if count is None or count < 0:
+        return size, f"count {_described(data.get('count'))}"
+    for key in ("type", "redop"):
+        if not isinstance(data.get(key, "none"), str):
+            return size, f"{key} {_described(data.get(key))}"
+    for half, key in (("", "out_of_place"), ("in-place ", "in_place")):
+        if (problem := _half_problem(data[key])) is not None:
+            return size, f"{half}{problem}"
+    return None
+
+
 def _devices(config: Any, aggregator: NcclAggregator) -> None:
     devices = config.get("devices") if isinstance(config, dict) else None
     for device in devices if isinstance(devices, list) else []:
@@ -131,7 +173,7 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         row = _row(entry)
         if row is not None:
             aggregator.add(*row)
-        elif isinstance(entry, dict) and (invalid := _invalid_cells(entry)) is not None:
+        elif isinstance(entry, dict) and (invalid := _invalid_cells(entry) or _refusal(entry)) is not None:
             aggregator.skip(invalid[0], invalid[1], f"results[{index}]")
     average = document.get("average_bus_bandwidth")
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:

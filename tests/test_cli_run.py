@@ -119,9 +119,19 @@ def test_a_run_refused_for_its_plan_or_its_history_creates_no_store(tmp_path: Pa
     (["certification", "run", "--sim", "--sim-runner", "--cert-file", str(BURN_IN)],
      "--sim runs the embedded simulator and --sim-runner a cluster: give one or the other"),
     (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--name", ""],
-     "--name: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got ''"),
+     "nvcre certification run: argument --name: empty; see nvcre certification run --help"),
     (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--timeout", "5m"], "--timeout: needs --wait (it bounds how long the run is followed)"),
-    (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--results-file", ""], "--results-file: empty"),
+    (["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--results-file", ""],
+     "nvcre certification run: argument --results-file: empty; see nvcre certification run --help"),
+    # An empty value (an unset shell variable) is refused, never taken for the default file, fleet or cluster.
+    *[(argv, f"nvcre {command}: argument {flag}: empty; see nvcre {command} --help") for command, flag, argv in (
+        ("certification render", "--nodes", ["certification", "render", str(BURN_IN), "--nodes", ""]),
+        ("certification render", "--kubeconfig", ["certification", "render", str(BURN_IN), "--kubeconfig", ""]),
+        ("certification report", "--state", ["certification", "report", "burn-in", "--sim", "--state", ""]),
+        ("certification report", "--results-file", ["certification", "report", "burn-in", "--sim", "--results-file", ""]),
+        ("history nodes", "--history", ["history", "nodes", "--history", ""]),
+        ("parse", "FILE", ["parse", "nccl", ""]),
+    )],
     (["certification", "render", str(BURN_IN), "--scenario", str(ROOT / "tests" / "cases" / "scenarios" / "all-pass-every-category" / "scenario.yaml"), "--kubeconfig", "k"],
      "--scenario and --kubeconfig/--context: each names the nodes to plan on; give one"),
 ])

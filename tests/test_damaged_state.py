@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,24 @@ def test_run_on_special_state_paths(state: str, message: str, capsys: pytest.Cap
         pytest.skip(f"{state} does not exist here")
     assert main(["certification", "run", "--cert-file", BURN_IN, "--state", state]) == 2
     assert capsys.readouterr().err.splitlines() == [message]
+
+
+def test_a_named_pipe_as_the_state_is_one_line_not_a_wait_for_a_writer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Opening a named pipe to look at its first bytes waits for a writer, forever: run, report and the console
+    refuse it at once."""
+    fifo = tmp_path / "state.db"
+    os.mkfifo(fifo)
+    for argv in (["certification", "run", "--cert-file", BURN_IN], ["certification", "report", "burn-in"], ["--sim"]):
+        codes: list[int] = []
+        worker = threading.Thread(target=lambda argv=argv: codes.append(main([*argv, "--state", str(fifo)])), daemon=True)
+        worker.start()
+        worker.join(20)
+        if worker.is_alive():  # give it a writer that goes away at once (end of file), so the thread ends
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            worker.join(20)
+            pytest.fail(f"{argv}: waited for a writer on the named pipe --state")
+        assert codes == [2], argv
+        assert capsys.readouterr().err.splitlines() == [f"{fifo}: not a regular file; pass --state PATH of a file (it need not exist yet)"]
 
 
 def _row_damaged(state: Path, into: Path, body: str) -> Path:

@@ -214,6 +214,22 @@ def test_a_failed_write_keeps_the_old_content_and_leaves_no_temporary(tmp_path: 
     assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
+def test_a_symbolic_link_is_written_through_not_replaced(tmp_path: Path) -> None:
+    shared = tmp_path / "shared" / "results.json"
+    shared.parent.mkdir()
+    shared.write_text("old\n")
+    link = tmp_path / "results.json"
+    link.symlink_to(shared)
+    write_atomically(link, "new\n")
+    assert link.is_symlink() and shared.read_text() == "new\n"
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["results.json"]  # no temporary left beside it
+    ahead = tmp_path / "later.json"  # a link to a file not written yet
+    ahead.symlink_to(tmp_path / "out" / "later.json")
+    check_writable(ahead)
+    write_atomically(ahead, "first\n")
+    assert ahead.is_symlink() and (tmp_path / "out" / "later.json").read_text() == "first\n"
+
+
 def test_writable_checks(tmp_path: Path) -> None:
     check_writable(tmp_path / "new" / "deeper" / "x.json")  # missing folders are created on write
     assert _message(check_writable, tmp_path, "--results-file") == f"--results-file: {tmp_path}: is a directory, not a file"

@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
@@ -23,8 +24,26 @@ EXIT_TIMEOUT = 3
 COMMAND_MODULES = ("certification", "history", "setup", "controller", "parse", "console")
 
 
+def _given(text: str) -> str:
+    """An option's or argument's value, refused when empty: `--state ""` (an unset shell variable) would
+    otherwise mean the default file, a silent drop."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty")
+    return text
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with our exit code for usage errors (2, like every other bad input), told in one line like them."""
+    """argparse with our exit code for usage errors (2, like every other bad input), told in one line like them,
+    and no empty values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("type", None, _given)  # every option and argument without a type of its own
+
+    def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+        commands = super().add_subparsers(**kwargs)
+        commands.type = str  # argparse passes the command's whole argv through it: the command's parser checks its values
+        return commands
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")

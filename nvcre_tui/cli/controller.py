@@ -17,10 +17,14 @@ import contextlib
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.metrics import EngineMetrics
 
 
 def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -82,6 +86,14 @@ def _log(message: str) -> None:
     print(f"nvcre controller: {message}", file=sys.stderr, flush=True)
 
 
+def _serve_metrics(metrics: EngineMetrics, port: int, addr: str) -> int:
+    """Serve /metrics; the bound port. InputError naming the flags when it cannot be bound."""
+    try:
+        return metrics.serve(port, addr)
+    except OSError as error:  # the port in use or privileged, no such address (socket.gaierror)
+        raise InputError(f"--metrics-addr {addr} --metrics-port {port}: cannot serve /metrics: {error.strerror or error}") from None
+
+
 async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
     `clock`: tests pass a ManualClock; the command runs on real time."""
@@ -100,6 +112,9 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     scenario = (load_scenario(args.scenario) if args.scenario else default_scenario()) if args.sim_runner else None
     namespace = args.lease_namespace or INSTALL_NAMESPACE
     metrics = EngineMetrics()
+    if args.metrics_port:  # before the cluster is asked anything: a port in use or an unknown address is bad input
+        port = _serve_metrics(metrics, args.metrics_port, args.metrics_addr)
+        _log(f"metrics on http://{args.metrics_addr}:{port}/metrics")
     session: KubeSession | None = None
     try:
         session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=scenario, metrics=metrics,
@@ -107,9 +122,6 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         assert session.engine is not None
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
         lease = EngineLease(session.kube, clock, namespace, identity, args.lease_duration)
-        if args.metrics_port:
-            port = metrics.serve(args.metrics_port, args.metrics_addr)
-            _log(f"metrics on http://{args.metrics_addr}:{port}/metrics")
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
         return await ControllerLoop(session.engine, session.kube, lease, metrics, clock, log=_log).run()

@@ -184,12 +184,10 @@ def _same_file(a: str, b: str) -> bool:
 async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     cert = load_certification(args.cert_file, catalog)
-    if args.name is not None:  # given, even empty: checked, never dropped
+    if args.name is not None:  # given: checked, never dropped (an empty value is the parser's to refuse)
         _check_name("--name", args.name)
         cert.metadata.name = args.name
     for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout)):
-        if value == "":
-            raise InputError(f"{flag}: empty")
         if value is not None and not args.wait:
             raise InputError(f"{flag}: needs --wait ({_NEEDS_WAIT[flag]})")
     _check_results_file(args.results_file, args)

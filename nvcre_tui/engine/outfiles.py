@@ -35,7 +35,7 @@ def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
         raise InputError(f"{label}{path}: is read-only; not written")
     if info is not None and not stat.S_ISREG(info.st_mode):
         return  # a device or a pipe (/dev/stdout): written in place
-    folder = target.parent
+    folder = Path(os.path.realpath(target)).parent  # a symbolic link's file is written, in its folder
     while not folder.exists() and folder != folder.parent:  # missing folders are created on write
         folder = folder.parent
     try:
@@ -56,7 +56,8 @@ def _umask() -> int:
 
 def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool = True) -> None:
     """Write `text` to a temporary file beside `path`, then rename it over `path`: a failed write leaves
-    the old content whole and no temporary file behind. Devices and pipes are written in place.
+    the old content whole and no temporary file behind. Devices and pipes are written in place; a symbolic
+    link is written through.
     Raises OSError."""
     target = Path(path).expanduser()
     try:
@@ -69,6 +70,8 @@ def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool 
         with open(target, "w", encoding="utf-8") as stream:
             stream.write(text)
         return
+    # A symbolic link stays one: the file it names is replaced (renaming over the link would replace the link).
+    target = Path(os.path.realpath(target))
     if make_parents:
         target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -117,8 +117,8 @@ def other_fleet(path: Path, held: Any, wanted: str) -> str:
 
 def looks_like_json(path: Path) -> bool:
     """Whether `path` is a regular file starting (after blanks) with `{` or `[`: an old JSON state, not a database."""
-    try:
-        with open(path, "rb") as handle:
+    try:  # O_NONBLOCK: a named pipe opened plainly would wait for a writer, forever
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip()[:1] in (b"{", b"[")
     except OSError:
         return False

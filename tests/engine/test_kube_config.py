@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import re
 import shutil
@@ -58,6 +59,19 @@ async def test_explicit_kubeconfig_uses_its_current_context(tmp_path: Path) -> N
     assert target.source == f"kubeconfig {path}"
     assert target.configuration.host == "http://lab.example:6443"
     assert target.configuration.api_key["BearerToken"] == "Bearer secret"
+
+
+async def test_a_kubeconfig_from_a_pipe_is_read_like_a_file(tmp_path: Path) -> None:
+    """`--kubeconfig <(vault read ...)`: process substitution gives a pipe, /dev/fd/N, not a regular file."""
+    text = kubeconfig(tmp_path / "config", {"lab": ("lab", "team-a")}, current="lab").read_bytes()
+    reader, writer = os.pipe()
+    try:
+        os.write(writer, text)
+        os.close(writer)
+        target = await load_target(f"/dev/fd/{reader}", environ=NO_ENV)
+    finally:
+        os.close(reader)
+    assert (target.context, target.namespace, target.server) == ("lab", "team-a", "http://lab.example:6443")
 
 
 async def test_context_and_namespace_flags_override(tmp_path: Path) -> None:
@@ -159,6 +173,9 @@ BAD_CASES = [
     ("missing", lambda d: {"kubeconfig": str(d / "nope")}, r"^--kubeconfig .*/nope: file not found$"),
     ("yaml", lambda d: {"kubeconfig": _write(d / "c", "clusters: [\n  - name: x\n bad")},
      r"^kubeconfig .*/c: not valid YAML at line \d+$"),
+    ("nested-too-deep", lambda d: {"kubeconfig": _write(d / "c", "a: " + "[" * 5000 + "]" * 5000 + "\n")},
+     r"^kubeconfig .*/c: not valid YAML at line 1: nested deeper than 64 levels$"),
+    ("endless", lambda d: {"kubeconfig": "/dev/zero"}, r"^kubeconfig /dev/zero: larger than the 4 MiB limit for this input; not read$"),
     ("not-a-mapping", lambda d: {"kubeconfig": _write(d / "c", "- a\n- b\n")},
      r"^kubeconfig .*/c: expected a mapping"),
     ("unknown-context", lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab")),

@@ -129,6 +129,24 @@ def test_bad_flags_are_one_line(capsys) -> None:
         assert len(error.value.messages) == 1 and named in error.value.messages[0], argv
 
 
+def test_a_metrics_port_in_use_is_one_line_before_the_cluster_is_asked(tmp_path, capsys) -> None:
+    """Bound first: a port in use is bad input (exit 2) at once, not an internal error after connecting."""
+    import socket
+
+    from nvcre_tui.cli import main
+
+    kubeconfig = tmp_path / "kubeconfig"  # a server nobody answers on: it must not be asked
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                          "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {token: t}}]\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["controller", "--kubeconfig", str(kubeconfig), "--metrics-addr", "127.0.0.1", "--metrics-port", str(port)]) == 2
+    assert capsys.readouterr().err == f"--metrics-addr 127.0.0.1 --metrics-port {port}: cannot serve /metrics: Address already in use\n"
+
+
 # ----- `nvcre controller` over HTTP against the emulator -------------------------------------------------
 
 TINY_FLEET = "name: tiny\nseed: 1\nnodes: [{count: 2, cliques: 1}]\n"

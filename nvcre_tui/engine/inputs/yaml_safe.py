@@ -25,8 +25,9 @@ _MERGE = "tag:yaml.org,2002:merge"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class StrictLoader(yaml.SafeLoader):
-    """SafeLoader refusing duplicate keys, aliases and nesting past MAX_DEPTH."""
+class DepthLimitedLoader(yaml.SafeLoader):
+    """SafeLoader refusing nesting past MAX_DEPTH. Alone, for a file another tool reads as well (a kubeconfig:
+    kubectl takes its aliases and repeated keys); nvcre's own inputs are read with StrictLoader."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -34,9 +35,6 @@ class StrictLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()
-        if isinstance(event, AliasEvent):
-            raise ComposerError(None, None, f"aliases (*{event.anchor}) are not accepted; write the value out",
-                                event.start_mark)  # type: ignore[arg-type]  # stubs type the C loader's Mark apart
         nested = isinstance(event, (MappingStartEvent, SequenceStartEvent))
         if nested:
             self._depth += 1
@@ -47,6 +45,17 @@ class StrictLoader(yaml.SafeLoader):
         finally:
             if nested:
                 self._depth -= 1
+
+
+class StrictLoader(DepthLimitedLoader):
+    """SafeLoader refusing duplicate keys, aliases and nesting past MAX_DEPTH."""
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            raise ComposerError(None, None, f"aliases (*{event.anchor}) are not accepted; write the value out",
+                                event.start_mark)  # type: ignore[arg-type]  # stubs type the C loader's Mark apart
+        return super().compose_node(parent, index)
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:

@@ -24,8 +24,12 @@ import yaml
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config.incluster_config import InClusterConfigLoader
 from kubernetes_asyncio.config.kube_config import KubeConfigLoader
+from yaml.composer import ComposerError
 
 from ..errors import InputError
+from ..inputs import read_bytes
+from ..inputs.limits import MAX_KUBECONFIG_BYTES
+from ..inputs.yaml_safe import DepthLimitedLoader
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
 
@@ -53,14 +57,14 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
     """The files to merge and how to name them in messages; None when no kubeconfig applies."""
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
-        if not path.is_file():
+        if not _readable(path):  # a pipe (--kubeconfig <(...)) is read like a file
             raise InputError(f"--kubeconfig {kubeconfig}: {'is a directory, not a file' if path.is_dir() else 'file not found'}")
         return [path], str(path)
     listed = environ.get("KUBECONFIG", "")
     if listed:
         # kubectl skips entries that do not exist; all missing is an error (the user asked for them).
         paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-        existing = [p for p in paths if p.is_file()]
+        existing = [p for p in paths if _readable(p)]
         if not existing:
             folders = [str(p) for p in paths if p.is_dir()]
             raise InputError(f"$KUBECONFIG {listed}: " + (f"{', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
@@ -72,17 +76,24 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
     return None
 
 
+def _readable(path: Path) -> bool:
+    return path.exists() and not path.is_dir()
+
+
 def _read(path: Path) -> dict[str, Any]:
+    # Bounded (/dev/zero, a huge file) and depth-limited (deeper would exhaust the parser's recursion); aliases
+    # and repeated keys are taken, as kubectl takes them.
+    _, data = read_bytes(str(path), MAX_KUBECONFIG_BYTES, f"kubeconfig {path}")
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"kubeconfig {path}: cannot read ({error.strerror or error})") from None
+        loaded = yaml.load(data.decode("utf-8"), Loader=DepthLimitedLoader)  # a SafeLoader
     except UnicodeDecodeError as error:
         raise InputError(f"kubeconfig {path}: not UTF-8 text (byte {error.start}); a kubeconfig is YAML") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise InputError(f"kubeconfig {path}: not valid YAML{where}") from None
+        why = " ".join(filter(None, (error.context, error.problem))) if isinstance(error, ComposerError) else ""  # e.g. nested too deep
+        why = f": {why}" if why else ""
+        raise InputError(f"kubeconfig {path}: not valid YAML{where}{why}") from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):

@@ -18,6 +18,7 @@ import functools
 import os
 import re
 import sqlite3
+import stat
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -59,9 +60,9 @@ def _problem(path: Path, what: str) -> StoreFileError:
 
 
 def _looks_like_json(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(64).lstrip().startswith(b"{")
+    try:  # O_NONBLOCK: a named pipe opened plainly would wait for a writer, forever
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip().startswith(b"{")
     except OSError:
         return False
 

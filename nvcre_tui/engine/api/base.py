@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, is_label_key
@@ -120,29 +120,50 @@ class ObjectReference(WireModel):
     namespace: str | None = None
 
 
+def _label_key(key: str) -> str:
+    check_label_keys({key: ""})
+    return key
+
+
 class NodeSelectorRequirement(WireModel):
-    """One matchExpressions term over node labels."""
+    """One matchExpressions term over node labels: In and NotIn need values, Exists and DoesNotExist take none
+    (as the API server's node selector validation says)."""
 
     key: str = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: list[str] | None = None
+    values: list[LabelValue] | None = None
+
+    _key = field_validator("key")(_label_key)
+
+    @model_validator(mode="after")
+    def _values_fit_the_operator(self) -> NodeSelectorRequirement:
+        if self.operator in ("In", "NotIn") and not self.values:
+            raise ValueError(f"operator {self.operator} needs values")
+        if self.operator in ("Exists", "DoesNotExist") and self.values:
+            raise ValueError(f"operator {self.operator} takes no values")
+        return self
 
 
 class TaintSelector(WireModel):
-    """A taint the target nodes must all carry; matching tolerations go into workload pods."""
+    """A taint the target nodes must all carry; matching tolerations go into workload pods (so its key and value
+    must be what a toleration takes: a label key and a label value)."""
 
     key: str = Field(min_length=1)
-    value: str | None = None
+    value: LabelValue | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+    _key = field_validator("key")(_label_key)
 
 
 class TargetSpec(WireModel):
     """Which nodes: label selector AND matchExpressions AND nodeNames AND taints."""
 
-    node_selector: dict[str, str] | None = None
+    node_selector: dict[str, LabelValue] | None = None
     match_expressions: list[NodeSelectorRequirement] | None = None
     node_names: list[Name] | None = None
     taint_selectors: list[TaintSelector] | None = None
+
+    _keys = field_validator("node_selector")(lambda labels: check_label_keys(labels))  # defined below
 
 
 ResourceQuantity = Annotated[str, Field(pattern=RESOURCE_QUANTITY_PATTERN)]

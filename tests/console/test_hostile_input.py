@@ -1,25 +1,86 @@
 """A hostile or careless operator: what is typed and what the cluster's objects say is shown as written, never
-read as markup, and never ends the console."""
+read as markup, and never ends the console. Notifications are on here (Textual's run_test turns them off), since
+a toast renders its message as markup unless told otherwise."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Tree
+from textual.pilot import Pilot
+from textual.widgets import Input, Tree
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.screens.compose import ComposeScreen
+from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.widgets.log_view import LogLines
 
 from .harness import reopen
+
+SLOW_JOB = "burn-in-communication-nccl-all-reduce-group-6-iter-1"
+
+
+async def settle(app: NvcreApp, pilot: Pilot[None]) -> None:
+    """Let toasts mount and render (a toast that cannot render ends the app)."""
+    await app.workers.wait_for_complete()
+    for _ in range(3):
+        await pilot.pause()
+    app.export_screenshot()  # renders every toast now
+
+
+def toasts(app: NvcreApp) -> list[str]:
+    return [str(notification.message) for notification in app._notifications]
 
 
 async def test_cert_command_with_markup_in_the_name_says_not_found(finished_intra_node: Path) -> None:
     app = NvcreApp(session=await reopen(finished_intra_node), live=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await pilot.press("colon", *"cert [/x]", "enter")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, DrilldownScreen)
         assert str(app.screen.query_one(Tree).root.label) == "[/x] (not found)"
-        await pilot.press("f", "l", "b", "n", "escape")
+        await pilot.press("f", "l", "b", "n")
+        await settle(app, pilot)
+    assert app.return_code is None
+
+
+async def test_unknown_commands_and_themes_are_named_as_typed(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("colon", *"[/x]", "enter")
+        await settle(app, pilot)
+        await pilot.press("colon", *"theme [b]dark[/b]", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        assert toasts(app)[0].startswith("unknown command :[/x];")
+        assert toasts(app)[1].startswith("unknown theme '[b]dark[/b]';")
+    assert app.return_code is None
+
+
+async def test_a_refused_name_is_quoted_in_the_not_submitted_notice(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("c", "f3")
         await pilot.pause()
-    assert app.return_code in (None, 0)
+        assert isinstance(app.screen, ComposeScreen)
+        app.screen.query_one("#name", Input).value = "rack[/b]"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ComposeScreen)
+        assert "got 'rack[/b]'" in toasts(app)[-1]
+    assert app.return_code is None
+
+
+async def test_a_log_search_that_finds_nothing_names_the_pattern(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.push_screen(LogsScreen(SLOW_JOB))
+        await settle(app, pilot)
+        assert app.screen.query_one(LogLines).lines
+        await pilot.press("slash", *"[/]dev", "enter")  # a regex: a slash, then 'dev'
+        await settle(app, pilot)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert toasts(app)[-1] == "no match for “[/]dev”"
+    assert app.return_code is None

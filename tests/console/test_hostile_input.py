@@ -4,19 +4,22 @@ a toast renders its message as markup unless told otherwise."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Tree
+from textual.widgets import DataTable, Input, Label, SelectionList, Static, Tree
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.planning.catalog import default_catalog, load_catalog
+from nvcre_tui.screens.catalog import CatalogScreen
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines
 
-from .harness import reopen
+from .harness import reopen, session_with
 
 SLOW_JOB = "burn-in-communication-nccl-all-reduce-group-6-iter-1"
 
@@ -83,4 +86,29 @@ async def test_a_log_search_that_finds_nothing_names_the_pattern(finished_intra_
         await pilot.press("n")
         await settle(app, pilot)
         assert toasts(app)[-1] == "no match for “[/]dev”"
+    assert app.return_code is None
+
+
+async def test_a_catalog_title_and_description_with_brackets_are_shown_as_written(tmp_path: Path) -> None:
+    root = tmp_path / "catalog"
+    shutil.copytree(default_catalog().root, root)
+    entry = root / "communication" / "nccl-loopback.yaml"  # a site's own catalog ($NVCRE_CATALOG_DIR)
+    text = entry.read_text().replace("title: NCCL loopback (network path)", "title: 'NCCL loopback [/site]'")
+    entry.write_text(text.replace("description: >-\n", "description: >-\n  Reads [/dev/infiniband] and [gpu0].\n", 1))
+    session = await session_with(settle=False)
+    session.catalog = load_catalog(root)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.push_screen(CatalogScreen())
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=table.get_row_index("communication/nccl-loopback"))
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#description", Static).render())
+        assert shown.startswith("NCCL loopback [/site]\nReads [/dev/infiniband] and [gpu0].")
+        await pilot.press("escape", "c")
+        await pilot.pause()
+        app.screen.query_one("#categories", SelectionList).select("communication/nccl-loopback")
+        await settle(app, pilot)
+        titles = [str(label.render()) for label in app.screen.query(".panel-title").results(Label)]
+        assert "communication/nccl-loopback · NCCL loopback [/site]" in titles
     assert app.return_code is None

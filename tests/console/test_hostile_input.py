@@ -17,7 +17,9 @@ from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.log_view import LogLines
+from nvcre_tui.widgets.rack_map import RackMap
 
 from .harness import reopen, session_with
 
@@ -111,4 +113,41 @@ async def test_a_catalog_title_and_description_with_brackets_are_shown_as_writte
         await settle(app, pilot)
         titles = [str(label.render()) for label in app.screen.query(".panel-title").results(Label)]
         assert "communication/nccl-loopback · NCCL loopback [/site]" in titles
+    assert app.return_code is None
+
+
+async def test_map_explains_a_node_whose_message_holds_brackets(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        screen._states["gpu-node-07"] = ("failed", "NCCL WARN cannot open [/dev/shm]")  # as a cluster's message may read
+        screen.query_one(RackMap).highlighted = "gpu-node-07"
+        await settle(app, pilot)
+        assert str(screen.query_one("#explain", Static).render()).endswith("— NCCL WARN cannot open [/dev/shm]")
+    assert app.return_code is None
+
+
+class UnreadableHistory:
+    """An archive that answers its version but fails to read (a damaged file, a lock held too long)."""
+
+    def version(self) -> int:
+        return 1
+
+    def stale_nodes(self, current: object) -> dict[str, object]:
+        raise OSError("database disk image is malformed: /srv/[nvcre]/history.db")
+
+
+async def test_map_says_why_there_are_no_stale_marks_when_the_history_is_unreadable(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
+    session.history = UnreadableHistory()  # type: ignore[assignment]
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await settle(app, pilot)
+        marks = app.screen.query_one("#marks", Static)
+        assert marks.display and marks.has_class("-shown")
+        assert str(marks.render()) == "history unreadable, no stale marks: database disk image is malformed: /srv/[nvcre]/history.db"
     assert app.return_code is None

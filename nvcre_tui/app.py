@@ -162,7 +162,7 @@ class NvcreApp(ThemedApp[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "engine" and event.state == WorkerState.ERROR:
-            self.notify(f"engine stopped: {event.worker.error}", severity="error", timeout=30)
+            self.notify(printable(f"engine stopped: {event.worker.error}"), severity="error", timeout=30, markup=False)
 
     async def on_unmount(self) -> None:
         if self.session is None:
@@ -197,10 +197,10 @@ class NvcreApp(ThemedApp[None]):
         try:
             await self.store.create(CERTIFICATION, body)
         except StoreError as error:
-            self.notify(str(error), severity="error", title="not submitted")
+            self.notify(printable(str(error)), severity="error", title="not submitted", markup=False)
             return False
         await self.refresh_snapshot()
-        self.notify(f"certification {body['metadata']['name']} submitted")
+        self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)
         return True
 
     def action_help(self) -> None:

@@ -72,7 +72,7 @@ def _open(entry: ScreenEntry) -> Callable[[CommandHost, str], Any]:
 
 def _theme(app: CommandHost, argument: str) -> None:
     if argument not in app.nvcre_themes:
-        app.notify(f"unknown theme {argument!r}; known: {', '.join(sorted(app.nvcre_themes))}", severity="warning")
+        app.notify(f"unknown theme {argument!r}; known: {', '.join(sorted(app.nvcre_themes))}", severity="warning", markup=False)
         return
     app.theme = argument
 
@@ -105,11 +105,11 @@ def run_colon_command(app: CommandHost, text: str) -> None:
     for command in COLON_COMMANDS:
         if command.name == name:
             if not app.policy.allows(command.action):
-                app.notify(f":{name} is not available in read-only mode", severity="warning")
+                app.notify(f":{name} is not available in read-only mode", severity="warning", markup=False)
                 return
             command.run(app, argument.strip())
             return
-    app.notify(f"unknown command :{name}; try " + " ".join(f":{c.name}" for c in allowed_commands(app)), severity="warning")
+    app.notify(f"unknown command :{name}; try " + " ".join(f":{c.name}" for c in allowed_commands(app)), severity="warning", markup=False)
 
 
 def _named_hits(app: CommandHost) -> Iterable[tuple[str, str, str]]:

@@ -4,6 +4,7 @@ session's catalog (with its overrides), the one the engine runs with."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
@@ -49,4 +50,5 @@ class CatalogScreen(Screen[None]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         entry = self.catalog.entries[str(event.row_key.value)]
-        self.query_one("#description", Static).update(f"[b]{entry.title}[/b]\n{entry.description}")
+        # Content, not markup: a catalog directory ($NVCRE_CATALOG_DIR) is the user's text, brackets included.
+        self.query_one("#description", Static).update(Content.assemble((entry.title, "bold"), "\n", entry.description))

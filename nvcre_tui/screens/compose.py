@@ -229,7 +229,7 @@ class ComposeScreen(NvcreScreen):
         result = self.check()
         if result.problems:
             count = len(result.problems)
-            self.notify(f"{count} problem{'s' if count != 1 else ''}, first: {result.problems[0]}", title="not submitted", severity="error")
+            self.notify(f"{count} problem{'s' if count != 1 else ''}, first: {result.problems[0]}", title="not submitted", severity="error", markup=False)
             return
         if await self.nvcre.submit(copy.deepcopy(result.body)):
             self.app.pop_screen()
@@ -283,7 +283,7 @@ class ComposeScreen(NvcreScreen):
         self.query_one("#carried", Static).update("Kept from the file as written (not editable here): " + ", ".join(carried))
         self.query_one("#carried").display = bool(carried)
         for key in repeated_categories(cert):
-            self.notify(f"{key} is listed more than once in the file; the form keeps the first", severity="warning")
+            self.notify(f"{key} is listed more than once in the file; the form keeps the first", severity="warning", markup=False)
         self.schedule_check()
 
     def action_save_file(self) -> None:

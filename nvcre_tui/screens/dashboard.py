@@ -128,7 +128,7 @@ class DashboardScreen(NvcreScreen):
         from nvcre_tui.screens.logs import LogsScreen
 
         if event.row.job is None:
-            self.notify(f"no run convicted {event.row.node} on its own: open its evidence (enter)")
+            self.notify(f"no run convicted {event.row.node} on its own: open its evidence (enter)", markup=False)
             return
         self.app.push_screen(LogsScreen(event.row.job))
 

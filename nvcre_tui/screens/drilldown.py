@@ -35,7 +35,7 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
 from nvcre_tui.widgets.rack_layout import natural_key
-from nvcre_tui.widgets.tree_sync import PlannedNode, sync
+from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
 
 Obj = dict[str, Any]
 
@@ -69,7 +69,7 @@ class DrilldownScreen(NvcreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            yield Tree(self.certification, id="tree")
+            yield Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
             with VerticalScroll(id="detail-box"):
                 yield Static(id="detail")
         yield CommandBar()
@@ -79,7 +79,7 @@ class DrilldownScreen(NvcreScreen):
         cert = snapshot.certification(self.certification)
         tree = self.query_one(Tree)
         if cert is None:
-            tree.root.set_label(f"{self.certification} (not found)")
+            tree.root.set_label(literal(f"{self.certification} (not found)"))
             return
         selected = tree.cursor_node.data if tree.cursor_node else None
         view = snapshot.views[self.certification]

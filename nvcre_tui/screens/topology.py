@@ -62,6 +62,7 @@ class TopologyScreen(NvcreScreen):
         self._key = DEFAULT_KEYS[0]
         self._sentinel = False  # the overlay: False = stale marks, True = NVSentinel's view
         self._stale: dict[str, str] = {}
+        self._stale_error: str | None = None  # why the archive could not say which nodes are stale
         self._stale_memo: tuple[object, str] | None = None
         self._sentinel_marks: dict[str, tuple[str, str]] = {}
         self._keys: list[str] = []  # the topology keys offered
@@ -73,10 +74,10 @@ class TopologyScreen(NvcreScreen):
         yield Header()
         yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
         yield Legend()
-        yield Static(id="marks")
+        yield Static(id="marks", markup=False)  # an archive error quotes paths, which may hold brackets
         yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
         yield RackMap(id="map")
-        yield Static(id="explain")
+        yield Static(id="explain", markup=False)  # states quote the cluster's messages (e.g. "[/dev/shm]")
         yield CommandBar()
         yield Footer()
 
@@ -124,9 +125,9 @@ class TopologyScreen(NvcreScreen):
         if query is not None and memo != self._stale_memo:
             try:
                 self._stale = {name: found.detail for name, found in query.stale_nodes(current).items() if name in current}
+                self._stale_error = None
             except Exception as error:  # noqa: BLE001 - an unreadable archive shows no marks and says why
-                self._stale = {}
-                self.query_one("#marks", Static).update(f"history unreadable: {error}")
+                self._stale, self._stale_error = {}, f"history unreadable, no stale marks: {error}"
             self._stale_memo = memo
         legend = self.query_one("#marks", Static)
         if self._sentinel:
@@ -135,8 +136,8 @@ class TopologyScreen(NvcreScreen):
                           + ("" if requests is not None else "  (no ValidationRequest CRD)") + "  · v: stale marks")
         else:
             self.query_one(RackMap).set_marks(dict.fromkeys(self._stale, STALE_GLYPH))
-            legend.update(f"{STALE_GLYPH} stale: software changed since the last pass, re-certify  · v: NVSentinel overlay")
-        legend.set_class(bool(self._sentinel or self._stale), "-shown")
+            legend.update(self._stale_error or f"{STALE_GLYPH} stale: software changed since the last pass, re-certify  · v: NVSentinel overlay")
+        legend.set_class(bool(self._sentinel or self._stale or self._stale_error), "-shown")
 
     def _explain(self, name: str | None) -> None:
         if not name:

@@ -59,7 +59,7 @@ class CategoryOptionsPanel(Vertical):
         self._initial = values or {}
 
     def compose(self) -> ComposeResult:
-        yield Label(f"{self.entry.key} · {self.entry.title}", classes="panel-title")
+        yield Label(f"{self.entry.key} · {self.entry.title}", classes="panel-title", markup=False)  # a catalog title is the user's text
         for spec in OPTION_FIELDS:
             value = self._initial.get(spec.alias, "")
             with Horizontal(classes="option-row"):

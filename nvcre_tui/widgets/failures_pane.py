@@ -10,7 +10,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import FailureRow
 from nvcre_tui.widgets.keyed_rows import update_rows
 
@@ -59,9 +58,8 @@ class FailuresPane(DataTable[Text]):
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
             cells = (f"{FAILED_GLYPH} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
-            # Text, not str: a DataTable reads a str as markup, and these come from the cluster's objects.
-            shown[self._key(row)] = tuple(Text(printable(cell, newlines=False)) for cell in cells)
-        update_rows(self, shown)  # in place; the cursor stays on the same node
+            shown[self._key(row)] = cells
+        update_rows(self, shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
 
     def current(self) -> FailureRow | None:
         """The row under the cursor."""

@@ -9,11 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import DataTable
+
+from nvcre_tui.engine.printable import printable
+
+
+def literal(cell: Any) -> Any:
+    """A str cell as it reads: a DataTable takes a str as markup, and cells carry the cluster's objects (a failure
+    reason, a certification or category name) where `[/x]` would end the console and `[gpu0]` would vanish."""
+    return Text(printable(cell, newlines=False)) if isinstance(cell, str) else cell
 
 
 def update_rows(table: DataTable[Any], rows: Mapping[str, Sequence[Any]]) -> None:
-    """Show `rows` (key -> cells, in order) in `table`."""
+    """Show `rows` (key -> cells, in order) in `table`; str cells are shown as written, never read as markup."""
+    rows = {name: tuple(literal(cell) for cell in cells) for name, cells in rows.items()}
     if [key.value for key in table.rows] == list(rows):
         columns = list(table.columns)
         for name, cells in rows.items():

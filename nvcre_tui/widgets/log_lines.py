@@ -223,7 +223,7 @@ class LogLines(ScrollView, can_focus=True):
         count = self.match_count
         if not count:
             if self._query:
-                self.notify(f"no match for “{self._query}”", severity="warning")
+                self.notify(f"no match for “{self._query}”", severity="warning", markup=False)
             return
         lo = self._live_from
         if self._current is None:

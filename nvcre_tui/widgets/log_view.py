@@ -149,7 +149,7 @@ class LogView(Vertical):
         if event.value and event.value == lines.search_pattern and lines.match_count:
             lines.action_match(1)  # enter again on the same search: the next match
         elif not lines.search(event.value) and event.value:
-            self.notify(f"no match for “{event.value}”", severity="warning")
+            self.notify(f"no match for “{event.value}”", severity="warning", markup=False)
 
     @on(SearchClosed)
     def _search_closed(self) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 from rich.text import Text, TextType
 from textual.widgets.tree import TreeNode
 
+from nvcre_tui.engine.printable import printable
+
 KeyOf = Callable[[Any], Hashable]
 
 
@@ -49,11 +51,17 @@ def _keyed(items: list[Any], key: Callable[[Any], Hashable]) -> list[tuple[Hasha
     return out
 
 
+def literal(label: TextType) -> Text:
+    """A label as it reads: a Tree takes a str as markup, and labels carry the cluster's messages and what the
+    user typed (`[/dev/shm]` would raise, `[gpu0]` would vanish); control characters are neutralised."""
+    return Text(printable(label, newlines=False)) if isinstance(label, str) else label
+
+
 def sync(node: TreeNode[Any], planned: PlannedNode, key_of: KeyOf) -> None:
     """Make `node` (and its subtree) show `planned`, reusing every TreeNode whose key (from its data) stays."""
-    label = node.tree.process_label(planned.label) if isinstance(planned.label, str) else planned.label
+    label = literal(planned.label)
     if not isinstance(node.label, Text) or node.label != label:
-        node.set_label(planned.label)
+        node.set_label(label)
     node.data = planned.data
     wanted = _keyed(planned.children, lambda p: (key_of(p.data), p.leaf))
     current = list(node.children)
@@ -70,5 +78,5 @@ def sync(node: TreeNode[Any], planned: PlannedNode, key_of: KeyOf) -> None:
             existing = None
         if existing is None:
             place = {"before": index} if index < len(node.children) else {}
-            existing = (node.add_leaf if spec.leaf else node.add)(spec.label, spec.data, **place)
+            existing = (node.add_leaf if spec.leaf else node.add)(literal(spec.label), spec.data, **place)
         sync(existing, spec, key_of)

@@ -169,11 +169,11 @@ async def test_dashboard_cursor_stays_on_its_certification_when_rows_move(finish
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one("#certs", DataTable)
-        assert table.get_row_at(table.cursor_row)[0] == "burn-in"
+        assert str(table.get_row_at(table.cursor_row)[0]) == "burn-in"
         assert await app.submit(certification_body(INTRA_NODE.replace("name: burn-in", "name: newer")))
         await pilot.pause()
-        assert table.row_count == 2 and table.get_row_at(0)[0] == "newer"  # running certifications sort first
-        assert table.get_row_at(table.cursor_row)[0] == "burn-in"
+        assert table.row_count == 2 and str(table.get_row_at(0)[0]) == "newer"  # running certifications sort first
+        assert str(table.get_row_at(table.cursor_row)[0]) == "burn-in"
 
 
 async def test_dashboard_rows_are_updated_in_place_while_a_certification_runs() -> None:
@@ -191,7 +191,7 @@ async def test_dashboard_rows_are_updated_in_place_while_a_certification_runs() 
         await session.engine.run_until_settled()
         await app.refresh_snapshot()
         await pilot.pause()
-        assert "FAILED" in str(table.get_row_at(0)[1]) and table.get_row_at(0)[3] == "2"
+        assert "FAILED" in str(table.get_row_at(0)[1]) and str(table.get_row_at(0)[3]) == "2"
         assert next(iter(table.rows)) is row_key  # cells rewritten, the row never rebuilt
 
 

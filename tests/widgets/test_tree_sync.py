@@ -75,3 +75,13 @@ async def test_a_leaf_that_becomes_a_branch_is_made_again() -> None:
         sync(tree.root, branch_plan, key)
         [x] = tree.root.children
         assert x.allow_expand and [str(n.label) for n in x.children] == ["y"]
+
+
+async def test_labels_are_shown_as_written_never_read_as_markup() -> None:
+    async with TreeApp().run_test() as pilot:
+        tree = pilot.app.query_one(Tree)
+        messages = PlannedNode("cert", {"key": "root"})
+        messages.add_leaf("cannot open [/dev/infiniband/uverbs0]", {"key": "closing"})  # markup: a closing tag with no opening one
+        messages.add_leaf("rank [gpu0] \x1b[2J timed out", {"key": "style"})  # markup: a style tag, and an escape
+        sync(tree.root, messages, key)
+        assert [str(n.label) for n in tree.root.children] == ["cannot open [/dev/infiniband/uverbs0]", "rank [gpu0] \ufffd[2J timed out"]

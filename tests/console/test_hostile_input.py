@@ -1,0 +1,153 @@
+"""A hostile or careless operator: what is typed and what the cluster's objects say is shown as written, never
+read as markup, and never ends the console. Notifications are on here (Textual's run_test turns them off), since
+a toast renders its message as markup unless told otherwise."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Label, SelectionList, Static, Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.planning.catalog import default_catalog, load_catalog
+from nvcre_tui.screens.catalog import CatalogScreen
+from nvcre_tui.screens.compose import ComposeScreen
+from nvcre_tui.screens.dashboard import DashboardScreen
+from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.screens.topology import TopologyScreen
+from nvcre_tui.widgets.log_view import LogLines
+from nvcre_tui.widgets.rack_map import RackMap
+
+from .harness import reopen, session_with
+
+SLOW_JOB = "burn-in-communication-nccl-all-reduce-group-6-iter-1"
+
+
+async def settle(app: NvcreApp, pilot: Pilot[None]) -> None:
+    """Let toasts mount and render (a toast that cannot render ends the app)."""
+    await app.workers.wait_for_complete()
+    for _ in range(3):
+        await pilot.pause()
+    app.export_screenshot()  # renders every toast now
+
+
+def toasts(app: NvcreApp) -> list[str]:
+    return [str(notification.message) for notification in app._notifications]
+
+
+async def test_cert_command_with_markup_in_the_name_says_not_found(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("colon", *"cert [/x]", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DrilldownScreen)
+        assert str(app.screen.query_one(Tree).root.label) == "[/x] (not found)"
+        await pilot.press("f", "l", "b", "n")
+        await settle(app, pilot)
+    assert app.return_code is None
+
+
+async def test_unknown_commands_and_themes_are_named_as_typed(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("colon", *"[/x]", "enter")
+        await settle(app, pilot)
+        await pilot.press("colon", *"theme [b]dark[/b]", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        assert toasts(app)[0].startswith("unknown command :[/x];")
+        assert toasts(app)[1].startswith("unknown theme '[b]dark[/b]';")
+    assert app.return_code is None
+
+
+async def test_a_refused_name_is_quoted_in_the_not_submitted_notice(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("c", "f3")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeScreen)
+        app.screen.query_one("#name", Input).value = "rack[/b]"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ComposeScreen)
+        assert "got 'rack[/b]'" in toasts(app)[-1]
+    assert app.return_code is None
+
+
+async def test_a_log_search_that_finds_nothing_names_the_pattern(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.push_screen(LogsScreen(SLOW_JOB))
+        await settle(app, pilot)
+        assert app.screen.query_one(LogLines).lines
+        await pilot.press("slash", *"[/]dev", "enter")  # a regex: a slash, then 'dev'
+        await settle(app, pilot)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert toasts(app)[-1] == "no match for “[/]dev”"
+    assert app.return_code is None
+
+
+async def test_a_catalog_title_and_description_with_brackets_are_shown_as_written(tmp_path: Path) -> None:
+    root = tmp_path / "catalog"
+    shutil.copytree(default_catalog().root, root)
+    entry = root / "communication" / "nccl-loopback.yaml"  # a site's own catalog ($NVCRE_CATALOG_DIR)
+    text = entry.read_text().replace("title: NCCL loopback (network path)", "title: 'NCCL loopback [/site]'")
+    entry.write_text(text.replace("description: >-\n", "description: >-\n  Reads [/dev/infiniband] and [gpu0].\n", 1))
+    session = await session_with(settle=False)
+    session.catalog = load_catalog(root)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.push_screen(CatalogScreen())
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=table.get_row_index("communication/nccl-loopback"))
+        await settle(app, pilot)
+        shown = str(app.screen.query_one("#description", Static).render())
+        assert shown.startswith("NCCL loopback [/site]\nReads [/dev/infiniband] and [gpu0].")
+        await pilot.press("escape", "c")
+        await pilot.pause()
+        app.screen.query_one("#categories", SelectionList).select("communication/nccl-loopback")
+        await settle(app, pilot)
+        titles = [str(label.render()) for label in app.screen.query(".panel-title").results(Label)]
+        assert "communication/nccl-loopback · NCCL loopback [/site]" in titles
+    assert app.return_code is None
+
+
+async def test_map_explains_a_node_whose_message_holds_brackets(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        screen._states["gpu-node-07"] = ("failed", "NCCL WARN cannot open [/dev/shm]")  # as a cluster's message may read
+        screen.query_one(RackMap).highlighted = "gpu-node-07"
+        await settle(app, pilot)
+        assert str(screen.query_one("#explain", Static).render()).endswith("— NCCL WARN cannot open [/dev/shm]")
+    assert app.return_code is None
+
+
+class UnreadableHistory:
+    """An archive that answers its version but fails to read (a damaged file, a lock held too long)."""
+
+    def version(self) -> int:
+        return 1
+
+    def stale_nodes(self, current: object) -> dict[str, object]:
+        raise OSError("database disk image is malformed: /srv/[nvcre]/history.db")
+
+
+async def test_map_says_why_there_are_no_stale_marks_when_the_history_is_unreadable(finished_intra_node: Path) -> None:
+    session = await reopen(finished_intra_node)
+    session.history = UnreadableHistory()  # type: ignore[assignment]
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("m")
+        await settle(app, pilot)
+        marks = app.screen.query_one("#marks", Static)
+        assert marks.display and marks.has_class("-shown")
+        assert str(marks.render()) == "history unreadable, no stale marks: database disk image is malformed: /srv/[nvcre]/history.db"
+    assert app.return_code is None

@@ -120,6 +120,14 @@ class ObjectReference(WireModel):
     namespace: str | None = None
 
 
+def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
+    """`labels` whose every key is a label key (a qualified name such as kueue.x-k8s.io/queue-name)."""
+    for key in labels or {}:
+        if not is_label_key(key):
+            raise ValueError(f"{key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
+    return labels
+
+
 def _label_key(key: str) -> str:
     check_label_keys({key: ""})
     return key
@@ -163,7 +171,7 @@ class TargetSpec(WireModel):
     node_names: list[Name] | None = None
     taint_selectors: list[TaintSelector] | None = None
 
-    _keys = field_validator("node_selector")(lambda labels: check_label_keys(labels))  # defined below
+    _keys = field_validator("node_selector")(check_label_keys)
 
 
 ResourceQuantity = Annotated[str, Field(pattern=RESOURCE_QUANTITY_PATTERN)]
@@ -197,14 +205,6 @@ class GangScheduler(WireModel):
             raise ValueError(f"{key!r} is reserved")
         check_label_keys({key: ""})
         return key
-
-
-def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
-    """`labels` whose every key is a label key (a qualified name such as kueue.x-k8s.io/queue-name)."""
-    for key in labels or {}:
-        if not is_label_key(key):
-            raise ValueError(f"{key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
-    return labels
 
 
 def is_qualified_name(value: str) -> bool:

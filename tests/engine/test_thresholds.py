@@ -78,6 +78,8 @@ def test_unknown_key_lists_valid_keys() -> None:
         ("value > 1 || foo", 'CEL expression "value > 1 || foo" refers to undeclared "foo"; only "value" is available'),
         ("", "CEL expression is empty"),
         ("   ", "CEL expression is empty"),
+        ("value >= 1e309", 'CEL expression "value >= 1e309": 1e309 is beyond any double (it reads as infinity)'),
+        ("value > 1 && value < -2e400", 'CEL expression "value > 1 && value < -2e400": -2e400 is beyond any double (it reads as infinity)'),
     ],
 )
 def test_bad_expressions_are_refused_with_one_line(expression: str, message: str) -> None:

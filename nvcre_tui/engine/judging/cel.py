@@ -6,6 +6,8 @@ values to refuse expressions that cannot give a bool or that use undeclared name
 
 from __future__ import annotations
 
+import math
+
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -117,6 +119,19 @@ def free_identifiers(tree: lark.Tree) -> set[str]:
     return found
 
 
+def float_literals(tree: lark.Tree) -> list[str]:
+    """The expression's floating-point literals as written ("1e309"); a walk with a stack, as deep trees are."""
+    found: list[str] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, lark.Tree):
+            stack.extend(node.children)
+        elif isinstance(node, lark.Token) and node.type == "FLOAT_LIT":
+            found.append(str(node))
+    return found
+
+
 def macro_depth(tree: lark.Tree) -> int:
     """How deep comprehension macros (all, exists, map, ...) nest: each level multiplies the steps an evaluation
     takes by its list's length."""
@@ -157,6 +172,9 @@ def build_program(expression: str, variable: str) -> celpy.Runner:
     if depth > MAX_MACRO_DEPTH:
         # Kubernetes bounds a rule's cost before running it; nesting is what makes a short rule run for hours.
         raise CelExpressionError(f'CEL expression "{quoted}" nests comprehension macros {depth} deep; the limit is {MAX_MACRO_DEPTH}')
+    endless = next((literal for literal in float_literals(tree) if not math.isfinite(float(literal))), None)
+    if endless is not None:  # 1e309 reads as infinity: a threshold no measurement can meet, or one every measurement meets
+        raise CelExpressionError(f'CEL expression "{quoted}": {endless} is beyond any double (it reads as infinity)')
     undeclared = sorted(free_identifiers(tree) - {variable})
     if undeclared:
         names = ", ".join(f'"{n}"' for n in undeclared)

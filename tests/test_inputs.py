@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from nvcre_tui.cli import main
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_DEPTH, MAX_YAML_BYTES, load_json, load_yaml_documents, parse_json, parse_yaml_documents
-from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.outfiles import check_writable, followed, write_atomically
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.units import format_duration, parse_duration, parse_max_bytes
 from tests.parsers.golden import FIXTURES
@@ -223,11 +224,50 @@ def test_a_symbolic_link_is_written_through_not_replaced(tmp_path: Path) -> None
     write_atomically(link, "new\n")
     assert link.is_symlink() and shared.read_text() == "new\n"
     assert sorted(p.name for p in shared.parent.iterdir()) == ["results.json"]  # no temporary left beside it
-    ahead = tmp_path / "later.json"  # a link to a file not written yet
+    ahead = tmp_path / "later.json"  # a link to a file not written yet, in a folder that exists
+    (tmp_path / "out").mkdir()
     ahead.symlink_to(tmp_path / "out" / "later.json")
     check_writable(ahead)
     write_atomically(ahead, "first\n")
     assert ahead.is_symlink() and (tmp_path / "out" / "later.json").read_text() == "first\n"
+    nowhere = tmp_path / "nowhere.json"  # a dangling link never makes folders where it points
+    nowhere.symlink_to(tmp_path / "made" / "by" / "link.json")
+    assert _message(check_writable, nowhere) == f"{nowhere}: cannot write: symbolic link to {tmp_path}/made/by/link.json, whose folder does not exist"
+    with pytest.raises(InputError):
+        write_atomically(nowhere, "x\n")
+    assert not (tmp_path / "made").exists()
+
+
+def test_a_link_someone_else_planted_in_a_shared_sticky_folder_is_not_followed(tmp_path: Path) -> None:
+    """/tmp/report.json -> ~victim/.ssh/authorized_keys: the kernel's protected_symlinks rule, on write-through."""
+    secret = tmp_path / "home" / "authorized_keys"
+    secret.parent.mkdir()
+    secret.write_text("ssh-ed25519 AAAA me\n")
+    if os.geteuid() == 0:  # root makes a shared sticky folder and plants a link as someone else
+        shared, asker = tmp_path / "tmp", None
+        shared.mkdir()
+        shared.chmod(0o1777)
+        planted = shared / "report.json"
+        planted.symlink_to(secret)
+        os.lchown(planted, 65534, 65534)
+    else:  # anyone else plants a link in /tmp and asks as another user
+        shared, asker = Path("/tmp"), os.geteuid() + 1
+        folder = shared.stat()
+        if not (folder.st_mode & stat.S_ISVTX and folder.st_mode & stat.S_IWOTH and folder.st_uid != os.geteuid()):
+            pytest.skip("/tmp is not a shared sticky folder here")
+        planted = shared / f"nvcre-test-{os.getpid()}.json"
+        planted.symlink_to(secret)
+    try:
+        with pytest.raises(PermissionError, match="belongs to someone else"):
+            followed(planted, euid=asker)
+        if asker is None:
+            assert _message(check_writable, planted) == f"{planted}: cannot write: symbolic link in shared folder {shared} belongs to someone else; not followed"
+            with pytest.raises(InputError):
+                write_atomically(planted, "{}\n")
+        assert secret.read_text() == "ssh-ed25519 AAAA me\n"
+        assert followed(planted, euid=planted.lstat().st_uid) == secret  # the link's own owner follows it
+    finally:
+        planted.unlink()
 
 
 def test_writable_checks(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ and every failure one InputError line naming the path (ENOSPC, EACCES, EISDIR, E
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -10,13 +11,30 @@ from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
 
-__all__ = ["check_writable", "replace_file", "write_atomically"]
+__all__ = ["check_writable", "followed", "replace_file", "write_atomically"]
 
 
 def _writable(path: Path, info: os.stat_result) -> bool:
     # The mode bits count too: root may write anywhere, but a file or folder without write bits was
     # made read-only on purpose.
     return os.access(path, os.W_OK) and bool(info.st_mode & 0o222)
+
+
+def followed(target: Path, euid: int | None = None) -> Path:
+    """The file a write to `target` lands in. A symbolic link is followed only where the kernel's
+    protected_symlinks would follow it on open (the link is the writer's, or its folder's owner's, or the folder
+    is not a shared sticky one like /tmp: else anyone could aim a planted link at the writer's files), and only
+    into a folder that exists (a dangling link never makes folders). Raises OSError."""
+    if not target.is_symlink():
+        return target
+    link, folder = target.lstat(), target.parent.stat()
+    shared = bool(folder.st_mode & stat.S_ISVTX and folder.st_mode & stat.S_IWOTH)
+    if shared and link.st_uid not in (os.geteuid() if euid is None else euid, folder.st_uid):
+        raise PermissionError(errno.EACCES, f"symbolic link in shared folder {target.parent} belongs to someone else; not followed")
+    resolved = Path(os.path.realpath(target))
+    if not resolved.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"symbolic link to {resolved}, whose folder does not exist")
+    return resolved
 
 
 def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
@@ -35,7 +53,10 @@ def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
         raise InputError(f"{label}{path}: is read-only; not written")
     if info is not None and not stat.S_ISREG(info.st_mode):
         return  # a device or a pipe (/dev/stdout): written in place
-    folder = Path(os.path.realpath(target)).parent  # a symbolic link's file is written, in its folder
+    try:
+        folder = followed(target).parent  # a symbolic link's file is written, in its folder
+    except OSError as error:
+        raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
     while not folder.exists() and folder != folder.parent:  # missing folders are created on write
         folder = folder.parent
     try:
@@ -71,7 +92,7 @@ def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool 
             stream.write(text)
         return
     # A symbolic link stays one: the file it names is replaced (renaming over the link would replace the link).
-    target = Path(os.path.realpath(target))
+    target = followed(target)
     if make_parents:
         target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

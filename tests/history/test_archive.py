@@ -198,3 +198,28 @@ async def test_a_read_only_console_reads_the_history_but_writes_no_file(tmp_path
     finally:
         await wall.close()
     assert (history.stat().st_mtime_ns, sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()) == before
+
+
+async def test_a_read_only_session_still_refuses_a_named_file_that_is_not_a_history(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("not a database\n")
+    with pytest.raises(InputError, match="not a readable history database"):
+        await SimSession.open(fleet(), None, history=bogus, readonly=True, want_engine=False, archive_writes=False)
+    missing = tmp_path / "typo.db"
+    session = await SimSession.open(fleet(), None, history=missing, readonly=True, want_engine=False, archive_writes=False)
+    try:
+        assert session.history is None and session.notices == [f"history off: {missing}: no such file (a read-only session creates none)"]
+    finally:
+        await session.close()
+    assert not missing.exists()
+
+
+async def test_a_read_only_session_says_when_the_default_history_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    default = tmp_path / "history.db"
+    default.write_text("damaged\n")
+    monkeypatch.setenv("NVCRE_HISTORY", str(default))
+    session = await SimSession.open(fleet(), None, readonly=True, want_engine=False, archive_writes=False)
+    try:
+        assert session.history is None and session.notices == [f"history off: {default}: not a readable history database"]
+    finally:
+        await session.close()

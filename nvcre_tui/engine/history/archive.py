@@ -200,6 +200,13 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
         return None
     if not write:
         session.history = _readable_history(history)
+        if session.history is None and history.exists():
+            problem = f"{history}: not a readable history database"
+            if required:
+                raise InputError(problem)
+            session.notices.append(f"history off: {problem}")
+        elif session.history is None and required:  # named, yet nothing to read and nothing may be created
+            session.notices.append(f"history off: {history}: no such file (a read-only session creates none)")
         return None
     try:
         if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only

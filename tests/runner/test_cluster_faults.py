@@ -153,4 +153,4 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_p
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
-    assert "Kubeflow Trainer and JobSet" in failed["message"] and "No node blamed" in failed["message"]
+    assert "Kubeflow Trainer and JobSet" in failed["message"] and "no node blamed" in failed["message"]

@@ -107,8 +107,7 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
     blocked = state.get("blockedNodes")
     if waited >= grace and await _still(ctx, run, "Scheduling"):
         if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
-            message = (f"not started after {format_duration(waited)}: {state.get('message') or 'no pods'}; is the workload's controller "
-                       "(Kubeflow Trainer and JobSet, or the Job controller) or the scheduler running? No node blamed")
+            message = f"not started after {format_duration(waited)}: {state.get('message') or 'no pods'}; no node blamed"
             await _finish(ctx, job, run, "Failed", NOT_STARTED_IN_TIME, message, [])
             return None
         message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"

@@ -173,7 +173,23 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
     if not live:  # the Trainer (JobSet) or the Job controller makes the pods
-        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for the workload's controller to create them")
+        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for the workload's controller "
+                                             "(Kubeflow Trainer and JobSet, or the Job controller) to create them")
+    return _not_started(live, running, expected)
+
+
+def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int) -> Verdict:
+    """Pods made but not all running, said as it is. No node is convicted by it: a placed pod still creating its
+    containers may be pulling a large image that other nodes had cached."""
+    waiting = [pod for pod in live if pod_node(pod) and pod_status(pod).get("phase") == "Pending"]
+    why = next((f"{w.get('reason')}" + (f": {_short(w['message'])}" if w.get("message") else "")
+                for pod in waiting for c in _containers(pod) if (w := (c.get("state") or {}).get("waiting"))), "")
+    if waiting:
+        nodes = ", ".join(sorted({str(pod_node(pod)) for pod in waiting}))
+        return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}")
+    unplaced = [pod for pod in live if not pod_node(pod)]
+    if unplaced and not running:
+        return Verdict("Scheduling", message=f"{len(unplaced)}/{expected} pod(s) not placed, and no scheduler has said why")
     return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running")
 
 

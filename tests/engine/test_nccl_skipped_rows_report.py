@@ -62,7 +62,7 @@ class LogRunner:
         return None
 
 
-async def certify(logs: dict[str, str]) -> Obj:
+async def certify(logs: dict[str, str], cert_text: str = CERT) -> Obj:
     clock = ManualClock(SIM_START)
     store = MemoryStore(clock)
     for node in build_nodes(default_scenario()):
@@ -71,7 +71,7 @@ async def certify(logs: dict[str, str]) -> Obj:
     cache = engine_cache(store)
     writer = WriteThroughStore(store, cache)
     engine = Engine(writer, clock, default_catalog(), LogRunner(writer, clock, logs), cache=cache)
-    cert = certification_from_text("cert", CERT, default_catalog()).to_wire()
+    cert = certification_from_text("cert", cert_text, default_catalog()).to_wire()
     cert.pop("status", None)
     await store.create(CERTIFICATION, cert)
     await cache.start()
@@ -101,3 +101,11 @@ def test_clean_nccl_logs_give_no_such_entry() -> None:
     [category] = report["categories"]
     assert category["status"] == "Succeeded" and "passedWithSkippedRows" not in category
     assert "skipped rows" not in render_text(report) and "skipped rows" not in render_html(report)
+
+
+def test_a_run_with_skipped_rows_that_missed_its_threshold_is_not_called_a_pass() -> None:
+    missed = CERT.replace("variant: nccl-loopback}", "variant: nccl-loopback, options: {thresholds: {busBandwidthGBps: 'value >= 9999'}}}")
+    report = asyncio.run(certify({"gpu-node-01": E1, "gpu-node-02": DAMAGED}, missed))
+    [category] = report["categories"]
+    assert category["status"] == "Failed" and "passedWithSkippedRows" not in category
+    assert "passed with skipped rows" not in render_text(report)

@@ -109,6 +109,11 @@ def _training(jobs: Sequence[Obj]) -> Obj | None:
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
 
 
+def _passed(job: Obj) -> bool:
+    """Succeeded and met its thresholds: a run that missed one keeps Succeeded but did not pass."""
+    return cond.phase(job) == "Succeeded" and not cond.is_true(job, "ValidationFailed")
+
+
 def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
     """DCGM runs: how many nodes ran the suite, and every pass that skipped tests (not a clean pass)."""
     ran = [j for j in jobs if "diagTestsRun" in (job_status(j).get("measurements") or {})]
@@ -119,7 +124,7 @@ def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
         status = job_status(job)
         values = status["measurements"]
         skipped = int(values.get("diagTestsSkipped") or 0)
-        if skipped and cond.phase(job) == "Succeeded":
+        if skipped and _passed(job):
             total = skipped + int(values["diagTestsRun"])
             completed = cond.find(status.get("conditions"), "Succeeded") or {}
             marked.append({"nodes": group_nodes(job), "skipped": skipped, "tests": total,
@@ -132,7 +137,7 @@ def _skipped_rows(jobs: Sequence[Obj]) -> list[Obj]:
     its completion message carries ("workload completed; nccl: 2 rows skipped: ...")."""
     marked = []
     for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
-        if cond.phase(job) == "Succeeded":
+        if _passed(job):
             message = (cond.find(conditions_of(job), "Succeeded") or {}).get("message", "")
             _, found, note = message.partition(f"; {NCCL_NOTE}")
             if found:

@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.bodies import (
     workflow_spec,
     workflow_status,
 )
-from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
+from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeState
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
@@ -179,7 +179,10 @@ class DrilldownScreen(NvcreScreen):
         blamed = {f["name"]: f for f in job_status(job or {}).get("failedNodes") or []}
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
-            mark = "✗" if failure else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
+            # A failed group's members it did not blame (a victim of another's crash, a run that tested no node)
+            # are not failed: they show as the map shows them, untested by this group.
+            phase = group.get("phase", "Pending")
+            mark = "✗" if failure else STATE_GLYPHS[NodeState.UNTESTED] if phase == "Failed" else PHASE_GLYPHS.get(phase, "·")
             holder.add_leaf(f"{mark} {name}" + (f"  {failure['reason']}" if failure else ""),
                             data={"kind": "node", "node": name, "job": job, "group": group, "failed": bool(failure), "workflow": wf})
 

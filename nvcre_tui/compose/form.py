@@ -194,7 +194,8 @@ def certification_body(draft: Draft, carried: Carried | None = None) -> Body:
         options["thresholds"] = thresholds
     if options:
         spec["options"] = options
-    metadata: Body = {"name": draft.name.strip(), **{k: v for k, v in carried.metadata.items() if k != "name"}}
+    # The name goes in as typed: " x " is refused with the field named, as in a file, never silently trimmed.
+    metadata: Body = {"name": draft.name, **{k: v for k, v in carried.metadata.items() if k != "name"}}
     return {"apiVersion": API_VERSION, "kind": "Certification", "metadata": metadata, "spec": spec}
 
 

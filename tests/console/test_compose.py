@@ -5,6 +5,7 @@ Deterministic: the default simulated fleet on a ManualClock, no live engine (liv
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, selector_text, target_body
 from nvcre_tui.compose.form import parse_selector as parse_form_selector
 from nvcre_tui.engine.api.nodes import node_labels
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
@@ -199,6 +201,25 @@ class TestComposeFlow:
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert await certifications(app) == []
+
+    async def test_a_name_with_surrounding_spaces_is_refused_as_in_a_file(self) -> None:
+        """`name: " x "` in a file is refused by `nvcre certification run`; the form refuses it too, never trims it."""
+        refused = "metadata.name: must be a lowercase DNS name (a-z, 0-9, '-', '.'), got ' spaced '"
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            assert shown(screen, "#status").startswith("✓ ready to submit")
+            name = screen.query_one("#name", Input)
+            await type_into(pilot, name, " spaced ")
+            assert shown(screen, "#name-msg") == refused.removeprefix("metadata.name: ")
+            assert f"compose: {refused}" in shown(screen, "#status")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.screen is screen and await certifications(app) == []
+            with pytest.raises(InputError, match=f"cert.yaml: {re.escape(refused)}"):
+                certification_from_text("cert.yaml", shown(screen, "#yaml"), default_catalog())
 
 
 class TestLoadAndSave:

@@ -202,6 +202,32 @@ class TestComposeFlow:
             await pilot.pause()
             assert await certifications(app) == []
 
+    async def test_a_number_field_takes_what_a_file_takes(self) -> None:
+        """int() reads ٣ as 3, the manifest loader does not: the form refuses it with the file's message."""
+        in_file = LOADED.replace("maxConcurrent: 4", "maxConcurrent: ٣")
+        with pytest.raises(InputError) as from_file:
+            certification_from_text("cert.yaml", in_file, default_catalog())
+        refused = "spec.categories[0].options.maxConcurrent: must be an integer, got '٣'"
+        assert from_file.value.messages == [f"cert.yaml: {refused}"]
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            panel = screen.query_one(CategoryOptionsPanel)
+            field = panel.query_one("#opt-maxConcurrent", Input)
+            for typed in ("٣", "3.0", "null"):
+                await type_into(pilot, field, typed, typed=1)
+                assert shown(panel, "#msg-maxConcurrent") == f"must be an integer, got {typed!r}"
+            await type_into(pilot, field, "٣", typed=1)
+            assert f"compose: {refused}" in shown(screen, "#status")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.screen is screen and await certifications(app) == []
+            await type_into(pilot, field, "3", typed=1)
+            assert shown(panel, "#msg-maxConcurrent") == ""
+            assert yaml.safe_load(shown(screen, "#yaml"))["spec"]["categories"][0]["options"]["maxConcurrent"] == 3
+
     async def test_a_name_with_surrounding_spaces_is_refused_as_in_a_file(self) -> None:
         """`name: " x "` in a file is refused by `nvcre certification run`; the form refuses it too, never trims it."""
         refused = "metadata.name: must be a lowercase DNS name (a-z, 0-9, '-', '.'), got ' spaced '"

@@ -14,6 +14,7 @@ from nvcre_tui.engine.api.bodies import TargetSpec, certification_spec
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import error_message
+from nvcre_tui.engine.inputs.yaml_safe import plain_scalar
 from nvcre_tui.engine.store.selectors import LabelSelector, parse_label_selector
 
 Body = dict[str, Any]
@@ -144,10 +145,11 @@ def option_value(spec: OptionField, text: str) -> tuple[Any, str | None]:
         return None, None
     value: Any = text
     if spec.kind == "int":
-        try:
-            value = int(text)
-        except ValueError:
-            pass  # kept as text so the CLI's own "must be an integer" message names it
+        # An int exactly when the same text in a file is one (ASCII digits: int() would take ٣ as 3); anything
+        # else stays text as typed, so the model's "must be an integer, got '٣'" names the field, as for a file.
+        scalar = plain_scalar(text)
+        if isinstance(scalar, int) and not isinstance(scalar, bool):
+            value = scalar
     try:
         CategoryOptions.model_validate({spec.alias: value})
     except ValidationError as error:
@@ -194,7 +196,8 @@ def certification_body(draft: Draft, carried: Carried | None = None) -> Body:
         options["thresholds"] = thresholds
     if options:
         spec["options"] = options
-    metadata: Body = {"name": draft.name.strip(), **{k: v for k, v in carried.metadata.items() if k != "name"}}
+    # The name goes in as typed: " x " is refused with the field named, as in a file, never silently trimmed.
+    metadata: Body = {"name": draft.name, **{k: v for k, v in carried.metadata.items() if k != "name"}}
     return {"apiVersion": API_VERSION, "kind": "Certification", "metadata": metadata, "spec": spec}
 
 

@@ -176,7 +176,7 @@ def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], c
         problems += error.messages
     plans, render_problems = plan(body, nodes, catalog)
     return Review(
-        body=body, yaml=text, name_message=name_message(draft.name.strip()), selector_message=selector_message,
+        body=body, yaml=text, name_message=name_message(draft.name), selector_message=selector_message,
         matched=None if target is None else sum(1 for node in gpu if matches_target(node, target)), gpu_nodes=len(gpu),
         unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known),
         option_messages=_option_messages(draft), threshold_messages=threshold_messages, metrics=metrics,

@@ -6,7 +6,8 @@ appended: a LogCursor finds the last lines shown in each answer, so following go
 answer stops growing (a pod log keeps a bounded head and tail); the pane's own ring bounds what is shown.
 One read at a time: changes that arrive during a read ask for one more read after it, never cancel it
 (a busy cluster changes the snapshot many times a second). A new run under the same name (another uid,
-or an answer that shares nothing with the last) starts the pane over.
+or an answer that shares nothing with the last) starts the pane over. An empty pane says why it is empty
+(no run yet, the run not started, nothing printed yet, or a finished run that printed nothing).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
 LIVE_POLL_SECONDS = 1.0
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
+WILL_APPEAR = "Its output will appear here as it comes."
 
 
 class LogsScreen(NvcreScreen):
@@ -51,6 +53,7 @@ class LogsScreen(NvcreScreen):
         self._run_uid: str | None = None
         self._cursor = LogCursor()  # which lines of the source's answer are new
         self._complete = False  # the finished run's whole log is shown: nothing more will come
+        self._answered = False  # the log source has answered for this run (an empty answer: nothing printed yet)
         self._poll: Timer | None = None
         self._reading = False  # a read is in flight
         self._again = False    # something changed during it: read once more after it
@@ -83,11 +86,26 @@ class LogsScreen(NvcreScreen):
                 self.view.clear()
                 self._cursor.reset()
                 self._complete = False
+                self._answered = False
                 if self._poll is not None:
                     self._poll.resume()
             self._run_uid = uid
+        self.view.set_placeholder(self._empty_text(snapshot))
         if run is not None and not self._complete:
             self._request_read()
+
+    def _empty_text(self, snapshot: Snapshot | None = None) -> str:
+        """What the pane says while it has no line: why there is no output, and whether more will come."""
+        run = self._run
+        if run is None:
+            known = snapshot is None or any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
+            return f"No output yet: the job has no WorkloadRun yet.\n{WILL_APPEAR}" if known else "No output: there is no such job."
+        phase = run_status(run).get("phase") or "Pending"
+        if phase in FINISHED:
+            return f"No output: the run {phase.lower()} without printing anything." if self._complete else "Reading the log…"
+        if phase == "Running":
+            return f"No output yet: the run is Running and has printed nothing so far.\n{WILL_APPEAR}" if self._answered else "Reading the log…"
+        return f"No output yet: the run is {phase}; its pods have not started.\n{WILL_APPEAR}"
 
     def _poll_tick(self) -> None:
         if self._run is not None and not self._complete:
@@ -141,6 +159,8 @@ class LogsScreen(NvcreScreen):
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs", markup=False)
+            if uid == self._run_uid:
+                self.view.set_placeholder(f"No output: cannot read the log: {error}")
             return
         if uid != self._run_uid:
             return  # another run took the pane meanwhile: this answer is stale
@@ -149,7 +169,9 @@ class LogsScreen(NvcreScreen):
         if fresh.restart:  # an answer that shares nothing with the last: another log
             view.clear()
         view.append_lines([GAP_LINE, *fresh.lines] if fresh.gap else fresh.lines)
+        self._answered = True
         if run_status(run).get("phase") in FINISHED:
             self._complete = True
             if self._poll is not None:
                 self._poll.pause()
+        view.set_placeholder(self._empty_text())

@@ -83,6 +83,7 @@ class LogLines(ScrollView, can_focus=True):
         self._live_from = 0  # index in _matches of the first match still buffered
         self._current: int | None = None
         self._styles: tuple[Style, Style, Style] | None = None  # base, match, current match
+        self._placeholder: tuple[str, ...] = ()  # shown while there is no line: why, and what to expect
 
     # ---- what callers read ---------------------------------------------------------------------------
 
@@ -134,6 +135,18 @@ class LogLines(ScrollView, can_focus=True):
         if self._query:
             text.append(f" · match {self.match_position}/{self.match_count} “{self._query}”")
         return text
+
+    @property
+    def placeholder(self) -> str:
+        """What the empty pane says instead of nothing ("" when it says nothing)."""
+        return "\n".join(self._placeholder)
+
+    def set_placeholder(self, text: str) -> None:
+        """Say `text` (one row per line) while no line is buffered; lines replace it as they come."""
+        rows = tuple(printable(row, newlines=False) for row in text.splitlines())
+        if rows != self._placeholder:
+            self._placeholder = rows
+            self.refresh()
 
     # ---- data in -------------------------------------------------------------------------------------
 
@@ -400,6 +413,9 @@ class LogLines(ScrollView, can_focus=True):
         width, base = self.size.width, self._palette()[0]
         found = self._locate(scroll_y + y)
         if found is None:
+            if not self._lines and y < len(self._placeholder):
+                note = Text(self._placeholder[y], style=base + Style(italic=True), no_wrap=True, end="")
+                return Strip(note.render(self.app.console)).crop_extend(0, width, base)
             return Strip.blank(width, base)
         number, row = found
         start = 0 if self.wrap else scroll_x

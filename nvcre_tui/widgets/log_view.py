@@ -126,6 +126,10 @@ class LogView(Vertical):
     def clear(self) -> None:
         self.log_lines.clear()
 
+    def set_placeholder(self, text: str) -> None:
+        """What the pane says while it has no line (see LogLines.set_placeholder)."""
+        self.log_lines.set_placeholder(text)
+
     def save(self, path: Path | str) -> int:
         """Write the buffered lines to `path`; the number written. Raises OSError."""
         return self.log_lines.save(path)

@@ -5,6 +5,7 @@ Deterministic: the default simulated fleet on a ManualClock, no live engine (liv
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, selector_text, target_body
 from nvcre_tui.compose.form import parse_selector as parse_form_selector
 from nvcre_tui.engine.api.nodes import node_labels
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
@@ -199,6 +201,51 @@ class TestComposeFlow:
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert await certifications(app) == []
+
+    async def test_a_number_field_takes_what_a_file_takes(self) -> None:
+        """int() reads ٣ as 3, the manifest loader does not: the form refuses it with the file's message."""
+        in_file = LOADED.replace("maxConcurrent: 4", "maxConcurrent: ٣")
+        with pytest.raises(InputError) as from_file:
+            certification_from_text("cert.yaml", in_file, default_catalog())
+        refused = "spec.categories[0].options.maxConcurrent: must be an integer, got '٣'"
+        assert from_file.value.messages == [f"cert.yaml: {refused}"]
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            panel = screen.query_one(CategoryOptionsPanel)
+            field = panel.query_one("#opt-maxConcurrent", Input)
+            for typed in ("٣", "3.0", "null"):
+                await type_into(pilot, field, typed, typed=1)
+                assert shown(panel, "#msg-maxConcurrent") == f"must be an integer, got {typed!r}"
+            await type_into(pilot, field, "٣", typed=1)
+            assert f"compose: {refused}" in shown(screen, "#status")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.screen is screen and await certifications(app) == []
+            await type_into(pilot, field, "3", typed=1)
+            assert shown(panel, "#msg-maxConcurrent") == ""
+            assert yaml.safe_load(shown(screen, "#yaml"))["spec"]["categories"][0]["options"]["maxConcurrent"] == 3
+
+    async def test_a_name_with_surrounding_spaces_is_refused_as_in_a_file(self) -> None:
+        """`name: " x "` in a file is refused by `nvcre certification run`; the form refuses it too, never trims it."""
+        refused = "metadata.name: must be a lowercase DNS name (a-z, 0-9, '-', '.'), got ' spaced '"
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await pilot.press("f3")
+            await pilot.pause()
+            assert shown(screen, "#status").startswith("✓ ready to submit")
+            name = screen.query_one("#name", Input)
+            await type_into(pilot, name, " spaced ")
+            assert shown(screen, "#name-msg") == refused.removeprefix("metadata.name: ")
+            assert f"compose: {refused}" in shown(screen, "#status")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert app.screen is screen and await certifications(app) == []
+            with pytest.raises(InputError, match=f"cert.yaml: {re.escape(refused)}"):
+                certification_from_text("cert.yaml", shown(screen, "#yaml"), default_catalog())
 
 
 class TestLoadAndSave:

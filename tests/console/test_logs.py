@@ -239,6 +239,32 @@ async def test_a_running_job_appends_only_the_new_tail() -> None:
         assert list(lines.lines) == second
 
 
+async def test_a_job_with_no_output_yet_says_why_and_that_it_will_come() -> None:
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    await session.engine.run_until_settled(max_seconds=1)  # scheduled at 5 s, first output near 50 s of running
+
+    async def advance(seconds: float) -> None:
+        await session.engine.run_until_settled(max_seconds=seconds)
+        await app.refresh_snapshot()
+        app.screen.refresh_now()  # what the live poll does while the snapshot stays the same
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        assert "Scheduling" in str(app.screen.query_one("#logs-header", Static).render())
+        assert visible(lines)[:2] == ["No output yet: the run is Scheduling; its pods have not started.", "Its output will appear here as it comes."]
+        assert status(app).startswith("0 lines · 0 dropped")
+        await advance(10)
+        assert "Running" in str(app.screen.query_one("#logs-header", Static).render()) and lines.line_count == 0
+        assert visible(lines)[:2] == ["No output yet: the run is Running and has printed nothing so far.", "Its output will appear here as it comes."]
+        await advance(60)
+        assert lines.line_count and list(lines.lines) == await runner_lines(app)
+        assert not any("No output" in row for row in visible(lines))
+
+
 # ---- LogView alone: ring buffer, splitting, 100,000 lines ------------------------------------------
 
 

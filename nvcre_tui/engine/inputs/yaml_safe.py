@@ -14,7 +14,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
-from yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs.limits import MAX_DEPTH
@@ -112,3 +112,18 @@ def parse_yaml_documents(name: str, text: str) -> list[Any]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def plain_scalar(text: str) -> Any:
+    """What `key: text` means in a manifest: 3 is an int, while ٣ (int() reads it as 3) and 3.0 are not.
+
+    The loader's own resolver and constructor decide, so a form field takes exactly what a file would.
+    A value the constructor refuses (an int of 10,000 digits) stays text: the model then names the field."""
+    loader = StrictLoader("")
+    try:
+        tag = loader.resolve(ScalarNode, text, (True, False))
+        return loader.construct_object(ScalarNode(tag, text), deep=True)
+    except yaml.YAMLError:
+        return text
+    finally:
+        loader.dispose()

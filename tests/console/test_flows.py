@@ -220,3 +220,25 @@ async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -
         await app.refresh_snapshot()
         await pilot.pause()
         assert shown[-1] == app.snapshot.resource_version  # type: ignore[union-attr]
+
+
+async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_failed() -> None:
+    """An Xid on gpu-node-02 crashes the full-scale run: its peers exit as victims, blamed nothing, shown untested."""
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.sim.scenario import Scenario
+    from nvcre_tui.engine.store import CERTIFICATION
+
+    fleet = Scenario.model_validate({"name": "small", "seed": 3, "nodes": [{"count": 4, "cliques": 1}],
+                                     "faults": [{"type": "xid", "node": "gpu-node-02", "at": "2m"}]})
+    session = await SimSession.open(fleet, None, history=None)
+    await session.store.create(CERTIFICATION, certification_body(
+        "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: crash}\nspec:\n  target: {}\n"
+        "  categories: [{domain: communication, variant: nccl-all-reduce}]\n"))
+    await session.engine.run_until_settled()
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(DrilldownScreen("crash"))
+        await pilot.pause()
+        labels = [str(node.label) for node in DrilldownScreen._walk(app.screen.query_one(Tree).root)]
+        members = sorted((label.split()[:2] for label in labels if label.split()[1].startswith("gpu-node")), key=lambda m: m[1])
+        assert members == [["◦", "gpu-node-01"], ["✗", "gpu-node-02"], ["◦", "gpu-node-03"], ["◦", "gpu-node-04"]], labels

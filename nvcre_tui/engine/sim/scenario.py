@@ -233,9 +233,10 @@ def load_scenario(path: str | Path) -> Scenario:
     unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node and fault.node not in known]
     unknown += [f"{name}: faults[{i}].gpu: {fault.node} has GPUs 0 to {gpus[fault.node] - 1}, not {fault.gpu}" for i, fault in enumerate(scenario.faults)
                 if fault.node in gpus and fault.gpu is not None and fault.gpu >= gpus[fault.node]]
-    cliques = {node["metadata"]["labels"][LABEL_GPU_CLIQUE] for node in build_nodes(scenario)}
-    unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
-                for clique in fault.cliques or [] if clique not in cliques]
+    if any(fault.cliques for fault in scenario.faults):  # only then: building every Node is most of loading a large fleet
+        cliques = {node["metadata"]["labels"][LABEL_GPU_CLIQUE] for node in build_nodes(scenario)}
+        unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
+                    for clique in fault.cliques or [] if clique not in cliques]
     unknown += [f"{name}: nodeChanges[{i}].node: no node named {change.node!r}" for i, change in enumerate(scenario.node_changes or []) if change.node not in known]
     if unknown:
         raise InputError(unknown)
@@ -315,6 +316,10 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
     cordoned = {f.node for f in scenario.faults if f.type == "cordon" and f.at is None}
     for pool, names in zip(scenario.nodes, build_pools(scenario), strict=True):
         per_clique = -(-pool.count // pool.cliques)
+        allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
+        software = _software(pool, BASELINE)
+        pool_software_labels = {k: v for k, v in software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]).items()
+                                if k not in pool.labels}
         for position, name in enumerate(names):
             labels = {
                 LABEL_HOSTNAME: name,
@@ -325,10 +330,7 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
             }
             if pool.gpu_present:
                 labels[LABEL_GPU_PRESENT] = "true"
-            allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
-            software = _software(pool, BASELINE)
-            labels.update({k: v for k, v in software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]).items()
-                           if k not in pool.labels})
+            labels.update(pool_software_labels)
             node = {
                 "apiVersion": "v1",
                 "kind": "Node",

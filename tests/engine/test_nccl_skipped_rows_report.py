@@ -7,16 +7,11 @@ import asyncio
 from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock, format_time
-from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.planning.catalog import default_catalog
-from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.html import render_html
-from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
-from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
-from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.store import WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.engine.memory_engine import certify as run_certification
 from tests.parsers.golden import fixture_text
 
 Obj = dict[str, Any]
@@ -63,25 +58,8 @@ class LogRunner:
 
 
 async def certify(logs: dict[str, str], cert_text: str = CERT) -> Obj:
-    clock = ManualClock(SIM_START)
-    store = MemoryStore(clock)
-    for node in build_nodes(default_scenario()):
-        created = await store.create(NODE, node)
-        await store.update_status(NODE, {**created, "status": node["status"]})
-    cache = engine_cache(store)
-    writer = WriteThroughStore(store, cache)
-    engine = Engine(writer, clock, default_catalog(), LogRunner(writer, clock, logs), cache=cache)
-    cert = certification_from_text("cert", cert_text, default_catalog()).to_wire()
-    cert.pop("status", None)
-    await store.create(CERTIFICATION, cert)
-    await cache.start()
-    try:
-        await engine.run_until_settled(max_seconds=3600)
-    finally:
-        await engine.stop()
-        await cache.stop()
-    final = await store.get(CERTIFICATION, "nccl-two", "default")
-    return build_report(final, (await store.list(WORKFLOW)).items, (await store.list(JOB)).items)
+    report, _ = await run_certification(cert_text, lambda store, clock: LogRunner(store, clock, logs))
+    return report
 
 
 def test_a_pass_with_skipped_nccl_rows_is_marked_in_every_report() -> None:

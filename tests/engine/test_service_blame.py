@@ -9,15 +9,10 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock, format_time
-from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.judging.blame import service_at_fault
-from nvcre_tui.engine.planning.catalog import default_catalog
-from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.report.model import build_report
-from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
-from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.store import WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.engine.memory_engine import certify as run_certification
 
 Obj = dict[str, Any]
 UNREACHABLE = [
@@ -63,26 +58,7 @@ class FailingRunner:
 
 
 async def certify(lines: list[str]) -> tuple[Obj, list[Obj]]:
-    clock = ManualClock(SIM_START)
-    store = MemoryStore(clock)
-    for node in build_nodes(default_scenario()):
-        created = await store.create(NODE, node)
-        await store.update_status(NODE, {**created, "status": node["status"]})
-    cache = engine_cache(store)
-    writer = WriteThroughStore(store, cache)
-    engine = Engine(writer, clock, default_catalog(), FailingRunner(writer, clock, lines), cache=cache)
-    cert = certification_from_text("cert", CERT, default_catalog()).to_wire()
-    cert.pop("status", None)
-    await store.create(CERTIFICATION, cert)
-    await cache.start()
-    try:
-        await engine.run_until_settled(max_seconds=3600)
-    finally:
-        await engine.stop()
-        await cache.stop()
-    final = await store.get(CERTIFICATION, "dcgm-two", "default")
-    jobs = (await store.list(JOB)).items
-    return build_report(final, (await store.list(WORKFLOW)).items, jobs), jobs
+    return await run_certification(CERT, lambda store, clock: FailingRunner(store, clock, lines))
 
 
 def test_an_unreachable_host_engine_blames_no_node() -> None:

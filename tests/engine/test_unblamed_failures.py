@@ -136,3 +136,45 @@ async def test_on_failure_diagnose_is_not_started_when_a_failed_group_tested_not
         assert len(skipped) == 1 and "was not tested (WorkloadNotCreated" in skipped[0]["message"]
     finally:
         await session.close()
+
+
+class StuckStarting:
+    """The simulator's runner, but every run has its pods placed and still creating containers, for ever."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.simulated = inner.simulated
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        if (run.get("status") or {}).get("phase") in ("Scheduling", "Succeeded", "Failed"):
+            return None
+        meta = run["metadata"]
+        await self.inner.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), {
+            "phase": "Scheduling", "reason": "Starting", "pendingSince": format_time(self.inner.clock.now()),
+            "message": "1/2 pod(s) running; not started on gpu-node-02 (ContainerCreating: pulling nvcr.io/nvidia/nemo)"})
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_pods_placed_but_still_starting_get_timeout_per_job_not_the_stall_grace_and_blame_no_node() -> None:
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    engine = Engine(session.engine.store, session.clock, default_catalog(), StuckStarting(session.runner), cache=session.cache)  # type: ignore[arg-type]
+    cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{timeoutPerJob: 40m}"),
+                                   default_catalog()).to_wire()
+    cert.pop("status", None)
+    await session.store.create(CERTIFICATION, cert)
+    try:
+        await engine.run_until_settled(max_seconds=1800)  # half an hour: far past the 300 s stall grace
+        [job] = (await session.store.list(JOB, "default")).items
+        assert not cond.is_terminal(job), "an image still pulling is not a stall"
+        await engine.run_until_settled(max_seconds=3600)
+        [job] = (await session.store.list(JOB, "default")).items
+        failed = cond.find(job["status"]["conditions"], "Failed")
+        assert failed is not None and failed["reason"] == "WorkloadNotStarted"
+        assert failed["message"].startswith("not started after 40m00s (timeoutPerJob 40m): 1/2 pod(s) running; not started on gpu-node-02")
+        assert not job["status"].get("failedNodes")
+    finally:
+        await session.close()

@@ -50,10 +50,13 @@ def test_unschedulable_stays_scheduling_naming_the_nodes_without_a_pod_and_quoti
 def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:
     creating = [{"name": "node", "image": "img:1", "state": {"waiting": {"reason": "ContainerCreating", "message": "pulling img:1"}}}]
     found = verdict([pod(0), pod(1, "Pending", containers=creating)], was_running=False)
-    assert (found.phase, found.blocked, found.reason) == ("Scheduling", (), "")  # maybe a large image pulling
+    assert (found.phase, found.blocked, found.reason) == ("Scheduling", (), "Starting")  # maybe a large image pulling
     assert found.message == "1/2 pod(s) running; not started on n2 (ContainerCreating: pulling img:1)"
     found = verdict([pod(0, "Pending", containers=creating), pod(1, "Pending", containers=creating)], was_running=False)
     assert found.message == "0/2 pod(s) running; not started on n1, n2 (ContainerCreating: pulling img:1)"
+    assert found.reason == "Starting"
+    half = verdict([pod(0, "Pending", containers=creating), pod(1, "Pending", node=None, containers=[])], was_running=False)
+    assert half.reason == ""  # not every pod placed: still the scheduler's business, under the stall grace
     unplaced = verdict([pod(0, "Pending", node=None, containers=[]), pod(1, "Pending", node=None, containers=[])], was_running=False)
     assert (unplaced.blocked, unplaced.message) == ((), "2/2 pod(s) not placed, and no scheduler has said why")
     assert "Kubeflow Trainer and JobSet" in verdict([], was_running=False).message

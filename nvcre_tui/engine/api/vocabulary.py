@@ -62,6 +62,11 @@ TAINT_NVSENTINEL_FAILED = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed"
 ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details"
 
 
+# A WorkloadRun's reason while Scheduling with every pod placed and some still creating their containers (pulling a
+# large image, say): the Job bounds that by timeoutPerJob, not by the scheduling stall grace.
+RUN_STARTING = "Starting"
+
+
 def group_nodes(obj: Mapping[str, Any]) -> list[str]:
     """The node names a Job's group-nodes annotation lists ([] when it has none)."""
     annotations = annotations_of(obj)

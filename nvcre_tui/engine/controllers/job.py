@@ -10,7 +10,8 @@ Outcomes and who is blamed:
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
 - pods unschedulable past the grace period: the nodes whose pods the scheduler could not place: SchedulingBlocked;
-  no pods made or none scheduled and no scheduler saying why: no node (WorkloadNotStarted);
+  no pods made or none scheduled and no scheduler saying why: no node (WorkloadNotStarted); every pod placed but
+  some still creating their containers past timeoutPerJob: no node either (WorkloadNotStarted);
 - finished but missed a threshold: every group node: ThresholdViolation with the evidence
   (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
 - a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, job_spec, job_status, labels_of, run_status
-from nvcre_tui.engine.api.vocabulary import group_nodes
+from nvcre_tui.engine.api.vocabulary import RUN_STARTING, group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -102,12 +103,17 @@ async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 
 
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
-    grace = float(job["spec"].get("schedulingStallGraceSeconds", 300))
+    # The stall grace is for placement; placed pods still creating their containers may be pulling a large image
+    # (NeMo's is tens of GB) and get timeoutPerJob.
+    starting = state.get("reason") == RUN_STARTING
+    grace = (parse_duration(job["spec"].get("timeout") or "24h") if starting
+             else float(job["spec"].get("schedulingStallGraceSeconds", 300)))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
     blocked = state.get("blockedNodes")
     if waited >= grace and await _still(ctx, run, "Scheduling"):
         if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
-            message = f"not started after {format_duration(waited)}: {state.get('message') or 'no pods'}; no node blamed"
+            bound = f" (timeoutPerJob {job['spec'].get('timeout')})" if starting else ""
+            message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
             await _finish(ctx, job, run, "Failed", NOT_STARTED_IN_TIME, message, [])
             return None
         message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
-from nvcre_tui.engine.api.vocabulary import LABEL_ROLE
+from nvcre_tui.engine.api.vocabulary import LABEL_ROLE, RUN_STARTING
 from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 
 Obj = dict[str, Any]
@@ -184,10 +184,11 @@ def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int) -> 
     waiting = [pod for pod in live if pod_node(pod) and pod_status(pod).get("phase") == "Pending"]
     why = next((f"{w.get('reason')}" + (f": {_short(w['message'])}" if w.get("message") else "")
                 for pod in waiting for c in _containers(pod) if (w := (c.get("state") or {}).get("waiting"))), "")
+    unplaced = [pod for pod in live if not pod_node(pod)]
     if waiting:
         nodes = ", ".join(sorted({str(pod_node(pod)) for pod in waiting}))
-        return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}")
-    unplaced = [pod for pod in live if not pod_node(pod)]
+        starting = RUN_STARTING if len(live) >= expected and not unplaced else ""
+        return Verdict("Scheduling", starting, f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}")
     if unplaced and not running:
         return Verdict("Scheduling", message=f"{len(unplaced)}/{expected} pod(s) not placed, and no scheduler has said why")
     return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running")

@@ -40,13 +40,14 @@ SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output b
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
 # its credentials: the same image on every node). The nodes did nothing wrong.
-NOT_STARTED = frozenset({"WorkloadNotCreated", "ReconcileError", "ImagePullFailed"})
+NEVER_RAN = frozenset({"WorkloadNotCreated", "ReconcileError", "ImagePullFailed"})
 NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
-# The Job's reason when its pods were not made or not scheduled within the grace period and no scheduler said why:
-# a missing controller or scheduler, not the nodes (a scheduler's Unschedulable names them: SchedulingBlocked).
-NOT_STARTED_IN_TIME = "WorkloadNotStarted"
+# The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a
+# missing controller or scheduler, not the nodes: a scheduler's Unschedulable names them, SchedulingBlocked), or were
+# placed but still not started within timeoutPerJob.
+WORKLOAD_NOT_STARTED = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, NOT_STARTED_IN_TIME, *NOT_STARTED})
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, *NEVER_RAN})
 
 
 def is_done(job: Obj) -> bool:
@@ -114,7 +115,7 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
         if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
             bound = f" (timeoutPerJob {job['spec'].get('timeout')})" if starting else ""
             message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
-            await _finish(ctx, job, run, "Failed", NOT_STARTED_IN_TIME, message, [])
+            await _finish(ctx, job, run, "Failed", WORKLOAD_NOT_STARTED, message, [])
             return None
         message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"
         failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
@@ -139,7 +140,7 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 
 async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     reason = state.get("reason") or ""
-    if reason in NOT_STARTED:
+    if reason in NEVER_RAN:
         message = f"{state.get('message') or 'the workload was not created'}; no node blamed"
         await _finish(ctx, job, run, "Failed", reason, message, [])
         return None

@@ -255,7 +255,7 @@ def test_run_wait_beside_a_console_is_a_viewer_until_its_certification_finishes(
 def test_a_read_only_console_writes_no_file(command: tuple[str, ...], tmp_path: Path) -> None:
     """Design property 7: the store is opened read-only and the history only read, so an empty HOME stays empty."""
     scenario, state = scenario_file(tmp_path), tmp_path / "state.db"
-    run_wait(state, scenario).communicate(timeout=DEADLINE_SECONDS)
+    run_wait(state, scenario).communicate(timeout=DEADLINE_SECONDS)  # finished: an archiving console would archive it
     home = tmp_path / "home"
     home.mkdir()
     env = {key: value for key, value in os.environ.items() if key not in ("NVCRE_HISTORY", "NVCRE_STATE", "XDG_STATE_HOME")}
@@ -263,6 +263,8 @@ def test_a_read_only_console_writes_no_file(command: tuple[str, ...], tmp_path: 
     console = Console(state, scenario, command, env={**env, "HOME": str(home)})
     try:
         wait_for("the console to draw the certification", lambda: b"burn-in" in console.screen, console.process)
+        os.write(console.master, b"q")  # quit: whatever the console would write, it has written by its exit
+        assert console.process.wait(timeout=DEADLINE_SECONDS) == 0
     finally:
         console.close()
     assert sorted(str(path.relative_to(home)) for path in home.rglob("*")) == []

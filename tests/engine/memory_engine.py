@@ -6,18 +6,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
-from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, MemoryStore
+from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, MemoryStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
 Obj = dict[str, Any]
 RunnerFactory = Callable[[WriteThroughStore, ManualClock], Any]
+
+
+class ScriptedRunner:
+    """Every run ends at once with `phase` and `exit_code`; its pod log is what `log_of(run)` gives."""
+
+    simulated = False
+
+    def __init__(self, store: WriteThroughStore, clock: ManualClock, phase: str, exit_code: int,
+                 log_of: Callable[[Obj], list[str]]) -> None:
+        self.store, self.clock, self.phase, self.exit_code, self.log_of = store, clock, phase, exit_code, log_of
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        if (run.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return None
+        now = format_time(self.clock.now())
+        meta = run["metadata"]
+        await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
+                                      {"phase": self.phase, "exitCode": self.exit_code, "startTime": now, "completionTime": now})
+        return None
+
+    async def logs(self, run: Obj) -> list[str]:
+        return self.log_of(run)
+
+    async def stop(self, run: Obj) -> None:
+        return None
+
+    async def tick(self) -> float | None:
+        return None
 
 
 async def certify(cert_text: str, runner: RunnerFactory, namespace: str = "default") -> tuple[Obj, list[Obj]]:

@@ -4,13 +4,12 @@ pass with skipped tests does; a clean log's report has no such entry."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.text import render_text
-from nvcre_tui.engine.store import WORKLOADRUN
-from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.engine.memory_engine import ScriptedRunner
 from tests.engine.memory_engine import certify as run_certification
 from tests.parsers.golden import fixture_text
 
@@ -29,36 +28,13 @@ ROW_4M = "     4194304       1048576     float     sum      -1    33.53  125.07 
 DAMAGED = E1.replace(ROW_2M, ROW_2M.replace(" 142.43 ", " inf ")).replace(ROW_4M, ROW_4M.replace(" 1048576 ", " 1_048_576 "))
 
 
-class LogRunner:
+def _log_by_node(logs: dict[str, str]) -> Callable[[Obj], list[str]]:
     """Every run succeeds at once, its pod log the text given for its node."""
-
-    simulated = False
-
-    def __init__(self, store: WriteThroughStore, clock: ManualClock, logs: dict[str, str]) -> None:
-        self.store, self.clock, self.logs_by_node = store, clock, logs
-
-    async def reconcile_run(self, run: Obj) -> float | None:
-        if (run.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return None
-        now = format_time(self.clock.now())
-        meta = run["metadata"]
-        await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
-                                      {"phase": "Succeeded", "exitCode": 0, "startTime": now, "completionTime": now})
-        return None
-
-    async def logs(self, run: Obj) -> list[str]:
-        node = next(name for name in self.logs_by_node if name in str(run["spec"]))
-        return self.logs_by_node[node].splitlines()
-
-    async def stop(self, run: Obj) -> None:
-        return None
-
-    async def tick(self) -> float | None:
-        return None
+    return lambda run: logs[next(name for name in logs if name in str(run["spec"]))].splitlines()
 
 
 async def certify(logs: dict[str, str], cert_text: str = CERT) -> Obj:
-    report, _ = await run_certification(cert_text, lambda store, clock: LogRunner(store, clock, logs))
+    report, _ = await run_certification(cert_text, lambda store, clock: ScriptedRunner(store, clock, "Succeeded", 0, _log_by_node(logs)))
     return report
 
 

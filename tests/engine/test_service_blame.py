@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.judging.blame import service_at_fault
-from nvcre_tui.engine.store import WORKLOADRUN
-from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.engine.memory_engine import ScriptedRunner
 from tests.engine.memory_engine import certify as run_certification
 
 Obj = dict[str, Any]
@@ -30,35 +28,9 @@ spec:
 """
 
 
-class FailingRunner:
-    """Every run exits 255 at once, printing `lines` (what a pod's log would hold)."""
-
-    simulated = False
-
-    def __init__(self, store: WriteThroughStore, clock: ManualClock, lines: list[str]) -> None:
-        self.store, self.clock, self.lines = store, clock, lines
-
-    async def reconcile_run(self, run: Obj) -> float | None:
-        if (run.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            return None
-        now = format_time(self.clock.now())
-        meta = run["metadata"]
-        await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
-                                      {"phase": "Failed", "exitCode": 255, "startTime": now, "completionTime": now})
-        return None
-
-    async def logs(self, run: Obj) -> list[str]:
-        return list(self.lines)
-
-    async def stop(self, run: Obj) -> None:
-        return None
-
-    async def tick(self) -> float | None:
-        return None
-
-
 async def certify(lines: list[str]) -> tuple[Obj, list[Obj]]:
-    return await run_certification(CERT, lambda store, clock: FailingRunner(store, clock, lines))
+    # Every run exits 255 at once, printing `lines` (what a pod's log would hold).
+    return await run_certification(CERT, lambda store, clock: ScriptedRunner(store, clock, "Failed", 255, lambda run: list(lines)))
 
 
 def test_an_unreachable_host_engine_blames_no_node() -> None:

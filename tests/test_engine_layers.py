@@ -13,7 +13,7 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "api": LEAVES | {"inputs"},
     "planning": LEAVES | {"api", "judging", "inputs", "diagnose"},  # partition hands testScale diagnose its first wave
     "judging": LEAVES | {"api", "parsers"},
-    "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions"},
+    "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions", "controllers.iterations"},
     "parsers": LEAVES,
     "inputs": LEAVES,
     "store": {"names"},  # label-key syntax, one rule with api

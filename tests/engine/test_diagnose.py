@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.resources import DiagnoseStatus
 from nvcre_tui.engine.diagnose import (
-    DiagnoseError, DiagnoseState, evidence, follow_up, node_record, plan_round, planner, record_round, round_cap, screening_groups, start,
+    DiagnoseError, DiagnoseState, evidence, follow_up, node_record, plan_round, planner, readable, record_round, round_cap, screening_groups, start,
 )
 from nvcre_tui.engine.planning.grouping import Group
 
@@ -696,6 +696,17 @@ def test_state_is_stored_as_diagnose_status_and_stays_small() -> None:
     big = {f"clique-{c:04d}": [f"c{c:04d}-n{i}" for i in range(8)] for c in range(1250)}  # 10,000 nodes
     stored = json.dumps(start(big, 2).to_dict())
     assert len(stored) < 400_000  # screening of every node: ranges of indices, not 10,000 names per test
+    cloud = {c: [f"ip-10-{i // 256}-{i % 256}-{n[-1]}.us-west-2.compute.internal" for i, n in enumerate(nodes, int(c[-4:]) * 8)] for c, nodes in big.items()}
+    names = sum(len(json.dumps(n)) for nodes in cloud.values() for n in nodes)
+    assert len(json.dumps(start(cloud, 2).to_dict())) < names * 1.5  # each name once (its status list); domains are indices
+
+
+def test_state_stored_with_domains_by_name_is_still_read() -> None:
+    state = _run_until(start(EIGHT_CLIQUES, 2), _oracle(EIGHT_CLIQUES, faulty=frozenset({"clique-c-n05"})), "confirmation")
+    data = state.to_dict()
+    assert all(isinstance(i, int | list) for nodes in data["domains"].values() for i in nodes)
+    assert DiagnoseState.from_dict({**data, "domains": {d: list(nodes) for d, nodes in EIGHT_CLIQUES.items()}}) == state
+    assert readable(data)["domains"] == {d: list(nodes) for d, nodes in EIGHT_CLIQUES.items()}
 
 
 @pytest.mark.parametrize(
@@ -706,6 +717,8 @@ def test_state_is_stored_as_diagnose_status_and_stays_small() -> None:
         (lambda d: d["suspectNodes"].append("clique-a-n00"), "do not cover each node"),
         (lambda d: d["plan"][0].update(s="guess"), "unknown stage 'guess'"),
         (lambda d: d["tests"][0].update(n=["x"]), "bad node index"),
+        (lambda d: d["tests"][0].update(n=[-1]), "node index out of range"),
+        (lambda d: d["domains"].update({"clique-a": [[0, 64]]}), "node index out of range"),
         (lambda d: d.update(round="two"), "malformed"),
         (lambda d: d.update(withinDomains="yes"), "'withinDomains' must be true or false"),
     ],

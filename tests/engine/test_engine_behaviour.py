@@ -22,6 +22,7 @@ import yaml
 
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import finished_iterations
 from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.judging.results import FAILED_KEY, SUCCEEDED_KEY, read_failed_nodes, read_succeeded_nodes
 from nvcre_tui.engine.planning.manifest import certification_from_text
@@ -278,7 +279,7 @@ def test_result_configmaps_decode_as_nvsentinel_reads_them_and_match_the_report(
 
 
 def category_groups(wf: Obj) -> list[Obj]:
-    return [g for record in wf["status"]["orchestration"]["iterationHistory"] for g in record["groups"]]
+    return [g for record in finished_iterations(wf) for g in record["groups"]]
 
 
 def test_category_statuses_carry_the_node_result_refs() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers.iterations import finished_iterations
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
@@ -107,7 +108,7 @@ def test_the_emulator_run_without_faults_equals_the_embedded_run(tmp_path: Path)
     assert workflows
     for wf in workflows:
         plan = {g["name"]: g["nodes"] for g in wf["spec"]["orchestration"]["plannedGroups"]}
-        first = wf["status"]["orchestration"]["iterationHistory"][0]["groups"]
+        first = finished_iterations(wf)[0]["groups"]
         assert plan and plan == {g["name"]: g["nodes"] for g in first}, wf["metadata"]["name"]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import finished_iterations
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.text import render_text
 from tests.scenarios.expectations import EXPECT, HW, N
@@ -44,8 +45,7 @@ def blame(category: Obj) -> dict[str, str]:
 
 def groups_of(workflow: Obj) -> list[Obj]:
     """Every group of every iteration (or diagnose round), with its times."""
-    orch = workflow["status"]["orchestration"]
-    return [g for record in orch.get("iterationHistory") or [] for g in record["groups"]]
+    return [g for record in finished_iterations(workflow) for g in record["groups"]]
 
 
 def most_at_once(groups: list[Obj]) -> int:

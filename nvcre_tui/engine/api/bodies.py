@@ -313,9 +313,8 @@ class WorkflowSpec(TypedDict, total=False):
     gangScheduler: dict[str, Any]
 
 
-class GroupStatus(TypedDict, total=False):
+class GroupOutcome(TypedDict, total=False):
     name: str
-    nodes: list[str]
     domains: list[str]
     domainNodeCounts: dict[str, int]
     overflow: bool
@@ -329,9 +328,13 @@ class GroupStatus(TypedDict, total=False):
     measurements: dict[str, float]
 
 
+class GroupStatus(GroupOutcome, total=False):
+    nodes: list[str]
+
+
 class IterationRecord(TypedDict, total=False):
     iteration: int
-    groups: list[GroupStatus]
+    groups: list[GroupOutcome]
     startTime: str
     completionTime: str
 

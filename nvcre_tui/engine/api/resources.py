@@ -526,11 +526,11 @@ class WorkflowSpec(WireModel):
     gang_scheduler: GangScheduler | None = None
 
 
-class GroupStatus(WireModel):
-    """One group of nodes and where it is."""
+class GroupOutcome(WireModel):
+    """A group of a finished iteration: where it ended (iterationHistory; its nodes are the current group's of that
+    name, or diagnose's test of that name: a copy per iteration would outgrow the object at 10,000 nodes)."""
 
     name: str
-    nodes: list[str]
     domains: list[str] | None = None
     domain_node_counts: dict[str, int] | None = None
     overflow: bool = False
@@ -544,11 +544,17 @@ class GroupStatus(WireModel):
     measurements: dict[str, float] | None = None
 
 
+class GroupStatus(GroupOutcome):
+    """One group of nodes and where it is."""
+
+    nodes: list[str]
+
+
 class IterationRecord(WireModel):
     """A finished iteration's groups."""
 
     iteration: int
-    groups: list[GroupStatus]
+    groups: list[GroupOutcome]
     start_time: str | None = None
     completion_time: str | None = None
 

@@ -15,6 +15,7 @@ from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
+from nvcre_tui.engine.controllers.iterations import nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
@@ -154,12 +155,9 @@ def _mirror(wf: Obj) -> Obj:
 
 
 def _workflow_nodes(wf: Obj) -> set[str]:
-    """Nodes of a Workflow: planned at creation, and those it partitioned into (empty for a hand-written one
-    before its first partition)."""
-    orch = orchestration_of(wf)
-    planned = (workflow_spec(wf).get("orchestration") or {}).get("plannedGroups") or []
-    return ({n for g in planned for n in g["nodes"]} | {n for g in orch.get("groups") or [] for n in g["nodes"]}
-            | {n for r in orch.get("iterationHistory") or [] for g in r["groups"] for n in g["nodes"]})
+    """Nodes of a Workflow: planned at creation, and those it partitioned into or diagnose tested (empty for a
+    hand-written one before its first partition)."""
+    return {n for nodes in nodes_by_group(wf).values() for n in nodes}
 
 
 def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> set[str]:

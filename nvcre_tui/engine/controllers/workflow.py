@@ -13,6 +13,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.controllers.iterations import finished_iterations, history_record
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
@@ -157,8 +158,7 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
     if orch.get("diagnose") is not None:
         return await _diagnose_round(ctx, wf, orch, jobs)
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
-    history = list(orch.get("iterationHistory") or [])
-    history.append({"iteration": orch.get("currentIteration", 1), "groups": orch["groups"]})
+    history = [*(orch.get("iterationHistory") or []), history_record(orch.get("currentIteration", 1), orch["groups"])]
     orch.update(iterationHistory=history, completedIterations=len(history))
     if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch):
         return 0.0
@@ -198,15 +198,14 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
     untested = _untested(orch["groups"])
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
-        history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
-        orch.update(iterationHistory=history)
+        history = _next_round(orch)
         stopped = f"in round {state.round + 1}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped)
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
-    history = list(orch.get("iterationHistory") or []) + [{"iteration": len(orch.get("iterationHistory") or []) + 1, "groups": orch["groups"]}]
-    orch.update(diagnose=state.to_dict(), iterationHistory=history)
+    history = _next_round(orch)
+    orch.update(diagnose=state.to_dict())
     if not state.complete:
         groups = diagnose.plan_round(state)
         orch.update(groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
@@ -217,6 +216,14 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"],
                     unresolved=diagnose.problems(state))
     return None
+
+
+def _next_round(orch: Obj) -> list[Obj]:
+    """Diagnose: the finished round appended to iterationHistory (and stored in orch)."""
+    history = list(orch.get("iterationHistory") or [])
+    history.append(history_record(len(history) + 1, orch["groups"]))
+    orch.update(iterationHistory=history)
+    return history
 
 
 def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
@@ -248,7 +255,8 @@ async def _finalize(
     one `stopped` before its end (where and why)."""
     uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
     failed_names = {f["name"] for f in failed}
-    ran_ok = {n for record in history for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
+    recorded = finished_iterations({**wf, "status": {**workflow_status(wf), "orchestration": orch}})
+    ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
     await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(f"failed-nodes-{uid8}", failed))
     await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(f"succeeded-nodes-{uid8}", succeeded))

@@ -1,8 +1,9 @@
 """Diagnose state: what a fault-isolation run carries between rounds, and its compact JSON form.
 
 The state is plain immutable data, stored in Workflow status.orchestration.diagnose, so an engine restarted at any
-moment continues the same run. Tests name their nodes by index into the sorted node list (`nodes`), so the stored
-state stays small at 10,000 nodes; `readable()` expands it for the report and the console.
+moment continues the same run. Each node is named once, in the status list of where it stands (healthyNodes,
+suspectNodes, ...); the domains and the tests name nodes by index into those names sorted, so the stored state
+holds one copy of the fleet's names at 10,000 nodes; `readable()` expands them for the report and the console.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ class DiagnoseState:
             "complete": self.complete,
             "minGroupSize": self.min_group_size,
             "maxConcurrent": self.max_concurrent,
-            "domains": {domain: list(nodes) for domain, nodes in self.domains},
+            "domains": {domain: _ranges(sorted(index[n] for n in nodes)) for domain, nodes in self.domains},
             **by_status,  # every list, empty too: the Workflow status is merge-patched
             "plan": [_encode(p, index) for p in self.plan],
             "tests": [_encode(p, index) for p in self.tests],
@@ -188,8 +189,8 @@ class DiagnoseState:
     @classmethod
     def _read(cls, data: Mapping[str, Any]) -> DiagnoseState:
         status = [(node, status) for status, key in STATUS_KEYS.items() for node in _names(data.get(key) or [])]
-        domains = tuple((str(domain), _names(nodes)) for domain, nodes in data["domains"].items())
-        names = tuple(sorted(n for _, nodes in domains for n in nodes))
+        names = tuple(sorted(node for node, _ in status))
+        domains = tuple((str(domain), _domain_nodes(nodes, names)) for domain, nodes in data["domains"].items())
         known = {"stage", "round", "complete", "minGroupSize", "maxConcurrent", "domains", "plan", "tests", "infrastructureFaults", "notes", "withinDomains", *STATUS_KEYS.values()}
         within = data.get("withinDomains", False)
         if not isinstance(within, bool):
@@ -227,8 +228,8 @@ def _decode(data: Mapping[str, Any], names: tuple[str, ...]) -> Probe:
         raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has a non-boolean 'p' (passed)")
     if data["s"] not in STAGES:
         raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has unknown stage {data['s']!r}")
-    nodes = tuple(names[i] for i in _unranges(data["n"]))
-    subjects = tuple(names[i] for i in _unranges(data["u"])) if "u" in data else nodes
+    nodes = _indexed(data["n"], names)
+    subjects = _indexed(data["u"], names) if "u" in data else nodes
     value = data.get("v")
     return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value))
 
@@ -261,6 +262,21 @@ def _unranges(items: Any) -> list[int]:
     return out
 
 
+def _domain_nodes(value: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    """A domain's nodes: indices into the sorted status lists (or names, as earlier engines stored them)."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return _indexed(value, names)
+
+
+def _indexed(value: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Nodes named by index ranges into `names`."""
+    indices = _unranges(value)
+    if any(not 0 <= i < len(names) for i in indices):
+        raise DiagnoseError(f"diagnose state: node index out of range (the status lists name {len(names)} nodes)")
+    return tuple(names[i] for i in indices)
+
+
 def _names(value: Any) -> tuple[str, ...]:
     """A list of names, checked (a string here is a mistake, not a list of letters)."""
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
@@ -269,12 +285,13 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 def readable(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The stored (compact) state with tests and plan spelled out by node name, for the report and the console."""
+    """The stored (compact) state with domains, tests and plan spelled out by node name, for the report and the console."""
     try:
         state = DiagnoseState.from_dict(data)
     except DiagnoseError:
         return dict(data)
     out = dict(data)
+    out["domains"] = {domain: list(nodes) for domain, nodes in state.domains}
     out["tests"] = [{**p.evidence(), "subjects": list(p.subjects)} for p in state.tests]
     out["plan"] = [{**p.evidence(), "subjects": list(p.subjects)} for p in state.plan]
     return out

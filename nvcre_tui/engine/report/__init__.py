@@ -1,6 +1,7 @@
 """Reading certifications back: the one read model (readmodel: each Certification joined once to its
 Workflows and Jobs) and every report built from it (model: the JSON report; text, junit, html).
 
-May import api, judging, parsers, diagnose (its readable summary), controllers.conditions and the leaf
-modules; never store, runners or the console. The console's views (engine/views.py) read the same model.
+May import api, judging, parsers, diagnose (its readable summary), controllers.conditions, controllers.iterations
+(a finished iteration's groups with their nodes) and the leaf modules; never store, runners or the console. The
+console's views (engine/views.py) read the same model.
 """

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
+from nvcre_tui.engine.controllers.iterations import finished_iterations
 
 Obj = dict[str, Any]
 
@@ -59,16 +60,22 @@ class CategoryView:
     def iterations(self) -> list[Iteration]:
         """Every finished iteration (iterationHistory), or the current one while none has finished."""
         orch = self.orchestration
-        history = orch.get("iterationHistory") or []
+        history = self._finished
         if not history and orch.get("groups"):
             return [Iteration(orch.get("currentIteration", 1), list(orch["groups"]))]
-        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in history]
+        return history
+
+    @cached_property
+    def _finished(self) -> list[Iteration]:
+        if self.workflow is None:
+            return []
+        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in finished_iterations(self.workflow)]
 
     @cached_property
     def timeline(self) -> list[Iteration]:
         """Every finished iteration and, while the Workflow runs, the current one last (`current` set)."""
         orch = self.orchestration
-        finished = [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in orch.get("iterationHistory") or []]
+        finished = self._finished
         running = self.workflow is not None and not is_terminal(self.workflow) and orch.get("groups")
         return finished + ([Iteration(len(finished) + 1, list(orch["groups"]), current=True)] if running else [])
 

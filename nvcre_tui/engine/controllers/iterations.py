@@ -1,0 +1,63 @@
+"""A Workflow's finished iterations: stored without their node lists, read back with them.
+
+`iterationHistory` keeps each group's outcome (name, phase, Job, times, measurements) as NVCRE's does, but not its
+nodes: one copy of 10,000 cloud node names ("ip-10-0-1-2.us-west-2.compute.internal") is about 0.5 MiB of the
+1.5 MiB an object may hold, and a copy per iteration (or diagnose round) would outgrow it. A group's nodes are
+known by its name elsewhere in the same Workflow: the current groups (every iteration reuses them), the spec's
+plannedGroups, and diagnose's test log (each round's groups, and onFailure's imported iteration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypedDict, cast
+
+from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, orchestration_of, workflow_spec
+from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
+
+STORED_ONLY_WHILE_CURRENT = ("nodes",)  # a group's keys the history leaves out
+
+
+def history_record(iteration: int, groups: Iterable[Mapping[str, Any]]) -> IterationRecord:
+    """The iterationHistory entry of a finished iteration (or diagnose round)."""
+    kept = [cast(GroupOutcome, {k: v for k, v in g.items() if k not in STORED_ONLY_WHILE_CURRENT}) for g in groups]
+    return {"iteration": iteration, "groups": kept}
+
+
+def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every group name of a Workflow that some record ties to its nodes."""
+    orch = orchestration_of(workflow)
+    known: dict[str, list[str]] = {}
+    state = orch.get("diagnose")
+    if state is not None:
+        try:
+            decoded = DiagnoseState.from_dict(state)
+        except DiagnoseError:  # a damaged state loses its groups' nodes, not the rest of the view
+            decoded = None
+        if decoded is not None:
+            known.update((p.group, list(p.nodes)) for p in (*decoded.tests, *decoded.plan))
+    for group in ((workflow_spec(workflow).get("orchestration") or {}).get("plannedGroups") or []):
+        known[str(group["name"])] = list(group.get("nodes") or [])
+    for group in orch.get("groups") or []:
+        known[str(group["name"])] = list(group.get("nodes") or [])
+    return known
+
+
+class FinishedIteration(TypedDict):
+    """An iterationHistory entry read back: its groups with their nodes."""
+
+    iteration: int | None
+    groups: list[GroupStatus]
+
+
+def finished_iterations(workflow: Mapping[str, Any]) -> list[FinishedIteration]:
+    """iterationHistory with each group's nodes restored (a record that kept its nodes, as older engines wrote, keeps them)."""
+    history = orchestration_of(workflow).get("iterationHistory") or []
+    known = nodes_by_group(workflow) if any("nodes" not in g for r in history for g in r.get("groups") or []) else {}
+    return [{"iteration": record.get("iteration"), "groups": [_with_nodes(g, known) for g in record.get("groups") or []]} for record in history]
+
+
+def _with_nodes(group: GroupOutcome, known: Mapping[str, list[str]]) -> GroupStatus:
+    if "nodes" in group:
+        return cast(GroupStatus, group)
+    return cast(GroupStatus, {**group, "nodes": known.get(str(group.get("name")), [])})

@@ -21,29 +21,29 @@ def workflow(orchestration: Obj, planned: list[Obj] | None = None) -> Obj:
 def test_a_history_record_leaves_the_nodes_out_and_keeps_the_outcome() -> None:
     group = {"name": "g0", "nodes": ["a", "b"], "domains": ["c1"], "phase": "Failed", "jobRef": "wf-g0-iter-1", "measurements": {"busBandwidthGBps": 1.5}}
     record = history_record(2, [group])
-    assert record == {"iteration": 2, "groups": [{"name": "g0", "domains": ["c1"], "phase": "Failed", "jobRef": "wf-g0-iter-1", "measurements": {"busBandwidthGBps": 1.5}}]}
+    assert record == {"iteration": 2, "groups": [{"name": "g0", "phase": "Failed", "jobRef": "wf-g0-iter-1", "measurements": {"busBandwidthGBps": 1.5}}]}
     assert group["nodes"] == ["a", "b"]  # the current group is not changed
 
 
 def test_repeated_iterations_read_their_nodes_from_the_current_groups() -> None:
-    groups = [{"name": "g0", "nodes": ["a", "b"], "phase": "Succeeded"}, {"name": "g1", "nodes": ["c", "d"], "phase": "Failed"}]
+    groups = [{"name": "g0", "nodes": ["a", "b"], "phase": "Succeeded"}, {"name": "g1", "nodes": ["c", "d"], "phase": "Failed", "overflow": True}]
     wf = workflow({"groups": groups, "iterationHistory": [history_record(1, groups), history_record(2, groups)]})
     finished = finished_iterations(wf)
     assert [r["iteration"] for r in finished] == [1, 2]
     assert all([g["nodes"] for g in r["groups"]] == [["a", "b"], ["c", "d"]] for r in finished)
-    assert [g["phase"] for g in finished[1]["groups"]] == ["Succeeded", "Failed"]
+    assert [g["phase"] for g in finished[1]["groups"]] == ["Succeeded", "Failed"] and finished[0]["groups"][1]["overflow"] is True
 
 
 def test_diagnose_rounds_read_their_nodes_from_the_test_log() -> None:
     state = diagnose.start({"c1": ["a", "b", "c", "d"], "c2": ["e", "f", "g", "h"]}, 2)
     first = diagnose.plan_round(state)
-    recorded = [{"name": g.name, "nodes": list(g.nodes), "phase": "Failed" if "a" in g.nodes else "Succeeded"} for g in first]
+    recorded = [{"name": g.name, "nodes": list(g.nodes), "domains": list(g.domains), "phase": "Failed" if "a" in g.nodes else "Succeeded"} for g in first]
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in recorded})
     second = [{"name": g.name, "nodes": list(g.nodes), "phase": "Pending"} for g in diagnose.plan_round(state)]
     assert second and {g["name"] for g in second}.isdisjoint(g.name for g in first)
     wf = workflow({"diagnose": state.to_dict(), "groups": second, "iterationHistory": [history_record(1, recorded)]})
     [round_one] = finished_iterations(wf)
-    assert round_one["groups"] == recorded
+    assert round_one["groups"] == recorded and all(g["domains"] for g in recorded)
 
 
 def test_records_that_kept_their_nodes_are_read_as_they_are() -> None:

@@ -11,7 +11,7 @@ import pytest
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import load_catalog
-from nvcre_tui.engine.planning.render import render_category
+from nvcre_tui.engine.planning.render import RenderError, render_category
 
 CATALOG = load_catalog()
 PROVIDERS = {
@@ -108,3 +108,33 @@ def test_broken_catalog_entry_names_file_and_field(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         load_catalog(root)
     assert any(m.startswith("catalog/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)
+
+
+def test_a_plan_over_2048_nodes_is_not_recorded_in_the_workflow() -> None:
+    """A recorded plan is a third copy of the node names in the Workflow: past 2,048 nodes the Workflow partitions
+    itself (with the same code) rather than carry it toward the API server's object limit."""
+    small = render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, fleet("aws", "h100", 2048), CATALOG).workflow
+    large = render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, fleet("aws", "h100", 2049), CATALOG).workflow
+    assert small.spec.orchestration.planned_groups and len(small.spec.orchestration.planned_groups) == 2048
+    assert large.spec.orchestration.planned_groups is None
+    assert large.status and len(large.status.orchestration.groups) == 2049  # what render shows is still the plan
+
+
+def cloud_fleet(count: int) -> list[dict[str, Any]]:
+    """`count` H100 nodes named as EKS names them (44 characters), in cliques of 8."""
+    nodes = fleet("aws", "h100", count)
+    for i, node in enumerate(nodes):
+        name = f"ip-10-{100 + i // 65536}-{i // 256 % 256}-{i % 256}.us-west-2.compute.internal"
+        node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+        node["metadata"]["labels"]["nvidia.com/gpu.clique"] = f"c{i // 8}"
+    return nodes
+
+
+def test_a_workflow_that_would_outgrow_the_api_servers_object_limit_is_refused_before_it_runs() -> None:
+    nodes = cloud_fleet(10_000)
+    for fits in ({"testScale": "intra-rack", "repeatCount": 2}, {"testScale": "diagnose"}):
+        render_category(cert_for("communication/nccl-all-reduce", **fits), 0, nodes, CATALOG)
+    with pytest.raises(RenderError, match=r"^its Workflow would hold about 1\.\d\d MiB \(1250 groups of 10000 nodes, 3 iterations\) and the API "
+                                          r"server stores at most 1\.5 MiB: split the target \(a nodeSelector per part\) or lower repeatCount$") as refused:
+        render_category(cert_for("communication/nccl-all-reduce", testScale="intra-rack", repeatCount=3), 0, nodes, CATALOG)
+    assert refused.value.field == "repeatCount"

@@ -452,7 +452,8 @@ class OrchestrationSpec(WireModel):
 
     `plannedGroups` is the first iteration's plan, recorded by the Certification controller at creation; the
     Workflow runs exactly these groups while every node in them is still eligible (else it partitions again and
-    says why in a PlanChanged event). A Workflow written without it is partitioned when it starts.
+    says why in a PlanChanged event). A Workflow written without it (or planned over more than 2,048 nodes, whose
+    plan is not recorded) is partitioned when it starts.
     """
 
     target: TargetSpec | None = None

@@ -15,7 +15,8 @@ from typing import Any, TypedDict, cast
 from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, orchestration_of, workflow_spec
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 
-STORED_ONLY_WHILE_CURRENT = ("nodes",)  # a group's keys the history leaves out
+# A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
+STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
 
 
 def history_record(iteration: int, groups: Iterable[Mapping[str, Any]]) -> IterationRecord:
@@ -26,8 +27,13 @@ def history_record(iteration: int, groups: Iterable[Mapping[str, Any]]) -> Itera
 
 def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
     """Every group name of a Workflow that some record ties to its nodes."""
+    return {name: list(group.get("nodes") or []) for name, group in _groups_by_name(workflow).items()}
+
+
+def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """What each group of a Workflow is (the keys the history leaves out), by name."""
     orch = orchestration_of(workflow)
-    known: dict[str, list[str]] = {}
+    known: dict[str, dict[str, Any]] = {}
     state = orch.get("diagnose")
     if state is not None:
         try:
@@ -35,11 +41,14 @@ def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
         except DiagnoseError:  # a damaged state loses its groups' nodes, not the rest of the view
             decoded = None
         if decoded is not None:
-            known.update((p.group, list(p.nodes)) for p in (*decoded.tests, *decoded.plan))
+            domain_of = decoded.domain_of
+            for probe in (*decoded.tests, *decoded.plan):
+                domains = sorted({domain_of[n] for n in probe.nodes} - {""})
+                known[probe.group] = {"nodes": list(probe.nodes), **({"domains": domains} if domains else {})}
     for group in ((workflow_spec(workflow).get("orchestration") or {}).get("plannedGroups") or []):
-        known[str(group["name"])] = list(group.get("nodes") or [])
+        known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     for group in orch.get("groups") or []:
-        known[str(group["name"])] = list(group.get("nodes") or [])
+        known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     return known
 
 
@@ -51,13 +60,14 @@ class FinishedIteration(TypedDict):
 
 
 def finished_iterations(workflow: Mapping[str, Any]) -> list[FinishedIteration]:
-    """iterationHistory with each group's nodes restored (a record that kept its nodes, as older engines wrote, keeps them)."""
+    """iterationHistory with what each group is (nodes, domains, overflow) restored from its name (a record that kept
+    its nodes, as older engines wrote, is read as it is)."""
     history = orchestration_of(workflow).get("iterationHistory") or []
-    known = nodes_by_group(workflow) if any("nodes" not in g for r in history for g in r.get("groups") or []) else {}
-    return [{"iteration": record.get("iteration"), "groups": [_with_nodes(g, known) for g in record.get("groups") or []]} for record in history]
+    known = _groups_by_name(workflow) if any("nodes" not in g for r in history for g in r.get("groups") or []) else {}
+    return [{"iteration": record.get("iteration"), "groups": [_restored(g, known) for g in record.get("groups") or []]} for record in history]
 
 
-def _with_nodes(group: GroupOutcome, known: Mapping[str, list[str]]) -> GroupStatus:
+def _restored(group: GroupOutcome, known: Mapping[str, Mapping[str, Any]]) -> GroupStatus:
     if "nodes" in group:
         return cast(GroupStatus, group)
-    return cast(GroupStatus, {**group, "nodes": known.get(str(group.get("name")), [])})
+    return cast(GroupStatus, {"nodes": [], **known.get(str(group.get("name")), {}), **group})

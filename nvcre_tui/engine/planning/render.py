@@ -7,6 +7,7 @@ previews is exactly what runs.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,15 @@ from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
 from nvcre_tui.engine.planning.platform import PlatformError, topology_key
 from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
+from nvcre_tui.engine.units import count
+
+# A recorded plan is a copy of the node names in the Workflow's spec, beside the one its status groups hold and the
+# one diagnose keeps: at 10,000 cloud names (about 0.5 MiB each) three copies pass the API server's 1.5 MiB object
+# limit. Larger plans are not recorded; the Workflow partitions them with this same code.
+RECORDED_PLAN_NODES = 2048
+OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
+OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
+RUN_BYTES_PER_GROUP = 180  # besides the Workflow's and group's names: Job name, start and end times, measurements
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -163,11 +173,34 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
     except PartitionError as error:
         raise RenderError(str(error), "nodesPerJob" if "nodes per job" in str(error) else None) from None
-    workflow.spec.orchestration.planned_groups = [
-        PlannedGroup(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in plan.groups
-    ]
+    if sum(len(g.nodes) for g in plan.groups) <= RECORDED_PLAN_NODES:
+        workflow.spec.orchestration.planned_groups = [
+            PlannedGroup(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in plan.groups
+        ]
     workflow.status = _planned(found, plan, applied)
+    _check_size(workflow, plan, options)
     return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
+
+
+def _check_size(workflow: Workflow, plan: Partition, options: CategoryOptions) -> None:
+    """Refuse a Workflow whose status would outgrow the largest object the API server stores, before it runs
+    (it would otherwise stop at the write that passes the limit, hours in). An estimate of the largest write: the
+    planned object with each group's run (its Job's name, times and measurements) and a history record per group
+    and iteration; diagnose's screening groups leave the status as their record is written; onFailure adds a
+    copy of the node names (the diagnose state)."""
+    name = workflow.metadata.name
+    iterations = options.repeat_count or 1
+    run = sum(len(name) + len(g.name) + RUN_BYTES_PER_GROUP for g in plan.groups)
+    estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if plan.diagnose is not None else 1 + iterations)
+    if options.on_failure == "diagnose":
+        estimate += sum(len(n) + 3 for g in plan.groups for n in g.nodes)
+    if estimate > OBJECT_LIMIT - OBJECT_HEADROOM:
+        nodes = len({n for g in plan.groups for n in g.nodes})
+        raise RenderError(
+            f"its Workflow would hold about {estimate / 2**20:.2f} MiB ({count(len(plan.groups), 'group')} of {count(nodes, 'node')}, "
+            f"{count(iterations, 'iteration')}) and the API server stores at most 1.5 MiB: split the target "
+            "(a nodeSelector per part)" + (" or lower repeatCount" if iterations > 1 else ""),
+            "repeatCount" if iterations > 1 else "target")
 
 
 def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> bool:

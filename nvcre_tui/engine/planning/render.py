@@ -200,7 +200,7 @@ def _check_size(workflow: Workflow, plan: Partition, options: CategoryOptions) -
             f"its Workflow would hold about {estimate / 2**20:.2f} MiB ({count(len(plan.groups), 'group')} of {count(nodes, 'node')}, "
             f"{count(iterations, 'iteration')}) and the API server stores at most 1.5 MiB: split the target "
             "(a nodeSelector per part)" + (" or lower repeatCount" if iterations > 1 else ""),
-            "repeatCount" if iterations > 1 else "target")
+            "repeatCount" if iterations > 1 else None)  # not "target": no node arriving would make it fit
 
 
 def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node]) -> bool:

@@ -120,3 +120,13 @@ def test_paths_for_any_kind() -> None:
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workflows.nvcre.nvidia.com")
     assert has_status_subresource(WORKFLOW) and has_status_subresource(NODE)
     assert not has_status_subresource(CONFIGMAP) and not has_status_subresource(LEASE)
+
+
+def test_an_object_etcd_refuses_as_too_large_is_not_retried() -> None:
+    """The API server passes etcd's refusal on as a bare 500; the same write would fail forever, so it is Invalid
+    (the engine then fails that object with the reason) rather than a ServerError retried with backoff."""
+    error = error_from_answer(500, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500,
+                                               "message": "etcdserver: request is too large"}).encode(), WF, None)
+    assert type(error) is Invalid and not error.retryable
+    assert str(error) == "Workflow default/wf: etcdserver: request is too large"
+    assert type(error_from_answer(500, b'{"kind": "Status", "code": 500, "message": "etcdserver: leader changed"}', WF, None)) is ServerError

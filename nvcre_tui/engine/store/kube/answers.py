@@ -23,6 +23,8 @@ class Subject:
     namespace: str | None = None
 
 
+ETCD_TOO_LARGE = "request is too large"  # etcd's answer to an object over its --max-request-bytes (1.5 MiB)
+
 # (code, Status reason) -> error class; the reason decides when the code alone is ambiguous (409).
 _BY_REASON: dict[str, type[StoreError]] = {
     "NotFound": NotFound, "AlreadyExists": AlreadyExists, "Conflict": Conflict, "Gone": Gone, "Expired": Gone,
@@ -89,6 +91,8 @@ def error_from_status(code: int, status: dict[str, Any] | None, subject: Subject
     if retry_after is None and isinstance(details.get("retryAfterSeconds"), (int, float)):
         retry_after = float(details["retryAfterSeconds"])
     error_class = _error_class(code, reason)
+    if code >= 500 and ETCD_TOO_LARGE in message:  # etcd's refusal, passed on as a bare 500: the same write always fails
+        error_class = Invalid
     return error_class.about(subject.kind, subject.name, subject.namespace, message, retry_after=retry_after)
 
 

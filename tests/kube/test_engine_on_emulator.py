@@ -118,3 +118,15 @@ def test_an_engine_killed_and_restarted_on_the_emulator_reaches_the_same_report(
     reports, crashing, count = asyncio.run(outcome_on_emulator(tmp_path, [], crashes))
     assert count == 1, f"the planned crash at write {crashes[0].write} never happened"
     restart.assert_same_outcome(reports, crashing)
+
+
+def test_a_status_write_etcd_refuses_as_too_large_fails_that_workflow_with_the_reason(tmp_path: Path) -> None:
+    """etcd's refusal comes back as a bare 500 and the same write would fail forever: the engine fails the Workflow
+    with the server's words (its failure is a small patch, which fits) and every certification still finishes."""
+    too_large = Fault(path=r"/workflows/[^/]+/status$", status=500, message="etcdserver: request is too large", times=1)
+    objects: dict[str, list[Obj]] = {}
+    reports, _, _ = asyncio.run(outcome_on_emulator(tmp_path, [too_large], [], objects))
+    assert too_large.hits == 1 and len(reports) == len(restart.CERTS)
+    failed = [(wf["metadata"]["name"], c) for wf in objects["Workflow"] for c in wf["status"].get("conditions") or []
+              if c["type"] == "Failed" and c["status"] == "True" and c["reason"] == "ReconcileError"]
+    assert len(failed) == 1 and failed[0][1]["message"].endswith("etcdserver: request is too large"), failed

@@ -45,7 +45,9 @@ from nvcre_tui.engine.units import count
 RECORDED_PLAN_NODES = 2048
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
 OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
-RUN_BYTES_PER_GROUP = 180  # besides the Workflow's and group's names: Job name, start and end times, measurements
+# A group's run, besides the Workflow's and the group's names: its Job's name, start and end times, reason and
+# measurements (two NCCL bandwidths at 17 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
+RUN_BYTES_PER_GROUP = 280
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -178,26 +180,33 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
             PlannedGroup(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in plan.groups
         ]
     workflow.status = _planned(found, plan, applied)
-    _check_size(workflow, plan, options)
-    return RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
+    rendered = RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
+    _check_size(rendered)
+    return rendered
 
 
-def _check_size(workflow: Workflow, plan: Partition, options: CategoryOptions) -> None:
-    """Refuse a Workflow whose status would outgrow the largest object the API server stores, before it runs
-    (it would otherwise stop at the write that passes the limit, hours in). An estimate of the largest write: the
-    planned object with each group's run (its Job's name, times and measurements) and a history record per group
-    and iteration; diagnose's screening groups leave the status as their record is written; onFailure adds a
-    copy of the node names (the diagnose state)."""
-    name = workflow.metadata.name
-    iterations = options.repeat_count or 1
-    run = sum(len(name) + len(g.name) + RUN_BYTES_PER_GROUP for g in plan.groups)
-    estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if plan.diagnose is not None else 1 + iterations)
+def largest_write(rendered: RenderedCategory) -> int:
+    """An estimate of the bytes of the Workflow's largest write: the planned object with each group's run (its Job's
+    name, times and measurements) and a history record per group and iteration; diagnose's screening groups leave
+    the status as their record is written; onFailure adds a copy of the node names (the diagnose state)."""
+    workflow, options = rendered.workflow, rendered.options
+    run = sum(len(workflow.metadata.name) + len(g.name) + RUN_BYTES_PER_GROUP for g in rendered.groups)
+    diagnosing = workflow.spec.orchestration.test_scale == "diagnose"
+    estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else 1 + (options.repeat_count or 1))
     if options.on_failure == "diagnose":
-        estimate += sum(len(n) + 3 for g in plan.groups for n in g.nodes)
+        estimate += sum(len(n) + 3 for g in rendered.groups for n in g.nodes)
+    return estimate
+
+
+def _check_size(rendered: RenderedCategory) -> None:
+    """Refuse a Workflow whose status would outgrow the largest object the API server stores, before it runs
+    (it would otherwise stop at the write that passes the limit, hours in)."""
+    estimate = largest_write(rendered)
     if estimate > OBJECT_LIMIT - OBJECT_HEADROOM:
-        nodes = len({n for g in plan.groups for n in g.nodes})
+        iterations = rendered.options.repeat_count or 1
+        nodes = len({n for g in rendered.groups for n in g.nodes})
         raise RenderError(
-            f"its Workflow would hold about {estimate / 2**20:.2f} MiB ({count(len(plan.groups), 'group')} of {count(nodes, 'node')}, "
+            f"its Workflow would hold about {estimate / 2**20:.2f} MiB ({count(len(rendered.groups), 'group')} of {count(nodes, 'node')}, "
             f"{count(iterations, 'iteration')}) and the API server stores at most 1.5 MiB: split the target "
             "(a nodeSelector per part)" + (" or lower repeatCount" if iterations > 1 else ""),
             "repeatCount" if iterations > 1 else None)  # not "target": no node arriving would make it fit

@@ -1,0 +1,80 @@
+"""render's estimate of a Workflow's largest write (which refuses a category that would pass the API server's
+1.5 MiB) against the writes the engine really makes, on a fleet large enough for the per-group terms to count."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.clock import DEFAULT_START, ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import largest_write, render_category
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store import CERTIFICATION, NODE, WORKFLOW, MemoryStore
+from nvcre_tui.engine.store.protocol import ResourceKind
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+
+Obj = dict[str, Any]
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: size}
+spec:
+  target: {}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, repeatCount: 2}
+"""
+
+
+async def largest_stored(nodes: int) -> tuple[int, int]:
+    """(render's estimate, the largest Workflow the engine stored) for CERT on `nodes` simulated nodes."""
+    clock = ManualClock(DEFAULT_START)
+    store = MemoryStore(clock)
+    scenario = Scenario.model_validate({"name": "size", "seed": 1, "nodes": [{"count": nodes, "cliques": nodes // 8}], "physics": {"noise": 0.0}})
+    cache = engine_cache(store)
+    writer = WriteThroughStore(store, cache)
+    fleet = SimulatedFleet(writer, clock, scenario)
+    await fleet.ensure_nodes()
+    engine = Engine(writer, clock, default_catalog(), SimulatedRunner(writer, clock, scenario, fleet), cache=cache)
+    cert = certification_from_text("size.yaml", CERT, default_catalog()).to_wire()
+    cert["metadata"]["namespace"] = "default"
+    cert.pop("status", None)
+    await store.create(CERTIFICATION, cert)
+    largest = 0
+
+    def measure(kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
+        nonlocal largest
+        if kind is WORKFLOW and new is not None:
+            largest = max(largest, len(json.dumps(new, separators=(",", ":"))))
+
+    cache.subscribe(measure)
+    await cache.start()
+    try:
+        done = await engine.run_until_settled(until=lambda: _finished(cache), max_seconds=7 * 24 * 3600)
+        assert done, "the certification did not finish"
+        nodes_seen = [n for n in cache.objects[NODE].values()]
+        model = Certification.model_validate(cert)
+        estimate = largest_write(render_category(model, 0, nodes_seen, default_catalog()))
+    finally:
+        await engine.stop()
+    return estimate, largest
+
+
+async def _finished(cache: Any) -> bool:
+    return cond.is_terminal(cache.get(CERTIFICATION, "size", "default") or {})
+
+
+def test_the_estimate_bounds_the_largest_workflow_the_engine_writes_and_is_not_far_above_it() -> None:
+    estimate, largest = asyncio.run(largest_stored(48))
+    assert largest > 40_000  # 48 groups, two iterations: the per-group terms are most of it
+    assert largest <= estimate + 8 * 1024, (largest, estimate)  # 8 KiB: conditions, failedNodes, metadata
+    assert estimate <= largest * 1.25, (largest, estimate)

@@ -158,8 +158,8 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
     if orch.get("diagnose") is not None:
         return await _diagnose_round(ctx, wf, orch, jobs)
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
-    history = [*(orch.get("iterationHistory") or []), history_record(orch.get("currentIteration", 1), orch["groups"])]
-    orch.update(iterationHistory=history, completedIterations=len(history))
+    history = _record_finished(orch, orch.get("currentIteration", 1))
+    orch.update(completedIterations=len(history))
     if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch):
         return 0.0
     if len(history) < iterations:
@@ -198,13 +198,13 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
     untested = _untested(orch["groups"])
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
-        history = _next_round(orch)
+        history = _record_finished(orch)
         stopped = f"in round {state.round + 1}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped)
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
-    history = _next_round(orch)
+    history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:
         groups = diagnose.plan_round(state)
@@ -218,10 +218,11 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     return None
 
 
-def _next_round(orch: Obj) -> list[Obj]:
-    """Diagnose: the finished round appended to iterationHistory (and stored in orch)."""
+def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
+    """iterationHistory with the finished iteration (or diagnose round: numbered after the last record) appended,
+    stored in orch."""
     history = list(orch.get("iterationHistory") or [])
-    history.append(history_record(len(history) + 1, orch["groups"]))
+    history.append(history_record(len(history) + 1 if number is None else number, orch["groups"]))
     orch.update(iterationHistory=history)
     return history
 

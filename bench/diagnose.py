@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 from nvcre_tui.engine.api.bodies import IterationRecord
-from nvcre_tui.engine.controllers.iterations import history_record
+from nvcre_tui.engine.controllers.iterations import history_record, stored_orchestration
 from nvcre_tui.engine.diagnose import plan_round, record_round, start
 from nvcre_tui.engine.planning.grouping import Group
 
@@ -463,10 +463,10 @@ def _largest_workflow(nodes: int, style: str) -> tuple[int, int, int]:
                                 "reason": "WorkloadCompleted" if outcomes[g.name] else "ValidationFailed",
                                 "measurements": {"busBandwidthGBps": 401.23000000000006, "algBandwidthGBps": 229.27999999999997}} for g in groups]
         # the round's last write (its groups finished) and the next round's first (its history, the next groups)
-        during = {"orchestration": {"diagnose": state.to_dict(), "groups": current, "iterationHistory": list(history)}}
+        during = {"orchestration": stored_orchestration({"diagnose": state.to_dict(), "groups": current, "iterationHistory": list(history)})}
         history.append(history_record(len(history) + 1, current))
         state = record_round(state, outcomes)
-        after = {"orchestration": {"diagnose": state.to_dict(), "groups": [_group(g) for g in plan_round(state)], "iterationHistory": history}}
+        after = {"orchestration": stored_orchestration({"diagnose": state.to_dict(), "groups": [_group(g) for g in plan_round(state)], "iterationHistory": history})}
         largest = max(largest, *(len(json.dumps({"spec": spec, "status": s}, separators=(",", ":"))) for s in (during, after)))
     return largest, state.round, len(json.dumps(state.to_dict(), separators=(",", ":")))
 

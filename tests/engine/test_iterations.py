@@ -1,12 +1,21 @@
-"""iterationHistory is stored without node lists and read back with them (controllers/iterations.py)."""
+"""iterationHistory, and a diagnosing Workflow's current groups, are stored without node lists and read back with
+them (controllers/iterations.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 from nvcre_tui.engine import diagnose
-from nvcre_tui.engine.controllers.iterations import finished_iterations, history_record, nodes_by_group
+from nvcre_tui.engine.api.bodies import orchestration_of
+from nvcre_tui.engine.api.vocabulary import LABEL_GROUP, group_nodes
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, nodes_by_group, stored_orchestration
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store import JOB, WORKFLOW
 from nvcre_tui.engine.report.readmodel import Joined
 from tests.engine.test_engine_behaviour import run
 
@@ -75,3 +84,91 @@ def test_an_engine_run_stores_no_node_list_in_its_history_and_reports_every_grou
             assert all(g["nodes"] for g in record.groups)
             if category.workflow is not None and "diagnose" not in category.workflow["status"]["orchestration"]:
                 assert {g["name"]: g["nodes"] for g in record.groups} == current
+
+
+# -- a diagnosing Workflow's current groups --------------------------------------------------------------------------
+
+
+def _diagnosing() -> tuple[Obj, list[Obj]]:
+    """A diagnose Workflow in its first round, as the controller holds it (groups with their nodes)."""
+    state = diagnose.start({"c1": ["a", "b", "c", "d"], "c2": ["e", "f", "g", "h"]}, 2)
+    groups = [{"name": g.name, "nodes": list(g.nodes), "domains": list(g.domains), "overflow": False, "phase": "Pending", "retries": 0}
+              for g in diagnose.plan_round(state)]
+    return {"diagnose": state.to_dict(), "groups": groups}, groups
+
+
+def test_a_diagnosing_workflow_stores_its_groups_without_nodes_and_reads_them_back_from_its_plan() -> None:
+    orch, groups = _diagnosing()
+    stored = stored_orchestration(orch)
+    assert stored["groups"] == [{"name": g["name"], "overflow": False, "phase": "Pending", "retries": 0} for g in groups]
+    assert orch["groups"] == groups  # the controller's copy is not changed
+    assert current_groups(workflow(stored)) == groups
+
+
+def test_other_workflows_store_their_groups_as_they_are() -> None:
+    orch = {"groups": [{"name": "g0", "nodes": ["a"], "phase": "Pending", "overflow": True}]}
+    assert stored_orchestration(orch) == orch
+    assert current_groups(workflow(orch)) == orch["groups"]
+
+
+def test_a_group_its_diagnose_state_does_not_name_gets_no_nodes() -> None:
+    orch, _ = _diagnosing()
+    stored = stored_orchestration(orch)
+    stored["groups"].append({"name": "r9-part-0", "phase": "Pending"})
+    assert current_groups(workflow(stored))[-1]["nodes"] == []
+    damaged = {**stored, "diagnose": {"round": "x"}}
+    assert all(g["nodes"] == [] for g in current_groups(workflow(damaged)))
+
+
+def test_a_diagnose_run_stores_no_node_list_in_its_groups_and_runs_each_group_on_its_planned_nodes() -> None:
+    from tests.scenarios.harness import run_case
+
+    case = run_case("diagnose-flaky-and-fabric")
+    [wf] = case.objects["Workflow"]
+    orch = wf["status"]["orchestration"]
+    assert orch["groups"] and all("nodes" not in g for g in orch["groups"])
+    [cert] = case.objects["Certification"]
+    [category] = Joined(case.objects["Workflow"], case.objects["Job"]).view(cert).categories
+    state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
+    tested = {p.group: list(p.nodes) for p in state.tests}
+    assert {g["name"]: g["nodes"] for g in category.groups} == {g["name"]: tested[g["name"]] for g in orch["groups"]}
+    # every Job ran on the nodes its round planned: the controller read them back from the plan
+    assert len(case.objects["Job"]) == len(tested)
+    for job in case.objects["Job"]:
+        assert group_nodes(job) == tested[job["metadata"]["labels"][LABEL_GROUP]]
+
+
+def test_a_diagnosing_workflow_whose_group_is_not_in_its_plan_fails_with_the_reason_and_runs_nothing() -> None:
+    failed = asyncio.run(_damaged_mid_run())
+    assert cond.phase(failed) == "Failed"
+    condition = cond.find(failed["status"]["conditions"], "Failed") or {}
+    assert condition.get("reason") == "ReconcileError"
+    assert "group r7-part-9 is not in its plan" in condition.get("message", "")
+
+
+async def _damaged_mid_run() -> Obj:
+    """diagnose-slow-gpu up to its first Running group, then a group renamed to one its diagnose state never planned
+    (a hand edit)."""
+    from tests.scenarios.harness import CASES, NAMESPACE, start_certification
+
+    folder = CASES / "diagnose-slow-gpu"
+    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, default_catalog())
+    await start_certification(session.store, folder / "cert.yaml")
+
+    async def running() -> bool:
+        return any(g.get("phase") == "Running" for wf in (await session.store.list(WORKFLOW, NAMESPACE)).items
+                   for g in orchestration_of(wf).get("groups") or [])
+
+    assert await session.engine.run_until_settled(until=running, max_seconds=3600)
+    [wf] = (await session.store.list(WORKFLOW, NAMESPACE)).items
+    orch = orchestration_of(wf)
+    jobs_before = len((await session.store.list(JOB, NAMESPACE)).items)
+    renamed = [{**g, "name": "r7-part-9"} if i == 0 else g for i, g in enumerate(orch["groups"])]
+    await session.store.patch_status(WORKFLOW, wf["metadata"]["name"], NAMESPACE, {"orchestration": {"groups": renamed}})
+
+    async def failed() -> bool:
+        return cond.is_terminal(await session.store.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE))
+
+    assert await session.engine.run_until_settled(until=failed, max_seconds=3600)
+    assert len((await session.store.list(JOB, NAMESPACE)).items) == jobs_before  # no Job on no nodes
+    return await session.store.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE)

@@ -35,8 +35,11 @@ spec:
 """
 
 
-async def largest_stored(nodes: int) -> tuple[int, int]:
-    """(render's estimate, the largest Workflow the engine stored) for CERT on `nodes` simulated nodes."""
+DIAGNOSE = CERT.replace("{testScale: intra-node, repeatCount: 2}", "{testScale: diagnose}")
+
+
+async def largest_stored(nodes: int, text: str = CERT) -> tuple[int, int]:
+    """(render's estimate, the largest Workflow the engine stored) for a Certification on `nodes` simulated nodes."""
     clock = ManualClock(DEFAULT_START)
     store = MemoryStore(clock)
     scenario = Scenario.model_validate({"name": "size", "seed": 1, "nodes": [{"count": nodes, "cliques": nodes // 8}], "physics": {"noise": 0.0}})
@@ -45,7 +48,7 @@ async def largest_stored(nodes: int) -> tuple[int, int]:
     fleet = SimulatedFleet(writer, clock, scenario)
     await fleet.ensure_nodes()
     engine = Engine(writer, clock, default_catalog(), SimulatedRunner(writer, clock, scenario, fleet), cache=cache)
-    cert = certification_from_text("size.yaml", CERT, default_catalog()).to_wire()
+    cert = certification_from_text("size.yaml", text, default_catalog()).to_wire()
     cert["metadata"]["namespace"] = "default"
     cert.pop("status", None)
     await store.create(CERTIFICATION, cert)
@@ -77,4 +80,11 @@ def test_the_estimate_bounds_the_largest_workflow_the_engine_writes_and_is_not_f
     estimate, largest = asyncio.run(largest_stored(48))
     assert largest > 40_000  # 48 groups, two iterations: the per-group terms are most of it
     assert largest <= estimate + 8 * 1024, (largest, estimate)  # 8 KiB: conditions, failedNodes, metadata
+    assert estimate <= largest * 1.25, (largest, estimate)
+
+
+def test_the_estimate_bounds_a_diagnose_workflow_whose_groups_name_their_nodes_only_in_its_state() -> None:
+    estimate, largest = asyncio.run(largest_stored(96, DIAGNOSE))
+    assert largest > 20_000  # 12 screening groups of 8 and the diagnose state
+    assert largest <= estimate + 8 * 1024, (largest, estimate)
     assert estimate <= largest * 1.25, (largest, estimate)

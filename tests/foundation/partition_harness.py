@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers.iterations import current_groups
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.session import SIM_START
@@ -61,7 +62,7 @@ async def partitioned(workflows: list[dict[str, Any]], nodes: list[dict[str, Any
     out = {}
     for workflow in (await store.list(WORKFLOW)).items:
         name = workflow["metadata"]["name"]
-        groups = (workflow.get("status") or {}).get("orchestration", {}).get("groups") or []
+        groups = current_groups(workflow)
         mine = {e["reason"]: e["message"] for e in events if e["involvedObject"]["name"] == name}
         out[name] = Partitioned({g["name"]: g["nodes"] for g in groups}, mine)
     return out

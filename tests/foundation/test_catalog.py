@@ -11,7 +11,7 @@ import pytest
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import load_catalog
-from nvcre_tui.engine.planning.render import RenderError, render_category
+from nvcre_tui.engine.planning.render import RenderError, largest_write, render_category
 
 CATALOG = load_catalog()
 PROVIDERS = {
@@ -141,3 +141,11 @@ def test_a_workflow_that_would_outgrow_the_api_servers_object_limit_is_refused_b
     with pytest.raises(RenderError, match=r"\(10000 groups of 10000 nodes, 1 iteration\) .* split the target \(a nodeSelector per part\)$") as refused:
         render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, nodes, CATALOG)
     assert refused.value.field is None
+
+
+def test_diagnose_of_10000_cloud_named_nodes_fits_well_under_the_limit_and_16000_does_not() -> None:
+    """A diagnosing Workflow names each node once in its state (its groups leave their nodes out)."""
+    rendered = render_category(cert_for("communication/nccl-all-reduce", testScale="diagnose"), 0, cloud_fleet(10_000), CATALOG)
+    assert largest_write(rendered) < 1.1 * 2**20
+    with pytest.raises(RenderError, match=r"\(2000 groups of 16000 nodes, 1 iteration\) and the API server stores at most 1\.5 MiB"):
+        render_category(cert_for("communication/nccl-all-reduce", testScale="diagnose"), 0, cloud_fleet(16_000), CATALOG)

@@ -546,9 +546,10 @@ class GroupOutcome(WireModel):
 
 
 class GroupStatus(GroupOutcome):
-    """One group of nodes and where it is."""
+    """One group of nodes and where it is. A diagnosing Workflow leaves `nodes` (and `domains`) out: its diagnose
+    plan names them, and a second copy took a 10,000-node diagnose near the object limit."""
 
-    nodes: list[str]
+    nodes: list[str] | None = None
 
 
 class IterationRecord(WireModel):
@@ -604,6 +605,15 @@ class OrchestrationStatus(WireModel):
     applied_overrides: list[AppliedOverride] | None = None
     diagnose: DiagnoseStatus | None = None
     groups: list[GroupStatus] | None = None
+
+    @model_validator(mode="after")
+    def _groups_name_their_nodes(self) -> OrchestrationStatus:
+        # Only the diagnose plan may stand in for a group's nodes.
+        if self.diagnose is None:
+            for index, group in enumerate(self.groups or []):
+                if group.nodes is None:
+                    raise PydanticCustomError("missing", "required field is missing", {"key": f"groups[{index}].nodes"})
+        return self
 
 
 class WorkflowStatus(WireModel):

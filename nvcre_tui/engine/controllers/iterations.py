@@ -1,10 +1,14 @@
-"""A Workflow's finished iterations: stored without their node lists, read back with them.
+"""A Workflow's groups as stored (without node lists where the same Workflow names them elsewhere) and as read
+(with them).
 
 `iterationHistory` keeps each group's outcome (name, phase, Job, times, measurements) as NVCRE's does, but not its
 nodes: one copy of 10,000 cloud node names ("ip-10-0-1-2.us-west-2.compute.internal") is about 0.5 MiB of the
-1.5 MiB an object may hold, and a copy per iteration (or diagnose round) would outgrow it. A group's nodes are
-known by its name elsewhere in the same Workflow: the current groups (every iteration reuses them), the spec's
-plannedGroups, and diagnose's test log (each round's groups, and onFailure's imported iteration).
+1.5 MiB an object may hold, and a copy per iteration (or diagnose round) would outgrow it. Nor do a diagnosing
+Workflow's current groups: they are the diagnose plan, which names their nodes already (a copy there and one in the
+groups took a 10,000-node diagnose to 1.44 MiB at its screening round). A group's nodes are known by its name
+elsewhere in the same Workflow: the current groups (every iteration reuses them), the spec's plannedGroups, and
+diagnose's test log and plan (each round's groups, and onFailure's imported iteration). Writers store groups
+through `stored_orchestration`; readers take them through `current_groups` and `finished_iterations`.
 """
 
 from __future__ import annotations
@@ -17,12 +21,32 @@ from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 
 # A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
 STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
+# A diagnosing Workflow's current group's keys that its diagnose plan holds already.
+NAMED_BY_THE_PLAN = frozenset({"nodes", "domains"})
 
 
 def history_record(iteration: int, groups: Iterable[Mapping[str, Any]]) -> IterationRecord:
     """The iterationHistory entry of a finished iteration (or diagnose round)."""
     kept = [cast(GroupOutcome, {k: v for k, v in g.items() if k not in STORED_ONLY_WHILE_CURRENT}) for g in groups]
     return {"iteration": iteration, "groups": kept}
+
+
+def stored_orchestration(orch: Mapping[str, Any]) -> dict[str, Any]:
+    """status.orchestration as the Workflow stores it: a diagnosing Workflow's current groups without what the
+    diagnose plan says of them (their nodes and domains)."""
+    if orch.get("diagnose") is None:
+        return dict(orch)
+    return {**orch, "groups": [{k: v for k, v in g.items() if k not in NAMED_BY_THE_PLAN} for g in orch.get("groups") or []]}
+
+
+def current_groups(workflow: Mapping[str, Any]) -> list[GroupStatus]:
+    """status.orchestration.groups with each group's nodes (and domains) restored where the record left them out;
+    a group no record names gets no nodes (a damaged diagnose state)."""
+    groups = orchestration_of(workflow).get("groups") or []
+    if all("nodes" in g for g in groups):
+        return list(groups)
+    known = _groups_by_name(workflow)
+    return [_restored(cast(GroupOutcome, g), known) for g in groups]
 
 
 def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -48,7 +72,8 @@ def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for group in ((workflow_spec(workflow).get("orchestration") or {}).get("plannedGroups") or []):
         known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     for group in orch.get("groups") or []:
-        known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
+        if "nodes" in group:  # a diagnosing Workflow's groups are known by its plan, above
+            known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     return known
 
 

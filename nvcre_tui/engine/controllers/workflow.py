@@ -13,7 +13,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import finished_iterations, history_record
+from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
@@ -37,9 +37,12 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         await _partition(ctx, wf, world)
         return 0.0
     jobs = {job["metadata"]["name"]: job for job in world.children_of(wf, "Job")}
-    groups = [dict(group) for group in orch["groups"]]
+    groups: list[Obj] = [dict(group) for group in current_groups(wf)]
     failed: list[Obj] = [dict(f) for f in workflow_status(wf).get("failedNodes") or []]
     diagnosing = orch.get("diagnose") is not None
+    lost = next((g["name"] for g in groups if not g["nodes"]), None) if diagnosing else None
+    if lost is not None:  # a Job on no nodes would test nothing; the engine fails the Workflow with this
+        raise diagnose.DiagnoseError(f"diagnose state: group {lost} is not in its plan (status.orchestration.diagnose is damaged)")
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
         if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
@@ -60,7 +63,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
         return await _round_complete(ctx, wf, orch, failed, jobs)
     await _launch(ctx, wf, orch, world)
-    await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None})
+    await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": failed or None})
     return None
 
 
@@ -118,7 +121,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         events.append(("Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}"))
     if plan.replanned:
         events.append(("Warning", "PlanChanged", f"partitioned again, not as planned at creation: {plan.replanned}"))
-    await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": orch, "startTime": ctx.now()}, events)
+    await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": stored_orchestration(orch), "startTime": ctx.now()}, events)
 
 
 def _group_status(group: Group) -> Obj:
@@ -166,7 +169,7 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
         ])
-        await ctx.transition(WORKFLOW, wf, {"orchestration": orch, "failedNodes": failed or None},
+        await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": failed or None},
                              [("Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")])
         return 0.0
     await _finalize(ctx, wf, orch, failed, jobs, history)
@@ -180,7 +183,7 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
         return False
     untested = _untested(orch["groups"])
     if untested:  # no evidence about those nodes: narrowing the rest down would leave them out silently
-        await ctx.transition(WORKFLOW, wf, {"orchestration": orch},
+        await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)},
                              [("Warning", "DiagnosisSkipped", f"onFailure diagnose not started: {untested[0]}")])
         return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
@@ -189,7 +192,7 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
         return False
     groups = diagnose.plan_round(state)
     orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
-    await ctx.transition(WORKFLOW, wf, {"orchestration": orch, "failedNodes": None},
+    await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": None},
                          [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(groups), 'group')} in the first round)")])
     return True
 
@@ -209,7 +212,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     if not state.complete:
         groups = diagnose.plan_round(state)
         orch.update(groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
-        await ctx.patch_status(WORKFLOW, wf, {"orchestration": orch})
+        await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
         return 0.0
     failed = _diagnose_verdicts(state, jobs, history)
     verdicts = state.verdicts()
@@ -256,7 +259,7 @@ async def _finalize(
     one `stopped` before its end (where and why)."""
     uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
     failed_names = {f["name"] for f in failed}
-    recorded = finished_iterations({**wf, "status": {**workflow_status(wf), "orchestration": orch}})
+    recorded = finished_iterations({**wf, "status": {**workflow_status(wf), "orchestration": stored_orchestration(orch)}})
     ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
     await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(f"failed-nodes-{uid8}", failed))
@@ -285,7 +288,7 @@ async def _finalize(
         conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
-    status = {"conditions": conditions, "orchestration": orch, "failedNodes": failed or None, "completionTime": now, **refs}
+    status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": failed or None, "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 
 

@@ -16,6 +16,7 @@ from nvcre_tui.engine.api.bodies import certification_status, job_status, labels
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import current_groups
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
@@ -70,7 +71,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     status, orch = workflow_status(workflow), orchestration_of(workflow)
     jobs = sorted(jobs, key=_job_order)
     involved: dict[str, None] = {}
-    for group in orch.get("groups") or []:
+    for group in current_groups(workflow):
         involved.update(dict.fromkeys(group.get("nodes") or []))
     for job in jobs:
         involved.update(dict.fromkeys(group_nodes(job)))

@@ -188,11 +188,14 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 def largest_write(rendered: RenderedCategory) -> int:
     """An estimate of the bytes of the Workflow's largest write: the planned object with each group's run (its Job's
     name, times and measurements) and a history record per group and iteration; diagnose's screening groups leave
-    the status as their record is written; onFailure adds a copy of the node names (the diagnose state)."""
+    the status as their record is written, and name their nodes only in the diagnose state; onFailure adds a copy
+    of the node names (that state)."""
     workflow, options = rendered.workflow, rendered.options
     run = sum(len(workflow.metadata.name) + len(g.name) + RUN_BYTES_PER_GROUP for g in rendered.groups)
     diagnosing = workflow.spec.orchestration.test_scale == "diagnose"
     estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else 1 + (options.repeat_count or 1))
+    if diagnosing:  # its groups are stored without their nodes, which the diagnose state names (controllers/iterations.py)
+        estimate -= sum(len(json.dumps(list(g.nodes), separators=(",", ":"))) + len('"nodes":,') for g in rendered.groups)
     if options.on_failure == "diagnose":
         estimate += sum(len(n) + 3 for g in rendered.groups for n in g.nodes)
     return estimate

@@ -82,13 +82,12 @@ def _failure_message(job: Obj) -> str:
 
 
 def _cliques(category: CategoryView) -> list[Obj]:
-    orch = category.orchestration
-    if orch.get("diagnose") is not None or not any(g.get("domains") for g in orch.get("groups") or []):
+    if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in category.groups):
         return []
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
          "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get("busBandwidthGBps")}
-        for g in orch["groups"] if g.get("domains")
+        for g in category.groups if g.get("domains")
     ]
 
 

@@ -45,7 +45,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     orch = category.orchestration
     for item in orch.get("excludedNodes") or []:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
-    for group in orch.get("groups") or []:
+    for group in category.groups:
         state = {"Running": "running", "Succeeded": "passed"}.get(group.get("phase") or "", "untested")
         for node in group["nodes"]:
             _mark(before, node, state)
@@ -62,7 +62,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:
         _mark(before, node, "failed", "diagnose: intermittent (fails some tests, passes others)", OFFER)
-    group_size = {n: len(g["nodes"]) for g in orch.get("groups") or [] for n in g["nodes"]}
+    group_size = {n: len(g["nodes"]) for g in category.groups for n in g["nodes"]}
     for failed in workflow_status(wf).get("failedNodes") or []:
         if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
             _mark(after, failed["name"], "failed", f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
-from nvcre_tui.engine.controllers.iterations import finished_iterations
+from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations
 
 Obj = dict[str, Any]
 
@@ -57,12 +57,16 @@ class CategoryView:
         return orchestration_of(self.workflow)
 
     @cached_property
+    def groups(self) -> list[GroupStatus]:
+        """The current groups (status.orchestration.groups) with their nodes ([] before partitioning)."""
+        return [] if self.workflow is None else current_groups(self.workflow)
+
+    @cached_property
     def iterations(self) -> list[Iteration]:
         """Every finished iteration (iterationHistory), or the current one while none has finished."""
-        orch = self.orchestration
         history = self._finished
-        if not history and orch.get("groups"):
-            return [Iteration(orch.get("currentIteration", 1), list(orch["groups"]))]
+        if not history and self.groups:
+            return [Iteration(self.orchestration.get("currentIteration", 1), self.groups)]
         return history
 
     @cached_property
@@ -74,10 +78,9 @@ class CategoryView:
     @cached_property
     def timeline(self) -> list[Iteration]:
         """Every finished iteration and, while the Workflow runs, the current one last (`current` set)."""
-        orch = self.orchestration
         finished = self._finished
-        running = self.workflow is not None and not is_terminal(self.workflow) and orch.get("groups")
-        return finished + ([Iteration(len(finished) + 1, list(orch["groups"]), current=True)] if running else [])
+        running = self.workflow is not None and not is_terminal(self.workflow) and self.groups
+        return finished + ([Iteration(len(finished) + 1, self.groups, current=True)] if running else [])
 
     @cached_property
     def jobs_by_name(self) -> dict[str, Obj]:

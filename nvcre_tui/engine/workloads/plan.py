@@ -43,12 +43,13 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
     namespace = workflow.metadata.namespace or "default"
     result = []
     for group in status.groups:
+        nodes = tuple(group.nodes or ())  # render names every group's nodes, a diagnose plan's too
         job = planned_job_name(workflow.metadata.name, group.name, len(status.groups), orchestration.iterations or 1,
                                orchestration.diagnose is not None)
-        placement = Placement(job=job, namespace=namespace, nodes=tuple(group.nodes), platform=status.detected_platform or "onprem",
+        placement = Placement(job=job, namespace=namespace, nodes=nodes, platform=status.detected_platform or "onprem",
                               architecture=status.detected_gpu_architecture or "unknown", gang=cert.spec.gang_scheduler,
                               taint_selectors=tuple(target.taint_selectors or ()), hostnames=hostnames_of(item.discovery.nodes),
                               priority_class=item.options.priority_class_name)
-        objects = workload_manifests(group_run_spec(spec, list(group.nodes)), placement, trainer=trainer)
-        result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=tuple(group.nodes), objects=objects))
+        objects = workload_manifests(group_run_spec(spec, list(nodes)), placement, trainer=trainer)
+        result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=nodes, objects=objects))
     return result

@@ -27,6 +27,7 @@ Rule = dict[str, Any]
 READ = ["get", "list", "watch"]
 LEASE_NAME = "nvcre-engine"  # engine/lease.py's EngineLease.NAME (not imported: no cycle through the engine)
 TRAINER_GROUP = "trainer.kubeflow.org"
+NVCRE_PLURALS = ("certifications", "workflows", "jobs", "workloadruns")
 
 
 def _rule(groups: Sequence[str], resources: Sequence[str], verbs: Sequence[str], names: Sequence[str] = ()) -> Rule:
@@ -40,7 +41,7 @@ def _rule(groups: Sequence[str], resources: Sequence[str], verbs: Sequence[str],
 CLUSTER_RULES: list[Rule] = [
     # The engine's cache and reconcilers read our four kinds; users create Certifications, the engine
     # never does (so no create/delete on them).
-    _rule([NVCRE_GROUP], ["certifications", "workflows", "jobs", "workloadruns"], READ),
+    _rule([NVCRE_GROUP], list(NVCRE_PLURALS), READ),
     # Children it owns: Workflows (per category), Jobs (per group), WorkloadRuns (per attempt). Delete for
     # cleanup of abandoned children; the garbage collector does the cascade.
     _rule([NVCRE_GROUP], ["workflows", "jobs", "workloadruns"], ["create", "delete"]),
@@ -56,6 +57,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([""], ["events"], ["create", "get", "update"]),
     # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*): create, get on a clash.
     _rule([""], ["configmaps"], ["create", "get"]),
+    # An engine checks at start that our CRDs carry this nvcre's schema (engine/kube/session.py): CRDs of another
+    # version prune or refuse fields it writes. Read only, and only ours.
+    _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),
     # Records, never remediates: Nodes are read only (targets, health, topology).
     _rule([""], ["nodes"], READ),
     # NVSentinel's ValidationRequests, read only: the console shows which one created a Certification and

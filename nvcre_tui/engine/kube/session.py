@@ -24,7 +24,10 @@ from typing import Any, Literal
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.api.bodies import annotations_of
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
 from nvcre_tui.engine.kube.config import KubeTarget
+from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.planning.catalog import Catalog
@@ -35,9 +38,9 @@ from nvcre_tui.engine.session import LogSource, RunnerLogs
 from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.errors import Forbidden, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import NVCRE_GROUP, ResourceStore
+from nvcre_tui.engine.store.protocol import CRD, NVCRE_GROUP, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -124,9 +127,18 @@ class KubeSession:
         except BaseException:
             await store.close()
             raise
+        notice = None
+        if want_engine:
+            try:
+                notice = await _require_this_schema(store, target)
+            except BaseException:
+                await store.close()
+                raise
         cache = engine_cache(store)
         session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("this session plays no runs (pass --sim-runner to play them with the simulated fleet)"),
                       scenario=scenario, install_namespace=install_namespace)
+        if notice:
+            session.notices.append(notice)
         try:
             if scenario is not None:
                 session._sim_store = KubeStore(target, clock, user_agent=SIMULATOR_AGENT)
@@ -232,3 +244,26 @@ async def _require_crds(store: KubeStore, target: KubeTarget) -> None:
         raise InputError(f"{target.server} ({target.source}): {error}") from None
     if not served:
         raise InputError(f"{target.server}: the nvcre.nvidia.com CRDs are not installed; run `nvcre setup init` first")
+
+
+async def _require_this_schema(store: KubeStore, target: KubeTarget) -> str | None:
+    """An engine writes what this nvcre's CRDs describe; CRDs that `setup init` of another version installed prune
+    (or refuse) fields it writes, which would lose runs silently: one line saying how to update them instead. A
+    notice (None: checked) when the CRDs cannot be read; one without our schema annotation was not installed by
+    `setup init` and is taken as it is."""
+    outdated = []
+    for wanted in install_crds():
+        name = wanted["metadata"]["name"]
+        try:
+            stored = await store.get(CRD, name)
+        except Forbidden as error:
+            return f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
+        except StoreError as error:
+            raise InputError(f"{target.server} ({target.source}): {error}") from None
+        installed = annotations_of(stored).get(ANNOTATION_SCHEMA_HASH)
+        if installed is not None and installed != annotations_of(wanted)[ANNOTATION_SCHEMA_HASH]:
+            outdated.append(name)
+    if outdated:
+        raise InputError(f"{target.server}: {', '.join(outdated)} {'was' if len(outdated) == 1 else 'were'} installed by another nvcre version "
+                         "(the schema differs from this one's): run `nvcre setup init` to update the CRDs before running an engine")
+    return None

@@ -461,7 +461,7 @@ def _largest_workflow(nodes: int, style: str) -> tuple[int, int, int]:
         current = [_group(g) | {"phase": "Succeeded" if outcomes[g.name] else "Failed", "jobRef": f"cert-communication-nccl-all-reduce-{g.name}-iter-1",
                                 "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T00:10:00Z",
                                 "reason": "WorkloadCompleted" if outcomes[g.name] else "ValidationFailed",
-                                "measurements": {"busBandwidthGBps": 401.23000000000006, "algBandwidthGBps": 229.27999999999997}} for g in groups]
+                                "measurements": {"busBandwidthGBps": 401.23, "algBandwidthGBps": 229.28}} for g in groups]
         # the round's last write (its groups finished) and the next round's first (its history, the next groups)
         during = {"orchestration": stored_orchestration({"diagnose": state.to_dict(), "groups": current, "iterationHistory": list(history)})}
         history.append(history_record(len(history) + 1, current))

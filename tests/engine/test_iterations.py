@@ -172,3 +172,18 @@ async def _damaged_mid_run() -> Obj:
     assert await session.engine.run_until_settled(until=failed, max_seconds=3600)
     assert len((await session.store.list(JOB, NAMESPACE)).items) == jobs_before  # no Job on no nodes
     return await session.store.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE)
+
+
+def test_a_finished_workflows_groups_keep_what_they_are_and_how_they_ended_and_the_report_reads_the_rest_from_history() -> None:
+    from nvcre_tui.engine.controllers.iterations import SETTLED
+    from tests.scenarios.harness import run_case
+
+    case = run_case("intra-rack-per-clique")
+    [wf] = case.objects["Workflow"]
+    orch = wf["status"]["orchestration"]
+    assert orch["groups"] and all(set(g) <= SETTLED and g["phase"] == "Succeeded" for g in orch["groups"])
+    [last] = orch["iterationHistory"]
+    assert all(g["measurements"]["busBandwidthGBps"] > 0 and g["jobRef"] for g in last["groups"])
+    [category] = case.report["categories"]
+    assert [c["name"] for c in category["cliques"]] == ["clique-0", "clique-1", "clique-2"]
+    assert all(c["passed"] and c["busBW"] == g["measurements"]["busBandwidthGBps"] for c, g in zip(category["cliques"], last["groups"], strict=True))

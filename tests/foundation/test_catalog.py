@@ -132,15 +132,20 @@ def cloud_fleet(count: int) -> list[dict[str, Any]]:
 
 
 def test_a_workflow_that_would_outgrow_the_api_servers_object_limit_is_refused_before_it_runs() -> None:
-    nodes = cloud_fleet(10_000)
+    nodes = cloud_fleet(12_000)
     render_category(cert_for("communication/nccl-all-reduce", testScale="intra-rack"), 0, nodes, CATALOG)
-    with pytest.raises(RenderError, match=r"^its Workflow would hold about 1\.\d\d MiB \(1250 groups of 10000 nodes, 2 iterations\) and the API "
+    with pytest.raises(RenderError, match=r"^its Workflow would hold about 1\.\d\d MiB \(1500 groups of 12000 nodes, 2 iterations\) and the API "
                                           r"server stores at most 1\.5 MiB: split the target \(a nodeSelector per part\) or lower repeatCount$") as refused:
         render_category(cert_for("communication/nccl-all-reduce", testScale="intra-rack", repeatCount=2), 0, nodes, CATALOG)
     assert refused.value.field == "repeatCount"
-    with pytest.raises(RenderError, match=r"\(10000 groups of 10000 nodes, 1 iteration\) .* split the target \(a nodeSelector per part\)$") as refused:
+    with pytest.raises(RenderError, match=r"\(12000 groups of 12000 nodes, 1 iteration\) .* split the target \(a nodeSelector per part\)$") as refused:
         render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, nodes, CATALOG)
     assert refused.value.field is None
+
+
+def test_intra_node_fits_3600_cloud_named_nodes() -> None:
+    """A finished Workflow's groups keep what they are and how they ended; their runs are in iterationHistory once."""
+    render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, cloud_fleet(3_600), CATALOG)
 
 
 def test_diagnose_of_10000_cloud_named_nodes_fits_well_under_the_limit_and_16000_does_not() -> None:

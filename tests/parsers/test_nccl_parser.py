@@ -28,6 +28,14 @@ def test_reference_example_gives_nvcre_numbers() -> None:
     assert result.largest.size == 1073741824 and result.passed
 
 
+def test_measurements_are_kept_at_twelve_significant_digits_not_the_float_noise_of_an_average() -> None:
+    """Averages of printed values carry noise in the 17th digit, which each copy in a Workflow's status would keep."""
+    text = HEADER + ROW.replace("83.85", "479.70") + ROW.replace("83.85", "479.72")
+    noisy = parse_nccl(text.splitlines(keepends=True)).measurements()["busBandwidthGBps"]
+    assert noisy == 479.71000000000004  # (479.70 + 479.72) / 2 in floats
+    assert measure("nccl", text.splitlines(keepends=True)).measurements["busBandwidthGBps"] == 479.71
+
+
 def test_bandwidth_is_max_of_per_size_averages_not_the_largest_row() -> None:
     """The legacy fixture degrades at its largest size: the metric is the best size's average."""
     result = parse_nccl(fixture("nccl_legacy_error_noroot.txt"))

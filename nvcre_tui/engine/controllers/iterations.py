@@ -21,6 +21,8 @@ from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 
 # A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
 STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
+# A finished Workflow's current group's keys: what it is and how it ended.
+SETTLED = STORED_ONLY_WHILE_CURRENT | {"name", "phase"}
 # A diagnosing Workflow's current group's keys that its diagnose plan holds already.
 NAMED_BY_THE_PLAN = frozenset({"nodes", "domains"})
 
@@ -29,6 +31,13 @@ def history_record(iteration: int, groups: Iterable[Mapping[str, Any]]) -> Itera
     """The iterationHistory entry of a finished iteration (or diagnose round)."""
     kept = [cast(GroupOutcome, {k: v for k, v in g.items() if k not in STORED_ONLY_WHILE_CURRENT}) for g in groups]
     return {"iteration": iteration, "groups": kept}
+
+
+def settled_groups(groups: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A finished Workflow's current groups: what each group is and how it ended. The rest (Job, times, reason,
+    measurements) is in the last iterationHistory record; a second copy would double a 4,000-node intra-node
+    Workflow's last write."""
+    return [{k: v for k, v in g.items() if k in SETTLED} for g in groups]
 
 
 def stored_orchestration(orch: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, stored_orchestration
+from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
@@ -125,7 +125,9 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
 
 
 def _group_status(group: Group) -> Obj:
-    status: Obj = {"name": group.name, "nodes": list(group.nodes), "phase": "Pending", "overflow": group.overflow, "retries": 0}
+    status: Obj = {"name": group.name, "nodes": list(group.nodes), "phase": "Pending"}  # overflow and retries only when set
+    if group.overflow:
+        status["overflow"] = True
     if group.domains:
         status["domains"] = list(group.domains)
     return status
@@ -167,7 +169,7 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
         return 0.0
     if len(history) < iterations:
         orch.update(currentIteration=len(history) + 1, groups=[
-            {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending", "retries": 0} for g in orch["groups"]
+            {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending"} for g in orch["groups"]
         ])
         await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": failed or None},
                              [("Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")])
@@ -288,6 +290,7 @@ async def _finalize(
         conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
+    orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
     status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": failed or None, "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 

@@ -30,6 +30,12 @@ class Measured:
     notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
 
 
+def stored_value(value: float) -> float:
+    """A measurement at 12 significant digits: averages of printed values carry float noise in the 17th
+    (479.81000000000006), which every copy in a Workflow's status would otherwise keep."""
+    return float(f"{value:.12g}")
+
+
 def measure(parser: str, lines: Iterable[str]) -> Measured:
     """Parse with the named parser ("nccl", "dcgm", "training"); "none" measures nothing.
 
@@ -47,7 +53,7 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
         return Measured(failure=MeasureFailure(error.reason, f"{parser} output unreadable: {error.message}"))
     failure = getattr(result, "failure", None)
     return Measured(
-        measurements=dict(result.measurements()),
+        measurements={name: stored_value(value) for name, value in result.measurements().items()},
         failure=MeasureFailure(failure.reason, failure.message) if failure else None,
         notes=tuple(result.notes()),
     )

@@ -46,8 +46,8 @@ RECORDED_PLAN_NODES = 2048
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
 OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
 # A group's run, besides the Workflow's and the group's names: its Job's name, start and end times, reason and
-# measurements (two NCCL bandwidths at 17 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
-RUN_BYTES_PER_GROUP = 280
+# measurements (two NCCL bandwidths at 12 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
+RUN_BYTES_PER_GROUP = 240
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -186,14 +186,15 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 
 
 def largest_write(rendered: RenderedCategory) -> int:
-    """An estimate of the bytes of the Workflow's largest write: the planned object with each group's run (its Job's
-    name, times and measurements) and a history record per group and iteration; diagnose's screening groups leave
-    the status as their record is written, and name their nodes only in the diagnose state; onFailure adds a copy
-    of the node names (that state)."""
+    """An estimate of the bytes of the Workflow's largest write: the planned object and each group's run (its Job's
+    name, times and measurements) per iteration: in the current groups while it runs, then in its iterationHistory
+    record (a finished Workflow's groups keep only what they are and how they ended). Diagnose's screening groups
+    leave the status as their record is written, and name their nodes only in the diagnose state; onFailure adds a
+    copy of the node names (that state)."""
     workflow, options = rendered.workflow, rendered.options
     run = sum(len(workflow.metadata.name) + len(g.name) + RUN_BYTES_PER_GROUP for g in rendered.groups)
     diagnosing = workflow.spec.orchestration.test_scale == "diagnose"
-    estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else 1 + (options.repeat_count or 1))
+    estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else options.repeat_count or 1)
     if diagnosing:  # its groups are stored without their nodes, which the diagnose state names (controllers/iterations.py)
         estimate -= sum(len(json.dumps(list(g.nodes), separators=(",", ":"))) + len('"nodes":,') for g in rendered.groups)
     if options.on_failure == "diagnose":

@@ -82,12 +82,13 @@ def _failure_message(job: Obj) -> str:
 
 
 def _cliques(category: CategoryView) -> list[Obj]:
-    if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in category.groups):
+    latest = category.timeline[-1].groups if category.timeline else []  # the running iteration, else the last one
+    if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in latest):
         return []
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
          "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get("busBandwidthGBps")}
-        for g in category.groups if g.get("domains")
+        for g in latest if g.get("domains")
     ]
 
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
-from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations
+from nvcre_tui.engine.controllers.iterations import WorkflowGroups
 
 Obj = dict[str, Any]
 
@@ -57,9 +57,13 @@ class CategoryView:
         return orchestration_of(self.workflow)
 
     @cached_property
+    def _groups(self) -> WorkflowGroups | None:
+        return None if self.workflow is None else WorkflowGroups(self.workflow)
+
+    @cached_property
     def groups(self) -> list[GroupStatus]:
         """The current groups (status.orchestration.groups) with their nodes ([] before partitioning)."""
-        return [] if self.workflow is None else current_groups(self.workflow)
+        return [] if self._groups is None else self._groups.current()
 
     @cached_property
     def iterations(self) -> list[Iteration]:
@@ -71,9 +75,9 @@ class CategoryView:
 
     @cached_property
     def _finished(self) -> list[Iteration]:
-        if self.workflow is None:
+        if self._groups is None:
             return []
-        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in finished_iterations(self.workflow)]
+        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in self._groups.finished()]
 
     @cached_property
     def timeline(self) -> list[Iteration]:

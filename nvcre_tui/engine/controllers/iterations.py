@@ -7,8 +7,10 @@ nodes: one copy of 10,000 cloud node names ("ip-10-0-1-2.us-west-2.compute.inter
 Workflow's current groups: they are the diagnose plan, which names their nodes already (a copy there and one in the
 groups took a 10,000-node diagnose to 1.44 MiB at its screening round). A group's nodes are known by its name
 elsewhere in the same Workflow: the current groups (every iteration reuses them), the spec's plannedGroups, and
-diagnose's test log and plan (each round's groups, and onFailure's imported iteration). Writers store groups
-through `stored_orchestration`; readers take them through `current_groups` and `finished_iterations`.
+diagnose's test log and plan (each round's groups, and onFailure's imported iteration). Once a Workflow finishes,
+its current groups keep what they are and how they ended (`settled_groups`): their Jobs, times and measurements are
+in the last history record already. Writers store groups through `stored_orchestration`; readers take them through
+`WorkflowGroups` (or `current_groups` and `finished_iterations`).
 """
 
 from __future__ import annotations

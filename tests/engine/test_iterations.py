@@ -187,3 +187,16 @@ def test_a_finished_workflows_groups_keep_what_they_are_and_how_they_ended_and_t
     [category] = case.report["categories"]
     assert [c["name"] for c in category["cliques"]] == ["clique-0", "clique-1", "clique-2"]
     assert all(c["passed"] and c["busBW"] == g["measurements"]["busBandwidthGBps"] for c, g in zip(category["cliques"], last["groups"], strict=True))
+
+
+def test_a_diagnose_plan_partitioned_again_names_its_groups_nodes_not_the_plan_recorded_at_creation() -> None:
+    """Render recorded r0-screen-* on n1..n5; by the time the Workflow partitioned, n1 was gone and n6 had come:
+    the same group names hold other nodes, and the diagnose state's are the ones its Jobs must run on."""
+    recorded = diagnose.plan_round(diagnose.start({"": ["n1", "n2", "n3", "n4", "n5"]}, 2))
+    state = diagnose.start({"": ["n2", "n3", "n4", "n5", "n6"]}, 2)
+    now = diagnose.plan_round(state)
+    assert [g.name for g in now] == [g.name for g in recorded] and [g.nodes for g in now] != [g.nodes for g in recorded]
+    orch = stored_orchestration({"diagnose": state.to_dict(), "groups": [{"name": g.name, "nodes": list(g.nodes), "phase": "Pending"} for g in now]})
+    wf = workflow(orch, planned=[{"name": g.name, "nodes": list(g.nodes)} for g in recorded])
+    assert [g["nodes"] for g in current_groups(wf)] == [list(g.nodes) for g in now]
+    assert nodes_by_group(wf) == {g.name: list(g.nodes) for g in now}

@@ -1,6 +1,7 @@
-"""An engine refuses to run on CRDs that `setup init` of another nvcre version installed: their schema would prune
-or refuse fields it writes (a diagnosing Workflow's groups without nodes, say), losing runs silently. One line says
-how to update them; a viewer still opens; an engine that may not read CRDs says so in a notice and runs."""
+"""No engine runs on CRDs that `setup init` of another nvcre version installed: their schema would prune or refuse
+fields it writes (a diagnosing Workflow's groups without nodes, say), losing runs silently. `nvcre controller` says so
+in one line; a console or `certification run` becomes a viewer that says why; an engine that may not read CRDs says
+so in a notice and runs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
-from nvcre_tui.engine.kube.session import KubeSession, _require_this_schema
+from nvcre_tui.engine.kube.session import KubeSession, _schema_check
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.store import CRD
 from tests.kube.cluster import installed, store_on
@@ -20,8 +21,8 @@ from tests.kube.cluster import installed, store_on
 pytestmark = pytest.mark.asyncio
 
 
-async def _open(kubeconfig: Path, want_engine: bool = True) -> KubeSession:
-    return await KubeSession.open(await load_target(str(kubeconfig)), default_catalog(), want_engine=want_engine, history=None)
+async def _open(kubeconfig: Path, want_engine: bool = True, elect: bool = True) -> KubeSession:
+    return await KubeSession.open(await load_target(str(kubeconfig)), default_catalog(), want_engine=want_engine, history=None, elect=elect)
 
 
 async def test_an_engine_opens_on_the_crds_this_version_installs_and_reads_them_with_the_rights_init_grants(tmp_path: Path) -> None:
@@ -45,10 +46,16 @@ async def test_crds_of_another_version_are_one_line_saying_how_to_update_them_an
             await admin.update(CRD, crd)
         finally:
             await admin.close()
-        with pytest.raises(InputError) as refused:
-            await _open(kubeconfig)
+        with pytest.raises(InputError) as refused:  # `nvcre controller`: an engine or nothing
+            await _open(kubeconfig, elect=False)
         [message] = refused.value.messages
         assert "workflows.nvcre.nvidia.com was installed by another nvcre version" in message and "run `nvcre setup init`" in message
+        console = await _open(kubeconfig)  # would have run an engine: a viewer that says why
+        try:
+            assert console.engine is None and console.lease is None
+            assert console.viewer_reason == "viewer: " + message.split(": ", 1)[1]
+        finally:
+            await console.close()
         viewer = await _open(kubeconfig, want_engine=False)
         await viewer.close()
 
@@ -59,7 +66,7 @@ async def test_an_engine_that_may_not_read_crds_is_told_in_a_notice(tmp_path: Pa
         target = await load_target(str(nobody))
         store = await store_on(nobody, SystemClock(), "nvcre-engine")
         try:
-            notice = await _require_this_schema(store, target)
+            outdated, notice = await _schema_check(store, target)
         finally:
             await store.close()
-        assert notice is not None and notice.startswith("could not check the nvcre CRDs' schema (") and "setup init" in notice
+        assert outdated is None and notice is not None and notice.startswith("could not check the nvcre CRDs' schema (") and "setup init" in notice

@@ -107,7 +107,11 @@ def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
 def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What each group of a Workflow is (the keys the history leaves out), by name."""
     orch = orchestration_of(workflow)
+    # Later sources win: the plan recorded at creation, then what diagnose planned and tested (a plan partitioned
+    # again reuses its names with other nodes), then the current groups that carry their nodes.
     known: dict[str, dict[str, Any]] = {}
+    for group in ((workflow_spec(workflow).get("orchestration") or {}).get("plannedGroups") or []):
+        known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     state = orch.get("diagnose")
     if state is not None:
         try:
@@ -119,8 +123,6 @@ def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             for probe in (*decoded.tests, *decoded.plan):
                 domains = sorted({domain_of[n] for n in probe.nodes} - {""})
                 known[probe.group] = {"nodes": list(probe.nodes), **({"domains": domains} if domains else {})}
-    for group in ((workflow_spec(workflow).get("orchestration") or {}).get("plannedGroups") or []):
-        known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}
     for group in orch.get("groups") or []:
         if "nodes" in group:  # a diagnosing Workflow's groups are known by its plan, above
             known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}

@@ -127,13 +127,16 @@ class KubeSession:
         except BaseException:
             await store.close()
             raise
-        notice = None
+        outdated, notice = None, None
         if want_engine:
             try:
-                notice = await _require_this_schema(store, target)
+                outdated, notice = await _schema_check(store, target)
+                if outdated and not elect:  # `nvcre controller` runs an engine or nothing
+                    raise InputError(f"{target.server}: {outdated}")
             except BaseException:
                 await store.close()
                 raise
+        want_engine = want_engine and outdated is None  # else a viewer, which says why
         cache = engine_cache(store)
         session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("this session plays no runs (pass --sim-runner to play them with the simulated fleet)"),
                       scenario=scenario, install_namespace=install_namespace)
@@ -160,6 +163,8 @@ class KubeSession:
                 session._make_engine(metrics)
             else:
                 await session._elect(want_engine, metrics, role)
+                if outdated:
+                    session.viewer_reason = f"viewer: {outdated}"
             archive = default_history_path() if history == "default" else history
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
                                                write=archive_writes)
@@ -246,24 +251,24 @@ async def _require_crds(store: KubeStore, target: KubeTarget) -> None:
         raise InputError(f"{target.server}: the nvcre.nvidia.com CRDs are not installed; run `nvcre setup init` first")
 
 
-async def _require_this_schema(store: KubeStore, target: KubeTarget) -> str | None:
-    """An engine writes what this nvcre's CRDs describe; CRDs that `setup init` of another version installed prune
-    (or refuse) fields it writes, which would lose runs silently: one line saying how to update them instead. A
-    notice (None: checked) when the CRDs cannot be read; one without our schema annotation was not installed by
-    `setup init` and is taken as it is."""
+async def _schema_check(store: KubeStore, target: KubeTarget) -> tuple[str | None, str | None]:
+    """(why this process may not run an engine here, a notice): an engine writes what this nvcre's CRDs describe,
+    and CRDs that `setup init` of another version installed prune (or refuse) fields it writes, which would lose
+    runs silently. A notice instead when the CRDs cannot be read; a CRD without our schema annotation was not
+    installed by `setup init` and is taken as it is."""
     outdated = []
     for wanted in install_crds():
         name = wanted["metadata"]["name"]
         try:
             stored = await store.get(CRD, name)
         except Forbidden as error:
-            return f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
+            return None, f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
         except StoreError as error:
             raise InputError(f"{target.server} ({target.source}): {error}") from None
         installed = annotations_of(stored).get(ANNOTATION_SCHEMA_HASH)
         if installed is not None and installed != annotations_of(wanted)[ANNOTATION_SCHEMA_HASH]:
             outdated.append(name)
     if outdated:
-        raise InputError(f"{target.server}: {', '.join(outdated)} {'was' if len(outdated) == 1 else 'were'} installed by another nvcre version "
-                         "(the schema differs from this one's): run `nvcre setup init` to update the CRDs before running an engine")
-    return None
+        return (f"{', '.join(outdated)} {'was' if len(outdated) == 1 else 'were'} installed by another nvcre version (the schema "
+                "differs from this one's): run `nvcre setup init` to update the CRDs before running an engine"), None
+    return None, None

@@ -82,7 +82,8 @@ def _failure_message(job: Obj) -> str:
 
 
 def _cliques(category: CategoryView) -> list[Obj]:
-    latest = category.timeline[-1].groups if category.timeline else []  # the running iteration, else the last one
+    # the running iteration, else the last one recorded, else the groups of a Workflow stopped before recording one
+    latest = category.timeline[-1].groups if category.timeline else category.groups
     if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in latest):
         return []
     return [

@@ -200,3 +200,15 @@ def test_a_diagnose_plan_partitioned_again_names_its_groups_nodes_not_the_plan_r
     wf = workflow(orch, planned=[{"name": g.name, "nodes": list(g.nodes)} for g in recorded])
     assert [g["nodes"] for g in current_groups(wf)] == [list(g.nodes) for g in now]
     assert nodes_by_group(wf) == {g.name: list(g.nodes) for g in now}
+
+
+def test_the_cliques_of_a_workflow_stopped_before_its_first_record_come_from_its_current_groups() -> None:
+    from nvcre_tui.engine.report.model import _cliques
+    from nvcre_tui.engine.report.readmodel import CategoryView
+
+    groups = [{"name": "group-0", "nodes": ["a", "b"], "domains": ["clique-0"], "phase": "Succeeded", "measurements": {"busBandwidthGBps": 470.5}},
+              {"name": "group-1", "nodes": ["c", "d"], "domains": ["clique-1"], "phase": "Running"}]
+    stopped = workflow({"groups": groups})  # failed by the engine (ReconcileError) mid-run: terminal, no history
+    stopped["status"]["conditions"] = [{"type": "Failed", "status": "True", "reason": "ReconcileError"}]
+    cliques = _cliques(CategoryView({"domain": "communication", "variant": "nccl-all-reduce"}, stopped))
+    assert [(c["name"], c["passed"], c["busBW"]) for c in cliques] == [("clique-0", True, 470.5), ("clique-1", False, None)]

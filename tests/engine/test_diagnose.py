@@ -788,6 +788,7 @@ def test_a_flaky_node_and_a_degraded_pair_are_both_found_end_to_end(case: str) -
     assert [f["cliques"] for f in state["infrastructureFaults"]] == [["clique-1", "clique-2"]]
     assert [f["name"] for f in category["failedNodes"]] == ["gpu-node-06"]
     assert "intermittent, failed" in category["failedNodes"][0]["message"]
+    assert category["failureReason"].startswith("Diagnosis complete: 1 intermittent node confirmed; infrastructure fault")  # not "faulty"
     if case.startswith("intra-rack"):  # onFailure: the category's own groups are the screening, in the same Workflow
         assert category["testScale"] == "intra-rack" and state["tests"][0]["group"] == "group-0"
 

@@ -206,7 +206,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         history = _record_finished(orch)
         stopped = f"in round {state.round + 1}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
-                        healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped)
+                        healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = _record_finished(orch)
@@ -219,8 +219,16 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     failed = _diagnose_verdicts(state, jobs, history)
     verdicts = state.verdicts()
     await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"],
-                    unresolved=diagnose.problems(state))
+                    unresolved=diagnose.problems(state), confirmed=_confirmed(state))
     return None
+
+
+def _confirmed(state: diagnose.DiagnoseState) -> str:
+    """What a diagnosis has convicted: "1 faulty node confirmed", "2 faulty nodes and 1 intermittent node confirmed"."""
+    verdicts = list(state.verdicts().values())
+    faulty, intermittent = verdicts.count("faulty"), verdicts.count("intermittent")
+    parts = ([count(faulty, "faulty node")] if faulty or not intermittent else []) + ([count(intermittent, "intermittent node")] if intermittent else [])
+    return " and ".join(parts) + " confirmed"
 
 
 def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
@@ -254,7 +262,7 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
 
 async def _finalize(
     ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj],
-    healthy: list[str] | None = None, unresolved: list[str] | None = None, stopped: str | None = None,
+    healthy: list[str] | None = None, unresolved: list[str] | None = None, stopped: str | None = None, confirmed: str = "",
 ) -> None:
     """Write the result ConfigMaps and the final condition. `unresolved` (diagnose: inconclusive nodes,
     fabric faults) fails the Workflow without blaming nodes: an unresolved diagnosis is never a pass; nor is
@@ -278,10 +286,10 @@ async def _finalize(
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
         if stopped:
             reason = "DiagnosisStopped"
-            message = f"Diagnosis stopped {stopped}; {count(len(failed_names), 'faulty node')} confirmed before it"
+            message = f"Diagnosis stopped {stopped}; {confirmed} before it"
         elif diagnosing:
             reason = "FaultyNodesConfirmed" if failed else "DiagnosisUnresolved"
-            message = "; ".join([f"Diagnosis complete: {count(len(failed_names), 'faulty node')} confirmed", *(unresolved or [])])
+            message = "; ".join([f"Diagnosis complete: {confirmed}", *(unresolved or [])])
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"

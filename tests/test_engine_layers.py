@@ -22,7 +22,7 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "sim": LEAVES | {"api", "inputs", "store"},
     "controllers": LEAVES | {"api", "planning", "judging", "diagnose", "runners", "store"},
     "runners": LEAVES | {"api", "planning", "judging", "parsers", "workloads", "sim", "kube", "store", "controllers.conditions"},
-    "history": LEAVES | {"api", "report", "views", "store", "controllers.conditions", "controllers.iterations", "outfiles"},  # is the default place writable
+    "history": LEAVES | {"api", "report", "views", "store", "judging", "controllers.conditions", "controllers.iterations", "outfiles"},  # is the default place writable
 }
 EXCEPTIONS = {("api/options.py", "judging.thresholds")}  # option validation checks threshold expressions (lazy import)
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, job_status, workflow_status
+from nvcre_tui.engine.api.bodies import certification_status, job_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
@@ -242,7 +242,7 @@ def _convicting_job(jobs: list[Obj], node: str) -> str | None:
 
 
 def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
-    """Every node a certification's categories blamed (each Workflow's failedNodes, as the report lists
+    """Every node a certification's categories blamed (each category's failed nodes, as the report lists
     them), one row per node by name: the reason, the measured values that failed and the Job to read
     the log of, from the first category that blamed it."""
     rows: dict[str, FailureRow] = {}
@@ -251,7 +251,7 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
         wf, category, jobs = entry.workflow, entry.key, entry.jobs
         if wf is None:
             continue
-        for failure in workflow_status(wf).get("failedNodes") or []:
+        for failure in entry.failed_nodes:
             name = failure["name"]
             if name in rows:
                 rows[name] = replace(rows[name], also=(*rows[name].also, category))

@@ -128,7 +128,7 @@ class DrilldownScreen(NvcreScreen):
         assert wf is not None
         key = category.key
         phase, reason, _ = conditions_line(wf)
-        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key})
+        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes})
         orch = category.orchestration
         timeline = category.timeline
         diagnose = orch.get("diagnose") is not None
@@ -225,13 +225,13 @@ class DrilldownScreen(NvcreScreen):
         elif kind in ("node", "group") and data.get("job"):
             text = job_detail(data["job"], data.get("node") if kind == "node" else None)
         elif kind == "workflow":
-            text = self._workflow_detail(data["workflow"])
+            text = self._workflow_detail(data["workflow"], data["blamed"])
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
 
     @staticmethod
-    def _workflow_detail(wf: Obj) -> Text:
+    def _workflow_detail(wf: Obj, failed: list[Obj]) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
@@ -245,7 +245,7 @@ class DrilldownScreen(NvcreScreen):
             label(text, "Threshold", f"{key}: {expression}")
         for item in orch.get("excludedNodes") or []:
             label(text, "Excluded", f"{item['name']}: {item.get('message') or item['reason']}")
-        for failure in status.get("failedNodes") or []:
+        for failure in failed:
             label(text, "Failed", f"{failure['name']}: {failure['reason']} — {failure.get('message', '')}")
         return text
 

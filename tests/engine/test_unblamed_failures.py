@@ -11,6 +11,7 @@ from nvcre_tui.engine.api.resources import Job, Workflow
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
@@ -96,7 +97,7 @@ async def test_a_group_node_gone_from_the_cluster_is_blamed_alone() -> None:
     try:
         assert [(f["name"], f["reason"]) for f in job["status"]["failedNodes"]] == [("gpu-node-02", "SchedulingBlocked")]
         assert cond.find(job["status"]["conditions"], "Failed")["reason"] == "NodeNotFound"  # type: ignore[index]
-        assert [f["name"] for f in wf["status"]["failedNodes"]] == ["gpu-node-02"]
+        assert [f["name"] for f in blamed_nodes(wf, [job])] == ["gpu-node-02"]
     finally:
         await session.close()
 

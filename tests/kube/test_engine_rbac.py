@@ -18,6 +18,7 @@ import yaml
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, FIELD_MANAGER, INSTALL_NAMESPACE, install_objects, rbac_objects
 from nvcre_tui.engine.kube.rbac import READ, grants_for, rbac_allows
@@ -123,8 +124,8 @@ async def test_a_certification_stays_inside_the_engine_rbac(cluster) -> None:
                    for obj in (await admin.list(kind, NAMESPACE)).items
                    for c in (obj.get("status") or {}).get("conditions") or []}
         assert "ReconcileError" not in reasons  # the verdict of the GPUs, not of a refused request
-        blamed = {f["name"]: f.get("reason") for wf in (await admin.list(WORKFLOW, NAMESPACE)).items
-                  for f in (wf.get("status") or {}).get("failedNodes") or []}
+        jobs = (await admin.list(JOB, NAMESPACE)).items
+        blamed = {f["name"]: f.get("reason") for wf in (await admin.list(WORKFLOW, NAMESPACE)).items for f in blamed_nodes(wf, jobs)}
         assert blamed == {"gpu-node-02": "ThresholdViolation", "gpu-node-03": "HardwareFailureDetected"}
     finally:
         for s in (admin, engine_store, sim_store):

@@ -8,6 +8,7 @@ from typing import Any
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
@@ -49,7 +50,8 @@ async def test_intra_node_all_reduce_blames_the_slow_gpu_node_only() -> None:
     finished = await store.get(CERTIFICATION, cert["metadata"]["name"], "default")
     assert cond.is_terminal(finished)
     workflow = await store.get(WORKFLOW, ALL_REDUCE, "default")
-    failed = workflow["status"]["failedNodes"]
+    assert "failedNodes" not in workflow["status"]  # its Jobs hold them: a fleet failing everywhere would outgrow it
+    failed = blamed_nodes(workflow, (await store.list(JOB, "default")).items)
     assert [entry["name"] for entry in failed] == ["gpu-node-07"]
     evidence = failed[0]["evidence"][0]
     assert evidence["metric"] == "busBandwidthGBps" and evidence["expression"] == "value >= 400"
@@ -77,7 +79,10 @@ async def test_an_engine_restarted_mid_run_reaches_the_same_outcome() -> None:
     await reference.create(CERTIFICATION, intra_node_certification())
     await engine_on(reference, reference_clock).run_until_settled()
     uninterrupted = await reference.get(WORKFLOW, ALL_REDUCE, "default")
-    assert restarted["status"]["failedNodes"] == uninterrupted["status"]["failedNodes"]
-    groups = [[(g["nodes"], g["phase"], g.get("measurements")) for g in wf["status"]["orchestration"]["groups"]]
-              for wf in (restarted, uninterrupted)]
+    blamed = [blamed_nodes(wf, (await s.list(JOB, "default")).items) for wf, s in ((restarted, store), (uninterrupted, reference))]
+    assert blamed[0] == blamed[1] and [f["name"] for f in blamed[0]] == ["gpu-node-07"]
+    groups = [[(g["nodes"], g["phase"]) for g in wf["status"]["orchestration"]["groups"]] for wf in (restarted, uninterrupted)]
     assert groups[0] == groups[1]
+    history = [[(g["name"], g["phase"], g.get("measurements")) for r in wf["status"]["orchestration"]["iterationHistory"] for g in r["groups"]]
+               for wf in (restarted, uninterrupted)]
+    assert history[0] == history[1] and len(history[0]) == 32

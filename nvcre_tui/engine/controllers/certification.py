@@ -16,6 +16,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
 from nvcre_tui.engine.controllers.iterations import nodes_by_group
+from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
@@ -77,7 +78,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status)
             busy.append(nodes)
         statuses.append(status)
-    await _summarise(ctx, cert, statuses, workflows, _batch_fallback(cert, workflows, world))
+    await _summarise(ctx, cert, statuses, workflows, world, _batch_fallback(cert, workflows, world))
     return requeue
 
 
@@ -168,10 +169,10 @@ def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, wo
         return set()
 
 
-async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], fallback: Obj | None = None) -> None:
+async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], world: World, fallback: Obj | None = None) -> None:
     done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
     passed = sum(1 for s in statuses if s["status"] == "Succeeded")
-    failed_nodes = {f["name"] for wf in workflows.values() for f in workflow_status(wf).get("failedNodes") or []}
+    failed_nodes = {f["name"] for wf in workflows.values() for f in blamed_nodes(wf, world.children_of(wf, "Job"))}
     excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
     any_failed = any(s["status"] == "Failed" for s in statuses)
     if len(done) < len(statuses):

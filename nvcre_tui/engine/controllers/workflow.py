@@ -15,7 +15,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
-from nvcre_tui.engine.judging.results import failed_nodes_configmap, merge_failed, succeeded_nodes_configmap
+from nvcre_tui.engine.judging.results import blamed_nodes, failed_nodes_configmap, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
@@ -38,7 +38,6 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         return 0.0
     jobs = {job["metadata"]["name"]: job for job in world.children_of(wf, "Job")}
     groups: list[Obj] = [dict(group) for group in current_groups(wf)]
-    failed: list[Obj] = [dict(f) for f in workflow_status(wf).get("failedNodes") or []]
     diagnosing = orch.get("diagnose") is not None
     lost = next((g["name"] for g in groups if not g["nodes"]), None) if diagnosing else None
     if lost is not None:  # a Job on no nodes would test nothing; the engine fails the Workflow with this
@@ -57,13 +56,11 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
             )
             if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
                 group["message"] = _job_message(job)
-            if not diagnosing:  # diagnose blames only confirmed nodes, never whole screening groups
-                failed = merge_failed(failed, done.get("failedNodes") or [])
     orch["groups"] = groups
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
-        return await _round_complete(ctx, wf, orch, failed, jobs)
+        return await _round_complete(ctx, wf, orch, jobs)
     await _launch(ctx, wf, orch, world)
-    await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": failed or None})
+    await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
     return None
 
 
@@ -159,7 +156,7 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
         running.append(set(group["nodes"]))
 
 
-async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj]) -> float | None:
+async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     if orch.get("diagnose") is not None:
         return await _diagnose_round(ctx, wf, orch, jobs)
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
@@ -171,10 +168,10 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], j
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending"} for g in orch["groups"]
         ])
-        await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": failed or None},
+        await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)},
                              [("Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")])
         return 0.0
-    await _finalize(ctx, wf, orch, failed, jobs, history)
+    await _finalize(ctx, wf, orch, blamed_nodes(wf, jobs.values()), jobs, history)
     return None
 
 
@@ -299,7 +296,9 @@ async def _finalize(
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
-    status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": failed or None, "completionTime": now, **refs}
+    # A diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (judging.results.blamed_nodes).
+    status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": (failed or None) if diagnosing else None,
+              "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 
 

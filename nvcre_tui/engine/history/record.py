@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import current_groups
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
+from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
 
@@ -76,7 +77,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     for job in jobs:
         involved.update(dict.fromkeys(group_nodes(job)))
     excluded = {item["name"]: item for item in orch.get("excludedNodes") or []}
-    failed = {item["name"]: item for item in status.get("failedNodes") or []}
+    failed = {item["name"]: item for item in blamed_nodes(workflow, jobs)}
     involved.update(dict.fromkeys(excluded))
     involved.update(dict.fromkeys(failed))
     known = {node_name(n) for n in nodes}

@@ -165,7 +165,7 @@ def category_report(category: CategoryView) -> Obj:
         "mnnvl": bool(spec["jobTemplate"]["spec"]["workload"]["workloadRun"].get("enableMNNVL")),
         "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
         "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
-        "failedNodes": wf_status.get("failedNodes") or [], "cliques": _cliques(category), "groupBandwidth": bandwidth,
+        "failedNodes": category.failed_nodes, "cliques": _cliques(category), "groupBandwidth": bandwidth,
         "bandwidth": _bandwidth_summary(jobs), "training": _training(jobs), "iterations": iterations,
     })
     diagnostics = _diagnostics(jobs)

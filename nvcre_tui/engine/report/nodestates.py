@@ -3,7 +3,7 @@ kept up to date between snapshots (no Textual).
 
 What a category says about its nodes is a sequence of *marks* from its sources, in order: the Workflow's
 status before its Jobs (exclusions, groups, iterations, diagnose), each Job (blamed and unblamed members),
-then the Workflow's failedNodes. A node's state is the most urgent state among its marks; its detail is the
+then the failedNodes the Workflow stores (a diagnosis's verdicts). A node's state is the most urgent state among its marks; its detail is the
 last overriding detail, else the first one offered. `NodeStateModel` keeps every source's marks and, for a new
 snapshot, recomputes only the sources whose object changed (the watch cache replaces an object when it
 changes and shares it otherwise, so identity says what changed) and only the nodes those sources mark:
@@ -63,6 +63,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for node in diagnose.get("intermittentNodes") or []:
         _mark(before, node, "failed", "diagnose: intermittent (fails some tests, passes others)", OFFER)
     group_size = {n: len(g["nodes"]) for g in category.groups for n in g["nodes"]}
+    # The verdicts a Workflow stores (a diagnosis's); other blames are its Jobs' marks (their failedNodes).
     for failed in workflow_status(wf).get("failedNodes") or []:
         if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
             _mark(after, failed["name"], "failed", f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)

@@ -19,6 +19,7 @@ from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certif
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups
+from nvcre_tui.engine.judging.results import blamed_nodes
 
 Obj = dict[str, Any]
 
@@ -85,6 +86,11 @@ class CategoryView:
         finished = self._finished
         running = self.workflow is not None and not is_terminal(self.workflow) and self.groups
         return finished + ([Iteration(len(finished) + 1, self.groups, current=True)] if running else [])
+
+    @cached_property
+    def failed_nodes(self) -> list[dict[str, Any]]:
+        """The nodes this category blames, one entry per (name, reason) (judging.results.blamed_nodes)."""
+        return [] if self.workflow is None else blamed_nodes(self.workflow, self.jobs)
 
     @cached_property
     def jobs_by_name(self) -> dict[str, Obj]:

@@ -623,7 +623,7 @@ class WorkflowStatus(WireModel):
     namespace: str | None = None
     succeeded_nodes_ref: TypedLocalObjectReference | None = None
     failed_nodes_ref: TypedLocalObjectReference | None = None
-    failed_nodes: list[FailedNode] | None = None
+    failed_nodes: list[FailedNode] | None = None  # a diagnosis's verdicts; other blames stay on the Jobs (judging.results.blamed_nodes)
     orchestration: OrchestrationStatus | None = None
     start_time: str | None = None
     completion_time: str | None = None

@@ -31,6 +31,7 @@ import pytest
 from nvcre_tui.cli import main
 from nvcre_tui.engine.controllers import conditions as cond
 from tests.scenarios.harness import digest
+from tests.hangup import default_hangup
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = str(ROOT / "examples" / "burn-in.yaml")
@@ -58,7 +59,7 @@ def scenario_file(folder: Path, speed: float = 60.0) -> Path:
 def run_wait(state: Path, scenario: Path, name: str = "burn-in") -> subprocess.Popen[str]:
     return subprocess.Popen([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--wait",
                              "--scenario", str(scenario), "--state", str(state)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_hangup)
 
 
 def report(state: Path, scenario: Path, name: str = "burn-in") -> dict[str, Any]:
@@ -178,7 +179,8 @@ class Console:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         env = {**(os.environ if env is None else env), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
         self.process = subprocess.Popen([*NVCRE, *command, "--sim", "--scenario", str(scenario), "--state", str(state)],
-                                        stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True)
+                                        stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True,
+                                        preexec_fn=default_hangup)
         os.close(slave)
         self.master = master
         self.screen = bytearray()

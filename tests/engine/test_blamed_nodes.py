@@ -1,13 +1,15 @@
-"""A Workflow's blamed nodes (judging.results.blamed_nodes): its Jobs' lists merged in iteration order, never a copy
-in the Workflow's own status, except a diagnosis's verdicts (its screening groups convict nobody)."""
+"""A Workflow's blamed nodes (controllers.iterations.blamed_nodes): what the Jobs its groups ran blamed, merged in
+iteration order, never a copy in the Workflow's own status, except a diagnosis's verdicts (its screening groups
+convict nobody). A Job deleted since is read from its group's record; a Job no group ran blames nobody."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.judging.results import blamed_nodes
+from nvcre_tui.engine.controllers.iterations import blamed_nodes
 
 Obj = dict[str, Any]
+NODES = {"group-0": ["a"], "group-1": ["b", "x"], "group-2": ["c"]}
 
 
 def job(name: str, iteration: int, *failed: tuple[str, str, str]) -> Obj:
@@ -15,8 +17,15 @@ def job(name: str, iteration: int, *failed: tuple[str, str, str]) -> Obj:
     return {"metadata": {"name": name, "labels": {"nvcre.nvidia.com/iteration": str(iteration)}}, "status": {"failedNodes": entries or None}}
 
 
-def workflow(orchestration: Obj | None = None, failed: list[Obj] | None = None) -> Obj:
-    return {"metadata": {"name": "wf"}, "status": {"orchestration": orchestration or {}, "failedNodes": failed}}
+def ran(group: str, iteration: int, **record: Any) -> Obj:
+    return {"name": group, "phase": "Failed" if record else "Succeeded", "jobRef": f"wf-{group}-iter-{iteration}", **record}
+
+
+def workflow(orchestration: Obj | None = None, failed: list[Obj] | None = None, iterations: int = 2) -> Obj:
+    """A finished Workflow whose groups each ran a Job per iteration (settled groups name their nodes)."""
+    history = [{"iteration": i, "groups": [ran(g, i) for g in NODES]} for i in range(1, iterations + 1)]
+    orch = {"iterationHistory": history, "groups": [{"name": g, "nodes": n, "phase": "Succeeded"} for g, n in NODES.items()], **(orchestration or {})}
+    return {"metadata": {"name": "wf"}, "status": {"orchestration": orch, "failedNodes": failed}}
 
 
 def test_jobs_lists_are_merged_one_entry_per_node_and_reason_the_earliest_iteration_first() -> None:
@@ -30,9 +39,41 @@ def test_jobs_lists_are_merged_one_entry_per_node_and_reason_the_earliest_iterat
     ]
 
 
+def test_a_job_no_group_ran_blames_nobody() -> None:
+    """A Job of another run left behind with this Workflow's label (no garbage collector), or of a round never recorded."""
+    stray = [job("wf-group-0-iter-9", 9, ("a", "WorkloadFailed", "old run")), job("wf-job", 1, ("c", "Timeout", "m"))]
+    assert blamed_nodes(workflow(), stray) == []
+
+
+def test_a_job_deleted_after_it_failed_keeps_its_blame_from_the_group_record() -> None:
+    wf = workflow()
+    first = wf["status"]["orchestration"]["iterationHistory"][0]["groups"]
+    first[1] = ran("group-1", 1, reason="ThresholdViolated", blamedFor="ThresholdViolation")  # every node of the group
+    first[2] = ran("group-2", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedNodes=["c"])
+    first[0] = ran("group-0", 1, reason="ServiceUnavailable")  # blamed nobody
+    blamed = blamed_nodes(wf, [])
+    assert [(f["name"], f["reason"]) for f in blamed] == [("b", "ThresholdViolation"), ("c", "WorkloadFailed"), ("x", "ThresholdViolation")]
+    assert "wf-group-1-iter-1, deleted since" in blamed[0]["message"]
+    # the Job, where it is still there, says it better
+    still = job("wf-group-2-iter-1", 1, ("c", "WorkloadFailed", "NCCL WARN on c"))
+    assert [f["message"] for f in blamed_nodes(wf, [still]) if f["name"] == "c"] == ["NCCL WARN on c"]
+
+
+def test_a_culprit_is_blamed_alone_when_its_job_is_gone() -> None:
+    wf = workflow(iterations=1)
+    wf["status"]["orchestration"]["iterationHistory"][0]["groups"][1] = ran("group-1", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedNodes=["x"])
+    assert [f["name"] for f in blamed_nodes(wf, [])] == ["x"]
+
+
+def test_a_running_workflows_current_groups_count_before_their_record() -> None:
+    orch = {"iterationHistory": [], "currentIteration": 1, "groups": [{"name": "group-0", "nodes": ["a"], "phase": "Running", "jobRef": "wf-group-0-iter-1"}]}
+    wf = {"metadata": {"name": "wf"}, "status": {"orchestration": orch}}
+    assert [f["name"] for f in blamed_nodes(wf, [job("wf-group-0-iter-1", 1, ("a", "Timeout", "m"))])] == ["a"]
+
+
 def test_a_diagnosis_is_its_stored_verdicts_not_its_screening_jobs() -> None:
     verdict = {"name": "c", "reason": "WorkloadFailed", "message": "faulty, failed 3 of 3 tests"}
-    screening = [job("wf-r0-screen-0-iter-1", 1, ("c", "ThresholdViolation", "m"), ("d", "ThresholdViolation", "m"))]
+    screening = [job("wf-group-0-iter-1", 1, ("c", "ThresholdViolation", "m"), ("d", "ThresholdViolation", "m"))]
     assert blamed_nodes(workflow({"diagnose": {"round": 1}}, [verdict]), screening) == [verdict]
     assert blamed_nodes(workflow({"diagnose": {"round": 0}}), screening) == []  # before its verdicts: nobody
 

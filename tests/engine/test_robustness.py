@@ -11,13 +11,14 @@ import pytest
 
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.judging.results import blamed_nodes
+from nvcre_tui.engine.controllers.iterations import blamed_nodes
+from nvcre_tui.engine.judging.results import read_failed_nodes
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, NODE, WORKFLOW
 from nvcre_tui.engine.views import Snapshot, certification_rows, node_states
 
 Obj = dict[str, Any]
@@ -94,6 +95,42 @@ async def test_map_blames_the_xid_node_alone_and_not_its_group_mates() -> None:
     states = node_states(await Snapshot.read(session.store), "xid")
     assert states["gpu-node-02"][0] == "failed"
     assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
+
+
+async def test_a_job_deleted_after_it_failed_takes_no_blame_with_it() -> None:
+    session = await SimSession.open(SMALL, None)
+    await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
+    await session.engine.run_until_settled()
+    [job] = (await session.store.list(JOB, "default")).items
+    await session.store.delete(JOB, job["metadata"]["name"], "default")
+    snapshot = await Snapshot.read(session.store)
+    assert not snapshot.jobs
+    [wf] = snapshot.workflows
+    assert [(f["name"], f["reason"]) for f in blamed_nodes(wf, [])] == [("gpu-node-02", "WorkloadFailed")]
+    report = build_report(snapshot.certifications[0], snapshot.workflows, [])
+    assert report["failedNodes"] == ["gpu-node-02"]
+    states = node_states(snapshot, "xid")
+    assert states["gpu-node-02"][0] == "failed"
+    assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
+
+
+async def test_a_job_deleted_mid_run_after_it_failed_keeps_its_blame_in_the_failed_nodes_configmap() -> None:
+    session = await SimSession.open(SMALL, None)
+    twice = FULL_SCALE.replace("variant: nccl-all-reduce}", "variant: nccl-all-reduce, options: {repeatCount: 2}}")
+    await session.store.create(CERTIFICATION, body(twice, "twice"))
+
+    async def second_iteration() -> bool:
+        return any(j["metadata"]["name"].endswith("-iter-2") for j in (await session.store.list(JOB, "default")).items)
+
+    assert await session.engine.run_until_settled(until=second_iteration)
+    first = next(j for j in (await session.store.list(JOB, "default")).items if j["metadata"]["name"].endswith("-iter-1"))
+    await session.store.delete(JOB, first["metadata"]["name"], "default")
+    await session.engine.run_until_settled()
+    [wf] = (await session.store.list(WORKFLOW, "default")).items
+    configmap = await session.store.get(CONFIGMAP, wf["status"]["failedNodesRef"]["name"], "default")
+    [entry] = read_failed_nodes(configmap)
+    # the first iteration's blame comes first; its Job's message went with the Job, its record stayed
+    assert entry["name"] == "gpu-node-02" and f"{first['metadata']['name']}, deleted since" in entry["message"]
 
 
 async def test_state_file_of_another_scenario_is_refused_not_replaced(tmp_path: Path) -> None:

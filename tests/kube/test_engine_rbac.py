@@ -18,7 +18,7 @@ import yaml
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
-from nvcre_tui.engine.judging.results import blamed_nodes
+from nvcre_tui.engine.controllers.iterations import blamed_nodes
 from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, FIELD_MANAGER, INSTALL_NAMESPACE, install_objects, rbac_objects
 from nvcre_tui.engine.kube.rbac import READ, grants_for, rbac_allows

@@ -21,6 +21,7 @@ from nvcre_tui.engine.store.sqlite import SqliteStore
 from tests.engine.test_restart import reference
 from tests.scenarios.harness import report_from, snapshot
 from tests.store.test_sqlite_restart import world
+from tests.hangup import default_hangup
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("sqlite_worker.py")
@@ -30,7 +31,7 @@ GUARD_SECONDS = 120
 def engine_process(path: Path, names: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the worker imports the restart test's engine
     return subprocess.Popen([sys.executable, str(WORKER), "engine", str(path), *names], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, preexec_fn=default_hangup)
 
 
 def resource_version(path: Path) -> int:

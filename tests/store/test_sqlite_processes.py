@@ -15,6 +15,7 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.store import LEASE, WORKFLOW
 from nvcre_tui.engine.store.sqlite import SqliteStore
+from tests.hangup import default_hangup
 
 from .fixtures import obj, take
 
@@ -25,7 +26,7 @@ GUARD_SECONDS = 60  # a worker that hangs fails the test instead of the suite
 def start(*args: str) -> subprocess.Popen[str]:
     """A worker process (see sqlite_worker.py); returns once it printed `ready`, before it starts."""
     worker = subprocess.Popen([sys.executable, str(WORKER), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+                              text=True, preexec_fn=default_hangup)
     assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
     return worker
 

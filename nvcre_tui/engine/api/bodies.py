@@ -326,6 +326,8 @@ class GroupOutcome(TypedDict, total=False):
     reason: str
     message: str
     measurements: dict[str, float]
+    blamedFor: str
+    blamedNodes: list[str]
 
 
 class GroupStatus(GroupOutcome, total=False):

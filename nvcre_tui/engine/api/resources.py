@@ -543,6 +543,10 @@ class GroupOutcome(WireModel):
     reason: str | None = None
     message: str | None = None  # why a failed group tested no node (deleted, never created, a service down)
     measurements: dict[str, float] | None = None
+    # Whom its Job blamed (failedNodes), kept so that a Job deleted by hand takes no blame with it: the reason, and
+    # the nodes only where not every node of the group (a culprit): one short key where a threshold missed everywhere.
+    blamed_for: str | None = None
+    blamed_nodes: list[str] | None = None
 
 
 class GroupStatus(GroupOutcome):
@@ -623,7 +627,7 @@ class WorkflowStatus(WireModel):
     namespace: str | None = None
     succeeded_nodes_ref: TypedLocalObjectReference | None = None
     failed_nodes_ref: TypedLocalObjectReference | None = None
-    failed_nodes: list[FailedNode] | None = None  # a diagnosis's verdicts; other blames stay on the Jobs (judging.results.blamed_nodes)
+    failed_nodes: list[FailedNode] | None = None  # a diagnosis's verdicts; other blames stay on the Jobs (controllers.iterations.blamed_nodes)
     orchestration: OrchestrationStatus | None = None
     start_time: str | None = None
     completion_time: str | None = None

@@ -15,8 +15,7 @@ from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
-from nvcre_tui.engine.controllers.iterations import nodes_by_group
-from nvcre_tui.engine.judging.results import blamed_nodes
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW

@@ -10,16 +10,17 @@ elsewhere in the same Workflow: the current groups (every iteration reuses them)
 diagnose's test log and plan (each round's groups, and onFailure's imported iteration). Once a Workflow finishes,
 its current groups keep what they are and how they ended (`settled_groups`): their Jobs, times and measurements are
 in the last history record already. Writers store groups through `stored_orchestration`; readers take them through
-`WorkflowGroups` (or `current_groups` and `finished_iterations`).
+`WorkflowGroups` (or `current_groups` and `finished_iterations`), and whom they blamed through `blamed_nodes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
-from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, orchestration_of, workflow_spec
+from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
+from nvcre_tui.engine.judging.results import merge_failed
 
 # A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
 STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
@@ -133,3 +134,50 @@ def _restored(group: GroupOutcome, known: Mapping[str, Mapping[str, Any]]) -> Gr
     if "nodes" in group:
         return cast(GroupStatus, group)
     return cast(GroupStatus, {"nodes": [], **known.get(str(group.get("name")), {}), **group})
+
+
+def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A Workflow's failed nodes, one per (name, reason): the verdicts a diagnosing Workflow stores (its screening
+    groups convict nobody), else what the Jobs its groups ran blamed, in iteration order (the first message wins).
+    Those stay out of the Workflow's status: a fleet that misses a threshold everywhere would put an entry per node
+    there, about 0.4 KiB each, past the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from
+    its group's record (`blamedFor`, `blamedNodes`); a Job no group ran (another run's, left behind) blames nobody.
+    A list an older engine stored is merged in."""
+    stored = workflow_status(workflow).get("failedNodes") or []
+    if orchestration_of(workflow).get("diagnose") is not None:
+        return [dict(item) for item in stored]
+    by_name = {str(job["metadata"]["name"]): job for job in jobs}
+    groups = WorkflowGroups(workflow)
+    blamed: list[tuple[tuple[int, str], list[dict[str, Any]]]] = []
+    for iteration, group in _groups_run(workflow).values():
+        ref = str(group["jobRef"])
+        job = by_name.get(ref)
+        if job is not None:
+            blamed.append(((iteration, ref), [dict(f) for f in job_status(job).get("failedNodes") or []]))
+        elif group.get("blamedFor"):
+            blamed.append(((iteration, ref), recorded_blame(group, groups.known.get(str(group.get("name")), {}).get("nodes") or [])))
+    return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
+
+
+def recorded_blame(group: GroupOutcome, nodes: Sequence[str]) -> list[dict[str, Any]]:
+    """The failed-node entries a group's record keeps of its Job's (for a Job deleted since): every node of the
+    group (`nodes`) unless the record names the ones blamed."""
+    if not group.get("blamedFor"):
+        return []
+    message = f"{group.get('reason') or 'failed'} in Job {group.get('jobRef')}, deleted since: its message went with it"
+    return [{"name": name, "reason": group["blamedFor"], "message": message} for name in group.get("blamedNodes") or nodes]
+
+
+def _groups_run(workflow: Mapping[str, Any]) -> dict[str, tuple[int, GroupOutcome]]:
+    """Every group that ran a Job, by the Job's name, with its iteration: the finished iterations' records first
+    (they are final), then the current groups."""
+    orch = orchestration_of(workflow)
+    ran: dict[str, tuple[int, GroupOutcome]] = {}
+    for record in orch.get("iterationHistory") or []:
+        for group in record.get("groups") or []:
+            if group.get("jobRef"):
+                ran.setdefault(str(group["jobRef"]), (int(record.get("iteration") or 0), group))
+    for group in orch.get("groups") or []:
+        if group.get("jobRef"):
+            ran.setdefault(str(group["jobRef"]), (int(orch.get("currentIteration") or 0), group))
+    return ran

@@ -13,9 +13,9 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
-from nvcre_tui.engine.judging.results import blamed_nodes, failed_nodes_configmap, succeeded_nodes_configmap
+from nvcre_tui.engine.judging.results import failed_nodes_configmap, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
@@ -56,6 +56,8 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
             )
             if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
                 group["message"] = _job_message(job)
+            if not diagnosing:  # a diagnosis keeps its own record of every test (its state)
+                group.update(_blame(job, group["nodes"]))
     orch["groups"] = groups
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
         return await _round_complete(ctx, wf, orch, jobs)
@@ -68,6 +70,15 @@ def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     """The failed groups that tested no node (deleted, never created, a cluster service down), one line each."""
     return [f"group {g['name']} was not tested ({g.get('reason')}: {g.get('message') or 'no message'})"
             for g in groups if g["phase"] == "Failed" and (g.get("reason") in UNBLAMED_REASONS or g.get("reason") == JOB_DELETED)]
+
+
+def _blame(job: Obj, nodes: Sequence[str]) -> Obj:
+    """Whom a finished Job blamed, as its group records it (GroupOutcome.blamedFor, blamedNodes)."""
+    failed = job_status(job).get("failedNodes") or []
+    if not failed:
+        return {}
+    names = sorted({f["name"] for f in failed})
+    return {"blamedFor": failed[0]["reason"], **({} if set(names) == set(nodes) else {"blamedNodes": names})}
 
 
 def _job_message(job: Obj) -> str:
@@ -171,7 +182,7 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)},
                              [("Normal", "IterationCompleted", f"iteration {len(history)} of {iterations} completed")])
         return 0.0
-    await _finalize(ctx, wf, orch, blamed_nodes(wf, jobs.values()), jobs, history)
+    await _finalize(ctx, wf, orch, blamed_nodes(_with(wf, orch), jobs.values()), jobs, history)
     return None
 
 
@@ -228,6 +239,11 @@ def _confirmed(state: diagnose.DiagnoseState) -> str:
     return " and ".join(parts) + " confirmed"
 
 
+def _with(wf: Obj, orch: Obj) -> Obj:
+    """The Workflow as it will be stored with `orch`."""
+    return {**wf, "status": {**workflow_status(wf), "orchestration": stored_orchestration(orch)}}
+
+
 def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
     """iterationHistory with the finished iteration (or diagnose round: numbered after the last record) appended,
     stored in orch."""
@@ -266,7 +282,7 @@ async def _finalize(
     one `stopped` before its end (where and why)."""
     uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
     failed_names = {f["name"] for f in failed}
-    recorded = finished_iterations({**wf, "status": {**workflow_status(wf), "orchestration": stored_orchestration(orch)}})
+    recorded = finished_iterations(_with(wf, orch))
     ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
     await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(f"failed-nodes-{uid8}", failed))
@@ -296,7 +312,7 @@ async def _finalize(
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
-    # A diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (judging.results.blamed_nodes).
+    # A diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (controllers.iterations.blamed_nodes).
     status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": (failed or None) if diagnosing else None,
               "completionTime": now, **refs}
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])

@@ -16,9 +16,8 @@ from nvcre_tui.engine.api.bodies import certification_status, job_status, labels
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import current_groups
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
-from nvcre_tui.engine.judging.results import blamed_nodes
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
 

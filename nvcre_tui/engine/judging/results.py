@@ -12,8 +12,6 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of, workflow_status
-from nvcre_tui.engine.api.vocabulary import LABEL_ITERATION
 
 FAILED_KEY = "failed-nodes.json.gz"
 # NVCRE's NodeFailureReason enum, which NVSentinel's certification monitor filters on. Our finer reasons
@@ -29,23 +27,6 @@ def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for item in items:
             merged.setdefault((item["name"], item["reason"]), dict(item))
     return [merged[key] for key in sorted(merged)]
-
-
-def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A Workflow's failed nodes, one per (name, reason): the verdicts a diagnosing Workflow stores (its screening
-    groups convict nobody), else its Jobs' own lists merged in iteration order (the first message wins). The latter
-    stay out of the Workflow's status: a fleet that misses a threshold everywhere would put an entry per node there,
-    about 0.4 KiB each, past the 1.5 MiB an object may hold. (A list an older engine stored is merged in.)"""
-    stored = workflow_status(workflow).get("failedNodes") or []
-    if orchestration_of(workflow).get("diagnose") is not None:
-        return [dict(item) for item in stored]
-    ordered = sorted(jobs, key=lambda job: (_iteration(job), str(job["metadata"]["name"])))
-    return merge_failed(stored, *(job_status(job).get("failedNodes") or [] for job in ordered))
-
-
-def _iteration(job: Mapping[str, Any]) -> int:
-    text = labels_of(job).get(LABEL_ITERATION) or "0"
-    return int(text) if text.isdigit() else 0
 
 
 def _gzip_b64(data: bytes) -> str:

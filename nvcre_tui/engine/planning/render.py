@@ -48,6 +48,9 @@ OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
 # A group's run, besides the Workflow's and the group's names: its Job's name, start and end times, reason and
 # measurements (two NCCL bandwidths at 12 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
 RUN_BYTES_PER_GROUP = 240
+# A failed group's record of whom its Job blamed (`"blamedFor":"ThresholdViolation",`), counted for every group of a
+# run that is not a diagnosis (whose state keeps its own record): a threshold missed everywhere fails them all.
+BLAME_BYTES_PER_GROUP = 35
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -187,13 +190,14 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 
 def largest_write(rendered: RenderedCategory) -> int:
     """An estimate of the bytes of the Workflow's largest write: the planned object and each group's run (its Job's
-    name, times and measurements) per iteration: in the current groups while it runs, then in its iterationHistory
+    name, times, measurements and whom it blamed) per iteration: in the current groups while it runs, then in its iterationHistory
     record (a finished Workflow's groups keep only what they are and how they ended). Diagnose's screening groups
     leave the status as their record is written, and name their nodes only in the diagnose state; onFailure adds a
     copy of the node names (that state)."""
     workflow, options = rendered.workflow, rendered.options
-    run = sum(len(workflow.metadata.name) + len(g.name) + RUN_BYTES_PER_GROUP for g in rendered.groups)
     diagnosing = workflow.spec.orchestration.test_scale == "diagnose"
+    per_group = RUN_BYTES_PER_GROUP + (0 if diagnosing else BLAME_BYTES_PER_GROUP)
+    run = sum(len(workflow.metadata.name) + len(g.name) + per_group for g in rendered.groups)
     estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else options.repeat_count or 1)
     if diagnosing:  # its groups are stored without their nodes, which the diagnose state names (controllers/iterations.py)
         estimate -= sum(len(json.dumps(list(g.nodes), separators=(",", ":"))) + len('"nodes":,') for g in rendered.groups)

@@ -13,13 +13,14 @@ a refresh under 1,000 Job updates a second costs O(changed objects), not a walk 
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.report.readmodel import CategoryView
 
 Obj = dict[str, Any]
@@ -67,16 +68,22 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for failed in workflow_status(wf).get("failedNodes") or []:
         if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
             _mark(after, failed["name"], "failed", f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
+    if orch.get("diagnose") is None:
+        _gone_job_marks(category, after)
     return before, after
 
 
 def job_marks(job: Obj, diagnosing: bool) -> Marks:
     """What one Job says about its group (nothing while its category is in diagnose: the rounds speak)."""
+    if diagnosing:
+        return {}
+    return _blame_marks(job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or [])
+
+
+def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]]) -> Marks:
     marks: Marks = {}
-    blamed = job_status(job).get("failedNodes") or []
-    if diagnosing or not blamed:
+    if not blamed:
         return marks
-    members = group_nodes(job)
     # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group): failed.
     # A whole group blamed together: suspect. Unblamed members of a failed group ran but proved nothing.
     alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
@@ -84,8 +91,19 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
         state = "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect"
         _mark(marks, failed["name"], state, f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
     for name in sorted(set(members) - {f["name"] for f in blamed}):
-        _mark(marks, name, "inconclusive", f"in failed group {job['metadata']['name']}, not blamed", OFFER)
+        _mark(marks, name, "inconclusive", f"in failed group {job_name}, not blamed", OFFER)
     return marks
+
+
+def _gone_job_marks(category: CategoryView, after: Marks) -> None:
+    """What the Jobs deleted since their groups failed said, from the groups' records (blamedFor, blamedNodes)."""
+    present = set(category.jobs_by_name)
+    for group in (*category.groups, *(g for record in category.iterations for g in record.groups)):
+        ref = group.get("jobRef")
+        if ref and ref not in present and group.get("blamedFor"):
+            for node, found in _blame_marks(ref, group["nodes"], recorded_blame(group, group["nodes"])).items():
+                after.setdefault(node, []).extend(found)
+            present.add(ref)  # a current group and its record: one Job
 
 
 def _diagnosing(category: CategoryView) -> bool:

@@ -18,8 +18,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
-from nvcre_tui.engine.controllers.iterations import WorkflowGroups
-from nvcre_tui.engine.judging.results import blamed_nodes
+from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes
 
 Obj = dict[str, Any]
 
@@ -89,7 +88,7 @@ class CategoryView:
 
     @cached_property
     def failed_nodes(self) -> list[dict[str, Any]]:
-        """The nodes this category blames, one entry per (name, reason) (judging.results.blamed_nodes)."""
+        """The nodes this category blames, one entry per (name, reason) (controllers.iterations.blamed_nodes)."""
         return [] if self.workflow is None else blamed_nodes(self.workflow, self.jobs)
 
     @cached_property

@@ -49,7 +49,7 @@ def test_a_job_deleted_after_it_failed_keeps_its_blame_from_the_group_record() -
     wf = workflow()
     first = wf["status"]["orchestration"]["iterationHistory"][0]["groups"]
     first[1] = ran("group-1", 1, reason="ThresholdViolated", blamedFor="ThresholdViolation")  # every node of the group
-    first[2] = ran("group-2", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedNodes=["c"])
+    first[2] = ran("group-2", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedMembers=[0])
     first[0] = ran("group-0", 1, reason="ServiceUnavailable")  # blamed nobody
     blamed = blamed_nodes(wf, [])
     assert [(f["name"], f["reason"]) for f in blamed] == [("b", "ThresholdViolation"), ("c", "WorkloadFailed"), ("x", "ThresholdViolation")]
@@ -61,7 +61,7 @@ def test_a_job_deleted_after_it_failed_keeps_its_blame_from_the_group_record() -
 
 def test_a_culprit_is_blamed_alone_when_its_job_is_gone() -> None:
     wf = workflow(iterations=1)
-    wf["status"]["orchestration"]["iterationHistory"][0]["groups"][1] = ran("group-1", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedNodes=["x"])
+    wf["status"]["orchestration"]["iterationHistory"][0]["groups"][1] = ran("group-1", 1, reason="WorkloadFailed", blamedFor="WorkloadFailed", blamedMembers=[1])
     assert [f["name"] for f in blamed_nodes(wf, [])] == ["x"]
 
 

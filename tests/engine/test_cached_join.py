@@ -42,7 +42,9 @@ class World:
                         status={"categoryStatuses": statuses})
 
     def workflow(self, name: str, cert: str, phase: str = "Running") -> Obj:
-        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, status={"phase": phase})
+        """A Workflow whose groups ran Jobs <name>-job-0 to -5 (a Job no group ran is not its)."""
+        groups = [{"name": f"g{i}", "nodes": [], "phase": phase, "jobRef": f"{name}-job-{i}"} for i in range(6)]
+        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, status={"phase": phase, "orchestration": {"groups": groups}})
 
     def job(self, name: str, workflow: str, phase: str = "Running") -> Obj:
         return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, status={"phase": phase})
@@ -76,6 +78,8 @@ def test_a_view_is_kept_until_one_of_its_own_objects_changes() -> None:
     world.job("wf-a-job-2", "wf-a")  # a new Job of the same Workflow
     assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-1", "wf-a-job-2"]
     world.cache.forget(JOB, {"metadata": {"name": "wf-a-job-1", "namespace": "default"}})
+    assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-2"]
+    world.job("wf-a-stray", "wf-a")  # another run's, left behind with the Workflow's label
     assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-2"]
     assert as_data(join.view(b)) == as_data(from_lists(world, b))
 

@@ -3,6 +3,7 @@ and keeps running everything else. Also the simulator state file's protections."
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,21 @@ async def test_a_job_deleted_after_it_failed_takes_no_blame_with_it() -> None:
     states = node_states(snapshot, "xid")
     assert states["gpu-node-02"][0] == "failed"
     assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
+
+
+async def test_a_job_no_group_ran_marks_no_node_and_blames_none() -> None:
+    """Another run's Job left behind with the Workflow's label (a cluster without a garbage collector)."""
+    session = await SimSession.open(SMALL, None)
+    await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
+    await session.engine.run_until_settled()
+    snapshot = await Snapshot.read(session.store)
+    [job] = snapshot.jobs
+    stray = copy.deepcopy(job)
+    stray["metadata"]["name"] = job["metadata"]["name"] + "-old"
+    stray["status"]["failedNodes"] = [{"name": "gpu-node-01", "reason": "WorkloadFailed", "message": "another run"}]
+    mixed = Snapshot(snapshot.nodes, snapshot.certifications, snapshot.workflows, [*snapshot.jobs, stray], snapshot.runs)
+    assert node_states(mixed, "xid") == node_states(snapshot, "xid")
+    assert build_report(mixed.certifications[0], mixed.workflows, mixed.jobs)["failedNodes"] == ["gpu-node-02"]
 
 
 async def test_a_job_deleted_mid_run_after_it_failed_keeps_its_blame_in_the_failed_nodes_configmap() -> None:

@@ -5,6 +5,7 @@ diagnosis such a group is no evidence: the diagnosis stops with what it knows, a
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.api.resources import Job, Workflow
@@ -15,7 +16,7 @@ from nvcre_tui.engine.controllers.iterations import blamed_nodes
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
-from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
 
 Obj = dict[str, Any]
@@ -179,3 +180,55 @@ async def test_pods_placed_but_still_starting_get_timeout_per_job_not_the_stall_
         assert not job["status"].get("failedNodes")
     finally:
         await session.close()
+
+
+async def test_a_diagnosis_whose_jobs_are_deleted_once_recorded_convicts_for_the_same_reasons() -> None:
+    """Someone cleaning up finished Jobs mid-diagnosis changes no verdict, nor its reason (the failed-nodes
+    ConfigMap's reason is what NVSentinel filters on): a recorded Job is evidence already."""
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+    scenario = Scenario.model_validate({"name": "flaky-slow-gpu", "seed": 3, "nodes": [{"count": 32, "cliques": 4}],
+                                        "faults": [{"type": "slow-gpu", "node": "gpu-node-06", "gpu": 4, "factor": 0.5, "probability": 0.5}]})
+    text = (case / "cert.yaml").read_text()  # diagnose under maxConcurrent 8, busBandwidthGBps >= 300
+
+    async def verdicts(clean_up: bool) -> tuple[list[tuple[str, str]], int]:
+        session = await SimSession.open(scenario, None, history=None)
+        assert session.engine is not None
+        deleted = 0
+
+        async def delete_recorded() -> bool:
+            nonlocal deleted
+            for wf in (await session.store.list(WORKFLOW, "default")).items:
+                history = (wf.get("status") or {}).get("orchestration", {}).get("iterationHistory") or []
+                recorded = {g.get("jobRef") for record in history for g in record["groups"]}
+                for job in (await session.store.list(JOB, "default")).items:
+                    if job["metadata"]["name"] in recorded:
+                        await session.store.delete(JOB, job["metadata"]["name"], "default")
+                        deleted += 1
+            return False
+
+        cert = certification_from_text("cert.yaml", text, default_catalog()).to_wire()
+        cert["metadata"]["namespace"] = "default"
+        cert.pop("status", None)
+        await session.store.create(CERTIFICATION, cert)
+        try:
+            await session.engine.run_until_settled(until=delete_recorded if clean_up else None, max_seconds=12 * 3600)
+            [wf] = (await session.store.list(WORKFLOW, "default")).items
+            return [(f["name"], f["reason"]) for f in wf["status"].get("failedNodes") or []], deleted
+        finally:
+            await session.close()
+
+    kept, _ = await verdicts(clean_up=False)
+    cleaned, deleted = await verdicts(clean_up=True)
+    assert deleted and kept == [("gpu-node-06", "ThresholdViolation")]
+    assert cleaned == kept
+
+
+def test_a_verdict_whose_convicting_job_is_gone_takes_its_reason_from_the_groups_record() -> None:
+    from nvcre_tui.engine.controllers.workflow import _recorded_reason
+
+    group = {"name": "r2-confirm-0", "jobRef": "wf-r2-confirm-0-iter-3", "blamedFor": "ThresholdViolation"}
+    assert _recorded_reason(group, ["a", "b"], "b") == "ThresholdViolation"  # every node of the group
+    culprit = {**group, "blamedFor": "HardwareFailureDetected", "blamedMembers": [1]}
+    assert _recorded_reason(culprit, ["a", "b"], "b") == "HardwareFailureDetected"
+    assert _recorded_reason(culprit, ["a", "b"], "a") == "WorkloadFailed"  # not the one its Job blamed
+    assert _recorded_reason(None, ["a"], "a") == "WorkloadFailed"

@@ -143,9 +143,9 @@ def test_a_workflow_that_would_outgrow_the_api_servers_object_limit_is_refused_b
     assert refused.value.field is None
 
 
-def test_intra_node_fits_3400_cloud_named_nodes() -> None:
+def test_intra_node_fits_3300_cloud_named_nodes() -> None:
     """A finished Workflow's groups keep what they are and how they ended; their runs are in iterationHistory once."""
-    render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, cloud_fleet(3_400), CATALOG)
+    render_category(cert_for("communication/nccl-all-reduce", testScale="intra-node"), 0, cloud_fleet(3_300), CATALOG)
 
 
 def test_diagnose_of_10000_cloud_named_nodes_fits_well_under_the_limit_and_16000_does_not() -> None:

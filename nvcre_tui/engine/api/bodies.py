@@ -327,7 +327,7 @@ class GroupOutcome(TypedDict, total=False):
     message: str
     measurements: dict[str, float]
     blamedFor: str
-    blamedNodes: list[str]
+    blamedMembers: list[int]
 
 
 class GroupStatus(GroupOutcome, total=False):

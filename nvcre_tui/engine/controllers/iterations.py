@@ -16,11 +16,13 @@ in the last history record already. Writers store groups through `stored_orchest
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 from nvcre_tui.engine.judging.results import merge_failed
+
+JobBody = TypeVar("JobBody", bound=Mapping[str, Any])
 
 # A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
 STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
@@ -141,7 +143,7 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     groups convict nobody), else what the Jobs its groups ran blamed, in iteration order (the first message wins).
     Those stay out of the Workflow's status: a fleet that misses a threshold everywhere would put an entry per node
     there, about 0.4 KiB each, past the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from
-    its group's record (`blamedFor`, `blamedNodes`); a Job no group ran (another run's, left behind) blames nobody.
+    its group's record (`blamedFor`, `blamedMembers`); a Job no group ran (another run's, left behind) blames nobody.
     A list an older engine stored is merged in."""
     stored = workflow_status(workflow).get("failedNodes") or []
     if orchestration_of(workflow).get("diagnose") is not None:
@@ -165,7 +167,25 @@ def recorded_blame(group: GroupOutcome, nodes: Sequence[str]) -> list[dict[str, 
     if not group.get("blamedFor"):
         return []
     message = f"{group.get('reason') or 'failed'} in Job {group.get('jobRef')}, deleted since: its message went with it"
-    return [{"name": name, "reason": group["blamedFor"], "message": message} for name in group.get("blamedNodes") or nodes]
+    return [{"name": name, "reason": group["blamedFor"], "message": message} for name in blamed_members(group, nodes)]
+
+
+def blamed_members(group: Mapping[str, Any], nodes: Sequence[str]) -> list[str]:
+    """The nodes a group's record says its Job blamed: those at its `blamedMembers` positions in the group's
+    `nodes`, else every one (none without `blamedFor`)."""
+    if not group.get("blamedFor"):
+        return []
+    members = group.get("blamedMembers")
+    if members is None:
+        return list(nodes)
+    return [nodes[index] for index in members if 0 <= index < len(nodes)]
+
+
+def jobs_run(workflow: Mapping[str, Any], jobs: Iterable[JobBody]) -> list[JobBody]:
+    """The Jobs the Workflow's groups ran (by jobRef), in the order given: another run's left behind with its label
+    (no garbage collector) says nothing about this one."""
+    ran = _groups_run(workflow)
+    return [job for job in jobs if job["metadata"]["name"] in ran]
 
 
 def _groups_run(workflow: Mapping[str, Any]) -> dict[str, tuple[int, GroupOutcome]]:

@@ -13,7 +13,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
+from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
@@ -56,8 +56,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
             )
             if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
                 group["message"] = _job_message(job)
-            if not diagnosing:  # a diagnosis keeps its own record of every test (its state)
-                group.update(_blame(job, group["nodes"]))
+            group.update(_blame(job, group["nodes"]))
     orch["groups"] = groups
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
         return await _round_complete(ctx, wf, orch, jobs)
@@ -73,12 +72,14 @@ def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _blame(job: Obj, nodes: Sequence[str]) -> Obj:
-    """Whom a finished Job blamed, as its group records it (GroupOutcome.blamedFor, blamedNodes)."""
+    """Whom a finished Job blamed, as its group records it (GroupOutcome.blamedFor, blamedMembers). A Job blames
+    only its group's nodes (controllers/job.py), with one reason."""
     failed = job_status(job).get("failedNodes") or []
     if not failed:
         return {}
-    names = sorted({f["name"] for f in failed})
-    return {"blamedFor": failed[0]["reason"], **({} if set(names) == set(nodes) else {"blamedNodes": names})}
+    position = {name: index for index, name in enumerate(nodes)}
+    members = sorted({position[f["name"]] for f in failed if f["name"] in position})
+    return {"blamedFor": failed[0]["reason"], **({} if len(members) == len(nodes) else {"blamedMembers": members})}
 
 
 def _job_message(job: Obj) -> str:
@@ -256,6 +257,7 @@ def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
 def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
     """Faulty nodes with the reason and evidence of the test that confirmed them."""
     by_group = {g["name"]: g for record in history for g in record["groups"]}
+    tested = {test.group: list(test.nodes) for test in state.tests}
     failed = []
     for node, verdict in sorted(state.verdicts().items()):
         if verdict not in ("faulty", "intermittent"):
@@ -264,13 +266,20 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
         source = next((f for f in job_status(job or {}).get("failedNodes") or [] if f["name"] == node), None)
-        reason = source["reason"] if source else "WorkloadFailed"
+        reason = source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node) if job is None else "WorkloadFailed"
         message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
         if source and source.get("evidence"):
             entry["evidence"] = source["evidence"]
         failed.append(entry)
     return failed
+
+
+def _recorded_reason(group: Obj | None, nodes: list[str], node: str) -> str:
+    """Why a deleted Job blamed `node`, as its group (of `nodes`) recorded it (GroupOutcome.blamedFor)."""
+    if group and node in blamed_members(group, nodes):
+        return str(group["blamedFor"])
+    return "WorkloadFailed"
 
 
 async def _finalize(

@@ -21,11 +21,14 @@ SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
 
 
 def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Union of failed-node entries, one per (name, reason) (the first message wins), sorted."""
+    """Union of failed-node entries, one per (name, reason) (the first message wins, and the first evidence: an
+    entry from a group's record, its Job deleted, has none), sorted."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for items in lists:
         for item in items:
-            merged.setdefault((item["name"], item["reason"]), dict(item))
+            kept = merged.setdefault((item["name"], item["reason"]), dict(item))
+            if "evidence" not in kept and item.get("evidence"):
+                kept["evidence"] = item["evidence"]
     return [merged[key] for key in sorted(merged)]
 
 

@@ -48,9 +48,11 @@ OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
 # A group's run, besides the Workflow's and the group's names: its Job's name, start and end times, reason and
 # measurements (two NCCL bandwidths at 12 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
 RUN_BYTES_PER_GROUP = 240
-# A failed group's record of whom its Job blamed (`"blamedFor":"ThresholdViolation",`), counted for every group of a
-# run that is not a diagnosis (whose state keeps its own record): a threshold missed everywhere fails them all.
-BLAME_BYTES_PER_GROUP = 35
+# A failed group's record of whom its Job blamed, counted for every group (a threshold missed everywhere fails them
+# all): the reason (`"blamedFor":"HardwareFailureDetected",`, the longest) and, in a group of several nodes, a
+# culprit's position (`"blamedMembers":[<position>],`).
+BLAME_BYTES_PER_GROUP = 40
+CULPRIT_BYTES = len('"blamedMembers":[],')
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -196,14 +198,18 @@ def largest_write(rendered: RenderedCategory) -> int:
     copy of the node names (that state)."""
     workflow, options = rendered.workflow, rendered.options
     diagnosing = workflow.spec.orchestration.test_scale == "diagnose"
-    per_group = RUN_BYTES_PER_GROUP + (0 if diagnosing else BLAME_BYTES_PER_GROUP)
-    run = sum(len(workflow.metadata.name) + len(g.name) + per_group for g in rendered.groups)
+    run = sum(len(workflow.metadata.name) + len(g.name) + RUN_BYTES_PER_GROUP + _blame_bytes(g.nodes) for g in rendered.groups)
     estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else options.repeat_count or 1)
     if diagnosing:  # its groups are stored without their nodes, which the diagnose state names (controllers/iterations.py)
         estimate -= sum(len(json.dumps(list(g.nodes), separators=(",", ":"))) + len('"nodes":,') for g in rendered.groups)
     if options.on_failure == "diagnose":
         estimate += sum(len(n) + 3 for g in rendered.groups for n in g.nodes)
     return estimate
+
+
+def _blame_bytes(nodes: Sequence[str]) -> int:
+    """What a failed group's record of its Job's blame may take (BLAME_BYTES_PER_GROUP, CULPRIT_BYTES)."""
+    return BLAME_BYTES_PER_GROUP + (CULPRIT_BYTES + len(str(len(nodes) - 1)) if len(nodes) > 1 else 0)
 
 
 def _check_size(rendered: RenderedCategory) -> None:

@@ -15,6 +15,7 @@ from nvcre_tui.engine.api.bodies import certification_status, conditions_of, job
 from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
@@ -66,7 +67,8 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
                 status = job_status(job)
                 failed_groups.append({
                     "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
-                    "message": _failure_message(job), "failedNodes": status.get("failedNodes") or [], "failureLog": status.get("failureLog"),
+                    "message": _failure_message(job),
+                    "failedNodes": status.get("failedNodes") or ([] if job else recorded_blame(group, group["nodes"])), "failureLog": status.get("failureLog"),
                 })
     return bandwidth, failed_groups, iterations
 

@@ -96,7 +96,7 @@ def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping
 
 
 def _gone_job_marks(category: CategoryView, after: Marks) -> None:
-    """What the Jobs deleted since their groups failed said, from the groups' records (blamedFor, blamedNodes)."""
+    """What the Jobs deleted since their groups failed said, from the groups' records (blamedFor, blamedMembers)."""
     present = set(category.jobs_by_name)
     for group in (*category.groups, *(g for record in category.iterations for g in record.groups)):
         ref = group.get("jobRef")

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
 from nvcre_tui.engine.controllers.conditions import is_terminal
-from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes
+from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run
 
 Obj = dict[str, Any]
 
@@ -153,7 +153,8 @@ class Joined:
 
 
 def join_view(join: Join, cert: Obj) -> CertificationView:
-    """One Certification joined to its Workflows (by the category statuses' workflowRef) and their Jobs."""
+    """One Certification joined to its Workflows (by the category statuses' workflowRef) and the Jobs their groups
+    ran (controllers.iterations.jobs_run)."""
     status = certification_status(cert)
     by_name = {wf["metadata"]["name"]: wf for wf in join.workflows_of(cert["metadata"]["name"])}
     entries = status.get("categoryStatuses") or [
@@ -162,6 +163,6 @@ def join_view(join: Join, cert: Obj) -> CertificationView:
     categories = []
     for entry in entries:
         workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
-        jobs = join.jobs_of(workflow["metadata"]["name"]) if workflow is not None else []
+        jobs = jobs_run(workflow, join.jobs_of(workflow["metadata"]["name"])) if workflow is not None else []
         categories.append(CategoryView(entry, workflow, jobs))
     return CertificationView(cert, categories)

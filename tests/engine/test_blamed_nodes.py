@@ -81,3 +81,12 @@ def test_a_diagnosis_is_its_stored_verdicts_not_its_screening_jobs() -> None:
 def test_a_list_an_older_engine_stored_is_merged_in() -> None:
     older = [{"name": "e", "reason": "WorkloadFailed", "message": "stored"}]
     assert [f["name"] for f in blamed_nodes(workflow(failed=older), [job("wf-group-0-iter-1", 1, ("a", "WorkloadFailed", "m"))])] == ["a", "e"]
+
+
+def test_a_records_entry_takes_the_evidence_of_a_later_jobs() -> None:
+    wf = workflow()
+    wf["status"]["orchestration"]["iterationHistory"][0]["groups"][2] = ran("group-2", 1, reason="ThresholdViolated", blamedFor="ThresholdViolation")
+    later = job("wf-group-2-iter-2", 2, ("c", "ThresholdViolation", "busBandwidthGBps 120 < 300"))
+    later["status"]["failedNodes"][0]["evidence"] = [{"metric": "busBandwidthGBps", "value": 120.0, "passed": False}]
+    [entry] = blamed_nodes(wf, [later])
+    assert "deleted since" in entry["message"] and entry["evidence"][0]["value"] == 120.0

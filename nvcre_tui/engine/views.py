@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view
 from nvcre_tui.engine.store.cache import WatchCache
@@ -200,7 +201,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             for job in view.jobs_on(name):
                 nodes = group_nodes(job)
                 status = job_status(job)
-                failures = [f for f in status.get("failedNodes") or [] if f["name"] == name]
+                failures = [f for f in job_failures(job) if f["name"] == name]
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})

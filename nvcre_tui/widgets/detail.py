@@ -14,6 +14,7 @@ from nvcre_tui.engine.api.bodies import conditions_of, job_status
 from nvcre_tui.engine.api.vocabulary import group_nodes, group_nodes_value
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -66,7 +67,7 @@ def job_detail(job: Obj, node: str | None = None) -> Text:
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime")))
     label(text, "Nodes", group_nodes_value(group_nodes(job)))
     measurements_text(text, status.get("measurements"))
-    failures = [f for f in status.get("failedNodes") or [] if node in (None, f["name"])]
+    failures = [f for f in job_failures(job) if node in (None, f["name"])]
     if failures:
         text.append("Failures\n", style="bold")
         for failure in failures:

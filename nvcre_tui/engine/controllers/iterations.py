@@ -20,7 +20,7 @@ from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
-from nvcre_tui.engine.judging.results import merge_failed
+from nvcre_tui.engine.judging.results import job_failures, merge_failed
 
 JobBody = TypeVar("JobBody", bound=Mapping[str, Any])
 
@@ -155,7 +155,7 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
         ref = str(group["jobRef"])
         job = by_name.get(ref)
         if job is not None:
-            blamed.append(((iteration, ref), [dict(f) for f in job_status(job).get("failedNodes") or []]))
+            blamed.append(((iteration, ref), job_failures(job)))
         elif group.get("blamedFor"):
             blamed.append(((iteration, ref), recorded_blame(group, groups.known.get(str(group.get("name")), {}).get("nodes") or [])))
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))

@@ -197,7 +197,8 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     first = missed[0]
     reason = "MeasurementUnavailable" if first.reason == "MeasurementUnavailable" else "ThresholdViolated"
     message = "; ".join(item.message for item in missed)
-    failed = [{"name": n, "reason": "ThresholdViolation", "message": message, "evidence": [m.to_dict() for m in missed]} for n in nodes]
+    # The evidence is the Job's (status.evidence), once, not a copy per node (judging.results.job_failures).
+    failed = [{"name": n, "reason": "ThresholdViolation", "message": message} for n in nodes]
     await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, failed, measured=result,
                   validation=(reason, message), evidence=records, validation_failed=True)
     return None

@@ -15,7 +15,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
-from nvcre_tui.engine.judging.results import failed_nodes_configmap, succeeded_nodes_configmap
+from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, succeeded_nodes_configmap
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
@@ -265,7 +265,7 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
         tests = [t for t in state.evidence(node) if not t["passed"]]
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
-        source = next((f for f in job_status(job or {}).get("failedNodes") or [] if f["name"] == node), None)
+        source = next((f for f in job_failures(job or {}) if f["name"] == node), None)
         reason = source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node) if job is None else "WorkloadFailed"
         message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}

@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
+from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
 
@@ -89,7 +90,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
         mine = [job for job in jobs if name in group_nodes(job)]
         rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(group_nodes(job)),
                  "measurements": job_status(job).get("measurements") or {},
-                 "failures": [f for f in job_status(job).get("failedNodes") or [] if f.get("name") == name]}
+                 "failures": [f for f in job_failures(job) if f.get("name") == name]}
                 for job in mine]
         measured = [row["measurements"] for row in rows if row["measurements"]]
         blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or next((f for row in reversed(rows) for f in row["failures"]), None) or {}

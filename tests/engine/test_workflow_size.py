@@ -11,13 +11,15 @@ from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.clock import DEFAULT_START, ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import largest_write, render_category
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, NODE, WORKFLOW, MemoryStore
+from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW, MemoryStore
 from nvcre_tui.engine.store.protocol import ResourceKind
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -97,3 +99,31 @@ def test_a_fleet_that_misses_a_threshold_everywhere_grows_no_workflow_past_the_e
     unreachable = CERT.replace("{testScale: intra-node, repeatCount: 2}", "{testScale: intra-node, repeatCount: 2, thresholds: {busBandwidthGBps: 'value >= 10000'}}")
     estimate, largest = asyncio.run(largest_stored(48, unreachable))
     assert largest <= estimate, (largest, estimate)  # every group failed: each record keeps whom its Job blamed
+
+
+def test_a_full_scale_job_whose_every_node_misses_a_threshold_keeps_its_evidence_once() -> None:
+    """Each failed node's entry is NVCRE's {name, reason, message}; the evidence is the Job's, stored once and joined
+    to each entry by its readers (judging.results.job_failures): about 0.24 KiB a cloud-named node, so a full-scale
+    Job fits about 6,500 of them under the API server's limit (a copy per entry took it to 0.47 KiB, 3,300 nodes)."""
+    async def run() -> dict[str, Any]:
+        pool = {"count": 200, "cliques": 25, "namePrefix": "ip-10-100-0-1-us-west-2-compute-internal-", "nameDigits": 4}
+        session = await SimSession.open(Scenario.model_validate({"name": "size", "seed": 1, "nodes": [pool]}), None, history=None)
+        text = CERT.replace("{testScale: intra-node, repeatCount: 2}", "{thresholds: {busBandwidthGBps: 'value >= 10000'}}")
+        cert = certification_from_text("size.yaml", text, default_catalog()).to_wire()
+        cert["metadata"]["namespace"] = "default"
+        cert.pop("status", None)
+        await session.store.create(CERTIFICATION, cert)
+        try:
+            assert session.engine is not None
+            await session.engine.run_until_settled()
+            [job] = (await session.store.list(JOB, "default")).items
+            return job
+        finally:
+            await session.close()
+
+    job = asyncio.run(run())
+    entries = job["status"]["failedNodes"]
+    assert len(entries) == 200 and all(set(entry) == {"name", "reason", "message"} for entry in entries)
+    assert len(json.dumps(job, separators=(",", ":"))) / 200 < 260
+    evidence = job_failures(job)[0]["evidence"]
+    assert [(e["metric"], e["passed"]) for e in evidence] == [("busBandwidthGBps", False)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.controllers.iterations import blamed_nodes
+from nvcre_tui.engine.judging.results import job_failures
 
 Obj = dict[str, Any]
 NODES = {"group-0": ["a"], "group-1": ["b", "x"], "group-2": ["c"]}
@@ -87,6 +88,31 @@ def test_a_records_entry_takes_the_evidence_of_a_later_jobs() -> None:
     wf = workflow()
     wf["status"]["orchestration"]["iterationHistory"][0]["groups"][2] = ran("group-2", 1, reason="ThresholdViolated", blamedFor="ThresholdViolation")
     later = job("wf-group-2-iter-2", 2, ("c", "ThresholdViolation", "busBandwidthGBps 120 < 300"))
-    later["status"]["failedNodes"][0]["evidence"] = [{"metric": "busBandwidthGBps", "value": 120.0, "passed": False}]
+    later["status"]["evidence"] = [{"metric": "busBandwidthGBps", "value": 120.0, "passed": False}]  # the Job's, once
     [entry] = blamed_nodes(wf, [later])
     assert "deleted since" in entry["message"] and entry["evidence"][0]["value"] == 120.0
+
+
+def threshold_job(name: str, evidence: Any, *nodes: str, copies: bool = False) -> Obj:
+    missed = [{"metric": "busBandwidthGBps", "measured": 120.0, "passed": False}]
+    entries = [{"name": n, "reason": "ThresholdViolation", "message": "m", **({"evidence": missed} if copies else {})} for n in nodes]
+    return {"metadata": {"name": name}, "status": {"failedNodes": entries, "evidence": evidence}}
+
+
+def test_a_jobs_entries_take_the_thresholds_it_missed_from_its_evidence_stored_once() -> None:
+    checked = [{"metric": "busBandwidthGBps", "measured": 120.0, "passed": False}, {"metric": "algBandwidthGBps", "measured": 80.0, "passed": True}]
+    failures = job_failures(threshold_job("j", checked, "a", "b"))
+    assert [f["evidence"] for f in failures] == [[checked[0]], [checked[0]]]
+    assert failures[0]["evidence"] is not failures[1]["evidence"]  # each entry its own
+
+
+def test_an_older_engines_entries_keep_their_own_evidence_once() -> None:
+    checked = [{"metric": "busBandwidthGBps", "measured": 120.0, "passed": False}]
+    [failure] = job_failures(threshold_job("j", checked, "a", copies=True))
+    assert failure["evidence"] == checked
+
+
+def test_damaged_evidence_joins_nothing() -> None:
+    for damaged in ("a string", {"metric": "x"}, ["not an object"], None):
+        [failure] = job_failures(threshold_job("j", damaged, "a"))
+        assert "evidence" not in failure and failure["name"] == "a"

@@ -6,14 +6,20 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import yaml
 
+from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.engine import engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history import Archiver, HistoryQuery, default_history_path, open_history
+from nvcre_tui.engine.history.record import category_results
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.memory import MemoryStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from tests.history.helpers import NAMESPACE, certify, fleet
 
 
@@ -221,5 +227,31 @@ async def test_a_read_only_session_says_when_the_default_history_cannot_be_read(
     session = await SimSession.open(fleet(), None, readonly=True, want_engine=False, archive_writes=False)
     try:
         assert session.history is None and session.notices == [f"history off: {default}: not a readable history database"]
+    finally:
+        await session.close()
+
+
+async def test_a_node_a_diagnosis_cleared_is_archived_passed_without_its_screening_groups_blame() -> None:
+    """A failed screening group blames every member on its Job; the diagnosis clears the healthy ones, and so does
+    the archive: no reason, no other node's evidence."""
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-slow-gpu"
+    session = await SimSession.open(Scenario.model_validate(yaml.safe_load((case / "scenario.yaml").read_text())), None, history=None)
+    cert = certification_from_text("cert.yaml", (case / "cert.yaml").read_text(), default_catalog()).to_wire()
+    cert["metadata"]["namespace"] = NAMESPACE
+    cert.pop("status", None)
+    await session.store.create(CERTIFICATION, cert)
+    try:
+        assert session.engine is not None
+        await session.engine.run_until_settled()
+        [workflow] = (await session.store.list(WORKFLOW, NAMESPACE)).items
+        jobs = (await session.store.list(JOB, NAMESPACE)).items
+        stored = await session.store.get(CERTIFICATION, cert["metadata"]["name"], NAMESPACE)
+        results = {r.node: r for r in category_results(stored, workflow, jobs, (await session.store.list(NODE)).items)}
+        screened_with_it = {n for job in jobs if "gpu-node-06" in group_nodes(job) for n in group_nodes(job)} - {"gpu-node-06"}
+        assert screened_with_it, "gpu-node-06 was tested alone"
+        assert (results["gpu-node-06"].state, results["gpu-node-06"].reason) == ("failed", "ThresholdViolation")
+        for name in screened_with_it:
+            assert (results[name].state, results[name].reason) == ("passed", ""), name
+            assert all(e.get("passed", True) for e in results[name].evidence), name
     finally:
         await session.close()

@@ -74,7 +74,9 @@ class EvidenceRecord(WireModel):
 
 
 class FailedNode(WireModel):
-    """A node blamed for a failure, with its reason and (for thresholds) the evidence."""
+    """A node blamed for a failure, with its reason. A Job's entries are NVCRE's {name, reason, message}: the
+    thresholds they missed are the Job's status.evidence, once (judging.results.job_failures joins them); a
+    diagnosis's verdict carries its convicting test's evidence, as do entries an older engine wrote."""
 
     name: str
     reason: NodeFailureReason

@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.bodies import certification_status, job_status, labels
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report.model import build_report
@@ -70,7 +70,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     labels = labels_of(workflow)
     category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
     status, orch = workflow_status(workflow), orchestration_of(workflow)
-    jobs = sorted(jobs, key=_job_order)
+    jobs = sorted(jobs_run(workflow, jobs), key=_job_order)
     involved: dict[str, None] = {}
     for group in current_groups(workflow):
         involved.update(dict.fromkeys(group.get("nodes") or []))
@@ -93,9 +93,12 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
                  "failures": [f for f in job_failures(job) if f.get("name") == name]}
                 for job in mine]
         measured = [row["measurements"] for row in rows if row["measurements"]]
-        blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or next((f for row in reversed(rows) for f in row["failures"]), None) or {}
-        evidence = blame.get("evidence") or next((f.get("evidence") for row in reversed(rows) for f in row["failures"] if f.get("evidence")), None) \
-            or (job_status(mine[-1]).get("evidence") if mine else None) or []
+        # What the category blamed it for, else why it was left out; not a Job's blame the category did not
+        # uphold (a diagnosis's screening group, whose healthy members it cleared).
+        blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or {}
+        # Unblamed: its last Job that blamed nobody says most of it (a diagnosis's partner also sat in failed tests).
+        last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), mine[-1] if mine else None)
+        evidence = blame.get("evidence") or (job_status(last).get("evidence") if last else None) or []
         results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
                                   dict(measured[-1]) if measured else {}, list(evidence), rows))
     return results

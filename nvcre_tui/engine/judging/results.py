@@ -27,9 +27,10 @@ def job_failures(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     (the Job's status.evidence, stored once: a copy per entry was 0.23 KiB a node, and a full-scale Job of 3,300
     cloud-named nodes missing a threshold passed the 1.5 MiB an object may hold; 6,400 fit now)."""
     status = job_status(job)
-    missed = [dict(item) for item in status.get("evidence") or [] if not item.get("passed", True)]
-    return [{**entry, "evidence": missed} if entry.get("reason") == "ThresholdViolation" and "evidence" not in entry and missed else dict(entry)
-            for entry in status.get("failedNodes") or []]
+    checked = status.get("evidence")
+    missed = [item for item in checked if isinstance(item, Mapping) and not item.get("passed", True)] if isinstance(checked, list) else []
+    return [{**entry, "evidence": [dict(item) for item in missed]} if entry.get("reason") == "ThresholdViolation" and "evidence" not in entry and missed
+            else dict(entry) for entry in status.get("failedNodes") or []]
 
 
 def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -23,7 +23,9 @@ from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
-JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted while running: someone's act, no node's
+# A group's reason when its Job was deleted before the engine saw it finish (while running, or while the engine was
+# down): someone's act, no node's; what the Job found, if it finished, went with it.
+JOB_DELETED = "JobDeleted"
 
 Obj = dict[str, Any]
 
@@ -46,7 +48,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         job = jobs.get(group.get("jobRef") or "")
         if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
             group.update(phase="Failed", completionTime=ctx.now(), reason=JOB_DELETED,
-                         message=f"Job {group['jobRef']} was deleted while running; no node blamed")
+                         message=f"Job {group['jobRef']} was deleted before the engine saw it finish; no node blamed")
             continue
         if group["phase"] == "Running" and job is not None and is_done(job):
             done = job_status(job)

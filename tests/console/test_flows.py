@@ -222,11 +222,13 @@ async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -
         assert shown[-1] == app.snapshot.resource_version  # type: ignore[union-attr]
 
 
-async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_failed() -> None:
-    """An Xid on gpu-node-02 crashes the full-scale run: its peers exit as victims, blamed nothing, shown untested."""
+@pytest.mark.parametrize("job_deleted", [False, True], ids=["job-kept", "job-deleted-since"])
+async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_failed(job_deleted: bool) -> None:
+    """An Xid on gpu-node-02 crashes the full-scale run: its peers exit as victims, blamed nothing, shown untested.
+    A Job deleted since is read from its group's record."""
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.sim.scenario import Scenario
-    from nvcre_tui.engine.store import CERTIFICATION
+    from nvcre_tui.engine.store import CERTIFICATION, JOB
 
     fleet = Scenario.model_validate({"name": "small", "seed": 3, "nodes": [{"count": 4, "cliques": 1}],
                                      "faults": [{"type": "xid", "node": "gpu-node-02", "at": "2m"}]})
@@ -235,6 +237,9 @@ async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_fail
         "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: crash}\nspec:\n  target: {}\n"
         "  categories: [{domain: communication, variant: nccl-all-reduce}]\n"))
     await session.engine.run_until_settled()
+    if job_deleted:
+        for job in (await session.store.list(JOB, "default")).items:
+            await session.store.delete(JOB, job["metadata"]["name"], "default")
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.push_screen(DrilldownScreen("crash"))

@@ -161,7 +161,7 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
 
 
-def recorded_blame(group: GroupOutcome, nodes: Sequence[str]) -> list[dict[str, Any]]:
+def recorded_blame(group: Mapping[str, Any], nodes: Sequence[str]) -> list[dict[str, Any]]:
     """The failed-node entries a group's record keeps of its Job's (for a Job deleted since): every node of the
     group (`nodes`) unless the record names the ones blamed."""
     if not group.get("blamedFor"):

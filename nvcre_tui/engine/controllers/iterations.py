@@ -142,7 +142,7 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     """A Workflow's failed nodes, one per (name, reason): the verdicts a diagnosing Workflow stores (its screening
     groups convict nobody), else what the Jobs its groups ran blamed, in iteration order (the first message wins).
     Those stay out of the Workflow's status: a fleet that misses a threshold everywhere would put an entry per node
-    there, about 0.4 KiB each, past the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from
+    there, about 0.2 KiB each with a cloud name, towards the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from
     its group's record (`blamedFor`, `blamedMembers`); a Job no group ran (another run's, left behind) blames nobody.
     A list an older engine stored is merged in."""
     stored = workflow_status(workflow).get("failedNodes") or []
@@ -162,8 +162,8 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
 
 
 def recorded_blame(group: Mapping[str, Any], nodes: Sequence[str]) -> list[dict[str, Any]]:
-    """The failed-node entries a group's record keeps of its Job's (for a Job deleted since): every node of the
-    group (`nodes`) unless the record names the ones blamed."""
+    """The failed-node entries a group's record keeps of its Job's (for a Job deleted since): the nodes of the group
+    (`nodes`) its Job blamed (`blamed_members`), for the reason it gave; its message went with the Job."""
     if not group.get("blamedFor"):
         return []
     message = f"{group.get('reason') or 'failed'} in Job {group.get('jobRef')}, deleted since: its message went with it"

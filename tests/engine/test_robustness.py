@@ -89,19 +89,28 @@ async def test_specs_the_cli_would_refuse_fail_in_the_engine_too() -> None:
     assert build_report(no_categories | {"status": cert["status"]}, [], [])["categories"] == []
 
 
-async def test_map_blames_the_xid_node_alone_and_not_its_group_mates() -> None:
+async def crashed_by_xid() -> SimSession:
+    """SMALL's full-scale run "xid", finished: gpu-node-02's Xid crashed it, its peers exited as victims."""
     session = await SimSession.open(SMALL, None)
     await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
+    assert session.engine is not None
     await session.engine.run_until_settled()
-    states = node_states(await Snapshot.read(session.store), "xid")
+    return session
+
+
+def assert_only_the_xid_node_failed(states: dict[str, tuple[str, str]]) -> None:
     assert states["gpu-node-02"][0] == "failed"
     assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
 
 
+async def test_map_blames_the_xid_node_alone_and_not_its_group_mates() -> None:
+    session = await crashed_by_xid()
+    states = node_states(await Snapshot.read(session.store), "xid")
+    assert_only_the_xid_node_failed(states)
+
+
 async def test_a_job_deleted_after_it_failed_takes_no_blame_with_it() -> None:
-    session = await SimSession.open(SMALL, None)
-    await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
-    await session.engine.run_until_settled()
+    session = await crashed_by_xid()
     [job] = (await session.store.list(JOB, "default")).items
     await session.store.delete(JOB, job["metadata"]["name"], "default")
     snapshot = await Snapshot.read(session.store)
@@ -111,15 +120,12 @@ async def test_a_job_deleted_after_it_failed_takes_no_blame_with_it() -> None:
     report = build_report(snapshot.certifications[0], snapshot.workflows, [])
     assert report["failedNodes"] == ["gpu-node-02"]
     states = node_states(snapshot, "xid")
-    assert states["gpu-node-02"][0] == "failed"
-    assert {states[n][0] for n in ("gpu-node-01", "gpu-node-03", "gpu-node-04")} == {"inconclusive"}
+    assert_only_the_xid_node_failed(states)
 
 
 async def test_a_job_no_group_ran_marks_no_node_and_blames_none() -> None:
     """Another run's Job left behind with the Workflow's label (a cluster without a garbage collector)."""
-    session = await SimSession.open(SMALL, None)
-    await session.store.create(CERTIFICATION, body(FULL_SCALE, "xid"))
-    await session.engine.run_until_settled()
+    session = await crashed_by_xid()
     snapshot = await Snapshot.read(session.store)
     [job] = snapshot.jobs
     stray = copy.deepcopy(job)

@@ -17,7 +17,6 @@ from textual.widgets.tree import TreeNode
 from nvcre_tui.engine.api.bodies import (
     certification_status,
     conditions_of,
-    job_status,
     job_template_spec,
     meta_of,
     orchestration_of,
@@ -26,7 +25,7 @@ from nvcre_tui.engine.api.bodies import (
 )
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeState
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import recorded_blame
+from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
@@ -177,9 +176,7 @@ class DrilldownScreen(NvcreScreen):
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
-        # A Job deleted since its group failed: whom it blamed, as the group's record keeps it.
-        failures = job_status(job).get("failedNodes") or [] if job is not None else recorded_blame(group, group["nodes"])
-        blamed = {f["name"]: f for f in failures}
+        blamed = {f["name"]: f for f in group_failures(group, group["nodes"], job)}
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
             # A failed group's members it did not blame (a victim of another's crash, a run that tested no node)

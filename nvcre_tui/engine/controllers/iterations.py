@@ -151,14 +151,18 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     by_name = {str(job["metadata"]["name"]): job for job in jobs}
     groups = WorkflowGroups(workflow)
     blamed: list[tuple[tuple[int, str], list[dict[str, Any]]]] = []
-    for iteration, group in _groups_run(workflow).values():
-        ref = str(group["jobRef"])
+    for ref, (iteration, group) in _groups_run(workflow).items():
         job = by_name.get(ref)
-        if job is not None:
-            blamed.append(((iteration, ref), job_failures(job)))
-        elif group.get("blamedFor"):
-            blamed.append(((iteration, ref), recorded_blame(group, groups.known.get(str(group.get("name")), {}).get("nodes") or [])))
+        # Only a record whose Job is gone needs the group's nodes (restoring them may decode a plan).
+        nodes = groups.known.get(str(group.get("name")), {}).get("nodes") or [] if job is None and group.get("blamedFor") else []
+        blamed.append(((iteration, ref), group_failures(group, nodes, job)))
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
+
+
+def group_failures(group: Mapping[str, Any], nodes: Sequence[str], job: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Whom a group's Job blamed: the Job's own entries (judging.results.job_failures) while it exists, else what
+    the group's record (of its `nodes`) keeps of them."""
+    return job_failures(job) if job is not None else recorded_blame(group, nodes)
 
 
 def recorded_blame(group: Mapping[str, Any], nodes: Sequence[str]) -> list[dict[str, Any]]:

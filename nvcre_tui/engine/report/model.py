@@ -15,10 +15,9 @@ from nvcre_tui.engine.api.bodies import certification_status, conditions_of, job
 from nvcre_tui.engine.api.vocabulary import group_nodes
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import recorded_blame
+from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
-from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
@@ -69,7 +68,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
                 failed_groups.append({
                     "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
                     "message": _failure_message(job),
-                    "failedNodes": job_failures(job) if job else recorded_blame(group, group["nodes"]), "failureLog": status.get("failureLog"),
+                    "failedNodes": group_failures(group, group["nodes"], category.job_of(group)), "failureLog": status.get("failureLog"),
                 })
     return bandwidth, failed_groups, iterations
 

@@ -19,7 +19,7 @@ from nvcre_tui.engine.engine import ENGINE_KINDS, engine_cache
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store.memory import MemoryStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.views import Snapshot
 
 CATEGORIES, JOBS_PER_CATEGORY = 4, 1024
@@ -44,9 +44,11 @@ def fleet() -> Fleet:
     world.put(CERTIFICATION, "bench", {}, spec={"categories": [{"domain": "d", "variant": n} for n in names]},
               status={"categoryStatuses": [{"domain": "d", "variant": n, "status": "InProgress", "workflowRef": {"name": n}} for n in names]})
     for name in names:
-        world.put(WORKFLOW, name, {LABEL_CERTIFICATION: "bench"}, status={"orchestration": {"groups": []}})
-        for j in range(JOBS_PER_CATEGORY):
-            world.put(JOB, f"{name}-job-{j:04d}", {LABEL_WORKFLOW: name}, status={"phase": "Running"})
+        jobs = [f"{name}-job-{j:04d}" for j in range(JOBS_PER_CATEGORY)]
+        groups = [{"jobRef": job} for job in jobs]  # the read model counts the Jobs the Workflow's groups ran
+        world.put(WORKFLOW, name, {LABEL_CERTIFICATION: "bench"}, status={"orchestration": {"groups": groups}})
+        for job in jobs:
+            world.put(JOB, job, {LABEL_WORKFLOW: name}, status={"phase": "Running"})
     return world
 
 
@@ -71,8 +73,9 @@ def main() -> None:
     informer = Informer(world.cache)
 
     def from_lists() -> Snapshot:
-        kinds = [world.cache.list(kind) for kind in (ENGINE_KINDS)]
-        return Snapshot(*kinds)
+        cache = world.cache
+        return Snapshot(nodes=cache.list(NODE), certifications=cache.list(CERTIFICATION), workflows=cache.list(WORKFLOW),
+                        jobs=cache.list(JOB), runs=cache.list(WORKLOADRUN))
 
     lists = per_refresh_ms(world, rounds, from_lists)
     cached = per_refresh_ms(world, rounds, informer.snapshot)

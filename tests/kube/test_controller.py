@@ -52,7 +52,8 @@ async def test_waits_for_a_live_holder_then_takes_over_after_expiry() -> None:
     clock = ManualClock()
     store = MemoryStore(clock)
     assert await EngineLease(store, clock, NS, "old-engine").try_acquire()
-    engine, metrics, logs = StubEngine(), EngineMetrics(), []
+    engine, metrics = StubEngine(), EngineMetrics()
+    logs: list[str] = []
     task = asyncio.create_task(loop_for(store, clock, "new-engine", engine, metrics, logs).run())
     for _ in range(7):  # 14 s: the old holder's 15 s have not passed
         await settle()
@@ -72,7 +73,8 @@ async def test_waits_for_a_live_holder_then_takes_over_after_expiry() -> None:
 async def test_losing_the_lease_stops_the_engine_at_once() -> None:
     clock = ManualClock()
     store = MemoryStore(clock)
-    engine, metrics, logs = StubEngine(), EngineMetrics(), []
+    engine, metrics = StubEngine(), EngineMetrics()
+    logs: list[str] = []
     task = asyncio.create_task(loop_for(store, clock, "a", engine, metrics, logs).run())
     await settle()
     assert engine.running

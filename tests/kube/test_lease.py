@@ -114,7 +114,8 @@ async def test_takeover_after_expiry(store, clock) -> None:
     a, b = lease(store, clock, "a"), lease(store, clock, "b")
     await a.try_acquire()
     clock.advance(15)  # renewTime + duration == now: expired
-    assert not (await b.holder()).live
+    holder = await b.holder()
+    assert holder is not None and not holder.live
     assert await b.try_acquire()
     current = await spec(store)
     assert (current["holderIdentity"], current["leaseTransitions"]) == ("b", 1)
@@ -247,4 +248,5 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
     clock.advance(5)  # 10 s = 2/3 of the duration without a renewal: stop, 5 s before expiry
     await _settle()
     assert task.done() and lost == [10.0]
-    assert (await lease(memory, clock, "b").holder()).live  # nobody else could have it yet
+    holder = await lease(memory, clock, "b").holder()
+    assert holder is not None and holder.live  # nobody else could have it yet

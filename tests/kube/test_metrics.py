@@ -6,7 +6,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from nvcre_tui.engine.metrics import EngineMetrics, count_objects
+from nvcre_tui.engine.metrics import EngineMetrics, Obj, count_objects
 
 
 def samples(metrics: EngineMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -61,8 +61,8 @@ def test_api_totals_become_counters() -> None:
 
 
 def test_count_objects_from_the_stored_objects() -> None:
-    certs = [{"status": {"summary": {"result": "PASSED"}}}, {"status": {}}, {}]
-    jobs = [{"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}, {"status": {}}]
+    certs: list[Obj] = [{"status": {"summary": {"result": "PASSED"}}}, {"status": {}}, {}]
+    jobs: list[Obj] = [{"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}, {"status": {}}]
     assert count_objects(certs, jobs) == ({"PASSED": 1, "RUNNING": 2}, {"Succeeded": 1, "Pending": 1})
 
 

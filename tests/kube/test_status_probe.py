@@ -103,6 +103,7 @@ async def test_lease_holder_and_ages(store, clock) -> None:
     await EngineLease(store, clock, NS, "engine@host/7").try_acquire()
     clock.advance(90)
     lease = (await probe(store, clock, NS)).lease
+    assert lease is not None
     assert (lease.holder, lease.live, lease.held_seconds, lease.renewed_seconds_ago) == ("engine@host/7", False, 90.0, 90.0)
 
 

@@ -4,6 +4,7 @@ dryRun, fieldManager, and x509 users."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -73,7 +74,7 @@ def decode(body: bytes) -> Any:
         raise errors.bad_request(f"the object provided is unrecognized (must be of type JSON): {error}") from None
 
 
-def query_int(query: dict[str, str], name: str, default: int | None = None) -> int | None:
+def query_int(query: Mapping[str, str], name: str, default: int | None = None) -> int | None:
     """An integer query parameter; anything else is a 400 naming it, as the real parameter codec answers."""
     text = query.get(name)
     if text in (None, ""):

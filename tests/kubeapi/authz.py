@@ -43,7 +43,7 @@ class Attributes:
 
 
 def _matches(values: list[str] | None, wanted: str) -> bool:
-    return bool(values) and ("*" in values or wanted in values)
+    return values is not None and ("*" in values or wanted in values)
 
 
 def _resource_matches(rule: dict[str, Any], resource: str, subresource: str) -> bool:

@@ -14,13 +14,23 @@ from nvcre_tui.engine.api.crd import all_crds
 
 from .server import ApiServer
 
-__all__ = ["GUARD", "CERTS", "status_of", "raw", "watch_lines", "install_crds", "certification"]
+__all__ = ["GUARD", "CERTS", "MERGE_PATCH", "manifest", "status_of", "raw", "watch_lines", "install_crds",
+           "certification"]
 
 GUARD = 5.0  # seconds a watch may take before the test fails instead of hanging
 CERTS = ("nvcre.nvidia.com", "v1alpha1", "certifications")
+# Keyword arguments of a custom-object patch sent as a merge patch. The client takes `_content_type`; its stubs omit it.
+MERGE_PATCH: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+
+
+def manifest(body: dict[str, Any]) -> Any:
+    """A plain dict as the body of a typed client call. The client sends a dict as it is, which is what these tests
+    want the emulator to see; its stubs name only the model class (V1ConfigMap ...)."""
+    return body
 
 
 def status_of(error: ApiException) -> dict[str, Any]:
+    assert error.body is not None
     body = json.loads(error.body)
     assert body["kind"] == "Status" and body["apiVersion"] == "v1" and body["status"] == "Failure"
     assert body["code"] == error.status
@@ -58,7 +68,7 @@ async def watch_lines(server: ApiServer, path: str, count: int | None = None) ->
 async def install_crds(api_client: client.ApiClient) -> None:
     extensions = client.ApiextensionsV1Api(api_client)
     for crd in all_crds():
-        await extensions.create_custom_resource_definition(crd)
+        await extensions.create_custom_resource_definition(manifest(crd))
     await asyncio.sleep(0)  # the emulated apiextensions controller runs on the next loop turn
 
 

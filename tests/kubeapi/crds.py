@@ -176,8 +176,7 @@ class CrdController:
         if remaining:
             self.waiting.add(name)  # the remaining objects' finalizers hold the CRD
             return
-        crd = self.registry.current(self.crd_resource, None, name)
-        if crd is not None:
+        if self.registry.current(self.crd_resource, None, name) is not None:
             self.registry.finish_finalizer(self.crd_resource, key_of(self.crd_resource, None, name), CLEANUP_FINALIZER)
 
     def _unserve(self, name: str) -> None:

@@ -66,7 +66,7 @@ class ListTypes:
             if node is None:
                 return False
             node = node.get("items") if part == "[]" else (node.get("properties") or {}).get(part)
-        return bool(node) and node.get("x-kubernetes-map-type") == "atomic"
+        return node is not None and node.get("x-kubernetes-map-type") == "atomic"
 
 
 def _key(item: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -126,9 +126,9 @@ class TestKubelet:
         if uid not in self._memo:
             try:
                 spec = RunSpec.from_run(run)
-                plan = plan_run(self.scenario, spec, await self.fleet.offset(start), layout=self._layout)
+                planned = plan_run(self.scenario, spec, await self.fleet.offset(start), layout=self._layout)
                 rng = random.Random(f"{self.scenario.seed}:{spec.name}:output")
-                self._memo[uid] = (plan, render_output(plan, start, rng, self._nccl))
+                self._memo[uid] = (planned, render_output(planned, start, rng, self._nccl))
             except PlanError as error:
                 self._memo[uid] = (None, [(0.0, f"simulator: {error}")])
         plan, lines = self._memo[uid]
@@ -142,7 +142,7 @@ class TestKubelet:
         if kind is BATCH_JOB:
             template = workload["spec"]["template"]
             return [(f"{name}-{index}", "node", index, template) for index in range(int(workload["spec"]["completions"]))]
-        runtime = self._runtimes.get(workload["spec"]["runtimeRef"]["name"])
+        runtime = self._runtimes[workload["spec"]["runtimeRef"]["name"]]  # _load fetched it
         result = []
         for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
             count = nodes if job["name"] == "node" else 1

@@ -185,18 +185,18 @@ def _merge(live: Any, applied: Any, types: ListTypes, pattern: tuple[str, ...]) 
     if isinstance(applied, list) and isinstance(live, list):
         kind, keys = types.list_type(pattern)
         if kind == "map":
-            out = list(live)
+            merged = list(live)
             for item in applied:
                 if not isinstance(item, dict):
                     continue
                 ident = {k: item.get(k) for k in keys}
-                index = next((i for i, old in enumerate(out)
+                index = next((i for i, old in enumerate(merged)
                               if isinstance(old, dict) and {k: old.get(k) for k in keys} == ident), None)
                 if index is None:
-                    out.append(clone(item))
+                    merged.append(clone(item))
                 else:
-                    out[index] = _merge(out[index], item, types, (*pattern, "[]"))
-            return out
+                    merged[index] = _merge(merged[index], item, types, (*pattern, "[]"))
+            return merged
         if kind == "set":
             return list(live) + [clone(item) for item in applied if item not in live]
     return clone(applied)

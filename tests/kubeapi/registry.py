@@ -515,7 +515,7 @@ def _same(new: Obj, old: Obj) -> bool:
     return strip(new) == strip(old) and _fields_only(new) == _fields_only(old)
 
 
-def _fields_only(obj: Obj) -> list[tuple[str, Any]]:
+def _fields_only(obj: Obj) -> list[tuple[Any, ...]]:
     return [(m.get("manager"), m.get("operation"), m.get("subresource"), m.get("fieldsV1"))
             for m in obj["metadata"].get("managedFields") or []]
 

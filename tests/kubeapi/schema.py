@@ -128,7 +128,8 @@ def _type_name(value: Any) -> str:
         return "number"
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string"}[type(value)]
+    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return names[type(value)]
 
 
 def _type_ok(value: Any, wanted: str) -> bool:

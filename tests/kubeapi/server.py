@@ -11,7 +11,7 @@ import asyncio
 import base64
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from aiohttp import web
@@ -94,7 +94,7 @@ class ApiServer:
         context = self.tls.server_context() if self.tls else None
         site = web.TCPSite(self._runner, "127.0.0.1", self._port, ssl_context=context)
         await site.start()
-        server = site._server
+        server = cast("asyncio.Server | None", site._server)  # what loop.create_server made
         assert server is not None and server.sockets
         self._port = server.sockets[0].getsockname()[1]
         self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{self._port}"

@@ -14,7 +14,7 @@ from kubernetes_asyncio.client.rest import ApiException
 from nvcre_tui.engine.clock import ManualClock
 
 from . import ApiServer
-from .clientkit import GUARD, raw, status_of, watch_lines
+from .clientkit import GUARD, manifest, raw, status_of, watch_lines
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -42,37 +42,40 @@ async def test_preloaded_namespaces_and_create_metadata(api: client.ApiClient) -
     core = client.CoreV1Api(api)
     names = [n.metadata.name for n in (await core.list_namespace()).items]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
-    created = await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"}})
+    created = await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"},
+                                                                           "data": {"k": "v"}}))
     assert created.metadata.uid and created.metadata.creation_timestamp
     assert int(created.metadata.resource_version) > 0
     assert created.metadata.managed_fields[0].manager == "emulator-tests"
-    generated = await core.create_namespaced_config_map("default", {"metadata": {"generateName": "gen-"}})
+    generated = await core.create_namespaced_config_map("default", manifest({"metadata": {"generateName": "gen-"}}))
     assert generated.metadata.name.startswith("gen-") and len(generated.metadata.name) == 9
 
 
 async def test_create_errors_are_statuses(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))
     with pytest.raises(ApiException) as clash:
-        await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+        await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))
     body = status_of(clash.value)
     assert (clash.value.status, body["reason"]) == (409, "AlreadyExists")
     assert body["details"] == {"name": "a", "kind": "configmaps"}
     with pytest.raises(ApiException) as missing_ns:
-        await core.create_namespaced_config_map("nowhere", {"metadata": {"name": "a"}})
+        await core.create_namespaced_config_map("nowhere", manifest({"metadata": {"name": "a"}}))
     assert status_of(missing_ns.value)["message"] == 'namespaces "nowhere" not found'
     with pytest.raises(ApiException) as mismatch:
-        await core.create_namespaced_config_map("default", {"metadata": {"name": "b", "namespace": "kube-system"}})
+        await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "b",
+                                                                                  "namespace": "kube-system"}}))
     assert (mismatch.value.status, status_of(mismatch.value)["reason"]) == (400, "BadRequest")
     with pytest.raises(ApiException) as bad_name:
-        await core.create_namespaced_config_map("default", {"metadata": {"name": "Bad_Name"}})
+        await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "Bad_Name"}}))
     body = status_of(bad_name.value)
     assert bad_name.value.status == 422 and body["details"]["causes"][0]["field"] == "metadata.name"
 
 
 async def test_update_conflict_on_stale_resource_version(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    first = await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "1"}})
+    first = await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"},
+                                                                         "data": {"k": "1"}}))
     first.data = {"k": "2"}
     second = await core.replace_namespaced_config_map("a", "default", first)
     assert int(second.metadata.resource_version) > int(first.metadata.resource_version)
@@ -95,7 +98,8 @@ async def test_get_missing_is_not_found_with_details(api: client.ApiClient) -> N
 
 async def test_status_subresource_separates_spec_and_status(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    node = await core.create_node({"metadata": {"name": "n1"}, "status": {"capacity": {"nvidia.com/gpu": "8"}}})
+    node = await core.create_node(manifest({"metadata": {"name": "n1"},
+                                            "status": {"capacity": {"nvidia.com/gpu": "8"}}}))
     assert node.status.capacity == {"nvidia.com/gpu": "8"}  # nodes register with their status
     patched = await core.patch_node("n1", {"spec": {"unschedulable": True}, "status": {"capacity": {"cpu": "1"}}})
     assert patched.spec.unschedulable and patched.status.capacity == {"nvidia.com/gpu": "8"}
@@ -105,7 +109,7 @@ async def test_status_subresource_separates_spec_and_status(api: client.ApiClien
 
 async def test_dry_run_validates_without_storing(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    answer = await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}}, dry_run="All")
+    answer = await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}), dry_run="All")
     assert answer.metadata.name == "a"
     assert (await core.list_namespaced_config_map("default")).items == []
 
@@ -113,7 +117,7 @@ async def test_dry_run_validates_without_storing(api: client.ApiClient) -> None:
 async def test_list_selectors_and_items_without_type(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     for name, labels in (("a", {"tier": "gpu", "rack": "1"}), ("b", {"tier": "gpu"}), ("c", {"tier": "cpu"})):
-        await core.create_namespaced_config_map("default", {"metadata": {"name": name, "labels": labels}})
+        await core.create_namespaced_config_map("default", manifest({"metadata": {"name": name, "labels": labels}}))
     gpu = await core.list_namespaced_config_map("default", label_selector="tier in (gpu),!rack")
     assert [i.metadata.name for i in gpu.items] == ["b"]
     assert gpu.items[0].kind is None and gpu.kind == "ConfigMapList"  # the real server omits item types
@@ -128,12 +132,12 @@ async def test_list_selectors_and_items_without_type(api: client.ApiClient) -> N
 async def test_pod_and_node_field_selectors(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     for name, node in (("p1", "n1"), ("p2", "n2")):
-        await core.create_namespaced_pod("default", {"metadata": {"name": name}, "spec": {
-            "nodeName": node, "containers": [{"name": "main", "image": "busybox"}]}})
+        await core.create_namespaced_pod("default", manifest({"metadata": {"name": name}, "spec": {
+            "nodeName": node, "containers": [{"name": "main", "image": "busybox"}]}}))
     on_n1 = await core.list_pod_for_all_namespaces(field_selector="spec.nodeName=n1,status.phase=Pending")
     assert [p.metadata.name for p in on_n1.items] == ["p1"]
-    await core.create_node({"metadata": {"name": "n1"}})
-    await core.create_node({"metadata": {"name": "n2"}, "spec": {"unschedulable": True}})
+    await core.create_node(manifest({"metadata": {"name": "n1"}}))
+    await core.create_node(manifest({"metadata": {"name": "n2"}, "spec": {"unschedulable": True}}))
     schedulable = await core.list_node(field_selector="spec.unschedulable=false")
     assert [n.metadata.name for n in schedulable.items] == ["n1"]
 
@@ -141,12 +145,12 @@ async def test_pod_and_node_field_selectors(api: client.ApiClient) -> None:
 async def test_pagination_is_a_consistent_snapshot(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     for index in range(5):
-        await core.create_namespaced_config_map("default", {"metadata": {"name": f"cm-{index}"}})
+        await core.create_namespaced_config_map("default", manifest({"metadata": {"name": f"cm-{index}"}}))
     first = await core.list_namespaced_config_map("default", limit=2)
     assert [i.metadata.name for i in first.items] == ["cm-0", "cm-1"]
     assert first.metadata.remaining_item_count == 3 and first.metadata._continue
     await core.delete_namespaced_config_map("cm-3", "default")
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "cm-9"}})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "cm-9"}}))
     names, token = [], first.metadata._continue
     while token:
         page = await core.list_namespaced_config_map("default", limit=2, _continue=token)
@@ -225,7 +229,7 @@ async def test_typed_client_watch_stream(api: client.ApiClient) -> None:
 
     core = client.CoreV1Api(api)
     listed = await core.list_namespaced_config_map("default")
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))
     await core.delete_namespaced_config_map("a", "default")
     seen = []
     async with watch.Watch() as stream:
@@ -255,8 +259,8 @@ async def test_send_initial_events_ends_with_marked_bookmark(apiserver: ApiServe
 
 async def test_lease_round_trip_with_micro_time(api: client.ApiClient) -> None:
     leases = client.CoordinationV1Api(api)
-    made = await leases.create_namespaced_lease("kube-node-lease", {"metadata": {"name": "l"}, "spec": {
-        "holderIdentity": "me", "leaseDurationSeconds": 15, "renewTime": "2026-01-01T00:00:00.000000Z"}})
+    made = await leases.create_namespaced_lease("kube-node-lease", manifest({"metadata": {"name": "l"}, "spec": {
+        "holderIdentity": "me", "leaseDurationSeconds": 15, "renewTime": "2026-01-01T00:00:00.000000Z"}}))
     assert made.spec.holder_identity == "me" and made.spec.renew_time.year == 2026
 
 
@@ -307,8 +311,9 @@ async def test_exact_resource_version_lists_a_past_state(apiserver: ApiServer) -
 async def test_delete_collection_and_event_field_selectors(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
     for name, reason in (("e1", "Started"), ("e2", "Failed"), ("e3", "Failed")):
-        await core.create_namespaced_event("default", {"metadata": {"name": name}, "reason": reason, "type": "Warning",
-                                                       "involvedObject": {"kind": "Node", "name": "n1"}})
+        await core.create_namespaced_event("default", manifest({"metadata": {"name": name}, "reason": reason,
+                                                                "type": "Warning",
+                                                                "involvedObject": {"kind": "Node", "name": "n1"}}))
     failed = await core.list_namespaced_event("default", field_selector="reason=Failed,involvedObject.kind=Node")
     assert [e.metadata.name for e in failed.items] == ["e2", "e3"]
     status, deleted, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/events?fieldSelector=reason%3DFailed")

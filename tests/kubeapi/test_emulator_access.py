@@ -12,7 +12,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.rest import ApiException
 
 from . import ApiServer, Fault
-from .clientkit import GUARD, certification, install_crds, raw, status_of, watch_lines
+from .clientkit import GUARD, certification, install_crds, manifest, raw, status_of, watch_lines
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -21,7 +21,8 @@ async def test_fault_status_retry_after_and_times(api: client.ApiClient, apiserv
     core = client.CoreV1Api(api)
     with pytest.raises(ApiException) as throttled:
         await core.list_namespace()
-    assert throttled.value.status == 429 and throttled.value.headers["Retry-After"] == "2"
+    assert throttled.value.status == 429 and throttled.value.headers is not None
+    assert throttled.value.headers["Retry-After"] == "2"
     assert status_of(throttled.value)["reason"] == "TooManyRequests"
     assert len((await core.list_namespace()).items) == 4  # times=1: the next one passes
 
@@ -60,20 +61,20 @@ async def _collect(server: ApiServer, path: str, into: list[Any]) -> None:
 
 async def test_rbac_judges_other_users_by_stored_roles(apiserver: ApiServer, api: client.ApiClient) -> None:  # noqa: F811
     rbac = client.RbacAuthorizationV1Api(api)
-    await rbac.create_cluster_role({"metadata": {"name": "system:node-reader"}, "rules": [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]})
-    await rbac.create_cluster_role_binding({"metadata": {"name": "engine-reads-nodes"},
-                                            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                                        "name": "system:node-reader"},
-                                            "subjects": [{"kind": "ServiceAccount", "name": "engine",
-                                                          "namespace": "nvcre-system"}]})
-    await rbac.create_namespaced_role("default", {"metadata": {"name": "cm-writer"}, "rules": [
+    await rbac.create_cluster_role(manifest({"metadata": {"name": "system:node-reader"}, "rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]}))
+    await rbac.create_cluster_role_binding(manifest({"metadata": {"name": "engine-reads-nodes"},
+                                                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                                 "kind": "ClusterRole", "name": "system:node-reader"},
+                                                     "subjects": [{"kind": "ServiceAccount", "name": "engine",
+                                                                   "namespace": "nvcre-system"}]}))
+    await rbac.create_namespaced_role("default", manifest({"metadata": {"name": "cm-writer"}, "rules": [
         {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]},
-        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}]})
-    await rbac.create_namespaced_role_binding("default", {
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}]}))
+    await rbac.create_namespaced_role_binding("default", manifest({
         "metadata": {"name": "engine-writes-cms"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
-        "subjects": [{"kind": "ServiceAccount", "name": "engine", "namespace": "nvcre-system"}]})
+        "subjects": [{"kind": "ServiceAccount", "name": "engine", "namespace": "nvcre-system"}]}))
     token = apiserver.service_account_token("nvcre-system", "engine")
     assert (await raw(apiserver, "GET", "/api/v1/nodes", token=token))[0] == 200
     assert (await raw(apiserver, "GET", "/apis", token=token))[0] == 200  # discovery is public
@@ -92,7 +93,7 @@ async def test_rbac_judges_other_users_by_stored_roles(apiserver: ApiServer, api
     review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
         "user": "system:serviceaccount:nvcre-system:engine", "resourceAttributes": {
             "verb": "get", "resource": "pods", "subresource": "log", "namespace": "default", "name": "p"}}}
-    answer = await client.AuthorizationV1Api(api).create_subject_access_review(review)
+    answer = await client.AuthorizationV1Api(api).create_subject_access_review(manifest(review))
     assert answer.status.allowed is True
     status, body, _ = await raw(apiserver, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
         "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}, token=token)
@@ -144,7 +145,7 @@ async def test_wrong_token_is_401(apiserver: ApiServer) -> None:  # noqa: F811
 async def test_recorded_requests(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     apiserver.clear_requests()
     core = client.CoreV1Api(api)
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))
     await core.patch_namespaced_config_map("a", "default", {"data": {"k": "v"}})
     await core.list_config_map_for_all_namespaces(label_selector="x=y")
     seen = [(r.verb, r.resource, r.namespace, r.name, r.status) for r in apiserver.requests]

@@ -15,7 +15,7 @@ from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.clock import ManualClock
 
 from . import ApiServer
-from .clientkit import CERTS, certification, install_crds, raw, status_of
+from .clientkit import CERTS, MERGE_PATCH, certification, install_crds, manifest, raw, status_of
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -57,11 +57,11 @@ async def test_crd_status_subresource_and_generation(api: client.ApiClient) -> N
     await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
     with_status = await objects.patch_namespaced_custom_object_status(
         *CERTS[:2], "default", CERTS[2], "c1", {"status": {"observedGeneration": 1}},
-        _content_type="application/merge-patch+json")
+        **MERGE_PATCH)
     assert with_status["metadata"]["generation"] == 1
     ignored = await objects.patch_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1",
                                                            {"metadata": {"labels": {"a": "b"}}, "status": None},
-                                                           _content_type="application/merge-patch+json")
+                                                           **MERGE_PATCH)
     assert ignored["status"] == with_status["status"] and ignored["metadata"]["generation"] == 1
 
 
@@ -86,7 +86,7 @@ async def test_deleting_a_crd_removes_its_objects_and_stops_serving(apiserver: A
     status, _, _ = await raw(apiserver, "GET", "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications")
     assert status == 404
     assert apiserver.objects("nvcre.nvidia.com", "certifications") == []
-    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd_for(Certification))
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(crd_for(Certification)))
     await asyncio.sleep(0)
     listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
     assert listed["items"] == []
@@ -120,7 +120,7 @@ async def test_crd_defaults_rules_and_printer_columns(api: client.ApiClient, api
                                               "color": {"type": "string", "enum": ["red", "blue"]},
                                               "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                                           }}}}}}]}}
-    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(crd))
     await asyncio.sleep(0)
     objects = client.CustomObjectsApi(api)
     made = await objects.create_cluster_custom_object("example.com", "v1", "widgets", {
@@ -152,7 +152,7 @@ async def test_immutable_spec_rule_of_our_crds(api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as immutable:
         await objects.patch_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1", {
             "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}},
-            _content_type="application/merge-patch+json")
+            **MERGE_PATCH)
     assert immutable.value.status == 422 and "spec is immutable" in status_of(immutable.value)["message"]
 
 
@@ -185,7 +185,7 @@ async def test_rules_with_unknown_cel_functions_are_skipped(api: client.ApiClien
                         "type": "object", "properties": {"spec": {
                             "type": "object", "x-kubernetes-validations": [{"rule": "self.name.lowerAscii() == 'x'"}],
                             "properties": {"name": {"type": "string"}}}}}}}]}}
-    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(crd))
     await asyncio.sleep(0)
     made = await client.CustomObjectsApi(api).create_namespaced_custom_object("example.com", "v1", "default", "gadgets", {
         "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"name": "Y"}})
@@ -237,7 +237,7 @@ async def test_several_served_versions_share_objects(apiserver: ApiServer, api: 
            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
                                  {"name": "v1beta1", "served": True, "storage": False, "schema": schema}]}}
-    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(crd))
     await asyncio.sleep(0)
     _, group, _ = await raw(apiserver, "GET", "/apis/example.com")
     assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"] and group["preferredVersion"]["version"] == "v1"
@@ -252,11 +252,11 @@ async def test_several_served_versions_share_objects(apiserver: ApiServer, api: 
 
 async def test_invalid_crd_is_refused(api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as refused:
-        await client.ApiextensionsV1Api(api).create_custom_resource_definition({
+        await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "wrong.example.com"},
             "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
-                     "versions": [{"name": "v1", "served": True, "storage": True}]}})
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}}))
     fields = {c["field"] for c in status_of(refused.value)["details"]["causes"]}
     assert fields == {"metadata.name", "spec.versions[0].schema.openAPIV3Schema"}
 
@@ -290,7 +290,7 @@ async def test_selectable_fields_and_list_map_apply(apiserver: ApiServer, api: c
                                                     "x-kubernetes-list-map-keys": ["id"],
                                                     "items": {"type": "object", "required": ["id"], "properties": {
                                                         "id": {"type": "integer"}, "node": {"type": "string"}}}}}}}}}}]}}
-    await client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(crd))
     await asyncio.sleep(0)
     path = "/apis/example.com/v1/racks"
     apply = "application/apply-patch+yaml"

@@ -11,7 +11,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.rest import ApiException
 
 from . import ApiServer
-from .clientkit import GUARD, raw, status_of
+from .clientkit import GUARD, manifest, raw, status_of
 from .fixtures import api, apiserver  # noqa: F401  (fixtures)
 
 
@@ -19,8 +19,8 @@ async def test_json_patch_and_strategic_merge(api: client.ApiClient, apiserver: 
     apps = client.AppsV1Api(api)
     template = {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [
         {"name": "a", "image": "busybox:1"}, {"name": "b", "image": "busybox:1"}]}}
-    await apps.create_namespaced_deployment("default", {"metadata": {"name": "d"}, "spec": {
-        "selector": {"matchLabels": {"app": "d"}}, "template": template}})
+    await apps.create_namespaced_deployment("default", manifest({"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "d"}}, "template": template}}))
     merged = await apps.patch_namespaced_deployment("d", "default", {"spec": {"template": {"spec": {"containers": [
         {"name": "b", "image": "x:2"}]}}}})
     assert [(c.name, c.image) for c in merged.spec.template.spec.containers] == [("a", "busybox:1"), ("b", "x:2")]
@@ -81,13 +81,13 @@ async def test_apply_bodies_in_yaml_or_json_read_alike_and_junk_is_a_400(apiserv
 
 async def test_namespace_lifecycle(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
-    await core.create_namespace({"metadata": {"name": "team"}})
-    await core.create_namespaced_config_map("team", {"metadata": {"name": "a"}})
+    await core.create_namespace(manifest({"metadata": {"name": "team"}}))
+    await core.create_namespaced_config_map("team", manifest({"metadata": {"name": "a"}}))
     status, terminating, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/team")
     assert status == 200 and terminating["status"]["phase"] == "Terminating"
     assert terminating["spec"]["finalizers"] == ["kubernetes"]
     with pytest.raises(ApiException) as refused:
-        await core.create_namespaced_config_map("team", {"metadata": {"name": "b"}})
+        await core.create_namespaced_config_map("team", manifest({"metadata": {"name": "b"}}))
     body = status_of(refused.value)
     assert refused.value.status == 403 and body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
     await core.delete_namespaced_config_map("a", "team")
@@ -131,8 +131,8 @@ async def test_without_garbage_collector_dependents_stay(apiserver: ApiServer) -
 
 async def test_bound_pod_deletes_gracefully_and_log_endpoint(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
-    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {
-        "nodeName": "n1", "containers": [{"name": "main", "image": "busybox"}, {"name": "side", "image": "busybox"}]}})
+    await core.create_namespaced_pod("default", manifest({"metadata": {"name": "p"}, "spec": {
+        "nodeName": "n1", "containers": [{"name": "main", "image": "busybox"}, {"name": "side", "image": "busybox"}]}}))
     apiserver.set_pod_log("default", "p", "one\ntwo\nthree\n", container="main")
     assert await core.read_namespaced_pod_log("p", "default", container="main", tail_lines=2) == "two\nthree\n"
     with pytest.raises(ApiException) as ambiguous:
@@ -177,7 +177,8 @@ async def test_foreground_deletion_waits_for_dependents(tmp_path: Any) -> None:
 
 async def test_finalizers_hold_deletion_until_removed(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "a", "finalizers": ["example.com/x"]}})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a",
+                                                                              "finalizers": ["example.com/x"]}}))
     status, held, _ = await raw(apiserver, "DELETE", "/api/v1/namespaces/default/configmaps/a")
     assert status == 200 and held["kind"] == "ConfigMap"  # the real server answers with the object
     assert held["metadata"]["deletionTimestamp"] and held["metadata"]["deletionGracePeriodSeconds"] == 0
@@ -192,12 +193,13 @@ async def test_finalizers_hold_deletion_until_removed(api: client.ApiClient, api
 
 async def test_delete_preconditions_and_answer(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    created = await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    created = await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))
     with pytest.raises(ApiException) as wrong_uid:
-        await core.delete_namespaced_config_map("a", "default", body={"preconditions": {"uid": "other"}})
+        await core.delete_namespaced_config_map("a", "default", body=manifest({"preconditions": {"uid": "other"}}))
     assert (wrong_uid.value.status, status_of(wrong_uid.value)["reason"]) == (409, "Conflict")
     await core.delete_namespaced_config_map(
-        "a", "default", body={"preconditions": {"uid": created.metadata.uid}, "propagationPolicy": "Background"})
+        "a", "default",
+        body=manifest({"preconditions": {"uid": created.metadata.uid}, "propagationPolicy": "Background"}))
     assert (await core.list_namespaced_config_map("default")).items == []
 
 
@@ -207,8 +209,8 @@ async def test_bootstrap_objects_and_immutable_configmaps(api: client.ApiClient)
     assert service.spec.cluster_ip == "10.0.0.1" and service.spec.ports[0].port == 443
     binding = await client.RbacAuthorizationV1Api(api).read_cluster_role_binding("cluster-admin")
     assert binding.subjects[0].name == "system:masters"
-    await core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"},
-                                                        "immutable": True})
+    await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}, "data": {"k": "v"},
+                                                                 "immutable": True}))
     with pytest.raises(ApiException) as frozen:
         await core.patch_namespaced_config_map("a", "default", {"data": {"k": "w"}})
     assert frozen.value.status == 422 and status_of(frozen.value)["details"]["causes"][0]["field"] == "data"
@@ -299,8 +301,8 @@ async def test_garbage_collector_ignores_owners_in_other_namespaces(tmp_path: An
 
 async def test_pod_specs_are_frozen_and_binding_assigns_the_node(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     core = client.CoreV1Api(api)
-    await core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {
-        "containers": [{"name": "main", "image": "busybox:1"}]}})
+    await core.create_namespaced_pod("default", manifest({"metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "main", "image": "busybox:1"}]}}))
     with pytest.raises(ApiException) as frozen:
         await core.patch_namespaced_pod("p", "default", {"spec": {"nodeName": "n1"}})
     assert frozen.value.status == 422 and "pod updates may not change fields" in status_of(frozen.value)["message"]

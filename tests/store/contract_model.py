@@ -32,7 +32,8 @@ class ModelContract:
         model: dict[str, dict[str, Any]] = {}
         for verb, name, number, label in operations:
             exists = name in model
-            expected_error = AlreadyExists if verb == "create" and exists else None
+            expected_error: type[AlreadyExists] | type[NotFound] | None = (
+                AlreadyExists if verb == "create" and exists else None)
             expected_error = NotFound if verb != "create" and not exists else expected_error
             try:
                 await _apply(store, namespace, verb, name, number, label)

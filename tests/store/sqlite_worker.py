@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.store import LEASE, WORKFLOW, AlreadyExists, Conflict, NotFound
@@ -85,7 +86,7 @@ async def engine(store: SqliteStore, *names: str) -> None:
     print("done", flush=True)
 
 
-VERBS = {"create": create, "watch": watch, "lease": take_lease, "engine": engine}
+VERBS: dict[str, Callable[..., Awaitable[None]]] = {"create": create, "watch": watch, "lease": take_lease, "engine": engine}
 
 
 async def main(verb: str, path: str, *args: str) -> None:

@@ -170,7 +170,7 @@ def test_diagnose_with_mnnvl_over_several_cliques_and_a_bandwidth_threshold_stay
     the network), or without a threshold (a test fails only when it crashes, on either path), it crosses them."""
     scenario = ROOT / "tests" / "cases" / "scenarios" / "gb200-intra-rack-mnnvl" / "scenario.yaml"  # two GB200 cliques
     cert = tmp_path / "cert.yaml"
-    options = {"testScale": "diagnose", "thresholds": {"busBandwidthGBps": "value >= 150"}}
+    options: dict[str, Any] = {"testScale": "diagnose", "thresholds": {"busBandwidthGBps": "value >= 150"}}
     body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "gb200-diagnose"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                      "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": options}]}}

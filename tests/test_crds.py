@@ -216,8 +216,8 @@ def value_problems(value: Any, node: dict[str, Any], where: str = "") -> list[st
     kind = node.get("type")
     if kind is None:
         return []
-    python = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}[kind]
-    if not isinstance(value, python) or (isinstance(value, bool) and kind in ("integer", "number")):
+    python: dict[str, type[Any] | tuple[type[Any], ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list}
+    if not isinstance(value, python[kind]) or (isinstance(value, bool) and kind in ("integer", "number")):
         return [f"{where}: {value!r} is not {kind}"]
     problems: list[str] = []
     checks = {

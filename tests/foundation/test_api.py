@@ -46,6 +46,7 @@ def test_category_options_override_field_by_field_and_replace_thresholds() -> No
     options = Certification.model_validate(cert(spec)).spec.category_options(0)
     assert options.max_concurrent == 8 and options.repeat_count == 2
     assert options.thresholds == {"busBandwidthGBps": "value >= 9"}  # replaced whole
+    assert options.workload_metadata is not None
     assert options.workload_metadata.labels == {"a": "1", "b": "2"}  # merged per key
 
 
@@ -53,7 +54,8 @@ def test_category_options_override_field_by_field_and_replace_thresholds() -> No
 def test_min_group_size_bound(value: int) -> None:
     spec = {**BASE, "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"minGroupSize": value}}]}
     if value >= 1:
-        assert Certification.model_validate(cert(spec)).spec.categories[0].options.min_group_size == value
+        options = Certification.model_validate(cert(spec)).spec.categories[0].options
+        assert options is not None and options.min_group_size == value
     else:
         with pytest.raises(ValidationError):
             Certification.model_validate(cert(spec))
@@ -65,7 +67,7 @@ def test_strict_types_refuse_strings_for_numbers() -> None:
 
 
 def test_workload_run_framework_is_exactly_one() -> None:
-    body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": "r"},
+    body: dict[str, Any] = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": "r"},
             "spec": {"image": "x", "numNodes": 1, "framework": {"exec": {"command": ["true"]}, "torch": {"script": "a.py"}}}}
     with pytest.raises(ValidationError, match="exactly one of torch, mpi or exec"):
         WorkloadRun.model_validate(body)

@@ -82,7 +82,7 @@ def test_open_extras_are_only_for_open_models() -> None:
 
 def test_accessors_return_views_not_copies() -> None:
     status = {"orchestration": {"groups": [{"name": "g0", "nodes": ["n0"]}]}, "conditions": [{"type": "Succeeded", "status": "True"}]}
-    workflow = {"metadata": {"name": "w", "labels": {"a": "1"}}, "spec": {"orchestration": {}}, "status": status}
+    workflow: dict[str, Any] = {"metadata": {"name": "w", "labels": {"a": "1"}}, "spec": {"orchestration": {}}, "status": status}
     assert bodies.workflow_status(workflow) is status
     assert bodies.orchestration_of(workflow) is status["orchestration"]
     assert bodies.conditions_of(workflow) is status["conditions"]

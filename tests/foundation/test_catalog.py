@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.resources import Certification, Workflow, WorkloadRunSpec
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import load_catalog
 from nvcre_tui.engine.planning.render import RenderError, largest_write, render_category
@@ -43,6 +43,17 @@ def cert_for(key: str, **options: Any) -> Certification:
                                          "spec": {"target": {}, "categories": [category]}})
 
 
+def run_of(workflow: Workflow) -> WorkloadRunSpec:
+    run = workflow.spec.job_template.spec.workload.workload_run
+    assert run is not None
+    return run
+
+
+def env_of(run: WorkloadRunSpec) -> dict[str, str]:
+    assert run.env is not None
+    return {e.name: e.value for e in run.env}
+
+
 def test_catalog_has_the_eight_entries() -> None:
     assert sorted(CATALOG.entries) == sorted([
         "communication/nccl-all-reduce", "communication/nccl-all-gather", "communication/nccl-alltoall", "communication/nccl-loopback",
@@ -63,29 +74,32 @@ def test_every_entry_renders_everywhere(key: str, platform: str, arch: str) -> N
 
 
 def test_aws_h100_all_reduce_uses_efa() -> None:
-    run = render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("aws", "h100"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
-    assert run.extended_resources["vpc.amazonaws.com/efa"] == 32
-    assert run.framework.mpi.binary == "/opt/nccl-tests/build/all_reduce_perf"
-    assert {e.name: e.value for e in run.env}["FI_PROVIDER"] == "efa"
+    run = run_of(render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("aws", "h100"), CATALOG).workflow)
+    assert run.extended_resources is not None and run.extended_resources["vpc.amazonaws.com/efa"] == 32
+    assert run.framework.mpi is not None and run.framework.mpi.binary == "/opt/nccl-tests/build/all_reduce_perf"
+    assert env_of(run)["FI_PROVIDER"] == "efa"
 
 
 def test_gb200_gets_mnnvl_compute_domain_and_32g_sweep() -> None:
-    run = render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("onprem", "gb200"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    run = run_of(render_category(cert_for("communication/nccl-all-reduce"), 0, fleet("onprem", "gb200"), CATALOG).workflow)
     assert run.resource_claims == ["compute-domain-channel"]
-    assert {e.name: e.value for e in run.env}["NCCL_MNNVL_ENABLE"] == "1"
-    assert "32G" in run.framework.mpi.args
+    assert env_of(run)["NCCL_MNNVL_ENABLE"] == "1"
+    assert run.framework.mpi is not None and run.framework.mpi.args is not None and "32G" in run.framework.mpi.args
 
 
 def test_oci_l40s_shape_and_user_override_wins() -> None:
-    run = render_category(cert_for("communication/nccl-loopback"), 0, fleet("oci", "l40s"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
+    run = run_of(render_category(cert_for("communication/nccl-loopback"), 0, fleet("oci", "l40s"), CATALOG).workflow)
     assert (run.gpus_per_node, run.mlnx_per_node) == (4, 2)
-    run = render_category(cert_for("communication/nccl-loopback", gpusPerNode=2), 0, fleet("oci", "l40s"), CATALOG).workflow.spec.job_template.spec.workload.workload_run
-    assert run.gpus_per_node == 2 and "2" in run.framework.exec.args
+    run = run_of(render_category(cert_for("communication/nccl-loopback", gpusPerNode=2), 0, fleet("oci", "l40s"), CATALOG).workflow)
+    exec_ = run.framework.exec
+    assert run.gpus_per_node == 2 and exec_ is not None and exec_.args is not None and "2" in exec_.args
 
 
 def test_diagnose_uses_short_sweeps_and_fifteen_minutes() -> None:
     wf = render_category(cert_for("communication/nccl-all-reduce", testScale="diagnose"), 0, fleet("aws", "h100"), CATALOG).workflow
-    args = wf.spec.job_template.spec.workload.workload_run.framework.mpi.args
+    mpi = run_of(wf).framework.mpi
+    assert mpi is not None and mpi.args is not None
+    args = mpi.args
     assert args[args.index("-n") + 1] == "5" and args[args.index("-N") + 1] == "1"
     assert wf.spec.orchestration.execution.timeout_per_job == "15m"
     assert wf.spec.orchestration.diagnose is not None
@@ -118,7 +132,9 @@ def test_a_plan_over_2048_nodes_is_not_recorded_in_the_workflow() -> None:
     planned = small.spec.orchestration.planned_groups
     assert planned and sum(len(g.nodes) for g in planned) == 2048
     assert large.spec.orchestration.planned_groups is None
-    assert large.status and sum(len(g.nodes) for g in large.status.orchestration.groups) >= 2049  # render still shows the plan
+    orchestration = large.status.orchestration if large.status else None
+    assert orchestration is not None and orchestration.groups is not None
+    assert sum(len(g.nodes or []) for g in orchestration.groups) >= 2049  # render still shows the plan
 
 
 def cloud_fleet(count: int) -> list[dict[str, Any]]:

@@ -103,10 +103,11 @@ def simulator_report(case: str) -> Obj:
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
-                          server_faults: tuple[Fault, ...] = (), controllers: bool = True) -> tuple[Obj, dict[str, list[Obj]]]:
+                          server_faults: tuple[Fault, ...] = (), controllers: bool = True) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
-    and the objects left. `controllers=False`: an API server and etcd alone, as envtest starts them (no
-    workload controller, scheduler or kubelet: no pod is ever made)."""
+    and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
+    an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
+    is ever made)."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -141,7 +142,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
 
             finished = await engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
             assert finished, f"{case}: the certification never finished on the emulator"
-            objects = await snapshot(admin)
+            objects: dict[str, Any] = await snapshot(admin)
             await engine.stop()
             # What the engine created on the cluster, by API group/resource (the workload shapes used).
             objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests

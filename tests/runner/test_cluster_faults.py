@@ -94,7 +94,7 @@ def test_the_report_header_says_the_batch_fallback_ran(tmp_path: Path) -> None:
     header = render_text(report).split("\n\n")[0]
     assert "Workloads:      batch/v1 fallback (no Kubeflow Trainer)" in header
     suite = ElementTree.fromstring(render_junit([report])).find("testsuite")
-    assert suite[0].tag == "properties" and suite[0][0].get("name") == "workloadFallback"
+    assert suite is not None and suite[0].tag == "properties" and suite[0][0].get("name") == "workloadFallback"
     assert "batch/v1 fallback" in render_html(report)
 
 

@@ -98,6 +98,7 @@ async def _run(case: str) -> CaseRun:
     async def terminal() -> bool:
         return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
 
+    assert session.engine is not None  # opened with want_engine (the default): this process runs the engine
     finished = await session.engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
     objects = await snapshot(session.store)
     return CaseRun(case, report_from(objects, name), finished, objects)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.api.bodies import GroupStatus
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import finished_iterations
@@ -43,12 +44,12 @@ def blame(category: Obj) -> dict[str, str]:
     return {f["name"]: f["reason"] for f in category.get("failedNodes") or []}
 
 
-def groups_of(workflow: Obj) -> list[Obj]:
+def groups_of(workflow: Obj) -> list[GroupStatus]:
     """Every group of every iteration (or diagnose round), with its times."""
     return [g for record in finished_iterations(workflow) for g in record["groups"]]
 
 
-def most_at_once(groups: list[Obj]) -> int:
+def most_at_once(groups: list[GroupStatus]) -> int:
     """The largest number of groups whose [start, completion) intervals overlap at one instant."""
     edges = sorted([(at(g["startTime"]), 1) for g in groups] + [(at(g["completionTime"]), -1) for g in groups])
     running = peak = 0
@@ -189,7 +190,8 @@ def test_missing_measurement_fails_closed() -> None:
 @pytest.mark.parametrize(("case", "budget"), [("hang-full-scale-timeout", 1800), ("timeout-shorter-than-run", 180)])
 def test_timeout_counts_from_the_workload_start(case: str, budget: float) -> None:
     [job] = run_case(case).objects["Job"]
-    assert cond.find(job["status"]["conditions"], "Failed")["reason"] == "JobTimedOut"
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed and failed["reason"] == "JobTimedOut"
     assert seconds(job["status"]["workloadStartTime"], job["status"]["completionTime"]) == budget
 
 
@@ -326,7 +328,8 @@ def test_hardware_failure_sets_the_condition_on_the_job() -> None:
         jobs = run_case(case).objects["Job"]
         flagged = [j for j in jobs if cond.is_true(j, "HardwareFailed")]
         assert len(flagged) == 1, case
-        assert cond.find(flagged[0]["status"]["conditions"], "Failed")["reason"] == HW
+        failed = cond.find(flagged[0]["status"]["conditions"], "Failed")
+        assert failed and failed["reason"] == HW
         assert all(cond.phase(j) == "Succeeded" for j in jobs if j is not flagged[0])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.sim.physics import RunPlan, RunSpec, plan_run
+from nvcre_tui.engine.sim.physics import NcclPlan, RunPlan, RunSpec, TrainingPlan, plan_run
 from nvcre_tui.engine.sim.scenario import DEFAULT_SCENARIO, Scenario
 
 Obj = dict[str, Any]
@@ -56,3 +56,17 @@ def workload_run(name: str, nodes: list[str], framework: Obj, measurement: Obj, 
 def plan(scn: Scenario, run: Obj, start: float = 0.0) -> RunPlan:
     """The plan of `run` starting `start` seconds after the fleet epoch."""
     return plan_run(scn, RunSpec.from_run(run), start)
+
+
+def nccl_plan(scn: Scenario, run: Obj, start: float = 0.0) -> NcclPlan:
+    """The nccl-tests part of the plan of `run`."""
+    result = plan(scn, run, start).nccl
+    assert result is not None
+    return result
+
+
+def training_plan(scn: Scenario, run: Obj, start: float = 0.0) -> TrainingPlan:
+    """The training part of the plan of `run`."""
+    result = plan(scn, run, start).training
+    assert result is not None
+    return result

@@ -37,6 +37,7 @@ def lines_of(run_plan: RunPlan, fmt: NcclFormat = NcclFormat()) -> list[str]:
 def test_nccl_round_trip_gives_the_planned_peak(layout: str, strip_hash: bool, nodes: list[str], program: str, test_type: str) -> None:
     run_plan = plan(DEFAULT, nccl_run(f"rt-{test_type}", nodes, program=program, test_type=test_type, env={"NCCL_DEBUG": "INFO"}))
     nccl = run_plan.nccl
+    assert nccl is not None
     result = measure("nccl", lines_of(run_plan, NcclFormat(layout, strip_hash)))
     assert result.failure is None
     assert result.measurements["busBandwidthGBps"] == pytest.approx(nccl.measured_busbw, abs=PRINT_PRECISION)
@@ -47,6 +48,7 @@ def test_nccl_round_trip_gives_the_planned_peak(layout: str, strip_hash: bool, n
 def test_nccl_output_names_every_rank_and_row() -> None:
     run_plan = plan(DEFAULT, nccl_run("ranks", ALL_NODES[:2]))
     parsed = parse_nccl(lines_of(run_plan))
+    assert run_plan.nccl is not None
     assert parsed.row_count == len(run_plan.nccl.sizes) * run_plan.nccl.cycles
     assert sorted({device.host for device in parsed.ranks.values()}) == ALL_NODES[:2] and len(parsed.ranks) == 16
 
@@ -59,6 +61,7 @@ def test_failed_nccl_run_shows_partial_rows_and_the_failing_host() -> None:
     assert any("gpu-node-03" in line and "NCCL WARN" in line for line in lines)
     assert any("Exit code:    134" in line for line in lines)
     parsed = parse_nccl(lines)
+    assert run_plan.nccl is not None
     assert 0 < parsed.row_count < len(run_plan.nccl.sizes) * run_plan.nccl.cycles
 
 
@@ -79,11 +82,13 @@ def test_dcgm_round_trip_fails_only_the_xid_node(image: str, json: bool) -> None
 def test_training_round_trip_gives_the_planned_step_time_and_throughput() -> None:
     run_plan = plan(DEFAULT, training_run("train", ALL_NODES[:8], iters=60, save_interval=30))
     training = run_plan.training
+    assert training is not None
     result = measure("training", lines_of(run_plan))
     assert result.failure is None
     steady = [sample.step_time_sec for sample in training.samples[1:]]  # Megatron's first interval is warmup
     assert result.measurements["avgStepTimeSec"] == pytest.approx(sum(steady) / len(steady), abs=1e-4)
-    tflops = [sample.tflops_per_gpu for sample in training.samples]
+    tflops = [sample.tflops_per_gpu for sample in training.samples if sample.tflops_per_gpu is not None]
+    assert len(tflops) == len(training.samples)  # every sample reports throughput
     assert result.measurements["avgTFLOPsPerGPU"] == pytest.approx(sum(tflops) / len(tflops), abs=0.1)
     assert 0 < result.measurements["goodputRatio"] < 1  # two checkpoint saves cost time
 

@@ -6,9 +6,9 @@ import pytest
 
 from nvcre_tui.engine.sim.outputs import bus_factor
 from nvcre_tui.engine.sim.physics import PlanError, RunSpec, plan_run
-from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 
-from .helpers import ALL_NODES, NCCL_ARGS, dcgm_run, nccl_run, plan, scenario, training_run
+from .helpers import ALL_NODES, NCCL_ARGS, Obj, dcgm_run, nccl_plan, nccl_run, plan, scenario, training_plan, training_run
 
 DEFAULT = default_scenario()
 PHYS = DEFAULT.physics
@@ -17,10 +17,8 @@ HEALTHY = scenario(faults=[])
 DEFAULT_FAULTS = [fault.to_wire() for fault in DEFAULT.faults]
 
 
-def peak(scn, run, start: float = 0.0) -> float:
-    result = plan(scn, run, start).nccl
-    assert result is not None
-    return result.peak_gbps
+def peak(scn: Scenario, run: Obj, start: float = 0.0) -> float:
+    return nccl_plan(scn, run, start).peak_gbps
 
 
 # --------------------------------------------------------------------------- goldens
@@ -53,7 +51,7 @@ def test_default_fault_goldens() -> None:
 
 
 def test_slow_gpu_lowers_intra_node_busbw_of_exactly_that_node() -> None:
-    measured = {node: plan(DEFAULT, nccl_run(f"intra-{node}", [node])).nccl.measured_busbw for node in ALL_NODES}
+    measured = {node: nccl_plan(DEFAULT, nccl_run(f"intra-{node}", [node])).measured_busbw for node in ALL_NODES}
     slow = [node for node, value in measured.items() if value < 400]
     assert slow == ["gpu-node-07"]
     assert measured["gpu-node-07"] == pytest.approx(PHYS.nvlink_bus_gbps * SLOW.factor, rel=0.05)
@@ -61,11 +59,11 @@ def test_slow_gpu_lowers_intra_node_busbw_of_exactly_that_node() -> None:
 
 
 def test_degraded_nic_is_invisible_intra_node_and_visible_at_scale() -> None:
-    intra = plan(DEFAULT, nccl_run("intra", ["gpu-node-12"])).nccl
+    intra = nccl_plan(DEFAULT, nccl_run("intra", ["gpu-node-12"]))
     assert intra.path == "nvlink" and intra.measured_busbw > 400
-    full = plan(DEFAULT, nccl_run("full", ALL_NODES)).nccl
+    full = nccl_plan(DEFAULT, nccl_run("full", ALL_NODES))
     assert full.path == "network" and full.limiter == "gpu-node-12" and full.measured_busbw < 200
-    loop = plan(DEFAULT, nccl_run("loop", ["gpu-node-12"], env={"NCCL_P2P_DISABLE": "1"}, loopback=True)).nccl
+    loop = nccl_plan(DEFAULT, nccl_run("loop", ["gpu-node-12"], env={"NCCL_P2P_DISABLE": "1"}, loopback=True))
     assert loop.path == "loopback" and loop.measured_busbw < 200
 
 
@@ -77,12 +75,13 @@ def test_degraded_link_hits_the_nvlink_path_only() -> None:
 
 
 def test_training_is_slowed_by_the_slowest_gpu_in_the_group() -> None:
-    healthy = plan(DEFAULT, training_run("t", ALL_NODES[16:24])).training
-    slowed = plan(DEFAULT, training_run("t", ALL_NODES[:8])).training
+    healthy = training_plan(DEFAULT, training_run("t", ALL_NODES[16:24]))
+    slowed = training_plan(DEFAULT, training_run("t", ALL_NODES[:8]))
     ratio = slowed.samples[-1].step_time_sec / healthy.samples[-1].step_time_sec
     expected = (1 - PHYS.training_comm_share) / SLOW.factor + PHYS.training_comm_share * 8 * PHYS.nic_gbps / (PHYS.nvlink_bus_gbps * SLOW.factor)
     assert ratio == pytest.approx(expected, rel=0.05)
-    assert slowed.samples[-1].tflops_per_gpu < healthy.samples[-1].tflops_per_gpu
+    slow_tflops, healthy_tflops = slowed.samples[-1].tflops_per_gpu, healthy.samples[-1].tflops_per_gpu
+    assert slow_tflops is not None and healthy_tflops is not None and slow_tflops < healthy_tflops
 
 
 # --------------------------------------------------------------------------- nccl sweep
@@ -90,7 +89,7 @@ def test_training_is_slowed_by_the_slowest_gpu_in_the_group() -> None:
 
 def test_sweep_follows_the_args_and_the_bus_factor() -> None:
     for program, test_type in (("all_reduce_perf", "all_reduce"), ("all_gather_perf", "all_gather"), ("alltoall_perf", "alltoall")):
-        result = plan(DEFAULT, nccl_run("r", ALL_NODES[:2], program=program, test_type=test_type)).nccl
+        result = nccl_plan(DEFAULT, nccl_run("r", ALL_NODES[:2], program=program, test_type=test_type))
         assert result.sizes[0] == 8 and result.sizes[-1] == 16 * 2**30 and len(result.sizes) == 32
         assert (result.cycles, result.iters) == (10, 100)
         factor = bus_factor(program, 16)
@@ -99,7 +98,7 @@ def test_sweep_follows_the_args_and_the_bus_factor() -> None:
 
 def test_size_curve_rises_to_the_peak_at_large_sizes() -> None:
     quiet = scenario(physics={"noise": 0.0})
-    result = plan(quiet, nccl_run("r", ["gpu-node-01"])).nccl
+    result = nccl_plan(quiet, nccl_run("r", ["gpu-node-01"]))
     curve = [result.busbw[(size, 0)] for size in result.sizes]
     assert curve == sorted(curve) and curve[0] < 0.01 * curve[-1]
     assert curve[-1] == pytest.approx(PHYS.nvlink_bus_gbps, rel=0.01)
@@ -117,9 +116,9 @@ def test_bad_args_are_a_plan_error_naming_the_run() -> None:
 
 def test_same_seed_same_numbers_different_seed_different_noise() -> None:
     run = nccl_run("r", ["gpu-node-03"])
-    first, again = plan(DEFAULT, run).nccl, plan(default_scenario(), run).nccl
+    first, again = nccl_plan(DEFAULT, run), nccl_plan(default_scenario(), run)
     assert first.busbw == again.busbw
-    other = plan(scenario(seed=8), run).nccl
+    other = nccl_plan(scenario(seed=8), run)
     assert other.busbw != first.busbw
     assert other.measured_busbw == pytest.approx(first.measured_busbw, rel=4 * PHYS.noise)
 
@@ -156,8 +155,10 @@ def test_dcgm_fails_the_xid_gpu_and_passes_a_slow_gpu() -> None:
     scn = scenario(faults=[*DEFAULT_FAULTS, {"type": "xid", "node": "gpu-node-09", "gpu": 2}])
     xid = plan(scn, dcgm_run("d", "gpu-node-09"))
     assert xid.outcome.kind == "failed" and xid.outcome.node == "gpu-node-09"
+    assert xid.dcgm is not None
     assert {key for key, value in xid.dcgm.outcomes.items() if value.status == "Fail"} == {("memory", 2), ("diagnostic", 2)}
     slow = plan(scn, dcgm_run("d", "gpu-node-07"))
+    assert slow.dcgm is not None
     assert slow.outcome.kind == "succeeded" and not slow.dcgm.outcomes
     assert slow.duration == PHYS.startup_sec + PHYS.dcgm_base_sec + 1200
 
@@ -176,11 +177,12 @@ def test_run_spec_reads_the_rendered_wire_form() -> None:
     spec = RunSpec.from_run(nccl_run("r", ["gpu-node-01"], env={"NCCL_DEBUG": "INFO"}, loopback=True))
     assert (spec.framework, spec.program, spec.parser, spec.test_type) == ("exec", "all_reduce_perf", "nccl", "all_reduce")
     assert spec.args == (*NCCL_ARGS, "-g", "8") and spec.env == {"NCCL_DEBUG": "INFO"}
-    assert plan_run(DEFAULT, spec, 0.0).nccl.gpus_per_process == 8
+    nccl = plan_run(DEFAULT, spec, 0.0).nccl
+    assert nccl is not None and nccl.gpus_per_process == 8
 
 
-def _busbw(scn: object, name: str, nodes: list[str]) -> float:
-    return plan(scn, nccl_run(name, nodes)).nccl.measured_busbw  # type: ignore[arg-type, union-attr]
+def _busbw(scn: Scenario, name: str, nodes: list[str]) -> float:
+    return nccl_plan(scn, nccl_run(name, nodes)).measured_busbw
 
 
 def test_degraded_fabric_pair_hits_only_runs_spanning_both_cliques() -> None:

@@ -47,7 +47,7 @@ async def test_lifecycle_scheduling_running_succeeded() -> None:
     clock.advance(wait)
     duration = await runner.reconcile_run(await current(store, run))
     state = (await current(store, run))["status"]
-    assert state["phase"] == "Running" and state["startTime"] == "2026-01-01T00:00:05Z" and duration > 45
+    assert state["phase"] == "Running" and state["startTime"] == "2026-01-01T00:00:05Z" and duration is not None and duration > 45
     clock.advance(duration + 100)  # the engine looks late: completion is when the run ended, not now
     assert await runner.reconcile_run(await current(store, run)) is None
     state = (await current(store, run))["status"]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from typing import Any
 
 import pytest
 import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.resources import EnvVar, WorkloadRunSpec
 from nvcre_tui.engine.planning.render import workflow_name
 from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
 from nvcre_tui.engine.workloads.placement import child_name
@@ -232,7 +233,7 @@ def test_placement_for_reads_the_job_and_its_nodes() -> None:
               "spec": {"providerID": "aws:///us-east-1a/i-1"}} for n in ("n1", "n2", "n3")]
     where = placement_for(job, nodes)
     assert (where.nodes, where.platform, where.architecture, where.namespace) == (("n1", "n2"), "aws", "gb200", "ns")
-    assert where.hostname("n2") == "h-n2" and where.owner_references[0]["uid"] == "u"
+    assert where.hostname("n2") == "h-n2" and where.owner_references is not None and where.owner_references[0]["uid"] == "u"
 
 
 def test_planned_job_names_follow_the_workflow_controller() -> None:
@@ -241,7 +242,7 @@ def test_planned_job_names_follow_the_workflow_controller() -> None:
 
     for groups, iterations, diagnose in [(1, 1, False), (3, 1, False), (1, 2, False), (1, 1, True)]:
         wf = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"iterations": iterations}}}
-        orch = {"totalGroups": groups, "currentIteration": 1, "diagnose": {} if diagnose else None}
+        orch: dict[str, Any] = {"totalGroups": groups, "currentIteration": 1, "diagnose": {} if diagnose else None}
         assert planned_job_name("wf", "group-0", groups, iterations, diagnose) == _job_name(wf, orch, {"name": "group-0"})
 
 
@@ -389,7 +390,7 @@ def test_objects_share_no_sub_objects() -> None:
 def test_an_mpi_command_longer_than_a_trainjob_takes_is_refused_naming_env() -> None:
     # mpirun forwards each variable with `-x NAME`; the Trainer CRD caps spec.trainer.command at 128 items.
     spec = run_spec(ALL_REDUCE, "onprem", "h100")
-    many = spec.model_copy(update={"env": [*(spec.env or []), *[type(spec.env[0])(name=f"X{i}", value="1") for i in range(70)]]})
+    many = spec.model_copy(update={"env": [*(spec.env or []), *[EnvVar(name=f"X{i}", value="1") for i in range(70)]]})
     with pytest.raises(WorkloadError, match=r"spec.env: the trainer command would have \d+ items .* more than the 128"):
         workload_manifests(many, placement(ALL_REDUCE, "onprem", "h100"))
     assert len(by_kind(workload_manifests(spec, placement(ALL_REDUCE, "onprem", "h100")))["TrainJob"]["spec"]["trainer"]["command"]) <= 128

@@ -63,6 +63,7 @@ async def session_with(*texts: str, settle: bool = True) -> SimSession:
     for text in texts:
         await session.store.create(CERTIFICATION, certification_body(text))
     if settle:
+        assert session.engine is not None  # a fresh session in memory holds its own engine
         await session.engine.run_until_settled()
     return session
 

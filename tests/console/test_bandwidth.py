@@ -91,7 +91,7 @@ async def test_plot_shows_the_chosen_node_against_the_median_and_follows_the_cho
     app = await open_bandwidth(finished_state)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await push(app, pilot)
-        assert app.snapshot is not None and app.session is not None
+        assert app.snapshot is not None and isinstance(app.session, SimSession)
         plot = screen.query_one(BandwidthPlot)
         median, chosen = plot.series
         assert (median.name, median.glyph, chosen.name, chosen.glyph) == ("median of 32 groups", MEDIAN_GLYPH, "gpu-node-07", SERIES_GLYPHS[0])

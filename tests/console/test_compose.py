@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Input, Select, SelectionList, Static
+from textual.widgets import Input, Label, Select, SelectionList, Static
 from textual.widgets._select import InvalidSelectValueError
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, selector_text, target_body
 from nvcre_tui.compose.form import parse_selector as parse_form_selector
+from nvcre_tui.engine.api.bodies import TargetSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import default_catalog
@@ -329,7 +330,7 @@ class TestSaveOverAnExistingFile:
                 await pilot.pause()
                 await self._answer_path(pilot, app, target)
                 assert isinstance(app.screen, ConfirmModal), keep
-                assert str(target) in str(app.screen.query_one("#question").visual)
+                assert str(target) in str(app.screen.query_one("#question", Label).visual)
                 await pilot.press(keep)
                 await pilot.pause()
                 assert app.screen is screen
@@ -438,7 +439,7 @@ class TestFormData:
         selector, message = parse_form_selector(text)
         assert selector is not None and message is None
         target = target_body(selector, [], {})
-        again, _ = parse_form_selector(selector_text(target))
+        again, _ = parse_form_selector(selector_text(cast(TargetSpec, target)))  # target_body builds a spec.target
         assert again is not None
         matches = [{"a": "b", "c": "x"}, {"d": "1"}, {"e": "y", "f": ""}, {"g": "h"}, {"g": "i"}, {}]
         assert [selector.matches(labels) for labels in matches] == [again.matches(labels) for labels in matches]

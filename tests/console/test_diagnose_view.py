@@ -31,9 +31,11 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
     async with app.run_test(size=(140, 45)) as pilot:
         assert await app.submit(certification_body(DIAGNOSE))
         suspects: list[int] = []
+        assert session.engine is not None
         for _ in range(40):  # a few simulated minutes at a time: one diagnose round is about one Job long
             await session.engine.run_until_settled(max_seconds=60)
             await app.refresh_snapshot()
+            assert app.snapshot is not None
             states = node_states(app.snapshot, "isolate")
             suspects.append(sum(1 for state, _ in states.values() if state == "suspect"))
             if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
@@ -41,6 +43,7 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         peak = suspects.index(max(suspects))
         assert max(suspects) >= 2 and suspects[-1] == 0
         assert all(a >= b for a, b in zip(suspects[peak:], suspects[peak + 1 :], strict=False)), suspects  # narrowing
+        assert app.snapshot is not None
         failed = sorted(n for n, (state, _) in node_states(app.snapshot, "isolate").items() if state == "failed")
         assert failed == ["gpu-node-07", "gpu-node-12"]  # the slow GPU and the degraded NIC of the default fleet
         await pilot.press("enter")
@@ -71,7 +74,7 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         cursor = app.screen.query_one(Tree).cursor_node
-        assert cursor is not None and cursor.data["node"] == "gpu-node-12" and cursor.data["failed"]
+        assert cursor is not None and cursor.data is not None and cursor.data["node"] == "gpu-node-12" and cursor.data["failed"]
         await pilot.press("escape", "l")
         await pilot.pause()
         assert isinstance(app.screen, LogsScreen) and app.screen.job_name == pane.failures[1].job
@@ -89,6 +92,7 @@ async def test_the_verdicts_say_when_the_links_between_cliques_were_not_tested()
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(140, 45)) as pilot:
         assert await app.submit(certification_body((case / "cert.yaml").read_text()))
+        assert session.engine is not None
         await session.engine.run_until_settled()
         await app.refresh_snapshot()
         await pilot.press("enter")

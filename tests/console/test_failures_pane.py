@@ -47,13 +47,15 @@ async def test_both_faulty_nodes_evidence_and_logs_are_one_key_apart(finished_in
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         cursor = app.screen.query_one(Tree).cursor_node
-        assert cursor is not None and cursor.data["node"] == "gpu-node-07" and cursor.data["workflow"]["metadata"]["name"] == ALL_REDUCE
+        assert cursor is not None and cursor.data is not None
+        assert cursor.data["node"] == "gpu-node-07" and cursor.data["workflow"]["metadata"]["name"] == ALL_REDUCE
         assert "busBandwidthGBps: measured 264.8" in str(app.screen.query_one("#detail").render())
         await pilot.press("escape", "down", "enter")  # the next faulty node: one key away
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         cursor = app.screen.query_one(Tree).cursor_node
-        assert cursor is not None and cursor.data["node"] == "gpu-node-12" and cursor.data["workflow"]["metadata"]["name"] == LOOPBACK
+        assert cursor is not None and cursor.data is not None
+        assert cursor.data["node"] == "gpu-node-12" and cursor.data["workflow"]["metadata"]["name"] == LOOPBACK
         await pilot.press("escape", "l")  # its log
         await pilot.pause()
         assert isinstance(app.screen, LogsScreen) and app.screen.job_name == f"{LOOPBACK}-group-11-iter-1"
@@ -72,6 +74,7 @@ async def test_the_pane_follows_the_highlighted_certification_and_keeps_its_curs
 
     session = await reopen(finished_intra_node)
     await session.store.create(CERTIFICATION, certification_body(intra_all_reduce("only-all-reduce")))
+    assert session.engine is not None
     await session.engine.run_until_settled()
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:

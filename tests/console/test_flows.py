@@ -8,6 +8,7 @@ import pytest
 from textual.widgets import DataTable, Tree
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.node import NodeScreen
@@ -24,6 +25,7 @@ async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
         assert isinstance(app.screen, DashboardScreen)
         assert "SIMULATED" in app.sub_title
         assert await app.submit(certification_body(INTRA_NODE))
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=120)  # part way: jobs are running
         await app.refresh_snapshot()
         await pilot.pause()
@@ -37,7 +39,7 @@ async def test_submit_watch_and_drill_to_the_slow_gpu_node() -> None:
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         tree = app.screen.query_one(Tree)
-        assert "gpu-node-07" in str(tree.cursor_node.label)
+        assert tree.cursor_node is not None and "gpu-node-07" in str(tree.cursor_node.label)
         detail = str(app.screen.query_one("#detail").render())
         assert "busBandwidthGBps: measured 26" in detail and "expected value >= 400" in detail
         seen = []
@@ -112,10 +114,12 @@ async def test_new_user_flow_compose_default_submit_watch_map_drill_and_log() ->
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen), "submit returns to the dashboard"
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=200)
         await app.refresh_snapshot()
         await pilot.press("m")
         await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
         running = dict(app.screen._states)
         assert any(state == "running" for state, _ in running.values())
         await session.engine.run_until_settled()
@@ -128,7 +132,7 @@ async def test_new_user_flow_compose_default_submit_watch_map_drill_and_log() ->
         await pilot.pause()
         tree = app.screen.query_one(Tree)
         detail = str(app.screen.query_one("#detail").render())
-        assert "gpu-node-07" in str(tree.cursor_node.label) and "measured 26" in detail
+        assert tree.cursor_node is not None and "gpu-node-07" in str(tree.cursor_node.label) and "measured 26" in detail
         await pilot.press("f", "f")
         await pilot.pause()
         assert "gpu-node-12" in str(tree.cursor_node.label)
@@ -159,7 +163,7 @@ async def test_live_engine_runs_a_certification_to_its_end() -> None:
             if cert and (cert.get("status") or {}).get("summary", {}).get("result") not in (None, "RUNNING"):
                 break
         await pilot.pause()
-        assert cert["status"]["summary"]["result"] == "FAILED"
+        assert cert is not None and cert["status"]["summary"]["result"] == "FAILED"
         assert cert["status"]["summary"]["failedNodes"] == 2
         assert not [w for w in app.workers if w.group == "engine" and w.error]
 
@@ -184,6 +188,7 @@ async def test_dashboard_rows_are_updated_in_place_while_a_certification_runs() 
         await pilot.pause()
         table = app.screen.query_one("#certs", DataTable)
         row_key = next(iter(table.rows))  # the row object the table made when the certification appeared
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=120)
         await app.refresh_snapshot()
         await pilot.pause()
@@ -203,7 +208,12 @@ async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -
         assert isinstance(dashboard, DashboardScreen)
         shown: list[str] = []
         original = dashboard.show
-        dashboard.show = lambda snapshot: (shown.append(snapshot.resource_version), original(snapshot))  # type: ignore[method-assign]
+
+        def show(snapshot: Snapshot) -> None:
+            shown.append(snapshot.resource_version)
+            original(snapshot)
+
+        dashboard.show = show  # type: ignore[method-assign]
         await pilot.press("m")
         await pilot.pause()
         assert isinstance(app.screen, TopologyScreen)
@@ -216,6 +226,7 @@ async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -
         assert dashboard.query_one("#certs", DataTable).row_count == 1
         await pilot.press("question_mark")  # a modal leaves the dashboard visible: it keeps up
         await pilot.pause()
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=60)
         await app.refresh_snapshot()
         await pilot.pause()
@@ -236,6 +247,7 @@ async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_fail
     await session.store.create(CERTIFICATION, certification_body(
         "apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: crash}\nspec:\n  target: {}\n"
         "  categories: [{domain: communication, variant: nccl-all-reduce}]\n"))
+    assert session.engine is not None
     await session.engine.run_until_settled()
     if job_deleted:
         for job in (await session.store.list(JOB, "default")).items:

@@ -86,6 +86,7 @@ def test_another_log_starts_over_and_repeated_lines_never_place_the_cursor() -> 
 async def _running_app() -> tuple[NvcreApp, BoundedSource]:
     session = await SimSession.open(default_scenario(), None)
     await session.store.create(CERTIFICATION, certification_body(intra_all_reduce("follow")))
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=70)  # the job's run is Running
     source = BoundedSource()
     session.logs = source  # type: ignore[assignment]
@@ -98,6 +99,7 @@ async def test_the_logs_screen_keeps_following_past_22000_kept_lines() -> None:
         source.write(1_000)
         await app.push_screen(LogsScreen(JOB))
         await app.workers.wait_for_complete()
+        assert isinstance(app.screen, LogsScreen)
         lines = app.screen.query_one(LogLines)
         for _ in range(6):  # 6 x 5,000 more: the source's answer is capped at 22,000 from the 5th round
             source.write(5_000)
@@ -116,6 +118,7 @@ async def test_refreshes_during_a_slow_read_ask_for_one_more_read_never_cancel_i
         source.write(100)
         await app.push_screen(LogsScreen(JOB))
         await app.workers.wait_for_complete()
+        assert isinstance(app.screen, LogsScreen)
         lines = app.screen.query_one(LogLines)
         source.gate = asyncio.Event()
         before = source.reads

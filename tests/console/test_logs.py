@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ async def show_logs(app: NvcreApp, pilot: Pilot[None], job: str = SLOW_JOB, **op
 
 
 async def runner_lines(app: NvcreApp, job: str = SLOW_JOB) -> list[str]:
-    assert app.session is not None and app.snapshot is not None
+    assert isinstance(app.session, SimSession) and app.snapshot is not None
     run = app.snapshot.run_of(job)
     assert run is not None
     return await app.session.runner.logs(run)
@@ -84,7 +84,12 @@ async def test_finished_job_shows_its_whole_log_following_the_end(finished_state
         assert status(app).startswith(f"{len(expected)} lines · 0 dropped · ● follow on · ○ wrap off")
         cleared: list[int] = []
         clear = lines.clear
-        lines.clear = lambda: (cleared.append(lines.line_count), clear())[1]  # type: ignore[method-assign]
+
+        def counted_clear() -> None:
+            cleared.append(lines.line_count)
+            clear()
+
+        lines.clear = counted_clear  # type: ignore[method-assign]
         assert app.snapshot is not None and isinstance(app.screen, LogsScreen)
         app.screen.show(app.snapshot)  # the same run again: nothing to reload
         rerun = copy.deepcopy(app.snapshot)
@@ -192,7 +197,12 @@ async def test_an_unwritable_save_path_is_a_message_not_a_crash(finished_state: 
     async with app.run_test(size=(120, 40)) as pilot:
         await show_logs(app, pilot)
         original = app.notify
-        app.notify = lambda message, **kw: (messages.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+
+        def notify(message: str, **kw: Any) -> None:
+            messages.append(message)
+            original(message, **kw)
+
+        app.notify = notify  # type: ignore[method-assign]
         await pilot.press("ctrl+s")
         await pilot.pause()
         target = tmp_path / "missing-dir" / "x.log"
@@ -219,6 +229,7 @@ async def test_a_tiny_buffer_keeps_the_tail_and_counts_the_drops(finished_state:
 async def test_a_running_job_appends_only_the_new_tail() -> None:
     session = await SimSession.open(default_scenario(), None)
     await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=70)  # scheduled at 5 s, rows from 50 s
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -228,8 +239,14 @@ async def test_a_running_job_appends_only_the_new_tail() -> None:
         assert list(lines.lines) == first and any(NCCL_ROW.match(log_view_module.strip_kubelet_prefix(x)) for x in first)
         batches: list[list[str]] = []
         append = lines.append_lines
-        lines.append_lines = lambda batch: (batches.append(list(batch)), append(batch))[1]  # type: ignore[method-assign]
+
+        def append_lines(lines: Iterable[str]) -> None:  # named as the method's own parameter
+            batches.append(list(lines))
+            append(lines)
+
+        lines.append_lines = append_lines  # type: ignore[method-assign]
         await session.engine.run_until_settled(max_seconds=20)
+        assert isinstance(app.screen, LogsScreen)
         app.screen.refresh_now()  # what each snapshot change (or the live poll) does
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -242,11 +259,14 @@ async def test_a_running_job_appends_only_the_new_tail() -> None:
 async def test_a_job_with_no_output_yet_says_why_and_that_it_will_come() -> None:
     session = await SimSession.open(default_scenario(), None)
     await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=1)  # scheduled at 5 s, first output near 50 s of running
 
     async def advance(seconds: float) -> None:
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=seconds)
         await app.refresh_snapshot()
+        assert isinstance(app.screen, LogsScreen)
         app.screen.refresh_now()  # what the live poll does while the snapshot stays the same
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -464,7 +464,9 @@ def test_a_flaky_node_with_passes_and_failures_is_intermittent_with_its_record()
     assert {n: v for n, v in state.verdicts().items() if v != "healthy"} == {"clique-d-n02": "intermittent"}
     record = node_record(state, "clique-d-n02")
     screening = next(t.group for t in state.tests if t.stage == "screening" and "clique-d-n02" in t.nodes)
-    assert 0 < record["failed"] < record["tests"] and record["failedTests"][0] == screening  # type: ignore[index]
+    failed, tests, failed_tests = record["failed"], record["tests"], record["failedTests"]
+    assert isinstance(failed, int) and isinstance(tests, int) and isinstance(failed_tests, list)
+    assert 0 < failed < tests and failed_tests[0] == screening
     [note] = [n for n in state.notes if n.kind == "intermittent"]
     assert note.nodes == ("clique-d-n02",) and f"failed {record['failed']} of {record['tests']}" in note.message
 
@@ -555,9 +557,9 @@ def test_the_inter_test_runs_beside_the_last_screening_wave_when_it_fits() -> No
 
     six = {c: EIGHT_CLIQUES[c] for c in sorted(EIGHT_CLIQUES)[:6]}
     capped = simulate(six, 2, _oracle(six), 4)  # four cliques, then two beside the inter test
-    [inter] = [t for t in capped.tests if t.stage == "inter"]
-    earlier = {n for t in capped.tests if t.round < inter.round for n in t.nodes}
-    assert capped.round == 2 and inter.round == 1 and sum(1 for n in inter.nodes if n not in earlier) == 2
+    [capped_inter] = [t for t in capped.tests if t.stage == "inter"]
+    earlier = {n for t in capped.tests if t.round < capped_inter.round for n in t.nodes}
+    assert capped.round == 2 and capped_inter.round == 1 and sum(1 for n in capped_inter.nodes if n not in earlier) == 2
 
     many = {f"c{i:02d}": [f"c{i:02d}-n{j}" for j in range(5)] for i in range(planner.EARLY_UNPROVEN + 1)}  # parts of 3 and 2
     late = simulate(many, 2, _oracle(many))

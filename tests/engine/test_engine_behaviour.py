@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from nvcre_tui.engine.api.bodies import GroupStatus
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import finished_iterations
@@ -225,9 +226,13 @@ def test_every_verdict_is_an_event_warning_for_failures() -> None:
     for kind in PHASED:
         for obj in objects[kind]:
             phase = cond.phase(obj)
-            verdict = cond.find(obj["status"]["conditions"], phase)
             validation_failed = kind == "Job" and cond.is_true(obj, "ValidationFailed")
-            reason = "ThresholdViolated" if validation_failed else verdict["reason"]
+            if validation_failed:
+                reason = "ThresholdViolated"
+            else:
+                verdict = cond.find(obj["status"]["conditions"], phase) if phase else None
+                assert verdict is not None, f"{kind} {obj['metadata']['name']}: no verdict condition"
+                reason = verdict["reason"]
             kind_of_event = "Warning" if phase == "Failed" or validation_failed else "Normal"
             matching = [e for e in events_about(objects, obj) if e["reason"] == reason and e["type"] == kind_of_event]
             assert matching, f"{kind} {obj['metadata']['name']}: no {kind_of_event} event {reason}"
@@ -278,7 +283,7 @@ def test_result_configmaps_decode_as_nvsentinel_reads_them_and_match_the_report(
     assert nvsentinel_succeeded(maps[f"succeeded-nodes-{uid8(all_reduce)}"]) == ["gpu-node-01", "gpu-node-03", "gpu-node-05"]
 
 
-def category_groups(wf: Obj) -> list[Obj]:
+def category_groups(wf: Obj) -> list[GroupStatus]:
     return [g for record in finished_iterations(wf) for g in record["groups"]]
 
 

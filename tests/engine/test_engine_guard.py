@@ -59,6 +59,7 @@ async def test_every_kind_of_malformed_object_is_quarantined_and_the_rest_finish
     await session.store.update(NODE, node)
     await session.store.create(CERTIFICATION, {**certification_from_text("good.yaml", GOOD, default_catalog()).to_wire(),
                                                "metadata": {"name": "good", "namespace": "default"}})
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=3 * 3600)
     good = await session.store.get(CERTIFICATION, "good", "default")
     assert cond.phase(good) == "Succeeded", good.get("status")
@@ -69,7 +70,9 @@ async def test_every_kind_of_malformed_object_is_quarantined_and_the_rest_finish
             assert status.get("phase") == "Failed", (kind.kind, name, status)
             continue
         assert cond.phase(obj) == "Failed", (kind.kind, name, status)
-        reason = cond.find(status["conditions"], "Failed")["reason"]
+        failed = cond.find(status["conditions"], "Failed")
+        assert failed is not None, (kind.kind, name, status)
+        reason = failed["reason"]
         expected = ("WorkloadFailed",) if name == "broken-6" else ("ReconcileError", "InvalidSpec")
         assert reason in expected, (kind.kind, name, reason)
 
@@ -82,5 +85,6 @@ async def test_a_node_with_bad_labels_does_not_stop_the_engine(labels: Any) -> N
     await session.store.update(NODE, node)
     await session.store.create(CERTIFICATION, {**certification_from_text("good.yaml", GOOD, default_catalog()).to_wire(),
                                                "metadata": {"name": "good", "namespace": "default"}})
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=3 * 3600)
     assert cond.phase(await session.store.get(CERTIFICATION, "good", "default")) == "Succeeded"

@@ -35,7 +35,7 @@ def test_a_history_record_leaves_the_nodes_out_and_keeps_the_outcome() -> None:
 
 
 def test_repeated_iterations_read_their_nodes_from_the_current_groups() -> None:
-    groups = [{"name": "g0", "nodes": ["a", "b"], "phase": "Succeeded"}, {"name": "g1", "nodes": ["c", "d"], "phase": "Failed", "overflow": True}]
+    groups: list[Obj] = [{"name": "g0", "nodes": ["a", "b"], "phase": "Succeeded"}, {"name": "g1", "nodes": ["c", "d"], "phase": "Failed", "overflow": True}]
     wf = workflow({"groups": groups, "iterationHistory": [history_record(1, groups), history_record(2, groups)]})
     finished = finished_iterations(wf)
     assert [r["iteration"] for r in finished] == [1, 2]
@@ -46,7 +46,7 @@ def test_repeated_iterations_read_their_nodes_from_the_current_groups() -> None:
 def test_diagnose_rounds_read_their_nodes_from_the_test_log() -> None:
     state = diagnose.start({"c1": ["a", "b", "c", "d"], "c2": ["e", "f", "g", "h"]}, 2)
     first = diagnose.plan_round(state)
-    recorded = [{"name": g.name, "nodes": list(g.nodes), "domains": list(g.domains), "phase": "Failed" if "a" in g.nodes else "Succeeded"} for g in first]
+    recorded: list[Obj] = [{"name": g.name, "nodes": list(g.nodes), "domains": list(g.domains), "phase": "Failed" if "a" in g.nodes else "Succeeded"} for g in first]
     state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in recorded})
     second = [{"name": g.name, "nodes": list(g.nodes), "phase": "Pending"} for g in diagnose.plan_round(state)]
     assert second and {g["name"] for g in second}.isdisjoint(g.name for g in first)
@@ -154,6 +154,7 @@ async def _damaged_mid_run() -> Obj:
     folder = CASES / "diagnose-slow-gpu"
     session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, default_catalog())
     await start_certification(session.store, folder / "cert.yaml")
+    assert session.engine is not None
 
     async def running() -> bool:
         return any(g.get("phase") == "Running" for wf in (await session.store.list(WORKFLOW, NAMESPACE)).items

@@ -26,7 +26,7 @@ def kubeconfig(path: Path, contexts: dict[str, tuple[str, str | None]], current:
         "apiVersion": "v1", "kind": "Config",
         "clusters": [{"name": name, "cluster": {"server": server}} for name, server in clusters.items()],
         "users": [{"name": name, "user": user} for name, user in (users or {"me": {"token": "secret"}}).items()],
-        "contexts": [{"name": name, "context": {"cluster": cluster, "user": next(iter(users or {"me": 0})),
+        "contexts": [{"name": name, "context": {"cluster": cluster, "user": next(iter(users)) if users else "me",
                                                 **({"namespace": ns} if ns else {})}}
                      for name, (cluster, ns) in contexts.items()],
     }

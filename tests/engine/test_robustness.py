@@ -46,16 +46,19 @@ async def test_a_broken_workflow_is_failed_with_its_error_and_others_go_on() -> 
     await session.store.create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
                                           "metadata": {"name": "broken", "namespace": "default"},
                                           "spec": {"jobTemplate": {"spec": {}}, "orchestration": {}}})
+    assert session.engine is not None
     await session.engine.run_until_settled()
     broken = await session.store.get(WORKFLOW, "broken", "default")
     assert cond.phase(broken) == "Failed"
-    assert cond.find(broken["status"]["conditions"], "Failed")["reason"] == "ReconcileError"
+    failed = cond.find(broken["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "ReconcileError"
     assert cond.is_terminal(await session.store.get(CERTIFICATION, "good", "default"))
 
 
 async def test_a_deleted_running_job_fails_its_group_and_blames_no_node() -> None:
     session = await SimSession.open(default_scenario(), None)
     await session.store.create(CERTIFICATION, body(FULL_SCALE, "victim"))
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=60)
     [job] = (await session.store.list(JOB, "default")).items
     await session.store.delete(JOB, job["metadata"]["name"], "default")
@@ -78,11 +81,12 @@ async def test_specs_the_cli_would_refuse_fail_in_the_engine_too() -> None:
     del no_categories["spec"]["categories"]
     for cert in (unmeasured, no_categories):
         await session.store.create(CERTIFICATION, cert)
+    assert session.engine is not None
     await session.engine.run_until_settled()
     for name, words in (("unmeasured", "does not measure goodputRatio"), ("empty", "spec.categories: required field is missing")):
         cert = await session.store.get(CERTIFICATION, name, "default")
         failed = cond.find(cert["status"]["conditions"], "Failed")
-        assert failed["status"] == "True" and failed["reason"] == "InvalidSpec" and words in failed["message"]
+        assert failed is not None and failed["status"] == "True" and failed["reason"] == "InvalidSpec" and words in failed["message"]
     snapshot = await Snapshot.read(session.store)
     rows = certification_rows(snapshot, datetime(2026, 1, 2).astimezone())
     assert {r.name for r in rows} == {"unmeasured", "empty"}
@@ -144,6 +148,7 @@ async def test_a_job_deleted_mid_run_after_it_failed_keeps_its_blame_in_the_fail
     async def second_iteration() -> bool:
         return any(j["metadata"]["name"].endswith("-iter-2") for j in (await session.store.list(JOB, "default")).items)
 
+    assert session.engine is not None
     assert await session.engine.run_until_settled(until=second_iteration)
     first = next(j for j in (await session.store.list(JOB, "default")).items if j["metadata"]["name"].endswith("-iter-1"))
     await session.store.delete(JOB, first["metadata"]["name"], "default")

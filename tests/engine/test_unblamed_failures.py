@@ -67,8 +67,9 @@ async def certify(nodes: list[str], options: str, refuse: Callable[[Obj], Obj | 
     await engine.run_until_settled(max_seconds=6 * 3600)
     [wf] = (await session.store.list(WORKFLOW, "default")).items
     jobs = (await session.store.list(JOB, "default")).items
-    for model, obj in ((Workflow, wf), *((Job, job) for job in jobs)):
-        model.model_validate(obj)  # what an API server with our CRDs would take (their schema comes from these models)
+    Workflow.model_validate(wf)  # what an API server with our CRDs would take (their schema comes from these models)
+    for job in jobs:
+        Job.model_validate(job)
     return wf, jobs, session
 
 

@@ -55,6 +55,7 @@ async def test_deleting_the_certification_loses_nothing(tmp_path: Path) -> None:
     try:
         await certify(session, "gone")
         await session.store.delete(CERTIFICATION, "gone", NAMESPACE)
+        assert session.engine is not None
         await session.engine.settle()
         assert session.cache.get(CERTIFICATION, "gone", NAMESPACE) is None
         assert not session.cache.list(WORKFLOW)
@@ -76,6 +77,7 @@ async def test_reopening_and_a_second_archiver_archive_nothing_twice(tmp_path: P
     again = await SimSession.open(fleet(), state, history=history)
     second = Archiver(history, again.cache, again.archiver.source).attach()  # type: ignore[union-attr]
     try:
+        assert again.engine is not None
         await again.engine.settle()
         assert again.archiver is not None and again.archiver.archived == [] and second.archived == []
     finally:

@@ -21,6 +21,7 @@ async def finished_session(tmp_path: Path) -> SimSession:
     session = await SimSession.open(fleet(nodeChanges=[*NODE_CHANGES, *UPGRADE], validationRequests=[REQUEST]), None, history=tmp_path / "h.db")
     await certify(session, "week-1")
     await certify(session, "week-2")
+    assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=3 * 3600)
     return session
 

@@ -115,8 +115,13 @@ async def test_the_console_shows_the_notice(locked: Path) -> None:
     app = NvcreApp(scenario=fleet(), live=False)
     shown: list[tuple[str, Any]] = []
     original = app.notify
-    app.notify = lambda message, **kw: (shown.append((message, kw.get("severity"))), original(message, **kw))[1]  # type: ignore[method-assign]
+
+    def notify(message: str, **kw: Any) -> None:
+        shown.append((message, kw.get("severity")))
+        original(message, **kw)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        assert app.session is not None and app.session.history is None
+        assert isinstance(app.session, SimSession) and app.session.history is None
         assert shown == [(_off(locked).removeprefix("nvcre: "), "warning")]

@@ -21,6 +21,7 @@ async def test_a_driver_upgrade_after_a_pass_makes_the_node_stale_until_it_passe
         live = {n["metadata"]["name"]: baseline_of(n) for n in session.cache.list(NODE)}
         assert query.staleness("gpu-node-03", live["gpu-node-03"]).status == "current"
 
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=3 * 3600)  # the fleet upgrades gpu-node-03 at 2h
         live = {n["metadata"]["name"]: baseline_of(n) for n in session.cache.list(NODE)}
         assert live["gpu-node-03"]["driver"] == "575.57.08"
@@ -46,6 +47,7 @@ async def test_a_pass_then_a_failure_on_a_new_driver_is_stale_from_the_archive_a
     session = await SimSession.open(fleet(**UPGRADE), None, history=tmp_path / "history.db")
     try:
         await certify(session, "pass")
+        assert session.engine is not None
         await session.engine.run_until_settled(max_seconds=3 * 3600)
         await certify(session, "fail-all", threshold="value >= 100000")  # nobody passes this
         query = session.history

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 import textual.constants
 from textual.app import ComposeResult
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.strip import Strip
 
@@ -104,8 +106,17 @@ async def test_update_states_rerenders_only_the_affected_lines_with_one_refresh(
         rendered: list[int] = []
         refreshes: list[int] = []
         render_line, refresh = rack_map.render_line, rack_map.refresh
-        monkeypatch.setattr(rack_map, "render_line", lambda y: (rendered.append(y), render_line(y))[1])
-        monkeypatch.setattr(rack_map, "refresh", lambda *r, **kw: (refreshes.append(len(r)), refresh(*r, **kw))[1])
+
+        def counted_render_line(y: int) -> Strip:
+            rendered.append(y)
+            return render_line(y)
+
+        def counted_refresh(*regions: Region, **kw: Any) -> RackMap:
+            refreshes.append(len(regions))
+            return refresh(*regions, **kw)
+
+        monkeypatch.setattr(rack_map, "render_line", counted_render_line)
+        monkeypatch.setattr(rack_map, "refresh", counted_refresh)
         # rack-02 sits in the first column of the second block row: header line 2, cells line 3.
         target = next(c for c in cells if c.domain == "rack-02" and c.state is NodeState.PASSED)
         rack_map.update_states({target.name: NodeState.FAILED, "no-such-node": NodeState.FAILED})
@@ -229,7 +240,12 @@ async def test_1024_nodes_all_visible_on_200x50_with_normal_cells() -> None:
 async def test_4096_nodes_scroll_and_render_only_visible_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     rendered: list[int] = []
     render_map_line = RackMap._render_map_line
-    monkeypatch.setattr(RackMap, "_render_map_line", lambda self, y: (rendered.append(y), render_map_line(self, y))[1])
+
+    def counted_render_map_line(self: RackMap, y: int) -> Strip:
+        rendered.append(y)
+        return render_map_line(self, y)
+
+    monkeypatch.setattr(RackMap, "_render_map_line", counted_render_map_line)
     app = MapApp(fleet(racks=128, per_rack=32))
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()

@@ -17,6 +17,7 @@ from nvcre_tui.engine.api.bodies import certification_status, job_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
 from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report import nodestates
@@ -55,12 +56,23 @@ class CachedJoin:
             raise ValueError(f"the cache does not index {', '.join(missing)}")
         self.cache = cache
         self._views: dict[str, tuple[tuple[object, ...], CertificationView]] = {}
+        self._jobs: dict[str, tuple[tuple[object, ...], frozenset[str], list[Obj]]] = {}
 
     def workflows_of(self, cert_name: str) -> list[Obj]:
         return self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, cert_name)
 
-    def jobs_of(self, workflow_name: str) -> list[Obj]:
-        return self.cache.labelled(JOB, LABEL_WORKFLOW, workflow_name)
+    def jobs_of(self, workflow: Obj) -> list[Obj]:
+        """Kept until the Workflow or one of the Jobs labelled with its name changes: a refresh after one Job
+        changed filters that Workflow's Jobs again, by the names of those its groups ran, kept with the Workflow."""
+        name = str(workflow["metadata"]["name"])
+        workflow_key = (id(workflow), workflow["metadata"].get("resourceVersion"))
+        found = self._jobs.get(name)
+        refs = found[1] if found is not None and found[0][:2] == workflow_key else job_refs(workflow)
+        key = (*workflow_key, self.cache.label_version(JOB, LABEL_WORKFLOW, name))
+        if found is None or found[0] != key:
+            found = (key, refs, jobs_run(workflow, self.cache.labelled(JOB, LABEL_WORKFLOW, name), refs))
+            self._jobs[name] = found
+        return found[2]
 
     def view(self, cert: Obj) -> CertificationView:
         name = str(cert["metadata"]["name"])
@@ -72,9 +84,12 @@ class CachedJoin:
         return found[1]
 
     def forget_except(self, names: set[str]) -> None:
-        """Drop the views of certifications that are gone."""
+        """Drop the views of certifications that are gone, and their Workflows' Jobs."""
         for name in [name for name in self._views if name not in names]:
             del self._views[name]
+        workflows = {str(wf["metadata"]["name"]) for name in names for wf in self.workflows_of(name)}
+        for name in [name for name in self._jobs if name not in workflows]:
+            del self._jobs[name]
 
     def _key(self, cert: Obj) -> tuple[object, ...]:
         name = str(cert["metadata"]["name"])
@@ -125,8 +140,9 @@ class Snapshot:
         return self.joined.workflows_of(cert_name)
 
     def jobs_of(self, workflow_name: str) -> list[Obj]:
-        """A Workflow's Jobs, by name."""
-        return self.joined.jobs_of(workflow_name)
+        """The Jobs a Workflow's groups ran, by name."""
+        workflow = next((wf for wf in self.workflows if wf["metadata"]["name"] == workflow_name), None)
+        return self.joined.jobs_of(workflow) if workflow is not None else []
 
     def run_of(self, job_name: str) -> Obj | None:
         """The WorkloadRun of a Job."""

@@ -41,9 +41,9 @@ class World:
         return self.put(CERTIFICATION, name, {}, spec={"categories": [{"domain": "d", "variant": wf} for wf in workflows]},
                         status={"categoryStatuses": statuses})
 
-    def workflow(self, name: str, cert: str, phase: str = "Running") -> Obj:
-        """A Workflow whose groups ran Jobs <name>-job-0 to -5 (a Job no group ran is not its)."""
-        groups = [{"name": f"g{i}", "nodes": [], "phase": phase, "jobRef": f"{name}-job-{i}"} for i in range(6)]
+    def workflow(self, name: str, cert: str, phase: str = "Running", ran: int = 6) -> Obj:
+        """A Workflow whose groups ran Jobs <name>-job-0 to -<ran - 1> (a Job no group ran is not its)."""
+        groups = [{"name": f"g{i}", "nodes": [], "phase": phase, "jobRef": f"{name}-job-{i}"} for i in range(ran)]
         return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, status={"phase": phase, "orchestration": {"groups": groups}})
 
     def job(self, name: str, workflow: str, phase: str = "Running") -> Obj:
@@ -81,6 +81,8 @@ def test_a_view_is_kept_until_one_of_its_own_objects_changes() -> None:
     assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-2"]
     world.job("wf-a-stray", "wf-a")  # another run's, left behind with the Workflow's label
     assert [j["metadata"]["name"] for j in join.view(a).categories[0].jobs] == ["wf-a-job-2"]
+    world.workflow("wf-a", "cert-a", ran=2)  # its groups' jobRefs changed: job-2 is no longer one it ran
+    assert join.view(a).categories[0].jobs == []
     assert as_data(join.view(b)) == as_data(from_lists(world, b))
 
 
@@ -102,8 +104,8 @@ def test_the_cache_join_equals_the_list_join_after_any_changes(steps: list[tuple
     for action, wf_index, job_index, phase in steps:
         cert = CERTS[wf_index % 2]
         workflow = f"{cert}-wf-{wf_index}"
-        if action == "workflow":
-            world.workflow(workflow, cert, phase)
+        if action == "workflow":  # its groups ran a new set of Jobs: the cached names must follow
+            world.workflow(workflow, cert, phase, ran=job_index)
         elif action == "job":
             world.job(f"{workflow}-job-{job_index}", workflow, phase)
         elif action == "delete-job":

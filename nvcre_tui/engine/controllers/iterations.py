@@ -15,7 +15,7 @@ in the last history record already. Writers store groups through `stored_orchest
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
@@ -185,11 +185,16 @@ def blamed_members(group: Mapping[str, Any], nodes: Sequence[str]) -> list[str]:
     return [nodes[index] for index in members if 0 <= index < len(nodes)]
 
 
-def jobs_run(workflow: Mapping[str, Any], jobs: Iterable[JobBody]) -> list[JobBody]:
-    """The Jobs the Workflow's groups ran (by jobRef), in the order given: another run's left behind with its label
-    (no garbage collector) says nothing about this one."""
-    ran = _groups_run(workflow)
+def jobs_run(workflow: Mapping[str, Any], jobs: Iterable[JobBody], refs: Collection[str] | None = None) -> list[JobBody]:
+    """The Jobs the Workflow's groups ran (by jobRef; `refs`: job_refs(workflow), where the caller kept it), in the
+    order given: another run's left behind with its label (no garbage collector) says nothing about this one."""
+    ran = job_refs(workflow) if refs is None else refs
     return [job for job in jobs if job["metadata"]["name"] in ran]
+
+
+def job_refs(workflow: Mapping[str, Any]) -> frozenset[str]:
+    """The names of the Jobs the Workflow's groups ran."""
+    return frozenset(_groups_run(workflow))
 
 
 def _groups_run(workflow: Mapping[str, Any]) -> dict[str, tuple[int, GroupOutcome]]:

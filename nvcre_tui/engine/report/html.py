@@ -222,7 +222,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             continue
         found: dict[str, dict[int, float]] = {}
         problems = []
-        for job in joined.jobs_of(wf["metadata"]["name"]):
+        for job in joined.jobs_of(wf):
             run = by_run.get(f"{job['metadata']['name']}-run")
             if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
                 continue

@@ -126,7 +126,10 @@ class Join(Protocol):
 
     def workflows_of(self, cert_name: str) -> list[Obj]: ...
 
-    def jobs_of(self, workflow_name: str) -> list[Obj]: ...
+    def jobs_of(self, workflow: Obj) -> list[Obj]:
+        """The Jobs the Workflow's groups ran (controllers.iterations.jobs_run), by name: another run's Job left
+        behind with its label is not one of them."""
+        ...
 
     def view(self, cert: Obj) -> CertificationView: ...
 
@@ -145,8 +148,8 @@ class Joined:
     def workflows_of(self, cert_name: str) -> list[Obj]:
         return self.workflows_by_cert.get(cert_name, [])
 
-    def jobs_of(self, workflow_name: str) -> list[Obj]:
-        return self.jobs_by_workflow.get(workflow_name, [])
+    def jobs_of(self, workflow: Obj) -> list[Obj]:
+        return jobs_run(workflow, self.jobs_by_workflow.get(str(workflow["metadata"]["name"]), []))
 
     def view(self, cert: Obj) -> CertificationView:
         return join_view(self, cert)
@@ -163,6 +166,6 @@ def join_view(join: Join, cert: Obj) -> CertificationView:
     categories = []
     for entry in entries:
         workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
-        jobs = jobs_run(workflow, join.jobs_of(workflow["metadata"]["name"])) if workflow is not None else []
+        jobs = join.jobs_of(workflow) if workflow is not None else []
         categories.append(CategoryView(entry, workflow, jobs))
     return CertificationView(cert, categories)

@@ -23,7 +23,7 @@ class LifecycleContract:
         await store.delete(WORKFLOW, "before", "default")
         watch = store.watch(WORKFLOW, resource_version=start)
         assert await take(watch, 3) == [("ADDED", "after"), ("MODIFIED", "after"), ("DELETED", "before")]
-        await watch.aclose()  # type: ignore[attr-defined]
+        await watch.aclose()
 
     async def test_watch_without_resource_version_lists_then_follows(self, store: ResourceStore) -> None:
         await store.create(WORKFLOW, obj("existing"))
@@ -41,7 +41,7 @@ class LifecycleContract:
         assert events[1].object["status"] == {"phase": "Running"}
         versions = [int(e.object["metadata"]["resourceVersion"]) for e in events]
         assert versions == sorted(versions)
-        await watch.aclose()  # type: ignore[attr-defined]
+        await watch.aclose()
 
     async def test_concurrent_watchers_each_see_every_event(self, store: ResourceStore) -> None:
         start = (await store.list(WORKFLOW)).resource_version

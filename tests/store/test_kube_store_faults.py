@@ -109,7 +109,7 @@ async def test_dropped_watch_stream_resumes_without_loss_or_duplicates(cluster: 
     assert watches[1].query["resourceVersion"] in versions[:2]
     assert all(r.query["allowWatchBookmarks"] == "true" and r.query["timeoutSeconds"] == "300" for r in watches)
     assert store.stats.watch_restarts == 1
-    await watch.aclose()  # type: ignore[attr-defined]
+    await watch.aclose()
 
 
 async def test_bookmarks_move_the_position_silently(cluster: Cluster, store: KubeStore) -> None:
@@ -130,7 +130,7 @@ async def test_bookmarks_move_the_position_silently(cluster: Cluster, store: Kub
     # reopened from the bookmark's position (the configmap's write), not from the last Workflow event
     assert positions == [start, elsewhere["metadata"]["resourceVersion"]]
     assert store.stats.watch_restarts == 1
-    await watch.aclose()  # type: ignore[attr-defined]
+    await watch.aclose()
 
 
 async def test_watch_older_than_history_raises_gone_without_retrying(store: KubeStore) -> None:
@@ -158,7 +158,7 @@ async def test_watch_label_selector_is_sent_canonically(cluster: Cluster, store:
     await store.create(WORKFLOW, obj("gpu-2", labels={"tier": "gpu"}))
     assert await take(watch, 1) == [("ADDED", "gpu-2")]
     assert {r.query.get("labelSelector") for r in sent(cluster, "list") + sent(cluster, "watch")} == {"tier=gpu"}
-    await watch.aclose()  # type: ignore[attr-defined]
+    await watch.aclose()
 
 
 async def test_close_ends_every_watch_and_the_store(store: KubeStore) -> None:
@@ -389,7 +389,7 @@ async def test_streams_the_server_ends_are_reopened_at_once(cluster: Cluster) ->
     positions = [int(r.query["resourceVersion"]) for r in watches]
     assert positions == sorted(positions)
     assert cluster.sleep.waits == []  # a stream ended as asked is no failure: no backoff
-    await watch.aclose()  # type: ignore[attr-defined]
+    await watch.aclose()
 
 
 async def test_delete_of_a_missing_object_refused_once_is_still_not_found(cluster: Cluster, store: KubeStore) -> None:
@@ -445,4 +445,4 @@ async def test_watch_from_ahead_of_the_server_waits_for_it_to_catch_up(cluster: 
     watch = store.watch(WORKFLOW, resource_version=ahead)
     assert await take(watch, 1) == [("ADDED", "two")]  # "one" is at `ahead` itself: not after it
     assert waits == pytest.approx([0.15, 0.3])
-    await watch.aclose()  # type: ignore[attr-defined]
+    await watch.aclose()

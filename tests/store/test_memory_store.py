@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import cast
 
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore, ReadOnlyStore, ResourceStore, WatchEvent
+from nvcre_tui.engine.store import WORKFLOW, Gone, MemoryStore, ReadOnlyStore, ResourceStore
 
 from .contract import StoreContract
 from .fixtures import next_event, obj, take
@@ -123,7 +121,7 @@ async def test_watcher_that_falls_behind_is_told_to_relist(clock: ManualClock) -
 async def test_closing_a_watch_unsubscribes_it(clock: ManualClock) -> None:
     store = MemoryStore(clock)
     await store.create(WORKFLOW, obj("wf"))
-    watch = cast(AsyncGenerator[WatchEvent, None], store.watch(WORKFLOW))  # MemoryStore.watch is an async generator
+    watch = store.watch(WORKFLOW)
     await take(watch, 1)
     assert len(store._history._watchers) == 1
     await watch.aclose()

@@ -10,7 +10,7 @@ import copy
 import hashlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from ..clock import Clock, format_time
@@ -70,7 +70,7 @@ class MemoryStore:
         namespace: str | None = None,
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         labels, _ = parse_selectors(kind, label_selector, None)
         watcher = Watcher(kind, namespace if kind.namespaced else None, labels, self._history.limit)
         if resource_version is None:

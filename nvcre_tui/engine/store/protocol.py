@@ -6,7 +6,7 @@ same contract tests in tests/store/contract.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -158,7 +158,7 @@ class ResourceStore(Protocol):
         namespace: str | None = None,
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         """Changes in resourceVersion order.
 
         Without `resource_version`: an ADDED for every matching object, then live changes. With it:

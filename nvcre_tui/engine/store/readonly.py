@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from .errors import Forbidden, describe
@@ -50,7 +50,7 @@ class ReadOnlyStore:
         namespace: str | None = None,
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         return self._inner.watch(kind, namespace, label_selector, resource_version)
 
     async def create(self, kind: ResourceKind, obj: Obj) -> Obj:

@@ -6,7 +6,7 @@ their own writes (the watch delivers the same states later; the cache takes each
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from .cache import WatchCache
@@ -33,7 +33,7 @@ class WriteThroughStore:
         return await self.inner.list(kind, namespace, label_selector, field_selector)
 
     def watch(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
-              resource_version: str | None = None) -> AsyncIterator[WatchEvent]:
+              resource_version: str | None = None) -> AsyncGenerator[WatchEvent, None]:
         return self.inner.watch(kind, namespace, label_selector, resource_version)
 
     def _seen(self, kind: ResourceKind, obj: Obj) -> Obj:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import copy
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
@@ -108,11 +108,11 @@ class KubeStore:
         return items, version
 
     def watch(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
-              resource_version: str | None = None) -> AsyncIterator[WatchEvent]:
+              resource_version: str | None = None) -> AsyncGenerator[WatchEvent, None]:
         return self._watch(kind, namespace if kind.namespaced else None, label_selector, resource_version)
 
     async def _watch(self, kind: ResourceKind, namespace: str | None, label_selector: LabelSelectorInput,
-                     resource_version: str | None) -> AsyncIterator[WatchEvent]:
+                     resource_version: str | None) -> AsyncGenerator[WatchEvent, None]:
         selectors = _selector_query(label_selector, None)
         if resource_version is None:
             listed = await self.list(kind, namespace, label_selector)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -49,7 +49,7 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, An
 
 
 async def follow(transport: Transport, subject: Subject, path: str, selectors: Query, resource_version: str,
-                 timeout_seconds: float, patience: float) -> AsyncIterator[WatchEvent]:
+                 timeout_seconds: float, patience: float) -> AsyncGenerator[WatchEvent, None]:
     """Changes after `resource_version`, across as many server streams as it takes.
 
     Transient failures (server restarting, overloaded, unreachable) are waited out with backoff for up

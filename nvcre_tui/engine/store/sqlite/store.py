@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import copy
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -98,7 +98,7 @@ class SqliteStore:
         namespace: str | None = None,
         label_selector: LabelSelectorInput = None,
         resource_version: str | None = None,
-    ) -> AsyncIterator[WatchEvent]:
+    ) -> AsyncGenerator[WatchEvent, None]:
         labels, _ = parse_selectors(kind, label_selector, None)
         watcher = Watcher(kind, namespace if kind.namespaced else None, labels, self._tables.history_limit)
         with self._tables.guard():

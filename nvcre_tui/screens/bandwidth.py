@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from nvcre_tui.engine.api.bodies import MeasurementSpec, job_status, job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_ITERATION, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes, job_label
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.views import Snapshot
@@ -58,9 +58,9 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         meta = job["metadata"]
         nodes = group_nodes(job)
         labels = labels_of(job)
-        label = nodes[0] if len(nodes) == 1 else f"{labels.get('nvcre.nvidia.com/group', meta['name'])} ({len(nodes)} nodes)"
+        label = job_label(job)
         if len(iterations) > 1:
-            label += f" #{labels.get('nvcre.nvidia.com/iteration')}"
+            label += f" #{labels.get(LABEL_ITERATION)}"
         run = snapshot.run_of(meta["name"])
         value = (job_status(job).get("measurements") or {}).get(METRIC)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -150,7 +150,7 @@ class BandwidthScreen(NvcreScreen):
     def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None) -> Text:
         labels = labels_of(wf)
         text = Text.assemble(("Workflow ", "bold"), wf["metadata"]["name"], "   ",
-                             f"{labels.get('nvcre.nvidia.com/category-domain')}/{labels.get('nvcre.nvidia.com/category-variant')}",
+                             f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}",
                              f" · {measurement.get('testType') or 'nccl'}   ",
                              (f"{len(rows)} jobs, {sum(r.finished for r in rows)} finished", ""))
         text.append(f"   threshold {METRIC}: {expression}" if expression else "   no threshold")

@@ -14,7 +14,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import annotations_of
+from nvcre_tui.engine.api.bodies import annotations_of, labels_of
 
 # -- ours: labels (selectable) -------------------------------------------------------------------------------
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -72,6 +72,14 @@ def group_nodes(obj: Mapping[str, Any]) -> list[str]:
     annotations = annotations_of(obj)
     text = annotations.get(ANNOTATION_GROUP_NODES) if isinstance(annotations, Mapping) else None
     return [name for name in text.split(",") if name] if isinstance(text, str) else []
+
+
+def job_label(job: Mapping[str, Any]) -> str:
+    """A Job as people name it: its node when its group is one node, else its group and how many nodes."""
+    nodes = group_nodes(job)
+    if len(nodes) == 1:
+        return nodes[0]
+    return f"{labels_of(job).get(LABEL_GROUP) or job['metadata']['name']} ({len(nodes)} nodes)"
 
 
 def group_nodes_value(names: Iterable[str]) -> str:

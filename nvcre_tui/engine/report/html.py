@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS, job_label
 from nvcre_tui.engine.report.readmodel import Joined
 
 Obj = dict[str, Any]
@@ -226,8 +226,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             run = by_run.get(f"{job['metadata']['name']}-run")
             if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
                 continue
-            nodes = group_nodes(job)
-            label = nodes[0] if len(nodes) == 1 else f"{labels_of(job).get(LABEL_GROUP, job['metadata']['name'])} ({len(nodes)} nodes)"
+            label = job_label(job)
             try:
                 result = parse_nccl(await logs.lines(run))
             except ParseError as error:

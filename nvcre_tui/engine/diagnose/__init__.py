@@ -4,7 +4,7 @@ Pure functions over data, no I/O, clock or randomness. A group test fails when i
 node fails that time, or when it spans a degraded link (a pair of cliques, or one clique's uplink). A run is a
 sequence of rounds; each round is one wave that can really run at once: no node in two tests, at most
 maxConcurrent tests. The engine launches exactly the wave planned. It imports only planning.grouping (the Group it
-plans) and the leaf modules.
+plans), parsers.measurements (the metric it weighs) and the leaf modules.
 
 Stages: screening (unlabelled nodes in chunks; each clique in even parts of at least minGroupSize as far as one wave
 goes: WAVE_CAP Jobs when maxConcurrent is unlimited, else the maxConcurrent Jobs the chunks and the inter test leave;
@@ -79,11 +79,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TypedDict
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
 from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [
@@ -155,7 +157,16 @@ def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mappi
     return _conclude(replace(recorded, plan=plan), ev)
 
 
-def node_record(state: DiagnoseState, node: str) -> dict[str, object]:
+class NodeRecord(TypedDict):
+    """A node's record: failed x of y tests, which (by group name), and the measured values."""
+
+    failed: int
+    tests: int
+    failedTests: list[str]
+    values: list[float]
+
+
+def node_record(state: DiagnoseState, node: str) -> NodeRecord:
     """A node's record: failed x of y tests, which, and the measured values."""
     tests = state.evidence(node)
     failed = [t for t in tests if t["passed"] is False]
@@ -163,7 +174,7 @@ def node_record(state: DiagnoseState, node: str) -> dict[str, object]:
             "values": [t["value"] for t in tests if "value" in t]}
 
 
-def measured(groups: Sequence[Mapping[str, object]], metric: str = "busBandwidthGBps") -> dict[str, float]:
+def measured(groups: Sequence[Mapping[str, object]], metric: str = BUS_BANDWIDTH) -> dict[str, float]:
     """Each finished group's measured value (Workflow group status -> record_round's `values`)."""
     values = {}
     for group in groups:
@@ -178,10 +189,10 @@ def verdict_message(state: DiagnoseState, node: str) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
     record = node_record(state, node)
     verdict = state.node_status[node]
-    values: list[float] = record["values"]  # type: ignore[assignment]
+    values = record["values"]
     shown = f"; measured {', '.join(f'{v:g}' for v in values)}" if values else ""
     return (f"diagnose: {verdict}, failed {record['failed']} of {record['tests']} tests "
-            f"({', '.join(record['failedTests'])}){shown}")  # type: ignore[arg-type]
+            f"({', '.join(record['failedTests'])}){shown}")
 
 
 def _number(value: object) -> float | None:
@@ -219,8 +230,8 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
     for node, verdict in sorted(status.items()):
         record = node_record(state, node)
         if verdict == "intermittent":
-            notes.append(Note(rnd, "intermittent", f"{node} failed {record['failed']} of {record['tests']} tests ({', '.join(record['failedTests'])})",  # type: ignore[arg-type]
-                              (node,), tests=tuple(record["failedTests"])))  # type: ignore[arg-type]
+            notes.append(Note(rnd, "intermittent", f"{node} failed {record['failed']} of {record['tests']} tests ({', '.join(record['failedTests'])})",
+                              (node,), tests=tuple(record["failedTests"])))
         elif verdict == "inconclusive":
             if node not in ev.by_node:
                 why = "never tested (the run stopped first)"
@@ -230,7 +241,7 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
                 why = "no healthy node left to confirm it against"
             else:
                 why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
-            notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))  # type: ignore[arg-type]
+            notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))
         elif verdict == "healthy" and ev.held_against(node):
             notes.append(Note(rnd, "outweighed", f"{node} failed {ev.held_against(node)} test(s) nothing explains, then passed "
                               f"{ev.passes[node]}: counted healthy", (node,)))

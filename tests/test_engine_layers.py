@@ -17,12 +17,12 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "parsers": LEAVES,
     "inputs": LEAVES,
     "store": {"names"},  # label-key syntax, one rule with api
-    "diagnose": LEAVES | {"planning"},  # the Group it plans
+    "diagnose": LEAVES | {"planning", "parsers.measurements"},  # the Group it plans, the metric it weighs
     "workloads": LEAVES | {"api", "planning"},
     "sim": LEAVES | {"api", "inputs", "store"},
     "controllers": LEAVES | {"api", "planning", "judging", "diagnose", "runners", "store"},
     "runners": LEAVES | {"api", "planning", "judging", "parsers", "workloads", "sim", "kube", "store", "controllers.conditions"},
-    "history": LEAVES | {"api", "report", "views", "store", "judging", "controllers.conditions", "controllers.iterations", "outfiles"},  # is the default place writable
+    "history": LEAVES | {"api", "report", "views", "store", "judging", "controllers.conditions", "controllers.iterations", "outfiles", "parsers.measurements"},  # is the default place writable
 }
 EXCEPTIONS = {("api/options.py", "judging.thresholds")}  # option validation checks threshold expressions (lazy import)
 

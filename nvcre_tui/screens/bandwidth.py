@@ -27,13 +27,13 @@ from nvcre_tui.engine.api.bodies import MeasurementSpec, job_status, job_templat
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, group_nodes, job_label
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
-METRIC = "busBandwidthGBps"
 FINISHED = ("Succeeded", "Failed")
 
 
@@ -62,7 +62,7 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         if len(iterations) > 1:
             label += f" #{labels.get(LABEL_ITERATION)}"
         run = snapshot.run_of(meta["name"])
-        value = (job_status(job).get("measurements") or {}).get(METRIC)
+        value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         rows.append(JobRow(meta["name"], label, float(value) if usable and value is not None else None, run,
                            run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1))
@@ -131,13 +131,13 @@ class BandwidthScreen(NvcreScreen):
             title.update(Text(f"{self.workflow_name}: not an nccl-tests category (parser {measurement.get('parser')}); no bandwidth to show"))
             return
         self._rows = rows = job_rows(snapshot, self.workflow_name)
-        expression = (template.get("thresholds") or {}).get(METRIC)
+        expression = (template.get("thresholds") or {}).get(BUS_BANDWIDTH)
         title.update(self._title(wf, measurement, rows, expression))
         values = {row.label: row.value for row in rows if row.value is not None}
         meets, threshold_note = self._threshold(expression)
         self._outliers = find_outliers(values, meets, threshold_note)
         per = "node" if rows and all(row.single_node for row in rows) else "group"
-        self.query_one("#bw-histogram-title", Static).update(f"{METRIC} per {per} ({len(values)} measured of {len(rows)} jobs)")
+        self.query_one("#bw-histogram-title", Static).update(f"{BUS_BANDWIDTH} per {per} ({len(values)} measured of {len(rows)} jobs)")
         self.query_one(BandwidthHistogram).set_values(values, self._outliers)
         self.query_one("#bw-outliers", Static).update(self._outlier_text(rows))
         self._fill_chooser(rows)
@@ -153,7 +153,7 @@ class BandwidthScreen(NvcreScreen):
                              f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}",
                              f" · {measurement.get('testType') or 'nccl'}   ",
                              (f"{len(rows)} jobs, {sum(r.finished for r in rows)} finished", ""))
-        text.append(f"   threshold {METRIC}: {expression}" if expression else "   no threshold")
+        text.append(f"   threshold {BUS_BANDWIDTH}: {expression}" if expression else "   no threshold")
         return text
 
     @staticmethod
@@ -162,7 +162,7 @@ class BandwidthScreen(NvcreScreen):
         if not expression:
             return None, ""
         try:
-            compiled = compile_threshold(METRIC, expression)
+            compiled = compile_threshold(BUS_BANDWIDTH, expression)
         except ThresholdError:
             return None, ""  # the engine reports a bad threshold on the Workflow; here only the spread counts
         return (lambda value: compiled.evaluate(value).passed), f"threshold {expression}"
@@ -175,7 +175,7 @@ class BandwidthScreen(NvcreScreen):
             text.append(f"  ✗ {outlier.label:<16} {outlier.value:8.1f} GB/s  {outlier.reason}\n")
         for row in rows:
             if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
-                text.append(f"  ✗ {row.label:<16} {'—':>8} GB/s  no {METRIC} measured\n")
+                text.append(f"  ✗ {row.label:<16} {'—':>8} GB/s  no {BUS_BANDWIDTH} measured\n")
         if text.plain.count("\n") == 1:
             text.append("  none\n")
         return text

@@ -28,6 +28,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
@@ -172,7 +173,7 @@ class DrilldownScreen(NvcreScreen):
         return text
 
     def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj) -> None:
-        busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
+        busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})

@@ -21,6 +21,7 @@ from nvcre_tui.engine.judging.thresholds import (
     threshold_problems,
     violations,
 )
+from nvcre_tui.engine.parsers.measurements import shown_unit
 
 BUS = "busBandwidthGBps"
 
@@ -246,3 +247,7 @@ def test_any_text_compiles_or_is_refused_cleanly(expression: str, measured: floa
     evidence = compiled.evaluate(measured)
     assert evidence.reason in {"ThresholdMet", "ThresholdViolated", "InvalidThresholdExpression", "MeasurementUnavailable"}
     assert evidence.passed == (evidence.reason == "ThresholdMet")
+
+
+def test_a_measurement_is_shown_with_its_unit_and_a_ratio_without_one() -> None:
+    assert [shown_unit(key) for key in ("busBandwidthGBps", "avgTFLOPsPerGPU", "goodputRatio", "notAMetric")] == ["GB/s", "TFLOPS", "", ""]

@@ -3,7 +3,7 @@
 Ours (`nvcre.nvidia.com/...`) tie the objects of one certification together; the rest belong to other
 projects (Kubernetes, the GPU Operator's feature discovery, Kubeflow Trainer, KAI, NVSentinel) and are
 only read, or set on the pods we create as those projects document. Metric keys live with their units
-in thresholds.METRICS. Node states, their glyphs and their two orders are here too (plain data, no Textual:
+in parsers.measurements. Node states, their glyphs and their two orders are here too (plain data, no Textual:
 the console colours them through `$verdict-<state>` theme variables).
 """
 

@@ -6,28 +6,30 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nvcre_tui.engine.parsers.measurements import shown_unit
+
 # A lower bound ("value >= 900", "value > 900") or an upper bound ("value <= 5"); other expressions are not judged.
 _BOUND = re.compile(r"^\s*value\s*(>=|>|<=|<)\s*(-?[0-9]+(?:\.[0-9]+)?)\s*$")
 FAR = 0.10  # "far": the best measured value misses the threshold by more than this share of it
-UNITS = {"busBandwidthGBps": "GB/s", "algBandwidthGBps": "GB/s"}
 
 
 def out_of_reach(metric: str, expression: str | None, values: Sequence[float], every_test_failed: bool) -> str | None:
     """When every test failed and even the best measured value is far from the threshold, say so: the threshold is
     wrong for this fleet, not the nodes."""
-    match = _BOUND.match(expression or "")
+    shown = (expression or "").strip()
+    match = _BOUND.match(shown)
     if not match or not values or not every_test_failed:
         return None
     op, limit = match.group(1), float(match.group(2))
-    unit = UNITS.get(metric, "")
+    unit = shown_unit(metric)
     if op.startswith(">"):
         best = max(values)
         if best < limit * (1 - FAR):
-            return f"threshold {expression.strip()} is above anything measured on this fleet: best {best:.2f} {unit}".rstrip()  # type: ignore[union-attr]
+            return f"threshold {shown} is above anything measured on this fleet: best {best:.2f} {unit}".rstrip()
     else:
         best = min(values)
         if best > limit * (1 + FAR):
-            return f"threshold {expression.strip()} is below anything measured on this fleet: best {best:.2f} {unit}".rstrip()  # type: ignore[union-attr]
+            return f"threshold {shown} is below anything measured on this fleet: best {best:.2f} {unit}".rstrip()
     return None
 
 

@@ -6,7 +6,7 @@ measurements and evidence, each node's software baseline) into `history.db`; `Hi
 NVSentinel's view of a node beside ours. Nothing here writes a cluster object.
 
 May import api, report, views (the console read model it archives from), store, controllers.conditions,
-outfiles (whether the default place can be written) and the leaves.
+outfiles (whether the default place can be written), parsers.measurements (metric names) and the leaves.
 """
 
 from nvcre_tui.engine.history.archive import Archiver, attach_archiver

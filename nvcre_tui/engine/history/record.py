@@ -19,6 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.views import Snapshot, node_states
 
@@ -40,7 +41,7 @@ class NodeResult:
 
     @property
     def bus_bw(self) -> float | None:
-        value = self.measurements.get("busBandwidthGBps")
+        value = self.measurements.get(BUS_BANDWIDTH)
         return float(value) if isinstance(value, int | float) else None
 
 

@@ -20,32 +20,10 @@ import celpy
 import celpy.celtypes as ct
 
 from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, one_line, require_bool, run_program
+from nvcre_tui.engine.parsers.measurements import METRICS, Metric
 
 VALUE_VARIABLE = "value"
 
-
-@dataclass(frozen=True)
-class Metric:
-    """A measurement a threshold may refer to."""
-
-    key: str
-    unit: str
-    description: str
-    higher_is_better: bool
-
-
-METRICS: dict[str, Metric] = {
-    m.key: m
-    for m in (
-        Metric("busBandwidthGBps", "GB/s", "maximum NCCL bus bandwidth across message sizes", True),
-        Metric("algBandwidthGBps", "GB/s", "maximum NCCL algorithm bandwidth across message sizes", True),
-        Metric("goodputRatio", "0..1", "share of wall time spent on useful training steps", True),
-        Metric("avgTFLOPsPerGPU", "TFLOPS", "average achieved TFLOPS per GPU", True),
-        Metric("avgStepTimeSec", "s", "average training step time", False),
-        Metric("diagTestsRun", "tests", "DCGM diagnostic tests that ran on at least one GPU", True),
-        Metric("diagTestsSkipped", "tests", "DCGM diagnostic tests skipped or not run on every GPU", False),
-    )
-}
 
 # Probe values for the compile-time bool check: zero, one, and a value above typical bandwidth limits.
 _VALUE_PROBES: tuple[float, ...] = (0.0, 1.0, 1000.5)

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nvcre_tui.engine.parsers.base import Failure
+from nvcre_tui.engine.parsers.measurements import DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED
 
 TEST_FAILED = "DcgmTestFailed"
 RUNTIME_ERROR = "DcgmRuntimeError"
@@ -123,7 +124,7 @@ class DcgmResult:
         `value == 0`) or the report can tell "passed" from "passed, 7 of 8 tests skipped"."""
         names = dict.fromkeys(test.name for test in self.tests)
         skipped = len(self.skipped_tests)
-        return {"diagTestsRun": float(len(names) - skipped), "diagTestsSkipped": float(skipped)}
+        return {DIAG_TESTS_RUN: float(len(names) - skipped), DIAG_TESTS_SKIPPED: float(skipped)}
 
     def notes(self) -> tuple[str, ...]:
         """The marked verdict of a pass with skipped tests, naming them (nothing for a clean pass or a failure)."""

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.parsers.base import NO_DATA, Failure, ParseError
+from nvcre_tui.engine.parsers.measurements import ALG_BANDWIDTH, BUS_BANDWIDTH
 
 DATA_CORRUPTION = "DataCorruption"
 
@@ -146,7 +147,7 @@ class NcclResult:
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""
-        return {"busBandwidthGBps": self.bus_bandwidth_gbps, "algBandwidthGBps": self.alg_bandwidth_gbps}
+        return {BUS_BANDWIDTH: self.bus_bandwidth_gbps, ALG_BANDWIDTH: self.alg_bandwidth_gbps}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""

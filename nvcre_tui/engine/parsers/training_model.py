@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.parsers.base import Failure, iso
+from nvcre_tui.engine.parsers.measurements import GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,11 @@ class TrainingResult:
         """Threshold metrics this log yields (only those it could measure)."""
         values: dict[str, float] = {}
         if self.goodput is not None:
-            values["goodputRatio"] = self.goodput.ratio
+            values[GOODPUT] = self.goodput.ratio
         if self.avg_tflops_per_gpu is not None:
-            values["avgTFLOPsPerGPU"] = self.avg_tflops_per_gpu
+            values[TFLOPS_PER_GPU] = self.avg_tflops_per_gpu
         if self.avg_step_time_sec is not None:
-            values["avgStepTimeSec"] = self.avg_step_time_sec
+            values[STEP_TIME] = self.avg_step_time_sec
         return values
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,6 +19,9 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.parsers.measurements import (
+    ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
+)
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 
@@ -37,7 +40,7 @@ def _low(threshold: str | None, busbw: float | None) -> bool | None:
     if not threshold:
         return None
     try:
-        return not compile_threshold("busBandwidthGBps", threshold).evaluate(busbw).passed
+        return not compile_threshold(BUS_BANDWIDTH, threshold).evaluate(busbw).passed
     except ThresholdError:
         return None
 
@@ -58,7 +61,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
         })
         for group in groups:
             job = category.job_of(group) or {}
-            busbw = (group.get("measurements") or {}).get("busBandwidthGBps")
+            busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
             label = f"{group['name']} (iter {record.number})" if len(recorded) > 1 else group["name"]
             failed = group.get("phase") == "Failed"
             if busbw is not None or failed:
@@ -90,22 +93,22 @@ def _cliques(category: CategoryView) -> list[Obj]:
         return []
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
-         "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get("busBandwidthGBps")}
+         "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
         for g in latest if g.get("domains")
     ]
 
 
 def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
-    values = [j["status"]["measurements"] for j in jobs if job_status(j).get("measurements", {}).get("busBandwidthGBps") is not None]
+    values = [j["status"]["measurements"] for j in jobs if job_status(j).get("measurements", {}).get(BUS_BANDWIDTH) is not None]
     if not values:
         return None
-    bus = [v["busBandwidthGBps"] for v in values]
-    alg = [v.get("algBandwidthGBps") for v in values if v.get("algBandwidthGBps") is not None]
+    bus = [v[BUS_BANDWIDTH] for v in values]
+    alg = [v.get(ALG_BANDWIDTH) for v in values if v.get(ALG_BANDWIDTH) is not None]
     return {"busBW": round(sum(bus) / len(bus), 2), "minBusBW": min(bus), "maxBusBW": max(bus), "algBW": round(sum(alg) / len(alg), 2) if alg else None, "samples": len(bus)}
 
 
 def _training(jobs: Sequence[Obj]) -> Obj | None:
-    keys = ("goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec")
+    keys = (GOODPUT, TFLOPS_PER_GPU, STEP_TIME)
     values = [j["status"]["measurements"] for j in jobs if any(k in (job_status(j).get("measurements") or {}) for k in keys)]
     if not values:
         return None
@@ -119,16 +122,16 @@ def _passed(job: Obj) -> bool:
 
 def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
     """DCGM runs: how many nodes ran the suite, and every pass that skipped tests (not a clean pass)."""
-    ran = [j for j in jobs if "diagTestsRun" in (job_status(j).get("measurements") or {})]
+    ran = [j for j in jobs if DIAG_TESTS_RUN in (job_status(j).get("measurements") or {})]
     if not ran:
         return None
     marked = []
     for job in sorted(ran, key=lambda j: j["metadata"]["name"]):
         status = job_status(job)
         values = status["measurements"]
-        skipped = int(values.get("diagTestsSkipped") or 0)
+        skipped = int(values.get(DIAG_TESTS_SKIPPED) or 0)
         if skipped and _passed(job):
-            total = skipped + int(values["diagTestsRun"])
+            total = skipped + int(values[DIAG_TESTS_RUN])
             completed = cond.find(status.get("conditions"), "Succeeded") or {}
             marked.append({"nodes": group_nodes(job), "skipped": skipped, "tests": total,
                            "verdict": f"passed, {skipped} of {total} tests skipped", "message": completed.get("message", "")})
@@ -160,7 +163,7 @@ def category_report(category: CategoryView) -> Obj:
     orch = category.orchestration
     spec = workflow_spec(workflow)
     thresholds = (spec["jobTemplate"]["spec"].get("thresholds")) or {}
-    bandwidth, failed_groups, iterations = _group_rows(category, thresholds.get("busBandwidthGBps"))
+    bandwidth, failed_groups, iterations = _group_rows(category, thresholds.get(BUS_BANDWIDTH))
     row.update({
         "runtimeSeconds": _seconds_between(wf_status.get("startTime"), wf_status.get("completionTime")),
         "testScale": spec["orchestration"].get("testScale"), "nodesPerJob": orch.get("nodesPerJob"), "jobs": len(jobs),
@@ -179,7 +182,7 @@ def category_report(category: CategoryView) -> Obj:
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
     tested = [g for g in bandwidth if g["busBW"] is not None]
-    reach = out_of_reach("busBandwidthGBps", thresholds.get("busBandwidthGBps"), [g["busBW"] for g in tested],
+    reach = out_of_reach(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH), [g["busBW"] for g in tested],
                          bool(tested) and len(failed_groups) == len(bandwidth) and all(g["failed"] for g in bandwidth))
     if reach:
         row["thresholdOutOfReach"] = reach

@@ -6,6 +6,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.parsers.measurements import GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
@@ -88,12 +89,12 @@ def _category_rows(category: Obj) -> list[str]:
         rows += _diagnose_rows(category["diagnose"])
     training = category.get("training")
     if training:
-        if "goodputRatio" in training:
-            rows.append(_field("Goodput", f"{training['goodputRatio']:.2f} ({training['goodputRatio'] * 100:.0f}%)"))
-        if "avgTFLOPsPerGPU" in training:
-            rows.append(_field("TFLOPs/GPU", f"{training['avgTFLOPsPerGPU']:.1f}"))
-        if "avgStepTimeSec" in training:
-            rows.append(_field("Step Time", f"{training['avgStepTimeSec']:.2f}s"))
+        if GOODPUT in training:
+            rows.append(_field("Goodput", f"{training[GOODPUT]:.2f} ({training[GOODPUT] * 100:.0f}%)"))
+        if TFLOPS_PER_GPU in training:
+            rows.append(_field("TFLOPs/GPU", f"{training[TFLOPS_PER_GPU]:.1f}"))
+        if STEP_TIME in training:
+            rows.append(_field("Step Time", f"{training[STEP_TIME]:.2f}s"))
     diagnostics = category.get("diagnostics")
     if diagnostics:
         marked = diagnostics["passedWithSkippedTests"]

@@ -1,0 +1,52 @@
+"""The measurements parsers report: each metric's key, unit and direction, written here once.
+
+A threshold may name only these keys (judging.thresholds); the report, the diagnosis and the console read them
+by these names, and show them with these units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BUS_BANDWIDTH = "busBandwidthGBps"
+ALG_BANDWIDTH = "algBandwidthGBps"
+GOODPUT = "goodputRatio"
+TFLOPS_PER_GPU = "avgTFLOPsPerGPU"
+STEP_TIME = "avgStepTimeSec"
+DIAG_TESTS_RUN = "diagTestsRun"
+DIAG_TESTS_SKIPPED = "diagTestsSkipped"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measurement a threshold may refer to."""
+
+    key: str
+    unit: str
+    description: str
+    higher_is_better: bool
+
+    @property
+    def shown_unit(self) -> str:
+        """The unit written beside a value: none for a ratio."""
+        return "" if self.unit == "0..1" else self.unit
+
+
+METRICS: dict[str, Metric] = {
+    m.key: m
+    for m in (
+        Metric(BUS_BANDWIDTH, "GB/s", "maximum NCCL bus bandwidth across message sizes", True),
+        Metric(ALG_BANDWIDTH, "GB/s", "maximum NCCL algorithm bandwidth across message sizes", True),
+        Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True),
+        Metric(TFLOPS_PER_GPU, "TFLOPS", "average achieved TFLOPS per GPU", True),
+        Metric(STEP_TIME, "s", "average training step time", False),
+        Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True),
+        Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False),
+    )
+}
+
+
+def shown_unit(key: str) -> str:
+    """The unit written beside a measurement of `key` (none for a key not in METRICS)."""
+    metric = METRICS.get(key)
+    return metric.shown_unit if metric is not None else ""

@@ -8,7 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
@@ -40,12 +40,13 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("type", None, _given)  # every option and argument without a type of its own
 
-    def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    # [Any]: the subparsers' class is the caller's parser_class (the base class's overloads decide it from that argument)
+    def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction[Any]:
         commands = super().add_subparsers(**kwargs)
         commands.type = str  # argparse passes the command's whole argv through it: the command's parser checks its values
         return commands
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
 
 

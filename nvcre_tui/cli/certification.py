@@ -17,7 +17,7 @@ from nvcre_tui.engine.planning.render import RenderedCategory, render_certificat
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario, load_scenario
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `certification` command group."""
     parser = groups.add_parser("certification", aliases=["cert"], help="list catalog categories, render, run and report certifications")
     commands = parser.add_subparsers(title="certification commands", metavar="COMMAND", required=True)

@@ -20,7 +20,7 @@ def add_console_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--theme", help="nvcre-dark (default), nvcre-light or nvcre-high-contrast")
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `wall`."""
     wall = groups.add_parser("wall", help="full-screen read-only wall display (rotation, big counters, map, failures)")
     add_console_arguments(wall)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.metrics import EngineMetrics
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `controller`."""
     parser = groups.add_parser(
         "controller", help="run the engine headless (in-cluster Deployment), with Prometheus metrics",

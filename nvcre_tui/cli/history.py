@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `history` command group."""
     parser = groups.add_parser("history", help="node results across finished certifications: trends, repeat offenders, stale nodes")
     commands = parser.add_subparsers(title="history commands", metavar="COMMAND", required=True)

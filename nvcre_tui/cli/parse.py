@@ -25,7 +25,7 @@ EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `parse` command."""
     parser = groups.add_parser(
         "parse",

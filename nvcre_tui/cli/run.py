@@ -52,7 +52,7 @@ NODES_WAIT_SECONDS = 10.0
 RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `run` and `report` to the certification group."""
     run = commands.add_parser("run", help="create a certification (and with --wait, follow it to its report)")
     run.add_argument("--cert-file", required=True, metavar="F", help="Certification YAML")
@@ -262,8 +262,8 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     limit = timeout if timeout is not None else _default_timeout(rendered)
     started = session.clock.now()
     with stop_on_interrupt() as stop:
-        if simulated:
-            finished = await _follow_simulated(session, name, namespace, limit, console, stop)  # type: ignore[arg-type]
+        if isinstance(session, SimSession):
+            finished = await _follow_simulated(session, name, namespace, limit, console, stop)
         elif session.engine is not None and isinstance(session.clock, ManualClock):
             finished = await _follow(session, name, namespace, limit, console, stop)
         else:
@@ -312,10 +312,12 @@ def _refuse_damaged_rows(session: Any) -> None:
     from nvcre_tui.engine.store.sqlite import SqliteStore
 
     database = getattr(session, "database", None)
-    rows = database.damaged_rows if isinstance(database, SqliteStore) else []
+    if not isinstance(database, SqliteStore):
+        return
+    rows = database.damaged_rows
     if rows:
         more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
-        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))  # type: ignore[union-attr]
+        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))
 
 
 def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:

@@ -101,11 +101,12 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
 
     target = await load_kube_target(args)
     sim_runner = bool(getattr(args, "sim_runner", False))
-    scenario = scenario_of(args) if sim_runner else None
+    scenario: Scenario | None = None
     clock: Clock | None = None
     if sim_runner:  # simulated time on a real server: as fast as the engine can (--wait), or at the scenario's speed
+        scenario = scenario_of(args)
         now = datetime.now(UTC).replace(microsecond=0)
-        clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)  # type: ignore[union-attr]
+        clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
                                   install_namespace=install, role=role, history=history, archive_writes=archive_writes)

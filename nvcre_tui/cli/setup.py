@@ -33,7 +33,7 @@ USER_AGENT = "nvcre-setup"
 NAMESPACE_HELP = "install namespace (default: nvcre-system)"
 
 
-def register(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `setup` command group."""
     parser = groups.add_parser("setup", help="install nvcre on a cluster, check it, remove it")
     commands = parser.add_subparsers(title="setup commands", metavar="COMMAND", required=True)

@@ -55,8 +55,9 @@ def format_time(dt: datetime) -> str:
     return _require_aware(dt, "format_time").strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(text: str) -> datetime:
-    """Parse an RFC 3339 timestamp (`Z` or an offset, optional fraction) into an aware UTC datetime."""
+def parse_time(text: object) -> datetime:
+    """Parse an RFC 3339 timestamp (`Z` or an offset, optional fraction) into an aware UTC datetime; anything
+    else (not a string, no timezone) is a ValueError."""
     if not isinstance(text, str):
         raise ValueError(f"parse_time: expected an RFC 3339 string like 2026-11-29T10:00:00Z, got {text!r}")
     try:

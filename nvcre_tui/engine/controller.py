@@ -93,8 +93,8 @@ class ControllerLoop:
         try:
             done, _ = await asyncio.wait(tasks[:2], return_when=asyncio.FIRST_COMPLETED)
             engine = tasks[1]
-            if engine in done and engine.exception() is not None:
-                raise engine.exception()  # type: ignore[misc]
+            if engine in done and (failure := engine.exception()) is not None:
+                raise failure
             self.log("lost the engine lease: stopping the engine" if lost.is_set() else "engine stopped")
             return LOST_LEASE_EXIT if lost.is_set() else 0
         finally:

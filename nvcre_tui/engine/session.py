@@ -100,6 +100,26 @@ class RunnerLogs:
         return await self.runner.logs(run)
 
 
+async def _acquire(database: SqliteStore, role: str, seconds: float) -> tuple[LocalLease, bool]:
+    """The engine Lease of a store file, and whether this process took it (False too when the store failed)."""
+    lease = LocalLease(database, SystemClock(), LEASE_NAMESPACE, local_identity(role), seconds)
+    try:
+        return lease, await lease.try_acquire()
+    except StoreError:
+        return lease, False
+
+
+def _players(database: SqliteStore | MemoryStore, cache: WatchCache, clock: Clock, scenario: Scenario, catalog: Catalog, *,
+             engine: bool) -> tuple[SimulatedFleet, SimulatedRunner, LogSource, Engine | None]:
+    """The simulated fleet and runner (writing only with an engine: a viewer's regenerate logs), their log source,
+    and the engine when `engine`."""
+    # The engine and the simulated fleet see their own writes in the cache at once.
+    writer: ResourceStore = WriteThroughStore(database, cache) if engine else ReadOnlyStore(database)
+    fleet = SimulatedFleet(writer, clock, scenario)
+    runner = SimulatedRunner(writer, clock, scenario, fleet)
+    return fleet, runner, RunnerLogs(runner), Engine(writer, clock, catalog, runner, cache=cache) if engine else None
+
+
 @dataclass
 class SimSession:
     """Everything one process needs to run certifications on the simulated fleet (or watch them)."""
@@ -166,12 +186,16 @@ class SimSession:
             cache = engine_cache(database)
             writable = not readonly
             store: ResourceStore = database if writable else ReadOnlyStore(database)
-            session = cls(scenario, clock, store, database, None, None, None, catalog or default_catalog(), cache,  # type: ignore[arg-type]
-                          None, path, readonly=readonly, resume=ClockRecord(target, wall),  # type: ignore[arg-type]
-                          behind=0.0 if live else (target - base).total_seconds())
+            catalog = catalog or default_catalog()
             shared = isinstance(database, SqliteStore)
-            holds = writable and want_engine and (not shared or await session._acquire(role, lease_seconds))
-            await session._play(engine=holds)
+            lease: LocalLease | None = None
+            holds = writable and want_engine
+            if holds and isinstance(database, SqliteStore):
+                lease, holds = await _acquire(database, role, lease_seconds)
+            fleet, runner, logs, engine = _players(database, cache, clock, scenario, catalog, engine=holds)
+            session = cls(scenario, clock, store, database, fleet, runner, engine, catalog, cache, logs, path,
+                          readonly=readonly, lease=lease, resume=ClockRecord(target, wall),
+                          behind=0.0 if live else (target - base).total_seconds())
             if holds:
                 await session.fleet.ensure_nodes()
             elif not shared:  # a read-only view of a cluster in memory: its fleet is filled in there only
@@ -193,31 +217,18 @@ class SimSession:
 
     # ----- the engine and the lease ----------------------------------------------------------------------
 
-    async def _acquire(self, role: str, seconds: float) -> bool:
-        assert isinstance(self.database, SqliteStore)
-        lease = LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, local_identity(role), seconds)
-        self.lease = lease
-        try:
-            return await lease.try_acquire()
-        except StoreError:
-            return False
-
     async def _viewer_reason(self) -> str:
         """`viewer: engine held by <identity> (renewed 2s ago)`, or that nobody holds the Lease."""
-        probe = self.lease or LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, "probe")  # type: ignore[arg-type]
+        probe = self.lease or LocalLease(self.database, SystemClock(), LEASE_NAMESPACE, "probe")
         holder = None
         with contextlib.suppress(StoreError):
             holder = await probe.holder()
         return f"viewer: {describe_holder(holder, datetime.now(UTC))}"
 
     async def _play(self, *, engine: bool) -> None:
-        """The simulated fleet and runner (writing only with an engine: a viewer's regenerate logs) and the engine."""
-        # The engine and the simulated fleet see their own writes in the cache at once.
-        writer: ResourceStore = WriteThroughStore(self.database, self.cache) if engine else ReadOnlyStore(self.database)
-        self.fleet = SimulatedFleet(writer, self.clock, self.scenario)
-        self.runner = SimulatedRunner(writer, self.clock, self.scenario, self.fleet)
-        self.logs = RunnerLogs(self.runner)
-        self.engine = Engine(writer, self.clock, self.catalog, self.runner, cache=self.cache) if engine else None
+        """A new simulated fleet, runner and log source, and the engine when `engine` (see _players)."""
+        self.fleet, self.runner, self.logs, self.engine = _players(self.database, self.cache, self.clock, self.scenario,
+                                                                   self.catalog, engine=engine)
 
     def _keep_lease(self) -> None:
         """Renew the Lease (stop reconciling at once if it is lost) and record the clock, in the background."""

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.clock import Clock, format_time, parse_time
+from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario
@@ -214,6 +214,6 @@ def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legac
         return
     if not path.is_file():
         raise InputError(f"{path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
-    opened = _open_database(path, scenario, None, readonly=True, one_shot=True)  # type: ignore[arg-type]
+    opened = _open_database(path, scenario, SystemClock(), readonly=True, one_shot=True)  # a look that writes nothing: no clock asked
     assert opened.store is not None
     opened.store._tables.db.close()

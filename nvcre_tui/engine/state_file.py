@@ -42,7 +42,7 @@ class _Damage(ValueError):
 def check_time(data: Mapping[str, Any], key: str, *, past: bool = False) -> datetime:
     """A time of a state, in years 2000..8999 (and, with `past`, not in the future); ValueError `key: what`."""
     try:
-        moment = parse_time(data.get(key))  # type: ignore[arg-type]
+        moment = parse_time(data.get(key))
     except ValueError:
         raise _Damage(key, f"must be an RFC 3339 time such as 2026-01-01T00:00:00Z, got {_short(data.get(key))}") from None
     if not _EARLIEST <= moment < _LATEST:

@@ -178,7 +178,7 @@ class NodeScreen(NvcreScreen):
                 text.append(f"{failure['reason']}: {failure.get('message', '')}\n", style="bold")
                 evidence_text(text, failure.get("evidence"))
             if not row["failures"]:
-                evidence_text(text, row["evidence"])  # type: ignore[arg-type]
+                evidence_text(text, row["evidence"])
         self.query_one("#evidence", Static).update(text or Text("no failures for this node in this job"))
 
     def action_logs(self) -> None:

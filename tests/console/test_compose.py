@@ -261,7 +261,7 @@ class TestLoadAndSave:
             await type_into(pilot, app.screen.query_one("#path", Input), str(tmp_path / "missing.yaml"))
             await pilot.press("enter")
             await pilot.pause()
-            assert f"{tmp_path / 'missing.yaml'}: no such file" in shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            assert f"{tmp_path / 'missing.yaml'}: no such file" in shown(app.screen, "#path-error")
             await type_into(pilot, app.screen.query_one("#path", Input), str(source))
             await pilot.press("enter")
             await pilot.pause()
@@ -298,7 +298,7 @@ class TestLoadAndSave:
             await type_into(pilot, app.screen.query_one("#path", Input), str(bad))
             await pilot.press("enter")
             await pilot.pause()
-            error = shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            error = shown(app.screen, "#path-error")
             assert f"{bad}: metadata.name: must be a lowercase DNS name" in error
             assert f"{bad}: spec.categories[0].options.testScale: must be one of" in error
             await pilot.press("escape")
@@ -347,7 +347,7 @@ class TestSaveOverAnExistingFile:
             await pilot.press("f2")
             await pilot.pause()
             await self._answer_path(pilot, app, tmp_path)
-            assert f"{tmp_path}: is a directory, not a file" in shown(app.screen, "#path-error")  # type: ignore[arg-type]
+            assert f"{tmp_path}: is a directory, not a file" in shown(app.screen, "#path-error")
             await self._answer_path(pilot, app, tmp_path / "new" / "cert.yaml")  # the modal stays open for another try
             assert app.screen is screen
         assert "burn-in-r1" in (tmp_path / "new" / "cert.yaml").read_text()

@@ -89,7 +89,7 @@ async def _running_app() -> tuple[NvcreApp, BoundedSource]:
     assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=70)  # the job's run is Running
     source = BoundedSource()
-    session.logs = source  # type: ignore[assignment]
+    session.logs = source
     return NvcreApp(session=session, live=False), source
 
 

@@ -72,7 +72,7 @@ async def test_every_binding_and_command_writes_nothing(finished_intra_node: Pat
         assert not app.policy.allows("compose") and not app.policy.allows("submit")
         assert app.screen.check_action("compose", ()) is False
         assert not await app.submit(certification_body(INTRA_NODE.replace("burn-in", "sneaky")))
-        assert app.store.refused_writes == 1  # type: ignore[attr-defined]
+        assert app.store.refused_writes == 1
         assert session.database.resource_version == version
 
 

@@ -29,6 +29,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nvcre_tui.engine.api.base import DNS_LABEL
+from nvcre_tui.engine.api.bodies import GroupStatus
 from nvcre_tui.engine.api.resources import DiagnoseStatus
 from nvcre_tui.engine.diagnose import (
     DiagnoseError, DiagnoseState, evidence, follow_up, node_record, plan_round, planner, readable, record_round, round_cap, screening_groups, start,
@@ -298,8 +299,8 @@ def test_a_run_within_domains_never_crosses_them(case: tuple[tuple[dict[str, lis
     (domains, m, mc), faulty, _ = case
     if "" in domains:
         domains = {"d0": domains[""]}
-    groups = [{"name": f"group-{i}", "nodes": nodes, "domains": [d], "phase": "Failed" if faulty & set(nodes) else "Succeeded"}
-              for i, (d, nodes) in enumerate(sorted(domains.items()))]
+    groups: list[GroupStatus] = [{"name": f"group-{i}", "nodes": nodes, "domains": [d], "phase": "Failed" if faulty & set(nodes) else "Succeeded"}
+                                 for i, (d, nodes) in enumerate(sorted(domains.items()))]
     first = start(domains, m, mc, within_domains=True) if from_start else follow_up(groups, m, mc, within_domains=True)
     if not faulty and not from_start:
         assert first is None

@@ -60,7 +60,7 @@ async def certify(nodes: list[str], options: str, refuse: Callable[[Obj], Obj | 
     session = await SimSession.open(default_scenario(), None, history=None)
     assert session.engine is not None
     runner = RefusingRunner(session.runner, refuse)
-    engine = Engine(session.engine.store, session.clock, default_catalog(), runner, cache=session.cache)  # type: ignore[arg-type]
+    engine = Engine(session.engine.store, session.clock, default_catalog(), runner, cache=session.cache)
     cert = certification_from_text("c", CERT.replace("NODES", ", ".join(nodes)).replace("OPTIONS", options), default_catalog()).to_wire()
     cert.pop("status", None)
     await session.store.create(CERTIFICATION, cert)
@@ -164,7 +164,7 @@ class StuckStarting:
 async def test_pods_placed_but_still_starting_get_timeout_per_job_not_the_stall_grace_and_blame_no_node() -> None:
     session = await SimSession.open(default_scenario(), None, history=None)
     assert session.engine is not None
-    engine = Engine(session.engine.store, session.clock, default_catalog(), StuckStarting(session.runner), cache=session.cache)  # type: ignore[arg-type]
+    engine = Engine(session.engine.store, session.clock, default_catalog(), StuckStarting(session.runner), cache=session.cache)
     cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{timeoutPerJob: 40m}"),
                                    default_catalog()).to_wire()
     cert.pop("status", None)

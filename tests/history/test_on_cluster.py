@@ -67,6 +67,6 @@ async def test_a_cluster_without_the_validationrequest_crd_has_no_nvsentinel(tmp
         try:
             assert session.validation_requests is None
             await certify(session, "plain")
-            assert [c["name"] for c in session.history.certifications()] == ["plain"]  # type: ignore[union-attr]
+            assert [c["name"] for c in session.history.certifications()] == ["plain"]
         finally:
             await session.close()

@@ -144,7 +144,7 @@ def test_line_iterables_behave_like_text(lines: list[str], kind: str) -> None:
 def test_bytes_instead_of_text_is_a_parse_error() -> None:
     for kind in PARSERS:
         try:
-            PARSERS[kind]([b"not text\n"])  # type: ignore[list-item]
+            PARSERS[kind]([b"not text\n"])
         except ParseError as error:
             assert error.reason == "WrongFormat"
         else:

@@ -301,12 +301,12 @@ def no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("no_animations")
-def test_snapshot_1024_nodes_200x50(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_1024_nodes_200x50(snap_compare) -> None:
     assert snap_compare(MapApp(fleet(racks=32, per_rack=32)), terminal_size=(200, 50))
 
 
 @pytest.mark.usefixtures("no_animations")
-def test_snapshot_small_map_with_legend_120x40(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_small_map_with_legend_120x40(snap_compare) -> None:
     async def move(pilot: Pilot[None]) -> None:
         pilot.app.query_one(RackMap).focus()
         await pilot.press("right", "right")

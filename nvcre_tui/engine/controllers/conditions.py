@@ -43,10 +43,10 @@ def _set(conditions: list[Obj], type_: str, status: str, reason: str, message: s
     current = find(conditions, type_)
     if current and current.get("status") == status and current.get("reason") == reason and current.get("message") == message:
         return conditions
-    changed_status = current is None or current.get("status") != status
     updated = {
         "type": type_, "status": status, "reason": reason, "message": message,
-        "lastTransitionTime": now if changed_status else current.get("lastTransitionTime", now),  # type: ignore[union-attr]
+        # a new transition when the status changed; else the time it last did
+        "lastTransitionTime": now if current is None or current.get("status") != status else current.get("lastTransitionTime", now),
     }
     return [c for c in conditions if c.get("type") != type_] + [updated]
 

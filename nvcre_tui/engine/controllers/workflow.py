@@ -90,8 +90,9 @@ def _job_message(job: Obj) -> str:
 
 def _job_reason(job: Obj) -> str:
     for type_ in ("HardwareFailed", "ValidationFailed"):
-        if cond.is_true(job, type_):
-            return cond.find(job["status"]["conditions"], type_)["reason"]  # type: ignore[index]
+        found = cond.find(job_status(job).get("conditions"), type_)
+        if found is not None and found.get("status") == "True":
+            return str(found.get("reason") or "")
     return (cond.find(job_status(job).get("conditions"), cond.phase(job) or "") or {}).get("reason", "")
 
 

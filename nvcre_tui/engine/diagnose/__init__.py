@@ -79,7 +79,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
@@ -102,27 +102,38 @@ def start(domains: Mapping[str, Sequence[str]], min_group_size: int, max_concurr
     if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 0:
         raise DiagnoseError(f"diagnose: maxConcurrent must be an integer >= 0, got {max_concurrent!r}")
     cleaned = _check_domains(domains)
-    status = tuple(sorted((node, "untested") for _, nodes in cleaned for node in nodes))
-    state = DiagnoseState(min_group_size, max_concurrent, cleaned, 0, status, (), within_domains=within_domains)  # type: ignore[arg-type]
+    status: tuple[tuple[str, NodeStatus], ...] = tuple(sorted((node, "untested") for _, nodes in cleaned for node in nodes))
+    state = DiagnoseState(min_group_size, max_concurrent, cleaned, 0, status, (), within_domains=within_domains)
     return replace(state, plan=Planner(state, Evidence(state)).plan())
 
 
-def follow_up(groups: Sequence[Mapping[str, object]], min_group_size: int, max_concurrent: int = 0,
+class GroupResult(TypedDict, total=False):
+    """What follow_up reads of a finished group: a Workflow's status.orchestration.groups entry. The fields of
+    api.bodies.GroupStatus, with the same types, so that view is one of these (this layer does not import api)."""
+
+    name: str
+    nodes: list[str]
+    domains: list[str]
+    phase: Literal["Pending", "Running", "Succeeded", "Failed"]  # api.resources.Phase
+    measurements: dict[str, float]
+
+
+def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
               within_domains: bool = False) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own)."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
-    nodes = sorted({str(n) for g in groups for n in g["nodes"]})  # type: ignore[attr-defined]
+    nodes = sorted({str(n) for g in groups for n in g["nodes"]})
     by_domain: dict[str, set[str]] = {}
-    labelled = all(len(g.get("domains") or ()) == 1 for g in groups)  # type: ignore[arg-type]
+    labelled = all(len(g.get("domains") or ()) == 1 for g in groups)
     for group in groups:
-        domain = str(group["domains"][0]) if labelled else ""  # type: ignore[index]
-        by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])  # type: ignore[attr-defined]
+        domain = str(group["domains"][0]) if labelled else ""
+        by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])
     state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent, within_domains)
     values = measured(groups)
-    imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),  # type: ignore[attr-defined]
+    imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),
                            g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
     recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)

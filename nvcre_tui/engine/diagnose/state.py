@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 Verdict = Literal["faulty", "intermittent", "healthy", "inconclusive"]
 NodeStatus = Literal["untested", "suspect", "healthy", "faulty", "intermittent", "inconclusive"]
@@ -20,7 +20,7 @@ NodeStatus = Literal["untested", "suspect", "healthy", "faulty", "intermittent",
 STAGES = ("screening", "inter", "split", "confirmation", "repeat", "recheck", "link")
 TOKENS = {"screening": "screen", "inter": "inter", "split": "part", "confirmation": "confirm", "repeat": "repeat", "recheck": "recheck", "link": "link"}
 VERDICTS: frozenset[str] = frozenset({"faulty", "intermittent", "healthy", "inconclusive"})
-STATUS_KEYS: dict[str, str] = {
+STATUS_KEYS: dict[NodeStatus, str] = {
     "untested": "untestedNodes",
     "suspect": "suspectNodes",
     "healthy": "healthyNodes",
@@ -28,6 +28,11 @@ STATUS_KEYS: dict[str, str] = {
     "intermittent": "intermittentNodes",
     "inconclusive": "inconclusiveNodes",
 }
+
+
+def is_verdict(status: NodeStatus) -> TypeGuard[Verdict]:
+    """Whether a node's status is a verdict (faulty, intermittent, healthy, inconclusive)."""
+    return status in VERDICTS
 
 
 class DiagnoseError(ValueError):
@@ -138,7 +143,7 @@ class DiagnoseState:
 
     def verdicts(self) -> dict[str, Verdict]:
         """Every node's verdict once complete; before that, the nodes decided so far (they may still change)."""
-        return {node: status for node, status in self.status if status in VERDICTS}  # type: ignore[misc]
+        return {node: status for node, status in self.status if is_verdict(status)}
 
     def evidence(self, node: str) -> list[dict[str, Any]]:
         """The recorded tests this node took part in, in order: the tests that decided its verdict."""
@@ -200,7 +205,7 @@ class DiagnoseState:
             max_concurrent=int(data.get("maxConcurrent") or 0),
             domains=domains,
             round=int(data["round"]),
-            status=tuple(sorted(status)),  # type: ignore[arg-type]
+            status=tuple(sorted(status)),
             plan=tuple(_decode(p, names) for p in data["plan"]),
             tests=tuple(_decode(p, names) for p in data["tests"]),
             infrastructure_faults=tuple(Note.from_dict(n) for n in data.get("infrastructureFaults") or []),

@@ -8,11 +8,12 @@ recursion of the composer and of everything that walks the result.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
+from yaml.error import Mark
 from yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -41,7 +42,7 @@ class DepthLimitedLoader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             if nested:
                 self._depth -= 1
@@ -53,8 +54,10 @@ class StrictLoader(DepthLimitedLoader):
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()
         if isinstance(event, AliasEvent):
+            # cast: this loader's parser is the pure-Python one, whose marks are yaml.error.Marks (the stubs' Event
+            # types start_mark as either parser's Mark, the C one's _yaml.Mark too)
             raise ComposerError(None, None, f"aliases (*{event.anchor}) are not accepted; write the value out",
-                                event.start_mark)  # type: ignore[arg-type]  # stubs type the C loader's Mark apart
+                                cast(Mark | None, event.start_mark))
         return super().compose_node(parent, index)
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
@@ -84,7 +87,7 @@ class StrictLoader(DepthLimitedLoader):
             if earlier is not None:
                 raise ConstructorError(None, None, f"duplicate key {key!r} (first on line {earlier})", key_node.start_mark)
             first_line[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep)
 
 
 def _where(name: str, error: yaml.MarkedYAMLError) -> str:

@@ -120,7 +120,8 @@ def _fold_group(cells: list[tuple[str, ...]], columns: Columns, aggregator: Nccl
     except ValueError:
         return False
     sums = [_sum(cells[index]) for index in kept[:2]] + [sum(busbw)] + [_sum(cells[index]) for index in kept[3:]]
-    if any(total is None or not math.isfinite(total) for total in sums):
+    totals = [total for total in sums if total is not None and math.isfinite(total)]
+    if len(totals) < len(sums):  # a column of non-numbers, or a total that is not finite
         return False
     wrong, max_error = 0.0, None
     if columns.wrong is not None:
@@ -135,7 +136,7 @@ def _fold_group(cells: list[tuple[str, ...]], columns: Columns, aggregator: Nccl
             wrong = sum(float(cell) for cell in both if cell != "N/A") if values else 0.0
     redop = cells[columns.redop][0] if columns.redop is not None else "none"
     aggregator.add_group(size, int(cells[columns.count][0]), cells[columns.type][0], redop, len(busbw),
-                         sums, min(busbw), max(busbw), wrong, max_error)  # type: ignore[arg-type]
+                         totals, min(busbw), max(busbw), wrong, max_error)
     return True
 
 

@@ -22,7 +22,7 @@ def resolve_options(
         entry.defaults,
     ]
     scale = user.test_scale or entry.test_scales[0]
-    layers += [catalog.option_defaults.scale_defaults.get(scale), (entry.scale_defaults or {}).get(scale), user]  # type: ignore[arg-type]
+    layers += [catalog.option_defaults.scale_defaults.get(scale), (entry.scale_defaults or {}).get(scale), user]
     resolved = CategoryOptions()
     for layer in layers:
         resolved = resolved.merged_with(layer)

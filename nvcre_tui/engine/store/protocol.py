@@ -94,13 +94,14 @@ KNOWN_KINDS: tuple[ResourceKind, ...] = (
     NAMESPACE, SERVICE_ACCOUNT, SERVICE, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
     VALIDATION_REQUEST,
 )
-_BY_TYPE = {(k.api_version, k.kind): k for k in KNOWN_KINDS}
+# (apiVersion, kind) -> kind; keyed by object so that kind_of looks up whatever an object holds there (a non-string finds nothing)
+_BY_TYPE: dict[tuple[object, object], ResourceKind] = {(k.api_version, k.kind): k for k in KNOWN_KINDS}
 
 
 def kind_of(obj: Mapping[str, Any]) -> ResourceKind:
     """The known kind of an object from its apiVersion and kind; ValueError names what is unknown."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    found = _BY_TYPE.get((api_version, kind))  # type: ignore[arg-type]
+    found = _BY_TYPE.get((api_version, kind))
     if found is None:
         known = ", ".join(f"{k.api_version} {k.kind}" for k in KNOWN_KINDS)
         raise ValueError(f"unknown object type apiVersion={api_version!r} kind={kind!r}; known: {known}")

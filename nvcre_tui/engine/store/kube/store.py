@@ -119,8 +119,7 @@ class KubeStore:
             for item in listed.items:
                 yield WatchEvent("ADDED", item)
             resource_version = listed.resource_version
-        subject = Subject(kind, None, namespace)
-        async for event in follow(self._transport, subject, collection_path(kind, namespace), selectors,
+        async for event in follow(self._transport, kind, namespace, collection_path(kind, namespace), selectors,
                                   resource_version, self.watch_timeout, self.watch_patience):
             yield event
 

@@ -48,15 +48,16 @@ async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, An
                 yield event
 
 
-async def follow(transport: Transport, subject: Subject, path: str, selectors: Query, resource_version: str,
-                 timeout_seconds: float, patience: float) -> AsyncGenerator[WatchEvent, None]:
-    """Changes after `resource_version`, across as many server streams as it takes.
+async def follow(transport: Transport, kind: ResourceKind, namespace: str | None, path: str, selectors: Query,
+                 resource_version: str, timeout_seconds: float, patience: float) -> AsyncGenerator[WatchEvent, None]:
+    """Changes to objects of `kind` (in `namespace`, None: all) after `resource_version`, across as many server
+    streams as it takes.
 
     Transient failures (server restarting, overloaded, unreachable) are waited out with backoff for up
     to `patience` seconds in a row, since reopening from the same position is all a caller could do;
     beyond that the retryable error is raised, so a caller can tell the user the cluster is gone.
     """
-    kind = subject.kind
+    subject = Subject(kind, None, namespace)
     position = resource_version
     failures = 0    # consecutive streams that failed to open or died before any event
     waited = 0.0    # seconds spent backing off since the last event
@@ -98,7 +99,7 @@ async def follow(transport: Transport, subject: Subject, path: str, selectors: Q
                     if metadata.get("resourceVersion"):
                         position = str(metadata["resourceVersion"])
                     if kind_of_event in _CHANGES:
-                        yield WatchEvent(kind_of_event, with_type(kind, obj))  # type: ignore[arg-type]
+                        yield WatchEvent(kind_of_event, with_type(kind, obj))
                     # BOOKMARK: the position moved, nothing to tell the caller
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError, _Garbled) as dropped:
                 # the position is still good: reopen from it

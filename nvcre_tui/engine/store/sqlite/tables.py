@@ -57,6 +57,7 @@ class DamagedRow(StoreError):
 def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
     """A row's JSON body, or (None, what is wrong with it)."""
     try:
+        # deliberate: a damaged row may hold any SQLite value; json.loads raises TypeError for a non-text one (an int, NULL), caught below
         body = json.loads(text)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
         return None, f"body is not JSON ({str(error).splitlines()[0][:80]})"

@@ -25,7 +25,8 @@ from collections.abc import Awaitable, Callable, Hashable
 from datetime import timedelta
 from typing import Any, Protocol
 
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.api.bodies import group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification

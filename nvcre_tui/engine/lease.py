@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import lease_spec
+from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
@@ -124,7 +125,7 @@ class EngineLease:
         lease = {
             "apiVersion": LEASE.api_version, "kind": LEASE.kind,
             "metadata": {"name": self.NAME, "namespace": self.namespace,
-                         "labels": {"app.kubernetes.io/part-of": "nvcre"}},
+                         "labels": {LABEL_PART_OF: "nvcre"}},
             "spec": {**self._spec({}, taking_over=True), "leaseTransitions": 0},
         }
         try:

@@ -1,8 +1,11 @@
-"""Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it."""
+"""Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it; and
+our API group, which both the store's kinds and the API models spell."""
 
 from __future__ import annotations
 
 import re
+
+NVCRE_GROUP = "nvcre.nvidia.com"
 
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"

@@ -13,9 +13,9 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, job_status
+from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.controllers import conditions as cond

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from nvcre_tui.engine.api.nodes import node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RACK_TOPOLOGY_KEYS
 from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
@@ -27,7 +27,7 @@ from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 Obj = dict[str, Any]
-DEFAULT_KEYS = (LABEL_GPU_CLIQUE, "topology.k8s.aws/network-node-layer-1", "cloud.google.com/gce-topology-block", "kubernetes.azure.com/ppg")
+DEFAULT_KEYS = (LABEL_GPU_CLIQUE, *RACK_TOPOLOGY_KEYS.values())
 
 
 def _same(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:

@@ -16,6 +16,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit
+
 MAD_TO_SIGMA = 1.4826  # scales the median absolute deviation to a normal standard deviation
 OUTLIER_MADS = 3.0
 # Below this fraction of the median a value is never an outlier: a tight, healthy fleet has a tiny MAD,
@@ -146,7 +148,7 @@ def histogram_text(values: Mapping[str, float], outliers: Sequence[Outlier], sty
                    bins: int = 10, bar_width: int = 40) -> Text:
     """Rows of GB/s bins (lowest first): a bar and a count each; a bin holding an outlier names it."""
     if not values:
-        return Text("no busBandwidthGBps measurements yet", style="italic")
+        return Text(f"no {BUS_BANDWIDTH} measurements yet", style="italic")
     low, high = min(values.values()), max(values.values())
     step = (high - low) / bins if high > low else 1.0
     counts = [0] * bins
@@ -168,7 +170,7 @@ def histogram_text(values: Mapping[str, float], outliers: Sequence[Outlier], sty
         for outlier in sorted(flagged.get(index, []), key=lambda o: o.value):
             text.append(f"  ✗ {outlier.label} {outlier.value:.1f}", styles.get("outlier"))
         text.append("\n")
-    text.append(" " * 17 + "GB/s (busBandwidthGBps)", style="italic")
+    text.append(" " * 17 + f"{shown_unit(BUS_BANDWIDTH)} ({BUS_BANDWIDTH})", style="italic")
     return text
 
 

@@ -10,12 +10,12 @@ from typing import Any
 
 from rich.text import Text
 
-from nvcre_tui.engine.api.bodies import conditions_of, job_status
-from nvcre_tui.engine.api.vocabulary import group_nodes, group_nodes_value
+from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
+from nvcre_tui.engine.api.vocabulary import group_nodes_value
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.parsers.measurements import shown_unit
+from nvcre_tui.engine.parsers.measurements import shown_value
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -37,7 +37,7 @@ def label(text: Text, key: str, value: Any) -> None:
 def measurements_text(text: Text, measurements: Mapping[str, float] | None) -> None:
     """Append every measurement with its unit."""
     for key, value in sorted((measurements or {}).items()):
-        label(text, key, f"{value:.2f} {shown_unit(key)}".rstrip())
+        label(text, key, shown_value(key, value))
 
 
 def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.controllers.iterations import blamed_nodes
-from nvcre_tui.engine.judging.results import job_failures
+from nvcre_tui.engine.judging.results import job_failures, merge_failed
 
 Obj = dict[str, Any]
 NODES = {"group-0": ["a"], "group-1": ["b", "x"], "group-2": ["c"]}
@@ -92,6 +92,13 @@ def test_a_records_entry_gives_way_to_a_later_jobs_message_and_evidence_together
     later["status"]["evidence"] = [{"metric": "busBandwidthGBps", "value": 120.0, "passed": False}]  # the Job's, once
     [entry] = blamed_nodes(wf, [later])
     assert entry["message"] == "busBandwidthGBps 120 < 300" and entry["evidence"][0]["value"] == 120.0
+
+
+def test_a_later_entrys_evidence_comes_with_its_own_message_even_an_empty_one() -> None:
+    missed = [{"metric": "busBandwidthGBps", "measured": 120.0, "passed": False}]
+    record = {"name": "a", "reason": "ThresholdViolation", "message": "Job wf-1 deleted since"}
+    assert merge_failed([record], [{"name": "a", "reason": "ThresholdViolation", "evidence": missed}]) == [
+        {"name": "a", "reason": "ThresholdViolation", "message": "", "evidence": missed}]
 
 
 def threshold_job(name: str, evidence: Any, *nodes: str, copies: bool = False) -> Obj:

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from nvcre_tui.engine import diagnose
-from nvcre_tui.engine.api.bodies import orchestration_of
-from nvcre_tui.engine.api.vocabulary import LABEL_GROUP, group_nodes
+from nvcre_tui.engine.api.bodies import group_nodes, orchestration_of
+from nvcre_tui.engine.api.vocabulary import LABEL_GROUP
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, nodes_by_group, stored_orchestration
 from nvcre_tui.engine.planning.catalog import default_catalog

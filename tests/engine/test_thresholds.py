@@ -21,7 +21,7 @@ from nvcre_tui.engine.judging.thresholds import (
     threshold_problems,
     violations,
 )
-from nvcre_tui.engine.parsers.measurements import shown_unit
+from nvcre_tui.engine.parsers.measurements import shown_unit, shown_value
 
 BUS = "busBandwidthGBps"
 
@@ -251,3 +251,5 @@ def test_any_text_compiles_or_is_refused_cleanly(expression: str, measured: floa
 
 def test_a_measurement_is_shown_with_its_unit_and_a_ratio_without_one() -> None:
     assert [shown_unit(key) for key in ("busBandwidthGBps", "avgTFLOPsPerGPU", "goodputRatio", "notAMetric")] == ["GB/s", "TFLOPS", "", ""]
+    assert [shown_value(key, value) for key, value in (("busBandwidthGBps", 401.234), ("diagTestsRun", 7.0), ("goodputRatio", 0.9))] == [
+        "401.23 GB/s", "7 tests", "0.90"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nvcre_tui.engine.api.vocabulary import group_nodes
+from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.engine import engine_cache
 from nvcre_tui.engine.errors import InputError

@@ -32,9 +32,11 @@ from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layo
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceStore
-from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 
 Obj = dict[str, Any]
+# The Job controller's index of an Indexed Job's pod, label and annotation, spelt here as Kubernetes spells it (not
+# taken from the package: a typo there must fail against this emulator).
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 PERIOD = 10.0  # seconds between log refreshes of a running pod
 OOM_EXIT, ERROR_EXIT = 137, 1
 
@@ -169,10 +171,10 @@ class TestKubelet:
 
     async def _create_pod(self, played: _Run, name: str, role: str, index: int, template: Obj) -> Obj | None:
         workload = played.workload
-        labels = {**(template.get("metadata") or {}).get("labels", {}), COMPLETION_INDEX_LABEL: str(index)}
+        labels = {**(template.get("metadata") or {}).get("labels", {}), COMPLETION_INDEX: str(index)}
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {"name": name, "namespace": workload["metadata"]["namespace"], "labels": labels,
-                            "annotations": {COMPLETION_INDEX_LABEL: str(index)},
+                            "annotations": {COMPLETION_INDEX: str(index)},
                             "ownerReferences": [{"apiVersion": workload["apiVersion"], "kind": workload["kind"],
                                                  "name": workload["metadata"]["name"], "uid": workload["metadata"]["uid"],
                                                  "controller": True, "blockOwnerDeletion": True}]},
@@ -268,7 +270,7 @@ class TestKubelet:
     def _is_result(self, pod: Obj, role: str, played: _Run) -> bool:
         launcher = any(item[1] == "launcher" for item in played.pods)
         labels = pod["metadata"].get("labels") or {}
-        return role == "launcher" if launcher else labels.get(COMPLETION_INDEX_LABEL) == "0" and labels.get(LABEL_ROLE) == "node"
+        return role == "launcher" if launcher else labels.get(COMPLETION_INDEX) == "0" and labels.get(LABEL_ROLE) == "node"
 
     def _set_log(self, pod: Obj, played: _Run, upto: float) -> None:
         text = "".join(f"{kubelet_prefix(played.start + timedelta(seconds=t))}{line}\n" for t, line in played.lines if t <= upto)

@@ -9,18 +9,18 @@ from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
-from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
 from tests.kube.cluster import installed, store_on
 from tests.runner.harness import pods_caught_up
 from tests.scenarios.harness import CASES
 
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # as the Job controller sets it
 SPEC = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNode": 8,
         "target": {"nodeNames": ["gpu-node-01", "gpu-node-02"]}, "framework": {"torch": {"script": "train.py"}}}
 
 
 def _pod(job: dict, index: int, status: dict, node: str | None) -> dict:
     template = job["spec"]["template"]
-    labels = {**template["metadata"]["labels"], COMPLETION_INDEX_LABEL: str(index)}
+    labels = {**template["metadata"]["labels"], COMPLETION_INDEX: str(index)}
     spec = {**template["spec"], **({"nodeName": node} if node else {})}
     return {"apiVersion": "v1", "kind": "Pod", "status": status, "spec": spec,
             "metadata": {"name": f"{job['metadata']['name']}-{index}", "namespace": "default", "labels": labels,

@@ -12,12 +12,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, is_label_key
+from nvcre_tui.engine.api.vocabulary import LABEL_KAI_QUEUE, LABEL_MANAGED_BY
+from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, NVCRE_GROUP, is_label_key
 from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN, parse_duration
 
-GROUP = "nvcre.nvidia.com"
 VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
+API_VERSION = f"{NVCRE_GROUP}/{VERSION}"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -196,12 +196,12 @@ class GangScheduler(WireModel):
 
     scheduler_name: str = Field(min_length=1)
     queue: LabelValue = "default-queue"
-    queue_label_key: str = "kai.scheduler/queue"
+    queue_label_key: str = LABEL_KAI_QUEUE
 
     @field_validator("queue_label_key")
     @classmethod
     def _not_reserved(cls, key: str) -> str:
-        if key == "app.kubernetes.io/managed-by" or key.startswith(f"{GROUP}/"):
+        if key == LABEL_MANAGED_BY or key.startswith(f"{NVCRE_GROUP}/"):
             raise ValueError(f"{key!r} is reserved")
         check_label_keys({key: ""})
         return key

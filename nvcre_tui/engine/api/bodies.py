@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
 from nvcre_tui.engine.api.resources import CategoryPhase, NodeFailureReason, Phase
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP
 
 Raw = Mapping[str, Any]  # a raw body, or any part of one, not (yet) given a view
 ConditionStatus = Literal["True", "False", "Unknown"]
@@ -573,3 +574,18 @@ def node_status(body: Raw) -> NodeStatus:
 
 def lease_spec(body: Raw) -> LeaseSpec:
     return body.get("spec") or {}
+
+
+def group_nodes(obj: Mapping[str, Any]) -> list[str]:
+    """The node names a Job's group-nodes annotation lists ([] when it has none)."""
+    annotations = annotations_of(obj)
+    text = annotations.get(ANNOTATION_GROUP_NODES) if isinstance(annotations, Mapping) else None
+    return [name for name in text.split(",") if name] if isinstance(text, str) else []
+
+
+def job_label(job: Mapping[str, Any]) -> str:
+    """A Job as people name it: its node when its group is one node, else its group and how many nodes."""
+    nodes = group_nodes(job)
+    if len(nodes) == 1:
+        return nodes[0]
+    return f"{labels_of(job).get(LABEL_GROUP) or job['metadata']['name']} ({len(nodes)} nodes)"

@@ -20,8 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nvcre_tui.engine.api.base import GROUP, VERSION
+from nvcre_tui.engine.api.base import VERSION
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
+from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+from nvcre_tui.engine.names import NVCRE_GROUP
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"
@@ -186,7 +188,7 @@ def resource_schema(model: type[Resource]) -> dict[str, Any]:
 
 def crd_name(model: type[Resource]) -> str:
     """<plural>.<group>, the name the API server requires."""
-    return f"{model.PLURAL}.{GROUP}"
+    return f"{model.PLURAL}.{NVCRE_GROUP}"
 
 
 def crd_for(model: type[Resource]) -> dict[str, Any]:
@@ -205,9 +207,9 @@ def _generate(model: type[Resource]) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": crd_name(model), "labels": {"app.kubernetes.io/part-of": "nvcre"}},
+        "metadata": {"name": crd_name(model), "labels": {LABEL_PART_OF: "nvcre"}},
         "spec": {
-            "group": GROUP,
+            "group": NVCRE_GROUP,
             "names": {
                 "kind": model.KIND,
                 "listKind": f"{model.KIND}List",

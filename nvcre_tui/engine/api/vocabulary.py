@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
 
-from nvcre_tui.engine.api.bodies import annotations_of, labels_of
 
 # -- ours: labels (selectable) -------------------------------------------------------------------------------
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -35,6 +33,21 @@ ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
 
 # -- Kubernetes ----------------------------------------------------------------------------------------------
 LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_PART_OF = "app.kubernetes.io/part-of"  # `nvcre` on what `setup init` installs and on the engine's Lease
+# The Job controller's index of an Indexed Job's pod: a label (Kubernetes 1.28+) and an annotation.
+KEY_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# What a Deployment of another project (the Kubeflow Trainer, the GPU Operator) says its release is, first found wins.
+VERSION_LABELS = ("app.kubernetes.io/version", "helm.sh/chart")
+
+# -- cloud providers: the rack (network block) a node sits in, by platform; what tells a platform apart -------
+FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
+TOGETHER_WORKER_LABEL = "node-role.together.ai/worker"
+NSCALE_RDMA_RESOURCE = "nscale.com/rdmashare"
+RACK_TOPOLOGY_KEYS: Mapping[str, str] = MappingProxyType({
+    "aws": "topology.k8s.aws/network-node-layer-1",
+    "gcp": "cloud.google.com/gce-topology-block",
+    "azure": "kubernetes.azure.com/ppg",
+})
 
 # -- the GPU Operator (GPU feature discovery, device plugin) -------------------------------------------------
 LABEL_GPU_CLIQUE = "nvidia.com/gpu.clique"
@@ -65,21 +78,6 @@ ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures
 # A WorkloadRun's reason while Scheduling with every pod placed and some still creating their containers (pulling a
 # large image, say): the Job bounds that by timeoutPerJob, not by the scheduling stall grace.
 RUN_STARTING = "Starting"
-
-
-def group_nodes(obj: Mapping[str, Any]) -> list[str]:
-    """The node names a Job's group-nodes annotation lists ([] when it has none)."""
-    annotations = annotations_of(obj)
-    text = annotations.get(ANNOTATION_GROUP_NODES) if isinstance(annotations, Mapping) else None
-    return [name for name in text.split(",") if name] if isinstance(text, str) else []
-
-
-def job_label(job: Mapping[str, Any]) -> str:
-    """A Job as people name it: its node when its group is one node, else its group and how many nodes."""
-    nodes = group_nodes(job)
-    if len(nodes) == 1:
-        return nodes[0]
-    return f"{labels_of(job).get(LABEL_GROUP) or job['metadata']['name']} ({len(nodes)} nodes)"
 
 
 def group_nodes_value(names: Iterable[str]) -> str:

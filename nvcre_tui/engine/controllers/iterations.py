@@ -140,11 +140,12 @@ def _restored(group: GroupOutcome, known: Mapping[str, Mapping[str, Any]]) -> Gr
 
 def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """A Workflow's failed nodes, one per (name, reason): the verdicts a diagnosing Workflow stores (its screening
-    groups convict nobody), else what the Jobs its groups ran blamed, in iteration order (the first message wins).
-    Those stay out of the Workflow's status: a fleet that misses a threshold everywhere would put an entry per node
-    there, about 0.2 KiB each with a cloud name, towards the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from
-    its group's record (`blamedFor`, `blamedMembers`); a Job no group ran (another run's, left behind) blames nobody.
-    A list an older engine stored is merged in."""
+    groups convict nobody), else what the Jobs its groups ran blamed, in iteration order (merged by
+    judging.results.merge_failed: the first message wins, with its evidence). Those stay out of the Workflow's
+    status: a fleet that misses a threshold everywhere would put an entry per node there, about 0.2 KiB each with a
+    cloud name, towards the 1.5 MiB an object may hold. A Job gone since (deleted by hand) is read from its group's
+    record (`blamedFor`, `blamedMembers`); a Job no group ran (another run's, left behind) blames nobody. A list an
+    older engine stored is merged in."""
     stored = workflow_status(workflow).get("failedNodes") or []
     if orchestration_of(workflow).get("diagnose") is not None:
         return [dict(item) for item in stored]

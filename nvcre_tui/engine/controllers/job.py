@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, job_spec, job_status, labels_of, run_status
-from nvcre_tui.engine.api.vocabulary import RUN_STARTING, group_nodes
+from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_status
+from nvcre_tui.engine.api.vocabulary import RUN_STARTING
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World

@@ -35,15 +35,16 @@ def job_failures(job: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Union of failed-node entries, one per (name, reason), sorted. The first message wins, unless it came without
-    evidence (from a group's record, its Job deleted) and a later entry has some: that one's message and evidence
-    then go together, so a message never sits beside another Job's measurements."""
+    evidence (from a group's record, its Job deleted, or a failure that measured nothing) and a later entry has
+    some: that entry's message and evidence then go together, so a message never sits beside another Job's
+    measurements."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for items in lists:
         for item in items:
             kept = merged.setdefault((item["name"], item["reason"]), dict(item))
             if "evidence" not in kept and item.get("evidence"):
                 kept["evidence"] = item["evidence"]
-                kept["message"] = item.get("message", kept.get("message", ""))
+                kept["message"] = item.get("message", "")
     return [merged[key] for key in sorted(merged)]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.crd import all_crds
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_PART_OF
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
 from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT, ResourceKind
 
@@ -26,7 +26,7 @@ __all__ = [
 INSTALL_NAMESPACE = "nvcre-system"
 ENGINE_NAME = "nvcre-engine"  # the ServiceAccount, ClusterRole, Role and both bindings
 FIELD_MANAGER = "nvcre"
-PART_OF = {"app.kubernetes.io/part-of": "nvcre"}
+PART_OF = {LABEL_PART_OF: "nvcre"}
 Obj = dict[str, Any]
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU, VERSION_LABELS
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
@@ -31,7 +31,6 @@ TRAINER_CRDS = ("trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kube
 GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
-VERSION_LABELS = ("app.kubernetes.io/version", "helm.sh/chart")
 COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 run with MNNVL on creates per group
 
 

@@ -50,3 +50,10 @@ def shown_unit(key: str) -> str:
     """The unit written beside a measurement of `key` (none for a key not in METRICS)."""
     metric = METRICS.get(key)
     return metric.shown_unit if metric is not None else ""
+
+
+def shown_value(key: str, value: float) -> str:
+    """A measurement as people read it: a count whole ("7 tests"), anything else to two decimals with its unit."""
+    unit = shown_unit(key)
+    number = f"{value:.0f}" if unit == "tests" and float(value).is_integer() else f"{value:.2f}"
+    return f"{number} {unit}".rstrip()

@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_HOSTNAME, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import (
+    FORGE_SITE_LABEL, LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_HOSTNAME, NSCALE_RDMA_RESOURCE, RACK_TOPOLOGY_KEYS, RESOURCE_GPU,
+    TOGETHER_WORKER_LABEL,
+)
 from nvcre_tui.engine.units import parse_quantity
 
 PLATFORMS: tuple[str, ...] = ("aws", "gcp", "azure", "oci", "onprem", "togetherai", "mistral", "forge", "nscale")
 FALLBACK_PLATFORM = "onprem"
 UNKNOWN_ARCHITECTURE = "unknown"
 
-FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
-TOGETHER_WORKER_LABEL = "node-role.together.ai/worker"
-NSCALE_RDMA_RESOURCE = "nscale.com/rdmashare"
 
 class PlatformError(ValueError):
     """Nodes that do not resolve to one platform; the message is one line."""
@@ -100,11 +100,6 @@ def fleet_platform(nodes: Iterable[Node]) -> str:
 
 RACK_SCALE_ARCHITECTURES = frozenset({"gb200", "gb300"})
 # Per-platform rack key for NVL72 systems; platforms not listed use the clique label.
-RACK_TOPOLOGY_KEYS: dict[str, str] = {
-    "aws": "topology.k8s.aws/network-node-layer-1",
-    "gcp": "cloud.google.com/gce-topology-block",
-    "azure": "kubernetes.azure.com/ppg",
-}
 _NVIDIA_PREFIX = re.compile(r"^nvidia-", re.IGNORECASE)
 _RTX_PRO_6000 = re.compile(r"^rtx-pro-6000", re.IGNORECASE)
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS, job_label
+from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_status, workload_run_of
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
 from nvcre_tui.engine.report.readmodel import Joined
 
 Obj = dict[str, Any]

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import job_status, workflow_status
+from nvcre_tui.engine.api.bodies import group_nodes, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, group_nodes
+from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
 from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.report.readmodel import CategoryView
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, orchestration_of
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, group_nodes
+from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run
 
@@ -128,7 +128,8 @@ class Join(Protocol):
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
         """The Jobs the Workflow's groups ran (controllers.iterations.jobs_run), by name: another run's Job left
-        behind with its label is not one of them."""
+        behind with its label is not one of them. The list may be shared with other readers (the console's cache
+        join keeps it): never change it."""
         ...
 
     def view(self, cert: Obj) -> CertificationView: ...

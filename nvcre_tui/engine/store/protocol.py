@@ -10,6 +10,8 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from nvcre_tui.engine.names import NVCRE_GROUP
+
 __all__ = [
     "ResourceKind",
     "NVCRE_GROUP",
@@ -64,7 +66,6 @@ class ResourceKind:
         return self.kind
 
 
-NVCRE_GROUP = "nvcre.nvidia.com"
 
 CERTIFICATION = ResourceKind(NVCRE_GROUP, "v1alpha1", "Certification", "certifications")
 WORKFLOW = ResourceKind(NVCRE_GROUP, "v1alpha1", "Workflow", "workflows")

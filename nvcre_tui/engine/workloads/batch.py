@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_NOTE, LABEL_JOB
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_NOTE, KEY_COMPLETION_INDEX, LABEL_JOB
 from nvcre_tui.engine.workloads import commands
 from nvcre_tui.engine.workloads.container import env_list, worker_container
 from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
@@ -22,7 +22,6 @@ from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, wor
 
 Obj = dict[str, Any]
 TORCH_PORT = 29400
-INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 SSH_SECRET_VOLUME = "mpi-ssh-auth"
 
 
@@ -67,7 +66,7 @@ def _torch_env(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:
     return [
         {"name": "PET_NNODES", "value": str(nodes)},
         {"name": "PET_NPROC_PER_NODE", "value": str(procs)},
-        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}}},
+        {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{KEY_COMPLETION_INDEX}']"}}},
         {"name": "PET_MASTER_ADDR", "value": rendezvous_hosts(placement, 1)[0]},
         {"name": "PET_MASTER_PORT", "value": str(TORCH_PORT)},
     ]

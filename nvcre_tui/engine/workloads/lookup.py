@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import LABEL_JOB, LABEL_ROLE
+from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_JOB, LABEL_ROLE
 from nvcre_tui.engine.workloads.placement import Placement
 
 TRAINER_GROUP_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_RESOURCES = frozenset({"trainjobs", "trainingruntimes"})
-COMPLETION_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"  # set by the Job controller on Indexed pods
 
 
 def trainer_served(resources: Iterable[str]) -> bool:
@@ -30,4 +29,4 @@ def result_pod_selector(spec: WorkloadRunSpec, placement: Placement, *, trainer:
     pod of completion index 0 (rank 0 for torch, mpirun for the batch MPI fallback, the node for exec)."""
     if trainer and spec.framework.kind == "mpi":
         return f"{pods_selector(placement)},{LABEL_ROLE}=launcher"
-    return f"{pods_selector(placement)},{LABEL_ROLE}=node,{COMPLETION_INDEX_LABEL}=0"
+    return f"{pods_selector(placement)},{LABEL_ROLE}=node,{KEY_COMPLETION_INDEX}=0"

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
+from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, group_nodes, group_nodes_value
+from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, group_nodes_value
 from nvcre_tui.engine.planning.platform import fleet_summary
 
 Obj = dict[str, Any]

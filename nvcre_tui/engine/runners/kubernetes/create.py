@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nvcre_tui.engine.api.base import GROUP
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SERVICE, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests
@@ -38,7 +38,7 @@ async def owner_of(store: ResourceStore, run: Obj) -> Obj:
     """The run's nvcre Job (its controller owner); a standalone WorkloadRun owns its objects itself."""
     meta = run["metadata"]
     for ref in meta.get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith(f"{GROUP}/"):
+        if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith(f"{NVCRE_GROUP}/"):
             try:
                 return await store.get(JOB, ref["name"], meta.get("namespace"))
             except NotFound:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
-from nvcre_tui.engine.api.vocabulary import LABEL_ROLE, RUN_STARTING
-from nvcre_tui.engine.workloads.lookup import COMPLETION_INDEX_LABEL
+from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -62,7 +61,7 @@ def is_result_pod(pod: Obj, launcher: bool) -> bool:
     labels = labels_of(pod)
     if launcher:
         return labels.get(LABEL_ROLE) == "launcher"
-    return labels.get(LABEL_ROLE) == "node" and str(labels.get(COMPLETION_INDEX_LABEL, "")) == "0"
+    return labels.get(LABEL_ROLE) == "node" and str(labels.get(KEY_COMPLETION_INDEX, "")) == "0"
 
 
 def _short(text: str) -> str:

@@ -4,6 +4,7 @@ NVCRE result ConfigMaps. testScale diagnose (and onFailure: diagnose) hands the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,11 +16,12 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
-from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, succeeded_nodes_configmap
+from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.planning.discovery import discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
 from nvcre_tui.engine.planning.platform import PlatformError
+from nvcre_tui.engine.planning.render import OBJECT_HEADROOM, OBJECT_LIMIT
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
@@ -278,6 +280,13 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
     return failed
 
 
+def _room(wf: Obj, status: Obj) -> int:
+    """Bytes left for a diagnosis's verdicts in its Workflow once `status` is written (OBJECT_HEADROOM stays free
+    for what the API server adds, managedFields)."""
+    written = {**wf, "status": {**workflow_status(wf), **status}}
+    return OBJECT_LIMIT - OBJECT_HEADROOM - len(json.dumps(written, separators=(",", ":")))
+
+
 def _recorded_reason(group: Obj | None, nodes: list[str], node: str) -> str:
     """Why a deleted Job blamed `node`, as its group (of `nodes`) recorded it (GroupOutcome.blamedFor)."""
     if group and node in blamed_members(group, nodes):
@@ -324,9 +333,12 @@ async def _finalize(
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
-    # A diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (controllers.iterations.blamed_nodes).
-    status = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": (failed or None) if diagnosing else None,
-              "completionTime": now, **refs}
+    status: Obj = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": None, "completionTime": now, **refs}
+    if diagnosing and failed:  # a diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (iterations.blamed_nodes)
+        status["failedNodes"] = stored = within_room(failed, _room(wf, status))
+        if stored != failed:
+            message += f"; its {count(len(failed), 'verdict')} are stored shortened to fit the 1.5 MiB object (the failed-nodes ConfigMap has every message)"
+            status["conditions"] = cond.with_phase(conditions, "Failed", reason, message, now)
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 
 

@@ -48,6 +48,32 @@ def merge_failed(*lists: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [merged[key] for key in sorted(merged)]
 
 
+MESSAGE_CUT = 160  # characters a shortened entry keeps of its message
+
+
+def within_room(entries: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
+    """Failed-node entries that fit in `room` bytes of JSON, shortened only as far as they must be: as they are; else
+    without their evidence; else with messages cut to MESSAGE_CUT characters; else names and reasons alone. (A
+    diagnosis stores its verdicts in its Workflow, one object of at most 1.5 MiB; the failed-nodes ConfigMap keeps
+    every message whole.)"""
+    def fits(items: list[dict[str, Any]]) -> bool:
+        return len(json.dumps(items, separators=(",", ":"))) <= room
+
+    if fits(entries):
+        return entries
+    shorter = [{key: value for key, value in entry.items() if key != "evidence"} for entry in entries]
+    if fits(shorter):
+        return shorter
+    shorter = [{**entry, "message": _cut(str(entry.get("message") or ""))} for entry in shorter]
+    if fits(shorter):
+        return shorter
+    return [{"name": entry["name"], "reason": entry["reason"]} for entry in entries]
+
+
+def _cut(message: str) -> str:
+    return message if len(message) <= MESSAGE_CUT else message[:MESSAGE_CUT - 1] + "…"
+
+
 def _gzip_b64(data: bytes) -> str:
     # mtime=0 keeps the bytes identical for identical content (deterministic objects).
     return base64.b64encode(gzip.compress(data, mtime=0)).decode("ascii")

@@ -257,3 +257,30 @@ async def test_a_node_a_diagnosis_cleared_is_archived_passed_without_its_screeni
             assert all(e.get("passed", True) for e in results[name].evidence), name
     finally:
         await session.close()
+
+
+async def test_an_intermittent_nodes_verdict_stored_shortened_is_archived_with_its_convicting_jobs_evidence() -> None:
+    """A verdict stored without its evidence (judging.results.within_room) is not shown beside the measurements of
+    a test the node passed."""
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+    session = await SimSession.open(Scenario.model_validate(yaml.safe_load((case / "scenario.yaml").read_text())), None, history=None)
+    cert = certification_from_text("cert.yaml", (case / "cert.yaml").read_text(), default_catalog()).to_wire()
+    cert["metadata"]["namespace"] = NAMESPACE
+    cert.pop("status", None)
+    await session.store.create(CERTIFICATION, cert)
+    try:
+        assert session.engine is not None
+        await session.engine.run_until_settled(max_seconds=12 * 3600)
+        [workflow] = (await session.store.list(WORKFLOW, NAMESPACE)).items
+        jobs = (await session.store.list(JOB, NAMESPACE)).items
+        stored = await session.store.get(CERTIFICATION, cert["metadata"]["name"], NAMESPACE)
+        [verdict] = [f for f in workflow["status"]["failedNodes"] if "intermittent" in f["message"]]
+        mine = [job for job in jobs if verdict["name"] in group_nodes(job)]
+        assert any(not (job.get("status") or {}).get("failedNodes") for job in mine), "the intermittent node never passed a test"
+        bare = [{key: value for key, value in f.items() if key != "evidence"} for f in workflow["status"]["failedNodes"]]
+        shortened = {**workflow, "status": {**workflow["status"], "failedNodes": bare}}
+        result = {r.node: r for r in category_results(stored, shortened, jobs, (await session.store.list(NODE)).items)}[verdict["name"]]
+        assert result.reason == verdict["reason"]
+        assert not any(e.get("passed") for e in result.evidence)
+    finally:
+        await session.close()

@@ -28,6 +28,7 @@ from nvcre_tui.engine.units import count
 # A group's reason when its Job was deleted before the engine saw it finish (while running, or while the engine was
 # down): someone's act, no node's; what the Job found, if it finished, went with it.
 JOB_DELETED = "JobDeleted"
+NOTE_ROOM = 160  # bytes kept for saying, in the Workflow's condition, that its verdicts were stored shortened
 
 Obj = dict[str, Any]
 
@@ -335,9 +336,11 @@ async def _finalize(
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
     status: Obj = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": None, "completionTime": now, **refs}
     if diagnosing and failed:  # a diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (iterations.blamed_nodes)
-        status["failedNodes"] = stored = within_room(failed, _room(wf, status))
+        status["failedNodes"] = stored = within_room(failed, _room(wf, status) - NOTE_ROOM)
         if stored != failed:
-            message += f"; its {count(len(failed), 'verdict')} are stored shortened to fit the 1.5 MiB object (the failed-nodes ConfigMap has every message)"
+            shown = count(len(failed), "verdict") if len(stored) == len(failed) else f"first {len(stored)} of {len(failed)} verdicts"
+            message += (f"; its {shown} {'is' if len(failed) == 1 else 'are'} stored shortened to fit the 1.5 MiB object "
+                        "(the failed-nodes ConfigMap has every one whole)")
             status["conditions"] = cond.with_phase(conditions, "Failed", reason, message, now)
     await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
 

@@ -97,9 +97,15 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
         # What the category blamed it for, else why it was left out; not a Job's blame the category did not
         # uphold (a diagnosis's screening group, whose healthy members it cleared).
         blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or {}
-        # Unblamed: its last Job that blamed nobody says most of it (a diagnosis's partner also sat in failed tests).
-        last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), mine[-1] if mine else None)
-        evidence = blame.get("evidence") or (job_status(last).get("evidence") if last else None) or []
+        # Blamed: the blame's evidence, else (a diagnosis's verdict stored shortened) that of its last Job that blamed
+        # it for the same reason, never another Job's measurements beside its reason. Unblamed: its last Job that
+        # blamed nobody says most of it (a diagnosis's partner also sat in failed tests).
+        if blame:
+            same = [f["evidence"] for row in rows for f in row["failures"] if f.get("reason") == blame.get("reason") and f.get("evidence")]
+            evidence = blame.get("evidence") or (same[-1] if same else [])
+        else:
+            last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), mine[-1] if mine else None)
+            evidence = (job_status(last).get("evidence") if last else None) or []
         results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
                                   dict(measured[-1]) if measured else {}, list(evidence), rows))
     return results

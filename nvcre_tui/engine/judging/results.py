@@ -53,9 +53,9 @@ MESSAGE_CUT = 160  # characters a shortened entry keeps of its message
 
 def within_room(entries: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
     """Failed-node entries that fit in `room` bytes of JSON, shortened only as far as they must be: as they are; else
-    without their evidence; else with messages cut to MESSAGE_CUT characters; else names and reasons alone. (A
-    diagnosis stores its verdicts in its Workflow, one object of at most 1.5 MiB; the failed-nodes ConfigMap keeps
-    every message whole.)"""
+    without their evidence; else with messages cut to MESSAGE_CUT characters; else names and reasons alone (an empty
+    message, as the API server defaults it); else as many of those as fit, the first. (A diagnosis stores its
+    verdicts in its Workflow, one object of at most 1.5 MiB; the failed-nodes ConfigMap keeps every one whole.)"""
     def fits(items: list[dict[str, Any]]) -> bool:
         return len(json.dumps(items, separators=(",", ":"))) <= room
 
@@ -67,7 +67,13 @@ def within_room(entries: list[dict[str, Any]], room: int) -> list[dict[str, Any]
     shorter = [{**entry, "message": _cut(str(entry.get("message") or ""))} for entry in shorter]
     if fits(shorter):
         return shorter
-    return [{"name": entry["name"], "reason": entry["reason"]} for entry in entries]
+    bare = [{"name": entry["name"], "reason": entry["reason"], "message": ""} for entry in entries]
+    used = 2  # the list's brackets
+    for kept, entry in enumerate(bare):
+        used += len(json.dumps(entry, separators=(",", ":"))) + (kept > 0)
+        if used > room:
+            return bare[:kept]
+    return bare
 
 
 def _cut(message: str) -> str:

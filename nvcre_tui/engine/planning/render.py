@@ -44,7 +44,9 @@ from nvcre_tui.engine.units import count
 # limit. Larger plans are not recorded; the Workflow partitions them with this same code.
 RECORDED_PLAN_NODES = 2048
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
-OBJECT_HEADROOM = 64 * 1024  # conditions, failedNodes, managedFields
+# Left free by the size estimate (conditions, managedFields and the like): a diagnosis's verdicts are fitted into
+# what its last write leaves (controllers/workflow.py, judging.results.within_room), short of this.
+OBJECT_HEADROOM = 64 * 1024
 # A group's run, besides the Workflow's and the group's names: its Job's name, start and end times, reason and
 # measurements (two NCCL bandwidths at 12 digits), as tests/engine/test_workflow_size.py measures the engine's writes.
 RUN_BYTES_PER_GROUP = 240

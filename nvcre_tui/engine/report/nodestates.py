@@ -67,7 +67,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # The verdicts a Workflow stores (a diagnosis's); other blames are its Jobs' marks (their failedNodes).
     for failed in workflow_status(wf).get("failedNodes") or []:
         if orch.get("diagnose") is not None or group_size.get(failed["name"], 1) == 1:
-            _mark(after, failed["name"], "failed", f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
+            _mark(after, failed["name"], "failed", ": ".join(filter(None, (failed["reason"], failed.get("message")))), OVERRIDE)
     if orch.get("diagnose") is None:
         _gone_job_marks(category, after)
     return before, after

@@ -66,7 +66,6 @@ class ResourceKind:
         return self.kind
 
 
-
 CERTIFICATION = ResourceKind(NVCRE_GROUP, "v1alpha1", "Certification", "certifications")
 WORKFLOW = ResourceKind(NVCRE_GROUP, "v1alpha1", "Workflow", "workflows")
 JOB = ResourceKind(NVCRE_GROUP, "v1alpha1", "Job", "jobs")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,6 +22,8 @@ from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
 from tests.history.helpers import NAMESPACE, certify, fleet
+
+Obj = dict[str, Any]
 
 
 async def test_a_finished_certification_is_archived_with_its_report_results_and_baselines(tmp_path: Path) -> None:
@@ -233,36 +236,10 @@ async def test_a_read_only_session_says_when_the_default_history_cannot_be_read(
         await session.close()
 
 
-async def test_a_node_a_diagnosis_cleared_is_archived_passed_without_its_screening_groups_blame() -> None:
-    """A failed screening group blames every member on its Job; the diagnosis clears the healthy ones, and so does
-    the archive: no reason, no other node's evidence."""
-    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-slow-gpu"
-    session = await SimSession.open(Scenario.model_validate(yaml.safe_load((case / "scenario.yaml").read_text())), None, history=None)
-    cert = certification_from_text("cert.yaml", (case / "cert.yaml").read_text(), default_catalog()).to_wire()
-    cert["metadata"]["namespace"] = NAMESPACE
-    cert.pop("status", None)
-    await session.store.create(CERTIFICATION, cert)
-    try:
-        assert session.engine is not None
-        await session.engine.run_until_settled()
-        [workflow] = (await session.store.list(WORKFLOW, NAMESPACE)).items
-        jobs = (await session.store.list(JOB, NAMESPACE)).items
-        stored = await session.store.get(CERTIFICATION, cert["metadata"]["name"], NAMESPACE)
-        results = {r.node: r for r in category_results(stored, workflow, jobs, (await session.store.list(NODE)).items)}
-        screened_with_it = {n for job in jobs if "gpu-node-06" in group_nodes(job) for n in group_nodes(job)} - {"gpu-node-06"}
-        assert screened_with_it, "gpu-node-06 was tested alone"
-        assert (results["gpu-node-06"].state, results["gpu-node-06"].reason) == ("failed", "ThresholdViolation")
-        for name in screened_with_it:
-            assert (results[name].state, results[name].reason) == ("passed", ""), name
-            assert all(e.get("passed", True) for e in results[name].evidence), name
-    finally:
-        await session.close()
-
-
-async def test_an_intermittent_nodes_verdict_stored_shortened_is_archived_with_its_convicting_jobs_evidence() -> None:
-    """A verdict stored without its evidence (judging.results.within_room) is not shown beside the measurements of
-    a test the node passed."""
-    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+async def diagnosed(case_name: str) -> tuple[Obj, Obj, list[Obj], list[Obj]]:
+    """A case's certification run to its end on the simulator: the stored Certification, its one Workflow, its Jobs
+    and the Nodes."""
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / case_name
     session = await SimSession.open(Scenario.model_validate(yaml.safe_load((case / "scenario.yaml").read_text())), None, history=None)
     cert = certification_from_text("cert.yaml", (case / "cert.yaml").read_text(), default_catalog()).to_wire()
     cert["metadata"]["namespace"] = NAMESPACE
@@ -274,13 +251,33 @@ async def test_an_intermittent_nodes_verdict_stored_shortened_is_archived_with_i
         [workflow] = (await session.store.list(WORKFLOW, NAMESPACE)).items
         jobs = (await session.store.list(JOB, NAMESPACE)).items
         stored = await session.store.get(CERTIFICATION, cert["metadata"]["name"], NAMESPACE)
-        [verdict] = [f for f in workflow["status"]["failedNodes"] if "intermittent" in f["message"]]
-        mine = [job for job in jobs if verdict["name"] in group_nodes(job)]
-        assert any(not (job.get("status") or {}).get("failedNodes") for job in mine), "the intermittent node never passed a test"
-        bare = [{key: value for key, value in f.items() if key != "evidence"} for f in workflow["status"]["failedNodes"]]
-        shortened = {**workflow, "status": {**workflow["status"], "failedNodes": bare}}
-        result = {r.node: r for r in category_results(stored, shortened, jobs, (await session.store.list(NODE)).items)}[verdict["name"]]
-        assert result.reason == verdict["reason"]
-        assert not any(e.get("passed") for e in result.evidence)
+        return stored, workflow, jobs, (await session.store.list(NODE)).items
     finally:
         await session.close()
+
+
+async def test_a_node_a_diagnosis_cleared_is_archived_passed_without_its_screening_groups_blame() -> None:
+    """A failed screening group blames every member on its Job; the diagnosis clears the healthy ones, and so does
+    the archive: no reason, no other node's evidence."""
+    stored, workflow, jobs, nodes = await diagnosed("diagnose-slow-gpu")
+    results = {r.node: r for r in category_results(stored, workflow, jobs, nodes)}
+    screened_with_it = {n for job in jobs if "gpu-node-06" in group_nodes(job) for n in group_nodes(job)} - {"gpu-node-06"}
+    assert screened_with_it, "gpu-node-06 was tested alone"
+    assert (results["gpu-node-06"].state, results["gpu-node-06"].reason) == ("failed", "ThresholdViolation")
+    for name in screened_with_it:
+        assert (results[name].state, results[name].reason) == ("passed", ""), name
+        assert all(e.get("passed", True) for e in results[name].evidence), name
+
+
+async def test_an_intermittent_nodes_verdict_stored_shortened_is_archived_with_its_convicting_jobs_evidence() -> None:
+    """A verdict stored without its evidence (judging.results.within_room) is not shown beside the measurements of
+    a test the node passed."""
+    stored, workflow, jobs, nodes = await diagnosed("diagnose-flaky-and-fabric")
+    [verdict] = [f for f in workflow["status"]["failedNodes"] if "intermittent" in f["message"]]
+    mine = [job for job in jobs if verdict["name"] in group_nodes(job)]
+    assert any(not (job.get("status") or {}).get("failedNodes") for job in mine), "the intermittent node never passed a test"
+    bare = [{key: value for key, value in f.items() if key != "evidence"} for f in workflow["status"]["failedNodes"]]
+    shortened = {**workflow, "status": {**workflow["status"], "failedNodes": bare}}
+    result = {r.node: r for r in category_results(stored, shortened, jobs, nodes)}[verdict["name"]]
+    assert result.reason == verdict["reason"]
+    assert not any(e.get("passed") for e in result.evidence)

@@ -17,8 +17,8 @@ from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_s
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
-from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view

@@ -246,3 +246,50 @@ def test_a_kubelets_canonical_quantities_are_taken_in_a_nodes_file(tmp_path: Pat
     nodes.write_text(nodes.read_text().replace("1k", '"1.5"'))
     assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 2
     assert "rdma/rdma_shared_device_a is an extended resource, a whole number such as 8, not '1.5'" in capsys.readouterr().err
+
+
+def test_run_by_category_certifies_every_gpu_node_of_the_one_product(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NVCRE's `run --category d/v`: no file; the target is the GPU nodes of the product found on the fleet."""
+    state, results = tmp_path / "state.db", tmp_path / "results.json"
+    argv = ["certification", "run", "--sim", "--category", "communication/nccl-all-reduce", "--name", "quick", "--wait",
+            "--state", str(state), "--results-file", str(results)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "Discovered GPU nodes with product: NVIDIA-H100-80GB-HBM3" in err and "  - communication/nccl-all-reduce" in err
+    report = json.loads(results.read_text())
+    assert report["result"] == "PASSED" and report["totalNodes"] == 32
+    assert main(["certification", "report", "quick", "--sim", "--state", str(state)]) == 0
+
+
+def test_run_by_category_on_a_fleet_of_two_gpu_products_names_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "mixed.yaml"
+    scenario.write_text("name: mixed\nseed: 1\nnodes:\n  - {count: 2}\n  - {count: 2, namePrefix: b200-, gpuProduct: NVIDIA-B200}\n")
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--sim", "--scenario", str(scenario), "--category", "communication/nccl-all-reduce",
+                 "--state", str(state)]) == 2
+    assert capsys.readouterr().err == ("--category: the GPU nodes hold 2 products (NVIDIA-B200, NVIDIA-H100-80GB-HBM3): certify one at a "
+                                       "time with --cert-file and a nodeSelector on nvidia.com/gpu.product\n")
+    assert not state.exists()  # nothing was created
+
+
+@pytest.mark.parametrize(("category", "message"), [
+    ("nccl", "--category: expected DOMAIN/VARIANT (see `nvcre certification list-categories`), got 'nccl'"),
+    ("communication/", "--category: expected DOMAIN/VARIANT (see `nvcre certification list-categories`), got 'communication/'"),
+    ("foo/bar", "--category: spec.categories[0].domain: unknown domain 'foo'; known: communication, diagnostics, training"),
+])
+def test_a_category_that_is_not_one_is_one_line_and_creates_nothing(category: str, message: str, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--sim", "--category", category, "--state", str(state)]) == 2
+    assert capsys.readouterr().err == message + "\n"
+    assert not state.exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--category", "communication/nccl-all-reduce", "--cert-file", str(BURN_IN)], "argument --cert-file: not allowed with argument --category"),
+    ([], "one of the arguments --cert-file --category is required"),
+])
+def test_a_run_takes_a_file_or_categories_not_both_nor_neither(argv: list[str], message: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certification", "run", "--sim", *argv, "--state", str(tmp_path / "state.db")]) == 2
+    assert capsys.readouterr().err == f"nvcre certification run: {message}; see nvcre certification run --help\n"

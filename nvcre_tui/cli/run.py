@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,14 +24,14 @@ from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import default_history_path, open_history
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
-from nvcre_tui.engine.planning.manifest import load_certification
+from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
@@ -55,9 +55,12 @@ RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `run` and `report` to the certification group."""
     run = commands.add_parser("run", help="create a certification (and with --wait, follow it to its report)")
-    run.add_argument("--cert-file", required=True, metavar="F", help="Certification YAML")
+    what = run.add_mutually_exclusive_group(required=True)
+    what.add_argument("--cert-file", metavar="F", help="Certification YAML")
+    what.add_argument(CATEGORY_FLAG, action="append", metavar="D/V",
+                      help="a catalog category (repeatable) on every GPU node of the one GPU product found")
     add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
-    run.add_argument("--name", help="certification name (default: metadata.name of the file)")
+    run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
@@ -183,7 +186,10 @@ def _same_file(a: str, b: str) -> bool:
 
 async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
-    cert = load_certification(args.cert_file, catalog)
+    if args.category:
+        cert = certification_for_categories(args.category, datetime.now(UTC).strftime("nvcre-%Y%m%d-%H%M%S"), catalog)
+    else:
+        cert = load_certification(args.cert_file, catalog)
     if args.name is not None:  # given: checked, never dropped (an empty value is the parser's to refuse)
         _check_name("--name", args.name)
         cert.metadata.name = args.name
@@ -203,13 +209,32 @@ async def _run(args: argparse.Namespace) -> int:
         state = state_path_of(args)
         check_writable(state, "--state")  # run writes the simulator's store: find out now
         if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
-            render_certification(cert, build_nodes(scenario_of(args)), catalog, args.cert_file)
+            fleet = build_nodes(scenario_of(args))
+            if args.category:
+                _gpu_product(fleet)
+            render_certification(cert, fleet, catalog, _source(args))
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = tell_notices(session)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
     finally:
         await _close(session, told)
+
+
+def _source(args: argparse.Namespace) -> str:
+    """Where the Certification came from, for messages: its file, or --category."""
+    return str(args.cert_file or CATEGORY_FLAG)
+
+
+def _gpu_product(nodes: list[Any]) -> str | None:
+    """The one GPU product the GPU nodes hold, as NVCRE's `run --category` finds it (None: no GPU node); InputError
+    naming them when there are several (a certification compares nodes of one kind)."""
+    products = sorted({str(labels_of(node).get(LABEL_GPU_PRODUCT)) for node in nodes
+                       if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and labels_of(node).get(LABEL_GPU_PRODUCT)})
+    if len(products) > 1:
+        raise InputError(f"{CATEGORY_FLAG}: the GPU nodes hold {len(products)} products ({', '.join(products)}): "
+                         f"certify one at a time with --cert-file and a nodeSelector on {LABEL_GPU_PRODUCT}")
+    return products[0] if products else None
 
 
 async def _close(session: Session, told: int) -> None:
@@ -229,7 +254,11 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         await session.catch_up()
         await _nodes_of_the_holder(session)
     nodes = session.cache.list(NODE)
-    rendered = render_certification(cert, nodes, catalog, args.cert_file)  # fails with exit 2 before anything is created
+    product = _gpu_product(nodes) if args.category else None
+    if product is not None:  # --category: narrowed to the product found, as NVCRE does
+        cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
+        console.print(f"Discovered GPU nodes with product: {escape(printable(product))}")
+    rendered = render_certification(cert, nodes, catalog, _source(args))  # fails with exit 2 before anything is created
     body = cert.to_wire()
     body["metadata"]["namespace"] = _namespace(args, session, cert.metadata.namespace)
     body.pop("status", None)
@@ -240,10 +269,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")
     except AlreadyExists:
         if not (args.wait and await _same_spec(session, body)):
-            raise InputError(f"{args.cert_file}: metadata.name: certification {name!r} already exists in {where}; use --name or `nvcre certification report {name}`") from None
+            raise InputError(f"{_source(args)}: metadata.name: certification {name!r} already exists in {where}; use --name or `nvcre certification report {name}`") from None
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
-        raise InputError(f"{args.cert_file}: {error}") from None
+        raise InputError(f"{_source(args)}: {error}") from None
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:

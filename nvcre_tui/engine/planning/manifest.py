@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
 
 from nvcre_tui.engine import inputs
+from nvcre_tui.engine.api.base import API_VERSION
 from nvcre_tui.engine.api.node_schema import node_problems
 from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
@@ -51,6 +54,23 @@ def load_certification(path: str, catalog: Catalog) -> Certification:
     """Read, validate and catalog-check one Certification; InputError lists every problem."""
     name, text = read_text(path)
     return certification_from_text(name, text, catalog)
+
+
+CATEGORY_FLAG = "--category"
+
+
+def certification_for_categories(keys: list[str], name: str, catalog: Catalog) -> Certification:
+    """A Certification of these catalog categories (`domain/variant`, as `run --category` takes them) on every GPU
+    node (`nvidia.com/gpu.present=true`), named `name`; InputError names a key that is not one."""
+    categories = []
+    for key in keys:
+        domain, slash, variant = key.partition("/")
+        if not slash or not domain or not variant or "/" in variant:
+            raise InputError(f"{CATEGORY_FLAG}: expected DOMAIN/VARIANT (see `nvcre certification list-categories`), got {key!r}")
+        categories.append({"domain": domain, "variant": variant})
+    document = {"apiVersion": API_VERSION, "kind": "Certification", "metadata": {"name": name},
+                "spec": {"target": {"nodeSelector": {LABEL_GPU_PRESENT: "true"}}, "categories": categories}}
+    return certification_from_text(CATEGORY_FLAG, json.dumps(document), catalog)
 
 
 def certification_from_text(name: str, text: str, catalog: Catalog) -> Certification:

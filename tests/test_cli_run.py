@@ -293,3 +293,27 @@ def test_a_run_takes_a_file_or_categories_not_both_nor_neither(argv: list[str], 
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certification", "run", "--sim", *argv, "--state", str(tmp_path / "state.db")]) == 2
     assert capsys.readouterr().err == f"nvcre certification run: {message}; see nvcre certification run --help\n"
+
+
+def test_category_option_flags_set_every_categorys_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results.json"
+    argv = ["certification", "run", "--sim", "--category", "communication/nccl-all-reduce", "--repeat-count", "2", "--nodes-per-job", "2",
+            "--no-enable-mnnvl", "--name", "options", "--wait", "--state", str(tmp_path / "state.db"), "--results-file", str(results)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    [category] = json.loads(results.read_text())["categories"]
+    assert (category["nodesPerJob"], len(category["iterations"]), category["mnnvl"]) == (2, 2, False)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--category", "communication/nccl-all-reduce", "--repeat-count", "0"], "--category: spec.categories[0].options.repeatCount: must be >= 1"),
+    (["--cert-file", str(BURN_IN), "--repeat-count", "2"], "--repeat-count: goes with --category; a file sets it in spec.categories[].options"),
+    (["--category", "communication/nccl-all-reduce", "--nodes-per-job", "two"],
+     "nvcre certification run: argument --nodes-per-job: invalid int value: 'two'; see nvcre certification run --help"),
+])
+def test_a_category_option_flag_that_cannot_apply_is_one_line_and_creates_nothing(argv: list[str], message: str, tmp_path: Path,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--sim", *argv, "--state", str(state)]) == 2
+    assert capsys.readouterr().err == message + "\n"
+    assert not state.exists()

@@ -59,15 +59,16 @@ def load_certification(path: str, catalog: Catalog) -> Certification:
 CATEGORY_FLAG = "--category"
 
 
-def certification_for_categories(keys: list[str], name: str, catalog: Catalog) -> Certification:
+def certification_for_categories(keys: list[str], name: str, catalog: Catalog, options: dict[str, Any] | None = None) -> Certification:
     """A Certification of these catalog categories (`domain/variant`, as `run --category` takes them) on every GPU
-    node (`nvidia.com/gpu.present=true`), named `name`; InputError names a key that is not one."""
+    node (`nvidia.com/gpu.present=true`), named `name`, each with `options` (wire names); InputError names a key
+    that is not one, or an option a category does not take."""
     categories = []
     for key in keys:
         domain, slash, variant = key.partition("/")
         if not slash or not domain or not variant or "/" in variant:
             raise InputError(f"{CATEGORY_FLAG}: expected DOMAIN/VARIANT (see `nvcre certification list-categories`), got {key!r}")
-        categories.append({"domain": domain, "variant": variant})
+        categories.append({"domain": domain, "variant": variant, **({"options": options} if options else {})})
     document = {"apiVersion": API_VERSION, "kind": "Certification", "metadata": {"name": name},
                 "spec": {"target": {"nodeSelector": {LABEL_GPU_PRESENT: "true"}}, "categories": categories}}
     return certification_from_text(CATEGORY_FLAG, json.dumps(document), catalog)

@@ -317,3 +317,10 @@ def test_a_category_option_flag_that_cannot_apply_is_one_line_and_creates_nothin
     assert main(["certification", "run", "--sim", *argv, "--state", str(state)]) == 2
     assert capsys.readouterr().err == message + "\n"
     assert not state.exists()
+
+
+def test_every_category_option_flag_names_an_option_certifications_take() -> None:
+    from nvcre_tui.cli.run import CATEGORY_OPTION_FLAGS
+    from nvcre_tui.engine.api.options import option_aliases
+
+    assert {option for option, _, _ in CATEGORY_OPTION_FLAGS.values()} <= option_aliases()

@@ -59,11 +59,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     what.add_argument("--cert-file", metavar="F", help="Certification YAML")
     what.add_argument(CATEGORY_FLAG, action="append", metavar="D/V",
                       help="a catalog category (repeatable) on every GPU node of the one GPU product found")
-    for flag, (kind, help_text) in CATEGORY_OPTION_FLAGS.items():
+    for flag, (option, kind, help_text) in CATEGORY_OPTION_FLAGS.items():
         if kind is bool:
-            run.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"with --category: {help_text}")
+            run.add_argument(flag, dest=option, action=argparse.BooleanOptionalAction, default=None, help=f"with --category: {help_text}")
         else:
-            run.add_argument(flag, type=kind, metavar="N" if kind is int else "NAME", default=None, help=f"with --category: {help_text}")
+            run.add_argument(flag, dest=option, type=kind, metavar="N" if kind is int else "NAME", default=None,
+                             help=f"with --category: {help_text}")
     add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
     run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
@@ -153,19 +154,18 @@ def _check_name(option: str, value: str) -> None:
         raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
 
 
-# NVCRE's `run` category option flags (applied to every --category category), as (type, help).
-CATEGORY_OPTION_FLAGS: dict[str, tuple[type, str]] = {
-    "--nodes-per-job": (int, "nodes in each job"),
-    "--gpus-per-node": (int, "GPUs each pod asks for"),
-    "--enable-checkpoint": (bool, "checkpoint the training workloads"),
-    "--enable-mnnvl": (bool, "multi-node NVLink (GB200/GB300 ComputeDomains); unset: from the nodes"),
-    "--max-steps": (int, "training steps (-1: the workload's own)"),
-    "--exit-duration-mins": (int, "training stops after this many minutes"),
-    "--repeat-count": (int, "run each group this many times"),
-    "--max-restarts": (int, "restarts a workload may take"),
-    "--storage-class": (str, "storage class of checkpoint volumes"),
+# NVCRE's `run` category option flags (applied to every --category category): flag -> (option, type, help).
+CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
+    "--nodes-per-job": ("nodesPerJob", int, "nodes in each job"),
+    "--gpus-per-node": ("gpusPerNode", int, "GPUs each pod asks for"),
+    "--enable-checkpoint": ("enableCheckpoint", bool, "checkpoint the training workloads"),
+    "--enable-mnnvl": ("enableMNNVL", bool, "multi-node NVLink (GB200/GB300 ComputeDomains); unset: from the nodes"),
+    "--max-steps": ("maxSteps", int, "training steps (-1: the workload's own)"),
+    "--exit-duration-mins": ("exitDurationMins", int, "training stops after this many minutes"),
+    "--repeat-count": ("repeatCount", int, "run each group this many times"),
+    "--max-restarts": ("maxRestarts", int, "restarts a workload may take"),
+    "--storage-class": ("storageClassName", str, "storage class of checkpoint volumes"),
 }
-WIRE_NAMES = {"--enable-mnnvl": "enableMNNVL", "--storage-class": "storageClassName"}
 _NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed"}
 # Inputs and the store a results file must not be: writing the report there would replace them.
 _KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
@@ -243,20 +243,10 @@ async def _run(args: argparse.Namespace) -> int:
 def _category_options(args: argparse.Namespace) -> dict[str, Any]:
     """The category options the flags set (wire names); InputError when they come without --category (a file's
     categories carry their own options)."""
-    given = {flag: getattr(args, _dest(flag)) for flag in CATEGORY_OPTION_FLAGS if getattr(args, _dest(flag)) is not None}
+    given = {flag: getattr(args, option) for flag, (option, _, _) in CATEGORY_OPTION_FLAGS.items() if getattr(args, option) is not None}
     if given and not args.category:
         raise InputError(f"{next(iter(given))}: goes with --category; a file sets it in spec.categories[].options")
-    return {_wire(flag): value for flag, value in given.items()}
-
-
-def _dest(flag: str) -> str:
-    return flag.removeprefix("--").replace("-", "_")
-
-
-def _wire(flag: str) -> str:
-    """--enable-mnnvl -> enableMNNVL, --nodes-per-job -> nodesPerJob, --storage-class -> storageClassName."""
-    first, *rest = flag.removeprefix("--").split("-")
-    return WIRE_NAMES.get(flag) or first + "".join(part.capitalize() for part in rest)
+    return {CATEGORY_OPTION_FLAGS[flag][0]: value for flag, value in given.items()}
 
 
 def _source(args: argparse.Namespace) -> str:

@@ -11,7 +11,7 @@ ENGINE = Path(__file__).resolve().parents[1] / "nvcre_tui" / "engine"
 LEAVES = {"errors", "units", "clock", "printable", "names"}
 ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "api": LEAVES | {"inputs"},
-    "planning": LEAVES | {"api", "judging", "inputs", "diagnose"},  # partition hands testScale diagnose its first wave
+    "planning": LEAVES | {"api", "judging", "inputs", "diagnose", "parsers.measurements"},  # partition hands testScale diagnose its first wave; render names bandwidth thresholds
     "judging": LEAVES | {"api", "parsers"},
     "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions", "controllers.iterations"},
     "parsers": LEAVES,

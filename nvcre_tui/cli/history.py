@@ -14,6 +14,7 @@ from typing import Any
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,7 +73,7 @@ def nodes_command(args: argparse.Namespace) -> int:
         print(to_json([{**{k: v for k, v in n.items() if k != "staleness"}, "staleness": n["staleness"].to_json()} for n in summaries]))
         return 0
     window = f"LAST {args.last}" if args.last else "ALL"
-    print_table(("NODE", "CERTS", f"FAILED ({window})", "SUSPECT", "LAST", "REASON", "BASELINE", "BUS BW TREND (GB/s)"),
+    print_table(("NODE", "CERTS", f"FAILED ({window})", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
                 [(n["node"], n["certifications"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
                   ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"])) for n in summaries])
     return 0

@@ -20,6 +20,7 @@ from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
 EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
@@ -172,7 +173,7 @@ def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
              _fmt(size.out_of_place.busbw), _fmt(size.in_place.busbw), _fmt(size.min_busbw), _fmt(size.max_busbw),
              f"{size.wrong:g}" if size.max_error is None else f"max error {size.max_error:g}") for size in result.sizes]
     print_table(("size (B)", "samples", "time (us)", "algbw", "busbw", "in-place busbw", "min busbw", "max busbw",
-                 "wrong"), rows, title="Per-size averages (out-of-place unless noted, GB/s)")
+                 "wrong"), rows, title=f"Per-size averages (out-of-place unless noted, {BANDWIDTH_UNIT})")
 
 
 def _dcgm(result: DcgmResult, summary: list[tuple[str, str]]) -> None:

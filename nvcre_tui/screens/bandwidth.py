@@ -27,7 +27,7 @@ from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label,
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
@@ -101,7 +101,7 @@ class BandwidthScreen(NvcreScreen):
         with Horizontal():
             yield OptionList(id="bw-groups")
             with VerticalScroll(id="bw-body"):
-                yield Static("busbw (GB/s) against message size: out-of-place, mean per size", classes="panel-title")
+                yield Static(f"busbw ({BANDWIDTH_UNIT}) against message size: out-of-place, mean per size", classes="panel-title")
                 yield BandwidthPlot(id="bw-plot")
                 yield Static(id="bw-plot-note", classes="note")
                 yield Static(id="bw-histogram-title", classes="panel-title")
@@ -172,10 +172,10 @@ class BandwidthScreen(NvcreScreen):
         text.append("Outliers", style="bold")
         text.append(" (below median − 3 MAD and at least 5% below it, or failing the threshold)\n", style="italic")
         for outlier in self._outliers:
-            text.append(f"  ✗ {outlier.label:<16} {outlier.value:8.1f} GB/s  {outlier.reason}\n")
+            text.append(f"  ✗ {outlier.label:<16} {outlier.value:8.1f} {BANDWIDTH_UNIT}  {outlier.reason}\n")
         for row in rows:
             if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
-                text.append(f"  ✗ {row.label:<16} {'—':>8} GB/s  no {BUS_BANDWIDTH} measured\n")
+                text.append(f"  ✗ {row.label:<16} {'—':>8} {BANDWIDTH_UNIT}  no {BUS_BANDWIDTH} measured\n")
         if text.plain.count("\n") == 1:
             text.append("  none\n")
         return text
@@ -244,5 +244,5 @@ class BandwidthScreen(NvcreScreen):
         curve = self._curves[selected.job]
         peak = max(curve, key=lambda size: curve[size])
         others = [max(self._curves[r.job].values()) for r in plotted]
-        return (f"{selected.label}: peak {curve[peak]:.1f} GB/s at {size_label(peak)}; "
-                f"median peak of {len(plotted)} curves {statistics.median(others):.1f} GB/s")
+        return (f"{selected.label}: peak {curve[peak]:.1f} {BANDWIDTH_UNIT} at {size_label(peak)}; "
+                f"median peak of {len(plotted)} curves {statistics.median(others):.1f} {BANDWIDTH_UNIT}")

@@ -28,7 +28,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
@@ -168,14 +168,14 @@ class DrilldownScreen(NvcreScreen):
         text.append("\nTests that decided it:\n")
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
-                value = f"  {test['value']:.1f} GB/s" if test.get("value") is not None else ""
+                value = f"  {test['value']:.1f} {BANDWIDTH_UNIT}" if test.get("value") is not None else ""
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
         return text
 
     def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj) -> None:
         busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
-        text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} GB/s" if busbw is not None else "")
+        text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
         holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
         blamed = {f["name"]: f for f in group_failures(group, group["nodes"], job)}
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):

@@ -21,6 +21,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, L
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.history.sparkline import sparkline
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
@@ -157,7 +158,7 @@ class NodeScreen(NvcreScreen):
                 if category["busBW"] is not None:
                     trend.setdefault(category["category"], []).append(float(category["busBW"]))
         for category, values in trend.items():
-            text.append(f"   {category.split('/')[-1]} busBW {sparkline(values, 16)} {values[-1]:.1f} GB/s")
+            text.append(f"   {category.split('/')[-1]} busBW {sparkline(values, 16)} {values[-1]:.1f} {BANDWIDTH_UNIT}")
         text.append("\n")
         for entry in reversed(history[-HISTORY_ROWS:]):
             cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")

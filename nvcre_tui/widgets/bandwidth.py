@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, shown_unit
 
 MAD_TO_SIGMA = 1.4826  # scales the median absolute deviation to a normal standard deviation
 OUTLIER_MADS = 3.0
@@ -113,7 +113,7 @@ def plot_text(series: Sequence[Series], styles: Mapping[str, Style], width: int,
                 y = height - 1 - round(max(0.0, min(value, top)) / top * (height - 1))
                 grid[y][x] = (item.glyph, styles.get(item.role))
     text = Text(no_wrap=True)
-    text.append(f"{'GB/s':>{Y_LABEL_WIDTH - 1}}\n", style="bold")
+    text.append(f"{BANDWIDTH_UNIT:>{Y_LABEL_WIDTH - 1}}\n", style="bold")
     for y, row in enumerate(grid):
         steps_up = height - 1 - y
         value = top * steps_up / (height - 1)

@@ -16,6 +16,9 @@ STEP_TIME = "avgStepTimeSec"
 DIAG_TESTS_RUN = "diagTestsRun"
 DIAG_TESTS_SKIPPED = "diagTestsSkipped"
 
+# The unit of both NCCL bandwidths, as nccl-tests prints it; views that label bandwidth axes and columns use it.
+BANDWIDTH_UNIT = "GB/s"
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -35,8 +38,8 @@ class Metric:
 METRICS: dict[str, Metric] = {
     m.key: m
     for m in (
-        Metric(BUS_BANDWIDTH, "GB/s", "maximum NCCL bus bandwidth across message sizes", True),
-        Metric(ALG_BANDWIDTH, "GB/s", "maximum NCCL algorithm bandwidth across message sizes", True),
+        Metric(BUS_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL bus bandwidth across message sizes", True),
+        Metric(ALG_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL algorithm bandwidth across message sizes", True),
         Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True),
         Metric(TFLOPS_PER_GPU, "TFLOPS", "average achieved TFLOPS per GPU", True),
         Metric(STEP_TIME, "s", "average training step time", False),

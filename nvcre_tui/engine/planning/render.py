@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.resources import (
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
-from nvcre_tui.engine.judging.thresholds import METRICS
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
@@ -236,7 +236,7 @@ def _diagnose_paths(scale: str, options: CategoryOptions, nodes: Sequence[Node])
     says the links between them were not tested); onFailure: diagnose of a full-scale run, which crossed them (its
     narrowing inside cliques would clear nodes over NVLink that failed over the network), is refused."""
     mnnvl = bool(options.enable_mnnvl)  # as the run spec carries it (gpu-defaults.yaml sets it per architecture)
-    bandwidth = sorted(k for k in options.thresholds or {} if k in METRICS and METRICS[k].unit == "GB/s")
+    bandwidth = sorted(k for k in options.thresholds or {} if k in METRICS and METRICS[k].unit == BANDWIDTH_UNIT)
     cliques = {node_labels(node).get(LABEL_GPU_CLIQUE) for node in nodes} - {None, ""}
     if not (mnnvl and bandwidth and len(cliques) >= 2):
         return False

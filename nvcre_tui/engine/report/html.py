@@ -15,6 +15,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.report.readmodel import Joined
 
 Obj = dict[str, Any]
@@ -72,7 +73,7 @@ def curve_svg(series: Mapping[str, Mapping[int, float]], width: int = 640, heigh
     step = max(1, len(sizes) // 8)
     for size in sizes[::step]:
         parts.append(f'<text x="{x(size):.1f}" y="{height - bottom + 14}" text-anchor="middle">{escape(_size(size))}</text>')
-    parts.append(f'<text x="{left}" y="{height - 4}">message size (bytes, log scale) · busbw GB/s</text>')
+    parts.append(f'<text x="{left}" y="{height - 4}">message size (bytes, log scale) · busbw {BANDWIDTH_UNIT}</text>')
     for index, (label, curve) in enumerate(sorted(series.items())):
         colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
         points = " ".join(f"{x(size):.1f},{y(value):.1f}" for size, value in sorted(curve.items()) if size > 0)
@@ -104,7 +105,7 @@ def bars_svg(rows: Sequence[Obj], width: int = 640) -> str:
         parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{escape(label)}</text>'
                      f'<rect x="{left}" y="{y}" width="{length:.1f}" height="{bar - 4}" fill="{"#dc2626" if low else "#16a34a"}"/>'
                      f'<text x="{left + length + 4:.1f}" y="{y + 11}">{"✗ " if low else ""}{_number(row["busBW"])}</text>')
-    parts.append(f'<text x="{left}" y="{height - 4}">busbw GB/s (0 – {top_value:g})</text></svg>')
+    parts.append(f'<text x="{left}" y="{height - 4}">busbw {BANDWIDTH_UNIT} (0 – {top_value:g})</text></svg>')
     return "".join(parts)
 
 
@@ -140,7 +141,7 @@ def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, c
         out.append(_table(("metric", "threshold"), sorted(thresholds.items())))
     bw = category.get("bandwidth")
     if bw:
-        out.append(f"<p>busBW {_number(bw['busBW'], 2)} GB/s (min {_number(bw['minBusBW'], 2)}, max {_number(bw['maxBusBW'], 2)} over {bw['samples']} jobs)</p>")
+        out.append(f"<p>busBW {_number(bw['busBW'], 2)} {BANDWIDTH_UNIT} (min {_number(bw['minBusBW'], 2)}, max {_number(bw['maxBusBW'], 2)} over {bw['samples']} jobs)</p>")
     if category.get("training"):
         out.append(_table(("metric", "value"), [(k, _number(v, 3)) for k, v in sorted(category["training"].items())]))
     diagnostics = category.get("diagnostics")

@@ -6,7 +6,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
-from nvcre_tui.engine.parsers.measurements import GOODPUT, STEP_TIME, TFLOPS_PER_GPU
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
@@ -84,7 +84,7 @@ def _category_rows(category: Obj) -> list[str]:
             rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
     if category.get("cliques"):
         rows.append("Cliques:")
-        rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes" + (f"  {c['busBW']:.2f} GB/s" if c.get("busBW") is not None else "") for c in category["cliques"]]
+        rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes" + (f"  {c['busBW']:.2f} {BANDWIDTH_UNIT}" if c.get("busBW") is not None else "") for c in category["cliques"]]
     if category.get("diagnose"):
         rows += _diagnose_rows(category["diagnose"])
     training = category.get("training")
@@ -108,12 +108,12 @@ def _category_rows(category: Obj) -> list[str]:
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
         for group in low[:MAX_GROUP_ROWS]:
-            busbw = "n/a" if group["busBW"] is None else f"{group['busBW']:.2f} GB/s"
+            busbw = "n/a" if group["busBW"] is None else f"{group['busBW']:.2f} {BANDWIDTH_UNIT}"
             rows.append(f"  ✗ {group['groupName']}  {busbw}{'  LOW' if group.get('belowMin') else ''}  [{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
         spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""
-        rows.append(_field("Bandwidth", f"busBW {bw['busBW']:.2f} GB/s{spread}"))
+        rows.append(_field("Bandwidth", f"busBW {bw['busBW']:.2f} {BANDWIDTH_UNIT}{spread}"))
     return rows
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from nvcre_tui.cli import main
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import NO_CHECKPOINTS, certification_for_categories
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = ROOT / "examples" / "burn-in.yaml"
@@ -308,6 +310,10 @@ def test_category_option_flags_set_every_categorys_options(tmp_path: Path, capsy
 @pytest.mark.parametrize(("argv", "message"), [
     (["--category", "communication/nccl-all-reduce", "--repeat-count", "0"], "--category: spec.categories[0].options.repeatCount: must be >= 1"),
     (["--cert-file", str(BURN_IN), "--repeat-count", "2"], "--repeat-count: goes with --category; a file sets it in spec.categories[].options"),
+    (["--category", "diagnostics/dcgm-level4", "--max-steps", "10"],
+     "--max-steps: diagnostics/dcgm-level4 does not read maxSteps (taken by training/nemotron5-56b, training/nemotron5-8b)"),
+    (["--category", "training/nemotron5-8b", "--enable-checkpoint"], "--enable-checkpoint: " + NO_CHECKPOINTS),
+    (["--category", "training/nemotron5-8b", "--no-enable-checkpoint", "--storage-class", "fast"], "--storage-class: " + NO_CHECKPOINTS),
     (["--category", "communication/nccl-all-reduce", "--nodes-per-job", "two"],
      "nvcre certification run: argument --nodes-per-job: invalid int value: 'two'; see nvcre certification run --help"),
 ])
@@ -324,3 +330,13 @@ def test_every_category_option_flag_names_an_option_certifications_take() -> Non
     from nvcre_tui.engine.api.options import option_aliases
 
     assert {option for option, _, _ in CATEGORY_OPTION_FLAGS.values()} <= option_aliases()
+
+
+def test_each_category_takes_the_option_flags_its_workload_reads() -> None:
+    catalog = default_catalog()
+    cert = certification_for_categories(["communication/nccl-all-reduce", "training/nemotron5-8b"], "both", catalog,
+                                        {"maxSteps": 20, "repeatCount": 2})
+    nccl, training = (category.options for category in cert.spec.categories)
+    assert nccl is not None and training is not None
+    assert (nccl.max_steps, nccl.repeat_count) == (None, 2)
+    assert (training.max_steps, training.repeat_count) == (20, 2)

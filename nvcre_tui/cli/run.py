@@ -154,17 +154,17 @@ def _check_name(option: str, value: str) -> None:
         raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
 
 
-# NVCRE's `run` category option flags (applied to every --category category): flag -> (option, type, help).
+# NVCRE's `run` category option flags (each --category category takes those it reads): flag -> (option, type, help).
 CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
     "--nodes-per-job": ("nodesPerJob", int, "nodes in each job"),
     "--gpus-per-node": ("gpusPerNode", int, "GPUs each pod asks for"),
-    "--enable-checkpoint": ("enableCheckpoint", bool, "checkpoint the training workloads"),
+    "--enable-checkpoint": ("enableCheckpoint", bool, "NVCRE's checkpoint restarts: not implemented, refused"),
     "--enable-mnnvl": ("enableMNNVL", bool, "multi-node NVLink (GB200/GB300 ComputeDomains); unset: from the nodes"),
     "--max-steps": ("maxSteps", int, "training steps (-1: the workload's own)"),
     "--exit-duration-mins": ("exitDurationMins", int, "training stops after this many minutes"),
     "--repeat-count": ("repeatCount", int, "run each group this many times"),
-    "--max-restarts": ("maxRestarts", int, "restarts a workload may take"),
-    "--storage-class": ("storageClassName", str, "storage class of checkpoint volumes"),
+    "--max-restarts": ("maxRestarts", int, "checkpoint restarts a workload may take: not implemented, refused"),
+    "--storage-class": ("storageClassName", str, "storage class of checkpoint volumes: not implemented, refused"),
 }
 _NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed"}
 # Inputs and the store a results file must not be: writing the report there would replace them.
@@ -206,7 +206,8 @@ async def _run(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     options = _category_options(args)
     if args.category:
-        cert = certification_for_categories(args.category, datetime.now(UTC).strftime("nvcre-%Y%m%d-%H%M%S"), catalog, options)
+        flags = {option: flag for flag, (option, _, _) in CATEGORY_OPTION_FLAGS.items()}
+        cert = certification_for_categories(args.category, datetime.now(UTC).strftime("nvcre-%Y%m%d-%H%M%S"), catalog, options, flags)
     else:
         cert = load_certification(args.cert_file, catalog)
     if args.name is not None:  # given: checked, never dropped (an empty value is the parser's to refuse)

@@ -410,3 +410,28 @@ def test_an_inline_config_file_name_a_config_map_cannot_hold_is_refused_naming_i
     good = spec.model_copy(update={"config": {"inline": {"train.sh": "exit 0", "model_v1.2-final.yaml": "x"}}})
     config_map = next(o for o in workload_manifests(good, placement("training/nemotron5-8b", "onprem", "h100")) if o["kind"] == "ConfigMap")
     assert sorted(config_map["data"]) == ["model_v1.2-final.yaml", "train.sh"]
+
+
+@pytest.mark.parametrize(("source", "cloned"), [(None, "https://github.com/NVIDIA/Megatron-LM.git"),
+                                                ("https://git.example.internal/mirrors/megatron-lm.git", "https://git.example.internal/mirrors/megatron-lm.git")])
+def test_training_clones_megatron_from_source_repo_or_github(source: str | None, cloned: str) -> None:
+    from nvcre_tui.engine.api.options import CategoryOptions
+    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.render import render_run_spec
+    from nvcre_tui.engine.planning.resolve import resolve_options
+
+    catalog = default_catalog()
+    entry = catalog.entries["training/nemotron5-8b"]
+    options = resolve_options(catalog, entry, CategoryOptions(source_repo=source), "onprem", "h100")
+    spec, _ = render_run_spec(entry, options, "onprem", "h100", 2)
+    [clone] = [init for init in spec.to_wire()["initContainers"] if init["name"] == "megatron-clone"]
+    assert cloned in clone["command"] and "${sourceRepo}" not in json.dumps(clone)
+
+
+def test_only_training_entries_read_the_training_options() -> None:
+    from nvcre_tui.engine.planning.catalog import default_catalog
+
+    catalog = default_catalog()
+    assert catalog.readers("maxSteps") == ["training/nemotron5-56b", "training/nemotron5-8b"]
+    assert catalog.readers("numIterations") == sorted(k for k in catalog.entries if k.startswith("communication/"))
+    assert catalog.entries["diagnostics/dcgm-level4"].template_options == frozenset()

@@ -6,6 +6,8 @@ Loading is strict: a broken entry is reported with its file and field, never ski
 from __future__ import annotations
 
 import functools
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +32,14 @@ def _known_metric(key: str) -> str:
 
 
 MetricKey = Annotated[str, AfterValidator(_known_metric)]
+
+# `${name}` in a template string: filled when a Workflow is rendered (render.substitute).
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
+
+# Options a workload reads only through its template's placeholder of the same name: a category's own value for
+# one its template leaves out would change nothing, so it is refused (manifest.certification_problems).
+TEMPLATE_OPTIONS = ("maxBytes", "numIterations", "numCycles", "maxSteps", "exitDurationMins", "saveInterval",
+                    "saveRetainInterval", "sourceRepo")
 
 
 class OverrideWhen(WireModel):
@@ -105,6 +115,12 @@ class CatalogEntry(WireModel):
         return f"{self.domain}/{self.variant}"
 
     @property
+    def template_options(self) -> frozenset[str]:
+        """The TEMPLATE_OPTIONS its template (or an override's patch) has a placeholder for."""
+        text = json.dumps([self.template, [override.patch for override in self.overrides]])
+        return frozenset(PLACEHOLDER.findall(text)) & frozenset(TEMPLATE_OPTIONS)
+
+    @property
     def framework(self) -> str:
         """mpi, torch or exec."""
         framework = self.template.get("framework")
@@ -173,6 +189,10 @@ class Catalog:
     def variants(self, domain: str) -> list[str]:
         """Variant names of a domain, sorted."""
         return sorted(entry.variant for entry in self.entries.values() if entry.domain == domain)
+
+    def readers(self, option: str) -> list[str]:
+        """The entries (domain/variant, sorted) whose template reads `option`, one of TEMPLATE_OPTIONS."""
+        return sorted(key for key, entry in self.entries.items() if option in entry.template_options)
 
     def unknown_category(self, domain: str, variant: str) -> tuple[str, str] | None:
         """(field, message) when domain/variant is not in the catalog, else None."""

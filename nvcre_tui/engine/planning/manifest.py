@@ -11,12 +11,13 @@ from pydantic import ValidationError
 from nvcre_tui.engine import inputs
 from nvcre_tui.engine.api.base import API_VERSION
 from nvcre_tui.engine.api.node_schema import node_problems
+from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
-from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.catalog import TEMPLATE_OPTIONS, Catalog, CatalogEntry
 
 
 def read_text(path: str) -> tuple[str, str]:
@@ -47,7 +48,50 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
                 field_path((*base, "options", "testScale")),
                 f"{entry.key} does not run at {options.test_scale}; it supports {', '.join(entry.test_scales)}",
             ))
+    problems += _option_problems(cert, catalog)
     return [f"{path}: {message}" for path, message in problems]
+
+
+# Options of NVCRE's checkpoint restarts, which nvcre does not implement: set, they would change nothing.
+CHECKPOINT_OPTIONS = ("enableCheckpoint", "storageClassName", "storageSize", "saveTopK", "maxRestarts")
+NO_CHECKPOINTS = ("used only by checkpoint restarts, which nvcre does not implement (a training run is measured from "
+                  "start to end, and a failed run fails its group); leave it out")
+
+
+def wire_options(options: CategoryOptions | None) -> dict[str, Any]:
+    """The options set in `options`, by wire name ("maxSteps")."""
+    fields = CategoryOptions.model_fields
+    return {fields[name].alias or name: value for name, value in (options.set_fields() if options else {}).items()}
+
+
+def option_problem(key: str, value: Any, entries: list[CatalogEntry], catalog: Catalog) -> str | None:
+    """Why setting option `key` to `value` for these categories would change nothing, or None."""
+    if key in CHECKPOINT_OPTIONS and value is not False:
+        return NO_CHECKPOINTS
+    if key in TEMPLATE_OPTIONS and not any(key in entry.template_options for entry in entries):
+        taken_by = ", ".join(catalog.readers(key)) or "no category"
+        if len(entries) == 1:
+            return f"{entries[0].key} does not read {key} (taken by {taken_by})"
+        return f"none of the certification's categories reads {key} (taken by {taken_by})"
+    return None
+
+
+def _option_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, str]]:
+    """Options that would change nothing: checkpoint options, and a template option no category of theirs reads."""
+    entries = [catalog.find(c.domain, c.variant) for c in cert.spec.categories]
+    known = [entry for entry in entries if entry is not None]
+    inline = CategoryOptions.model_validate(CategoryOptions.set_fields(cert.spec))
+    scopes: list[tuple[tuple[str | int, ...], CategoryOptions | None, list[CatalogEntry]]] = [
+        (("spec",), inline, known), (("spec", "options"), cert.spec.options, known)]
+    scopes += [(("spec", "categories", index, "options"), category.options, [entry])
+               for index, (category, entry) in enumerate(zip(cert.spec.categories, entries, strict=True)) if entry is not None]
+    problems = []
+    for base, options, readers in scopes:
+        for key, value in wire_options(options).items():
+            problem = option_problem(key, value, readers, catalog) if readers else None
+            if problem:
+                problems.append((field_path((*base, key)), problem))
+    return problems
 
 
 def load_certification(path: str, catalog: Catalog) -> Certification:
@@ -59,16 +103,28 @@ def load_certification(path: str, catalog: Catalog) -> Certification:
 CATEGORY_FLAG = "--category"
 
 
-def certification_for_categories(keys: list[str], name: str, catalog: Catalog, options: dict[str, Any] | None = None) -> Certification:
+def certification_for_categories(keys: list[str], name: str, catalog: Catalog, options: dict[str, Any] | None = None,
+                                  flags: dict[str, str] | None = None) -> Certification:
     """A Certification of these catalog categories (`domain/variant`, as `run --category` takes them) on every GPU
-    node (`nvidia.com/gpu.present=true`), named `name`, each with `options` (wire names); InputError names a key
-    that is not one, or an option a category does not take."""
-    categories = []
+    node (`nvidia.com/gpu.present=true`), named `name`; each category takes those of `options` (wire names) it reads.
+    InputError names a key that is not one, or an option (by its flag in `flags`, option -> flag) that would change
+    nothing."""
+    categories: list[dict[str, Any]] = []
     for key in keys:
         domain, slash, variant = key.partition("/")
         if not slash or not domain or not variant or "/" in variant:
             raise InputError(f"{CATEGORY_FLAG}: expected DOMAIN/VARIANT (see `nvcre certification list-categories`), got {key!r}")
-        categories.append({"domain": domain, "variant": variant, **({"options": options} if options else {})})
+        categories.append({"domain": domain, "variant": variant})
+    entries = [catalog.find(c["domain"], c["variant"]) for c in categories]
+    known = [entry for entry in entries if entry is not None]
+    for option, value in (options or {}).items() if len(known) == len(entries) else ():  # else: the unknown is told
+        problem = option_problem(option, value, known, catalog)
+        if problem:
+            raise InputError(f"{(flags or {}).get(option, option)}: {problem}")
+    for category, entry in zip(categories, entries, strict=True):
+        own = {k: v for k, v in (options or {}).items() if k not in TEMPLATE_OPTIONS or (entry and k in entry.template_options)}
+        if own:
+            category["options"] = own
     document = {"apiVersion": API_VERSION, "kind": "Certification", "metadata": {"name": name},
                 "spec": {"target": {"nodeSelector": {LABEL_GPU_PRESENT: "true"}}, "categories": categories}}
     return certification_from_text(CATEGORY_FLAG, json.dumps(document), catalog)

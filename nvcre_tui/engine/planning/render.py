@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ from nvcre_tui.engine.api.vocabulary import ANNOTATION_TEST_SCALE, LABEL_CERTIFI
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
-from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
+from nvcre_tui.engine.planning.catalog import PLACEHOLDER, Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
@@ -56,7 +55,6 @@ RUN_BYTES_PER_GROUP = 240
 BLAME_BYTES_PER_GROUP = 40
 CULPRIT_BYTES = len('"blamedMembers":[],')
 
-_PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
 
 class RenderError(ValueError):
@@ -86,10 +84,10 @@ def substitute(value: Any, variables: dict[str, Any], where: str) -> Any:
         return [substitute(item, variables, where) for item in value]
     if not isinstance(value, str):
         return value
-    for name in _PLACEHOLDER.findall(value):
+    for name in PLACEHOLDER.findall(value):
         if name not in variables:
             raise InputError(f"{where}: unknown placeholder ${{{name}}}; known: {', '.join(sorted(variables))}")
-    return _PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), value)
+    return PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), value)
 
 
 def workflow_name(cert_name: str, domain: str, variant: str, suffix: str = "") -> str:
@@ -124,7 +122,7 @@ def render_run_spec(
         "gpusPerNode": options.gpus_per_node, "mlnxPerNode": options.mlnx_per_node, "maxBytes": options.max_bytes,
         "numIterations": options.num_iterations, "numCycles": options.num_cycles, "mnnvl": int(bool(options.enable_mnnvl)),
         "nodesPerJob": nodes_per_job, "maxSteps": options.max_steps, "exitDurationMins": options.exit_duration_mins,
-        "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval,
+        "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval, "sourceRepo": options.source_repo,
         "tp": parallel.tp, "pp": parallel.pp, "variant": entry.variant, "platform": platform, "gpuArchitecture": architecture,
     }
     filled = substitute(template, variables, f"catalog/{entry.key}.yaml")

@@ -21,21 +21,12 @@ from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
+from tests.kubeapi.trainer_crds import real_trainer_crd
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
 
 Obj = dict[str, Any]
-
-
-def trainer_crd(kind: str, plural: str) -> Obj:
-    """A Kubeflow Trainer CRD reduced to what the emulator needs (schema: keep every field)."""
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.trainer.kubeflow.org"},
-            "spec": {"group": "trainer.kubeflow.org", "scope": "Namespaced",
-                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
-                     "versions": [{"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}},
-                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
 
 
 class KubeletDriven:
@@ -120,8 +111,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         runner: KubernetesRunner | None = None
         try:
             if trainer:
-                for kind, plural in (("TrainJob", "trainjobs"), ("TrainingRuntime", "trainingruntimes")):
-                    await admin.create(CRD, trainer_crd(kind, plural))
+                for plural in ("trainjobs", "trainingruntimes"):  # Kubeflow Trainer's own, with their schemas and rules
+                    await admin.create(CRD, real_trainer_crd(plural))
                 for _ in range(500):  # served a moment after the CRD is Established
                     if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
                         break

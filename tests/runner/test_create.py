@@ -3,6 +3,7 @@ and never adopts an object of the same name that is not ours."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,27 @@ async def test_an_object_of_the_same_name_owned_by_someone_else_is_refused(tmp_p
     finally:
         await store.close()
         await context.__aexit__(None, None, None)
+
+
+async def test_a_field_the_real_trainjob_schema_lacks_is_refused_not_dropped(tmp_path: Path) -> None:
+    # Creates ask fieldValidation=Strict: a field Kubeflow Trainer's CRD does not know fails the create, by name,
+    # where a real server's default (Warn) would drop it and run the TrainJob without it.
+    from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+    from nvcre_tui.engine.store.errors import Invalid
+    from nvcre_tui.engine.store.protocol import CRD
+    from tests.kubeapi.trainer_crds import real_trainer_crd
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        store = await store_on(kubeconfig, server.clock, "nvcre-test")
+        try:
+            await store.create(CRD, real_trainer_crd("trainjobs"))
+            for _ in range(500):
+                if await store.served_resources("trainer.kubeflow.org/v1alpha1"):
+                    break
+                await asyncio.sleep(0.01)
+            body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "tj", "namespace": "default"},
+                    "spec": {"runtimeRef": {"name": "rt", "kind": "TrainingRuntime"}, "trainer": {"numNodes": 2, "numProcPerNodes": 8}}}
+            with pytest.raises(Invalid, match='unknown field "spec.trainer.numProcPerNodes"'):
+                await store.create(TRAINJOB, body)
+        finally:
+            await store.close()

@@ -80,7 +80,7 @@ class ObjectsContract:
         assert int(everything.resource_version) >= newest
 
     async def test_cluster_scoped_kind(self, store: ResourceStore) -> None:
-        node = await store.create(NODE, obj("gpu-01", namespace=None, labels={"nvidia.com/gpu.present": "true"}))
+        node = await store.create(NODE, obj("gpu-01", namespace=None, labels={"nvidia.com/gpu.present": "true"}, spec={"unschedulable": False}))
         assert "namespace" not in node["metadata"]
         assert (await store.get(NODE, "gpu-01"))["metadata"]["name"] == "gpu-01"
         assert names((await store.list(NODE, label_selector="nvidia.com/gpu.present=true")).items) == ["gpu-01"]

@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.base import (
     Duration,
     GangScheduler,
     LocalObjectReference,
+    Name,
     ObjectMeta,
     ObjectReference,
     OpenModel,
@@ -277,6 +278,7 @@ class WorkloadRunSpec(WireModel):
     privileged: bool | None = None
     host_network: bool | None = None
     resource_claims: list[str] | None = None
+    priority_class_name: Name | None = None
 
 
 class WorkloadRunStatus(WireModel):

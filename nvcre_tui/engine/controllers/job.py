@@ -83,7 +83,7 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
 
 async def _create_run(ctx: Context, job: Obj) -> None:
     spec = dict(job["spec"]["workload"]["workloadRun"])
-    spec["target"] = {"nodeNames": group_nodes(job)}
+    spec["target"] = {**(spec.get("target") or {}), "nodeNames": group_nodes(job)}  # the template's taintSelectors stay
     spec["numNodes"] = len(group_nodes(job))
     name = f"{job['metadata']['name']}-run"
     labels = dict(labels_of(job))

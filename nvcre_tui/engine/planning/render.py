@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.nodes import Node, node_labels
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import (
@@ -175,6 +176,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
+    spec = _scheduled(spec, cert, category.target or cert.spec.target, options)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key, within_domains)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
@@ -188,6 +190,15 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     rendered = RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
     _check_size(rendered)
     return rendered
+
+
+def _scheduled(spec: WorkloadRunSpec, cert: Certification, target: TargetSpec, options: CategoryOptions) -> WorkloadRunSpec:
+    """`spec` with what the pods need to be scheduled as the certification asks: its gang scheduler, the category's
+    priority class, and its target's taint selectors (each becomes a toleration). The run's target carries only
+    those: the Job names the run's nodes when it creates the run (controllers/job.py)."""
+    taints = TargetSpec(taint_selectors=target.taint_selectors) if target.taint_selectors else None
+    return spec.model_copy(update={"gang_scheduler": cert.spec.gang_scheduler, "priority_class_name": options.priority_class_name,
+                                   "target": taints})
 
 
 def largest_write(rendered: RenderedCategory) -> int:

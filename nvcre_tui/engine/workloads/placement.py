@@ -18,9 +18,11 @@ from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, group_nodes_value
 from nvcre_tui.engine.planning.platform import fleet_summary
 
 Obj = dict[str, Any]
-# A TrainJob becomes a JobSet whose pod hostnames are <name>-launcher-0-0: keep room for that suffix
-# and for an Indexed Job's <name>-<index> inside the 63-character DNS label.
-WORKLOAD_NAME_LIMIT = 48
+# A TrainJob becomes a JobSet of its name, and JobSet's admission webhook refuses it unless every pod name it may
+# make, <jobset>-<replicatedJob>-<jobIndex>-<podIndex>-<5 random>, is a DNS label (63): the MPI launcher's
+# "-launcher-0-0-abcde" and a node pod's "-node-0-19999-abcde" both leave 44. (The batch fallback's pods,
+# <name>-<index>-abcde, need less.)
+WORKLOAD_NAME_LIMIT = 44
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
 
 
 def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
-                  taint_selectors: Sequence[TaintSelector] = ()) -> Placement:
+                  taint_selectors: Sequence[TaintSelector] = (), priority_class: str | None = None) -> Placement:
     """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected).
 
     The group is the Job's `nvcre.nvidia.com/group-nodes` annotation; without it (a standalone
@@ -82,7 +84,7 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
     return Placement(job=job["metadata"]["name"], namespace=job["metadata"].get("namespace") or "default",
                      nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
                      owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,
-                     taint_selectors=tuple(taint_selectors), hostnames=hostnames)
+                     taint_selectors=tuple(taint_selectors), hostnames=hostnames, priority_class=priority_class)
 
 
 def label_value(text: str) -> str:

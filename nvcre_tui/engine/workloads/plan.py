@@ -39,7 +39,6 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
     assert status is not None and status.groups is not None
     spec = workflow.spec.job_template.spec.workload.workload_run
     assert spec is not None
-    target = cert.spec.categories[index].target or cert.spec.target
     namespace = workflow.metadata.namespace or "default"
     result = []
     for group in status.groups:
@@ -47,9 +46,8 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
         job = planned_job_name(workflow.metadata.name, group.name, len(status.groups), orchestration.iterations or 1,
                                orchestration.diagnose is not None)
         placement = Placement(job=job, namespace=namespace, nodes=nodes, platform=status.detected_platform or "onprem",
-                              architecture=status.detected_gpu_architecture or "unknown", gang=cert.spec.gang_scheduler,
-                              taint_selectors=tuple(target.taint_selectors or ()), hostnames=hostnames_of(item.discovery.nodes),
-                              priority_class=item.options.priority_class_name)
+                              architecture=status.detected_gpu_architecture or "unknown", gang=spec.gang_scheduler,
+                              hostnames=hostnames_of(item.discovery.nodes), priority_class=spec.priority_class_name)
         objects = workload_manifests(group_run_spec(spec, list(nodes)), placement, trainer=trainer)
         result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=nodes, objects=objects))
     return result

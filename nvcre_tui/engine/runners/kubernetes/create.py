@@ -58,7 +58,7 @@ async def group_nodes(store: ResourceStore, names: Sequence[str]) -> list[Obj]:
 
 
 def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec) -> Placement:
-    return placement_for(owner, nodes, gang=spec.gang_scheduler)
+    return placement_for(owner, nodes, gang=spec.gang_scheduler, priority_class=spec.priority_class_name)
 
 
 async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placement, *, trainer: bool,

@@ -45,6 +45,7 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_WATCH_PATIENCE = 300.0  # seconds a watch waits out an unreachable server before raising
 _MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
 _DISCOVERY = "discovery"
+STRICT = (("fieldValidation", "Strict"),)  # creates: unknown fields are refused, not dropped
 
 
 class KubeStore:
@@ -133,8 +134,11 @@ class KubeStore:
         # A generated name is not known before the answer: a retry after an ambiguous failure could
         # create a second object, so only surely-unapplied failures are retried. A named create that
         # is retried after its first try was committed meets AlreadyExists, as any clash does.
+        # Strict: a field the server's schema does not know is refused (400, Invalid) instead of dropped with a
+        # warning nobody reads: a TrainJob field a newer Trainer removed fails its run, named, and a CRD older than
+        # this nvcre fails the create that needs the new field.
         created = await self._transport.request("create", "POST", collection_path(kind, namespace), subject,
-                                                body=body, idempotent=bool(name))
+                                                query=STRICT, body=body, idempotent=bool(name))
         return with_type(kind, created or {})
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:

@@ -33,7 +33,8 @@ def event_identity(involved: Mapping[str, Any], type: str, reason: str, message:
     parts = (involved.get("apiVersion"), involved.get("kind"), namespace, metadata["name"], metadata.get("uid"),
              type, reason, message)
     digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:16]
-    return namespace, f"{str(metadata['name'])[:200]}.{digest}"
+    # A DNS subdomain: the cut may not end a label with '-' or '.' (a Node name of 253 characters).
+    return namespace, f"{str(metadata['name'])[:200].rstrip('-.')}.{digest}"
 
 
 def _new_event(involved: Mapping[str, Any], namespace: str, name: str, type: str, reason: str,

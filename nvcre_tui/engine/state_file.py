@@ -1,10 +1,10 @@
 """The JSON state file of nvcre before the SQLite store: read and check one, to import it once
-(sim_state.py) or to show it read-only; and `damaged_object`, which names a stored object's first problem.
+(sim_state.py) or to show it read-only.
 
 A damaged file is one InputError line: the file, the first problem, its path inside the file and what
 to do. A file of another scenario is refused, never replaced: it holds someone's certifications.
 Object-level damage (a Certification with a wrong field type) is not the file's problem: such an
-object loads, and the report names it (see `damaged_object`).
+object loads, and the report names it (see `api.damage`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
-from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
@@ -152,16 +148,3 @@ def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     return dict(data)
-
-
-def damaged_object(kind: str, item: Mapping[str, Any]) -> str | None:
-    """What is wrong with one stored nvcre object (its first problem, as `field: what`), or None."""
-    model = RESOURCES_BY_KIND.get(kind)
-    if model is None:
-        return None
-    try:
-        model.model_validate(item)
-    except ValidationError as error:
-        return validation_messages(error, "")[0].removeprefix(": ")
-    return None
-

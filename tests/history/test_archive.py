@@ -281,3 +281,26 @@ async def test_an_intermittent_nodes_verdict_stored_shortened_is_archived_with_i
     result = {r.node: r for r in category_results(stored, shortened, jobs, nodes)}[verdict["name"]]
     assert result.reason == verdict["reason"]
     assert not any(e.get("passed") for e in result.evidence)
+
+
+async def test_a_damaged_certification_is_named_and_holds_up_none_of_the_others(tmp_path: Path) -> None:
+    state = tmp_path / "state.db"
+    session = await SimSession.open(fleet(), state, history=tmp_path / "first.db")
+    try:
+        for name in ("broken", "fine"):
+            await certify(session, name)
+        await session.store.patch_status(CERTIFICATION, "broken", NAMESPACE, {"categoryStatuses": "x"})  # an edited store file
+        assert session.save()
+    finally:
+        await session.close()
+    history = tmp_path / "history.db"
+    again = await SimSession.open(fleet(), state, history=history)  # the first list meets both, finished
+    try:
+        assert again.engine is not None
+        await again.engine.settle()
+        assert again.archiver is not None and again.archiver.archived == [f"{NAMESPACE}/fine"]
+        assert again.archiver.notices == [f"history: could not archive {NAMESPACE}/broken: {history}: it is damaged: "
+                                          "status.categoryStatuses: must be a list, got 'x'"]
+    finally:
+        await again.close()
+    assert [c["name"] for c in HistoryQuery(history).certifications()] == ["fine"]

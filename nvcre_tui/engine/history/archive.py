@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import labels_of, meta_of
+from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -114,15 +115,23 @@ class Archiver:
             return
         for uid in list(self._pending):
             cert, since = self._pending[uid]
-            self._archive(uid, force=force or _now() - since >= GRACE_SECONDS)
+            try:
+                self._archive(uid, force=force or _now() - since >= GRACE_SECONDS)
+            except Exception as error:  # one certification that cannot be archived holds up none of the others
+                self._give_up(uid, error)
         self._arm_timer()
 
     def _archive(self, uid: str, force: bool) -> None:
         cert = self.cache.get_by_uid(uid) or self._pending[uid][0]
+        problem = damaged_object(CERTIFICATION.kind, cert)
+        if problem:
+            raise ValueError(f"it is damaged: {problem}")
         workflows = self._workflows(cert)
         if not force and not all(cond.is_terminal(wf) for wf in workflows):
             return
-        jobs = {wf["metadata"]["name"]: self.cache.owned_by(wf["metadata"]["uid"], JOB) for wf in workflows if wf["metadata"].get("uid")}
+        workflows = [wf for wf in workflows if not damaged_object(WORKFLOW.kind, wf)]  # left out, as the report does
+        jobs = {wf["metadata"]["name"]: [job for job in self.cache.owned_by(wf["metadata"]["uid"], JOB) if not damaged_object(JOB.kind, job)]
+                for wf in workflows if wf["metadata"].get("uid")}
         record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
         try:
             if write_record(self.connection, self.source, record):
@@ -132,6 +141,12 @@ class Archiver:
             return
         self._pending.pop(uid, None)
         self._done.add(uid)
+
+    def _give_up(self, uid: str, error: Exception) -> None:
+        """Leave a certification that cannot be archived (a damaged object) unarchived, and say so once."""
+        cert = self._pending.pop(uid, (None, 0.0))[0] or {}
+        self._done.add(uid)
+        self._failed(f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}", error)
 
     def _failed(self, name: str, error: Exception) -> None:
         """Keep why archiving `name` failed; its cause's first failure becomes a notice (later ones, retries
@@ -156,7 +171,10 @@ class Archiver:
         async def wait() -> None:
             await self.cache.synced.wait()
             self._waiting = None
-            self.flush()
+            try:
+                self.flush()
+            except Exception as error:  # a task's error would be printed as a traceback at exit
+                self._failed("a certification", error)
 
         self._waiting = asyncio.get_running_loop().create_task(wait(), name="archiver sync")
 

@@ -125,7 +125,7 @@ class Archiver:
         cert = self.cache.get_by_uid(uid) or self._pending[uid][0]
         problem = damaged_object(CERTIFICATION.kind, cert)
         if problem:
-            raise ValueError(f"it is damaged: {problem}")
+            raise _Damaged(f"it is damaged: {problem}")
         workflows = self._workflows(cert)
         if not force and not all(cond.is_terminal(wf) for wf in workflows):
             return
@@ -143,10 +143,15 @@ class Archiver:
         self._done.add(uid)
 
     def _give_up(self, uid: str, error: Exception) -> None:
-        """Leave a certification that cannot be archived (a damaged object) unarchived, and say so once."""
+        """Leave a certification that cannot be archived unarchived, and say why once. A damaged one is only kept
+        in `errors`: the commands that read it name its damage, and every other command would repeat it."""
         cert = self._pending.pop(uid, (None, 0.0))[0] or {}
         self._done.add(uid)
-        self._failed(f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}", error)
+        name = f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}"
+        if isinstance(error, _Damaged):
+            self.errors.append(f"{self.path}: archiving {name}: {error}")
+        else:
+            self._failed(name, error)
 
     def _failed(self, name: str, error: Exception) -> None:
         """Keep why archiving `name` failed; its cause's first failure becomes a notice (later ones, retries
@@ -188,6 +193,10 @@ class Archiver:
             self._on_change(WORKFLOW, None, None, False)
 
         self._timer = asyncio.get_running_loop().call_later(GRACE_SECONDS, fire)
+
+
+class _Damaged(ValueError):
+    """A stored certification the models refuse (an edited store file): not archived."""
 
 
 def _now() -> float:

@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESE
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import default_history_path, open_history
+from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
@@ -186,15 +186,6 @@ def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
             raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
 
 
-def _check_history(path: Path) -> None:
-    """InputError when `path` cannot be the history database, found before the run creates anything: a new file
-    must be writable, an existing one a history (or an empty file)."""
-    if not path.exists():
-        check_writable(path, "--history")
-        return
-    open_history(path).close()
-
-
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -224,7 +215,7 @@ async def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
     if getattr(args, "history", None):
-        _check_history(Path(args.history))
+        check_history(Path(args.history))
     if not on_cluster(args):
         state = state_path_of(args)
         check_writable(state, "--state")  # run writes the simulator's store: find out now

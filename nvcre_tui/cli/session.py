@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.history.db import check_history
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
@@ -91,6 +92,8 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     simulator the store is opened read-only, so nothing is written to it. `archive_writes=False` (a read-only
     console, the wall): the history is only read, so the session writes no file at all."""
     history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
+    if history != "default" and not readonly and archive_writes:
+        check_history(history)  # before the store is opened (and a new store file made) on a named history that is none
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 

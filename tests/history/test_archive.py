@@ -305,3 +305,18 @@ async def test_a_damaged_certification_is_named_and_holds_up_none_of_the_others(
     finally:
         await again.close()
     assert [c["name"] for c in HistoryQuery(history).certifications()] == ["fine"]
+
+
+@pytest.mark.parametrize("history", ["not-a-history.txt", "a-folder"])
+async def test_a_named_history_that_is_not_one_is_refused_before_the_store_file_is_made(tmp_path: Path, history: str) -> None:
+    import argparse
+
+    from nvcre_tui.cli.session import open_session
+
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "not-a-history.txt").write_text("notes\n")
+    state = tmp_path / "state.db"
+    args = argparse.Namespace(sim=True, scenario=None, state=str(state), sim_runner=False, history=str(tmp_path / history))
+    with pytest.raises(InputError, match=f"{tmp_path / history}: "):
+        await open_session(args, default_catalog(), live=True, want_engine=True, role="console")
+    assert not state.exists()

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.outfiles import check_writable
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
@@ -64,6 +65,8 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
     """Open (and with `create`, make) the history database; InputError names the file when it is not one."""
     if not create and not path.exists():
         raise InputError(f"{path}: no history database (it is created when a certification finishes; --history PATH names another)")
+    if path.is_dir():
+        raise InputError(f"{path}: a directory, not a history database (--history PATH names a file)")
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,3 +99,12 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
     except OSError as error:
         raise InputError(f"{path}: cannot open the history database ({error.strerror})") from None
     return connection
+
+
+def check_history(path: Path) -> None:
+    """InputError when `path` cannot be the history database, found before anything else is created: a new file
+    must be writable, an existing one a history (or an empty file, which becomes one)."""
+    if not path.exists():
+        check_writable(path, "--history")
+        return
+    open_history(path).close()

@@ -336,3 +336,33 @@ def test_a_catalog_override_goes_through_the_same_loader(tmp_path: Path) -> None
     assert message.startswith("catalog/communication/nccl-all-reduce.yaml:") and "duplicate key 'title'" in message
     entry.write_text("a: &x 1\nb: *x\n")
     assert "aliases (*x) are not accepted" in _message(load_catalog, root)
+
+
+def test_a_named_pipe_nothing_writes_to_is_refused_not_waited_on_forever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from nvcre_tui.engine.inputs import read
+
+    monkeypatch.setattr(read, "FIFO_WAIT_SECONDS", 0.2)
+    fifo = tmp_path / "cert.yaml"
+    os.mkfifo(fifo)
+    assert main(["certification", "render", str(fifo)]) == 2
+    assert capsys.readouterr().err == f"{fifo}: a named pipe that nothing wrote to within 0.2 s; not read\n"
+
+
+def test_a_named_pipe_is_read_once_its_writer_comes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.engine.inputs import read
+
+    monkeypatch.setattr(read, "FIFO_WAIT_SECONDS", 5.0)
+    fifo = tmp_path / "cert.yaml"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as pipe:  # opens once the reader has: the reader waits in poll, not in open
+            pipe.write("kind: Certification\n")
+
+    writer = threading.Timer(0.1, write)
+    writer.start()
+    try:
+        assert read.read_text(str(fifo), 1024) == (str(fifo), "kind: Certification\n")
+    finally:
+        writer.join()

@@ -4,6 +4,7 @@ gives one clear error at once, while pipes and process substitution (/dev/fd/N) 
 from __future__ import annotations
 
 import os
+import select
 import stat
 import sys
 
@@ -13,6 +14,7 @@ from nvcre_tui.engine.inputs.limits import MIB
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 _CHUNK = 1 << 16
+FIFO_WAIT_SECONDS = 10.0  # how long a named pipe may keep us waiting for its writer
 
 
 class MissingInput(InputError):
@@ -46,9 +48,19 @@ def _read_stdin(limit: int) -> bytes:
         raise InputError(f"{STDIN_NAME}: standard input is closed; pass a file instead of -") from None
 
 
+def _await_writer(descriptor: int, name: str) -> None:
+    """Wait (bounded) until a named pipe has something to read: opened plainly, a pipe nobody writes to would
+    block forever. A pipe from process substitution (/dev/fd/N) has its writer already and is read as stdin is."""
+    ready = select.poll()
+    ready.register(descriptor, select.POLLIN)
+    if not ready.poll(round(FIFO_WAIT_SECONDS * 1000)):
+        raise InputError(f"{name}: a named pipe that nothing wrote to within {FIFO_WAIT_SECONDS:g} s; not read")
+
+
 def _read_file(path: str, limit: int, name: str) -> bytes:
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: opening a named pipe with no writer would wait for one, forever (see _await_writer).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise MissingInput(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -61,6 +73,9 @@ def _read_file(path: str, limit: int, name: str) -> bytes:
             raise InputError(f"{name}: is a directory, not a file")
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
             raise _too_large(name, limit)
+        if stat.S_ISFIFO(info.st_mode) and not os.path.realpath(path).startswith("pipe:"):
+            _await_writer(descriptor, name)
+        os.set_blocking(descriptor, True)
         chunks, total = [], 0
         while total <= limit:  # devices and pipes have no size: stop one byte past the limit
             chunk = os.read(descriptor, min(_CHUNK, limit + 1 - total))

@@ -124,6 +124,24 @@ def test_broken_catalog_entry_names_file_and_field(tmp_path: Path) -> None:
     assert any(m.startswith("catalog/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda root: (root / "communication" / "NCCL_Bad.yaml").write_text((root / "communication" / "nccl-all-reduce.yaml").read_text()),
+     "catalog/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
+    (lambda root: (root / "training" / "nemotron5-8b.yaml").write_text("extends: [../../outside.yaml]\n"),
+     "catalog/training/nemotron5-8b.yaml: extends: '../../outside.yaml' is not a file inside the catalog folder"),
+])
+def test_a_catalog_entry_is_named_as_workflows_are_and_extends_only_the_catalog(tmp_path: Path, change: Any, message: str) -> None:
+    import shutil
+
+    root = tmp_path / "a" / "catalog"
+    shutil.copytree(CATALOG.root, root)
+    (tmp_path / "outside.yaml").write_text("title: not the catalog's\n")
+    change(root)
+    with pytest.raises(InputError) as error:
+        load_catalog(root)
+    assert error.value.messages == [message]
+
+
 def test_a_plan_over_2048_nodes_is_not_recorded_in_the_workflow() -> None:
     """A recorded plan is a third copy of the node names in the Workflow: past 2,048 nodes the Workflow partitions
     itself (with the same code) rather than carry it toward the API server's object limit."""

@@ -33,6 +33,8 @@ def _known_metric(key: str) -> str:
 
 MetricKey = Annotated[str, AfterValidator(_known_metric)]
 
+_ENTRY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?")  # a domain or variant: part of a DNS label
+
 # `${name}` in a template string: filled when a Workflow is rendered (render.substitute).
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 
@@ -218,6 +220,8 @@ def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[s
     merged: dict[str, Any] = {}
     overrides: list[Any] = []
     for base in document.pop("extends", None) or []:
+        if not isinstance(base, str) or not (root / base).resolve().is_relative_to(root):
+            raise InputError(f"catalog/{path.relative_to(root)}: extends: {base!r} is not a file inside the catalog folder")
         base_doc = _with_extends(root / base, root, (*seen, path))
         overrides += base_doc.pop("overrides", [])
         merged = deep_merge(merged, base_doc)
@@ -244,6 +248,10 @@ def load_catalog(root: Path | None = None) -> Catalog:
         domain, variant = path.parent.name, path.stem
         if domain.startswith("_"):
             continue
+        for part, name in (("folder", domain), ("file name", variant)):
+            if not _ENTRY_NAME.fullmatch(name):  # both go into Workflow names and label values
+                raise InputError(f"catalog/{domain}/{variant}.yaml: the {part} {name!r} must be lowercase letters, digits and '-' "
+                                 "(it names Workflows)")
         data = _with_extends(path, root)
         data.update(domain=domain, variant=variant)
         entry = _validated(CatalogEntry, data, f"catalog/{domain}/{variant}.yaml")

@@ -60,6 +60,12 @@ def test_bad_timeout_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert capsys.readouterr().err.startswith("--timeout: not a duration")
 
 
+@pytest.mark.parametrize("argv", [["--read-only", "certification", "report", "x"], ["--theme", "nord", "certification", "list-categories"]])
+def test_a_console_option_the_command_does_not_take_is_not_advised_after_it(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"nvcre: {argv[0]} is the console's option (nvcre {argv[0]} ...), and this command does not take it\n"
+
+
 def test_console_options_before_a_command_are_refused_not_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`nvcre --scenario S certification run ...` would run the built-in fleet (argparse lets the command's defaults
     overwrite options given before it): refused, naming the options, with nothing created."""

@@ -80,13 +80,17 @@ def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     before a command they are refused (argparse would let the command's defaults overwrite them, a silent drop)."""
     from nvcre_tui.cli import console
 
-    given = []
+    given, foreign = [], []
     for action in _root_actions(parser):
         value = vars(args).pop(action.dest)
         if args.func is console.run_console:
             setattr(args, action.dest.removeprefix(ROOT), value)
         elif value != action.default:
             given.append(action.option_strings[-1])
+            if not hasattr(args, action.dest.removeprefix(ROOT)):  # the command has no option of that name
+                foreign.append(action.option_strings[-1])
+    if foreign:
+        raise InputError(f"nvcre: {foreign[0]} is the console's option (nvcre {foreign[0]} ...), and this command does not take it")
     if given:
         flags = ", ".join(given)
         raise InputError(f"nvcre: {flags} before the command would be ignored: give {'it' if len(given) == 1 else 'them'} after the command "

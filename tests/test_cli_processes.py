@@ -68,7 +68,7 @@ def test_ctrl_c_during_run_wait_stops_saves_and_says_the_run_goes_on(tmp_path: P
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130 and "Traceback" not in err
     assert "Interrupted; the certification goes on and the simulator state is saved in" in err
-    assert "report later:  nvcre certification report burn-in" in err
+    assert f"report later:  nvcre certification report burn-in --scenario {tmp_path / 'mid.yaml'} --state {tmp_path / 'state.db'}" in err
     with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:  # committed: a report can follow it
         assert db.execute("SELECT count(*) FROM objects WHERE kind LIKE '%/certifications' AND name = 'burn-in'").fetchone() == (1,)
 

@@ -346,3 +346,12 @@ def test_each_category_takes_the_option_flags_its_workload_reads() -> None:
     assert nccl is not None and training is not None
     assert (nccl.max_steps, nccl.repeat_count) == (None, 2)
     assert (training.max_steps, training.repeat_count) == (20, 2)
+
+
+def test_the_advised_report_command_finds_the_certification_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--sim", "--state", str(state), "-n", "team-a", "--cert-file", str(BURN_IN)]) == 0
+    advice = capsys.readouterr().err.splitlines()[-1]
+    command = advice.split("or run `nvcre ", 1)[1].rstrip("`.")
+    assert command == f"certification report burn-in --sim --state {state} -n team-a"
+    assert main(command.split()) in (1, 3)  # found: FAILED, or still running

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -241,6 +242,16 @@ def _category_options(args: argparse.Namespace) -> dict[str, Any]:
     return {CATEGORY_OPTION_FLAGS[flag][0]: value for flag, value in given.items()}
 
 
+def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
+    """The flags that find this certification again (`--state S`, `-n NS` ...), for the commands we advise."""
+    flags = [("--sim", None)] if simulated and getattr(args, "sim", False) else []
+    names = ("scenario", "state") if simulated else ("kubeconfig", "context")
+    flags += [(f"--{name}", getattr(args, name, None)) for name in names if getattr(args, name, None)]
+    if namespace != "default":
+        flags.append(("-n", namespace))
+    return "".join(f" {flag}" + (f" {shlex.quote(str(value))}" if value is not None else "") for flag, value in flags)
+
+
 def _source(args: argparse.Namespace) -> str:
     """Where the Certification came from, for messages: its file, or --category."""
     return str(args.cert_file or CATEGORY_FLAG)
@@ -284,12 +295,14 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     body.pop("status", None)
     where = "the simulator" if simulated else session.title
     name, namespace = cert.metadata.name, body["metadata"]["namespace"]
+    again = _again(args, simulated, namespace)
     try:
         await session.store.create(CERTIFICATION, body)
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")
     except AlreadyExists:
         if not (args.wait and await _same_spec(session, body)):
-            raise InputError(f"{_source(args)}: metadata.name: certification {name!r} already exists in {where}; use --name or `nvcre certification report {name}`") from None
+            raise InputError(f"{_source(args)}: metadata.name: certification {name!r} already exists in {where}; use --name or "
+                             f"`nvcre certification report {name}{again}`") from None
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         raise InputError(f"{_source(args)}: {error}") from None
@@ -301,10 +314,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if simulated:
             if session.engine is not None:
                 await session.engine.settle()
-            console.print(f"Follow it in the console (`nvcre`) or run `nvcre certification report {name}`.")
+            console.print(escape(f"Follow it in the console (`nvcre{again}`) or run `nvcre certification report {name}{again}`."), soft_wrap=True)
         else:
             console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {namespace} -w` "
-                          f"or `nvcre certification report {name} -n {namespace}`.")
+                          f"or `nvcre certification report {name}{escape(again)}`.")
             if session.engine is not None:
                 console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
         return EXIT_OK
@@ -321,7 +334,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title))}"
         console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
-                      f"  report later:  nvcre certification report {name}\n  or watch it:   nvcre", soft_wrap=True)
+                      f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         return EXIT_INTERRUPTED
     report = await report_of(session, name, namespace, console)
     print(printable(render_text(report)), end="")
@@ -333,7 +346,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
         console.print(f"[yellow]{why}; the certification goes on.[/]\n"
-                      f"  report later:  nvcre certification report {name}\n  or watch it:   nvcre")
+                      f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}")
         return EXIT_TIMEOUT
     return RESULT_EXIT[report["result"]]
 

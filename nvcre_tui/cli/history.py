@@ -114,6 +114,7 @@ def certifications_command(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(to_json(rows))
         return 0
-    print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "FAILED NODES", "SOURCE"),
-                [(r["name"], r["namespace"], r["result"], r["completionTime"] or "-", r["nodes"], r["failedNodes"], r["source"]) for r in rows])
+    print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "FAILED NODES", "SUSPECT NODES", "SOURCE"),
+                [(r["name"], r["namespace"], r["result"], r["completionTime"] or "-", r["nodes"], r["failedNodes"], r["suspectNodes"],
+                  r["source"]) for r in rows])
     return 0

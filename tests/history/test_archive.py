@@ -320,3 +320,27 @@ async def test_a_named_history_that_is_not_one_is_refused_before_the_store_file_
     with pytest.raises(InputError, match=f"{tmp_path / history}: "):
         await open_session(args, default_catalog(), live=True, want_engine=True, role="console")
     assert not state.exists()
+
+
+async def test_nodes_of_a_failed_group_the_evidence_does_not_narrow_down_are_counted_suspect(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    session = await SimSession.open(fleet(), None, history=history)
+    try:
+        await session.store.create(CERTIFICATION, {
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "whole", "namespace": NAMESPACE},
+            "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                     "categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                     "options": {"testScale": "full-scale", "thresholds": {"busBandwidthGBps": "value >= 900"}}}]}})
+        assert session.engine is not None
+        assert await session.engine.run_until_settled(until=lambda: _terminal(session, "whole"), max_seconds=6 * 3600)
+    finally:
+        await session.close()
+    [row] = HistoryQuery(history).certifications()
+    assert (row["result"], row["nodes"], row["failedNodes"], row["suspectNodes"]) == ("FAILED", 4, 0, 4)
+
+
+async def _terminal(session: Any, name: str) -> bool:
+    from nvcre_tui.engine.controllers import conditions as cond
+
+    cert = session.cache.get(CERTIFICATION, name, NAMESPACE)
+    return cert is not None and cond.is_terminal(cert)

@@ -91,10 +91,14 @@ class HistoryQuery:
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id) AS nodes, "
-            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'failed') AS failed "
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'failed') AS failed, "
+            # suspect: in a failed group the evidence does not narrow down (and failed in no category)
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
+            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect "
             "FROM certifications c ORDER BY c.completion_time, c.id")
         found = [{"id": r["id"], "name": r["name"], "namespace": r["namespace"], "result": r["result"], "startTime": r["start_time"],
-                  "completionTime": r["completion_time"], "source": r["source"], "nodes": r["nodes"], "failedNodes": r["failed"]} for r in rows]
+                  "completionTime": r["completion_time"], "source": r["source"], "nodes": r["nodes"], "failedNodes": r["failed"],
+                  "suspectNodes": r["suspect"]} for r in rows]
         return found[-last:] if last else found
 
     def report(self, name: str, namespace: str | None = None) -> Obj | None:

@@ -7,7 +7,7 @@ GPU capacity (nodes short of GPUs excluded) -> sort by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
@@ -73,6 +73,19 @@ def matches_target(node: Node, target: TargetSpec) -> bool:
     if target.node_names is not None and node_name(node) not in target.node_names:
         return False
     return all(_has_taint(node, taint) for taint in target.taint_selectors or [])
+
+
+def unmatched_reason(nodes: Sequence[Node], target: TargetSpec) -> str:
+    """Why no node is selected at all, in words: the nodeNames that are no Node, else how many Nodes match the
+    target and how many of those are GPU nodes."""
+    names = {node_name(node) for node in nodes}
+    missing = [name for name in target.node_names or [] if name not in names]
+    if missing:
+        return f"no Node named {', '.join(missing[:5])}" + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else "")
+    matching = [node for node in nodes if matches_target(node, target)]
+    if not matching:
+        return f"none of the {len(nodes)} Nodes matches the target"
+    return f"{len(matching)} Node(s) match the target but none is labelled {LABEL_GPU_PRESENT}=true"
 
 
 def is_gpu_node(node: Node) -> bool:

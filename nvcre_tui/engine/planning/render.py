@@ -31,7 +31,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, Catalog, CatalogEntry
-from nvcre_tui.engine.planning.discovery import Discovery, discover
+from nvcre_tui.engine.planning.discovery import Discovery, discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
@@ -161,7 +161,8 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     except PlatformError as error:
         raise RenderError(str(error)) from None
     if not found.nodes:
-        raise RenderError("no eligible nodes match" + (f" ({found.exclusion_reason()})" if found.excluded else ""), "target")
+        why = found.exclusion_reason() if found.excluded else unmatched_reason(nodes, category.target or cert.spec.target)
+        raise RenderError(f"no eligible nodes match ({why})", "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)
     scale = options.test_scale or entry.test_scales[0]
@@ -325,5 +326,5 @@ def render_certification(cert: Certification, nodes: Sequence[Node], catalog: Ca
             field = {"target": target, None: f"spec.categories[{index}]"}.get(error.field, f"spec.categories[{index}].options.{error.field}")
             problems.append(f"{where}: {field}: {error}")
     if problems:
-        raise InputError(problems)
+        raise InputError(list(dict.fromkeys(problems)))  # categories sharing spec.target share its problem: told once
     return rendered

@@ -17,7 +17,7 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, succeeded_nodes_configmap, within_room
-from nvcre_tui.engine.planning.discovery import discover
+from nvcre_tui.engine.planning.discovery import discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -118,7 +118,8 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     base: Obj = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
             "excludedNodes": excluded or None, "exclusionReason": found.exclusion_reason(), "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:
-        await _fail(ctx, wf, "NodeDiscoveryError", "no eligible nodes match the target" + (f" ({found.exclusion_reason()})" if excluded else ""), {"orchestration": base})
+        why = found.exclusion_reason() if excluded else unmatched_reason(world.nodes, target)
+        await _fail(ctx, wf, "NodeDiscoveryError", f"no eligible nodes match the target ({why})", {"orchestration": base})
         return
     try:
         plan = partition(found.nodes, orch_spec)

@@ -188,3 +188,11 @@ def test_diagnose_of_10000_cloud_named_nodes_fits_well_under_the_limit_and_16000
     assert largest_write(rendered) < 1.1 * 2**20
     with pytest.raises(RenderError, match=r"\(2000 groups of 16000 nodes, 1 iteration\) and the API server stores at most 1\.5 MiB"):
         render_category(cert_for("communication/nccl-all-reduce", testScale="diagnose"), 0, cloud_fleet(16_000), CATALOG)
+
+
+def test_a_catalog_folder_without_its_defaults_is_named_as_not_one(tmp_path: Path) -> None:
+    (tmp_path / "entries" / "communication").mkdir(parents=True)
+    with pytest.raises(InputError) as error:
+        load_catalog(tmp_path / "entries")
+    assert error.value.messages == [f"{tmp_path / 'entries'}: not a catalog folder (it has no _defaults/gpu-defaults.yaml; "
+                                    "copy the shipped catalog/ and change it)"]

@@ -242,7 +242,9 @@ def load_catalog(root: Path | None = None) -> Catalog:
     """Load and validate every entry under `root` (default: the shipped catalog/)."""
     root = (root or data_dir("catalog")).resolve()
     if not root.is_dir():
-        raise InputError(f"{root}: catalog folder not found")
+        raise InputError(f"{root}: catalog folder not found" + (" (it is a file)" if root.exists() else ""))
+    if not (root / "_defaults" / "gpu-defaults.yaml").is_file():
+        raise InputError(f"{root}: not a catalog folder (it has no _defaults/gpu-defaults.yaml; copy the shipped catalog/ and change it)")
     entries: dict[str, CatalogEntry] = {}
     for path in sorted(root.glob("*/*.yaml")):
         domain, variant = path.parent.name, path.stem

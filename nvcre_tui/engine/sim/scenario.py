@@ -108,6 +108,12 @@ class NodePool(SoftwareBaseline):
         default_factory=dict)
     gpu_present: bool = True
 
+    @model_validator(mode="after")
+    def _allocatable_within_installed(self) -> NodePool:
+        if self.allocatable_gpus is not None and self.allocatable_gpus > self.gpus_per_node:
+            raise ValueError(f"allocatableGpus ({self.allocatable_gpus}) cannot exceed the GPUs installed (gpusPerNode {self.gpus_per_node})")
+        return self
+
 
 class NodeChange(SoftwareBaseline):
     """One node's Node object as the scenario changes it, from time `at` (absent: from the start).

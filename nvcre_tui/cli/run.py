@@ -244,7 +244,7 @@ def _category_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
     """The flags that find this certification again (`--state S`, `-n NS` ...), for the commands we advise."""
-    flags = [("--sim", None)] if simulated and getattr(args, "sim", False) else []
+    flags: list[tuple[str, Any]] = [("--sim", None)] if simulated and getattr(args, "sim", False) else []
     names = ("scenario", "state") if simulated else ("kubeconfig", "context")
     flags += [(f"--{name}", getattr(args, name, None)) for name in names if getattr(args, name, None)]
     if namespace != "default":

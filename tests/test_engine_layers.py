@@ -14,7 +14,7 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "planning": LEAVES | {"api", "judging", "inputs", "diagnose", "parsers.measurements"},  # partition hands testScale diagnose its first wave; render names bandwidth thresholds
     "judging": LEAVES | {"api", "parsers"},
     "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions", "controllers.iterations"},
-    "parsers": LEAVES,
+    "parsers": LEAVES | {"inputs.json_safe"},  # tool output's JSON is decoded as strictly as every JSON input
     "inputs": LEAVES,
     "store": {"names"},  # label-key syntax, one rule with api
     "diagnose": LEAVES | {"planning", "parsers.measurements"},  # the Group it plans, the metric it weighs

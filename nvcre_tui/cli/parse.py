@@ -1,7 +1,8 @@
 """`nvcre parse nccl|dcgm|training FILE|-`: read a tool's output the way the engine does and show what it yields.
 
-Exit codes: 0 parsed, 1 parsed and the result is a failure (data corruption, failed diagnostic),
-2 unreadable, empty or wrong-kind input (one line on stderr, no traceback).
+Exit codes: 0 parsed, 1 parsed and the result is a failure (data corruption, failed diagnostic) or the
+output does not show the whole run (cut off, crashed, stopped early), 2 unreadable, empty or wrong-kind
+input (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
 EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
+INCOMPLETE = "RunIncomplete"
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +34,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "parse",
         help="parse nccl-tests, dcgmi diag or training output into measurements",
         description="Parse real tool output with the engine's parsers: nccl-tests stdout or -J JSON, "
-        "`dcgmi diag` JSON or text, Megatron-LM / NeMo training logs. Exit 1 when the result is a failure.",
+        "`dcgmi diag` JSON or text, Megatron-LM / NeMo training logs. Exit 1 when the result is a failure "
+        "or the output does not show the whole run.",
     )
     parser.add_argument("kind", choices=tuple(PARSERS), help="which tool produced the output")
     parser.add_argument("file", metavar="FILE", help="the output to read, or - for standard input")
@@ -130,13 +133,21 @@ def _has_content(stream: TextIO, label: str) -> bool:
 
 
 def run_parse(args: argparse.Namespace) -> int:
-    """Parse, print as a table or JSON, and exit 1 when the result is a failure."""
+    """Parse, print as a table or JSON, and exit 1 when the result is a failure or the run is incomplete."""
     result = read_result(args.kind, args.file)
     if args.output == "json":
         print(to_json(result.to_dict()))
     else:
         _print_table(result)
-    return EXIT_FAILED if result.failure is not None else EXIT_OK
+    return EXIT_FAILED if _failed(result) else EXIT_OK
+
+
+def _failed(result: ParseResult) -> str | None:
+    """Why the verdict is FAILED: the result's failure, else the output not showing the whole run (never a pass)."""
+    if result.failure is not None:
+        return f"{result.failure.reason}: {result.failure.message}"
+    incomplete: str | None = getattr(result, "incomplete", None)
+    return f"{INCOMPLETE}: {incomplete}" if incomplete else None
 
 
 def _fmt(value: Any) -> str:
@@ -155,8 +166,9 @@ def _print_table(result: ParseResult) -> None:
         _dcgm(result, summary)
     elif isinstance(result, TrainingResult):
         _training(result, summary)
-    verdict = "PASSED" if result.failure is None else f"FAILED {result.failure.reason}: {result.failure.message}"
-    if isinstance(result, DcgmResult) and result.failure is None and result.skipped_tests:
+    failed = _failed(result)
+    verdict = f"FAILED {failed}" if failed else "PASSED"
+    if isinstance(result, DcgmResult) and not failed and result.skipped_tests:
         # Not a clean pass: say how little ran.
         verdict = f"PASSED ({result.verdict.split(', ', 1)[1]}: {', '.join(result.skipped_tests)})"
     print_table(("field", "value"), [*summary, ("verdict", verdict)], title="Summary")
@@ -200,6 +212,7 @@ def _training(result: TrainingResult, summary: list[tuple[str, str]]) -> None:
         g = result.goodput
         summary.append(("goodput terms (s)", f"wall {g.training_time_sec:.1f}, lost {g.lost_work_sec:.1f}, resume "
                         f"{g.resume_sec:.1f}, reschedule {g.reschedule_sec:.1f}, saves {g.checkpoint_save_sec:.1f}"))
+    summary += [("note", note) for note in result.notes()]  # step lines left out, named; how the run ended
     rows = [(step.step, _fmt(step.step_time_sec), _fmt(step.tflops_per_gpu), _fmt(step.loss),
              "yes" if step.warmup else "") for step in result.recent_steps[-10:]]
     print_table(("step", "step time (s)", "TFLOP/s/GPU", "loss", "warmup"), rows, title="Last steps")

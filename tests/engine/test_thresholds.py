@@ -73,7 +73,7 @@ def test_unknown_key_lists_valid_keys() -> None:
         ("'yes'", "CEL expression \"'yes'\" must give a bool, got string"),
         ("value >= ", 'invalid CEL expression "value >= ": unexpected end of expression'),
         ("value @ 2", 'invalid CEL expression "value @ 2": unexpected character "@" at line 1, column 7'),
-        ("size(value) > 1", 'invalid CEL expression "size(value) > 1": no such overload'),
+        ("size(value) > 1", 'invalid CEL expression "size(value) > 1": size() takes a list, map, string or bytes, not a number'),
         ("foo > 1", 'CEL expression "foo > 1" refers to undeclared "foo"; only "value" is available'),
         # short-circuiting hides `foo` from a trial run; the parse tree does not
         ("value > 1 || foo", 'CEL expression "value > 1 || foo" refers to undeclared "foo"; only "value" is available'),
@@ -150,12 +150,12 @@ def test_unavailable_reason_is_the_callers() -> None:
 
 
 def test_runtime_error_fails_as_invalid_expression() -> None:
-    # valid for value >= 1, divides by zero for value in [0, 1)
-    compiled = compile_threshold(BUS, "10 / int(value) >= 1")
+    # valid on every probe, divides by zero for value in (3, 4): no probe can try every double
+    compiled = compile_threshold(BUS, "value < 3.0 || value > 4.0 || 10 / int(value - 3.5) >= 1")
     assert compiled.evaluate(5.0).passed
-    evidence = compiled.evaluate(0.5)
+    evidence = compiled.evaluate(3.25)
     assert (evidence.passed, evidence.reason) == (False, "InvalidThresholdExpression")
-    assert "divide by zero" in evidence.message
+    assert "division by zero" in evidence.message
 
 
 def test_compiles_once_per_key_and_expression(monkeypatch: pytest.MonkeyPatch) -> None:

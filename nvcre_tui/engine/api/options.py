@@ -6,6 +6,7 @@ manifest written back out says only what the user said.
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator
@@ -23,7 +24,7 @@ from nvcre_tui.engine.api.base import (
     check_label_keys,
     is_qualified_name,
 )
-from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_max_bytes, parse_quantity
+from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_duration, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
 TEST_SCALES: tuple[str, ...] = ("intra-node", "intra-rack", "diagnose", "full-scale")
@@ -103,6 +104,26 @@ class CategoryOptions(WireModel):
                 "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value!r}", {"value": name}
             )
         return name
+
+    @field_validator("timeout_per_job", "measurement_timeout", mode="before")
+    @classmethod
+    def _duration_is_text(cls, value: Any) -> Any:
+        """A duration written unquoted as a date, a time or a number reaches us as one (`timeoutPerJob: 2019-01-01`):
+        say what is wanted, not that a string was."""
+        if value is None or isinstance(value, str):
+            return value
+        shown = value.isoformat() if isinstance(value, (datetime.date, datetime.time)) else repr(value)
+        raise PydanticCustomError(
+            "duration_type", "must be a duration such as 90s, 15m or 1h30m, got {shown}", {"shown": shown[:60]}
+        )
+
+    @field_validator("timeout_per_job", "measurement_timeout")
+    @classmethod
+    def _duration_above_zero(cls, value: str | None) -> str | None:
+        """No time at all is no budget: every Job would time out at once and blame its nodes for it."""
+        if value is not None and parse_duration(value) <= 0:
+            raise PydanticCustomError("duration_zero", "must be more than 0s, got {shown}", {"shown": repr(value)})
+        return value
 
     @field_validator("thresholds")
     @classmethod

@@ -14,6 +14,8 @@ Outcomes and who is blamed:
   some still creating their containers past timeoutPerJob: no node either (WorkloadNotStarted);
 - finished but missed a threshold: every group node: ThresholdViolation with the evidence
   (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
+- finished but a threshold could not be evaluated on what it measured (a CEL error validation could not foresee):
+  the expression is at fault, so no node for it (the Job fails: InvalidThresholdExpression, naming expression and error);
 - a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable.
 """
 
@@ -27,9 +29,9 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
-from nvcre_tui.engine.judging.measure import Measured, measure
+from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, Measured, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
-from nvcre_tui.engine.judging.thresholds import compile_thresholds, evaluate_thresholds, violations
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, compile_thresholds, evaluate_thresholds, violations
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, parse_duration
@@ -47,7 +49,7 @@ NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone fr
 # placed but still not started within timeoutPerJob.
 WORKLOAD_NOT_STARTED = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, *NEVER_RAN})
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, *NEVER_RAN})
 
 
 def is_done(job: Obj) -> bool:
@@ -172,15 +174,18 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     lines = await ctx.runner.logs(run)
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
-    if result.failure:
+    if failure := result.finished_failure():
         culprit = node_at_fault(lines, nodes)
         service = None if culprit else service_at_fault(lines)
         if service:
             await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
             return None
+        if failure.reason == RUN_INCOMPLETE and not culprit:  # output that stopped names no node: none is convicted
+            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
+            return None
         blamed = [culprit] if culprit else nodes
-        failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": result.failure.message} for n in blamed]
-        await _finish(ctx, job, run, "Failed", result.failure.reason, result.failure.message, failed, log=lines, measured=result)
+        failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": failure.message} for n in blamed]
+        await _finish(ctx, job, run, "Failed", failure.reason, failure.message, failed, log=lines, measured=result)
         return None
     thresholds = job_spec(job).get("thresholds") or {}
     completed = "; ".join(("workload completed", *result.notes))  # "passed, 7 of 8 tests skipped" stays visible
@@ -194,11 +199,18 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
                       validation=("ThresholdsMet", "All performance thresholds satisfied"), evidence=records)
         return None
-    first = missed[0]
+    convicting = [item for item in missed if item.reason != INVALID_EXPRESSION]
+    if not convicting:  # only thresholds that could not be evaluated: the expression is at fault, not these nodes
+        message = f"{'; '.join(item.message for item in missed)}; no node blamed"
+        await _finish(ctx, job, run, "Failed", INVALID_EXPRESSION, message, [], measured=result, evidence=records)
+        return None
+    first = convicting[0]
     reason = "MeasurementUnavailable" if first.reason == "MeasurementUnavailable" else "ThresholdViolated"
     message = "; ".join(item.message for item in missed)
-    # The evidence is the Job's (status.evidence), once, not a copy per node (judging.results.job_failures).
-    failed = [{"name": n, "reason": "ThresholdViolation", "message": message} for n in nodes]
+    # The evidence is the Job's (status.evidence), once, not a copy per node (judging.results.job_failures). The
+    # nodes' message names only the thresholds they missed, not one that could not be evaluated.
+    blamed_for = "; ".join(item.message for item in convicting)
+    failed = [{"name": n, "reason": "ThresholdViolation", "message": blamed_for} for n in nodes]
     await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, failed, measured=result,
                   validation=(reason, message), evidence=records, validation_failed=True)
     return None

@@ -9,15 +9,16 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs.limits import MAX_DEPTH
 
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A key repeated in one object (its args[0])."""
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook that refuses a repeated key (json would keep the last value)."""
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise _DuplicateKey(key)
+            raise DuplicateKey(key)
         result[key] = value
     return result
 
@@ -47,8 +48,8 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
 def parse_json(name: str, text: str) -> Any:
     """The JSON value of `text`; InputError names the file and the line, the duplicated key or the deep path."""
     try:
-        value = json.loads(text, object_pairs_hook=_unique)
-    except _DuplicateKey as error:
+        value = json.loads(text, object_pairs_hook=unique_pairs)
+    except DuplicateKey as error:
         raise InputError(f"{name}: invalid JSON: duplicate key {error.args[0]!r}") from None
     except json.JSONDecodeError as error:
         raise InputError(f"{name}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from nvcre_tui.engine.parsers import PARSERS, ParseError
 
 
+RUN_INCOMPLETE = "RunIncomplete"
+
+
 @dataclass(frozen=True)
 class MeasureFailure:
     """The output shows a failure: reason word, message, and the node when the output names one."""
@@ -28,6 +31,14 @@ class Measured:
     measurements: dict[str, float] = field(default_factory=dict)
     failure: MeasureFailure | None = None
     notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
+    incomplete: str | None = None  # the output stops short of the run's end (cut off, or a run that died): why
+
+    def finished_failure(self) -> MeasureFailure | None:
+        """What fails a run whose workload exited 0: a failure the output shows, or output that never reached the
+        run's end (its measurements would be of part of a run)."""
+        if self.failure is None and self.incomplete:
+            return MeasureFailure(RUN_INCOMPLETE, f"the workload exited 0 but its output is incomplete: {self.incomplete}")
+        return self.failure
 
 
 def stored_value(value: float) -> float:
@@ -56,4 +67,5 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
         measurements={name: stored_value(value) for name, value in result.measurements().items()},
         failure=MeasureFailure(failure.reason, failure.message) if failure else None,
         notes=tuple(result.notes()),
+        incomplete=getattr(result, "incomplete", None),
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_status
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION
 
 
 FAILED_KEY = "failed-nodes.json.gz"
@@ -28,7 +29,9 @@ def job_failures(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     cloud-named nodes missing a threshold passed the 1.5 MiB an object may hold; 6,400 fit now)."""
     status = job_status(job)
     checked = status.get("evidence")
-    missed = [item for item in checked if isinstance(item, Mapping) and not item.get("passed", True)] if isinstance(checked, list) else []
+    # A threshold that could not be evaluated convicts no node: its evidence is the Job's, not the nodes'.
+    missed = [item for item in checked if isinstance(item, Mapping) and not item.get("passed", True)
+              and item.get("reason") != INVALID_EXPRESSION] if isinstance(checked, list) else []
     return [{**entry, "evidence": [dict(item) for item in missed]} if entry.get("reason") == "ThresholdViolation" and "evidence" not in entry and missed
             else dict(entry) for entry in status.get("failedNodes") or []]
 

@@ -1,11 +1,15 @@
 """Performance thresholds: CEL expressions over one double `value`, compiled once, evaluated into evidence.
 
 cel-python parses and evaluates but has no static type checker (cel-go rejects `value + 1` or `foo > 1`
-when it compiles). We recover those checks at compile time in two steps:
+when it compiles). We recover those checks at compile time in three steps:
   * free identifiers are read off the parse tree, so `value > 1 || foo` is refused even though
     short-circuiting would hide `foo` from any trial run;
-  * the program is trial-evaluated with probe values; any result that is not a bool is refused.
-The CEL helpers here (`build_program`, `require_bool`, ...) are shared with `nodehealth`.
+  * so is a field, method or index on `value` (`value < 1 || value.foo`, `has(value.x)`): a number has none;
+  * the program is trial-evaluated with probe values (zero, small and huge numbers and the metric's own
+    range); any error or any result that is not a bool is refused, in words (celpy's text never leaks).
+A threshold that still cannot be evaluated on a measurement (a probe cannot try every double) gives
+evidence with reason INVALID_EXPRESSION, which convicts no node (controllers/job.py).
+The CEL helpers here (`build_program`, `plain_reason`, ...) are shared with `nodehealth`.
 """
 
 from __future__ import annotations
@@ -19,14 +23,37 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 
-from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, one_line, require_bool, run_program
+from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, evaluate, one_line, plain_reason
 from nvcre_tui.engine.parsers.measurements import METRICS, Metric
 
 VALUE_VARIABLE = "value"
+#: The evidence reason of a threshold that could not be evaluated on a measurement: the expression is at fault,
+#: not the nodes, so the Job fails and no node is blamed for it.
+INVALID_EXPRESSION = "InvalidThresholdExpression"
 
 
-# Probe values for the compile-time bool check: zero, one, and a value above typical bandwidth limits.
-_VALUE_PROBES: tuple[float, ...] = (0.0, 1.0, 1000.5)
+# Probe values for the compile-time check, every one a measurement may take (measurements are never negative):
+# zero, fractions, small counts, a value above typical bandwidth limits and a huge one; then each metric's range
+# by its unit. Every probe must give a bool: an error on any of them would fail a Job at run time.
+_VALUE_PROBES: tuple[float, ...] = (0.0, 0.5, 1.0, 2.0, 1000.5, 1e9)
+_UNIT_PROBES: dict[str, tuple[float, ...]] = {
+    "GB/s": (12.5, 48.0, 96.25, 240.0, 481.954, 900.0, 3200.0),
+    "TFLOPS": (50.0, 312.5, 989.4, 2250.0),
+    "s": (0.05, 0.75, 3.5, 60.0, 3600.0),
+    "tests": (3.0, 5.0, 8.0, 12.0),
+    "0..1": (0.1, 0.25, 0.9, 0.95, 0.999),
+}
+
+
+def value_probes(key: str) -> tuple[float, ...]:
+    """The values a threshold on `key` is tried with before it is accepted."""
+    metric = METRICS.get(key)
+    return _VALUE_PROBES + (_UNIT_PROBES.get(metric.unit, ()) if metric else ())
+
+
+def _shown(value: float) -> str:
+    """A probe or measurement as a user writes it: 0, 0.5, 1000000000."""
+    return format(value, ".15g")
 
 
 class ThresholdError(ValueError):
@@ -90,12 +117,14 @@ class CompiledThreshold:
         if value is None:
             message = f'Threshold "{self.key}" not evaluated: {unusable}, expression: {shown}'
             return Evidence(self.key, None, self.expression, False, unavailable_reason, message)
-        result, error = run_program(self.program, {VALUE_VARIABLE: ct.DoubleType(value)})
-        if error is None and not isinstance(result, ct.BoolType):
-            error = f"gave {cel_type_name(result)}, not bool"
-        if error is not None:
-            message = f'Threshold "{self.key}" could not be evaluated: {error}, expression: {shown}'
-            return Evidence(self.key, value, self.expression, False, "InvalidThresholdExpression", message)
+        result, error = evaluate(self.program, {VALUE_VARIABLE: ct.DoubleType(value)})
+        problem = plain_reason(error) if error is not None else None
+        if problem is None and not isinstance(result, ct.BoolType):
+            problem = f"gave {cel_type_name(result)}, not bool"
+        if problem is not None:
+            # The expression is at fault, not the measurement: this evidence convicts no node (controllers/job.py).
+            message = f'Threshold "{self.key}" could not be evaluated on measured {_shown(value)}: {problem}, expression: {shown}'
+            return Evidence(self.key, value, self.expression, False, INVALID_EXPRESSION, message)
         passed = bool(result)
         verdict, reason = ("met", "ThresholdMet") if passed else ("violated", "ThresholdViolated")
         message = f'Threshold "{self.key}" {verdict}: measured {value:.4f}, expression: {shown}'
@@ -109,12 +138,29 @@ def _unknown_key_message(key: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _compile_cached(key: str, expression: str) -> CompiledThreshold:
     try:
-        program = build_program(expression, VALUE_VARIABLE)
-        probes = [{VALUE_VARIABLE: ct.DoubleType(p)} for p in _VALUE_PROBES]
-        require_bool(program, expression, probes, must_evaluate=True)
+        program = build_program(expression, VALUE_VARIABLE, number=True)
+        _require_bool_everywhere(program, expression, value_probes(key))
     except CelExpressionError as err:
         raise ThresholdError(key, str(err)) from None
     return CompiledThreshold(key, expression, program)
+
+
+def _require_bool_everywhere(program: celpy.Runner, expression: str, probes: Sequence[float]) -> None:
+    """Refuse the program unless every probe gives a bool: a result of another type first (the expression's
+    type is wrong), else the first error (`value < 1 || 1/0 == 1` divides by zero once value is 1)."""
+    quoted = one_line(expression)
+    failed: list[tuple[float, Exception]] = []
+    for probe in probes:
+        result, error = evaluate(program, {VALUE_VARIABLE: ct.DoubleType(probe)})
+        if error is not None:
+            failed.append((probe, error))
+        elif not isinstance(result, ct.BoolType):
+            raise CelExpressionError(f'CEL expression "{quoted}" must give a bool, got {cel_type_name(result)}')
+    if len(failed) == len(probes):  # no number at all: what cel-go's type checker calls a compile error
+        raise CelExpressionError(f'invalid CEL expression "{quoted}": {plain_reason(failed[0][1])}')
+    if failed:
+        probe, error = failed[0]
+        raise CelExpressionError(f'CEL expression "{quoted}" fails when value is {_shown(probe)}: {plain_reason(error)}')
 
 
 def compile_threshold(key: str, expression: str) -> CompiledThreshold:

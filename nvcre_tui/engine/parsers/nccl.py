@@ -4,7 +4,8 @@
 or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
 maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
 `#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
-tolerance in a table without footer, or when an out-of-bounds footer says so. A row whose time or
+tolerance in a table without footer, or when an out-of-bounds footer says so. Result rows that no
+summary footer follows (output cut off, or a run that died) make it `incomplete`. A row whose time or
 bandwidth is inf, nan or negative, and a line that looks like a row but is refused (an unreadable cell,
 the wrong number of cells), is in no average but is counted and named in `notes()`.
 """

@@ -179,6 +179,8 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
         aggregator.runs_concluded += 1
+        aggregator.footer()
     bounds = document.get("out_of_bounds")
     if isinstance(bounds, dict) and _integer(bounds.get("count")) is not None:
         aggregator.add_out_of_bounds(max(0, _integer(bounds["count"]) or 0))
+        aggregator.footer()

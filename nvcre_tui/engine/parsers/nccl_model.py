@@ -119,6 +119,9 @@ class NcclResult:
     failure: Failure | None = None
     skipped_count: int = 0  # rows left out of the averages: inf, nan or negative cells, or refused row-like lines
     skipped_rows: tuple[SkippedRow, ...] = ()  # the first MAX_SKIPPED_NAMED of them
+    # Why the output does not show every run concluding (rows without a summary footer): never a pass for
+    # `nvcre parse`; `failure` stays what the rows themselves show.
+    incomplete: str | None = None
 
     @property
     def bus_bandwidth_gbps(self) -> float:
@@ -159,6 +162,8 @@ class NcclResult:
             data["notes"] = list(self.notes())
         else:  # only a log with skipped rows carries these keys: a clean log's output is what it always was
             del data["skipped_count"], data["skipped_rows"]
+        if self.incomplete is None:
+            del data["incomplete"]
         return data
 
 
@@ -265,6 +270,8 @@ class NcclAggregator:
         self.nccl_failure: str | None = None  # the first line saying NCCL (or CUDA) failed
         self.skipped_count = 0
         self.skipped_rows: list[SkippedRow] = []
+        self.footed = 0  # rows (kept or skipped) that a summary footer closed
+        self.unfooted_runs = 0  # runs whose last rows no summary followed: cut off, or the run failed
 
     def add(self, size: int, count: int, kind: str, redop: str, root: int | None, oop: HalfValues,
             ip: HalfValues) -> None:
@@ -311,9 +318,20 @@ class NcclAggregator:
 
     def start_run(self, program: str) -> None:
         self.end_table()
+        self.close_run()
         self.runs_started += 1
         if program and program not in self.programs:
             self.programs.append(program)
+
+    def footer(self) -> None:
+        """A summary line ("Out of bounds values", "Avg bus bandwidth"): the rows so far belong to a concluded run."""
+        self.footed = self.row_count + self.skipped_count
+
+    def close_run(self) -> None:
+        """A run ends (another starts, or the input ends): rows after its last summary mean it never concluded."""
+        if self.row_count + self.skipped_count > self.footed:
+            self.unfooted_runs += 1
+            self.footer()
 
     def add_out_of_bounds(self, count: int) -> None:
         """The footer: nccl-tests' own count of cells over its tolerance, which decides for its table."""
@@ -323,6 +341,7 @@ class NcclAggregator:
     def result(self) -> NcclResult:
         """The result, or ParseError(NoDataCollected) when no valid row was read."""
         self.end_table()
+        self.close_run()
         if not self.by_size:
             skipped = describe_skipped(self.skipped_count, tuple(self.skipped_rows)) if self.skipped_count else ""
             if self.nccl_failure:
@@ -345,7 +364,17 @@ class NcclAggregator:
             failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess),
             skipped_count=self.skipped_count,
             skipped_rows=tuple(self.skipped_rows),
+            incomplete=self._incomplete(),
         )
+
+    def _incomplete(self) -> str | None:
+        """Why the output does not show every run finishing: result rows that no summary footer followed."""
+        if not self.unfooted_runs:
+            return None
+        runs = max(self.runs_started, self.unfooted_runs)
+        which = "the run" if runs == 1 else f"{self.unfooted_runs} of {runs} runs"
+        return (f"{which} never concluded: no 'Avg bus bandwidth' summary after {'its' if runs == 1 else 'their'} "
+                "result rows (output cut off, or the run failed)")
 
 
 def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None) -> Failure | None:

@@ -286,12 +286,20 @@ class TableReader:
         elif text.startswith("Out of bounds"):
             match = _OUT_OF_BOUNDS.match(text)
             if match:
+                self._footer()
                 self.aggregator.add_out_of_bounds(int(match.group(1)))
         elif text.startswith("Avg bus"):
             match = _AVG_BUS.match(text)
+            if match:
+                self._footer()
             value = unsigned_number(match.group(1)) if match else None
             if value is not None:
                 self.aggregator.avg_bus_bandwidth = value
+
+    def _footer(self) -> None:
+        """The run's summary: every row read so far (batched ones folded first) is a concluded run's."""
+        self._fold()
+        self.aggregator.footer()
 
     def _run_marker(self, text: str) -> None:
         match = _STARTING.match(text)

@@ -5,7 +5,9 @@ step is kept, whatever the log interval. Warmup follows NVCRE by step count: aft
 start or a checkpoint restore (or from the first step, when the log begins with training), steps
 below the first logged step + warmupSteps are warmup; a window cut from a running log has none.
 Times without a zone stay naive (the cluster's local time); an interval between a naive and an aware
-time is unknown, never guessed.
+time is unknown, never guessed. How the log ends (training_ending) makes the result `incomplete` when it
+stops short of its total or shows an error after its last step; NaN loss is a failure (LossNaN); a step
+line with an unreadable cell, or past its total, is left out and named in `notes()`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, reading
-from nvcre_tui.engine.parsers.training_lines import CheckpointDone, CheckpointSave, Event, Restore, Start, Step, joined_records, recognise
+from nvcre_tui.engine.parsers.training_ending import Ending
+from nvcre_tui.engine.parsers.training_lines import (CheckpointDone, CheckpointSave, ErrorLine, Event, Exit, LogInterval, Restore,
+                                                    Start, Step, joined_records, recognise)
 from nvcre_tui.engine.parsers.training_model import (
     PROFILES,
     Goodput,
@@ -82,13 +86,24 @@ class _Tracker:
         self.last_checkpoint_time: datetime | None = None
         self.t_save = self.t_lost = self.t_resume = self.t_reschedule = 0.0
         self.interruptions = self.restores = 0
+        self.ending = Ending()
 
-    def handle(self, event: Event, line_time: datetime | None) -> None:
+    def handle(self, event: Event, line_time: datetime | None, number: int) -> None:
+        if isinstance(event, ErrorLine):
+            self.ending.error(event, number)
+            return
+        if isinstance(event, Exit):
+            self.ending.exit = event.text
+            return
+        if isinstance(event, LogInterval):
+            self.ending.log_interval = event.steps
+            return
         # The kubelet time (aware) when there is one, so that every interval compares like with like;
         # else the line's own time (naive when the framework prints no zone).
         when = line_time or event.timestamp
         if isinstance(event, Step):
-            self._step(event, when, event.timestamp or line_time)
+            if self.ending.step(event, number) is None:
+                self._step(event, when, event.timestamp or line_time)
         elif isinstance(event, Start):
             self._start(event, when)
         elif isinstance(event, Restore):
@@ -105,6 +120,7 @@ class _Tracker:
             if self.steps == 0 and self.first_start is None:
                 self.first_start = when
             return
+        self.ending.restart()
         if self.segment_steps > 0:
             self.interruptions += 1
             anchor = _latest(self.last_checkpoint_time, self.segment_first_step)
@@ -179,7 +195,11 @@ class _Tracker:
 
     def result(self) -> TrainingResult:
         if self.steps == 0 or self.profile is None or self.first_step is None:
-            raise ParseError(NO_DATA, "no Megatron-LM or NeMo training step lines found")
+            skipped, error = self.ending.skipped_note(), self.ending.in_segment
+            shows = f"; the log shows: {error[1]} (line {error[0]})" if error else ""
+            if skipped:  # every step line was refused: no measurement, never a pass
+                raise ParseError(NO_DATA, f"no valid training step lines: {skipped}{shows}")
+            raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")
         goodput = None
         start, end = self.first_start, self.last_step_time
         if start is not None and end is not None and (start.tzinfo is None) == (end.tzinfo is None):
@@ -208,6 +228,11 @@ class _Tracker:
             interruptions=self.interruptions,
             restores=self.restores,
             goodput=goodput,
+            failure=self.ending.failure(),
+            skipped_count=self.ending.skipped,
+            skipped_steps=tuple(self.ending.skipped_steps),
+            incomplete=self.ending.incomplete(self.interval or self.profile.log_interval),
+            remarks=self.ending.remarks(),
         )
 
 
@@ -221,9 +246,9 @@ def parse_training(source: Iterable[str] | str, *, profile: str | None = None) -
         raise ParseError(WRONG_FORMAT, f"unknown training profile {profile!r} (known: {', '.join(PROFILES)})")
     tracker = _Tracker(PROFILES[profile] if profile else None)
     with reading():
-        for line_time, record in joined_records(as_lines(source)):
+        for number, line_time, record in joined_records(as_lines(source)):
             for piece in record.split("\r"):  # Lightning progress bars rewrite one line with carriage returns
                 event = recognise(piece)
                 if event is not None:
-                    tracker.handle(event, line_time)
+                    tracker.handle(event, line_time, number)
     return tracker.result()

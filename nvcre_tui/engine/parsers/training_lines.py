@@ -1,6 +1,8 @@
 """Recognising the lines of Megatron-LM and NeMo 2 training logs (the NVCRE LogProfile patterns, rewritten).
 
-Each recogniser turns one line (kubelet prefix already removed) into an event, or None.
+Each recogniser turns one line (kubelet prefix already removed) into an event, or None. A step line
+whose step time, TFLOP/s or loss cell is printed but unreadable (negative, inf) is still a Step, with
+`problem` naming the cell: the parser leaves it out and says so. NaN loss is counted, never dropped.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from nvcre_tui.engine.parsers.base import parse_timestamp, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.base import parse_timestamp, signed_number, unsigned_int, unsigned_number
 from nvcre_tui.engine.parsers.prefixes import split_line_prefixes
 
 # "[2026-03-02 11:42:07.513201] iteration       40/      50 | ... |"
@@ -19,7 +21,7 @@ _MEGATRON_STEP = re.compile(r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+
 # NeMo 1.x progress bars: "Epoch 0: : 10%|#  | 5/50 [00:12<01:48, reduced_train_loss=10.8, global_step=4.000,
 # consumed_samples=640.0, train_step_timing in s=2.19]" (rewritten in place with carriage returns).
 _NEMO1_STEP = re.compile(r"global_step=(?P<step>\d{1,12})(?:\.0*)?\b", re.ASCII)
-_NEMO1_FIELD = re.compile(r"([A-Za-z_][\w ]*?)=([0-9.eE+-]+)", re.ASCII)
+_NEMO1_FIELD = re.compile(r"([A-Za-z_][\w ]*?)=([0-9.eE+-]+|[-+]?(?:nan|inf)\b)", re.ASCII | re.IGNORECASE)
 # "Training epoch 0, iteration 39/49 | ... | global_step: 39 | ..."
 _NEMO_STEP = re.compile(r"Training epoch\s+\d+,\s*iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)",
                         re.ASCII)
@@ -34,6 +36,15 @@ _SAVE_ONE_LINE = re.compile(r"Global Checkpoint Save\s*:.*?Iteration:\s*(\d+)\s*
 _RESTORE = re.compile(r"(?:loading (?:distributed )?checkpoint from|Restoring model weights from)\s+(\S+)",
                       re.IGNORECASE | re.ASCII)
 _NEMO_START = "Experiments will be logged at"
+# What a failing process prints: a Python exception or traceback (torchrun prefixes each rank's lines with
+# "[rankN]: "), torchrun's ChildFailedError and "failed (exitcode: N)", a segfault. Warnings never match.
+_RANK_PREFIX = re.compile(r"\[rank\d+\]:\s*", re.ASCII)
+_ERROR_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", re.ASCII)
+_ERROR_ANYWHERE = re.compile(r"ChildFailedError|\] failed \(exitcode: -?\d+\)|Segmentation fault", re.ASCII)
+# Megatron's own stops: --exit-duration-in-mins and --exit-interval (not a signal: that is a kill).
+_EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iteration \d+)", re.ASCII)
+# Megatron's argument dump: "  log_interval .................................... 10".
+_LOG_INTERVAL = re.compile(r"\s*log_interval \.+ (\d{1,9})\s*$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,29 @@ class Step:
     tflops: float | None
     loss: float | None
     timestamp: datetime | None  # the line's own time, when it prints one
+    problem: str | None = None  # a printed cell that is unreadable ("TFLOP/s -613.0"): the step is left out
+    nan: int = 0  # iterations with NaN loss this line reports
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    """A line a failing process prints (exception, traceback, torchrun's failure report); `kind` "ignored"
+    is Python's "Exception ignored in" report (a destructor at shutdown), whose traceback is no failure."""
+
+    text: str
+    kind: str = "error"  # error | traceback | ignored
+
+
+@dataclass(frozen=True)
+class Exit:
+    """Megatron stopping on its own limit (--exit-duration-in-mins, --exit-interval)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class LogInterval:
+    steps: int
 
 
 @dataclass(frozen=True)
@@ -72,7 +106,7 @@ class Restore:
     timestamp: datetime | None
 
 
-Event = Step | Start | CheckpointSave | CheckpointDone | Restore
+Event = Step | Start | CheckpointSave | CheckpointDone | Restore | ErrorLine | Exit | LogInterval
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -85,27 +119,62 @@ def _fields(text: str) -> dict[str, str]:
     return pairs
 
 
-def _number(fields: dict[str, str], key: str) -> float | None:
-    return unsigned_number(fields[key]) if key in fields else None
+class _Cells:
+    """Reads a step line's cells, noting the first printed one that is unreadable and any NaN loss."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self.fields, self.nan = fields, 0
+        self.problem: str | None = None
+
+    def number(self, keys: tuple[str, ...], label: str) -> float | None:
+        """The first of `keys` printed, as a non-negative number; None when none is printed or it is unreadable."""
+        key = next((key for key in keys if key in self.fields), None)
+        if key is None:
+            return None
+        value = unsigned_number(self.fields[key])
+        if value is None:
+            self.problem = self.problem or f"{label} {self.fields[key][:40]}"
+        return value
+
+    def loss(self, keys: tuple[str, ...]) -> float | None:
+        key = next((key for key in keys if key in self.fields), None)
+        if key is None:
+            return None
+        text = self.fields[key]
+        if text.lower().lstrip("+-") in ("nan", "inf"):
+            self.nan = max(self.nan, 1)
+            return None
+        value = signed_number(text)
+        if value is None:
+            self.problem = self.problem or f"loss {text[:40]}"
+        return value
+
+    def nan_iterations(self, key: str) -> None:
+        count = unsigned_int(self.fields.get(key, ""))
+        self.nan = max(self.nan, count or 0)
 
 
 # Megatron-LM and Megatron-DeepSpeed name the same cells differently: (key, scale to seconds).
 _ELAPSED = (("elapsed time per iteration (ms)", 1e-3), ("elapsed time per iteration (s)", 1.0))
 _TFLOPS = ("throughput per GPU (TFLOP/s/GPU)", "TFLOPs", "TFLOPs per GPU")
+_NEMO_TIMING = ("train_step_timing in s",)
 
 
 def _megatron_step(line: str) -> Step | None:
     match = _MEGATRON_STEP.search(line)
     if match is None:
         return None
-    fields = _fields(match.group("fields"))
-    elapsed = next(((value, scale) for key, scale in _ELAPSED if (value := _number(fields, key)) is not None), None)
+    cells = _Cells(_fields(match.group("fields")))
+    scale = next((scale for key, scale in _ELAPSED if key in cells.fields), None)
     step, total = unsigned_int(match.group("step")), unsigned_int(match.group("total"))
-    if elapsed is None or step is None or total is None:
+    if scale is None or step is None or total is None:
         return None
-    tflops = next((value for key in _TFLOPS if (value := _number(fields, key)) is not None), None)
+    elapsed = cells.number(tuple(key for key, _ in _ELAPSED), "step time")
+    tflops = cells.number(_TFLOPS, "TFLOP/s")
+    loss = cells.loss(("lm loss",))
+    cells.nan_iterations("number of nan iterations")
     timestamp = parse_timestamp(match.group("ts")) if match.group("ts") else None
-    return Step("megatron", step, total, elapsed[0] * elapsed[1], tflops, _number(fields, "lm loss"), timestamp)
+    return Step("megatron", step, total, (elapsed or 0.0) * scale, tflops, loss, timestamp, cells.problem, cells.nan)
 
 
 def _nemo1_step(line: str) -> Step | None:
@@ -113,29 +182,30 @@ def _nemo1_step(line: str) -> Step | None:
     match = _NEMO1_STEP.search(line)
     if match is None:
         return None
-    fields = {" ".join(key.split()): value for key, value in _NEMO1_FIELD.findall(line)}
-    timing = _number(fields, "train_step_timing in s")
+    cells = _Cells({" ".join(key.split()): value for key, value in _NEMO1_FIELD.findall(line)})
     step = unsigned_int(match.group("step"))
-    if timing is None or step is None:
+    if "train_step_timing in s" not in cells.fields or step is None:
         return None
-    loss = _number(fields, "reduced_train_loss")
-    return Step("nemo", step, None, timing, _number(fields, "TFLOPS_per_GPU"),
-                loss if loss is not None else _number(fields, "loss"), None)
+    timing = cells.number(_NEMO_TIMING, "step time")
+    tflops = cells.number(("TFLOPS_per_GPU",), "TFLOP/s")
+    loss = cells.loss(("reduced_train_loss", "loss"))
+    return Step("nemo", step, None, timing or 0.0, tflops, loss, None, cells.problem, cells.nan)
 
 
 def _nemo_step(line: str) -> Step | None:
     match = _NEMO_STEP.search(line)
     if match is None:
         return None
-    fields = _fields(match.group("fields"))
-    timing = _number(fields, "train_step_timing in s")
-    global_step = unsigned_int(fields["global_step"]) if "global_step" in fields else None
+    cells = _Cells(_fields(match.group("fields")))
+    global_step = unsigned_int(cells.fields["global_step"]) if "global_step" in cells.fields else None
     step = global_step if global_step is not None else unsigned_int(match.group("step"))
     total = unsigned_int(match.group("total"))
-    if timing is None or step is None or total is None:
+    if "train_step_timing in s" not in cells.fields or step is None or total is None:
         return None
-    return Step("nemo", step, total, timing, _number(fields, "TFLOPS_per_GPU"),
-                _number(fields, "reduced_train_loss"), None)
+    timing = cells.number(_NEMO_TIMING, "step time")
+    tflops = cells.number(("TFLOPS_per_GPU",), "TFLOP/s")
+    loss = cells.loss(("reduced_train_loss",))
+    return Step("nemo", step, total, timing or 0.0, tflops, loss, None, cells.problem, cells.nan)
 
 
 # A line that starts a record of its own: never the tail of a wrapped step line.
@@ -144,15 +214,16 @@ _RECORD_START = re.compile(r"\[|Training epoch|Epoch \d|(?:saving|loading|succes
 _MAX_WRAPS = 8
 
 
-def joined_records(lines: Iterable[str]) -> Iterator[tuple[datetime | None, str]]:
-    """(kubelet time, text) of each record, launcher prefixes removed, terminal-wrapped step lines rejoined.
+def joined_records(lines: Iterable[str]) -> Iterator[tuple[int, datetime | None, str]]:
+    """(line number, kubelet time, text) of each record, launcher prefixes removed, terminal-wrapped step
+    lines rejoined (numbered by their first line).
 
     A Megatron step line ends with "|"; one that does not continues on the following lines (each with
     its own prefixes) until it does, or until a line that starts a record of its own.
     """
-    pending: tuple[datetime | None, str] | None = None
+    pending: tuple[int, datetime | None, str] | None = None
     pieces = 0
-    for raw in lines:
+    for number, raw in enumerate(lines, 1):
         when, text = split_line_prefixes(raw)
         text = text.rstrip("\n")
         if pending is not None:
@@ -160,16 +231,16 @@ def joined_records(lines: Iterable[str]) -> Iterator[tuple[datetime | None, str]
                 yield pending
                 pending = None
             else:
-                pending, pieces = (pending[0], pending[1] + text.rstrip("\r")), pieces + 1
-                if pending[1].rstrip().endswith("|"):
+                pending, pieces = (pending[0], pending[1], pending[2] + text.rstrip("\r")), pieces + 1
+                if pending[2].rstrip().endswith("|"):
                     yield pending
                     pending = None
                 continue
         if ("iteration" in text and not text.rstrip().endswith("|") and "Training epoch" not in text
                 and _MEGATRON_STEP.search(text)):  # NeMo step lines end without "|": they never wrap-join
-            pending, pieces = (when, text.rstrip("\r")), 0
+            pending, pieces = (number, when, text.rstrip("\r")), 0
             continue
-        yield when, text
+        yield number, when, text
     if pending is not None:
         yield pending
 
@@ -184,6 +255,14 @@ def recognise(line: str) -> Event | None:
         step = _nemo1_step(line)
         if step is not None:
             return step
+    if "Error" in line or "Exception" in line or "Traceback" in line or "exitcode" in line or "Segmentation" in line:
+        error = _error(line)
+        if error is not None:
+            return error
+    if "exiting program" in line and (stop := _EXIT.search(line)):
+        return Exit(stop.group())
+    if "log_interval" in line and (interval := _LOG_INTERVAL.match(line)):
+        return LogInterval(int(interval.group(1)))
     own = _BRACKET_TS.match(line)
     nemo = _NEMO_PREFIX.search(line) if "[NeMo" in line else None
     stamp_text = own.group(1) if own else nemo.group(1) if nemo else None
@@ -196,6 +275,19 @@ def recognise(line: str) -> Event | None:
         return Start(timestamp, int(world.group(1)) if world and len(world.group(1)) < 9 else None, True)
     if nemo is not None:
         return Start(timestamp, None, _NEMO_START in line)
+    return None
+
+
+def _error(line: str) -> ErrorLine | None:
+    text = " ".join(line.split())[:200]
+    rank = _RANK_PREFIX.match(text)
+    bare = text[rank.end():] if rank else text
+    if bare.startswith("Exception ignored in"):
+        return ErrorLine(text, "ignored")
+    if bare.startswith("Traceback (most recent call last)"):
+        return ErrorLine(text, "traceback")
+    if _ERROR_START.match(bare) or _ERROR_ANYWHERE.search(text):
+        return ErrorLine(text)
     return None
 
 

@@ -39,6 +39,26 @@ class TrainingStep:
 
 
 @dataclass(frozen=True)
+class SkippedStep:
+    """A step line left out of every average: a printed cell is unreadable, or its step is past its total."""
+
+    step: int
+    cells: str  # what is wrong, as printed: "TFLOP/s -613.0 at step 30", "iteration 40/30 (past its total)"
+    where: str  # "line 9"
+
+
+#: How a training note begins, in notes() and so in a run's completion message.
+NOTE_PREFIX = "training: "
+
+
+def describe_skipped(count: int, named: tuple[SkippedStep, ...]) -> str:
+    """'1 step skipped: TFLOP/s -613.0 at step 30 (line 9)'."""
+    examples = "; ".join(f"{step.cells} ({step.where})" for step in named)
+    more = f" and {count - len(named)} more" if count > len(named) else ""
+    return f"{count} step{'s' if count != 1 else ''} skipped: {examples}{more}"
+
+
+@dataclass(frozen=True)
 class Goodput:
     """The NVCRE goodput terms (seconds) and ratio = (t_w - t_ch - t_rm - t_re - t_save) / (t_w - t_re), >= 0."""
 
@@ -83,15 +103,22 @@ class TrainingResult:
     interruptions: int
     restores: int
     goodput: Goodput | None  # None without a timestamped application start
-    failure: Failure | None = None
+    failure: Failure | None = None  # LossNaN: iterations with NaN loss
+    skipped_count: int = 0  # step lines left out: an unreadable cell, or a step past its total
+    skipped_steps: tuple[SkippedStep, ...] = ()  # the first few of them
+    # Why the log does not show the run finishing (stopped short of its total, or an error after its last
+    # step): never a pass for `nvcre parse`; `failure` stays what the steps themselves show.
+    incomplete: str | None = None
+    remarks: tuple[str, ...] = ()  # other qualifiers: a stop on Megatron's own limit, no total printed
 
     @property
     def passed(self) -> bool:
         return self.failure is None
 
     def notes(self) -> tuple[str, ...]:
-        """Qualifiers of the verdict worth showing beside it (none for this tool)."""
-        return ()
+        """Qualifiers of the verdict: step lines left out, named, and how the run ended when that is not plain."""
+        skipped = (describe_skipped(self.skipped_count, self.skipped_steps),) if self.skipped_count else ()
+        return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *self.remarks))
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this log yields (only those it could measure)."""
@@ -110,6 +137,13 @@ class TrainingResult:
             data[key] = iso(getattr(self, key))
         data["recent_steps"] = [{**asdict(step), "timestamp": iso(step.timestamp)} for step in self.recent_steps]
         data["measurements"] = self.measurements()
+        # Keys a clean, whole log does not need are left out: its output is what it always was.
+        for key in ("skipped_count", "skipped_steps", "incomplete"):
+            if not data[key]:
+                del data[key]
+        del data["remarks"]  # in the notes
+        if self.notes():
+            data["notes"] = list(self.notes())
         return data
 
 

@@ -25,8 +25,8 @@ def compute_domain(spec: WorkloadRunSpec, placement: Placement) -> Obj | None:
     if not spec.resource_claims:
         return None
     return {"apiVersion": COMPUTE_DOMAIN_API, "kind": "ComputeDomain", "metadata": metadata(compute_domain_name(placement), placement),
-            "spec": {"numNodes": spec.num_nodes,
-                     "channel": {"allocationMode": "Single", "resourceClaimTemplate": {"name": claim_template_name(placement)}}}}
+            # channel.allocationMode is left to its default (Single): drivers before it existed would refuse the field
+            "spec": {"numNodes": spec.num_nodes, "channel": {"resourceClaimTemplate": {"name": claim_template_name(placement)}}}}
 
 
 def config_map(spec: WorkloadRunSpec, placement: Placement) -> Obj | None:

@@ -366,3 +366,23 @@ def test_a_named_pipe_is_read_once_its_writer_comes(tmp_path: Path, monkeypatch:
         assert read.read_text(str(fifo), 1024) == (str(fifo), "kind: Certification\n")
     finally:
         writer.join()
+
+
+def test_a_shells_pipe_is_waited_on_as_stdin_is_however_slow_its_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `<(slow command)` and /dev/stdin are pipes with a writer: read as they come, never refused as a named pipe.
+    from nvcre_tui.engine.inputs import read
+
+    monkeypatch.setattr(read, "FIFO_WAIT_SECONDS", 0.1)
+    out, inn = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(inn, "w") as pipe:
+            pipe.write("kind: Certification\n")
+
+    writer = threading.Timer(0.5, write)
+    writer.start()
+    try:
+        assert read.read_text(f"/dev/fd/{out}", 1024)[1] == "kind: Certification\n"
+    finally:
+        writer.join()
+        os.close(out)

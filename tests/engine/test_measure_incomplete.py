@@ -22,3 +22,13 @@ def test_cut_off_output_of_a_finished_run_fails_it() -> None:
 def test_whole_output_of_a_finished_run_has_no_failure() -> None:
     measured = measure("nccl", (FIXTURES / "nccl_e1_modern.txt").read_text().splitlines())
     assert measured.incomplete is None and measured.finished_failure() is None
+
+
+def test_a_training_run_that_reached_its_total_is_whole_whatever_it_printed_after() -> None:
+    log = (FIXTURES / "training_megatron_8b.log").read_text().splitlines()
+    measured = measure("training", [*log, "TimeoutError: async save queue drained late"])  # exit 0: teardown noise
+    assert measured.finished_failure() is None
+    steps = [i for i, line in enumerate(log) if "iteration " in line and "/" in line]
+    cut = measure("training", log[: steps[1] + 1])  # stopped at its second logged step of five
+    failure = cut.finished_failure()
+    assert failure is not None and failure.reason == RUN_INCOMPLETE and "stopped at step 20 of 50" in failure.message

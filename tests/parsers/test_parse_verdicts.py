@@ -82,9 +82,25 @@ def test_megatron_stopping_on_its_own_limit_is_a_remark() -> None:
 
 def test_the_printed_log_interval_decides_how_close_to_the_total_is_whole() -> None:
     step = [line for line in MEGATRON.splitlines(keepends=True) if "iteration       10/" in line][0]
-    one = step.replace("iteration       10/      50", "iteration      100/     150")
-    assert parse_training(one).incomplete is not None  # interval 10 assumed: 50 steps missing
-    assert parse_training("  log_interval .................................... 100\n" + one).incomplete is None
+    two = step.replace("iteration       10/      50", "iteration       90/     150") + \
+        step.replace("iteration       10/      50", "iteration      100/     150")
+    assert parse_training(two).incomplete is not None  # interval 10 measured: 50 steps missing
+    assert parse_training("  log_interval .................................... 100\n" + two).incomplete is None
+
+
+def test_one_logged_step_with_no_interval_known_is_not_called_short() -> None:
+    # NeMo 2 with log_every_n_steps 10 and max_steps 15 logs step 9 of 14 only: that may be its last logged step.
+    nemo = ("Training epoch 0, iteration 9/14 | lr: 0.000599 | global_batch_size: 32 | global_step: 9 | reduced_train_loss: 9.80 | "
+            "train_step_timing in s: 2.87 | TFLOPS_per_GPU: 613.1 | consumed_samples: 320\n"
+            "`Trainer.fit` stopped: `max_steps=15` reached.\n")
+    assert parse_training(nemo).incomplete is None
+
+
+def test_interleaved_ignored_reports_of_two_ranks_are_no_error() -> None:
+    ignored = "".join(f"[rank{r}]: {text}\n" for text in ("Exception ignored in: <function Q.__del__ at 0x7f>", "Traceback (most recent call last):",
+                                                          '  File "/x.py", line 1, in __del__', "AttributeError: 'NoneType' object has no attribute 'x'")
+                      for r in (0, 1))
+    assert parse_training(MEGATRON + ignored).incomplete is None
 
 
 def test_nan_loss_is_a_failure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -175,13 +175,13 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
     if failure := result.finished_failure():
+        if failure.reason == RUN_INCOMPLETE:  # output that stopped convicts no node (a NCCL WARN at start-up may name one)
+            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
+            return None
         culprit = node_at_fault(lines, nodes)
         service = None if culprit else service_at_fault(lines)
         if service:
             await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
-            return None
-        if failure.reason == RUN_INCOMPLETE and not culprit:  # output that stopped names no node: none is convicted
-            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
             return None
         blamed = [culprit] if culprit else nodes
         failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": failure.message} for n in blamed]

@@ -57,6 +57,15 @@ def _await_writer(descriptor: int, name: str) -> None:
         raise InputError(f"{name}: a named pipe that nothing wrote to within {FIFO_WAIT_SECONDS:g} s; not read")
 
 
+def _named(descriptor: int) -> bool:
+    """Whether an open pipe is a named one (a FIFO on a filesystem) rather than a shell's pipe (`<(command)`,
+    /dev/stdin): Linux names the latter "pipe:[inode]". Elsewhere every pipe counts as named."""
+    try:
+        return not os.readlink(f"/proc/self/fd/{descriptor}").startswith("pipe:")
+    except OSError:
+        return True
+
+
 def _read_file(path: str, limit: int, name: str) -> bytes:
     try:
         # O_NONBLOCK: opening a named pipe with no writer would wait for one, forever (see _await_writer).
@@ -73,7 +82,7 @@ def _read_file(path: str, limit: int, name: str) -> bytes:
             raise InputError(f"{name}: is a directory, not a file")
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
             raise _too_large(name, limit)
-        if stat.S_ISFIFO(info.st_mode) and not os.path.realpath(path).startswith("pipe:"):
+        if stat.S_ISFIFO(info.st_mode) and _named(descriptor):
             _await_writer(descriptor, name)
         os.set_blocking(descriptor, True)
         chunks, total = [], 0

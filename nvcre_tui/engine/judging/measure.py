@@ -67,5 +67,7 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
         measurements={name: stored_value(value) for name, value in result.measurements().items()},
         failure=MeasureFailure(failure.reason, failure.message) if failure else None,
         notes=tuple(result.notes()),
-        incomplete=getattr(result, "incomplete", None),
+        # A run that exited 0 after its last step and printed an error then (teardown noise) is whole; one that
+        # stopped short of its total, or nccl-tests rows no summary follows, is not.
+        incomplete=getattr(result, "incomplete", None) if getattr(result, "stopped_short", True) else None,
     )

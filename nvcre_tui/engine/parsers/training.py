@@ -232,6 +232,7 @@ class _Tracker:
             skipped_count=self.ending.skipped,
             skipped_steps=tuple(self.ending.skipped_steps),
             incomplete=self.ending.incomplete(self.interval or self.profile.log_interval),
+            stopped_short=self.ending.short(self.interval or self.profile.log_interval),
             remarks=self.ending.remarks(),
         )
 

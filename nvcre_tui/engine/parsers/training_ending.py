@@ -26,7 +26,8 @@ class Ending:
         self.reached: tuple[int, int | None] | None = None  # (step, total) of the last step line within its total
         self.after_step: _Seen | None = None  # the first error line since the last step line
         self.in_segment: _Seen | None = None  # the first error line since the process (re)started
-        self.ignoring = False  # inside Python's "Exception ignored in" report
+        self.ignoring: set[str] = set()  # the ranks inside Python's "Exception ignored in" report
+        self.steps = 0  # step lines seen
         self.exit: str | None = None  # Megatron's own stop, since the last step line
         self.log_interval: int | None = None  # from Megatron's argument dump
         self.nan = 0
@@ -46,6 +47,8 @@ class Ending:
         else:
             self.reached = (event.step, event.total)
         self.after_step, self.exit = None, None
+        self.steps += 1
+        self.ignoring.clear()  # a report that did not end on an exception line (KeyboardInterrupt:) ends here
         if problem:
             self.skipped += 1
             if len(self.skipped_steps) < MAX_SKIPPED_NAMED:
@@ -55,14 +58,15 @@ class Ending:
     def restart(self) -> None:
         """A process (re)started: errors before it belong to the one that ended."""
         self.after_step = self.in_segment = self.exit = None
-        self.ignoring = False
+        self.ignoring.clear()
 
     def error(self, event: ErrorLine, number: int) -> None:
         if event.kind == "ignored":
-            self.ignoring = True
+            self.ignoring.add(event.source)
             return
-        if self.ignoring:  # the ignored exception's traceback, up to its exception line
-            self.ignoring = event.kind != "error"
+        if event.source in self.ignoring:  # that rank's ignored exception's traceback, up to its exception line
+            if event.kind == "error":
+                self.ignoring.discard(event.source)
             return
         seen = (number, event.text, event.kind == "traceback")
         if self.after_step is None or (self.after_step[2] and not seen[2]):
@@ -80,12 +84,21 @@ class Ending:
         return Failure(LOSS_NAN, f"NaN loss in {self.nan} iteration{'s' if self.nan != 1 else ''}, first reported "
                                  f"at step {step} (line {line})")
 
+    def short(self, interval: int) -> bool:
+        """Whether the last step line falls short of the total by a log interval or more (not on Megatron's own limit)."""
+        if self.reached is None:
+            return False
+        step, total = self.reached
+        # One logged step and no interval known: it may be the last one logged (log_every_n_steps 10, max_steps 15).
+        known = self.log_interval is not None or self.steps > 1
+        return known and total is not None and total - step >= (self.log_interval or interval) and self.exit is None
+
     def incomplete(self, interval: int) -> str | None:
         """Why the log does not show the run finishing, or None."""
         if self.reached is None:
             return None
         step, total = self.reached
-        short = total is not None and total - step >= (self.log_interval or interval) and self.exit is None
+        short = self.short(interval)
         where = f"stopped at step {step} of {total}" if short else f"failed after its last step ({step} of {total or '?'})"
         if self.after_step is not None:
             return f"{where}: {self.after_step[1]} (line {self.after_step[0]})"

@@ -67,6 +67,7 @@ class ErrorLine:
 
     text: str
     kind: str = "error"  # error | traceback | ignored
+    source: str = ""  # the rank prefix ("[rank3]: "): ranks' reports interleave in one pod's log
 
 
 @dataclass(frozen=True)
@@ -282,12 +283,13 @@ def _error(line: str) -> ErrorLine | None:
     text = " ".join(line.split())[:200]
     rank = _RANK_PREFIX.match(text)
     bare = text[rank.end():] if rank else text
+    source = rank.group().strip() if rank else ""
     if bare.startswith("Exception ignored in"):
-        return ErrorLine(text, "ignored")
+        return ErrorLine(text, "ignored", source)
     if bare.startswith("Traceback (most recent call last)"):
-        return ErrorLine(text, "traceback")
+        return ErrorLine(text, "traceback", source)
     if _ERROR_START.match(bare) or _ERROR_ANYWHERE.search(text):
-        return ErrorLine(text)
+        return ErrorLine(text, "error", source)
     return None
 
 

@@ -109,6 +109,7 @@ class TrainingResult:
     # Why the log does not show the run finishing (stopped short of its total, or an error after its last
     # step): never a pass for `nvcre parse`; `failure` stays what the steps themselves show.
     incomplete: str | None = None
+    stopped_short: bool = False  # incomplete because the last step falls short of the total (not only an error after it)
     remarks: tuple[str, ...] = ()  # other qualifiers: a stop on Megatron's own limit, no total printed
 
     @property
@@ -142,6 +143,7 @@ class TrainingResult:
             if not data[key]:
                 del data[key]
         del data["remarks"]  # in the notes
+        del data["stopped_short"]  # said by `incomplete`
         if self.notes():
             data["notes"] = list(self.notes())
         return data

@@ -143,8 +143,9 @@ class Archiver:
         self._done.add(uid)
 
     def _give_up(self, uid: str, error: Exception) -> None:
-        """Leave a certification that cannot be archived unarchived, and say why once. A damaged one is only kept
-        in `errors`: the commands that read it name its damage, and every other command would repeat it."""
+        """Leave a certification that cannot be archived unarchived in this process (the next one tries again), and
+        say why once. A damaged one is only kept in `errors`: the commands that read it name its damage, and every
+        other command would repeat it."""
         cert = self._pending.pop(uid, (None, 0.0))[0] or {}
         self._done.add(uid)
         name = f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}"

@@ -169,6 +169,8 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     gpus = options.gpus_per_node or 1
     if user.nodes_per_job and user.nodes_per_job > len(found.nodes):
         raise RenderError(f"{user.nodes_per_job} nodes per job but only {len(found.nodes)} eligible nodes match", "nodesPerJob")
+    if user.min_group_size and user.min_group_size > len(found.nodes):  # a diagnosis could never split a group
+        raise RenderError(f"groups of at least {user.min_group_size} nodes but only {len(found.nodes)} eligible nodes match", "minGroupSize")
     npj = 1 if (entry.per_node or scale == "intra-node") else (user.nodes_per_job or auto_nodes_per_job(entry, len(found.nodes), gpus, arch))
     if npj < 1:
         raise RenderError(f"{entry.key} needs at least {entry.min_gpus} GPUs; {len(found.nodes)} nodes x {gpus} GPUs is too few")

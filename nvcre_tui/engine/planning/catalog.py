@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, JsonValue, ValidationError
 
-from nvcre_tui.engine.api.base import Duration, WireModel
+from nvcre_tui.engine.api.base import DNS_LABEL, Duration, WireModel
 from nvcre_tui.engine.api.options import CategoryOptions, TestScale
 from nvcre_tui.engine.api.resources import MeasurementSpec, StringMatch
 from nvcre_tui.engine.api.validation import validation_messages
@@ -33,7 +33,7 @@ def _known_metric(key: str) -> str:
 
 MetricKey = Annotated[str, AfterValidator(_known_metric)]
 
-_ENTRY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?")  # a domain or variant: part of a DNS label
+ENTRY_NAME_MAX = 40  # a domain or variant: a DNS label that leaves room in the Workflow names it is part of
 
 # `${name}` in a template string: filled when a Workflow is rendered (render.substitute).
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
@@ -251,7 +251,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
         if domain.startswith("_"):
             continue
         for part, name in (("folder", domain), ("file name", variant)):
-            if not _ENTRY_NAME.fullmatch(name):  # both go into Workflow names and label values
+            if not re.fullmatch(DNS_LABEL, name) or len(name) > ENTRY_NAME_MAX:  # both go into Workflow names and labels
                 raise InputError(f"catalog/{domain}/{variant}.yaml: the {part} {name!r} must be lowercase letters, digits and '-' "
                                  "(it names Workflows)")
         data = _with_extends(path, root)

@@ -58,12 +58,6 @@ NO_CHECKPOINTS = ("used only by checkpoint restarts, which nvcre does not implem
                   "start to end, and a failed run fails its group); leave it out")
 
 
-def wire_options(options: CategoryOptions | None) -> dict[str, Any]:
-    """The options set in `options`, by wire name ("maxSteps")."""
-    fields = CategoryOptions.model_fields
-    return {fields[name].alias or name: value for name, value in (options.set_fields() if options else {}).items()}
-
-
 def option_problem(key: str, value: Any, entries: list[CatalogEntry], catalog: Catalog) -> str | None:
     """Why setting option `key` to `value` for these categories would change nothing, or None."""
     if key in CHECKPOINT_OPTIONS and value is not False:
@@ -87,7 +81,7 @@ def _option_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, s
                for index, (category, entry) in enumerate(zip(cert.spec.categories, entries, strict=True)) if entry is not None]
     problems = []
     for base, options, readers in scopes:
-        for key, value in wire_options(options).items():
+        for key, value in (options.to_wire() if options else {}).items():
             problem = option_problem(key, value, readers, catalog) if readers else None
             if problem:
                 problems.append((field_path((*base, key)), problem))

@@ -84,6 +84,9 @@ class TimedRunner:
     async def stop(self, run: Obj) -> None:
         await self._timed(self.inner.stop(run))
 
+    async def release(self, owner: Obj) -> None:
+        await self._timed(self.inner.release(owner))
+
     async def tick(self) -> float | None:
         return await self._timed(self.inner.tick())
 

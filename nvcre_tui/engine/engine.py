@@ -7,6 +7,9 @@ reads the cache and writes through the store; its return value asks for another 
 Nothing lives only in memory, so an engine killed at any point and started again on the same store
 reaches the same outcome (child names are deterministic; a create that meets "already exists" is a no-op).
 
+A child whose Certification (or Workflow, or Job) was deleted is stopped and deleted where no garbage
+collector is first (controllers/collect.py).
+
 Errors: a lost race (Conflict, NotFound, AlreadyExists) looks again shortly; a transient API error
 (retryable: 429, 5xx, timeouts, dropped connections) requeues the object with backoff and never fails
 anything; any other error fails that one object with ReconcileError and the engine goes on.
@@ -30,6 +33,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
+from nvcre_tui.engine.controllers.collect import collect, is_orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
@@ -123,6 +127,11 @@ class Engine:
             self._track_job(kind, old, new)
             if not own or old is None:  # our own status write needs no second look; a new child does
                 self.queue.add((kind, key_of(obj)))
+            if new is None:  # deleted: its children are orphans (collected when no garbage collector is first)
+                for child in self.cache.owned_by(obj["metadata"]["uid"]):
+                    child_kind = KIND_BY_NAME.get(str(child.get("kind")))
+                    if child_kind is not None:
+                        self.queue.add((child_kind, key_of(child)))
             for ref in obj["metadata"].get("ownerReferences") or []:
                 owner_kind = KIND_BY_NAME.get(str(ref.get("kind"))) if isinstance(ref, dict) and ref.get("controller") else None
                 if owner_kind is not None:
@@ -179,7 +188,11 @@ class Engine:
                 return
             obj = copy.deepcopy(cached)  # reconcilers may edit their object; the cache is shared
             self.reconciles[kind.kind] += 1
-            delay = await RECONCILERS[kind](self.ctx, obj, self.world)
+            if await is_orphan(self.ctx, obj, self.world):
+                await collect(self.ctx, kind, obj, self.world)
+                delay = None
+            else:
+                delay = await RECONCILERS[kind](self.ctx, obj, self.world)
         except (Conflict, NotFound, AlreadyExists):
             error_class = "Conflict"
             self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly

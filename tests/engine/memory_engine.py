@@ -44,6 +44,9 @@ class ScriptedRunner:
     async def stop(self, run: Obj) -> None:
         return None
 
+    async def release(self, owner: Obj) -> None:
+        return None
+
     async def tick(self) -> float | None:
         return None
 

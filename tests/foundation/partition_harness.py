@@ -28,6 +28,9 @@ class IdleRunner:
     async def stop(self, run: dict[str, Any]) -> None:
         return None
 
+    async def release(self, owner: dict[str, Any]) -> None:
+        return None
+
     async def tick(self) -> float | None:
         return None
 

@@ -49,6 +49,9 @@ class KubeletDriven:
     async def stop(self, run: Obj) -> None:
         await self.runner.stop(run)
 
+    async def release(self, owner: Obj) -> None:
+        await self.runner.release(owner)
+
     async def tick(self) -> float | None:
         delay = await self.kubelet.step()
         await pods_caught_up(self.runner, self.kubelet.store)

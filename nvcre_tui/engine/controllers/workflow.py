@@ -16,7 +16,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
-from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, succeeded_nodes_configmap, within_room
+from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.planning.discovery import discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
@@ -303,13 +303,13 @@ async def _finalize(
     """Write the result ConfigMaps and the final condition. `unresolved` (diagnose: inconclusive nodes,
     fabric faults) fails the Workflow without blaming nodes: an unresolved diagnosis is never a pass; nor is
     one `stopped` before its end (where and why)."""
-    uid8 = wf["metadata"]["uid"].replace("-", "")[:8]
+    failed_configmap, succeeded_configmap = result_configmap_names(wf)
     failed_names = {f["name"] for f in failed}
     recorded = finished_iterations(_with(wf, orch))
     ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
-    await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(f"failed-nodes-{uid8}", failed))
-    await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(f"succeeded-nodes-{uid8}", succeeded))
+    await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
+    await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))
     failed_groups = [g for record in history for g in record["groups"] if g["phase"] == "Failed"]
     failed_jobs = [jobs[g["jobRef"]] for g in failed_groups if g.get("jobRef") in jobs]
     validation = any(cond.is_true(job, "ValidationFailed") for job in failed_jobs)
@@ -333,7 +333,7 @@ async def _finalize(
     if wf["spec"]["jobTemplate"]["spec"].get("thresholds"):  # as NVCRE: no thresholds, no ValidationFailed condition
         conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
                                          "a group missed a threshold" if validation else "", now)
-    refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": f"succeeded-nodes-{uid8}"}, "failedNodesRef": {"kind": "ConfigMap", "name": f"failed-nodes-{uid8}"}}
+    refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": succeeded_configmap}, "failedNodesRef": {"kind": "ConfigMap", "name": failed_configmap}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
     status: Obj = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": None, "completionTime": now, **refs}
     if diagnosing and failed:  # a diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (iterations.blamed_nodes)

@@ -88,6 +88,12 @@ def _gzip_b64(data: bytes) -> str:
     return base64.b64encode(gzip.compress(data, mtime=0)).decode("ascii")
 
 
+def result_configmap_names(workflow: Mapping[str, Any]) -> tuple[str, str]:
+    """(failed, succeeded): the names of a Workflow's result ConfigMaps, from its uid."""
+    uid8 = str(workflow["metadata"].get("uid", "")).replace("-", "")[:8]
+    return f"failed-nodes-{uid8}", f"succeeded-nodes-{uid8}"
+
+
 def failed_nodes_configmap(name: str, failed: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The failed-nodes ConfigMap body (NVCRE fields only: name, reason, message)."""
     rows = [

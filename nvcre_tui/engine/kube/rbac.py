@@ -42,8 +42,8 @@ CLUSTER_RULES: list[Rule] = [
     # The engine's cache and reconcilers read our four kinds; users create Certifications, the engine
     # never does (so no create/delete on them).
     _rule([NVCRE_GROUP], list(NVCRE_PLURALS), READ),
-    # Children it owns: Workflows (per category), Jobs (per group), WorkloadRuns (per attempt). Delete for
-    # cleanup of abandoned children; the garbage collector does the cascade.
+    # Children it owns: Workflows (per category), Jobs (per group), WorkloadRuns (per attempt). Delete: a child
+    # whose Certification is gone, where no garbage collector removes it (controllers/collect.py).
     _rule([NVCRE_GROUP], ["workflows", "jobs", "workloadruns"], ["create", "delete"]),
     # Status is all the engine writes on its objects (merge patch; update for update_status). WorkloadRun
     # status is written by the runner that plays or watches the workload.
@@ -55,8 +55,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([NVCRE_GROUP], ["certifications/finalizers", "workflows/finalizers", "jobs/finalizers", "workloadruns/finalizers"], ["update"]),
     # Events on our objects (engine/store/events.py: get, then create or update with a higher count).
     _rule([""], ["events"], ["create", "get", "update"]),
-    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*): create, get on a clash.
-    _rule([""], ["configmaps"], ["create", "get"]),
+    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*) and a run's config and batch
+    # ssh ConfigMaps: create, get on a clash; delete when their owner is gone and no garbage collector is.
+    _rule([""], ["configmaps"], ["create", "get", "delete"]),
     # An engine checks at start that our CRDs carry this nvcre's schema (engine/kube/session.py): CRDs of another
     # version prune or refuse fields it writes. Read only, and only ours.
     _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),
@@ -77,8 +78,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([TRAINER_GROUP], ["clustertrainingruntimes"], READ),
     _rule(["batch"], ["jobs"], [*READ, "create", "delete"]),
     _rule([""], ["services"], [*READ, "create", "delete"]),
-    # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
-    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get"]),
+    # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash; delete as
+    # for ConfigMaps.
+    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get", "delete"]),
     # ----- end of part 2
 ]
 

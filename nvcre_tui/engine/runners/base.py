@@ -32,3 +32,8 @@ class Runner(Protocol):
     async def tick(self) -> float | None:
         """Fleet-level actions outside any run (a node cordoned at time t); seconds until the next one."""
         ...
+
+    async def release(self, owner: Obj) -> None:
+        """Delete what the runner made on the cluster for an nvcre Job (or a standalone WorkloadRun) that is
+        being collected because its Certification is gone (engine/controllers/collect.py)."""
+        ...

@@ -136,6 +136,9 @@ class SimulatedRunner:
         """Fleet-level events (timed cordons)."""
         return await self.fleet.tick()
 
+    async def release(self, owner: Obj) -> None:
+        """Nothing to delete: a simulated run makes no objects besides its WorkloadRun."""
+
     # ----------------------------------------------------------------------- output
 
     async def logs(self, run: Obj) -> list[str]:

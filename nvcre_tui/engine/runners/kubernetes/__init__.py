@@ -29,14 +29,14 @@ from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, owner_of, placement, workload_kind
+from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, kind_for, owner_of, placement, workload_kind
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
-from nvcre_tui.engine.workloads import WorkloadError, workload_name
+from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
@@ -239,6 +239,21 @@ class KubernetesRunner:
 
     async def tick(self) -> float | None:
         return None
+
+    async def release(self, owner: Obj) -> None:
+        """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
+        with no garbage collector. Only an object that names `owner` among its owners goes, and by its uid, so a
+        namesake made meanwhile by someone else stays."""
+        meta = owner["metadata"]
+        namespace = meta.get("namespace") or "default"
+        for api_version, kind_name, name in workload_object_names(meta["name"], namespace):
+            kind = kind_for({"apiVersion": api_version, "kind": kind_name})
+            try:
+                found = await self.store.get(kind, name, namespace)
+                if meta.get("uid") in {ref.get("uid") for ref in found["metadata"].get("ownerReferences") or []}:
+                    await self.store.delete(kind, name, namespace, uid=found["metadata"].get("uid"))
+            except (NotFound, Conflict):
+                continue  # never made, already gone (the garbage collector was first), or not ours
 
     # ----------------------------------------------------------------------- output
 

@@ -1,0 +1,160 @@
+"""A deleted Certification leaves nothing behind, with or without a garbage collector.
+
+On an API server alone (no kube-controller-manager, as envtest and the trial cluster start it) nothing follows
+ownerReferences: the engine stops and deletes a deleted Certification's Workflows, Jobs, runs and workload
+objects itself (engine/controllers/collect.py), inside the RBAC `setup init` grants, and never an object that
+only shares a name with one of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.runners.kubernetes.create import TRAINING_RUNTIME, TRAINJOB
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.errors import NotFound
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from nvcre_tui.engine.workloads import workload_name
+from tests.kube.cluster import installed, store_on
+from tests.kubeapi.trainer_crds import real_trainer_crd
+from tests.runner.harness import KubeletDriven, denied
+from tests.kubeapi.kubelet import TestKubelet
+from tests.scenarios.harness import NAMESPACE, catalog, start_certification
+
+Obj = dict[str, Any]
+SCENARIO = {"name": "collect", "seed": 3, "nodes": [{"count": 2, "cliques": 1}]}
+CERT = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "gone"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                 "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "full-scale"}},
+                                {"domain": "diagnostics", "variant": "dcgm-level4", "options": {"testScale": "intra-node"}}]}}
+OURS = (WORKFLOW, JOB, WORKLOADRUN, CONFIGMAP, SERVICE, BATCH_JOB)
+
+
+async def _left(admin: Any, trainer: bool) -> dict[str, list[str]]:
+    """What is left in the namespace, by kind (of the built-in kinds, what nvcre made: owned or labelled)."""
+    kinds = (*OURS, TRAINJOB, TRAINING_RUNTIME) if trainer else OURS
+    left = {}
+    for kind in kinds:
+        items = (await admin.list(kind, NAMESPACE)).items
+        names = [o["metadata"]["name"] for o in items if kind in (WORKFLOW, JOB, WORKLOADRUN)
+                 or o["metadata"].get("ownerReferences") or LABEL_JOB in (o["metadata"].get("labels") or {})]
+        if names:
+            left[kind.kind] = names
+    return left
+
+
+async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector: bool, when: str) -> tuple[Obj, Obj, list[str], dict[str, int]]:
+    """Start the certification, delete it `when` ("running": its first runs are in flight; "finished"), let the
+    engine work on; (what was there before the delete, what is left after, denied requests, engine deletes by resource)."""
+    clock = ManualClock(SIM_START)
+    (folder / "cert.yaml").write_text(json.dumps(CERT))
+    async with installed(folder, clock=clock, garbage_collector=garbage_collector) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        runner: KubernetesRunner | None = None
+        try:
+            if trainer:
+                for plural in ("trainjobs", "trainingruntimes"):
+                    await admin.create(CRD, real_trainer_crd(plural))
+                for _ in range(500):
+                    if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
+                        break
+                    await asyncio.sleep(0.01)
+            scenario = Scenario.model_validate(SCENARIO)
+            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            name = await start_certification(admin, folder / "cert.yaml")
+            cache = engine_cache(engine_store)
+            writer = WriteThroughStore(engine_store, cache)
+            runner = KubernetesRunner(writer, clock, engine_store, trainer=trainer)
+            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, ())), cache=cache)
+            runner.connect(engine.queue.add, cache)
+
+            async def ready() -> bool:
+                cert = await admin.get(CERTIFICATION, name, NAMESPACE)
+                if when == "finished":
+                    return (cert.get("status") or {}).get("summary", {}).get("result") in ("PASSED", "FAILED")
+                runs = (await admin.list(WORKLOADRUN, NAMESPACE)).items
+                return any((r.get("status") or {}).get("phase") == "Running" for r in runs)
+
+            assert await engine.run_until_settled(until=ready, max_seconds=6 * 3600)
+            before = await _left(admin, trainer)
+            await admin.delete(CERTIFICATION, name, NAMESPACE)
+
+            async def nothing_left() -> bool:
+                return not await _left(admin, trainer)
+
+            await engine.run_until_settled(until=nothing_left, max_seconds=3600)
+            after = await _left(admin, trainer)
+            await engine.stop()
+            deletes: dict[str, int] = {}
+            for r in server.requests:
+                if r.verb == "delete" and r.user_agent.startswith("nvcre-engine"):
+                    deletes[r.resource] = deletes.get(r.resource, 0) + 1
+            return before, after, denied(server.requests), deletes
+        finally:
+            if runner is not None:
+                await runner.close()
+            await engine_store.close()
+            await admin.close()
+
+
+@pytest.mark.parametrize("trainer", [True, False], ids=["trainjob", "batch"])
+async def test_a_running_certification_deleted_without_a_garbage_collector_leaves_nothing(tmp_path: Path, trainer: bool) -> None:
+    before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=trainer, garbage_collector=False, when="running")
+    workload = "TrainJob" if trainer else "Job"
+    assert before.get("WorkloadRun") and before.get(workload), before  # there was something in flight to collect
+    assert after == {}
+    assert refused == []  # inside the RBAC `setup init` grants
+    assert deletes.get("workflows") and deletes.get("workloadruns")  # the engine did it: no one else could
+
+
+async def test_a_finished_certification_deleted_without_a_garbage_collector_leaves_nothing(tmp_path: Path) -> None:
+    before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=True, garbage_collector=False, when="finished")
+    assert before.get("ConfigMap") and before.get("Workflow")  # the result ConfigMaps were written
+    assert after == {}
+    assert refused == []
+    assert deletes.get("configmaps")
+
+
+async def test_with_a_garbage_collector_the_engine_and_the_collector_do_not_trip_over_each_other(tmp_path: Path) -> None:
+    before, after, refused, _ = await _certify_then_delete(tmp_path, trainer=True, garbage_collector=True, when="running")
+    assert before.get("WorkloadRun")
+    assert after == {}
+    assert refused == []
+
+
+async def test_release_deletes_only_what_names_the_job_as_owner(tmp_path: Path) -> None:
+    clock = ManualClock(SIM_START)
+    async with installed(tmp_path, clock=clock) as (_, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        try:
+            job = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                   "metadata": {"name": "gone-nccl-g0", "namespace": NAMESPACE, "uid": "1f0e4a9e-0000-4000-8000-000000000001"}}
+            owner_ref = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": "gone-nccl-g0",
+                         "uid": job["metadata"]["uid"], "controller": True}
+            name = workload_name("gone-nccl-g0")
+            await admin.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NAMESPACE},
+                                         "spec": {"clusterIP": "None", "selector": {"app": "x"}}})  # someone else's namesake
+            await admin.create(BATCH_JOB, {"apiVersion": "batch/v1", "kind": "Job",
+                                           "metadata": {"name": name, "namespace": NAMESPACE, "ownerReferences": [owner_ref]},
+                                           "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                                          "containers": [{"name": "c", "image": "busybox"}]}}}})
+            runner = KubernetesRunner(admin, clock, admin, trainer=False)
+            await runner.release(job)
+            with pytest.raises(NotFound):
+                await admin.get(BATCH_JOB, name, NAMESPACE)
+            assert (await admin.get(SERVICE, name, NAMESPACE))["metadata"]["name"] == name
+            await runner.close()
+        finally:
+            await admin.close()

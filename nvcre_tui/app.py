@@ -24,7 +24,7 @@ from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.views import Snapshot
@@ -201,6 +201,22 @@ class NvcreApp(ThemedApp[None]):
             return False
         await self.refresh_snapshot()
         self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)
+        return True
+
+    async def delete_certification(self, name: str, namespace: str) -> bool:
+        """Delete a Certification through the (possibly read-only) store: its Workflows, Jobs and runs go with
+        it (their ownerReferences cascade), and the engine stops what it ran. Notify on refusal."""
+        try:
+            await self.store.delete(CERTIFICATION, name, namespace)
+        except NotFound:  # someone else (another console, kubectl) deleted it first: the table was stale
+            await self.refresh_snapshot()
+            self.notify(printable(f"certification {name} is already gone: someone else deleted it"), severity="warning", title="not deleted", markup=False)
+            return False
+        except StoreError as error:
+            self.notify(printable(str(error)), severity="error", title="not deleted", markup=False)
+            return False
+        await self.refresh_snapshot()
+        self.notify(printable(f"certification {name} deleted: its runs stop; its record stays in the history if it had finished"), markup=False)
         return True
 
     def action_help(self) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Actions that lead to a write: compose (and its form-filling actions) exists only to submit; save_log,
-# save_file and screenshot (Textual's palette command, an SVG in the current directory) write files.
+# Actions that lead to a write: compose (and its form-filling actions) exists only to submit;
+# delete_certification deletes one (the dashboard's and the drill-down's x); save_log, save_file and
+# screenshot (Textual's palette command, an SVG in the current directory) write files.
 # Read-only mode hides all of them: it writes nothing at all.
-MUTATING_ACTIONS = frozenset({"compose", "submit", "load_file", "load_default", "save_file", "save_log", "screenshot"})
+MUTATING_ACTIONS = frozenset({"compose", "submit", "delete_certification", "load_file", "load_default", "save_file", "save_log", "screenshot"})
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,15 @@ import graph runs one way (app -> commands -> screens -> widgets -> engine) with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.screen import ModalScreen, Screen
 
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.screens.confirm import ConfirmModal
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
@@ -34,6 +37,8 @@ class Console(Protocol):
     def now(self) -> datetime: ...
 
     async def submit(self, body: dict[str, Any]) -> bool: ...
+
+    async def delete_certification(self, name: str, namespace: str) -> bool: ...
 
     def run_command(self, text: str) -> None: ...
 
@@ -85,8 +90,29 @@ class NvcreScreen(Screen[None]):
         """Hide bindings the policy refuses (read-only mode)."""
         return self.nvcre.policy.allows(action) or False
 
+    def ask_to_delete(self, cert: dict[str, Any], deleted: Callable[[], object] | None = None) -> None:
+        """Ask, then delete `cert` through the app (No is the default answer); `deleted` runs once it is gone."""
+        if not self.nvcre.policy.allows("delete_certification"):  # a direct call, past the hidden binding
+            self.notify("read-only: deleting a certification is refused", severity="warning", title="not deleted")
+            return
+        meta = cert["metadata"]
+        name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
+
+        async def answered(yes: bool | None) -> None:
+            if yes and await self.nvcre.delete_certification(name, namespace) and deleted is not None:
+                deleted()
+
+        self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)
+
     def refresh_now(self) -> Any:
         """Re-render from the current snapshot."""
         self._covered_change = False
         if self.nvcre.snapshot is not None:
             self.show(self.nvcre.snapshot)
+
+
+def deletion_question(cert: dict[str, Any]) -> str:
+    """What deleting `cert` does, asked before it is done: a running one's runs stop mid-way."""
+    name = cert["metadata"]["name"]
+    state = "still running: its runs stop" if not cond.is_terminal(cert) else "finished"
+    return f"Delete certification {name} ({state})? Its Workflows, Jobs and runs go with it."

@@ -26,6 +26,7 @@ class ConfirmModal(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmModal { align: center middle; }
     ConfirmModal > Vertical { width: 72; height: auto; border: thick $warning; background: $surface; padding: 1 2; }
+    ConfirmModal #question { width: 100%; }  /* wraps a long question (a path, what a deletion takes) instead of cutting it */
     ConfirmModal Horizontal { height: auto; align-horizontal: right; margin: 1 0 0 0; }
     ConfirmModal Button { margin: 0 0 0 1; }
     """

@@ -1,5 +1,6 @@
 """Dashboard: certifications with status, categories passed, failed nodes, runtime, age; the fleet
-by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification.
+by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification,
+x deletes it (after a question whose default answer keeps it).
 
 Under the table, the failures pane lists every node the highlighted certification blamed: `f` (or tab)
 moves there, enter opens a node's evidence, l its log, so each faulty node is one key from the next."""
@@ -32,6 +33,8 @@ class DashboardScreen(NvcreScreen):
     BINDINGS = [
         Binding("enter", "open", "Drill down", id="dashboard.open"),
         Binding("c", "compose", "Compose", id="dashboard.compose"),
+        Binding("x", "delete_certification", "Delete", id="dashboard.delete",
+                tooltip="Delete the highlighted certification (asks first): its runs stop; Workflows, Jobs and runs go with it"),
         Binding("m", "map", "Rack map", id="dashboard.map"),
         Binding("w", "wall", "Wall", id="dashboard.wall"),
         Binding("f", "failures", "Failures", id="dashboard.failures", tooltip="The failures pane: enter evidence, l log"),
@@ -148,6 +151,14 @@ class DashboardScreen(NvcreScreen):
     @on(DataTable.RowSelected, "#certs")
     def _row_selected(self) -> None:
         self.action_open()
+
+    def action_delete_certification(self) -> None:
+        name = self._selected()
+        cert = self.nvcre.snapshot.certification(name) if name and self.nvcre.snapshot else None
+        if cert is None:
+            self.notify("no certification selected")
+            return
+        self.ask_to_delete(cert)
 
     def action_compose(self) -> None:
         self.nvcre.run_command("compose")

@@ -29,6 +29,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot
@@ -52,6 +53,8 @@ class DrilldownScreen(NvcreScreen):
         Binding("l", "logs", "Logs", id="drill.logs"),
         Binding("b", "bandwidth", "Bandwidth", id="drill.bandwidth"),
         Binding("n", "node", "Node", id="drill.node"),
+        Binding("x", "delete_certification", "Delete", id="drill.delete",
+                tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
         Binding("escape", "app.pop_screen", "Back", id="drill.back"),
     ]
     DEFAULT_CSS = """
@@ -283,6 +286,18 @@ class DrilldownScreen(NvcreScreen):
             self.notify("select a category, group or node")
             return
         self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
+
+    def action_delete_certification(self) -> None:
+        cert = self.nvcre.snapshot.certification(self.certification) if self.nvcre.snapshot else None
+        if cert is None:
+            self.notify(printable(f"no certification {self.certification}"), markup=False)  # the name may be as typed after :cert
+            return
+        self.ask_to_delete(cert, self._deleted)
+
+    def _deleted(self) -> None:
+        """Nothing is left to show: back to the screen this one was opened from (the dashboard)."""
+        if self.is_current:
+            self.app.pop_screen()
 
     def action_node(self) -> None:
         from nvcre_tui.screens.node import NodeScreen

@@ -40,9 +40,10 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                         help="with --workloads: the fallback without Kubeflow Trainer (batch/v1 Indexed Job + headless Service)")
     render.set_defaults(func=render_command)
 
-    from nvcre_tui.cli import run  # run/report live in their own module
+    from nvcre_tui.cli import delete, run  # run/report and delete live in their own modules
 
     run.register(commands)
+    delete.register(commands)
 
 
 def category_rows(catalog: Catalog) -> list[dict[str, Any]]:

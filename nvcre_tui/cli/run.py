@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, delete_certification, wait_collected
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
@@ -71,6 +72,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
+    run.add_argument("--cleanup", action="store_true",
+                     help="with --wait: delete the certification after its report, on every exit (timed out, ctrl-c); "
+                          f"archived first; waits up to {format_duration(CLEANUP_WAIT_SECONDS)} for its Workflows, Jobs and runs to go")
     run.set_defaults(func=run_command)
 
     report = commands.add_parser("report", help="the report of a certification")
@@ -167,7 +171,8 @@ CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
     "--max-restarts": ("maxRestarts", int, "checkpoint restarts a workload may take: not implemented, refused"),
     "--storage-class": ("storageClassName", str, "storage class of checkpoint volumes: not implemented, refused"),
 }
-_NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed"}
+_NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed",
+               "--cleanup": "it deletes the certification once it is followed to its report"}
 # Inputs and the store a results file must not be: writing the report there would replace them.
 _KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
 
@@ -205,7 +210,7 @@ async def _run(args: argparse.Namespace) -> int:
     if args.name is not None:  # given: checked, never dropped (an empty value is the parser's to refuse)
         _check_name("--name", args.name)
         cert.metadata.name = args.name
-    for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout)):
+    for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout), ("--cleanup", args.cleanup or None)):
         if value is not None and not args.wait:
             raise InputError(f"{flag}: needs --wait ({_NEEDS_WAIT[flag]})")
     _check_results_file(args.results_file, args)
@@ -322,6 +327,23 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
                 console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
         return EXIT_OK
     limit = timeout if timeout is not None else _default_timeout(rendered)
+    cleanup = bool(args.cleanup)
+    try:
+        return await _follow_to_report(session, args, name, namespace, limit, console, again)
+    except KeyboardInterrupt:  # a second ctrl-c: stop at once, cleanup included
+        cleanup = False
+        raise
+    finally:
+        if cleanup:
+            await _cleanup(session, name, namespace, console)
+
+
+async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
+                            console: Console, again: str) -> int:
+    """Follow the certification to its end (or `limit`, or ctrl-c), print its report; the exit code."""
+    from nvcre_tui.engine.session import SimSession
+
+    goes_on = "--cleanup deletes it now" if args.cleanup else "the certification goes on"
     started = session.clock.now()
     with stop_on_interrupt() as stop:
         if isinstance(session, SimSession):
@@ -333,8 +355,11 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     if stop.requested:
         where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title))}"
-        console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
-                      f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
+        if args.cleanup:
+            console.print("[yellow]Interrupted; --cleanup deletes the certification now.[/]", soft_wrap=True)
+        else:
+            console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
+                          f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         return EXIT_INTERRUPTED
     report = await report_of(session, name, namespace, console)
     print(printable(render_text(report)), end="")
@@ -345,10 +370,27 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
         why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
-        console.print(f"[yellow]{why}; the certification goes on.[/]\n"
-                      f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}")
+        advice = "" if args.cleanup else f"\n  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}"
+        console.print(f"[yellow]{why}; {goes_on}.[/]{advice}")
         return EXIT_TIMEOUT
     return RESULT_EXIT[report["result"]]
+
+
+async def _cleanup(session: Session, name: str, namespace: str, console: Console) -> None:
+    """--cleanup: delete the certification (archived first) and wait for its children to go; a failure is told,
+    and leaves the exit code of the run as it is."""
+    try:
+        cert = await session.store.get(CERTIFICATION, name, namespace)
+        known = await delete_certification(session, cert, console)
+        left = await wait_collected(session, known, CLEANUP_WAIT_SECONDS)
+    except NotFound:
+        return
+    except (InputError, StoreError) as error:
+        console.print(f"[yellow]cleanup: {escape(printable(str(error), newlines=False))}[/]", soft_wrap=True)
+        return
+    if left:
+        console.print(f"[yellow]cleanup: {len(left)} of its Workflows, Jobs and runs remain after "
+                      f"{format_duration(CLEANUP_WAIT_SECONDS)}; they go once a garbage collector or nvcre engine removes them[/]", soft_wrap=True)
 
 
 async def _same_spec(session: Session, body: dict[str, Any]) -> bool:

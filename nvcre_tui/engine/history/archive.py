@@ -75,6 +75,7 @@ class Archiver:
         self._told: set[str] = set()    # the causes already in `notices`
         self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, loop time first seen)
         self._done: set[str] = set()
+        self._given_up: set[str] = set()  # uids in _done that could not be archived
         self._waiting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
@@ -84,6 +85,20 @@ class Archiver:
         for cert in self.cache.list(CERTIFICATION) if CERTIFICATION in self.cache.objects else ():
             self._on_change(CERTIFICATION, None, cert, False)
         return self
+
+    def archive_now(self, cert: Obj) -> bool:
+        """Archive a finished certification now, whatever its Workflows say (it is about to be deleted): whether
+        the history holds it. An unfinished one has no record to keep (False)."""
+        uid = str(meta_of(cert).get("uid") or "")
+        if not uid or not cond.is_terminal(cert):
+            return False
+        if uid not in self._done:
+            self._pending.setdefault(uid, (cert, _now()))
+            try:
+                self._archive(uid, force=True)
+            except Exception as error:  # noqa: BLE001 - told as for any archive that fails
+                self._give_up(uid, error)
+        return uid in self._done and uid not in self._given_up
 
     def close(self) -> None:
         """Stop (what is still pending is archived by the next process that sees it)."""
@@ -148,6 +163,7 @@ class Archiver:
         other command would repeat it."""
         cert = self._pending.pop(uid, (None, 0.0))[0] or {}
         self._done.add(uid)
+        self._given_up.add(uid)
         name = f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}"
         if isinstance(error, _Damaged):
             self.errors.append(f"{self.path}: archiving {name}: {error}")

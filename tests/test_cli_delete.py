@@ -1,0 +1,147 @@
+"""`nvcre certification delete` and `run --wait --cleanup`: a certification goes with its Workflows, Jobs and runs,
+archived first when finished, on the simulator and on an API server with no garbage collector."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.history import HistoryQuery
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN
+from tests.kube.cluster import installed_in_thread, store_on
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN_IN = ROOT / "examples" / "burn-in.yaml"
+CATEGORY = ["--category", "communication/nccl-all-reduce"]
+SMALL_FLEET = {"name": "two", "seed": 4, "nodes": [{"count": 2, "cliques": 1}]}
+
+
+async def _stored(state: Path) -> dict[str, list[str]]:
+    """The names of every Certification, Workflow, Job and WorkloadRun in the simulator's store."""
+    session = await SimSession.open(default_scenario(), state, want_engine=False, history=None, readonly=True)
+    try:
+        return {kind.kind: [o["metadata"]["name"] for o in (await session.store.list(kind)).items]
+                for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)}
+    finally:
+        await session.close()
+
+
+def stored(state: Path) -> dict[str, list[str]]:
+    return asyncio.run(_stored(state))
+
+
+def test_run_wait_cleanup_reports_archives_then_deletes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state, history, results = tmp_path / "s.db", tmp_path / "h.db", tmp_path / "r.json"
+    code = main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--cleanup", "--state", str(state),
+                 "--history", str(history), "--results-file", str(results)])
+    out, err = capsys.readouterr()
+    assert code == 1  # the burn-in's verdict, not the cleanup's
+    assert "Result:         FAILED" in out and json.loads(results.read_text())["result"] == "FAILED"
+    assert f"certification burn-in deleted from namespace default; its record is kept in the history ({history})" in err
+    assert stored(state) == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": []}
+    assert [c["name"] for c in HistoryQuery(history).certifications()] == ["burn-in"]
+    assert main(["certification", "report", "burn-in", "--state", str(state)]) == 2
+
+
+def test_run_cleanup_on_timeout_deletes_the_unfinished_certification(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "s.db"
+    code = main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--timeout", "10m", "--cleanup", "--state", str(state)])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert "Result:         RUNNING" in out and "--cleanup deletes it now" in err and "report later" not in err
+    assert "it had not finished: its runs stop" in err
+    assert stored(state) == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": []}
+
+
+def test_cleanup_needs_wait(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--cleanup", "--state", str(state)]) == 2
+    assert capsys.readouterr().err.strip() == "--cleanup: needs --wait (it deletes the certification once it is followed to its report)"
+    assert not state.exists()  # nothing created
+
+
+def test_delete_a_running_certification(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--state", str(state)]) == 0
+    assert stored(state)["Workflow"]  # under way
+    capsys.readouterr()
+    assert main(["certification", "delete", "burn-in", "--sim", "--state", str(state), "--wait"]) == 0
+    assert capsys.readouterr().err.strip() == "certification burn-in deleted from namespace default; it had not finished: its runs stop"
+    assert stored(state) == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": []}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["burn-in", "nope"], "certification 'nope' not found in namespace default of the simulator ({state}); nothing deleted"),
+    (["burn-in", "burn-in"], "NAME: 'burn-in' is given twice"),
+    (["burn-in", "--timeout", "1m"], "--timeout: needs --wait (it bounds how long the deletion is followed)"),
+    (["burn-in", "--wait", "--timeout", "soon"], "--timeout: not a duration"),
+    (["burn-in", "-n", "Bad_NS"], "--namespace: must be a lowercase DNS label"),
+])
+def test_bad_delete_input_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    state = tmp_path / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--state", str(state)]) == 0
+    capsys.readouterr()
+    assert main(["certification", "delete", *argv, "--sim", "--state", str(state)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message.format(state=state)) and len(err.strip().splitlines()) == 1, err
+    assert stored(state)["Certification"] == ["burn-in"]
+
+
+async def _cluster_left(kubeconfig: Path) -> dict[str, list[str]]:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        left = {kind.kind: [o["metadata"]["name"] for o in (await store.list(kind, "default")).items]
+                for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)}
+        left["ConfigMap"] = [m["metadata"]["name"] for m in (await store.list(CONFIGMAP, "default")).items if m["metadata"].get("ownerReferences")]
+        return left
+    finally:
+        await store.close()
+
+
+async def _orphan_maker(kubeconfig: Path) -> None:
+    """A Certification with a Workflow of its own, made as `kubectl apply` would (no engine runs)."""
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        cert = await store.create(CERTIFICATION, {
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "held", "namespace": "default"},
+            "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                     "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
+        rendered = render_certification(certification_from_text("held.yaml", json.dumps(cert), default_catalog()),
+                                        build_nodes(default_scenario()), default_catalog(), "held.yaml")
+        workflow = rendered[0].workflow.to_wire()
+        workflow["metadata"].update(namespace="default", ownerReferences=[{
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "held", "uid": cert["metadata"]["uid"], "controller": True}])
+        workflow.pop("status", None)
+        await store.create(WORKFLOW, workflow)
+    finally:
+        await store.close()
+
+
+def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_what_remains(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps(SMALL_FLEET))
+    with installed_in_thread(tmp_path) as (_, kubeconfig):  # no garbage collector, as envtest
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario), *CATEGORY,
+                     "--name", "tidy", "--wait", "--cleanup", "--history", str(tmp_path / "h.db")])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert "certification tidy deleted from namespace default; its record is kept in the history" in err
+        assert asyncio.run(_cluster_left(kubeconfig)) == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": [], "ConfigMap": []}
+
+        asyncio.run(_orphan_maker(kubeconfig))
+        assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "1s"]) == 3
+        err = capsys.readouterr().err
+        assert "certification held deleted from namespace default; it had not finished: its runs stop" in err
+        assert "1 of its objects remain (Workflow): no garbage collector or nvcre engine removed them yet" in err
+        assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["held-communication-nccl-all-reduce"]

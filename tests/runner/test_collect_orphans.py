@@ -139,7 +139,7 @@ async def test_release_deletes_only_what_names_the_job_as_owner(tmp_path: Path) 
     async with installed(tmp_path, clock=clock) as (_, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         try:
-            job = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+            job: Obj = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
                    "metadata": {"name": "gone-nccl-g0", "namespace": NAMESPACE, "uid": "1f0e4a9e-0000-4000-8000-000000000001"}}
             owner_ref = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "name": "gone-nccl-g0",
                          "uid": job["metadata"]["uid"], "controller": True}

@@ -66,22 +66,20 @@ CLUSTER_RULES: list[Rule] = [
     # NVSentinel's ValidationRequests, read only: the console shows which one created a Certification and
     # what it says of a node (engine/history/nvsentinel.py); absent CRD: no NVSentinel.
     _rule(["nvsentinel.nvidia.com"], ["validationrequests"], READ),
-    # Pods of the workloads and their logs (the runner reads output; part 2). Never pods/exec.
+    # Pods of the workloads (one watch) and their logs (the runner reads output). Never pods/exec.
     _rule([""], ["pods"], READ),
     _rule([""], ["pods/log"], ["get"]),
-    # ----- part 2: workloads on the cluster (Kubeflow Trainer TrainJobs, or a batch/v1 Job + headless
-    # Service for a single-node run). Granted now so that an install need not change when part 2 lands.
-    _rule([TRAINER_GROUP], ["trainjobs"], [*READ, "create", "delete"]),
-    _rule([TRAINER_GROUP], ["trainjobs/status"], ["get"]),
-    # Each run has its own TrainingRuntime (its pod templates carry the group's pinning); owned by the Job.
-    _rule([TRAINER_GROUP], ["trainingruntimes"], [*READ, "create", "delete"]),
-    _rule([TRAINER_GROUP], ["clustertrainingruntimes"], READ),
-    _rule(["batch"], ["jobs"], [*READ, "create", "delete"]),
-    _rule([""], ["services"], [*READ, "create", "delete"]),
+    # Workloads on the cluster (runners/kubernetes/): per group a Kubeflow Trainer TrainJob and its own
+    # TrainingRuntime (its pod templates carry the group's pinning), or without the Trainer a batch/v1 Indexed Job
+    # and headless Service. Create; get on a create clash (ours from an earlier try?); delete to free the GPUs of a
+    # failed run, and a deleted certification's where no garbage collector does. Never listed or watched: the runner
+    # follows the pods.
+    _rule([TRAINER_GROUP], ["trainjobs", "trainingruntimes"], ["get", "create", "delete"]),
+    _rule(["batch"], ["jobs"], ["get", "create", "delete"]),
+    _rule([""], ["services"], ["get", "create", "delete"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash; delete as
     # for ConfigMaps.
     _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get", "delete"]),
-    # ----- end of part 2
 ]
 
 # Role nvcre-engine in the install namespace: the one engine Lease (engine/lease.py).

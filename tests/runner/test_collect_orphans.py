@@ -23,7 +23,8 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import NotFound
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workloads import workload_name
 from tests.kube.cluster import installed, store_on
@@ -54,14 +55,26 @@ async def _left(admin: Any, trainer: bool) -> dict[str, list[str]]:
     return left
 
 
-async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector: bool, when: str) -> tuple[Obj, Obj, list[str], dict[str, int]]:
+async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector: bool, when: str,
+                               old_install: bool = False) -> tuple[Obj, Obj, list[str], dict[str, int]]:
     """Start the certification, delete it `when` ("running": its first runs are in flight; "finished"), let the
-    engine work on; (what was there before the delete, what is left after, denied requests, engine deletes by resource)."""
+    engine work on; (what was there before the delete, what is left after, the engine's requests that `setup init`'s
+    RBAC or the server refused, engine deletes by resource).
+    `old_install`: the engine runs as its ServiceAccount under the RBAC of an nvcre before collection (no delete on
+    ConfigMaps or ComputeDomains)."""
     clock = ManualClock(SIM_START)
     (folder / "cert.yaml").write_text(json.dumps(CERT))
     async with installed(folder, clock=clock, garbage_collector=garbage_collector) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        engine_kubeconfig = kubeconfig
+        if old_install:
+            role = await admin.get(CLUSTER_ROLE, ENGINE_NAME)
+            for rule in role["rules"]:
+                if set(rule["resources"]) & {"configmaps", "computedomains"}:
+                    rule["verbs"] = [verb for verb in rule["verbs"] if verb != "delete"]
+            await admin.update(CLUSTER_ROLE, role)
+            engine_kubeconfig = server.write_kubeconfig(folder / "engine-kubeconfig", token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME))
+        engine_store = await store_on(engine_kubeconfig, clock, "nvcre-engine")
         runner: KubernetesRunner | None = None
         try:
             if trainer:
@@ -101,7 +114,9 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
             for r in server.requests:
                 if r.verb == "delete" and r.user_agent.startswith("nvcre-engine"):
                     deletes[r.resource] = deletes.get(r.resource, 0) + 1
-            return before, after, denied(server.requests), deletes
+            forbidden = sorted({f"{r.verb} {r.resource} (403)" for r in server.requests
+                                if r.status == 403 and r.user_agent.startswith("nvcre-engine")})
+            return before, after, denied(server.requests) + forbidden, deletes
         finally:
             if runner is not None:
                 await runner.close()
@@ -125,6 +140,14 @@ async def test_a_finished_certification_deleted_without_a_garbage_collector_leav
     assert after == {}
     assert refused == []
     assert deletes.get("configmaps")
+
+
+async def test_under_an_older_install_the_nvcre_objects_still_go_and_what_it_may_not_delete_stays(tmp_path: Path) -> None:
+    before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=True, garbage_collector=False, when="finished",
+                                                                 old_install=True)
+    assert before.get("ConfigMap") and before.get("Workflow")
+    assert after == {"ConfigMap": before["ConfigMap"]}  # the result ConfigMaps wait for a garbage collector
+    assert refused == ["delete configmaps (403)"]  # tried, refused by the server, and nothing else held up
 
 
 async def test_with_a_garbage_collector_the_engine_and_the_collector_do_not_trip_over_each_other(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.workloadrun import run_finished
 from nvcre_tui.engine.judging.results import result_configmap_names
-from nvcre_tui.engine.store.errors import Conflict, NotFound
+from nvcre_tui.engine.store.errors import Conflict, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
 
 Obj = dict[str, Any]
@@ -75,6 +75,8 @@ async def _delete_owned(ctx: Context, kind: ResourceKind, name: str, namespace: 
             ctx.writes += 1
     except (NotFound, Conflict):
         pass
+    except Forbidden:
+        pass  # an install older than this nvcre grants no delete here: left for a garbage collector, the Workflow still goes
 
 
 __all__ = ["collect", "controlling_owner", "is_orphan"]

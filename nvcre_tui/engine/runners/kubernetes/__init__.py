@@ -34,7 +34,7 @@ from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, Invalid, NotFound
+from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
@@ -254,6 +254,8 @@ class KubernetesRunner:
                     await self.store.delete(kind, name, namespace, uid=found["metadata"].get("uid"))
             except (NotFound, Conflict):
                 continue  # never made, already gone (the garbage collector was first), or not ours
+            except Forbidden:
+                continue  # an install older than this nvcre grants no delete on this kind: left for a garbage collector
 
     # ----------------------------------------------------------------------- output
 

@@ -1,5 +1,5 @@
 """A run that tested no node blames none: a workload the API server refused (WorkloadNotCreated), an engine
-error on the run (ReconcileError). A group node gone from the cluster is blamed alone (NodeNotFound). Inside a
+error on the run (ReconcileError), a run that exited 0 with nothing to measure (NoDataCollected). A group node gone from the cluster is blamed alone (NodeNotFound). Inside a
 diagnosis such a group is no evidence: the diagnosis stops with what it knows, and onFailure does not start."""
 
 from __future__ import annotations
@@ -233,3 +233,40 @@ def test_a_verdict_whose_convicting_job_is_gone_takes_its_reason_from_the_groups
     assert _recorded_reason(culprit, ["a", "b"], "b") == "HardwareFailureDetected"
     assert _recorded_reason(culprit, ["a", "b"], "a") == "WorkloadFailed"  # not the one its Job blamed
     assert _recorded_reason(None, ["a"], "a") == "WorkloadFailed"
+
+
+class SilentRunner:
+    """The simulator's runner, but every run exits 0 having printed nothing a parser can measure."""
+
+    def __init__(self, inner: Any, lines: list[str]) -> None:
+        self.inner, self.lines = inner, lines
+        self.simulated = inner.simulated
+
+    async def logs(self, run: Obj) -> list[str]:
+        return list(self.lines)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_a_run_that_exits_0_with_nothing_to_measure_fails_and_blames_no_node() -> None:
+    for lines, reason in ((["+ all_reduce_perf -b 8 -e 16G", "done"], "NoDataCollected"), ([], "NoDataCollected")):
+        session = await SimSession.open(default_scenario(), None, history=None)
+        try:
+            assert session.engine is not None
+            engine = Engine(session.engine.store, session.clock, default_catalog(), SilentRunner(session.runner, lines), cache=session.cache)
+            cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
+                                           default_catalog()).to_wire()
+            cert.pop("status", None)
+            await session.store.create(CERTIFICATION, cert)
+            await engine.run_until_settled(max_seconds=6 * 3600)
+            [wf] = (await session.store.list(WORKFLOW, "default")).items
+            [job] = (await session.store.list(JOB, "default")).items
+            failed = cond.find(job["status"]["conditions"], "Failed")
+            assert failed is not None and failed["reason"] == reason, job["status"]["conditions"]
+            assert "no node blamed" in failed["message"]
+            assert not job["status"].get("failedNodes") and not blamed_nodes(wf, [job])
+            certification = await session.store.get(CERTIFICATION, "c", "default")
+            assert certification["status"]["summary"]["result"] == "FAILED"  # nothing measured is never a pass
+        finally:
+            await session.close()

@@ -16,7 +16,9 @@ Outcomes and who is blamed:
   (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
 - finished but a threshold could not be evaluated on what it measured (a CEL error validation could not foresee):
   the expression is at fault, so no node for it (the Job fails: InvalidThresholdExpression, naming expression and error);
-- a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable.
+- a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable;
+- exited 0 but its output stopped short of the run's end, holds no result, or is not the tool's output: no node
+  (the Job fails: RunIncomplete, NoDataCollected, WrongFormat): the command or its options are at fault.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
-from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, Measured, measure
+from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS, Measured, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, compile_thresholds, evaluate_thresholds, violations
 from nvcre_tui.engine.store.errors import NotFound
@@ -49,7 +51,7 @@ NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone fr
 # placed but still not started within timeoutPerJob.
 WORKLOAD_NOT_STARTED = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, *NEVER_RAN})
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, *NEVER_RAN, *UNMEASURED_REASONS})
 
 
 def is_done(job: Obj) -> bool:
@@ -175,7 +177,7 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
     if failure := result.finished_failure():
-        if failure.reason == RUN_INCOMPLETE:  # output that stopped convicts no node (a NCCL WARN at start-up may name one)
+        if failure.reason in UNMEASURED_REASONS:  # output that stopped or says nothing convicts no node (a NCCL WARN at start-up may name one)
             await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
             return None
         culprit = node_at_fault(lines, nodes)

@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nvcre_tui.engine.parsers import PARSERS, ParseError
+from nvcre_tui.engine.parsers import NO_DATA, PARSERS, WRONG_FORMAT, ParseError
 
 
 RUN_INCOMPLETE = "RunIncomplete"
+#: Why a run that exited 0 convicts no node: its output stopped short, holds no result, or is not the tool's output.
+#: A workload that says it succeeded yet printed nothing to measure points at its command or options (a step count
+#: below the log interval, a wrong image), not at the nodes it ran on: it fails, blaming none.
+UNMEASURED_REASONS = frozenset({RUN_INCOMPLETE, NO_DATA, WRONG_FORMAT})
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
     "--gpus-per-node": ("gpusPerNode", int, "GPUs each pod asks for"),
     "--enable-checkpoint": ("enableCheckpoint", bool, "NVCRE's checkpoint restarts: not implemented, refused"),
     "--enable-mnnvl": ("enableMNNVL", bool, "multi-node NVLink (GB200/GB300 ComputeDomains); unset: from the nodes"),
-    "--max-steps": ("maxSteps", int, "training steps (-1: the workload's own)"),
+    "--max-steps": ("maxSteps", int, "training steps (-1: no step limit, --exit-duration-mins ends the run)"),
     "--exit-duration-mins": ("exitDurationMins", int, "training stops after this many minutes"),
     "--repeat-count": ("repeatCount", int, "run each group this many times"),
     "--max-restarts": ("maxRestarts", int, "checkpoint restarts a workload may take: not implemented, refused"),

@@ -35,9 +35,11 @@ def dcgm_run(name: str, node: str, *, image: str = "nvcr.io/nvidia/cloud-native/
     return workload_run(name, [node], {"exec": {"command": ["dcgmi", "diag"], "args": args}}, {"parser": "dcgm"}, {}, image=image)
 
 
-def training_run(name: str, nodes: list[str], *, iters: int = 50, save_interval: int = 250) -> Obj:
-    """A Megatron pretraining WorkloadRun (torchrun)."""
+def training_run(name: str, nodes: list[str], *, iters: int = 50, save_interval: int = 250, exit_mins: int | None = None) -> Obj:
+    """A Megatron pretraining WorkloadRun (torchrun); `exit_mins`: its --exit-duration-in-mins."""
     env = {"TRAIN_ITERS": str(iters), "SAVE_INTERVAL": str(save_interval), "TENSOR_PARALLELISM": "2", "PIPELINE_PARALLELISM": "1"}
+    if exit_mins is not None:
+        env["EXIT_DURATION_MINS"] = str(exit_mins)
     return workload_run(name, nodes, {"torch": {"script": "/config/train.sh"}}, {"parser": "training"}, env,
                         config={"train.sh": "exec torchrun pretrain_gpt.py --log-interval 10"})
 

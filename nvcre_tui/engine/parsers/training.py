@@ -196,7 +196,9 @@ class _Tracker:
     def result(self) -> TrainingResult:
         if self.steps == 0 or self.profile is None or self.first_step is None:
             skipped, error = self.ending.skipped_note(), self.ending.in_segment
-            shows = f"; the log shows: {error[1]} (line {error[0]})" if error else ""
+            shows = f"; the log shows: {error[1]} (line {error[0]})" if error else \
+                f"; Megatron stopped on its own limit first ({self.ending.exit}): a longer exitDurationMins lets it log steps" \
+                if self.ending.exit else ""
             if skipped:  # every step line was refused: no measurement, never a pass
                 raise ParseError(NO_DATA, f"no valid training step lines: {skipped}{shows}")
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")

@@ -92,6 +92,13 @@ class Parallelism(WireModel):
     pp: Annotated[int, Field(ge=1)] = 1
 
 
+class OptionMinimum(WireModel):
+    """An option's least useful value for one workload, and why (said when a smaller one is refused)."""
+
+    least: Annotated[int, Field(ge=1)]
+    why: str
+
+
 class CatalogEntry(WireModel):
     """One entry, after `extends` are merged in."""
 
@@ -110,6 +117,9 @@ class CatalogEntry(WireModel):
     defaults: CategoryOptions | None = None
     scale_defaults: dict[TestScale, CategoryOptions] | None = None
     overrides: list[CatalogOverride] = Field(default_factory=list)
+    # The least value of an option (of TEMPLATE_OPTIONS) with which the workload measures anything at all; a negative
+    # value is the option's own sentinel (maxSteps -1: no step limit) and is not held to it.
+    option_minimums: dict[str, OptionMinimum] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:

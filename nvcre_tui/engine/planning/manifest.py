@@ -67,6 +67,10 @@ def option_problem(key: str, value: Any, entries: list[CatalogEntry], catalog: C
         if len(entries) == 1:
             return f"{entries[0].key} does not read {key} (taken by {taken_by})"
         return f"none of the certification's categories reads {key} (taken by {taken_by})"
+    for entry in entries:
+        minimum = entry.option_minimums.get(key)
+        if minimum is not None and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < minimum.least:
+            return f"{entry.key} needs {key} of at least {minimum.least}, got {value}: {minimum.why}"
     return None
 
 

@@ -76,9 +76,12 @@ def _category_rows(category: Obj) -> list[str]:
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:
             rows.append(f"  ✗ {group['name']} ({count(group['nodeCount'], 'node')}): {group['reason']}")
             rows += failure_lines(group.get("failedNodes") or [], "      ")
+            if not group.get("failedNodes") and group.get("message"):  # blames no node: why the group failed is the Job's
+                rows.append(f"      {group['message']}")
             log = group.get("failureLog") or {}
             if log.get("tail"):
-                rows.append(f"      Failure Log: pod {log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')} ({log.get('reason')})")
+                where = f" on {log['nodeName']}" if log.get("nodeName") else ""
+                rows.append(f"      Failure Log: pod {log.get('podName')}{where}, exit {log.get('exitCode')} ({log.get('reason')})")
                 rows += [f"        {line.encode('unicode_escape').decode()[:120]}" for line in log["tail"].splitlines()[-MAX_TAIL_LINES:]]
         if len(category["failedGroups"]) > MAX_GROUP_ROWS:
             rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")

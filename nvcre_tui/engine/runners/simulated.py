@@ -245,7 +245,8 @@ def _render_training(plan: RunPlan, start: datetime, rng: random.Random, nccl_fo
         raw = write_megatron_log(training.samples, rng, start=start, log_interval=training.log_interval,
                                  total_steps=training.total_steps, world_size=training.world_size,
                                  tensor_parallel=training.tensor_parallel, pipeline_parallel=training.pipeline_parallel,
-                                 checkpoints=training.checkpoints, startup_sec=plan.startup)
+                                 checkpoints=training.checkpoints, startup_sec=plan.startup,
+                                 exit_after=training.exit_after, exit_minutes=training.exit_minutes)
     else:
         raw = write_nemo_log(training.samples, rng, start=start, total_steps=training.total_steps,
                              checkpoints=training.checkpoints, startup_sec=plan.startup)

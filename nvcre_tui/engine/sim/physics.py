@@ -208,6 +208,8 @@ class TrainingPlan:
     tensor_parallel: int
     pipeline_parallel: int
     checkpoints: Mapping[int, float]
+    exit_after: float | None = None  # seconds from the last logged line to Megatron's --exit-duration-in-mins stop
+    exit_minutes: float | None = None  # the training time it then prints ("exiting program after ... minutes")
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,10 @@ def _seconds(text: str) -> float:
         return 0.0
 
 
+MEGATRON_LOG_INTERVAL = 10  # the catalog's --log-interval (catalog/_lib/megatron-pretrain.yaml)
+UNLIMITED_STEPS = 1_000_000_000  # what the catalog's train.sh passes as --train-iters for maxSteps -1
+
+
 def plan_training(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunSpec, faults: Sequence[Fault],
                   rng: random.Random) -> tuple[TrainingPlan, float]:
     """Step time slowed by the slowest GPU (compute) and the group's bandwidth (communication)."""
@@ -350,30 +356,68 @@ def plan_training(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunS
     gpus = spec.gpus_per_node or node_info(layout, spec.nodes[0]).gpus
     try:
         total = int(env.get("TRAIN_ITERS", "50"))
+        exit_seconds = float(env.get("EXIT_DURATION_MINS", "0") or 0) * 60.0
         save = int(env.get("SAVE_INTERVAL", "0") or 0)
         tp, pp = int(env.get("TENSOR_PARALLELISM", "1")), int(env.get("PIPELINE_PARALLELISM", "1"))
     except ValueError as error:
         raise PlanError(f"WorkloadRun {spec.name}: env: {error}") from None
     style = "nemo" if "nemo" in (spec.config + spec.image).lower() and "pretrain_gpt" not in spec.config else "megatron"
-    interval = 10 if style == "megatron" else 1
+    if style == "megatron":
+        return _plan_megatron(scenario, layout, spec, faults, rng, total, exit_seconds, save, tp, pp, gpus)
+    step = _step_seconds(scenario, layout, spec, faults)
+    samples, clock, checkpoints = [], phys.startup_sec, {}
+    for number in range(max(total, 1)):  # NeMo 2 logs every step
+        seconds = step * (phys.training_warmup_factor if number == 0 else 1.0) * _noise(rng, phys.noise)
+        samples.append(StepSample(seconds, phys.tflops_per_gpu * phys.step_time_sec / seconds, _loss(rng, number)))
+        clock += seconds
+        if save and number and number % save == 0:
+            checkpoints[number] = round(rng.uniform(8.0, 20.0), 3)
+            clock += checkpoints[number]
+    return TrainingPlan(style, tuple(samples), 1, total, gpus * len(spec.nodes), tp, pp, checkpoints), clock + 1.0
+
+
+def _step_seconds(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunSpec, faults: Sequence[Fault]) -> float:
+    """One step: slowed by the slowest GPU (compute) and the group's bandwidth (communication)."""
+    phys = scenario.physics
     slowest = min((_factor(faults, "slow-gpu", n) for n in spec.nodes), default=1.0)
     healthy, _ = nccl_peak(scenario, layout, spec.nodes, [], False)
     actual, _ = nccl_peak(scenario, layout, spec.nodes, faults, False)
     share = phys.training_comm_share
-    step = phys.step_time_sec * ((1 - share) / slowest + share * healthy / actual)
-    numbers = range(interval, max(total, interval) + 1, interval) if style == "megatron" else range(max(total, 1))
+    return phys.step_time_sec * ((1 - share) / slowest + share * healthy / actual)
+
+
+def _loss(rng: random.Random, step: int) -> float:
+    return 2.1 + 9.7 * math.exp(-step / 150) + rng.gauss(0, 0.02)
+
+
+def _plan_megatron(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunSpec, faults: Sequence[Fault], rng: random.Random,
+                   total: int, exit_seconds: float, save: int, tp: int, pp: int, gpus: int) -> tuple[TrainingPlan, float]:
+    """Megatron's `pretrain_gpt.py` as the catalog runs it: a line every MEGATRON_LOG_INTERVAL steps up to --train-iters
+    (none below it), and a stop of its own once --exit-duration-in-mins of run time (startup included) has passed,
+    checked after every step. --train-iters -1 (maxSteps -1) is the catalog's "no step limit": the duration ends it."""
+    phys, interval = scenario.physics, MEGATRON_LOG_INTERVAL
+    if total < 0:
+        if exit_seconds <= 0:
+            raise PlanError(f"WorkloadRun {spec.name}: TRAIN_ITERS {total} (no step limit) needs EXIT_DURATION_MINS to end the run")
+        total = UNLIMITED_STEPS
+    step = _step_seconds(scenario, layout, spec, faults)
     samples, clock, checkpoints = [], phys.startup_sec, {}
-    for index, number in enumerate(numbers):
-        warm = phys.training_warmup_factor if index == 0 else 1.0
-        seconds = step * warm * _noise(rng, phys.noise)
-        loss = 2.1 + 9.7 * math.exp(-number / 150) + rng.gauss(0, 0.02)
-        samples.append(StepSample(seconds, phys.tflops_per_gpu * phys.step_time_sec / seconds, loss))
+    exit_after = None
+    for index, number in enumerate(range(interval, total + 1, interval)):
+        seconds = step * (phys.training_warmup_factor if index == 0 else 1.0) * _noise(rng, phys.noise)
+        if exit_seconds > 0 and clock + seconds * interval > exit_seconds:
+            # the step that passes the duration ends the run before the next line is logged
+            exit_after = seconds * max(math.ceil((exit_seconds - clock) / seconds), 1)
+            break
+        samples.append(StepSample(seconds, phys.tflops_per_gpu * phys.step_time_sec / seconds, _loss(rng, number)))
         clock += seconds * interval
-        if save and number and number % save == 0:
+        if save and number % save == 0:
             checkpoints[number] = round(rng.uniform(8.0, 20.0), 3)
             clock += checkpoints[number]
-    plan = TrainingPlan(style, tuple(samples), interval, total, gpus * len(spec.nodes), tp, pp, checkpoints)
-    return plan, clock + 1.0
+    exit_minutes = None if exit_after is None else (clock + exit_after) / 60.0
+    plan = TrainingPlan("megatron", tuple(samples), interval, total, gpus * len(spec.nodes), tp, pp, checkpoints,
+                        exit_after, exit_minutes)
+    return plan, clock + (exit_after or 0.0) + 1.0
 
 
 # --------------------------------------------------------------------------- faults -> outcome

@@ -49,8 +49,10 @@ def write_megatron_log(samples: Sequence[StepSample], rng: random.Random, *, sta
                        world_size: int = 8, tensor_parallel: int = 1, pipeline_parallel: int = 1,
                        checkpoints: Mapping[int, float] | None = None, resume_from: int | None = None,
                        startup_sec: float = 90.0, kubelet: bool = True, global_batch: int = 32,
-                       checkpoint_dir: str = "/mnt/workspace/checkpoints") -> Iterator[str]:
-    """The log of one Megatron `pretrain_gpt.py` process; `checkpoints` maps step -> save seconds."""
+                       checkpoint_dir: str = "/mnt/workspace/checkpoints",
+                       exit_after: float | None = None, exit_minutes: float | None = None) -> Iterator[str]:
+    """The log of one Megatron `pretrain_gpt.py` process; `checkpoints` maps step -> save seconds. `exit_after`:
+    seconds after the last line when --exit-duration-in-mins stops it, having trained `exit_minutes`."""
     clock = _Clock(start, kubelet, rng)
     base = resume_from or 0
     first = first_step if first_step is not None else base + log_interval
@@ -84,6 +86,9 @@ def write_megatron_log(samples: Sequence[StepSample], rng: random.Random, *, sta
             clock.advance(checkpoints[step])
             yield clock.line(f"{clock.bracket()}   scheduled an async checkpoint save at iteration {step:7d} "
                              f"to {checkpoint_dir}")
+    if exit_after is not None:
+        clock.advance(exit_after)
+        yield clock.line(f"[exiting program after {exit_minutes or 0.0} minutes] datetime: {clock.now:%Y-%m-%d %H:%M:%S} ")
 
 
 def write_nemo_log(samples: Sequence[StepSample], rng: random.Random, *, start: datetime, first_step: int = 0,

@@ -1,0 +1,105 @@
+"""How long a simulated Megatron run trains, as the catalog's train.sh runs Megatron: --train-iters (maxSteps; -1 is
+no step limit), --exit-duration-in-mins (exitDurationMins, checked after every step, startup included) and a line
+every 10th step. What it prints is read by the same parser as a cluster's log, and bad lengths are refused up front."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+from datetime import UTC, datetime
+
+import pytest
+
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.judging.measure import measure
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.sim.outputs.training import write_megatron_log
+from nvcre_tui.engine.sim.physics import UNLIMITED_STEPS, PlanError, RunPlan
+from nvcre_tui.engine.sim.scenario import default_scenario
+
+from .helpers import ALL_NODES, plan, training_plan, training_run
+
+DEFAULT = default_scenario()
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _log(run_plan: RunPlan) -> list[str]:
+    training = run_plan.training
+    assert training is not None
+    return [line.rstrip("\n") for line in write_megatron_log(
+        training.samples, random.Random(1), start=START, log_interval=training.log_interval, total_steps=training.total_steps,
+        checkpoints=training.checkpoints, startup_sec=run_plan.startup, exit_after=training.exit_after,
+        exit_minutes=training.exit_minutes)]
+
+
+def test_a_step_count_below_the_log_interval_logs_no_step() -> None:
+    assert training_plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=5)).samples == ()
+    assert len(training_plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=25)).samples) == 2  # steps 10 and 20
+
+
+def test_no_step_limit_trains_until_the_exit_duration_and_says_so() -> None:
+    run_plan = plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=-1, exit_mins=10))
+    training = run_plan.training
+    assert training is not None and training.total_steps == UNLIMITED_STEPS and len(training.samples) > 3
+    assert training.exit_minutes is not None and 10 < training.exit_minutes < 10.5  # the first step past 10 minutes
+    assert 600 < run_plan.duration < 640
+    log = _log(run_plan)
+    assert re.search(r"\[exiting program after 10\.\d+ minutes\] datetime: ", log[-1])
+    measured = measure("training", log)
+    assert measured.finished_failure() is None  # Megatron's own stop is a whole run
+    assert set(measured.measurements) == {"goodputRatio", "avgTFLOPsPerGPU", "avgStepTimeSec"}
+
+
+def test_an_exit_duration_before_the_step_limit_ends_the_run_early() -> None:
+    limited = training_plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=500, exit_mins=5))
+    assert limited.exit_after is not None and len(limited.samples) < 50
+    whole = training_plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=50, exit_mins=30))
+    assert whole.exit_after is None and len(whole.samples) == 5
+
+
+def test_an_exit_duration_shorter_than_the_first_logged_step_measures_nothing_and_says_why() -> None:
+    run_plan = plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=50, exit_mins=1))
+    assert run_plan.training is not None and run_plan.training.samples == ()
+    failure = measure("training", _log(run_plan)).finished_failure()
+    assert failure is not None and failure.reason == "NoDataCollected"
+    assert "Megatron stopped on its own limit first (exiting program after 1." in failure.message
+
+
+def test_no_step_limit_without_an_exit_duration_is_a_plan_error() -> None:
+    with pytest.raises(PlanError, match="TRAIN_ITERS -1 .* needs EXIT_DURATION_MINS"):
+        plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=-1))
+
+
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: t}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: training, variant: nemotron5-8b, options: {maxSteps: STEPS}}
+"""
+
+
+@pytest.mark.parametrize("steps", [0, 5, 9])
+def test_a_step_count_that_leaves_nothing_to_measure_is_refused(steps: int) -> None:
+    with pytest.raises(InputError) as caught:
+        certification_from_text("c.yaml", CERT.replace("STEPS", str(steps)), default_catalog())
+    assert str(caught.value) == (f"c.yaml: spec.categories[0].options.maxSteps: training/nemotron5-8b needs maxSteps of at least 10, "
+                                 f"got {steps}: Megatron logs every 10th step, so fewer log none to measure (-1: no step limit)")
+
+
+@pytest.mark.parametrize("steps", [-1, 10, 50])
+def test_no_limit_and_enough_steps_are_taken(steps: int) -> None:
+    certification_from_text("c.yaml", CERT.replace("STEPS", str(steps)), default_catalog())
+
+
+def test_the_catalog_train_script_turns_no_step_limit_into_megatrons_largest() -> None:
+    script = default_catalog().find("training", "nemotron5-8b").template["config"]["train.sh"]  # type: ignore[union-attr,index,call-overload]
+    guard = next(line.strip() for line in str(script).splitlines() if "TRAIN_ITERS" in line and line.strip().startswith("if "))
+    for given, passed in (("-1", str(UNLIMITED_STEPS)), ("50", "50")):
+        result = subprocess.run(["bash", "-euc", f'{guard}\necho "$TRAIN_ITERS"'], env={"TRAIN_ITERS": given},
+                                capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == passed

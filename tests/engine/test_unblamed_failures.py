@@ -15,6 +15,8 @@ from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.controllers.iterations import blamed_nodes
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
@@ -268,5 +270,8 @@ async def test_a_run_that_exits_0_with_nothing_to_measure_fails_and_blames_no_no
             assert not job["status"].get("failedNodes") and not blamed_nodes(wf, [job])
             certification = await session.store.get(CERTIFICATION, "c", "default")
             assert certification["status"]["summary"]["result"] == "FAILED"  # nothing measured is never a pass
+            text = render_text(build_report(certification, [wf], [job]))
+            assert f"      {failed['message']}\n" in text  # the report says why a group that blamed no node failed
+            assert " on None" not in text
         finally:
             await session.close()

@@ -33,7 +33,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
-from nvcre_tui.engine.controllers.collect import collect, is_orphan
+from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
@@ -188,8 +188,9 @@ class Engine:
                 return
             obj = copy.deepcopy(cached)  # reconcilers may edit their object; the cache is shared
             self.reconciles[kind.kind] += 1
-            if await is_orphan(self.ctx, obj, self.world):
-                await collect(self.ctx, kind, obj, self.world)
+            live_orphan = await orphan(self.ctx, kind, obj, self.world)
+            if live_orphan is not None:
+                await collect(self.ctx, kind, live_orphan, self.world)
                 delay = None
             else:
                 delay = await RECONCILERS[kind](self.ctx, obj, self.world)

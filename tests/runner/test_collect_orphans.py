@@ -24,7 +24,7 @@ from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workloads import workload_name
 from tests.kube.cluster import installed, store_on
@@ -43,7 +43,8 @@ OURS = (WORKFLOW, JOB, WORKLOADRUN, CONFIGMAP, SERVICE, BATCH_JOB)
 
 
 async def _left(admin: Any, trainer: bool) -> dict[str, list[str]]:
-    """What is left in the namespace, by kind (of the built-in kinds, what nvcre made: owned or labelled)."""
+    """What is left in the namespace, by kind (of the built-in kinds, what nvcre made: owned or labelled; the batch
+    Job as `batch/Job`, apart from nvcre's)."""
     kinds = (*OURS, TRAINJOB, TRAINING_RUNTIME) if trainer else OURS
     left = {}
     for kind in kinds:
@@ -51,29 +52,22 @@ async def _left(admin: Any, trainer: bool) -> dict[str, list[str]]:
         names = [o["metadata"]["name"] for o in items if kind in (WORKFLOW, JOB, WORKLOADRUN)
                  or o["metadata"].get("ownerReferences") or LABEL_JOB in (o["metadata"].get("labels") or {})]
         if names:
-            left[kind.kind] = names
+            left[f"{kind.group}/{kind.kind}" if kind.group and kind.group != "nvcre.nvidia.com" else kind.kind] = names
     return left
 
 
-async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector: bool, when: str,
-                               old_install: bool = False) -> tuple[Obj, Obj, list[str], dict[str, int]]:
+async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector: bool,
+                               when: str) -> tuple[Obj, Obj, list[str], dict[str, int]]:
     """Start the certification, delete it `when` ("running": its first runs are in flight; "finished"), let the
     engine work on; (what was there before the delete, what is left after, the engine's requests that `setup init`'s
-    RBAC or the server refused, engine deletes by resource).
-    `old_install`: the engine runs as its ServiceAccount under the RBAC of an nvcre before collection (no delete on
-    ConfigMaps or ComputeDomains)."""
+    RBAC or the server refused, engine deletes by resource). The engine runs as its ServiceAccount: the server's
+    authorizer judges every request by the roles `setup init` applied."""
     clock = ManualClock(SIM_START)
     (folder / "cert.yaml").write_text(json.dumps(CERT))
     async with installed(folder, clock=clock, garbage_collector=garbage_collector) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_kubeconfig = kubeconfig
-        if old_install:
-            role = await admin.get(CLUSTER_ROLE, ENGINE_NAME)
-            for rule in role["rules"]:
-                if set(rule["resources"]) & {"configmaps", "computedomains"}:
-                    rule["verbs"] = [verb for verb in rule["verbs"] if verb != "delete"]
-            await admin.update(CLUSTER_ROLE, role)
-            engine_kubeconfig = server.write_kubeconfig(folder / "engine-kubeconfig", token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME))
+        engine_kubeconfig = server.write_kubeconfig(folder / "engine-kubeconfig",
+                                                    token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME))
         engine_store = await store_on(engine_kubeconfig, clock, "nvcre-engine")
         runner: KubernetesRunner | None = None
         try:
@@ -104,10 +98,10 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
             before = await _left(admin, trainer)
             await admin.delete(CERTIFICATION, name, NAMESPACE)
 
-            async def nothing_left() -> bool:
-                return not await _left(admin, trainer)
+            async def only_configmaps_left() -> bool:
+                return set(await _left(admin, trainer)) <= {"ConfigMap"}
 
-            await engine.run_until_settled(until=nothing_left, max_seconds=3600)
+            await engine.run_until_settled(until=only_configmaps_left, max_seconds=3600)
             after = await _left(admin, trainer)
             await engine.stop()
             deletes: dict[str, int] = {}
@@ -124,30 +118,26 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
             await admin.close()
 
 
+def _owned_configmaps(left: Obj) -> list[str]:
+    return sorted(left.get("ConfigMap") or [])
+
+
 @pytest.mark.parametrize("trainer", [True, False], ids=["trainjob", "batch"])
-async def test_a_running_certification_deleted_without_a_garbage_collector_leaves_nothing(tmp_path: Path, trainer: bool) -> None:
+async def test_a_running_certification_deleted_without_a_garbage_collector_leaves_nothing_of_its_runs(tmp_path: Path, trainer: bool) -> None:
     before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=trainer, garbage_collector=False, when="running")
-    workload = "TrainJob" if trainer else "Job"
+    workload = "trainer.kubeflow.org/TrainJob" if trainer else "batch/Job"
     assert before.get("WorkloadRun") and before.get(workload), before  # there was something in flight to collect
-    assert after == {}
-    assert refused == []  # inside the RBAC `setup init` grants
+    # Only ConfigMaps stay (the engine may not delete them), and only those that were there: nothing new was made.
+    assert set(after) <= {"ConfigMap"} and set(_owned_configmaps(after)) <= set(_owned_configmaps(before))
+    assert refused == []  # inside the RBAC `setup init` grants, as the server's authorizer judged it
     assert deletes.get("workflows") and deletes.get("workloadruns")  # the engine did it: no one else could
 
 
-async def test_a_finished_certification_deleted_without_a_garbage_collector_leaves_nothing(tmp_path: Path) -> None:
+async def test_a_finished_certification_deleted_without_a_garbage_collector_leaves_only_its_configmaps(tmp_path: Path) -> None:
     before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=True, garbage_collector=False, when="finished")
     assert before.get("ConfigMap") and before.get("Workflow")  # the result ConfigMaps were written
-    assert after == {}
-    assert refused == []
-    assert deletes.get("configmaps")
-
-
-async def test_under_an_older_install_the_nvcre_objects_still_go_and_what_it_may_not_delete_stays(tmp_path: Path) -> None:
-    before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=True, garbage_collector=False, when="finished",
-                                                                 old_install=True)
-    assert before.get("ConfigMap") and before.get("Workflow")
-    assert after == {"ConfigMap": before["ConfigMap"]}  # the result ConfigMaps wait for a garbage collector
-    assert refused == ["delete configmaps (403)"]  # tried, refused by the server, and nothing else held up
+    assert after == {"ConfigMap": before["ConfigMap"]}  # left for a garbage collector: no delete on ConfigMaps
+    assert refused == [] and "configmaps" not in deletes
 
 
 async def test_with_a_garbage_collector_the_engine_and_the_collector_do_not_trip_over_each_other(tmp_path: Path) -> None:
@@ -180,4 +170,47 @@ async def test_release_deletes_only_what_names_the_job_as_owner(tmp_path: Path) 
             assert (await admin.get(SERVICE, name, NAMESPACE))["metadata"]["name"] == name
             await runner.close()
         finally:
+            await admin.close()
+
+
+async def test_a_job_deleted_by_hand_without_a_garbage_collector_takes_its_workload_with_its_run(tmp_path: Path) -> None:
+    clock = ManualClock(SIM_START)
+    (tmp_path / "cert.yaml").write_text(json.dumps(CERT))
+    async with installed(tmp_path, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(server.write_kubeconfig(tmp_path / "engine-kubeconfig",
+                                                              token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)),
+                                      clock, "nvcre-engine")
+        scenario = Scenario.model_validate(SCENARIO)
+        await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+        await start_certification(admin, tmp_path / "cert.yaml")
+        cache = engine_cache(engine_store)
+        writer = WriteThroughStore(engine_store, cache)
+        runner = KubernetesRunner(writer, clock, engine_store, trainer=False)
+        engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, ())), cache=cache)
+        runner.connect(engine.queue.add, cache)
+        try:
+            async def running() -> bool:
+                return any((r.get("status") or {}).get("phase") == "Running" for r in (await admin.list(WORKLOADRUN, NAMESPACE)).items)
+
+            assert await engine.run_until_settled(until=running, max_seconds=6 * 3600)
+            run = next(r for r in (await admin.list(WORKLOADRUN, NAMESPACE)).items if (r.get("status") or {}).get("phase") == "Running")
+            job = run["metadata"]["ownerReferences"][0]["name"]
+            made = workload_name(job)
+            assert (await admin.get(BATCH_JOB, made, NAMESPACE))["metadata"]["name"] == made
+            await admin.delete(JOB, job, NAMESPACE)  # `kubectl delete jobs.nvcre.nvidia.com ...`
+
+            async def released() -> bool:
+                names = {r["metadata"]["name"] for r in (await admin.list(WORKLOADRUN, NAMESPACE)).items}
+                return run["metadata"]["name"] not in names
+
+            assert await engine.run_until_settled(until=released, max_seconds=3600)
+            for kind in (BATCH_JOB, SERVICE):
+                with pytest.raises(NotFound):
+                    await admin.get(kind, made, NAMESPACE)
+            assert denied(server.requests) == [] and not [r for r in server.requests if r.status == 403]
+        finally:
+            await engine.stop()
+            await runner.close()
+            await engine_store.close()
             await admin.close()

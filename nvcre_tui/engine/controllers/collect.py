@@ -5,8 +5,8 @@ the workload objects -> Job), so on a cluster the garbage collector of kube-cont
 deleted Certification's children. An API server without it (envtest: kube-apiserver and etcd alone) keeps
 them: orphaned Workflows would go on planning Jobs, and their runs would hold GPUs for a certification nobody
 can see any more. So the engine does that one part of the collector's work for its own objects: a child whose
-controlling owner is gone (not in the cache, and a live read agrees, by uid) stops its runs and is deleted,
-and its own children follow the same way. Where a garbage collector runs too, both delete, and whoever comes
+controlling owner is gone (not in the cache, and live reads of the owner and of the child agree, by uid) stops its
+runs and is deleted, and its own children follow the same way. Where a garbage collector runs too, both delete, and whoever comes
 second meets NotFound.
 """
 
@@ -16,50 +16,72 @@ from typing import Any
 
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.workloadrun import run_finished
-from nvcre_tui.engine.judging.results import result_configmap_names
-from nvcre_tui.engine.store.errors import Conflict, Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
+from nvcre_tui.engine.store.errors import Conflict, NotFound
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
 
 Obj = dict[str, Any]
-OWNER_KINDS: dict[str, ResourceKind] = {kind.kind: kind for kind in (CERTIFICATION, WORKFLOW, JOB)}
+# Which nvcre kind controls each collected kind. A Certification has no nvcre owner and is never collected; an owner
+# of another group or kind (an Argo Workflow, a batch/v1 Job, a CronJob) is not ours to judge.
+OWNER_OF: dict[ResourceKind, ResourceKind] = {WORKFLOW: CERTIFICATION, JOB: WORKFLOW, WORKLOADRUN: JOB}
 
 
-def controlling_owner(obj: Obj) -> tuple[ResourceKind, str, str] | None:
-    """(kind, name, uid) of the nvcre object that controls `obj`, or None (a Certification, a standalone run)."""
+def controlling_owner(kind: ResourceKind, obj: Obj) -> Obj | None:
+    """The controller ownerReference of `obj` to the nvcre kind that owns a `kind` (OWNER_OF), or None."""
+    parent = OWNER_OF.get(kind)
+    if parent is None:
+        return None
     for ref in obj["metadata"].get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") in OWNER_KINDS \
+        if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == parent.kind \
+                and str(ref.get("apiVersion", "")).partition("/")[0] == parent.group \
                 and isinstance(ref.get("name"), str) and isinstance(ref.get("uid"), str):
-            return OWNER_KINDS[ref["kind"]], ref["name"], ref["uid"]
+            return ref
     return None
 
 
-async def is_orphan(ctx: Context, obj: Obj, world: World) -> bool:
-    """Whether the object's controlling owner is gone. The cache answers for a living owner; a miss is
-    confirmed with a live read (a cache that lags must never delete anything)."""
-    owner = controlling_owner(obj)
-    if owner is None or world.cache.get_by_uid(owner[2]) is not None:
-        return False
-    kind, name, uid = owner
+async def orphan(ctx: Context, kind: ResourceKind, obj: Obj, world: World) -> Obj | None:
+    """The object as the API server has it now, when its controlling owner is gone; else None.
+
+    As the garbage collector does: the cache answers for a living owner; a miss is confirmed by reading the owner
+    (gone, or a new object of that name: another uid), and then the object itself, whose live ownerReference must
+    still name that owner (a lagging cache must never delete anything, nor a child someone has since detached)."""
+    ref = controlling_owner(kind, obj)
+    if ref is None or world.cache.get_by_uid(ref["uid"]) is not None:
+        return None
+    namespace = obj["metadata"].get("namespace")
+    if await _lives(ctx, OWNER_OF[kind], ref["name"], namespace, ref["uid"]):
+        return None
     try:
-        found = await ctx.store.get(kind, name, obj["metadata"].get("namespace"))
+        live = await ctx.store.get(kind, obj["metadata"]["name"], namespace)
     except NotFound:
-        return True
-    return found["metadata"].get("uid") != uid  # a new object of the same name is not the owner
+        return None
+    now = controlling_owner(kind, live)
+    return live if now is not None and now["uid"] == ref["uid"] else None
+
+
+async def _lives(ctx: Context, kind: ResourceKind, name: str, namespace: str | None, uid: str) -> bool:
+    try:
+        found = await ctx.store.get(kind, name, namespace)
+    except NotFound:
+        return False
+    return found["metadata"].get("uid") == uid
 
 
 async def collect(ctx: Context, kind: ResourceKind, obj: Obj, world: World) -> None:
-    """Stop and delete an orphan and what it made outside the nvcre kinds; its nvcre children are orphans next."""
+    """Stop and delete an orphan (its live copy, from `orphan`) and the workload objects of its runs; its nvcre
+    children are orphans next. The Workflow's result ConfigMaps stay for a garbage collector: the engine may not
+    delete ConfigMaps (other namespaces keep credentials in them)."""
     meta = obj["metadata"]
     if kind is JOB:
         for run in world.children_of(obj, WORKLOADRUN.kind):
             if not run_finished(run):
                 await ctx.runner.stop(run)  # while its Job still stands, so the runner finds the workload by it
         await ctx.runner.release(obj)
-    elif kind is WORKLOADRUN and not run_finished(obj):
-        await ctx.runner.stop(obj)
-    elif kind is WORKFLOW:
-        for name in result_configmap_names(obj):
-            await _delete_owned(ctx, CONFIGMAP, name, meta.get("namespace"), meta.get("uid"))
+    elif kind is WORKLOADRUN:
+        if not run_finished(obj):
+            await ctx.runner.stop(obj)
+        ref = controlling_owner(kind, obj)  # a Job deleted by hand: its workload objects are this run's
+        if ref is not None:
+            await ctx.runner.release({"metadata": {"name": ref["name"], "namespace": meta.get("namespace"), "uid": ref["uid"]}})
     try:
         await ctx.store.delete(kind, meta["name"], meta.get("namespace"), uid=meta.get("uid"))
         ctx.writes += 1
@@ -67,16 +89,4 @@ async def collect(ctx: Context, kind: ResourceKind, obj: Obj, world: World) -> N
         pass  # already gone, or a new object of that name: not ours to delete
 
 
-async def _delete_owned(ctx: Context, kind: ResourceKind, name: str, namespace: str | None, owner_uid: str | None) -> None:
-    try:
-        found = await ctx.store.get(kind, name, namespace)
-        if owner_uid in {ref.get("uid") for ref in found["metadata"].get("ownerReferences") or []}:
-            await ctx.store.delete(kind, name, namespace, uid=found["metadata"].get("uid"))
-            ctx.writes += 1
-    except (NotFound, Conflict):
-        pass
-    except Forbidden:
-        pass  # an install older than this nvcre grants no delete here: left for a garbage collector, the Workflow still goes
-
-
-__all__ = ["collect", "controlling_owner", "is_orphan"]
+__all__ = ["OWNER_OF", "collect", "controlling_owner", "orphan"]

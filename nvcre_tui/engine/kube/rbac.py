@@ -55,9 +55,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([NVCRE_GROUP], ["certifications/finalizers", "workflows/finalizers", "jobs/finalizers", "workloadruns/finalizers"], ["update"]),
     # Events on our objects (engine/store/events.py: get, then create or update with a higher count).
     _rule([""], ["events"], ["create", "get", "update"]),
-    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*) and a run's config and batch
-    # ssh ConfigMaps: create, get on a clash; delete when their owner is gone and no garbage collector is.
-    _rule([""], ["configmaps"], ["create", "get", "delete"]),
+    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*) and a run's config and batch ssh
+    # ConfigMaps: create, get on a clash. Never delete: other namespaces keep credentials in ConfigMaps (aws-auth).
+    _rule([""], ["configmaps"], ["create", "get"]),
     # An engine checks at start that our CRDs carry this nvcre's schema (engine/kube/session.py): CRDs of another
     # version prune or refuse fields it writes. Read only, and only ours.
     _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),
@@ -77,9 +77,8 @@ CLUSTER_RULES: list[Rule] = [
     _rule([TRAINER_GROUP], ["trainjobs", "trainingruntimes"], ["get", "create", "delete"]),
     _rule(["batch"], ["jobs"], ["get", "create", "delete"]),
     _rule([""], ["services"], ["get", "create", "delete"]),
-    # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash; delete as
-    # for ConfigMaps.
-    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get", "delete"]),
+    # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
+    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get"]),
 ]
 
 # Role nvcre-engine in the install namespace: the one engine Lease (engine/lease.py).

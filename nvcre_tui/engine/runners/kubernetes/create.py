@@ -35,14 +35,18 @@ def workload_kind(trainer: bool) -> ResourceKind:
 
 
 async def owner_of(store: ResourceStore, run: Obj) -> Obj:
-    """The run's nvcre Job (its controller owner); a standalone WorkloadRun owns its objects itself."""
+    """The run's nvcre Job (its controller owner, by uid: not a new Job of the same name); a standalone WorkloadRun,
+    or one whose Job is gone, owns its objects itself."""
     meta = run["metadata"]
     for ref in meta.get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == "Job" and str(ref.get("apiVersion", "")).startswith(f"{NVCRE_GROUP}/"):
             try:
-                return await store.get(JOB, ref["name"], meta.get("namespace"))
+                job = await store.get(JOB, ref["name"], meta.get("namespace"))
             except NotFound:
                 break
+            if job["metadata"].get("uid") == ref.get("uid"):
+                return job
+            break
     return run
 
 

@@ -21,10 +21,11 @@ from textual.worker import Worker, WorkerState
 from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
+from nvcre_tui.engine.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.views import Snapshot
@@ -203,20 +204,27 @@ class NvcreApp(ThemedApp[None]):
         self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)
         return True
 
-    async def delete_certification(self, name: str, namespace: str) -> bool:
-        """Delete a Certification through the (possibly read-only) store: its Workflows, Jobs and runs go with
-        it (their ownerReferences cascade), and the engine stops what it ran. Notify on refusal."""
-        try:
-            await self.store.delete(CERTIFICATION, name, namespace)
-        except NotFound:  # someone else (another console, kubectl) deleted it first: the table was stale
-            await self.refresh_snapshot()
+    async def delete_certification(self, name: str, namespace: str, uid: str | None = None) -> bool:
+        """Delete a Certification (the one of `uid`, when given) through the (possibly read-only) store, archived
+        first when finished (engine/deletion.py): its Workflows, Jobs and runs go with it, and the engine stops what
+        it ran. Notify what became of it, or why it was not deleted."""
+        assert self.session is not None  # opened on mount, before any screen can ask
+        cache = self.session.cache
+        cert = cache.get(CERTIFICATION, name, namespace)
+        if cert is None or (uid and cert["metadata"].get("uid") != uid):
+            await self.refresh_snapshot()  # someone else (another console, kubectl) deleted or replaced it: the table was stale
             self.notify(printable(f"certification {name} is already gone: someone else deleted it"), severity="warning", title="not deleted", markup=False)
             return False
-        except StoreError as error:
-            self.notify(printable(str(error)), severity="error", title="not deleted", markup=False)
+        try:
+            deletion = await delete_certification(self.store, cache, getattr(self.session, "archiver", None), cert)
+        except InputError as error:
+            self.notify(printable("; ".join(error.messages)), severity="error", title="not deleted", markup=False)
             return False
         await self.refresh_snapshot()
-        self.notify(printable(f"certification {name} deleted: its runs stop; its record stays in the history if it had finished"), markup=False)
+        if deletion.already_gone:
+            self.notify(printable(f"certification {name} is already gone: someone else deleted it"), severity="warning", title="not deleted", markup=False)
+            return False
+        self.notify(printable(deletion.said), markup=False)
         return True
 
     def action_help(self) -> None:

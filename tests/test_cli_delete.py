@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from nvcre_tui.cli import main
+from nvcre_tui.cli.interrupt import stop_on_interrupt
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.history import HistoryQuery
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.session import SimSession
-from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario, build_nodes, default_scenario
+from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN
 from tests.kube.cluster import installed_in_thread, store_on
 
@@ -137,7 +145,9 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         err = capsys.readouterr().err
         assert code == 0, err
         assert "certification tidy deleted from namespace default; its record is kept in the history" in err
-        assert asyncio.run(_cluster_left(kubeconfig)) == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": [], "ConfigMap": []}
+        left = asyncio.run(_cluster_left(kubeconfig))  # its result ConfigMaps wait for a garbage collector (no delete on ConfigMaps)
+        assert {kind: names for kind, names in left.items() if kind != "ConfigMap"} == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": []}
+        assert all(name.startswith(("failed-nodes-", "succeeded-nodes-")) for name in left["ConfigMap"])
 
         asyncio.run(_orphan_maker(kubeconfig))
         assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "1s"]) == 3
@@ -145,3 +155,75 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         assert "certification held deleted from namespace default; it had not finished: its runs stop" in err
         assert "1 of its objects remain (Workflow): no garbage collector or nvcre engine removed them yet" in err
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["held-communication-nccl-all-reduce"]
+
+
+@pytest.mark.parametrize("name", [".", "..", "a/b", "Upper", "x" * 254])
+def test_a_name_that_is_no_certification_name_is_refused_before_any_request(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                            name: str) -> None:
+    assert main(["certification", "delete", name, "--sim", "--state", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("NAME: ") and "is not a certification name" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s.db").exists()  # refused before the store was opened
+
+
+def test_a_finished_certification_whose_record_cannot_be_archived_is_not_deleted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    state, history = tmp_path / "s.db", tmp_path / "h.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--history", str(tmp_path / "other.db")]) == 1
+    capsys.readouterr()
+
+    def full(*args: object, **kwargs: object) -> bool:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr("nvcre_tui.engine.history.archive.write_record", full)
+    assert main(["certification", "delete", "burn-in", "--sim", "--state", str(state), "--history", str(history)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the archiver's own notice of the failed write
+    assert err.startswith("certification 'burn-in' not deleted: its record could not be archived (") and "database or disk is full" in err
+    assert stored(state)["Certification"] == ["burn-in"]
+
+
+def test_run_wait_on_a_certification_deleted_meanwhile_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps(SMALL_FLEET))
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        deleter = threading.Timer(2.0, lambda: asyncio.run(_delete_when_seen(kubeconfig, "followed")))
+        deleter.start()
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), *CATEGORY, "--name", "followed", "--wait",
+                     "--timeout", "60s", "--history", str(tmp_path / "h.db")])
+        deleter.join()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == ("certification 'followed' was deleted while it was followed (`nvcre certification delete`, "
+                                            "the console's x or kubectl); it has no report")
+
+
+async def _register(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        await SimulatedFleet(store, SystemClock(), Scenario.model_validate(SMALL_FLEET)).ensure_nodes()
+    finally:
+        await store.close()
+
+
+async def _delete_when_seen(kubeconfig: Path, name: str) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        for _ in range(200):
+            try:
+                await store.delete(CERTIFICATION, name, "default")
+                return
+            except NotFound:
+                await asyncio.sleep(0.05)
+    finally:
+        await store.close()
+
+
+def test_the_second_ctrl_c_is_marked_forced_before_it_stops_everything() -> None:
+    with stop_on_interrupt() as stop:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop.requested and not stop.forced
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs at the next bytecode boundary
+        assert stop.forced  # `run --cleanup` reads this, wherever asyncio turned the interrupt into a cancellation

@@ -18,9 +18,10 @@ EXIT_INTERRUPTED = 130
 
 @dataclass
 class StopRequest:
-    """Set by the first ctrl-c."""
+    """`requested` by the first ctrl-c; `forced` by the second (which stops at once: nothing more is done)."""
 
     requested: bool = False
+    forced: bool = False
 
 
 @contextlib.contextmanager
@@ -30,6 +31,7 @@ def stop_on_interrupt() -> Iterator[StopRequest]:
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if request.requested:
+            request.forced = True  # said before raising: asyncio may turn it into a cancellation elsewhere
             raise KeyboardInterrupt
         request.requested = True
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
-from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, delete_certification, wait_collected
+from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
@@ -30,6 +30,7 @@ from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
@@ -302,12 +303,14 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     name, namespace = cert.metadata.name, body["metadata"]["namespace"]
     again = _again(args, simulated, namespace)
     try:
-        await session.store.create(CERTIFICATION, body)
+        uid = str((await session.store.create(CERTIFICATION, body))["metadata"].get("uid") or "")
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")
     except AlreadyExists:
-        if not (args.wait and await _same_spec(session, body)):
+        followed = await _same_spec(session, body) if args.wait else None
+        if followed is None:
             raise InputError(f"{_source(args)}: metadata.name: certification {name!r} already exists in {where}; use --name or "
                              f"`nvcre certification report {name}{again}`") from None
+        uid = str(followed["metadata"].get("uid") or "")
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         raise InputError(f"{_source(args)}: {error}") from None
@@ -327,31 +330,29 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
                 console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
         return EXIT_OK
     limit = timeout if timeout is not None else _default_timeout(rendered)
-    cleanup = bool(args.cleanup)
-    try:
-        return await _follow_to_report(session, args, name, namespace, limit, console, again)
-    except KeyboardInterrupt:  # a second ctrl-c: stop at once, cleanup included
-        cleanup = False
-        raise
-    finally:
-        if cleanup:
-            await _cleanup(session, name, namespace, console)
+    # The handler stays through --cleanup: a second ctrl-c (wherever it lands: a KeyboardInterrupt here, or the
+    # cancellation asyncio makes of it) stops at once, the cleanup included.
+    with stop_on_interrupt() as stop:
+        try:
+            return await _follow_to_report(session, args, name, namespace, limit, console, again, stop)
+        finally:
+            if args.cleanup and not stop.forced:
+                await _cleanup(session, name, namespace, uid, console)
 
 
 async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
-                            console: Console, again: str) -> int:
+                            console: Console, again: str, stop: StopRequest) -> int:
     """Follow the certification to its end (or `limit`, or ctrl-c), print its report; the exit code."""
     from nvcre_tui.engine.session import SimSession
 
     goes_on = "--cleanup deletes it now" if args.cleanup else "the certification goes on"
     started = session.clock.now()
-    with stop_on_interrupt() as stop:
-        if isinstance(session, SimSession):
-            finished = await _follow_simulated(session, name, namespace, limit, console, stop)
-        elif session.engine is not None and isinstance(session.clock, ManualClock):
-            finished = await _follow(session, name, namespace, limit, console, stop)
-        else:
-            finished = await _watch(session, name, namespace, limit, console, stop)
+    if isinstance(session, SimSession):
+        finished = await _follow_simulated(session, name, namespace, limit, console, stop)
+    elif session.engine is not None and isinstance(session.clock, ManualClock):
+        finished = await _follow(session, name, namespace, limit, console, stop)
+    else:
+        finished = await _watch(session, name, namespace, limit, console, stop)
     if stop.requested:
         where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title))}"
@@ -376,31 +377,37 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     return RESULT_EXIT[report["result"]]
 
 
-async def _cleanup(session: Session, name: str, namespace: str, console: Console) -> None:
-    """--cleanup: delete the certification (archived first) and wait for its children to go; a failure is told,
-    and leaves the exit code of the run as it is."""
+async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console) -> None:
+    """--cleanup: delete the certification this run created or followed (by its uid: a namesake made since stays),
+    archived first, and wait for its children to go. A failure is told in one line and leaves the run's exit code."""
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
-        known = await delete_certification(session, cert, console)
-        left = await wait_collected(session, known, CLEANUP_WAIT_SECONDS)
+        if uid and cert["metadata"].get("uid") != uid:
+            console.print(f"[yellow]cleanup: certification {escape(name)} was replaced by a new one meanwhile: left as it is[/]", soft_wrap=True)
+            return
+        deletion = await delete_certification(session.store, session.cache, getattr(session, "archiver", None), cert)
+        console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
+        left = await wait_collected(session.cache, session.engine, deletion.known, CLEANUP_WAIT_SECONDS)
     except NotFound:
         return
     except (InputError, StoreError) as error:
         console.print(f"[yellow]cleanup: {escape(printable(str(error), newlines=False))}[/]", soft_wrap=True)
         return
+    except Exception as error:  # noqa: BLE001 - the engine died while collecting: the run's exit code stands
+        console.print(f"[yellow]cleanup: {escape(printable(f'{type(error).__name__}: {error}', newlines=False))}[/]", soft_wrap=True)
+        return
     if left:
-        console.print(f"[yellow]cleanup: {len(left)} of its Workflows, Jobs and runs remain after "
-                      f"{format_duration(CLEANUP_WAIT_SECONDS)}; they go once a garbage collector or nvcre engine removes them[/]", soft_wrap=True)
+        console.print(f"[yellow]cleanup: {escape(left_message(left, format_duration(CLEANUP_WAIT_SECONDS)))}[/]", soft_wrap=True)
 
 
-async def _same_spec(session: Session, body: dict[str, Any]) -> bool:
-    """Whether the stored certification is this one (a `run --wait` started again after a kill follows it)."""
+async def _same_spec(session: Session, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored certification when it is this one (a `run --wait` started again after a kill follows it), else None."""
     metadata = body["metadata"]
     try:
         stored = await session.store.get(CERTIFICATION, metadata["name"], metadata["namespace"])
     except StoreError:
-        return False
-    return stored.get("spec") == body.get("spec")
+        return None
+    return stored if stored.get("spec") == body.get("spec") else None
 
 
 async def _nodes_of_the_holder(session: Any) -> None:
@@ -432,7 +439,11 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
     async def finished() -> bool:
         if stop.requested:
             return True
-        cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
+        try:
+            cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
+        except NotFound:
+            raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
+                             "console's x or kubectl); it has no report") from None
         elapsed = format_duration((session.clock.now() - start).total_seconds())
         for status in certification_status(cert).get("categoryStatuses") or []:
             key = f"{status['domain']}/{status['variant']}"

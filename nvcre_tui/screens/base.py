@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.confirm import ConfirmModal
 
@@ -38,7 +39,7 @@ class Console(Protocol):
 
     async def submit(self, body: dict[str, Any]) -> bool: ...
 
-    async def delete_certification(self, name: str, namespace: str) -> bool: ...
+    async def delete_certification(self, name: str, namespace: str, uid: str | None = None) -> bool: ...
 
     def run_command(self, text: str) -> None: ...
 
@@ -96,10 +97,17 @@ class NvcreScreen(Screen[None]):
             self.notify("read-only: deleting a certification is refused", severity="warning", title="not deleted")
             return
         meta = cert["metadata"]
-        name, namespace = str(meta["name"]), str(meta.get("namespace") or "default")
+        name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "") or None
+        namesakes = sorted(str(c["metadata"].get("namespace")) for c in (self.nvcre.snapshot.certifications if self.nvcre.snapshot else [])
+                           if c["metadata"]["name"] == name)
+        if len(namesakes) > 1:  # the console keys certifications by name: say which one rather than guess
+            self.notify(printable(f"{len(namesakes)} certifications are named {name} (namespaces {', '.join(namesakes)}): "
+                                  f"delete one with `nvcre certification delete {name} -n NAMESPACE`"),
+                        severity="warning", title="not deleted", markup=False)
+            return
 
-        async def answered(yes: bool | None) -> None:
-            if yes and await self.nvcre.delete_certification(name, namespace) and deleted is not None:
+        async def answered(yes: bool | None) -> None:  # the one asked about, by uid: not a namesake made meanwhile
+            if yes and await self.nvcre.delete_certification(name, namespace, uid) and deleted is not None:
                 deleted()
 
         self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)
@@ -113,6 +121,6 @@ class NvcreScreen(Screen[None]):
 
 def deletion_question(cert: dict[str, Any]) -> str:
     """What deleting `cert` does, asked before it is done: a running one's runs stop mid-way."""
-    name = cert["metadata"]["name"]
-    state = "still running: its runs stop" if not cond.is_terminal(cert) else "finished"
-    return f"Delete certification {name} ({state})? Its Workflows, Jobs and runs go with it."
+    name, namespace = cert["metadata"]["name"], cert["metadata"].get("namespace") or "default"
+    state = "still running: its runs stop" if not cond.is_terminal(cert) else "finished: archived in the history first"
+    return f"Delete certification {name} in {namespace} ({state})? Its Workflows, Jobs and runs go with it."

@@ -86,7 +86,8 @@ async def test_x_then_y_deletes_the_highlighted_certification(finished_intra_nod
         assert rows(app) == sorted(both - {target})
         owners = [w["metadata"]["labels"][LABEL_CERTIFICATION] for w in (await session.store.list(WORKFLOW)).items]
         assert owners and set(owners) == both - {target}  # its Workflows went with it, the other's stay
-        assert notified(app)[-1] == ("information", "", f"certification {target} deleted: its runs stop; its record stays in the history if it had finished")
+        assert notified(app)[-1][:2] == ("information", "")
+        assert notified(app)[-1][2].startswith(f"certification {target} deleted from namespace default; its record is kept in the history (")
 
 
 @pytest.mark.parametrize("answer", ["n", "escape", "enter"])
@@ -126,7 +127,7 @@ async def test_deleting_a_running_certification_stops_its_runs_and_the_engine_ca
         assert "RUNNING" in str(app.screen.query_one("#certs", DataTable).get_row_at(0)[1])
         await pilot.press("x")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal) and "burn-in (still running: its runs stop)" in app.screen.question
+        assert isinstance(app.screen, ConfirmModal) and "burn-in in default (still running: its runs stop)" in app.screen.question
         assert app.screen.query_one("#question").size.height == 2  # wrapped in the modal's 72 columns, not cut off
         await pilot.press("y")
         await pilot.pause()
@@ -257,3 +258,21 @@ async def test_drilldown_x_on_a_certification_not_found_says_so(finished_intra_n
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         assert notified(app)[-1][2] == "no certification [/x]"  # as typed, not read as markup
+
+
+async def test_two_certifications_of_one_name_are_not_guessed_between(finished_intra_node: Path) -> None:
+    """The console keys certifications by name: with a namesake in another namespace, x says which command deletes
+    one instead of deleting either."""
+    session = await reopen(finished_intra_node)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        twin = certification_body(INTRA_NODE)
+        twin["metadata"]["namespace"] = "team-b"
+        assert await app.submit(twin)
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmModal)
+        assert notified(app)[-1] == ("warning", "not deleted", "2 certifications are named burn-in (namespaces default, team-b): "
+                                                               "delete one with `nvcre certification delete burn-in -n NAMESPACE`")
+        assert len((await session.store.list(CERTIFICATION)).items) == 2

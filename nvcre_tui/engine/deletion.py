@@ -1,0 +1,129 @@
+"""Deleting a certification, one way for `nvcre certification delete`, `run --cleanup` and the console's x.
+
+A finished certification is archived in the history first, and is not deleted when that write fails (its
+report would be gone with nothing kept); an unfinished one is cancelled: its runs stop. It is deleted by uid,
+never a namesake made meanwhile. Its Workflows, Jobs and runs follow it: the garbage collector removes them on
+a cluster, the simulator's store at once, the nvcre engine where an API server has none
+(controllers/collect.py); `wait_collected` follows them out of a watch cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.errors import Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceStore
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.engine import Engine
+    from nvcre_tui.engine.history import Archiver
+
+Obj = dict[str, Any]
+CHILD_KINDS = (WORKFLOW, JOB, WORKLOADRUN)
+POLL_SECONDS = 0.5  # how often a wait looks at the cache while another engine (or a garbage collector) works
+WATCH_POLL_SECONDS = 0.02  # with this process's engine on a manual clock: how often the watch may bring deletions in
+ENGINE_STEP_SECONDS = 1.0  # ... and how far its clock moves meanwhile, so its retries (a lost race, a 429) come due
+
+
+@dataclass
+class Deletion:
+    """A certification deleted: what became of its record, and its descendants as seen then (for `wait_collected`)."""
+
+    name: str
+    namespace: str
+    kept: str  # "its record is kept in the history (PATH)", "it had not finished: its runs stop" ...
+    known: set[str] = field(default_factory=set)
+    already_gone: bool = False
+
+    @property
+    def said(self) -> str:
+        """One line for the user."""
+        if self.already_gone:
+            return f"certification {self.name} was already deleted"
+        return f"certification {self.name} deleted from namespace {self.namespace}; {self.kept}"
+
+
+async def delete_certification(store: ResourceStore, cache: WatchCache, archiver: Archiver | None, cert: Obj) -> Deletion:
+    """Archive `cert` when finished (InputError, nothing deleted, when that fails), then delete it by its uid."""
+    meta = cert["metadata"]
+    name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "")
+    known = {uid} if uid else set()
+    remaining(cache, known)  # seen before they go: their own children are found through them later
+    if not cond.is_terminal(cert):
+        kept = "it had not finished: its runs stop"
+    elif archiver is None:
+        kept = "not archived: the history is off, so its report goes with it"
+    elif archiver.archive_now(cert):
+        kept = f"its record is kept in the history ({archiver.path})"
+    else:
+        why = archiver.errors[-1] if archiver.errors else f"{archiver.path}: not written"
+        raise InputError(printable(f"certification {name!r} not deleted: its record could not be archived ({why}); "
+                                   "free the history (or give --history PATH) and delete it again", newlines=False))
+    try:
+        await store.delete(CERTIFICATION, name, namespace, uid=uid or None)
+    except NotFound:
+        return Deletion(name, namespace, kept, known, already_gone=True)
+    except Conflict:
+        raise InputError(printable(f"certification {name!r} in {namespace} was replaced meanwhile by a new one; nothing deleted",
+                                   newlines=False)) from None
+    except StoreError as error:
+        raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+    return Deletion(name, namespace, kept, known)
+
+
+def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:
+    """The Workflows, Jobs and runs in `cache` that descend from the `known` uids, which grow by every descendant
+    found: a child is still found through an owner already deleted (its ownerReference stays), as long as that
+    owner was seen once."""
+    found: dict[str, Obj] = {}
+    frontier = list(known)
+    while frontier:
+        owner = frontier.pop()
+        for child in (child for kind in CHILD_KINDS for child in cache.owned_by(owner, kind)):
+            uid = str(child["metadata"].get("uid"))
+            if uid not in found:
+                found[uid] = child
+                known.add(uid)
+                frontier.append(uid)
+    return list(found.values())
+
+
+async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[str], limit: float) -> list[Obj]:
+    """Wait up to `limit` seconds of real time until nothing descends from the `known` uids, running `engine` (this
+    process's, if any) meanwhile: it collects them where no garbage collector does. What is left."""
+    deadline = time.monotonic() + limit
+    if engine is not None and isinstance(engine.clock, ManualClock):
+        # The deletions reach the cache by its watch; the engine collects what they leave orphaned.
+        while remaining(cache, known) and time.monotonic() < deadline:
+            await engine.run_until_settled(max_seconds=ENGINE_STEP_SECONDS)
+            await asyncio.sleep(WATCH_POLL_SECONDS)
+        return remaining(cache, known)
+    task = asyncio.create_task(engine.run(), name="engine") if engine is not None else None
+    try:
+        while remaining(cache, known) and time.monotonic() < deadline:
+            if task is not None and task.done():
+                task.result()  # the engine died: say why rather than wait for nothing
+            await asyncio.sleep(POLL_SECONDS)
+        return remaining(cache, known)
+    finally:
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def left_message(left: list[Obj], limit: str) -> str:
+    """What remains after a wait of `limit`, and what removes it."""
+    kinds = sorted({str(obj.get("kind")) for obj in left})
+    return (f"after {limit}, {len(left)} of its objects remain ({', '.join(kinds)}): no garbage collector or nvcre engine "
+            "removed them yet (is `nvcre controller` running?); they go once one does")
+
+
+__all__ = ["CHILD_KINDS", "Deletion", "delete_certification", "left_message", "remaining", "wait_collected"]

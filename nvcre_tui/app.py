@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
-from nvcre_tui.engine.deletion import delete_certification
+from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
@@ -206,7 +206,7 @@ class NvcreApp(ThemedApp[None]):
 
     async def delete_certification(self, name: str, namespace: str, uid: str | None = None) -> bool:
         """Delete a Certification (the one of `uid`, when given) through the (possibly read-only) store, archived
-        first when finished (engine/deletion.py): its Workflows, Jobs and runs go with it, and the engine stops what
+        first when finished (engine/history/deletion.py): its Workflows, Jobs and runs go with it, and the engine stops what
         it ran. Notify what became of it, or why it was not deleted."""
         assert self.session is not None  # opened on mount, before any screen can ask
         cache = self.session.cache

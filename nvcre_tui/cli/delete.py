@@ -21,7 +21,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices
-from nvcre_tui.engine.deletion import delete_certification, left_message, wait_collected
+from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.names import DNS_SUBDOMAIN
 from nvcre_tui.engine.planning.catalog import default_catalog

@@ -30,7 +30,7 @@ from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.deletion import delete_certification, left_message, wait_collected
+from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically

@@ -1,4 +1,5 @@
-"""Deleting a certification, one way for `nvcre certification delete`, `run --cleanup` and the console's x.
+"""Deleting a certification, its record kept in the history first: one way for `nvcre certification delete`,
+`run --cleanup` and the console's x.
 
 A finished certification is archived in the history first, and is not deleted when that write fails (its
 report would be gone with nothing kept); an unfinished one is cancelled: its runs stop. It is deleted by uid,
@@ -12,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
-from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.clock import Clock, ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
@@ -23,14 +25,23 @@ from nvcre_tui.engine.store.errors import Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceStore
 
 if TYPE_CHECKING:
-    from nvcre_tui.engine.engine import Engine
-    from nvcre_tui.engine.history import Archiver
+    from nvcre_tui.engine.history.archive import Archiver
 
 Obj = dict[str, Any]
 CHILD_KINDS = (WORKFLOW, JOB, WORKLOADRUN)
 POLL_SECONDS = 0.5  # how often a wait looks at the cache while another engine (or a garbage collector) works
 WATCH_POLL_SECONDS = 0.02  # with this process's engine on a manual clock: how often the watch may bring deletions in
 ENGINE_STEP_SECONDS = 1.0  # ... and how far its clock moves meanwhile, so its retries (a lost race, a 429) come due
+
+
+class Engine(Protocol):
+    """What a wait needs of this process's engine (engine/engine.py's Engine)."""
+
+    clock: Clock
+
+    async def run_until_settled(self, *, until: Callable[[], Awaitable[bool]] | None = None, max_seconds: float | None = None) -> bool: ...
+
+    async def run(self, *, idle_poll: float = 30.0) -> None: ...
 
 
 @dataclass

@@ -275,3 +275,23 @@ async def test_a_run_that_exits_0_with_nothing_to_measure_fails_and_blames_no_no
             assert " on None" not in text
         finally:
             await session.close()
+
+
+async def test_a_run_that_exits_0_with_nothing_measured_but_names_a_failing_node_blames_that_node() -> None:
+    lines = ["gpu-node-02:1234:1240 [3] NCCL WARN NET/IB : Got completion from peer with error 12",
+             "gpu-node-02: Test NCCL failure common.cu:1279 'remote process exited or there was a network error'"]
+    session = await SimSession.open(default_scenario(), None, history=None)
+    try:
+        assert session.engine is not None
+        engine = Engine(session.engine.store, session.clock, default_catalog(), SilentRunner(session.runner, lines), cache=session.cache)
+        cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"), default_catalog()).to_wire()
+        cert.pop("status", None)
+        await session.store.create(CERTIFICATION, cert)
+        await engine.run_until_settled(max_seconds=6 * 3600)
+        [wf] = (await session.store.list(WORKFLOW, "default")).items
+        [job] = (await session.store.list(JOB, "default")).items
+        failed = cond.find(job["status"]["conditions"], "Failed")
+        assert failed is not None and failed["reason"] == "WorkloadFailed", job["status"]["conditions"]
+        assert [(f["name"], f["reason"]) for f in blamed_nodes(wf, [job])] == [("gpu-node-02", "WorkloadFailed")]
+    finally:
+        await session.close()

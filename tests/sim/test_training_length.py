@@ -17,7 +17,8 @@ from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.sim.outputs.training import write_megatron_log
 from nvcre_tui.engine.sim.physics import UNLIMITED_STEPS, PlanError, RunPlan
-from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 
 from .helpers import ALL_NODES, plan, training_plan, training_run
 
@@ -103,3 +104,37 @@ def test_the_catalog_train_script_turns_no_step_limit_into_megatrons_largest() -
         result = subprocess.run(["bash", "-euc", f'{guard}\necho "$TRAIN_ITERS"'], env={"TRAIN_ITERS": given},
                                 capture_output=True, text=True, check=True)
         assert result.stdout.strip() == passed
+
+
+def test_the_limit_passing_during_a_logged_step_stops_the_run_after_its_line() -> None:
+    """Megatron logs step 10, then checks the duration after that same step: its line is out before it stops."""
+    calm = DEFAULT.model_copy(update={"physics": DEFAULT.physics.model_copy(update={"noise": 0.0})})
+    plan0 = training_plan(calm, training_run("t", ALL_NODES[:8], iters=50))
+    first = plan0.samples[0].step_time_sec  # the warm-up step time, the same every run without noise
+    startup = plan(calm, training_run("t", ALL_NODES[:8], iters=50)).startup
+    exit_seconds = startup + first * 9.5  # passed during the tenth step
+    minutes = exit_seconds / 60
+    scenario = calm.model_copy(update={"physics": calm.physics.model_copy(update={"startup_sec": startup})})
+    run = training_run("t", ALL_NODES[:8], iters=50)
+    run["spec"]["env"].append({"name": "EXIT_DURATION_MINS", "value": f"{minutes:.6f}"})
+    limited = training_plan(scenario, run)
+    assert len(limited.samples) == 1 and limited.exit_after == 0.0
+
+
+CERT_OPTIONS = CERT.replace("{maxSteps: STEPS}", "OPTIONS")
+
+
+@pytest.mark.parametrize(("options", "refused"), [
+    ("{maxSteps: -1, timeoutPerJob: 20m}", "give timeoutPerJob at least 40m00s"),
+    ("{maxSteps: -1, exitDurationMins: 55}", "give timeoutPerJob at least 1h05m"),
+    ("{maxSteps: -1}", None), ("{maxSteps: -1, exitDurationMins: 45}", None), ("{maxSteps: 50, timeoutPerJob: 20m}", None),
+])
+def test_no_step_limit_needs_a_timeout_beyond_its_duration(options: str, refused: str | None) -> None:
+    cert = certification_from_text("c.yaml", CERT_OPTIONS.replace("OPTIONS", options), default_catalog())
+    if refused is None:
+        render_certification(cert, build_nodes(DEFAULT), default_catalog(), "c.yaml")
+        return
+    with pytest.raises(InputError) as caught:
+        render_certification(cert, build_nodes(DEFAULT), default_catalog(), "c.yaml")
+    assert str(caught.value).startswith("c.yaml: spec.categories[0].options.maxSteps: -1 trains until exitDurationMins")
+    assert refused in str(caught.value)

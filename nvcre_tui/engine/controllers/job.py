@@ -31,7 +31,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
-from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS, Measured, measure
+from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, compile_thresholds, evaluate_thresholds, violations
 from nvcre_tui.engine.store.errors import NotFound
@@ -177,14 +177,18 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     result = measure(_parser(job), lines)
     nodes = group_nodes(job)
     if failure := result.finished_failure():
-        if failure.reason in UNMEASURED_REASONS:  # output that stopped or says nothing convicts no node (a NCCL WARN at start-up may name one)
-            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
-            return None
-        culprit = node_at_fault(lines, nodes)
+        # Output that stopped short convicts no node (a NCCL WARN at start-up may name one); output with nothing to
+        # measure convicts the node it names failing (NCCL failed on it), else none: the command is at fault.
+        culprit = None if failure.reason == RUN_INCOMPLETE else node_at_fault(lines, nodes)
         service = None if culprit else service_at_fault(lines)
         if service:
             await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
             return None
+        if failure.reason in UNMEASURED_REASONS and culprit is None:
+            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
+            return None
+        if failure.reason in UNMEASURED_REASONS:  # a node named: the run failed on it, a test of that node like any other
+            failure = MeasureFailure("WorkloadFailed", failure.message)
         blamed = [culprit] if culprit else nodes
         failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", failure.reason, failure.message, failed, log=lines, measured=result)

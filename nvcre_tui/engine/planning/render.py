@@ -37,12 +37,13 @@ from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
 from nvcre_tui.engine.planning.platform import PlatformError, topology_key
 from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
-from nvcre_tui.engine.units import count
+from nvcre_tui.engine.units import count, format_duration, parse_duration
 
 # A recorded plan is a copy of the node names in the Workflow's spec, beside the one its status groups hold and the
 # one diagnose keeps: at 10,000 cloud names (about 0.5 MiB each) three copies pass the API server's 1.5 MiB object
 # limit. Larger plans are not recorded; the Workflow partitions them with this same code.
 RECORDED_PLAN_NODES = 2048
+UNLIMITED_RUN_START = 600.0  # seconds a training run without a step limit needs beyond its exitDurationMins: pods start, images pull
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
 # Left free by the size estimate (conditions, managedFields and the like): a diagnosis's verdicts are fitted into
 # what its last write leaves (controllers/workflow.py, judging.results.within_room), short of this.
@@ -165,6 +166,8 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         raise RenderError(f"no eligible nodes match ({why})", "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)
+    if options.max_steps is not None and options.max_steps < 0 and "maxSteps" in entry.template_options:
+        _check_no_step_limit(options)
     scale = options.test_scale or entry.test_scales[0]
     gpus = options.gpus_per_node or 1
     if user.nodes_per_job and user.nodes_per_job > len(found.nodes):
@@ -193,6 +196,17 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     rendered = RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
     _check_size(rendered)
     return rendered
+
+
+def _check_no_step_limit(options: CategoryOptions) -> None:
+    """maxSteps -1 trains until exitDurationMins: a timeoutPerJob that ends the run first would fail every node of
+    a healthy fleet with Timeout, so it must leave the run its duration and a start (UNLIMITED_RUN_START)."""
+    duration = (options.exit_duration_mins or 0) * 60.0
+    timeout = parse_duration(options.timeout_per_job or "1h")
+    if duration + UNLIMITED_RUN_START > timeout:
+        raise RenderError(f"-1 trains until exitDurationMins ({format_duration(duration)}) but timeoutPerJob "
+                          f"{options.timeout_per_job} would end the run first: give timeoutPerJob at least "
+                          f"{format_duration(duration + UNLIMITED_RUN_START)}, or a step count", "maxSteps")
 
 
 def _scheduled(spec: WorkloadRunSpec, cert: Certification, target: TargetSpec, options: CategoryOptions) -> WorkloadRunSpec:

@@ -404,16 +404,22 @@ def _plan_megatron(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: Run
     samples, clock, checkpoints = [], phys.startup_sec, {}
     exit_after = None
     for index, number in enumerate(range(interval, total + 1, interval)):
+        if exit_seconds > 0 and clock > exit_seconds:  # a checkpoint save ran past the limit: the check after it stops the run
+            exit_after = 0.0
+            break
         seconds = step * (phys.training_warmup_factor if index == 0 else 1.0) * _noise(rng, phys.noise)
-        if exit_seconds > 0 and clock + seconds * interval > exit_seconds:
-            # the step that passes the duration ends the run before the next line is logged
-            exit_after = seconds * max(math.ceil((exit_seconds - clock) / seconds), 1)
+        steps_left = math.ceil((exit_seconds - clock) / seconds) if exit_seconds > 0 else interval + 1
+        if steps_left < interval:  # the step that passes the limit ends the run before the next line is logged
+            exit_after = seconds * max(steps_left, 1)
             break
         samples.append(StepSample(seconds, phys.tflops_per_gpu * phys.step_time_sec / seconds, _loss(rng, number)))
         clock += seconds * interval
         if save and number % save == 0:
             checkpoints[number] = round(rng.uniform(8.0, 20.0), 3)
             clock += checkpoints[number]
+        if steps_left == interval:  # the limit passed during the logged step itself: its line is out, then the run stops
+            exit_after = 0.0
+            break
     exit_minutes = None if exit_after is None else (clock + exit_after) / 60.0
     plan = TrainingPlan("megatron", tuple(samples), interval, total, gpus * len(spec.nodes), tp, pp, checkpoints,
                         exit_after, exit_minutes)

@@ -214,3 +214,54 @@ async def test_a_job_deleted_by_hand_without_a_garbage_collector_takes_its_workl
             await runner.close()
             await engine_store.close()
             await admin.close()
+
+
+@pytest.mark.parametrize("trainer", [True, False], ids=["trainjob", "batch"])
+async def test_a_certification_of_the_same_name_runs_again_after_a_delete_without_a_garbage_collector(tmp_path: Path, trainer: bool) -> None:
+    """What stays behind (ConfigMaps: the engine may not delete them) carries the old Job's uid in its name, so the
+    new run's objects never clash with it."""
+    clock = ManualClock(SIM_START)
+    (tmp_path / "cert.yaml").write_text(json.dumps(CERT))
+    async with installed(tmp_path, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(server.write_kubeconfig(tmp_path / "engine-kubeconfig",
+                                                              token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)),
+                                      clock, "nvcre-engine")
+        runner = KubernetesRunner(WriteThroughStore(engine_store, cache := engine_cache(engine_store)), clock, engine_store, trainer=trainer)
+        try:
+            if trainer:
+                for plural in ("trainjobs", "trainingruntimes"):
+                    await admin.create(CRD, real_trainer_crd(plural))
+            scenario = Scenario.model_validate(SCENARIO)
+            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            engine = Engine(runner.store, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, ())), cache=cache)
+            runner.connect(engine.queue.add, cache)
+            name = await start_certification(admin, tmp_path / "cert.yaml")
+
+            async def running() -> bool:
+                return any((r.get("status") or {}).get("phase") == "Running" for r in (await admin.list(WORKLOADRUN, NAMESPACE)).items)
+
+            assert await engine.run_until_settled(until=running, max_seconds=6 * 3600)
+            await admin.delete(CERTIFICATION, name, NAMESPACE)
+
+            async def only_configmaps_left() -> bool:
+                return set(await _left(admin, trainer)) <= {"ConfigMap"}
+
+            assert await engine.run_until_settled(until=only_configmaps_left, max_seconds=3600)
+            if not trainer:  # the batch MPI run's ssh key ConfigMap stayed behind to clash with
+                assert (await _left(admin, trainer)).get("ConfigMap")
+            await start_certification(admin, tmp_path / "cert.yaml")
+
+            async def finished() -> bool:
+                cert = await admin.get(CERTIFICATION, name, NAMESPACE)
+                return (cert.get("status") or {}).get("summary", {}).get("result") in ("PASSED", "FAILED")
+
+            assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+            reasons = {(r.get("status") or {}).get("reason") for r in (await admin.list(WORKLOADRUN, NAMESPACE)).items}
+            assert "WorkloadNotCreated" not in reasons
+            assert (await admin.get(CERTIFICATION, name, NAMESPACE))["status"]["summary"]["result"] == "PASSED"
+        finally:
+            await engine.stop()
+            await runner.close()
+            await engine_store.close()
+            await admin.close()

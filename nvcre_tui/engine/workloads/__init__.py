@@ -13,12 +13,12 @@ import json
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, service_name, ssh_keys_name
+from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, service_name
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
-from nvcre_tui.engine.workloads.container import WorkloadError, config_map_name
+from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
-from nvcre_tui.engine.workloads.objects import COMPUTE_DOMAIN_API, compute_domain, compute_domain_name, config_map
+from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
 from nvcre_tui.engine.workloads.trainjob import TRAINER_API, runtime_name, train_job, training_runtime
 
@@ -52,19 +52,18 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     return json.loads(json.dumps(objects))
 
 
-def workload_object_names(job: str, namespace: str) -> list[tuple[str, str, str]]:
-    """(apiVersion, kind, name) of every object `workload_manifests` may make for the runs of nvcre Job `job`
-    (or of a standalone WorkloadRun of that name), in either mode, the pods' owners first: what to delete when
-    the Job goes and no garbage collector follows its ownerReferences."""
-    where = Placement(job=job, namespace=namespace, nodes=(), platform="", architecture="")
+def workload_object_names(job: str) -> list[tuple[str, str, str]]:
+    """(apiVersion, kind, name) of the objects `workload_manifests` may make for the runs of nvcre Job `job` (or of
+    a standalone WorkloadRun of that name) that the engine deletes when the Job goes and no garbage collector follows
+    its ownerReferences, the pods' owners first: the TrainJob or batch Job, TrainingRuntime and Service. Its
+    ConfigMaps and ComputeDomain stay for a garbage collector (the engine may not delete those kinds); their names
+    carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
+    where = Placement(job=job, namespace="", nodes=(), platform="", architecture="")
     return [
         (TRAINER_API, "TrainJob", workload_name(job)),
         ("batch/v1", "Job", workload_name(job)),
         (TRAINER_API, "TrainingRuntime", runtime_name(where)),
         ("v1", "Service", service_name(where)),
-        ("v1", "ConfigMap", ssh_keys_name(where)),
-        ("v1", "ConfigMap", config_map_name(where)),
-        (COMPUTE_DOMAIN_API, "ComputeDomain", compute_domain_name(where)),
     ]
 
 

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_NOTE, KEY_COMPLETION_INDEX, LABEL_JOB
 from nvcre_tui.engine.workloads import commands
 from nvcre_tui.engine.workloads.container import env_list, worker_container
-from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
+from nvcre_tui.engine.workloads.placement import Placement, kept_name, workload_name
 from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, workload_labels
 
 Obj = dict[str, Any]
@@ -34,7 +34,7 @@ def ssh_keys_name(placement: Placement) -> str:
     """The ConfigMap with the run's ssh key pair: `<name>-mpi-ssh-auth`. A ConfigMap, not a Secret: the
     engine's RBAC grants no Secrets at all; the pair is made for this one run and only lets its own pods
     ssh to each other (what the Trainer's generated Secret does for a TrainJob)."""
-    return child_name(workload_name(placement.job), "-mpi-ssh-auth")
+    return kept_name(placement, "-mpi-ssh-auth", workload_name(placement.job))
 
 
 def rendezvous_hosts(placement: Placement, count: int) -> list[str]:

@@ -13,7 +13,7 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU, RESOURCE_NIC
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.names import config_key_problem
-from nvcre_tui.engine.workloads.placement import Placement, child_name
+from nvcre_tui.engine.workloads.placement import Placement, kept_name
 
 Obj = dict[str, Any]
 SHM_VOLUME = "dshm"
@@ -70,7 +70,7 @@ def worker_resources(spec: WorkloadRunSpec) -> Obj:
 
 def claim_template_name(placement: Placement) -> str:
     """The ResourceClaimTemplate the ComputeDomain controller creates for this run's channel."""
-    return child_name(placement.job, "-channel")
+    return kept_name(placement, "-channel")
 
 
 def pod_claims(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
@@ -83,7 +83,7 @@ def pod_claims(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
 
 def config_map_name(placement: Placement) -> str:
     """The ConfigMap holding the run's inline config files (mounted at /config)."""
-    return child_name(placement.job, "-config")
+    return kept_name(placement, "-config")
 
 
 def config_files(spec: WorkloadRunSpec) -> dict[str, str] | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.workloads.container import claim_template_name, config_files, config_map_name
-from nvcre_tui.engine.workloads.placement import Placement, child_name
+from nvcre_tui.engine.workloads.placement import Placement, kept_name
 from nvcre_tui.engine.workloads.pod import metadata
 
 Obj = dict[str, Any]
@@ -16,7 +16,7 @@ COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
 
 def compute_domain_name(placement: Placement) -> str:
     """`<job>-compute-domain`."""
-    return child_name(placement.job, "-compute-domain")
+    return kept_name(placement, "-compute-domain")
 
 
 def compute_domain(spec: WorkloadRunSpec, placement: Placement) -> Obj | None:

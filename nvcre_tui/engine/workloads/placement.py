@@ -109,6 +109,14 @@ def child_name(job: str, suffix: str, limit: int = 63) -> str:
     return f"{head[: limit - len(suffix) - 9].rstrip('-')}-{digest}{suffix}"
 
 
+def kept_name(placement: Placement, suffix: str, base: str | None = None) -> str:
+    """`<job><suffix>` for an object the engine may not delete (a ConfigMap, a ComputeDomain), with the first 8 hex
+    digits of the owning Job's uid: one an earlier Job of the same name left behind, where no garbage collector
+    removed it, never clashes with this Job's. Offline (no uid yet) the name has none."""
+    uid = str((placement.owner or {}).get("uid") or "").replace("-", "")[:8]
+    return child_name(base or placement.job, f"{suffix}-{uid}" if uid else suffix)
+
+
 def workload_name(job: str) -> str:
     """The TrainJob / batch Job / Service name of an nvcre Job: `<job>-workload`."""
     return child_name(job, "-workload", WORKLOAD_NAME_LIMIT)

@@ -29,13 +29,13 @@ from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, TRAINING_RUNTIME, TRAINJOB, ForeignObject, create_all, group_nodes, kind_for, owner_of, placement, workload_kind
+from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, kind_for, owner_of, placement, workload_kind
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
-from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, SERVICE, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
@@ -61,11 +61,6 @@ FALLBACK_NEEDS: tuple[tuple[str | None, tuple[int, int], str], ...] = (
 )
 
 __all__ = ["KubernetesRunner", "BATCH_FALLBACK"]
-
-
-# What `release` deletes where no garbage collector does: the pods' owners and what only they use. ConfigMaps and
-# ComputeDomains are not the engine's to delete (least privilege: other namespaces keep credentials in ConfigMaps).
-RELEASED_KINDS = (TRAINJOB, BATCH_JOB, TRAINING_RUNTIME, SERVICE)
 
 
 class KubernetesRunner:
@@ -247,14 +242,13 @@ class KubernetesRunner:
 
     async def release(self, owner: Obj) -> None:
         """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
-        with no garbage collector: the TrainJob or batch Job, TrainingRuntime and Service. Its ConfigMaps and
-        ComputeDomain stay for a garbage collector: the engine may not delete those kinds."""
+        with no garbage collector (workloads.workload_object_names): the TrainJob or batch Job, TrainingRuntime and
+        Service. Its ConfigMaps and ComputeDomain stay for a garbage collector: the engine may not delete those kinds
+        (other namespaces keep credentials in ConfigMaps)."""
         meta = owner["metadata"]
         namespace = meta.get("namespace") or "default"
-        for api_version, kind_name, name in workload_object_names(meta["name"], namespace):
-            kind = kind_for({"apiVersion": api_version, "kind": kind_name})
-            if kind in RELEASED_KINDS:
-                await self._delete_owned(kind, name, namespace, str(meta.get("uid") or ""))
+        for api_version, kind_name, name in workload_object_names(meta["name"]):
+            await self._delete_owned(kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, str(meta.get("uid") or ""))
 
     async def _delete_owned(self, kind: ResourceKind, name: str, namespace: str, owner_uid: str) -> None:
         """Delete the object if it names `owner_uid` among its owners, by its uid (never a namesake made meanwhile)."""

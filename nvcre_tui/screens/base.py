@@ -122,5 +122,5 @@ class NvcreScreen(Screen[None]):
 def deletion_question(cert: dict[str, Any]) -> str:
     """What deleting `cert` does, asked before it is done: a running one's runs stop mid-way."""
     name, namespace = cert["metadata"]["name"], cert["metadata"].get("namespace") or "default"
-    state = "still running: its runs stop" if not cond.is_terminal(cert) else "finished: archived in the history first"
+    state = "still running: its runs stop" if not cond.is_terminal(cert) else "finished: archived first when the history is on"
     return f"Delete certification {name} in {namespace} ({state})? Its Workflows, Jobs and runs go with it."

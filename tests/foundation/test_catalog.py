@@ -124,6 +124,18 @@ def test_broken_catalog_entry_names_file_and_field(tmp_path: Path) -> None:
     assert any(m.startswith("catalog/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)
 
 
+def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(CATALOG.root, root)
+    lib = root / "_lib" / "megatron-pretrain.yaml"
+    lib.write_text(lib.read_text().replace("  maxSteps: {least: 10", "  maxStep: {least: 10"))
+    with pytest.raises(InputError) as error:
+        load_catalog(root)
+    assert any("optionMinimums.maxStep" in m and "'maxStep' is not an option a template reads" in m for m in error.value.messages)
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda root: (root / "communication" / "NCCL_Bad.yaml").write_text((root / "communication" / "nccl-all-reduce.yaml").read_text()),
      "catalog/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),

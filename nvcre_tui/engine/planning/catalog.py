@@ -92,6 +92,13 @@ class Parallelism(WireModel):
     pp: Annotated[int, Field(ge=1)] = 1
 
 
+def _template_option(key: str) -> str:
+    """An optionMinimums key: one of TEMPLATE_OPTIONS (a misspelt key would hold nothing to its minimum)."""
+    if key not in TEMPLATE_OPTIONS:
+        raise ValueError(f"{key!r} is not an option a template reads ({', '.join(TEMPLATE_OPTIONS)})")
+    return key
+
+
 class OptionMinimum(WireModel):
     """An option's least useful value for one workload, and why (said when a smaller one is refused)."""
 
@@ -119,7 +126,7 @@ class CatalogEntry(WireModel):
     overrides: list[CatalogOverride] = Field(default_factory=list)
     # The least value of an option (of TEMPLATE_OPTIONS) with which the workload measures anything at all; a negative
     # value is the option's own sentinel (maxSteps -1: no step limit) and is not held to it.
-    option_minimums: dict[str, OptionMinimum] = Field(default_factory=dict)
+    option_minimums: dict[Annotated[str, AfterValidator(_template_option)], OptionMinimum] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nvcre_tui.engine.api.resources import Job, Workflow
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -251,35 +253,8 @@ class SilentRunner:
         return getattr(self.inner, name)
 
 
-async def test_a_run_that_exits_0_with_nothing_to_measure_fails_and_blames_no_node() -> None:
-    for lines, reason in ((["+ all_reduce_perf -b 8 -e 16G", "done"], "NoDataCollected"), ([], "NoDataCollected")):
-        session = await SimSession.open(default_scenario(), None, history=None)
-        try:
-            assert session.engine is not None
-            engine = Engine(session.engine.store, session.clock, default_catalog(), SilentRunner(session.runner, lines), cache=session.cache)
-            cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
-                                           default_catalog()).to_wire()
-            cert.pop("status", None)
-            await session.store.create(CERTIFICATION, cert)
-            await engine.run_until_settled(max_seconds=6 * 3600)
-            [wf] = (await session.store.list(WORKFLOW, "default")).items
-            [job] = (await session.store.list(JOB, "default")).items
-            failed = cond.find(job["status"]["conditions"], "Failed")
-            assert failed is not None and failed["reason"] == reason, job["status"]["conditions"]
-            assert "no node blamed" in failed["message"]
-            assert not job["status"].get("failedNodes") and not blamed_nodes(wf, [job])
-            certification = await session.store.get(CERTIFICATION, "c", "default")
-            assert certification["status"]["summary"]["result"] == "FAILED"  # nothing measured is never a pass
-            text = render_text(build_report(certification, [wf], [job]))
-            assert f"      {failed['message']}\n" in text  # the report says why a group that blamed no node failed
-            assert " on None" not in text
-        finally:
-            await session.close()
-
-
-async def test_a_run_that_exits_0_with_nothing_measured_but_names_a_failing_node_blames_that_node() -> None:
-    lines = ["gpu-node-02:1234:1240 [3] NCCL WARN NET/IB : Got completion from peer with error 12",
-             "gpu-node-02: Test NCCL failure common.cu:1279 'remote process exited or there was a network error'"]
+async def _silently(lines: list[str]) -> tuple[Obj, Obj, Obj]:
+    """A two-node nccl certification whose run exits 0 printing `lines`: its Workflow, Job and Certification at the end."""
     session = await SimSession.open(default_scenario(), None, history=None)
     try:
         assert session.engine is not None
@@ -290,8 +265,27 @@ async def test_a_run_that_exits_0_with_nothing_measured_but_names_a_failing_node
         await engine.run_until_settled(max_seconds=6 * 3600)
         [wf] = (await session.store.list(WORKFLOW, "default")).items
         [job] = (await session.store.list(JOB, "default")).items
-        failed = cond.find(job["status"]["conditions"], "Failed")
-        assert failed is not None and failed["reason"] == "WorkloadFailed", job["status"]["conditions"]
-        assert [(f["name"], f["reason"]) for f in blamed_nodes(wf, [job])] == [("gpu-node-02", "WorkloadFailed")]
+        return wf, job, await session.store.get(CERTIFICATION, "c", "default")
     finally:
         await session.close()
+
+
+@pytest.mark.parametrize("lines", [["+ all_reduce_perf -b 8 -e 16G", "done"], []], ids=["no-rows", "silent"])
+async def test_a_run_that_exits_0_with_nothing_to_measure_fails_and_blames_no_node(lines: list[str]) -> None:
+    wf, job, certification = await _silently(lines)
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "NoDataCollected", job["status"]["conditions"]
+    assert "no node blamed" in failed["message"]
+    assert not job["status"].get("failedNodes") and not blamed_nodes(wf, [job])
+    assert certification["status"]["summary"]["result"] == "FAILED"  # nothing measured is never a pass
+    text = render_text(build_report(certification, [wf], [job]))
+    assert f"      {failed['message']}\n" in text  # the report says why a group that blamed no node failed
+    assert " on None" not in text
+
+
+async def test_a_run_that_exits_0_with_nothing_measured_but_names_a_failing_node_blames_that_node() -> None:
+    wf, job, _ = await _silently(["gpu-node-02:1234:1240 [3] NCCL WARN NET/IB : Got completion from peer with error 12",
+                                  "gpu-node-02: Test NCCL failure common.cu:1279 'remote process exited or there was a network error'"])
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "WorkloadFailed", job["status"]["conditions"]
+    assert [(f["name"], f["reason"]) for f in blamed_nodes(wf, [job])] == [("gpu-node-02", "WorkloadFailed")]

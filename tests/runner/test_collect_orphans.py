@@ -66,9 +66,7 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
     (folder / "cert.yaml").write_text(json.dumps(CERT))
     async with installed(folder, clock=clock, garbage_collector=garbage_collector) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_kubeconfig = server.write_kubeconfig(folder / "engine-kubeconfig",
-                                                    token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME))
-        engine_store = await store_on(engine_kubeconfig, clock, "nvcre-engine")
+        engine_store = await engine_as_service_account(server, folder, clock)
         runner: KubernetesRunner | None = None
         try:
             if trainer:
@@ -116,6 +114,13 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
                 await runner.close()
             await engine_store.close()
             await admin.close()
+
+
+async def engine_as_service_account(server: Any, folder: Path, clock: ManualClock) -> Any:
+    """The engine's KubeStore, authenticated as the nvcre-engine ServiceAccount: the server's authorizer judges
+    each of its requests by the roles `setup init` applied."""
+    kubeconfig = server.write_kubeconfig(folder / "engine-kubeconfig", token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME))
+    return await store_on(kubeconfig, clock, "nvcre-engine")
 
 
 def _owned_configmaps(left: Obj) -> list[str]:
@@ -178,9 +183,7 @@ async def test_a_job_deleted_by_hand_without_a_garbage_collector_takes_its_workl
     (tmp_path / "cert.yaml").write_text(json.dumps(CERT))
     async with installed(tmp_path, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_store = await store_on(server.write_kubeconfig(tmp_path / "engine-kubeconfig",
-                                                              token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)),
-                                      clock, "nvcre-engine")
+        engine_store = await engine_as_service_account(server, tmp_path, clock)
         scenario = Scenario.model_validate(SCENARIO)
         await SimulatedFleet(admin, clock, scenario).ensure_nodes()
         await start_certification(admin, tmp_path / "cert.yaml")
@@ -224,9 +227,7 @@ async def test_a_certification_of_the_same_name_runs_again_after_a_delete_withou
     (tmp_path / "cert.yaml").write_text(json.dumps(CERT))
     async with installed(tmp_path, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_store = await store_on(server.write_kubeconfig(tmp_path / "engine-kubeconfig",
-                                                              token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)),
-                                      clock, "nvcre-engine")
+        engine_store = await engine_as_service_account(server, tmp_path, clock)
         runner = KubernetesRunner(WriteThroughStore(engine_store, cache := engine_cache(engine_store)), clock, engine_store, trainer=trainer)
         try:
             if trainer:

@@ -18,6 +18,8 @@ from nvcre_tui.cli import main
 from nvcre_tui.cli.interrupt import stop_on_interrupt
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.history import HistoryQuery
+from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
@@ -116,10 +118,13 @@ async def _cluster_left(kubeconfig: Path) -> dict[str, list[str]]:
         await store.close()
 
 
-async def _orphan_maker(kubeconfig: Path) -> None:
-    """A Certification with a Workflow of its own, made as `kubectl apply` would (no engine runs)."""
+async def _orphan_maker(kubeconfig: Path, lease_held: bool = False) -> None:
+    """A Certification with a Workflow of its own, made as `kubectl apply` would (no engine runs); `lease_held`: an
+    engine elsewhere holds the engine Lease (so no command here runs one)."""
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:
+        if lease_held:
+            await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "engine@elsewhere/1", duration=3600).try_acquire()
         cert = await store.create(CERTIFICATION, {
             "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "held", "namespace": "default"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
@@ -149,10 +154,14 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         assert {kind: names for kind, names in left.items() if kind != "ConfigMap"} == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": []}
         assert all(name.startswith(("failed-nodes-", "succeeded-nodes-")) for name in left["ConfigMap"])
 
-        asyncio.run(_orphan_maker(kubeconfig))
+        asyncio.run(_orphan_maker(kubeconfig))  # with no engine running: this command's engine collects its Workflow
+        assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"]) == 0
+        assert "certification held deleted from namespace default; it had not finished: its runs stop" in capsys.readouterr().err
+        assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == []
+
+        asyncio.run(_orphan_maker(kubeconfig, lease_held=True))  # another engine holds the lease, yet collects nothing
         assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "1s"]) == 3
         err = capsys.readouterr().err
-        assert "certification held deleted from namespace default; it had not finished: its runs stop" in err
         assert "1 of its objects remain (Workflow): no garbage collector or nvcre engine removed them yet" in err
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["held-communication-nccl-all-reduce"]
 

@@ -42,7 +42,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     delete = commands.add_parser("delete", help="delete certifications (archived first when finished; running ones stop)")
     delete.add_argument("names", nargs="+", metavar="NAME")
     add_session_arguments(delete, namespace_help="namespace of the certifications (default: the context's, else default)")
-    delete.add_argument("--wait", action="store_true", help="wait until their Workflows, Jobs and runs are gone too")
+    delete.add_argument("--wait", action="store_true",
+                        help="wait until their Workflows, Jobs and runs are gone too (running the engine meanwhile when none holds the lease)")
     delete.add_argument("--timeout", metavar="D", help=f"with --wait: give up after D (default {format_duration(CLEANUP_WAIT_SECONDS)})")
     delete.set_defaults(func=delete_command)
 
@@ -63,7 +64,9 @@ async def _delete(args: argparse.Namespace) -> int:
     if args.timeout is not None and not args.wait:
         raise InputError("--timeout: needs --wait (it bounds how long the deletion is followed)")
     limit = _duration("--timeout", args.timeout) if args.timeout else CLEANUP_WAIT_SECONDS
-    session = await open_session(args, default_catalog(), live=False, want_engine=False)
+    # With --wait, this process runs the engine while it waits when no other holds the engine Lease (as `run --wait`
+    # does): on an API server with no garbage collector, that is what collects the children.
+    session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait))
     told = tell_notices(session)
     console = Console(stderr=True, highlight=False)
     try:

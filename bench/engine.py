@@ -1,6 +1,6 @@
 """Engine cost per Job: CPU per job transition, store writes and API requests per Job, re-lists.
 
-An intra-node NCCL certification (one Job per node) on a simulated fleet of 256, 1,024 and 4,096 nodes,
+An intra-node NCCL certification (one Job per node) on a simulated fleet of 256, 1,024 and 3,072 nodes,
 run to the end on a ManualClock, on the embedded MemoryStore, on the durable SqliteStore (a file in a
 temporary folder, every write one committed transaction) and (when the test emulator is importable,
 i.e. from a checkout) on KubeStore over the API-server emulator on loopback HTTP. Printed per store and
@@ -12,10 +12,10 @@ fleet measured in the same process; then each store against the memory baseline 
 parsers); "+simulator" adds the simulated fleet's (run plans, output generation), which a real cluster's
 kubelet and GPUs would do.
 
-    python bench/engine.py                          # 256, 1024, 4096 on every store (the emulator at 4,096 takes minutes)
+    python bench/engine.py                          # 256, 1024, 3072 on every store (the emulator at 3,072 takes minutes)
     python bench/engine.py --quick                  # 256 only
     python bench/engine.py --sizes 1024 --stores memory,sqlite
-    python bench/engine.py --sizes 4096 --stores kube
+    python bench/engine.py --sizes 3072 --stores kube
 """
 
 from __future__ import annotations
@@ -193,6 +193,7 @@ async def run_once(nodes: int, open_store: Callable[[ManualClock], Awaitable[tup
     wall = time.perf_counter() - started
     jobs = len(cache.objects[JOB])
     await engine.stop()
+    assert jobs, f"{label} at {nodes} nodes: the certification ran no Job (refused: {cond.find((cache.get(CERTIFICATION, 'bench', 'default') or {}).get('status', {}).get('conditions'), 'Failed')})"
     requests = sum(engine_side.calls.values()) + sum(fleet_side.calls.values())
     relists = sum(max(count - 1, 0) for count in engine_side.lists.values())
     await close()
@@ -262,10 +263,10 @@ def _ratio(value: float, baseline: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="256 nodes only")
-    parser.add_argument("--sizes", metavar="N,N", help="fleet sizes (default 256,1024,4096)")
+    parser.add_argument("--sizes", metavar="N,N", help="fleet sizes (default 256,1024,3072: one Workflow of a Job per node holds at most about 3,700 groups)")
     parser.add_argument("--stores", default="memory,sqlite,kube", help="any of memory, sqlite, kube (default: all three)")
     args = parser.parse_args()
-    sizes = (256,) if args.quick else tuple(int(n) for n in (args.sizes or "256,1024,4096").split(","))
+    sizes = (256,) if args.quick else tuple(int(n) for n in (args.sizes or "256,1024,3072").split(","))
     stores = set(args.stores.split(","))
     if stores - {"memory", "sqlite", "kube"}:
         parser.error(f"--stores: unknown {', '.join(sorted(stores - {'memory', 'sqlite', 'kube'}))}; known: memory, sqlite, kube")

@@ -120,9 +120,10 @@ class CategoryOptions(WireModel):
     @field_validator("timeout_per_job", "measurement_timeout")
     @classmethod
     def _duration_above_zero(cls, value: str | None) -> str | None:
-        """No time at all is no budget: every Job would time out at once and blame its nodes for it."""
-        if value is not None and parse_duration(value) <= 0:
-            raise PydanticCustomError("duration_zero", "must be more than 0s, got {shown}", {"shown": repr(value)})
+        """No time, or less than the second Kubernetes counts in, is no budget: every Job would time out at once and
+        blame its nodes for it."""
+        if value is not None and parse_duration(value) < 1:
+            raise PydanticCustomError("duration_zero", "must be at least 1s, got {shown}", {"shown": repr(value)})
         return value
 
     @field_validator("thresholds")

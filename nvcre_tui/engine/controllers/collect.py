@@ -6,8 +6,8 @@ deleted Certification's children. An API server without it (envtest: kube-apiser
 them: orphaned Workflows would go on planning Jobs, and their runs would hold GPUs for a certification nobody
 can see any more. So the engine does that one part of the collector's work for its own objects: a child whose
 controlling owner is gone (not in the cache, and live reads of the owner and of the child agree, by uid) stops its
-runs and is deleted, and its own children follow the same way. Where a garbage collector runs too, both delete, and whoever comes
-second meets NotFound.
+runs and is deleted, and its own children follow the same way. Where a garbage collector runs too, both delete,
+and whoever comes second meets NotFound.
 """
 
 from __future__ import annotations

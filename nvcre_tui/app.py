@@ -211,17 +211,15 @@ class NvcreApp(ThemedApp[None]):
         assert self.session is not None  # opened on mount, before any screen can ask
         cache = self.session.cache
         cert = cache.get(CERTIFICATION, name, namespace)
-        if cert is None or (uid and cert["metadata"].get("uid") != uid):
-            await self.refresh_snapshot()  # someone else (another console, kubectl) deleted or replaced it: the table was stale
-            self.notify(printable(f"certification {name} is already gone: someone else deleted it"), severity="warning", title="not deleted", markup=False)
-            return False
-        try:
-            deletion = await delete_certification(self.store, cache, getattr(self.session, "archiver", None), cert)
-        except InputError as error:
-            self.notify(printable("; ".join(error.messages)), severity="error", title="not deleted", markup=False)
-            return False
+        deletion = None
+        if cert is not None and (not uid or cert["metadata"].get("uid") == uid):
+            try:
+                deletion = await delete_certification(self.store, cache, getattr(self.session, "archiver", None), cert)
+            except InputError as error:
+                self.notify(printable("; ".join(error.messages)), severity="error", title="not deleted", markup=False)
+                return False
         await self.refresh_snapshot()
-        if deletion.already_gone:
+        if deletion is None or deletion.already_gone:  # someone else (another console, kubectl) deleted or replaced it
             self.notify(printable(f"certification {name} is already gone: someone else deleted it"), severity="warning", title="not deleted", markup=False)
             return False
         self.notify(printable(deletion.said), markup=False)

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_namespace
-from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices
+from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.names import DNS_SUBDOMAIN
@@ -103,9 +103,7 @@ async def _find(session: Session, name: str, namespace: str) -> Obj:
     try:
         found = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
-        path = getattr(session, "path", None)  # the simulator's store file
-        where = f"the simulator ({path})" if path else session.title
-        raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where}; nothing deleted",
+        raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}; nothing deleted",
                                    newlines=False)) from None
     except StoreError as error:
         raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None

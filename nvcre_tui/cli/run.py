@@ -23,7 +23,7 @@ from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
@@ -537,14 +537,11 @@ async def _report(args: argparse.Namespace) -> int:
 
 
 async def _report_in(session: Session, args: argparse.Namespace) -> int:
-    from nvcre_tui.engine.session import SimSession
-
     namespace = _namespace(args, session)
     try:  # report only reads: the simulator's store is opened read-only
         report = await report_of(session, args.name, namespace, Console(stderr=True, highlight=False))
     except NotFound:
-        where = f"the simulator ({session.path})" if isinstance(session, SimSession) else session.title
-        raise InputError(f"certification {args.name!r} not found in namespace {namespace} of {where}") from None
+        raise InputError(f"certification {args.name!r} not found in namespace {namespace} of {where_of(session)}") from None
     except StoreError as error:
         raise InputError(f"certification {args.name!r}: {error}") from None
     _write_results(args.results_file, report)

@@ -24,7 +24,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices"]
+__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -113,6 +113,12 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
                                   install_namespace=install, role=role, history=history, archive_writes=archive_writes)
+
+
+def where_of(session: Session) -> str:
+    """Where a command looked, for "not found" messages: the simulator's store file, else the session's title."""
+    path = getattr(session, "path", None)  # the simulator's store file (none on a cluster)
+    return f"the simulator ({path})" if path else session.title
 
 
 def tell_notices(session: Session, told: int = 0) -> int:

@@ -107,7 +107,7 @@ class NvcreApp(ThemedApp[None]):
                 return
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
         self.sub_title = self._badges()
-        self.informer = Informer(self.session.cache)
+        self.informer = Informer(self.session.cache, self.session.namespace)  # one namespace: a name names one certification
         await self.informer.start()
         if self.live:
             engine = self.session.engine
@@ -193,8 +193,9 @@ class NvcreApp(ThemedApp[None]):
         return super().deliver_screenshot(filename, path, time_format)
 
     async def submit(self, body: dict[str, Any]) -> bool:
-        """Create a Certification through the (possibly read-only) store; notify on refusal."""
-        body.setdefault("metadata", {}).setdefault("namespace", "default")
+        """Create a Certification in the session's namespace through the (possibly read-only) store; notify on refusal."""
+        assert self.session is not None  # opened on mount, before any screen can submit
+        body.setdefault("metadata", {})["namespace"] = self.session.namespace
         try:
             await self.store.create(CERTIFICATION, body)
         except StoreError as error:

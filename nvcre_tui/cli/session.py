@@ -99,7 +99,7 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
 
         return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history, readonly=readonly,
                                      want_engine=want_engine, role=role, legacy=legacy_state_of(args),
-                                     archive_writes=archive_writes)
+                                     archive_writes=archive_writes, namespace=check_namespace(getattr(args, "namespace", None)) or "default")
     from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
 
     target = await load_kube_target(args)

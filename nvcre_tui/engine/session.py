@@ -76,6 +76,11 @@ class Session(Protocol):
                                # appended to while the session runs (an archive write that failed): readers keep how many they told
 
     @property
+    def namespace(self) -> str:
+        """The namespace the console shows and creates certifications in (-n, else the context's, else default)."""
+        ...
+
+    @property
     def store(self) -> ResourceStore:
         """Reads and the console's intents (wrapped read-only where asked)."""
         ...
@@ -142,19 +147,21 @@ class SimSession:
     notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     lease: LocalLease | None = None
+    namespace: str = "default"  # see Session.namespace (-n on the simulator)
     resume: ClockRecord | None = None  # the simulated time at opening, to catch up to and to record from
     behind: float = 0.0                # simulated seconds a ManualClock session still has to catch up
     _tasks: list[asyncio.Task[None]] = field(default_factory=list, repr=False)
 
     @property
     def title(self) -> str:
-        return f"SIMULATED · {self.scenario.name}"
+        shown = "" if self.namespace == "default" else f" · {self.namespace}"  # as on a cluster; default goes unsaid
+        return f"SIMULATED · {self.scenario.name}{shown}"
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,
                    history: Path | None | Literal["default"] = "default", readonly: bool = False, want_engine: bool = True,
                    role: str = "engine", legacy: Path | None = None, lease_seconds: float = LEASE_SECONDS,
-                   archive_writes: bool = True) -> SimSession:
+                   archive_writes: bool = True, namespace: str = "default") -> SimSession:
         """Open the store at `path` (a fresh simulated cluster in memory when None), or refuse it in one line
         (InputError: damaged, another scenario's, unwritable). The engine runs here when `want_engine`, the
         store is writable and this session takes the Lease; otherwise the session is a viewer.
@@ -194,7 +201,7 @@ class SimSession:
                 lease, holds = await _acquire(database, role, lease_seconds)
             fleet, runner, logs, engine = _players(database, cache, clock, scenario, catalog, engine=holds)
             session = cls(scenario, clock, store, database, fleet, runner, engine, catalog, cache, logs, path,
-                          readonly=readonly, lease=lease, resume=ClockRecord(target, wall),
+                          readonly=readonly, lease=lease, namespace=namespace, resume=ClockRecord(target, wall),
                           behind=0.0 if live else (target - base).total_seconds())
             if holds:
                 await session.fleet.ensure_nodes()

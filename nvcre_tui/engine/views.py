@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -21,7 +21,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view
+from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view, namespace_of
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
@@ -48,59 +48,66 @@ class NodeStateModels:
 
 class CachedJoin:
     """The same join read from a watch cache's label indexes, kept across snapshots: a certification's view is
-    rebuilt only when the Certification, one of its Workflows or one of their Jobs changed since it was built."""
+    rebuilt only when the Certification, one of its Workflows or one of their Jobs changed since it was built.
+    The label indexes span namespaces; each answer keeps the asker's namespace only."""
 
     def __init__(self, cache: WatchCache) -> None:
         missing = [label for label in (LABEL_CERTIFICATION, LABEL_WORKFLOW) if label not in cache.label_keys]
         if missing:
             raise ValueError(f"the cache does not index {', '.join(missing)}")
         self.cache = cache
-        self._views: dict[str, tuple[tuple[object, ...], CertificationView]] = {}
-        self._jobs: dict[str, tuple[tuple[object, ...], frozenset[str], list[Obj]]] = {}
+        self._views: dict[tuple[str, str], tuple[tuple[object, ...], CertificationView]] = {}
+        self._jobs: dict[tuple[str, str], tuple[tuple[object, ...], frozenset[str], list[Obj]]] = {}
 
-    def workflows_of(self, cert_name: str) -> list[Obj]:
-        return self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, cert_name)
+    def workflows_of(self, cert: Obj) -> list[Obj]:
+        namespace = namespace_of(cert)
+        return [wf for wf in self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, str(cert["metadata"]["name"]))
+                if namespace_of(wf) == namespace]
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
         """Kept until the Workflow or one of the Jobs labelled with its name changes: a refresh after one Job
         changed filters that Workflow's Jobs again, by the names of those its groups ran, kept with the Workflow."""
-        name = str(workflow["metadata"]["name"])
+        name, namespace = str(workflow["metadata"]["name"]), namespace_of(workflow)
         workflow_key = (id(workflow), workflow["metadata"].get("resourceVersion"))
-        found = self._jobs.get(name)
+        found = self._jobs.get((namespace, name))
         refs = found[1] if found is not None and found[0][:2] == workflow_key else job_refs(workflow)
         key = (*workflow_key, self.cache.label_version(JOB, LABEL_WORKFLOW, name))
         if found is None or found[0] != key:
-            found = (key, refs, jobs_run(workflow, self.cache.labelled(JOB, LABEL_WORKFLOW, name), refs))
-            self._jobs[name] = found
+            labelled = [job for job in self.cache.labelled(JOB, LABEL_WORKFLOW, name) if namespace_of(job) == namespace]
+            found = (key, refs, jobs_run(workflow, labelled, refs))
+            self._jobs[(namespace, name)] = found
         return found[2]
 
     def view(self, cert: Obj) -> CertificationView:
-        name = str(cert["metadata"]["name"])
+        at = (namespace_of(cert), str(cert["metadata"]["name"]))
         key = self._key(cert)
-        found = self._views.get(name)
+        found = self._views.get(at)
         if found is None or found[0] != key:
             found = (key, join_view(self, cert))
-            self._views[name] = found
+            self._views[at] = found
         return found[1]
 
-    def forget_except(self, names: set[str]) -> None:
+    def forget_except(self, certifications: Iterable[Obj]) -> None:
         """Drop the views of certifications that are gone, and their Workflows' Jobs."""
-        for name in [name for name in self._views if name not in names]:
-            del self._views[name]
-        workflows = {str(wf["metadata"]["name"]) for name in names for wf in self.workflows_of(name)}
-        for name in [name for name in self._jobs if name not in workflows]:
-            del self._jobs[name]
+        kept = list(certifications)
+        certs = {(namespace_of(cert), str(cert["metadata"]["name"])) for cert in kept}
+        for at in [at for at in self._views if at not in certs]:
+            del self._views[at]
+        workflows = {(namespace_of(wf), str(wf["metadata"]["name"])) for cert in kept for wf in self.workflows_of(cert)}
+        for at in [at for at in self._jobs if at not in workflows]:
+            del self._jobs[at]
 
     def _key(self, cert: Obj) -> tuple[object, ...]:
         name = str(cert["metadata"]["name"])
         versions = [self.cache.label_version(WORKFLOW, LABEL_CERTIFICATION, name)]
-        versions += [self.cache.label_version(JOB, LABEL_WORKFLOW, wf["metadata"]["name"]) for wf in self.workflows_of(name)]
+        versions += [self.cache.label_version(JOB, LABEL_WORKFLOW, wf["metadata"]["name"]) for wf in self.workflows_of(cert)]
         return (id(cert), cert["metadata"].get("resourceVersion"), *versions)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Every object the console needs, read at one resourceVersion."""
+    """Every object the console needs, read at one resourceVersion: the Nodes and one namespace's certifications
+    with their objects (the console's -n), so a name names one certification."""
 
     nodes: list[Obj] = field(default_factory=list)
     certifications: list[Obj] = field(default_factory=list)
@@ -119,9 +126,9 @@ class Snapshot:
         return Snapshot(**lists, resource_version=self.resource_version)
 
     @classmethod
-    async def read(cls, store: ResourceStore) -> Snapshot:
-        """List each kind once."""
-        lists = [await store.list(kind) for kind in SNAPSHOT_KINDS]
+    async def read(cls, store: ResourceStore, namespace: str | None = None) -> Snapshot:
+        """List each kind once (of one namespace, when given; Nodes have none)."""
+        lists = [await store.list(kind, namespace) for kind in SNAPSHOT_KINDS]
         nodes, certifications, workflows, jobs, runs = (result.items for result in lists)
         return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int))
 
@@ -137,7 +144,8 @@ class Snapshot:
 
     def workflows_of(self, cert_name: str) -> list[Obj]:
         """The certification's Workflows, in category order."""
-        return self.joined.workflows_of(cert_name)
+        cert = self.certification(cert_name)
+        return self.joined.workflows_of(cert) if cert is not None else []
 
     def jobs_of(self, workflow_name: str) -> list[Obj]:
         """The Jobs a Workflow's groups ran, by name."""

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.confirm import ConfirmModal
 
@@ -98,13 +97,6 @@ class NvcreScreen(Screen[None]):
             return
         meta = cert["metadata"]
         name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "") or None
-        namesakes = sorted(str(c["metadata"].get("namespace")) for c in (self.nvcre.snapshot.certifications if self.nvcre.snapshot else [])
-                           if c["metadata"]["name"] == name)
-        if len(namesakes) > 1:  # the console keys certifications by name: say which one rather than guess
-            self.notify(printable(f"{len(namesakes)} certifications are named {name} (namespaces {', '.join(namesakes)}): "
-                                  f"delete one with `nvcre certification delete {name} -n NAMESPACE`"),
-                        severity="warning", title="not deleted", markup=False)
-            return
 
         async def answered(yes: bool | None) -> None:  # the one asked about, by uid: not a namesake made meanwhile
             if yes and await self.nvcre.delete_certification(name, namespace, uid) and deleted is not None:

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from nvcre_tui.engine.api.vocabulary import RESULT_GLYPHS
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fleet_summary, node_states
 from nvcre_tui.screens.base import NvcreScreen
@@ -57,7 +58,9 @@ class DashboardScreen(NvcreScreen):
         yield Static(id="fleet")
         yield Input(placeholder="filter certifications (regex)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="certs")
-        yield Static("No certifications yet: press c to compose one (or run `nvcre certification run --cert-file F`).", id="empty")
+        namespace = self.nvcre.session.namespace if self.nvcre.session is not None else "default"
+        yield Static(printable(f"No certifications in namespace {namespace} yet: press c to compose one (or run `nvcre certification run "
+                               "--cert-file F`); another namespace's: nvcre -n NS."), id="empty", markup=False)
         yield Static(id="failures-title", markup=False)
         yield FailuresPane(id="failures")
         yield CommandBar()

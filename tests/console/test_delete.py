@@ -260,19 +260,42 @@ async def test_drilldown_x_on_a_certification_not_found_says_so(finished_intra_n
         assert notified(app)[-1][2] == "no certification [/x]"  # as typed, not read as markup
 
 
-async def test_two_certifications_of_one_name_are_not_guessed_between(finished_intra_node: Path) -> None:
-    """The console keys certifications by name: with a namesake in another namespace, x says which command deletes
-    one instead of deleting either."""
+def job_namespaces(app: NvcreApp) -> set[str]:
+    """The namespaces of the Jobs the console's view of burn-in joined (none: no Job at all)."""
+    assert app.snapshot is not None
+    return {str(job["metadata"]["namespace"]) for category in app.snapshot.views["burn-in"].categories for job in category.jobs}
+
+
+async def test_a_namesake_in_another_namespace_is_another_certification(finished_intra_node: Path) -> None:
+    """The console shows its session's namespace (-n, else default): x deletes the burn-in shown, and the burn-in
+    of team-b, with its own Workflows and Jobs, stays; a console on team-b shows that one and submits there."""
     session = await reopen(finished_intra_node)
+    twin = certification_body(INTRA_NODE)
+    twin["metadata"]["namespace"] = "team-b"
+    await session.store.create(CERTIFICATION, twin)
+    assert session.engine is not None
+    await session.engine.run_until_settled()
+    team_b = [w for w in (await session.store.list(WORKFLOW, "team-b")).items]
+    assert team_b and all(w["metadata"]["labels"][LABEL_CERTIFICATION] == "burn-in" for w in team_b)
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        twin = certification_body(INTRA_NODE)
-        twin["metadata"]["namespace"] = "team-b"
-        assert await app.submit(twin)
-        await pilot.pause()
+        assert rows(app) == ["burn-in"]
+        assert app.snapshot is not None and {c["metadata"]["namespace"] for c in app.snapshot.certifications} == {"default"}
+        assert job_namespaces(app) == {"default"}
         await pilot.press("x")
         await pilot.pause()
-        assert not isinstance(app.screen, ConfirmModal)
-        assert notified(app)[-1] == ("warning", "not deleted", "2 certifications are named burn-in (namespaces default, team-b): "
-                                                               "delete one with `nvcre certification delete burn-in -n NAMESPACE`")
-        assert len((await session.store.list(CERTIFICATION)).items) == 2
+        assert isinstance(app.screen, ConfirmModal) and "burn-in in default" in app.screen.question
+        await pilot.press("y")
+        await pilot.pause()
+        assert rows(app) == []
+    assert [c["metadata"]["namespace"] for c in (await session.store.list(CERTIFICATION)).items] == ["team-b"]
+    session.namespace = "team-b"  # as `nvcre -n team-b` opens it
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        assert rows(app) == ["burn-in"]
+        assert job_namespaces(app) == {"team-b"}
+        other = certification_body(INTRA_NODE)
+        other["metadata"]["name"] = "burn-in-2"
+        del other["metadata"]["namespace"]
+        assert await app.submit(other)
+        assert (await session.store.get(CERTIFICATION, "burn-in-2", "team-b"))["metadata"]["namespace"] == "team-b"

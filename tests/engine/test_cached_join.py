@@ -1,5 +1,6 @@
 """The console's join over the watch cache answers exactly what the join of plain lists answers, and rebuilds a
-certification's view only when one of its own objects changed."""
+certification's view only when one of its own objects changed; a namesake in another namespace, with Workflows and
+Jobs of the same names, is another certification to both."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from nvcre_tui.engine.views import CachedJoin
 
 Obj = dict[str, Any]
 CERTS = ("cert-a", "cert-b")
+NAMESPACES = ("default", "team-b")
 
 
 class World:
@@ -30,24 +32,24 @@ class World:
         self.cache = WatchCache(MemoryStore(ManualClock(SIM_START)), (CERTIFICATION, WORKFLOW, JOB), label_keys=INDEXED_LABELS)
         self.rv = 0
 
-    def put(self, kind: Any, name: str, labels: dict[str, str], **body: Any) -> Obj:
+    def put(self, kind: Any, name: str, labels: dict[str, str], namespace: str = "default", **body: Any) -> Obj:
         self.rv += 1
-        obj = {"metadata": {"name": name, "namespace": "default", "labels": labels, "resourceVersion": str(self.rv)}, **body}
+        obj = {"metadata": {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv)}, **body}
         self.cache.observe(kind, obj)
         return obj
 
-    def cert(self, name: str, workflows: list[str]) -> Obj:
+    def cert(self, name: str, workflows: list[str], namespace: str = "default") -> Obj:
         statuses = [{"domain": "d", "variant": wf, "status": "InProgress", "workflowRef": {"name": wf}} for wf in workflows]
-        return self.put(CERTIFICATION, name, {}, spec={"categories": [{"domain": "d", "variant": wf} for wf in workflows]},
+        return self.put(CERTIFICATION, name, {}, namespace, spec={"categories": [{"domain": "d", "variant": wf} for wf in workflows]},
                         status={"categoryStatuses": statuses})
 
-    def workflow(self, name: str, cert: str, phase: str = "Running", ran: int = 6) -> Obj:
+    def workflow(self, name: str, cert: str, phase: str = "Running", ran: int = 6, namespace: str = "default") -> Obj:
         """A Workflow whose groups ran Jobs <name>-job-0 to -<ran - 1> (a Job no group ran is not its)."""
         groups = [{"name": f"g{i}", "nodes": [], "phase": phase, "jobRef": f"{name}-job-{i}"} for i in range(ran)]
-        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, status={"phase": phase, "orchestration": {"groups": groups}})
+        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, namespace, status={"phase": phase, "orchestration": {"groups": groups}})
 
-    def job(self, name: str, workflow: str, phase: str = "Running") -> Obj:
-        return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, status={"phase": phase})
+    def job(self, name: str, workflow: str, phase: str = "Running", namespace: str = "default") -> Obj:
+        return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, namespace, status={"phase": phase})
 
 
 def as_data(view: CertificationView) -> list[tuple[Any, ...]]:
@@ -92,27 +94,31 @@ def test_a_join_needs_the_label_indexes() -> None:
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["workflow", "job", "delete-job", "delete-workflow", "cert"]), st.integers(0, 3),
-                           st.integers(0, 5), st.sampled_from(["Running", "Succeeded", "Failed"])), max_size=40)
+                           st.integers(0, 5), st.sampled_from(["Running", "Succeeded", "Failed"]), st.sampled_from(NAMESPACES)),
+                 max_size=40)
 
 
 @settings(max_examples=60, deadline=None)
 @given(STEPS)
-def test_the_cache_join_equals_the_list_join_after_any_changes(steps: list[tuple[str, int, int, str]]) -> None:
+def test_the_cache_join_equals_the_list_join_after_any_changes(steps: list[tuple[str, int, int, str, str]]) -> None:
     world = World()
-    certs = {name: world.cert(name, [f"{name}-wf-{i}" for i in range(4)]) for name in CERTS}
+    certs = {(namespace, name): world.cert(name, [f"{name}-wf-{i}" for i in range(4)], namespace) for name in CERTS for namespace in NAMESPACES}
     join = CachedJoin(world.cache)
-    for action, wf_index, job_index, phase in steps:
+    for action, wf_index, job_index, phase, namespace in steps:
         cert = CERTS[wf_index % 2]
         workflow = f"{cert}-wf-{wf_index}"
         if action == "workflow":  # its groups ran a new set of Jobs: the cached names must follow
-            world.workflow(workflow, cert, phase, ran=job_index)
+            world.workflow(workflow, cert, phase, ran=job_index, namespace=namespace)
         elif action == "job":
-            world.job(f"{workflow}-job-{job_index}", workflow, phase)
+            world.job(f"{workflow}-job-{job_index}", workflow, phase, namespace)
         elif action == "delete-job":
-            world.cache.forget(JOB, {"metadata": {"name": f"{workflow}-job-{job_index}", "namespace": "default"}})
+            world.cache.forget(JOB, {"metadata": {"name": f"{workflow}-job-{job_index}", "namespace": namespace}})
         elif action == "delete-workflow":
-            world.cache.forget(WORKFLOW, {"metadata": {"name": workflow, "namespace": "default"}})
+            world.cache.forget(WORKFLOW, {"metadata": {"name": workflow, "namespace": namespace}})
         else:
-            certs[cert] = world.cert(cert, [f"{cert}-wf-{i}" for i in range(4)])
-        for cert_obj in certs.values():
-            assert as_data(join.view(cert_obj)) == as_data(from_lists(world, cert_obj))
+            certs[(namespace, cert)] = world.cert(cert, [f"{cert}-wf-{i}" for i in range(4)], namespace)
+        for (at, _), cert_obj in certs.items():
+            view = join.view(cert_obj)
+            assert as_data(view) == as_data(from_lists(world, cert_obj))
+            joined = [c.workflow for c in view.categories if c.workflow is not None] + [j for c in view.categories for j in c.jobs]
+            assert {obj["metadata"]["namespace"] for obj in joined} <= {at}  # never the namesake's

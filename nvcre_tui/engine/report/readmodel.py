@@ -1,8 +1,9 @@
 """One read model of certifications (no Textual): each Certification joined once to its Workflows and their
 Jobs, in category order, with each category's recorded iterations.
 
-The join is by label, the way `kubectl get -l` would find them: Workflows by `nvcre.nvidia.com/certification`,
-Jobs by `nvcre.nvidia.com/workflow`; from lists (`Joined`) or, for the console, from the watch cache's label indexes
+The join is by label inside the object's namespace, the way `kubectl get -n NS -l` would find them: Workflows by
+`nvcre.nvidia.com/certification`, Jobs by `nvcre.nvidia.com/workflow` (a namesake in another namespace is another
+certification); from lists (`Joined`) or, for the console, from the watch cache's label indexes
 (`views.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
 the console's views (dashboard, map, wall, node screen) and the history archive read certifications through
 this, so they cannot disagree about which objects belong together or which iteration a group ran in.
@@ -25,6 +26,11 @@ Obj = dict[str, Any]
 
 def _label(obj: Obj, key: str) -> str:
     return str((obj["metadata"].get("labels") or {}).get(key) or "")
+
+
+def namespace_of(obj: Obj) -> str:
+    """The object's namespace ("" for none: the join's key, never a lookup)."""
+    return str(obj["metadata"].get("namespace") or "")
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,9 @@ class CertificationView:
 class Join(Protocol):
     """Where a certification's Workflows and a Workflow's Jobs are found."""
 
-    def workflows_of(self, cert_name: str) -> list[Obj]: ...
+    def workflows_of(self, cert: Obj) -> list[Obj]:
+        """The Workflows labelled with the certification's name in its namespace."""
+        ...
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
         """The Jobs the Workflow's groups ran (controllers.iterations.jobs_run), by name: another run's Job left
@@ -139,18 +147,18 @@ class Joined:
     """Workflows by certification and Jobs by Workflow, indexed once from lists (a report, a history record)."""
 
     def __init__(self, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> None:
-        self.workflows_by_cert: dict[str, list[Obj]] = {}
+        self.workflows_by_cert: dict[tuple[str, str], list[Obj]] = {}
         for workflow in workflows:
-            self.workflows_by_cert.setdefault(_label(workflow, LABEL_CERTIFICATION), []).append(workflow)
-        self.jobs_by_workflow: dict[str, list[Obj]] = {}
+            self.workflows_by_cert.setdefault((namespace_of(workflow), _label(workflow, LABEL_CERTIFICATION)), []).append(workflow)
+        self.jobs_by_workflow: dict[tuple[str, str], list[Obj]] = {}
         for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
-            self.jobs_by_workflow.setdefault(_label(job, LABEL_WORKFLOW), []).append(job)
+            self.jobs_by_workflow.setdefault((namespace_of(job), _label(job, LABEL_WORKFLOW)), []).append(job)
 
-    def workflows_of(self, cert_name: str) -> list[Obj]:
-        return self.workflows_by_cert.get(cert_name, [])
+    def workflows_of(self, cert: Obj) -> list[Obj]:
+        return self.workflows_by_cert.get((namespace_of(cert), str(cert["metadata"]["name"])), [])
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
-        return jobs_run(workflow, self.jobs_by_workflow.get(str(workflow["metadata"]["name"]), []))
+        return jobs_run(workflow, self.jobs_by_workflow.get((namespace_of(workflow), str(workflow["metadata"]["name"])), []))
 
     def view(self, cert: Obj) -> CertificationView:
         return join_view(self, cert)
@@ -160,7 +168,7 @@ def join_view(join: Join, cert: Obj) -> CertificationView:
     """One Certification joined to its Workflows (by the category statuses' workflowRef) and the Jobs their groups
     ran (controllers.iterations.jobs_run)."""
     status = certification_status(cert)
-    by_name = {wf["metadata"]["name"]: wf for wf in join.workflows_of(cert["metadata"]["name"])}
+    by_name = {wf["metadata"]["name"]: wf for wf in join.workflows_of(cert)}
     entries = status.get("categoryStatuses") or [
         {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []
     ]

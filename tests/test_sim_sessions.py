@@ -182,3 +182,30 @@ async def test_a_lease_held_by_a_gone_local_process_is_taken_at_once(tmp_path: P
         assert holder is not None and holder.identity == f"engine@{host}/{os.getppid()}/def"
     finally:
         await store.close()
+
+
+async def test_the_namespace_flag_names_the_simulated_console_s_namespace(tmp_path: Path) -> None:
+    """-n on the simulator is the namespace the console shows and submits to (it was accepted and ignored); a bad
+    one is refused in one line naming the flag, before any store file is made."""
+    from nvcre_tui.cli import _root_options, build_parser
+    from nvcre_tui.cli.session import open_session
+    from nvcre_tui.engine.errors import InputError
+    from nvcre_tui.engine.planning.catalog import default_catalog
+
+    state = tmp_path / "state.db"
+    def console_args(*argv: str) -> Any:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        _root_options(parser, args)  # as main reads the root's options: the console's own
+        return args
+
+    args = console_args("--sim", "--state", str(state), "--history", str(tmp_path / "h.db"), "-n", "team-b")
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=False)
+    try:
+        assert session.namespace == "team-b" and session.title.endswith(" · team-b")
+    finally:
+        await session.close()
+    args = console_args("--sim", "--state", str(tmp_path / "other.db"), "-n", "Team_B")
+    with pytest.raises(InputError, match="--namespace"):
+        await open_session(args, default_catalog(), live=False, want_engine=False)
+    assert not (tmp_path / "other.db").exists()

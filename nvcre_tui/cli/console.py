@@ -15,7 +15,8 @@ def add_console_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the console (the root command and `wall`)."""
     from nvcre_tui.cli.session import add_session_arguments
 
-    add_session_arguments(parser)
+    add_session_arguments(parser, namespace_help="the namespace whose certifications are shown (and composed ones created) "
+                                                 "(default: the context's, else default)")
     parser.add_argument("--read-only", action="store_true", help="view only: write keys and commands are absent, every write is refused, no engine runs")
     parser.add_argument("--theme", help="nvcre-dark (default), nvcre-light or nvcre-high-contrast")
 

@@ -71,7 +71,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
     run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
-    run.add_argument("--timeout", metavar="D", help="with --wait: give up after D of simulated time (default: from the categories' budgets)")
+    run.add_argument("--timeout", metavar="D", help="with --wait: give up after D (simulated time on the simulator; default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
     run.add_argument("--cleanup", action="store_true",
                      help="with --wait: delete the certification after its report, on every exit (timed out, ctrl-c); "

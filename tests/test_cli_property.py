@@ -126,7 +126,7 @@ def invocation(draw: st.DrawFn) -> tuple[list[str], set[str]]:
         return [flag, value] if draw(st.booleans()) else []
 
     duration = st.sampled_from(["1m", "30s", "soon", "0s", "99999999999h", "-5m", "1h"])
-    command = draw(st.sampled_from(["render", "run", "report", "parse", "setup", "list"]))
+    command = draw(st.sampled_from(["render", "run", "report", "parse", "setup", "list", "cluster"]))
     writes: set[str] = set()
     if command == "render":
         argv = ["certification", "render", path("cert.yaml"), *draw(st.sampled_from([[], ["--nodes", path("nodes.yaml")],
@@ -149,6 +149,10 @@ def invocation(draw: st.DrawFn) -> tuple[list[str], set[str]]:
     elif command == "parse":
         argv = ["parse", draw(st.sampled_from(["nccl", "dcgm", "training"])), path("tool.log")]
         argv += maybe("-o", draw(st.sampled_from(["table", "json"])))
+    elif command == "cluster":
+        argv = ["cluster", "info", *draw(st.sampled_from([[], ["--nodes", path("nodes.yaml")], ["--scenario", path("scenario.yaml")]]))]
+        argv += maybe("-o", draw(st.sampled_from(["table", "json", "yaml", "xml"])))
+        argv += maybe("--topology-key", draw(st.sampled_from(["nvidia.com/gpu.clique", "a b", "x/" * 200])))
     elif command == "setup":
         argv = ["setup", "crds", *maybe("--kind", draw(st.sampled_from(["Job", "nope", "wf"])))]
     else:

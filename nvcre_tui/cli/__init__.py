@@ -21,7 +21,7 @@ EXIT_BAD_INPUT = 2
 EXIT_TIMEOUT = 3
 
 # Command groups, one module each under nvcre_tui/cli/, in the order `nvcre --help` lists them.
-COMMAND_MODULES = ("certification", "history", "setup", "controller", "parse", "console")
+COMMAND_MODULES = ("certification", "cluster", "history", "setup", "controller", "parse", "console")
 
 
 def _given(text: str) -> str:

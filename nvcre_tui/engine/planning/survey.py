@@ -1,0 +1,105 @@
+"""What a certification would find on a fleet (`nvcre cluster info`): the platform, the GPU products, and the GPU
+nodes by the label intra-rack and diagnose group them by (`nvidia.com/gpu.clique`), counting those discovery excludes.
+
+Read with the same rules as discovery (engine/planning/discovery.py and platform.py), so what this says is what
+a run would do: GPU nodes are those labelled `nvidia.com/gpu.present=true`; cordoned ones are excluded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
+from nvcre_tui.engine.planning.discovery import is_gpu_node
+from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
+                                                majority_architecture)
+
+NO_DOMAIN = "(none)"  # a GPU node without the topology label: intra-rack leaves it out
+
+
+@dataclass(frozen=True)
+class Product:
+    """One GPU product (`nvidia.com/gpu.product`) and the GPU nodes that carry it."""
+
+    product: str
+    architecture: str
+    nodes: int
+    gpus: int  # allocatable, summed (a node whose count is missing or unreadable adds none)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The GPU nodes sharing one value of the topology label (a rack, an NVLink domain, a network block)."""
+
+    name: str
+    nodes: int
+    gpus: int
+    cordoned: int
+
+
+@dataclass(frozen=True)
+class Survey:
+    """A fleet as a certification would see it."""
+
+    nodes: int
+    gpu_nodes: int
+    cordoned: int                       # GPU nodes only: discovery excludes them
+    platform: str                       # `heterogeneous` when the GPU nodes span several (a run then refuses them)
+    platform_problem: str | None        # why the platform is not one, in words
+    architecture: str | None            # the majority architecture, as discovery picks it (None: no product label)
+    topology_key: str                   # what the domains are grouped by
+    topology_key_detected: bool         # False: given by --topology-key
+    products: list[Product] = field(default_factory=list)
+    domains: list[Domain] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The survey as `cluster info -o json|yaml` prints it (camelCase, as the API's fields)."""
+        return {
+            "nodes": self.nodes, "gpuNodes": self.gpu_nodes, "cordoned": self.cordoned,
+            "platform": self.platform, **({"platformProblem": self.platform_problem} if self.platform_problem else {}),
+            "gpuArchitecture": self.architecture, "topologyKey": self.topology_key, "topologyKeyDetected": self.topology_key_detected,
+            "products": [{"product": p.product, "architecture": p.architecture, "nodes": p.nodes, "gpus": p.gpus} for p in self.products],
+            "domains": [{"name": d.name, "nodes": d.nodes, "gpus": d.gpus, "cordoned": d.cordoned} for d in self.domains],
+        }
+
+
+def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
+    """The fleet's platform, products and domains by `key` (None: the clique label, as intra-rack and diagnose)."""
+    everything = list(nodes)
+    gpu = sorted((n for n in everything if is_gpu_node(n)), key=node_name)
+    schedulable = [n for n in gpu if not is_cordoned(n)]
+    counted = schedulable or gpu  # a fleet cordoned whole is still described
+    problem = None
+    try:
+        platform = fleet_platform(counted)
+    except PlatformError as error:
+        platform, problem = ("unknown" if not counted else "heterogeneous"), str(error)
+    architecture = majority_architecture(counted)
+    chosen = key or LABEL_GPU_CLIQUE
+    return Survey(len(everything), len(gpu), len(gpu) - len(schedulable), platform, problem, architecture, chosen, key is None,
+                  _products(gpu), _domains(gpu, chosen))
+
+
+def _products(gpu: list[Node]) -> list[Product]:
+    nodes: Counter[str] = Counter()
+    gpus: Counter[str] = Counter()
+    for node in gpu:
+        product = node_labels(node).get(LABEL_GPU_PRODUCT) or "(unlabelled)"
+        nodes[product] += 1
+        gpus[product] += allocatable_gpus(node) or 0
+    return [Product(p, gpu_architecture(p) if p != "(unlabelled)" else "unknown", n, gpus[p]) for p, n in sorted(nodes.items())]
+
+
+def _domains(gpu: list[Node], key: str) -> list[Domain]:
+    """Domains by name, the unlabelled last."""
+    found: dict[str, list[Node]] = {}
+    for node in gpu:
+        found.setdefault(node_labels(node).get(key) or NO_DOMAIN, []).append(node)
+    order = sorted(found, key=lambda name: (name == NO_DOMAIN, name))
+    return [Domain(name, len(found[name]), sum(allocatable_gpus(n) or 0 for n in found[name]), sum(1 for n in found[name] if is_cordoned(n)))
+            for name in order]
+

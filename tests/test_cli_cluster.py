@@ -1,0 +1,165 @@
+"""`nvcre cluster info`: the platform, GPU products and GPU nodes by rack, read with discovery's rules, from the
+simulated fleet, a Node file, or a cluster (the API-server emulator over real HTTP); bad flags in one line."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.kube.config import load_target
+from nvcre_tui.engine.store.kube import KubeStore
+from nvcre_tui.engine.store.protocol import NODE
+from tests.kubeapi import ApiServer
+
+CLIQUE = "nvidia.com/gpu.clique"
+
+
+def node(name: str, *, product: str | None = "NVIDIA-GB200", provider: str = "gce://project/zone/", gpus: int | None = 4,
+         block: str | None = "block-a", cordoned: bool = False, gpu: bool = True) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name}
+    if gpu:
+        labels["nvidia.com/gpu.present"] = "true"
+    if product:
+        labels["nvidia.com/gpu.product"] = product
+    if block:
+        labels[CLIQUE] = block
+    spec: dict[str, Any] = {"providerID": provider + name}
+    if cordoned:
+        spec["unschedulable"] = True
+    status = {"allocatable": {"nvidia.com/gpu": str(gpus)}} if gpus is not None else {}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec, "status": status}
+
+
+FLEET = [node("gb-1"), node("gb-2"), node("gb-3", block="block-b", cordoned=True), node("gb-4", block=None),
+         node("cpu-1", product=None, gpus=None, block=None, gpu=False)]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse's usage errors
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def nodes_file(tmp_path: Path, nodes: list[dict[str, Any]]) -> str:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": nodes}))
+    return str(path)
+
+
+def test_the_simulated_fleet_by_clique(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "cluster", "info")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("Source:        the simulator (default: 32 x H100")
+    assert lines[1:6] == ["Nodes:         32 (32 with GPUs)", "Platform:      aws", "GPU:           h100",
+                          "  NVIDIA-H100-80GB-HBM3: 32 nodes, 256 GPUs", "Topology key:  nvidia.com/gpu.clique (intra-rack, diagnose)"]
+    assert [line.split() for line in lines[7:]] == [[f"clique-{i}", "8", "64", "0"] for i in range(4)]
+
+
+def test_a_node_file_read_as_discovery_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GB200 on GCP by NVLink clique: the cordoned node is counted apart, the CPU node left out, a GPU node without
+    the clique label is in no domain (intra-rack would leave it out)."""
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "json")
+    assert (code, err) == (0, "")
+    found = json.loads(out)
+    assert found == {
+        "source": str(tmp_path / "nodes.yaml"), "nodes": 5, "gpuNodes": 4, "cordoned": 1, "platform": "gcp", "gpuArchitecture": "gb200",
+        "topologyKey": CLIQUE, "topologyKeyDetected": True,
+        "products": [{"product": "NVIDIA-GB200", "architecture": "gb200", "nodes": 4, "gpus": 16}],
+        "domains": [{"name": "block-a", "nodes": 2, "gpus": 8, "cordoned": 0}, {"name": "block-b", "nodes": 1, "gpus": 4, "cordoned": 1},
+                    {"name": "(none)", "nodes": 1, "gpus": 4, "cordoned": 0}]}
+    code, out, _ = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "yaml", "--topology-key", "kubernetes.io/hostname")
+    found = yaml.safe_load(out)
+    assert code == 0 and found["topologyKey"] == "kubernetes.io/hostname" and found["topologyKeyDetected"] is False
+    assert [d["name"] for d in found["domains"]] == ["gb-1", "gb-2", "gb-3", "gb-4"]
+
+
+def test_a_fleet_on_two_platforms_is_described_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run refuses it; cluster info says why, so the SRE sees it before running."""
+    mixed = [node("gb-1"), node("aws-1", provider="aws:///us-east-1a/", product="NVIDIA-H100-80GB-HBM3", block=None)]
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, mixed))
+    assert (code, err) == (0, "")
+    assert "Platform:      heterogeneous (heterogeneous platforms: aws (aws-1), gcp (gb-1))" in out.splitlines()
+    assert "  NVIDIA-GB200: 1 node, 4 GPUs" in out.splitlines()
+
+
+def test_a_fleet_without_gpu_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, [FLEET[-1]]), "-o", "json")
+    found = json.loads(out)
+    assert (code, err) == (0, "")
+    assert (found["gpuNodes"], found["platform"], found["gpuArchitecture"], found["domains"]) == (0, "unknown", None, [])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--topology-key", "not a key"], "--topology-key: 'not a key' is not a label key ([prefix/]name, as kubectl takes it)"),
+    (["--nodes", "/nonexistent/nodes.yaml"], "/nonexistent/nodes.yaml: "),
+    (["--nodes", "NODES", "--kubeconfig", "/nonexistent"], "--nodes and --kubeconfig/--context: each names the nodes to read; give one"),
+    (["--nodes", "NODES", "--scenario", "S.yaml"], "--nodes and --scenario: each names the nodes to read; give one"),
+    (["--scenario", "/nonexistent/s.yaml"], "/nonexistent/s.yaml: "),
+    (["--scenario", "S.yaml", "--kubeconfig", "K"], "--scenario would be ignored"),
+])
+def test_bad_flags_in_one_line(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [nodes_file(tmp_path, FLEET) if arg == "NODES" else arg for arg in argv]
+    code, out, err = run(capsys, "cluster", "info", *argv)
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith(message) and "Traceback" not in err
+
+
+def test_a_node_file_on_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(yaml.safe_dump_all(FLEET[:2])))
+    code, out, err = run(capsys, "cluster", "info", "--nodes", "-", "-o", "json")
+    assert (code, err) == (0, "") and json.loads(out)["gpuNodes"] == 2 and json.loads(out)["source"] == "stdin"
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    api = ApiServer()
+    await api.start()
+    try:
+        yield api
+    finally:
+        await api.stop()
+
+
+async def test_the_nodes_of_a_cluster(server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over real HTTP, through the kubeconfig (the configured cluster is used without a flag)."""
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
+    admin = KubeStore(await load_target(str(kubeconfig)), SystemClock(), user_agent="test-admin")
+    try:
+        for body in FLEET:
+            await admin.create(NODE, {k: v for k, v in body.items() if k != "status"})
+    finally:
+        await admin.close()
+
+    def shell(*argv: str) -> int:
+        return main(list(argv))
+
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    code = await asyncio.to_thread(shell, "cluster", "info", "-o", "json")
+    out, err = capsys.readouterr()
+    found = json.loads(out)
+    assert (code, err) == (0, "")
+    assert found["source"] == "cluster emulator"
+    assert (found["nodes"], found["gpuNodes"], found["cordoned"], found["platform"]) == (5, 4, 1, "gcp")
+    assert [(d["name"], d["nodes"]) for d in found["domains"]] == [("block-a", 2), ("block-b", 1), ("(none)", 1)]

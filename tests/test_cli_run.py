@@ -355,3 +355,34 @@ def test_the_advised_report_command_finds_the_certification_again(tmp_path: Path
     command = advice.split("or run `nvcre ", 1)[1].rstrip("`.")
     assert command == f"certification report burn-in --sim --state {state} -n team-a"
     assert main(command.split()) in (1, 3)  # found: FAILED, or still running
+
+
+def test_report_of_several_certifications(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As NVCRE's `report NAME...`: text sections in the order given, a JSON array (and results file), one JUnit
+    file with a suite each; the exit is FAILED's when one failed, else RUNNING's when one runs, else 0. A name not
+    found prints nothing; a name given twice, or -o html for several, is refused."""
+    state, results = tmp_path / "state.db", tmp_path / "results.json"
+    assert main(["certification", "run", "--sim", "--category", "communication/nccl-all-reduce", "--name", "quick", "--wait",
+                 "--state", str(state)]) == 0
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--wait", "--state", str(state)]) == 1
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--name", "later", "--state", str(state)]) == 0
+    capsys.readouterr()
+    assert main(["certification", "report", "quick", "burn-in", "--state", str(state)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("Certification Report") == 2 and out.index("quick") < out.index("burn-in")
+    assert main(["certification", "report", "quick", "later", "-o", "json", "--state", str(state), "--results-file", str(results)]) == 3
+    shown = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["result"]) for r in shown] == [("quick", "PASSED"), ("later", "RUNNING")]
+    assert json.loads(results.read_text()) == shown
+    assert main(["certification", "report", "burn-in", "later", "quick", "-o", "junit", "--state", str(state)]) == 1
+    suites = ET.fromstring(capsys.readouterr().out).findall("testsuite")
+    assert [suite.get("name") for suite in suites] == ["burn-in", "later", "quick"]
+    assert main(["certification", "report", "quick", "-o", "json", "--state", str(state)]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "quick"  # one name: one object, as before
+    for argv, message in ((["quick", "nope"], "certification 'nope' not found in namespace default"),
+                          (["quick", "quick"], "NAME: 'quick' is given twice"),
+                          (["quick", "burn-in", "-o", "html"], "-o html: one certification per file"),
+                          (["quick", "Bad_Name"], "NAME: 'Bad_Name' is not a certification name")):
+        assert main(["certification", "report", *argv, "--state", str(state)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and message in err

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
-from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.names import DNS_SUBDOMAIN
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
@@ -55,12 +53,7 @@ def delete_command(args: argparse.Namespace) -> int:
 
 async def _delete(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
-    for name in args.names:
-        if len(name) > 253 or not re.fullmatch(DNS_SUBDOMAIN, name):
-            raise InputError(printable(f"NAME: {name!r} is not a certification name (a lowercase DNS subdomain: a-z, 0-9, "
-                                       "'-' and '.', at most 253 characters)", newlines=False))
-    if len(set(args.names)) != len(args.names):
-        raise InputError(f"NAME: {next(n for n in args.names if args.names.count(n) > 1)!r} is given twice")
+    check_certification_names(args.names)
     if args.timeout is not None and not args.wait:
         raise InputError("--timeout: needs --wait (it bounds how long the deletion is followed)")
     limit = _duration("--timeout", args.timeout) if args.timeout else CLEANUP_WAIT_SECONDS

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.names import DNS_SUBDOMAIN
+from nvcre_tui.engine.printable import printable
 
 if TYPE_CHECKING:  # the Kubernetes client is imported only by commands that reach a cluster
     from nvcre_tui.engine.kube.config import KubeTarget
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["add_kube_arguments", "check_namespace", "load_kube_target", "open_kube_store"]
+__all__ = ["add_kube_arguments", "check_certification_names", "check_namespace", "load_kube_target", "open_kube_store"]
 
 
 
@@ -36,6 +38,17 @@ def check_namespace(namespace: str | None, flag: str = "--namespace") -> str | N
         raise InputError(f"{flag}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), "
                          f"got {namespace!r}")
     return namespace
+
+
+def check_certification_names(names: list[str]) -> None:
+    """InputError naming NAME unless every name could be a certification's (a DNS subdomain, as the API server
+    requires: `.` would reach the collection's URL) and none is given twice."""
+    for name in names:
+        if len(name) > 253 or not re.fullmatch(DNS_SUBDOMAIN, name):
+            raise InputError(printable(f"NAME: {name!r} is not a certification name (a lowercase DNS subdomain: a-z, 0-9, "
+                                       "'-' and '.', at most 253 characters)", newlines=False))
+    if len(set(names)) != len(names):
+        raise InputError(f"NAME: {next(n for n in names if names.count(n) > 1)!r} is given twice")
 
 
 async def load_kube_target(args: argparse.Namespace) -> KubeTarget:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
-from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
@@ -78,12 +79,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           f"archived first; waits up to {format_duration(CLEANUP_WAIT_SECONDS)} for its Workflows, Jobs and runs to go")
     run.set_defaults(func=run_command)
 
-    report = commands.add_parser("report", help="the report of a certification")
-    report.add_argument("name", metavar="NAME")
+    report = commands.add_parser("report", help="the report of certifications (exit 1 when one failed, else 3 when one still runs)")
+    report.add_argument("names", metavar="NAME", nargs="+", help="one or more certifications (several: text sections, a JSON array, "
+                                                                 "one JUnit file)")
     report.add_argument("-o", "--output", choices=("text", "json", "junit", "html"), default="text",
-                        help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence")
-    add_session_arguments(report, namespace_help="namespace of the Certification (default: the context's, else default)")
-    report.add_argument("--results-file", metavar="F", help="also write the JSON report here")
+                        help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence; one certification")
+    add_session_arguments(report, namespace_help="namespace of the Certifications (default: the context's, else default)")
+    report.add_argument("--results-file", metavar="F", help="also write the JSON report here (an array for several)")
     report.set_defaults(func=report_command)
 
 
@@ -145,7 +147,7 @@ def _default_timeout(rendered: list[Any]) -> float:
     return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
 
 
-def _write_results(path: str | None, report: dict[str, Any]) -> None:
+def _write_results(path: str | None, report: dict[str, Any] | list[dict[str, Any]]) -> None:
     if path:
         write_atomically(path, json.dumps(report, indent=2) + "\n")
 
@@ -527,6 +529,9 @@ def report_command(args: argparse.Namespace) -> int:
 
 async def _report(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
+    check_certification_names(args.names)
+    if args.output == "html" and len(args.names) > 1:
+        raise InputError("-o html: one certification per file; give one NAME (or -o text|json|junit for several)")
     _check_results_file(args.results_file, args)
     session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
     told = tell_notices(session)
@@ -537,27 +542,37 @@ async def _report(args: argparse.Namespace) -> int:
 
 
 async def _report_in(session: Session, args: argparse.Namespace) -> int:
+    """Every report is built before any is printed: a name not found prints nothing (exit 2)."""
     namespace = _namespace(args, session)
-    try:  # report only reads: the simulator's store is opened read-only
-        report = await report_of(session, args.name, namespace, Console(stderr=True, highlight=False))
-    except NotFound:
-        raise InputError(f"certification {args.name!r} not found in namespace {namespace} of {where_of(session)}") from None
-    except StoreError as error:
-        raise InputError(f"certification {args.name!r}: {error}") from None
-    _write_results(args.results_file, report)
+    reports = []
+    for name in args.names:
+        try:  # report only reads: the simulator's store is opened read-only
+            reports.append(await report_of(session, name, namespace, Console(stderr=True, highlight=False)))
+        except NotFound:
+            raise InputError(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}") from None
+        except StoreError as error:
+            raise InputError(f"certification {name!r}: {error}") from None
+    _write_results(args.results_file, reports[0] if len(reports) == 1 else reports)
     damaged = None
     try:
         _refuse_damaged_rows(session)
     except InputError as error:
         damaged = error  # after the report: the objects that do validate are still reported
     if args.output == "json":
-        print(json_printable(json.dumps(report, indent=2, ensure_ascii=False)))
+        print(json_printable(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False)))
     elif args.output == "junit":
-        print(printable(render_junit([report])), end="")
+        print(printable(render_junit(reports)), end="")
     elif args.output == "html":
-        print(await _html(session, report, args.name, namespace), end="")
+        print(await _html(session, reports[0], args.names[0], namespace), end="")
     else:
-        print(printable(render_text(report)), end="")
+        print("\n".join(printable(render_text(report)) for report in reports), end="")
     if damaged is not None:
         raise damaged
-    return RESULT_EXIT[report["result"]]
+    return report_exit(report["result"] for report in reports)
+
+
+def report_exit(results: Iterable[str]) -> int:
+    """The exit of several reports: FAILED when one failed, else RUNNING when one still runs, else 0 (PASSED and
+    INCOMPLETE, as NVCRE)."""
+    codes = {RESULT_EXIT[result] for result in results}
+    return next((code for code in (EXIT_FAILED, EXIT_TIMEOUT) if code in codes), EXIT_OK)

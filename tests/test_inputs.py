@@ -349,6 +349,33 @@ def test_a_named_pipe_nothing_writes_to_is_refused_not_waited_on_forever(tmp_pat
     assert capsys.readouterr().err == f"{fifo}: a named pipe that nothing wrote to within 0.2 s; not read\n"
 
 
+@pytest.mark.parametrize("kind", ["nccl", "dcgm", "training"])
+def test_parse_refuses_a_named_pipe_nothing_writes_to(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`parse` streams a tool's output of any length, yet a named pipe with no writer is refused as the YAML
+    inputs refuse it, not waited on forever; a pipe whose writer comes is parsed."""
+    from nvcre_tui.engine.inputs import read
+
+    monkeypatch.setattr(read, "FIFO_WAIT_SECONDS", 0.2)
+    fifo = tmp_path / "tool.log"
+    os.mkfifo(fifo)
+    assert main(["parse", kind, str(fifo)]) == 2
+    assert capsys.readouterr().err == f"{fifo}: a named pipe that nothing wrote to within 0.2 s; not read\n"
+    monkeypatch.setattr(read, "FIFO_WAIT_SECONDS", 5.0)
+
+    def write() -> None:
+        with open(fifo, "w") as pipe:
+            pipe.write("no tool output here\n")
+
+    writer = threading.Timer(0.1, write)
+    writer.start()
+    try:
+        assert main(["parse", kind, str(fifo)]) in (1, 2)  # read and judged (no data: not a pass)
+    finally:
+        writer.join()
+    assert "named pipe" not in capsys.readouterr().err
+
+
 def test_a_named_pipe_is_read_once_its_writer_comes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvcre_tui.engine.inputs import read
 

@@ -20,6 +20,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
+from nvcre_tui.engine.inputs.read import open_binary
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
@@ -80,10 +81,7 @@ def _open(path: str) -> TextIO:
         if buffer is None:  # already text (a test's StringIO)
             return sys.stdin
         return io.TextIOWrapper(buffer, encoding="utf-8", errors="replace", newline="\n")
-    try:
-        return open(path, encoding="utf-8", errors="replace", newline="\n")
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="\n")
 
 
 def read_result(kind: str, path: str) -> ParseResult:

@@ -60,7 +60,7 @@ def test_stdin_bytes_keep_carriage_returns(capsys: pytest.CaptureFixture[str], m
 @pytest.mark.parametrize(
     ("kind", "content", "message"),
     [
-        ("nccl", None, "cannot read: No such file or directory"),
+        ("nccl", None, "no such file"),
         ("nccl", "", "empty input"),
         ("dcgm", "\n  \n", "empty input"),
         ("nccl", (FIXTURES / "dcgm_4x_memory_fail.json").read_text(), "not nccl-tests -J output"),
@@ -89,7 +89,7 @@ def test_stdin_empty_names_stdin(capsys: pytest.CaptureFixture[str], monkeypatch
 
 def test_a_directory_is_unreadable(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "nccl", str(tmp_path))
-    assert code == 2 and err == f"{tmp_path}: cannot read: Is a directory\n"
+    assert code == 2 and err == f"{tmp_path}: is a directory, not a file\n"
 
 
 def test_unknown_kind_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

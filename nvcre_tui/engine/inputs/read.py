@@ -7,6 +7,7 @@ import os
 import select
 import stat
 import sys
+from typing import BinaryIO
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs.limits import MIB
@@ -66,7 +67,9 @@ def _named(descriptor: int) -> bool:
         return True
 
 
-def _read_file(path: str, limit: int, name: str) -> bytes:
+def _open_descriptor(path: str, name: str, limit: int | None = None) -> int:
+    """A blocking descriptor of `path`, ready to read: not a directory, not a regular file over `limit`, and a
+    named pipe only once its writer has written (bounded). InputError otherwise."""
     try:
         # O_NONBLOCK: opening a named pipe with no writer would wait for one, forever (see _await_writer).
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -80,11 +83,29 @@ def _read_file(path: str, limit: int, name: str) -> bytes:
         info = os.fstat(descriptor)
         if stat.S_ISDIR(info.st_mode):
             raise InputError(f"{name}: is a directory, not a file")
-        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+        if limit is not None and stat.S_ISREG(info.st_mode) and info.st_size > limit:
             raise _too_large(name, limit)
         if stat.S_ISFIFO(info.st_mode) and _named(descriptor):
             _await_writer(descriptor, name)
         os.set_blocking(descriptor, True)
+    except OSError as error:
+        os.close(descriptor)
+        raise InputError(f"{name}: cannot read: {_strerror(error)}") from None
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def open_binary(path: str, name: str | None = None) -> BinaryIO:
+    """`path` opened for a streamed read of any length (a tool's output), with the same refusals as read_bytes:
+    a directory, and a named pipe nothing writes to (instead of waiting forever)."""
+    return os.fdopen(_open_descriptor(path, name or path), "rb")
+
+
+def _read_file(path: str, limit: int, name: str) -> bytes:
+    descriptor = _open_descriptor(path, name, limit)
+    try:
         chunks, total = [], 0
         while total <= limit:  # devices and pipes have no size: stop one byte past the limit
             chunk = os.read(descriptor, min(_CHUNK, limit + 1 - total))

@@ -413,3 +413,18 @@ def test_a_shells_pipe_is_waited_on_as_stdin_is_however_slow_its_writer(monkeypa
     finally:
         writer.join()
         os.close(out)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("maxConcurrent: 1:30", "cert.yaml:1:16: invalid YAML: 1:30 is 90 in YAML 1.1 (base 60, text to kubectl)"),
+    ("maxConcurrent: 017", "cert.yaml:1:16: invalid YAML: 017 is 15 in YAML 1.1 (octal, a decimal number in YAML 1.2)"),
+    ("ratio: -1:30.5", "cert.yaml:1:8: invalid YAML: -1:30.5 is -90.5 in YAML 1.1"),
+])
+def test_numbers_yaml_versions_read_apart_are_refused(text: str, message: str) -> None:
+    """PyYAML (YAML 1.1) reads 1:30 as 90 and 017 as 15; kubectl reads the first as text and YAML 1.2 the second as
+    17: nvcre would silently run with a value the file's author did not see. 0x10, 1_000 and quoted text stay."""
+    with pytest.raises(InputError) as caught:
+        parse_yaml_documents("cert.yaml", text)
+    assert caught.value.messages[0].startswith(message)
+    assert parse_yaml_documents("cert.yaml", "a: 0x10\nb: 1_000\nc: '017'\nd: 0\ne: 10.50\nf: '1:30'\n") == [
+        {"a": 16, "b": 1000, "c": "017", "d": 0, "e": 10.5, "f": "1:30"}]

@@ -24,6 +24,10 @@ _MERGE = "tag:yaml.org,2002:merge"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+# Plain numbers YAML 1.1 (PyYAML) reads otherwise than YAML 1.2, JSON and Kubernetes' YAML do: base 60 (1:30 is 90,
+# and text to kubectl) and a leading 0 (017 is octal 15 here, 17 in YAML 1.2). Refused: nobody means both.
+_AMBIGUOUS_NUMBER = re.compile(r"[-+]?(?:[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|0[0-7_]+)")
 
 
 class DepthLimitedLoader(yaml.SafeLoader):
@@ -61,6 +65,11 @@ class StrictLoader(DepthLimitedLoader):
         return super().compose_node(parent, index)
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
+        if isinstance(node, ScalarNode) and node.tag in _NUMBER_TAGS and _AMBIGUOUS_NUMBER.fullmatch(node.value):
+            read = super().construct_object(node, deep)
+            how = "base 60, text to kubectl" if ":" in node.value else "octal, a decimal number in YAML 1.2"
+            raise ConstructorError(None, None, f"{node.value} is {read:g} in YAML 1.1 ({how}): write the number you mean "
+                                               "without ':' or a leading 0, or quote it", node.start_mark)
         try:
             value = super().construct_object(node, deep)
         except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits

@@ -8,12 +8,15 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -48,6 +51,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """argparse drops a write that fails; help or --version on stdout to a full disk (/dev/full) must fail as
+        any other output does (main: one line, exit 74). stderr stays best effort."""
+        if message and file is not None and file is not sys.stderr:
+            file.write(message)
+            flush = getattr(file, "flush", None)
+            if flush is not None:
+                flush()
+            return
+        super()._print_message(message, file)
 
 
 ROOT = "root_"  # the dest prefix of the console's options on the root parser (see _root_options)

@@ -5,6 +5,7 @@ server-side apply, discovery, close. Waits are recorded by an injected sleep, ne
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -205,6 +206,7 @@ async def test_retries_give_up_with_the_retryable_error(cluster: Cluster, store:
     with pytest.raises(error, match=r"^Workflow default/wf: ") as caught:
         await store.get(WORKFLOW, "wf", "default")
     assert caught.value.retryable and caught.value.retry_after == 1.0
+    assert re.search(r" \(gave up after 6 tries in \d+s\)$", str(caught.value))  # not only the last try's words
     assert cluster.sleep.waits == [1.0] * 5  # six attempts in all
     assert store.stats.retries == 5
 

@@ -7,6 +7,7 @@ Every request goes through `request` (JSON in, JSON out, retried on transient er
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,6 +111,7 @@ class Transport:
         `absent_after_retry_ok` (delete): NotFound after an ambiguous failure means our delete won; None.
         """
         plural = getattr(subject.kind, "plural", str(subject.kind))
+        started = time.monotonic()
         waited = 0.0
         retry = 0
         ambiguous = False  # an earlier try may have been applied
@@ -127,6 +129,9 @@ class Transport:
                     raise
                 delay = self.retry.delay(retry, error.retry_after)
                 if retry + 1 >= self.retry.attempts or waited + delay > self.retry.budget or self.closed:
+                    if retry:  # "no answer within 30s" alone hides that the command spent minutes on it
+                        error.message = f"{error.message} (gave up after {retry + 1} tries in {time.monotonic() - started:.0f}s)"
+                        error.args = (error.message,)
                     raise
             ambiguous = ambiguous or not unapplied
             waited += delay

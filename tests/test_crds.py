@@ -431,6 +431,9 @@ def test_crds_are_established_on_a_real_api_server(tmp_path: Path) -> None:
         changed["spec"]["categories"] = changed["spec"]["categories"][:1]
         with pytest.raises(envtest.ApiError, match="spec is immutable"):
             plane.apply(url, changed)
+        long = {**sample, "metadata": {"name": "c" * 64, "namespace": "default"}}  # the root rule reads metadata.name
+        with pytest.raises(envtest.ApiError, match="at most 63 characters"):
+            plane.apply(url.replace("/sample", "/" + "c" * 64), long)
 
 
 def test_control_plane_is_used_only_when_both_binaries_are_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,6 +83,10 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
 # Kinds whose spec cannot change once created: a rerun is a new object.
 IMMUTABLE_SPEC_KINDS = frozenset({"Certification", "WorkloadRun"})
 IMMUTABLE_RULE = {"rule": "self == oldSelf", "message": "spec is immutable"}
+# Kinds whose name becomes a label value of every child (at most 63 characters): refused at create, not failed later.
+LABEL_NAMED_KINDS = frozenset({"Certification"})
+NAME_FITS_A_LABEL_RULE = {"rule": "size(self.metadata.name) <= 63", "fieldPath": ".metadata.name",
+                          "message": "must be at most 63 characters (it becomes a label value)"}
 
 ENVELOPE = {
     "apiVersion": {"type": "string", "description": "The versioned schema of this object: nvcre.nvidia.com/v1alpha1."},
@@ -179,6 +183,8 @@ def resource_schema(model: type[Resource]) -> dict[str, Any]:
     properties.update({key: dict(value) for key, value in ENVELOPE.items()})
     if model.KIND in IMMUTABLE_SPEC_KINDS:
         properties["spec"]["x-kubernetes-validations"] = [dict(IMMUTABLE_RULE)]
+    if model.KIND in LABEL_NAMED_KINDS:  # the root's rules may read metadata.name (and generateName) only
+        schema["x-kubernetes-validations"] = [dict(NAME_FITS_A_LABEL_RULE)]
     # metadata is always present server-side; requiring it here would restrict ObjectMeta.
     required = [name for name in schema.pop("required", []) if name != "metadata"]
     if required:

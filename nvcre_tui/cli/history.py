@@ -11,10 +11,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.printable import printable
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,13 +85,13 @@ def nodes_command(args: argparse.Namespace) -> int:
 def node_command(args: argparse.Namespace) -> int:
     """One node across certifications."""
     query = _query(args)
-    history = query.node(args.name)
-    if not history:
+    every = query.node(args.name)
+    if not every:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
-    if args.last:
-        history = [e for e in history if e["id"] in {c["id"] for c in query.certifications(args.last)}]
+    recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
+    history = [e for e in every if recent is None or e["id"] in recent]
     current = (_current(args) or {}).get(args.name)
-    stale = query.staleness(args.name, current, query.node(args.name))
+    stale = query.staleness(args.name, current, every)
     trend = query.trend(args.name, history)
     if args.output == "json":
         print(to_json({"node": args.name, "staleness": stale.to_json(), "trend": trend, "certifications": history}))
@@ -99,12 +102,16 @@ def node_command(args: argparse.Namespace) -> int:
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(category["measurements"].items()) if isinstance(v, int | float)) or "-"
             rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], category["state"],
                          category["reason"] or "-", measured))
-    print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=f"{args.name}")
-    print(f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}")
+    # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the
+    # kubelet reports) never reaches the terminal raw.
+    lines = [f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}"]
     latest = next((e["baseline"] for e in reversed(history) if e["baseline"]), None)
     if latest:
-        print("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
-    print(f"bus bandwidth trend: {_trend_text(trend)}")
+        lines.append("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
+    lines.append(f"bus bandwidth trend: {_trend_text(trend)}")
+    print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=escape(printable(args.name, newlines=False)))
+    for line in lines:
+        print(printable(line, newlines=False))
     return 0
 
 

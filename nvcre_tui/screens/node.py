@@ -22,6 +22,7 @@ from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.history.sparkline import sparkline
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
@@ -62,6 +63,7 @@ class NodeScreen(NvcreScreen):
         self.node = name
         self._history: list[dict[str, Any]] = []
         self._archive_key: object = None  # what the archive and NVSentinel panes were last drawn from
+        self._told = ""  # the unreadable-history notification last shown
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -127,14 +129,19 @@ class NodeScreen(NvcreScreen):
         names = dict(FIELDS)
         label(side, "Software", ", ".join(f"{names[k]} {baseline[k]}" for k, _ in FIELDS if k in baseline and k != "gpuProduct") or "-")
         history: list[dict[str, Any]] = []
+        unreadable = ""
         if query is None:
             label(side, "Baseline", "no history archive in this session")
         else:
             try:
                 history = query.node(self.node)
                 stale = query.staleness(self.node, baseline or None, history)
-            except Exception as error:  # noqa: BLE001 - an unreadable archive is said, never a traceback
-                label(side, "Baseline", f"history unreadable: {error}")
+            except Exception as error:  # noqa: BLE001 - an unreadable (or damaged) archive is said, never a traceback
+                unreadable = printable(f"history unreadable: {error}", newlines=False)
+                label(side, "Baseline", unreadable)
+                if unreadable != self._told:  # a notification once, not on every redraw
+                    self._told = unreadable
+                    self.notify(unreadable, severity="error", title="history", markup=False)
             else:
                 label(side, "Baseline", (f"{STALE_GLYPH} STALE: " if stale.stale else "") + stale.detail)
         requests = requests_cache.list(VALIDATION_REQUEST) if requests_cache is not None else []
@@ -144,7 +151,7 @@ class NodeScreen(NvcreScreen):
             for line in view.lines():
                 side.append(f"  {line}\n")
         self.query_one("#sentinel", Static).update(side)
-        self.query_one("#history", Static).update(self._timeline(history))
+        self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else self._timeline(history))
 
     def _timeline(self, history: list[dict[str, Any]]) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole

@@ -3,23 +3,110 @@
 Certifications are ordered by completion time (then archive order). A node's overall verdict in one
 certification is the most urgent of its categories; it *passed* when at least one category passed and
 none failed, was suspect or inconclusive.
+
+Every row is read through `_checked`: a field that is not what the archive writes (a hand edit, a damaged disk)
+is a `DamagedHistory` naming the file, the table, the row and the field, before anything is shown.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
+from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, NodeState
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
+from nvcre_tui.engine.printable import printable
 
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}
+STATES = frozenset(state.value for state in NodeState)
+
+
+class DamagedHistory(InputError):
+    """A history row that is not what the archive writes (edited by hand, a damaged disk): one line naming the
+    file, the table, the row and the field (bad input: the CLI exits 2, the console says it), never a traceback."""
+
+
+def _shown(value: Any) -> str:
+    """A stored value as a message shows it: its SQLite type and (shortened) value."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return f"a BLOB of {len(value)} byte{'s' if len(value) != 1 else ''}"
+    text = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    return f"{'text' if isinstance(value, str) else 'an integer' if isinstance(value, int) else 'a real'} {text}"
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _name(value: Any) -> str:
+    """A row's key as its message names it (a damaged key shown as what it is)."""
+    return value if isinstance(value, str) and value and value.isprintable() and " " not in value else repr(value)
+
+
+# What each field is: text | time (RFC 3339 text) | state (a node state) | count (a whole number >= 0) | number (finite) |
+# object | array | baseline (a JSON object of text); `?` after one: or NULL (for baseline: no baseline row)
+def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str], where: str) -> Obj:
+    """The fields of one row, decoded and checked; DamagedHistory names the file, table, row and field of the first
+    damage. `fields` maps the row's column (as selected) to what it must be."""
+
+    def damaged(column: str, what: str) -> DamagedHistory:
+        return DamagedHistory(printable(f"{path}: damaged history: {table} row ({where}): {column} {what}", newlines=False))
+
+    found: Obj = {}
+    for column, kind in fields.items():
+        value = row[column]
+        optional = kind.endswith("?")
+        kind = kind.rstrip("?")
+        if value is None and optional:
+            found[column] = None
+        elif kind in ("text", "state", "time"):
+            if not isinstance(value, str):
+                raise damaged(column, f"is {_shown(value)}, not text")
+            if kind == "state" and value not in STATES:
+                raise damaged(column, f"is {_shown(value)}, not a node state ({', '.join(sorted(STATES))})")
+            if kind == "time":
+                try:
+                    parse_time(value)
+                except ValueError:
+                    raise damaged(column, f"is {_shown(value)}, not a time like 2026-11-29T10:00:00Z") from None
+            found[column] = value
+        elif kind == "count":
+            if not isinstance(value, int) or value < 0:
+                raise damaged(column, f"is {_shown(value)}, not a whole number >= 0")
+            found[column] = value
+        elif kind == "number":
+            if not isinstance(value, int | float) or not math.isfinite(value):
+                raise damaged(column, f"is {_shown(value)}, not a finite number")
+            found[column] = float(value)
+        else:  # JSON text: object | array | baseline
+            if not isinstance(value, str):
+                raise damaged(column, f"is {_shown(value)}, not JSON text")
+            try:
+                decoded = json.loads(value)
+            except ValueError as error:
+                raise damaged(column, f"is not JSON ({str(error).splitlines()[0][:80]})") from None
+            except RecursionError:
+                raise damaged(column, "is JSON nested too deep to read") from None
+            wanted = list if kind == "array" else dict
+            if not isinstance(decoded, wanted):
+                raise damaged(column, f"is {_json_type(decoded)}, not {'an array' if wanted is list else 'an object'}")
+            if kind == "baseline" and isinstance(decoded, dict):
+                bad = next((key for key, part in decoded.items() if not isinstance(part, str)), None)
+                if bad is not None:
+                    raise damaged(f"{column}.{bad}", f"is {_json_type(decoded[bad])}, not text")
+            found[column] = decoded
+    return found
 
 
 def overall(states: list[str]) -> str:
@@ -30,6 +117,14 @@ def overall(states: list[str]) -> str:
 def passed(states: list[str]) -> bool:
     """Whether a node passed a certification: some category passed, none convicts or doubts it."""
     return "passed" in states and not NOT_PASSED & set(states)
+
+
+def last_reason(entry: Obj) -> str:
+    """Why the node did not pass this certification: the distinct reasons of its failed, suspect or inconclusive
+    categories, most urgent first ("" when it passed). Never an older certification's reason beside this one's result."""
+    rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
+    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED and c["reason"]), key=lambda c: rank[c["state"]])
+    return ", ".join(dict.fromkeys(c["reason"] for c in urgent))
 
 
 @dataclass(frozen=True)
@@ -56,6 +151,16 @@ class Staleness:
     def to_json(self) -> Obj:
         return {"status": self.status, "lastPass": self.last_pass,
                 "changes": {k: {"from": old, "to": new} for k, (old, new) in self.changes.items()}}
+
+
+CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "text", "completion_time": "time?"}
+RESULT_FIELDS = {"category": "text", "state": "state", "reason": "text", "message": "text", "bus_bw": "number?",
+                 "measurements": "object", "evidence": "array", "jobs": "array"}
+
+
+def _certification(row: sqlite3.Row) -> str:
+    """`certification 3 burn-in`: the row's certification (by id, always a whole number, and name)."""
+    return f"certification {row['id']} {_name(row['name'])}"
 
 
 class HistoryQuery:
@@ -96,21 +201,31 @@ class HistoryQuery:
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
             "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect "
             "FROM certifications c ORDER BY c.completion_time, c.id")
-        found = [{"id": r["id"], "name": r["name"], "namespace": r["namespace"], "result": r["result"], "startTime": r["start_time"],
-                  "completionTime": r["completion_time"], "source": r["source"], "nodes": r["nodes"], "failedNodes": r["failed"],
-                  "suspectNodes": r["suspect"]} for r in rows]
+        found = []
+        for r in rows:
+            c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {"start_time": "time?", "source": "text", "nodes": "count",
+                                                                                 "failed": "count", "suspect": "count"}, _certification(r))
+            found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
+                          "completionTime": c["completion_time"], "source": c["source"], "nodes": c["nodes"], "failedNodes": c["failed"],
+                          "suspectNodes": c["suspect"]})
         return found[-last:] if last else found
 
     def report(self, name: str, namespace: str | None = None) -> Obj | None:
         """The report of the latest archived certification of that name."""
-        rows = self._rows("SELECT report, namespace FROM certifications WHERE name = ? ORDER BY completion_time DESC, id DESC", (name,))
+        rows = self._rows("SELECT id, name, report, namespace FROM certifications WHERE name = ? ORDER BY completion_time DESC, id DESC", (name,))
         row = next((r for r in rows if namespace in (None, r["namespace"])), None)
-        return json.loads(row["report"]) if row else None
+        if row is None:
+            return None
+        report: Obj = _checked(self.path, "certifications", row, {"report": "object"}, _certification(row))["report"]
+        return report
 
     # ----- nodes ------------------------------------------------------------------------------------
 
     def node_names(self) -> list[str]:
-        return [r["node"] for r in self._rows("SELECT DISTINCT node FROM node_results ORDER BY node")]
+        rows = self._rows("SELECT r.node, c.id, c.name FROM node_results r JOIN certifications c ON c.id = r.cert_id "
+                          "GROUP BY r.node ORDER BY r.node")
+        return [_checked(self.path, "node_results", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
+                for r in rows]
 
     def node(self, name: str) -> list[Obj]:
         """One node's results per certification, oldest first: overall state, each category, the baseline."""
@@ -121,12 +236,17 @@ class HistoryQuery:
             "ORDER BY c.completion_time, c.id, r.category", (name,))
         history: dict[int, Obj] = {}
         for r in rows:
-            entry = history.setdefault(r["id"], {
-                "id": r["id"], "certification": r["name"], "namespace": r["namespace"], "certificationResult": r["result"],
-                "completionTime": r["completion_time"], "baseline": json.loads(r["baseline"]) if r["baseline"] else None, "categories": []})
-            entry["categories"].append({"category": r["category"], "state": r["state"], "reason": r["reason"], "message": r["message"],
-                                        "busBW": r["bus_bw"], "measurements": json.loads(r["measurements"]),
-                                        "evidence": json.loads(r["evidence"]), "jobs": json.loads(r["jobs"])})
+            if r["id"] not in history:
+                c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS, _certification(r))
+                b = _checked(self.path, "node_baselines", r, {"baseline": "baseline?"}, f"{_certification(r)}, node {_name(name)}")
+                history[r["id"]] = {
+                    "id": c["id"], "certification": c["name"], "namespace": c["namespace"], "certificationResult": c["result"],
+                    "completionTime": c["completion_time"], "baseline": b["baseline"], "categories": []}
+            n = _checked(self.path, "node_results", r, RESULT_FIELDS,
+                         f"{_certification(r)}, node {_name(name)}, category {_name(r['category'])}")
+            history[r["id"]]["categories"].append({
+                "category": n["category"], "state": n["state"], "reason": n["reason"], "message": n["message"], "busBW": n["bus_bw"],
+                "measurements": n["measurements"], "evidence": n["evidence"], "jobs": n["jobs"]})
         for entry in history.values():
             states = [c["state"] for c in entry["categories"]]
             entry["result"], entry["passed"] = overall(states), passed(states)
@@ -169,7 +289,7 @@ class HistoryQuery:
                 "window": len(window),
                 "lastResult": history[-1]["result"] if history else "untested",
                 "lastCertification": history[-1]["certification"] if history else None,
-                "lastReason": next((c["reason"] for e in reversed(window) for c in e["categories"] if c["reason"] and c["state"] in NOT_PASSED), ""),
+                "lastReason": last_reason(history[-1]) if history else "",
                 "staleness": stale, "trend": self.trend(name, history),
             })
         return summaries

@@ -117,10 +117,7 @@ class NodeScreen(NvcreScreen):
         query = getattr(session, "history", None)
         requests_cache = getattr(session, "validation_requests", None)
         baseline = baseline_of(node) if node is not None else {}
-        try:
-            archived = query.version() if query is not None else None
-        except Exception:  # noqa: BLE001 - drawn below with the reason
-            archived = None
+        archived = query.change_key() if query is not None else None
         key = (archived, meta_of(node or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)
         if key == self._archive_key and archived is not None:
             return  # nothing archived and nothing about the node changed: skip the database reads

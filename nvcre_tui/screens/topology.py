@@ -114,14 +114,14 @@ class TopologyScreen(NvcreScreen):
         requests = getattr(session, "validation_requests", None)
         listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
         query = getattr(session, "history", None)
-        seen = ((query.version() if query is not None else None, self._sentinel), list(snapshot.nodes), listed)
+        seen = ((query.change_key() if query is not None else None, self._sentinel), list(snapshot.nodes), listed)
         if self._marks_seen is not None and seen[0] == self._marks_seen[0] and _same(seen[1], self._marks_seen[1]) and _same(listed, self._marks_seen[2]):
             return  # the same Nodes, requests, archive and overlay: the same marks
         self._marks_seen = seen
         views = {node_name(n): sentinel_view(n, listed) for n in snapshot.nodes}
         self._sentinel_marks = {name: (view.mark, view.state or "") for name, view in views.items() if view.mark}
         current = {node_name(n): baseline_of(n) for n in snapshot.nodes}
-        memo = (query.version() if query is not None else None, repr(sorted(current.items())))
+        memo = (query.change_key() if query is not None else None, repr(sorted(current.items())))
         if query is not None and memo != self._stale_memo:
             try:
                 self._stale = {name: found.detail for name, found in query.stale_nodes(current).items() if name in current}

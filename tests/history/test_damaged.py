@@ -16,6 +16,7 @@ from nvcre_tui.cli import main
 from nvcre_tui.engine.history import HistoryQuery, open_history
 from nvcre_tui.engine.history.queries import DamagedHistory
 from nvcre_tui.screens.node import NodeScreen
+from nvcre_tui.screens.topology import TopologyScreen
 from tests.history.test_console import finished_session, rendered
 
 CATEGORY = "communication/nccl-loopback"
@@ -164,4 +165,21 @@ async def test_the_console_notifies_a_damaged_history_instead_of_crashing(tmp_pa
                    for severity, message in notes), notes
         assert "history unreadable" in rendered(app, "#sentinel") and "unreadable" in rendered(app, "#history")
         assert isinstance(app.screen, NodeScreen)
+    await session.close()
+
+
+async def test_the_map_says_a_history_that_is_no_database_any_more(tmp_path: Path) -> None:
+    """A history overwritten after the session opened it (not SQLite at all): the map shows no stale marks and says
+    why, instead of crashing on the archive's change key."""
+    session = await finished_session(tmp_path)
+    for part in tmp_path.glob("h.db*"):  # its write-ahead log too: a reader would find the pages there
+        part.unlink()
+    (tmp_path / "h.db").write_bytes(b"this is not a database" * 100)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.pause()
+        app.push_screen(TopologyScreen())
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        assert "history unreadable, no stale marks" in rendered(app, "#marks")
     await session.close()

@@ -189,6 +189,14 @@ class HistoryQuery:
         rows = self._rows("SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS last FROM certifications")
         return (rows[0]["n"], rows[0]["last"]) if rows else (0, 0)
 
+    def change_key(self) -> object:
+        """`version()`, or why the archive cannot be read: a screen's memo key that never raises (the query it
+        guards says why, where the screen handles it)."""
+        try:
+            return self.version()
+        except InputError as error:
+            return "; ".join(error.messages)
+
     # ----- certifications ---------------------------------------------------------------------------
 
     def certifications(self, last: int | None = None) -> list[Obj]:

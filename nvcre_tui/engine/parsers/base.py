@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -134,12 +135,25 @@ def unsigned_number(token: str) -> float | None:
     return value if value != float("inf") else None
 
 
+def unsigned_magnitude(token: str) -> float | None:
+    """Like unsigned_number, but inf ("inf", or a number too large for a float) is a value: for cells where an
+    infinite reading means something (a data check's error or count), never an unreadable cell to leave out."""
+    if _UNSIGNED.fullmatch(token) is not None:
+        return float(token)
+    return math.inf if token.lower() in ("inf", "infinity") else None
+
+
 def signed_number(token: str) -> float | None:
     """The value of a decimal token that may carry a sign, or None."""
     if _SIGNED.fullmatch(token) is None:
         return None
     value = float(token)
     return value if abs(value) != float("inf") else None
+
+
+def overflows(token: str) -> bool:
+    """Whether `token` is a decimal number (sign allowed) too large for a float: float() reads it as inf."""
+    return _SIGNED.fullmatch(token) is not None and math.isinf(float(token))
 
 
 def unsigned_int(token: str) -> int | None:

@@ -1,7 +1,10 @@
 """`dcgmi diag` results (`-r 4 -j` JSON of DCGM 3.x / 4.x / hybrid, --iterations, or the text table).
 
 `parse_dcgm` returns a DcgmResult whose `failure` is the node verdict: None when every test passed
-(warnings allowed), else a Failure naming the test and GPU, e.g. "memory failed on GPU 1: ...".
+(warnings allowed), else a Failure naming the test and GPU, e.g. "memory failed on GPU 1: ...". Output
+that shows no pass blames no node: a test reporting a pass with no per-GPU result (NoDataCollected; the
+3.x table's node-wide Deployment checks excepted) and a result whose entity index is no index
+(`entity_id: -5`, `"0"`: WrongFormat, the field named) are never passed over.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ and a shape we did not expect must end in a ParseError, never in an empty pass.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,26 @@ def _int(value: Any) -> int | None:
     return None
 
 
+def _index(value: Any) -> int | None:
+    """An entity index: a JSON integer >= 0, as DCGM writes entity_id (bool and text are not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 32:
+        return None
+    return value
+
+
+def _gpu_index(value: Any) -> int | None:
+    """A 3.x gpu_id / gpu_ids part: an index, or its digits as text."""
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+    return _index(value)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 24 else f"{text[:21]}..."
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -58,30 +79,38 @@ def _info(raw: Any) -> tuple[str, ...]:
     return tuple(item for item in items if isinstance(item, str))
 
 
-def _entity(result: dict[str, Any]) -> tuple[str, tuple[int, ...]] | None:
-    """(label, GPU indices) from 4.x entity fields or 3.x gpu_id / gpu_ids."""
+def _entity(result: dict[str, Any]) -> tuple[str, tuple[int, ...]] | str | None:
+    """(label, GPU indices) from 4.x entity fields or 3.x gpu_id / gpu_ids; None for an entry that names no entity
+    and has no status (no result); the field and value, as text, when the entity it names cannot be read."""
     if "entity_id" in result:
-        entity_id = _int(result["entity_id"])
+        entity_id = _index(result["entity_id"])
         group = _text(result.get("entity_group")) or "GPU"
         if entity_id is None:
-            return None
+            return f"entity_id {_shown(result['entity_id'])}"
         return f"{group} {entity_id}", (entity_id,) if group.upper() == "GPU" else ()
-    raw = result.get("gpu_id", result.get("gpu_ids"))
+    key = "gpu_id" if "gpu_id" in result else "gpu_ids"
+    raw = result.get(key)
     if raw is None:
         return ("all GPUs", ()) if "status" in result else None
-    parts = [_int(part) for part in (str(raw).split(",") if isinstance(raw, str) else [raw])]
+    parts = [_gpu_index(part) for part in (raw.split(",") if isinstance(raw, str) else [raw])]
     if not parts or any(part is None for part in parts):
-        return None
+        return f"{key} {_shown(raw)}"
     gpus = tuple(part for part in parts if part is not None)
     return (f"GPU {gpus[0]}" if len(gpus) == 1 else "GPUs " + ",".join(map(str, gpus))), gpus
 
 
-def _test(category: str, raw: Any, iteration: int) -> DcgmTest | None:
+def _test(category: str, raw: Any, iteration: int, unreadable: list[str]) -> DcgmTest | None:
+    """The test, or None for no test; a result entry naming an entity that cannot be read is left out and its
+    field named in `unreadable` (never dropped silently: it may be the GPU that failed)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         return None  # 3.x output has null entries between tests
     results = []
-    for item in raw["results"] if isinstance(raw.get("results"), list) else []:
+    for index, item in enumerate(raw["results"] if isinstance(raw.get("results"), list) else []):
         entity = _entity(item) if isinstance(item, dict) else None
+        if isinstance(entity, str):
+            run = f" (iteration {iteration + 1})" if iteration else ""
+            unreadable.append(f"{normalize_test_name(raw['name'])}{run} results[{index}]: {entity} is no entity index")
+            continue
         if entity is None:
             continue
         status = normalize_status(item.get("status"))
@@ -105,6 +134,7 @@ class _Run:
     driver: str | None
     tests: list[DcgmTest]
     runtime_error: str | None
+    unreadable: list[str]
 
 
 def _run(document: dict[str, Any], iteration: int) -> _Run:
@@ -119,17 +149,18 @@ def _run(document: dict[str, Any], iteration: int) -> _Run:
         form = "4.x"  # (4.x prints only the version and runtime_error inside the tree when it cannot run)
     else:
         form = "hybrid"  # 4.2: the 3.x tree, with its version inside, renamed, holding entity results
-    tests = []
+    tests: list[DcgmTest] = []
+    unreadable: list[str] = []
     categories = tree.get("test_categories")
     for category in categories if isinstance(categories, list) else []:
         if not isinstance(category, dict) or not isinstance(category.get("tests"), list):
             continue
         name = _text(category.get("category")) or "Unknown"
-        tests += [test for raw in category["tests"] if (test := _test(name, raw, iteration)) is not None]
+        tests += [test for raw in category["tests"] if (test := _test(name, raw, iteration, unreadable)) is not None]
     version = _text(metadata.get("version")) or _text(tree.get("version"))
     driver = _text(metadata.get("Driver Version Detected")) or _text(tree.get("Driver Version Detected"))
     error = _text(tree.get("runtime_error")) or _text(document.get("runtime_error"))
-    return _Run(form, version, driver, tests, error.strip() if error and error.strip() else None)
+    return _Run(form, version, driver, tests, error.strip() if error and error.strip() else None, unreadable)
 
 
 def parse_dcgm_json(text: str) -> DcgmResult:
@@ -148,9 +179,12 @@ def parse_dcgm_json(text: str) -> DcgmResult:
     runs = [_run(item, index) for index, item in enumerate(documents)]
     tests = tuple(test for run in runs for test in run.tests)
     runtime_error = next((run.runtime_error for run in runs if run.runtime_error), None)
+    unreadable = tuple(problem for run in runs for problem in run.unreadable)
     if not tests and runtime_error is None and (overall is None or normalize_status(overall) not in FAILING):
+        if unreadable:
+            raise ParseError(WRONG_FORMAT, f"unreadable dcgmi diag result: {unreadable[0]}")
         raise ParseError(NO_DATA, "dcgmi diag output holds no test results")
-    first = runs[0] if runs else _Run("4.x", None, None, [], None)
+    first = runs[0] if runs else _Run("4.x", None, None, [], None, [])
     return DcgmResult(
         format=first.format,
         version=first.version,
@@ -159,5 +193,5 @@ def parse_dcgm_json(text: str) -> DcgmResult:
         runtime_error=runtime_error,
         iterations=max(len(runs), 1),
         overall=overall,
-        failure=verdict(tests, runtime_error, overall, _text(document.get("warning"))),
+        failure=verdict(tests, runtime_error, overall, _text(document.get("warning")), unreadable=unreadable),
     )

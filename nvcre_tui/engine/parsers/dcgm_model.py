@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from nvcre_tui.engine.parsers.base import Failure
+from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, Failure
 from nvcre_tui.engine.parsers.measurements import DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED
 
 TEST_FAILED = "DcgmTestFailed"
@@ -173,9 +173,27 @@ def _reason_text(test: DcgmTest, failing: list[DcgmEntityResult], gpus: tuple[in
     return "unrecognised status reported" if odd or test.status == UNKNOWN else "no reason given"
 
 
+#: The section whose checks are of the node's software, not of a GPU: the 3.x text table prints them without GPUs.
+NODE_LEVEL = frozenset({"Deployment"})
+
+
+def unmeasured(tests: tuple[DcgmTest, ...], node_level: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Tests that report a pass (or a warning) with no result on any entity: they show nothing measured. Tests of the
+    `node_level` categories are exempt (node-wide checks the output ties to no GPU)."""
+    return tuple(dict.fromkeys(_run_name(test) for test in tests
+                               if test.status in (PASS, WARN) and not test.results and test.category not in node_level))
+
+
+def _run_name(test: DcgmTest) -> str:
+    return f"{test.name} (iteration {test.iteration + 1})" if test.iteration else test.name
+
+
 def verdict(tests: tuple[DcgmTest, ...], runtime_error: str | None, overall: str | None,
-            overall_warning: str | None) -> Failure | None:
-    """The node verdict: a runtime error, any failing test or entity, or a failed overall result."""
+            overall_warning: str | None, *, unreadable: tuple[str, ...] = (),
+            node_level: frozenset[str] = frozenset()) -> Failure | None:
+    """The node verdict: a runtime error, any failing test or entity, or a failed overall result; else, blaming no
+    node, result entries that cannot be read (`unreadable`: WrongFormat) or a passing test with no entity result
+    (NoDataCollected): neither is evidence of a pass."""
     if runtime_error:
         return Failure(RUNTIME_ERROR, f"dcgmi diag could not run: {runtime_error}")
     messages: list[str] = []
@@ -197,6 +215,13 @@ def verdict(tests: tuple[DcgmTest, ...], runtime_error: str | None, overall: str
         return Failure(TEST_FAILED, messages[0] + more, tuple(sorted(failed_gpus)))
     if overall is not None and normalize_status(overall) in FAILING:
         return Failure(TEST_FAILED, f"diagnostic overall result {overall}: {overall_warning or 'no reason given'}")
+    if unreadable:
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        return Failure(WRONG_FORMAT, f"unreadable dcgmi diag result: {unreadable[0]}{more}")
+    if empty := unmeasured(tests, node_level):
+        names = ", ".join(empty)
+        return Failure(NO_DATA, f"{names} reported {'a pass' if len(empty) == 1 else 'passes'} with no per-GPU result: "
+                                "nothing measured")
     if not any(test.status in (PASS, WARN) for test in tests):
         # Everything skipped proves nothing about the hardware: not a pass.
         return Failure(NOTHING_RAN, "no diagnostic test ran on this node (all skipped or not run)")

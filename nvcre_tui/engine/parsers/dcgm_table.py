@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError
 from nvcre_tui.engine.parsers.dcgm_model import (
     FAIL,
+    NODE_LEVEL,
     DcgmEntityResult,
     DcgmResult,
     DcgmTest,
@@ -168,4 +169,4 @@ def parse_dcgm_table(lines: Iterable[str]) -> DcgmResult:
                                        "with a 'Diagnostic | Result' header)")
     tests = tuple(reader.tests)
     return DcgmResult("table", reader.metadata.get("version"), reader.metadata.get("driver"), tests,
-                      runtime_error, 1, None, verdict(tests, runtime_error, None, None))
+                      runtime_error, 1, None, verdict(tests, runtime_error, None, None, node_level=NODE_LEVEL))

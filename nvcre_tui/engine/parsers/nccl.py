@@ -4,8 +4,10 @@
 or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` follows NVCRE: the
 maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
 `#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
-tolerance in a table without footer, or when an out-of-bounds footer says so. Result rows that no
-summary footer follows (output cut off, or a run that died) make it `incomplete`. A row whose time or
+tolerance in a table without footer (or reads inf: a data-check cell of inf, or of a number too large for
+a float, is never skipped), or when an out-of-bounds footer says so. Result rows that no summary footer
+follows (output cut off, or a run that died), and a run that printed its header but neither rows nor a
+summary (named with the first NCCL failure line it printed), make it `incomplete`. A row whose time or
 bandwidth is inf, nan or negative, and a line that looks like a row but is refused (an unreadable cell,
 the wrong number of cells), is in no average but is counted and named in `notes()`.
 """

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from operator import itemgetter
 
-from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_magnitude
 from nvcre_tui.engine.parsers.nccl_layout import WORD, Columns
 from nvcre_tui.engine.parsers.nccl_model import NcclAggregator
 
@@ -83,7 +83,7 @@ def _wrong_cells(cells: tuple[str, ...]) -> list[float] | None:
         return []
     values = []
     for cell in set(cells) - _NO_WRONG:
-        value = unsigned_number(cell)
+        value = unsigned_magnitude(cell)  # as the strict reader: inf (or too large for a float) is a value
         if value is None:
             return None
         values.append(value)

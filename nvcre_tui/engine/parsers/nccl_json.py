@@ -29,6 +29,18 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
+def _magnitude(value: Any) -> float | None:
+    """A non-negative JSON number for a data check (wrong elements), inf included: Infinity, 1e400 or an integer
+    beyond any double counts wrong elements without end, never a field to skip."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return math.inf if value > 0 else None
+    return number if number >= 0 else None  # nan fails the comparison: unreadable
+
+
 # What nccl-tests prints for an integer in text ("    -1"): int() alone would also take "+4", "1_000" and
 # non-ASCII digits, and raise on "--5".
 _PADDED_INTEGER = re.compile(r"\s*-?\d{1,20}\s*", re.ASCII)
@@ -61,7 +73,7 @@ def _half(data: Any) -> HalfValues | None:
     if time_us is None or algbw is None or busbw is None:
         return None
     raw_wrong = data.get("nwrong", data.get("wrong"))
-    wrong = None if raw_wrong is None else _number(raw_wrong)
+    wrong = None if raw_wrong is None else _magnitude(raw_wrong)
     if raw_wrong is not None and wrong is None:
         return None
     return time_us, algbw, busbw, wrong, None
@@ -127,7 +139,7 @@ def _half_problem(values: Any) -> str | None:
         if _number(values[present]) is None:
             return f"{name} {_described(values[present])}"
     wrong = values.get("nwrong", values.get("wrong"))
-    return None if wrong is None or _number(wrong) is not None else f"#wrong {_described(wrong)}"
+    return None if wrong is None or _magnitude(wrong) is not None else f"#wrong {_described(wrong)}"
 
 
 def _refusal(data: Any) -> tuple[int, str] | None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.base import signed_int, unsigned_int, unsigned_magnitude, unsigned_number
 from nvcre_tui.engine.parsers.nccl_model import HalfValues, RowValues
 
 _TIME_NAMES = frozenset({"time", "cputime"})
@@ -144,7 +144,7 @@ def _half(tokens: list[str], start: int, columns: Columns) -> HalfValues | None:
     if columns.wrong is not None:
         cell = tokens[start + columns.wrong]
         if cell != "N/A":
-            wrong = unsigned_number(cell)
+            wrong = unsigned_magnitude(cell)  # inf wrong elements, or an error of inf, convicts: never a skipped row
             if wrong is None:
                 return None
     if columns.error_kind:
@@ -224,7 +224,7 @@ def _unreadable(tokens: list[str], columns: Columns) -> str | None:
         return signed_int(cell) if len(cell) <= 11 else None
 
     def wrong(cell: str) -> object:
-        return True if cell == "N/A" else unsigned_number(cell)
+        return True if cell == "N/A" else unsigned_magnitude(cell)
 
     checks: list[tuple[str, int, Callable[[str], object]]] = [
         ("size", columns.size, whole), ("count", columns.count, whole), ("type", columns.type, WORD.fullmatch)]

@@ -7,6 +7,7 @@ a time (`add`) or a size's worth at once from the batched reader (`add_group`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -119,8 +120,8 @@ class NcclResult:
     failure: Failure | None = None
     skipped_count: int = 0  # rows left out of the averages: inf, nan or negative cells, or refused row-like lines
     skipped_rows: tuple[SkippedRow, ...] = ()  # the first MAX_SKIPPED_NAMED of them
-    # Why the output does not show every run concluding (rows without a summary footer): never a pass for
-    # `nvcre parse`; `failure` stays what the rows themselves show.
+    # Why the output does not show every run concluding (rows without a summary footer, or a started run that
+    # printed no row and no summary): never a pass for `nvcre parse`; `failure` stays what the rows themselves show.
     incomplete: str | None = None
 
     @property
@@ -272,6 +273,15 @@ class NcclAggregator:
         self.skipped_rows: list[SkippedRow] = []
         self.footed = 0  # rows (kept or skipped) that a summary footer closed
         self.unfooted_runs = 0  # runs whose last rows no summary followed: cut off, or the run failed
+        # The run a "Collective test starting" line opened, until the next one or the end of input: whether it
+        # printed its summary, the row count when it began, and the first line saying NCCL failed before its rows.
+        self.run_open = False
+        self.run_footed = False
+        self.run_first_row = 0
+        self.run_failure: str | None = None
+        self.run_program = ""
+        self.rowless_runs = 0  # started runs that printed neither a result row nor a summary (crashed, or cut off)
+        self.first_rowless: tuple[int, str, str | None] | None = None  # (run number, program, NCCL failure) of the first
 
     def add(self, size: int, count: int, kind: str, redop: str, root: int | None, oop: HalfValues,
             ip: HalfValues) -> None:
@@ -304,7 +314,10 @@ class NcclAggregator:
             self.skipped_rows.append(SkippedRow(size, cells, where))
 
     def check_error(self, size: int, kind: str, error: float) -> None:
-        """Note the first `error` cell above nccl-tests' tolerance; the table's footer judges it."""
+        """Note the first `error` cell above nccl-tests' tolerance; the table's footer judges it. An error of inf is
+        judged at once: no footer's count makes a deviation without bound a pass."""
+        if math.isinf(error) and self.unjudged_excess is None:
+            self.unjudged_excess = (size, error, error_tolerance(kind, len(self.ranks)))
         if self.pending_excess is None:
             tolerance = error_tolerance(kind, len(self.ranks))
             if error > tolerance:
@@ -320,18 +333,34 @@ class NcclAggregator:
         self.end_table()
         self.close_run()
         self.runs_started += 1
+        self.run_open, self.run_footed, self.run_first_row, self.run_failure = True, False, self.row_count, None
+        self.run_program = program
         if program and program not in self.programs:
             self.programs.append(program)
+
+    def note_failure(self, line: str) -> None:
+        """A line saying NCCL (or CUDA) failed, before the current run printed a row: why it may print none."""
+        if self.run_failure is None:
+            self.run_failure = line
+        if self.nccl_failure is None:
+            self.nccl_failure = line
 
     def footer(self) -> None:
         """A summary line ("Out of bounds values", "Avg bus bandwidth"): the rows so far belong to a concluded run."""
         self.footed = self.row_count + self.skipped_count
+        self.run_footed = True
 
     def close_run(self) -> None:
-        """A run ends (another starts, or the input ends): rows after its last summary mean it never concluded."""
+        """A run ends (another starts, or the input ends): rows after its last summary mean it never concluded;
+        so does a started run that printed no row and no summary (it died after its header, or was cut off)."""
         if self.row_count + self.skipped_count > self.footed:
             self.unfooted_runs += 1
             self.footer()
+        elif self.run_open and not self.run_footed:
+            self.rowless_runs += 1
+            if self.first_rowless is None:
+                self.first_rowless = (self.runs_started, self.run_program, self.run_failure)
+        self.run_open = False
 
     def add_out_of_bounds(self, count: int) -> None:
         """The footer: nccl-tests' own count of cells over its tolerance, which decides for its table."""
@@ -368,13 +397,24 @@ class NcclAggregator:
         )
 
     def _incomplete(self) -> str | None:
-        """Why the output does not show every run finishing: result rows that no summary footer followed."""
-        if not self.unfooted_runs:
+        """Why the output does not show every run finishing: result rows that no summary footer followed, or a
+        started run that printed neither rows nor a summary."""
+        missing = self.unfooted_runs + self.rowless_runs
+        if not missing:
             return None
-        runs = max(self.runs_started, self.unfooted_runs)
-        which = "the run" if runs == 1 else f"{self.unfooted_runs} of {runs} runs"
-        return (f"{which} never concluded: no 'Avg bus bandwidth' summary after {'its' if runs == 1 else 'their'} "
-                "result rows (output cut off, or the run failed)")
+        runs = max(self.runs_started, missing)
+        which = "the run" if runs == 1 else f"{missing} of {runs} runs"
+        reasons = []
+        if self.unfooted_runs:
+            their = "its" if runs == 1 else "their"
+            reasons.append(f"no 'Avg bus bandwidth' summary after {their} result rows (output cut off, or the run failed)")
+        if self.first_rowless is not None:
+            number, program, failure = self.first_rowless
+            more = f" (and {self.rowless_runs - 1} more runs)" if self.rowless_runs > 1 else ""
+            why = f": NCCL failed: {failure!r}" if failure else " (output cut off, or the run failed)"
+            reasons.append(f"run {number}{f' ({program})' if program else ''}{more} printed no result rows and no "
+                           f"summary{why}")
+        return f"{which} never concluded: {'; '.join(reasons)}"
 
 
 def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None) -> Failure | None:
@@ -386,8 +426,9 @@ def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, exces
         return Failure(DATA_CORRUPTION, f"{first.wrong:g} wrong elements at size {first.size} B{more}")
     if excess is not None:
         size, error, tolerance = excess
+        judged = "an error without bound" if math.isinf(error) else "the run printed no out-of-bounds footer"
         return Failure(DATA_CORRUPTION, f"max error {error:g} at size {size} B is above the nccl-tests tolerance "
-                                        f"{tolerance:g} (the run printed no out-of-bounds footer)")
+                                        f"{tolerance:g} ({judged})")
     if out_of_bounds:
         worst = max((size for size in sizes if size.max_error is not None), key=lambda s: s.max_error or 0.0,
                     default=None)

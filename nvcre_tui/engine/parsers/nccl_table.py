@@ -76,7 +76,7 @@ class TableReader:
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
         for number, line in enumerate(itertools.chain((line,), iterator), 1):
-            if fast and " NCCL " in line:
+            if fast and " NCCL " in line and not watch:
                 continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
             tokens = split(line)
             count = len(tokens)
@@ -84,6 +84,7 @@ class TableReader:
                 if count == width and isdigit(tokens[0]):
                     append(tokens)
                     append_line(number)
+                    watch = False  # the run has a row: lines before it said why it might print none
                     room -= 1
                     if not room:
                         self._fold()
@@ -92,6 +93,7 @@ class TableReader:
                 if count == prefixed_width and isdigit(tokens[1]):
                     append_prefixed(tokens)  # the prefix token is checked in bulk (nccl_batch)
                     append_prefixed_line(number)
+                    watch = False
                     room -= 1
                     if not room:
                         self._fold()
@@ -116,13 +118,14 @@ class TableReader:
                         self._other(tokens, line)
                         width, fast = self._sync()
                         prefixed_width = width + 1
-                        watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
+                        watch = self._watching()
                     continue
             if len(tokens) != width:
                 self._misfit(tokens, number, saw_newline and not line.endswith("\n"))
             elif fast:
                 append(tokens)
                 append_line(number)
+                watch = False
                 room -= 1
                 if not room:
                     self._fold()
@@ -134,7 +137,7 @@ class TableReader:
                     held_line = line
             width, fast = self._sync()
             prefixed_width = width + 1
-            watch = self.aggregator.nccl_failure is None and not self.aggregator.row_count
+            watch = self._watching()
         if saw_newline and not line.endswith("\n"):
             for rows, numbers in ((batch, self.batch_lines), (prefixed, self.prefixed_lines)):
                 if rows and rows[-1] is tokens:
@@ -144,6 +147,12 @@ class TableReader:
             self._commit_held()  # more input followed the line without newline: it was whole
         self.held = None
         self._fold()
+
+    def _watching(self) -> bool:
+        """Whether lines are searched for NCCL failures: until the current run prints a row (or says it failed)."""
+        aggregator = self.aggregator
+        return (aggregator.run_failure is None and aggregator.row_count == aggregator.run_first_row
+                and not self.batch and not self.prefixed)
 
     def _sync(self) -> tuple[int, bool]:
         """(width, fast) for the loop; a batch of another layout is folded before rows of this one join."""
@@ -260,8 +269,8 @@ class TableReader:
                 return
             first = tokens[0]
         elif first not in _MARKER_WORDS:
-            if self.aggregator.nccl_failure is None and not self.aggregator.row_count and _NCCL_FAILED.search(line):
-                self.aggregator.nccl_failure = " ".join(tokens)[:200]
+            if self._watching() and _NCCL_FAILED.search(line):
+                self.aggregator.note_failure(" ".join(tokens)[:200])
             return
         if first not in _MARKER_WORDS:
             return
@@ -304,6 +313,7 @@ class TableReader:
     def _run_marker(self, text: str) -> None:
         match = _STARTING.match(text)
         if match:
+            self._fold()  # the previous run's batched rows are its own: counted before it is closed
             # A new run may come from another build: forget the previous run's header.
             self._use(None, from_header=False)
             self.aggregator.start_run(match.group(1))

@@ -1,7 +1,9 @@
 """How a training log ends, and what it shows beside the steps: refused step lines, NaN loss, error lines.
 
 A run is whole when its last step line reaches the printed total (within one log interval: Megatron logs
-every `log_interval` iterations, so the last iterations may go unlogged) and no error line follows it.
+every `log_interval` iterations, so the last iterations may go unlogged) and no error line follows it. With
+one step line and no interval printed, the interval is at most that step + 1 (a framework logs the steps that
+are multiples of it, counting from 0 or 1): a log whose only step line is 10 of 50 stopped short.
 Megatron's own stops (--exit-duration-in-mins, --exit-interval) end a run early on purpose: a remark,
 not a gap. An error line that more steps follow did not stop the process; one after the last step did.
 """
@@ -84,14 +86,27 @@ class Ending:
         return Failure(LOSS_NAN, f"NaN loss in {self.nan} iteration{'s' if self.nan != 1 else ''}, first reported "
                                  f"at step {step} (line {line})")
 
+    def _interval(self, interval: int, step: int) -> int | None:
+        """The log interval the last step is judged by: the printed one, else the smallest gap between logged steps.
+        With one step logged and none printed, the largest interval that logs that step: frameworks log when the
+        step (counted from 0 or from 1) is a multiple of it, so it is at most step + 1; a step 0 fits any (None)."""
+        if self.log_interval is not None:
+            return self.log_interval
+        if self.steps > 1:
+            return interval
+        return step + 1 if step > 0 else None
+
     def short(self, interval: int) -> bool:
         """Whether the last step line falls short of the total by a log interval or more (not on Megatron's own limit)."""
         if self.reached is None:
             return False
         step, total = self.reached
-        # One logged step and no interval known: it may be the last one logged (log_every_n_steps 10, max_steps 15).
-        known = self.log_interval is not None or self.steps > 1
-        return known and total is not None and total - step >= (self.log_interval or interval) and self.exit is None
+        if total is None or self.exit is not None:
+            return False
+        # One logged step and no interval known: it may be the last one logged (log_every_n_steps 10, max_steps 15:
+        # step 9 of 14), unless even the largest interval that logs it would have logged another before the total.
+        longest = self._interval(interval, step)
+        return longest is not None and total - step >= longest
 
     def incomplete(self, interval: int) -> str | None:
         """Why the log does not show the run finishing, or None."""
@@ -100,6 +115,8 @@ class Ending:
         step, total = self.reached
         short = self.short(interval)
         where = f"stopped at step {step} of {total}" if short else f"failed after its last step ({step} of {total or '?'})"
+        if short and self.steps == 1 and self.log_interval is None:
+            where += f", its only step line, when any log interval that logs step {step} logs another by step {2 * step + 1}"
         if self.after_step is not None:
             return f"{where}: {self.after_step[1]} (line {self.after_step[0]})"
         if not short:

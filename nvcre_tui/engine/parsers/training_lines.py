@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from nvcre_tui.engine.parsers.base import parse_timestamp, signed_number, unsigned_int, unsigned_number
+from nvcre_tui.engine.parsers.base import overflows, parse_timestamp, signed_number, unsigned_int, unsigned_number
 from nvcre_tui.engine.parsers.prefixes import split_line_prefixes
 
 # "[2026-03-02 11:42:07.513201] iteration       40/      50 | ... |"
@@ -142,7 +142,8 @@ class _Cells:
         if key is None:
             return None
         text = self.fields[key]
-        if text.lower().lstrip("+-") in ("nan", "inf"):
+        # inf, and a number too large for a float (1e400: inf once read), is a loss gone to infinity like nan.
+        if text.lower().lstrip("+-") in ("nan", "inf", "infinity") or overflows(text):
             self.nan = max(self.nan, 1)
             return None
         value = signed_number(text)

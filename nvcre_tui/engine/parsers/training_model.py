@@ -94,7 +94,8 @@ class TrainingResult:
     application_start_time: datetime | None
     last_step_time: datetime | None
     recent_steps: tuple[TrainingStep, ...]  # the last 100
-    avg_tflops_per_gpu: float | None  # all steps with TFLOP/s > 0, warmup included (as NVCRE)
+    avg_tflops_per_gpu: float | None  # all steps with TFLOP/s > 0, warmup included (as NVCRE); no measurement
+    # when every step is a warm-up step (warmup_only)
     avg_step_time_sec: float | None  # non-warmup steps only
     final_loss: float | None
     checkpoints_saved: int
@@ -116,17 +117,27 @@ class TrainingResult:
     def passed(self) -> bool:
         return self.failure is None
 
+    @property
+    def warmup_only(self) -> bool:
+        """Whether every logged step is a warm-up step: the log shows no speed past warm-up."""
+        return self.step_count == self.warmup_step_count
+
     def notes(self) -> tuple[str, ...]:
         """Qualifiers of the verdict: step lines left out, named, and how the run ended when that is not plain."""
         skipped = (describe_skipped(self.skipped_count, self.skipped_steps),) if self.skipped_count else ()
-        return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *self.remarks))
+        steps = "the only logged step is" if self.step_count == 1 else f"all {self.step_count} logged steps are"
+        first = f"the first {self.warmup_steps} steps" if self.warmup_steps != 1 else "the first step"
+        warmup = (f"{steps} warm-up ({first} of a run): no {TFLOPS_PER_GPU} or {STEP_TIME} measured",) \
+            if self.warmup_only else ()
+        return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *warmup, *self.remarks))
 
     def measurements(self) -> dict[str, float]:
-        """Threshold metrics this log yields (only those it could measure)."""
+        """Threshold metrics this log yields (only those it could measure). TFLOP/s averages warm-up steps in (as
+        NVCRE), but a log of warm-up steps alone measured no speed: neither it nor the step time is reported."""
         values: dict[str, float] = {}
         if self.goodput is not None:
             values[GOODPUT] = self.goodput.ratio
-        if self.avg_tflops_per_gpu is not None:
+        if self.avg_tflops_per_gpu is not None and not self.warmup_only:
             values[TFLOPS_PER_GPU] = self.avg_tflops_per_gpu
         if self.avg_step_time_sec is not None:
             values[STEP_TIME] = self.avg_step_time_sec

@@ -174,7 +174,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
 
 async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     lines = await ctx.runner.logs(run)
-    result = measure(_parser(job), lines)
+    result = measure(_parser(job), lines, job_spec(job)["workload"]["workloadRun"].get("gpusPerNode"))
     nodes = group_nodes(job)
     if failure := result.finished_failure():
         # Output that stopped short convicts no node (a NCCL WARN at start-up may name one); output with nothing to

@@ -51,10 +51,11 @@ def stored_value(value: float) -> float:
     return float(f"{value:.12g}")
 
 
-def measure(parser: str, lines: Iterable[str]) -> Measured:
+def measure(parser: str, lines: Iterable[str], gpus: int | None = None) -> Measured:
     """Parse with the named parser ("nccl", "dcgm", "training"); "none" measures nothing.
 
-    No result data at all is a failure (NoDataCollected): a run that measured nothing never passes.
+    No result data at all is a failure (NoDataCollected): a run that measured nothing never passes; nor does a
+    diagnostic whose results name fewer GPUs than the `gpus` the run was given (the others were not tested).
     """
     parse = PARSERS.get(parser)
     if parse is None:
@@ -67,11 +68,22 @@ def measure(parser: str, lines: Iterable[str]) -> Measured:
     except ParseError as error:
         return Measured(failure=MeasureFailure(error.reason, f"{parser} output unreadable: {error.message}"))
     failure = getattr(result, "failure", None)
+    measured = MeasureFailure(failure.reason, failure.message) if failure else _untested_gpus(getattr(result, "gpus", ()), gpus)
     return Measured(
         measurements={name: stored_value(value) for name, value in result.measurements().items()},
-        failure=MeasureFailure(failure.reason, failure.message) if failure else None,
+        failure=measured,
         notes=tuple(result.notes()),
         # A run that exited 0 after its last step and printed an error then (teardown noise) is whole; one that
         # stopped short of its total, or nccl-tests rows no summary follows, is not.
         incomplete=getattr(result, "incomplete", None) if getattr(result, "stopped_short", True) else None,
     )
+
+
+def _untested_gpus(tested: Iterable[int], given: int | None) -> MeasureFailure | None:
+    """NoDataCollected when results name some GPUs, yet fewer than the run was given (none named: the output ties
+    its checks to no GPU, and says nothing either way)."""
+    named = sorted(set(tested))
+    if not named or given is None or len(named) >= given:
+        return None
+    return MeasureFailure(NO_DATA, f"the results name {len(named)} GPU{'s' if len(named) != 1 else ''} "
+                                   f"({', '.join(map(str, named))}) of the {given} the run was given: the others were not tested")

@@ -7,7 +7,6 @@ import asyncio
 import io
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.store.kube import KubeStore
 from nvcre_tui.engine.store.protocol import NODE
 from tests.kubeapi import ApiServer
+from tests.kubeapi.fixtures import apiserver  # noqa: F401 - the fixture
 
 CLIQUE = "nvidia.com/gpu.clique"
 
@@ -131,20 +131,10 @@ def test_a_node_file_on_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     assert (code, err) == (0, "") and json.loads(out)["gpuNodes"] == 2 and json.loads(out)["source"] == "stdin"
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ApiServer]:
-    api = ApiServer()
-    await api.start()
-    try:
-        yield api
-    finally:
-        await api.stop()
-
-
-async def test_the_nodes_of_a_cluster(server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+async def test_the_nodes_of_a_cluster(apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Over real HTTP, through the kubeconfig (the configured cluster is used without a flag)."""
-    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
     admin = KubeStore(await load_target(str(kubeconfig)), SystemClock(), user_agent="test-admin")
     try:
         for body in FLEET:

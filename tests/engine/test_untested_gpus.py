@@ -17,6 +17,7 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store import CERTIFICATION, JOB
+from tests.engine.test_unblamed_failures import SilentRunner  # every run prints the lines given
 
 Obj = dict[str, Any]
 FOUR_GPUS = (Path(__file__).resolve().parents[1] / "parsers" / "fixtures" / "dcgm_3x_warn_pass.json").read_text().splitlines()
@@ -30,24 +31,10 @@ spec:
 """
 
 
-class FixedOutput:
-    """The simulator's runner, but every run prints `lines` (dcgmi's output of a 4-GPU node)."""
-
-    def __init__(self, inner: Any, lines: list[str]) -> None:
-        self.inner, self.lines = inner, lines
-        self.simulated = inner.simulated
-
-    async def logs(self, run: Obj) -> list[str]:
-        return list(self.lines)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
 async def diagnose_with(gpus: int) -> Obj:
     session = await SimSession.open(default_scenario(), None, history=None)
     assert session.engine is not None
-    engine = Engine(session.engine.store, session.clock, default_catalog(), FixedOutput(session.runner, FOUR_GPUS), cache=session.cache)
+    engine = Engine(session.engine.store, session.clock, default_catalog(), SilentRunner(session.runner, FOUR_GPUS), cache=session.cache)
     cert = certification_from_text("c", CERT.replace("GPUS", str(gpus)), default_catalog()).to_wire()
     cert.pop("status", None)
     await session.store.create(CERTIFICATION, cert)

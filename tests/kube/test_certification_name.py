@@ -12,16 +12,8 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store import CERTIFICATION, Invalid
 from tests.kube.cluster import installed, store_on
+from tests.kube.test_setup import CERT
 from tests.scenarios.harness import catalog
-
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: soak}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories: [{domain: communication, variant: nccl-loopback}]
-"""
 
 
 async def test_a_name_past_63_characters_is_refused_by_the_server(tmp_path: Path) -> None:

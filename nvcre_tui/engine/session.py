@@ -31,7 +31,7 @@ from nvcre_tui.engine.local_lease import LEASE_NAMESPACE, LEASE_SECONDS, LocalLe
 from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.sim_state import ClockRecord, OpenedState, default_state_path, open_state, read_clock, record_clock, resume_times
 from nvcre_tui.engine.store.cache import WatchCache
@@ -203,10 +203,13 @@ class SimSession:
             session = cls(scenario, clock, store, database, fleet, runner, engine, catalog, cache, logs, path,
                           readonly=readonly, lease=lease, namespace=namespace, resume=ClockRecord(target, wall),
                           behind=0.0 if live else (target - base).total_seconds())
-            if holds:
-                await session.fleet.ensure_nodes()
-            elif not shared:  # a read-only view of a cluster in memory: its fleet is filled in there only
-                await SimulatedFleet(WriteThroughStore(database, cache), clock, scenario).ensure_nodes()
+            try:
+                if holds:
+                    await session.fleet.ensure_nodes()
+                elif not shared:  # a read-only view of a cluster in memory: its fleet is filled in there only
+                    await SimulatedFleet(WriteThroughStore(database, cache), clock, scenario).ensure_nodes()
+            except FleetError as error:  # the store refused the scenario's Nodes or requests: one line, as on a cluster
+                raise InputError(f"{path or 'the simulator'}: {error}") from None
             if holds and shared:
                 session._keep_lease()
             elif shared:

@@ -17,6 +17,11 @@ def test_the_simulator_role_is_only_there_when_asked_for() -> None:
     assert rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "create", "", "nodes", "", None)
     assert rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "patch", "", "nodes", "status", None)
     assert not rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "delete", "", "nodes", "", None)
+    # The scenario's NVSentinel ValidationRequests (sim/fleet.py creates them and sets their status); the engine only reads them.
+    assert rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "create", "nvsentinel.nvidia.com", "validationrequests", "", None)
+    assert rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "update", "nvsentinel.nvidia.com", "validationrequests", "status", None)
+    assert not rbac_allows(rules_of(with_sim, SIMULATOR_NAME), "delete", "nvsentinel.nvidia.com", "validationrequests", "", None)
+    assert not rbac_allows(rules_of(with_sim, "nvcre-engine"), "create", "nvsentinel.nvidia.com", "validationrequests", "", None)
     binding = next(o for o in with_sim if o["kind"] == "ClusterRoleBinding" and o["metadata"]["name"] == SIMULATOR_NAME)
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "nvcre-engine", "namespace": "nvcre-system"}]
 

@@ -7,6 +7,11 @@ monitor's annotation `nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details` (a
 From the cluster: the ValidationRequests (nvsentinel.nvidia.com/v1alpha1, cluster-scoped) naming the node,
 and the Certifications their test groups created (attempts[].objectName). A cluster without the CRD has
 no NVSentinel: `open_validation_requests` returns None. Nothing here writes anything.
+
+A ValidationRequest comes from someone else's controller (and a CRD that may not check its schema), so every reader
+takes whatever it finds: a request whose name or spec.nodes cannot be read is left out and named by
+`unreadable_requests`; a part of a readable one that cannot be read (a test group that is not a mapping, failedNodes
+that is not a list of names) is left out and said in its Request's `note`. Nothing here raises on a bad object.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class Request:
     phase: str
     certifications: list[str]     # what its test groups created (our Certifications)
     failed_here: bool             # an attempt names this node among its failed nodes
+    note: str | None = None       # what of its status could not be read (and was left out)
 
 
 @dataclass(frozen=True)
@@ -76,13 +82,16 @@ class SentinelView:
         out.append("reported failures: " + (", ".join(self.failures) or "none") + (f" ({self.failures_note})" if self.failures_note else ""))
         for request in self.requests:
             out.append(f"ValidationRequest {request.name}: {request.phase}" + (" · failed this node" if request.failed_here else "")
-                       + (f" · created {', '.join(request.certifications)}" if request.certifications else ""))
+                       + (f" · created {', '.join(request.certifications)}" if request.certifications else "")
+                       + (f" (unreadable: {request.note})" if request.note else ""))
         return out
 
 
-def _failures(text: str | None) -> tuple[list[str], str | None]:
+def _failures(text: object) -> tuple[list[str], str | None]:
     if text is None:
         return [], None
+    if not isinstance(text, str):
+        return [], "annotation is not text"
     try:
         value = json.loads(text)
     except ValueError:
@@ -92,22 +101,116 @@ def _failures(text: str | None) -> tuple[list[str], str | None]:
     return list(value), None
 
 
-def requests_for(name: str, requests: Sequence[Obj]) -> list[Request]:
-    """The ValidationRequests whose spec.nodes name the node, by name."""
-    found = []
-    for request in sorted(requests, key=lambda r: r["metadata"]["name"]):
-        nodes = {n.get("name") for n in (request.get("spec") or {}).get("nodes") or [] if isinstance(n, dict)}
-        if name not in nodes:
+@dataclass(frozen=True)
+class _Attempt:
+    object_name: str | None
+    failed_nodes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What could be read of one ValidationRequest."""
+
+    name: str
+    nodes: frozenset[str]
+    phase: str
+    attempts: tuple[_Attempt, ...]
+    problems: tuple[str, ...]
+
+
+def _unreadable(request: object, index: int, why: str) -> str:
+    metadata = request.get("metadata") if isinstance(request, Mapping) else None
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return f"ValidationRequest {name if isinstance(name, str) and name else f'#{index + 1}'}: {why}"
+
+
+def _read(request: object, index: int) -> _Read | str:
+    """A ValidationRequest as far as it can be read, or why it cannot be (its name, or spec.nodes, is not there)."""
+    if not isinstance(request, Mapping):
+        return f"ValidationRequest #{index + 1}: not an object"
+    metadata = request.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return _unreadable(request, index, "metadata.name is missing")
+    spec = request.get("spec")
+    nodes = spec.get("nodes") if isinstance(spec, Mapping) else None
+    if not isinstance(nodes, list):
+        return _unreadable(request, index, "spec.nodes is not a list" if isinstance(spec, Mapping) else "spec is not a mapping")
+    problems: list[str] = []
+    named = set()
+    for position, node in enumerate(nodes):
+        node_name = node.get("name") if isinstance(node, Mapping) else None
+        if isinstance(node_name, str) and node_name:
+            named.add(node_name)
+        else:
+            problems.append(f"spec.nodes[{position}] is not {{name: ...}}")
+    status = request.get("status")
+    if status is None:
+        status = {}
+    elif not isinstance(status, Mapping):
+        problems.append("status is not a mapping")
+        status = {}
+    phase = status.get("phase")
+    if phase is not None and not isinstance(phase, str):
+        problems.append("status.phase is not text")
+        phase = None
+    attempts = []
+    groups = status.get("testGroups")
+    if groups is not None and not isinstance(groups, list):
+        problems.append("status.testGroups is not a list")
+        groups = []
+    for g, group in enumerate(groups or []):
+        if not isinstance(group, Mapping):
+            problems.append(f"status.testGroups[{g}] is not a mapping")
             continue
-        status = request.get("status") or {}
-        attempts = [a for g in status.get("testGroups") or [] for a in g.get("attempts") or [] if isinstance(a, dict)]
-        found.append(Request(request["metadata"]["name"], str(status.get("phase") or "Pending"),
-                             [str(a["objectName"]) for a in attempts if a.get("objectName")],
-                             any(name in (a.get("failedNodes") or []) for a in attempts)))
+        tries = group.get("attempts")
+        if tries is not None and not isinstance(tries, list):
+            problems.append(f"status.testGroups[{g}].attempts is not a list")
+            continue
+        for a, attempt in enumerate(tries or []):
+            where = f"status.testGroups[{g}].attempts[{a}]"
+            if not isinstance(attempt, Mapping):
+                problems.append(f"{where} is not a mapping")
+                continue
+            object_name = attempt.get("objectName")
+            if object_name is not None and not isinstance(object_name, str):
+                problems.append(f"{where}.objectName is not text")
+                object_name = None
+            failed = attempt.get("failedNodes")
+            if failed is not None and not (isinstance(failed, list) and all(isinstance(n, str) for n in failed)):
+                problems.append(f"{where}.failedNodes is not a list of node names")
+                failed = None
+            attempts.append(_Attempt(object_name or None, frozenset(failed or ())))
+    return _Read(name, frozenset(named), phase or "Pending", tuple(attempts), tuple(problems))
+
+
+def _readable(requests: Sequence[object]) -> list[_Read]:
+    return [read for index, request in enumerate(requests) if isinstance(read := _read(request, index), _Read)]
+
+
+def _note(problems: Sequence[str]) -> str | None:
+    if not problems:
+        return None
+    return "; ".join(problems[:2]) + (f" and {len(problems) - 2} more" if len(problems) > 2 else "")
+
+
+def unreadable_requests(requests: Sequence[object]) -> list[str]:
+    """One line per ValidationRequest too malformed to be shown at all (no name, no spec.nodes), in order."""
+    return [read for index, request in enumerate(requests) if isinstance(read := _read(request, index), str)]
+
+
+def requests_for(name: str, requests: Sequence[object]) -> list[Request]:
+    """The ValidationRequests whose spec.nodes name the node, by name (unreadable ones left out)."""
+    found = []
+    for read in sorted(_readable(requests), key=lambda r: r.name):
+        if name not in read.nodes:
+            continue
+        found.append(Request(read.name, read.phase, [a.object_name for a in read.attempts if a.object_name],
+                             any(name in a.failed_nodes for a in read.attempts), _note(read.problems)))
     return found
 
 
-def sentinel_view(node: Mapping[str, Any], requests: Sequence[Obj] = ()) -> SentinelView:
+def sentinel_view(node: Mapping[str, Any], requests: Sequence[object] = ()) -> SentinelView:
     """NVSentinel's view of one Node (and of the ValidationRequests naming it)."""
     metadata = meta_of(node)
     labels, annotations = labels_of(node), annotations_of(node)
@@ -118,10 +221,9 @@ def sentinel_view(node: Mapping[str, Any], requests: Sequence[Obj] = ()) -> Sent
                         failures, note, requests_for(str(metadata.get("name") or ""), requests))
 
 
-def certification_requests(requests: Sequence[Obj]) -> dict[str, str]:
-    """Certification name -> the ValidationRequest that created it."""
-    return {a["objectName"]: r["metadata"]["name"] for r in requests for g in (r.get("status") or {}).get("testGroups") or []
-            for a in g.get("attempts") or [] if isinstance(a, dict) and a.get("objectName")}
+def certification_requests(requests: Sequence[object]) -> dict[str, str]:
+    """Certification name -> the ValidationRequest that created it (unreadable parts left out)."""
+    return {a.object_name: read.name for read in _readable(requests) for a in read.attempts if a.object_name}
 
 
 async def open_validation_requests(store: ResourceStore) -> WatchCache | None:

@@ -77,6 +77,9 @@ SIMULATOR_NAME = "nvcre-simulator"
 SIMULATOR_RULES: list[Obj] = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["create", "update", "patch"]},
     {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["update", "patch"]},
+    # The scenario's NVSentinel ValidationRequests, created as NVSentinel would (where its CRD is installed).
+    {"apiGroups": ["nvsentinel.nvidia.com"], "resources": ["validationrequests"], "verbs": ["create"]},
+    {"apiGroups": ["nvsentinel.nvidia.com"], "resources": ["validationrequests/status"], "verbs": ["update"]},
 ]
 
 

@@ -72,23 +72,56 @@ class SimulatedFleet:
 
     async def _register_validation_requests(self) -> None:
         """The scenario's NVSentinel ValidationRequests (as NVSentinel's lifecycle manager would create them).
-        A cluster without their CRD refuses them: then there is simply no NVSentinel to show."""
-        for request in self.scenario.validation_requests or []:
-            body = {"apiVersion": VALIDATION_REQUEST.api_version, "kind": VALIDATION_REQUEST.kind, **request}
+        A cluster without their CRD serves none: then there is simply no NVSentinel to show (the console says
+        "no ValidationRequest CRD"). Any other refusal is a FleetError naming the request: one refused request
+        must not take the others with it unseen."""
+        requests = self.scenario.validation_requests or []
+        if not requests:
+            return
+        try:
+            await self.store.list(VALIDATION_REQUEST)
+        except NotFound:
+            return  # the kind is not served: no NVSentinel on this cluster
+        except Forbidden:
+            pass  # may not look: the creates below tell
+        for index, request in enumerate(requests):
+            name = request.metadata.name
+            body = {**request.to_wire(), "apiVersion": VALIDATION_REQUEST.api_version, "kind": VALIDATION_REQUEST.kind}
+            status = body.pop("status", None)
             try:
                 stored = await self.store.create(VALIDATION_REQUEST, body)
                 self.writes += 1
-            except AlreadyExists:
-                continue
-            except StoreError:
-                return
-            if "status" in request:
-                stored["status"] = request["status"]
+            except (AlreadyExists, Forbidden) as error:
+                # As for Nodes: an identity that may not create them is fine once someone who may has.
                 try:
-                    await self.store.update_status(VALIDATION_REQUEST, stored)
-                    self.writes += 1
-                except StoreError:
-                    pass
+                    stored = await self.store.get(VALIDATION_REQUEST, name)
+                except NotFound:
+                    if isinstance(error, AlreadyExists):
+                        continue  # removed meanwhile: someone else's to keep or not
+                    raise self._refused(index, name, error, "; the simulated fleet creates the scenario's ValidationRequests: "
+                                        "run it with credentials that may create validationrequests.nvsentinel.nvidia.com") from None
+                if stored.get("status") or status is None or isinstance(error, Forbidden):
+                    continue  # present and complete: an earlier engine made it, or the user edited it
+            except StoreError as error:
+                if error.retryable:
+                    raise
+                raise self._refused(index, name, error) from None
+            if status is None:
+                continue
+            stored["status"] = status
+            try:
+                await self.store.update_status(VALIDATION_REQUEST, stored)
+                self.writes += 1
+            except (Conflict, NotFound):
+                pass  # changed or removed meanwhile: someone else's now
+            except StoreError as error:
+                if error.retryable:
+                    raise
+                raise self._refused(index, name, error, what="the status of ") from None
+
+    @staticmethod
+    def _refused(index: int, name: str, error: StoreError, hint: str = "", what: str = "") -> FleetError:
+        return FleetError(f"cannot register {what}the scenario's ValidationRequest {name} (validationRequests[{index}]): {error.message}{hint}")
 
     async def epoch(self) -> datetime:
         """Time 0 of the fleet: read from its ConfigMap, created now if there is none."""

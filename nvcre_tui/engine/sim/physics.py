@@ -489,14 +489,22 @@ def _dcgm_outcomes(plan: DcgmPlan, outcome: Outcome) -> DcgmPlan:
     return DcgmPlan(plan.node, plan.gpus, {**plan.outcomes, **failed}, plan.version, plan.json)
 
 
+def _draw_purpose(fault: Fault) -> str:
+    """The seed part of one fault's draw in one run: its own, so adding a fault changes no other fault's draws."""
+    if fault.type == "degraded-fabric":
+        return f"fabric:{','.join(fault.cliques or ())}"
+    return f"{fault.type}:{fault.node}:{fault.gpu}"
+
+
 def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: Mapping[str, NodeInfo] | None = None,
              faults: Sequence[Fault] | None = None, rng: random.Random | None = None) -> RunPlan:
     """The plan of one run starting `start_offset` seconds after the fleet epoch (PlanError: bad spec)."""
     layout = layout or fleet_layout(scenario)
     faults = faults_in_effect(scenario, spec.nodes, start_offset) if faults is None else faults
-    # A degraded-fabric fault with a probability degrades a run only when this run's draw says so.
-    faults = [f for f in faults if f.type != "degraded-fabric" or f.probability is None
-              or run_rng(scenario, spec.name, f"fabric:{','.join(f.cliques or ())}").random() < f.probability]
+    # A fault with a probability acts on a run only when this run's draw says so (a flaky node draws per failure,
+    # in plan_outcome): "persistent unless probability is given", for every fault a run meets.
+    faults = [f for f in faults if f.type == "flaky" or f.probability is None
+              or run_rng(scenario, spec.name, _draw_purpose(f)).random() < f.probability]
     rng = rng or run_rng(scenario, spec.name)
     nccl = dcgm = training = None
     if spec.parser == "nccl":

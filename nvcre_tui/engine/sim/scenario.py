@@ -10,12 +10,13 @@ import copy
 import re
 import string
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from nvcre_tui.engine.api.base import Duration, LabelValue, WireModel
+from nvcre_tui.engine.api.base import Condition, Duration, LabelValue, Name, WireModel, check_label_keys
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (
     LABEL_CUDA_DRIVER,
@@ -33,8 +34,10 @@ from nvcre_tui.engine.api.vocabulary import (
     RESOURCE_GPU,
     RESOURCE_NIC,
 )
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
+from nvcre_tui.engine.names import is_label_name
 
 FaultType = Literal[
     "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric",
@@ -53,12 +56,56 @@ _TEMPLATE_SPEC = r"^0?[0-9]{0,2}[dxX]?$"  # {index:05d}, {index}, {index:x}
 _NAME_PREFIX = r"^([a-z0-9][-a-z0-9.]*)?$"
 _LABEL_PREFIX = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?$"
 _PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+MAX_ANNOTATION = 256 * 1024  # the API server's limit on all of an object's annotations together
 
 
 class _Model(WireModel):
     """Scenario models: no NaN or infinity (YAML's .nan / .inf) anywhere."""
 
     model_config = ConfigDict(allow_inf_nan=False)
+
+
+def _label_keys(labels: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Every key a Kubernetes label (or annotation) key: [prefix/]name, as the API server takes it."""
+    check_label_keys(labels)
+    return labels
+
+
+def _annotation_text(value: str) -> str:
+    """Any text but control characters (newlines and tabs are fine: an annotation may hold a document)."""
+    if _CONTROL_BUT_LINES.search(value):
+        shown = repr(value) if len(value) <= 60 else repr(value[:57]) + "..."
+        raise ValueError(f"must be text without control characters (newlines and tabs are fine), got {shown}")
+    return value
+
+
+def _version_label(value: str) -> str:
+    """A version GPU Feature Discovery writes into labels, whole and split at '.': each a label value."""
+    if not value or not all(is_label_name(part) for part in [value, *filter(None, value.split("."))]):
+        raise ValueError(f"must be a version such as 570.124.06 (letters, digits, '-', '_', '.'; a letter or digit "
+                         f"at each end of every part), got {value[:60]!r}")
+    return value
+
+
+def _timestamp(value: Any) -> Any:
+    """YAML reads an unquoted 2026-09-28T23:32:09Z as a date: back to the RFC 3339 text it was."""
+    if isinstance(value, date):  # a datetime too; without a timezone it is then refused as no RFC 3339 time
+        return re.sub(r"\+00:00$", "Z", value.isoformat())
+    return value
+
+
+def _check_timestamp(value: str) -> str:
+    try:
+        parse_time(value)
+    except ValueError:
+        raise ValueError(f"must be an RFC 3339 time such as 2026-11-29T10:00:00Z, got {value[:60]!r}") from None
+    return value
+
+
+Timestamp = Annotated[str, BeforeValidator(_timestamp), AfterValidator(_check_timestamp)]
+Version = Annotated[str, Field(max_length=63), AfterValidator(_version_label)]
+Text = Annotated[str, Field(min_length=1, max_length=200, pattern=_PRINTABLE)]
 
 
 def _check_template(template: str) -> str:
@@ -80,13 +127,13 @@ class SoftwareBaseline(_Model):
     pool sets it and a change alters it; None: the BASELINE default (or unchanged). Left None so a
     scenario written before these fields compares equal to itself."""
 
-    kubelet_version: str | None = None
-    kernel_version: str | None = None
-    os_image: str | None = None
-    container_runtime_version: str | None = None
-    driver_version: str | None = None
-    cuda_runtime_version: str | None = None
-    mig_strategy: str | None = None
+    kubelet_version: Text | None = None
+    kernel_version: Text | None = None
+    os_image: Text | None = None
+    container_runtime_version: Text | None = None
+    driver_version: Version | None = None  # also labels (nvidia.com/cuda.driver-version.*)
+    cuda_runtime_version: Version | None = None
+    mig_strategy: LabelValue | None = None
 
 
 class NodePool(SoftwareBaseline):
@@ -104,9 +151,11 @@ class NodePool(SoftwareBaseline):
     clique_prefix: Annotated[str, Field(max_length=50, pattern=_LABEL_PREFIX)] = "clique-"
     provider_id: Annotated[str, Field(max_length=200), AfterValidator(_check_template)] = Field(
         default="aws:///us-east-1a/i-{index:05d}", alias="providerID")
-    labels: dict[Annotated[str, Field(max_length=253, pattern=_PRINTABLE)], LabelValue] = Field(
+    labels: dict[Annotated[str, Field(max_length=317, pattern=_PRINTABLE)], LabelValue] = Field(
         default_factory=dict)
     gpu_present: bool = True
+
+    _label_keys = field_validator("labels")(_label_keys)
 
     @model_validator(mode="after")
     def _allocatable_within_installed(self) -> NodePool:
@@ -115,18 +164,45 @@ class NodePool(SoftwareBaseline):
         return self
 
 
+class Taint(_Model):
+    """A Node taint as the API server takes it: a label key, an optional label value, one of the three effects."""
+
+    key: Annotated[str, Field(min_length=1, max_length=317, pattern=_PRINTABLE)]
+    value: LabelValue | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, key: str) -> str:
+        check_label_keys({key: ""})
+        return key
+
+
 class NodeChange(SoftwareBaseline):
     """One node's Node object as the scenario changes it, from time `at` (absent: from the start).
 
     What an administrator or NVSentinel does to a Node: upgrade its driver, label, annotate or taint it.
     Labels and annotations are merged (a null value removes the key); taints, when given, replace them all.
+    Keys, values and taints follow the API server's rules, so every change is one a cluster would take.
     """
 
     node: str = Field(min_length=1)
     at: Duration | None = None
-    labels: dict[str, str | None] | None = None
-    annotations: dict[str, str | None] | None = None
-    taints: list[dict[str, str]] | None = None
+    labels: dict[Annotated[str, Field(max_length=317, pattern=_PRINTABLE)], LabelValue | None] | None = None
+    annotations: dict[Annotated[str, Field(max_length=317, pattern=_PRINTABLE)],
+                      Annotated[str, Field(max_length=MAX_ANNOTATION), AfterValidator(_annotation_text)] | None] | None = None
+    taints: Annotated[list[Taint], Field(max_length=100)] | None = None
+
+    _label_keys = field_validator("labels", "annotations")(_label_keys)
+
+    @field_validator("taints")
+    @classmethod
+    def _one_taint_per_key_and_effect(cls, taints: list[Taint] | None) -> list[Taint] | None:
+        seen = Counter((taint.key, taint.effect) for taint in taints or [])
+        twice = [f"{key}:{effect}" for (key, effect), count in seen.items() if count > 1]
+        if twice:
+            raise ValueError(f"must be unique by key and effect: {', '.join(twice)} is given twice")
+        return taints
 
 
 class Physics(_Model):
@@ -153,6 +229,25 @@ class Physics(_Model):
     dcgm_base_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 900.0
 
 
+# The optional fields each fault type takes (besides type, at, and node, or cliques for degraded-fabric): what the
+# physics (sim/physics.py) and the fleet (sim/fleet.py) read of it. Any other is refused, not ignored: a `probability`
+# on a cordon or a `factor` on a hang would otherwise do nothing, silently (only the defaults, factor 0.5 and xid 79,
+# pass on any type: a scenario's wire form writes them on every fault, and must load back). `probability` is what every per-run fault
+# takes ("persistent unless probability is given"); a cordon happens once, at `at`. A slow GPU's `gpu` says which GPU.
+FAULT_FIELDS: dict[str, frozenset[str]] = {
+    "slow-gpu": frozenset({"gpu", "factor", "probability"}),
+    "degraded-link": frozenset({"factor", "probability"}),
+    "degraded-nic": frozenset({"factor", "probability"}),
+    "degraded-fabric": frozenset({"factor", "probability"}),
+    "xid": frozenset({"gpu", "xid", "probability"}),
+    "flaky": frozenset({"gpu", "probability"}),
+    "hang": frozenset({"probability"}),
+    "unschedulable": frozenset({"probability"}),
+    "diag-skipped": frozenset({"probability"}),
+    "cordon": frozenset(),
+}
+
+
 class Fault(_Model):
     """Something wrong with a node, from time `at` (simulated time since the fleet epoch; absent: from the start).
 
@@ -162,6 +257,7 @@ class Fault(_Model):
     degraded-fabric names `cliques` instead of a node: with two, a multi-node run spanning both (and only such a
     run) gets `factor` on its bus bandwidth; with one, every run leaving that clique does. Persistent unless
     `probability` is given (flaky: 0.5 when not given).
+    FAULT_FIELDS says which of gpu, factor, xid and probability a type takes.
     """
 
     type: FaultType
@@ -173,6 +269,17 @@ class Fault(_Model):
     xid: Annotated[int, Field(ge=0, le=65_535)] = 79
     probability: Annotated[float, Field(ge=0, le=1)] | None = None
 
+    @field_validator(*sorted(set().union(*FAULT_FIELDS.values())))
+    @classmethod
+    def _taken_by_the_type(cls, value: Any, info: ValidationInfo) -> Any:
+        kind = info.data.get("type")  # absent when the type itself is wrong: that error is the one to read
+        if kind in FAULT_FIELDS and info.field_name is not None and info.field_name not in FAULT_FIELDS[kind]:
+            if value == cls.model_fields[info.field_name].default:
+                return value  # to_wire() writes factor 0.5 and xid 79 on every fault (and state compares that form): it loads back
+            takes = ["cliques" if kind == "degraded-fabric" else "node", "at", *sorted(FAULT_FIELDS[kind])]
+            raise ValueError(f"a {kind} fault does not take {info.field_name} (it takes {', '.join(takes[:-1])} and {takes[-1]})")
+        return value
+
     @model_validator(mode="after")
     def _target(self) -> Fault:
         if self.type == "degraded-fabric":
@@ -182,6 +289,86 @@ class Fault(_Model):
                 raise ValueError("a degraded-fabric fault names two different cliques")
         elif not self.node or self.cliques:
             raise ValueError(f"a {self.type} fault names a node (node: gpu-node-01) and no cliques")
+        return self
+
+
+# NVSentinel's ValidationRequest (nvsentinel.nvidia.com/v1alpha1, its Go types in api/nvsentinel/v1alpha1), as far
+# as a scenario writes one: what the console reads (engine/history/nvsentinel.py) and the fields around it, checked
+# as the CRD's schema checks them, so a request the simulator registers is one NVSentinel could have written.
+Phase = Literal["Pending", "Running", "Succeeded", "Failed"]
+
+
+class RequestMetadata(_Model):
+    name: Name
+    labels: dict[Annotated[str, Field(max_length=317, pattern=_PRINTABLE)], LabelValue] | None = None
+    annotations: dict[Annotated[str, Field(max_length=317, pattern=_PRINTABLE)],
+                      Annotated[str, Field(max_length=MAX_ANNOTATION), AfterValidator(_annotation_text)]] | None = None
+
+    _label_keys = field_validator("labels", "annotations")(_label_keys)
+
+
+class RequestNode(_Model):
+    name: Name
+
+
+class RequestSpec(_Model):
+    nodes: Annotated[list[RequestNode], Field(min_length=1, max_length=MAX_NODES)]
+    tests: Annotated[list[Text], Field(max_length=100)] | None = None
+
+
+class RequestAttempt(_Model):
+    object_name: Name | None = None
+    phase: Phase | None = None
+    failure_reason: Literal["TestFailed", "TestTimeout", "NodeReadinessViolation", "BatchMinimumNotMet"] | None = None
+    failed_nodes: Annotated[list[Name], Field(max_length=MAX_NODES)] | None = None
+    start_time: Timestamp | None = None
+    end_time: Timestamp | None = None
+
+
+class RequestTestGroup(_Model):
+    name: Text
+    provider: Text
+    phase: Phase | None = None
+    nodes: Annotated[list[Name], Field(max_length=MAX_NODES)] | None = None
+    tests: Annotated[list[Text], Field(max_length=100)] | None = None
+    attempts: Annotated[list[RequestAttempt], Field(max_length=100)] | None = None
+
+
+class RequestSkipped(_Model):
+    nodes: Annotated[list[Name], Field(max_length=MAX_NODES)] | None = None
+    tests: Annotated[list[Text], Field(max_length=100)] | None = None
+
+
+class RequestStatus(_Model):
+    phase: Phase | None = None
+    test_groups: Annotated[list[RequestTestGroup], Field(max_length=1000)] | None = None
+    skipped: RequestSkipped | None = None
+    start_time: Timestamp | None = None
+    completion_time: Timestamp | None = None
+    conditions: Annotated[list[Condition], Field(max_length=100)] | None = None
+
+
+class ValidationRequest(_Model):
+    """A cluster-scoped ValidationRequest the fleet registers (as NVSentinel's lifecycle manager would create it)."""
+
+    api_version: Literal["nvsentinel.nvidia.com/v1alpha1"] | None = None
+    kind: Literal["ValidationRequest"] | None = None
+    metadata: RequestMetadata
+    spec: RequestSpec
+    status: RequestStatus | None = None
+
+    @model_validator(mode="after")
+    def _nodes_of_the_request(self) -> ValidationRequest:
+        """Test groups and failed nodes are among spec.nodes (else the console would show them nowhere)."""
+        named = {node.name for node in self.spec.nodes}
+        for g, group in enumerate(self.status.test_groups or [] if self.status else []):
+            places = [(f"status.testGroups[{g}].nodes", group.nodes or [])]
+            places += [(f"status.testGroups[{g}].attempts[{a}].failedNodes", attempt.failed_nodes or [])
+                       for a, attempt in enumerate(group.attempts or [])]
+            for where, nodes in places:
+                stray = next((node for node in nodes if node not in named), None)
+                if stray is not None:
+                    raise ValueError(f"{where} names {stray}, which spec.nodes does not")
         return self
 
 
@@ -196,7 +383,16 @@ class Scenario(_Model):
     faults: Annotated[list[Fault], Field(max_length=MAX_NODES)] = Field(default_factory=list)
     node_changes: Annotated[list[NodeChange], Field(max_length=MAX_NODES)] | None = None
     # Cluster-scoped NVSentinel ValidationRequests (nvsentinel.nvidia.com/v1alpha1) the fleet registers.
-    validation_requests: Annotated[list[dict[str, Any]], Field(max_length=MAX_NODES)] | None = None
+    validation_requests: Annotated[list[ValidationRequest], Field(max_length=MAX_NODES)] | None = None
+
+    @field_validator("validation_requests")
+    @classmethod
+    def _one_request_per_name(cls, requests: list[ValidationRequest] | None) -> list[ValidationRequest] | None:
+        seen = Counter(request.metadata.name for request in requests or [])
+        twice = sorted(name for name, count in seen.items() if count > 1)
+        if twice:
+            raise ValueError(f"two ValidationRequests are named {twice[0]}: each needs a name of its own")
+        return requests
 
 
 DEFAULT_SCENARIO: dict[str, Any] = {
@@ -244,6 +440,8 @@ def load_scenario(path: str | Path) -> Scenario:
         unknown += [f"{name}: faults[{i}].cliques: no clique named {clique!r}" for i, fault in enumerate(scenario.faults)
                     for clique in fault.cliques or [] if clique not in cliques]
     unknown += [f"{name}: nodeChanges[{i}].node: no node named {change.node!r}" for i, change in enumerate(scenario.node_changes or []) if change.node not in known]
+    unknown += [f"{name}: validationRequests[{i}].spec.nodes[{j}].name: no node named {node.name!r}"
+                for i, request in enumerate(scenario.validation_requests or []) for j, node in enumerate(request.spec.nodes) if node.name not in known]
     if unknown:
         raise InputError(unknown)
     return scenario
@@ -305,7 +503,7 @@ def apply_change(node: dict[str, Any], change: NodeChange) -> dict[str, Any]:
             else:
                 target[key] = value
     if change.taints is not None:
-        node.setdefault("spec", {})["taints"] = [dict(t) for t in change.taints]
+        node.setdefault("spec", {})["taints"] = [taint.to_wire() for taint in change.taints]
     return node
 
 

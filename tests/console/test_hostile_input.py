@@ -133,7 +133,7 @@ async def test_map_explains_a_node_whose_message_holds_brackets(finished_intra_n
 class UnreadableHistory:
     """An archive that answers its version but fails to read (a damaged file, a lock held too long)."""
 
-    def version(self) -> int:
+    def change_key(self) -> int:
         return 1
 
     def stale_nodes(self, current: object) -> dict[str, object]:

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,7 +30,7 @@ from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_WORKFLOW
-from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.clock import ManualClock, SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --hel
 WATCH_POLL_SECONDS = 1.0
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
+SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
 RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
 
 
@@ -74,6 +76,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D (simulated time on the simulator; default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
+    run.add_argument("--setup", action="store_true",
+                     help="on a cluster: first install or update what `nvcre setup init` installs (the CRDs, the install namespace, "
+                          "RBAC), as NVCRE's --setup; left installed afterwards (`nvcre setup reset` removes it)")
     run.add_argument("--cleanup", action="store_true",
                      help="with --wait: delete the certification after its report, on every exit (timed out, ctrl-c); "
                           f"archived first; waits up to {format_duration(CLEANUP_WAIT_SECONDS)} for its Workflows, Jobs and runs to go")
@@ -233,12 +238,40 @@ async def _run(args: argparse.Namespace) -> int:
             if args.category:
                 _gpu_product(fleet)
             render_certification(cert, fleet, catalog, _source(args))
+    if args.setup:
+        await _set_up(args)
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = tell_notices(session)
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
     finally:
         await _close(session, told)
+
+
+async def _set_up(args: argparse.Namespace) -> None:
+    """--setup: `setup init` on the cluster the flags name (its progress on stderr: stdout is the report), before
+    the certification is created. Not on the simulator, which needs nothing installed; a failure stops the run."""
+    from nvcre_tui.cli.setup import USER_AGENT, apply_install
+    from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.cli.kubeflags import open_kube_store
+    from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE
+
+    if not on_cluster(args):
+        raise InputError("--setup: installs nvcre on a cluster (setup init); the simulator needs nothing installed: "
+                         "drop --setup, or name the cluster (--kubeconfig, --context)")
+    namespace = check_namespace(args.install_namespace, "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
+    setup = argparse.Namespace(dry_run=False, namespace=namespace, timeout=SETUP_WAIT_SECONDS, sim_runner=args.sim_runner)
+    clock = SystemClock()
+    store = await open_kube_store(args, user_agent=USER_AGENT, clock=clock)
+    try:
+        code = await apply_install(store, clock, install_objects(namespace, simulator=args.sim_runner), setup,
+                                   out=lambda line: print(printable(line), file=sys.stderr))
+    except StoreError as error:
+        raise InputError(f"--setup: {' '.join(error.message.split())}") from None
+    finally:
+        await store.close()
+    if code != EXIT_OK:  # said already (a namespace being deleted, CRDs not Established in time)
+        raise InputError("--setup: nvcre is not installed; nothing was created")
 
 
 def _category_options(args: argparse.Namespace) -> dict[str, Any]:

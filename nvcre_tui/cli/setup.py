@@ -180,8 +180,10 @@ def init_command(args: argparse.Namespace) -> int:
     return asyncio.run(_on_cluster(args, "init", lambda store, clock: apply_install(store, clock, objects, args)))
 
 
-async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, Any]], args: argparse.Namespace) -> int:
-    """Server-side apply of every object in order, then wait for the CRDs to be Established."""
+async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, Any]], args: argparse.Namespace,
+                        out: Callable[[str], None] = print) -> int:
+    """Server-side apply of every object in order, then wait for the CRDs to be Established. Progress goes to
+    `out` (stdout; `run --setup`, whose stdout is the report: stderr)."""
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
     from nvcre_tui.engine.store.errors import NotFound, Unavailable
     from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
@@ -213,9 +215,9 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
             _say(f"{resource_ref(obj)} not validated (namespace {namespace} does not exist yet)")
             continue
         await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
-        (_say if args.dry_run else print)(f"{resource_ref(obj)} serverside-applied{suffix}")
+        (_say if args.dry_run else out)(f"{resource_ref(obj)} serverside-applied{suffix}")
     if not args.sim_runner:
-        await _revoke_simulator(store, namespace, dry_run=args.dry_run)
+        await _revoke_simulator(store, namespace, dry_run=args.dry_run, out=out)
     if args.dry_run:
         print(to_yaml(objects), end="")
         return EXIT_OK
@@ -224,11 +226,11 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     if waiting:
         _say(f"nvcre setup init: CRDs not Established after {args.timeout:g}s: {', '.join(waiting)}")
         return EXIT_FAILED
-    print(f"nvcre is installed in namespace {namespace}")
+    out(f"nvcre is installed in namespace {namespace}")
     return EXIT_OK
 
 
-async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool = False) -> None:
+async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool = False, out: Callable[[str], None] = print) -> None:
     """init without --sim-runner takes back the simulated fleet's Node rights an earlier `init --sim-runner`
     granted (binding first): the engine's own rules never write Nodes, and a re-init is how an SRE moves from
     the simulator to real GPUs."""
@@ -246,7 +248,7 @@ async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool =
             await store.delete(kind, name, None)
         except NotFound:
             continue
-        print(f"{resource_ref(obj)} deleted (init without --sim-runner takes the simulator's Node rights back)")
+        out(f"{resource_ref(obj)} deleted (init without --sim-runner takes the simulator's Node rights back)")
 
 
 async def wait_crds(store: KubeStore, clock: Clock, names: list[str], done: Callable[[CrdState], bool],

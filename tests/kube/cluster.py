@@ -33,12 +33,13 @@ async def install(server: ApiServer, folder: Path) -> Path:
 
 
 @asynccontextmanager
-async def installed(folder: Path, clock: Clock | None = None, **options: Any) -> AsyncIterator[tuple[ApiServer, Path]]:
-    """A started emulator with nvcre installed, and its kubeconfig."""
+async def installed(folder: Path, clock: Clock | None = None, *, bare: bool = False,
+                    **options: Any) -> AsyncIterator[tuple[ApiServer, Path]]:
+    """A started emulator with nvcre installed (`bare`: nothing installed), and its kubeconfig."""
     server = ApiServer(clock=clock, history_limit=HISTORY, **options)
     await server.start()
     try:
-        yield server, await install(server, folder)
+        yield server, (server.write_kubeconfig(folder / "kubeconfig") if bare else await install(server, folder))
     finally:
         await server.stop()
 
@@ -54,15 +55,15 @@ async def store_on(kubeconfig: Path, clock: Clock, user_agent: str, **options: A
 
 
 @contextmanager
-def installed_in_thread(folder: Path) -> Iterator[tuple[ApiServer, Path]]:
-    """The installed emulator on its own event loop in a thread, for tests that run the CLI (asyncio.run)."""
+def installed_in_thread(folder: Path, *, bare: bool = False) -> Iterator[tuple[ApiServer, Path]]:
+    """The installed (`bare`: empty) emulator on its own event loop in a thread, for tests that run the CLI (asyncio.run)."""
     loop = asyncio.new_event_loop()
     ready: dict[str, Any] = {}
     started = threading.Event()
     stop = asyncio.Event()
 
     async def serve() -> None:
-        async with installed(folder) as (server, kubeconfig):
+        async with installed(folder, bare=bare) as (server, kubeconfig):
             ready.update(server=server, kubeconfig=kubeconfig)
             started.set()
             await stop.wait()

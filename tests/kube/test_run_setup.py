@@ -1,0 +1,65 @@
+"""`certification run --setup` (NVCRE's --setup): on an API server with nothing installed, it installs what `setup
+init` installs (progress on stderr: stdout is the report), then runs; a second run finds it installed and applies
+again (no change); on the simulator it is refused in one line, creating nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.errors import NotFound
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD
+from tests.kube.cluster import installed_in_thread, store_on
+
+ROOT = Path(__file__).resolve().parents[2]
+CERT = ROOT / "examples" / "burn-in.yaml"
+
+
+async def _installed(kubeconfig: Path) -> tuple[list[str], list[str]]:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        crds = sorted(c["metadata"]["name"] for c in (await store.list(CRD)).items)
+        try:
+            certs = [c["metadata"]["name"] for c in (await store.list(CERTIFICATION, "default")).items]
+        except NotFound:  # no CRD: the kind is not served
+            certs = []
+    finally:
+        await store.close()
+    return crds, certs
+
+
+def test_setup_installs_then_runs_on_a_bare_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with installed_in_thread(tmp_path, bare=True) as (_, kubeconfig):
+        assert asyncio.run(_installed(kubeconfig)) == ([], [])
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--setup", "--cert-file", str(CERT),
+                "--wait", "--results-file", str(tmp_path / "r.json"), "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 1  # burn-in finds the default fleet's two faulty nodes
+        out, err = capsys.readouterr()
+        assert "customresourcedefinition.apiextensions.k8s.io/certifications.nvcre.nvidia.com serverside-applied" in err
+        assert "nvcre is installed in namespace nvcre-system" in err
+        assert out.startswith("╔") and "serverside-applied" not in out  # stdout is the report alone
+        assert json.loads((tmp_path / "r.json").read_text())["failedNodes"] == ["gpu-node-07", "gpu-node-12"]
+        crds, certs = asyncio.run(_installed(kubeconfig))
+        assert "certifications.nvcre.nvidia.com" in crds and certs == ["burn-in"]
+        argv[argv.index(str(CERT)) + 1:argv.index(str(CERT)) + 1] = ["--name", "again"]
+        assert main(argv) == 1  # installed already: applied again, run again
+        assert "nvcre is installed in namespace nvcre-system" in capsys.readouterr().err
+
+
+def test_setup_on_the_simulator_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--sim", "--setup", "--cert-file", str(CERT), "--state", str(state)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "--setup: installs nvcre on a cluster (setup init); the simulator needs nothing installed: drop --setup, or name "
+        "the cluster (--kubeconfig, --context)"]
+    assert not state.exists()

@@ -117,6 +117,7 @@ def test_a_fleet_without_gpu_nodes(tmp_path: Path, capsys: pytest.CaptureFixture
     (["--nodes", "NODES", "--scenario", "S.yaml"], "--nodes and --scenario: each names the nodes to read; give one"),
     (["--scenario", "/nonexistent/s.yaml"], "/nonexistent/s.yaml: "),
     (["--scenario", "S.yaml", "--kubeconfig", "K"], "--scenario would be ignored"),
+    (["-n", "Bad_NS!"], "--namespace: must be a lowercase DNS label"),
 ])
 def test_bad_flags_in_one_line(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [nodes_file(tmp_path, FLEET) if arg == "NODES" else arg for arg in argv]

@@ -419,6 +419,8 @@ def test_a_shells_pipe_is_waited_on_as_stdin_is_however_slow_its_writer(monkeypa
     ("maxConcurrent: 1:30", "cert.yaml:1:16: invalid YAML: 1:30 is 90 in YAML 1.1 (base 60, text to kubectl)"),
     ("maxConcurrent: 017", "cert.yaml:1:16: invalid YAML: 017 is 15 in YAML 1.1 (octal, a decimal number in YAML 1.2)"),
     ("ratio: -1:30.5", "cert.yaml:1:8: invalid YAML: -1:30.5 is -90.5 in YAML 1.1"),
+    ("nodesPerJob: 0" + "7" * 400, "cert.yaml:1:14: invalid YAML: 0777777777777777777777777777777777777... is a number of "
+                                   "362 digits in YAML 1.1 (octal"),  # once an OverflowError out of the form's field
 ])
 def test_numbers_yaml_versions_read_apart_are_refused(text: str, message: str) -> None:
     """PyYAML (YAML 1.1) reads 1:30 as 90 and 017 as 15; kubectl reads the first as text and YAML 1.2 the second as

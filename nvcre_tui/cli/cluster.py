@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from nvcre_tui.cli.kubeflags import add_kube_arguments
+from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
@@ -36,6 +36,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def info_command(args: argparse.Namespace) -> int:
     """Print the survey of the fleet the flags name."""
+    check_namespace(args.namespace)  # accepted for symmetry, and checked as everywhere
     if args.topology_key is not None and not is_label_key(args.topology_key):
         raise InputError(f"--topology-key: {args.topology_key!r} is not a label key ([prefix/]name, as kubectl takes it)")
     where, nodes = _nodes(args)

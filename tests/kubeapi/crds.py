@@ -53,9 +53,35 @@ def validate_crd(crd: Obj) -> list[Cause]:
         causes.append(Cause("FieldValueInvalid", "Invalid value: must have exactly one version marked as storage version",
                             "spec.versions"))
     for index, version in enumerate(versions):
-        if not ((version.get("schema") or {}).get("openAPIV3Schema")):
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        if not schema:
             causes.append(Cause("FieldValueRequired", "Required value: schemas are required",
                                 f"spec.versions[{index}].schema.openAPIV3Schema"))
+        else:
+            causes += _field_paths(schema, f"spec.versions[{index}].schema.openAPIV3Schema")
+    return causes
+
+
+def _field_paths(schema: Obj, where: str) -> list[Cause]:
+    """Every x-kubernetes-validations fieldPath must name a property the schema declares under the rule's node, as
+    apiextensions' pathValid checks (`.metadata.name` at the root is refused: the root's metadata declares nothing)."""
+    causes = []
+    for number, rule in enumerate(schema.get("x-kubernetes-validations") or []):
+        path = rule.get("fieldPath")
+        if path is None:
+            continue
+        node: Obj | None = schema
+        for part in path.split(".")[1:] if path.startswith(".") else [None]:
+            node = (node.get("properties") or {}).get(part) if node is not None and part else None
+        if node is None:
+            causes.append(Cause("FieldValueInvalid", f'Invalid value: "{path}": fieldPath must be a valid path',
+                                f"{where}.x-kubernetes-validations[{number}].fieldPath"))
+    for name, sub in (schema.get("properties") or {}).items():
+        causes += _field_paths(sub, f"{where}.properties[{name}]")
+    if isinstance(schema.get("items"), dict):
+        causes += _field_paths(schema["items"], f"{where}.items")
+    if isinstance(schema.get("additionalProperties"), dict):
+        causes += _field_paths(schema["additionalProperties"], f"{where}.additionalProperties")
     return causes
 
 

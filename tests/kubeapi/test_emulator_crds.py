@@ -307,3 +307,24 @@ async def test_selectable_fields_and_list_map_apply(apiserver: ApiServer, api: c
     assert [i["metadata"]["name"] for i in east["items"]] == ["r1"]
     status, _, _ = await raw(apiserver, "GET", path + "?fieldSelector=spec.color%3Dred")
     assert status == 400
+
+
+@pytest.mark.parametrize(("path", "valid"), [(".spec.zone", True), (".metadata.name", False), (".spec.nope", False), ("spec", False)])
+async def test_a_rule_field_path_must_name_a_declared_property(api: client.ApiClient, path: str, valid: bool) -> None:
+    """As apiextensions' pathValid: a root rule's fieldPath `.metadata.name` is refused (the root's metadata declares
+    no properties), which a real server does and nvcre's Certification CRD once tripped over."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "racks.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "racks", "kind": "Rack"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-validations": [{"rule": "true", "fieldPath": path}],
+                        "properties": {"metadata": {"type": "object"},
+                                       "spec": {"type": "object", "properties": {"zone": {"type": "string"}}}}}}}]}}
+    extensions = client.ApiextensionsV1Api(api)
+    if valid:
+        await extensions.create_custom_resource_definition(manifest(crd))
+        return
+    with pytest.raises(ApiException) as refused:
+        await extensions.create_custom_resource_definition(manifest(crd))
+    [cause] = status_of(refused.value)["details"]["causes"]
+    assert cause["field"] == "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].fieldPath"
+    assert "fieldPath must be a valid path" in cause["message"]

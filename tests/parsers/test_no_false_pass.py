@@ -177,18 +177,20 @@ def test_a_printed_log_interval_still_decides_for_one_step() -> None:
 # --- training: a measurement of warm-up steps alone is none ---------------------------------------------------
 
 
-def test_warm_up_steps_alone_measure_no_speed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """A whole run of ten steps logs step 10 only, a warm-up step: its TFLOP/s is no measurement to pass a threshold."""
+def test_warm_up_steps_alone_measure_speed_with_a_note(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A whole run of ten steps logs step 10 only, a warm-up step. TFLOP/s averages warm-up in (as NVCRE), so it is
+    measured (a threshold on it is judged, not failed as unavailable, which would blame every node of a healthy run
+    the catalog's minimum of 10 steps allows); the note says it is of warm-up alone, and no step time is measured."""
     text = MEGATRON.splitlines(keepends=True)[:5] + [_megatron_step(10, 10)]
     result = parse_training("".join(text))
     assert result.incomplete is None and result.warmup_step_count == result.step_count == 1
-    assert result.avg_tflops_per_gpu == 566.9 and result.avg_step_time_sec is None  # the data is kept ...
-    assert set(result.measurements()) == {"goodputRatio"}  # ... but measures no speed
-    assert result.notes() == ("training: the only logged step is warm-up (the first 10 steps of a run): no "
-                              "avgTFLOPsPerGPU or avgStepTimeSec measured",)
-    assert set(measure("training", text).measurements) == {"goodputRatio"}
+    assert result.avg_tflops_per_gpu == 566.9 and result.avg_step_time_sec is None
+    assert set(result.measurements()) == {"goodputRatio", "avgTFLOPsPerGPU"}
+    assert result.notes() == ("training: the only logged step is warm-up (the first 10 steps of a run): avgTFLOPsPerGPU "
+                              "is of warm-up alone, and no avgStepTimeSec measured",)
+    assert set(measure("training", text).measurements) == {"goodputRatio", "avgTFLOPsPerGPU"}
     code, out = cli(capsys, tmp_path, "training", "".join(text))
-    assert code == 0 and "avgTFLOPsPerGPU 566" not in out
+    assert code == 0 and "566.9" in out
 
 
 def test_steps_past_warm_up_still_average_the_warm_up_in() -> None:

@@ -155,9 +155,9 @@ def _simulated(run: dict[str, object], faults: list[dict[str, object]] | None = 
 @pytest.mark.parametrize("iters", [10, 50, 55])
 def test_simulated_training_logs_are_whole(iters: int) -> None:
     result = parse_training(_simulated(training_run("train", ALL_NODES[:8], iters=iters)))
-    # Ten steps log one step, a warm-up one: whole, but no speed measured, and the notes say so.
-    warmup = ("training: the only logged step is warm-up (the first 10 steps of a run): no avgTFLOPsPerGPU or "
-              "avgStepTimeSec measured",) if iters == 10 else ()
+    # Ten steps log one step, a warm-up one: whole, its TFLOP/s of warm-up alone, and the notes say so.
+    warmup = ("training: the only logged step is warm-up (the first 10 steps of a run): avgTFLOPsPerGPU is of "
+              "warm-up alone, and no avgStepTimeSec measured",) if iters == 10 else ()
     assert (result.incomplete, result.notes(), result.failure) == (None, warmup, None)
 
 

@@ -141,9 +141,11 @@ def test_a_validation_request_as_nvsentinel_writes_it_loads(tmp_path: Path) -> N
 def test_an_unquoted_time_yaml_reads_as_a_date_is_taken_as_written(tmp_path: Path, written: str, taken: str) -> None:
     path = tmp_path / "s.yaml"
     path.write_text("nodes: [{count: 2}]\nvalidationRequests:\n  - metadata: {name: vr-1}\n    spec: {nodes: [{name: gpu-node-01}]}\n"
-                    f"    status: {{phase: Running, startTime: {written}}}\n")
+                    f"    status: {{phase: Running, startTime: {written}, conditions: [{{type: Ready, status: 'True', reason: Started, "
+                    f"lastTransitionTime: {written}}}]}}\n")
     [request] = load_scenario(path).validation_requests or []
     assert request.status is not None and request.status.start_time == taken
+    assert request.status.conditions and request.status.conditions[0].last_transition_time == taken  # read as every time is
 
 
 def test_a_date_without_a_time_is_no_time(tmp_path: Path) -> None:

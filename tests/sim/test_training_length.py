@@ -138,3 +138,24 @@ def test_no_step_limit_needs_a_timeout_beyond_its_duration(options: str, refused
         render_certification(cert, build_nodes(DEFAULT), default_catalog(), "c.yaml")
     assert str(caught.value).startswith("c.yaml: spec.categories[0].options.maxSteps: -1 trains until exitDurationMins")
     assert refused in str(caught.value)
+
+
+@pytest.mark.parametrize("steps", [10, 15, 19])
+def test_the_least_step_count_the_catalog_allows_measures_tflops_for_a_threshold(tmp_path: object, steps: int) -> None:
+    """maxSteps 10 to 19 logs step 10 alone, a warm-up step: its TFLOP/s is still a measurement (warm-up averaged in,
+    as NVCRE), so a threshold on it passes a healthy fleet rather than failing every node as unmeasured."""
+    import json
+    from pathlib import Path
+
+    from nvcre_tui.cli import main
+
+    folder = Path(str(tmp_path))
+    cert = folder / "cert.yaml"
+    cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: short}\nspec:\n"
+                    "  target: {nodeNames: [gpu-node-01, gpu-node-02]}\n  categories:\n    - domain: training\n"
+                    f"      variant: nemotron5-8b\n      options: {{maxSteps: {steps}, thresholds: {{avgTFLOPsPerGPU: 'value >= 100'}}}}\n")
+    results = folder / "r.json"
+    code = main(["certification", "run", "--sim", "--cert-file", str(cert), "--wait", "--state", str(folder / "s.db"),
+                 "--history", str(folder / "h.db"), "--results-file", str(results)])
+    report = json.loads(results.read_text())
+    assert (code, report["result"], report["failedNodes"]) == (0, "PASSED", [])

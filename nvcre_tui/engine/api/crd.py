@@ -85,8 +85,10 @@ IMMUTABLE_SPEC_KINDS = frozenset({"Certification", "WorkloadRun"})
 IMMUTABLE_RULE = {"rule": "self == oldSelf", "message": "spec is immutable"}
 # Kinds whose name becomes a label value of every child (at most 63 characters): refused at create, not failed later.
 LABEL_NAMED_KINDS = frozenset({"Certification"})
-NAME_FITS_A_LABEL_RULE = {"rule": "size(self.metadata.name) <= 63", "fieldPath": ".metadata.name",
-                          "message": "must be at most 63 characters (it becomes a label value)"}
+# No fieldPath: the root's metadata schema declares no properties, and a real API server refuses a path to one it does
+# not declare ("fieldPath must be a valid path"); the message names the field instead.
+NAME_FITS_A_LABEL_RULE = {"rule": "size(self.metadata.name) <= 63",
+                          "message": "metadata.name must be at most 63 characters (it becomes a label value)"}
 
 ENVELOPE = {
     "apiVersion": {"type": "string", "description": "The versioned schema of this object: nvcre.nvidia.com/v1alpha1."},

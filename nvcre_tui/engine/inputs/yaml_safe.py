@@ -66,9 +66,14 @@ class StrictLoader(DepthLimitedLoader):
 
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         if isinstance(node, ScalarNode) and node.tag in _NUMBER_TAGS and _AMBIGUOUS_NUMBER.fullmatch(node.value):
-            read = super().construct_object(node, deep)
             how = "base 60, text to kubectl" if ":" in node.value else "octal, a decimal number in YAML 1.2"
-            raise ConstructorError(None, None, f"{node.value} is {read:g} in YAML 1.1 ({how}): write the number you mean "
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            try:
+                read = str(super().construct_object(node, deep))
+            except (ValueError, OverflowError):
+                read = "a number"
+            read = read if len(read) <= 40 else "a number of " + str(len(read)) + " digits"
+            raise ConstructorError(None, None, f"{shown} is {read} in YAML 1.1 ({how}): write the number you mean "
                                                "without ':' or a leading 0, or quote it", node.start_mark)
         try:
             value = super().construct_object(node, deep)

@@ -94,8 +94,7 @@ class TrainingResult:
     application_start_time: datetime | None
     last_step_time: datetime | None
     recent_steps: tuple[TrainingStep, ...]  # the last 100
-    avg_tflops_per_gpu: float | None  # all steps with TFLOP/s > 0, warmup included (as NVCRE); no measurement
-    # when every step is a warm-up step (warmup_only)
+    avg_tflops_per_gpu: float | None  # all steps with TFLOP/s > 0, warmup included (as NVCRE; warmup_only: a note says so)
     avg_step_time_sec: float | None  # non-warmup steps only
     final_loss: float | None
     checkpoints_saved: int
@@ -127,17 +126,17 @@ class TrainingResult:
         skipped = (describe_skipped(self.skipped_count, self.skipped_steps),) if self.skipped_count else ()
         steps = "the only logged step is" if self.step_count == 1 else f"all {self.step_count} logged steps are"
         first = f"the first {self.warmup_steps} steps" if self.warmup_steps != 1 else "the first step"
-        warmup = (f"{steps} warm-up ({first} of a run): no {TFLOPS_PER_GPU} or {STEP_TIME} measured",) \
+        warmup = (f"{steps} warm-up ({first} of a run): {TFLOPS_PER_GPU} is of warm-up alone, and no {STEP_TIME} measured",) \
             if self.warmup_only else ()
         return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *warmup, *self.remarks))
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this log yields (only those it could measure). TFLOP/s averages warm-up steps in (as
-        NVCRE), but a log of warm-up steps alone measured no speed: neither it nor the step time is reported."""
+        NVCRE), so a short run (maxSteps 10 to 19 logs step 10 alone) still measures it; the step time counts none."""
         values: dict[str, float] = {}
         if self.goodput is not None:
             values[GOODPUT] = self.goodput.ratio
-        if self.avg_tflops_per_gpu is not None and not self.warmup_only:
+        if self.avg_tflops_per_gpu is not None:
             values[TFLOPS_PER_GPU] = self.avg_tflops_per_gpu
         if self.avg_step_time_sec is not None:
             values[STEP_TIME] = self.avg_step_time_sec

@@ -339,13 +339,19 @@ class RequestSkipped(_Model):
     tests: Annotated[list[Text], Field(max_length=100)] | None = None
 
 
+class RequestCondition(Condition):
+    """A status condition, its time read as the request's other times are (an unquoted YAML time is a time)."""
+
+    last_transition_time: Timestamp | None = None
+
+
 class RequestStatus(_Model):
     phase: Phase | None = None
     test_groups: Annotated[list[RequestTestGroup], Field(max_length=1000)] | None = None
     skipped: RequestSkipped | None = None
     start_time: Timestamp | None = None
     completion_time: Timestamp | None = None
-    conditions: Annotated[list[Condition], Field(max_length=100)] | None = None
+    conditions: Annotated[list[RequestCondition], Field(max_length=100)] | None = None
 
 
 class ValidationRequest(_Model):

@@ -45,7 +45,7 @@ EXPECT: dict[str, Expect] = {
     "threshold-fail-healthy-fleet": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
     "threshold-range-pass": Expect("PASSED", (OK,)),
     "threshold-range-fail-above": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
-    "missing-measurement-short-training": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
+    "missing-measurement-short-training": Expect("FAILED", (("Failed", {}),)),  # fails closed, convicting no node
     "repeat-count-flaky-node": Expect("FAILED", (("Failed", {N[1]: WF}),)),
     "repeat-count-healthy": Expect("PASSED", (OK,)),
     "flaky-every-iteration": Expect("FAILED", (("Failed", {N[0]: WF}),)),

@@ -180,7 +180,9 @@ def test_missing_measurement_fails_closed() -> None:
     [job] = run.objects["Job"]
     validation = cond.find(job["status"]["conditions"], "ValidationFailed")
     assert validation and validation["status"] == "True" and validation["reason"] == "MeasurementUnavailable"
-    [record] = evidence(run.category("nemotron5-8b"), "gpu-node-01")
+    assert validation["message"].endswith("; no node blamed")  # a measurement missing convicts no node ...
+    assert run.category("nemotron5-8b")["status"] == "Failed" and not run.category("nemotron5-8b")["failedNodes"]  # ... and never passes
+    [record] = job["status"]["evidence"]
     assert record["metric"] == "avgStepTimeSec" and record["measured"] is None and record["reason"] == "MeasurementUnavailable"
 
 

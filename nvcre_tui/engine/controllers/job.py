@@ -16,7 +16,8 @@ Outcomes and who is blamed:
   (Succeeded stays True, ValidationFailed=True: a run that finished is not a run that crashed);
 - finished but a threshold could not be evaluated on what it measured (a CEL error validation could not foresee):
   the expression is at fault, so no node for it (the Job fails: InvalidThresholdExpression, naming expression and error);
-- a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable;
+- a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable, and no node for it (the
+  measurement is missing, not bad: a run too short to time a step past warm-up);
 - exited 0 but its output stopped short of the run's end, holds no result, or is not the tool's output: no node
   (the Job fails: RunIncomplete, NoDataCollected, WrongFormat): the command or its options are at fault.
 """
@@ -33,7 +34,8 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
-from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, compile_thresholds, evaluate_thresholds, violations
+from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, compile_thresholds, evaluate_thresholds,
+                                                 violations)
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, parse_duration
@@ -51,7 +53,8 @@ NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone fr
 # placed but still not started within timeoutPerJob.
 WORKLOAD_NOT_STARTED = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, *NEVER_RAN, *UNMEASURED_REASONS})
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
+                              *UNMEASURED_REASONS})
 
 
 def is_done(job: Obj) -> bool:
@@ -205,13 +208,21 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
                       validation=("ThresholdsMet", "All performance thresholds satisfied"), evidence=records)
         return None
-    convicting = [item for item in missed if item.reason != INVALID_EXPRESSION]
-    if not convicting:  # only thresholds that could not be evaluated: the expression is at fault, not these nodes
+    convicting = [item for item in missed if item.reason not in (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE)]
+    if not any(item.reason != INVALID_EXPRESSION for item in missed):
+        # only thresholds that could not be evaluated: the expression is at fault, not these nodes
         message = f"{'; '.join(item.message for item in missed)}; no node blamed"
         await _finish(ctx, job, run, "Failed", INVALID_EXPRESSION, message, [], measured=result, evidence=records)
         return None
+    if not convicting:
+        # A metric the output does not hold (a run too short to time a step past warm-up) fails the check, and
+        # convicts no node: the measurement is missing, not bad.
+        message = f"{'; '.join(item.message for item in missed)}; no node blamed"
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
+                      validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
+        return None
     first = convicting[0]
-    reason = "MeasurementUnavailable" if first.reason == "MeasurementUnavailable" else "ThresholdViolated"
+    reason = "ThresholdViolated"
     message = "; ".join(item.message for item in missed)
     # The evidence is the Job's (status.evidence), once, not a copy per node (judging.results.job_failures). The
     # nodes' message names only the thresholds they missed, not one that could not be evaluated.

@@ -30,6 +30,9 @@ VALUE_VARIABLE = "value"
 #: The evidence reason of a threshold that could not be evaluated on a measurement: the expression is at fault,
 #: not the nodes, so the Job fails and no node is blamed for it.
 INVALID_EXPRESSION = "InvalidThresholdExpression"
+#: The evidence reason of a threshold whose metric the output does not hold: the check fails (never a pass), and
+#: convicts no node.
+MEASUREMENT_UNAVAILABLE = "MeasurementUnavailable"
 
 
 # Probe values for the compile-time check, every one a measurement may take (measurements are never negative):
@@ -110,7 +113,7 @@ class CompiledThreshold:
     def metric(self) -> Metric:
         return METRICS[self.key]
 
-    def evaluate(self, measured: float | None, *, unavailable_reason: str = "MeasurementUnavailable") -> Evidence:
+    def evaluate(self, measured: float | None, *, unavailable_reason: str = MEASUREMENT_UNAVAILABLE) -> Evidence:
         """Evaluate against one measurement; a missing or unusable measurement fails with `unavailable_reason`."""
         shown = one_line(self.expression)
         value, unusable = _as_measurement(measured)
@@ -196,7 +199,7 @@ def evaluate_thresholds(
     compiled: Mapping[str, CompiledThreshold],
     measurements: Mapping[str, float | None],
     *,
-    unavailable_reason: str = "MeasurementUnavailable",
+    unavailable_reason: str = MEASUREMENT_UNAVAILABLE,
 ) -> list[Evidence]:
     """Evidence for every compiled threshold, sorted by key; an absent measurement fails."""
     return [

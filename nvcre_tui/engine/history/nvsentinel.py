@@ -124,6 +124,22 @@ def _unreadable(request: object, index: int, why: str) -> str:
     return f"ValidationRequest {name if isinstance(name, str) and name else f'#{index + 1}'}: {why}"
 
 
+def _mappings(items: object, where: str, problems: list[str]) -> list[tuple[int, Mapping[str, Any]]]:
+    """The entries of a list field that are mappings, by position; what is not (the list, an entry) joins `problems`."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        problems.append(f"{where} is not a list")
+        return []
+    found = []
+    for position, item in enumerate(items):
+        if isinstance(item, Mapping):
+            found.append((position, item))
+        else:
+            problems.append(f"{where}[{position}] is not a mapping")
+    return found
+
+
 def _read(request: object, index: int) -> _Read | str:
     """A ValidationRequest as far as it can be read, or why it cannot be (its name, or spec.nodes, is not there)."""
     if not isinstance(request, Mapping):
@@ -155,23 +171,9 @@ def _read(request: object, index: int) -> _Read | str:
         problems.append("status.phase is not text")
         phase = None
     attempts = []
-    groups = status.get("testGroups")
-    if groups is not None and not isinstance(groups, list):
-        problems.append("status.testGroups is not a list")
-        groups = []
-    for g, group in enumerate(groups or []):
-        if not isinstance(group, Mapping):
-            problems.append(f"status.testGroups[{g}] is not a mapping")
-            continue
-        tries = group.get("attempts")
-        if tries is not None and not isinstance(tries, list):
-            problems.append(f"status.testGroups[{g}].attempts is not a list")
-            continue
-        for a, attempt in enumerate(tries or []):
+    for g, group in _mappings(status.get("testGroups"), "status.testGroups", problems):
+        for a, attempt in _mappings(group.get("attempts"), f"status.testGroups[{g}].attempts", problems):
             where = f"status.testGroups[{g}].attempts[{a}]"
-            if not isinstance(attempt, Mapping):
-                problems.append(f"{where} is not a mapping")
-                continue
             object_name = attempt.get("objectName")
             if object_name is not None and not isinstance(object_name, str):
                 problems.append(f"{where}.objectName is not text")

@@ -17,7 +17,8 @@ from textual.widgets import Footer, Header, Input, Select, Static
 from nvcre_tui.engine.api.nodes import node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RACK_TOPOLOGY_KEYS
 from nvcre_tui.engine.history.baseline import baseline_of
-from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view
+from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
@@ -132,8 +133,11 @@ class TopologyScreen(NvcreScreen):
         legend = self.query_one("#marks", Static)
         if self._sentinel:
             self.query_one(RackMap).set_marks({name: mark for name, (mark, _) in self._sentinel_marks.items()})
-            legend.update("NVSentinel: " + "  ".join(f"{glyph} {meaning}" for _, glyph, meaning in MARKS)
-                          + ("" if requests is not None else "  (no ValidationRequest CRD)") + "  · v: stale marks")
+            unreadable = unreadable_requests(listed)  # left out of the marks: said, not dropped
+            left_out = f"  · {len(unreadable)} ValidationRequest(s) unreadable, first {unreadable[0]}" if unreadable else ""
+            legend.update(printable("NVSentinel: " + "  ".join(f"{glyph} {meaning}" for _, glyph, meaning in MARKS)
+                                    + ("" if requests is not None else "  (no ValidationRequest CRD)") + left_out
+                                    + "  · v: stale marks", newlines=False))
         else:
             self.query_one(RackMap).set_marks(dict.fromkeys(self._stale, STALE_GLYPH))
             legend.update(self._stale_error or f"{STALE_GLYPH} stale: software changed since the last pass, re-certify  · v: NVSentinel overlay")

@@ -73,3 +73,21 @@ async def test_the_map_marks_stale_nodes_and_overlays_nvsentinel(tmp_path: Path)
         await pilot.pause()
         assert rack_map.marks == {"gpu-node-03": "↻"}
     await session.close()
+
+
+async def test_the_overlay_says_which_validation_requests_it_could_not_read(tmp_path: Path) -> None:
+    """A ValidationRequest from a cluster too malformed to show (no spec.nodes) is named in the legend, not dropped."""
+    from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
+
+    session = await finished_session(tmp_path)
+    await session.database.create(VALIDATION_REQUEST, {"apiVersion": VALIDATION_REQUEST.api_version, "kind": VALIDATION_REQUEST.kind,
+                                                        "metadata": {"name": "vr-broken"}, "spec": {"nodes": "gpu-node-01"}})
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(200, 44)) as pilot:
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("v")
+        await pilot.pause()
+        assert "1 ValidationRequest(s) unreadable, first ValidationRequest vr-broken: spec.nodes is not a list" in rendered(app, "#marks")
+    await session.close()

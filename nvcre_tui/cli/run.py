@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
@@ -45,7 +45,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, SECRET, WORKFLOW
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
@@ -76,6 +76,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D (simulated time on the simulator; default: from the categories' budgets)")
     run.add_argument("--results-file", metavar="F", help="write the JSON report here")
+    registry.add_arguments(run)
     run.add_argument("--setup", action="store_true",
                      help="on a cluster: first install or update what `nvcre setup init` installs (the CRDs, the install namespace, "
                           "RBAC), as NVCRE's --setup; left installed afterwards (`nvcre setup reset` removes it)")
@@ -238,12 +239,15 @@ async def _run(args: argparse.Namespace) -> int:
             if args.category:
                 _gpu_product(fleet)
             render_certification(cert, fleet, catalog, _source(args))
+    login = registry.login_of(args)
+    if login is not None and not on_cluster(args):
+        raise InputError("--workload-registry: the simulator pulls no image; a pull secret is for a cluster's workloads")
     if args.setup:
         await _set_up(args)
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = tell_notices(session)
     try:
-        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None)
+        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login)
     finally:
         await _close(session, told)
 
@@ -317,7 +321,8 @@ async def _close(session: Session, told: int) -> None:
         tell_notices(session, told)
 
 
-async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None) -> int:
+async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
+                  login: registry.Login | None = None) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
@@ -330,6 +335,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     if product is not None:  # --category: narrowed to the product found, as NVCRE does
         cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
         console.print(f"Discovered GPU nodes with product: {escape(printable(product))}")
+    pull_secret = registry.secret_name(cert.metadata.name) if login is not None else None
+    if pull_secret is not None:
+        registry.reference(cert, pull_secret)
     rendered = render_certification(cert, nodes, catalog, _source(args))  # fails with exit 2 before anything is created
     body = cert.to_wire()
     body["metadata"]["namespace"] = _namespace(args, session, cert.metadata.namespace)
@@ -349,6 +357,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         raise InputError(f"{_source(args)}: {error}") from None
+    if pull_secret is not None and login is not None:
+        await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
+        console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry))} created, owned by the certification.")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:
@@ -372,7 +383,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
             return await _follow_to_report(session, args, name, namespace, limit, console, again, stop)
         finally:
             if args.cleanup and not stop.forced:
-                await _cleanup(session, name, namespace, uid, console)
+                await _cleanup(session, name, namespace, uid, console, pull_secret)
 
 
 async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
@@ -412,9 +423,29 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     return RESULT_EXIT[report["result"]]
 
 
-async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console) -> None:
+async def _create_pull_secret(session: Session, secret: str, namespace: str, cert_name: str, uid: str, login: registry.Login) -> None:
+    """The registry's pull secret, owned by the certification just created; if the server refuses it, the certification
+    goes again (by its uid) rather than run workloads that cannot pull their images."""
+    try:
+        await session.store.create(SECRET, registry.secret_body(secret, namespace, cert_name, uid, login))
+    except StoreError as error:
+        with contextlib.suppress(StoreError):
+            await session.store.delete(CERTIFICATION, cert_name, namespace, uid=uid)
+        raise InputError(printable(f"--workload-registry: the pull secret {secret} was not created: {error}; the certification "
+                                   f"{cert_name} was deleted again", newlines=False)) from None
+
+
+async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console, pull_secret: str | None = None) -> None:
     """--cleanup: delete the certification this run created or followed (by its uid: a namesake made since stays),
-    archived first, and wait for its children to go. A failure is told in one line and leaves the run's exit code."""
+    archived first, and wait for its children to go; and the run's pull secret (a server with no garbage collector
+    keeps it). A failure is told in one line and leaves the run's exit code."""
+    if pull_secret is not None:
+        try:
+            await session.store.delete(SECRET, pull_secret, namespace)
+        except NotFound:
+            pass
+        except StoreError as error:
+            console.print(f"[yellow]cleanup: pull secret {escape(pull_secret)}: {escape(printable(str(error), newlines=False))}[/]", soft_wrap=True)
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
         if uid and cert["metadata"].get("uid") != uid:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from nvcre_tui.engine.names import NVCRE_GROUP
 
 __all__ = [
+    "SECRET",
     "ResourceKind",
     "NVCRE_GROUP",
     "CERTIFICATION",
@@ -79,6 +80,7 @@ LEASE = ResourceKind("coordination.k8s.io", "v1", "Lease", "leases")
 NAMESPACE = ResourceKind("", "v1", "Namespace", "namespaces", namespaced=False)
 SERVICE_ACCOUNT = ResourceKind("", "v1", "ServiceAccount", "serviceaccounts")
 SERVICE = ResourceKind("", "v1", "Service", "services")
+SECRET = ResourceKind("", "v1", "Secret", "secrets")  # only the CLI's workload pull secret, with the user's credentials
 RBAC_GROUP = "rbac.authorization.k8s.io"
 CLUSTER_ROLE = ResourceKind(RBAC_GROUP, "v1", "ClusterRole", "clusterroles", namespaced=False)
 CLUSTER_ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False)
@@ -91,7 +93,7 @@ VALIDATION_REQUEST = ResourceKind("nvsentinel.nvidia.com", "v1alpha1", "Validati
 
 KNOWN_KINDS: tuple[ResourceKind, ...] = (
     CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE, CONFIGMAP, EVENT, POD, LEASE,
-    NAMESPACE, SERVICE_ACCOUNT, SERVICE, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
+    NAMESPACE, SERVICE_ACCOUNT, SERVICE, SECRET, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
     VALIDATION_REQUEST,
 )
 # (apiVersion, kind) -> kind; keyed by object so that kind_of looks up whatever an object holds there (a non-string finds nothing)

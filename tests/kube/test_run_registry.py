@@ -1,0 +1,100 @@
+"""`certification run --workload-registry HOST --workload-registry-username U --workload-registry-password P`
+(NVCRE's flags), over real HTTP: a dockerconfigjson Secret owned by the certification, named in its
+imagePullSecrets (globally and where a category lists its own), deleted by --cleanup; all three flags or none;
+refused on the simulator; the password can come on stdin."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.protocol import CERTIFICATION, SECRET
+from tests.kube.cluster import installed_in_thread, store_on
+
+ROOT = Path(__file__).resolve().parents[2]
+CERT = ROOT / "examples" / "burn-in.yaml"
+LOGIN = ["--workload-registry", "registry.example.com:5000", "--workload-registry-username", "svc-nvcre"]
+
+
+async def _read(kubeconfig: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        return (await store.list(CERTIFICATION, "default")).items, (await store.list(SECRET, "default")).items
+    finally:
+        await store.close()
+
+
+@pytest.fixture(autouse=True)
+def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def test_a_pull_secret_owned_by_the_certification_and_named_in_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    cert = tmp_path / "cert.yaml"  # a category with pull secrets of its own: they replace the global ones whole
+    cert.write_text(CERT.read_text().replace("        testScale: intra-node\n",
+                                             "        testScale: intra-node\n        imagePullSecrets: [{name: mirror}]\n"))
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("s3cr3t token\n"))
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert),
+                *LOGIN, "--workload-registry-password", "-", "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        [created], [secret] = asyncio.run(_read(kubeconfig))
+        name = secret["metadata"]["name"]
+        assert name.startswith("burn-in-registry-") and f"Pull secret {name} for registry.example.com:5000 created" in err
+        assert secret["type"] == "kubernetes.io/dockerconfigjson"
+        assert [(o["kind"], o["name"], o["uid"]) for o in secret["metadata"]["ownerReferences"]] == [
+            ("Certification", "burn-in", created["metadata"]["uid"])]
+        config = json.loads(base64.b64decode(secret["data"][".dockerconfigjson"]))
+        assert config == {"auths": {"registry.example.com:5000": {
+            "username": "svc-nvcre", "password": "s3cr3t token", "auth": base64.b64encode(b"svc-nvcre:s3cr3t token").decode()}}}
+        spec = created["spec"]
+        assert {"name": name} in (spec.get("options") or spec).get("imagePullSecrets")
+        assert spec["categories"][0]["options"]["imagePullSecrets"] == [{"name": "mirror"}, {"name": name}]
+        # --cleanup takes the secret with the certification (a server with no garbage collector would keep it)
+        again = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT), "--name", "again",
+                 *LOGIN, "--workload-registry-password", "pw", "--wait", "--cleanup", "--history", str(tmp_path / "h.db")]
+        assert main(again) == 1
+        certs, secrets = asyncio.run(_read(kubeconfig))
+        assert [c["metadata"]["name"] for c in certs] == ["burn-in"] and [s["metadata"]["name"] for s in secrets] == [name]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (LOGIN, "--workload-registry-password: the workload registry needs all three of --workload-registry, "
+            "--workload-registry-username, --workload-registry-password"),
+    (["--workload-registry", "r", "--workload-registry-username", "a:b", "--workload-registry-password", "p"],
+     "--workload-registry-username: must not hold ':' (it separates the user from the password)"),
+    ([*LOGIN, "--workload-registry-password", "pw"], "--workload-registry: the simulator pulls no image; a pull secret is for a "
+                                                     "cluster's workloads"),
+])
+def test_bad_registry_flags_in_one_line(flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(CERT), "--state", str(state), *flags]) == 2
+    assert capsys.readouterr().err.splitlines() == [message]
+    assert not state.exists()
+
+
+def test_a_refused_pull_secret_takes_its_certification_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing half-created: workloads that could not pull their images would fail every node."""
+    from tests.kubeapi import Fault
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        server.faults.add(Fault(method="POST", path="/secrets$", status=403, reason="Forbidden", message="secrets is forbidden"))
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT),
+                *LOGIN, "--workload-registry-password", "pw", "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        [line] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("--workload-registry")]
+        assert line.startswith("--workload-registry: the pull secret burn-in-registry-") and "forbidden" in line
+        assert line.endswith("the certification burn-in was deleted again")
+        assert asyncio.run(_read(kubeconfig)) == ([], [])

@@ -57,6 +57,9 @@ def login_of(args: argparse.Namespace) -> Login | None:
         raise InputError(f"{', '.join(missing)}: the workload registry needs all three of {', '.join(FLAGS)}")
     password = str(given["--workload-registry-password"])
     if password == "-":
+        if getattr(args, "cert_file", None) == "-":
+            raise InputError("--workload-registry-password - and --cert-file -: standard input can be read once; pass the "
+                             "certification as a file")
         password = _read_password()
     registry, username = str(given["--workload-registry"]), str(given["--workload-registry-username"])
     for flag, value in (("--workload-registry", registry), ("--workload-registry-username", username),

@@ -209,6 +209,9 @@ def _same_file(a: str, b: str) -> bool:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    login = registry.login_of(args)  # first: its password may be on stdin, which --cert-file - would read
+    if login is not None and not on_cluster(args):
+        raise InputError("--workload-registry: the simulator pulls no image; a pull secret is for a cluster's workloads")
     catalog = default_catalog()
     options = _category_options(args)
     if args.category:
@@ -239,9 +242,6 @@ async def _run(args: argparse.Namespace) -> int:
             if args.category:
                 _gpu_product(fleet)
             render_certification(cert, fleet, catalog, _source(args))
-    login = registry.login_of(args)
-    if login is not None and not on_cluster(args):
-        raise InputError("--workload-registry: the simulator pulls no image; a pull secret is for a cluster's workloads")
     if args.setup:
         await _set_up(args)
     session = await open_session(args, catalog, live=False, want_engine=True)

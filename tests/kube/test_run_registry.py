@@ -77,10 +77,13 @@ def test_a_pull_secret_owned_by_the_certification_and_named_in_it(tmp_path: Path
      "--workload-registry-username: must not hold ':' (it separates the user from the password)"),
     ([*LOGIN, "--workload-registry-password", "pw"], "--workload-registry: the simulator pulls no image; a pull secret is for a "
                                                      "cluster's workloads"),
+    ([*LOGIN, "--workload-registry-password", "-", "--cert-file", "-"],
+     "--workload-registry-password - and --cert-file -: standard input can be read once; pass the certification as a file"),
 ])
 def test_bad_registry_flags_in_one_line(flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = tmp_path / "s.db"
-    assert main(["certification", "run", "--sim", "--cert-file", str(CERT), "--state", str(state), *flags]) == 2
+    cert = [] if "--cert-file" in flags else ["--cert-file", str(CERT)]
+    assert main(["certification", "run", "--sim", *cert, "--state", str(state), *flags]) == 2
     assert capsys.readouterr().err.splitlines() == [message]
     assert not state.exists()
 

@@ -4,7 +4,8 @@ pull secret for the workloads' images in a private registry.
 The command (with the user's credentials; the engine never reads a Secret) creates a `kubernetes.io/dockerconfigjson`
 Secret beside the Certification, owned by it (a garbage collector removes it with it), and names it in the
 certification's imagePullSecrets, globally and in every category that lists its own. Its name carries a random part,
-so a run never meets an earlier run's. `--cleanup` deletes it too (an API server with no garbage collector keeps it).
+so a run never meets an earlier run's. Deleting the certification through nvcre (`certification delete`, `--cleanup`,
+the console) deletes it too (engine/history/deletion.py), as an API server with no garbage collector would keep it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.base import LocalObjectReference
 from nvcre_tui.engine.api.resources import API_VERSION, Certification
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, PULL_SECRET_INFIX
 from nvcre_tui.engine.errors import InputError
 
 FLAGS = {"--workload-registry": "registry", "--workload-registry-username": "username", "--workload-registry-password": "password"}
@@ -83,7 +84,7 @@ def _read_password() -> str:
 def secret_name(cert_name: str) -> str:
     """`<certification>-registry-<5 random>`: never an earlier run's (a server with no garbage collector keeps those)."""
     token = "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(5))
-    return f"{cert_name}-registry-{token}"
+    return f"{cert_name}{PULL_SECRET_INFIX}{token}"
 
 
 def reference(cert: Certification, name: str) -> None:

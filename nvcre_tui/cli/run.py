@@ -383,7 +383,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
             return await _follow_to_report(session, args, name, namespace, limit, console, again, stop)
         finally:
             if args.cleanup and not stop.forced:
-                await _cleanup(session, name, namespace, uid, console, pull_secret)
+                await _cleanup(session, name, namespace, uid, console)
 
 
 async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
@@ -435,17 +435,10 @@ async def _create_pull_secret(session: Session, secret: str, namespace: str, cer
                                    f"{cert_name} was deleted again", newlines=False)) from None
 
 
-async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console, pull_secret: str | None = None) -> None:
+async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console) -> None:
     """--cleanup: delete the certification this run created or followed (by its uid: a namesake made since stays),
-    archived first, and wait for its children to go; and the run's pull secret (a server with no garbage collector
-    keeps it). A failure is told in one line and leaves the run's exit code."""
-    if pull_secret is not None:
-        try:
-            await session.store.delete(SECRET, pull_secret, namespace)
-        except NotFound:
-            pass
-        except StoreError as error:
-            console.print(f"[yellow]cleanup: pull secret {escape(pull_secret)}: {escape(printable(str(error), newlines=False))}[/]", soft_wrap=True)
+    archived first (its pull secret with it), and wait for its children to go. A failure is told in one line and
+    leaves the run's exit code."""
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
         if uid and cert["metadata"].get("uid") != uid:

@@ -1,6 +1,7 @@
 """`certification run --workload-registry HOST --workload-registry-username U --workload-registry-password P`
 (NVCRE's flags), over real HTTP: a dockerconfigjson Secret owned by the certification, named in its
-imagePullSecrets (globally and where a category lists its own), deleted by --cleanup; all three flags or none;
+imagePullSecrets (globally and where a category lists its own), deleted with it by --cleanup and `certification
+delete` on a server with no garbage collector; all three flags or none;
 refused on the simulator; the password can come on stdin."""
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def test_a_pull_secret_owned_by_the_certification_and_named_in_it(tmp_path: Path
         assert main(again) == 1
         certs, secrets = asyncio.run(_read(kubeconfig))
         assert [c["metadata"]["name"] for c in certs] == ["burn-in"] and [s["metadata"]["name"] for s in secrets] == [name]
+        # so does `certification delete` (this emulator runs no garbage collector, as the trial's bare API server)
+        assert main(["certification", "delete", "burn-in", "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]) == 0
+        assert asyncio.run(_read(kubeconfig)) == ([], [])
 
 
 @pytest.mark.parametrize(("flags", "message"), [

@@ -30,6 +30,8 @@ ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
 ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
+# `run --workload-registry`'s pull secret: `<certification>-registry-<5 random>` (cli/registry.py), found again by it.
+PULL_SECRET_INFIX = "-registry-"
 
 # -- Kubernetes ----------------------------------------------------------------------------------------------
 LABEL_HOSTNAME = "kubernetes.io/hostname"

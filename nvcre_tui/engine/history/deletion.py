@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nvcre_tui.engine.api.vocabulary import PULL_SECRET_INFIX
 from nvcre_tui.engine.clock import Clock, ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceStore
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.history.archive import Archiver
@@ -87,7 +88,31 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
                                    newlines=False)) from None
     except StoreError as error:
         raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+    await _delete_pull_secrets(store, cert)
     return Deletion(name, namespace, kept, known)
+
+
+def pull_secrets_of(cert: Obj) -> list[str]:
+    """The `run --workload-registry` pull secrets the certification names in its imagePullSecrets (global or a
+    category's): `<name>-registry-...`."""
+    spec = cert.get("spec") or {}
+    lists = [spec.get("imagePullSecrets"), (spec.get("options") or {}).get("imagePullSecrets"),
+             *((category.get("options") or {}).get("imagePullSecrets") for category in spec.get("categories") or [])]
+    prefix = f"{cert['metadata']['name']}{PULL_SECRET_INFIX}"
+    return sorted({str(ref.get("name")) for refs in lists for ref in refs or [] if str(ref.get("name") or "").startswith(prefix)})
+
+
+async def _delete_pull_secrets(store: ResourceStore, cert: Obj) -> None:
+    """Its pull secrets, each only when it names this certification's uid as owner. A garbage collector would remove
+    them through that ownerReference; an API server with none keeps them. Best effort: the certification is gone."""
+    meta = cert["metadata"]
+    for name in pull_secrets_of(cert):
+        try:
+            secret = await store.get(SECRET, name, meta.get("namespace"))
+            if any(ref.get("uid") == meta.get("uid") for ref in secret["metadata"].get("ownerReferences") or []):
+                await store.delete(SECRET, name, meta.get("namespace"), uid=secret["metadata"].get("uid"))
+        except StoreError:
+            continue  # gone already, or not ours to delete (the collector's, when there is one)
 
 
 def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:

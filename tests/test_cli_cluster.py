@@ -18,6 +18,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.store.kube import KubeStore
 from nvcre_tui.engine.store.protocol import NODE
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kubeapi import ApiServer
 from tests.kubeapi.fixtures import apiserver  # noqa: F401 - the fixture
 
@@ -51,13 +52,6 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         code = int(exit_.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture(autouse=True)
-def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def nodes_file(tmp_path: Path, nodes: list[dict[str, Any]]) -> str:

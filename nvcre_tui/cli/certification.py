@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from nvcre_tui.cli.kubeflags import add_kube_arguments, open_kube_store
+from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
@@ -82,21 +82,8 @@ def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argpar
     if nodes_file:
         return load_nodes(nodes_file)
     if args is not None and (args.kubeconfig or args.context):
-        return asyncio.run(_cluster_nodes(args))
+        return asyncio.run(cluster_nodes(args, user_agent="nvcre-render"))[1]
     return build_nodes(load_scenario(scenario_file) if scenario_file else default_scenario())
-
-
-async def _cluster_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from nvcre_tui.engine.store.errors import StoreError
-    from nvcre_tui.engine.store.protocol import NODE
-
-    store = await open_kube_store(args, user_agent="nvcre-render")
-    try:
-        return (await store.list(NODE)).items
-    except StoreError as error:
-        raise InputError(f"nodes of {store.target.server}: {error}") from None
-    finally:
-        await store.close()
 
 
 def render_command(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace
+from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, cluster_nodes
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
@@ -63,24 +63,9 @@ def _nodes(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
             raise InputError(f"--nodes and {others[0]}: each names the nodes to read; give one")
         return ("stdin" if args.nodes == "-" else args.nodes), load_nodes(args.nodes)
     if on_cluster(args):
-        return asyncio.run(_cluster_nodes(args))
+        return asyncio.run(cluster_nodes(args, user_agent="nvcre-cluster-info"))
     scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
     return f"the simulator ({scenario.name})", build_nodes(scenario)
-
-
-async def _cluster_nodes(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
-    from nvcre_tui.cli.kubeflags import open_kube_store
-    from nvcre_tui.engine.store.errors import StoreError
-    from nvcre_tui.engine.store.protocol import NODE
-
-    store = await open_kube_store(args, user_agent="nvcre-cluster-info")
-    where = f"cluster {store.target.context or store.target.server}"
-    try:
-        return where, (await store.list(NODE)).items
-    except StoreError as error:
-        raise InputError(f"nodes of {store.target.server}: {error}") from None
-    finally:
-        await store.close()
 
 
 def _print(where: str, found: Survey) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.clock import Clock, SystemClock
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the Kubernetes client is imported only by commands that rea
     from nvcre_tui.engine.kube.config import KubeTarget
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["add_kube_arguments", "check_certification_names", "check_namespace", "load_kube_target", "open_kube_store"]
+__all__ = ["add_kube_arguments", "check_certification_names", "check_namespace", "cluster_nodes", "load_kube_target", "open_kube_store"]
 
 
 
@@ -65,3 +65,19 @@ async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: C
 
     target = await load_kube_target(args)
     return KubeStore(target, clock or SystemClock(), user_agent=user_agent)
+
+
+async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[str, list[dict[str, Any]]]:
+    """(`cluster <context or server>`, its Node objects), read once with the flags' credentials; a store error is an
+    InputError naming the server."""
+    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.protocol import NODE
+
+    store = await open_kube_store(args, user_agent=user_agent)
+    where = f"cluster {store.target.context or store.target.server}"
+    try:
+        return where, (await store.list(NODE)).items
+    except StoreError as error:
+        raise InputError(f"nodes of {store.target.server}: {error}") from None
+    finally:
+        await store.close()

@@ -19,6 +19,7 @@ import pytest
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.protocol import CERTIFICATION, SECRET
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.cluster import installed_in_thread, store_on
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +33,6 @@ async def _read(kubeconfig: Path) -> tuple[list[dict[str, Any]], list[dict[str, 
         return (await store.list(CERTIFICATION, "default")).items, (await store.list(SECRET, "default")).items
     finally:
         await store.close()
-
-
-@pytest.fixture(autouse=True)
-def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def test_a_pull_secret_owned_by_the_certification_and_named_in_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],

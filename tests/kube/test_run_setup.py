@@ -15,6 +15,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD
 from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CERT = ROOT / "examples" / "burn-in.yaml"
@@ -33,10 +34,7 @@ async def _installed(kubeconfig: Path) -> tuple[list[str], list[str]]:
     return crds, certs
 
 
-def test_setup_installs_then_runs_on_a_bare_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_setup_installs_then_runs_on_a_bare_api_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with installed_in_thread(tmp_path, bare=True) as (_, kubeconfig):
         assert asyncio.run(_installed(kubeconfig)) == ([], [])
         argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--setup", "--cert-file", str(CERT),
@@ -54,9 +52,7 @@ def test_setup_installs_then_runs_on_a_bare_api_server(tmp_path: Path, capsys: p
         assert "nvcre is installed in namespace nvcre-system" in capsys.readouterr().err
 
 
-def test_setup_on_the_simulator_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def test_setup_on_the_simulator_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = tmp_path / "state.db"
     assert main(["certification", "run", "--sim", "--setup", "--cert-file", str(CERT), "--state", str(state)]) == 2
     assert capsys.readouterr().err.splitlines() == [

@@ -80,6 +80,24 @@ def test_megatron_stopping_on_its_own_limit_is_a_remark() -> None:
                               "(exiting program after 30.02 minutes)",)
 
 
+def test_nemo_stopping_on_its_time_limit_is_a_remark() -> None:
+    nemo = "\n".join(fixture("training_nemo.log").split("\n")[:6]) + "\n"  # lines with steps 0-2 of 4
+    assert parse_training(nemo).incomplete is not None  # cut off: stopped short
+    # Lightning's Timer (trainer max_time) prints it on rank 0, often behind a progress bar's carriage return.
+    stop = ("2026-03-02T13:00:53.000000123Z Epoch 0: : 3it [00:08]\rTime limit reached. Elapsed time is 1 day, 0:00:03. "
+            "Signaling Trainer to stop.\n")
+    result = parse_training(nemo + stop)
+    assert result.incomplete is None
+    assert result.notes() == ("training: stopped at step 2 of 4 on NeMo's own limit (time limit reached after 1 day, 0:00:03)",)
+
+
+def test_a_time_limit_before_any_step_says_so() -> None:
+    start = head(fixture("training_nemo.log"), 3)
+    with pytest.raises(ParseError) as failure:
+        parse_training(start + "Time limit reached. Elapsed time is 0:10:00. Signaling Trainer to stop.\n")
+    assert "NeMo stopped on its own limit first (time limit reached after 0:10:00): a longer max_time" in str(failure.value)
+
+
 def test_the_printed_log_interval_decides_how_close_to_the_total_is_whole() -> None:
     step = [line for line in MEGATRON.splitlines(keepends=True) if "iteration       10/" in line][0]
     two = step.replace("iteration       10/      50", "iteration       90/     150") + \

@@ -35,6 +35,8 @@ __all__ = ["PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "Training
            "seconds_since_last_step", "stall_limit_seconds"]
 
 RECENT_STEPS = 100
+# What lets a run stopped on its framework's own limit log steps: the category option, or NeMo's own setting.
+LIMIT_OPTION = {"Megatron": "exitDurationMins", "NeMo": "max_time"}
 
 
 def _seconds(later: datetime | None, earlier: datetime | None) -> float:
@@ -93,7 +95,7 @@ class _Tracker:
             self.ending.error(event, number)
             return
         if isinstance(event, Exit):
-            self.ending.exit = event.text
+            self.ending.exit = event
             return
         if isinstance(event, LogInterval):
             self.ending.log_interval = event.steps
@@ -196,9 +198,10 @@ class _Tracker:
     def result(self) -> TrainingResult:
         if self.steps == 0 or self.profile is None or self.first_step is None:
             skipped, error = self.ending.skipped_note(), self.ending.in_segment
+            stop = self.ending.exit
             shows = f"; the log shows: {error[1]} (line {error[0]})" if error else \
-                f"; Megatron stopped on its own limit first ({self.ending.exit}): a longer exitDurationMins lets it log steps" \
-                if self.ending.exit else ""
+                f"; {stop.framework} stopped on its own limit first ({stop.text}): a longer {LIMIT_OPTION[stop.framework]} lets it " \
+                "log steps" if stop else ""
             if skipped:  # every step line was refused: no measurement, never a pass
                 raise ParseError(NO_DATA, f"no valid training step lines: {skipped}{shows}")
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")

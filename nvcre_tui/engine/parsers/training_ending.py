@@ -4,14 +4,14 @@ A run is whole when its last step line reaches the printed total (within one log
 every `log_interval` iterations, so the last iterations may go unlogged) and no error line follows it. With
 one step line and no interval printed, the interval is at most that step + 1 (a framework logs the steps that
 are multiples of it, counting from 0 or 1): a log whose only step line is 10 of 50 stopped short.
-Megatron's own stops (--exit-duration-in-mins, --exit-interval) end a run early on purpose: a remark,
-not a gap. An error line that more steps follow did not stop the process; one after the last step did.
+Megatron's own stops (--exit-duration-in-mins, --exit-interval) and NeMo's (Lightning's max_time) end a run
+early on purpose: a remark, not a gap. An error line that more steps follow did not stop the process; one after the last step did.
 """
 
 from __future__ import annotations
 
 from nvcre_tui.engine.parsers.base import Failure
-from nvcre_tui.engine.parsers.training_lines import ErrorLine, Step
+from nvcre_tui.engine.parsers.training_lines import ErrorLine, Exit, Step
 from nvcre_tui.engine.parsers.training_model import SkippedStep, describe_skipped
 
 LOSS_NAN = "LossNaN"
@@ -30,7 +30,7 @@ class Ending:
         self.in_segment: _Seen | None = None  # the first error line since the process (re)started
         self.ignoring: set[str] = set()  # the ranks inside Python's "Exception ignored in" report
         self.steps = 0  # step lines seen
-        self.exit: str | None = None  # Megatron's own stop, since the last step line
+        self.exit: Exit | None = None  # the framework's own stop (Megatron's, NeMo's), since the last step line
         self.log_interval: int | None = None  # from Megatron's argument dump
         self.nan = 0
         self.nan_step: int | None = None
@@ -97,7 +97,8 @@ class Ending:
         return step + 1 if step > 0 else None
 
     def short(self, interval: int) -> bool:
-        """Whether the last step line falls short of the total by a log interval or more (not on Megatron's own limit)."""
+        """Whether the last step line falls short of the total by a log interval or more (not on the framework's own
+        limit)."""
         if self.reached is None:
             return False
         step, total = self.reached
@@ -129,7 +130,7 @@ class Ending:
             return ()
         step, total = self.reached
         if self.exit is not None and total is not None and step < total:
-            return (f"stopped at step {step} of {total} on Megatron's own limit ({self.exit})",)
+            return (f"stopped at step {step} of {total} on {self.exit.framework}'s own limit ({self.exit.text})",)
         if total is None:
             return ("the log prints no total step count: whether the run finished is not checked",)
         return ()

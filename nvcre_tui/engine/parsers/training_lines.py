@@ -43,6 +43,9 @@ _ERROR_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|$
 _ERROR_ANYWHERE = re.compile(r"ChildFailedError|\] failed \(exitcode: -?\d+\)|Segmentation fault", re.ASCII)
 # Megatron's own stops: --exit-duration-in-mins and --exit-interval (not a signal: that is a kill).
 _EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iteration \d+)", re.ASCII)
+# NeMo's (PyTorch Lightning's Timer callback: trainer max_time, exp_manager max_time_per_run) own stop, printed
+# with timedelta's text: "Time limit reached. Elapsed time is 1 day, 0:00:03. Signaling Trainer to stop."
+_TIME_LIMIT = re.compile(r"Time limit reached\. Elapsed time is ((?:\d+ days?, )?\d+:\d\d:\d\d)", re.ASCII)
 # Megatron's argument dump: "  log_interval .................................... 10".
 _LOG_INTERVAL = re.compile(r"\s*log_interval \.+ (\d{1,9})\s*$", re.ASCII)
 
@@ -72,9 +75,11 @@ class ErrorLine:
 
 @dataclass(frozen=True)
 class Exit:
-    """Megatron stopping on its own limit (--exit-duration-in-mins, --exit-interval)."""
+    """The framework stopping on its own limit: Megatron's --exit-duration-in-mins and --exit-interval, NeMo's
+    (Lightning's) max_time."""
 
     text: str
+    framework: str = "Megatron"
 
 
 @dataclass(frozen=True)
@@ -263,6 +268,8 @@ def recognise(line: str) -> Event | None:
             return error
     if "exiting program" in line and (stop := _EXIT.search(line)):
         return Exit(stop.group())
+    if "Time limit reached" in line and (limit := _TIME_LIMIT.search(line)):
+        return Exit(f"time limit reached after {limit.group(1)}", "NeMo")
     if "log_interval" in line and (interval := _LOG_INTERVAL.match(line)):
         return LogInterval(int(interval.group(1)))
     own = _BRACKET_TS.match(line)

@@ -21,7 +21,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, NODE, WORKFLOW, WORKLOADRUN
 
 Obj = dict[str, Any]
 REFUSED = "ConfigMap \"x\" is invalid: data[conf/train.sh]: Invalid value: a valid config key must consist of ..."
@@ -289,3 +289,48 @@ async def test_a_run_that_exits_0_with_nothing_measured_but_names_a_failing_node
     failed = cond.find(job["status"]["conditions"], "Failed")
     assert failed is not None and failed["reason"] == "WorkloadFailed", job["status"]["conditions"]
     assert [(f["name"], f["reason"]) for f in blamed_nodes(wf, [job])] == [("gpu-node-02", "WorkloadFailed")]
+
+
+class NodeDeletingRunner:
+    """The simulator's runner, deleting one Node from the store once a run reaches `phase` (the simulator itself
+    plays on regardless, as a runner that never looks at Nodes would)."""
+
+    def __init__(self, inner: Any, node: str, phase: str) -> None:
+        self.inner, self.node, self.phase, self.deleted = inner, node, phase, False
+        self.simulated = inner.simulated
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        delay = await self.inner.reconcile_run(run)
+        meta = run["metadata"]
+        current = await self.inner.store.get(WORKLOADRUN, meta["name"], meta.get("namespace"))
+        if not self.deleted and (current.get("status") or {}).get("phase") == self.phase:
+            await self.inner.store.delete(NODE, self.node)
+            self.deleted = True
+        return delay
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize(("phase", "node_reason"), [("Scheduling", "SchedulingBlocked"), ("Running", "WorkloadFailed")])
+async def test_a_group_node_deleted_from_the_cluster_fails_its_job_whatever_the_runner_sees(phase: str, node_reason: str) -> None:
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    runner = NodeDeletingRunner(session.runner, "gpu-node-02", phase)
+    engine = Engine(session.engine.store, session.clock, default_catalog(), runner, cache=session.cache)
+    cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
+                                   default_catalog()).to_wire()
+    cert.pop("status", None)
+    try:
+        await session.store.create(CERTIFICATION, cert)
+        await engine.run_until_settled(max_seconds=6 * 3600)
+        assert runner.deleted
+        [job] = (await session.store.list(JOB, "default")).items
+        assert [(f["name"], f["reason"]) for f in job["status"]["failedNodes"]] == [("gpu-node-02", node_reason)]
+        assert cond.find(job["status"]["conditions"], "Failed")["reason"] == "NodeNotFound"  # type: ignore[index]
+        [run] = (await session.store.list(WORKLOADRUN, "default")).items
+        assert run["status"]["phase"] == "Failed"  # stopped: not left to finish and pass
+        [cert_now] = (await session.store.list(CERTIFICATION, "default")).items
+        assert cond.phase(cert_now) == "Failed"
+    finally:
+        await session.close()

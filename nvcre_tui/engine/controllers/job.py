@@ -6,7 +6,7 @@ Outcomes and who is blamed:
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
 - run never started (its workload could not be created or its image pulled, the engine failed reconciling it) or the output blames a
   cluster service: no node (the Job fails with the run's reason); a group node missing from the cluster: that
-  node, SchedulingBlocked (the Job: NodeNotFound);
+  node, SchedulingBlocked (the Job: NodeNotFound); deleted while the run ran: that node, WorkloadFailed (NodeNotFound);
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
 - pods unschedulable past the grace period: the nodes whose pods the scheduler could not place: SchedulingBlocked;
@@ -84,6 +84,10 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         failed = [{"name": name, "reason": "HardwareFailureDetected", "message": message} for name in flagged]
         await _finish(ctx, job, run, "Failed", "HardwareFailureDetected", message, failed, hardware=True)
         return None
+    gone = [name for name in group_nodes(job) if world.node(name) is None]
+    if gone and phase not in ("Succeeded", "Failed"):  # a runner may not see it (the simulator plays on regardless)
+        await _node_gone(ctx, job, run, gone, running=phase == "Running")
+        return None
     handler = _PHASES.get(phase or "Pending", _pending)
     return await handler(ctx, job, run, state)
 
@@ -104,6 +108,18 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     # One write per state the Job really changes to (created/pending, running, finished) and one Event, for the
     # verdict: at 4,096 Jobs every extra status patch is 4,096 API writes.
     await ctx.patch_status(JOB, job, status)
+
+
+async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, running: bool) -> None:
+    """Group nodes deleted from the cluster: before the run started they could not take its pods (SchedulingBlocked);
+    while it ran, the run lost them (WorkloadFailed). Only they are blamed; the run is stopped."""
+    names = ", ".join(gone)
+    if running:
+        message, reason = f"Node {names} was deleted from the cluster while the run ran on it", "WorkloadFailed"
+    else:
+        message, reason = f"no Node {names} on the cluster", "SchedulingBlocked"
+    await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": reason, "message": message} for n in gone],
+                  log=await ctx.runner.logs(run) if running else None)
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:

@@ -386,3 +386,20 @@ def test_report_of_several_certifications(tmp_path: Path, capsys: pytest.Capture
         assert main(["certification", "report", *argv, "--state", str(state)]) == 2
         out, err = capsys.readouterr()
         assert out == "" and len(err.splitlines()) == 1 and message in err
+
+
+def test_the_default_timeout_allows_a_diagnosis_after_the_iterations() -> None:
+    """`--timeout`'s default: each category's Job budget × iterations × waves, and DIAGNOSE_ROUNDS more where
+    onFailure: diagnose may follow (it used to be left out, and a healthy wait ended 'timed out')."""
+    from types import SimpleNamespace
+
+    from nvcre_tui.cli.run import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.engine.api.resources import OrchestrationSpec
+
+    def rendered(**orchestration: Any) -> list[Any]:
+        spec = OrchestrationSpec.model_validate({"execution": {"timeoutPerJob": "1h"}, "iterations": 2, **orchestration})
+        return [SimpleNamespace(workflow=SimpleNamespace(spec=SimpleNamespace(orchestration=spec)), groups=[1, 2])]
+
+    plain = _default_timeout(rendered())
+    assert plain == 2 * 3600 * 1.5
+    assert _default_timeout(rendered(onFailure={"diagnose": {}})) == (2 + DIAGNOSE_ROUNDS) * 3600 * 1.5

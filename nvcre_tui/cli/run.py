@@ -141,15 +141,22 @@ def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Cons
     return kept
 
 
+DIAGNOSE_ROUNDS = 8  # the rounds --timeout's default allows a diagnosis (a bound to wait for, not a limit on it)
+
+
 def _default_timeout(rendered: list[Any]) -> float:
-    """Sum of each category's budget × iterations × rounds of groups, × 1.5, at least 30 minutes."""
+    """Sum of each category's budget × iterations × rounds of groups, × 1.5, at least 30 minutes. A diagnosis (testScale
+    diagnose, or onFailure after the iterations) counts as DIAGNOSE_ROUNDS rounds."""
     total = 0.0
     for item in rendered:
         orch = item.workflow.spec.orchestration
         groups = max(1, len(item.groups))
         concurrent = orch.execution.max_concurrent or groups
         waves = -(-groups // concurrent)
-        total += parse_duration(orch.execution.timeout_per_job or "1h") * orch.iterations * max(waves, 1) * (8 if orch.diagnose else 1)
+        rounds = orch.iterations * (DIAGNOSE_ROUNDS if orch.diagnose else 1)
+        if orch.on_failure is not None and orch.on_failure.diagnose is not None:
+            rounds += DIAGNOSE_ROUNDS
+        total += parse_duration(orch.execution.timeout_per_job or "1h") * rounds * max(waves, 1)
     return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
 
 
@@ -418,7 +425,7 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
         why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
         advice = "" if args.cleanup else f"\n  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}"
-        console.print(f"[yellow]{why}; {goes_on}.[/]{advice}")
+        console.print(f"[yellow]{why}; {goes_on}.[/]{advice}", soft_wrap=True)
         return EXIT_TIMEOUT
     return RESULT_EXIT[report["result"]]
 

@@ -56,9 +56,9 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         app.screen._show_detail(leaves[0])
         detail = str(app.screen.query_one("#detail").render())
         # Every failed test the verdict names is listed with its stage, partners and measured value, screening first.
-        decided = re.search(r"failed \d+ of \d+ tests: ([^;]+);", detail)
+        decided = re.search(r"failed \d+ of \d+ tests \(([^)]+)\)", detail)
         assert decided and "Tests that decided it" in detail, detail
-        names = decided.group(1).split(", ")
+        names = [test.split(" at ")[0] for test in decided.group(1).split(", ")]  # each failed test with its value
         assert names[0].startswith("r0-screen-") and f"✗ {names[0]} (screening) with gpu-node-" in detail
         assert all(re.search(rf"✗ {re.escape(name)} \(\w+\) with [\w, -]+  \d+\.\d GB/s", detail) for name in names), detail
         await pilot.press("escape")

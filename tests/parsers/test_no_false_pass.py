@@ -332,3 +332,13 @@ def test_a_gpu_that_failed_convicts_before_an_unreadable_entity() -> None:
 def test_3x_gpu_ids_as_digit_text_are_still_read() -> None:
     result = parse_dcgm(fixture("dcgm_3x_warn_pass.json"))
     assert result.passed and result.gpus == (0, 1, 2, 3)
+
+
+def test_a_measurement_is_shown_on_its_side_of_the_threshold() -> None:
+    """Two decimals, or more where rounding would cross the threshold: 241.145 missed `value >= 241.149`."""
+    from nvcre_tui.engine.judging.thresholds import shown_measured
+
+    assert shown_measured("busBandwidthGBps", "value >= 300", 241.145, False) == "241.15"
+    assert shown_measured("busBandwidthGBps", "value >= 241.149", 241.145, False) == "241.145"
+    assert shown_measured("busBandwidthGBps", "value >= 241.1449", 241.14495, True) == "241.145"
+    assert shown_measured("busBandwidthGBps", "value > 1.0", 1.0000001, True) == "1.0000001"

@@ -33,6 +33,23 @@ def out_of_reach(metric: str, expression: str | None, values: Sequence[float], e
     return None
 
 
+def _value(test: Mapping[str, Any]) -> float | None:
+    value = test.get("value")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None) -> str:
+    """A node's record from its tests ({group, passed, value?}): "failed 2 of 4 tests (r0-screen-1, r2-confirm-0 at
+    241.1); passed at 399.9, 404.6". Each failed test carries its own value: a passing test's value beside the failed
+    ones would read as the evidence against the node."""
+    failed = [t for t in tests if t.get("passed") is False]
+    names = [f"{t['group']} at {value:g}" if (value := _value(t)) is not None else str(t["group"]) for t in failed]
+    shown = names if limit is None else names[:limit]
+    listed = f" ({', '.join(shown)}{' ...' if len(shown) < len(names) else ''})" if names else ""
+    passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
+    return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(f'{v:g}' for v in passed)}" if passed else "")
+
+
 def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every node that is not plainly healthy, with its verdict and the tests that decided it (readable state)."""
     verdict_of = {n: v for key, v in (("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"),
@@ -41,14 +58,11 @@ def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     for node, verdict in sorted(verdict_of.items()):
         tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
         failed = [t for t in tests if t.get("passed") is False]
-        values = [t["value"] for t in tests if t.get("value") is not None]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),
-                     "failedTests": [t["group"] for t in failed], "values": values})
+                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6)})
     return rows
 
 
 def verdict_line(row: Mapping[str, Any]) -> str:
     """One line: node, verdict, its record."""
-    values = f"; measured {', '.join(f'{v:g}' for v in row['values'])}" if row["values"] else ""
-    failed = f": {', '.join(row['failedTests'][:6])}{' ...' if len(row['failedTests']) > 6 else ''}" if row["failedTests"] else ""
-    return f"{row['node']}  {row['verdict']}, failed {row['failed']} of {row['tests']} tests{failed}{values}"
+    return f"{row['node']}  {row['verdict']}, {row['record']}"

@@ -134,6 +134,19 @@ class CompiledThreshold:
         return Evidence(self.key, value, self.expression, passed, reason, message)
 
 
+def shown_measured(key: str, expression: str, value: float, passed: bool) -> str:
+    """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold: a 241.145 that
+    missed `value >= 241.149` must not read 241.15."""
+    for digits in (2, 3, 4, 6):
+        text = f"{value:.{digits}f}"
+        try:
+            if compile_threshold(key, expression).evaluate(float(text)).passed == passed:
+                return text
+        except ThresholdError:
+            return text
+    return _shown(value)
+
+
 def _unknown_key_message(key: str) -> str:
     return f'unknown threshold key "{key}"; valid keys: {", ".join(sorted(METRICS))}'
 

@@ -17,6 +17,7 @@ from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of,
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.report.readmodel import Joined
+from nvcre_tui.engine.report.text import category_titles
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -123,17 +124,16 @@ def _evidence(items: Sequence[Obj]) -> str:
 
 def _diagnose(state: Obj) -> str:
     rows = [(title, ", ".join(state.get(key) or []) or "none") for title, key in
-            (("✗ faulty", "faultyNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
+            (("✗ faulty", "faultyNodes"), ("~ intermittent", "intermittentNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
     notes = [n.get("message", "") for n in (state.get("infrastructureFaults") or []) + (state.get("notes") or [])]
     return (f"<h4>Diagnose verdicts</h4><p>stage {escape(str(state.get('stage')))}, {escape(str(state.get('round', 0)))} rounds, "
             f"{len(state.get('tests') or [])} tests</p>" + _table(("verdict", "nodes"), rows)
             + "".join(f'<p class="note">{escape(note)}</p>' for note in notes))
 
 
-def _category(category: Obj, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:
-    key = f"{category['domain']}/{category['variant']}"
+def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:
     status = category.get("status", "Pending")
-    out = [f'<section class="category"><h3>{escape(key)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
+    out = [f'<section class="category"><h3>{escape(title)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
     thresholds = category.get("thresholds") or {}
@@ -179,9 +179,10 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
              f"<h1>Certification report: {escape(str(report.get('name')))}</h1>",
              f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPHS.get(result, "")} {escape(result)}</span></p>',
              '<h2 id="summary">Summary</h2>', _table(("", ""), summary), '<h2 id="categories">Categories</h2>']
-    for category in report.get("categories") or []:
+    categories = report.get("categories") or []
+    for category, title in zip(categories, category_titles(categories), strict=True):
         key = f"{category['domain']}/{category['variant']}"
-        parts.append(_category(category, curves.get(key), curve_notes.get(key)))
+        parts.append(_category(category, title, curves.get(key), curve_notes.get(key)))
     parts.append('<h2 id="failed-nodes">Failed nodes</h2>')
     details = report.get("failedNodeDetails") or []
     if not details:

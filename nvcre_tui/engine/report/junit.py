@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from nvcre_tui.engine.report.text import node_line
+from nvcre_tui.engine.report.text import category_titles, failure_text
 
 Obj = dict[str, Any]
 
@@ -20,22 +20,31 @@ def render_junit(reports: Sequence[Obj]) -> str:
             properties = ET.SubElement(suite, "properties")
             ET.SubElement(properties, "property", name="workloadFallback", value=report["workloadFallback"])
         failures = errors = 0
-        for category in report["categories"]:
-            case = ET.SubElement(suite, "testcase", name=category["variant"], classname=f"{report['name']}.{category['domain']}",
+        for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
+            case = ET.SubElement(suite, "testcase", name=title.split("/", 1)[1], classname=f"{report['name']}.{category['domain']}",
                                  time=f"{category.get('runtimeSeconds') or 0:.0f}")
             if category["status"] == "Failed":
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=category.get("failureReason") or "category failed")
-                failure.text = "\n".join(node_line(node) for node in category.get("failedNodes") or [])
+                failure.text = failure_text(category)
             elif category["status"] != "Succeeded":
                 errors += 1
                 ET.SubElement(case, "error", message=f"category did not finish: {category['status']}")
         if report["result"] in ("INCOMPLETE", "RUNNING"):
             errors += 1
             case = ET.SubElement(suite, "testcase", name="certification", classname=f"{report['name']}.certification")
-            ET.SubElement(case, "error", message=f"certification {report['result']}")
-        suite.set("tests", str(len(suite)))
+            error = ET.SubElement(case, "error", message=f"certification {report['result']}{_why(report)}")
+            error.text = "\n".join(f"{e['name']}: {e.get('message') or e.get('reason', '')}" for e in report.get("excludedNodes") or [])
+        suite.set("tests", str(len(suite.findall("testcase"))))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _why(report: Obj) -> str:
+    """INCOMPLETE: which nodes were left out of the test (RUNNING says itself)."""
+    excluded = [str(e["name"]) for e in report.get("excludedNodes") or []]
+    if report["result"] != "INCOMPLETE" or not excluded:
+        return ""
+    return f": {len(excluded)} node(s) excluded, not tested: {', '.join(excluded[:8])}{' ...' if len(excluded) > 8 else ''}"

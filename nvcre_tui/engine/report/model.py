@@ -35,8 +35,9 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
 
 
 def _low(threshold: str | None, busbw: float | None) -> bool | None:
-    """Whether a group's busbw fails the busBandwidthGBps threshold (None when there is none)."""
-    if not threshold:
+    """Whether a group's busbw fails the busBandwidthGBps threshold (None when there is no threshold or no value:
+    a group that measured nothing is failed, not low)."""
+    if not threshold or busbw is None:
         return None
     try:
         return not compile_threshold(BUS_BANDWIDTH, threshold).evaluate(busbw).passed
@@ -56,7 +57,8 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
         iterations.append({
             "number": record.number,
             "status": "Failed" if "Failed" in states else "Running" if states & {"Running", "Pending"} else "Succeeded",
-            "durationSeconds": _seconds_between(min(starts), max(ends)) if starts and ends else None,
+            # a running iteration's span is not known yet (its finished groups' span is not it)
+            "durationSeconds": _seconds_between(min(starts), max(ends)) if starts and ends and not record.current else None,
         })
         for group in groups:
             job = category.job_of(group) or {}
@@ -87,12 +89,16 @@ def _failure_message(job: Obj) -> str:
 
 def _cliques(category: CategoryView) -> list[Obj]:
     # the running iteration, else the last one recorded, else the groups of a Workflow stopped before recording one
+    # A clique passed when its group passed in every iteration: one that failed in an earlier one did not.
     latest = category.timeline[-1].groups if category.timeline else category.groups
     if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in latest):
         return []
+    failed_before = {g["domains"][0] for record in category.timeline[:-1] for g in record.groups
+                     if g.get("domains") and g.get("phase") == "Failed"}
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
-         "passed": g.get("phase") == "Succeeded", "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
+         "passed": g.get("phase") == "Succeeded" and g["domains"][0] not in failed_before,
+         "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
         for g in latest if g.get("domains")
     ]
 

@@ -76,7 +76,8 @@ class CategoryView:
         """Every finished iteration (iterationHistory), or the current one while none has finished."""
         history = self._finished
         if not history and self.groups:
-            return [Iteration(self.orchestration.get("currentIteration", 1), self.groups)]
+            return [Iteration(self.orchestration.get("currentIteration", 1), self.groups,
+                              current=self.workflow is not None and not is_terminal(self.workflow))]
         return history
 
     @cached_property

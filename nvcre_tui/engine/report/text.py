@@ -6,6 +6,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.units import count, format_duration
 
@@ -18,7 +19,9 @@ MAX_TAIL_LINES = 12
 def _evidence_text(evidence: list[Obj] | None) -> str:
     parts = []
     for item in evidence or []:
-        measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
+        value = item.get("measured")
+        measured = ("unavailable" if value is None else str(value) if isinstance(value, bool) or not isinstance(value, int | float)
+                    else shown_measured(str(item["metric"]), str(item["expression"]), float(value), bool(item.get("passed"))))
         parts.append(f"{item['metric']} measured {measured}, expected {item['expression']}")
     return "; ".join(parts)
 
@@ -44,6 +47,25 @@ def failure_lines(failures: list[Obj], indent: str) -> list[str]:
         where = f" [{category}]" if category else ""
         lines.append(f"{indent}{_names(names)}: {reason}{' — ' + detail if detail else ''}{where}")
     return lines
+
+
+def category_titles(categories: list[Obj]) -> list[str]:
+    """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
+    keys test cases by name, and two cards of one title read as one."""
+    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
+    titles, seen = [], {key: 0 for key in keys}
+    for key in keys:
+        seen[key] += 1
+        titles.append(f"{key} #{seen[key]}" if keys.count(key) > 1 else key)
+    return titles
+
+
+def failure_text(category: Obj) -> str:
+    """Why a failed category failed, in lines: its failed nodes, then every failed group's message (a group that blamed
+    no node, an expression or a missing measurement, says why only there)."""
+    lines = [node_line(node) for node in category.get("failedNodes") or []]
+    lines += [f"{group['name']}: {group['reason']}: {group['message']}" for group in category.get("failedGroups") or [] if group.get("message")]
+    return "\n".join(lines)
 
 
 def _card(title: str, rows: list[str]) -> list[str]:
@@ -81,7 +103,7 @@ def _category_rows(category: Obj) -> list[str]:
             log = group.get("failureLog") or {}
             if log.get("tail"):
                 where = f" on {log['nodeName']}" if log.get("nodeName") else ""
-                rows.append(f"      Failure Log: pod {log.get('podName')}{where}, exit {log.get('exitCode')} ({log.get('reason')})")
+                rows.append(f"      Failure Log: pod {log.get('podName')}{where}" + (f", exit {log['exitCode']}" if log.get("exitCode") is not None else "") + f" ({log.get('reason')})")
                 rows += [f"        {line.encode('unicode_escape').decode()[:120]}" for line in log["tail"].splitlines()[-MAX_TAIL_LINES:]]
         if len(category["failedGroups"]) > MAX_GROUP_ROWS:
             rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
@@ -150,8 +172,8 @@ def render_text(report: Obj) -> str:
         reasons = sorted({e.get("message") or e["reason"] for e in excluded})
         lines += [f"  {'':13}{reason}" for reason in reasons]
     lines.append("")
-    for category in report["categories"]:
-        lines += _card(f"{category['domain']}/{category['variant']}", _category_rows(category))
+    for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
+        lines += _card(title, _category_rows(category))
         lines.append("")
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
     details = report.get("failedNodeDetails") or []

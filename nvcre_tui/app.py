@@ -35,6 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
+CLUSTER_TAKE_OVER_SECONDS = 5.0  # on a cluster (one API request; a Lease runs 15 s before another may take it)
 HIGH_CONTRAST = "nvcre-high-contrast"
 NOTICE_SECONDS = 30.0  # a session's notice (e.g. at start-up) stays long enough to be read once the screen settled
 
@@ -105,6 +106,10 @@ class NvcreApp(ThemedApp[None]):
                 self.startup_error = "; ".join(error.messages)
                 self.exit(return_code=2)
                 return
+            except StoreError as error:  # e.g. RBAC lets this user read no Nodes, or no certifications in the namespace
+                self.startup_error = f"nvcre: cannot open the console on this cluster: {error}"
+                self.exit(return_code=2)
+                return
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
         self.sub_title = self._badges()
         self.informer = Informer(self.session.cache, self.session.namespace)  # one namespace: a name names one certification
@@ -113,8 +118,9 @@ class NvcreApp(ThemedApp[None]):
             engine = self.session.engine
             if engine is not None and not self.policy.read_only:  # a viewer (read-only, the wall) never reconciles
                 self._run_engine()
-            if isinstance(self.session, SimSession) and not self.policy.read_only:
-                self.set_interval(TAKE_OVER_SECONDS, self.take_over, name="take-over")
+            if not self.policy.read_only:
+                every = TAKE_OVER_SECONDS if isinstance(self.session, SimSession) else CLUSTER_TAKE_OVER_SECONDS
+                self.set_interval(every, self.take_over, name="take-over")
             self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
         await self.refresh_snapshot()
         from nvcre_tui.screens.dashboard import DashboardScreen
@@ -130,10 +136,10 @@ class NvcreApp(ThemedApp[None]):
         self.run_worker(self.session.engine.run(), name="engine", group="engine", exclusive=True, exit_on_error=False)
 
     async def take_over(self) -> None:
-        """A console that views a simulator store takes the engine Lease over once its holder released it or
-        died (as `run --wait` does), and runs the engine from then on; it goes back to viewing if it loses it."""
+        """A console that views takes the engine Lease over once its holder released it or died (as `run --wait`
+        does), and runs the engine from then on; it goes back to viewing if it loses it."""
         session = self.session
-        if not isinstance(session, SimSession) or session.engine is not None:
+        if session is None or session.engine is not None:
             return
         if await session.take_over() and session.engine is not None:
             self._run_engine()
@@ -162,8 +168,15 @@ class NvcreApp(ThemedApp[None]):
         self._notices_shown = len(notices)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "engine" and event.state == WorkerState.ERROR:
+        if event.worker.group != "engine":
+            return
+        if event.state == WorkerState.ERROR:
             self.notify(printable(f"engine stopped: {event.worker.error}"), severity="error", timeout=30, markup=False)
+        elif event.state == WorkerState.SUCCESS and self.session is not None and self.session.engine is None:
+            # The engine returned because the session lost the Lease: another engine reconciles now.
+            self.sub_title = self._badges()
+            self.notify(printable(f"This console no longer runs the engine ({self.session.viewer_reason or 'lease lost'}); "
+                                  "it takes the lease again once it is free."), severity="warning", title="engine", markup=False)
 
     async def on_unmount(self) -> None:
         if self.session is None:

@@ -14,6 +14,7 @@ from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.store.errors import StoreError
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -150,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         for message in error.messages:
             _say(message)
+        return EXIT_BAD_INPUT
+    except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
+        _say(f"nvcre: {type(error).__name__}: {error}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         _quiet_stdout()

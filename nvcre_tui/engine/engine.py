@@ -71,9 +71,9 @@ class Metrics(Protocol):
     def observe_reconcile(self, kind: str, seconds: float, error: str | None = None) -> None: ...
 
 
-def engine_cache(store: ResourceStore) -> WatchCache:
-    """A watch cache of every kind the engine (and the console) reads."""
-    return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS)
+def engine_cache(store: ResourceStore, namespace: str | None = None) -> WatchCache:
+    """A watch cache of every kind the engine (and the console) reads; a viewer's may hold one `namespace`."""
+    return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS, namespace=namespace)
 
 
 class Engine:
@@ -109,10 +109,12 @@ class Engine:
         self.queue.add(FLEET)
 
     async def stop(self) -> None:
-        """End the cache's watches when this engine made the cache (a shared cache is its owner's)."""
+        """Stop reconciling: `run` returns after the key in hand (the Lease lost: another engine reconciles now). The
+        cache's watches end when this engine made the cache (a shared cache is its owner's)."""
+        self._started = False
+        self.queue.changed.set()  # wake `run` from its wait
         if self._owns_cache:
             await self.cache.stop()
-        self._started = False
 
     # ----- change -> queue ---------------------------------------------------------------------------------
 
@@ -240,6 +242,8 @@ class Engine:
         """One pass over every key due now; seconds until the next due key (None: nothing scheduled)."""
         await self.start()
         for key in self.queue.take_ready():
+            if not self._started:
+                break  # stopped meanwhile: the rest is another engine's now
             await self._reconcile(key)
         return self._wake()
 
@@ -288,10 +292,11 @@ class Engine:
             raise
 
     async def run(self, *, idle_poll: float = 30.0) -> None:
-        """The live loop (console, controller): work what is due, then wait for a change or the next due key."""
+        """The live loop (console, controller): work what is due, then wait for a change or the next due key; returns
+        once `stop` was called."""
         await self.start()
         try:
-            while True:
+            while self._started:
                 await self.sweep()
                 await asyncio.sleep(0)
                 if self.queue.has_ready():

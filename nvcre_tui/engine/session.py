@@ -90,6 +90,11 @@ class Session(Protocol):
         """What the console's header says this session is (`SIMULATED · ...`, `cluster ... · context`)."""
         ...
 
+    async def take_over(self) -> bool:
+        """When this session would run the engine but another held the Lease (or took it), take the Lease once it is
+        free; True when this session runs the engine now."""
+        ...
+
     async def close(self) -> None:
         """Stop the engine's and the cache's work and release the store."""
         ...

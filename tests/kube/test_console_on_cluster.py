@@ -119,3 +119,107 @@ async def test_the_simulated_fleet_keeps_its_epoch_in_the_install_namespace(tmp_
         finally:
             await session.close()
             await admin.close()
+
+
+async def test_a_console_that_loses_the_lease_stops_reconciling_says_so_and_takes_it_back_once_free(tmp_path: Path) -> None:
+    """Another engine takes the Lease (an admin hands it over): the console's engine stops writing at once, its header
+    says it views, and it runs the engine again once the Lease is free."""
+    import asyncio
+
+    from nvcre_tui.engine.lease import format_micro_time
+    from nvcre_tui.engine.store.protocol import LEASE
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.3)
+            assert app.session is not None and app.session.engine is not None
+            lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")
+            spec = {**lease["spec"], "holderIdentity": "controller-7f9c", "leaseDurationSeconds": 3600,
+                    "renewTime": format_micro_time(SystemClock().now())}
+            await admin.update(LEASE, {**lease, "spec": spec})
+            for _ in range(100):  # the console renews every 5 s and finds it lost
+                if app.session.engine is None and all(w.group != "engine" for w in app.workers):
+                    break
+                await pilot.pause(0.1)
+            assert app.session.engine is None and all(w.group != "engine" for w in app.workers)
+            assert "viewer: " in app.sub_title and ("lost the engine lease" in app.sub_title or "held by controller-7f9c" in app.sub_title)
+            server.clear_requests()
+            await admin.create(CERTIFICATION, certification_body(intra_all_reduce("after-the-loss")))
+            await asyncio.sleep(1.0)
+            await pilot.pause()
+            engine_writes = [r for r in server.requests if r.verb not in ("get", "list", "watch") and r.user_agent.startswith("nvcre-engine")]
+            assert engine_writes == [], engine_writes  # nobody here reconciles the new certification
+            await app.take_over()
+            assert app.session.engine is None and "engine held by controller-7f9c" in app.sub_title  # still held
+            lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")
+            await admin.update(LEASE, {**lease, "spec": {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}})
+            await app.take_over()
+            assert app.session.engine is not None and "viewer" not in app.sub_title
+            assert any(w.group == "engine" for w in app.workers)
+        await admin.close()
+
+
+async def _viewer_in_default(server: Any, kubeconfig: Path, tmp_path: Path, nodes: bool = True) -> Path:
+    """alice: reads nvcre objects in `default` only (a RoleBinding to a view ClusterRole), and Nodes when `nodes`."""
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE_BINDING
+
+    read = ["get", "list", "watch"]
+    subjects = [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]
+
+    def role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}
+
+    def ref(name: str) -> dict[str, str]:
+        return {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+
+    admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    await admin.create(CLUSTER_ROLE, role("nvcre-view", [{"apiGroups": ["nvcre.nvidia.com"], "resources": ["*"], "verbs": read}]))
+    await admin.create(ROLE_BINDING, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                                      "metadata": {"name": "alice-nvcre", "namespace": "default"}, "roleRef": ref("nvcre-view"), "subjects": subjects})
+    if nodes:
+        await admin.create(CLUSTER_ROLE, role("node-view", [{"apiGroups": [""], "resources": ["nodes"], "verbs": read}]))
+        await admin.create(CLUSTER_ROLE_BINDING, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                                                  "metadata": {"name": "alice-nodes"}, "roleRef": ref("node-view"), "subjects": subjects})
+    await admin.create(CERTIFICATION, certification_body(intra_all_reduce("team-a-burn-in")))
+    await admin.close()
+    return Path(server.write_kubeconfig(tmp_path / "alice", token=server.add_token("alice-token", "alice")))
+
+
+async def test_a_viewer_who_may_read_one_namespace_sees_it_and_one_who_may_not_gets_one_line(tmp_path: Path) -> None:
+    """RBAC that lets a user read certifications in one namespace (a common multi-tenant grant) is enough for the
+    read-only console; without it the console says so in one line (exit 2), not a traceback."""
+    async with installed(tmp_path) as (server, kubeconfig):
+        alice = await _viewer_in_default(server, kubeconfig, tmp_path)
+        app = NvcreApp(opener=opener(args_for(alice), read_only=True), live=True, read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.3)
+            assert app.session is not None and app.startup_error is None
+            assert "team-a-burn-in" in {c["metadata"]["name"] for c in app.session.cache.list(CERTIFICATION)}
+            assert "cannot read the engine Lease nvcre-system/nvcre-engine (forbidden)" in app.sub_title
+        elsewhere = NvcreApp(opener=opener(args_for(alice, namespace="team-b"), read_only=True), live=True, read_only=True)
+        async with elsewhere.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.3)
+        assert elsewhere.return_code == 2 and elsewhere.startup_error is not None
+        assert elsewhere.startup_error.startswith("nvcre: cannot open the console on this cluster: ")
+        assert "forbidden" in elsewhere.startup_error and "\n" not in elsewhere.startup_error
+
+
+def test_a_cli_read_the_api_server_refuses_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from nvcre_tui.cli import main
+    from tests.kube.cluster import installed_in_thread
+
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        alice = asyncio.run(_viewer_in_default(server, kubeconfig, tmp_path))
+        history = ["--history", str(tmp_path / "h.db")]
+        assert main(["certification", "report", "team-a-burn-in", "--kubeconfig", str(alice), *history]) == 3  # running, readable
+        capsys.readouterr()
+        assert main(["certification", "report", "team-a-burn-in", "-n", "team-b", "--kubeconfig", str(alice), *history]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and err.startswith("nvcre: Forbidden: ") and "alice" in err, err

@@ -94,6 +94,8 @@ class KubeSession:
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
+    _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
+    _metrics: Metrics | None = field(default=None, repr=False)
 
     @property
     def title(self) -> str:
@@ -137,7 +139,8 @@ class KubeSession:
                 await store.close()
                 raise
         want_engine = want_engine and outdated is None  # else a viewer, which says why
-        cache = engine_cache(store)
+        # A viewer shows one namespace (its RBAC may read no other); an engine reconciles certifications anywhere.
+        cache = engine_cache(store, None if want_engine else target.namespace)
         session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("this session plays no runs (pass --sim-runner to play them with the simulated fleet)"),
                       scenario=scenario, install_namespace=install_namespace)
         if notice:
@@ -180,17 +183,40 @@ class KubeSession:
         wall = SystemClock()
         lease = EngineLease(self.kube, wall, self.install_namespace, engine_identity(role))
         if not want_engine:
-            self.viewer_reason = "viewer: " + describe_holder(await _holder(lease), wall.now())
+            self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
         if self.runner is None:
-            self.viewer_reason = "viewer: no runner in this process (--sim-runner plays runs; " + describe_holder(await _holder(lease), wall.now()) + ")"
+            self.viewer_reason = "viewer: no runner in this process (--sim-runner plays runs; " + await _holder_text(lease) + ")"
             return
+        self._candidate, self._metrics = lease, metrics
         if not await lease.try_acquire():
-            self.viewer_reason = "viewer: " + describe_holder(await _holder(lease), wall.now())
+            self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
-        self.lease = lease
-        self._make_engine(metrics)
+        self._hold(lease)
+
+    def _hold(self, lease: EngineLease) -> None:
+        """Run an engine under `lease`, just acquired, and keep renewing it."""
+        self.lease, self.viewer_reason = lease, None
+        self._make_engine(self._metrics)
         self._holding = asyncio.create_task(lease.hold(on_lost=self._lost), name="lease")
+
+    async def take_over(self) -> bool:
+        """A session that would run the engine but does not (another held the Lease, or this one lost it) takes the
+        Lease once it is free; True when this session runs the engine now. A viewer by choice never does."""
+        if self.engine is not None:
+            return True
+        lease = self._candidate
+        if lease is None:
+            return False
+        try:
+            acquired = await lease.try_acquire()
+        except StoreError:
+            return False  # the API server is away: the header says the last reason
+        if not acquired:
+            self.viewer_reason = "viewer: " + await _holder_text(lease)
+            return False
+        self._hold(lease)
+        return True
 
     def _make_engine(self, metrics: Metrics | None) -> Engine:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""
@@ -232,6 +258,18 @@ class KubeSession:
         for store in (self._sim_store, self.kube):
             if store is not None:
                 await store.close()
+
+
+async def _holder_text(lease: EngineLease) -> str:
+    """Who holds the engine Lease, or why that cannot be told: a user who may not read Leases must not read
+    "no engine holds the lease" while one does."""
+    try:
+        holder = await lease.holder()
+    except Forbidden:
+        return f"cannot read the engine Lease {lease.namespace}/{lease.NAME} (forbidden), so not whether an engine runs"
+    except StoreError as error:
+        return f"cannot read the engine Lease {lease.namespace}/{lease.NAME} ({' '.join(str(error).split())[:120]})"
+    return describe_holder(holder, SystemClock().now())
 
 
 async def _holder(lease: EngineLease) -> LeaseHolder | None:

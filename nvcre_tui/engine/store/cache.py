@@ -61,11 +61,13 @@ class WatchCache:
     """Every object of `kinds`, kept current from the store's watches."""
 
     def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = (),
-                 selectors: Mapping[ResourceKind, str] | None = None) -> None:
+                 selectors: Mapping[ResourceKind, str] | None = None, namespace: str | None = None) -> None:
         self.store = store
         self.kinds = tuple(kinds)
         self.label_keys = tuple(label_keys)
         self.selectors = dict(selectors or {})  # kind -> label selector: cache only the matching objects
+        # Namespaced kinds of this one namespace only (a viewer whose RBAC reads one namespace); None: every namespace.
+        self.namespace = namespace
         self.objects: dict[ResourceKind, dict[Key, Obj]] = {kind: {} for kind in self.kinds}
         self.version = 0  # goes up with every change seen (the console redraws when it moves)
         self.kind_versions: dict[ResourceKind, int] = defaultdict(int)  # the same, per kind (memos keyed on the Nodes)
@@ -224,7 +226,7 @@ class WatchCache:
 
     async def _relist(self, kind: ResourceKind) -> str:
         """List a kind and bring the cache in line with it; returns the list's resourceVersion."""
-        result = await self.store.list(kind, label_selector=self.selectors.get(kind))
+        result = await self.store.list(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind))
         self.relists += 1
         listed = {key_of(obj): obj for obj in result.items}
         for key in [key for key in self.objects[kind] if key not in listed]:
@@ -232,6 +234,9 @@ class WatchCache:
         for obj in listed.values():
             self._apply(kind, obj, own=False)
         return result.resource_version
+
+    def _namespace_of(self, kind: ResourceKind) -> str | None:
+        return self.namespace if kind.namespaced else None
 
     async def _first_list(self, kind: ResourceKind) -> str:
         """The first list, retried through transient errors (429, 5xx, timeouts) for a bounded time."""
@@ -248,7 +253,8 @@ class WatchCache:
         failures = 0
         while True:
             try:
-                async for event in self.store.watch(kind, label_selector=self.selectors.get(kind), resource_version=resource_version):
+                async for event in self.store.watch(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind),
+                                                    resource_version=resource_version):
                     failures = 0
                     resource_version = event.object["metadata"].get("resourceVersion") or resource_version
                     if event.type == "DELETED":

@@ -20,6 +20,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.judging.results import job_failures
+from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view, namespace_of
 from nvcre_tui.engine.store.cache import WatchCache
@@ -225,9 +226,12 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             for job in view.jobs_on(name):
                 nodes = group_nodes(job)
                 status = job_status(job)
-                failures = [f for f in job_failures(job) if f["name"] == name]
+                blamed = job_failures(job)
+                failures = [f for f in blamed if f["name"] == name]
+                state = nodestates.blamed_state(nodes, blamed, str(failures[0].get("reason") or "")) if failures else None
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
+                             "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows
 
@@ -245,6 +249,7 @@ class FailureRow:
     workflow: str
     job: str | None  # the Job whose run convicted it (its log is the evidence); None when no Job did
     also: tuple[str, ...] = ()  # the other categories that blamed it
+    state: str = "failed"  # `suspect` when its whole multi-node group was blamed together (nodestates.blamed_state)
 
 
 def _measured(failure: Mapping[str, Any]) -> str:
@@ -252,7 +257,8 @@ def _measured(failure: Mapping[str, Any]) -> str:
     parts = []
     for check in checks:
         value = check.get("measured")
-        shown = f"{value:.1f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+        shown = (shown_measured(str(check.get("metric")), str(check.get("expression")), float(value), False)
+                 if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value))
         parts.append(f"{check.get('metric', '?')} {shown}" + (f" ({check['expression']})" if check.get("expression") else ""))
     return "; ".join(parts) or "-"
 
@@ -264,6 +270,15 @@ def _convicting_job(jobs: list[Obj], node: str) -> str | None:
         return str(blamed[-1]["metadata"]["name"])
     ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == "Failed"]
     return str(ran[-1]["metadata"]["name"]) if ran else None
+
+
+def _blamed_state(jobs: list[Obj], job_name: str | None, failure: Mapping[str, Any], orchestration: Mapping[str, Any]) -> str:
+    """`failed`, or `suspect` where the Job that blamed the node blamed its whole group with it (as the map says)."""
+    job = next((j for j in jobs if j["metadata"]["name"] == job_name), None)
+    blamed = job_status(job).get("failedNodes") or [] if job is not None else []
+    if orchestration.get("diagnose") is not None or job is None or not any(f.get("name") == failure["name"] for f in blamed):
+        return "failed"  # a diagnosis's verdict, or a blame whose Job is gone
+    return nodestates.blamed_state(group_nodes(job), blamed, str(failure.get("reason") or ""))
 
 
 def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
@@ -281,6 +296,7 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             if name in rows:
                 rows[name] = replace(rows[name], also=(*rows[name].also, category))
                 continue
+            job = _convicting_job(jobs, name)
             rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
-                                    wf["metadata"]["name"], _convicting_job(jobs, name))
+                                    wf["metadata"]["name"], job, state=_blamed_state(jobs, job, failure, entry.orchestration))
     return [rows[name] for name in sorted(rows)]

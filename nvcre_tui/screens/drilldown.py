@@ -24,6 +24,7 @@ from nvcre_tui.engine.api.bodies import (
     workflow_status,
 )
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeState
+from nvcre_tui.engine.report.nodestates import blamed_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
@@ -186,7 +187,8 @@ class DrilldownScreen(NvcreScreen):
             # A failed group's members it did not blame (a victim of another's crash, a run that tested no node)
             # are not failed: they show as the map shows them, untested by this group.
             phase = group.get("phase", "Pending")
-            mark = "✗" if failure else STATE_GLYPHS[NodeState.UNTESTED] if phase == "Failed" else PHASE_GLYPHS.get(phase, "·")
+            mark = (STATE_GLYPHS[NodeState(blamed_state(group["nodes"], list(blamed.values()), failure["reason"]))] if failure
+                    else STATE_GLYPHS[NodeState.UNTESTED] if phase == "Failed" else PHASE_GLYPHS.get(phase, "·"))
             holder.add_leaf(f"{mark} {name}" + (f"  {failure['reason']}" if failure else ""),
                             data={"kind": "node", "node": name, "job": job, "group": group, "failed": bool(failure), "workflow": wf})
 

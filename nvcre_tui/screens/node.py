@@ -103,7 +103,9 @@ class NodeScreen(NvcreScreen):
         for row in self._history:
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
-            result = "✗ failed" if failures else ("✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
+            blamed = row["blamedState"]
+            result = (f"{NodeState(blamed).glyph} {blamed}" if failures and blamed else "✗ validation" if row["validationFailed"]
+                      else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
             reason = "; ".join(f"{f['reason']}" for f in failures)
             rows[row["job"]] = (row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
         update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row

@@ -10,11 +10,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from nvcre_tui.engine.api.vocabulary import NodeState
 from nvcre_tui.engine.views import FailureRow
 from nvcre_tui.widgets.keyed_rows import update_rows
-
-FAILED_GLYPH = "✗"  # the state without colour (the map's failed glyph)
-
 
 class FailuresPane(DataTable[Text]):
     """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
@@ -57,7 +55,7 @@ class FailuresPane(DataTable[Text]):
         shown = {}
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
-            cells = (f"{FAILED_GLYPH} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
+            cells = (f"{NodeState(row.state).glyph} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
             shown[self._key(row)] = cells
         update_rows(self, shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
 

@@ -119,3 +119,15 @@ def test_a_cordoned_node_nothing_marks_is_excluded_and_a_marked_one_keeps_its_st
     assert node_states(fleet.snapshot(models))[free] == ("excluded", "cordoned")
     fleet.nodes[NODES.index(free)] = _node(free)
     assert node_states(fleet.snapshot(models))[free] == ("untested", "")
+
+
+def test_a_blame_convicts_a_node_alone_or_makes_its_whole_group_suspect() -> None:
+    """The one rule the map, the drill-down, the failures pane and the node screen share."""
+    from nvcre_tui.engine.report.nodestates import blamed_state
+
+    four = ["a", "b", "c", "d"]
+    together = [{"name": n, "reason": "ThresholdViolation"} for n in four]
+    assert blamed_state(four, together, "ThresholdViolation") == "suspect"
+    assert blamed_state(four, together[:1], "WorkloadFailed") == "failed"  # named alone by the output
+    assert blamed_state(four, [{**f, "reason": "HardwareFailureDetected"} for f in together], "HardwareFailureDetected") == "failed"
+    assert blamed_state(["a"], together[:1], "ThresholdViolation") == "failed"

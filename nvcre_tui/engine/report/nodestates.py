@@ -80,15 +80,21 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
     return _blame_marks(job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or [])
 
 
+def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: str) -> str:
+    """What one blame by a group's Job makes of a node: `failed` when it was blamed alone (a single-node group, a
+    node-specific reason, or fewer nodes than the group), `suspect` when the whole group was blamed together (a
+    multi-node run that missed a threshold convicts none of its members by itself). Every screen shows this word."""
+    alone = len(members) <= 1 or len({f.get("name") for f in blamed}) < len(members)
+    return "failed" if alone or reason in NODE_SPECIFIC_REASONS else "suspect"
+
+
 def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]]) -> Marks:
     marks: Marks = {}
     if not blamed:
         return marks
-    # Blamed alone (a single-node group, a node-specific reason, or fewer nodes than the group): failed.
-    # A whole group blamed together: suspect. Unblamed members of a failed group ran but proved nothing.
-    alone = len(members) == 1 or len({f["name"] for f in blamed}) < len(members)
+    # Unblamed members of a failed group ran but proved nothing.
     for failed in blamed:
-        state = "failed" if alone or failed["reason"] in NODE_SPECIFIC_REASONS else "suspect"
+        state = blamed_state(members, blamed, failed["reason"])
         _mark(marks, failed["name"], state, f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
     for name in sorted(set(members) - {f["name"] for f in blamed}):
         _mark(marks, name, "inconclusive", f"in failed group {job_name}, not blamed", OFFER)

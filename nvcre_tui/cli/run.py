@@ -13,7 +13,8 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --hel
     from nvcre_tui.engine.session import Session, SimSession
 
 WATCH_POLL_SECONDS = 1.0
+TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease this often (one API request)
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
 SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
@@ -399,7 +401,7 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     from nvcre_tui.engine.session import SimSession
 
     goes_on = "--cleanup deletes it now" if args.cleanup else "the certification goes on"
-    started = session.clock.now()
+    started, started_real = session.clock.now(), time.monotonic()  # a viewer's clock stands still: real time then
     if isinstance(session, SimSession):
         finished = await _follow_simulated(session, name, namespace, limit, console, stop)
     elif session.engine is not None and isinstance(session.clock, ManualClock):
@@ -420,7 +422,7 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     _write_results(args.results_file, report)
     _refuse_damaged_rows(session)
     if not finished:
-        waited = (session.clock.now() - started).total_seconds()
+        waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)
         time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
         why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
@@ -558,32 +560,65 @@ async def _follow_simulated(session: SimSession, name: str, namespace: str, limi
         if session.clock.now() >= deadline:
             return False
         if await session.take_over():
-            console.print("\\[watch] No engine holds the lease any more: this process took it over and runs the engine.")
+            console.print("\\[watch] No engine holds the lease any more: this process took it over and runs the engine.", soft_wrap=True)
             continue
         session.follow_store_clock()
         await asyncio.sleep(VIEWER_POLL_SECONDS)
 
 
 async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
-    """Follow the cache in real time until the certification finishes, `limit` passes or ctrl-c; this process's
-    engine (real pods on a cluster: a running clock) reconciles meanwhile, else another engine does."""
+    """Follow the cache until the certification finishes, `limit` passes or ctrl-c. This process's engine reconciles
+    meanwhile, else another engine does; when that one stops renewing the Lease (its process was killed), this process
+    takes it over, as on the simulator. A viewer's deadline is real time: its clock moves only with an engine."""
     finished = _progress(session, name, namespace, console, stop)
     console.print("\\[watch] Watching certification progress...")
-    engine = asyncio.create_task(session.engine.run(), name="engine") if session.engine is not None else None
+    deadline = time.monotonic() + limit
+    next_try = 0.0
+
+    async def done_or_lost() -> bool:
+        return session.engine is None or await finished()
+
+    while True:
+        if session.engine is not None:
+            met: bool | None
+            if isinstance(session.clock, ManualClock):  # --sim-runner: the engine plays simulated time as fast as it can
+                met = await session.engine.run_until_settled(until=done_or_lost, max_seconds=limit)
+            else:
+                met = await _run_engine(session, finished, deadline)
+            if session.engine is not None:
+                return bool(met)
+            console.print(f"[yellow]\\[watch] {escape(session.viewer_reason or 'lost the engine lease')}[/]", soft_wrap=True)
+            continue
+        if await finished():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        if time.monotonic() >= next_try:
+            next_try = time.monotonic() + TAKE_OVER_SECONDS
+            if await session.take_over():
+                console.print("\\[watch] No engine holds the lease any more: this process took it over and runs the engine.", soft_wrap=True)
+                continue
+        await asyncio.sleep(WATCH_POLL_SECONDS)
+
+
+async def _run_engine(session: Session, finished: Callable[[], Awaitable[bool]], deadline: float) -> bool | None:
+    """Run this process's engine (a running clock) until the certification finishes (True), the deadline passes
+    (False), or the engine stops because the session lost the Lease (None)."""
+    assert session.engine is not None
+    engine = asyncio.create_task(session.engine.run(), name="engine")
     try:
-        deadline = session.clock.monotonic() + limit
-        while session.clock.monotonic() < deadline:
+        while time.monotonic() < deadline:
             if await finished():
                 return True
-            if engine is not None and engine.done():
+            if engine.done():
                 engine.result()  # the engine died: say why rather than wait for nothing
+                return None  # it returned: stopped, the Lease lost
             await asyncio.sleep(WATCH_POLL_SECONDS)
         return await finished()
     finally:
-        if engine is not None:
-            engine.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await engine
+        engine.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await engine
 
 
 def report_command(args: argparse.Namespace) -> int:

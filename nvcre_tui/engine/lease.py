@@ -12,6 +12,7 @@ the local observation time client-go uses: simpler, at the price of trusting tha
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
@@ -179,15 +180,22 @@ class EngineLease:
 
     async def hold(self, on_lost: Callable[[], Awaitable[None]] | None = None) -> None:
         """Renew every duration/3 until cancelled. Returns (after `on_lost`) once the Lease is lost:
-        taken by someone else, or not renewed for 2/3 of the duration (transient errors), so that we
-        stop before anyone else may take over."""
+        taken by someone else, or not renewed for 2/3 of the duration (transient errors, or a renew still in
+        flight then), so that we stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
         while True:
             await self.clock.sleep(self.duration / 3)
-            try:
-                held = await self.renew()
-            except StoreError:
-                held = True  # a transient failure is not a loss yet; the deadline below decides
+            since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
+            held = False
+            if since is not None and since < renew_deadline:
+                # A renew is bounded by what is left of the deadline (client-go's RenewDeadline): one stuck behind a slow
+                # API server (its retries take a minute) must not keep this engine running after another took over.
+                try:
+                    held = await asyncio.wait_for(self.renew(), timeout=renew_deadline - since)
+                except StoreError:
+                    held = True  # a transient failure is not a loss yet; the deadline below decides
+                except TimeoutError:
+                    held = False
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if not held or since is None or since >= renew_deadline:
                 if on_lost is not None:

@@ -250,3 +250,31 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
     assert task.done() and lost == [10.0]
     holder = await lease(memory, clock, "b").holder()
     assert holder is not None and holder.live  # nobody else could have it yet
+
+
+class Stuck(Unreachable):
+    """A store whose writes hang (an overloaded API server, a client retrying for a minute) while `down`."""
+
+    async def update(self, kind, obj):
+        if self.down:
+            await asyncio.Event().wait()
+        return await self.inner.update(kind, obj)
+
+
+async def test_a_renew_stuck_in_flight_past_the_deadline_is_a_loss(memory, clock) -> None:
+    """client-go's RenewDeadline: the engine stops before its Lease expires even while a renew hangs, not when it
+    finally returns (another engine has taken over by then)."""
+    stuck = Stuck(memory)
+    a = lease(stuck, clock, "a", duration=0.3)  # renews every 0.1 s; the deadline is 0.2 s
+    await a.try_acquire()
+    lost = []
+
+    async def on_lost() -> None:
+        lost.append(clock.monotonic())
+
+    task = asyncio.create_task(a.hold(on_lost))
+    await _settle()
+    stuck.down = True
+    clock.advance(0.1)  # the renew starts and hangs; 0.1 s of the deadline is left
+    await asyncio.wait_for(task, timeout=5)
+    assert lost == [pytest.approx(0.1)]

@@ -4,7 +4,7 @@ diagnosis such a group is no evidence: the diagnosis stops with what it knows, a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.store.errors import Conflict
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, NODE, WORKFLOW, WORKLOADRUN
 
@@ -332,5 +333,43 @@ async def test_a_group_node_deleted_from_the_cluster_fails_its_job_whatever_the_
         assert run["status"]["phase"] == "Failed"  # stopped: not left to finish and pass
         [cert_now] = (await session.store.list(CERTIFICATION, "default")).items
         assert cond.phase(cert_now) == "Failed"
+    finally:
+        await session.close()
+
+
+class ConflictOnce:
+    """The store as the simulated runner sees it, answering the first WorkloadRun status write with 409 Conflict (as
+    an API server does when another writer got in first) with no event to wake the run again."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.conflicts = inner, 0
+
+    async def patch_status(self, kind: Any, name: str, namespace: str | None, status_patch: Mapping[str, Any],
+                           resource_version: str | None = None) -> Obj:
+        if kind is WORKLOADRUN and self.conflicts == 0:
+            self.conflicts += 1
+            raise Conflict.about(kind, name, namespace, "the object has been modified; please apply your changes to the latest version")
+        return await self.inner.patch_status(kind, name, namespace, status_patch, resource_version)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_a_run_whose_status_write_conflicted_is_looked_at_again() -> None:
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    store = ConflictOnce(session.runner.store)
+    session.runner.store = store
+    cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
+                                   default_catalog()).to_wire()
+    cert.pop("status", None)
+    try:
+        await session.store.create(CERTIFICATION, cert)
+        await session.engine.run_until_settled(max_seconds=6 * 3600)
+        assert store.conflicts == 1
+        [run] = (await session.store.list(WORKLOADRUN, "default")).items
+        assert run["status"]["phase"] == "Succeeded"
+        [done] = (await session.store.list(CERTIFICATION, "default")).items
+        assert cond.phase(done) == "Succeeded"
     finally:
         await session.close()

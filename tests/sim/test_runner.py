@@ -8,7 +8,7 @@ from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
-from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.runners.simulated import RETRY_SECONDS, SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store import WORKLOADRUN, MemoryStore
@@ -143,7 +143,7 @@ async def test_a_stale_run_object_is_skipped_not_raised() -> None:
     stale = await current(store, run)
     await runner.reconcile_run(stale)
     writes = runner.writes
-    assert await runner.reconcile_run(stale) is None  # resourceVersion moved on: Conflict, skipped
+    assert await runner.reconcile_run(stale) == RETRY_SECONDS  # resourceVersion moved on: Conflict, looked at again soon
     assert runner.writes == writes
 
 

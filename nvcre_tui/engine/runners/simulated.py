@@ -38,6 +38,7 @@ Timed = list[tuple[float, str]]  # (seconds after the run's start, line without 
 FINISHED = ("Succeeded", "Failed")
 STOP_EXIT_CODE = 137  # SIGKILL after the grace period: what kubelet reports for a pod that was stopped
 MEMO_LIMIT = 512
+RETRY_SECONDS = 1.0  # another look at a run whose status write conflicted or found it gone
 
 
 class SimulatedRunner:
@@ -83,7 +84,7 @@ class SimulatedRunner:
             patch.update(_blocked(plan))
             updated = await self._patch(run, patch)
             if updated is None:
-                return None
+                return RETRY_SECONDS
             run, state = updated, updated["status"]
         if state["phase"] == "Scheduling":
             if state.get("blockedNodes"):
@@ -93,12 +94,11 @@ class SimulatedRunner:
                 return (start - now).total_seconds()
             plan = await self._plan(spec, run, start)
             if plan.outcome.kind == "unschedulable":
-                await self._patch(run, _blocked(plan))
-                return None
+                return None if await self._patch(run, _blocked(plan)) is not None else RETRY_SECONDS
             updated = await self._patch(run, {"phase": "Running", "startTime": format_time(start),
                                               "message": f"running on {len(spec.nodes)} node(s)"})
             if updated is None:
-                return None
+                return RETRY_SECONDS
             run, state = updated, updated["status"]
         return await self._advance(run, spec, parse_time(state["startTime"]), now)
 
@@ -113,8 +113,7 @@ class SimulatedRunner:
         patch: Obj = {"phase": "Succeeded" if outcome.kind == "succeeded" else "Failed", "completionTime": format_time(end),
                       "exitCode": outcome.exit_code, "reason": outcome.reason, "message": outcome.message}
         # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/judging/blame.py).
-        await self._patch(run, patch)
-        return None
+        return None if await self._patch(run, patch) is not None else RETRY_SECONDS
 
     async def stop(self, run: Obj) -> None:
         """Mark an unfinished run Failed/Stopped (its logs stay readable up to now).
@@ -170,7 +169,8 @@ class SimulatedRunner:
         return self._plans[key]
 
     async def _patch(self, run: Obj, patch: Obj) -> Obj | None:
-        """Merge-patch the run's status; None when it changed meanwhile or is gone (the next sweep retries)."""
+        """Merge-patch the run's status; None when it changed meanwhile or is gone: the caller asks for another look
+        in RETRY_SECONDS (a conflict another writer caused wakes the run with its event, an injected one would not)."""
         meta = run["metadata"]
         try:
             updated = await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), patch, meta.get("resourceVersion"))

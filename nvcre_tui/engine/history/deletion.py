@@ -23,7 +23,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceStore
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.history.archive import Archiver
@@ -89,7 +89,8 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
     except StoreError as error:
         raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
     await _delete_pull_secrets(store, cert)
-    return Deletion(name, namespace, kept, known)
+    left = await _delete_owned_configmaps(store, namespace, known)
+    return Deletion(name, namespace, kept + (f"; {left}" if left else ""), known)
 
 
 def pull_secrets_of(cert: Obj) -> list[str]:
@@ -113,6 +114,31 @@ async def _delete_pull_secrets(store: ResourceStore, cert: Obj) -> None:
                 await store.delete(SECRET, name, meta.get("namespace"), uid=secret["metadata"].get("uid"))
         except StoreError:
             continue  # gone already, or not ours to delete (the collector's, when there is one)
+
+
+async def _delete_owned_configmaps(store: ResourceStore, namespace: str, known: set[str]) -> str | None:
+    """The ConfigMaps its Workflows and Jobs made (results, a run's config, a batch MPI run's ssh keys), each only
+    when every owner it names is one of the deleted objects. A garbage collector would remove them; an API server
+    with none keeps them, and the engine may not delete ConfigMaps (RBAC), so the user's command does. What could
+    not be deleted is said, not hidden."""
+    try:
+        configmaps = (await store.list(CONFIGMAP, namespace)).items
+    except StoreError as error:
+        return f"its ConfigMaps are left to a garbage collector (not listed: {error})"
+    owned = [c for c in configmaps if (refs := c["metadata"].get("ownerReferences") or [])
+             and all(ref.get("uid") in known for ref in refs)]
+    left = []
+    for configmap in owned:
+        meta = configmap["metadata"]
+        try:
+            await store.delete(CONFIGMAP, meta["name"], namespace, uid=meta.get("uid"))
+        except (NotFound, Conflict):
+            continue  # gone already (a garbage collector), or replaced by another's
+        except StoreError:
+            left.append(str(meta["name"]))
+    if not left:
+        return None
+    return f"{len(left)} of its ConfigMaps could not be deleted and are left to a garbage collector ({', '.join(left[:4])}{' ...' if len(left) > 4 else ''})"
 
 
 def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:

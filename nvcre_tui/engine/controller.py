@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.metrics import EngineMetrics, count_objects
+from nvcre_tui.engine.metrics import HEARTBEAT_SECONDS, EngineMetrics, count_objects
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
 
@@ -78,9 +78,24 @@ class ControllerLoop:
                 await self.refresh_metrics()
             await self.clock.sleep(self.metrics_period)
 
+    async def _heartbeat(self) -> None:
+        """Beat for /healthz while the event loop runs (waiting for the Lease too: a standby is alive)."""
+        while True:
+            self.metrics.beat()
+            await self.clock.sleep(HEARTBEAT_SECONDS)
+
     async def run(self) -> int:
         """Acquire, run the engine while held; the exit code (LOST_LEASE_EXIT when the Lease was lost).
         Cancelling (SIGTERM) stops the engine and releases the Lease for the next engine."""
+        heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
+        try:
+            return await self._run_held()
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+
+    async def _run_held(self) -> int:
         await self.acquire()
         lost = asyncio.Event()
 

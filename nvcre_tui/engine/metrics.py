@@ -6,10 +6,14 @@ process never see each other's samples.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, make_wsgi_app
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.controllers import conditions as cond
@@ -18,6 +22,10 @@ __all__ = ["EngineMetrics", "RECONCILE_BUCKETS", "count_objects"]
 
 # Reconciles are milliseconds when they only read, up to seconds when the API server is slow.
 RECONCILE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# /healthz fails once the engine's event loop has not beaten for this long (a loop wedged by a blocking call: the
+# metrics thread would answer on regardless); the controller beats every HEARTBEAT_SECONDS.
+HEARTBEAT_SECONDS = 5.0
+STALE_SECONDS = 60.0
 # Always exported (0 when none), so a dashboard shows the series before the first certification ends.
 CERTIFICATION_RESULTS = ("RUNNING", "PASSED", "FAILED", "INCOMPLETE")
 JOB_PHASES = ("Pending", "InProgress", "Succeeded", "Failed")
@@ -65,6 +73,18 @@ class EngineMetrics:
         self._retries_seen = 0
         self._requests_seen: dict[tuple[str, str], int] = {}
         self._server: Any = None
+        self._beat: float | None = None  # time.monotonic() of the event loop's last heartbeat (None: none yet)
+
+    def beat(self) -> None:
+        """The engine's event loop is alive (called from it every HEARTBEAT_SECONDS)."""
+        self._beat = time.monotonic()
+
+    def health(self) -> str | None:
+        """Why this process is unhealthy (its event loop stopped beating), or None."""
+        if self._beat is None:
+            return None  # starting: the loop has not run its first beat yet
+        silent = time.monotonic() - self._beat
+        return f"the engine's event loop has not run for {silent:.0f}s" if silent > STALE_SECONDS else None
 
     def observe_reconcile(self, kind: str, seconds: float, error: str | None = None) -> None:
         """One reconcile of a `kind` object took `seconds`; `error` is the error's class name, if any."""
@@ -93,9 +113,23 @@ class EngineMetrics:
         self.lease_held.set(1 if held else 0)
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:
-        """Serve /metrics on `port` (0: any free port) in a daemon thread; returns the bound port."""
-        self._server, _thread = start_http_server(port, addr=addr, registry=self.registry)
+        """Serve /metrics (and /healthz, for a liveness probe) on `port` (0: any free port) in a daemon thread;
+        returns the bound port."""
+        self._server = make_server(addr, port, self._app(), _ThreadingServer, handler_class=_QuietHandler)
+        threading.Thread(target=self._server.serve_forever, name="metrics", daemon=True).start()
         return int(self._server.server_port)
+
+    def _app(self) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
+        metrics = make_wsgi_app(self.registry)
+
+        def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            if environ.get("PATH_INFO") != "/healthz":
+                return metrics(environ, start_response)
+            problem = self.health()
+            start_response("503 Service Unavailable" if problem else "200 OK", [("Content-Type", "text/plain; charset=utf-8")])
+            return iter([(problem or "ok").encode() + b"\n"])
+
+        return app
 
     def stop(self) -> None:
         """Stop serving (tests; the controller serves until the process exits)."""
@@ -120,3 +154,16 @@ def _set_all(gauge: Gauge, label: str, values: Mapping[str, int]) -> None:
         gauge.labels(**{label: name}).set(0)
     for name, count in values.items():
         gauge.labels(**{label: name}).set(count)
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    """One thread per scrape or probe, none left behind at exit."""
+
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No access log on stderr (every scrape and probe would print a line)."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass

@@ -82,3 +82,34 @@ def test_serve_answers_a_scrape_over_http() -> None:
     finally:
         metrics.stop()
     assert "nvcre_engine_lease_held 1.0" in body
+
+
+def test_healthz_answers_while_the_event_loop_beats_and_fails_once_it_stopped() -> None:
+    """A liveness probe on /healthz: the metrics thread answers even while the engine's loop is wedged, so the
+    answer is the age of the loop's last heartbeat, not that the thread runs."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    from nvcre_tui.engine.metrics import STALE_SECONDS
+
+    metrics = EngineMetrics()
+    port = metrics.serve(0, "127.0.0.1")
+    try:
+        def get(path: str) -> tuple[int, str]:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+                    return answer.status, answer.read().decode()
+            except urllib.error.HTTPError as error:
+                return error.code, error.read().decode()
+
+        assert get("/healthz") == (200, "ok\n")  # starting: no beat yet
+        metrics.beat()
+        assert get("/healthz") == (200, "ok\n")
+        status, body = get("/metrics")
+        assert status == 200 and "nvcre_certifications" in body
+        metrics._beat = time.monotonic() - STALE_SECONDS - 5  # the loop's last beat, long ago
+        status, body = get("/healthz")
+        assert status == 503 and body.startswith("the engine's event loop has not run for 6")
+    finally:
+        metrics.stop()

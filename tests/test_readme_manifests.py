@@ -11,7 +11,7 @@ import kubernetes_asyncio.client as models
 import yaml
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SCALARS = {"str": str, "int": int, "bool": bool, "object": object, "float": (int, float)}
+SCALARS: dict[str, type | tuple[type, ...]] = {"str": str, "int": int, "bool": bool, "object": object, "float": (int, float)}
 
 
 def _problems(value: Any, type_name: str, path: str) -> list[str]:

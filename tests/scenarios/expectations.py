@@ -61,6 +61,7 @@ EXPECT: dict[str, Expect] = {
     "diagnose-all-healthy": Expect("PASSED", (OK,)),
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "intra-rack-on-failure-diagnose": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
+    "repeat-on-failure-every-iteration": Expect("FAILED", (("Failed", {"gpu-node-02": WF, "gpu-node-07": TV}),)),
     "gb200-intra-rack-on-failure-within-cliques": Expect("FAILED", (("Failed", {"gpu-node-03": TV}),)),
     "gb200-diagnose-within-cliques": Expect("FAILED", (("Failed", {"gpu-node-12": TV}),)),
     "diagnose-threshold-out-of-reach": Expect("FAILED", (("Failed", {}),)),

@@ -302,6 +302,16 @@ def test_diagnose_verdicts(case: str, faulty: list[str]) -> None:
         assert record["metric"] == "busBandwidthGBps" and record["measured"] < 300
 
 
+def test_on_failure_diagnose_starts_from_every_iteration() -> None:
+    """A node that failed only the first of two iterations is evidence the diagnosis weighs: it is rechecked, not
+    cleared by the second iteration's pass; its record names the first iteration's test."""
+    [category] = run_case("repeat-on-failure-every-iteration").report["categories"]
+    state = category["diagnose"]
+    assert state["intermittentNodes"] == ["gpu-node-02"] and state["faultyNodes"] == ["gpu-node-07"]
+    first = [t for t in state["tests"] if t["group"].endswith("-iter-1") and "gpu-node-02" in t["nodes"]]
+    assert [t["passed"] for t in first] == [False]
+
+
 def test_repeat_count_runs_each_iteration_and_blames_only_the_flaky_node() -> None:
     run = run_case("repeat-count-flaky-node")
     [category] = run.report["categories"]

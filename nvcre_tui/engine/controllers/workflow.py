@@ -205,7 +205,8 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
                              [("Warning", "DiagnosisSkipped", f"onFailure diagnose not started: {untested[0]}")])
         return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
-    state = diagnose.follow_up(orch["groups"], int(spec.get("minGroupSize") or 2), limit, within_domains=spec.get("withinDomains") is True)
+    state = diagnose.follow_up(_every_iteration(wf, orch), int(spec.get("minGroupSize") or 2), limit,
+                               within_domains=spec.get("withinDomains") is True)
     if state is None:
         return False
     groups = diagnose.plan_round(state)
@@ -213,6 +214,23 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
     await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": None},
                          [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(groups), 'group')} in the first round)")])
     return True
+
+
+def _every_iteration(wf: Obj, orch: Obj) -> list[Obj]:
+    """What a diagnosis after the iterations starts from: every iteration's groups, not the last one's alone (a node
+    that failed the first iteration and passed the second is evidence both ways). With several iterations each is
+    named `<group>-iter-<n>`, as its Job; a group of an earlier iteration that tested no node is no evidence."""
+    finished = finished_iterations(_with(wf, orch))
+    if len(finished) <= 1:
+        return list(orch["groups"])
+    groups = []
+    for record in finished:
+        last = record is finished[-1]
+        for group in record["groups"]:
+            if not last and _untested([group]):
+                continue
+            groups.append({**group, "name": f"{group['name']}-iter-{record['iteration']}"})
+    return groups
 
 
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:

@@ -181,6 +181,7 @@ def test_missing_measurement_fails_closed() -> None:
     validation = cond.find(job["status"]["conditions"], "ValidationFailed")
     assert validation and validation["status"] == "True" and validation["reason"] == "MeasurementUnavailable"
     assert validation["message"].endswith("; no node blamed")  # a measurement missing convicts no node ...
+    assert "(training: the only logged step is warm-up" in validation["message"]  # ... and says why it is missing
     assert run.category("nemotron5-8b")["status"] == "Failed" and not run.category("nemotron5-8b")["failedNodes"]  # ... and never passes
     [record] = job["status"]["evidence"]
     assert record["metric"] == "avgStepTimeSec" and record["measured"] is None and record["reason"] == "MeasurementUnavailable"

@@ -141,9 +141,10 @@ def test_no_step_limit_needs_a_timeout_beyond_its_duration(options: str, refused
 
 
 @pytest.mark.parametrize("steps", [10, 15, 19])
-def test_the_least_step_count_the_catalog_allows_measures_tflops_for_a_threshold(tmp_path: object, steps: int) -> None:
-    """maxSteps 10 to 19 logs step 10 alone, a warm-up step: its TFLOP/s is still a measurement (warm-up averaged in,
-    as NVCRE), so a threshold on it passes a healthy fleet rather than failing every node as unmeasured."""
+def test_the_least_step_count_the_catalog_allows_runs_without_a_speed_threshold(tmp_path: object, steps: int,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """maxSteps 10 to 19 logs step 10 alone, a warm-up step: a smoke run that passes a healthy fleet; with a TFLOP/s
+    threshold it is refused before anything is created (warm-up is no GPU's speed)."""
     import json
     from pathlib import Path
 
@@ -151,11 +152,38 @@ def test_the_least_step_count_the_catalog_allows_measures_tflops_for_a_threshold
 
     folder = Path(str(tmp_path))
     cert = folder / "cert.yaml"
-    cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: short}\nspec:\n"
-                    "  target: {nodeNames: [gpu-node-01, gpu-node-02]}\n  categories:\n    - domain: training\n"
-                    f"      variant: nemotron5-8b\n      options: {{maxSteps: {steps}, thresholds: {{avgTFLOPsPerGPU: 'value >= 100'}}}}\n")
-    results = folder / "r.json"
-    code = main(["certification", "run", "--sim", "--cert-file", str(cert), "--wait", "--state", str(folder / "s.db"),
-                 "--history", str(folder / "h.db"), "--results-file", str(results)])
-    report = json.loads(results.read_text())
-    assert (code, report["result"], report["failedNodes"]) == (0, "PASSED", [])
+    body = ("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: short}\nspec:\n"
+            "  target: {nodeNames: [gpu-node-01, gpu-node-02]}\n  categories:\n    - domain: training\n"
+            f"      variant: nemotron5-8b\n      options: {{maxSteps: {steps}THRESHOLD}}\n")
+    argv = ["certification", "run", "--sim", "--cert-file", str(cert), "--wait", "--state", str(folder / "s.db"),
+            "--history", str(folder / "h.db"), "--results-file", str(folder / "r.json")]
+    cert.write_text(body.replace("THRESHOLD", ", thresholds: {avgTFLOPsPerGPU: 'value >= 100'}"))
+    assert main(argv) == 2
+    assert "logs none: give at least 20, or drop the threshold" in capsys.readouterr().err
+    cert.write_text(body.replace("THRESHOLD", ""))
+    assert main(argv) == 0
+    report = json.loads((folder / "r.json").read_text())
+    assert (report["result"], report["failedNodes"]) == ("PASSED", [])
+
+
+@pytest.mark.parametrize(("steps", "refused"), [(10, True), (19, True), (20, False), (-1, False)])
+def test_a_speed_threshold_needs_steps_past_warm_up(steps: int, refused: bool) -> None:
+    """TFLOP/s and the step time are measured past warm-up: maxSteps 10-19 logs step 10 alone, a warm-up step, so a
+    threshold on them would have nothing to judge (it is refused at input, not failed after the run)."""
+    text = CERT.replace("{maxSteps: STEPS}", f"{{maxSteps: {steps}, thresholds: {{avgTFLOPsPerGPU: 'value >= 500'}}}}")
+    if not refused:
+        certification_from_text("c.yaml", text, default_catalog())
+        return
+    with pytest.raises(InputError) as caught:
+        certification_from_text("c.yaml", text, default_catalog())
+    assert str(caught.value) == (f"c.yaml: spec.categories[0].options.maxSteps: training/nemotron5-8b measures avgTFLOPsPerGPU "
+                                 f"on steps past warm-up (the first 10), and maxSteps {steps} logs none: give at least 20, "
+                                 "or drop the threshold")
+
+
+def test_the_least_measured_steps_are_the_parsers_warm_up_and_interval() -> None:
+    from nvcre_tui.engine.parsers.training_model import PROFILES
+    from nvcre_tui.engine.planning.manifest import LEAST_MEASURED_STEPS, WARMUP_STEPS
+
+    megatron = PROFILES["megatron"]
+    assert (WARMUP_STEPS, LEAST_MEASURED_STEPS) == (megatron.warmup_steps, megatron.warmup_steps + megatron.log_interval)

@@ -232,8 +232,9 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         return None
     if not convicting:
         # A metric the output does not hold (a run too short to time a step past warm-up) fails the check, and
-        # convicts no node: the measurement is missing, not bad.
-        message = f"{'; '.join(item.message for item in missed)}; no node blamed"
+        # convicts no node: the measurement is missing, not bad. The parser's notes say why (only warm-up steps).
+        why = "; ".join(result.notes)
+        message = f"{'; '.join(item.message for item in missed)}{f' ({why})' if why else ''}; no node blamed"
         await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
                       validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
         return None

@@ -152,7 +152,7 @@ class _Tracker:
         warmup = self.warmup_anchor is not None and event.step < self.warmup_anchor + self.profile.warmup_steps
         self.steps += 1
         self.warmups += warmup
-        if event.tflops:
+        if event.tflops and not warmup:  # a warm-up step's TFLOP/s counts start-up (compilation, allocation)
             self.tflops_sum += event.tflops
             self.tflops_n += 1
         if not warmup:

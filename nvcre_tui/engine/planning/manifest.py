@@ -17,6 +17,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
+from nvcre_tui.engine.parsers.measurements import STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.planning.catalog import TEMPLATE_OPTIONS, Catalog, CatalogEntry
 
 
@@ -48,8 +49,28 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
                 field_path((*base, "options", "testScale")),
                 f"{entry.key} does not run at {options.test_scale}; it supports {', '.join(entry.test_scales)}",
             ))
+        short = _too_short_for(options, entry)
+        if short:
+            problems.append((field_path((*base, "options", "maxSteps")), short))
     problems += _option_problems(cert, catalog)
     return [f"{path}: {message}" for path, message in problems]
+
+
+# Training speed is measured on steps logged past warm-up (parsers/training_model.py PROFILES: Megatron's first 10
+# steps are warm-up and it logs every 10th), so a run needs 20 steps before a step-time or TFLOP/s threshold has
+# anything to judge. (planning may not import the parsers; a test holds the two together.)
+WARMUP_STEPS = 10
+LEAST_MEASURED_STEPS = 20
+
+
+def _too_short_for(options: CategoryOptions, entry: CatalogEntry) -> str | None:
+    """Why the category's maxSteps leaves its speed thresholds nothing to judge (every logged step warm-up), or None."""
+    speed = sorted(key for key in options.thresholds or {} if key in (TFLOPS_PER_GPU, STEP_TIME) and key in entry.metrics)
+    steps = options.max_steps
+    if not speed or steps is None or not 0 <= steps < LEAST_MEASURED_STEPS:
+        return None
+    return (f"{entry.key} measures {' and '.join(speed)} on steps past warm-up (the first {WARMUP_STEPS}), "
+            f"and maxSteps {steps} logs none: give at least {LEAST_MEASURED_STEPS}, or drop the threshold")
 
 
 # Options of NVCRE's checkpoint restarts, which nvcre does not implement: set, they would change nothing.

@@ -363,3 +363,17 @@ def test_text_report_names_what_it_shows() -> None:
     assert " rounds)" in diagnose and " iterations)" not in diagnose
     training = render_text(run_case("training-slow-gpu-tflops").report)
     assert "Failed Groups:" in training and "Bandwidth by group" not in training
+
+
+def test_a_node_archived_as_passed_carries_the_measurements_of_a_test_it_passed() -> None:
+    """The history keeps one Job's evidence and measurements per node: a healthy partner of a slow node in a failed
+    diagnose test is archived with the value of a test it passed, not the failed test's (another node's) value."""
+    from nvcre_tui.engine.history.record import category_results
+
+    run = run_case("repeat-on-failure-every-iteration")
+    [cert] = run.objects["Certification"]
+    [workflow] = run.objects["Workflow"]
+    results = category_results(cert, workflow, run.objects["Job"], [])
+    passed = {r.node: r.measurements for r in results if r.state == "passed"}
+    assert "gpu-node-08" in passed  # sat beside the slow gpu-node-07 in failed tests, and passed others
+    assert all(values.get("busBandwidthGBps", 300) >= 300 for values in passed.values()), passed

@@ -93,21 +93,23 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
                  "measurements": job_status(job).get("measurements") or {},
                  "failures": [f for f in job_failures(job) if f.get("name") == name]}
                 for job in mine]
-        measured = [row["measurements"] for row in rows if row["measurements"]]
         # What the category blamed it for, else why it was left out; not a Job's blame the category did not
         # uphold (a diagnosis's screening group, whose healthy members it cleared).
         blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or {}
-        # Blamed: the blame's evidence, else (a diagnosis's verdict stored shortened) that of its last Job that blamed
-        # it for the same reason, never another Job's measurements beside its reason. Unblamed: its last Job that
-        # blamed nobody says most of it (a diagnosis's partner also sat in failed tests).
+        # Evidence and measurements come from one Job. Blamed: its last Job that blamed it for that reason (the
+        # blame's own evidence first: a diagnosis's verdict is stored shortened). Unblamed: its last Job that blamed
+        # nobody (a diagnosis's partner also sat in failed tests, whose values are another node's).
         if blame:
-            same = [f["evidence"] for row in rows for f in row["failures"] if f.get("reason") == blame.get("reason") and f.get("evidence")]
+            source = next((row for row in reversed(rows) if any(f.get("reason") == blame.get("reason") for f in row["failures"])), None)
+            same = [f["evidence"] for f in (source or {}).get("failures") or [] if f.get("reason") == blame.get("reason") and f.get("evidence")]
             evidence = blame.get("evidence") or (same[-1] if same else [])
         else:
             last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), mine[-1] if mine else None)
+            source = next((row for row in rows if last is not None and row["job"] == last["metadata"]["name"]), None)
             evidence = (job_status(last).get("evidence") if last else None) or []
+        measured = dict(source["measurements"]) if source else {}
         results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
-                                  dict(measured[-1]) if measured else {}, list(evidence), rows))
+                                  measured, list(evidence), rows))
     return results
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -85,6 +86,9 @@ class NvcreApp(ThemedApp[None]):
             badges.append(f"👁 {viewer}")
         if self.policy.read_only:
             badges.append("🔒 READ-ONLY")
+        since = self.session.cache.unreachable_since if self.session is not None else None
+        if since is not None:  # the watches broke: what is shown is the last known state, not live
+            badges.append(f"⚠ no answer from the store since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state")
         return "  ".join(badges)
 
     @property
@@ -157,6 +161,9 @@ class NvcreApp(ThemedApp[None]):
         if version != self._seen_version:
             self._seen_version = version
             self.snapshot = self.informer.snapshot()
+        badges = self._badges()
+        if badges != self.sub_title:  # a broken watch (or its end) changes no object: the header says it
+            self.sub_title = badges
         self._show_notices()
 
     def _show_notices(self) -> None:

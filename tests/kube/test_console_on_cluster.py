@@ -4,6 +4,7 @@ engine of its own with --sim-runner when nobody does, and one-line start-up erro
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,24 @@ def test_a_cli_read_the_api_server_refuses_is_one_line_and_exit_2(tmp_path: Path
         assert main(["certification", "report", "team-a-burn-in", "-n", "team-b", "--kubeconfig", str(alice), *history]) == 2
         out, err = capsys.readouterr()
         assert out == "" and len(err.splitlines()) == 1 and err.startswith("nvcre: Forbidden: ") and "alice" in err, err
+
+
+async def test_the_header_says_when_the_api_server_stops_answering_and_when_it_is_back(tmp_path: Path) -> None:
+    """During an outage the console shows the last known state and says so; the badge goes once a list answers."""
+    async with installed(tmp_path) as (server, kubeconfig):
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.3)
+            assert "no answer from the store" not in app.sub_title
+            restart = asyncio.create_task(server.restart(down_for=4.0))
+            for _ in range(60):
+                await pilot.pause(0.1)
+                if "no answer from the store since" in app.sub_title:
+                    break
+            assert "showing the last known state" in app.sub_title
+            await restart
+            for _ in range(150):
+                await pilot.pause(0.1)
+                if "no answer from the store" not in app.sub_title:
+                    break
+            assert "no answer from the store" not in app.sub_title

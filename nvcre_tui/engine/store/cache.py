@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -84,6 +85,18 @@ class WatchCache:
         self._subscribers: list[Subscriber] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
+        # Kinds whose watch failed and whose list has not answered since: time.time() of the first failure. The
+        # console says it shows the last known state meanwhile rather than pass stale objects off as live.
+        self._unreachable: dict[ResourceKind, float] = {}
+        self.last_error = ""
+
+    @property
+    def unreachable_since(self) -> float | None:
+        """time.time() since when the store has not answered (None: it answers): a watch that failed and no list
+        since, or an API server giving no answer at all while its client waits it out (KubeStore's stats)."""
+        waiting = getattr(getattr(self.store, "stats", None), "unreachable_since", None)
+        times = [*self._unreachable.values(), *([waiting] if isinstance(waiting, float) else [])]
+        return min(times, default=None)
 
     # ----- lifecycle --------------------------------------------------------------------------------
 
@@ -228,6 +241,7 @@ class WatchCache:
         """List a kind and bring the cache in line with it; returns the list's resourceVersion."""
         result = await self.store.list(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind))
         self.relists += 1
+        self._unreachable.pop(kind, None)
         listed = {key_of(obj): obj for obj in result.items}
         for key in [key for key in self.objects[kind] if key not in listed]:
             self._remove(kind, key, own=False)
@@ -256,6 +270,7 @@ class WatchCache:
                 async for event in self.store.watch(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind),
                                                     resource_version=resource_version):
                     failures = 0
+                    self._unreachable.pop(kind, None)
                     resource_version = event.object["metadata"].get("resourceVersion") or resource_version
                     if event.type == "DELETED":
                         self._remove(kind, key_of(event.object), own=False)
@@ -264,9 +279,14 @@ class WatchCache:
                 await asyncio.sleep(0)  # the server ended the watch: resume from where it stopped
             except Gone:
                 resource_version = await self._relist_quietly(kind, resource_version)
-            except StoreError:
+            except StoreError as error:
+                self._unreachable.setdefault(kind, time.time())
+                self.last_error = str(error)
                 await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1
+                # A list proves the server answers again (a quiet watch would not say so) and brings in what the
+                # broken watch missed.
+                resource_version = await self._relist_quietly(kind, resource_version)
 
     async def _relist_quietly(self, kind: ResourceKind, resource_version: str) -> str:
         try:

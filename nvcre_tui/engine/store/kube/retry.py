@@ -24,6 +24,7 @@ class RequestStats:
     retries: int = 0          # requests sent again after a retryable error
     relists: int = 0          # lists restarted because their continue token expired (410)
     watch_restarts: int = 0   # watch streams re-opened after the server closed or dropped one
+    unreachable_since: float | None = None  # time.time() of the first request of a run that got no answer at all
 
 
 @dataclass(frozen=True)

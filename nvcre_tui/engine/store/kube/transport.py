@@ -61,7 +61,19 @@ class Transport:
 
     async def _send(self, method: str, path: str, query: Query, body: Any, content_type: str,
                     timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
-        """One HTTP exchange up to the response headers; transport failures become store errors."""
+        """One HTTP exchange up to the response headers; transport failures become store errors. `stats` keeps since
+        when the server has given no answer at all (any HTTP answer ends it): the console says it shows stale state."""
+        try:
+            response = await self._exchange(method, path, query, body, content_type, timeout, subject)
+        except (Timeout, NotSent, Unavailable):
+            if self.stats.unreachable_since is None:
+                self.stats.unreachable_since = time.time()
+            raise
+        self.stats.unreachable_since = None
+        return response
+
+    async def _exchange(self, method: str, path: str, query: Query, body: Any, content_type: str,
+                        timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
         try:
             response: aiohttp.ClientResponse = await self._api().call_api(
                 path, method, query_params=list(query), header_params={"Accept": JSON, "Content-Type": content_type},

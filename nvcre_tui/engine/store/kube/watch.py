@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -105,6 +106,8 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                 # the position is still good: reopen from it
                 if transport.closed:
                     return
+                if transport.stats.unreachable_since is None and not isinstance(dropped, _Garbled):
+                    transport.stats.unreachable_since = time.time()
                 error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
             finally:
                 transport.close_stream(response)

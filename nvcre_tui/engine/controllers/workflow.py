@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
@@ -216,20 +216,20 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
     return True
 
 
-def _every_iteration(wf: Obj, orch: Obj) -> list[Obj]:
+def _every_iteration(wf: Obj, orch: Obj) -> list[diagnose.GroupResult]:
     """What a diagnosis after the iterations starts from: every iteration's groups, not the last one's alone (a node
     that failed the first iteration and passed the second is evidence both ways). With several iterations each is
     named `<group>-iter-<n>`, as its Job; a group of an earlier iteration that tested no node is no evidence."""
     finished = finished_iterations(_with(wf, orch))
     if len(finished) <= 1:
         return list(orch["groups"])
-    groups = []
+    groups: list[diagnose.GroupResult] = []
     for record in finished:
         last = record is finished[-1]
         for group in record["groups"]:
             if not last and _untested([group]):
                 continue
-            groups.append({**group, "name": f"{group['name']}-iter-{record['iteration']}"})
+            groups.append(cast(diagnose.GroupResult, {**group, "name": f"{group['name']}-iter-{record['iteration']}"}))
     return groups
 
 

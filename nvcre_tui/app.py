@@ -253,7 +253,7 @@ class NvcreApp(ThemedApp[None]):
 
     def action_command_bar(self) -> None:
         if not self.screen.query(CommandBar):
-            self.notify("no command bar on this screen")
+            self.notify("no command bar on this screen: ctrl+p has the same commands, or escape back to one that has it")
             return
         self.screen.query_one(CommandBar).open(hint(self))
 

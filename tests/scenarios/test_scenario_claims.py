@@ -377,3 +377,13 @@ def test_a_node_archived_as_passed_carries_the_measurements_of_a_test_it_passed(
     passed = {r.node: r.measurements for r in results if r.state == "passed"}
     assert "gpu-node-08" in passed  # sat beside the slow gpu-node-07 in failed tests, and passed others
     assert all(values.get("busBandwidthGBps", 300) >= 300 for values in passed.values()), passed
+
+
+def test_a_diagnose_tests_blame_the_diagnosis_cleared_is_said_beside_it() -> None:
+    """A failed link test blames its members; the diagnosis then clears them (the link was at fault): the report says
+    so beside that test, never leaving healthy nodes under ThresholdViolation with nothing more."""
+    [category] = run_case("diagnose-flaky-and-fabric").report["categories"]
+    healthy = set(category["diagnose"]["healthyNodes"])
+    cleared = {name for group in category["failedGroups"] for name in group.get("clearedNodes") or []}
+    blamed = {f["name"] for group in category["failedGroups"] for f in group["failedNodes"]}
+    assert cleared and cleared == blamed & healthy

@@ -186,6 +186,11 @@ def category_report(category: CategoryView) -> Obj:
         row["passedWithSkippedRows"] = skipped_rows
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
+        healthy = set(row["diagnose"].get("healthyNodes") or [])
+        for group in failed_groups:  # a test's blame the diagnosis did not uphold: its verdict says healthy
+            cleared = sorted(f["name"] for f in group["failedNodes"] if f["name"] in healthy)
+            if cleared:
+                group["clearedNodes"] = cleared
     tested = [g for g in bandwidth if g["busBW"] is not None]
     reach = out_of_reach(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH), [g["busBW"] for g in tested],
                          bool(tested) and len(failed_groups) == len(bandwidth) and all(g["failed"] for g in bandwidth))

@@ -98,6 +98,8 @@ def _category_rows(category: Obj) -> list[str]:
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:
             rows.append(f"  ✗ {group['name']} ({count(group['nodeCount'], 'node')}): {group['reason']}")
             rows += failure_lines(group.get("failedNodes") or [], "      ")
+            if group.get("clearedNodes"):
+                rows.append(f"      cleared by the diagnosis (healthy): {_names(group['clearedNodes'])}")
             if not group.get("failedNodes") and group.get("message"):  # blames no node: why the group failed is the Job's
                 rows.append(f"      {group['message']}")
             log = group.get("failureLog") or {}

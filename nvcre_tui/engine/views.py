@@ -176,17 +176,19 @@ class CertRow:
 
 
 def _age(created: str | None, now: datetime) -> str:
-    return format_duration((now - parse_time(created)).total_seconds()) if created else "-"
+    return format_duration(max(0.0, (now - parse_time(created)).total_seconds())) if created else "-"
 
 
 def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
     """Dashboard rows: unfinished first, then failed, then the rest; newest first within each."""
+    # Never a negative duration: a viewer's clock (the wall clock) may be behind the times an engine playing
+    # simulated time wrote (startTime, creationTimestamp), so a time "since" may come out below zero: 0s then.
     rows = []
     for cert in snapshot.certifications:
         status = certification_status(cert)
         summary = status.get("summary") or {}
         start, end = status.get("startTime"), status.get("completionTime")
-        runtime = format_duration(((parse_time(end) if end else now) - parse_time(start)).total_seconds()) if start else "-"
+        runtime = format_duration(max(0.0, ((parse_time(end) if end else now) - parse_time(start)).total_seconds())) if start else "-"
         running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == "InProgress"]
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED"),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),

@@ -57,6 +57,7 @@ class NvcreScreen(Screen[None]):
         return cast(Console, self.app)
 
     _covered_change = False  # a snapshot arrived while another screen covered this one
+    deleting = False  # this screen's own deletion is under way (ask_to_delete): its certification going is no surprise
 
     def on_mount(self) -> None:
         self.watch(self.app, "snapshot", self._snapshot_changed, init=True)
@@ -99,7 +100,14 @@ class NvcreScreen(Screen[None]):
         name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "") or None
 
         async def answered(yes: bool | None) -> None:  # the one asked about, by uid: not a namesake made meanwhile
-            if yes and await self.nvcre.delete_certification(name, namespace, uid) and deleted is not None:
+            if not yes:
+                return
+            self.deleting = True  # while it runs, a screen that sees it go knows it was this one's doing
+            try:
+                done = await self.nvcre.delete_certification(name, namespace, uid)
+            finally:
+                self.deleting = False
+            if done and deleted is not None:
                 deleted()
 
         self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)

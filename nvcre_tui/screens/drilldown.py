@@ -70,6 +70,8 @@ class DrilldownScreen(NvcreScreen):
         self.focus_on = focus
         self._placed = False
         self._shown: CertificationView | None = None  # the read model last drawn (the same object while nothing changed)
+        self._uid: str | None = None  # the uid of the certification shown (a namesake created later is another one)
+        self._gone = False  # the certification shown was deleted: the screen is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,9 +85,17 @@ class DrilldownScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         cert = snapshot.certification(self.certification)
         tree = self.query_one(Tree)
-        if cert is None:
+        if self._gone:
+            self._leave()
+            return
+        uid = str(meta_of(cert or {}).get("uid") or "") or None
+        if self._uid is not None and (cert is None or (uid is not None and uid != self._uid)):
+            self._went()  # shown, then deleted (a namesake made since is another certification)
+            return
+        if cert is None:  # never seen: a name typed after :cert, or one not created yet
             tree.root.set_label(literal(f"{self.certification} (not found)"))
             return
+        self._uid = uid
         selected = tree.cursor_node.data if tree.cursor_node else None
         view = snapshot.views[self.certification]
         if view is not self._shown:  # the same object while nothing of this certification changed
@@ -100,6 +110,35 @@ class DrilldownScreen(NvcreScreen):
             # Lines are assigned at the next layout; move the cursor once they are.
             self.call_after_refresh(tree.move_cursor, target)
         self._show_detail(target or tree.cursor_node or tree.root)
+
+    def _went(self) -> None:
+        """The certification shown is gone: empty the tree and the detail pane, say so once, and leave."""
+        self._gone = True
+        self._shown = None
+        tree = self.query_one(Tree)
+        tree.reset(literal(f"{self.certification} (deleted)"))
+        self._show_detail(tree.root)
+        if not self.deleting:  # our own `x`: the app has said what became of it
+            self.notify(printable(f"certification {self.certification} was deleted by another client"), severity="warning",
+                        title="deleted", markup=False)
+        self._leave()
+
+    def _leave(self) -> None:
+        """Back to the screen this one was opened from (the dashboard), once this one is on top; under another
+        screen it stays empty until it is back on top (`on_screen_resume`)."""
+        stack = self.app.screen_stack
+        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
+            self.app.pop_screen()
+
+    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
+        if self._gone:
+            self._leave()
+
+    def _refuse_if_gone(self) -> bool:
+        """A key pressed on a deleted certification's (empty) screen: say why nothing opens."""
+        if self._gone:
+            self.notify(printable(f"certification {self.certification} was deleted: nothing to open"), markup=False)
+        return self._gone
 
     def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView) -> None:
         """Plan the whole tree from the read model, then bring the live Tree to it in place."""
@@ -226,7 +265,9 @@ class DrilldownScreen(NvcreScreen):
     def _show_detail(self, node: TreeNode[Any]) -> None:
         data = node.data or {}
         kind = data.get("kind")
-        if kind == "verdict":
+        if self._gone:
+            text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
+        elif kind == "verdict":
             text = self._verdict_detail(data["row"], data["state"])
         elif kind in ("node", "group") and data.get("job"):
             text = job_detail(data["job"], data.get("node") if kind == "node" else None)
@@ -260,6 +301,8 @@ class DrilldownScreen(NvcreScreen):
         return (tree.cursor_node.data if tree.cursor_node else None) or {}
 
     def action_next_failure(self) -> None:
+        if self._refuse_if_gone():
+            return
         tree = self.query_one(Tree)
         order = self._walk(tree.root)  # document order: collapsed nodes have no line yet
         failed = [i for i, n in enumerate(order) if (n.data or {}).get("failed")]
@@ -274,6 +317,8 @@ class DrilldownScreen(NvcreScreen):
     def action_logs(self) -> None:
         from nvcre_tui.screens.logs import LogsScreen
 
+        if self._refuse_if_gone():
+            return
         job = self._current().get("job")
         if job is None:
             self.notify("select a group or node with a job")
@@ -283,6 +328,8 @@ class DrilldownScreen(NvcreScreen):
     def action_bandwidth(self) -> None:
         from nvcre_tui.screens.bandwidth import BandwidthScreen
 
+        if self._refuse_if_gone():
+            return
         wf = self._current().get("workflow")
         if wf is None:
             self.notify("select a category, group or node")
@@ -290,6 +337,8 @@ class DrilldownScreen(NvcreScreen):
         self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
 
     def action_delete_certification(self) -> None:
+        if self._refuse_if_gone():
+            return
         cert = self.nvcre.snapshot.certification(self.certification) if self.nvcre.snapshot else None
         if cert is None:
             self.notify(printable(f"no certification {self.certification}"), markup=False)  # the name may be as typed after :cert
@@ -298,12 +347,16 @@ class DrilldownScreen(NvcreScreen):
 
     def _deleted(self) -> None:
         """Nothing is left to show: back to the screen this one was opened from (the dashboard)."""
-        if self.is_current:
-            self.app.pop_screen()
+        self._gone = True
+        self._leave()
 
     def action_node(self) -> None:
         from nvcre_tui.screens.node import NodeScreen
 
+        if self._refuse_if_gone():
+            return
         name = self._current().get("node")
-        if name:
-            self.app.push_screen(NodeScreen(name))
+        if not name:
+            self.notify("select a node line to open its record")
+            return
+        self.app.push_screen(NodeScreen(name))

@@ -50,12 +50,12 @@ class NodeScreen(NvcreScreen):
         Binding("escape", "app.pop_screen", "Back", id="node.back"),
     ]
     DEFAULT_CSS = """
-    NodeScreen #top { height: auto; border-bottom: solid $panel; }
+    NodeScreen #top { height: auto; max-height: 30%; overflow-y: auto; scrollbar-size-vertical: 1; border-bottom: solid $panel; }
     NodeScreen #summary { width: 1fr; height: auto; padding: 0 1; }
     NodeScreen #sentinel { width: 1fr; height: auto; padding: 0 1; }
-    NodeScreen #results { height: 1fr; }
-    NodeScreen #history { height: auto; max-height: 10; padding: 0 1; border-top: solid $panel; }
-    NodeScreen #evidence-box { height: 8; border-top: solid $panel; padding: 0 1; }
+    NodeScreen #results { height: 1fr; min-height: 6; }
+    NodeScreen #history { height: auto; max-height: 20%; padding: 0 1; border-top: solid $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    NodeScreen #evidence-box { height: 8; max-height: 20%; border-top: solid $panel; padding: 0 1; }
     """
 
     def __init__(self, name: str) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -24,6 +25,15 @@ MAX_FAILURES = 20
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("running", "RUNNING"))
 
 
+class WallMap(RackMap, can_focus=False):
+    """The rack map as the wall shows it: a display. It never takes focus, so `right` and `space` rotate
+    (the wall's keys) instead of moving a cursor, and the map's own keys (`enter`: open a node) are neither
+    taken nor listed by `?` here. A click selects nothing either (the tooltip still names the node under the mouse)."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.prevent_default()  # not RackMap's handler: no cursor, and no NodeSelected that nothing on the wall answers
+
+
 class WallScreen(NvcreScreen):
     """The operations-room screen. No key here writes anything."""
 
@@ -31,11 +41,11 @@ class WallScreen(NvcreScreen):
         Binding("right,space", "rotate", "Next", id="wall.next"),
         Binding("escape", "leave", "Leave", id="wall.leave"),
     ]
-    HELP_WIDGETS = (RackMap,)
+    # No HELP_WIDGETS: the map here is a display that never takes focus, so none of its keys work on the wall.
     DEFAULT_CSS = """
     WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
     WallScreen #counters { height: 5; }
-    WallScreen .counter { width: 1fr; height: 5; border: round $panel; }
+    WallScreen .counter { width: 1fr; height: 5; border: round $panel; border-title-align: left; border-title-color: $text; border-title-style: bold; }
     WallScreen .counter Digits { width: auto; }
     WallScreen #body { height: 1fr; }
     WallScreen RackMap { width: 3fr; }
@@ -51,12 +61,12 @@ class WallScreen(NvcreScreen):
         yield Static(id="title")
         with Horizontal(id="counters"):
             for state, title in COUNTERS:
-                with Vertical(classes="counter", id=f"box-{state}"):
-                    yield Static(title)
+                with Vertical(classes="counter", id=f"box-{state}") as box:
+                    box.border_title = title  # in the border: the box's 3 inner rows are the Digits' 3 rows, whole
                     yield Digits("0", id=f"count-{state}")
         yield Legend()
         with Horizontal(id="body"):
-            yield RackMap(id="map")
+            yield WallMap(id="map")
             yield Static(id="failures")
 
     def on_mount(self) -> None:

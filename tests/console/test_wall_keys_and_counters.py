@@ -1,0 +1,95 @@
+"""The wall: its big counters show their digits whole at every size, and its keys do what its footer and
+help say (`right` and `space` rotate; the map is a display that takes no key)."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.containers import Vertical
+from textual.geometry import Region
+from textual.widgets import Digits, Static
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.screens.help import HelpScreen
+from nvcre_tui.screens.wall import COUNTERS, WallScreen
+from nvcre_tui.widgets.rack_map import RackMap
+
+from .harness import intra_all_reduce, reopen, session_with
+
+
+def screen_lines(app: NvcreApp) -> list[str]:
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40), (160, 50), (240, 70)])
+async def test_the_counters_show_their_digits_whole(size: tuple[int, int], finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False, wall=True)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        lines = screen_lines(app)
+        for state, title in COUNTERS:
+            box = app.screen.query_one(f"#box-{state}", Vertical)
+            digits = app.screen.query_one(f"#count-{state}", Digits)
+            assert digits.region.height == 3, state
+            assert box.content_region.contains_region(digits.region), f"{state}: digits {digits.region} cut by the box {box.content_region}"
+            assert title in lines[box.region.y], f"{state}: its title is not on the box's top line"
+            drawn = [strip.text.rstrip() for strip in digits.render_lines(Region(0, 0, digits.size.width, 3))]
+            shown = [lines[digits.region.y + row][digits.region.x : digits.region.right].rstrip() for row in range(3)]
+            assert shown == drawn, f"{state}: the screen shows {shown}, the digits are {drawn}"
+
+
+async def test_right_and_space_rotate_and_the_map_takes_no_key() -> None:
+    session = await session_with(intra_all_reduce("alpha"), intra_all_reduce("beta"), settle=False)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        title = app.screen.query_one("#title", Static)
+        assert str(title.render()).lstrip().startswith("alpha")
+        assert not isinstance(app.focused, RackMap) and not app.screen.query_one(RackMap).can_focus
+        await pilot.press("right")
+        await pilot.pause()
+        assert str(title.render()).lstrip().startswith("beta"), "right did not rotate"
+        await pilot.press("space")
+        await pilot.pause()
+        assert str(title.render()).lstrip().startswith("alpha"), "space did not rotate"
+        for key in ("left", "down", "enter", "tab", "right"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert not isinstance(app.focused, RackMap) and isinstance(app.screen, WallScreen), key
+        assert str(title.render()).lstrip().startswith("beta")
+
+
+async def test_the_help_lists_only_the_keys_that_work_on_the_wall() -> None:
+    app = NvcreApp(session=await session_with(settle=False), live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, file=io.StringIO())
+        with console.capture() as capture:
+            console.print(app.screen.query_one(Static).content)
+        section = re.search(r"\nWall *\n(.*?)\n *\n", capture.get(), re.S)
+        assert section is not None
+        keys = [line.split("  ")[0].strip() for line in section.group(1).splitlines()]
+        assert keys == ["right, space", "escape"], section.group(1)
+        assert "Open the highlighted node" not in section.group(1)
+
+
+async def test_the_wall_from_the_dashboard_rotates_on_right_too(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        screen = app.screen
+        await pilot.press("right")
+        await pilot.pause()
+        assert screen.index == 1 and not isinstance(app.focused, RackMap)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, WallScreen)

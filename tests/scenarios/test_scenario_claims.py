@@ -336,6 +336,15 @@ def test_cordoned_node_is_excluded_from_a_category_rendered_after_the_cordon() -
     assert [e["name"] for e in second["excludedNodes"]] == ["gpu-node-02"]
 
 
+def test_a_node_that_leaves_the_target_between_categories_is_named_not_silently_untested() -> None:
+    run = run_case("node-leaves-target-between-categories")
+    first, second = run.report["categories"]
+    assert first["totalNodes"] == 4 and second["totalNodes"] == 3
+    [left] = second["excludedNodes"]
+    assert left["name"] == "gpu-node-04" and left["reason"] == "LeftTarget" and "no longer matches the target" in left["message"]
+    assert run.report["result"] == "INCOMPLETE"
+
+
 def test_hardware_failure_sets_the_condition_on_the_job() -> None:
     for case in ("cordon-mid-run-full-scale", "cordon-mid-run-intra-node"):
         jobs = run_case(case).objects["Job"]

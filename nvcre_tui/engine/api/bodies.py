@@ -351,7 +351,7 @@ class AppliedOverride(TypedDict, total=False):
 
 class ExcludedNode(TypedDict, total=False):
     name: str
-    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode"]
+    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
     message: str
 
 

@@ -583,7 +583,7 @@ class ExcludedNode(WireModel):
     """A node left out before the run, and why."""
 
     name: str
-    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode"]
+    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
     message: str = ""
 
 

@@ -14,10 +14,11 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import blamed_members, blamed_nodes, current_groups, finished_iterations, history_record, settled_groups, stored_orchestration
+from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, history_record,
+                                                     nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
-from nvcre_tui.engine.planning.discovery import discover, unmatched_reason
+from nvcre_tui.engine.planning.discovery import EXCLUSION_TEXT, LEFT_TARGET, discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -104,6 +105,26 @@ async def _fail(ctx: Context, wf: Obj, reason: str, message: str, extra: Obj | N
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}, [("Warning", reason, message)])
 
 
+def _left_target(wf: Obj, world: World, found: Sequence[str]) -> list[Obj]:
+    """Nodes a sibling category (the same certification and target) ran on that this discovery no longer finds: their
+    labels or taints changed (GPU feature discovery sets nvidia.com/gpu.present=false when a GPU falls off the bus),
+    or the Node is gone. Excluded and named, so the certification is INCOMPLETE rather than pass them untested."""
+    owner = next((ref for ref in wf["metadata"].get("ownerReferences") or []
+                  if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == "Certification"), None)
+    if owner is None or not owner.get("uid"):
+        return []
+    target = wf["spec"]["orchestration"].get("target")
+    siblings = [other for other in world.children_of({"metadata": {"uid": owner["uid"]}}, "Workflow")
+                if other["metadata"]["name"] != wf["metadata"]["name"] and other["spec"]["orchestration"].get("target") == target]
+    here = set(found)
+    ran = {node for other in siblings for nodes in nodes_by_group(other).values() for node in nodes}
+    left = []
+    for name in sorted(ran - here):
+        why = "its Node is gone" if world.node(name) is None else "it no longer matches the target (its labels or taints changed)"
+        left.append({"name": name, "reason": LEFT_TARGET, "message": f"ran in another category of this certification; {why}"})
+    return left
+
+
 async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     spec = wf["spec"]
     orch_spec, run = spec["orchestration"], spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
@@ -114,9 +135,11 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return
-    excluded = [item.to_wire() for item in found.excluded]
+    left = _left_target(wf, world, [*found.names, *(item.name for item in found.excluded)])
+    excluded = sorted([item.to_wire() for item in found.excluded] + left, key=lambda e: e["name"])
+    reason = "; ".join(filter(None, (found.exclusion_reason(), f"{len(left)} {EXCLUSION_TEXT[LEFT_TARGET]}" if left else ""))) or None
     base: Obj = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
-            "excludedNodes": excluded or None, "exclusionReason": found.exclusion_reason(), "currentIteration": 1, "completedIterations": 0}
+            "excludedNodes": excluded or None, "exclusionReason": reason, "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:
         why = found.exclusion_reason() if excluded else unmatched_reason(world.nodes, target)
         await _fail(ctx, wf, "NodeDiscoveryError", f"no eligible nodes match the target ({why})", {"orchestration": base})

@@ -23,10 +23,12 @@ _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], boo
     "DoesNotExist": lambda labels, req: req.key not in labels,
 }
 
+LEFT_TARGET = "LeftTarget"  # excluded by the Workflow controller: a node a sibling category ran on, no longer found
 EXCLUSION_TEXT = {
     "Cordoned": "cordoned (spec.unschedulable)",
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
+    "LeftTarget": "ran in another category and no longer matches the target",
 }
 
 

@@ -186,16 +186,21 @@ async def test_hold_renews_every_third_of_the_duration(memory, clock) -> None:
         task.cancel()
 
 
-async def test_hold_reports_a_lost_lease(memory, clock) -> None:
-    store = memory
-    a, b = lease(store, clock, "a", duration=15), lease(store, clock, "b")
-    await a.try_acquire()
-    lost = []
+def holding(held: EngineLease, clock: ManualClock) -> tuple[asyncio.Task[None], list[float]]:
+    """`held.hold()` running, and the clock times at which it reported the Lease lost."""
+    lost: list[float] = []
 
     async def on_lost() -> None:
         lost.append(clock.monotonic())
 
-    task = asyncio.create_task(a.hold(on_lost))
+    return asyncio.create_task(held.hold(on_lost)), lost
+
+
+async def test_hold_reports_a_lost_lease(memory, clock) -> None:
+    store = memory
+    a, b = lease(store, clock, "a", duration=15), lease(store, clock, "b")
+    await a.try_acquire()
+    task, lost = holding(a, clock)
     await _settle()
     current = await store.get(LEASE, EngineLease.NAME, NS)  # b forces its way in (e.g. a stalled a long time)
     current["spec"]["holderIdentity"] = "b"
@@ -234,12 +239,7 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
     flaky = Unreachable(memory)
     a = lease(flaky, clock, "a", duration=15)
     await a.try_acquire()
-    lost = []
-
-    async def on_lost() -> None:
-        lost.append(clock.monotonic())
-
-    task = asyncio.create_task(a.hold(on_lost))
+    task, lost = holding(a, clock)
     await _settle()
     flaky.down = True
     clock.advance(5)  # first failed renewal: 5 s since the last one, keep trying
@@ -267,12 +267,7 @@ async def test_a_renew_stuck_in_flight_past_the_deadline_is_a_loss(memory, clock
     stuck = Stuck(memory)
     a = lease(stuck, clock, "a", duration=0.3)  # renews every 0.1 s; the deadline is 0.2 s
     await a.try_acquire()
-    lost = []
-
-    async def on_lost() -> None:
-        lost.append(clock.monotonic())
-
-    task = asyncio.create_task(a.hold(on_lost))
+    task, lost = holding(a, clock)
     await _settle()
     stuck.down = True
     clock.advance(0.1)  # the renew starts and hangs; 0.1 s of the deadline is left

@@ -33,7 +33,7 @@ class Map:
 def check(value: Any, schema: Schema, path: str = "") -> list[str]:
     """Problems of `value` against `schema`, as `path: message` lines (empty: valid)."""
     if isinstance(schema, str):
-        return _check_model(value, schema, path)
+        return check_api_object(value, schema, path)
     if isinstance(schema, Enum):
         return [] if value in schema else [f"{path}: {value!r} not one of {list(schema)}"]
     if isinstance(schema, Map):
@@ -76,10 +76,11 @@ def _check_openapi(value: Any, type_name: str, path: str) -> list[str]:
     if type_name in _OPENAPI_SCALARS:
         kind = _OPENAPI_SCALARS[type_name]
         return [] if kind is None else _check_scalar(value, kind, path)
-    return _check_model(value, type_name, path)
+    return check_api_object(value, type_name, path)
 
 
-def _check_model(value: Any, model_name: str, path: str) -> list[str]:
+def check_api_object(value: Any, model_name: str, path: str) -> list[str]:
+    """Fields of `value` that the Kubernetes API type `model_name` (a kubernetes-asyncio model) lacks, or of the wrong shape."""
     model = getattr(models, model_name)
     if not isinstance(value, dict):
         return [f"{path}: expected {model_name}, got {type(value).__name__}"]

@@ -404,9 +404,7 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     started, started_real = session.clock.now(), time.monotonic()  # a viewer's clock stands still: real time then
     if isinstance(session, SimSession):
         finished = await _follow_simulated(session, name, namespace, limit, console, stop)
-    elif session.engine is not None and isinstance(session.clock, ManualClock):
-        finished = await _follow(session, name, namespace, limit, console, stop)
-    else:
+    else:  # a cluster: this process's engine while it holds the Lease, else another's (taken over once it is gone)
         finished = await _watch(session, name, namespace, limit, console, stop)
     if stop.requested:
         where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
@@ -526,14 +524,6 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         return False
 
     return finished
-
-
-async def _follow(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
-    """Run this process's engine until the certification finishes, `limit` clock seconds pass or ctrl-c, printing changes."""
-    finished = _progress(session, name, namespace, console, stop)
-    console.print("\\[watch] Watching certification progress...")
-    assert session.engine is not None
-    return await session.engine.run_until_settled(until=finished, max_seconds=limit)
 
 
 async def _follow_simulated(session: SimSession, name: str, namespace: str, limit: float, console: Console,

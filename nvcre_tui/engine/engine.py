@@ -92,13 +92,14 @@ class Engine:
         self.cpu_seconds = 0.0  # process time spent reconciling (the bench divides it by job transitions)
         self._jobs_on_node: dict[str, set[Key]] = {}
         self._started = False
+        self._stopped = False  # stop() is final: a stopped engine never starts again (the Lease is another's now)
         self.cache.subscribe(self._on_change)
 
     # ----- lifecycle ------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Fill the cache (list once) and queue every object for a first look."""
-        if self._started:
+        if self._started or self._stopped:
             return
         self._started = True
         await self.cache.start()
@@ -111,7 +112,7 @@ class Engine:
     async def stop(self) -> None:
         """Stop reconciling: `run` returns after the key in hand (the Lease lost: another engine reconciles now). The
         cache's watches end when this engine made the cache (a shared cache is its owner's)."""
-        self._started = False
+        self._started, self._stopped = False, True
         self.queue.changed.set()  # wake `run` from its wait
         if self._owns_cache:
             await self.cache.stop()
@@ -241,8 +242,10 @@ class Engine:
     async def sweep(self) -> float | None:
         """One pass over every key due now; seconds until the next due key (None: nothing scheduled)."""
         await self.start()
+        if self._stopped:
+            return None
         for key in self.queue.take_ready():
-            if not self._started:
+            if self._stopped:
                 break  # stopped meanwhile: the rest is another engine's now
             await self._reconcile(key)
         return self._wake()
@@ -263,6 +266,8 @@ class Engine:
         for _ in range(MAX_PASSES_PER_INSTANT):
             await self.sweep()
             await self._drain_watches()
+            if self._stopped:
+                return None
             if not self.queue.has_ready():
                 return self._wake()
         if strict:
@@ -279,7 +284,7 @@ class Engine:
                 wake = await self.settle()
                 if until is not None and await until():
                     return True
-                if wake is None:
+                if wake is None or self._stopped:  # nothing scheduled, or stopped (the Lease lost)
                     return False
                 target = self.clock.now() + timedelta(seconds=max(wake, 0.001))
                 if deadline is not None and target > deadline:
@@ -296,7 +301,7 @@ class Engine:
         once `stop` was called."""
         await self.start()
         try:
-            while self._started:
+            while not self._stopped:
                 await self.sweep()
                 await asyncio.sleep(0)
                 if self.queue.has_ready():

@@ -6,6 +6,7 @@ process never see each other's samples.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -115,7 +116,10 @@ class EngineMetrics:
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:
         """Serve /metrics (and /healthz, for a liveness probe) on `port` (0: any free port) in a daemon thread;
         returns the bound port."""
-        self._server = make_server(addr, port, self._app(), _ThreadingServer, handler_class=_QuietHandler)
+        # The address family of `addr` (`::` is IPv6), as prometheus-client's own server picks it.
+        family = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0][0]
+        server_class = type("MetricsServer", (_ThreadingServer,), {"address_family": family})
+        self._server = make_server(addr, port, self._app(), server_class, handler_class=_QuietHandler)
         threading.Thread(target=self._server.serve_forever, name="metrics", daemon=True).start()
         return int(self._server.server_port)
 

@@ -373,3 +373,4 @@ async def test_a_run_whose_status_write_conflicted_is_looked_at_again() -> None:
         assert cond.phase(done) == "Succeeded"
     finally:
         await session.close()
+

@@ -273,3 +273,18 @@ async def test_a_renew_stuck_in_flight_past_the_deadline_is_a_loss(memory, clock
     clock.advance(0.1)  # the renew starts and hangs; 0.1 s of the deadline is left
     await asyncio.wait_for(task, timeout=5)
     assert lost == [pytest.approx(0.1)]
+
+
+async def test_a_loop_busy_past_the_renew_deadline_still_renews_a_lease_that_is_still_ours(memory, clock) -> None:
+    """A long sweep kept the loop from renewing for 11 of the Lease's 15 s: it is still ours, so it is renewed then,
+    not given up untried (a lone engine lost its own Lease)."""
+    a = lease(memory, clock, "a", duration=15)
+    await a.try_acquire()
+    task, lost = holding(a, clock)
+    await _settle()
+    clock.advance(11)
+    await _settle()
+    assert not task.done() and lost == []
+    holder = await lease(memory, clock, "b").holder()
+    assert holder is not None and holder.identity == "a" and holder.live
+    task.cancel()

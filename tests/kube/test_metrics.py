@@ -113,3 +113,21 @@ def test_healthz_answers_while_the_event_loop_beats_and_fails_once_it_stopped() 
         assert status == 503 and body.startswith("the engine's event loop has not run for 6")
     finally:
         metrics.stop()
+
+
+def test_metrics_are_served_on_an_ipv6_address_too() -> None:
+    """--metrics-addr :: (IPv6) binds, as prometheus-client's own server did."""
+    import socket
+    import urllib.request
+
+    if not socket.has_ipv6:
+        import pytest
+
+        pytest.skip("this machine has no IPv6")
+    metrics = EngineMetrics()
+    try:
+        port = metrics.serve(0, "::1")
+        with urllib.request.urlopen(f"http://[::1]:{port}/healthz", timeout=5) as answer:
+            assert answer.status == 200
+    finally:
+        metrics.stop()

@@ -187,3 +187,14 @@ def test_the_least_measured_steps_are_the_parsers_warm_up_and_interval() -> None
 
     megatron = PROFILES["megatron"]
     assert (WARMUP_STEPS, LEAST_MEASURED_STEPS) == (megatron.warmup_steps, megatron.warmup_steps + megatron.log_interval)
+
+
+@pytest.mark.parametrize(("options", "where"), [
+    ("spec:\n  options: {maxSteps: 12}\n", "spec.options.maxSteps"),
+    ("spec:\n  maxSteps: 12\n", "spec.maxSteps"),
+])
+def test_the_refusal_names_where_max_steps_was_set(options: str, where: str) -> None:
+    text = CERT.replace("{maxSteps: STEPS}", "{thresholds: {avgStepTimeSec: 'value <= 30'}}").replace("spec:\n", options, 1)
+    with pytest.raises(InputError) as caught:
+        certification_from_text("c.yaml", text, default_catalog())
+    assert str(caught.value).startswith(f"c.yaml: {where}: training/nemotron5-8b measures avgStepTimeSec on steps past warm-up")

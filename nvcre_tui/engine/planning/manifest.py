@@ -50,8 +50,10 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
                 f"{entry.key} does not run at {options.test_scale}; it supports {', '.join(entry.test_scales)}",
             ))
         short = _too_short_for(options, entry)
-        if short:
-            problems.append((field_path((*base, "options", "maxSteps")), short))
+        if short:  # named where maxSteps was set: the category's options, spec.options, or the spec itself
+            where = ((*base, "options") if category.options and category.options.max_steps is not None
+                     else ("spec", "options") if cert.spec.options and cert.spec.options.max_steps is not None else ("spec",))
+            problems.append((field_path((*where, "maxSteps")), short))
     problems += _option_problems(cert, catalog)
     return [f"{path}: {message}" for path, message in problems]
 

@@ -230,9 +230,15 @@ def largest_write(rendered: RenderedCategory) -> int:
     estimate = len(json.dumps(workflow.to_wire(), separators=(",", ":"))) + run * (1 if diagnosing else options.repeat_count or 1)
     if diagnosing:  # its groups are stored without their nodes, which the diagnose state names (controllers/iterations.py)
         estimate -= sum(len(json.dumps(list(g.nodes), separators=(",", ":"))) + len('"nodes":,') for g in rendered.groups)
-    if options.on_failure == "diagnose":
+    if options.on_failure == "diagnose":  # the node names once, and each iteration's groups as the diagnosis's first tests
         estimate += sum(len(n) + 3 for g in rendered.groups for n in g.nodes)
+        estimate += (options.repeat_count or 1) * sum(IMPORTED_TEST_BYTES + len(g.name) for g in rendered.groups)
     return estimate
+
+
+# One iteration's group as an onFailure diagnosis records it: {"r":0,"s":"screening","g":"<group>-iter-10",
+# "n":[[a,b]],"p":false,"v":400.123}, its nodes as index ranges.
+IMPORTED_TEST_BYTES = 72
 
 
 def _blame_bytes(nodes: Sequence[str]) -> int:

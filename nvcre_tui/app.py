@@ -29,12 +29,14 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.policy import Policy
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
 from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
+TICK_SECONDS = 1.0  # while a certification runs, the screens redraw at least this often (durations move on)
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 CLUSTER_TAKE_OVER_SECONDS = 5.0  # on a cluster (one API request; a Lease runs 15 s before another may take it)
 HIGH_CONTRAST = "nvcre-high-contrast"
@@ -72,6 +74,7 @@ class NvcreApp(ThemedApp[None]):
         self.wall = wall
         self.live = live
         self._seen_version: int | None = None
+        self._shown_at = 0.0  # time.monotonic() of the last snapshot the screens were given
         self._notices_shown = 0  # how many of the session's notices were notified
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None
@@ -161,6 +164,12 @@ class NvcreApp(ThemedApp[None]):
         if version != self._seen_version:
             self._seen_version = version
             self.snapshot = self.informer.snapshot()
+            self._shown_at = time.monotonic()
+        elif self.snapshot is not None and time.monotonic() - self._shown_at >= TICK_SECONDS and _running(self.snapshot):
+            # Nothing changed (a quiet cluster, a long run), yet a running certification's Runtime and Age move on:
+            # the screens show the same snapshot again at the time it is now.
+            self.snapshot = self.snapshot
+            self._shown_at = time.monotonic()
         badges = self._badges()
         if badges != self.sub_title:  # a broken watch (or its end) changes no object: the header says it
             self.sub_title = badges
@@ -278,3 +287,8 @@ def freeze_heap() -> None:
     collected, which a test process creating many apps should not pay for."""
     gc.collect()
     gc.freeze()
+
+
+def _running(snapshot: Snapshot) -> bool:
+    """Whether a certification the snapshot holds is still running (its durations move with the clock)."""
+    return any(not cond.is_terminal(cert) for cert in snapshot.certifications)

@@ -245,3 +245,25 @@ async def test_the_header_says_when_the_api_server_stops_answering_and_when_it_i
                 if "no answer from the store" not in app.sub_title:
                     break
             assert "no answer from the store" not in app.sub_title
+
+
+async def test_a_running_certifications_runtime_moves_on_while_nothing_changes(tmp_path: Path) -> None:
+    """A long run on a quiet cluster changes no object for minutes: the dashboard's Runtime and Age still move on."""
+    from textual.widgets import DataTable
+
+    from nvcre_tui.engine.clock import format_time
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await admin.create(CERTIFICATION, certification_body(intra_all_reduce("long-run")))
+        await admin.patch_status(CERTIFICATION, "long-run", "default", {"startTime": format_time(SystemClock().now())})
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.5)
+            table = app.screen.query_one("#certs", DataTable)
+            before = [str(cell) for cell in table.get_row_at(0)]
+            await pilot.pause(2.5)
+            after = [str(cell) for cell in table.get_row_at(0)]
+            assert before[0] == after[0] == "long-run"
+            assert before[4] != after[4], (before, after)  # Runtime
+        await admin.close()

@@ -12,7 +12,6 @@ the local observation time client-go uses: simpler, at the price of trusting tha
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import os
@@ -179,26 +178,16 @@ class EngineLease:
         self._last_renewed = None
 
     async def hold(self, on_lost: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Renew every duration/3 until cancelled. Returns (after `on_lost`) once the Lease is lost: taken by someone
-        else, not renewed for 2/3 of the duration (transient errors), or a renew still in flight a sixth of the
-        duration before expiry, so that we stop before anyone else may take over."""
+        """Renew every duration/3 until cancelled. Returns (after `on_lost`) once the Lease is lost:
+        taken by someone else, or not renewed for 2/3 of the duration (transient errors), so that we
+        stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
         while True:
             await self.clock.sleep(self.duration / 3)
-            since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
-            held = False
-            left = None if since is None else self.duration - since - self.duration / 6  # a margin for clocks that drift
-            if left is not None and left > 0:
-                # Tried while the Lease is still ours (a loop busy past the deadline renews late, not never), and bounded
-                # by its expiry: a renew stuck behind a slow API server (its retries take a minute) must not keep this
-                # engine running after another may have taken over. A renew that lands in time wins the optimistic
-                # concurrency race with any taker.
-                try:
-                    held = await asyncio.wait_for(self.renew(), timeout=left)
-                except StoreError:
-                    held = True  # a transient failure is not a loss yet; the deadline below decides
-                except TimeoutError:
-                    held = False
+            try:
+                held = await self.renew()
+            except StoreError:
+                held = True  # a transient failure is not a loss yet; the deadline below decides
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if not held or since is None or since >= renew_deadline:
                 if on_lost is not None:

@@ -374,3 +374,23 @@ async def test_a_run_whose_status_write_conflicted_is_looked_at_again() -> None:
     finally:
         await session.close()
 
+
+
+WRONG_ELEMENTS_AFTER_A_WARNING = """gpu-node-02:4102:4102 [0] NCCL WARN NET/IB : Got async event : GID table change
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#  Rank  0 Group  0 Pid   4101 on gpu-node-01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid   4102 on gpu-node-02 device  0 [0000:18:00] NVIDIA H100 80GB HBM3
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+     1048576        262144     float     sum      -1    50.00   20.97   20.97      0    50.00   20.97   20.97      0
+     2097152        524288     float     sum      -1    90.00   23.30   23.30    512    90.00   23.30   23.30    512
+# Out of bounds values : 1024 FAILED
+# Avg bus bandwidth    : 22.1
+#""".split("\n")
+
+
+async def test_wrong_elements_are_the_groups_failure_whatever_host_warned_on_the_way() -> None:
+    """The run went on past gpu-node-02's warning and measured wrong elements: nothing ties them to that host."""
+    wf, job, _ = await _silently(WRONG_ELEMENTS_AFTER_A_WARNING)
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "DataCorruption", job["status"]["conditions"]
+    assert sorted(f["name"] for f in blamed_nodes(wf, [job])) == ["gpu-node-01", "gpu-node-02"]

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from nvcre_tui.engine.judging.measure import measure
 from nvcre_tui.engine.parsers import ParseError, parse_dcgm
 from tests.parsers.golden import fixture_text as fixture
 
@@ -157,3 +158,24 @@ def test_invalid_json_is_reported_as_invalid_json() -> None:
         parse_dcgm(fixture("dcgm_truncated_json.json"))
     assert caught.value.reason == "WrongFormat" and caught.value.message.startswith("not valid JSON (line 20")
     assert "not dcgmi diag output" not in caught.value.message
+
+
+def test_a_table_cut_off_before_its_closing_frame_never_passes() -> None:
+    whole = fixture("dcgm_table_4x_pcie_fail.txt")
+    cut = whole[: whole.index("+-----  Integration")]  # the memory test's rows, no rule after them
+    result = parse_dcgm(cut)
+    assert result.failure is None and result.incomplete is not None and "stops after memory" in result.incomplete
+    finished = measure("dcgm", cut.splitlines(keepends=True), 4).finished_failure()
+    assert finished is not None and finished.reason == "RunIncomplete"
+    assert parse_dcgm(whole).incomplete is None  # the whole table is closed
+
+
+def test_every_document_counts_and_text_after_them_is_read() -> None:
+    passed, failed = document([gpu(0, "Pass"), gpu(1, "Pass")], "Pass"), document([gpu(0, "Pass"), gpu(1, "Fail", "ECC")], "Fail")
+    two = parse_dcgm(f"{passed}\n{failed}\n")
+    assert two.failure is not None and "GPU 1 (iteration 2)" in two.failure.message
+    error = parse_dcgm(f"{passed}\nError: unable to complete diagnostic for group 2. Return: (-3)\n")
+    assert error.failure is not None and "unable to complete diagnostic" in error.failure.message
+    chatter = parse_dcgm(f"{passed}\ndone\n")
+    assert chatter.failure is None and chatter.notes() == ("text after the dcgmi diag results, not read as results: 'done'",)
+    assert parse_dcgm(passed).notes() == ()

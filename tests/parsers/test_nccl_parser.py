@@ -476,3 +476,15 @@ def test_a_json_root_int_would_read_or_choke_on_is_no_root_and_no_traceback(text
     document["results"][0]["root"] = text
     result = parse_nccl(json.dumps(document))
     assert result.rows[0].root is None and result.rows[1].root == -1 and result.row_count == 3
+
+
+def test_a_row_another_rank_printed_into_is_named_skipped_not_dropped() -> None:
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    row = "     {size}   262144     float     sum      -1    50.00   20.97   31.46      0    50.00   20.97   31.46      0\n"
+    log = (header + row.format(size=1048576)
+           + "     2097152        524288     float     sum      -1    60.00  n02:4102:4190 [1] NCCL INFO comm 0x55d0 rank 1 Destroy COMPLETE\n"
+           + " 34.95   52.43      0    60.00   34.95   52.43      0\n" + row.format(size=4194304)
+           + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 31.46\n")
+    result = parse_nccl(log)
+    assert [s.size for s in result.sizes] == [1048576, 4194304]
+    assert result.notes() and "at size 2097152 B (line 3)" in result.notes()[0]

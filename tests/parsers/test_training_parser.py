@@ -167,3 +167,11 @@ def test_nemo_step_lines_never_swallow_the_next_line() -> None:
     save = "Global Checkpoint Save : Rank: 0 : Iteration: 39 : Start time: 1 : Save duration: 4.5s"
     result = parse_training(NEMO + "\n" + save + "\n")
     assert result.step_count == 1 and result.checkpoints_saved == 1 and result.last_checkpoint_step == 39
+
+
+def test_a_coloured_error_line_is_read_as_the_error_it_prints() -> None:
+    lines = [f" [2026-03-02 11:42:{s:02d}] iteration       {s}/      30 | elapsed time per iteration (ms): 1000.0 | "
+             f"throughput per GPU (TFLOP/s/GPU): 400.0 | lm loss: 2.0 |\n" for s in range(1, 21)]
+    lines.append("\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\x1b[0m\n")
+    result = parse_training(lines)
+    assert result.incomplete is not None and "torch.OutOfMemoryError: CUDA out of memory" in result.incomplete

@@ -109,6 +109,13 @@ def test_the_output_names_the_host_then_it_is_mapped_to_its_node() -> None:
     assert node_at_fault(torchrun, NODES) == "n1"
 
 
+def test_a_warning_every_host_printed_singles_none_of_them_out() -> None:
+    setting = [f"{host}:41{i}:41{i} [0] NCCL WARN Invalid value NVL for NCCL_P2P_LEVEL, using default" for i, host in enumerate(["n2", "n1"])]
+    assert host_at_fault(setting) is None
+    lost = "n1:4101:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12"
+    assert host_at_fault([*setting, lost]) == "n1"  # the first warning only one host printed
+
+
 def test_no_pods_yet_says_who_makes_them() -> None:
     found = verdict([], was_running=False)
     assert found.phase == "Scheduling" and "waiting for the workload's controller" in found.message

@@ -4,6 +4,7 @@ conditions and per-node attribution with evidence.
 Outcomes and who is blamed:
 - run failed: the node the output names (NCCL WARN host, torchrun root cause, mpirun rank; engine/judging/blame.py),
   else the node the runner saw the pod fail on (OOMKilled, evicted, node lost), else every group node: WorkloadFailed;
+  a failure the measurements show (wrong elements, a NaN loss) is every group node's, whoever warned on the way;
 - run never started (its workload could not be created or its image pulled, the engine failed reconciling it) or the output blames a
   cluster service: no node (the Job fails with the run's reason); a group node missing from the cluster: that
   node, SchedulingBlocked (the Job: NodeNotFound); deleted while the run ran: that node, WorkloadFailed (NodeNotFound);
@@ -176,8 +177,10 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)
     # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,
-    # evicted, node lost: the Kubernetes runner's failedNode), else the whole group.
-    culprit = node_at_fault(lines, group_nodes(job)) or state.get("failedNode")
+    # evicted, node lost: the Kubernetes runner's failedNode), else the whole group. A failure the measurements
+    # themselves show (wrong elements, a NaN loss) is the group's: a NCCL warning the run went on past names no culprit.
+    shown = detail.failure is not None and detail.failure.reason not in UNMEASURED_REASONS
+    culprit = (None if shown else node_at_fault(lines, group_nodes(job))) or state.get("failedNode")
     message = state.get("message") or f"workload exited with code {state.get('exitCode')}"
     if detail.failure:
         message = f"{message}; {detail.failure.message}"
@@ -197,8 +200,10 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     nodes = group_nodes(job)
     if failure := result.finished_failure():
         # Output that stopped short convicts no node (a NCCL WARN at start-up may name one); output with nothing to
-        # measure convicts the node it names failing (NCCL failed on it), else none: the command is at fault.
-        culprit = None if failure.reason == RUN_INCOMPLETE else node_at_fault(lines, nodes)
+        # measure convicts the node it names failing (NCCL failed on it), else none: the command is at fault. A
+        # failure the measurements show (wrong elements, a NaN loss) is the group's, whatever host warned on the way.
+        named = failure.reason in UNMEASURED_REASONS and failure.reason != RUN_INCOMPLETE
+        culprit = node_at_fault(lines, nodes) if named else None
         service = None if culprit else service_at_fault(lines)
         if service:
             await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)

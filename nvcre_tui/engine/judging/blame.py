@@ -3,7 +3,9 @@
 The same evidence on the simulator and on a cluster: the lines the tools print when a rank dies.
 In order of trust:
 1. torchrun's "Root Cause (first observed failure)" block: `host : <name>`;
-2. the first `host:pid:tid [gpu] NCCL WARN ...` line (NCCL names the host that saw the error);
+2. the first `host:pid:tid [gpu] NCCL WARN ...` line (NCCL names the host that saw the error) whose warning no
+   other host printed: the same warning on several hosts (a setting NCCL could not parse, at start-up) singles
+   none of them out;
 3. nccl-tests' `<host>: Test NCCL failure ...` / `Test CUDA failure` line;
 4. mpirun's "Process name: [[jobid,1],<rank>]" mapped to its host through the nccl-tests rank table.
 
@@ -25,7 +27,7 @@ from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 _ROOT_CAUSE = "Root Cause (first observed failure):"
 _ROOT_HOST = re.compile(r"^\s*host\s*:\s*(\S+)\s*$", re.ASCII)
-_NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL WARN ", re.ASCII)
+_NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL WARN (.*)$", re.ASCII)
 _TEST_FAILURE = re.compile(r"^([A-Za-z0-9][\w.-]*): Test (?:NCCL|CUDA) failure ", re.ASCII)
 _MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]", re.ASCII)
 _RANK_LINE = re.compile(r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d", re.ASCII)
@@ -46,7 +48,8 @@ def _text(line: str) -> str:
 
 def host_at_fault(lines: Iterable[str]) -> str | None:
     """The host the output blames (see the module docstring), or None when it names none."""
-    root = warn = test = None
+    root = test = None
+    warnings: list[tuple[str, str]] = []  # (host, warning) in order
     rank: int | None = None
     ranks: dict[int, str] = {}
     in_root = False
@@ -61,13 +64,21 @@ def host_at_fault(lines: Iterable[str]) -> str | None:
         if in_root and root is None and (found := _ROOT_HOST.match(text)):
             root = found.group(1)
             continue
-        if warn is None and (found := _NCCL_WARN.match(text)):
-            warn = found.group(1)
+        if found := _NCCL_WARN.match(text):
+            warnings.append((found.group(1), found.group(2).strip()))
         elif test is None and (found := _TEST_FAILURE.match(text)):
             test = found.group(1)
         elif rank is None and (found := _MPI_PROCESS.match(text)):
             rank = int(found.group(1))
-    return root or warn or test or (ranks.get(rank) if rank is not None else None)
+    return root or _lone_warning(warnings) or test or (ranks.get(rank) if rank is not None else None)
+
+
+def _lone_warning(warnings: list[tuple[str, str]]) -> str | None:
+    """The host of the first NCCL warning that no other host printed too."""
+    hosts: dict[str, set[str]] = {}
+    for host, warning in warnings:
+        hosts.setdefault(warning, set()).add(host)
+    return next((host for host, warning in warnings if len(hosts[warning]) == 1), None)
 
 
 def service_at_fault(lines: Iterable[str]) -> str | None:

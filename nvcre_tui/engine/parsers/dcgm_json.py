@@ -22,9 +22,10 @@ from nvcre_tui.engine.parsers.dcgm_model import (
     summary_status,
     verdict,
 )
-from nvcre_tui.engine.parsers.json_text import load_json
+from nvcre_tui.engine.parsers.json_text import OBJECT_START, load_json_at
 
 KEY_3X, KEY_4X = "DCGM GPU Diagnostic", "DCGM Diagnostic"
+MAX_DOCUMENTS = 32  # a wrapper running dcgmi in a loop; more is not one diagnostic run
 
 
 def _int(value: Any) -> int | None:
@@ -163,22 +164,57 @@ def _run(document: dict[str, Any], iteration: int) -> _Run:
     return _Run(form, version, driver, tests, error.strip() if error and error.strip() else None, unreadable)
 
 
-def parse_dcgm_json(text: str) -> DcgmResult:
-    """The DcgmResult of a `dcgmi diag -j` document (text may carry warning lines before it)."""
-    document = load_json(text)
+def _documents(text: str) -> tuple[list[Any], list[str]]:
+    """Every JSON document in `text` (a wrapper that ran dcgmi twice printed two), and the lines of other text
+    after the first: each is read, none dropped unseen."""
+    first, end = load_json_at(text)
+    documents, other = [first], []
+    rest = text[end:]
+    while rest.strip():
+        found = OBJECT_START.search(rest)
+        other += [line.strip() for line in rest[: found.start() if found else len(rest)].splitlines() if line.strip()]
+        if found is None:
+            break
+        if len(documents) == MAX_DOCUMENTS:
+            raise ParseError(WRONG_FORMAT, f"more than {MAX_DOCUMENTS} JSON documents: not one dcgmi diag run")
+        try:
+            document, end = load_json_at(rest[found.start():])
+        except ParseError:
+            other += [line.strip() for line in rest[found.start():].splitlines() if line.strip()]
+            break
+        documents.append(document)
+        rest = rest[found.start() + end:]
+    return documents, other
+
+
+def _runs_of(document: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """A top-level document's runs (its --iterations, or itself) and its "Overall Result"."""
     if not isinstance(document, dict):
         raise ParseError(WRONG_FORMAT, "JSON but not a dcgmi diag document")
     overall = _text(document.get("Overall Result"))
     if isinstance(document.get("iterations"), list):
-        documents = [item for item in document["iterations"] if isinstance(item, dict)
-                     and (KEY_3X in item or KEY_4X in item)]
-    elif KEY_3X in document or KEY_4X in document:
-        documents = [document]
-    else:
-        raise ParseError(WRONG_FORMAT, f"JSON but not dcgmi diag output (no '{KEY_4X}' or '{KEY_3X}' section)")
+        return [item for item in document["iterations"] if isinstance(item, dict) and (KEY_3X in item or KEY_4X in item)], overall
+    if KEY_3X in document or KEY_4X in document:
+        return [document], overall
+    raise ParseError(WRONG_FORMAT, f"JSON but not dcgmi diag output (no '{KEY_4X}' or '{KEY_3X}' section)")
+
+
+def parse_dcgm_json(text: str) -> DcgmResult:
+    """The DcgmResult of `dcgmi diag -j` output (text may carry warning lines before it). Several documents count
+    as iterations do (any failure fails); an `Error:` line after them is a runtime error, other text a note."""
+    tops, other = _documents(text)
+    documents: list[dict[str, Any]] = []
+    overall: str | None = None
+    warning: str | None = None
+    for top in tops:
+        runs_of, said = _runs_of(top)
+        documents += runs_of
+        if said is not None and (overall is None or normalize_status(said) in FAILING):
+            overall, warning = said, _text(top.get("warning"))
     runs = [_run(item, index) for index, item in enumerate(documents)]
     tests = tuple(test for run in runs for test in run.tests)
-    runtime_error = next((run.runtime_error for run in runs if run.runtime_error), None)
+    errors = [line[len("Error:"):].strip() or line for line in other if line.startswith("Error:")]
+    runtime_error = next((run.runtime_error for run in runs if run.runtime_error), None) or "; ".join(errors) or None
     unreadable = tuple(problem for run in runs for problem in run.unreadable)
     if not tests and runtime_error is None and (overall is None or normalize_status(overall) not in FAILING):
         if unreadable:
@@ -193,5 +229,6 @@ def parse_dcgm_json(text: str) -> DcgmResult:
         runtime_error=runtime_error,
         iterations=max(len(runs), 1),
         overall=overall,
-        failure=verdict(tests, runtime_error, overall, _text(document.get("warning")), unreadable=unreadable),
+        failure=verdict(tests, runtime_error, overall, warning, unreadable=unreadable),
+        ignored=tuple(line for line in other if not line.startswith("Error:")),
     )

@@ -95,6 +95,8 @@ class DcgmResult:
     iterations: int
     overall: str | None  # "Overall Result" of --iterations output
     failure: Failure | None
+    incomplete: str | None = None  # a text table cut off before its closing frame: why (a pass of part of a run is none)
+    ignored: tuple[str, ...] = ()  # lines of other text after the JSON documents
 
     @property
     def passed(self) -> bool:
@@ -127,10 +129,13 @@ class DcgmResult:
         return {DIAG_TESTS_RUN: float(len(names) - skipped), DIAG_TESTS_SKIPPED: float(skipped)}
 
     def notes(self) -> tuple[str, ...]:
-        """The marked verdict of a pass with skipped tests, naming them (nothing for a clean pass or a failure)."""
+        """The marked verdict of a pass with skipped tests, naming them, and text after the results that was not
+        read as results."""
+        ignored = (f"text after the dcgmi diag results, not read as results: {self.ignored[0][:120]!r}"
+                   + (f" and {len(self.ignored) - 1} more lines" if len(self.ignored) > 1 else ""),) if self.ignored else ()
         if self.failure is not None or not self.skipped_tests:
-            return ()
-        return (f"dcgmi diag {self.verdict}: {', '.join(self.skipped_tests)}",)
+            return ignored
+        return (f"dcgmi diag {self.verdict}: {', '.join(self.skipped_tests)}", *ignored)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -138,6 +143,9 @@ class DcgmResult:
         data["gpus"] = list(self.gpus)
         data["skipped_tests"] = list(self.skipped_tests)
         data["verdict"] = self.verdict
+        for name in ("incomplete", "ignored"):
+            if not data[name]:
+                del data[name]
         return data
 
 

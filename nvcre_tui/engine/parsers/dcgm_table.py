@@ -4,7 +4,7 @@
 `| memory | Fail |` followed by one `|  | GPU1: Fail |` line per GPU. Warnings wrap over several
 rows, cut every 45 characters, so continuation chunks are joined without adding spaces.
 Rows count only inside the table's frame, after its `| Diagnostic | Result |` header: a `|`
-line elsewhere (or in random bytes) is not a test result.
+line elsewhere (or in random bytes) is not a test result. A table whose last row no rule line closes was cut off.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class _TableReader:
         self.errors: list[str] = []
         self.framed = False  # a rule line was seen
         self.inside = False  # ... followed by the Diagnostic | Result header
+        self.closed = False  # a rule line followed the last row: the table is whole
 
     def close(self) -> None:
         test, self.open, self.note = self.open, None, None
@@ -84,11 +85,14 @@ class _TableReader:
             self._outside(line)
             return
         section = _SECTION.match(line)
-        if section:
+        if _RULE.match(line):
+            self.closed = True
+        elif section:
             self.close()
             self.category = section.group(1).strip()
         elif line.startswith("|") and line.count("|") >= 2:
             # The value runs to the last "|": a warning may itself contain one.
+            self.closed = False
             second, last = line.index("|", 1), line.rindex("|")
             self._row(line[1:second].strip(), line[second + 1 : last] if last > second else line[second + 1 :])
 
@@ -168,5 +172,9 @@ def parse_dcgm_table(lines: Iterable[str]) -> DcgmResult:
         raise ParseError(WRONG_FORMAT, "not dcgmi diag output (no JSON document, no framed result table "
                                        "with a 'Diagnostic | Result' header)")
     tests = tuple(reader.tests)
+    # Rows end at a rule line; rows with none after them were cut off (a killed run): what they show fails a node,
+    # what they do not show (the tests after the cut) never passes one.
+    cut = f"the table stops after {tests[-1].name} with no closing frame (output cut off, or the run was killed)" \
+        if reader.inside and tests and not reader.closed else None
     return DcgmResult("table", reader.metadata.get("version"), reader.metadata.get("driver"), tests,
-                      runtime_error, 1, None, verdict(tests, runtime_error, None, None, node_level=NODE_LEVEL))
+                      runtime_error, 1, None, verdict(tests, runtime_error, None, None, node_level=NODE_LEVEL), incomplete=cut)

@@ -15,7 +15,7 @@ from nvcre_tui.engine.inputs.json_safe import DuplicateKey, unique_pairs
 from nvcre_tui.engine.parsers.base import WRONG_FORMAT, ParseError
 
 # dcgmi and friends sometimes print a warning line before the document; it starts at a line's "{".
-_OBJECT_START = re.compile(r"^[ \t]*\{", re.MULTILINE | re.ASCII)
+OBJECT_START = re.compile(r"^[ \t]*\{", re.MULTILINE | re.ASCII)
 _MAX_ATTEMPTS = 8
 # Strings, brackets and colons: enough to walk objects and find their keys.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', re.DOTALL)
@@ -77,8 +77,13 @@ def load_json(text: str) -> Any:
     nothing but whitespace follows it: otherwise it is an object nested in a broken document, and
     the input is reported as invalid JSON (with the first candidate's error), not as some other JSON.
     """
+    return load_json_at(text)[0]
+
+
+def load_json_at(text: str) -> tuple[Any, int]:
+    """`load_json`, and where in `text` the document ends (what follows it is the caller's to judge)."""
     problem: str | None = None
-    for attempt, match in enumerate(_OBJECT_START.finditer(text)):
+    for attempt, match in enumerate(OBJECT_START.finditer(text)):
         if attempt == _MAX_ATTEMPTS:
             break
         start = match.end() - 1
@@ -98,5 +103,5 @@ def load_json(text: str) -> Any:
             continue
         if problem is not None and text[end:].strip():
             continue
-        return value
+        return value, end
     raise ParseError(WRONG_FORMAT, problem or "no JSON object found")

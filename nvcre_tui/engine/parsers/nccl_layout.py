@@ -37,6 +37,9 @@ _HALF_NAMES = ("", "in-place ")
 # hold a digit. Headers, '#' comments, banners, NCCL INFO/WARN lines and footers never start with a bare
 # number; prose that does ("2 ranks failed ...") is mostly words.
 _ROW_CELLS = range(9, 26)
+#: The type cell of a row: nccl-tests' type names (ncclDataType_t), float8 ones included.
+DATA_TYPES = frozenset({"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
+                        "f8e4m3", "f8e5m2"})
 _SHOWN_CELL = 24  # a refused cell is named with at most this many characters
 
 
@@ -208,9 +211,14 @@ def _shown(cell: str) -> str:
 
 
 def looks_like_row(tokens: list[str]) -> bool:
-    """Whether a split line has the shape of an nccl-tests data row (see _ROW_CELLS), valid or not."""
+    """Whether a split line has the shape of an nccl-tests data row (see _ROW_CELLS), valid or not; or starts as
+    one does (size, count, data type) whatever follows: another rank's output printed into the row's middle."""
     size = tokens[0] if tokens else ""
-    if not (len(size) <= 20 and size.isascii() and size.isdigit()) or len(tokens) not in _ROW_CELLS:
+    if not (len(size) <= 20 and size.isascii() and size.isdigit()):
+        return False
+    if len(tokens) >= 3 and tokens[1].isascii() and tokens[1].isdigit() and tokens[2] in DATA_TYPES:
+        return True
+    if len(tokens) not in _ROW_CELLS:
         return False
     return 2 * sum(1 for token in tokens if any(map(str.isdigit, token))) >= len(tokens)
 

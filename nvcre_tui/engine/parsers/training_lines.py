@@ -38,6 +38,7 @@ _RESTORE = re.compile(r"(?:loading (?:distributed )?checkpoint from|Restoring mo
 _NEMO_START = "Experiments will be logged at"
 # What a failing process prints: a Python exception or traceback (torchrun prefixes each rank's lines with
 # "[rankN]: "), torchrun's ChildFailedError and "failed (exitcode: N)", a segfault. Warnings never match.
+_TERMINAL_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]", re.ASCII)  # CSI sequences: colours, cursor moves
 _RANK_PREFIX = re.compile(r"\[rank\d+\]:\s*", re.ASCII)
 _ERROR_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", re.ASCII)
 _ERROR_ANYWHERE = re.compile(r"ChildFailedError|\] failed \(exitcode: -?\d+\)|Segmentation fault", re.ASCII)
@@ -233,6 +234,8 @@ def joined_records(lines: Iterable[str]) -> Iterator[tuple[int, datetime | None,
     for number, raw in enumerate(lines, 1):
         when, text = split_line_prefixes(raw)
         text = text.rstrip("\n")
+        if "\x1b" in text:  # a coloured log (rich, colorama): what a record says is its text without the colours
+            text = _TERMINAL_CONTROL.sub("", text)
         if pending is not None:
             if not text.strip() or pieces >= _MAX_WRAPS or _RECORD_START.match(text.lstrip()):
                 yield pending

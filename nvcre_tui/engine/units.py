@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -69,6 +71,11 @@ def format_duration(seconds: float) -> str:
 def count(n: int, noun: str) -> str:
     """"1 node", "2 nodes"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def listed(names: Sequence[str], most: int = 5) -> str:
+    """"a, b, c" or, past `most`, "a, b, c, d, e and 123 more": a message of bounded size whatever the fleet."""
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def parse_max_bytes(text: str) -> int:

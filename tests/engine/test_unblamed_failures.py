@@ -4,6 +4,7 @@ diagnosis such a group is no evidence: the diagnosis stops with what it knows, a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.errors import Conflict
-from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, NODE, WORKFLOW, WORKLOADRUN
 
 Obj = dict[str, Any]
@@ -394,3 +395,29 @@ async def test_wrong_elements_are_the_groups_failure_whatever_host_warned_on_the
     failed = cond.find(job["status"]["conditions"], "Failed")
     assert failed is not None and failed["reason"] == "DataCorruption", job["status"]["conditions"]
     assert sorted(f["name"] for f in blamed_nodes(wf, [job])) == ["gpu-node-01", "gpu-node-02"]
+
+
+async def test_a_large_unschedulable_group_blames_every_node_in_a_status_of_bounded_size(tmp_path: Path) -> None:
+    """Each node's entry names itself only: copying a message that lists the group into every entry grew the Job with
+    the square of the group, past the API server's 1.5 MiB at 128 cloud-named nodes (ReconcileError, nobody blamed)."""
+    prefix = "ip-10-100-0-1-us-west-2-compute-internal-n"
+    faults = "".join(f"  - {{type: unschedulable, node: {prefix}{i:03d}}}\n" for i in range(1, 129))
+    path = tmp_path / "scenario.yaml"
+    path.write_text(f"name: big\nseed: 13\nnodes: [{{count: 128, cliques: 1, namePrefix: {prefix}, nameDigits: 3}}]\nfaults:\n{faults}")
+    session = await SimSession.open(load_scenario(path), None, history=None)
+    try:
+        assert session.engine is not None
+        text = CERT.replace("{nodeNames: [NODES]}", "{nodeSelector: {nvidia.com/gpu.present: \"true\"}}")
+        cert = certification_from_text("c", text.replace("OPTIONS", "{testScale: full-scale, nodesPerJob: 128}"), default_catalog()).to_wire()
+        cert.pop("status", None)
+        await session.store.create(CERTIFICATION, cert)
+        await session.engine.run_until_settled(max_seconds=6 * 3600)
+        [wf] = (await session.store.list(WORKFLOW, "default")).items
+        [job] = (await session.store.list(JOB, "default")).items
+    finally:
+        await session.close()
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "SchedulingBlocked", job["status"]["conditions"]
+    assert len(blamed_nodes(wf, [job])) == 128
+    assert len(json.dumps(job)) < 64 * 1024
+    assert "and 123 more" in failed["message"]

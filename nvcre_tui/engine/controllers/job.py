@@ -39,10 +39,12 @@ from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT
                                                  violations)
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
-from nvcre_tui.engine.units import format_duration, parse_duration
+from nvcre_tui.engine.units import format_duration, listed, parse_duration
 
 Obj = dict[str, Any]
 TAIL_LINES = 40
+MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
+NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
@@ -114,13 +116,15 @@ async def _create_run(ctx: Context, job: Obj) -> None:
 async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, running: bool) -> None:
     """Group nodes deleted from the cluster: before the run started they could not take its pods (SchedulingBlocked);
     while it ran, the run lost them (WorkloadFailed). Only they are blamed; the run is stopped."""
-    names = ", ".join(gone)
+    # Each node's entry names itself only, and the Job's message a bounded few: a list of every node in every
+    # entry grows the status with the square of the group (128 nodes outgrow the API server's 1.5 MiB).
     if running:
-        message, reason = f"Node {names} was deleted from the cluster while the run ran on it", "WorkloadFailed"
+        reason, said = "WorkloadFailed", "was deleted from the cluster while the run ran on it"
+        message = f"Node {listed(gone)} {said}"
     else:
-        message, reason = f"no Node {names} on the cluster", "SchedulingBlocked"
-    await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": reason, "message": message} for n in gone],
-                  log=await ctx.runner.logs(run) if running else None)
+        reason, said, message = "SchedulingBlocked", "is not on the cluster", f"no Node {listed(gone)} on the cluster"
+    failed = [{"name": n, "reason": reason, "message": f"Node {n} {said}"} for n in gone]
+    await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run) if running else None)
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
@@ -141,11 +145,18 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
             message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
             await _finish(ctx, job, run, "Failed", WORKLOAD_NOT_STARTED, message, [])
             return None
-        message = f"pods unschedulable for {format_duration(waited)} on {', '.join(blocked)}: {state.get('message') or 'no node could take them'}"
-        failed = [{"name": name, "reason": "SchedulingBlocked", "message": message} for name in blocked]
+        why = _bounded(state.get("message") or "no node could take them")
+        message = f"pods unschedulable for {format_duration(waited)} on {listed(blocked)}: {why}"
+        own = f"its pod was unschedulable for {format_duration(waited)}: {_bounded(why, NODE_MESSAGE_CHARS)}"
+        failed = [{"name": name, "reason": "SchedulingBlocked", "message": own} for name in blocked]
         await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
         return None
     return grace - waited  # still WorkloadPending, as written with the run
+
+
+def _bounded(text: str, most: int = MESSAGE_CHARS) -> str:
+    """A runner's message at most `most` characters long (a scheduler's may name every node it tried)."""
+    return text if len(text) <= most else f"{text[:most - 3]}..."
 
 
 async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
@@ -169,10 +180,11 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
         await _finish(ctx, job, run, "Failed", reason, message, [])
         return None
     if reason == NODE_NOT_FOUND:
-        message = state.get("message") or "a group node is gone from the cluster"
+        message = _bounded(state.get("message") or "a group node is gone from the cluster")
         gone = state.get("blockedNodes") or group_nodes(job)
         # A node gone from the cluster could not take its pod: SchedulingBlocked, one of the CRD's node reasons.
-        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, [{"name": n, "reason": "SchedulingBlocked", "message": message} for n in gone])
+        failed = [{"name": n, "reason": "SchedulingBlocked", "message": f"Node {n} is not on the cluster"} for n in gone]
+        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed)
         return None
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)

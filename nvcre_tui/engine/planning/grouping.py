@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.units import listed
 
 
 class PartitionError(ValueError):
@@ -45,8 +46,7 @@ def domains_of(nodes: Sequence[Node], topology_key: str) -> dict[str, list[str]]
     """Node names by topology label value, sorted; PartitionError names nodes without the label."""
     missing = [node_name(n) for n in nodes if topology_key not in node_labels(n)]
     if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise PartitionError(f"nodes without label {topology_key}: {shown}")
+        raise PartitionError(f"nodes without label {topology_key}: {listed(missing)}")
     domains: dict[str, list[str]] = {}
     for node in sorted(nodes, key=node_name):
         domains.setdefault(node_labels(node)[topology_key], []).append(node_name(node))

@@ -38,6 +38,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
 from nvcre_tui.engine.names import is_label_name
+from nvcre_tui.engine.units import listed
 
 FaultType = Literal[
     "slow-gpu", "degraded-link", "degraded-nic", "xid", "hang", "flaky", "unschedulable", "cordon", "degraded-fabric",
@@ -434,8 +435,7 @@ def load_scenario(path: str | Path) -> Scenario:
     seen = Counter(node_name for pool in pools for node_name in pool)
     twice = sorted(n for n, count in seen.items() if count > 1)
     if twice:
-        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
-        raise InputError(f"{name}: nodes: pools name the same node twice ({shown}): give them different namePrefix or firstIndex")
+        raise InputError(f"{name}: nodes: pools name the same node twice ({listed(twice)}): give them different namePrefix or firstIndex")
     gpus = {node_name: pool.gpus_per_node for pool, names in zip(scenario.nodes, pools, strict=True) for node_name in names}
     known = set(seen)
     unknown = [f"{name}: faults[{i}].node: no node named {fault.node!r}" for i, fault in enumerate(scenario.faults) if fault.node and fault.node not in known]

@@ -106,3 +106,20 @@ def test_a_diagnose_record_gives_each_failed_test_its_own_value() -> None:
              {"group": "r3-confirm-0", "passed": True, "value": 399.9}]
     assert record_text(tests) == "failed 2 of 3 tests (r0-screen-1, r2-confirm-1 at 241.1); passed at 399.9"
     assert record_text(tests, limit=1) == "failed 2 of 3 tests (r0-screen-1 ...); passed at 399.9"
+
+
+HOSTILE = "XID 79 \x1b]0;retitled\x07\x1b[2J\x00\x7f \ufffe\uffff <script>alert(1)</script> ]]>"
+
+
+def test_junit_stays_well_formed_xml_whatever_a_pod_printed() -> None:
+    group = {"name": "group-0", "reason": "WorkloadFailed", "message": HOSTILE}
+    report = _report([_category("Failed", failureReason=HOSTILE, failedNodes=[], failedGroups=[group])])
+    failure = ET.fromstring(render_junit([report])).find("testsuite/testcase/failure")  # expat refused U+FFFE
+    assert failure is not None and "<script>" in (failure.text or "") and "\ufffe" not in (failure.text or "")
+
+
+def test_the_html_report_escapes_markup_and_neutralises_control_characters() -> None:
+    group = {"name": "group-0", "reason": "WorkloadFailed", "message": HOSTILE}
+    html = render_html(_report([_category("Failed", failureReason=HOSTILE, failedNodes=[], failedGroups=[group])]))
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert not any(c in html for c in "\x1b\x00\x07\x7f")

@@ -7,7 +7,8 @@ answer stops growing (a pod log keeps a bounded head and tail); the pane's own r
 One read at a time: changes that arrive during a read ask for one more read after it, never cancel it
 (a busy cluster changes the snapshot many times a second). A new run under the same name (another uid,
 or an answer that shares nothing with the last) starts the pane over. An empty pane says why it is empty
-(no run yet, the run not started, nothing printed yet, or a finished run that printed nothing).
+(no run yet, the run not started, nothing printed yet, or a finished run that printed nothing). A failed run
+whose pods are gone (a cluster deletes them to free the GPUs) shows the tail its Job kept.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
-from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
+from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
@@ -34,6 +35,17 @@ FINISHED = ("Succeeded", "Failed")
 LIVE_POLL_SECONDS = 1.0
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 WILL_APPEAR = "Its output will appear here as it comes."
+
+
+def kept_tail(job: Obj | None) -> list[str]:
+    """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so: on a
+    cluster the failed run's pods are deleted to free the GPUs, and their log with them."""
+    log = job_status(job or {}).get("failureLog") or {}
+    if not log.get("tail"):
+        return []
+    tail = str(log["tail"]).splitlines()
+    return [f"==> the run's pods are gone: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
+            f"on {log.get('nodeName') or '?'}, exit {log.get('exitCode')})", *tail]
 
 
 class LogsScreen(NvcreScreen):
@@ -50,6 +62,7 @@ class LogsScreen(NvcreScreen):
         self.job_name = job_name
         self._max_lines = max_lines
         self._run: Obj | None = None
+        self._job: Obj | None = None
         self._run_uid: str | None = None
         self._cursor = LogCursor()  # which lines of the source's answer are new
         self._complete = False  # the finished run's whole log is shown: nothing more will come
@@ -79,6 +92,7 @@ class LogsScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         run = snapshot.run_of(self.job_name)
         self._run = run
+        self._job = next((j for j in snapshot.jobs if j["metadata"]["name"] == self.job_name), None)
         self.query_one("#logs-header", Static).update(self._header(snapshot, run))
         uid = meta_of(run or {}).get("uid")
         if run is not None and uid != self._run_uid:  # another run under the same name: its log starts over
@@ -102,7 +116,9 @@ class LogsScreen(NvcreScreen):
             return f"No output yet: the job has no WorkloadRun yet.\n{WILL_APPEAR}" if known else "No output: there is no such job."
         phase = run_status(run).get("phase") or "Pending"
         if phase in FINISHED:
-            return f"No output: the run {phase.lower()} without printing anything." if self._complete else "Reading the log…"
+            # On a cluster a failed run's pods are deleted (to free the GPUs): nothing to read may mean either.
+            return (f"No output: the run {phase.lower()}, and neither its pods nor its Job hold any line of its log." if self._complete
+                    else "Reading the log…")
         if phase == "Running":
             return f"No output yet: the run is Running and has printed nothing so far.\n{WILL_APPEAR}" if self._answered else "Reading the log…"
         return f"No output yet: the run is {phase}; its pods have not started.\n{WILL_APPEAR}"
@@ -164,6 +180,8 @@ class LogsScreen(NvcreScreen):
             return
         if uid != self._run_uid:
             return  # another run took the pane meanwhile: this answer is stale
+        if not lines and run_status(run).get("phase") in FINISHED:
+            lines = kept_tail(self._job)
         view = self.view
         fresh = self._cursor.advance(lines)
         if fresh.restart:  # an answer that shares nothing with the last: another log

@@ -27,7 +27,7 @@ from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
-from nvcre_tui.widgets.detail import evidence_text, label
+from nvcre_tui.widgets.detail import evidence_text, label, shown
 from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 
@@ -148,7 +148,7 @@ class NodeScreen(NvcreScreen):
             view = sentinel_view(node, requests)
             side.append("NVSentinel" + ("" if requests_cache is not None else " (no ValidationRequest CRD)") + f": {view.mark or '·'} {view.state or 'nothing reported'}\n", style="bold")
             for line in view.lines():
-                side.append(f"  {line}\n")
+                side.append(f"  {shown(line)}\n")
         self.query_one("#sentinel", Static).update(side)
         self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else self._timeline(history))
 
@@ -169,7 +169,7 @@ class NodeScreen(NvcreScreen):
         for entry in reversed(history[-HISTORY_ROWS:]):
             cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")
                               + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
-            text.append(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}\n")
+            text.append(shown(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
         return text
 
     # ----- live results ----------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ class NodeScreen(NvcreScreen):
         if 0 <= index < len(self._history):
             row = self._history[index]
             for failure in row["failures"]:
-                text.append(f"{failure['reason']}: {failure.get('message', '')}\n", style="bold")
+                text.append(shown(f"{failure['reason']}: {failure.get('message', '')}") + "\n", style="bold")
                 evidence_text(text, failure.get("evidence"))
             if not row["failures"]:
                 evidence_text(text, row["evidence"])

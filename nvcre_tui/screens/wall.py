@@ -16,6 +16,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.widgets.detail import shown
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
@@ -99,7 +100,7 @@ class WallScreen(NvcreScreen):
         urgent = sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))
         for _, name, state, detail in urgent[:MAX_FAILURES]:
             failures.append(f"{NodeState(state).glyph} {name}  ", style="bold")
-            failures.append(f"{detail[:120]}\n")
+            failures.append(f"{shown(detail[:120])}\n")
         if len(urgent) > MAX_FAILURES:
             failures.append(f"... and {len(urgent) - MAX_FAILURES} more\n")
         self.query_one("#failures", Static).update(failures)

@@ -16,6 +16,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import shown_value
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -29,9 +30,15 @@ def runtime(start: str | None, end: str | None) -> str:
 
 
 def label(text: Text, key: str, value: Any) -> None:
-    """Append `key: value` on its own line."""
+    """Append `key: value` on its own line; the value comes from objects pods and users wrote, so its control
+    characters are neutralised (an ESC would reach the operator's terminal)."""
     text.append(f"{key:<18}", style="bold")
-    text.append(f"{value}\n")
+    text.append(f"{shown(str(value))}\n")
+
+
+def shown(value: str) -> str:
+    """Object text on one line, control characters neutralised."""
+    return printable(value, newlines=False)
 
 
 def measurements_text(text: Text, measurements: Mapping[str, float] | None) -> None:
@@ -45,7 +52,7 @@ def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> N
     for item in evidence or []:
         measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
         verdict = "✓ met" if item.get("passed") else f"✗ {item.get('reason')}"
-        text.append(f"  {item['metric']}: measured {measured}, expected {item['expression']}  {verdict}\n",
+        text.append(f"  {shown(str(item['metric']))}: measured {measured}, expected {shown(str(item['expression']))}  {verdict}\n",
                     style="" if item.get("passed") else "bold")
 
 
@@ -71,14 +78,14 @@ def job_detail(job: Obj, node: str | None = None) -> Text:
     if failures:
         text.append("Failures\n", style="bold")
         for failure in failures:
-            text.append(f"  {failure['name']}: {failure['reason']} — {failure.get('message', '')}\n")
+            text.append(f"  {shown(failure['name'])}: {shown(failure['reason'])} — {shown(failure.get('message', ''))}\n")
             evidence_text(text, failure.get("evidence"))
     elif status.get("evidence"):
         text.append("Thresholds\n", style="bold")
         evidence_text(text, status.get("evidence"))
     log = status.get("failureLog") or {}
     if log.get("tail"):
-        text.append(f"Failure log ({log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')})\n", style="bold")
+        text.append(shown(f"Failure log ({log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')})") + "\n", style="bold")
         for line in log["tail"].splitlines()[-15:]:
-            text.append(f"  {line}\n", style="dim")
+            text.append(f"  {shown(line)}\n", style="dim")
     return text

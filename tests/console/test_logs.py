@@ -19,7 +19,7 @@ import nvcre_tui.widgets.log_lines as log_view_module
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
 
@@ -415,3 +415,24 @@ async def test_log_text_reaches_the_screen_neutralised() -> None:
         shown = "".join(segment.text for y in range(2) for segment in lines.render_line(y))
         assert "plain" in shown and "owned" in shown
         assert not any(c in shown for c in "\x1b\x07\x9b\u202e")
+
+
+class GoneLogs:
+    """A cluster's log source once a failed run's pods were deleted: nothing left to read."""
+
+    async def lines(self, run: dict[str, Any]) -> list[str]:
+        return []
+
+
+async def test_a_run_whose_pods_are_gone_shows_the_tail_its_job_kept(finished_state: Path) -> None:
+    app = await open_app(finished_state)
+    assert isinstance(app.session, SimSession)
+    tail = "NCCL WARN NET/IB : Got completion from peer with error 12\nTest NCCL failure common.cu:1279"
+    log = {"podName": "p-launcher", "nodeName": "gpu-node-07", "exitCode": 1, "reason": "WorkloadFailed", "tail": tail}
+    await app.session.store.patch_status(JOB, SLOW_JOB, "default", {"failureLog": log})
+    app.session.logs = GoneLogs()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.refresh_snapshot()
+        lines = await show_logs(app, pilot)
+        assert list(lines.lines)[1:] == tail.splitlines()
+        assert "the run's pods are gone" in lines.lines[0] and "p-launcher on gpu-node-07" in lines.lines[0]

@@ -16,6 +16,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.report.text import category_titles
 
@@ -199,7 +200,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     if excluded:
         parts.append('<h2 id="excluded">Excluded nodes</h2>' + _table(("node", "reason", "message"), [(e["name"], e.get("reason", ""), e.get("message", "")) for e in excluded]))
     parts.append("</body></html>\n")
-    return "".join(parts)
+    return printable("".join(parts))  # escaped for HTML; control characters (an ESC a pod printed) neutralised too
 
 
 MAX_CURVES = 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
@@ -9,6 +10,8 @@ from typing import Any
 from nvcre_tui.engine.report.text import category_titles, failure_text
 
 Obj = dict[str, Any]
+# What XML 1.0 cannot hold at all, escaped or not (its Char production): a CI system's parser refuses the whole file.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def render_junit(reports: Sequence[Obj]) -> str:
@@ -39,7 +42,7 @@ def render_junit(reports: Sequence[Obj]) -> str:
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
     ET.indent(suites)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+    return _NOT_XML.sub("\ufffd", ET.tostring(suites, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def _why(report: Obj) -> str:

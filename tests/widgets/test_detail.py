@@ -1,0 +1,25 @@
+"""The detail panes show what pods and users wrote into objects: their control characters never reach the terminal."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from nvcre_tui.widgets.detail import job_detail, label
+
+HOSTILE = "xid 79 \x1b]0;retitled\x07\x1b[2J\x00\x01\x7f [bold red]not markup[/]"
+
+
+def test_a_jobs_reason_failures_and_log_tail_are_shown_without_control_characters() -> None:
+    job = {"metadata": {"name": "j"}, "spec": {},
+           "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "WorkloadFailed", "message": HOSTILE}],
+                      "failedNodes": [{"name": "gpu-node-01", "reason": "WorkloadFailed", "message": HOSTILE}],
+                      "failureLog": {"podName": "p", "nodeName": "gpu-node-01", "exitCode": 134, "tail": f"{HOSTILE}\n{HOSTILE}"}}}
+    text = job_detail(job).plain
+    assert text.count("[bold red]not markup[/]") == 4  # reason, failure, two log lines: shown, as written
+    assert not any(c in text for c in "\x1b\x00\x01\x07\x7f")
+
+
+def test_a_label_keeps_its_value_on_one_line() -> None:
+    text = Text()
+    label(text, "Reason", "two\nlines")
+    assert text.plain.count("\n") == 1

@@ -38,11 +38,11 @@ SCALAR_TYPES = ("string", "integer", "number", "boolean")
 INT_OR_STRING_BRANCHES = [{"type": "integer"}, {"type": "string"}]
 
 # The server shows only the first match of a column's JSONPath (filters take one comparison, no &&).
-# Controllers keep conditions sorted by type, so this is Failed, else HardwareFailed, else InProgress
-# or Succeeded: the phase, unless a hardware fault is found while the run goes on.
+# Controllers keep conditions in conditions.SHOWN_FIRST order, so this is Failed, else ValidationFailed (a Job
+# that ran and missed a threshold), else HardwareFailed, else InProgress or Succeeded; never BatchFallback.
 STATUS_COLUMN = {
     "name": "Status", "type": "string", "jsonPath": '.status.conditions[?(@.status=="True")].type',
-    "description": "The first True condition: Failed, HardwareFailed, InProgress or Succeeded",
+    "description": "The first True condition: Failed, ValidationFailed, HardwareFailed, InProgress or Succeeded",
 }
 AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 

@@ -6,6 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 PHASE_TYPES = ("InProgress", "Succeeded", "Failed")
+# The order conditions are kept in: `kubectl get`'s Status column shows the first True one (crd.STATUS_COLUMN), so
+# what the object is comes before how it ran (BatchFallback) and a missed threshold before the Succeeded it qualifies.
+SHOWN_FIRST = ("Failed", "ValidationFailed", "HardwareFailed", "InProgress", "Succeeded")
+
+
+def _shown_order(condition: Mapping[str, Any]) -> tuple[int, str]:
+    kind = condition["type"]
+    return (SHOWN_FIRST.index(kind) if kind in SHOWN_FIRST else len(SHOWN_FIRST), kind)
 Obj = dict[str, Any]
 Conditions = Sequence[Mapping[str, Any]]  # status.conditions as read (typed views or raw dicts)
 
@@ -59,10 +67,10 @@ def with_phase(conditions: Conditions | None, type_: str, reason: str, message: 
             result = _set(result, other, "True", reason, message, now)
         else:
             result = _set(result, other, "False", reason, "", now)
-    return sorted(result, key=lambda c: c["type"])
+    return sorted(result, key=_shown_order)
 
 
 def with_condition(conditions: Conditions | None, type_: str, status: bool, reason: str, message: str, now: str) -> list[Obj]:
     """An additive condition (ValidationFailed, HardwareFailed) set True or False."""
     kept = [c for c in conditions or [] if isinstance(c, dict)]  # malformed entries skipped, as in with_phase
-    return sorted(_set(kept, type_, "True" if status else "False", reason, message, now), key=lambda c: c["type"])
+    return sorted(_set(kept, type_, "True" if status else "False", reason, message, now), key=_shown_order)

@@ -191,7 +191,10 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
         template = wf["spec"]["jobTemplate"]
         labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
                   LABEL_ITERATION: str(orch.get("currentIteration", 1))}
-        job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": template["spec"],
+        # The group's own size (an overflow or a clique's part differs from nodesPerJob): `kubectl get`'s Nodes column.
+        run = {**template["spec"]["workload"]["workloadRun"], "numNodes": len(group["nodes"])}
+        spec = {**template["spec"], "workload": {**template["spec"]["workload"], "workloadRun": run}}
+        job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": spec,
                "metadata": {"name": name, "labels": labels, "annotations": {ANNOTATION_GROUP_NODES: group_nodes_value(group["nodes"])}}}
         await ctx.create_child(JOB, wf, job)
         group.update(phase="Running", jobRef=name, startTime=ctx.now())

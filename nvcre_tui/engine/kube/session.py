@@ -156,7 +156,7 @@ class KubeSession:
                         await fleet.ensure_nodes()
                     except FleetError as error:
                         raise InputError(f"{target.server}: {error}") from None
-                session.runner = SimulatedRunner(writer, clock, scenario, fleet)
+                session.runner = SimulatedRunner(writer, clock, scenario, fleet, fleet_only=True)  # other Nodes may be real GPUs
                 session.logs = RunnerLogs(session.runner)
             else:
                 # Real pods: the Kubernetes runner; a viewer's only reads their logs (it never reconciles).

@@ -32,6 +32,7 @@ from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layo
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import Conflict, NotFound
 from nvcre_tui.engine.store.protocol import WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.units import listed
 
 Obj = dict[str, Any]
 Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
@@ -46,8 +47,11 @@ class SimulatedRunner:
 
     simulated = True
 
-    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, fleet: SimulatedFleet | None = None) -> None:
+    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, fleet: SimulatedFleet | None = None,
+                 *, fleet_only: bool = False) -> None:
         self.store, self.clock, self.scenario = store, clock, scenario
+        # On a real API server (--sim-runner) other Nodes may be real GPUs: made-up measurements must never pass them.
+        self.fleet_only = fleet_only
         self.fleet = fleet or SimulatedFleet(store, clock, scenario)
         self._own_writes = 0
         self._layout = fleet_layout(scenario)
@@ -68,11 +72,25 @@ class SimulatedRunner:
         if run_status(run).get("phase") in FINISHED:
             return None
         try:
-            return await self._reconcile(run, RunSpec.from_run(run))
+            spec = RunSpec.from_run(run)
+            if self.fleet_only and run_status(run).get("phase") not in ("Scheduling", "Running") and (strangers := self._strangers(spec)):
+                await self._patch(run, {"phase": "Failed", "reason": "WorkloadNotCreated", "completionTime": format_time(self.clock.now()),
+                                        "message": strangers})
+                return None
+            return await self._reconcile(run, spec)
         except PlanError as error:  # a spec the simulator cannot run fails like a pod that cannot start
             await self._patch(run, {"phase": "Failed", "reason": "InvalidSpec", "message": str(error),
                                     "completionTime": format_time(self.clock.now()), "exitCode": 1})
             return None
+
+    def _strangers(self, spec: RunSpec) -> str | None:
+        """Why a run on Nodes the scenario does not describe is not played, or None."""
+        strangers = [name for name in spec.nodes if name not in self._layout]
+        if not strangers:
+            return None
+        return (f"Node {listed(strangers)} is no node of the simulated fleet (scenario {self.scenario.name}): --sim-runner "
+                "plays only the Nodes its scenario registers, and would report made-up measurements for it; target "
+                "the scenario's Nodes, or run without --sim-runner")
 
     async def _reconcile(self, run: Obj, spec: RunSpec) -> float | None:
         state = run_status(run)

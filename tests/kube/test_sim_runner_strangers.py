@@ -1,0 +1,50 @@
+"""`--sim-runner` on an API server plays only the Nodes its scenario registers: a Node it does not know may be a
+real GPU node, and made-up measurements must never pass it (or fail it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.protocol import NODE
+from tests.kube.cluster import installed_in_thread, store_on
+
+CERT = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: strangers}
+spec:
+  target: {nodeNames: [dgx-01]}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node}
+"""
+
+
+async def _add_gpu_node(kubeconfig: Path, name: str) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                  "nvidia.com/gpu.count": "8"}
+        await store.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    finally:
+        await store.close()
+
+
+def test_a_node_the_scenario_does_not_describe_is_not_played_and_blamed_on_nobody(tmp_path: Path) -> None:
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    results = tmp_path / "results.json"
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_add_gpu_node(kubeconfig, "dgx-01"))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert),
+                     "--wait", "--results-file", str(results)])
+    report = json.loads(results.read_text())
+    assert code == 1 and report["result"] == "FAILED"
+    [category] = report["categories"]
+    [group] = category["failedGroups"]
+    assert group["reason"] == "WorkloadNotCreated" and "dgx-01 is no node of the simulated fleet" in group["message"]
+    assert not report["failedNodes"]  # nothing tested it: nobody blamed

@@ -165,7 +165,8 @@ def _row_damaged(state: Path, into: Path, body: str) -> Path:
     return target
 
 
-@pytest.mark.parametrize("body", ["{not json", "[1, 2]", '{"metadata": {"name": "another-name"}}'])
+@pytest.mark.parametrize("body", ["{not json", "[1, 2]", '{"metadata": {"name": "another-name"}}',
+                                  '{"metadata": {"name": "burn-in-communication-nccl-loopback-group-7-iter-1", "labels": ["a"]}}'])
 def test_a_damaged_row_is_named_in_one_line_and_the_rest_reported(body: str, finished_state: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     state = _row_damaged(finished_state, tmp_path, body)
@@ -253,3 +254,18 @@ def test_a_damaged_property_is_one_line_naming_the_file(key: str, value: str, pr
     out, err = capsys.readouterr()
     assert out == "" and err.splitlines() == [f"{state}: {problem}"]
     assert _snapshot(tmp_path) == before
+
+
+def test_a_node_row_with_damaged_labels_is_one_line_not_an_internal_error(finished_state: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.db"
+    shutil.copy(finished_state, state)
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        [(text,)] = db.execute("SELECT body FROM objects WHERE kind = 'v1/nodes' AND name = 'gpu-node-03'").fetchall()
+        body = json.loads(text)
+        body["metadata"]["labels"] = ["a"]
+        db.execute("UPDATE objects SET body = ? WHERE kind = 'v1/nodes' AND name = 'gpu-node-03'", (json.dumps(body),))
+    code = main(["certification", "run", "--category", "communication/nccl-all-reduce", "--name", "again", "--state", str(state), "--wait"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "internal error" not in err
+    assert "gpu-node-03" in err and "metadata.labels is not a mapping of text to text" in err

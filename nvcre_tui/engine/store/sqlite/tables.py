@@ -68,6 +68,10 @@ def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
         return None, "body is not an object with metadata"
     if not isinstance(metadata.get("name"), str) or (name is not None and metadata["name"] != name):
         return None, f"metadata.name {metadata.get('name')!r} does not match the row ({name!r})"
+    for field in ("labels", "annotations"):  # every reader (selectors, discovery) takes them as text by text
+        found = metadata.get(field)
+        if found is not None and not (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())):
+            return None, f"metadata.{field} is not a mapping of text to text"
     return body, ""
 
 

@@ -204,8 +204,8 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     else:
         if found["metadata"].get("deletionTimestamp"):
             # Nothing can be created in it (403), so checked before the CRDs are applied: nothing half-installed.
-            _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone (its "
-                 "removal needs kube-controller-manager's namespace controller) or install into another with -n NAMESPACE")
+            _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone "
+                 f"({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)}) or install into another with -n NAMESPACE")
             return EXIT_FAILED
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
@@ -400,6 +400,8 @@ async def running_certifications(store: KubeStore) -> list[str]:
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     """Delete the CRDs first (their objects go with them), then the RBAC and the namespace."""
     from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.engine.kube.rbac import LEASE_NAME
+    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import CRD, kind_of
 
@@ -418,6 +420,16 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     crds = [o for o in objects if o["kind"] == CRD.kind]
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
+    # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
+    # waits for kube-controller-manager to empty it, which a bare API server does not have.
+    made: list[dict[str, Any]] = [{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": LEASE_NAME, "namespace": namespace}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
+    for leftover in made:
+        try:
+            await store.delete(kind_of(leftover), leftover["metadata"]["name"], namespace)
+            print(f"{resource_ref(leftover)} deleted")
+        except NotFound:
+            pass
     for obj in [*crds, *rest]:
         meta = obj["metadata"]
         try:
@@ -431,4 +443,80 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s (their objects are being "
              f"removed): {', '.join(remaining)}")
         return EXIT_FAILED
+    wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
+    if await _still_there(store, clock, namespace, wait):
+        return await _finalize_empty_namespace(store, clock, namespace, wait)
     return EXIT_OK
+
+
+NAMESPACE_WAIT_SECONDS = 5.0  # kube-controller-manager empties and removes a namespace in seconds; a bare API server never
+_NO_NAMESPACE_CONTROLLER = (
+    "kube-controller-manager's namespace controller removes it; an API server without one never does: once it holds "
+    "nothing, remove its finalizer with `kubectl get namespace {namespace} -o json | jq '.spec.finalizers=[]' | "
+    "kubectl replace --raw /api/v1/namespaces/{namespace}/finalize -f -`")
+
+
+async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: str, wait: float) -> int:
+    """A namespace still Terminating: no namespace controller empties and removes it (an API server alone). When it
+    holds nothing, nvcre does the controller's last step (it removes the `kubernetes` finalizer); else it says what
+    holds it, and deletes none of that."""
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import NAMESPACE
+
+    held = await _namespace_contents(store, namespace)
+    if held:
+        _say(f"nvcre setup reset: namespace {namespace} is still Terminating after {wait:g}s and holds {', '.join(held)}; "
+             f"`setup init` cannot install into it until it is gone ({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)})")
+        return EXIT_FAILED
+    try:
+        found = await store.get(NAMESPACE, namespace)
+        found.setdefault("spec", {})["finalizers"] = [f for f in found["spec"].get("finalizers") or [] if f != "kubernetes"]
+        await store.finalize(NAMESPACE, found)
+        await store.delete(NAMESPACE, namespace)  # with no finalizer left, the delete completes it
+    except NotFound:
+        pass
+    if await _still_there(store, clock, namespace, wait):
+        _say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)})")
+        return EXIT_FAILED
+    print(f"namespace/{namespace} finalized: it held nothing, and this API server has no namespace controller to do it")
+    return EXIT_OK
+
+
+async def _namespace_contents(store: KubeStore, namespace: str) -> list[str]:
+    """What the namespace still holds, by discovery over every namespaced resource the server lists ("pods (2)");
+    a resource that cannot be read counts as holding something."""
+    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.protocol import ResourceKind
+
+    held = []
+    for group, versions in (await store.served_groups()).items():
+        if not versions:
+            continue
+        for resource in await store.served_resources(f"{group}/{versions[0]}" if group else versions[0]) or []:
+            name = str(resource.get("name") or "")
+            if "/" in name or not resource.get("namespaced") or "list" not in (resource.get("verbs") or []):
+                continue  # a subresource, cluster-wide, or not listable
+            try:
+                items = (await store.list(ResourceKind(group, versions[0], str(resource.get("kind")), name), namespace)).items
+            except StoreError as error:
+                held.append(f"{name} (unreadable: {type(error).__name__})")
+                continue
+            if items:
+                held.append(f"{name} ({len(items)})")
+    return held
+
+
+async def _still_there(store: KubeStore, clock: Clock, namespace: str, timeout: float, poll: float = 0.5) -> bool:
+    """Whether the namespace is still there (Terminating) after `timeout` seconds."""
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import NAMESPACE
+
+    deadline = clock.monotonic() + timeout
+    while True:
+        try:
+            await store.get(NAMESPACE, namespace)
+        except NotFound:
+            return False
+        if clock.monotonic() >= deadline:
+            return True
+        await clock.sleep(poll)

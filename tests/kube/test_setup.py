@@ -23,7 +23,7 @@ from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
+from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
 from tests import envtest
 from tests.kubeapi import ApiServer, Fault
@@ -245,13 +245,24 @@ async def test_reset_force_removes_everything_init_made(server, kubeconfig, admi
     for obj in install_objects(NS):
         if obj["kind"] != "Namespace":
             assert not await present(admin, obj), obj["metadata"]["name"]
-    try:  # no namespace controller on a bare API server: Terminating is as far as it goes
-        namespace = await admin.get(NAMESPACE, NS)
-        assert namespace["status"]["phase"] == "Terminating"
-    except NotFound:
-        pass
+    # No namespace controller on a bare API server: reset removed the empty namespace's finalizer itself.
+    assert f"namespace/{NS} finalized" in out
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, NS)
     assert (await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig))[0] == 1
     assert (await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig))[0] == 0  # twice is fine
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)  # and init works again
+    assert code == 0, err
+
+
+async def test_reset_leaves_a_namespace_that_holds_what_nvcre_did_not_make(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs", "namespace": NS}})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 1 and f"namespace {NS} is still Terminating" in err and "holds configmaps (1)" in err
+    assert len(err.strip().splitlines()) == 1
+    assert (await admin.get(NAMESPACE, NS))["status"]["phase"] == "Terminating"
+    assert await admin.get(CONFIGMAP, "theirs", NS)  # never deleted by nvcre
 
 
 async def test_reset_asks_on_a_terminal(server, kubeconfig, admin, capsys, monkeypatch) -> None:

@@ -1,7 +1,8 @@
 """What kube-controller-manager would do, emulated only as far as the server is asked to:
 
-- namespace finalizer (always on): a Terminating namespace is removed once it holds no objects; with
-  the garbage collector on it also deletes what the namespace holds first (the namespace controller);
+- namespace controller (with the garbage collector, as both are kube-controller-manager's): a Terminating
+  namespace is emptied, then removed; a bare API server leaves it Terminating, its `kubernetes` finalizer
+  in place, whatever it holds;
 - garbage collector (garbage_collector=True): deletes objects whose owners are all gone (background),
   runs the foregroundDeletion and orphan finalizers, and deletes objects created with dangling owners.
 
@@ -38,16 +39,15 @@ class Controllers:
     def on_change(self, res: Resource, change: Change) -> None:
         bucket = bucket_of(res)
         self.resource_of.setdefault(bucket, res)
-        if self.gc:
-            self._index(bucket, change)
+        if not self.gc:
+            return
+        self._index(bucket, change)
         meta = change.obj["metadata"]
         if res.kind == "Namespace" and not res.group and change.type != "DELETED" and meta.get("deletionTimestamp"):
             self._later(("namespace", change.key[1]))
         if res.namespaced and change.type == "DELETED" and change.key[0]:
             if self._terminating(change.key[0]):
                 self._later(("namespace", change.key[0]))
-        if not self.gc:
-            return
         if change.type == "DELETED":
             for dependent in list(self.dependents.get(meta["uid"], ())):
                 self._later(("dependent", dependent))

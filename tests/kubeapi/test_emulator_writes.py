@@ -92,10 +92,23 @@ async def test_namespace_lifecycle(api: client.ApiClient, apiserver: ApiServer) 
     assert refused.value.status == 403 and body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
     await core.delete_namespaced_config_map("a", "team")
     await asyncio.sleep(0)
-    assert "team" not in [n.metadata.name for n in (await core.list_namespace()).items]
+    # No namespace controller on a bare API server: empty, it stays Terminating, its finalizer in place.
+    [team] = [n for n in (await core.list_namespace()).items if n.metadata.name == "team"]
+    assert team.status.phase == "Terminating" and team.spec.finalizers == ["kubernetes"]
     with pytest.raises(ApiException) as immortal:
         await core.delete_namespace("default")
     assert immortal.value.status == 403
+
+
+async def test_the_namespace_controller_empties_and_removes_a_terminating_namespace() -> None:
+    async with ApiServer(garbage_collector=True) as server:
+        await raw(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "team"}})
+        await raw(server, "POST", "/api/v1/namespaces/team/configmaps", {"metadata": {"name": "a"}})
+        await raw(server, "DELETE", "/api/v1/namespaces/team")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert server.objects("", "configmaps", "team") == []
+        assert "team" not in [o["metadata"]["name"] for o in server.objects("", "namespaces", None)]
 
 
 async def test_garbage_collector_background_and_orphan(tmp_path: Any) -> None:

@@ -147,6 +147,11 @@ class KubeStore:
     async def update_status(self, kind: ResourceKind, obj: Obj) -> Obj:
         return await self._put(kind, obj, "status" if has_status_subresource(kind) else None)
 
+    async def finalize(self, kind: ResourceKind, obj: Obj) -> Obj:
+        """PUT the finalize subresource: a Namespace's spec.finalizers, as kube-controller-manager's namespace
+        controller empties them (`setup reset` on an API server without one)."""
+        return await self._put(kind, obj, "finalize")
+
     async def _put(self, kind: ResourceKind, obj: Obj, subresource: str | None) -> Obj:
         name, namespace = identify(kind, obj)
         if not obj["metadata"].get("resourceVersion"):

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.cli.certification import check_stdin_once
 from nvcre_tui.engine.api.base import LocalObjectReference
 from nvcre_tui.engine.api.resources import API_VERSION, Certification
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, PULL_SECRET_INFIX
@@ -47,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def login_of(args: argparse.Namespace) -> Login | None:
-    """The login the flags give (None: no flag); InputError when some are missing or empty."""
+    """The login the flags give (None: no flag); InputError when some are missing or empty, or when another input
+    is read from standard input too (run calls this first, before anything reads it)."""
+    check_stdin_once(args)
     given = {flag: getattr(args, dest) for flag, dest in (("--workload-registry", "workload_registry"),
                                                           ("--workload-registry-username", "workload_registry_username"),
                                                           ("--workload-registry-password", "workload_registry_password"))}
@@ -58,9 +61,6 @@ def login_of(args: argparse.Namespace) -> Login | None:
         raise InputError(f"{', '.join(missing)}: the workload registry needs all three of {', '.join(FLAGS)}")
     password = str(given["--workload-registry-password"])
     if password == "-":
-        if getattr(args, "cert_file", None) == "-":
-            raise InputError("--workload-registry-password - and --cert-file -: standard input can be read once; pass the "
-                             "certification as a file")
         password = _read_password()
     registry, username = str(given["--workload-registry"]), str(given["--workload-registry-username"])
     for flag, value in (("--workload-registry", registry), ("--workload-registry-username", username),

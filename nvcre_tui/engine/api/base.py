@@ -54,6 +54,7 @@ Duration = Annotated[str, Field(pattern=DURATION_PATTERN), AfterValidator(_check
 Quantity = Annotated[str, Field(pattern=QUANTITY_PATTERN)]
 Name = Annotated[str, Field(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN)]
 LabelValue = Annotated[str, Field(max_length=63, pattern=LABEL_VALUE)]
+Namespace = Annotated[str, Field(max_length=63, pattern=DNS_LABEL)]
 
 
 class OwnerReference(WireModel):
@@ -71,7 +72,7 @@ class ObjectMeta(OpenModel):
     """metadata: what users write (name, namespace, labels, annotations) and what the store fills in."""
 
     name: Name
-    namespace: Annotated[str, Field(max_length=63, pattern=DNS_LABEL)] | None = None
+    namespace: Namespace | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     uid: str | None = None
@@ -120,12 +121,49 @@ class ObjectReference(WireModel):
     namespace: str | None = None
 
 
+def _check_keys(mapping: dict[str, str] | None, what: str) -> dict[str, str] | None:
+    for key in mapping or {}:
+        if not is_label_key(key):
+            raise ValueError(f"{key!r} is not a valid {what} key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
+    return mapping
+
+
 def check_label_keys(labels: dict[str, str] | None) -> dict[str, str] | None:
     """`labels` whose every key is a label key (a qualified name such as kueue.x-k8s.io/queue-name)."""
-    for key in labels or {}:
-        if not is_label_key(key):
-            raise ValueError(f"{key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
-    return labels
+    return _check_keys(labels, "label")
+
+
+def check_annotation_keys(annotations: dict[str, str] | None) -> dict[str, str] | None:
+    """`annotations` whose every key is an annotation key (the same qualified names as label keys)."""
+    return _check_keys(annotations, "annotation")
+
+
+# metadata the API server and its controllers write (ObjectMeta keeps them on objects read back). In an input file
+# they were copied from a live object, and do harm: a finalizer nothing removes keeps the object forever.
+SERVER_SET_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+                       "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields", "selfLink")
+MAX_ANNOTATIONS_BYTES = 256 * 1024  # the API server's limit on an object's annotations, keys and values together
+
+
+class InputObjectMeta(WireModel):
+    """metadata as an input file may write it: name, namespace, labels and annotations, checked as the API server
+    checks them (unknown fields are refused, as ObjectMeta, which also reads objects back, cannot)."""
+
+    name: Name
+    namespace: Namespace | None = None
+    labels: dict[str, LabelValue] | None = None
+    annotations: dict[str, str] | None = None
+
+    _label_keys = field_validator("labels")(check_label_keys)
+    _annotation_keys = field_validator("annotations")(check_annotation_keys)
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotations_fit(cls, annotations: dict[str, str] | None) -> dict[str, str] | None:
+        size = sum(len(key.encode()) + len(value.encode()) for key, value in (annotations or {}).items())
+        if size > MAX_ANNOTATIONS_BYTES:
+            raise ValueError(f"{size} bytes in all, more than the {MAX_ANNOTATIONS_BYTES} the API server takes")
+        return annotations
 
 
 def _label_key(key: str) -> str:
@@ -194,7 +232,7 @@ class ResourceRequirements(WireModel):
 class GangScheduler(WireModel):
     """Gang scheduler injected into every pod template (KAI, Run:ai ...)."""
 
-    scheduler_name: str = Field(min_length=1)
+    scheduler_name: Name  # the pods' spec.schedulerName, which the API server takes as a DNS subdomain
     queue: LabelValue = "default-queue"
     queue_label_key: str = LABEL_KAI_QUEUE
 

@@ -29,6 +29,9 @@ from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, pars
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
 TEST_SCALES: tuple[str, ...] = ("intra-node", "intra-rack", "diagnose", "full-scale")
 SOURCE_REPO_PATTERN = r"^(https|ssh)://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$"
+# An image reference is printable ASCII without spaces (registry/path:tag@digest); the runtime parses the rest. Past
+# this, a space, newline or escape sequence would reach every pod spec and the reports.
+IMAGE_PATTERN = r"^[!-~]+$"
 
 # Options replaced whole by a per-category value; every other option is a scalar (non-nil wins)
 # except workloadMetadata.labels, which merge per key.
@@ -69,7 +72,7 @@ class CategoryOptions(WireModel):
     nic_resource_name: str | None = None
     resources: ResourceRequirements | None = None
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
-    image: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    image: Annotated[str, Field(min_length=1, max_length=512, pattern=IMAGE_PATTERN)] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     storage_class_name: Name | None = None
     save_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from nvcre_tui.engine.api.base import LABEL_VALUE
-from nvcre_tui.engine.api.options import SOURCE_REPO_PATTERN
+from nvcre_tui.engine.api.options import IMAGE_PATTERN, SOURCE_REPO_PATTERN
 from nvcre_tui.engine.errors import field_path
 from nvcre_tui.engine.units import DURATION_PATTERN, MAX_BYTES_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN
 
@@ -21,6 +21,7 @@ _PATTERN_MEANING = {
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": "a lowercase DNS name (a-z, 0-9, '-', '.')",
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a lowercase DNS label (a-z, 0-9, '-')",
     SOURCE_REPO_PATTERN: "an https:// or ssh:// repository URL",
+    IMAGE_PATTERN: "an image reference such as nvcr.io/nvidia/pytorch:25.01-py3 (printable ASCII, no spaces)",
     LABEL_VALUE: "a label value (letters, digits, '-', '_', '.')",
     r"^[^\x00-\x1f\x7f-\x9f]*$": "text without control characters",
     r"^([a-z0-9][-a-z0-9.]*)?$": "the start of a lowercase DNS name (a-z, 0-9, '-', '.')",

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine import inputs
-from nvcre_tui.engine.api.base import API_VERSION
+from nvcre_tui.engine.api.base import API_VERSION, SERVER_SET_METADATA, InputObjectMeta
 from nvcre_tui.engine.api.node_schema import node_problems
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
@@ -159,14 +159,39 @@ def certification_from_text(name: str, text: str, catalog: Catalog) -> Certifica
     document = documents[0]
     if not isinstance(document, dict):
         raise InputError(f"{name}: a Certification must be a mapping, got {type(document).__name__}")
+    document, problems = _input_metadata(name, document)
     try:
         cert = Certification.model_validate(document)
     except ValidationError as error:
-        raise InputError(validation_messages(error, name)) from None
+        raise InputError(list(dict.fromkeys(problems + validation_messages(error, name)))) from None
+    if problems:
+        raise InputError(problems)
     problems = certification_problems(cert, catalog)
     if problems:
         raise InputError([f"{name}: {problem}" for problem in problems])
     return cert
+
+
+# metadata fields a certification file may not carry, and why (any other unknown one is refused as unknown).
+REFUSED_METADATA = {
+    **dict.fromkeys(SERVER_SET_METADATA, "set by the server, not in a certification file"),
+    "generateName": "not taken: a certification is named by metadata.name (`run --name` gives another)",
+}
+
+
+def _input_metadata(name: str, document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(the document without refused metadata fields, the problems of its metadata as an input file writes it).
+    ObjectMeta keeps what the server sets, for objects read back; a file is held to InputObjectMeta."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return document, []  # missing or not a mapping: the Certification model says so
+    problems = [f"{name}: metadata.{key}: {REFUSED_METADATA[key]}" for key in metadata if key in REFUSED_METADATA]
+    kept = {key: value for key, value in metadata.items() if key not in REFUSED_METADATA}  # each problem told once
+    try:
+        InputObjectMeta.model_validate(kept)
+    except ValidationError as error:
+        problems += validation_messages(error, name, ("metadata",))
+    return {**document, "metadata": kept}, problems
 
 
 def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]]:

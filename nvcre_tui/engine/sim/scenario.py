@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from nvcre_tui.engine.api.base import Condition, Duration, LabelValue, Name, WireModel, check_label_keys
 from nvcre_tui.engine.api.validation import validation_messages
@@ -37,7 +38,7 @@ from nvcre_tui.engine.api.vocabulary import (
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_documents
-from nvcre_tui.engine.names import is_label_name
+from nvcre_tui.engine.names import DNS_SUBDOMAIN, is_label_name
 from nvcre_tui.engine.units import listed
 
 FaultType = Literal[
@@ -57,6 +58,7 @@ _TEMPLATE_SPEC = r"^0?[0-9]{0,2}[dxX]?$"  # {index:05d}, {index}, {index:x}
 _NAME_PREFIX = r"^([a-z0-9][-a-z0-9.]*)?$"
 _LABEL_PREFIX = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?$"
 _PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+MAX_NODE_NAME = 63  # a label value's length; a node name is the value of its kubernetes.io/hostname label
 _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 MAX_ANNOTATION = 256 * 1024  # the API server's limit on all of an object's annotations together
 
@@ -163,6 +165,25 @@ class NodePool(SoftwareBaseline):
         if self.allocatable_gpus is not None and self.allocatable_gpus > self.gpus_per_node:
             raise ValueError(f"allocatableGpus ({self.allocatable_gpus}) cannot exceed the GPUs installed (gpusPerNode {self.gpus_per_node})")
         return self
+
+    @model_validator(mode="after")
+    def _names_a_server_takes(self) -> NodePool:
+        """Every node name a DNS subdomain of at most 63 characters (it is also the kubernetes.io/hostname label's
+        value). The names differ in their digits only, so the last, the longest, stands for all."""
+        last = self.node_name(self.first_index + self.count - 1)
+        if len(last) > MAX_NODE_NAME:
+            problem = (f"gives node names of up to {len(last)} characters; a node name is also its {LABEL_HOSTNAME} "
+                       f"label value, of at most {MAX_NODE_NAME}")
+        elif not re.fullmatch(DNS_SUBDOMAIN, last):
+            problem = (f"gives node names such as {last!r}, which no API server takes: each part between dots must "
+                       f"start and end with a letter or digit")
+        else:
+            return self
+        raise PydanticCustomError("node_name", "{problem}", {"key": "namePrefix", "problem": problem})
+
+    def node_name(self, index: int) -> str:
+        """The name of the pool's node numbered `index`."""
+        return f"{self.name_prefix}{index:0{self.name_digits}d}"
 
 
 class Taint(_Model):
@@ -456,7 +477,7 @@ def load_scenario(path: str | Path) -> Scenario:
 def build_pools(scenario: Scenario) -> list[list[str]]:
     """Node names per pool, in order."""
     return [
-        [f"{pool.name_prefix}{index:0{pool.name_digits}d}" for index in range(pool.first_index, pool.first_index + pool.count)]
+        [pool.node_name(index) for index in range(pool.first_index, pool.first_index + pool.count)]
         for pool in scenario.nodes
     ]
 

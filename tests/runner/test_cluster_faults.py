@@ -154,3 +154,6 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_p
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
     assert "Kubeflow Trainer and JobSet" in failed["message"] and "no node blamed" in failed["message"]
+    [run] = objects["WorkloadRun"]
+    assert run["status"]["reason"] == "Stopped" and "exitCode" not in run["status"]  # no pod ran: no 137 (an OOM kill's code)
+    assert run["status"]["message"] == "stopped by the engine before its pods ran"

@@ -37,3 +37,14 @@ class Runner(Protocol):
         """Delete what the runner made on the cluster for an nvcre Job (or a standalone WorkloadRun) that is
         being collected because its Certification is gone (engine/controllers/collect.py)."""
         ...
+
+
+STOP_EXIT_CODE = 137  # SIGKILL after the grace period: what kubelet reports for a pod that was stopped
+
+
+def stopped_status(phase: str | None, now: str) -> dict[str, Any]:
+    """The status patch of a run the engine stopped. Only a run whose pods ran has an exit code (137, as kubelet
+    reports a killed container): a run stopped before any pod started has none (137 would read as an OOM kill)."""
+    if phase == "Running":
+        return {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE, "message": "stopped by the engine", "completionTime": now}
+    return {"phase": "Failed", "reason": "Stopped", "message": "stopped by the engine before its pods ran", "completionTime": now}

@@ -16,6 +16,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import run_status
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
+from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.outputs import (
     LAYOUTS,
@@ -37,7 +38,6 @@ from nvcre_tui.engine.units import listed
 Obj = dict[str, Any]
 Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
 FINISHED = ("Succeeded", "Failed")
-STOP_EXIT_CODE = 137  # SIGKILL after the grace period: what kubelet reports for a pod that was stopped
 MEMO_LIMIT = 512
 RETRY_SECONDS = 1.0  # another look at a run whose status write conflicted or found it gone
 
@@ -146,8 +146,7 @@ class SimulatedRunner:
             return
         if run_status(current).get("phase") in FINISHED:
             return
-        await self._patch(current, {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
-                                    "message": "stopped by the engine", "completionTime": format_time(self.clock.now())})
+        await self._patch(current, stopped_status(run_status(current).get("phase"), format_time(self.clock.now())))
 
     async def tick(self) -> float | None:
         """Fleet-level events (timed cordons)."""

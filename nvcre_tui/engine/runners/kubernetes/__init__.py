@@ -29,6 +29,7 @@ from nvcre_tui.engine.controllers.conditions import with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
+from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, kind_for, owner_of, placement, workload_kind
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
@@ -43,7 +44,6 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
 Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
-STOP_EXIT_CODE = 137
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
 
 # The condition a run (and its Job) carries when it ran on the batch/v1 fallback instead of Kubeflow Trainer.
@@ -228,8 +228,7 @@ class KubernetesRunner:
         if run_status(current).get("phase") not in FINISHED:
             await self.logs(current)
             pod = await self.result_pod(current)
-            patch: Obj = {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE,
-                          "message": "stopped by the engine", "completionTime": format_time(self.clock.now())}
+            patch = stopped_status(run_status(current).get("phase"), format_time(self.clock.now()))
             if pod is not None:
                 patch["logRef"] = pod["metadata"]["name"]
             await self._patch(current, patch)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes
@@ -11,6 +12,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.kube.config import cluster_configured
 from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification, load_nodes
 from nvcre_tui.engine.planning.render import RenderedCategory, render_certification
@@ -83,7 +85,12 @@ def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argpar
         return load_nodes(nodes_file)
     if args is not None and (args.kubeconfig or args.context):
         return asyncio.run(cluster_nodes(args, user_agent="nvcre-render"))[1]
-    return build_nodes(load_scenario(scenario_file) if scenario_file else default_scenario())
+    scenario = load_scenario(scenario_file) if scenario_file else default_scenario()
+    nodes = build_nodes(scenario)
+    if not scenario_file and cluster_configured():  # render is offline unless asked: say so where a cluster is at hand
+        print(f"# planned offline on the embedded simulated fleet ({len(nodes)} nodes: {scenario.name}), not on your "
+              "cluster: --kubeconfig or --context plans on its Nodes", file=sys.stderr)
+    return nodes
 
 
 # The inputs a command reads from standard input when given "-" (argparse dest -> (as the message names it, what it

@@ -130,7 +130,8 @@ async def _orphan_maker(kubeconfig: Path, lease_held: bool = False) -> None:
             "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "held", "namespace": "default"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                      "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
-        rendered = render_certification(certification_from_text("held.yaml", json.dumps(cert), default_catalog()),
+        written = {**cert, "metadata": {"name": "held", "namespace": "default"}}  # as a file holds it, without what the server set
+        rendered = render_certification(certification_from_text("held.yaml", json.dumps(written), default_catalog()),
                                         build_nodes(default_scenario()), default_catalog(), "held.yaml")
         workflow = rendered[0].workflow.to_wire()
         workflow["metadata"].update(namespace="default", ownerReferences=[{

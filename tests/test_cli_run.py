@@ -162,7 +162,7 @@ def test_simulator_flags_with_a_configured_cluster_are_refused_not_dropped(tmp_p
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["controller", "--lease-duration", "inf"], "--lease-duration: must be more than 0 and at most 3600 seconds (an hour), got inf"),
+    (["controller", "--lease-duration", "inf"], "--lease-duration: must be 3 to 3600 seconds (an hour), got inf"),
     (["setup", "init", "--timeout", "inf"], "nvcre setup init: argument --timeout: must be 0 to 86400 seconds (a day), got 'inf'; see nvcre setup init --help"),
     (["certification", "render", "-", "--nodes", "-"], "- and --nodes -: standard input can be read once; pass one of them as a file"),
     (["setup", "status", "--kubeconfig", "/"], "--kubeconfig /: is a directory, not a file"),

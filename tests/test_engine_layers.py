@@ -16,7 +16,7 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "report": LEAVES | {"api", "judging", "parsers", "diagnose", "controllers.conditions", "controllers.iterations"},
     "parsers": LEAVES | {"inputs.json_safe"},  # tool output's JSON is decoded as strictly as every JSON input
     "inputs": LEAVES,
-    "store": {"names"},  # label-key syntax, one rule with api
+    "store": {"names", "printable"},  # label-key syntax, one rule with api; a foreign answer's text neutralised
     "diagnose": LEAVES | {"planning", "parsers.measurements"},  # the Group it plans, the metric it weighs
     "workloads": LEAVES | {"api", "planning"},
     "sim": LEAVES | {"api", "inputs", "store"},

@@ -9,6 +9,7 @@ from typing import Any
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes
 from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.stdin import check_stdin_once
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
@@ -91,31 +92,6 @@ def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argpar
         print(f"# planned offline on the embedded simulated fleet ({len(nodes)} nodes: {scenario.name}), not on your "
               "cluster: --kubeconfig or --context plans on its Nodes", file=sys.stderr)
     return nodes
-
-
-# The inputs a command reads from standard input when given "-" (argparse dest -> (as the message names it, what it
-# is)), in the order a message names them. The password comes first: stdin is the one place it is kept secret.
-STDIN_READERS = {
-    "workload_registry_password": ("--workload-registry-password -", "the password"),
-    "file": ("-", "the certification"),
-    "cert_file": ("--cert-file -", "the certification"),
-    "nodes": ("--nodes -", "the nodes"),
-    "scenario": ("--scenario -", "the scenario"),
-}
-
-
-def check_stdin_once(args: argparse.Namespace) -> None:
-    """InputError when two inputs would be read from standard input: the second would find it empty and blame its
-    own file. Called before anything reads it."""
-    readers = [dest for dest in STDIN_READERS if getattr(args, dest, None) == "-"]
-    if len(readers) < 2:
-        return
-    if readers[0] == "workload_registry_password":
-        rest = [STDIN_READERS[dest][1] for dest in readers[1:]]
-        advice = f"pass {' and '.join(rest)} as {'a file' if len(rest) == 1 else 'files'}"
-    else:
-        advice = "pass one of them as a file" if len(readers) == 2 else "pass all but one of them as files"
-    raise InputError(f"{' and '.join(STDIN_READERS[dest][0] for dest in readers)}: standard input can be read once; {advice}")
 
 
 def render_command(args: argparse.Namespace) -> int:

@@ -37,11 +37,11 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                         help="port of /metrics (default 9090; 0 turns metrics off)")
     parser.add_argument("--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address of /metrics")
     parser.add_argument("--identity", metavar="ID",
-                        help="lease holder identity (default: $POD_NAME, else controller@host/pid)")
+                        help="lease holder identity, printable text (default: $POD_NAME, else controller@host/pid)")
     parser.add_argument("--lease-namespace", default=None, metavar="NS",
                         help="namespace of the nvcre-engine Lease (default: nvcre-system)")
     parser.add_argument("--lease-duration", type=float, default=15.0, metavar="SECONDS",
-                        help="how long the Lease outlives a silent holder (default 15)")
+                        help="how long the Lease outlives a silent holder (3 to 3600; default 15)")
     parser.add_argument("--sim-runner", action="store_true",
                         help="play the workloads with the simulated fleet (registers its Nodes when absent) "
                              "instead of running real pods")
@@ -51,13 +51,27 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 MAX_LEASE_SECONDS = 3600.0  # a holder that went silent blocks the next engine this long at most
+# The holder renews every third of the duration and gives up after two thirds: at 3 s a renewal a second, a
+# deadline of 2 s. Shorter would flood the API server with renewals, under the whole seconds the Lease stores.
+MIN_LEASE_SECONDS = 3.0
+
+
+def _check_identity(identity: str | None, where: str) -> None:
+    """The holder identity is shown on other users' terminals: printable text on one line."""
+    if identity is not None and (not identity or not identity.isprintable()):
+        raise InputError(f"{where}: the lease holder identity must be printable text on one line (no control "
+                         f"characters or line breaks), got {identity!r}")
 
 
 def _check(args: argparse.Namespace) -> None:
     if not 0 <= args.metrics_port <= 65535:
         raise InputError(f"--metrics-port: must be 0..65535, got {args.metrics_port}")
-    if not 0 < args.lease_duration <= MAX_LEASE_SECONDS:  # also NaN and inf (the Lease holds whole seconds, int32)
-        raise InputError(f"--lease-duration: must be more than 0 and at most {MAX_LEASE_SECONDS:g} seconds (an hour), got {args.lease_duration:g}")
+    if not MIN_LEASE_SECONDS <= args.lease_duration <= MAX_LEASE_SECONDS:  # also NaN and inf (the Lease holds whole seconds, int32)
+        raise InputError(f"--lease-duration: must be {MIN_LEASE_SECONDS:g} to {MAX_LEASE_SECONDS:g} seconds (an hour), "
+                         f"got {args.lease_duration:g}")
+    _check_identity(args.identity, "--identity")
+    if args.identity is None:
+        _check_identity(os.environ.get("POD_NAME") or None, "$POD_NAME")
     if args.scenario and not args.sim_runner:
         raise InputError("--scenario: only with --sim-runner")
     check_namespace(args.lease_namespace, "--lease-namespace")

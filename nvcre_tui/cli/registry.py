@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.cli.certification import check_stdin_once
+from nvcre_tui.cli.stdin import check_stdin_once
 from nvcre_tui.engine.api.base import LocalObjectReference
 from nvcre_tui.engine.api.resources import API_VERSION, Certification
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, PULL_SECRET_INFIX

@@ -200,7 +200,7 @@ def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
     input, found before anything is created."""
     if not path:
         return
-    check_writable(path, "--results-file")
+    check_writable(path, "--results-file", stream=True)  # a named pipe: its reader must be there before the run
     kept = {flag: getattr(args, dest, None) for dest, flag in _KEPT_FILES}
     if not on_cluster(args):  # the store and the history in their default places count as much as named ones
         kept["--state"] = str(state_path_of(args))
@@ -372,7 +372,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:
-        console.print(f"[yellow]{escape(viewer)}[/]", soft_wrap=True)
+        console.print(f"[yellow]{escape(printable(viewer, newlines=False))}[/]", soft_wrap=True)
     if not args.wait:
         if simulated:
             if session.engine is not None:
@@ -543,7 +543,7 @@ async def _follow_simulated(session: SimSession, name: str, namespace: str, limi
             met = await session.engine.run_until_settled(until=done_or_lost, max_seconds=remaining)
             if session.engine is not None:
                 return met
-            console.print(f"[yellow]\\[watch] {escape(session.viewer_reason or 'lost the engine lease')}[/]", soft_wrap=True)
+            console.print(f"[yellow]\\[watch] {escape(printable(session.viewer_reason or 'lost the engine lease', newlines=False))}[/]", soft_wrap=True)
             continue
         if await finished():
             return True
@@ -577,7 +577,7 @@ async def _watch(session: Session, name: str, namespace: str, limit: float, cons
                 met = await _run_engine(session, finished, deadline)
             if session.engine is not None:
                 return bool(met)
-            console.print(f"[yellow]\\[watch] {escape(session.viewer_reason or 'lost the engine lease')}[/]", soft_wrap=True)
+            console.print(f"[yellow]\\[watch] {escape(printable(session.viewer_reason or 'lost the engine lease', newlines=False))}[/]", soft_wrap=True)
             continue
         if await finished():
             return True

@@ -5,9 +5,11 @@ The holder renews `spec.renewTime` every `duration / 3`; anyone may take the Lea
 update carrying the resourceVersion that was read, so of two contenders exactly one wins (the other
 meets Conflict). On the embedded store the same object is the "lease row" (design property 9).
 
-Expiry is judged from the stored renewTime against our clock, as `nvcre setup status` shows it, not from
-the local observation time client-go uses: simpler, at the price of trusting that clocks roughly agree
-(a skew larger than the duration would let two engines overlap; the duration is the margin).
+Expiry is judged from the stored renewTime against our clock, as `nvcre setup status` shows it, at the price
+of trusting that clocks roughly agree (a holder's clock behind ours by more than the duration would let two
+engines overlap; the duration is the margin). A renewTime ahead of our clock (the holder's clock runs fast)
+would keep a dead holder's Lease for the whole skew, so each contender also judges as client-go does, by its
+own observation: a Lease it has seen unchanged for the duration has expired, whatever its times say.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import math
 import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -63,6 +65,21 @@ class LeaseHolder:
     duration_seconds: int
     live: bool
     transitions: int = 0
+    ahead: float = 0.0  # seconds renewTime is ahead of the reader's clock (the holder's clock runs fast)
+
+    @property
+    def skewed(self) -> bool:
+        """renewTime is further ahead of the reader's clock than the duration: the clocks disagree."""
+        return self.ahead > self.duration_seconds
+
+    def renewal(self, now: datetime) -> str | None:
+        """`renewed 4s ago`, or how far ahead of `now` a skewed clock wrote it; None when never renewed."""
+        if self.renewed is None:
+            return None
+        if self.skewed:
+            return (f"renewTime {int(self.ahead)}s ahead of this clock: the clocks disagree; "
+                    f"it expires once unchanged for {self.duration_seconds}s")
+        return f"renewed {max(0, int((now - self.renewed).total_seconds()))}s ago"  # a second or so ahead: just now
 
     @classmethod
     def from_lease(cls, lease: Obj, now: datetime) -> LeaseHolder | None:
@@ -74,7 +91,8 @@ class LeaseHolder:
         renewed = _time(spec, "renewTime")
         duration = int(spec.get("leaseDurationSeconds") or 0)
         live = renewed is not None and renewed + timedelta(seconds=duration) > now
-        return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0))
+        ahead = max(0.0, (renewed - now).total_seconds()) if renewed is not None else 0.0
+        return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0), ahead)
 
 
 class EngineLease:
@@ -90,6 +108,7 @@ class EngineLease:
         self.store, self.clock, self.namespace, self.identity = store, clock, namespace, identity
         self.duration = duration
         self._last_renewed: float | None = None  # clock.monotonic() of our last successful write
+        self._observed: tuple[tuple[str, ...], float] | None = None  # the Lease as last read, and since when (monotonic)
 
     @property
     def duration_seconds(self) -> int:
@@ -104,10 +123,24 @@ class EngineLease:
         except NotFound:
             return None
 
+    def _judge(self, lease: Obj) -> LeaseHolder | None:
+        """The Lease's holder, no longer live once this contender has seen the Lease unchanged for its duration
+        (client-go's observed time: a renewTime ahead of our clock must not keep a silent holder's hold)."""
+        holder = LeaseHolder.from_lease(lease, self.clock.now())
+        spec = lease_spec(lease)
+        record = (str((lease.get("metadata") or {}).get("resourceVersion") or ""),
+                  str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or ""))
+        now = self.clock.monotonic()
+        if self._observed is None or self._observed[0] != record:
+            self._observed = (record, now)
+        elif holder is not None and holder.live and now - self._observed[1] >= holder.duration_seconds:
+            holder = replace(holder, live=False)
+        return holder
+
     async def holder(self) -> LeaseHolder | None:
         """The current holder, or None when there is no Lease or nobody holds it."""
         lease = await self._read()
-        return None if lease is None else LeaseHolder.from_lease(lease, self.clock.now())
+        return None if lease is None else self._judge(lease)
 
     # ----- writes --------------------------------------------------------------------------------------
 
@@ -149,7 +182,7 @@ class EngineLease:
         lease = await self._read()
         if lease is None:
             return await self._create()
-        holder = LeaseHolder.from_lease(lease, self.clock.now())
+        holder = self._judge(lease)
         if holder is not None and holder.identity == self.identity:
             return await self._write(lease, taking_over=False)
         if holder is None or not holder.live:

@@ -16,6 +16,7 @@ import uuid
 from datetime import datetime
 
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.printable import printable
 
 __all__ = ["LocalLease", "LEASE_NAMESPACE", "LEASE_SECONDS", "local_identity", "describe_holder"]
 
@@ -50,8 +51,9 @@ def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
     """`engine held by run@host/123/ab12cd (renewed 4s ago)`, or that nobody holds it."""
     if holder is None or not holder.live or _process_gone(holder.identity):
         return "no engine holds the lease"
-    age = int((now - holder.renewed).total_seconds()) if holder.renewed else None
-    return f"engine held by {holder.identity}" + (f" (renewed {age}s ago)" if age is not None else "")
+    renewal = holder.renewal(now)
+    # the identity is any text a writer of the Lease chose: never a control sequence on a terminal
+    return f"engine held by {printable(holder.identity, newlines=False)}" + (f" ({renewal})" if renewal is not None else "")
 
 
 class LocalLease(EngineLease):
@@ -60,7 +62,7 @@ class LocalLease(EngineLease):
     async def try_acquire(self) -> bool:
         lease = await self._read()
         if lease is not None:
-            holder = LeaseHolder.from_lease(lease, self.clock.now())
+            holder = self._judge(lease)
             if holder is not None and holder.live and holder.identity != self.identity and _process_gone(holder.identity):
                 return await self._write(lease, taking_over=True)
         return await super().try_acquire()

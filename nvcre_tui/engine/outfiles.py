@@ -13,6 +13,21 @@ from nvcre_tui.engine.errors import InputError
 
 __all__ = ["check_writable", "followed", "replace_file", "write_atomically"]
 
+# Write ends of named pipes opened by check_writable, by (device, inode), until replace_file writes through them:
+# closing the probe would hand a reader already waiting (`cat pipe`) an end of file before the output comes.
+_PIPES: dict[tuple[int, int], int] = {}
+
+
+def _open_pipe(target: Path) -> int:
+    """The write end of a named pipe, opened without waiting: a plain open would block until a reader comes,
+    forever when none does. OSError ENXIO when no process has it open for reading."""
+    try:
+        return os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "a named pipe that no process reads; start its reader first") from None
+        raise
+
 
 def _writable(path: Path, info: os.stat_result) -> bool:
     # The mode bits count too: root may write anywhere, but a file or folder without write bits was
@@ -37,8 +52,10 @@ def followed(target: Path, euid: int | None = None) -> Path:
     return resolved
 
 
-def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
-    """InputError unless `path` can be written: not a directory, not read-only, in a writable folder."""
+def check_writable(path: str | os.PathLike[str], what: str = "", *, stream: bool = False) -> None:
+    """InputError unless `path` can be written: not a directory, not read-only, in a writable folder. `stream`: an
+    output replace_file writes (results, a saved log), which may be a named pipe only while a process reads it (its
+    write end is then kept open for replace_file); otherwise a store's caller refuses pipes in its own words."""
     target = Path(path).expanduser()
     label = f"{what}: " if what else ""
     try:
@@ -51,8 +68,15 @@ def check_writable(path: str | os.PathLike[str], what: str = "") -> None:
         raise InputError(f"{label}{path}: is a directory, not a file")
     if info is not None and not _writable(target, info):
         raise InputError(f"{label}{path}: is read-only; not written")
+    if stream and info is not None and stat.S_ISFIFO(info.st_mode):  # a reader must hold it now: found before the work
+        if (info.st_dev, info.st_ino) not in _PIPES:
+            try:
+                _PIPES[(info.st_dev, info.st_ino)] = _open_pipe(target)
+            except OSError as error:
+                raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
+        return
     if info is not None and not stat.S_ISREG(info.st_mode):
-        return  # a device or a pipe (/dev/stdout): written in place
+        return  # a device (/dev/stdout, /dev/null) or a pipe: written in place
     try:
         folder = followed(target).parent  # a symbolic link's file is written, in its folder
     except OSError as error:
@@ -77,8 +101,8 @@ def _umask() -> int:
 
 def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool = True) -> None:
     """Write `text` to a temporary file beside `path`, then rename it over `path`: a failed write leaves
-    the old content whole and no temporary file behind. Devices and pipes are written in place; a symbolic
-    link is written through.
+    the old content whole and no temporary file behind. Devices and pipes are written in place (a named pipe
+    only when a process reads it: ENXIO otherwise, never a wait); a symbolic link is written through.
     Raises OSError."""
     target = Path(path).expanduser()
     try:
@@ -87,6 +111,14 @@ def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool 
         info = None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(21, "Is a directory")
+    if info is not None and stat.S_ISFIFO(info.st_mode):
+        descriptor = _PIPES.pop((info.st_dev, info.st_ino), None)
+        if descriptor is None:
+            descriptor = _open_pipe(target)
+        os.set_blocking(descriptor, True)  # a reader holds it: the output waits for it as it reads, as a shell's would
+        with open(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        return
     if info is not None and not stat.S_ISREG(info.st_mode):
         with open(target, "w", encoding="utf-8") as stream:
             stream.write(text)

@@ -23,7 +23,7 @@ Result = TypeVar("Result")
 
 def save_target(path: str) -> str:
     """`path` when a file can be written there (checked in the modal, so its errors show there); InputError otherwise."""
-    check_writable(path)
+    check_writable(path, stream=True)
     return path
 
 

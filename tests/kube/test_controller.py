@@ -190,7 +190,7 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
     parser = argparse.ArgumentParser(prog="nvcre")
     controller.register(parser.add_subparsers())
     args = parser.parse_args(["controller", "--kubeconfig", kubeconfig, "--sim-runner", "--scenario",
-                              str(tmp_path / "tiny.yaml"), "--identity", "ctl-1", "--lease-duration", "0.3",
+                              str(tmp_path / "tiny.yaml"), "--identity", "ctl-1", "--lease-duration", "3",
                               "--metrics-port", str(port), "--metrics-addr", "127.0.0.1"])
     try:
         for obj in install_objects():

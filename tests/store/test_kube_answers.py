@@ -93,7 +93,7 @@ def test_retry_after_from_header_or_details() -> None:
 def test_answer_that_is_not_a_status() -> None:
     error = error_from_answer(502, b"<html>Bad Gateway</html>", WF, None)
     assert isinstance(error, ServerError)
-    assert str(error) == "Workflow default/wf: <html>Bad Gateway</html>"
+    assert str(error) == "Workflow default/wf: not a Kubernetes API answer (HTTP 502, text/html): Bad Gateway"
     parsed = error_from_answer(404, json.dumps(status(404, "NotFound", "gone")).encode(), WF, None)
     assert isinstance(parsed, NotFound) and str(parsed) == "Workflow default/wf: gone"
     empty = error_from_answer(503, b"", Subject(NODE, "gpu-01"), None)

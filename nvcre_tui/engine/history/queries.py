@@ -27,6 +27,7 @@ from nvcre_tui.engine.printable import printable
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}
 STATES = frozenset(state.value for state in NodeState)
+RESULTS = ("PASSED", "FAILED", "INCOMPLETE")  # what a finished certification's summary says; only finished ones are archived
 
 
 class DamagedHistory(InputError):
@@ -54,8 +55,9 @@ def _name(value: Any) -> str:
     return value if isinstance(value, str) and value and value.isprintable() and " " not in value else repr(value)
 
 
-# What each field is: text | time (RFC 3339 text) | state (a node state) | count (a whole number >= 0) | number (finite) |
-# object | array | baseline (a JSON object of text); `?` after one: or NULL (for baseline: no baseline row)
+# What each field is: text | time (RFC 3339 text) | state (a node state) | result (a certification's) | count (a whole
+# number >= 0) | number (finite) | object | array | baseline (a JSON object of text) | measurements (a JSON object of
+# finite numbers); `?` after one: or NULL (for baseline: no baseline row)
 def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str], where: str) -> Obj:
     """The fields of one row, decoded and checked; DamagedHistory names the file, table, row and field of the first
     damage. `fields` maps the row's column (as selected) to what it must be."""
@@ -70,11 +72,13 @@ def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str]
         kind = kind.rstrip("?")
         if value is None and optional:
             found[column] = None
-        elif kind in ("text", "state", "time"):
+        elif kind in ("text", "state", "result", "time"):
             if not isinstance(value, str):
                 raise damaged(column, f"is {_shown(value)}, not text")
             if kind == "state" and value not in STATES:
                 raise damaged(column, f"is {_shown(value)}, not a node state ({', '.join(sorted(STATES))})")
+            if kind == "result" and value not in RESULTS:
+                raise damaged(column, f"is {_shown(value)}, not a certification result ({', '.join(RESULTS)})")
             if kind == "time":
                 try:
                     parse_time(value)
@@ -105,6 +109,12 @@ def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str]
                 bad = next((key for key, part in decoded.items() if not isinstance(part, str)), None)
                 if bad is not None:
                     raise damaged(f"{column}.{bad}", f"is {_json_type(decoded[bad])}, not text")
+            if kind == "measurements" and isinstance(decoded, dict):  # shown and plotted as numbers
+                for key, part in decoded.items():
+                    if isinstance(part, bool) or not isinstance(part, int | float):
+                        raise damaged(f"{column}.{key}", f"is {_json_type(part)}, not a finite number")
+                    if not math.isfinite(part):
+                        raise damaged(f"{column}.{key}", f"is {part}, not a finite number")
             found[column] = decoded
     return found
 
@@ -153,9 +163,9 @@ class Staleness:
                 "changes": {k: {"from": old, "to": new} for k, (old, new) in self.changes.items()}}
 
 
-CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "text", "completion_time": "time?"}
+CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "result", "completion_time": "time?"}
 RESULT_FIELDS = {"category": "text", "state": "state", "reason": "text", "message": "text", "bus_bw": "number?",
-                 "measurements": "object", "evidence": "array", "jobs": "array"}
+                 "measurements": "measurements", "evidence": "array", "jobs": "array"}
 
 
 def _certification(row: sqlite3.Row) -> str:

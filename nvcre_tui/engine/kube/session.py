@@ -30,6 +30,7 @@ from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
@@ -64,11 +65,12 @@ class NoLogs:
 
 
 def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
-    """`engine held by host-123 (renewed 4s ago)`, or that nobody holds it."""
+    """`engine held by host-123 (renewed 4s ago)`, or that nobody holds it (the identity neutralised: any writer of
+    the Lease chose it; a renewTime ahead of this clock said as such, never a negative age)."""
     if holder is None or not holder.live:
         return "no engine holds the lease"
-    age = int((now - holder.renewed).total_seconds()) if holder.renewed else None
-    return f"engine held by {holder.identity}" + (f" (renewed {age}s ago)" if age is not None else "")
+    renewal = holder.renewal(now)
+    return f"engine held by {printable(holder.identity, newlines=False)}" + (f" ({renewal})" if renewal is not None else "")
 
 
 @dataclass

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from nvcre_tui.engine.printable import printable
+
 from ..errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, ServerError, StoreError, Timeout, TooManyRequests
 from ..protocol import ResourceKind
 
-__all__ = ["Subject", "error_from_status", "error_from_answer", "parse_retry_after"]
+__all__ = ["Subject", "error_from_status", "error_from_answer", "object_from_answer", "parse_retry_after"]
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,49 @@ def error_from_status(code: int, status: dict[str, Any] | None, subject: Subject
     return error_class.about(subject.kind, subject.name, subject.namespace, message, retry_after=retry_after)
 
 
-def error_from_answer(code: int, body: bytes, subject: Subject, retry_after_header: str | None) -> StoreError:
-    """Like error_from_status, from the raw body (a Status as JSON, or text from a proxy in between)."""
+_TAG = re.compile(r"<(head|script|style)\b.*?</\1\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)  # markup, and text never shown
+_HTML = re.compile(r"\s*<(!doctype\s+html|html|head|body)\b", re.IGNORECASE)
+
+
+def _text_of(text: str, content_type: str | None) -> tuple[str, str]:
+    """(content type, text on one line: an HTML page's without its markup) of an answer that is no JSON."""
+    kind = (content_type or "").split(";")[0].strip().lower() or ("text/html" if _HTML.match(text) else "")
+    words = " ".join(printable(_TAG.sub(" ", text) if kind == "text/html" else text).split())
+    return kind, words if len(words) <= 160 else words[:157] + "..."
+
+
+def _not_kubernetes(code: int, kind: str, words: str) -> str:
+    return f"not a Kubernetes API answer (HTTP {code}{', ' + kind if kind else ''})" + (f": {words}" if words else "")
+
+
+def error_from_answer(code: int, body: bytes, subject: Subject, retry_after_header: str | None,
+                      content_type: str | None = None) -> StoreError:
+    """Like error_from_status, from the raw body (a Status as JSON, or text from a proxy in between), on one line;
+    an HTML page is said to be no Kubernetes answer."""
     text = body.decode("utf-8", errors="replace")
     try:
         status = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         status = None
-    return error_from_status(code, status, subject, retry_after_header, fallback=text[:200])
+    if isinstance(status, dict) and (status.get("kind") == "Status" or isinstance(status.get("message"), str)):
+        return error_from_status(code, status, subject, retry_after_header)
+    kind, words = _text_of(text[:4096], content_type)
+    # An HTML page is a proxy's or a web server's on a wrong port; plain text may be the API server's own (its router
+    # answers `404 page not found` for a group it does not serve); no body at all: `HTTP 503` says it.
+    foreign = _not_kubernetes(code, kind, words) if kind == "text/html" else words
+    return error_from_status(code, status, subject, retry_after_header, fallback=foreign)
+
+
+def object_from_answer(code: int, body: bytes, subject: Subject, content_type: str | None = None) -> dict[str, Any]:
+    """The JSON object of a successful answer ({} for none); StoreError when it is something else (a proxy's login
+    page answered 200), one line saying it is no Kubernetes answer."""
+    if not body.strip():
+        return {}
+    try:
+        found = json.loads(body)
+    except (ValueError, RecursionError):
+        found = None
+    if not isinstance(found, dict):
+        kind, words = _text_of(body.decode("utf-8", errors="replace")[:4096], content_type)
+        raise StoreError.about(subject.kind, subject.name, subject.namespace, _not_kubernetes(code, kind, words))
+    return found

@@ -6,7 +6,6 @@ Every request goes through `request` (JSON in, JSON out, retried on transient er
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +15,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException
 
 from ..errors import Forbidden, NotFound, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
-from .answers import Subject, error_from_answer
+from .answers import Subject, error_from_answer, object_from_answer
 from .retry import RequestStats, RetryPolicy
 
 __all__ = ["Transport", "NotSent", "JSON", "MERGE_PATCH", "APPLY_PATCH"]
@@ -111,8 +110,8 @@ class Transport:
         finally:
             response.release()
         if response.status >= 400:
-            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
-        return json.loads(data) if data.strip() else {}
+            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), response.headers.get("Content-Type"))
+        return object_from_answer(response.status, data, subject, response.headers.get("Content-Type"))
 
     async def request(self, verb: str, method: str, path: str, subject: Subject, *, query: Query = (),
                       body: Any = None, content_type: str = JSON, idempotent: bool = True,

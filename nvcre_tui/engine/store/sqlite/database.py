@@ -147,7 +147,7 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
     if tables:
         _check_format(path, db)
         _check_columns(path, db, tables)
-        _check_meta(path, db)
+        _check_meta(path, db, tables)
     if readonly:
         if not tables:
             raise _problem(path, "an empty file, not an nvcre store yet (read-only mode creates nothing)")
@@ -170,14 +170,22 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
     _check_format(path, db)  # another process may have created it first
 
 
-def _check_meta(path: Path, db: sqlite3.Connection) -> None:
-    """The store's counters are whole numbers >= 0 and its clock a time (a hand edit, or a damaged disk, would
-    otherwise surface as an internal error, or a negative resourceVersion as a watch that never ends)."""
+def _check_meta(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
+    """The store's counters are whole numbers >= 0, rv not behind the resourceVersions it gave out, and its clock a
+    time (a hand edit, or a damaged disk, would otherwise surface as an internal error, a constraint failure blamed on
+    the input, or a negative resourceVersion as a watch that never ends)."""
     values = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('rv', 'floor', 'clock')").fetchall())
     for key in ("rv", "floor"):
         value = values.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise _problem(path, f"damaged nvcre store: meta {key} is {value!r}, not a whole number >= 0")
+    # The next write takes rv + 1: behind what the change log or an object holds, it would fail UNIQUE (blamed on
+    # whatever was being written) or hand out a resourceVersion a watch has already seen.
+    for table, what in (("changes", "its change log"), ("objects", "its newest object")):
+        newest = db.execute(f"SELECT MAX(rv) FROM {table}").fetchone()[0] if table in tables else None
+        if isinstance(newest, int) and newest > values["rv"]:
+            raise _problem(path, f"damaged nvcre store: its resourceVersion counter (meta rv {values['rv']}) is behind "
+                                 f"{what} ({newest})")
     if "clock" in values:
         try:
             moment = datetime.fromisoformat(values["clock"])

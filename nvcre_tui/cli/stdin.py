@@ -1,0 +1,31 @@
+"""Standard input is read once: the check every command makes before reading any "-" input."""
+
+from __future__ import annotations
+
+import argparse
+
+from nvcre_tui.engine.errors import InputError
+
+# The inputs a command reads from standard input when given "-" (argparse dest -> (as the message names it, what it
+# is)), in the order a message names them. The password comes first: stdin is the one place it is kept secret.
+STDIN_READERS = {
+    "workload_registry_password": ("--workload-registry-password -", "the password"),
+    "file": ("-", "the certification"),
+    "cert_file": ("--cert-file -", "the certification"),
+    "nodes": ("--nodes -", "the nodes"),
+    "scenario": ("--scenario -", "the scenario"),
+}
+
+
+def check_stdin_once(args: argparse.Namespace) -> None:
+    """InputError when two inputs would be read from standard input: the second would find it empty and blame its
+    own file. Called before anything reads it."""
+    readers = [dest for dest in STDIN_READERS if getattr(args, dest, None) == "-"]
+    if len(readers) < 2:
+        return
+    if readers[0] == "workload_registry_password":
+        rest = [STDIN_READERS[dest][1] for dest in readers[1:]]
+        advice = f"pass {' and '.join(rest)} as {'a file' if len(rest) == 1 else 'files'}"
+    else:
+        advice = "pass one of them as a file" if len(readers) == 2 else "pass all but one of them as files"
+    raise InputError(f"{' and '.join(STDIN_READERS[dest][0] for dest in readers)}: standard input can be read once; {advice}")

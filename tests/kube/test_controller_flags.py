@@ -1,0 +1,45 @@
+"""`nvcre controller` flags that would harm others: a holder identity other users' terminals would obey, a Lease
+duration so short its renewals flood the API server. One line naming the flag, exit 2, before any cluster is asked."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from nvcre_tui.cli import controller, main
+
+NOWHERE = "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n" \
+          "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {token: t}}]\n"
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--lease-duration", "0.001"], "--lease-duration: must be 3 to 3600 seconds (an hour), got 0.001"),
+    (["--lease-duration", "2.9"], "--lease-duration: must be 3 to 3600 seconds (an hour), got 2.9"),
+    (["--lease-duration", "nan"], "--lease-duration: must be 3 to 3600 seconds (an hour), got nan"),
+    (["--identity", "\x1b]0;pwned\x07ctl"], "--identity: the lease holder identity must be printable text on one line "
+                                             "(no control characters or line breaks), got '\\x1b]0;pwned\\x07ctl'"),
+    (["--identity", "ctl\nengine held by nobody"], "--identity: the lease holder identity must be printable text on one line "
+                                                    "(no control characters or line breaks), got 'ctl\\nengine held by nobody'"),
+])
+def test_harmful_flags_are_one_line_before_the_cluster_is_asked(flags: list[str], message: str, tmp_path, capsys) -> None:
+    kubeconfig = tmp_path / "kubeconfig"  # nobody answers there: it must not be asked
+    kubeconfig.write_text(NOWHERE)
+    assert main(["controller", "--kubeconfig", str(kubeconfig), "--metrics-port", "0", *flags]) == 2
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_a_pod_name_with_a_line_break_is_refused_as_the_identity(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.setenv("POD_NAME", "nvcre-controller-0\r\x1b[2K")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(NOWHERE)
+    assert main(["controller", "--kubeconfig", str(kubeconfig), "--metrics-port", "0"]) == 2
+    assert capsys.readouterr().err.startswith("$POD_NAME: the lease holder identity must be printable text on one line")
+
+
+@pytest.mark.parametrize("flags", [["--lease-duration", "3"], ["--lease-duration", "3600"], ["--identity", "ctl-1 on node a"]])
+def test_sane_values_pass_the_checks(flags: list[str], monkeypatch) -> None:
+    monkeypatch.delenv("POD_NAME", raising=False)
+    parser = argparse.ArgumentParser(prog="nvcre")
+    controller.register(parser.add_subparsers())
+    controller._check(parser.parse_args(["controller", *flags]))

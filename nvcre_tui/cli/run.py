@@ -30,8 +30,9 @@ from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_sessio
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_WORKFLOW
-from nvcre_tui.engine.clock import ManualClock, SystemClock
+from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_GROUP, RUN_STARTING,
+                                             LABEL_VARIANT, LABEL_WORKFLOW)
+from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
@@ -46,13 +47,14 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, SECRET, WORKFLOW
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
     from nvcre_tui.engine.session import Session, SimSession
 
 WATCH_POLL_SECONDS = 1.0
+WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not running once they have waited this long
 TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease this often (one API request)
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
@@ -497,10 +499,37 @@ def _refuse_damaged_rows(session: Any) -> None:
         raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))
 
 
+def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> list[str]:
+    """A line for each run of the certification whose pods have not run for WAITING_NOTE_SECONDS, once: why it waits
+    (the runner says: no pods made, which nodes the scheduler cannot use) and how long until it fails. An API server
+    with no controller makes no pod: the user learns it now, not when the grace ends."""
+    now = session.clock.now()
+    categories = {wf["metadata"]["name"]: f"{labels_of(wf).get(LABEL_DOMAIN)}/{labels_of(wf).get(LABEL_VARIANT)}"
+                  for wf in session.cache.list(WORKFLOW, namespace) if labels_of(wf).get(LABEL_CERTIFICATION) == name}
+    lines = []
+    for run in session.cache.list(WORKLOADRUN, namespace):
+        status, uid = run.get("status") or {}, str(run["metadata"].get("uid") or run["metadata"]["name"])
+        category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
+        if category is None or uid in told or status.get("phase") != "Scheduling" or not status.get("pendingSince"):
+            continue
+        waited = (now - parse_time(status["pendingSince"])).total_seconds()
+        if waited < WAITING_NOTE_SECONDS:
+            continue
+        told.add(uid)
+        group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
+        job = session.cache.get(JOB, run["metadata"]["name"].removesuffix("-run"), namespace) or {}
+        grace = (job.get("spec") or {}).get("schedulingStallGraceSeconds", 300)  # as controllers/job.py waits
+        starting = status.get("reason") == RUN_STARTING  # placed, pulling its image: timeoutPerJob bounds that instead
+        ends = f"; it fails after {format_duration(float(grace))} of this" if isinstance(grace, (int, float)) and not starting else ""
+        lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {status.get('message') or 'no reason given'}{ends}")
+    return lines
+
+
 def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:
     """A check that prints each category's status change and says whether the certification finished."""
     start = session.clock.now()
     seen: dict[str, str] = {}
+    told: set[str] = set()
 
     async def finished() -> bool:
         if stop.requested:
@@ -517,6 +546,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                 seen[key] = status["status"]
                 colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
+        for line in _waiting(session, name, namespace, told):
+            console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")

@@ -328,6 +328,8 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     served = {c.name.split(".")[0] for c in trainer_present}
     trainer_detail += ("; runs as TrainJobs" if trainer_served(served)
                        else "; runs use the batch fallback (batch/v1 Indexed Job + headless Service)")
+    if trainer_served(served) and "jobsets" not in served:
+        trainer_detail += " but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)"
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),

@@ -120,7 +120,7 @@ async def test_what_nvcre_relies_on(store, clock) -> None:
     status = await probe(store, clock, NS)
     assert [(c.name.split(".")[0], c.present, c.versions, c.release) for c in status.trainer] == [
         ("trainjobs", True, ["v1alpha1"], "v2.2.1"), ("trainingruntimes", True, ["v1alpha1"], "v2.2.1"),
-        ("clustertrainingruntimes", False, [], None)]
+        ("clustertrainingruntimes", False, [], None), ("jobsets", False, [], None)]
     assert status.gpu_operator == ["clusterpolicies.nvidia.com CRD", "namespace gpu-operator",
                                    "1 nodes labelled nvidia.com/gpu.present=true"]
     assert status.dcgm_services == ["gpu-operator/nvidia-dcgm-exporter"]

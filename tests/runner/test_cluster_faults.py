@@ -153,7 +153,8 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_p
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
-    assert "Kubeflow Trainer and JobSet" in failed["message"] and "no node blamed" in failed["message"]
+    assert "waiting for Kubeflow Trainer's controller and JobSet's to create them" in failed["message"]
+    assert "no node blamed" in failed["message"]
     [run] = objects["WorkloadRun"]
     assert run["status"]["reason"] == "Stopped" and "exitCode" not in run["status"]  # no pod ran: no 137 (an OOM kill's code)
     assert run["status"]["message"] == "stopped by the engine before its pods ran"

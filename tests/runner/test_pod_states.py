@@ -60,6 +60,8 @@ def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:
     unplaced = verdict([pod(0, "Pending", node=None, containers=[]), pod(1, "Pending", node=None, containers=[])], was_running=False)
     assert (unplaced.blocked, unplaced.message) == ((), "2/2 pod(s) not placed, and no scheduler has said why")
     assert "Kubeflow Trainer and JobSet" in verdict([], was_running=False).message
+    batch = judge([], NODES, 2, launcher=False, was_running=False, not_ready={}, trainer=False)
+    assert batch.message == "no pods yet (0/2): waiting for the Job controller (kube-controller-manager) to create them"
 
 
 def test_an_image_pull_failure_fails_at_once_naming_the_image() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from nvcre_tui.cli.setup import status_rows
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.status import TRAINER_CRDS, probe
+from nvcre_tui.engine.kube.status import JOBSET_CRD, TRAINER_CRDS, probe
 from nvcre_tui.engine.store import CRD, MemoryStore
 from tests.kube.test_status_probe import trainer_crd
 
@@ -27,7 +27,9 @@ async def test_without_the_trainer_runs_use_the_batch_fallback() -> None:
 
 
 async def test_with_trainjobs_and_runtimes_runs_are_trainjobs() -> None:
-    _, _, detail = await _row(TRAINER_CRDS[:2])
+    _, _, detail = await _row((*TRAINER_CRDS[:2], JOBSET_CRD))
     assert detail.endswith("; runs as TrainJobs")
+    _, _, no_jobset = await _row(TRAINER_CRDS[:2])  # the Trainer makes JobSets; without JobSet no pod is ever made
+    assert no_jobset.endswith("; runs as TrainJobs but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)")
     _, _, partial = await _row(TRAINER_CRDS[:1])
     assert "batch fallback" in partial

@@ -26,8 +26,9 @@ __all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus"
 
 Obj = dict[str, Any]
 T = TypeVar("T")
+JOBSET_CRD = "jobsets.jobset.x-k8s.io"  # the Trainer makes a JobSet per TrainJob; JobSet's controller makes the pods
 TRAINER_CRDS = ("trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org",
-                "clustertrainingruntimes.trainer.kubeflow.org")
+                "clustertrainingruntimes.trainer.kubeflow.org", JOBSET_CRD)
 GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)

@@ -131,8 +131,12 @@ def _started_at(pod: Obj) -> str | None:
     return max((t for t in times if t), default=None) or status.get("startTime")
 
 
+# Who makes a run's pods, by how it runs: what a run with none is waiting for (an API server alone has neither).
+POD_MAKERS = {True: "Kubeflow Trainer's controller and JobSet's", False: "the Job controller (kube-controller-manager)"}
+
+
 def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
-          not_ready: Mapping[str, str]) -> Verdict:
+          not_ready: Mapping[str, str], trainer: bool | None = None) -> Verdict:
     """The run's phase from its pods. `expected`: how many pods the workload makes; `was_running`: the run
     was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status."""
     live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
@@ -172,8 +176,8 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
     if not live:  # the Trainer (JobSet) or the Job controller makes the pods
-        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for the workload's controller "
-                                             "(Kubeflow Trainer and JobSet, or the Job controller) to create them")
+        makers = POD_MAKERS.get(trainer) if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
+        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
     return _not_started(live, running, expected)
 
 

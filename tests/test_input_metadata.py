@@ -195,3 +195,12 @@ def test_the_registry_password_keeps_standard_input(flags: list[str], message: s
     assert main(["certification", "run", "--sim", *flags, *login, "--state", str(state)]) == 2
     assert capsys.readouterr().err.splitlines() == [message]
     assert not state.exists()
+
+
+def test_a_stored_certification_an_earlier_nvcre_accepted_still_reads() -> None:
+    """The image and scheduler checks are on input only: a certification started before them keeps running and reporting."""
+    stored = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "c", "uid": "u"},
+              "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "gangScheduler": {"schedulerName": "KAI_Scheduler"},
+                       "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"image": "nvcr.io/x:1 "}}]}}
+    cert = Certification.model_validate(stored)
+    assert cert.spec.gang_scheduler is not None and cert.spec.gang_scheduler.scheduler_name == "KAI_Scheduler"

@@ -232,7 +232,7 @@ class ResourceRequirements(WireModel):
 class GangScheduler(WireModel):
     """Gang scheduler injected into every pod template (KAI, Run:ai ...)."""
 
-    scheduler_name: Name  # the pods' spec.schedulerName, which the API server takes as a DNS subdomain
+    scheduler_name: str = Field(min_length=1)  # a DNS subdomain, checked on input (manifest.py): stored ones stay readable
     queue: LabelValue = "default-queue"
     queue_label_key: str = LABEL_KAI_QUEUE
 

@@ -72,7 +72,7 @@ class CategoryOptions(WireModel):
     nic_resource_name: str | None = None
     resources: ResourceRequirements | None = None
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
-    image: Annotated[str, Field(min_length=1, max_length=512, pattern=IMAGE_PATTERN)] | None = None
+    image: Annotated[str, Field(min_length=1, max_length=512)] | None = None  # IMAGE_PATTERN: on input (manifest.py)
     image_pull_secrets: list[LocalObjectReference] | None = None
     storage_class_name: Name | None = None
     save_interval: Annotated[int, Field(ge=1, le=MAX_COUNT)] | None = None

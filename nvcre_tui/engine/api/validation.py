@@ -28,6 +28,13 @@ _PATTERN_MEANING = {
     r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?$": "the start of a label value (letters, digits, '-', '_', '.')",
 }
 
+def pattern_problem(pattern: str, value: object) -> str:
+    """`must be a duration such as 90s, ..., got '9x'`: a value that does not match `pattern`, said by what it means."""
+    meaning = _PATTERN_MEANING.get(pattern)
+    wanted = f"be {meaning}" if meaning else f"match {pattern}"
+    return f"must {wanted}, got {_short(value)!r}"
+
+
 # pydantic error type -> message template over the error's ctx (and `input`).
 _MESSAGES = {
     "missing": "required field is missing",
@@ -63,9 +70,7 @@ def error_message(error: ErrorDetails) -> str:
     """The what-is-wrong part of one pydantic error."""
     kind, ctx = error["type"], dict(error.get("ctx") or {})
     if kind == "string_pattern_mismatch":
-        meaning = _PATTERN_MEANING.get(ctx.get("pattern", ""))
-        wanted = f"be {meaning}" if meaning else f"match {ctx.get('pattern')}"
-        return f"must {wanted}, got {_short(error.get('input'))!r}"
+        return pattern_problem(ctx.get("pattern", ""), error.get("input"))
     if kind == "string_too_short" and ctx.get("min_length", 1) > 1:
         return f"must be at least {ctx['min_length']} characters"
     template = _MESSAGES.get(kind)

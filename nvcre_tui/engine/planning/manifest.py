@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -11,11 +12,12 @@ from pydantic import ValidationError
 from nvcre_tui.engine import inputs
 from nvcre_tui.engine.api.base import API_VERSION, SERVER_SET_METADATA, InputObjectMeta
 from nvcre_tui.engine.api.node_schema import node_problems
-from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.api.options import IMAGE_PATTERN, CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
-from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.api.validation import pattern_problem, validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
+from nvcre_tui.engine.names import DNS_SUBDOMAIN
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
 from nvcre_tui.engine.parsers.measurements import STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.planning.catalog import TEMPLATE_OPTIONS, Catalog, CatalogEntry
@@ -55,7 +57,24 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
                      else ("spec", "options") if cert.spec.options and cert.spec.options.max_steps is not None else ("spec",))
             problems.append((field_path((*where, "maxSteps")), short))
     problems += _option_problems(cert, catalog)
+    problems += _pod_field_problems(cert)
     return [f"{path}: {message}" for path, message in problems]
+
+
+def _pod_field_problems(cert: Certification) -> list[tuple[str, str]]:
+    """An image and a scheduler name as the API server takes them in a pod spec. Checked here, on input (as every
+    check of certification_problems, skipped for a started certification), not in the models: a certification an
+    earlier nvcre accepted stays readable and keeps running."""
+    found = []
+    scheduler = cert.spec.gang_scheduler
+    if scheduler is not None and not (len(scheduler.scheduler_name) <= 253 and re.fullmatch(DNS_SUBDOMAIN, scheduler.scheduler_name)):
+        found.append((field_path(("spec", "gangScheduler", "schedulerName")), pattern_problem(DNS_SUBDOMAIN, scheduler.scheduler_name)))
+    placed: list[tuple[tuple[str | int, ...], CategoryOptions | None]] = [(("spec", "options"), cert.spec.options)]
+    placed += [(("spec", "categories", index, "options"), category.options) for index, category in enumerate(cert.spec.categories)]
+    for where, options in placed:
+        if options is not None and options.image is not None and not re.fullmatch(IMAGE_PATTERN, options.image):
+            found.append((field_path((*where, "image")), pattern_problem(IMAGE_PATTERN, options.image)))
+    return found
 
 
 # Training speed is measured on steps logged past warm-up (parsers/training_model.py PROFILES: Megatron's first 10

@@ -174,7 +174,11 @@ def _check_meta(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
     """The store's counters are whole numbers >= 0, rv not behind the resourceVersions it gave out, and its clock a
     time (a hand edit, or a damaged disk, would otherwise surface as an internal error, a constraint failure blamed on
     the input, or a negative resourceVersion as a watch that never ends)."""
-    values = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('rv', 'floor', 'clock')").fetchall())
+    # One statement, so one snapshot: another process's write between separate reads would look like damage.
+    newest_of = [table for table in ("changes", "objects") if table in tables]
+    query = " UNION ALL ".join(["SELECT key, value FROM meta WHERE key IN ('rv', 'floor', 'clock')",
+                                *(f"SELECT 'newest {table}', MAX(rv) FROM {table}" for table in newest_of)])
+    values = dict(db.execute(query).fetchall())
     for key in ("rv", "floor"):
         value = values.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -182,7 +186,7 @@ def _check_meta(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
     # The next write takes rv + 1: behind what the change log or an object holds, it would fail UNIQUE (blamed on
     # whatever was being written) or hand out a resourceVersion a watch has already seen.
     for table, what in (("changes", "its change log"), ("objects", "its newest object")):
-        newest = db.execute(f"SELECT MAX(rv) FROM {table}").fetchone()[0] if table in tables else None
+        newest = values.get(f"newest {table}")
         if isinstance(newest, int) and newest > values["rv"]:
             raise _problem(path, f"damaged nvcre store: its resourceVersion counter (meta rv {values['rv']}) is behind "
                                  f"{what} ({newest})")

@@ -179,3 +179,11 @@ def test_every_document_counts_and_text_after_them_is_read() -> None:
     chatter = parse_dcgm(f"{passed}\ndone\n")
     assert chatter.failure is None and chatter.notes() == ("text after the dcgmi diag results, not read as results: 'done'",)
     assert parse_dcgm(passed).notes() == ()
+
+
+def test_a_wrappers_json_log_line_after_the_results_is_a_note_and_a_cut_second_document_no_pass() -> None:
+    passed = document([gpu(0, "Pass"), gpu(1, "Pass")], "Pass")
+    logged = parse_dcgm(f"{passed}\n" + '{"level": "info", "msg": "dcgmi diag finished"}\n')
+    assert logged.failure is None and logged.incomplete is None and "dcgmi diag finished" in logged.notes()[0]
+    cut = parse_dcgm(f"{passed}\n" + json.dumps(json.loads(passed), indent=2)[:60])
+    assert cut.failure is None and cut.incomplete is not None and "does not decode" in cut.incomplete

@@ -164,9 +164,9 @@ def _run(document: dict[str, Any], iteration: int) -> _Run:
     return _Run(form, version, driver, tests, error.strip() if error and error.strip() else None, unreadable)
 
 
-def _documents(text: str) -> tuple[list[Any], list[str]]:
-    """Every JSON document in `text` (a wrapper that ran dcgmi twice printed two), and the lines of other text
-    after the first: each is read, none dropped unseen."""
+def _documents(text: str) -> tuple[list[Any], list[str], str | None]:
+    """Every JSON document in `text` (a wrapper that ran dcgmi twice printed two), the lines of other text after the
+    first (each read, none dropped unseen), and why the output looks cut off: a later document that does not decode."""
     first, end = load_json_at(text)
     documents, other = [first], []
     rest = text[end:]
@@ -179,12 +179,11 @@ def _documents(text: str) -> tuple[list[Any], list[str]]:
             raise ParseError(WRONG_FORMAT, f"more than {MAX_DOCUMENTS} JSON documents: not one dcgmi diag run")
         try:
             document, end = load_json_at(rest[found.start():])
-        except ParseError:
-            other += [line.strip() for line in rest[found.start():].splitlines() if line.strip()]
-            break
+        except ParseError as error:
+            return documents, other, f"a JSON document after the first does not decode ({error.message}): output cut off?"
         documents.append(document)
         rest = rest[found.start() + end:]
-    return documents, other
+    return documents, other, None
 
 
 def _runs_of(document: Any) -> tuple[list[dict[str, Any]], str | None]:
@@ -202,11 +201,14 @@ def _runs_of(document: Any) -> tuple[list[dict[str, Any]], str | None]:
 def parse_dcgm_json(text: str) -> DcgmResult:
     """The DcgmResult of `dcgmi diag -j` output (text may carry warning lines before it). Several documents count
     as iterations do (any failure fails); an `Error:` line after them is a runtime error, other text a note."""
-    tops, other = _documents(text)
+    tops, other, cut = _documents(text)
     documents: list[dict[str, Any]] = []
     overall: str | None = None
     warning: str | None = None
-    for top in tops:
+    for index, top in enumerate(tops):
+        if index and not (isinstance(top, dict) and (KEY_3X in top or KEY_4X in top or "iterations" in top)):
+            other.append(json.dumps(top)[:200])  # a wrapper's own JSON log line: text beside the results, not a result
+            continue
         runs_of, said = _runs_of(top)
         documents += runs_of
         if said is not None and (overall is None or normalize_status(said) in FAILING):
@@ -231,4 +233,5 @@ def parse_dcgm_json(text: str) -> DcgmResult:
         overall=overall,
         failure=verdict(tests, runtime_error, overall, warning, unreadable=unreadable),
         ignored=tuple(line for line in other if not line.startswith("Error:")),
+        incomplete=cut,
     )

@@ -123,3 +123,15 @@ def test_the_html_report_escapes_markup_and_neutralises_control_characters() -> 
     html = render_html(_report([_category("Failed", failureReason=HOSTILE, failedNodes=[], failedGroups=[group])]))
     assert "&lt;script&gt;" in html and "<script>" not in html
     assert not any(c in html for c in "\x1b\x00\x07\x7f")
+
+
+def test_a_certification_the_engine_ended_before_its_summary_was_final_is_failed_not_running() -> None:
+    """The engine's quarantine (ReconcileError) ends a certification whose summary still says RUNNING: its report,
+    and the history record made from it, say FAILED (a history reader refuses RUNNING as no finished result)."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.report.model import build_report
+
+    conditions = cond.with_phase(None, "Failed", "ReconcileError", "KeyError: 'x'", "2026-01-01T00:10:00Z")
+    cert = {"metadata": {"name": "c1", "namespace": "default"}, "spec": {"categories": []},
+            "status": {"conditions": conditions, "summary": {"result": "RUNNING"}}}
+    assert build_report(cert, [], [])["result"] == "FAILED"

@@ -44,8 +44,9 @@ def kept_tail(job: Obj | None) -> list[str]:
     if not log.get("tail"):
         return []
     tail = str(log["tail"]).splitlines()
+    code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
     return [f"==> the run's pods are gone: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
-            f"on {log.get('nodeName') or '?'}, exit {log.get('exitCode')})", *tail]
+            f"on {log.get('nodeName') or '?'}{code})", *tail]
 
 
 class LogsScreen(NvcreScreen):

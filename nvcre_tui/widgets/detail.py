@@ -37,8 +37,9 @@ def label(text: Text, key: str, value: Any) -> None:
 
 
 def shown(value: str) -> str:
-    """Object text on one line, control characters neutralised."""
-    return printable(value, newlines=False)
+    """Object text on one line (its line breaks as spaces: a YAML block scalar ends in one), control characters
+    neutralised."""
+    return printable(" ".join(value.strip().splitlines()), newlines=False)
 
 
 def measurements_text(text: Text, measurements: Mapping[str, float] | None) -> None:
@@ -85,7 +86,8 @@ def job_detail(job: Obj, node: str | None = None) -> Text:
         evidence_text(text, status.get("evidence"))
     log = status.get("failureLog") or {}
     if log.get("tail"):
-        text.append(shown(f"Failure log ({log.get('podName')} on {log.get('nodeName')}, exit {log.get('exitCode')})") + "\n", style="bold")
+        code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
+        text.append(shown(f"Failure log ({log.get('podName')} on {log.get('nodeName')}{code})") + "\n", style="bold")
         for line in log["tail"].splitlines()[-15:]:
             text.append(f"  {shown(line)}\n", style="dim")
     return text

@@ -23,3 +23,9 @@ def test_a_label_keeps_its_value_on_one_line() -> None:
     text = Text()
     label(text, "Reason", "two\nlines")
     assert text.plain.count("\n") == 1
+
+
+def test_a_value_written_as_a_yaml_block_scalar_shows_without_a_replacement_character() -> None:
+    text = Text()
+    label(text, "Threshold", "busBandwidthGBps: value >= 300\n")
+    assert text.plain.endswith("busBandwidthGBps: value >= 300\n") and "\ufffd" not in text.plain

@@ -200,7 +200,8 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     if excluded:
         parts.append('<h2 id="excluded">Excluded nodes</h2>' + _table(("node", "reason", "message"), [(e["name"], e.get("reason", ""), e.get("message", "")) for e in excluded]))
     parts.append("</body></html>\n")
-    return printable("".join(parts))  # escaped for HTML; control characters (an ESC a pod printed) neutralised too
+    # Escaped for HTML; control characters (an ESC a pod printed) neutralised too, CRLF line ends read as line ends.
+    return printable("".join(parts).replace("\r\n", "\n"))
 
 
 MAX_CURVES = 6

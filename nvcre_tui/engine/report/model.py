@@ -228,6 +228,8 @@ def report_of(view: CertificationView) -> Obj:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
     summary = status.get("summary") or {}
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
+    if result == "RUNNING" and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
+        result = "FAILED"
     fallback = workload_fallback([cert, *(job for category in view.categories for job in category.jobs)])
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,

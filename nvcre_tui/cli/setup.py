@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.kube.status import CrdState, InstallStatus
     from nvcre_tui.engine.store.kube import KubeStore
 
+Obj = dict[str, Any]
 USER_AGENT = "nvcre-setup"
 NAMESPACE_HELP = "install namespace (default: nvcre-system)"
 
@@ -204,8 +205,10 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     else:
         if found["metadata"].get("deletionTimestamp"):
             # Nothing can be created in it (403), so checked before the CRDs are applied: nothing half-installed.
+            how = ("its namespace controller is removing what it holds" if _controlled(found)
+                   else _NO_NAMESPACE_CONTROLLER.format(namespace=namespace))
             _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone "
-                 f"({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)}) or install into another with -n NAMESPACE")
+                 f"({how}) or install into another with -n NAMESPACE")
             return EXIT_FAILED
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
@@ -446,9 +449,21 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
              f"removed): {', '.join(remaining)}")
         return EXIT_FAILED
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
-    if await _still_there(store, clock, namespace, wait):
-        return await _finalize_empty_namespace(store, clock, namespace, wait)
-    return EXIT_OK
+    left = await _still_there(store, clock, namespace, wait)
+    if left is None:
+        return EXIT_OK
+    if _controlled(left):  # kube-controller-manager is emptying it: pods may take their grace period
+        if await _still_there(store, clock, namespace, max(args.timeout - wait, 0.0)) is not None:
+            _say(f"nvcre setup reset: namespace {namespace} is still being removed by its namespace controller after "
+                 f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
+        return EXIT_OK
+    return await _finalize_empty_namespace(store, clock, namespace, wait)
+
+
+def _controlled(namespace: Obj) -> bool:
+    """Whether a namespace controller works on this Terminating namespace: it sets the Namespace*  conditions
+    (NamespaceContentRemaining, ...) from its first pass; an API server alone never does."""
+    return bool((namespace.get("status") or {}).get("conditions"))
 
 
 NAMESPACE_WAIT_SECONDS = 5.0  # kube-controller-manager empties and removes a namespace in seconds; a bare API server never
@@ -477,7 +492,7 @@ async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: s
         await store.delete(NAMESPACE, namespace)  # with no finalizer left, the delete completes it
     except NotFound:
         pass
-    if await _still_there(store, clock, namespace, wait):
+    if await _still_there(store, clock, namespace, wait) is not None:
         _say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)})")
         return EXIT_FAILED
     print(f"namespace/{namespace} finalized: it held nothing, and this API server has no namespace controller to do it")
@@ -508,17 +523,17 @@ async def _namespace_contents(store: KubeStore, namespace: str) -> list[str]:
     return held
 
 
-async def _still_there(store: KubeStore, clock: Clock, namespace: str, timeout: float, poll: float = 0.5) -> bool:
-    """Whether the namespace is still there (Terminating) after `timeout` seconds."""
+async def _still_there(store: KubeStore, clock: Clock, namespace: str, timeout: float, poll: float = 0.5) -> Obj | None:
+    """The namespace if it is still there (Terminating) after `timeout` seconds, else None."""
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NAMESPACE
 
     deadline = clock.monotonic() + timeout
     while True:
         try:
-            await store.get(NAMESPACE, namespace)
+            found = await store.get(NAMESPACE, namespace)
         except NotFound:
-            return False
+            return None
         if clock.monotonic() >= deadline:
-            return True
+            return found
         await clock.sleep(poll)

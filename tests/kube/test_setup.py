@@ -336,3 +336,34 @@ async def test_init_into_a_terminating_namespace_is_one_line_and_applies_nothing
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert f"namespace {NS} is being deleted (Terminating)" in err and "Traceback" not in err
     assert [r.verb for r in server.requests[before:] if r.verb not in ("get", "list", "watch")] == []
+
+
+async def test_reset_waits_for_a_namespace_controller_still_emptying_the_namespace(tmp_path, capsys) -> None:
+    """With kube-controller-manager (the emulator's namespace controller), a namespace whose content takes a while to
+    go (pods in their grace period; here an object whose finalizer goes 6 s in) is waited for, never finalized by nvcre."""
+    api = ApiServer(garbage_collector=True)
+    await api.start()
+    try:
+        kubeconfig = str(api.write_kubeconfig(tmp_path / "kubeconfig", namespace="default", context="emulator"))
+        admin = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent="test-admin")
+        await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+        await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap",
+                                       "metadata": {"name": "graceful", "namespace": NS, "finalizers": ["example.com/graceful"]}})
+
+        async def kubelet() -> None:  # finishes the graceful end once the namespace is being deleted
+            while not (await admin.get(NAMESPACE, NS))["metadata"].get("deletionTimestamp"):
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(6)
+            held = await admin.get(CONFIGMAP, "graceful", NS)
+            await admin.update(CONFIGMAP, {**held, "metadata": {**held["metadata"], "finalizers": []}})
+
+        ending = asyncio.create_task(kubelet())
+        code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+        await ending
+        assert code == 0, err
+        assert "finalized" not in out and "finalize" not in err
+        with pytest.raises(NotFound):
+            await admin.get(NAMESPACE, NS)
+        await admin.close()
+    finally:
+        await api.stop()

@@ -131,6 +131,7 @@ class Controllers:
                 if key in bucket.objects:
                     remaining += 1
         if remaining:
+            self._content_remaining(ns_res, name, remaining)
             return  # re-checked when the next object of the namespace is deleted
         ns = self.registry.current(ns_res, None, name)
         if ns is None:
@@ -139,6 +140,17 @@ class Controllers:
         new.setdefault("spec", {})["finalizers"] = [f for f in (ns.get("spec") or {}).get("finalizers") or []
                                                     if f != "kubernetes"]
         self.registry.update(ns_res, None, name, new, manager="namespace-controller", subresource="finalize")
+
+    def _content_remaining(self, ns_res: Resource, name: str, remaining: int) -> None:
+        """The condition the namespace controller sets from its first pass (its mark on a namespace it works on)."""
+        ns = self.registry.current(ns_res, None, name)
+        if ns is None or (ns.get("status") or {}).get("conditions"):
+            return
+        new = clone(ns)
+        new["status"] = {**(ns.get("status") or {}), "conditions": [{
+            "type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain",
+            "message": f"Some resources are remaining: {remaining} objects", "lastTransitionTime": self.registry.now()}]}
+        self.registry.update(ns_res, None, name, new, manager="namespace-controller", subresource="status")
 
     # ----------------------------------------------------------------------------------- garbage collector
 

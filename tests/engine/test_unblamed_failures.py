@@ -255,13 +255,13 @@ class SilentRunner:
         return getattr(self.inner, name)
 
 
-async def _silently(lines: list[str]) -> tuple[Obj, Obj, Obj]:
+async def _silently(lines: list[str], options: str = "{}") -> tuple[Obj, Obj, Obj]:
     """A two-node nccl certification whose run exits 0 printing `lines`: its Workflow, Job and Certification at the end."""
     session = await SimSession.open(default_scenario(), None, history=None)
     try:
         assert session.engine is not None
         engine = Engine(session.engine.store, session.clock, default_catalog(), SilentRunner(session.runner, lines), cache=session.cache)
-        cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"), default_catalog()).to_wire()
+        cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", options), default_catalog()).to_wire()
         cert.pop("status", None)
         await session.store.create(CERTIFICATION, cert)
         await engine.run_until_settled(max_seconds=6 * 3600)
@@ -421,3 +421,15 @@ async def test_a_large_unschedulable_group_blames_every_node_in_a_status_of_boun
     assert len(blamed_nodes(wf, [job])) == 128
     assert len(json.dumps(job)) < 64 * 1024
     assert "and 123 more" in failed["message"]
+
+
+async def test_a_threshold_missed_over_rows_the_output_garbled_convicts_nobody() -> None:
+    """The largest size's row has an inf cell: the size that would have been fastest is not measured, so a bus
+    bandwidth under the threshold over the other rows is no evidence against the nodes."""
+    lines = [line.replace("    90.00   23.30   23.30    512", "    90.00   23.30     inf      0").replace("1024 FAILED", "0 OK")
+             for line in WRONG_ELEMENTS_AFTER_A_WARNING]
+    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}')
+    validation = cond.find(job["status"]["conditions"], "ValidationFailed")
+    assert validation is not None and validation["status"] == "True" and validation["reason"] == "MeasurementUnavailable"
+    assert "over part of the output (1 row skipped: busbw inf, in-place busbw inf at size 2097152 B" in validation["message"]
+    assert not blamed_nodes(wf, [job]) and certification["status"]["summary"]["result"] == "FAILED"

@@ -255,6 +255,13 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
                       validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
         return None
+    if result.partial:
+        # A row the output garbled (another rank's line printed into it, an inf cell) is a size not measured: it may
+        # have been the fastest. A miss over what was read convicts nobody; the Job fails saying so.
+        message = f"{'; '.join(item.message for item in missed)}, over part of the output ({result.partial}); no node blamed"
+        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
+                      validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
+        return None
     first = convicting[0]
     reason = "ThresholdViolated"
     message = "; ".join(item.message for item in missed)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.parsers import NO_DATA, PARSERS, WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers.nccl_model import describe_skipped
 
 
 RUN_INCOMPLETE = "RunIncomplete"
@@ -36,6 +37,7 @@ class Measured:
     failure: MeasureFailure | None = None
     notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
     incomplete: str | None = None  # the output stops short of the run's end (cut off, or a run that died): why
+    partial: str | None = None  # rows of the output left out of the measurements (nccl-tests rows skipped): which
 
     def finished_failure(self) -> MeasureFailure | None:
         """What fails a run whose workload exited 0: a failure the output shows, or output that never reached the
@@ -76,7 +78,14 @@ def measure(parser: str, lines: Iterable[str], gpus: int | None = None) -> Measu
         # A run that exited 0 after its last step and printed an error then (teardown noise) is whole; one that
         # stopped short of its total, or nccl-tests rows no summary follows, is not.
         incomplete=getattr(result, "incomplete", None) if getattr(result, "stopped_short", True) else None,
+        partial=_skipped(result),
     )
+
+
+def _skipped(result: object) -> str | None:
+    """The rows a parser left out of its measurements ("2 rows skipped: busbw inf at size ..."), or None."""
+    count = getattr(result, "skipped_count", 0)
+    return describe_skipped(count, tuple(getattr(result, "skipped_rows", ()))) if count else None
 
 
 def _untested_gpus(tested: Iterable[int], given: int | None) -> MeasureFailure | None:

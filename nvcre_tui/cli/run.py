@@ -28,7 +28,7 @@ from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_inter
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
-from nvcre_tui.engine.api.bodies import certification_status, labels_of
+from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_GROUP, RUN_STARTING,
                                              LABEL_VARIANT, LABEL_WORKFLOW)
@@ -517,7 +517,7 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
             continue
         told.add(uid)
         group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
-        job = session.cache.get(JOB, run["metadata"]["name"].removesuffix("-run"), namespace) or {}
+        job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
         grace = (job.get("spec") or {}).get("schedulingStallGraceSeconds", 300)  # as controllers/job.py waits
         starting = status.get("reason") == RUN_STARTING  # placed, pulling its image: timeoutPerJob bounds that instead
         ends = f"; it fails after {format_duration(float(grace))} of this" if isinstance(grace, (int, float)) and not starting else ""

@@ -13,7 +13,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status
+from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, run_name
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
@@ -155,7 +155,7 @@ class Snapshot:
 
     def run_of(self, job_name: str) -> Obj | None:
         """The WorkloadRun of a Job."""
-        return next((r for r in self.runs if r["metadata"]["name"] == f"{job_name}-run"), None)
+        return next((r for r in self.runs if r["metadata"]["name"] == run_name(job_name)), None)
 
     def certification(self, name: str) -> Obj | None:
         """A certification by name."""

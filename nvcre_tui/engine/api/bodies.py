@@ -533,6 +533,19 @@ def job_template_spec(workflow: Raw) -> JobSpec:
     return (workflow_spec(workflow).get("jobTemplate") or {}).get("spec") or {}
 
 
+RUN_SUFFIX = "-run"  # a Job's one WorkloadRun is named after it
+
+
+def run_name(job_name: str) -> str:
+    """The name of the WorkloadRun a Job creates."""
+    return f"{job_name}{RUN_SUFFIX}"
+
+
+def job_name_of_run(name: str) -> str:
+    """The name of the Job whose WorkloadRun this is."""
+    return name.removesuffix(RUN_SUFFIX)
+
+
 def workload_run_of(spec: JobSpec) -> WorkloadRunSpec:
     """The WorkloadRun template in a Job spec (a Job's own, or a Workflow's job template)."""
     return (spec.get("workload") or {}).get("workloadRun") or {}

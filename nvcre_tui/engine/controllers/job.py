@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_status
+from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
 from nvcre_tui.engine.api.vocabulary import RUN_STARTING
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -99,7 +99,7 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     spec = dict(job["spec"]["workload"]["workloadRun"])
     spec["target"] = {**(spec.get("target") or {}), "nodeNames": group_nodes(job)}  # the template's taintSelectors stay
     spec["numNodes"] = len(group_nodes(job))
-    name = f"{job['metadata']['name']}-run"
+    name = run_name(job["metadata"]["name"])
     labels = dict(labels_of(job))
     run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
     await ctx.create_child(WORKLOADRUN, job, run)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_status, workload_run_of
+from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_name, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.printable import printable
@@ -227,7 +227,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
         found: dict[str, dict[int, float]] = {}
         problems = []
         for job in joined.jobs_of(wf):
-            run = by_run.get(f"{job['metadata']['name']}-run")
+            run = by_run.get(run_name(job["metadata"]["name"]))
             if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
                 continue
             label = job_label(job)

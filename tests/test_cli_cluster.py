@@ -81,7 +81,8 @@ def test_a_node_file_read_as_discovery_reads_it(tmp_path: Path, capsys: pytest.C
         "topologyKey": CLIQUE, "topologyKeyDetected": True,
         "products": [{"product": "NVIDIA-GB200", "architecture": "gb200", "nodes": 4, "gpus": 16}],
         "domains": [{"name": "block-a", "nodes": 2, "gpus": 8, "cordoned": 0}, {"name": "block-b", "nodes": 1, "gpus": 4, "cordoned": 1},
-                    {"name": "(none)", "nodes": 1, "gpus": 4, "cordoned": 0}]}
+                    {"name": "(none)", "nodes": 1, "gpus": 4, "cordoned": 0}],
+        "excluded": {"Cordoned": 1}}
     code, out, _ = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "yaml", "--topology-key", "kubernetes.io/hostname")
     found = yaml.safe_load(out)
     assert code == 0 and found["topologyKey"] == "kubernetes.io/hostname" and found["topologyKeyDetected"] is False

@@ -23,7 +23,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     info = commands.add_parser(
         "info", help="the platform, GPU products and GPU nodes by rack, as a certification would find them",
         description="Read the Nodes (of the configured cluster, a file, or the simulated fleet) with discovery's rules: "
-                    "GPU nodes are labelled nvidia.com/gpu.present=true, cordoned ones are excluded.")
+                    "GPU nodes are labelled nvidia.com/gpu.present=true, cordoned, not Ready and partitioned-GPU ones are excluded.")
     info.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     info.add_argument("--topology-key", metavar="LABEL",
                       help="group the GPU nodes by this node label (default: nvidia.com/gpu.clique, as intra-rack and diagnose)")
@@ -68,10 +68,14 @@ def _nodes(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     return f"the simulator ({scenario.name})", build_nodes(scenario)
 
 
+EXCLUDED_WORDS = {"Cordoned": "cordoned", "NotReady": "not Ready", "PartitionedGPUs": "with partitioned GPUs"}
+
+
 def _print(where: str, found: Survey) -> None:
     """The survey as NVCRE prints it: a few lines, then the domains as a table. Names and labels come from the
     cluster: control characters in them are neutralised."""
-    cordoned = f", {found.cordoned} cordoned (excluded)" if found.cordoned else ""
+    left_out = ", ".join(f"{count} {EXCLUDED_WORDS.get(reason, reason)}" for reason, count in found.excluded.items())
+    cordoned = f", {left_out} (excluded)" if left_out else ""
     lines = [f"Source:        {where}",
              f"Nodes:         {found.nodes} ({found.gpu_nodes} with GPUs{cordoned})",
              f"Platform:      {found.platform}" + (f" ({found.platform_problem})" if found.platform_problem else ""),

@@ -30,7 +30,7 @@ from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_sessio
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, LABEL_GROUP, RUN_STARTING,
+from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP, RUN_STARTING,
                                              LABEL_VARIANT, LABEL_WORKFLOW)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -39,6 +39,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.printable import json_printable, printable
@@ -316,8 +317,9 @@ def _source(args: argparse.Namespace) -> str:
 def _gpu_product(nodes: list[Any]) -> str | None:
     """The one GPU product the GPU nodes hold, as NVCRE's `run --category` finds it (None: no GPU node); InputError
     naming them when there are several (a certification compares nodes of one kind)."""
-    products = sorted({str(labels_of(node).get(LABEL_GPU_PRODUCT)) for node in nodes
-                       if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and labels_of(node).get(LABEL_GPU_PRODUCT)})
+    gpu = [node for node in nodes if is_gpu_node(node)]
+    usable = [node for node in gpu if node_exclusion(node) is None] or gpu  # discovery leaves a cordoned one out anyway
+    products = sorted({str(labels_of(node).get(LABEL_GPU_PRODUCT)) for node in usable if labels_of(node).get(LABEL_GPU_PRODUCT)})
     if len(products) > 1:
         raise InputError(f"{CATEGORY_FLAG}: the GPU nodes hold {len(products)} products ({', '.join(products)}): "
                          f"certify one at a time with --cert-file and a nodeSelector on {LABEL_GPU_PRODUCT}")

@@ -48,3 +48,16 @@ def test_a_node_the_scenario_does_not_describe_is_not_played_and_blamed_on_nobod
     [group] = category["failedGroups"]
     assert group["reason"] == "WorkloadNotCreated" and "dgx-01 is no node of the simulated fleet" in group["message"]
     assert not report["failedNodes"]  # nothing tested it: nobody blamed
+
+
+def test_a_report_of_runs_the_simulated_fleet_played_says_so(tmp_path: Path) -> None:
+    """--sim-runner on a cluster: the report, read apart from the run, must not pass for one of real GPUs."""
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT.replace("nodeNames: [dgx-01]", "nodeNames: [gpu-node-01]"))
+    results = tmp_path / "results.json"
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert),
+                     "--wait", "--results-file", str(results)])
+    report = json.loads(results.read_text())
+    assert code == 0 and report["result"] == "PASSED"
+    assert "simulated fleet" in report["simulated"] and "made up" in report["simulated"]

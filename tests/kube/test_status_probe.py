@@ -107,6 +107,23 @@ async def test_lease_holder_and_ages(store, clock) -> None:
     assert (lease.holder, lease.live, lease.held_seconds, lease.renewed_seconds_ago) == ("engine@host/7", False, 90.0, 90.0)
 
 
+async def test_a_holder_whose_clock_runs_ahead_is_shown_so(store, clock) -> None:
+    """`setup status` said `renewed 0s ago` of a renewal a minute in its future."""
+    from datetime import timedelta
+
+    from nvcre_tui.cli.setup import status_rows
+
+    await install(store)
+    fast = ManualClock(clock.now() + timedelta(seconds=60))
+    await EngineLease(store, fast, NS, "engine@fast/1").try_acquire()
+    status = await probe(store, clock, NS)
+    [row] = [r for r in status_rows(status) if r[0] == "engine lease"]
+    assert row[1] == "held" and "renewTime 60s ahead of this clock" in row[2], row
+    clock.advance(100)
+    [row] = [r for r in status_rows(await probe(store, clock, NS)) if r[0] == "engine lease"]
+    assert row[1] == "expired" and "renewed 40s ago" in row[2], row
+
+
 async def test_what_nvcre_relies_on(store, clock) -> None:
     for name in TRAINER_CRDS[:2]:
         await store.create(CRD, trainer_crd(name))

@@ -60,7 +60,7 @@ def test_the_healthy_case_passes_on_the_emulator(tmp_path: Path) -> None:
     # Pods of a succeeded run stay for their logs.
     assert objects["pods"] and all(p["status"]["phase"] == "Succeeded" for p in objects["pods"])
     assert not objects["deleted"]
-    assert "workloadFallback" not in report  # TrainJobs: nothing to say in the header
+    assert "workloadFallback" not in report and "simulated" not in report  # TrainJobs on real pods: nothing to say in the header
     assert not any(c["type"] == "BatchFallback" for c in objects["Certification"][0]["status"]["conditions"])
 
 

@@ -101,6 +101,26 @@ def test_slow_gpu_named_with_its_measured_bandwidth() -> None:
     assert len(healthy) == 3 and all(bw >= 400 for bw in healthy)
 
 
+def test_a_report_of_the_simulated_fleet_says_no_gpu_ran_it() -> None:
+    """Exported (JSON, JUnit, HTML, text) a simulated PASS must never pass for one of a real fleet."""
+    from xml.etree import ElementTree
+
+    from nvcre_tui.engine.report.junit import render_junit
+
+    run = run_case("all-pass-every-category")
+    assert run.report["result"] == "PASSED"
+    assert "simulated fleet" in run.report["simulated"] and "made up" in run.report["simulated"]
+    for kind in ("Certification", "Job"):
+        assert all(cond.is_true(obj, cond.SIMULATED) for obj in run.objects[kind]), kind
+    assert "Workloads:      simulated (no GPU ran them" in render_text(run.report).split("\n\n")[0]
+    suite = ElementTree.fromstring(render_junit([run.report])).find("testsuite")
+    assert suite is not None and suite[0].tag == "properties" and suite[0][0].get("name") == "simulated"
+    assert "simulated: played by nvcre" in render_html(run.report)
+    # how a run went never hides what it is: kubectl's Status column still shows the phase
+    shown = [c["type"] for c in run.objects["Certification"][0]["status"]["conditions"] if c["status"] == "True"]
+    assert shown[0] == "Succeeded" and cond.SIMULATED in shown
+
+
 def test_degraded_nic_passes_intra_node_and_fails_full_scale() -> None:
     run = run_case("degraded-nic-only-at-full-scale")
     intra, full = run.report["categories"]

@@ -159,7 +159,15 @@ def test_rdma_and_efa_requests_and_the_nic_opt_out() -> None:
 def test_tolerations_from_taint_selectors() -> None:
     taints = (TaintSelector(key="dedicated", value="gpu", effect="NoSchedule"), TaintSelector(key="maintenance"))
     pod = pod_specs(by_kind(workload_manifests(run_spec(TRAINING, "aws", "h100"), placement(TRAINING, "aws", "h100", taint_selectors=taints)))["TrainingRuntime"])[0]
-    assert pod["tolerations"] == [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, {"key": "maintenance", "operator": "Exists"}]
+    assert pod["tolerations"][1:] == [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, {"key": "maintenance", "operator": "Exists"}]
+
+
+@pytest.mark.parametrize("entry", [ALL_REDUCE, LOOPBACK, "diagnostics/dcgm-level4", TRAINING, "training/nemotron5-56b"])
+def test_the_gpu_pods_of_every_entry_tolerate_the_taints_of_the_nodes_chosen_for_them(entry: str) -> None:
+    """The pods are pinned to the nodes the certification chose: a GPU node taint (nvidia.com/gpu=present:NoSchedule
+    on GKE and many EKS pools) kept the training pods off every node, and each was blamed SchedulingBlocked."""
+    for platform in ("aws", "gcp", "azure"):
+        assert {"operator": "Exists"} in _gpu_pod_template(entry, platform, "h100")["spec"]["tolerations"], platform
 
 
 def test_batch_fallback_indexed_job_and_headless_service() -> None:
@@ -377,7 +385,7 @@ def test_render_workloads_carries_taint_selectors_and_the_gang_scheduler(tmp_pat
 def test_taint_selectors_of_the_run_target_and_the_priority_class() -> None:
     spec = run_spec(TRAINING, "aws", "h100").model_copy(update={"target": TargetSpec(taint_selectors=[TaintSelector(key="gpu-only")])})
     pod = pod_specs(by_kind(workload_manifests(spec, placement(TRAINING, "aws", "h100", priority_class="burn-in")))["TrainingRuntime"])[0]
-    assert pod["tolerations"] == [{"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"
+    assert pod["tolerations"] == [{"operator": "Exists"}, {"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"
 
 
 def test_objects_share_no_sub_objects() -> None:

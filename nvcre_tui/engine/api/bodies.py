@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from nvcre_tui.engine.api.resources import CategoryPhase, NodeFailureReason, Phase
+from nvcre_tui.engine.api.resources import CategoryPhase, ExclusionReason, NodeFailureReason, Phase
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP
 
 Raw = Mapping[str, Any]  # a raw body, or any part of one, not (yet) given a view
@@ -351,7 +351,7 @@ class AppliedOverride(TypedDict, total=False):
 
 class ExcludedNode(TypedDict, total=False):
     name: str
-    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
+    reason: ExclusionReason
     message: str
 
 

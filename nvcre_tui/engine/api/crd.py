@@ -39,7 +39,7 @@ INT_OR_STRING_BRANCHES = [{"type": "integer"}, {"type": "string"}]
 
 # The server shows only the first match of a column's JSONPath (filters take one comparison, no &&).
 # Controllers keep conditions in conditions.SHOWN_FIRST order, so this is Failed, else ValidationFailed (a Job
-# that ran and missed a threshold), else HardwareFailed, else InProgress or Succeeded; never BatchFallback.
+# that ran and missed a threshold), else HardwareFailed, else InProgress or Succeeded; never how it ran (conditions.HOW_RUN).
 STATUS_COLUMN = {
     "name": "Status", "type": "string", "jsonPath": '.status.conditions[?(@.status=="True")].type',
     "description": "The first True condition: Failed, ValidationFailed, HardwareFailed, InProgress or Succeeded",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import labels_of, meta_of, node_spec
+from nvcre_tui.engine.api.bodies import conditions_of, labels_of, meta_of, node_spec
 
 Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
@@ -23,6 +23,13 @@ def node_labels(node: Node) -> Mapping[str, str]:
 def is_cordoned(node: Node) -> bool:
     """spec.unschedulable."""
     return bool(node_spec(node).get("unschedulable"))
+
+
+def ready_status(node: Node) -> str | None:
+    """The Ready condition's status (True, False, Unknown); None when the Node has none (no kubelet reported yet)."""
+    conditions = conditions_of(node)
+    ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None) if isinstance(conditions, list) else None
+    return str(ready.get("status")) if ready is not None else None
 
 
 def node_taints(node: Node) -> list[Mapping[str, Any]]:

@@ -579,11 +579,15 @@ class AppliedOverride(WireModel):
     no_op: bool = False
 
 
+# Why discovery left a node out (planning/discovery.py says each in words).
+ExclusionReason = Literal["Cordoned", "NotReady", "PartitionedGPUs", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
+
+
 class ExcludedNode(WireModel):
     """A node left out before the run, and why."""
 
     name: str
-    reason: Literal["Cordoned", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
+    reason: ExclusionReason
     message: str = ""
 
 

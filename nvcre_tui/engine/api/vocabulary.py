@@ -57,6 +57,8 @@ LABEL_GPU_PRODUCT = "nvidia.com/gpu.product"
 LABEL_GPU_PRESENT = "nvidia.com/gpu.present"
 LABEL_GPU_COUNT = "nvidia.com/gpu.count"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
+LABEL_GPU_REPLICAS = "nvidia.com/gpu.replicas"  # time-slicing or MPS: each GPU advertised this many times
+RESOURCE_MIG_PREFIX = "nvidia.com/mig-"  # MIG slices under the mixed strategy: nvidia.com/mig-1g.10gb ...
 # GPU Feature Discovery's versions: the full label, its parts, and the deprecated parts older GFD writes.
 LABEL_CUDA_DRIVER = "nvidia.com/cuda.driver-version.full"
 LABEL_CUDA_DRIVER_PARTS = tuple(f"nvidia.com/cuda.driver-version.{part}" for part in ("major", "minor", "revision"))

@@ -4,12 +4,13 @@ sequentially). A failed category does not stop the others."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.bodies import certification_status, orchestration_of, run_status, workflow_spec, workflow_status
+from nvcre_tui.engine.api.bodies import certification_status, conditions_of, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import parse_time
@@ -80,7 +81,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status)
             busy.append(nodes)
         statuses.append(status)
-    await _summarise(ctx, cert, statuses, workflows, world, _batch_fallback(cert, workflows, world))
+    await _summarise(ctx, cert, statuses, workflows, world, _how_run(cert, workflows, world))
     return requeue
 
 
@@ -102,31 +103,18 @@ def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: 
 
 
 RENDER_MEMO = 512
-BATCH_FALLBACK = "BatchFallback"  # set by the Kubernetes runner on a WorkloadRun it ran as a batch/v1 Job
-
-
-def _batch_fallback(cert: Obj, workflows: dict[str, Obj], world: World) -> Obj | None:
-    """The BatchFallback condition of a started run of this certification, or None (TrainJobs, the simulator).
-    The runner decides once per engine, so the first started run of each Workflow tells."""
-    known = cond.find(certification_status(cert).get("conditions"), BATCH_FALLBACK)
-    if known and known.get("status") == "True":
-        return known
+def _how_run(cert: Obj, workflows: dict[str, Obj], world: World) -> list[Obj]:
+    """The HOW_RUN conditions (cond.HOW_RUN) of this certification's started runs: those it carries already, and the
+    first started run's of each Workflow (a runner decides once per engine)."""
+    found = {c["type"]: c for c in cond.how_run(certification_status(cert).get("conditions"))}
     for wf in workflows.values():
         for job in world.children_of(wf, "Job"):
             runs = [r for r in world.children_of(job, "WorkloadRun") if run_status(r).get("phase")]
             if runs:
-                found = cond.find(runs[0]["status"].get("conditions"), BATCH_FALLBACK)
-                if found and found.get("status") == "True":
-                    return found
+                for condition in cond.how_run(conditions_of(runs[0])):
+                    found.setdefault(condition["type"], condition)
                 break
-    return None
-
-
-def _with_fallback(conditions: list[Obj], fallback: Obj | None, now: str) -> list[Obj]:
-    if fallback is None:
-        return conditions
-    return cond.with_condition(conditions, BATCH_FALLBACK, True, fallback.get("reason") or "TrainerNotServed",
-                               fallback.get("message") or "", fallback.get("lastTransitionTime") or now)
+    return list(found.values())
 
 
 async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, total: int, status: Obj) -> None:
@@ -171,7 +159,7 @@ def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, wo
         return set()
 
 
-async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], world: World, fallback: Obj | None = None) -> None:
+async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], world: World, how: Sequence[Obj] = ()) -> None:
     done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
     passed = sum(1 for s in statuses if s["status"] == "Succeeded")
     failed_nodes = {f["name"] for wf in workflows.values() for f in blamed_nodes(wf, world.children_of(wf, "Job"))}
@@ -186,21 +174,21 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == "InProgress"]
         message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")
         conditions = cond.with_phase(certification_status(cert).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
-        conditions = _with_fallback(conditions, fallback, ctx.now())
+        conditions = cond.carried(conditions, how, ctx.now())
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
                                                      "startTime": certification_status(cert).get("startTime") or ctx.now()})
         return
     if any_failed:
-        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary, fallback)
+        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
     else:
-        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, fallback)
+        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
 
 
 async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None,
-                  fallback: Obj | None = None) -> None:
+                  how: Sequence[Obj] = ()) -> None:
     status: Obj = {
-        "conditions": _with_fallback(cond.with_phase(certification_status(cert).get("conditions"), phase, reason, message, ctx.now()),
-                                     fallback, ctx.now()),
+        "conditions": cond.carried(cond.with_phase(certification_status(cert).get("conditions"), phase, reason, message, ctx.now()),
+                                   how, ctx.now()),
         "completionTime": ctx.now(), "summary": summary or {"result": "FAILED"},
     }
     if statuses:

@@ -10,6 +10,12 @@ PHASE_TYPES = ("InProgress", "Succeeded", "Failed")
 # what the object is comes before how it ran (BatchFallback) and a missed threshold before the Succeeded it qualifies.
 SHOWN_FIRST = ("Failed", "ValidationFailed", "HardwareFailed", "InProgress", "Succeeded")
 
+# How runs were carried out when it was not as a reader would assume: set True by the runner on a WorkloadRun,
+# carried to its Job and Certification (`carried`) and named by the report. Type -> the reason when none was given.
+BATCH_FALLBACK = "BatchFallback"  # a batch/v1 Job ran the pods: Kubeflow Trainer is not installed
+SIMULATED = "Simulated"  # the simulated fleet played the run: no GPU ran it, its measurements are made up
+HOW_RUN: Mapping[str, str] = {BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"}
+
 
 def _shown_order(condition: Mapping[str, Any]) -> tuple[int, str]:
     kind = condition["type"]
@@ -74,3 +80,18 @@ def with_condition(conditions: Conditions | None, type_: str, status: bool, reas
     """An additive condition (ValidationFailed, HardwareFailed) set True or False."""
     kept = [c for c in conditions or [] if isinstance(c, dict)]  # malformed entries skipped, as in with_phase
     return sorted(_set(kept, type_, "True" if status else "False", reason, message, now), key=_shown_order)
+
+
+def how_run(conditions: Conditions | None) -> list[Obj]:
+    """The HOW_RUN conditions True among `conditions`."""
+    return [c for kind in HOW_RUN if (c := find(conditions, kind)) is not None and c.get("status") == "True"]
+
+
+def carried(conditions: Conditions | None, sources: Sequence[Obj], now: str) -> list[Obj]:
+    """`conditions` with each HOW_RUN condition of `sources` set True (its message, and when it was first seen)."""
+    result = [c for c in conditions or [] if isinstance(c, dict)]
+    for source in sources:
+        kind = source["type"]
+        result = with_condition(result, kind, True, str(source.get("reason") or HOW_RUN[kind]), str(source.get("message") or ""),
+                                str(source.get("lastTransitionTime") or now))
+    return result

@@ -304,10 +304,8 @@ async def _finish(
         conditions = cond.with_condition(conditions, "HardwareFailed", True, reason, message, now)
     if validation:
         conditions = cond.with_condition(conditions, "ValidationFailed", validation_failed, validation[0], validation[1], now)
-    fallback = cond.find(conditions_of(run), "BatchFallback")
-    if fallback and fallback.get("status") == "True":  # the runner used batch/v1 instead of Kubeflow Trainer: the report says so
-        conditions = cond.with_condition(conditions, "BatchFallback", True, fallback.get("reason") or "TrainerNotServed",
-                                         fallback.get("message") or "", now)
+    # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet): the report says so
+    conditions = cond.carried(conditions, cond.how_run(conditions_of(run)), now)
     status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None, "completionTime": now}
     if measured is not None and measured.measurements:
         status["measurements"] = measured.measurements

@@ -71,6 +71,7 @@ class LeaseState:
     renewed: str | None
     held_seconds: float | None
     renewed_seconds_ago: float | None
+    renewal: str | None = None  # `renewed 4s ago`, or that the holder's clock runs ahead (LeaseHolder.renewal)
 
 
 @dataclass
@@ -165,6 +166,7 @@ def _lease_state(holder: LeaseHolder | None, now: datetime) -> LeaseState | None
         format_time(holder.renewed) if holder.renewed else None,
         (now - holder.acquired).total_seconds() if holder.acquired else None,
         (now - holder.renewed).total_seconds() if holder.renewed else None,
+        holder.renewal(now),
     )
 
 

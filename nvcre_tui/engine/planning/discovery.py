@@ -1,8 +1,10 @@
 """Which nodes a category runs on: target selection, then the exclusions that make a run INCOMPLETE.
 
 Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
-GPU nodes only -> drop cordoned (excluded, reported) -> majority GPU architecture (others excluded) ->
-GPU capacity (nodes short of GPUs excluded) -> sort by name.
+GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, reported; NODE_EXCLUSIONS) ->
+majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> sort by name.
+The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
+or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints
-from nvcre_tui.engine.api.resources import ExcludedNode
+from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
+from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
-from nvcre_tui.engine.planning.platform import allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture
+from nvcre_tui.engine.planning.platform import (
+    allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
+)
 
 _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
     "In": lambda labels, req: labels.get(req.key) in (req.values or []),
@@ -26,6 +30,8 @@ _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], boo
 LEFT_TARGET = "LeftTarget"  # excluded by the Workflow controller: a node a sibling category ran on, no longer found
 EXCLUSION_TEXT = {
     "Cordoned": "cordoned (spec.unschedulable)",
+    "NotReady": "not Ready (its kubelet reports the node unusable)",
+    "PartitionedGPUs": "GPUs partitioned (MIG) or shared (time-slicing, MPS)",
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
     "LeftTarget": "ran in another category and no longer matches the target",
@@ -95,16 +101,42 @@ def is_gpu_node(node: Node) -> bool:
     return node_labels(node).get(LABEL_GPU_PRESENT) == "true"
 
 
+def _not_ready(node: Node) -> str | None:
+    status = ready_status(node)
+    # None: no kubelet has reported (a Node registered by hand, as on an API server alone): kept, as the reference does
+    return None if status in (None, "True") else f"Ready condition {status}"
+
+
+# Exclusions of a single node, in order: reason -> why this node (None: not excluded).
+NODE_EXCLUSIONS: tuple[tuple[ExclusionReason, Callable[[Node], str | None]], ...] = (
+    ("Cordoned", lambda node: EXCLUSION_TEXT["Cordoned"] if is_cordoned(node) else None),
+    ("NotReady", _not_ready),
+    ("PartitionedGPUs", partitioned_gpus),
+)
+
+
+def node_exclusion(node: Node) -> ExcludedNode | None:
+    """The first NODE_EXCLUSIONS that drops this node, or None."""
+    for reason, why in NODE_EXCLUSIONS:
+        if (message := why(node)) is not None:
+            return ExcludedNode(name=node_name(node), reason=reason, message=message)
+    return None
+
+
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int]) -> Discovery:
     """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request.
 
     Raises PlatformError when the selected nodes span several platforms.
     """
     selected = sorted((n for n in nodes if matches_target(n, target) and is_gpu_node(n)), key=node_name)
-    excluded = [
-        ExcludedNode(name=node_name(n), reason="Cordoned", message=EXCLUSION_TEXT["Cordoned"]) for n in selected if is_cordoned(n)
-    ]
-    schedulable = [n for n in selected if not is_cordoned(n)]
+    excluded: list[ExcludedNode] = []
+    schedulable = []
+    for node in selected:
+        exclusion = node_exclusion(node)
+        if exclusion is None:
+            schedulable.append(node)
+        else:
+            excluded.append(exclusion)
     if not schedulable:
         return Discovery(nodes=[], excluded=excluded)
     architecture = majority_architecture(schedulable) or "unknown"

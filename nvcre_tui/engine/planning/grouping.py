@@ -44,9 +44,9 @@ def chunk(names: Sequence[str], size: int) -> list[Group]:
 
 def domains_of(nodes: Sequence[Node], topology_key: str) -> dict[str, list[str]]:
     """Node names by topology label value, sorted; PartitionError names nodes without the label."""
-    missing = [node_name(n) for n in nodes if topology_key not in node_labels(n)]
+    missing = [node_name(n) for n in nodes if not node_labels(n).get(topology_key)]  # an empty value names no domain
     if missing:
-        raise PartitionError(f"nodes without label {topology_key}: {listed(missing)}")
+        raise PartitionError(f"nodes without label {topology_key} (or with an empty value): {listed(missing)}")
     domains: dict[str, list[str]] = {}
     for node in sorted(nodes, key=node_name):
         domains.setdefault(node_labels(node)[topology_key], []).append(node_name(node))

@@ -14,8 +14,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (
-    FORGE_SITE_LABEL, LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_HOSTNAME, NSCALE_RDMA_RESOURCE, RACK_TOPOLOGY_KEYS, RESOURCE_GPU,
-    TOGETHER_WORKER_LABEL,
+    FORGE_SITE_LABEL, LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_GPU_REPLICAS, LABEL_HOSTNAME, NSCALE_RDMA_RESOURCE, RACK_TOPOLOGY_KEYS,
+    RESOURCE_GPU, RESOURCE_MIG_PREFIX, TOGETHER_WORKER_LABEL,
 )
 from nvcre_tui.engine.units import parse_quantity
 
@@ -149,6 +149,36 @@ def allocatable_gpus(node: Node) -> int | None:
         return int(parse_quantity(value))
     except ValueError:
         return None
+
+
+def partitioned_gpus(node: Node) -> str | None:
+    """How a node's GPUs are not whole GPUs (MIG slices, time-slicing or MPS replicas), or None. A run on them
+    measures a slice or a share, never the node: GFD names the product `...-MIG-<profile>` (single strategy) or
+    `...-SHARED`, sets nvidia.com/gpu.replicas, and the mixed strategy advertises nvidia.com/mig-* resources."""
+    labels = node_labels(node)
+    product = str(labels.get(LABEL_GPU_PRODUCT) or "")
+    if "-MIG-" in product.upper():
+        return f"MIG slices, not whole GPUs ({LABEL_GPU_PRODUCT}={product})"
+    if product.upper().endswith("-SHARED"):
+        return f"shared GPUs ({LABEL_GPU_PRODUCT}={product})"
+    try:
+        replicas = int(str(labels.get(LABEL_GPU_REPLICAS) or "1"))
+    except ValueError:
+        replicas = 1
+    if replicas > 1:
+        return f"each GPU shared {replicas} ways ({LABEL_GPU_REPLICAS}={replicas})"
+    slices = sorted(key for key, value in _section(node, "status", "allocatable").items()
+                    if str(key).startswith(RESOURCE_MIG_PREFIX) and _quantity(value))
+    if slices:
+        return f"MIG slices, not whole GPUs ({', '.join(slices[:3])}{' ...' if len(slices) > 3 else ''} allocatable)"
+    return None
+
+
+def _quantity(value: Any) -> float:
+    try:
+        return float(parse_quantity(value)) if not isinstance(value, bool) else 0.0
+    except (ValueError, TypeError):
+        return 0.0
 
 
 def fleet_summary(nodes: Sequence[Node]) -> dict[str, str]:

@@ -2,7 +2,8 @@
 nodes by the label intra-rack and diagnose group them by (`nvidia.com/gpu.clique`), counting those discovery excludes.
 
 Read with the same rules as discovery (engine/planning/discovery.py and platform.py), so what this says is what
-a run would do: GPU nodes are those labelled `nvidia.com/gpu.present=true`; cordoned ones are excluded.
+a run would do: GPU nodes are those labelled `nvidia.com/gpu.present=true`; cordoned ones, those not Ready and those
+whose GPUs are partitioned are excluded (discovery.NODE_EXCLUSIONS).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
-from nvcre_tui.engine.planning.discovery import is_gpu_node
+from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
                                                 majority_architecture)
 
@@ -55,6 +56,7 @@ class Survey:
     topology_key_detected: bool         # False: given by --topology-key
     products: list[Product] = field(default_factory=list)
     domains: list[Domain] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)  # GPU nodes discovery leaves out, by reason (Cordoned, NotReady, ...)
 
     def to_json(self) -> dict[str, Any]:
         """The survey as `cluster info -o json|yaml` prints it (camelCase, as the API's fields)."""
@@ -64,6 +66,7 @@ class Survey:
             "gpuArchitecture": self.architecture, "topologyKey": self.topology_key, "topologyKeyDetected": self.topology_key_detected,
             "products": [{"product": p.product, "architecture": p.architecture, "nodes": p.nodes, "gpus": p.gpus} for p in self.products],
             "domains": [{"name": d.name, "nodes": d.nodes, "gpus": d.gpus, "cordoned": d.cordoned} for d in self.domains],
+            "excluded": dict(self.excluded),
         }
 
 
@@ -71,7 +74,8 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
     """The fleet's platform, products and domains by `key` (None: the clique label, as intra-rack and diagnose)."""
     everything = list(nodes)
     gpu = sorted((n for n in everything if is_gpu_node(n)), key=node_name)
-    schedulable = [n for n in gpu if not is_cordoned(n)]
+    exclusions = {node_name(n): exclusion.reason for n in gpu if (exclusion := node_exclusion(n)) is not None}
+    schedulable = [n for n in gpu if node_name(n) not in exclusions]
     counted = schedulable or gpu  # a fleet cordoned whole is still described
     problem = None
     try:
@@ -80,8 +84,8 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
         platform, problem = ("unknown" if not counted else "heterogeneous"), str(error)
     architecture = majority_architecture(counted)
     chosen = key or LABEL_GPU_CLIQUE
-    return Survey(len(everything), len(gpu), len(gpu) - len(schedulable), platform, problem, architecture, chosen, key is None,
-                  _products(gpu), _domains(gpu, chosen))
+    return Survey(len(everything), len(gpu), sum(1 for n in gpu if is_cordoned(n)), platform, problem, architecture, chosen, key is None,
+                  _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())))
 
 
 def _products(gpu: list[Node]) -> list[Product]:

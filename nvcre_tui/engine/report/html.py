@@ -174,6 +174,8 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     if report.get("workloadFallback"):
         summary.insert(7, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
+    if report.get("simulated"):
+        summary.insert(1, ("Workloads", f"simulated: {report['simulated']}"))
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
              f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
 from nvcre_tui.engine.report.text import category_titles, failure_text
 
 Obj = dict[str, Any]
@@ -19,9 +20,12 @@ def render_junit(reports: Sequence[Obj]) -> str:
     suites = ET.Element("testsuites")
     for report in reports:
         suite = ET.SubElement(suites, "testsuite", name=report["name"])
-        if report.get("workloadFallback"):  # the suite's header: the workloads were batch/v1 Jobs, not TrainJobs
+        # the suite's header: how the workloads ran, when not as a reader assumes (batch/v1 Jobs, the simulated fleet)
+        told = [(key, report[key]) for key, _ in HOW_RUN_FIELDS.values() if report.get(key)]
+        if told:
             properties = ET.SubElement(suite, "properties")
-            ET.SubElement(properties, "property", name="workloadFallback", value=report["workloadFallback"])
+            for key, value in told:
+                ET.SubElement(properties, "property", name=key, value=value)
         failures = errors = 0
         for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
             case = ET.SubElement(suite, "testcase", name=title.split("/", 1)[1], classname=f"{report['name']}.{category['domain']}",

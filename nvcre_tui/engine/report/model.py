@@ -199,16 +199,20 @@ def category_report(category: CategoryView) -> Obj:
     return row
 
 
-BATCH_FALLBACK = "BatchFallback"  # the Certification / Job condition the Kubernetes runner's choice leaves
+# The report field each HOW_RUN condition fills (additive and optional: absent when the runs went as a reader assumes),
+# and what it says when the condition has no message.
+HOW_RUN_FIELDS = {cond.BATCH_FALLBACK: ("workloadFallback", "ran as batch/v1 Jobs: Kubeflow Trainer is not installed"),
+                  cond.SIMULATED: ("simulated", "played by nvcre's simulated fleet: no GPU ran it, its measurements are made up")}
 
 
-def workload_fallback(objects: Sequence[Obj]) -> str | None:
-    """Why the workloads ran as batch/v1 Jobs instead of Kubeflow Trainer TrainJobs (None: they did not)."""
+def how_run_fields(objects: Sequence[Obj]) -> Obj:
+    """The report fields of the HOW_RUN conditions the objects (Certification, Jobs) carry, first found wins."""
+    fields: Obj = {}
     for obj in objects:
-        found = cond.find(conditions_of(obj), BATCH_FALLBACK)
-        if found and found.get("status") == "True":
-            return str(found.get("message") or "ran as batch/v1 Jobs: Kubeflow Trainer is not installed")
-    return None
+        for condition in cond.how_run(conditions_of(obj)):
+            key, default = HOW_RUN_FIELDS[condition["type"]]
+            fields.setdefault(key, str(condition.get("message") or default))
+    return fields
 
 
 def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Obj:
@@ -230,7 +234,6 @@ def report_of(view: CertificationView) -> Obj:
     result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
     if result == "RUNNING" and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
         result = "FAILED"
-    fallback = workload_fallback([cert, *(job for category in view.categories for job in category.jobs)])
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),
@@ -245,6 +248,5 @@ def report_of(view: CertificationView) -> Obj:
         "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),
         "result": result,
     }
-    if fallback:  # additive and optional: absent when the workloads ran on Kubeflow Trainer (or the simulator)
-        report["workloadFallback"] = fallback
+    report.update(how_run_fields([cert, *(job for category in view.categories for job in category.jobs)]))
     return report

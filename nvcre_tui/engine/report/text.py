@@ -161,13 +161,17 @@ def _diagnose_rows(state: Obj) -> list[str]:
     return rows
 
 
+# The header line of each report/model.HOW_RUN_FIELDS field present.
+HOW_RUN_SHOWN = {"workloadFallback": "batch/v1 fallback (no Kubeflow Trainer)",
+                 "simulated": "simulated (no GPU ran them: made-up measurements)"}
+
+
 def render_text(report: Obj) -> str:
     """The full report."""
     lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
     lines += [f"  {_field('Name', report['name'])}", f"  {_field('Platform', report.get('platform') or 'unknown')}",
               f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', report.get('totalNodes'))}"]
-    if report.get("workloadFallback"):
-        lines.append(f"  {_field('Workloads', 'batch/v1 fallback (no Kubeflow Trainer)')}")
+    lines += [f"  {_field('Workloads', shown)}" for key, shown in HOW_RUN_SHOWN.items() if report.get(key)]
     excluded = report.get("excludedNodes") or []
     if excluded:
         lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")

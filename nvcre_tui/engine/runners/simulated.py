@@ -13,8 +13,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import run_status
+from nvcre_tui.engine.api.bodies import conditions_of, run_status
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
+from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
@@ -61,6 +62,12 @@ class SimulatedRunner:
         self.nccl_layout, self.nccl_strip_hash = choice.choice(sorted(LAYOUTS)), choice.random() < 0.25
 
     @property
+    def simulated_message(self) -> str:
+        """What a run's Simulated condition says."""
+        return (f"played by nvcre's simulated fleet (scenario {self.scenario.name}, seed {self.scenario.seed}): "
+                "no GPU ran it, its measurements are made up")
+
+    @property
     def writes(self) -> int:
         """Store writes by the runner and its fleet (the engine settles when this stops moving)."""
         return self._own_writes + self.fleet.writes
@@ -98,7 +105,10 @@ class SimulatedRunner:
         if state.get("phase") not in ("Scheduling", "Running"):
             plan = await self._plan(spec, run, now)
             patch: Obj = {"phase": "Scheduling", "pendingSince": format_time(now), "nodes": list(spec.nodes),
-                          "message": f"scheduling {len(spec.nodes)} pod(s)"}
+                          "message": f"scheduling {len(spec.nodes)} pod(s)",
+                          # a report read apart from the console must not pass for one of a real GPU fleet
+                          "conditions": with_condition(conditions_of(run), SIMULATED, True, HOW_RUN[SIMULATED],
+                                                       self.simulated_message, format_time(now))}
             patch.update(_blocked(plan))
             updated = await self._patch(run, patch)
             if updated is None:

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.clock import Clock, format_time
-from nvcre_tui.engine.controllers.conditions import with_condition
+from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -46,9 +46,7 @@ Obj = dict[str, Any]
 FINISHED = ("Succeeded", "Failed")
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
 
-# The condition a run (and its Job) carries when it ran on the batch/v1 fallback instead of Kubeflow Trainer.
-BATCH_FALLBACK = "BatchFallback"
-FALLBACK_REASON = "TrainerNotServed"
+# What the run's BatchFallback condition (controllers/conditions.HOW_RUN) says.
 FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
                     "ran as a batch/v1 Indexed Job with a headless Service")
 
@@ -60,7 +58,7 @@ FALLBACK_NEEDS: tuple[tuple[str | None, tuple[int, int], str], ...] = (
     ("mpi", (1, 31), "batch/v1 Job successPolicy"),
 )
 
-__all__ = ["KubernetesRunner", "BATCH_FALLBACK"]
+__all__ = ["KubernetesRunner"]
 
 
 class KubernetesRunner:
@@ -189,7 +187,7 @@ class KubernetesRunner:
                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
         if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
             patch["conditions"] = with_condition(conditions_of(run), BATCH_FALLBACK, True,
-                                                 FALLBACK_REASON, FALLBACK_MESSAGE, now)
+                                                 HOW_RUN[BATCH_FALLBACK], FALLBACK_MESSAGE, now)
         return await self._patch(run, patch)
 
     async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],

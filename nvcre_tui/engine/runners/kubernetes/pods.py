@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
+from nvcre_tui.engine.api.nodes import ready_status
 from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
 
 Obj = dict[str, Any]
@@ -206,9 +207,9 @@ def not_ready_nodes(nodes: Iterable[Obj | None], names: Sequence[str]) -> dict[s
         if node is None:
             found[name] = "gone"
             continue
-        ready = next((c for c in conditions_of(node) if c.get("type") == "Ready"), None)
-        if ready is not None and ready.get("status") != "True":
-            found[name] = "NotReady" if ready.get("status") == "False" else "Unknown"
+        ready = ready_status(node)
+        if ready not in (None, "True"):
+            found[name] = "NotReady" if ready == "False" else "Unknown"
     return found
 
 

@@ -1,0 +1,107 @@
+"""Nodes a run could only fail on are left out before it, named with their reason, never planned and blamed:
+a Node its kubelet reports not Ready, and one whose GPUs are MIG slices or shared replicas (a run would measure a
+slice, not the node). A Node no kubelet has reported on (registered by hand, as on an API server alone) is kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.planning.discovery import discover
+from nvcre_tui.engine.planning.grouping import PartitionError, domains_of
+
+H100 = "NVIDIA-H100-80GB-HBM3"
+CERT = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: exclusions}
+spec:
+  target: {}
+  categories: [{domain: communication, variant: nccl-all-reduce}]
+"""
+
+
+def node(name: str, *, product: str = H100, ready: str | None = "True", labels: dict[str, str] | None = None,
+         allocatable: dict[str, str] | None = None, cordoned: bool = False) -> dict[str, Any]:
+    status: dict[str, Any] = {"allocatable": allocatable or {"nvidia.com/gpu": "8"}}
+    if ready is not None:
+        status["conditions"] = [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": ready}]
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": product,
+                                                  "nvidia.com/gpu.clique": "c1", **(labels or {})}},
+            "spec": {"providerID": f"aws:///us-east-1a/i-{name}", **({"unschedulable": True} if cordoned else {})},
+            "status": status}
+
+
+FLEET = [
+    node("n-ok"),
+    node("n-unregistered", ready=None),  # no kubelet yet: kept
+    node("n-down", ready="False"),
+    node("n-unreachable", ready="Unknown"),
+    node("n-mig-single", product=f"{H100}-MIG-1g.10gb", allocatable={"nvidia.com/gpu": "56"}),
+    node("n-mig-mixed", labels={"nvidia.com/mig.strategy": "mixed"},
+         allocatable={"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"}),
+    node("n-mixed-whole", labels={"nvidia.com/mig.strategy": "mixed"},
+         allocatable={"nvidia.com/gpu": "8", "nvidia.com/mig-1g.10gb": "0"}),  # mixed strategy, MIG off: whole GPUs
+    node("n-shared", product=f"{H100}-SHARED", allocatable={"nvidia.com/gpu": "32"}),
+    node("n-replicas", labels={"nvidia.com/gpu.replicas": "4"}, allocatable={"nvidia.com/gpu": "32"}),
+    node("n-cordoned", cordoned=True, ready="False"),  # one reason per node: the first
+]
+
+
+def test_each_node_a_run_could_only_fail_on_is_excluded_with_its_reason() -> None:
+    found = discover(FLEET, TargetSpec(), lambda platform, arch: 8)
+    assert found.names == ["n-mixed-whole", "n-ok", "n-unregistered"]
+    reasons = {e.name: e.reason for e in found.excluded}
+    assert reasons == {"n-down": "NotReady", "n-unreachable": "NotReady", "n-mig-single": "PartitionedGPUs",
+                       "n-mig-mixed": "PartitionedGPUs", "n-shared": "PartitionedGPUs", "n-replicas": "PartitionedGPUs",
+                       "n-cordoned": "Cordoned"}
+    messages = {e.name: e.message for e in found.excluded}
+    assert messages["n-unreachable"] == "Ready condition Unknown"
+    assert "nvidia.com/mig-1g.10gb" in messages["n-mig-mixed"] and "shared 4 ways" in messages["n-replicas"]
+    assert "2 not Ready" in (found.exclusion_reason() or "")
+
+
+def test_a_render_names_them_and_plans_none_of_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": FLEET}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    code = main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rendered = json.dumps(json.loads(out))
+    for name in ("n-down", "n-unreachable", "n-mig-single", "n-mig-mixed", "n-shared", "n-replicas"):
+        assert f'"name": "{name}", "reason"' in rendered, name
+
+
+def test_cluster_info_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": FLEET}))
+    assert main(["cluster", "info", "--nodes", str(nodes), "-o", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["excluded"] == {"Cordoned": 1, "NotReady": 2, "PartitionedGPUs": 4} and found["cordoned"] == 1
+    assert main(["cluster", "info", "--nodes", str(nodes)]) == 0
+    assert "10 with GPUs, 1 cordoned, 2 not Ready, 4 with partitioned GPUs (excluded)" in capsys.readouterr().out
+
+
+def test_run_category_reads_the_product_of_the_nodes_it_would_use() -> None:
+    """A cordoned node of another product made `run --category` refuse the whole fleet."""
+    from nvcre_tui.cli.run import _gpu_product
+    from nvcre_tui.engine.errors import InputError
+
+    a100 = node("a-1", product="NVIDIA-A100-SXM4-80GB", cordoned=True)
+    assert _gpu_product([node("h-1"), node("h-2"), a100]) == H100
+    with pytest.raises(InputError, match="2 products"):  # both usable: still refused
+        _gpu_product([node("h-1"), {**a100, "spec": {}}])
+
+
+def test_an_empty_clique_value_is_no_clique() -> None:
+    nodes = [node("g-1"), node("g-2", labels={"nvidia.com/gpu.clique": ""})]
+    with pytest.raises(PartitionError, match="g-2"):
+        domains_of(nodes, "nvidia.com/gpu.clique")

@@ -105,3 +105,19 @@ def test_an_empty_clique_value_is_no_clique() -> None:
     nodes = [node("g-1"), node("g-2", labels={"nvidia.com/gpu.clique": ""})]
     with pytest.raises(PartitionError, match="g-2"):
         domains_of(nodes, "nvidia.com/gpu.clique")
+
+
+def test_a_node_reporting_fewer_efa_devices_than_a_pod_asks_is_left_out_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NCCL on AWS H100 asks 32 EFA devices per pod: a p4d node has 4, its pod never schedules and the node was
+    blamed SchedulingBlocked. A node reporting none (its device plugin may be restarting) is kept, as for GPUs."""
+    fleet = [node("p5-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+             node("p4d-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}),
+             node("starting-1", allocatable={"nvidia.com/gpu": "8"})]
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
+    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    [excluded] = workflow["status"]["orchestration"]["excludedNodes"]
+    assert excluded == {"name": "p4d-1", "reason": "InsufficientResources", "message": "4 vpc.amazonaws.com/efa allocatable, 32 requested"}

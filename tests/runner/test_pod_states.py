@@ -129,3 +129,31 @@ def test_workers_killed_after_the_result_succeeded_do_not_fail_the_run() -> None
     assert verdict([result, killed]).phase == "Succeeded"
     earlier = pod(1, "Failed", containers=terminated(1, "Error", finished="2026-01-01T00:09:00Z"))
     assert verdict([result, earlier]).phase == "Failed"
+
+
+def _gpu_node(name: str, gpus: str = "8", taints: list[Obj] | None = None) -> Obj:
+    return {"metadata": {"name": name}, "spec": {"taints": taints or []},
+            "status": {"allocatable": {"nvidia.com/gpu": gpus, "cpu": "96", "memory": "1Ti"}}}
+
+
+def _waiting_for_the_gang(index: int) -> Obj:
+    """A pod a gang scheduler holds back: not placed, Unschedulable, asking for 8 GPUs."""
+    found = pod(index, "Pending", node=None, containers=[], conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "gang of 2 cannot be placed"}])
+    found["spec"]["containers"] = [{"name": "node", "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8", "cpu": "64"}}}]
+    return found
+
+
+def test_with_no_pod_placed_only_a_member_whose_node_could_not_take_its_pod_is_blocked() -> None:
+    """A gang scheduler places all or none: one node whose device plugin reports no GPUs held back the whole group,
+    and every member was blamed SchedulingBlocked. Only that node is; with none such, nobody is."""
+    pods = [_waiting_for_the_gang(0), _waiting_for_the_gang(1)]
+    nodes = {"n1": _gpu_node("n1"), "n2": _gpu_node("n2", gpus="0")}
+    found = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={}, nodes=nodes)
+    assert (found.phase, found.reason, found.blocked) == ("Scheduling", "Unschedulable", ("n2",))
+    assert "n2: 0 nvidia.com/gpu allocatable, 8 requested" in found.message
+    healthy = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={}, nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2")})
+    assert (healthy.phase, healthy.reason, healthy.blocked) == ("Scheduling", "Unschedulable", ())  # busy, or asked too much: nobody
+    tainted = {"n1": _gpu_node("n1"), "n2": _gpu_node("n2", taints=[{"key": "maintenance", "value": "true", "effect": "NoSchedule"}])}
+    found = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={}, nodes=tainted)
+    assert found.blocked == ("n2",) and "taint maintenance=true:NoSchedule not tolerated" in found.message

@@ -580,7 +580,8 @@ class AppliedOverride(WireModel):
 
 
 # Why discovery left a node out (planning/discovery.py says each in words).
-ExclusionReason = Literal["Cordoned", "NotReady", "PartitionedGPUs", "OtherGPUArchitecture", "InsufficientGPUs", "NotGPUNode", "LeftTarget"]
+ExclusionReason = Literal["Cordoned", "NotReady", "PartitionedGPUs", "OtherGPUArchitecture", "InsufficientGPUs", "InsufficientResources",
+                          "NotGPUNode", "LeftTarget"]
 
 
 class ExcludedNode(WireModel):

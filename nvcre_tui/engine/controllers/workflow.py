@@ -8,9 +8,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from pydantic import ValidationError
+
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of, workflow_status
+from nvcre_tui.engine.api.fit import extended_amounts
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -131,7 +135,11 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     target = TargetSpec.model_validate(orch_spec.get("target") or {})
     gpus = int(run.get("gpusPerNode") or 1)
     try:
-        found = discover(world.nodes, target, lambda platform, arch: gpus)
+        devices = extended_amounts(WorkloadRunSpec.model_validate(run))
+    except ValidationError:  # validated when the Workflow was made; a later edit only loses this check
+        devices = {}
+    try:
+        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: devices)
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return

@@ -2,7 +2,8 @@
 
 Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
 GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, reported; NODE_EXCLUSIONS) ->
-majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> sort by name.
+majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> the other resources
+a pod asks for (EFA, NICs: a node reporting fewer excluded) -> sort by name.
 The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
 or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
 """
@@ -13,9 +14,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
+from nvcre_tui.engine.api.fit import shortfalls
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, RESOURCE_GPU
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
@@ -34,6 +36,7 @@ EXCLUSION_TEXT = {
     "PartitionedGPUs": "GPUs partitioned (MIG) or shared (time-slicing, MPS)",
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
+    "InsufficientResources": "fewer allocatable devices (EFA, NICs ...) than a pod requests",
     "LeftTarget": "ran in another category and no longer matches the target",
 }
 
@@ -123,8 +126,10 @@ def node_exclusion(node: Node) -> ExcludedNode | None:
     return None
 
 
-def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int]) -> Discovery:
-    """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request.
+def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int],
+             devices_needed: Callable[[str, str], Mapping[str, str]] | None = None) -> Discovery:
+    """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request,
+    `devices_needed` the pod's other extended resources (EFA, NICs ...).
 
     Raises PlatformError when the selected nodes span several platforms.
     """
@@ -149,12 +154,16 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
         else:
             same_arch.append(node)
     needed = gpus_needed(platform, architecture)
+    devices = {name: amount for name, amount in (devices_needed(platform, architecture) if devices_needed else {}).items()
+               if name != RESOURCE_GPU}
     eligible = []
     for node in same_arch:
         have = allocatable_gpus(node)
         # A missing or zero count is kept: the device plugin may be restarting (reference A.3).
         if have and have < needed:
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
+        elif short := shortfalls(node, devices, missing_is_short=False):  # a missing count is kept, as for GPUs
+            excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientResources", message="; ".join(short)))
         else:
             eligible.append(node)
     excluded.sort(key=lambda item: item.name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.nodes import Node, node_labels
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import (
@@ -150,6 +151,14 @@ def _gpus_needed(catalog: Catalog, user: CategoryOptions):  # noqa: ANN202 - a s
     return needed
 
 
+def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions):  # noqa: ANN202 - as _gpus_needed
+    def needed(platform: str, architecture: str) -> dict[str, str]:
+        spec, _ = render_run_spec(entry, resolve_options(catalog, entry, user, platform, architecture), platform, architecture, 1)
+        return extended_amounts(spec)
+
+    return needed
+
+
 def render_category(cert: Certification, index: int, nodes: Sequence[Node], catalog: Catalog) -> RenderedCategory:
     """Render category `index` of `cert` on `nodes`; RenderError when it cannot run there."""
     category = cert.spec.categories[index]
@@ -158,7 +167,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         raise RenderError(f"unknown category {category.key}", "variant")
     user = cert.spec.category_options(index)
     try:
-        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user))
+        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user))
     except PlatformError as error:
         raise RenderError(str(error)) from None
     if not found.nodes:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU, RESOURCE_NIC
+from nvcre_tui.engine.api.vocabulary import RESOURCE_NIC
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.names import config_key_problem
 from nvcre_tui.engine.workloads.placement import Placement, kept_name
@@ -31,21 +32,6 @@ def env_list(spec: WorkloadRunSpec, extra: list[Obj] | None = None) -> list[Obj]
     env = [{"name": var.name, "value": var.value} for var in spec.env or []]
     taken = {item["name"] for item in env}
     return env + [item for item in extra or [] if item["name"] not in taken]
-
-
-def _amount(value: int | str) -> str | None:
-    text = str(value).strip()
-    return None if text in ("", "0") else text
-
-
-def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
-    """GPU, NIC, EFA, RDMA ... amounts per node; a 0 means "do not request" (mlnxPerNode=0 opts out)."""
-    amounts = {name: text for name, value in (spec.extended_resources or {}).items() if (text := _amount(value))}
-    if RESOURCE_GPU not in amounts and spec.gpus_per_node:
-        amounts[RESOURCE_GPU] = str(spec.gpus_per_node)
-    if spec.nic_resource_name and spec.mlnx_per_node:
-        amounts.setdefault(spec.nic_resource_name, str(spec.mlnx_per_node))
-    return dict(sorted(amounts.items()))
 
 
 def requested_nics(spec: WorkloadRunSpec) -> int:

@@ -7,7 +7,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, LABEL_JOB, LABEL_MANAGED_BY, LABEL_ROLE
-from nvcre_tui.engine.workloads.container import extended_amounts, pod_claims, requested_nics, volumes
+from nvcre_tui.engine.api.fit import extended_amounts
+from nvcre_tui.engine.workloads.container import pod_claims, requested_nics, volumes
 from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
 from nvcre_tui.engine.workloads.placement import Placement
 

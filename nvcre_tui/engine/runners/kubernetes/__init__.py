@@ -149,7 +149,8 @@ class KubernetesRunner:
         nodes = [await self._node(name) for name in members]
         launcher = trainer and spec.framework.kind == "mpi"
         verdict = judge(pods, members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
-                        was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer))
+                        was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
+                        nodes=dict(zip(members, nodes, strict=True)))
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
             self._result_pods[run["metadata"].get("uid", "")] = result

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
+from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
 from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
 
@@ -137,9 +138,11 @@ POD_MAKERS = {True: "Kubeflow Trainer's controller and JobSet's", False: "the Jo
 
 
 def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
-          not_ready: Mapping[str, str], trainer: bool | None = None) -> Verdict:
+          not_ready: Mapping[str, str], trainer: bool | None = None,
+          nodes: Mapping[str, Obj | None] | None = None) -> Verdict:
     """The run's phase from its pods. `expected`: how many pods the workload makes; `was_running`: the run
-    was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status."""
+    was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status;
+    `nodes`: the members' Node objects (None: gone), to tell which could not take a pod when none was placed."""
     live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
     if (pulled := _image_pull(live)) is not None:
         return pulled
@@ -170,9 +173,15 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     unschedulable = [cond for pod in live if (cond := _conditions(pod).get("PodScheduled"))
                      and cond.get("status") == "False" and cond.get("reason") == "Unschedulable"]
     if unschedulable:
-        blocked = tuple(node for node in members if node not in placed) or tuple(members)
         message = _short(unschedulable[0].get("message") or "no node could take the pods")
-        return Verdict("Scheduling", "Unschedulable", message, blocked=blocked)
+        if placed:
+            return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(node for node in members if node not in placed))
+        # None placed (a gang scheduler places all or none): only a member whose own Node could not take its pod is
+        # blocked; the others waited for it. None such: the cluster is busy or the pods ask for what no node has.
+        unfit = _unfit(live, members, nodes or {})
+        if unfit:
+            message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(unfit.items())[:3])})")
+        return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))
     running = [pod for pod in live if pod_status(pod).get("phase") == "Running"]
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
@@ -180,6 +189,14 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         makers = POD_MAKERS.get(trainer) if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
         return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
     return _not_started(live, running, expected)
+
+
+def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None]) -> dict[str, str]:
+    """member -> why its Node could never take the run's GPU pod (api/fit.py), for members whose Node says so."""
+    gpu_pod = next((pod_spec(pod) for pod in live if labels_of(pod).get(LABEL_ROLE) == "node"), None)
+    if gpu_pod is None:
+        return {}
+    return {name: why for name in members if (node := nodes.get(name)) is not None and (why := cannot_host(node, gpu_pod))}
 
 
 def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int) -> Verdict:

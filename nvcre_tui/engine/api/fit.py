@@ -1,0 +1,111 @@
+"""Whether a Node could take a run's GPU pod by its own object: what it allocates, its taints, its cordon.
+
+Two readers: discovery leaves out a node that reports less of a requested resource than a pod asks for (a run
+there could never start), and the Kubernetes runner, when no pod of a group was placed at all (a gang scheduler
+places all or none), blames only the members that could not have taken theirs: the others waited for them.
+Read-only, like every Node accessor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_taints
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU
+from nvcre_tui.engine.units import parse_quantity
+
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only steers
+
+
+def _amount(value: int | str) -> str | None:
+    text = str(value).strip()
+    return None if text in ("", "0") else text
+
+
+def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
+    """GPU, NIC, EFA, RDMA ... amounts per node; a 0 means "do not request" (mlnxPerNode=0 opts out)."""
+    amounts = {name: text for name, value in (spec.extended_resources or {}).items() if (text := _amount(value))}
+    if RESOURCE_GPU not in amounts and spec.gpus_per_node:
+        amounts[RESOURCE_GPU] = str(spec.gpus_per_node)
+    if spec.nic_resource_name and spec.mlnx_per_node:
+        amounts.setdefault(spec.nic_resource_name, str(spec.mlnx_per_node))
+    return dict(sorted(amounts.items()))
+
+
+def _quantity(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return None
+
+
+def allocatable(node: Node, resource: str) -> Decimal | None:
+    """status.allocatable[resource] as a number; None when missing or unreadable."""
+    status = node.get("status") if isinstance(node, Mapping) else None
+    found = status.get("allocatable") if isinstance(status, Mapping) else None
+    return _quantity(found.get(resource)) if isinstance(found, Mapping) else None
+
+
+def _shown(value: Decimal) -> str:
+    return str(int(value)) if value == value.to_integral_value() else str(value)
+
+
+def shortfalls(node: Node, requests: Mapping[str, Any], *, missing_is_short: bool) -> list[str]:
+    """`<have> <resource> allocatable, <want> requested` for each resource the node has less of than asked.
+    Without `missing_is_short`, a missing or zero amount is no shortfall (a device plugin may be restarting)."""
+    found = []
+    for resource, wanted in sorted(requests.items()):
+        want = _quantity(wanted)
+        if want is None or want <= 0:
+            continue
+        have = allocatable(node, resource)
+        if not missing_is_short and not have:
+            continue
+        if (have or Decimal(0)) < want:
+            found.append(f"{_shown(have or Decimal(0))} {resource} allocatable, {_shown(want)} requested")
+    return found
+
+
+def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
+    """Whether one of the tolerations matches the taint (the scheduler's rule: an empty key with Exists matches all)."""
+    for toleration in tolerations:
+        if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+            continue
+        exists = (toleration.get("operator") or "Equal") == "Exists"
+        if not toleration.get("key"):
+            if exists:
+                return True
+            continue
+        if toleration.get("key") == taint.get("key") and (exists or str(toleration.get("value") or "") == str(taint.get("value") or "")):
+            return True
+    return False
+
+
+def _taint_text(taint: Mapping[str, Any]) -> str:
+    value = f"={taint.get('value')}" if taint.get("value") else ""
+    return f"{taint.get('key')}{value}:{taint.get('effect')}"
+
+
+def cannot_host(node: Node, pod: Mapping[str, Any]) -> str | None:
+    """Why this node could never take `pod` (a pod spec), by its own object; None when nothing on it says so."""
+    if is_cordoned(node):
+        return "cordoned (spec.unschedulable)"
+    tolerations = [t for t in pod.get("tolerations") or [] if isinstance(t, Mapping)]
+    refused = [_taint_text(t) for t in node_taints(node)
+               if isinstance(t, Mapping) and t.get("effect") in BLOCKING_EFFECTS and not tolerates(tolerations, t)]
+    if refused:
+        return f"taint {', '.join(refused)} not tolerated"
+    requests: dict[str, Any] = {}
+    for container in pod.get("containers") or []:
+        resources = container.get("resources") or {} if isinstance(container, Mapping) else {}
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for resource, value in asked.items():
+            if (amount := _quantity(value)) is not None:
+                requests[resource] = (requests.get(resource) or Decimal(0)) + amount
+    short = shortfalls(node, requests, missing_is_short=True)
+    return "; ".join(short) if short else None

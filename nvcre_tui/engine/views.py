@@ -13,16 +13,19 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, run_name
+from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, job_template_spec, run_name, workflow_spec
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, STATE_PRECEDENCE
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
+from nvcre_tui.engine.diagnose import readable
+from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.readmodel import CertificationView, Join, Joined, join_view, namespace_of
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Join, Joined, join_view, namespace_of
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import format_duration
@@ -225,7 +228,9 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
     for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
         for view in (v for v in snapshot.views[cert["metadata"]["name"]].categories if v.workflow is not None):
             category = view.key
-            for job in view.jobs_on(name):
+            jobs = view.jobs_on(name)
+            verdict = diagnose_verdicts(view).get(name) if jobs else None
+            for job in jobs:
                 nodes = group_nodes(job)
                 status = job_status(job)
                 blamed = job_failures(job)
@@ -234,6 +239,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
                              "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
+                             "verdict": verdict,  # where the category's diagnosis left the node (healthy: cleared); None: no diagnosis
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows
 
@@ -243,7 +249,7 @@ class FailureRow:
     """One node the engine blamed (the dashboard's failures pane): its first failure in category order,
     and how many other categories blamed it too."""
 
-    node: str
+    node: str  # for an infrastructure fault, what it names ("fabric clique-0 ↔ clique-1 degraded")
     category: str
     reason: str
     measured: str  # the failed threshold checks, e.g. "busBandwidthGBps 264.8 (value >= 400)"; "-" when none
@@ -252,6 +258,7 @@ class FailureRow:
     job: str | None  # the Job whose run convicted it (its log is the evidence); None when no Job did
     also: tuple[str, ...] = ()  # the other categories that blamed it
     state: str = "failed"  # `suspect` when its whole multi-node group was blamed together (nodestates.blamed_state)
+    cliques: tuple[str, ...] = ()  # an infrastructure fault's cliques (fault_rows); () for a node
 
 
 def _measured(failure: Mapping[str, Any]) -> str:
@@ -302,3 +309,133 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
                                     wf["metadata"]["name"], job, state=_blamed_state(jobs, job, failure, entry.orchestration))
     return [rows[name] for name in sorted(rows)]
+
+
+# ----- diagnose: verdicts and infrastructure faults ---------------------------------------------------------------
+
+_READ_LIMIT = 64  # diagnose states kept read (one per diagnosing category of the certifications shown)
+_read: dict[int, tuple[object, Obj, dict[str, str]]] = {}  # id(stored) -> (stored, readable, verdicts)
+
+
+def _diagnosis(category: CategoryView) -> tuple[Obj, dict[str, str]] | None:
+    """The category's diagnose state as `diagnose.readable` spells it out, and each node's status in it; read once
+    per stored state (the watch cache shares an unchanged object between snapshots; the entry keeps it, so its id
+    is not reused while kept)."""
+    stored = category.orchestration.get("diagnose")
+    if stored is None:
+        return None
+    found = _read.get(id(stored))
+    if found is None or found[0] is not stored:
+        state = readable(stored)
+        verdicts: dict[str, str] = {str(node): status for status, key in STATUS_KEYS.items() for node in state.get(key) or []}
+        found = _read[id(stored)] = (stored, state, verdicts)
+        while len(_read) > _READ_LIMIT:
+            del _read[next(iter(_read))]
+    return found[1], found[2]
+
+
+def diagnose_state(category: CategoryView) -> Obj | None:
+    """The category's readable diagnose state (`diagnose.readable`), None when it does not diagnose. Shared: never change it."""
+    found = _diagnosis(category)
+    return found[0] if found is not None else None
+
+
+def diagnose_verdicts(category: CategoryView) -> dict[str, str]:
+    """Node -> where the category's diagnosis left it (healthy, faulty, intermittent, inconclusive, suspect,
+    untested); {} without a diagnosis. Shared: never change it."""
+    found = _diagnosis(category)
+    return found[1] if found is not None else {}
+
+
+@dataclass(frozen=True)
+class InfraFault:
+    """An infrastructure fault a diagnosis named (`diagnose.infrastructureFaults[]`): a degraded link between two
+    cliques, or one clique's uplink, with the category that named it and the failed tests that are its evidence."""
+
+    cliques: tuple[str, ...]
+    message: str
+    category: str
+    workflow: str
+    topology_key: str  # the Node label whose values the cliques are
+    tests: tuple[str, ...] = ()
+    values: tuple[float, ...] = ()  # the measured values of its failed tests
+    threshold: str = ""  # the category's busBandwidthGBps expression
+    job: str | None = None  # the Job of its last failed test (its log is the evidence)
+
+    @property
+    def subject(self) -> str:
+        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded"."""
+        if len(self.cliques) == 1:
+            return f"uplink of {self.cliques[0]} degraded"
+        return f"fabric {' ↔ '.join(self.cliques) or 'between cliques'} degraded"
+
+    @property
+    def measured(self) -> str:
+        """The failed tests' values: "busBandwidthGBps 184.28-186.11 in 4 tests (value >= 300)"; "-" when none."""
+        if not self.values:
+            return "-"
+        low, high = min(self.values), max(self.values)
+        span = f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f}"
+        tests = f" in {len(self.values)} tests" if len(self.values) > 1 else ""
+        return f"{BUS_BANDWIDTH} {span}{tests}" + (f" ({self.threshold})" if self.threshold else "")
+
+
+def _topology_key(workflow: Obj) -> str:
+    """The label naming the cliques the Workflow's diagnosis localised links between."""
+    spec = workflow_spec(workflow).get("orchestration") or {}
+    chosen = spec.get("diagnose") or (spec.get("onFailure") or {}).get("diagnose") or {}
+    return str(chosen.get("topologyKey") or LABEL_GPU_CLIQUE)
+
+
+def category_faults(category: CategoryView) -> list[InfraFault]:
+    """The infrastructure faults the category's diagnosis named, as it named them (none without a diagnosis)."""
+    if not (category.orchestration.get("diagnose") or {}).get("infrastructureFaults"):
+        return []  # most diagnoses name none: not worth reading the state for
+    state, wf = diagnose_state(category), category.workflow
+    if state is None or wf is None:
+        return []
+    tests = {str(t.get("group")): t for t in state.get("tests") or [] if isinstance(t, Mapping)}
+    job_refs_by_group = {g["name"]: g.get("jobRef") for record in category.timeline for g in record.groups}
+    threshold = str((job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH) or "")
+    faults = []
+    for note in state.get("infrastructureFaults") or []:
+        failed = [str(name) for name in note.get("tests") or [] if tests.get(str(name), {}).get("passed") is False]
+        values = tuple(float(v) for name in failed if isinstance(v := tests[name].get("value"), int | float) and not isinstance(v, bool))
+        refs = [ref for name in failed if (ref := job_refs_by_group.get(name)) and ref in category.jobs_by_name]
+        faults.append(InfraFault(tuple(str(c) for c in note.get("cliques") or []), str(note.get("message") or ""), category.key,
+                                 str(wf["metadata"]["name"]), _topology_key(wf), tuple(str(t) for t in note.get("tests") or []),
+                                 values, threshold, refs[-1] if refs else None))
+    return faults
+
+
+def infrastructure_faults(snapshot: Snapshot, cert_name: str | None = None) -> list[InfraFault]:
+    """Every infrastructure fault one certification's diagnoses named (all certifications' when None), in category order."""
+    return [fault for name, view in snapshot.views.items() if cert_name in (None, name)
+            for category in view.categories for fault in category_faults(category)]
+
+
+def fault_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
+    """The failures pane's rows for a certification's infrastructure faults, one per fault (a link two categories
+    named once, with the other category in `also`)."""
+    rows: dict[str, FailureRow] = {}
+    for fault in infrastructure_faults(snapshot, cert_name):
+        subject = fault.subject
+        if subject in rows:
+            rows[subject] = replace(rows[subject], also=(*rows[subject].also, fault.category))
+            continue
+        rows[subject] = FailureRow(subject, fault.category, "infrastructure fault", fault.measured, fault.message, fault.workflow,
+                                   fault.job, cliques=fault.cliques)
+    return list(rows.values())
+
+
+def clique_marks(faults: Iterable[InfraFault], topology_key: str) -> dict[str, str]:
+    """Clique -> a map header's mark for the faults touching it: "✗link" (a degraded link to another clique),
+    "✗uplink" (its own uplink); only faults whose cliques are values of `topology_key` (the map's grouping)."""
+    marks: dict[str, str] = {}
+    for fault in faults:
+        if fault.topology_key != topology_key:
+            continue
+        for clique in fault.cliques:
+            if marks.get(clique) != "✗uplink":
+                marks[clique] = "✗uplink" if len(fault.cliques) == 1 else "✗link"
+    return marks

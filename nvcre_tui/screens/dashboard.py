@@ -2,8 +2,9 @@
 by node state; `/` filters the table, `:` opens the command bar, enter drills into a certification,
 x deletes it (after a question whose default answer keeps it).
 
-Under the table, the failures pane lists every node the highlighted certification blamed: `f` (or tab)
-moves there, enter opens a node's evidence, l its log, so each faulty node is one key from the next."""
+Under the table, the failures pane lists the infrastructure faults the highlighted certification's diagnoses
+named (a degraded link between cliques, a clique's uplink) and every node it blamed: `f` (or tab) moves there,
+enter opens a row's evidence, l its log, so each fault is one key from the next."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import RESULT_GLYPHS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fleet_summary, node_states
+from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -99,12 +100,15 @@ class DashboardScreen(NvcreScreen):
     def _show_failures(self, snapshot: Snapshot) -> None:
         """The failures pane follows the highlighted certification."""
         name = self._selected()
-        rows = failure_rows(snapshot, name) if name else []
+        faults = fault_rows(snapshot, name) if name else []  # first: few, and no node's row says them
+        blamed = failure_rows(snapshot, name) if name else []
+        rows = faults + blamed
         title = self.query_one("#failures-title", Static)
         if name is None:
             title.update("Failures")
         else:
-            title.update(f"Failures · {name}: " + (f"{count(len({r.node for r in rows}), 'node')} blamed · f then enter evidence, l log" if rows else "no node blamed"))
+            found = ([f"{count(len(faults), 'infrastructure fault')}"] if faults else []) + ([f"{count(len(blamed), 'node')} blamed"] if blamed else [])
+            title.update(f"Failures · {name}: " + (f"{', '.join(found)} · f then enter evidence, l log" if rows else "no node blamed"))
         pane = self.query_one(FailuresPane)
         pane.show_rows(rows)
         pane.display = bool(rows)
@@ -119,7 +123,7 @@ class DashboardScreen(NvcreScreen):
         if pane.failures:
             pane.focus()
         else:
-            self.notify("no failed nodes in the highlighted certification")
+            self.notify("no failed nodes or infrastructure faults in the highlighted certification")
 
     @on(FailuresPane.EvidenceRequested)
     def _open_evidence(self, event: FailuresPane.EvidenceRequested) -> None:
@@ -134,7 +138,8 @@ class DashboardScreen(NvcreScreen):
         from nvcre_tui.screens.logs import LogsScreen
 
         if event.row.job is None:
-            self.notify(f"no run convicted {event.row.node} on its own: open its evidence (enter)", markup=False)
+            what = "none of its tests' runs is left" if event.row.cliques else "no run convicted it on its own"
+            self.notify(f"{event.row.node}: {what}: open its evidence (enter)", markup=False)
             return
         self.app.push_screen(LogsScreen(event.row.job))
 

@@ -1,6 +1,7 @@
 """Drill-down: certification -> category -> iteration / round -> group (job) -> node, with the
-evidence of whatever is highlighted. Opens on the first failed node, so a suspect node's evidence is
-one keypress from the dashboard (enter)."""
+evidence of whatever is highlighted. Opens on the first failure (an infrastructure fault a diagnosis named, else
+a failed node), so its evidence is one keypress from the dashboard (enter). Where a category diagnosed, a node's
+rows carry its verdict: a node the diagnosis cleared is not marked failed by the test that first blamed it."""
 
 from __future__ import annotations
 
@@ -27,18 +28,18 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeStat
 from nvcre_tui.engine.report.nodestates import blamed_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views import InfraFault, Snapshot, category_faults, diagnose_state, diagnose_verdicts
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
+from nvcre_tui.widgets.verdict_mark import verdict_mark
 
 Obj = dict[str, Any]
 
@@ -159,11 +160,12 @@ class DrilldownScreen(NvcreScreen):
         tree.root.expand()
 
     def _focus_target(self, root: TreeNode[Any]) -> TreeNode[Any] | None:
-        """The failed leaf of the node asked for, in its category (a verdict or the group that convicted it)."""
+        """The failed leaf of the node asked for, in its category (a verdict or the group that convicted it), or
+        the infrastructure fault asked for (by its subject)."""
         if self.focus_on is None:
             return None
         workflow, node = self.focus_on
-        leaves = [n for n in self._walk(root) if (n.data or {}).get("node") == node
+        leaves = [n for n in self._walk(root) if node in ((n.data or {}).get("node"), (n.data or {}).get("subject"))
                   and meta_of((n.data or {}).get("workflow") or {}).get("name") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
@@ -173,32 +175,34 @@ class DrilldownScreen(NvcreScreen):
         key = category.key
         phase, reason, _ = conditions_line(wf)
         branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes})
-        orch = category.orchestration
         timeline = category.timeline
-        diagnose = orch.get("diagnose") is not None
-        if diagnose:
-            self._add_verdicts(branch, wf, readable(orch["diagnose"]))
+        state = diagnose_state(category)
+        verdicts = diagnose_verdicts(category)
+        if state is not None:
+            self._add_verdicts(branch, wf, state, category_faults(category), category.jobs_by_name)
         for record in timeline:
             holder = branch
             if len(timeline) > 1:
-                word = "round" if diagnose else "iteration"
+                word = "round" if state is not None else "iteration"
                 holder = branch.add(f"{word} {record.number}" + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
-                self._add_group(holder, group, category.job_of(group), wf)
+                self._add_group(holder, group, category.job_of(group), wf, verdicts)
 
     @staticmethod
-    def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj) -> None:
-        """Diagnose: each node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
+    def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj, faults: list[InfraFault], jobs: Mapping[str, Obj]) -> None:
+        """Diagnose: the infrastructure faults it named first (the first failure the screen opens on), then each
+        node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
         rows = verdict_rows(state)
-        faults = state.get("infrastructureFaults") or []
         holder = parent.add(f"verdicts ({count(len(state.get('healthyNodes') or []), 'node')} healthy, {count(len(rows), 'other')}"
                             f"{', ' + count(len(faults), 'link fault') if faults else ''})", data={"kind": "verdicts", "workflow": wf})
+        for fault in faults:
+            holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
+                            data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,
+                                  "job": jobs.get(fault.job or ""), "failed": True})
         for row in rows:
             mark = "✗" if row["verdict"] in ("faulty", "intermittent") else "?"
             holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  failed {row['failed']} of {row['tests']}",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗"})
-        for fault in faults:
-            holder.add_leaf(f"✗ {' / '.join(fault.get('cliques') or [])}  {fault.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
@@ -215,7 +219,23 @@ class DrilldownScreen(NvcreScreen):
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
         return text
 
-    def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj) -> None:
+    @staticmethod
+    def _fault_detail(fault: InfraFault, state: Obj) -> Text:
+        text = Text()
+        label(text, "Fault", fault.subject)
+        label(text, "Category", fault.category)
+        label(text, "Diagnosis", fault.message)
+        label(text, "Measured", fault.measured)
+        text.append("\nTests that are its evidence:\n")
+        named = set(fault.tests)
+        for test in state.get("tests") or []:
+            if test.get("group") in named:
+                value = f"  {test['value']:.1f} {BANDWIDTH_UNIT}" if test.get("value") is not None else ""
+                text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) on {', '.join(test.get('nodes') or [])}{value}\n")
+        text.append("\nl: the last failed test's log   b: bandwidth\n")
+        return text
+
+    def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj, verdicts: Mapping[str, str]) -> None:
         busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
         text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
@@ -228,8 +248,15 @@ class DrilldownScreen(NvcreScreen):
             phase = group.get("phase", "Pending")
             mark = (STATE_GLYPHS[NodeState(blamed_state(group["nodes"], list(blamed.values()), failure["reason"]))] if failure
                     else STATE_GLYPHS[NodeState.UNTESTED] if phase == "Failed" else PHASE_GLYPHS.get(phase, "·"))
-            holder.add_leaf(f"{mark} {name}" + (f"  {failure['reason']}" if failure else ""),
-                            data={"kind": "node", "node": name, "job": job, "group": group, "failed": bool(failure), "workflow": wf})
+            why = f"  {failure['reason']}" if failure else ""
+            # The diagnosis's verdict on a member this test blamed: a node it cleared is not failed by this test.
+            verdict = verdicts.get(name) if failure else None
+            shown = verdict_mark(verdict)
+            if failure and shown is not None:
+                mark, why = STATE_GLYPHS[shown[0]], f"  {shown[1]} · {failure['reason']}"
+            holder.add_leaf(f"{mark} {name}{why}",
+                            data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict,
+                                  "failed": bool(failure) and (shown is None or shown[0] is not NodeState.PASSED)})
 
     @staticmethod
     def _walk(node: TreeNode[Any]) -> list[TreeNode[Any]]:
@@ -244,7 +271,7 @@ class DrilldownScreen(NvcreScreen):
         data = data or {}
         group = data.get("group") or {}
         return (data.get("kind", ""), meta_of(data.get("workflow") or {}).get("name", ""), str(data.get("iteration", "")),
-                group.get("jobRef") or "", group.get("name", ""), data.get("node", ""))
+                group.get("jobRef") or "", group.get("name", ""), data.get("node", ""), data.get("subject", ""))
 
     def _key(self, node: TreeNode[Any]) -> tuple[str, ...]:
         return self._key_of(node.data)
@@ -269,13 +296,25 @@ class DrilldownScreen(NvcreScreen):
             text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
         elif kind == "verdict":
             text = self._verdict_detail(data["row"], data["state"])
+        elif kind == "fault":
+            text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):
-            text = job_detail(data["job"], data.get("node") if kind == "node" else None)
+            text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None)
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"])
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
+
+    @staticmethod
+    def _verdict_line(data: Mapping[str, Any]) -> Text:
+        """The diagnosis's verdict on a member its Job blamed, above the Job's detail (it may have cleared the node)."""
+        text = Text()
+        shown = verdict_mark(data.get("verdict") if data.get("kind") == "node" else None)
+        if shown is not None:
+            cleared = " (healthy): this test's failure is not held against it" if shown[0] is NodeState.PASSED else ""
+            label(text, "Diagnosis", f"{shown[0].glyph} {shown[1]}{cleared}")
+        return text
 
     @staticmethod
     def _workflow_detail(wf: Obj, failed: list[Obj]) -> Text:

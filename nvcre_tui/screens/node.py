@@ -1,5 +1,7 @@
 """One node: its labels and state, every live result across categories and certifications, its archived
 history (with a bus bandwidth trend and whether its baseline went stale) and NVSentinel's view of it.
+Where a category diagnosed, a Job's row marks the node with the diagnosis's verdict, not with that Job's blame
+(a diagnosis may clear a node its screening group blamed).
 
 The history comes from the session's read-only `history` query and NVSentinel's ValidationRequests from
 the session's `validation_requests` cache: the screen never opens the database or the store itself.
@@ -30,6 +32,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown
 from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
+from nvcre_tui.widgets.verdict_mark import verdict_mark
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
@@ -104,9 +107,11 @@ class NodeScreen(NvcreScreen):
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
             blamed = row["blamedState"]
-            result = (f"{NodeState(blamed).glyph} {blamed}" if failures and blamed else "✗ validation" if row["validationFailed"]
-                      else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
-            reason = "; ".join(f"{f['reason']}" for f in failures)
+            verdict = verdict_mark(row["verdict"]) if failures else None
+            result = (f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(blamed).glyph} {blamed}" if failures and blamed
+                      else "✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
+            reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
+                                                                     if verdict and verdict[0] is NodeState.PASSED else "")
             rows[row["job"]] = (row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
         update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
@@ -181,6 +186,10 @@ class NodeScreen(NvcreScreen):
         text = Text()
         if 0 <= index < len(self._history):
             row = self._history[index]
+            verdict = verdict_mark(row["verdict"]) if row["failures"] else None
+            if verdict is not None:
+                cleared = " (healthy): this Job's failure is not held against the node" if verdict[0] is NodeState.PASSED else ""
+                text.append(shown(f"Diagnosis: {verdict[0].glyph} {verdict[1]}{cleared}") + "\n", style="bold")
             for failure in row["failures"]:
                 text.append(shown(f"{failure['reason']}: {failure.get('message', '')}") + "\n", style="bold")
                 evidence_text(text, failure.get("evidence"))

@@ -2,7 +2,8 @@
 state, live; the highlighted node's state is explained below; enter opens the node.
 
 Overlay marks beside each state glyph: ↻ on nodes whose software baseline changed since their last archived
-pass (stale: re-certify), or with `v` NVSentinel's view (its taint, validation state, reported failures)."""
+pass (stale: re-certify), or with `v` NVSentinel's view (its taint, validation state, reported failures). A clique
+on a link a diagnosis found degraded says so in its header (✗link, ✗uplink)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend
@@ -106,6 +107,7 @@ class TopologyScreen(NvcreScreen):
             if changes:
                 rack_map.update_states(changes)
         self._states = states
+        rack_map.set_domain_marks(clique_marks(infrastructure_faults(snapshot, self.certification), self._key))
         self._show_marks(snapshot)
         self._explain(rack_map.highlighted)
 

@@ -1,5 +1,6 @@
 """Wall display: full screen, read-only, high contrast. Rotates through the running certifications
-(or the latest one) with big counters, the rack map and the latest failures."""
+(or the latest one) with big counters, the rack map and the latest failures: the infrastructure faults its
+diagnoses named (their cliques marked on the map), then its failed and suspect nodes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.detail import shown
 from nvcre_tui.widgets.legend import Legend
@@ -94,12 +95,18 @@ class WallScreen(NvcreScreen):
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
-        self.query_one(RackMap).set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(states[node_name(n)][0]))
-                                           for n in snapshot.nodes])
+        rack_map = self.query_one(RackMap)
+        rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(states[node_name(n)][0]))
+                            for n in snapshot.nodes])
+        faults = infrastructure_faults(snapshot, self.current) if self.current else []
+        rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
+        # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
+        urgent = [(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
+        urgent += [(NodeState(state).glyph, name, detail) for _, name, state, detail in
+                   sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))]
         failures = Text("Failures\n", style="bold")
-        urgent = sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))
-        for _, name, state, detail in urgent[:MAX_FAILURES]:
-            failures.append(f"{NodeState(state).glyph} {name}  ", style="bold")
+        for glyph, name, detail in urgent[:MAX_FAILURES]:
+            failures.append(f"{glyph} {shown(name)}  ", style="bold")
             failures.append(f"{shown(detail[:120])}\n")
         if len(urgent) > MAX_FAILURES:
             failures.append(f"... and {len(urgent) - MAX_FAILURES} more\n")

@@ -1,5 +1,6 @@
-"""The dashboard's failures pane: every node the highlighted certification blamed, with the reason and
-the measured value; enter asks for its evidence, l for its log (messages up: the screen decides).
+"""The dashboard's failures pane: the infrastructure faults the highlighted certification's diagnoses named and
+every node it blamed, with the reason and the measured value; enter asks for its evidence, l for its log (messages
+up: the screen decides).
 
 Rows are replaced only when they change, so the cursor stays put between refreshes."""
 

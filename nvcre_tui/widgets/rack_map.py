@@ -44,6 +44,8 @@ class RackMap(ScrollView, can_focus=True):
     `filter`: a regex on node names; `!regex` hides matching names; `!failed,suspect` hides those states.
     `marks` (set_marks): an overlay glyph per node (stale, NVSentinel's view), drawn beside the state glyph
     in 3-column cells and in its place in 1-column cells, in the state's colour.
+    `domain_marks` (set_domain_marks): a short word per domain (a degraded link of a clique: "✗link"), drawn in its
+    header after the domain name, before the counts, in the failed colour.
     """
 
     COMPONENT_CLASSES = state_component_classes(_PREFIX) | {f"{_PREFIX}--domain", f"{_PREFIX}--cursor"}
@@ -105,6 +107,7 @@ class RackMap(ScrollView, can_focus=True):
         self._palette: _Palette | None = None
         self._cursor: str | None = None
         self._marks: dict[str, str] = {}
+        self._domain_marks: dict[str, str] = {}
         self.set_nodes(cells)
 
     # ---- data in -------------------------------------------------------------------------------------
@@ -138,6 +141,18 @@ class RackMap(ScrollView, can_focus=True):
     def marks(self) -> dict[str, str]:
         """The overlay marks shown, by node name."""
         return dict(self._marks)
+
+    def set_domain_marks(self, marks: Mapping[str, str]) -> None:
+        """Replace the header marks (one short word per domain; absent: none). Redraws only on a change."""
+        if dict(marks) != self._domain_marks:
+            self._domain_marks = dict(marks)
+            self._strips.clear()
+            self.refresh()
+
+    @property
+    def domain_marks(self) -> dict[str, str]:
+        """The header marks shown, by domain."""
+        return dict(self._domain_marks)
 
     def update_states(self, changes: Mapping[str, NodeState]) -> None:
         """Apply many state changes: O(len(changes)), one refresh of only the affected visible lines.
@@ -278,11 +293,15 @@ class RackMap(ScrollView, can_focus=True):
         return Strip(segments, max(width, column))
 
     def _header(self, group: Group, palette: _Palette, out: list[Segment]) -> int:
-        """Domain name, then `glyph count` per present state, most urgent first, while whole entries fit."""
+        """Domain name, its mark, then `glyph count` per present state, most urgent first, while whole entries fit."""
         room = self._layout.block_width
         domain = group.domain[:room]
         out.append(Segment(domain, palette.domain))
         room -= len(domain)
+        mark = self._domain_marks.get(group.domain, "")[: max(0, room - 1)]
+        if mark:
+            out += [Segment(" ", palette.base), Segment(mark, palette.states[NodeState.FAILED])]
+            room -= len(mark) + 1
         for state in NodeState:
             if group.counts[state]:
                 entry = f"{state.glyph}{group.counts[state]}"

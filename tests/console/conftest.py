@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import EXAMPLE, INTRA_NODE, save_finished
+from .harness import DIAGNOSE, EXAMPLE, INTRA_NODE, LINK_FAULTS, save_finished
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +29,18 @@ def finished_intra_node(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def finished_intra_node_and_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """INTRA_NODE and examples/certification.yaml, both finished (the dashboard with two rows)."""
     return save_finished(tmp_path_factory.mktemp("finished") / "intra-node-example.json", INTRA_NODE, EXAMPLE)
+
+
+@pytest.fixture(scope="session")
+def finished_link_faults(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DIAGNOSE on the LINK_FAULTS fleet, finished: no node is faulty; the diagnosis names the degraded link between
+    clique-0 and clique-1 and clique-3's uplink, and clears the nodes its tests across cliques blamed first.
+    Reopen it with `reopen(path, scenario=LINK_FAULTS)`."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "link-faults.json", DIAGNOSE, scenario=LINK_FAULTS)
+
+
+@pytest.fixture(scope="session")
+def finished_diagnose(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DIAGNOSE on the default fleet, finished: gpu-node-07 and gpu-node-12 faulty, the others of their screening
+    groups cleared."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "diagnose.json", DIAGNOSE)

@@ -14,7 +14,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
-from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 
 INTRA_NODE = """apiVersion: nvcre.nvidia.com/v1alpha1
@@ -50,6 +50,25 @@ spec:
 """
 
 
+# 32 nodes in 4 cliques, every node healthy: a degraded link between clique-0 and clique-1, and clique-3's uplink.
+LINK_FAULTS = Scenario.model_validate({
+    "name": "link-faults", "seed": 7, "nodes": [{"count": 32, "nameDigits": 2, "cliques": 4}],
+    "faults": [{"type": "degraded-fabric", "cliques": ["clique-0", "clique-1"], "factor": 0.5},
+               {"type": "degraded-fabric", "cliques": ["clique-3"], "factor": 0.5}],
+})
+
+DIAGNOSE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: isolate}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose, minGroupSize: 2, thresholds: {busBandwidthGBps: "value >= 300"}}
+"""
+
+
 def certification_body(text: str = INTRA_NODE) -> dict[str, Any]:
     """A validated Certification, as the console submits it."""
     body = certification_from_text("test", text, default_catalog()).to_wire()
@@ -57,9 +76,10 @@ def certification_body(text: str = INTRA_NODE) -> dict[str, Any]:
     return body
 
 
-async def session_with(*texts: str, settle: bool = True) -> SimSession:
-    """A fresh simulated session with these certifications created (and run to the end when `settle`)."""
-    session = await SimSession.open(default_scenario(), None)
+async def session_with(*texts: str, settle: bool = True, scenario: Scenario | None = None) -> SimSession:
+    """A fresh simulated session (the default fleet unless `scenario`) with these certifications created (and run
+    to the end when `settle`)."""
+    session = await SimSession.open(scenario or default_scenario(), None)
     for text in texts:
         await session.store.create(CERTIFICATION, certification_body(text))
     if settle:
@@ -68,22 +88,22 @@ async def session_with(*texts: str, settle: bool = True) -> SimSession:
     return session
 
 
-def save_finished(path: Path, *texts: str) -> Path:
+def save_finished(path: Path, *texts: str, scenario: Scenario | None = None) -> Path:
     """Run these certifications to the end once and save the simulator state (tests reopen copies fast)."""
-    session = asyncio.run(session_with(*texts))
+    session = asyncio.run(session_with(*texts, scenario=scenario))
     session.path = path
     session.save()
     return path
 
 
-async def reopen(state: Path, *, readonly: bool = False) -> SimSession:
+async def reopen(state: Path, *, readonly: bool = False, scenario: Scenario | None = None) -> SimSession:
     """A session of its own on a copy of a saved state (the saved file is shared by many tests: opening it
     in place would turn it into one store, with one engine lease, for all of them)."""
     folder = tempfile.mkdtemp(prefix="nvcre-reopen-")
     atexit.register(shutil.rmtree, folder, True)
     copy = Path(folder) / state.name
     shutil.copyfile(state, copy)
-    return await SimSession.open(default_scenario(), copy, readonly=readonly)
+    return await SimSession.open(scenario or default_scenario(), copy, readonly=readonly)
 
 
 def app_on(state: Path, **options: Any) -> NvcreApp:

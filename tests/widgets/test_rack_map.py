@@ -205,6 +205,21 @@ async def test_filter_hides_by_name_or_state_and_keeps_counts() -> None:
         assert len(rack_map.visible_names) == 5
 
 
+async def test_domain_marks_sit_in_their_header_before_the_counts_in_the_failed_colour() -> None:
+    app = MapApp(SMALL)
+    async with app.run_test(size=(120, 40)) as pilot:
+        rack_map = app.query_one(RackMap)
+        rack_map.set_domain_marks({"rack-b": "✗uplink", "rack-z": "✗link"})  # a domain not shown: no harm
+        await pilot.pause()
+        header = rack_map.render_line(0)
+        assert text(header).split() == ["rack-a", "✗1", "⋯1", "✓1", "rack-b", "✗uplink", "!1", "◦1"]
+        assert colour_of(header, "✗uplink") == DARK["verdict-failed"].upper()
+        assert rack_map.domain_marks == {"rack-b": "✗uplink", "rack-z": "✗link"}
+        rack_map.set_domain_marks({})
+        await pilot.pause()
+        assert "✗uplink" not in text(rack_map.render_line(0))
+
+
 async def test_compact_switches_cell_width_and_auto_compacts_when_too_small() -> None:
     app = MapApp(SMALL)
     async with app.run_test(size=(120, 40)) as pilot:

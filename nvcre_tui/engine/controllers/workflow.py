@@ -15,7 +15,8 @@ from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
+from nvcre_tui.engine.api.nodes import node_labels
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, history_record,
@@ -69,7 +70,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
             group.update(_blame(job, group["nodes"]))
     orch["groups"] = groups
     if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
-        return await _round_complete(ctx, wf, orch, jobs)
+        return await _round_complete(ctx, wf, orch, jobs, world)
     await _launch(ctx, wf, orch, world)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
     return None
@@ -209,13 +210,13 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
         running.append(set(group["nodes"]))
 
 
-async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
+async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj], world: World) -> float | None:
     if orch.get("diagnose") is not None:
         return await _diagnose_round(ctx, wf, orch, jobs)
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
     history = _record_finished(orch, orch.get("currentIteration", 1))
     orch.update(completedIterations=len(history))
-    if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch):
+    if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch, world):
         return 0.0
     if len(history) < iterations:
         orch.update(currentIteration=len(history) + 1, groups=[
@@ -228,8 +229,10 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     return None
 
 
-async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
-    """onFailure: diagnose: the last iteration failed somewhere; narrow its failed groups down in this Workflow."""
+async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> bool:
+    """onFailure: diagnose: the last iteration failed somewhere; narrow its failed groups down in this Workflow, over
+    the cliques its Nodes are labelled with (a full-scale group spans several: its links are searched as testScale
+    diagnose searches them)."""
     spec = (wf["spec"]["orchestration"].get("onFailure") or {}).get("diagnose")
     if spec is None:
         return False
@@ -239,14 +242,17 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj) -> bool:
                              [("Warning", "DiagnosisSkipped", f"onFailure diagnose not started: {untested[0]}")])
         return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
-    state = diagnose.follow_up(_every_iteration(wf, orch), int(spec.get("minGroupSize") or 2), limit,
-                               within_domains=spec.get("withinDomains") is True)
+    groups = _every_iteration(wf, orch)
+    cliques = {name: node_labels(node).get(LABEL_GPU_CLIQUE) or "" for name in {n for g in groups for n in g["nodes"]}
+               if (node := world.node(name)) is not None}
+    state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
+                               within_domains=spec.get("withinDomains") is True, cliques=cliques)
     if state is None:
         return False
-    groups = diagnose.plan_round(state)
-    orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
+    wave = diagnose.plan_round(state)
+    orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in wave], totalGroups=orch.get("totalGroups", 0) + len(wave))
     await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": None},
-                         [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(groups), 'group')} in the first round)")])
+                         [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(wave), 'group')} in the first round)")])
     return True
 
 

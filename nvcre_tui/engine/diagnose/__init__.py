@@ -44,7 +44,9 @@ Verdict rules (recomputed from the whole history after every round):
   node explains both), both verified, or, while no flaky behaviour has shown (some failed test inside a clique
   whose members all passed some test: no persistent fault explains it), not yet verified. n is convicted
   `intermittent` (it also passed; with its record: failed x of y, which tests, measured values) on two verified
-  clean failures that share no partner. Either conviction also needs posterior odds (bad : healthy) of at least
+  clean failures that share no partner and do not all cross one link (a pair of cliques, or one clique's uplink):
+  a link that fails part of the time, flaky or just under the threshold, is cleared by one lucky pass and would
+  otherwise convict the healthy nodes that crossed it. Either conviction also needs posterior odds (bad : healthy) of at least
   CONVICTION_ODDS (2000) in a small model (posterior.py): each node is healthy, faulty (fails every test) or flaky
   (fails half its tests). The prior share of bad nodes is the low end of a 90 % confidence bound from the screening
   groups and the split parts beyond the one failure each split forces (at least one node of those tested, at most a
@@ -120,16 +122,21 @@ class GroupResult(TypedDict, total=False):
 
 
 def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
-              within_domains: bool = False) -> DiagnoseState | None:
+              within_domains: bool = False, cliques: Mapping[str, str] | None = None) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
-    `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own)."""
+    `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
+    `cliques`: node -> its clique ("" or absent: none), as the Nodes are labelled; without it, each group's one
+    domain (a full-scale group spanning cliques then leaves every node unlabelled, and a link fault unsearched)."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
     by_domain: dict[str, set[str]] = {}
+    if cliques is not None:
+        for node in nodes:
+            by_domain.setdefault(str(cliques.get(node) or ""), set()).add(node)
     labelled = all(len(g.get("domains") or ()) == 1 for g in groups)
-    for group in groups:
+    for group in groups if cliques is None else ():
         domain = str(group["domains"][0]) if labelled else ""
         by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])
     state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent, within_domains)
@@ -246,6 +253,9 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
                 why = "no healthy node in its clique and its tests across cliques failed: its fault cannot be told from its clique's uplink"
             elif not ev.clear and state.min_group_size > 1:
                 why = "no healthy node left to confirm it against"
+            elif (link := ev.shared_link(node)) is not None and record["failed"] < record["tests"]:
+                why = (f"failed {record['failed']} of {record['tests']} tests, every failure across one link ({links.describe(link)}): "
+                       "that link failing part of the time explains them as well as the node")
             else:
                 why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
             notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))

@@ -198,10 +198,31 @@ class Evidence:
         clean = self.clean_failures(node)
         verified = [(i, partners) for i, partners in clean if all(self._passed_after(p, i) for p in partners)]
         if self.passes.get(node, 0):
-            ok = len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
+            ok = (len(verified) >= INTERMITTENT_FAILURES and _disjoint(verified)
+                  and not self._one_link_spans([i for i, _ in verified]))
         else:
             ok = _disjoint(verified) or (not self.noisy and _disjoint(clean))
         return ok and self.odds(node) >= CONVICTION_ODDS
+
+    def _one_link_spans(self, tests: Sequence[int]) -> bool:
+        """Every one of these tests spans cliques and one link hypothesis is exercised by all of them. A node that also
+        passed cannot be told from that link failing part of the time (a flaky link, or one just under the threshold,
+        which a single lucky pass clears): its failures there convict nobody; a failure inside its clique does."""
+        common: set[Hypothesis] | None = None
+        for i in tests:
+            exercised = links.within(self.spans[i], self.uplinks) if len(self.spans[i]) >= 2 else set()
+            common = exercised if common is None else common & exercised
+            if not common:
+                return False
+        return bool(common)
+
+    def shared_link(self, node: str) -> Hypothesis | None:
+        """The link hypothesis every failed test of this node exercised (see _one_link_spans), or None."""
+        failed = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed]
+        if not failed or not self._one_link_spans(failed):
+            return None
+        common = set.intersection(*(links.within(self.spans[i], self.uplinks) for i in failed))
+        return min(common)
 
     # -- the posterior ---------------------------------------------------------------------------------------------
 

@@ -248,7 +248,7 @@ class Planner:
         solos = self._local_first(solos)
         blocked = []
         for node in solos:
-            partners = self._partners(node, self.m - 1, set())
+            partners = self._partners(node, self._partners_for(node), set())
             if partners is None:
                 blocked.append(node)
             else:
@@ -256,7 +256,7 @@ class Planner:
         for clique, nodes in sorted(self.deferred.items()):  # partners the other cliques' suspects left free
             rest = []
             for node in nodes:
-                partners = self._partners(node, self.m - 1, set())
+                partners = self._partners(node, self._partners_for(node), set())
                 if partners is None or not self.wave.add("confirmation", [node, *partners], [node]):
                     rest.append(node)
             if len(rest) >= max(self.m, 2):
@@ -265,11 +265,18 @@ class Planner:
         if blocked and not self.wave.probes and not untested:  # nothing else to run: former companions, or recombine
             self.fresh_only = False
             for node in blocked:
-                partners = self._partners(node, self.m - 1, set())
+                partners = self._partners(node, self._partners_for(node), set())
                 if partners is not None:
                     self.wave.add("confirmation", [node, *partners], [node])
             if not self.wave.probes:
                 self._repeat(blocked)
+
+    def _partners_for(self, node: str) -> int:
+        """Partners a suspect's confirmation takes: minGroupSize - 1, and one at least while every failure of it was
+        beside others: alone it would take another path (NVLink only, no NIC or fabric) and pass a fault it has."""
+        failed = [i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed]
+        alone = any(len(self.ev.members[i]) == 1 for i in failed)
+        return self.m - 1 if alone or not failed else max(self.m - 1, 1)
 
     def _owed(self) -> dict[str, set[str]]:
         """Suspects that never passed, with two clean failures sharing no partner while no flaky behaviour has shown:

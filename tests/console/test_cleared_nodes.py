@@ -1,0 +1,71 @@
+"""Nodes a diagnosis cleared: a test that missed the threshold blames every member of its group, and the diagnosis
+then clears the healthy ones (the report: "cleared by the diagnosis (healthy)"). The drill-down's group rows and the
+node screen's Job rows mark them with that verdict, never suspect or failed; the Job itself still failed.
+
+Reads finished diagnoses saved once per session (conftest's finished_diagnose, finished_link_faults)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Static, Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import Snapshot, node_history
+from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.node import NodeScreen
+
+from .harness import LINK_FAULTS, reopen
+
+
+def member_rows(tree: Tree[Any]) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(group, node) -> (label, failed) of every group member the tree shows that its Job blamed."""
+    members = [(n.data or {}, str(n.label)) for n in DrilldownScreen._walk(tree.root)]
+    return {(data["group"]["name"], data["node"]): (label, data["failed"]) for data, label in members
+            if data.get("kind") == "node" and label.split()[-1].endswith("Violation")}
+
+
+async def test_the_drilldown_marks_cleared_members_with_their_verdict_beside_a_faulty_one(finished_diagnose: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_diagnose), live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        rows = member_rows(app.screen.query_one(Tree))
+        faulty = {key: row for key, row in rows.items() if key[1] in ("gpu-node-07", "gpu-node-12")}
+        cleared = {key: row for key, row in rows.items() if key[1] not in ("gpu-node-07", "gpu-node-12")}
+        assert faulty and cleared, rows  # screening groups blamed a faulty node and its healthy partners together
+        assert all(label.startswith(f"✗ {node}  faulty · ThresholdViolation") and failed for (_, node), (label, failed) in faulty.items()), faulty
+        assert all(label.startswith(f"✓ {node}  cleared · ThresholdViolation") and not failed for (_, node), (label, failed) in cleared.items()), cleared
+        assert not any(label.startswith(("!", "✗")) for label, _ in cleared.values())
+        # Its detail says the verdict above the Job's own failure.
+        (group, node), _ = next(iter(sorted(cleared.items())))
+        [leaf] = [n for n in DrilldownScreen._walk(app.screen.query_one(Tree).root)
+                  if (n.data or {}).get("kind") == "node" and (n.data or {})["node"] == node and (n.data or {})["group"]["name"] == group]
+        app.screen._show_detail(leaf)
+        detail = str(app.screen.query_one("#detail", Static).render())
+        assert detail.startswith("Diagnosis         ✓ cleared (healthy)") and "ThresholdViolation" in detail, detail
+
+
+async def test_the_node_screen_marks_the_job_row_with_the_verdict_that_cleared_the_node(finished_link_faults: Path) -> None:
+    session = await reopen(finished_link_faults, scenario=LINK_FAULTS)
+    history = {name: node_history(await Snapshot.read(session.store), name) for name in (f"gpu-node-{i:02d}" for i in range(1, 33))}
+    # A node that tests across cliques blamed (a degraded link between its clique and another) and the diagnosis cleared.
+    node, row = next((name, row) for name, rows in sorted(history.items()) for row in rows if row["failures"])
+    assert row["blamedState"] == "suspect" and row["verdict"] == "healthy" and row["phase"] == "Succeeded" and row["validationFailed"]
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("colon", *f"node {node}", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen)
+        table = app.screen.query_one("#results", DataTable)
+        cells = [str(c) for c in table.get_row(row["job"])]
+        assert cells[4] == "✓ cleared", cells
+        assert cells[6].startswith("ThresholdViolation") and "the diagnosis cleared the node" in cells[6]
+        assert not any(str(c).startswith(("! suspect", "✗")) for r in range(table.row_count) for c in table.get_row_at(r))
+        assert "✓ passed" in str(app.screen.query_one("#summary", Static).render())  # the top agrees with the rows
+        table.move_cursor(row=table.get_row_index(row["job"]))
+        await pilot.pause()
+        evidence = str(app.screen.query_one("#evidence", Static).render())
+        assert evidence.startswith("Diagnosis: ✓ cleared (healthy)") and "ThresholdViolation" in evidence, evidence

@@ -1,0 +1,127 @@
+"""A diagnosis whose only findings are degraded links (diagnose.infrastructureFaults[]): every node passes and the
+certification FAILED, so the console must say why where it lists failures. The dashboard's failures pane and the
+wall list each fault with its category, the maps mark its cliques, and the drill-down opens on the first one.
+
+Reads a finished diagnosis saved once per session (conftest's finished_link_faults), never the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static, Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import InfraFault, Snapshot, fault_rows, infrastructure_faults, node_states
+from nvcre_tui.screens.dashboard import DashboardScreen
+from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.screens.logs import LogsScreen
+from nvcre_tui.screens.topology import TopologyScreen
+from nvcre_tui.screens.wall import WallScreen
+from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.rack_map import RackMap
+
+from .harness import LINK_FAULTS, reopen
+
+PAIR, UPLINK = "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded"
+CATEGORY = "communication/nccl-all-reduce"
+WORKFLOW = "isolate-communication-nccl-all-reduce"
+MARKS = {"clique-0": "✗link", "clique-1": "✗link", "clique-3": "✗uplink"}
+
+
+def screen_text(app: NvcreApp) -> str:
+    return "\n".join(strip.text.rstrip() for strip in app.screen._compositor.render_strips())
+
+
+async def test_the_faults_are_read_with_their_category_tests_and_last_test_job(finished_link_faults: Path) -> None:
+    snapshot = await Snapshot.read((await reopen(finished_link_faults, scenario=LINK_FAULTS)).store)
+    assert {state for state, _ in node_states(snapshot, "isolate").values()} == {"passed"}  # no node is at fault
+    faults = infrastructure_faults(snapshot, "isolate")
+    assert [(f.subject, f.cliques, f.category, f.workflow) for f in faults] == [
+        (PAIR, ("clique-0", "clique-1"), CATEGORY, WORKFLOW), (UPLINK, ("clique-3",), CATEGORY, WORKFLOW)]
+    for fault in faults:
+        assert fault.tests and len(fault.values) == len(fault.tests) and all(v < 300 for v in fault.values)
+        assert fault.job == f"{WORKFLOW}-{fault.tests[-1]}-iter-1" and fault.measured.startswith("busBandwidthGBps ")
+        assert fault.measured.endswith(f"in {len(fault.tests)} tests (value >= 300)")
+    rows = fault_rows(snapshot, "isolate")
+    assert [(r.node, r.category, r.reason, r.state, r.cliques) for r in rows] == [
+        (PAIR, CATEGORY, "infrastructure fault", "failed", ("clique-0", "clique-1")),
+        (UPLINK, CATEGORY, "infrastructure fault", "failed", ("clique-3",))]
+    assert rows[0].message.startswith("degraded fabric between clique-0 and clique-1") and rows[0].job == faults[0].job
+    assert fault_rows(snapshot, "no-such-certification") == []
+
+
+def test_a_fault_names_its_link_or_uplink() -> None:
+    fault = InfraFault(("a", "b"), "m", "c/v", "wf", "k")
+    assert fault.subject == "fabric a ↔ b degraded" and fault.measured == "-"
+    assert InfraFault(("a",), "m", "c/v", "wf", "k", values=(184.0,)).subject == "uplink of a degraded"
+    assert InfraFault(("a",), "m", "c/v", "wf", "k", values=(184.0,)).measured == "busBandwidthGBps 184.00"
+
+
+async def test_the_dashboard_lists_each_fault_and_opens_its_evidence_and_log(finished_link_faults: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_link_faults, scenario=LINK_FAULTS), live=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        dashboard = app.screen
+        assert isinstance(dashboard, DashboardScreen)
+        assert "isolate: 2 infrastructure faults" in str(dashboard.query_one("#failures-title", Static).visual)
+        pane = dashboard.query_one(FailuresPane)
+        assert pane.display and [(r.node, r.category) for r in pane.failures] == [(PAIR, CATEGORY), (UPLINK, CATEGORY)]
+        assert f"✗ {PAIR}" in screen_text(app)
+        await pilot.press("f", "down", "enter")  # the uplink's evidence
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        cursor = app.screen.query_one(Tree).cursor_node
+        assert cursor is not None and cursor.data is not None and cursor.data["kind"] == "fault" and cursor.data["subject"] == UPLINK
+        detail = str(app.screen.query_one("#detail", Static).render())
+        assert "degraded uplink of clique-3" in detail and "Tests that are its evidence" in detail
+        await pilot.press("escape", "l")  # its last failed test's log
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and app.screen.job_name == pane.failures[1].job
+
+
+async def test_the_drilldown_opens_on_the_first_fault_and_next_failure_visits_only_the_faults(finished_link_faults: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_link_faults, scenario=LINK_FAULTS), live=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+
+        def cursor() -> str:
+            node = tree.cursor_node
+            assert node is not None and node.data is not None
+            return str(node.data.get("subject") or node.data.get("node"))
+
+        assert cursor() == PAIR, "the first selection is not the first infrastructure fault"
+        assert "degraded fabric between clique-0 and clique-1" in str(app.screen.query_one("#detail", Static).render())
+        seen = []
+        for _ in range(3):  # every failure, then round again: the nodes the diagnosis cleared are not failures
+            await pilot.press("f")
+            await pilot.pause()
+            seen.append(cursor())
+        assert seen == [UPLINK, PAIR, UPLINK]
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen) and "-r3-link-" in app.screen.job_name
+
+
+async def test_the_wall_lists_each_fault_and_marks_its_cliques(finished_link_faults: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_link_faults, scenario=LINK_FAULTS), live=False, wall=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        failures = str(app.screen.query_one("#failures", Static).render())
+        assert f"✗ {PAIR}  {CATEGORY}" in failures and f"✗ {UPLINK}  {CATEGORY}" in failures
+        assert app.screen.query_one(RackMap).domain_marks == MARKS
+        shown = screen_text(app)
+        assert "clique-0 ✗link ✓8" in shown and "clique-3 ✗uplink ✓8" in shown and "clique-2 ✓8" in shown
+
+
+async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finished_link_faults: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_link_faults, scenario=LINK_FAULTS), live=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        assert app.screen.query_one(RackMap).domain_marks == MARKS
+        assert "clique-1 ✗link ✓8" in screen_text(app)

@@ -89,3 +89,13 @@ def test_a_fault_seen_only_beside_others_is_confirmed_beside_a_partner_even_with
     state = simulate(domains, 1, NicOracle({n: "" for n in domains[""]}))
     assert state.verdicts()["node-05"] == "faulty"
     assert {n for n, v in state.verdicts().items() if v != "healthy"} == {"node-05"}
+
+
+def test_tests_failing_across_cliques_and_passing_inside_them_are_said_to_be_the_fabric_s() -> None:
+    """Every link under a threshold set for a path inside a clique: nodes end inconclusive, and the report's first note
+    says why (it said only "no healthy node left to confirm it against", node by node)."""
+    oracle = _oracle(FOUR_CLIQUES, fabric_fault=True)
+    state = simulate(FOUR_CLIQUES, 2, oracle)
+    assert not {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")}
+    first = state.notes[0]
+    assert first.kind == "fabric-wide" and "tests across cliques failed" in first.message and "not a node" in first.message

@@ -79,6 +79,10 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         await _create_run(ctx, job)
         return None
     run = runs[0]
+    if (job_status(job).get("workloadRef") or {}).get("name") != run["metadata"]["name"]:
+        # An engine stopped between creating the run and writing the Job: the Job points at its run still.
+        await _mark_created(ctx, job, run["metadata"]["name"])
+        return 0.0
     state = run_status(run)
     phase = state.get("phase")
     flagged = _unhealthy(job, world)
@@ -103,6 +107,10 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     labels = dict(labels_of(job))
     run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
     await ctx.create_child(WORKLOADRUN, job, run)
+    await _mark_created(ctx, job, name)
+
+
+async def _mark_created(ctx: Context, job: Obj, name: str) -> None:
     status = {
         "conditions": cond.with_phase(conditions_of(job), "InProgress", "WorkloadPending",
                                       f"WorkloadRun {name} created on {len(group_nodes(job))} node(s); pods not running yet", ctx.now()),

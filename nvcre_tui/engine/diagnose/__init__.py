@@ -238,6 +238,11 @@ def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: 
                 cliques=links.cliques_of(h), tests=groups)
 
 
+# A diagnosis whose tests fail across cliques and pass inside them says so (its nodes end inconclusive, unconvicted).
+FABRIC_WIDE_TESTS = 4
+FABRIC_WIDE_SHARE = 0.9
+
+
 def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeStatus]) -> list[Note]:
     notes = []
     rnd = state.round
@@ -266,6 +271,13 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
         notes.append(Note(rnd, "within-domains", f"every test stayed inside one of the {len(ev.fleet_cliques)} cliques (MNNVL on: across them a "
                           "test runs over the network, which the threshold set for NVLink cannot judge); the links between "
                           "cliques were not tested", cliques=tuple(ev.fleet_cliques)))
+    across = [t for t, spans in zip(ev.tests, ev.spans, strict=True) if len(spans) >= 2]
+    inside = [t for t, spans in zip(ev.tests, ev.spans, strict=True) if len(spans) <= 1]
+    failed_across = sum(1 for t in across if not t.passed)
+    if len(across) >= FABRIC_WIDE_TESTS and inside and all(t.passed for t in inside) and failed_across >= FABRIC_WIDE_SHARE * len(across):
+        notes.insert(0, Note(rnd, "fabric-wide", f"{failed_across} of {len(across)} tests across cliques failed and all {len(inside)} "
+                          "inside one passed: the links between cliques give less than the threshold asks (or it is set "
+                          "for a path inside a clique), not a node", cliques=tuple(ev.fleet_cliques)))
     unresolved = ev.link_suspects()
     if unresolved:
         cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))

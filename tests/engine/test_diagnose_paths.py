@@ -4,6 +4,7 @@ a full-scale group's cliques, a network fault a node alone cannot show (found en
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -99,3 +100,33 @@ def test_tests_failing_across_cliques_and_passing_inside_them_are_said_to_be_the
     assert not {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")}
     first = state.notes[0]
     assert first.kind == "fabric-wide" and "tests across cliques failed" in first.message and "not a node" in first.message
+
+
+async def test_a_diagnosis_that_named_only_a_link_fails_its_workflow_for_that(tmp_path: Path) -> None:
+    """The Workflow's reason said `DiagnosisUnresolved` beside a message naming the degraded link."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.manifest import certification_from_text
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.store import CERTIFICATION, WORKFLOW
+    from tests.engine.test_unblamed_failures import CERT
+
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text("name: link\nseed: 5\nnodes: [{count: 16, cliques: 4}]\n"
+                        "faults: [{type: degraded-fabric, cliques: [clique-0, clique-2], factor: 0.5}]\n")
+    session = await SimSession.open(load_scenario(scenario), None, history=None)
+    try:
+        assert session.engine is not None
+        text = CERT.replace("{nodeNames: [NODES]}", '{nodeSelector: {nvidia.com/gpu.present: "true"}}')
+        text = text.replace("OPTIONS", "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}")
+        cert = certification_from_text("c", text, default_catalog()).to_wire()
+        cert.pop("status", None)
+        await session.store.create(CERTIFICATION, cert)
+        await session.engine.run_until_settled(max_seconds=24 * 3600)
+        [workflow] = (await session.store.list(WORKFLOW, "default")).items
+    finally:
+        await session.close()
+    failed = cond.find(workflow["status"]["conditions"], "Failed")
+    assert failed is not None and failed["status"] == "True", workflow["status"]["conditions"]
+    assert failed["reason"] == "InfrastructureFaultFound" and "clique-0 and clique-2" in failed["message"]

@@ -121,3 +121,12 @@ def test_a_node_reporting_fewer_efa_devices_than_a_pod_asks_is_left_out_before_t
     [workflow] = json.loads(capsys.readouterr().out)["items"]
     [excluded] = workflow["status"]["orchestration"]["excludedNodes"]
     assert excluded == {"name": "p4d-1", "reason": "InsufficientResources", "message": "4 vpc.amazonaws.com/efa allocatable, 32 requested"}
+
+
+def test_a_tie_of_architectures_is_not_called_a_majority() -> None:
+    fleet = [node("a-1"), node("a-2"), node("b-1", product="NVIDIA-H200"), node("b-2", product="NVIDIA-H200")]
+    found = discover(fleet, TargetSpec(), lambda platform, arch: 8)
+    assert found.architecture == "h100" and found.names == ["a-1", "a-2"]
+    assert {e.message for e in found.excluded} == {"h200, as many nodes as h100, which the first node by name holds"}
+    lopsided = discover([*fleet, node("a-3")], TargetSpec(), lambda platform, arch: 8)
+    assert {e.message for e in lopsided.excluded} == {"h200, fleet majority is h100"}

@@ -382,7 +382,8 @@ async def _finalize(
             reason = "DiagnosisStopped"
             message = f"Diagnosis stopped {stopped}; {confirmed} before it"
         elif diagnosing:
-            reason = "FaultyNodesConfirmed" if failed else "DiagnosisUnresolved"
+            named = bool((orch.get("diagnose") or {}).get("infrastructureFaults"))
+            reason = "FaultyNodesConfirmed" if failed else "InfrastructureFaultFound" if named else "DiagnosisUnresolved"
             message = "; ".join([f"Diagnosis complete: {confirmed}", *(unresolved or [])])
         conditions = cond.with_phase(conditions, "Failed", reason, message, now)
     else:

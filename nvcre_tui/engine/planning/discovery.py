@@ -10,6 +10,7 @@ or time-sliced replicas (a run measures a slice, not the node) would fail its gr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -147,10 +148,14 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
     architecture = majority_architecture(schedulable) or "unknown"
     platform = fleet_platform(schedulable)
     same_arch = []
+    votes = Counter(node_gpu_architecture(n) for n in schedulable) - Counter({"unknown": len(schedulable)})
     for node in schedulable:
         arch = node_gpu_architecture(node)
         if arch not in (architecture, "unknown"):
-            excluded.append(ExcludedNode(name=node_name(node), reason="OtherGPUArchitecture", message=f"{arch}, fleet majority is {architecture}"))
+            tie = votes[arch] == votes[architecture]
+            message = (f"{arch}, as many nodes as {architecture}, which the first node by name holds" if tie
+                       else f"{arch}, fleet majority is {architecture}")
+            excluded.append(ExcludedNode(name=node_name(node), reason="OtherGPUArchitecture", message=message))
         else:
             same_arch.append(node)
     needed = gpus_needed(platform, architecture)

@@ -265,8 +265,9 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
                 why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
             notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))
         elif verdict == "healthy" and ev.held_against(node):
-            notes.append(Note(rnd, "outweighed", f"{node} failed {ev.held_against(node)} test(s) nothing explains, then passed "
-                              f"{ev.passes[node]}: counted healthy", (node,)))
+            # its other failures have other explanations (a convicted partner, a link): the count says they happened
+            notes.append(Note(rnd, "outweighed", f"{node} failed {record['failed']} of {record['tests']} tests, {ev.held_against(node)} "
+                              f"that nothing else explains, and passed {ev.passes[node]}: counted healthy", (node,)))
     if state.within_domains and len(ev.fleet_cliques) >= 2:
         notes.append(Note(rnd, "within-domains", f"every test stayed inside one of the {len(ev.fleet_cliques)} cliques (MNNVL on: across them a "
                           "test runs over the network, which the threshold set for NVLink cannot judge); the links between "

@@ -11,18 +11,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
-from .harness import certification_body, session_with
-
-DIAGNOSE = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: isolate}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: diagnose, minGroupSize: 2, thresholds: {busBandwidthGBps: "value >= 300"}}
-"""
+from .harness import DIAGNOSE, certification_body, session_with
 
 
 async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() -> None:

@@ -130,3 +130,12 @@ async def test_a_diagnosis_that_named_only_a_link_fails_its_workflow_for_that(tm
     failed = cond.find(workflow["status"]["conditions"], "Failed")
     assert failed is not None and failed["status"] == "True", workflow["status"]["conditions"]
     assert failed["reason"] == "InfrastructureFaultFound" and "clique-0 and clique-2" in failed["message"]
+
+
+def test_on_failure_after_intra_rack_groups_keeps_their_racks_whatever_the_nodes_carry() -> None:
+    """Racks cut by another label (an AWS network block): the clique map, empty there, must not make them one domain."""
+    racks = {f"rack-{r}": [f"rack-{r}-n{i}" for i in range(4)] for r in "ab"}
+    groups = [{"name": f"group-{k}", "nodes": names, "domains": [rack], "phase": "Failed" if rack == "rack-a" else "Succeeded"}
+              for k, (rack, names) in enumerate(racks.items())]
+    state = follow_up(groups, 2, 0, cliques={n: "" for names in racks.values() for n in names})  # type: ignore[arg-type]
+    assert state is not None and sorted(d for d, _ in state.domains) == ["rack-a", "rack-b"]

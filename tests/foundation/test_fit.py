@@ -60,3 +60,13 @@ def test_discovery_keeps_a_missing_count_the_runner_does_not() -> None:
     assert shortfalls(node({}), {"vpc.amazonaws.com/efa": "32"}, missing_is_short=True) == ["0 vpc.amazonaws.com/efa allocatable, 32 requested"]
     assert shortfalls(node({"vpc.amazonaws.com/efa": "4"}), {"vpc.amazonaws.com/efa": "32"}, missing_is_short=False) == [
         "4 vpc.amazonaws.com/efa allocatable, 32 requested"]
+
+
+def test_the_scheduler_s_other_rules_a_cordon_tolerated_init_containers_and_units() -> None:
+    everything = {**POD, "tolerations": [{"operator": "Exists"}]}
+    assert cannot_host(node(ROOMY, cordoned=True), everything) is None  # NodeUnschedulable passes a pod tolerating it
+    init = {**POD, "initContainers": [{"resources": {"requests": {"cpu": "200"}}}]}
+    assert cannot_host(node(ROOMY), init) == "191450m cpu allocatable, 200 requested"  # the largest init container counts
+    small = {**ROOMY, "memory": "8000000000"}
+    assert cannot_host(node(small), {"containers": [{"resources": {"requests": {"memory": "8Gi"}}}]}) == (
+        "7.45Gi memory allocatable, 8Gi requested")

@@ -157,3 +157,11 @@ def test_with_no_pod_placed_only_a_member_whose_node_could_not_take_its_pod_is_b
     tainted = {"n1": _gpu_node("n1"), "n2": _gpu_node("n2", taints=[{"key": "maintenance", "value": "true", "effect": "NoSchedule"}])}
     found = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={}, nodes=tainted)
     assert found.blocked == ("n2",) and "taint maintenance=true:NoSchedule not tolerated" in found.message
+
+
+def test_with_no_pod_placed_a_member_not_ready_is_blocked() -> None:
+    """Every catalog entry tolerates all taints, so a NotReady node's taints say nothing: its Ready condition does."""
+    pods = [_waiting_for_the_gang(0), _waiting_for_the_gang(1)]
+    found = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={"n2": "Unknown"},
+                  nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2")})
+    assert found.blocked == ("n2",) and "n2: not Ready (Unknown)" in found.message

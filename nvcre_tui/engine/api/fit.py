@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU
 from nvcre_tui.engine.units import parse_quantity
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only steers
+CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}  # what a cordon means to a toleration
 
 
 def _amount(value: int | str) -> str | None:
@@ -51,8 +52,21 @@ def allocatable(node: Node, resource: str) -> Decimal | None:
     return _quantity(found.get(resource)) if isinstance(found, Mapping) else None
 
 
-def _shown(value: Decimal) -> str:
-    return str(int(value)) if value == value.to_integral_value() else str(value)
+_BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20))
+
+
+def _shown(value: Decimal, resource: str = "") -> str:
+    """A quantity as Kubernetes writes it: whole numbers, millicores, and bytes in the largest binary unit that fits."""
+    if value != value.to_integral_value():
+        return f"{int(value * 1000)}m" if value * 1000 == (value * 1000).to_integral_value() else str(value)
+    whole = int(value)
+    if resource == "memory" or resource.startswith(("hugepages-", "ephemeral-storage")):
+        for suffix, size in _BINARY:
+            if whole and whole % size == 0:
+                return f"{whole // size}{suffix}"
+        if whole >= 2**30:  # "7.45Gi" rather than 8000000000: a reader compares it with the request
+            return f"{whole / 2**30:.2f}Gi"
+    return str(whole)
 
 
 def shortfalls(node: Node, requests: Mapping[str, Any], *, missing_is_short: bool) -> list[str]:
@@ -67,7 +81,7 @@ def shortfalls(node: Node, requests: Mapping[str, Any], *, missing_is_short: boo
         if not missing_is_short and not have:
             continue
         if (have or Decimal(0)) < want:
-            found.append(f"{_shown(have or Decimal(0))} {resource} allocatable, {_shown(want)} requested")
+            found.append(f"{_shown(have or Decimal(0), resource)} {resource} allocatable, {_shown(want, resource)} requested")
     return found
 
 
@@ -91,21 +105,31 @@ def _taint_text(taint: Mapping[str, Any]) -> str:
     return f"{taint.get('key')}{value}:{taint.get('effect')}"
 
 
+def _requests(containers: Iterable[Any]) -> dict[str, Decimal]:
+    """Each resource the containers request, summed (a limit alone stands for its request, as the API server sets it)."""
+    requests: dict[str, Decimal] = {}
+    for container in containers:
+        resources = (container.get("resources") or {}) if isinstance(container, Mapping) else {}
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for resource, value in asked.items():
+            if (amount := _quantity(value)) is not None:
+                requests[resource] = requests.get(resource, Decimal(0)) + amount
+    return requests
+
+
 def cannot_host(node: Node, pod: Mapping[str, Any]) -> str | None:
     """Why this node could never take `pod` (a pod spec), by its own object; None when nothing on it says so."""
-    if is_cordoned(node):
-        return "cordoned (spec.unschedulable)"
     tolerations = [t for t in pod.get("tolerations") or [] if isinstance(t, Mapping)]
+    if is_cordoned(node) and not tolerates(tolerations, CORDON_TAINT):  # the scheduler's NodeUnschedulable rule
+        return "cordoned (spec.unschedulable)"
     refused = [_taint_text(t) for t in node_taints(node)
                if isinstance(t, Mapping) and t.get("effect") in BLOCKING_EFFECTS and not tolerates(tolerations, t)]
     if refused:
         return f"taint {', '.join(refused)} not tolerated"
-    requests: dict[str, Any] = {}
-    for container in pod.get("containers") or []:
-        resources = container.get("resources") or {} if isinstance(container, Mapping) else {}
-        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-        for resource, value in asked.items():
-            if (amount := _quantity(value)) is not None:
-                requests[resource] = (requests.get(resource) or Decimal(0)) + amount
+    # What the scheduler counts: the containers' requests summed, or the largest init container's if more.
+    requests = _requests(pod.get("containers") or [])
+    for init in pod.get("initContainers") or []:
+        for resource, amount in _requests([init]).items():
+            requests[resource] = max(requests.get(resource, Decimal(0)), amount)
     short = shortfalls(node, requests, missing_is_short=True)
     return "; ".join(short) if short else None

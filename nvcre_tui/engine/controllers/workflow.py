@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, history_record,
@@ -25,7 +25,7 @@ from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_fail
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.planning.discovery import EXCLUSION_TEXT, LEFT_TARGET, discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
-from nvcre_tui.engine.planning.partition import partition
+from nvcre_tui.engine.planning.partition import partition, topology_key
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.planning.render import OBJECT_HEADROOM, OBJECT_LIMIT
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
@@ -243,7 +243,9 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> 
         return False
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
     groups = _every_iteration(wf, orch)
-    cliques = {name: node_labels(node).get(LABEL_GPU_CLIQUE) or "" for name in {n for g in groups for n in g["nodes"]}
+    orchestration = wf["spec"]["orchestration"]
+    key = str(spec.get("topologyKey") or topology_key(orchestration))  # the Workflow's domains: cliques, or racks
+    cliques = {name: node_labels(node).get(key) or "" for name in {n for g in groups for n in g["nodes"]}
                if (node := world.node(name)) is not None}
     state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
                                within_domains=spec.get("withinDomains") is True, cliques=cliques)

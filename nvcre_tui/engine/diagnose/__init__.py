@@ -126,19 +126,18 @@ def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
-    `cliques`: node -> its clique ("" or absent: none), as the Nodes are labelled; without it, each group's one
-    domain (a full-scale group spanning cliques then leaves every node unlabelled, and a link fault unsearched)."""
+    Each node's domain is its group's when every group was cut inside one (intra-rack); else (a full-scale group spans
+    several) `cliques`: node -> its domain as the Nodes are labelled ("" or absent: none), so the links between them
+    are searched; without it every node is unlabelled and a link fault unsearched."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
     by_domain: dict[str, set[str]] = {}
-    if cliques is not None:
-        for node in nodes:
-            by_domain.setdefault(str(cliques.get(node) or ""), set()).add(node)
     labelled = all(len(g.get("domains") or ()) == 1 for g in groups)
-    for group in groups if cliques is None else ():
-        domain = str(group["domains"][0]) if labelled else ""
-        by_domain.setdefault(domain, set()).update(str(n) for n in group["nodes"])
+    for group in groups:
+        for node in group["nodes"]:
+            domain = str(group["domains"][0]) if labelled else str((cliques or {}).get(str(node)) or "")
+            by_domain.setdefault(domain, set()).add(str(node))
     state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent, within_domains)
     values = measured(groups)
     imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),

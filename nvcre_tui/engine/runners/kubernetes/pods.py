@@ -178,7 +178,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
             return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(node for node in members if node not in placed))
         # None placed (a gang scheduler places all or none): only a member whose own Node could not take its pod is
         # blocked; the others waited for it. None such: the cluster is busy or the pods ask for what no node has.
-        unfit = _unfit(live, members, nodes or {})
+        unfit = _unfit(live, members, nodes or {}, not_ready)
         if unfit:
             message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(unfit.items())[:3])})")
         return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))
@@ -191,12 +191,17 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     return _not_started(live, running, expected)
 
 
-def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None]) -> dict[str, str]:
-    """member -> why its Node could never take the run's GPU pod (api/fit.py), for members whose Node says so."""
+def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None], not_ready: Mapping[str, str]) -> dict[str, str]:
+    """member -> why its Node could never take the run's GPU pod: not Ready or gone (its kubelet), or what its object
+    says (api/fit.py), for members where either does."""
     gpu_pod = next((pod_spec(pod) for pod in live if labels_of(pod).get(LABEL_ROLE) == "node"), None)
-    if gpu_pod is None:
-        return {}
-    return {name: why for name in members if (node := nodes.get(name)) is not None and (why := cannot_host(node, gpu_pod))}
+    found = {}
+    for name in members:
+        if name in not_ready:
+            found[name] = "its Node is gone" if not_ready[name] == "gone" else f"not Ready ({not_ready[name]})"
+        elif gpu_pod is not None and (node := nodes.get(name)) is not None and (why := cannot_host(node, gpu_pod)):
+            found[name] = why
+    return found
 
 
 def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int) -> Verdict:

@@ -33,7 +33,7 @@ def node(name: str, *, product: str = H100, ready: str | None = "True", labels: 
         status["conditions"] = [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": ready}]
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": product,
-                                                  "nvidia.com/gpu.clique": "c1", **(labels or {})}},
+                                                  "nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": "c1", **(labels or {})}},
             "spec": {"providerID": f"aws:///us-east-1a/i-{name}", **({"unschedulable": True} if cordoned else {})},
             "status": status}
 
@@ -88,6 +88,9 @@ def test_cluster_info_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert found["excluded"] == {"Cordoned": 1, "NotReady": 2, "PartitionedGPUs": 4} and found["cordoned"] == 1
     assert main(["cluster", "info", "--nodes", str(nodes)]) == 0
     assert "10 with GPUs, 1 cordoned, 2 not Ready, 4 with partitioned GPUs (excluded)" in capsys.readouterr().out
+    # MIG slices and shared replicas are counted as the GPUs they are on (56 slices, 32 replicas of 8 GPUs each)
+    products = {p["product"]: p["gpus"] for p in found["products"]}
+    assert products[f"{H100}-MIG-1g.10gb"] == 8 and products[f"{H100}-SHARED"] == 8
 
 
 def test_run_category_reads_the_product_of_the_nodes_it_would_use() -> None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
-                                                majority_architecture)
+                                                majority_architecture, partitioned_gpus)
 
 NO_DOMAIN = "(none)"  # a GPU node without the topology label: intra-rack leaves it out
 
@@ -29,7 +29,7 @@ class Product:
     product: str
     architecture: str
     nodes: int
-    gpus: int  # allocatable, summed (a node whose count is missing or unreadable adds none)
+    gpus: int  # allocatable, summed (a partitioned node: its physical gpu.count; a missing or unreadable count adds none)
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,24 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
                   _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())))
 
 
+def _gpus(node: Node) -> int:
+    """The node's GPUs: allocatable, but for partitioned GPUs (MIG slices, shared replicas, each allocatable on its own)
+    the physical count GPU feature discovery labels."""
+    if partitioned_gpus(node):
+        try:
+            return int(str(node_labels(node).get(LABEL_GPU_COUNT)))
+        except ValueError:
+            pass
+    return allocatable_gpus(node) or 0
+
+
 def _products(gpu: list[Node]) -> list[Product]:
     nodes: Counter[str] = Counter()
     gpus: Counter[str] = Counter()
     for node in gpu:
         product = node_labels(node).get(LABEL_GPU_PRODUCT) or "(unlabelled)"
         nodes[product] += 1
-        gpus[product] += allocatable_gpus(node) or 0
+        gpus[product] += _gpus(node)
     return [Product(p, gpu_architecture(p) if p != "(unlabelled)" else "unknown", n, gpus[p]) for p, n in sorted(nodes.items())]
 
 
@@ -104,6 +115,6 @@ def _domains(gpu: list[Node], key: str) -> list[Domain]:
     for node in gpu:
         found.setdefault(node_labels(node).get(key) or NO_DOMAIN, []).append(node)
     order = sorted(found, key=lambda name: (name == NO_DOMAIN, name))
-    return [Domain(name, len(found[name]), sum(allocatable_gpus(n) or 0 for n in found[name]), sum(1 for n in found[name] if is_cordoned(n)))
+    return [Domain(name, len(found[name]), sum(_gpus(n) for n in found[name]), sum(1 for n in found[name] if is_cordoned(n)))
             for name in order]
 

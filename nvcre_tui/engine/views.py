@@ -361,10 +361,14 @@ class InfraFault:
     values: tuple[float, ...] = ()  # the measured values of its failed tests
     threshold: str = ""  # the category's busBandwidthGBps expression
     job: str | None = None  # the Job of its last failed test (its log is the evidence)
+    localised: bool = True  # False: tests across these cliques failed, but no one link could be named (a note)
 
     @property
     def subject(self) -> str:
-        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded"."""
+        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded", "links between
+        clique-0, clique-1, clique-2 degraded (not localised)"."""
+        if not self.localised:
+            return f"links between {', '.join(self.cliques) or 'cliques'} degraded (not localised)"
         if len(self.cliques) == 1:
             return f"uplink of {self.cliques[0]} degraded"
         return f"fabric {' ↔ '.join(self.cliques) or 'between cliques'} degraded"
@@ -387,9 +391,14 @@ def _topology_key(workflow: Obj) -> str:
     return str(chosen.get("topologyKey") or LABEL_GPU_CLIQUE)
 
 
+# Diagnose notes saying links between cliques failed without one being named: shown beside the named faults.
+UNLOCALISED_NOTES = ("fabric-unresolved", "fabric-wide")
+
+
 def category_faults(category: CategoryView) -> list[InfraFault]:
     """The infrastructure faults the category's diagnosis named, as it named them (none without a diagnosis)."""
-    if not (category.orchestration.get("diagnose") or {}).get("infrastructureFaults"):
+    stored = category.orchestration.get("diagnose") or {}
+    if not stored.get("infrastructureFaults") and not stored.get("notes"):
         return []  # most diagnoses name none: not worth reading the state for
     state, wf = diagnose_state(category), category.workflow
     if state is None or wf is None:
@@ -398,13 +407,17 @@ def category_faults(category: CategoryView) -> list[InfraFault]:
     job_refs_by_group = {g["name"]: g.get("jobRef") for record in category.timeline for g in record.groups}
     threshold = str((job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH) or "")
     faults = []
-    for note in state.get("infrastructureFaults") or []:
+    unresolved: dict[tuple[str, ...], Mapping[str, Any]] = {}  # one per set of cliques (fabric-wide and -unresolved may both say it)
+    for note in state.get("notes") or []:
+        if isinstance(note, Mapping) and note.get("kind") in UNLOCALISED_NOTES:
+            unresolved.setdefault(tuple(str(c) for c in note.get("cliques") or []), note)
+    for note in [*(state.get("infrastructureFaults") or []), *unresolved.values()]:
         failed = [str(name) for name in note.get("tests") or [] if tests.get(str(name), {}).get("passed") is False]
         values = tuple(float(v) for name in failed if isinstance(v := tests[name].get("value"), int | float) and not isinstance(v, bool))
         refs = [ref for name in failed if (ref := job_refs_by_group.get(name)) and ref in category.jobs_by_name]
         faults.append(InfraFault(tuple(str(c) for c in note.get("cliques") or []), str(note.get("message") or ""), category.key,
                                  str(wf["metadata"]["name"]), _topology_key(wf), tuple(str(t) for t in note.get("tests") or []),
-                                 values, threshold, refs[-1] if refs else None))
+                                 values, threshold, refs[-1] if refs else None, note.get("kind") not in UNLOCALISED_NOTES))
     return faults
 
 
@@ -433,7 +446,7 @@ def clique_marks(faults: Iterable[InfraFault], topology_key: str) -> dict[str, s
     "✗uplink" (its own uplink); only faults whose cliques are values of `topology_key` (the map's grouping)."""
     marks: dict[str, str] = {}
     for fault in faults:
-        if fault.topology_key != topology_key:
+        if fault.topology_key != topology_key or not fault.localised:
             continue
         for clique in fault.cliques:
             if marks.get(clique) != "✗uplink":

@@ -44,7 +44,7 @@ from nvcre_tui.widgets.verdict_mark import verdict_mark
 Obj = dict[str, Any]
 
 
-RUN_NOTES = ("fabric-unresolved", "within-domains")  # diagnose notes about the run, not one node: shown under its verdicts
+RUN_NOTES = ("within-domains",)  # diagnose notes about the run, not one node or link: shown under its verdicts (links: category_faults)
 
 
 class DrilldownScreen(NvcreScreen):

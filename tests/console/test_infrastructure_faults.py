@@ -125,3 +125,20 @@ async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finish
         assert isinstance(app.screen, TopologyScreen)
         assert app.screen.query_one(RackMap).domain_marks == MARKS
         assert "clique-1 ✗link ✓8" in screen_text(app)
+
+
+def test_links_that_failed_without_one_being_named_are_listed_too() -> None:
+    """Tests across cliques failed and no one link could be named (a note, not an infrastructure fault): the wall and
+    dashboard said nothing, as if no fault had been found."""
+    from nvcre_tui.engine.report.readmodel import CategoryView
+    from nvcre_tui.engine.views import category_faults, clique_marks
+    from tests.engine.test_diagnose import _oracle, simulate
+
+    domains = {f"clique-{c}": [f"clique-{c}-n{i}" for i in range(4)] for c in "abcd"}
+    state = simulate(domains, 2, _oracle(domains, fabric_fault=True))
+    workflow = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"diagnose": {}}, "jobTemplate": {"spec": {}}},
+                "status": {"orchestration": {"diagnose": state.to_dict()}}}
+    faults = category_faults(CategoryView({"domain": "communication", "variant": "nccl-all-reduce"}, workflow))
+    assert len(faults) == 1 and not faults[0].localised  # its two notes (fabric-wide, fabric-unresolved) make one
+    assert faults[0].subject == "links between clique-a, clique-b, clique-c, clique-d degraded (not localised)"
+    assert clique_marks(faults, "nvidia.com/gpu.clique") == {}  # no one clique to mark

@@ -103,6 +103,8 @@ def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: 
 
 
 RENDER_MEMO = 512
+
+
 def _how_run(cert: Obj, workflows: dict[str, Obj], world: World) -> list[Obj]:
     """The HOW_RUN conditions (cond.HOW_RUN) of this certification's started runs: those it carries already, and the
     first started run's of each Workflow (a runner decides once per engine)."""

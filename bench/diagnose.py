@@ -296,6 +296,7 @@ class Tally:
     named_right: int = 0
     blamed_healthy: int = 0
     pair_exact: int = 0
+    links_blamed: int = 0  # link faults named that the truth does not hold (a pair, uplink or fabric that is fine)
     runs: int = 0
 
     def add(self, result: Result, truth: Truth) -> None:
@@ -312,6 +313,7 @@ class Tally:
         self.blamed_healthy += len(result.blamed - truth.faulty - truth.flaky)
         if truth.pairs:
             self.pair_exact += list(result.pairs) == [frozenset(truth.pairs[0])]
+        self.links_blamed += sum(1 for cliques in result.pairs if cliques not in {frozenset(p) for p in truth.pairs})
 
     @property
     def recall(self) -> float:
@@ -402,6 +404,7 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
     fabric = [t for s, t, _ in results if s.kind == "fabric"]
     pair = sum(t.pair_exact for t in fabric) / max(1, sum(t.runs for t in fabric))
     blamed = sum(t.blamed_healthy for _, t, _ in results)
+    links_blamed = {kind: sum(t.links_blamed for s, t, _ in results if s.kind == kind) for kind in ("persistent", "flaky", "fabric")}
     ref_blamed = sum(r.blamed_healthy for _, _, r in results)
     flaky_minutes_sparse = [ratio(t, r, lambda x: x.minutes) for s, t, r in results if s.kind == "flaky" and s.k * 8 <= s.n]
     return [
@@ -430,6 +433,8 @@ def summary(results: list[tuple[Scenario, Tally, Tally]]) -> list[str]:
         "  explains that failure: nothing in the evidence points at them, and a p = 0.5 node passes its next tests often)",
         f"degraded pair named exactly            {pair:.3f}  (target >= 0.95)",
         f"healthy nodes blamed                   {blamed}   (target 0; reference {ref_blamed})",
+        f"link faults named that are not there   {sum(links_blamed.values())}   (persistent {links_blamed['persistent']}, flaky "
+        f"{links_blamed['flaky']}, fabric {links_blamed['fabric']}: a pair, uplink or whole fabric named besides the degraded pair)",
     ]
 
 

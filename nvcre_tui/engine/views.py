@@ -365,12 +365,14 @@ class InfraFault:
 
     @property
     def subject(self) -> str:
-        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded", "links between
-        clique-0, clique-1, clique-2 degraded (not localised)"."""
+        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded", "links between all
+        8 cliques degraded" (the whole fabric), "links between clique-0, clique-1, clique-2 degraded (not localised)"."""
         if not self.localised:
             return f"links between {', '.join(self.cliques) or 'cliques'} degraded (not localised)"
         if len(self.cliques) == 1:
             return f"uplink of {self.cliques[0]} degraded"
+        if len(self.cliques) > 2:
+            return f"links between all {len(self.cliques)} cliques degraded"
         return f"fabric {' ↔ '.join(self.cliques) or 'between cliques'} degraded"
 
     @property
@@ -392,7 +394,7 @@ def _topology_key(workflow: Obj) -> str:
 
 
 # Diagnose notes saying links between cliques failed without one being named: shown beside the named faults.
-UNLOCALISED_NOTES = ("fabric-unresolved", "fabric-wide")
+UNLOCALISED_NOTES = ("fabric-unresolved",)
 
 
 def category_faults(category: CategoryView) -> list[InfraFault]:
@@ -407,7 +409,7 @@ def category_faults(category: CategoryView) -> list[InfraFault]:
     job_refs_by_group = {g["name"]: g.get("jobRef") for record in category.timeline for g in record.groups}
     threshold = str((job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH) or "")
     faults = []
-    unresolved: dict[tuple[str, ...], Mapping[str, Any]] = {}  # one per set of cliques (fabric-wide and -unresolved may both say it)
+    unresolved: dict[tuple[str, ...], Mapping[str, Any]] = {}  # one per set of cliques
     for note in state.get("notes") or []:
         if isinstance(note, Mapping) and note.get("kind") in UNLOCALISED_NOTES:
             unresolved.setdefault(tuple(str(c) for c in note.get("cliques") or []), note)

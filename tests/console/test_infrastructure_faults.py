@@ -7,6 +7,7 @@ Reads a finished diagnosis saved once per session (conftest's finished_link_faul
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Static, Tree
 
@@ -127,18 +128,42 @@ async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finish
         assert "clique-1 ✗link ✓8" in screen_text(app)
 
 
+def _faults_of(state: Any) -> list[Any]:
+    from nvcre_tui.engine.report.readmodel import CategoryView
+    from nvcre_tui.engine.views import category_faults
+
+    workflow = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"diagnose": {}}, "jobTemplate": {"spec": {}}},
+                "status": {"orchestration": {"diagnose": state.to_dict()}}}
+    return category_faults(CategoryView({"domain": "communication", "variant": "nccl-all-reduce"}, workflow))
+
+
 def test_links_that_failed_without_one_being_named_are_listed_too() -> None:
     """Tests across cliques failed and no one link could be named (a note, not an infrastructure fault): the wall and
     dashboard said nothing, as if no fault had been found."""
-    from nvcre_tui.engine.report.readmodel import CategoryView
-    from nvcre_tui.engine.views import category_faults, clique_marks
+    from dataclasses import replace
+
+    from nvcre_tui.engine.diagnose import Note
+    from nvcre_tui.engine.views import clique_marks
     from tests.engine.test_diagnose import _oracle, simulate
 
     domains = {f"clique-{c}": [f"clique-{c}-n{i}" for i in range(4)] for c in "abcd"}
-    state = simulate(domains, 2, _oracle(domains, fabric_fault=True))
-    workflow = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"diagnose": {}}, "jobTemplate": {"spec": {}}},
-                "status": {"orchestration": {"diagnose": state.to_dict()}}}
-    faults = category_faults(CategoryView({"domain": "communication", "variant": "nccl-all-reduce"}, workflow))
-    assert len(faults) == 1 and not faults[0].localised  # its two notes (fabric-wide, fabric-unresolved) make one
+    state = simulate(domains, 2, _oracle(domains, links=(("clique-a", "clique-b"),)))
+    [named] = state.infrastructure_faults
+    unresolved = Note(named.round, "fabric-unresolved", "2 tests across clique-a, clique-b, clique-c, clique-d failed although their "
+                      "nodes are healthy; the degraded link could not be localised (3 candidate links left)",
+                      cliques=("clique-a", "clique-b", "clique-c", "clique-d"), tests=named.tests)
+    faults = _faults_of(replace(state, infrastructure_faults=(), notes=(unresolved,)))
+    assert len(faults) == 1 and not faults[0].localised
     assert faults[0].subject == "links between clique-a, clique-b, clique-c, clique-d degraded (not localised)"
     assert clique_marks(faults, "nvidia.com/gpu.clique") == {}  # no one clique to mark
+
+
+def test_a_fault_of_the_whole_fabric_marks_every_clique() -> None:
+    """Every link failed its tests: one fault naming every clique, each marked on the map."""
+    from nvcre_tui.engine.views import clique_marks
+    from tests.engine.test_diagnose import _oracle, simulate
+
+    domains = {f"clique-{c}": [f"clique-{c}-n{i}" for i in range(4)] for c in "abcd"}
+    faults = _faults_of(simulate(domains, 2, _oracle(domains, fabric_fault=True)))
+    assert len(faults) == 1 and faults[0].localised and faults[0].subject == "links between all 4 cliques degraded"
+    assert clique_marks(faults, "nvidia.com/gpu.clique") == dict.fromkeys(domains, "✗link")

@@ -20,6 +20,9 @@ SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) 
 SPARSE_SHARE = 0.3
 RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
+FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE of them, that name the whole fabric
+FABRIC_WIDE_SHARE = 0.9
+FABRIC_NOISY_SHARE = 0.5  # ... or this share, FABRIC_WIDE_TESTS of them over links that passing tests had proven
 
 
 class Evidence:
@@ -320,6 +323,12 @@ class Evidence:
 
     def _name_links(self) -> bool:
         """Name link faults the evidence pins down (see the package docstring); True when one was added."""
+        if any(h[0] == "fabric" for h in self.named):
+            return False
+        wide = self.fabric_wide()
+        if wide:  # it explains every test across cliques: no pair or uplink besides it
+            self.named = {links.fabric(self.fleet_cliques): tuple(wide)}
+            return True
         suspects = self.link_suspects()
         if not suspects:
             return False
@@ -347,6 +356,39 @@ class Evidence:
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
+
+    def fabric_wide(self) -> list[int]:
+        """The failed tests across cliques that name the whole fabric, or []: among the tests across cliques whose
+        members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and FABRIC_WIDE_SHARE of them did
+        (a share: where the threshold sits just above what the path between cliques gives, a test passes now and
+        then, and each pass would clear its links for good), no one link is exercised by all the failed ones (else
+        the search narrows it down), they span every clique with a sound node, and two of them share no node (one
+        flaky node never makes a fabric fault). With three or more cliques only: with two, the pair is the fabric."""
+        if not self.uplinks or self.state.within_domains:
+            return []
+        sound = frozenset(n for n in self.by_node if self._sound_inside(n))
+        across = [i for i, spans in enumerate(self.spans) if len(spans) >= 2 and self.members[i] <= sound]
+        failed = [i for i in across if not self.tests[i].passed]
+        if len(failed) < FABRIC_WIDE_TESTS or len(failed) < FABRIC_NOISY_SHARE * len(across):
+            return []
+        if len(failed) < FABRIC_WIDE_SHARE * len(across):
+            # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
+            # of the time leaves, and a flaky node too: FABRIC_WIDE_TESTS of them, two with no node in common.
+            proven = [i for i in failed if not self.open_hypotheses.get(i)]
+            if len(proven) < FABRIC_WIDE_TESTS or not self.disjoint_pair(proven):
+                return []
+        if set.intersection(*(links.within(self.spans[i], True) for i in failed)):
+            return []
+        spanned = set().union(*(self.spans[i] for i in failed))
+        if not {self.domain_of[n] for n in sound} - {""} <= spanned or not self.disjoint_pair(failed):
+            return []
+        return failed
+
+    def _sound_inside(self, node: str) -> bool:
+        """Not convicted, passed a test inside one clique, and every failed test of its own inside one is explained."""
+        inside = [i for i in self.by_node[node] if len(self.spans[i]) <= 1]
+        return (node not in self.convicted and any(self.tests[i].passed for i in inside)
+                and all(self.tests[i].passed or self.explained(i, node) for i in inside))
 
     def disjoint_pair(self, tests: Sequence[int]) -> bool:
         """Two of these tests have no node in common."""

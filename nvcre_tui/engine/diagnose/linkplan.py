@@ -36,7 +36,7 @@ class LinkPlanner:
         if self.state.within_domains:
             return False
         h = links.pair(a, b)
-        return h in self.ev.eliminated
+        return h in self.ev.eliminated and not self._named_covers(h)
 
     # -- the search ---------------------------------------------------------------------------------------------
 

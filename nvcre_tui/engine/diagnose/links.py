@@ -2,7 +2,8 @@
 
 A link fault is either a degraded pair ("pair", A, B): a test fails when it spans both A and B; or a bad uplink
 ("uplink", A): a test fails when it spans A and any other clique. With only two cliques in the fleet the two kinds
-cannot be told apart, and only pairs are considered.
+cannot be told apart, and only pairs are considered. The whole fabric ("fabric", A, B, C, ...: every clique of the
+fleet) is named only when every link failed its tests (see Evidence.fabric_wide): every test across cliques fails.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, or ("uplink", A)
+Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, ("uplink", A), or ("fabric", *every clique)
 
 
 def reps_each(min_group_size: int, cliques: int) -> int:
@@ -25,10 +26,17 @@ def pair(a: str, b: str) -> Hypothesis:
     return ("pair", *sorted((a, b)))
 
 
+def fabric(cliques: Iterable[str]) -> Hypothesis:
+    """The hypothesis that every link between these cliques is degraded."""
+    return ("fabric", *sorted(cliques))
+
+
 def in_test(h: Hypothesis, cliques: frozenset[str]) -> bool:
     """Whether a test spanning these cliques fails under this hypothesis."""
     if h[0] == "pair":
         return h[1] in cliques and h[2] in cliques
+    if h[0] == "fabric":
+        return len(cliques) >= 2
     return h[1] in cliques and len(cliques) >= 2
 
 
@@ -52,6 +60,9 @@ def describe(h: Hypothesis) -> str:
     """Words for the report."""
     if h[0] == "pair":
         return f"degraded fabric between {h[1]} and {h[2]}"
+    if h[0] == "fabric":
+        return (f"degraded fabric between all {len(h) - 1} cliques: tests across cliques fail and tests inside them pass "
+                "(or the threshold asks more than the path between cliques gives)")
     return f"degraded uplink of {h[1]}: every test leaving it fails"
 
 

@@ -365,14 +365,14 @@ class InfraFault:
 
     @property
     def subject(self) -> str:
-        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded", "links between all
-        8 cliques degraded" (the whole fabric), "links between clique-0, clique-1, clique-2 degraded (not localised)"."""
+        """What it names: "fabric clique-0 ↔ clique-1 degraded", "uplink of clique-3 degraded", "links between 8
+        cliques degraded" (a fabric fault), "links between clique-0, clique-1, clique-2 degraded (not localised)"."""
         if not self.localised:
             return f"links between {', '.join(self.cliques) or 'cliques'} degraded (not localised)"
         if len(self.cliques) == 1:
             return f"uplink of {self.cliques[0]} degraded"
         if len(self.cliques) > 2:
-            return f"links between all {len(self.cliques)} cliques degraded"
+            return f"links between {len(self.cliques)} cliques degraded"
         return f"fabric {' ↔ '.join(self.cliques) or 'between cliques'} degraded"
 
     @property

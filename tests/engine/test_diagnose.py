@@ -265,6 +265,33 @@ def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str
             assert state.infrastructure_faults == ()
 
 
+@st.composite
+def fabric_cases(draw: st.DrawFn) -> tuple[dict[str, list[str]], int, int, frozenset[str]]:
+    """Three to six cliques of 4 to 12 nodes, minGroupSize 1..3, maxConcurrent unlimited or 2..6, up to 4 faulty nodes."""
+    sizes = draw(st.lists(st.integers(4, 12), min_size=3, max_size=6))
+    domains = {f"d{c}": [f"d{c}-n{i:02d}" for i in range(size)] for c, size in enumerate(sizes)}
+    nodes = sorted(n for names in domains.values() for n in names)
+    faulty = frozenset(draw(st.sets(st.sampled_from(nodes), max_size=4)))
+    return domains, draw(st.integers(1, 3)), draw(st.sampled_from([0, 0, 2, 3, 6])), faulty
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None)
+@given(case=fabric_cases())
+def test_a_fabric_failing_everywhere_is_named_once_beside_the_faulty_nodes(case: tuple[dict[str, list[str]], int, int, frozenset[str]]) -> None:
+    """Every test across cliques fails (a threshold no link meets, NCCL on a slow path): one fault names the fabric
+    between every clique, and the faulty nodes are named as such; with too few healthy partners in a clique its
+    faulty nodes may end inconclusive, but no healthy node is ever blamed."""
+    domains, m, mc, faulty = case
+    state = simulate(domains, m, _oracle(domains, faulty=faulty, fabric_fault=True), mc)
+    verdicts = state.verdicts()
+    named = {n for n, v in verdicts.items() if v in ("faulty", "intermittent")}
+    assert named <= faulty and all(_trusted(state, n) for n in named)
+    assert all(f.message.startswith("degraded fabric between") for f in state.infrastructure_faults)
+    if min(len(set(names) - faulty) for names in domains.values()) >= 2 * max(m, 2):
+        assert named == faulty
+        assert [f.cliques for f in state.infrastructure_faults] == [tuple(sorted(domains))]
+
+
 def test_a_mostly_faulty_fleet_is_still_diagnosed() -> None:
     """13 faulty of 19 unlabelled nodes, minGroupSize 3, one healthy reference after screening: regroupings that
     counted as full confirmations ran out after 8 waves with nothing named (found by a random property run)."""

@@ -75,12 +75,12 @@ Verdict rules (recomputed from the whole history after every round):
   representative never makes a fabric fault), and, for a pair, one failed test that nothing else explains; an uplink
   needs two failed tests whose other candidate pairs differ. A faulty node in a clique does not hide its link: once
   the clique has references, an inter test covers it.
-- The whole fabric (every clique) is named instead when, among the tests across cliques of nodes that pass inside
-  their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, they span every such
-  clique and two share no node, and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5)
-  with four failures over links that passing tests had proven (links just under the threshold pass now and then,
-  and each pass would clear its links for good). It explains every failure across cliques: no link search, no
-  partner across cliques.
+- The fabric between the cliques they span is named instead when, among the tests across cliques of nodes that pass
+  inside their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, two share no
+  node, and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
+  links that passing tests had proven (links just under the threshold pass now and then, and each pass would clear
+  its links for good). It explains every failure between those cliques: no link search there, no partner across
+  them; the links of a clique left out are covered, and their failures widen it.
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ FAULT_TESTS_SHOWN = 6  # failed tests a fault's message names (its `tests` hold 
 def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: tuple[int, ...]) -> Note:
     groups = tuple(ev.tests[i].group for i in tests)
     shown = ", ".join(groups[:FAULT_TESTS_SHOWN]) + (f" and {len(groups) - FAULT_TESTS_SHOWN} more" if len(groups) > FAULT_TESTS_SHOWN else "")
-    return Note(max(ev.tests[i].round for i in tests), "fabric", links.describe(h) + f" (failed: {shown})",
+    return Note(max(ev.tests[i].round for i in tests), "fabric", links.describe(h, len(ev.fleet_cliques)) + f" (failed: {shown})",
                 cliques=links.cliques_of(h), tests=groups)
 
 

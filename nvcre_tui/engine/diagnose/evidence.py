@@ -323,11 +323,13 @@ class Evidence:
 
     def _name_links(self) -> bool:
         """Name link faults the evidence pins down (see the package docstring); True when one was added."""
+        wide = self.fabric_wide()  # again each time: a conviction makes its clique's other nodes sound
+        if wide:  # it explains every test across its cliques: no pair or uplink besides it
+            fault = {links.fabric(set().union(*(self.spans[i] for i in wide))): tuple(wide)}
+            changed, self.named = fault != self.named, fault
+            return changed
         if any(h[0] == "fabric" for h in self.named):
-            return False
-        wide = self.fabric_wide()
-        if wide:  # it explains every test across cliques: no pair or uplink besides it
-            self.named = {links.fabric(self.fleet_cliques): tuple(wide)}
+            self.named = {}
             return True
         suspects = self.link_suspects()
         if not suspects:
@@ -358,12 +360,13 @@ class Evidence:
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
 
     def fabric_wide(self) -> list[int]:
-        """The failed tests across cliques that name the whole fabric, or []: among the tests across cliques whose
-        members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and FABRIC_WIDE_SHARE of them did
-        (a share: where the threshold sits just above what the path between cliques gives, a test passes now and
-        then, and each pass would clear its links for good), no one link is exercised by all the failed ones (else
-        the search narrows it down), they span every clique with a sound node, and two of them share no node (one
-        flaky node never makes a fabric fault). With three or more cliques only: with two, the pair is the fabric."""
+        """The failed tests across cliques that name the fabric between the cliques they span, or []: among the tests
+        across cliques whose members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and
+        FABRIC_WIDE_SHARE of them did (a share: where the threshold sits just above what the path between cliques
+        gives, a test passes now and then, and each pass would clear its links for good), no one link is exercised
+        by all the failed ones (else the search narrows it down), and two of them share no node (one flaky node never
+        makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
+        (its links untested yet) is covered by the inter tests; their failures widen the fault."""
         if not self.uplinks or self.state.within_domains:
             return []
         sound = frozenset(n for n in self.by_node if self._sound_inside(n))
@@ -379,16 +382,17 @@ class Evidence:
                 return []
         if set.intersection(*(links.within(self.spans[i], True) for i in failed)):
             return []
-        spanned = set().union(*(self.spans[i] for i in failed))
-        if not {self.domain_of[n] for n in sound} - {""} <= spanned or not self.disjoint_pair(failed):
+        if not self.disjoint_pair(failed):
             return []
         return failed
 
     def _sound_inside(self, node: str) -> bool:
-        """Not convicted, passed a test inside one clique, and every failed test of its own inside one is explained."""
+        """Not convicted, passed a test inside one clique, and every failed test of its own inside one is explained or
+        held a node that never passed (a fault whose conviction may wait on partners the link tests keep busy)."""
         inside = [i for i in self.by_node[node] if len(self.spans[i]) <= 1]
         return (node not in self.convicted and any(self.tests[i].passed for i in inside)
-                and all(self.tests[i].passed or self.explained(i, node) for i in inside))
+                and all(self.tests[i].passed or self.explained(i, node) or any(s != node and s in self.members[i] for s in self.stubborn)
+                        for i in inside))
 
     def disjoint_pair(self, tests: Sequence[int]) -> bool:
         """Two of these tests have no node in common."""

@@ -2,8 +2,9 @@
 
 A link fault is either a degraded pair ("pair", A, B): a test fails when it spans both A and B; or a bad uplink
 ("uplink", A): a test fails when it spans A and any other clique. With only two cliques in the fleet the two kinds
-cannot be told apart, and only pairs are considered. The whole fabric ("fabric", A, B, C, ...: every clique of the
-fleet) is named only when every link failed its tests (see Evidence.fabric_wide): every test across cliques fails.
+cannot be told apart, and only pairs are considered. The fabric between three or more cliques ("fabric", A, B, C,
+...) is named only when every link between them failed its tests (see Evidence.fabric_wide): a test spanning two of
+them fails.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, ("uplink", A), or ("fabric", *every clique)
+Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, ("uplink", A), or ("fabric", A, B, C, ...)
 
 
 def reps_each(min_group_size: int, cliques: int) -> int:
@@ -36,7 +37,7 @@ def in_test(h: Hypothesis, cliques: frozenset[str]) -> bool:
     if h[0] == "pair":
         return h[1] in cliques and h[2] in cliques
     if h[0] == "fabric":
-        return len(cliques) >= 2
+        return len(cliques.intersection(h[1:])) >= 2
     return h[1] in cliques and len(cliques) >= 2
 
 
@@ -56,12 +57,14 @@ def cliques_of(h: Hypothesis) -> tuple[str, ...]:
     return h[1:]
 
 
-def describe(h: Hypothesis) -> str:
-    """Words for the report."""
+def describe(h: Hypothesis, fleet: int = 0) -> str:
+    """Words for the report (`fleet`: the cliques in the fleet, to say when a fabric fault spans them all)."""
     if h[0] == "pair":
         return f"degraded fabric between {h[1]} and {h[2]}"
     if h[0] == "fabric":
-        return (f"degraded fabric between all {len(h) - 1} cliques: tests across cliques fail and tests inside them pass "
+        count = len(h) - 1
+        which = f"all {count} cliques" if count == fleet else f"{count} cliques ({', '.join(h[1:])})"
+        return (f"degraded fabric between {which}: tests across them fail and tests inside them pass "
                 "(or the threshold asks more than the path between cliques gives)")
     return f"degraded uplink of {h[1]}: every test leaving it fails"
 

@@ -35,11 +35,17 @@ def test_a_link_failing_part_of_the_time_never_convicts_the_healthy_nodes_that_c
     """One lucky pass across the pair cleared the link; later failures across it convicted a healthy representative
     `intermittent` (10 of these 60 seeds before; a review reproduced it with `degraded-fabric`, probability 0.5)."""
     domain_of = {n: d for d, names in FOUR_CLIQUES.items() for n in names}
+    flaky_named = 0
     for seed in range(60):
         state = simulate(FOUR_CLIQUES, 2, FlakyLinkOracle(domain_of, rng=random.Random(seed)))
         blamed = {n: v for n, v in state.verdicts().items() if v in ("faulty", "intermittent")}
         assert not blamed, (seed, blamed)
-        assert all(len(f.cliques) <= 2 for f in state.infrastructure_faults), seed  # one link, never the whole fabric
+        assert all(f.cliques == ("clique-a", "clique-c") for f in state.infrastructure_faults), seed  # that link, nothing else
+        flaky_named += any("failing part of the time" in f.message for f in state.infrastructure_faults)
+    # Named as failing part of the time once it failed three tests over two cliques without a node in common (the
+    # suspect's failures there are then explained): 4 seeds; 29 pass every test, 13 name it after two failures in a
+    # row, and 13 end with the suspect inconclusive (the four rechecks of the pair passed too often).
+    assert flaky_named >= 3
 
 
 def test_a_flaky_node_is_still_named_when_one_of_its_failures_was_inside_its_clique() -> None:

@@ -81,6 +81,11 @@ Verdict rules (recomputed from the whole history after every round):
   links that passing tests had proven (links just under the threshold pass now and then, and each pass would clear
   its links for good). It explains every failure between those cliques: no link search there, no partner across
   them; the links of a clique left out are covered, and their failures widen it.
+- A link failing part of the time (a pass cleared it) is named when every failed test across cliques of sound nodes
+  exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
+  another (of several such links, the one with the largest share of failures). A suspect whose failures all
+  crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 4):
+  their failures name it and clear the suspect.
 """
 
 from __future__ import annotations
@@ -243,6 +248,10 @@ FAULT_TESTS_SHOWN = 6  # failed tests a fault's message names (its `tests` hold 
 def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: tuple[int, ...]) -> Note:
     groups = tuple(ev.tests[i].group for i in tests)
     shown = ", ".join(groups[:FAULT_TESTS_SHOWN]) + (f" and {len(groups) - FAULT_TESTS_SHOWN} more" if len(groups) > FAULT_TESTS_SHOWN else "")
+    if h in ev.eliminated:  # a link that passed some test too (fabric.flaky_link)
+        crossing = [i for i, spans in enumerate(ev.spans) if links.in_test(h, spans)]
+        failed = sum(1 for i in crossing if not ev.tests[i].passed)
+        shown += f"; failing part of the time: {failed} of {len(crossing)} tests across it failed"
     return Note(max(ev.tests[i].round for i in tests), "fabric", links.describe(h, len(ev.fleet_cliques)) + f" (failed: {shown})",
                 cliques=links.cliques_of(h), tests=groups)
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cached_property
 
-from nvcre_tui.engine.diagnose import links, posterior
+from nvcre_tui.engine.diagnose import fabric, links, posterior
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe, Verdict
 
@@ -20,9 +20,6 @@ SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) 
 SPARSE_SHARE = 0.3
 RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
-FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE of them, that name the whole fabric
-FABRIC_WIDE_SHARE = 0.9
-FABRIC_NOISY_SHARE = 0.5  # ... or this share, FABRIC_WIDE_TESTS of them over links that passing tests had proven
 
 
 class Evidence:
@@ -49,6 +46,7 @@ class Evidence:
                                 for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2}
         self.convicted: dict[str, Verdict] = {}
         self.named: dict[Hypothesis, tuple[int, ...]] = {}
+        self._unsearched_named = False  # `named` holds a fabric or flaky link (see _name_links), not the search's faults
         self._solve()
 
     # -- the fixpoint -------------------------------------------------------------------------------------------
@@ -323,13 +321,16 @@ class Evidence:
 
     def _name_links(self) -> bool:
         """Name link faults the evidence pins down (see the package docstring); True when one was added."""
-        wide = self.fabric_wide()  # again each time: a conviction makes its clique's other nodes sound
-        if wide:  # it explains every test across its cliques: no pair or uplink besides it
-            fault = {links.fabric(set().union(*(self.spans[i] for i in wide))): tuple(wide)}
-            changed, self.named = fault != self.named, fault
+        # Again each time: a conviction makes its clique's other nodes sound. Either explains every failure across
+        # cliques of sound nodes: no pair or uplink besides it.
+        wide = fabric.fabric_wide(self)
+        found = (links.fabric(set().union(*(self.spans[i] for i in wide))), wide) if wide else fabric.flaky_link(self)
+        if found:
+            fault = {found[0]: tuple(found[1])}
+            changed, self.named, self._unsearched_named = fault != self.named, fault, True
             return changed
-        if any(h[0] == "fabric" for h in self.named):
-            self.named = {}
+        if self._unsearched_named:
+            self.named, self._unsearched_named = {}, False
             return True
         suspects = self.link_suspects()
         if not suspects:
@@ -358,41 +359,6 @@ class Evidence:
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
-
-    def fabric_wide(self) -> list[int]:
-        """The failed tests across cliques that name the fabric between the cliques they span, or []: among the tests
-        across cliques whose members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and
-        FABRIC_WIDE_SHARE of them did (a share: where the threshold sits just above what the path between cliques
-        gives, a test passes now and then, and each pass would clear its links for good), no one link is exercised
-        by all the failed ones (else the search narrows it down), and two of them share no node (one flaky node never
-        makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
-        (its links untested yet) is covered by the inter tests; their failures widen the fault."""
-        if not self.uplinks or self.state.within_domains:
-            return []
-        sound = frozenset(n for n in self.by_node if self._sound_inside(n))
-        across = [i for i, spans in enumerate(self.spans) if len(spans) >= 2 and self.members[i] <= sound]
-        failed = [i for i in across if not self.tests[i].passed]
-        if len(failed) < FABRIC_WIDE_TESTS or len(failed) < FABRIC_NOISY_SHARE * len(across):
-            return []
-        if len(failed) < FABRIC_WIDE_SHARE * len(across):
-            # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
-            # of the time leaves, and a flaky node too: FABRIC_WIDE_TESTS of them, two with no node in common.
-            proven = [i for i in failed if not self.open_hypotheses.get(i)]
-            if len(proven) < FABRIC_WIDE_TESTS or not self.disjoint_pair(proven):
-                return []
-        if set.intersection(*(links.within(self.spans[i], True) for i in failed)):
-            return []
-        if not self.disjoint_pair(failed):
-            return []
-        return failed
-
-    def _sound_inside(self, node: str) -> bool:
-        """Not convicted, passed a test inside one clique, and every failed test of its own inside one is explained or
-        held a node that never passed (a fault whose conviction may wait on partners the link tests keep busy)."""
-        inside = [i for i in self.by_node[node] if len(self.spans[i]) <= 1]
-        return (node not in self.convicted and any(self.tests[i].passed for i in inside)
-                and all(self.tests[i].passed or self.explained(i, node) or any(s != node and s in self.members[i] for s in self.stubborn)
-                        for i in inside))
 
     def disjoint_pair(self, tests: Sequence[int]) -> bool:
         """Two of these tests have no node in common."""

@@ -16,6 +16,7 @@ from nvcre_tui.engine.diagnose.wave import Wave
 
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 DIRECT = 4  # candidate link hypotheses tested one by one at or below this count (or when such tests all fit a wave)
+LINK_RECHECKS = 4  # tests of a link a pass had cleared, for a suspect whose failures all crossed it (see recheck)
 
 
 class LinkPlanner:
@@ -113,6 +114,23 @@ class LinkPlanner:
                     for h in sorted(candidates):
                         for cliques in self._direct(h, candidates):
                             self._cross_test("link", cliques)
+
+    def recheck(self) -> None:
+        """A pair of cliques every failure of a suspect crossed, after a pass had cleared it, tested again with other
+        representatives (LINK_RECHECKS times at most): failures there without the suspect name the link failing part
+        of the time (fabric.flaky_link) and clear the suspect; passes leave the suspect to its confirmations."""
+        if self.state.within_domains:
+            return
+        ev = self.ev
+        done: set[Hypothesis] = set()
+        for node in sorted(n for n in ev.by_node if ev.needs_test(n) and ev.passes.get(n, 0)):
+            h = ev.shared_link(node)
+            if h is None or h[0] != "pair" or h in done or h not in ev.eliminated or h in ev.named:
+                continue  # failures across several cliques (a flaky node's, confirmed beside each) share only an uplink
+            done.add(h)
+            tried = sum(1 for i, t in enumerate(ev.tests) if t.stage == "link" and node not in ev.members[i] and links.in_test(h, ev.spans[i]))
+            if tried < LINK_RECHECKS:
+                self._cross_test("link", list(links.cliques_of(h)))
 
     def _direct_fits(self, candidates: frozenset[Hypothesis]) -> bool:
         """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, free representatives in

@@ -3,7 +3,7 @@
 A link fault is either a degraded pair ("pair", A, B): a test fails when it spans both A and B; or a bad uplink
 ("uplink", A): a test fails when it spans A and any other clique. With only two cliques in the fleet the two kinds
 cannot be told apart, and only pairs are considered. The fabric between three or more cliques ("fabric", A, B, C,
-...) is named only when every link between them failed its tests (see Evidence.fabric_wide): a test spanning two of
+...) is named only when every link between them failed its tests (see fabric.fabric_wide): a test spanning two of
 them fails.
 """
 

@@ -125,6 +125,7 @@ class Planner:
                 and all(len(self.ev.by_node.get(n, ())) >= 2 for n in self.domain_of)):
             return ()  # every node failed twice, waves of new combinations too, nothing ever passed (often a threshold nobody reaches)
         self.link_planner.search()
+        self.link_planner.recheck()
         # Prove the links first when a suspect failed over an unproven one (the wave's cross-clique confirmations then
         # count), and place the first inter test ahead of confirmations while the bad share is low: after them, a
         # clique whose references all partner its suspects holds it (and a link search after it) back a wave. Where

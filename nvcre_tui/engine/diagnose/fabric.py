@@ -1,0 +1,89 @@
+"""Link faults the search does not localise: the fabric between many cliques failing (a threshold no link meets,
+NCCL on a slow path), and one link failing part of the time (flaky, or just under the threshold). Both read the
+tests across cliques whose members are sound inside their own cliques; the rules are in the package docstring."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.links import Hypothesis
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.diagnose.evidence import Evidence
+
+FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE of them, that name the whole fabric
+FABRIC_WIDE_SHARE = 0.9
+FLAKY_LINK_FAILURES = 3  # failed tests with no node in common that name a link failing part of the time
+FABRIC_NOISY_SHARE = 0.5  # ... or this share, FABRIC_WIDE_TESTS of them over links that passing tests had proven
+
+
+def fabric_wide(ev: Evidence) -> list[int]:
+    """The failed tests across cliques that name the fabric between the cliques they span, or []: among the tests
+    across cliques whose members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and
+    FABRIC_WIDE_SHARE of them did (a share: where the threshold sits just above what the path between cliques
+    gives, a test passes now and then, and each pass would clear its links for good), no one link is exercised
+    by all the failed ones (else the search narrows it down), and two of them share no node (one flaky node never
+    makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
+    (its links untested yet) is covered by the inter tests; their failures widen the fault."""
+    if not ev.uplinks or ev.state.within_domains:
+        return []
+    across, failed = sound_across(ev)
+    if len(failed) < FABRIC_WIDE_TESTS or len(failed) < FABRIC_NOISY_SHARE * len(across):
+        return []
+    if len(failed) < FABRIC_WIDE_SHARE * len(across):
+        # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
+        # of the time leaves, and a flaky node too: FABRIC_WIDE_TESTS of them, two with no node in common.
+        proven = [i for i in failed if not ev.open_hypotheses.get(i)]
+        if len(proven) < FABRIC_WIDE_TESTS or not ev.disjoint_pair(proven):
+            return []
+    if set.intersection(*(links.within(ev.spans[i], True) for i in failed)) or not ev.disjoint_pair(failed):
+        return []
+    return failed
+
+
+def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
+    """A link failing part of the time (flaky, or just under the threshold), with the failed tests that name it:
+    among the tests across cliques of nodes sound inside their cliques, every failed one exercises it,
+    FLAKY_LINK_FAILURES of them span two cliques, share no node and hold no node that failed another (flaky nodes
+    failing beside others across one link look like it failing), and it passed some test too; of such links, the one
+    that failed the largest share of its tests. None while a link that never passed explains them (the search
+    localises that one)."""
+    if ev.state.within_domains:
+        return None
+    across, failed = sound_across(ev)
+    # Failed tests over two cliques with no node in common, greedily, leaving out any test of a node that failed
+    # two: a flaky node fails tests across every link it crosses, and is confirmed across the same few; a test
+    # over many cliques (with as many chances of a flaky member) says little of any one link.
+    counts = Counter(n for i in failed for n in ev.members[i])
+    kept: list[frozenset[str]] = []
+    for i in failed:
+        if (len(ev.spans[i]) == 2 and all(counts[n] == 1 for n in ev.members[i])
+                and all(ev.members[i].isdisjoint(k) for k in kept)):
+            kept.append(ev.members[i])
+    if len(kept) < FLAKY_LINK_FAILURES:
+        return None
+    common = set.intersection(*(links.within(ev.spans[i], ev.uplinks) for i in failed))
+    if not common or common - ev.eliminated:
+        return None
+
+    def share(h: Hypothesis) -> float:
+        return len(failed) / sum(1 for i in across if links.in_test(h, ev.spans[i]))
+    return max(sorted(common), key=lambda h: (share(h), h[0] == "pair")), failed
+
+
+def sound_across(ev: Evidence) -> tuple[list[int], list[int]]:
+    """Tests across cliques whose members are all sound inside their cliques, and those of them that failed."""
+    sound = frozenset(n for n in ev.by_node if sound_inside(ev, n))
+    across = [i for i, spans in enumerate(ev.spans) if len(spans) >= 2 and ev.members[i] <= sound]
+    return across, [i for i in across if not ev.tests[i].passed]
+
+
+def sound_inside(ev: Evidence, node: str) -> bool:
+    """Not convicted, passed a test inside one clique, and every failed test of its own inside one is explained or
+    held a node that never passed (a fault whose conviction may wait on partners the link tests keep busy)."""
+    inside = [i for i in ev.by_node[node] if len(ev.spans[i]) <= 1]
+    return (node not in ev.convicted and any(ev.tests[i].passed for i in inside)
+            and all(ev.tests[i].passed or ev.explained(i, node) or any(s != node and s in ev.members[i] for s in ev.stubborn)
+                    for i in inside))

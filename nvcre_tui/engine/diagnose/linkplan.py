@@ -124,9 +124,15 @@ class LinkPlanner:
         ev = self.ev
         done: set[Hypothesis] = set()
         for node in sorted(n for n in ev.by_node if ev.needs_test(n) and ev.passes.get(n, 0)):
-            h = ev.shared_link(node)
-            if h is None or h[0] != "pair" or h in done or h not in ev.eliminated or h in ev.named:
-                continue  # failures across several cliques (a flaky node's, confirmed beside each) share only an uplink
+            # One pair every failure crossed (not a failed test over many cliques alone: it crossed them all; nor
+            # failures beside several cliques, a flaky node's, which share only its uplink).
+            failed = [i for i in ev.by_node[node] if not ev.tests[i].passed]
+            pairs = {h for h in set.intersection(*(links.within(ev.spans[i], False) for i in failed))} if failed else set()
+            if len(pairs) != 1:
+                continue
+            [h] = pairs
+            if h in done or h not in ev.eliminated or h in ev.named:
+                continue
             done.add(h)
             tried = sum(1 for i, t in enumerate(ev.tests) if t.stage == "link" and node not in ev.members[i] and links.in_test(h, ev.spans[i]))
             if tried < LINK_RECHECKS:

@@ -5,13 +5,41 @@ tests across cliques whose members are sound inside their own cliques; the rules
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.links import Hypothesis
+from nvcre_tui.engine.diagnose.state import DiagnoseState, Probe
 
-if TYPE_CHECKING:
-    from nvcre_tui.engine.diagnose.evidence import Evidence
+
+class Evidence(Protocol):
+    """What these rules read of evidence.Evidence (which calls them: a protocol, not an import circle)."""
+
+    @property
+    def state(self) -> DiagnoseState: ...
+    @property
+    def tests(self) -> Sequence[Probe]: ...
+    @property
+    def uplinks(self) -> bool: ...
+    @property
+    def spans(self) -> Sequence[frozenset[str]]: ...
+    @property
+    def members(self) -> Sequence[frozenset[str]]: ...
+    @property
+    def by_node(self) -> Mapping[str, list[int]]: ...
+    @property
+    def convicted(self) -> Mapping[str, str]: ...
+    @property
+    def eliminated(self) -> set[Hypothesis]: ...
+    @property
+    def open_hypotheses(self) -> Mapping[int, frozenset[Hypothesis]]: ...
+    @property
+    def stubborn(self) -> frozenset[str]: ...
+
+    def explained(self, i: int, node: str | None = None, culprit: str | None = None) -> bool: ...
+
+    def disjoint_pair(self, tests: Sequence[int]) -> bool: ...
 
 FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE of them, that name the whole fabric
 FABRIC_WIDE_SHARE = 0.9

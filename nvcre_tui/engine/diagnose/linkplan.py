@@ -127,7 +127,9 @@ class LinkPlanner:
             # One pair every failure crossed (not a failed test over many cliques alone: it crossed them all; nor
             # failures beside several cliques, a flaky node's, which share only its uplink).
             failed = [i for i in ev.by_node[node] if not ev.tests[i].passed]
-            pairs = {h for h in set.intersection(*(links.within(ev.spans[i], False) for i in failed))} if failed else set()
+            if not failed or any(not ev.reference(p, node) for i in failed for p in ev.members[i] - {node}):
+                continue  # another suspect in a failure explains it as well as the link
+            pairs = set.intersection(*(links.within(ev.spans[i], False) for i in failed))
             if len(pairs) != 1:
                 continue
             [h] = pairs

@@ -41,6 +41,7 @@ class Evidence(Protocol):
 
     def disjoint_pair(self, tests: Sequence[int]) -> bool: ...
 
+
 FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE of them, that name the whole fabric
 FABRIC_WIDE_SHARE = 0.9
 FLAKY_LINK_FAILURES = 3  # failed tests with no node in common that name a link failing part of the time
@@ -98,6 +99,7 @@ def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
 
     def share(h: Hypothesis) -> float:
         return len(failed) / sum(1 for i in across if links.in_test(h, ev.spans[i]))
+
     return max(sorted(common), key=lambda h: (share(h), h[0] == "pair")), failed
 
 

@@ -209,21 +209,13 @@ class Evidence:
         """Every one of these tests spans cliques and one link hypothesis is exercised by all of them. A node that also
         passed cannot be told from that link failing part of the time (a flaky link, or one just under the threshold,
         which a single lucky pass clears): its failures there convict nobody; a failure inside its clique does."""
-        common: set[Hypothesis] | None = None
-        for i in tests:
-            exercised = links.within(self.spans[i], self.uplinks) if len(self.spans[i]) >= 2 else set()
-            common = exercised if common is None else common & exercised
-            if not common:
-                return False
-        return bool(common)
+        return bool(links.common((self.spans[i] for i in tests), self.uplinks))
 
     def shared_link(self, node: str) -> Hypothesis | None:
         """The link hypothesis every failed test of this node exercised (see _one_link_spans), or None."""
         failed = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed]
-        if not failed or not self._one_link_spans(failed):
-            return None
-        common = set.intersection(*(links.within(self.spans[i], self.uplinks) for i in failed))
-        return min(common)
+        common = links.common((self.spans[i] for i in failed), self.uplinks)
+        return min(common) if common else None
 
     # -- the posterior ---------------------------------------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def fabric_wide(ev: Evidence) -> list[int]:
         proven = [i for i in failed if not ev.open_hypotheses.get(i)]
         if len(proven) < FABRIC_WIDE_TESTS or not ev.disjoint_pair(proven):
             return []
-    if set.intersection(*(links.within(ev.spans[i], True) for i in failed)) or not ev.disjoint_pair(failed):
+    if links.common((ev.spans[i] for i in failed), True) or not ev.disjoint_pair(failed):
         return []
     return failed
 
@@ -93,7 +93,7 @@ def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
             kept.append(ev.members[i])
     if len(kept) < FLAKY_LINK_FAILURES:
         return None
-    common = set.intersection(*(links.within(ev.spans[i], ev.uplinks) for i in failed))
+    common = links.common((ev.spans[i] for i in failed), ev.uplinks)
     if not common or common - ev.eliminated:
         return None
 

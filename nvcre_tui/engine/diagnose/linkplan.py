@@ -129,7 +129,7 @@ class LinkPlanner:
             failed = [i for i in ev.by_node[node] if not ev.tests[i].passed]
             if not failed or any(not ev.reference(p, node) for i in failed for p in ev.members[i] - {node}):
                 continue  # another suspect in a failure explains it as well as the link
-            pairs = set.intersection(*(links.within(ev.spans[i], False) for i in failed))
+            pairs = links.common((ev.spans[i] for i in failed), False)
             if len(pairs) != 1:
                 continue
             [h] = pairs

@@ -52,6 +52,15 @@ def within(cliques: Iterable[str], uplinks: bool) -> set[Hypothesis]:
     return found
 
 
+def common(spans: Iterable[frozenset[str]], uplinks: bool) -> set[Hypothesis]:
+    """The hypotheses every one of these tests (by the cliques each spans) exercises; empty for no tests."""
+    found: set[Hypothesis] | None = None
+    for cliques in spans:
+        exercised = within(cliques, uplinks)
+        found = exercised if found is None else found & exercised
+    return found or set()
+
+
 def cliques_of(h: Hypothesis) -> tuple[str, ...]:
     """The cliques a hypothesis names (two for a pair, one for an uplink)."""
     return h[1:]

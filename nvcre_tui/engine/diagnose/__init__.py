@@ -83,7 +83,9 @@ Verdict rules (recomputed from the whole history after every round):
   them; the links of a clique left out are covered, and their failures widen it.
 - A link failing part of the time (a pass cleared it) is named when every failed test across cliques of sound nodes
   exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
-  another (of several such links, the one with the largest share of failures). A suspect whose failures all
+  another, unless it passed INSIDE_PASSES_PER_FAILURE (2) tests inside its clique for each failure (a flaky node
+  fails there too; a flaky uplink fails its clique's few representatives again and again). Of several such links,
+  the one with the largest share of failures. A suspect whose failures all
   crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 4):
   their failures name it and clear the suspect.
 """

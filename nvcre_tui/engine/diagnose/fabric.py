@@ -46,6 +46,7 @@ FABRIC_WIDE_TESTS = 4  # failed tests across cliques, at least FABRIC_WIDE_SHARE
 FABRIC_WIDE_SHARE = 0.9
 FLAKY_LINK_FAILURES = 3  # failed tests with no node in common that name a link failing part of the time
 FABRIC_NOISY_SHARE = 0.5  # ... or this share, FABRIC_WIDE_TESTS of them over links that passing tests had proven
+INSIDE_PASSES_PER_FAILURE = 2  # passes inside its clique per failure across cliques that clear a node of flakiness
 
 
 def fabric_wide(ev: Evidence) -> list[int]:
@@ -75,20 +76,28 @@ def fabric_wide(ev: Evidence) -> list[int]:
 def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
     """A link failing part of the time (flaky, or just under the threshold), with the failed tests that name it:
     among the tests across cliques of nodes sound inside their cliques, every failed one exercises it,
-    FLAKY_LINK_FAILURES of them span two cliques, share no node and hold no node that failed another (flaky nodes
-    failing beside others across one link look like it failing), and it passed some test too; of such links, the one
+    FLAKY_LINK_FAILURES of them span two cliques, share no node and hold no node that failed another without
+    passing INSIDE_PASSES_PER_FAILURE tests inside its clique per failure (flaky nodes failing beside others across
+    one link look like it failing), and it passed some test too; of such links, the one
     that failed the largest share of its tests. None while a link that never passed explains them (the search
     localises that one)."""
     if ev.state.within_domains:
         return None
     across, failed = sound_across(ev)
     # Failed tests over two cliques with no node in common, greedily, leaving out any test of a node that failed
-    # two: a flaky node fails tests across every link it crosses, and is confirmed across the same few; a test
-    # over many cliques (with as many chances of a flaky member) says little of any one link.
+    # two and is not steady: a flaky node fails tests across every link it crosses, and is confirmed across the
+    # same few; a test over many cliques (with as many chances of a flaky member) says little of any one link.
     counts = Counter(n for i in failed for n in ev.members[i])
+
+    def steady(node: str) -> bool:
+        # Failed once, or passed inside its clique often enough that a flaky node would have failed there too (a
+        # flaky uplink fails the same few nodes again and again, when they are all its clique has).
+        inside = sum(1 for i in ev.by_node[node] if len(ev.spans[i]) <= 1 and ev.tests[i].passed)
+        return counts[node] == 1 or inside >= INSIDE_PASSES_PER_FAILURE * counts[node]
+
     kept: list[frozenset[str]] = []
     for i in failed:
-        if (len(ev.spans[i]) == 2 and all(counts[n] == 1 for n in ev.members[i])
+        if (len(ev.spans[i]) == 2 and all(steady(n) for n in ev.members[i])
                 and all(ev.members[i].isdisjoint(k) for k in kept)):
             kept.append(ev.members[i])
     if len(kept) < FLAKY_LINK_FAILURES:

@@ -75,7 +75,7 @@ def describe(h: Hypothesis, fleet: int = 0) -> str:
         which = f"all {count} cliques" if count == fleet else f"{count} cliques ({', '.join(h[1:])})"
         return (f"degraded fabric between {which}: tests across them fail and tests inside them pass "
                 "(or the threshold asks more than the path between cliques gives)")
-    return f"degraded uplink of {h[1]}: every test leaving it fails"
+    return f"degraded uplink of {h[1]}: tests leaving it fail, tests inside it pass"
 
 
 def bit_sides(cliques: Sequence[str], salt: int) -> list[tuple[str, ...]]:

@@ -13,7 +13,8 @@ every pair of cliques is covered by a passing test; beside the last screening wa
 EARLY_UNPROVEN of its members are screened in that wave, so a healthy fleet is done with its screening, else after
 it), split (a failed pool into parts of about minGroupSize, across cliques whose links passing tests have proven),
 confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions while
-others exist), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
+others exist; one that failed twice, only across cliques, inside its own clique before all else: a link failing part
+of the time fails it again across), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
 tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
 chosen cliques' representatives that localise a link fault).
 Within domains (on NVL domains with MNNVL on and a bandwidth threshold: testScale diagnose, and the onFailure

@@ -198,13 +198,18 @@ class Planner:
         if len(candidates) < count:
             return None
         local = self.state.within_domains or any(self.domain_of[p] == home for p in candidates)
-        def preference(p: str) -> tuple[bool, int, bool, bool, bool, bool, int, str]:
+        # A node that failed twice, only across cliques, is tested inside its own first: across, every test crosses
+        # some link, and one failing part of the time (a pass proved it) would fail it again. (After one failure a
+        # partner across also tests the links again.)
+        failed = [i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed]
+        inside_first = bool(home) and len(failed) >= 2 and all(len(self.ev.spans[i]) >= 2 for i in failed)
+        def preference(p: str) -> tuple[bool, bool, int, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
             # A partner across an unproven link only when the clique has none: a failure then blames nobody until
             # a passing test proves the link, a pass proves both the node and the link. Partners that passed twice
             # make a failure strong evidence (see Evidence._convicts).
-            return (away and not self.link_planner.link_ok(home, self.domain_of[p]), shared[p], p in seen, p in self.likely,
-                    self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
+            return (away and not self.link_planner.link_ok(home, self.domain_of[p]), away and inside_first, shared[p], p in seen,
+                    p in self.likely, self.ev.passes.get(p, 0) < 2, away, self.partner_uses[p], p)
         if local:  # within domains: never across (link_ok is False for every other clique there)
             candidates = [p for p in candidates if self.domain_of[p] == home or self.link_planner.link_ok(home, self.domain_of[p])]
             if len(candidates) < count:

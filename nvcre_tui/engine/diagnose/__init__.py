@@ -69,7 +69,8 @@ Verdict rules (recomputed from the whole history after every round):
 - Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any passing
   test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over chosen
   cliques: the bits of their index, then one by one, or every candidate at once when a test of each fits the wave
-  (Jobs left, free representatives in each clique). While no two of those failures are disjoint and direct tests do
+  (Jobs left, free representatives in each clique); two of each when those fit too without maxConcurrent (a link
+  failing part of the time then seldom passes its only test, which would leave another link to take its blame). While no two of those failures are disjoint and direct tests do
   not fit, the same cliques are tested again with other representatives beside that search: a pass clears every
   link, so a flaky representative costs one wave of link tests, not the whole search. A link fault is named when it
   alone explains every such failure and is supported by two failed tests with no node in common (one flaky
@@ -87,7 +88,7 @@ Verdict rules (recomputed from the whole history after every round):
   another, unless it passed INSIDE_PASSES_PER_FAILURE (2) tests inside its clique for each failure (a flaky node
   fails there too; a flaky uplink fails its clique's few representatives again and again). Of several such links,
   the one with the largest share of failures. A suspect whose failures all
-  crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 4):
+  crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 6):
   their failures name it and clear the suspect.
 """
 

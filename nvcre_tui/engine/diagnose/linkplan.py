@@ -16,7 +16,7 @@ from nvcre_tui.engine.diagnose.wave import Wave
 
 MAX_LINK_WAVES = 8  # waves of link tests before a fabric fault is reported as not localised
 DIRECT = 4  # candidate link hypotheses tested one by one at or below this count (or when such tests all fit a wave)
-LINK_RECHECKS = 4  # tests of a link a pass had cleared, for a suspect whose failures all crossed it (see recheck)
+LINK_RECHECKS = 6  # tests of a link a pass had cleared, for a suspect whose failures all crossed it (see recheck)
 
 
 class LinkPlanner:
@@ -94,7 +94,12 @@ class LinkPlanner:
         for candidates in targets:
             if len(candidates) <= DIRECT or self._direct_fits(candidates):
                 planned: Counter[tuple[str, ...]] = Counter()
-                copies = 2 if len(candidates) == 1 else 1  # one candidate left: two disjoint failures name it at once
+                # Two of each where they fit without maxConcurrent (always for the last candidate): two disjoint
+                # failures name a link at once, and a link failing part of the time is seldom taken for another (a
+                # flaky uplink failing one of its pairs' single tests looked like that pair in 3 of 8 runs). Under
+                # maxConcurrent the second tests would push the wave's confirmations to the next.
+                doubled = not self.state.max_concurrent and self._direct_fits(candidates, 2)
+                copies = 2 if len(candidates) == 1 or doubled else 1
                 for h in sorted(candidates, key=lambda h: (h[0] != "uplink", h)):  # an uplink test tells it from the pairs
                     for cliques in self._direct(h, candidates) * copies:
                         if planned[cliques] < copies and self._cross_test("link", cliques):
@@ -140,16 +145,16 @@ class LinkPlanner:
             if tried < LINK_RECHECKS:
                 self._cross_test("link", list(links.cliques_of(h)))
 
-    def _direct_fits(self, candidates: frozenset[Hypothesis]) -> bool:
+    def _direct_fits(self, candidates: frozenset[Hypothesis], copies: int = 1) -> bool:
         """Whether a test of each candidate fits this wave (Jobs left under maxConcurrent, free representatives in
         each clique for every test, as many per test as _cross_test takes): then one wave names the link, where a
         search over the bits of the cliques' index takes two or more."""
         tests = {cliques for h in candidates for cliques in self._direct(h, candidates)}
-        if len(self.wave.probes) + len(tests) > self.wave.limit:
+        if len(self.wave.probes) + copies * len(tests) > self.wave.limit:
             return False
         per_clique: Counter[str] = Counter()
         for cliques in tests:  # as many representatives per clique as _cross_test takes
-            per_clique.update(dict.fromkeys(cliques, links.reps_each(self.m, len(cliques))))
+            per_clique.update(dict.fromkeys(cliques, copies * links.reps_each(self.m, len(cliques))))
         return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:

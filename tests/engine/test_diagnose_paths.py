@@ -239,3 +239,25 @@ def test_on_failure_after_intra_rack_groups_keeps_their_racks_whatever_the_nodes
               for k, (rack, names) in enumerate(racks.items())]
     state = follow_up(groups, 2, 0, cliques={n: "" for names in racks.values() for n in names})  # type: ignore[arg-type]
     assert state is not None and sorted(d for d, _ in state.domains) == ["rack-a", "rack-b"]
+
+
+def test_a_flaky_pair_among_sixteen_cliques_is_named_or_pointed_at() -> None:
+    """A pair failing half its crossings among 16 cliques: when the search's tests over it passed by luck, every link
+    was cleared, the nodes of the failed tests outweighed their failure, and the report named nothing but "nodes
+    passed later tests after a failure nothing explains" (7 of these 40 seeds). It now says which cliques the failures
+    span, every link between them having passed some test: one of them may fail part of the time."""
+    fleet = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(8)] for c in "abcdefghijklmnop"}
+    domain_of = {n: d for d, names in fleet.items() for n in names}
+    pointed = 0
+    for seed in range(40):
+        state = simulate(fleet, 2, FlakyLinkOracle(domain_of, rng=random.Random(seed)))
+        assert not [n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")], seed
+        assert all(f.cliques == ("clique-a", "clique-c") for f in state.infrastructure_faults), seed
+        if all(t.passed for t in state.tests):
+            continue
+        hints = [note for note in state.notes if note.kind == "fabric-unresolved"]
+        assert state.infrastructure_faults or any({"clique-a", "clique-c"} <= set(note.cliques) for note in hints), seed
+        if hints:
+            pointed += 1
+            assert any("may fail part of the time" in line for line in problems(state)), seed  # the category is no pass
+    assert pointed >= 5  # 8 now (11 runs name the link, 21 pass every test)

@@ -90,6 +90,9 @@ Verdict rules (recomputed from the whole history after every round):
   the one with the largest share of failures. A suspect whose failures all
   crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 6):
   their failures name it and clear the suspect.
+- At the end, failed tests across cliques that nothing explains (a link search left candidates, or every link they
+  crossed passed some test while their nodes count healthy) are reported as `fabric-unresolved` with the cliques they
+  point at: they fail the category without blaming a node or naming a link.
 """
 
 from __future__ import annotations
@@ -294,9 +297,28 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
         cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))
         groups = tuple(ev.tests[i].group for i in sorted(unresolved))
         left = len(frozenset().union(*unresolved.values()))
-        notes.append(Note(rnd, "fabric-unresolved", f"{len(groups)} tests across {', '.join(cliques)} failed although their nodes are healthy; "
+        notes.append(Note(rnd, "fabric-unresolved", f"{_tests(len(groups))} across {', '.join(cliques)} failed although their nodes are healthy; "
                           f"the degraded link could not be localised ({left} candidate links left)", cliques=cliques, tests=groups))
+    elif passed_links := _failed_over_passed_links(ev, status):
+        # No link fault explains these, as every link they crossed passed some test: a link failing part of the time
+        # that failed too seldom to be named (or a flaky node outweighed). Said where the failures point.
+        common = links.common((ev.spans[i] for i in passed_links), ev.uplinks)
+        cliques = tuple(sorted({c for h in common for c in links.cliques_of(h)} or {c for i in passed_links for c in ev.spans[i]}))
+        groups = tuple(ev.tests[i].group for i in passed_links)
+        notes.append(Note(rnd, "fabric-unresolved", f"{_tests(len(groups))} across {', '.join(cliques)} failed although their nodes are healthy "
+                          "and every link between those cliques passed some test: one of them may fail part of the time",
+                          cliques=cliques, tests=groups))
     return notes
+
+
+def _tests(count: int) -> str:
+    return f"{count} test" if count == 1 else f"{count} tests"
+
+
+def _failed_over_passed_links(ev: Evidence, status: Mapping[str, NodeStatus]) -> list[int]:
+    """Failed tests across cliques that nothing explains, every member counted healthy."""
+    return [i for i, test in enumerate(ev.tests) if not test.passed and len(ev.spans[i]) >= 2 and not ev.explained(i)
+            and all(status.get(n) == "healthy" for n in test.nodes)]
 
 
 def problems(state: DiagnoseState) -> list[str]:

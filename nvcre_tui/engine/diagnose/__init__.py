@@ -14,9 +14,9 @@ EARLY_UNPROVEN of its members are screened in that wave, so a healthy fleet is d
 it), split (a failed pool into parts of about minGroupSize, across cliques whose links passing tests have proven),
 confirmation (a suspect with minGroupSize-1 reference partners, same clique first, never its former companions while
 others exist; one that failed twice, only across cliques, inside its own clique before all else: a link failing part
-of the time fails it again across), repeat (no reference anywhere: suspects together in new combinations), recheck (nodes owing passes,
-tested in groups: after a failure an intermittent node explains, or one in a large group) and link (tests over
-chosen cliques' representatives that localise a link fault).
+of the time fails it again across), repeat (no reference anywhere: suspects together in new combinations), recheck
+(nodes owing passes, tested in groups: after a failure an intermittent node explains, or one in a large group) and
+link (tests over chosen cliques' representatives that localise a link fault).
 Within domains (on NVL domains with MNNVL on and a bandwidth threshold: testScale diagnose, and the onFailure
 narrowing of an intra-rack run; a test across cliques takes the network there, another path than inside them): no inter or link test, partners only from the node's own clique, and a
 clique without a healthy node regroups its suspects inside it; no test spans two domains.
@@ -70,9 +70,10 @@ Verdict rules (recomputed from the whole history after every round):
   test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over chosen
   cliques: the bits of their index, then one by one, or every candidate at once when a test of each fits the wave
   (Jobs left, free representatives in each clique); two of each when those fit too without maxConcurrent (a link
-  failing part of the time then seldom passes its only test, which would leave another link to take its blame). While no two of those failures are disjoint and direct tests do
-  not fit, the same cliques are tested again with other representatives beside that search: a pass clears every
-  link, so a flaky representative costs one wave of link tests, not the whole search. A link fault is named when it
+  failing part of the time then seldom passes its only test, which would leave another link to take its blame).
+  While no two of those failures are disjoint and direct tests do not fit, the same cliques are tested again with
+  other representatives beside that search: a pass clears every link, so a flaky representative costs one wave of
+  link tests, not the whole search. A link fault is named when it
   alone explains every such failure and is supported by two failed tests with no node in common (one flaky
   representative never makes a fabric fault), and, for a pair, one failed test that nothing else explains; an uplink
   needs two failed tests whose other candidate pairs differ. A faulty node in a clique does not hide its link: once
@@ -87,9 +88,9 @@ Verdict rules (recomputed from the whole history after every round):
   exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
   another, unless it passed INSIDE_PASSES_PER_FAILURE (2) tests inside its clique for each failure (a flaky node
   fails there too; a flaky uplink fails its clique's few representatives again and again). Of several such links,
-  the one with the largest share of failures. A suspect whose failures all
-  crossed one pair of cliques a pass had cleared gets that pair tested with other representatives (LINK_RECHECKS, 6):
-  their failures name it and clear the suspect.
+  the one with the largest share of failures. A suspect whose failures all crossed one pair of cliques a pass had
+  cleared gets that pair tested with other representatives (LINK_RECHECKS, 6): their failures name it and clear the
+  suspect.
 - At the end, failed tests across cliques that nothing explains (a link search left candidates, or every link they
   crossed passed some test while their nodes count healthy) are reported as `fabric-unresolved` with the cliques they
   point at: they fail the category without blaming a node or naming a link.

@@ -78,9 +78,8 @@ def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
     among the tests across cliques of nodes sound inside their cliques, every failed one exercises it,
     FLAKY_LINK_FAILURES of them span two cliques, share no node and hold no node that failed another without
     passing INSIDE_PASSES_PER_FAILURE tests inside its clique per failure (flaky nodes failing beside others across
-    one link look like it failing), and it passed some test too; of such links, the one
-    that failed the largest share of its tests. None while a link that never passed explains them (the search
-    localises that one)."""
+    one link look like it failing), and it passed some test too; of such links, the one that failed the largest
+    share of its tests. None while a link that never passed explains them (the search localises that one)."""
     if ev.state.within_domains:
         return None
     across, failed = sound_across(ev)

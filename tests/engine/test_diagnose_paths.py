@@ -261,3 +261,29 @@ def test_a_flaky_pair_among_sixteen_cliques_is_named_or_pointed_at() -> None:
             pointed += 1
             assert any("may fail part of the time" in line for line in problems(state)), seed  # the category is no pass
     assert pointed >= 5  # 8 now (11 runs name the link, 21 pass every test)
+
+
+def test_two_failures_over_dozens_of_cliques_name_no_link_until_a_test_of_it_fails() -> None:
+    """Bench seed 23 of 512 nodes in cliques of 8 with 4 flaky under maxConcurrent 8: a flaky representative failed the
+    inter test over 64 cliques, another the same cliques' retest; the search's sides passed, eliminating every link
+    but one, which was named from those two failures alone. A link fault now needs one failed test of few cliques."""
+    from dataclasses import replace
+    from itertools import combinations
+
+    from nvcre_tui.engine.diagnose import start
+    from nvcre_tui.engine.diagnose.evidence import NAMING_SPAN, Evidence
+    from nvcre_tui.engine.diagnose.state import Probe
+
+    cliques = [f"c{k:02d}" for k in range(16)]
+    domains = {c: [f"{c}-n{i}" for i in range(4)] for c in cliques}
+    state = start(domains, 2, 0)
+    tests = [Probe(0, "screening", f"s-{c}", tuple(domains[c]), tuple(domains[c]), True) for c in cliques]
+    tests += [Probe(1, "inter", "inter", tuple(f"{c}-n0" for c in cliques), tuple(f"{c}-n0" for c in cliques), False),
+              Probe(2, "link", "again", tuple(f"{c}-n1" for c in cliques), tuple(f"{c}-n1" for c in cliques), False)]
+    tests += [Probe(3, "link", f"l{k}", (f"{a}-n2", f"{b}-n3"), (f"{a}-n2", f"{b}-n3"), True)
+              for k, (a, b) in enumerate(combinations(cliques, 2)) if (a, b) != ("c03", "c09")]
+    ev = Evidence(replace(state, tests=tuple(tests)))
+    assert set(ev.link_suspects().values()) == {frozenset({("pair", "c03", "c09")})} and not ev.named
+    assert len(cliques) > NAMING_SPAN
+    tests.append(Probe(4, "link", "direct", ("c03-n2", "c09-n2"), ("c03-n2", "c09-n2"), False))
+    assert set(Evidence(replace(state, tests=tuple(tests))).named) == {("pair", "c03", "c09")}

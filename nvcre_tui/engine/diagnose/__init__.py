@@ -73,11 +73,12 @@ Verdict rules (recomputed from the whole history after every round):
   failing part of the time then seldom passes its only test, which would leave another link to take its blame).
   While no two of those failures are disjoint and direct tests do not fit, the same cliques are tested again with
   other representatives beside that search: a pass clears every link, so a flaky representative costs one wave of
-  link tests, not the whole search. A link fault is named when it
-  alone explains every such failure and is supported by two failed tests with no node in common (one flaky
-  representative never makes a fabric fault), and, for a pair, one failed test that nothing else explains; an uplink
-  needs two failed tests whose other candidate pairs differ. A faulty node in a clique does not hide its link: once
-  the clique has references, an inter test covers it.
+  link tests, not the whole search. A link fault is named when it alone explains every such failure and is supported
+  by two failed tests with no node in common (one flaky representative never makes a fabric fault), one of them over
+  at most NAMING_SPAN (4) cliques (two flaky representatives among dozens fail two tests over dozens of cliques), and,
+  for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose other candidate
+  pairs differ. A faulty node in a clique does not hide its link: once the clique has references, an inter test
+  covers it.
 - The fabric between the cliques they span is named instead when, among the tests across cliques of nodes that pass
   inside their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, two share no
   node, and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over

@@ -19,6 +19,7 @@ OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passe
 SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
 SPARSE_SHARE = 0.3
 RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
+NAMING_SPAN = 4  # cliques one failed test supporting a link fault spans at most (see _narrow)
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
 
@@ -337,12 +338,12 @@ class Evidence:
             if len(hypotheses) == 1:
                 [h] = hypotheses
                 support = [j for j, hs in suspects.items() if hs == hypotheses]
-                if h not in self.named and h[0] == "pair" and self.disjoint_pair(support):
+                if h not in self.named and h[0] == "pair" and self.disjoint_pair(support) and self._narrow(support):
                     self.named[h], added = tuple(support), True
         return added
 
     def _pinned(self, h: Hypothesis, support: list[int], suspects: dict[int, frozenset[Hypothesis]]) -> bool:
-        if not self.disjoint_pair(support):
+        if not self.disjoint_pair(support) or not self._narrow(support):
             return False  # one flaky representative must not make a fabric fault
         if h[0] == "pair":
             # With no third clique holding a healthy node, the pair and either clique's uplink look the same.
@@ -351,6 +352,12 @@ class Evidence:
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
         return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
                    for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
+
+    def _narrow(self, support: Sequence[int]) -> bool:
+        """One of these failed tests spans at most NAMING_SPAN cliques: two failures over dozens of cliques each are as
+        well explained by two flaky representatives among their dozens of members (the search's sides eliminated
+        every other link, so the last one left would be named without a test of its own)."""
+        return any(len(self.spans[i]) <= NAMING_SPAN for i in support)
 
     def disjoint_pair(self, tests: Sequence[int]) -> bool:
         """Two of these tests have no node in common."""

@@ -212,10 +212,13 @@ class Evidence:
         which a single lucky pass clears): its failures there convict nobody; a failure inside its clique does."""
         return bool(links.common((self.spans[i] for i in tests), self.uplinks))
 
+    def failures(self, node: str) -> list[int]:
+        """Indexes of the node's failed tests, oldest first."""
+        return [i for i in self.by_node.get(node, ()) if not self.tests[i].passed]
+
     def shared_link(self, node: str) -> Hypothesis | None:
         """The link hypothesis every failed test of this node exercised (see _one_link_spans), or None."""
-        failed = [i for i in self.by_node.get(node, ()) if not self.tests[i].passed]
-        common = links.common((self.spans[i] for i in failed), self.uplinks)
+        common = links.common((self.spans[i] for i in self.failures(node)), self.uplinks)
         return min(common) if common else None
 
     # -- the posterior ---------------------------------------------------------------------------------------------

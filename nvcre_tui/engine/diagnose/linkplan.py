@@ -131,7 +131,7 @@ class LinkPlanner:
         for node in sorted(n for n in ev.by_node if ev.needs_test(n) and ev.passes.get(n, 0)):
             # One pair every failure crossed (not a failed test over many cliques alone: it crossed them all; nor
             # failures beside several cliques, a flaky node's, which share only its uplink).
-            failed = [i for i in ev.by_node[node] if not ev.tests[i].passed]
+            failed = ev.failures(node)
             if not failed or any(not ev.reference(p, node) for i in failed for p in ev.members[i] - {node}):
                 continue  # another suspect in a failure explains it as well as the link
             pairs = links.common((ev.spans[i] for i in failed), False)

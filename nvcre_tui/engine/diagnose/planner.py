@@ -201,7 +201,7 @@ class Planner:
         # A node that failed twice, only across cliques, is tested inside its own first: across, every test crosses
         # some link, and one failing part of the time (a pass proved it) would fail it again. (After one failure a
         # partner across also tests the links again.)
-        failed = [i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed]
+        failed = self.ev.failures(node)
         inside_first = bool(home) and len(failed) >= 2 and all(len(self.ev.spans[i]) >= 2 for i in failed)
         def preference(p: str) -> tuple[bool, bool, int, bool, bool, bool, bool, int, str]:
             away = self.domain_of[p] != home
@@ -280,7 +280,7 @@ class Planner:
     def _partners_for(self, node: str) -> int:
         """Partners a suspect's confirmation takes: minGroupSize - 1, and one at least while every failure of it was
         beside others: alone it would take another path (NVLink only, no NIC or fabric) and pass a fault it has."""
-        failed = [i for i in self.ev.by_node.get(node, ()) if not self.ev.tests[i].passed]
+        failed = self.ev.failures(node)
         alone = any(len(self.ev.members[i]) == 1 for i in failed)
         return self.m - 1 if alone or not failed else max(self.m - 1, 1)
 

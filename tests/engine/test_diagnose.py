@@ -231,6 +231,10 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # (A fleet mostly faulty with minGroupSize 3: test_a_mostly_faulty_fleet_is_still_diagnosed.)
 @example(case=(({"d0": [f"d0-n{i:02d}" for i in range(6)], "d1": [f"d1-n{i:02d}" for i in range(4)]}, 2, 2), frozenset({"d0-n00", "d0-n01"}), ("d0",)))
 @example(case=((_unlabelled(10), 3, 0), frozenset({"node-00", "node-01", "node-03", "node-06"}), ()))
+# And behind a bad uplink with minGroupSize 1: d0-n02, confirmed beside a healthy node of d1, failed for the link,
+# and regrouping counted that failure as its own, so no new pair held it: d0-n00 and d0-n01 were paired again and
+# again, then confirmed across the link for 11 waves, and all three ended inconclusive.
+@example(case=(({"d0": ["d0-n00", "d0-n01", "d0-n02"], "d1": ["d1-n00", "d1-n01"]}, 1, 0), frozenset({"d0-n00"}), ("d0",)))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
 def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
     (domains, m, mc), faulty, link = case

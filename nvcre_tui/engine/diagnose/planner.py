@@ -430,10 +430,12 @@ class Planner:
         for clique, nodes in sorted(by_clique.items()):
             self._recombine(clique, nodes)
 
-    def _failed_sets(self) -> list[frozenset[str]]:
-        """The members not known healthy of each failed test nothing explains: one of each set is at fault."""
+    def _failed_sets(self, inside: bool = False) -> list[frozenset[str]]:
+        """The members not known healthy of each failed test nothing explains: one of each set is at fault. With
+        `inside`, not a test across a link no pass has proven, which the link may have failed."""
         ev = self.ev
-        found = [frozenset(n for n in t.nodes if n not in ev.clear) for i, t in enumerate(ev.tests) if not t.passed and not ev.explained(i)]
+        found = [frozenset(n for n in t.nodes if n not in ev.clear) for i, t in enumerate(ev.tests)
+                 if not t.passed and not ev.explained(i) and not (inside and ev.link_risky(i))]
         return [members for members in found if members]
 
     def _suspicion(self, failed: list[frozenset[str]]) -> dict[str, float]:
@@ -457,8 +459,10 @@ class Planner:
         again)."""
         size = max(self.m, 2)
         refs = [p for p in self.clear_by_clique.get(clique, []) if p not in self.wave.busy]
-        failed = self._failed_sets()
-        suspicion = self._suspicion(failed)
+        suspicion = self._suspicion(self._failed_sets())
+        # A suspect that failed beside a healthy node across an unproven link (behind a bad uplink, say) would seem
+        # to repeat that failure in every group it joins, and be left out of each new one.
+        failed = self._failed_sets(inside=True)
         order = {n: k for k, n in enumerate(_shuffled(nodes, self.state.round))}
         pool = sorted((n for n in nodes if n not in self.wave.busy), key=lambda n: (suspicion[n], order[n]))
         while len(pool) + min(len(refs), size - 1) >= size and not self.wave.full:

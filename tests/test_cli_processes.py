@@ -36,11 +36,36 @@ def test_a_table_reader_that_stops_is_exit_0_too() -> None:
 @pytest.mark.parametrize("command", ["setup crds", "--help", "--version", "certification run --help"])
 @pytest.mark.parametrize("redirect", [">/dev/full", ">&-"])
 def test_an_output_that_cannot_be_written_is_one_line(redirect: str, command: str) -> None:
-    # /dev/full: the disk is full (told in one line, exit 74, not FAILED's 1); a closed stdout: the output goes nowhere, as asked.
-    # argparse drops a failed write of its help: ours fails as any other output.
+    # /dev/full: the disk is full (told in one line, exit 74, not FAILED's 1); a closed stdout: as `cat >&-` does, an
+    # error (print() would skip a stdout of None without a word). argparse drops a failed write of its help: ours
+    # fails as any other output.
     done = subprocess.run(["bash", "-c", f"{' '.join(NVCRE)} {command} {redirect}"], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    expected = (74, "nvcre: cannot write the output: No space left on device\n") if redirect == ">/dev/full" else (0, "")
-    assert (done.returncode, done.stderr) == expected
+    reason = "No space left on device" if redirect == ">/dev/full" else "standard output is closed"
+    assert (done.returncode, done.stderr) == (74, f"nvcre: cannot write the output: {reason}\n")
+
+
+@pytest.mark.parametrize("command", ["setup crds", "certification render examples/burn-in.yaml"])
+def test_output_cut_short_by_the_file_size_limit_is_an_error(tmp_path: Path, command: str) -> None:
+    # A write the kernel takes only in part, as on a disk that fills up: Python's stdout returned the short count and
+    # TextIOWrapper dropped the rest (a YAML file cut at 12 KiB, exit 0). `ulimit -f` gives the same short write.
+    out = tmp_path / "out.yaml"
+    done = subprocess.run(["bash", "-c", f"ulimit -f 12; {' '.join(NVCRE)} {command} > {out}"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stderr) == (74, "nvcre: cannot write the output: File too large\n")
+    assert out.stat().st_size == 12 * 1024
+
+
+def test_a_closed_stdout_fails_the_report_and_spares_the_store(tmp_path: Path) -> None:
+    # The run goes on to its end; only the report it prints fails. Descriptor 1 stays held: the store opened after
+    # it must not land there and take the output's bytes.
+    results, state = tmp_path / "results.json", tmp_path / "state.db"
+    shell = (f"{' '.join(NVCRE)} certification run --cert-file {BURN_IN} --state {state} --history {tmp_path / 'h.db'} "
+             f"--wait --results-file {results} >&-")
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (74, "nvcre: cannot write the output: standard output is closed")
+    assert results.read_text().startswith("{")
+    with contextlib.closing(sqlite3.connect(state)) as database:
+        assert database.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_a_closed_stdin_is_one_line() -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
+from nvcre_tui.cli.stdout import take_stdout
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import StoreError
@@ -113,7 +114,7 @@ def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 # Errors of a full or failing output (stdout on /dev/full, a disk that filled up): told as such, not as a bug.
-OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EBADF})  # EBADF: closed at start
 EXIT_OUTPUT = 74  # sysexits' EX_IOERR: not 1, which is FAILED
 EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
 
@@ -137,8 +138,7 @@ def _say(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `nvcre` console script: every outcome is an exit code and at most a few
     lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
-    if sys.stdout is None:  # started with stdout closed (`>&-`): what it would print goes nowhere, as asked
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout from now on
+    take_stdout()  # every byte written or an error: a full disk or a closed stdout is never a silent loss
     try:
         parser = build_parser()
         try:

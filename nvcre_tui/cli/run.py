@@ -420,8 +420,10 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         return EXIT_INTERRUPTED
     report = await report_of(session, name, namespace, console)
-    print(printable(render_text(report)), end="")
-    _write_results(args.results_file, report)
+    try:  # the file first: a stdout that cannot be written must not cost it, nor a file that cannot, the report
+        _write_results(args.results_file, report)
+    finally:
+        print(printable(render_text(report)), end="")
     _refuse_damaged_rows(session)
     if not finished:
         waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)

@@ -66,13 +66,21 @@ def test_the_reviewers_faults_are_refused_naming_index_type_and_field(tmp_path: 
     ]
 
 
-def test_a_scenarios_wire_form_loads_back_defaults_and_all(tmp_path: Path) -> None:
-    """to_wire() writes factor 0.5 and xid 79 on every fault (stored state compares that form): those two defaults
-    pass on any type, so the form loads back, as a model and as a file."""
+def test_a_scenarios_wire_form_loads_back_defaults_and_all() -> None:
+    """to_wire() writes factor 0.5 and xid 79 on every fault (stored state holds and compares that form): those two
+    defaults pass on any type there, so the form loads back."""
     every = Scenario.model_validate({**FLEET, "faults": [_fault(kind, at="1m") for kind in get_args(FaultType)]})
     assert all(fault["factor"] == 0.5 and fault["xid"] == 79 for fault in every.to_wire()["faults"])
     assert Scenario.model_validate(every.to_wire()) == every
-    assert _load(tmp_path, **every.to_wire()) == every
+
+
+@pytest.mark.parametrize(("kind", "field", "default"), [("hang", "factor", 0.5), ("hang", "xid", 79), ("cordon", "factor", 0.5),
+                                                         ("degraded-fabric", "xid", 79), ("flaky", "factor", 0.5)])
+def test_a_field_its_type_does_not_take_is_refused_in_a_file_even_at_its_default(tmp_path: Path, kind: str, field: str,
+                                                                                 default: object) -> None:
+    # A user who writes `factor: 0.5` on a hang expects it to do something; it would do nothing.
+    [message] = _refused(tmp_path, faults=[_fault(kind, **{field: default})])
+    assert message.startswith(f"faults[0].{field}: a {kind} fault does not take {field} (it takes ")
 
 
 # ------------------------------------------------------------------------------------------- node changes

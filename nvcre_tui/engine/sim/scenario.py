@@ -251,10 +251,14 @@ class Physics(_Model):
     dcgm_base_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 900.0
 
 
+# Validation context of a scenario a user wrote (load_scenario): a field its fault type does not take is refused even
+# at its default value, which only the wire form (to_wire, and the state holding it) may carry.
+USER_FILE = "userFile"
+
 # The optional fields each fault type takes (besides type, at, and node, or cliques for degraded-fabric): what the
 # physics (sim/physics.py) and the fleet (sim/fleet.py) read of it. Any other is refused, not ignored: a `probability`
 # on a cordon or a `factor` on a hang would otherwise do nothing, silently (only the defaults, factor 0.5 and xid 79,
-# pass on any type: a scenario's wire form writes them on every fault, and must load back). `probability` is what every per-run fault
+# pass on any type in the wire form, which writes them on every fault and must load back; never in a user's file). `probability` is what every per-run fault
 # takes ("persistent unless probability is given"); a cordon happens once, at `at`. A slow GPU's `gpu` says which GPU.
 FAULT_FIELDS: dict[str, frozenset[str]] = {
     "slow-gpu": frozenset({"gpu", "factor", "probability"}),
@@ -296,7 +300,7 @@ class Fault(_Model):
     def _taken_by_the_type(cls, value: Any, info: ValidationInfo) -> Any:
         kind = info.data.get("type")  # absent when the type itself is wrong: that error is the one to read
         if kind in FAULT_FIELDS and info.field_name is not None and info.field_name not in FAULT_FIELDS[kind]:
-            if value == cls.model_fields[info.field_name].default:
+            if value == cls.model_fields[info.field_name].default and not (info.context or {}).get(USER_FILE):
                 return value  # to_wire() writes factor 0.5 and xid 79 on every fault (and state compares that form): it loads back
             takes = ["cliques" if kind == "degraded-fabric" else "node", "at", *sorted(FAULT_FIELDS[kind])]
             raise ValueError(f"a {kind} fault does not take {info.field_name} (it takes {', '.join(takes[:-1])} and {takes[-1]})")
@@ -446,7 +450,7 @@ def load_scenario(path: str | Path) -> Scenario:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise InputError(f"{name}: a scenario must be one YAML mapping")
     try:
-        scenario = Scenario.model_validate(documents[0])
+        scenario = Scenario.model_validate(documents[0], context={USER_FILE: True})
     except ValidationError as error:
         raise InputError(validation_messages(error, name)) from None
     pools = build_pools(scenario)

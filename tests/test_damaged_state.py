@@ -181,6 +181,26 @@ def test_a_damaged_row_is_named_in_one_line_and_the_rest_reported(body: str, fin
     assert _snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize(("number", "why"), [("NaN", "NaN is not a number JSON has"), ("-Infinity", "-Infinity is not a number JSON has"),
+                                            ("1e999", "1e999 is beyond a float's range")])
+def test_a_row_holding_a_number_json_has_not_is_named_and_the_report_stays_json(number: str, why: str, finished_state: Path,
+                                                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Python's json reads NaN, Infinity and 1e999 (inf); printed as a measurement they made the JSON report invalid.
+    source = tmp_path / "source.db"
+    shutil.copy(finished_state, source)
+    with contextlib.closing(sqlite3.connect(source)) as db:
+        [body] = db.execute("SELECT body FROM objects WHERE kind LIKE '%/jobs' AND name = "
+                            "'burn-in-communication-nccl-loopback-group-7-iter-1'").fetchone()
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    state = _row_damaged(source, damaged, body.rstrip()[:-1] + f',"busBandwidthGBps":{number}}}')
+    code = main(["certification", "report", "burn-in", "-o", "json", "--state", str(state)])
+    out, err = capsys.readouterr()
+    assert code == 2 and json.loads(out, parse_constant=pytest.fail)["failedNodes"] == ["gpu-node-07", "gpu-node-12"]
+    assert err.splitlines() == [f"{state}: Job default/burn-in-communication-nccl-loopback-group-7-iter-1: body is not JSON ({why}); "
+                                "left out of what was read"]
+
+
 def _not_sqlite(path: Path) -> None:
     path.write_bytes(b"\x00garbage" * 100)
 

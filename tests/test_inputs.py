@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import stat
 import threading
@@ -152,6 +153,31 @@ def test_cli_closed_stdin_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: p
 def test_parse_refuses_a_stream_without_lines_at_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", "nccl", "/dev/zero"]) == 2
     assert capsys.readouterr().err == "/dev/zero: line 1 is longer than 1 MiB; not a tool's text output\n"
+
+
+def test_parse_refuses_a_file_with_a_long_line_after_a_whole_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A regular file goes to the parser unwrapped: only its first line was checked, and a 2 MiB line after a whole
+    # run (or a 10 GiB one, all in memory) passed.
+    run = (Path(__file__).parent / "parsers" / "fixtures" / "nccl_e1_modern.txt").read_text()
+    log = tmp_path / "nccl.txt"
+    log.write_text(run + "x" * (2 * 2**20) + "\n")
+    assert main(["parse", "nccl", str(log)]) == 2
+    assert capsys.readouterr().err == f"{log}: line {run.count(chr(10)) + 1} is longer than 1 MiB; not a tool's text output\n"
+
+
+@pytest.mark.parametrize(("text", "long_line"), [(b"a\nbb\n" + b"c" * 9 + b"\nd", 3), (b"a\n" + b"c" * 5 + b"\n" + b"d" * 4 + b"e" * 5, 3),
+                                               (b"a\n" + b"b" * 8 + b"\n" + b"c" * 8, None)])
+def test_a_long_line_is_found_across_chunks(text: bytes, long_line: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.cli import parse
+
+    monkeypatch.setattr(parse, "MAX_LOG_LINE_CHARS", 8)
+    stream = io.TextIOWrapper(io.BytesIO(text))
+    if long_line is None:
+        parse._check_line_lengths(stream, "f", chunk_size=3)
+        return
+    with pytest.raises(InputError) as caught:
+        parse._check_line_lengths(stream, "f", chunk_size=3)
+    assert caught.value.messages == [f"f: line {long_line} is longer than 0 MiB; not a tool's text output"]
 
 
 def test_parse_dcgm_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -413,6 +439,24 @@ def test_a_shells_pipe_is_waited_on_as_stdin_is_however_slow_its_writer(monkeypa
     finally:
         writer.join()
         os.close(out)
+
+
+def test_exponents_are_numbers_as_in_yaml_1_2_and_kubernetes() -> None:
+    # PyYAML's YAML 1.1 floats need a dot and a signed exponent: 1e10 and 1.5e3 were text, and a numeric field said
+    # "must be a number, got '1e10'" to someone who wrote one.
+    assert parse_yaml_documents("s.yaml", "a: 1e10\nb: -2E-3\nc: 1.5e3\nd: 1.0e+3\ne: '1e10'\nf: 1e\ng: e10\nh: .inf\n") == [
+        {"a": 1e10, "b": -0.002, "c": 1500.0, "d": 1000.0, "e": "1e10", "f": "1e", "g": "e10", "h": math.inf}]
+    with pytest.raises(InputError) as caught:
+        parse_yaml_documents("s.yaml", "speed: 1\nnoise: 1e400\n")
+    assert caught.value.messages == ["s.yaml:2:8: invalid YAML: 1e400 is beyond a float's range"]
+
+
+@pytest.mark.parametrize(("text", "where"), [("name: a\x00b\n", "1:8"), ("a: 1\nb: x\x07y\n", "2:5")])
+def test_a_character_yaml_refuses_is_named_with_its_line(text: str, where: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_yaml_documents("s.yaml", text)
+    [message] = caught.value.messages
+    assert message.startswith(f"s.yaml:{where}: invalid YAML: character 0x00")
 
 
 @pytest.mark.parametrize(("text", "message"), [

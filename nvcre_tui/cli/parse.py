@@ -99,6 +99,7 @@ def read_result(kind: str, path: str) -> ParseResult:
                 raise InputError(f"{label}: {size // 2**20} MiB, more than the {limit // 2**20} MiB of one dcgmi run's output")
             if not _has_content(stream, label):
                 raise InputError(f"{label}: empty input")
+            _check_line_lengths(stream, label)
             stream.seek(0)
             source: TextIO | _Lines = stream
         else:
@@ -123,6 +124,22 @@ def _regular_file(stream: TextIO) -> bool:
         return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
     except (OSError, ValueError, io.UnsupportedOperation):
         return False
+
+
+def _check_line_lengths(stream: TextIO, label: str, chunk_size: int = 4 * MAX_LOG_LINE_CHARS) -> None:
+    """Refuse a regular file with a line past MAX_LOG_LINE_CHARS bytes anywhere (the parsers read its lines unbounded,
+    at full speed): scanned in chunks, split in C, so a long log costs one quick read."""
+    buffer = stream.buffer
+    buffer.seek(0)
+    number, carried = 1, 0  # the line the chunk starts in, and its length before the chunk
+    while chunk := buffer.read(chunk_size):
+        parts = chunk.split(b"\n")
+        if carried + len(parts[0]) > MAX_LOG_LINE_CHARS or max(map(len, parts)) > MAX_LOG_LINE_CHARS:
+            long = next(k for k, part in enumerate(parts) if (carried if k == 0 else 0) + len(part) > MAX_LOG_LINE_CHARS)
+            raise InputError(f"{label}: line {number + long} is longer than {MAX_LOG_LINE_CHARS // 2**20} MiB; "
+                             "not a tool's text output")
+        carried = (carried if len(parts) == 1 else 0) + len(parts[-1])
+        number += len(parts) - 1
 
 
 def _has_content(stream: TextIO, label: str) -> bool:

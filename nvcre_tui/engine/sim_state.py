@@ -26,7 +26,7 @@ from typing import Any
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.sim.scenario import Scenario, same_fleet
 from nvcre_tui.engine.state_file import check_catch_up, check_time, load_legacy_state, looks_like_json, other_fleet
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.sqlite import SqliteStore, import_json_state
@@ -124,7 +124,7 @@ def _clock_record(path: Path, value: Any, speed: float) -> ClockRecord | None:
 
 
 def _check_scenario(path: Path, held: Any, scenario: Scenario) -> None:
-    if held is not None and held != scenario.to_wire():
+    if held is not None and not same_fleet(held, scenario):
         raise InputError(other_fleet(path, held, scenario.name))
 
 
@@ -180,7 +180,7 @@ async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: 
     when `path` does not exist yet; `one_shot`: a short read-only look (`report`) that creates no file.
     InputError (one line naming the file) for anything unusable."""
     if looks_like_json(path):
-        data = load_legacy_state(path, scenario.to_wire(), scenario.name)
+        data = load_legacy_state(path, scenario)
         assert data is not None
         if readonly:
             return OpenedState(None, data["store"], _legacy_record(data))
@@ -189,7 +189,7 @@ async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: 
         if path.exists():
             raise InputError(f"{legacy}: an old JSON state file beside the store {path}; not imported because the store "
                              f"exists: move it away (or rename it {legacy.name}{IMPORTED_SUFFIX})")
-        data = load_legacy_state(legacy, scenario.to_wire(), scenario.name)
+        data = load_legacy_state(legacy, scenario)
         if data is not None:
             if readonly:
                 return OpenedState(None, data["store"], _legacy_record(data))
@@ -206,7 +206,7 @@ def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legac
     over the screen): a damaged or foreign JSON state or store, another scenario's fleet."""
     for candidate in (path, legacy):
         if candidate is not None and looks_like_json(candidate):
-            load_legacy_state(candidate, scenario.to_wire(), scenario.name)
+            load_legacy_state(candidate, scenario)
     if legacy is not None and legacy.exists() and path.exists():
         raise InputError(f"{legacy}: an old JSON state file beside the store {path}; not imported because the store "
                          f"exists: move it away (or rename it {legacy.name}{IMPORTED_SUFFIX})")

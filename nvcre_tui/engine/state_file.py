@@ -20,6 +20,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.sim.scenario import Scenario, same_fleet
 from nvcre_tui.engine.store.persist import parse_snapshot
 
 STATE_VERSION = 1
@@ -120,7 +121,7 @@ def looks_like_json(path: Path) -> bool:
         return False
 
 
-def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None, scenario_name: str = "") -> dict[str, Any] | None:
+def load_legacy_state(path: Path, scenario: Scenario | None = None) -> dict[str, Any] | None:
     """The state at `path` (None when there is none); InputError when it is damaged or of another scenario."""
     try:
         info = path.stat()
@@ -140,11 +141,11 @@ def load_legacy_state(path: Path, scenario_wire: Mapping[str, Any] | None = None
         check_state(data)
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
-    if scenario_wire is not None and data["scenario"] != scenario_wire:
-        raise InputError(other_fleet(path, data["scenario"], scenario_name))
+    if scenario is not None and not same_fleet(data["scenario"], scenario):
+        raise InputError(other_fleet(path, data["scenario"], scenario.name))
     try:
-        if scenario_wire is not None:
-            check_catch_up(data, scenario_wire.get("speed"))
+        if scenario is not None:
+            check_catch_up(data, scenario.speed)
     except _Damage as damage:
         raise InputError(f"{path}: damaged simulator state: {damage}; {_ADVICE}") from None
     return dict(data)

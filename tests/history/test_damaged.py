@@ -66,6 +66,10 @@ DAMAGE = [
      "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): measurements is not JSON"),
     ("UPDATE node_results SET evidence = '{}' WHERE node = 'gpu-node-07' AND cert_id = 1",
      "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): evidence is an object, not an array"),
+    ("UPDATE node_results SET evidence = '[5]' WHERE node = 'gpu-node-07' AND cert_id = 1",  # printed as it was, once
+     "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): evidence[0] is a number, not an object"),
+    ("UPDATE node_results SET jobs = '[{}, \"x\"]' WHERE node = 'gpu-node-07' AND cert_id = 1",
+     "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): jobs[1] is a string, not an object"),
     ("UPDATE node_results SET state = 'weird' WHERE node = 'gpu-node-07' AND cert_id = 1",
      "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): state is text 'weird', not a node state"),
     ("UPDATE node_baselines SET baseline = '[1,2]' WHERE node = 'gpu-node-07' AND cert_id = 2",

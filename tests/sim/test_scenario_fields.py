@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.sim.scenario import FAULT_FIELDS, FaultType, Scenario, build_nodes, load_scenario
+from nvcre_tui.engine.sim.scenario import FAULT_FIELDS, FaultType, Scenario, build_nodes, load_scenario, same_fleet
 
 Obj = dict[str, Any]
 FLEET: Obj = {"name": "checks", "nodes": [{"count": 2}]}
@@ -66,12 +66,21 @@ def test_the_reviewers_faults_are_refused_naming_index_type_and_field(tmp_path: 
     ]
 
 
-def test_a_scenarios_wire_form_loads_back_defaults_and_all() -> None:
-    """to_wire() writes factor 0.5 and xid 79 on every fault (stored state holds and compares that form): those two
-    defaults pass on any type there, so the form loads back."""
+def test_a_scenarios_dump_holds_only_its_faults_own_fields_and_loads_back_as_a_file(tmp_path: Path) -> None:
     every = Scenario.model_validate({**FLEET, "faults": [_fault(kind, at="1m") for kind in get_args(FaultType)]})
-    assert all(fault["factor"] == 0.5 and fault["xid"] == 79 for fault in every.to_wire()["faults"])
-    assert Scenario.model_validate(every.to_wire()) == every
+    for fault in every.to_wire()["faults"]:
+        assert set(fault) - {"type", "node", "cliques", "at"} <= FAULT_FIELDS[fault["type"]], fault
+    assert _load(tmp_path, **every.to_wire()) == every
+    assert _load(tmp_path, **every.model_dump(by_alias=True, exclude_none=True, mode="json")) == every
+
+
+def test_a_state_an_earlier_nvcre_wrote_is_the_same_fleet() -> None:
+    """It wrote factor 0.5 and xid 79 on every fault: that form still reads as this scenario, not another fleet."""
+    every = Scenario.model_validate({**FLEET, "faults": [_fault(kind, at="1m") for kind in get_args(FaultType)]})
+    earlier = {**every.to_wire(), "faults": [{**fault, "factor": fault.get("factor", 0.5), "xid": fault.get("xid", 79)}
+                                             for fault in every.to_wire()["faults"]]}
+    assert earlier != every.to_wire() and same_fleet(earlier, every)
+    assert not same_fleet({**earlier, "seed": 8}, every) and not same_fleet({"faults": "damaged"}, every)
 
 
 @pytest.mark.parametrize(("kind", "field", "default"), [("hang", "factor", 0.5), ("hang", "xid", 79), ("cordon", "factor", 0.5),

@@ -56,7 +56,7 @@ def _name(value: Any) -> str:
 
 
 # What each field is: text | time (RFC 3339 text) | state (a node state) | result (a certification's) | count (a whole
-# number >= 0) | number (finite) | object | array | baseline (a JSON object of text) | measurements (a JSON object of
+# number >= 0) | number (finite) | object | objects (an array of them) | baseline (a JSON object of text) | measurements (a JSON object of
 # finite numbers); `?` after one: or NULL (for baseline: no baseline row)
 def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str], where: str) -> Obj:
     """The fields of one row, decoded and checked; DamagedHistory names the file, table, row and field of the first
@@ -93,7 +93,7 @@ def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str]
             if not isinstance(value, int | float) or not math.isfinite(value):
                 raise damaged(column, f"is {_shown(value)}, not a finite number")
             found[column] = float(value)
-        else:  # JSON text: object | array | baseline
+        else:  # JSON text: object | objects (an array of them) | baseline
             if not isinstance(value, str):
                 raise damaged(column, f"is {_shown(value)}, not JSON text")
             try:
@@ -102,9 +102,13 @@ def _checked(path: Path, table: str, row: sqlite3.Row, fields: Mapping[str, str]
                 raise damaged(column, f"is not JSON ({str(error).splitlines()[0][:80]})") from None
             except RecursionError:
                 raise damaged(column, "is JSON nested too deep to read") from None
-            wanted = list if kind == "array" else dict
+            wanted = list if kind == "objects" else dict
             if not isinstance(decoded, wanted):
                 raise damaged(column, f"is {_json_type(decoded)}, not {'an array' if wanted is list else 'an object'}")
+            if kind == "objects" and isinstance(decoded, list):  # each read by its keys
+                bad_index = next((i for i, part in enumerate(decoded) if not isinstance(part, dict)), None)
+                if bad_index is not None:
+                    raise damaged(f"{column}[{bad_index}]", f"is {_json_type(decoded[bad_index])}, not an object")
             if kind == "baseline" and isinstance(decoded, dict):
                 bad = next((key for key, part in decoded.items() if not isinstance(part, str)), None)
                 if bad is not None:
@@ -165,7 +169,7 @@ class Staleness:
 
 CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "result", "completion_time": "time?"}
 RESULT_FIELDS = {"category": "text", "state": "state", "reason": "text", "message": "text", "bus_bw": "number?",
-                 "measurements": "measurements", "evidence": "array", "jobs": "array"}
+                 "measurements": "measurements", "evidence": "objects", "jobs": "objects"}
 
 
 def _certification(row: sqlite3.Row) -> str:

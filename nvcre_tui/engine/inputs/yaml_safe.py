@@ -7,10 +7,12 @@ recursion of the composer and of everything that walks the result.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, cast
 
 import yaml
+import yaml.reader
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 from yaml.error import Mark
@@ -80,6 +82,8 @@ class StrictLoader(DepthLimitedLoader):
         except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
             shown = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
             raise ConstructorError(None, None, f"invalid value{shown}: {error}", node.start_mark) from None
+        if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():  # 1e400: not .inf, written
+            raise ConstructorError(None, None, f"{node.value[:40]} is beyond a float's range", node.start_mark)
         if isinstance(value, str) and _SURROGATE.search(value):
             # "\ud83d\ude80" (JSON's escape of one emoji, as json.dumps writes it) is a pair: joined into its
             # character. A lone "\ud800" is no text (UTF-8 cannot encode it; the run's first store write failed).
@@ -104,6 +108,12 @@ class StrictLoader(DepthLimitedLoader):
         return super().construct_mapping(node, deep)
 
 
+# YAML 1.2, JSON, Go and Kubernetes' YAML read 1e10 as a number; PyYAML's YAML 1.1 floats need a dot (1.0e10) and read
+# it as text, which a numeric field then refuses as "got '1e10'".
+StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+                                   list("-+0123456789"))
+
+
 def _where(name: str, error: yaml.MarkedYAMLError) -> str:
     mark = error.problem_mark or error.context_mark
     return f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
@@ -122,6 +132,12 @@ def parse_yaml_documents(name: str, text: str) -> list[Any]:
         return documents
     except yaml.MarkedYAMLError as error:
         raise InputError(f"{_where(name, error)}: invalid YAML: {error.problem or error.context}") from None
+    except yaml.reader.ReaderError as error:  # a character YAML refuses (NUL, a C0 control): where, as other errors
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        character = error.character if isinstance(error.character, str) else chr(error.character)
+        raise InputError(f"{name}:{line}:{column}: invalid YAML: character {ord(character):#06x} is not allowed; "
+                         "remove it (or write it escaped in a double-quoted string)") from None
     except yaml.YAMLError as error:
         raise InputError(f"{name}: invalid YAML: {' '.join(str(error).split())}") from None
     except (ValueError, OverflowError) as error:  # e.g. a timestamp like 2026-13-45, an int of 10,000 digits

@@ -116,19 +116,51 @@ def option_problem(key: str, value: Any, entries: list[CatalogEntry], catalog: C
     return None
 
 
+# Orchestration options and the ways of running that read them; elsewhere they would change nothing: intra-node and
+# per-node categories run one node per Job, intra-rack one clique per Job, diagnose plans its own groups.
+SCALE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "nodesPerJob": ("testScale full-scale",),
+    "minGroupSize": ("testScale diagnose", "onFailure: diagnose"),
+}
+
+
+def runs_as(entry: CatalogEntry, test_scale: str | None, on_failure: str | None) -> list[str]:
+    """How a category runs with these options, in SCALE_OPTIONS' words (unknown testScales: as the catalog default)."""
+    if entry.per_node:
+        return ["one node per Job"]
+    scale = test_scale if test_scale in entry.test_scales else entry.test_scales[0]
+    return [f"testScale {scale}"] + (["onFailure: diagnose"] if on_failure == "diagnose" else [])
+
+
+def scale_problem(key: str, readers: list[tuple[CatalogEntry, list[str]]]) -> str | None:
+    """Why option `key` would change nothing for these categories (each with runs_as), or None."""
+    wanted = SCALE_OPTIONS.get(key)
+    if wanted is None or not readers or any(set(ways) & set(wanted) for _, ways in readers):
+        return None
+    read_by = " or ".join(wanted)
+    if len(readers) == 1:
+        entry, ways = readers[0]
+        return f"{entry.key} runs {' with '.join(ways)}, which does not read {key} (read by {read_by}); leave it out"
+    return f"none of the certification's categories reads {key} (read by {read_by}); leave it out"
+
+
 def _option_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, str]]:
-    """Options that would change nothing: checkpoint options, and a template option no category of theirs reads."""
+    """Options that would change nothing: checkpoint options, a template option no category of theirs reads, and an
+    orchestration option no category of theirs runs in a way that reads (SCALE_OPTIONS)."""
     entries = [catalog.find(c.domain, c.variant) for c in cert.spec.categories]
     known = [entry for entry in entries if entry is not None]
+    ways = {index: runs_as(entry, options.test_scale, options.on_failure) for index, entry in enumerate(entries)
+            if entry is not None for options in [cert.spec.category_options(index)]}
+    every = [(entry, ways[index]) for index, entry in enumerate(entries) if entry is not None]
     inline = CategoryOptions.model_validate(CategoryOptions.set_fields(cert.spec))
-    scopes: list[tuple[tuple[str | int, ...], CategoryOptions | None, list[CatalogEntry]]] = [
-        (("spec",), inline, known), (("spec", "options"), cert.spec.options, known)]
-    scopes += [(("spec", "categories", index, "options"), category.options, [entry])
+    scopes: list[tuple[tuple[str | int, ...], CategoryOptions | None, list[CatalogEntry], list[tuple[CatalogEntry, list[str]]]]] = [
+        (("spec",), inline, known, every), (("spec", "options"), cert.spec.options, known, every)]
+    scopes += [(("spec", "categories", index, "options"), category.options, [entry], [(entry, ways[index])])
                for index, (category, entry) in enumerate(zip(cert.spec.categories, entries, strict=True)) if entry is not None]
     problems = []
-    for base, options, readers in scopes:
+    for base, options, readers, running in scopes:
         for key, value in (options.to_wire() if options else {}).items():
-            problem = option_problem(key, value, readers, catalog) if readers else None
+            problem = (option_problem(key, value, readers, catalog) or scale_problem(key, running)) if readers else None
             if problem:
                 problems.append((field_path((*base, key)), problem))
     return problems
@@ -157,8 +189,9 @@ def certification_for_categories(keys: list[str], name: str, catalog: Catalog, o
         categories.append({"domain": domain, "variant": variant})
     entries = [catalog.find(c["domain"], c["variant"]) for c in categories]
     known = [entry for entry in entries if entry is not None]
+    running = [(entry, runs_as(entry, (options or {}).get("testScale"), (options or {}).get("onFailure"))) for entry in known]
     for option, value in (options or {}).items() if len(known) == len(entries) else ():  # else: the unknown is told
-        problem = option_problem(option, value, known, catalog)
+        problem = option_problem(option, value, known, catalog) or scale_problem(option, running)
         if problem:
             raise InputError(f"{(flags or {}).get(option, option)}: {problem}")
     for category, entry in zip(categories, entries, strict=True):

@@ -14,7 +14,8 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (AfterValidator, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, ValidationInfo,
+                      field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
 from nvcre_tui.engine.api.base import Condition, Duration, LabelValue, Name, WireModel, check_label_keys
@@ -164,6 +165,8 @@ class NodePool(SoftwareBaseline):
     def _allocatable_within_installed(self) -> NodePool:
         if self.allocatable_gpus is not None and self.allocatable_gpus > self.gpus_per_node:
             raise ValueError(f"allocatableGpus ({self.allocatable_gpus}) cannot exceed the GPUs installed (gpusPerNode {self.gpus_per_node})")
+        if self.cliques > self.count:  # else fewer cliques than asked, without a word
+            raise ValueError(f"cliques ({self.cliques}) cannot exceed the pool's nodes (count {self.count}): a clique holds one node at least")
         return self
 
     @model_validator(mode="after")
@@ -252,13 +255,13 @@ class Physics(_Model):
 
 
 # Validation context of a scenario a user wrote (load_scenario): a field its fault type does not take is refused even
-# at its default value, which only the wire form (to_wire, and the state holding it) may carry.
+# at its default value, which only a state written by an earlier nvcre may carry (see same_fleet).
 USER_FILE = "userFile"
 
 # The optional fields each fault type takes (besides type, at, and node, or cliques for degraded-fabric): what the
 # physics (sim/physics.py) and the fleet (sim/fleet.py) read of it. Any other is refused, not ignored: a `probability`
 # on a cordon or a `factor` on a hang would otherwise do nothing, silently (only the defaults, factor 0.5 and xid 79,
-# pass on any type in the wire form, which writes them on every fault and must load back; never in a user's file). `probability` is what every per-run fault
+# pass on any type in a stored state, whose wire form once wrote them on every fault; never in a user's file). `probability` is what every per-run fault
 # takes ("persistent unless probability is given"); a cordon happens once, at `at`. A slow GPU's `gpu` says which GPU.
 FAULT_FIELDS: dict[str, frozenset[str]] = {
     "slow-gpu": frozenset({"gpu", "factor", "probability"}),
@@ -272,6 +275,9 @@ FAULT_FIELDS: dict[str, frozenset[str]] = {
     "diag-skipped": frozenset({"probability"}),
     "cordon": frozenset(),
 }
+
+
+OPTIONAL_FAULT_FIELDS = frozenset().union(*FAULT_FIELDS.values())
 
 
 class Fault(_Model):
@@ -295,16 +301,24 @@ class Fault(_Model):
     xid: Annotated[int, Field(ge=0, le=65_535)] = 79
     probability: Annotated[float, Field(ge=0, le=1)] | None = None
 
-    @field_validator(*sorted(set().union(*FAULT_FIELDS.values())))
+    @field_validator(*sorted(OPTIONAL_FAULT_FIELDS))
     @classmethod
     def _taken_by_the_type(cls, value: Any, info: ValidationInfo) -> Any:
         kind = info.data.get("type")  # absent when the type itself is wrong: that error is the one to read
         if kind in FAULT_FIELDS and info.field_name is not None and info.field_name not in FAULT_FIELDS[kind]:
             if value == cls.model_fields[info.field_name].default and not (info.context or {}).get(USER_FILE):
-                return value  # to_wire() writes factor 0.5 and xid 79 on every fault (and state compares that form): it loads back
+                return value  # a state written before the wire form left them out holds factor 0.5 and xid 79 on every fault
             takes = ["cliques" if kind == "degraded-fabric" else "node", "at", *sorted(FAULT_FIELDS[kind])]
             raise ValueError(f"a {kind} fault does not take {info.field_name} (it takes {', '.join(takes[:-1])} and {takes[-1]})")
         return value
+
+    @model_serializer(mode="wrap")
+    def _only_its_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields its type takes: a dump written to a file loads back, where a user's file may not carry others."""
+        data: dict[str, Any] = handler(self)
+        for name in OPTIONAL_FAULT_FIELDS - FAULT_FIELDS[self.type]:
+            data.pop(name, None)  # each a single word: its wire name is its field name
+        return data
 
     @model_validator(mode="after")
     def _target(self) -> Fault:
@@ -437,6 +451,18 @@ DEFAULT_SCENARIO: dict[str, Any] = {
         {"type": "degraded-nic", "node": "gpu-node-12", "factor": 0.4},
     ],
 }
+
+
+def same_fleet(held: Any, scenario: Scenario) -> bool:
+    """Whether a state's stored scenario (its wire form) is this one: as stored, or as read back (an earlier nvcre
+    wrote factor 0.5 and xid 79 on every fault)."""
+    wire = scenario.to_wire()
+    if held == wire:
+        return True
+    try:
+        return isinstance(held, dict) and Scenario.model_validate(held).to_wire() == wire
+    except ValidationError:
+        return False
 
 
 def default_scenario() -> Scenario:

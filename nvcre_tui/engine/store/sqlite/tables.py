@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -54,11 +55,23 @@ class DamagedRow(StoreError):
     """A stored row that is not an object (edited by hand, a damaged disk): named, never a traceback."""
 
 
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON has")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is beyond a float's range")
+    return value
+
+
 def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
-    """A row's JSON body, or (None, what is wrong with it)."""
+    """A row's JSON body, or (None, what is wrong with it). NaN, Infinity and numbers past a float's range are
+    refused as Kubernetes refuses them: read, they would print as a measurement and make the JSON report invalid."""
     try:
         # deliberate: a damaged row may hold any SQLite value; json.loads raises TypeError for a non-text one (an int, NULL), caught below
-        body = json.loads(text)  # type: ignore[arg-type]
+        body = json.loads(text, parse_constant=_no_constant, parse_float=_finite)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
         return None, f"body is not JSON ({str(error).splitlines()[0][:80]})"
     except RecursionError:

@@ -72,6 +72,8 @@ DAMAGE = [
      "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): jobs[1] is a string, not an object"),
     ("UPDATE node_results SET state = 'weird' WHERE node = 'gpu-node-07' AND cert_id = 1",
      "node_results row (certification 1 week-1, node gpu-node-07, category communication/nccl-loopback): state is text 'weird', not a node state"),
+    ("UPDATE node_results SET cert_id = 999 WHERE node = 'gpu-node-07' AND cert_id = 1",  # dropped from every join, once
+     "node_results row (node gpu-node-07): cert_id is an integer 999, the id of no certifications row"),
     ("UPDATE node_baselines SET baseline = '[1,2]' WHERE node = 'gpu-node-07' AND cert_id = 2",
      "node_baselines row (certification 2 week-2, node gpu-node-07): baseline is an array, not an object"),
     ("UPDATE node_baselines SET baseline = '{\"osImage\": 5}' WHERE node = 'gpu-node-07' AND cert_id = 2",

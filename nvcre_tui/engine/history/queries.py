@@ -243,7 +243,15 @@ class HistoryQuery:
 
     # ----- nodes ------------------------------------------------------------------------------------
 
+    def _refuse_orphans(self, node: str | None = None) -> None:
+        """A result of no certification (the archive writes both in one transaction) would drop out of every join."""
+        for r in self._rows("SELECT r.cert_id, r.node FROM node_results r LEFT JOIN certifications c ON c.id = r.cert_id "
+                            "WHERE c.id IS NULL AND (? IS NULL OR r.node = ?) LIMIT 1", (node, node)):
+            raise DamagedHistory(printable(f"{self.path}: damaged history: node_results row (node {_name(r['node'])}): cert_id is "
+                                           f"{_shown(r['cert_id'])}, the id of no certifications row", newlines=False))
+
     def node_names(self) -> list[str]:
+        self._refuse_orphans()
         rows = self._rows("SELECT r.node, c.id, c.name FROM node_results r JOIN certifications c ON c.id = r.cert_id "
                           "GROUP BY r.node ORDER BY r.node")
         return [_checked(self.path, "node_results", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
@@ -251,6 +259,7 @@ class HistoryQuery:
 
     def node(self, name: str) -> list[Obj]:
         """One node's results per certification, oldest first: overall state, each category, the baseline."""
+        self._refuse_orphans(name)
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.completion_time, r.category, r.state, r.reason, r.message, r.bus_bw, "
             "r.measurements, r.evidence, r.jobs, b.baseline FROM node_results r JOIN certifications c ON c.id = r.cert_id "

@@ -21,6 +21,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
+from nvcre_tui.engine.diagnose.summary import verdict_rows
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
@@ -308,7 +309,27 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             job = _convicting_job(jobs, name)
             rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
                                     wf["metadata"]["name"], job, state=_blamed_state(jobs, job, failure, entry.orchestration))
+        for row in _convicted_so_far(entry):
+            rows[row.node] = replace(rows[row.node], also=(*rows[row.node].also, category)) if row.node in rows else row
     return [rows[name] for name in sorted(rows)]
+
+
+def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
+    """Nodes a running diagnosis has convicted (faulty or intermittent): its Workflow lists them among its failed
+    nodes only when it ends, while the fleet count and the map show them at once."""
+    state = diagnose_state(entry)
+    if state is None or entry.workflow is None:
+        return []
+    listed = {failure["name"] for failure in entry.failed_nodes}
+    found = []
+    for row in verdict_rows(state):
+        if row["verdict"] not in ("faulty", "intermittent") or row["node"] in listed:
+            continue
+        job = _convicting_job(entry.jobs, row["node"])
+        source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == row["node"]), {})
+        found.append(FailureRow(row["node"], entry.key, source.get("reason") or "WorkloadFailed", _measured(source),
+                                f"{row['verdict']}: {row['record']}", entry.workflow["metadata"]["name"], job))
+    return found
 
 
 # ----- diagnose: verdicts and infrastructure faults ---------------------------------------------------------------

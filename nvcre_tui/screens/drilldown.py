@@ -33,6 +33,7 @@ from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
+from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.views import InfraFault, Snapshot, category_faults, diagnose_state, diagnose_verdicts
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -174,7 +175,12 @@ class DrilldownScreen(NvcreScreen):
         assert wf is not None
         key = category.key
         phase, reason, _ = conditions_line(wf)
-        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes})
+        reach = threshold_out_of_reach(category)
+        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"),
+                            data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach})
+        if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
+            branch.add_leaf(f"! {reach}", data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
+                                                "subject": "threshold out of reach"})
         timeline = category.timeline
         state = diagnose_state(category)
         verdicts = diagnose_verdicts(category)
@@ -301,7 +307,7 @@ class DrilldownScreen(NvcreScreen):
         elif kind in ("node", "group") and data.get("job"):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None)
         elif kind == "workflow":
-            text = self._workflow_detail(data["workflow"], data["blamed"])
+            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"))
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
@@ -317,7 +323,7 @@ class DrilldownScreen(NvcreScreen):
         return text
 
     @staticmethod
-    def _workflow_detail(wf: Obj, failed: list[Obj]) -> Text:
+    def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
@@ -329,6 +335,8 @@ class DrilldownScreen(NvcreScreen):
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
         for key, expression in (job_template_spec(wf).get("thresholds") or {}).items():
             label(text, "Threshold", f"{key}: {expression}")
+        if reach:
+            label(text, "Out of reach", reach)
         for item in orch.get("excludedNodes") or []:
             label(text, "Excluded", f"{item['name']}: {item.get('message') or item['reason']}")
         for failure in failed:

@@ -28,8 +28,8 @@ def update_rows(table: DataTable[Any], rows: Mapping[str, Sequence[Any]]) -> Non
         columns = list(table.columns)
         for name, cells in rows.items():
             for column, (old, new) in zip(columns, zip(table.get_row(name), cells, strict=True), strict=True):
-                if old != new:
-                    table.update_cell(name, column, new)
+                if old != new:  # widened to fit: a column keeps its first draw's width otherwise ("5m0" for "5m00s")
+                    table.update_cell(name, column, new, update_width=True)
         return
     selected = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value) if table.row_count else None
     table.clear()

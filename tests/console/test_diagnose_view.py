@@ -93,3 +93,30 @@ async def test_the_verdicts_say_when_the_links_between_cliques_were_not_tested()
         assert labels[0].startswith("✗ gpu-node-12  faulty")
         assert any(label.startswith("? every test stayed inside one of the 2 cliques") and "links between cliques were not tested" in label
                    for label in labels), labels
+
+
+async def test_a_threshold_out_of_reach_is_said_in_the_drill_down_as_in_the_report() -> None:
+    """Every test failed, the best far below the threshold: the threshold is wrong for this fleet, not its nodes, and
+    the drill-down says so first (it listed only inconclusive verdicts) with the report's words."""
+    from pathlib import Path
+
+    from nvcre_tui.engine.report.model import category_report
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-threshold-out-of-reach"
+    session = await session_with((case / "cert.yaml").read_text(), scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await app.refresh_snapshot()
+        assert app.snapshot is not None
+        await app.push_screen(DrilldownScreen("diagnose-threshold-out-of-reach"))
+        await pilot.pause()
+        tree = app.screen.query_one(Tree)
+        [leaf] = [n for n in DrilldownScreen._walk(tree.root) if str(n.label).startswith("! threshold")]
+        [view] = app.snapshot.views["diagnose-threshold-out-of-reach"].categories
+        category = category_report(view)
+        assert str(leaf.label) == f"! {category['thresholdOutOfReach']}"
+        assert "above anything measured on this fleet: best " in str(leaf.label)
+        assert isinstance(app.screen, DrilldownScreen)
+        app.screen._show_detail(leaf)
+        assert re.search(rf"Out of reach +{re.escape(category['thresholdOutOfReach'])}\n", str(app.screen.query_one("#detail").render()))

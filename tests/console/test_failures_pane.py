@@ -10,7 +10,8 @@ from pathlib import Path
 from textual.widgets import DataTable, Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import Snapshot, failure_rows
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.views import Snapshot, diagnose_verdicts, failure_rows
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
@@ -122,3 +123,26 @@ async def test_cells_are_plain_text_never_markup() -> None:
         await pilot.pause()
         cells = [str(cell) for cell in pane.get_row_at(0)]
         assert cells[0] == "✗ gpu-[b]x[/b]" and cells[2] == "Reason[red]" and "\x1b" not in cells[3] and cells[4] == "-"
+
+
+async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_ends() -> None:
+    """The Workflow lists a diagnosis's convictions among its failed nodes only at its end; the fleet line and the map
+    count them at once, so the pane titled failures listed only the link fault meanwhile (a review found it)."""
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
+    assert session.engine is not None
+    for _ in range(200):
+        await session.engine.run_until_settled(max_seconds=60)
+        snapshot = await Snapshot.read(session.store)
+        [category] = snapshot.views["diagnose-flaky-and-fabric"].categories
+        verdicts = diagnose_verdicts(category)
+        convicted = sorted(n for n, v in verdicts.items() if v in ("faulty", "intermittent"))
+        if convicted and not category.failed_nodes:
+            break
+    else:
+        raise AssertionError("no conviction while the diagnosis ran")
+    rows = {row.node: row for row in failure_rows(snapshot, "diagnose-flaky-and-fabric")}
+    assert convicted == ["gpu-node-06"] and set(convicted) <= set(rows)
+    row = rows["gpu-node-06"]
+    assert row.message.startswith(f"{verdicts['gpu-node-06']}: failed ") and row.job is not None
+    assert category.workflow is not None and row.workflow == category.workflow["metadata"]["name"]

@@ -191,12 +191,28 @@ def category_report(category: CategoryView) -> Obj:
             cleared = sorted(f["name"] for f in group["failedNodes"] if f["name"] in healthy)
             if cleared:
                 group["clearedNodes"] = cleared
-    tested = [g for g in bandwidth if g["busBW"] is not None]
-    reach = out_of_reach(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH), [g["busBW"] for g in tested],
-                         bool(tested) and len(failed_groups) == len(bandwidth) and all(g["failed"] for g in bandwidth))
+    reach = _reach(thresholds, bandwidth, failed_groups)
     if reach:
         row["thresholdOutOfReach"] = reach
     return row
+
+
+def _reach(thresholds: Obj, bandwidth: list[Obj], failed_groups: list[Obj]) -> str | None:
+    tested = [g for g in bandwidth if g["busBW"] is not None]
+    return out_of_reach(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH), [g["busBW"] for g in tested],
+                        bool(tested) and len(failed_groups) == len(bandwidth) and all(g["failed"] for g in bandwidth))
+
+
+def threshold_out_of_reach(category: CategoryView) -> str | None:
+    """The report's thresholdOutOfReach for one category (the console shows it too): every test failed and even the
+    best bus bandwidth is far from the threshold."""
+    if category.workflow is None:
+        return None
+    thresholds = workflow_spec(category.workflow)["jobTemplate"]["spec"].get("thresholds") or {}
+    if BUS_BANDWIDTH not in thresholds:
+        return None
+    bandwidth, failed_groups, _ = _group_rows(category, thresholds[BUS_BANDWIDTH])
+    return _reach(thresholds, bandwidth, failed_groups)
 
 
 # The report field each HOW_RUN condition fills (additive and optional: absent when the runs went as a reader assumes),

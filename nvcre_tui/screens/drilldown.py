@@ -60,10 +60,13 @@ class DrilldownScreen(NvcreScreen):
                 tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
         Binding("escape", "app.pop_screen", "Back", id="drill.back"),
     ]
+    # The tree gets the larger share: its lines are cut at its edge (a verdict at depth three read "sus" on 80
+    # columns), the detail pane wraps.
     DEFAULT_CSS = """
-    DrilldownScreen Tree { width: 2fr; }
+    DrilldownScreen Tree { width: 5fr; }
     DrilldownScreen #detail-box { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
+    GUIDE_DEPTH = 3  # Textual's 4 columns per level, one less: verdicts sit three levels down
 
     def __init__(self, certification: str, focus: tuple[str, str] | None = None) -> None:
         """focus: (workflow, node) to open on instead of the first failed node (the dashboard's failures pane)."""
@@ -78,7 +81,9 @@ class DrilldownScreen(NvcreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            yield Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
+            tree: Tree[Any] = Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
+            tree.guide_depth = self.GUIDE_DEPTH
+            yield tree
             with VerticalScroll(id="detail-box"):
                 yield Static(id="detail")
         yield CommandBar()
@@ -207,7 +212,7 @@ class DrilldownScreen(NvcreScreen):
                                   "job": jobs.get(fault.job or ""), "failed": True})
         for row in rows:
             mark = "✗" if row["verdict"] in ("faulty", "intermittent") else "?"
-            holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  failed {row['failed']} of {row['tests']}",
+            holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗"})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:

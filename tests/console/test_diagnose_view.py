@@ -120,3 +120,27 @@ async def test_a_threshold_out_of_reach_is_said_in_the_drill_down_as_in_the_repo
         assert isinstance(app.screen, DrilldownScreen)
         app.screen._show_detail(leaf)
         assert re.search(rf"Out of reach +{re.escape(category['thresholdOutOfReach'])}\n", str(app.screen.query_one("#detail").render()))
+
+
+async def test_verdicts_read_whole_in_an_80_column_drill_down() -> None:
+    """A verdict sits three levels down the tree: on 80 columns it read "✗ gpu-node-06  int" (a review found it);
+    with two-digit counts too."""
+    from pathlib import Path
+
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+    session = await session_with((case / "cert.yaml").read_text(), scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await app.push_screen(DrilldownScreen("diagnose-flaky-and-fabric"))
+        await pilot.pause()
+        tree = app.screen.query_one(Tree)
+        [leaf] = [n for n in DrilldownScreen._walk(tree.root) if (n.data or {}).get("kind") == "verdict"]
+        tree.move_cursor(leaf)
+        await pilot.pause()
+        lines = [tree.render_line(y).text for y in range(tree.size.height)]
+        assert any(str(leaf.label) in line for line in lines), (str(leaf.label), lines)
+        assert re.fullmatch(r"✗ gpu-node-06  intermittent  \d/\d failed", str(leaf.label))
+        assert tree.size.width - 9 >= len(str(leaf.label)) + 2  # room for 12/15 at depth three

@@ -254,7 +254,9 @@ def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]
         items, prefix = documents[0], ""
     else:
         items, prefix = documents, "document"
-    if not isinstance(items, list) or not items:
+    if isinstance(items, list) and not items:  # `kubectl get nodes -o yaml` with no node: nothing to certify
+        raise InputError(f"{name}: {prefix or 'the list'} holds no Node: give at least one")
+    if not isinstance(items, list):
         raise InputError(f"{name}: expected a list of Node objects")
     problems = []
     for index, node in enumerate(items):

@@ -235,6 +235,10 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # and regrouping counted that failure as its own, so no new pair held it: d0-n00 and d0-n01 were paired again and
 # again, then confirmed across the link for 11 waves, and all three ended inconclusive.
 @example(case=(({"d0": ["d0-n00", "d0-n01", "d0-n02"], "d1": ["d1-n00", "d1-n01"]}, 1, 0), frozenset({"d0-n00"}), ("d0",)))
+# And beside it, with three nodes in d1: the two healthy nodes of d0, each blamed alone for a test across the link,
+# were the most blamed, so every regrouping began with d0-n00 and held a failed pair again; other first members are
+# now tried for a group that repeats no failure.
+@example(case=(({"d0": ["d0-n00", "d0-n01", "d0-n02"], "d1": ["d1-n00", "d1-n01", "d1-n02"]}, 1, 0), frozenset({"d0-n00"}), ("d0",)))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
 def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
     (domains, m, mc), faulty, link = case

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import Evidence
@@ -74,6 +74,36 @@ def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_c
         else:
             groups += chunks
     return groups
+
+
+ALTERNATIVE_STARTS = 16  # first members tried for a regrouping that repeats no failed test (see _companions)
+
+
+def _companions(base: Sequence[str], pool: Sequence[str], size: int, failed: Sequence[frozenset[str]],
+                key: Callable[[str], tuple[float, int]]) -> list[str]:
+    """`base` filled up to `size` from `pool`, greedily by `key`, each member chosen to complete no failed set. When
+    the group still holds one (the least blamed node was the culprit, and beside it every choice repeats a failure),
+    other first members are tried in turn (up to ALTERNATIVE_STARTS) for a group that holds none."""
+
+    def holds_failure(group: Sequence[str]) -> bool:
+        members = frozenset(group)
+        return any(fail <= members for fail in failed)
+
+    def fill(group: list[str], candidates: list[str]) -> list[str]:
+        while len(group) < size and candidates:
+            best = min(candidates, key=lambda n: (holds_failure([*group, n]), key(n)))
+            group.append(best)
+            candidates.remove(best)
+        return group
+
+    first = fill(list(base), list(pool))
+    if len(base) >= size - 1 or not holds_failure(first):
+        return first
+    for start in sorted(pool, key=key)[:ALTERNATIVE_STARTS]:
+        trial = fill([*base, start], [n for n in pool if n != start])
+        if len(trial) == size and not holds_failure(trial):
+            return trial
+    return first
 
 
 def _even_parts(nodes: Sequence[str], parts: int) -> list[tuple[str, ...]]:
@@ -466,14 +496,8 @@ class Planner:
         order = {n: k for k, n in enumerate(_shuffled(nodes, self.state.round))}
         pool = sorted((n for n in nodes if n not in self.wave.busy), key=lambda n: (suspicion[n], order[n]))
         while len(pool) + min(len(refs), size - 1) >= size and not self.wave.full:
-            group = refs[: size - 1]
+            group = _companions(refs[: size - 1], pool, size, failed, lambda n: (suspicion[n], order[n]))
             refs = refs[size - 1 :]
-            while len(group) < size and pool:
-                def repeats_failure(n: str) -> bool:
-                    trial = frozenset([*group, n])
-                    return any(members <= trial for members in failed)
-                best = min(pool, key=lambda n: (repeats_failure(n), suspicion[n], order[n]))
-                group.append(best)
-                pool.remove(best)
+            pool = [n for n in pool if n not in group]
             if len(group) < size or not self.wave.add("repeat", group):
                 return

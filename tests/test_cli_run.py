@@ -318,6 +318,8 @@ def test_category_option_flags_set_every_categorys_options(tmp_path: Path, capsy
     (["--cert-file", str(BURN_IN), "--repeat-count", "2"], "--repeat-count: goes with --category; a file sets it in spec.categories[].options"),
     (["--category", "diagnostics/dcgm-level4", "--max-steps", "10"],
      "--max-steps: diagnostics/dcgm-level4 does not read maxSteps (taken by training/nemotron5-56b, training/nemotron5-8b)"),
+    (["--category", "communication/nccl-loopback", "--nodes-per-job", "4"],  # it ran with 1 node per Job, without a word
+     "--nodes-per-job: communication/nccl-loopback runs one node per Job, which does not read nodesPerJob (read by testScale full-scale); leave it out"),
     (["--category", "training/nemotron5-8b", "--enable-checkpoint"], "--enable-checkpoint: " + NO_CHECKPOINTS),
     (["--category", "training/nemotron5-8b", "--no-enable-checkpoint", "--storage-class", "fast"], "--storage-class: " + NO_CHECKPOINTS),
     (["--category", "communication/nccl-all-reduce", "--nodes-per-job", "two"],
@@ -346,6 +348,15 @@ def test_each_category_takes_the_option_flags_its_workload_reads() -> None:
     assert nccl is not None and training is not None
     assert (nccl.max_steps, nccl.repeat_count) == (None, 2)
     assert (training.max_steps, training.repeat_count) == (20, 2)
+
+
+def test_each_category_takes_the_orchestration_flags_its_way_of_running_reads() -> None:
+    cert = certification_for_categories(["communication/nccl-all-reduce", "communication/nccl-loopback"], "both", default_catalog(),
+                                        {"nodesPerJob": 4, "repeatCount": 2})
+    full_scale, loopback = (category.options for category in cert.spec.categories)
+    assert full_scale is not None and loopback is not None
+    assert (full_scale.nodes_per_job, full_scale.repeat_count) == (4, 2)
+    assert (loopback.nodes_per_job, loopback.repeat_count) == (None, 2)
 
 
 def test_the_advised_report_command_finds_the_certification_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -194,13 +194,20 @@ def certification_for_categories(keys: list[str], name: str, catalog: Catalog, o
         problem = option_problem(option, value, known, catalog) or scale_problem(option, running)
         if problem:
             raise InputError(f"{(flags or {}).get(option, option)}: {problem}")
-    for category, entry in zip(categories, entries, strict=True):
-        own = {k: v for k, v in (options or {}).items() if k not in TEMPLATE_OPTIONS or (entry and k in entry.template_options)}
+    for category, entry in zip(categories, entries, strict=True):  # each takes the flags it reads (one at least does)
+        own = {k: v for k, v in (options or {}).items() if _reads(entry, k, options or {})}
         if own:
             category["options"] = own
     document = {"apiVersion": API_VERSION, "kind": "Certification", "metadata": {"name": name},
                 "spec": {"target": {"nodeSelector": {LABEL_GPU_PRESENT: "true"}}, "categories": categories}}
     return certification_from_text(CATEGORY_FLAG, json.dumps(document), catalog)
+
+
+def _reads(entry: CatalogEntry | None, key: str, options: dict[str, Any]) -> bool:
+    """Whether a category (None: not in the catalog) run with `options` reads option `key`."""
+    if key in TEMPLATE_OPTIONS:
+        return entry is not None and key in entry.template_options
+    return entry is None or scale_problem(key, [(entry, runs_as(entry, options.get("testScale"), options.get("onFailure")))]) is None
 
 
 def certification_from_text(name: str, text: str, catalog: Catalog) -> Certification:

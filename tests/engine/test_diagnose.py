@@ -239,6 +239,11 @@ def _unlabelled(count: int) -> dict[str, list[str]]:
 # were the most blamed, so every regrouping began with d0-n00 and held a failed pair again; other first members are
 # now tried for a group that repeats no failure.
 @example(case=(({"d0": ["d0-n00", "d0-n01", "d0-n02"], "d1": ["d1-n00", "d1-n01", "d1-n02"]}, 1, 0), frozenset({"d0-n00"}), ("d0",)))
+# And 5 faulty of 12 behind a bad uplink in groups of three (16 % of them healthy): twelve regroupings all failed by
+# chance, then 68 waves of confirmations across the link failed for it and the clique ended inconclusive. A clique whose
+# every test across cliques failed gets three times the regroupings.
+@example(case=(({"d0": [f"d0-n{i:02d}" for i in range(12)], "d1": [f"d1-n{i:02d}" for i in range(6)]}, 3, 3),
+               frozenset({"d0-n00", "d0-n01", "d0-n04", "d0-n07", "d0-n10"}), ("d0",)))
 @example(case=((_unlabelled(11), 2, 1), frozenset({"node-00", "node-01", "node-02", "node-03", "node-04", "node-05", "node-06"}), ()))
 def test_persistent_and_link_faults_are_named_exactly(case: tuple[tuple[dict[str, list[str]], int, int], frozenset[str], tuple[str, ...]]) -> None:
     (domains, m, mc), faulty, link = case

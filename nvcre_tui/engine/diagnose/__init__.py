@@ -65,7 +65,9 @@ Verdict rules (recomputed from the whole history after every round):
 - Regrouping without references (stage repeat): the clique's free references first, then the suspects least blamed
   by a fault estimate with explaining away (each failed test's blame shared in proportion to its members' current
   weights), never a group holding every suspect of an earlier failed test (inside its cliques: a test across a link
-  no pass has proven may have failed for the link) while another choice is left.
+  no pass has proven may have failed for the link) while another choice is left (other first members are tried).
+  Three waves' worth of regroupings per clique, REPEAT_WALLED (3) times that where every test leaving the clique
+  failed: there a partner from another clique fails beside its suspects for the link.
 - `healthy` = a reference at the end; everything else ends `inconclusive` with a note saying why.
 - Links: a pair hypothesis (A, B) is eliminated by any passing test spanning A and B; an uplink of A by any passing
   test spanning A and another clique. Failed cross-clique tests of references are narrowed with tests over chosen

@@ -30,6 +30,7 @@ MAX_ROUNDS = 60  # a hard stop in rounds (see round_cap), whatever the evidence
 WAVE_CAP = 64  # screening: this many groups (Jobs) at once when maxConcurrent is unlimited (more only when more cliques)
 EARLY_UNPROVEN = 32  # at most this many untested nodes in the inter-clique test beside the last screening wave
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
+REPEAT_WALLED = 3  # regrouping budget times this for a clique whose every test across cliques failed (Planner._walled)
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
@@ -416,7 +417,8 @@ class Planner:
             local = any(p not in self.wave.busy for p in self.partner_by_clique.get(clique, []))
             # Up to three waves' worth of new combinations (fewer groups fit a wave under maxConcurrent).
             members = len(dict(self.state.domains).get(clique, ()))
-            tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= 3 * max(1, members // size)
+            budget = 3 * max(1, members // size) * (REPEAT_WALLED if self._walled(clique) else 1)
+            tried = sum(1 for t in self.state.tests if t.stage == "repeat" and self.domain_of[t.nodes[0]] == clique) >= budget
             if not clique or local or tried or len(nodes) < size or len(self.domain_of) == 0:
                 left += nodes
                 continue
@@ -429,6 +431,13 @@ class Planner:
             self._recombine(clique, nodes)  # new companions for each
             left += [n for n in nodes if n not in self.wave.busy]
         return left
+
+    def _walled(self, clique: str) -> bool:
+        """Every test leaving this clique failed (two at least): a partner from another clique would fail beside its
+        suspects for the link as likely as for them, so new companions inside it are all that can find a pass."""
+        ev = self.ev
+        across = [i for i in range(len(ev.tests)) if clique in ev.spans[i] and len(ev.spans[i]) >= 2]
+        return len(across) >= 2 and not any(ev.tests[i].passed for i in across)
 
     def _waits(self, node: str) -> bool:
         """A node that passed since its failures waits while each of those failures has another member still under

@@ -21,7 +21,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
-from nvcre_tui.engine.diagnose.summary import verdict_rows
+from nvcre_tui.engine.diagnose.summary import record_text
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
@@ -317,18 +317,19 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
 def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
     """Nodes a running diagnosis has convicted (faulty or intermittent): its Workflow lists them among its failed
     nodes only when it ends, while the fleet count and the map show them at once."""
-    state = diagnose_state(entry)
+    state, verdicts = diagnose_state(entry), diagnose_verdicts(entry)
     if state is None or entry.workflow is None:
         return []
     listed = {failure["name"] for failure in entry.failed_nodes}
     found = []
-    for row in verdict_rows(state):
-        if row["verdict"] not in ("faulty", "intermittent") or row["node"] in listed:
+    for node, verdict in sorted(verdicts.items()):  # the few convicted, not every suspect's record (a large fleet's)
+        if verdict not in ("faulty", "intermittent") or node in listed:
             continue
-        job = _convicting_job(entry.jobs, row["node"])
-        source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == row["node"]), {})
-        found.append(FailureRow(row["node"], entry.key, source.get("reason") or "WorkloadFailed", _measured(source),
-                                f"{row['verdict']}: {row['record']}", entry.workflow["metadata"]["name"], job))
+        job = _convicting_job(entry.jobs, node)
+        source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == node), {})
+        record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6)
+        found.append(FailureRow(node, entry.key, source.get("reason") or "WorkloadFailed", _measured(source),
+                                f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))
     return found
 
 

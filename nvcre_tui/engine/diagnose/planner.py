@@ -31,6 +31,7 @@ WAVE_CAP = 64  # screening: this many groups (Jobs) at once when maxConcurrent i
 EARLY_UNPROVEN = 32  # at most this many untested nodes in the inter-clique test beside the last screening wave
 RECHECK_GROUP = 4  # nodes owing passes (see Evidence.rechecks_owed) tested together
 REPEAT_WALLED = 3  # regrouping budget times this for a clique whose every test across cliques failed (Planner._walled)
+ALTERNATIVE_STARTS = 16  # first members tried for a regrouping that repeats no failed test (see _companions)
 
 
 def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
@@ -75,9 +76,6 @@ def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_c
         else:
             groups += chunks
     return groups
-
-
-ALTERNATIVE_STARTS = 16  # first members tried for a regrouping that repeats no failed test (see _companions)
 
 
 def _companions(base: Sequence[str], pool: Sequence[str], size: int, failed: Sequence[frozenset[str]],

@@ -31,9 +31,9 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.views import InfraFault, Snapshot, category_faults, diagnose_state, diagnose_verdicts
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -181,11 +181,10 @@ class DrilldownScreen(NvcreScreen):
         key = category.key
         phase, reason, _ = conditions_line(wf)
         reach = threshold_out_of_reach(category)
-        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"),
-                            data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach})
+        data = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach}
+        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data=data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
-            branch.add_leaf(f"! {reach}", data={"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
-                                                "subject": "threshold out of reach"})
+            branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
         timeline = category.timeline
         state = diagnose_state(category)
         verdicts = diagnose_verdicts(category)

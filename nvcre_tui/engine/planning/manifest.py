@@ -149,8 +149,11 @@ def _option_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, s
     orchestration option no category of theirs runs in a way that reads (SCALE_OPTIONS)."""
     entries = [catalog.find(c.domain, c.variant) for c in cert.spec.categories]
     known = [entry for entry in entries if entry is not None]
-    ways = {index: runs_as(entry, options.test_scale, options.on_failure) for index, entry in enumerate(entries)
-            if entry is not None for options in [cert.spec.category_options(index)]}
+    ways = {}
+    for index, entry in enumerate(entries):
+        if entry is not None:
+            own = cert.spec.category_options(index)
+            ways[index] = runs_as(entry, own.test_scale, own.on_failure)
     every = [(entry, ways[index]) for index, entry in enumerate(entries) if entry is not None]
     inline = CategoryOptions.model_validate(CategoryOptions.set_fields(cert.spec))
     scopes: list[tuple[tuple[str | int, ...], CategoryOptions | None, list[CatalogEntry], list[tuple[CatalogEntry, list[str]]]]] = [

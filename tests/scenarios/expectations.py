@@ -61,6 +61,7 @@ EXPECT: dict[str, Expect] = {
     "diagnose-degraded-nic": Expect("FAILED", (("Failed", {N[1]: TV}),)),
     "diagnose-all-healthy": Expect("PASSED", (OK,)),
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
+    "diagnose-two-degraded-links": Expect("FAILED", (("Failed", {}),)),  # two links named, no node blamed
     "intra-rack-on-failure-diagnose": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "repeat-on-failure-every-iteration": Expect("FAILED", (("Failed", {"gpu-node-02": WF, "gpu-node-07": TV}),)),
     "gb200-intra-rack-on-failure-within-cliques": Expect("FAILED", (("Failed", {"gpu-node-03": TV}),)),

@@ -416,3 +416,12 @@ def test_a_diagnose_tests_blame_the_diagnosis_cleared_is_said_beside_it() -> Non
     cleared = {name for group in category["failedGroups"] for name in group.get("clearedNodes") or []}
     blamed = {f["name"] for group in category["failedGroups"] for f in group["failedNodes"]}
     assert cleared and cleared == blamed & healthy
+
+
+def test_two_degraded_links_of_one_clique_are_named_as_the_two_pairs() -> None:
+    """clique-2's links to clique-0 and clique-1 are degraded, its link to clique-3 is not: two pairs, not its uplink
+    (which a test with clique-3 passed), and every node healthy."""
+    [category] = run_case("diagnose-two-degraded-links").report["categories"]
+    faults = category["diagnose"]["infrastructureFaults"]
+    assert sorted(tuple(f["cliques"]) for f in faults) == [("clique-0", "clique-2"), ("clique-1", "clique-2")]
+    assert len(category["diagnose"]["healthyNodes"]) == 32

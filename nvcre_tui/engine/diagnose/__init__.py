@@ -80,16 +80,22 @@ Verdict rules (recomputed from the whole history after every round):
   by two failed tests with no node in common (one flaky representative never makes a fabric fault), one of them over
   at most NAMING_SPAN (4) cliques (two flaky representatives among dozens fail two tests over dozens of cliques), and,
   for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose other candidate
-  pairs differ. A faulty node in a clique does not hide its link: once the clique has references, an inter test
-  covers it.
+  pairs differ, and failed tests with UPLINK_PARTNERS (3) other cliques one by one (every clique with a reference,
+  when fewer have one): two failed pairs of one clique look like its uplink until a third clique is tried. Several
+  faults at once: the links in every smallest set (links.MOST_FAULTS, 3, at most) of links no pass has cleared that
+  explains every such failure are named, each supported as above (b-c and b-d failing while a-b passes are two pairs;
+  every test leaving c or d failing while a-b passes is two uplinks, not the fabric). A faulty node in a clique does
+  not hide its link: once the clique has references, an inter test covers it.
 - The fabric between the cliques they span is named instead when, among the tests across cliques of nodes that pass
   inside their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, two share no
-  node, and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
+  node, no set of at most three links that never passed explains them while some such test passed, and they are
+  FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
   links that passing tests had proven (links just under the threshold pass now and then, and each pass would clear
   its links for good). It explains every failure between those cliques: no link search there, no partner across
   them; the links of a clique left out are covered, and their failures widen it.
-- A link failing part of the time (a pass cleared it) is named when every failed test across cliques of sound nodes
-  exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
+- A link failing part of the time (a pass cleared it) is named when links that never passed cannot explain the
+  failures (one failed test at least crosses only links that passed some test), every failed test across cliques of
+  sound nodes exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
   another, unless it passed INSIDE_PASSES_PER_FAILURE (2) tests inside its clique for each failure (a flaky node
   fails there too; a flaky uplink fails its clique's few representatives again and again). Of several such links,
   the one with the largest share of failures. A suspect whose failures all crossed one pair of cliques a pass had

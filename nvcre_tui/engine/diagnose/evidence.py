@@ -19,6 +19,7 @@ OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passe
 SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
 SPARSE_SHARE = 0.3
 RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
+UPLINK_PARTNERS = 3  # cliques whose tests with one clique failed that name its uplink among several faults
 NAMING_SPAN = 4  # cliques one failed test supporting a link fault spans at most (see _narrow)
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 
@@ -343,7 +344,38 @@ class Evidence:
                 support = [j for j, hs in suspects.items() if hs == hypotheses]
                 if h not in self.named and h[0] == "pair" and self.disjoint_pair(support) and self._narrow(support):
                     self.named[h], added = tuple(support), True
+        if not single:
+            added |= self._name_cover(suspects)
         return added
+
+    def _name_cover(self, suspects: dict[int, frozenset[Hypothesis]]) -> bool:
+        """Several link faults at once: the links that never passed and are in every smallest set of them
+        (links.MOST_FAULTS at most) explaining the failures left, each supported as a single fault would be. Pairs
+        b-c and b-d failing while a-b passes are those two pairs, not b's uplink; uplinks of c and d are not the whole
+        fabric. A link only some of those sets hold waits for the search's direct tests of it."""
+        left = {i: hs for i, hs in suspects.items() if not any(links.in_test(h, self.spans[i]) for h in self.named)}
+        covers = links.minimal_covers(list(left.values()), links.MOST_FAULTS)
+        added = False
+        for h in sorted(frozenset.intersection(*covers) if covers else ()):
+            support = [i for i in left if links.in_test(h, self.spans[i])]
+            if self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support):
+                self.named[h], added = tuple(support), True
+        return added
+
+    def _leaves_widely(self, h: Hypothesis, support: Sequence[int]) -> bool:
+        """A pair; or an uplink whose tests against UPLINK_PARTNERS other cliques one by one failed (all those with a
+        reference, when fewer have one): two failed pairs of one clique (a-b, a-d) look like its uplink until a test
+        of it with a third clique says which."""
+        if h[0] != "uplink":
+            return True
+        others = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - {h[1], ""}
+        return len(self.failed_partners(h[1], support)) >= min(UPLINK_PARTNERS, len(others))
+
+    def failed_partners(self, clique: str, tests: Sequence[int] | None = None) -> set[str]:
+        """The cliques whose failed tests with this one alone (among `tests`, else all) cross its uplink."""
+        failed = self.open_hypotheses if tests is None else tests
+        return {c for i in failed if len(self.spans[i]) == 2 and clique in self.spans[i] and not self.tests[i].passed
+                for c in self.spans[i]} - {clique}
 
     def _pinned(self, h: Hypothesis, support: list[int], suspects: dict[int, frozenset[Hypothesis]]) -> bool:
         if not self.disjoint_pair(support) or not self._narrow(support):
@@ -353,8 +385,9 @@ class Evidence:
             thirds = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - set(links.cliques_of(h)) - {""}
             return any(suspects[i] == {h} for i in support) or not self.uplinks or not thirds
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
-        return any(a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
-                   for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
+        return self._leaves_widely(h, support) and any(
+            a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
+            for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
 
     def _narrow(self, support: Sequence[int]) -> bool:
         """One of these failed tests spans at most NAMING_SPAN cliques: two failures over dozens of cliques each are as

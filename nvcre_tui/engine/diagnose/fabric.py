@@ -62,6 +62,8 @@ def fabric_wide(ev: Evidence) -> list[int]:
     across, failed = sound_across(ev)
     if len(failed) < FABRIC_WIDE_TESTS or len(failed) < FABRIC_NOISY_SHARE * len(across):
         return []
+    if len(failed) < len(across) and links.minimal_covers([ev.open_hypotheses.get(i, frozenset()) for i in failed], links.MOST_FAULTS):
+        return []  # a few links that never passed explain every failure (two bad uplinks): the search names them
     if len(failed) < FABRIC_WIDE_SHARE * len(across):
         # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
         # of the time leaves, and a flaky node too: FABRIC_WIDE_TESTS of them, two with no node in common.
@@ -103,6 +105,10 @@ def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
         return None
     common = links.common((ev.spans[i] for i in failed), ev.uplinks)
     if not common or common - ev.eliminated:
+        return None
+    if all(ev.open_hypotheses.get(i) for i in failed):
+        # Links that never passed explain every failure: persistent faults, maybe several (clique-b to clique-c and
+        # to clique-d, clique-a to clique-b passing, is two pairs, not clique-b's uplink failing part of the time).
         return None
 
     def share(h: Hypothesis) -> float:

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from nvcre_tui.engine.diagnose import links
-from nvcre_tui.engine.diagnose.evidence import Evidence
+from nvcre_tui.engine.diagnose.evidence import UPLINK_PARTNERS, Evidence
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState
 from nvcre_tui.engine.diagnose.wave import Wave
@@ -158,12 +158,15 @@ class LinkPlanner:
         return all(sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy) >= count for c, count in per_clique.items())
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
-        """Tests that single out one hypothesis: the pair itself; an uplink against other cliques, those not in a
-        candidate pair first."""
+        """Tests that single out one hypothesis: the pair itself; an uplink against as many other cliques as it takes
+        to name it (UPLINK_PARTNERS failed one by one), those not failed with it yet and not in a candidate pair
+        first."""
         if h[0] == "pair":
             return [h[1:]]
-        others = sorted((c for c in self.clear_by_clique if c and c != h[1]), key=lambda c: (links.pair(h[1], c) in candidates, c))
-        return [tuple(sorted((h[1], c))) for c in others[:2]]
+        failed = self.ev.failed_partners(h[1])
+        others = sorted((c for c in self.clear_by_clique if c and c != h[1]),
+                        key=lambda c: (c in failed, links.pair(h[1], c) in candidates, c))
+        return [tuple(sorted((h[1], c))) for c in others[: max(1, UPLINK_PARTNERS - len(failed))]]
 
     # -- coverage of links between cliques -----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 Hypothesis = tuple[str, ...]  # ("pair", A, B) with A < B, ("uplink", A), or ("fabric", A, B, C, ...)
+MOST_FAULTS = 3  # link faults at once that the smallest explanation of the failures names (see minimal_covers)
 
 
 def reps_each(min_group_size: int, cliques: int) -> int:
@@ -59,6 +60,40 @@ def common(spans: Iterable[frozenset[str]], uplinks: bool) -> set[Hypothesis]:
         exercised = within(cliques, uplinks)
         found = exercised if found is None else found & exercised
     return found or set()
+
+
+def minimal_covers(tests: Sequence[frozenset[Hypothesis]], limit: int, branch: int = 16) -> list[frozenset[Hypothesis]]:
+    """Every smallest set of hypotheses that holds one of each test's open hypotheses (each failed test explained),
+    when that size is at most `limit`; [] when none is that small, a test has none open, or a step would branch over
+    more than `branch` hypotheses (a failed test over dozens of cliques: the search narrows it first). Branching on
+    the test with the fewest open hypotheses finds them all: every cover holds one of those."""
+    if not tests or not all(tests):
+        return []
+    too_wide = False
+
+    def extend(chosen: frozenset[Hypothesis], size: int, found: set[frozenset[Hypothesis]]) -> None:
+        nonlocal too_wide
+        left = [t for t in tests if t.isdisjoint(chosen)]
+        if not left:
+            found.add(chosen)
+            return
+        narrowest = min(left, key=len)
+        if len(chosen) == size or too_wide:
+            return
+        if len(narrowest) > branch:
+            too_wide = True
+            return
+        for h in sorted(narrowest):
+            extend(chosen | {h}, size, found)
+
+    for size in range(1, limit + 1):
+        found: set[frozenset[Hypothesis]] = set()
+        extend(frozenset(), size, found)
+        if too_wide:
+            return []
+        if found:
+            return sorted(found, key=sorted)
+    return []
 
 
 def cliques_of(h: Hypothesis) -> tuple[str, ...]:

@@ -88,8 +88,9 @@ Verdict rules (recomputed from the whole history after every round):
   not hide its link: once the clique has references, an inter test covers it.
 - The fabric between the cliques they span is named instead when, among the tests across cliques of nodes that pass
   inside their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, two share no
-  node, no set of at most three links that never passed explains them while some such test passed, and they are
-  FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
+  node, no set of at most three links that never passed explains them while some such test passed (nor, while none
+  passed, does every one hold one of two cliques when two others could be tested between themselves: two bad
+  uplinks), and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
   links that passing tests had proven (links just under the threshold pass now and then, and each pass would clear
   its links for good). It explains every failure between those cliques: no link search there, no partner across
   them; the links of a clique left out are covered, and their failures widen it.

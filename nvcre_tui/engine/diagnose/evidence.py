@@ -358,18 +358,23 @@ class Evidence:
         added = False
         for h in sorted(frozenset.intersection(*covers) if covers else ()):
             support = [i for i in left if links.in_test(h, self.spans[i])]
-            if self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support):
+            besides = frozenset().union(*covers) - {h}
+            if self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support, besides):
                 self.named[h], added = tuple(support), True
         return added
 
-    def _leaves_widely(self, h: Hypothesis, support: Sequence[int]) -> bool:
+    def _leaves_widely(self, h: Hypothesis, support: Sequence[int], besides: frozenset[Hypothesis] = frozenset()) -> bool:
         """A pair; or an uplink whose tests against UPLINK_PARTNERS other cliques one by one failed (all those with a
-        reference, when fewer have one): two failed pairs of one clique (a-b, a-d) look like its uplink until a test
-        of it with a third clique says which."""
+        reference, when fewer have one), not counting a test that a link `besides` it explains: two failed pairs of
+        one clique (a-b, a-d) look like its uplink until a test of it with a third clique says which."""
         if h[0] != "uplink":
             return True
+        def telling(c: str) -> bool:
+            return not any(links.in_test(g, frozenset((h[1], c))) for g in besides)
+
         others = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - {h[1], ""}
-        return len(self.failed_partners(h[1], support)) >= min(UPLINK_PARTNERS, len(others))
+        partners = {c for c in self.failed_partners(h[1], support) if telling(c)}
+        return len(partners) >= min(UPLINK_PARTNERS, sum(1 for c in others if telling(c)))
 
     def failed_partners(self, clique: str, tests: Sequence[int] | None = None) -> set[str]:
         """The cliques whose failed tests with this one alone (among `tests`, else all) cross its uplink."""

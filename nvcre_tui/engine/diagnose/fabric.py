@@ -54,8 +54,8 @@ def fabric_wide(ev: Evidence) -> list[int]:
     across cliques whose members are sound inside their cliques, at least FABRIC_WIDE_TESTS failed and
     FABRIC_WIDE_SHARE of them did (a share: where the threshold sits just above what the path between cliques
     gives, a test passes now and then, and each pass would clear its links for good), no one link is exercised
-    by all the failed ones (else the search narrows it down), and two of them share no node (one flaky node never
-    makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
+    by all the failed ones (else the search narrows it down), no few links explain them (several faults at once:
+    the search names those), and two of them share no node (one flaky node never makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
     (its links untested yet) is covered by the inter tests; their failures widen the fault."""
     if not ev.uplinks or ev.state.within_domains:
         return []
@@ -64,6 +64,8 @@ def fabric_wide(ev: Evidence) -> list[int]:
         return []
     if len(failed) < len(across) and links.minimal_covers([ev.open_hypotheses.get(i, frozenset()) for i in failed], links.MOST_FAULTS):
         return []  # a few links that never passed explain every failure (two bad uplinks): the search names them
+    if len(failed) == len(across) and _two_uplinks(ev, failed):
+        return []  # every failed test left one of two cliques: a test between two others tells them from the fabric
     if len(failed) < FABRIC_WIDE_SHARE * len(across):
         # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
         # of the time leaves, and a flaky node too: FABRIC_WIDE_TESTS of them, two with no node in common.
@@ -73,6 +75,14 @@ def fabric_wide(ev: Evidence) -> list[int]:
     if links.common((ev.spans[i] for i in failed), True) or not ev.disjoint_pair(failed):
         return []
     return failed
+
+
+def _two_uplinks(ev: Evidence, failed: list[int]) -> bool:
+    """Whether every failed test spans one of two cliques while two other cliques of the fleet are sound enough to
+    test between themselves (with three, two bad uplinks and the fabric look the same)."""
+    sound = set().union(*(ev.spans[i] for i in failed))
+    covers = links.minimal_covers([frozenset(("uplink", c) for c in ev.spans[i]) for i in failed], 2)
+    return any(len(sound - {c for h in cover for c in links.cliques_of(h)}) >= 2 for cover in covers)
 
 
 def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:

@@ -81,7 +81,8 @@ Verdict rules (recomputed from the whole history after every round):
   at most NAMING_SPAN (4) cliques (two flaky representatives among dozens fail two tests over dozens of cliques), and,
   for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose other candidate
   pairs differ, and failed tests with UPLINK_PARTNERS (3) other cliques one by one (every clique with a reference,
-  when fewer have one): two failed pairs of one clique look like its uplink until a third clique is tried. Several
+  when fewer have one; not one whose own named link explains the failure): two failed pairs of one clique look like
+  its uplink until a third clique is tried, first one in none of its failures. Several
   faults at once: the links in every smallest set (links.MOST_FAULTS, 3, at most) of links no pass has cleared that
   explains every such failure are named, each supported as above (b-c and b-d failing while a-b passes are two pairs;
   every test leaving c or d failing while a-b passes is two uplinks, not the fabric). A faulty node in a clique does
@@ -89,8 +90,9 @@ Verdict rules (recomputed from the whole history after every round):
 - The fabric between the cliques they span is named instead when, among the tests across cliques of nodes that pass
   inside their own, at least FABRIC_WIDE_TESTS (4) failed, no one link is exercised by all of them, two share no
   node, no set of at most three links that never passed explains them while some such test passed (nor, while none
-  passed, does every one hold one of two cliques when two others could be tested between themselves: two bad
-  uplinks), and they are FABRIC_WIDE_SHARE (0.9) of those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
+  passed, does every one hold one of two cliques when two others could be tested between themselves: the search
+  tests two of those together first, and its pass says two bad uplinks), and they are FABRIC_WIDE_SHARE (0.9) of
+  those tests, or FABRIC_NOISY_SHARE (0.5) with four failures over
   links that passing tests had proven (links just under the threshold pass now and then, and each pass would clear
   its links for good). It explains every failure between those cliques: no link search there, no partner across
   them; the links of a clique left out are covered, and their failures widen it.

@@ -350,8 +350,9 @@ class Evidence:
 
     def _name_cover(self, suspects: dict[int, frozenset[Hypothesis]]) -> bool:
         """Several link faults at once: the links that never passed and are in every smallest set of them
-        (links.MOST_FAULTS at most) explaining the failures left, each supported as a single fault would be. Pairs
-        b-c and b-d failing while a-b passes are those two pairs, not b's uplink; uplinks of c and d are not the whole
+        (links.MOST_FAULTS at most) explaining the failures left, each supported as a single fault would be (a pair
+        by a failure no other link explains: the smallest set is a guess until direct tests check it). Pairs b-c and
+        b-d failing while a-b passes are those two pairs, not b's uplink; uplinks of c and d are not the whole
         fabric. A link only some of those sets hold waits for the search's direct tests of it."""
         left = {i: hs for i, hs in suspects.items() if not any(links.in_test(h, self.spans[i]) for h in self.named)}
         covers = links.minimal_covers(list(left.values()), links.MOST_FAULTS)
@@ -359,7 +360,8 @@ class Evidence:
         for h in sorted(frozenset.intersection(*covers) if covers else ()):
             support = [i for i in left if links.in_test(h, self.spans[i])]
             besides = frozenset().union(*covers) - {h}
-            if self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support, besides):
+            singled = h[0] != "pair" or any(left[i] == {h} for i in support)  # a pair: a failure nothing else explains
+            if singled and self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support, besides):
                 self.named[h], added = tuple(support), True
         return added
 

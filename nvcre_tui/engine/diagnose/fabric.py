@@ -64,7 +64,7 @@ def fabric_wide(ev: Evidence) -> list[int]:
         return []
     if len(failed) < len(across) and links.minimal_covers([ev.open_hypotheses.get(i, frozenset()) for i in failed], links.MOST_FAULTS):
         return []  # a few links that never passed explain every failure (two bad uplinks): the search names them
-    if len(failed) == len(across) and _two_uplinks(ev, failed):
+    if len(failed) == len(across) and apart_from_two_uplinks(ev, failed):
         return []  # every failed test left one of two cliques: a test between two others tells them from the fabric
     if len(failed) < FABRIC_WIDE_SHARE * len(across):
         # Noisy: links fail and pass in turn. Failures over links that had passed are what a link failing part
@@ -77,12 +77,20 @@ def fabric_wide(ev: Evidence) -> list[int]:
     return failed
 
 
-def _two_uplinks(ev: Evidence, failed: list[int]) -> bool:
-    """Whether every failed test spans one of two cliques while two other cliques of the fleet are sound enough to
-    test between themselves (with three, two bad uplinks and the fabric look the same)."""
+def apart_from_two_uplinks(ev: Evidence, failed: list[int] | None = None) -> tuple[str, ...]:
+    """The cliques apart from two whose uplinks explain every failed test across cliques of sound nodes, when none
+    passed and at least two are apart (the planner tests two of them together: a pass says two uplinks, a failure
+    the fabric; with three cliques the two look the same): else ()."""
+    if failed is None:
+        across, failed = sound_across(ev)
+        if len(failed) < FABRIC_WIDE_TESTS or len(failed) < len(across):
+            return ()
     sound = set().union(*(ev.spans[i] for i in failed))
-    covers = links.minimal_covers([frozenset(("uplink", c) for c in ev.spans[i]) for i in failed], 2)
-    return any(len(sound - {c for h in cover for c in links.cliques_of(h)}) >= 2 for cover in covers)
+    for cover in links.minimal_covers([frozenset(("uplink", c) for c in ev.spans[i]) for i in failed], 2):
+        apart = sorted(sound - {c for h in cover for c in links.cliques_of(h)})
+        if len(apart) >= 2:
+            return tuple(apart)
+    return ()
 
 
 def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:

@@ -8,8 +8,8 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from nvcre_tui.engine.diagnose import links
-from nvcre_tui.engine.diagnose.evidence import UPLINK_PARTNERS, Evidence
+from nvcre_tui.engine.diagnose import fabric, links
+from nvcre_tui.engine.diagnose.evidence import NAMING_SPAN, UPLINK_PARTNERS, Evidence
 from nvcre_tui.engine.diagnose.links import Hypothesis
 from nvcre_tui.engine.diagnose.state import DiagnoseState
 from nvcre_tui.engine.diagnose.wave import Wave
@@ -83,6 +83,10 @@ class LinkPlanner:
         suspects = ev.link_suspects()
         if not suspects or self._waves() >= self._cap():
             return
+        apart = fabric.apart_from_two_uplinks(ev)
+        if apart:  # two bad uplinks, or the whole fabric: a test between two other cliques tells them apart
+            free = sorted(apart, key=lambda c: -sum(1 for n in self.clear_by_clique.get(c, []) if n not in self.wave.busy))
+            self._cross_test("link", sorted(free[:2]))
         single = ev.single_fault_candidates()
         if len(single) > DIRECT and not ev.disjoint_pair(sorted(suspects)) and not self._direct_fits(single):
             # One failure so far (or several sharing a node): the same cliques again with other representatives,
@@ -159,13 +163,15 @@ class LinkPlanner:
 
     def _direct(self, h: Hypothesis, candidates: frozenset[Hypothesis]) -> list[tuple[str, ...]]:
         """Tests that single out one hypothesis: the pair itself; an uplink against as many other cliques as it takes
-        to name it (UPLINK_PARTNERS failed one by one), those not failed with it yet and not in a candidate pair
-        first."""
+        to name it (UPLINK_PARTNERS failed one by one), those in no failed test with it first (their pair with it
+        is no suspect of its own: a failure there is the uplink's), then those not in a candidate pair."""
         if h[0] == "pair":
             return [h[1:]]
-        failed = self.ev.failed_partners(h[1])
-        others = sorted((c for c in self.clear_by_clique if c and c != h[1]),
-                        key=lambda c: (c in failed, links.pair(h[1], c) in candidates, c))
+        failed = self.ev.failed_partners(h[1], list(self.ev.link_suspects()))  # as the naming counts them
+        beside = {c for i in self.ev.open_hypotheses if h[1] in self.ev.spans[i] and len(self.ev.spans[i]) <= NAMING_SPAN
+                  for c in self.ev.spans[i]}  # (a failed test over most cliques holds them all)
+        others = sorted((c for c in self.clear_by_clique if c and c != h[1] and not self._named_covers(links.pair(h[1], c))),
+                        key=lambda c: (c in failed, c in beside, links.pair(h[1], c) in candidates, c))
         return [tuple(sorted((h[1], c))) for c in others[: max(1, UPLINK_PARTNERS - len(failed))]]
 
     # -- coverage of links between cliques -----------------------------------------------------------------------

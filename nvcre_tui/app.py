@@ -52,7 +52,7 @@ class NvcreApp(ThemedApp[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Keys", id="app.help", tooltip="Every key binding"),
-        Binding("colon", "command_bar", "Command", id="app.command", tooltip="Command bar: :certs :racks :node NAME :wall :theme NAME ..."),
+        Binding("colon", "command_bar", "Command", id="app.command", tooltip="Command bar (dashboard, map, drill-down, node, catalog): :certs :racks :node NAME :wall :theme NAME ..."),
         Binding("T", "cycle_theme", "Theme", show=False, id="app.theme"),
     ]
 

@@ -67,7 +67,7 @@ class ComposeScreen(NvcreScreen):
     ComposeScreen #carried { color: $text-muted; height: auto; margin: 1 0 0 0; }
     ComposeScreen #actions { height: auto; max-height: 8; border-top: solid $panel; padding: 0 1; }
     ComposeScreen #status { width: 1fr; height: auto; max-height: 7; overflow-y: auto; }
-    ComposeScreen #actions Button { margin: 0 0 0 1; }
+    ComposeScreen #actions Button { margin: 0 0 0 1; min-width: 8; }  /* the status keeps the width on 60 columns */
     ComposeScreen #actions.-problems #submit { background: $panel; color: $text-muted; }
     ComposeScreen Input.-textual-compact:focus, ComposeScreen Select.-textual-compact:focus > SelectCurrent { background-tint: $accent 15%; }
     """

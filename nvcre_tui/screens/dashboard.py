@@ -45,7 +45,7 @@ class DashboardScreen(NvcreScreen):
     ]
     DEFAULT_CSS = """
     DashboardScreen #fleet { height: auto; padding: 0 1; border-bottom: solid $panel; }
-    DashboardScreen #certs { height: 1fr; }
+    DashboardScreen #certs { height: 1fr; min-height: 3; }  /* a row beside its header on 12 lines: the failures pane scrolls below */
     DashboardScreen #filter { dock: top; display: none; height: 1; border: none; padding: 0 1; }
     DashboardScreen #filter.-open { display: block; }
     DashboardScreen #empty { padding: 1 2; color: $text-muted; }

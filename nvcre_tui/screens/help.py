@@ -28,7 +28,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "app.pop_screen", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen VerticalScroll { width: 90; height: 90%; border: round $primary; background: $surface; padding: 0 1; }
+    HelpScreen VerticalScroll { width: 90; max-width: 100%; height: 90%; border: round $primary; background: $surface; padding: 0 1; }
     """
 
     def __init__(self, policy: Policy, app_bindings: Sequence[BindingType], commands: Sequence[tuple[str, str]]) -> None:

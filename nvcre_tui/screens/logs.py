@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
@@ -138,6 +139,10 @@ class LogsScreen(NvcreScreen):
 
     def _header(self, snapshot: Snapshot, run: Obj | None) -> Text:
         text = Text.assemble(("Job ", "bold"), printable(self.job_name, newlines=False))
+        job = next((j for j in snapshot.jobs if j["metadata"]["name"] == self.job_name), None)
+        if job is not None and cond.is_true(job, "ValidationFailed"):
+            # The run ended well and its numbers missed a threshold: the Job failed though its run says Succeeded.
+            text.append(" ✗ ValidationFailed", style="bold")
         if run is None:
             known = any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
             text.append("   no WorkloadRun yet" if known else "   job not found", style="italic")

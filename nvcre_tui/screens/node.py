@@ -56,7 +56,7 @@ class NodeScreen(NvcreScreen):
     NodeScreen #top { height: auto; max-height: 30%; overflow-y: auto; scrollbar-size-vertical: 1; border-bottom: solid $panel; }
     NodeScreen #summary { width: 1fr; height: auto; padding: 0 1; }
     NodeScreen #sentinel { width: 1fr; height: auto; padding: 0 1; }
-    NodeScreen #results { height: 1fr; min-height: 6; }
+    NodeScreen #results { height: 1fr; min-height: 3; }  /* on 12 lines the node and its verdict above stay in view */
     NodeScreen #history { height: auto; max-height: 20%; padding: 0 1; border-top: solid $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     NodeScreen #evidence-box { height: 8; max-height: 20%; border-top: solid $panel; padding: 0 1; }
     """

@@ -81,7 +81,7 @@ class NodeScreen(NvcreScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#results", DataTable).add_columns("Certification", "Category", "Job", "Group", "Result", "Measurements", "Reason")
+        self.query_one("#results", DataTable).add_columns("Certification", "Category", "Result", "Measurements", "Reason", "Group", "Job")
         self.query_one("#results").focus()
         super().on_mount()
 
@@ -112,7 +112,8 @@ class NodeScreen(NvcreScreen):
                       else "✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
-            rows[row["job"]] = (row["certification"], row["category"], row["job"], f"{row['groupSize']} nodes", result, measured, reason)
+            # The verdict before the long Job name: on 80 to 120 columns it stays in sight.
+            rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, f"{row['groupSize']} nodes", row["job"])
         update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
             self._show_evidence(table.cursor_row)

@@ -60,9 +60,9 @@ async def test_the_node_screen_marks_the_job_row_with_the_verdict_that_cleared_t
         await pilot.pause()
         assert isinstance(app.screen, NodeScreen)
         table = app.screen.query_one("#results", DataTable)
-        cells = [str(c) for c in table.get_row(row["job"])]
-        assert cells[4] == "✓ cleared", cells
-        assert cells[6].startswith("ThresholdViolation") and "the diagnosis cleared the node" in cells[6]
+        cells = dict(zip((str(c.label) for c in table.columns.values()), (str(c) for c in table.get_row(row["job"])), strict=True))
+        assert cells["Result"] == "✓ cleared", cells
+        assert cells["Reason"].startswith("ThresholdViolation") and "the diagnosis cleared the node" in cells["Reason"]
         assert not any(str(c).startswith(("! suspect", "✗")) for r in range(table.row_count) for c in table.get_row_at(r))
         assert "✓ passed" in str(app.screen.query_one("#summary", Static).render())  # the top agrees with the rows
         table.move_cursor(row=table.get_row_index(row["job"]))

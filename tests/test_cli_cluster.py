@@ -149,3 +149,16 @@ async def test_the_nodes_of_a_cluster(apiserver: ApiServer, tmp_path: Path, caps
     assert found["source"] == "cluster emulator"
     assert (found["nodes"], found["gpuNodes"], found["cordoned"], found["platform"]) == (5, 4, 1, "gcp")
     assert [(d["name"], d["nodes"]) for d in found["domains"]] == [("block-a", 2), ("block-b", 1), ("(none)", 1)]
+
+
+async def test_the_console_on_a_server_that_stopped_answering_is_one_line_before_the_screen(
+        apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console opened its session inside the app: a server that never answered left a blank screen that ignored
+    q and ctrl-c until the transport gave up (about 190 s); now one GET /version says so first, in one line."""
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
+    await apiserver.stop()
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    code = await asyncio.to_thread(main, ["--read-only"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "cannot connect to" in err and "terminal" not in err, err

@@ -39,9 +39,9 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     state = state_path_of(args)
     # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over.
     if on_cluster(args):
-        from nvcre_tui.cli.kubeflags import load_kube_target
+        from nvcre_tui.cli.kubeflags import check_reachable
 
-        asyncio.run(load_kube_target(args))  # a bad kubeconfig or context fails here
+        asyncio.run(check_reachable(args))  # a bad kubeconfig or context, or no answer, fails here
     else:
         from nvcre_tui.engine.outfiles import check_writable
         from nvcre_tui.engine.sim_state import check_state

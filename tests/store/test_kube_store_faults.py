@@ -32,6 +32,7 @@ from nvcre_tui.engine.store import (
     Unavailable,
 )
 from nvcre_tui.engine.store.kube import KubeStore
+from nvcre_tui.engine.store.kube.transport import FIRST_ANSWER_TRIES
 from tests.kubeapi import Fault, RecordedRequest
 
 from .fixtures import next_event, obj, take
@@ -236,10 +237,28 @@ async def test_slow_answer_times_out_then_is_retried(cluster: Cluster) -> None:
 
 
 async def test_refused_connection_is_unavailable(cluster: Cluster, store: KubeStore) -> None:
+    """A server this process never reached: FIRST_ANSWER_TRIES tries, one line at once (as kubectl)."""
     await cluster.server.stop()
     with pytest.raises(Unavailable, match=r"^Workflow default/wf: cannot connect to http://127\.0\.0\.1:\d+"):
         await store.get(WORKFLOW, "wf", "default")
+    assert len(cluster.sleep.waits) == FIRST_ANSWER_TRIES - 1
+
+
+async def test_a_server_that_answered_is_retried_the_whole_policy_once_it_stops(cluster: Cluster, store: KubeStore) -> None:
+    await store.create(WORKFLOW, obj("wf"))
+    await cluster.server.stop()
+    with pytest.raises(Unavailable, match=r"gave up after 6 tries"):
+        await store.get(WORKFLOW, "wf", "default")
     assert len(cluster.sleep.waits) == 5
+
+
+async def test_a_server_that_never_answers_is_given_up_after_two_short_tries(cluster: Cluster) -> None:
+    """It accepts the connection and says nothing (a hung apiserver, a port behind a load balancer): six tries of
+    30 s kept `report`, `setup status` and the console's blank screen waiting 190 s."""
+    store = await cluster.open_store(request_timeout=0.2)
+    cluster.server.faults.add(Fault(method="GET", path=r"/workflows/wf$", delay=2.0))
+    with pytest.raises(Timeout, match=r"no answer within 0\.2s \(gave up after 2 tries"):
+        await store.get(WORKFLOW, "wf", "default")
 
 
 # ----- writes that may or may not have happened ------------------------------------------------------------

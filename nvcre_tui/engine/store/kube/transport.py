@@ -26,6 +26,13 @@ APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the body is sent a
 Query = Sequence[tuple[str, str]]
 
 
+# A server that has never answered this process gets this long per try, and this many tries: one that accepts
+# connections and never answers (a wrong port behind a load balancer, a hung apiserver) is one line in about 20 s,
+# not six tries of 30 s (kubectl gives a TLS handshake 10 s). Once it has answered, a silence is transient.
+FIRST_ANSWER_TIMEOUT = 10.0
+FIRST_ANSWER_TRIES = 2
+
+
 class NotSent(Unavailable):
     """No connection could be made: the request never reached the server (always safe to retry)."""
 
@@ -48,6 +55,7 @@ class Transport:
         self.stats = stats
         self.request_timeout = request_timeout
         self.closed = False
+        self.answered = False  # the server has answered (any HTTP status) since this transport was made
         self._streams: set[aiohttp.ClientResponse] = set()
 
     def _api(self) -> ApiClient:
@@ -69,6 +77,7 @@ class Transport:
                 self.stats.unreachable_since = time.time()
             raise
         self.stats.unreachable_since = None
+        self.answered = True
         return response
 
     async def _exchange(self, method: str, path: str, query: Query, body: Any, content_type: str,
@@ -97,13 +106,14 @@ class Transport:
 
     async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
                     subject: Subject) -> dict[str, Any]:
-        timeout = aiohttp.ClientTimeout(total=self.request_timeout)
+        patience = self.request_timeout if self.answered else min(self.request_timeout, FIRST_ANSWER_TIMEOUT)
+        timeout = aiohttp.ClientTimeout(total=patience)
         response = await self._send(method, path, query, body, content_type, timeout, subject)
         try:
             data = await response.read()
         except TimeoutError:
             raise Timeout.about(subject.kind, subject.name, subject.namespace,
-                                f"{method} {path}: answer not complete within {self.request_timeout}s") from None
+                                f"{method} {path}: answer not complete within {patience}s") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
                                     f"{method} {path}: connection lost while reading ({error})") from None
@@ -139,7 +149,8 @@ class Transport:
                 if not idempotent and not unapplied:
                     raise
                 delay = self.retry.delay(retry, error.retry_after)
-                if retry + 1 >= self.retry.attempts or waited + delay > self.retry.budget or self.closed:
+                attempts = self.retry.attempts if self.answered else min(self.retry.attempts, FIRST_ANSWER_TRIES)
+                if retry + 1 >= attempts or waited + delay > self.retry.budget or self.closed:
                     if retry:  # "no answer within 30s" alone hides that the command spent minutes on it
                         error.message = f"{error.message} (gave up after {retry + 1} tries in {time.monotonic() - started:.0f}s)"
                         error.args = (error.message,)

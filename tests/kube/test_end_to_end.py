@@ -119,3 +119,15 @@ def test_the_engine_lists_each_kind_once_and_then_only_watches(cluster_run: dict
         per_resource[request.resource] = per_resource.get(request.resource, 0) + 1
     # the run's engine lists each cached kind once; the report command (a second process) lists what it reads
     assert all(count <= 3 for count in per_resource.values()), per_resource
+
+
+def test_a_sim_runner_run_into_a_missing_namespace_registers_no_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The 32 simulated Nodes were registered before the Certification's create met the missing namespace: bad
+    input left the cluster changed."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "-n", "nosuchns", "--sim-runner",
+                     "--cert-file", str(CERT), "--wait"])
+        writes = [r for r in server.requests if r.method != "GET"]
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and "namespace nosuchns not found" in err, err
+    assert not [r for r in writes if "/nodes" in r.path], [r.path for r in writes]

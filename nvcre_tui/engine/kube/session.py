@@ -39,9 +39,9 @@ from nvcre_tui.engine.session import LogSource, RunnerLogs
 from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Forbidden, StoreError
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CRD, NVCRE_GROUP, ResourceStore
+from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NVCRE_GROUP, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -154,6 +154,8 @@ class KubeSession:
                 writer: ResourceStore = WriteThroughStore(session._sim_store, cache) if want_engine else ReadOnlyStore(session._sim_store)
                 fleet = SimulatedFleet(writer, clock, scenario, install_namespace)
                 if want_engine:
+                    if elect:  # a console or `run` (they create where -n says); `nvcre controller` creates nothing
+                        await _require_namespace(store, target)  # before a Node is registered: nothing half-made
                     try:
                         await fleet.ensure_nodes()
                     except FleetError as error:
@@ -289,6 +291,17 @@ async def _require_crds(store: KubeStore, target: KubeTarget) -> None:
         raise InputError(f"{target.server} ({target.source}): {error}") from None
     if not served:
         raise InputError(f"{target.server}: the nvcre.nvidia.com CRDs are not installed; run `nvcre setup init` first")
+
+
+async def _require_namespace(store: KubeStore, target: KubeTarget) -> None:
+    """The namespace certifications go to must exist (a user whose RBAC may not read Namespaces is taken at their word)."""
+    try:
+        await store.get(NAMESPACE, target.namespace)
+    except NotFound:
+        raise InputError(f"{target.server}: namespace {target.namespace} not found (nothing was created: "
+                         f"kubectl create namespace {target.namespace}, or another -n)") from None
+    except Forbidden:
+        pass
 
 
 async def _schema_check(store: KubeStore, target: KubeTarget) -> tuple[str | None, str | None]:

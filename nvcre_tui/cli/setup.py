@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from nvcre_tui.cli import EXIT_FAILED, EXIT_OK
+from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.crd import crd_for
@@ -21,6 +21,7 @@ from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.units import count
 from nvcre_tui.engine.workloads.lookup import trainer_served
 
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
@@ -143,7 +144,8 @@ def _say(text: str) -> None:
 
 async def _on_cluster(args: argparse.Namespace, command: str,
                       body: Callable[[KubeStore, Clock], Awaitable[int]], clock: Clock | None = None) -> int:
-    """Run `body` with a store on the cluster the flags name; a store error is one line and exit 1."""
+    """Run `body` with a store on the cluster the flags name; a store error (refused, unreachable, unauthorized)
+    is one line and exit 2, as for every other command."""
     from nvcre_tui.engine.store.errors import StoreError
 
     clock = clock or SystemClock()
@@ -152,7 +154,7 @@ async def _on_cluster(args: argparse.Namespace, command: str,
         return await body(store, clock)
     except StoreError as error:
         _say(f"nvcre setup {command}: {' '.join(error.message.split())}")
-        return EXIT_FAILED
+        return EXIT_BAD_INPUT
     finally:
         await store.close()
 
@@ -289,6 +291,7 @@ def status_command(args: argparse.Namespace) -> int:
 async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     from nvcre_tui.engine.kube.status import probe
 
+    await store.served_groups()  # credentials the server refuses are one line, not a table of "unknown" rows
     status = await probe(store, clock, _namespace(args))
     if args.output == "json":
         print(to_json(status.to_json()))
@@ -414,9 +417,9 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     running = await running_certifications(store)
     if running and not args.force:
         shown = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
-        _say(f"nvcre setup reset: {len(running)} certifications still running ({shown}); "
+        _say(f"nvcre setup reset: {count(len(running), 'certification')} still running ({shown}); "
              "wait for them, delete them, or pass --force")
-        return EXIT_FAILED
+        return EXIT_BAD_INPUT
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
             f"every namespace ({len(running)} still running), the engine's RBAC, and the namespace {namespace}."):

@@ -179,7 +179,7 @@ async def test_init_dry_run_without_a_cluster_renders_offline(capsys) -> None:
 async def test_init_refused_by_the_server_is_one_line(server, kubeconfig, capsys) -> None:
     server.faults.add(Fault(method="PATCH", path=r"/clusterroles/", status=403))
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
-    assert code == 1
+    assert code == 2
     assert len(err.strip().splitlines()) == 1 and "ClusterRole nvcre-engine" in err and "Traceback" not in err
 
 
@@ -227,7 +227,7 @@ async def test_reset_refuses_while_a_certification_runs(server, kubeconfig, admi
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     await create_certification(admin)
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
-    assert code == 1 and "1 certifications still running (default/soak)" in err
+    assert code == 2 and "1 certification still running (default/soak)" in err
     assert await present(admin, install_objects(NS)[0])
     await admin.patch_status(CERTIFICATION, "soak", "default",
                              {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Done", "message": "",
@@ -367,3 +367,11 @@ async def test_reset_waits_for_a_namespace_controller_still_emptying_the_namespa
         await admin.close()
     finally:
         await api.stop()
+
+
+async def test_status_with_credentials_the_server_refuses_is_one_line(server: ApiServer, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A wrong token printed a table of ten "unknown ... Unauthorized" rows and exited 1."""
+    kubeconfig = server.write_kubeconfig(tmp_path / "wrong-token", token="not-a-token")
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", str(kubeconfig))
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1 and "Unauthorized" in err, err

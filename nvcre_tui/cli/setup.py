@@ -19,6 +19,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
+from nvcre_tui.engine.api.vocabulary import LABEL_SIMULATED
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.units import count
@@ -347,7 +348,9 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
         "dcgmHostengine": _hostengine_row(status.dcgm_hostengine),
         "computeDomains": _compute_domain_row(status.rack_scale_nodes, status.compute_domains),
-        "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes"),
+        "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes" + (
+            f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
+            if status.simulated_nodes else "")),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
@@ -422,7 +425,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         return EXIT_BAD_INPUT
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
-            f"every namespace ({len(running)} still running), the engine's RBAC, and the namespace {namespace}."):
+            f"every namespace ({len(running)} still running), the engine's RBAC, the namespace {namespace}, and the "
+            "Nodes --sim-runner registered."):
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
@@ -438,6 +442,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             print(f"{resource_ref(leftover)} deleted")
         except NotFound:
             pass
+    await _remove_simulated_nodes(store)
     for obj in [*crds, *rest]:
         meta = obj["metadata"]
         try:
@@ -461,6 +466,20 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
         return EXIT_OK
     return await _finalize_empty_namespace(store, clock, namespace, wait)
+
+
+async def _remove_simulated_nodes(store: KubeStore) -> None:
+    """The Nodes `--sim-runner` registered (and labelled so): left behind they look like Ready GPU nodes that a later
+    run targets. Only that label is read: a real Node is never touched."""
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import NODE
+
+    for node in (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items:
+        try:
+            await store.delete(NODE, node["metadata"]["name"])
+            print(f"node/{node['metadata']['name']} deleted (simulated by --sim-runner)")
+        except NotFound:
+            pass
 
 
 def _controlled(namespace: Obj) -> bool:

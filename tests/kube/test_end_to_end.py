@@ -131,3 +131,20 @@ def test_a_sim_runner_run_into_a_missing_namespace_registers_no_node(tmp_path: P
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and "namespace nosuchns not found" in err, err
     assert not [r for r in writes if "/nodes" in r.path], [r.path for r in writes]
+
+
+def test_the_nodes_a_sim_runner_registered_are_said_simulated_and_reset_removes_them(tmp_path: Path,
+                                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """They stayed for good, Ready and labelled as GPU nodes with nothing to tell them from real ones: `setup status`
+    counted "32 of 32" GPU nodes and a later run without --sim-runner targeted them."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        node = ROOT / "tests" / "cases" / "scenarios" / "all-pass-every-category"
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(node / "scenario.yaml"),
+                     "--cert-file", str(node / "cert.yaml"), "--wait", "--cleanup"]) == 0
+        capsys.readouterr()
+        assert main(["setup", "status", "--kubeconfig", str(kubeconfig)]) == 0
+        status = capsys.readouterr().out
+        registered = len(server.objects("", "nodes"))
+        assert registered and f"{registered} simulated by --sim-runner" in status, status
+        assert main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes"]) == 0
+        assert server.objects("", "nodes") == [] and "node/" in capsys.readouterr().out

@@ -24,6 +24,7 @@ LABEL_GROUP = "nvcre.nvidia.com/group"
 LABEL_ITERATION = "nvcre.nvidia.com/iteration"
 LABEL_JOB = "nvcre.nvidia.com/job"
 LABEL_ROLE = "nvcre.nvidia.com/role"
+LABEL_SIMULATED = "nvcre.nvidia.com/simulated"  # "true" on the Nodes `--sim-runner` registers (`setup reset` removes them)
 
 # -- ours: annotations ---------------------------------------------------------------------------------------
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"

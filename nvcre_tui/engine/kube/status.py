@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, RESOURCE_GPU, VERSION_LABELS
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, VERSION_LABELS
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
@@ -92,6 +92,7 @@ class InstallStatus:
     # GB200/GB300 nodes (MNNVL on by default there) and whether ComputeDomains (NVIDIA's DRA driver) are served.
     rack_scale_nodes: int = 0
     compute_domains: bool = False
+    simulated_nodes: int = 0  # Nodes `--sim-runner` registered (labelled so): no GPU behind them
 
     @property
     def installed(self) -> bool:
@@ -221,4 +222,5 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     domains = await _read(unknown, "computeDomains", _get(store, CRD, COMPUTE_DOMAIN_CRD), None) is not None
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
-                         hostengine, rack_scale, domains)
+                         hostengine, rack_scale, domains,
+                         sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"))

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import node_spec
-from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY
+from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY, LABEL_SIMULATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
 from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
@@ -46,6 +46,8 @@ class SimulatedFleet:
         """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
         for node in build_nodes(self.scenario):
             name = node["metadata"]["name"]
+            # Said on the Node itself: `setup status` counts it apart from real GPU nodes, `setup reset` removes it.
+            node["metadata"].setdefault("labels", {})[LABEL_SIMULATED] = "true"
             try:
                 stored = await self.store.create(NODE, node)
                 self.writes += 1

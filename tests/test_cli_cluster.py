@@ -161,4 +161,4 @@ async def test_the_console_on_a_server_that_stopped_answering_is_one_line_before
     code = await asyncio.to_thread(main, ["--read-only"])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and len(err.splitlines()) == 1, err
-    assert "cannot connect to" in err and "terminal" not in err, err
+    assert "nvcre: Unavailable: " in err and "cannot connect to" in err and "terminal" not in err, err

@@ -414,3 +414,10 @@ def test_the_default_timeout_allows_a_diagnosis_after_the_iterations() -> None:
     plain = _default_timeout(rendered())
     assert plain == 2 * 3600 * 1.5
     assert _default_timeout(rendered(onFailure={"diagnose": {}})) == (2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
+
+
+def test_a_table_a_script_reads_has_no_padding_after_its_last_word(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rich pads every cell to its column: piped, each line of `list-categories` ended in spaces up to the widest."""
+    assert main(["certification", "list-categories"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 5 and lines[0].startswith("DOMAIN") and all(line == line.rstrip() for line in lines)

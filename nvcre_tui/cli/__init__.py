@@ -128,6 +128,13 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _error_kind(error: StoreError) -> str:
+    """The store's public name for an error (Unavailable, not the transport's NotSent)."""
+    from nvcre_tui.engine.store import errors
+
+    return next(c.__name__ for c in type(error).__mro__ if c.__module__ == errors.__name__)
+
+
 def _say(message: str) -> None:
     try:
         print(printable(message), file=sys.stderr)
@@ -153,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(message)
         return EXIT_BAD_INPUT
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
-        _say(f"nvcre: {type(error).__name__}: {error}")
+        _say(f"nvcre: {_error_kind(error)}: {error}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         _quiet_stdout()

@@ -27,6 +27,12 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: st
     table = Table(*columns, title=title, box=None, header_style="bold", pad_edge=False)
     for row in rows:
         table.add_row(*(Text(printable(str(cell), newlines=False)) for cell in row))
-    # Piped output is for scripts and grep: never truncate cells to a guessed terminal width.
-    console = _Output() if sys.stdout.isatty() else _Output(width=1000, no_color=True)
-    console.print(table)
+    if sys.stdout.isatty():
+        _Output().print(table)
+        return
+    # Piped output is for scripts and grep: never truncate cells to a guessed terminal width, and no cell padding
+    # after a line's last word (Rich pads every cell to its column).
+    console = _Output(width=1000, no_color=True)
+    with console.capture() as captured:
+        console.print(table)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))

@@ -371,6 +371,7 @@ class Evidence:
         one clique (a-b, a-d) look like its uplink until a test of it with a third clique says which."""
         if h[0] != "uplink":
             return True
+
         def telling(c: str) -> bool:
             return not any(links.in_test(g, frozenset((h[1], c))) for g in besides)
 

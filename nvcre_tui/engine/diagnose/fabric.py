@@ -55,8 +55,9 @@ def fabric_wide(ev: Evidence) -> list[int]:
     FABRIC_WIDE_SHARE of them did (a share: where the threshold sits just above what the path between cliques
     gives, a test passes now and then, and each pass would clear its links for good), no one link is exercised
     by all the failed ones (else the search narrows it down), no few links explain them (several faults at once:
-    the search names those), and two of them share no node (one flaky node never makes a fabric fault). With three or more cliques only: with two, the pair is the fabric. A clique left out
-    (its links untested yet) is covered by the inter tests; their failures widen the fault."""
+    the search names those), and two of them share no node (one flaky node never makes a fabric fault). With three
+    or more cliques only: with two, the pair is the fabric. A clique left out (its links untested yet) is covered by
+    the inter tests; their failures widen the fault."""
     if not ev.uplinks or ev.state.within_domains:
         return []
     across, failed = sound_across(ev)

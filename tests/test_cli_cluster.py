@@ -154,7 +154,7 @@ async def test_the_nodes_of_a_cluster(apiserver: ApiServer, tmp_path: Path, caps
 async def test_the_console_on_a_server_that_stopped_answering_is_one_line_before_the_screen(
         apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The console opened its session inside the app: a server that never answered left a blank screen that ignored
-    q and ctrl-c until the transport gave up (about 190 s); now one GET /version says so first, in one line."""
+    q and ctrl-c until the transport gave up (about 190 s); now one discovery read says so first, in one line."""
     kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
     await apiserver.stop()
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
@@ -162,3 +162,11 @@ async def test_the_console_on_a_server_that_stopped_answering_is_one_line_before
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and len(err.splitlines()) == 1, err
     assert "nvcre: Unavailable: " in err and "cannot connect to" in err and "terminal" not in err, err
+
+
+async def test_the_console_with_credentials_the_server_refuses_is_one_line_before_the_screen(
+        apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(apiserver.write_kubeconfig(tmp_path / "kubeconfig", token="not-a-token")))
+    code = await asyncio.to_thread(main, ["--read-only"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and "Unauthorized" in err and "terminal" not in err, err

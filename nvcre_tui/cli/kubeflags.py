@@ -60,13 +60,14 @@ async def load_kube_target(args: argparse.Namespace) -> KubeTarget:
 
 
 async def check_reachable(args: argparse.Namespace) -> None:
-    """One GET /version as a viewer: a bad kubeconfig, or a server that refuses or never answers, is one line (exit 2)
-    before the console takes the screen, where it could only be a blank screen until the transport gave up."""
+    """One discovery read as a viewer (it needs credentials, /version does not): a bad kubeconfig, credentials the
+    server refuses, or a server that refuses or never answers, is one line (exit 2) before the console takes the
+    screen, where it could only be a blank screen until the transport gave up."""
     from nvcre_tui.engine.kube.session import VIEWER_AGENT
 
     store = await open_kube_store(args, user_agent=VIEWER_AGENT)
     try:
-        await store.server_version()
+        await store.served_groups()
     finally:
         await store.close()
 

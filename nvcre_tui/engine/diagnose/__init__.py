@@ -80,10 +80,10 @@ Verdict rules (recomputed from the whole history after every round):
   by two failed tests with no node in common (one flaky representative never makes a fabric fault), one of them over
   at most NAMING_SPAN (4) cliques (two flaky representatives among dozens fail two tests over dozens of cliques), and,
   for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose other candidate
-  pairs differ, and failed tests with UPLINK_PARTNERS (3) other cliques one by one (every clique with a reference,
-  when fewer have one; not one whose own named link explains the failure): two failed pairs of one clique look like
-  its uplink until a third clique is tried, first one in none of its failures. Several
-  faults at once: the links in every smallest set (links.MOST_FAULTS, 3, at most) of links no pass has cleared that
+  pairs differ, and failed tests with UPLINK_PARTNERS (4) other cliques one by one (every clique with a reference,
+  when fewer have one; not one whose own named link explains the failure): up to three degraded pairs of one
+  clique look like its uplink until a fourth clique is tried, first one in none of its failures. Several faults
+  at once: the links in every smallest set (links.MOST_FAULTS, 3, at most) of links no pass has cleared that
   explains every such failure are named, each supported as above (b-c and b-d failing while a-b passes are two pairs;
   every test leaving c or d failing while a-b passes is two uplinks, not the fabric). A faulty node in a clique does
   not hide its link: once the clique has references, an inter test covers it.

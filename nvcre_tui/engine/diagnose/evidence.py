@@ -19,7 +19,9 @@ OUTWEIGH = 5  # a failure nobody explains stops counting once the node has passe
 SPARSE_OUTWEIGH = 8  # ... in a fleet whose bad share (see posterior.bad_share) is below SPARSE_SHARE
 SPARSE_SHARE = 0.3
 RECHECK_PASSES = 5  # passes in all a node with a failure only an intermittent node explains needs to count healthy
-UPLINK_PARTNERS = 3  # cliques whose tests with one clique failed that name its uplink among several faults
+# Cliques whose tests with one clique failed one by one that name its uplink: one more than the link faults the
+# smallest explanation takes at once, so that as many degraded pairs of the clique never pass for its uplink.
+UPLINK_PARTNERS = links.MOST_FAULTS + 1
 NAMING_SPAN = 4  # cliques one failed test supporting a link fault spans at most (see _narrow)
 CONVICTION_ODDS = 2000  # posterior odds (bad : healthy) a conviction needs besides the rules above (see odds())
 

@@ -64,9 +64,11 @@ def common(spans: Iterable[frozenset[str]], uplinks: bool) -> set[Hypothesis]:
 
 def minimal_covers(tests: Sequence[frozenset[Hypothesis]], limit: int, branch: int = 16) -> list[frozenset[Hypothesis]]:
     """Every smallest set of hypotheses that holds one of each test's open hypotheses (each failed test explained),
-    when that size is at most `limit`; [] when none is that small, a test has none open, or a step would branch over
-    more than `branch` hypotheses (a failed test over dozens of cliques: the search narrows it first). Branching on
-    the test with the fewest open hypotheses finds them all: every cover holds one of those."""
+    when that size is at most `limit`; [] when none is that small, a test has none open, or a step before the last
+    would branch over more than `branch` hypotheses (a failed test over dozens of cliques: the search narrows it
+    first; the last pick is whatever every test left holds, however wide they are: an uplink and one failed test over
+    seven cliques are two faults, not the fabric). Branching on the test with the fewest open hypotheses finds them
+    all: every cover holds one of those."""
     if not tests or not all(tests):
         return []
     too_wide = False
@@ -77,9 +79,12 @@ def minimal_covers(tests: Sequence[frozenset[Hypothesis]], limit: int, branch: i
         if not left:
             found.add(chosen)
             return
-        narrowest = min(left, key=len)
         if len(chosen) == size or too_wide:
             return
+        if len(chosen) == size - 1:  # the last pick needs no branching: whatever every test left holds
+            found.update(chosen | {h} for h in frozenset.intersection(*left))
+            return
+        narrowest = min(left, key=len)
         if len(narrowest) > branch:
             too_wide = True
             return

@@ -256,6 +256,28 @@ def test_a_kubelets_canonical_quantities_are_taken_in_a_nodes_file(tmp_path: Pat
     assert "rdma/rdma_shared_device_a is an extended resource, a whole number such as 8, not '1.5'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("allocatable", "said"), [
+    ('{nvidia.com/gpu: "8", example.com/foo: "8e30"}', "example.com/foo: '8e30' is more devices than a node can report (at most 2^63-1)"),
+    ('{nvidia.com/gpu: "99999999999999999999999"}', "nvidia.com/gpu: '99999999999999999999999' is more devices than a node can report (at most 2^63-1)"),
+    ('{nvidia.com/gpu: "8Ki"}', "nvidia.com/gpu: '8Ki' is 8192 GPUs on one node; at most 64"),
+    ('{nvidia.com/gpu: "1E"}', "nvidia.com/gpu: '1E' is 1000000000000000000 GPUs on one node; at most 64"),
+])
+def test_a_device_count_no_node_has_is_one_line_naming_the_resource(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                    allocatable: str, said: str) -> None:
+    """"8e30" was an internal error (decimal.DivisionImpossible), "1E" (exa, a valid quantity) a Python message about
+    int(), and 8192 GPUs on a node were taken."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(f"items:\n  - metadata: {{name: gpu-0}}\n    status: {{allocatable: {allocatable}}}\n")
+    assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 2
+    assert capsys.readouterr().err.strip() == f"{nodes}: items[0].status.allocatable: {said}"
+
+
+def test_exa_is_a_quantity_suffix_and_an_exponent_needs_digits() -> None:
+    from nvcre_tui.engine.units import parse_quantity
+
+    assert parse_quantity("1E") == 10**18 and parse_quantity("2e3") == 2000 and parse_quantity("1Ei") == 2**60
+
+
 def test_run_by_category_certifies_every_gpu_node_of_the_one_product(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """NVCRE's `run --category d/v`: no file; the target is the GPU nodes of the product found on the fleet."""
     state, results = tmp_path / "state.db", tmp_path / "results.json"

@@ -39,7 +39,7 @@ def parse_quantity(text: str | int | float) -> Decimal:
         value = Decimal(number)
     except InvalidOperation as error:  # pragma: no cover - the regex admits only decimals
         raise ValueError(f"not a Kubernetes quantity: {text!r}") from error
-    if suffix[:1] in "eE" and suffix:
+    if suffix not in _SUFFIX:  # an exponent ("8e3"); "E" alone is exa, "Ei" exbi
         return value * (Decimal(10) ** int(suffix[1:]))
     return value * Decimal(_SUFFIX[suffix])
 

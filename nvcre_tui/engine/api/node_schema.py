@@ -10,7 +10,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, ValidationError
 
 from nvcre_tui.engine.api.base import Name, OpenModel
+from nvcre_tui.engine.api.options import MAX_PER_NODE
 from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU
 from nvcre_tui.engine.units import RESOURCE_QUANTITY_PATTERN, parse_quantity
 
 
@@ -22,13 +24,22 @@ def _quantity(value: Any) -> Any:
 
 
 QuantityValue = Annotated[Any, AfterValidator(_quantity)]
+MOST_DEVICES = 2**63 - 1  # a count the API server stores as an int64
 
 
 def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Extended resources (a domain-prefixed name such as nvidia.com/gpu) are whole numbers, as the kubelet reports them."""
+    """Extended resources (a domain-prefixed name such as nvidia.com/gpu) are whole numbers, as the kubelet reports
+    them, and fit the API server's 64-bit counts; nvidia.com/gpu at most MAX_PER_NODE, as gpusPerNode."""
     for key, value in (resources or {}).items():
-        if "/" in key and parse_quantity(value) % 1:  # "1k" is whole (the canonical form of 1000 devices)
+        if "/" not in key:
+            continue
+        count = parse_quantity(value)
+        if count != count.to_integral_value():  # "1k" is whole (the canonical form of 1000 devices)
             raise ValueError(f"{key} is an extended resource, a whole number such as 8, not {value!r}")
+        if count > MOST_DEVICES:
+            raise ValueError(f"{key}: {value!r} is more devices than a node can report (at most 2^63-1)")
+        if key == RESOURCE_GPU and count > MAX_PER_NODE:
+            raise ValueError(f"{key}: {value!r} is {count:f} GPUs on one node; at most {MAX_PER_NODE}")
     return resources
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.api.options import MAX_PER_NODE
 from nvcre_tui.engine.api.vocabulary import (
     FORGE_SITE_LABEL, LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_GPU_REPLICAS, LABEL_HOSTNAME, NSCALE_RDMA_RESOURCE, RACK_TOPOLOGY_KEYS,
     RESOURCE_GPU, RESOURCE_MIG_PREFIX, TOGETHER_WORKER_LABEL,
@@ -141,14 +142,16 @@ def topology_key(platform: str, architecture: str) -> str:
 # ----------------------------------------------------------------------------- GPU count
 
 def allocatable_gpus(node: Node) -> int | None:
-    """`status.allocatable["nvidia.com/gpu"]` as an int; None when missing or unreadable."""
+    """`status.allocatable["nvidia.com/gpu"]` as an int; None when missing or unreadable (no whole count a node
+    can have: at most MAX_PER_NODE, as gpusPerNode)."""
     value = _section(node, "status", "allocatable").get(RESOURCE_GPU)
     if value is None or isinstance(value, bool):
         return None
     try:
-        return int(parse_quantity(value))
+        count = parse_quantity(value)
     except ValueError:
         return None
+    return int(count) if count == count.to_integral_value() and 0 <= count <= MAX_PER_NODE else None
 
 
 def partitioned_gpus(node: Node) -> str | None:

@@ -39,6 +39,8 @@ EXCLUSION_TEXT = {
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
     "InsufficientResources": "fewer allocatable devices (EFA, NICs ...) than a pod requests",
     "LeftTarget": "ran in another category and no longer matches the target",
+    "NodeNotFound": "named in nodeNames and not on the cluster",
+    "NotGPUNode": f"named in nodeNames and not labelled {LABEL_GPU_PRESENT}=true",
 }
 
 
@@ -127,6 +129,20 @@ def node_exclusion(node: Node) -> ExcludedNode | None:
     return None
 
 
+def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[ExcludedNode]:
+    """Nodes `nodeNames` lists that the run cannot take: not on the cluster (a typo, a node gone), or selected and
+    no GPU node. Named, so the certification is INCOMPLETE rather than pass without them."""
+    by_name = {node_name(node): node for node in nodes}
+    left_out = []
+    for name in sorted(set(target.node_names or ())):
+        node = by_name.get(name)
+        if node is None:
+            left_out.append(ExcludedNode(name=name, reason="NodeNotFound", message=f"no Node named {name} on the cluster"))
+        elif matches_target(node, target) and not is_gpu_node(node):
+            left_out.append(ExcludedNode(name=name, reason="NotGPUNode", message=EXCLUSION_TEXT["NotGPUNode"]))
+    return left_out
+
+
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int],
              devices_needed: Callable[[str, str], Mapping[str, str]] | None = None) -> Discovery:
     """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request,
@@ -134,8 +150,9 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
 
     Raises PlatformError when the selected nodes span several platforms.
     """
+    nodes = list(nodes)
     selected = sorted((n for n in nodes if matches_target(n, target) and is_gpu_node(n)), key=node_name)
-    excluded: list[ExcludedNode] = []
+    excluded = _named_and_left_out(nodes, target)
     schedulable = []
     for node in selected:
         exclusion = node_exclusion(node)

@@ -298,7 +298,8 @@ class Engine:
 
     async def run(self, *, idle_poll: float = 30.0) -> None:
         """The live loop (console, controller): work what is due, then wait for a change or the next due key; returns
-        once `stop` was called."""
+        once `stop` was called. Cancelling it pauses it (`run --wait` between following a certification and its
+        --cleanup, which runs it again to collect what the deletion orphans); an error stops it for good."""
         await self.start()
         try:
             while not self._stopped:
@@ -314,8 +315,11 @@ class Engine:
                 finally:
                     for task in (sleep, signal):
                         task.cancel()
-        finally:
-            await self.stop()
+        except asyncio.CancelledError:
+            raise  # paused: its session's close() stops it
+        except BaseException:
+            await self.stop()  # a dying engine leaves no watch behind
+            raise
 
 
 def _waits_for_nodes(kind: ResourceKind, obj: Obj) -> bool:

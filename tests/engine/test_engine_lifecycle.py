@@ -1,5 +1,5 @@
 """An engine's life: stop() is final. A stopped engine (its session lost the Lease) never reconciles again,
-whichever way it is driven."""
+whichever way it is driven; a cancelled run() is paused, and runs again."""
 
 from __future__ import annotations
 
@@ -34,5 +34,32 @@ async def test_a_stopped_engine_never_starts_again() -> None:
         assert sum(engine.reconciles.values()) == done
         [left] = (await session.store.list(CERTIFICATION, "default")).items
         assert not cond.is_terminal(left)  # nobody finished it here
+    finally:
+        await session.close()
+
+
+async def test_a_cancelled_run_is_paused_not_stopped() -> None:
+    """`run --wait --cleanup` cancels the engine's run() once the certification finished, then runs it again to collect
+    what the deletion orphans (no garbage collector on an API server alone). Cancelling used to stop it for good: the
+    second run() returned at once, and the cleanup waited its whole 5 minutes and left every object."""
+    session = await SimSession.open(default_scenario(), None, history=None)
+    engine = session.engine
+    assert engine is not None
+    cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
+                                   default_catalog()).to_wire()
+    cert.pop("status", None)
+    try:
+        first = asyncio.create_task(engine.run())
+        await asyncio.sleep(0.2)
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        done = sum(engine.reconciles.values())
+        await session.store.create(CERTIFICATION, cert)
+        second = asyncio.create_task(engine.run())
+        await asyncio.sleep(0.5)
+        assert not second.done()  # running, not returned at once
+        second.cancel()
+        await asyncio.gather(second, return_exceptions=True)
+        assert sum(engine.reconciles.values()) > done  # it reconciled the new certification
     finally:
         await session.close()

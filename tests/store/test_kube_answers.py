@@ -25,11 +25,14 @@ from nvcre_tui.engine.store import (
     Timeout,
     TooManyRequests,
 )
+from nvcre_tui.engine.store.errors import Unauthorized
 from nvcre_tui.engine.store.kube import RetryPolicy
 from nvcre_tui.engine.store.kube.answers import Subject, error_from_answer, error_from_status, parse_retry_after
 from nvcre_tui.engine.store.kube.paths import collection_path, has_status_subresource, object_path
 
 WF = Subject(WORKFLOW, "wf", "default")
+UNAUTHORIZED_HINT = (" (the API server refused the kubeconfig's credentials: a wrong or expired token, or a client certificate "
+                     "it does not trust)")
 
 
 def status(code: int, reason: str, message: str = "boom", **details: object) -> dict[str, object]:
@@ -44,7 +47,7 @@ CASES = [
     (410, "Gone", Gone, False),
     (410, "Expired", Gone, False),
     (403, "Forbidden", Forbidden, False),
-    (401, "Unauthorized", Forbidden, False),
+    (401, "Unauthorized", Unauthorized, False),
     (422, "Invalid", Invalid, False),
     (400, "BadRequest", Invalid, False),
     (415, "UnsupportedMediaType", Invalid, False),
@@ -65,7 +68,7 @@ def test_status_maps_to_the_store_error_naming_the_object(code: int, reason: str
     error = error_from_status(code, status(code, reason), WF)
     assert type(error) is expected
     assert error.retryable is retryable
-    assert str(error) == "Workflow default/wf: boom"
+    assert str(error) == "Workflow default/wf: boom" + (UNAUTHORIZED_HINT if expected is Unauthorized else "")
     assert (error.kind, error.name, error.namespace) == ("Workflow", "wf", "default")
 
 

@@ -444,7 +444,7 @@ async def test_a_wrong_token_is_forbidden_not_retried(cluster: Cluster, tmp_path
     (tmp_path / "wrong").write_text(yaml.safe_dump(config))
     store = KubeStore(await load_target(str(tmp_path / "wrong")), ManualClock(), retry=quick_retry(cluster.sleep))
     try:
-        with pytest.raises(Forbidden, match=r"^Workflow default/wf: Unauthorized") as caught:
+        with pytest.raises(Forbidden, match=r"^Workflow default/wf: Unauthorized \(the API server refused the kubeconfig's credentials") as caught:
             await store.get(WORKFLOW, "wf", "default")
         assert not caught.value.retryable and cluster.sleep.waits == []
     finally:

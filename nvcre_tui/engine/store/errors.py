@@ -11,6 +11,7 @@ __all__ = [
     "Conflict",
     "Gone",
     "Forbidden",
+    "Unauthorized",
     "Invalid",
     "RetryableError",
     "TooManyRequests",
@@ -82,6 +83,20 @@ class Forbidden(StoreError):
     """The write was refused (403); the read-only wrapper raises it for every write."""
 
     status = 403
+
+
+class Unauthorized(Forbidden):
+    """The server did not accept the credentials at all (401): a wrong or expired token, a client certificate it does
+    not trust. A Forbidden to every caller that handles one; its own name where it is told."""
+
+    status = 401
+
+    @classmethod
+    def about(cls, kind: object, name: str | None, namespace: str | None, what: str,
+              retry_after: float | None = None) -> StoreError:
+        """As StoreError's, saying what was refused: every message that carries it names the cause."""
+        return super().about(kind, name, namespace, f"{what} (the API server refused the kubeconfig's credentials: a "
+                             "wrong or expired token, or a client certificate it does not trust)", retry_after)
 
 
 class Invalid(StoreError, ValueError):

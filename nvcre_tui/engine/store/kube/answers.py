@@ -11,7 +11,8 @@ from typing import Any
 
 from nvcre_tui.engine.printable import printable
 
-from ..errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, ServerError, StoreError, Timeout, TooManyRequests
+from ..errors import (AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, ServerError, StoreError, Timeout, TooManyRequests,
+                      Unauthorized)
 from ..protocol import ResourceKind
 
 __all__ = ["Subject", "error_from_status", "error_from_answer", "object_from_answer", "parse_retry_after"]
@@ -31,13 +32,13 @@ ETCD_TOO_LARGE = "request is too large"  # etcd's answer to an object over its -
 # (code, Status reason) -> error class; the reason decides when the code alone is ambiguous (409).
 _BY_REASON: dict[str, type[StoreError]] = {
     "NotFound": NotFound, "AlreadyExists": AlreadyExists, "Conflict": Conflict, "Gone": Gone, "Expired": Gone,
-    "Forbidden": Forbidden, "Unauthorized": Forbidden, "Invalid": Invalid, "BadRequest": Invalid,
+    "Forbidden": Forbidden, "Unauthorized": Unauthorized, "Invalid": Invalid, "BadRequest": Invalid,
     "MethodNotAllowed": Invalid, "UnsupportedMediaType": Invalid, "RequestEntityTooLarge": Invalid,
     "TooManyRequests": TooManyRequests, "Timeout": Timeout, "ServerTimeout": Timeout,
     "InternalError": ServerError, "ServiceUnavailable": ServerError,
 }
 _BY_CODE: dict[int, type[StoreError]] = {
-    400: Invalid, 401: Forbidden, 403: Forbidden, 404: NotFound, 405: Invalid, 409: Conflict, 410: Gone,
+    400: Invalid, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: Invalid, 409: Conflict, 410: Gone,
     413: Invalid, 415: Invalid, 422: Invalid, 429: TooManyRequests, 504: Timeout,
 }
 

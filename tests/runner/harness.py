@@ -21,7 +21,7 @@ from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
-from tests.kubeapi.trainer_crds import real_trainer_crd
+from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
@@ -97,11 +97,11 @@ def simulator_report(case: str) -> Obj:
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
-                          server_faults: tuple[Fault, ...] = (), controllers: bool = True) -> tuple[Obj, dict[str, Any]]:
+                          server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
-    is ever made)."""
+    is ever made); `jobset=False`: the Trainer's CRDs without JobSet's."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -116,6 +116,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             if trainer:
                 for plural in ("trainjobs", "trainingruntimes"):  # Kubeflow Trainer's own, with their schemas and rules
                     await admin.create(CRD, real_trainer_crd(plural))
+                if jobset:
+                    await admin.create(CRD, jobset_crd())  # the Trainer's dependency, served
                 for _ in range(500):  # served a moment after the CRD is Established
                     if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
                         break

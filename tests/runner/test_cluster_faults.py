@@ -144,6 +144,20 @@ def test_a_workload_the_server_refuses_fails_its_run_naming_the_refusal_and_blam
     assert run["reason"] == "WorkloadNotCreated" and "spec.podTemplateOverrides[0]: Invalid value" in run["message"]
 
 
+def test_the_trainers_crds_without_jobsets_fail_each_run_at_once_naming_jobset(tmp_path: Path) -> None:
+    """The Trainer's CRDs served and JobSet's not (an API server with the Trainer's CRDs applied alone): the Trainer
+    makes a JobSet of each TrainJob, so no pod is ever made. Each run used to wait the 300 s scheduling grace, category
+    after category; it now fails at once, creating nothing, blaming nobody, and saying what to install."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False, jobset=False))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    assert "trainer.kubeflow.org/trainjobs" not in objects["created"] and objects["pods"] == []
+    [job] = objects["Job"]
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "WorkloadNotCreated"
+    assert "JobSet (jobset.x-k8s.io/v1alpha2) is not" in failed["message"] and "install JobSet" in failed["message"]
+    assert job["status"]["completionTime"] == job["metadata"]["creationTimestamp"]  # at once, not after the grace
+
+
 def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_path: Path) -> None:
     # kube-apiserver and etcd with nothing else (no JobSet or Job controller, no scheduler, no kubelet): no pod is
     # ever made. After the scheduling grace the Job fails saying what to check; the nodes did nothing wrong.

@@ -28,7 +28,7 @@ from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP,
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workloads import workload_name
 from tests.kube.cluster import installed, store_on
-from tests.kubeapi.trainer_crds import real_trainer_crd
+from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
 from tests.runner.harness import KubeletDriven, denied
 from tests.kubeapi.kubelet import TestKubelet
 from tests.scenarios.harness import NAMESPACE, catalog, start_certification
@@ -72,6 +72,7 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
             if trainer:
                 for plural in ("trainjobs", "trainingruntimes"):
                     await admin.create(CRD, real_trainer_crd(plural))
+                await admin.create(CRD, jobset_crd())  # the Trainer's dependency, served
                 for _ in range(500):
                     if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
                         break
@@ -233,6 +234,7 @@ async def test_a_certification_of_the_same_name_runs_again_after_a_delete_withou
             if trainer:
                 for plural in ("trainjobs", "trainingruntimes"):
                     await admin.create(CRD, real_trainer_crd(plural))
+                await admin.create(CRD, jobset_crd())  # the Trainer's dependency, served
             scenario = Scenario.model_validate(SCENARIO)
             await SimulatedFleet(admin, clock, scenario).ensure_nodes()
             engine = Engine(runner.store, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, ())), cache=cache)

@@ -11,6 +11,7 @@ from nvcre_tui.engine.workloads.placement import Placement
 
 TRAINER_GROUP_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_RESOURCES = frozenset({"trainjobs", "trainingruntimes"})
+JOBSET_GROUP_VERSION = "jobset.x-k8s.io/v1alpha2"  # the Trainer makes a JobSet per TrainJob; JobSet's controller, the pods
 
 
 def trainer_served(resources: Iterable[str]) -> bool:

@@ -25,3 +25,14 @@ def _load(plural: str) -> dict[str, Any]:
 def real_trainer_crd(plural: str) -> dict[str, Any]:
     """The CRD of `plural` (trainjobs, trainingruntimes), a fresh copy each time."""
     return copy.deepcopy(_load(plural))
+
+
+def jobset_crd() -> dict[str, Any]:
+    """A stand-in for JobSet's CRD (jobset.x-k8s.io/v1alpha2 jobsets), which the Trainer needs: served, so the runner
+    creates TrainJobs; its schema keeps whatever it is given (nvcre never writes a JobSet)."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "jobsets.jobset.x-k8s.io"},
+            "spec": {"group": "jobset.x-k8s.io", "scope": "Namespaced",
+                     "names": {"plural": "jobsets", "singular": "jobset", "kind": "JobSet", "listKind": "JobSetList"},
+                     "versions": [{"name": "v1alpha2", "served": True, "storage": True, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}

@@ -39,7 +39,7 @@ from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
-from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION, trainer_served
+from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, TRAINER_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
 Obj = dict[str, Any]
@@ -74,6 +74,7 @@ class KubernetesRunner:
         self._version: tuple[int, int] | None = None  # the server's (major, minor), once read (None: it does not say)
         self._version_read = False
         self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
+        self._jobsets = False  # JobSets seen served (likewise)
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -107,6 +108,19 @@ class KubernetesRunner:
         return (f"this run needs a ComputeDomain ({COMPUTE_DOMAIN.api_version}) for multi-node NVLink (MNNVL on "
                 f"GB200/GB300) and the cluster does not serve it: install NVIDIA's DRA driver for GPUs, or set "
                 f"enableMNNVL: false")
+
+    async def trainer_refusal(self) -> str | None:
+        """Why no TrainJob would ever get pods here (the Trainer's kinds served, JobSet's not: the Trainer makes a
+        JobSet per TrainJob and JobSet's controller makes the pods), or None. Told at once, not after the grace."""
+        if self._jobsets:
+            return None
+        served = await self.kube.served_resources(JOBSET_GROUP_VERSION)
+        self._jobsets = any(r.get("name") == "jobsets" for r in served or [])
+        if self._jobsets:
+            return None
+        return (f"Kubeflow Trainer's TrainJob is served but JobSet ({JOBSET_GROUP_VERSION}) is not: the Trainer makes a "
+                "JobSet of each TrainJob and JobSet's controller makes its pods, so none would run; install JobSet, which "
+                "the Trainer needs (`nvcre setup status` checks it)")
 
     async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
@@ -174,7 +188,7 @@ class KubernetesRunner:
             return None
         try:
             where = placement(owner, nodes, spec)
-            refusal = await self.compute_domain_refusal(spec) or (None if trainer else await self.fallback_refusal(spec))
+            refusal = await self.compute_domain_refusal(spec) or await (self.trainer_refusal() if trainer else self.fallback_refusal(spec))
             if refusal:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None

@@ -118,7 +118,7 @@ async def _cluster_left(kubeconfig: Path) -> dict[str, list[str]]:
         await store.close()
 
 
-async def _orphan_maker(kubeconfig: Path, lease_held: bool = False) -> None:
+async def _orphan_maker(kubeconfig: Path, lease_held: bool = False, name: str = "held") -> None:
     """A Certification with a Workflow of its own, made as `kubectl apply` would (no engine runs); `lease_held`: an
     engine elsewhere holds the engine Lease (so no command here runs one)."""
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
@@ -126,15 +126,15 @@ async def _orphan_maker(kubeconfig: Path, lease_held: bool = False) -> None:
         if lease_held:
             await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "engine@elsewhere/1", duration=3600).try_acquire()
         cert = await store.create(CERTIFICATION, {
-            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "held", "namespace": "default"},
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": name, "namespace": "default"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                      "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
-        written = {**cert, "metadata": {"name": "held", "namespace": "default"}}  # as a file holds it, without what the server set
-        rendered = render_certification(certification_from_text("held.yaml", json.dumps(written), default_catalog()),
-                                        build_nodes(default_scenario()), default_catalog(), "held.yaml")
+        written = {**cert, "metadata": {"name": name, "namespace": "default"}}  # as a file holds it, without what the server set
+        rendered = render_certification(certification_from_text(f"{name}.yaml", json.dumps(written), default_catalog()),
+                                        build_nodes(default_scenario()), default_catalog(), f"{name}.yaml")
         workflow = rendered[0].workflow.to_wire()
         workflow["metadata"].update(namespace="default", ownerReferences=[{
-            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "held", "uid": cert["metadata"]["uid"], "controller": True}])
+            "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": name, "uid": cert["metadata"]["uid"], "controller": True}])
         workflow.pop("status", None)
         await store.create(WORKFLOW, workflow)
     finally:
@@ -154,7 +154,14 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         left = asyncio.run(_cluster_left(kubeconfig))  # its result ConfigMaps too: the command deletes them (the engine may not)
         assert left == {"Certification": [], "Workflow": [], "Job": [], "WorkloadRun": [], "ConfigMap": []}
 
-        asyncio.run(_orphan_maker(kubeconfig))  # with no engine running: this command's engine collects its Workflow
+        asyncio.run(_orphan_maker(kubeconfig, name="loose"))  # without --wait, and no engine running: said who removes the rest
+        assert main(["certification", "delete", "loose", "--kubeconfig", str(kubeconfig)]) == 0
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            "its Workflows, Jobs and runs go once an nvcre engine (a console, `nvcre controller`) or a garbage collector "
+            "removes them; --wait runs one now and waits until they are gone")
+        assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["loose-communication-nccl-all-reduce"]
+
+        asyncio.run(_orphan_maker(kubeconfig))  # with no engine running: this command's engine collects its Workflow (and loose's)
         assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"]) == 0
         assert "certification held deleted from namespace default; it had not finished: its runs stop" in capsys.readouterr().err
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == []

@@ -20,7 +20,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
-from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
+from nvcre_tui.engine.history.deletion import delete_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.printable import printable
@@ -71,6 +71,10 @@ async def _delete(args: argparse.Namespace) -> int:
             console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
             known |= deletion.known
         if not args.wait:
+            # On a cluster (the simulator's store collects them itself)
+            if getattr(session, "kube", None) is not None and remaining(session.cache, set(known)):
+                console.print("its Workflows, Jobs and runs go once an nvcre engine (a console, `nvcre controller`) or a garbage "
+                              "collector removes them; --wait runs one now and waits until they are gone", soft_wrap=True)
             return EXIT_OK
         left = await wait_collected(session.cache, session.engine, known, limit)
         if left:

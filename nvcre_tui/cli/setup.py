@@ -411,6 +411,7 @@ async def running_certifications(store: KubeStore) -> list[str]:
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     """Delete the CRDs first (their objects go with them), then the RBAC and the namespace."""
     from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.engine.kube.leftovers import delete_leftovers
     from nvcre_tui.engine.kube.rbac import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
@@ -430,6 +431,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
+    always = {resource_ref(obj) for obj in install_objects(namespace, simulator=False)}
     crds = [o for o in objects if o["kind"] == CRD.kind]
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
     # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
@@ -449,13 +451,20 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             await store.delete(kind_of(obj), meta["name"], meta.get("namespace"))
             print(f"{resource_ref(obj)} deleted")
         except NotFound:
-            print(f"{resource_ref(obj)} not found")
+            if resource_ref(obj) in always:  # the simulator's rights exist only where init granted them: no news
+                print(f"{resource_ref(obj)} not found")
     remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
                                 args.timeout)
     if remaining:
         _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s (their objects are being "
              f"removed): {', '.join(remaining)}")
         return EXIT_FAILED
+    deleted, kept = await delete_leftovers(store)  # no garbage collector (an API server alone) leaves them
+    for where in deleted:
+        print(f"{where} deleted (its nvcre owners are gone)")
+    if kept:
+        _say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
+             f"{'; '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}")
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
     left = await _still_there(store, clock, namespace, wait)
     if left is None:

@@ -255,6 +255,26 @@ async def test_reset_force_removes_everything_init_made(server, kubeconfig, admi
     assert code == 0, err
 
 
+async def test_reset_deletes_what_only_nvcre_objects_owned(server, kubeconfig, admin, capsys) -> None:
+    """No garbage collector (an API server alone): the CRDs took every nvcre object, and what they owned stayed (a
+    TrainJob's ConfigMaps, a pull secret: the trial found a live TrainJob, 7 TrainingRuntimes and 8 ConfigMaps). Reset
+    deletes what only nvcre objects owned, and never an object another owner also holds or one with no owner."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    cert = await create_certification(admin)
+    nvcre_ref = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"]}
+    theirs = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "0000-theirs"}
+    for name, refs in (("results", [nvcre_ref]), ("shared", [nvcre_ref, theirs]), ("nobodys", [])):
+        await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap",
+                                       "metadata": {"name": name, "namespace": "default", "ownerReferences": refs}})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert "configmap/results in default deleted (its nvcre owners are gone)" in out.splitlines()
+    with pytest.raises(NotFound):
+        await admin.get(CONFIGMAP, "results", "default")
+    assert await admin.get(CONFIGMAP, "shared", "default") and await admin.get(CONFIGMAP, "nobodys", "default")
+    assert "not found" not in out  # the simulator's rights, never granted here, are no news
+
+
 async def test_reset_leaves_a_namespace_that_holds_what_nvcre_did_not_make(server, kubeconfig, admin, capsys) -> None:
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs", "namespace": NS}})

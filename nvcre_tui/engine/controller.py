@@ -73,9 +73,26 @@ class ControllerLoop:
             self.metrics.set_api_requests(stats.requests)
 
     async def _metrics_loop(self) -> None:
+        """Refresh the metrics, and log what an operator reading the pod's log needs: the API server not answering
+        (and answering again), and requests retried since the last refresh (its transient errors)."""
+        away = False
+        retried = 0
         while True:
-            with contextlib.suppress(StoreError):
+            try:
                 await self.refresh_metrics()
+            except StoreError as error:
+                if not away:
+                    self.log(f"API server: {' '.join(error.message.split())} (the engine retries; metrics wait)")
+                away = True
+            else:
+                if away:
+                    self.log("API server answers again")
+                away = False
+            stats: Any = getattr(self.store, "stats", None)
+            if stats is not None and stats.retries > retried:
+                self.log(f"API server: {stats.retries - retried} requests retried in the last {self.metrics_period:g}s "
+                         "(transient errors: 429, 5xx, timeouts, dropped connections)")
+                retried = stats.retries
             await self.clock.sleep(self.metrics_period)
 
     async def _heartbeat(self) -> None:
@@ -120,5 +137,8 @@ class ControllerLoop:
                     await task
             self.metrics.set_lease_held(False)
             if not lost.is_set():
-                with contextlib.suppress(StoreError):
+                try:
                     await self.lease.release()
+                    self.log("stopped; released the engine lease for the next engine")
+                except StoreError as error:
+                    self.log(f"stopped; the engine lease expires on its own ({' '.join(error.message.split())})")

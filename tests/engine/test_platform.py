@@ -161,7 +161,9 @@ def test_topology_key(platform: str, architecture: str, key: str) -> None:
         ({"nvidia.com/gpu": 4}, 4),
         ({"nvidia.com/gpu": "0"}, 0),
         ({"nvidia.com/gpu": "7000m"}, 7),
-        ({"nvidia.com/gpu": "1k"}, 1000),
+        ({"nvidia.com/gpu": "64"}, 64),
+        ({"nvidia.com/gpu": "1k"}, None),  # no node holds 1000 GPUs: unreadable, as gpusPerNode is at most 64
+        ({"nvidia.com/gpu": "1.5"}, None),
         ({"nvidia.com/gpu": "eight"}, None),
         ({"nvidia.com/gpu": "8Q"}, None),
         ({"nvidia.com/gpu": True}, None),

@@ -263,3 +263,44 @@ async def test_controller_as_the_engine_service_account_cannot_play_the_simulato
     finally:
         await admin.close()
         await server.stop()
+
+
+class AwayStore(MemoryStore):
+    """A MemoryStore whose lists fail while `away` (the API server restarting), with a KubeStore's retry count."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__(clock)
+        self.away = False
+        self.stats = type("Stats", (), {"retries": 0, "requests": {}})()
+
+    async def list(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if self.away:
+            from nvcre_tui.engine.store.errors import Unavailable
+
+            raise Unavailable("no answer from https://10.0.0.1:6443 (connection refused)")
+        return await super().list(*args, **kwargs)
+
+
+async def test_the_log_says_when_the_api_server_is_away_back_retried_and_when_the_lease_is_released() -> None:
+    """Through two API-server restarts `nvcre controller` logged nothing (40 requests retried), and it released the
+    Lease on SIGTERM without a line."""
+    clock = ManualClock()
+    store = AwayStore(clock)
+    engine, metrics, logs = StubEngine(), EngineMetrics(), []
+    task = asyncio.create_task(loop_for(store, clock, "a", engine, metrics, logs).run())
+    await settle()
+    store.away = True
+    clock.advance(15)
+    await settle()
+    clock.advance(15)
+    await settle()  # said once, not every refresh
+    store.away, store.stats.retries = False, 7
+    clock.advance(15)
+    await settle()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert logs == ["holding the engine lease as a",
+                    "API server: no answer from https://10.0.0.1:6443 (connection refused) (the engine retries; metrics wait)",
+                    "API server answers again",
+                    "API server: 7 requests retried in the last 15s (transient errors: 429, 5xx, timeouts, dropped connections)",
+                    "stopped; released the engine lease for the next engine"]

@@ -1,8 +1,14 @@
-"""JSON with the same strictness as our YAML: duplicate keys and nesting past MAX_DEPTH are errors."""
+"""JSON with the same strictness as our YAML: duplicate keys and nesting past MAX_DEPTH are errors.
+
+A `\\uD800` escape with no partner decodes to a lone surrogate, which no UTF-8 output can write: every such
+character becomes U+FFFD as the document is read (`pairs_hook_for`), so no reader has to know.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 from nvcre_tui.engine.errors import InputError
@@ -21,6 +27,32 @@ def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise DuplicateKey(key)
         result[key] = value
     return result
+
+
+# A \u escape of a surrogate (paired or not): only text holding one needs the slower, cleaning hook.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", re.ASCII)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (and lists of them) replaced by U+FFFD; objects inside were
+    cleaned by their own hook call already."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [without_lone_surrogates(item) for item in value]
+    return value
+
+
+def unique_clean_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`unique_pairs` for text with surrogate escapes: keys and values without lone surrogates."""
+    return unique_pairs([(without_lone_surrogates(key), without_lone_surrogates(value)) for key, value in pairs])
+
+
+def pairs_hook_for(text: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """The object_pairs_hook to decode `text` with: the cleaning one only when it holds a surrogate escape."""
+    return unique_clean_pairs if _SURROGATE_ESCAPE.search(text) else unique_pairs
 
 
 def _join(path: str, key: str | int) -> str:
@@ -48,7 +80,10 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
 def parse_json(name: str, text: str) -> Any:
     """The JSON value of `text`; InputError names the file and the line, the duplicated key or the deep path."""
     try:
-        value = json.loads(text, object_pairs_hook=unique_pairs)
+        hook = pairs_hook_for(text)
+        value = json.loads(text, object_pairs_hook=hook)
+        if hook is unique_clean_pairs:  # a top-level list or string passes no hook
+            value = without_lone_surrogates(value)
     except DuplicateKey as error:
         raise InputError(f"{name}: invalid JSON: duplicate key {error.args[0]!r}") from None
     except json.JSONDecodeError as error:

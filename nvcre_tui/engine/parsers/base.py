@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -13,6 +14,8 @@ from datetime import datetime, timezone
 #: Reasons a ParseError carries; callers branch on these, the message is for people.
 NO_DATA = "NoDataCollected"
 WRONG_FORMAT = "WrongFormat"
+
+BOM = "\ufeff"
 
 _DEFAULT_MESSAGES = {
     NO_DATA: "no result data found in the input",
@@ -46,13 +49,23 @@ def as_lines(source: Iterable[str] | str) -> Iterator[str]:
     """Lines of `source`: a whole text is split at "\n" only (keeping it); any other iterable is used as is.
 
     Carriage returns stay inside their line (progress bars rewrite a line with them): open files with
-    `newline="\n"` so Python does not turn them into line breaks either.
+    `newline="\n"` so Python does not turn them into line breaks either. A UTF-8 byte order mark before the first
+    line is dropped (Windows editors write one), as the YAML and JSON readers drop it.
     """
     if isinstance(source, str):
-        return iter(io.StringIO(source, newline="\n"))
+        return _without_bom(iter(io.StringIO(source, newline="\n")))
     if isinstance(source, io.TextIOBase):
-        return iter(source)  # yields text lines; decoding errors are turned by `reading` (no per-line wrapper)
-    return _checked(source)
+        # yields text lines; decoding errors are turned by `reading` (no per-line wrapper)
+        return _without_bom(iter(source))
+    return _without_bom(_checked(source))
+
+
+def _without_bom(lines: Iterator[str]) -> Iterator[str]:
+    """`lines` with a byte order mark removed from the first (the rest are passed on untouched, at C speed)."""
+    first = next(lines, None)
+    if first is None:
+        return iter(())
+    return itertools.chain((first.removeprefix(BOM),), lines)
 
 
 @contextmanager

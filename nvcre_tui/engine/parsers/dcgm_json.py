@@ -100,30 +100,72 @@ def _entity(result: dict[str, Any]) -> tuple[str, tuple[int, ...]] | str | None:
     return (f"GPU {gpus[0]}" if len(gpus) == 1 else "GPUs " + ",".join(map(str, gpus))), gpus
 
 
-def _test(category: str, raw: Any, iteration: int, unreadable: list[str]) -> DcgmTest | None:
-    """The test, or None for no test; a result entry naming an entity that cannot be read is left out and its
-    field named in `unreadable` (never dropped silently: it may be the GPU that failed)."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-        return None  # 3.x output has null entries between tests
+def _run_suffix(iteration: int) -> str:
+    return f" (iteration {iteration + 1})" if iteration else ""
+
+
+def _results(name: str, raw: Any, iteration: int, unreadable: list[str]) -> list[DcgmEntityResult]:
+    """A test's entity results; an entry that cannot be read (no object, an entity that is no index) is left out
+    and named in `unreadable` (never dropped silently: it may be the GPU that failed)."""
+    where = f"{name}{_run_suffix(iteration)}"
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        unreadable.append(f"{where}: results {_shown(raw)} is no list of results")
+        return []
     results = []
-    for index, item in enumerate(raw["results"] if isinstance(raw.get("results"), list) else []):
-        entity = _entity(item) if isinstance(item, dict) else None
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            if item is not None:
+                unreadable.append(f"{where} results[{index}]: {_shown(item)} is no result object")
+            continue
+        entity = _entity(item)
         if isinstance(entity, str):
-            run = f" (iteration {iteration + 1})" if iteration else ""
-            unreadable.append(f"{normalize_test_name(raw['name'])}{run} results[{index}]: {entity} is no entity index")
+            unreadable.append(f"{where} results[{index}]: {entity} is no entity index")
             continue
         if entity is None:
             continue
         status = normalize_status(item.get("status"))
         results.append(DcgmEntityResult(entity[0], entity[1], status, _warnings(item.get("warnings")),
                                         _info(item.get("info"))))
+    return results
+
+
+def _test(category: str, raw: Any, path: str, iteration: int, unreadable: list[str]) -> DcgmTest | None:
+    """The test at `path` (`test_categories[2].tests[0]`), or None for no test; a test whose name is no text is
+    left out and named in `unreadable`, as are result entries that cannot be read."""
+    if not isinstance(raw, dict):
+        return None  # 3.x output has null entries between tests
+    if not isinstance(raw.get("name"), str):
+        unreadable.append(f"{path}{_run_suffix(iteration)}: name {_shown(raw.get('name'))} is no test name")
+        return None
+    name = normalize_test_name(raw["name"])
+    entity_results = tuple(_results(name, raw.get("results"), iteration, unreadable))
     summary = raw["test_summary"] if isinstance(raw.get("test_summary"), dict) else {}
-    entity_results = tuple(results)
     if not entity_results and "status" not in summary:
         return None
     status = normalize_status(summary["status"]) if "status" in summary else summary_status(entity_results)
-    return DcgmTest(category, normalize_test_name(raw["name"]), status, entity_results,
-                    _warnings(summary.get("warnings")), iteration)
+    return DcgmTest(category, name, status, entity_results, _warnings(summary.get("warnings")), iteration)
+
+
+def _tests(tree: dict[str, Any], iteration: int, unreadable: list[str]) -> list[DcgmTest]:
+    """Every test of one run's tree; a category list or tests list of another type is named in `unreadable`."""
+    categories = tree.get("test_categories")
+    if categories is not None and not isinstance(categories, list):
+        unreadable.append(f"test_categories{_run_suffix(iteration)}: {_shown(categories)} is no list of categories")
+        return []
+    tests: list[DcgmTest] = []
+    for index, category in enumerate(categories or []):
+        if not isinstance(category, dict):
+            continue
+        path, raw_tests = f"test_categories[{index}]", category.get("tests")
+        if raw_tests is not None and not isinstance(raw_tests, list):
+            unreadable.append(f"{path}{_run_suffix(iteration)}: tests {_shown(raw_tests)} is no list of tests")
+            continue
+        name = _text(category.get("category")) or "Unknown"
+        tests += [test for number, raw in enumerate(raw_tests or [])
+                  if (test := _test(name, raw, f"{path}.tests[{number}]", iteration, unreadable)) is not None]
+    return tests
 
 
 @dataclass
@@ -150,14 +192,8 @@ def _run(document: dict[str, Any], iteration: int) -> _Run:
         form = "4.x"  # (4.x prints only the version and runtime_error inside the tree when it cannot run)
     else:
         form = "hybrid"  # 4.2: the 3.x tree, with its version inside, renamed, holding entity results
-    tests: list[DcgmTest] = []
     unreadable: list[str] = []
-    categories = tree.get("test_categories")
-    for category in categories if isinstance(categories, list) else []:
-        if not isinstance(category, dict) or not isinstance(category.get("tests"), list):
-            continue
-        name = _text(category.get("category")) or "Unknown"
-        tests += [test for raw in category["tests"] if (test := _test(name, raw, iteration, unreadable)) is not None]
+    tests = _tests(tree, iteration, unreadable)
     version = _text(metadata.get("version")) or _text(tree.get("version"))
     driver = _text(metadata.get("Driver Version Detected")) or _text(tree.get("Driver Version Detected"))
     error = _text(tree.get("runtime_error")) or _text(document.get("runtime_error"))

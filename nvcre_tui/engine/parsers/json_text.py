@@ -2,6 +2,7 @@
 
 Decoding is strict, as for every JSON input (engine/inputs/json_safe.py): a key repeated in one object
 is an error naming it and its line, never resolved to the last value; so is an integer too long for int().
+A lone surrogate (`\\udc80`) is read as U+FFFD, so no report or output ever holds one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 import sys
 from typing import Any
 
-from nvcre_tui.engine.inputs.json_safe import DuplicateKey, unique_pairs
+from nvcre_tui.engine.inputs.json_safe import DuplicateKey, pairs_hook_for, unique_clean_pairs, unique_pairs
 from nvcre_tui.engine.parsers.base import WRONG_FORMAT, ParseError
 
 # dcgmi and friends sometimes print a warning line before the document; it starts at a line's "{".
@@ -22,6 +23,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', re.DOTALL)
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=unique_pairs)
+_CLEANING_DECODER = json.JSONDecoder(object_pairs_hook=unique_clean_pairs)  # lone surrogates become U+FFFD
 
 
 def _line(text: str, position: int) -> int:
@@ -83,12 +85,13 @@ def load_json(text: str) -> Any:
 def load_json_at(text: str) -> tuple[Any, int]:
     """`load_json`, and where in `text` the document ends (what follows it is the caller's to judge)."""
     problem: str | None = None
+    decoder = _CLEANING_DECODER if pairs_hook_for(text) is unique_clean_pairs else _DECODER
     for attempt, match in enumerate(OBJECT_START.finditer(text)):
         if attempt == _MAX_ATTEMPTS:
             break
         start = match.end() - 1
         try:
-            value, end = _DECODER.raw_decode(text, start)
+            value, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as error:
             problem = problem or f"not valid JSON (line {error.lineno} column {error.colno}: {error.msg})"
             continue

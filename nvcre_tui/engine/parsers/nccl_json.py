@@ -1,8 +1,10 @@
 """nccl-tests `-J <file>` JSON output: results[] with out_of_place / in_place objects.
 
 An entry whose time or bandwidth is a negative or non-finite number (Python reads NaN and Infinity), or
-that has a size and both halves but a field that cannot be read, is skipped and reported, like a table row;
-an entry that is no result (trace replay: no out-of-place half) is not.
+that has both halves but a field that cannot be read (its size included), is skipped and reported, like a
+table row, and so is an entry that is no object (null); an entry that is no result (trace replay: no
+out-of-place half) is not. A non-empty `errors` makes the run incomplete (nccl-tests says it went wrong); an
+`out_of_bounds` count that is missing or unreadable is a note (nccl-tests' own data check was not read).
 """
 
 from __future__ import annotations
@@ -142,14 +144,14 @@ def _half_problem(values: Any) -> str | None:
     return None if wrong is None or _magnitude(wrong) is not None else f"#wrong {_described(wrong)}"
 
 
-def _refusal(data: Any) -> tuple[int, str] | None:
+def _refusal(data: Any) -> tuple[int | None, str] | None:
     """(size, 'count "1e3"') of a result entry refused for any other reason than its numbers' values: one with a
     readable size and both halves (a trace-replay entry has no out-of-place half, and is no result)."""
     if not isinstance(data, dict) or "out_of_place" not in data or "in_place" not in data:
         return None
     size, count = _integer(data.get("size")), _integer(data.get("count"))
     if size is None or size < 0:
-        return None
+        return None, f"size {_described(data.get('size'))}"
     if count is None or count < 0:
         return size, f"count {_described(data.get('count'))}"
     for key in ("type", "redop"):
@@ -185,14 +187,45 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         row = _row(entry)
         if row is not None:
             aggregator.add(*row)
-        elif isinstance(entry, dict) and (invalid := _invalid_cells(entry) or _refusal(entry)) is not None:
-            aggregator.skip(invalid[0], invalid[1], f"results[{index}]")
+        elif not isinstance(entry, dict):
+            aggregator.skip(None, f"entry {_described(entry)}: no result object", f"results[{index}]")
+        elif (invalid := _invalid_cells(entry) or _refusal(entry)) is not None:
+            aggregator.skip(invalid[0], invalid[1], f"results[{index}]", _wrong(entry))
     average = document.get("average_bus_bandwidth")
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
         aggregator.runs_concluded += 1
         aggregator.footer()
-    bounds = document.get("out_of_bounds")
-    if isinstance(bounds, dict) and _integer(bounds.get("count")) is not None:
-        aggregator.add_out_of_bounds(max(0, _integer(bounds["count"]) or 0))
+    _out_of_bounds(document.get("out_of_bounds"), aggregator)
+    if errors := _errors(document.get("errors")):
+        aggregator.reported_errors = errors
+
+
+def _wrong(entry: dict[str, Any]) -> float | None:
+    """The wrong elements a refused entry's readable `nwrong` fields count (None: none)."""
+    halves = [entry.get(key) for key in ("out_of_place", "in_place")]
+    counts = [_magnitude(half.get("nwrong", half.get("wrong"))) for half in halves if isinstance(half, dict)]
+    return sum(count for count in counts if count is not None) or None
+
+
+def _out_of_bounds(bounds: Any, aggregator: NcclAggregator) -> None:
+    """nccl-tests' own count of values over its tolerance; a missing or unreadable one is said, never taken for 0."""
+    count = _integer(bounds.get("count")) if isinstance(bounds, dict) else None
+    if count is not None and count >= 0:
+        aggregator.add_out_of_bounds(count)
         aggregator.footer()
+    elif bounds is None:
+        aggregator.remarks.append("no out_of_bounds count: nccl-tests' own data check not read")
+    else:
+        shown = _described(bounds.get("count")) if isinstance(bounds, dict) else _described(bounds)
+        aggregator.remarks.append(f"out_of_bounds count {shown} unreadable: nccl-tests' own data check not read")
+
+
+def _errors(errors: Any) -> str | None:
+    """What a non-empty `errors` (a list, or a lone value) says, shown short; None for none."""
+    items = errors if isinstance(errors, list) else [] if errors in (None, "", {}) else [errors]
+    if not items:
+        return None
+    first = items[0] if isinstance(items[0], str) else json.dumps(items[0])
+    more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+    return f"{first[:200]!r}{more}"

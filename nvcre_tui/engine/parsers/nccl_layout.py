@@ -32,9 +32,9 @@ _ERROR_CELL = re.compile(r"\de[-+]\d\d", re.ASCII)
 _PRINTED_NUMBER = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)",
                              re.ASCII | re.IGNORECASE)
 _HALF_NAMES = ("", "in-place ")
-# A line "looks like a data row" when its first cell is a size (1 to 20 ASCII digits: nccl-tests prints a
-# size_t), it has 9 to 25 cells (every layout's 11 to 23, give or take two) and at least half of its cells
-# hold a digit. Headers, '#' comments, banners, NCCL INFO/WARN lines and footers never start with a bare
+# A line "looks like a data row" when its first cell is a size (ASCII digits, however many: nccl-tests prints a
+# size_t of at most 20, and a longer or negative one is a row gone wrong, not noise), it has 9 to 25 cells (every
+# layout's 11 to 23, give or take two) and at least half of its cells hold a digit. Headers, '#' comments, banners, NCCL INFO/WARN lines and footers never start with a bare
 # number; prose that does ("2 ranks failed ...") is mostly words.
 _ROW_CELLS = range(9, 26)
 #: The type cell of a row: nccl-tests' type names (ncclDataType_t), float8 ones included.
@@ -210,11 +210,21 @@ def _shown(cell: str) -> str:
     return cell if len(cell) <= _SHOWN_CELL else f"{cell[:_SHOWN_CELL - 3]}..."
 
 
+def row_size(cell: str) -> int | None:
+    """The size a row's first cell names, None when it names none (negative, past a size_t's 20 digits)."""
+    return unsigned_int(cell) if len(cell) <= 20 else None
+
+
+def sized(cell: str) -> bool:
+    """Whether a first cell is printed as a size is, readable or not: ASCII digits, a minus sign allowed."""
+    digits = cell[1:] if cell[:1] == "-" else cell
+    return digits.isascii() and digits.isdigit()
+
+
 def looks_like_row(tokens: list[str]) -> bool:
     """Whether a split line has the shape of an nccl-tests data row (see _ROW_CELLS), valid or not; or starts as
     one does (size, count, data type) whatever follows: another rank's output printed into the row's middle."""
-    size = tokens[0] if tokens else ""
-    if not (len(size) <= 20 and size.isascii() and size.isdigit()):
+    if not tokens or not sized(tokens[0]):
         return False
     if len(tokens) >= 3 and tokens[1].isascii() and tokens[1].isdigit() and tokens[2] in DATA_TYPES:
         return True
@@ -249,6 +259,15 @@ def _unreadable(tokens: list[str], columns: Columns) -> str | None:
             checks.append((f"{half}{'error' if columns.error_kind else '#wrong'}", start + columns.wrong, wrong))
     return next((f"{name} {_shown(tokens[index])}" for name, index, check in checks if check(tokens[index]) is None),
                 None)
+
+
+def refused_wrong(tokens: list[str], layout: Layout | None) -> float | None:
+    """The wrong elements a refused line of `layout`'s width counts in its readable `#wrong` cells (None: none)."""
+    if layout is None or len(tokens) != layout.width or layout.wrong_at is None or layout.wrong_kind != "count":
+        return None
+    columns = Columns.of(layout)
+    counts = [unsigned_magnitude(tokens[start + layout.wrong_at]) for start in columns.halves]
+    return sum(count for count in counts if count is not None) or None
 
 
 def refusal(tokens: list[str], layout: Layout | None) -> str | None:

@@ -81,7 +81,7 @@ class SkippedRow:
     """A result row left out of every average: a time or bandwidth cell is inf, nan or negative, or the line
     looks like a row but a cell is unreadable or the cell count is not the table's."""
 
-    size: int
+    size: int | None  # None when the size itself is what cannot be read ("size -1048576")
     cells: str  # what is wrong, cells as printed: "busbw inf", "algbw -1.00, busbw -1.00", "count 1_000", "14 cells
     # (the table has 13)"
     where: str  # "line 57" in a stdout table, "results[3]" in a -J document
@@ -89,9 +89,29 @@ class SkippedRow:
 
 def describe_skipped(count: int, named: tuple[SkippedRow, ...]) -> str:
     """'2 rows skipped: busbw inf at size 1048576 B (line 57); busbw nan at size 2097152 B (line 58)'."""
-    examples = "; ".join(f"{row.cells} at size {row.size} B ({row.where})" for row in named)
+    examples = "; ".join(f"{row.cells}{'' if row.size is None else f' at size {row.size} B'} ({row.where})"
+                         for row in named)
     more = f" and {count - len(named)} more" if count > len(named) else ""
     return f"{count} row{'s' if count != 1 else ''} skipped: {examples}{more}"
+
+
+#: Counts beyond this many digits are taken as this power of ten: a message then says "at least 10^1000", and no
+#: number reaches int()'s 4300-digit limit on its way to text or JSON.
+MAX_COUNT_DIGITS = 1000
+
+
+def read_count(digits: str) -> int:
+    """A count printed as `digits` (ASCII), at most 10^MAX_COUNT_DIGITS."""
+    return int(digits) if len(digits) <= MAX_COUNT_DIGITS else 10**MAX_COUNT_DIGITS
+
+
+def shown_count(count: float) -> str:
+    """A count as a message says it: a float as %g, an integer exact up to 24 digits, else by its order of magnitude
+    ("at least 10^28"), never cut to a smaller number."""
+    if isinstance(count, float):
+        return f"{count:g}"
+    digits = str(min(count, 10**MAX_COUNT_DIGITS))
+    return digits if len(digits) <= 24 else f"at least 10^{len(digits) - 1}"
 
 
 @dataclass(frozen=True)
@@ -123,6 +143,7 @@ class NcclResult:
     # Why the output does not show every run concluding (rows without a summary footer, or a started run that
     # printed no row and no summary): never a pass for `nvcre parse`; `failure` stays what the rows themselves show.
     incomplete: str | None = None
+    remarks: tuple[str, ...] = ()  # what the output leaves unsaid or unreadable beside the rows ("no out_of_bounds")
 
     @property
     def bus_bandwidth_gbps(self) -> float:
@@ -144,10 +165,9 @@ class NcclResult:
         return self.failure is None
 
     def notes(self) -> tuple[str, ...]:
-        """Rows left out of the averages, named ("nccl: 2 rows skipped: ..."); none for a clean log."""
-        if not self.skipped_count:
-            return ()
-        return (f"{NOTE_PREFIX}{describe_skipped(self.skipped_count, self.skipped_rows)}",)
+        """Rows left out of the averages, named ("nccl: 2 rows skipped: ..."), and the remarks; none for a clean log."""
+        skipped = (describe_skipped(self.skipped_count, self.skipped_rows),) if self.skipped_count else ()
+        return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *self.remarks))
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this result yields."""
@@ -159,10 +179,12 @@ class NcclResult:
         data["ranks"] = {str(rank): asdict(device) for rank, device in sorted(self.ranks.items())}
         data["measurements"] = self.measurements()
         data["largest"] = asdict(self.largest)
-        if self.skipped_count:
+        if self.notes():
             data["notes"] = list(self.notes())
-        else:  # only a log with skipped rows carries these keys: a clean log's output is what it always was
+        if not self.skipped_count:  # only a log with skipped rows carries these keys: a clean log's is what it was
             del data["skipped_count"], data["skipped_rows"]
+        if not self.remarks:
+            del data["remarks"]
         if self.incomplete is None:
             del data["incomplete"]
         return data
@@ -271,6 +293,9 @@ class NcclAggregator:
         self.nccl_failure: str | None = None  # the first line saying NCCL (or CUDA) failed
         self.skipped_count = 0
         self.skipped_rows: list[SkippedRow] = []
+        self.skipped_wrong: tuple[float, str] | None = None  # (wrong elements, where): the first refused row with any
+        self.reported_errors: str | None = None  # what a -J document's "errors" says went wrong
+        self.remarks: list[str] = []
         self.footed = 0  # rows (kept or skipped) that a summary footer closed
         self.unfooted_runs = 0  # runs whose last rows no summary followed: cut off, or the run failed
         # The run a "Collective test starting" line opened, until the next one or the end of input: whether it
@@ -307,11 +332,15 @@ class NcclAggregator:
         if max_error is not None:
             self.check_error(size, kind, max_error)
 
-    def skip(self, size: int, cells: str, where: str) -> None:
-        """A row left out (inf, nan or negative cells, or a row-like line refused): in no average, but counted and named."""
+    def skip(self, size: int | None, cells: str, where: str, wrong: float | None = None) -> None:
+        """A row left out (inf, nan or negative cells, or a row-like line refused): in no average, but counted and
+        named. Its wrong elements (`wrong`, when its data-check cells read) still convict: corruption is no cell to
+        skip."""
         self.skipped_count += 1
         if len(self.skipped_rows) < MAX_SKIPPED_NAMED:
             self.skipped_rows.append(SkippedRow(size, cells, where))
+        if wrong and self.skipped_wrong is None:
+            self.skipped_wrong = (wrong, where)
 
     def check_error(self, size: int, kind: str, error: float) -> None:
         """Note the first `error` cell above nccl-tests' tolerance; the table's footer judges it. An error of inf is
@@ -364,7 +393,7 @@ class NcclAggregator:
 
     def add_out_of_bounds(self, count: int) -> None:
         """The footer: nccl-tests' own count of cells over its tolerance, which decides for its table."""
-        self.out_of_bounds = (self.out_of_bounds or 0) + count
+        self.out_of_bounds = min((self.out_of_bounds or 0) + count, 10**MAX_COUNT_DIGITS)
         self.pending_excess = None
 
     def result(self) -> NcclResult:
@@ -390,16 +419,19 @@ class NcclAggregator:
             avg_bus_bandwidth=self.avg_bus_bandwidth,
             out_of_bounds=self.out_of_bounds,
             ranks=dict(self.ranks),
-            failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess),
+            failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess, self.skipped_wrong),
             skipped_count=self.skipped_count,
             skipped_rows=tuple(self.skipped_rows),
             incomplete=self._incomplete(),
+            remarks=tuple(self.remarks),
         )
 
     def _incomplete(self) -> str | None:
         """Why the output does not show every run finishing: result rows that no summary footer followed, or a
         started run that printed neither rows nor a summary."""
         missing = self.unfooted_runs + self.rowless_runs
+        if self.reported_errors is not None:
+            return f"nccl-tests reported errors: {self.reported_errors}"
         if not missing:
             return None
         runs = max(self.runs_started, missing)
@@ -417,13 +449,18 @@ class NcclAggregator:
         return f"{which} never concluded: {'; '.join(reasons)}"
 
 
-def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None) -> Failure | None:
-    """DataCorruption: wrong elements counted, an `error` over tolerance no footer judged, or out-of-bounds values."""
+def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None,
+                skipped_wrong: tuple[float, str] | None = None) -> Failure | None:
+    """DataCorruption: wrong elements counted (in a row read, or in one refused), an `error` over tolerance no footer
+    judged, or out-of-bounds values."""
     corrupt = [size for size in sizes if size.wrong > 0]
     if corrupt:
         first = corrupt[0]
         more = f" (and {len(corrupt) - 1} more sizes)" if len(corrupt) > 1 else ""
-        return Failure(DATA_CORRUPTION, f"{first.wrong:g} wrong elements at size {first.size} B{more}")
+        return Failure(DATA_CORRUPTION, f"{shown_count(first.wrong)} wrong elements at size {first.size} B{more}")
+    if skipped_wrong is not None:
+        wrong, where = skipped_wrong
+        return Failure(DATA_CORRUPTION, f"{shown_count(wrong)} wrong elements in a row left out as unreadable ({where})")
     if excess is not None:
         size, error, tolerance = excess
         judged = "an error without bound" if math.isinf(error) else "the run printed no out-of-bounds footer"
@@ -433,5 +470,5 @@ def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, exces
         worst = max((size for size in sizes if size.max_error is not None), key=lambda s: s.max_error or 0.0,
                     default=None)
         detail = f" (max error {worst.max_error:g} at size {worst.size} B)" if worst and worst.max_error else ""
-        return Failure(DATA_CORRUPTION, f"{out_of_bounds} out-of-bounds values reported{detail}")
+        return Failure(DATA_CORRUPTION, f"{shown_count(out_of_bounds)} out-of-bounds values reported{detail}")
     return None

@@ -3,10 +3,10 @@
 Column positions come from the last table header seen (with or without its leading `#`); a log whose
 headers were lost, or whose header does not fit its rows (a blank redop cell), is read by recognising
 the row shape instead. Launcher prefixes (kubelet timestamps, mpirun tags, srun labels) are skipped
-as tokens. Rows go through the strict per-row reader until the layout has proven itself and the
-first `max_rows` rows are kept; after that they are batched (nccl_batch), which is what makes a
-200 MB log cost little more than splitting its lines. A line that looks like a row but is not one of
-the table (nccl_layout.refusal) is named in the notes with its line, never dropped silently.
+as tokens; terminal colour sequences (SGR) are removed. Rows go through the strict per-row reader until the
+layout has proven itself and the first `max_rows` rows are kept; after that they are batched (nccl_batch),
+which is what makes a 200 MB log cost little more than splitting its lines. A line that looks like a row but is
+not one of the table (nccl_layout.refusal) is named in the notes with its line, never dropped silently.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from nvcre_tui.engine.parsers.base import unsigned_number
 from nvcre_tui.engine.parsers.nccl_batch import KnownCells, fold_batch, prefix_token
 from nvcre_tui.engine.parsers.nccl_layout import (Columns, Layout, infer_layout, invalid_cells, layout_from_header, read_row,
-                                                  refusal)
-from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues
+                                                  refusal, refused_wrong, row_size, sized)
+from nvcre_tui.engine.parsers.nccl_model import NcclAggregator, RankDevice, RowValues, read_count
 from nvcre_tui.engine.parsers.prefixes import prefix_tokens
+from nvcre_tui.engine.parsers.terminal import ESCAPE, without_colours, without_terminal_control
 
 # "#  Rank  0 Group  0 Pid   4101 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3";
 # older builds print no Group and a short bus id such as [0x18].
@@ -30,7 +31,7 @@ _RANK = re.compile(
     re.ASCII,
 )
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)", re.ASCII)
-_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d{1,18})", re.ASCII)
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)", re.ASCII)
 _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
 # Lines saying why a run printed no table (NCCL's own WARN lines, nccl-tests' failure lines).
 _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"
@@ -78,6 +79,8 @@ class TableReader:
         for number, line in enumerate(itertools.chain((line,), iterator), 1):
             if fast and " NCCL " in line and not watch:
                 continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
+            if ESCAPE in line:  # a coloured row is the row: read without its colours, never passed over as noise
+                line = without_colours(line)
             tokens = split(line)
             count = len(tokens)
             if fast:  # a proven layout: a bare row, or a row behind one prefix token, joins a batch
@@ -113,6 +116,14 @@ class TableReader:
                     if not tokens:
                         continue
                     first = tokens[0]
+                if first[0] == ESCAPE:  # a control sequence before the first cell (erase line, cursor move) is no cell
+                    tokens = split(without_terminal_control(" ".join(tokens)))
+                    if not tokens:
+                        continue
+                    first = tokens[0]
+                if first[0] == "-" and sized(first):  # a negative size: a row gone wrong, named if it looks like one
+                    self._reject(tokens, self.layout, number, saw_newline and not line.endswith("\n"))
+                    continue
                 if not first.isdigit():
                     if first[0] == "#" or first in _MARKER_WORDS or watch:
                         self._other(tokens, line)
@@ -242,7 +253,7 @@ class TableReader:
         last line, cut off before its newline, is not: it is an incomplete row, dropped by rule."""
         reason = None if cut_off else refusal(tokens, layout)
         if reason is not None:
-            self.aggregator.skip(int(tokens[0]), reason, f"line {number}")
+            self.aggregator.skip(row_size(tokens[0]), reason, f"line {number}", refused_wrong(tokens, layout))
 
     def _misfit(self, tokens: list[str], number: int, cut_off: bool = False) -> None:
         """A row the current layout does not fit: infer its layout, unless a header has proven its own."""
@@ -296,7 +307,7 @@ class TableReader:
             match = _OUT_OF_BOUNDS.match(text)
             if match:
                 self._footer()
-                self.aggregator.add_out_of_bounds(int(match.group(1)))
+                self.aggregator.add_out_of_bounds(read_count(match.group(1)))
         elif text.startswith("Avg bus"):
             match = _AVG_BUS.match(text)
             if match:

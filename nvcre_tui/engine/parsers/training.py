@@ -7,7 +7,7 @@ below the first logged step + warmupSteps are warmup; a window cut from a runnin
 Times without a zone stay naive (the cluster's local time); an interval between a naive and an aware
 time is unknown, never guessed. How the log ends (training_ending) makes the result `incomplete` when it
 stops short of its total or shows an error after its last step; NaN loss is a failure (LossNaN); a step
-line with an unreadable cell, or past its total, is left out and named in `notes()`.
+line with an unreadable cell or step number, or past its total, is left out and named in `notes()`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from datetime import datetime
 from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, reading
 from nvcre_tui.engine.parsers.training_ending import Ending
 from nvcre_tui.engine.parsers.training_lines import (CheckpointDone, CheckpointSave, ErrorLine, Event, Exit, LogInterval, Restore,
-                                                    Start, Step, joined_records, recognise)
+                                                    Start, Step, UnreadableStep, joined_records, recognise)
 from nvcre_tui.engine.parsers.training_model import (
     PROFILES,
     Goodput,
@@ -99,6 +99,9 @@ class _Tracker:
             return
         if isinstance(event, LogInterval):
             self.ending.log_interval = event.steps
+            return
+        if isinstance(event, UnreadableStep):
+            self.ending.unreadable(event, number)
             return
         # The kubelet time (aware) when there is one, so that every interval compares like with like;
         # else the line's own time (naive when the framework prints no zone).

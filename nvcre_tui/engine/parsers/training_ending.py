@@ -11,7 +11,7 @@ early on purpose: a remark, not a gap. An error line that more steps follow did 
 from __future__ import annotations
 
 from nvcre_tui.engine.parsers.base import Failure
-from nvcre_tui.engine.parsers.training_lines import ErrorLine, Exit, Step
+from nvcre_tui.engine.parsers.training_lines import ErrorLine, Exit, Step, UnreadableStep
 from nvcre_tui.engine.parsers.training_model import SkippedStep, describe_skipped
 
 LOSS_NAN = "LossNaN"
@@ -52,10 +52,17 @@ class Ending:
         self.steps += 1
         self.ignoring.clear()  # a report that did not end on an exception line (KeyboardInterrupt:) ends here
         if problem:
-            self.skipped += 1
-            if len(self.skipped_steps) < MAX_SKIPPED_NAMED:
-                self.skipped_steps.append(SkippedStep(event.step, problem, f"line {number}"))
+            self._skip(SkippedStep(event.step, problem, f"line {number}"))
         return problem
+
+    def unreadable(self, event: UnreadableStep, number: int) -> None:
+        """Note a step line whose step or total is no number: left out and named, the run's progress unknown from it."""
+        self._skip(SkippedStep(None, f"{event.text} (no step number)", f"line {number}"))
+
+    def _skip(self, step: SkippedStep) -> None:
+        self.skipped += 1
+        if len(self.skipped_steps) < MAX_SKIPPED_NAMED:
+            self.skipped_steps.append(step)
 
     def restart(self) -> None:
         """A process (re)started: errors before it belong to the one that ended."""

@@ -2,7 +2,8 @@
 
 Each recogniser turns one line (kubelet prefix already removed) into an event, or None. A step line
 whose step time, TFLOP/s or loss cell is printed but unreadable (negative, inf) is still a Step, with
-`problem` naming the cell: the parser leaves it out and says so. NaN loss is counted, never dropped.
+`problem` naming the cell: the parser leaves it out and says so; one whose step or total is no number
+(`iteration -30/50`, full-width digits) is an UnreadableStep, said the same way. NaN loss is counted, never dropped.
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from datetime import datetime
 
 from nvcre_tui.engine.parsers.base import overflows, parse_timestamp, signed_number, unsigned_int, unsigned_number
 from nvcre_tui.engine.parsers.prefixes import split_line_prefixes
+from nvcre_tui.engine.parsers.terminal import ESCAPE, without_terminal_control
 
 # "[2026-03-02 11:42:07.513201] iteration       40/      50 | ... |"
 _MEGATRON_STEP = re.compile(r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]\s*)?"
-                            r"iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)", re.ASCII)
+                            r"iteration\s+(?P<step>[^\s/|]+)\s*/\s*(?P<total>[^\s/|]+)\s*\|(?P<fields>.*)", re.ASCII)
 # NeMo 1.x progress bars: "Epoch 0: : 10%|#  | 5/50 [00:12<01:48, reduced_train_loss=10.8, global_step=4.000,
 # consumed_samples=640.0, train_step_timing in s=2.19]" (rewritten in place with carriage returns).
 _NEMO1_STEP = re.compile(r"global_step=(?P<step>\d{1,12})(?:\.0*)?\b", re.ASCII)
 _NEMO1_FIELD = re.compile(r"([A-Za-z_][\w ]*?)=([0-9.eE+-]+|[-+]?(?:nan|inf)\b)", re.ASCII | re.IGNORECASE)
 # "Training epoch 0, iteration 39/49 | ... | global_step: 39 | ..."
-_NEMO_STEP = re.compile(r"Training epoch\s+\d+,\s*iteration\s+(?P<step>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)",
-                        re.ASCII)
+_NEMO_STEP = re.compile(r"Training epoch\s+\d+,\s*iteration\s+(?P<step>[^\s/|]+)\s*/\s*(?P<total>[^\s/|]+)\s*\|"
+                        r"(?P<fields>.*)", re.ASCII)
 _BRACKET_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\]", re.ASCII)
 _NEMO_PREFIX = re.compile(r"\[NeMo [A-Z] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[^\]]*\]", re.ASCII)
 _WORLD = re.compile(r"using world size:\s*(\d+)", re.ASCII)
@@ -38,7 +40,6 @@ _RESTORE = re.compile(r"(?:loading (?:distributed )?checkpoint from|Restoring mo
 _NEMO_START = "Experiments will be logged at"
 # What a failing process prints: a Python exception or traceback (torchrun prefixes each rank's lines with
 # "[rankN]: "), torchrun's ChildFailedError and "failed (exitcode: N)", a segfault. Warnings never match.
-_TERMINAL_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]", re.ASCII)  # CSI sequences: colours, cursor moves
 _RANK_PREFIX = re.compile(r"\[rank\d+\]:\s*", re.ASCII)
 _ERROR_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::|$)", re.ASCII)
 _ERROR_ANYWHERE = re.compile(r"ChildFailedError|\] failed \(exitcode: -?\d+\)|Segmentation fault", re.ASCII)
@@ -62,6 +63,13 @@ class Step:
     timestamp: datetime | None  # the line's own time, when it prints one
     problem: str | None = None  # a printed cell that is unreadable ("TFLOP/s -613.0"): the step is left out
     nan: int = 0  # iterations with NaN loss this line reports
+
+
+@dataclass(frozen=True)
+class UnreadableStep:
+    """A step line whose step or total is no number (`iteration -30/50`): no step to place, but never passed over."""
+
+    text: str  # the iteration cell as printed, cut short
 
 
 @dataclass(frozen=True)
@@ -113,7 +121,7 @@ class Restore:
     timestamp: datetime | None
 
 
-Event = Step | Start | CheckpointSave | CheckpointDone | Restore | ErrorLine | Exit | LogInterval
+Event = Step | UnreadableStep | Start | CheckpointSave | CheckpointDone | Restore | ErrorLine | Exit | LogInterval
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -168,15 +176,21 @@ _TFLOPS = ("throughput per GPU (TFLOP/s/GPU)", "TFLOPs", "TFLOPs per GPU")
 _NEMO_TIMING = ("train_step_timing in s",)
 
 
-def _megatron_step(line: str) -> Step | None:
+def _unreadable(match: re.Match[str]) -> UnreadableStep:
+    return UnreadableStep(f"iteration {match.group('step')[:24]}/{match.group('total')[:24]}")
+
+
+def _megatron_step(line: str) -> Step | UnreadableStep | None:
     match = _MEGATRON_STEP.search(line)
     if match is None:
         return None
     cells = _Cells(_fields(match.group("fields")))
     scale = next((scale for key, scale in _ELAPSED if key in cells.fields), None)
     step, total = unsigned_int(match.group("step")), unsigned_int(match.group("total"))
-    if scale is None or step is None or total is None:
+    if scale is None:
         return None
+    if step is None or total is None:
+        return _unreadable(match)
     elapsed = cells.number(tuple(key for key, _ in _ELAPSED), "step time")
     tflops = cells.number(_TFLOPS, "TFLOP/s")
     loss = cells.loss(("lm loss",))
@@ -200,7 +214,7 @@ def _nemo1_step(line: str) -> Step | None:
     return Step("nemo", step, None, timing or 0.0, tflops, loss, None, cells.problem, cells.nan)
 
 
-def _nemo_step(line: str) -> Step | None:
+def _nemo_step(line: str) -> Step | UnreadableStep | None:
     match = _NEMO_STEP.search(line)
     if match is None:
         return None
@@ -208,8 +222,10 @@ def _nemo_step(line: str) -> Step | None:
     global_step = unsigned_int(cells.fields["global_step"]) if "global_step" in cells.fields else None
     step = global_step if global_step is not None else unsigned_int(match.group("step"))
     total = unsigned_int(match.group("total"))
-    if "train_step_timing in s" not in cells.fields or step is None or total is None:
+    if "train_step_timing in s" not in cells.fields:
         return None
+    if step is None or total is None:
+        return _unreadable(match)
     timing = cells.number(_NEMO_TIMING, "step time")
     tflops = cells.number(("TFLOPS_per_GPU",), "TFLOP/s")
     loss = cells.loss(("reduced_train_loss",))
@@ -234,8 +250,8 @@ def joined_records(lines: Iterable[str]) -> Iterator[tuple[int, datetime | None,
     for number, raw in enumerate(lines, 1):
         when, text = split_line_prefixes(raw)
         text = text.rstrip("\n")
-        if "\x1b" in text:  # a coloured log (rich, colorama): what a record says is its text without the colours
-            text = _TERMINAL_CONTROL.sub("", text)
+        if ESCAPE in text:  # a coloured log (rich, colorama): what a record says is its text without the colours
+            text = without_terminal_control(text)
         if pending is not None:
             if not text.strip() or pieces >= _MAX_WRAPS or _RECORD_START.match(text.lstrip()):
                 yield pending

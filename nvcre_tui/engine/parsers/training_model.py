@@ -42,7 +42,7 @@ class TrainingStep:
 class SkippedStep:
     """A step line left out of every average: a printed cell is unreadable, or its step is past its total."""
 
-    step: int
+    step: int | None  # None when the step number itself is unreadable
     cells: str  # what is wrong, as printed: "TFLOP/s -613.0 at step 30", "iteration 40/30 (past its total)"
     where: str  # "line 9"
 

@@ -30,6 +30,9 @@ CELPY_WORDS = ("celpy", "Token(", "<class", "DoubleType", "no such overload", "d
         # short-circuiting hid these from the old probes (0, 1, 1000.5): render passed, run blamed every node
         ("value < 1 || value.foo", 'CEL expression "value < 1 || value.foo" cannot be evaluated: value is a number, it has no field foo'),
         ("has(value.x)", 'CEL expression "has(value.x)" cannot be evaluated: value is a number, it has no field x'),
+        # no CEL (has takes a field selection), and cel-python read it as true: a threshold that always passed
+        ("has(value)", 'CEL expression "has(value)": has() takes a field selection, such as has(value.x)'),
+        ("value > 1 || [1].all(x, has(x))", 'CEL expression "value > 1 || [1].all(x, has(x))": has() takes a field selection, such as has(value.x)'),
         ("value > 1 && value.size() > 0", 'CEL expression "value > 1 && value.size() > 0" cannot be evaluated: value is a number, it has no method size()'),
         ("value > 1 && value[0] > 1", 'CEL expression "value > 1 && value[0] > 1" cannot be evaluated: value is a number, it cannot be indexed'),
         ("value > 1 && size(value) > 0",
@@ -169,3 +172,34 @@ def test_a_bad_regular_expression_is_one_line_and_re2_writes_nothing(tmp_path: P
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"{cert}: spec.categories[0].options.thresholds.busBandwidthGBps: CEL expression "
                                         "\"value > 0.0 && \"a\".matches(\"(\")\" fails when value is 0.5: matches() was given an invalid regular expression"]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ("{thresholds: {avgTFLOPsPerGPU: 'value > 1'}}", "applies to no category: no category of the certification measures it"),
+    ("{thresholds: {busBandwidthGBps: 'value > 1'}}", None),
+])
+def test_a_global_threshold_that_applies_to_no_category_is_refused(options: str, message: str | None) -> None:
+    """A global threshold on a metric no category measures judged nothing, and the certification passed without it."""
+    text = f"""
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {{name: g}}
+spec:
+  target: {{nodeSelector: {{nvidia.com/gpu.present: "true"}}}}
+  options: {options}
+  categories:
+    - {{domain: communication, variant: nccl-all-reduce}}
+    - {{domain: communication, variant: nccl-all-gather, options: {{thresholds: {{busBandwidthGBps: 'value > 2'}}}}}}
+"""
+    if message is None:
+        certification_from_text("g.yaml", text, default_catalog())
+        return
+    with pytest.raises(Exception) as caught:
+        certification_from_text("g.yaml", text, default_catalog())
+    assert str(caught.value).splitlines() == [f"g.yaml: spec.options.thresholds.avgTFLOPsPerGPU: {message}"]
+    only_theirs = text.replace("- {domain: communication, variant: nccl-all-reduce}\n", "").replace("avgTFLOPsPerGPU", "busBandwidthGBps")
+    with pytest.raises(Exception) as caught:
+        certification_from_text("g.yaml", only_theirs, default_catalog())
+    assert str(caught.value).splitlines() == [
+        "g.yaml: spec.options.thresholds.busBandwidthGBps: applies to no category: communication/nccl-all-gather measures it "
+        "but set thresholds of their own, which replace the global ones"]

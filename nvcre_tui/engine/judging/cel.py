@@ -175,6 +175,29 @@ def number_misuses(tree: lark.Tree, variable: str) -> list[str]:
     return found
 
 
+def _selects_a_field(node: Any) -> bool:
+    """Whether an expression is, under its one-child wrappers, a field selection (`value.x`)."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        node = node.children[0]
+    return isinstance(node, lark.Tree) and node.data == "member_dot"
+
+
+def has_misuses(tree: lark.Tree) -> int:
+    """How many `has(...)` calls take something other than a field selection: CEL's `has` tests a field's presence
+    (`has(value.x)`); `has(value)` is no CEL (cel-python reads it as always true: a threshold that always passed)."""
+    count = 0
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, lark.Tree):
+            continue
+        if node.data == "ident_arg" and str(node.children[0]) == "has":
+            args = node.children[1].children if len(node.children) > 1 and isinstance(node.children[1], lark.Tree) else []
+            count += len(args) != 1 or not _selects_a_field(args[0])
+        stack.extend(node.children)
+    return count
+
+
 def float_literals(tree: lark.Tree) -> list[str]:
     """The expression's floating-point literals as written ("1e309"); a walk with a stack, as deep trees are."""
     found: list[str] = []
@@ -235,6 +258,8 @@ def build_program(expression: str, variable: str, *, number: bool = False) -> ce
     endless = next((literal for literal in float_literals(tree) if not math.isfinite(float(literal))), None)
     if endless is not None:  # 1e309 reads as infinity: a threshold no measurement can meet, or one every measurement meets
         raise CelExpressionError(f'CEL expression "{quoted}": {endless} is beyond any double (it reads as infinity)')
+    if has_misuses(tree):
+        raise CelExpressionError(f'CEL expression "{quoted}": has() takes a field selection, such as has({variable}.x)')
     undeclared = sorted(free_identifiers(tree) - {variable})
     if undeclared:
         names = ", ".join(f'"{n}"' for n in undeclared)

@@ -56,9 +56,31 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
             where = ((*base, "options") if category.options and category.options.max_steps is not None
                      else ("spec", "options") if cert.spec.options and cert.spec.options.max_steps is not None else ("spec",))
             problems.append((field_path((*where, "maxSteps")), short))
+    problems += _global_threshold_problems(cert, catalog)
     problems += _option_problems(cert, catalog)
     problems += _pod_field_problems(cert)
     return [f"{path}: {message}" for path, message in problems]
+
+
+def _global_threshold_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, str]]:
+    """A global threshold applies to the categories that measure its metric and set no thresholds of their own
+    (theirs replace the global ones whole); one that applies to none would judge nothing, and the certification
+    would pass without it."""
+    entries = [(category, catalog.find(category.domain, category.variant)) for category in cert.spec.categories]
+    if any(entry is None for _, entry in entries):
+        return []  # an unknown category is refused by name already
+    inline = CategoryOptions.model_validate(CategoryOptions.set_fields(cert.spec))
+    problems = []
+    for base, options in ((("spec",), inline), (("spec", "options"), cert.spec.options)):
+        for key in sorted((options.thresholds if options else None) or {}):
+            if any(entry is not None and key in entry.metrics and not (category.options and category.options.thresholds is not None)
+                   for category, entry in entries):
+                continue
+            measured = [entry.key for category, entry in entries if entry is not None and key in entry.metrics]
+            why = (f"{', '.join(measured)} {'measures' if len(measured) == 1 else 'measure'} it but set thresholds of "
+                   "their own, which replace the global ones" if measured else "no category of the certification measures it")
+            problems.append((field_path((*base, "thresholds", key)), f"applies to no category: {why}"))
+    return problems
 
 
 def _pod_field_problems(cert: Certification) -> list[tuple[str, str]]:

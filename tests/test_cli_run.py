@@ -443,3 +443,13 @@ def test_a_table_a_script_reads_has_no_padding_after_its_last_word(capsys: pytes
     assert main(["certification", "list-categories"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 5 and lines[0].startswith("DOMAIN") and all(line == line.rstrip() for line in lines)
+
+
+def test_a_file_name_holding_a_newline_is_still_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The name was printed raw: the message broke over two lines, the second looking like a message of its own."""
+    folder = tmp_path / "a\nb"
+    folder.mkdir()
+    (folder / "c.yaml").write_text("kind: Certification\n")
+    assert main(["certification", "render", str(folder / "c.yaml")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"{tmp_path}/a\ufffdb/c.yaml: ")

@@ -136,8 +136,9 @@ def _error_kind(error: StoreError) -> str:
 
 
 def _say(message: str) -> None:
+    """One line on stderr: a newline inside (a file name holding one) is shown, never a second line."""
     try:
-        print(printable(message), file=sys.stderr)
+        print(printable(message, newlines=False), file=sys.stderr)
     except (OSError, ValueError, AttributeError):  # stderr closed or broken as well: nothing left to tell
         pass
 

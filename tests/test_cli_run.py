@@ -453,3 +453,16 @@ def test_a_file_name_holding_a_newline_is_still_one_line(tmp_path: Path, capsys:
     assert main(["certification", "render", str(folder / "c.yaml")]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert lines and all(line.startswith(f"{tmp_path}/a\ufffdb/c.yaml: ") for line in lines), lines
+
+
+def test_a_namespace_flag_that_contradicts_the_file_is_refused_as_kubectl_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-n team-b replaced the file's metadata.namespace team-a in silence: the certification ran where the file
+    did not say."""
+    cert = tmp_path / "c.yaml"
+    cert.write_text(BURN_IN.read_text().replace("name: burn-in", "name: burn-in\n  namespace: team-a", 1))
+    state = tmp_path / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(cert), "--state", str(state), "-n", "team-b"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{cert}: metadata.namespace 'team-a' does not match -n 'team-b': pass -n team-a, or leave the namespace out of the file"]
+    assert not state.exists()
+    assert main(["certification", "run", "--sim", "--cert-file", str(cert), "--state", str(state), "-n", "team-a"]) == 0

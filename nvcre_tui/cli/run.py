@@ -244,6 +244,9 @@ async def _run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
     check_namespace(args.namespace)
+    if args.namespace and cert.metadata.namespace and args.namespace != cert.metadata.namespace:  # as kubectl refuses it
+        raise InputError(f"{_source(args)}: metadata.namespace {cert.metadata.namespace!r} does not match -n {args.namespace!r}: "
+                         f"pass -n {cert.metadata.namespace}, or leave the namespace out of the file")
     if getattr(args, "history", None):
         check_history(Path(args.history))
     if not on_cluster(args):

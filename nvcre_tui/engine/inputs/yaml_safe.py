@@ -98,6 +98,10 @@ class StrictLoader(DepthLimitedLoader):
             if key_node.tag == _MERGE:
                 continue
             key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, str):  # JSON and every Kubernetes field name are text
+                said = (f"key {key_node.value!r} is read as {_read_as(key)}, not text: put it in quotes"
+                        if isinstance(key_node, ScalarNode) else "a key must be text, not a list or mapping")
+                raise ConstructorError(None, None, said, key_node.start_mark)
             try:
                 earlier = first_line.get(key)
             except TypeError:  # an unhashable key: the base class names it
@@ -106,6 +110,17 @@ class StrictLoader(DepthLimitedLoader):
                 raise ConstructorError(None, None, f"duplicate key {key!r} (first on line {earlier})", key_node.start_mark)
             first_line[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep)
+
+
+def _read_as(value: Any) -> str:
+    """What YAML made of an unquoted scalar, in words: `null`, `yes` and `2020-01-01` are no text."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
 
 
 # YAML 1.2, JSON, Go and Kubernetes' YAML read 1e10 as a number; PyYAML's YAML 1.1 floats need a dot (1.0e10) and read

@@ -478,3 +478,15 @@ def test_numbers_yaml_versions_read_apart_are_refused(text: str, message: str) -
     assert caught.value.messages[0].startswith(message)
     assert parse_yaml_documents("cert.yaml", "a: 0x10\nb: 1_000\nc: '017'\nd: 0\ne: 10.50\nf: '1:30'\n") == [
         {"a": 16, "b": 1000, "c": "017", "d": 0, "e": 10.5, "f": "1:30"}]
+
+
+def test_a_date_yaml_read_unquoted_is_named_as_a_date_not_in_python(tmp_path: Path) -> None:
+    """`at: 2020-01-01` said `must be a string, got datetime.date(2020, 1, 1)`."""
+    from nvcre_tui.engine.errors import InputError
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nnodes: [{count: 2}]\nfaults:\n  - {type: cordon, node: gpu-node-01, at: 2020-01-01}\n")
+    with pytest.raises(InputError) as caught:
+        load_scenario(path)
+    assert str(caught.value) == f"{path}: faults[0].at: must be a string, got the date 2020-01-01 (YAML reads it so unquoted: put it in quotes)"

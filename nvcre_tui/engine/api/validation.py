@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -61,7 +62,16 @@ _MESSAGES = {
 }
 
 
+class _Shown(str):
+    """Text a message shows as it is (its repr is itself)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _short(value: Any) -> Any:
+    if isinstance(value, (date, datetime)):  # not Python's datetime.date(2020, 1, 1)
+        return _Shown(f"the date {value.isoformat()} (YAML reads it so unquoted: put it in quotes)")
     text = repr(value)
     return value if len(text) <= 60 else f"{text[:57]}..."
 

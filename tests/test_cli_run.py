@@ -466,3 +466,13 @@ def test_a_namespace_flag_that_contradicts_the_file_is_refused_as_kubectl_does(t
         f"{cert}: metadata.namespace 'team-a' does not match -n 'team-b': pass -n team-a, or leave the namespace out of the file"]
     assert not state.exists()
     assert main(["certification", "run", "--sim", "--cert-file", str(cert), "--state", str(state), "-n", "team-a"]) == 0
+
+
+def test_what_run_says_is_never_wrapped_at_80_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Piped (no terminal: 80 columns), a line past 80 characters was broken in two, `(the ⏎simulator)`."""
+    name = "a-certification-name-long-enough-to-pass-eighty-columns"
+    cert = tmp_path / "c.yaml"
+    cert.write_text(BURN_IN.read_text().replace("name: burn-in", f"name: {name}", 1))
+    assert main(["certification", "run", "--sim", "--cert-file", str(cert), "--state", str(tmp_path / "s.db")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert f"Certification {name} created in namespace default (the simulator)." in lines

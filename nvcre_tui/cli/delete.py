@@ -61,7 +61,7 @@ async def _delete(args: argparse.Namespace) -> int:
     # does): on an API server with no garbage collector, that is what collects the children.
     session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait))
     told = tell_notices(session)
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         namespace = args.namespace or getattr(session, "namespace", None) or "default"
         certs = [await _find(session, name, namespace) for name in args.names]  # all found before any is deleted

@@ -342,7 +342,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     if isinstance(session, SimSession):
         await session.catch_up()
         await _nodes_of_the_holder(session)
@@ -674,7 +674,7 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
     reports = []
     for name in args.names:
         try:  # report only reads: the simulator's store is opened read-only
-            reports.append(await report_of(session, name, namespace, Console(stderr=True, highlight=False)))
+            reports.append(await report_of(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
         except NotFound:
             raise InputError(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}") from None
         except StoreError as error:

@@ -6,6 +6,7 @@ rows carry its verdict: a node the diagnosis cleared is not marked failed by the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
@@ -309,9 +310,9 @@ class DrilldownScreen(NvcreScreen):
         elif kind == "fault":
             text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):
-            text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None)
+            text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
         elif kind == "workflow":
-            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"))
+            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now())
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
@@ -327,14 +328,14 @@ class DrilldownScreen(NvcreScreen):
         return text
 
     @staticmethod
-    def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None) -> Text:
+    def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])
         label(text, "Status", phase)
         label(text, "Reason", f"{reason}: {message}")
-        label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime")))
+        label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime"), now))
         label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
         for key, expression in (job_template_spec(wf).get("thresholds") or {}).items():

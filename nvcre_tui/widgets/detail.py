@@ -6,6 +6,7 @@ Pure functions from objects to rich Text, so the same words appear on every scre
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
@@ -22,11 +23,14 @@ from nvcre_tui.engine.units import format_duration
 Obj = dict[str, Any]
 
 
-def runtime(start: str | None, end: str | None) -> str:
-    """Elapsed time between two timestamps ("-" when not started)."""
+def runtime(start: str | None, end: str | None, now: datetime | None = None) -> str:
+    """Elapsed time between two timestamps ("-" when not started); running: until `now`, as the lists say it."""
     if not start:
         return "-"
-    return format_duration((parse_time(end) - parse_time(start)).total_seconds()) if end else f"{format_duration(0)}+ (running)"
+    if end:
+        return format_duration((parse_time(end) - parse_time(start)).total_seconds())
+    so_far = max((now - parse_time(start)).total_seconds(), 0.0) if now is not None else 0.0
+    return f"{format_duration(so_far)}{'' if now is not None else '+'} (running)"
 
 
 def label(text: Text, key: str, value: Any) -> None:
@@ -64,15 +68,15 @@ def conditions_line(obj: Obj) -> tuple[str, str, str]:
     return phase, found.get("reason", ""), found.get("message", "")
 
 
-def job_detail(job: Obj, node: str | None = None) -> Text:
-    """A Job (optionally focused on one node of it)."""
+def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -> Text:
+    """A Job (optionally focused on one node of it); `now` times a running one."""
     status = job_status(job)
     phase, reason, message = conditions_line(job)
     text = Text()
     label(text, "Job", job["metadata"]["name"])
     label(text, "Status", phase + (" (ValidationFailed)" if cond.is_true(job, "ValidationFailed") else ""))
     label(text, "Reason", f"{reason}: {message}" if message else reason)
-    label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime")))
+    label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", group_nodes_value(group_nodes(job)))
     measurements_text(text, status.get("measurements"))
     failures = [f for f in job_failures(job) if node in (None, f["name"])]

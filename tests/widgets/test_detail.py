@@ -29,3 +29,15 @@ def test_a_value_written_as_a_yaml_block_scalar_shows_without_a_replacement_char
     text = Text()
     label(text, "Threshold", "busBandwidthGBps: value >= 300\n")
     assert text.plain.endswith("busBandwidthGBps: value >= 300\n") and "\ufffd" not in text.plain
+
+
+def test_a_running_object_is_timed_until_now_as_the_lists_time_it() -> None:
+    """The drill-down said `Runtime 0s+ (running)` for a run the list showed at 3m59s."""
+    from datetime import datetime, timezone
+
+    from nvcre_tui.widgets.detail import runtime
+
+    now = datetime(2026, 1, 1, 0, 3, 59, tzinfo=timezone.utc)
+    assert runtime("2026-01-01T00:00:00Z", None, now) == "3m59s (running)"
+    assert runtime("2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", now) == "1m00s"
+    assert runtime(None, None, now) == "-"

@@ -273,7 +273,7 @@ class AwayStore(MemoryStore):
         self.away = False
         self.stats = type("Stats", (), {"retries": 0, "requests": {}})()
 
-    async def list(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def list(self, *args, **kwargs):
         if self.away:
             from nvcre_tui.engine.store.errors import Unavailable
 
@@ -286,7 +286,8 @@ async def test_the_log_says_when_the_api_server_is_away_back_retried_and_when_th
     Lease on SIGTERM without a line."""
     clock = ManualClock()
     store = AwayStore(clock)
-    engine, metrics, logs = StubEngine(), EngineMetrics(), []
+    engine, metrics = StubEngine(), EngineMetrics()
+    logs: list[str] = []
     task = asyncio.create_task(loop_for(store, clock, "a", engine, metrics, logs).run())
     await settle()
     store.away = True

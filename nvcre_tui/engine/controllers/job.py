@@ -159,7 +159,23 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
         failed = [{"name": name, "reason": "SchedulingBlocked", "message": own} for name in blocked]
         await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
         return None
-    return grace - waited  # still WorkloadPending, as written with the run
+    await _pending_said(ctx, job, run, state, None if starting else grace)
+    return grace - waited
+
+
+async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus, grace: float | None) -> None:
+    """The Job says why its pods do not run yet, as the runner tells it (no pods made: which controller is missing;
+    the nodes a scheduler cannot use) and when it fails, and how its run is carried out (the batch fallback, the
+    simulated fleet): the console and a report read the Job, not the run. Written when that changes only."""
+    said = state.get("message")
+    if not said:
+        return
+    message = f"{said}; it fails after {format_duration(grace)} of this" if grace is not None else str(said)
+    conditions = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
+    current = cond.find(conditions, "InProgress") or {}
+    if current.get("message") == message and conditions == conditions_of(job):
+        return
+    await ctx.patch_status(JOB, job, {"conditions": cond.with_phase(conditions, "InProgress", "WorkloadPending", message, ctx.now())})
 
 
 def _bounded(text: str, most: int = MESSAGE_CHARS) -> str:

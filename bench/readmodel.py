@@ -13,18 +13,24 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.engine import ENGINE_KINDS, engine_cache
 from nvcre_tui.engine.informer import Informer
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.views import Snapshot
 
 CATEGORIES, JOBS_PER_CATEGORY = 4, 1024
+BURN_IN = Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml"
 
 
 class Fleet:
@@ -40,8 +46,22 @@ class Fleet:
         self.cache.observe(kind, {"metadata": {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv)}, **body})
 
 
+def _specs() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Workflow's spec and a Job's, as render makes them (the console leaves out objects its models refuse)."""
+    catalog = default_catalog()
+    cert = certification_from_text("burn-in.yaml", BURN_IN.read_text(), catalog)
+    workflow = render_certification(cert, build_nodes(default_scenario()), catalog, "burn-in.yaml")[0].workflow.to_wire()
+    return workflow["spec"], workflow["spec"]["jobTemplate"]["spec"]
+
+
+def job_status(phase: str) -> dict[str, Any]:
+    """A Job's status in `phase` (InProgress, Succeeded), as its conditions say it."""
+    return {"conditions": [{"type": phase, "status": "True", "reason": phase, "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+
+
 def fleet(namespaces: tuple[str, ...] = ("default", "team-b")) -> Fleet:
     world = Fleet()
+    workflow_spec, job_spec = _specs()
     names = [f"bench-cat-{c}" for c in range(CATEGORIES)]
     for namespace in namespaces:
         world.put(CERTIFICATION, "bench", {}, namespace, spec={"categories": [{"domain": "d", "variant": n} for n in names]},
@@ -49,10 +69,12 @@ def fleet(namespaces: tuple[str, ...] = ("default", "team-b")) -> Fleet:
                                                for n in names]})
         for name in names:
             jobs = [f"{name}-job-{j:04d}" for j in range(JOBS_PER_CATEGORY)]
-            groups = [{"jobRef": job} for job in jobs]  # the read model counts the Jobs the Workflow's groups ran
-            world.put(WORKFLOW, name, {LABEL_CERTIFICATION: "bench"}, namespace, status={"orchestration": {"groups": groups}})
+            # the read model counts the Jobs the Workflow's groups ran
+            groups = [{"name": f"group-{j}", "nodes": [f"node-{j}"], "phase": "Running", "jobRef": job} for j, job in enumerate(jobs)]
+            world.put(WORKFLOW, name, {LABEL_CERTIFICATION: "bench"}, namespace, spec=workflow_spec,
+                      status={"orchestration": {"groups": groups}})
             for job in jobs:
-                world.put(JOB, job, {LABEL_WORKFLOW: name}, namespace, status={"phase": "Running"})
+                world.put(JOB, job, {LABEL_WORKFLOW: name}, namespace, spec=job_spec, status=job_status("InProgress"))
     return world
 
 
@@ -61,7 +83,9 @@ def per_refresh_ms(world: Fleet, rounds: int, snapshot_of: Any) -> float:
     timings = []
     for i in range(rounds):
         workflow = f"bench-cat-{i % CATEGORIES}"
-        world.put(JOB, f"{workflow}-job-{i % JOBS_PER_CATEGORY:04d}", {LABEL_WORKFLOW: workflow}, status={"phase": "Succeeded"})
+        job = f"{workflow}-job-{i % JOBS_PER_CATEGORY:04d}"
+        spec = (world.cache.get(JOB, job, "default") or {}).get("spec")
+        world.put(JOB, job, {LABEL_WORKFLOW: workflow}, spec=spec, status=job_status("Succeeded"))
         start = time.perf_counter()
         views = snapshot_of().views
         assert sum(len(c.jobs) for v in views.values() for c in v.categories) == CATEGORIES * JOBS_PER_CATEGORY

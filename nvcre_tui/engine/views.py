@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, job_template_spec, run_name, workflow_spec
+from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
@@ -28,7 +29,7 @@ from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Join, Joined, join_view, namespace_of
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -54,20 +55,22 @@ class NodeStateModels:
 class CachedJoin:
     """The same join read from a watch cache's label indexes, kept across snapshots: a certification's view is
     rebuilt only when the Certification, one of its Workflows or one of their Jobs changed since it was built.
-    The label indexes span namespaces; each answer keeps the asker's namespace only."""
+    The label indexes span namespaces; each answer keeps the asker's namespace only, and leaves out the objects
+    `damage` (when given) finds damaged, as the informer's lists do."""
 
-    def __init__(self, cache: WatchCache) -> None:
+    def __init__(self, cache: WatchCache, damage: DamageChecks | None = None) -> None:
         missing = [label for label in (LABEL_CERTIFICATION, LABEL_WORKFLOW) if label not in cache.label_keys]
         if missing:
             raise ValueError(f"the cache does not index {', '.join(missing)}")
         self.cache = cache
+        self.damage = damage
         self._views: dict[tuple[str, str], tuple[tuple[object, ...], CertificationView]] = {}
         self._jobs: dict[tuple[str, str], tuple[tuple[object, ...], frozenset[str], list[Obj]]] = {}
 
     def workflows_of(self, cert: Obj) -> list[Obj]:
         namespace = namespace_of(cert)
         return [wf for wf in self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, str(cert["metadata"]["name"]))
-                if namespace_of(wf) == namespace]
+                if namespace_of(wf) == namespace and self._shown(WORKFLOW, wf)]
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
         """Kept until the Workflow or one of the Jobs labelled with its name changes: a refresh after one Job
@@ -78,7 +81,8 @@ class CachedJoin:
         refs = found[1] if found is not None and found[0][:2] == workflow_key else job_refs(workflow)
         key = (*workflow_key, self.cache.label_version(JOB, LABEL_WORKFLOW, name))
         if found is None or found[0] != key:
-            labelled = [job for job in self.cache.labelled(JOB, LABEL_WORKFLOW, name) if namespace_of(job) == namespace]
+            labelled = [job for job in self.cache.labelled(JOB, LABEL_WORKFLOW, name)
+                        if namespace_of(job) == namespace and self._shown(JOB, job)]
             found = (key, refs, jobs_run(workflow, labelled, refs))
             self._jobs[(namespace, name)] = found
         return found[2]
@@ -102,6 +106,9 @@ class CachedJoin:
         for at in [at for at in self._jobs if at not in workflows]:
             del self._jobs[at]
 
+    def _shown(self, kind: ResourceKind, obj: Obj) -> bool:
+        return self.damage is None or self.damage.problem(kind.kind, obj) is None
+
     def _key(self, cert: Obj) -> tuple[object, ...]:
         name = str(cert["metadata"]["name"])
         versions = [self.cache.label_version(WORKFLOW, LABEL_CERTIFICATION, name)]
@@ -112,7 +119,8 @@ class CachedJoin:
 @dataclass(frozen=True)
 class Snapshot:
     """Every object the console needs, read at one resourceVersion: the Nodes and one namespace's certifications
-    with their objects (the console's -n), so a name names one certification."""
+    with their objects (the console's -n), so a name names one certification. Damaged objects (api/damage.py) are
+    left out of the lists and named in `damaged`."""
 
     nodes: list[Obj] = field(default_factory=list)
     certifications: list[Obj] = field(default_factory=list)
@@ -124,18 +132,22 @@ class Snapshot:
     models: NodeStateModels | None = field(default=None, compare=False, repr=False)
     # The informer's join over the cache, shared likewise (None: join these lists once).
     join: Join | None = field(default=None, compare=False, repr=False)
+    damaged: tuple[DamagedObject, ...] = ()  # the objects left out, in SNAPSHOT_KINDS order
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Snapshot:
         """A detached copy: its own objects, joined from its own lists (not the informer's cache and models)."""
         lists = {name: copy.deepcopy(getattr(self, name), memo) for name in ("nodes", "certifications", "workflows", "jobs", "runs")}
-        return Snapshot(**lists, resource_version=self.resource_version)
+        return Snapshot(**lists, resource_version=self.resource_version, damaged=self.damaged)
 
     @classmethod
     async def read(cls, store: ResourceStore, namespace: str | None = None) -> Snapshot:
-        """List each kind once (of one namespace, when given; Nodes have none)."""
+        """List each kind once (of one namespace, when given; Nodes have none), less the damaged objects."""
         lists = [await store.list(kind, namespace) for kind in SNAPSHOT_KINDS]
-        nodes, certifications, workflows, jobs, runs = (result.items for result in lists)
-        return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int))
+        damage = DamageChecks()
+        split = [damage.split(kind.kind, result.items) for kind, result in zip(SNAPSHOT_KINDS, lists, strict=True)]
+        nodes, certifications, workflows, jobs, runs = (kept for kept, _ in split)
+        return cls(nodes, certifications, workflows, jobs, runs, resource_version=max((r.resource_version for r in lists), key=int),
+                   damaged=tuple(found for _, damaged in split for found in damaged))
 
     @cached_property
     def joined(self) -> Join:

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
+from nvcre_tui.engine.api.damage import DamagedObject
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.history.deletion import delete_certification
@@ -76,6 +77,7 @@ class NvcreApp(ThemedApp[None]):
         self._seen_version: int | None = None
         self._shown_at = 0.0  # time.monotonic() of the last snapshot the screens were given
         self._notices_shown = 0  # how many of the session's notices were notified
+        self._damage_said: set[DamagedObject] = set()  # the damaged objects left out that the console named
         self.ui_store: ResourceStore | None = None
         self.informer: Informer | None = None
         self.save_error: InputError | None = None
@@ -83,15 +85,16 @@ class NvcreApp(ThemedApp[None]):
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
+        # Most urgent first: a narrow header cuts the end (the store not answering was seen at 220 columns only).
         badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
-        viewer = self.session.viewer_reason if self.session is not None else None
-        if viewer:
-            badges.append(f"👁 {viewer}")
-        if self.policy.read_only:
-            badges.append("🔒 READ-ONLY")
         since = self.session.cache.unreachable_since if self.session is not None else None
         if since is not None:  # the watches broke: what is shown is the last known state, not live
             badges.append(f"⚠ no answer from the store since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state")
+        if self.policy.read_only:
+            badges.append("🔒 READ-ONLY")
+        viewer = self.session.viewer_reason if self.session is not None else None
+        if viewer:
+            badges.append(f"👁 {viewer}")
         return "  ".join(badges)
 
     @property
@@ -125,9 +128,11 @@ class NvcreApp(ThemedApp[None]):
             engine = self.session.engine
             if engine is not None and not self.policy.read_only:  # a viewer (read-only, the wall) never reconciles
                 self._run_engine()
+            every = TAKE_OVER_SECONDS if isinstance(self.session, SimSession) else CLUSTER_TAKE_OVER_SECONDS
             if not self.policy.read_only:
-                every = TAKE_OVER_SECONDS if isinstance(self.session, SimSession) else CLUSTER_TAKE_OVER_SECONDS
                 self.set_interval(every, self.take_over, name="take-over")
+            else:  # it never takes the Lease over, yet says who holds it now (a holder that died included)
+                self.set_interval(every, self.refresh_viewer, name="viewer")
             self.set_interval(REFRESH_SECONDS, self.refresh_snapshot, name="snapshot")
         await self.refresh_snapshot()
         from nvcre_tui.screens.dashboard import DashboardScreen
@@ -155,6 +160,13 @@ class NvcreApp(ThemedApp[None]):
         elif self.sub_title != self._badges():
             self.sub_title = self._badges()  # e.g. who holds it now
 
+    async def refresh_viewer(self) -> None:
+        """A read-only console or the wall: who holds the engine Lease now, in the header."""
+        if self.session is not None:
+            await self.session.refresh_viewer()
+            if self.sub_title != self._badges():
+                self.sub_title = self._badges()
+
     async def refresh_snapshot(self) -> None:
         """Take a new snapshot from the informer's cache when it changed since the last one."""
         await asyncio.sleep(0)  # let pending watch events reach the cache first
@@ -165,6 +177,7 @@ class NvcreApp(ThemedApp[None]):
             self._seen_version = version
             self.snapshot = self.informer.snapshot()
             self._shown_at = time.monotonic()
+            self._say_damaged(self.snapshot.damaged)
         elif self.snapshot is not None and time.monotonic() - self._shown_at >= TICK_SECONDS and _running(self.snapshot):
             # Nothing changed (a quiet cluster, a long run), yet a running certification's Runtime and Age move on:
             # the screens show the same snapshot again at the time it is now.
@@ -174,6 +187,16 @@ class NvcreApp(ThemedApp[None]):
         if badges != self.sub_title:  # a broken watch (or its end) changes no object: the header says it
             self.sub_title = badges
         self._show_notices()
+
+    def _say_damaged(self, damaged: tuple[DamagedObject, ...]) -> None:
+        """Name the damaged objects the snapshot left out, once each (again only if it is damaged anew): one line, the
+        first object with its first problem, and how many more."""
+        new = [found for found in damaged if found not in self._damage_said]
+        self._damage_said = set(damaged)
+        if new:
+            more = f" (and {len(new) - 1} more damaged objects)" if len(new) > 1 else ""
+            self.notify(printable(new[0].said("the console") + more, newlines=False), severity="warning", title="damaged object",
+                        timeout=NOTICE_SECONDS, markup=False)
 
     def _show_notices(self) -> None:
         """Notify the session's notices not shown yet: what the CLI prints on stderr (the history is off at

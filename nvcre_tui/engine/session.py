@@ -95,6 +95,10 @@ class Session(Protocol):
         free; True when this session runs the engine now."""
         ...
 
+    async def refresh_viewer(self) -> None:
+        """A session that only views reads again who holds the engine Lease (its `viewer_reason`)."""
+        ...
+
     async def close(self) -> None:
         """Stop the engine's and the cache's work and release the store."""
         ...
@@ -272,6 +276,11 @@ class SimSession:
         self.engine = None
         await self._play(engine=False)
         self.viewer_reason = "viewer: lost the engine lease"
+
+    async def refresh_viewer(self) -> None:
+        """A viewer's header reads who holds the Lease now (a read-only console and the wall never take it over)."""
+        if self.engine is None and self.viewer_reason is not None:
+            self.viewer_reason = await self._viewer_reason()
 
     async def take_over(self) -> bool:
         """A viewer takes the Lease when its holder released it, died or stopped renewing; True when this

@@ -267,3 +267,21 @@ async def test_a_running_certifications_runtime_moves_on_while_nothing_changes(t
             assert before[0] == after[0] == "long-run"
             assert before[4] != after[4], (before, after)  # Runtime
         await admin.close()
+
+
+async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_at_start(tmp_path: Path, monkeypatch: Any) -> None:
+    """It never takes the Lease over, so it never read it again: a holder killed with -9 stayed `renewed 2s ago`."""
+    monkeypatch.setattr("nvcre_tui.app.CLUSTER_TAKE_OVER_SECONDS", 0.2)
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        other = EngineLease(admin, SystemClock(), "nvcre-system", "controller-7f9c")
+        assert await other.try_acquire()
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), read_only=True, live=True)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await pilot.pause(0.5)
+            assert "engine held by controller-7f9c" in app.sub_title
+            await other.release()
+            await pilot.pause(0.8)
+            assert "no engine holds the lease" in app.sub_title and "controller-7f9c" not in app.sub_title
+            assert app.sub_title.index("🔒 READ-ONLY") < app.sub_title.index("👁 viewer")  # a narrow header cuts the end
+        await admin.close()

@@ -97,6 +97,7 @@ class KubeSession:
     _sim_store: KubeStore | None = None
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
+    _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
 
     @property
@@ -170,8 +171,8 @@ class KubeSession:
                 session._make_engine(metrics)
             else:
                 await session._elect(want_engine, metrics, role)
-                if outdated:
-                    session.viewer_reason = f"viewer: {outdated}"
+                if outdated:  # said for good: the CRDs do not change under a running console
+                    session.viewer_reason, session._viewing = f"viewer: {outdated}", None
             archive = default_history_path() if history == "default" else history
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
                                                write=archive_writes)
@@ -186,17 +187,23 @@ class KubeSession:
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
         lease = EngineLease(self.kube, wall, self.install_namespace, engine_identity(role))
-        if not want_engine:
-            self.viewer_reason = "viewer: " + await _holder_text(lease)
-            return
-        if self.runner is None:
-            self.viewer_reason = "viewer: no runner in this process (--sim-runner plays runs; " + await _holder_text(lease) + ")"
+        if not want_engine or self.runner is None:
+            form = "viewer: {}" if not want_engine else "viewer: no runner in this process (--sim-runner plays runs; {})"
+            self._viewing = (lease, form)
+            await self.refresh_viewer()
             return
         self._candidate, self._metrics = lease, metrics
         if not await lease.try_acquire():
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
         self._hold(lease)
+
+    async def refresh_viewer(self) -> None:
+        """A viewer by choice (read-only, the wall) says who holds the Lease now: it never takes it over, so without
+        this its header showed the holder of its start for good, a dead one included."""
+        if self._viewing is not None and self.engine is None:
+            lease, form = self._viewing
+            self.viewer_reason = form.format(await _holder_text(lease))
 
     def _hold(self, lease: EngineLease) -> None:
         """Run an engine under `lease`, just acquired, and keep renewing it."""

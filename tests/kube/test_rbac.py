@@ -47,12 +47,16 @@ CASES = [
     (("get", "", "pods", "log", "team-a", "p"), True),
     (("create", "coordination.k8s.io", "leases", "", INSTALL_NAMESPACE, None), True),
     (("update", "coordination.k8s.io", "leases", "", INSTALL_NAMESPACE, "nvcre-engine"), True),
-    # records, never remediates; no secrets; no exec
+    # records, never remediates; Secrets created (a batch MPI run's ssh keys), never read or deleted; no exec
     (("patch", "", "nodes", "", None, "gpu-01"), False),
     (("update", "", "nodes", "status", None, "gpu-01"), False),
     (("delete", "", "nodes", "", None, "gpu-01"), False),
+    (("create", "", "secrets", "", "team-a", None), True),
     (("get", "", "secrets", "", "team-a", "s"), False),
     (("list", "", "secrets", "", None, None), False),
+    (("watch", "", "secrets", "", None, None), False),
+    (("delete", "", "secrets", "", "team-a", "s"), False),
+    (("update", "", "secrets", "", "team-a", "s"), False),
     (("create", "", "pods", "exec", "team-a", "p"), False),
     (("get", "", "pods", "exec", "team-a", "p"), False),
     # the user creates and deletes Certifications, never the engine; spec updates are nobody's

@@ -24,7 +24,7 @@ from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP, CRD, JOB, SERVICE, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, CONFIGMAP, CRD, JOB, SECRET, SERVICE, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workloads import workload_name
 from tests.kube.cluster import installed, store_on
@@ -39,7 +39,7 @@ CERT = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "met
         "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
                  "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "full-scale"}},
                                 {"domain": "diagnostics", "variant": "dcgm-level4", "options": {"testScale": "intra-node"}}]}}
-OURS = (WORKFLOW, JOB, WORKLOADRUN, CONFIGMAP, SERVICE, BATCH_JOB)
+OURS = (WORKFLOW, JOB, WORKLOADRUN, CONFIGMAP, SECRET, SERVICE, BATCH_JOB)
 
 
 async def _left(admin: Any, trainer: bool) -> dict[str, list[str]]:
@@ -133,8 +133,10 @@ async def test_a_running_certification_deleted_without_a_garbage_collector_leave
     before, after, refused, deletes = await _certify_then_delete(tmp_path, trainer=trainer, garbage_collector=False, when="running")
     workload = "trainer.kubeflow.org/TrainJob" if trainer else "batch/Job"
     assert before.get("WorkloadRun") and before.get(workload), before  # there was something in flight to collect
-    # Only ConfigMaps stay (the engine may not delete them), and only those that were there: nothing new was made.
-    assert set(after) <= {"ConfigMap"} and set(_owned_configmaps(after)) <= set(_owned_configmaps(before))
+    # Only ConfigMaps and a batch MPI run's key Secret stay (the engine may not delete them), and only those that were
+    # there: nothing new was made.
+    assert set(after) <= {"ConfigMap", "Secret"} and set(_owned_configmaps(after)) <= set(_owned_configmaps(before))
+    assert set(after.get("Secret") or []) <= set(before.get("Secret") or [])
     assert refused == []  # inside the RBAC `setup init` grants, as the server's authorizer judged it
     assert deletes.get("workflows") and deletes.get("workloadruns")  # the engine did it: no one else could
 
@@ -248,11 +250,11 @@ async def test_a_certification_of_the_same_name_runs_again_after_a_delete_withou
             await admin.delete(CERTIFICATION, name, NAMESPACE)
 
             async def only_configmaps_left() -> bool:
-                return set(await _left(admin, trainer)) <= {"ConfigMap"}
+                return set(await _left(admin, trainer)) <= {"ConfigMap", "Secret"}
 
             assert await engine.run_until_settled(until=only_configmaps_left, max_seconds=3600)
-            if not trainer:  # the batch MPI run's ssh key ConfigMap stayed behind to clash with
-                assert (await _left(admin, trainer)).get("ConfigMap")
+            if not trainer:  # the batch MPI run's ssh key Secret stayed behind to clash with
+                assert (await _left(admin, trainer)).get("Secret")
             await start_certification(admin, tmp_path / "cert.yaml")
 
             async def finished() -> bool:

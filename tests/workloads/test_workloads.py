@@ -192,12 +192,14 @@ def test_batch_mpi_runs_mpirun_from_index_zero_over_every_index() -> None:
     assert f"--host {name}-0.{name}:8,{name}-1.{name}:8" in script
     assert script.index('"$JOB_COMPLETION_INDEX" != 0') < script.index("mpirun")
     assert job["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
-    assert "Secret" not in objects  # the engine's RBAC grants no Secrets: the per-run key pair is a ConfigMap
+    # The per-run key pair is a Secret (a ConfigMap is read by whoever may view the namespace), of the type the API
+    # server checks holds a private key.
     keyed = workload_manifests(run_spec(ALL_REDUCE, "onprem", "h100"), placement(ALL_REDUCE, "onprem", "h100"), trainer=False, ssh_keys=("PRIV", "PUB"))
-    [keys] = [o for o in keyed if o["kind"] == "ConfigMap" and o["metadata"]["name"] == f"{name}-mpi-ssh-auth"]
-    assert keys["data"] == {"ssh-privatekey": "PRIV", "ssh-publickey": "PUB"}
+    assert not [o for o in keyed if o["kind"] == "ConfigMap" and "ssh" in o["metadata"]["name"]]
+    [keys] = [o for o in keyed if o["kind"] == "Secret" and o["metadata"]["name"] == f"{name}-mpi-ssh-auth"]
+    assert keys["type"] == "kubernetes.io/ssh-auth" and keys["stringData"] == {"ssh-privatekey": "PRIV", "ssh-publickey": "PUB"}
     volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
-    assert any(v.get("configMap", {}).get("name") == f"{name}-mpi-ssh-auth" for v in volumes.values())
+    assert any(v.get("secret", {}).get("secretName") == f"{name}-mpi-ssh-auth" for v in volumes.values())
 
 
 def test_only_openmpi_is_accepted() -> None:

@@ -22,8 +22,8 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.errors import Conflict, Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.history.archive import Archiver
@@ -117,28 +117,38 @@ async def _delete_pull_secrets(store: ResourceStore, cert: Obj) -> None:
 
 
 async def _delete_owned_configmaps(store: ResourceStore, namespace: str, known: set[str]) -> str | None:
-    """The ConfigMaps its Workflows and Jobs made (results, a run's config, a batch MPI run's ssh keys), each only
-    when every owner it names is one of the deleted objects. A garbage collector would remove them; an API server
-    with none keeps them, and the engine may not delete ConfigMaps (RBAC), so the user's command does. What could
-    not be deleted is said, not hidden."""
+    """The ConfigMaps and Secrets its Workflows and Jobs made (results, a run's config; a batch MPI run's ssh keys),
+    each only when every owner it names is one of the deleted objects. A garbage collector would remove them; an API
+    server with none keeps them, and the engine may not delete these kinds (RBAC), so the user's command does. What
+    could not be deleted is said, not hidden."""
+    said = [found for kind in (CONFIGMAP, SECRET) if (found := await _delete_owned(store, kind, namespace, known))]
+    return "; ".join(said) or None
+
+
+async def _delete_owned(store: ResourceStore, kind: ResourceKind, namespace: str, known: set[str]) -> str | None:
+    """_delete_owned_configmaps for one kind."""
     try:
-        configmaps = (await store.list(CONFIGMAP, namespace)).items
+        items = (await store.list(kind, namespace)).items
+    except Forbidden:
+        # Secrets: only a batch MPI run made one; a user who may not list them is told nothing of them
+        return None if kind is SECRET else f"its {kind.kind}s are left to a garbage collector (not listed: forbidden)"
     except StoreError as error:
-        return f"its ConfigMaps are left to a garbage collector (not listed: {error})"
-    owned = [c for c in configmaps if (refs := c["metadata"].get("ownerReferences") or [])
+        return f"its {kind.kind}s are left to a garbage collector (not listed: {error})"
+    owned = [c for c in items if (refs := c["metadata"].get("ownerReferences") or [])
              and all(ref.get("uid") in known for ref in refs)]
     left = []
-    for configmap in owned:
-        meta = configmap["metadata"]
+    for item in owned:
+        meta = item["metadata"]
         try:
-            await store.delete(CONFIGMAP, meta["name"], namespace, uid=meta.get("uid"))
+            await store.delete(kind, meta["name"], namespace, uid=meta.get("uid"))
         except (NotFound, Conflict):
             continue  # gone already (a garbage collector), or replaced by another's
         except StoreError:
             left.append(str(meta["name"]))
     if not left:
         return None
-    return f"{len(left)} of its ConfigMaps could not be deleted and are left to a garbage collector ({', '.join(left[:4])}{' ...' if len(left) > 4 else ''})"
+    return (f"{len(left)} of its {kind.kind}s could not be deleted and are left to a garbage collector "
+            f"({', '.join(left[:4])}{' ...' if len(left) > 4 else ''})")
 
 
 def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:

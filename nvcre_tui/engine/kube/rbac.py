@@ -1,6 +1,6 @@
 """What the engine may do on a cluster (the rules `nvcre setup init` grants), and a checker for rules.
 
-Least privilege (design property 8): Nodes are read-only, no Secrets, no pods/exec. Each rule below says
+Least privilege (design property 8): Nodes are read-only, Secrets created and never read, no pods/exec. Each rule below says
 which code needs it; a test runs a certification over the emulator and checks every engine request
 against these rules, so a rule nobody needs or a request nobody granted shows up there.
 
@@ -55,9 +55,12 @@ CLUSTER_RULES: list[Rule] = [
     _rule([NVCRE_GROUP], ["certifications/finalizers", "workflows/finalizers", "jobs/finalizers", "workloadruns/finalizers"], ["update"]),
     # Events on our objects (engine/store/events.py: get, then create or update with a higher count).
     _rule([""], ["events"], ["create", "get", "update"]),
-    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*) and a run's config and batch ssh
-    # ConfigMaps: create, get on a clash. Never delete: other namespaces keep credentials in ConfigMaps (aws-auth).
+    # Result ConfigMaps owned by the Workflow (failed-nodes-*, succeeded-nodes-*) and a run's config ConfigMap:
+    # create, get on a clash. Never delete: other namespaces keep credentials in ConfigMaps (aws-auth).
     _rule([""], ["configmaps"], ["create", "get"]),
+    # A batch MPI run's ssh key pair (workloads/batch.py): create only. Never read, listed or deleted: the engine
+    # sees no one's Secret, its own included (a clash is its own earlier try: the name carries the Job's uid).
+    _rule([""], ["secrets"], ["create"]),
     # An engine checks at start that our CRDs carry this nvcre's schema (engine/kube/session.py): CRDs of another
     # version prune or refuse fields it writes. Read only, and only ours.
     _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),

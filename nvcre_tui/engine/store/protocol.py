@@ -80,7 +80,7 @@ LEASE = ResourceKind("coordination.k8s.io", "v1", "Lease", "leases")
 NAMESPACE = ResourceKind("", "v1", "Namespace", "namespaces", namespaced=False)
 SERVICE_ACCOUNT = ResourceKind("", "v1", "ServiceAccount", "serviceaccounts")
 SERVICE = ResourceKind("", "v1", "Service", "services")
-SECRET = ResourceKind("", "v1", "Secret", "secrets")  # only the CLI's workload pull secret, with the user's credentials
+SECRET = ResourceKind("", "v1", "Secret", "secrets")  # the CLI's workload pull secret; a batch MPI run's ssh keys (created, never read)
 RBAC_GROUP = "rbac.authorization.k8s.io"
 CLUSTER_ROLE = ResourceKind(RBAC_GROUP, "v1", "ClusterRole", "clusterroles", namespaced=False)
 CLUSTER_ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False)

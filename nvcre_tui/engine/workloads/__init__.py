@@ -36,8 +36,8 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     """Every object of the run in creation order (what is referenced comes first).
 
     trainer=True: [ConfigMap], [ComputeDomain], TrainingRuntime, TrainJob.
-    trainer=False: [ConfigMap], [ComputeDomain], [ssh key ConfigMap (mpi)], Service, Job (batch/v1).
-    ssh_keys = (private, public) fills the batch MPI key ConfigMap; None leaves it empty (offline render).
+    trainer=False: [ConfigMap], [ComputeDomain], [ssh key Secret (mpi)], Service, Job (batch/v1).
+    ssh_keys = (private, public) fills the batch MPI key Secret; None leaves it empty (offline render).
     WorkloadError when the spec cannot be expressed (e.g. an MPI other than OpenMPI).
     """
     objects = [obj for obj in (config_map(spec, placement), compute_domain(spec, placement)) if obj]
@@ -56,7 +56,7 @@ def workload_object_names(job: str) -> list[tuple[str, str, str]]:
     """(apiVersion, kind, name) of the objects `workload_manifests` may make for the runs of nvcre Job `job` (or of
     a standalone WorkloadRun of that name) that the engine deletes when the Job goes and no garbage collector follows
     its ownerReferences, the pods' owners first: the TrainJob or batch Job, TrainingRuntime and Service. Its
-    ConfigMaps and ComputeDomain stay for a garbage collector (the engine may not delete those kinds); their names
+    ConfigMaps, ssh key Secret and ComputeDomain stay for a garbage collector (the engine may not delete those kinds); their names
     carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
     where = Placement(job=job, namespace="", nodes=(), platform="", architecture="")
     return [

@@ -5,7 +5,7 @@ node, one pod per node) and a headless Service for rendezvous; index 0 is the re
   `<name>-0.<service>` and the node rank the completion index;
 - mpi: every index serves sshd; index 0 also waits for the others and runs mpirun over all of them.
   The Job's successPolicy ends it when index 0 succeeds (the workers' sshd never exit on their own).
-  The ssh keys come from a ConfigMap the runner fills (`ssh_keys`; the engine may read no Secrets);
+  The ssh keys come from a Secret the runner fills (`ssh_keys`: the engine creates it and may never read it);
 - exec: every index runs the command.
 """
 
@@ -31,9 +31,10 @@ def service_name(placement: Placement) -> str:
 
 
 def ssh_keys_name(placement: Placement) -> str:
-    """The ConfigMap with the run's ssh key pair: `<name>-mpi-ssh-auth`. A ConfigMap, not a Secret: the
-    engine's RBAC grants no Secrets at all; the pair is made for this one run and only lets its own pods
-    ssh to each other (what the Trainer's generated Secret does for a TrainJob)."""
+    """The Secret with the run's ssh key pair: `<name>-mpi-ssh-auth-<uid8>`. The pair is made for this one run and
+    only lets its own pods ssh to each other (what the Trainer's generated Secret does for a TrainJob); a Secret,
+    not a ConfigMap, because a ConfigMap is read by whoever may view the namespace. The engine may create Secrets
+    and never read one: its name carries the owning Job's uid, so a clash on create is this Job's own earlier try."""
     return kept_name(placement, "-mpi-ssh-auth", workload_name(placement.job))
 
 
@@ -52,12 +53,13 @@ def headless_service(placement: Placement, framework: str) -> Obj:
 
 
 def ssh_keys(placement: Placement, private_key: str = "", public_key: str = "") -> Obj:
-    """The run's ssh key pair as a ConfigMap (keys as the Trainer names them); empty when rendered offline."""
+    """The run's ssh key pair as a Secret of type kubernetes.io/ssh-auth (keys as the Trainer names them); empty
+    when rendered offline."""
     meta = metadata(ssh_keys_name(placement), placement)
     if not private_key:
         meta["annotations"] = {ANNOTATION_NOTE: "the runner generates the key pair when it creates the run"}
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-            "data": {"ssh-privatekey": private_key, "ssh-publickey": public_key}}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "kubernetes.io/ssh-auth",
+            "stringData": {"ssh-privatekey": private_key, "ssh-publickey": public_key}}
 
 
 def _torch_env(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:
@@ -98,7 +100,7 @@ def indexed_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
         container["volumeMounts"].append({"name": SSH_SECRET_VOLUME, "mountPath": commands.SSH_RAW, "readOnly": True})
         items = [{"key": "ssh-privatekey", "path": "id_rsa", "mode": 0o600}, {"key": "ssh-publickey", "path": "id_rsa.pub", "mode": 0o644},
                  {"key": "ssh-publickey", "path": "authorized_keys", "mode": 0o644}]
-        extra_volumes = [{"name": SSH_SECRET_VOLUME, "configMap": {"name": ssh_keys_name(placement), "defaultMode": 0o400, "items": items}}]
+        extra_volumes = [{"name": SSH_SECRET_VOLUME, "secret": {"secretName": ssh_keys_name(placement), "defaultMode": 0o400, "items": items}}]
     pod = pod_spec(spec, placement, [container], role="node", restart_policy="Never",
                    init_containers=[dict(item) for item in spec.init_containers or []] or None, extra_volumes=extra_volumes)
     pod["subdomain"] = service_name(placement)

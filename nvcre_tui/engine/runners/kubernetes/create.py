@@ -9,7 +9,7 @@ from typing import Any
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SERVICE, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SECRET, SERVICE, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests
 from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION
 
@@ -18,7 +18,7 @@ TRAINER_GROUP = TRAINER_GROUP_VERSION.split("/")[0]
 TRAINJOB = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs")
 TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes")
 COMPUTE_DOMAIN = ResourceKind("resource.nvidia.com", "v1beta1", "ComputeDomain", "computedomains")
-_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, CONFIGMAP, SERVICE, BATCH_JOB)}
+_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, CONFIGMAP, SECRET, SERVICE, BATCH_JOB)}
 
 
 class ForeignObject(Exception):
@@ -76,6 +76,9 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
         try:
             created.append(await store.create(kind, obj))
         except AlreadyExists:
+            if kind is SECRET:  # never read (RBAC grants create only): its name carries this Job's uid (kept_name)
+                created.append(obj)
+                continue
             existing = await store.get(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
             if owner_uid not in owners:

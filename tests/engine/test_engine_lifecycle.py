@@ -4,8 +4,10 @@ whichever way it is driven; a cancelled run() is paused, and runs again."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
@@ -14,15 +16,20 @@ from nvcre_tui.engine.store import CERTIFICATION
 from tests.engine.test_unblamed_failures import CERT
 
 
-async def test_a_stopped_engine_never_starts_again() -> None:
-    """stop() is final (the Lease lost: another engine reconciles now). settle, sweep and run_until_settled used to
-    start a stopped engine again, so `run --wait` went on reconciling beside the new holder."""
+async def _session_and_certification() -> tuple[SimSession, Engine, dict[str, Any]]:
+    """A simulator session with its engine, and a two-node certification to create."""
     session = await SimSession.open(default_scenario(), None, history=None)
-    engine = session.engine
-    assert engine is not None
+    assert session.engine is not None
     cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
                                    default_catalog()).to_wire()
     cert.pop("status", None)
+    return session, session.engine, cert
+
+
+async def test_a_stopped_engine_never_starts_again() -> None:
+    """stop() is final (the Lease lost: another engine reconciles now). settle, sweep and run_until_settled used to
+    start a stopped engine again, so `run --wait` went on reconciling beside the new holder."""
+    session, engine, cert = await _session_and_certification()
     try:
         await session.store.create(CERTIFICATION, cert)
         await engine.settle()
@@ -42,12 +49,7 @@ async def test_a_cancelled_run_is_paused_not_stopped() -> None:
     """`run --wait --cleanup` cancels the engine's run() once the certification finished, then runs it again to collect
     what the deletion orphans (no garbage collector on an API server alone). Cancelling used to stop it for good: the
     second run() returned at once, and the cleanup waited its whole 5 minutes and left every object."""
-    session = await SimSession.open(default_scenario(), None, history=None)
-    engine = session.engine
-    assert engine is not None
-    cert = certification_from_text("c", CERT.replace("NODES", "gpu-node-01, gpu-node-02").replace("OPTIONS", "{}"),
-                                   default_catalog()).to_wire()
-    cert.pop("status", None)
+    session, engine, cert = await _session_and_certification()
     try:
         first = asyncio.create_task(engine.run())
         await asyncio.sleep(0.2)

@@ -289,3 +289,16 @@ def test_a_node_row_with_damaged_labels_is_one_line_not_an_internal_error(finish
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "internal error" not in err
     assert "gpu-node-03" in err and "metadata.labels is not a mapping of text to text" in err
+
+
+def test_run_on_a_store_whose_node_row_is_damaged_names_it_without_a_class_name(finished_state: Path, tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`nvcre: StoreError: Node gpu-node-01: damaged row in ...`: the row names its file and what is wrong; the
+    class name said nothing more."""
+    state = tmp_path / "state.db"
+    shutil.copy(finished_state, state)
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        assert db.execute("UPDATE objects SET body = '[1]' WHERE kind LIKE '%/nodes' AND name = 'gpu-node-01'").rowcount == 1
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--name", "again", "--state", str(state)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"nvcre: Node gpu-node-01: damaged row in {state}: "), line

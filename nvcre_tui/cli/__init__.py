@@ -161,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(message)
         return EXIT_BAD_INPUT
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
-        _say(f"nvcre: {_error_kind(error)}: {error}")
+        kind = _error_kind(error)  # none more precise than StoreError (a damaged row names its file): no kind said
+        _say(f"nvcre: {error}" if kind == "StoreError" else f"nvcre: {kind}: {error}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         _quiet_stdout()

@@ -90,8 +90,9 @@ def node_command(args: argparse.Namespace) -> int:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
     history = [e for e in every if recent is None or e["id"] in recent]
-    current = (_current(args) or {}).get(args.name)
-    stale = query.staleness(args.name, current, every)
+    from nvcre_tui.engine.history.queries import current_of
+
+    stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
     if args.output == "json":
         print(to_json({"node": args.name, "staleness": stale.to_json(), "trend": trend, "certifications": history}))

@@ -39,6 +39,11 @@ async def test_a_driver_upgrade_after_a_pass_makes_the_node_stale_until_it_passe
         assert query.staleness("gpu-node-03").status == "current"
         history = query.node("gpu-node-03")
         assert [e["baseline"]["driver"] for e in history] == ["570.124.06", "575.57.08"]
+        # Nodes given (`history nodes --nodes F`) that hold no gpu-node-03: it was said `current` from the archive
+        others = {name: baseline for name, baseline in live.items() if name != "gpu-node-03"}
+        [row] = [n for n in query.nodes(current=others) if n["node"] == "gpu-node-03"]
+        assert row["staleness"].status == "absent" and "not among the current Nodes given" in row["staleness"].detail
+        assert "gpu-node-03" not in query.stale_nodes(others)
     finally:
         await session.close()
 

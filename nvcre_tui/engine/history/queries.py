@@ -145,7 +145,7 @@ def last_reason(entry: Obj) -> str:
 class Staleness:
     """Whether a node needs re-certification: its baseline changed since its last pass."""
 
-    status: str                        # stale | current | never-passed | unknown
+    status: str                        # stale | current | never-passed | unknown | absent (not among the Nodes given)
     last_pass: str | None = None       # the certification it last passed
     changes: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
@@ -160,11 +160,23 @@ class Staleness:
             return f"stale since {self.last_pass}: {describe(self.changes)}"
         if self.status == "current":
             return f"current (baseline unchanged since {self.last_pass})"
-        return {"never-passed": "never passed", "unknown": "no baseline recorded"}[self.status]
+        return {"never-passed": "never passed", "unknown": "no baseline recorded",
+                "absent": "not among the current Nodes given: gone from the cluster, or another fleet"}[self.status]
 
     def to_json(self) -> Obj:
         return {"status": self.status, "lastPass": self.last_pass,
                 "changes": {k: {"from": old, "to": new} for k, (old, new) in self.changes.items()}}
+
+
+ABSENT: Baseline = {}  # a node the current Nodes given do not hold (compared by identity)
+
+
+def current_of(current: Mapping[str, Baseline] | None, name: str) -> Baseline | None:
+    """The node's baseline among the current Nodes given; ABSENT when they were given and it is not among them; None
+    when none were given (the latest archived baseline stands in)."""
+    if current is None:
+        return None
+    return current.get(name, ABSENT)
 
 
 CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "result", "completion_time": "time?"}
@@ -296,6 +308,8 @@ class HistoryQuery:
         """Compare the baseline of the node's last pass with `current` (the live Node), else with the
         latest baseline archived for it."""
         history = history if history is not None else self.node(name)
+        if current is ABSENT:
+            return Staleness("absent")
         last_pass = next((e for e in reversed(history) if e["passed"]), None)
         if last_pass is None:
             return Staleness("never-passed")
@@ -312,7 +326,7 @@ class HistoryQuery:
         for name in self.node_names():
             history = self.node(name)
             window = [e for e in history if recent is None or e["id"] in recent]
-            stale = self.staleness(name, (current or {}).get(name), history)
+            stale = self.staleness(name, current_of(current, name), history)
             summaries.append({
                 "node": name, "certifications": len(history),
                 "failures": sum(1 for e in window if e["result"] == "failed"),
@@ -334,7 +348,7 @@ class HistoryQuery:
         """Every node whose baseline changed since its last pass."""
         found = {}
         for name in self.node_names():
-            stale = self.staleness(name, (current or {}).get(name))
+            stale = self.staleness(name, current_of(current, name))
             if stale.stale:
                 found[name] = stale
         return found

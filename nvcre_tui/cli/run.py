@@ -34,6 +34,7 @@ from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, 
                                              LABEL_VARIANT, LABEL_WORKFLOW)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.job import pending_message
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history, default_history_path
@@ -527,8 +528,9 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
         job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
         grace = (job.get("spec") or {}).get("schedulingStallGraceSeconds", 300)  # as controllers/job.py waits
         starting = status.get("reason") == RUN_STARTING  # placed, pulling its image: timeoutPerJob bounds that instead
-        ends = f"; it fails after {format_duration(float(grace))} of this" if isinstance(grace, (int, float)) and not starting else ""
-        lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {status.get('message') or 'no reason given'}{ends}")
+        bound = float(grace) if isinstance(grace, (int, float)) and not starting else None
+        why = pending_message(str(status.get("message") or "no reason given"), bound)
+        lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {why}")
     return lines
 
 

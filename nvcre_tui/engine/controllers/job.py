@@ -163,6 +163,12 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
     return grace - waited
 
 
+def pending_message(said: str, grace: float | None) -> str:
+    """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (None: placed and
+    starting, which timeoutPerJob bounds instead)."""
+    return f"{said}; it fails after {format_duration(grace)} of this" if grace is not None else said
+
+
 async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus, grace: float | None) -> None:
     """The Job says why its pods do not run yet, as the runner tells it (no pods made: which controller is missing;
     the nodes a scheduler cannot use) and when it fails, and how its run is carried out (the batch fallback, the
@@ -170,12 +176,11 @@ async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStat
     said = state.get("message")
     if not said:
         return
-    message = f"{said}; it fails after {format_duration(grace)} of this" if grace is not None else str(said)
-    conditions = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
-    current = cond.find(conditions, "InProgress") or {}
-    if current.get("message") == message and conditions == conditions_of(job):
-        return
-    await ctx.patch_status(JOB, job, {"conditions": cond.with_phase(conditions, "InProgress", "WorkloadPending", message, ctx.now())})
+    message = pending_message(str(said), grace)
+    carried = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
+    conditions = cond.with_phase(carried, "InProgress", "WorkloadPending", message, ctx.now())
+    if conditions != conditions_of(job):
+        await ctx.patch_status(JOB, job, {"conditions": conditions})
 
 
 def _bounded(text: str, most: int = MESSAGE_CHARS) -> str:

@@ -23,6 +23,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.owned import delete_owned
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 
 if TYPE_CHECKING:
@@ -128,23 +129,13 @@ async def _delete_owned_configmaps(store: ResourceStore, namespace: str, known: 
 async def _delete_owned(store: ResourceStore, kind: ResourceKind, namespace: str, known: set[str]) -> str | None:
     """_delete_owned_configmaps for one kind."""
     try:
-        items = (await store.list(kind, namespace)).items
+        done = await delete_owned(store, kind, namespace, lambda ref: ref.get("uid") in known)
     except Forbidden:
         # Secrets: only a batch MPI run made one; a user who may not list them is told nothing of them
         return None if kind is SECRET else f"its {kind.kind}s are left to a garbage collector (not listed: forbidden)"
     except StoreError as error:
         return f"its {kind.kind}s are left to a garbage collector (not listed: {error})"
-    owned = [c for c in items if (refs := c["metadata"].get("ownerReferences") or [])
-             and all(ref.get("uid") in known for ref in refs)]
-    left = []
-    for item in owned:
-        meta = item["metadata"]
-        try:
-            await store.delete(kind, meta["name"], namespace, uid=meta.get("uid"))
-        except (NotFound, Conflict):
-            continue  # gone already (a garbage collector), or replaced by another's
-        except StoreError:
-            left.append(str(meta["name"]))
+    left = [str(obj["metadata"]["name"]) for obj, _ in done.kept]
     if not left:
         return None
     return (f"{len(left)} of its {kind.kind}s could not be deleted and are left to a garbage collector "

@@ -6,11 +6,12 @@ ownerReference names an nvcre kind, never one another owner also holds or one wi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, TRAINING_RUNTIME, TRAINJOB
-from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.errors import Forbidden, NotFound
+from nvcre_tui.engine.store.owned import delete_owned
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, NVCRE_GROUP, SECRET, SERVICE, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
@@ -18,40 +19,29 @@ Obj = dict[str, Any]
 OWNED_KINDS: tuple[ResourceKind, ...] = (TRAINJOB, TRAINING_RUNTIME, BATCH_JOB, SERVICE, COMPUTE_DOMAIN, CONFIGMAP, SECRET)
 
 
-def owned_by_nvcre_only(obj: Obj) -> bool:
-    """Whether the object has owners and every one is an nvcre object."""
-    refs = obj.get("metadata", {}).get("ownerReferences") or []
-    return bool(refs) and all(isinstance(ref, dict) and str(ref.get("apiVersion", "")).partition("/")[0] == NVCRE_GROUP
-                              for ref in refs)
-
-
-async def leftovers(store: ResourceStore) -> AsyncIterator[tuple[ResourceKind, Obj]]:
-    """Each object of OWNED_KINDS in every namespace that only nvcre objects own; a kind the server does not serve (no
-    Trainer, no DRA driver) or will not list is passed over."""
-    for kind in OWNED_KINDS:
-        try:
-            items = (await store.list(kind)).items
-        except (NotFound, Forbidden):
-            continue
-        for obj in items:
-            if owned_by_nvcre_only(obj):
-                yield kind, obj
+def nvcre_owner(ref: Mapping[str, Any]) -> bool:
+    """Whether an ownerReference names an nvcre object."""
+    return str(ref.get("apiVersion", "")).partition("/")[0] == NVCRE_GROUP
 
 
 async def delete_leftovers(store: ResourceStore) -> tuple[list[str], list[str]]:
-    """Delete the leftovers, each by its uid: (`kind/namespace/name` deleted, `... (why)` not deleted)."""
+    """Delete, each by its uid, every object of OWNED_KINDS in every namespace that only nvcre objects own:
+    (`kind/name in namespace` deleted, `... (why)` not deleted). A kind the server does not serve (no Trainer, no DRA
+    driver) or will not list is passed over."""
     deleted, kept = [], []
-    async for kind, obj in leftovers(store):
-        meta = obj["metadata"]
-        where = f"{kind.kind.lower()}{'.' + kind.group if kind.group else ''}/{meta['name']} in {meta.get('namespace')}"
+    for kind in OWNED_KINDS:
         try:
-            await store.delete(kind, meta["name"], meta.get("namespace"), uid=meta.get("uid"))
-            deleted.append(where)
-        except NotFound:
-            continue  # a garbage collector was first
-        except StoreError as error:
-            kept.append(f"{where} ({error})")
+            done = await delete_owned(store, kind, None, nvcre_owner)
+        except (NotFound, Forbidden):
+            continue
+        deleted += [_where(kind, obj) for obj in done.deleted]
+        kept += [f"{_where(kind, obj)} ({error})" for obj, error in done.kept]
     return deleted, kept
 
 
-__all__ = ["OWNED_KINDS", "delete_leftovers", "leftovers", "owned_by_nvcre_only"]
+def _where(kind: ResourceKind, obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{kind.kind.lower()}{'.' + kind.group if kind.group else ''}/{meta['name']} in {meta.get('namespace')}"
+
+
+__all__ = ["OWNED_KINDS", "delete_leftovers", "nvcre_owner"]

@@ -71,8 +71,10 @@ async def _delete(args: argparse.Namespace) -> int:
             console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
             known |= deletion.known
         if not args.wait:
+            from nvcre_tui.engine.session import SimSession
+
             # On a cluster (the simulator's store collects them itself)
-            if getattr(session, "kube", None) is not None and remaining(session.cache, set(known)):
+            if not isinstance(session, SimSession) and remaining(session.cache, set(known)):
                 console.print("its Workflows, Jobs and runs go once an nvcre engine (a console, `nvcre controller`) or a garbage "
                               "collector removes them; --wait runs one now and waits until they are gone", soft_wrap=True)
             return EXIT_OK

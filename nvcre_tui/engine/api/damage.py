@@ -38,7 +38,7 @@ def unshowable_object(kind: str, item: Mapping[str, Any]) -> str | None:
 
 def _unreadable_spec(loc: tuple[int | str, ...]) -> bool:
     """Whether `loc` is a place of the spec a viewer reads: the spec, its categories, each one's domain and variant."""
-    return len(loc) <= 3 and loc[1:2] in ((), ("categories",)) or len(loc) == 4 and loc[1] == "categories" and loc[3] in ("domain", "variant")
+    return (len(loc) <= 3 and loc[1:2] in ((), ("categories",))) or (len(loc) == 4 and loc[1] == "categories" and loc[3] in ("domain", "variant"))
 
 
 def _refusal(kind: str, item: Mapping[str, Any]) -> ValidationError | None:

@@ -267,7 +267,7 @@ class NvcreApp(ThemedApp[None]):
         deletion = None
         if cert is not None and (not uid or cert["metadata"].get("uid") == uid):
             try:
-                deletion = await delete_certification(self.store, cache, getattr(self.session, "archiver", None), cert)
+                deletion = await delete_certification(self.store, cache, self.session.archiver, cert)
             except InputError as error:
                 self.notify(printable("; ".join(error.messages)), severity="error", title="not deleted", markup=False)
                 return False

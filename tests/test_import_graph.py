@@ -113,3 +113,22 @@ def test_the_engine_and_models_import_no_textual_and_no_cli(layer: str, forbidde
         for name in _imported(path, module) if name == forbidden or name.startswith(f"{forbidden}.")
     ]
     assert offenders == []
+
+
+# The console is a view: screens and widgets read the session's cache (views, the read model) and send intents through
+# the app; they never reach the API server, the runner, the engine loop, the simulated fleet or a database themselves.
+# From the store they take only the kinds' names (store.protocol), to read the cache by kind.
+VIEW_FORBIDDEN = ("kubernetes_asyncio", "sqlite3", "nvcre_tui.engine.kube", "nvcre_tui.engine.runners", "nvcre_tui.engine.engine",
+                  "nvcre_tui.engine.sim", "nvcre_tui.engine.store", "nvcre_tui.engine.controllers.job",
+                  "nvcre_tui.engine.controllers.workflow", "nvcre_tui.engine.controllers.certification")
+
+
+@pytest.mark.parametrize("layer", ["screens", "widgets"])
+def test_screens_and_widgets_reach_no_cluster_runner_or_store(layer: str) -> None:
+    offenders = [
+        f"{module} imports {name}"
+        for module, path in MODULES.items() if module.startswith(f"nvcre_tui.{layer}.")
+        for name in _imported(path, module)
+        if name != "nvcre_tui.engine.store.protocol" and any(name == f or name.startswith(f"{f}.") for f in VIEW_FORBIDDEN)
+    ]
+    assert offenders == []

@@ -67,7 +67,7 @@ async def _delete(args: argparse.Namespace) -> int:
         certs = [await _find(session, name, namespace) for name in args.names]  # all found before any is deleted
         known: set[str] = set()
         for cert in certs:
-            deletion = await delete_certification(session.store, session.cache, getattr(session, "archiver", None), cert)
+            deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
             console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
             known |= deletion.known
         if not args.wait:

@@ -52,7 +52,7 @@ from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
-if TYPE_CHECKING:  # the engine is imported when a command runs, so `nvcre --help` stays fast
+if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
     from nvcre_tui.engine.session import Session, SimSession
 
 WATCH_POLL_SECONDS = 1.0
@@ -461,7 +461,7 @@ async def _cleanup(session: Session, name: str, namespace: str, uid: str, consol
         if uid and cert["metadata"].get("uid") != uid:
             console.print(f"[yellow]cleanup: certification {escape(name)} was replaced by a new one meanwhile: left as it is[/]", soft_wrap=True)
             return
-        deletion = await delete_certification(session.store, session.cache, getattr(session, "archiver", None), cert)
+        deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
         console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
         left = await wait_collected(session.cache, session.engine, deletion.known, CLEANUP_WAIT_SECONDS)
     except NotFound:

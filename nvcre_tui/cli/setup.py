@@ -409,13 +409,15 @@ async def running_certifications(store: KubeStore) -> list[str]:
 
 
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
-    """Delete the CRDs first (their objects go with them), then the RBAC and the namespace."""
+    """Delete, in this order: the engine's Lease and the fleet's ConfigMap, the Nodes --sim-runner registered, the
+    CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
+    and last the namespace."""
     from nvcre_tui.engine.kube.install import install_objects
     from nvcre_tui.engine.kube.leftovers import delete_leftovers
-    from nvcre_tui.engine.kube.rbac import LEASE_NAME
+    from nvcre_tui.engine.lease import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import CRD, kind_of
+    from nvcre_tui.engine.store.protocol import CRD, LEASE, kind_of
 
     namespace = _namespace(args)
     running = await running_certifications(store)
@@ -436,7 +438,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
     # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
     # waits for kube-controller-manager to empty it, which a bare API server does not have.
-    made: list[dict[str, Any]] = [{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": LEASE_NAME, "namespace": namespace}},
+    made: list[dict[str, Any]] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
     for leftover in made:
         try:

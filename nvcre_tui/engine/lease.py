@@ -24,14 +24,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import lease_spec
-from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+from nvcre_tui.engine.api.vocabulary import ENGINE_NAME, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
 
 __all__ = ["LEASE_NAME", "LeaseHolder", "EngineLease", "engine_identity", "format_micro_time"]
 
-LEASE_NAME = "nvcre-engine"
+LEASE_NAME = ENGINE_NAME
 Obj = dict[str, Any]
 
 

@@ -15,12 +15,13 @@ import socket
 import uuid
 from datetime import datetime
 
+from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
 
 __all__ = ["LocalLease", "LEASE_NAMESPACE", "LEASE_SECONDS", "local_identity", "describe_holder"]
 
-LEASE_NAMESPACE = "nvcre-system"  # where the Lease lives on a cluster too
+LEASE_NAMESPACE = INSTALL_NAMESPACE  # where the Lease lives on a cluster too
 LEASE_SECONDS = 15.0
 _IDENTITY = re.compile(r"@(?P<host>[^/]+)/(?P<pid>\d+)(?:/|$)")
 

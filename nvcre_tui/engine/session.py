@@ -74,6 +74,9 @@ class Session(Protocol):
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
     notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off;
                                # appended to while the session runs (an archive write that failed): readers keep how many they told
+    history: HistoryQuery | None            # the certification archive, read-only (None: no archive)
+    archiver: Archiver | None               # what archives finished certifications into it (None: nothing is archived)
+    validation_requests: WatchCache | None  # NVSentinel's ValidationRequests (None: that CRD is not served)
 
     @property
     def namespace(self) -> str:

@@ -18,7 +18,6 @@ from nvcre_tui.screens.confirm import ConfirmModal
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
-    from nvcre_tui.engine.store.protocol import ResourceStore
     from nvcre_tui.policy import Policy
 
 
@@ -30,9 +29,6 @@ class Console(Protocol):
     snapshot: Snapshot | None
     live: bool
     wall: bool
-
-    @property
-    def store(self) -> ResourceStore: ...
 
     def now(self) -> datetime: ...
 

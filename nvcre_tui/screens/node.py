@@ -122,8 +122,8 @@ class NodeScreen(NvcreScreen):
 
     def _show_archive(self, node: dict[str, Any] | None) -> None:
         session = self.nvcre.session
-        query = getattr(session, "history", None)
-        requests_cache = getattr(session, "validation_requests", None)
+        query = session.history if session is not None else None
+        requests_cache = session.validation_requests if session is not None else None
         baseline = baseline_of(node) if node is not None else {}
         archived = query.change_key() if query is not None else None
         key = (archived, meta_of(node or {}).get("resourceVersion"), requests_cache.version if requests_cache is not None else None)

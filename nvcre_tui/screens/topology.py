@@ -114,9 +114,9 @@ class TopologyScreen(NvcreScreen):
     def _show_marks(self, snapshot: Snapshot) -> None:
         """Stale marks from the session's archive, or NVSentinel's marks from the Nodes (and requests)."""
         session = self.nvcre.session
-        requests = getattr(session, "validation_requests", None)
+        requests = session.validation_requests if session is not None else None
         listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
-        query = getattr(session, "history", None)
+        query = session.history if session is not None else None
         seen = ((query.change_key() if query is not None else None, self._sentinel), list(snapshot.nodes), listed)
         if self._marks_seen is not None and seen[0] == self._marks_seen[0] and _same(seen[1], self._marks_seen[1]) and _same(listed, self._marks_seen[2]):
             return  # the same Nodes, requests, archive and overlay: the same marks

@@ -255,8 +255,9 @@ class SilentRunner:
         return getattr(self.inner, name)
 
 
-async def _silently(lines: list[str], options: str = "{}") -> tuple[Obj, Obj, Obj]:
-    """A two-node nccl certification whose run exits 0 printing `lines`: its Workflow, Job and Certification at the end."""
+async def _silently(lines: list[str], options: str = "{}", events: list[Obj] | None = None) -> tuple[Obj, Obj, Obj]:
+    """A two-node nccl certification whose run exits 0 printing `lines`: its Workflow, Job and Certification at the end
+    (and its Events into `events`)."""
     session = await SimSession.open(default_scenario(), None, history=None)
     try:
         assert session.engine is not None
@@ -267,6 +268,8 @@ async def _silently(lines: list[str], options: str = "{}") -> tuple[Obj, Obj, Ob
         await engine.run_until_settled(max_seconds=6 * 3600)
         [wf] = (await session.store.list(WORKFLOW, "default")).items
         [job] = (await session.store.list(JOB, "default")).items
+        if events is not None:
+            events.extend((await session.store.list(EVENT, "default")).items)
         return wf, job, await session.store.get(CERTIFICATION, "c", "default")
     finally:
         await session.close()
@@ -428,8 +431,12 @@ async def test_a_threshold_missed_over_rows_the_output_garbled_convicts_nobody()
     bandwidth under the threshold over the other rows is no evidence against the nodes."""
     lines = [line.replace("    90.00   23.30   23.30    512", "    90.00   23.30     inf      0").replace("1024 FAILED", "0 OK")
              for line in WRONG_ELEMENTS_AFTER_A_WARNING]
-    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}')
+    events: list[Obj] = []
+    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}', events)
     validation = cond.find(job["status"]["conditions"], "ValidationFailed")
     assert validation is not None and validation["status"] == "True" and validation["reason"] == "MeasurementUnavailable"
+    # the Job's Event says the same: a missing measurement, not a threshold violated by these nodes
+    [event] = [e for e in events if e["involvedObject"]["kind"] == "Job" and e["type"] == "Warning"]
+    assert event["reason"] == "MeasurementUnavailable"
     assert "over part of the output (1 row skipped: busbw inf, in-place busbw inf at size 2097152 B" in validation["message"]
     assert not blamed_nodes(wf, [job]) and certification["status"]["summary"]["result"] == "FAILED"

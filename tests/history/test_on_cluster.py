@@ -67,6 +67,7 @@ async def test_a_cluster_without_the_validationrequest_crd_has_no_nvsentinel(tmp
         try:
             assert session.validation_requests is None
             await certify(session, "plain")
+            assert session.history is not None
             assert [c["name"] for c in session.history.certifications()] == ["plain"]
         finally:
             await session.close()

@@ -84,9 +84,6 @@ class ObjectMeta(OpenModel):
     owner_references: list[OwnerReference] | None = None
 
 
-ConditionType = Literal["InProgress", "Succeeded", "Failed", "ValidationFailed", "HardwareFailed"]
-
-
 class Condition(WireModel):
     """A status condition; InProgress / Succeeded / Failed are mutually exclusive, the rest additive."""
 

@@ -27,15 +27,10 @@ from nvcre_tui.engine.api.base import (
 from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_duration, parse_max_bytes, parse_quantity
 
 TestScale = Literal["intra-node", "intra-rack", "diagnose", "full-scale"]
-TEST_SCALES: tuple[str, ...] = ("intra-node", "intra-rack", "diagnose", "full-scale")
 SOURCE_REPO_PATTERN = r"^(https|ssh)://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$"
 # An image reference is printable ASCII without spaces (registry/path:tag@digest); the runtime parses the rest. Past
 # this, a space, newline or escape sequence would reach every pod spec and the reports.
 IMAGE_PATTERN = r"^[!-~]+$"
-
-# Options replaced whole by a per-category value; every other option is a scalar (non-nil wins)
-# except workloadMetadata.labels, which merge per key.
-REPLACED_WHOLE = ("thresholds", "resources", "image_pull_secrets")
 
 # Upper bounds of counts (README, "Ranges"): past them a value is a typo that would make the simulator
 # or the planner loop for hours.
@@ -158,7 +153,8 @@ class CategoryOptions(WireModel):
         return resources
 
     def merged_with(self, override: CategoryOptions | None) -> CategoryOptions:
-        """These options overridden field by field by `override` (a non-nil value wins)."""
+        """These options overridden field by field by `override`: a non-nil value wins whole (thresholds, resources and
+        imagePullSecrets too), except workloadMetadata.labels, which merge per key."""
         if override is None:
             return self
         merged: dict[str, Any] = {}

@@ -31,6 +31,10 @@ ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
 ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
+# -- ours: names ---------------------------------------------------------------------------------------------
+INSTALL_NAMESPACE = "nvcre-system"  # where `setup init` installs the engine; its Lease and the fleet's ConfigMap live there
+ENGINE_NAME = "nvcre-engine"  # the engine's ServiceAccount, roles and bindings, its Lease, and its user agent
+SIMULATOR_NAME = "nvcre-simulator"  # the simulated fleet's role, and the managed-by of the Nodes it registers
 # `run --workload-registry`'s pull secret: `<certification>-registry-<5 random>` (cli/registry.py), found again by it.
 PULL_SECRET_INFIX = "-registry-"
 

@@ -20,7 +20,8 @@ Outcomes and who is blamed:
 - a missing measurement never passes: ValidationFailed with reason MeasurementUnavailable, and no node for it (the
   measurement is missing, not bad: a run too short to time a step past warm-up);
 - exited 0 but its output stopped short of the run's end, holds no result, or is not the tool's output: no node
-  (the Job fails: RunIncomplete, NoDataCollected, WrongFormat): the command or its options are at fault.
+  (the Job fails: RunIncomplete, NoDataCollected, WrongFormat): the command or its options are at fault; unless
+  output with nothing to measure names the node it failed on (a NCCL WARN host): that node, WorkloadFailed.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
              else float(job["spec"].get("schedulingStallGraceSeconds", 300)))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
     blocked = state.get("blockedNodes")
-    if waited >= grace and await _still(ctx, run, "Scheduling"):
+    if waited >= grace and await _refreshed_still(ctx, run, "Scheduling"):
         if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
             bound = f" (timeoutPerJob {job['spec'].get('timeout')})" if starting else ""
             message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
@@ -192,7 +193,7 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
     started = state.get("startTime") or job_status(job).get("workloadStartTime") or ctx.now()
     budget = parse_duration(job["spec"].get("timeout") or "24h")
     elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
-    if elapsed >= budget and await _still(ctx, run, "Running"):
+    if elapsed >= budget and await _refreshed_still(ctx, run, "Running"):
         message = f"no result within timeoutPerJob {job['spec'].get('timeout')} (ran {format_duration(elapsed)})"
         failed = [{"name": name, "reason": "Timeout", "message": message} for name in group_nodes(job)]
         await _finish(ctx, job, run, "Failed", "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
@@ -303,7 +304,7 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     return None
 
 
-async def _still(ctx: Context, run: Obj, phase: str) -> bool:
+async def _refreshed_still(ctx: Context, run: Obj, phase: str) -> bool:
     """Whether the run is really still in `phase` now: let the runner bring it up to date first, so a run
     that finished in time is never blamed because the engine looked late (a slow sweep, a restart)."""
     await ctx.runner.reconcile_run(run)
@@ -348,7 +349,7 @@ async def _finish(
         status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
     warning = phase == "Failed" or validation_failed
-    await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", "ThresholdViolated" if validation_failed else reason, message)])
+    await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])
     if phase == "Failed" and run_status(run).get("phase") not in ("Succeeded", "Failed"):
         await ctx.runner.stop(run)  # the engine's sweep also stops runs of failed Jobs, should this be cut short
 

@@ -434,10 +434,6 @@ class Evidence:
         tests = self.by_node.get(node)
         return tests[-1] if tests else None
 
-    def failed_with(self, node: str) -> set[str]:
-        """Nodes that shared a failed test with this node."""
-        return {n for i in self.by_node.get(node, ()) if not self.tests[i].passed for n in self.members[i]} - {node}
-
 
 def _disjoint(failures: list[tuple[int, frozenset[str]]]) -> bool:
     """Two of these failures share no partner."""

@@ -70,7 +70,7 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
             raise InputError(f"$KUBECONFIG {listed}: " + (f"{', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
                                                           "not a file" if folders else "none of these files exists"))
         return existing, os.pathsep.join(str(p) for p in existing)
-    default = Path(environ.get("HOME", "~") + "/.kube/config").expanduser()
+    default = Path(DEFAULT_KUBECONFIG.replace("~", environ.get("HOME", "~"), 1)).expanduser()
     if default.is_file():
         return [default], str(default)
     return None

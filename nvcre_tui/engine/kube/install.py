@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.crd import all_crds
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_PART_OF
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
 from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT, ResourceKind
 
@@ -23,8 +23,6 @@ __all__ = [
     "schema_hash", "install_crds", "rbac_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
-INSTALL_NAMESPACE = "nvcre-system"
-ENGINE_NAME = "nvcre-engine"  # the ServiceAccount, ClusterRole, Role and both bindings
 FIELD_MANAGER = "nvcre"
 PART_OF = {LABEL_PART_OF: "nvcre"}
 Obj = dict[str, Any]
@@ -71,7 +69,6 @@ def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
     ]
 
 
-SIMULATOR_NAME = "nvcre-simulator"
 # Only with `setup init --sim-runner`, for clusters that stand in for GPUs: the simulated fleet plays the
 # cluster (it registers its Nodes and cordons them as its scenario says). The engine's own rules never change.
 SIMULATOR_RULES: list[Obj] = [

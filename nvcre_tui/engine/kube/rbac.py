@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import meta_of
+from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
 from nvcre_tui.engine.store.protocol import NVCRE_GROUP
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
 
 Rule = dict[str, Any]
 READ = ["get", "list", "watch"]
-LEASE_NAME = "nvcre-engine"  # engine/lease.py's EngineLease.NAME (not imported: no cycle through the engine)
 TRAINER_GROUP = "trainer.kubeflow.org"
 NVCRE_PLURALS = ("certifications", "workflows", "jobs", "workloadruns")
 
@@ -88,7 +88,7 @@ CLUSTER_RULES: list[Rule] = [
 LEASE_RULES: list[Rule] = [
     # create cannot be limited by name (the authorizer sees no name on create)
     _rule(["coordination.k8s.io"], ["leases"], ["create"]),
-    _rule(["coordination.k8s.io"], ["leases"], ["get", "update"], [LEASE_NAME]),
+    _rule(["coordination.k8s.io"], ["leases"], ["get", "update"], [ENGINE_NAME]),
 ]
 
 

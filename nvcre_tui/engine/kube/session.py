@@ -19,13 +19,13 @@ import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
@@ -45,18 +45,21 @@ from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NVCRE_GROUP, Resourc
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
+if TYPE_CHECKING:
+    from nvcre_tui.engine.history import Archiver, HistoryQuery
+
 __all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "describe_holder"]
 
 Obj = dict[str, Any]
-DEFAULT_INSTALL_NAMESPACE = "nvcre-system"
-ENGINE_AGENT = "nvcre-engine"
+DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
+ENGINE_AGENT = ENGINE_NAME
 SIMULATOR_AGENT = "nvcre-sim"
 VIEWER_AGENT = "nvcre-viewer"
 
 
 @dataclass
 class NoLogs:
-    """The LogSource of a session that cannot read a run's output (no runner here)."""
+    """The LogSource a session holds until `open` chooses its runner (and the runner's logs)."""
 
     reason: str
 
@@ -90,8 +93,8 @@ class KubeSession:
     lease: EngineLease | None = None
     viewer_reason: str | None = None
     install_namespace: str = DEFAULT_INSTALL_NAMESPACE
-    history: Any = None   # HistoryQuery: the certification archive, read-only (None: no archive)
-    archiver: Any = None
+    history: HistoryQuery | None = None  # see Session.history
+    archiver: Archiver | None = None
     notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
@@ -144,7 +147,7 @@ class KubeSession:
         want_engine = want_engine and outdated is None  # else a viewer, which says why
         # A viewer shows one namespace (its RBAC may read no other); an engine reconciles certifications anywhere.
         cache = engine_cache(store, None if want_engine else target.namespace)
-        session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("this session plays no runs (pass --sim-runner to play them with the simulated fleet)"),
+        session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("no runner chosen yet"),
                       scenario=scenario, install_namespace=install_namespace)
         if notice:
             session.notices.append(notice)
@@ -187,9 +190,8 @@ class KubeSession:
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
         lease = EngineLease(self.kube, wall, self.install_namespace, engine_identity(role))
-        if not want_engine or self.runner is None:
-            form = "viewer: {}" if not want_engine else "viewer: no runner in this process (--sim-runner plays runs; {})"
-            self._viewing = (lease, form)
+        if not want_engine:
+            self._viewing = (lease, "viewer: {}")
             await self.refresh_viewer()
             return
         self._candidate, self._metrics = lease, metrics

@@ -22,10 +22,6 @@ class Group:
     domains: tuple[str, ...] = ()
     overflow: bool = False
 
-    def overlaps(self, other: Group) -> bool:
-        """Whether the two groups share a node (such groups never run at the same time)."""
-        return not set(self.nodes).isdisjoint(other.nodes)
-
 
 def chunk(names: Sequence[str], size: int) -> list[Group]:
     """Full chunks of `size`; a remainder borrows the previous chunk's last nodes (an overflow group)."""

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import node_spec
-from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY, LABEL_SIMULATED
+from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_MANAGED_BY, LABEL_SIMULATED, SIMULATOR_NAME
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.sim.physics import fault_time
 from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
@@ -23,7 +23,7 @@ from nvcre_tui.engine.units import parse_duration
 
 Obj = dict[str, Any]
 FLEET_CONFIGMAP = "nvcre-sim-fleet"
-FLEET_NAMESPACE = "nvcre-system"
+FLEET_NAMESPACE = INSTALL_NAMESPACE
 
 
 class FleetError(RuntimeError):
@@ -188,7 +188,7 @@ class SimulatedFleet:
         config = {
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": FLEET_CONFIGMAP, "namespace": self.namespace,
-                         "labels": {LABEL_MANAGED_BY: "nvcre-simulator"}},
+                         "labels": {LABEL_MANAGED_BY: SIMULATOR_NAME}},
             "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed)},
         }
         try:

@@ -2,7 +2,8 @@
 
 Implementations: memory (tests, benches), sqlite (the simulator's durable store), kube (a real API server over
 kubernetes-asyncio); cache.py is the one watch cache over any of them, writethrough.py feeds our own writes into
-it. Imports nothing else from the engine: everything above depends on it, never the other way.
+it. Imports from the engine only its leaves (clock, errors, names, printable) and, as a type, the KubeTarget that
+KubeStore connects to: everything above depends on it, never the other way.
 """
 
 from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable

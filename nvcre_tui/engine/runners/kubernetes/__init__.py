@@ -255,8 +255,8 @@ class KubernetesRunner:
     async def release(self, owner: Obj) -> None:
         """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
         with no garbage collector (workloads.workload_object_names): the TrainJob or batch Job, TrainingRuntime and
-        Service. Its ConfigMaps and ComputeDomain stay for a garbage collector: the engine may not delete those kinds
-        (other namespaces keep credentials in ConfigMaps)."""
+        Service. Its ConfigMaps, ssh-key Secret and ComputeDomain stay for a garbage collector (or `certification
+        delete`): the engine may not delete those kinds (other namespaces keep credentials in them)."""
         meta = owner["metadata"]
         namespace = meta.get("namespace") or "default"
         for api_version, kind_name, name in workload_object_names(meta["name"]):

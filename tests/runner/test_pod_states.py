@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.judging.blame import host_at_fault, node_at_fault
+from nvcre_tui.engine.judging.blame import Blame, host_at_fault, node_at_fault
 from nvcre_tui.engine.runners.kubernetes.pods import judge, not_ready_nodes, pod_hosts
 
 Obj = dict[str, Any]
@@ -103,19 +103,24 @@ def test_the_output_names_the_host_then_it_is_mapped_to_its_node() -> None:
              "2026-01-01T00:00:01.000000000Z #  Rank  8 Group  0 Pid   4102 on   w-1 device  0 [0000:18:00] NVIDIA H100",
              "2026-01-01T00:09:00.000000000Z w-1:4102:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12"]
     hosts = pod_hosts([pod(0), pod(1)], {})
-    assert host_at_fault(lines) == "w-1" and node_at_fault(lines, NODES, hosts) == "n2"
+    assert host_at_fault(lines) == Blame("w-1", "w-1 GPU 0: NCCL WARN NET/IB : Got completion from peer with status=12")
+    assert node_at_fault(lines, NODES, hosts) == Blame("n2", "w-1 GPU 0: NCCL WARN NET/IB : Got completion from peer with status=12")
     assert node_at_fault(lines, NODES) is None  # an unknown host convicts nobody
     mpirun = lines[:2] + ["  Process name: [[4242,1],8]", "  Exit code:    1"]
-    assert node_at_fault(mpirun, NODES, hosts) == "n2"  # the rank, through the nccl-tests rank table
+    # the rank, through the nccl-tests rank table
+    assert node_at_fault(mpirun, NODES, hosts) == Blame("n2", "mpirun: the first process to exit non-zero was rank 8 on w-1 (Process name: [[4242,1],8])")
     torchrun = ["[1,0]<stderr>:Root Cause (first observed failure):", "[1,0]<stderr>:  host      : n1", "  rank      : 0"]
-    assert node_at_fault(torchrun, NODES) == "n1"
+    assert node_at_fault(torchrun, NODES) == Blame("n1", "torchrun's root cause (first observed failure) on host n1")
+    tests = ["n2: Test NCCL failure common.cu:1153 'remote process exited or there was a network error'"]
+    assert node_at_fault(tests, NODES) == Blame("n2", tests[0])
 
 
 def test_a_warning_every_host_printed_singles_none_of_them_out() -> None:
     setting = [f"{host}:41{i}:41{i} [0] NCCL WARN Invalid value NVL for NCCL_P2P_LEVEL, using default" for i, host in enumerate(["n2", "n1"])]
     assert host_at_fault(setting) is None
     lost = "n1:4101:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12"
-    assert host_at_fault([*setting, lost]) == "n1"  # the first warning only one host printed
+    found = host_at_fault([*setting, lost])  # the first warning only one host printed
+    assert found is not None and found.name == "n1"
 
 
 def test_no_pods_yet_says_who_makes_them() -> None:
@@ -165,3 +170,12 @@ def test_with_no_pod_placed_a_member_not_ready_is_blocked() -> None:
     found = judge(pods, NODES, 2, launcher=False, was_running=False, not_ready={"n2": "Unknown"},
                   nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2")})
     assert found.blocked == ("n2",) and "n2: not Ready (Unknown)" in found.message
+
+
+def test_torchruns_root_cause_is_quoted_with_that_hosts_own_warning() -> None:
+    """The root cause names the host; its NCCL warning says what failed there (a warning of another host does not)."""
+    lines = ["n2:4102:4109 [3] NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'",
+             "n1:4101:4108 [0] NCCL WARN NET/IB : Got completion from peer with status=12",
+             "Root Cause (first observed failure):", "  host      : n2"]
+    assert node_at_fault(lines, NODES) == Blame("n2", "n2 GPU 3: NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'")
+    assert node_at_fault(lines[1:], NODES) == Blame("n2", "torchrun's root cause (first observed failure) on host n2")

@@ -146,8 +146,9 @@ def test_dcgm_pass_with_skipped_tests_is_marked_not_clean() -> None:
 
 
 @pytest.mark.parametrize(("case", "node", "words"), [
-    ("xid-mid-run-full-scale", "gpu-node-03", ("Xid 79", "GPU 5")),
-    ("xid-before-run-intra-node", "gpu-node-02", ("Xid 48", "GPU 1")),
+    # what a pod's log shows of an XID: CUDA's error on that GPU (the XID itself is the kernel's, in dmesg)
+    ("xid-mid-run-full-scale", "gpu-node-03", ("GPU 5", "Cuda failure 999 'unknown error'")),
+    ("xid-before-run-intra-node", "gpu-node-02", ("GPU 1", "uncorrectable ECC error")),
     ("dcgm-xid-names-test-and-gpu", "gpu-node-02", ("Xid 79", "memory failed on GPU 5")),
     ("dcgm-flaky-pcie", "gpu-node-03", ("pcie failed on GPU 2",)),
     ("unschedulable-full-scale", "gpu-node-03", ("unschedulable", "gpu-node-03")),

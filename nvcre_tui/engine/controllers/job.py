@@ -222,10 +222,13 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     # evicted, node lost: the Kubernetes runner's failedNode), else the whole group. A failure the measurements
     # themselves show (wrong elements, a NaN loss) is the group's: a NCCL warning the run went on past names no culprit.
     shown = detail.failure is not None and detail.failure.reason not in UNMEASURED_REASONS
-    culprit = (None if shown else node_at_fault(lines, group_nodes(job))) or state.get("failedNode")
-    message = state.get("message") or f"workload exited with code {state.get('exitCode')}"
-    if detail.failure:
-        message = f"{message}; {detail.failure.message}"
+    named = None if shown else node_at_fault(lines, group_nodes(job))
+    culprit = named.name if named else state.get("failedNode")
+    exited = state.get("message") or f"workload exited with code {state.get('exitCode')}"
+    # What the output says went wrong first (the parser's reading, else the line that named the node): the pod's
+    # status says only that a container exited non-zero.
+    why = detail.failure.message if detail.failure else named.evidence if named else None
+    message = f"{why}; {exited}" if why else exited
     service = None if culprit else service_at_fault(lines)
     if service:  # a cluster service failed, not these nodes: the Job fails, no node is blamed
         await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=detail)
@@ -253,9 +256,9 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         if failure.reason in UNMEASURED_REASONS and culprit is None:
             await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
             return None
-        if failure.reason in UNMEASURED_REASONS:  # a node named: the run failed on it, a test of that node like any other
-            failure = MeasureFailure("WorkloadFailed", failure.message)
-        blamed = [culprit] if culprit else nodes
+        if culprit is not None:  # a node named: the run failed on it, a test of that node like any other
+            failure = MeasureFailure("WorkloadFailed", f"{failure.message}; {culprit.evidence}")
+        blamed = [culprit.name] if culprit else nodes
         failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": failure.message} for n in blamed]
         await _finish(ctx, job, run, "Failed", failure.reason, failure.message, failed, log=lines, measured=result)
         return None

@@ -10,7 +10,8 @@ In order of trust:
 4. mpirun's "Process name: [[jobid,1],<rank>]" mapped to its host through the nccl-tests rank table.
 
 The answer is a host as the pod saw it (`gethostname()`): on a cluster a pod hostname, which the
-caller maps to a node; an unknown host convicts nobody.
+caller maps to a node; an unknown host convicts nobody. It comes with the evidence, the line that named the host,
+which the Job's failure message carries: the pod's own status says only that a container exited non-zero.
 
 Some output blames a cluster service instead of any node (`service_at_fault`): dcgmi that cannot reach
 the GPU Operator's host engine proves nothing about the node its pod ran on, so the Job fails and no node
@@ -21,13 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
 
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 _ROOT_CAUSE = "Root Cause (first observed failure):"
 _ROOT_HOST = re.compile(r"^\s*host\s*:\s*(\S+)\s*$", re.ASCII)
-_NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL WARN (.*)$", re.ASCII)
+_NCCL_WARN = re.compile(r"^([A-Za-z0-9][\w.-]*):\d+:\d+ \[(\d+)\] NCCL WARN (.*)$", re.ASCII)
 _TEST_FAILURE = re.compile(r"^([A-Za-z0-9][\w.-]*): Test (?:NCCL|CUDA) failure ", re.ASCII)
 _MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]", re.ASCII)
 _RANK_LINE = re.compile(r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d", re.ASCII)
@@ -40,17 +42,34 @@ _SERVICES_DOWN: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+EVIDENCE_CHARS = 200  # a line quoted as evidence, at most
+
+
+@dataclass(frozen=True)
+class Blame:
+    """Who the output names (a host, or the group member it maps to) and the line that names it."""
+
+    name: str
+    evidence: str
+
+
+def _quoted(text: str) -> str:
+    return " ".join(text.split())[:EVIDENCE_CHARS]
+
+
 def _text(line: str) -> str:
     text = strip_kubelet_prefix(line.rstrip("\n"))
     tag = _MPI_TAG.match(text)
     return text[tag.end():] if tag else text
 
 
-def host_at_fault(lines: Iterable[str]) -> str | None:
-    """The host the output blames (see the module docstring), or None when it names none."""
-    root = test = None
-    warnings: list[tuple[str, str]] = []  # (host, warning) in order
+def host_at_fault(lines: Iterable[str]) -> Blame | None:
+    """The host the output blames (see the module docstring) and the line that names it, or None when it names none."""
+    root: str | None = None
+    test: Blame | None = None
+    warnings: list[tuple[str, str, str]] = []  # (host, CUDA device, warning) in order
     rank: int | None = None
+    process = ""
     ranks: dict[int, str] = {}
     in_root = False
     for line in lines:
@@ -65,20 +84,29 @@ def host_at_fault(lines: Iterable[str]) -> str | None:
             root = found.group(1)
             continue
         if found := _NCCL_WARN.match(text):
-            warnings.append((found.group(1), found.group(2).strip()))
+            warnings.append((found.group(1), found.group(2), found.group(3).strip()))
         elif test is None and (found := _TEST_FAILURE.match(text)):
-            test = found.group(1)
+            test = Blame(found.group(1), _quoted(text))
         elif rank is None and (found := _MPI_PROCESS.match(text)):
-            rank = int(found.group(1))
-    return root or _lone_warning(warnings) or test or (ranks.get(rank) if rank is not None else None)
+            rank, process = int(found.group(1)), _quoted(text)
+    mpirun = None
+    if rank is not None and rank in ranks:
+        mpirun = Blame(ranks[rank], f"mpirun: the first process to exit non-zero was rank {rank} on {ranks[rank]} ({process})")
+    if root is not None:  # its own NCCL warning says what failed there, else torchrun's words
+        return next((_warned(*w) for w in warnings if w[0] == root), Blame(root, f"torchrun's root cause (first observed failure) on host {root}"))
+    return _lone_warning(warnings) or test or mpirun
 
 
-def _lone_warning(warnings: list[tuple[str, str]]) -> str | None:
+def _warned(host: str, device: str, warning: str) -> Blame:
+    return Blame(host, _quoted(f"{host} GPU {device}: NCCL WARN {warning}"))
+
+
+def _lone_warning(warnings: list[tuple[str, str, str]]) -> Blame | None:
     """The host of the first NCCL warning that no other host printed too."""
     hosts: dict[str, set[str]] = {}
-    for host, warning in warnings:
+    for host, _, warning in warnings:
         hosts.setdefault(warning, set()).add(host)
-    return next((host for host, warning in warnings if len(hosts[warning]) == 1), None)
+    return next((_warned(*w) for w in warnings if len(hosts[w[2]]) == 1), None)
 
 
 def service_at_fault(lines: Iterable[str]) -> str | None:
@@ -87,21 +115,21 @@ def service_at_fault(lines: Iterable[str]) -> str | None:
         text = _text(line)
         for service, pattern in _SERVICES_DOWN:
             if pattern.search(text):
-                return f"{service} unreachable: {text.strip()[:200]}"
+                return f"{service} unreachable: {_quoted(text)}"
     return None
 
 
-def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[str, str] | None = None) -> str | None:
-    """The group member the output blames: its host mapped through `hosts` (pod hostname -> node),
-    else taken as a node name; None when the host is no member of the group (never a guess)."""
-    host = host_at_fault(lines)
-    if host is None:
+def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[str, str] | None = None) -> Blame | None:
+    """The group member the output blames (its host mapped through `hosts`, pod hostname -> node, else taken as a
+    node name) with the line that names it; None when the host is no member of the group (never a guess)."""
+    found = host_at_fault(lines)
+    if found is None:
         return None
-    group = set(members)
+    host, group = found.name, set(members)
     for candidate in ((hosts or {}).get(host), host, host.split(".", 1)[0]):
         if candidate in group:
-            return candidate
+            return Blame(candidate, found.evidence)
     return None
 
 
-__all__ = ["host_at_fault", "node_at_fault"]
+__all__ = ["Blame", "host_at_fault", "node_at_fault", "service_at_fault"]

@@ -30,7 +30,7 @@ from nvcre_tui.engine.sim.outputs import (
     write_nccl_log,
     write_nemo_log,
 )
-from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layout, plan_run
+from nvcre_tui.engine.sim.physics import XID_CUDA_ERRORS, PlanError, RunPlan, RunSpec, fleet_layout, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import Conflict, NotFound
 from nvcre_tui.engine.store.protocol import WORKLOADRUN, ResourceStore
@@ -138,8 +138,14 @@ class SimulatedRunner:
         if now < end:
             return (end - now).total_seconds()
         outcome = plan.outcome
+        reason, message = outcome.reason, outcome.message
+        if outcome.kind == "failed":
+            # What kubelet reports of the launcher's container, as the Kubernetes runner words it: the fault behind
+            # it (an Xid, a flaky rank) is the simulator's secret, and shows only in the output the engine reads.
+            reason = "Error"
+            message = f"the launcher's container exited with code {outcome.exit_code} ({reason})"
         patch: Obj = {"phase": "Succeeded" if outcome.kind == "succeeded" else "Failed", "completionTime": format_time(end),
-                      "exitCode": outcome.exit_code, "reason": outcome.reason, "message": outcome.message}
+                      "exitCode": outcome.exit_code, "reason": reason, "message": message}
         # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/judging/blame.py).
         return None if await self._patch(run, patch) is not None else RETRY_SECONDS
 
@@ -304,12 +310,13 @@ def _error_lines(plan: RunPlan, start: datetime, rng: random.Random) -> list[str
     gpus = len(plan.nccl.ranks) // len(spec.nodes) if plan.nccl else (plan.training.world_size // len(spec.nodes) if plan.training else 8)
     rank = spec.nodes.index(host) * gpus + gpu if host in spec.nodes else 0
     peer = f"10.0.{rng.randint(0, 255)}.{rng.randint(1, 254)}<{rng.randint(30000, 60000)}>"
-    cuda = "Cuda failure 999 'unknown error'"
+    code, words = XID_CUDA_ERRORS.get(outcome.xid or 0, (999, "unknown error"))
+    cuda = f"Cuda failure {code} '{words}'"
     network = f"NET/IB : Got completion from peer {peer} with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1"
     cause = cuda if outcome.cause == "xid" else network
     if spec.parser == "training":
         when = start + timedelta(seconds=outcome.at)
-        nccl_error = ("CUDA error: unspecified launch failure" if outcome.cause == "xid"
+        nccl_error = (f"CUDA error: {words}" if outcome.cause == "xid"
                       else "NCCL error: remote process exited or there was a network error, NCCL version 2.27.7")
         return [
             f"{host}:{pid}:{pid + 11} [{gpu}] NCCL WARN {cause}",
@@ -323,7 +330,7 @@ def _error_lines(plan: RunPlan, start: datetime, rng: random.Random) -> list[str
             f"  rank      : {rank} (local_rank: {gpu})",
             f"  exitcode  : 1 (pid: {pid})",
         ]
-    test_error = "Test CUDA failure common.cu:1153 'unknown error'" if outcome.cause == "xid" else \
+    test_error = f"Test CUDA failure common.cu:1153 '{words}'" if outcome.cause == "xid" else \
         "Test NCCL failure common.cu:1153 'remote process exited or there was a network error'"
     lines = [f"{host}:{pid}:{pid + 7} [{gpu}] NCCL WARN {cause}", f"{host}: {test_error}", f" .. {host} pid {pid}: Test failure common.cu:1206"]
     if spec.framework == "mpi":

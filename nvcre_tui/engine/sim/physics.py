@@ -31,6 +31,10 @@ FRAMEWORKS: tuple[Literal["mpi", "exec", "torch"], ...] = ("mpi", "exec", "torch
 MAX_SIZES = 4096  # a sweep longer than this is a mistake in the args, not a test
 XID_TEXT = {79: "GPU has fallen off the bus", 48: "Double Bit ECC Error", 94: "Contained ECC error",
             95: "Uncontained ECC error", 74: "NVLink Error", 119: "Timeout waiting for RPC from GSP"}
+# What CUDA returns to the application after each XID (cudaError_t and its text): all a pod's log can show of it.
+XID_CUDA_ERRORS = {79: (999, "unknown error"), 48: (214, "uncorrectable ECC error encountered"),
+                   94: (214, "uncorrectable ECC error encountered"), 95: (214, "uncorrectable ECC error encountered"),
+                   74: (719, "unspecified launch failure"), 119: (999, "unknown error")}
 EXIT_CODES = {"XidError": 134, "IntermittentFailure": 1}  # nccl-tests aborts on a CUDA error (SIGABRT)
 DCGM_XID_TESTS = ("memory", "diagnostic")  # what a GPU lost to an XID fails in dcgmi diag
 

@@ -217,7 +217,8 @@ class KubernetesRunner:
         if verdict.phase == "Failed":
             lines = await self.logs(run)  # read (and kept) before the pods go
             hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
-            culprit = node_at_fault(lines, members, hosts) or verdict.failed_node
+            named = node_at_fault(lines, members, hosts)
+            culprit = named.name if named else verdict.failed_node
             if culprit:
                 patch["failedNode"] = culprit
             if not lines and culprit:

@@ -14,6 +14,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.cli.session import open_session
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.kube.session import KubeSession
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.store.protocol import CERTIFICATION
@@ -205,6 +206,33 @@ async def test_a_viewer_who_may_read_one_namespace_sees_it_and_one_who_may_not_g
         assert elsewhere.return_code == 2 and elsewhere.startup_error is not None
         assert elsewhere.startup_error.startswith("nvcre: cannot open the console on this cluster: ")
         assert "forbidden" in elsewhere.startup_error and "\n" not in elsewhere.startup_error
+
+
+async def test_a_viewer_who_may_read_pods_in_one_namespace_watches_them_there(tmp_path: Path) -> None:
+    """A viewer reads its runs' logs through the pod watch: listed in its namespace, which a namespaced grant allows
+    (cluster-wide, a real API server answers 403 and every log and size curve is lost)."""
+    from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+    from nvcre_tui.engine.store.protocol import ROLE, ROLE_BINDING
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        alice = await _viewer_in_default(server, kubeconfig, tmp_path)
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await admin.create(ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "pods", "namespace": "default"},
+                                  "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]}]})
+        await admin.create(ROLE_BINDING, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                                          "metadata": {"name": "alice-pods", "namespace": "default"},
+                                          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
+                                          "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]})
+        await admin.close()
+        session = await open_session(args_for(alice), default_catalog(), live=True, want_engine=False, role="console")
+        try:
+            assert isinstance(session, KubeSession) and isinstance(session.runner, KubernetesRunner)
+            server.clear_requests()
+            await session.runner.pods.start()
+        finally:
+            await session.close()
+        pods = server.requests_where(resource="pods")
+        assert pods and all(r.namespace == "default" and r.status == 200 for r in pods), [(r.verb, r.namespace, r.status) for r in pods]
 
 
 def test_a_cli_read_the_api_server_refuses_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],

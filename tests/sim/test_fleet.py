@@ -50,6 +50,25 @@ async def test_a_broken_epoch_is_a_clear_error() -> None:
         await SimulatedFleet(store, clock, TIMED).epoch()
 
 
+@pytest.mark.parametrize(("other", "said"), [
+    ({"seed": 99}, "the simulated fleet of scenario "),
+    ({"faults": [{"type": "cordon", "node": "gpu-node-05"}]}, "another simulated fleet under the same scenario name and seed"),
+])
+async def test_another_scenarios_fleet_is_refused_before_anything_is_written(other: dict[str, object], said: str) -> None:
+    """Its Nodes and epoch played with this scenario's physics would give another fleet's verdicts, silently."""
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await SimulatedFleet(store, clock, TIMED).ensure_nodes()
+    stranger = SimulatedFleet(store, clock, scenario(**{"faults": TIMED.to_wire()["faults"], **other}))
+    revision = store.resource_version
+    for step in (stranger.check, stranger.ensure_nodes, stranger.epoch):
+        with pytest.raises(FleetError, match=said) as refused:
+            await step()
+        assert "pass that scenario's file with --scenario" in str(refused.value) and "\n" not in str(refused.value)
+    assert store.resource_version == revision
+    await SimulatedFleet(store, clock, TIMED).check()  # the same scenario again: fine
+
+
 async def test_timed_cordon_is_applied_at_its_time_and_once() -> None:
     clock = ManualClock()
     store = MemoryStore(clock)

@@ -157,18 +157,20 @@ class KubeSession:
                 # The cache sees the fleet's own writes at once; a viewer's fleet only regenerates logs, never writes.
                 writer: ResourceStore = WriteThroughStore(session._sim_store, cache) if want_engine else ReadOnlyStore(session._sim_store)
                 fleet = SimulatedFleet(writer, clock, scenario, install_namespace)
-                if want_engine:
-                    if elect:  # a console or `run` (they create where -n says); `nvcre controller` creates nothing
-                        await _require_namespace(store, target)  # before a Node is registered: nothing half-made
-                    try:
+                try:
+                    await fleet.check()  # another scenario's fleet on this cluster: refused before anything is written
+                    if want_engine:
+                        if elect:  # a console or `run` (they create where -n says); `nvcre controller` creates nothing
+                            await _require_namespace(store, target)  # before a Node is registered: nothing half-made
                         await fleet.ensure_nodes()
-                    except FleetError as error:
-                        raise InputError(f"{target.server}: {error}") from None
+                except FleetError as error:
+                    raise InputError(f"{target.server}: {error}") from None
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet, fleet_only=True)  # other Nodes may be real GPUs
                 session.logs = RunnerLogs(session.runner)
             else:
                 # Real pods: the Kubernetes runner; a viewer's only reads their logs (it never reconciles).
-                runner = KubernetesRunner(session.store if want_engine else ReadOnlyStore(store), clock, store)
+                runner = (KubernetesRunner(session.store, clock, store) if want_engine
+                          else KubernetesRunner(ReadOnlyStore(store), clock, store, namespace=target.namespace))
                 session.runner, session.logs = runner, PodLogSource(runner)
             if want_engine and not elect:
                 session._make_engine(metrics)

@@ -4,17 +4,22 @@ The engine never writes a Node (it records, never remediates); the simulator pla
 NVSentinel would cordon a node, so this is the only module that writes Nodes.
 
 The fleet epoch (time 0 of every fault's `at`) is kept in a ConfigMap, so an engine restarted on the same
-store keeps the same epoch and every run replays the same way.
+store keeps the same epoch and every run replays the same way. The ConfigMap names the scenario it plays (and its
+fingerprint): a process that would play another scenario on the same store is refused, not silently handed the
+other fleet's Nodes and epoch with its own physics.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import node_spec
 from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_MANAGED_BY, LABEL_SIMULATED, SIMULATOR_NAME
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.physics import fault_time
 from nvcre_tui.engine.sim.scenario import Scenario, apply_change, build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound, StoreError
@@ -27,7 +32,14 @@ FLEET_NAMESPACE = INSTALL_NAMESPACE
 
 
 class FleetError(RuntimeError):
-    """The fleet's ConfigMap holds something that is not an epoch; the message says where."""
+    """The fleet's ConfigMap holds something that is not an epoch, or another scenario's fleet; the message says where."""
+
+
+def fingerprint(scenario: Scenario) -> str:
+    """A short digest of the scenario's whole wire form: two files of one name and seed differ in it when their nodes,
+    faults or settings do."""
+    wire = json.dumps(scenario.to_wire(), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(wire.encode()).hexdigest()[:16]
 
 
 class SimulatedFleet:
@@ -133,12 +145,33 @@ class SimulatedFleet:
             config = await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, self.namespace)
         except NotFound:
             config = await self._create_epoch()
+        self._check_same(config)
         text = (config.get("data") or {}).get("epoch", "")
         try:
             self._epoch = parse_time(text)
         except ValueError as error:
             raise FleetError(f"ConfigMap {self.namespace}/{FLEET_CONFIGMAP}: data.epoch: {error}") from None
         return self._epoch
+
+    async def check(self) -> None:
+        """FleetError when the store already holds another scenario's fleet (nothing is written: a viewer may call it);
+        a fleet not registered yet, or a ConfigMap this identity may not read, says nothing here."""
+        try:
+            self._check_same(await self.store.get(CONFIGMAP, FLEET_CONFIGMAP, self.namespace))
+        except (NotFound, Forbidden):
+            pass
+
+    def _check_same(self, config: Obj) -> None:
+        data = config.get("data") or {}
+        name, seed, held = data.get("scenario"), data.get("seed"), data.get("fingerprint")
+        mine = (self.scenario.name, str(self.scenario.seed))
+        if name is seed is None or ((name, seed) == mine and held in (None, fingerprint(self.scenario))):
+            return  # the same fleet (no fingerprint: written before them), or a ConfigMap that names no scenario
+        what = ("another simulated fleet under the same scenario name and seed (its nodes, faults or settings differ)"
+                if (name, seed) == mine else f"the simulated fleet of scenario {printable(str(name))!r} (seed {printable(str(seed))})")
+        raise FleetError(f"ConfigMap {self.namespace}/{FLEET_CONFIGMAP}: this cluster holds {what}, not "
+                         f"{self.scenario.name!r} (seed {self.scenario.seed}); pass that scenario's file with --scenario, "
+                         "or remove that fleet first (`nvcre setup reset`)")
 
     async def offset(self, moment: datetime) -> float:
         """Seconds from the fleet epoch to `moment`."""
@@ -189,7 +222,8 @@ class SimulatedFleet:
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": FLEET_CONFIGMAP, "namespace": self.namespace,
                          "labels": {LABEL_MANAGED_BY: SIMULATOR_NAME}},
-            "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed)},
+            "data": {"epoch": format_time(self.clock.now()), "scenario": self.scenario.name, "seed": str(self.scenario.seed),
+                     "fingerprint": fingerprint(self.scenario)},
         }
         try:
             created = await self.store.create(CONFIGMAP, config)

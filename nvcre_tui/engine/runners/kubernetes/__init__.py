@@ -67,8 +67,9 @@ class KubernetesRunner:
     simulated = False
 
     def __init__(self, store: ResourceStore, clock: Clock, kube: Any, *, poll: float = POLL_SECONDS,
-                 trainer: bool | None = None) -> None:
-        """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, the pod watch, pod logs)."""
+                 trainer: bool | None = None, namespace: str | None = None) -> None:
+        """`store`: where the engine reads and writes; `kube`: the KubeStore (discovery, the pod watch, pod logs);
+        `namespace`: the one namespace whose pods it watches (a viewer's logs), else every one (an engine)."""
         self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
         self._trainer = trainer
         self._version: tuple[int, int] | None = None  # the server's (major, minor), once read (None: it does not say)
@@ -76,7 +77,7 @@ class KubernetesRunner:
         self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
         self._jobsets = False  # JobSets seen served (likewise)
         self.log_reader = PodLogReader.of_store(kube)
-        self.pods = PodWatch(pod_cache(kube))
+        self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
         self._result_pods: dict[str, Obj] = {}  # run uid -> its result pod as last seen (its log outlives it)
 

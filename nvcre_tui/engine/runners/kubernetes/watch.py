@@ -1,4 +1,4 @@
-"""The runner's view of pods: one watch of every pod nvcre made (label `nvcre.nvidia.com/job`), cluster-wide,
+"""The runner's view of pods: one watch of every pod nvcre made (label `nvcre.nvidia.com/job`), cluster-wide (a viewer's: its namespace),
 and the routing of its events (and of Node events) to the WorkloadRuns they concern.
 
 A run's pods are read from this cache, never listed per look: the cache lists once, then follows the
@@ -22,9 +22,10 @@ Wake = Callable[[Hashable], None]
 __all__ = ["PodWatch", "pod_cache"]
 
 
-def pod_cache(store: ResourceStore) -> WatchCache:
-    """A watch cache of the pods of nvcre workloads only (label selector: the job label exists)."""
-    return WatchCache(store, (POD,), label_keys=(LABEL_JOB,), selectors={POD: LABEL_JOB})
+def pod_cache(store: ResourceStore, namespace: str | None = None) -> WatchCache:
+    """A watch cache of the pods of nvcre workloads only (label selector: the job label exists), in every namespace
+    (an engine) or one (a viewer, whose RBAC may list pods in no other)."""
+    return WatchCache(store, (POD,), label_keys=(LABEL_JOB,), selectors={POD: LABEL_JOB}, namespace=namespace)
 
 
 class PodWatch:

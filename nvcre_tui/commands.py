@@ -30,6 +30,9 @@ class CommandHost(Console, Protocol):
     @property
     def screen(self) -> Screen[Any]: ...
 
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
+
     def push_screen(self, screen: Screen[Any]) -> Any: ...
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
@@ -64,7 +67,11 @@ def _open(entry: ScreenEntry) -> Callable[[CommandHost, str], Any]:
                 app.notify(f"usage: :{entry.command} {entry.argument}", severity="warning")
                 return
             app.push_screen(registry.build(entry.name, argument))
-        elif type(app.screen).__name__ != entry.cls:  # already there: do not stack another
+        elif type(app.screen).__name__ == entry.cls:  # already there: do not stack another
+            return
+        elif entry.single and any(type(screen).__name__ == entry.cls for screen in app.screen_stack):
+            app.notify(f"the {entry.title.lower()} is open already: escape back to it", markup=False)
+        else:
             app.push_screen(registry.build(entry.name))
 
     return go
@@ -84,9 +91,21 @@ COLON_COMMANDS: tuple[ColonCommand, ...] = (
 )
 
 
-def allowed_commands(app: Console) -> list[ColonCommand]:
-    """The commands the policy allows."""
-    return [command for command in COLON_COMMANDS if app.policy.allows(command.action)]
+# What the wall offers besides its own keys: it is a display that opens nothing (`nvcre wall` has no screen under it
+# to go back to, and a wall opened from the console goes back with escape).
+WALL_COMMANDS = frozenset({"theme", "q"})
+
+
+def on_wall(app: Console, screen: Screen[Any] | None = None) -> bool:
+    """Whether commands are asked for on the wall: `nvcre wall`, or the wall screen (`screen`, else the app's)."""
+    shown = screen if screen is not None else getattr(app, "screen", None)
+    return app.wall or type(shown).__name__ == registry.BY_NAME["wall"].cls
+
+
+def allowed_commands(app: Console, screen: Screen[Any] | None = None) -> list[ColonCommand]:
+    """The commands the policy allows, and on the wall (`on_wall`) only those it offers."""
+    wall = on_wall(app, screen)
+    return [command for command in COLON_COMMANDS if app.policy.allows(command.action) and (not wall or command.name in WALL_COMMANDS)]
 
 
 def help_lines(app: Console) -> list[tuple[str, str]]:
@@ -106,6 +125,9 @@ def run_colon_command(app: CommandHost, text: str) -> None:
         if command.name == name:
             if not app.policy.allows(command.action):
                 app.notify(f":{name} is not available in read-only mode", severity="warning", markup=False)
+                return
+            if command not in allowed_commands(app):
+                app.notify(f":{name} is not available on the wall", severity="warning", markup=False)
                 return
             command.run(app, argument.strip())
             return
@@ -131,20 +153,21 @@ class NvcreCommands(Provider):
         return cast(CommandHost, self.app)
 
     async def discover(self) -> Hits:
-        for command in allowed_commands(self._app):
+        for command in allowed_commands(self._app, self.screen):  # the screen the palette was opened on
             if not command.takes_argument:
                 yield DiscoveryHit(f"nvcre: {command.help}", partial(run_colon_command, self._app, command.name), help=command.usage)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in allowed_commands(self._app):
+        wall = on_wall(self._app, self.screen)  # the screen the palette was opened on
+        for command in allowed_commands(self._app, self.screen):
             if command.takes_argument:
                 continue
             title = f"nvcre: {command.help}"
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, command.name), help=command.usage)
-        for title, text, help_text in _named_hits(self._app):
+        for title, text, help_text in [] if wall else _named_hits(self._app):  # the wall opens no node or certification
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(run_colon_command, self._app, text), help=help_text)

@@ -13,13 +13,14 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, job_template_spec, run_name, workflow_spec
+from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, meta_of, run_name,
+                                         workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, STATE_PRECEDENCE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import job_refs, jobs_run
+from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.summary import record_text
@@ -27,7 +28,7 @@ from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Join, Joined, join_view, namespace_of
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration
@@ -252,6 +253,8 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
                              "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
+                             # what this Job says of the node, as the map and the drill-down say it (nodestates.member_state)
+                             "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job)),
                              "verdict": verdict,  # where the category's diagnosis left the node (healthy: cleared); None: no diagnosis
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows
@@ -280,13 +283,13 @@ def _measured(failure: Mapping[str, Any]) -> str:
     for check in checks:
         value = check.get("measured")
         shown = (shown_measured(str(check.get("metric")), str(check.get("expression")), float(value), False)
-                 if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value))
+                 if isinstance(value, (int, float)) and not isinstance(value, bool) else "unavailable" if value is None else str(value))
         parts.append(f"{check.get('metric', '?')} {shown}" + (f" ({check['expression']})" if check.get("expression") else ""))
     return "; ".join(parts) or "-"
 
 
-def _convicting_job(jobs: list[Obj], node: str) -> str | None:
-    """The last Job that blamed `node`, else the last failed Job it ran in (a diagnose test)."""
+def convicting_job(jobs: list[Obj], node: str) -> str | None:
+    """The Job whose log is the evidence against `node`: the last Job that blamed `node`, else the last failed Job it ran in (a diagnose test)."""
     blamed = [j for j in jobs if any(f["name"] == node for f in job_status(j).get("failedNodes") or [])]
     if blamed:
         return str(blamed[-1]["metadata"]["name"])
@@ -318,12 +321,62 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             if name in rows:
                 rows[name] = replace(rows[name], also=(*rows[name].also, category))
                 continue
-            job = _convicting_job(jobs, name)
+            job = convicting_job(jobs, name)
             rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
                                     wf["metadata"]["name"], job, state=_blamed_state(jobs, job, failure, entry.orchestration))
         for row in _convicted_so_far(entry):
             rows[row.node] = replace(rows[row.node], also=(*rows[row.node].also, category)) if row.node in rows else row
     return [rows[name] for name in sorted(rows)]
+
+
+UNBLAMED = "no node blamed"  # the reason's prefix of a failure that convicted nobody
+
+
+def unblamed_failures(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
+    """A certification's failures that blamed no node (`category_unblamed`), in category order, so that the operator
+    can reach them: the failures pane, `f` and `enter` in the drill-down, the wall."""
+    view = snapshot.views.get(cert_name)
+    return [row for entry in (view.categories if view is not None else []) for row in category_unblamed(entry)]
+
+
+def category_unblamed(entry: CategoryView) -> list[FailureRow]:
+    """A category's failures that blamed no node: each failed group whose Job blamed nobody (a measurement missing, a
+    run cut short, output not the tool's, a workload that never started), named by `unblamed_subject`; else, when
+    the category failed with nothing else to show for it (no such group, no blamed node, no infrastructure fault),
+    the category itself, named by its key. A diagnosing category's failed tests are its diagnosis's evidence (its
+    verdicts speak), not failures of their own. `reason` is "no node blamed: <why>"."""
+    wf = entry.workflow
+    rows = [] if diagnose_state(entry) is not None else _unblamed_groups(entry)
+    if not rows and entry.status.get("status") == "Failed" and not entry.failed_nodes and not category_faults(entry) \
+            and not _convicted_so_far(entry):
+        rows = [FailureRow(entry.key, entry.key, f"{UNBLAMED}: {entry.status.get('reason') or 'failed'}", "-",
+                           str(entry.status.get("message") or ""), str(meta_of(wf or {}).get("name") or ""), None)]
+    return rows
+
+
+def _unblamed_groups(entry: CategoryView) -> list[FailureRow]:
+    wf = entry.workflow
+    if wf is None:
+        return []
+    rows = []
+    for record in entry.timeline:
+        for group in record.groups:
+            job = entry.job_of(group)
+            if group.get("phase") != "Failed" or group_failures(group, group.get("nodes") or [], job):
+                continue
+            status = job_status(job) if job is not None else {}
+            message = nodestates.failure_condition(job).get("message") if job is not None else group.get("message")
+            rows.append(FailureRow(unblamed_subject(entry, record, group), entry.key, f"{UNBLAMED}: {nodestates.failure_reason(job, group)}",
+                                   _measured(status), str(message or ""), str(wf["metadata"]["name"]),
+                                   job["metadata"]["name"] if job is not None else None))
+    return rows
+
+
+def unblamed_subject(entry: CategoryView, record: Iteration, group: Mapping[str, Any]) -> str:
+    """How a failed group that blamed nobody is named in the failures pane and on the wall (and found again by the
+    drill-down): its category and name, and its iteration when the category ran several."""
+    several = len(entry.timeline) > 1
+    return f"{entry.key} {group.get('name')}" + (f" iteration {record.number}" if several and record.number is not None else "")
 
 
 def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
@@ -337,7 +390,7 @@ def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
     for node, verdict in sorted(verdicts.items()):  # the few convicted, not every suspect's record (a large fleet's)
         if verdict not in ("faulty", "intermittent") or node in listed:
             continue
-        job = _convicting_job(entry.jobs, node)
+        job = convicting_job(entry.jobs, node)
         source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == node), {})
         record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6)
         found.append(FailureRow(node, entry.key, source.get("reason") or "WorkloadFailed", _measured(source),

@@ -19,10 +19,12 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import RESULT_GLYPHS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states
+from nvcre_tui.engine.views import (UNBLAMED, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
+                                   unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.item_line import ItemLine
 from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import NodeState
 
@@ -56,7 +58,7 @@ class DashboardScreen(NvcreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="fleet")
+        yield ItemLine(id="fleet")
         yield Input(placeholder="filter certifications (regex)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="certs")
         namespace = self.nvcre.session.namespace if self.nvcre.session is not None else "default"
@@ -76,11 +78,10 @@ class DashboardScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         states = node_states(snapshot)
         counts = fleet_summary(snapshot, states)
-        fleet = Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes   ")
-        for state in NodeState:
-            fleet.append(f"{state.glyph} {counts.get(state.value, 0)} {state.value}   ", style=self.app.theme_variables.get(state.variable, ""))
-        fleet.append(f"  cordoned {counts['cordoned']}")
-        self.query_one("#fleet", Static).update(fleet)
+        fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes")]
+        fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}", style=self.app.theme_variables.get(state.variable, ""))
+                  for state in NodeState]
+        self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
         pattern = self.query_one("#filter", Input).value
         try:
             wanted = re.compile(pattern) if pattern else None
@@ -102,13 +103,15 @@ class DashboardScreen(NvcreScreen):
         name = self._selected()
         faults = fault_rows(snapshot, name) if name else []  # first: few, and no node's row says them
         blamed = failure_rows(snapshot, name) if name else []
-        rows = faults + blamed
+        unblamed = unblamed_failures(snapshot, name) if name else []  # failed groups (categories) that blamed nobody
+        rows = faults + blamed + unblamed
         title = self.query_one("#failures-title", Static)
         if name is None:
             title.update("Failures")
         else:
-            found = ([f"{count(len(faults), 'infrastructure fault')}"] if faults else []) + ([f"{count(len(blamed), 'node')} blamed"] if blamed else [])
-            title.update(f"Failures · {name}: " + (f"{', '.join(found)} · f then enter evidence, l log" if rows else "no node blamed"))
+            found = [text for text, n in ((count(len(faults), "infrastructure fault"), faults), (f"{count(len(blamed), 'node')} blamed", blamed),
+                                          (f"{len(unblamed)} with no node blamed", unblamed)) if n]
+            title.update(f"Failures · {name}: " + (f"{', '.join(found)} · f then enter evidence, l log" if rows else "none"))
         pane = self.query_one(FailuresPane)
         pane.show_rows(rows)
         pane.display = bool(rows)
@@ -123,7 +126,7 @@ class DashboardScreen(NvcreScreen):
         if pane.failures:
             pane.focus()
         else:
-            self.notify("no failed nodes or infrastructure faults in the highlighted certification")
+            self.notify("no failures in the highlighted certification")
 
     @on(FailuresPane.EvidenceRequested)
     def _open_evidence(self, event: FailuresPane.EvidenceRequested) -> None:
@@ -138,7 +141,8 @@ class DashboardScreen(NvcreScreen):
         from nvcre_tui.screens.logs import LogsScreen
 
         if event.row.job is None:
-            what = "none of its tests' runs is left" if event.row.cliques else "no run convicted it on its own"
+            what = ("none of its tests' runs is left" if event.row.cliques else "its run is gone" if event.row.reason.startswith(UNBLAMED)
+                    else "no run convicted it on its own")
             self.notify(f"{event.row.node}: {what}: open its evidence (enter)", markup=False)
             return
         self.app.push_screen(LogsScreen(event.row.job))

@@ -5,6 +5,7 @@ rows carry its verdict: a node the diagnosis cleared is not marked failed by the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -26,16 +27,17 @@ from nvcre_tui.engine.api.bodies import (
     workflow_status,
 )
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeState
-from nvcre_tui.engine.report.nodestates import blamed_state
+from nvcre_tui.engine.report.nodestates import job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Iteration
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import InfraFault, Snapshot, category_faults, diagnose_state, diagnose_verdicts
+from nvcre_tui.engine.views import (FailureRow, InfraFault, Snapshot, category_faults, category_unblamed, convicting_job, diagnose_state,
+                                   diagnose_verdicts, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
@@ -159,7 +161,9 @@ class DrilldownScreen(NvcreScreen):
                 self._add_category(root, category)
             else:  # never got a Workflow (waiting for nodes, cannot render): still say why
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
-                root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}", data={"kind": "pending"})
+                failed = next(iter(category_unblamed(category)), None)  # failed so: a failure that blamed nobody
+                root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}",
+                              data={"kind": "pending", **({"subject": failed.node, "workflow": {}, "failed": True, "unblamed": failed} if failed else {})})
         condition = next((c for c in conditions_of(cert) if c.get("status") == "True"), None)
         if condition and not any(category.workflow is not None for category in view.categories):
             root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
@@ -173,7 +177,7 @@ class DrilldownScreen(NvcreScreen):
             return None
         workflow, node = self.focus_on
         leaves = [n for n in self._walk(root) if node in ((n.data or {}).get("node"), (n.data or {}).get("subject"))
-                  and meta_of((n.data or {}).get("workflow") or {}).get("name") == workflow]
+                  and (meta_of((n.data or {}).get("workflow") or {}).get("name") or "") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
     def _add_category(self, parent: PlannedNode, category: CategoryView) -> None:
@@ -182,7 +186,11 @@ class DrilldownScreen(NvcreScreen):
         key = category.key
         phase, reason, _ = conditions_line(wf)
         reach = threshold_out_of_reach(category)
-        data = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach}
+        # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
+        unblamed = {row.node: row for row in category_unblamed(category)}
+        data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach}
+        if key in unblamed:
+            data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
         branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data=data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
             branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
@@ -197,23 +205,28 @@ class DrilldownScreen(NvcreScreen):
                 word = "round" if state is not None else "iteration"
                 holder = branch.add(f"{word} {record.number}" + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
-                self._add_group(holder, group, category.job_of(group), wf, verdicts)
+                self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)))
 
     @staticmethod
     def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj, faults: list[InfraFault], jobs: Mapping[str, Obj]) -> None:
         """Diagnose: the infrastructure faults it named first (the first failure the screen opens on), then each
         node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
         rows = verdict_rows(state)
-        holder = parent.add(f"verdicts ({count(len(state.get('healthyNodes') or []), 'node')} healthy, {count(len(rows), 'other')}"
-                            f"{', ' + count(len(faults), 'link fault') if faults else ''})", data={"kind": "verdicts", "workflow": wf})
+        by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
+        tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
+        tally += [count(len(faults), 'link fault')] if faults else []
+        holder = parent.add(f"verdicts ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf})
         for fault in faults:
             holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
                             data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,
                                   "job": jobs.get(fault.job or ""), "failed": True})
         for row in rows:
             mark = "✗" if row["verdict"] in ("faulty", "intermittent") else "?"
+            # `l`: the log of the test that decided it (the one that convicted it, else its last failed test)
+            decided = jobs.get(convicting_job(list(jobs.values()), row["node"]) or "")
             holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
-                            data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗"})
+                            data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗",
+                                  "job": decided})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
@@ -246,19 +259,23 @@ class DrilldownScreen(NvcreScreen):
         text.append("\nl: the last failed test's log   b: bandwidth\n")
         return text
 
-    def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj, verdicts: Mapping[str, str]) -> None:
+    def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj, verdicts: Mapping[str, str],
+                   unblamed: FailureRow | None = None) -> None:
+        """A group and its members. `unblamed`: the group failed blaming nobody; it is then a failure of its own
+        (`f` and `enter` land on it) and says why."""
         busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
         text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
-        text += f"  {group.get('reason') or ''}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
-        holder = parent.add(text, data={"kind": "group", "group": group, "job": job, "workflow": wf})
-        blamed = {f["name"]: f for f in group_failures(group, group["nodes"], job)}
+        text += f"  {unblamed.reason if unblamed else group.get('reason') or ''}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
+        data = {"kind": "group", "group": group, "job": job, "workflow": wf}
+        holder = parent.add(text, data=data | ({"subject": unblamed.node, "failed": True, "unblamed": unblamed} if unblamed else {}))
+        failures = group_failures(group, group["nodes"], job)
+        blamed = {f["name"]: f for f in failures}
+        outcome = str(group.get("phase") or (job_outcome(job) if job is not None else "Pending"))
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
-            # A failed group's members it did not blame (a victim of another's crash, a run that tested no node)
-            # are not failed: they show as the map shows them, untested by this group.
-            phase = group.get("phase", "Pending")
-            mark = (STATE_GLYPHS[NodeState(blamed_state(group["nodes"], list(blamed.values()), failure["reason"]))] if failure
-                    else STATE_GLYPHS[NodeState.UNTESTED] if phase == "Failed" else PHASE_GLYPHS.get(phase, "·"))
+            # What this group says of the member, as the map says it (nodestates.member_state): a failed group's
+            # member it did not blame ran and proved nothing (inconclusive), neither failed nor untested.
+            mark = STATE_GLYPHS[NodeState(member_state(group["nodes"], failures, name, outcome))]
             why = f"  {failure['reason']}" if failure else ""
             # The diagnosis's verdict on a member this test blamed: a node it cleared is not failed by this test.
             verdict = verdicts.get(name) if failure else None
@@ -313,9 +330,20 @@ class DrilldownScreen(NvcreScreen):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now())
+        elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
+            text = self._unblamed_detail(data["unblamed"])
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
+
+    @staticmethod
+    def _unblamed_detail(row: FailureRow) -> Text:
+        text = Text()
+        label(text, "Failed", row.node)
+        label(text, "Reason", row.reason)
+        if row.message:
+            label(text, "Message", row.message)
+        return text
 
     @staticmethod
     def _verdict_line(data: Mapping[str, Any]) -> Text:
@@ -359,7 +387,7 @@ class DrilldownScreen(NvcreScreen):
         order = self._walk(tree.root)  # document order: collapsed nodes have no line yet
         failed = [i for i, n in enumerate(order) if (n.data or {}).get("failed")]
         if not failed:
-            self.notify("no failed nodes")
+            self.notify("no failures: no failed node, infrastructure fault, group or category")
             return
         here = order.index(tree.cursor_node) if tree.cursor_node in order else -1
         target = order[next((i for i in failed if i > here), failed[0])]

@@ -106,10 +106,10 @@ class NodeScreen(NvcreScreen):
         for row in self._history:
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
-            blamed = row["blamedState"]
             verdict = verdict_mark(row["verdict"]) if failures else None
-            result = (f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(blamed).glyph} {blamed}" if failures and blamed
-                      else "✗ validation" if row["validationFailed"] else ("✓ " if row["phase"] == "Succeeded" else "⋯ ") + str(row["phase"]))
+            # What this Job says of the node, as the map and the drill-down say it (a failed group's member it did not
+            # blame: inconclusive); where the category diagnosed, the diagnosis's verdict on a node the Job blamed.
+            result = f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(row['state']).glyph} {row['state']}"
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
             # The verdict before the long Job name: on 80 to 120 columns it stays in sight.

@@ -17,7 +17,8 @@ class ScreenEntry:
     """A screen: where its class lives, its heading in `?`, and its `:` command when it has one.
 
     command: the `:` name (None: reached only from another screen, e.g. a job's logs);
-    argument: what the command takes (`:node NAME`), passed to the screen's constructor."""
+    argument: what the command takes (`:node NAME`), passed to the screen's constructor;
+    single: never two of it in the stack (the wall)."""
 
     name: str
     title: str
@@ -26,6 +27,7 @@ class ScreenEntry:
     command: str | None = None
     help: str = ""
     argument: str | None = None
+    single: bool = False  # at most one in the screen stack (its command notifies instead of stacking a second)
 
     def load(self) -> type[Screen[None]]:
         """The screen class."""
@@ -42,7 +44,7 @@ SCREENS: tuple[ScreenEntry, ...] = (
     ScreenEntry("bandwidth", "Bandwidth", "bandwidth", "BandwidthScreen"),
     ScreenEntry("compose", "Compose", "compose", "ComposeScreen", "compose", "Compose and submit a certification"),
     ScreenEntry("catalog", "Catalog", "catalog", "CatalogScreen", "catalog", "The workload catalog"),
-    ScreenEntry("wall", "Wall", "wall", "WallScreen", "wall", "Wall display (read-only rotation)"),
+    ScreenEntry("wall", "Wall", "wall", "WallScreen", "wall", "Wall display (read-only rotation)", single=True),
 )
 BY_NAME = {entry.name: entry for entry in SCREENS}
 

@@ -4,6 +4,8 @@ diagnoses named (their cliques marked on the map), then its failed and suspect n
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -15,7 +17,8 @@ from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states
+from nvcre_tui.engine.units import count
+from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, unblamed_failures
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.detail import shown
 from nvcre_tui.widgets.legend import Legend
@@ -24,7 +27,9 @@ from nvcre_tui.widgets.rack_map import RackMap
 
 ROTATE_SECONDS = 15.0
 MAX_FAILURES = 20
-COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("running", "RUNNING"))
+COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
+# The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
+TALLIED = ("untested", "excluded")
 
 
 class WallMap(RackMap, can_focus=False):
@@ -47,8 +52,10 @@ class WallScreen(NvcreScreen):
     DEFAULT_CSS = """
     WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
     WallScreen #counters { height: 5; }
+    WallScreen #tally { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     WallScreen .counter { width: 1fr; height: 5; border: round $panel; border-title-align: left; border-title-color: $text; border-title-style: bold; }
     WallScreen .counter Digits { width: auto; }
+    WallScreen #box-inconclusive { min-width: 18; }  /* its title whole on 80 columns (the border keeps 6 cells of it) */
     WallScreen #body { height: 1fr; }
     WallScreen RackMap { width: 3fr; }
     WallScreen #failures { width: 2fr; border-left: solid $panel; padding: 0 1; }
@@ -66,6 +73,7 @@ class WallScreen(NvcreScreen):
                 with Vertical(classes="counter", id=f"box-{state}") as box:
                     box.border_title = title  # in the border: the box's 3 inner rows are the Digits' 3 rows, whole
                     yield Digits("0", id=f"count-{state}")
+        yield Static(id="tally", markup=False)
         yield Legend()
         with Horizontal(id="body"):
             yield WallMap(id="map")
@@ -87,9 +95,11 @@ class WallScreen(NvcreScreen):
         subjects = self._subjects(snapshot)
         self.current = subjects[self.index % len(subjects)] if subjects else None
         states = node_states(snapshot, self.current)
-        counts = {state: sum(1 for s, _ in states.values() if s == state) for state, _ in COUNTERS}
+        counts = Counter(state for state, _ in states.values())
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
+        self.query_one("#tally", Static).update(
+            f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
@@ -104,6 +114,9 @@ class WallScreen(NvcreScreen):
         urgent = [(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
         urgent += [(NodeState(state).glyph, name, detail) for _, name, state, detail in
                    sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))]
+        # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
+        urgent += [(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
+                   for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
         failures = Text("Failures\n", style="bold")
         for glyph, name, detail in urgent[:MAX_FAILURES]:
             failures.append(f"{glyph} {shown(name)}  ", style="bold")

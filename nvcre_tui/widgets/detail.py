@@ -74,8 +74,14 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
     phase, reason, message = conditions_line(job)
     text = Text()
     label(text, "Job", job["metadata"]["name"])
-    label(text, "Status", phase + (" (ValidationFailed)" if cond.is_true(job, "ValidationFailed") else ""))
-    label(text, "Reason", f"{reason}: {message}" if message else reason)
+    validation = cond.find(conditions_of(job), "ValidationFailed") if cond.is_true(job, "ValidationFailed") else None
+    if validation is not None:  # it ran to its end and missed a threshold (or measured nothing to check): that first
+        label(text, "Status", "✗ ValidationFailed")
+        label(text, "Reason", ": ".join(filter(None, (validation.get("reason"), validation.get("message")))))
+        label(text, "Run", f"{phase}: {reason}" if reason else phase)
+    else:
+        label(text, "Status", phase)
+        label(text, "Reason", f"{reason}: {message}" if message else reason)
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", group_nodes_value(group_nodes(job)))
     measurements_text(text, status.get("measurements"))

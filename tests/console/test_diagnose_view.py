@@ -4,11 +4,13 @@ the tests that decided it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import node_states
+from nvcre_tui.engine.api.bodies import group_nodes
+from nvcre_tui.engine.views import convicting_job, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import DIAGNOSE, certification_body, session_with
@@ -26,7 +28,8 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
             await app.refresh_snapshot()
             assert app.snapshot is not None
             states = node_states(app.snapshot, "isolate")
-            suspects.append(sum(1 for state, _ in states.values() if state == "suspect"))
+            # A suspect the current round tests shows running, its detail saying it is a suspect under test.
+            suspects.append(sum(1 for state, detail in states.values() if state == "suspect" or "suspect" in detail))
             if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
                 break
         peak = suspects.index(max(suspects))
@@ -144,3 +147,63 @@ async def test_verdicts_read_whole_in_an_80_column_drill_down() -> None:
         assert any(str(leaf.label) in line for line in lines), (str(leaf.label), lines)
         assert re.fullmatch(r"✗ gpu-node-06  intermittent  \d/\d failed", str(leaf.label))
         assert tree.size.width - 9 >= len(str(leaf.label)) + 2  # room for 12/15 at depth three
+
+
+async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> None:
+    """`onFailure: diagnose`: the map showed clique-0 as 8 frozen `!` for half an hour while rounds ran (a suspect
+    outranked running). A suspect the current round tests shows running, so the map and the header counts move
+    round by round; the others stay suspect."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.views import fleet_summary
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "intra-rack-on-failure-diagnose"
+    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)):
+        assert session.engine is not None
+        tallies: list[tuple[int, int]] = []  # (suspect, running) while the diagnosis runs
+        under_test = 0
+        for _ in range(200):
+            await session.engine.run_until_settled(max_seconds=30)
+            await app.refresh_snapshot()
+            snapshot = app.snapshot
+            assert snapshot is not None
+            category = snapshot.views["intra-rack-on-failure-diagnose"].categories[0]
+            diagnose = category.orchestration.get("diagnose")
+            if diagnose is not None and diagnose.get("suspectNodes"):
+                states = node_states(snapshot)
+                testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
+                for node in diagnose["suspectNodes"]:  # each suspect: running while tested, else suspect
+                    assert states[node][0] == ("running" if node in testing else "suspect"), (node, states[node], testing)
+                under_test += sum(1 for node in diagnose["suspectNodes"] if node in testing)
+                counts = fleet_summary(snapshot, states)
+                tallies.append((counts["suspect"], counts["running"]))
+            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+                break
+        assert under_test > 0 and len(set(tallies)) >= 3, tallies
+
+
+async def test_a_verdict_row_opens_the_log_of_the_test_that_decided_it_and_the_header_counts_by_verdict(finished_diagnose: Path) -> None:
+    """`l` on a verdict said "select a group or node with a job"; the header said "2 others" for two faulty nodes."""
+    from nvcre_tui.screens.logs import LogsScreen
+
+    from .harness import reopen
+
+    app = NvcreApp(session=await reopen(finished_diagnose), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        header = next(n for n in DrilldownScreen._walk(tree.root) if str(n.label).startswith("verdicts ("))
+        assert str(header.label).endswith(" healthy, 2 faulty)"), header.label
+        cursor = tree.cursor_node
+        assert cursor is not None and (cursor.data or {}).get("kind") == "verdict" and (cursor.data or {})["node"] == "gpu-node-07"
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, LogsScreen), [n.message for n in app._notifications]
+        assert app.snapshot is not None
+        jobs = app.snapshot.views["isolate"].categories[0].jobs
+        decided = next(j for j in jobs if j["metadata"]["name"] == app.screen.job_name)
+        assert "gpu-node-07" in group_nodes(decided) and app.screen.job_name == convicting_job(jobs, "gpu-node-07")

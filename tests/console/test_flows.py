@@ -235,8 +235,9 @@ async def test_a_covered_screen_does_no_work_and_catches_up_when_back_on_top() -
 
 @pytest.mark.parametrize("job_deleted", [False, True], ids=["job-kept", "job-deleted-since"])
 async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_failed(job_deleted: bool) -> None:
-    """An Xid on gpu-node-02 crashes the full-scale run: its peers exit as victims, blamed nothing, shown untested.
-    A Job deleted since is read from its group's record."""
+    """An Xid on gpu-node-02 crashes the full-scale run: its peers exit as victims, blamed nothing, shown inconclusive
+    (they ran and proved nothing: as the map shows them, never the untested glyph). A Job deleted since is read from
+    its group's record."""
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.sim.scenario import Scenario
     from nvcre_tui.engine.store import CERTIFICATION, JOB
@@ -258,4 +259,4 @@ async def test_drilldown_marks_only_the_blamed_member_of_a_crashed_group_as_fail
         await pilot.pause()
         labels = [str(node.label) for node in DrilldownScreen._walk(app.screen.query_one(Tree).root)]
         members = sorted((label.split()[:2] for label in labels if label.split()[1].startswith("gpu-node")), key=lambda m: m[1])
-        assert members == [["◦", "gpu-node-01"], ["✗", "gpu-node-02"], ["◦", "gpu-node-03"], ["◦", "gpu-node-04"]], labels
+        assert members == [["?", "gpu-node-01"], ["✗", "gpu-node-02"], ["?", "gpu-node-03"], ["?", "gpu-node-04"]], labels

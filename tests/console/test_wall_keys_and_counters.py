@@ -15,6 +15,7 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.help import HelpScreen
+from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.wall import COUNTERS, WallScreen
 from nvcre_tui.widgets.rack_map import RackMap
 
@@ -93,3 +94,46 @@ async def test_the_wall_from_the_dashboard_rotates_on_right_too(finished_intra_n
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, WallScreen)
+
+
+async def test_the_palette_on_the_wall_opens_no_other_screen(finished_intra_node: Path) -> None:
+    """`nvcre wall`: ctrl+p pushed the dashboard over the wall (where escape could not get back), and `w` there a
+    second wall. On the wall the palette offers what the wall does: no screen, node or certification."""
+    from textual.command import CommandPalette
+
+    from nvcre_tui.commands import allowed_commands
+
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert [command.name for command in allowed_commands(app)] == ["theme", "q"]
+        for query in ("cert", "dashboard", "node gpu"):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press(*query)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await pilot.pause()
+            if isinstance(app.screen, CommandPalette):
+                await pilot.press("escape")
+                await pilot.pause()
+            assert [type(s).__name__ for s in app.screen_stack[1:]] == ["WallScreen"], (query, app.screen_stack)
+        app.run_command("certs")
+        await pilot.pause()
+        assert [type(s).__name__ for s in app.screen_stack[1:]] == ["WallScreen"]
+
+
+async def test_the_wall_is_never_stacked_twice(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        app.run_command("wall")  # on the wall: nothing opens
+        await pilot.pause()
+        await app.push_screen(NodeScreen("gpu-node-07"))  # a screen above the wall (pushed here: the wall opens none)
+        await pilot.pause()
+        app.run_command("wall")
+        await pilot.pause()
+        assert sum(isinstance(s, WallScreen) for s in app.screen_stack) == 1, app.screen_stack

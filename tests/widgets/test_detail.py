@@ -41,3 +41,16 @@ def test_a_running_object_is_timed_until_now_as_the_lists_time_it() -> None:
     assert runtime("2026-01-01T00:00:00Z", None, now) == "3m59s (running)"
     assert runtime("2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", now) == "1m00s"
     assert runtime(None, None, now) == "-"
+
+
+def test_a_job_that_ran_and_missed_a_threshold_leads_with_the_validation_failure() -> None:
+    """It led with `Status Succeeded (ValidationFailed)` and `Reason WorkloadCompleted: workload completed`."""
+    job = {"metadata": {"name": "j"}, "spec": {},
+           "status": {"conditions": [
+               {"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": "workload completed"},
+               {"type": "ValidationFailed", "status": "True", "reason": "MeasurementUnavailable",
+                "message": "Threshold \"avgStepTimeSec\" not evaluated: no measured value; no node blamed"}]}}
+    lines = job_detail(job).plain.splitlines()
+    assert lines[1].split(None, 1) == ["Status", "✗ ValidationFailed"], lines
+    assert lines[2].startswith("Reason") and "MeasurementUnavailable: Threshold \"avgStepTimeSec\" not evaluated" in lines[2], lines
+    assert lines[3].split(None, 1) == ["Run", "Succeeded: WorkloadCompleted"], lines

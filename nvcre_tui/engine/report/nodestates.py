@@ -17,9 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import group_nodes, job_status, workflow_status
+from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.report.readmodel import CategoryView
 
@@ -31,6 +32,12 @@ Marks = dict[str, list[Mark]]  # node -> its marks from one source, in order
 States = dict[str, tuple[str, str]]  # node -> (state, detail)
 _RANK = {state.value: rank for rank, state in enumerate(STATE_PRECEDENCE)}
 _UNTESTED = _RANK["untested"]  # a node nothing marks
+# What a group's outcome says of a member its Job did not blame. A failed group ran it and proved nothing about it
+# (a measurement missing, a run cut short, a neighbour's crash): inconclusive, neither convicted nor certified.
+MEMBER_STATES = {"Running": "running", "InProgress": "running", "Succeeded": "passed", "Failed": "inconclusive"}
+# The same while the category diagnoses: its rounds speak for their members (a failed test's member the diagnosis
+# clears later is healthy, not inconclusive), so a failed group marks nothing.
+DIAGNOSE_MEMBER_STATES = {"Running": "running", "Succeeded": "passed"}
 
 
 def _mark(marks: Marks, node: str, state: str, detail: str = "", how: int = PLAIN) -> None:
@@ -46,19 +53,25 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     orch = category.orchestration
     for item in orch.get("excludedNodes") or []:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
+    states = DIAGNOSE_MEMBER_STATES if orch.get("diagnose") is not None else MEMBER_STATES
     for group in category.groups:
-        state = {"Running": "running", "Succeeded": "passed"}.get(group.get("phase") or "", "untested")
+        state = states.get(group.get("phase") or "", "untested")
         for node in group["nodes"]:
             _mark(before, node, state)
     for record in category.iterations:
         for group in record.groups:
-            if group.get("phase") == "Succeeded":
+            finished = states.get(group.get("phase") or "", "untested")
+            if finished in ("passed", "inconclusive"):  # what a finished iteration proved
                 for node in group["nodes"]:
-                    _mark(before, node, "passed")
+                    _mark(before, node, finished)
     diagnose = orch.get("diagnose") or {}
-    # The map follows diagnose round by round: suspects narrow as the waves clear them.
+    # The map follows diagnose round by round: suspects narrow as the waves clear them, and a suspect the current
+    # round tests shows running (a suspect would outrank it), so the operator sees which ones each round tries.
+    testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
     for node in diagnose.get("suspectNodes") or []:
-        _mark(before, node, "suspect", f"diagnose round {diagnose.get('round', 0)}: suspect", OFFER)
+        under_test = node in testing
+        _mark(before, node, "running" if under_test else "suspect",
+              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}", OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:
@@ -77,7 +90,41 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
     """What one Job says about its group (nothing while its category is in diagnose: the rounds speak)."""
     if diagnosing:
         return {}
-    return _blame_marks(job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or [])
+    name, members, blamed = job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or []
+    if not blamed and job_outcome(job) == "Failed":  # it failed on no node's account: each member ran, proved nothing
+        detail = f"in failed group {name}, no node blamed: {failure_reason(job)}"
+        return {node: [("inconclusive", detail, OFFER)] for node in members}
+    return _blame_marks(name, members, blamed)
+
+
+def job_outcome(job: Obj) -> str:
+    """A Job's outcome as its group records it: Failed when it failed or ran to its end and missed a threshold
+    (ValidationFailed), else its phase (Pending before it runs)."""
+    return "Failed" if cond.is_true(job, "ValidationFailed") else cond.phase(job) or "Pending"
+
+
+def failure_condition(job: Obj) -> Mapping[str, Any]:
+    """The condition that says why a Job failed: ValidationFailed (it ran to its end and missed a threshold, or
+    measured nothing to check) before Failed (RunIncomplete, WorkloadNotStarted, ...); {} when neither is True."""
+    found = (cond.find(conditions_of(job), kind) for kind in ("ValidationFailed", "Failed"))
+    return next((c for c in found if c and c.get("status") == "True"), {})
+
+
+def failure_reason(job: Obj | None, group: Mapping[str, Any] | None = None) -> str:
+    """Why a failed group failed, in one word: its Job's `failure_condition` reason, else the reason its record kept
+    (its Job gone)."""
+    reason = failure_condition(job).get("reason") if job is not None else None
+    return str(reason or (group or {}).get("reason") or (group or {}).get("blamedFor") or "failed")
+
+
+def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], node: str, outcome: str) -> str:
+    """What one group says of one member: its blame (blamed_state), else what the group's outcome (a group record's
+    phase, or `job_outcome`) says of a member it did not blame (MEMBER_STATES). The drill-down's member rows and the
+    node screen's Jobs show this, as the map does."""
+    failure = next((f for f in blamed if f.get("name") == node), None)
+    if failure is not None:
+        return blamed_state(members, blamed, str(failure.get("reason") or ""))
+    return MEMBER_STATES.get(outcome, "untested")
 
 
 def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: str) -> str:

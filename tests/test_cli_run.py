@@ -259,8 +259,8 @@ def test_a_kubelets_canonical_quantities_are_taken_in_a_nodes_file(tmp_path: Pat
 @pytest.mark.parametrize(("allocatable", "said"), [
     ('{nvidia.com/gpu: "8", example.com/foo: "8e30"}', "example.com/foo: '8e30' is more devices than a node can report (at most 2^63-1)"),
     ('{nvidia.com/gpu: "99999999999999999999999"}', "nvidia.com/gpu: '99999999999999999999999' is more devices than a node can report (at most 2^63-1)"),
-    ('{nvidia.com/gpu: "8Ki"}', "nvidia.com/gpu: '8Ki' is 8192 GPUs on one node; at most 64"),
-    ('{nvidia.com/gpu: "1E"}', "nvidia.com/gpu: '1E' is 1000000000000000000 GPUs on one node; at most 64"),
+    ('{nvidia.com/gpu: "8Ki"}', "nvidia.com/gpu: '8Ki' is 8192 GPUs on one node; at most 64 (more only as nvidia.com/gpu.replicas shares of each GPU)"),
+    ('{nvidia.com/gpu: "1E"}', "nvidia.com/gpu: '1E' is 1000000000000000000 GPUs on one node; at most 64 (more only as nvidia.com/gpu.replicas shares of each GPU)"),
 ])
 def test_a_device_count_no_node_has_is_one_line_naming_the_resource(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                     allocatable: str, said: str) -> None:
@@ -270,6 +270,24 @@ def test_a_device_count_no_node_has_is_one_line_naming_the_resource(tmp_path: Pa
     nodes.write_text(f"items:\n  - metadata: {{name: gpu-0}}\n    status: {{allocatable: {allocatable}}}\n")
     assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 2
     assert capsys.readouterr().err.strip() == f"{nodes}: items[0].status.allocatable: {said}"
+
+
+def test_a_node_sharing_its_gpus_may_show_more_than_64_and_is_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Time-slicing 8 GPUs ten ways advertises 80: a node list exported from such a cluster is read (the node left out
+    as partitioned), not refused whole; past 64 times the replicas it is no count a node shows."""
+    shared = ("  - metadata: {name: ts-0, labels: {nvidia.com/gpu.present: 'true', nvidia.com/gpu.replicas: '10', "
+              "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3-SHARED}}\n    status: {allocatable: {nvidia.com/gpu: 'ALLOCATABLE'}}\n")
+    whole = "  - metadata: {name: gpu-1, labels: {nvidia.com/gpu.present: 'true', nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}\n" \
+            "    status: {allocatable: {nvidia.com/gpu: '8'}}\n"
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text("items:\n" + shared.replace("ALLOCATABLE", "80") + whole)
+    assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes), "-o", "json"]) == 0
+    workflows = json.loads(capsys.readouterr().out)["items"]
+    excluded = {(e["name"], e["reason"]) for wf in workflows for e in wf["status"]["orchestration"].get("excludedNodes") or []}
+    assert ("ts-0", "PartitionedGPUs") in excluded
+    nodes.write_text("items:\n" + shared.replace("ALLOCATABLE", "800") + whole)
+    assert main(["certification", "render", str(BURN_IN), "--nodes", str(nodes)]) == 2
+    assert capsys.readouterr().err.strip() == f"{nodes}: items[0].status.allocatable: nvidia.com/gpu: '800' is 800 GPUs on one node; at most 640"
 
 
 def test_exa_is_a_quantity_suffix_and_an_exponent_needs_digits() -> None:

@@ -13,7 +13,7 @@ import pytest
 from nvcre_tui.cli import main
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.junit import render_junit
-from nvcre_tui.engine.report.model import _low
+from nvcre_tui.engine.report.model import _low, _ran
 from nvcre_tui.engine.report.text import render_text
 
 FLAKY_FLEET = """
@@ -53,6 +53,16 @@ def test_a_clique_whose_group_failed_in_an_earlier_iteration_did_not_pass(tmp_pa
 def test_a_group_that_measured_nothing_is_not_low() -> None:
     assert _low("value >= 300", None) is None
     assert _low("value >= 300", 241.0) is True and _low("value >= 300", 400.0) is False
+
+
+@pytest.mark.parametrize(("phase", "reason", "ran"), [
+    ("Succeeded", None, True), ("Failed", "WorkloadFailed", True), ("Failed", "ThresholdViolated", True),
+    ("Failed", "WorkloadNotStarted", False), ("Failed", "ImagePullFailed", False), ("Failed", "WorkloadNotCreated", False),
+    ("Failed", "SchedulingBlocked", False), ("Failed", "NodeNotFound", False), ("Running", None, False),
+])
+def test_a_clique_counts_its_nodes_validated_only_when_its_workload_ran(phase: str, reason: str | None, ran: bool) -> None:
+    """A group whose pods never ran (no controller made them, no image) tested no node: `✗ c1 2/2 nodes` said otherwise."""
+    assert _ran({"phase": phase, "reason": reason, "nodes": ["n1", "n2"]}) is ran
 
 
 def _report(categories: list[dict[str, Any]], result: str = "FAILED", **extra: Any) -> dict[str, Any]:

@@ -110,8 +110,9 @@ def _serve_metrics(metrics: EngineMetrics, port: int, addr: str) -> int:
 
 async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
-    `clock`: tests pass a ManualClock; the command runs on real time."""
-    from nvcre_tui.engine.clock import SystemClock
+    `clock`: tests pass a ManualClock; the command runs on real time (with --sim-runner, the fleet's simulated time
+    at real speed, which goes on from where its runs were left: KubeSession.open)."""
+    from nvcre_tui.engine.clock import ScaledClock, SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
     from nvcre_tui.engine.kube.session import KubeSession
@@ -121,7 +122,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
     from nvcre_tui.engine.store.errors import Forbidden, StoreError
 
-    clock = clock or SystemClock()
+    wall = clock or SystemClock()  # the Lease's and the loop's: other processes read the Lease's times
+    clock = clock or (ScaledClock(1.0, start=wall.now()) if args.sim_runner else wall)
     target = await load_kube_target(args)
     scenario = (load_scenario(args.scenario) if args.scenario else default_scenario()) if args.sim_runner else None
     namespace = args.lease_namespace or INSTALL_NAMESPACE
@@ -135,10 +137,10 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
                                          install_namespace=namespace, role="controller", history=None, elect=False)
         assert session.engine is not None
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
-        lease = EngineLease(session.kube, clock, namespace, identity, args.lease_duration)
+        lease = EngineLease(session.kube, wall, namespace, identity, args.lease_duration)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
-        return await ControllerLoop(session.engine, session.kube, lease, metrics, clock, log=_log).run()
+        return await ControllerLoop(session.engine, session.kube, lease, metrics, wall, log=_log).run()
     except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
         _log(" ".join(" ".join(error.messages).split()))
         return 1

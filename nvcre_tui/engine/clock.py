@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 __all__ = [
     "Clock",
+    "SimulatedClock",
     "SystemClock",
     "ManualClock",
     "ScaledClock",
@@ -41,6 +42,15 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None:
         """Wait `seconds` of this clock's time."""
+        ...
+
+
+@runtime_checkable
+class SimulatedClock(Clock, Protocol):
+    """A clock of simulated time, which a process playing a simulated fleet can move on to where another left it."""
+
+    def jump_to(self, moment: datetime) -> None:
+        """Move time forward to `moment` at once (nothing when it is not later than now)."""
         ...
 
 
@@ -135,6 +145,11 @@ class ManualClock:
             )
         return self.advance(target - self._elapsed)
 
+    def jump_to(self, moment: datetime) -> None:
+        """`advance_to` when `moment` is later than now, else nothing."""
+        if _require_aware(moment, "ManualClock.jump_to") > self.now():
+            self.advance_to(moment)
+
     def _drop_cancelled(self) -> None:
         while self._sleepers and self._sleepers[0][2].done():
             heapq.heappop(self._sleepers)
@@ -185,6 +200,12 @@ class ScaledClock:
         self._sim_anchor = self.monotonic()
         self._real_anchor = self._real_time()
         self._speed = speed
+
+    def jump_to(self, moment: datetime) -> None:
+        """Move simulated time forward to `moment` (nothing when it is not later than now), at the same speed after."""
+        ahead = (_require_aware(moment, "ScaledClock.jump_to") - self.now()).total_seconds()
+        if ahead > 0:
+            self._sim_anchor += ahead
 
     def monotonic(self) -> float:
         return self._sim_anchor + (self._real_time() - self._real_anchor) * self._speed

@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import group_nodes
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
@@ -208,7 +208,7 @@ class Engine:
                 error_class = "Retryable"
                 self.queue.retry(key)  # a transient API error never fails a certification
         except Exception as error:  # one broken object must not stop every other certification
-            error_class = "ReconcileError"
+            error_class = RECONCILE_ERROR
             await self._quarantine(kind, cached, error)
         else:
             self.queue.forget(key)
@@ -225,13 +225,13 @@ class Engine:
         message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         try:
             if kind is WORKLOADRUN:
-                status = {"phase": "Failed", "reason": "ReconcileError", "message": message, "completionTime": format_time(self.clock.now())}
+                status = {"phase": "Failed", "reason": RECONCILE_ERROR, "message": message, "completionTime": format_time(self.clock.now())}
                 await self.ctx.patch_status(kind, copy.deepcopy(obj), status)
                 return
             state: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
             conditions = state.get("conditions") if isinstance(state.get("conditions"), list) else None
-            patch = {"conditions": cond.with_phase(conditions, "Failed", "ReconcileError", message, self.ctx.now())}
-            await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", "ReconcileError", message)])
+            patch = {"conditions": cond.with_phase(conditions, "Failed", RECONCILE_ERROR, message, self.ctx.now())}
+            await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", RECONCILE_ERROR, message)])
         except StoreError:
             pass  # it stays queued for nothing; the next change to it tries again
         except Exception:  # noqa: BLE001 - an object so broken that even its failure cannot be written

@@ -136,3 +136,16 @@ def test_scaled_clock_rejects_non_positive_speed(speed: float) -> None:
         ScaledClock(speed)
     with pytest.raises(ValueError, match="speed must be > 0"):
         ScaledClock(1).set_speed(speed)
+
+
+def test_simulated_clocks_jump_forward_never_back() -> None:
+    """A process playing a simulated fleet goes on from where another left it (kube/session.py), never back."""
+    manual, real = ManualClock(START), FakeRealTime()
+    scaled = ScaledClock(2, START, real_time=real, real_sleep=real.sleep)
+    for clock in (manual, scaled):
+        clock.jump_to(START + timedelta(hours=1))
+        assert clock.now() == START + timedelta(hours=1)
+        clock.jump_to(START)  # earlier: nothing
+        assert clock.now() == START + timedelta(hours=1)
+    real.now += 5
+    assert scaled.now() == START + timedelta(hours=1, seconds=10)  # the same speed after the jump

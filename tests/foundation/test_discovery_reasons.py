@@ -35,5 +35,5 @@ def test_a_name_in_node_names_the_run_cannot_take_is_excluded_by_name() -> None:
     assert [(e.name, e.reason, e.message) for e in found.excluded] == [
         ("cpu-1", "NotGPUNode", "named in nodeNames and not labelled nvidia.com/gpu.present=true"),
         ("nope", "NodeNotFound", "no Node named nope on the cluster")]
-    assert found.exclusion_reason() == "1 named in nodeNames and not labelled nvidia.com/gpu.present=true; 1 named in nodeNames and not on the cluster"
+    assert found.exclusion_reason() == "1 node: named in nodeNames and not labelled nvidia.com/gpu.present=true; 1 node: named in nodeNames and not on the cluster"
     assert discover(nodes, TargetSpec.model_validate({"nodeSelector": {"nvidia.com/gpu.present": "true"}}), lambda p, a: 1).excluded == []

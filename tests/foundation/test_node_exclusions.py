@@ -64,7 +64,7 @@ def test_each_node_a_run_could_only_fail_on_is_excluded_with_its_reason() -> Non
     messages = {e.name: e.message for e in found.excluded}
     assert messages["n-unreachable"] == "Ready condition Unknown"
     assert "nvidia.com/mig-1g.10gb" in messages["n-mig-mixed"] and "shared 4 ways" in messages["n-replicas"]
-    assert "2 not Ready" in (found.exclusion_reason() or "")
+    assert "2 nodes: not Ready" in (found.exclusion_reason() or "")
 
 
 def test_a_render_names_them_and_plans_none_of_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,7 @@ blames with which reason, and the excluded nodes. The other tests check what a t
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
@@ -426,3 +427,22 @@ def test_two_degraded_links_of_one_clique_are_named_as_the_two_pairs() -> None:
     faults = category["diagnose"]["infrastructureFaults"]
     assert sorted(tuple(f["cliques"]) for f in faults) == [("clique-0", "clique-2"), ("clique-1", "clique-2")]
     assert len(category["diagnose"]["healthyNodes"]) == 32
+
+
+def test_the_html_size_curves_say_why_a_groups_curve_is_missing() -> None:
+    """A group whose pods never ran has no log to read (not NoDataCollected), and a simulated run read without the
+    simulated fleet (a report without --sim-runner on a cluster) has no pod holding its output."""
+    from nvcre_tui.engine.report.html import size_curves
+
+    class NoPods:
+        async def lines(self, run: dict[str, Any]) -> list[str]:
+            return []
+
+    run = run_case("intra-rack-per-clique")
+    runs = [dict(r) for r in run.objects["WorkloadRun"]]
+    runs[0] = {**runs[0], "status": {**runs[0]["status"], "phase": "Failed", "reason": "WorkloadNotStarted"}}
+    curves, notes = asyncio.run(size_curves(NoPods(), run.objects["Workflow"], run.objects["Job"], runs))
+    assert not curves
+    [said] = notes.values()
+    assert "no pod ran (WorkloadNotStarted)" in said and "a simulated run, whose output only --sim-runner makes" in said
+    assert "NoDataCollected" not in said

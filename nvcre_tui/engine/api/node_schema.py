@@ -11,8 +11,8 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from nvcre_tui.engine.api.base import Name, OpenModel
 from nvcre_tui.engine.api.options import MAX_PER_NODE
-from nvcre_tui.engine.api.validation import validation_messages
-from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU
+from nvcre_tui.engine.api.validation import field_path, validation_messages
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_REPLICAS, RESOURCE_GPU
 from nvcre_tui.engine.units import RESOURCE_QUANTITY_PATTERN, parse_quantity
 
 
@@ -29,7 +29,7 @@ MOST_DEVICES = 2**63 - 1  # a count the API server stores as an int64
 
 def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
     """Extended resources (a domain-prefixed name such as nvidia.com/gpu) are whole numbers, as the kubelet reports
-    them, and fit the API server's 64-bit counts; nvidia.com/gpu at most MAX_PER_NODE, as gpusPerNode."""
+    them, and fit the API server's 64-bit counts (how many GPUs a node may show: NodeShape)."""
     for key, value in (resources or {}).items():
         if "/" not in key:
             continue
@@ -38,8 +38,6 @@ def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
             raise ValueError(f"{key} is an extended resource, a whole number such as 8, not {value!r}")
         if count > MOST_DEVICES:
             raise ValueError(f"{key}: {value!r} is more devices than a node can report (at most 2^63-1)")
-        if key == RESOURCE_GPU and count > MAX_PER_NODE:
-            raise ValueError(f"{key}: {value!r} is {count:f} GPUs on one node; at most {MAX_PER_NODE}")
     return resources
 
 
@@ -81,11 +79,25 @@ class NodeShape(OpenModel):
     spec: _NodeSpec | None = None
     status: _NodeStatus | None = None
 
+    def gpu_problems(self) -> list[tuple[tuple[str, ...], str]]:
+        """(path, what) of each GPU count no node shows: nvidia.com/gpu at most MAX_PER_NODE, as gpusPerNode, times
+        nvidia.com/gpu.replicas where GFD says each GPU is shared (time-slicing or MPS advertise every GPU that many
+        times: discovery leaves such a node out)."""
+        replicas = str((self.metadata.labels or {}).get(LABEL_GPU_REPLICAS) or "1")
+        most = MAX_PER_NODE * (int(replicas) if replicas.isdigit() and int(replicas) > 0 else 1)
+        found: list[tuple[tuple[str, ...], str]] = []
+        for section, counts in (("allocatable", self.status and self.status.allocatable), ("capacity", self.status and self.status.capacity)):
+            value = (counts or {}).get(RESOURCE_GPU)
+            if value is not None and (count := parse_quantity(value)) > most:
+                found.append((("status", section), f"{RESOURCE_GPU}: {value!r} is {count:f} GPUs on one node; at most {most}"
+                              + ("" if most > MAX_PER_NODE else f" (more only as {LABEL_GPU_REPLICAS} shares of each GPU)")))
+        return found
+
 
 def node_problems(node: Any, where: str, prefix: tuple[str | int, ...]) -> list[str]:
     """Every problem of one Node as `where: path: what`."""
     try:
-        NodeShape.model_validate(node)
+        shape = NodeShape.model_validate(node)
     except ValidationError as error:
         return validation_messages(error, where, prefix)
-    return []
+    return [f"{where}: {field_path((*prefix, *field))}: {what}" for field, what in shape.gpu_problems()]

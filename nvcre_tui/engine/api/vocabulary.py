@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Final
 
 
 # -- ours: labels (selectable) -------------------------------------------------------------------------------
@@ -84,9 +85,26 @@ TAINT_NVSENTINEL_FAILED = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed"
 ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details"
 
 
+# -- ours: reasons a run or a Job gives ------------------------------------------------------------------------
 # A WorkloadRun's reason while Scheduling with every pod placed and some still creating their containers (pulling a
 # large image, say): the Job bounds that by timeoutPerJob, not by the scheduling stall grace.
 RUN_STARTING = "Starting"
+# A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
+# no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
+# its credentials: the same image on every node). The nodes did nothing wrong.
+WORKLOAD_NOT_CREATED: Final = "WorkloadNotCreated"
+RECONCILE_ERROR: Final = "ReconcileError"
+IMAGE_PULL_FAILED: Final = "ImagePullFailed"
+NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED})
+NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
+SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
+# The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a
+# missing controller or scheduler, not the nodes: a scheduler's Unschedulable names them, SchedulingBlocked), or were
+# placed but still not started within timeoutPerJob.
+WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
+# A failed group's reasons when no workload ran on it at all: its nodes were not tested (the report counts none of
+# them validated).
+NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})
 
 
 def group_nodes_value(names: Iterable[str]) -> str:

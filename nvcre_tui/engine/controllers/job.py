@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
-from nvcre_tui.engine.api.vocabulary import RUN_STARTING
+from nvcre_tui.engine.api.vocabulary import NEVER_RAN, NODE_NOT_FOUND, RUN_STARTING, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -47,15 +47,6 @@ TAIL_LINES = 40
 MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
 NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
-# A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
-# no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
-# its credentials: the same image on every node). The nodes did nothing wrong.
-NEVER_RAN = frozenset({"WorkloadNotCreated", "ReconcileError", "ImagePullFailed"})
-NODE_NOT_FOUND = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
-# The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a
-# missing controller or scheduler, not the nodes: a scheduler's Unschedulable names them, SchedulingBlocked), or were
-# placed but still not started within timeoutPerJob.
-WORKLOAD_NOT_STARTED = "WorkloadNotStarted"
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
 UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
                               *UNMEASURED_REASONS})
@@ -131,7 +122,7 @@ async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, runni
         reason, said = "WorkloadFailed", "was deleted from the cluster while the run ran on it"
         message = f"Node {listed(gone)} {said}"
     else:
-        reason, said, message = "SchedulingBlocked", "is not on the cluster", f"no Node {listed(gone)} on the cluster"
+        reason, said, message = SCHEDULING_BLOCKED, "is not on the cluster", f"no Node {listed(gone)} on the cluster"
     failed = [{"name": n, "reason": reason, "message": f"Node {n} {said}"} for n in gone]
     await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run) if running else None)
 
@@ -157,8 +148,8 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
         why = _bounded(state.get("message") or "no node could take them")
         message = f"pods unschedulable for {format_duration(waited)} on {listed(blocked)}: {why}"
         own = f"its pod was unschedulable for {format_duration(waited)}: {_bounded(why, NODE_MESSAGE_CHARS)}"
-        failed = [{"name": name, "reason": "SchedulingBlocked", "message": own} for name in blocked]
-        await _finish(ctx, job, run, "Failed", "SchedulingBlocked", message, failed)
+        failed = [{"name": name, "reason": SCHEDULING_BLOCKED, "message": own} for name in blocked]
+        await _finish(ctx, job, run, "Failed", SCHEDULING_BLOCKED, message, failed)
         return None
     await _pending_said(ctx, job, run, state, None if starting else grace)
     return grace - waited
@@ -213,7 +204,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
         message = _bounded(state.get("message") or "a group node is gone from the cluster")
         gone = state.get("blockedNodes") or group_nodes(job)
         # A node gone from the cluster could not take its pod: SchedulingBlocked, one of the CRD's node reasons.
-        failed = [{"name": n, "reason": "SchedulingBlocked", "message": f"Node {n} is not on the cluster"} for n in gone]
+        failed = [{"name": n, "reason": SCHEDULING_BLOCKED, "message": f"Node {n} is not on the cluster"} for n in gone]
         await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed)
         return None
     lines = await ctx.runner.logs(run)

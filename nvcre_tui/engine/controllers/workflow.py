@@ -23,7 +23,7 @@ from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_node
                                                      nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
-from nvcre_tui.engine.planning.discovery import EXCLUSION_TEXT, LEFT_TARGET, discover, unmatched_reason
+from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -146,7 +146,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         return
     left = _left_target(wf, world, [*found.names, *(item.name for item in found.excluded)])
     excluded = sorted([item.to_wire() for item in found.excluded] + left, key=lambda e: e["name"])
-    reason = "; ".join(filter(None, (found.exclusion_reason(), f"{len(left)} {EXCLUSION_TEXT[LEFT_TARGET]}" if left else ""))) or None
+    reason = "; ".join(filter(None, (found.exclusion_reason(), excluded_text(len(left), LEFT_TARGET) if left else ""))) or None
     base: Obj = {"totalNodes": len(found.nodes), "detectedPlatform": found.platform, "detectedGPUArchitecture": found.architecture,
             "excludedNodes": excluded or None, "exclusionReason": reason, "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from nvcre_tui.engine.clock import Clock, SystemClock
+from nvcre_tui.engine.clock import Clock, SimulatedClock, SystemClock
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of
@@ -36,12 +36,12 @@ from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import LogSource, RunnerLogs
-from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
+from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NVCRE_GROUP, ResourceStore
+from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -55,6 +55,7 @@ DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
 ENGINE_AGENT = ENGINE_NAME
 SIMULATOR_AGENT = "nvcre-sim"
 VIEWER_AGENT = "nvcre-viewer"
+MAX_AHEAD_SECONDS = 30 * 86400.0  # the furthest a simulated clock follows the fleet's runs ahead of its own now
 
 
 @dataclass
@@ -65,6 +66,19 @@ class NoLogs:
 
     async def lines(self, run: Obj) -> list[str]:
         return [f"no log source: {self.reason}"]
+
+
+async def _go_on_from_the_fleet(store: KubeStore, clock: SimulatedClock, namespace: str | None) -> None:
+    """Simulated time goes on from where the fleet's runs left it (sim.fleet.latest_played), before anything is
+    written: a run another process started on its clock is neither stalled nor stamped back in time. A moment further
+    ahead than any certification plays is damage, not time, and is passed over."""
+    try:
+        runs = (await store.list(WORKLOADRUN, namespace)).items
+    except Forbidden:
+        return  # a viewer that may not list runs shows none either
+    latest = latest_played(runs, until=clock.now() + timedelta(seconds=MAX_AHEAD_SECONDS))
+    if latest is not None:
+        clock.jump_to(latest)
 
 
 def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
@@ -132,6 +146,8 @@ class KubeSession:
         store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine else VIEWER_AGENT)
         try:
             await _require_crds(store, target)
+            if scenario is not None and isinstance(clock, SimulatedClock):
+                await _go_on_from_the_fleet(store, clock, None if want_engine else target.namespace)
         except BaseException:
             await store.close()
             raise

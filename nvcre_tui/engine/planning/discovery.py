@@ -18,10 +18,11 @@ from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, Ta
 from nvcre_tui.engine.api.fit import shortfalls
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_GPU
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
+from nvcre_tui.engine.units import count
 
 _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
     "In": lambda labels, req: labels.get(req.key) in (req.values or []),
@@ -39,7 +40,7 @@ EXCLUSION_TEXT = {
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
     "InsufficientResources": "fewer allocatable devices (EFA, NICs ...) than a pod requests",
     "LeftTarget": "ran in another category and no longer matches the target",
-    "NodeNotFound": "named in nodeNames and not on the cluster",
+    NODE_NOT_FOUND: "named in nodeNames and not on the cluster",
     "NotGPUNode": f"named in nodeNames and not labelled {LABEL_GPU_PRESENT}=true",
 }
 
@@ -59,13 +60,18 @@ class Discovery:
         return [node_name(node) for node in self.nodes]
 
     def exclusion_reason(self) -> str | None:
-        """One text for all exclusions, e.g. "2 cordoned (spec.unschedulable); 1 fewer allocatable GPUs ..."."""
+        """One text for all exclusions, e.g. "2 nodes: cordoned (spec.unschedulable); 1 node: fewer allocatable GPUs ..."."""
         if not self.excluded:
             return None
         counts: dict[str, int] = {}
         for item in self.excluded:
             counts[item.reason] = counts.get(item.reason, 0) + 1
-        return "; ".join(f"{n} {EXCLUSION_TEXT.get(reason, reason)}" for reason, n in counts.items())
+        return "; ".join(excluded_text(n, reason) for reason, n in counts.items())
+
+
+def excluded_text(nodes: int, reason: str) -> str:
+    """How many nodes were left out for one reason: "1 node: GPUs partitioned (MIG) or shared (time-slicing, MPS)"."""
+    return f"{count(nodes, 'node')}: {EXCLUSION_TEXT.get(reason, reason)}"
 
 
 def _has_taint(node: Node, wanted: TaintSelector) -> bool:
@@ -137,7 +143,7 @@ def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[Exclu
     for name in sorted(set(target.node_names or ())):
         node = by_name.get(name)
         if node is None:
-            left_out.append(ExcludedNode(name=name, reason="NodeNotFound", message=f"no Node named {name} on the cluster"))
+            left_out.append(ExcludedNode(name=name, reason=NODE_NOT_FOUND, message=f"no Node named {name} on the cluster"))
         elif matches_target(node, target) and not is_gpu_node(node):
             left_out.append(ExcludedNode(name=name, reason="NotGPUNode", message=EXCLUSION_TEXT["NotGPUNode"]))
     return left_out

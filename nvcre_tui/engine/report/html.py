@@ -14,7 +14,8 @@ from html import escape
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_name, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, PHASE_GLYPHS, RESULT_GLYPHS
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import Joined
@@ -233,10 +234,16 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
                 continue
             label = job_label(job)
+            if (reason := run_status(run).get("reason")) in NOT_RUN:
+                problems.append(f"{label}: no pod ran ({reason})")
+                continue
             try:
-                result = parse_nccl(await logs.lines(run))
+                lines = await logs.lines(run)
+                result = parse_nccl(lines)
             except ParseError as error:
-                problems.append(f"{label}: {error.reason}")
+                # No pod holds a simulated run's output: only the simulated fleet makes it (a report with --sim-runner).
+                simulated = not lines and cond.is_true(run, cond.SIMULATED)
+                problems.append(f"{label}: " + ("a simulated run, whose output only --sim-runner makes" if simulated else error.reason))
                 continue
             except Exception as error:  # noqa: BLE001 - a log source that cannot answer is a note, not a traceback
                 problems.append(f"{label}: cannot read the log ({error})")

@@ -8,10 +8,11 @@ iteration are listed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, group_nodes, job_status, workflow_spec, workflow_status
+from nvcre_tui.engine.api.vocabulary import NOT_RUN
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
@@ -96,11 +97,16 @@ def _cliques(category: CategoryView) -> list[Obj]:
     failed_before = {g["domains"][0] for record in category.timeline[:-1] for g in record.groups
                      if g.get("domains") and g.get("phase") == "Failed"}
     return [
-        {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if g.get("phase") in ("Succeeded", "Failed") else 0,
+        {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if _ran(g) else 0,
          "passed": g.get("phase") == "Succeeded" and g["domains"][0] not in failed_before,
          "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
         for g in latest if g.get("domains")
     ]
+
+
+def _ran(group: Mapping[str, Any]) -> bool:
+    """Whether a finished group's workload ran on its nodes (a group that failed before any pod ran tested none)."""
+    return group.get("phase") == "Succeeded" or (group.get("phase") == "Failed" and group.get("reason") not in NOT_RUN)
 
 
 def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:

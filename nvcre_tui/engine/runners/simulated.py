@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, run_status
+from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
@@ -81,7 +82,7 @@ class SimulatedRunner:
         try:
             spec = RunSpec.from_run(run)
             if self.fleet_only and run_status(run).get("phase") not in ("Scheduling", "Running") and (strangers := self._strangers(spec)):
-                await self._patch(run, {"phase": "Failed", "reason": "WorkloadNotCreated", "completionTime": format_time(self.clock.now()),
+                await self._patch(run, {"phase": "Failed", "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
                                         "message": strangers})
                 return None
             return await self._reconcile(run, spec)

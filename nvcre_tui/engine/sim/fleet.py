@@ -11,8 +11,10 @@ other fleet's Nodes and epoch with its own physics.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +35,24 @@ FLEET_NAMESPACE = INSTALL_NAMESPACE
 
 class FleetError(RuntimeError):
     """The fleet's ConfigMap holds something that is not an epoch, or another scenario's fleet; the message says where."""
+
+
+# The times a simulated run records on its WorkloadRun, all on the fleet's simulated clock.
+RUN_TIMES = ("pendingSince", "startTime", "completionTime")
+
+
+def latest_played(runs: Iterable[Obj], until: datetime) -> datetime | None:
+    """The latest moment the fleet's runs record, up to `until` (a moment past it is damage, not time): where
+    simulated time stood when the last process playing the fleet left it. A process that goes on (a controller taking
+    over from `run --wait`, whose time ran ahead as fast as the engine could) starts there, so its runs neither wait
+    for the wall clock to catch up nor go back in time."""
+    moments = []
+    for run in runs:
+        status = run.get("status") if isinstance(run, dict) else None
+        for key in RUN_TIMES:
+            with contextlib.suppress(ValueError):
+                moments.append(parse_time((status or {}).get(key)))
+    return max((moment for moment in moments if moment <= until), default=None)
 
 
 def fingerprint(scenario: Scenario) -> str:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.vocabulary import NODE_NOT_FOUND, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -185,7 +186,7 @@ class KubernetesRunner:
         nodes = [node for node in await group_nodes(self.store, members)]
         missing = sorted(set(members) - {n["metadata"]["name"] for n in nodes})
         if missing:
-            await self._patch(run, {**self._failed("NodeNotFound", f"no Node {', '.join(missing)} on the cluster"), "blockedNodes": missing})
+            await self._patch(run, {**self._failed(NODE_NOT_FOUND, f"no Node {', '.join(missing)} on the cluster"), "blockedNodes": missing})
             return None
         try:
             where = placement(owner, nodes, spec)
@@ -195,7 +196,7 @@ class KubernetesRunner:
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
         except (WorkloadError, ForeignObject, PlatformError, Invalid) as error:  # Invalid: the server refused it (422)
-            await self._patch(run, self._failed("WorkloadNotCreated", str(error)))
+            await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, str(error)))
             return None
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
         now = format_time(self.clock.now())

@@ -22,7 +22,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
 from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
-from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
+from nvcre_tui.engine.api.vocabulary import IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -79,7 +79,7 @@ def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
                 image = container.get("image") or "?"
                 where = f" on {pod_node(pod)}" if pod_node(pod) else ""
                 detail = f": {_short(waiting['message'])}" if waiting.get("message") else ""
-                return Verdict("Failed", "ImagePullFailed", f"image {image} cannot be pulled{where} "
+                return Verdict("Failed", IMAGE_PULL_FAILED, f"image {image} cannot be pulled{where} "
                                f"(pod {pod['metadata']['name']}, {waiting['reason']}){detail}", exit_code=None)
     return None
 

@@ -1,0 +1,56 @@
+"""`--sim-runner` on an API server: simulated time runs ahead of the cluster's clock (`run --wait` as fast as the
+engine can, the console at the scenario's speed), so a process that goes on playing the fleet (a controller taking
+over, a later `run`) starts where the fleet's runs were left: a run another process started is neither stalled
+until the wall clock catches up nor finished back in time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.clock import ManualClock, ScaledClock, SystemClock, format_time
+from nvcre_tui.engine.kube import load_target
+from nvcre_tui.engine.kube.session import KubeSession
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.sim.fleet import latest_played
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.protocol import WORKLOADRUN
+from tests.kube.cluster import installed, store_on
+
+NOW = datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def _run(name: str, **status: str) -> dict[str, Any]:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"image": "nccl", "numNodes": 1, "framework": {"torch": {"script": "train.py"}}}, "status": {"phase": "Running", **status}}
+
+
+def test_the_fleets_latest_moment_is_the_latest_its_runs_record() -> None:
+    runs = [_run("a", startTime=format_time(NOW)), _run("b", pendingSince=format_time(NOW + timedelta(minutes=3))),
+            _run("c", startTime="yesterday"), {"metadata": {"name": "d"}}, _run("e", completionTime=format_time(NOW + timedelta(minutes=1)))]
+    assert latest_played(runs, until=NOW + timedelta(days=1)) == NOW + timedelta(minutes=3)
+    assert latest_played(runs, until=NOW + timedelta(minutes=2)) == NOW + timedelta(minutes=1)  # past `until`: damage
+    assert latest_played([], until=NOW) is None
+
+
+@pytest.mark.parametrize("want_engine", [True, False], ids=["engine", "viewer"])
+@pytest.mark.parametrize("clock_kind", ["manual", "scaled"])
+async def test_a_session_on_the_fleet_goes_on_from_where_its_runs_were_left(tmp_path: Path, want_engine: bool, clock_kind: str) -> None:
+    ahead = NOW + timedelta(minutes=45)
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        for run in (_run("left-running", startTime=format_time(ahead)), _run("damaged", startTime="9999-01-01T00:00:00Z")):
+            created = await admin.create(WORKLOADRUN, {**run, "status": None})
+            await admin.update_status(WORKLOADRUN, {**created, "status": run["status"]})
+        await admin.close()
+        clock = ManualClock(NOW) if clock_kind == "manual" else ScaledClock(1.0, start=NOW)
+        session = await KubeSession.open(await load_target(str(kubeconfig)), default_catalog(), clock=clock, scenario=default_scenario(),
+                                         want_engine=want_engine, history=None)
+        try:
+            # the run started 45 minutes ahead of the wall clock; the year 9999 is damage, not time
+            assert ahead <= clock.now() < ahead + timedelta(minutes=5)
+        finally:
+            await session.close()

@@ -21,12 +21,12 @@ from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
 from nvcre_tui.engine.inputs.read import open_binary
+from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
 EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
-INCOMPLETE = "RunIncomplete"
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -162,7 +162,7 @@ def _failed(result: ParseResult) -> str | None:
     if result.failure is not None:
         return f"{result.failure.reason}: {result.failure.message}"
     incomplete: str | None = getattr(result, "incomplete", None)
-    return f"{INCOMPLETE}: {incomplete}" if incomplete else None
+    return f"{RUN_INCOMPLETE}: {incomplete}" if incomplete else None
 
 
 def _fmt(value: Any) -> str:

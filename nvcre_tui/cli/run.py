@@ -30,8 +30,9 @@ from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_sessio
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import (LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP, RUN_STARTING,
-                                             LABEL_VARIANT, LABEL_WORKFLOW)
+from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
+                                             LABEL_VARIANT, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
+                                             RESULT_RUNNING, RUN_STARTING, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.job import pending_message
@@ -61,7 +62,7 @@ TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
 SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
-RESULT_EXIT = {"PASSED": EXIT_OK, "INCOMPLETE": EXIT_OK, "FAILED": EXIT_FAILED, "RUNNING": EXIT_TIMEOUT}
+RESULT_EXIT = {RESULT_PASSED: EXIT_OK, RESULT_INCOMPLETE: EXIT_OK, RESULT_FAILED: EXIT_FAILED, RESULT_RUNNING: EXIT_TIMEOUT}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -553,12 +554,12 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             key = f"{status['domain']}/{status['variant']}"
             if seen.get(key) != status["status"]:
                 seen[key] = status["status"]
-                colour = {"Succeeded": "green", "Failed": "red"}.get(status["status"], "cyan")
+                colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
         for line in _waiting(session, name, namespace, told):
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
         if cond.is_terminal(cert):
-            verdict = "succeeded" if cond.phase(cert) == "Succeeded" else "failed"
+            verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")
             return True
         return False

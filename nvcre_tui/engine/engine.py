@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import group_nodes
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import reconcile_certification
@@ -225,12 +225,12 @@ class Engine:
         message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
         try:
             if kind is WORKLOADRUN:
-                status = {"phase": "Failed", "reason": RECONCILE_ERROR, "message": message, "completionTime": format_time(self.clock.now())}
+                status = {"phase": FAILED, "reason": RECONCILE_ERROR, "message": message, "completionTime": format_time(self.clock.now())}
                 await self.ctx.patch_status(kind, copy.deepcopy(obj), status)
                 return
             state: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
             conditions = state.get("conditions") if isinstance(state.get("conditions"), list) else None
-            patch = {"conditions": cond.with_phase(conditions, "Failed", RECONCILE_ERROR, message, self.ctx.now())}
+            patch = {"conditions": cond.with_phase(conditions, FAILED, RECONCILE_ERROR, message, self.ctx.now())}
             await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", RECONCILE_ERROR, message)])
         except StoreError:
             pass  # it stays queued for nothing; the next change to it tries again

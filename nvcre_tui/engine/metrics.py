@@ -17,6 +17,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, make_wsgi_app
 
 from nvcre_tui.engine.api.bodies import certification_status
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING,
+                                             SUCCEEDED)
 from nvcre_tui.engine.controllers import conditions as cond
 
 __all__ = ["EngineMetrics", "RECONCILE_BUCKETS", "count_objects"]
@@ -28,8 +30,8 @@ RECONCILE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.
 HEARTBEAT_SECONDS = 5.0
 STALE_SECONDS = 60.0
 # Always exported (0 when none), so a dashboard shows the series before the first certification ends.
-CERTIFICATION_RESULTS = ("RUNNING", "PASSED", "FAILED", "INCOMPLETE")
-JOB_PHASES = ("Pending", "InProgress", "Succeeded", "Failed")
+CERTIFICATION_RESULTS = (RESULT_RUNNING, RESULT_PASSED, RESULT_FAILED, RESULT_INCOMPLETE)
+JOB_PHASES = ("Pending", IN_PROGRESS, SUCCEEDED, FAILED)
 Obj = dict[str, Any]
 
 
@@ -37,7 +39,7 @@ def count_objects(certifications: Iterable[Obj], jobs: Iterable[Obj]) -> tuple[d
     """(certifications by report result, nvcre Jobs by phase), as `set_objects` takes them."""
     by_result: dict[str, int] = {}
     for cert in certifications:
-        result = (certification_status(cert).get("summary") or {}).get("result") or "RUNNING"
+        result = (certification_status(cert).get("summary") or {}).get("result") or RESULT_RUNNING
         by_result[result] = by_result.get(result, 0) + 1
     by_phase: dict[str, int] = {}
     for job in jobs:

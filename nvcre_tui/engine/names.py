@@ -1,11 +1,13 @@
 """Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it; and
-our API group, which both the store's kinds and the API models spell."""
+our API group and version, and the CRDs' group, which both the store's kinds and the API models spell."""
 
 from __future__ import annotations
 
 import re
 
 NVCRE_GROUP = "nvcre.nvidia.com"
+NVCRE_VERSION = "v1alpha1"
+APIEXTENSIONS_GROUP = "apiextensions.k8s.io"  # CustomResourceDefinitions: the store's CRD kind, the CRDs api.crd makes
 
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"

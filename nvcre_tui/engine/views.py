@@ -17,7 +17,9 @@ from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_
                                          workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, STATE_PRECEDENCE
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, RESULT_FAILED,
+                                             RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE, VALIDATION_FAILED,
+                                             WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
@@ -206,11 +208,11 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         summary = status.get("summary") or {}
         start, end = status.get("startTime"), status.get("completionTime")
         runtime = format_duration(max(0.0, ((parse_time(end) if end else now) - parse_time(start)).total_seconds())) if start else "-"
-        running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == "InProgress"]
-        rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED"),
+        running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == IN_PROGRESS]
+        rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                             runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
-    order = {"RUNNING": 0, "FAILED": 1, "INCOMPLETE": 2, "PASSED": 3}
+    order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
     created = {c["metadata"]["name"]: c["metadata"].get("creationTimestamp") or "" for c in snapshot.certifications}
     newest_first = sorted(rows, key=lambda r: (created[r.name], r.name), reverse=True)
     return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
@@ -251,7 +253,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                 failures = [f for f in blamed if f["name"] == name]
                 state = nodestates.blamed_state(nodes, blamed, str(failures[0].get("reason") or "")) if failures else None
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
-                             "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, "ValidationFailed"),
+                             "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, VALIDATION_FAILED),
                              "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
                              # what this Job says of the node, as the map and the drill-down say it (nodestates.member_state)
                              "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job)),
@@ -293,7 +295,7 @@ def convicting_job(jobs: list[Obj], node: str) -> str | None:
     blamed = [j for j in jobs if any(f["name"] == node for f in job_status(j).get("failedNodes") or [])]
     if blamed:
         return str(blamed[-1]["metadata"]["name"])
-    ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == "Failed"]
+    ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == FAILED]
     return str(ran[-1]["metadata"]["name"]) if ran else None
 
 
@@ -347,7 +349,7 @@ def category_unblamed(entry: CategoryView) -> list[FailureRow]:
     verdicts speak), not failures of their own. `reason` is "no node blamed: <why>"."""
     wf = entry.workflow
     rows = [] if diagnose_state(entry) is not None else _unblamed_groups(entry)
-    if not rows and entry.status.get("status") == "Failed" and not entry.failed_nodes and not category_faults(entry) \
+    if not rows and entry.status.get("status") == FAILED and not entry.failed_nodes and not category_faults(entry) \
             and not _convicted_so_far(entry):
         rows = [FailureRow(entry.key, entry.key, f"{UNBLAMED}: {entry.status.get('reason') or 'failed'}", "-",
                            str(entry.status.get("message") or ""), str(meta_of(wf or {}).get("name") or ""), None)]
@@ -362,7 +364,7 @@ def _unblamed_groups(entry: CategoryView) -> list[FailureRow]:
     for record in entry.timeline:
         for group in record.groups:
             job = entry.job_of(group)
-            if group.get("phase") != "Failed" or group_failures(group, group.get("nodes") or [], job):
+            if group.get("phase") != FAILED or group_failures(group, group.get("nodes") or [], job):
                 continue
             status = job_status(job) if job is not None else {}
             message = nodestates.failure_condition(job).get("message") if job is not None else group.get("message")
@@ -393,7 +395,7 @@ def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
         job = convicting_job(entry.jobs, node)
         source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == node), {})
         record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6)
-        found.append(FailureRow(node, entry.key, source.get("reason") or "WorkloadFailed", _measured(source),
+        found.append(FailureRow(node, entry.key, source.get("reason") or WORKLOAD_FAILED, _measured(source),
                                 f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))
     return found
 

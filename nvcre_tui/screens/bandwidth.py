@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, SUCCEEDED
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
@@ -34,7 +34,7 @@ from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHi
 from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
-FINISHED = ("Succeeded", "Failed")
+FINISHED = (SUCCEEDED, FAILED)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from nvcre_tui.engine.api.vocabulary import RESULT_GLYPHS
+from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (UNBLAMED, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
@@ -28,7 +28,8 @@ from nvcre_tui.widgets.item_line import ItemLine
 from nvcre_tui.widgets.keyed_rows import update_rows
 from nvcre_tui.widgets.node_state import NodeState
 
-RESULT_STYLE = {"PASSED": "verdict-passed", "FAILED": "verdict-failed", "RUNNING": "verdict-running", "INCOMPLETE": "verdict-inconclusive"}  # theme variables
+RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed", RESULT_RUNNING: "verdict-running",  # theme variables
+                RESULT_INCOMPLETE: "verdict-inconclusive"}
 
 
 class DashboardScreen(NvcreScreen):

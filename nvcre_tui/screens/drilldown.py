@@ -26,7 +26,7 @@ from nvcre_tui.engine.api.bodies import (
     workflow_spec,
     workflow_status,
 )
-from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, STATE_GLYPHS, NodeState
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, NodeState
 from nvcre_tui.engine.report.nodestates import job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
@@ -153,7 +153,7 @@ class DrilldownScreen(NvcreScreen):
     def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView) -> None:
         """Plan the whole tree from the read model, then bring the live Tree to it in place."""
         summary = certification_status(cert).get("summary") or {}
-        root = PlannedNode(Text(f"{self.certification}  {summary.get('result', 'RUNNING')}  {summary.get('passedCategories', '')}"),
+        root = PlannedNode(Text(f"{self.certification}  {summary.get('result', RESULT_RUNNING)}  {summary.get('passedCategories', '')}"),
                            {"kind": "cert", "cert": cert})
         for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status
@@ -204,7 +204,7 @@ class DrilldownScreen(NvcreScreen):
             if len(timeline) > 1:
                 word = "round" if state is not None else "iteration"
                 holder = branch.add(f"{word} {record.number}" + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
-            for group in sorted(record.groups, key=lambda g: (g.get("phase") != "Failed", natural_key(g["name"]))):
+            for group in sorted(record.groups, key=lambda g: (g.get("phase") != FAILED, natural_key(g["name"]))):
                 self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)))
 
     @staticmethod

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_status
-from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
@@ -32,7 +32,7 @@ from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
 Obj = dict[str, Any]
-FINISHED = ("Succeeded", "Failed")
+FINISHED = (SUCCEEDED, FAILED)
 LIVE_POLL_SECONDS = 1.0
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 WILL_APPEAR = "Its output will appear here as it comes."
@@ -140,7 +140,7 @@ class LogsScreen(NvcreScreen):
     def _header(self, snapshot: Snapshot, run: Obj | None) -> Text:
         text = Text.assemble(("Job ", "bold"), printable(self.job_name, newlines=False))
         job = next((j for j in snapshot.jobs if j["metadata"]["name"] == self.job_name), None)
-        if job is not None and cond.is_true(job, "ValidationFailed"):
+        if job is not None and cond.is_true(job, VALIDATION_FAILED):
             # The run ended well and its numbers missed a threshold: the Job failed though its run says Succeeded.
             text.append(" ✗ ValidationFailed", style="bold")
         if run is None:

@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
-from nvcre_tui.engine.api.vocabulary import group_nodes_value
+from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED, group_nodes_value
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.results import job_failures
@@ -74,7 +74,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
     phase, reason, message = conditions_line(job)
     text = Text()
     label(text, "Job", job["metadata"]["name"])
-    validation = cond.find(conditions_of(job), "ValidationFailed") if cond.is_true(job, "ValidationFailed") else None
+    validation = cond.find(conditions_of(job), VALIDATION_FAILED) if cond.is_true(job, VALIDATION_FAILED) else None
     if validation is not None:  # it ran to its end and missed a threshold (or measured nothing to check): that first
         label(text, "Status", "✗ ValidationFailed")
         label(text, "Reason", ": ".join(filter(None, (validation.get("reason"), validation.get("message")))))

@@ -13,11 +13,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic.alias_generators import to_camel
 
 from nvcre_tui.engine.api.vocabulary import LABEL_KAI_QUEUE, LABEL_MANAGED_BY
-from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, NVCRE_GROUP, is_label_key
+from nvcre_tui.engine.names import DNS_SUBDOMAIN, LABEL_VALUE, NVCRE_GROUP, NVCRE_VERSION, is_label_key
 from nvcre_tui.engine.units import DURATION_PATTERN, QUANTITY_PATTERN, RESOURCE_QUANTITY_PATTERN, parse_duration
 
-VERSION = "v1alpha1"
-API_VERSION = f"{NVCRE_GROUP}/{VERSION}"
+API_VERSION = f"{NVCRE_GROUP}/{NVCRE_VERSION}"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 

@@ -20,10 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nvcre_tui.engine.api.base import VERSION
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
-from nvcre_tui.engine.names import NVCRE_GROUP
+from nvcre_tui.engine.names import APIEXTENSIONS_GROUP, NVCRE_GROUP, NVCRE_VERSION
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"
@@ -213,7 +212,7 @@ def _crd_text(model: type[Resource]) -> str:
 
 def _generate(model: type[Resource]) -> dict[str, Any]:
     return {
-        "apiVersion": "apiextensions.k8s.io/v1",
+        "apiVersion": f"{APIEXTENSIONS_GROUP}/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": crd_name(model), "labels": {LABEL_PART_OF: "nvcre"}},
         "spec": {
@@ -229,7 +228,7 @@ def _generate(model: type[Resource]) -> dict[str, Any]:
             "scope": "Namespaced",
             "versions": [
                 {
-                    "name": VERSION,
+                    "name": NVCRE_VERSION,
                     "served": True,
                     "storage": True,
                     "subresources": {"status": {}},

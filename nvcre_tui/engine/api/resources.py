@@ -28,7 +28,9 @@ from nvcre_tui.engine.api.base import (
     WireModel,
 )
 from nvcre_tui.engine.api.options import Category, CategoryOptions, WorkloadMetadata, option_aliases
+from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
 
+# Literal takes no constants: tests/test_vocabulary.py checks these spell the vocabulary's (phases, reasons, results).
 Phase = Literal["Pending", "Running", "Succeeded", "Failed"]
 CategoryPhase = Literal["Pending", "InProgress", "Succeeded", "Failed"]
 NodeFailureReason = Literal[
@@ -107,7 +109,7 @@ class CertificationSummary(WireModel):
     passed_categories: str = "0/0"
     failed_nodes: int = 0
     excluded_nodes: int = 0
-    result: Literal["PASSED", "INCOMPLETE", "FAILED", "RUNNING"] = "RUNNING"
+    result: Literal["PASSED", "INCOMPLETE", "FAILED", "RUNNING"] = RESULT_RUNNING
 
 
 class CertificationSpec(CategoryOptions):

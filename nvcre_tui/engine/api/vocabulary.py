@@ -1,4 +1,5 @@
-"""The wire vocabulary: every label, annotation and resource key nvcre writes or reads, in one place.
+"""The wire vocabulary: every label, annotation and resource key nvcre writes or reads, in one place; and the
+condition types, reasons and results its objects say, and the API groups of the other projects' kinds it creates.
 
 Ours (`nvcre.nvidia.com/...`) tie the objects of one certification together; the rest belong to other
 projects (Kubernetes, the GPU Operator's feature discovery, Kubeflow Trainer, KAI, NVSentinel) and are
@@ -85,7 +86,47 @@ TAINT_NVSENTINEL_FAILED = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed"
 ANNOTATION_NVSENTINEL_FAILURES = "nvsentinel.dgxc.nvidia.com/nvcre-cert-failures-details"
 
 
+# -- API groups of other projects (the store's kinds name Kubernetes' own: store.protocol) --------------------
+TRAINER_GROUP: Final = "trainer.kubeflow.org"  # Kubeflow Trainer v2: TrainJob, TrainingRuntime
+TRAINER_VERSION: Final = "v1alpha1"
+TRAINER_API_VERSION: Final = f"{TRAINER_GROUP}/{TRAINER_VERSION}"
+COMPUTE_DOMAIN_GROUP: Final = "resource.nvidia.com"  # the NVIDIA DRA driver's ComputeDomain (GB200 / GB300 MNNVL)
+COMPUTE_DOMAIN_VERSION: Final = "v1beta1"
+COMPUTE_DOMAIN_API_VERSION: Final = f"{COMPUTE_DOMAIN_GROUP}/{COMPUTE_DOMAIN_VERSION}"
+
+
+# -- ours: condition types (status.conditions) -----------------------------------------------------------------
+# The phase types, exclusive (controllers.conditions keeps one True): InProgress, Succeeded, Failed. Succeeded and
+# Failed are also the phase a category, a group, a WorkloadRun and a pod (Kubernetes' word) ends in.
+IN_PROGRESS: Final = "InProgress"
+SUCCEEDED: Final = "Succeeded"
+FAILED: Final = "Failed"
+# Additive: the run went, its thresholds were missed; a health check or the workload flagged hardware.
+VALIDATION_FAILED: Final = "ValidationFailed"
+HARDWARE_FAILED: Final = "HardwareFailed"
+# How runs were carried out when it was not as a reader would assume: set True by the runner on a WorkloadRun,
+# carried to its Job and Certification (controllers.conditions.carried) and named by the report. Type -> the reason
+# when none was given.
+BATCH_FALLBACK: Final = "BatchFallback"  # a batch/v1 Job ran the pods: Kubeflow Trainer is not installed
+SIMULATED: Final = "Simulated"  # the simulated fleet played the run: no GPU ran it, its measurements are made up
+HOW_RUN: Mapping[str, str] = MappingProxyType({BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"})
+
+# -- ours: a certification's result (status.summary.result) -----------------------------------------------------
+RESULT_RUNNING: Final = "RUNNING"
+RESULT_PASSED: Final = "PASSED"
+RESULT_FAILED: Final = "FAILED"
+RESULT_INCOMPLETE: Final = "INCOMPLETE"  # passed, with nodes excluded from the test
+
+# -- ours: why a node failed (a Job's failedNodes[].reason: api.resources.NodeFailureReason) ------------------
+HARDWARE_FAILURE_DETECTED: Final = "HardwareFailureDetected"  # a health check flagged it
+THRESHOLD_VIOLATION: Final = "ThresholdViolation"  # its measurement missed a threshold
+WORKLOAD_FAILED: Final = "WorkloadFailed"  # the workload failed on it
+TIMEOUT: Final = "Timeout"  # its Job ran past timeoutPerJob
+# SCHEDULING_BLOCKED, below, too.
+
 # -- ours: reasons a run or a Job gives ------------------------------------------------------------------------
+# A run's spec the runner cannot run, or a Certification's the engine refuses.
+INVALID_SPEC: Final = "InvalidSpec"
 # A WorkloadRun's reason while Scheduling with every pod placed and some still creating their containers (pulling a
 # large image, say): the Job bounds that by timeoutPerJob, not by the scheduling stall grace.
 RUN_STARTING = "Starting"
@@ -154,8 +195,8 @@ STALE_GLYPH = "↻"
 
 # A certification's, category's or Job's phase as one glyph (reports and screens).
 PHASE_GLYPHS: Mapping[str, str] = MappingProxyType({
-    "Succeeded": "✓", "Failed": "✗", "Running": "⋯", "InProgress": "⋯", "Scheduling": "·", "Pending": "·",
+    SUCCEEDED: "✓", FAILED: "✗", "Running": "⋯", IN_PROGRESS: "⋯", "Scheduling": "·", "Pending": "·",
 })
 
 # A certification's result (status.summary.result) as one glyph: INCOMPLETE is the excluded nodes' glyph.
-RESULT_GLYPHS: Mapping[str, str] = MappingProxyType({"PASSED": "✓", "FAILED": "✗", "RUNNING": "⋯", "INCOMPLETE": "⊘"})
+RESULT_GLYPHS: Mapping[str, str] = MappingProxyType({RESULT_PASSED: "✓", RESULT_FAILED: "✗", RESULT_RUNNING: "⋯", RESULT_INCOMPLETE: "⊘"})

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
+                                             RESULT_RUNNING, SUCCEEDED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, NameCollision, World
@@ -32,18 +34,18 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
     try:
         model = Certification.model_validate(cert)
     except ValidationError as error:
-        await _finish(ctx, cert, "Failed", "InvalidSpec", "; ".join(validation_messages(error, cert["metadata"]["name"])[:3]), [])
+        await _finish(ctx, cert, FAILED, INVALID_SPEC, "; ".join(validation_messages(error, cert["metadata"]["name"])[:3]), [])
         return None
     unknown = [c.key for c in model.spec.categories if ctx.catalog.find(c.domain, c.variant) is None]
     if unknown:
-        await _finish(ctx, cert, "Failed", "CategoryNotFound", f"not in the catalog: {', '.join(unknown)}", [])
+        await _finish(ctx, cert, FAILED, "CategoryNotFound", f"not in the catalog: {', '.join(unknown)}", [])
         return None
     # The same checks the CLI makes when it reads a file, before anything runs: a certification an earlier nvcre
     # accepted and started is not failed mid-run by a check added since.
     started = bool(certification_status(cert).get("categoryStatuses")) or bool(world.children_of(cert, "Workflow"))
     problems = [] if started else certification_problems(model, ctx.catalog)
     if problems:
-        await _finish(ctx, cert, "Failed", "InvalidSpec", "; ".join(problems[:3]), [])
+        await _finish(ctx, cert, FAILED, INVALID_SPEC, "; ".join(problems[:3]), [])
         return None
     workflows = {wf["metadata"]["name"]: wf for wf in world.children_of(cert, "Workflow")}
     previous = {(s["domain"], s["variant"], i): s for i, s in enumerate(certification_status(cert).get("categoryStatuses") or [])}
@@ -54,13 +56,13 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         name = category_workflow_name(model, index)
         status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
         wf = workflows.get(name)
-        if wf is None and status["status"] == "InProgress" and await ctx.is_gone(WORKFLOW, name, cert["metadata"].get("namespace")):
-            status.update(status="Failed", reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
+        if wf is None and status["status"] == IN_PROGRESS and await ctx.is_gone(WORKFLOW, name, cert["metadata"].get("namespace")):
+            status.update(status=FAILED, reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
             statuses.append(status)
             continue
         if wf is not None:
             status.update(_mirror(wf))
-            if status["status"] not in ("Succeeded", "Failed"):
+            if status["status"] not in (SUCCEEDED, FAILED):
                 busy.append(_workflow_nodes(wf) or _planned_nodes(ctx, cert, model, index, world))
         elif status["status"] == "Pending":
             try:
@@ -71,7 +73,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                     status.update(reason="WaitingForNodes", message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
                 else:
-                    status.update(status="Failed", reason="WorkflowValidationFailed", message=str(error))
+                    status.update(status=FAILED, reason="WorkflowValidationFailed", message=str(error))
                 statuses.append(status)
                 continue
             nodes = set(rendered.discovery.names)
@@ -124,10 +126,10 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
     try:
         created = await ctx.create_child(WORKFLOW, cert, workflow)
     except NameCollision as error:
-        status.update(status="Failed", reason="WorkflowNameCollision", message=str(error))
+        status.update(status=FAILED, reason="WorkflowNameCollision", message=str(error))
         return
     key = f"{status['domain']}/{status['variant']}"
-    status.update(status="InProgress", reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
+    status.update(status=IN_PROGRESS, reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
                   workflowRef={"name": created["metadata"]["name"], "namespace": created["metadata"].get("namespace")})
     await ctx.event(cert, "Normal", "WorkflowCreated", status["message"])
 
@@ -137,7 +139,7 @@ def _mirror(wf: Obj) -> Obj:
     state = workflow_status(wf)
     current = cond.find(state.get("conditions"), phase or "") or {}
     mirrored: Obj = {
-        "status": {"Succeeded": "Succeeded", "Failed": "Failed"}.get(phase or "", "InProgress"),
+        "status": {SUCCEEDED: SUCCEEDED, FAILED: FAILED}.get(phase or "", IN_PROGRESS),
         "workflowRef": {"name": wf["metadata"]["name"], "namespace": wf["metadata"].get("namespace")},
         "reason": current.get("reason"), "message": current.get("message"),
     }
@@ -162,28 +164,28 @@ def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, wo
 
 
 async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], world: World, how: Sequence[Obj] = ()) -> None:
-    done = [s for s in statuses if s["status"] in ("Succeeded", "Failed")]
-    passed = sum(1 for s in statuses if s["status"] == "Succeeded")
+    done = [s for s in statuses if s["status"] in (SUCCEEDED, FAILED)]
+    passed = sum(1 for s in statuses if s["status"] == SUCCEEDED)
     failed_nodes = {f["name"] for wf in workflows.values() for f in blamed_nodes(wf, world.children_of(wf, "Job"))}
     excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
-    any_failed = any(s["status"] == "Failed" for s in statuses)
+    any_failed = any(s["status"] == FAILED for s in statuses)
     if len(done) < len(statuses):
-        result = "RUNNING"
+        result = RESULT_RUNNING
     else:
-        result = "FAILED" if any_failed else "INCOMPLETE" if excluded else "PASSED"
+        result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded else RESULT_PASSED
     summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes), "excludedNodes": len(excluded), "result": result}
-    if result == "RUNNING":
-        running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == "InProgress"]
+    if result == RESULT_RUNNING:
+        running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == IN_PROGRESS]
         message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")
-        conditions = cond.with_phase(certification_status(cert).get("conditions"), "InProgress", "WorkflowRunning", message, ctx.now())
+        conditions = cond.with_phase(certification_status(cert).get("conditions"), IN_PROGRESS, "WorkflowRunning", message, ctx.now())
         conditions = cond.carried(conditions, how, ctx.now())
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
                                                      "startTime": certification_status(cert).get("startTime") or ctx.now()})
         return
     if any_failed:
-        await _finish(ctx, cert, "Failed", "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
+        await _finish(ctx, cert, FAILED, "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
     else:
-        await _finish(ctx, cert, "Succeeded", "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
+        await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
 
 
 async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None,
@@ -191,8 +193,8 @@ async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str
     status: Obj = {
         "conditions": cond.carried(cond.with_phase(certification_status(cert).get("conditions"), phase, reason, message, ctx.now()),
                                    how, ctx.now()),
-        "completionTime": ctx.now(), "summary": summary or {"result": "FAILED"},
+        "completionTime": ctx.now(), "summary": summary or {"result": RESULT_FAILED},
     }
     if statuses:
         status["categoryStatuses"] = statuses
-    await ctx.transition(CERTIFICATION, cert, status, [("Warning" if phase == "Failed" else "Normal", reason, message)])
+    await ctx.transition(CERTIFICATION, cert, status, [("Warning" if phase == FAILED else "Normal", reason, message)])

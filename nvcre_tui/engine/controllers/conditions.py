@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-PHASE_TYPES = ("InProgress", "Succeeded", "Failed")
+# The condition types (and BATCH_FALLBACK, SIMULATED, HOW_RUN: how runs were carried out) live in the vocabulary.
+from nvcre_tui.engine.api.vocabulary import (
+    BATCH_FALLBACK, FAILED, HARDWARE_FAILED, HOW_RUN, IN_PROGRESS, SIMULATED, SUCCEEDED, VALIDATION_FAILED,
+)
+
+PHASE_TYPES = (IN_PROGRESS, SUCCEEDED, FAILED)
 # The order conditions are kept in: `kubectl get`'s Status column shows the first True one (crd.STATUS_COLUMN), so
 # what the object is comes before how it ran (BatchFallback) and a missed threshold before the Succeeded it qualifies.
-SHOWN_FIRST = ("Failed", "ValidationFailed", "HardwareFailed", "InProgress", "Succeeded")
-
-# How runs were carried out when it was not as a reader would assume: set True by the runner on a WorkloadRun,
-# carried to its Job and Certification (`carried`) and named by the report. Type -> the reason when none was given.
-BATCH_FALLBACK = "BatchFallback"  # a batch/v1 Job ran the pods: Kubeflow Trainer is not installed
-SIMULATED = "Simulated"  # the simulated fleet played the run: no GPU ran it, its measurements are made up
-HOW_RUN: Mapping[str, str] = {BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"}
+SHOWN_FIRST = (FAILED, VALIDATION_FAILED, HARDWARE_FAILED, IN_PROGRESS, SUCCEEDED)
 
 
 def _shown_order(condition: Mapping[str, Any]) -> tuple[int, str]:
@@ -50,7 +49,7 @@ def phase(obj: Obj) -> str | None:
 
 def is_terminal(obj: Obj) -> bool:
     """Succeeded or Failed."""
-    return phase(obj) in ("Succeeded", "Failed")
+    return phase(obj) in (SUCCEEDED, FAILED)
 
 
 def _set(conditions: list[Obj], type_: str, status: str, reason: str, message: str, now: str) -> list[Obj]:

@@ -29,15 +29,17 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
-from nvcre_tui.engine.api.vocabulary import NEVER_RAN, NODE_NOT_FOUND, RUN_STARTING, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED
+from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, NEVER_RAN,
+                                             NODE_NOT_FOUND, RUN_STARTING, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
+                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
-from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, compile_thresholds, evaluate_thresholds,
-                                                 violations)
+from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
+                                                 evaluate_thresholds, violations)
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, listed, parse_duration
@@ -47,6 +49,8 @@ TAIL_LINES = 40
 MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
 NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
+WORKLOAD_COMPLETED = "WorkloadCompleted"  # the Job's Succeeded reason: the run finished and was measured
+THRESHOLDS_MET = "ThresholdsMet"  # a Job's (and a Workflow's) ValidationFailed=False reason: every threshold passed
 #: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
 UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
                               *UNMEASURED_REASONS})
@@ -59,7 +63,7 @@ def is_done(job: Obj) -> bool:
 
 def job_failed(job: Obj) -> bool:
     """Failed, hardware-failed or failed validation: the group counts as failed."""
-    return cond.phase(job) == "Failed" or cond.is_true(job, "HardwareFailed") or cond.is_true(job, "ValidationFailed")
+    return cond.phase(job) == FAILED or cond.is_true(job, HARDWARE_FAILED) or cond.is_true(job, VALIDATION_FAILED)
 
 
 async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
@@ -78,13 +82,13 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
     state = run_status(run)
     phase = state.get("phase")
     flagged = _unhealthy(job, world)
-    if flagged and phase not in ("Succeeded", "Failed"):
+    if flagged and phase not in (SUCCEEDED, FAILED):
         message = f"node health check ({_health_expression(job)}) flagged {', '.join(flagged)}"
-        failed = [{"name": name, "reason": "HardwareFailureDetected", "message": message} for name in flagged]
-        await _finish(ctx, job, run, "Failed", "HardwareFailureDetected", message, failed, hardware=True)
+        failed = [{"name": name, "reason": HARDWARE_FAILURE_DETECTED, "message": message} for name in flagged]
+        await _finish(ctx, job, run, FAILED, HARDWARE_FAILURE_DETECTED, message, failed, hardware=True)
         return None
     gone = [name for name in group_nodes(job) if world.node(name) is None]
-    if gone and phase not in ("Succeeded", "Failed"):  # a runner may not see it (the simulator plays on regardless)
+    if gone and phase not in (SUCCEEDED, FAILED):  # a runner may not see it (the simulator plays on regardless)
         await _node_gone(ctx, job, run, gone, running=phase == "Running")
         return None
     handler = _PHASES.get(phase or "Pending", _pending)
@@ -104,7 +108,7 @@ async def _create_run(ctx: Context, job: Obj) -> None:
 
 async def _mark_created(ctx: Context, job: Obj, name: str) -> None:
     status = {
-        "conditions": cond.with_phase(conditions_of(job), "InProgress", "WorkloadPending",
+        "conditions": cond.with_phase(conditions_of(job), IN_PROGRESS, "WorkloadPending",
                                       f"WorkloadRun {name} created on {len(group_nodes(job))} node(s); pods not running yet", ctx.now()),
         "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
     }
@@ -119,12 +123,12 @@ async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, runni
     # Each node's entry names itself only, and the Job's message a bounded few: a list of every node in every
     # entry grows the status with the square of the group (128 nodes outgrow the API server's 1.5 MiB).
     if running:
-        reason, said = "WorkloadFailed", "was deleted from the cluster while the run ran on it"
+        reason, said = WORKLOAD_FAILED, "was deleted from the cluster while the run ran on it"
         message = f"Node {listed(gone)} {said}"
     else:
         reason, said, message = SCHEDULING_BLOCKED, "is not on the cluster", f"no Node {listed(gone)} on the cluster"
     failed = [{"name": n, "reason": reason, "message": f"Node {n} {said}"} for n in gone]
-    await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run) if running else None)
+    await _finish(ctx, job, run, FAILED, NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run) if running else None)
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
@@ -143,13 +147,13 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
         if not blocked:  # no scheduler said which node could not take a pod: no pods made, none scheduled at all
             bound = f" (timeoutPerJob {job['spec'].get('timeout')})" if starting else ""
             message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
-            await _finish(ctx, job, run, "Failed", WORKLOAD_NOT_STARTED, message, [])
+            await _finish(ctx, job, run, FAILED, WORKLOAD_NOT_STARTED, message, [])
             return None
         why = _bounded(state.get("message") or "no node could take them")
         message = f"pods unschedulable for {format_duration(waited)} on {listed(blocked)}: {why}"
         own = f"its pod was unschedulable for {format_duration(waited)}: {_bounded(why, NODE_MESSAGE_CHARS)}"
         failed = [{"name": name, "reason": SCHEDULING_BLOCKED, "message": own} for name in blocked]
-        await _finish(ctx, job, run, "Failed", SCHEDULING_BLOCKED, message, failed)
+        await _finish(ctx, job, run, FAILED, SCHEDULING_BLOCKED, message, failed)
         return None
     await _pending_said(ctx, job, run, state, None if starting else grace)
     return grace - waited
@@ -170,7 +174,7 @@ async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStat
         return
     message = pending_message(str(said), grace)
     carried = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
-    conditions = cond.with_phase(carried, "InProgress", "WorkloadPending", message, ctx.now())
+    conditions = cond.with_phase(carried, IN_PROGRESS, "WorkloadPending", message, ctx.now())
     if conditions != conditions_of(job):
         await ctx.patch_status(JOB, job, {"conditions": conditions})
 
@@ -186,8 +190,8 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
     elapsed = (ctx.clock.now() - parse_time(started)).total_seconds()
     if elapsed >= budget and await _refreshed_still(ctx, run, "Running"):
         message = f"no result within timeoutPerJob {job['spec'].get('timeout')} (ran {format_duration(elapsed)})"
-        failed = [{"name": name, "reason": "Timeout", "message": message} for name in group_nodes(job)]
-        await _finish(ctx, job, run, "Failed", "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
+        failed = [{"name": name, "reason": TIMEOUT, "message": message} for name in group_nodes(job)]
+        await _finish(ctx, job, run, FAILED, "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
         return None
     await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})",
                     {"workloadStartTime": started})
@@ -198,14 +202,14 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     reason = state.get("reason") or ""
     if reason in NEVER_RAN:
         message = f"{state.get('message') or 'the workload was not created'}; no node blamed"
-        await _finish(ctx, job, run, "Failed", reason, message, [])
+        await _finish(ctx, job, run, FAILED, reason, message, [])
         return None
     if reason == NODE_NOT_FOUND:
         message = _bounded(state.get("message") or "a group node is gone from the cluster")
         gone = state.get("blockedNodes") or group_nodes(job)
         # A node gone from the cluster could not take its pod: SchedulingBlocked, one of the CRD's node reasons.
         failed = [{"name": n, "reason": SCHEDULING_BLOCKED, "message": f"Node {n} is not on the cluster"} for n in gone]
-        await _finish(ctx, job, run, "Failed", NODE_NOT_FOUND, message, failed)
+        await _finish(ctx, job, run, FAILED, NODE_NOT_FOUND, message, failed)
         return None
     lines = await ctx.runner.logs(run)
     detail = measure(_parser(job), lines)
@@ -222,11 +226,11 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     message = f"{why}; {exited}" if why else exited
     service = None if culprit else service_at_fault(lines)
     if service:  # a cluster service failed, not these nodes: the Job fails, no node is blamed
-        await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=detail)
+        await _finish(ctx, job, run, FAILED, SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=detail)
         return None
     blamed = [culprit] if culprit else group_nodes(job)
-    failed = [{"name": name, "reason": "WorkloadFailed", "message": message} for name in blamed]
-    await _finish(ctx, job, run, "Failed", "WorkloadFailed", message, failed, log=lines, measured=detail)
+    failed = [{"name": name, "reason": WORKLOAD_FAILED, "message": message} for name in blamed]
+    await _finish(ctx, job, run, FAILED, WORKLOAD_FAILED, message, failed, log=lines, measured=detail)
     return None
 
 
@@ -242,58 +246,58 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         culprit = node_at_fault(lines, nodes) if named else None
         service = None if culprit else service_at_fault(lines)
         if service:
-            await _finish(ctx, job, run, "Failed", SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
+            await _finish(ctx, job, run, FAILED, SERVICE_UNAVAILABLE, f"{service}; no node blamed", [], log=lines, measured=result)
             return None
         if failure.reason in UNMEASURED_REASONS and culprit is None:
-            await _finish(ctx, job, run, "Failed", failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
+            await _finish(ctx, job, run, FAILED, failure.reason, f"{failure.message}; no node blamed", [], log=lines, measured=result)
             return None
         if culprit is not None:  # a node named: the run failed on it, a test of that node like any other
-            failure = MeasureFailure("WorkloadFailed", f"{failure.message}; {culprit.evidence}")
+            failure = MeasureFailure(WORKLOAD_FAILED, f"{failure.message}; {culprit.evidence}")
         blamed = [culprit.name] if culprit else nodes
-        failed: list[Obj] = [{"name": n, "reason": "WorkloadFailed", "message": failure.message} for n in blamed]
-        await _finish(ctx, job, run, "Failed", failure.reason, failure.message, failed, log=lines, measured=result)
+        failed: list[Obj] = [{"name": n, "reason": WORKLOAD_FAILED, "message": failure.message} for n in blamed]
+        await _finish(ctx, job, run, FAILED, failure.reason, failure.message, failed, log=lines, measured=result)
         return None
     thresholds = job_spec(job).get("thresholds") or {}
     completed = "; ".join(("workload completed", *result.notes))  # "passed, 7 of 8 tests skipped" stays visible
     if not thresholds:
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result)
+        await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result)
         return None
     evidence = evaluate_thresholds(compile_thresholds(thresholds), result.measurements)
     missed = violations(evidence)
     records = [item.to_dict() for item in evidence]
     if not missed:
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
-                      validation=("ThresholdsMet", "All performance thresholds satisfied"), evidence=records)
+        await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result,
+                      validation=(THRESHOLDS_MET, "All performance thresholds satisfied"), evidence=records)
         return None
     convicting = [item for item in missed if item.reason not in (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE)]
     if not any(item.reason != INVALID_EXPRESSION for item in missed):
         # only thresholds that could not be evaluated: the expression is at fault, not these nodes
         message = f"{'; '.join(item.message for item in missed)}; no node blamed"
-        await _finish(ctx, job, run, "Failed", INVALID_EXPRESSION, message, [], measured=result, evidence=records)
+        await _finish(ctx, job, run, FAILED, INVALID_EXPRESSION, message, [], measured=result, evidence=records)
         return None
     if not convicting:
         # A metric the output does not hold (a run too short to time a step past warm-up) fails the check, and
         # convicts no node: the measurement is missing, not bad. The parser's notes say why (only warm-up steps).
         why = "; ".join(result.notes)
         message = f"{'; '.join(item.message for item in missed)}{f' ({why})' if why else ''}; no node blamed"
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
+        await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result,
                       validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
         return None
     if result.partial:
         # A row the output garbled (another rank's line printed into it, an inf cell) is a size not measured: it may
         # have been the fastest. A miss over what was read convicts nobody; the Job fails saying so.
         message = f"{'; '.join(item.message for item in missed)}, over part of the output ({result.partial}); no node blamed"
-        await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, [], measured=result,
+        await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result,
                       validation=(MEASUREMENT_UNAVAILABLE, message), evidence=records, validation_failed=True)
         return None
     first = convicting[0]
-    reason = "ThresholdViolated"
+    reason = THRESHOLD_VIOLATED
     message = "; ".join(item.message for item in missed)
     # The evidence is the Job's (status.evidence), once, not a copy per node (judging.results.job_failures). The
     # nodes' message names only the thresholds they missed, not one that could not be evaluated.
     blamed_for = "; ".join(item.message for item in convicting)
-    failed = [{"name": n, "reason": "ThresholdViolation", "message": blamed_for} for n in nodes]
-    await _finish(ctx, job, run, "Succeeded", "WorkloadCompleted", completed, failed, measured=result,
+    failed = [{"name": n, "reason": THRESHOLD_VIOLATION, "message": blamed_for} for n in nodes]
+    await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, failed, measured=result,
                   validation=(reason, message), evidence=records, validation_failed=True)
     return None
 
@@ -309,11 +313,11 @@ async def _refreshed_still(ctx: Context, run: Obj, phase: str) -> bool:
     return run_status(fresh).get("phase") == phase
 
 
-_PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, "Failed": _failed, "Succeeded": _succeeded}
+_PHASES = {"Pending": _pending, "Scheduling": _scheduling, "Running": _running, FAILED: _failed, SUCCEEDED: _succeeded}
 
 
 async def _progress(ctx: Context, job: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
-    conditions = cond.with_phase(conditions_of(job), "InProgress", reason, message, ctx.now())
+    conditions = cond.with_phase(conditions_of(job), IN_PROGRESS, reason, message, ctx.now())
     await ctx.patch_status(JOB, job, {"conditions": conditions, **(extra or {})})
 
 
@@ -325,9 +329,9 @@ async def _finish(
     now = ctx.now()
     conditions = cond.with_phase(conditions_of(job), phase, reason, message, now)
     if hardware:
-        conditions = cond.with_condition(conditions, "HardwareFailed", True, reason, message, now)
+        conditions = cond.with_condition(conditions, HARDWARE_FAILED, True, reason, message, now)
     if validation:
-        conditions = cond.with_condition(conditions, "ValidationFailed", validation_failed, validation[0], validation[1], now)
+        conditions = cond.with_condition(conditions, VALIDATION_FAILED, validation_failed, validation[0], validation[1], now)
     # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet): the report says so
     conditions = cond.carried(conditions, cond.how_run(conditions_of(run)), now)
     status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None, "completionTime": now}
@@ -335,16 +339,16 @@ async def _finish(
         status["measurements"] = measured.measurements
     if evidence:
         status["evidence"] = evidence
-    if log is not None and (phase == "Failed"):
+    if log is not None and (phase == FAILED):
         state = run_status(run)
         tail = "\n".join(log[-TAIL_LINES:])[-4096:]
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
         status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
-    warning = phase == "Failed" or validation_failed
+    warning = phase == FAILED or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])
-    if phase == "Failed" and run_status(run).get("phase") not in ("Succeeded", "Failed"):
+    if phase == FAILED and run_status(run).get("phase") not in (SUCCEEDED, FAILED):
         await ctx.runner.stop(run)  # the engine's sweep also stops runs of failed Jobs, should this be cut short
 
 

@@ -16,12 +16,14 @@ from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of,
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_GROUP, LABEL_ITERATION, LABEL_WORKFLOW, group_nodes_value
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
+                                             LABEL_ITERATION, LABEL_WORKFLOW, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
+                                             group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, history_record,
                                                      nodes_by_group, settled_groups, stored_orchestration)
-from nvcre_tui.engine.controllers.job import UNBLAMED_REASONS, is_done, job_failed
+from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
@@ -56,20 +58,20 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
         if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
-            group.update(phase="Failed", completionTime=ctx.now(), reason=JOB_DELETED,
+            group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DELETED,
                          message=f"Job {group['jobRef']} was deleted before the engine saw it finish; no node blamed")
             continue
         if group["phase"] == "Running" and job is not None and is_done(job):
             done = job_status(job)
             group.update(
-                phase="Failed" if job_failed(job) else "Succeeded", completionTime=done.get("completionTime"),
+                phase=FAILED if job_failed(job) else SUCCEEDED, completionTime=done.get("completionTime"),
                 reason=_job_reason(job), measurements=done.get("measurements"),
             )
             if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
                 group["message"] = _job_message(job)
             group.update(_blame(job, group["nodes"]))
     orch["groups"] = groups
-    if all(group["phase"] in ("Succeeded", "Failed") for group in groups):
+    if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups):
         return await _round_complete(ctx, wf, orch, jobs, world)
     await _launch(ctx, wf, orch, world)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
@@ -79,7 +81,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
 def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     """The failed groups that tested no node (deleted, never created, a cluster service down), one line each."""
     return [f"group {g['name']} was not tested ({g.get('reason')}: {g.get('message') or 'no message'})"
-            for g in groups if g["phase"] == "Failed" and (g.get("reason") in UNBLAMED_REASONS or g.get("reason") == JOB_DELETED)]
+            for g in groups if g["phase"] == FAILED and (g.get("reason") in UNBLAMED_REASONS or g.get("reason") == JOB_DELETED)]
 
 
 def _blame(job: Obj, nodes: Sequence[str]) -> Obj:
@@ -98,7 +100,7 @@ def _job_message(job: Obj) -> str:
 
 
 def _job_reason(job: Obj) -> str:
-    for type_ in ("HardwareFailed", "ValidationFailed"):
+    for type_ in (HARDWARE_FAILED, VALIDATION_FAILED):
         found = cond.find(job_status(job).get("conditions"), type_)
         if found is not None and found.get("status") == "True":
             return str(found.get("reason") or "")
@@ -106,7 +108,7 @@ def _job_reason(job: Obj) -> str:
 
 
 async def _fail(ctx: Context, wf: Obj, reason: str, message: str, extra: Obj | None = None) -> None:
-    conditions = cond.with_phase(workflow_status(wf).get("conditions"), "Failed", reason, message, ctx.now())
+    conditions = cond.with_phase(workflow_status(wf).get("conditions"), FAILED, reason, message, ctx.now())
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "completionTime": ctx.now(), **(extra or {})}, [("Warning", reason, message)])
 
 
@@ -163,7 +165,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         base["diagnose"] = plan.diagnose
     orch = {**base, "nodesPerJob": npj, "totalGroups": len(groups), "groups": [_group_status(g) for g in groups]}
     message = f"Discovered {len(found.nodes)} nodes, partitioned into {len(groups)} groups ({npj} nodes/job)"
-    conditions = cond.with_phase(None, "InProgress", "GroupsPartitioned", message, ctx.now())
+    conditions = cond.with_phase(None, IN_PROGRESS, "GroupsPartitioned", message, ctx.now())
     events = [("Normal", "GroupsPartitioned", message)]
     if excluded:
         events.append(("Warning", "NodesExcluded", f"{len(excluded)} nodes excluded: {found.exclusion_reason()}"))
@@ -284,7 +286,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
-    state = diagnose.record_round(state, {g["name"]: g["phase"] == "Succeeded" for g in orch["groups"]}, diagnose.measured(orch["groups"]))
+    state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]))
     history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:
@@ -333,7 +335,7 @@ def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> 
         last = by_group.get(tests[-1]["group"]) if tests else None
         job = jobs.get((last or {}).get("jobRef") or "")
         source = next((f for f in job_failures(job or {}) if f["name"] == node), None)
-        reason = source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node) if job is None else "WorkloadFailed"
+        reason = source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node) if job is None else WORKLOAD_FAILED
         message = diagnose.verdict_message(state, node)
         entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
         if source and source.get("evidence"):
@@ -353,7 +355,7 @@ def _recorded_reason(group: Obj | None, nodes: list[str], node: str) -> str:
     """Why a deleted Job blamed `node`, as its group (of `nodes`) recorded it (GroupOutcome.blamedFor)."""
     if group and node in blamed_members(group, nodes):
         return str(group["blamedFor"])
-    return "WorkloadFailed"
+    return WORKLOAD_FAILED
 
 
 async def _finalize(
@@ -366,18 +368,18 @@ async def _finalize(
     failed_configmap, succeeded_configmap = result_configmap_names(wf)
     failed_names = {f["name"] for f in failed}
     recorded = finished_iterations(_with(wf, orch))
-    ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == "Succeeded" for n in g["nodes"]}
+    ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == SUCCEEDED for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
     await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
     await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))
-    failed_groups = [g for record in history for g in record["groups"] if g["phase"] == "Failed"]
+    failed_groups = [g for record in history for g in record["groups"] if g["phase"] == FAILED]
     failed_jobs = [jobs[g["jobRef"]] for g in failed_groups if g.get("jobRef") in jobs]
-    validation = any(cond.is_true(job, "ValidationFailed") for job in failed_jobs)
+    validation = any(cond.is_true(job, VALIDATION_FAILED) for job in failed_jobs)
     now = ctx.now()
     conditions: Sequence[Mapping[str, Any]] | None = workflow_status(wf).get("conditions")
     diagnosing = orch.get("diagnose") is not None
     if failed or unresolved or stopped or (failed_groups and not diagnosing):
-        hardware = any(cond.is_true(job, "HardwareFailed") for job in failed_jobs)
+        hardware = any(cond.is_true(job, HARDWARE_FAILED) for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
         if stopped:
@@ -387,12 +389,12 @@ async def _finalize(
             named = bool((orch.get("diagnose") or {}).get("infrastructureFaults"))
             reason = "FaultyNodesConfirmed" if failed else "InfrastructureFaultFound" if named else "DiagnosisUnresolved"
             message = "; ".join([f"Diagnosis complete: {confirmed}", *(unresolved or [])])
-        conditions = cond.with_phase(conditions, "Failed", reason, message, now)
+        conditions = cond.with_phase(conditions, FAILED, reason, message, now)
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
-        conditions = cond.with_phase(conditions, "Succeeded", reason, message, now)
+        conditions = cond.with_phase(conditions, SUCCEEDED, reason, message, now)
     if wf["spec"]["jobTemplate"]["spec"].get("thresholds"):  # as NVCRE: no thresholds, no ValidationFailed condition
-        conditions = cond.with_condition(conditions, "ValidationFailed", validation, "JobValidationFailed" if validation else "ThresholdsMet",
+        conditions = cond.with_condition(conditions, VALIDATION_FAILED, validation, "JobValidationFailed" if validation else THRESHOLDS_MET,
                                          "a group missed a threshold" if validation else "", now)
     refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": succeeded_configmap}, "failedNodesRef": {"kind": "ConfigMap", "name": failed_configmap}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
@@ -403,8 +405,8 @@ async def _finalize(
             shown = count(len(failed), "verdict") if len(stored) == len(failed) else f"first {len(stored)} of {len(failed)} verdicts"
             message += (f"; its {shown} {'is' if len(failed) == 1 else 'are'} stored shortened to fit the 1.5 MiB object "
                         "(the failed-nodes ConfigMap has every one whole)")
-            status["conditions"] = cond.with_phase(conditions, "Failed", reason, message, now)
-    await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == "Failed" else "Normal", reason, message)])
+            status["conditions"] = cond.with_phase(conditions, FAILED, reason, message, now)
+    await ctx.transition(WORKFLOW, wf, status, [("Warning" if cond.phase({"status": status}) == FAILED else "Normal", reason, message)])
 
 
 __all__ = ["reconcile_workflow", "LABEL_WORKFLOW"]

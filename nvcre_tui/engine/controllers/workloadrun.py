@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import run_status
+from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 
 Obj = dict[str, Any]
-FINISHED = ("Succeeded", "Failed")
+FINISHED = (SUCCEEDED, FAILED)
 
 
 def run_finished(run: Obj) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE, NodeState
+from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, STATE_PRECEDENCE, NodeState
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
@@ -27,7 +27,7 @@ from nvcre_tui.engine.printable import printable
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}
 STATES = frozenset(state.value for state in NodeState)
-RESULTS = ("PASSED", "FAILED", "INCOMPLETE")  # what a finished certification's summary says; only finished ones are archived
+RESULTS = (RESULT_PASSED, RESULT_FAILED, RESULT_INCOMPLETE)  # what a finished certification's summary says; only finished ones are archived
 
 
 class DamagedHistory(InputError):

@@ -13,13 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_status
+from nvcre_tui.engine.api.vocabulary import HARDWARE_FAILURE_DETECTED, THRESHOLD_VIOLATION, WORKLOAD_FAILED
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION
 
 
 FAILED_KEY = "failed-nodes.json.gz"
 # NVCRE's NodeFailureReason enum, which NVSentinel's certification monitor filters on. Our finer reasons
 # are written as the nearest NVCRE reason, with the precise one leading the message.
-NVCRE_REASONS = {"HardwareFailureDetected", "ThresholdViolation", "WorkloadFailed"}
+NVCRE_REASONS = {HARDWARE_FAILURE_DETECTED, THRESHOLD_VIOLATION, WORKLOAD_FAILED}
 SUCCEEDED_KEY = "succeeded-nodes.csv.gz"
 
 
@@ -32,7 +33,7 @@ def job_failures(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     # A threshold that could not be evaluated convicts no node: its evidence is the Job's, not the nodes'.
     missed = [item for item in checked if isinstance(item, Mapping) and not item.get("passed", True)
               and item.get("reason") != INVALID_EXPRESSION] if isinstance(checked, list) else []
-    return [{**entry, "evidence": [dict(item) for item in missed]} if entry.get("reason") == "ThresholdViolation" and "evidence" not in entry and missed
+    return [{**entry, "evidence": [dict(item) for item in missed]} if entry.get("reason") == THRESHOLD_VIOLATION and "evidence" not in entry and missed
             else dict(entry) for entry in status.get("failedNodes") or []]
 
 
@@ -98,7 +99,7 @@ def failed_nodes_configmap(name: str, failed: Iterable[Mapping[str, Any]]) -> di
     """The failed-nodes ConfigMap body (NVCRE fields only: name, reason, message)."""
     rows = [
         {"name": f["name"], "reason": f["reason"], "message": f.get("message", "")} if f["reason"] in NVCRE_REASONS
-        else {"name": f["name"], "reason": "WorkloadFailed", "message": f"{f['reason']}: {f.get('message', '')}"}
+        else {"name": f["name"], "reason": WORKLOAD_FAILED, "message": f"{f['reason']}: {f.get('message', '')}"}
         for f in merge_failed(failed)
     ]
     payload = json.dumps(rows, separators=(",", ":")).encode()

@@ -33,6 +33,9 @@ INVALID_EXPRESSION = "InvalidThresholdExpression"
 #: The evidence reason of a threshold whose metric the output does not hold: the check fails (never a pass), and
 #: convicts no node.
 MEASUREMENT_UNAVAILABLE = "MeasurementUnavailable"
+#: The evidence reason of a threshold evaluated, met or missed (a missed one is also its Job's ValidationFailed reason).
+THRESHOLD_MET = "ThresholdMet"
+THRESHOLD_VIOLATED = "ThresholdViolated"
 
 
 # Probe values for the compile-time check, every one a measurement may take (measurements are never negative):
@@ -129,7 +132,7 @@ class CompiledThreshold:
             message = f'Threshold "{self.key}" could not be evaluated on measured {_shown(value)}: {problem}, expression: {shown}'
             return Evidence(self.key, value, self.expression, False, INVALID_EXPRESSION, message)
         passed = bool(result)
-        verdict, reason = ("met", "ThresholdMet") if passed else ("violated", "ThresholdViolated")
+        verdict, reason = ("met", THRESHOLD_MET) if passed else ("violated", THRESHOLD_VIOLATED)
         message = f'Threshold "{self.key}" {verdict}: measured {value:.4f}, expression: {shown}'
         return Evidence(self.key, value, self.expression, passed, reason, message)
 

@@ -16,7 +16,8 @@ from typing import Any
 from nvcre_tui.engine.api.crd import all_crds
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
-from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT, ResourceKind
+from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
+                                             VALIDATION_REQUEST, ResourceKind)
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
@@ -75,8 +76,8 @@ SIMULATOR_RULES: list[Obj] = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["create", "update", "patch"]},
     {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["update", "patch"]},
     # The scenario's NVSentinel ValidationRequests, created as NVSentinel would (where its CRD is installed).
-    {"apiGroups": ["nvsentinel.nvidia.com"], "resources": ["validationrequests"], "verbs": ["create"]},
-    {"apiGroups": ["nvsentinel.nvidia.com"], "resources": ["validationrequests/status"], "verbs": ["update"]},
+    {"apiGroups": [VALIDATION_REQUEST.group], "resources": ["validationrequests"], "verbs": ["create"]},
+    {"apiGroups": [VALIDATION_REQUEST.group], "resources": ["validationrequests/status"], "verbs": ["update"]},
 ]
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import pod_status
+from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError
 from nvcre_tui.engine.store.kube.answers import Subject
@@ -88,7 +89,7 @@ class PodLogReader:
         self._logs.move_to_end(key)
         if log.final:
             return log.lines()
-        ended = pod_status(pod).get("phase") in ("Succeeded", "Failed")
+        ended = pod_status(pod).get("phase") in (SUCCEEDED, FAILED)
         try:
             await self._fetch(meta["namespace"], meta["name"], container, log)
             log.final = ended

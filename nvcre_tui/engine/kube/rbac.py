@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import meta_of
-from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
-from nvcre_tui.engine.store.protocol import NVCRE_GROUP
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, ENGINE_NAME, TRAINER_GROUP
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, LEASE, NVCRE_GROUP, VALIDATION_REQUEST
 
 __all__ = [
     "READ", "CLUSTER_RULES", "LEASE_RULES", "Grant", "rule_allows", "rbac_allows", "grants_for",
@@ -26,7 +26,6 @@ __all__ = [
 
 Rule = dict[str, Any]
 READ = ["get", "list", "watch"]
-TRAINER_GROUP = "trainer.kubeflow.org"
 NVCRE_PLURALS = ("certifications", "workflows", "jobs", "workloadruns")
 
 
@@ -63,12 +62,12 @@ CLUSTER_RULES: list[Rule] = [
     _rule([""], ["secrets"], ["create"]),
     # An engine checks at start that our CRDs carry this nvcre's schema (engine/kube/session.py): CRDs of another
     # version prune or refuse fields it writes. Read only, and only ours.
-    _rule(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),
+    _rule([CRD.group], ["customresourcedefinitions"], ["get"], [f"{plural}.{NVCRE_GROUP}" for plural in NVCRE_PLURALS]),
     # Records, never remediates: Nodes are read only (targets, health, topology).
     _rule([""], ["nodes"], READ),
     # NVSentinel's ValidationRequests, read only: the console shows which one created a Certification and
     # what it says of a node (engine/history/nvsentinel.py); absent CRD: no NVSentinel.
-    _rule(["nvsentinel.nvidia.com"], ["validationrequests"], READ),
+    _rule([VALIDATION_REQUEST.group], ["validationrequests"], READ),
     # Pods of the workloads (one watch) and their logs (the runner reads output). Never pods/exec.
     _rule([""], ["pods"], READ),
     _rule([""], ["pods/log"], ["get"]),
@@ -78,17 +77,17 @@ CLUSTER_RULES: list[Rule] = [
     # failed run, and a deleted certification's where no garbage collector does. Never listed or watched: the runner
     # follows the pods.
     _rule([TRAINER_GROUP], ["trainjobs", "trainingruntimes"], ["get", "create", "delete"]),
-    _rule(["batch"], ["jobs"], ["get", "create", "delete"]),
+    _rule([BATCH_JOB.group], ["jobs"], ["get", "create", "delete"]),
     _rule([""], ["services"], ["get", "create", "delete"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
-    _rule(["resource.nvidia.com"], ["computedomains"], ["create", "get"]),
+    _rule([COMPUTE_DOMAIN_GROUP], ["computedomains"], ["create", "get"]),
 ]
 
 # Role nvcre-engine in the install namespace: the one engine Lease (engine/lease.py).
 LEASE_RULES: list[Rule] = [
     # create cannot be limited by name (the authorizer sees no name on create)
-    _rule(["coordination.k8s.io"], ["leases"], ["create"]),
-    _rule(["coordination.k8s.io"], ["leases"], ["get", "update"], [ENGINE_NAME]),
+    _rule([LEASE.group], ["leases"], ["create"]),
+    _rule([LEASE.group], ["leases"], ["get", "update"], [ENGINE_NAME]),
 ]
 
 

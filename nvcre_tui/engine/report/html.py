@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_name, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.printable import printable
@@ -231,7 +231,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
         problems = []
         for job in joined.jobs_of(wf):
             run = by_run.get(run_name(job["metadata"]["name"]))
-            if run is None or run_status(run).get("phase") not in ("Succeeded", "Failed"):
+            if run is None or run_status(run).get("phase") not in (SUCCEEDED, FAILED):
                 continue
             label = job_label(job)
             if (reason := run_status(run).get("reason")) in NOT_RUN:

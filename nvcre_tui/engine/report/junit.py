@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from nvcre_tui.engine.api.vocabulary import FAILED, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
 from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
 from nvcre_tui.engine.report.text import category_titles, failure_text
 
@@ -30,14 +31,14 @@ def render_junit(reports: Sequence[Obj]) -> str:
         for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
             case = ET.SubElement(suite, "testcase", name=title.split("/", 1)[1], classname=f"{report['name']}.{category['domain']}",
                                  time=f"{category.get('runtimeSeconds') or 0:.0f}")
-            if category["status"] == "Failed":
+            if category["status"] == FAILED:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=category.get("failureReason") or "category failed")
                 failure.text = failure_text(category)
-            elif category["status"] != "Succeeded":
+            elif category["status"] != SUCCEEDED:
                 errors += 1
                 ET.SubElement(case, "error", message=f"category did not finish: {category['status']}")
-        if report["result"] in ("INCOMPLETE", "RUNNING"):
+        if report["result"] in (RESULT_INCOMPLETE, RESULT_RUNNING):
             errors += 1
             case = ET.SubElement(suite, "testcase", name="certification", classname=f"{report['name']}.certification")
             error = ET.SubElement(case, "error", message=f"certification {report['result']}{_why(report)}")
@@ -52,6 +53,6 @@ def render_junit(reports: Sequence[Obj]) -> str:
 def _why(report: Obj) -> str:
     """INCOMPLETE: which nodes were left out of the test (RUNNING says itself)."""
     excluded = [str(e["name"]) for e in report.get("excludedNodes") or []]
-    if report["result"] != "INCOMPLETE" or not excluded:
+    if report["result"] != RESULT_INCOMPLETE or not excluded:
         return ""
     return f": {len(excluded)} node(s) excluded, not tested: {', '.join(excluded[:8])}{' ...' if len(excluded) > 8 else ''}"

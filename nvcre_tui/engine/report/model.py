@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, group_nodes, job_status, workflow_spec, workflow_status
-from nvcre_tui.engine.api.vocabulary import NOT_RUN
+from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, RESULT_FAILED, RESULT_RUNNING, SUCCEEDED,
+                                             VALIDATION_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
@@ -57,7 +58,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
         ends = [g["completionTime"] for g in groups if g.get("completionTime")]
         iterations.append({
             "number": record.number,
-            "status": "Failed" if "Failed" in states else "Running" if states & {"Running", "Pending"} else "Succeeded",
+            "status": FAILED if FAILED in states else "Running" if states & {"Running", "Pending"} else SUCCEEDED,
             # a running iteration's span is not known yet (its finished groups' span is not it)
             "durationSeconds": _seconds_between(min(starts), max(ends)) if starts and ends and not record.current else None,
         })
@@ -65,7 +66,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
             job = category.job_of(group) or {}
             busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
             label = f"{group['name']} (iter {record.number})" if len(recorded) > 1 else group["name"]
-            failed = group.get("phase") == "Failed"
+            failed = group.get("phase") == FAILED
             if busbw is not None or failed:
                 bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed})
             if failed:
@@ -81,7 +82,7 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
 def _failure_message(job: Obj) -> str:
     """The Job's Failed message, then HardwareFailed, then ValidationFailed (ADR-071's order)."""
     conditions = conditions_of(job)
-    for type_ in ("Failed", "HardwareFailed", "ValidationFailed"):
+    for type_ in (FAILED, HARDWARE_FAILED, VALIDATION_FAILED):
         found = cond.find(conditions, type_)
         if found and found.get("status") == "True":
             return found.get("message", "")
@@ -95,10 +96,10 @@ def _cliques(category: CategoryView) -> list[Obj]:
     if category.orchestration.get("diagnose") is not None or not any(g.get("domains") for g in latest):
         return []
     failed_before = {g["domains"][0] for record in category.timeline[:-1] for g in record.groups
-                     if g.get("domains") and g.get("phase") == "Failed"}
+                     if g.get("domains") and g.get("phase") == FAILED}
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if _ran(g) else 0,
-         "passed": g.get("phase") == "Succeeded" and g["domains"][0] not in failed_before,
+         "passed": g.get("phase") == SUCCEEDED and g["domains"][0] not in failed_before,
          "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
         for g in latest if g.get("domains")
     ]
@@ -106,7 +107,7 @@ def _cliques(category: CategoryView) -> list[Obj]:
 
 def _ran(group: Mapping[str, Any]) -> bool:
     """Whether a finished group's workload ran on its nodes (a group that failed before any pod ran tested none)."""
-    return group.get("phase") == "Succeeded" or (group.get("phase") == "Failed" and group.get("reason") not in NOT_RUN)
+    return group.get("phase") == SUCCEEDED or (group.get("phase") == FAILED and group.get("reason") not in NOT_RUN)
 
 
 def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
@@ -128,7 +129,7 @@ def _training(jobs: Sequence[Obj]) -> Obj | None:
 
 def _passed(job: Obj) -> bool:
     """Succeeded and met its thresholds: a run that missed one keeps Succeeded but did not pass."""
-    return cond.phase(job) == "Succeeded" and not cond.is_true(job, "ValidationFailed")
+    return cond.phase(job) == SUCCEEDED and not cond.is_true(job, VALIDATION_FAILED)
 
 
 def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
@@ -143,7 +144,7 @@ def _diagnostics(jobs: Sequence[Obj]) -> Obj | None:
         skipped = int(values.get(DIAG_TESTS_SKIPPED) or 0)
         if skipped and _passed(job):
             total = skipped + int(values[DIAG_TESTS_RUN])
-            completed = cond.find(status.get("conditions"), "Succeeded") or {}
+            completed = cond.find(status.get("conditions"), SUCCEEDED) or {}
             marked.append({"nodes": group_nodes(job), "skipped": skipped, "tests": total,
                            "verdict": f"passed, {skipped} of {total} tests skipped", "message": completed.get("message", "")})
     return {"samples": len(ran), "passedWithSkippedTests": marked}
@@ -155,7 +156,7 @@ def _skipped_rows(jobs: Sequence[Obj]) -> list[Obj]:
     marked = []
     for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
         if _passed(job):
-            message = (cond.find(conditions_of(job), "Succeeded") or {}).get("message", "")
+            message = (cond.find(conditions_of(job), SUCCEEDED) or {}).get("message", "")
             _, found, note = message.partition(f"; {NCCL_NOTE}")
             if found:
                 marked.append({"nodes": group_nodes(job), "note": note})
@@ -166,7 +167,7 @@ def category_report(category: CategoryView) -> Obj:
     """One category's section."""
     status, workflow, jobs = category.status, category.workflow, category.jobs
     row: Obj = {"domain": status["domain"], "variant": status["variant"], "status": status.get("status", "Pending")}
-    if status.get("status") == "Failed" or (status.get("reason") and status.get("status") == "Pending"):
+    if status.get("status") == FAILED or (status.get("reason") and status.get("status") == "Pending"):
         row["failureReason"] = status.get("message") or status.get("reason")
     if workflow is None:
         return row
@@ -253,9 +254,9 @@ def report_of(view: CertificationView) -> Obj:
         for node in category.get("failedNodes") or []:
             failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
     summary = status.get("summary") or {}
-    result = summary.get("result") or ("RUNNING" if not cond.is_terminal(cert) else "FAILED")
-    if result == "RUNNING" and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
-        result = "FAILED"
+    result = summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED)
+    if result == RESULT_RUNNING and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
+        result = RESULT_FAILED
     report: Obj = {
         "schemaVersion": REPORT_SCHEMA_VERSION,
         "name": cert["metadata"]["name"], "namespace": cert["metadata"].get("namespace"),
@@ -264,7 +265,7 @@ def report_of(view: CertificationView) -> Obj:
         "totalNodes": max((c.get("totalNodes") or 0 for c in categories), default=0),
         "excludedNodes": sorted(excluded.values(), key=lambda e: e["name"]),
         "categories": categories,
-        "passedCategories": sum(1 for c in categories if c["status"] == "Succeeded"), "totalCategories": len(categories),
+        "passedCategories": sum(1 for c in categories if c["status"] == SUCCEEDED), "totalCategories": len(categories),
         "failedNodes": sorted(failed), "failedNodeDetails": [{"name": n, "failures": failed[n]} for n in sorted(failed)],
         "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),

@@ -19,13 +19,14 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import STATE_PRECEDENCE
+from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, SCHEDULING_BLOCKED, STATE_PRECEDENCE,
+                                             SUCCEEDED, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.report.readmodel import CategoryView
 
 Obj = dict[str, Any]
-NODE_SPECIFIC_REASONS = {"HardwareFailureDetected", "SchedulingBlocked"}
+NODE_SPECIFIC_REASONS = {HARDWARE_FAILURE_DETECTED, SCHEDULING_BLOCKED}
 PLAIN, OFFER, OVERRIDE = 0, 1, 2  # a mark's detail: none, kept unless one came first, replaces any before it
 Mark = tuple[str, str, int]  # (state, detail, how the detail applies)
 Marks = dict[str, list[Mark]]  # node -> its marks from one source, in order
@@ -34,10 +35,10 @@ _RANK = {state.value: rank for rank, state in enumerate(STATE_PRECEDENCE)}
 _UNTESTED = _RANK["untested"]  # a node nothing marks
 # What a group's outcome says of a member its Job did not blame. A failed group ran it and proved nothing about it
 # (a measurement missing, a run cut short, a neighbour's crash): inconclusive, neither convicted nor certified.
-MEMBER_STATES = {"Running": "running", "InProgress": "running", "Succeeded": "passed", "Failed": "inconclusive"}
+MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passed", FAILED: "inconclusive"}
 # The same while the category diagnoses: its rounds speak for their members (a failed test's member the diagnosis
 # clears later is healthy, not inconclusive), so a failed group marks nothing.
-DIAGNOSE_MEMBER_STATES = {"Running": "running", "Succeeded": "passed"}
+DIAGNOSE_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed"}
 
 
 def _mark(marks: Marks, node: str, state: str, detail: str = "", how: int = PLAIN) -> None:
@@ -91,7 +92,7 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
     if diagnosing:
         return {}
     name, members, blamed = job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or []
-    if not blamed and job_outcome(job) == "Failed":  # it failed on no node's account: each member ran, proved nothing
+    if not blamed and job_outcome(job) == FAILED:  # it failed on no node's account: each member ran, proved nothing
         detail = f"in failed group {name}, no node blamed: {failure_reason(job)}"
         return {node: [("inconclusive", detail, OFFER)] for node in members}
     return _blame_marks(name, members, blamed)
@@ -100,13 +101,13 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
 def job_outcome(job: Obj) -> str:
     """A Job's outcome as its group records it: Failed when it failed or ran to its end and missed a threshold
     (ValidationFailed), else its phase (Pending before it runs)."""
-    return "Failed" if cond.is_true(job, "ValidationFailed") else cond.phase(job) or "Pending"
+    return FAILED if cond.is_true(job, VALIDATION_FAILED) else cond.phase(job) or "Pending"
 
 
 def failure_condition(job: Obj) -> Mapping[str, Any]:
     """The condition that says why a Job failed: ValidationFailed (it ran to its end and missed a threshold, or
     measured nothing to check) before Failed (RunIncomplete, WorkloadNotStarted, ...); {} when neither is True."""
-    found = (cond.find(conditions_of(job), kind) for kind in ("ValidationFailed", "Failed"))
+    found = (cond.find(conditions_of(job), kind) for kind in (VALIDATION_FAILED, FAILED))
     return next((c for c in found if c and c.get("status") == "True"), {})
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from nvcre_tui.engine.api.vocabulary import FAILED
+
 Obj = dict[str, Any]
 
 
@@ -46,5 +48,5 @@ def stopped_status(phase: str | None, now: str) -> dict[str, Any]:
     """The status patch of a run the engine stopped. Only a run whose pods ran has an exit code (137, as kubelet
     reports a killed container): a run stopped before any pod started has none (137 would read as an OOM kill)."""
     if phase == "Running":
-        return {"phase": "Failed", "reason": "Stopped", "exitCode": STOP_EXIT_CODE, "message": "stopped by the engine", "completionTime": now}
-    return {"phase": "Failed", "reason": "Stopped", "message": "stopped by the engine before its pods ran", "completionTime": now}
+        return {"phase": FAILED, "reason": "Stopped", "exitCode": STOP_EXIT_CODE, "message": "stopped by the engine", "completionTime": now}
+    return {"phase": FAILED, "reason": "Stopped", "message": "stopped by the engine before its pods ran", "completionTime": now}

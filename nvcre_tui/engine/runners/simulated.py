@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, run_status
-from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, SUCCEEDED, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
@@ -39,7 +39,7 @@ from nvcre_tui.engine.units import listed
 
 Obj = dict[str, Any]
 Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
-FINISHED = ("Succeeded", "Failed")
+FINISHED = (SUCCEEDED, FAILED)
 MEMO_LIMIT = 512
 RETRY_SECONDS = 1.0  # another look at a run whose status write conflicted or found it gone
 
@@ -82,12 +82,12 @@ class SimulatedRunner:
         try:
             spec = RunSpec.from_run(run)
             if self.fleet_only and run_status(run).get("phase") not in ("Scheduling", "Running") and (strangers := self._strangers(spec)):
-                await self._patch(run, {"phase": "Failed", "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
+                await self._patch(run, {"phase": FAILED, "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
                                         "message": strangers})
                 return None
             return await self._reconcile(run, spec)
         except PlanError as error:  # a spec the simulator cannot run fails like a pod that cannot start
-            await self._patch(run, {"phase": "Failed", "reason": "InvalidSpec", "message": str(error),
+            await self._patch(run, {"phase": FAILED, "reason": INVALID_SPEC, "message": str(error),
                                     "completionTime": format_time(self.clock.now()), "exitCode": 1})
             return None
 
@@ -145,7 +145,7 @@ class SimulatedRunner:
             # it (an Xid, a flaky rank) is the simulator's secret, and shows only in the output the engine reads.
             reason = "Error"
             message = f"the launcher's container exited with code {outcome.exit_code} ({reason})"
-        patch: Obj = {"phase": "Succeeded" if outcome.kind == "succeeded" else "Failed", "completionTime": format_time(end),
+        patch: Obj = {"phase": SUCCEEDED if outcome.kind == "succeeded" else FAILED, "completionTime": format_time(end),
                       "exitCode": outcome.exit_code, "reason": reason, "message": message}
         # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/judging/blame.py).
         return None if await self._patch(run, patch) is not None else RETRY_SECONDS

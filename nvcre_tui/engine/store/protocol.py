@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from nvcre_tui.engine.names import NVCRE_GROUP
+from nvcre_tui.engine.names import APIEXTENSIONS_GROUP, NVCRE_GROUP, NVCRE_VERSION
 
 __all__ = [
     "SECRET",
@@ -67,10 +67,10 @@ class ResourceKind:
         return self.kind
 
 
-CERTIFICATION = ResourceKind(NVCRE_GROUP, "v1alpha1", "Certification", "certifications")
-WORKFLOW = ResourceKind(NVCRE_GROUP, "v1alpha1", "Workflow", "workflows")
-JOB = ResourceKind(NVCRE_GROUP, "v1alpha1", "Job", "jobs")
-WORKLOADRUN = ResourceKind(NVCRE_GROUP, "v1alpha1", "WorkloadRun", "workloadruns")
+CERTIFICATION = ResourceKind(NVCRE_GROUP, NVCRE_VERSION, "Certification", "certifications")
+WORKFLOW = ResourceKind(NVCRE_GROUP, NVCRE_VERSION, "Workflow", "workflows")
+JOB = ResourceKind(NVCRE_GROUP, NVCRE_VERSION, "Job", "jobs")
+WORKLOADRUN = ResourceKind(NVCRE_GROUP, NVCRE_VERSION, "WorkloadRun", "workloadruns")
 NODE = ResourceKind("", "v1", "Node", "nodes", namespaced=False)
 CONFIGMAP = ResourceKind("", "v1", "ConfigMap", "configmaps")
 EVENT = ResourceKind("", "v1", "Event", "events")
@@ -86,7 +86,7 @@ CLUSTER_ROLE = ResourceKind(RBAC_GROUP, "v1", "ClusterRole", "clusterroles", nam
 CLUSTER_ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False)
 ROLE = ResourceKind(RBAC_GROUP, "v1", "Role", "roles")
 ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "RoleBinding", "rolebindings")
-CRD = ResourceKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False)
+CRD = ResourceKind(APIEXTENSIONS_GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False)
 BATCH_JOB = ResourceKind("batch", "v1", "Job", "jobs")  # not nvcre's JOB: same kind name, other group
 # NVSentinel's (read-only for the engine; optional: a cluster without its CRD has no NVSentinel).
 VALIDATION_REQUEST = ResourceKind("nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests", namespaced=False)

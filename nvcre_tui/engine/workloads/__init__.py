@@ -13,14 +13,15 @@ import json
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.workloads.batch import headless_service, indexed_job, service_name
+from nvcre_tui.engine.api.vocabulary import TRAINER_API_VERSION
+from nvcre_tui.engine.workloads.batch import BATCH_API_VERSION, headless_service, indexed_job, service_name
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
 from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
-from nvcre_tui.engine.workloads.trainjob import TRAINER_API, runtime_name, train_job, training_runtime
+from nvcre_tui.engine.workloads.trainjob import runtime_name, train_job, training_runtime
 
 Obj = dict[str, Any]
 
@@ -60,9 +61,9 @@ def workload_object_names(job: str) -> list[tuple[str, str, str]]:
     carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
     where = Placement(job=job, namespace="", nodes=(), platform="", architecture="")
     return [
-        (TRAINER_API, "TrainJob", workload_name(job)),
-        ("batch/v1", "Job", workload_name(job)),
-        (TRAINER_API, "TrainingRuntime", runtime_name(where)),
+        (TRAINER_API_VERSION, "TrainJob", workload_name(job)),
+        (BATCH_API_VERSION, "Job", workload_name(job)),
+        (TRAINER_API_VERSION, "TrainingRuntime", runtime_name(where)),
         ("v1", "Service", service_name(where)),
     ]
 

@@ -23,6 +23,7 @@ from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, wor
 Obj = dict[str, Any]
 TORCH_PORT = 29400
 SSH_SECRET_VOLUME = "mpi-ssh-auth"
+BATCH_API_VERSION = "batch/v1"  # the store's BATCH_JOB (workloads may not import the store)
 
 
 def service_name(placement: Placement) -> str:
@@ -108,5 +109,5 @@ def indexed_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
                      "template": pod_template(spec, placement, "node", pod)}
     if framework == "mpi":
         job_spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(workload_name(placement.job), placement, workload_labels(spec, placement)),
+    return {"apiVersion": BATCH_API_VERSION, "kind": "Job", "metadata": metadata(workload_name(placement.job), placement, workload_labels(spec, placement)),
             "spec": job_spec}

@@ -9,7 +9,6 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_JOB, LABEL_ROLE
 from nvcre_tui.engine.workloads.placement import Placement
 
-TRAINER_GROUP_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_RESOURCES = frozenset({"trainjobs", "trainingruntimes"})
 JOBSET_GROUP_VERSION = "jobset.x-k8s.io/v1alpha2"  # the Trainer makes a JobSet per TrainJob; JobSet's controller, the pods
 

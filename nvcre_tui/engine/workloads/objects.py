@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_API_VERSION
 from nvcre_tui.engine.workloads.container import claim_template_name, config_files, config_map_name
 from nvcre_tui.engine.workloads.placement import Placement, kept_name
 from nvcre_tui.engine.workloads.pod import metadata
 
 Obj = dict[str, Any]
-COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
 
 
 def compute_domain_name(placement: Placement) -> str:
@@ -24,7 +24,7 @@ def compute_domain(spec: WorkloadRunSpec, placement: Placement) -> Obj | None:
     `compute-domain-channel`, torch variant `compute-domain`); None otherwise."""
     if not spec.resource_claims:
         return None
-    return {"apiVersion": COMPUTE_DOMAIN_API, "kind": "ComputeDomain", "metadata": metadata(compute_domain_name(placement), placement),
+    return {"apiVersion": COMPUTE_DOMAIN_API_VERSION, "kind": "ComputeDomain", "metadata": metadata(compute_domain_name(placement), placement),
             # channel.allocationMode is left to its default (Single): drivers before it existed would refuse the field
             "spec": {"numNodes": spec.num_nodes, "channel": {"resourceClaimTemplate": {"name": claim_template_name(placement)}}}}
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.vocabulary import TRAINER_API_VERSION, TRAINER_GROUP
 from nvcre_tui.engine.workloads import commands
 from nvcre_tui.engine.workloads.container import WorkloadError, env_list, worker_container
 from nvcre_tui.engine.workloads.placement import Placement, child_name, workload_name
 from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, queue_label, workload_labels
 
 Obj = dict[str, Any]
-TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 TRAINER_COMMAND_ITEMS = 128  # spec.trainer.command maxItems in the Trainer CRD (v2.2 on)
 LABEL_FRAMEWORK = "trainer.kubeflow.org/framework"
 LABEL_ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -64,7 +64,7 @@ def training_runtime(spec: WorkloadRunSpec, placement: Placement) -> Obj:
         pod = pod_spec(spec, placement, [container], role="node", restart_policy="Never", init_containers=_user_init(spec) or None)
         template = {"replicatedJobs": [_replicated_job(spec, "node", pod, placement, "node", trainer_step=True)]}
     labels = {**workload_labels(spec, placement), LABEL_FRAMEWORK: "mpi" if framework == "mpi" else "torch"}
-    return {"apiVersion": TRAINER_API, "kind": "TrainingRuntime", "metadata": metadata(runtime_name(placement), placement, labels),
+    return {"apiVersion": TRAINER_API_VERSION, "kind": "TrainingRuntime", "metadata": metadata(runtime_name(placement), placement, labels),
             "spec": {"mlPolicy": policy, "template": {"spec": template}}}
 
 
@@ -108,7 +108,7 @@ def train_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
     if len(trainer["command"]) > TRAINER_COMMAND_ITEMS:
         raise WorkloadError(f"spec.env: the trainer command would have {len(trainer['command'])} items (mpirun takes -x NAME per "
                             f"variable), more than the {TRAINER_COMMAND_ITEMS} a TrainJob accepts; pass fewer env variables")
-    return {"apiVersion": TRAINER_API, "kind": "TrainJob",
+    return {"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob",
             "metadata": metadata(workload_name(placement.job), placement, workload_labels(spec, placement)),
-            "spec": {"runtimeRef": {"name": runtime_name(placement), "apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime"},
+            "spec": {"runtimeRef": {"name": runtime_name(placement), "apiGroup": TRAINER_GROUP, "kind": "TrainingRuntime"},
                      "trainer": trainer}}

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import NODE_NOT_FOUND, WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, NODE_NOT_FOUND, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -40,11 +40,11 @@ from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
-from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, TRAINER_GROUP_VERSION, trainer_served
+from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
 Obj = dict[str, Any]
-FINISHED = ("Succeeded", "Failed")
+FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
 
 # What the run's BatchFallback condition (controllers/conditions.HOW_RUN) says.
@@ -95,7 +95,7 @@ class KubernetesRunner:
     async def trainer(self) -> bool:
         """Whether Kubeflow Trainer's TrainJob / TrainingRuntime are served (else the batch fallback)."""
         if self._trainer is None:
-            served = await self.kube.served_resources(TRAINER_GROUP_VERSION)
+            served = await self.kube.served_resources(TRAINER_API_VERSION)
             self._trainer = trainer_served(r.get("name", "") for r in served or [])
         return self._trainer
 
@@ -148,11 +148,11 @@ class KubernetesRunner:
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
-            await self._patch(run, self._failed("InvalidSpec", f"spec.{where}: {first['msg']}"))
+            await self._patch(run, self._failed(INVALID_SPEC, f"spec.{where}: {first['msg']}"))
             return None
         members = list((spec.target.node_names if spec.target else None) or [])
         if not members:
-            await self._patch(run, self._failed("InvalidSpec", "spec.target.nodeNames is empty: the run needs its nodes"))
+            await self._patch(run, self._failed(INVALID_SPEC, "spec.target.nodeNames is empty: the run needs its nodes"))
             return None
         owner = await owner_of(self.store, run)
         trainer = await self.trainer()
@@ -216,7 +216,7 @@ class KubernetesRunner:
             patch["exitCode"] = verdict.exit_code
         if result is not None:
             patch["logRef"] = result["metadata"]["name"]
-        if verdict.phase == "Failed":
+        if verdict.phase == FAILED:
             lines = await self.logs(run)  # read (and kept) before the pods go
             hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
             named = node_at_fault(lines, members, hosts)
@@ -230,7 +230,7 @@ class KubernetesRunner:
                 if blamed is not None and (await self.log_reader.read(blamed, _container(blamed)) or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._result_pods[run["metadata"].get("uid", "")] = blamed
-        if await self._patch(run, patch) is not None and verdict.phase == "Failed":
+        if await self._patch(run, patch) is not None and verdict.phase == FAILED:
             await self._delete_workload(run, owner, trainer)
 
     async def stop(self, run: Obj) -> None:
@@ -249,7 +249,7 @@ class KubernetesRunner:
                 patch["logRef"] = pod["metadata"]["name"]
             await self._patch(current, patch)
         self.pods.forget(current)
-        if run_status(current).get("phase") != "Succeeded":
+        if run_status(current).get("phase") != SUCCEEDED:
             await self._delete_workload(current, owner, await self.trainer())
 
     async def tick(self) -> float | None:
@@ -332,7 +332,7 @@ class KubernetesRunner:
                                  run["metadata"].get("namespace") or "default", str(owner["metadata"].get("uid") or ""))
 
     def _failed(self, reason: str, message: str) -> Obj:
-        return {"phase": "Failed", "reason": reason, "message": message, "exitCode": 1,
+        return {"phase": FAILED, "reason": reason, "message": message, "exitCode": 1,
                 "completionTime": format_time(self.clock.now())}
 
     async def _patch(self, run: Obj, patch: Obj) -> Obj | None:

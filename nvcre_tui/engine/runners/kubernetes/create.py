@@ -7,17 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, TRAINER_GROUP, TRAINER_VERSION
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SECRET, SERVICE, ResourceKind, ResourceStore
 from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests
-from nvcre_tui.engine.workloads.lookup import TRAINER_GROUP_VERSION
 
 Obj = dict[str, Any]
-TRAINER_GROUP = TRAINER_GROUP_VERSION.split("/")[0]
-TRAINJOB = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainJob", "trainjobs")
-TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, "v1alpha1", "TrainingRuntime", "trainingruntimes")
-COMPUTE_DOMAIN = ResourceKind("resource.nvidia.com", "v1beta1", "ComputeDomain", "computedomains")
+TRAINJOB = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainJob", "trainjobs")
+TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainingRuntime", "trainingruntimes")
+COMPUTE_DOMAIN = ResourceKind(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, "ComputeDomain", "computedomains")
 _KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, CONFIGMAP, SECRET, SERVICE, BATCH_JOB)}
 
 

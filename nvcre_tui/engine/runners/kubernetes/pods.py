@@ -22,7 +22,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
 from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
-from nvcre_tui.engine.api.vocabulary import IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING
+from nvcre_tui.engine.api.vocabulary import FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING, SUCCEEDED
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -79,7 +79,7 @@ def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
                 image = container.get("image") or "?"
                 where = f" on {pod_node(pod)}" if pod_node(pod) else ""
                 detail = f": {_short(waiting['message'])}" if waiting.get("message") else ""
-                return Verdict("Failed", IMAGE_PULL_FAILED, f"image {image} cannot be pulled{where} "
+                return Verdict(FAILED, IMAGE_PULL_FAILED, f"image {image} cannot be pulled{where} "
                                f"(pod {pod['metadata']['name']}, {waiting['reason']}){detail}", exit_code=None)
     return None
 
@@ -99,26 +99,26 @@ def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
     """Why this pod failed, or None while it has not."""
     status = pod_status(pod)
     name, node = pod["metadata"]["name"], pod_node(pod)
-    finished = status.get("phase") in ("Succeeded", "Failed")
+    finished = status.get("phase") in (SUCCEEDED, FAILED)
     if node is not None and node in not_ready and not finished:
-        return Verdict("Failed", "NodeLost", f"node {node} is {not_ready[node]} while pod {name} ran on it",
+        return Verdict(FAILED, "NodeLost", f"node {node} is {not_ready[node]} while pod {name} ran on it",
                        exit_code=None, failed_node=node)
-    if status.get("reason") == "Evicted" or (status.get("phase") == "Failed" and status.get("reason") in NODE_FAULTS):
+    if status.get("reason") == "Evicted" or (status.get("phase") == FAILED and status.get("reason") in NODE_FAULTS):
         reason = status["reason"]
-        return Verdict("Failed", reason, f"pod {name} on {node}: {reason}: {_short(status.get('message') or '')}".rstrip(": "),
+        return Verdict(FAILED, reason, f"pod {name} on {node}: {reason}: {_short(status.get('message') or '')}".rstrip(": "),
                        failed_node=node, completion_time=None)
     ended = _terminated(pod)
-    if not ended and status.get("phase") != "Failed":
+    if not ended and status.get("phase") != FAILED:
         return None
     if not ended:
-        return Verdict("Failed", status.get("reason") or "PodFailed",
+        return Verdict(FAILED, status.get("reason") or "PodFailed",
                        f"pod {name} on {node} failed: {_short(status.get('message') or 'no reason given')}")
     container, term = ended[0]
     reason = term.get("reason") or "Error"
     code = int(term.get("exitCode") or 0)
     words = _short(term.get("message") or "")
     message = f"container {container.get('name')} of pod {name} on {node} exited with code {code} ({reason})" + (f": {words}" if words else "")
-    return Verdict("Failed", reason, message, exit_code=code, failed_node=node if reason in NODE_FAULTS else None,
+    return Verdict(FAILED, reason, message, exit_code=code, failed_node=node if reason in NODE_FAULTS else None,
                    completion_time=term.get("finishedAt"), evidence=(words,) if words else ())
 
 
@@ -148,7 +148,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         return pulled
     failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
     result = next((pod for pod in live if is_result_pod(pod, launcher)), None)
-    succeeded = result is not None and pod_status(result).get("phase") == "Succeeded"
+    succeeded = result is not None and pod_status(result).get("phase") == SUCCEEDED
     done = (_finished_at(result) or "~") if result is not None and succeeded else None  # "~" sorts after any time: no time known
     if done is not None:
         # Pods ended after the result succeeded are the workload's cleanup (the batch MPI fallback's sshd
@@ -162,13 +162,13 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         evidence = tuple(e for v in failures for e in v.evidence)
         return Verdict(**{**chosen.__dict__, "evidence": evidence})
     if done is not None:
-        return Verdict("Succeeded", "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
+        return Verdict(SUCCEEDED, "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
     placed = {pod_node(pod) for pod in live if pod_node(pod) and labels_of(pod).get(LABEL_ROLE) == "node"}
     if was_running and len(live) < expected:
         # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.
         lost = [node for node in members if node not in placed]
         where = f"the pod on {', '.join(lost)}" if lost else "a pod of the run"
-        return Verdict("Failed", "NodeLost", f"{where} is gone mid-run (node lost or pod deleted)",
+        return Verdict(FAILED, "NodeLost", f"{where} is gone mid-run (node lost or pod deleted)",
                        failed_node=lost[0] if len(lost) == 1 else None)
     unschedulable = [cond for pod in live if (cond := _conditions(pod).get("PodScheduled"))
                      and cond.get("status") == "False" and cond.get("reason") == "Unschedulable"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from ..protocol import ResourceKind
+from ..protocol import LEASE, RBAC_GROUP, ResourceKind
 
 __all__ = ["collection_path", "object_path", "group_version_path", "has_status_subresource"]
 
@@ -14,9 +14,8 @@ __all__ = ["collection_path", "object_path", "group_version_path", "has_status_s
 # write). A table, not discovery, so a status write costs no extra request and no extra permission.
 _STATUSLESS = frozenset({
     ("", "configmaps"), ("", "events"), ("", "secrets"), ("", "serviceaccounts"), ("", "endpoints"),
-    ("coordination.k8s.io", "leases"), ("events.k8s.io", "events"),
-    ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "clusterrolebindings"),
-    ("rbac.authorization.k8s.io", "roles"), ("rbac.authorization.k8s.io", "rolebindings"),
+    (LEASE.group, LEASE.plural), ("events.k8s.io", "events"),
+    (RBAC_GROUP, "clusterroles"), (RBAC_GROUP, "clusterrolebindings"), (RBAC_GROUP, "roles"), (RBAC_GROUP, "rolebindings"),
 })
 
 

@@ -24,11 +24,11 @@ from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.session import SimSession
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes, default_scenario
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN
 from tests.kube.cluster import installed_in_thread, store_on
+from tests.runner.harness import register_gpu_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = ROOT / "examples" / "burn-in.yaml"
@@ -217,7 +217,7 @@ def test_run_wait_on_a_certification_deleted_meanwhile_says_so_in_one_line(tmp_p
 async def _register(kubeconfig: Path) -> None:
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:
-        await SimulatedFleet(store, SystemClock(), Scenario.model_validate(SMALL_FLEET)).ensure_nodes()
+        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate(SMALL_FLEET))  # as real ones: their pods wait
     finally:
         await store.close()
 

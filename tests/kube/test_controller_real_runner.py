@@ -18,12 +18,11 @@ from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import TestKubelet
-from tests.runner.harness import comparable, denied, simulator_report
+from tests.runner.harness import comparable, denied, register_gpu_nodes, simulator_report
 from tests.scenarios.harness import CASES, NAMESPACE, report_from, snapshot, start_certification
 
 MAX_STEPS = 2_000
@@ -49,7 +48,7 @@ async def run_under_controller(case: str, tmp_path: Path) -> tuple[bool, dict[st
     async with installed(tmp_path, clock=clock, garbage_collector=True) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         try:
-            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            await register_gpu_nodes(admin, clock, scenario)
             name = await start_certification(admin, CASES / case / "cert.yaml")
             token = server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)
             engine_config = server.write_kubeconfig(tmp_path / "engine", token=token)

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import LABEL_JOB
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB, LABEL_SIMULATED
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
@@ -18,7 +18,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.store.protocol import CRD, POD
+from nvcre_tui.engine.store.protocol import CRD, NODE, POD
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
@@ -70,6 +70,15 @@ async def pods_caught_up(runner: KubernetesRunner, admin: Any, attempts: int = 4
             return
         await asyncio.sleep(0.005)
     raise AssertionError("the runner's pod watch never caught up with the kubelet")
+
+
+async def register_gpu_nodes(store: Any, clock: Any, scenario: Scenario) -> None:
+    """The scenario's Nodes as a GPU cluster's: without the label --sim-runner puts on its own (the Kubernetes runner
+    runs no pod on a simulated Node), so the emulator's kubelet (TestKubelet) runs their pods."""
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    for node in (await store.list(NODE)).items:
+        if (node["metadata"].get("labels") or {}).pop(LABEL_SIMULATED, None) is not None:
+            await store.update(NODE, node)
 
 
 def denied(requests: list[Any]) -> list[str]:
@@ -124,7 +133,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
                     await asyncio.sleep(0.01)
                 else:
                     raise AssertionError("the Trainer CRDs were never served")
-            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            await register_gpu_nodes(admin, clock, scenario)
             name = await start_certification(admin, CASES / case / "cert.yaml")
             cache = engine_cache(engine_store)
             writer = WriteThroughStore(engine_store, cache)

@@ -20,7 +20,6 @@ from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import TRAINING_RUNTIME, TRAINJOB
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
@@ -29,7 +28,7 @@ from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workloads import workload_name
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
-from tests.runner.harness import KubeletDriven, denied
+from tests.runner.harness import KubeletDriven, denied, register_gpu_nodes
 from tests.kubeapi.kubelet import TestKubelet
 from tests.scenarios.harness import NAMESPACE, catalog, start_certification
 
@@ -78,7 +77,7 @@ async def _certify_then_delete(folder: Path, *, trainer: bool, garbage_collector
                         break
                     await asyncio.sleep(0.01)
             scenario = Scenario.model_validate(SCENARIO)
-            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            await register_gpu_nodes(admin, clock, scenario)
             name = await start_certification(admin, folder / "cert.yaml")
             cache = engine_cache(engine_store)
             writer = WriteThroughStore(engine_store, cache)
@@ -188,7 +187,7 @@ async def test_a_job_deleted_by_hand_without_a_garbage_collector_takes_its_workl
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         engine_store = await engine_as_service_account(server, tmp_path, clock)
         scenario = Scenario.model_validate(SCENARIO)
-        await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+        await register_gpu_nodes(admin, clock, scenario)
         await start_certification(admin, tmp_path / "cert.yaml")
         cache = engine_cache(engine_store)
         writer = WriteThroughStore(engine_store, cache)
@@ -238,7 +237,7 @@ async def test_a_certification_of_the_same_name_runs_again_after_a_delete_withou
                     await admin.create(CRD, real_trainer_crd(plural))
                 await admin.create(CRD, jobset_crd())  # the Trainer's dependency, served
             scenario = Scenario.model_validate(SCENARIO)
-            await SimulatedFleet(admin, clock, scenario).ensure_nodes()
+            await register_gpu_nodes(admin, clock, scenario)
             engine = Engine(runner.store, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, ())), cache=cache)
             runner.connect(engine.queue.add, cache)
             name = await start_certification(admin, tmp_path / "cert.yaml")

@@ -10,11 +10,11 @@ import pytest
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.runners.kubernetes.create import ForeignObject, create_all
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, SERVICE
 from nvcre_tui.engine.workloads import placement_for
 from tests.kube.cluster import installed, store_on
+from tests.runner.harness import register_gpu_nodes
 from tests.scenarios.harness import CASES
 
 SPEC = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNode": 8,
@@ -29,7 +29,7 @@ async def _setup(tmp_path: Path):
     context = installed(tmp_path)
     server, kubeconfig = await context.__aenter__()
     store = await store_on(kubeconfig, server.clock, "nvcre-engine")
-    await SimulatedFleet(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml")).ensure_nodes()
+    await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
     nodes = [await store.get(NODE, name) for name in ("gpu-node-01", "gpu-node-02")]
     return context, server, store, placement_for(JOB, nodes)
 

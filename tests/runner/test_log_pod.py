@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
-from tests.runner.harness import pods_caught_up
+from tests.runner.harness import pods_caught_up, register_gpu_nodes
 from tests.scenarios.harness import CASES
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # as the Job controller sets it
@@ -33,7 +32,7 @@ async def test_the_pod_on_the_blamed_node_is_the_log_pod_when_rank_zero_never_ra
         store = await store_on(kubeconfig, server.clock, "nvcre-engine")
         runner = KubernetesRunner(store, server.clock, store, trainer=False)
         try:
-            await SimulatedFleet(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml")).ensure_nodes()
+            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
             run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
                                                    "metadata": {"name": "oom-run", "namespace": "default"}, "spec": SPEC})
             await runner.reconcile_run(run)

@@ -154,3 +154,17 @@ async def test_invalid_spec_fails_the_run_with_a_message() -> None:
     clock, store, runner = await start(scenario(), run)
     state = (await drive(clock, store, runner, run))["status"]
     assert state["phase"] == "Failed" and state["reason"] == "InvalidSpec" and "nccl-tests args" in state["message"]
+
+
+async def test_a_run_another_runner_started_is_not_played_and_blames_nobody() -> None:
+    """An engine without --sim-runner started it (Scheduling, no Simulated condition; its TrainJob never got pods):
+    played here it passed with made-up numbers and no Simulated mark, archived as a real GPU's result."""
+    run = nccl_run("real", ALL_NODES[:2], args=SHORT)
+    clock, store, runner = await start(scenario(), run)
+    stored = await current(store, run)
+    await store.update_status(WORKLOADRUN, {**stored, "status": {"phase": "Scheduling", "message": "TrainJob real created; waiting for its pods"}})
+    assert await runner.reconcile_run(await current(store, run)) is None
+    state = (await current(store, run))["status"]
+    assert (state["phase"], state["reason"]) == ("Failed", "WorkloadNotCreated")
+    assert "started on real pods by an engine without --sim-runner" in state["message"] and "failedNode" not in state
+    assert not any(c["type"] == "Simulated" for c in state.get("conditions") or [])

@@ -16,7 +16,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import conditions_of, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, SUCCEEDED, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
-from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, with_condition
+from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, is_true, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
@@ -41,7 +41,9 @@ Obj = dict[str, Any]
 Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
 FINISHED = (SUCCEEDED, FAILED)
 MEMO_LIMIT = 512
-RETRY_SECONDS = 1.0  # another look at a run whose status write conflicted or found it gone
+RETRY_SECONDS = 1.0
+OTHER_RUNNER = ("started on real pods by an engine without --sim-runner: the simulated fleet plays only the runs it "
+                "started (its measurements would pass for a GPU's); run the certification again, all with or all without --sim-runner")  # another look at a run whose status write conflicted or found it gone
 
 
 class SimulatedRunner:
@@ -78,6 +80,12 @@ class SimulatedRunner:
     async def reconcile_run(self, run: Obj) -> float | None:
         """Scheduling -> Running -> Succeeded / Failed as simulated time passes; seconds to the next change."""
         if run_status(run).get("phase") in FINISHED:
+            return None
+        if run_status(run).get("phase") in ("Scheduling", "Running") and not is_true(run, SIMULATED):
+            # An engine without --sim-runner started it on real pods: playing it here would pass made-up numbers off
+            # as a real GPU's (no Simulated condition on what it started). Nobody is blamed: no node was tested here.
+            await self._patch(run, {"phase": FAILED, "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
+                                    "message": OTHER_RUNNER})
             return None
         try:
             spec = RunSpec.from_run(run)

@@ -22,11 +22,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, pod_spec, pod_status, run_spec, run_status
+from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, NODE_NOT_FOUND, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, LABEL_SIMULATED, NODE_NOT_FOUND, SIMULATED, SUCCEEDED, TRAINER_API_VERSION,
+                                             WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
-from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, with_condition
+from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -38,6 +39,7 @@ from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
@@ -46,6 +48,8 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
+SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
+                 "run the certification again, all with or all without --sim-runner")
 
 # What the run's BatchFallback condition (controllers/conditions.HOW_RUN) says.
 FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
@@ -154,6 +158,10 @@ class KubernetesRunner:
         if not members:
             await self._patch(run, self._failed(INVALID_SPEC, "spec.target.nodeNames is empty: the run needs its nodes"))
             return None
+        if state.get("phase") in ("Scheduling", "Running") and is_true(run, SIMULATED):
+            # The simulated fleet started it (--sim-runner): no pod of it exists, and its output only that fleet makes.
+            await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, SIMULATED_RUN))
+            return None
         owner = await owner_of(self.store, run)
         trainer = await self.trainer()
         if state.get("phase") not in ("Scheduling", "Running"):
@@ -187,6 +195,12 @@ class KubernetesRunner:
         missing = sorted(set(members) - {n["metadata"]["name"] for n in nodes})
         if missing:
             await self._patch(run, {**self._failed(NODE_NOT_FOUND, f"no Node {', '.join(missing)} on the cluster"), "blockedNodes": missing})
+            return None
+        simulated = sorted(n["metadata"]["name"] for n in nodes if labels_of(n).get(LABEL_SIMULATED) == "true")
+        if simulated:  # no kubelet runs their pods: waiting for them would only end in WorkloadNotStarted, minutes later
+            await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, f"Node {listed(simulated)} is a simulated Node (--sim-runner "
+                                                f"registered it, {LABEL_SIMULATED}=true): no kubelet runs pods on it; run with "
+                                                "--sim-runner, or target real GPU nodes"))
             return None
         try:
             where = placement(owner, nodes, spec)

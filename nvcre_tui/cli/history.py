@@ -8,6 +8,7 @@ for it, or with the Nodes of `--nodes FILE` (e.g. `kubectl get nodes -o yaml`) w
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         command.add_argument("-o", "--output", choices=("table", "json"), default="table")
         command.add_argument("--history", metavar="PATH", help="history database (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
         command.add_argument("--last", metavar="N", type=_positive, help="only the last N certifications (by completion time)")
+        command.add_argument("--source", metavar="TEXT", help="only certifications of the stores whose source (SOURCE in `history "
+                             "certifications`: cluster:<server> or sim:<state file>) contains TEXT")
         command.set_defaults(func=func)
     for command in (nodes, node):
         command.add_argument("--nodes", metavar="NODES.yaml", help="current Node objects to judge staleness against (default: the latest archived baseline)")
@@ -48,7 +51,21 @@ def _query(args: argparse.Namespace) -> Any:
 
     path = Path(args.history) if args.history else default_history_path()
     open_history(path, create=False).close()  # InputError naming the file when it is absent or not a history
-    return HistoryQuery(path)
+    sources = HistoryQuery(path).all_sources()
+    if args.source is None:
+        if len(sources) > 1 and args.func is not certifications_command:  # one node name may be two machines
+            _say(f"nvcre: {path} holds certifications of {len(sources)} sources, whose nodes are merged by name: "
+                "--source TEXT keeps one (SOURCE in `nvcre history certifications`)")
+        return HistoryQuery(path)
+    chosen = [source for source in sources if args.source in source]
+    if not chosen:
+        raise InputError(f"--source {args.source!r}: no certification in {path} comes from a source containing it "
+                         f"(its sources: {', '.join(sources) or 'none'})")
+    return HistoryQuery(path, chosen)
+
+
+def _say(message: str) -> None:
+    print(printable(message, newlines=False), file=sys.stderr)
 
 
 def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
@@ -123,6 +140,6 @@ def certifications_command(args: argparse.Namespace) -> int:
         print(to_json(rows))
         return 0
     print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "FAILED NODES", "SUSPECT NODES", "SOURCE"),
-                [(r["name"], r["namespace"], r["result"], r["completionTime"] or "-", r["nodes"], r["failedNodes"], r["suspectNodes"],
-                  r["source"]) for r in rows])
+                [(r["name"], r["namespace"], r["result"] + (" (simulated)" if r["simulated"] else ""), r["completionTime"] or "-",
+                  r["nodes"], r["failedNodes"], r["suspectNodes"], r["source"]) for r in rows])
     return 0

@@ -198,14 +198,15 @@ async def test_a_read_only_console_reads_the_history_but_writes_no_file(tmp_path
         await wall.close()
     assert not history.exists()
 
-    writer = await SimSession.open(fleet(), None, history=history)
+    writer = await SimSession.open(fleet(), state, history=history)  # the same store: the wall shows its archive
     await certify(writer, "archived-earlier")
     await writer.close()
     before = history.stat().st_mtime_ns, sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()
     wall = await SimSession.open(fleet(), state, history=history, readonly=True, want_engine=False, archive_writes=False)
     try:
         assert wall.archiver is None and wall.history is not None
-        assert [c["name"] for c in wall.history.certifications()] == ["archived-earlier"]
+        # the writer archived what the store held, the certification finished before it too
+        assert [c["name"] for c in wall.history.certifications()] == ["seen-by-the-wall", "archived-earlier"]
     finally:
         await wall.close()
     assert (history.stat().st_mtime_ns, sqlite3.connect(history).execute("SELECT COUNT(*) FROM certifications").fetchone()) == before
@@ -344,3 +345,20 @@ async def _terminal(session: Any, name: str) -> bool:
 
     cert = session.cache.get(CERTIFICATION, name, NAMESPACE)
     return cert is not None and cond.is_terminal(cert)
+
+
+async def test_a_sessions_history_holds_its_own_stores_certifications(tmp_path: Path) -> None:
+    """The console's node screen and map read the session's query: another store's gpu-node-02 is another machine."""
+    history = tmp_path / "history.db"
+    for state, name in ((tmp_path / "a.db", "in-a"), (tmp_path / "b.db", "in-b")):
+        session = await SimSession.open(fleet(), state, history=history)
+        try:
+            await certify(session, name)
+        finally:
+            await session.close()
+    session = await SimSession.open(fleet(), tmp_path / "a.db", history=history, readonly=True, want_engine=False, archive_writes=False)
+    try:
+        assert session.history is not None and [c["name"] for c in session.history.certifications()] == ["in-a"]
+        assert {e["certification"] for e in session.history.node("gpu-node-02")} == {"in-a"}
+    finally:
+        await session.close()

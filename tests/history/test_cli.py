@@ -81,3 +81,29 @@ def test_bad_input_is_one_line_and_exit_2(archive: Path, tmp_path: Path, capsys:
     assert "junk.db" in capsys.readouterr().err
     assert main(["history", "nodes", "--last", "zero"]) == 2  # a usage error: its code, in one line
     assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def test_source_keeps_one_stores_certifications_and_several_are_said(archive: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Every simulated fleet has a gpu-node-02: a second store's run (another state file) is another machine of the
+    same name, merged by name unless --source keeps one store, and said when several are merged."""
+    scenario, cert = tmp_path / "scenario.yaml", tmp_path / "elsewhere.yaml"
+    cert.write_text(yaml.safe_dump(loopback("elsewhere", "value >= 300")))
+    assert main(["certification", "run", "--sim", "--scenario", str(scenario), "--state", str(tmp_path / "other.db"),
+                 "--history", str(archive), "--cert-file", str(cert), "--wait"]) == 1
+    capsys.readouterr()
+    assert main(["history", "certifications", "--history", str(archive), "-o", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len({r["source"] for r in rows}) == 2 and all(r["simulated"] for r in rows)
+    assert main(["history", "node", "gpu-node-02", "--history", str(archive), "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)["certifications"]) == 4
+    assert "holds certifications of 2 sources, whose nodes are merged by name: --source TEXT keeps one" in err
+    assert main(["history", "node", "gpu-node-02", "--history", str(archive), "--source", "other.db", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert [e["certification"] for e in json.loads(out)["certifications"]] == ["elsewhere"] and err == ""
+    assert main(["history", "nodes", "--history", str(archive), "--source", "no-such-store"]) == 2
+    err = capsys.readouterr().err
+    assert "--source 'no-such-store': no certification in" in err and "other.db" in err and len(err.strip().splitlines()) == 1
+    assert main(["history", "certifications", "--history", str(archive)]) == 0
+    assert "FAILED (simulated)" in capsys.readouterr().out

@@ -84,7 +84,8 @@ def test_a_read_only_history_in_the_default_place_is_still_read(inputs: list[str
 
 
 async def test_a_session_keeps_a_read_only_history_to_show_and_archives_nothing(tmp_path: Path) -> None:
-    first = await SimSession.open(fleet(), None)
+    state = tmp_path / "s.db"  # one store: a session shows its own store's archive
+    first = await SimSession.open(fleet(), state)
     try:
         await certify(first, "kept")
     finally:
@@ -92,7 +93,7 @@ async def test_a_session_keeps_a_read_only_history_to_show_and_archives_nothing(
     assert first.history is not None
     first.history.path.chmod(0o444)
     try:
-        session = await SimSession.open(fleet(), None)
+        session = await SimSession.open(fleet(), state)
         try:
             assert session.archiver is None and session.history is not None
             assert [c["name"] for c in session.history.certifications()] == ["kept"]

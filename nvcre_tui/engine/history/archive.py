@@ -234,7 +234,7 @@ def _loop_running() -> bool:
 def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True,
                     write: bool = True) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
-    its read-only `history` query. `write=False` (a read-only console, the wall): an existing history is only
+    its read-only `history` query, over `source`'s certifications. `write=False` (a read-only console, the wall): an existing history is only
     read, and no file is created or written. A file that is not a history database is an InputError when `required`
     (the user named it). The default place failing (not writable, not a history) leaves the session without
     an archive and says so in one of its `notices`: a readable history there is still shown, read-only.
@@ -243,7 +243,7 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
     if history is None:
         return None
     if not write:
-        session.history = _readable_history(history)
+        session.history = _readable_history(history, source)
         if session.history is None and history.exists():
             problem = f"{history}: not a readable history database"
             if required:
@@ -261,19 +261,19 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
             raise
         reason = "; ".join(error.messages)
         hint = "" if "--history PATH" in reason else " (give --history PATH)"
-        session.history = _readable_history(history)
+        session.history = _readable_history(history, source)
         state = "off" if session.history is None else "read-only, nothing is archived"
         session.notices.append(f"history {state}: {reason}{hint}")
         return None
-    session.history = HistoryQuery(history)
+    session.history = HistoryQuery(history, [source])  # this store's certifications: see HistoryQuery
     return archiver
 
 
-def _readable_history(path: Path) -> HistoryQuery | None:
-    """The query of an existing history that can be read (though not written), else None."""
+def _readable_history(path: Path, source: str) -> HistoryQuery | None:
+    """The query of an existing history that can be read (though not written), over `source`'s certifications, else None."""
     if not path.is_file():
         return None
-    query = HistoryQuery(path)
+    query = HistoryQuery(path, [source])
     try:
         query.version()
     except InputError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,10 +190,23 @@ def _certification(row: sqlite3.Row) -> str:
 
 
 class HistoryQuery:
-    """Read-only queries over one history database (absent: an empty history)."""
+    """Read-only queries over one history database (absent: an empty history), over the certifications of the given
+    `sources` only (None: every source). A session's query holds its own store's: node names repeat across clusters
+    and simulated fleets (every simulated fleet has a gpu-node-07), and one node's record must not merge two."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, sources: Iterable[str] | None = None) -> None:
         self.path = path
+        self.sources = None if sources is None else tuple(sorted(set(sources)))
+
+    def _scope(self, alias: str = "c") -> tuple[str, tuple[str, ...]]:
+        """An SQL condition (to follow WHERE ... ) keeping the certifications of `sources`, and its parameters."""
+        if self.sources is None:
+            return "", ()
+        return f" AND {alias}.source IN ({', '.join('?' * len(self.sources))})", self.sources
+
+    def all_sources(self) -> list[str]:
+        """Every source the database holds certifications of (whatever `sources` keeps), in order."""
+        return [str(r["source"]) for r in self._rows("SELECT DISTINCT source FROM certifications ORDER BY source")]
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         if not self.path.exists():
@@ -227,26 +240,31 @@ class HistoryQuery:
 
     def certifications(self, last: int | None = None) -> list[Obj]:
         """Archived certifications, oldest first (the `last` N when given)."""
+        scope, parameters = self._scope()
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
+            # the report says whether the simulated fleet played its runs (made-up measurements); unreadable: unknown
+            "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.simulated') END AS simulated, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id) AS nodes, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'failed') AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
             "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect "
-            "FROM certifications c ORDER BY c.completion_time, c.id")
+            f"FROM certifications c WHERE 1 = 1{scope} ORDER BY c.completion_time, c.id", parameters)
         found = []
         for r in rows:
             c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {"start_time": "time?", "source": "text", "nodes": "count",
                                                                                  "failed": "count", "suspect": "count"}, _certification(r))
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
-                          "completionTime": c["completion_time"], "source": c["source"], "nodes": c["nodes"], "failedNodes": c["failed"],
-                          "suspectNodes": c["suspect"]})
+                          "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
+                          "nodes": c["nodes"], "failedNodes": c["failed"], "suspectNodes": c["suspect"]})
         return found[-last:] if last else found
 
     def report(self, name: str, namespace: str | None = None) -> Obj | None:
         """The report of the latest archived certification of that name."""
-        rows = self._rows("SELECT id, name, report, namespace FROM certifications WHERE name = ? ORDER BY completion_time DESC, id DESC", (name,))
+        scope, parameters = self._scope("certifications")
+        rows = self._rows(f"SELECT id, name, report, namespace FROM certifications WHERE name = ?{scope} ORDER BY completion_time DESC, id DESC",
+                          (name, *parameters))
         row = next((r for r in rows if namespace in (None, r["namespace"])), None)
         if row is None:
             return None
@@ -264,8 +282,9 @@ class HistoryQuery:
 
     def node_names(self) -> list[str]:
         self._refuse_orphans()
+        scope, parameters = self._scope()
         rows = self._rows("SELECT r.node, c.id, c.name FROM node_results r JOIN certifications c ON c.id = r.cert_id "
-                          "GROUP BY r.node ORDER BY r.node")
+                          f"WHERE 1 = 1{scope} GROUP BY r.node ORDER BY r.node", parameters)
         return [_checked(self.path, "node_results", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
                 for r in rows]
 
@@ -275,8 +294,8 @@ class HistoryQuery:
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.completion_time, r.category, r.state, r.reason, r.message, r.bus_bw, "
             "r.measurements, r.evidence, r.jobs, b.baseline FROM node_results r JOIN certifications c ON c.id = r.cert_id "
-            "LEFT JOIN node_baselines b ON b.cert_id = r.cert_id AND b.node = r.node WHERE r.node = ? "
-            "ORDER BY c.completion_time, c.id, r.category", (name,))
+            f"LEFT JOIN node_baselines b ON b.cert_id = r.cert_id AND b.node = r.node WHERE r.node = ?{self._scope()[0]} "
+            "ORDER BY c.completion_time, c.id, r.category", (name, *self._scope()[1]))
         history: dict[int, Obj] = {}
         for r in rows:
             if r["id"] not in history:

@@ -338,6 +338,8 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     if trainer_served(served) and "jobsets" not in served:
         trainer_detail += " but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)"
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
+    if trainer_state == "partial":  # which of the Trainer's CRDs are absent (a run needs only TrainJob and TrainingRuntime)
+        trainer_detail += "; not served: " + ", ".join(c.name.split(".")[0] for c in status.trainer if not c.present)
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),
         "namespace": ("namespace", "ok" if status.namespace_present else "missing", status.namespace),

@@ -26,6 +26,7 @@ from nvcre_tui.engine.history.sparkline import sparkline
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
+from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -113,7 +114,7 @@ class NodeScreen(NvcreScreen):
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
             # The verdict before the long Job name: on 80 to 120 columns it stays in sight.
-            rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, f"{row['groupSize']} nodes", row["job"])
+            rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, count(row["groupSize"], "node"), row["job"])
         update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
             self._show_evidence(table.cursor_row)

@@ -107,3 +107,18 @@ def test_source_keeps_one_stores_certifications_and_several_are_said(archive: Pa
     assert "--source 'no-such-store': no certification in" in err and "other.db" in err and len(err.strip().splitlines()) == 1
     assert main(["history", "certifications", "--history", str(archive)]) == 0
     assert "FAILED (simulated)" in capsys.readouterr().out
+
+
+def test_a_trend_is_one_series_per_group_size() -> None:
+    """A node alone (intra-node, ~264 GB/s) and 32 nodes across the network (~147) are no trend of one another: mixed
+    in one sparkline a healthy node looked like one degrading."""
+    from nvcre_tui.engine.history.queries import HistoryQuery
+
+    def entry(size: int, value: float) -> dict[str, object]:
+        job = {"job": "j", "groupSize": size, "measurements": {"busBandwidthGBps": value}}
+        return {"categories": [{"category": "communication/nccl-all-reduce", "busBW": value, "jobs": [job]}]}
+
+    query = HistoryQuery(Path("unused.db"))
+    assert query.trend("n", [entry(1, 264.0), entry(32, 147.0), entry(1, 265.0)]) == {
+        "communication/nccl-all-reduce (1 node)": [264.0, 265.0], "communication/nccl-all-reduce (32 nodes)": [147.0]}
+    assert query.trend("n", [entry(1, 264.0), entry(1, 263.0)]) == {"communication/nccl-all-reduce": [264.0, 263.0]}

@@ -22,7 +22,9 @@ from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_INCOMPLETE, RE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 NOT_PASSED = {"failed", "suspect", "inconclusive"}
@@ -315,12 +317,23 @@ class HistoryQuery:
         return list(history.values())
 
     def trend(self, name: str, history: list[Obj] | None = None) -> dict[str, list[float]]:
-        """Bus bandwidth (GB/s) per category across certifications, oldest first (categories without one left out)."""
-        series: dict[str, list[float]] = {}
+        """Bus bandwidth (GB/s) per category across certifications, oldest first (categories without one left out). A
+        category measured in groups of different sizes (intra-node, then full-scale) is one series per size, keyed
+        `category (N nodes)`: a node alone and 32 nodes across the network are no trend of one another."""
+        points: list[tuple[str, int | None, float]] = []
         for entry in history if history is not None else self.node(name):
             for category in entry["categories"]:
                 if category["busBW"] is not None:
-                    series.setdefault(category["category"], []).append(float(category["busBW"]))
+                    size = next((job.get("groupSize") for job in reversed(category["jobs"])
+                                 if (job.get("measurements") or {}).get(BUS_BANDWIDTH) == category["busBW"]), None)
+                    points.append((category["category"], size if isinstance(size, int) else None, float(category["busBW"])))
+        sizes: dict[str, set[int | None]] = {}
+        for key, size, _ in points:
+            sizes.setdefault(key, set()).add(size)
+        series: dict[str, list[float]] = {}
+        for key, size, value in points:
+            shown = f"{key} ({count(size, 'node')})" if size is not None and len(sizes[key]) > 1 else key
+            series.setdefault(shown, []).append(value)
         return series
 
     def staleness(self, name: str, current: Baseline | None = None, history: list[Obj] | None = None) -> Staleness:

@@ -290,6 +290,17 @@ def test_a_node_sharing_its_gpus_may_show_more_than_64_and_is_left_out(tmp_path:
     assert capsys.readouterr().err.strip() == f"{nodes}: items[0].status.allocatable: nvidia.com/gpu: '800' is 800 GPUs on one node; at most 640"
 
 
+@pytest.mark.parametrize("replicas", ["\u00b2", "+4", "1e3", "99999999999999999999"])
+def test_a_replicas_label_that_is_no_plain_count_is_no_share(tmp_path: Path, capsys: pytest.CaptureFixture[str], replicas: str) -> None:
+    """A superscript two is a digit to str.isdigit and no number to int(): it was an internal error."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(json.dumps({"items": [{"metadata": {"name": "gpu-0", "labels": {"nvidia.com/gpu.replicas": replicas}},
+                                            "status": {"allocatable": {"nvidia.com/gpu": "80"}}}]}))
+    assert main(["cluster", "info", "--nodes", str(nodes)]) == 2
+    err = capsys.readouterr().err
+    assert "is 80 GPUs on one node; at most 64" in err and "internal error" not in err
+
+
 def test_exa_is_a_quantity_suffix_and_an_exponent_needs_digits() -> None:
     from nvcre_tui.engine.units import parse_quantity
 

@@ -47,7 +47,8 @@ SPELLED_ONCE: dict[str, set[str]] = {
     # API groups and versions: the store's kinds (store/protocol.py) or the leaf both store and api import (names.py)
     "coordination.k8s.io": {"engine/store/protocol.py"}, "nvsentinel.nvidia.com": {"engine/store/protocol.py"},
     "rbac.authorization.k8s.io": {"engine/store/protocol.py"}, "apiextensions.k8s.io": {"engine/names.py"},
-    "v1alpha1": {"engine/names.py", "engine/store/protocol.py"},  # protocol: NVSentinel's version "trainer.kubeflow.org": set(), "resource.nvidia.com": set(),
+    "v1alpha1": {"engine/names.py", "engine/store/protocol.py"},  # protocol: NVSentinel's version
+    "trainer.kubeflow.org": set(), "resource.nvidia.com": set(),  # vocabulary.py's TRAINER_GROUP, COMPUTE_DOMAIN_GROUP
     "batch/v1": {"engine/workloads/batch.py"},  # workloads may not import the store's BATCH_JOB
 }
 

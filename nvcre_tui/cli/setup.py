@@ -331,6 +331,9 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     trainer_present = [c for c in status.trainer if c.present]
     trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
                                for c in trainer_present) or "no trainer.kubeflow.org CRDs"
+    absent = [c.name.split(".")[0] for c in status.trainer if not c.present]
+    if trainer_present and absent:  # which of the Trainer's CRDs are absent (a run needs only TrainJob and TrainingRuntime)
+        trainer_detail += "; not served: " + ", ".join(absent)
     # What the Kubernetes runner will create (it decides the same way, by discovery: workloads/lookup.py).
     served = {c.name.split(".")[0] for c in trainer_present}
     trainer_detail += ("; runs as TrainJobs" if trainer_served(served)
@@ -338,8 +341,6 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     if trainer_served(served) and "jobsets" not in served:
         trainer_detail += " but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)"
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
-    if trainer_state == "partial":  # which of the Trainer's CRDs are absent (a run needs only TrainJob and TrainingRuntime)
-        trainer_detail += "; not served: " + ", ".join(c.name.split(".")[0] for c in status.trainer if not c.present)
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),
         "namespace": ("namespace", "ok" if status.namespace_present else "missing", status.namespace),

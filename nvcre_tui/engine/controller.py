@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -42,6 +42,7 @@ class ControllerLoop:
     retry_period: float = 2.0       # how often a waiting contender tries the Lease
     metrics_period: float = 15.0    # how often object counts and API totals are refreshed
     log: Callable[[str], None] = field(default=lambda message: None)
+    on_acquired: Callable[[], Awaitable[None]] | None = None  # before the engine runs (a --sim-runner clock catches up)
 
     async def acquire(self) -> None:
         """Return once we hold the Lease; say who holds it while we wait."""
@@ -114,6 +115,8 @@ class ControllerLoop:
 
     async def _run_held(self) -> int:
         await self.acquire()
+        if self.on_acquired is not None:
+            await self.on_acquired()
         lost = asyncio.Event()
 
         async def on_lost() -> None:

@@ -274,8 +274,8 @@ class DrilldownScreen(NvcreScreen):
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
             failure = blamed.get(name)
             # What this group says of the member, as the map says it (nodestates.member_state): a failed group's
-            # member it did not blame ran and proved nothing (inconclusive), neither failed nor untested.
-            mark = STATE_GLYPHS[NodeState(member_state(group["nodes"], failures, name, outcome))]
+            # member it did not blame ran and proved nothing (inconclusive), or never ran (untested).
+            mark = STATE_GLYPHS[NodeState(member_state(group["nodes"], failures, name, outcome, group.get("reason")))]
             why = f"  {failure['reason']}" if failure else ""
             # The diagnosis's verdict on a member this test blamed: a node it cleared is not failed by this test.
             verdict = verdicts.get(name) if failure else None

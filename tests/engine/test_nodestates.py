@@ -131,3 +131,22 @@ def test_a_blame_convicts_a_node_alone_or_makes_its_whole_group_suspect() -> Non
     assert blamed_state(four, together[:1], "WorkloadFailed") == "failed"  # named alone by the output
     assert blamed_state(four, [{**f, "reason": "HardwareFailureDetected"} for f in together], "HardwareFailureDetected") == "failed"
     assert blamed_state(["a"], together[:1], "ThresholdViolation") == "failed"
+
+
+def test_the_members_of_a_group_that_never_ran_are_untested_not_inconclusive() -> None:
+    """A group whose workload never ran (an image that cannot be pulled, pods nobody made) tested none of its nodes,
+    as the report counts them (report.model._ran); a group that ran and blamed nobody proved nothing of them."""
+    from nvcre_tui.engine.report import nodestates
+
+    def job(reason: str) -> dict[str, Any]:
+        return {"metadata": {"name": "j-0", "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02"}},
+                "status": {"conditions": [{"type": "Failed", "status": "True", "reason": reason, "message": "no node blamed",
+                                           "lastTransitionTime": "2026-12-04T00:00:00Z"}]}}
+
+    for reason, state in (("ImagePullFailed", "untested"), ("WorkloadNotStarted", "untested"), ("WorkloadNotCreated", "untested"),
+                          ("RunIncomplete", "inconclusive"), ("MeasurementUnavailable", "inconclusive")):
+        marks = nodestates.job_marks(job(reason), diagnosing=False)
+        assert {found[0][0] for found in marks.values()} == {state}, (reason, marks)
+        assert all(reason in found[0][1] for found in marks.values())
+        outcome = nodestates.job_outcome(job(reason))
+        assert nodestates.member_state(["gpu-node-01", "gpu-node-02"], [], "gpu-node-01", outcome, reason) == state

@@ -27,8 +27,9 @@ async def test_without_the_trainer_runs_use_the_batch_fallback() -> None:
 
 
 async def test_with_trainjobs_and_runtimes_runs_are_trainjobs() -> None:
-    _, _, detail = await _row((*TRAINER_CRDS[:2], JOBSET_CRD))
+    _, state, detail = await _row((*TRAINER_CRDS[:2], JOBSET_CRD))
     assert detail.endswith("; runs as TrainJobs")
+    assert state == "partial" and "; not served: clustertrainingruntimes;" in detail  # "partial" says what is missing
     _, _, no_jobset = await _row(TRAINER_CRDS[:2])  # the Trainer makes JobSets; without JobSet no pod is ever made
     assert no_jobset.endswith("; runs as TrainJobs but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)")
     _, _, partial = await _row(TRAINER_CRDS[:1])

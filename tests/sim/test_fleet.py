@@ -84,3 +84,11 @@ async def test_timed_cordon_is_applied_at_its_time_and_once() -> None:
     restarted = SimulatedFleet(store, clock, TIMED)
     await restarted.tick()
     assert restarted.writes == 0 and fleet.writes == writes
+
+
+async def test_a_fleet_played_at_another_speed_is_the_same_fleet() -> None:
+    """The speed its time runs at (the console 120x, a controller 1x) makes no other fleet."""
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await SimulatedFleet(store, clock, TIMED).ensure_nodes()
+    await SimulatedFleet(store, clock, scenario(**{"faults": TIMED.to_wire()["faults"], "speed": 1.0})).check()

@@ -160,7 +160,8 @@ async def test_a_run_another_runner_started_is_not_played_and_blames_nobody() ->
     """An engine without --sim-runner started it (Scheduling, no Simulated condition; its TrainJob never got pods):
     played here it passed with made-up numbers and no Simulated mark, archived as a real GPU's result."""
     run = nccl_run("real", ALL_NODES[:2], args=SHORT)
-    clock, store, runner = await start(scenario(), run)
+    clock, store, local = await start(scenario(), run)
+    runner = SimulatedRunner(store, clock, local.scenario, local.fleet, fleet_only=True)  # --sim-runner on a cluster
     stored = await current(store, run)
     await store.update_status(WORKLOADRUN, {**stored, "status": {"phase": "Scheduling", "message": "TrainJob real created; waiting for its pods"}})
     assert await runner.reconcile_run(await current(store, run)) is None
@@ -168,3 +169,15 @@ async def test_a_run_another_runner_started_is_not_played_and_blames_nobody() ->
     assert (state["phase"], state["reason"]) == ("Failed", "WorkloadNotCreated")
     assert "started on real pods by an engine without --sim-runner" in state["message"] and "failedNode" not in state
     assert not any(c["type"] == "Simulated" for c in state.get("conditions") or [])
+
+
+async def test_the_embedded_simulator_plays_its_own_older_runs_without_the_condition() -> None:
+    """A store written before runs carried the Simulated condition: no other runner exists there, so its runs go on."""
+    run = nccl_run("older", ALL_NODES[:2], args=SHORT)
+    clock, store, runner = await start(scenario(), run)
+    assert not runner.fleet_only
+    stored = await current(store, run)
+    await store.update_status(WORKLOADRUN, {**stored, "status": {"phase": "Scheduling", "pendingSince": "2026-01-01T00:00:00Z",
+                                                                  "nodes": ALL_NODES[:2]}})
+    finished = await drive(clock, store, runner, run)
+    assert finished["status"]["phase"] == "Succeeded"

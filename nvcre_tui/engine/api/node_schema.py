@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, ValidationError
 
 from nvcre_tui.engine.api.base import Name, OpenModel
+from nvcre_tui.engine.api.nodes import gpu_replicas
 from nvcre_tui.engine.api.options import MAX_PER_NODE
 from nvcre_tui.engine.api.validation import field_path, validation_messages
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_REPLICAS, RESOURCE_GPU
@@ -83,8 +84,7 @@ class NodeShape(OpenModel):
         """(path, what) of each GPU count no node shows: nvidia.com/gpu at most MAX_PER_NODE, as gpusPerNode, times
         nvidia.com/gpu.replicas where GFD says each GPU is shared (time-slicing or MPS advertise every GPU that many
         times: discovery leaves such a node out)."""
-        replicas = str((self.metadata.labels or {}).get(LABEL_GPU_REPLICAS) or "1")
-        most = MAX_PER_NODE * (int(replicas) if replicas.isdigit() and int(replicas) > 0 else 1)
+        most = MAX_PER_NODE * (gpu_replicas(self.metadata.labels or {}) or 1)
         found: list[tuple[tuple[str, ...], str]] = []
         for section, counts in (("allocatable", self.status and self.status.allocatable), ("capacity", self.status and self.status.capacity)):
             value = (counts or {}).get(RESOURCE_GPU)

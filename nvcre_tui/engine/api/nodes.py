@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, labels_of, meta_of, node_spec
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_REPLICAS
 
 Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
@@ -40,3 +41,10 @@ def node_taints(node: Node) -> list[Mapping[str, Any]]:
 def by_name(nodes: Sequence[Node]) -> dict[str, Node]:
     """Index nodes by name."""
     return {node_name(node): node for node in nodes}
+
+
+def gpu_replicas(labels: Mapping[str, Any]) -> int | None:
+    """nvidia.com/gpu.replicas (how many times GPU feature discovery advertises each GPU shared by time-slicing or
+    MPS) as a whole number of at least 1, else None: absent, or no plain count (the label is anyone's text)."""
+    text = str(labels.get(LABEL_GPU_REPLICAS) or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1 else None

@@ -5,7 +5,7 @@ sequentially). A failed category does not stop the others."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,6 +25,16 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
+
+
+def _waiting_since(ctx: Context, cert: Obj) -> datetime:
+    """When the certification began: its status.startTime, on the engine's clock (not the API server's
+    creationTimestamp, which a --sim-runner clock runs ahead of, so its wait for nodes would be over at once); now
+    before the first status write records it."""
+    try:
+        return parse_time(certification_status(cert).get("startTime"))
+    except ValueError:
+        return ctx.clock.now()
 
 
 async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> float | None:
@@ -68,7 +78,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             try:
                 rendered = _rendered(ctx, cert, model, index, world)
             except RenderError as error:
-                waited = ctx.clock.now() - parse_time(cert["metadata"]["creationTimestamp"])
+                waited = ctx.clock.now() - _waiting_since(ctx, cert)
                 if error.field == "target" and waited < NODE_WAIT:
                     status.update(reason="WaitingForNodes", message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()

@@ -246,8 +246,16 @@ class KubeSession:
         if not acquired:
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return False
+        await self.go_on_from_the_fleet()
         self._hold(lease)
         return True
+
+    async def go_on_from_the_fleet(self) -> None:
+        """With --sim-runner, move the simulated clock on to where the fleet's runs were left (`_go_on_from_the_fleet`)
+        before this process's engine writes: at opening, and again when it takes the Lease over (another process
+        played the fleet, and its time ran on, while this one waited). Only an engine's session calls it: every namespace."""
+        if self.scenario is not None and isinstance(self.clock, SimulatedClock):
+            await _go_on_from_the_fleet(self.kube, self.clock, None)
 
     def _make_engine(self, metrics: Metrics | None) -> Engine:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.api.nodes import Node, gpu_replicas, node_labels, node_name
 from nvcre_tui.engine.api.options import MAX_PER_NODE
 from nvcre_tui.engine.api.vocabulary import (
     FORGE_SITE_LABEL, LABEL_GPU_CLIQUE, LABEL_GPU_PRODUCT, LABEL_GPU_REPLICAS, LABEL_HOSTNAME, NSCALE_RDMA_RESOURCE, RACK_TOPOLOGY_KEYS,
@@ -164,10 +164,7 @@ def partitioned_gpus(node: Node) -> str | None:
         return f"MIG slices, not whole GPUs ({LABEL_GPU_PRODUCT}={product})"
     if product.upper().endswith("-SHARED"):
         return f"shared GPUs ({LABEL_GPU_PRODUCT}={product})"
-    try:
-        replicas = int(str(labels.get(LABEL_GPU_REPLICAS) or "1"))
-    except ValueError:
-        replicas = 1
+    replicas = gpu_replicas(labels) or 1
     if replicas > 1:
         return f"each GPU shared {replicas} ways ({LABEL_GPU_REPLICAS}={replicas})"
     slices = sorted(key for key, value in _section(node, "status", "allocatable").items()

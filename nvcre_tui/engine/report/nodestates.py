@@ -19,8 +19,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, SCHEDULING_BLOCKED, STATE_PRECEDENCE,
-                                             SUCCEEDED, VALIDATION_FAILED)
+from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, NOT_RUN, SCHEDULING_BLOCKED,
+                                             STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.report.readmodel import CategoryView
@@ -34,7 +34,9 @@ States = dict[str, tuple[str, str]]  # node -> (state, detail)
 _RANK = {state.value: rank for rank, state in enumerate(STATE_PRECEDENCE)}
 _UNTESTED = _RANK["untested"]  # a node nothing marks
 # What a group's outcome says of a member its Job did not blame. A failed group ran it and proved nothing about it
-# (a measurement missing, a run cut short, a neighbour's crash): inconclusive, neither convicted nor certified.
+# (a measurement missing, a run cut short, a neighbour's crash): inconclusive, neither convicted nor certified; unless
+# its workload never ran at all (NOT_RUN: an image that cannot be pulled, pods nobody made): untested, as the report
+# counts it.
 MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passed", FAILED: "inconclusive"}
 # The same while the category diagnoses: its rounds speak for their members (a failed test's member the diagnosis
 # clears later is healthy, not inconclusive), so a failed group marks nothing.
@@ -56,12 +58,12 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
     states = DIAGNOSE_MEMBER_STATES if orch.get("diagnose") is not None else MEMBER_STATES
     for group in category.groups:
-        state = states.get(group.get("phase") or "", "untested")
+        state = unblamed_state(str(group.get("phase") or ""), group.get("reason"), states)
         for node in group["nodes"]:
             _mark(before, node, state)
     for record in category.iterations:
         for group in record.groups:
-            finished = states.get(group.get("phase") or "", "untested")
+            finished = unblamed_state(str(group.get("phase") or ""), group.get("reason"), states)
             if finished in ("passed", "inconclusive"):  # what a finished iteration proved
                 for node in group["nodes"]:
                     _mark(before, node, finished)
@@ -93,7 +95,10 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
         return {}
     name, members, blamed = job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or []
     if not blamed and job_outcome(job) == FAILED:  # it failed on no node's account: each member ran, proved nothing
-        detail = f"in failed group {name}, no node blamed: {failure_reason(job)}"
+        reason = failure_reason(job)
+        if reason in NOT_RUN:
+            return {node: [("untested", f"in group {name}, which never ran: {reason}", OFFER)] for node in members}
+        detail = f"in failed group {name}, no node blamed: {reason}"
         return {node: [("inconclusive", detail, OFFER)] for node in members}
     return _blame_marks(name, members, blamed)
 
@@ -118,14 +123,20 @@ def failure_reason(job: Obj | None, group: Mapping[str, Any] | None = None) -> s
     return str(reason or (group or {}).get("reason") or (group or {}).get("blamedFor") or "failed")
 
 
-def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], node: str, outcome: str) -> str:
+def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], node: str, outcome: str, reason: str | None = None) -> str:
     """What one group says of one member: its blame (blamed_state), else what the group's outcome (a group record's
-    phase, or `job_outcome`) says of a member it did not blame (MEMBER_STATES). The drill-down's member rows and the
-    node screen's Jobs show this, as the map does."""
+    phase, or `job_outcome`, and its `reason`) says of a member it did not blame (`unblamed_state`). The drill-down's
+    member rows and the node screen's Jobs show this, as the map does."""
     failure = next((f for f in blamed if f.get("name") == node), None)
     if failure is not None:
         return blamed_state(members, blamed, str(failure.get("reason") or ""))
-    return MEMBER_STATES.get(outcome, "untested")
+    return unblamed_state(outcome, reason)
+
+
+def unblamed_state(outcome: str, reason: object, states: Mapping[str, str] = MEMBER_STATES) -> str:
+    """The state of a member its group did not blame: by the group's outcome (MEMBER_STATES), untested where it
+    failed before its workload ran (NOT_RUN)."""
+    return "untested" if outcome == FAILED and reason in NOT_RUN else states.get(outcome, "untested")
 
 
 def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: str) -> str:

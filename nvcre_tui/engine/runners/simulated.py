@@ -43,7 +43,8 @@ FINISHED = (SUCCEEDED, FAILED)
 MEMO_LIMIT = 512
 RETRY_SECONDS = 1.0
 OTHER_RUNNER = ("started on real pods by an engine without --sim-runner: the simulated fleet plays only the runs it "
-                "started (its measurements would pass for a GPU's); run the certification again, all with or all without --sim-runner")  # another look at a run whose status write conflicted or found it gone
+                "started (its measurements would pass for a GPU's); its TrainJob or Job stays until the certification is "
+                "deleted; run the certification again, all with or all without --sim-runner")  # another look at a run whose status write conflicted or found it gone
 
 
 class SimulatedRunner:
@@ -81,9 +82,10 @@ class SimulatedRunner:
         """Scheduling -> Running -> Succeeded / Failed as simulated time passes; seconds to the next change."""
         if run_status(run).get("phase") in FINISHED:
             return None
-        if run_status(run).get("phase") in ("Scheduling", "Running") and not is_true(run, SIMULATED):
-            # An engine without --sim-runner started it on real pods: playing it here would pass made-up numbers off
-            # as a real GPU's (no Simulated condition on what it started). Nobody is blamed: no node was tested here.
+        if self.fleet_only and run_status(run).get("phase") in ("Scheduling", "Running") and not is_true(run, SIMULATED):
+            # On a cluster (--sim-runner), an engine without it started this run on real pods: playing it here would
+            # pass made-up numbers off as a real GPU's (no Simulated condition on what it started). Nobody is blamed:
+            # no node was tested here. (The embedded simulator has no other runner: a run there is always its own.)
             await self._patch(run, {"phase": FAILED, "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
                                     "message": OTHER_RUNNER})
             return None
@@ -152,7 +154,7 @@ class SimulatedRunner:
             # What kubelet reports of the launcher's container, as the Kubernetes runner words it: the fault behind
             # it (an Xid, a flaky rank) is the simulator's secret, and shows only in the output the engine reads.
             reason = "Error"
-            message = f"the launcher's container exited with code {outcome.exit_code} ({reason})"
+            message = f"a container of the workload exited with code {outcome.exit_code} ({reason})"
         patch: Obj = {"phase": SUCCEEDED if outcome.kind == "succeeded" else FAILED, "completionTime": format_time(end),
                       "exitCode": outcome.exit_code, "reason": reason, "message": message}
         # No failedNode: the engine finds the node at fault in the output, as on a cluster (engine/judging/blame.py).

@@ -55,10 +55,14 @@ def latest_played(runs: Iterable[Obj], until: datetime) -> datetime | None:
     return max((moment for moment in moments if moment <= until), default=None)
 
 
+FLEET_FIELDS = ("seed", "nodes", "physics", "faults", "nodeChanges", "validationRequests")  # not its name or speed
+
+
 def fingerprint(scenario: Scenario) -> str:
-    """A short digest of the scenario's whole wire form: two files of one name and seed differ in it when their nodes,
-    faults or settings do."""
-    wire = json.dumps(scenario.to_wire(), sort_keys=True, separators=(",", ":"), default=str)
+    """A short digest of what makes the fleet (its nodes, physics, faults and seed: not the speed its time runs at):
+    two files of one name and seed differ in it when their fleets do."""
+    fleet = {key: value for key, value in scenario.to_wire().items() if key in FLEET_FIELDS}
+    wire = json.dumps(fleet, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(wire.encode()).hexdigest()[:16]
 
 

@@ -101,6 +101,15 @@ def test_junit_names_the_nodes_an_incomplete_certification_left_out() -> None:
     assert error.text == "gpu-node-03: cordoned (spec.unschedulable)"
 
 
+def test_junit_names_the_nodes_a_failed_certification_left_out_too() -> None:
+    """A FAILED certification has no INCOMPLETE case: its excluded nodes are a suite property (JSON and text list them)."""
+    excluded = [{"name": "gpu-node-03", "reason": "Cordoned", "message": "cordoned (spec.unschedulable)"}]
+    suite = ET.fromstring(render_junit([_report([_category("Failed")], excludedNodes=excluded)])).find("testsuite")
+    assert suite is not None
+    assert [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")] == [("excludedNodes", "gpu-node-03 (Cordoned)")]
+    assert suite.get("tests") == "1"  # a property is no test case
+
+
 def test_the_html_report_lists_intermittent_nodes() -> None:
     diagnose = {"stage": "complete", "round": 3, "tests": [], "faultyNodes": [], "intermittentNodes": ["gpu-node-06"],
                 "suspectNodes": [], "inconclusiveNodes": [], "healthyNodes": ["gpu-node-01"]}

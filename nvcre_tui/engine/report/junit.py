@@ -23,6 +23,10 @@ def render_junit(reports: Sequence[Obj]) -> str:
         suite = ET.SubElement(suites, "testsuite", name=report["name"])
         # the suite's header: how the workloads ran, when not as a reader assumes (batch/v1 Jobs, the simulated fleet)
         told = [(key, report[key]) for key, _ in HOW_RUN_FIELDS.values() if report.get(key)]
+        # the nodes left out of the test, whatever the result (a FAILED certification has no INCOMPLETE case to say it)
+        excluded = ", ".join(f"{e['name']} ({e.get('reason') or 'excluded'})" for e in report.get("excludedNodes") or [])
+        if excluded:
+            told.append(("excludedNodes", excluded))
         if told:
             properties = ET.SubElement(suite, "properties")
             for key, value in told:

@@ -11,7 +11,9 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.simulated import RETRY_SECONDS, SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+from nvcre_tui.engine.store import BATCH_JOB, WORKLOADRUN, MemoryStore
+from nvcre_tui.engine.workloads import workload_name
 
 from .helpers import ALL_NODES, Obj, nccl_run, scenario, training_run
 
@@ -158,17 +160,25 @@ async def test_invalid_spec_fails_the_run_with_a_message() -> None:
 
 async def test_a_run_another_runner_started_is_not_played_and_blames_nobody() -> None:
     """An engine without --sim-runner started it (Scheduling, no Simulated condition; its TrainJob never got pods):
-    played here it passed with made-up numbers and no Simulated mark, archived as a real GPU's result."""
+    played here it passed with made-up numbers and no Simulated mark, archived as a real GPU's result. Its TrainJob
+    goes with it (pods a Trainer controller made would hold GPUs for a run that is over); a namesake not ours stays."""
     run = nccl_run("real", ALL_NODES[:2], args=SHORT)
     clock, store, local = await start(scenario(), run)
     runner = SimulatedRunner(store, clock, local.scenario, local.fleet, fleet_only=True)  # --sim-runner on a cluster
     stored = await current(store, run)
+    owned = {"kind": "TrainJob", "apiVersion": TRAINJOB.api_version,
+             "metadata": {"name": workload_name("real"), "namespace": "default",
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "WorkloadRun", "name": "real", "uid": stored["metadata"]["uid"]}]}}
+    await store.create(TRAINJOB, owned)
+    await store.create(BATCH_JOB, {"kind": "Job", "apiVersion": "batch/v1", "metadata": {"name": workload_name("real"), "namespace": "default"}})
     await store.update_status(WORKLOADRUN, {**stored, "status": {"phase": "Scheduling", "message": "TrainJob real created; waiting for its pods"}})
     assert await runner.reconcile_run(await current(store, run)) is None
     state = (await current(store, run))["status"]
     assert (state["phase"], state["reason"]) == ("Failed", "WorkloadNotCreated")
     assert "started on real pods by an engine without --sim-runner" in state["message"] and "failedNode" not in state
     assert not any(c["type"] == "Simulated" for c in state.get("conditions") or [])
+    assert [job["metadata"]["name"] for job in (await store.list(TRAINJOB, "default")).items] == []
+    assert [job["metadata"]["name"] for job in (await store.list(BATCH_JOB, "default")).items] == [workload_name("real")]  # not its owner's
 
 
 async def test_the_embedded_simulator_plays_its_own_older_runs_without_the_condition() -> None:

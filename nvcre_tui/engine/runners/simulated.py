@@ -19,6 +19,7 @@ from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, is_true, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.runners.base import stopped_status
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB, delete_workload, owner_of
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.outputs import (
     LAYOUTS,
@@ -34,7 +35,7 @@ from nvcre_tui.engine.sim.outputs import (
 from nvcre_tui.engine.sim.physics import XID_CUDA_ERRORS, PlanError, RunPlan, RunSpec, fleet_layout, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import Conflict, NotFound
-from nvcre_tui.engine.store.protocol import WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import BATCH_JOB, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import listed
 
 Obj = dict[str, Any]
@@ -43,8 +44,8 @@ FINISHED = (SUCCEEDED, FAILED)
 MEMO_LIMIT = 512
 RETRY_SECONDS = 1.0
 OTHER_RUNNER = ("started on real pods by an engine without --sim-runner: the simulated fleet plays only the runs it "
-                "started (its measurements would pass for a GPU's); its TrainJob or Job stays until the certification is "
-                "deleted; run the certification again, all with or all without --sim-runner")  # another look at a run whose status write conflicted or found it gone
+                "started (its measurements would pass for a GPU's), and deleted its TrainJob or Job; run the certification "
+                "again, all with or all without --sim-runner")  # another look at a run whose status write conflicted or found it gone
 
 
 class SimulatedRunner:
@@ -86,8 +87,11 @@ class SimulatedRunner:
             # On a cluster (--sim-runner), an engine without it started this run on real pods: playing it here would
             # pass made-up numbers off as a real GPU's (no Simulated condition on what it started). Nobody is blamed:
             # no node was tested here. (The embedded simulator has no other runner: a run there is always its own.)
-            await self._patch(run, {"phase": FAILED, "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
-                                    "message": OTHER_RUNNER})
+            # Its pods (if a Trainer controller made any) hold GPUs for a run that is over: the TrainJob or batch Job goes,
+            # as when the Kubernetes runner fails a run.
+            if await self._patch(run, {"phase": FAILED, "reason": WORKLOAD_NOT_CREATED, "completionTime": format_time(self.clock.now()),
+                                       "message": OTHER_RUNNER}) is not None:
+                await delete_workload(self.store, run, await owner_of(self.store, run), [TRAINJOB, BATCH_JOB])
             return None
         try:
             spec = RunSpec.from_run(run)

@@ -32,15 +32,16 @@ from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import stopped_status
-from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, ForeignObject, create_all, group_nodes, kind_for, owner_of, placement, workload_kind
+from nvcre_tui.engine.runners.kubernetes.create import (COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned, delete_workload, group_nodes,
+                                                       kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
-from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.errors import Conflict, Invalid, NotFound
+from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import listed
-from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
+from nvcre_tui.engine.workloads import WorkloadError, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
@@ -277,18 +278,7 @@ class KubernetesRunner:
         meta = owner["metadata"]
         namespace = meta.get("namespace") or "default"
         for api_version, kind_name, name in workload_object_names(meta["name"]):
-            await self._delete_owned(kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, str(meta.get("uid") or ""))
-
-    async def _delete_owned(self, kind: ResourceKind, name: str, namespace: str, owner_uid: str) -> None:
-        """Delete the object if it names `owner_uid` among its owners, by its uid (never a namesake made meanwhile)."""
-        try:
-            found = await self.store.get(kind, name, namespace)
-            if owner_uid and owner_uid in {ref.get("uid") for ref in found["metadata"].get("ownerReferences") or []}:
-                await self.store.delete(kind, name, namespace, uid=found["metadata"].get("uid"))
-        except (NotFound, Conflict):
-            pass  # never made, already gone (a garbage collector was first), or not ours
-        except Forbidden:
-            pass  # RBAC trimmed below what `setup init` grants: left for a garbage collector, the run still goes
+            await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, str(meta.get("uid") or ""))
 
     # ----------------------------------------------------------------------- output
 
@@ -341,9 +331,7 @@ class KubernetesRunner:
             return None
 
     async def _delete_workload(self, run: Obj, owner: Obj, trainer: bool) -> None:
-        """Delete the TrainJob / batch Job `owner` made: the garbage collector deletes its pods (frees the GPUs)."""
-        await self._delete_owned(workload_kind(trainer), workload_name(owner["metadata"]["name"]),
-                                 run["metadata"].get("namespace") or "default", str(owner["metadata"].get("uid") or ""))
+        await delete_workload(self.store, run, owner, [workload_kind(trainer)])
 
     def _failed(self, reason: str, message: str) -> Obj:
         return {"phase": FAILED, "reason": reason, "message": message, "exitCode": 1,

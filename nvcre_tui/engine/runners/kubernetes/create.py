@@ -9,9 +9,9 @@ from typing import Any
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, TRAINER_GROUP, TRAINER_VERSION
 from nvcre_tui.engine.names import NVCRE_GROUP
-from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SECRET, SERVICE, ResourceKind, ResourceStore
-from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests
+from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for, workload_manifests, workload_name
 
 Obj = dict[str, Any]
 TRAINJOB = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainJob", "trainjobs")
@@ -87,5 +87,24 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
     return created
 
 
-__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "group_nodes",
-           "kind_for", "owner_of", "owner_reference", "placement", "workload_kind"]
+async def delete_owned(store: ResourceStore, kind: ResourceKind, name: str, namespace: str, owner_uid: str) -> None:
+    """Delete the object if it names `owner_uid` among its owners, by its uid (never a namesake made meanwhile)."""
+    try:
+        found = await store.get(kind, name, namespace)
+        if owner_uid and owner_uid in {ref.get("uid") for ref in found["metadata"].get("ownerReferences") or []}:
+            await store.delete(kind, name, namespace, uid=found["metadata"].get("uid"))
+    except (NotFound, Conflict):
+        pass  # never made, already gone (a garbage collector was first), or not ours
+    except Forbidden:
+        pass  # RBAC trimmed below what `setup init` grants: left for a garbage collector, the run still goes
+
+
+async def delete_workload(store: ResourceStore, run: Obj, owner: Obj, kinds: Sequence[ResourceKind]) -> None:
+    """Delete the TrainJob / batch Job `owner` made for `run`: the garbage collector deletes its pods (frees the GPUs)."""
+    for kind in kinds:
+        await delete_owned(store, kind, workload_name(owner["metadata"]["name"]), run["metadata"].get("namespace") or "default",
+                           str(owner["metadata"].get("uid") or ""))
+
+
+__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "delete_owned", "delete_workload",
+           "group_nodes", "kind_for", "owner_of", "owner_reference", "placement", "workload_kind"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -61,6 +61,7 @@ class _Run:
     start: datetime
     plan: RunPlan | None
     lines: list[tuple[float, str]]
+    gates: dict[str, list[str]] = field(default_factory=dict)  # role -> the roles whose pods must be Ready first (JobSet dependsOn)
 
 
 def _as_pod_hosts(lines: list[tuple[float, str]], members: list[str], pods: list[tuple[str, str, int, Obj]]) -> list[tuple[float, str]]:
@@ -137,7 +138,10 @@ class TestKubelet:
         if kind is TRAINJOB and (ref := workload["spec"]["runtimeRef"]["name"]) not in self._runtimes:
             self._runtimes[ref] = await self.store.get(TRAINING_RUNTIME, ref, meta["namespace"])
         pods = self._pod_plan(kind, workload, len(members))
-        return _Run(workload, run, members, pods, start, plan, _as_pod_hosts(lines, members, pods))
+        gates = {} if kind is BATCH_JOB else {
+            job["name"]: [d["name"] for d in job.get("dependsOn") or [] if d.get("status") == "Ready"]
+            for job in self._runtimes[workload["spec"]["runtimeRef"]["name"]]["spec"]["template"]["spec"]["replicatedJobs"]}
+        return _Run(workload, run, members, pods, start, plan, _as_pod_hosts(lines, members, pods), gates)
 
     def _pod_plan(self, kind: Any, workload: Obj, nodes: int) -> list[tuple[str, str, int, Obj]]:
         name = workload["metadata"]["name"]
@@ -161,6 +165,8 @@ class TestKubelet:
         for name, role, index, template in played.pods:
             node = played.members[index] if role == "node" else played.members[0]
             pod = pods.get(name)
+            if pod is None and not self._gate_open(played, role, pods):
+                continue  # JobSet makes a replicated job only once those it dependsOn are Ready (the MPI launcher)
             if pod is None and (played.run["metadata"]["uid"], name) not in self._created:
                 self._created.add((played.run["metadata"]["uid"], name))
                 pod = await self._create_pod(played, name, role, index, template)
@@ -168,6 +174,16 @@ class TestKubelet:
                 continue
             waits.append(await self._advance(played, pod, node, role, elapsed, len(node_pods)))
         return min((w for w in waits if w is not None), default=PERIOD)
+
+    @staticmethod
+    def _gate_open(played: _Run, role: str, pods: dict[str, Obj]) -> bool:
+        for needed in played.gates.get(role, []):
+            for name, other, _, _ in played.pods:
+                found = pods.get(name)
+                if other == needed and not (found and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                          for c in (found.get("status") or {}).get("conditions") or [])):
+                    return False
+        return True
 
     async def _create_pod(self, played: _Run, name: str, role: str, index: int, template: Obj) -> Obj | None:
         workload = played.workload

@@ -64,6 +64,24 @@ def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:
     assert batch.message == "no pods yet (0/2): waiting for the Job controller (kube-controller-manager) to create them"
 
 
+def test_mpi_node_pods_placed_before_their_launcher_are_starting_not_stalled() -> None:
+    """Under the Trainer, JobSet makes the MPI launcher only once every node pod is Ready (its dependsOn): node pods
+    pulling a large image, or Running while sshd starts, are the pods' own start (timeoutPerJob), not a stalled
+    placement (the 300 s grace failed such runs WorkloadNotStarted)."""
+    creating = [{"name": "node", "image": "img:1", "state": {"waiting": {"reason": "ContainerCreating"}}}]
+    pulling = judge([pod(0, "Pending", containers=creating), pod(1, "Pending", containers=creating)], NODES, 3,
+                    launcher=True, was_running=False, not_ready={}, trainer=True)
+    assert (pulling.phase, pulling.reason) == ("Scheduling", "Starting")
+    assert pulling.message.endswith("the launcher is made once every node pod is Ready")
+    ready = judge([pod(0), pod(1)], NODES, 3, launcher=True, was_running=False, not_ready={}, trainer=True)
+    assert (ready.phase, ready.reason, ready.message) == ("Scheduling", "Starting", "2/3 pod(s) running; the launcher is made once every node pod is Ready")
+    one = judge([pod(0)], NODES, 3, launcher=True, was_running=False, not_ready={}, trainer=True)
+    assert one.reason == ""  # n2 has no pod yet: placement, under the stall grace
+    launched = judge([pod(0), pod(1), pod(2, "Pending", node="n1", containers=creating, role="launcher")], NODES, 3,
+                     launcher=True, was_running=False, not_ready={}, trainer=True)
+    assert launched.reason == "Starting" and "launcher is made" not in launched.message
+
+
 def test_an_image_pull_failure_fails_at_once_naming_the_image() -> None:
     waiting = [{"name": "node", "image": "nvcr.io/bad:tag", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off"}}}]
     found = verdict([pod(0, "Pending", containers=waiting), pod(1)], was_running=False)

@@ -188,7 +188,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     if not live:  # the Trainer (JobSet) or the Job controller makes the pods
         makers = POD_MAKERS.get(trainer) if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
         return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
-    return _not_started(live, running, expected)
+    return _not_started(live, running, expected, starting=set(members) <= placed, launcher=launcher and result is None)
 
 
 def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None], not_ready: Mapping[str, str]) -> dict[str, str]:
@@ -204,20 +204,24 @@ def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj 
     return found
 
 
-def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int) -> Verdict:
+def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int, *, starting: bool, launcher: bool) -> Verdict:
     """Pods made but not all running, said as it is. No node is convicted by it: a placed pod still creating its
-    containers may be pulling a large image that other nodes had cached."""
+    containers may be pulling a large image that other nodes had cached. `starting`: every member's pod is placed,
+    so what is left is the pods' own start (images, sshd, readiness), which timeoutPerJob bounds, not the stall
+    grace of placement; `launcher`: an MPI launcher the Trainer has not made yet (JobSet makes it once every node
+    pod is Ready: its dependsOn)."""
     waiting = [pod for pod in live if pod_node(pod) and pod_status(pod).get("phase") == "Pending"]
     why = next((f"{w.get('reason')}" + (f": {_short(w['message'])}" if w.get("message") else "")
                 for pod in waiting for c in _containers(pod) if (w := (c.get("state") or {}).get("waiting"))), "")
     unplaced = [pod for pod in live if not pod_node(pod)]
+    reason = RUN_STARTING if starting and not unplaced else ""
+    later = "; the launcher is made once every node pod is Ready" if launcher else ""
     if waiting:
         nodes = ", ".join(sorted({str(pod_node(pod)) for pod in waiting}))
-        starting = RUN_STARTING if len(live) >= expected and not unplaced else ""
-        return Verdict("Scheduling", starting, f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}")
+        return Verdict("Scheduling", reason, f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}{later}")
     if unplaced and not running:
         return Verdict("Scheduling", message=f"{len(unplaced)}/{expected} pod(s) not placed, and no scheduler has said why")
-    return Verdict("Scheduling", message=f"{len(running)}/{expected} pod(s) running")
+    return Verdict("Scheduling", reason, f"{len(running)}/{expected} pod(s) running{later}")
 
 
 def not_ready_nodes(nodes: Iterable[Obj | None], names: Sequence[str]) -> dict[str, str]:

@@ -172,3 +172,28 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_p
     [run] = objects["WorkloadRun"]
     assert run["status"]["reason"] == "Stopped" and "exitCode" not in run["status"]  # no pod ran: no 137 (an OOM kill's code)
     assert run["status"]["message"] == "stopped by the engine before its pods ran"
+
+
+# What the Trainer's TrainJob webhook answers (controller-runtime `Denied`: 403) while its cache lacks the runtime.
+RUNTIME_NOT_CACHED = ('admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimeRef: Invalid '
+                      'value: {"name":"x","apiGroup":"trainer.kubeflow.org","kind":"TrainingRuntime"}: TrainingRuntime.trainer.'
+                      'kubeflow.org "x" not found: specified trainingRuntime must be created before the TrainJob is created')
+
+
+def test_a_trainjob_refused_while_the_webhook_has_not_seen_its_runtime_is_created_again(tmp_path: Path) -> None:
+    """The webhook reads TrainingRuntimes from its controller's cache: one created a moment before may be missing
+    there, and the TrainJob is refused; a healthy cluster must not fail a category on that race."""
+    refused = Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden", message=RUNTIME_NOT_CACHED, times=2)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=(refused,)))
+    assert refused.hits == 2 and report["result"] == "PASSED"
+
+
+def test_a_trainjob_a_webhook_denies_fails_its_run_not_created_naming_the_webhook_and_blaming_nobody(tmp_path: Path) -> None:
+    denied = ('admission webhook "validate.example.com" denied the request: TrainJobs need the label team')
+    for index, message in enumerate((denied, RUNTIME_NOT_CACHED)):  # the runtime never seen: given up after a while
+        (tmp_path / str(index)).mkdir()
+        report, objects = asyncio.run(emulator_report(tmp_path / str(index), CASE, trainer=True, server_faults=(
+            Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden", message=message),)))
+        run = objects["WorkloadRun"][0]["status"]
+        assert (report["result"], run["reason"]) == ("FAILED", "WorkloadNotCreated") and message in run["message"]
+        assert report["failedNodes"] == [] and not _job(objects)["status"].get("failedNodes")

@@ -38,7 +38,7 @@ from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, Invalid, NotFound
+from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.workloads import WorkloadError, workload_object_names
@@ -64,6 +64,12 @@ FALLBACK_NEEDS: tuple[tuple[str | None, tuple[int, int], str], ...] = (
     ("mpi", (1, 31), "batch/v1 Job successPolicy"),
 )
 
+# The Trainer's TrainJob webhook looks the runtimeRef up in its controller's cache: a TrainingRuntime created a moment
+# before may not be there yet, and the TrainJob is refused (403) with this text. Tried again for a while, then failed.
+RUNTIME_NOT_CACHED = "must be created before the TrainJob"
+RACE_RETRY_SECONDS = 2.0
+RACE_PATIENCE_SECONDS = 60.0
+
 __all__ = ["KubernetesRunner"]
 
 
@@ -86,6 +92,7 @@ class KubernetesRunner:
         self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
         self._result_pods: dict[str, Obj] = {}  # run uid -> its result pod as last seen (its log outlives it)
+        self._refused_since: dict[str, float] = {}  # run uid -> when a webhook first refused its TrainJob (RUNTIME_NOT_CACHED)
 
     def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
         """Let pod events (and Node events, from the engine's `cache`) wake runs through `wake` (the
@@ -167,8 +174,8 @@ class KubernetesRunner:
         trainer = await self.trainer()
         if state.get("phase") not in ("Scheduling", "Running"):
             started = await self._start(run, spec, owner, members, trainer)
-            if started is None:
-                return None
+            if started is None or isinstance(started, float):
+                return started
             run, state = started, started["status"]
         pods = await self._pods_of(run, owner, members)
         nodes = [await self._node(name) for name in members]
@@ -190,8 +197,9 @@ class KubernetesRunner:
             await self._patch(run, patch)
         return self.poll
 
-    async def _start(self, run: Obj, spec: WorkloadRunSpec, owner: Obj, members: list[str], trainer: bool) -> Obj | None:
-        """Create the workload and mark the run Scheduling; None when it failed or changed meanwhile."""
+    async def _start(self, run: Obj, spec: WorkloadRunSpec, owner: Obj, members: list[str], trainer: bool) -> Obj | float | None:
+        """Create the workload and mark the run Scheduling; None when it failed or changed meanwhile, seconds when
+        it is to be tried again (a webhook that has not seen the TrainingRuntime yet)."""
         nodes = [node for node in await group_nodes(self.store, members)]
         missing = sorted(set(members) - {n["metadata"]["name"] for n in nodes})
         if missing:
@@ -210,9 +218,17 @@ class KubernetesRunner:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
-        except (WorkloadError, ForeignObject, PlatformError, Invalid) as error:  # Invalid: the server refused it (422)
+        except (WorkloadError, ForeignObject, PlatformError, Invalid, Forbidden) as error:
+            # Invalid: the server refused it (422); Forbidden: an admission webhook denied it, or RBAC below `setup init`
+            uid = str(run["metadata"].get("uid") or "")
+            if isinstance(error, Forbidden) and RUNTIME_NOT_CACHED in str(error):
+                first = self._refused_since.setdefault(uid, self.clock.monotonic())
+                if self.clock.monotonic() - first < RACE_PATIENCE_SECONDS:
+                    return RACE_RETRY_SECONDS
+            self._refused_since.pop(uid, None)
             await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, str(error)))
             return None
+        self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
         now = format_time(self.clock.now())
         patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,

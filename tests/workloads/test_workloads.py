@@ -110,7 +110,9 @@ def test_mpi_runtime_shape() -> None:
     assert worker["readinessProbe"]["tcpSocket"] == {"port": 22} and "sshd -De" in worker["command"][-1]
     assert worker["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
     command = train_job["spec"]["trainer"]["command"]
-    assert command[:2] == ["/usr/local/mpi/bin/mpirun", "-N"] and command[command.index("-x") + 1] == "NCCL_DEBUG"
+    assert command[:2] == ["/usr/local/mpi/bin/mpirun", "-N"] and command[command.index("--hostfile") + 1] == "/etc/mpi/hostfile"
+    exported = [command[at + 1] for at, word in enumerate(command) if word == "-x"]
+    assert exported[:3] == ["PATH", "LD_LIBRARY_PATH", "NCCL_DEBUG"]  # sshd gives ranks neither the image's ENV nor the launcher's
     assert "env" not in train_job["spec"]["trainer"]  # the Trainer refuses OMPI_MCA_* names there; env is on the containers
 
 

@@ -17,7 +17,8 @@ WAIT_TRIES, WAIT_SECONDS = 240, 5  # about 20 minutes for the last worker's sshd
 SSHD_SETUP = (
     "set -e; "
     "if [ ! -x /usr/sbin/sshd ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null; fi; "
-    f"mkdir -p {SSH_HOME} /run/sshd; cp {SSH_RAW}/* {SSH_HOME}/; chmod 700 {SSH_HOME}; chmod 600 {SSH_HOME}/*"
+    f"mkdir -p {SSH_HOME} /run/sshd; cp {SSH_RAW}/* {SSH_HOME}/; chmod 700 {SSH_HOME}; chmod 600 {SSH_HOME}/*; "
+    "if command -v ssh-keygen >/dev/null; then ssh-keygen -A; fi"  # host keys an image may not ship (only missing ones are made)
 )
 SSHD_WORKER = f"{SSHD_SETUP}; exec /usr/sbin/sshd -De"
 COPY_KEYS = f"set -e; mkdir -p {SSH_HOME}; cp {SSH_RAW}/* {SSH_HOME}/; chmod 700 {SSH_HOME}; chmod 600 {SSH_HOME}/*"
@@ -71,15 +72,23 @@ def mpi_framework(spec: WorkloadRunSpec) -> MpiFramework:
     return mpi
 
 
-def mpirun_command(spec: WorkloadRunSpec, hosts: list[str] | None = None) -> list[str]:
-    """mpirun with the run's mpiArgs, `--host` when there is no hostfile, and `-x NAME` for every env var:
-    ranks started through sshd do not inherit the launcher's environment."""
+# Ranks started through sshd get neither the launcher's environment nor the image's ENV: these come along always
+# (the image's tools and libraries, e.g. the EFA NCCL plugin that AWS images put only on LD_LIBRARY_PATH).
+EXPORTED = ("PATH", "LD_LIBRARY_PATH")
+
+
+def mpirun_command(spec: WorkloadRunSpec, hosts: list[str] | None = None, *, hostfile: str | None = None) -> list[str]:
+    """mpirun with the run's mpiArgs, the Trainer's `--hostfile` (Open MPI 5 ignores the OMPI_MCA_ variable the
+    Trainer sets for it) or `--host`, and `-x NAME` for PATH, LD_LIBRARY_PATH and every env var."""
     mpi = mpi_framework(spec)
     command = [mpi.mpirun_path, *(mpi.mpi_args or [])]
+    if hostfile:
+        command += ["--hostfile", hostfile]
     if hosts:
         command += ["--host", ",".join(f"{host}:{spec.gpus_per_node or 1}" for host in hosts)]
-    for var in spec.env or []:
-        command += ["-x", var.name]
+    names = [*EXPORTED, *(var.name for var in spec.env or [] if var.name not in EXPORTED)]
+    for name in names:
+        command += ["-x", name]
     return [*command, mpi.binary, *(mpi.args or [])]
 
 

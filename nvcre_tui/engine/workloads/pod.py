@@ -54,12 +54,11 @@ def pod_template(spec: WorkloadRunSpec, placement: Placement, role: str, pod: Ob
     return {"metadata": meta, "spec": pod}
 
 
-def tolerations(spec: WorkloadRunSpec, placement: Placement, role: str = "node") -> list[Obj] | None:
-    """The catalog's tolerations, the platform's (GPU pods), and one per taintSelector of the run's target
-    or the placement (the target nodes all carry those taints)."""
+def tolerations(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
+    """The catalog's tolerations, the platform's, and one per taintSelector of the run's target or the placement
+    (the target nodes all carry those taints). Every pod of a run, an MPI launcher too, is pinned to its nodes."""
     result = [dict(item) for item in spec.tolerations or []]
-    if role == "node":
-        result += [dict(t) for item in _pod_overrides(spec, placement) for t in item.tolerations if t not in result]
+    result += [dict(t) for item in _pod_overrides(spec, placement) for t in item.tolerations if t not in result]
     selectors = [*((spec.target.taint_selectors or []) if spec.target else []), *placement.taint_selectors]
     for taint in selectors:
         toleration: Obj = {"key": taint.key, "operator": "Equal" if taint.value is not None else "Exists"}
@@ -109,7 +108,7 @@ def pod_spec(spec: WorkloadRunSpec, placement: Placement, containers: list[Obj],
         pod["schedulerName"] = placement.gang.scheduler_name
     if placement.priority_class:
         pod["priorityClassName"] = placement.priority_class
-    if (found := tolerations(spec, placement, role)) is not None:
+    if (found := tolerations(spec, placement)) is not None:
         pod["tolerations"] = found
     if spec.image_pull_secrets:
         pod["imagePullSecrets"] = [secret.to_wire() for secret in spec.image_pull_secrets]

@@ -104,7 +104,7 @@ def train_job(spec: WorkloadRunSpec, placement: Placement) -> Obj:
     elif framework == "exec":
         trainer.update(command=commands.exec_command(spec), numProcPerNode=1)
     else:
-        trainer["command"] = commands.mpirun_command(spec)
+        trainer["command"] = commands.mpirun_command(spec, hostfile=commands.HOSTFILE)
     if len(trainer["command"]) > TRAINER_COMMAND_ITEMS:
         raise WorkloadError(f"spec.env: the trainer command would have {len(trainer['command'])} items (mpirun takes -x NAME per "
                             f"variable), more than the {TRAINER_COMMAND_ITEMS} a TrainJob accepts; pass fewer env variables")

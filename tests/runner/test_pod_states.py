@@ -89,6 +89,23 @@ def test_an_image_pull_failure_fails_at_once_naming_the_image() -> None:
     assert found.failed_node is None  # a missing image convicts no node
 
 
+def test_a_command_the_image_lacks_fails_the_run_without_blaming_a_node() -> None:
+    """containerd's StartError (RunContainerError while the kubelet retries) for a command not in the image: the
+    same image fails on every node. A start error of another kind (the NVIDIA hook on a broken node) stays a failure."""
+    missing = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: '
+               'unable to start container process: exec: "/usr/local/mpi/bin/mpirun": stat /usr/local/mpi/bin/mpirun: no such '
+               'file or directory: unknown')
+    ended = [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": 128, "reason": "StartError", "message": missing}}}]
+    found = verdict([pod(0, "Failed", containers=ended), pod(1)])
+    assert (found.phase, found.reason, found.failed_node, found.exit_code) == ("Failed", "CommandNotFound", None, 128)
+    assert "/usr/local/mpi/bin/mpirun" in found.message and "img:1" in found.message
+    retrying = [{"name": "node", "image": "img:1", "state": {"waiting": {"reason": "RunContainerError", "message": missing}}}]
+    assert verdict([pod(0, "Pending", containers=retrying), pod(1)], was_running=False).reason == "CommandNotFound"
+    hook = [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": 128, "reason": "StartError", "message":
+            "OCI runtime create failed: nvidia-container-cli: initialization error: nvml error: driver not loaded"}}}]
+    assert verdict([pod(0, "Failed", containers=hook), pod(1)]).reason == "StartError"
+
+
 def test_oom_is_attributed_to_its_node_over_the_victims_exit() -> None:
     found = verdict([pod(0, "Failed", containers=terminated(1, "Error", finished="2026-01-01T00:09:00Z")),
                      pod(1, "Failed", containers=terminated(137, "OOMKilled"))])

@@ -132,11 +132,13 @@ INVALID_SPEC: Final = "InvalidSpec"
 RUN_STARTING = "Starting"
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
-# its credentials: the same image on every node). The nodes did nothing wrong.
+# its credentials: the same image on every node), or its image lacks the command. The nodes did nothing wrong.
 WORKLOAD_NOT_CREATED: Final = "WorkloadNotCreated"
 RECONCILE_ERROR: Final = "ReconcileError"
 IMAGE_PULL_FAILED: Final = "ImagePullFailed"
-NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED})
+# The container runtime could not start the run's command: the image lacks it (the same image on every node).
+COMMAND_NOT_FOUND: Final = "CommandNotFound"
+NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND})
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

@@ -22,11 +22,17 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
 from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
-from nvcre_tui.engine.api.vocabulary import FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import (COMMAND_NOT_FOUND, FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING,
+                                             SUCCEEDED)
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 NODE_FAULTS = frozenset({"OOMKilled", "Evicted", "NodeLost"})  # reasons that convict the pod's node
+# A container the runtime could not start (containerd: StartError, RunContainerError while it retries; docker:
+# ContainerCannotRun) because its command is not in the image: the image's fault on every node. Other start errors
+# (the NVIDIA container hook failing on a node with a broken driver) stay the node's.
+START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerError", "CreateContainerError"})
+NO_COMMAND = ("executable file not found", "no such file or directory")
 MESSAGE_LIMIT = 512
 
 
@@ -81,6 +87,19 @@ def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
                 detail = f": {_short(waiting['message'])}" if waiting.get("message") else ""
                 return Verdict(FAILED, IMAGE_PULL_FAILED, f"image {image} cannot be pulled{where} "
                                f"(pod {pod['metadata']['name']}, {waiting['reason']}){detail}", exit_code=None)
+    return None
+
+
+def _command_missing(pods: Iterable[Obj]) -> Verdict | None:
+    for pod in pods:
+        for container in _containers(pod):
+            for state in (container.get("state") or {}, container.get("lastState") or {}):
+                said = state.get("terminated") or state.get("waiting") or {}
+                message = str(said.get("message") or "")
+                if said.get("reason") in START_FAILED and any(words in message for words in NO_COMMAND):
+                    return Verdict(FAILED, COMMAND_NOT_FOUND, f"container {container.get('name')} of pod {pod['metadata']['name']} "
+                                   f"(image {container.get('image') or '?'}) cannot start its command: {_short(message)}",
+                                   exit_code=int(str(code)) if (code := said.get("exitCode")) is not None else None)
     return None
 
 
@@ -144,7 +163,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status;
     `nodes`: the members' Node objects (None: gone), to tell which could not take a pod when none was placed."""
     live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
-    if (pulled := _image_pull(live)) is not None:
+    if (pulled := _image_pull(live) or _command_missing(pods)) is not None:
         return pulled
     failures = [v for pod in pods if (v := _failure(pod, not_ready)) is not None]
     result = next((pod for pod in live if is_result_pod(pod, launcher)), None)

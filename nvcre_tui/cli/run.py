@@ -30,9 +30,9 @@ from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_sessio
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
+from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
-                                             RESULT_RUNNING, RUN_STARTING, SUCCEEDED)
+                                             RESULT_RUNNING, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.job import pending_message
@@ -528,7 +528,7 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
         group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
         job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
         grace = (job.get("spec") or {}).get("schedulingStallGraceSeconds", 300)  # as controllers/job.py waits
-        starting = status.get("reason") == RUN_STARTING  # placed, pulling its image: timeoutPerJob bounds that instead
+        starting = status.get("reason") in AWAITING_START  # placed and pulling its image, or queued: timeoutPerJob bounds that
         bound = float(grace) if isinstance(grace, (int, float)) and not starting else None
         why = pending_message(str(status.get("message") or "no reason given"), bound)
         lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {why}")

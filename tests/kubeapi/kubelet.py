@@ -45,7 +45,7 @@ OOM_EXIT, ERROR_EXIT = 137, 1
 class PodFault:
     """A cluster fault on the pod of `node`, `at` seconds after the run started (image-pull: at once)."""
 
-    kind: str  # image-pull | oom | node-lost | pod-deleted
+    kind: str  # image-pull | oom | node-lost | pod-deleted | trainjob-refused (node unused: the Trainer fails the TrainJob)
     node: str
     at: float = 0.0
 
@@ -103,13 +103,24 @@ class TestKubelet:
             except NotFound:  # TrainJob without the Trainer's CRDs
                 continue
             for workload in workloads:
-                if workload["metadata"].get("deletionTimestamp"):
+                if workload["metadata"].get("deletionTimestamp") or (workload.get("spec") or {}).get("suspend") is True:
+                    continue  # a suspended workload makes no pods until its queue (Kueue) admits it
+                if kind is TRAINJOB and any(f.kind == "trainjob-refused" for f in self.faults):
+                    await self._refuse(workload)
                     continue
                 played = await self._load(kind, workload)
                 if played is not None:
                     waits.append(await self._play(played))
         await self._finish_deletes()
         return max(min(waits), 0.001)
+
+    async def _refuse(self, workload: Obj) -> None:
+        """What the Trainer's controller does with a TrainJob whose runtime it does not support: Failed, no pods."""
+        if any(c.get("type") == "Failed" for c in (workload.get("status") or {}).get("conditions") or []):
+            return
+        await self.store.patch_status(TRAINJOB, workload["metadata"]["name"], workload["metadata"]["namespace"], {"conditions": [
+            {"type": "Failed", "status": "True", "reason": "TrainingRuntimeNotSupported", "lastTransitionTime": format_time(self.clock.now()),
+             "message": "Specified runtime is not supported"}]})
 
     # ------------------------------------------------------------------ workloads -> pods
 

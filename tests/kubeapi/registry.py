@@ -62,6 +62,9 @@ class Registry:
         # per (group, plural): extra validation (CRDs) and the finalizer a delete hands the object to
         self.validators: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {}
         self.delete_finalizers: dict[tuple[str, str], str] = {}
+        # per (group, plural): what a mutating admission webhook does to an object being created (Kueue suspending a
+        # queued TrainJob, say), before validation, as the real admission chain runs
+        self.mutators: dict[tuple[str, str], Callable[[Obj], None]] = {}
         # the request being served: its fieldValidation directive and the warnings it collects
         self.field_validation = "Warn"
         self.warnings: list[str] = []
@@ -241,6 +244,8 @@ class Registry:
         elif not res.keep_status_on_create:
             obj.pop("status", None)
         prepare_create(res.group, res.kind, obj)
+        if (mutate := self.mutators.get((res.group, res.plural))) is not None:
+            mutate(obj)
         obj = self._admit(res, obj, None)
         key = key_of(res, namespace, name)
         if self.storage.bucket(bucket_of(res)).objects.get(key) is not None:

@@ -4,6 +4,7 @@ Kubernetes runner, with the test kubelet playing pods, GPUs and logs from the sa
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,8 @@ def simulator_report(case: str) -> Obj:
 
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
-                          server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True) -> tuple[Obj, dict[str, Any]]:
+                          server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
+                          mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
@@ -118,6 +120,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             server.version_info.update(minor=minor, gitVersion=f"v1.{minor}.0-nvcre-emulator")
         for fault in server_faults:
             server.faults.add(fault)
+        server.registry.mutators.update(mutators or {})
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
         runner: KubernetesRunner | None = None

@@ -197,3 +197,29 @@ def test_a_trainjob_a_webhook_denies_fails_its_run_not_created_naming_the_webhoo
         run = objects["WorkloadRun"][0]["status"]
         assert (report["result"], run["reason"]) == ("FAILED", "WorkloadNotCreated") and message in run["message"]
         assert report["failedNodes"] == [] and not _job(objects)["status"].get("failedNodes")
+
+
+def _suspend(obj: dict) -> None:
+    obj["spec"]["suspend"] = True  # what Kueue's webhook does to a TrainJob with a queue-name label
+
+
+def test_a_trainjob_a_queue_suspends_waits_as_queued_under_timeout_per_job_not_the_placement_grace(tmp_path: Path) -> None:
+    """Kueue holds a TrainJob suspended until its queue has room (no pods meanwhile): that is no stalled placement
+    (300 s), but a wait timeoutPerJob bounds; the Job says it is queued, and no node is blamed when it gives up."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, mutators={("trainer.kubeflow.org", "trainjobs"): _suspend}))
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert (report["result"], failed["reason"]) == ("FAILED", "WorkloadNotStarted") and report["failedNodes"] == []
+    assert "(timeoutPerJob 1h)" in failed["message"] and "is suspended (spec.suspend)" in failed["message"]
+    assert not any(pod["metadata"]["labels"].get("nvcre.nvidia.com/job") for pod in objects["pods"])
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited >= 3600, f"a queued run gave up after {waited}s, before its timeoutPerJob"
+
+
+def test_a_trainjob_the_trainer_fails_before_making_pods_fails_its_run_with_the_trainers_reason(tmp_path: Path) -> None:
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, faults=(PodFault("trainjob-refused", ""),)))
+    run = objects["WorkloadRun"][0]["status"]
+    assert (report["result"], run["reason"]) == ("FAILED", "WorkloadNotCreated") and report["failedNodes"] == []
+    assert "failed before making pods: TrainingRuntimeNotSupported: Specified runtime is not supported" in run["message"]
+    waited = (parse_time(run["completionTime"]) - parse_time(objects["WorkloadRun"][0]["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited < 300, f"the Trainer's failure waited for the placement grace ({waited}s)"

@@ -130,6 +130,10 @@ INVALID_SPEC: Final = "InvalidSpec"
 # A WorkloadRun's reason while Scheduling with every pod placed and some still creating their containers (pulling a
 # large image, say): the Job bounds that by timeoutPerJob, not by the scheduling stall grace.
 RUN_STARTING = "Starting"
+# A WorkloadRun's reason while Scheduling with its TrainJob / batch Job suspended (spec.suspend: a queue such as Kueue
+# admits it when there is room), no pod made yet. Bounded by timeoutPerJob as well.
+RUN_QUEUED: Final = "Queued"
+AWAITING_START = frozenset({RUN_STARTING, RUN_QUEUED})  # a Scheduling run's reasons that timeoutPerJob bounds
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
 # its credentials: the same image on every node), or its image lacks the command. The nodes did nothing wrong.

@@ -29,8 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
-from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, NEVER_RAN,
-                                             NODE_NOT_FOUND, RUN_STARTING, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
+from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
+                                             NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -138,7 +138,7 @@ async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     # The stall grace is for placement; placed pods still creating their containers may be pulling a large image
     # (NeMo's is tens of GB) and get timeoutPerJob.
-    starting = state.get("reason") == RUN_STARTING
+    starting = state.get("reason") in AWAITING_START
     grace = (parse_duration(job["spec"].get("timeout") or "24h") if starting
              else float(job["spec"].get("schedulingStallGraceSeconds", 300)))
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()

@@ -3,8 +3,10 @@ kept up to date between snapshots (no Textual).
 
 What a category says about its nodes is a sequence of *marks* from its sources, in order: the Workflow's
 status before its Jobs (exclusions, groups, iterations, diagnose), each Job (blamed and unblamed members),
-then the failedNodes the Workflow stores (a diagnosis's verdicts). A node's state is the most urgent state among its marks; its detail is the
-last overriding detail, else the first one offered. `NodeStateModel` keeps every source's marks and, for a new
+then the failedNodes the Workflow stores (a diagnosis's verdicts). A node's state is the most urgent state among its marks; its detail
+comes from the marks at that state only (a failure's reason, never a lesser state's), named by the category that marked it:
+within a category the last overriding detail, else the first offered; across categories the first category's, the others at
+that state named after it (as the failures pane lists a node under its first category, `+N` others). `NodeStateModel` keeps every source's marks and, for a new
 snapshot, recomputes only the sources whose object changed (the watch cache replaces an object when it
 changes and shares it otherwise, so identity says what changed) and only the nodes those sources mark:
 a refresh under 1,000 Job updates a second costs O(changed objects), not a walk of every certification.
@@ -175,35 +177,43 @@ def _diagnosing(category: CategoryView) -> bool:
     return category.orchestration.get("diagnose") is not None
 
 
-def resolve(mark_lists: Iterable[Sequence[Mark]], node: Obj) -> tuple[str, str]:
-    """A node's (state, detail) from its marks in order; a cordoned node nothing marks is excluded."""
-    best, offered, override = _UNTESTED, None, None
-    seen = False
-    for marks in mark_lists:
-        for state, detail, how in marks:
-            seen = True
-            rank = _RANK[state]
-            if rank < best:
-                best = rank
-            if how == OVERRIDE:
-                override = detail
-            elif how == OFFER and offered is None:
-                offered = detail
-    if not seen and is_cordoned(node):
-        return "excluded", "cordoned"
-    return STATE_PRECEDENCE[best].value, override if override is not None else offered or ""
+def resolve(mark_lists: Iterable[tuple[str, Sequence[Mark]]], node: Obj) -> tuple[str, str]:
+    """A node's (state, detail) from its marks in order, each list with the category that marked it; a cordoned node
+    nothing marks is excluded. The detail is said at the winning state only, named by its category (module docstring)."""
+    found = [(category, mark) for category, marks in mark_lists for mark in marks]
+    if not found:
+        return ("excluded", "cordoned") if is_cordoned(node) else (STATE_PRECEDENCE[_UNTESTED].value, "")
+    best = min(_RANK[state] for _, (state, _, _) in found)
+    details: dict[str, tuple[str | None, str | None]] = {}  # category -> (last override, first offer), in category order
+    for category, (state, detail, how) in found:
+        if _RANK[state] != best or how == PLAIN:
+            continue
+        override, offered = details.get(category, (None, None))
+        if how == OVERRIDE:
+            override = detail
+        elif offered is None:
+            offered = detail
+        details[category] = (override, offered)
+    said = [(category, override if override is not None else offered or "") for category, (override, offered) in details.items()]
+    said = [(category, detail) for category, detail in said if detail]
+    if not said:
+        return STATE_PRECEDENCE[best].value, ""
+    category, detail = said[0]
+    others = [other for other, _ in said[1:] if other and other != category]
+    also = f" (also {', '.join(others)})" if others else ""
+    return STATE_PRECEDENCE[best].value, (f"{category}: {detail}" if category else detail) + also
 
 
 def compute(categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
     """Every node's (state, detail), in the order of `nodes`, walking every source once."""
-    by_node: dict[str, list[Mark]] = {}
+    by_node: dict[str, list[tuple[str, Sequence[Mark]]]] = {}
     for category in categories:
         before, after = workflow_marks(category)
         diagnosing = _diagnosing(category)
         for marks in (before, *(job_marks(job, diagnosing) for job in category.jobs), after):
             for node, found in marks.items():
-                by_node.setdefault(node, []).extend(found)
-    return {node_name(n): resolve((by_node.get(node_name(n), ()),), n) for n in nodes}
+                by_node.setdefault(node, []).append((category.key, found))
+    return {node_name(n): resolve(by_node.get(node_name(n), ()), n) for n in nodes}
 
 
 @dataclass
@@ -213,6 +223,7 @@ class _Source:
     obj: Obj
     diagnosing: bool
     marks: Marks
+    category: str  # the key of the category it belongs to (its marks' details are said under it)
 
 
 class NodeStateModel:
@@ -276,7 +287,7 @@ class NodeStateModel:
     def _rebuild(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
         self._layout = [(str((c.workflow or {}).get("metadata", {}).get("name")), len(c.jobs)) for c in categories]
         self._nodes = list(nodes)
-        self._sources = [_Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing))
+        self._sources = [_Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing), categories[index].key)
                          for index, role, obj, diagnosing in self._flat(categories)]
         self._node_sources = {}
         for source_index, source in enumerate(self._sources):
@@ -297,7 +308,7 @@ class NodeStateModel:
                     insort(self._node_sources.setdefault(name, []), source_index)
             dirty.update(dict.fromkeys(old))
             dirty.update(dict.fromkeys(marks))
-            self._sources[source_index] = _Source(obj, diagnosing, marks)
+            self._sources[source_index] = _Source(obj, diagnosing, marks, categories[index].key)
         for node, seen in zip(nodes, self._nodes, strict=True):
             if node is not seen:  # a Node changed (its cordon may)
                 self._by_name[node_name(node)] = node
@@ -310,4 +321,4 @@ class NodeStateModel:
 
     def _resolve(self, name: str, node: Obj) -> tuple[str, str]:
         sources = self._sources
-        return resolve([sources[index].marks[name] for index in self._node_sources.get(name, ())], node)
+        return resolve([(sources[index].category, sources[index].marks[name]) for index in self._node_sources.get(name, ())], node)

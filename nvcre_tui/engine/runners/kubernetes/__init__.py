@@ -24,8 +24,8 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, LABEL_SIMULATED, NODE_NOT_FOUND, SIMULATED, SUCCEEDED, TRAINER_API_VERSION,
-                                             WORKLOAD_NOT_CREATED)
+from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, LABEL_SIMULATED, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED,
+                                             TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -41,7 +41,7 @@ from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NotFound
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.units import listed
-from nvcre_tui.engine.workloads import WorkloadError, workload_object_names
+from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
@@ -186,6 +186,8 @@ class KubernetesRunner:
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
             self._result_pods[run["metadata"].get("uid", "")] = result
+        if verdict.phase == "Scheduling" and not pods:
+            verdict = await self._held(run, owner, trainer) or verdict
         if verdict.phase in FINISHED:
             await self._finish(run, verdict, pods, nodes, members, owner, trainer, result)
             self.pods.forget(run)
@@ -196,6 +198,23 @@ class KubernetesRunner:
         if patch:
             await self._patch(run, patch)
         return self.poll
+
+    async def _held(self, run: Obj, owner: Obj, trainer: bool) -> Verdict | None:
+        """Why a workload made no pods, from the workload itself: suspended (a queue such as Kueue admits it: no
+        stall, timeoutPerJob bounds it), or failed before making any (the Trainer refused its runtime); else None."""
+        kind = workload_kind(trainer)
+        try:
+            workload = await self.store.get(kind, workload_name(owner["metadata"]["name"]), run["metadata"].get("namespace") or "default")
+        except (NotFound, Forbidden):
+            return None
+        what = f"{kind.kind} {workload['metadata']['name']}"
+        failed = next((c for c in conditions_of(workload) if c.get("type") == "Failed" and c.get("status") == "True"), None)
+        if failed is not None:
+            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"{what} failed before making pods: {failed.get('reason') or 'Failed'}"
+                           + (f": {failed['message']}" if failed.get("message") else ""))
+        if (workload.get("spec") or {}).get("suspend") is True:
+            return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
+        return None
 
     async def _start(self, run: Obj, spec: WorkloadRunSpec, owner: Obj, members: list[str], trainer: bool) -> Obj | float | None:
         """Create the workload and mark the run Scheduling; None when it failed or changed meanwhile, seconds when

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING,
-                                             SUCCEEDED)
+                                             SUCCEEDED, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
 
 __all__ = ["EngineMetrics", "RECONCILE_BUCKETS", "count_objects"]
@@ -35,17 +35,20 @@ JOB_PHASES = ("Pending", IN_PROGRESS, SUCCEEDED, FAILED)
 Obj = dict[str, Any]
 
 
-def count_objects(certifications: Iterable[Obj], jobs: Iterable[Obj]) -> tuple[dict[str, int], dict[str, int]]:
-    """(certifications by report result, nvcre Jobs by phase), as `set_objects` takes them."""
+def count_objects(certifications: Iterable[Obj], jobs: Iterable[Obj]) -> tuple[dict[str, int], dict[str, int], int]:
+    """(certifications by report result, nvcre Jobs by phase, Jobs that missed a threshold), as `set_objects` takes
+    them. A Job whose measurement missed a threshold is phase Succeeded (its workload ran) with ValidationFailed."""
     by_result: dict[str, int] = {}
     for cert in certifications:
         result = (certification_status(cert).get("summary") or {}).get("result") or RESULT_RUNNING
         by_result[result] = by_result.get(result, 0) + 1
     by_phase: dict[str, int] = {}
+    validation_failed = 0
     for job in jobs:
         phase = cond.phase(job) or "Pending"
         by_phase[phase] = by_phase.get(phase, 0) + 1
-    return by_result, by_phase
+        validation_failed += cond.is_true(job, VALIDATION_FAILED)
+    return by_result, by_phase, validation_failed
 
 
 class EngineMetrics:
@@ -62,6 +65,10 @@ class EngineMetrics:
             registry=r)
         self.certifications = Gauge("nvcre_certifications", "Certifications by result", ["result"], registry=r)
         self.jobs = Gauge("nvcre_jobs", "nvcre Jobs by phase", ["phase"], registry=r)
+        # Apart from phase (NVCRE's meaning: the workload ran, Succeeded) so an alert on failed Jobs can add these.
+        self.jobs_validation_failed = Gauge("nvcre_jobs_validation_failed",
+                                            "nvcre Jobs whose measurement missed a threshold (phase Succeeded, ValidationFailed)",
+                                            registry=r)
         self.api_retries = Counter("nvcre_api_retries_total", "API requests retried after a transient error",
                                    registry=r)
         self.api_requests = Counter("nvcre_api_requests_total", "API requests by verb and resource",
@@ -95,10 +102,12 @@ class EngineMetrics:
         if error:
             self.reconcile_errors.labels(kind=kind, **{"class": error}).inc()
 
-    def set_objects(self, certifications_by_result: Mapping[str, int], jobs_by_phase: Mapping[str, int]) -> None:
+    def set_objects(self, certifications_by_result: Mapping[str, int], jobs_by_phase: Mapping[str, int],
+                    jobs_validation_failed: int = 0) -> None:
         """Current counts; a result or phase no longer present drops to 0."""
         _set_all(self.certifications, "result", certifications_by_result)
         _set_all(self.jobs, "phase", jobs_by_phase)
+        self.jobs_validation_failed.set(jobs_validation_failed)
 
     def set_api_retries(self, total: int) -> None:
         """The store's running total of retries (a smaller total means a new store: counted afresh)."""

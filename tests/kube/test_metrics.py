@@ -62,8 +62,13 @@ def test_api_totals_become_counters() -> None:
 
 def test_count_objects_from_the_stored_objects() -> None:
     certs: list[Obj] = [{"status": {"summary": {"result": "PASSED"}}}, {"status": {}}, {}]
-    jobs: list[Obj] = [{"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}, {"status": {}}]
-    assert count_objects(certs, jobs) == ({"PASSED": 1, "RUNNING": 2}, {"Succeeded": 1, "Pending": 1})
+    missed = {"status": {"conditions": [{"type": "Succeeded", "status": "True"}, {"type": "ValidationFailed", "status": "True"}]}}
+    jobs: list[Obj] = [{"status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}, {"status": {}}, missed]
+    # A Job that missed a threshold ran (phase Succeeded, as NVCRE says it), and is counted apart for an alert.
+    assert count_objects(certs, jobs) == ({"PASSED": 1, "RUNNING": 2}, {"Succeeded": 2, "Pending": 1}, 1)
+    metrics = EngineMetrics()
+    metrics.set_objects(*count_objects(certs, jobs))
+    assert samples(metrics)[("nvcre_jobs_validation_failed", ())] == 1
 
 
 def test_each_instance_has_its_own_registry() -> None:

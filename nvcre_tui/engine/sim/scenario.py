@@ -231,7 +231,11 @@ class NodeChange(SoftwareBaseline):
 
 
 class Physics(_Model):
-    """Healthy figures the model scales faults from (GB/s of nccl-tests bus bandwidth)."""
+    """Healthy figures the model scales faults from (GB/s of nccl-tests bus bandwidth).
+
+    The `*Gbps` fields are GB/s (bytes), as every bandwidth nvcre shows: a 400 Gb/s NIC is `nicGbps: 50`. The names
+    stay as the first scenario files spelt them (a renamed field would make every stored fleet another scenario).
+    """
 
     nvlink_bus_gbps: Annotated[float, Field(gt=0, le=MAX_RATE)] = 480.0
     nic_gbps: Annotated[float, Field(gt=0, le=MAX_RATE)] = 50.0

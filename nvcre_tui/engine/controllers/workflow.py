@@ -369,7 +369,10 @@ async def _finalize(
     failed_names = {f["name"] for f in failed}
     recorded = finished_iterations(_with(wf, orch))
     ran_ok = {n for record in recorded for g in record["groups"] if g["phase"] == SUCCEEDED for n in g["nodes"]}
-    succeeded = sorted(set(healthy if healthy is not None else ran_ok) - failed_names)
+    # A node also in a failed group of any iteration is not certified, blamed or not (its passes came before or beside
+    # a failure nobody explained): the console and the history call it inconclusive, and so must this list.
+    in_failed = {n for record in recorded for g in record["groups"] if g["phase"] == FAILED for n in g["nodes"]}
+    succeeded = sorted(set(healthy if healthy is not None else ran_ok - in_failed) - failed_names)
     await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
     await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))
     failed_groups = [g for record in history for g in record["groups"] if g["phase"] == FAILED]

@@ -151,3 +151,11 @@ def test_the_bench_names_several_link_faults_exactly() -> None:
     the smallest-explanation rule 77 of 120 runs were exact, 10 named a link whose tests pass, 33 the whole fabric."""
     found = _bench().several_links(runs=40)
     assert found["wrong"] == found["fabric"] == found["blamed"] == 0 and found["exact"] == 40
+
+
+def test_the_only_link_of_two_cliques_is_not_called_degraded_without_saying_the_threshold_may_ask_too_much() -> None:
+    """Two cliques have one link between them: a threshold above what any path between cliques gives fails it exactly
+    as a degraded link would, so the words say both; among more cliques the others' passing links tell them apart."""
+    pair = ("pair", "clique-0", "clique-1")
+    assert "the threshold asks more than the path between cliques gives" in links.describe(pair, 2)
+    assert links.describe(pair, 4) == "degraded fabric between clique-0 and clique-1"

@@ -109,6 +109,9 @@ def cliques_of(h: Hypothesis) -> tuple[str, ...]:
 def describe(h: Hypothesis, fleet: int = 0) -> str:
     """Words for the report (`fleet`: the cliques in the fleet, to say when a fabric fault spans them all)."""
     if h[0] == "pair":
+        if fleet == 2:  # the fleet's only link: nothing to compare it with
+            return (f"degraded fabric between {h[1]} and {h[2]}: tests across them fail and tests inside them pass (the "
+                    "fleet's only link between cliques: or the threshold asks more than the path between cliques gives)")
         return f"degraded fabric between {h[1]} and {h[2]}"
     if h[0] == "fabric":
         count = len(h) - 1

@@ -79,8 +79,9 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 
-# Kinds whose spec cannot change once created: a rerun is a new object.
-IMMUTABLE_SPEC_KINDS = frozenset({"Certification", "WorkloadRun"})
+# Kinds whose spec cannot change once created: a rerun is a new object. Workflows and Jobs too: the engine never writes
+# their spec, and a Job judged by thresholds edited mid-run (loosened by hand) would pass a node its Certification fails.
+IMMUTABLE_SPEC_KINDS = frozenset({"Certification", "Workflow", "Job", "WorkloadRun"})
 IMMUTABLE_RULE = {"rule": "self == oldSelf", "message": "spec is immutable"}
 # Kinds whose name becomes a label value of every child (at most 63 characters): refused at create, not failed later.
 LABEL_NAMED_KINDS = frozenset({"Certification"})

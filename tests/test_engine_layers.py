@@ -22,7 +22,8 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "sim": LEAVES | {"api", "inputs", "store"},
     "controllers": LEAVES | {"api", "planning", "judging", "diagnose", "runners", "store"},
     "runners": LEAVES | {"api", "planning", "judging", "parsers", "workloads", "sim", "kube", "store", "controllers.conditions"},
-    "history": LEAVES | {"api", "report", "views", "store", "judging", "controllers.conditions", "controllers.iterations", "outfiles", "parsers.measurements"},  # is the default place writable
+    "history": LEAVES | {"api", "report", "views", "store", "judging", "diagnose", "controllers.conditions", "controllers.iterations", "outfiles",
+                         "parsers.measurements"},  # is the default place writable; a diagnosis's verdict rows explain a node it left unjudged
 }
 EXCEPTIONS = {
     ("api/options.py", "judging.thresholds"),  # option validation checks threshold expressions (lazy import)

@@ -78,10 +78,11 @@ def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
     return {node_name(n): baseline_of(n) for n in load_nodes(args.nodes)}
 
 
-def _trend_text(trend: dict[str, list[float]]) -> str:
+def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str]) -> str:
+    """Each series as a sparkline and its last value as the report prints it (HistoryQuery.trend_last_shown)."""
     from nvcre_tui.engine.history.sparkline import sparkline
 
-    return "; ".join(f"{category.split('/')[-1]} {sparkline(values, 12)} {values[-1]:.0f}" for category, values in trend.items()) or "-"
+    return "; ".join(f"{category.split('/')[-1]} {sparkline(values, 12)} {last_shown[category]}" for category, values in trend.items()) or "-"
 
 
 def nodes_command(args: argparse.Namespace) -> int:
@@ -90,12 +91,13 @@ def nodes_command(args: argparse.Namespace) -> int:
     summaries = query.nodes(args.last, _current(args))
     summaries.sort(key=lambda n: (-n["failures"], -n["suspect"], n["node"]))
     if args.output == "json":
-        print(to_json([{**{k: v for k, v in n.items() if k != "staleness"}, "staleness": n["staleness"].to_json()} for n in summaries]))
+        print(to_json([{**{k: v for k, v in n.items() if k not in ("staleness", "trendLastShown")}, "staleness": n["staleness"].to_json()}
+                       for n in summaries]))
         return 0
     window = f"LAST {args.last}" if args.last else "ALL"
     print_table(("NODE", "CERTS", f"FAILED ({window})", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
                 [(n["node"], n["certifications"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
-                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"])) for n in summaries])
+                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"])) for n in summaries])
     return 0
 
 
@@ -107,17 +109,19 @@ def node_command(args: argparse.Namespace) -> int:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
     history = [e for e in every if recent is None or e["id"] in recent]
-    from nvcre_tui.engine.history.queries import current_of
+    from nvcre_tui.engine.history.queries import current_of, shown_value
 
     stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
+    last_shown = query.trend_last_shown(args.name, history)
     if args.output == "json":
         print(to_json({"node": args.name, "staleness": stale.to_json(), "trend": trend, "certifications": history}))
         return 0
     rows = []
     for entry in history:
         for category in entry["categories"]:
-            measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(category["measurements"].items()) if isinstance(v, int | float)) or "-"
+            measured = ", ".join(f"{k} {shown_value(category, k, v)}" for k, v in sorted(category["measurements"].items())
+                                 if isinstance(v, int | float)) or "-"
             rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], category["state"],
                          category["reason"] or "-", measured))
     # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the
@@ -126,7 +130,7 @@ def node_command(args: argparse.Namespace) -> int:
     latest = next((e["baseline"] for e in reversed(history) if e["baseline"]), None)
     if latest:
         lines.append("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
-    lines.append(f"bus bandwidth trend: {_trend_text(trend)}")
+    lines.append(f"bus bandwidth trend: {_trend_text(trend, last_shown)}")
     print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=escape(printable(args.name, newlines=False)))
     for line in lines:
         print(printable(line, newlines=False))
@@ -139,7 +143,8 @@ def certifications_command(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(to_json(rows))
         return 0
-    print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "FAILED NODES", "SUSPECT NODES", "SOURCE"),
+    # NODES and EXCLUDED NODES as the report counts them (its Nodes: and Excluded:)
+    print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "SOURCE"),
                 [(r["name"], r["namespace"], r["result"] + (" (simulated)" if r["simulated"] else ""), r["completionTime"] or "-",
-                  r["nodes"], r["failedNodes"], r["suspectNodes"], r["source"]) for r in rows])
+                  r["nodes"], r["excludedNodes"], r["failedNodes"], r["suspectNodes"], r["source"]) for r in rows])
     return 0

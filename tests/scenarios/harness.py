@@ -125,6 +125,8 @@ def stable_text(text: str | None) -> str | None:
 
 def _failed_node(entry: Obj) -> Obj:
     row: Obj = {"name": entry["name"], "reason": entry["reason"], "message": stable_text(entry.get("message"))}
+    if entry.get("suspect"):  # blamed only with its whole group (the map's `suspect`): pinned where it happens
+        row["suspect"] = True
     if entry.get("evidence"):
         row["evidence"] = [{"metric": e["metric"], "measured": rounded(e["metric"], e.get("measured")), "reason": e.get("reason")}
                            for e in entry["evidence"]]
@@ -164,6 +166,7 @@ def digest(report: Obj) -> Obj:
         "result": report["result"],
         "passedCategories": f"{report['passedCategories']}/{report['totalCategories']}",
         "failedNodes": report["failedNodes"],
+        **({"suspectNodes": report["suspectNodes"]} if report.get("suspectNodes") else {}),
         "excludedNodes": [{"name": e["name"], "reason": e["reason"]} for e in report["excludedNodes"]],
         "categories": [category_digest(c) for c in report["categories"]],
     }

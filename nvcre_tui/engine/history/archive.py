@@ -37,7 +37,8 @@ GRACE_SECONDS = 5.0
 
 
 def write_record(connection: sqlite3.Connection, source: str, record: CertRecord, archived_at: datetime | None = None) -> bool:
-    """Write one record in one transaction; False when (source, uid) is archived already."""
+    """Write one record in one transaction; False when (source, uid) is archived already. Two results of one node
+    under one category title are refused (sqlite3.IntegrityError, nothing written), never one kept in place of the other."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         cursor = connection.execute(
@@ -50,7 +51,7 @@ def write_record(connection: sqlite3.Connection, source: str, record: CertRecord
             return False
         cert_id = cursor.lastrowid
         connection.executemany(
-            "INSERT OR REPLACE INTO node_results (cert_id, node, category, state, reason, message, bus_bw, measurements, evidence, jobs) "
+            "INSERT INTO node_results (cert_id, node, category, state, reason, message, bus_bw, measurements, evidence, jobs) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(cert_id, r.node, r.category, r.state, r.reason, r.message, r.bus_bw, json.dumps(r.measurements),
               json.dumps(r.evidence), json.dumps(r.jobs)) for r in record.results])
@@ -172,8 +173,12 @@ class Archiver:
 
     def _failed(self, name: str, error: Exception) -> None:
         """Keep why archiving `name` failed; its cause's first failure becomes a notice (later ones, retries
-        and other certifications alike, would only repeat it)."""
+        and other certifications alike, would only repeat it). An error that is not the database's or the file
+        system's is nvcre's own (a record it could not build, or one whose results collide: write_record): said so, by
+        its type, never as the history file's."""
         cause = str(error) or type(error).__name__
+        if not isinstance(error, sqlite3.Error | OSError) or isinstance(error, sqlite3.IntegrityError):
+            cause = f"a bug in nvcre, not a problem of the history file ({type(error).__name__}: {cause})"
         self.errors.append(f"{self.path}: archiving {name}: {cause}")
         if cause not in self._told:
             self._told.add(cause)

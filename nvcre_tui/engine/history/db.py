@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS certifications (
 CREATE TABLE IF NOT EXISTS node_results (
     cert_id INTEGER NOT NULL REFERENCES certifications(id),
     node TEXT NOT NULL,
-    category TEXT NOT NULL,          -- domain/variant
+    category TEXT NOT NULL,          -- the category's title in the report: domain/variant, `#N` after it when the certification runs one twice
     state TEXT NOT NULL,             -- failed | suspect | inconclusive | passed | excluded | untested
     reason TEXT NOT NULL,
     message TEXT NOT NULL,

@@ -22,6 +22,7 @@ from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_INCOMPLETE, RE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
+from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
@@ -136,11 +137,29 @@ def passed(states: list[str]) -> bool:
 
 
 def last_reason(entry: Obj) -> str:
-    """Why the node did not pass this certification: the distinct reasons of its failed, suspect or inconclusive
-    categories, most urgent first ("" when it passed). Never an older certification's reason beside this one's result."""
+    """Why the node did not pass this certification, or was left out of it: the distinct reasons of its failed, suspect,
+    inconclusive or excluded categories, most urgent first ("" when it passed them all). Never an older certification's
+    reason beside this one's result."""
     rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
-    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED and c["reason"]), key=lambda c: rank[c["state"]])
+    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and c["reason"]), key=lambda c: rank[c["state"]])
     return ", ".join(dict.fromkeys(c["reason"] for c in urgent))
+
+
+def shown_value(category: Obj, metric: str, value: float) -> str:
+    """A value `category` (one result of `node`) measured, as the report prints it: judging.thresholds.shown_measured
+    against the threshold its stored evidence judged `metric` by, so a value that missed it never reads as one that
+    meets it (299.99 against `value >= 300` is not 300.0); two decimals when no threshold judged it."""
+    checks = [e for e in category.get("evidence") or [] if e.get("metric") == metric and isinstance(e.get("expression"), str)]
+    if not checks:
+        return f"{value:.2f}"
+    check = next((e for e in reversed(checks) if e.get("measured") == value), checks[-1])
+    passed = check.get("passed")
+    if check.get("measured") != value or not isinstance(passed, bool):  # judged on another run's value: judge this one
+        try:
+            passed = compile_threshold(metric, check["expression"]).evaluate(value).passed
+        except ThresholdError:
+            return f"{value:.2f}"
+    return shown_measured(metric, check["expression"], value, passed)
 
 
 @dataclass(frozen=True)
@@ -247,7 +266,13 @@ class HistoryQuery:
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
             # the report says whether the simulated fleet played its runs (made-up measurements); unreadable: unknown
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.simulated') END AS simulated, "
-            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id) AS nodes, "
+            # the nodes the report counts (its totalNodes: those eligible) and leaves out (its excludedNodes); a report
+            # without them (not an nvcre report): the nodes with a result other than excluded, and those excluded
+            "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.totalNodes') END AS \"report.totalNodes\", "
+            "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.excludedNodes') = 'array' "
+            "THEN json_array_length(c.report, '$.excludedNodes') END AS \"report.excludedNodes\", "
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state != 'excluded') AS nodes, "
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded') AS excluded, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'failed') AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
@@ -255,11 +280,14 @@ class HistoryQuery:
             f"FROM certifications c WHERE 1 = 1{scope} ORDER BY c.completion_time, c.id", parameters)
         found = []
         for r in rows:
-            c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {"start_time": "time?", "source": "text", "nodes": "count",
-                                                                                 "failed": "count", "suspect": "count"}, _certification(r))
+            c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {
+                "start_time": "time?", "source": "text", "report.totalNodes": "count?", "report.excludedNodes": "count?", "nodes": "count",
+                "excluded": "count", "failed": "count", "suspect": "count"}, _certification(r))
+            nodes = c["report.totalNodes"] if c["report.totalNodes"] is not None else c["nodes"]
+            excluded = c["report.excludedNodes"] if c["report.excludedNodes"] is not None else c["excluded"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
-                          "nodes": c["nodes"], "failedNodes": c["failed"], "suspectNodes": c["suspect"]})
+                          "nodes": nodes, "excludedNodes": excluded, "failedNodes": c["failed"], "suspectNodes": c["suspect"]})
         return found[-last:] if last else found
 
     def report(self, name: str, namespace: str | None = None) -> Obj | None:
@@ -320,21 +348,29 @@ class HistoryQuery:
         """Bus bandwidth (GB/s) per category across certifications, oldest first (categories without one left out). A
         category measured in groups of different sizes (intra-node, then full-scale) is one series per size, keyed
         `category (N nodes)`: a node alone and 32 nodes across the network are no trend of one another."""
-        points: list[tuple[str, int | None, float]] = []
+        series: dict[str, list[float]] = {}
+        for key, value, _ in self._trend_points(name, history):
+            series.setdefault(key, []).append(value)
+        return series
+
+    def trend_last_shown(self, name: str, history: list[Obj] | None = None) -> dict[str, str]:
+        """The last value of each `trend` series as the report prints it (shown_value: judged by its own threshold)."""
+        return {key: shown_value(category, BUS_BANDWIDTH, value) for key, value, category in self._trend_points(name, history)}
+
+    def _trend_points(self, name: str, history: list[Obj] | None) -> list[tuple[str, float, Obj]]:
+        """(series, busBW, the category result that measured it) of `trend`, oldest first."""
+        points: list[tuple[str, int | None, float, Obj]] = []
         for entry in history if history is not None else self.node(name):
             for category in entry["categories"]:
                 if category["busBW"] is not None:
                     size = next((job.get("groupSize") for job in reversed(category["jobs"])
                                  if (job.get("measurements") or {}).get(BUS_BANDWIDTH) == category["busBW"]), None)
-                    points.append((category["category"], size if isinstance(size, int) else None, float(category["busBW"])))
+                    points.append((category["category"], size if isinstance(size, int) else None, float(category["busBW"]), category))
         sizes: dict[str, set[int | None]] = {}
-        for key, size, _ in points:
+        for key, size, _, _ in points:
             sizes.setdefault(key, set()).add(size)
-        series: dict[str, list[float]] = {}
-        for key, size, value in points:
-            shown = f"{key} ({count(size, 'node')})" if size is not None and len(sizes[key]) > 1 else key
-            series.setdefault(shown, []).append(value)
-        return series
+        return [(f"{key} ({count(size, 'node')})" if size is not None and len(sizes[key]) > 1 else key, value, category)
+                for key, size, value, category in points]
 
     def staleness(self, name: str, current: Baseline | None = None, history: list[Obj] | None = None) -> Staleness:
         """Compare the baseline of the node's last pass with `current` (the live Node), else with the
@@ -368,6 +404,7 @@ class HistoryQuery:
                 "lastCertification": history[-1]["certification"] if history else None,
                 "lastReason": last_reason(history[-1]) if history else "",
                 "staleness": stale, "trend": self.trend(name, history),
+                "trendLastShown": self.trend_last_shown(name, history),  # each series' last value as printed
             })
         return summaries
 

@@ -4,6 +4,11 @@ Per node and category the verdict is the map's (engine/views.node_states over th
 archive never blames a node the console would not: a whole multi-node group that missed a threshold is
 `suspect`, not `failed`. Measurements are those of the node's last measured Job in the category (after a
 diagnose bisection, the smallest group it was measured in).
+
+A category is keyed by its title as the report names it (report.model.category_titles: `domain/variant`, numbered
+`#2` where a certification runs the same one again), so two categories of one domain/variant keep a row each. A node
+that did not pass and that no blame names keeps the reason the report gives for it: its failed group's (a missing
+measurement, an expression that cannot be evaluated), its diagnosis's verdict (the threshold out of reach).
 """
 
 from __future__ import annotations
@@ -17,13 +22,18 @@ from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
+from nvcre_tui.engine.diagnose.summary import verdict_rows
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
-from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.model import category_report, category_titles, report_of
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.views import Snapshot, node_states
 
 Obj = dict[str, Any]
+#: The reason of a node a diagnosis left unjudged because every test failed far from the threshold (the report's
+#: `thresholdOutOfReach`): the threshold is wrong for the fleet, not the node.
+THRESHOLD_OUT_OF_REACH = "ThresholdOutOfReach"
 
 
 @dataclass(frozen=True)
@@ -66,12 +76,38 @@ def _job_order(job: Obj) -> tuple[int, str, str]:
     return (int(iteration) if iteration.isdigit() else 0, job["metadata"].get("creationTimestamp") or "", job["metadata"]["name"])
 
 
-def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Sequence[Obj]) -> list[NodeResult]:
-    """Every node that took part in (or was excluded from) one category."""
+def unblamed_reason(name: str, section: Obj) -> tuple[str, str] | None:
+    """(reason, message) the report's section of a category gives for a node that did not pass and that no blame
+    names, None when it gives none: a diagnosis's verdict (the threshold out of reach, else what its failed tests
+    said), else the group it sat in that failed and blamed no node (MeasurementUnavailable, InvalidThresholdExpression)."""
+    failed_groups = [g for g in section.get("failedGroups") or [] if name in (g.get("nodes") or [])]
+    diagnose = section.get("diagnose")
+    verdict = next((row for row in verdict_rows(diagnose) if row["node"] == name), None) if diagnose else None
+    if verdict is not None:
+        reach = section.get("thresholdOutOfReach")
+        notes = [str(n.get("message")) for n in (diagnose or {}).get("notes") or [] if name in (n.get("nodes") or []) and n.get("message")]
+        reason = THRESHOLD_OUT_OF_REACH if reach else str(failed_groups[-1].get("reason") or "") if failed_groups else ""
+        message = "; ".join([*([str(reach)] if reach else []), f"diagnosis: {verdict['verdict']}, {verdict['record']}", *notes])
+        return reason, message
+    unblamed = [g for g in failed_groups if not g.get("failedNodes") and g.get("reason")]
+    if unblamed:
+        group = unblamed[-1]
+        return str(group["reason"]), f"in failed group {group['name']}: {group.get('message') or group['reason']}"
+    return None
+
+
+def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Sequence[Obj], title: str | None = None,
+                     section: Obj | None = None) -> list[NodeResult]:
+    """Every node that took part in (or was excluded from) one category, keyed `title` and explained by `section`, the
+    report's title and section of the category (see build_record; when not given, `domain/variant` and the section
+    report.model.category_report makes of the Workflow and its Jobs)."""
     labels = labels_of(workflow)
-    category = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
+    domain, variant = labels.get(LABEL_DOMAIN), labels.get(LABEL_VARIANT)
+    category = title or f"{domain}/{variant}"
     status, orch = workflow_status(workflow), orchestration_of(workflow)
     jobs = sorted(jobs_run(workflow, jobs), key=_job_order)
+    if section is None:
+        section = category_report(CategoryView({"domain": domain, "variant": variant}, workflow, list(jobs)))
     involved: dict[str, None] = {}
     for group in current_groups(workflow):
         involved.update(dict.fromkeys(group.get("nodes") or []))
@@ -108,16 +144,24 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
             source = next((row for row in rows if last is not None and row["job"] == last["metadata"]["name"]), None)
             evidence = (job_status(last).get("evidence") if last else None) or []
         measured = dict(source["measurements"]) if source else {}
-        results.append(NodeResult(name, category, state, str(blame.get("reason") or ""), str(blame.get("message") or detail or ""),
-                                  measured, list(evidence), rows))
+        reason, message = str(blame.get("reason") or ""), str(blame.get("message") or detail or "")
+        if not blame and state not in ("passed", "running"):
+            reason, message = unblamed_reason(name, section) or (reason, message)
+        results.append(NodeResult(name, category, state, reason, message, measured, list(evidence), rows))
     return results
 
 
 def build_record(cert: Obj, workflows: Sequence[Obj], jobs_by_workflow: dict[str, list[Obj]], nodes: Sequence[Obj]) -> CertRecord:
-    """The archive record of a terminal certification, from its objects and the Nodes as they are now."""
+    """The archive record of a terminal certification, from its objects and the Nodes as they are now: the
+    categories the report holds, each keyed by the title the report gives it (distinct within a certification: the
+    archive refuses two results of one node under one title rather than keep one of them)."""
     all_jobs = [job for wf in workflows for job in jobs_by_workflow.get(wf["metadata"]["name"], [])]
-    report = build_report(cert, workflows, all_jobs)
-    results = [r for wf in workflows for r in category_results(cert, wf, jobs_by_workflow.get(wf["metadata"]["name"], []), nodes)]
+    view = CertificationView.of(cert, workflows, all_jobs)
+    report = report_of(view)
+    titles = category_titles(report["categories"])
+    results = [r for category, title, section in zip(view.categories, titles, report["categories"], strict=True) if category.workflow is not None
+               for r in category_results(cert, category.workflow, jobs_by_workflow.get(category.workflow["metadata"]["name"], []), nodes,
+                                         title, section)]
     involved = {r.node for r in results}
     baselines = {node_name(n): baseline_of(n) for n in nodes if node_name(n) in involved}
     status = certification_status(cert)

@@ -16,10 +16,12 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_name, run_status, workload_run_of
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.judging.thresholds import shown_measured
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.model import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
-from nvcre_tui.engine.report.text import category_titles
+from nvcre_tui.engine.report.text import blame_text
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -44,6 +46,14 @@ def _size(size: int) -> str:
 
 def _number(value: Any, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else "-"
+
+
+def _judged(metric: str, expression: Any, value: Any, passed: bool | None, digits: int = 1) -> str:
+    """A measured value beside its verdict: never on the other side of the threshold (shown_measured) when the
+    threshold judged it (`passed` true or false), else `_number`."""
+    if expression and passed is not None and _number(value) != "-":
+        return shown_measured(metric, str(expression), float(value), passed)
+    return _number(value, digits)
 
 
 def _ceiling(value: float) -> float:
@@ -90,8 +100,9 @@ def curve_svg(series: Mapping[str, Mapping[int, float]], width: int = 640, heigh
     return "".join(parts)
 
 
-def bars_svg(rows: Sequence[Obj], width: int = 640) -> str:
-    """One horizontal bar per node or group (busBW), low or failed ones marked ✗ as well as coloured."""
+def bars_svg(rows: Sequence[Obj], width: int = 640, threshold: str | None = None) -> str:
+    """One horizontal bar per node or group (busBW), low or failed ones marked ✗ as well as coloured; the value
+    as the busBandwidthGBps `threshold` judged it (a failed 299.999 never reads 300.0 against `value >= 300`)."""
     measured = [r for r in rows if isinstance(r.get("busBW"), int | float)]
     if not measured:
         return ""
@@ -107,9 +118,14 @@ def bars_svg(rows: Sequence[Obj], width: int = 640) -> str:
         label = row["nodes"][0] if len(row.get("nodes") or []) == 1 else f"{row['groupName']} ({len(row.get('nodes') or [])} nodes)"
         parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{escape(label)}</text>'
                      f'<rect x="{left}" y="{y}" width="{length:.1f}" height="{bar - 4}" fill="{"#dc2626" if low else "#16a34a"}"/>'
-                     f'<text x="{left + length + 4:.1f}" y="{y + 11}">{"✗ " if low else ""}{_number(row["busBW"])}</text>')
+                     f'<text x="{left + length + 4:.1f}" y="{y + 11}">{"✗ " if low else ""}{escape(_bar_value(row, threshold))}</text>')
     parts.append(f'<text x="{left}" y="{height - 4}">busbw {BANDWIDTH_UNIT} (0 – {top_value:g})</text></svg>')
     return "".join(parts)
+
+
+def _bar_value(row: Obj, threshold: str | None) -> str:
+    below = row.get("belowMin")
+    return _judged(BUS_BANDWIDTH, threshold, row["busBW"], None if below is None else not below)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -119,7 +135,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _evidence(items: Sequence[Obj]) -> str:
-    lines = [f"{e.get('metric', '?')}: measured {_number(e.get('measured'), 2)}, {e.get('expression', '')} → {'passed' if e.get('passed') else 'failed'}"
+    lines = [f"{e.get('metric', '?')}: measured {_judged(str(e.get('metric')), e.get('expression'), e.get('measured'), bool(e.get('passed')), 2)}, "
+             f"{e.get('expression', '')} → {'passed' if e.get('passed') else 'failed'}"
              + (f" ({e['message']})" if e.get("message") else "") for e in items]
     return "<br>".join(escape(line) for line in lines) or "no threshold evidence"
 
@@ -156,7 +173,7 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
         out.append(f"<figure>{curve_svg(curves)}<figcaption>Bus bandwidth vs message size, per group (out-of-place busbw from each run's nccl-tests log).</figcaption></figure>")
     elif curve_note:
         out.append(f'<p class="note">Size curves: {escape(curve_note)}</p>')
-    bars = bars_svg(category.get("groupBandwidth") or [])
+    bars = bars_svg(category.get("groupBandwidth") or [], threshold=thresholds.get(BUS_BANDWIDTH))
     if bars:
         out.append(f"<figure>{bars}<figcaption>Bus bandwidth per node (single-node jobs) or group; ✗ marks a group below the threshold or failed.</figcaption></figure>")
     if category.get("diagnose") is not None:
@@ -169,14 +186,19 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     """The whole report as one HTML document."""
     curves, curve_notes = curves or {}, curve_notes or {}
     result = str(report.get("result"))
+    details = report.get("failedNodeDetails") or []
+    suspects = [node for node in details if node.get("suspect")]  # blamed only with their whole group: counted apart
     summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
-               ("Nodes", report.get("totalNodes")), ("Failed nodes", len(report.get("failedNodes") or [])),
+               ("Nodes", report.get("totalNodes")), ("Failed nodes", len(details) - len(suspects)),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     if report.get("workloadFallback"):
         summary.insert(7, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
     if report.get("simulated"):
         summary.insert(1, ("Workloads", f"simulated: {report['simulated']}"))
+    if suspects:
+        at = next(index for index, (label, _) in enumerate(summary) if label == "Failed nodes") + 1
+        summary.insert(at, ("Suspect nodes", f"{len(suspects)} (in a group that failed as a whole, no node named)"))
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
              f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",
@@ -187,12 +209,12 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     for category, title in zip(categories, category_titles(categories), strict=True):
         key = f"{category['domain']}/{category['variant']}"
         parts.append(_category(category, title, curves.get(key), curve_notes.get(key)))
-    parts.append('<h2 id="failed-nodes">Failed nodes</h2>')
-    details = report.get("failedNodeDetails") or []
+    parts.append(f'<h2 id="failed-nodes">Failed nodes{" and suspects" if suspects else ""}</h2>')
     if not details:
         parts.append("<p>none</p>")
     else:
-        rows = [(f"✗ {node['name']}", failure.get("category", ""), failure.get("reason", ""), failure.get("message", ""))
+        rows = [(f"{'!' if failure.get('suspect') else '✗'} {node['name']}", failure.get("category", ""),
+                 blame_text(str(failure.get("reason", "")), bool(failure.get("suspect"))), failure.get("message", ""))
                 for node in details for failure in node["failures"]]
         parts.append(_table(("node", "category", "reason", "message"), rows))
         for node in details:

@@ -1,4 +1,8 @@
-"""The report as JUnit XML: one testsuite per certification, one testcase per category."""
+"""The report as JUnit XML: one testsuite per certification, one testcase per category.
+
+Kept to the schema Jenkins and GitLab read: a testsuite's `properties` before its testcases; in a testcase its
+`failure` or `error`, then `system-out` (what a passing category passed with: skipped DCGM tests, skipped nccl-tests
+rows)."""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import FAILED, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
-from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
-from nvcre_tui.engine.report.text import category_titles, failure_text
+from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, category_titles
+from nvcre_tui.engine.report.text import SUSPECT_NOTE, failure_text, skipped_row_lines, skipped_test_lines
 
 Obj = dict[str, Any]
 # What XML 1.0 cannot hold at all, escaped or not (its Char production): a CI system's parser refuses the whole file.
@@ -27,6 +31,7 @@ def render_junit(reports: Sequence[Obj]) -> str:
         excluded = ", ".join(f"{e['name']} ({e.get('reason') or 'excluded'})" for e in report.get("excludedNodes") or [])
         if excluded:
             told.append(("excludedNodes", excluded))
+        told += _blamed(report)
         if told:
             properties = ET.SubElement(suite, "properties")
             for key, value in told:
@@ -41,7 +46,14 @@ def render_junit(reports: Sequence[Obj]) -> str:
                 failure.text = failure_text(category)
             elif category["status"] != SUCCEEDED:
                 errors += 1
-                ET.SubElement(case, "error", message=f"category did not finish: {category['status']}")
+                error = ET.SubElement(case, "error", message=f"category did not finish: {category['status']}")
+                so_far = failure_text(category)  # what it blamed before it ended (or so far, while it runs)
+                if so_far:
+                    error.text = f"failed so far:\n{so_far}"
+            warnings = [f"passed with skipped tests: {line}" for line in skipped_test_lines(category)]
+            warnings += [f"passed with skipped rows: {line}" for line in skipped_row_lines(category)]
+            if warnings:  # not a clean pass, as the other formats mark it
+                ET.SubElement(case, "system-out").text = "\n".join(warnings)
         if report["result"] in (RESULT_INCOMPLETE, RESULT_RUNNING):
             errors += 1
             case = ET.SubElement(suite, "testcase", name="certification", classname=f"{report['name']}.certification")
@@ -52,6 +64,20 @@ def render_junit(reports: Sequence[Obj]) -> str:
         suite.set("errors", str(errors))
     ET.indent(suites)
     return _NOT_XML.sub("\ufffd", ET.tostring(suites, encoding="unicode", xml_declaration=True)) + "\n"
+
+
+def _blamed(report: Obj) -> list[tuple[str, str]]:
+    """The suite's properties naming the nodes the report blames (whatever the result: a RUNNING certification's
+    category errors too), the convicted apart from the suspects of a group that failed as a whole."""
+    details = report.get("failedNodeDetails") or []
+    convicted = [str(node["name"]) for node in details if not node.get("suspect")]
+    suspects = [str(node["name"]) for node in details if node.get("suspect")]
+    told = []
+    if convicted:
+        told.append(("failedNodes", ", ".join(convicted)))
+    if suspects:
+        told.append(("suspectNodes", f"{', '.join(suspects)} ({SUSPECT_NOTE})"))
+    return told
 
 
 def _why(report: Obj) -> str:

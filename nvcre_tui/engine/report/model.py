@@ -19,15 +19,17 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach
-from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
 )
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
+from nvcre_tui.engine.report.nodestates import blamed_state
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
+SUSPECT = "suspect"  # nodestates.blamed_state's word for a node blamed only with its whole group
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
@@ -38,13 +40,45 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
 
 def _low(threshold: str | None, busbw: float | None) -> bool | None:
     """Whether a group's busbw fails the busBandwidthGBps threshold (None when there is no threshold or no value:
-    a group that measured nothing is failed, not low)."""
+    a group that measured nothing is failed, not low; None too when the expression cannot be evaluated on it,
+    InvalidThresholdExpression: the expression is at fault, the value is neither low nor ok)."""
     if not threshold or busbw is None:
         return None
     try:
-        return not compile_threshold(BUS_BANDWIDTH, threshold).evaluate(busbw).passed
+        evidence = compile_threshold(BUS_BANDWIDTH, threshold).evaluate(busbw)
     except ThresholdError:
         return None
+    return None if evidence.reason == INVALID_EXPRESSION else not evidence.passed
+
+
+def category_titles(categories: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
+    keys test cases by name, and two cards of one title read as one. Every part of the report names a category so."""
+    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
+    titles, seen = [], dict.fromkeys(keys, 0)
+    for key in keys:
+        seen[key] += 1
+        titles.append(f"{key} #{seen[key]}" if keys.count(key) > 1 else key)
+    return titles
+
+
+def with_blame(members: Sequence[str], failures: Sequence[Obj]) -> list[Obj]:
+    """A group's failed-node entries, each with `suspect`: true where its Job blamed the whole multi-node group
+    together (nodestates.blamed_state, the word the console shows), which convicts none of them."""
+    return [{**f, "suspect": blamed_state(members, failures, str(f.get("reason") or "")) == SUSPECT} for f in failures]
+
+
+def category_failed_nodes(category: CategoryView) -> list[Obj]:
+    """The category's blamed nodes (readmodel.failed_nodes), each with `suspect`: true where every group that blamed
+    it for that reason blamed its whole group together (with_blame: the map's `suspect`); a diagnosis's verdicts,
+    and a blame no group record explains, convict (`suspect` false)."""
+    states: dict[tuple[str, str], set[bool]] = {}
+    if category.orchestration.get("diagnose") is None:
+        groups = [*(g for record in category.timeline for g in record.groups), *category.groups]
+        for group in groups:
+            for failure in with_blame(group["nodes"], group_failures(group, group["nodes"], category.job_of(group))):
+                states.setdefault((failure["name"], str(failure.get("reason") or "")), set()).add(failure["suspect"])
+    return [{**f, "suspect": states.get((f["name"], str(f.get("reason") or ""))) == {True}} for f in category.failed_nodes]
 
 
 def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj], list[Obj], list[Obj]]:
@@ -74,7 +108,8 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
                 failed_groups.append({
                     "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
                     "message": _failure_message(job),
-                    "failedNodes": group_failures(group, group["nodes"], category.job_of(group)), "failureLog": status.get("failureLog"),
+                    "failedNodes": with_blame(group["nodes"], group_failures(group, group["nodes"], category.job_of(group))),
+                    "failureLog": status.get("failureLog"),
                 })
     return bandwidth, failed_groups, iterations
 
@@ -182,7 +217,7 @@ def category_report(category: CategoryView) -> Obj:
         "mnnvl": bool(spec["jobTemplate"]["spec"]["workload"]["workloadRun"].get("enableMNNVL")),
         "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
         "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
-        "failedNodes": category.failed_nodes, "cliques": _cliques(category), "groupBandwidth": bandwidth,
+        "failedNodes": category_failed_nodes(category), "cliques": _cliques(category), "groupBandwidth": bandwidth,
         "bandwidth": _bandwidth_summary(jobs), "training": _training(jobs), "iterations": iterations,
     })
     diagnostics = _diagnostics(jobs)
@@ -250,9 +285,12 @@ def report_of(view: CertificationView) -> Obj:
     categories = [category_report(category) for category in view.categories]
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}
-    for category in categories:
+    for category, title in zip(categories, category_titles(categories), strict=True):
         for node in category.get("failedNodes") or []:
-            failed.setdefault(node["name"], []).append({**node, "category": f"{category['domain']}/{category['variant']}"})
+            failed.setdefault(node["name"], []).append({**node, "category": title})
+    # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
+    # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
+    suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))
     summary = status.get("summary") or {}
     result = summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED)
     if result == RESULT_RUNNING and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
@@ -266,7 +304,9 @@ def report_of(view: CertificationView) -> Obj:
         "excludedNodes": sorted(excluded.values(), key=lambda e: e["name"]),
         "categories": categories,
         "passedCategories": sum(1 for c in categories if c["status"] == SUCCEEDED), "totalCategories": len(categories),
-        "failedNodes": sorted(failed), "failedNodeDetails": [{"name": n, "failures": failed[n]} for n in sorted(failed)],
+        "failedNodes": sorted(failed),
+        "failedNodeDetails": [{"name": n, "suspect": n in suspects, "failures": failed[n]} for n in sorted(failed)],
+        "suspectNodes": suspects, "failedNodeCounts": {"convicted": len(failed) - len(suspects), "suspect": len(suspects)},
         "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),
         "result": result,

@@ -7,10 +7,13 @@ from typing import Any
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.judging.thresholds import shown_measured
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
+from nvcre_tui.engine.report.model import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
+# A node blamed only with its whole multi-node group (the report's `suspect`, the map's word): no evidence convicts it.
+SUSPECT_NOTE = "suspect: its whole group failed together, no node named"
 WIDTH = 66
 MAX_GROUP_ROWS = 12
 MAX_TAIL_LINES = 12
@@ -26,9 +29,14 @@ def _evidence_text(evidence: list[Obj] | None) -> str:
     return "; ".join(parts)
 
 
+def blame_text(reason: str, suspect: bool) -> str:
+    """A blame's reason, qualified when it convicts no node (SUSPECT_NOTE)."""
+    return f"{reason} ({SUSPECT_NOTE})" if suspect else reason
+
+
 def node_line(node: Obj) -> str:
     detail = _evidence_text(node.get("evidence")) or node.get("message", "")
-    return f"{node['name']}: {node['reason']}" + (f" — {detail}" if detail else "")
+    return f"{node['name']}: {blame_text(node['reason'], bool(node.get('suspect')))}" + (f" — {detail}" if detail else "")
 
 
 def _names(names: list[str], limit: int = 6) -> str:
@@ -38,26 +46,26 @@ def _names(names: list[str], limit: int = 6) -> str:
 
 def failure_lines(failures: list[Obj], indent: str) -> list[str]:
     """Failed nodes, one line per distinct (reason, detail): identical failures of many nodes read once."""
-    by_kind: dict[tuple[str, str, str], list[str]] = {}
+    by_kind: dict[tuple[str, bool, str, str], list[str]] = {}
     for node in failures:
         detail = _evidence_text(node.get("evidence")) or node.get("message", "")
-        by_kind.setdefault((node["reason"], detail, node.get("category", "")), []).append(node["name"])
+        by_kind.setdefault((node["reason"], bool(node.get("suspect")), detail, node.get("category", "")), []).append(node["name"])
     lines = []
-    for (reason, detail, category), names in by_kind.items():
+    for (reason, suspect, detail, category), names in by_kind.items():
         where = f" [{category}]" if category else ""
-        lines.append(f"{indent}{_names(names)}: {reason}{' — ' + detail if detail else ''}{where}")
+        lines.append(f"{indent}{_names(names)}: {blame_text(reason, suspect)}{' — ' + detail if detail else ''}{where}")
     return lines
 
 
-def category_titles(categories: list[Obj]) -> list[str]:
-    """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
-    keys test cases by name, and two cards of one title read as one."""
-    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
-    titles, seen = [], {key: 0 for key in keys}
-    for key in keys:
-        seen[key] += 1
-        titles.append(f"{key} #{seen[key]}" if keys.count(key) > 1 else key)
-    return titles
+def skipped_test_lines(category: Obj) -> list[str]:
+    """DCGM runs that passed with tests skipped (not a clean pass), one line each."""
+    marked = (category.get("diagnostics") or {}).get("passedWithSkippedTests") or []
+    return [f"{_names(item['nodes'])}: {item['verdict']} ({item['message'].split(': ', 1)[-1]})" for item in marked]
+
+
+def skipped_row_lines(category: Obj) -> list[str]:
+    """nccl-tests runs that passed with rows left out of their averages (not a clean pass), one line each."""
+    return [f"{_names(item['nodes'])}: {item['note']}" for item in category.get("passedWithSkippedRows") or []]
 
 
 def failure_text(category: Obj) -> str:
@@ -126,22 +134,31 @@ def _category_rows(category: Obj) -> list[str]:
     if diagnostics:
         marked = diagnostics["passedWithSkippedTests"]
         rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
-        rows += [f"  ! {_names(item['nodes'])}: {item['verdict']} ({item['message'].split(': ', 1)[-1]})" for item in marked[:MAX_GROUP_ROWS]]
+        rows += [f"  ! {line}" for line in skipped_test_lines(category)[:MAX_GROUP_ROWS]]
     marked_rows = category.get("passedWithSkippedRows") or []
     if marked_rows:
         rows.append(_field("nccl-tests", f"{count(len(marked_rows), 'run')} passed with skipped rows"))
-        rows += [f"  ! {_names(item['nodes'])}: {item['note']}" for item in marked_rows[:MAX_GROUP_ROWS]]
+        rows += [f"  ! {line}" for line in skipped_row_lines(category)[:MAX_GROUP_ROWS]]
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
         for group in low[:MAX_GROUP_ROWS]:
-            busbw = "n/a" if group["busBW"] is None else f"{group['busBW']:.2f} {BANDWIDTH_UNIT}"
+            busbw = "n/a" if group["busBW"] is None else f"{group_value(category, group)} {BANDWIDTH_UNIT}"
             rows.append(f"  ✗ {group['groupName']}  {busbw}{'  LOW' if group.get('belowMin') else ''}  [{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
         spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""
         rows.append(_field("Bandwidth", f"busBW {bw['busBW']:.2f} {BANDWIDTH_UNIT}{spread}"))
     return rows
+
+
+def group_value(category: Obj, group: Obj) -> str:
+    """A groupBandwidth row's busBW as shown beside its verdict: never on the other side of the threshold
+    (shown_measured) when the threshold judged it (belowMin true or false), else with two decimals."""
+    threshold = (category.get("thresholds") or {}).get(BUS_BANDWIDTH)
+    if threshold and group.get("belowMin") is not None:
+        return shown_measured(BUS_BANDWIDTH, str(threshold), float(group["busBW"]), not group["belowMin"])
+    return f"{group['busBW']:.2f}"
 
 
 def _diagnose_rows(state: Obj) -> list[str]:
@@ -183,7 +200,11 @@ def render_text(report: Obj) -> str:
         lines.append("")
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
     details = report.get("failedNodeDetails") or []
-    summary.append(_field("Failed Nodes", len(details) if details else "none"))
+    suspects = [node for node in details if node.get("suspect")]
+    convicted = len(details) - len(suspects)
+    summary.append(_field("Failed Nodes", convicted if convicted else "none"))
+    if suspects:  # blamed only with their whole group: counted apart, as the console and the history do
+        summary.append(_field("Suspect Nodes", f"{len(suspects)} (in a group that failed as a whole, no node named)"))
     summary += failure_lines([failure for node in details for failure in node["failures"]], "  - ")
     summary.append(_field("Result", report["result"]))
     lines += _card("Summary", summary)

@@ -1,0 +1,167 @@
+"""Every report format tells the console's story: a node blamed only with its whole multi-node group is a suspect, not
+a failed node; a measured value is never printed on the passing side of the threshold it failed; JUnit carries the
+warnings and the blamed nodes the other formats show; an expression that could not be evaluated marks no group LOW;
+two categories of one domain/variant are named apart everywhere."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from html import unescape
+from typing import Any
+
+import pytest
+
+from nvcre_tui.engine.report import nodestates
+from nvcre_tui.engine.report.html import bars_svg, render_html
+from nvcre_tui.engine.report.junit import render_junit
+from nvcre_tui.engine.report.model import _low
+from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.report.text import render_text
+from tests.scenarios.harness import case_names, run_case
+
+Obj = dict[str, Any]
+# Multi-node groups that missed a threshold as a whole (no node named), and cases that convict nodes alone.
+GROUP_FAILED = ["slow-gpu-full-scale-blames-group", "training-slow-gpu-tflops", "hang-full-scale-timeout",
+                "timeout-shorter-than-run", "threshold-range-fail-above"]
+CONVICTED = ["slow-gpu-intra-node", "xid-mid-run-full-scale", "diagnose-slow-gpu"]
+
+
+def _view(case: str) -> CertificationView:
+    run = run_case(case)
+    [cert] = run.objects["Certification"]
+    return CertificationView.of(cert, run.objects["Workflow"], run.objects["Job"])
+
+
+def _text(markup: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", markup, flags=re.S))))
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_the_report_calls_suspect_exactly_the_nodes_the_map_calls_suspect(case: str) -> None:
+    """Per category, a blamed node is `suspect` in the report when the console's node states (nodestates) say so."""
+    report, view = run_case(case).report, _view(case)
+    for category, section in zip(view.categories, report["categories"], strict=True):
+        blamed: dict[str, list[bool]] = {}
+        for entry in section.get("failedNodes") or []:
+            blamed.setdefault(entry["name"], []).append(entry["suspect"])
+        if not blamed or category.workflow is None:
+            continue
+        states = nodestates.compute([category], [{"metadata": {"name": name}} for name in blamed])
+        assert {n: all(s) for n, s in blamed.items()} == {n: states[n][0] == "suspect" for n in blamed}, case
+    suspects = sorted(d["name"] for d in report["failedNodeDetails"] if d["suspect"])
+    assert report["suspectNodes"] == suspects
+    assert report["failedNodeCounts"] == {"convicted": len(report["failedNodes"]) - len(suspects), "suspect": len(suspects)}
+
+
+@pytest.mark.parametrize("case", GROUP_FAILED + CONVICTED)
+def test_a_group_that_failed_as_a_whole_names_suspects_and_a_node_alone_is_convicted(case: str) -> None:
+    assert bool(run_case(case).report["suspectNodes"]) is (case in GROUP_FAILED), case
+
+
+@pytest.mark.parametrize("case", GROUP_FAILED)
+def test_every_format_counts_the_suspects_of_a_group_that_failed_as_a_whole_apart(case: str) -> None:
+    report = run_case(case).report
+    suspects = report["suspectNodes"]
+    assert suspects and report["failedNodeCounts"]["convicted"] == 0 and set(report["failedNodes"]) == set(suspects)  # backward compatible
+    text = render_text(report)
+    assert "│ Failed Nodes:   none" in text and f"│ Suspect Nodes:  {len(suspects)} " in text
+    assert all("(suspect: its whole group failed together, no node named)" in line for line in text.splitlines() if " — " in line and "gpu-node" in line)
+    suite = ET.fromstring(render_junit([report])).find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") or "" for p in suite.findall("properties/property")}
+    assert "failedNodes" not in properties and properties["suspectNodes"].startswith(", ".join(suspects))
+    failure = suite.find("testcase/failure")
+    assert failure is not None and failure.text is not None
+    node_lines = [line for line in failure.text.splitlines() if line.startswith("gpu-node")]
+    assert node_lines and all("suspect" in line for line in node_lines)
+    html = _text(render_html(report))
+    assert "Failed nodes 0 " in html and f"Suspect nodes {len(suspects)} " in html
+    assert all(f"! {name} " in html and f"✗ {name} " not in html for name in suspects)
+
+
+def test_a_convicted_node_stays_failed_in_every_format() -> None:
+    report = run_case("slow-gpu-intra-node").report
+    assert report["failedNodes"] and not report["suspectNodes"]
+    assert f"│ Failed Nodes:   {len(report['failedNodes'])}" in render_text(report) and "Suspect Nodes" not in render_text(report)
+    suite = ET.fromstring(render_junit([report])).find("testsuite")
+    assert suite is not None
+    assert ("failedNodes", ", ".join(report["failedNodes"])) in [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")]
+    assert f"Failed nodes {len(report['failedNodes'])} " in _text(render_html(report))
+
+
+def test_an_html_bar_never_prints_a_failed_value_as_passing() -> None:
+    rows = [{"groupName": "group-1", "nodes": ["gpu-node-02"], "busBW": 299.99, "belowMin": True, "failed": True},
+            {"groupName": "group-2", "nodes": ["gpu-node-03"], "busBW": 299.999, "belowMin": True, "failed": True},
+            {"groupName": "group-0", "nodes": ["gpu-node-01"], "busBW": 479.81, "belowMin": False, "failed": False}]
+    labels = re.findall(r"<text [^>]*>(✗ )?([0-9.]+)</text>", bars_svg(rows, threshold="value >= 300"))
+    assert labels == [("✗ ", "299.99"), ("✗ ", "299.999"), ("", "479.81")]
+    category = {"domain": "communication", "variant": "nccl-all-reduce", "status": "Failed", "thresholds": {"busBandwidthGBps": "value >= 300"},
+                "groupBandwidth": rows}
+    evidence = [{"metric": "busBandwidthGBps", "measured": 299.999, "expression": "value >= 300", "passed": False}]
+    report = {"name": "near", "result": "FAILED", "categories": [category], "passedCategories": 0, "totalCategories": 1,
+              "failedNodes": ["gpu-node-03"], "failedNodeDetails": [{"name": "gpu-node-03", "failures": [
+                  {"name": "gpu-node-03", "reason": "ThresholdViolation", "evidence": evidence, "category": "communication/nccl-all-reduce"}]}]}
+    html = render_html(report)
+    assert "✗ 300.0" not in html and "✗ 299.999" in html
+    assert "measured 299.999, value &gt;= 300 → failed" in html
+    assert "group-2  299.999 GB/s  LOW" in render_text(report)
+
+
+def _category(status: str, **extra: Any) -> Obj:
+    return {"domain": "diagnostics", "variant": "dcgm-level4", "status": status, "runtimeSeconds": 60.0, **extra}
+
+
+def _report(categories: list[Obj], result: str = "PASSED", **extra: Any) -> Obj:
+    return {"name": "cert", "namespace": "default", "result": result, "categories": categories, "passedCategories": 0,
+            "totalCategories": len(categories), "failedNodes": [], "failedNodeDetails": [], "excludedNodes": [], **extra}
+
+
+def test_junit_marks_a_pass_with_skipped_tests_or_rows_as_the_other_formats_do() -> None:
+    skipped = {"nodes": ["gpu-node-02"], "skipped": 9, "tests": 10, "verdict": "passed, 9 of 10 tests skipped",
+               "message": "workload completed: pcie, memory"}
+    rows = {"nodes": ["gpu-node-05"], "note": "2 rows skipped: busbw inf at size 1048576 B (line 57)"}
+    report = _report([_category("Succeeded", diagnostics={"samples": 2, "passedWithSkippedTests": [skipped]}),
+                      {**_category("Succeeded"), "domain": "communication", "variant": "nccl-all-reduce", "passedWithSkippedRows": [rows]},
+                      _category("Succeeded", diagnostics={"samples": 2, "passedWithSkippedTests": []})])
+    suite = ET.fromstring(render_junit([report])).find("testsuite")
+    assert suite is not None
+    outs = [case.findtext("system-out") for case in suite.findall("testcase")]
+    assert outs == ["passed with skipped tests: gpu-node-02: passed, 9 of 10 tests skipped (pcie, memory)",
+                    f"passed with skipped rows: gpu-node-05: {rows['note']}", None]
+    assert suite.get("tests") == "3" and suite.get("failures") == "0" and suite.get("errors") == "0"  # still passes
+
+
+def test_junit_of_the_dcgm_case_says_which_pass_skipped_tests() -> None:
+    report = run_case("dcgm-skipped-tests-marked").report
+    suite = ET.fromstring(render_junit([report])).find("testsuite")
+    assert suite is not None
+    [first, second] = suite.findall("testcase")
+    assert "gpu-node-02: passed, 9 of 10 tests skipped" in (first.findtext("system-out") or "") and first.find("failure") is None
+    assert second.find("failure") is not None
+
+
+def test_a_repeated_category_is_named_by_its_title_in_the_summary_too() -> None:
+    """The second dcgm-level4 category blamed gpu-node-02: every part of the report says which one, by its title."""
+    report = run_case("dcgm-skipped-tests-marked").report
+    assert [f["category"] for d in report["failedNodeDetails"] for f in d["failures"]] == ["diagnostics/dcgm-level4 #2"]
+    assert "[diagnostics/dcgm-level4 #2]" in render_text(report)
+    assert "diagnostics/dcgm-level4 #2" in _text(render_html(report)).split("Failed nodes", 2)[-1]
+
+
+def test_junit_of_a_running_certification_names_the_nodes_blamed_so_far() -> None:
+    blamed = {"name": "gpu-node-07", "reason": "ThresholdViolation", "message": "measured 264.8", "suspect": False}
+    report = _report([{**_category("InProgress"), "failedNodes": [blamed]}, _category("Pending")], result="RUNNING",
+                     failedNodes=["gpu-node-07"], failedNodeDetails=[{"name": "gpu-node-07", "suspect": False, "failures": [blamed]}])
+    suite = ET.fromstring(render_junit([report])).find("testsuite")
+    assert suite is not None
+    assert ("failedNodes", "gpu-node-07") in [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")]
+    error = suite.find("testcase/error")
+    assert error is not None and "gpu-node-07: ThresholdViolation" in (error.text or "")
+    assert suite.get("errors") == "3"  # two unfinished categories and the RUNNING case
+
+
+def test_a_group_whose_threshold_could_not_be_evaluated_is_not_low() -> None:
+    expression = "value > 261.0 && value < 269.0 ? [1][int(value) - 260] == 1 : value >= 250"
+    assert _low(expression, 263.98) is None  # index out of range: InvalidThresholdExpression, neither low nor ok
+    assert _low(expression, 240.0) is True and _low(expression, 255.0) is False

@@ -141,7 +141,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
         return await ControllerLoop(session.engine, session.kube, lease, metrics, wall, log=_log,
-                                    on_acquired=session.go_on_from_the_fleet).run()
+                                    on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
     except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
         _log(" ".join(" ".join(error.messages).split()))
         return 1

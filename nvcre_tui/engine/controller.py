@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.metrics import HEARTBEAT_SECONDS, EngineMetrics, count_objects
+from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
 
@@ -43,12 +44,16 @@ class ControllerLoop:
     metrics_period: float = 15.0    # how often object counts and API totals are refreshed
     log: Callable[[str], None] = field(default=lambda message: None)
     on_acquired: Callable[[], Awaitable[None]] | None = None  # before the engine runs (a --sim-runner clock catches up)
+    cache: WatchCache | None = None  # the engine's watch cache: counts read from it cost no request (else a LIST each)
 
     async def acquire(self) -> None:
         """Return once we hold the Lease; say who holds it while we wait."""
         announced = None
         while not await self._try_acquire():
-            holder = await self.lease.holder()
+            try:
+                holder = await self.lease.holder()
+            except StoreError:  # the API server is away: _try_acquire said so; a standby keeps queueing
+                holder = None
             if holder is not None and holder.identity != announced:
                 self.log(f"waiting for the engine lease: held by {holder.identity}")
                 announced = holder.identity
@@ -64,9 +69,12 @@ class ControllerLoop:
             return False
 
     async def refresh_metrics(self) -> None:
-        """Object counts from the store, API totals from a KubeStore's stats (when it has any)."""
-        certifications = (await self.store.list(CERTIFICATION)).items
-        jobs = (await self.store.list(JOB)).items
+        """Object counts from the engine's cache (else the store), API totals from a KubeStore's stats (when it has any).
+        Only the engine holding the Lease refreshes them: a standby's object gauges stay 0 (nvcre_engine_lease_held 0)."""
+        if self.cache is not None:  # nothing re-lists the world: every 15 s that was every Job of the cluster
+            certifications, jobs = self.cache.list(CERTIFICATION), self.cache.list(JOB)
+        else:
+            certifications, jobs = (await self.store.list(CERTIFICATION)).items, (await self.store.list(JOB)).items
         self.metrics.set_objects(*count_objects(certifications, jobs))
         stats: Any = getattr(self.store, "stats", None)  # KubeStore only; the protocol has no stats
         if stats is not None:

@@ -11,6 +11,7 @@ from nvcre_tui.engine.controller import LOST_LEASE_EXIT, ControllerLoop
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.metrics import EngineMetrics
 from nvcre_tui.engine.store import CERTIFICATION, LEASE, MemoryStore
+from nvcre_tui.engine.store.errors import Unavailable
 
 NS = "nvcre-system"
 
@@ -305,3 +306,67 @@ async def test_the_log_says_when_the_api_server_is_away_back_retried_and_when_th
                     "API server answers again",
                     "API server: 7 requests retried in the last 15s (transient errors: 429, 5xx, timeouts, dropped connections)",
                     "stopped; released the engine lease for the next engine"]
+
+
+class OutageStore(MemoryStore):
+    """A store whose reads fail while `away` (a dropped connection), counting its lists."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        super().__init__(clock)
+        self.away, self.lists = False, 0
+
+    async def get(self, kind, name, namespace=None):
+        if self.away:
+            raise Unavailable("cannot connect to https://127.0.0.1:6443: connection refused (gave up after 6 tries in 4s)")
+        return await super().get(kind, name, namespace)
+
+    async def list(self, *args, **kwargs):
+        self.lists += 1
+        return await super().list(*args, **kwargs)
+
+
+async def test_a_standby_keeps_queueing_while_the_api_server_is_away() -> None:
+    """A short outage ended the standby (its holder() read was outside the retry) while the holder lived on."""
+    clock = ManualClock()
+    store = OutageStore(clock)
+    assert await EngineLease(store, clock, NS, "old-engine").try_acquire()
+    engine, metrics = StubEngine(), EngineMetrics()
+    logs: list[str] = []
+    task = asyncio.create_task(loop_for(store, clock, "new-engine", engine, metrics, logs).run())
+    await settle()
+    store.away = True
+    for _ in range(3):
+        clock.advance(2)
+        await settle()
+    assert not task.done() and any("engine lease: cannot connect" in line for line in logs)
+    store.away = False
+    for _ in range(8):  # the old holder never renews: its 15 s pass
+        clock.advance(2)
+        await settle()
+    assert engine.running
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+class StubCache:
+    def __init__(self, objects: dict) -> None:
+        self.objects = objects
+
+    def list(self, kind, namespace=None):
+        return self.objects.get(kind.kind, [])
+
+
+async def test_metrics_read_the_engines_cache_not_a_list_of_every_job() -> None:
+    clock = ManualClock()
+    store = OutageStore(clock)
+    cache = StubCache({"Certification": [{"status": {"summary": {"result": "FAILED"}}}], "Job": [{"status": {}}] * 3})
+    engine, metrics = StubEngine(), EngineMetrics()
+    loop = ControllerLoop(engine, store, EngineLease(store, clock, NS, "a", duration=15), metrics, clock, cache=cache)  # type: ignore[arg-type]
+    task = asyncio.create_task(loop.run())
+    await settle()
+    clock.advance(15)
+    await settle()
+    assert sample(metrics, "nvcre_certifications", result="FAILED") == 1 and sample(metrics, "nvcre_jobs", phase="Pending") == 3
+    assert store.lists == 0
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

@@ -56,3 +56,20 @@ async def test_the_pod_on_the_blamed_node_is_the_log_pod_when_rank_zero_never_ra
         finally:
             await runner.close()
             await store.close()
+
+
+def test_a_long_lived_runner_keeps_the_latest_result_pods_only() -> None:
+    """`nvcre controller` runs for weeks: one pod object per run it ever saw grew toward its memory limit."""
+    from types import SimpleNamespace
+
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.podlogs import MAX_PODS
+    from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+    from nvcre_tui.engine.store import MemoryStore
+
+    clock = ManualClock()
+    runner = KubernetesRunner(MemoryStore(clock), clock, SimpleNamespace(_transport=None))
+    for index in range(MAX_PODS + 10):
+        runner._remember({"metadata": {"uid": f"run-{index}"}}, {"metadata": {"name": f"pod-{index}"}})
+    kept = runner._result_pods
+    assert len(kept) == MAX_PODS and "run-9" not in kept and "run-10" in kept and f"run-{MAX_PODS + 9}" in kept

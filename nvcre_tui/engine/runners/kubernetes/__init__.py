@@ -17,6 +17,7 @@ the pod on the node at fault when the result pod's log says nothing): the Job's 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -29,7 +30,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, LABEL_SIMULAT
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
-from nvcre_tui.engine.kube.podlogs import PodLogReader
+from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.runners.kubernetes.create import (COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned, delete_workload, group_nodes,
@@ -91,7 +92,8 @@ class KubernetesRunner:
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
-        self._result_pods: dict[str, Obj] = {}  # run uid -> its result pod as last seen (its log outlives it)
+        # run uid -> its result pod as last seen (its log outlives it), the latest MAX_PODS only, as the logs kept
+        self._result_pods: OrderedDict[str, Obj] = OrderedDict()
         self._refused_since: dict[str, float] = {}  # run uid -> when a webhook first refused its TrainJob (RUNTIME_NOT_CACHED)
 
     def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
@@ -185,7 +187,7 @@ class KubernetesRunner:
                         nodes=dict(zip(members, nodes, strict=True)))
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
-            self._result_pods[run["metadata"].get("uid", "")] = result
+            self._remember(run, result)
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
         if verdict.phase in FINISHED:
@@ -279,7 +281,7 @@ class KubernetesRunner:
                 blamed = next((pod for pod in pods if pod_node(pod) == culprit), None)
                 if blamed is not None and (await self.log_reader.read(blamed, _container(blamed)) or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
-                    self._result_pods[run["metadata"].get("uid", "")] = blamed
+                    self._remember(run, blamed)
         if await self._patch(run, patch) is not None and verdict.phase == FAILED:
             await self._delete_workload(run, owner, trainer)
 
@@ -345,7 +347,17 @@ class KubernetesRunner:
             found = next((p for p in pods if (p["metadata"]["name"] == named if named else is_result_pod(p, launcher))), None)
             if found is None:
                 return pod
-            pod = self._result_pods[uid] = found
+            pod = self._remember(run, found)
+        return pod
+
+    def _remember(self, run: Obj, pod: Obj) -> Obj:
+        """Keep `pod` as the run's result pod; a long-lived engine keeps the latest MAX_PODS (their logs are kept as
+        many: PodLogReader), not one pod object per run it ever saw."""
+        uid = str(run["metadata"].get("uid", ""))
+        self._result_pods[uid] = pod
+        self._result_pods.move_to_end(uid)
+        while len(self._result_pods) > MAX_PODS:
+            self._result_pods.popitem(last=False)
         return pod
 
     # ----------------------------------------------------------------------- helpers

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, 
                                              RESULT_RUNNING, SUCCEEDED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.context import Context, NameCollision, World
+from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollision, World
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
@@ -89,8 +89,8 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             nodes = set(rendered.discovery.names)
             if any(not nodes.isdisjoint(other) for other in busy):
                 status.update(reason="WaitingForNodes", message="waits for an earlier category on the same nodes")
-            else:
-                await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status)
+            elif not await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status):
+                requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
         statuses.append(status)
     await _summarise(ctx, cert, statuses, workflows, world, _how_run(cert, workflows, world))
@@ -115,6 +115,7 @@ def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: 
 
 
 RENDER_MEMO = 512
+LEFTOVER_SECONDS = 2.0  # how soon a category waiting for an earlier namesake's Workflow to go looks again
 
 
 def _how_run(cert: Obj, workflows: dict[str, Obj], world: World) -> list[Obj]:
@@ -131,17 +132,22 @@ def _how_run(cert: Obj, workflows: dict[str, Obj], world: World) -> list[Obj]:
     return list(found.values())
 
 
-async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, total: int, status: Obj) -> None:
+async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, total: int, status: Obj) -> bool:
+    """Create the category's Workflow and say so in `status`; False while an earlier namesake's is still there."""
     workflow.pop("status", None)
     try:
         created = await ctx.create_child(WORKFLOW, cert, workflow)
+    except Leftover as error:  # collected soon (by the engine, or a garbage collector): created then
+        status.update(reason="WaitingForLeftovers", message=f"{error.message}; created once it is gone")
+        return False
     except NameCollision as error:
         status.update(status=FAILED, reason="WorkflowNameCollision", message=str(error))
-        return
+        return True
     key = f"{status['domain']}/{status['variant']}"
     status.update(status=IN_PROGRESS, reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
                   workflowRef={"name": created["metadata"]["name"], "namespace": created["metadata"].get("namespace")})
     await ctx.event(cert, "Normal", "WorkflowCreated", status["message"])
+    return True
 
 
 def _mirror(wf: Obj) -> Obj:

@@ -20,6 +20,11 @@ class NameCollision(Exception):
     """A child's deterministic name is taken by an object this parent does not own."""
 
 
+class Leftover(Conflict):
+    """A child's name is taken by what an earlier owner of the same name left (a Certification deleted and created
+    again before the garbage collector, or the engine, removed its Workflows): looked at again until it is gone."""
+
+
 class World:
     """What reconcilers read: the engine's watch cache (shared objects: never mutate them)."""
 
@@ -82,10 +87,15 @@ class Context:
             return created
         except AlreadyExists:
             existing = await self.store.get(kind, meta["name"], meta["namespace"])
-            owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
-            if owner["metadata"]["uid"] not in owners:
-                raise NameCollision(f"{kind.kind} {meta['name']} exists and is not owned by {owner['kind']} {owner['metadata']['name']}") from None
-            return existing
+            refs = [ref for ref in existing["metadata"].get("ownerReferences") or [] if isinstance(ref, dict)]
+            if owner["metadata"]["uid"] in {ref.get("uid") for ref in refs}:
+                return existing
+            earlier = any(ref.get("controller") and ref.get("kind") == owner["kind"] and ref.get("name") == owner["metadata"]["name"]
+                          for ref in refs)  # a namesake of this owner: gone, since this one holds the name now
+            if earlier or existing["metadata"].get("deletionTimestamp"):
+                raise Leftover(f"{kind.kind} {meta['name']} of an earlier {owner['kind']} {owner['metadata']['name']} is still being "
+                               "removed", kind=kind, name=meta["name"], namespace=meta["namespace"]) from None
+            raise NameCollision(f"{kind.kind} {meta['name']} exists and is not owned by {owner['kind']} {owner['metadata']['name']}") from None
 
     @staticmethod
     def changes(obj: Obj, status: Obj) -> bool:

@@ -210,9 +210,10 @@ class KubernetesRunner:
         except (NotFound, Forbidden):
             return None
         what = f"{kind.kind} {workload['metadata']['name']}"
-        failed = next((c for c in conditions_of(workload) if c.get("type") == "Failed" and c.get("status") == "True"), None)
+        # A TrainJob's and a batch Job's failure condition, both spelt as ours: "Failed"
+        failed = next((c for c in conditions_of(workload) if c.get("type") == FAILED and c.get("status") == "True"), None)
         if failed is not None:
-            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"{what} failed before making pods: {failed.get('reason') or 'Failed'}"
+            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"{what} failed before making pods: {failed.get('reason') or FAILED}"
                            + (f": {failed['message']}" if failed.get("message") else ""))
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")

@@ -19,8 +19,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from nvcre_tui.commands import NvcreCommands, help_lines, hint, run_colon_command
+from nvcre_tui.commands import NvcreCommands, allowed_commands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.api.damage import DamagedObject
+from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.history.deletion import delete_certification
@@ -33,6 +34,7 @@ from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.policy import Policy
+from nvcre_tui.screens.registry import BY_NAME
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
 from nvcre_tui.widgets.command_bar import CommandBar
 
@@ -298,8 +300,26 @@ class NvcreApp(ThemedApp[None]):
         self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else DEFAULT_THEME
 
     def run_command(self, text: str) -> None:
-        """Run a `:` command (also used by the palette)."""
+        """Run a `:` command (also used by the palette); one naming a certification or node this console does not
+        show says so and stays where it is, rather than opening a screen with nothing on it."""
+        missing = self._not_shown(text)
+        if missing:
+            self.notify(printable(missing, newlines=False), severity="warning", markup=False)  # the name as typed
+            return
         run_colon_command(self, text)
+
+    def _not_shown(self, text: str) -> str | None:
+        """Why `:cert NAME` or `:node NAME` (when allowed here) names nothing the snapshot holds, else None."""
+        name, _, argument = text.strip().lstrip(":").partition(" ")
+        argument, snapshot = argument.strip(), self.snapshot
+        if not argument or snapshot is None or name not in {command.name for command in allowed_commands(self)}:
+            return None
+        namespace = self.session.namespace if self.session is not None else "default"
+        if name == BY_NAME["drilldown"].command and snapshot.certification(argument) is None:
+            return f"no certification {argument} in namespace {namespace}: :certs lists them"
+        if name == BY_NAME["node"].command and not any(node_name(node) == argument for node in snapshot.nodes):
+            return f"no node {argument}: :racks shows them all"
+        return None
 
 
 def freeze_heap() -> None:

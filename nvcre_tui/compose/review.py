@@ -8,6 +8,7 @@ re-checked by hand, so the console refuses exactly what `nvcre certification run
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,10 @@ class CategoryPlan:
 
     key: str
     test_scale: str = ""
-    groups: int = 0
-    nodes_per_job: int = 0
+    groups: int = 0  # the groups it starts with (a diagnosis: its first round's)
+    smallest: int = 0  # nodes in its smallest and largest group, as the engine partitions them
+    largest: int = 0
+    diagnose: bool = False  # the groups are a diagnosis's first round: later rounds split the failed ones
     eligible: int = 0
     excluded: tuple[tuple[str, str], ...] = ()  # (node, reason)
     error: str | None = None
@@ -114,9 +117,13 @@ def _plannable(body: Body) -> Body:
 
 
 def _plan_of(item: RenderedCategory) -> CategoryPlan:
+    """What the render planned: its groups are the engine's own partition (a diagnosis's first round)."""
     orchestration = item.workflow.spec.orchestration
+    status = item.workflow.status.orchestration if item.workflow.status is not None else None
+    sizes = [len(group.nodes) for group in item.groups] or [0]
     return CategoryPlan(
-        key=item.entry.key, test_scale=orchestration.test_scale or "", groups=len(item.groups), nodes_per_job=orchestration.nodes_per_job or 0,
+        key=item.entry.key, test_scale=orchestration.test_scale or "", groups=len(item.groups),
+        smallest=min(sizes), largest=max(sizes), diagnose=status is not None and status.diagnose is not None,
         eligible=len(item.discovery.nodes), excluded=tuple((x.name, x.message or x.reason) for x in item.discovery.excluded),
     )
 
@@ -159,8 +166,14 @@ def _option_messages(draft: Draft) -> dict[tuple[str, str], str]:
     return messages
 
 
-def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], catalog: Catalog) -> Review:
-    """Check the whole draft: the one function the compose screen calls after every change."""
+def taken_message(name: str, taken: Collection[str]) -> str | None:
+    """Why `name` cannot be submitted because a certification holds it already (the store would refuse it), or None."""
+    return f"a certification named {name} exists already; choose another name (or delete that one first)" if name in taken else None
+
+
+def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], catalog: Catalog, taken: Collection[str] = ()) -> Review:
+    """Check the whole draft: the one function the compose screen calls after every change. `taken`: the names of the
+    certifications that exist (in the namespace it submits to)."""
     body = certification_body(draft, carried)
     text = to_yaml([body])
     selector, selector_message = parse_selector(draft.selector)
@@ -170,13 +183,16 @@ def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], c
     metrics = _yielded_metrics(draft, catalog)
     threshold_messages = _threshold_messages(draft, metrics)
     problems = _form_problems(draft, selector_message, threshold_messages)
+    collision = taken_message(str(body["metadata"].get("name") or ""), taken)
+    if collision:
+        problems.append(f"{WHERE}: metadata.name: {collision}")
     try:
         certification_from_text(WHERE, text, catalog)
     except InputError as error:
         problems += error.messages
     plans, render_problems = plan(body, nodes, catalog)
     return Review(
-        body=body, yaml=text, name_message=name_message(draft.name), selector_message=selector_message,
+        body=body, yaml=text, name_message=name_message(draft.name) or collision, selector_message=selector_message,
         matched=None if target is None else sum(1 for node in gpu if matches_target(node, target)), gpu_nodes=len(gpu),
         unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known),
         option_messages=_option_messages(draft), threshold_messages=threshold_messages, metrics=metrics,

@@ -191,7 +191,7 @@ class CertRow:
     failed_nodes: int
     runtime: str
     age: str
-    running: str
+    running: str  # the variants of the categories running now ("nccl-all-reduce")
 
 
 def _age(created: str | None, now: datetime) -> str:
@@ -208,7 +208,8 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         summary = status.get("summary") or {}
         start, end = status.get("startTime"), status.get("completionTime")
         runtime = format_duration(max(0.0, ((parse_time(end) if end else now) - parse_time(start)).total_seconds())) if start else "-"
-        running = [f"{s['domain']}/{s['variant']}" for s in status.get("categoryStatuses") or [] if s.get("status") == IN_PROGRESS]
+        # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
+        running = [str(s["variant"]) for s in status.get("categoryStatuses") or [] if s.get("status") == IN_PROGRESS]
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                             runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
@@ -225,6 +226,18 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
     if snapshot.models is None:
         return nodestates.compute(categories, snapshot.nodes)
     return snapshot.models.of(cert_name).update(categories, snapshot.nodes)
+
+
+def states_scope(snapshot: Snapshot, cert_name: str | None = None) -> str:
+    """Which certifications `node_states(snapshot, cert_name)` reads, for the screens that show its states: "certification
+    burn-in", or "across 2 certifications" where it merges them (a node shows its most urgent state in any: an old
+    failure stays ✗ while the latest certification passed it)."""
+    names = [cert_name] if cert_name is not None else [str(c["metadata"]["name"]) for c in snapshot.certifications]
+    if not names:
+        return "no certification yet"
+    if len(names) == 1:
+        return f"certification {names[0]}"
+    return f"across {len(names)} certifications"
 
 
 def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:

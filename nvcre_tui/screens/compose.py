@@ -154,7 +154,8 @@ class ComposeScreen(NvcreScreen):
         """Review the form now and show the result."""
         self._pending = False
         snapshot = self.nvcre.snapshot
-        self.review = review(self.read_draft(), self._carried, snapshot.nodes if snapshot else [], self.catalog)
+        taken = [str(cert["metadata"]["name"]) for cert in snapshot.certifications] if snapshot else []
+        self.review = review(self.read_draft(), self._carried, snapshot.nodes if snapshot else [], self.catalog, taken)
         self._show_review(self.review)
         return self.review
 

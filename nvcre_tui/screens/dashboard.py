@@ -20,7 +20,7 @@ from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_GLYPHS, RESULT
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (UNBLAMED, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
-                                   unblamed_failures)
+                                   states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -72,14 +72,16 @@ class DashboardScreen(NvcreScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#certs", DataTable)
-        table.add_columns("Certification", "Result", "Passed", "Failed nodes", "Runtime", "Age", "Running")
+        table.add_columns("Certification", "Result", "Passed", "✗ nodes", "Runtime", "Age", "Running")  # short: Running whole on 80 columns
         table.focus()
         super().on_mount()
 
     def show(self, snapshot: Snapshot) -> None:
         states = node_states(snapshot)
         counts = fleet_summary(snapshot, states)
-        fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes")]
+        # Merged: said, or an old failure still ✗ reads as the latest certification's.
+        scope = f" {states_scope(snapshot)}" if len(snapshot.certifications) > 1 else ""
+        fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
         fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}", style=self.app.theme_variables.get(state.variable, ""))
                   for state in NodeState]
         self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only

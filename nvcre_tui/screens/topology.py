@@ -13,6 +13,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from nvcre_tui.engine.api.nodes import node_labels, node_name
@@ -21,7 +22,7 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states
+from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, states_scope
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.legend import Legend
@@ -50,9 +51,10 @@ class TopologyScreen(NvcreScreen):
     DEFAULT_CSS = """
     TopologyScreen #bar { height: 3; }
     TopologyScreen #key { width: 48; }
+    TopologyScreen #scope { width: 1fr; height: 3; padding: 1 1 0 1; color: $text-muted; }
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
-    TopologyScreen #explain { height: 2; padding: 0 1; border-top: solid $panel; }
+    TopologyScreen #explain { height: 3; padding: 0 1; border-top: solid $panel; }  /* 2 lines: a reason, its value and threshold */
     TopologyScreen #marks { display: none; height: 1; padding: 0 1; }
     TopologyScreen #marks.-shown { display: block; }
     """
@@ -69,12 +71,15 @@ class TopologyScreen(NvcreScreen):
         self._sentinel_marks: dict[str, tuple[str, str]] = {}
         self._keys: list[str] = []  # the topology keys offered
         self._explained: str | None = None  # the explanation line shown
+        self._scope: str | None = None  # which certifications the states are read from, as shown
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
+        with Horizontal(id="bar"):
+            yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
+            yield Static(id="scope", markup=False)  # which certifications the states come from (names may hold brackets)
         yield Legend()
         yield Static(id="marks", markup=False)  # an archive error quotes paths, which may hold brackets
         yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
@@ -98,12 +103,16 @@ class TopologyScreen(NvcreScreen):
                 self._keys = keys
             select.value = self._key if self._key in keys else keys[0]
             self._nodes_seen = list(snapshot.nodes)
+        scope = states_scope(snapshot, self.certification)
+        if scope != self._scope:  # redrawn only when it changes (snapshots come twice a second)
+            self._scope = scope
+            self.query_one("#scope", Static).update(scope)
         layout_changed = not self._states or set(states) != set(self._states)
         if layout_changed:
             rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, self._key), NodeState(states[node_name(n)][0]), states[node_name(n)][1])
                                 for n in snapshot.nodes])
-        else:
-            changes = {name: NodeState(state) for name, (state, _) in states.items() if self._states.get(name, ("",))[0] != state}
+        else:  # a new state or only a new reason (a live run's): the cell's tooltip says the current one
+            changes = {name: (NodeState(state), detail) for name, (state, detail) in states.items() if self._states.get(name) != (state, detail)}
             if changes:
                 rack_map.update_states(changes)
         self._states = states

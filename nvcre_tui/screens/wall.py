@@ -20,13 +20,12 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, unblamed_failures
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.detail import shown
+from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 ROTATE_SECONDS = 15.0
-MAX_FAILURES = 20
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
 TALLIED = ("untested", "excluded")
@@ -77,7 +76,7 @@ class WallScreen(NvcreScreen):
         yield Legend()
         with Horizontal(id="body"):
             yield WallMap(id="map")
-            yield Static(id="failures")
+            yield FittedList("Failures", id="failures")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -111,19 +110,13 @@ class WallScreen(NvcreScreen):
         faults = infrastructure_faults(snapshot, self.current) if self.current else []
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
-        urgent = [(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
-        urgent += [(NodeState(state).glyph, name, detail) for _, name, state, detail in
+        urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
+        urgent += [Entry(NodeState(state).glyph, name, detail) for _, name, state, detail in
                    sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))]
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
-        urgent += [(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
+        urgent += [Entry(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
                    for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
-        failures = Text("Failures\n", style="bold")
-        for glyph, name, detail in urgent[:MAX_FAILURES]:
-            failures.append(f"{glyph} {shown(name)}  ", style="bold")
-            failures.append(f"{shown(detail[:120])}\n")
-        if len(urgent) > MAX_FAILURES:
-            failures.append(f"... and {len(urgent) - MAX_FAILURES} more\n")
-        self.query_one("#failures", Static).update(failures)
+        self.query_one("#failures", FittedList).set_entries(urgent)  # as many as the pane holds, "+N more" below them
 
     def action_rotate(self) -> None:
         self.index += 1

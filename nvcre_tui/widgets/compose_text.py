@@ -25,8 +25,16 @@ def plan_text(review: Review) -> Content:
 def _plan_lines(item: CategoryPlan) -> list[Content]:
     if item.error:
         return [Content.styled(f"  ✗ cannot run: {item.error}", "$text-error")]
-    per_job = f"{item.nodes_per_job} node{'s' if item.nodes_per_job != 1 else ''} per job"
-    lines = [Content(f"  {item.groups} group{'s' if item.groups != 1 else ''} × {per_job} · {item.eligible} eligible nodes")]
+    sizes = f"{item.smallest}" if item.smallest == item.largest else f"{item.smallest}-{item.largest}"
+    nodes = f"{sizes} node{'s' if sizes != '1' else ''}"
+    groups = f"{item.groups} {'first-round ' if item.diagnose else ''}group{'s' if item.groups != 1 else ''}"
+    if item.diagnose:  # its later rounds split the groups that fail: the first round is what is known now
+        planned = f"{groups} of {nodes} (diagnose: later rounds split the failed ones)"
+    elif item.smallest == item.largest:
+        planned = f"{groups} × {nodes} per job"
+    else:
+        planned = f"{groups} of {nodes}"
+    lines = [Content(f"  {planned} · {item.eligible} eligible nodes")]
     if item.excluded:
         shown = "; ".join(f"{name} {reason}" for name, reason in item.excluded[:EXCLUDED_SHOWN])
         more = f"; … {len(item.excluded) - EXCLUDED_SHOWN} more" if len(item.excluded) > EXCLUDED_SHOWN else ""

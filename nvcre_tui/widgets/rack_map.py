@@ -154,8 +154,9 @@ class RackMap(ScrollView, can_focus=True):
         """The header marks shown, by domain."""
         return dict(self._domain_marks)
 
-    def update_states(self, changes: Mapping[str, NodeState]) -> None:
-        """Apply many state changes: O(len(changes)), one refresh of only the affected visible lines.
+    def update_states(self, changes: Mapping[str, NodeState | tuple[NodeState, str]]) -> None:
+        """Apply many changes, each a state or a (state, detail): O(len(changes)), one refresh of only the affected
+        visible lines (a new detail alone redraws nothing: the tooltip reads it).
 
         Unknown names are ignored (a node may have left between a snapshot and this update). A change that
         crosses a hidden-state filter (e.g. a node becomes `passed` under `!passed`) re-lays out the map.
@@ -163,14 +164,19 @@ class RackMap(ScrollView, can_focus=True):
         dirty: set[int] = set()
         crossed = False
         hidden = self._node_filter.hidden_states
-        for name, state in changes.items():
-            cell, new_state = self._cells.get(name), NodeState(state)
-            if cell is None or cell.state == new_state:
+        for name, change in changes.items():
+            cell = self._cells.get(name)
+            if cell is None:
+                continue
+            new_state, detail = (NodeState(change[0]), change[1]) if isinstance(change, tuple) else (NodeState(change), cell.detail)
+            if cell.state == new_state:
+                if detail != cell.detail:
+                    self._cells[name] = NodeCell(cell.name, cell.domain, new_state, detail)
                 continue
             group = self._group_of[name]
             group.counts[cell.state] -= 1
             group.counts[new_state] += 1
-            self._cells[name] = NodeCell(cell.name, cell.domain, new_state, cell.detail)
+            self._cells[name] = NodeCell(cell.name, cell.domain, new_state, detail)
             crossed = crossed or ((cell.state in hidden) != (new_state in hidden))
             dirty.add(self._layout.header_y.get(group.domain, -1))
             dirty.add(self._layout.positions.get(name, (0, -1))[1])
@@ -178,6 +184,10 @@ class RackMap(ScrollView, can_focus=True):
             self._refilter()
         else:
             self._invalidate(dirty - {-1})
+
+    def cell(self, name: str) -> NodeCell | None:
+        """The node as the map holds it (its state and the detail its tooltip says)."""
+        return self._cells.get(name)
 
     def watch_filter(self, text: str) -> None:
         self._node_filter = parse_filter(text)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import DIAGNOSE, EXAMPLE, INTRA_NODE, LINK_FAULTS, save_finished
+from .harness import DIAGNOSE, DIAGNOSE_AND_TRAIN, EXAMPLE, INTRA_NODE, LINK_FAULTS, save_finished
 
 
 @pytest.fixture(autouse=True)
@@ -44,3 +44,9 @@ def finished_diagnose(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """DIAGNOSE on the default fleet, finished: gpu-node-07 and gpu-node-12 faulty, the others of their screening
     groups cleared."""
     return save_finished(tmp_path_factory.mktemp("finished") / "diagnose.json", DIAGNOSE)
+
+
+@pytest.fixture(scope="session")
+def finished_diagnose_and_train(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DIAGNOSE_AND_TRAIN finished: gpu-node-07 and gpu-node-12 failed (the diagnosis), the other 30 suspect (training)."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "diagnose-and-train.json", DIAGNOSE_AND_TRAIN)

@@ -69,6 +69,23 @@ spec:
 """
 
 
+# The all-reduce diagnosis convicts gpu-node-07 and gpu-node-12; the training run, one group of all 32 nodes, misses
+# its TFLOP/s threshold and makes every node suspect with one group-wide reason (32 failures on the wall).
+DIAGNOSE_AND_TRAIN = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: diagnose-and-train}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose, minGroupSize: 2, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 300"}}
+    - domain: training
+      variant: nemotron5-8b
+      options: {thresholds: {avgTFLOPsPerGPU: "value >= 800"}}
+"""
+
+
 def certification_body(text: str = INTRA_NODE) -> dict[str, Any]:
     """A validated Certification, as the console submits it."""
     body = certification_from_text("test", text, default_catalog()).to_wire()

@@ -497,3 +497,61 @@ def test_fields_not_yet_mounted_give_their_initial_values_and_take_no_messages()
     panel = CategoryOptionsPanel(entry, {"testScale": "intra-node"})
     assert not panel.composed and panel.draft().options == {"testScale": "intra-node"}
     panel.show_messages({"testScale": "bad"})
+
+
+async def test_a_name_a_certification_holds_is_not_ready_to_submit(finished_intra_node: Path) -> None:
+    """F3 fills in burn-in while a burn-in exists: the review says so (found by a console review: it said ready,
+    then ctrl+s was refused "already exists")."""
+    from .harness import reopen
+
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        screen = await push_compose(app, pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.query_one("#name", Input).value == "burn-in"
+        taken = "a certification named burn-in exists already; choose another name (or delete that one first)"
+        status = shown(screen, "#status")
+        assert not status.startswith("✓") and f"compose: metadata.name: {taken}" in status, status
+        assert shown(screen, "#name-msg") == taken
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeScreen)
+        assert str(list(app._notifications)[-1].message) == f"1 problem, first: compose: metadata.name: {taken}"
+        await type_into(pilot, screen.query_one("#name", Input), "burn-in-2")
+        assert shown(screen, "#status").startswith("✓ ready to submit burn-in-2")
+
+
+DIAGNOSING = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: isolate}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: diagnose, minGroupSize: 2, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 300"}}
+"""
+
+
+async def test_a_diagnose_plan_shows_its_first_rounds_group_sizes() -> None:
+    """Not "8 groups × 32 nodes per job": the first round's groups as the Workflow records them (its status)."""
+    from nvcre_tui.compose.review import review
+    from nvcre_tui.engine.planning.render import render_certification
+    from nvcre_tui.widgets.compose_text import plan_text
+
+    from nvcre_tui.engine.store.protocol import NODE
+
+    session = await SimSession.open(default_scenario(), None)
+    fleet = (await session.store.list(NODE)).items
+    cert = certification_from_text("test", DIAGNOSING, default_catalog())
+    [rendered] = render_certification(cert, fleet, default_catalog(), "test")
+    status = rendered.workflow.status
+    assert status is not None and status.orchestration is not None and status.orchestration.groups
+    sizes = [len(group.nodes or []) for group in status.orchestration.groups]
+    assert min(sizes) < max(sizes) < len(fleet)  # 8 groups of 3 to 7 nodes on the default fleet
+    result = review(*draft_from_certification(cert), fleet, default_catalog())
+    text = str(plan_text(result))
+    assert f"{len(sizes)} first-round groups of {min(sizes)}-{max(sizes)} nodes (diagnose: later rounds split the failed ones)" in text, text
+    assert "per job" not in text

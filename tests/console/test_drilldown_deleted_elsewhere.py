@@ -100,9 +100,10 @@ async def test_x_on_the_drilldown_is_not_reported_as_another_clients_deletion(fi
 
 
 async def test_a_name_never_seen_still_reads_not_found(finished_intra_node: Path) -> None:
+    """Opened on a name no certification holds (`:cert NAME` refuses it: tests/console/test_registry.py)."""
     app = NvcreApp(session=await reopen(finished_intra_node), live=False)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        app.run_command("cert no-such-cert")
+        app.push_screen(DrilldownScreen("no-such-cert"))
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
         assert "(not found)" in str(app.screen.query_one(Tree).root.label)

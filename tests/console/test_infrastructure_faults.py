@@ -19,6 +19,7 @@ from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.rack_map import RackMap
 
 from .harness import LINK_FAULTS, reopen
@@ -111,8 +112,8 @@ async def test_the_wall_lists_each_fault_and_marks_its_cliques(finished_link_fau
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, WallScreen)
-        failures = str(app.screen.query_one("#failures", Static).render())
-        assert f"✗ {PAIR}  {CATEGORY}" in failures and f"✗ {UPLINK}  {CATEGORY}" in failures
+        failures = app.screen.query_one("#failures", FittedList).entries
+        assert Entry("✗", PAIR, CATEGORY) in failures and Entry("✗", UPLINK, CATEGORY) in failures
         assert app.screen.query_one(RackMap).domain_marks == MARKS
         shown = screen_text(app)
         assert "clique-0 ✗link ✓8" in shown and "clique-3 ✗uplink ✓8" in shown and "clique-2 ✓8" in shown

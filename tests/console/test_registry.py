@@ -65,6 +65,26 @@ async def test_palette_and_bar_offer_the_same_commands(finished_intra_node: Path
         assert isinstance(app.screen, DrilldownScreen) and app.screen.certification == "burn-in"
 
 
+async def test_a_name_nothing_holds_is_said_and_nothing_opens(finished_intra_node: Path) -> None:
+    """`:cert nosuch` and `:node nosuch` notify and stay on the screen they were typed on (found by a console review:
+    each opened a screen with nothing on it, unexplained)."""
+    from nvcre_tui.screens.dashboard import DashboardScreen
+    from nvcre_tui.screens.node import NodeScreen
+
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.pause()
+        for typed, said in (("cert nosuch", "no certification nosuch in namespace default: :certs lists them"),
+                            ("node nosuch", "no node nosuch: :racks shows them all")):
+            await pilot.press("colon", *typed, "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, DashboardScreen) and len(app.screen_stack) == 2, typed
+            assert str(list(app._notifications)[-1].message) == said
+        await pilot.press("colon", *"node gpu-node-07", "enter")  # a node the fleet has opens as before
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-07"
+
+
 async def test_the_catalog_screen_shows_the_sessions_catalog() -> None:
     import dataclasses
 

@@ -82,3 +82,15 @@ async def test_a_log_of_a_job_that_missed_its_threshold_says_so_beside_the_runs_
         assert isinstance(app.screen, LogsScreen)
         header = "\n".join(screen_lines(app)[1:3])
         assert "✗ ValidationFailed" in header and "Succeeded" in header, header
+
+
+async def test_the_running_category_reads_whole_on_80_columns() -> None:
+    """A running certification with a long name: its Running cell was cut to `communication/n` (a console review)."""
+    session = await session_with(INTRA_NODE.replace("name: burn-in", "name: burn-in-diagnose"), settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=120)  # part-way: its first category runs
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        row = next(line for line in screen_lines(app) if "burn-in-diagnose" in line)
+        assert "RUNNING" in row and row.rstrip().endswith("nccl-all-reduce"), row

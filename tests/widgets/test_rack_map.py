@@ -327,3 +327,18 @@ def test_snapshot_small_map_with_legend_120x40(snap_compare) -> None:
         await pilot.press("right", "right")
 
     assert snap_compare(MapApp(fleet(racks=6, per_rack=18), legend=True), terminal_size=(120, 40), run_before=move)
+
+
+async def test_update_states_takes_a_new_detail_with_or_without_a_new_state() -> None:
+    """A live run's new reason reaches the tooltip: a cell keeps no stale detail (found by a console review)."""
+    cells = [NodeCell("a-1", "a", NodeState.RUNNING, "round 1: suspect, under test"), NodeCell("a-2", "a", NodeState.PASSED)]
+    app = MapApp(cells)
+    async with app.run_test(size=(40, 10)) as pilot:
+        rack_map = app.query_one(RackMap)
+        rack_map.update_states({"a-1": (NodeState.SUSPECT, "round 2: suspect")})
+        await pilot.pause()
+        assert rack_map.cell("a-1") == NodeCell("a-1", "a", NodeState.SUSPECT, "round 2: suspect")
+        rack_map.update_states({"a-1": (NodeState.SUSPECT, "round 3: suspect"), "a-2": NodeState.FAILED})
+        await pilot.pause()
+        assert rack_map.cell("a-1") == NodeCell("a-1", "a", NodeState.SUSPECT, "round 3: suspect")
+        assert rack_map.cell("a-2") == NodeCell("a-2", "a", NodeState.FAILED, "")  # a state alone keeps the detail

@@ -1,0 +1,60 @@
+"""The wall's failures fit their pane: each cut at a word boundary with "…" (never mid-number), as many as its
+height holds, and "+N more" in sight when some are left out (found by a console review: a fixed 120-character cut
+mid-number, and a "... and N more" line below the screen with 11 of 32 failures shown)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.screens.wall import WallScreen
+from nvcre_tui.widgets.fitted_list import Entry, FittedList, cut_at_word, fit
+
+from .harness import reopen
+
+DIAGNOSED = ("communication/nccl-all-reduce: ThresholdViolation: diagnose: faulty, failed 3 of 3 tests (r0-screen-1 at 265.4, "
+             "r1-confirm-2 at 271.26, r4-confirm-2 at 243.54); Threshold \"busBandwidthGBps\" violated: measured 243.5400")
+NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def test_a_long_reason_is_cut_at_a_word_never_mid_number() -> None:
+    for width in range(32, 130):  # the longest word (30 characters) fits a line, with the indent
+        for lines in (1, 2, 3):
+            cut = cut_at_word(DIAGNOSED, width, lines, indent="  ")
+            assert 1 <= len(cut) <= lines and all(len(line) <= width for line in cut), (width, lines, cut)
+            words = " ".join(cut).split()
+            if cut[-1].endswith("…"):
+                words = words[:-1]
+            assert words == DIAGNOSED.split()[: len(words)], (width, lines, cut)  # whole words, in order: no number cut
+            assert all(NUMBERS.fullmatch(n) for w in words for n in NUMBERS.findall(w))
+    assert cut_at_word("short", 40, 2) == ["short"]
+
+
+def test_entries_fit_the_height_with_the_rest_counted() -> None:
+    entries = [Entry("!", f"gpu-node-{i:02d}", DIAGNOSED) for i in range(32)]
+    for height in range(1, 40):
+        shown, left_out = fit(entries, 40, height, 3)
+        assert len(shown) + left_out == 32
+        assert sum(len(lines) for lines in shown) + (1 if left_out else 0) <= height
+    assert fit(entries[:2], 300, 10, 3) == ([[f"! gpu-node-00  {DIAGNOSED}"], [f"! gpu-node-01  {DIAGNOSED}"]], 0)
+
+
+async def test_the_wall_shows_what_fits_and_says_how_many_more(finished_diagnose_and_train: Path) -> None:
+    for size in ((120, 40), (80, 24), (200, 50)):
+        app = NvcreApp(session=await reopen(finished_diagnose_and_train), live=False, wall=True)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen)
+            pane = app.screen.query_one("#failures", FittedList)
+            assert len(pane.entries) == 32
+            lines = str(pane.render()).split("\n")
+            room = pane.content_size
+            assert len(lines) <= room.height and all(len(line) <= room.width for line in lines), (size, room, lines)
+            more = re.fullmatch(r"\+(\d+) more", lines[-1])
+            assert more is not None, (size, lines)
+            shown = [line for line in lines[1:-1] if not line.startswith("  ")]  # each entry's first line
+            assert len(shown) + int(more.group(1)) == 32, (size, lines)
+            assert lines[1].startswith("✗ gpu-node-07  ")  # failed first
+            # The pane's last line is on the screen: nothing below the terminal.
+            assert pane.content_region.bottom <= size[1]

@@ -374,7 +374,11 @@ def test_category_option_flags_set_every_categorys_options(tmp_path: Path, capsy
     (["--category", "training/nemotron5-8b", "--enable-checkpoint"], "--enable-checkpoint: " + NO_CHECKPOINTS),
     (["--category", "training/nemotron5-8b", "--no-enable-checkpoint", "--storage-class", "fast"], "--storage-class: " + NO_CHECKPOINTS),
     (["--category", "communication/nccl-all-reduce", "--nodes-per-job", "two"],
-     "nvcre certification run: argument --nodes-per-job: invalid int value: 'two'; see nvcre certification run --help"),
+     "nvcre certification run: argument --nodes-per-job: must be a whole number in digits 0-9, got 'two'; see nvcre certification run --help"),
+    (["--category", "communication/nccl-all-reduce", "--nodes-per-job", "\u0663"],  # int() reads Arabic-Indic 3 as 3
+     "nvcre certification run: argument --nodes-per-job: must be a whole number in digits 0-9, got '\u0663'; see nvcre certification run --help"),
+    (["--category", "communication/nccl-all-reduce", "--repeat-count", " 2"],
+     "nvcre certification run: argument --repeat-count: must be a whole number in digits 0-9, got ' 2'; see nvcre certification run --help"),
 ])
 def test_a_category_option_flag_that_cannot_apply_is_one_line_and_creates_nothing(argv: list[str], message: str, tmp_path: Path,
                                                                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,17 @@ def test_nodes_file_is_refused(path: Path, capsys: pytest.CaptureFixture[str]) -
     assert _one_line(capsys) == f"{path}{NODES[path.name]}"
 
 
+@pytest.mark.parametrize("path", NODE_FILES, ids=lambda p: p.stem)
+def test_nodes_file_is_refused_by_history(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`history nodes --nodes` judges staleness against the file: a nodeInfo that is a list crashed it (exit 70)."""
+    history = tmp_path / "h.db"
+    from nvcre_tui.engine.history import open_history
+
+    open_history(history).close()
+    assert main(["history", "nodes", "--history", str(history), "--nodes", str(path)]) == 2
+    assert _one_line(capsys) == f"{path}{NODES[path.name]}"
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 

@@ -20,6 +20,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
+from nvcre_tui.cli.numbers import integer
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 
@@ -33,7 +34,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "controller", help="run the engine headless (in-cluster Deployment), with Prometheus metrics",
         description="Reconcile certifications on the cluster while holding the nvcre-engine Lease; "
                     "serve Prometheus metrics on --metrics-port.")
-    parser.add_argument("--metrics-port", type=int, default=9090, metavar="PORT",
+    parser.add_argument("--metrics-port", type=integer, default=9090, metavar="PORT",
                         help="port of /metrics (default 9090; 0 turns metrics off)")
     parser.add_argument("--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address of /metrics")
     parser.add_argument("--identity", metavar="ID",

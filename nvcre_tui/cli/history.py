@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from nvcre_tui.cli.numbers import positive
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
@@ -32,18 +33,12 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     for command, func in ((nodes, nodes_command), (node, node_command), (certifications, certifications_command)):
         command.add_argument("-o", "--output", choices=("table", "json"), default="table")
         command.add_argument("--history", metavar="PATH", help="history database (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
-        command.add_argument("--last", metavar="N", type=_positive, help="only the last N certifications (by completion time)")
+        command.add_argument("--last", metavar="N", type=positive, help="only the last N certifications (by completion time)")
         command.add_argument("--source", metavar="TEXT", help="only certifications of the stores whose source (SOURCE in `history "
                              "certifications`: cluster:<server> or sim:<state file>) contains TEXT")
         command.set_defaults(func=func)
     for command in (nodes, node):
         command.add_argument("--nodes", metavar="NODES.yaml", help="current Node objects to judge staleness against (default: the latest archived baseline)")
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return int(text)
 
 
 def _query(args: argparse.Namespace) -> Any:

@@ -26,6 +26,7 @@ from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.numbers import integer
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
@@ -76,7 +77,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         if kind is bool:
             run.add_argument(flag, dest=option, action=argparse.BooleanOptionalAction, default=None, help=f"with --category: {help_text}")
         else:
-            run.add_argument(flag, dest=option, type=kind, metavar="N" if kind is int else "NAME", default=None,
+            run.add_argument(flag, dest=option, type=integer if kind is int else kind, metavar="N" if kind is int else "NAME", default=None,
                              help=f"with --category: {help_text}")
     add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
     run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")

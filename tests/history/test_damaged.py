@@ -115,6 +115,16 @@ def test_a_damaged_certification_row_stops_certifications_and_report(history: Pa
         HistoryQuery(history).report("week-2")
 
 
+def test_a_report_that_is_no_json_object_is_damage_not_a_real_gpus_result(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Read as no report, a simulated certification lost its `simulated` mark and listed as a real GPU fleet's, exit 0."""
+    for report in ("x", "[1]"):
+        damage(history, f"UPDATE certifications SET report = '{report}' WHERE id = 1")
+        assert main(["history", "certifications", "--history", str(history), "-o", "json"]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err == (f"{history}: damaged history: certifications row (certification 1 week-1): report is not a JSON "
+                                     "object (its simulated mark and node counts are unknown)\n")
+
+
 def test_control_characters_in_a_damaged_value_are_not_passed_on(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
     damage(history, "UPDATE node_results SET bus_bw = char(27) || ']0;pwned' || char(7) WHERE node = 'gpu-node-07'")
     assert main(["history", "nodes", "--history", str(history)]) == 2

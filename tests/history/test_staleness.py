@@ -90,3 +90,14 @@ def test_a_node_change_naming_no_node_is_one_line_of_bad_input(tmp_path: Path) -
     with pytest.raises(InputError) as error:
         load_scenario(path)
     assert error.value.messages == [f"{path}: nodeChanges[0].node: no node named 'gpu-node-09'"]
+
+
+def test_a_damaged_node_states_no_baseline_and_breaks_no_archive() -> None:
+    """Labels or nodeInfo that are not mappings (an old JSON state edited by hand) failed the archive as a bug."""
+    from nvcre_tui.engine.api.bodies import annotations_of, labels_of
+    from nvcre_tui.engine.history.baseline import baseline_of
+
+    for damaged in (-1, "x", [1]):
+        node = {"metadata": {"name": "n", "labels": damaged, "annotations": damaged}, "status": {"nodeInfo": damaged}}
+        assert labels_of(node) == {} and annotations_of(node) == {} and baseline_of(node) == {}
+    assert baseline_of({"metadata": {"name": "n"}, "status": {"nodeInfo": {"kernelVersion": "6.8"}}}) == {"kernel": "6.8"}

@@ -173,6 +173,15 @@ def test_hang_never_ends_and_unschedulable_names_the_blocked_nodes() -> None:
     assert plan(scn, nccl_run("r", ALL_NODES[:8]), start=3600.0).outcome.blocked == ("gpu-node-05", "gpu-node-06")
 
 
+def test_a_node_allocating_fewer_gpus_than_a_pod_asks_never_takes_it() -> None:
+    """Discovery keeps a node whose allocatable count is 0 (reference A.3); the fleet ran 8-GPU pods on it and passed."""
+    scn = scenario(nodes=[{"count": 2}, {"count": 2, "namePrefix": "zero-", "allocatableGpus": 0}])
+    blocked = plan(scn, nccl_run("r", ["gpu-node-01", "zero-01", "zero-02"]))
+    assert blocked.outcome.kind == "unschedulable" and blocked.outcome.blocked == ("zero-01", "zero-02")
+    assert "Insufficient nvidia.com/gpu" in blocked.outcome.message
+    assert plan(scn, nccl_run("r", ["gpu-node-01", "gpu-node-02"])).outcome.kind == "succeeded"
+
+
 def test_run_spec_reads_the_rendered_wire_form() -> None:
     spec = RunSpec.from_run(nccl_run("r", ["gpu-node-01"], env={"NCCL_DEBUG": "INFO"}, loopback=True))
     assert (spec.framework, spec.program, spec.parser, spec.test_type) == ("exec", "all_reduce_perf", "nccl", "all_reduce")

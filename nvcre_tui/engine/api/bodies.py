@@ -489,13 +489,15 @@ def meta_of(body: Raw) -> ObjectMeta:
 
 
 def labels_of(body: Raw) -> dict[str, str]:
-    """metadata.labels."""
-    return meta_of(body).get("labels") or {}
+    """metadata.labels ({} when absent, or not a mapping: a damaged object read from a file is left unlabelled)."""
+    labels = meta_of(body).get("labels")
+    return labels if isinstance(labels, dict) else {}
 
 
 def annotations_of(body: Raw) -> dict[str, str]:
-    """metadata.annotations."""
-    return meta_of(body).get("annotations") or {}
+    """metadata.annotations ({} when absent, or not a mapping)."""
+    annotations = meta_of(body).get("annotations")
+    return annotations if isinstance(annotations, dict) else {}
 
 
 def conditions_of(body: Raw) -> list[Condition]:

@@ -5,7 +5,7 @@ checked against it, so a label that is a list is one line naming the field, not 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError
 
@@ -51,7 +51,7 @@ class _NodeMetadata(OpenModel):
 class _Taint(OpenModel):
     key: str
     value: str | None = None
-    effect: str
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]  # the API server's only three
 
 
 class _NodeSpec(OpenModel):
@@ -69,6 +69,7 @@ class _NodeStatus(OpenModel):
     allocatable: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
     capacity: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
     conditions: list[_NodeCondition] | None = None
+    node_info: dict[str, str] | None = None  # kubelet, kernel, OS image, container runtime: the history's baseline
 
 
 class NodeShape(OpenModel):

@@ -47,7 +47,8 @@ def _version(labels: Mapping[str, str], full: str, current: tuple[str, ...], dep
 def baseline_of(node: Mapping[str, Any]) -> Baseline:
     """The node's baseline: only the fields the Node states (an absent label is not a version)."""
     labels = labels_of(node)
-    info = node_status(node).get("nodeInfo") or {}
+    info = node_status(node).get("nodeInfo")
+    info = info if isinstance(info, dict) else {}  # a damaged Node states no baseline, rather than failing the archive
     found: dict[str, str | None] = {field: info.get(key) for field, key in NODE_INFO.items()}
     found["driver"] = _version(labels, LABEL_CUDA_DRIVER, LABEL_CUDA_DRIVER_PARTS, LABEL_CUDA_DRIVER_OLD_PARTS)
     found["cuda"] = _version(labels, LABEL_CUDA_RUNTIME, LABEL_CUDA_RUNTIME_PARTS, LABEL_CUDA_RUNTIME_OLD_PARTS)

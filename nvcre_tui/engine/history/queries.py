@@ -266,6 +266,8 @@ class HistoryQuery:
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
             # the report says whether the simulated fleet played its runs (made-up measurements); unreadable: unknown
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.simulated') END AS simulated, "
+            # a report that is no JSON object is damage, named: read as none, a simulated run would pass for a real one
+            "CASE WHEN json_valid(c.report) THEN json_type(c.report) = 'object' ELSE 0 END AS report_readable, "
             # the nodes the report counts (its totalNodes: those eligible) and leaves out (its excludedNodes); a report
             # without them (not an nvcre report): the nodes with a result other than excluded, and those excluded
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.totalNodes') END AS \"report.totalNodes\", "
@@ -283,6 +285,9 @@ class HistoryQuery:
             c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {
                 "start_time": "time?", "source": "text", "report.totalNodes": "count?", "report.excludedNodes": "count?", "nodes": "count",
                 "excluded": "count", "failed": "count", "suspect": "count"}, _certification(r))
+            if not r["report_readable"]:
+                raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
+                                               "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
             nodes = c["report.totalNodes"] if c["report.totalNodes"] is not None else c["nodes"]
             excluded = c["report.excludedNodes"] if c["report.excludedNodes"] is not None else c["excluded"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],

@@ -54,6 +54,7 @@ class NodeInfo:
     nics: int
     gpu_name: str
     clique: str
+    allocatable: int | None = None  # GPUs a pod may request (None: all of them)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def fleet_layout(scenario: Scenario) -> dict[str, NodeInfo]:
         per_clique = -(-pool.count // pool.cliques)
         for position, name in enumerate(names):
             layout[name] = NodeInfo(pool.gpus_per_node, pool.nics_per_node, pool.gpu_product.replace("-", " "),
-                                    f"{pool.clique_prefix}{position // per_clique}")
+                                    f"{pool.clique_prefix}{position // per_clique}", pool.allocatable_gpus)
     return layout
 
 
@@ -445,12 +446,21 @@ def _xid_events(faults: Sequence[Fault], start: float, duration: float, early: f
     return events
 
 
-def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], start: float, duration: float) -> Outcome:
-    """The first thing that ends the run: an XID, a flaky failure, a hang; else success at `duration`."""
+def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], start: float, duration: float,
+                 layout: Mapping[str, NodeInfo] | None = None) -> Outcome:
+    """The first thing that ends the run: pods no node can take, an XID, a flaky failure, a hang; else success at
+    `duration`. A node allocating fewer GPUs than a pod asks (`allocatableGpus`, as discovery keeps a 0) never takes
+    it, as the scheduler would not place it."""
     blocked = tuple(sorted({f.node for f in faults if f.type == "unschedulable"}))
     if blocked:
         return Outcome("unschedulable", blocked=blocked, reason="Unschedulable",
                        message=f"pods for {', '.join(blocked)} pending: Insufficient nvidia.com/gpu (held by other pods)")
+    wanted = spec.gpus_per_node or 1
+    short = tuple(sorted(name for name in spec.nodes if layout is not None and name in layout
+                         and (allocatable := layout[name].allocatable) is not None and allocatable < wanted))
+    if short:
+        return Outcome("unschedulable", blocked=short, reason="Unschedulable",
+                       message=f"pods for {', '.join(short)} pending: Insufficient nvidia.com/gpu (the node allocates fewer than {wanted})")
     early = scenario.physics.startup_sec + 3.0
     events: list[tuple[float, str, Fault]] = [(t, "xid", f) for t, f in _xid_events(faults, start, duration, early)]
     for fault in faults:
@@ -520,7 +530,7 @@ def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: 
     else:
         duration = scenario.physics.startup_sec + 60.0
     duration = float(math.ceil(duration))
-    outcome = plan_outcome(scenario, spec, faults, start_offset, duration)
+    outcome = plan_outcome(scenario, spec, faults, start_offset, duration, layout)
     if dcgm is not None:
         dcgm = _dcgm_outcomes(_dcgm_skips(dcgm, faults), outcome)
     return RunPlan(spec, start_offset, scenario.physics.startup_sec, duration, outcome, nccl, dcgm, training)

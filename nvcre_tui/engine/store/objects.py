@@ -11,7 +11,7 @@ from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse
 
 __all__ = [
     "merge_patch", "spec_body", "identify", "scoped_namespace", "owner_uids",
-    "parse_resource_version", "check_preconditions", "parse_selectors",
+    "parse_resource_version", "check_preconditions", "parse_selectors", "text_maps_problem",
 ]
 
 # Fields that are neither metadata nor status: a change to any of them bumps metadata.generation.
@@ -63,6 +63,16 @@ def identify(kind: ResourceKind, obj: object, allow_generate_name: bool = False)
         raise Invalid.about(kind, None, metadata.get("namespace"),
                             f"metadata.name must be a non-empty string, got {name!r}")
     return name, scoped_namespace(kind, metadata.get("namespace"), name or None)
+
+
+def text_maps_problem(metadata: Mapping[str, Any]) -> str | None:
+    """What is wrong with an object's labels or annotations read from a file (every reader, selectors and discovery,
+    takes them as text by text), else None."""
+    for field in ("labels", "annotations"):
+        found = metadata.get(field)
+        if found is not None and not (isinstance(found, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in found.items())):
+            return f"metadata.{field} is not a mapping of text to text"
+    return None
 
 
 def owner_uids(obj: Mapping[str, Any]) -> set[str]:

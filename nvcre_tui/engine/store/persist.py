@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .objects import text_maps_problem
 from .protocol import ResourceKind
 
 __all__ = ["SNAPSHOT_FORMAT", "build_snapshot", "parse_snapshot", "write_json_atomically", "read_json"]
@@ -58,6 +59,9 @@ def parse_snapshot(data: object) -> tuple[int, Objects]:
         if not isinstance(items, list) or not all(isinstance(i, Mapping) and isinstance(i.get("metadata"), Mapping)
                                                   for i in items):
             raise _fail(where, "items must be a list of objects with metadata")
+        for position, item in enumerate(items):
+            if problem := text_maps_problem(item["metadata"]):
+                raise _fail(f"{where}.items[{position}]", problem)
         objects[kind] = [dict(item) for item in items]
     return resource_version, objects
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import Gone, Invalid, StoreError
 from ..history import Change
-from ..objects import owner_uids
+from ..objects import owner_uids, text_maps_problem
 from ..protocol import ResourceKind, WatchEventType
 from .database import BUSY_TIMEOUT_SECONDS
 from .feed import Feed
@@ -81,10 +81,8 @@ def _decode(text: object, name: str | None) -> tuple[Obj | None, str]:
         return None, "body is not an object with metadata"
     if not isinstance(metadata.get("name"), str) or (name is not None and metadata["name"] != name):
         return None, f"metadata.name {metadata.get('name')!r} does not match the row ({name!r})"
-    for field in ("labels", "annotations"):  # every reader (selectors, discovery) takes them as text by text
-        found = metadata.get(field)
-        if found is not None and not (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())):
-            return None, f"metadata.{field} is not a mapping of text to text"
+    if problem := text_maps_problem(metadata):
+        return None, problem
     return body, ""
 
 

@@ -21,9 +21,10 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HAR
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, history_record,
-                                                     nodes_by_group, settled_groups, stored_orchestration)
+from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, group_failures,
+                                                     history_record, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, UNBLAMED_REASONS, is_done, job_failed
+from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
@@ -358,6 +359,21 @@ def _recorded_reason(group: Obj | None, nodes: list[str], node: str) -> str:
     return WORKLOAD_FAILED
 
 
+def _blamed_only_together(recorded: Sequence[Mapping[str, Any]], jobs: Mapping[str, Obj]) -> set[str]:
+    """Nodes every failed group blamed only with all its members (judging.blame.blamed_together): suspects, as the
+    console and the report call them, whom no evidence convicts alone."""
+    together: set[str] = set()
+    alone: set[str] = set()
+    for record in recorded:
+        for group in record["groups"]:
+            if group["phase"] != FAILED:
+                continue
+            blamed = group_failures(group, group["nodes"], jobs.get(str(group.get("jobRef"))))
+            for failure in blamed:
+                (together if blamed_together(group["nodes"], blamed, str(failure.get("reason") or "")) else alone).add(str(failure["name"]))
+    return together - alone
+
+
 async def _finalize(
     ctx: Context, wf: Obj, orch: Obj, failed: list[Obj], jobs: dict[str, Obj], history: list[Obj],
     healthy: list[str] | None = None, unresolved: list[str] | None = None, stopped: str | None = None, confirmed: str = "",
@@ -385,6 +401,8 @@ async def _finalize(
         hardware = any(cond.is_true(job, HARDWARE_FAILED) for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
+        if not diagnosing and (together := _blamed_only_together(recorded, jobs) & failed_names):
+            message += f" ({'all' if together == failed_names else len(together)} only with their whole group: no node named)"
         if stopped:
             reason = "DiagnosisStopped"
             message = f"Diagnosis stopped {stopped}; {confirmed} before it"

@@ -21,9 +21,10 @@ is blamed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from nvcre_tui.engine.api.vocabulary import HARDWARE_FAILURE_DETECTED, SCHEDULING_BLOCKED
 from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
 
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
@@ -133,3 +134,15 @@ def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[s
 
 
 __all__ = ["Blame", "host_at_fault", "node_at_fault", "service_at_fault"]
+
+
+# Reasons that name the node itself whatever the group's size: a health check flagged it, its pod could not be placed.
+NODE_SPECIFIC_REASONS = frozenset({HARDWARE_FAILURE_DETECTED, SCHEDULING_BLOCKED})
+
+
+def blamed_together(members: Sequence[str], blamed: Sequence[Mapping[str, object]], reason: str) -> bool:
+    """Whether a group's Job blamed a node only with its whole multi-node group (a run that missed a threshold, or
+    failed with no node named): that convicts none of them by itself (the console's and the report's `suspect`). A
+    single-node group, a node blamed apart from others, or a node-specific reason convicts."""
+    alone = len(members) <= 1 or len({f.get("name") for f in blamed}) < len(members)
+    return not alone and reason not in NODE_SPECIFIC_REASONS

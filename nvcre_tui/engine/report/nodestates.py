@@ -21,14 +21,13 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, NOT_RUN, SCHEDULING_BLOCKED,
-                                             STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED)
+from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import recorded_blame
+from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.report.readmodel import CategoryView
 
 Obj = dict[str, Any]
-NODE_SPECIFIC_REASONS = {HARDWARE_FAILURE_DETECTED, SCHEDULING_BLOCKED}
 PLAIN, OFFER, OVERRIDE = 0, 1, 2  # a mark's detail: none, kept unless one came first, replaces any before it
 Mark = tuple[str, str, int]  # (state, detail, how the detail applies)
 Marks = dict[str, list[Mark]]  # node -> its marks from one source, in order
@@ -145,8 +144,7 @@ def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], re
     """What one blame by a group's Job makes of a node: `failed` when it was blamed alone (a single-node group, a
     node-specific reason, or fewer nodes than the group), `suspect` when the whole group was blamed together (a
     multi-node run that missed a threshold convicts none of its members by itself). Every screen shows this word."""
-    alone = len(members) <= 1 or len({f.get("name") for f in blamed}) < len(members)
-    return "failed" if alone or reason in NODE_SPECIFIC_REASONS else "suspect"
+    return "suspect" if blamed_together(members, blamed, reason) else "failed"
 
 
 def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]]) -> Marks:

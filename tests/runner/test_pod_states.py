@@ -101,9 +101,28 @@ def test_a_command_the_image_lacks_fails_the_run_without_blaming_a_node() -> Non
     assert "/usr/local/mpi/bin/mpirun" in found.message and "img:1" in found.message
     retrying = [{"name": "node", "image": "img:1", "state": {"waiting": {"reason": "RunContainerError", "message": missing}}}]
     assert verdict([pod(0, "Pending", containers=retrying), pod(1)], was_running=False).reason == "CommandNotFound"
-    hook = [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": 128, "reason": "StartError", "message":
-            "OCI runtime create failed: nvidia-container-cli: initialization error: nvml error: driver not loaded"}}}]
-    assert verdict([pod(0, "Failed", containers=hook), pod(1)]).reason == "StartError"
+    in_path = 'OCI runtime create failed: runc create failed: exec: "all_reduce_perf": executable file not found in $PATH: unknown'
+    ended = [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": 128, "reason": "StartError", "message": in_path}}}]
+    assert verdict([pod(0, "Failed", containers=ended), pod(1)]).reason == "CommandNotFound"
+
+
+# The NVIDIA container toolkit failing on one node says "no such file or directory" too: its GPU stack, not the image.
+HOOK_FAILURES = [
+    ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start "
+     "container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: "
+     "Auto-detected mode as 'legacy'\nnvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot "
+     "open shared object file: no such file or directory: unknown"),
+    "OCI runtime create failed: error running hook #0: fork/exec /usr/bin/nvidia-container-runtime-hook: no such file or directory: unknown",
+    "OCI runtime create failed: nvidia-container-cli: mount error: stat failed: /dev/nvidia3: no such file or directory: unknown",
+    "OCI runtime create failed: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown",
+]
+
+
+def test_the_gpu_stack_failing_on_a_node_convicts_that_node_not_the_image() -> None:
+    for message in HOOK_FAILURES:
+        ended = [{"name": "node", "image": "img:1", "state": {"terminated": {"exitCode": 128, "reason": "StartError", "message": message}}}]
+        found = verdict([pod(0, "Failed", containers=ended), pod(1)])
+        assert (found.reason, found.failed_node) == ("StartError", "n1"), message
 
 
 def test_oom_is_attributed_to_its_node_over_the_victims_exit() -> None:

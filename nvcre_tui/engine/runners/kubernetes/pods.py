@@ -15,6 +15,7 @@ Pure functions: the runner lists the pods by label selector and the group's Node
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,10 +30,13 @@ Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 NODE_FAULTS = frozenset({"OOMKilled", "Evicted", "NodeLost"})  # reasons that convict the pod's node
 # A container the runtime could not start (containerd: StartError, RunContainerError while it retries; docker:
-# ContainerCannotRun) because its command is not in the image: the image's fault on every node. Other start errors
-# (the NVIDIA container hook failing on a node with a broken driver) stay the node's.
+# ContainerCannotRun). In runc's own words for a command the image lacks (the image's fault on every node):
+# `exec: "<path>": executable file not found in $PATH`, `exec: "<path>": stat <path>: no such file or directory`.
+# The NVIDIA container toolkit failing on the node (a missing driver library or device, its hook absent) says "no
+# such file or directory" too, but through its hook: that is the node's GPU stack, and convicts the pod's node.
 START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerError", "CreateContainerError"})
-NO_COMMAND = ("executable file not found", "no such file or directory")
+NO_COMMAND = re.compile(r'exec: "([^"]+)": (?:executable file not found in \$PATH|stat \1: no such file or directory)')
+GPU_STACK = ("nvidia-container", "error running hook")
 MESSAGE_LIMIT = 512
 
 
@@ -90,13 +94,18 @@ def _image_pull(pods: Iterable[Obj]) -> Verdict | None:
     return None
 
 
+def _gpu_stack(message: str) -> bool:
+    """Whether a start error is the node's NVIDIA container toolkit failing (GPU_STACK)."""
+    return any(words in message for words in GPU_STACK)
+
+
 def _command_missing(pods: Iterable[Obj]) -> Verdict | None:
     for pod in pods:
         for container in _containers(pod):
             for state in (container.get("state") or {}, container.get("lastState") or {}):
                 said = state.get("terminated") or state.get("waiting") or {}
                 message = str(said.get("message") or "")
-                if said.get("reason") in START_FAILED and any(words in message for words in NO_COMMAND):
+                if said.get("reason") in START_FAILED and NO_COMMAND.search(message) and not _gpu_stack(message):
                     return Verdict(FAILED, COMMAND_NOT_FOUND, f"container {container.get('name')} of pod {pod['metadata']['name']} "
                                    f"(image {container.get('image') or '?'}) cannot start its command: {_short(message)}",
                                    exit_code=int(str(code)) if (code := said.get("exitCode")) is not None else None)
@@ -137,7 +146,8 @@ def _failure(pod: Obj, not_ready: Mapping[str, str]) -> Verdict | None:
     code = int(term.get("exitCode") or 0)
     words = _short(term.get("message") or "")
     message = f"container {container.get('name')} of pod {name} on {node} exited with code {code} ({reason})" + (f": {words}" if words else "")
-    return Verdict(FAILED, reason, message, exit_code=code, failed_node=node if reason in NODE_FAULTS else None,
+    convicted = reason in NODE_FAULTS or (reason in START_FAILED and _gpu_stack(term.get("message") or ""))
+    return Verdict(FAILED, reason, message, exit_code=code, failed_node=node if convicted else None,
                    completion_time=term.get("finishedAt"), evidence=(words,) if words else ())
 
 

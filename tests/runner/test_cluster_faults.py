@@ -5,9 +5,15 @@ blamed on their node alone, from pod and Node status (the output names nobody: i
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+from tests.kubeapi import kubelet as kubelet_module
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault
 from tests.runner.harness import emulator_report
@@ -223,3 +229,32 @@ def test_a_trainjob_the_trainer_fails_before_making_pods_fails_its_run_with_the_
     assert "failed before making pods: TrainingRuntimeNotSupported: Specified runtime is not supported" in run["message"]
     waited = (parse_time(run["completionTime"]) - parse_time(objects["WorkloadRun"][0]["metadata"]["creationTimestamp"])).total_seconds()
     assert waited < 300, f"the Trainer's failure waited for the placement grace ({waited}s)"
+
+
+def test_a_trainjob_admitted_after_the_placement_grace_runs_and_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kueue holds the TrainJob 10 minutes, then admits it, and the scheduler binds its pods 20 s after JobSet made them:
+    the placement grace counts from the admission (it counted from the creation: WorkloadNotStarted at once)."""
+    played = kubelet_module.TestKubelet.step, kubelet_module.TestKubelet._advance
+    moments: dict[str, Any] = {}
+
+    async def step(self: kubelet_module.TestKubelet) -> float:
+        now = self.clock.now()
+        moments.setdefault("start", now)
+        if (now - moments["start"]).total_seconds() >= 600:  # Kueue admits: spec.suspend false
+            for job in (await self.store.list(TRAINJOB)).items:
+                if job["spec"].get("suspend"):
+                    job["spec"]["suspend"] = False
+                    await self.store.update(TRAINJOB, job)
+                    moments["bound"] = now + timedelta(seconds=20)
+        return min(await played[0](self), 30.0)
+
+    async def advance(self: kubelet_module.TestKubelet, run: Any, pod: Any, node: str, role: str, elapsed: float, nodes: int) -> float | None:
+        now = self.clock.now()
+        if "bound" in moments and now < moments["bound"]:  # made, not yet placed
+            return (moments["bound"] - now).total_seconds()
+        return await played[1](self, run, pod, node, role, elapsed, nodes)
+
+    monkeypatch.setattr(kubelet_module.TestKubelet, "step", step)
+    monkeypatch.setattr(kubelet_module.TestKubelet, "_advance", advance)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, mutators={("trainer.kubeflow.org", "trainjobs"): _suspend}))
+    assert "bound" in moments and report["result"] == "PASSED", _job(objects)["status"]["conditions"]

@@ -418,4 +418,6 @@ def _progress(state: WorkloadRunStatus, verdict: Verdict, now: str) -> Obj:
         patch = {key: value for key, value in wanted.items() if state.get(key) != value}
         if patch and state.get("phase") != "Scheduling":
             patch.update(phase="Scheduling", pendingSince=now)
+        elif state.get("reason") == RUN_QUEUED and verdict.reason != RUN_QUEUED:
+            patch["pendingSince"] = now  # admitted: its pods' placement gets the whole stall grace from now
     return patch

@@ -86,3 +86,13 @@ def test_damaged_state_is_one_line_and_left_alone(path: Path, command: str, tmp_
     assert main(argv) == 2
     assert _one_line(capsys) == f"{state}{STATES[path.name]}"
     assert _files(tmp_path) == before  # not rewritten, no temporary file left
+
+
+def test_a_node_of_a_current_cluster_is_taken_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubectl get nodes -o yaml` from Kubernetes 1.30 on states nodeInfo.swap as an object: not bad input."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"items": [{
+        "metadata": {"name": f"gpu-{index}", "labels": {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+        "status": {"allocatable": {"nvidia.com/gpu": "8"}, "nodeInfo": {"kernelVersion": "6.8.0", "swap": {"capacity": 0}}}}
+        for index in range(2)]}))
+    assert main(["certification", "render", BURN_IN, "--nodes", str(nodes)]) == 0, capsys.readouterr().err

@@ -69,7 +69,7 @@ class _NodeStatus(OpenModel):
     allocatable: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
     capacity: Annotated[dict[str, QuantityValue] | None, AfterValidator(_whole_extended)] = None
     conditions: list[_NodeCondition] | None = None
-    node_info: dict[str, str] | None = None  # kubelet, kernel, OS image, container runtime: the history's baseline
+    node_info: dict[str, Any] | None = None  # kubelet, kernel, OS image, runtime (text), swap (1.30: an object): a mapping
 
 
 class NodeShape(OpenModel):

@@ -275,7 +275,8 @@ class HistoryQuery:
             "THEN json_array_length(c.report, '$.excludedNodes') END AS \"report.excludedNodes\", "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state != 'excluded') AS nodes, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded') AS excluded, "
-            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'failed') AS failed, "
+            # failed: every node a category blamed, as the report and the Certification count them (suspects among them)
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state IN ('failed', 'suspect')) AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
             "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect "

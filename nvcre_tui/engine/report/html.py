@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import category_titles
+from nvcre_tui.engine.report.model import category_titles, failed_nodes_said
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.report.text import blame_text
 
@@ -187,18 +187,14 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     curves, curve_notes = curves or {}, curve_notes or {}
     result = str(report.get("result"))
     details = report.get("failedNodeDetails") or []
-    suspects = [node for node in details if node.get("suspect")]  # blamed only with their whole group: counted apart
     summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
-               ("Nodes", report.get("totalNodes")), ("Failed nodes", len(details) - len(suspects)),
+               ("Nodes", report.get("totalNodes")), ("Failed nodes", failed_nodes_said(report)),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     if report.get("workloadFallback"):
         summary.insert(7, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
     if report.get("simulated"):
         summary.insert(1, ("Workloads", f"simulated: {report['simulated']}"))
-    if suspects:
-        at = next(index for index, (label, _) in enumerate(summary) if label == "Failed nodes") + 1
-        summary.insert(at, ("Suspect nodes", f"{len(suspects)} (in a group that failed as a whole, no node named)"))
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
              '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
              f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",
@@ -209,7 +205,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     for category, title in zip(categories, category_titles(categories), strict=True):
         key = f"{category['domain']}/{category['variant']}"
         parts.append(_category(category, title, curves.get(key), curve_notes.get(key)))
-    parts.append(f'<h2 id="failed-nodes">Failed nodes{" and suspects" if suspects else ""}</h2>')
+    parts.append('<h2 id="failed-nodes">Failed nodes</h2>')  # suspects among them marked !
     if not details:
         parts.append("<p>none</p>")
     else:

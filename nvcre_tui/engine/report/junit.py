@@ -68,13 +68,13 @@ def render_junit(reports: Sequence[Obj]) -> str:
 
 def _blamed(report: Obj) -> list[tuple[str, str]]:
     """The suite's properties naming the nodes the report blames (whatever the result: a RUNNING certification's
-    category errors too), the convicted apart from the suspects of a group that failed as a whole."""
+    category errors too): every one, as the JSON's failedNodes, and the suspects among them (a group that failed as
+    a whole)."""
     details = report.get("failedNodeDetails") or []
-    convicted = [str(node["name"]) for node in details if not node.get("suspect")]
     suspects = [str(node["name"]) for node in details if node.get("suspect")]
     told = []
-    if convicted:
-        told.append(("failedNodes", ", ".join(convicted)))
+    if details:
+        told.append(("failedNodes", ", ".join(str(node["name"]) for node in details)))
     if suspects:
         told.append(("suspectNodes", f"{', '.join(suspects)} ({SUSPECT_NOTE})"))
     return told

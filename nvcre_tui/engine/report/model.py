@@ -51,6 +51,20 @@ def _low(threshold: str | None, busbw: float | None) -> bool | None:
     return None if evidence.reason == INVALID_EXPRESSION else not evidence.passed
 
 
+def failed_nodes_said(report: Obj) -> str:
+    """The report's failed-node count as its summaries say it: every node a category blamed (as the Certification's
+    status and its failed-nodes ConfigMap count them), and how many of them are suspects, blamed only with their
+    whole group ("5 (4 suspect: ...)"), whom the console's map shows `!`."""
+    details = report.get("failedNodeDetails") or []
+    if not details:
+        return "none"
+    suspects = sum(1 for node in details if node.get("suspect"))
+    if not suspects:
+        return str(len(details))
+    which = "all" if suspects == len(details) else str(suspects)
+    return f"{len(details)} ({which} suspect: blamed only with their whole group, no node named)"
+
+
 def category_titles(categories: Sequence[Mapping[str, Any]]) -> list[str]:
     """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
     keys test cases by name, and two cards of one title read as one. Every part of the report names a category so."""

@@ -8,7 +8,7 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import category_titles
+from nvcre_tui.engine.report.model import category_titles, failed_nodes_said
 from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
@@ -200,11 +200,7 @@ def render_text(report: Obj) -> str:
         lines.append("")
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
     details = report.get("failedNodeDetails") or []
-    suspects = [node for node in details if node.get("suspect")]
-    convicted = len(details) - len(suspects)
-    summary.append(_field("Failed Nodes", convicted if convicted else "none"))
-    if suspects:  # blamed only with their whole group: counted apart, as the console and the history do
-        summary.append(_field("Suspect Nodes", f"{len(suspects)} (in a group that failed as a whole, no node named)"))
+    summary.append(_field("Failed Nodes", failed_nodes_said(report)))
     summary += failure_lines([failure for node in details for failure in node["failures"]], "  - ")
     summary.append(_field("Result", report["result"]))
     lines += _card("Summary", summary)

@@ -86,3 +86,18 @@ def test_render_shows_the_groups_the_engine_creates(case: Path, capsys: pytest.C
     unplanned = [{**wf, "spec": {**wf["spec"], "orchestration": {k: v for k, v in wf["spec"]["orchestration"].items() if k != "plannedGroups"}}}
                  for wf in rendered]
     assert {name: run.groups for name, run in asyncio.run(partitioned(unplanned, nodes)).items()} == shown
+
+
+def test_a_nic_resource_name_is_what_the_gpu_pods_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On-prem RDMA NICs come from the cluster's device plugin (nvidia.com/hostdev, rdma/ib): the option was taken
+    and dropped, so the pods asked for GPUs alone and NCCL fell back to sockets."""
+    cert = tmp_path / "nic.yaml"
+    cert.write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "nic"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [
+            {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node", "nicResourceName": "nvidia.com/hostdev"}}]}}))
+    assert main(["certification", "render", str(cert), "--workloads"]) == 0
+    pods = [doc for doc in yaml.safe_load_all(capsys.readouterr().out) if doc and doc.get("kind") == "TrainingRuntime"]
+    limits = [container["resources"]["limits"] for runtime in pods for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+              if job["name"] == "node" for container in job["template"]["spec"]["template"]["spec"]["containers"]]
+    assert limits and all(limit.get("nvidia.com/hostdev") == "8" for limit in limits)  # mlnxPerNode's default for H100

@@ -133,6 +133,8 @@ def render_run_spec(
     filled["env"] = [{"name": key, "value": str(value)} for key, value in sorted(env.items())]
     filled.update(numNodes=nodes_per_job, gpusPerNode=options.gpus_per_node, mlnxPerNode=options.mlnx_per_node,
                   enableMNNVL=bool(options.enable_mnnvl), measurement=entry.measurement.to_wire())
+    if options.nic_resource_name:  # the NIC device plugin's resource (on-prem: nvidia.com/hostdev, rdma/ib ...)
+        filled["nicResourceName"] = options.nic_resource_name
     if options.image:
         filled["image"] = options.image
     if options.resources:

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from nvcre_tui.commands import NvcreCommands, allowed_commands, help_lines, hint, run_colon_command
+from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.damage import DamagedObject
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.errors import InputError
@@ -317,9 +318,19 @@ class NvcreApp(ThemedApp[None]):
         namespace = self.session.namespace if self.session is not None else "default"
         if name == BY_NAME["drilldown"].command and snapshot.certification(argument) is None:
             return f"no certification {argument} in namespace {namespace}: :certs lists them"
-        if name == BY_NAME["node"].command and not any(node_name(node) == argument for node in snapshot.nodes):
+        if name == BY_NAME["node"].command and not self._node_known(snapshot, argument):
             return f"no node {argument}: :racks shows them all"
         return None
+
+    def _node_known(self, snapshot: Snapshot, name: str) -> bool:
+        """A Node of the cluster, or one gone since that a Job ran on or the history holds (its record is wanted)."""
+        if any(node_name(node) == name for node in snapshot.nodes) or any(name in group_nodes(job) for job in snapshot.jobs):
+            return True
+        history = self.session.history if self.session is not None else None
+        try:
+            return bool(history is not None and history.node(name))
+        except InputError:  # a damaged history: the node screen says so
+            return True
 
 
 def freeze_heap() -> None:

@@ -102,3 +102,19 @@ async def test_the_catalog_screen_shows_the_sessions_catalog() -> None:
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1 and table.get_row_at(0)[:2] == ["communication", "nccl-all-reduce"]
+
+
+async def test_a_node_gone_from_the_cluster_still_opens_with_its_record(finished_intra_node: Path) -> None:
+    """A failed node drained and deleted is the record an on-call engineer wants: its Jobs and its history."""
+    from nvcre_tui.engine.store.protocol import NODE
+    from nvcre_tui.screens.node import NodeScreen
+
+    session = await reopen(finished_intra_node)
+    await session.store.delete(NODE, "gpu-node-07")
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.pause()
+        assert app.snapshot is not None and not any(n["metadata"]["name"] == "gpu-node-07" for n in app.snapshot.nodes)
+        await pilot.press("colon", *"node gpu-node-07", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-07"

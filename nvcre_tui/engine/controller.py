@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -17,7 +18,7 @@ from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.metrics import HEARTBEAT_SECONDS, EngineMetrics, count_objects
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.errors import StoreError, Unavailable
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
 
 __all__ = ["Runnable", "ControllerLoop", "LOST_LEASE_EXIT"]
@@ -72,6 +73,9 @@ class ControllerLoop:
         """Object counts from the engine's cache (else the store), API totals from a KubeStore's stats (when it has any).
         Only the engine holding the Lease refreshes them: a standby's object gauges stay 0 (nvcre_engine_lease_held 0)."""
         if self.cache is not None:  # nothing re-lists the world: every 15 s that was every Job of the cluster
+            if self.cache.unreachable_since is not None:  # its watch has no answer: say so, as a failed LIST did
+                raise Unavailable(f"no answer since {time.strftime('%H:%M:%S', time.localtime(self.cache.unreachable_since))}"
+                                  + (f" ({self.cache.last_error})" if self.cache.last_error else ""))
             certifications, jobs = self.cache.list(CERTIFICATION), self.cache.list(JOB)
         else:
             certifications, jobs = (await self.store.list(CERTIFICATION)).items, (await self.store.list(JOB)).items

@@ -351,6 +351,8 @@ async def test_a_standby_keeps_queueing_while_the_api_server_is_away() -> None:
 class StubCache:
     def __init__(self, objects: dict) -> None:
         self.objects = objects
+        self.unreachable_since: float | None = None
+        self.last_error = ""
 
     def list(self, kind, namespace=None):
         return self.objects.get(kind.kind, [])
@@ -368,5 +370,16 @@ async def test_metrics_read_the_engines_cache_not_a_list_of_every_job() -> None:
     await settle()
     assert sample(metrics, "nvcre_certifications", result="FAILED") == 1 and sample(metrics, "nvcre_jobs", phase="Pending") == 3
     assert store.lists == 0
+    logs: list[str] = []
+    loop.log = logs.append
+    cache.unreachable_since, cache.last_error = 1_700_000_000.0, "connection refused"  # its watch gets no answer
+    for _ in range(2):
+        clock.advance(15)
+        await settle()
+    assert len(logs) == 1 and logs[0].startswith("API server: no answer since ") and "connection refused" in logs[0]
+    cache.unreachable_since = None
+    clock.advance(15)
+    await settle()
+    assert logs[-1] == "API server answers again"
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)

@@ -16,7 +16,8 @@ import yaml
 from nvcre_tui.cli import main
 from nvcre_tui.engine.history import HistoryQuery, archive, open_history
 from nvcre_tui.engine.history.archive import write_record
-from nvcre_tui.engine.history.record import THRESHOLD_OUT_OF_REACH, CertRecord, NodeResult
+from nvcre_tui.engine.api.vocabulary import THRESHOLD_OUT_OF_REACH
+from nvcre_tui.engine.history.record import CertRecord, NodeResult
 from nvcre_tui.engine.session import SimSession
 from tests.history.helpers import certify, fleet
 

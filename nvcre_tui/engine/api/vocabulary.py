@@ -152,6 +152,13 @@ WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
 # A failed group's reasons when no workload ran on it at all: its nodes were not tested (the report counts none of
 # them validated).
 NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})
+# A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
+# them to finish), or for what an earlier Certification of the same name left to be collected.
+WAITING_FOR_NODES: Final = "WaitingForNodes"
+WAITING_FOR_LEFTOVERS: Final = "WaitingForLeftovers"
+# The history's reason for a node a diagnosis left unjudged because every test failed far from the threshold (the
+# report's thresholdOutOfReach): the threshold is wrong for the fleet, not the node.
+THRESHOLD_OUT_OF_REACH: Final = "ThresholdOutOfReach"
 
 
 def group_nodes_value(names: Iterable[str]) -> str:

@@ -14,7 +14,7 @@ from nvcre_tui.engine.api.bodies import certification_status, conditions_of, orc
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
-                                             RESULT_RUNNING, SUCCEEDED)
+                                             RESULT_RUNNING, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollision, World
@@ -80,7 +80,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             except RenderError as error:
                 waited = ctx.clock.now() - _waiting_since(ctx, cert)
                 if error.field == "target" and waited < NODE_WAIT:
-                    status.update(reason="WaitingForNodes", message=str(error))
+                    status.update(reason=WAITING_FOR_NODES, message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
                 else:
                     status.update(status=FAILED, reason="WorkflowValidationFailed", message=str(error))
@@ -88,7 +88,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 continue
             nodes = set(rendered.discovery.names)
             if any(not nodes.isdisjoint(other) for other in busy):
-                status.update(reason="WaitingForNodes", message="waits for an earlier category on the same nodes")
+                status.update(reason=WAITING_FOR_NODES, message="waits for an earlier category on the same nodes")
             elif not await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status):
                 requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
@@ -138,7 +138,7 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
     try:
         created = await ctx.create_child(WORKFLOW, cert, workflow)
     except Leftover as error:  # collected soon (by the engine, or a garbage collector): created then
-        status.update(reason="WaitingForLeftovers", message=f"{error.message}; created once it is gone")
+        status.update(reason=WAITING_FOR_LEFTOVERS, message=f"{error.message}; created once it is gone")
         return False
     except NameCollision as error:
         status.update(status=FAILED, reason="WorkflowNameCollision", message=str(error))

@@ -19,7 +19,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT
+from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.diagnose.summary import verdict_rows
@@ -31,9 +31,6 @@ from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.views import Snapshot, node_states
 
 Obj = dict[str, Any]
-#: The reason of a node a diagnosis left unjudged because every test failed far from the threshold (the report's
-#: `thresholdOutOfReach`): the threshold is wrong for the fleet, not the node.
-THRESHOLD_OUT_OF_REACH = "ThresholdOutOfReach"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, group_nodes, job_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, RESULT_FAILED, RESULT_RUNNING, SUCCEEDED,
-                                             VALIDATION_FAILED)
+                                             VALIDATION_FAILED, NodeState)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
@@ -29,7 +29,7 @@ from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
-SUSPECT = "suspect"  # nodestates.blamed_state's word for a node blamed only with its whole group
+SUSPECT = NodeState.SUSPECT.value  # nodestates.blamed_state's word for a node blamed only with its whole group
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:

@@ -22,4 +22,5 @@ def test_render_says_it_planned_on_the_simulated_fleet_when_a_cluster_is_configu
         (tmp_path / ".kube" / "config").write_text("apiVersion: v1\nkind: Config\n")
     assert main(["certification", "render", str(ROOT / "examples" / "certification.yaml")]) == 0
     err = capsys.readouterr().err
-    assert ("planned offline on the embedded simulated fleet (32 nodes" in err) == configured
+    assert "planned offline on the embedded simulated fleet (32 nodes" in err  # its AWS settings are not yours
+    assert ("--kubeconfig or --context plans on its Nodes" in err) == configured and ("--nodes FILE" in err) != configured

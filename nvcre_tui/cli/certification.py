@@ -87,11 +87,15 @@ def target_nodes(nodes_file: str | None, scenario_file: str | None, args: argpar
     if args is not None and (args.kubeconfig or args.context):
         return asyncio.run(cluster_nodes(args, user_agent="nvcre-render"))[1]
     scenario = load_scenario(scenario_file) if scenario_file else default_scenario()
-    nodes = build_nodes(scenario)
-    if not scenario_file and cluster_configured():  # render is offline unless asked: say so where a cluster is at hand
-        print(f"# planned offline on the embedded simulated fleet ({len(nodes)} nodes: {scenario.name}), not on your "
-              "cluster: --kubeconfig or --context plans on its Nodes", file=sys.stderr)
-    return nodes
+    return build_nodes(scenario)
+
+
+def offline_note(args: argparse.Namespace, nodes: list[dict[str, Any]]) -> str | None:
+    """What to say after planning on the embedded default fleet: its platform's settings (AWS EFA) are not yours."""
+    if args.nodes or args.scenario or args.kubeconfig or args.context:
+        return None
+    how = "--kubeconfig or --context plans on its Nodes" if cluster_configured() else "--nodes FILE (kubectl get nodes -o yaml) plans on yours"
+    return f"# planned offline on the embedded simulated fleet ({len(nodes)} nodes: {default_scenario().name}), not on your cluster: {how}"
 
 
 def render_command(args: argparse.Namespace) -> int:
@@ -104,16 +108,19 @@ def render_command(args: argparse.Namespace) -> int:
     nodes = target_nodes(args.nodes, args.scenario, args)
     rendered = render_certification(cert, nodes, catalog, "<stdin>" if args.file == "-" else args.file)
     if args.workloads:
-        return _print_workloads(cert, rendered, args)
-    documents = [item.workflow.to_wire() for item in rendered]
-    if args.output == "json":
-        print(to_json({"apiVersion": "v1", "kind": "List", "items": documents}))
+        _print_workloads(cert, rendered, args)
     else:
-        print(to_yaml(documents), end="")
+        documents = [item.workflow.to_wire() for item in rendered]
+        if args.output == "json":
+            print(to_json({"apiVersion": "v1", "kind": "List", "items": documents}))
+        else:
+            print(to_yaml(documents), end="")
+    if note := offline_note(args, nodes):  # after what was planned: a refused certification says one line only
+        print(note, file=sys.stderr)
     return 0
 
 
-def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args: argparse.Namespace) -> int:
+def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args: argparse.Namespace) -> None:
     """Each planned group's workload objects: YAML documents under a comment naming category, group and
     nodes (kubectl apply -f takes the stream as is), or one JSON List."""
     from nvcre_tui.engine.workloads.plan import category_workloads
@@ -121,7 +128,6 @@ def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args
     groups = [group for index, item in enumerate(rendered) for group in category_workloads(cert, index, item, trainer=not args.batch)]
     if args.output == "json":
         print(to_json({"apiVersion": "v1", "kind": "List", "items": [obj for group in groups for obj in group.objects]}))
-        return 0
+        return
     chunks = [f"# {g.category} {g.group} (Job {g.job}) on {', '.join(g.nodes)}\n{to_yaml(g.objects)}" for g in groups]
     print("---\n".join(chunks), end="")
-    return 0

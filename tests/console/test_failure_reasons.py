@@ -59,3 +59,17 @@ async def test_a_node_failed_in_two_categories_reads_the_first_one_everywhere(fi
         app.push_screen(NodeScreen("gpu-node-07"))
         await pilot.pause()
         assert expected in str(app.screen.query_one("#summary", Static).render()).replace("\n", " ")
+
+
+def test_a_category_run_twice_is_named_by_its_title_as_the_report_names_it() -> None:
+    """Two dcgm-level4 categories, the second failing gpu-node-02 on skipped tests: the node's reason names
+    `diagnostics/dcgm-level4 #2`, as every report and the history do, not the key both share."""
+    from nvcre_tui.engine.report.nodestates import compute
+    from nvcre_tui.engine.report.readmodel import CertificationView
+    from tests.scenarios.harness import run_case
+
+    case = run_case("dcgm-skipped-tests-marked")
+    [cert] = case.objects["Certification"]
+    view = CertificationView.of(cert, case.objects["Workflow"], case.objects.get("Job", []))
+    state, detail = compute(view.categories, [{"metadata": {"name": "gpu-node-02"}}])["gpu-node-02"]
+    assert state == "failed" and detail.startswith("diagnostics/dcgm-level4 #2: "), detail

@@ -5,7 +5,7 @@ archive never blames a node the console would not: a whole multi-node group that
 `suspect`, not `failed`. Measurements are those of the node's last measured Job in the category (after a
 diagnose bisection, the smallest group it was measured in).
 
-A category is keyed by its title as the report names it (report.model.category_titles: `domain/variant`, numbered
+A category is keyed by its title as the report names it (report.readmodel.category_titles: `domain/variant`, numbered
 `#2` where a certification runs the same one again), so two categories of one domain/variant keep a row each. A node
 that did not pass and that no blame names keeps the reason the report gives for it: its failed group's (a missing
 measurement, an expression that cannot be evaluated), its diagnosis's verdict (the threshold out of reach).
@@ -26,8 +26,8 @@ from nvcre_tui.engine.diagnose.summary import verdict_rows
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
-from nvcre_tui.engine.report.model import category_report, category_titles, report_of
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
+from nvcre_tui.engine.report.model import category_report, report_of
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
 from nvcre_tui.engine.views import Snapshot, node_states
 
 Obj = dict[str, Any]

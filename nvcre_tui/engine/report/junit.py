@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import FAILED, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
-from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, category_titles
+from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
+from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import SUSPECT_NOTE, failure_text, skipped_row_lines, skipped_test_lines
 
 Obj = dict[str, Any]

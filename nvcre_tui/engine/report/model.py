@@ -25,7 +25,7 @@ from nvcre_tui.engine.parsers.measurements import (
 )
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.nodestates import blamed_state
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
@@ -63,17 +63,6 @@ def failed_nodes_said(report: Obj) -> str:
         return str(len(details))
     which = "all" if suspects == len(details) else str(suspects)
     return f"{len(details)} ({which} suspect: blamed only with their whole group, no node named)"
-
-
-def category_titles(categories: Sequence[Mapping[str, Any]]) -> list[str]:
-    """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
-    keys test cases by name, and two cards of one title read as one. Every part of the report names a category so."""
-    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
-    titles, seen = [], dict.fromkeys(keys, 0)
-    for key in keys:
-        seen[key] += 1
-        titles.append(f"{key} #{seen[key]}" if keys.count(key) > 1 else key)
-    return titles
 
 
 def with_blame(members: Sequence[str], failures: Sequence[Obj]) -> list[Obj]:

@@ -210,7 +210,7 @@ def compute(categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
         diagnosing = _diagnosing(category)
         for marks in (before, *(job_marks(job, diagnosing) for job in category.jobs), after):
             for node, found in marks.items():
-                by_node.setdefault(node, []).append((category.key, found))
+                by_node.setdefault(node, []).append((category.name, found))
     return {node_name(n): resolve(by_node.get(node_name(n), ()), n) for n in nodes}
 
 
@@ -221,7 +221,7 @@ class _Source:
     obj: Obj
     diagnosing: bool
     marks: Marks
-    category: str  # the key of the category it belongs to (its marks' details are said under it)
+    category: str  # the name of the category it belongs to (its marks' details are said under it)
 
 
 class NodeStateModel:
@@ -285,7 +285,7 @@ class NodeStateModel:
     def _rebuild(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
         self._layout = [(str((c.workflow or {}).get("metadata", {}).get("name")), len(c.jobs)) for c in categories]
         self._nodes = list(nodes)
-        self._sources = [_Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing), categories[index].key)
+        self._sources = [_Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing), categories[index].name)
                          for index, role, obj, diagnosing in self._flat(categories)]
         self._node_sources = {}
         for source_index, source in enumerate(self._sources):
@@ -306,7 +306,7 @@ class NodeStateModel:
                     insort(self._node_sources.setdefault(name, []), source_index)
             dirty.update(dict.fromkeys(old))
             dirty.update(dict.fromkeys(marks))
-            self._sources[source_index] = _Source(obj, diagnosing, marks, categories[index].key)
+            self._sources[source_index] = _Source(obj, diagnosing, marks, categories[index].name)
         for node, seen in zip(nodes, self._nodes, strict=True):
             if node is not seen:  # a Node changed (its cordon may)
                 self._by_name[node_name(node)] = node

@@ -49,11 +49,17 @@ class CategoryView:
     status: Mapping[str, Any]  # the Certification's categoryStatuses entry
     workflow: Obj | None
     jobs: list[Obj] = field(default_factory=list)
+    title: str = ""  # as the report names it among its certification's categories (category_titles); "" : its key
 
     @property
     def key(self) -> str:
         """domain/variant."""
         return f"{self.status['domain']}/{self.status['variant']}"
+
+    @property
+    def name(self) -> str:
+        """What every screen and report calls it: its title (`domain/variant #2` where it runs twice), else its key."""
+        return self.title or self.key
 
     @property
     def orchestration(self) -> OrchestrationStatus:
@@ -165,6 +171,17 @@ class Joined:
         return join_view(self, cert)
 
 
+def category_titles(categories: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`domain/variant` of each category, numbered (`#2`) where a certification runs the same one again: a CI system
+    keys test cases by name, and two cards of one title read as one. Every part of the report names a category so."""
+    keys = [f"{c['domain']}/{c['variant']}" for c in categories]
+    titles, seen = [], dict.fromkeys(keys, 0)
+    for key in keys:
+        seen[key] += 1
+        titles.append(f"{key} #{seen[key]}" if keys.count(key) > 1 else key)
+    return titles
+
+
 def join_view(join: Join, cert: Obj) -> CertificationView:
     """One Certification joined to its Workflows (by the category statuses' workflowRef) and the Jobs their groups
     ran (controllers.iterations.jobs_run)."""
@@ -174,8 +191,8 @@ def join_view(join: Join, cert: Obj) -> CertificationView:
         {"domain": c["domain"], "variant": c["variant"], "status": "Pending"} for c in cert["spec"].get("categories") or []
     ]
     categories = []
-    for entry in entries:
+    for entry, title in zip(entries, category_titles(entries), strict=True):
         workflow = by_name.get((entry.get("workflowRef") or {}).get("name", ""))
         jobs = join.jobs_of(workflow) if workflow is not None else []
-        categories.append(CategoryView(entry, workflow, jobs))
+        categories.append(CategoryView(entry, workflow, jobs, title))
     return CertificationView(cert, categories)

@@ -56,10 +56,22 @@ def certification_problems(cert: Certification, catalog: Catalog) -> list[str]:
             where = ((*base, "options") if category.options and category.options.max_steps is not None
                      else ("spec", "options") if cert.spec.options and cert.spec.options.max_steps is not None else ("spec",))
             problems.append((field_path((*where, "maxSteps")), short))
+        if options.image and _runs_as_root_on_the_node(entry):
+            where = ((*base, "options") if category.options and category.options.image else ("spec", "options")
+                     if cert.spec.options and cert.spec.options.image else ("spec",))
+            problems.append((field_path((*where, "image")), f"{entry.key} runs privileged on the node's network: only with the catalog's "
+                             "image (one a certification names would run as root on the node, on behalf of whoever may create "
+                             "Certifications); leave it out"))
     problems += _global_threshold_problems(cert, catalog)
     problems += _option_problems(cert, catalog)
     problems += _pod_field_problems(cert)
     return [f"{path}: {message}" for path, message in problems]
+
+
+def _runs_as_root_on_the_node(entry: CatalogEntry) -> bool:
+    """Whether the entry's pods are privileged or on the host network (DCGM level 4) on some platform."""
+    return any(bool(template.get(key)) for template in (entry.template, *(o.patch for o in entry.overrides))
+               for key in ("privileged", "hostNetwork"))
 
 
 def _global_threshold_problems(cert: Certification, catalog: Catalog) -> list[tuple[str, str]]:

@@ -101,7 +101,8 @@ def metadata(name: str, placement: Placement, labels: dict[str, str] | None = No
 def pod_spec(spec: WorkloadRunSpec, placement: Placement, containers: list[Obj], *, role: str,
              restart_policy: str, init_containers: list[Obj] | None = None, extra_volumes: list[Obj] | None = None) -> Obj:
     """A pod spec pinned to the group, with tolerations, gang scheduler, pull secrets and claims."""
-    pod: Obj = {"restartPolicy": restart_policy, "terminationGracePeriodSeconds": 30,
+    # No workload calls the API server: the namespace's default ServiceAccount token stays out of its pods.
+    pod: Obj = {"restartPolicy": restart_policy, "terminationGracePeriodSeconds": 30, "automountServiceAccountToken": False,
                 "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                 "affinity": affinity(placement, one_per_node=role == "node")}
     if placement.gang:

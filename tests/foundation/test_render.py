@@ -101,3 +101,18 @@ def test_a_nic_resource_name_is_what_the_gpu_pods_request(tmp_path: Path, capsys
     limits = [container["resources"]["limits"] for runtime in pods for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
               if job["name"] == "node" for container in job["template"]["spec"]["template"]["spec"]["containers"]]
     assert limits and all(limit.get("nvidia.com/hostdev") == "8" for limit in limits)  # mlnxPerNode's default for H100
+
+
+def test_workload_metadata_labels_cannot_replace_nvcres_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nvcre finds, collects and attributes its workload objects by its labels: a certification's workloadMetadata
+    relabelled a TrainJob as another Job's."""
+    cert = tmp_path / "labels.yaml"
+    cert.write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "labels"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [
+            {"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-node", "workloadMetadata": {
+                "labels": {"nvcre.nvidia.com/job": "victim-job", "app.kubernetes.io/managed-by": "helm", "team": "a"}}}}]}}))
+    assert main(["certification", "render", str(cert), "--workloads"]) == 0
+    jobs = [doc for doc in yaml.safe_load_all(capsys.readouterr().out) if doc and doc.get("kind") == "TrainJob"]
+    assert jobs and all(job["metadata"]["labels"]["nvcre.nvidia.com/job"] != "victim-job" and job["metadata"]["labels"]["team"] == "a"
+                        and job["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "nvcre" for job in jobs)

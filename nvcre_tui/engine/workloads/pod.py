@@ -84,9 +84,10 @@ def queue_label(placement: Placement) -> dict[str, str]:
 
 
 def workload_labels(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
-    """Labels of the workload object itself (TrainJob / batch Job): ours, workloadMetadata, the queue."""
+    """Labels of the workload object itself (TrainJob / batch Job): workloadMetadata's, then ours and the queue's, which
+    it cannot replace (nvcre finds, collects and attributes its objects by them)."""
     extra = (spec.workload_metadata.labels if spec.workload_metadata else None) or {}
-    return {LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job_label, **extra, **queue_label(placement)}
+    return {**extra, LABEL_MANAGED_BY: "nvcre", LABEL_JOB: placement.job_label, **queue_label(placement)}
 
 
 def metadata(name: str, placement: Placement, labels: dict[str, str] | None = None) -> Obj:

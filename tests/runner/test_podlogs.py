@@ -74,3 +74,36 @@ async def test_a_deleted_pod_keeps_what_was_read_and_a_finished_one_is_not_read_
     await store.delete(POD, "rank0", "default")
     assert len(await reader.read(pod, "node")) == 1  # gone: what was kept
     assert reader.kept(pod["metadata"]["uid"], "node") is not None
+
+
+def test_long_lines_are_bounded_by_characters_not_only_by_count() -> None:
+    """A workload printing 64 KiB lines held HEAD + TAIL of them, 1.4 GB a pod, in the one engine all namespaces share."""
+    from collections import deque
+
+    from nvcre_tui.engine.kube.podlogs import HEAD, HEAD_CHARS, LINE_LIMIT, TAIL, TAIL_CHARS, PodLog
+
+    log = PodLog(head_limit=HEAD, tail=deque(maxlen=TAIL))
+    line = "x" * LINE_LIMIT
+    for _ in range(600):
+        log.add(line, None)
+    assert log.head_chars <= HEAD_CHARS and log.tail_chars <= TAIL_CHARS and log.size == sum(map(len, log.lines()))
+    assert log.total == 600 and log.lines()[-1] == line  # the end is kept: results and failures print there
+    short = PodLog(head_limit=3, tail=deque(maxlen=2))
+    for index in range(10):
+        short.add(f"line {index}", None)
+    assert short.lines() == ["line 0", "line 1", "line 2", "line 8", "line 9"] and short.size == 30
+
+
+def test_the_logs_of_every_pod_together_stay_within_their_budget() -> None:
+    from collections import deque
+
+    from nvcre_tui.engine.kube.podlogs import TOTAL_CHARS, PodLog, PodLogReader
+
+    reader = PodLogReader(None)  # type: ignore[arg-type]  # no reads: only what it keeps
+    big = "y" * (TOTAL_CHARS // 30)  # one string, held by every log: the budget counts characters, the test allocates once
+    for index in range(40):
+        log = reader._logs[(f"pod-{index}", "node")] = PodLog(head_limit=0, tail=deque(maxlen=10))
+        log.add(big, None)
+    reader._within_budget()
+    assert sum(log.size for log in reader._logs.values()) <= TOTAL_CHARS and ("pod-39", "node") in reader._logs
+    assert ("pod-0", "node") not in reader._logs  # the least recently read go first

@@ -27,6 +27,9 @@ __all__ = ["PodLogReader", "PodLog", "PodLogSource"]
 
 HEAD, TAIL, MAX_PODS = 2_000, 20_000, 256
 LINE_LIMIT = 64 * 1024  # a longer line is cut (progress bars without newlines)
+# Characters kept, besides the line counts: a workload printing long lines (a certification's own image may) would
+# otherwise hold HEAD + TAIL lines of LINE_LIMIT each, 1.4 GB a pod, in the one engine every namespace shares.
+HEAD_CHARS, TAIL_CHARS, TOTAL_CHARS = 1 << 20, 8 << 20, 256 << 20
 READ_TIMEOUT = 30.0
 
 
@@ -37,6 +40,8 @@ class PodLog:
     head_limit: int = HEAD
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL))
     head: list[str] = field(default_factory=list)
+    head_chars: int = 0
+    tail_chars: int = 0
     cursor: datetime | None = None  # the last kubelet timestamp kept
     at_cursor: int = 0              # how many kept lines carry exactly that timestamp
     total: int = 0
@@ -49,10 +54,21 @@ class PodLog:
             else:
                 self.cursor, self.at_cursor = stamp, 1
         self.total += 1
-        if len(self.head) < self.head_limit:
+        if len(self.head) < self.head_limit and self.head_chars + len(line) <= HEAD_CHARS:
             self.head.append(line)
-        else:
-            self.tail.append(line)
+            self.head_chars += len(line)
+            return
+        if self.tail.maxlen is not None and len(self.tail) == self.tail.maxlen:
+            self.tail_chars -= len(self.tail[0])  # the deque drops it
+        self.tail.append(line)
+        self.tail_chars += len(line)
+        while self.tail_chars > TAIL_CHARS and len(self.tail) > 1:
+            self.tail_chars -= len(self.tail.popleft())
+
+    @property
+    def size(self) -> int:
+        """Characters kept."""
+        return self.head_chars + self.tail_chars
 
     def lines(self) -> list[str]:
         return [*self.head, *self.tail]
@@ -98,7 +114,15 @@ class PodLogReader:
         except StoreError as error:
             if not error.retryable:
                 raise
+        self._within_budget()
         return log.lines()
+
+    def _within_budget(self) -> None:
+        """Forget the least recently read logs while all kept hold more than TOTAL_CHARS (the one just read stays)."""
+        total = sum(log.size for log in self._logs.values())
+        while total > TOTAL_CHARS and len(self._logs) > 1:
+            _, oldest = self._logs.popitem(last=False)
+            total -= oldest.size
 
     async def _fetch(self, namespace: str, name: str, container: str, log: PodLog) -> None:
         query = [("container", container), ("timestamps", "true")]

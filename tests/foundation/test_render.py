@@ -116,3 +116,19 @@ def test_workload_metadata_labels_cannot_replace_nvcres_own(tmp_path: Path, caps
     jobs = [doc for doc in yaml.safe_load_all(capsys.readouterr().out) if doc and doc.get("kind") == "TrainJob"]
     assert jobs and all(job["metadata"]["labels"]["nvcre.nvidia.com/job"] != "victim-job" and job["metadata"]["labels"]["team"] == "a"
                         and job["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "nvcre" for job in jobs)
+
+
+def test_the_56b_recomputes_its_activations_on_80_gb_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """At TP 8 on H100 the 56B needs about 119-129 GB a GPU without recompute (Megatron's own estimate): every rank ran
+    out of memory and every node of the group was blamed."""
+    cert = tmp_path / "56b.yaml"
+    cert.write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "big"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}, "categories": [{"domain": "training", "variant": "nemotron5-56b"}]}}))
+    assert main(["certification", "render", str(cert), "--workloads"]) == 0
+    out = capsys.readouterr().out
+    env = {e["name"]: e["value"] for doc in yaml.safe_load_all(out) if doc and doc.get("kind") == "TrainingRuntime"
+           for job in doc["spec"]["template"]["spec"]["replicatedJobs"] for c in job["template"]["spec"]["template"]["spec"]["containers"]
+           for e in c.get("env") or []}
+    assert env["FULL_RECOMPUTE"] == "1" and env["DISTRIBUTED_TIMEOUT_MINUTES"] == "230"
+    assert "--sequence-parallel" in out and '--distributed-timeout-minutes "$DISTRIBUTED_TIMEOUT_MINUTES"' in out

@@ -55,3 +55,22 @@ def test_a_crash_without_such_line_still_blames_its_node() -> None:
 ])
 def test_service_lines_are_told_from_node_lines(line: str, named: bool) -> None:
     assert (service_at_fault([line]) is not None) is named
+
+
+# dcgmi 4.5 --json against a host engine that failed it (DCGM's Diag.cpp HelperDisplayFailureMessage): not the node's fault.
+HOST_ENGINE_ERRORS = {
+    "older than dcgmi": '{"DCGM Diagnostic":{"runtime_error":"Error: Unable to complete diagnostic. Return: (-12) : API version mismatch"}}',
+    "busy with another diagnostic": ('{"DCGM Diagnostic":{"runtime_error":"Error: Unable to complete diagnostic. Return: (-39) : A diag '
+                                     'instance is already running, cannot run a new diag."}}'),
+    "unreachable": '{"DCGM Diagnostic":{"runtime_error":"The connection to the host engine is not valid any longer"}}',
+}
+
+
+@pytest.mark.parametrize("how", sorted(HOST_ENGINE_ERRORS))
+def test_a_host_engine_that_fails_the_diagnostic_blames_no_node(how: str) -> None:
+    """A GPU Operator's DCGM older than the dcgmi client (before 4.2), a diagnostic already running on it, or its
+    connection lost: each blamed the node, which NVSentinel then taints."""
+    report, jobs = asyncio.run(certify([f"2026-01-01T00:00:05.000000000Z {HOST_ENGINE_ERRORS[how]}"]))
+    assert report["failedNodes"] == []
+    failed = [c for job in jobs for c in job["status"]["conditions"] if c["type"] == "Failed"]
+    assert {c["reason"] for c in failed} == {"ServiceUnavailable"} and all(f"DCGM host engine {how}" in c["message"] for c in failed)

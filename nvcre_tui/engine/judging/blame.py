@@ -36,10 +36,18 @@ _MPI_PROCESS = re.compile(r"^\s*Process name:\s*\[\[\d+,\d+\],(\d+)\]", re.ASCII
 _RANK_LINE = re.compile(r"Rank\s+(\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d", re.ASCII)
 
 
-#: Output naming a cluster service as the cause: (the service, what dcgmi or a tool prints when it is unreachable).
+#: Output naming a cluster service as the cause: (the service and how it failed, what dcgmi or a tool prints then).
+#: dcgmi's runtime errors of the host engine itself convict no node: its connection lost, a host engine older than
+#: the client (the GPU Operator's DCGM before 4.2 answers dcgmi 4.5's request with -12), a diagnostic already running
+#: on it (NVSentinel's own, say).
 _SERVICES_DOWN: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("the DCGM host engine", re.compile(r"unable to establish a connection to the specified host|"
-                                        r"unable to connect to host engine|host engine connection invalid", re.IGNORECASE)),
+    ("the DCGM host engine unreachable", re.compile(r"unable to establish a connection to the specified host|"
+                                                    r"unable to connect to host engine|host engine connection invalid|"
+                                                    r"connection to the host engine is not valid", re.IGNORECASE)),
+    ("the DCGM host engine older than dcgmi (upgrade the GPU Operator's DCGM, or use a dcgmi image of its version)",
+     re.compile(r"API version mismatch", re.IGNORECASE)),
+    ("the DCGM host engine busy with another diagnostic", re.compile(r"diag(?:nostic)? instance is already running|"
+                                                                     r"diagnostic is already running", re.IGNORECASE)),
 )
 
 
@@ -111,12 +119,12 @@ def _lone_warning(warnings: list[tuple[str, str, str]]) -> Blame | None:
 
 
 def service_at_fault(lines: Iterable[str]) -> str | None:
-    """"<service> unreachable: <the line>" when the output blames a cluster service, not a node; else None."""
+    """"<service and how it failed>: <the line>" when the output blames a cluster service, not a node; else None."""
     for line in lines:
         text = _text(line)
         for service, pattern in _SERVICES_DOWN:
             if pattern.search(text):
-                return f"{service} unreachable: {_quoted(text)}"
+                return f"{service}: {_quoted(text)}"
     return None
 
 

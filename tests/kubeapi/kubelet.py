@@ -39,6 +39,7 @@ Obj = dict[str, Any]
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 PERIOD = 10.0  # seconds between log refreshes of a running pod
 OOM_EXIT, ERROR_EXIT = 137, 1
+STEP_LINE = re.compile(r"\biteration\s+\d+\s*/")  # Megatron's per-step line (printed by the last rank only)
 
 
 @dataclass(frozen=True)
@@ -295,12 +296,31 @@ class TestKubelet:
     # ------------------------------------------------------------------ writes
 
     def _is_result(self, pod: Obj, role: str, played: _Run) -> bool:
+        """Whether the pod prints (part of) the run's output: the MPI launcher, else rank 0's pod, and for a multi-node
+        torch run its last node's too (`_share`)."""
+        return self._share(pod, role, played) is not None
+
+    def _share(self, pod: Obj, role: str, played: _Run) -> re.Pattern[str] | None | bool:
+        """Which output lines the pod's log holds: True all, a pattern those that match (False: those that do not),
+        None none. Megatron prints its iteration lines on the last global rank only (print_rank_last), in the last
+        node's pod; rank 0's pod has the rest."""
         launcher = any(item[1] == "launcher" for item in played.pods)
         labels = pod["metadata"].get("labels") or {}
-        return role == "launcher" if launcher else labels.get(COMPLETION_INDEX) == "0" and labels.get(LABEL_ROLE) == "node"
+        if launcher:
+            return True if role == "launcher" else None
+        if labels.get(LABEL_ROLE) != "node":
+            return None
+        index, nodes = labels.get(COMPLETION_INDEX), len(played.members)
+        split = nodes > 1 and ((played.run.get("spec") or {}).get("framework") or {}).get("torch") is not None
+        if index == "0":
+            return False if split else True
+        return STEP_LINE if split and index == str(nodes - 1) else None
 
     def _set_log(self, pod: Obj, played: _Run, upto: float) -> None:
-        text = "".join(f"{kubelet_prefix(played.start + timedelta(seconds=t))}{line}\n" for t, line in played.lines if t <= upto)
+        share = self._share(pod, (pod["metadata"].get("labels") or {}).get(LABEL_ROLE, "node"), played)
+        step = STEP_LINE.search
+        kept = [(t, line) for t, line in played.lines if t <= upto and (share is True or (bool(step(line)) == (share is STEP_LINE)))]
+        text = "".join(f"{kubelet_prefix(played.start + timedelta(seconds=t))}{line}\n" for t, line in kept)
         self.server.set_pod_log(pod["metadata"]["namespace"], pod["metadata"]["name"], text)
 
     async def _bind(self, pod: Obj, node: str) -> None:

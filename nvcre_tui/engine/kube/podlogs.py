@@ -74,6 +74,18 @@ class PodLog:
         return [*self.head, *self.tail]
 
 
+def by_time(*logs: list[str]) -> list[str]:
+    """Several pods' kubelet-timestamped logs as one, in time order (a line without a timestamp keeps its place after
+    the line before it; equal times keep the logs' order)."""
+    keyed = []
+    for source, lines in enumerate(logs):
+        stamp: datetime | None = None
+        for position, line in enumerate(lines):
+            stamp = split_kubelet_prefix(line)[0] or stamp
+            keyed.append((stamp.timestamp() if stamp else float("-inf"), source, position, line))
+    return [line for *_, line in sorted(keyed)]
+
+
 class PodLogReader:
     """Reads containers' logs through a KubeStore's connection pool (its Transport)."""
 

@@ -25,12 +25,12 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, LABEL_SIMULATED, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED,
-                                             TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
+from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED, NODE_NOT_FOUND,
+                                             RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
-from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader
+from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import stopped_status
 from nvcre_tui.engine.runners.kubernetes.create import (COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned, delete_workload, group_nodes,
@@ -276,7 +276,7 @@ class KubernetesRunner:
             culprit = named.name if named else verdict.failed_node
             if culprit:
                 patch["failedNode"] = culprit
-            if not lines and culprit:
+            if culprit and not await self._own_log(run):
                 # The result pod's log says nothing (it never started, or was lost): the failure is in the
                 # log of the pod on the node at fault; read it now, before the pods are deleted.
                 blamed = next((pod for pod in pods if pod_node(pod) == culprit), None)
@@ -323,11 +323,31 @@ class KubernetesRunner:
     async def logs(self, run: Obj) -> list[str]:
         """The result pod's log (launcher / index 0): read incrementally, bounded; what was kept once the
         pod is gone; else the containers' termination messages."""
+        lines = await self._own_log(run)
+        pod = await self.result_pod(run)
+        last = None if pod is None else await self._last_rank_pod(run, pod)
+        if last is not None:  # Megatron prints its step lines on the last global rank only: in the last node's pod
+            lines = by_time(lines, await self.log_reader.read(last, _container(last)))
+        return lines
+
+    async def _own_log(self, run: Obj) -> list[str]:
+        """The result pod's log alone, else its containers' termination messages."""
         pod = await self.result_pod(run)
         if pod is None:
             return []
-        lines = await self.log_reader.read(pod, _container(pod))
-        return lines or termination_messages(pod)
+        return await self.log_reader.read(pod, _container(pod)) or termination_messages(pod)
+
+    async def _last_rank_pod(self, run: Obj, result: Obj) -> Obj | None:
+        """The last node's pod of a multi-node torch run (the result pod is rank 0's), else None."""
+        spec = run_spec(run)
+        nodes = int(spec.get("numNodes") or len((spec.get("target") or {}).get("nodeNames") or []) or 1)
+        if nodes < 2 or not (spec.get("framework") or {}).get("torch"):
+            return None
+        owner = await owner_of(self.store, run)
+        last = str(nodes - 1)
+        return next((p for p in self.pods.pods(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
+                     if labels_of(p).get(LABEL_ROLE) == "node" and str(labels_of(p).get(KEY_COMPLETION_INDEX, "")) == last
+                     and p["metadata"].get("uid") != result["metadata"].get("uid")), None)
 
     async def log_origin(self, run: Obj) -> tuple[str, str, str | None] | None:
         """(pod, container, node) of the log `logs` reads; None before the pod exists."""

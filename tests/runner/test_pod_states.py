@@ -233,3 +233,12 @@ def test_torchruns_root_cause_is_quoted_with_that_hosts_own_warning() -> None:
              "Root Cause (first observed failure):", "  host      : n2"]
     assert node_at_fault(lines, NODES) == Blame("n2", "n2 GPU 3: NCCL WARN Cuda failure 214 'uncorrectable ECC error encountered'")
     assert node_at_fault(lines[1:], NODES) == Blame("n2", "torchrun's root cause (first observed failure) on host n2")
+
+
+def test_torchruns_root_cause_fqdn_is_mapped_through_the_pods_hostnames() -> None:
+    """torchrun prints socket.getfqdn(): in a pod of a subdomain (JobSet, the batch Job) that is the pod's hostname with
+    the Service's domain, which no node is named; its first label is the pod's hostname the runner maps."""
+    fqdn = "job-abc-node-0-1.job-abc.default.svc.cluster.local"
+    lines = ["Root Cause (first observed failure):", f"  host      : {fqdn}"]
+    assert node_at_fault(lines, NODES, hosts={"job-abc-node-0-1": "n2"}) == Blame("n2", f"torchrun's root cause (first observed failure) on host {fqdn}")
+    assert node_at_fault(lines, NODES, hosts={"job-abc-node-0-7": "n2"}) is None  # another pod's name convicts nobody

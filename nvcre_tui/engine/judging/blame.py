@@ -135,7 +135,8 @@ def node_at_fault(lines: Iterable[str], members: Iterable[str], hosts: Mapping[s
     if found is None:
         return None
     host, group = found.name, set(members)
-    for candidate in ((hosts or {}).get(host), host, host.split(".", 1)[0]):
+    short = host.split(".", 1)[0]  # torchrun names socket.getfqdn(): <pod hostname>.<subdomain>.<ns>.svc.cluster.local
+    for candidate in ((hosts or {}).get(host), (hosts or {}).get(short), host, short):
         if candidate in group:
             return Blame(candidate, found.evidence)
     return None

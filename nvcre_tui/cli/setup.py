@@ -227,10 +227,15 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     if args.dry_run:
         print(to_yaml(objects), end="")
         return EXIT_OK
-    crd_names = [obj["metadata"]["name"] for obj in objects if obj["kind"] == CRD.kind]
-    waiting = await wait_crds(store, clock, crd_names, lambda crd: crd.established, args.timeout)
+    crds = [obj for obj in objects if obj["kind"] == CRD.kind]
+    deadline = clock.monotonic() + args.timeout
+    waiting = await wait_crds(store, clock, [crd["metadata"]["name"] for crd in crds], lambda crd: crd.established, args.timeout)
+    if not waiting:
+        # Established is not served yet: the server's handlers learn of it a moment later and answer 404 meanwhile,
+        # so a `certification run` right after init would find nvcre "not installed".
+        waiting = await wait_served(store, clock, crds, deadline - clock.monotonic())
     if waiting:
-        _say(f"nvcre setup init: CRDs not Established after {args.timeout:g}s: {', '.join(waiting)}")
+        _say(f"nvcre setup init: CRDs not Established and served after {args.timeout:g}s: {', '.join(waiting)}")
         return EXIT_FAILED
     out(f"nvcre is installed in namespace {namespace}")
     return EXIT_OK
@@ -276,6 +281,23 @@ async def wait_crds(store: KubeStore, clock: Clock, names: list[str], done: Call
             if not done(crd_state(name, crd)):
                 still.append(name)
         waiting = still
+        if not waiting or clock.monotonic() >= deadline:
+            return waiting
+        await clock.sleep(poll)
+
+
+async def wait_served(store: KubeStore, clock: Clock, crds: list[dict[str, Any]], timeout: float,
+                      poll: float = 0.2) -> list[str]:
+    """Poll discovery until each CRD's kind is served (listed under its group/version); the names still waiting."""
+    deadline = clock.monotonic() + timeout
+    while True:
+        waiting = []
+        for crd in crds:
+            spec = crd["spec"]
+            version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+            served = await store.served_resources(f"{spec['group']}/{version}") or []
+            if not any(resource.get("name") == spec["names"]["plural"] for resource in served):
+                waiting.append(crd["metadata"]["name"])
         if not waiting or clock.monotonic() >= deadline:
             return waiting
         await clock.sleep(poll)

@@ -133,6 +133,17 @@ async def test_init_applies_everything_server_side_and_waits_for_the_crds(server
     assert all(r.query.get("fieldManager") == FIELD_MANAGER and r.query.get("force") == "true" for r in writes)
 
 
+async def test_init_returns_once_the_crds_are_served_not_only_established(server, kubeconfig, admin, capsys) -> None:
+    """A real API server serves a CRD's kind a moment after it is Established (its handlers answer 404 meanwhile):
+    `setup init && certification run` found nvcre not installed. Discovery not listing the kinds yet is waited out."""
+    late = server.faults.add(Fault(method="GET", path=r"^/apis/nvcre\.nvidia\.com/v1alpha1$", status=404, times=6))
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, "") and out.rstrip().endswith(f"nvcre is installed in namespace {NS}")
+    assert late.hits == 6  # asked again until served
+    cert = await create_certification(admin)
+    assert cert["metadata"]["name"] == "soak"
+
+
 async def test_init_twice_changes_nothing(server, kubeconfig, admin, capsys) -> None:
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
     before = await admin.get(CLUSTER_ROLE, "nvcre-engine")

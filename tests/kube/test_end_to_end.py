@@ -15,7 +15,8 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, NODE
+from tests import envtest
 from tests.kube.cluster import installed_in_thread, store_on
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,20 +29,41 @@ def without_clock(report: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in report.items() if key not in CLOCK_FIELDS}
 
 
-@pytest.fixture(scope="module")
-def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["emulator", "kube-apiserver"])
+def cluster_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The run on the emulator (installed as `setup init` installs), or on a real kube-apiserver + etcd when
+    KUBEBUILDER_ASSETS names them (installed by `nvcre setup init --sim-runner` itself; skipped without)."""
     folder = tmp_path_factory.mktemp("e2e")
-    with installed_in_thread(folder) as (server, kubeconfig):
-        results = folder / "run.json"
-        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT),
-                     "--wait", "--results-file", str(results)])
-        reported = folder / "report.json"
-        report_code = main(["certification", "report", "gpu-cluster-cert", "--kubeconfig", str(kubeconfig),
-                            "--results-file", str(reported), "-o", "json"])
-        requests = list(server.requests)
-        objects = asyncio.run(_read(kubeconfig))
+    if request.param == "emulator":
+        with installed_in_thread(folder) as (server, kubeconfig):
+            return {**_run(folder, kubeconfig), "requests": list(server.requests)}
+    assets = envtest.assets_dir()
+    if assets is None:
+        pytest.skip(envtest.SKIP_REASON)
+    with envtest.ControlPlane(assets, folder) as plane:
+        kubeconfig = plane.write_kubeconfig(folder / "kubeconfig")
+        assert main(["setup", "init", "--sim-runner", "--kubeconfig", str(kubeconfig)]) == 0
+        return {**_run(folder, kubeconfig), "requests": None}  # a real server keeps no request log
+
+
+def _run(folder: Path, kubeconfig: Path) -> dict[str, Any]:
+    """`certification run --sim-runner --wait`, then `certification report` from a second command, and what they left."""
+    results = folder / "run.json"
+    code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT),
+                 "--wait", "--results-file", str(results)])
+    reported = folder / "report.json"
+    report_code = main(["certification", "report", "gpu-cluster-cert", "--kubeconfig", str(kubeconfig),
+                        "--results-file", str(reported), "-o", "json"])
+    objects = asyncio.run(_read(kubeconfig))
     return {**objects, "code": code, "report_code": report_code, "run": json.loads(results.read_text()),
-            "report": json.loads(reported.read_text()), "requests": requests}
+            "report": json.loads(reported.read_text())}
+
+
+def request_log(cluster_run: dict[str, Any]) -> list[Any]:
+    """The emulator's log of every request (a real API server's audit log is not configured here)."""
+    if cluster_run["requests"] is None:
+        pytest.skip("a real kube-apiserver keeps no request log here; the Nodes' managedFields are checked instead")
+    return list(cluster_run["requests"])
 
 
 async def _read(kubeconfig: Path) -> dict[str, Any]:
@@ -51,9 +73,10 @@ async def _read(kubeconfig: Path) -> dict[str, Any]:
         cert = await store.get(CERTIFICATION, "gpu-cluster-cert", "default")
         crd = await store.get(CRD, "certifications.nvcre.nvidia.com")
         maps = {m["metadata"]["name"]: m for m in (await store.list(CONFIGMAP, "default")).items}
+        nodes = (await store.list(NODE)).items
     finally:
         await store.close()
-    return {"cert": cert, "crd": crd, "configmaps": maps}
+    return {"cert": cert, "crd": crd, "configmaps": maps, "nodes": nodes}
 
 
 def json_path(obj: Any, path: str) -> Any:
@@ -103,17 +126,26 @@ def test_the_report_equals_the_embedded_simulators(cluster_run: dict[str, Any], 
     assert without_clock(json.loads(results.read_text())) == without_clock(cluster_run["run"])
 
 
+def test_only_the_simulated_fleet_ever_wrote_a_node(cluster_run: dict[str, Any]) -> None:
+    """What the server recorded on each Node (managedFields: who wrote which fields), on either server."""
+    nodes = cluster_run["nodes"]
+    assert len(nodes) == 32
+    managers = {entry["manager"] for node in nodes for entry in node["metadata"].get("managedFields") or []}
+    assert managers and all(manager.startswith("nvcre-sim") for manager in managers), managers
+
+
 def test_no_engine_request_writes_a_node(cluster_run: dict[str, Any]) -> None:
-    engine = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-engine")]
+    requests = request_log(cluster_run)
+    engine = [r for r in requests if r.user_agent.startswith("nvcre-engine")]
     assert engine, "the engine made no request"
     writes = [r for r in engine if r.resource == "nodes" and r.verb not in ("get", "list", "watch")]
     assert writes == []
-    simulator = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-sim") and r.resource == "nodes" and r.verb == "create"]
+    simulator = [r for r in requests if r.user_agent.startswith("nvcre-sim") and r.resource == "nodes" and r.verb == "create"]
     assert len(simulator) == 32  # the simulated fleet registered its Nodes (the cluster had none)
 
 
 def test_the_engine_lists_each_kind_once_and_then_only_watches(cluster_run: dict[str, Any]) -> None:
-    lists = [r for r in cluster_run["requests"] if r.user_agent.startswith("nvcre-engine") and r.verb == "list"]
+    lists = [r for r in request_log(cluster_run) if r.user_agent.startswith("nvcre-engine") and r.verb == "list"]
     per_resource: dict[str, int] = {}
     for request in lists:
         per_resource[request.resource] = per_resource.get(request.resource, 0) + 1

@@ -1,9 +1,9 @@
 """Rendered workload objects sent to a real kube-apiserver with server-side dry-run and strict field
 validation (an unknown or misspelt field is an error, not silently pruned).
 
-Needs $KUBEBUILDER_ASSETS (etcd + kube-apiserver, see tests/envtest.py). The Trainer objects also need
-$NVCRE_TRAINER_CRDS: a folder with Kubeflow Trainer's CRD YAMLs (manifests/base/crds of kubeflow/trainer),
-which this repository does not vendor. Without them the tests skip, saying which variable is missing.
+Needs $KUBEBUILDER_ASSETS (etcd + kube-apiserver, see tests/envtest.py); without it the tests skip, naming it.
+The Trainer objects meet Kubeflow Trainer's CRDs: the v2.3.0 ones vendored in tests/kubeapi/trainer_crds, or those
+of another release when $NVCRE_TRAINER_CRDS names a folder of its CRD YAMLs (manifests/base/crds of kubeflow/trainer).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import yaml
 from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests import envtest
+from tests.kubeapi.trainer_crds import real_trainer_crd
 from tests.workloads.matrix import REPRESENTATIVES, architectures, placement, run_spec
 
 TRAINER_CRDS_ENV = "NVCRE_TRAINER_CRDS"
@@ -61,13 +62,27 @@ def test_batch_objects_are_accepted_by_a_real_api_server(tmp_path: Path) -> None
             _dry_run(plane, obj)
 
 
+def trainer_crds() -> list[dict]:
+    """The Trainer's CRDs: from $NVCRE_TRAINER_CRDS when set, else the vendored v2.3.0 ones."""
+    folder = os.environ.get(TRAINER_CRDS_ENV)
+    if not folder:
+        return [real_trainer_crd(plural) for plural in ("trainjobs", "trainingruntimes")]
+    crds = [doc for path in sorted(Path(folder).glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())
+            if doc and doc.get("kind") == "CustomResourceDefinition"]
+    assert crds, f"${TRAINER_CRDS_ENV}={folder} holds no CustomResourceDefinition YAML"
+    return crds
+
+
+def test_the_vendored_trainer_crds_serve_trainjobs_and_runtimes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TRAINER_CRDS_ENV, raising=False)
+    assert sorted(crd["spec"]["names"]["plural"] for crd in trainer_crds()) == ["trainingruntimes", "trainjobs"]
+
+
 @needs_api_server
-@pytest.mark.skipif(not os.environ.get(TRAINER_CRDS_ENV), reason=f"needs ${TRAINER_CRDS_ENV} (Kubeflow Trainer CRD YAMLs)")
 def test_trainer_objects_are_accepted_by_a_real_api_server(tmp_path: Path) -> None:
     assets = envtest.assets_dir()
     assert assets is not None
-    crds = [doc for path in sorted(Path(os.environ[TRAINER_CRDS_ENV]).glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())
-            if doc and doc.get("kind") == "CustomResourceDefinition"]
+    crds = trainer_crds()
     with envtest.ControlPlane(assets, tmp_path) as plane:
         for crd in crds:
             plane.apply(f"{envtest.CRD_PATH}/{crd['metadata']['name']}", crd)

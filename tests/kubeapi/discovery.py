@@ -17,7 +17,7 @@ VERSION_INFO = {
     "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0", "compiler": "gc", "platform": "linux/amd64",
 }
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "finalize": ["update"],
-                     "binding": ["create"]}
+                     "binding": ["create"], "token": ["create"]}
 
 
 def api_versions(address: str) -> dict[str, Any]:

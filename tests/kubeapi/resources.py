@@ -94,7 +94,7 @@ BUILTINS: tuple[Resource, ...] = (
     Resource("", "v1", "Secret", "secrets", field_labels=_fields("type")),
     Resource("", "v1", "Service", "services", short_names=("svc",), categories=("all",), subresources=("status",),
              status_subresource=True),
-    Resource("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
+    Resource("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",), subresources=("token",)),
     Resource("coordination.k8s.io", "v1", "Lease", "leases"),
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False, name_rule="path"),
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False,

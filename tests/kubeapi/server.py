@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
 from aiohttp import web
 
-from nvcre_tui.engine.clock import Clock, SystemClock
+from nvcre_tui.engine.clock import Clock, SystemClock, format_time
 
 from . import discovery, errors
 from .answers import certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, json_response, status_response, warning_value
@@ -179,6 +180,18 @@ class ApiServer:
         self.tokens[token] = User.service_account(namespace, name)
         return token
 
+    def _token_request(self, res: Resource, namespace: str | None, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """TokenRequest (authentication.k8s.io/v1, `kubectl create token`): a token of an existing ServiceAccount."""
+        account = self.registry.get(res, namespace, name)  # NotFound for an account that does not exist, as the real server
+        namespace = str(account["metadata"]["namespace"])
+        spec = body.get("spec") or {}
+        seconds = int(spec.get("expirationSeconds") or 3600)
+        return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+                "spec": {"audiences": spec.get("audiences") or [self.url], "expirationSeconds": seconds},
+                "status": {"token": self.service_account_token(namespace, name),
+                           "expirationTimestamp": format_time(self.clock.now() + timedelta(seconds=seconds))}}
+
     # ----------------------------------------------------------------------------------- test helpers
 
     def clear_requests(self) -> None:
@@ -327,6 +340,8 @@ class ApiServer:
             if method != "POST" or name:
                 raise errors.method_not_allowed(method)
             return json_response(self._access_review(res, decode(body), record), 201)
+        if method == "POST" and sub == "token":
+            return json_response(self._token_request(res, ns, name, decode(body)), 201)
         if method == "POST" and sub == "binding":
             return json_response(self.registry.bind(res, ns, name, decode(body), manager=manager, dry_run=dry_run),
                                  201)

@@ -210,3 +210,17 @@ async def test_in_cluster_service_account_over_https(tmp_path: Any, monkeypatch:
             assert denied.value.status == 403
             assert (await client.VersionApi(api_client).get_code()).major == "1"
         assert server.requests[0].user == "system:serviceaccount:nvcre-system:engine"
+
+
+async def test_token_request_gives_a_token_that_authenticates_as_the_service_account(apiserver: ApiServer) -> None:  # noqa: F811
+    """`kubectl create token` (TokenRequest): 404 for an account that does not exist; the token is then that account,
+    which RBAC judges (no role yet: a list is refused naming it)."""
+    path = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": [], "expirationSeconds": 600}}
+    status, body, _ = await raw(apiserver, "POST", path, request)
+    assert status == 404 and body["reason"] == "NotFound"
+    await raw(apiserver, "POST", "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "robot"}})
+    status, body, _ = await raw(apiserver, "POST", path, request)
+    assert status == 201 and body["kind"] == "TokenRequest" and body["spec"]["expirationSeconds"] == 600
+    status, refused, _ = await raw(apiserver, "GET", "/api/v1/namespaces/default/configmaps", token=body["status"]["token"])
+    assert status == 403 and "system:serviceaccount:default:robot" in refused["message"]

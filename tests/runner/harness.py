@@ -4,22 +4,28 @@ Kubernetes runner, with the test kubelet playing pods, GPUs and logs from the sa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from nvcre_tui.engine.api.vocabulary import LABEL_JOB, LABEL_SIMULATED
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE, rbac_objects
-from nvcre_tui.engine.kube.rbac import grants_for, rbac_allows
+from nvcre_tui.engine.kube import load_target
+from nvcre_tui.engine.kube.install import ENGINE_NAME, FIELD_MANAGER, INSTALL_NAMESPACE, install_objects, rbac_objects
+from nvcre_tui.engine.kube.rbac import NVCRE_PLURALS, grants_for, rbac_allows
+from nvcre_tui.engine.names import NVCRE_GROUP, NVCRE_VERSION
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.store.protocol import CRD, NODE, POD
+from nvcre_tui.engine.store.protocol import CRD, NODE, POD, kind_of
+from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
@@ -28,6 +34,8 @@ from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
 
 Obj = dict[str, Any]
+TRAINER_API = TRAINJOB.api_version
+JOBSET_API = JOBSET_GROUP_VERSION
 
 
 class KubeletDriven:
@@ -121,51 +129,106 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         for fault in server_faults:
             server.faults.add(fault)
         server.registry.mutators.update(mutators or {})
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
-        runner: KubernetesRunner | None = None
-        try:
-            if trainer:
-                for plural in ("trainjobs", "trainingruntimes"):  # Kubeflow Trainer's own, with their schemas and rules
-                    await admin.create(CRD, real_trainer_crd(plural))
-                if jobset:
-                    await admin.create(CRD, jobset_crd())  # the Trainer's dependency, served
-                for _ in range(500):  # served a moment after the CRD is Established
-                    if await engine_store.served_resources("trainer.kubeflow.org/v1alpha1"):
-                        break
-                    await asyncio.sleep(0.01)
-                else:
-                    raise AssertionError("the Trainer CRDs were never served")
-            await register_gpu_nodes(admin, clock, scenario)
-            name = await start_certification(admin, CASES / case / "cert.yaml")
-            cache = engine_cache(engine_store)
-            writer = WriteThroughStore(engine_store, cache)
-            runner = KubernetesRunner(writer, clock, engine_store)
-            played = KubeletDriven(runner, TestKubelet(admin, server, clock, scenario, faults)) if controllers else runner
-            engine = Engine(writer, clock, catalog(), played, cache=cache)
-            runner.connect(engine.queue.add, cache)
+        kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults)) if controllers else None)
+        report, objects, runner = await certify(kubeconfig, clock, case, scenario, trainer=trainer, jobset=jobset,
+                                                kubelet=kubelet)
+        # What the engine created on the cluster, by API group/resource (the workload shapes used).
+        objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
+                                     if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
+        objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
+                                     if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
+        objects["denied"] = denied(server.requests)
+        # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
+        objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
+                                      and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine"))
+        objects["woken"] = runner.pods.woken
+        return report, objects
 
-            async def terminal() -> bool:
-                return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
 
-            finished = await engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
-            assert finished, f"{case}: the certification never finished on the emulator"
-            objects: dict[str, Any] = await snapshot(admin)
-            await engine.stop()
-            # What the engine created on the cluster, by API group/resource (the workload shapes used).
-            objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
-                                         if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
-            objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
-                                         if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
-            objects["pods"] = (await admin.list(POD)).items
-            objects["denied"] = denied(server.requests)
-            # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
-            objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
-                                          and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine"))
-            objects["woken"] = runner.pods.woken
-            return report_from(objects, name), objects
-        finally:
-            if runner is not None:
-                await runner.close()
-            await engine_store.close()
-            await admin.close()
+async def bare_server_report(kubeconfig: Path, case: str, *, jobset: bool = True) -> tuple[Obj, dict[str, Any]]:
+    """The case's certification through the Kubernetes runner on any API server named by `kubeconfig` with nothing
+    beside it (no controllers, scheduler or kubelet), nvcre installed here as `setup init` installs it and the
+    Trainer's real CRDs applied. The engine's clock is its own (ManualClock) while the server keeps real time, as
+    on a real kube-apiserver + etcd."""
+    clock = ManualClock(SIM_START)
+    admin = await store_on(kubeconfig, clock, "nvcre-setup")
+    try:
+        for obj in install_objects():
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER, force=True)
+        await served(admin, {f"{NVCRE_GROUP}/{NVCRE_VERSION}": NVCRE_PLURALS})
+    finally:
+        await admin.close()
+    engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+    report, objects, _ = await certify(kubeconfig, clock, case, load_scenario(CASES / case / "scenario.yaml"),
+                                       trainer=True, jobset=jobset, kubelet=None, engine_kubeconfig=engine)
+    return report, objects
+
+
+async def service_account_kubeconfig(kubeconfig: Path, namespace: str, name: str) -> Path:
+    """A kubeconfig beside `kubeconfig` (same server and CA) authenticating as ServiceAccount namespace/name, with a
+    token from the server's TokenRequest API (`kubectl create token`): the server's RBAC then judges each request."""
+    from kubernetes_asyncio import client
+
+    target = await load_target(str(kubeconfig))
+    async with client.ApiClient(target.configuration) as api:
+        answer = await client.CoreV1Api(api).create_namespaced_service_account_token(
+            name, namespace, client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)))
+    config = yaml.safe_load(kubeconfig.read_text())
+    for user in config["users"]:
+        user["user"] = {"token": answer.status.token}
+    path = kubeconfig.with_name(f"{kubeconfig.name}-{name}")
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+async def served(store: Any, wanted: Mapping[str, Sequence[str]], attempts: int = 500) -> None:
+    """Wait (10 ms steps) until each group/version serves its plurals: a kind is served a moment after its CRD."""
+    for _ in range(attempts):
+        found = {gv: {r.get("name") for r in await store.served_resources(gv) or []} for gv in wanted}
+        if all(set(plurals) <= found[gv] for gv, plurals in wanted.items()):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never served: {dict(wanted)}")
+
+
+async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Scenario, *, trainer: bool, jobset: bool,
+                  kubelet: Callable[[Any], TestKubelet] | None,
+                  engine_kubeconfig: Path | None = None) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
+    """Run the case's certification with the Kubernetes runner on the (installed) server; the report, the objects
+    left and the runner. `kubelet`: the test kubelet playing pods on the admin store, or None (no pod is ever made);
+    `engine_kubeconfig`: who the engine is (the admin's `kubeconfig` unless given)."""
+    admin = await store_on(kubeconfig, clock, "nvcre-test")
+    engine_store = await store_on(engine_kubeconfig or kubeconfig, clock, "nvcre-engine")
+    runner: KubernetesRunner | None = None
+    try:
+        if trainer:
+            for plural in ("trainjobs", "trainingruntimes"):  # Kubeflow Trainer's own, with their schemas and rules
+                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
+            if jobset:
+                await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)  # the Trainer's dependency
+            await served(engine_store, {TRAINER_API: ("trainjobs", "trainingruntimes"),
+                                        **({JOBSET_API: ("jobsets",)} if jobset else {})})
+        await register_gpu_nodes(admin, clock, scenario)
+        name = await start_certification(admin, CASES / case / "cert.yaml")
+        cache = engine_cache(engine_store)
+        writer = WriteThroughStore(engine_store, cache)
+        runner = KubernetesRunner(writer, clock, engine_store)
+        played = KubeletDriven(runner, kubelet(admin)) if kubelet is not None else runner
+        engine = Engine(writer, clock, catalog(), played, cache=cache)
+        runner.connect(engine.queue.add, cache)
+
+        async def terminal() -> bool:
+            return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
+
+        finished = await engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
+        assert finished, f"{case}: the certification never finished on the API server"
+        objects: dict[str, Any] = await snapshot(admin)
+        await engine.stop()
+        objects["pods"] = (await admin.list(POD)).items
+        objects["trainjobs"] = (await admin.list(TRAINJOB, NAMESPACE)).items if trainer else []
+        return report_from(objects, name), objects, runner
+    finally:
+        if runner is not None:
+            await runner.close()
+        await engine_store.close()
+        await admin.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,13 @@ import pytest
 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+from nvcre_tui.engine.session import SIM_START
 from tests.kubeapi import kubelet as kubelet_module
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault
-from tests.runner.harness import emulator_report
+from tests import envtest
+from tests.kube.cluster import installed_in_thread
+from tests.runner.harness import bare_server_report, emulator_report
 
 CASE = "threshold-pass-two-metrics"  # passes on the simulator
 
@@ -150,26 +154,41 @@ def test_a_workload_the_server_refuses_fails_its_run_naming_the_refusal_and_blam
     assert run["reason"] == "WorkloadNotCreated" and "spec.podTemplateOverrides[0]: Invalid value" in run["message"]
 
 
-def test_the_trainers_crds_without_jobsets_fail_each_run_at_once_naming_jobset(tmp_path: Path) -> None:
+@pytest.fixture(params=["emulator", "kube-apiserver"])
+def bare_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """The kubeconfig of an API server with nothing beside it, keeping real time: the emulator (in a thread), or a
+    real kube-apiserver + etcd when KUBEBUILDER_ASSETS names them (skipped, naming it, without)."""
+    if request.param == "emulator":
+        with installed_in_thread(tmp_path, bare=True) as (_, kubeconfig):
+            yield kubeconfig
+        return
+    assets = envtest.assets_dir()
+    if assets is None:
+        pytest.skip(envtest.SKIP_REASON)
+    with envtest.ControlPlane(assets, tmp_path) as plane:
+        yield plane.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+def test_the_trainers_crds_without_jobsets_fail_each_run_at_once_naming_jobset(bare_server: Path) -> None:
     """The Trainer's CRDs served and JobSet's not (an API server with the Trainer's CRDs applied alone): the Trainer
     makes a JobSet of each TrainJob, so no pod is ever made. Each run used to wait the 300 s scheduling grace, category
     after category; it now fails at once, creating nothing, blaming nobody, and saying what to install."""
-    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False, jobset=False))
+    report, objects = asyncio.run(bare_server_report(bare_server, CASE, jobset=False))
     assert report["result"] == "FAILED" and report["failedNodes"] == []
-    assert "trainer.kubeflow.org/trainjobs" not in objects["created"] and objects["pods"] == []
+    assert objects["trainjobs"] == [] and objects["pods"] == []
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotCreated"
     assert "JobSet (jobset.x-k8s.io/v1alpha2) is not" in failed["message"] and "install JobSet" in failed["message"]
-    assert job["status"]["completionTime"] == job["metadata"]["creationTimestamp"]  # at once, not after the grace
+    assert parse_time(job["status"]["completionTime"]) == SIM_START  # at once (the engine's clock), not after the grace
 
 
-def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_path: Path) -> None:
+def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(bare_server: Path) -> None:
     # kube-apiserver and etcd with nothing else (no JobSet or Job controller, no scheduler, no kubelet): no pod is
     # ever made. After the scheduling grace the Job fails saying what to check; the nodes did nothing wrong.
-    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False))
+    report, objects = asyncio.run(bare_server_report(bare_server, CASE))
     assert report["result"] == "FAILED" and report["failedNodes"] == []
-    assert objects["pods"] == [] and "trainer.kubeflow.org/trainjobs" in objects["created"]
+    assert objects["pods"] == []
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
@@ -178,6 +197,13 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(tmp_p
     [run] = objects["WorkloadRun"]
     assert run["status"]["reason"] == "Stopped" and "exitCode" not in run["status"]  # no pod ran: no 137 (an OOM kill's code)
     assert run["status"]["message"] == "stopped by the engine before its pods ran"
+
+
+def test_on_an_api_server_alone_the_trainjob_made_is_taken_back_with_its_run(tmp_path: Path) -> None:
+    """What the run did on the server alone (the emulator's request log): it made a TrainJob, and deleted it."""
+    _, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False))
+    assert "trainer.kubeflow.org/trainjobs" in objects["created"]
+    assert [d for d in objects["deleted"] if d.startswith("trainer.kubeflow.org/trainjobs/")] and objects["trainjobs"] == []
 
 
 # What the Trainer's TrainJob webhook answers (controller-runtime `Denied`: 403) while its cache lacks the runtime.

@@ -49,8 +49,19 @@ class KubeTarget:
     configuration: Configuration
     namespace: str        # -n, else the context's namespace, else the service account's, else "default"
     context: str | None   # None in-cluster
-    server: str           # API server URL
+    server: str           # API server URL, as shown (no credentials)
     source: str           # "kubeconfig /path" or "in-cluster service account"
+
+
+def shown_server(url: str) -> str:
+    """The server URL as messages and history name it: without a `user:password@` a kubeconfig may carry in it."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # not a URL (said elsewhere): still nothing before an @ is shown
+        return url.rsplit("@", 1)[-1]
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tuple[list[Path], str] | None:
@@ -160,7 +171,7 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name} has no server")
     problem = _server_problem(cluster["server"])
     if problem:
-        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {cluster['server']!r} {problem}")
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
     user = body.get("user")
     if isinstance(user, str) and user and _named(merged, "users", user) is None:
         raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
@@ -203,7 +214,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
-    return KubeTarget(configuration, str(chosen_namespace), chosen, str(configuration.host), f"kubeconfig {where}")
+    return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}")
 
 
 # The library logs an exec plugin's failure before raising it: the error is ours to tell, in one line.
@@ -262,7 +273,7 @@ def _from_service_account(directory: Path, environ: Mapping[str, str], namespace
             namespace = (directory / "namespace").read_text().strip() or None
         except OSError:
             namespace = None
-    return KubeTarget(configuration, namespace or DEFAULT_NAMESPACE, None, str(configuration.host),
+    return KubeTarget(configuration, namespace or DEFAULT_NAMESPACE, None, shown_server(str(configuration.host)),
                       "in-cluster service account")
 
 

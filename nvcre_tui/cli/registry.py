@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import getpass
 import json
 import secrets
 import string
@@ -75,7 +76,10 @@ def login_of(args: argparse.Namespace) -> Login | None:
 def _read_password() -> str:
     if sys.stdin is None or sys.stdin.closed:
         raise InputError("--workload-registry-password -: standard input is closed; pass the password on it")
-    line = sys.stdin.readline(4097)
+    if sys.stdin.isatty():  # typed: not echoed (as `docker login --password-stdin` piped, or a prompt)
+        line = getpass.getpass("workload registry password: ", stream=sys.stderr)
+    else:
+        line = sys.stdin.readline(4097)
     if len(line) > 4096:
         raise InputError("--workload-registry-password -: longer than 4096 characters")
     return line.rstrip("\n")

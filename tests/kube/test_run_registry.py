@@ -100,3 +100,35 @@ def test_a_refused_pull_secret_takes_its_certification_back(tmp_path: Path, caps
         assert line.startswith("--workload-registry: the pull secret burn-in-registry-") and "forbidden" in line
         assert line.endswith("the certification burn-in was deleted again")
         assert asyncio.run(_read(kubeconfig)) == ([], [])
+
+
+def test_a_password_typed_on_a_terminal_is_not_echoed() -> None:
+    """`--workload-registry-password -` on a terminal echoed the password as it was typed."""
+    import os
+    import pty
+    import select
+
+    script = "from nvcre_tui.cli.registry import _read_password; print(f'read {_read_password()!r}', flush=True)"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a fresh interpreter whose stdin, stdout and stderr are the terminal
+        os.execv(sys.executable, [sys.executable, "-c", script])
+    shown = b""
+
+    def read_until(done: bytes) -> None:
+        nonlocal shown
+        while done not in shown:
+            ready, _, _ = select.select([fd], [], [], 20)
+            assert ready, f"waited for {done!r}: {shown!r}"
+            try:
+                shown += os.read(fd, 1024)
+            except OSError:  # EIO: the child is gone
+                break
+
+    try:
+        read_until(b"password:")
+        os.write(fd, b"s3cret-pw\n")
+        read_until(b"read 's3cret-pw'")
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    assert shown.count(b"s3cret-pw") == 1 and b"read 's3cret-pw'" in shown, shown

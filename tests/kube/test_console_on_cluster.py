@@ -164,7 +164,8 @@ async def test_a_console_that_loses_the_lease_stops_reconciling_says_so_and_take
 
 
 async def _viewer_in_default(server: Any, kubeconfig: Path, tmp_path: Path, nodes: bool = True) -> Path:
-    """alice: reads nvcre objects in `default` only (a RoleBinding to a view ClusterRole), and Nodes when `nodes`."""
+    """alice: reads nvcre objects in `default` only (a RoleBinding to `nvcre-view`, the ClusterRole `setup init` aggregates
+    into the built-in view), and Nodes when `nodes`."""
     from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE_BINDING
 
     read = ["get", "list", "watch"]
@@ -177,7 +178,6 @@ async def _viewer_in_default(server: Any, kubeconfig: Path, tmp_path: Path, node
         return {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
 
     admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    await admin.create(CLUSTER_ROLE, role("nvcre-view", [{"apiGroups": ["nvcre.nvidia.com"], "resources": ["*"], "verbs": read}]))
     await admin.create(ROLE_BINDING, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                                       "metadata": {"name": "alice-nvcre", "namespace": "default"}, "roleRef": ref("nvcre-view"), "subjects": subjects})
     if nodes:

@@ -23,7 +23,9 @@ from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.store import CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, NAMESPACE, ROLE_BINDING, NotFound, kind_of
+from nvcre_tui.engine.store import (
+    CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, LEASE, NAMESPACE, NODE, ROLE_BINDING, NotFound, kind_of,
+)
 from nvcre_tui.engine.store.kube import KubeStore
 from tests import envtest
 from tests.kubeapi import ApiServer, Fault
@@ -213,6 +215,45 @@ async def test_status_says_not_installed_then_installed(server, kubeconfig, caps
     assert code == 0 and report["installed"] is True
     assert [c["current"] for c in report["crds"]] == [True] * 4
     assert report["lease"] is None and report["gpuNodes"] == 0
+
+
+def _gpu_node(name: str, simulated: bool = False) -> dict:
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    if simulated:
+        labels["nvcre.nvidia.com/simulated"] = "true"
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}, "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def _node_lease(name: str, seconds_ago: float) -> dict:
+    from datetime import timedelta
+
+    renewed = SystemClock().now() - timedelta(seconds=seconds_ago)
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name, "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}}
+
+
+async def test_status_says_when_no_kubelet_runs_the_gpu_nodes(server, kubeconfig, admin, capsys) -> None:
+    """A bare kube-apiserver + etcd with GPU Nodes registered and no kubelet: no pod will ever start there, and
+    status says so beforehand rather than leaving the user to find out from a run that fails minutes later."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    for name in ("gpu-a", "gpu-b"):
+        await admin.create(NODE, _gpu_node(name))
+    await admin.create(NODE, _gpu_node("sim-1", simulated=True))  # --sim-runner's fleet plays its own kubelets
+
+    def kubelet_row(out: str) -> str:
+        return next(line for line in out.splitlines() if line.startswith("kubelets"))
+
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = kubelet_row(out)
+    assert code == 0 and "missing" in row and "none of the 2 GPU nodes" in row and "no pod will start" in row
+    await admin.create(LEASE, _node_lease("gpu-a", 5))  # a kubelet renewing every 10 s
+    await admin.create(LEASE, _node_lease("gpu-b", 600))  # one gone silent 10 minutes ago
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = kubelet_row(out)
+    assert "partial" in row and "1 of 2 GPU nodes" in row and row.endswith("no kubelet heard from: gpu-b")
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert json.loads(out)["silentNodes"] == ["gpu-b"] and json.loads(out)["kubeletChecked"] == 2
 
 
 async def test_status_table_names_the_lease_holder(server, kubeconfig, admin, capsys) -> None:
@@ -406,3 +447,35 @@ async def test_status_with_credentials_the_server_refuses_is_one_line(server: Ap
     kubeconfig = server.write_kubeconfig(tmp_path / "wrong-token", token="not-a-token")
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", str(kubeconfig))
     assert (code, out) == (2, "") and len(err.splitlines()) == 1 and "Unauthorized" in err, err
+
+
+async def test_init_gives_users_roles_that_read_nvcre_and_create_certifications_only(server, kubeconfig, admin, capsys) -> None:
+    """`nvcre-view` and `nvcre-edit` carry the labels that fold them into the built-in view, edit and admin roles; bound
+    in a namespace, edit creates Certifications but not Workflows (whose spec reaches pod fields), view only reads."""
+    from nvcre_tui.engine.store import WORKFLOW, Forbidden
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    view, edit = [await admin.get(CLUSTER_ROLE, name) for name in ("nvcre-view", "nvcre-edit")]
+    aggregate = "rbac.authorization.k8s.io/aggregate-to-"
+    assert {k for k, v in view["metadata"]["labels"].items() if k.startswith(aggregate) and v == "true"} == {
+        f"{aggregate}view", f"{aggregate}edit", f"{aggregate}admin"}
+    assert {k for k in edit["metadata"]["labels"] if k.startswith(aggregate)} == {f"{aggregate}edit", f"{aggregate}admin"}
+    stores = {}
+    for user, role in (("bob", "nvcre-edit"), ("carol", "nvcre-view")):
+        await admin.create(ROLE_BINDING, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                                          "metadata": {"name": user, "namespace": "default"},
+                                          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                                          "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]})
+        path = server.write_kubeconfig(Path(kubeconfig).with_name(user), token=server.add_token(f"{user}-token", user))
+        stores[user] = KubeStore(await load_target(str(path)), SystemClock(), user_agent=f"test-{user}")
+    try:
+        cert = await create_certification(stores["bob"])
+        with pytest.raises(Forbidden):
+            await stores["bob"].create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+                                                  "metadata": {"name": "w", "namespace": "default"}, "spec": {}})
+        assert [c["metadata"]["name"] for c in (await stores["carol"].list(CERTIFICATION, "default")).items] == [cert["metadata"]["name"]]
+        with pytest.raises(Forbidden):
+            await stores["carol"].delete(CERTIFICATION, cert["metadata"]["name"], "default")
+    finally:
+        for store in stores.values():
+            await store.close()

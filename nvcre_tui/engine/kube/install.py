@@ -1,4 +1,5 @@
-"""What `nvcre setup init` applies to a cluster, as data: CRDs, namespace, ServiceAccount and RBAC.
+"""What `nvcre setup init` applies to a cluster, as data: CRDs, namespace, ServiceAccount and RBAC (the engine's,
+and users' roles aggregated into the built-in view, edit and admin).
 
 Objects come in apply order (CRDs and the Namespace before what lives in it). Each CRD carries the hash
 of its spec as an annotation, so `nvcre setup status` can tell an installed schema from ours without
@@ -15,13 +16,14 @@ from typing import Any
 
 from nvcre_tui.engine.api.crd import all_crds
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
-from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
+from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
+from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
                                              VALIDATION_REQUEST, ResourceKind)
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
-    "schema_hash", "install_crds", "rbac_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
+    "schema_hash", "install_crds", "rbac_objects", "user_role_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 FIELD_MANAGER = "nvcre"
@@ -70,6 +72,28 @@ def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
     ]
 
 
+# Users' rights, folded into the built-in view, edit and admin ClusterRoles by kube-controller-manager's aggregation
+# controller (a RoleBinding to `view` in a namespace then reads nvcre's kinds there). Edit creates Certifications
+# only: a Workflow, Job or WorkloadRun spec reaches pod fields directly, so creating those is root on the nodes.
+AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+USER_ROLES: dict[str, tuple[tuple[str, ...], list[Obj]]] = {
+    "nvcre-view": (("view", "edit", "admin"), [
+        {"apiGroups": [NVCRE_GROUP], "resources": list(NVCRE_PLURALS), "verbs": list(READ)}]),
+    "nvcre-edit": (("edit", "admin"), [
+        {"apiGroups": [NVCRE_GROUP], "resources": ["certifications"], "verbs": ["create", "delete", "patch", "update"]}]),
+}
+
+
+def user_role_objects() -> list[Obj]:
+    """The ClusterRoles aggregated into view (reading nvcre's kinds) and edit/admin (creating Certifications)."""
+    roles = []
+    for name, (into, rules) in USER_ROLES.items():
+        role = _object(CLUSTER_ROLE, name, rules=copy.deepcopy(rules))
+        role["metadata"]["labels"].update({f"{AGGREGATE}{built_in}": "true" for built_in in into})
+        roles.append(role)
+    return roles
+
+
 # Only with `setup init --sim-runner`, for clusters that stand in for GPUs: the simulated fleet plays the
 # cluster (it registers its Nodes and cordons them as its scenario says). The engine's own rules never change.
 SIMULATOR_RULES: list[Obj] = [
@@ -92,8 +116,8 @@ def simulator_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
 
 
 def install_objects(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = False) -> list[Obj]:
-    """Everything init applies, in order: CRDs, the Namespace, then the RBAC objects (and, for a cluster the
-    simulated fleet plays, its Node rights)."""
-    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace),
+    """Everything init applies, in order: CRDs, the Namespace, the engine's RBAC objects, the users' aggregated
+    roles (and, for a cluster the simulated fleet plays, its Node rights)."""
+    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace), *user_role_objects(),
             *(simulator_objects(namespace) if simulator else [])]
 

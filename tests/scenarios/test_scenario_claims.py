@@ -220,6 +220,17 @@ def test_timeout_counts_from_the_workload_start(case: str, budget: float) -> Non
     assert seconds(job["status"]["workloadStartTime"], job["status"]["completionTime"]) == budget
 
 
+def test_a_training_that_stops_making_progress_fails_stalled_long_before_its_timeout() -> None:
+    """NVCRE's WorkloadStalled: no step for 3 x the average step time x the log interval (at least 3 minutes)."""
+    [job] = run_case("hang-training-stalled").objects["Job"]
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed and failed["reason"] == "WorkloadStalled"
+    assert "no training progress for" in failed["message"] and "after step 20/50" in failed["message"]
+    ran = seconds(job["status"]["workloadStartTime"], job["status"]["completionTime"])
+    assert ran < 20 * 60  # timeoutPerJob is 2h; the last step came about two minutes in
+    assert job["spec"]["stallMultiplier"] == 3 and job["spec"]["startupStallTimeoutSeconds"] == 1200
+
+
 def test_scheduling_delay_does_not_consume_the_timeout() -> None:
     run = run_case("timeout-from-workload-start")
     [job] = run.objects["Job"]

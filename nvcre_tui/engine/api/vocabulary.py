@@ -143,6 +143,9 @@ IMAGE_PULL_FAILED: Final = "ImagePullFailed"
 # The container runtime could not start the run's command: the image lacks it (the same image on every node).
 COMMAND_NOT_FOUND: Final = "CommandNotFound"
 NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND})
+# The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is
+# blamed WorkloadFailed, as for any failure of the whole group's run.
+WORKLOAD_STALLED: Final = "WorkloadStalled"
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

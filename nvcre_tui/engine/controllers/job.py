@@ -10,6 +10,8 @@ Outcomes and who is blamed:
   node, SchedulingBlocked (the Job: NodeNotFound); deleted while the run ran: that node, WorkloadFailed (NodeNotFound);
 - node health CEL fires: only the flagged nodes: HardwareFailureDetected (HardwareFailed condition);
 - no result within timeoutPerJob (from the workload's start): every group node: Timeout;
+- a training that stopped logging progress (stallMultiplier set; engine/judging/stall.py): every group node,
+  WorkloadFailed (the Job: WorkloadStalled), as NVCRE;
 - pods unschedulable past the grace period: the nodes whose pods the scheduler could not place: SchedulingBlocked;
   no pods made or none scheduled and no scheduler saying why: no node (WorkloadNotStarted); every pod placed but
   some still creating their containers past timeoutPerJob: no node either (WorkloadNotStarted);
@@ -31,13 +33,14 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
-                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED)
+                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
+from nvcre_tui.engine.judging.stall import standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
 from nvcre_tui.engine.store.errors import NotFound
@@ -193,9 +196,20 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
         failed = [{"name": name, "reason": TIMEOUT, "message": message} for name in group_nodes(job)]
         await _finish(ctx, job, run, FAILED, "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
         return None
+    look = budget - elapsed
+    if multiplier := job["spec"].get("stallMultiplier"):
+        lines = await ctx.runner.logs(run)
+        found = standing(lines, ctx.clock.now(), parse_time(started), multiplier=int(multiplier),
+                         startup_seconds=float(job["spec"].get("startupStallTimeoutSeconds", 1200)))
+        if found.stalled and await _refreshed_still(ctx, run, "Running"):
+            # As NVCRE: the group's run stopped making progress, and the log names no node: every group node.
+            failed = [{"name": name, "reason": WORKLOAD_FAILED, "message": found.stalled} for name in group_nodes(job)]
+            await _finish(ctx, job, run, FAILED, WORKLOAD_STALLED, found.stalled, failed, log=lines)
+            return None
+        look = min(look, found.look_again)
     await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})",
                     {"workloadStartTime": started})
-    return budget - elapsed
+    return look
 
 
 async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:

@@ -242,6 +242,9 @@ class _Tracker:
             incomplete=self.ending.incomplete(self.interval or self.profile.log_interval),
             stopped_short=self.ending.short(self.interval or self.profile.log_interval),
             remarks=self.ending.remarks(),
+            last_progress_time=_latest(self.segment_last, self.restart_at),
+            resuming_since=self.restart_at,
+            saving=self.pending_save is not None,
         )
 
 

@@ -111,6 +111,10 @@ class TrainingResult:
     incomplete: str | None = None
     stopped_short: bool = False  # incomplete because the last step falls short of the total (not only an error after it)
     remarks: tuple[str, ...] = ()  # other qualifiers: a stop on Megatron's own limit, no total printed
+    # Where a running log stands (stall detection, engine/judging/stall.py; not part of the parsed result's output):
+    last_progress_time: datetime | None = None  # the last step, checkpoint event or (re)start of the application
+    resuming_since: datetime | None = None  # a restart still waiting for its first step
+    saving: bool = False  # a checkpoint save started and not yet done
 
     @property
     def passed(self) -> bool:
@@ -155,6 +159,8 @@ class TrainingResult:
                 del data[key]
         del data["remarks"]  # in the notes
         del data["stopped_short"]  # said by `incomplete`
+        for key in ("last_progress_time", "resuming_since", "saving"):  # a running log's standing, not a result
+            del data[key]
         if self.notes():
             data["notes"] = list(self.notes())
         return data

@@ -117,6 +117,9 @@ class CatalogEntry(WireModel):
     measurement: MeasurementSpec
     metrics: list[MetricKey]
     time_budget: Duration
+    # A training's Jobs fail WorkloadStalled when it logs no progress for this many times its average step time x log
+    # interval (or no step within the startupStallTimeoutSeconds option): engine/judging/stall.py.
+    stall_multiplier: Annotated[int, Field(ge=1)] | None = None
     test_scales: Annotated[list[TestScale], Field(min_length=1)]
     per_node: bool = False
     min_gpus: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="minGPUs")

@@ -318,6 +318,9 @@ def _workflow(
         "measurementTimeout": options.measurement_timeout, "timeout": options.timeout_per_job,
         "schedulingStallGraceSeconds": options.scheduling_stall_grace_seconds,
     }
+    if entry.stall_multiplier:
+        job_spec["stallMultiplier"] = entry.stall_multiplier
+        job_spec["startupStallTimeoutSeconds"] = options.startup_stall_timeout_seconds
     workflow: dict[str, Any] = {
         "metadata": {
             "name": name, "namespace": cert.metadata.namespace or "default", "ownerReferences": owner,

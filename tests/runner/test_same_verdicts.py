@@ -21,6 +21,7 @@ CASES = {
     "flaky-every-iteration": "a flaky node, every iteration",
     "training-slow-gpu-tflops": "Megatron output, a slow GPU",
     "hang-full-scale-timeout": "a hang: the Job times out and the runner stops the run",
+    "hang-training-stalled": "a training that stops logging steps: WorkloadStalled, read from the pods' logs as it runs",
     "cordon-mid-run-full-scale": "a node cordoned mid-run: the node health CEL, on the Node watch event, fails the Job",
 }
 

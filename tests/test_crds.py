@@ -2,7 +2,8 @@
 
 Three independent checks: a walker that applies the API server's structural-schema rules, a walk of
 the pydantic annotations next to the schema (preserve-unknown-fields exactly where a model is open),
-and a small value checker that must agree with pydantic on good and bad Certifications.
+and a small value checker that must agree with pydantic on good and bad Certifications. Patterns are
+RE2 (Go's regexp on the server), and the CEL rules' estimated costs are checked against the server's budgets.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import copy
 import functools
 import json
+import math
 import re
 import types
 from pathlib import Path
@@ -21,9 +23,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from nvcre_tui.cli import setup
-from nvcre_tui.engine.api.crd import INT_OR_STRING, PRESERVE, PRINTER_COLUMNS, SchemaError, all_crds, crd_for, structural_schema
+from nvcre_tui.engine.api.crd import (INT_OR_STRING, OPEN_VALUE, PRESERVE, PRINTER_COLUMNS, SchemaError, all_crds, crd_for,
+                                      structural_schema)
 from nvcre_tui.engine.api.resources import RESOURCES, Certification, Resource, Workflow, WorkloadRun
 from nvcre_tui.engine.errors import InputError
+
+from tests.kubeapi.schema import cel_equal, pattern_error, pattern_search
 
 from . import envtest
 
@@ -32,7 +37,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((_ROOT / "examples").glob("*.yaml")) or sorted((_ROOT.parent / "shared" / "examples").glob("*.yaml"))
 JUNCTORS = ("anyOf", "allOf", "oneOf", "not")
 FORBIDDEN_IN_JUNCTORS = ("type", "description", "default", "additionalProperties", "nullable", "title", PRESERVE)
-NEVER_EMITTED = ("$ref", "$defs", "definitions", "title", "nullable", "uniqueItems", "const", "$schema")
+NEVER_EMITTED = ("$ref", "$defs", "definitions", "title", "uniqueItems", "const", "$schema")
 INT_OR_STRING_ANYOF = [{"type": "integer"}, {"type": "string"}]
 
 
@@ -48,6 +53,8 @@ def schema_of(model: type[Resource]) -> dict[str, Any]:
 def structural_problems(node: dict[str, Any], where: str = "", level: str = "root") -> list[str]:
     """Violations of Kubernetes' structural-schema rules (ValidateStructural) plus our own hygiene."""
     problems = [f"{where}: has {key}" for key in NEVER_EMITTED if key in node]
+    if "nullable" in node and node != OPEN_VALUE:
+        problems.append(f"{where}: nullable outside an open map's values")
     if node.get("default", 0) is None:
         problems.append(f"{where}: default null")
     kind = node.get("type")
@@ -65,11 +72,8 @@ def structural_problems(node: dict[str, Any], where: str = "", level: str = "roo
         problems.append(f"{where}: root must be a plain object")
     if level == "root" and node.get("properties", {}).get("metadata") not in ({"type": "object"}, None):
         problems.append(f"{where}.metadata: must be just type object")
-    if "pattern" in node:
-        try:
-            re.compile(node["pattern"])
-        except re.error as error:
-            problems.append(f"{where}: bad pattern: {error}")
+    if "pattern" in node and (error := pattern_error(node["pattern"])) is not None:
+        problems.append(f"{where}: bad pattern: {error}")  # Go's regexp (RE2) must compile it, not Python's re
     if node.get("default") is not None:
         problems += [f"{where}: default: {p}" for p in value_problems(node["default"], node, where)]
     for junctor in JUNCTORS:
@@ -105,6 +109,9 @@ def test_generated_schema_is_structural(model: type[Resource]) -> None:
          ".metadata: must be just type object"),
         ({"type": "object", "properties": {"a": {"type": "array"}}}, "array without items"),
         ({"type": "object", "properties": {"a": {"type": "integer", "minimum": 1, "default": 0}}}, "default: "),
+        ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^(?!kube-)[a-z]+$"}}}, "bad pattern"),
+        ({"type": "object", "properties": {"a": {"type": "string", "pattern": r"^([a-z])\1$"}}}, "bad pattern"),
+        ({"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}, "nullable outside"),
     ],
 )
 def test_structural_checker_catches_violations(bad: dict[str, Any], complaint: str) -> None:
@@ -147,7 +154,10 @@ def openness_problems(annotation: Any, node: dict[str, Any], where: str) -> list
         return problems + openness_problems(get_args(annotation)[0], node["items"], f"{where}[]")
     if get_origin(annotation) is dict:
         value = _strip(get_args(annotation)[1])
-        if value is JsonValue or value is Any:
+        if value is JsonValue:  # a raw object: a map of any values, so the server's CEL equality compares its keys
+            ok = node.get("type") == "object" and node.get("additionalProperties") == OPEN_VALUE and not preserved
+            return [] if ok else [f"{where}: open map must be an object whose additionalProperties are {OPEN_VALUE}"]
+        if value is Any:
             return [] if preserved and node.get("type") == "object" else [f"{where}: open map must be object + preserve"]
         return problems + openness_problems(value, node["additionalProperties"], f"{where}.*")
     return problems
@@ -169,7 +179,7 @@ def test_open_and_closed_examples() -> None:
     assert workflow["dependencies"]["items"][PRESERVE] is True  # Dependency: raw object + `when`
     assert "when" in workflow["dependencies"]["items"]["properties"]
     config = schema_of(WorkloadRun)["properties"]["spec"]["properties"]["config"]
-    assert config == {"type": "object", PRESERVE: True}
+    assert config == {"type": "object", "additionalProperties": {PRESERVE: True, "nullable": True}}
 
 
 class _Tiny(BaseModel):
@@ -224,7 +234,7 @@ def value_problems(value: Any, node: dict[str, Any], where: str = "") -> list[st
         "enum": lambda limit: value in limit, "minimum": lambda limit: value >= limit, "maximum": lambda limit: value <= limit,
         "minLength": lambda limit: len(value) >= limit, "maxLength": lambda limit: len(value) <= limit,
         "minItems": lambda limit: len(value) >= limit, "maxItems": lambda limit: len(value) <= limit,
-        "pattern": lambda limit: re.search(limit, value) is not None,
+        "pattern": lambda limit: pattern_search(limit, value),
     }
     problems += [f"{where}: {key} {node[key]!r}" for key, check in checks.items() if key in node and not check(node[key])]
     if kind == "array":
@@ -371,6 +381,145 @@ def test_every_spec_is_immutable() -> None:
     for model in RESOURCES:
         spec = schema_of(model)["properties"]["spec"]
         assert spec.get("x-kubernetes-validations") == rule, model.KIND
+
+
+# A Dependency is any Kubernetes object plus `when` (an open model with a property): the server compares its undeclared
+# keys only where both sides have one (cel_equal), so renaming one of them is not caught by `self == oldSelf` there.
+RENAME_BLIND_ALLOWED = {"Workflow": {"spec.dependencies[]", "spec.overrides[].dependencies[]"}}
+
+
+def rename_blind(node: dict[str, Any], where: str) -> list[str]:
+    """Objects whose undeclared keys the API server's CEL equality compares only when both sides have them."""
+    found = [where] if node.get(PRESERVE) and node.get("type") == "object" else []
+    for name, sub in node.get("properties", {}).items():
+        found += rename_blind(sub, f"{where}.{name}")
+    if isinstance(node.get("items"), dict):
+        found += rename_blind(node["items"], f"{where}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        found += rename_blind(node["additionalProperties"], f"{where}{{}}")
+    return found
+
+
+@pytest.mark.parametrize("model", RESOURCES, ids=lambda m: m.KIND)
+def test_an_immutable_spec_sees_every_rename(model: type[Resource]) -> None:
+    """`self == oldSelf` on a real server misses a renamed key of a bare preserve-unknown object (e.g. a toleration's
+    operator renamed effect); raw objects are maps of any values instead, whose keys the server compares."""
+    spec = schema_of(model)["properties"]["spec"]
+    assert set(rename_blind(spec, "spec")) == RENAME_BLIND_ALLOWED.get(model.KIND, set())
+    run = copy.deepcopy(schema_of(WorkloadRun)["properties"]["spec"])
+    old = {"image": "i", "config": {"learningRate": 1}, "tolerations": [{"key": "k", "operator": "Exists"}]}
+    assert cel_equal(old, copy.deepcopy(old), run)
+    assert not cel_equal({**old, "config": {"lr": 1}}, old, run)
+    assert not cel_equal({**old, "tolerations": [{"key": "k", "effect": "Exists"}]}, old, run)
+    run["properties"]["config"] = {"type": "object", PRESERVE: True}  # the bare form, as the CRDs once had it
+    assert cel_equal({**old, "config": {"lr": 1}}, old, run)
+
+
+# What a real API server allows (k8s.io/apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go and
+# k8s.io/apiserver pkg/apis/cel/config.go, alike in 1.30-1.34).
+STATIC_ESTIMATED_COST_LIMIT = 10_000_000  # one rule's estimated cost times how often its node can occur
+STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000  # every rule of a CRD's schema together
+MAX_REQUEST_SIZE = 3 * 1024 * 1024  # celconfig.MaxRequestSizeBytes: what unbounded strings, lists and maps are sized by
+
+
+def decl_type(node: dict[str, Any]) -> tuple[int, int] | None:
+    """(MaxElements, MinSerializedSize) of a schema node's CEL declaration (apiserver pkg/cel/common SchemaDeclType),
+    None where CEL does not see the node. An object's MaxElements is never set, so it is 0."""
+    if node.get(INT_OR_STRING):
+        return MAX_REQUEST_SIZE - 2, 1
+    kind = node.get("type")
+    if kind == "array":
+        item = decl_type(node["items"])
+        return None if item is None else (node.get("maxItems", (MAX_REQUEST_SIZE - 2) // (item[1] + 1)), 2)
+    if kind == "object" and isinstance(node.get("additionalProperties"), dict):
+        value = decl_type(node["additionalProperties"])
+        return None if value is None else (node.get("maxProperties", (MAX_REQUEST_SIZE - 2) // (value[1] + 6)), 2)
+    if kind == "object":
+        required = set(node.get("required", []))
+        fields = {name: decl_type(sub) for name, sub in node.get("properties", {}).items()}
+        return 0, 2 + sum(len(name) + field[1] + 4 for name, field in fields.items()
+                          if field is not None and name in required and "default" not in node["properties"][name])
+    if kind == "string":
+        assert "format" not in node, "formats have sizes of their own: add them here"
+        if "maxLength" in node:
+            return node["maxLength"] * 4, 2  # runes, up to 4 bytes each
+        return (max(map(len, node["enum"])) if "enum" in node else MAX_REQUEST_SIZE - 2), 2
+    return {"boolean": (0, 4), "integer": (0, 1), "number": (0, 1)}.get(str(kind))
+
+
+def rule_cost(rule: str, node: dict[str, Any]) -> int:
+    """cel-go's estimated cost (checker/cost.go, with apiextensions' size estimator) of the rule shapes we write:
+    an identifier or a field selection costs 1, an O(1) call 1 plus its arguments, `==` 0.1 per element of the
+    smaller side (objects have none) plus its arguments."""
+    shape = " ".join(rule.split())
+    if shape == "self == oldSelf":
+        size = decl_type(node)
+        assert size is not None
+        return 1 + 1 + math.ceil(size[0] * 0.1)
+    if re.fullmatch(r"size\(self\.metadata\.name\) <= \d+", shape):
+        return 3 + 1 + 1  # self.metadata.name, size(), <=
+    raise AssertionError(f"no cost estimate for rule {rule!r}: add its cel-go cost to rule_cost")
+
+
+def rule_costs(node: dict[str, Any], where: str = "", cardinality: int | None = 1,
+               uncorrelated: str | None = None) -> list[tuple[str, str, int]]:
+    """(path, rule, estimated cost times the node's cardinality) of every rule in a schema. The cardinality is how
+    often the node can occur (maxItems, maxProperties); unbounded, the request size over the node's smallest form.
+    Asserts the server's placement rule for oldSelf: not under items of a list that is not a map list."""
+    found = []
+    for rule in node.get("x-kubernetes-validations", []):
+        if "oldSelf" in rule["rule"]:
+            assert uncorrelated is None, f"{where}: oldSelf under the uncorrelatable {uncorrelated}"
+        times = cardinality if cardinality is not None else MAX_REQUEST_SIZE // ((decl_type(node) or (0, 1))[1] + 1)
+        found.append((where or "<root>", rule["rule"], rule_cost(rule["rule"], node) * times))
+    kind = node.get("type")
+    for name, sub in node.get("properties", {}).items():
+        found += rule_costs(sub, f"{where}.{name}", cardinality, uncorrelated)
+    if isinstance(node.get("additionalProperties"), dict):
+        bound = node.get("maxProperties")
+        found += rule_costs(node["additionalProperties"], f"{where}{{}}",
+                            None if cardinality is None or bound is None else cardinality * bound, uncorrelated)
+    if kind == "array":
+        bound = node.get("maxItems")
+        correlated = node.get("x-kubernetes-list-type") == "map"
+        found += rule_costs(node["items"], f"{where}[]", None if cardinality is None or bound is None else cardinality * bound,
+                            uncorrelated if correlated else uncorrelated or where)
+    return found
+
+
+@pytest.mark.parametrize("model", RESOURCES, ids=lambda m: m.KIND)
+def test_cel_rules_fit_the_api_servers_cost_budgets(model: type[Resource]) -> None:
+    """A rule over budget makes the API server refuse the CRD ("estimated rule cost exceeds budget"). `self == oldSelf`
+    on a spec costs 2: the estimator sizes an object by its MaxElements, which no object has (0), whatever its lists
+    and strings; the root's name rule costs 5."""
+    costs = rule_costs(schema_of(model))
+    assert all(cost <= STATIC_ESTIMATED_COST_LIMIT for _, _, cost in costs), costs
+    assert sum(cost for _, _, cost in costs) <= STATIC_ESTIMATED_CRD_COST_LIMIT
+    expected = [(".spec", "self == oldSelf", 2)]
+    if model is Certification:
+        expected.insert(0, ("<root>", "size(self.metadata.name) <= 63", 5))
+    assert costs == expected
+
+
+def test_the_cost_estimate_sees_what_the_server_refuses() -> None:
+    """The estimate is able to fail: equality of an unbounded string in every item of an unbounded map list (the
+    server estimates 314,575 per item and 1,048,576 items) is far over budget; bounds bring it under."""
+    def nodes(max_items: int | None, max_length: int | None) -> dict[str, Any]:
+        name = {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}
+        items = {"type": "object", "required": ["name"], "properties": {
+            "name": {**name, "maxLength": max_length} if max_length else name}}
+        listed = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": items}
+        return {"type": "object", "properties": {"nodes": {**listed, "maxItems": max_items} if max_items else listed}}
+
+    [(where, _, cost)] = rule_costs(nodes(None, None))
+    assert where == ".nodes[].name" and cost == 314_575 * 1_048_576 > STATIC_ESTIMATED_COST_LIMIT
+    [(_, _, cost)] = rule_costs(nodes(64, 63))
+    assert cost == (2 + 26) * 64
+    listed = {"type": "array", "items": {"type": "object", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}
+    with pytest.raises(AssertionError, match="oldSelf under the uncorrelatable .names"):
+        rule_costs({"type": "object", "properties": {"names": listed}})
+    with pytest.raises(AssertionError, match="no cost estimate"):
+        rule_costs({"type": "object", "x-kubernetes-validations": [{"rule": "self.all(k, k.matches('a+'))"}]})
 
 
 # --------------------------------------------------------------------------- the CLI

@@ -10,11 +10,13 @@ customresourcecleanup.apiextensions.k8s.io, a Terminating condition, deletion of
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from .errors import Cause
 from .registry import Registry, bucket_of, key_of
 from .resources import COMMON_FIELDS, Resource
+from .schema import pattern_error
 from .storage import Change, clone
 
 __all__ = ["CrdController", "validate_crd", "CLEANUP_FINALIZER"]
@@ -59,6 +61,26 @@ def validate_crd(crd: Obj) -> list[Cause]:
                                 f"spec.versions[{index}].schema.openAPIV3Schema"))
         else:
             causes += _field_paths(schema, f"spec.versions[{index}].schema.openAPIV3Schema")
+            causes += _patterns(schema, f"spec.versions[{index}].schema.openAPIV3Schema")
+    return causes
+
+
+def _patterns(schema: Obj, where: str) -> list[Cause]:
+    """Every `pattern` must compile as Go's regexp (ValidateStructural): Python's re takes lookarounds, backreferences
+    and possessive quantifiers that a real API server refuses, with the CRD."""
+    causes = []
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and (error := pattern_error(pattern)) is not None:
+        causes.append(Cause("FieldValueInvalid", f"Invalid value: {json.dumps(pattern)}: must be a valid regular "
+                            f"expression, but isn't: {error}", f"{where}.pattern"))
+    for name, sub in (schema.get("properties") or {}).items():
+        causes += _patterns(sub, f"{where}.properties[{name}]")
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), dict):
+            causes += _patterns(schema[key], f"{where}.{key}")
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        for number, branch in enumerate(schema.get(junctor) or []):
+            causes += _patterns(branch, f"{where}.{junctor}[{number}]")
     return causes
 
 

@@ -18,11 +18,13 @@ from functools import lru_cache
 from typing import Any
 
 import celpy
+import re2
 
 from .errors import Cause
 from .storage import clone
 
-__all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS"]
+__all__ = ["prune", "apply_defaults", "validate", "validate_rules", "OBJECT_META_FIELDS", "pattern_error", "pattern_search",
+           "cel_equal"]
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"
@@ -69,8 +71,9 @@ def _prune(value: Any, schema: dict[str, Any], root: bool, path: str, dropped: l
         here = f"{path}.{key}" if path else key
         if envelope and key in ("apiVersion", "kind", "metadata"):
             out[key] = clone(item)
-        elif item is None and not (sub or {}).get("nullable") and (sub is not None or isinstance(additional, dict)):
-            continue  # nulls of non-nullable fields are pruned before defaulting
+        elif item is None and isinstance(applies := sub if sub is not None else additional, dict) and not applies.get(
+                "nullable"):
+            continue  # nulls of non-nullable fields (or map values) are pruned before defaulting
         elif sub is not None:
             out[key] = _prune(item, sub, False, here, dropped)
         elif isinstance(additional, dict):
@@ -230,7 +233,7 @@ def _bounds(value: Any, schema: dict[str, Any], path: str, where: str) -> list[C
             causes.append(Cause("FieldValueTooLong", f"Too long: may not be more than {schema['maxLength']} bytes", path))
         if "minLength" in schema and len(value) < schema["minLength"]:
             causes.append(_invalid(path, value, f"{where} in body should be at least {schema['minLength']} chars long"))
-        if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
+        if "pattern" in schema and not pattern_search(schema["pattern"], value):
             causes.append(_invalid(path, value, f"{where} in body should match '{schema['pattern']}'"))
     if isinstance(value, list):
         if "maxItems" in schema and len(value) > schema["maxItems"]:
@@ -247,9 +250,36 @@ def _bounds(value: Any, schema: dict[str, Any], path: str, where: str) -> list[C
     return causes
 
 
+# A `pattern` is Go's regexp (RE2 syntax) on the server, not Python's re: lookarounds, backreferences, \Z and possessive
+# quantifiers do not compile there, `$` is the end of the text only (Python's also matches before a final newline), and
+# \d \w \s are ASCII. google-re2 has RE2's syntax and semantics; \C is the one escape it knows and Go does not.
+_QUIET_RE2 = re2.Options()
+_QUIET_RE2.log_errors = False  # re2 prints each bad pattern to stderr itself
+_GO_ONLY_REFUSES = re.compile(r"(?<!\\)(?:\\\\)*\\C")
+
+
 @lru_cache(maxsize=512)
-def _pattern(text: str) -> re.Pattern[str]:
-    return re.compile(text)
+def _pattern(text: str) -> Any:
+    return re2.compile(text, _QUIET_RE2)
+
+
+@lru_cache(maxsize=512)
+def pattern_error(text: str) -> str | None:
+    """Why the API server refuses `text` as a schema pattern (validation.go: "must be a valid regular expression,
+    but isn't: ..."), or None when Go's regexp compiles it."""
+    if _GO_ONLY_REFUSES.search(text):
+        return "error parsing regexp: invalid escape sequence: `\\C`"
+    try:
+        _pattern(text)
+    except re2.error as error:
+        detail = error.args[0] if error.args else error
+        return f"error parsing regexp: {detail.decode() if isinstance(detail, bytes) else detail}"
+    return None
+
+
+def pattern_search(text: str, value: str) -> bool:
+    """Whether `value` matches the schema pattern `text` anywhere, as the server's validator (regexp.MatchString)."""
+    return _pattern(text).search(value) is not None
 
 
 def _junction(junctor: str, value: Any, branches: Any, path: str, where: str) -> list[Cause]:
@@ -309,6 +339,84 @@ def _validate_array(value: list[Any], schema: dict[str, Any], path: str, where: 
 
 # ----------------------------------------------------------------------------- x-kubernetes-validations
 
+IMMUTABLE_RULE = "self == oldSelf"
+
+
+def cel_equal(value: Any, other: Any, schema: dict[str, Any]) -> bool:
+    """CEL's `==` of two values of one schema node as the API server computes it (k8s.io/apiserver pkg/cel/common:
+    UnstructuredToVal and the Equal methods of its unstructured values, alike in 1.30-1.34; null properties as 1.34).
+
+    An object compares the properties its schema declares by their schemas and needs as many keys on both sides; a
+    key it does not declare (x-kubernetes-preserve-unknown-fields) is compared only when the other object has it too,
+    so renaming an undeclared key is no change there. A map (additionalProperties) declares every key: a rename is
+    one. Lists compare in order (map lists by their keys, sets as sets); numbers as doubles; anything else exactly."""
+    if value is None or other is None:
+        return value is None and other is None  # nullable nodes; the server prunes other nulls before validating
+    if schema.get(INT_OR_STRING):
+        return _json_equal(value, other)
+    kind = schema.get("type")
+    if kind == "object" and isinstance(value, dict) and isinstance(other, dict):
+        return _object_equal(value, other, schema)
+    if kind == "array" and isinstance(value, list) and isinstance(other, list):
+        return _list_equal(value, other, schema)
+    if kind == "number" and _is_number(value) and _is_number(other):
+        return float(value) == float(other)
+    return _json_equal(value, other)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _object_equal(value: dict[str, Any], other: dict[str, Any], schema: dict[str, Any]) -> bool:
+    if len(value) != len(other):
+        return False
+    properties = schema.get("properties")
+    additional = schema.get("additionalProperties")
+    is_object = properties is not None or bool(schema.get(EMBEDDED))
+    for key, item in value.items():
+        sub = (properties or {}).get(key) if is_object else additional if isinstance(additional, dict) else None
+        if sub is None:  # undeclared: compared only if the other side has it (unstructuredMap.Equal)
+            if key in other and not _json_equal(item, other[key]):
+                return False
+            continue
+        found = not (is_object and item is None)  # an object's null property is an absent one
+        other_found = key in other and not (is_object and other[key] is None)
+        if found != other_found:
+            return False
+        if found and not cel_equal(item, other[key], sub):
+            return False
+    return True
+
+
+def _list_equal(value: list[Any], other: list[Any], schema: dict[str, Any]) -> bool:
+    if len(value) != len(other):
+        return False
+    items = schema.get("items") or {}
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "set":
+        return all(any(_json_equal(item, candidate) for candidate in other) for item in value)
+    if list_type == "map":
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+
+        def key_of(item: Any) -> str:
+            return json.dumps([item.get(k) if isinstance(item, dict) else None for k in keys])
+
+        by_key = {key_of(item): item for item in other}
+        return all(key_of(item) in by_key and cel_equal(item, by_key[key_of(item)], items) for item in value)
+    return all(cel_equal(item, candidate, items) for item, candidate in zip(value, other))
+
+
+def _json_equal(value: Any, other: Any) -> bool:
+    """equality.Semantic.DeepEqual of decoded JSON: an integer is not a float, nor a boolean an integer."""
+    if type(value) is not type(other):
+        return False
+    if isinstance(value, dict):
+        return value.keys() == other.keys() and all(_json_equal(value[k], other[k]) for k in value)
+    if isinstance(value, list):
+        return len(value) == len(other) and all(_json_equal(a, b) for a, b in zip(value, other))
+    return bool(value == other)
+
 
 @lru_cache(maxsize=256)
 def _program(rule: str) -> Any:
@@ -326,16 +434,19 @@ def validate_rules(value: Any, old: Any, schema: dict[str, Any], path: str = "",
         transition = "oldSelf" in text
         if transition and (not update or old is None):
             continue
-        activation = {"self": celpy.json_to_cel(value)}
-        if transition:
-            activation["oldSelf"] = celpy.json_to_cel(old)
-        try:
-            ok = bool(_program(text).evaluate(activation))
-        except Exception as error:  # noqa: BLE001 - celpy raises many kinds
-            if "undeclared reference" in str(error):
-                SKIPPED_RULES.add(text)  # a Kubernetes CEL library function cel-python lacks: not judged
-                continue
-            ok = False  # an evaluation error (e.g. no such key) fails the rule, as on the server
+        if " ".join(text.split()) == IMMUTABLE_RULE:  # the server's own equality, not celpy's (see cel_equal)
+            ok = cel_equal(value, old, schema)
+        else:
+            activation = {"self": celpy.json_to_cel(value)}
+            if transition:
+                activation["oldSelf"] = celpy.json_to_cel(old)
+            try:
+                ok = bool(_program(text).evaluate(activation))
+            except Exception as error:  # noqa: BLE001 - celpy raises many kinds
+                if "undeclared reference" in str(error):
+                    SKIPPED_RULES.add(text)  # a Kubernetes CEL library function cel-python lacks: not judged
+                    continue
+                ok = False  # an evaluation error (e.g. no such key) fails the rule, as on the server
         if not ok:
             message = rule.get("message") or f"failed rule: {text}"
             where = rule.get("fieldPath", "")

@@ -328,3 +328,76 @@ async def test_a_rule_field_path_must_name_a_declared_property(api: client.ApiCl
     [cause] = status_of(refused.value)["details"]["causes"]
     assert cause["field"] == "spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations[0].fieldPath"
     assert "fieldPath must be a valid path" in cause["message"]
+
+
+def _rack_crd(pattern: str) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "racks.example.com"},
+            "spec": {"group": "example.com", "scope": "Cluster", "names": {"plural": "racks", "kind": "Rack"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                             "zone": {"type": "string", "pattern": pattern}}}}}}}]}}
+
+
+@pytest.mark.parametrize("pattern", ["^(?!kube-)[a-z]+$", r"^(a)\1$", r"^[a-z]+\Z", "^a*+$", r"^\C$"])
+async def test_a_pattern_go_cannot_compile_refuses_the_crd(api: client.ApiClient, pattern: str) -> None:
+    """ValidateStructural compiles every pattern with Go's regexp (RE2): Python's re takes each of these."""
+    with pytest.raises(ApiException) as refused:
+        await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(_rack_crd(pattern)))
+    [cause] = status_of(refused.value)["details"]["causes"]
+    assert cause["field"] == "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[zone].pattern"
+    assert "must be a valid regular expression, but isn't: error parsing regexp: " in cause["message"]
+
+
+async def test_patterns_match_as_go_does(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    """`$` is the end of the text (Python's re also takes it before a final newline) and \\d is ASCII only."""
+    await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest(_rack_crd(r"^[a-z]+\d$")))
+    await asyncio.sleep(0)
+    rack = {"apiVersion": "example.com/v1", "kind": "Rack", "metadata": {"name": "r"}}
+    statuses: dict[str, int] = {}
+    for zone in ("east1", "east1\n", "east\u0663"):
+        statuses[zone], _, _ = await raw(apiserver, "POST", "/apis/example.com/v1/racks",
+                                         dict(rack, metadata={"name": f"r{len(statuses)}"}, spec={"zone": zone}))
+    assert statuses == {"east1": 201, "east1\n": 422, "east\u0663": 422}
+
+
+def _workload_run(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "metadata": {"name": name},
+            "spec": {"image": "nvcr.io/nccl:1", "numNodes": 2, "framework": {"mpi": {"binary": "all_reduce_perf"}},
+                     "config": config}}
+
+
+async def test_immutable_spec_sees_a_renamed_key_of_a_raw_object(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
+    """A raw object (config, tolerations, ...) is a map of any values in the CRD: the server's CEL equality compares
+    every key of a map, where a bare preserve-unknown object let `self == oldSelf` pass a renamed key."""
+    await install_crds(api)
+    path = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/workloadruns"
+    status, _, _ = await raw(apiserver, "POST", path, _workload_run("w", {"learningRate": 1, "steps": None}))
+    assert status == 201
+    for config in ({"lr": 1, "steps": None}, {"learningRate": 1, "steps": 2}, {"learningRate": 1}):
+        status, body, _ = await raw(apiserver, "PATCH", path + "/w", {"spec": {"config": None}},
+                                    "application/merge-patch+json")
+        assert status == 422 and "spec is immutable" in body["message"], config  # dropping it is a change too
+        _, current, _ = await raw(apiserver, "GET", path + "/w")
+        assert current["spec"]["config"] == {"learningRate": 1, "steps": None}  # a null value is kept (nullable)
+        current["spec"]["config"] = config
+        status, body, _ = await raw(apiserver, "PUT", path + "/w", current)
+        assert status == 422 and "spec is immutable" in body["message"], config
+
+
+def test_cel_equality_is_the_servers() -> None:
+    """self == oldSelf as apiserver's unstructured values compute it: an undeclared key is compared only if the other
+    object has it (a rename with as many keys is equal there), a map's keys are all compared."""
+    from .schema import cel_equal
+
+    bare = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    open_map = {"type": "object", "additionalProperties": {"x-kubernetes-preserve-unknown-fields": True, "nullable": True}}
+    typed = {"type": "object", "properties": {"a": {"type": "integer"}, "n": {"type": "number"}}}
+    assert cel_equal({"a": 1}, {"b": 1}, bare)  # the server's blind spot
+    assert not cel_equal({"a": 1}, {"a": 2}, bare) and not cel_equal({"a": 1}, {"a": 1, "b": 1}, bare)
+    assert not cel_equal({"a": 1}, {"b": 1}, open_map) and cel_equal({"a": None}, {"a": None}, open_map)
+    assert not cel_equal({"a": 1}, {"a": 1.0}, open_map)  # untyped values compare as decoded JSON
+    assert not cel_equal({"a": 1}, {"n": 1}, typed) and cel_equal({"n": 1}, {"n": 1.0}, typed)
+    with_extra = {**typed, "x-kubernetes-preserve-unknown-fields": True}
+    assert cel_equal({"a": 1, "x": 1}, {"a": 1, "y": 1}, with_extra)  # a declared key beside undeclared ones
+    listed = {"type": "array", "items": bare}
+    assert cel_equal([{"a": 1}], [{"b": 1}], listed) and not cel_equal([{"a": 1}, {}], [{}, {"a": 1}], listed)

@@ -4,11 +4,17 @@ pydantic's JSON Schema is walked and rewritten into a Kubernetes *structural* sc
 (apiextensions.k8s.io/v1 rules, as enforced by the API server's ValidateStructural):
 - every `$ref` is inlined, `title`s and `default: null` are dropped;
 - `X | None` collapses to X (the server prunes nulls of non-nullable fields, and our wire
-  form leaves unset fields out, so `nullable` is never needed);
+  form leaves unset fields out, so no field needs `nullable`);
 - `int | str` becomes the one union Kubernetes allows (x-kubernetes-int-or-string);
-- open schemas (JsonValue, dict[str, JsonValue], models with extra="allow") get
-  x-kubernetes-preserve-unknown-fields; closed models keep `properties` only, because
-  `additionalProperties: false` beside `properties` is not structural (pruning does its job);
+- open schemas (JsonValue, models with extra="allow") get x-kubernetes-preserve-unknown-fields;
+  closed models keep `properties` only, because `additionalProperties: false` beside `properties`
+  is not structural (pruning does its job);
+- an open map (dict[str, JsonValue]: a raw object) is `additionalProperties` of any value (OPEN_VALUE),
+  not a bare preserve-unknown object: the API server's CEL equality (apiserver pkg/cel/common,
+  unstructuredMap.Equal) skips a key of an object its schema does not declare when the other side lacks
+  it, so `self == oldSelf` let a renamed key of a bare preserve-unknown object through; a map's keys are
+  declared (by additionalProperties), so a rename is a change there. `nullable` keeps a null value as
+  the bare form did (the server prunes nulls of non-nullable additionalProperties);
 - the root's metadata is just `type: object` (the API server owns ObjectMeta).
 """
 
@@ -35,6 +41,8 @@ KEPT_KEYWORDS = (
 )
 SCALAR_TYPES = ("string", "integer", "number", "boolean")
 INT_OR_STRING_BRANCHES = [{"type": "integer"}, {"type": "string"}]
+# The value schema of an open map: anything, null included, kept as sent.
+OPEN_VALUE = {PRESERVE: True, "nullable": True}
 
 # The server shows only the first match of a column's JSONPath (filters take one comparison, no &&).
 # Controllers keep conditions in conditions.SHOWN_FIRST order, so this is Failed, else ValidationFailed (a Job
@@ -168,7 +176,7 @@ def _object_body(node: dict[str, Any], defs: dict[str, Any], where: str) -> dict
         return body
     if isinstance(extra, dict):
         values = _convert(extra, defs, f"{where}.*")
-        return {PRESERVE: True} if _is_any(values) else {"additionalProperties": values}
+        return {"additionalProperties": dict(OPEN_VALUE) if _is_any(values) else values}
     return {PRESERVE: True}  # dict[str, Any] or a model with no fields and extra allowed
 
 

@@ -78,6 +78,12 @@ async def _delete(args: argparse.Namespace) -> int:
                 console.print("its Workflows, Jobs and runs go once an nvcre engine (a console, `nvcre controller`) or a garbage "
                               "collector removes them; --wait runs one now and waits until they are gone", soft_wrap=True)
             return EXIT_OK
+        viewer = session.viewer_reason if session.engine is None else None
+        if viewer and remaining(session.cache, set(known)):
+            # On a cluster, said before a wait of minutes: what it waits for, and why this process cannot do it itself.
+            console.print(f"waiting up to {format_duration(limit)} until its Workflows, Jobs and runs are gone; this process "
+                          f"runs no engine ({escape(printable(viewer, newlines=False))}): another nvcre engine or a garbage "
+                          "collector must remove them", soft_wrap=True)
         left = await wait_collected(session.cache, session.engine, known, limit)
         if left:
             console.print(f"[yellow]{escape(left_message(left, format_duration(limit)))}[/]", soft_wrap=True)

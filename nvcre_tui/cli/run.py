@@ -51,7 +51,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, SECRET, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
@@ -375,6 +375,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         uid = str(followed["metadata"].get("uid") or "")
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
+        if isinstance(error, NotFound) and not simulated and not await _namespace_exists(session, namespace):
+            raise InputError(f"namespace {namespace} not found on {where} (nothing was created: kubectl create namespace "
+                             f"{namespace}, or another -n)") from None
         raise InputError(f"{_source(args)}: {error}") from None
     if pull_secret is not None and login is not None:
         await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
@@ -405,12 +408,27 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
                 await _cleanup(session, name, namespace, uid, console)
 
 
+# On a cluster, once the process that ran the engine exits nothing reconciles the certification (an API server alone
+# has no other engine): said instead of "goes on", which was true only where `nvcre controller` runs.
+NO_ENGINE_AFTER = ("this command was its engine: nothing advances it until another nvcre engine takes the lease "
+                   "(`nvcre controller`, or the console `nvcre`)")
+
+
+def _was_its_engine(session: Session) -> bool:
+    """This process runs the cluster's engine (the simulator's time goes on without a process: it catches up)."""
+    from nvcre_tui.engine.session import SimSession
+
+    return not isinstance(session, SimSession) and session.engine is not None
+
+
 async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
                             console: Console, again: str, stop: StopRequest) -> int:
     """Follow the certification to its end (or `limit`, or ctrl-c), print its report; the exit code."""
     from nvcre_tui.engine.session import SimSession
 
     goes_on = "--cleanup deletes it now" if args.cleanup else "the certification goes on"
+    if not args.cleanup and _was_its_engine(session):
+        goes_on = f"the certification stays, but {NO_ENGINE_AFTER}"
     started, started_real = session.clock.now(), time.monotonic()  # a viewer's clock stands still: real time then
     if isinstance(session, SimSession):
         finished = await _follow_simulated(session, name, namespace, limit, console, stop)
@@ -421,6 +439,9 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
             f"it stays on {escape(printable(session.title))}"
         if args.cleanup:
             console.print("[yellow]Interrupted; --cleanup deletes the certification now.[/]", soft_wrap=True)
+        elif _was_its_engine(session):
+            console.print(f"[yellow]Interrupted; the certification stays on {escape(printable(session.title))}, but {NO_ENGINE_AFTER}.[/]\n"
+                          f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         else:
             console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
@@ -476,6 +497,17 @@ async def _cleanup(session: Session, name: str, namespace: str, uid: str, consol
         return
     if left:
         console.print(f"[yellow]cleanup: {escape(left_message(left, format_duration(CLEANUP_WAIT_SECONDS)))}[/]", soft_wrap=True)
+
+
+async def _namespace_exists(session: Session, namespace: str) -> bool:
+    """Whether the namespace is there (a user who may not read Namespaces is taken at their word)."""
+    try:
+        await session.store.get(NAMESPACE, namespace)
+    except NotFound:
+        return False
+    except StoreError:
+        return True
+    return True
 
 
 async def _same_spec(session: Session, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -699,7 +731,31 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         print("\n".join(printable(render_text(report)) for report in reports), end="")
     if damaged is not None:
         raise damaged
+    stalled = await _no_engine_note(session, reports)
+    if stalled:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(stalled), soft_wrap=True)
     return report_exit(report["result"] for report in reports)
+
+
+async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
+    """On a cluster, a RUNNING certification that no engine runs stands still (an API server alone has no other
+    engine than nvcre's own processes): one line saying so, so that RUNNING is not read as progress."""
+    from nvcre_tui.engine.kube.session import KubeSession
+    from nvcre_tui.engine.lease import EngineLease
+
+    running = [report["name"] for report in reports if report.get("result") == RESULT_RUNNING]
+    if not running or not isinstance(session, KubeSession):
+        return None
+    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-report")
+    try:
+        holder = await lease.holder()
+    except StoreError:
+        return None  # may not read the Lease: not known, not said
+    if holder is not None and holder.live:
+        return None
+    return (f"nvcre: {', '.join(running)} {'is' if len(running) == 1 else 'are'} RUNNING, but no nvcre engine holds the lease "
+            f"{session.install_namespace}/{lease.NAME}: nothing advances {'it' if len(running) == 1 else 'them'} until one runs "
+            "(`nvcre controller`, or the console `nvcre`)")
 
 
 def report_exit(results: Iterable[str]) -> int:

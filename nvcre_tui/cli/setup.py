@@ -376,9 +376,25 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes" + (
             f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
             if status.simulated_nodes else "")),
+        "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
+
+
+def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[str, str, str]:
+    """Whether a kubelet runs each GPU Node (renews its Lease in kube-node-lease): without one no pod ever starts there.
+    The Nodes --sim-runner registered need none (the simulated fleet plays them)."""
+    if not checked:
+        return ("kubelets", "-", "only simulated GPU nodes (played by --sim-runner)" if simulated else "no GPU nodes")
+    if not silent:
+        return ("kubelets", "ok", f"{checked} of {checked} GPU nodes renew their kube-node-lease Lease")
+    if len(silent) == checked:
+        return ("kubelets", "missing", f"none of the {checked} GPU nodes renews a Lease in kube-node-lease: no kubelet runs "
+                "them, so no pod will start there (each run fails WorkloadNotStarted after its scheduling grace)")
+    names = ", ".join(silent[:5]) + (f" (+{len(silent) - 5} more)" if len(silent) > 5 else "")
+    return ("kubelets", "partial", f"{checked - len(silent)} of {checked} GPU nodes renew their kube-node-lease Lease; "
+            f"no kubelet heard from: {names}")
 
 
 def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:

@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, VERSION_LABELS
-from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
+from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
 
 __all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 
@@ -33,6 +33,9 @@ GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
 COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 run with MNNVL on creates per group
+# Every kubelet renews a Lease named after its Node here (every 10 s, for 40 s); an API server alone has none.
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+NODE_LEASE_SLACK_SECONDS = 60.0  # beyond its duration: a kubelet's clock may lag ours
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,10 @@ class InstallStatus:
     rack_scale_nodes: int = 0
     compute_domains: bool = False
     simulated_nodes: int = 0  # Nodes `--sim-runner` registered (labelled so): no GPU behind them
+    # GPU Nodes (not simulated) whose kubelet renews no Lease in kube-node-lease: no pod starts there (an API server
+    # without kubelets, or nodes gone silent); of `kubelet_checked` such Nodes.
+    kubelet_checked: int = 0
+    silent_nodes: list[str] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -181,6 +188,29 @@ def _is_gpu_node(node: Obj) -> bool:
     return labels.get(LABEL_GPU_PRESENT) == "true" or gpus > 0
 
 
+def _renewed(lease: Obj | None, now: datetime) -> bool:
+    """Whether a kubelet's node Lease was renewed within its duration (plus slack for a lagging clock)."""
+    spec = (lease or {}).get("spec") or {}
+    try:
+        renewed = parse_time(spec.get("renewTime"))
+        duration = float(spec.get("leaseDurationSeconds") or 40)
+    except (TypeError, ValueError):
+        return False
+    return (now - renewed).total_seconds() <= duration + NODE_LEASE_SLACK_SECONDS
+
+
+async def _silent_nodes(store: ResourceStore, clock: Clock, unknown: dict[str, str], nodes: list[Obj]) -> list[str]:
+    """Of `nodes`, those whose kubelet renews no Lease in kube-node-lease (read only when there are nodes)."""
+    if not nodes:
+        return []
+    leases = await _read(unknown, "kubelets", store.list(LEASE, NODE_LEASE_NAMESPACE), None)
+    if leases is None:
+        return []
+    by_name = {lease["metadata"]["name"]: lease for lease in leases.items}
+    now = clock.now()
+    return sorted(name for node in nodes if not _renewed(by_name.get(name := node["metadata"]["name"]), now))
+
+
 async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
     """Everything `setup status` reports, read from the store."""
     unknown: dict[str, str] = {}
@@ -220,7 +250,11 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     namespace_present = namespace_obj is not None and (namespace_obj.get("status") or {}).get("phase") != "Terminating"
     rack_scale = sum(1 for node in node_items if node_gpu_architecture(node) in RACK_SCALE_ARCHITECTURES)
     domains = await _read(unknown, "computeDomains", _get(store, CRD, COMPUTE_DOMAIN_CRD), None) is not None
+    # the simulated fleet plays its own Nodes' kubelets (`--sim-runner`): only the others need one
+    real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and labels_of(node).get(LABEL_SIMULATED) != "true"]
+    silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
-                         sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"))
+                         sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
+                         len(real_gpu_nodes), silent)

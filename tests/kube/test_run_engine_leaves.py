@@ -1,0 +1,79 @@
+"""On an API server alone (kube-apiserver + etcd: no `nvcre controller`, no kubelet), the process that runs
+`certification run --wait` is the only nvcre engine. When it stops following (its --timeout, or ctrl-c) nothing
+advances the certification any more: it said "the certification goes on", and `report` showed RUNNING with no word
+that nothing runs it. Both say so now; a report while an engine holds the Lease does not."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.sim.scenario import Scenario
+from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+from tests.runner.harness import register_gpu_nodes
+
+FLEET = {"name": "two", "seed": 4, "nodes": [{"count": 2, "cliques": 1}]}
+NO_ENGINE = ("this command was its engine: nothing advances it until another nvcre engine takes the lease "
+             "(`nvcre controller`, or the console `nvcre`)")
+
+
+async def _register(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate(FLEET))  # real-looking GPU Nodes: no kubelet
+    finally:
+        await store.close()
+
+
+async def _hold_lease(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        assert await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "controller@elsewhere/1", duration=3600).try_acquire()
+    finally:
+        await store.close()
+
+
+def test_a_run_that_stops_following_says_nothing_advances_it_and_so_does_its_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                     "--name", "alone", "--wait", "--timeout", "2s", "--history", str(tmp_path / "h.db")])
+        out, err = capsys.readouterr()
+        assert code == 3 and "Result:         RUNNING" in out
+        assert f"Timed out after 2s of time; the certification stays, but {NO_ENGINE}." in err
+        assert "goes on" not in err
+
+        report = ["certification", "report", "alone", "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
+        assert main(report) == 3
+        out, err = capsys.readouterr()
+        assert "Result:         RUNNING" in out
+        assert err.strip() == ("nvcre: alone is RUNNING, but no nvcre engine holds the lease nvcre-system/nvcre-engine: "
+                               "nothing advances it until one runs (`nvcre controller`, or the console `nvcre`)")
+        assert main([*report, "-o", "json"]) == 3
+        out, err = capsys.readouterr()
+        assert json.loads(out)["result"] == "RUNNING" and "no nvcre engine holds the lease" in err  # stdout stays JSON
+
+        asyncio.run(_hold_lease(kubeconfig))  # `nvcre controller` runs elsewhere: RUNNING is progress, nothing to say
+        assert main(report) == 3
+        assert capsys.readouterr().err == ""
+
+
+def test_a_run_into_a_namespace_that_does_not_exist_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said `--category: Certification nope/nvcre-...: namespaces "nope" not found`, as if the category were at fault."""
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                     "-n", "nope", "--wait", "--history", str(tmp_path / "h.db")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines()[-1] == ("namespace nope not found on cluster emulator · nope (nothing was created: "
+                                            "kubectl create namespace nope, or another -n)")

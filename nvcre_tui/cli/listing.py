@@ -1,0 +1,102 @@
+"""`nvcre certification list`: the certifications of a namespace (or of all, -A) with their results, as `kubectl get
+certifications` shows them, on the simulator or a cluster alike."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from nvcre_tui.cli import EXIT_OK
+from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.printable import json_printable, printable
+from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.units import format_duration
+
+Obj = dict[str, Any]
+COLUMNS = ("NAME", "RESULT", "PASSED", "FAILED NODES", "EXCLUDED", "AGE")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `list` to the certification group."""
+    listing = commands.add_parser("list", aliases=["ls"], help="the certifications of a namespace (-A: of all) and their results")
+    add_session_arguments(listing, namespace_help="namespace of the certifications (default: the context's, else default)")
+    listing.add_argument("-A", "--all-namespaces", action="store_true", help="the certifications of every namespace")
+    listing.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    listing.set_defaults(func=list_command)
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """Print the certifications and their results."""
+    return asyncio.run(_list(args))
+
+
+async def _list(args: argparse.Namespace) -> int:
+    check_namespace(args.namespace)
+    if args.all_namespaces and args.namespace:
+        raise InputError("-A lists every namespace and -n one: give one of them")
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
+    told = tell_notices(session)
+    try:
+        namespace = None if args.all_namespaces else args.namespace or getattr(session, "namespace", None) or "default"
+        try:
+            certs = (await session.store.list(CERTIFICATION, namespace)).items
+        except StoreError as error:
+            raise InputError(f"certifications of {where_of(session)}: {error}") from None
+        rows = sorted((row(cert, session.clock.now()) for cert in certs), key=lambda r: (r["namespace"], r["created"], r["name"]))
+        if args.output == "json":
+            print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
+        elif rows:
+            columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
+            print_table(columns, [([r["namespace"]] if namespace is None else []) + [
+                r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], r["age"]] for r in rows])
+        else:  # as kubectl: said on stderr, stdout stays empty for scripts
+            where = "any namespace" if namespace is None else f"namespace {namespace}"
+            Console(stderr=True, highlight=False).print(escape(printable(f"No certifications in {where} of {where_of(session)}.")),
+                                                        soft_wrap=True)
+        return EXIT_OK
+    finally:
+        try:
+            await session.close()
+        finally:
+            tell_notices(session, told)
+
+
+def row(cert: Obj, now: datetime) -> Obj:
+    """One certification as listed: its summary (written by the engine; "-" before its first status) and age."""
+    metadata, status = _mapping(cert.get("metadata")), _mapping(cert.get("status"))
+    summary = _mapping(status.get("summary"))
+    created = str(metadata.get("creationTimestamp") or "")
+    try:
+        age = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
+    except (TypeError, ValueError):
+        age = "-"
+    return {
+        "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),
+        "result": str(summary.get("result") or "PENDING"), "passedCategories": str(summary.get("passedCategories") or "-"),
+        "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _count(summary.get("excludedNodes")),
+        "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"), "age": age,
+    }
+
+
+def _mapping(value: Any) -> Obj:
+    """A part of a stored object that should be a mapping, else empty (a damaged object still lists)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: Any) -> int | str:
+    return value if isinstance(value, int) and not isinstance(value, bool) else "-"
+
+
+__all__ = ["list_command", "register", "row"]

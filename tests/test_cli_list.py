@@ -1,0 +1,82 @@
+"""`nvcre certification list`: the certifications of a namespace (or all) with their results, on the simulator and over
+real HTTP on the API-server emulator; bad flags are one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.store.protocol import CERTIFICATION, NAMESPACE
+from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {{name: {name}}}
+spec:
+  target: {{nodeSelector: {{nvidia.com/gpu.present: "true"}}}}
+  categories: [{{domain: communication, variant: nccl-loopback}}]
+"""
+
+
+def test_the_simulators_finished_certification_is_listed_with_its_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = ["--sim", "--state", str(tmp_path / "sim.db")]
+    assert main(["certification", "run", *state, "--category", "communication/nccl-all-reduce", "--wait"]) == 0
+    capsys.readouterr()
+    assert main(["certification", "list", *state]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split() == ["NAME", "RESULT", "PASSED", "FAILED", "NODES", "EXCLUDED", "AGE"]
+    assert line.split()[1:5] == ["PASSED", "1/1", "0", "0"]
+    assert main(["cert", "ls", *state, "-o", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["result"], row["namespace"], row["failedNodes"]) == ("PASSED", "default", 0) and row["completionTime"]
+
+
+async def _create(kubeconfig: Path) -> None:
+    admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        await admin.create(NAMESPACE, {"metadata": {"name": "team-b"}})
+        for name, namespace in (("soak", "default"), ("burn-in", "default"), ("nightly", "team-b")):
+            cert = certification_from_text("cert.yaml", CERT.format(name=name), default_catalog()).to_wire()
+            cert["metadata"]["namespace"] = namespace
+            cert.pop("status", None)
+            await admin.create(CERTIFICATION, cert)
+    finally:
+        await admin.close()
+
+
+def test_on_a_cluster_one_namespace_or_all_and_pending_before_an_engine_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_create(kubeconfig))
+        cluster = ["--kubeconfig", str(kubeconfig)]
+        assert main(["certification", "list", *cluster]) == 0
+        listed = capsys.readouterr().out.splitlines()
+        assert sorted(line.split()[0] for line in listed[1:]) == ["burn-in", "soak"]
+        assert all(line.split()[1:3] == ["PENDING", "-"] for line in listed[1:])  # no engine wrote a status yet
+        assert main(["certification", "list", *cluster, "-A", "-o", "json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        # by namespace, then age: soak and burn-in may share their creation second (then by name)
+        assert [r["namespace"] for r in rows] == ["default", "default", "team-b"]
+        assert sorted(r["name"] for r in rows) == ["burn-in", "nightly", "soak"] and rows[2]["name"] == "nightly"
+        assert main(["certification", "list", *cluster, "-n", "kube-system"]) == 0
+        out, err = capsys.readouterr()
+        assert out == "" and "No certifications in namespace kube-system" in err
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["-A", "-n", "default"], "-A lists every namespace and -n one: give one of them"),
+    (["-n", "Not_A_Namespace"], "--namespace"),
+])
+def test_bad_flags_are_one_line(flags: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certification", "list", "--sim", "--state", str(tmp_path / "sim.db"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
+    assert not (tmp_path / "sim.db").exists()  # nothing created

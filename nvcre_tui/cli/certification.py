@@ -25,10 +25,10 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     parser = groups.add_parser("certification", aliases=["cert"], help="list catalog categories, render, run and report certifications")
     commands = parser.add_subparsers(title="certification commands", metavar="COMMAND", required=True)
 
-    listing = commands.add_parser("list-categories", help="the catalog's categories")
-    listing.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
-    add_kube_arguments(listing, namespace_help="accepted for symmetry; the catalog is the same on every cluster")
-    listing.set_defaults(func=list_categories)
+    categories = commands.add_parser("list-categories", help="the catalog's categories")
+    categories.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    add_kube_arguments(categories, namespace_help="accepted for symmetry; the catalog is the same on every cluster")
+    categories.set_defaults(func=list_categories)
 
     render = commands.add_parser("render", help="validate a certification offline and print the Workflows it would create")
     render.add_argument("file", metavar="FILE", help="Certification YAML ('-' for stdin)")

@@ -25,7 +25,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
-COLUMNS = ("NAME", "RESULT", "PASSED", "FAILED NODES", "EXCLUDED", "AGE")
+COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "AGE")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -354,6 +354,9 @@ class CheckpointSpec(WireModel):
     max_restarts: Annotated[int, Field(ge=0)] = 0
 
 
+STARTUP_STALL_SECONDS = 1200  # a training's first step may take this long (NVCRE's default; judging/stall.py)
+
+
 class JobSpec(WireModel):
     """One group's run: the workload, health monitor, thresholds and budgets."""
 
@@ -361,7 +364,7 @@ class JobSpec(WireModel):
     node_health_monitor: NodeHealthMonitor | None = None
     checkpoint: CheckpointSpec | None = None
     stall_multiplier: Annotated[int, Field(ge=1)] | None = None
-    startup_stall_timeout_seconds: Annotated[int, Field(ge=1)] = 1200
+    startup_stall_timeout_seconds: Annotated[int, Field(ge=1)] = STARTUP_STALL_SECONDS
     thresholds: dict[str, str] | None = None
     measurement_timeout: Duration = "5m"
     timeout: Duration | None = None

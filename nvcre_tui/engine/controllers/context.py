@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import WatchCache
@@ -68,6 +69,8 @@ class Context:
     # Rendered categories by (Certification uid, generation, index, Nodes version): a category waiting for
     # nodes or for an earlier category is looked at on every change of its Certification's children.
     renders: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
+    # What the engine last saw of each running training's progress, by run uid (judging/stall.py): in its own time.
+    progress: dict[str, Progress] = field(default_factory=dict)
 
     def now(self) -> str:
         """The clock's time, as Kubernetes writes it."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
+from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_STALLED)
@@ -40,7 +41,7 @@ from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
-from nvcre_tui.engine.judging.stall import standing
+from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
 from nvcre_tui.engine.store.errors import NotFound
@@ -51,6 +52,7 @@ Obj = dict[str, Any]
 TAIL_LINES = 40
 MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
 NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
+MAX_WATCHED_RUNS = 4096  # running trainings whose progress the engine remembers (the oldest forgotten: looked at anew)
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 WORKLOAD_COMPLETED = "WorkloadCompleted"  # the Job's Succeeded reason: the run finished and was measured
 THRESHOLDS_MET = "ThresholdsMet"  # a Job's (and a Workflow's) ValidationFailed=False reason: every threshold passed
@@ -162,6 +164,16 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
     return grace - waited
 
 
+def _progress_seen(ctx: Context, run: Obj) -> Progress:
+    """What the engine saw of this run's progress so far (from now, at its first look); the oldest are forgotten."""
+    key = str(run["metadata"].get("uid") or run["metadata"]["name"])
+    if key not in ctx.progress:
+        while len(ctx.progress) >= MAX_WATCHED_RUNS:
+            ctx.progress.pop(next(iter(ctx.progress)))
+        ctx.progress[key] = Progress(None, ctx.clock.now())
+    return ctx.progress[key]
+
+
 def pending_message(said: str, grace: float | None) -> str:
     """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (None: placed and
     starting, which timeoutPerJob bounds instead)."""
@@ -198,9 +210,10 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
         return None
     look = budget - elapsed
     if multiplier := job["spec"].get("stallMultiplier"):
+        seen = _progress_seen(ctx, run)
         lines = await ctx.runner.logs(run)
-        found = standing(lines, ctx.clock.now(), parse_time(started), multiplier=int(multiplier),
-                         startup_seconds=float(job["spec"].get("startupStallTimeoutSeconds", 1200)))
+        found = standing(lines, ctx.clock.now(), seen, multiplier=int(multiplier),
+                         startup_seconds=float(job["spec"].get("startupStallTimeoutSeconds", STARTUP_STALL_SECONDS)))
         if found.stalled and await _refreshed_still(ctx, run, "Running"):
             # As NVCRE: the group's run stopped making progress, and the log names no node: every group node.
             failed = [{"name": name, "reason": WORKLOAD_FAILED, "message": found.stalled} for name in group_nodes(job)]
@@ -360,6 +373,7 @@ async def _finish(
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
         status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
+    ctx.progress.pop(str(run["metadata"].get("uid") or run["metadata"]["name"]), None)
     warning = phase == FAILED or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])
     if phase == FAILED and run_status(run).get("phase") not in (SUCCEEDED, FAILED):

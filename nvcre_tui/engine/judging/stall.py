@@ -1,14 +1,18 @@
 """A running training that stopped making progress: NVCRE's WorkloadStalled, judged from its log while it runs.
 
 Stalled when (stallMultiplier set on the Job, as the catalog sets it for training):
-- no training step is logged within startupStallTimeoutSeconds of the run's start (or of a restart of the application);
-- or none for stallMultiplier x the average step time x the log interval since the last sign of progress (a step, a
-  checkpoint event, a restart), but never less than FLOOR_SECONDS: kubelet's clock (the log's times) and the
-  engine's may differ by a little, and a log is flushed in bursts.
-Not judged: a checkpoint save in progress (a large model's save takes minutes) or a run past its last step (exiting),
-both bounded by timeoutPerJob; a gap whose times are unknown (a log without kubelet timestamps). While only warm-up steps are logged, their average step time
-stands in (slower: a longer limit). An NCCL hang inside a collective ends sooner, by the framework's
-own distributed timeout.
+- no training step is logged within startupStallTimeoutSeconds of the engine's first look at the running run (or
+  of the restart of its application);
+- or its progress (the last step, checkpoint event or restart the log shows) has not changed for stallMultiplier x
+  the average step time x the log interval, and never less than FLOOR_SECONDS (a log is flushed in bursts).
+Time is the engine's own: when it first saw the progress it sees now (`Progress`), never the log's kubelet times
+against the engine's clock (the two machines' clocks may differ by minutes). So a stall is seen one look late at
+most, and after an engine restart its clock starts again.
+Not judged (timeoutPerJob bounds them): a log that could not be read or holds nothing yet, step lines the parser
+cannot read (a format it does not know convicts no hardware), a checkpoint save in progress (a large model's save
+takes minutes), a run past its last step (exiting). While only warm-up steps are logged, their average step time
+stands in (slower: a longer limit). An NCCL hang inside a collective ends sooner, by the framework's own
+distributed timeout. Only the last TAIL_LINES of the log are read at each look.
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from nvcre_tui.engine.api.vocabulary import WORKLOAD_STALLED
 from nvcre_tui.engine.parsers import ParseError
-from nvcre_tui.engine.parsers.training import TrainingResult, parse_training
+from nvcre_tui.engine.parsers.training import NO_VALID_STEPS, TrainingResult, parse_training
 from nvcre_tui.engine.units import format_duration
 
 FLOOR_SECONDS = 180.0
 LOOK_SECONDS = 60.0  # the least time between two looks at a running training's log
-MOST_LOOK_SECONDS = 300.0  # and the most: steps that begin after a look are judged from their start
+MOST_LOOK_SECONDS = 300.0  # and the most
+TAIL_LINES = 5_000  # what a look parses: the progress is at the log's end, and a look costs the same all run long
+
+
+@dataclass
+class Progress:
+    """What the engine last saw of a run's progress, and when (its own clock) it first saw it."""
+
+    mark: tuple[object, ...] | None  # None: no step logged yet
+    since: datetime
 
 
 @dataclass(frozen=True)
@@ -35,22 +47,29 @@ class Standing:
     look_again: float
 
 
-def standing(lines: Sequence[str], now: datetime, started: datetime, *, multiplier: int, startup_seconds: float) -> Standing:
-    """Judge a running training's log at `now` (the engine's clock); `started`: when its run started running."""
+def standing(lines: Sequence[str], now: datetime, seen: Progress, *, multiplier: int, startup_seconds: float) -> Standing:
+    """Judge a running training's log at `now` (the engine's clock) against what was `seen` before, which this
+    updates; `seen` starts as Progress(None, first look)."""
+    if not lines:
+        return Standing(None, MOST_LOOK_SECONDS)  # unreadable, or nothing printed yet: nothing to judge
     try:
-        result = parse_training(lines)
-    except ParseError:  # no step logged yet
-        return _starting(now, started, startup_seconds, "since the run started")
-    if result.resuming_since is not None and result.resuming_since.tzinfo is not None:
-        return _starting(now, result.resuming_since, startup_seconds, "since the application restarted")
-    if result.total_steps is not None and result.last_step >= result.total_steps:
-        return Standing(None, MOST_LOOK_SECONDS)  # trained to its end: exiting (teardown, a last save)
-    last = result.last_progress_time
+        result = parse_training(lines[-TAIL_LINES:])
+    except ParseError as error:
+        if error.message.startswith(NO_VALID_STEPS):
+            return Standing(None, MOST_LOOK_SECONDS)  # steps this parser cannot read: not the hardware's doing
+        return _starting(now, seen, startup_seconds, "since the run started")  # no step logged yet
+    mark = (result.last_step, result.last_progress_time, result.resuming_since, result.saving)
+    if mark != seen.mark:
+        seen.mark, seen.since = mark, now
+    if result.resuming_since is not None:
+        return _starting(now, seen, startup_seconds, "since the application restarted")
+    if result.saving or (result.total_steps is not None and result.last_step >= result.total_steps):
+        return Standing(None, MOST_LOOK_SECONDS)  # saving a checkpoint, or trained to its end and exiting
     step_time = _step_time(result)
-    if result.saving or step_time is None or last is None or last.tzinfo is None:
+    if step_time is None:
         return Standing(None, MOST_LOOK_SECONDS)
     limit = max(FLOOR_SECONDS, multiplier * step_time * result.log_interval)
-    since = (now - last).total_seconds()
+    since = (now - seen.since).total_seconds()
     if since <= limit:
         return Standing(None, _next_look(limit - since))
     return Standing(f"no training progress for {format_duration(since)} after step {result.last_step}"
@@ -60,23 +79,25 @@ def standing(lines: Sequence[str], now: datetime, started: datetime, *, multipli
 
 
 def _step_time(result: TrainingResult) -> float | None:
-    """The average step time past warm-up; while only warm-up steps are logged, theirs (slower: a longer limit)."""
-    if result.avg_step_time_sec is not None:
-        return result.avg_step_time_sec
-    times = [step.step_time_sec for step in result.recent_steps if step.step_time_sec > 0]
-    return sum(times) / len(times) if times else None
+    """The average step time past warm-up, or the latest steps' when slower (a slowing run is not a stalled one);
+    while only warm-up steps are logged, theirs (slower still: a longer limit)."""
+    timed = [step for step in result.recent_steps if step.step_time_sec > 0]
+    if result.avg_step_time_sec is None:
+        return sum(step.step_time_sec for step in timed) / len(timed) if timed else None
+    recent = [step.step_time_sec for step in timed if not step.warmup][-3:]
+    return max(result.avg_step_time_sec, sum(recent) / len(recent) if recent else 0.0)
 
 
-def _next_look(seconds: float) -> float:
-    return min(MOST_LOOK_SECONDS, max(LOOK_SECONDS, seconds))
-
-
-def _starting(now: datetime, since: datetime, startup_seconds: float, what: str) -> Standing:
-    waited = (now - since).total_seconds()
+def _starting(now: datetime, seen: Progress, startup_seconds: float, what: str) -> Standing:
+    waited = (now - seen.since).total_seconds()
     if waited < startup_seconds:
         return Standing(None, _next_look(startup_seconds - waited))
     return Standing(f"no training step logged in {format_duration(waited)} {what} (startupStallTimeoutSeconds "
                     f"{startup_seconds:g})", LOOK_SECONDS)
 
 
-__all__ = ["WORKLOAD_STALLED", "Standing", "standing"]
+def _next_look(seconds: float) -> float:
+    return min(MOST_LOOK_SECONDS, max(LOOK_SECONDS, seconds))
+
+
+__all__ = ["FLOOR_SECONDS", "Progress", "Standing", "standing"]

@@ -31,10 +31,11 @@ from nvcre_tui.engine.parsers.training_model import (
     stall_limit_seconds,
 )
 
-__all__ = ["PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "TrainingStep", "parse_training",
+__all__ = ["NO_VALID_STEPS", "PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "TrainingStep", "parse_training",
            "seconds_since_last_step", "stall_limit_seconds"]
 
 RECENT_STEPS = 100
+NO_VALID_STEPS = "no valid training step lines"  # how a log whose every step line was refused begins its ParseError
 # What lets a run stopped on its framework's own limit log steps: the category option, or NeMo's own setting.
 LIMIT_OPTION = {"Megatron": "exitDurationMins", "NeMo": "max_time"}
 
@@ -206,7 +207,7 @@ class _Tracker:
                 f"; {stop.framework} stopped on its own limit first ({stop.text}): a longer {LIMIT_OPTION[stop.framework]} lets it " \
                 "log steps" if stop else ""
             if skipped:  # every step line was refused: no measurement, never a pass
-                raise ParseError(NO_DATA, f"no valid training step lines: {skipped}{shows}")
+                raise ParseError(NO_DATA, f"{NO_VALID_STEPS}: {skipped}{shows}")
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")
         goodput = None
         start, end = self.first_start, self.last_step_time

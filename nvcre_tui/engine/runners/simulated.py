@@ -8,6 +8,7 @@ regenerated from the plan in the real tool formats (sim/outputs) and read by the
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -42,6 +43,7 @@ Obj = dict[str, Any]
 Timed = list[tuple[float, str]]  # (seconds after the run's start, line without newline)
 FINISHED = (SUCCEEDED, FAILED)
 MEMO_LIMIT = 512
+OUTPUT_MEMO_LIMIT = 16  # rendered logs kept (the runs being looked at)
 RETRY_SECONDS = 1.0
 OTHER_RUNNER = ("started on real pods by an engine without --sim-runner: the simulated fleet plays only the runs it "
                 "started (its measurements would pass for a GPU's), and deleted its TrainJob or Job; run the certification "
@@ -62,6 +64,7 @@ class SimulatedRunner:
         self._own_writes = 0
         self._layout = fleet_layout(scenario)
         self._plans: dict[tuple[str, str, float], RunPlan] = {}  # a memo: plans are pure, never state
+        self._outputs: dict[tuple[str, str, datetime], tuple[RunPlan, list[float], list[str], bool]] = {}  # rendered logs
         choice = random.Random(f"{scenario.seed}:nccl-format")
         # One nccl-tests build per cluster: every run of a scenario prints the same table generation.
         self.nccl_layout, self.nccl_strip_hash = choice.choice(sorted(LAYOUTS)), choice.random() < 0.25
@@ -201,9 +204,26 @@ class SimulatedRunner:
             return [f"simulator: {error}"]
         finished = state.get("phase") in FINISHED and state.get("completionTime")
         cutoff = ((parse_time(state["completionTime"]) if finished else self.clock.now()) - start).total_seconds()
-        rng = random.Random(f"{self.scenario.seed}:{spec.name}:output")
-        lines = render_output(plan, start, rng, NcclFormat(self.nccl_layout, self.nccl_strip_hash))
-        return [kubelet_prefix(start + timedelta(seconds=t)) + text for t, text in lines if t <= cutoff]
+        times, lines, in_order = self._output(spec, run, plan, start)
+        if in_order:
+            return lines[:bisect.bisect_right(times, cutoff)]
+        return [line for t, line in zip(times, lines) if t <= cutoff]
+
+    def _output(self, spec: RunSpec, run: Obj, plan: RunPlan, start: datetime) -> tuple[list[float], list[str], bool]:
+        """The run's whole output (offsets, kubelet-prefixed lines, as rendered), rendered once per plan: a running
+        training's log is read at every look (stall detection), and rendering it anew each time grew with the square
+        of its length."""
+        key = (spec.name, str(run["metadata"].get("uid") or ""), start)
+        found = self._outputs.get(key)
+        if found is None or found[0] is not plan:
+            if len(self._outputs) >= OUTPUT_MEMO_LIMIT:
+                self._outputs.pop(next(iter(self._outputs)))
+            rng = random.Random(f"{self.scenario.seed}:{spec.name}:output")
+            rendered = render_output(plan, start, rng, NcclFormat(self.nccl_layout, self.nccl_strip_hash))
+            times = [t for t, _ in rendered]
+            found = self._outputs[key] = (plan, times, [kubelet_prefix(start + timedelta(seconds=t)) + text for t, text in rendered],
+                                          all(a <= b for a, b in zip(times, times[1:])))
+        return found[1], found[2], found[3]
 
     # ----------------------------------------------------------------------- helpers
 

@@ -77,7 +77,10 @@ def _read_password() -> str:
     if sys.stdin is None or sys.stdin.closed:
         raise InputError("--workload-registry-password -: standard input is closed; pass the password on it")
     if sys.stdin.isatty():  # typed: not echoed (as `docker login --password-stdin` piped, or a prompt)
-        line = getpass.getpass("workload registry password: ", stream=sys.stderr)
+        try:
+            line = getpass.getpass("workload registry password: ", stream=sys.stderr)
+        except EOFError:  # ctrl-d at the prompt
+            raise InputError("--workload-registry-password -: no password typed (end of input)") from None
     else:
         line = sys.stdin.readline(4097)
     if len(line) > 4096:

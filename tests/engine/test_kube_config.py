@@ -52,14 +52,16 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-async def test_credentials_in_the_server_url_are_never_shown(tmp_path: Path) -> None:
-    """A server URL with `user:password@` (basic auth in the URL) was printed as it is in every message naming the
-    cluster, and stored as the history's source."""
+async def test_credentials_in_the_server_url_are_refused_without_being_shown(tmp_path: Path) -> None:
+    """A server URL with `user:password@` was printed as it is in every message naming the cluster, stored as the
+    history's source, and beside a token made the client fail with a traceback. kubectl sends no credentials from
+    the URL: refused in one line that names the server without them."""
     path = kubeconfig(tmp_path / "config", {"lab": ("lab", None)}, current="lab",
                       servers={"lab": "https://admin:hunter2@lab.example:6443/k8s"})
-    target = await load_target(str(path), environ=NO_ENV)
-    assert target.server == "https://lab.example:6443/k8s" and "hunter2" not in repr(target.server)
-    assert "hunter2" in str(target.configuration.host)  # the client still gets what the kubeconfig says
+    with pytest.raises(InputError) as refused:
+        await load_target(str(path), environ=NO_ENV)
+    said = str(refused.value)
+    assert "hunter2" not in said and "'https://lab.example:6443/k8s' holds credentials (user:password@)" in said
 
 
 async def test_explicit_kubeconfig_uses_its_current_context(tmp_path: Path) -> None:

@@ -104,11 +104,21 @@ def test_a_refused_pull_secret_takes_its_certification_back(tmp_path: Path, caps
 
 def test_a_password_typed_on_a_terminal_is_not_echoed() -> None:
     """`--workload-registry-password -` on a terminal echoed the password as it was typed."""
+    shown = _typed_at_the_prompt(b"s3cret-pw\n", b"read 's3cret-pw'")
+    assert shown.count(b"s3cret-pw") == 1 and b"read 's3cret-pw'" in shown, shown
+    ended = _typed_at_the_prompt(b"\x04", b"(end of input)")  # ctrl-d at the prompt: one line, not an internal error
+    assert b"refused --workload-registry-password -: no password typed (end of input)" in ended, ended
+
+
+def _typed_at_the_prompt(typed: bytes, done: bytes) -> bytes:
+    """What a terminal shows when `typed` is typed at the password prompt, until `done` is shown."""
     import os
     import pty
     import select
 
-    script = "from nvcre_tui.cli.registry import _read_password; print(f'read {_read_password()!r}', flush=True)"
+    script = ("from nvcre_tui.cli.registry import _read_password\nfrom nvcre_tui.engine.errors import InputError\n"
+              "try:\n    print(f'read {_read_password()!r}', flush=True)\nexcept InputError as error:\n"
+              "    print(f'refused {error}', flush=True)")
     pid, fd = pty.fork()
     if pid == 0:  # the child: a fresh interpreter whose stdin, stdout and stderr are the terminal
         os.execv(sys.executable, [sys.executable, "-c", script])
@@ -126,9 +136,9 @@ def test_a_password_typed_on_a_terminal_is_not_echoed() -> None:
 
     try:
         read_until(b"password:")
-        os.write(fd, b"s3cret-pw\n")
-        read_until(b"read 's3cret-pw'")
+        os.write(fd, typed)
+        read_until(done)
     finally:
         os.waitpid(pid, 0)
         os.close(fd)
-    assert shown.count(b"s3cret-pw") == 1 and b"read 's3cret-pw'" in shown, shown
+    return shown

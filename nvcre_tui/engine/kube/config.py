@@ -189,6 +189,9 @@ def _server_problem(server: str) -> str | None:
         return "is not an https:// (or http://) URL"
     if not url.hostname:
         return "names no host"
+    if url.username is not None or url.password is not None:
+        # kubectl sends no credentials from the URL, and the client would fail combining them with a token
+        return "holds credentials (user:password@): give them in the kubeconfig's user entry instead"
     return "has port 0" if port == 0 else None
 
 

@@ -72,20 +72,22 @@ def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
     ]
 
 
-# Users' rights, folded into the built-in view, edit and admin ClusterRoles by kube-controller-manager's aggregation
-# controller (a RoleBinding to `view` in a namespace then reads nvcre's kinds there). Edit creates Certifications
-# only: a Workflow, Job or WorkloadRun spec reaches pod fields directly, so creating those is root on the nodes.
+# Users' rights, folded into the built-in ClusterRoles by kube-controller-manager's aggregation controller (a
+# RoleBinding to `view` in a namespace then reads nvcre's kinds there). Creating Certifications goes to `admin` only, not
+# `edit`: it runs hours-long workloads on every GPU node the target matches, and an `edit` binding (a CI robot's)
+# should not gain that at install. Certifications only: a Workflow, Job or WorkloadRun spec reaches pod fields
+# directly, so creating those is root on the nodes.
 AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 USER_ROLES: dict[str, tuple[tuple[str, ...], list[Obj]]] = {
     "nvcre-view": (("view", "edit", "admin"), [
         {"apiGroups": [NVCRE_GROUP], "resources": list(NVCRE_PLURALS), "verbs": list(READ)}]),
-    "nvcre-edit": (("edit", "admin"), [
-        {"apiGroups": [NVCRE_GROUP], "resources": ["certifications"], "verbs": ["create", "delete", "patch", "update"]}]),
+    "nvcre-edit": (("admin",), [
+        {"apiGroups": [NVCRE_GROUP], "resources": ["certifications"], "verbs": [*READ, "create", "delete", "patch", "update"]}]),
 }
 
 
 def user_role_objects() -> list[Obj]:
-    """The ClusterRoles aggregated into view (reading nvcre's kinds) and edit/admin (creating Certifications)."""
+    """The ClusterRoles aggregated into view, edit and admin (reading nvcre's kinds) and admin (creating Certifications)."""
     roles = []
     for name, (into, rules) in USER_ROLES.items():
         role = _object(CLUSTER_ROLE, name, rules=copy.deepcopy(rules))

@@ -27,12 +27,9 @@ from nvcre_tui.engine.parsers.training_model import (
     TrainingResult,
     TrainingStep,
     goodput_ratio,
-    seconds_since_last_step,
-    stall_limit_seconds,
 )
 
-__all__ = ["NO_VALID_STEPS", "PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "TrainingStep", "parse_training",
-           "seconds_since_last_step", "stall_limit_seconds"]
+__all__ = ["NO_VALID_STEPS", "PROFILES", "Goodput", "TrainingProfile", "TrainingResult", "TrainingStep", "parse_training"]
 
 RECENT_STEPS = 100
 NO_VALID_STEPS = "no valid training step lines"  # how a log whose every step line was refused begins its ParseError

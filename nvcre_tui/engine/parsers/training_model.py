@@ -1,4 +1,4 @@
-"""What a training log yields: steps, throughput, checkpoints, goodput, and stall-detection helpers."""
+"""What a training log yields: steps, throughput, checkpoints, goodput, and where a running log stands."""
 
 from __future__ import annotations
 
@@ -164,19 +164,3 @@ class TrainingResult:
         if self.notes():
             data["notes"] = list(self.notes())
         return data
-
-
-def seconds_since_last_step(result: TrainingResult, now: datetime) -> float | None:
-    """Seconds between the last logged step and `now`; None when steps carry no time, or when one of
-    the two has a zone and the other not (a naive log time is the cluster's local time, not UTC)."""
-    last = result.last_step_time
-    if last is None or (last.tzinfo is None) != (now.tzinfo is None):
-        return None
-    return (now - last).total_seconds()
-
-
-def stall_limit_seconds(result: TrainingResult, multiplier: float = 3.0) -> float | None:
-    """The gap after which training counts as stalled: multiplier x average step time x log interval."""
-    if result.avg_step_time_sec is None:
-        return None
-    return multiplier * result.avg_step_time_sec * result.log_interval

@@ -1,11 +1,16 @@
 """The Textual app: opens a Session (the embedded simulator, or a cluster) and pushes screens; routes
 nothing domain-specific. The session's engine, when this process runs one, works in a worker (never in
 read-only mode or on the wall); screens re-render from snapshots of the session's watch cache that a timer
-takes at most twice a second (k9s's poll-the-cache model: redraws never follow the event rate)."""
+takes at most twice a second (k9s's poll-the-cache model: redraws never follow the event rate).
+
+A session the CLI's opener opens is opened in a worker behind a screen saying where it connects (q and ctrl+c quit
+meanwhile: a server may never answer). Quitting asks first only when this console is the engine of certifications
+still running on a cluster (they stop advancing until another engine runs)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -17,7 +22,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from nvcre_tui.commands import NvcreCommands, allowed_commands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.api.bodies import group_nodes
@@ -34,7 +39,9 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.units import count
 from nvcre_tui.policy import Policy
+from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.registry import BY_NAME
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -44,6 +51,7 @@ TICK_SECONDS = 1.0  # while a certification runs, the screens redraw at least th
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 CLUSTER_TAKE_OVER_SECONDS = 5.0  # on a cluster (one API request; a Lease runs 15 s before another may take it)
 HIGH_CONTRAST = "nvcre-high-contrast"
+CLOSE_SECONDS = 5.0  # the most quitting waits for a session the opener was still opening to close what it opened
 NOTICE_SECONDS = 30.0  # a session's notice (e.g. at start-up) stays long enough to be read once the screen settled
 
 
@@ -65,13 +73,19 @@ class NvcreApp(ThemedApp[None]):
     def __init__(
         self, *, scenario: Scenario | None = None, session: Session | None = None, state_path: Path | None = None,
         read_only: bool = False, wall: bool = False, live: bool = True, theme_name: str | None = None,
-        opener: Callable[[], Awaitable[Session]] | None = None, freeze_heap: bool = False,
+        opener: Callable[[], Awaitable[Session]] | None = None, freeze_heap: bool = False, connecting: str | None = None,
     ) -> None:
+        """opener: opens the session (the CLI's, on a cluster or the simulator), behind a screen saying what it connects
+        to (`connecting`: `<server> (<source>)`) that q and ctrl+c leave; without one, the embedded simulator opens
+        before the first screen."""
         super().__init__(theme_name=theme_name or (HIGH_CONTRAST if wall else DEFAULT_THEME))
         self.scenario = scenario or (getattr(session, "scenario", None) if session else None) or default_scenario()
         self.session: Session | None = session
         self._opened_session = session is None
         self._opener = opener
+        self._connecting = connecting
+        self._opening: Worker[None] | None = None  # the opener at work, while the connecting screen shows
+        self._leaving = False  # exit() was called: a session opened from now on is not shown (on_unmount closes it)
         self.startup_error: str | None = None  # a one-line reason the console could not start (the CLI prints it)
         self.state_path = state_path
         self.policy = Policy(read_only=read_only or wall)
@@ -89,6 +103,8 @@ class NvcreApp(ThemedApp[None]):
 
     def _badges(self) -> str:
         # Most urgent first: a narrow header cuts the end (the store not answering was seen at 220 columns only).
+        if self.session is None and self._opener is not None:  # not the simulator's name while it may be a cluster
+            return self._opening_text()
         badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
         since = self.session.cache.unreachable_since if self.session is not None else None
         if since is not None:  # the watches broke: what is shown is the last known state, not live
@@ -111,18 +127,47 @@ class NvcreApp(ThemedApp[None]):
         assert self.session is not None
         return self.session.clock.now()
 
+    def _opening_text(self) -> str:
+        return f"connecting to {self._connecting}" if self._connecting else "opening the session"
+
     async def on_mount(self) -> None:
-        if self.session is None:
-            try:
-                self.session = await (self._opener() if self._opener else SimSession.open(self.scenario, self.state_path, live=self.live))
-            except InputError as error:
-                self.startup_error = "; ".join(error.messages)
-                self.exit(return_code=2)
-                return
-            except StoreError as error:  # e.g. RBAC lets this user read no Nodes, or no certifications in the namespace
-                self.startup_error = f"nvcre: cannot open the console on this cluster: {error}"
-                self.exit(return_code=2)
-                return
+        if self.session is None and self._opener is not None:
+            # Opened in a worker, behind a screen that says so: a cluster may take seconds, or never answer, and keys
+            # (q, ctrl+c) must work meanwhile; on_mount awaiting it held every key and showed a blank screen.
+            from nvcre_tui.screens.connecting import ConnectingScreen
+
+            await self.push_screen(ConnectingScreen(self._opening_text()))
+            self._opening = self.run_worker(self._open_then_start(), name="open", group="open")
+            return
+        if self.session is None and not await self._open():
+            return
+        await self._start()
+
+    async def _open(self) -> bool:
+        """Open the session (the opener's, else the embedded simulator); False when it could not be: the one-line reason
+        is kept for the CLI to print, and the app exits 2."""
+        try:
+            self.session = await (self._opener() if self._opener else SimSession.open(self.scenario, self.state_path, live=self.live))
+        except InputError as error:
+            self.startup_error = "; ".join(error.messages)
+            self.exit(return_code=2)
+            return False
+        except StoreError as error:  # e.g. RBAC lets this user read no Nodes, or no certifications in the namespace
+            self.startup_error = f"nvcre: cannot open the console on this cluster: {error}"
+            self.exit(return_code=2)
+            return False
+        return True
+
+    async def _open_then_start(self) -> None:
+        """The opener's worker: open, then replace the connecting screen with the first console screen (unless the
+        console is quitting by then: on_unmount closes what was opened)."""
+        if await self._open() and not self._leaving:  # quitting meanwhile: on_unmount closes what was opened
+            await self._start(replace=True)
+
+    async def _start(self, *, replace: bool = False) -> None:
+        """The session is open: start the informer (and the engine, the timers), then show the first screen (`replace`:
+        in place of the connecting screen)."""
+        assert self.session is not None
         self.ui_store = ReadOnlyStore(self.session.store) if self.policy.read_only else self.session.store
         self.sub_title = self._badges()
         self.informer = Informer(self.session.cache, self.session.namespace)  # one namespace: a name names one certification
@@ -141,10 +186,17 @@ class NvcreApp(ThemedApp[None]):
         from nvcre_tui.screens.dashboard import DashboardScreen
         from nvcre_tui.screens.wall import WallScreen
 
-        await self.push_screen(WallScreen() if self.wall else DashboardScreen())
+        first = WallScreen() if self.wall else DashboardScreen()
+        if replace:
+            from nvcre_tui.screens.connecting import ConnectingScreen
+
+            while len(self.screen_stack) > 1 and not isinstance(self.screen, ConnectingScreen):
+                await self.pop_screen()  # `?` opened over it meanwhile
+            await self.switch_screen(first)
+        else:
+            await self.push_screen(first)
         if self._freeze_heap:
             freeze_heap()
-
 
     def _run_engine(self) -> None:
         assert self.session is not None and self.session.engine is not None
@@ -221,6 +273,11 @@ class NvcreApp(ThemedApp[None]):
                                   "it takes the lease again once it is free."), severity="warning", title="engine", markup=False)
 
     async def on_unmount(self) -> None:
+        opening = self._opening
+        if opening is not None and not opening.is_finished:  # quit while connecting: the opener closes what it opened
+            opening.cancel()
+            with contextlib.suppress(WorkerCancelled, WorkerFailed, TimeoutError):
+                await asyncio.wait_for(opening.wait(), CLOSE_SECONDS)
         if self.session is None:
             return
         if not self.policy.read_only and isinstance(self.session, SimSession):  # a read-only console writes nothing, the state file included
@@ -230,6 +287,46 @@ class NvcreApp(ThemedApp[None]):
                 self.save_error = error
         if self._opened_session:
             await self.session.close()
+
+    def exit(self, result: None = None, return_code: int = 0, message: Any = None) -> None:
+        self._leaving = True
+        super().exit(result, return_code, message)
+
+    async def action_quit(self) -> None:
+        """q, ctrl+q, the palette's Quit: see `request_quit`."""
+        self.request_quit()
+
+    def request_quit(self) -> None:
+        """Quit at once, unless this console is the engine of certifications still running on a cluster: quitting
+        stops them advancing until another engine runs, so it asks first (Stay is the default answer). The simulator
+        keeps its time while no process runs and catches up when one opens it; a viewer's quitting stops nothing."""
+        if any(isinstance(screen, QuitQuestion) for screen in self.screen_stack):
+            return  # asked already: the question is on screen
+        running = self.running_here()
+        if not running:
+            self.exit()
+            return
+        n = len(running)
+        question = (f"{count(n, 'certification')} {'is' if n == 1 else 'are'} running and this console is {'its' if n == 1 else 'their'} "
+                    f"engine: quitting stops {'it' if n == 1 else 'them'} advancing until another nvcre engine runs (`nvcre controller`). Quit?")
+
+        def answered(quit_now: bool | None) -> None:
+            if quit_now:
+                self.exit()
+
+        self.push_screen(QuitQuestion(question, yes="Quit", no="Stay"), answered)
+
+    def running_here(self) -> list[str]:
+        """The certifications (of every namespace: the engine reconciles them all) still running that stop advancing when
+        this console quits: those this process is the engine of on a cluster; none on the simulator, in a viewer, or
+        while the engine does not run here."""
+        session = self.session
+        if session is None or isinstance(session, SimSession) or session.engine is None or self.policy.read_only:
+            return []
+        if not any(worker.group == "engine" and not worker.is_finished for worker in self.workers):
+            return []  # not run by this app (a test's live=False), or stopped: nothing here advances them
+        return sorted(f"{cert['metadata'].get('namespace') or ''}/{cert['metadata']['name']}" for cert in session.cache.list(CERTIFICATION)
+                      if not cond.is_terminal(cert))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.policy.allows(action) or False
@@ -331,6 +428,10 @@ class NvcreApp(ThemedApp[None]):
             return bool(history is not None and history.node(name))
         except InputError:  # a damaged history: the node screen says so
             return True
+
+
+class QuitQuestion(ConfirmModal):
+    """The question before quitting stops this console's engine (NvcreApp.request_quit)."""
 
 
 def freeze_heap() -> None:

@@ -38,7 +38,9 @@ class CommandHost(Console, Protocol):
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = True) -> None: ...
 
-    def exit(self) -> None: ...
+    def request_quit(self) -> None:
+        """Quit, after asking when quitting stops this console's engine with certifications running."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ def _theme(app: CommandHost, argument: str) -> None:
 COLON_COMMANDS: tuple[ColonCommand, ...] = (
     *(ColonCommand(entry.command, entry.help, entry.command, _open(entry), entry.argument) for entry in registry.SCREENS if entry.command),
     ColonCommand("theme", "Switch theme (nvcre-dark, nvcre-light, nvcre-high-contrast)", "theme", _theme, "NAME"),
-    ColonCommand("q", "Quit", "quit", lambda app, _a: app.exit()),
+    ColonCommand("q", "Quit", "quit", lambda app, _a: app.request_quit()),
 )
 
 

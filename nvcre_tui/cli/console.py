@@ -37,11 +37,14 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     scenario = scenario_of(args)
     read_only = args.read_only or wall
     state = state_path_of(args)
-    # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over.
+    # Start-up errors are the CLI's one-line messages (exit 2): a bad kubeconfig or context before the screen is taken
+    # over; a server that refuses the credentials or never answers while the console says what it connects to (q leaves).
+    connecting = None
     if on_cluster(args):
-        from nvcre_tui.cli.kubeflags import check_reachable
+        from nvcre_tui.cli.kubeflags import load_kube_target
 
-        asyncio.run(check_reachable(args))  # a bad kubeconfig or context, or no answer, fails here
+        target = asyncio.run(load_kube_target(args))
+        connecting = f"{target.server} ({target.source})"
     else:
         from nvcre_tui.engine.outfiles import check_writable
         from nvcre_tui.engine.sim_state import check_state
@@ -59,7 +62,8 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
         return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only,
                                   archive_writes=not read_only)
 
-    app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener, freeze_heap=True)
+    app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener,
+                   freeze_heap=True, connecting=connecting)
     app.run()
     if app.startup_error:
         print(app.startup_error, file=sys.stderr)

@@ -59,19 +59,6 @@ async def load_kube_target(args: argparse.Namespace) -> KubeTarget:
     return await load_target(getattr(args, "kubeconfig", None), getattr(args, "context", None), namespace)
 
 
-async def check_reachable(args: argparse.Namespace) -> None:
-    """One discovery read as a viewer (it needs credentials, /version does not): a bad kubeconfig, credentials the
-    server refuses, or a server that refuses or never answers, is one line (exit 2) before the console takes the
-    screen, where it could only be a blank screen until the transport gave up."""
-    from nvcre_tui.engine.kube.session import VIEWER_AGENT
-
-    store = await open_kube_store(args, user_agent=VIEWER_AGENT)
-    try:
-        await store.served_groups()
-    finally:
-        await store.close()
-
-
 async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: Clock | None = None) -> KubeStore:
     """A KubeStore on the cluster the flags name (the caller closes it)."""
     from nvcre_tui.engine.store.kube import KubeStore

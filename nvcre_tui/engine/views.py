@@ -14,12 +14,12 @@ from functools import cached_property
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, meta_of, run_name,
-                                         workflow_spec)
+                                         run_status, workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, RESULT_FAILED,
-                                             RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE, VALIDATION_FAILED,
-                                             WORKLOAD_FAILED)
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, PHASE_GLYPHS,
+                                             RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
+                                             VALIDATION_FAILED, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
@@ -181,6 +181,66 @@ class Snapshot:
         return next((c for c in self.certifications if c["metadata"]["name"] == name), None)
 
 
+WORKLOAD_PENDING = "WorkloadPending"  # a Job's InProgress reason until its run's pods run (controllers/job.py)
+
+
+def pods_pending(job: Obj) -> str | None:
+    """Why a Job in progress has no running pods yet, as the engine wrote it on its InProgress condition (reason
+    WorkloadPending: no pods made and which controller would make them, the nodes a scheduler cannot use, and when
+    it fails); None once its pods run, or when it is not in progress."""
+    found = cond.find(cond.status_of(job).get("conditions"), IN_PROGRESS)
+    if not found or found.get("status") != "True" or found.get("reason") != WORKLOAD_PENDING:
+        return None
+    return str(found.get("message") or "pods not running yet")
+
+
+@dataclass(frozen=True)
+class PodsWaiting:
+    """A category whose Jobs in progress wait for their pods: how many, and why, as the first of them says it."""
+
+    category: str
+    waiting: int        # its Jobs in progress whose pods do not run yet
+    in_progress: int    # its Jobs in progress, those included
+    why: str            # the first waiting Job's message, as the engine wrote it
+    job: str            # that Job
+    since: str | None   # when that Job's run began to wait (its WorkloadRun's pendingSince), if known
+
+    @property
+    def nothing_runs(self) -> bool:
+        """Nothing of the category runs: every Job in progress waits for its pods."""
+        return self.waiting == self.in_progress
+
+    def said(self, now: datetime | None = None) -> str:
+        """`waiting 1m20s for pods: no pods yet (0/5): ...` (`2 of 4 groups waiting ...` while others run); the
+        time only with `now` and a known start (never below 0s: a viewer's clock may be behind the engine's)."""
+        share = "" if self.nothing_runs else f"{self.waiting} of {self.in_progress} groups "
+        waited = f" {format_duration(max(0.0, (now - parse_time(self.since)).total_seconds()))}" if now and self.since else ""
+        return f"{share}waiting{waited} for pods: {self.why}"
+
+
+def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | None:
+    """The category's Jobs in progress whose pods do not run yet (`pods_pending`); None when none waits."""
+    in_progress = [job for job in category.jobs if cond.phase(job) == IN_PROGRESS]
+    waiting = [(job, why) for job in in_progress if (why := pods_pending(job)) is not None]
+    if not waiting:
+        return None
+    job, why = waiting[0]
+    name = str(job["metadata"]["name"])
+    since = run_status(run).get("pendingSince") if (run := snapshot.run_of(name)) is not None else None
+    return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None)
+
+
+def node_pods_waiting(snapshot: Snapshot, node: str, cert_name: str | None = None) -> str | None:
+    """`<category>: waiting for pods: <why>` for the first Job in progress on `node` (of one certification, or of
+    any) whose pods do not run yet; None when there is none."""
+    for name, view in snapshot.views.items():
+        for category in view.categories if cert_name in (None, name) else []:
+            for job in category.jobs_on(node):
+                if (why := pods_pending(job)) is not None:
+                    return f"{category.name}: waiting for pods: {why}"
+    return None
+
+
 @dataclass(frozen=True)
 class CertRow:
     """One dashboard row."""
@@ -191,11 +251,27 @@ class CertRow:
     failed_nodes: int
     runtime: str
     age: str
-    running: str  # the variants of the categories running now ("nccl-all-reduce")
+    running: str  # the variants of the categories running now ("nccl-all-reduce"; "· nccl-all-reduce": none of its pods runs)
 
 
 def _age(created: str | None, now: datetime) -> str:
     return format_duration(max(0.0, (now - parse_time(created)).total_seconds())) if created else "-"
+
+
+def _running_variants(snapshot: Snapshot, cert: Obj) -> list[str]:
+    """The variants of the certification's categories in progress, the pending glyph before one whose Jobs in progress
+    all wait for their pods (nothing of it runs: `pods_waiting`; the dashboard says why under the table)."""
+    statuses = certification_status(cert).get("categoryStatuses") or []
+    running = [index for index, entry in enumerate(statuses) if entry.get("status") == IN_PROGRESS]
+    if not running:
+        return []
+    view = snapshot.views.get(str(cert["metadata"]["name"]))
+    categories = view.categories if view is not None and len(view.categories) == len(statuses) else []
+    shown = []
+    for index in running:
+        waiting = pods_waiting(snapshot, categories[index]) if categories else None
+        shown.append((f"{PHASE_GLYPHS['Pending']} " if waiting is not None and waiting.nothing_runs else "") + str(statuses[index]["variant"]))
+    return shown
 
 
 def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
@@ -209,7 +285,7 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         start, end = status.get("startTime"), status.get("completionTime")
         runtime = format_duration(max(0.0, ((parse_time(end) if end else now) - parse_time(start)).total_seconds())) if start else "-"
         # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
-        running = [str(s["variant"]) for s in status.get("categoryStatuses") or [] if s.get("status") == IN_PROGRESS]
+        running = _running_variants(snapshot, cert)
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                             runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))

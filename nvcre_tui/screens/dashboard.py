@@ -16,11 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
+from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (UNBLAMED, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
-                                   states_scope, unblamed_failures)
+                                   pods_waiting, states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -52,6 +52,7 @@ class DashboardScreen(NvcreScreen):
     DashboardScreen #filter { dock: top; display: none; height: 1; border: none; padding: 0 1; }
     DashboardScreen #filter.-open { display: block; }
     DashboardScreen #empty { padding: 1 2; color: $text-muted; }
+    DashboardScreen #waiting { display: none; height: auto; max-height: 4; padding: 0 1; border-top: solid $panel; }
     DashboardScreen #failures-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
     DashboardScreen #failures { height: auto; max-height: 12; }
     """
@@ -65,6 +66,7 @@ class DashboardScreen(NvcreScreen):
         namespace = self.nvcre.session.namespace if self.nvcre.session is not None else "default"
         yield Static(printable(f"No certifications in namespace {namespace} yet: press c to compose one (or run `nvcre certification run "
                                "--cert-file F`); another namespace's: nvcre -n NS."), id="empty", markup=False)
+        yield Static(id="waiting", markup=False)  # the highlighted certification's categories waiting for pods, and why
         yield Static(id="failures-title", markup=False)
         yield FailuresPane(id="failures")
         yield CommandBar()
@@ -101,9 +103,20 @@ class DashboardScreen(NvcreScreen):
         self.query_one("#empty").display = not snapshot.certifications
         self._show_failures(snapshot)
 
+    def _show_waiting(self, snapshot: Snapshot, name: str | None) -> None:
+        """Under the table, why the highlighted certification's categories in progress wait for their pods (the Job's
+        reason, as the engine wrote it, and for how long): "running" alone said nothing of a run no pod was made for."""
+        view = snapshot.views.get(name) if name else None
+        found = [waiting for category in (view.categories if view is not None else []) if (waiting := pods_waiting(snapshot, category))]
+        line = self.query_one("#waiting", Static)
+        line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {w.category}: {w.said(self.nvcre.now())}", newlines=False)
+                              for w in found))
+        line.display = bool(found)
+
     def _show_failures(self, snapshot: Snapshot) -> None:
-        """The failures pane follows the highlighted certification."""
+        """The failures pane (and the line about pods waiting above it) follows the highlighted certification."""
         name = self._selected()
+        self._show_waiting(snapshot, name)
         faults = fault_rows(snapshot, name) if name else []  # first: few, and no node's row says them
         blamed = failure_rows(snapshot, name) if name else []
         unblamed = unblamed_failures(snapshot, name) if name else []  # failed groups (categories) that blamed nobody

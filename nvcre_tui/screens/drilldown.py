@@ -36,8 +36,8 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Iteration
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (FailureRow, InfraFault, Snapshot, category_faults, category_unblamed, convicting_job, diagnose_state,
-                                   diagnose_verdicts, unblamed_subject)
+from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed, convicting_job,
+                                   diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
@@ -110,7 +110,7 @@ class DrilldownScreen(NvcreScreen):
         view = snapshot.views[self.certification]
         if view is not self._shown:  # the same object while nothing of this certification changed
             self._shown = view
-            self._sync_tree(tree, cert, view)
+            self._sync_tree(tree, cert, view, snapshot)
         target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
         if target is None and not self._placed:
             target = self._focus_target(tree.root) or next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
@@ -150,7 +150,7 @@ class DrilldownScreen(NvcreScreen):
             self.notify(printable(f"certification {self.certification} was deleted: nothing to open"), markup=False)
         return self._gone
 
-    def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView) -> None:
+    def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView, snapshot: Snapshot) -> None:
         """Plan the whole tree from the read model, then bring the live Tree to it in place."""
         summary = certification_status(cert).get("summary") or {}
         root = PlannedNode(Text(f"{self.certification}  {summary.get('result', RESULT_RUNNING)}  {summary.get('passedCategories', '')}"),
@@ -158,7 +158,7 @@ class DrilldownScreen(NvcreScreen):
         for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status
             if category.workflow is not None:
-                self._add_category(root, category)
+                self._add_category(root, category, pods_waiting(snapshot, category))
             else:  # never got a Workflow (waiting for nodes, cannot render): still say why
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
                 failed = next(iter(category_unblamed(category)), None)  # failed so: a failure that blamed nobody
@@ -180,18 +180,25 @@ class DrilldownScreen(NvcreScreen):
                   and (meta_of((n.data or {}).get("workflow") or {}).get("name") or "") == workflow]
         return next((n for n in reversed(leaves) if (n.data or {}).get("failed")), leaves[-1] if leaves else None)
 
-    def _add_category(self, parent: PlannedNode, category: CategoryView) -> None:
+    def _add_category(self, parent: PlannedNode, category: CategoryView, waiting: PodsWaiting | None = None) -> None:
+        """A category and its levels; `waiting`: its Jobs in progress whose pods do not run yet, said on its line in place
+        of its Workflow's reason (which says only how it was partitioned) and in its detail."""
         wf = category.workflow
         assert wf is not None
         key = category.key
         phase, reason, _ = conditions_line(wf)
+        glyph = PHASE_GLYPHS.get(phase, "·")
+        if waiting is not None:
+            reason = waiting.said()
+            glyph = PHASE_GLYPHS["Pending"] if waiting.nothing_runs else glyph  # nothing of it runs: not shown as running
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}
-        data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach}
+        data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
+                                "waiting": waiting}
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
-        branch = parent.add(Text(f"{PHASE_GLYPHS.get(phase, '·')} {key}  {reason}"), data=data)
+        branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)), data=data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
             branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
         timeline = category.timeline
@@ -264,8 +271,12 @@ class DrilldownScreen(NvcreScreen):
         """A group and its members. `unblamed`: the group failed blaming nobody; it is then a failure of its own
         (`f` and `enter` land on it) and says why."""
         busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
-        text = f"{PHASE_GLYPHS.get(group.get('phase', 'Pending'), '·')} {group['name']} ({count(len(group['nodes']), 'node')})"
-        text += f"  {unblamed.reason if unblamed else group.get('reason') or ''}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
+        # A group whose Job waits for its pods is not shown running: nothing of it runs yet, and its line says why.
+        pending = pods_pending(job) if job is not None else None
+        glyph = PHASE_GLYPHS["Pending"] if pending is not None else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
+        why = unblamed.reason if unblamed else f"waiting for pods: {pending}" if pending is not None else group.get("reason") or ""
+        text = f"{glyph} {group['name']} ({count(len(group['nodes']), 'node')})"
+        text += f"  {why}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
         data = {"kind": "group", "group": group, "job": job, "workflow": wf}
         holder = parent.add(text, data=data | ({"subject": unblamed.node, "failed": True, "unblamed": unblamed} if unblamed else {}))
         failures = group_failures(group, group["nodes"], job)
@@ -329,7 +340,7 @@ class DrilldownScreen(NvcreScreen):
         elif kind in ("node", "group") and data.get("job"):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
         elif kind == "workflow":
-            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now())
+            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"))
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
         else:
@@ -356,12 +367,15 @@ class DrilldownScreen(NvcreScreen):
         return text
 
     @staticmethod
-    def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None) -> Text:
+    def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None,
+                         waiting: PodsWaiting | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])
         label(text, "Status", phase)
+        if waiting is not None:  # before its Workflow's reason, which says how it was partitioned, not why nothing runs
+            label(text, "Waiting", waiting.said(now) + ("" if waiting.nothing_runs else f" (first: {waiting.job})"))
         label(text, "Reason", f"{reason}: {message}")
         label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime"), now))
         label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")

@@ -7,12 +7,13 @@ answer stops growing (a pod log keeps a bounded head and tail); the pane's own r
 One read at a time: changes that arrive during a read ask for one more read after it, never cancel it
 (a busy cluster changes the snapshot many times a second). A new run under the same name (another uid,
 or an answer that shares nothing with the last) starts the pane over. An empty pane says why it is empty
-(no run yet, the run not started, nothing printed yet, or a finished run that printed nothing). A failed run
-whose pods are gone (a cluster deletes them to free the GPUs) shows the tail its Job kept.
+(no run yet, the run not started and why, as its Job says it, nothing printed yet, or a finished run that printed
+nothing). A failed run whose pods are gone (a cluster deletes them to free the GPUs) shows the tail its Job kept.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.text import Text
@@ -26,7 +27,7 @@ from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_statu
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views import Snapshot, pods_pending
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
@@ -36,6 +37,7 @@ FINISHED = (SUCCEEDED, FAILED)
 LIVE_POLL_SECONDS = 1.0
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 WILL_APPEAR = "Its output will appear here as it comes."
+WHY_WIDTH = 100  # what the reason a run's pods do not run is wrapped to before the pane has a width
 
 
 def kept_tail(job: Obj | None) -> list[str]:
@@ -123,7 +125,13 @@ class LogsScreen(NvcreScreen):
                     else "Reading the log…")
         if phase == "Running":
             return f"No output yet: the run is Running and has printed nothing so far.\n{WILL_APPEAR}" if self._answered else "Reading the log…"
-        return f"No output yet: the run is {phase}; its pods have not started.\n{WILL_APPEAR}"
+        # Why, as the Job says it (no pods made and which controller would make them, a scheduler's refusal, and when it
+        # fails), else as the run does: "have not started" alone left the operator to find it two levels down. Wrapped
+        # to the pane (its rows are cut at its edge, and the reason comes last).
+        why = (pods_pending(self._job) if self._job is not None else None) or run_status(run).get("message")
+        width = self.view.log_lines.size.width or WHY_WIDTH
+        said = "".join(f"{row}\n" for row in textwrap.wrap(f"Why: {printable(str(why), newlines=False)}", max(width - 1, 20))) if why else ""
+        return f"No output yet: the run is {phase}; its pods have not started.\n{said}{WILL_APPEAR}"
 
     def _poll_tick(self) -> None:
         if self._run is not None and not self._complete:

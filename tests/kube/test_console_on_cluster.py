@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.cli.kubeflags import load_kube_target
 from nvcre_tui.cli.session import open_session
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
@@ -18,6 +22,7 @@ from nvcre_tui.engine.kube.session import KubeSession
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.screens.connecting import ConnectingScreen
 from tests.console.harness import certification_body, intra_all_reduce
 from tests.kube.cluster import installed, store_on
 
@@ -34,6 +39,16 @@ def opener(args: argparse.Namespace, read_only: bool) -> Any:
     return open_it
 
 
+async def opened(app: NvcreApp, pilot: Pilot[None], seconds: float = 15.0) -> None:
+    """Until the opener's session is open and the first console screen replaced the connecting one, or the app exits
+    (it opens behind that screen, so that q works while a cluster does not answer)."""
+    for _ in range(int(seconds / 0.05)):
+        if app.return_code is not None or (app.session is not None and not isinstance(app.screen, ConnectingScreen)):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"the console did not open within {seconds}s")
+
+
 async def test_a_console_is_a_viewer_while_another_engine_holds_the_lease(tmp_path: Path) -> None:
     async with installed(tmp_path) as (server, kubeconfig):
         admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
@@ -42,6 +57,7 @@ async def test_a_console_is_a_viewer_while_another_engine_holds_the_lease(tmp_pa
         await admin.create(CERTIFICATION, certification_body(intra_all_reduce("seen-from-afar")))
         app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.5)
             assert "cluster emulator" in app.sub_title and "engine held by controller-7f9c" in app.sub_title
             assert app.session is not None and app.session.engine is None
@@ -55,6 +71,7 @@ async def test_a_console_with_the_sim_runner_runs_its_own_engine_when_nobody_hol
         admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
         app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.3)
             assert app.session is not None and app.session.engine is not None
             assert "SIM RUNNER" in app.sub_title
@@ -77,6 +94,7 @@ async def test_read_only_console_on_a_cluster_never_runs_an_engine(tmp_path: Pat
         server.clear_requests()  # what `setup init` did is not the console's
         app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=True), read_only=True, live=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.3)
             assert app.session is not None and app.session.engine is None and "READ-ONLY" in app.sub_title
         assert server.requests, "the console made no request at all"
@@ -93,6 +111,7 @@ async def test_a_console_on_a_cluster_without_our_crds_exits_with_one_line(tmp_p
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True)
         async with app.run_test(size=(120, 40)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.2)
         assert app.return_code == 2
         assert app.startup_error is not None and "nvcre setup init" in app.startup_error and "\n" not in app.startup_error
@@ -135,6 +154,7 @@ async def test_a_console_that_loses_the_lease_stops_reconciling_says_so_and_take
         admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
         app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.3)
             assert app.session is not None and app.session.engine is not None
             lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")
@@ -196,12 +216,14 @@ async def test_a_viewer_who_may_read_one_namespace_sees_it_and_one_who_may_not_g
         alice = await _viewer_in_default(server, kubeconfig, tmp_path)
         app = NvcreApp(opener=opener(args_for(alice), read_only=True), live=True, read_only=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.3)
             assert app.session is not None and app.startup_error is None
             assert "team-a-burn-in" in {c["metadata"]["name"] for c in app.session.cache.list(CERTIFICATION)}
             assert "cannot read the engine Lease nvcre-system/nvcre-engine (forbidden)" in app.sub_title
         elsewhere = NvcreApp(opener=opener(args_for(alice, namespace="team-b"), read_only=True), live=True, read_only=True)
         async with elsewhere.run_test(size=(160, 50)) as pilot:
+            await opened(elsewhere, pilot)
             await pilot.pause(0.3)
         assert elsewhere.return_code == 2 and elsewhere.startup_error is not None
         assert elsewhere.startup_error.startswith("nvcre: cannot open the console on this cluster: ")
@@ -259,6 +281,7 @@ async def test_the_header_says_when_the_api_server_stops_answering_and_when_it_i
     async with installed(tmp_path) as (server, kubeconfig):
         app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, read_only=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.3)
             assert "no answer from the store" not in app.sub_title
             restart = asyncio.create_task(server.restart(down_for=4.0))
@@ -287,6 +310,7 @@ async def test_a_running_certifications_runtime_moves_on_while_nothing_changes(t
         await admin.patch_status(CERTIFICATION, "long-run", "default", {"startTime": format_time(SystemClock().now())})
         app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, read_only=True)
         async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.5)
             table = app.screen.query_one("#certs", DataTable)
             before = [str(cell) for cell in table.get_row_at(0)]
@@ -306,6 +330,7 @@ async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_
         assert await other.try_acquire()
         app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), read_only=True, live=True)
         async with app.run_test(size=(200, 50)) as pilot:
+            await opened(app, pilot)
             await pilot.pause(0.5)
             assert "engine held by controller-7f9c" in app.sub_title
             await other.release()
@@ -313,3 +338,118 @@ async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_
             assert "no engine holds the lease" in app.sub_title and "controller-7f9c" not in app.sub_title
             assert app.sub_title.index("🔒 READ-ONLY") < app.sub_title.index("👁 viewer")  # a narrow header cuts the end
         await admin.close()
+
+
+# ----- an API server with nothing else running: Jobs wait for pods nobody makes; quitting; a server that never answers -----
+
+SMALL_FLEET = {"name": "four", "seed": 1, "nodes": [{"count": 4, "nameDigits": 2, "cliques": 1}]}
+NO_JOB_CONTROLLER = "no pods yet (0/1): waiting for the Job controller (kube-controller-manager) to create them; it fails after 5m00s of this"
+
+
+@asynccontextmanager
+async def gpu_nodes_without_controllers(tmp_path: Path) -> AsyncIterator[tuple[Any, Path]]:
+    """`installed`, with four GPU Nodes registered and a certification on them whose runs nothing will ever start (no
+    Trainer, Job controller, scheduler or kubelet: batch Jobs whose pods nobody makes)."""
+    from nvcre_tui.engine.sim.scenario import Scenario
+    from tests.runner.harness import register_gpu_nodes
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await register_gpu_nodes(admin, SystemClock(), Scenario.model_validate(SMALL_FLEET))
+        await admin.create(CERTIFICATION, certification_body(intra_all_reduce("stuck")))
+        await admin.close()
+        yield server, kubeconfig
+
+
+async def until(pilot: Pilot[None], check: Any, seconds: float = 20.0) -> None:
+    for _ in range(int(seconds / 0.1)):
+        if check():
+            return
+        await pilot.pause(0.1)
+    raise AssertionError(f"not within {seconds}s")
+
+
+async def test_on_an_api_server_alone_the_dashboard_says_why_the_pods_do_not_run_and_quitting_its_engine_asks_first(tmp_path: Path) -> None:
+    """The walkthrough: this console holds the engine Lease, its runs wait for pods nobody makes. The dashboard says why
+    (the Job's reason), not only "running"; q asks before stopping the engine of a running certification."""
+    from textual.widgets import DataTable, Static
+
+    from nvcre_tui.app import QuitQuestion
+
+    async with gpu_nodes_without_controllers(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")  # another namespace's: this engine's too
+        await admin.create(CERTIFICATION, {**certification_body(intra_all_reduce("elsewhere")), "metadata": {"name": "elsewhere", "namespace": "kube-public"}})
+        await admin.close()
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.session is not None and app.session.engine is not None  # nobody else holds the Lease
+            waiting = app.screen.query_one("#waiting", Static)
+            await until(pilot, lambda: NO_JOB_CONTROLLER in str(waiting.render()))
+            assert str(waiting.render()).startswith("· communication/nccl-all-reduce: waiting ")
+            assert str(app.screen.query_one("#certs", DataTable).get_row_at(0)[-1]) == "· nccl-all-reduce"
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitQuestion) and app.return_code is None
+            assert str(app.screen.query_one("#question").render()) == (
+                "2 certifications are running and this console is their engine: quitting stops them advancing until another "
+                "nvcre engine runs (`nvcre controller`). Quit?")
+            await pilot.press("n")  # stay (the default answer)
+            await pilot.pause()
+            assert not isinstance(app.screen, QuitQuestion) and app.return_code is None
+            await pilot.press("q")
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.return_code == 0
+
+
+async def test_quitting_a_viewer_or_an_engine_with_nothing_running_asks_nothing(tmp_path: Path) -> None:
+    """Only this console's engine of running certifications is worth a question: a viewer's quitting stops nothing."""
+    async with gpu_nodes_without_controllers(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        other = EngineLease(admin, SystemClock(), "nvcre-system", "controller-7f9c")
+        assert await other.try_acquire()
+        viewer = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True)
+        async with viewer.run_test(size=(160, 50)) as pilot:
+            await opened(viewer, pilot)
+            assert viewer.session is not None and viewer.session.engine is None
+            await pilot.press("q")
+            await pilot.pause()
+            assert viewer.return_code == 0
+        await other.release()
+        await admin.delete(CERTIFICATION, "stuck", "default")
+        await admin.close()
+        idle = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True)
+        async with idle.run_test(size=(160, 50)) as pilot:
+            await opened(idle, pilot)
+            assert idle.session is not None and idle.session.engine is not None and idle.running_here() == []
+            await pilot.press("q")
+            await pilot.pause()
+            assert idle.return_code == 0
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+c"])
+async def test_a_server_that_never_answers_shows_where_it_connects_and_q_or_ctrl_c_quits(tmp_path: Path, key: str) -> None:
+    """It accepts connections and never answers: the console was a blank screen for ~22 s (the transport's two tries)
+    and held every key. Now it says where it connects, and quits at once."""
+    import time
+
+    from tests.kubeapi import Fault
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        server.faults.add(Fault(delay=120.0))  # every request
+        target = await load_kube_target(args_for(kubeconfig))
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True, connecting=f"{target.server} ({target.source})")
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause(0.5)
+            assert isinstance(app.screen, ConnectingScreen) and app.session is None
+            shown = str(app.screen.query_one("#connecting").render())
+            assert shown.startswith(f"connecting to {server.url} (kubeconfig {kubeconfig})…") and "q or ctrl+c quits" in shown
+            assert app.sub_title == f"connecting to {server.url} (kubeconfig {kubeconfig})"  # not the simulator's name
+            asked = time.monotonic()
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.return_code == 0
+        assert time.monotonic() - asked < 5.0  # the opener was stopped, not waited for
+        assert app.session is None and app.startup_error is None

@@ -26,8 +26,8 @@ from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes, default_scenario
 from nvcre_tui.engine.store.errors import NotFound
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, WORKFLOW, WORKLOADRUN
-from tests.kube.cluster import installed_in_thread, store_on
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, WORKFLOW, WORKLOADRUN
+from tests.kube.cluster import installed_in_thread, outdate_crds, store_on
 from tests.runner.harness import register_gpu_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,23 +175,12 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["held-communication-nccl-all-reduce"]
 
 
-async def _outdate_crds(kubeconfig: Path) -> None:
-    """The CRDs as `setup init` of another nvcre version left them (this one runs no engine on them)."""
-    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    try:
-        crd = await store.get(CRD, "workflows.nvcre.nvidia.com")
-        crd["metadata"]["annotations"]["nvcre.nvidia.com/schema-hash"] = "0123456789abcdef"
-        await store.update(CRD, crd)
-    finally:
-        await store.close()
-
-
 def test_delete_wait_that_may_run_no_engine_says_why_before_it_waits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """nvcre upgraded and `setup init` not run again: `delete --wait` is a viewer on an API server alone, so nothing
     removes the Workflows; it said nothing for its whole wait (5 minutes by default) and then only that they remain."""
     with installed_in_thread(tmp_path) as (_, kubeconfig):
         asyncio.run(_orphan_maker(kubeconfig))
-        asyncio.run(_outdate_crds(kubeconfig))
+        asyncio.run(outdate_crds(kubeconfig))
         assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "1s"]) == 3
         err = capsys.readouterr().err
         assert ("waiting up to 1s until its Workflows, Jobs and runs are gone; this process runs no engine (viewer: "

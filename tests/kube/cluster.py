@@ -44,6 +44,20 @@ async def installed(folder: Path, clock: Clock | None = None, *, bare: bool = Fa
         await server.stop()
 
 
+async def outdate_crds(kubeconfig: Path) -> None:
+    """The CRDs as `setup init` of another nvcre version left them: the Workflow CRD's schema hash is another."""
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.store.protocol import CRD
+
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        crd = await store.get(CRD, "workflows.nvcre.nvidia.com")
+        crd["metadata"]["annotations"]["nvcre.nvidia.com/schema-hash"] = "0123456789abcdef"
+        await store.update(CRD, crd)
+    finally:
+        await store.close()
+
+
 async def store_on(kubeconfig: Path, clock: Clock, user_agent: str, **options: Any) -> KubeStore:
     """A KubeStore with quick, deterministic retries (a test never sleeps long)."""
 

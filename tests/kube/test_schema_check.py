@@ -15,8 +15,7 @@ from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.kube.session import KubeSession, _schema_check
 from nvcre_tui.engine.planning.catalog import default_catalog
-from nvcre_tui.engine.store import CRD
-from tests.kube.cluster import installed, store_on
+from tests.kube.cluster import installed, outdate_crds, store_on
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,13 +38,7 @@ async def test_an_engine_opens_on_the_crds_this_version_installs_and_reads_them_
 
 async def test_crds_of_another_version_are_one_line_saying_how_to_update_them_and_a_viewer_still_opens(tmp_path: Path) -> None:
     async with installed(tmp_path) as (_, kubeconfig):
-        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-        try:
-            crd = await admin.get(CRD, "workflows.nvcre.nvidia.com")
-            crd["metadata"]["annotations"]["nvcre.nvidia.com/schema-hash"] = "0123456789abcdef"
-            await admin.update(CRD, crd)
-        finally:
-            await admin.close()
+        await outdate_crds(kubeconfig)
         with pytest.raises(InputError) as refused:  # `nvcre controller`: an engine or nothing
             await _open(kubeconfig, elect=False)
         [message] = refused.value.messages

@@ -377,6 +377,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
             if status.simulated_nodes else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
+        "controllers": _controller_row(status.controllers),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
@@ -395,6 +396,17 @@ def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[s
     names = ", ".join(silent[:5]) + (f" (+{len(silent) - 5} more)" if len(silent) > 5 else "")
     return ("kubelets", "partial", f"{checked - len(silent)} of {checked} GPU nodes renew their kube-node-lease Lease; "
             f"no kubelet heard from: {names}")
+
+
+def _controller_row(controllers: dict[str, str | None]) -> tuple[str, str, str]:
+    """Whether the controllers that make a TrainJob's pods run (each renews its leader-election Lease)."""
+    if not controllers:
+        return ("trainer controllers", "-", "no Kubeflow Trainer CRDs")
+    silent = [name for name, where in controllers.items() if where is None]
+    if not silent:
+        return ("trainer controllers", "ok", ", ".join(f"{name} in {where}" for name, where in controllers.items()) + " (leader Lease renewed)")
+    return ("trainer controllers", "missing", f"no renewed leader Lease of {' or '.join(silent)}'s controller in any namespace: "
+            "not running (or running without leader election), so TrainJobs get no pods (each run fails WorkloadNotStarted)")
 
 
 def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:

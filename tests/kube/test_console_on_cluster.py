@@ -44,6 +44,7 @@ async def opened(app: NvcreApp, pilot: Pilot[None], seconds: float = 15.0) -> No
     (it opens behind that screen, so that q works while a cluster does not answer)."""
     for _ in range(int(seconds / 0.05)):
         if app.return_code is not None or (app.session is not None and not isinstance(app.screen, ConnectingScreen)):
+            await pilot.pause(0.1)  # the first screen mounted and its bindings live (a key pressed sooner may be lost)
             return
         await pilot.pause(0.05)
     raise AssertionError(f"the console did not open within {seconds}s")

@@ -481,3 +481,37 @@ async def test_init_gives_users_roles_that_read_nvcre_and_create_certifications_
     finally:
         for store in stores.values():
             await store.close()
+
+
+async def test_status_says_when_the_trainers_controllers_do_not_run(server, kubeconfig, admin, capsys) -> None:
+    """The Trainer's and JobSet's CRDs applied and their controllers not running (an API server alone): every TrainJob
+    waits for pods that never come. Each controller renews a leader-election Lease wherever it was installed."""
+    from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
+
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+
+    def controller_row(out: str) -> str:
+        return next(line for line in out.splitlines() if line.startswith("trainer controllers"))
+
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert "no Kubeflow Trainer CRDs" in controller_row(out)
+    for crd in (real_trainer_crd("trainjobs"), real_trainer_crd("trainingruntimes"), jobset_crd()):
+        await admin.create(CRD, crd)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = controller_row(out)
+    assert "missing" in row and "Kubeflow Trainer or JobSet's controller" in row and "TrainJobs get no pods" in row
+    for namespace, name, seconds_ago in (("kubeflow-system", "trainer.kubeflow.org", 3), ("jobset-system", "6d4f6a47.jobset.x-k8s.io", 900)):
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        lease = _node_lease(name, seconds_ago)
+        lease["metadata"]["namespace"] = namespace
+        await admin.create(LEASE, lease)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = controller_row(out)
+    assert "missing" in row and "of JobSet's controller" in row  # its Lease was last renewed 15 minutes ago
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert json.loads(out)["controllers"] == {"Kubeflow Trainer": "kubeflow-system", "JobSet": None}
+    renewed = await admin.get(LEASE, "6d4f6a47.jobset.x-k8s.io", "jobset-system")
+    renewed["spec"]["renewTime"] = _node_lease("x", 1)["spec"]["renewTime"]
+    await admin.update(LEASE, renewed)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert controller_row(out).split(None, 3)[2:] == ["ok", "Kubeflow Trainer in kubeflow-system, JobSet in jobset-system (leader Lease renewed)"]

@@ -33,6 +33,9 @@ GPU_OPERATOR_CRDS = ("clusterpolicies.nvidia.com", "nvidiadrivers.nvidia.com")
 GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
 COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 run with MNNVL on creates per group
+# The leader-election Leases of the controllers a TrainJob needs (in whatever namespace they were installed): Kubeflow
+# Trainer's (manifests/base/manager/controller_manager_config.yaml) and JobSet's (api/config/v1alpha1/defaults.go).
+CONTROLLER_LEASES = {"Kubeflow Trainer": "trainer.kubeflow.org", "JobSet": "6d4f6a47.jobset.x-k8s.io"}
 # Every kubelet renews a Lease named after its Node here (every 10 s, for 40 s); an API server alone has none.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_SLACK_SECONDS = 60.0  # beyond its duration: a kubelet's clock may lag ours
@@ -100,6 +103,9 @@ class InstallStatus:
     # without kubelets, or nodes gone silent); of `kubelet_checked` such Nodes.
     kubelet_checked: int = 0
     silent_nodes: list[str] = field(default_factory=list)
+    # Each of CONTROLLER_LEASES' controllers -> the namespace of its renewed leader Lease, or None (none renewed):
+    # checked only where the Trainer's CRDs are served.
+    controllers: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def installed(self) -> bool:
@@ -189,7 +195,7 @@ def _is_gpu_node(node: Obj) -> bool:
 
 
 def _renewed(lease: Obj | None, now: datetime) -> bool:
-    """Whether a kubelet's node Lease was renewed within its duration (plus slack for a lagging clock)."""
+    """Whether a Lease (a kubelet's, a controller's) was renewed within its duration (plus slack for a lagging clock)."""
     spec = (lease or {}).get("spec") or {}
     try:
         renewed = parse_time(spec.get("renewTime"))
@@ -209,6 +215,19 @@ async def _silent_nodes(store: ResourceStore, clock: Clock, unknown: dict[str, s
     by_name = {lease["metadata"]["name"]: lease for lease in leases.items}
     now = clock.now()
     return sorted(name for node in nodes if not _renewed(by_name.get(name := node["metadata"]["name"]), now))
+
+
+async def _controllers(store: ResourceStore, clock: Clock, unknown: dict[str, str]) -> dict[str, str | None]:
+    """Each controller a TrainJob needs -> the namespace where its leader Lease is renewed, or None."""
+    found: dict[str, str | None] = {}
+    now = clock.now()
+    for controller, name in CONTROLLER_LEASES.items():
+        leases = await _read(unknown, "controllers", store.list(LEASE, None, field_selector=f"metadata.name={name}"), None)
+        if leases is None:
+            return {}
+        fresh = [lease for lease in leases.items if _renewed(lease, now)]
+        found[controller] = fresh[0]["metadata"].get("namespace") if fresh else None
+    return found
 
 
 async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
@@ -253,8 +272,9 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     # the simulated fleet plays its own Nodes' kubelets (`--sim-runner`): only the others need one
     real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and labels_of(node).get(LABEL_SIMULATED) != "true"]
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
+    controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
-                         len(real_gpu_nodes), silent)
+                         len(real_gpu_nodes), silent, controllers)

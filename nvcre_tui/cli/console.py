@@ -28,6 +28,9 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     wall.set_defaults(func=run_wall)
 
 
+QUICK_ANSWER_SECONDS = 3.0  # a server answers discovery within this, or the console shows that it is connecting
+
+
 def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     """Open the console; Textual is imported only here, so the rest of the CLI starts fast."""
     from nvcre_tui.app import NvcreApp
@@ -37,14 +40,16 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     scenario = scenario_of(args)
     read_only = args.read_only or wall
     state = state_path_of(args)
-    # Start-up errors are the CLI's one-line messages (exit 2): a bad kubeconfig or context before the screen is taken
-    # over; a server that refuses the credentials or never answers while the console says what it connects to (q leaves).
+    # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over: a bad kubeconfig
+    # or context, refused credentials or connections. A server slow to answer is left to the console, which says what
+    # it connects to (q leaves) instead of a blank terminal.
     connecting = None
     if on_cluster(args):
-        from nvcre_tui.cli.kubeflags import load_kube_target
+        from nvcre_tui.cli.kubeflags import check_reachable, load_kube_target
 
         target = asyncio.run(load_kube_target(args))
         connecting = f"{target.server} ({target.source})"
+        asyncio.run(check_reachable(args, within=QUICK_ANSWER_SECONDS))
     else:
         from nvcre_tui.engine.outfiles import check_writable
         from nvcre_tui.engine.sim_state import check_state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,21 @@ async def load_kube_target(args: argparse.Namespace) -> KubeTarget:
 
     namespace = check_namespace(getattr(args, "namespace", None))
     return await load_target(getattr(args, "kubeconfig", None), getattr(args, "context", None), namespace)
+
+
+async def check_reachable(args: argparse.Namespace, within: float) -> None:
+    """One discovery read as a viewer (it needs credentials, /version does not): a bad kubeconfig, credentials the
+    server refuses or a server that refuses connections is one line (exit 2) before the console takes the screen. A
+    server that has not answered within `within` seconds is left to the console, which says what it connects to."""
+    from nvcre_tui.engine.kube.session import VIEWER_AGENT
+
+    store = await open_kube_store(args, user_agent=VIEWER_AGENT)
+    try:
+        await asyncio.wait_for(store.served_groups(), within)
+    except TimeoutError:
+        pass
+    finally:
+        await store.close()
 
 
 async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: Clock | None = None) -> KubeStore:

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, VERSION_LABELS
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
+                                             VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
@@ -34,8 +35,9 @@ GPU_OPERATOR_NAMESPACES = ("gpu-operator", "nvidia-gpu-operator")
 DCGM_PREFIX = "nvidia-dcgm"  # nvidia-dcgm-exporter (GPU Operator), nvidia-dcgm (hostengine)
 COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 run with MNNVL on creates per group
 # The leader-election Leases of the controllers a TrainJob needs (in whatever namespace they were installed): Kubeflow
-# Trainer's (manifests/base/manager/controller_manager_config.yaml) and JobSet's (api/config/v1alpha1/defaults.go).
-CONTROLLER_LEASES = {"Kubeflow Trainer": "trainer.kubeflow.org", "JobSet": "6d4f6a47.jobset.x-k8s.io"}
+# Trainer's, named after its API group (manifests/base/manager/controller_manager_config.yaml), and JobSet's
+# (api/config/v1alpha1/defaults.go).
+CONTROLLER_LEASES = {"Kubeflow Trainer": TRAINER_GROUP, "JobSet": "6d4f6a47.jobset.x-k8s.io"}
 # Every kubelet renews a Lease named after its Node here (every 10 s, for 40 s); an API server alone has none.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_SLACK_SECONDS = 60.0  # beyond its duration: a kubelet's clock may lag ours

@@ -50,3 +50,33 @@ def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() ->
     clock.advance(60)
     assert _waiting(session, "c", "default", told) == []  # once
     assert _waiting(session, "other", "default", set()) == []  # another certification's runs are not this one's
+
+
+async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stands(monkeypatch: Any) -> None:
+    """Minutes without a line (a run waiting out its scheduling grace, a long training) read as a hang: on a cluster
+    `run --wait` says where each unfinished category stands after STILL_RUNNING_SECONDS of silence; never on the
+    simulator, whose time runs ahead of the wall clock."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [
+            {"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress", "message": "1 group waiting for pods"},
+            {"domain": "training", "variant": "nemotron5-8b", "status": "Succeeded", "message": "done"}]}}
+    for clock, expected in ((SystemClock(), True), (ManualClock(START), False)):
+        session: Any = Session(clock, Cache({CERTIFICATION: [cert]}))  # type: ignore[arg-type]
+        console = Console(file=io.StringIO(), width=300)
+        finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+        assert not await finished()  # the categories' first states: said
+        assert not await finished()  # nothing new since: where they stand
+        shown = console.file.getvalue()  # type: ignore[attr-defined]
+        line = "still running (0s): communication/nccl-all-reduce: 1 group waiting for pods"
+        assert (line in shown and "nemotron5-8b: done" not in shown) == expected, shown

@@ -60,6 +60,8 @@ if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them
 WATCH_POLL_SECONDS = 1.0
 WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not running once they have waited this long
 TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease this often (one API request)
+STILL_RUNNING_SECONDS = 120.0  # run --wait on a cluster says where each running category stands after this much silence
+STILL_RUNNING_CHARS = 200  # of each category's message in that line
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
 SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
@@ -568,13 +570,30 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     return lines
 
 
+def _standing(cert: dict[str, Any]) -> str:
+    """Where each unfinished category of the certification stands, as its status says (`run --wait`'s periodic line)."""
+    unfinished = [status for status in certification_status(cert).get("categoryStatuses") or []
+                  if status.get("status") not in (SUCCEEDED, FAILED)]
+    return "; ".join(f"{status['domain']}/{status['variant']}: {_cut(str(status.get('message') or status.get('status')))}"
+                     for status in unfinished) or "its categories are done; the certification is being finished"
+
+
+def _cut(text: str, most: int = STILL_RUNNING_CHARS) -> str:
+    return text if len(text) <= most else f"{text[:most - 3]}..."
+
+
 def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:
     """A check that prints each category's status change and says whether the certification finished."""
     start = session.clock.now()
     seen: dict[str, str] = {}
     told: set[str] = set()
+    from nvcre_tui.engine.session import SimSession
+
+    simulated = isinstance(session, SimSession) or isinstance(session.clock, ManualClock)  # time there runs ahead of ours
+    said_at = time.monotonic()  # real time: minutes without a line on a cluster read as a hang
 
     async def finished() -> bool:
+        nonlocal said_at
         if stop.requested:
             return True
         try:
@@ -583,14 +602,21 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
                              "console's x or kubectl); it has no report") from None
         elapsed = format_duration((session.clock.now() - start).total_seconds())
+        said = False
         for status in certification_status(cert).get("categoryStatuses") or []:
             key = f"{status['domain']}/{status['variant']}"
             if seen.get(key) != status["status"]:
-                seen[key] = status["status"]
+                seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
         for line in _waiting(session, name, namespace, told):
+            said = True
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
+        if said:
+            said_at = time.monotonic()
+        elif not simulated and not cond.is_terminal(cert) and time.monotonic() - said_at >= STILL_RUNNING_SECONDS:
+            said_at = time.monotonic()
+            console.print(f"\\[watch] still running ({elapsed}): {escape(printable(_standing(cert), newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")

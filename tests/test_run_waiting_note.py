@@ -80,3 +80,34 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
         shown = console.file.getvalue()  # type: ignore[attr-defined]
         line = "still running (0s): communication/nccl-all-reduce: 1 group waiting for pods"
         assert (line in shown and "nemotron5-8b: done" not in shown) == expected, shown
+
+
+async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_than_an_older_message(monkeypatch: Any) -> None:
+    """A category's message ("partitioned into 1 group") is older news while its pods never come: the line repeats
+    why they wait."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
+                              "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
+    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
+                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
+           "status": {"phase": "Scheduling", "pendingSince": format_time(SystemClock().now()), "message": WAITING}}
+    session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run]}))  # type: ignore[arg-type]
+    monkeypatch.setattr(run_module, "WAITING_NOTE_SECONDS", 0.0)
+    console = Console(file=io.StringIO(), width=400)
+    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished() and not await finished()
+    last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
+    assert last.startswith("[watch] still running") and "group-0: pods not running after " in last and WAITING in last, last
+    assert "partitioned" not in last

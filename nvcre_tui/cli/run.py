@@ -62,6 +62,7 @@ WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not runnin
 TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease this often (one API request)
 STILL_RUNNING_SECONDS = 120.0  # run --wait on a cluster says where each running category stands after this much silence
 STILL_RUNNING_CHARS = 200  # of each category's message in that line
+STILL_WAITING_SHOWN = 3  # groups waiting for their pods named in that line
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
 SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
@@ -616,7 +617,12 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             said_at = time.monotonic()
         elif not simulated and not cond.is_terminal(cert) and time.monotonic() - said_at >= STILL_RUNNING_SECONDS:
             said_at = time.monotonic()
-            console.print(f"\\[watch] still running ({elapsed}): {escape(printable(_standing(cert), newlines=False))}", soft_wrap=True)
+            # why groups wait for their pods, when some do (the categories' own messages are older news), else where
+            # each category stands
+            stuck = _waiting(session, name, namespace, set())
+            standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups waiting)"
+                                                              if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
+            console.print(f"\\[watch] still running ({elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")

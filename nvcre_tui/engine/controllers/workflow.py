@@ -165,7 +165,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     if plan.diagnose is not None:
         base["diagnose"] = plan.diagnose
     orch = {**base, "nodesPerJob": npj, "totalGroups": len(groups), "groups": [_group_status(g) for g in groups]}
-    message = f"Discovered {len(found.nodes)} nodes, partitioned into {len(groups)} groups ({npj} nodes/job)"
+    message = f"Discovered {count(len(found.nodes), 'node')}, partitioned into {count(len(groups), 'group')} ({npj} nodes/job)"
     conditions = cond.with_phase(None, IN_PROGRESS, "GroupsPartitioned", message, ctx.now())
     events = [("Normal", "GroupsPartitioned", message)]
     if excluded:

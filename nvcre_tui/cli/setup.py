@@ -461,6 +461,18 @@ async def running_certifications(store: KubeStore) -> list[str]:
             if not cond.is_terminal(c) and not c["metadata"].get("deletionTimestamp")]
 
 
+async def _engine_runs(store: KubeStore, clock: Clock, namespace: str) -> bool:
+    """Whether an nvcre engine holds the lease (one that cannot be read is taken to: waiting may still help)."""
+    from nvcre_tui.engine.lease import EngineLease
+    from nvcre_tui.engine.store.errors import StoreError
+
+    try:
+        holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
+    except StoreError:
+        return True
+    return holder is not None and holder.live
+
+
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     """Delete, in this order: the engine's Lease and the fleet's ConfigMap, the Nodes --sim-runner registered, the
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
@@ -476,8 +488,10 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     running = await running_certifications(store)
     if running and not args.force:
         shown = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
-        _say(f"nvcre setup reset: {count(len(running), 'certification')} still running ({shown}); "
-             "wait for them, delete them, or pass --force")
+        advice = ("wait for them, delete them, or pass --force" if await _engine_runs(store, clock, namespace) else
+                  "no nvcre engine holds the lease, so they will not finish: delete them (nvcre certification delete) or "
+                  "pass --force")
+        _say(f"nvcre setup reset: {count(len(running), 'certification')} still running ({shown}); {advice}")
         return EXIT_BAD_INPUT
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "

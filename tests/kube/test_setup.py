@@ -280,6 +280,10 @@ async def test_reset_refuses_while_a_certification_runs(server, kubeconfig, admi
     await create_certification(admin)
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert code == 2 and "1 certification still running (default/soak)" in err
+    assert "no nvcre engine holds the lease, so they will not finish" in err  # waiting would not help
+    assert await EngineLease(admin, SystemClock(), NS, "engine@node-7/42").try_acquire()
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 2 and err.rstrip().endswith("wait for them, delete them, or pass --force")
     assert await present(admin, install_objects(NS)[0])
     await admin.patch_status(CERTIFICATION, "soak", "default",
                              {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Done", "message": "",

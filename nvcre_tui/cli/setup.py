@@ -402,9 +402,12 @@ def _controller_row(controllers: dict[str, str | None]) -> tuple[str, str, str]:
     """Whether the controllers that make a TrainJob's pods run (each renews its leader-election Lease)."""
     if not controllers:
         return ("trainer controllers", "-", "no Kubeflow Trainer CRDs")
-    silent = [name for name, where in controllers.items() if where is None]
+    from nvcre_tui.engine.kube.status import CONTROLLER_NAMES
+
+    silent = [CONTROLLER_NAMES[key] for key, where in controllers.items() if where is None]
     if not silent:
-        return ("trainer controllers", "ok", ", ".join(f"{name} in {where}" for name, where in controllers.items()) + " (leader Lease renewed)")
+        return ("trainer controllers", "ok", ", ".join(f"{CONTROLLER_NAMES[key]} in {where}" for key, where in controllers.items())
+                + " (leader Lease renewed)")
     return ("trainer controllers", "missing", f"no renewed leader Lease of {' or '.join(silent)}'s controller in any namespace: "
             "not running (or running without leader election), so TrainJobs get no pods (each run fails WorkloadNotStarted)")
 

@@ -513,7 +513,7 @@ async def test_status_says_when_the_trainers_controllers_do_not_run(server, kube
     row = controller_row(out)
     assert "missing" in row and "of JobSet's controller" in row  # its Lease was last renewed 15 minutes ago
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
-    assert json.loads(out)["controllers"] == {"Kubeflow Trainer": "kubeflow-system", "JobSet": None}
+    assert json.loads(out)["controllers"] == {"trainer": "kubeflow-system", "jobset": None}
     renewed = await admin.get(LEASE, "6d4f6a47.jobset.x-k8s.io", "jobset-system")
     renewed["spec"]["renewTime"] = _node_lease("x", 1)["spec"]["renewTime"]
     await admin.update(LEASE, renewed)

@@ -23,7 +23,7 @@ from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gp
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
 
-__all__ = ["CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
+__all__ = ["CONTROLLER_NAMES", "CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -37,7 +37,8 @@ COMPUTE_DOMAIN_CRD = "computedomains.resource.nvidia.com"  # what a GB200/GB300 
 # The leader-election Leases of the controllers a TrainJob needs (in whatever namespace they were installed): Kubeflow
 # Trainer's, named after its API group (manifests/base/manager/controller_manager_config.yaml), and JobSet's
 # (api/config/v1alpha1/defaults.go).
-CONTROLLER_LEASES = {"Kubeflow Trainer": TRAINER_GROUP, "JobSet": "6d4f6a47.jobset.x-k8s.io"}
+CONTROLLER_LEASES = {"trainer": TRAINER_GROUP, "jobset": "6d4f6a47.jobset.x-k8s.io"}
+CONTROLLER_NAMES = {"trainer": "Kubeflow Trainer", "jobset": "JobSet"}
 # Every kubelet renews a Lease named after its Node here (every 10 s, for 40 s); an API server alone has none.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_SLACK_SECONDS = 60.0  # beyond its duration: a kubelet's clock may lag ours
@@ -105,7 +106,7 @@ class InstallStatus:
     # without kubelets, or nodes gone silent); of `kubelet_checked` such Nodes.
     kubelet_checked: int = 0
     silent_nodes: list[str] = field(default_factory=list)
-    # Each of CONTROLLER_LEASES' controllers -> the namespace of its renewed leader Lease, or None (none renewed):
+    # Each of CONTROLLER_LEASES' controllers (trainer, jobset) -> the namespace of its renewed leader Lease, or None:
     # checked only where the Trainer's CRDs are served.
     controllers: dict[str, str | None] = field(default_factory=dict)
 

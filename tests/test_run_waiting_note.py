@@ -111,3 +111,24 @@ async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last.startswith("[watch] still running") and "group-0: pods not running after " in last and WAITING in last, last
     assert "partitioned" not in last
+
+
+def test_the_report_of_a_running_certification_says_what_its_groups_wait_for(tmp_path: Any, capsys: Any) -> None:
+    """A RUNNING report showed only `InProgress`: on a cluster with no controller that is all one learns from it."""
+    import json
+
+    from nvcre_tui.cli import main
+
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text("name: four\nseed: 3\nnodes: [{count: 4, cliques: 1}]\n")
+    state = ["--sim", "--state", str(tmp_path / "sim.db"), "--scenario", str(scenario)]
+    assert main(["certification", "run", *state, "--category", "communication/nccl-all-reduce"]) == 0  # no --wait
+    capsys.readouterr()
+    assert main(["certification", "list", *state, "-o", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert main(["certification", "report", row["name"], *state]) == 3  # still running
+    waiting = [line for line in capsys.readouterr().out.splitlines() if "Waiting:" in line]
+    assert waiting and "1 group of 1: " in waiting[0] and "it fails after 5m00s of this" in waiting[0], waiting
+    assert main(["certification", "report", row["name"], *state, "-o", "json"]) == 3
+    [category] = json.loads(capsys.readouterr().out)["categories"]
+    assert category["status"] == "InProgress" and category["waitingForPods"].startswith("1 group of 1: ")

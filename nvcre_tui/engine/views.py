@@ -30,7 +30,8 @@ from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of
+from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
+                                                pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration
@@ -179,19 +180,6 @@ class Snapshot:
     def certification(self, name: str) -> Obj | None:
         """A certification by name."""
         return next((c for c in self.certifications if c["metadata"]["name"] == name), None)
-
-
-WORKLOAD_PENDING = "WorkloadPending"  # a Job's InProgress reason until its run's pods run (controllers/job.py)
-
-
-def pods_pending(job: Obj) -> str | None:
-    """Why a Job in progress has no running pods yet, as the engine wrote it on its InProgress condition (reason
-    WorkloadPending: no pods made and which controller would make them, the nodes a scheduler cannot use, and when
-    it fails); None once its pods run, or when it is not in progress."""
-    found = cond.find(cond.status_of(job).get("conditions"), IN_PROGRESS)
-    if not found or found.get("status") != "True" or found.get("reason") != WORKLOAD_PENDING:
-        return None
-    return str(found.get("message") or "pods not running yet")
 
 
 @dataclass(frozen=True)

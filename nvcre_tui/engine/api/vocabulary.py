@@ -152,6 +152,8 @@ SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not 
 # missing controller or scheduler, not the nodes: a scheduler's Unschedulable names them, SchedulingBlocked), or were
 # placed but still not started within timeoutPerJob.
 WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
+# A Job's InProgress reason until its run's pods run; its message says why they do not yet (controllers/job.py).
+WORKLOAD_PENDING: Final = "WorkloadPending"
 # A failed group's reasons when no workload ran on it at all: its nodes were not tested (the report counts none of
 # them validated).
 NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})

@@ -34,7 +34,8 @@ from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
-                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_STALLED)
+                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
+                                             WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -113,7 +114,7 @@ async def _create_run(ctx: Context, job: Obj) -> None:
 
 async def _mark_created(ctx: Context, job: Obj, name: str) -> None:
     status = {
-        "conditions": cond.with_phase(conditions_of(job), IN_PROGRESS, "WorkloadPending",
+        "conditions": cond.with_phase(conditions_of(job), IN_PROGRESS, WORKLOAD_PENDING,
                                       f"WorkloadRun {name} created on {len(group_nodes(job))} node(s); pods not running yet", ctx.now()),
         "workloadRef": {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "name": name, "namespace": job["metadata"].get("namespace")},
     }
@@ -189,7 +190,7 @@ async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStat
         return
     message = pending_message(str(said), grace)
     carried = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
-    conditions = cond.with_phase(carried, IN_PROGRESS, "WorkloadPending", message, ctx.now())
+    conditions = cond.with_phase(carried, IN_PROGRESS, WORKLOAD_PENDING, message, ctx.now())
     if conditions != conditions_of(job):
         await ctx.patch_status(JOB, job, {"conditions": conditions})
 

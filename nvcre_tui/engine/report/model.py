@@ -25,7 +25,8 @@ from nvcre_tui.engine.parsers.measurements import (
 )
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.nodestates import blamed_state
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles, pods_pending
+from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
@@ -223,6 +224,9 @@ def category_report(category: CategoryView) -> Obj:
         "failedNodes": category_failed_nodes(category), "cliques": _cliques(category), "groupBandwidth": bandwidth,
         "bandwidth": _bandwidth_summary(jobs), "training": _training(jobs), "iterations": iterations,
     })
+    waiting = [why for job in jobs if (why := pods_pending(job)) is not None]
+    if waiting:  # only while some do: what blocks a running category (no controller, nothing schedulable)
+        row["waitingForPods"] = f"{count(len(waiting), 'group')} of {len(jobs)}: {waiting[0]}"
     diagnostics = _diagnostics(jobs)
     if diagnostics is not None:
         row["diagnostics"] = diagnostics

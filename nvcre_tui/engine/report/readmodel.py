@@ -17,8 +17,8 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
-from nvcre_tui.engine.controllers.conditions import is_terminal
+from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, LABEL_CERTIFICATION, LABEL_WORKFLOW, WORKLOAD_PENDING
+from nvcre_tui.engine.controllers.conditions import find, is_terminal, status_of
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run
 
 Obj = dict[str, Any]
@@ -196,3 +196,13 @@ def join_view(join: Join, cert: Obj) -> CertificationView:
         jobs = join.jobs_of(workflow) if workflow is not None else []
         categories.append(CategoryView(entry, workflow, jobs, title))
     return CertificationView(cert, categories)
+
+
+def pods_pending(job: Obj) -> str | None:
+    """Why a Job in progress has no running pods yet, as the engine wrote it on its InProgress condition (reason
+    WorkloadPending: no pods made and which controller would make them, the nodes a scheduler cannot use, and when
+    it fails); None once its pods run, or when it is not in progress."""
+    found = find(status_of(job).get("conditions"), IN_PROGRESS)
+    if not found or found.get("status") != "True" or found.get("reason") != WORKLOAD_PENDING:
+        return None
+    return str(found.get("message") or "pods not running yet")

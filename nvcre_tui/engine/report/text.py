@@ -90,6 +90,8 @@ def _category_rows(category: Obj) -> list[str]:
     rows = [_field("Status", f"{PHASE_GLYPHS.get(category['status'], '?')} {category['status']}")]
     if category.get("failureReason"):
         rows.append(_field("Reason", category["failureReason"]))
+    if category.get("waitingForPods"):
+        rows.append(_field("Waiting", f"{category['waitingForPods']}"))
     if category.get("thresholdOutOfReach"):
         rows.append(_field("Out of reach", category["thresholdOutOfReach"]))
     if category.get("runtimeSeconds") is not None:

@@ -29,6 +29,7 @@ from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.widgets.compose_fields import CategoryOptionsPanel, ThresholdRow, panel_id
+from tests.console.harness import DIAGNOSE
 
 CLIQUE = "nvidia.com/gpu.clique"
 ALL_REDUCE = "communication/nccl-all-reduce"
@@ -523,16 +524,8 @@ async def test_a_name_a_certification_holds_is_not_ready_to_submit(finished_intr
         assert shown(screen, "#status").startswith("✓ ready to submit burn-in-2")
 
 
-DIAGNOSING = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: isolate}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: diagnose, minGroupSize: 2, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 300"}}
-"""
+# The harness's diagnosis, under maxConcurrent 8 (its first round's groups are sized for the waves it plans).
+DIAGNOSING = DIAGNOSE.replace("minGroupSize: 2,", "minGroupSize: 2, maxConcurrent: 8,")
 
 
 async def test_a_diagnose_plan_shows_its_first_rounds_group_sizes() -> None:

@@ -342,6 +342,18 @@ def test_crd_names_scope_version_and_status(model: type[Resource]) -> None:
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
     assert version["subresources"] == {"status": {}}
 
+# Short names of CRDs found on most GPU clusters (cert-manager, Argo Workflows, Kubeflow, Volcano, KAI, Kueue, the
+# GPU Operator): a second CRD claiming one makes `kubectl get <short>` pick either with a warning.
+COMMON_SHORT_NAMES = {"cert", "certs", "cr", "crs", "wf", "wfs", "cwf", "cwfs", "wftmpl", "job", "jobs", "vcjob",
+                      "vj", "pg", "podgroup", "tj", "wl", "wlr", "cq", "lq", "policy", "run", "runs"}
+
+
+def test_short_names_are_ours_alone() -> None:
+    names = [short for model in RESOURCES for short in model.SHORT_NAMES]
+    assert len(names) == len(set(names)) and not set(names) & COMMON_SHORT_NAMES
+    assert all(short.startswith("nv") for short in names), names
+
+
 
 def _schema_at(schema: dict[str, Any], json_path: str) -> dict[str, Any] | None:
     """The schema node a simple printer-column JSONPath points at (filters step into list items)."""
@@ -544,7 +556,7 @@ def test_cli_prints_four_yaml_documents(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_cli_json_list_and_kind_filter(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run_setup(["setup", "crds", "-o", "json", "--kind", "wf", "--kind", "CERTIFICATION"], capsys)
+    code, out = run_setup(["setup", "crds", "-o", "json", "--kind", "nvwf", "--kind", "CERTIFICATION"], capsys)
     listing = json.loads(out)
     assert code == 0 and (listing["apiVersion"], listing["kind"]) == ("v1", "List")
     assert [item["spec"]["names"]["kind"] for item in listing["items"]] == ["Workflow", "Certification"]

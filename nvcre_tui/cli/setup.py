@@ -378,6 +378,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             if status.simulated_nodes else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
         "controllers": _controller_row(status.controllers),
+        "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
             for check, row in rows.items()]
@@ -410,6 +411,20 @@ def _controller_row(controllers: dict[str, str | None]) -> tuple[str, str, str]:
                 + " (leader Lease renewed)")
     return ("trainer controllers", "missing", f"no renewed leader Lease of {' or '.join(silent)}'s controller in any namespace: "
             "not running (or running without leader election), so TrainJobs get no pods (each run fails WorkloadNotStarted)")
+
+
+def _scheduler_row(renewed: bool, real_gpu_nodes: int, simulated: int = 0) -> tuple[str, str, str]:
+    """Whether kube-scheduler runs (its leader Lease renewed): without a scheduler no pod is placed on any node."""
+    from nvcre_tui.engine.kube.status import SCHEDULER_LEASE
+
+    lease = "/".join(SCHEDULER_LEASE)
+    if renewed:
+        return ("scheduler", "ok", f"kube-scheduler (leader Lease {lease} renewed)")
+    if not real_gpu_nodes:
+        return ("scheduler", "-", f"no renewed Lease {lease}; " + ("only simulated GPU nodes, which need none" if simulated
+                                                                    else "no GPU nodes"))
+    return ("scheduler", "not seen", f"no renewed Lease {lease}: unless a scheduler runs without leader election, "
+            "pods stay unplaced (each run fails WorkloadNotStarted after its scheduling grace, no node blamed)")
 
 
 def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:

@@ -256,6 +256,37 @@ async def test_status_says_when_no_kubelet_runs_the_gpu_nodes(server, kubeconfig
     assert json.loads(out)["silentNodes"] == ["gpu-b"] and json.loads(out)["kubeletChecked"] == 2
 
 
+async def test_status_says_when_no_scheduler_runs(server, kubeconfig, admin, capsys) -> None:
+    """An API server alone places no pod: status says so once there are GPU nodes that need one, and sees
+    kube-scheduler by its leader-election Lease in kube-system."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+
+    async def scheduler_row() -> str:
+        code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+        assert code == 0
+        return next(line for line in out.splitlines() if line.startswith("scheduler"))
+
+    assert "no GPU nodes" in await scheduler_row()
+    await admin.create(NODE, _gpu_node("sim-1", simulated=True))
+    assert "only simulated GPU nodes" in await scheduler_row()
+    await admin.create(NODE, _gpu_node("gpu-a"))
+    row = await scheduler_row()
+    assert "not seen" in row and "kube-system/kube-scheduler" in row and "pods stay unplaced" in row
+    if not any(item["metadata"]["name"] == "kube-system" for item in (await admin.list(NAMESPACE)).items):
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})
+    lease = _node_lease("kube-scheduler", 700)  # last renewed before a restart 11 minutes ago: not running
+    lease["metadata"]["namespace"] = "kube-system"
+    await admin.create(LEASE, lease)
+    assert "not seen" in await scheduler_row()
+    lease = await admin.get(LEASE, "kube-scheduler", "kube-system")
+    lease["spec"]["renewTime"] = _node_lease("x", 2)["spec"]["renewTime"]
+    await admin.update(LEASE, lease)
+    row = await scheduler_row()
+    assert "ok" in row and "renewed" in row
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert json.loads(out)["scheduler"] is True
+
+
 async def test_status_table_names_the_lease_holder(server, kubeconfig, admin, capsys) -> None:
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert await EngineLease(admin, SystemClock(), NS, "engine@node-7/42").try_acquire()

@@ -44,6 +44,8 @@ class Resource(WireModel):
 
     KIND: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
+    # kubectl's short names; none may be another common CRD's, or `kubectl get` picks one with a warning
+    # (cert-manager's Certificate is `cert`/`certs`, Argo's Workflow `wf`): ours carry the `nv` prefix.
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
 
     api_version: str = API_VERSION
@@ -160,7 +162,7 @@ class Certification(Resource):
 
     KIND: ClassVar[str] = "Certification"
     PLURAL: ClassVar[str] = "certifications"
-    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("cert", "certs")
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("nvcert", "nvcerts")
 
     spec: CertificationSpec
     status: CertificationStatus | None = None
@@ -313,7 +315,7 @@ class WorkloadRun(Resource):
 
     KIND: ClassVar[str] = "WorkloadRun"
     PLURAL: ClassVar[str] = "workloadruns"
-    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("wlr",)
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("nvwlr",)
 
     spec: WorkloadRunSpec
     status: WorkloadRunStatus | None = None
@@ -653,7 +655,7 @@ class Workflow(Resource):
 
     KIND: ClassVar[str] = "Workflow"
     PLURAL: ClassVar[str] = "workflows"
-    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("wf",)
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("nvwf",)
 
     spec: WorkflowSpec
     status: WorkflowStatus | None = None

@@ -23,7 +23,7 @@ from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gp
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
 
-__all__ = ["CONTROLLER_NAMES", "CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
+__all__ = ["CONTROLLER_NAMES", "SCHEDULER_LEASE", "CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -41,6 +41,9 @@ CONTROLLER_LEASES = {"trainer": TRAINER_GROUP, "jobset": "6d4f6a47.jobset.x-k8s.
 CONTROLLER_NAMES = {"trainer": "Kubeflow Trainer", "jobset": "JobSet"}
 # Every kubelet renews a Lease named after its Node here (every 10 s, for 40 s); an API server alone has none.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+# The default scheduler's leader-election Lease (kube-scheduler --leader-elect, on by default; managed control planes
+# show it too): without a scheduler no pod is placed.
+SCHEDULER_LEASE = ("kube-system", "kube-scheduler")
 NODE_LEASE_SLACK_SECONDS = 60.0  # beyond its duration: a kubelet's clock may lag ours
 
 
@@ -109,6 +112,7 @@ class InstallStatus:
     # Each of CONTROLLER_LEASES' controllers (trainer, jobset) -> the namespace of its renewed leader Lease, or None:
     # checked only where the Trainer's CRDs are served.
     controllers: dict[str, str | None] = field(default_factory=dict)
+    scheduler: bool = False  # kube-scheduler's leader Lease renewed (unreadable: in `unknown`)
 
     @property
     def installed(self) -> bool:
@@ -233,6 +237,12 @@ async def _controllers(store: ResourceStore, clock: Clock, unknown: dict[str, st
     return found
 
 
+async def _scheduler(store: ResourceStore, clock: Clock, unknown: dict[str, str]) -> bool:
+    """Whether kube-scheduler's leader Lease is renewed."""
+    namespace, name = SCHEDULER_LEASE
+    return _renewed(await _read(unknown, "scheduler", _get(store, LEASE, name, namespace), None), clock.now())
+
+
 async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
     """Everything `setup status` reports, read from the store."""
     unknown: dict[str, str] = {}
@@ -276,8 +286,9 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and labels_of(node).get(LABEL_SIMULATED) != "true"]
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
+    scheduler = await _scheduler(store, clock, unknown)
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
-                         len(real_gpu_nodes), silent, controllers)
+                         len(real_gpu_nodes), silent, controllers, scheduler)

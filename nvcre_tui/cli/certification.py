@@ -1,4 +1,4 @@
-"""`nvcre certification ...`: list-categories, render (and run / report, delete, list: run.py, delete.py, listing.py)."""
+"""`nvcre certification ...`: list-categories, render (and run, report, delete, list: run.py, report.py, delete.py, listing.py)."""
 
 from __future__ import annotations
 
@@ -43,9 +43,10 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                         help="with --workloads: the fallback without Kubeflow Trainer (batch/v1 Indexed Job + headless Service)")
     render.set_defaults(func=render_command)
 
-    from nvcre_tui.cli import delete, listing, run  # run/report, delete and list live in their own modules
+    from nvcre_tui.cli import delete, listing, report, run  # run, report, delete and list live in their own modules
 
     run.register(commands)
+    report.register(commands)
     delete.register(commands)
     listing.register(commands)
 

@@ -1,6 +1,7 @@
-"""`nvcre certification run` and `nvcre certification report`, on the embedded simulated fleet or a cluster.
+"""`nvcre certification run`, on the embedded simulated fleet or a cluster: create a certification, and with --wait
+follow it to its report (report.py).
 
-Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 bad input, 3 timeout (or, for report, still running).
+Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 bad input, 3 timeout.
 """
 
 from __future__ import annotations
@@ -8,13 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import os
 import re
 import shlex
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,32 +21,30 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, registry
+from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
-from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.numbers import integer
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
+from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_results_file, close_session, namespace_of,
+                                  refuse_damaged_rows, write_results)
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
-from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
-                                             LABEL_VARIANT, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
-                                             RESULT_RUNNING, SUCCEEDED)
+                                             LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.job import pending_message
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import check_history, default_history_path
-from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.history.db import check_history
+from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification
-from nvcre_tui.engine.printable import json_printable, printable
-from nvcre_tui.engine.report.junit import render_junit
-from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
@@ -66,11 +63,10 @@ STILL_WAITING_SHOWN = 3  # groups waiting for their pods named in that line
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 NODES_WAIT_SECONDS = 10.0
 SETUP_WAIT_SECONDS = 60.0  # --setup: how long the CRDs may take to be Established, as `setup init`'s default
-RESULT_EXIT = {RESULT_PASSED: EXIT_OK, RESULT_INCOMPLETE: EXIT_OK, RESULT_FAILED: EXIT_FAILED, RESULT_RUNNING: EXIT_TIMEOUT}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `run` and `report` to the certification group."""
+    """Add `run` to the certification group."""
     run = commands.add_parser("run", help="create a certification (and with --wait, follow it to its report)")
     what = run.add_mutually_exclusive_group(required=True)
     what.add_argument("--cert-file", metavar="F", help="Certification YAML")
@@ -96,61 +92,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           f"archived first; waits up to {format_duration(CLEANUP_WAIT_SECONDS)} for its Workflows, Jobs and runs to go")
     run.set_defaults(func=run_command)
 
-    report = commands.add_parser("report", help="the report of certifications (exit 1 when one failed, else 3 when one still runs)")
-    report.add_argument("names", metavar="NAME", nargs="+", help="one or more certifications (several: text sections, a JSON array, "
-                                                                 "one JUnit file)")
-    report.add_argument("-o", "--output", choices=("text", "json", "junit", "html"), default="text",
-                        help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence; one certification")
-    add_session_arguments(report, namespace_help="namespace of the Certifications (default: the context's, else default)")
-    report.add_argument("--results-file", metavar="F", help="also write the JSON report here (an array for several)")
-    report.set_defaults(func=report_command)
-
-
-def _namespace(args: argparse.Namespace, session: Session, fallback: str | None = None) -> str:
-    """-n, else `fallback` (the file's namespace), else the cluster context's, else default."""
-    return args.namespace or fallback or getattr(session, "namespace", None) or "default"
-
-
-async def _html(session: Session, report: dict[str, Any], name: str, namespace: str) -> str:
-    """The HTML report, with each nccl category's size curves read from the runs' logs."""
-    from nvcre_tui.engine.report.html import render_html, size_curves
-    from nvcre_tui.engine.store.protocol import WORKLOADRUN
-
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
-    jobs = (await session.store.list(JOB, namespace)).items
-    runs = (await session.store.list(WORKLOADRUN, namespace)).items
-    curves, notes = await size_curves(session.logs, workflows, jobs, runs)
-    return render_html(report, curves, notes)
-
-
-async def report_of(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
-    """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
-    damaged store) is left out and named on `console`; a damaged Certification is an InputError."""
-    cert = await session.store.get(CERTIFICATION, name, namespace)
-    path = getattr(session, "path", None)  # the simulator's store file; a cluster has none
-    where = f"{path}: " if path else ""
-    problem = damaged_object(CERTIFICATION.kind, cert)
-    if problem:
-        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
-                                   "delete it from the store (or the store file) and run it again", newlines=False))
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
-    workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
-    names = {wf["metadata"]["name"] for wf in workflows}
-    jobs = [job for job in (await session.store.list(JOB, namespace)).items if labels_of(job).get(LABEL_WORKFLOW) in names]
-    return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
-
-
-def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Console | None) -> list[dict[str, Any]]:
-    kept = []
-    for item in items:
-        problem = damaged_object(kind, item)
-        if problem is None:
-            kept.append(item)
-        elif console is not None:
-            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}",
-                                           newlines=False)), soft_wrap=True)
-    return kept
-
 
 DIAGNOSE_ROUNDS = 8  # the rounds --timeout's default allows a diagnosis (a bound to wait for, not a limit on it)
 
@@ -169,11 +110,6 @@ def _default_timeout(rendered: list[Any]) -> float:
             rounds += DIAGNOSE_ROUNDS
         total += parse_duration(orch.execution.timeout_per_job or "1h") * rounds * max(waves, 1)
     return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
-
-
-def _write_results(path: str | None, report: dict[str, Any] | list[dict[str, Any]]) -> None:
-    if path:
-        write_atomically(path, json.dumps(report, indent=2) + "\n")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -200,30 +136,6 @@ CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
 }
 _NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed",
                "--cleanup": "it deletes the certification once it is followed to its report"}
-# Inputs and the store a results file must not be: writing the report there would replace them.
-_KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
-
-
-def _check_results_file(path: str | None, args: argparse.Namespace) -> None:
-    """A results file we cannot write, or one that is the store or an input (the report would replace it), is bad
-    input, found before anything is created."""
-    if not path:
-        return
-    check_writable(path, "--results-file", stream=True)  # a named pipe: its reader must be there before the run
-    kept = {flag: getattr(args, dest, None) for dest, flag in _KEPT_FILES}
-    if not on_cluster(args):  # the store and the history in their default places count as much as named ones
-        kept["--state"] = str(state_path_of(args))
-        kept["--history"] = kept["--history"] or str(default_history_path())
-    for flag, other in kept.items():
-        if isinstance(other, str) and other not in ("", "-") and _same_file(path, other):
-            raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet): the same path is the same file
-        return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -243,7 +155,7 @@ async def _run(args: argparse.Namespace) -> int:
     for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout), ("--cleanup", args.cleanup or None)):
         if value is not None and not args.wait:
             raise InputError(f"{flag}: needs --wait ({_NEEDS_WAIT[flag]})")
-    _check_results_file(args.results_file, args)
+    check_results_file(args.results_file, args)
     if args.timeout:
         try:
             timeout = parse_duration(args.timeout)
@@ -270,7 +182,7 @@ async def _run(args: argparse.Namespace) -> int:
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login)
     finally:
-        await _close(session, told)
+        await close_session(session, told)
 
 
 async def _set_up(args: argparse.Namespace) -> None:
@@ -335,14 +247,6 @@ def _gpu_product(nodes: list[Any]) -> str | None:
     return products[0] if products else None
 
 
-async def _close(session: Session, told: int) -> None:
-    """Close the session, then tell its notices that came after the first `told` (an archive that failed)."""
-    try:
-        await session.close()
-    finally:
-        tell_notices(session, told)
-
-
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
                   login: registry.Login | None = None) -> int:
     from nvcre_tui.engine.session import SimSession
@@ -362,7 +266,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         registry.reference(cert, pull_secret)
     rendered = render_certification(cert, nodes, catalog, _source(args))  # fails with exit 2 before anything is created
     body = cert.to_wire()
-    body["metadata"]["namespace"] = _namespace(args, session, cert.metadata.namespace)
+    body["metadata"]["namespace"] = namespace_of(args, session, cert.metadata.namespace)
     body.pop("status", None)
     where = "the simulator" if simulated else session.title
     name, namespace = cert.metadata.name, body["metadata"]["namespace"]
@@ -449,12 +353,12 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
             console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         return EXIT_INTERRUPTED
-    report = await report_of(session, name, namespace, console)
+    report = await certification_report(session, name, namespace, console)
     try:  # the file first: a stdout that cannot be written must not cost it, nor a file that cannot, the report
-        _write_results(args.results_file, report)
+        write_results(args.results_file, report)
     finally:
         print(printable(render_text(report)), end="")
-    _refuse_damaged_rows(session)
+    refuse_damaged_rows(session)
     if not finished:
         waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)
         time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
@@ -529,19 +433,6 @@ async def _nodes_of_the_holder(session: Any) -> None:
         if session.engine is not None or session.cache.list(NODE):
             return
         await asyncio.sleep(VIEWER_POLL_SECONDS)
-
-
-def _refuse_damaged_rows(session: Any) -> None:
-    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
-    from nvcre_tui.engine.store.sqlite import SqliteStore
-
-    database = getattr(session, "database", None)
-    if not isinstance(database, SqliteStore):
-        return
-    rows = database.damaged_rows
-    if rows:
-        more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
-        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))
 
 
 def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> list[str]:
@@ -717,81 +608,11 @@ async def _run_engine(session: Session, finished: Callable[[], Awaitable[bool]],
             await engine
 
 
-def report_command(args: argparse.Namespace) -> int:
-    """Print the report of a certification on the simulator."""
-    return asyncio.run(_report(args))
 
 
-async def _report(args: argparse.Namespace) -> int:
-    check_namespace(args.namespace)
-    check_certification_names(args.names)
-    if args.output == "html" and len(args.names) > 1:
-        raise InputError("-o html: one certification per file; give one NAME (or -o text|json|junit for several)")
-    _check_results_file(args.results_file, args)
-    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
-    told = tell_notices(session)
-    try:
-        return await _report_in(session, args)
-    finally:
-        await _close(session, told)
 
 
-async def _report_in(session: Session, args: argparse.Namespace) -> int:
-    """Every report is built before any is printed: a name not found prints nothing (exit 2)."""
-    namespace = _namespace(args, session)
-    reports = []
-    for name in args.names:
-        try:  # report only reads: the simulator's store is opened read-only
-            reports.append(await report_of(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
-        except NotFound:
-            raise InputError(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}") from None
-        except StoreError as error:
-            raise InputError(f"certification {name!r}: {error}") from None
-    _write_results(args.results_file, reports[0] if len(reports) == 1 else reports)
-    damaged = None
-    try:
-        _refuse_damaged_rows(session)
-    except InputError as error:
-        damaged = error  # after the report: the objects that do validate are still reported
-    if args.output == "json":
-        print(json_printable(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False)))
-    elif args.output == "junit":
-        print(printable(render_junit(reports)), end="")
-    elif args.output == "html":
-        print(await _html(session, reports[0], args.names[0], namespace), end="")
-    else:
-        print("\n".join(printable(render_text(report)) for report in reports), end="")
-    if damaged is not None:
-        raise damaged
-    stalled = await _no_engine_note(session, reports)
-    if stalled:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(stalled), soft_wrap=True)
-    return report_exit(report["result"] for report in reports)
 
 
-async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
-    """On a cluster, a RUNNING certification that no engine runs stands still (an API server alone has no other
-    engine than nvcre's own processes): one line saying so, so that RUNNING is not read as progress."""
-    from nvcre_tui.engine.kube.session import KubeSession
-    from nvcre_tui.engine.lease import EngineLease
-
-    running = [report["name"] for report in reports if report.get("result") == RESULT_RUNNING]
-    if not running or not isinstance(session, KubeSession):
-        return None
-    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-report")
-    try:
-        holder = await lease.holder()
-    except StoreError:
-        return None  # may not read the Lease: not known, not said
-    if holder is not None and holder.live:
-        return None
-    return (f"nvcre: {', '.join(running)} {'is' if len(running) == 1 else 'are'} RUNNING, but no nvcre engine holds the lease "
-            f"{session.install_namespace}/{lease.NAME}: nothing advances {'it' if len(running) == 1 else 'them'} until one runs "
-            "(`nvcre controller`, or the console `nvcre`)")
 
 
-def report_exit(results: Iterable[str]) -> int:
-    """The exit of several reports: FAILED when one failed, else RUNNING when one still runs, else 0 (PASSED and
-    INCOMPLETE, as NVCRE)."""
-    codes = {RESULT_EXIT[result] for result in results}
-    return next((code for code in (EXIT_FAILED, EXIT_TIMEOUT) if code in codes), EXIT_OK)

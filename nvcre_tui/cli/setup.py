@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
 from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.status_rows import status_rows
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
@@ -23,12 +24,11 @@ from nvcre_tui.engine.api.vocabulary import LABEL_SIMULATED
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.workloads.lookup import trainer_served
 
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
 # that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
 if TYPE_CHECKING:
-    from nvcre_tui.engine.kube.status import CrdState, InstallStatus
+    from nvcre_tui.engine.kube.status import CrdState
     from nvcre_tui.engine.store.kube import KubeStore
 
 Obj = dict[str, Any]
@@ -321,131 +321,6 @@ async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) 
     else:
         print_table(("CHECK", "STATE", "DETAIL"), status_rows(status))
     return EXIT_OK if status.installed else EXIT_FAILED
-
-
-def _age(seconds: float | None) -> str:
-    from nvcre_tui.engine.units import format_duration
-
-    return "?" if seconds is None else format_duration(max(0.0, seconds))
-
-
-def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
-    """The table of `setup status`: one row per check."""
-    crds = status.crds
-    missing = [c.name for c in crds if not c.present]
-    outdated = [c.name for c in crds if c.present and not c.current]
-    pending = [c.name for c in crds if c.present and not c.established]
-    crd_state = "missing" if missing else "outdated" if outdated else "pending" if pending else "ok"
-    crd_detail = (f"missing {', '.join(missing)}" if missing else
-                  f"schema differs from this nvcre: {', '.join(outdated)} (run nvcre setup init)" if outdated else
-                  f"not Established: {', '.join(pending)}" if pending else f"{len(crds)}/{len(crds)} present, schema current")
-    absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
-    changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
-    rbac_state = "missing" if absent else "changed" if changed else "ok"
-    rbac_detail = (f"missing {', '.join(absent)}" if absent else f"differs from init: {', '.join(changed)}" if changed
-                   else ", ".join(o.kind for o in status.rbac))
-    lease = status.lease
-    if lease is None:
-        lease_row = ("engine lease", "free", "no engine holds nvcre-engine")
-    else:
-        lease_row = ("engine lease", "held" if lease.live else "expired",
-                     f"{lease.holder}, for {_age(lease.held_seconds)}, {lease.renewal or 'never renewed'}")
-    trainer_present = [c for c in status.trainer if c.present]
-    trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
-                               for c in trainer_present) or "no trainer.kubeflow.org CRDs"
-    absent = [c.name.split(".")[0] for c in status.trainer if not c.present]
-    if trainer_present and absent:  # which of the Trainer's CRDs are absent (a run needs only TrainJob and TrainingRuntime)
-        trainer_detail += "; not served: " + ", ".join(absent)
-    # What the Kubernetes runner will create (it decides the same way, by discovery: workloads/lookup.py).
-    served = {c.name.split(".")[0] for c in trainer_present}
-    trainer_detail += ("; runs as TrainJobs" if trainer_served(served)
-                       else "; runs use the batch fallback (batch/v1 Indexed Job + headless Service)")
-    if trainer_served(served) and "jobsets" not in served:
-        trainer_detail += " but no JobSet CRD is served: nothing will make their pods (install JobSet, which the Trainer needs)"
-    trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
-    rows = {  # keyed by the probe's check names, so a check we could not read says so instead
-        "crds": ("nvcre CRDs", crd_state, crd_detail),
-        "namespace": ("namespace", "ok" if status.namespace_present else "missing", status.namespace),
-        "rbac": ("engine RBAC", rbac_state, rbac_detail),
-        "lease": lease_row,
-        "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
-        "gpuOperator": ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
-        "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
-        "dcgmHostengine": _hostengine_row(status.dcgm_hostengine),
-        "computeDomains": _compute_domain_row(status.rack_scale_nodes, status.compute_domains),
-        "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes" + (
-            f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
-            if status.simulated_nodes else "")),
-        "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
-        "controllers": _controller_row(status.controllers),
-        "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
-    }
-    return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
-            for check, row in rows.items()]
-
-
-def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[str, str, str]:
-    """Whether a kubelet runs each GPU Node (renews its Lease in kube-node-lease): without one no pod ever starts there.
-    The Nodes --sim-runner registered need none (the simulated fleet plays them)."""
-    if not checked:
-        return ("kubelets", "-", "only simulated GPU nodes (played by --sim-runner)" if simulated else "no GPU nodes")
-    if not silent:
-        return ("kubelets", "ok", f"{checked} of {checked} GPU nodes renew their kube-node-lease Lease")
-    if len(silent) == checked:
-        return ("kubelets", "missing", f"none of the {checked} GPU nodes renews a Lease in kube-node-lease: no kubelet runs "
-                "them, so no pod will start there (each run fails WorkloadNotStarted after its scheduling grace)")
-    names = ", ".join(silent[:5]) + (f" (+{len(silent) - 5} more)" if len(silent) > 5 else "")
-    return ("kubelets", "partial", f"{checked - len(silent)} of {checked} GPU nodes renew their kube-node-lease Lease; "
-            f"no kubelet heard from: {names}")
-
-
-def _controller_row(controllers: dict[str, str | None]) -> tuple[str, str, str]:
-    """Whether the controllers that make a TrainJob's pods run (each renews its leader-election Lease)."""
-    if not controllers:
-        return ("trainer controllers", "-", "no Kubeflow Trainer CRDs")
-    from nvcre_tui.engine.kube.status import CONTROLLER_NAMES
-
-    silent = [CONTROLLER_NAMES[key] for key, where in controllers.items() if where is None]
-    if not silent:
-        return ("trainer controllers", "ok", ", ".join(f"{CONTROLLER_NAMES[key]} in {where}" for key, where in controllers.items())
-                + " (leader Lease renewed)")
-    return ("trainer controllers", "missing", f"no renewed leader Lease of {' or '.join(silent)}'s controller in any namespace: "
-            "not running (or running without leader election), so TrainJobs get no pods (each run fails WorkloadNotStarted)")
-
-
-def _scheduler_row(renewed: bool, real_gpu_nodes: int, simulated: int = 0) -> tuple[str, str, str]:
-    """Whether kube-scheduler runs (its leader Lease renewed): without a scheduler no pod is placed on any node."""
-    from nvcre_tui.engine.kube.status import SCHEDULER_LEASE
-
-    lease = "/".join(SCHEDULER_LEASE)
-    if renewed:
-        return ("scheduler", "ok", f"kube-scheduler (leader Lease {lease} renewed)")
-    if not real_gpu_nodes:
-        return ("scheduler", "-", f"no renewed Lease {lease}; " + ("only simulated GPU nodes, which need none" if simulated
-                                                                    else "no GPU nodes"))
-    return ("scheduler", "not seen", f"no renewed Lease {lease}: unless a scheduler runs without leader election, "
-            "pods stay unplaced (each run fails WorkloadNotStarted after its scheduling grace, no node blamed)")
-
-
-def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:
-    """Whether GB200/GB300 runs with MNNVL on (the default there) can get their ComputeDomain (NVIDIA's DRA driver)."""
-    if not rack_scale_nodes:
-        return ("compute domains", "-", "no GB200/GB300 nodes")
-    if not served:
-        return ("compute domains", "missing", f"{rack_scale_nodes} GB200/GB300 nodes and no ComputeDomain CRD: their runs with "
-                "MNNVL on fail at once (install NVIDIA's DRA driver for GPUs, or set enableMNNVL: false)")
-    return ("compute domains", "found", f"{rack_scale_nodes} GB200/GB300 nodes; runs with MNNVL on get a ComputeDomain each")
-
-
-def _hostengine_row(targets: dict[str, bool]) -> tuple[str, str, str]:
-    """Whether the DCGM diagnostics' `dcgmi --host` Services exist (GPU Operator dcgm.enabled=true)."""
-    missing = [address for address, found in targets.items() if not found]
-    if not targets:
-        return ("dcgm hostengine", "-", "no catalog entry uses one")
-    if missing:
-        return ("dcgm hostengine", "missing", f"{', '.join(missing)}: DCGM diagnostics cannot connect "
-                "(install the GPU Operator with dcgm.enabled=true)")
-    return ("dcgm hostengine", "found", ", ".join(targets))
 
 
 # ----- reset ------------------------------------------------------------------------------------------

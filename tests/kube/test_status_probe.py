@@ -111,7 +111,7 @@ async def test_a_holder_whose_clock_runs_ahead_is_shown_so(store, clock) -> None
     """`setup status` said `renewed 0s ago` of a renewal a minute in its future."""
     from datetime import timedelta
 
-    from nvcre_tui.cli.setup import status_rows
+    from nvcre_tui.cli.status_rows import status_rows
 
     await install(store)
     fast = ManualClock(clock.now() + timedelta(seconds=60))
@@ -164,7 +164,7 @@ async def test_a_terminating_namespace_is_not_an_install(store, clock) -> None:
 
 async def test_gb200_nodes_and_whether_compute_domains_are_served(store, clock) -> None:
     """GB200/GB300 runs with MNNVL on (their default) need a ComputeDomain each: NVIDIA's DRA driver."""
-    from nvcre_tui.cli.setup import status_rows
+    from nvcre_tui.cli.status_rows import status_rows
 
     def row(status) -> tuple[str, str, str]:
         return next(r for r in status_rows(status) if r[0] == "compute domains")

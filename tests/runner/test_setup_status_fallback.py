@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from nvcre_tui.cli.setup import status_rows
+from nvcre_tui.cli.status_rows import status_rows
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.kube.status import JOBSET_CRD, TRAINER_CRDS, probe
 from nvcre_tui.engine.store import CRD, MemoryStore

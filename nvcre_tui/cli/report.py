@@ -1,0 +1,234 @@
+"""`nvcre certification report`: the report of certifications, from the simulator's store or a cluster; and the
+pieces `run --wait` ends with (the report of one certification, its results file).
+
+Exit codes: 0 PASSED or INCOMPLETE, 1 FAILED, 2 bad input, 3 still running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of, tell_notices, where_of
+from nvcre_tui.engine.api.bodies import labels_of
+from nvcre_tui.engine.api.damage import damaged_object
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.history.db import default_history_path
+from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.printable import json_printable, printable
+from nvcre_tui.engine.report.junit import render_junit
+from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.text import render_text
+from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
+
+if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
+    from nvcre_tui.engine.session import Session
+
+__all__ = ["RESULT_EXIT", "certification_report", "check_results_file", "close_session", "namespace_of", "refuse_damaged_rows",
+           "register", "report_exit", "write_results"]
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `report` to the certification group."""
+    report = commands.add_parser("report", help="the report of certifications (exit 1 when one failed, else 3 when one still runs)")
+    report.add_argument("names", metavar="NAME", nargs="+", help="one or more certifications (several: text sections, a JSON array, "
+                                                                 "one JUnit file)")
+    report.add_argument("-o", "--output", choices=("text", "json", "junit", "html"), default="text",
+                        help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence; one certification")
+    add_session_arguments(report, namespace_help="namespace of the Certifications (default: the context's, else default)")
+    report.add_argument("--results-file", metavar="F", help="also write the JSON report here (an array for several)")
+    report.set_defaults(func=report_command)
+
+
+RESULT_EXIT = {RESULT_PASSED: EXIT_OK, RESULT_INCOMPLETE: EXIT_OK, RESULT_FAILED: EXIT_FAILED, RESULT_RUNNING: EXIT_TIMEOUT}
+
+
+def namespace_of(args: argparse.Namespace, session: Session, fallback: str | None = None) -> str:
+    """-n, else `fallback` (the file's namespace), else the cluster context's, else default."""
+    return args.namespace or fallback or getattr(session, "namespace", None) or "default"
+
+
+async def _html(session: Session, report: dict[str, Any], name: str, namespace: str) -> str:
+    """The HTML report, with each nccl category's size curves read from the runs' logs."""
+    from nvcre_tui.engine.report.html import render_html, size_curves
+    from nvcre_tui.engine.store.protocol import WORKLOADRUN
+
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
+    jobs = (await session.store.list(JOB, namespace)).items
+    runs = (await session.store.list(WORKLOADRUN, namespace)).items
+    curves, notes = await size_curves(session.logs, workflows, jobs, runs)
+    return render_html(report, curves, notes)
+
+
+async def certification_report(session: Session, name: str, namespace: str, console: Console | None = None) -> dict[str, Any]:
+    """Build the report of one certification from the session's store. A damaged Workflow or Job (from a
+    damaged store) is left out and named on `console`; a damaged Certification is an InputError."""
+    cert = await session.store.get(CERTIFICATION, name, namespace)
+    path = getattr(session, "path", None)  # the simulator's store file; a cluster has none
+    where = f"{path}: " if path else ""
+    problem = damaged_object(CERTIFICATION.kind, cert)
+    if problem:
+        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
+                                   "delete it from the store (or the store file) and run it again", newlines=False))
+    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
+    workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
+    names = {wf["metadata"]["name"] for wf in workflows}
+    jobs = [job for job in (await session.store.list(JOB, namespace)).items if labels_of(job).get(LABEL_WORKFLOW) in names]
+    return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
+
+
+def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Console | None) -> list[dict[str, Any]]:
+    kept = []
+    for item in items:
+        problem = damaged_object(kind, item)
+        if problem is None:
+            kept.append(item)
+        elif console is not None:
+            console.print(escape(printable(f"{where}{kind} {item['metadata']['name']} is damaged and left out of the report: {problem}",
+                                           newlines=False)), soft_wrap=True)
+    return kept
+
+
+def write_results(path: str | None, report: dict[str, Any] | list[dict[str, Any]]) -> None:
+    if path:
+        write_atomically(path, json.dumps(report, indent=2) + "\n")
+
+
+# Inputs and the store a results file must not be: writing the report there would replace them.
+_KEPT_FILES = (("state", "--state"), ("cert_file", "--cert-file"), ("scenario", "--scenario"), ("nodes", "--nodes"), ("history", "--history"))
+
+
+def check_results_file(path: str | None, args: argparse.Namespace) -> None:
+    """A results file we cannot write, or one that is the store or an input (the report would replace it), is bad
+    input, found before anything is created."""
+    if not path:
+        return
+    check_writable(path, "--results-file", stream=True)  # a named pipe: its reader must be there before the run
+    kept = {flag: getattr(args, dest, None) for dest, flag in _KEPT_FILES}
+    if not on_cluster(args):  # the store and the history in their default places count as much as named ones
+        kept["--state"] = str(state_path_of(args))
+        kept["--history"] = kept["--history"] or str(default_history_path())
+    for flag, other in kept.items():
+        if isinstance(other, str) and other not in ("", "-") and _same_file(path, other):
+            raise InputError(f"--results-file: {path} is the {flag} file; the report would replace it: write it elsewhere")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): the same path is the same file
+        return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
+
+
+async def close_session(session: Session, told: int) -> None:
+    """Close the session, then tell its notices that came after the first `told` (an archive that failed)."""
+    try:
+        await session.close()
+    finally:
+        tell_notices(session, told)
+
+
+def refuse_damaged_rows(session: Any) -> None:
+    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
+    from nvcre_tui.engine.store.sqlite import SqliteStore
+
+    database = getattr(session, "database", None)
+    if not isinstance(database, SqliteStore):
+        return
+    rows = database.damaged_rows
+    if rows:
+        more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
+        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Print the report of a certification on the simulator."""
+    return asyncio.run(_report(args))
+
+
+async def _report(args: argparse.Namespace) -> int:
+    check_namespace(args.namespace)
+    check_certification_names(args.names)
+    if args.output == "html" and len(args.names) > 1:
+        raise InputError("-o html: one certification per file; give one NAME (or -o text|json|junit for several)")
+    check_results_file(args.results_file, args)
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
+    told = tell_notices(session)
+    try:
+        return await _report_in(session, args)
+    finally:
+        await close_session(session, told)
+
+
+async def _report_in(session: Session, args: argparse.Namespace) -> int:
+    """Every report is built before any is printed: a name not found prints nothing (exit 2)."""
+    namespace = namespace_of(args, session)
+    reports = []
+    for name in args.names:
+        try:  # report only reads: the simulator's store is opened read-only
+            reports.append(await certification_report(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
+        except NotFound:
+            raise InputError(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}") from None
+        except StoreError as error:
+            raise InputError(f"certification {name!r}: {error}") from None
+    write_results(args.results_file, reports[0] if len(reports) == 1 else reports)
+    damaged = None
+    try:
+        refuse_damaged_rows(session)
+    except InputError as error:
+        damaged = error  # after the report: the objects that do validate are still reported
+    if args.output == "json":
+        print(json_printable(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False)))
+    elif args.output == "junit":
+        print(printable(render_junit(reports)), end="")
+    elif args.output == "html":
+        print(await _html(session, reports[0], args.names[0], namespace), end="")
+    else:
+        print("\n".join(printable(render_text(report)) for report in reports), end="")
+    if damaged is not None:
+        raise damaged
+    stalled = await _no_engine_note(session, reports)
+    if stalled:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(stalled), soft_wrap=True)
+    return report_exit(report["result"] for report in reports)
+
+
+async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
+    """On a cluster, a RUNNING certification that no engine runs stands still (an API server alone has no other
+    engine than nvcre's own processes): one line saying so, so that RUNNING is not read as progress."""
+    from nvcre_tui.engine.kube.session import KubeSession
+    from nvcre_tui.engine.lease import EngineLease
+
+    running = [report["name"] for report in reports if report.get("result") == RESULT_RUNNING]
+    if not running or not isinstance(session, KubeSession):
+        return None
+    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-report")
+    try:
+        holder = await lease.holder()
+    except StoreError:
+        return None  # may not read the Lease: not known, not said
+    if holder is not None and holder.live:
+        return None
+    return (f"nvcre: {', '.join(running)} {'is' if len(running) == 1 else 'are'} RUNNING, but no nvcre engine holds the lease "
+            f"{session.install_namespace}/{lease.NAME}: nothing advances {'it' if len(running) == 1 else 'them'} until one runs "
+            "(`nvcre controller`, or the console `nvcre`)")
+
+
+def report_exit(results: Iterable[str]) -> int:
+    """The exit of several reports: FAILED when one failed, else RUNNING when one still runs, else 0 (PASSED and
+    INCOMPLETE, as NVCRE)."""
+    codes = {RESULT_EXIT[result] for result in results}
+    return next((code for code in (EXIT_FAILED, EXIT_TIMEOUT) if code in codes), EXIT_OK)

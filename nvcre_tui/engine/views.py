@@ -218,17 +218,6 @@ def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | No
     return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None)
 
 
-def node_pods_waiting(snapshot: Snapshot, node: str, cert_name: str | None = None) -> str | None:
-    """`<category>: waiting for pods: <why>` for the first Job in progress on `node` (of one certification, or of
-    any) whose pods do not run yet; None when there is none."""
-    for name, view in snapshot.views.items():
-        for category in view.categories if cert_name in (None, name) else []:
-            for job in category.jobs_on(node):
-                if (why := pods_pending(job)) is not None:
-                    return f"{category.name}: waiting for pods: {why}"
-    return None
-
-
 @dataclass(frozen=True)
 class CertRow:
     """One dashboard row."""

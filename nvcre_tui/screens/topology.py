@@ -22,7 +22,7 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, node_domain, node_pods_waiting, node_states,
+from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, node_domain, node_states,
                                    states_scope)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -75,7 +75,6 @@ class TopologyScreen(NvcreScreen):
         self._scope: str | None = None  # which certifications the states are read from, as shown
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
-        self._snapshot: Snapshot | None = None  # the last shown (why a running node's pods do not run yet)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -120,7 +119,6 @@ class TopologyScreen(NvcreScreen):
         self._states = states
         rack_map.set_domain_marks(clique_marks(infrastructure_faults(snapshot, self.certification), self._key))
         self._show_marks(snapshot)
-        self._snapshot = snapshot
         self._explain(rack_map.highlighted)
 
     def _show_marks(self, snapshot: Snapshot) -> None:
@@ -162,10 +160,6 @@ class TopologyScreen(NvcreScreen):
             self._say("arrows/hjkl move · enter opens a node · / filter · z compact")
             return
         state, detail = self._states.get(name, ("untested", ""))
-        # A node in a group whose pods were never made reads "running" on the map: the line says what it waits for.
-        waiting = node_pods_waiting(self._snapshot, name, self.certification) if state == NodeState.RUNNING.value and self._snapshot else None
-        if waiting:
-            detail = f"{detail} · {waiting}" if detail else waiting
         extra = ""
         if name in self._stale:
             extra += f" · {STALE_GLYPH} {self._stale[name]}"

@@ -28,7 +28,7 @@ from nvcre_tui.widgets.rack_map import RackMap
 ROTATE_SECONDS = 15.0
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
-TALLIED = ("untested", "excluded")
+TALLIED = ("waiting", "untested", "excluded")
 
 
 class WallMap(RackMap, can_focus=False):

@@ -1,7 +1,8 @@
 """A category whose Jobs wait for pods that never come (an API server with no Trainer, JobSet or Job controller: the Job's
 InProgress condition has reason WorkloadPending and says why) said "running" on the dashboard and the map, and "its pods
 have not started" in the log pane: the reason was two levels down, in the Job's detail. Each says why now, from the
-read model (the Job's condition, its run's pendingSince), and never that anything runs."""
+read model (the Job's condition, its run's pendingSince), and never that anything runs: the map shows such nodes
+◷ waiting."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.session import SIM_START, SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB
-from nvcre_tui.engine.views import Snapshot, node_pods_waiting, pods_pending, pods_waiting
+from nvcre_tui.engine.views import Snapshot, node_states, pods_pending, pods_waiting
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.log_view import LogView
+from nvcre_tui.widgets.node_state import NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 from .harness import certification_body, intra_all_reduce
@@ -66,9 +68,11 @@ async def test_the_read_model_says_which_jobs_wait_for_pods_why_and_since_when()
         assert waiting.said(SIM_START - timedelta(seconds=5)).startswith("30 of 32 groups waiting 0s for pods")  # a clock behind
         running = next(job for job in snapshot.jobs if job["metadata"]["name"] == f"{WORKFLOW}-group-1-iter-1")
         assert pods_pending(running) is None
-        assert node_pods_waiting(snapshot, "gpu-node-01") == f"communication/nccl-all-reduce: waiting for pods: {WHY}"
-        assert node_pods_waiting(snapshot, "gpu-node-02") is None  # group-1: its pods run
-        assert node_pods_waiting(snapshot, "gpu-node-01", "another") is None
+        # The map's states: waiting, not running, where a group's pods do not run yet; its line says why.
+        states = node_states(snapshot, NAME)
+        assert states["gpu-node-01"] == ("waiting", f"communication/nccl-all-reduce: waiting for pods: {WHY}")
+        assert states["gpu-node-02"][0] == "running"  # group-1: its pods run
+        assert node_states(snapshot, "another")["gpu-node-01"] == ("untested", "")
         finished = copy.deepcopy(snapshot)  # once every Job runs, nothing waits
         for job in finished.jobs:
             job["status"]["conditions"] = in_progress("WorkloadRunning", "running on 1 node(s)")
@@ -116,4 +120,5 @@ async def test_the_dashboard_drilldown_map_and_log_pane_say_why_the_pods_do_not_
         app.screen.query_one(RackMap).highlighted = "gpu-node-01"
         await pilot.pause()
         explained = text_of(app.screen.query_one("#explain", Static))
-        assert explained == f"gpu-node-01: ⋯ running — communication/nccl-all-reduce: waiting for pods: {WHY}", explained
+        assert explained == f"gpu-node-01: ◷ waiting — communication/nccl-all-reduce: waiting for pods: {WHY}", explained
+        assert (cell := app.screen.query_one(RackMap).cell("gpu-node-01")) is not None and cell.state == NodeState.WAITING

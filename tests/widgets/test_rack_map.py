@@ -26,7 +26,7 @@ DARK = load_themes()["nvcre-dark"].variables
 def fleet(racks: int, per_rack: int, seed: int = 7) -> list[NodeCell]:
     """A deterministic fleet: mostly passed, with every other state sprinkled in (seeded)."""
     rng = random.Random(seed)
-    weights = [3, 2, 2, 4, 3, 40, 1]  # in NodeState order: failed .. excluded
+    weights = [3, 2, 2, 2, 4, 3, 40, 1]  # in NodeState order: failed .. excluded
     return [
         NodeCell(f"gpu-r{r:02d}-n{n:02d}", f"rack-{r:02d}", rng.choices(STATES, weights)[0])
         for r in range(racks)
@@ -298,6 +298,16 @@ async def test_legend_lists_every_state_with_its_glyph_on_one_line() -> None:
         legend = app.query_one(Legend)
         assert legend.size.height == 1
         assert legend.render().plain == "  ".join(f"{s.glyph} {s.value}" for s in NodeState)
+
+
+async def test_legend_wraps_between_entries_where_one_line_is_too_narrow() -> None:
+    app = MapApp(SMALL, legend=True)
+    async with app.run_test(size=(80, 24)):
+        legend = app.query_one(Legend)
+        lines = legend.render().plain.splitlines()
+        assert legend.size.height == len(lines) == 2 and all(len(line) <= 80 for line in lines)
+        entries = [entry for line in lines for entry in line.split("  ")]
+        assert entries == [f"{s.glyph} {s.value}" for s in NodeState]  # every one whole, none cut
 
 
 def test_set_nodes_rejects_duplicate_names() -> None:

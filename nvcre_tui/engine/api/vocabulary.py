@@ -178,6 +178,7 @@ class NodeState(StrEnum):
     FAILED = "failed"
     SUSPECT = "suspect"
     INCONCLUSIVE = "inconclusive"
+    WAITING = "waiting"  # in a group whose pods do not run yet (unplaced, pulling images): not running, not judged
     RUNNING = "running"
     UNTESTED = "untested"
     PASSED = "passed"
@@ -196,15 +197,16 @@ class NodeState(StrEnum):
 
 # Every glyph is one terminal cell and East-Asian-width "neutral" or "narrow", so it never turns double-width.
 STATE_GLYPHS: Mapping[NodeState, str] = MappingProxyType({
-    NodeState.FAILED: "✗", NodeState.SUSPECT: "!", NodeState.INCONCLUSIVE: "?", NodeState.RUNNING: "⋯",
+    NodeState.FAILED: "✗", NodeState.SUSPECT: "!", NodeState.INCONCLUSIVE: "?", NodeState.WAITING: "◷", NodeState.RUNNING: "⋯",
     NodeState.UNTESTED: "◦", NodeState.PASSED: "✓", NodeState.EXCLUDED: "⊘",
 })
 
 # Which state a node shows when its categories say several things. Not the display order, on purpose: a test
-# running now outranks an older inconclusive verdict (the operator watches it change), and an exclusion
-# outranks a pass elsewhere (the node is not certified for everything asked).
+# running now outranks an older inconclusive verdict (the operator watches it change), a group waiting for its pods
+# outranks the Workflow's word that it runs, and an exclusion outranks a pass elsewhere (the node is not certified
+# for everything asked).
 STATE_PRECEDENCE: tuple[NodeState, ...] = (
-    NodeState.FAILED, NodeState.SUSPECT, NodeState.RUNNING, NodeState.INCONCLUSIVE,
+    NodeState.FAILED, NodeState.SUSPECT, NodeState.WAITING, NodeState.RUNNING, NodeState.INCONCLUSIVE,
     NodeState.EXCLUDED, NodeState.PASSED, NodeState.UNTESTED,
 )
 

@@ -142,7 +142,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
             evidence = (job_status(last).get("evidence") if last else None) or []
         measured = dict(source["measurements"]) if source else {}
         reason, message = str(blame.get("reason") or ""), str(blame.get("message") or detail or "")
-        if not blame and state not in ("passed", "running"):
+        if not blame and state not in ("passed", "running", "waiting"):
             reason, message = unblamed_reason(name, section) or (reason, message)
         results.append(NodeResult(name, category, state, reason, message, measured, list(evidence), rows))
     return results

@@ -25,7 +25,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import recorded_blame
 from nvcre_tui.engine.judging.blame import blamed_together
-from nvcre_tui.engine.report.readmodel import CategoryView
+from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
 
 Obj = dict[str, Any]
 PLAIN, OFFER, OVERRIDE = 0, 1, 2  # a mark's detail: none, kept unless one came first, replaces any before it
@@ -91,7 +91,11 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
 
 
 def job_marks(job: Obj, diagnosing: bool) -> Marks:
-    """What one Job says about its group (nothing while its category is in diagnose: the rounds speak)."""
+    """What one Job says about its group: waiting while its pods do not run yet (the Workflow says running from the
+    moment the Job is made), else nothing while its category is in diagnose (the rounds speak)."""
+    waiting = pods_pending(job)
+    if waiting is not None:
+        return {node: [("waiting", f"waiting for pods: {waiting}", OVERRIDE)] for node in group_nodes(job)}
     if diagnosing:
         return {}
     name, members, blamed = job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or []

@@ -207,3 +207,51 @@ async def test_a_verdict_row_opens_the_log_of_the_test_that_decided_it_and_the_h
         jobs = app.snapshot.views["isolate"].categories[0].jobs
         decided = next(j for j in jobs if j["metadata"]["name"] == app.screen.job_name)
         assert "gpu-node-07" in group_nodes(decided) and app.screen.job_name == convicting_job(jobs, "gpu-node-07")
+
+
+MID_ROUND_FLEET = """name: mid-round
+seed: 3
+nodes: [{count: 16, cliques: 2}]
+faults:
+  - {type: xid, node: gpu-node-05, xid: 79}
+  - {type: hang, node: gpu-node-12}
+"""
+
+
+async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weighed(tmp_path: Path) -> None:
+    """A review watched a diagnosis whose screening round waited for a hung test: the members of a test that had
+    already failed (an Xid crash) read untested on the map, the wall and the counters until the round ended, while the
+    drill-down showed the failure. They are suspects from the moment their test fails; a node the diagnosis proved
+    healthy before (a reference partner) is never made one by a failed test beside it."""
+    from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.views import Snapshot
+
+    (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
+    session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
+    assert session.engine is not None
+    mid_round = beside_healthy = 0
+    try:
+        for _ in range(300):
+            await session.engine.run_until_settled(max_seconds=60)
+            snapshot = await Snapshot.read(session.store, "default")
+            [category] = snapshot.views["isolate"].categories
+            diagnose = category.orchestration.get("diagnose")
+            if diagnose is not None:
+                states = node_states(snapshot, "isolate")
+                healthy = set(diagnose.get("healthyNodes") or [])
+                assert all(states[node][0] != "suspect" for node in healthy), {n: states[n] for n in healthy}
+                failed = [g for g in category.groups if g.get("phase") == FAILED and g.get("reason") not in NOT_RUN]
+                for group in failed if not diagnose.get("complete") else []:
+                    beside_healthy += sum(1 for node in group["nodes"] if node in healthy)
+                    for node in (n for n in group["nodes"] if n not in healthy):
+                        assert states[node][0] in ("suspect", "failed", "running", "waiting"), (group["name"], node, states[node])
+                        mid_round += 1
+            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+                break
+        else:
+            raise AssertionError("the diagnosis did not finish")
+        assert mid_round and beside_healthy, (mid_round, beside_healthy)
+        assert sorted(n for n, (state, _) in node_states(snapshot, "isolate").items() if state == "failed") == ["gpu-node-05", "gpu-node-12"]
+    finally:
+        await session.close()

@@ -23,7 +23,7 @@ from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, 
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import recorded_blame
+from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
 
@@ -40,8 +40,11 @@ _UNTESTED = _RANK["untested"]  # a node nothing marks
 # counts it.
 MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passed", FAILED: "inconclusive"}
 # The same while the category diagnoses: its rounds speak for their members (a failed test's member the diagnosis
-# clears later is healthy, not inconclusive), so a failed group marks nothing.
-DIAGNOSE_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed"}
+# clears later is healthy, not inconclusive). Until the round that holds a failed test is weighed, its members not
+# yet proven healthy are suspects (their failure shows at once, not when the round's slowest test ends); once the
+# diagnosis is complete a failed group marks nothing, the verdicts do.
+DIAGNOSE_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed", FAILED: "suspect"}
+DIAGNOSED_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed"}
 
 
 def _mark(marks: Marks, node: str, state: str, detail: str = "", how: int = PLAIN) -> None:
@@ -57,18 +60,31 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     orch = category.orchestration
     for item in orch.get("excludedNodes") or []:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
-    states = DIAGNOSE_MEMBER_STATES if orch.get("diagnose") is not None else MEMBER_STATES
+    diagnose: Mapping[str, Any] | None = orch.get("diagnose")
+    states = MEMBER_STATES if diagnose is None else DIAGNOSED_MEMBER_STATES if diagnose.get("complete") else DIAGNOSE_MEMBER_STATES
+    round_ = (diagnose or {}).get("round", 0)
+    cleared = set((diagnose or {}).get("healthyNodes") or [])  # reference partners: a failed test beside them says nothing of them
     for group in category.groups:
-        state = unblamed_state(str(group.get("phase") or ""), group.get("reason"), states)
+        phase = str(group.get("phase") or "")
+        state = unblamed_state(phase, group.get("reason"), states)
+        # While the round is weighed: the members its Job blamed (even where the test never ran: a node that could
+        # not take its pod), and every member of a test that ran and failed, except nodes proven healthy before.
+        weighed = states is DIAGNOSE_MEMBER_STATES and phase == FAILED
+        blamed = set(blamed_members(group, group["nodes"])) if weighed else set()
         for node in group["nodes"]:
-            _mark(before, node, state)
+            if weighed and (node in blamed or state == "suspect") and node not in cleared:
+                said = (f"{group.get('blamedFor')} in test {group.get('name')}" if node in blamed
+                        else f"in failed test {group.get('name')} ({failure_reason(None, group)}), not blamed by it")
+                _mark(before, node, "suspect", f"{said}; diagnose round {round_} weighs it", OFFER)
+            elif state != "suspect":
+                _mark(before, node, state)
     for record in category.iterations:
         for group in record.groups:
             finished = unblamed_state(str(group.get("phase") or ""), group.get("reason"), states)
             if finished in ("passed", "inconclusive"):  # what a finished iteration proved
                 for node in group["nodes"]:
                     _mark(before, node, finished)
-    diagnose = orch.get("diagnose") or {}
+    diagnose = diagnose or {}
     # The map follows diagnose round by round: suspects narrow as the waves clear them, and a suspect the current
     # round tests shows running (a suspect would outrank it), so the operator sees which ones each round tries.
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}

@@ -24,17 +24,19 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, run_status, workload_run_of
-from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, PHASE_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
+from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, OUTLIER_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
+FAILED_GLYPH = PHASE_GLYPHS[FAILED]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class JobRow:
     run: Obj | None
     finished: bool
     single_node: bool
+    outcome: str  # the Job's outcome (nodestates.job_outcome): its ✓/✗ in the chooser, as every screen says it
 
 
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
@@ -65,7 +68,7 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         rows.append(JobRow(meta["name"], label, float(value) if usable and value is not None else None, run,
-                           run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1))
+                           run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1, job_outcome(job)))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
 
@@ -172,7 +175,7 @@ class BandwidthScreen(NvcreScreen):
         text.append("Outliers", style="bold")
         text.append(" (below median − 3 MAD and at least 5% below it, or failing the threshold)\n", style="italic")
         for outlier in self._outliers:
-            text.append(f"  ✗ {outlier.label:<16} {outlier.value:8.1f} {BANDWIDTH_UNIT}  {outlier.reason}\n")
+            text.append(f"  {OUTLIER_GLYPH} {outlier.label:<16} {outlier.value:8.1f} {BANDWIDTH_UNIT}  {outlier.reason}\n")
         for row in rows:
             if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
                 text.append(f"  ✗ {row.label:<16} {'—':>8} {BANDWIDTH_UNIT}  no {BUS_BANDWIDTH} measured\n")
@@ -185,9 +188,12 @@ class BandwidthScreen(NvcreScreen):
         flagged = {o.label for o in self._outliers}
         prompts = []
         for row in rows:
-            mark = "✗" if row.label in flagged or (row.finished and row.value is None) else ("✓" if row.finished else "⋯")
+            # The Job's own verdict (a crash with a fine value failed; a low value above the threshold passed), and
+            # apart from it, ▾ where the value is a low outlier of this Workflow's spread or fails the threshold.
+            mark = FAILED_GLYPH if row.finished and row.value is None else PHASE_GLYPHS.get(row.outcome, "·")
             value = f"{row.value:7.1f}" if row.value is not None else "      —"
-            prompts.append(Option(Text(f"{mark} {row.label:<20}{value}"), id=row.job))
+            low = f" {OUTLIER_GLYPH}" if row.label in flagged else ""
+            prompts.append(Option(Text(f"{mark} {row.label:<19}{value}{low}"), id=row.job))
         if [str(o.prompt) for o in chooser.options] != [str(p.prompt) for p in prompts]:
             chooser.clear_options()
             chooser.add_options(prompts)

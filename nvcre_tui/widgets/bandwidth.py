@@ -25,6 +25,7 @@ OUTLIER_MADS = 3.0
 MIN_RELATIVE_DROP = 0.05
 SERIES_GLYPHS = ("●", "▲", "■", "◆")
 MEDIAN_GLYPH = "○"
+OUTLIER_GLYPH = "▾"  # a low outlier: flagged, not judged (its Job's verdict is its own ✓ or ✗)
 Y_LABEL_WIDTH = 7
 
 
@@ -168,7 +169,7 @@ def histogram_text(values: Mapping[str, float], outliers: Sequence[Outlier], sty
         text.append(bar, styles.get("outlier" if index in flagged else "bar"))
         text.append(f" {counts[index]}" if counts[index] else "")
         for outlier in sorted(flagged.get(index, []), key=lambda o: o.value):
-            text.append(f"  ✗ {outlier.label} {outlier.value:.1f}", styles.get("outlier"))
+            text.append(f"  {OUTLIER_GLYPH} {outlier.label} {outlier.value:.1f}", styles.get("outlier"))
         text.append("\n")
     text.append(" " * 17 + f"{shown_unit(BUS_BANDWIDTH)} ({BUS_BANDWIDTH})", style="italic")
     return text

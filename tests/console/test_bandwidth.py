@@ -79,11 +79,33 @@ async def test_the_slow_gpu_node_is_the_only_outlier_with_its_value(finished_sta
         assert [(o.label, o.value) for o in screen.outliers] == [("gpu-node-07", values["gpu-node-07"])]
         assert "threshold value >= 400" in screen.outliers[0].reason and "below the median" in screen.outliers[0].reason
         listed = str(screen.query_one("#bw-outliers", Static).render())
-        assert "✗ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
+        assert "▾ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
         histogram = str(screen.query_one(BandwidthHistogram).render())
-        assert f"✗ gpu-node-07 {values['gpu-node-07']:.1f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
+        assert f"▾ gpu-node-07 {values['gpu-node-07']:.1f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
         rows = [line for line in histogram.splitlines() if "│" in line]
-        assert sum(int(line.split()[-1]) for line in rows if line.rstrip()[-1:].isdigit() and "✗" not in line) == 31
+        assert sum(int(line.split()[-1]) for line in rows if line.rstrip()[-1:].isdigit() and "▾" not in line) == 31
+
+
+async def test_the_chooser_marks_each_job_by_its_own_verdict_and_outliers_apart(finished_state: Path) -> None:
+    """The chooser's ✓/✗ was the spread's outlier flag: a group that crashed with a fine value read ✓, and a low one
+    above the threshold ✗ (a review found both). It is the Job's verdict now, as every other screen says it; a low
+    outlier is marked ▾ beside it."""
+    app = await open_bandwidth(finished_state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await push(app, pilot)
+        assert app.snapshot is not None
+        snapshot = copy.deepcopy(app.snapshot)
+        jobs = {j["metadata"]["name"]: j for j in snapshot.jobs}
+        slow, crashed = jobs[f"{WORKFLOW}-group-6-iter-1"], jobs[f"{WORKFLOW}-group-7-iter-1"]  # gpu-node-07, gpu-node-08
+        slow["status"]["conditions"], crashed["status"]["conditions"] = crashed["status"]["conditions"], slow["status"]["conditions"]
+        screen.show(snapshot)
+        await pilot.pause()
+        chooser = screen.query_one(OptionList)
+        prompts = {str(chooser.get_option_at_index(i).prompt).split()[1]: str(chooser.get_option_at_index(i).prompt)
+                   for i in range(chooser.option_count)}
+        assert prompts["gpu-node-07"].startswith("✓ gpu-node-07") and prompts["gpu-node-07"].endswith(" ▾")
+        assert prompts["gpu-node-08"].startswith("✗ gpu-node-08") and not prompts["gpu-node-08"].endswith("▾")
+        assert sum(p.startswith("✓ ") for p in prompts.values()) == 31 and all(len(p) <= 30 for p in prompts.values())
         assert "busBandwidthGBps per node (32 measured of 32 jobs)" in str(screen.query_one("#bw-histogram-title", Static).render())
 
 
@@ -165,7 +187,7 @@ def test_histogram_counts_every_value_once_and_names_outliers() -> None:
     rows = text.splitlines()[:-1]
     assert len(rows) == 4 and rows[0].startswith("     1.0–5.8")
     counts = [int(row.split("│")[1].split()[1]) if row.split("│")[1].strip() else 0 for row in rows]
-    assert counts == [1, 1, 1, 2] and "✗ low 1.0" in rows[0]  # bins of 4.75 from 1.0: 10.0 | 10.5 | 19.9 20.0
+    assert counts == [1, 1, 1, 2] and "▾ low 1.0" in rows[0]  # bins of 4.75 from 1.0: 10.0 | 10.5 | 19.9 20.0
     assert histogram_text({}, [], {}).plain.startswith("no busBandwidthGBps")
 
 

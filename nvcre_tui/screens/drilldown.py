@@ -25,6 +25,7 @@ from nvcre_tui.engine.api.bodies import (
     orchestration_of,
     workflow_spec,
     workflow_status,
+    workload_run_of,
 )
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, NodeState
 from nvcre_tui.engine.report.nodestates import job_outcome, member_state
@@ -427,6 +428,11 @@ class DrilldownScreen(NvcreScreen):
         wf = self._current().get("workflow")
         if wf is None:
             self.notify("select a category, group or node")
+            return
+        parser = (workload_run_of(job_template_spec(wf)).get("measurement") or {}).get("parser")
+        if parser != "nccl":  # the screen plots nccl-tests' busbw curves; the others measure something else
+            self.notify(f"b: bandwidth curves are for nccl-tests categories; {wf['metadata']['name']} is measured by the {parser} parser",
+                        severity="warning")
             return
         self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
 

@@ -208,6 +208,41 @@ def test_sizes_and_median_curves() -> None:
     assert median_curve([{8: 1.0, 16: 4.0}, {8: 3.0}, {8: 2.0, 16: 6.0}]) == {8: 2.0, 16: 5.0}
 
 
+async def test_b_on_a_category_without_nccl_curves_says_so_instead_of_opening_an_empty_screen() -> None:
+    """`b` on a DCGM category opened the bandwidth screen to say it had nothing to show (a review found it)."""
+    from textual.widgets import Tree
+
+    from nvcre_tui.screens.drilldown import DrilldownScreen
+
+    from .harness import session_with
+
+    dcgm = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: diag}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories: [{domain: diagnostics, variant: dcgm-level4, options: {maxConcurrent: 8}}]
+"""
+    session = await session_with(dcgm, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=60)  # its Workflow made, its runs going
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.refresh_snapshot()
+        await app.push_screen(DrilldownScreen("diag"))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DrilldownScreen)
+        tree = screen.query_one(Tree)
+        tree.move_cursor(tree.root.children[0])
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.screen is screen  # stayed
+        said = [n.message for n in app._notifications]
+        assert any("bandwidth curves are for nccl-tests categories" in m and "dcgm" in m for m in said), said
+
+
 # ---- snapshot -------------------------------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.engine.units import count
 from nvcre_tui.policy import Policy
+from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.registry import BY_NAME
 from nvcre_tui.theme import DEFAULT_THEME, ThemedApp
@@ -297,18 +298,23 @@ class NvcreApp(ThemedApp[None]):
         self.request_quit()
 
     def request_quit(self) -> None:
-        """Quit at once, unless this console is the engine of certifications still running on a cluster: quitting
-        stops them advancing until another engine runs, so it asks first (Stay is the default answer). The simulator
-        keeps its time while no process runs and catches up when one opens it; a viewer's quitting stops nothing."""
+        """Quit at once, unless quitting loses something: a screen's unsaved work (a changed compose form), or, where
+        this console is the engine of certifications still running on a cluster, their progress until another engine
+        runs; then it asks first (Stay is the default answer). The simulator keeps its time while no process runs and
+        catches up when one opens it; a viewer's quitting stops nothing."""
         if any(isinstance(screen, QuitQuestion) for screen in self.screen_stack):
             return  # asked already: the question is on screen
+        lost = [said for screen in self.screen_stack if isinstance(screen, NvcreScreen) and (said := screen.unsaved())]
         running = self.running_here()
-        if not running:
+        if not running and not lost:
             self.exit()
             return
-        n = len(running)
-        question = (f"{count(n, 'certification')} {'is' if n == 1 else 'are'} running and this console is {'its' if n == 1 else 'their'} "
-                    f"engine: quitting stops {'it' if n == 1 else 'them'} advancing until another nvcre engine runs (`nvcre controller`). Quit?")
+        reasons = [f"{said[0].upper()}{said[1:]}: quitting discards it" for said in lost]
+        if running:
+            n = len(running)
+            reasons.append(f"{count(n, 'certification')} {'is' if n == 1 else 'are'} running and this console is {'its' if n == 1 else 'their'} "
+                           f"engine: quitting stops {'it' if n == 1 else 'them'} advancing until another nvcre engine runs (`nvcre controller`)")
+        question = ". ".join(reasons) + ". Quit?"
 
         def answered(quit_now: bool | None) -> None:
             if quit_now:
@@ -431,7 +437,7 @@ class NvcreApp(ThemedApp[None]):
 
 
 class QuitQuestion(ConfirmModal):
-    """The question before quitting stops this console's engine (NvcreApp.request_quit)."""
+    """The question before quitting loses unsaved work or stops this console's engine (NvcreApp.request_quit)."""
 
 
 def freeze_heap() -> None:

@@ -55,6 +55,10 @@ class NvcreScreen(Screen[None]):
     _covered_change = False  # a snapshot arrived while another screen covered this one
     deleting = False  # this screen's own deletion is under way (ask_to_delete): its certification going is no surprise
 
+    def unsaved(self) -> str | None:
+        """What quitting the console would lose on this screen, said for the question before it (None: nothing)."""
+        return None
+
     def on_mount(self) -> None:
         self.watch(self.app, "snapshot", self._snapshot_changed, init=True)
 

@@ -330,6 +330,9 @@ class ComposeScreen(NvcreScreen):
         """Whether the form holds something not on disk: it differs from when it was opened, loaded or saved."""
         return self.read_draft() != self._baseline
 
+    def unsaved(self) -> str | None:
+        return "the certification being composed is not saved or submitted" if self.changed() else None
+
     def action_back(self) -> None:
         """Leave; a changed form asks first (the default answer keeps it)."""
         if not self.changed():

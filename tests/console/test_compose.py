@@ -378,6 +378,40 @@ class TestLeaving:
             await pilot.pause()
             assert app.screen is base
 
+    async def test_quitting_with_a_changed_form_asks_first(self) -> None:
+        """q (offered in the footer wherever focus is not in a text field) quit and threw a changed form away, while
+        escape asked (a review found it); quitting asks as escape does, Stay being the default answer."""
+        from nvcre_tui.app import QuitQuestion
+
+        app = await open_compose()
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await push_compose(app, pilot)
+            screen.query_one("#name", Input).value = "half-typed"
+            screen.set_focus(None)
+            await pilot.pause()
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitQuestion) and app.return_code is None
+            assert str(app.screen.query_one("#question").render()) == (
+                "The certification being composed is not saved or submitted: quitting discards it. Quit?")
+            await pilot.press("enter")  # the default stays
+            await pilot.pause()
+            assert app.screen is screen and screen.query_one("#name", Input).value == "half-typed"
+            app.request_quit()
+            await pilot.pause()
+            assert isinstance(app.screen, QuitQuestion)
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.return_code == 0
+
+    async def test_quitting_with_an_unchanged_form_does_not_ask(self) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await push_compose(app, pilot)
+            app.request_quit()
+            await pilot.pause()
+            assert app.return_code == 0
+
     async def test_a_loaded_or_saved_form_is_on_disk_so_escape_does_not_ask(self, tmp_path: Path) -> None:
         app = await open_compose()
         async with app.run_test(size=(120, 40)) as pilot:

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.api.bodies import group_nodes
+from nvcre_tui.engine.api.vocabulary import NOT_RUN
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.html import bars_svg, render_html
 from nvcre_tui.engine.report.junit import render_junit
@@ -168,3 +170,22 @@ def test_a_group_whose_threshold_could_not_be_evaluated_is_not_low() -> None:
     expression = "value > 261.0 && value < 269.0 ? [1][int(value) - 260] == 1 : value >= 250"
     assert _low(expression, 263.98) is None  # index out of range: InvalidThresholdExpression, neither low nor ok
     assert _low(expression, 240.0) is True and _low(expression, 255.0) is False
+
+
+def test_the_unblamed_members_of_a_group_that_never_ran_are_untested_on_the_map_as_in_their_job_rows() -> None:
+    """A node that could not take its pod kept its whole group from running: the map (and the node screen's header)
+    called the others `inconclusive`, "in failed group ..., not blamed", while their Job rows said `untested` (a
+    review found the node screen contradicting itself). Both read what the group's outcome says of them."""
+    run = run_case("unschedulable-full-scale")
+    view = _view("unschedulable-full-scale")
+    [job] = [j for j in run.objects["Job"] if j["status"].get("failedNodes")]
+    members = group_nodes(job)
+    blamed = {f["name"] for f in job["status"]["failedNodes"]}
+    assert nodestates.failure_reason(job) in NOT_RUN and blamed and set(members) - blamed
+    marks = nodestates.job_marks(job, diagnosing=False)
+    for node in set(members) - blamed:
+        [(state, detail, _)] = marks[node]
+        row = nodestates.member_state(members, job["status"]["failedNodes"], node, nodestates.job_outcome(job), nodestates.failure_reason(job))
+        assert state == row == "untested" and "which never ran" in detail, (node, state, row, detail)
+    states = nodestates.compute(view.categories, [{"metadata": {"name": n}} for n in members])
+    assert {states[n][0] for n in set(members) - blamed} == {"untested"}

@@ -64,7 +64,11 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     states = MEMBER_STATES if diagnose is None else DIAGNOSED_MEMBER_STATES if diagnose.get("complete") else DIAGNOSE_MEMBER_STATES
     round_ = (diagnose or {}).get("round", 0)
     cleared = set((diagnose or {}).get("healthyNodes") or [])  # reference partners: a failed test beside them says nothing of them
-    for group in category.groups:
+    # A finished Workflow's current groups keep only name, nodes and phase: the rest is in its last record.
+    last = category.iterations[-1].groups if category.iterations and cond.is_terminal(wf) else []
+    recorded: dict[object, Mapping[str, Any]] = {g.get("name"): g for g in last}
+    for current in category.groups:
+        group: dict[str, Any] = {**recorded.get(current.get("name"), {}), **current}
         phase = str(group.get("phase") or "")
         state = unblamed_state(phase, group.get("reason"), states)
         # While the round is weighed: the members its Job blamed (even where the test never ran: a node that could
@@ -79,10 +83,10 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
             elif state != "suspect":
                 _mark(before, node, state)
     for record in category.iterations:
-        for group in record.groups:
-            finished = unblamed_state(str(group.get("phase") or ""), group.get("reason"), states)
+        for outcome in record.groups:
+            finished = unblamed_state(str(outcome.get("phase") or ""), outcome.get("reason"), states)
             if finished in ("passed", "inconclusive"):  # what a finished iteration proved
-                for node in group["nodes"]:
+                for node in outcome["nodes"]:
                     _mark(before, node, finished)
     diagnose = diagnose or {}
     # The map follows diagnose round by round: suspects narrow as the waves clear them, and a suspect the current
@@ -121,7 +125,7 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
             return {node: [("untested", f"in group {name}, which never ran: {reason}", OFFER)] for node in members}
         detail = f"in failed group {name}, no node blamed: {reason}"
         return {node: [("inconclusive", detail, OFFER)] for node in members}
-    return _blame_marks(name, members, blamed)
+    return _blame_marks(name, members, blamed, failure_reason(job) if blamed else None)
 
 
 def job_outcome(job: Obj) -> str:
@@ -167,16 +171,19 @@ def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], re
     return "suspect" if blamed_together(members, blamed, reason) else "failed"
 
 
-def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]]) -> Marks:
+def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: object) -> Marks:
     marks: Marks = {}
     if not blamed:
         return marks
-    # Unblamed members of a failed group ran but proved nothing.
     for failed in blamed:
         state = blamed_state(members, blamed, failed["reason"])
         _mark(marks, failed["name"], state, f"{failed['reason']}: {failed.get('message', '')}", OVERRIDE)
+    # Unblamed members of a failed group ran but proved nothing (inconclusive); of one whose workload never ran (a
+    # member's node could not take its pod), they were not tested at all: `unblamed_state`, as member rows say it.
+    state = unblamed_state(FAILED, reason)
+    said = f"in group {job_name}, which never ran: {reason}" if state == "untested" else f"in failed group {job_name}, not blamed"
     for name in sorted(set(members) - {f["name"] for f in blamed}):
-        _mark(marks, name, "inconclusive", f"in failed group {job_name}, not blamed", OFFER)
+        _mark(marks, name, state, said, OFFER)
     return marks
 
 
@@ -186,7 +193,7 @@ def _gone_job_marks(category: CategoryView, after: Marks) -> None:
     for group in (*category.groups, *(g for record in category.iterations for g in record.groups)):
         ref = group.get("jobRef")
         if ref and ref not in present and group.get("blamedFor"):
-            for node, found in _blame_marks(ref, group["nodes"], recorded_blame(group, group["nodes"])).items():
+            for node, found in _blame_marks(ref, group["nodes"], recorded_blame(group, group["nodes"]), failure_reason(None, group)).items():
                 after.setdefault(node, []).extend(found)
             present.add(ref)  # a current group and its record: one Job
 

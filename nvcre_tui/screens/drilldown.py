@@ -289,11 +289,12 @@ class DrilldownScreen(NvcreScreen):
             # member it did not blame ran and proved nothing (inconclusive), or never ran (untested).
             mark = STATE_GLYPHS[NodeState(member_state(group["nodes"], failures, name, outcome, group.get("reason")))]
             why = f"  {failure['reason']}" if failure else ""
-            # The diagnosis's verdict on a member this test blamed: a node it cleared is not failed by this test.
-            verdict = verdicts.get(name) if failure else None
+            # The diagnosis's verdict on a member of a failed test, blamed by it or not: a node it cleared is not
+            # failed (nor left in doubt) by this test.
+            verdict = verdicts.get(name) if failure or outcome == FAILED else None
             shown = verdict_mark(verdict)
-            if failure and shown is not None:
-                mark, why = STATE_GLYPHS[shown[0]], f"  {shown[1]} · {failure['reason']}"
+            if shown is not None:
+                mark, why = STATE_GLYPHS[shown[0]], f"  {shown[1]}" + (f" · {failure['reason']}" if failure else "")
             holder.add_leaf(f"{mark} {name}{why}",
                             data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict,
                                   "failed": bool(failure) and (shown is None or shown[0] is not NodeState.PASSED)})

@@ -69,3 +69,27 @@ async def test_the_node_screen_marks_the_job_row_with_the_verdict_that_cleared_t
         await pilot.pause()
         evidence = str(app.screen.query_one("#evidence", Static).render())
         assert evidence.startswith("Diagnosis: ✓ cleared (healthy)") and "ThresholdViolation" in evidence, evidence
+
+
+async def test_members_a_failed_test_did_not_blame_show_the_verdict_that_cleared_them(tmp_path: Path) -> None:
+    """A screening test failed on one member's Xid crash, blaming it alone: its partners, cleared by the diagnosis,
+    read `? gpu-node-06` in the drill-down while the verdicts said every other node was healthy (a review found
+    it). They carry their verdict as blamed members do."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    from .harness import DIAGNOSE, session_with
+    from .test_diagnose_view import MID_ROUND_FLEET
+
+    (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
+    app = NvcreApp(session=await session_with(DIAGNOSE, scenario=load_scenario(tmp_path / "fleet.yaml")), live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        members = [(n.data or {}, str(n.label)) for n in DrilldownScreen._walk(app.screen.query_one(Tree).root)]
+        crashed = [data["group"] for data, label in members if data.get("kind") == "node" and data["node"] == "gpu-node-05"
+                   and "WorkloadFailed" in label]
+        assert crashed, [label for _, label in members]
+        partners = [(data["node"], label) for data, label in members if data.get("kind") == "node"
+                    and data["group"]["name"] == crashed[0]["name"] and data["node"] != "gpu-node-05"]
+        assert partners and all(label == f"✓ {node}  cleared" for node, label in partners), partners

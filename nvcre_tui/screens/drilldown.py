@@ -108,6 +108,8 @@ class DrilldownScreen(NvcreScreen):
             return
         self._uid = uid
         selected = tree.cursor_node.data if tree.cursor_node else None
+        if tree.cursor_line > 0:  # the user moved off the root before a failure came: the cursor is theirs now
+            self._placed = True
         view = snapshot.views[self.certification]
         if view is not self._shown:  # the same object while nothing of this certification changed
             self._shown = view

@@ -255,3 +255,38 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
         assert sorted(n for n, (state, _) in node_states(snapshot, "isolate").items() if state == "failed") == ["gpu-node-05", "gpu-node-12"]
     finally:
         await session.close()
+
+
+async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() -> None:
+    """The drill-down opens on the first failed node; opened before any failure and moved by the user, it jumped to
+    the first failure when one came (a review found it). Once moved, the cursor is the user's."""
+    from nvcre_tui.engine.views import Snapshot
+
+    session = await session_with(DIAGNOSE, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=30)  # screening under way, nothing failed yet
+    assert not any(state == "failed" for state, _ in node_states(await Snapshot.read(session.store, "default"), "isolate").values())
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await app.refresh_snapshot()
+        await app.push_screen(DrilldownScreen("isolate"))
+        await pilot.pause()
+        tree = app.screen.query_one(Tree)
+        tree.focus()
+        await pilot.press("down")  # onto the category
+        await pilot.pause()
+        chosen = tree.cursor_node
+        assert chosen is not None and tree.cursor_line == 1
+        for _ in range(60):
+            await session.engine.run_until_settled(max_seconds=60)
+            await app.refresh_snapshot()
+            await pilot.pause()
+            snapshot = app.snapshot
+            assert snapshot is not None
+            if any((n.data or {}).get("failed") for n in DrilldownScreen._walk(tree.root)):
+                break
+        else:
+            raise AssertionError("no failure came")
+        await pilot.pause()
+        assert tree.cursor_node is not None, chosen.label
+        assert DrilldownScreen._key_of(tree.cursor_node.data) == DrilldownScreen._key_of(chosen.data), (tree.cursor_node.label, chosen.label)

@@ -26,7 +26,8 @@ class OptionField:
 
     alias: str
     label: str
-    kind: str  # "scale" (a Select of the entry's testScales), "int" or "text"
+    kind: str  # "scale" (a Select of the entry's testScales), "choice" (a Select of `choices`), "int" or "text"
+    choices: tuple[str, ...] = ()  # a "choice" field's values, the default first
 
 
 OPTION_FIELDS: tuple[OptionField, ...] = (
@@ -36,6 +37,8 @@ OPTION_FIELDS: tuple[OptionField, ...] = (
     OptionField("maxConcurrent", "max concurrent", "int"),
     OptionField("repeatCount", "repeat count", "int"),
     OptionField("timeoutPerJob", "timeout per job", "text"),
+    # What a failed intra-rack or full-scale category does: report it, or narrow its failed groups down to nodes.
+    OptionField("onFailure", "on failure", "choice", ("report", "diagnose")),
 )
 FORM_OPTIONS = frozenset(f.alias for f in OPTION_FIELDS)
 

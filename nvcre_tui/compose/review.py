@@ -39,6 +39,7 @@ class CategoryPlan:
     smallest: int = 0  # nodes in its smallest and largest group, as the engine partitions them
     largest: int = 0
     diagnose: bool = False  # the groups are a diagnosis's first round: later rounds split the failed ones
+    diagnose_on_failure: bool = False  # onFailure: diagnose: a failed group is narrowed down to its nodes
     eligible: int = 0
     excluded: tuple[tuple[str, str], ...] = ()  # (node, reason)
     error: str | None = None
@@ -124,6 +125,7 @@ def _plan_of(item: RenderedCategory) -> CategoryPlan:
     return CategoryPlan(
         key=item.entry.key, test_scale=orchestration.test_scale or "", groups=len(item.groups),
         smallest=min(sizes), largest=max(sizes), diagnose=status is not None and status.diagnose is not None,
+        diagnose_on_failure=orchestration.on_failure is not None and orchestration.on_failure.diagnose is not None,
         eligible=len(item.discovery.nodes), excluded=tuple((x.name, x.message or x.reason) for x in item.discovery.excluded),
     )
 

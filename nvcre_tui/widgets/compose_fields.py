@@ -43,7 +43,7 @@ def show_message(widget: Static, message: str | None, *, style: str = "") -> Non
 
 
 class CategoryOptionsPanel(Vertical):
-    """The form options of one selected category: testScale limited to the entry's scales, then numbers."""
+    """The form options of one selected category: testScale limited to the entry's scales, numbers, onFailure."""
 
     DEFAULT_CSS = FIELD_CSS + """
     CategoryOptionsPanel { height: auto; margin: 0 0 1 0; }
@@ -64,9 +64,9 @@ class CategoryOptionsPanel(Vertical):
             value = self._initial.get(spec.alias, "")
             with Horizontal(classes="option-row"):
                 yield Label(spec.label)
-                if spec.kind == "scale":
-                    scales = [(scale, scale) for scale in self.entry.test_scales]
-                    yield Select(scales, prompt=f"default ({self.entry.test_scales[0]})", value=value or Select.NULL,
+                if spec.kind in ("scale", "choice"):
+                    choices = self.entry.test_scales if spec.kind == "scale" else spec.choices
+                    yield Select([(choice, choice) for choice in choices], prompt=f"default ({choices[0]})", value=value or Select.NULL,
                                  compact=True, id=f"opt-{spec.alias}")
                 else:
                     yield Input(value, placeholder=OPTION_PLACEHOLDERS.get(spec.alias, ""), compact=True, id=f"opt-{spec.alias}")

@@ -35,6 +35,8 @@ def _plan_lines(item: CategoryPlan) -> list[Content]:
     else:
         planned = f"{groups} of {nodes}"
     lines = [Content(f"  {planned} · {item.eligible} eligible nodes")]
+    if item.diagnose_on_failure:
+        lines.append(Content("  on failure: diagnose narrows the failed groups down to their nodes (no second certification)"))
     if item.excluded:
         shown = "; ".join(f"{name} {reason}" for name, reason in item.excluded[:EXCLUDED_SHOWN])
         more = f"; … {len(item.excluded) - EXCLUDED_SHOWN} more" if len(item.excluded) > EXCLUDED_SHOWN else ""

@@ -582,3 +582,29 @@ async def test_a_diagnose_plan_shows_its_first_rounds_group_sizes() -> None:
     text = str(plan_text(result))
     assert f"{len(sizes)} first-round groups of {min(sizes)}-{max(sizes)} nodes (diagnose: later rounds split the failed ones)" in text, text
     assert "per job" not in text
+
+
+async def test_on_failure_diagnose_is_chosen_in_the_form_and_the_plan_says_what_it_does() -> None:
+    """onFailure could only come from a loaded file ("kept from the file as written", a review found): it is a field
+    of each category now, written into the Certification as a file would say it, and the plan says what it does."""
+    app = await open_compose()
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await push_compose(app, pilot)
+        await type_into(pilot, screen.query_one("#name", Input), "rack-burn-in")
+        await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.present=true")
+        await select_category(pilot, screen, ALL_REDUCE)
+        panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+        on_failure = panel.query_one("#opt-onFailure", Select)
+        assert on_failure.value is Select.NULL  # default: report
+        with pytest.raises(InvalidSelectValueError):
+            on_failure.value = "retry"
+        panel.query_one("#opt-testScale", Select).value = "intra-rack"
+        on_failure.value = "diagnose"
+        await pilot.pause()
+        await pilot.pause()
+        preview = yaml.safe_load(shown(screen, "#yaml"))
+        assert preview["spec"]["categories"] == [{"domain": "communication", "variant": "nccl-all-reduce",
+                                                  "options": {"testScale": "intra-rack", "onFailure": "diagnose"}}]
+        assert "on failure: diagnose narrows the failed groups down to their nodes" in shown(screen, "#plan")
+        assert shown(screen, "#status").startswith("✓ ready to submit rack-burn-in")
+        assert not shown(screen, "#carried")

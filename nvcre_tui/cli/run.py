@@ -31,11 +31,11 @@ from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_resul
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
-from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
+from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.job import pending_message
+from nvcre_tui.engine.controllers.job import pending_bound, pending_message
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
@@ -454,10 +454,8 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
         told.add(uid)
         group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
         job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
-        grace = (job.get("spec") or {}).get("schedulingStallGraceSeconds", 300)  # as controllers/job.py waits
-        starting = status.get("reason") in AWAITING_START  # placed and pulling its image, or queued: timeoutPerJob bounds that
-        bound = float(grace) if isinstance(grace, (int, float)) and not starting else None
-        why = pending_message(str(status.get("message") or "no reason given"), bound)
+        grace, per_job = pending_bound(job.get("spec") or {}, status)  # as controllers/job.py waits
+        why = pending_message(str(status.get("message") or "no reason given"), grace, per_job=per_job)
         lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {why}")
     return lines
 

@@ -70,7 +70,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
             if status.simulated_nodes else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
-        "controllers": _controller_row(status.controllers),
+        "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
         "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
     }
     return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
@@ -86,16 +86,21 @@ def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[s
         return ("kubelets", "ok", f"{checked} of {checked} GPU nodes renew their kube-node-lease Lease")
     if len(silent) == checked:
         return ("kubelets", "missing", f"none of the {checked} GPU nodes renews a Lease in kube-node-lease: no kubelet runs "
-                "them, so no pod will start there (each run fails WorkloadNotStarted after its scheduling grace)")
+                "them, so no pod will start there (each run fails WorkloadNotStarted, no node blamed: after its scheduling "
+                "grace, or once its pods are placed after timeoutPerJob)")
     names = ", ".join(silent[:5]) + (f" (+{len(silent) - 5} more)" if len(silent) > 5 else "")
     return ("kubelets", "partial", f"{checked - len(silent)} of {checked} GPU nodes renew their kube-node-lease Lease; "
             f"no kubelet heard from: {names}")
 
 
-def _controller_row(controllers: dict[str, str | None]) -> tuple[str, str, str]:
-    """Whether the controllers that make a TrainJob's pods run (each renews its leader-election Lease)."""
+def _controller_row(controllers: dict[str, str | None], *, jobset: bool = True) -> tuple[str, str, str]:
+    """Whether the controllers that make a TrainJob's pods run (each renews its leader-election Lease). Without
+    JobSet's CRD a TrainJob is never made at all: that, not a controller, is what the user must fix first."""
     if not controllers:
         return ("trainer controllers", "-", "no Kubeflow Trainer CRDs")
+    if not jobset:
+        return ("trainer controllers", "missing", "no JobSet CRD is served: each run fails at once (WorkloadNotCreated) before "
+                "any controller could act; install JobSet, which the Trainer needs")
     from nvcre_tui.engine.kube.status import CONTROLLER_NAMES
 
     silent = [CONTROLLER_NAMES[key] for key, where in controllers.items() if where is None]

@@ -179,6 +179,10 @@ async def test_pods_placed_but_still_starting_get_timeout_per_job_not_the_stall_
         await engine.run_until_settled(max_seconds=1800)  # half an hour: far past the 300 s stall grace
         [job] = (await session.store.list(JOB, "default")).items
         assert not cond.is_terminal(job), "an image still pulling is not a stall"
+        # ... and the Job says when it gives up (a walkthrough waited an hour on pods no kubelet ran, told no end)
+        waiting = cond.find(job["status"]["conditions"], "InProgress")
+        assert waiting is not None and waiting["reason"] == "WorkloadPending", waiting
+        assert waiting["message"].endswith("; it fails after 40m00s (timeoutPerJob) of this"), waiting["message"]
         await engine.run_until_settled(max_seconds=3600)
         [job] = (await session.store.list(JOB, "default")).items
         failed = cond.find(job["status"]["conditions"], "Failed")

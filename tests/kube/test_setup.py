@@ -530,8 +530,12 @@ async def test_status_says_when_the_trainers_controllers_do_not_run(server, kube
 
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     assert "no Kubeflow Trainer CRDs" in controller_row(out)
-    for crd in (real_trainer_crd("trainjobs"), real_trainer_crd("trainingruntimes"), jobset_crd()):
+    for crd in (real_trainer_crd("trainjobs"), real_trainer_crd("trainingruntimes")):
         await admin.create(CRD, crd)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = controller_row(out)  # no JobSet CRD: a TrainJob is never made, whatever controllers run
+    assert "missing" in row and "no JobSet CRD is served" in row and "WorkloadNotCreated" in row, row
+    await admin.create(CRD, jobset_crd())
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     row = controller_row(out)
     assert "missing" in row and "Kubeflow Trainer or JobSet's controller" in row and "TrainJobs get no pods" in row

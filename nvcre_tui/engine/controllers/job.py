@@ -28,6 +28,7 @@ Outcomes and who is blamed:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
@@ -144,9 +145,7 @@ async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     # The stall grace is for placement; placed pods still creating their containers may be pulling a large image
     # (NeMo's is tens of GB) and get timeoutPerJob.
-    starting = state.get("reason") in AWAITING_START
-    grace = (parse_duration(job["spec"].get("timeout") or "24h") if starting
-             else float(job["spec"].get("schedulingStallGraceSeconds", 300)))
+    grace, starting = pending_bound(job.get("spec") or {}, state)
     waited = (ctx.clock.now() - parse_time(state.get("pendingSince") or ctx.now())).total_seconds()
     blocked = state.get("blockedNodes")
     if waited >= grace and await _refreshed_still(ctx, run, "Scheduling"):
@@ -161,7 +160,7 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
         failed = [{"name": name, "reason": SCHEDULING_BLOCKED, "message": own} for name in blocked]
         await _finish(ctx, job, run, FAILED, SCHEDULING_BLOCKED, message, failed)
         return None
-    await _pending_said(ctx, job, run, state, None if starting else grace)
+    await _pending_said(ctx, job, run, state, grace, per_job=starting)
     return grace - waited
 
 
@@ -175,20 +174,28 @@ def _progress_seen(ctx: Context, run: Obj) -> Progress:
     return ctx.progress[key]
 
 
-def pending_message(said: str, grace: float | None) -> str:
-    """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (None: placed and
-    starting, which timeoutPerJob bounds instead)."""
-    return f"{said}; it fails after {format_duration(grace)} of this" if grace is not None else said
+def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[float, bool]:
+    """How long a Job (its `spec`) waits for its run's pods, and whether that bound is timeoutPerJob: placed pods
+    still starting (pulling a large image, or queued: AWAITING_START) get it; unplaced ones the scheduling grace."""
+    if state.get("reason") in AWAITING_START:
+        return parse_duration(spec.get("timeout") or "24h"), True
+    grace = spec.get("schedulingStallGraceSeconds", 300)
+    return (float(grace) if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 300.0), False
 
 
-async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus, grace: float | None) -> None:
+def pending_message(said: str, grace: float, *, per_job: bool = False) -> str:
+    """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (`pending_bound`)."""
+    return f"{said}; it fails after {format_duration(grace)}{' (timeoutPerJob)' if per_job else ''} of this"
+
+
+async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus, grace: float, *, per_job: bool) -> None:
     """The Job says why its pods do not run yet, as the runner tells it (no pods made: which controller is missing;
     the nodes a scheduler cannot use) and when it fails, and how its run is carried out (the batch fallback, the
     simulated fleet): the console and a report read the Job, not the run. Written when that changes only."""
     said = state.get("message")
     if not said:
         return
-    message = pending_message(str(said), grace)
+    message = pending_message(str(said), grace, per_job=per_job)
     carried = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
     conditions = cond.with_phase(carried, IN_PROGRESS, WORKLOAD_PENDING, message, ctx.now())
     if conditions != conditions_of(job):

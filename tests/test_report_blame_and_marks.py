@@ -189,3 +189,16 @@ def test_the_unblamed_members_of_a_group_that_never_ran_are_untested_on_the_map_
         assert state == row == "untested" and "which never ran" in detail, (node, state, row, detail)
     states = nodestates.compute(view.categories, [{"metadata": {"name": n}} for n in members])
     assert {states[n][0] for n in set(members) - blamed} == {"untested"}
+
+
+def test_the_text_report_names_the_nodes_each_exclusion_reason_excluded() -> None:
+    """"Excluded: 2 (dgx-03, dgx-04)" over the reasons "Ready condition Unknown" and "cordoned" read as dgx-03 not
+    Ready (a walkthrough found it: the reasons were sorted apart from the names). Each reason names its nodes."""
+    report = run_case("cordoned-before-run").report
+    excluded = [{"name": f"dgx-{i:02d}", "reason": "Cordoned", "message": "cordoned (spec.unschedulable)"} for i in (3, 5, 6, 7, 8, 9)]
+    excluded.insert(1, {"name": "dgx-04", "reason": "NotReady", "message": "Ready condition Unknown"})
+    lines = render_text({**report, "excludedNodes": excluded}).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  Excluded:"))
+    assert lines[at:at + 3] == ["  Excluded:       7 (dgx-03, dgx-04, dgx-05, dgx-06, dgx-07, dgx-08, dgx-09)",
+                                "                  dgx-04: Ready condition Unknown",
+                                "                  dgx-03, dgx-05, dgx-06, dgx-07 (+2 more): cordoned (spec.unschedulable)"], lines[at:at + 3]

@@ -186,6 +186,9 @@ HOW_RUN_SHOWN = {"workloadFallback": "batch/v1 fallback (no Kubeflow Trainer)",
                  "simulated": "simulated (no GPU ran them: made-up measurements)"}
 
 
+EXCLUDED_NAMED = 4  # nodes named beside each exclusion reason
+
+
 def render_text(report: Obj) -> str:
     """The full report."""
     lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
@@ -195,8 +198,13 @@ def render_text(report: Obj) -> str:
     excluded = report.get("excludedNodes") or []
     if excluded:
         lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")
-        reasons = sorted({e.get("message") or e["reason"] for e in excluded})
-        lines += [f"  {'':13}{reason}" for reason in reasons]
+        # Each reason with the nodes it excluded (a bare list of reasons read as a mapping onto the names above).
+        by_reason: dict[str, list[str]] = {}
+        for entry in excluded:
+            by_reason.setdefault(str(entry.get("message") or entry["reason"]), []).append(str(entry["name"]))
+        for reason, names in sorted(by_reason.items()):
+            shown = ", ".join(names[:EXCLUDED_NAMED]) + (f" (+{len(names) - EXCLUDED_NAMED} more)" if len(names) > EXCLUDED_NAMED else "")
+            lines.append(f"  {'':16}{shown}: {reason}")
     lines.append("")
     for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
         lines += _card(title, _category_rows(category))

@@ -189,7 +189,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     """Server-side apply of every object in order, then wait for the CRDs to be Established. Progress goes to
     `out` (stdout; `run --setup`, whose stdout is the report: stderr)."""
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
-    from nvcre_tui.engine.store.errors import NotFound, Unavailable
+    from nvcre_tui.engine.store.errors import NotFound, Timeout, Unavailable
     from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
 
     namespace = _namespace(args)
@@ -198,10 +198,10 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         found = await store.get(NAMESPACE, namespace)
     except NotFound:
         namespace_exists = False
-    except Unavailable as error:
+    except (Unavailable, Timeout) as error:
         if not args.dry_run:
             raise
-        # configured but not reachable: still show what would be applied
+        # configured but not reachable (refused, or no answer): still show what would be applied
         _say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
         print(to_yaml(objects), end="")
         return EXIT_OK

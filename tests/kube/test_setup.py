@@ -189,6 +189,15 @@ async def test_init_dry_run_without_a_cluster_renders_offline(capsys) -> None:
     assert list(yaml.safe_load_all(out)) == install_objects("elsewhere")
 
 
+async def test_init_dry_run_on_a_server_that_does_not_answer_renders_offline(server, kubeconfig, capsys) -> None:
+    """A server that accepts connections and never answers printed one error line and no manifests, where a refused
+    connection rendered offline (a walkthrough found the two differ): both are a cluster not reachable."""
+    server.faults.add(Fault(method="GET", path=r"/namespaces/", status=504))  # a gateway's "no answer in time"
+    code, out, err = await nvcre(capsys, "setup", "init", "--dry-run", "--kubeconfig", kubeconfig)
+    assert code == 0 and "# cluster unreachable (" in err and "offline render" in err, err
+    assert list(yaml.safe_load_all(out)) == install_objects(NS)
+
+
 async def test_init_refused_by_the_server_is_one_line(server, kubeconfig, capsys) -> None:
     server.faults.add(Fault(method="PATCH", path=r"/clusterroles/", status=403))
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

@@ -249,7 +249,9 @@ def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int, *, 
         nodes = ", ".join(sorted({str(pod_node(pod)) for pod in waiting}))
         return Verdict("Scheduling", reason, f"{len(running)}/{expected} pod(s) running; not started on {nodes}{f' ({why})' if why else ''}{later}")
     if unplaced and not running:
-        return Verdict("Scheduling", message=f"{len(unplaced)}/{expected} pod(s) not placed, and no scheduler has said why")
+        # "4/5 pod(s) not placed" read as one placed, where the fifth (an MPI launcher) was not made yet
+        unplaced_said = "none placed" if len(unplaced) == len(live) else f"{len(unplaced)} not placed"
+        return Verdict("Scheduling", message=f"{len(live)}/{expected} pod(s) made, {unplaced_said}, and no scheduler has said why{later}")
     return Verdict("Scheduling", reason, f"{len(running)}/{expected} pod(s) running{later}")
 
 

@@ -129,7 +129,9 @@ async def test_what_nvcre_relies_on(store, clock) -> None:
         await store.create(CRD, trainer_crd(name))
     await store.create(CRD, trainer_crd("clusterpolicies.nvidia.com"))
     await store.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-operator"}})
-    for n in (node("gpu-1", {"nvidia.com/gpu.present": "true"}, 8), node("gpu-2", gpus=4), node("cpu-1")):
+    # sim-1: a Node --sim-runner registered carries GPU Feature Discovery's label too, which proves no GPU Operator
+    simulated = node("sim-1", {"nvidia.com/gpu.present": "true", "nvcre.nvidia.com/simulated": "true"}, 8)
+    for n in (node("gpu-1", {"nvidia.com/gpu.present": "true"}, 8), node("gpu-2", gpus=4), node("cpu-1"), simulated):
         created = await store.create(NODE, n)
         await store.update_status(NODE, {**created, "status": n["status"]})
     for ns, name in (("gpu-operator", "nvidia-dcgm-exporter"), ("default", "kubernetes")):
@@ -141,7 +143,7 @@ async def test_what_nvcre_relies_on(store, clock) -> None:
     assert status.gpu_operator == ["clusterpolicies.nvidia.com CRD", "namespace gpu-operator",
                                    "1 nodes labelled nvidia.com/gpu.present=true"]
     assert status.dcgm_services == ["gpu-operator/nvidia-dcgm-exporter"]
-    assert (status.gpu_nodes, status.nodes) == (2, 3)
+    assert (status.gpu_nodes, status.nodes) == (3, 4)
     # The exporter is not the hostengine DCGM level 4 connects to (dcgmi --host nvidia-dcgm.gpu-operator.svc:5555).
     assert status.dcgm_hostengine == {"nvidia-dcgm.gpu-operator.svc:5555": False}
 

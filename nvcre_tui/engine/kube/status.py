@@ -268,7 +268,8 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                 if await _read(unknown, "gpuOperator", _get(store, CRD, name), None) is not None]
     evidence += [f"namespace {name}" for name in GPU_OPERATOR_NAMESPACES
                  if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
-    labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true")
+    # GPU Feature Discovery's label, on Nodes it could have labelled: --sim-runner's fleet carries it too
+    labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and labels_of(node).get(LABEL_SIMULATED) != "true")
     if labelled:
         evidence.append(f"{labelled} nodes labelled {LABEL_GPU_PRESENT}=true")
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)

@@ -28,7 +28,7 @@ from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.numbers import integer
 from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_results_file, close_session, namespace_of,
                                   refuse_damaged_rows, write_results)
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices
+from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
@@ -283,7 +283,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         if isinstance(error, NotFound) and not simulated and not await _namespace_exists(session, namespace):
-            raise InputError(f"namespace {namespace} not found on {where} (nothing was created: kubectl create namespace "
+            raise InputError(f"namespace {namespace} not found on {where_of(session)} (nothing was created: kubectl create namespace "
                              f"{namespace}, or another -n)") from None
         raise InputError(f"{_source(args)}: {error}") from None
     if pull_secret is not None and login is not None:
@@ -361,8 +361,8 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     refuse_damaged_rows(session)
     if not finished:
         waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)
-        time_kind = "simulated time" if isinstance(session.clock, ManualClock) else "time"
-        why = f"Timed out after {format_duration(limit)} of {time_kind}" if waited >= limit else \
+        time_kind = " of simulated time" if isinstance(session.clock, ManualClock) else ""
+        why = f"Timed out after {format_duration(limit)}{time_kind}" if waited >= limit else \
             f"The engine went idle after {format_duration(waited)} with the certification unfinished"
         advice = "" if args.cleanup else f"\n  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}"
         console.print(f"[yellow]{why}; {goes_on}.[/]{advice}", soft_wrap=True)

@@ -49,7 +49,7 @@ def test_a_run_that_stops_following_says_nothing_advances_it_and_so_does_its_rep
                      "--name", "alone", "--wait", "--timeout", "2s", "--history", str(tmp_path / "h.db")])
         out, err = capsys.readouterr()
         assert code == 3 and "Result:         RUNNING" in out
-        assert f"Timed out after 2s of time; the certification stays, but {NO_ENGINE}." in err
+        assert f"Timed out after 2s; the certification stays, but {NO_ENGINE}." in err
         assert "goes on" not in err
 
         report = ["certification", "report", "alone", "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
@@ -73,7 +73,9 @@ def test_a_run_into_a_namespace_that_does_not_exist_says_so_in_one_line(tmp_path
         asyncio.run(_register(kubeconfig))
         code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                      "-n", "nope", "--wait", "--history", str(tmp_path / "h.db")])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert err.strip().splitlines()[-1] == ("namespace nope not found on cluster emulator · nope (nothing was created: "
-                                            "kubectl create namespace nope, or another -n)")
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err.strip().splitlines()[-1] == ("namespace nope not found on cluster emulator (nothing was created: "
+                                                "kubectl create namespace nope, or another -n)")  # the namespace said once
+        code = main(["certification", "report", "alone", "--kubeconfig", str(kubeconfig), "-n", "nope", "--history", str(tmp_path / "h.db")])
+        assert code == 2 and capsys.readouterr().err.strip() == "certification 'alone' not found in namespace nope of cluster emulator"

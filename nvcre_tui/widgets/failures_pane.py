@@ -42,7 +42,8 @@ class FailuresPane(DataTable[Text]):
         self.failures: list[FailureRow] = []
 
     def on_mount(self) -> None:
-        self.add_columns("Node", "Category (+ others that blamed it)", "Reason", "Measured", "Log")
+        # The reason beside the node: on 80 columns the last columns are cut, and the category is the lesser of the two.
+        self.add_columns("Node", "Reason", "Category (+ others that blamed it)", "Measured", "Log")
 
     @staticmethod
     def _key(row: FailureRow) -> str:
@@ -56,7 +57,7 @@ class FailuresPane(DataTable[Text]):
         shown = {}
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
-            cells = (f"{NodeState(row.state).glyph} {row.node}", category, row.reason, row.measured, "log" if row.job else "-")
+            cells = (f"{NodeState(row.state).glyph} {row.node}", row.reason, category, row.measured, "log" if row.job else "-")
             shown[self._key(row)] = cells
         update_rows(self, shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
 

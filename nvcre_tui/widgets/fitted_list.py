@@ -4,6 +4,7 @@ when some are left out. The wall's failures."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,13 +26,20 @@ class Entry:
     text: str
 
 
+class _Wrapper(textwrap.TextWrapper):
+    """Wraps after a "/" too: a catalog key too long for the rest of a line ends it as "communication/", never
+    broken inside a word ("communication/ncc" / "l-all-reduce", as a review saw on the wall)."""
+
+    wordsep_simple_re = re.compile(r"(\s+|(?<=/)(?=[^\s/]))")
+
+
 def cut_at_word(text: str, width: int, lines: int, indent: str = "") -> list[str]:
     """`text` wrapped to `width` columns in at most `lines` lines (the second and later after `indent`); when more
     would be needed, the last line ends at a word boundary with "…" (a word longer than a whole line is broken, as
     nothing else fits)."""
     if width <= len(indent) or lines < 1:
         return []
-    wrapped = textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    wrapped = _Wrapper(width, subsequent_indent=indent, break_on_hyphens=False).wrap(text) or [""]
     if len(wrapped) <= lines:
         return wrapped
     kept, last = wrapped[: lines - 1], wrapped[lines - 1]

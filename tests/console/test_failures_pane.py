@@ -122,7 +122,7 @@ async def test_cells_are_plain_text_never_markup() -> None:
         pane.show_rows([FailureRow("gpu-[b]x[/b]", "c/v", "Reason[red]", "\x1b]0;pwned\x07", "", "wf", None)])
         await pilot.pause()
         cells = [str(cell) for cell in pane.get_row_at(0)]
-        assert cells[0] == "✗ gpu-[b]x[/b]" and cells[2] == "Reason[red]" and "\x1b" not in cells[3] and cells[4] == "-"
+        assert cells[0] == "✗ gpu-[b]x[/b]" and cells[1] == "Reason[red]" and "\x1b" not in cells[3] and cells[4] == "-"
 
 
 async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_ends() -> None:

@@ -58,3 +58,10 @@ async def test_the_wall_shows_what_fits_and_says_how_many_more(finished_diagnose
             assert lines[1].startswith("✗ gpu-node-07  ")  # failed first
             # The pane's last line is on the screen: nothing below the terminal.
             assert pane.content_region.bottom <= size[1]
+
+
+def test_a_catalog_key_too_long_for_the_rest_of_a_line_ends_it_after_its_slash() -> None:
+    """On 80 columns the wall's failure list broke "communication/ncc" / "l-all-reduce" (a review saw it)."""
+    cut = cut_at_word("✗ gpu-node-14  communication/nccl-all-reduce: WorkloadFailed", 30, 3, indent="  ")
+    assert cut == ["✗ gpu-node-14  communication/", "  nccl-all-reduce:", "  WorkloadFailed"]
+    assert cut_at_word("a/b c", 30, 1) == ["a/b c"]  # whole where it fits

@@ -201,7 +201,7 @@ class PodsWaiting:
     def said(self, now: datetime | None = None) -> str:
         """`waiting 1m20s for pods: no pods yet (0/5): ...` (`2 of 4 groups waiting ...` while others run); the
         time only with `now` and a known start (never below 0s: a viewer's clock may be behind the engine's)."""
-        share = "" if self.nothing_runs else f"{self.waiting} of {self.in_progress} groups "
+        share = "" if self.nothing_runs else f"{self.waiting} of the {self.in_progress} groups in progress "
         waited = f" {format_duration(max(0.0, (now - parse_time(self.since)).total_seconds()))}" if now and self.since else ""
         return f"{share}waiting{waited} for pods: {self.why}"
 

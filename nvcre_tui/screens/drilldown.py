@@ -382,7 +382,7 @@ class DrilldownScreen(NvcreScreen):
             label(text, "Waiting", waiting.said(now) + ("" if waiting.nothing_runs else f" (first: {waiting.job})"))
         label(text, "Reason", f"{reason}: {message}")
         label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime"), now))
-        label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {orch.get('totalGroups', 0)} groups of {orch.get('nodesPerJob', '?')}")
+        label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {count(orch.get('totalGroups', 0), 'group')} of {orch.get('nodesPerJob', '?')}")
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
         for key, expression in (job_template_spec(wf).get("thresholds") or {}).items():
             label(text, "Threshold", f"{key}: {expression}")

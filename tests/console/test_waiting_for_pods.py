@@ -63,9 +63,9 @@ async def test_the_read_model_says_which_jobs_wait_for_pods_why_and_since_when()
         waiting = pods_waiting(snapshot, category)
         assert waiting is not None and (waiting.waiting, waiting.in_progress, waiting.job) == (30, 32, FIRST_JOB)
         assert waiting.why == WHY and not waiting.nothing_runs
-        assert waiting.said() == f"30 of 32 groups waiting for pods: {WHY}"
-        assert waiting.said(SIM_START + timedelta(seconds=80)) == f"30 of 32 groups waiting 1m20s for pods: {WHY}"
-        assert waiting.said(SIM_START - timedelta(seconds=5)).startswith("30 of 32 groups waiting 0s for pods")  # a clock behind
+        assert waiting.said() == f"30 of the 32 groups in progress waiting for pods: {WHY}"
+        assert waiting.said(SIM_START + timedelta(seconds=80)) == f"30 of the 32 groups in progress waiting 1m20s for pods: {WHY}"
+        assert waiting.said(SIM_START - timedelta(seconds=5)).startswith("30 of the 32 groups in progress waiting 0s for pods")  # a clock behind
         running = next(job for job in snapshot.jobs if job["metadata"]["name"] == f"{WORKFLOW}-group-1-iter-1")
         assert pods_pending(running) is None
         # The map's states: waiting, not running, where a group's pods do not run yet; its line says why.

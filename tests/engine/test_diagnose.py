@@ -425,6 +425,25 @@ def test_record_round_rejects_outcomes_it_did_not_plan() -> None:
         record_round(done, {})
 
 
+def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_not_the_value() -> None:
+    """A crashed test's measured bandwidth can be fine: "failed 4 of 6 tests (group-0 at 398.8, ...)" read as if the
+    value convicted the node (a review found it). The reason is recorded, kept through the stored state, and said."""
+    from nvcre_tui.engine.diagnose.summary import record_text
+
+    state = start(EIGHT_CLIQUES, 2)
+    wave = plan_round(state)
+    crashed, slow = wave[0].name, wave[1].name
+    outcomes = {g.name: g.name not in (crashed, slow) for g in wave}
+    after = record_round(state, outcomes, {crashed: 398.8, slow: 210.5}, {crashed: "WorkloadFailed", wave[2].name: "ignored: it passed"})
+    stored = DiagnoseState.from_dict(json.loads(json.dumps(after.to_dict())))
+    [node] = wave[0].nodes[:1]
+    tests = stored.evidence(node)
+    assert [(t["group"], t.get("reason"), t.get("value")) for t in tests] == [(crashed, "WorkloadFailed", 398.8)]
+    assert record_text(tests) == f"failed 1 of 1 tests ({crashed} WorkloadFailed)"
+    assert record_text(stored.evidence(wave[1].nodes[0])) == f"failed 1 of 1 tests ({slow} at 210.5)"
+    assert "reason" not in stored.evidence(wave[2].nodes[0])[0]  # a passed test has none
+
+
 def test_a_missing_outcome_counts_as_a_failure() -> None:
     state = start(EIGHT_CLIQUES, 2)
     wave = plan_round(state)

@@ -26,6 +26,7 @@ from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_node
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, UNBLAMED_REASONS, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
+from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
@@ -251,7 +252,7 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> 
     cliques = {name: node_labels(node).get(key) or "" for name in {n for g in groups for n in g["nodes"]}
                if (node := world.node(name)) is not None}
     state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
-                               within_domains=spec.get("withinDomains") is True, cliques=cliques)
+                               within_domains=spec.get("withinDomains") is True, cliques=cliques, reasons=_failure_reasons(groups))
     if state is None:
         return False
     wave = diagnose.plan_round(state)
@@ -278,6 +279,13 @@ def _every_iteration(wf: Obj, orch: Obj) -> list[diagnose.GroupResult]:
     return groups
 
 
+def _failure_reasons(groups: Sequence[Mapping[str, object]]) -> dict[str, str]:
+    """Each failed group's reason where its measured value is not why it failed (a crash, a timeout, a node that could
+    not take its pod): a value above the threshold beside "failed" would read as the evidence (record_round's `reasons`)."""
+    return {str(g["name"]): str(g["reason"]) for g in groups
+            if g.get("phase") == FAILED and g.get("reason") and g.get("reason") != THRESHOLD_VIOLATED}
+
+
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
     untested = _untested(orch["groups"])
@@ -287,7 +295,8 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
-    state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]))
+    state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
+                                  _failure_reasons(orch["groups"]))
     history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:

@@ -154,13 +154,14 @@ class GroupResult(TypedDict, total=False):
 
 
 def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
-              within_domains: bool = False, cliques: Mapping[str, str] | None = None) -> DiagnoseState | None:
+              within_domains: bool = False, cliques: Mapping[str, str] | None = None,
+              reasons: Mapping[str, str] | None = None) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
     Each node's domain is its group's when every group was cut inside one (intra-rack); else (a full-scale group spans
     several) `cliques`: node -> its domain as the Nodes are labelled ("" or absent: none), so the links between them
-    are searched; without it every node is unlabelled and a link fault unsearched."""
+    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`: as record_round's."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
@@ -172,8 +173,9 @@ def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent
             by_domain.setdefault(domain, set()).add(str(node))
     state = start({d: sorted(ns) for d, ns in by_domain.items()}, min_group_size, max_concurrent, within_domains)
     values = measured(groups)
-    imported = tuple(Probe(0, "screening", str(g["name"]), tuple(sorted(str(n) for n in g["nodes"])), tuple(sorted(str(n) for n in g["nodes"])),
-                           g.get("phase") == "Succeeded", values.get(str(g["name"]))) for g in groups)
+    members = [tuple(sorted(str(n) for n in g["nodes"])) for g in groups]
+    imported = tuple(Probe(0, "screening", str(g["name"]), nodes, nodes, ok := g.get("phase") == "Succeeded", values.get(str(g["name"])),
+                           None if ok else (reasons or {}).get(str(g["name"]))) for g, nodes in zip(groups, members, strict=True))
     recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)
     return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
@@ -185,9 +187,11 @@ def plan_round(state: DiagnoseState) -> list[Group]:
     return [Group(p.group, p.nodes, tuple(sorted({domain_of[n] for n in p.nodes} - {""}))) for p in state.plan]
 
 
-def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None) -> DiagnoseState:
-    """The state after the current wave, given each group's outcome (missing or timed out = failed) and, where the
-    Job measured one, its value (bus bandwidth)."""
+def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None,
+                 reasons: Mapping[str, str] | None = None) -> DiagnoseState:
+    """The state after the current wave, given each group's outcome (missing or timed out = failed), where the Job
+    measured one its value (bus bandwidth), and for a failed group whose value is not why it failed, the reason
+    (the Workflow controller's `_failure_reasons`)."""
     if state.complete:
         raise DiagnoseError("diagnose: the run is complete; there is no round to record")
     if not isinstance(passed, Mapping):
@@ -199,8 +203,9 @@ def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mappi
     wrong = sorted(group for group, ok in passed.items() if not isinstance(ok, bool))
     if wrong:
         raise DiagnoseError(f"diagnose round {state.round}: outcome must be true or false for: {', '.join(wrong)}")
-    values = values or {}
-    done = tuple(replace(p, passed=passed.get(p.group, False), value=_number(values.get(p.group))) for p in state.plan)
+    values, reasons = values or {}, reasons or {}
+    done = tuple(replace(p, passed=(ok := passed.get(p.group, False)), value=_number(values.get(p.group)),
+                         reason=None if ok else reasons.get(p.group)) for p in state.plan)
     recorded = replace(state, round=state.round + 1, tests=state.tests + done, plan=())
     ev = Evidence(recorded)
     plan = Planner(recorded, ev).plan()

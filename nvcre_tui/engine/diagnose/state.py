@@ -52,6 +52,7 @@ class Probe:
     subjects: tuple[str, ...]
     passed: bool | None = None
     value: float | None = None
+    reason: str | None = None  # why a failed test failed, when not its value (a crash, a timeout): then it, not the value, is said
 
     @property
     def padding(self) -> tuple[str, ...]:
@@ -63,6 +64,8 @@ class Probe:
         data: dict[str, Any] = {"round": self.round, "stage": self.stage, "group": self.group, "nodes": list(self.nodes), "passed": self.passed}
         if self.value is not None:
             data["value"] = self.value
+        if self.reason is not None:
+            data["reason"] = self.reason
         return data
 
 
@@ -216,7 +219,7 @@ class DiagnoseState:
 
 
 def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
-    """A test as {r, s, g, n, u, p, v}: round, stage, group, node indices, subject indices, passed, value."""
+    """A test as {r, s, g, n, u, p, v, x}: round, stage, group, node indices, subject indices, passed, value, reason."""
     data: dict[str, Any] = {"r": probe.round, "s": probe.stage, "g": probe.group, "n": _ranges([index[n] for n in probe.nodes])}
     if probe.subjects != probe.nodes:
         data["u"] = _ranges([index[n] for n in probe.subjects])
@@ -224,6 +227,8 @@ def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
         data["p"] = probe.passed
     if probe.value is not None:
         data["v"] = probe.value
+    if probe.reason is not None:
+        data["x"] = probe.reason
     return data
 
 
@@ -235,8 +240,10 @@ def _decode(data: Mapping[str, Any], names: tuple[str, ...]) -> Probe:
         raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has unknown stage {data['s']!r}")
     nodes = _indexed(data["n"], names)
     subjects = _indexed(data["u"], names) if "u" in data else nodes
-    value = data.get("v")
-    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value))
+    value, reason = data.get("v"), data.get("x")
+    if reason is not None and not isinstance(reason, str):
+        raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has a non-string 'x' (reason)")
+    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value), reason)
 
 
 def _ranges(indices: list[int]) -> list[Any]:

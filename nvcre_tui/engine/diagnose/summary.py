@@ -39,11 +39,13 @@ def _value(test: Mapping[str, Any]) -> float | None:
 
 
 def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None) -> str:
-    """A node's record from its tests ({group, passed, value?}): "failed 2 of 4 tests (r0-screen-1, r2-confirm-0 at
-    241.1); passed at 399.9, 404.6". Each failed test carries its own value: a passing test's value beside the failed
-    ones would read as the evidence against the node."""
+    """A node's record from its tests ({group, passed, value?, reason?}): "failed 3 of 5 tests (r0-screen-1, r2-confirm-0
+    at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own value, or the
+    reason it failed where that was not its value: a passing test's value beside the failed ones, or a crashed test's
+    fine one, would read as the evidence against the node."""
     failed = [t for t in tests if t.get("passed") is False]
-    names = [f"{t['group']} at {value:g}" if (value := _value(t)) is not None else str(t["group"]) for t in failed]
+    names = [f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {value:g}" if (value := _value(t)) is not None
+             else str(t["group"]) for t in failed]
     shown = names if limit is None else names[:limit]
     listed = f" ({', '.join(shown)}{' ...' if len(shown) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from textual import events
 from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
@@ -90,6 +91,15 @@ class NvcreScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide bindings the policy refuses (read-only mode)."""
         return self.nvcre.policy.allows(action) or False
+
+    def on_key(self, event: events.Key) -> None:
+        """A key whose binding read-only mode hides did nothing at all (a review pressed c and x on the wall's console):
+        it says why. Keys a focused widget takes (typing) never get here."""
+        refused = [binding for binding in self._bindings.key_to_bindings.get(event.key, [])
+                   if not self.nvcre.policy.allows(binding.action.removeprefix("app."))] if self.nvcre.policy.read_only else []
+        if refused:
+            self.notify(f"read-only: {refused[0].description or refused[0].action} is off (this console was started with --read-only)",
+                        severity="warning", markup=False)
 
     def ask_to_delete(self, cert: dict[str, Any], deleted: Callable[[], object] | None = None) -> None:
         """Ask, then delete `cert` through the app (No is the default answer); `deleted` runs once it is gone."""

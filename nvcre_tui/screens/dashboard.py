@@ -64,8 +64,9 @@ class DashboardScreen(NvcreScreen):
         yield Input(placeholder="filter certifications (regex)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True, id="certs")
         namespace = self.nvcre.session.namespace if self.nvcre.session is not None else "default"
-        yield Static(printable(f"No certifications in namespace {namespace} yet: press c to compose one (or run `nvcre certification run "
-                               "--cert-file F`); another namespace's: nvcre -n NS."), id="empty", markup=False)
+        self._none_yet = printable(f"No certifications in namespace {namespace} yet: press c to compose one (or run `nvcre certification "
+                                   "run --cert-file F`); another namespace's: nvcre -n NS.")
+        yield Static(self._none_yet, id="empty", markup=False)
         yield Static(id="waiting", markup=False)  # the highlighted certification's categories waiting for pods, and why
         yield Static(id="failures-title", markup=False)
         yield FailuresPane(id="failures")
@@ -100,7 +101,13 @@ class DashboardScreen(NvcreScreen):
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
             rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
         update_rows(self.query_one("#certs", DataTable), rows)
-        self.query_one("#empty").display = not snapshot.certifications
+        empty = self.query_one("#empty", Static)
+        # An empty table says why: none yet, or none the filter matches (it looked like none at all).
+        if snapshot.certifications and not rows:
+            empty.update(printable(f"No certification of {len(snapshot.certifications)} matches the filter {pattern!r}.", newlines=False))
+        elif not snapshot.certifications:
+            empty.update(self._none_yet)
+        empty.display = not rows
         self._show_failures(snapshot)
 
     def _show_waiting(self, snapshot: Snapshot, name: str | None) -> None:

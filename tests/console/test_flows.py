@@ -71,6 +71,26 @@ async def test_topology_map_shows_both_faulty_nodes_and_opens_one(finished_intra
         assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-07"
 
 
+async def test_a_filter_that_matches_nothing_says_so(finished_intra_node: Path) -> None:
+    """An empty table under a filter looked like no certification at all (a review found it)."""
+    from textual.widgets import DataTable, Input, Static
+
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.query_one("#filter", Input).value = "nothing-like-it"
+        await pilot.pause()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        empty = app.screen.query_one("#empty", Static)
+        assert app.screen.query_one("#certs", DataTable).row_count == 0 and empty.display
+        assert str(empty.render()) == "No certification of 1 matches the filter 'nothing-like-it'."
+        app.screen.query_one("#filter", Input).value = "burn"
+        await pilot.pause()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert app.screen.query_one("#certs", DataTable).row_count == 1 and not empty.display
+
+
 async def test_colon_commands_and_palette_share_one_table() -> None:
     session = await session_with()
     app = NvcreApp(session=session, live=False)

@@ -160,3 +160,21 @@ async def test_a_writable_console_still_offers_the_screenshot() -> None:
     app = NvcreApp(session=await session_with(settle=False), live=False)
     async with app.run_test(size=(120, 40)):
         assert [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
+
+
+async def test_a_key_read_only_mode_turned_off_says_so(finished_intra_node: Path) -> None:
+    """c and x did nothing at all on a read-only console (a review pressed them): each says why, once per press; a
+    key nothing is bound to stays silent."""
+    app = NvcreApp(session=await reopen(finished_intra_node, readonly=True), live=False, read_only=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        for key, said in (("c", "read-only: Compose is off"), ("x", "read-only: Delete is off")):
+            before = len(app._notifications)
+            await pilot.press(key)
+            await pilot.pause()
+            messages = [n.message for n in list(app._notifications)[before:]]
+            assert len(messages) == 1 and messages[0].startswith(said) and "--read-only" in messages[0], messages
+        before = len(app._notifications)
+        await pilot.press("z")
+        await pilot.pause()
+        assert len(app._notifications) == before

@@ -49,10 +49,15 @@ class HelpScreen(ModalScreen[None]):
             screen = entry.load()
             table.add_row("", "")
             table.add_row(f"[u]{entry.title}[/u]", "")
-            bindings = [*screen.BINDINGS, *(b for widget in getattr(screen, "HELP_WIDGETS", ()) for b in widget.BINDINGS)]
-            for binding in bindings:
+            # A widget's keys say where they apply: the dashboard's enter opens a certification from its table and
+            # a node's evidence from the failures pane.
+            bindings = [*((b, "") for b in screen.BINDINGS),
+                        *((b, f"{getattr(widget, 'HELP_NAME', widget.__name__)}: ") for widget in getattr(screen, "HELP_WIDGETS", ())
+                          for b in widget.BINDINGS)]
+            for binding, where in bindings:
                 if isinstance(binding, Binding) and self.policy.allows(binding.action):
-                    table.add_row(_keys(binding), binding.tooltip or binding.description)
+                    does = binding.tooltip or binding.description
+                    table.add_row(_keys(binding), f"{where}{does[:1].lower()}{does[1:]}" if where else does)
         table.add_row("", "")
         table.add_row("[u]: commands[/u]", "")
         for usage, does in self.commands:

@@ -18,6 +18,7 @@ from nvcre_tui.widgets.keyed_rows import update_rows
 class FailuresPane(DataTable[Text]):
     """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
 
+    HELP_NAME = "in the failures pane"  # how `?` says where its keys apply
     BINDINGS = [
         Binding("enter", "evidence", "Evidence", id="failures.evidence", tooltip="The highlighted node's evidence (drill-down on it)"),
         Binding("l", "log", "Log", id="failures.log", tooltip="The log of the run that convicted the highlighted node"),

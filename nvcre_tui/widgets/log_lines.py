@@ -45,6 +45,7 @@ class LogLines(ScrollView, can_focus=True):
     LogLines > .log-lines--match { text-style: reverse; }
     LogLines > .log-lines--match-current { text-style: reverse bold underline; color: $accent; }
     """
+    HELP_NAME = "in the log"  # how `?` says where its keys apply
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "toggle_follow", "Follow", id="log.follow", tooltip="Keep the end in view (pauses when you scroll up)"),
         Binding("w", "toggle_wrap", "Wrap", id="log.wrap", tooltip="Wrap long lines"),

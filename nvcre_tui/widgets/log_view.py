@@ -101,6 +101,7 @@ class LogView(Vertical):
     LogView > #log-search.-open { display: block; }
     LogView > #log-status { height: 1; background: $panel; padding: 0 1; }
     """
+    HELP_NAME = "in the log view"  # how `?` says where its keys apply
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="log.search", tooltip="Search (regex); n/N next/previous"),
         Binding("ctrl+s", "save_log", "Save", id="log.save", tooltip="Save the buffered lines to a file"),

@@ -57,6 +57,7 @@ class RackMap(ScrollView, can_focus=True):
     """
         + state_component_css("RackMap", _PREFIX)
     )
+    HELP_NAME = "on the map"  # how `?` says where its keys apply
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "vertical(-1)", "Up", show=False, id="rack-map.up"),
         Binding("down,j", "vertical(1)", "Down", show=False, id="rack-map.down"),

@@ -45,6 +45,8 @@ async def test_help_lists_every_registered_screen_and_every_allowed_command() ->
         for entry in SCREENS:
             assert entry.title in text, entry.title
         assert "Catalog" in text  # the screen `?` used to miss
+        # A widget's keys say where they apply: the dashboard listed enter twice, for its table and its failures pane.
+        assert "in the failures pane: the highlighted node's evidence" in " ".join(text.split()), text
         for command in allowed_commands(app):
             assert command.usage in text
 

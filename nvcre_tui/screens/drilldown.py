@@ -166,7 +166,8 @@ class DrilldownScreen(NvcreScreen):
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
                 failed = next(iter(category_unblamed(category)), None)  # failed so: a failure that blamed nobody
                 root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}",
-                              data={"kind": "pending", **({"subject": failed.node, "workflow": {}, "failed": True, "unblamed": failed} if failed else {})})
+                              data={"kind": "pending", "status": status,
+                                    **({"subject": failed.node, "workflow": {}, "failed": True, "unblamed": failed} if failed else {})})
         condition = next((c for c in conditions_of(cert) if c.get("status") == "True"), None)
         if condition and not any(category.workflow is not None for category in view.categories):
             root.add_leaf(f"{condition['type']}: {condition['reason']} — {condition.get('message', '')}", data={"kind": "condition"})
@@ -347,9 +348,22 @@ class DrilldownScreen(NvcreScreen):
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"))
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
+        elif kind == "pending":
+            text = self._pending_detail(data["status"])
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", Static).update(text)
+
+    @staticmethod
+    def _pending_detail(status: Mapping[str, Any]) -> Text:
+        """A category without a Workflow yet: categories run one after another, or it waits for nodes, or cannot render."""
+        text = Text()
+        label(text, "Category", f"{status.get('domain')}/{status.get('variant')}")
+        label(text, "Status", str(status.get("status") or "Pending"))
+        if status.get("reason"):
+            label(text, "Reason", str(status["reason"]))
+        label(text, "Why", str(status.get("message") or "not started: the categories before it run first (one after another)"))
+        return text
 
     @staticmethod
     def _unblamed_detail(row: FailureRow) -> Text:

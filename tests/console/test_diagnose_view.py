@@ -290,3 +290,24 @@ async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() ->
         await pilot.pause()
         assert tree.cursor_node is not None, chosen.label
         assert DrilldownScreen._key_of(tree.cursor_node.data) == DrilldownScreen._key_of(chosen.data), (tree.cursor_node.label, chosen.label)
+
+
+async def test_a_category_waiting_for_the_ones_before_it_says_so_in_its_detail() -> None:
+    """The detail of a category with no Workflow yet read "Select a category, group or node." (a review found it)."""
+    from .harness import INTRA_NODE
+
+    session = await session_with(INTRA_NODE, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=30)  # the first category runs, the second waits its turn
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await app.refresh_snapshot()
+        await app.push_screen(DrilldownScreen("burn-in"))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DrilldownScreen)
+        [waiting] = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "pending"]
+        screen._show_detail(waiting)
+        detail = str(screen.query_one("#detail").render())
+        assert detail.startswith("Category          communication/nccl-loopback\nStatus            Pending"), detail
+        assert "Why               " in detail and "Select a category" not in detail

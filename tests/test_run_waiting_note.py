@@ -78,7 +78,7 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
         assert not await finished()  # the categories' first states: said
         assert not await finished()  # nothing new since: where they stand
         shown = console.file.getvalue()  # type: ignore[attr-defined]
-        line = "still running (0s): communication/nccl-all-reduce: 1 group waiting for pods"
+        line = "still running (followed for 0s): communication/nccl-all-reduce: 1 group waiting for pods"
         assert (line in shown and "nemotron5-8b: done" not in shown) == expected, shown
 
 

@@ -357,7 +357,7 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     try:  # the file first: a stdout that cannot be written must not cost it, nor a file that cannot, the report
         write_results(args.results_file, report)
     finally:
-        print(printable(render_text(report)), end="")
+        print(printable(render_text(report)), end="", flush=True)  # before the lines stderr says after it
     refuse_damaged_rows(session)
     if not finished:
         waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)
@@ -511,7 +511,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             stuck = _waiting(session, name, namespace, set())
             standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups waiting)"
                                                               if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
-            console.print(f"\\[watch] still running ({elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
+            console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({elapsed})")

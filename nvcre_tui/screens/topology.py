@@ -55,7 +55,7 @@ class TopologyScreen(NvcreScreen):
     TopologyScreen #scope { width: 1fr; height: 3; padding: 1 1 0 1; color: $text-muted; }
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
-    TopologyScreen #explain { height: 3; padding: 0 1; border-top: solid $panel; }  /* 2 lines: a reason, its value and threshold */
+    TopologyScreen #explain { height: 4; padding: 0 1; border-top: solid $panel; }  /* 3 lines: a reason, its message, its value and threshold (2 cut them on 80 columns) */
     TopologyScreen #marks { display: none; height: 1; padding: 0 1; }
     TopologyScreen #marks.-shown { display: block; }
     """

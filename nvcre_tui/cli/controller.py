@@ -138,10 +138,10 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
                                          install_namespace=namespace, role="controller", history=None, elect=False)
         assert session.engine is not None
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
-        lease = EngineLease(session.kube, wall, namespace, identity, args.lease_duration)
+        lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
-        return await ControllerLoop(session.engine, session.kube, lease, metrics, wall, log=_log,
+        return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                     on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
     except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
         _log(" ".join(" ".join(error.messages).split()))

@@ -79,3 +79,22 @@ def test_a_run_into_a_namespace_that_does_not_exist_says_so_in_one_line(tmp_path
                                                 "kubectl create namespace nope, or another -n)")  # the namespace said once
         code = main(["certification", "report", "alone", "--kubeconfig", str(kubeconfig), "-n", "nope", "--history", str(tmp_path / "h.db")])
         assert code == 2 and capsys.readouterr().err.strip() == "certification 'alone' not found in namespace nope of cluster emulator"
+
+
+def test_the_users_writes_and_the_engines_are_told_apart_by_their_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An audit log credited the user's own writes (the certification created, then deleted by --cleanup) to the
+    engine, whose role may make neither (a walkthrough found it): the command's requests say `nvcre`, the engine's
+    reconciling `nvcre-engine`."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+              "--name", "audited", "--wait", "--timeout", "2s", "--cleanup", "--history", str(tmp_path / "h.db")])
+        capsys.readouterr()
+        agents: dict[tuple[str, str, str], set[str]] = {}
+        for request in server.requests:
+            agents.setdefault((request.verb, request.resource, request.subresource), set()).add(request.user_agent.split("/")[0])
+    assert agents[("create", "certifications", "")] == {"nvcre"} and agents[("delete", "certifications", "")] == {"nvcre"}
+    assert agents[("create", "workflows", "")] == {"nvcre-engine"}
+    assert {agent for (verb, resource, sub), found in agents.items() if sub == "status" and resource == "certifications"
+            for agent in found} == {"nvcre-engine"}
+    assert {agent for (verb, resource, _), found in agents.items() if resource == "leases" and verb != "get" for agent in found} == {"nvcre-engine"}

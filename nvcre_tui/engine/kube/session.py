@@ -52,6 +52,9 @@ __all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "describe_holde
 
 Obj = dict[str, Any]
 DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
+# Who made each request, as a server's audit log and managedFields say it: the user's own writes (a certification
+# created or deleted) are the command's; the engine's reconciling (status, Jobs, runs, workloads, its Lease) its own.
+COMMAND_AGENT = "nvcre"
 ENGINE_AGENT = ENGINE_NAME
 SIMULATOR_AGENT = "nvcre-sim"
 VIEWER_AGENT = "nvcre-viewer"
@@ -112,10 +115,21 @@ class KubeSession:
     notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
     _sim_store: KubeStore | None = None
+    _engine_kube: KubeStore | None = None  # the engine's connection (ENGINE_AGENT); None in a viewer
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
+
+    @property
+    def engine_kube(self) -> KubeStore:
+        """The engine's connection (its requests say ENGINE_AGENT); a viewer's only, which never writes."""
+        return self._engine_kube or self.kube
+
+    @property
+    def engine_store(self) -> WriteThroughStore:
+        """What the engine writes through: its own connection, the session's cache seeing each write at once."""
+        return WriteThroughStore(self.engine_kube, self.cache)
 
     @property
     def title(self) -> str:
@@ -143,7 +157,7 @@ class KubeSession:
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
         clock = clock or SystemClock()
-        store = KubeStore(target, clock, user_agent=ENGINE_AGENT if want_engine else VIEWER_AGENT)
+        store = KubeStore(target, clock, user_agent=COMMAND_AGENT if want_engine else VIEWER_AGENT)
         try:
             await _require_crds(store, target)
             if scenario is not None and isinstance(clock, SimulatedClock):
@@ -168,6 +182,8 @@ class KubeSession:
         if notice:
             session.notices.append(notice)
         try:
+            if want_engine:
+                session._engine_kube = KubeStore(target, clock, user_agent=ENGINE_AGENT)
             if scenario is not None:
                 session._sim_store = KubeStore(target, clock, user_agent=SIMULATOR_AGENT)
                 # The cache sees the fleet's own writes at once; a viewer's fleet only regenerates logs, never writes.
@@ -185,7 +201,7 @@ class KubeSession:
                 session.logs = RunnerLogs(session.runner)
             else:
                 # Real pods: the Kubernetes runner; a viewer's only reads their logs (it never reconciles).
-                runner = (KubernetesRunner(session.store, clock, store) if want_engine
+                runner = (KubernetesRunner(session.engine_store, clock, session.engine_kube) if want_engine
                           else KubernetesRunner(ReadOnlyStore(store), clock, store, namespace=target.namespace))
                 session.runner, session.logs = runner, PodLogSource(runner)
             if want_engine and not elect:
@@ -207,7 +223,7 @@ class KubeSession:
     async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str) -> None:
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
-        lease = EngineLease(self.kube, wall, self.install_namespace, engine_identity(role))
+        lease = EngineLease(self.engine_kube, wall, self.install_namespace, engine_identity(role))
         if not want_engine:
             self._viewing = (lease, "viewer: {}")
             await self.refresh_viewer()
@@ -260,7 +276,7 @@ class KubeSession:
     def _make_engine(self, metrics: Metrics | None) -> Engine:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""
         assert self.runner is not None
-        self.engine = Engine(self.store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        self.engine = Engine(self.engine_store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
         if isinstance(self.runner, KubernetesRunner):  # pod and Node events wake the runs they concern
             self.runner.connect(self.engine.queue.add, self.cache)
         return self.engine
@@ -294,7 +310,7 @@ class KubeSession:
             await self.validation_requests.stop()
         if self.archiver is not None:
             self.archiver.close()
-        for store in (self._sim_store, self.kube):
+        for store in (self._sim_store, self._engine_kube, self.kube):
             if store is not None:
                 await store.close()
 

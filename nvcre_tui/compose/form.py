@@ -4,6 +4,8 @@ CLI would give for the same value."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +43,14 @@ OPTION_FIELDS: tuple[OptionField, ...] = (
     OptionField("onFailure", "on failure", "choice", ("report", "diagnose")),
 )
 FORM_OPTIONS = frozenset(f.alias for f in OPTION_FIELDS)
+DIAGNOSABLE_SCALES = frozenset({"intra-rack", "full-scale"})  # onFailure: diagnose narrows down a multi-node group
+
+
+def fields_for(test_scales: Sequence[str], per_node: bool) -> tuple[OptionField, ...]:
+    """The form options a catalog entry takes: onFailure only where a failed group can be diagnosed (a single-node
+    entry, or one without intra-rack and full-scale, could only be refused)."""
+    diagnosable = not per_node and bool(DIAGNOSABLE_SCALES & set(test_scales))
+    return tuple(f for f in OPTION_FIELDS if f.alias != "onFailure" or diagnosable)
 
 # Label-selector operator -> how it is written in spec.target (None: a nodeSelector entry).
 _TARGET_OPERATOR: dict[str, str | None] = {"=": None, "!=": "NotIn", "in": "In", "notin": "NotIn", "exists": "Exists", "!": "DoesNotExist"}

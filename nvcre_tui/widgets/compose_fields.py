@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical
 from textual.visual import VisualType
 from textual.widgets import Button, Input, Label, Select, Static
 
-from nvcre_tui.compose.form import OPTION_FIELDS, CategoryDraft, ThresholdDraft
+from nvcre_tui.compose.form import CategoryDraft, ThresholdDraft, fields_for
 from nvcre_tui.engine.planning.catalog import CatalogEntry
 
 FIELD_CSS = """
@@ -18,8 +18,8 @@ FIELD_CSS = """
 """
 
 OPTION_PLACEHOLDERS = {
-    "nodesPerJob": "auto", "minGroupSize": "catalog default", "maxConcurrent": "catalog default (0 = all)",
-    "repeatCount": "1", "timeoutPerJob": "catalog default, e.g. 30m",
+    "nodesPerJob": "auto", "minGroupSize": "catalog default", "maxConcurrent": "default; 0 = all",
+    "repeatCount": "1", "timeoutPerJob": "default, e.g. 30m",
 }
 
 
@@ -48,19 +48,20 @@ class CategoryOptionsPanel(Vertical):
     DEFAULT_CSS = FIELD_CSS + """
     CategoryOptionsPanel { height: auto; margin: 0 0 1 0; }
     CategoryOptionsPanel .option-row { height: auto; }
-    CategoryOptionsPanel .option-row Label { width: 17; color: $text-muted; }
-    CategoryOptionsPanel .option-row Input, CategoryOptionsPanel .option-row Select { width: 28; }
+    CategoryOptionsPanel .option-row Label { width: 16; color: $text-muted; }
+    CategoryOptionsPanel .option-row Input, CategoryOptionsPanel .option-row Select { width: 24; }  /* whole on 80 columns */
     CategoryOptionsPanel .option-row .field-msg { width: 1fr; }
     """
 
     def __init__(self, entry: CatalogEntry, values: dict[str, str] | None = None) -> None:
         super().__init__(id=panel_id(entry.key))
         self.entry = entry
+        self.fields = fields_for(entry.test_scales, entry.per_node)
         self._initial = values or {}
 
     def compose(self) -> ComposeResult:
         yield Label(f"{self.entry.key} · {self.entry.title}", classes="panel-title", markup=False)  # a catalog title is the user's text
-        for spec in OPTION_FIELDS:
+        for spec in self.fields:
             value = self._initial.get(spec.alias, "")
             with Horizontal(classes="option-row"):
                 yield Label(spec.label)
@@ -75,14 +76,14 @@ class CategoryOptionsPanel(Vertical):
     @property
     def composed(self) -> bool:
         """Whether the fields are mounted: a review scheduled before this panel was added may run in between."""
-        return bool(self.query(f"#msg-{OPTION_FIELDS[-1].alias}"))
+        return bool(self.query(f"#msg-{self.fields[-1].alias}"))
 
     def draft(self) -> CategoryDraft:
         """The raw text of every option ("" = not set); the values it was made with while still being mounted."""
         if not self.composed:
             return CategoryDraft(self.entry.key, dict(self._initial))
-        values = {}
-        for spec in OPTION_FIELDS:
+        values = {alias: text for alias, text in self._initial.items() if alias not in {f.alias for f in self.fields}}
+        for spec in self.fields:
             widget = self.query_one(f"#opt-{spec.alias}")
             if isinstance(widget, Select):
                 values[spec.alias] = "" if widget.value is Select.NULL else str(widget.value)
@@ -95,7 +96,7 @@ class CategoryOptionsPanel(Vertical):
         """Per-field messages by option alias; fields not named are valid. Nothing while still being mounted."""
         if not self.composed:
             return
-        for spec in OPTION_FIELDS:
+        for spec in self.fields:
             message = messages.get(spec.alias)
             show_message(self.query_one(f"#msg-{spec.alias}", Static), message)
             self.query_one(f"#opt-{spec.alias}").set_class(bool(message), "-invalid")

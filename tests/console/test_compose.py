@@ -608,3 +608,8 @@ async def test_on_failure_diagnose_is_chosen_in_the_form_and_the_plan_says_what_
         assert "on failure: diagnose narrows the failed groups down to their nodes" in shown(screen, "#plan")
         assert shown(screen, "#status").startswith("✓ ready to submit rack-burn-in")
         assert not shown(screen, "#carried")
+        # A single-node entry (DCGM) has no group to narrow down: the field is not offered, where it could only be refused.
+        await select_category(pilot, screen, "diagnostics/dcgm-level4")
+        dcgm = screen.query_one(f"#{panel_id('diagnostics/dcgm-level4')}", CategoryOptionsPanel)
+        await pilot.pause()
+        assert not dcgm.query("#opt-onFailure") and dcgm.query("#opt-maxConcurrent")

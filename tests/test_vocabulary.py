@@ -36,7 +36,7 @@ SPELLED_ONCE: dict[str, set[str]] = {
     # a run's, a Job's or a threshold's reasons
     "InvalidSpec": set(), "WorkloadCompleted": {"engine/controllers/job.py"}, "ThresholdsMet": {"engine/controllers/job.py"},
     "CommandNotFound": set(), "Queued": set(), "WaitingForNodes": set(), "WaitingForLeftovers": set(), "ThresholdOutOfReach": set(),
-    "ServiceUnavailable": {"engine/controllers/job.py", "engine/store/kube/answers.py"},  # answers: Kubernetes' Status reason
+    "ServiceUnavailable": {"engine/judging/untested.py", "engine/store/kube/answers.py"},  # answers: Kubernetes' Status reason
     "ThresholdMet": {"engine/judging/thresholds.py"}, "ThresholdViolated": {"engine/judging/thresholds.py"},
     "MeasurementUnavailable": {"engine/judging/thresholds.py"}, "InvalidThresholdExpression": {"engine/judging/thresholds.py"},
     "RunIncomplete": {"engine/judging/measure.py"},

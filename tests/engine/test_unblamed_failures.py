@@ -130,6 +130,14 @@ async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_
         assert f"group {refused[0].split('-iter-')[0].removeprefix(wf['metadata']['name'] + '-')} was not tested (ReconcileError" in failed["message"]
         assert not wf["status"].get("failedNodes")  # one screening wave convicts nobody; the refused group is no evidence
         assert len(wf["status"]["orchestration"]["iterationHistory"]) == 2
+        # The map agrees: a stopped diagnosis weighs no round any more, and the group that tested nothing makes no
+        # suspect of its members (a review found both: "... diagnose round 1 weighs it", for ever).
+        from nvcre_tui.engine.views import Snapshot, node_states
+
+        states = node_states(await Snapshot.read(session.store, "default"))
+        assert not any("weighs it" in detail for _, detail in states.values()), states
+        refused_group = next(g for g in wf["status"]["orchestration"]["groups"] if refused[0].startswith(f"{wf['metadata']['name']}-{g['name']}"))
+        assert all(states[node][0] != "suspect" or "weighs" not in states[node][1] for node in refused_group.get("nodes") or [])
     finally:
         await session.close()
 

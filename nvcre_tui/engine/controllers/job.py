@@ -46,6 +46,7 @@ from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_nod
 from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
+from nvcre_tui.engine.judging.untested import SERVICE_UNAVAILABLE
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, listed, parse_duration
@@ -55,14 +56,8 @@ TAIL_LINES = 40
 MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
 NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
 MAX_WATCHED_RUNS = 4096  # running trainings whose progress the engine remembers (the oldest forgotten: looked at anew)
-SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 WORKLOAD_COMPLETED = "WorkloadCompleted"  # the Job's Succeeded reason: the run finished and was measured
 THRESHOLDS_MET = "ThresholdsMet"  # a Job's (and a Workflow's) ValidationFailed=False reason: every threshold passed
-#: The Job reasons of a failure that blames no node: diagnose takes such a group as no test at all.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
-                              *UNMEASURED_REASONS})
-
-
 def is_done(job: Obj) -> bool:
     """Terminal for the Workflow: Succeeded (and validated) or Failed."""
     return cond.is_terminal(job)

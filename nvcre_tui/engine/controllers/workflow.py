@@ -23,10 +23,11 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, group_failures,
                                                      history_record, nodes_by_group, settled_groups, stored_orchestration)
-from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, UNBLAMED_REASONS, is_done, job_failed
+from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED
+from nvcre_tui.engine.judging.untested import JOB_DELETED, UNBLAMED_REASONS, tested_nothing
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
@@ -37,7 +38,6 @@ from nvcre_tui.engine.units import count
 
 # A group's reason when its Job was deleted before the engine saw it finish (while running, or while the engine was
 # down): someone's act, no node's; what the Job found, if it finished, went with it.
-JOB_DELETED = "JobDeleted"
 NOTE_ROOM = 160  # bytes kept for saying, in the Workflow's condition, that its verdicts were stored shortened
 
 Obj = dict[str, Any]
@@ -83,7 +83,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
 def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     """The failed groups that tested no node (deleted, never created, a cluster service down), one line each."""
     return [f"group {g['name']} was not tested ({g.get('reason')}: {g.get('message') or 'no message'})"
-            for g in groups if g["phase"] == FAILED and (g.get("reason") in UNBLAMED_REASONS or g.get("reason") == JOB_DELETED)]
+            for g in groups if tested_nothing(g)]
 
 
 def _blame(job: Obj, nodes: Sequence[str]) -> Obj:

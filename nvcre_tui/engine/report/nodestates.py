@@ -25,6 +25,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
 from nvcre_tui.engine.judging.blame import blamed_together
+from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
 
 Obj = dict[str, Any]
@@ -61,7 +62,9 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for item in orch.get("excludedNodes") or []:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
     diagnose: Mapping[str, Any] | None = orch.get("diagnose")
-    states = MEMBER_STATES if diagnose is None else DIAGNOSED_MEMBER_STATES if diagnose.get("complete") else DIAGNOSE_MEMBER_STATES
+    # A diagnosis that stopped (on a group that tested nothing) is over too, with no round left to weigh.
+    over = diagnose is not None and (bool(diagnose.get("complete")) or cond.is_terminal(wf))
+    states = MEMBER_STATES if diagnose is None else DIAGNOSED_MEMBER_STATES if over else DIAGNOSE_MEMBER_STATES
     round_ = (diagnose or {}).get("round", 0)
     cleared = set((diagnose or {}).get("healthyNodes") or [])  # reference partners: a failed test beside them says nothing of them
     # A finished Workflow's current groups keep only name, nodes and phase: the rest is in its last record.
@@ -72,8 +75,11 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
         phase = str(group.get("phase") or "")
         state = unblamed_state(phase, group.get("reason"), states)
         # While the round is weighed: the members its Job blamed (even where the test never ran: a node that could
-        # not take its pod), and every member of a test that ran and failed, except nodes proven healthy before.
-        weighed = states is DIAGNOSE_MEMBER_STATES and phase == FAILED
+        # not take its pod), and every member of a test that ran and failed, except nodes proven healthy before. A
+        # group that tested nothing (its Job deleted, a service down) is no evidence: the diagnosis stops on it.
+        weighed = states is DIAGNOSE_MEMBER_STATES and phase == FAILED and not tested_nothing(group)
+        if states is DIAGNOSE_MEMBER_STATES and phase == FAILED and not weighed:
+            state = "untested"
         blamed = set(blamed_members(group, group["nodes"])) if weighed else set()
         for node in group["nodes"]:
             if weighed and (node in blamed or state == "suspect") and node not in cleared:

@@ -1,0 +1,25 @@
+"""Which failed groups tested no node: their Job went before it finished, or failed blaming nobody for a reason that
+is not the nodes' (a cluster service down, nothing measured, a workload that never started). Diagnose takes such a
+group as no test at all and stops on it; the map marks its members untested, never suspect."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nvcre_tui.engine.api.vocabulary import FAILED, NEVER_RAN, WORKLOAD_NOT_STARTED
+from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
+
+__all__ = ["JOB_DELETED", "SERVICE_UNAVAILABLE", "UNBLAMED_REASONS", "tested_nothing"]
+
+SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
+JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted before it finished (the Workflow records it)
+#: The Job reasons of a failure that blames no node.
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
+                              *UNMEASURED_REASONS})
+
+
+def tested_nothing(group: Mapping[str, Any]) -> bool:
+    """Whether a group (a Workflow's group status or record) failed without testing any of its nodes."""
+    return group.get("phase") == FAILED and (group.get("reason") in UNBLAMED_REASONS or group.get("reason") == JOB_DELETED)

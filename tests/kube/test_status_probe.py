@@ -82,6 +82,27 @@ async def test_an_outdated_schema_is_not_installed(store, clock) -> None:
     assert [c.name for c in status.crds if not c.current] == ["jobs.nvcre.nvidia.com"]
 
 
+def test_the_schema_hash_follows_what_objects_are_checked_against_not_kubectls_aliases() -> None:
+    """Renaming the short names (cert to nvcert: cert-manager owns cert) made every install "another nvcre version",
+    refusing `nvcre controller` until `setup init` ran (a review found it). Aliases are left out; a schema change is not."""
+    import copy
+
+    from nvcre_tui.engine.kube.install import install_crds, schema_hash
+
+    crd = install_crds()[0]
+    renamed = copy.deepcopy(crd)
+    renamed["spec"]["names"]["shortNames"] = ["cert"]
+    renamed["spec"]["names"]["categories"] = ["all"]
+    assert schema_hash(renamed) == schema_hash(crd)
+    for change in (("kind", "Other"), ("plural", "others")):
+        other = copy.deepcopy(crd)
+        other["spec"]["names"][change[0]] = change[1]
+        assert schema_hash(other) != schema_hash(crd)
+    stricter = copy.deepcopy(crd)
+    stricter["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["required"] = ["spec", "status"]
+    assert schema_hash(stricter) != schema_hash(crd)
+
+
 async def test_changed_rbac_is_not_installed(store, clock) -> None:
     await install(store)
     role = await store.get(CLUSTER_ROLE, "nvcre-engine")

@@ -32,8 +32,11 @@ Obj = dict[str, Any]
 
 
 def schema_hash(crd: Mapping[str, Any]) -> str:
-    """A short, stable hash of a CRD's spec (keys sorted, so only content counts)."""
-    canonical = json.dumps(crd["spec"], sort_keys=True, separators=(",", ":"))
+    """A short, stable hash of a CRD's spec (keys sorted, so only content counts), less what changes no object: its
+    short names and categories (kubectl's aliases), so renaming one does not make every install "another version"."""
+    spec = dict(crd["spec"])
+    spec["names"] = {k: v for k, v in (spec.get("names") or {}).items() if k not in ("shortNames", "categories")}
+    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

@@ -604,13 +604,3 @@ async def _run_engine(session: Session, finished: Callable[[], Awaitable[bool]],
         engine.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await engine
-
-
-
-
-
-
-
-
-
-

@@ -36,7 +36,6 @@ from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
-FAILED_GLYPH = PHASE_GLYPHS[FAILED]
 
 
 @dataclass(frozen=True)
@@ -190,7 +189,7 @@ class BandwidthScreen(NvcreScreen):
         for row in rows:
             # The Job's own verdict (a crash with a fine value failed; a low value above the threshold passed), and
             # apart from it, ▾ where the value is a low outlier of this Workflow's spread or fails the threshold.
-            mark = FAILED_GLYPH if row.finished and row.value is None else PHASE_GLYPHS.get(row.outcome, "·")
+            mark = PHASE_GLYPHS.get(row.outcome, "·")  # a missing value shows as "—" beside it; the Outliers list names it
             value = f"{row.value:7.1f}" if row.value is not None else "      —"
             low = f" {OUTLIER_GLYPH}" if row.label in flagged else ""
             prompts.append(Option(Text(f"{mark} {row.label:<19}{value}{low}"), id=row.job))

@@ -312,6 +312,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             category = view.key
             jobs = view.jobs_on(name)
             verdict = diagnose_verdicts(view).get(name) if jobs else None
+            diagnosing = nodestates.diagnosis_open(view.workflow)
             for job in jobs:
                 nodes = group_nodes(job)
                 status = job_status(job)
@@ -322,7 +323,8 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                              "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, VALIDATION_FAILED),
                              "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
                              # what this Job says of the node, as the map and the drill-down say it (nodestates.member_state)
-                             "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job), nodestates.failure_reason(job)),
+                             "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job), nodestates.failure_reason(job),
+                                                              waiting=pods_pending(job) is not None, diagnosing=diagnosing),
                              "verdict": verdict,  # where the category's diagnosis left the node (healthy: cleared); None: no diagnosis
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows

@@ -9,6 +9,7 @@ the session's `validation_requests` cache: the screen never opens the database o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -19,7 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.history.sparkline import sparkline
@@ -107,9 +108,9 @@ class NodeScreen(NvcreScreen):
         for row in self._history:
             measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
-            verdict = verdict_mark(row["verdict"]) if failures else None
+            verdict = verdict_mark(row["verdict"]) if failures or _failed(row) else None
             # What this Job says of the node, as the map and the drill-down say it (a failed group's member it did not
-            # blame: inconclusive); where the category diagnosed, the diagnosis's verdict on a node the Job blamed.
+            # blame: inconclusive); where the category diagnosed, the diagnosis's verdict on a member of a failed Job.
             result = f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(row['state']).glyph} {row['state']}"
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
@@ -188,7 +189,7 @@ class NodeScreen(NvcreScreen):
         text = Text()
         if 0 <= index < len(self._history):
             row = self._history[index]
-            verdict = verdict_mark(row["verdict"]) if row["failures"] else None
+            verdict = verdict_mark(row["verdict"]) if row["failures"] or _failed(row) else None
             if verdict is not None:
                 cleared = " (healthy): this Job's failure is not held against the node" if verdict[0] is NodeState.PASSED else ""
                 text.append(shown(f"Diagnosis: {verdict[0].glyph} {verdict[1]}{cleared}") + "\n", style="bold")
@@ -205,3 +206,8 @@ class NodeScreen(NvcreScreen):
         table = self.query_one("#results", DataTable)
         if 0 <= table.cursor_row < len(self._history):
             self.app.push_screen(LogsScreen(str(self._history[table.cursor_row]["job"])))
+
+
+def _failed(row: Mapping[str, Any]) -> bool:
+    """Whether a node_history row's Job failed (a diagnosis's verdict then speaks for the member, blamed or not)."""
+    return row["phase"] == FAILED or bool(row["validationFailed"])

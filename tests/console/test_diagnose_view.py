@@ -10,7 +10,7 @@ from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import group_nodes
-from nvcre_tui.engine.views import convicting_job, node_states
+from nvcre_tui.engine.views import convicting_job, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import DIAGNOSE, certification_body, session_with
@@ -247,6 +247,9 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
                     for node in (n for n in group["nodes"] if n not in healthy):
                         assert states[node][0] in ("suspect", "failed", "running", "waiting"), (group["name"], node, states[node])
                         mid_round += 1
+                        # the node screen's row for that test (and the drill-down's, the same member_state) agrees
+                        [row] = [r for r in node_history(snapshot, node) if r["job"] == group.get("jobRef")]
+                        assert row["state"] in ("suspect", "failed"), (group["name"], node, row["state"])
             if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
                 break
         else:

@@ -17,7 +17,7 @@ from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.session import SIM_START, SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB
-from nvcre_tui.engine.views import Snapshot, node_states, pods_pending, pods_waiting
+from nvcre_tui.engine.views import Snapshot, node_history, node_states, pods_pending, pods_waiting
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.screens.topology import TopologyScreen
@@ -73,6 +73,9 @@ async def test_the_read_model_says_which_jobs_wait_for_pods_why_and_since_when()
         assert states["gpu-node-01"] == ("waiting", f"communication/nccl-all-reduce: waiting for pods: {WHY}")
         assert states["gpu-node-02"][0] == "running"  # group-1: its pods run
         assert node_states(snapshot, "another")["gpu-node-01"] == ("untested", "")
+        # the node screen's row for the Job says it too (it said running under a header saying waiting)
+        assert [row["state"] for row in node_history(snapshot, "gpu-node-01")] == ["waiting"]
+        assert [row["state"] for row in node_history(snapshot, "gpu-node-02")] == ["running"]
         finished = copy.deepcopy(snapshot)  # once every Job runs, nothing waits
         for job in finished.jobs:
             job["status"]["conditions"] = in_progress("WorkloadRunning", "running on 1 node(s)")

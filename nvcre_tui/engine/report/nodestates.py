@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, workflow_status
+from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
@@ -63,8 +63,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
         _mark(before, item["name"], "excluded", item.get("message") or item["reason"], OFFER)
     diagnose: Mapping[str, Any] | None = orch.get("diagnose")
     # A diagnosis that stopped (on a group that tested nothing) is over too, with no round left to weigh.
-    over = diagnose is not None and (bool(diagnose.get("complete")) or cond.is_terminal(wf))
-    states = MEMBER_STATES if diagnose is None else DIAGNOSED_MEMBER_STATES if over else DIAGNOSE_MEMBER_STATES
+    states = MEMBER_STATES if diagnose is None else DIAGNOSE_MEMBER_STATES if diagnosis_open(wf) else DIAGNOSED_MEMBER_STATES
     round_ = (diagnose or {}).get("round", 0)
     cleared = set((diagnose or {}).get("healthyNodes") or [])  # reference partners: a failed test beside them says nothing of them
     # A finished Workflow's current groups keep only name, nodes and phase: the rest is in its last record.
@@ -154,14 +153,27 @@ def failure_reason(job: Obj | None, group: Mapping[str, Any] | None = None) -> s
     return str(reason or (group or {}).get("reason") or (group or {}).get("blamedFor") or "failed")
 
 
-def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], node: str, outcome: str, reason: str | None = None) -> str:
-    """What one group says of one member: its blame (blamed_state), else what the group's outcome (a group record's
-    phase, or `job_outcome`, and its `reason`) says of a member it did not blame (`unblamed_state`). The drill-down's
-    member rows and the node screen's Jobs show this, as the map does."""
+def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], node: str, outcome: str, reason: str | None = None,
+                 *, waiting: bool = False, diagnosing: bool = False) -> str:
+    """What one group says of one member: waiting while its Job's pods do not run (`pods_pending`), else its blame
+    (blamed_state), else what the group's outcome (a group record's phase, or `job_outcome`, and its `reason`) says of
+    a member it did not blame (`unblamed_state`; while a diagnosis is open, `diagnosis_open`, a member of a test that
+    ran and failed is a suspect). The drill-down's member rows and the node screen's Jobs show this, as the map does."""
+    if waiting:
+        return "waiting"
     failure = next((f for f in blamed if f.get("name") == node), None)
     if failure is not None:
         return blamed_state(members, blamed, str(failure.get("reason") or ""))
-    return unblamed_state(outcome, reason)
+    if diagnosing and tested_nothing({"phase": outcome, "reason": reason}):
+        return "untested"
+    return unblamed_state(outcome, reason, DIAGNOSE_MEMBER_STATES if diagnosing else MEMBER_STATES)
+
+
+def diagnosis_open(workflow: Obj | None) -> bool:
+    """Whether the Workflow diagnoses and its diagnosis still weighs rounds (not complete, nor stopped with the
+    Workflow finished): its failed tests' members are suspects until then."""
+    diagnose = orchestration_of(workflow).get("diagnose") if workflow is not None else None
+    return diagnose is not None and workflow is not None and not diagnose.get("complete") and not cond.is_terminal(workflow)
 
 
 def unblamed_state(outcome: str, reason: object, states: Mapping[str, str] = MEMBER_STATES) -> str:

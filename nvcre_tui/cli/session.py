@@ -118,8 +118,8 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
 def where_of(session: Session) -> str:
     """Where a command looked, for "not found" messages: the simulator's store file, else the session's title."""
     path = getattr(session, "path", None)  # the simulator's store file (none on a cluster)
-    target = getattr(session, "target", None)  # a cluster's: its title names the namespace too, which the messages name
-    return f"the simulator ({path})" if path else f"cluster {target.context or target.server}" if target is not None else session.title
+    cluster = getattr(session, "cluster", None)  # a cluster's title names the namespace too, which the messages name
+    return f"the simulator ({path})" if path else str(cluster) if cluster else session.title
 
 
 def tell_notices(session: Session, told: int = 0) -> int:

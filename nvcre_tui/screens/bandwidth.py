@@ -23,7 +23,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, run_status, workload_run_of
+from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, measurement_of, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, PHASE_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
@@ -127,13 +127,12 @@ class BandwidthScreen(NvcreScreen):
         if wf is None:
             title.update(Text(f"Workflow {self.workflow_name} not found", style="italic"))
             return
-        template = job_template_spec(wf)
-        measurement = workload_run_of(template).get("measurement") or {}
+        measurement = measurement_of(wf)
         if measurement.get("parser") != "nccl":
-            title.update(Text(f"{self.workflow_name}: not an nccl-tests category (parser {measurement.get('parser')}); no bandwidth to show"))
+            title.update(Text(f"{self.workflow_name}: not an nccl-tests category ({measured_by(measurement)}); no bandwidth to show"))
             return
         self._rows = rows = job_rows(snapshot, self.workflow_name)
-        expression = (template.get("thresholds") or {}).get(BUS_BANDWIDTH)
+        expression = (job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH)
         title.update(self._title(wf, measurement, rows, expression))
         values = {row.label: row.value for row in rows if row.value is not None}
         meets, threshold_note = self._threshold(expression)
@@ -251,3 +250,8 @@ class BandwidthScreen(NvcreScreen):
         others = [max(self._curves[r.job].values()) for r in plotted]
         return (f"{selected.label}: peak {curve[peak]:.1f} {BANDWIDTH_UNIT} at {size_label(peak)}; "
                 f"median peak of {len(plotted)} curves {statistics.median(others):.1f} {BANDWIDTH_UNIT}")
+
+
+def measured_by(measurement: MeasurementSpec) -> str:
+    """How a category is measured, said: `parser dcgm`, or that it names no parser."""
+    return f"parser {measurement['parser']}" if measurement.get("parser") else "no parser named"

@@ -24,8 +24,8 @@ from nvcre_tui.engine.api.bodies import (
     meta_of,
     orchestration_of,
     workflow_spec,
+    measurement_of,
     workflow_status,
-    workload_run_of,
 )
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, NodeState
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
@@ -35,7 +35,7 @@ from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, Iteration
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed, convicting_job,
                                    diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
@@ -440,7 +440,7 @@ class DrilldownScreen(NvcreScreen):
         self.app.push_screen(LogsScreen(job["metadata"]["name"]))
 
     def action_bandwidth(self) -> None:
-        from nvcre_tui.screens.bandwidth import BandwidthScreen
+        from nvcre_tui.screens.bandwidth import BandwidthScreen, measured_by
 
         if self._refuse_if_gone():
             return
@@ -448,10 +448,10 @@ class DrilldownScreen(NvcreScreen):
         if wf is None:
             self.notify("select a category, group or node")
             return
-        parser = (workload_run_of(job_template_spec(wf)).get("measurement") or {}).get("parser")
-        if parser != "nccl":  # the screen plots nccl-tests' busbw curves; the others measure something else
-            self.notify(f"b: bandwidth curves are for nccl-tests categories; {wf['metadata']['name']} is measured by the {parser} parser",
-                        severity="warning")
+        measurement = measurement_of(wf)
+        if measurement.get("parser") != "nccl":  # the screen plots nccl-tests' busbw curves; the others measure something else
+            self.notify(printable(f"b: bandwidth curves are for nccl-tests categories; {wf['metadata']['name']} has {measured_by(measurement)}",
+                                  newlines=False), severity="warning", markup=False)
             return
         self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
 

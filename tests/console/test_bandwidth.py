@@ -240,7 +240,7 @@ spec:
         await pilot.pause()
         assert app.screen is screen  # stayed
         said = [n.message for n in app._notifications]
-        assert any("bandwidth curves are for nccl-tests categories" in m and "dcgm" in m for m in said), said
+        assert any("bandwidth curves are for nccl-tests categories" in m and "has parser dcgm" in m for m in said), said
 
 
 # ---- snapshot -------------------------------------------------------------------------------------------

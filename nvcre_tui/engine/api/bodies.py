@@ -553,6 +553,11 @@ def workload_run_of(spec: JobSpec) -> WorkloadRunSpec:
     return (spec.get("workload") or {}).get("workloadRun") or {}
 
 
+def measurement_of(workflow: Raw) -> MeasurementSpec:
+    """How a Workflow's runs are measured (its job template's measurement): `parser` says by which tool's output."""
+    return workload_run_of(job_template_spec(workflow)).get("measurement") or {}
+
+
 def job_spec(body: Raw) -> JobSpec:
     return body.get("spec") or {}
 

@@ -122,6 +122,11 @@ class KubeSession:
     _metrics: Metrics | None = field(default=None, repr=False)
 
     @property
+    def cluster(self) -> str:
+        """`cluster <context or server>`: where this session is, for messages that name the namespace themselves."""
+        return f"cluster {self.target.context or self.target.server}"
+
+    @property
     def engine_kube(self) -> KubeStore:
         """The engine's connection (its requests say ENGINE_AGENT); a viewer's only, which never writes."""
         return self._engine_kube or self.kube
@@ -133,8 +138,7 @@ class KubeSession:
 
     @property
     def title(self) -> str:
-        where = f"cluster {self.target.context or self.target.server}"
-        return f"{where} · {self.target.namespace}" + (f" · SIM RUNNER {self.scenario.name}" if self.scenario else "")
+        return f"{self.cluster} · {self.target.namespace}" + (f" · SIM RUNNER {self.scenario.name}" if self.scenario else "")
 
     @property
     def namespace(self) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import job_label, job_template_spec, labels_of, run_name, run_status, workload_run_of
+from nvcre_tui.engine.api.bodies import job_label, labels_of, measurement_of, run_name, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
@@ -243,8 +243,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
     for wf in workflows:
         labels = labels_of(wf)
         key = f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}"
-        measurement = workload_run_of(job_template_spec(wf)).get("measurement") or {}
-        if measurement.get("parser") != "nccl":
+        if measurement_of(wf).get("parser") != "nccl":
             continue
         found: dict[str, dict[int, float]] = {}
         problems = []

@@ -105,6 +105,25 @@ async def session_with(*texts: str, settle: bool = True, scenario: Scenario | No
     return session
 
 
+async def session_run_for(text: str, seconds: float) -> SimSession:
+    """A fresh simulated session with this certification, its engine run for `seconds` of simulated time (mid-run)."""
+    session = await session_with(text, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=seconds)
+    return session
+
+
+async def open_drilldown(app: NvcreApp, pilot: Any, certification: str) -> Any:
+    """The drill-down of `certification` pushed on `app` (its snapshot read first), as a DrilldownScreen."""
+    from nvcre_tui.screens.drilldown import DrilldownScreen
+
+    await app.refresh_snapshot()
+    await app.push_screen(DrilldownScreen(certification))
+    await pilot.pause()
+    assert isinstance(app.screen, DrilldownScreen)
+    return app.screen
+
+
 def save_finished(path: Path, *texts: str, scenario: Scenario | None = None) -> Path:
     """Run these certifications to the end once and save the simulator state (tests reopen copies fast)."""
     session = asyncio.run(session_with(*texts, scenario=scenario))

@@ -212,9 +212,7 @@ async def test_b_on_a_category_without_nccl_curves_says_so_instead_of_opening_an
     """`b` on a DCGM category opened the bandwidth screen to say it had nothing to show (a review found it)."""
     from textual.widgets import Tree
 
-    from nvcre_tui.screens.drilldown import DrilldownScreen
-
-    from .harness import session_with
+    from .harness import open_drilldown, session_run_for
 
     dcgm = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
@@ -223,16 +221,9 @@ spec:
   target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
   categories: [{domain: diagnostics, variant: dcgm-level4, options: {maxConcurrent: 8}}]
 """
-    session = await session_with(dcgm, settle=False)
-    assert session.engine is not None
-    await session.engine.run_until_settled(max_seconds=60)  # its Workflow made, its runs going
-    app = NvcreApp(session=session, live=False)
+    app = NvcreApp(session=await session_run_for(dcgm, 60), live=False)  # its Workflow made, its runs going
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.refresh_snapshot()
-        await app.push_screen(DrilldownScreen("diag"))
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, DrilldownScreen)
+        screen = await open_drilldown(app, pilot, "diag")
         tree = screen.query_one(Tree)
         tree.move_cursor(tree.root.children[0])
         await pilot.pause()

@@ -8,7 +8,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
-from .harness import DIAGNOSE, session_with
+from .harness import DIAGNOSE, open_drilldown, session_run_for
 
 
 async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() -> None:
@@ -16,16 +16,12 @@ async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() ->
     the first failure when one came (a review found it). Once moved, the cursor is the user's."""
     from nvcre_tui.engine.views import Snapshot
 
-    session = await session_with(DIAGNOSE, settle=False)
+    session = await session_run_for(DIAGNOSE, 30)  # screening under way, nothing failed yet
     assert session.engine is not None
-    await session.engine.run_until_settled(max_seconds=30)  # screening under way, nothing failed yet
     assert not any(state == "failed" for state, _ in node_states(await Snapshot.read(session.store, "default"), "isolate").values())
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(140, 45)) as pilot:
-        await app.refresh_snapshot()
-        await app.push_screen(DrilldownScreen("isolate"))
-        await pilot.pause()
-        tree = app.screen.query_one(Tree)
+        tree = (await open_drilldown(app, pilot, "isolate")).query_one(Tree)
         tree.focus()
         await pilot.press("down")  # onto the category
         await pilot.pause()
@@ -50,16 +46,9 @@ async def test_a_category_waiting_for_the_ones_before_it_says_so_in_its_detail()
     """The detail of a category with no Workflow yet read "Select a category, group or node." (a review found it)."""
     from .harness import INTRA_NODE
 
-    session = await session_with(INTRA_NODE, settle=False)
-    assert session.engine is not None
-    await session.engine.run_until_settled(max_seconds=30)  # the first category runs, the second waits its turn
-    app = NvcreApp(session=session, live=False)
+    app = NvcreApp(session=await session_run_for(INTRA_NODE, 30), live=False)  # the first category runs, the second waits
     async with app.run_test(size=(140, 45)) as pilot:
-        await app.refresh_snapshot()
-        await app.push_screen(DrilldownScreen("burn-in"))
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, DrilldownScreen)
+        screen = await open_drilldown(app, pilot, "burn-in")
         [waiting] = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "pending"]
         screen._show_detail(waiting)
         detail = str(screen.query_one("#detail").render())

@@ -202,3 +202,21 @@ def test_the_text_report_names_the_nodes_each_exclusion_reason_excluded() -> Non
     assert lines[at:at + 3] == ["  Excluded:       7 (dgx-03, dgx-04, dgx-05, dgx-06, dgx-07, dgx-08, dgx-09)",
                                 "                  dgx-04: Ready condition Unknown",
                                 "                  dgx-03, dgx-05, dgx-06, dgx-07 (+2 more): cordoned (spec.unschedulable)"], lines[at:at + 3]
+
+
+def test_junit_calls_a_category_whose_runs_never_started_an_error_not_a_failure() -> None:
+    """A run no pod was made for (an API server without the Trainer's controllers) checked nothing: JUnit's error, as a
+    test that could not run, not a failure (a walkthrough found CI listing it among the failed checks)."""
+    report = run_case("all-pass-full-scale").report
+    category = report["categories"][0]
+    never = {**category, "status": "Failed", "failureReason": "1 group failed", "failedNodes": [],
+             "failedGroups": [{"name": "group-0", "nodeCount": 2, "nodes": ["a", "b"], "reason": "WorkloadNotStarted", "failedNodes": []}]}
+    blamed = {**never, "failedGroups": [{**never["failedGroups"][0], "reason": "SchedulingBlocked"}],
+              "failedNodes": [{"name": "a", "reason": "SchedulingBlocked", "message": "m"}]}
+    for shown, (tag, message) in ((never, ("error", "category did not run: WorkloadNotStarted")), (blamed, ("failure", None))):
+        suite = ET.fromstring(render_junit([{**report, "categories": [shown]}])).find("testsuite")
+        assert suite is not None
+        [case] = suite.findall("testcase")
+        [verdict] = [e for e in case if e.tag in ("error", "failure")]
+        assert verdict.tag == tag and (message is None or verdict.get("message") == message), (verdict.tag, verdict.attrib)
+        assert suite.get("errors" if tag == "error" else "failures") == "1"

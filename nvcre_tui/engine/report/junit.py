@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import FAILED, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
 from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import SUSPECT_NOTE, failure_text, skipped_row_lines, skipped_test_lines
@@ -41,7 +41,12 @@ def render_junit(reports: Sequence[Obj]) -> str:
         for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
             case = ET.SubElement(suite, "testcase", name=title.split("/", 1)[1], classname=f"{report['name']}.{category['domain']}",
                                  time=f"{category.get('runtimeSeconds') or 0:.0f}")
-            if category["status"] == FAILED:
+            never_ran = _never_ran(category)
+            if category["status"] == FAILED and never_ran:  # it tested nothing: an error of the run, not a failed check
+                errors += 1
+                error = ET.SubElement(case, "error", message=f"category did not run: {never_ran}")
+                error.text = failure_text(category) or None
+            elif category["status"] == FAILED:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=category.get("failureReason") or "category failed")
                 failure.text = failure_text(category)
@@ -87,3 +92,13 @@ def _why(report: Obj) -> str:
     if report["result"] != RESULT_INCOMPLETE or not excluded:
         return ""
     return f": {len(excluded)} node(s) excluded, not tested: {', '.join(excluded[:8])}{' ...' if len(excluded) > 8 else ''}"
+
+
+def _never_ran(category: Mapping[str, Any]) -> str | None:
+    """The reasons, when every failed group of a failed category never ran its workload (NOT_RUN: nobody made its
+    pods, none could be placed) and no node was blamed: JUnit's error, as for a test that could not run."""
+    groups = category.get("failedGroups") or []
+    reasons = sorted({str(g.get("reason") or "") for g in groups})
+    if not groups or category.get("failedNodes") or not all(reason in NOT_RUN for reason in reasons):
+        return None
+    return ", ".join(reasons)

@@ -560,6 +560,8 @@ def test_cli_json_list_and_kind_filter(capsys: pytest.CaptureFixture[str]) -> No
     listing = json.loads(out)
     assert code == 0 and (listing["apiVersion"], listing["kind"]) == ("v1", "List")
     assert [item["spec"]["names"]["kind"] for item in listing["items"]] == ["Workflow", "Certification"]
+    code, out = run_setup(["setup", "crds", "-o", "json", "--kind", "wf", "--kind", "certs"], capsys)  # the former short names
+    assert [item["spec"]["names"]["kind"] for item in json.loads(out)["items"]] == ["Workflow", "Certification"]
 
 
 def test_cli_unknown_kind_is_a_clear_input_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -90,9 +90,15 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 # ----- crds -------------------------------------------------------------------------------------------
 
 
+# The short names before they took the nv prefix (cert-manager owns cert, Argo wf): --kind still understands them,
+# so scripts written against them keep working; the CRDs no longer declare them.
+FORMER_SHORT_NAMES = {"cert": "Certification", "certs": "Certification", "wf": "Workflow", "wlr": "WorkloadRun"}
+
+
 def kind_named(name: str) -> type[Resource]:
-    """The resource a user means by `name`: its kind, plural or a short name, any case."""
+    """The resource a user means by `name`: its kind, plural or a short name (or a former one), any case."""
     wanted = name.strip().lower()
+    wanted = FORMER_SHORT_NAMES.get(wanted, wanted).lower()
     for model in RESOURCES:
         if wanted in {model.KIND.lower(), model.PLURAL, *model.SHORT_NAMES}:
             return model

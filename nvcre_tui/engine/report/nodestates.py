@@ -64,7 +64,6 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     diagnose: Mapping[str, Any] | None = orch.get("diagnose")
     # A diagnosis that stopped (on a group that tested nothing) is over too, with no round left to weigh.
     states = MEMBER_STATES if diagnose is None else DIAGNOSE_MEMBER_STATES if diagnosis_open(wf) else DIAGNOSED_MEMBER_STATES
-    round_ = (diagnose or {}).get("round", 0)
     cleared = set((diagnose or {}).get("healthyNodes") or [])  # reference partners: a failed test beside them says nothing of them
     # A finished Workflow's current groups keep only name, nodes and phase: the rest is in its last record.
     last = category.iterations[-1].groups if category.iterations and cond.is_terminal(wf) else []
@@ -84,7 +83,8 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
             if weighed and (node in blamed or state == "suspect") and node not in cleared:
                 said = (f"{group.get('blamedFor')} in test {group.get('name')}" if node in blamed
                         else f"in failed test {group.get('name')} ({failure_reason(None, group)}), not blamed by it")
-                _mark(before, node, "suspect", f"{said}; diagnose round {round_} weighs it", OFFER)
+                # named by its test (r1-...), not by a round number, which the Workflow's conditions count from 1
+                _mark(before, node, "suspect", f"{said}; the diagnosis weighs it this round", OFFER)
             elif state != "suspect":
                 _mark(before, node, state)
     for record in category.iterations:

@@ -613,3 +613,35 @@ async def test_on_failure_diagnose_is_chosen_in_the_form_and_the_plan_says_what_
         dcgm = screen.query_one(f"#{panel_id('diagnostics/dcgm-level4')}", CategoryOptionsPanel)
         await pilot.pause()
         assert not dcgm.query("#opt-onFailure") and dcgm.query("#opt-maxConcurrent")
+
+
+async def test_on_failure_diagnose_composed_in_the_console_runs_to_per_node_verdicts() -> None:
+    """Issue 10's "onFailure: diagnose runs end to end from the console": composed in the form (no file), submitted,
+    and the failed clique narrowed down to its slow-GPU node by the same Workflow, without a second certification."""
+    from nvcre_tui.engine.store.protocol import WORKFLOW
+
+    app = await open_compose()
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await push_compose(app, pilot)
+        await type_into(pilot, screen.query_one("#name", Input), "rack-burn-in")
+        await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.present=true")
+        await select_category(pilot, screen, ALL_REDUCE)
+        panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+        panel.query_one("#opt-testScale", Select).value = "intra-rack"
+        panel.query_one("#opt-onFailure", Select).value = "diagnose"
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        row = screen.query_one(ThresholdRow)
+        row.query_one(Select).value = "busBandwidthGBps"
+        await type_into(pilot, row.query_one(Input), "value >= 300")
+        assert shown(screen, "#status").startswith("✓ ready to submit rack-burn-in"), shown(screen, "#status")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, ComposeScreen)
+        assert app.session is not None and app.session.engine is not None
+        await app.session.engine.run_until_settled()
+        [cert] = await certifications(app)
+        [wf] = (await app.session.store.list(WORKFLOW, "default")).items
+        assert len(await certifications(app)) == 1 and wf["status"]["orchestration"].get("diagnose") is not None
+        assert "gpu-node-07" in {f["name"] for f in wf["status"].get("failedNodes") or []}, wf["status"].get("failedNodes")
+        assert cert["status"]["summary"]["result"] == "FAILED"

@@ -584,16 +584,21 @@ async def test_a_diagnose_plan_shows_its_first_rounds_group_sizes() -> None:
     assert "per job" not in text
 
 
+async def rack_burn_in(app: NvcreApp, pilot: Pilot[Any]) -> tuple[ComposeScreen, CategoryOptionsPanel]:
+    """The compose form named rack-burn-in, on every GPU node, with all-reduce selected: (screen, its options panel)."""
+    screen = await push_compose(app, pilot)
+    await type_into(pilot, screen.query_one("#name", Input), "rack-burn-in")
+    await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.present=true")
+    await select_category(pilot, screen, ALL_REDUCE)
+    return screen, screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+
+
 async def test_on_failure_diagnose_is_chosen_in_the_form_and_the_plan_says_what_it_does() -> None:
     """onFailure could only come from a loaded file ("kept from the file as written", a review found): it is a field
     of each category now, written into the Certification as a file would say it, and the plan says what it does."""
     app = await open_compose()
     async with app.run_test(size=(140, 45)) as pilot:
-        screen = await push_compose(app, pilot)
-        await type_into(pilot, screen.query_one("#name", Input), "rack-burn-in")
-        await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.present=true")
-        await select_category(pilot, screen, ALL_REDUCE)
-        panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+        screen, panel = await rack_burn_in(app, pilot)
         on_failure = panel.query_one("#opt-onFailure", Select)
         assert on_failure.value is Select.NULL  # default: report
         with pytest.raises(InvalidSelectValueError):
@@ -622,11 +627,7 @@ async def test_on_failure_diagnose_composed_in_the_console_runs_to_per_node_verd
 
     app = await open_compose()
     async with app.run_test(size=(140, 45)) as pilot:
-        screen = await push_compose(app, pilot)
-        await type_into(pilot, screen.query_one("#name", Input), "rack-burn-in")
-        await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.present=true")
-        await select_category(pilot, screen, ALL_REDUCE)
-        panel = screen.query_one(f"#{panel_id(ALL_REDUCE)}", CategoryOptionsPanel)
+        screen, panel = await rack_burn_in(app, pilot)
         panel.query_one("#opt-testScale", Select).value = "intra-rack"
         panel.query_one("#opt-onFailure", Select).value = "diagnose"
         await pilot.press("ctrl+n")

@@ -96,11 +96,12 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     diagnose = diagnose or {}
     # The map follows diagnose round by round: suspects narrow as the waves clear them, and a suspect the current
     # round tests shows running (a suspect would outrank it), so the operator sees which ones each round tries.
+    # Rounds count from 1 here as in the drill-down and the Workflow's conditions (the state counts those done).
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
     for node in diagnose.get("suspectNodes") or []:
         under_test = node in testing
         _mark(before, node, "running" if under_test else "suspect",
-              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}", OFFER)
+              f"diagnose round {int(diagnose.get('round', 0)) + 1}: suspect{', under test' if under_test else ''}", OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:

@@ -62,6 +62,9 @@ EXPECT: dict[str, Expect] = {
     "diagnose-degraded-nic": Expect("FAILED", (("Failed", {N[1]: TV}),)),
     "diagnose-all-healthy": Expect("PASSED", (OK,)),
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
+    "diagnose-flaky-crash-across-cliques": Expect("FAILED", (("Failed", {"gpu-node-05": WF}),)),
+    "full-scale-on-failure-repeated": Expect("FAILED", (("Failed", {"gpu-node-07": TV}),)),
+    "on-failure-decided-by-iterations": Expect("FAILED", (("Failed", {"gpu-node-03": TV}),)),
     "diagnose-two-degraded-links": Expect("FAILED", (("Failed", {}),)),  # two links named, no node blamed
     "intra-rack-on-failure-diagnose": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "repeat-on-failure-every-iteration": Expect("FAILED", (("Failed", {"gpu-node-02": WF, "gpu-node-07": TV}),)),

@@ -457,3 +457,25 @@ def test_the_html_size_curves_say_why_a_groups_curve_is_missing() -> None:
     [said] = notes.values()
     assert "no pod ran (WorkloadNotStarted)" in said and "a simulated run, whose output only --sim-runner makes" in said
     assert "NoDataCollected" not in said
+
+
+def test_a_crash_its_log_puts_on_a_node_is_no_evidence_against_the_link_it_crossed() -> None:
+    """The flaky node crashes a test between clique-0 and clique-3 and its log names it: the node is intermittent,
+    and the one link named is the degraded pair (clique-1, clique-2), not the pair its crash crossed."""
+    [category] = run_case("diagnose-flaky-crash-across-cliques").report["categories"]
+    state = category["diagnose"]
+    assert state["intermittentNodes"] == ["gpu-node-05"] and not state.get("faultyNodes")
+    assert [f["cliques"] for f in state["infrastructureFaults"]] == [["clique-1", "clique-2"]]
+    crossed = [t for t in state["tests"] if "gpu-node-05" in t["nodes"] and t.get("culprits") == ["gpu-node-05"]]
+    assert crossed, "the crash's culprit is recorded on its test"
+
+
+def test_on_failure_diagnose_after_repeated_full_scale_runs_splits_the_group() -> None:
+    """Two iterations of one full-scale group are one group run again, not two tests of the links: the diagnosis
+    splits it and names the slow GPU's node; a diagnosis the iterations already decide finishes at once."""
+    [category] = run_case("full-scale-on-failure-repeated").report["categories"]
+    assert category["diagnose"]["faultyNodes"] == ["gpu-node-07"] and not category["diagnose"]["inconclusiveNodes"]
+    assert any(t["group"].startswith("r1-part-") for t in category["diagnose"]["tests"])
+    [decided] = run_case("on-failure-decided-by-iterations").report["categories"]
+    assert decided["status"] == "Failed" and decided["diagnose"]["faultyNodes"] == ["gpu-node-03"]
+    assert all("-iter-" in t["group"] for t in decided["diagnose"]["tests"])  # no round of its own

@@ -220,8 +220,11 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
     history = _record_finished(orch, orch.get("currentIteration", 1))
     orch.update(completedIterations=len(history))
-    if len(history) >= iterations and await _diagnose_failures(ctx, wf, orch, world):
-        return 0.0
+    if len(history) >= iterations and (started := await _diagnose_failures(ctx, wf, orch, world)) is not None:
+        if not started.complete:
+            return 0.0
+        await _diagnosis_done(ctx, wf, orch, started, jobs, history)  # the iterations' evidence alone decided it
+        return None
     if len(history) < iterations:
         orch.update(currentIteration=len(history) + 1, groups=[
             {k: v for k, v in g.items() if k in ("name", "nodes", "domains", "overflow")} | {"phase": "Pending"} for g in orch["groups"]
@@ -233,18 +236,18 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     return None
 
 
-async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> bool:
+async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> diagnose.DiagnoseState | None:
     """onFailure: diagnose: the last iteration failed somewhere; narrow its failed groups down in this Workflow, over
     the cliques its Nodes are labelled with (a full-scale group spans several: its links are searched as testScale
-    diagnose searches them)."""
+    diagnose searches them). The diagnosis started (its first round launched unless already complete), or None."""
     spec = (wf["spec"]["orchestration"].get("onFailure") or {}).get("diagnose")
     if spec is None:
-        return False
+        return None
     untested = _untested(orch["groups"])
     if untested:  # no evidence about those nodes: narrowing the rest down would leave them out silently
         await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)},
                              [("Warning", "DiagnosisSkipped", f"onFailure diagnose not started: {untested[0]}")])
-        return False
+        return None
     limit = int((wf["spec"]["orchestration"].get("execution") or {}).get("maxConcurrent") or 0)
     groups = _every_iteration(wf, orch)
     orchestration = wf["spec"]["orchestration"]
@@ -252,14 +255,17 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> 
     cliques = {name: node_labels(node).get(key) or "" for name in {n for g in groups for n in g["nodes"]}
                if (node := world.node(name)) is not None}
     state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
-                               within_domains=spec.get("withinDomains") is True, cliques=cliques, reasons=_failure_reasons(groups))
-    if state is None:
-        return False
+                               within_domains=spec.get("withinDomains") is True, cliques=cliques, reasons=_failure_reasons(groups),
+                               culprits=_failure_culprits(groups))
+    if state is None or state.complete:
+        if state is not None:
+            orch.update(diagnose=state.to_dict())
+        return state
     wave = diagnose.plan_round(state)
     orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in wave], totalGroups=orch.get("totalGroups", 0) + len(wave))
     await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": None},
                          [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(wave), 'group')} in the first round)")])
-    return True
+    return state
 
 
 def _every_iteration(wf: Obj, orch: Obj) -> list[diagnose.GroupResult]:
@@ -286,17 +292,24 @@ def _failure_reasons(groups: Sequence[Mapping[str, object]]) -> dict[str, str]:
             if g.get("phase") == FAILED and g.get("reason") and g.get("reason") != THRESHOLD_VIOLATED}
 
 
+def _failure_culprits(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each failed group's members its Job blamed where it blamed some, not all (a crash its log put on one node):
+    record_round's `culprits`."""
+    return {str(g["name"]): [g["nodes"][k] for k in g["blamedMembers"] if 0 <= k < len(g["nodes"])]
+            for g in groups if g.get("phase") == FAILED and g.get("blamedMembers")}
+
+
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
     untested = _untested(orch["groups"])
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
         history = _record_finished(orch)
-        stopped = f"in round {state.round + 1}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
+        stopped = f"in round {state.round}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
         await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
-                                  _failure_reasons(orch["groups"]))
+                                  _failure_reasons(orch["groups"]), _failure_culprits(orch["groups"]))
     history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:
@@ -304,11 +317,15 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         orch.update(groups=[_group_status(g) for g in groups], totalGroups=orch.get("totalGroups", 0) + len(groups))
         await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
         return 0.0
-    failed = _diagnose_verdicts(state, jobs, history)
-    verdicts = state.verdicts()
-    await _finalize(ctx, wf, orch, failed, jobs, history, healthy=[n for n, v in verdicts.items() if v == "healthy"],
-                    unresolved=diagnose.problems(state), confirmed=_confirmed(state))
+    await _diagnosis_done(ctx, wf, orch, state, jobs, history)
     return None
+
+
+async def _diagnosis_done(ctx: Context, wf: Obj, orch: Obj, state: diagnose.DiagnoseState, jobs: dict[str, Obj], history: list[Obj]) -> None:
+    """Finish the Workflow on a complete diagnosis: its verdicts, and what it left unresolved."""
+    verdicts = state.verdicts()
+    await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
+                    healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=diagnose.problems(state), confirmed=_confirmed(state))
 
 
 def _confirmed(state: diagnose.DiagnoseState) -> str:
@@ -335,7 +352,9 @@ def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
 
 def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
     """Faulty nodes with the reason and evidence of the test that confirmed them."""
-    by_group = {g["name"]: g for record in history for g in record["groups"]}
+    # An onFailure diagnosis names an iteration's groups as _every_iteration does (`<group>-iter-<n>`).
+    by_group = {name: g for record in history for g in record["groups"]
+                for name in (g["name"], f"{g['name']}-iter-{record.get('iteration')}")}
     tested = {test.group: list(test.nodes) for test in state.tests}
     failed = []
     for node, verdict in sorted(state.verdicts().items()):

@@ -155,13 +155,14 @@ class GroupResult(TypedDict, total=False):
 
 def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
               within_domains: bool = False, cliques: Mapping[str, str] | None = None,
-              reasons: Mapping[str, str] | None = None) -> DiagnoseState | None:
+              reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
     Each node's domain is its group's when every group was cut inside one (intra-rack); else (a full-scale group spans
     several) `cliques`: node -> its domain as the Nodes are labelled ("" or absent: none), so the links between them
-    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`: as record_round's."""
+    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`, `culprits`: as
+    record_round's."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
@@ -175,7 +176,8 @@ def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent
     values = measured(groups)
     members = [tuple(sorted(str(n) for n in g["nodes"])) for g in groups]
     imported = tuple(Probe(0, "screening", str(g["name"]), nodes, nodes, ok := g.get("phase") == "Succeeded", values.get(str(g["name"])),
-                           None if ok else (reasons or {}).get(str(g["name"]))) for g, nodes in zip(groups, members, strict=True))
+                           None if ok else (reasons or {}).get(str(g["name"])), () if ok else _culprits(culprits, str(g["name"]), nodes))
+                     for g, nodes in zip(groups, members, strict=True))
     recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)
     return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
@@ -188,10 +190,11 @@ def plan_round(state: DiagnoseState) -> list[Group]:
 
 
 def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None,
-                 reasons: Mapping[str, str] | None = None) -> DiagnoseState:
+                 reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState:
     """The state after the current wave, given each group's outcome (missing or timed out = failed), where the Job
-    measured one its value (bus bandwidth), and for a failed group whose value is not why it failed, the reason
-    (the Workflow controller's `_failure_reasons`)."""
+    measured one its value (bus bandwidth), for a failed group whose value is not why it failed, the reason (the
+    Workflow controller's `_failure_reasons`), and the members its own log named where it named some, not all
+    (`_failure_culprits`)."""
     if state.complete:
         raise DiagnoseError("diagnose: the run is complete; there is no round to record")
     if not isinstance(passed, Mapping):
@@ -205,11 +208,18 @@ def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mappi
         raise DiagnoseError(f"diagnose round {state.round}: outcome must be true or false for: {', '.join(wrong)}")
     values, reasons = values or {}, reasons or {}
     done = tuple(replace(p, passed=(ok := passed.get(p.group, False)), value=_number(values.get(p.group)),
-                         reason=None if ok else reasons.get(p.group)) for p in state.plan)
+                         reason=None if ok else reasons.get(p.group), culprits=() if ok else _culprits(culprits, p.group, p.nodes))
+                 for p in state.plan)
     recorded = replace(state, round=state.round + 1, tests=state.tests + done, plan=())
     ev = Evidence(recorded)
     plan = Planner(recorded, ev).plan()
     return _conclude(replace(recorded, plan=plan), ev)
+
+
+def _culprits(culprits: Mapping[str, Sequence[str]] | None, group: str, nodes: tuple[str, ...]) -> tuple[str, ...]:
+    """The members of `group` its log named; a name that is not a member is not the test's to blame."""
+    named = set((culprits or {}).get(group) or ())
+    return tuple(n for n in nodes if n in named) if len(named & set(nodes)) < len(nodes) else ()
 
 
 class NodeRecord(TypedDict):

@@ -46,8 +46,9 @@ class Evidence:
         for i, test in enumerate(self.tests):
             if test.passed and len(self.spans[i]) >= 2:
                 self.eliminated |= links.within(self.spans[i], self.uplinks)
+        # A failure its own log put on some members (a crash naming its node) says nothing of the links it crossed.
         self.open_hypotheses = {i: frozenset(links.within(self.spans[i], self.uplinks) - self.eliminated)
-                                for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2}
+                                for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2 and not t.culprits}
         self.convicted: dict[str, Verdict] = {}
         self.named: dict[Hypothesis, tuple[int, ...]] = {}
         self._unsearched_named = False  # `named` holds a fabric or flaky link (see _name_links), not the search's faults
@@ -90,7 +91,7 @@ class Evidence:
             return True
         if any(c in members and c != node for c in self.convicted):
             return True
-        return any(links.in_test(h, self.spans[i]) for h in self.named)
+        return not self.tests[i].culprits and any(links.in_test(h, self.spans[i]) for h in self.named)
 
     def link_risky(self, i: int) -> bool:
         """A failed test spanning cliques whose links are not all proven by passing tests."""
@@ -421,10 +422,11 @@ class Evidence:
         return node not in self.convicted and node not in self.clear
 
     def indistinguishable(self, node: str) -> bool:
-        """A node that never passed and failed only tests across unproven links, twice: with no healthy node in its
-        clique, more tests cannot tell its fault from its clique's uplink."""
+        """A node that never passed and failed only tests across unproven links, twice (two groups of members: one
+        group run again, as onFailure imports a repeated iteration, is one test of the link): with no healthy node in
+        its clique, more tests cannot tell its fault from its clique's uplink."""
         tests = self.by_node.get(node, ())
-        crossing = [i for i in tests if self.link_risky(i)]
+        crossing = {self.members[i] for i in tests if self.link_risky(i)}
         home = self.domain_of[node]
         alone = not any(self.domain_of[n] == home for n in self.clear)
         return alone and self.passes.get(node, 0) == 0 and len(crossing) >= 2 and all(self.link_risky(i) or self.tests[i].stage == "screening" for i in tests)

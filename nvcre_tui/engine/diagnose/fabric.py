@@ -137,9 +137,10 @@ def flaky_link(ev: Evidence) -> tuple[Hypothesis, list[int]] | None:
 
 
 def sound_across(ev: Evidence) -> tuple[list[int], list[int]]:
-    """Tests across cliques whose members are all sound inside their cliques, and those of them that failed."""
+    """Tests across cliques whose members are all sound inside their cliques, and those of them that failed (a
+    failure its log put on members is theirs, no test of the links)."""
     sound = frozenset(n for n in ev.by_node if sound_inside(ev, n))
-    across = [i for i, spans in enumerate(ev.spans) if len(spans) >= 2 and ev.members[i] <= sound]
+    across = [i for i, spans in enumerate(ev.spans) if len(spans) >= 2 and ev.members[i] <= sound and not ev.tests[i].culprits]
     return across, [i for i in across if not ev.tests[i].passed]
 
 

@@ -53,6 +53,9 @@ class Probe:
     passed: bool | None = None
     value: float | None = None
     reason: str | None = None  # why a failed test failed, when not its value (a crash, a timeout): then it, not the value, is said
+    # The members a failed test's own log named (its Job blamed them, not the whole group): the failure is theirs,
+    # no evidence about the links between cliques it crossed.
+    culprits: tuple[str, ...] = ()
 
     @property
     def padding(self) -> tuple[str, ...]:
@@ -66,6 +69,8 @@ class Probe:
             data["value"] = self.value
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.culprits:
+            data["culprits"] = list(self.culprits)
         return data
 
 
@@ -219,7 +224,8 @@ class DiagnoseState:
 
 
 def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
-    """A test as {r, s, g, n, u, p, v, x}: round, stage, group, node indices, subject indices, passed, value, reason."""
+    """A test as {r, s, g, n, u, p, v, x, c}: round, stage, group, node indices, subject indices, passed, value, reason,
+    culprit indices."""
     data: dict[str, Any] = {"r": probe.round, "s": probe.stage, "g": probe.group, "n": _ranges([index[n] for n in probe.nodes])}
     if probe.subjects != probe.nodes:
         data["u"] = _ranges([index[n] for n in probe.subjects])
@@ -229,6 +235,8 @@ def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
         data["v"] = probe.value
     if probe.reason is not None:
         data["x"] = probe.reason
+    if probe.culprits:
+        data["c"] = _ranges([index[n] for n in probe.culprits])
     return data
 
 
@@ -243,7 +251,10 @@ def _decode(data: Mapping[str, Any], names: tuple[str, ...]) -> Probe:
     value, reason = data.get("v"), data.get("x")
     if reason is not None and not isinstance(reason, str):
         raise DiagnoseError(f"diagnose state: test {data.get('g')!r} has a non-string 'x' (reason)")
-    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value), reason)
+    culprits = _indexed(data["c"], names) if "c" in data else ()
+    if not set(culprits) <= set(nodes):
+        raise DiagnoseError(f"diagnose state: test {data.get('g')!r} names culprits ('c') that are not its members")
+    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value), reason, culprits)
 
 
 def _ranges(indices: list[int]) -> list[Any]:

@@ -52,12 +52,26 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None) ->
     return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(f'{v:g}' for v in passed)}" if passed else "")
 
 
+# The readable state's verdict lists, most serious first.
+VERDICT_KEYS = (("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"), ("suspectNodes", "suspect"), ("inconclusiveNodes", "inconclusive"))
+
+
+def progress_text(state: Mapping[str, Any]) -> str:
+    """Where a diagnosis stands (readable state), its rounds numbered as their tests (r2-...): "stage confirm, round 2,
+    14 tests" or "complete after round 3, 18 tests" (round 0: the screening, or the iterations onFailure starts from)."""
+    tests = len(state.get("tests") or [])
+    done = int(state.get("round") or 0)  # rounds recorded: the current round's number
+    where = f"complete after round {max(done - 1, 0)}" if state.get("stage") == "complete" else f"stage {state.get('stage')}, round {done}"
+    return f"{where}, {tests} test{'' if tests == 1 else 's'}"
+
+
 def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every node that is not plainly healthy, with its verdict and the tests that decided it (readable state)."""
-    verdict_of = {n: v for key, v in (("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"),
-                                      ("inconclusiveNodes", "inconclusive"), ("suspectNodes", "suspect")) for n in state.get(key) or []}
+    """Every node that is not plainly healthy, with its verdict and the tests that decided it (readable state): the
+    convicted first (a list cut short keeps them), then by node."""
+    verdict_of = {n: v for key, v in VERDICT_KEYS for n in state.get(key) or []}
+    rank = {verdict: k for k, (_, verdict) in enumerate(VERDICT_KEYS)}
     rows = []
-    for node, verdict in sorted(verdict_of.items()):
+    for node, verdict in sorted(verdict_of.items(), key=lambda item: (rank[item[1]], item[0])):
         tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
         failed = [t for t in tests if t.get("passed") is False]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),

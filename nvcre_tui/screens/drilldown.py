@@ -213,8 +213,7 @@ class DrilldownScreen(NvcreScreen):
         for record in timeline:
             holder = branch
             if len(timeline) > 1:
-                word = "round" if state is not None else "iteration"
-                holder = branch.add(f"{word} {record.number}" + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
+                holder = branch.add(record.label + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != FAILED, natural_key(g["name"]))):
                 self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)))
 

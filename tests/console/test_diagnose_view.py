@@ -30,10 +30,10 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
             states = node_states(app.snapshot, "isolate")
             # A suspect the current round tests shows running, its detail saying it is a suspect under test.
             suspects.append(sum(1 for state, detail in states.values() if state == "suspect" or "suspect" in detail))
-            # A suspect's round is the drill-down's current one (rounds count from 1 there and in the conditions).
+            # A suspect's round is the drill-down's current one, numbered as its tests are (r2-... in round 2).
             rounds = {int(m.group(1)) for _, detail in states.values() if (m := re.search(r"diagnose round (\d+)", detail))}
-            timeline = app.snapshot.views["isolate"].categories[0].timeline
-            assert rounds <= {timeline[-1].number}, (rounds, [i.number for i in timeline])
+            current = app.snapshot.views["isolate"].categories[0].timeline[-1]
+            assert rounds <= {current.round} and all(g["name"].startswith(f"r{current.round}-") for g in current.groups), rounds
             if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
                 break
         peak = suspects.index(max(suspects))

@@ -126,7 +126,7 @@ async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_
         assert refused, "the diagnosis never planned a wave after screening"
         failed = cond.find(wf["status"]["conditions"], "Failed")
         assert failed is not None and failed["reason"] == "DiagnosisStopped", failed
-        assert failed["message"].startswith("Diagnosis stopped in round 2, group r1-"), failed["message"]
+        assert failed["message"].startswith("Diagnosis stopped in round 1, group r1-"), failed["message"]
         assert f"group {refused[0].split('-iter-')[0].removeprefix(wf['metadata']['name'] + '-')} was not tested (ReconcileError" in failed["message"]
         assert not wf["status"].get("failedNodes")  # one screening wave convicts nobody; the refused group is no evidence
         assert len(wf["status"]["orchestration"]["iterationHistory"]) == 2

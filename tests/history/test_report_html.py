@@ -141,5 +141,5 @@ def test_diagnose_verdicts_are_listed_with_their_glyphs() -> None:
     page = parse(render_html(report))
     cells = page.text_in.get("td", [])
     assert "✗ faulty" in cells and "gpu-node-07" in cells and "? inconclusive" in cells and "gpu-node-12" in cells
-    assert "gpu-node-01, gpu-node-02" in cells and "stage confirmation, 4 rounds, 3 tests" in page.all_text()
+    assert "gpu-node-01, gpu-node-02" in cells and "stage confirmation, round 4, 3 tests" in page.all_text()
     assert "Diagnose verdicts" in page.text_in.get("h4", [])

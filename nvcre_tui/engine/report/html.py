@@ -22,6 +22,7 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import failed_nodes_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
+from nvcre_tui.engine.diagnose.summary import progress_text
 from nvcre_tui.engine.report.text import blame_text
 
 Obj = dict[str, Any]
@@ -33,7 +34,7 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #cc
 table { border-collapse: collapse; margin: 0.5em 0; } th, td { text-align: left; padding: 0.2em 0.8em; border-bottom: 1px solid #eee; vertical-align: top; }
 .verdict { font-weight: bold; padding: 0.1em 0.5em; border-radius: 0.3em; }
 .PASSED, .Succeeded { background: #dcfce7; } .FAILED, .Failed { background: #fee2e2; } .INCOMPLETE, .RUNNING, .InProgress, .Pending { background: #fef9c3; }
-.note { color: #555; } figure { margin: 0.8em 0; } figcaption { color: #444; font-size: 0.9em; }
+.note { color: #555; } .reach { font-weight: bold; } figure { margin: 0.8em 0; } figcaption { color: #444; font-size: 0.9em; }
 svg text { font: 11px system-ui, sans-serif; fill: #333; } .evidence { font-family: ui-monospace, monospace; font-size: 0.9em; }
 """
 
@@ -146,8 +147,7 @@ def _diagnose(state: Obj) -> str:
     rows = [(title, ", ".join(state.get(key) or []) or "none") for title, key in
             (("✗ faulty", "faultyNodes"), ("~ intermittent", "intermittentNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
     notes = [n.get("message", "") for n in (state.get("infrastructureFaults") or []) + (state.get("notes") or [])]
-    return (f"<h4>Diagnose verdicts</h4><p>stage {escape(str(state.get('stage')))}, {escape(str(state.get('round', 0)))} rounds, "
-            f"{len(state.get('tests') or [])} tests</p>" + _table(("verdict", "nodes"), rows)
+    return (f"<h4>Diagnose verdicts</h4><p>{escape(progress_text(state))}</p>" + _table(("verdict", "nodes"), rows)
             + "".join(f'<p class="note">{escape(note)}</p>' for note in notes))
 
 
@@ -156,6 +156,8 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
     out = [f'<section class="category"><h3>{escape(title)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
+    if category.get("thresholdOutOfReach"):  # the threshold, not the nodes: said before any verdict
+        out.append(f'<p class="reach">Out of reach: {escape(str(category["thresholdOutOfReach"]))}</p>')
     thresholds = category.get("thresholds") or {}
     if thresholds:
         out.append(_table(("metric", "threshold"), sorted(thresholds.items())))

@@ -81,8 +81,8 @@ def _blamed(report: Obj) -> list[tuple[str, str]]:
     told = []
     if details:
         told.append(("failedNodes", ", ".join(str(node["name"]) for node in details)))
-    if suspects:
-        told.append(("suspectNodes", f"{', '.join(suspects)} ({SUSPECT_NOTE})"))
+    if suspects:  # names only, as failedNodes (a tool splits them on commas); what a suspect is goes beside them
+        told += [("suspectNodes", ", ".join(suspects)), ("suspectNodesNote", SUSPECT_NOTE)]
     return told
 
 

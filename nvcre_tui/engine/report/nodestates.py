@@ -83,7 +83,6 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
             if weighed and (node in blamed or state == "suspect") and node not in cleared:
                 said = (f"{group.get('blamedFor')} in test {group.get('name')}" if node in blamed
                         else f"in failed test {group.get('name')} ({failure_reason(None, group)}), not blamed by it")
-                # named by its test (r1-...), not by a round number, which the Workflow's conditions count from 1
                 _mark(before, node, "suspect", f"{said}; the diagnosis weighs it this round", OFFER)
             elif state != "suspect":
                 _mark(before, node, state)
@@ -96,12 +95,12 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     diagnose = diagnose or {}
     # The map follows diagnose round by round: suspects narrow as the waves clear them, and a suspect the current
     # round tests shows running (a suspect would outrank it), so the operator sees which ones each round tries.
-    # Rounds count from 1 here as in the drill-down and the Workflow's conditions (the state counts those done).
+    # The round is the state's current one, numbered as its tests are (r2-...) and as the drill-down numbers it.
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
     for node in diagnose.get("suspectNodes") or []:
         under_test = node in testing
         _mark(before, node, "running" if under_test else "suspect",
-              f"diagnose round {int(diagnose.get('round', 0)) + 1}: suspect{', under test' if under_test else ''}", OFFER)
+              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}", OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of
+from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of, workflow_spec
 from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, LABEL_CERTIFICATION, LABEL_WORKFLOW, WORKLOAD_PENDING
 from nvcre_tui.engine.controllers.conditions import find, is_terminal, status_of
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run
@@ -40,6 +40,14 @@ class Iteration:
     number: int | None
     groups: list[GroupStatus]
     current: bool = False  # the iteration (or round) that is running now
+    # A diagnose round's number as its tests are named (r<round>-...): round 0 is testScale diagnose's screening, or
+    # the iterations an onFailure diagnosis starts from; None for an iteration.
+    round: int | None = None
+
+    @property
+    def label(self) -> str:
+        """"round 2", "iteration 1": what every screen and report calls it."""
+        return f"round {self.round}" if self.round is not None else f"iteration {self.number}"
 
 
 @dataclass(frozen=True)
@@ -82,22 +90,41 @@ class CategoryView:
         """Every finished iteration (iterationHistory), or the current one while none has finished."""
         history = self._finished
         if not history and self.groups:
-            return [Iteration(self.orchestration.get("currentIteration", 1), self.groups,
-                              current=self.workflow is not None and not is_terminal(self.workflow))]
+            return [self._record(self.orchestration.get("currentIteration", 1), self.groups,
+                                 current=self.workflow is not None and not is_terminal(self.workflow))]
         return history
 
     @cached_property
     def _finished(self) -> list[Iteration]:
         if self._groups is None:
             return []
-        return [Iteration(record.get("iteration"), list(record.get("groups") or [])) for record in self._groups.finished()]
+        return [self._record(record.get("iteration"), list(record.get("groups") or [])) for record in self._groups.finished()]
+
+    @cached_property
+    def _rounds_from(self) -> tuple[int, int] | None:
+        """(records before round 0, the first record that is a round): testScale diagnose's rounds start with its
+        screening (round 0, record 1); an onFailure diagnosis's round 0 is the iterations it starts from, so its records
+        after them are rounds 1, 2, ...; None without a diagnosis."""
+        if self.workflow is None:
+            return None
+        spec = workflow_spec(self.workflow).get("orchestration") or {}
+        if spec.get("diagnose") is not None:
+            return 1, 1
+        iterations = int(spec.get("iterations") or 1)
+        return (iterations, iterations + 1) if self.orchestration.get("diagnose") is not None else None
+
+    def _record(self, number: int | None, groups: list[GroupStatus], current: bool = False) -> Iteration:
+        rounds = self._rounds_from
+        if rounds is None or number is None or number < rounds[1]:
+            return Iteration(number, groups, current)
+        return Iteration(number, groups, current, number - rounds[0])
 
     @cached_property
     def timeline(self) -> list[Iteration]:
         """Every finished iteration and, while the Workflow runs, the current one last (`current` set)."""
         finished = self._finished
         running = self.workflow is not None and not is_terminal(self.workflow) and self.groups
-        return finished + ([Iteration(len(finished) + 1, self.groups, current=True)] if running else [])
+        return finished + ([self._record(len(finished) + 1, self.groups, current=True)] if running else [])
 
     @cached_property
     def failed_nodes(self) -> list[dict[str, Any]]:

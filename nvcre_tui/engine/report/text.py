@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
-from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import progress_text, verdict_line, verdict_rows
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.model import failed_nodes_said
@@ -96,10 +96,12 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Out of reach", category["thresholdOutOfReach"]))
     if category.get("runtimeSeconds") is not None:
         iterations = category.get("iterations") or []
-        word = "rounds" if category.get("diagnose") else "iterations"
-        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {len(iterations)} {word})" if len(iterations) > 1 else "")))
+        rounds = sum(1 for i in iterations if "round" in i)
+        spans = [count(n, word) for n, word in ((len(iterations) - rounds, "iteration"), (rounds, "round")) if n]
+        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {' and '.join(spans)})" if len(iterations) > 1 else "")))
         if len(iterations) > 1:
-            rows += [f"  {PHASE_GLYPHS.get(i['status'], '?')} #{i['number']} {i['status']}" + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
+            rows += [f"  {PHASE_GLYPHS.get(i['status'], '?')} " + (f"round {i['round']}" if "round" in i else f"#{i['number']}") + f" {i['status']}"
+                     + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
     if category.get("testScale"):
         rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
     for key, expression in sorted((category.get("thresholds") or {}).items()):
@@ -137,17 +139,16 @@ def _category_rows(category: Obj) -> list[str]:
     if diagnostics:
         marked = diagnostics["passedWithSkippedTests"]
         rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
-        rows += [f"  ! {line}" for line in skipped_test_lines(category)[:MAX_GROUP_ROWS]]
+        rows += _capped([f"  ! {line}" for line in skipped_test_lines(category)], "runs")
     marked_rows = category.get("passedWithSkippedRows") or []
     if marked_rows:
         rows.append(_field("nccl-tests", f"{count(len(marked_rows), 'run')} passed with skipped rows"))
-        rows += [f"  ! {line}" for line in skipped_row_lines(category)[:MAX_GROUP_ROWS]]
+        rows += _capped([f"  ! {line}" for line in skipped_row_lines(category)], "runs")
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
-        for group in low[:MAX_GROUP_ROWS]:
-            busbw = "n/a" if group["busBW"] is None else f"{group_value(category, group)} {BANDWIDTH_UNIT}"
-            rows.append(f"  ✗ {group['groupName']}  {busbw}{'  LOW' if group.get('belowMin') else ''}  [{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]")
+        rows += _capped([f"  ✗ {group['groupName']}  {_group_bandwidth(category, group)}{'  LOW' if group.get('belowMin') else ''}  "
+                         f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]" for group in low], "groups")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
         spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""
@@ -166,7 +167,7 @@ def group_value(category: Obj, group: Obj) -> str:
 
 def _diagnose_rows(state: Obj) -> list[str]:
     rows = [
-        _field("Diagnosis", f"stage {state.get('stage')}, {state.get('round', 0)} rounds, {len(state.get('tests') or [])} tests"),
+        _field("Diagnosis", progress_text(state)),
         _field("  Healthy", len(state.get("healthyNodes") or [])),
         _field("  Faulty", ", ".join(state.get("faultyNodes") or []) or "none"),
         _field("  Intermittent", ", ".join(state.get("intermittentNodes") or []) or "none"),
@@ -176,9 +177,21 @@ def _diagnose_rows(state: Obj) -> list[str]:
     verdicts = verdict_rows(state)
     if verdicts:
         rows.append("  Verdicts:")
-        rows += [f"    {verdict_line(row)}" for row in verdicts[:MAX_GROUP_ROWS]]
-    rows += [f"  Note:         {note.get('message', '')}" for note in (state.get("notes") or [])[:MAX_GROUP_ROWS]]
+        rows += _capped([f"    {verdict_line(row)}" for row in verdicts], "verdicts")
+    rows += _capped([f"  Note:         {note.get('message', '')}" for note in state.get("notes") or []], "notes")
     return rows
+
+
+def _capped(lines: list[str], noun: str) -> list[str]:
+    """At most MAX_GROUP_ROWS of `lines`, then how many more there are (the JSON report holds them all)."""
+    if len(lines) <= MAX_GROUP_ROWS:
+        return lines
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    return [*lines[:MAX_GROUP_ROWS], f"{indent}... and {len(lines) - MAX_GROUP_ROWS} more {noun} (the JSON report lists them all)"]
+
+
+def _group_bandwidth(category: Obj, group: Obj) -> str:
+    return "n/a" if group["busBW"] is None else f"{group_value(category, group)} {BANDWIDTH_UNIT}"
 
 
 # The header line of each report/model.HOW_RUN_FIELDS field present.

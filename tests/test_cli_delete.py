@@ -214,6 +214,23 @@ def test_a_finished_certification_whose_record_cannot_be_archived_is_not_deleted
     assert stored(state)["Certification"] == ["burn-in"]
 
 
+def test_a_finished_certification_too_damaged_to_archive_is_deleted_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No record can be built from a damaged Certification (spec "x"): delete says so and deletes it, where it used
+    to refuse for ever and blame the history."""
+    state, history = tmp_path / "s.db", tmp_path / "h.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--history", str(history)]) == 1
+    with sqlite3.connect(state) as db:
+        [(body,)] = db.execute("SELECT body FROM objects WHERE kind LIKE '%/certifications' AND name = 'burn-in'").fetchall()
+        db.execute("UPDATE objects SET body = ? WHERE kind LIKE '%/certifications' AND name = 'burn-in'",
+                   (json.dumps({**json.loads(body), "spec": "x"}),))
+    db.close()
+    capsys.readouterr()
+    assert main(["certification", "delete", "burn-in", "--sim", "--state", str(state), "--history", str(history)]) == 0
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == "certification burn-in deleted from namespace default; not archived: it is damaged (spec: must be a mapping, got 'x'), so its report goes with it"
+    assert stored(state)["Certification"] == []
+
+
 def test_run_wait_on_a_certification_deleted_meanwhile_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "fleet.yaml"
     scenario.write_text(json.dumps(SMALL_FLEET))

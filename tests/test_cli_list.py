@@ -4,7 +4,9 @@ real HTTP on the API-server emulator; bad flags are one line."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,21 @@ def test_the_simulators_finished_certification_is_listed_with_its_result(tmp_pat
     assert main(["cert", "ls", *state, "-o", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)
     assert (row["result"], row["namespace"], row["failedNodes"]) == ("PASSED", "default", 0) and row["completionTime"]
+
+
+def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Certification whose stored row is no JSON is named on stderr (exit 2), never left out silently; the others list."""
+    state = ["--sim", "--state", str(tmp_path / "sim.db")]
+    for name in ("kept", "broken"):
+        assert main(["certification", "run", *state, "--category", "communication/nccl-all-reduce", "--name", name]) == 0
+    with contextlib.closing(sqlite3.connect(tmp_path / "sim.db")) as db, db:
+        assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'broken'").rowcount == 1
+    capsys.readouterr()
+    assert main(["certification", "list", *state]) == 2
+    out, err = capsys.readouterr()
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["kept"]
+    [said] = err.splitlines()
+    assert said.startswith(f"{tmp_path / 'sim.db'}: Certification default/broken: body is not JSON") and said.endswith("; left out of the list")
 
 
 async def _create(kubeconfig: Path) -> None:

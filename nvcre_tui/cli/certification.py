@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
-from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes
+from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes, file_namespace_agrees
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.stdin import check_stdin_once
 from nvcre_tui.engine.api.resources import Certification
@@ -36,7 +36,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     source.add_argument("--nodes", metavar="NODES.yaml", help="Node objects to render on (default: the embedded simulated fleet)")
     source.add_argument("--scenario", metavar="S.yaml", help="render on a simulated fleet scenario")
     render.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
-    add_kube_arguments(render, namespace_help="accepted for symmetry (rendering creates nothing)")
+    add_kube_arguments(render, namespace_help="the namespace the Workflows are rendered in (default: the file's, else default)")
     render.add_argument("--workloads", action="store_true",
                         help="print each group's workload objects (TrainJob + TrainingRuntime ...) instead of the Workflows")
     render.add_argument("--batch", action="store_true",
@@ -107,6 +107,7 @@ def render_command(args: argparse.Namespace) -> int:
     check_stdin_once(args)
     catalog = default_catalog()
     cert = load_certification(args.file, catalog)
+    cert.metadata.namespace = file_namespace_agrees(args.namespace, cert.metadata.namespace, "<stdin>" if args.file == "-" else args.file)
     nodes = target_nodes(args.nodes, args.scenario, args)
     rendered = render_certification(cert, nodes, catalog, "<stdin>" if args.file == "-" else args.file)
     if args.workloads:

@@ -41,6 +41,16 @@ def check_namespace(namespace: str | None, flag: str = "--namespace") -> str | N
     return namespace
 
 
+def file_namespace_agrees(namespace: str | None, in_file: str | None, source: str) -> str | None:
+    """-n checked, and refused where the file names another namespace (as kubectl refuses it); the namespace the
+    Certification goes to (None: the file's, else the context's, else default)."""
+    check_namespace(namespace)
+    if namespace and in_file and namespace != in_file:
+        raise InputError(f"{source}: metadata.namespace {in_file!r} does not match -n {namespace!r}: "
+                         f"pass -n {in_file}, or leave the namespace out of the file")
+    return namespace or in_file
+
+
 def check_certification_names(names: list[str]) -> None:
     """InputError naming NAME unless every name could be a certification's (a DNS subdomain, as the API server
     requires: `.` would reach the collection's URL) and none is given twice."""

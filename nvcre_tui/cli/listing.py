@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from nvcre_tui.cli import EXIT_OK
+from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
@@ -55,22 +56,35 @@ async def _list(args: argparse.Namespace) -> int:
         except StoreError as error:
             raise InputError(f"certifications of {where_of(session)}: {error}") from None
         rows = sorted((row(cert, session.clock.now()) for cert in certs), key=lambda r: (r["namespace"], r["created"], r["name"]))
+        damaged = _damaged_rows(session)
         if args.output == "json":
             print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
         elif rows:
             columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
             print_table(columns, [([r["namespace"]] if namespace is None else []) + [
                 r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], r["age"]] for r in rows])
-        else:  # as kubectl: said on stderr, stdout stays empty for scripts
+        elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
             Console(stderr=True, highlight=False).print(escape(printable(f"No certifications in {where} of {where_of(session)}.")),
                                                         soft_wrap=True)
-        return EXIT_OK
+        for line in damaged:  # named, never dropped silently; exit 2
+            print(line, file=sys.stderr)
+        return EXIT_BAD_INPUT if damaged else EXIT_OK
     finally:
         try:
             await session.close()
         finally:
             tell_notices(session, told)
+
+
+def _damaged_rows(session: Any) -> list[str]:
+    """Rows of the simulator's store that are no objects, left out of what was read (one bad row hides nothing else)."""
+    from nvcre_tui.engine.store.sqlite import SqliteStore
+
+    database = getattr(session, "database", None)
+    if not isinstance(database, SqliteStore):
+        return []
+    return [printable(f"{database.path}: {damaged}; left out of the list", newlines=False) for damaged in database.damaged_rows]
 
 
 def row(cert: Obj, now: datetime) -> Obj:

@@ -104,7 +104,7 @@ def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Cons
 
 def write_results(path: str | None, report: dict[str, Any] | list[dict[str, Any]]) -> None:
     if path:
-        write_atomically(path, json.dumps(report, indent=2) + "\n")
+        write_atomically(path, json.dumps(report, indent=2) + "\n", "--results-file")
 
 
 # Inputs and the store a results file must not be: writing the report there would replace them.

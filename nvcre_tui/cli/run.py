@@ -24,7 +24,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
-from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.numbers import integer
 from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_results_file, close_session, namespace_of,
                                   refuse_damaged_rows, write_results)
@@ -161,10 +161,7 @@ async def _run(args: argparse.Namespace) -> int:
             timeout = parse_duration(args.timeout)
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
-    check_namespace(args.namespace)
-    if args.namespace and cert.metadata.namespace and args.namespace != cert.metadata.namespace:  # as kubectl refuses it
-        raise InputError(f"{_source(args)}: metadata.namespace {cert.metadata.namespace!r} does not match -n {args.namespace!r}: "
-                         f"pass -n {cert.metadata.namespace}, or leave the namespace out of the file")
+    file_namespace_agrees(args.namespace, cert.metadata.namespace, _source(args))
     if getattr(args, "history", None):
         check_history(Path(args.history))
     if not on_cluster(args):

@@ -61,11 +61,19 @@ def on_cluster(args: argparse.Namespace) -> bool:
 
 
 def scenario_of(args: argparse.Namespace) -> Scenario:
-    """The --scenario file, or the built-in fleet; read once per command (`--scenario -` is stdin, read only once)."""
+    """The --scenario file; without one the fleet the simulator's store already holds (a store keeps its scenario:
+    `report --state PATH` needs no --scenario), else the built-in fleet. Read once per command (`--scenario -` is
+    stdin, read only once)."""
+    from nvcre_tui.engine.sim_state import stored_scenario
+
     loaded = getattr(args, "_loaded_scenario", None)
     if loaded is None:
         path = getattr(args, "scenario", None)
-        loaded = load_scenario(path) if path else default_scenario()
+        if path:
+            loaded = load_scenario(path)
+        else:  # --sim-runner plays a fleet on a cluster: the store is not its
+            held = None if getattr(args, "sim_runner", False) else stored_scenario(state_path_of(args))
+            loaded = held or default_scenario()
         args._loaded_scenario = loaded
     return loaded
 

@@ -76,7 +76,16 @@ def check_writable(path: str | os.PathLike[str], what: str = "", *, stream: bool
                 raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
         return
     if info is not None and not stat.S_ISREG(info.st_mode):
-        return  # a device (/dev/stdout, /dev/null) or a pipe: written in place
+        if stream and stat.S_ISCHR(info.st_mode):  # written in place (/dev/stdout, /dev/null): an empty write finds /dev/full now
+            try:
+                descriptor = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+                try:
+                    os.write(descriptor, b"")
+                finally:
+                    os.close(descriptor)
+            except OSError as error:
+                raise InputError(f"{label}{path}: cannot write: {error.strerror or error}") from None
+        return
     try:
         folder = followed(target).parent  # a symbolic link's file is written, in its folder
     except OSError as error:
@@ -138,9 +147,10 @@ def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool 
         raise
 
 
-def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    """replace_file (missing folders created), every failure one InputError line naming the path."""
+def write_atomically(path: str | os.PathLike[str], text: str, what: str = "") -> None:
+    """replace_file (missing folders created), every failure one InputError line naming the path (and the flag
+    `what` that gave it)."""
     try:
         replace_file(path, text)
     except OSError as error:
-        raise InputError(f"{path}: cannot write: {error.strerror or error}") from None
+        raise InputError(f"{f'{what}: ' if what else ''}{path}: cannot write: {error.strerror or error}") from None

@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
@@ -151,6 +153,24 @@ async def _import(json_path: Path, db_path: Path, clock: Clock, data: Mapping[st
     else:
         os.replace(building, db_path)
         os.replace(json_path, kept)
+
+
+def stored_scenario(path: Path) -> Scenario | None:
+    """The scenario a store at `path` simulates, read without writing; None where there is no store (or an old JSON
+    state), or what it holds is unreadable (opening it then says why, in one line)."""
+    if not path.is_file() or looks_like_json(path):
+        return None
+    try:
+        store = SqliteStore(path, SystemClock(), readonly=True, one_shot=True)
+    except (StoreError, OSError):
+        return None
+    try:
+        held = store.get_property(SCENARIO_PROPERTY)
+        return Scenario.model_validate(held) if isinstance(held, Mapping) else None
+    except (StoreError, ValidationError):
+        return None
+    finally:
+        store._tables.db.close()
 
 
 def read_clock(store: SqliteStore, scenario: Scenario) -> ClockRecord | None:

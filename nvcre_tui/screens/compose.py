@@ -28,7 +28,6 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
-from nvcre_tui.paths import data_dir
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
@@ -240,9 +239,14 @@ class ComposeScreen(NvcreScreen):
         await self.run_action("submit")
 
     async def action_load_default(self) -> None:
-        """Fill the form with the shipped default certification (catalog/_defaults/certification.yaml)."""
-        path = data_dir("catalog") / "_defaults" / "certification.yaml"
-        await self.fill(certification_from_text(str(path), path.read_text(encoding="utf-8"), self.catalog))
+        """Fill the form with the catalog's default certification (its _defaults/certification.yaml)."""
+        path = self.catalog.root / "_defaults" / "certification.yaml"  # the catalog in use (a site's: $NVCRE_CATALOG_DIR)
+        try:  # a catalog directory ($NVCRE_CATALOG_DIR) is input like any file: missing, damaged or invalid
+            default = certification_from_text(*read_text(str(path)), self.catalog)
+        except InputError as error:
+            self.notify(printable("; ".join(error.messages)), severity="error", title="default certification not loaded", markup=False)
+            return
+        await self.fill(default)
         self._baseline = self.read_draft()  # F3 gives it back
         self.notify("default certification: every node alone over NVLink and over its NICs")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label, SelectionList, Static, Tree
 
@@ -116,6 +117,33 @@ async def test_a_catalog_title_and_description_with_brackets_are_shown_as_writte
         await settle(app, pilot)
         titles = [str(label.render()) for label in app.screen.query(".panel-title").results(Label)]
         assert "communication/nccl-loopback · NCCL loopback [/site]" in titles
+    assert app.return_code is None
+
+
+@pytest.mark.parametrize(("damage", "said"), [
+    (None, "certification.yaml: no such file"),
+    (b"x: \xff", "certification.yaml: not UTF-8 text"),
+    (b"junk: 1\n", "junk: unknown field"),
+])
+async def test_a_damaged_default_certification_in_the_catalog_is_one_notification(tmp_path: Path, damage: bytes | None, said: str) -> None:
+    """F3 on a site's catalog whose _defaults/certification.yaml is missing, not text, or no Certification: one error
+    notification naming the file, the form as it was (it used to end the console with a traceback)."""
+    root = tmp_path / "catalog"
+    shutil.copytree(default_catalog().root, root)
+    default = root / "_defaults" / "certification.yaml"
+    default.unlink() if damage is None else default.write_bytes(damage)
+    session = await session_with(settle=False)
+    session.catalog = load_catalog(root)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeScreen)
+        before = app.screen.read_draft()
+        await pilot.press("f3")
+        await settle(app, pilot)
+        assert str(default) in toasts(app)[-1] and said in toasts(app)[-1], toasts(app)
+        assert isinstance(app.screen, ComposeScreen) and app.screen.read_draft() == before
     assert app.return_code is None
 
 

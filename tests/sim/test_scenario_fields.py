@@ -124,6 +124,22 @@ def test_a_pool_label_key_is_a_label_key(tmp_path: Path) -> None:
     assert _refused(tmp_path, nodes=[{"count": 2, "labels": {"rack name": "r1"}}])[0].startswith("nodes[0].labels: 'rack name' is not a valid label key")
 
 
+def test_the_gpu_present_label_is_the_pools_field_not_a_label(tmp_path: Path) -> None:
+    """gpuPresent writes it: a pool label would be dropped without a word (it used to be)."""
+    [said] = _refused(tmp_path, nodes=[{"count": 4, "labels": {"nvidia.com/gpu.present": "false"}}])
+    assert "nvidia.com/gpu.present is the pool's gpuPresent (true or false)" in said
+
+
+def test_clique_numbers_go_on_from_pool_to_pool() -> None:
+    """Two pools (two GPU products) never share a clique: the second's numbers follow the first's."""
+    scenario = Scenario.model_validate({"name": "two pools", "nodes": [
+        {"count": 4, "cliques": 2}, {"count": 2, "namePrefix": "a100-", "gpuProduct": "NVIDIA-A100-SXM4-80GB"},
+        {"count": 2, "namePrefix": "b-", "cliquePrefix": "rack-"}]})
+    cliques = {n["metadata"]["name"]: n["metadata"]["labels"]["nvidia.com/gpu.clique"] for n in build_nodes(scenario)}
+    assert cliques == {"gpu-node-01": "clique-0", "gpu-node-02": "clique-0", "gpu-node-03": "clique-1", "gpu-node-04": "clique-1",
+                       "a100-01": "clique-2", "a100-02": "clique-2", "b-01": "rack-0", "b-02": "rack-0"}
+
+
 def test_a_valid_node_change_applies_as_written(tmp_path: Path) -> None:
     change = {"node": "gpu-node-01", "labels": {"example.com/rack": "r-1", "nvidia.com/gpu.present": None},
               "annotations": {"example.com/note": "line one\nline two\twith a tab"},

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import PULL_SECRET_INFIX
 from nvcre_tui.engine.clock import Clock, ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
@@ -70,8 +71,11 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
     name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "")
     known = {uid} if uid else set()
     remaining(cache, known)  # seen before they go: their own children are found through them later
+    damage = damaged_object(CERTIFICATION.kind, cert)
     if not cond.is_terminal(cert):
         kept = "it had not finished: its runs stop"
+    elif damage is not None:  # no record can be built from it: keeping it would only keep the damage
+        kept = f"not archived: it is damaged ({damage}), so its report goes with it"
     elif archiver is None:
         kept = "not archived: the history is off, so its report goes with it"
     elif archiver.archive_now(cert):
@@ -97,11 +101,17 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
 def pull_secrets_of(cert: Obj) -> list[str]:
     """The `run --workload-registry` pull secrets the certification names in its imagePullSecrets (global or a
     category's): `<name>-registry-...`."""
-    spec = cert.get("spec") or {}
-    lists = [spec.get("imagePullSecrets"), (spec.get("options") or {}).get("imagePullSecrets"),
-             *((category.get("options") or {}).get("imagePullSecrets") for category in spec.get("categories") or [])]
+    spec = _mapping(cert.get("spec"))  # a damaged certification is deleted too: any part may be of another type
+    categories: list[Any] = spec["categories"] if isinstance(spec.get("categories"), list) else []
+    lists = [spec.get("imagePullSecrets"), _mapping(spec.get("options")).get("imagePullSecrets"),
+             *(_mapping(_mapping(category).get("options")).get("imagePullSecrets") for category in categories)]
     prefix = f"{cert['metadata']['name']}{PULL_SECRET_INFIX}"
-    return sorted({str(ref.get("name")) for refs in lists for ref in refs or [] if str(ref.get("name") or "").startswith(prefix)})
+    return sorted({str(ref.get("name")) for refs in lists if isinstance(refs, list) for ref in refs
+                   if isinstance(ref, dict) and str(ref.get("name") or "").startswith(prefix)})
+
+
+def _mapping(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
 
 
 async def _delete_pull_secrets(store: ResourceStore, cert: Obj) -> None:

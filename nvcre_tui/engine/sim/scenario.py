@@ -167,6 +167,8 @@ class NodePool(SoftwareBaseline):
             raise ValueError(f"allocatableGpus ({self.allocatable_gpus}) cannot exceed the GPUs installed (gpusPerNode {self.gpus_per_node})")
         if self.cliques > self.count:  # else fewer cliques than asked, without a word
             raise ValueError(f"cliques ({self.cliques}) cannot exceed the pool's nodes (count {self.count}): a clique holds one node at least")
+        if LABEL_GPU_PRESENT in self.labels:  # the field writes it last: the label would be dropped without a word
+            raise ValueError(f"labels: {LABEL_GPU_PRESENT} is the pool's gpuPresent (true or false), not a label to set")
         return self
 
     @model_validator(mode="after")
@@ -579,8 +581,12 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
     # A cordon fault without a time is a node cordoned before the run; "unschedulable" faults are
     # pods that never schedule (GPUs held elsewhere) and leave the Node untouched.
     cordoned = {f.node for f in scenario.faults if f.type == "cordon" and f.at is None}
+    # Clique numbers go on from pool to pool (per prefix): nodes of two pools (two GPU products) never share a clique.
+    cliques_before: dict[str, int] = {}
     for pool, names in zip(scenario.nodes, build_pools(scenario), strict=True):
         per_clique = -(-pool.count // pool.cliques)
+        first_clique = cliques_before.get(pool.clique_prefix, 0)
+        cliques_before[pool.clique_prefix] = first_clique + -(-pool.count // per_clique)
         allocatable = pool.gpus_per_node if pool.allocatable_gpus is None else pool.allocatable_gpus
         software = _software(pool, BASELINE)
         pool_software_labels = {k: v for k, v in software_labels(software["driverVersion"], software["cudaRuntimeVersion"], software["migStrategy"]).items()
@@ -590,7 +596,7 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
                 LABEL_HOSTNAME: name,
                 LABEL_GPU_PRODUCT: pool.gpu_product,
                 LABEL_GPU_COUNT: str(pool.gpus_per_node),
-                LABEL_GPU_CLIQUE: f"{pool.clique_prefix}{position // per_clique}",
+                LABEL_GPU_CLIQUE: f"{pool.clique_prefix}{first_clique + position // per_clique}",
                 **pool.labels,
             }
             if pool.gpu_present:

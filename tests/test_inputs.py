@@ -215,6 +215,10 @@ def test_parse_dcgm_stops_at_64_mib_of_one_runs_output(tmp_path: Path, capsys: p
 
 def test_durations_and_sizes_are_bounded() -> None:
     assert parse_duration("8784h") == 8784 * 3600
+    assert parse_duration("0") == 0.0  # as Go's time.ParseDuration: `run --timeout 0` (0 to 8784h) is taken
+    for text in ("00", "0x", "-0", ""):
+        with pytest.raises(ValueError, match="not a duration"):
+            parse_duration(text)
     for text in ("8784h1s", "99999999999h", "100000000000000000000s"):
         with pytest.raises(ValueError, match="longer than the maximum of 8784h"):
             parse_duration(text)
@@ -475,6 +479,13 @@ def test_numbers_yaml_versions_read_apart_are_refused(text: str, message: str) -
     assert caught.value.messages[0].startswith(message)
     assert parse_yaml_documents("cert.yaml", "a: 0x10\nb: 1_000\nc: '017'\nd: 0\ne: 10.50\nf: '1:30'\n") == [
         {"a": 16, "b": 1000, "c": "017", "d": 0, "e": 10.5, "f": "1:30"}]
+
+
+def test_a_number_too_long_for_python_is_said_in_our_words() -> None:
+    """Python refuses int strings of more than 4,300 digits with advice about sys.set_int_max_str_digits: not ours."""
+    with pytest.raises(InputError) as caught:
+        parse_yaml_documents("cert.yaml", "maxConcurrent: 1" + "0" * 5000)
+    assert caught.value.messages == ["cert.yaml:1:16: invalid YAML: number too long: 5001 digits"]
 
 
 def test_a_date_yaml_read_unquoted_is_named_as_a_date_not_in_python(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
+from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
@@ -102,13 +103,14 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
     if history != "default" and not readonly and archive_writes:
         check_history(history)  # before the store is opened (and a new store file made) on a named history that is none
+    install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or INSTALL_NAMESPACE  # the simulator too
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession
 
         return await SimSession.open(scenario_of(args), state_path_of(args), catalog, live=live, history=history, readonly=readonly,
                                      want_engine=want_engine, role=role, legacy=legacy_state_of(args),
                                      archive_writes=archive_writes, namespace=check_namespace(getattr(args, "namespace", None)) or "default")
-    from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE, KubeSession
+    from nvcre_tui.engine.kube.session import KubeSession
 
     target = await load_kube_target(args)
     sim_runner = bool(getattr(args, "sim_runner", False))
@@ -118,7 +120,6 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
         scenario = scenario_of(args)
         now = datetime.now(UTC).replace(microsecond=0)
         clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)
-    install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
                                   install_namespace=install, role=role, history=history, archive_writes=archive_writes)
 

@@ -45,7 +45,10 @@ def parse_quantity(text: str | int | float) -> Decimal:
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in a Go duration such as "1h30m" or "90s"; ValueError when it is not one."""
+    """Seconds in a Go duration such as "1h30m" or "90s" (or "0", as Go's time.ParseDuration takes it); ValueError
+    when it is not one."""
+    if text == "0":
+        return 0.0
     if not re.match(DURATION_PATTERN, text or ""):
         raise ValueError(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
     seconds = sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))

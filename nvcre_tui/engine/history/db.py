@@ -104,7 +104,6 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
 def check_history(path: Path) -> None:
     """InputError when `path` cannot be the history database, found before anything else is created: a new file
     must be writable, an existing one a history (or an empty file, which becomes one)."""
-    if not path.exists():
-        check_writable(path, "--history")
-        return
-    open_history(path).close()
+    check_writable(path, "--history")  # mode bits count, as for every file nvcre writes: root too sees a read-only file
+    if path.exists():
+        open_history(path).close()

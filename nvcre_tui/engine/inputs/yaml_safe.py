@@ -80,6 +80,8 @@ class StrictLoader(DepthLimitedLoader):
         try:
             value = super().construct_object(node, deep)
         except (ValueError, OverflowError) as error:  # e.g. 2026-13-45 as a timestamp, an int of 10,000 digits
+            if isinstance(node.value, str) and "digits" in str(error):  # Python's int-string limit, said in our words
+                raise ConstructorError(None, None, f"number too long: {sum(c.isdigit() for c in node.value)} digits", node.start_mark) from None
             shown = f" {node.value[:40]!r}{'...' if len(node.value) > 40 else ''}" if isinstance(node.value, str) else ""
             raise ConstructorError(None, None, f"invalid value{shown}: {error}", node.start_mark) from None
         if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():  # 1e400: not .inf, written

@@ -104,6 +104,18 @@ def test_report_reads_a_read_only_state_file(finished_state: Path, tmp_path: Pat
         tmp_path.chmod(0o755)
 
 
+def test_run_refuses_a_read_only_history_named_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A --history file made read-only is refused as a read-only --state is (root too: mode bits count), before any
+    store is made; it used to be written anyway."""
+    history = tmp_path / "h.db"
+    history.write_bytes(b"")  # an empty file becomes a history when written
+    history.chmod(0o444)
+    capsys.readouterr()
+    assert main(["certification", "run", "--cert-file", BURN_IN, "--state", str(tmp_path / "s.db"), "--history", str(history), "--wait"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"--history: {history}: is read-only; not written"]
+    assert history.read_bytes() == b"" and not (tmp_path / "s.db").exists()
+
+
 def test_run_refuses_a_read_only_state_before_any_work(finished_state: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = tmp_path / "state.db"
     shutil.copy(finished_state, state)

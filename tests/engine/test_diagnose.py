@@ -885,6 +885,41 @@ def test_the_cli_runs_diagnose_and_says_when_a_threshold_is_out_of_reach(tmp_pat
     assert "Failed Nodes:   none" in out  # every node inconclusive, none blamed
 
 
+def test_a_threshold_out_of_reach_is_said_for_any_metric_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A training threshold no GPU reaches is said too (not only bus bandwidth), in the text and the HTML report; and
+    `report --state` alone finds the store's own fleet (no --scenario again)."""
+    from nvcre_tui.cli import main
+
+    scenario, cert, state = tmp_path / "four.yaml", tmp_path / "cert.yaml", tmp_path / "state.db"
+    scenario.write_text("name: four\nseed: 1\nnodes: [{count: 4}]\n")
+    cert.write_text("""apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: tflops}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories: [{domain: training, variant: nemotron5-8b, options: {thresholds: {avgTFLOPsPerGPU: "value >= 800"}}}]
+""")
+    assert main(["certification", "run", "--sim", "--scenario", str(scenario), "--cert-file", str(cert), "--wait", "--state", str(state)]) == 1
+    said = "threshold value >= 800 is above anything measured on this fleet: best "
+    assert f"Out of reach:   {said}" in capsys.readouterr().out
+    assert main(["certification", "report", "tflops", "--state", str(state), "-o", "html"]) == 1
+    assert f'<p class="reach">Out of reach: {said.replace(">", "&gt;")}' in capsys.readouterr().out
+
+
+def test_a_long_verdict_list_says_how_many_more_it_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """16 nodes left inconclusive by a threshold out of reach: the text report lists 12 verdicts and says 4 more."""
+    from nvcre_tui.cli import main
+
+    folder = ROOT / "tests" / "cases" / "scenarios" / "diagnose-threshold-out-of-reach"
+    scenario = tmp_path / "sixteen.yaml"
+    scenario.write_text("name: sixteen\nseed: 33\nnodes: [{count: 16, cliques: 2}]\n")
+    assert main(["certification", "run", "--sim", "--scenario", str(scenario), "--cert-file", str(folder / "cert.yaml"),
+                 "--wait", "--state", str(tmp_path / "state.db")]) == 1
+    out = capsys.readouterr().out
+    assert sum(1 for line in out.splitlines() if "  inconclusive, failed " in line) == 12
+    assert "... and 4 more verdicts (the JSON report lists them all)" in out
+
+
 @pytest.mark.parametrize(("expression", "values", "all_failed", "expected"), [
     ("value >= 900", [409.98, 380.0], True, "threshold value >= 900 is above anything measured on this fleet: best 409.98 GB/s"),
     ("value >= 420", [409.98], True, None),  # near the threshold: the nodes, not the threshold, are in question

@@ -25,7 +25,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
-from nvcre_tui.engine.diagnose.summary import record_text
+from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
@@ -462,7 +462,7 @@ def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
             continue
         job = convicting_job(entry.jobs, node)
         source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == node), {})
-        record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6)
+        record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6, crossed=crossing(state))
         found.append(FailureRow(node, entry.key, source.get("reason") or WORKLOAD_FAILED, _measured(source),
                                 f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))
     return found

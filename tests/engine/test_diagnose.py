@@ -425,6 +425,22 @@ def test_record_round_rejects_outcomes_it_did_not_plan() -> None:
         record_round(done, {})
 
 
+def test_a_failure_across_a_named_link_fault_is_marked_as_the_links_in_a_record() -> None:
+    """A full-scale group over the degraded pair failed at 183.95: a node's record lists it as the link's, not as if it
+    were held against the node (a review found "intermittent, failed 4 of 7 tests (group-0 at 183.95, ...)")."""
+    from nvcre_tui.engine.diagnose.summary import link_faults_crossed, record_text
+
+    domains = {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1", "c2"]}
+    tests = [{"group": "group-0", "nodes": ["a1", "a2", "b1", "b2", "c1", "c2"], "passed": False, "value": 183.95},
+             {"group": "r1-part-0", "nodes": ["a1", "a2"], "passed": False, "value": 240.1},
+             {"group": "r2-inter-0", "nodes": ["a1", "c1"], "passed": False, "value": 210.0}]
+    pair = link_faults_crossed(domains, [["b", "c"]])
+    assert record_text(tests, crossed=pair) == "failed 3 of 3 tests (group-0 at 183.95 (link fault), r1-part-0 at 240.1, r2-inter-0 at 210)"
+    uplink, fabric = link_faults_crossed(domains, [["a"]]), link_faults_crossed(domains, [["a", "b", "c"]])
+    assert [uplink(t) for t in tests] == [True, False, True] and [fabric(t) for t in tests] == [True, False, True]
+    assert not any(link_faults_crossed(domains, [])(t) for t in tests)
+
+
 def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_not_the_value() -> None:
     """A crashed test's measured bandwidth can be fine: "failed 4 of 6 tests (group-0 at 398.8, ...)" read as if the
     value convicted the node (a review found it). The reason is recorded, kept through the stored state, and said."""

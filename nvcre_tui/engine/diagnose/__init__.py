@@ -118,7 +118,7 @@ from typing import Literal, TypedDict
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
-from nvcre_tui.engine.diagnose.summary import record_text
+from nvcre_tui.engine.diagnose.summary import link_faults_crossed, record_text
 from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.grouping import Group
@@ -252,7 +252,8 @@ def measured(groups: Sequence[Mapping[str, object]], metric: str = BUS_BANDWIDTH
 
 def verdict_message(state: DiagnoseState, node: str) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
-    return f"diagnose: {state.node_status[node]}, {record_text(state.evidence(node))}"
+    crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
+    return f"diagnose: {state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed)}"
 
 
 def _number(value: object) -> float | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.parsers.measurements import shown_unit
@@ -38,18 +38,37 @@ def _value(test: Mapping[str, Any]) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None) -> str:
+def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, crossed: Callable[[Mapping[str, Any]], bool] | None = None) -> str:
     """A node's record from its tests ({group, passed, value?, reason?}): "failed 3 of 5 tests (r0-screen-1, r2-confirm-0
     at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own value, or the
     reason it failed where that was not its value: a passing test's value beside the failed ones, or a crashed test's
-    fine one, would read as the evidence against the node."""
+    fine one, would read as the evidence against the node. A failed test that `crossed` a named link fault says so:
+    that failure is the link's, not held against the node."""
     failed = [t for t in tests if t.get("passed") is False]
-    names = [f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {value:g}" if (value := _value(t)) is not None
-             else str(t["group"]) for t in failed]
+    names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {value:g}" if (value := _value(t)) is not None
+              else str(t["group"])) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
     shown = names if limit is None else names[:limit]
     listed = f" ({', '.join(shown)}{' ...' if len(shown) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
     return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(f'{v:g}' for v in passed)}" if passed else "")
+
+
+def link_faults_crossed(domains: Mapping[str, Sequence[str]], faults: Iterable[Sequence[str]]) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a test ({nodes}) crossed a named link fault (its cliques: a pair's two, an uplink's one, a fabric's
+    many), as the diagnosis weighs it (links.in_test): both of a pair, the uplink's clique and another, two of a fabric."""
+    domain_of = {node: domain for domain, nodes in domains.items() if domain for node in nodes}
+    named = [frozenset(cliques) for cliques in faults if cliques]
+
+    def crossed(test: Mapping[str, Any]) -> bool:
+        span = {domain_of[n] for n in test.get("nodes") or () if n in domain_of}
+        return any(len(span & c) >= 2 or (len(c) == 1 and c <= span and len(span) >= 2) for c in named)
+
+    return crossed
+
+
+def crossing(state: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """link_faults_crossed for a readable state (domains by name, infrastructureFaults with their cliques)."""
+    return link_faults_crossed(state.get("domains") or {}, [f.get("cliques") or () for f in state.get("infrastructureFaults") or []])
 
 
 # The readable state's verdict lists, most serious first.
@@ -71,11 +90,12 @@ def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     verdict_of = {n: v for key, v in VERDICT_KEYS for n in state.get(key) or []}
     rank = {verdict: k for k, (_, verdict) in enumerate(VERDICT_KEYS)}
     rows = []
+    crossed = crossing(state)
     for node, verdict in sorted(verdict_of.items(), key=lambda item: (rank[item[1]], item[0])):
         tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
         failed = [t for t in tests if t.get("passed") is False]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),
-                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6)})
+                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed)})
     return rows
 
 

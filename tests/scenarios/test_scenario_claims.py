@@ -466,8 +466,8 @@ def test_a_crash_its_log_puts_on_a_node_is_no_evidence_against_the_link_it_cross
     state = category["diagnose"]
     assert state["intermittentNodes"] == ["gpu-node-05"] and not state.get("faultyNodes")
     assert [f["cliques"] for f in state["infrastructureFaults"]] == [["clique-1", "clique-2"]]
-    crossed = [t for t in state["tests"] if "gpu-node-05" in t["nodes"] and t.get("culprits") == ["gpu-node-05"]]
-    assert crossed, "the crash's culprit is recorded on its test"
+    crashed = [t["group"] for t in state["tests"] if t["stage"] == "link" and t.get("culprits") == ["gpu-node-05"]]
+    assert crashed == ["r2-link-2"], "the crash of a link test, its culprit recorded on it"
 
 
 def test_on_failure_diagnose_after_repeated_full_scale_runs_splits_the_group() -> None:

@@ -186,7 +186,9 @@ def _group_status(group: Group) -> Obj:
 
 
 def _job_name(wf: Obj, orch: Obj, group: Obj) -> str:
-    single = orch.get("totalGroups") == 1 and wf["spec"]["orchestration"].get("iterations", 1) == 1 and orch.get("diagnose") is None
+    if orch.get("diagnose") is not None:  # a diagnose test's name is unique over the run and says its round (r2-...)
+        return f"{wf['metadata']['name']}-{group['name']}"
+    single = orch.get("totalGroups") == 1 and wf["spec"]["orchestration"].get("iterations", 1) == 1
     return f"{wf['metadata']['name']}-job" if single else f"{wf['metadata']['name']}-{group['name']}-iter-{orch.get('currentIteration', 1)}"
 
 

@@ -26,9 +26,11 @@ class GroupWorkloads:
 
 
 def planned_job_name(workflow: str, group: str, total_groups: int, iterations: int, diagnose: bool) -> str:
-    """The nvcre Job name the Workflow controller gives a group's first iteration (the same rule)."""
-    single = total_groups == 1 and iterations == 1 and not diagnose
-    return f"{workflow}-job" if single else f"{workflow}-{group}-iter-1"
+    """The nvcre Job name the Workflow controller gives a group's first iteration (the same rule: a diagnose test's
+    name alone)."""
+    if diagnose:
+        return f"{workflow}-{group}"
+    return f"{workflow}-job" if total_groups == 1 and iterations == 1 else f"{workflow}-{group}-iter-1"
 
 
 def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True) -> list[GroupWorkloads]:

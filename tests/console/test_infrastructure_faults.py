@@ -42,7 +42,7 @@ async def test_the_faults_are_read_with_their_category_tests_and_last_test_job(f
         (PAIR, ("clique-0", "clique-1"), CATEGORY, WORKFLOW), (UPLINK, ("clique-3",), CATEGORY, WORKFLOW)]
     for fault in faults:
         assert fault.tests and len(fault.values) == len(fault.tests) and all(v < 300 for v in fault.values)
-        assert fault.job == f"{WORKFLOW}-{fault.tests[-1]}-iter-1" and fault.measured.startswith("busBandwidthGBps ")
+        assert fault.job == f"{WORKFLOW}-{fault.tests[-1]}" and fault.measured.startswith("busBandwidthGBps ")
         assert fault.measured.endswith(f"in {len(fault.tests)} tests (value >= 300)")
     rows = fault_rows(snapshot, "isolate")
     assert [(r.node, r.category, r.reason, r.state, r.cliques) for r in rows] == [

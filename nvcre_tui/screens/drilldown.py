@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.summary import verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -212,7 +212,7 @@ class DrilldownScreen(NvcreScreen):
             self._add_verdicts(branch, wf, state, category_faults(category), category.jobs_by_name)
         for record in timeline:
             holder = branch
-            if len(timeline) > 1:
+            if len(timeline) > 1 or record.round is not None:  # a diagnose round is named from the first (round 0)
                 holder = branch.add(record.label + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != FAILED, natural_key(g["name"]))):
                 self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)))
@@ -231,7 +231,7 @@ class DrilldownScreen(NvcreScreen):
                             data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,
                                   "job": jobs.get(fault.job or ""), "failed": True})
         for row in rows:
-            mark = "✗" if row["verdict"] in ("faulty", "intermittent") else "?"
+            mark = NodeState.FAILED.glyph if row["verdict"] in ("faulty", "intermittent") else NodeState(row["verdict"]).glyph  # ! suspect, ? inconclusive
             # `l`: the log of the test that decided it (the one that convicted it, else its last failed test)
             decided = jobs.get(convicting_job(list(jobs.values()), row["node"]) or "")
             holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
@@ -247,10 +247,15 @@ class DrilldownScreen(NvcreScreen):
         label(text, "Node", row["node"])
         label(text, "Verdict", verdict_line(row))
         text.append("\nTests that decided it:\n")
+        crossed = crossing(state)
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
-                value = f"  {test['value']:.1f} {BANDWIDTH_UNIT}" if test.get("value") is not None else ""
-                text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{value}\n")
+                # as the record says it: a failure's reason where its value is not why it failed, as measured (:g, never
+                # rounded across the threshold), and a failure a named link fault explains
+                said = (f"  {test['reason']}" if test.get("reason") and test.get("passed") is False
+                        else f"  {test['value']:g} {BANDWIDTH_UNIT}" if test.get("value") is not None else "")
+                said += " (link fault)" if test.get("passed") is False and crossed(test) else ""
+                text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{said}\n")
         return text
 
     @staticmethod

@@ -22,6 +22,7 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
     async with app.run_test(size=(140, 45)) as pilot:
         assert await app.submit(certification_body(DIAGNOSE))
         suspects: list[int] = []
+        seen_weighed = 0
         assert session.engine is not None
         for _ in range(40):  # a few simulated minutes at a time: one diagnose round is about one Job long
             await session.engine.run_until_settled(max_seconds=60)
@@ -34,8 +35,13 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
             rounds = {int(m.group(1)) for _, detail in states.values() if (m := re.search(r"diagnose round (\d+)", detail))}
             current = app.snapshot.views["isolate"].categories[0].timeline[-1]
             assert rounds <= {current.round} and all(g["name"].startswith(f"r{current.round}-") for g in current.groups), rounds
+            # and why each is a suspect: the tests it failed, with their values
+            weighed = [d for _, d in states.values() if "diagnose round" in d]
+            assert all(re.search(r"; failed \d+ of \d+ tests \(r0-screen-\d+ at \d", d) for d in weighed), weighed
+            seen_weighed += len(weighed)
             if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
                 break
+        assert seen_weighed, "no suspect's line was seen in a round after screening"
         peak = suspects.index(max(suspects))
         assert max(suspects) >= 2 and suspects[-1] == 0
         assert all(a >= b for a, b in zip(suspects[peak:], suspects[peak + 1 :], strict=False)), suspects  # narrowing
@@ -56,7 +62,7 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
         assert decided and "Tests that decided it" in detail, detail
         names = [test.split(" at ")[0] for test in decided.group(1).split(", ")]  # each failed test with its value
         assert names[0].startswith("r0-screen-") and f"✗ {names[0]} (screening) with gpu-node-" in detail
-        assert all(re.search(rf"✗ {re.escape(name)} \(\w+\) with [\w, -]+  \d+\.\d GB/s", detail) for name in names), detail
+        assert all(re.search(rf"✗ {re.escape(name)} \(\w+\) with [\w, -]+  \d+(\.\d+)? GB/s", detail) for name in names), detail
         await pilot.press("escape")
         await pilot.pause()
         # The dashboard's failures pane: both convicted nodes, each with its evidence and log one key apart.

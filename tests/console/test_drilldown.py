@@ -54,3 +54,17 @@ async def test_a_category_waiting_for_the_ones_before_it_says_so_in_its_detail()
         detail = str(screen.query_one("#detail").render())
         assert detail.startswith("Category          communication/nccl-loopback\nStatus            Pending"), detail
         assert "Why               " in detail and "Select a category" not in detail
+
+
+def test_a_verdicts_tests_say_a_crash_its_reason_and_a_link_fault_its_own() -> None:
+    """"Tests that decided it": a crashed test says why (its fine bandwidth is no evidence), a failure across a named
+    link fault says so, a value is shown as measured (never rounded across the threshold)."""
+    state = {"domains": {"a": ["n1", "n2"], "b": ["n3", "n4"]}, "infrastructureFaults": [{"cliques": ["a", "b"]}],
+             "tests": [{"group": "r0-screen-0", "stage": "screening", "nodes": ["n1", "n2"], "passed": False, "value": 401.2, "reason": "WorkloadFailed"},
+                       {"group": "r1-inter-0", "stage": "inter", "nodes": ["n1", "n3"], "passed": False, "value": 184.65},
+                       {"group": "r2-confirm-0", "stage": "confirmation", "nodes": ["n1", "n2"], "passed": False, "value": 299.996}]}
+    row = {"node": "n1", "verdict": "intermittent", "record": "failed 3 of 3 tests"}
+    lines = DrilldownScreen._verdict_detail(row, state).plain.splitlines()
+    assert "  ✗ r0-screen-0 (screening) with n2  WorkloadFailed" in lines
+    assert "  ✗ r1-inter-0 (inter) with n3  184.65 GB/s (link fault)" in lines
+    assert "  ✗ r2-confirm-0 (confirmation) with n2  299.996 GB/s" in lines

@@ -111,7 +111,7 @@ Verdict rules (recomputed from the whole history after every round):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal, TypedDict
 
@@ -125,7 +125,7 @@ from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
-    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start",
+    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start", "stored_records",
 ]
 
 
@@ -248,6 +248,22 @@ def measured(groups: Sequence[Mapping[str, object]], metric: str = BUS_BANDWIDTH
         if value is not None:
             values[str(group["name"])] = value
     return values
+
+
+def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int = 4) -> dict[str, str]:
+    """Each of `nodes`' record ("failed 2 of 2 tests (r0-screen-3 at 265.63, ...)") from a stored state, for the lines a
+    console shows while the diagnosis runs; {} when the state cannot be read (its readers say so)."""
+    try:
+        state = DiagnoseState.from_dict(data)
+    except (DiagnoseError, KeyError, TypeError, ValueError):
+        return {}
+    wanted = set(nodes)
+    tests: dict[str, list[dict[str, object]]] = {node: [] for node in wanted}
+    for probe in state.tests:  # once over the tests, whatever the number of nodes asked
+        for node in wanted.intersection(probe.nodes):
+            tests[node].append(probe.evidence())
+    crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
+    return {node: record_text(found, limit=limit, crossed=crossed) for node, found in tests.items() if found}
 
 
 def verdict_message(state: DiagnoseState, node: str) -> str:

@@ -24,6 +24,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
+from nvcre_tui.engine.diagnose import stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
@@ -97,10 +98,13 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # round tests shows running (a suspect would outrank it), so the operator sees which ones each round tries.
     # The round is the state's current one, numbered as its tests are (r2-...) and as the drill-down numbers it.
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
-    for node in diagnose.get("suspectNodes") or []:
+    suspects = diagnose.get("suspectNodes") or []
+    records = stored_records(diagnose, suspects) if suspects else {}  # why each is a suspect: the tests it failed
+    for node in suspects:
         under_test = node in testing
         _mark(before, node, "running" if under_test else "suspect",
-              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}", OFFER)
+              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}"
+              + (f"; {records[node]}" if node in records else ""), OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:

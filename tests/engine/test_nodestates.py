@@ -168,3 +168,14 @@ def test_the_members_of_a_group_that_never_ran_are_untested_not_inconclusive() -
         assert all(reason in found[0][1] for found in marks.values())
         outcome = nodestates.job_outcome(job(reason))
         assert nodestates.member_state(["gpu-node-01", "gpu-node-02"], [], "gpu-node-01", outcome, reason) == state
+
+
+def test_a_running_jobs_member_is_running_whether_or_not_its_category_diagnoses() -> None:
+    """A Job's phase while it runs is InProgress: the node screen's row for it said `untested` in a diagnosing category
+    while the header said running (a review found it)."""
+    from nvcre_tui.engine.report import nodestates
+
+    members = ["gpu-node-01", "gpu-node-02"]
+    for diagnosing in (False, True):
+        assert nodestates.member_state(members, [], "gpu-node-01", "InProgress", diagnosing=diagnosing) == "running"
+        assert nodestates.member_state(members, [], "gpu-node-01", "Running", diagnosing=diagnosing) == "running"

@@ -45,8 +45,8 @@ MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passe
 # clears later is healthy, not inconclusive). Until the round that holds a failed test is weighed, its members not
 # yet proven healthy are suspects (their failure shows at once, not when the round's slowest test ends); once the
 # diagnosis is complete a failed group marks nothing, the verdicts do.
-DIAGNOSE_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed", FAILED: "suspect"}
-DIAGNOSED_MEMBER_STATES = {"Running": "running", SUCCEEDED: "passed"}
+DIAGNOSE_MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passed", FAILED: "suspect"}
+DIAGNOSED_MEMBER_STATES = {"Running": "running", IN_PROGRESS: "running", SUCCEEDED: "passed"}
 
 
 def _mark(marks: Marks, node: str, state: str, detail: str = "", how: int = PLAIN) -> None:

@@ -188,6 +188,9 @@ def test_the_unblamed_members_of_a_group_that_never_ran_are_untested_on_the_map_
         [(state, detail, _)] = marks[node]
         row = nodestates.member_state(members, job["status"]["failedNodes"], node, nodestates.job_outcome(job), nodestates.failure_reason(job))
         assert state == row == "untested" and "which never ran" in detail, (node, state, row, detail)
+        # its test named as every other line names it (`group-0-iter-1`), not by its Job's full name
+        workflow = job["metadata"]["labels"]["nvcre.nvidia.com/workflow"]
+        assert workflow not in detail and f"in group {job['metadata']['labels']['nvcre.nvidia.com/group']}," in detail, detail
     states = nodestates.compute(view.categories, [{"metadata": {"name": n}} for n in members])
     assert {states[n][0] for n in set(members) - blamed} == {"untested"}
 

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, orchestration_of, workflow_status
+from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
 from nvcre_tui.engine.diagnose import stored_records
@@ -127,7 +127,7 @@ def job_marks(job: Obj, diagnosing: bool) -> Marks:
         return {node: [("waiting", f"waiting for pods: {waiting}", OVERRIDE)] for node in group_nodes(job)}
     if diagnosing:
         return {}
-    name, members, blamed = job["metadata"]["name"], group_nodes(job), job_status(job).get("failedNodes") or []
+    name, members, blamed = _test_name(job), group_nodes(job), job_status(job).get("failedNodes") or []
     if not blamed and job_outcome(job) == FAILED:  # it failed on no node's account: each member ran, proved nothing
         reason = failure_reason(job)
         if reason in NOT_RUN:
@@ -191,6 +191,16 @@ def blamed_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], re
     node-specific reason, or fewer nodes than the group), `suspect` when the whole group was blamed together (a
     multi-node run that missed a threshold convicts none of its members by itself). Every screen shows this word."""
     return "suspect" if blamed_together(members, blamed, reason) else "failed"
+
+
+def _test_name(job: Obj) -> str:
+    """A Job as the other lines name its test: `group-0-iter-1` (its Workflow's name left off), or `group-0` for the
+    one Job of a single group; its full name when it carries no Workflow label."""
+    name, labels = str(job["metadata"]["name"]), labels_of(job)
+    workflow = labels.get(LABEL_WORKFLOW)
+    if not workflow or not name.startswith(f"{workflow}-"):
+        return name
+    return labels.get(LABEL_GROUP) or name if name == f"{workflow}-job" else name.removeprefix(f"{workflow}-")
 
 
 def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: object) -> Marks:

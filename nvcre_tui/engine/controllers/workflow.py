@@ -75,7 +75,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     orch["groups"] = groups
     if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups):
         return await _round_complete(ctx, wf, orch, jobs, world)
-    await _launch(ctx, wf, orch, world)
+    await _launch(ctx, wf, orch, jobs)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
     return None
 
@@ -192,9 +192,13 @@ def _job_name(wf: Obj, orch: Obj, group: Obj) -> str:
     return f"{wf['metadata']['name']}-job" if single else f"{wf['metadata']['name']}-{group['name']}-iter-{orch.get('currentIteration', 1)}"
 
 
-async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
+async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> None:
     limit = int(wf["spec"]["orchestration"].get("execution", {}).get("maxConcurrent") or 0)
     running = [set(g["nodes"]) for g in orch["groups"] if g["phase"] == "Running"]
+    iteration = str(orch.get("currentIteration", 1))
+    # A Job made for a group before its status said so (an engine stopped in between, perhaps an older one that
+    # named Jobs otherwise) is adopted: a second Job on the same nodes would hold their GPUs against the first.
+    made = {(labels_of(job).get(LABEL_GROUP), labels_of(job).get(LABEL_ITERATION)): name for name, job in jobs.items()}
     for group in orch["groups"]:
         if group["phase"] != "Pending":
             continue
@@ -202,10 +206,9 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, world: World) -> None:
             break
         if any(not busy.isdisjoint(group["nodes"]) for busy in running):
             continue
-        name = _job_name(wf, orch, group)
+        name = made.get((group["name"], iteration)) or _job_name(wf, orch, group)
         template = wf["spec"]["jobTemplate"]
-        labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"],
-                  LABEL_ITERATION: str(orch.get("currentIteration", 1))}
+        labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"], LABEL_ITERATION: iteration}
         # The group's own size (an overflow or a clique's part differs from nodesPerJob): `kubectl get`'s Nodes column.
         run = {**template["spec"]["workload"]["workloadRun"], "numNodes": len(group["nodes"])}
         spec = {**template["spec"], "workload": {**template["spec"]["workload"], "workloadRun": run}}

@@ -1,0 +1,33 @@
+"""A Job made for a group before the Workflow's status said so is adopted, never made twice (an engine stopped in
+between, perhaps an older one that named diagnose Jobs `<workflow>-<test>-iter-<n>`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers.context import Context
+from nvcre_tui.engine.controllers.workflow import _launch
+from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.store import JOB, WORKFLOW, MemoryStore
+from tests.engine.memory_engine import ScriptedRunner
+
+Obj = dict[str, Any]
+
+
+async def test_a_job_an_older_engine_made_for_a_pending_group_is_adopted() -> None:
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    workflow = await store.create(WORKFLOW, {
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow", "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"orchestration": {"execution": {}}, "jobTemplate": {"metadata": {}, "spec": {"workload": {"workloadRun": {}}}}}})
+    ctx = Context(store=store, clock=clock, catalog=default_catalog(), runner=ScriptedRunner(store, clock, "Succeeded", 0, lambda run: []))  # type: ignore[arg-type]
+    older = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "spec": {},
+             "metadata": {"name": "w-r1-confirm-0-iter-1", "labels": {"nvcre.nvidia.com/group": "r1-confirm-0", "nvcre.nvidia.com/iteration": "1"}}}
+    made = await ctx.create_child(JOB, workflow, older)
+    orch: Obj = {"diagnose": {}, "currentIteration": 1, "groups": [
+        {"name": "r1-confirm-0", "nodes": ["a", "b"], "phase": "Pending"}, {"name": "r1-confirm-1", "nodes": ["c", "d"], "phase": "Pending"}]}
+    await _launch(ctx, workflow, orch, {made["metadata"]["name"]: made})
+    assert [g["jobRef"] for g in orch["groups"]] == ["w-r1-confirm-0-iter-1", "w-r1-confirm-1"]  # adopted; the new one by test
+    assert sorted(j["metadata"]["name"] for j in (await store.list(JOB, "default")).items) == ["w-r1-confirm-0-iter-1", "w-r1-confirm-1"]

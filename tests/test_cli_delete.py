@@ -218,7 +218,8 @@ def test_a_finished_certification_too_damaged_to_archive_is_deleted_and_says_so(
     """No record can be built from a damaged Certification (spec "x"): delete says so and deletes it, where it used
     to refuse for ever and blame the history."""
     state, history = tmp_path / "s.db", tmp_path / "h.db"
-    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--history", str(history)]) == 1
+    # run with another history: the one delete is given has no record of it
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--history", str(tmp_path / "o.db")]) == 1
     with sqlite3.connect(state) as db:
         [(body,)] = db.execute("SELECT body FROM objects WHERE kind LIKE '%/certifications' AND name = 'burn-in'").fetchall()
         db.execute("UPDATE objects SET body = ? WHERE kind LIKE '%/certifications' AND name = 'burn-in'",
@@ -229,6 +230,16 @@ def test_a_finished_certification_too_damaged_to_archive_is_deleted_and_says_so(
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == "certification burn-in deleted from namespace default; not archived: it is damaged (spec: must be a mapping, got 'x'), so its report goes with it"
     assert stored(state)["Certification"] == []
+    # archived when it finished, damaged later: its record is kept, and delete says so
+    state.unlink()
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state), "--history", str(history)]) == 1
+    with sqlite3.connect(state) as db:
+        db.execute("UPDATE objects SET body = json_set(body, '$.spec', 'x') WHERE kind LIKE '%/certifications' AND name = 'burn-in'")
+    db.close()
+    capsys.readouterr()
+    assert main(["certification", "delete", "burn-in", "--sim", "--state", str(state), "--history", str(history)]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (f"certification burn-in deleted from namespace default; its record is kept in the "
+                                                                f"history ({history}), from before it was damaged")
 
 
 def test_run_wait_on_a_certification_deleted_meanwhile_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,6 +87,11 @@ class Archiver:
             self._on_change(CERTIFICATION, None, cert, False)
         return self
 
+    def holds(self, uid: str) -> bool:
+        """Whether the history already holds this certification's record (from this source)."""
+        found = self.connection.execute("SELECT 1 FROM certifications WHERE source = ? AND uid = ?", (self.source, uid)).fetchone()
+        return found is not None
+
     def archive_now(self, cert: Obj) -> bool:
         """Archive a finished certification now, whatever its Workflows say (it is about to be deleted): whether
         the history holds it. An unfinished one has no record to keep (False)."""

@@ -74,6 +74,8 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
     damage = damaged_object(CERTIFICATION.kind, cert)
     if not cond.is_terminal(cert):
         kept = "it had not finished: its runs stop"
+    elif damage is not None and archiver is not None and uid and archiver.holds(uid):  # archived when it finished
+        kept = f"its record is kept in the history ({archiver.path}), from before it was damaged"
     elif damage is not None:  # no record can be built from it: keeping it would only keep the damage
         kept = f"not archived: it is damaged ({damage}), so its report goes with it"
     elif archiver is None:

@@ -439,6 +439,7 @@ def test_a_failure_across_a_named_link_fault_is_marked_as_the_links_in_a_record(
     uplink, fabric = link_faults_crossed(domains, [["a"]]), link_faults_crossed(domains, [["a", "b", "c"]])
     assert [uplink(t) for t in tests] == [True, False, True] and [fabric(t) for t in tests] == [True, False, True]
     assert not any(link_faults_crossed(domains, [])(t) for t in tests)
+    assert not pair({**tests[0], "culprits": ["a1"]})  # a crash its log put on a node is the node's, not the link's
 
 
 def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_not_the_value() -> None:

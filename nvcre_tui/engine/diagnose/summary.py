@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.parsers.measurements import shown_unit
 
 # A lower bound ("value >= 900", "value > 900") or an upper bound ("value <= 5"); other expressions are not judged.
@@ -54,16 +55,24 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, cr
 
 
 def link_faults_crossed(domains: Mapping[str, Sequence[str]], faults: Iterable[Sequence[str]]) -> Callable[[Mapping[str, Any]], bool]:
-    """Whether a test ({nodes}) crossed a named link fault (its cliques: a pair's two, an uplink's one, a fabric's
-    many), as the diagnosis weighs it (links.in_test): both of a pair, the uplink's clique and another, two of a fabric."""
+    """Whether a test ({nodes, culprits?}) failed for a named link fault (its cliques: an uplink's one, a pair's two, a
+    fabric's more), as the diagnosis weighs it (links.in_test); a failure its log put on members is theirs."""
     domain_of = {node: domain for domain, nodes in domains.items() if domain for node in nodes}
-    named = [frozenset(cliques) for cliques in faults if cliques]
+    named = [_hypothesis(tuple(sorted(cliques))) for cliques in faults if cliques]
 
     def crossed(test: Mapping[str, Any]) -> bool:
-        span = {domain_of[n] for n in test.get("nodes") or () if n in domain_of}
-        return any(len(span & c) >= 2 or (len(c) == 1 and c <= span and len(span) >= 2) for c in named)
+        if test.get("culprits"):
+            return False
+        span = frozenset(domain_of[n] for n in test.get("nodes") or () if n in domain_of)
+        return any(links.in_test(h, span) for h in named)
 
     return crossed
+
+
+def _hypothesis(cliques: tuple[str, ...]) -> links.Hypothesis:
+    """A named fault's cliques as the hypothesis it is (links.describe names them so)."""
+    kind = "uplink" if len(cliques) == 1 else "pair" if len(cliques) == 2 else "fabric"
+    return (kind, *cliques)
 
 
 def crossing(state: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:

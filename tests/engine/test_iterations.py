@@ -55,6 +55,18 @@ def test_diagnose_rounds_read_their_nodes_from_the_test_log() -> None:
     assert round_one["groups"] == recorded and all(g["domains"] for g in recorded)
 
 
+def test_an_on_failure_diagnosis_of_repeated_iterations_restores_their_groups_without_a_recorded_plan() -> None:
+    """onFailure names each iteration's group `<group>-iter-<n>` in its test log; the iterations' records name `<group>`
+    and keep no nodes. Without a recorded plan (none over 2,048 nodes) their nodes come from the test log all the same."""
+    groups: list[Obj] = [{"name": "group-0", "nodes": ["a", "b"], "domains": ["c1"], "phase": "Failed", "measurements": {"busBandwidthGBps": 200.0}},
+                         {"name": "group-1", "nodes": ["c", "d"], "domains": ["c2"], "phase": "Succeeded", "measurements": {"busBandwidthGBps": 400.0}}]
+    imported = [{**g, "name": f"{g['name']}-iter-{n}"} for n in (1, 2) for g in groups]
+    state = diagnose.follow_up(imported, 2)  # type: ignore[arg-type]
+    assert state is not None
+    wf = workflow({"diagnose": state.to_dict(), "groups": [], "iterationHistory": [history_record(1, groups), history_record(2, groups)]})
+    assert [[g["nodes"] for g in record["groups"]] for record in finished_iterations(wf)] == [[["a", "b"], ["c", "d"]]] * 2
+
+
 def test_records_that_kept_their_nodes_are_read_as_they_are() -> None:
     old = {"iteration": 1, "groups": [{"name": "g0", "nodes": ["x", "y"], "phase": "Succeeded"}]}
     wf = workflow({"groups": [{"name": "g0", "nodes": ["a", "b"], "phase": "Pending"}], "iterationHistory": [old]})

@@ -15,6 +15,7 @@ in the last history record already. Writers store groups through `stored_orchest
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
@@ -107,6 +108,9 @@ def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
     return {name: list(group.get("nodes") or []) for name, group in _groups_by_name(workflow).items()}
 
 
+ITERATED_TEST = re.compile(r"(.+)-iter-\d+")  # an iteration's group as an onFailure diagnosis names it (workflow._every_iteration)
+
+
 def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """What each group of a Workflow is (the keys the history leaves out), by name."""
     orch = orchestration_of(workflow)
@@ -126,6 +130,9 @@ def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             for probe in (*decoded.tests, *decoded.plan):
                 domains = sorted({domain_of[n] for n in probe.nodes} - {""})
                 known[probe.group] = {"nodes": list(probe.nodes), **({"domains": domains} if domains else {})}
+                # an onFailure diagnosis names each iteration's group `<group>-iter-<n>`: its records name `<group>`
+                if probe.round == 0 and (iterated := ITERATED_TEST.fullmatch(probe.group)):
+                    known[iterated.group(1)] = known[probe.group]
     for group in orch.get("groups") or []:
         if "nodes" in group:  # a diagnosing Workflow's groups are known by its plan, above
             known[str(group["name"])] = {k: v for k, v in group.items() if k in STORED_ONLY_WHILE_CURRENT}

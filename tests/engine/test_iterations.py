@@ -225,3 +225,22 @@ def test_the_cliques_of_a_workflow_stopped_before_its_first_record_come_from_its
     stopped["status"]["conditions"] = [{"type": "Failed", "status": "True", "reason": "ReconcileError"}]
     cliques = _cliques(CategoryView({"domain": "communication", "variant": "nccl-all-reduce"}, stopped))
     assert [(c["name"], c["passed"], c["busBW"]) for c in cliques] == [("clique-0", True, 470.5), ("clique-1", False, None)]
+
+
+def test_records_are_labelled_rounds_as_their_tests_are_numbered() -> None:
+    """testScale diagnose: record k is round k-1 (round 0 the screening), with or without a `diagnose` options block;
+    onFailure after n iterations: records past them are rounds 1, 2, ...; plain iterations stay iterations."""
+    from nvcre_tui.engine.report.readmodel import CategoryView
+
+    def labels(orchestration_spec: Obj, diagnosing: bool, records: int) -> list[str]:
+        group = {"name": "g", "nodes": ["a"], "phase": "Succeeded"}
+        status = {"groups": [group], "iterationHistory": [history_record(n, [group]) for n in range(1, records + 1)],
+                  **({"diagnose": {}} if diagnosing else {})}
+        wf = {"metadata": {"name": "wf"}, "spec": {"orchestration": orchestration_spec},
+              "status": {"orchestration": status, "conditions": [{"type": "Succeeded", "status": "True"}]}}
+        return [record.label for record in CategoryView({"domain": "d", "variant": "v"}, wf).timeline]
+
+    assert labels({"testScale": "diagnose"}, True, 2) == ["round 0", "round 1"]
+    assert labels({"testScale": "diagnose", "diagnose": {"minGroupSize": 2}}, True, 2) == ["round 0", "round 1"]
+    assert labels({"testScale": "intra-rack", "iterations": 2, "onFailure": {"diagnose": {}}}, True, 3) == ["iteration 1", "iteration 2", "round 1"]
+    assert labels({"testScale": "intra-rack", "iterations": 2}, False, 2) == ["iteration 1", "iteration 2"]

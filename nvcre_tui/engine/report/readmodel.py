@@ -108,7 +108,7 @@ class CategoryView:
         if self.workflow is None:
             return None
         spec = workflow_spec(self.workflow).get("orchestration") or {}
-        if spec.get("diagnose") is not None:
+        if spec.get("testScale") == "diagnose" or spec.get("diagnose") is not None:  # its options block is optional
             return 1, 1
         iterations = int(spec.get("iterations") or 1)
         return (iterations, iterations + 1) if self.orchestration.get("diagnose") is not None else None

@@ -271,7 +271,9 @@ def test_a_damaged_database_is_one_line_naming_it(make: Any, problem: str, comma
     ("clock", '{"simulated": "2026-01-01T00:00:00Z", "wall": "8000-01-01T00:00:00Z"}',
      "damaged simulator state: property clock.wall: '8000-01-01T00:00:00Z' is in the future; move it aside (or delete it) to start afresh"),
     ("scenario", "{not json", "damaged row: property 'scenario' is not JSON"),
-], ids=["clock-not-a-time", "clock-in-the-future", "scenario-not-json"])
+    ("scenario", '{"name": "x", "nodes": "many"}',  # once "holds the simulated fleet of scenario 'x', not 'default ...'"
+     "damaged simulator state: property scenario: nodes: must be a list, got 'many'; move it aside (or delete it) to start afresh"),
+], ids=["clock-not-a-time", "clock-in-the-future", "scenario-not-json", "scenario-not-a-scenario"])
 @pytest.mark.parametrize("command", ["report", "run"])
 def test_a_damaged_property_is_one_line_naming_the_file(key: str, value: str, problem: str, command: str, finished_state: Path,
                                                         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
@@ -157,7 +158,8 @@ async def _import(json_path: Path, db_path: Path, clock: Clock, data: Mapping[st
 
 def stored_scenario(path: Path) -> Scenario | None:
     """The scenario a store at `path` simulates, read without writing; None where there is no store (or an old JSON
-    state), or what it holds is unreadable (opening it then says why, in one line)."""
+    state) or it holds none, or it cannot be read (opening it then says why, in one line); InputError when the
+    scenario it holds is damaged."""
     if not path.is_file() or looks_like_json(path):
         return None
     try:
@@ -166,9 +168,11 @@ def stored_scenario(path: Path) -> Scenario | None:
         return None
     try:
         held = store.get_property(SCENARIO_PROPERTY)
-        return Scenario.model_validate(held) if isinstance(held, Mapping) else None
-    except (StoreError, ValidationError):
+        return Scenario.model_validate(held) if held is not None else None
+    except StoreError:
         return None
+    except ValidationError as error:  # said as what it is, not as "another scenario's fleet"
+        raise _damaged(path, f"property scenario: {validation_messages(error, '')[0].removeprefix(': ')}") from None
     finally:
         store._tables.db.close()
 

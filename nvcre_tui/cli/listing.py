@@ -16,6 +16,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
@@ -56,7 +57,7 @@ async def _list(args: argparse.Namespace) -> int:
         except StoreError as error:
             raise InputError(f"certifications of {where_of(session)}: {error}") from None
         rows = sorted((row(cert, session.clock.now()) for cert in certs), key=lambda r: (r["namespace"], r["created"], r["name"]))
-        damaged = _damaged_rows(session)
+        damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
         if args.output == "json":
             print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
         elif rows:
@@ -75,16 +76,6 @@ async def _list(args: argparse.Namespace) -> int:
             await session.close()
         finally:
             tell_notices(session, told)
-
-
-def _damaged_rows(session: Any) -> list[str]:
-    """Rows of the simulator's store that are no objects, left out of what was read (one bad row hides nothing else)."""
-    from nvcre_tui.engine.store.sqlite import SqliteStore
-
-    database = getattr(session, "database", None)
-    if not isinstance(database, SqliteStore):
-        return []
-    return [printable(f"{database.path}: {damaged}; left out of the list", newlines=False) for damaged in database.damaged_rows]
 
 
 def row(cert: Obj, now: datetime) -> Obj:

@@ -37,7 +37,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
     from nvcre_tui.engine.session import Session
 
-__all__ = ["RESULT_EXIT", "certification_report", "check_results_file", "close_session", "namespace_of", "refuse_damaged_rows",
+__all__ = ["RESULT_EXIT", "certification_report", "check_results_file", "close_session", "damaged_rows", "namespace_of", "refuse_damaged_rows",
            "register", "report_exit", "write_results"]
 
 
@@ -141,17 +141,23 @@ async def close_session(session: Session, told: int) -> None:
         tell_notices(session, told)
 
 
-def refuse_damaged_rows(session: Any) -> None:
-    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
+def damaged_rows(session: Any) -> list[str]:
+    """`PATH: Job default/x: body is not JSON (...)` for each row of the simulator's store that is no object, which
+    what was read left out ([] on a cluster)."""
     from nvcre_tui.engine.store.sqlite import SqliteStore
 
     database = getattr(session, "database", None)
     if not isinstance(database, SqliteStore):
-        return
-    rows = database.damaged_rows
+        return []
+    return [printable(f"{database.path}: {row}", newlines=False) for row in database.damaged_rows]
+
+
+def refuse_damaged_rows(session: Any) -> None:
+    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
+    rows = damaged_rows(session)
     if rows:
         more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
-        raise InputError(printable(f"{database.path}: {rows[0]}; left out of what was read{more}", newlines=False))
+        raise InputError(f"{rows[0]}; left out of what was read{more}")
 
 
 def report_command(args: argparse.Namespace) -> int:

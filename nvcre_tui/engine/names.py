@@ -1,5 +1,6 @@
-"""Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it; and
-our API group and version, and the CRDs' group, which both the store's kinds and the API models spell."""
+"""Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it; our
+API group and version, and the CRDs' group, which both the store's kinds and the API models spell; and the names of
+the Jobs a Workflow makes (its controller, and render predicting them)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,12 @@ def config_key_problem(key: str) -> str | None:
 
 
 __all__ = ["CONFIG_KEY", "DNS_SUBDOMAIN", "LABEL_VALUE", "config_key_problem", "is_label_key", "is_label_name"]
+
+
+def job_name(workflow: str, group: str, *, single: bool, diagnose: bool, iteration: int = 1) -> str:
+    """The nvcre Job a Workflow makes for one group and iteration (the controller, and render predicting it):
+    `<workflow>-<test>` for a diagnose test (its name is unique over the run and says its round), `<workflow>-job` for
+    the one group of a single iteration, else `<workflow>-<group>-iter-<n>`."""
+    if diagnose:
+        return f"{workflow}-{group}"
+    return f"{workflow}-job" if single else f"{workflow}-{group}-iter-{iteration}"

@@ -248,14 +248,17 @@ def test_placement_for_reads_the_job_and_its_nodes() -> None:
     assert where.hostname("n2") == "h-n2" and where.owner_references is not None and where.owner_references[0]["uid"] == "u"
 
 
-def test_planned_job_names_follow_the_workflow_controller() -> None:
+def test_job_names_follow_one_rule() -> None:
+    """The controller's names (render predicts them with the same engine.names.job_name): a single group's one Job,
+    a group's iteration, a diagnose test by its own name."""
     from nvcre_tui.engine.controllers.workflow import _job_name
-    from nvcre_tui.engine.workloads.plan import planned_job_name
 
-    for groups, iterations, diagnose in [(1, 1, False), (3, 1, False), (1, 2, False), (1, 1, True)]:
+    for groups, iterations, diagnose, current, expected in [(1, 1, False, 1, "wf-job"), (3, 1, False, 1, "wf-group-0-iter-1"),
+                                                            (1, 2, False, 2, "wf-group-0-iter-2"), (1, 1, True, 1, "wf-group-0"),
+                                                            (1, 3, True, 3, "wf-group-0")]:
         wf = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"iterations": iterations}}}
-        orch: dict[str, Any] = {"totalGroups": groups, "currentIteration": 1, "diagnose": {} if diagnose else None}
-        assert planned_job_name("wf", "group-0", groups, iterations, diagnose) == _job_name(wf, orch, {"name": "group-0"})
+        orch: dict[str, Any] = {"totalGroups": groups, "currentIteration": current, "diagnose": {} if diagnose else None}
+        assert _job_name(wf, orch, {"name": "group-0"}) == expected
 
 
 CERT = "tests/cases/render/walkthrough-example/cert.yaml"

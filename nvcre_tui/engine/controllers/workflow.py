@@ -25,6 +25,7 @@ from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_node
                                                      history_record, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
+from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED
 from nvcre_tui.engine.judging.untested import JOB_DELETED, UNBLAMED_REASONS, tested_nothing
@@ -186,10 +187,9 @@ def _group_status(group: Group) -> Obj:
 
 
 def _job_name(wf: Obj, orch: Obj, group: Obj) -> str:
-    if orch.get("diagnose") is not None:  # a diagnose test's name is unique over the run and says its round (r2-...)
-        return f"{wf['metadata']['name']}-{group['name']}"
     single = orch.get("totalGroups") == 1 and wf["spec"]["orchestration"].get("iterations", 1) == 1
-    return f"{wf['metadata']['name']}-job" if single else f"{wf['metadata']['name']}-{group['name']}-iter-{orch.get('currentIteration', 1)}"
+    return job_name(wf["metadata"]["name"], group["name"], single=single, diagnose=orch.get("diagnose") is not None,
+                    iteration=int(orch.get("currentIteration", 1)))
 
 
 async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> None:
@@ -300,8 +300,7 @@ def _failure_reasons(groups: Sequence[Mapping[str, object]]) -> dict[str, str]:
 def _failure_culprits(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Each failed group's members its Job blamed where it blamed some, not all (a crash its log put on one node):
     record_round's `culprits`."""
-    return {str(g["name"]): [g["nodes"][k] for k in g["blamedMembers"] if 0 <= k < len(g["nodes"])]
-            for g in groups if g.get("phase") == FAILED and g.get("blamedMembers")}
+    return {str(g["name"]): blamed_members(g, g["nodes"]) for g in groups if g.get("phase") == FAILED and g.get("blamedMembers")}
 
 
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:

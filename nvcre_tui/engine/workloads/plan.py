@@ -9,6 +9,7 @@ from typing import Any
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.planning.render import RenderedCategory
 from nvcre_tui.engine.workloads import group_run_spec, workload_manifests
+from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.workloads.placement import Placement, hostnames_of
 
 Obj = dict[str, Any]
@@ -25,14 +26,6 @@ class GroupWorkloads:
     objects: list[Obj]
 
 
-def planned_job_name(workflow: str, group: str, total_groups: int, iterations: int, diagnose: bool) -> str:
-    """The nvcre Job name the Workflow controller gives a group's first iteration (the same rule: a diagnose test's
-    name alone)."""
-    if diagnose:
-        return f"{workflow}-{group}"
-    return f"{workflow}-job" if total_groups == 1 and iterations == 1 else f"{workflow}-{group}-iter-1"
-
-
 def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True) -> list[GroupWorkloads]:
     """The workloads of every planned group of category `index` (the first iteration)."""
     workflow = item.workflow
@@ -45,8 +38,8 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
     result = []
     for group in status.groups:
         nodes = tuple(group.nodes or ())  # render names every group's nodes, a diagnose plan's too
-        job = planned_job_name(workflow.metadata.name, group.name, len(status.groups), orchestration.iterations or 1,
-                               orchestration.diagnose is not None)
+        job = job_name(workflow.metadata.name, group.name, single=len(status.groups) == 1 and (orchestration.iterations or 1) == 1,
+                       diagnose=orchestration.diagnose is not None)
         placement = Placement(job=job, namespace=namespace, nodes=nodes, platform=status.detected_platform or "onprem",
                               architecture=status.detected_gpu_architecture or "unknown", gang=spec.gang_scheduler,
                               hostnames=hostnames_of(item.discovery.nodes), priority_class=spec.priority_class_name)

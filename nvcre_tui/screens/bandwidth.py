@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, measurement_of, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, PHASE_GLYPHS, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_GROUP, LABEL_ITERATION, LABEL_VARIANT, PHASE_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
@@ -52,16 +53,17 @@ class JobRow:
 
 
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
-    """The Workflow's jobs, labelled by node (single-node jobs) or group, `#n` added when iterations repeat."""
+    """The Workflow's jobs, labelled by node (single-node jobs) or group, `#n` added to a group's run that iterations
+    repeat (a diagnose test, named for its round, never is)."""
     jobs = snapshot.jobs_of(workflow_name)
-    iterations = {labels_of(j).get(LABEL_ITERATION) for j in jobs}
+    runs = Counter(labels_of(j).get(LABEL_GROUP) for j in jobs)
     rows = []
     for job in jobs:
         meta = job["metadata"]
         nodes = group_nodes(job)
         labels = labels_of(job)
         label = job_label(job)
-        if len(iterations) > 1:
+        if runs[labels.get(LABEL_GROUP)] > 1:
             label += f" #{labels.get(LABEL_ITERATION)}"
         run = snapshot.run_of(meta["name"])
         value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)

@@ -247,3 +247,18 @@ def test_snapshot_bandwidth_screen(snap_compare: Any, finished_state: Path) -> N
     session = asyncio.run(SimSession.open(default_scenario(), finished_state))
     session.path = None
     assert snap_compare(NvcreApp(session=session, live=False), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_a_groups_repeated_runs_are_numbered_and_a_diagnose_test_is_not() -> None:
+    """intra-rack twice, then onFailure: diagnose: `group-0 #1` and `group-0 #2`, but `r1-part-0` alone (its Job
+    carries the last iteration's label; `#2` read as if the test were an iteration's)."""
+    from nvcre_tui.engine.views import Snapshot
+    from tests.scenarios.harness import run_case
+
+    objects = run_case("repeat-on-failure-every-iteration").objects
+    [workflow] = objects["Workflow"]
+    snapshot = Snapshot(workflows=objects["Workflow"], jobs=objects["Job"], runs=objects.get("WorkloadRun", []))
+    labels = [row.label for row in job_rows(snapshot, workflow["metadata"]["name"])]
+    assert any(label.endswith(" #1") for label in labels) and any(label.endswith(" #2") for label in labels)
+    tests = [label for label in labels if label.startswith("r")]
+    assert tests and not any("#" in label for label in tests), labels

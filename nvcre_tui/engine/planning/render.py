@@ -248,8 +248,9 @@ def largest_write(rendered: RenderedCategory) -> int:
 
 
 # One iteration's group as an onFailure diagnosis records it: {"r":0,"s":"screening","g":"<group>-iter-10",
-# "n":[[a,b]],"p":false,"v":400.123}, its nodes as index ranges.
-IMPORTED_TEST_BYTES = 72
+# "n":[[a,b]],"p":false,"v":400.123}, its nodes as index ranges; failed, the reason a crash gives and the culprit its
+# log names: ,"x":"WorkloadFailed","c":[12345].
+IMPORTED_TEST_BYTES = 106
 
 
 def _blame_bytes(nodes: Sequence[str]) -> int:

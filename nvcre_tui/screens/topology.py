@@ -72,6 +72,7 @@ class TopologyScreen(NvcreScreen):
         self._sentinel_marks: dict[str, tuple[str, str]] = {}
         self._keys: list[str] = []  # the topology keys offered
         self._explained: str | None = None  # the explanation line shown
+        self._clique_faults: dict[str, str] = {}  # clique -> the link faults touching it (its header's ✗link, ✗uplink)
         self._scope: str | None = None  # which certifications the states are read from, as shown
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
@@ -117,7 +118,9 @@ class TopologyScreen(NvcreScreen):
             if changes:
                 rack_map.update_states(changes)
         self._states = states
-        rack_map.set_domain_marks(clique_marks(infrastructure_faults(snapshot, self.certification), self._key))
+        faults = [f for f in infrastructure_faults(snapshot, self.certification) if f.topology_key == self._key and f.localised]
+        rack_map.set_domain_marks(clique_marks(faults, self._key))
+        self._clique_faults = {clique: "; ".join(f.subject for f in faults if clique in f.cliques) for f in faults for clique in f.cliques}
         self._show_marks(snapshot)
         self._explain(rack_map.highlighted)
 
@@ -166,6 +169,9 @@ class TopologyScreen(NvcreScreen):
         if name in self._sentinel_marks:
             mark, sentinel = self._sentinel_marks[name]
             extra += f" · NVSentinel {mark} {sentinel}"
+        cell = self.query_one(RackMap).cell(name)
+        if cell is not None and cell.domain in self._clique_faults:  # what its header's ✗link says
+            extra += f" · {cell.domain}: {self._clique_faults[cell.domain]}"
         self._say(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
 
     def _say(self, text: str) -> None:

@@ -127,6 +127,13 @@ async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finish
         assert isinstance(app.screen, TopologyScreen)
         assert app.screen.query_one(RackMap).domain_marks == MARKS
         assert "clique-1 ✗link ✓8" in screen_text(app)
+        # a node of a marked clique says what its header's mark is; one of an unmarked clique says nothing of links
+        rack_map = app.screen.query_one(RackMap)
+        for node, said in (("gpu-node-25", "clique-3: uplink of clique-3 degraded"), ("gpu-node-17", None)):
+            rack_map.highlighted = node
+            await pilot.pause()
+            explained = str(app.screen.query_one("#explain", Static).render())
+            assert (said in explained) if said else ("degraded" not in explained), explained
 
 
 def _faults_of(state: Any) -> list[Any]:

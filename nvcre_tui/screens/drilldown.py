@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.summary import crossing, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_text, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -195,6 +195,9 @@ class DrilldownScreen(NvcreScreen):
         if waiting is not None:
             reason = waiting.said()
             glyph = PHASE_GLYPHS["Pending"] if waiting.nothing_runs else glyph  # nothing of it runs: not shown as running
+        elif diagnosis_open(wf) and (state := diagnose_state(category)) is not None:  # not "GroupsPartitioned" all along
+            suspects = len(state.get("suspectNodes") or [])
+            reason = f"diagnosing: {progress_text(state)}" + (f", {count(suspects, 'suspect')}" if suspects else "")
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}

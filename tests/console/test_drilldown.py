@@ -68,3 +68,15 @@ def test_a_verdicts_tests_say_a_crash_its_reason_and_a_link_fault_its_own() -> N
     assert "  ✗ r0-screen-0 (screening) with n2  WorkloadFailed" in lines
     assert "  ✗ r1-inter-0 (inter) with n3  184.65 GB/s (link fault)" in lines
     assert "  ✗ r2-confirm-0 (confirmation) with n2  299.996 GB/s" in lines
+
+
+async def test_a_diagnosing_category_says_where_its_diagnosis_stands() -> None:
+    """Its line read `GroupsPartitioned` (the Workflow's reason since it began) for the whole diagnosis."""
+    import re
+
+    session = await session_run_for(DIAGNOSE, 150)  # screening done, suspects weighed in a later round
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_drilldown(app, pilot, "isolate")
+        lines = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "workflow"]
+        assert len(lines) == 1 and re.search(r"diagnosing: stage \w+, round [1-9]\d*, \d+ tests, \d+ suspects?$", lines[0]), lines

@@ -228,7 +228,10 @@ class DrilldownScreen(NvcreScreen):
         by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
         tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
         tally += [count(len(faults), 'link fault')] if faults else []
-        holder = parent.add(f"verdicts ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf})
+        # While it runs they are the rounds weighed so far: the current round's tests count once it ends.
+        weighed = int(state.get("round") or 0) - 1
+        when = f" as of round {weighed}" if diagnosis_open(wf) and weighed >= 0 else ""
+        holder = parent.add(f"verdicts{when} ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf})
         for fault in faults:
             holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
                             data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,

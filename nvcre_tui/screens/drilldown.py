@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.summary import crossing, progress_text, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -228,9 +228,12 @@ class DrilldownScreen(NvcreScreen):
         by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
         tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
         tally += [count(len(faults), 'link fault')] if faults else []
-        # While it runs they are the rounds weighed so far: the current round's tests count once it ends.
-        weighed = int(state.get("round") or 0) - 1
-        when = f" as of round {weighed}" if diagnosis_open(wf) and weighed >= 0 else ""
+        # While it runs they are the rounds weighed so far: the current round's tests count once it ends (round 0 of an
+        # onFailure diagnosis is the iterations it started from).
+        weighed = rounds_weighed(state) - 1
+        imported = (wf["spec"].get("orchestration") or {}).get("testScale") != "diagnose"
+        when = ("" if not diagnosis_open(wf) or weighed < 0 else " as of the iterations" if weighed == 0 and imported
+                else f" as of round {weighed}")
         holder = parent.add(f"verdicts{when} ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf})
         for fault in faults:
             holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
@@ -256,8 +259,8 @@ class DrilldownScreen(NvcreScreen):
         crossed = crossing(state)
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
-                # as the record says it: a failure's reason where its value is not why it failed, as measured (:g, never
-                # rounded across the threshold), and a failure a named link fault explains
+                # as the record says it: a failure's reason where its value is not why it failed, the value to 6
+                # significant digits, and a failure a named link fault explains
                 said = (f"  {test['reason']}" if test.get("reason") and test.get("passed") is False
                         else f"  {test['value']:g} {BANDWIDTH_UNIT}" if test.get("value") is not None else "")
                 said += " (link fault)" if test.get("passed") is False and crossed(test) else ""

@@ -120,7 +120,8 @@ class TopologyScreen(NvcreScreen):
         self._states = states
         faults = [f for f in infrastructure_faults(snapshot, self.certification) if f.topology_key == self._key and f.localised]
         rack_map.set_domain_marks(clique_marks(faults, self._key))
-        self._clique_faults = {clique: "; ".join(f.subject for f in faults if clique in f.cliques) for f in faults for clique in f.cliques}
+        # one subject once, though two categories (or certifications) named the same link
+        self._clique_faults = {clique: "; ".join(dict.fromkeys(f.subject for f in faults if clique in f.cliques)) for f in faults for clique in f.cliques}
         self._show_marks(snapshot)
         self._explain(rack_map.highlighted)
 

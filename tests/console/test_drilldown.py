@@ -8,7 +8,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
-from .harness import DIAGNOSE, open_drilldown, session_run_for
+from .harness import DIAGNOSE, open_drilldown, session_run_for, session_with
 
 
 async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() -> None:
@@ -83,3 +83,25 @@ async def test_a_diagnosing_category_says_where_its_diagnosis_stands() -> None:
         # and its verdicts are those of the rounds weighed so far, the current one's tests not yet
         [verdicts] = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "verdicts"]
         assert verdicts.startswith(f"verdicts as of round {int(found.group(1)) - 1} ("), verdicts
+
+
+async def test_an_on_failure_diagnosis_weighs_the_iterations_first() -> None:
+    """While its round 1 runs, its verdicts are those of the iterations it started from: there is no "round 0" heading
+    to point at (its records read iteration 1, iteration 2, round 1)."""
+    text = DIAGNOSE.replace("testScale: diagnose", "testScale: intra-rack, onFailure: diagnose, repeatCount: 2")
+    assert text != DIAGNOSE
+    session = await session_with(text, settle=False)
+    assert session.engine is not None
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(400):  # until the diagnosis's first round runs
+            await session.engine.run_until_settled(max_seconds=10)
+            await app.refresh_snapshot()
+            assert app.snapshot is not None
+            timeline = app.snapshot.views["isolate"].categories[0].timeline
+            if timeline and timeline[-1].current and timeline[-1].round == 1:
+                break
+        screen = await open_drilldown(app, pilot, "isolate")
+        labels = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if not str(n.label).startswith(("✓", "✗", "!", "?", "⋯", "◦"))]
+        assert "iteration 2" in labels and any(label.startswith("round 1 (current)") for label in labels), labels
+        assert any(label.startswith("verdicts as of the iterations (") for label in labels), labels

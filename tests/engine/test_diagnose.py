@@ -442,6 +442,16 @@ def test_a_failure_across_a_named_link_fault_is_marked_as_the_links_in_a_record(
     assert not pair({**tests[0], "culprits": ["a1"]})  # a crash its log put on a node is the node's, not the link's
 
 
+def test_progress_of_a_damaged_state_is_said_not_raised() -> None:
+    """A state whose round is no number (damaged: its readers say so) still gives a progress line, never a ValueError
+    out of the drill-down or the report."""
+    from nvcre_tui.engine.diagnose.summary import progress_text, rounds_weighed
+
+    assert [rounds_weighed({"round": r}) for r in ("x", None, True, -1, 3)] == [0, 0, 0, 0, 3]
+    assert progress_text({"stage": "confirmation", "round": "x", "tests": [{}]}) == "stage confirmation, round 0, 1 test"
+    assert progress_text({"stage": "complete", "round": 4, "tests": [{}, {}]}) == "complete after round 3, 2 tests"
+
+
 def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_not_the_value() -> None:
     """A crashed test's measured bandwidth can be fine: "failed 4 of 6 tests (group-0 at 398.8, ...)" read as if the
     value convicted the node (a review found it). The reason is recorded, kept through the stored state, and said."""

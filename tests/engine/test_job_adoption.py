@@ -23,11 +23,16 @@ async def test_a_job_an_older_engine_made_for_a_pending_group_is_adopted() -> No
         "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow", "metadata": {"name": "w", "namespace": "default"},
         "spec": {"orchestration": {"execution": {}}, "jobTemplate": {"metadata": {}, "spec": {"workload": {"workloadRun": {}}}}}})
     ctx = Context(store=store, clock=clock, catalog=default_catalog(), runner=ScriptedRunner(store, clock, "Succeeded", 0, lambda run: []))  # type: ignore[arg-type]
-    older = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "spec": {},
-             "metadata": {"name": "w-r1-confirm-0-iter-1", "labels": {"nvcre.nvidia.com/group": "r1-confirm-0", "nvcre.nvidia.com/iteration": "1"}}}
-    made = await ctx.create_child(JOB, workflow, older)
+    def older(group: str, nodes: str) -> Obj:
+        return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job", "spec": {},
+                "metadata": {"name": f"w-{group}-iter-1", "labels": {"nvcre.nvidia.com/group": group, "nvcre.nvidia.com/iteration": "1"},
+                             "annotations": {"nvcre.nvidia.com/group-nodes": nodes}}}
+
+    made = [await ctx.create_child(JOB, workflow, older("r1-confirm-0", "a,b")), await ctx.create_child(JOB, workflow, older("r1-confirm-1", "c,x"))]
     orch: Obj = {"diagnose": {}, "currentIteration": 1, "groups": [
         {"name": "r1-confirm-0", "nodes": ["a", "b"], "phase": "Pending"}, {"name": "r1-confirm-1", "nodes": ["c", "d"], "phase": "Pending"}]}
-    await _launch(ctx, workflow, orch, {made["metadata"]["name"]: made})
-    assert [g["jobRef"] for g in orch["groups"]] == ["w-r1-confirm-0-iter-1", "w-r1-confirm-1"]  # adopted; the new one by test
-    assert sorted(j["metadata"]["name"] for j in (await store.list(JOB, "default")).items) == ["w-r1-confirm-0-iter-1", "w-r1-confirm-1"]
+    await _launch(ctx, workflow, orch, {job["metadata"]["name"]: job for job in made})
+    # adopted where the Job is the group's (its nodes); one on other nodes is not this group's run: the new one, by test
+    assert [g["jobRef"] for g in orch["groups"]] == ["w-r1-confirm-0-iter-1", "w-r1-confirm-1"]
+    assert sorted(j["metadata"]["name"] for j in (await store.list(JOB, "default")).items) == [
+        "w-r1-confirm-0-iter-1", "w-r1-confirm-1", "w-r1-confirm-1-iter-1"]

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
-from nvcre_tui.engine.api.bodies import job_status, labels_of, orchestration_of, workflow_status
+from nvcre_tui.engine.api.bodies import group_nodes, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
@@ -198,7 +198,8 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
     iteration = str(orch.get("currentIteration", 1))
     # A Job made for a group before its status said so (an engine stopped in between, perhaps an older one that
     # named Jobs otherwise) is adopted: a second Job on the same nodes would hold their GPUs against the first.
-    made = {(labels_of(job).get(LABEL_GROUP), labels_of(job).get(LABEL_ITERATION)): name for name, job in jobs.items()}
+    made = {(labels_of(job).get(LABEL_GROUP), labels_of(job).get(LABEL_ITERATION)): job for job in jobs.values()
+            if not job["metadata"].get("deletionTimestamp")}
     for group in orch["groups"]:
         if group["phase"] != "Pending":
             continue
@@ -206,7 +207,8 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
             break
         if any(not busy.isdisjoint(group["nodes"]) for busy in running):
             continue
-        name = made.get((group["name"], iteration)) or _job_name(wf, orch, group)
+        adopted = made.get((group["name"], iteration))
+        name = adopted["metadata"]["name"] if adopted is not None and group_nodes(adopted) == list(group["nodes"]) else _job_name(wf, orch, group)
         template = wf["spec"]["jobTemplate"]
         labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"], LABEL_ITERATION: iteration}
         # The group's own size (an overflow or a clique's part differs from nodesPerJob): `kubectl get`'s Nodes column.

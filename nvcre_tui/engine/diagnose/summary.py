@@ -84,11 +84,18 @@ def crossing(state: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
 VERDICT_KEYS = (("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"), ("suspectNodes", "suspect"), ("inconclusiveNodes", "inconclusive"))
 
 
+def rounds_weighed(state: Mapping[str, Any]) -> int:
+    """The rounds a (readable) state has recorded, which is the current round's number; 0 where a damaged state's is
+    no number (its readers say it is damaged)."""
+    done = state.get("round")
+    return done if isinstance(done, int) and not isinstance(done, bool) and done >= 0 else 0
+
+
 def progress_text(state: Mapping[str, Any]) -> str:
     """Where a diagnosis stands (readable state), its rounds numbered as their tests (r2-...): "stage confirm, round 2,
     14 tests" or "complete after round 3, 18 tests" (round 0: the screening, or the iterations onFailure starts from)."""
     tests = len(state.get("tests") or [])
-    done = int(state.get("round") or 0)  # rounds recorded: the current round's number
+    done = rounds_weighed(state)  # rounds recorded: the current round's number
     where = f"complete after round {max(done - 1, 0)}" if state.get("stage") == "complete" else f"stage {state.get('stage')}, round {done}"
     return f"{where}, {tests} test{'' if tests == 1 else 's'}"
 

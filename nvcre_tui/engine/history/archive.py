@@ -88,8 +88,13 @@ class Archiver:
         return self
 
     def holds(self, uid: str) -> bool:
-        """Whether the history already holds this certification's record (from this source)."""
-        found = self.connection.execute("SELECT 1 FROM certifications WHERE source = ? AND uid = ?", (self.source, uid)).fetchone()
+        """Whether the history already holds this certification's record (from this source); False when it cannot be
+        read (a locked or damaged file: said in `errors`)."""
+        try:
+            found = self.connection.execute("SELECT 1 FROM certifications WHERE source = ? AND uid = ?", (self.source, uid)).fetchone()
+        except sqlite3.Error as error:
+            self.errors.append(f"{self.path}: {error}")
+            return False
         return found is not None
 
     def archive_now(self, cert: Obj) -> bool:

@@ -99,7 +99,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # The round is the state's current one, numbered as its tests are (r2-...) and as the drill-down numbers it.
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
     suspects = diagnose.get("suspectNodes") or []
-    records = stored_records(diagnose, suspects) if suspects else {}  # why each is a suspect: the tests it failed
+    records = _suspect_records(wf, diagnose, suspects) if suspects else {}  # why each is a suspect: the tests it failed
     for node in suspects:
         under_test = node in testing
         _mark(before, node, "running" if under_test else "suspect",
@@ -117,6 +117,23 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     if orch.get("diagnose") is None:
         _gone_job_marks(category, after)
     return before, after
+
+
+_RECORDS: dict[tuple[object, ...], dict[str, str]] = {}  # (Workflow uid, round, tests, suspects) -> their records
+RECORDS_KEPT = 64
+
+
+def _suspect_records(wf: Obj, diagnose: Mapping[str, Any], suspects: Sequence[str]) -> dict[str, str]:
+    """stored_records, once per round of a Workflow (its state changes by round; its status, each time a group starts
+    or ends): decoding a 10,000-node state takes ~13 ms, and every snapshot of a changed Workflow asks for it."""
+    tests = diagnose.get("tests")
+    key = (wf["metadata"].get("uid"), diagnose.get("round"), len(tests) if isinstance(tests, list) else None, tuple(suspects))
+    found = _RECORDS.get(key)
+    if found is None:
+        if len(_RECORDS) >= RECORDS_KEPT:
+            _RECORDS.pop(next(iter(_RECORDS)))
+        found = _RECORDS[key] = stored_records(diagnose, suspects)
+    return found
 
 
 def job_marks(job: Obj, diagnosing: bool) -> Marks:

@@ -26,12 +26,14 @@ from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_fault
                                    states_scope)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.fitted_list import cut_at_word
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 Obj = dict[str, Any]
 DEFAULT_KEYS = (LABEL_GPU_CLIQUE, *RACK_TOPOLOGY_KEYS.values())
+EXPLAIN_LINES = 3  # the node line under the map (#explain's height, less its border)
 
 
 def _same(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:
@@ -55,7 +57,7 @@ class TopologyScreen(NvcreScreen):
     TopologyScreen #scope { width: 1fr; height: 3; padding: 1 1 0 1; color: $text-muted; }
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
-    TopologyScreen #explain { height: 4; padding: 0 1; border-top: solid $panel; }  /* 3 lines: a reason, its message, its value and threshold (2 cut them on 80 columns) */
+    TopologyScreen #explain { height: 4; padding: 0 1; border-top: solid $panel; }  /* EXPLAIN_LINES: a reason, its message, its value and threshold (2 cut them on 80 columns) */
     TopologyScreen #marks { display: none; height: 1; padding: 0 1; }
     TopologyScreen #marks.-shown { display: block; }
     """
@@ -176,10 +178,17 @@ class TopologyScreen(NvcreScreen):
         self._say(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
 
     def _say(self, text: str) -> None:
-        """The explanation line, redrawn only when it changes (its height is fixed: no layout pass)."""
-        if text != self._explained:
-            self._explained = text
-            self.query_one("#explain", Static).update(text, layout=False)
+        """The explanation line, redrawn only when it changes (its height is fixed: no layout pass); what does not fit
+        its EXPLAIN_LINES lines ends at a word with "…", never cut mid-word or mid-number."""
+        explain = self.query_one("#explain", Static)
+        width = explain.content_size.width
+        fitted = "\n".join(cut_at_word(text, width, EXPLAIN_LINES)) if width > 0 else text
+        if fitted != self._explained:
+            self._explained = fitted
+            explain.update(fitted, layout=False)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(lambda: self._explain(self.query_one(RackMap).highlighted))  # fitted to the new width
 
     @on(RackMap.NodeHighlighted)
     def _highlighted(self, event: RackMap.NodeHighlighted) -> None:

@@ -4,6 +4,7 @@ a toast renders its message as markup unless told otherwise."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -182,3 +183,20 @@ async def test_map_says_why_there_are_no_stale_marks_when_the_history_is_unreada
         assert marks.display and marks.has_class("-shown")
         assert str(marks.render()) == "history unreadable, no stale marks: database disk image is malformed: /srv/[nvcre]/history.db"
     assert app.return_code is None
+
+
+async def test_the_maps_node_line_ends_at_a_word_with_an_ellipsis_when_it_does_not_fit(finished_intra_node: Path) -> None:
+    """A long reason (a NCCL warning naming peers) used to be cut mid-word at the third line, with nothing to say so."""
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        words = " ".join(f"peer-{i:03d}<4{i:04d}>" for i in range(40))
+        screen._states["gpu-node-07"] = ("failed", f"WorkloadFailed: NCCL WARN NET/IB: {words}")
+        screen.query_one(RackMap).highlighted = "gpu-node-07"
+        await settle(app, pilot)
+        lines = str(screen.query_one("#explain", Static).render()).splitlines()
+        assert len(lines) == 3 and lines[-1].endswith(" …"), lines
+        assert all(re.fullmatch(r"peer-\d{3}<4\d{4}>", word) for line in lines for word in line.split() if word.startswith("peer-")), lines

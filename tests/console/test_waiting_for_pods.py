@@ -122,6 +122,6 @@ async def test_the_dashboard_drilldown_map_and_log_pane_say_why_the_pods_do_not_
         await pilot.pause()
         app.screen.query_one(RackMap).highlighted = "gpu-node-01"
         await pilot.pause()
-        explained = text_of(app.screen.query_one("#explain", Static))
+        explained = text_of(app.screen.query_one("#explain", Static)).replace("\n", " ")  # wrapped at words to its lines
         assert explained == f"gpu-node-01: ◷ waiting — communication/nccl-all-reduce: waiting for pods: {WHY}", explained
         assert (cell := app.screen.query_one(RackMap).cell("gpu-node-01")) is not None and cell.state == NodeState.WAITING

@@ -217,7 +217,9 @@ def _test_name(job: Obj) -> str:
     workflow = labels.get(LABEL_WORKFLOW)
     if not workflow or not name.startswith(f"{workflow}-"):
         return name
-    return labels.get(LABEL_GROUP) or name if name == f"{workflow}-job" else name.removeprefix(f"{workflow}-")
+    if name == f"{workflow}-job":
+        return labels.get(LABEL_GROUP) or name
+    return name.removeprefix(f"{workflow}-")
 
 
 def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: object) -> Marks:

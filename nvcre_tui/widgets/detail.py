@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
-from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED, group_nodes_value
+from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.results import job_failures
@@ -83,7 +83,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
         label(text, "Status", phase)
         label(text, "Reason", f"{reason}: {message}" if message else reason)
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
-    label(text, "Nodes", group_nodes_value(group_nodes(job)))
+    label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
     measurements_text(text, status.get("measurements"))
     failures = [f for f in job_failures(job) if node in (None, f["name"])]
     if failures:

@@ -54,3 +54,10 @@ def test_a_job_that_ran_and_missed_a_threshold_leads_with_the_validation_failure
     assert lines[1].split(None, 1) == ["Status", "✗ ValidationFailed"], lines
     assert lines[2].startswith("Reason") and "MeasurementUnavailable: Threshold \"avgStepTimeSec\" not evaluated" in lines[2], lines
     assert lines[3].split(None, 1) == ["Run", "Succeeded: WorkloadCompleted"], lines
+
+
+def test_a_groups_nodes_are_listed_with_spaces_so_they_wrap_between_names() -> None:
+    """"gpu-node-01,gpu-node-02,g" / "pu-node-03" at 80 columns: the list had no space to wrap at."""
+    job = {"metadata": {"name": "j", "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02,gpu-node-03"}}, "spec": {}, "status": {}}
+    [nodes] = [line for line in job_detail(job).plain.splitlines() if line.startswith("Nodes")]
+    assert nodes.split(None, 1)[1] == "gpu-node-01, gpu-node-02, gpu-node-03"

@@ -442,6 +442,30 @@ def test_a_failure_across_a_named_link_fault_is_marked_as_the_links_in_a_record(
     assert not pair({**tests[0], "culprits": ["a1"]})  # a crash its log put on a node is the node's, not the link's
 
 
+def test_the_final_notes_carry_the_last_rounds_number() -> None:
+    """A complete diagnosis's notes said round N+1 (the count of rounds recorded) where its last tests are rN-..."""
+    state = start({"c": [f"n{i}" for i in range(6)]}, 2)
+    for _ in range(60):
+        if state.complete:
+            break
+        state = record_round(state, {g.name: False for g in plan_round(state)})  # nothing ever passes: all inconclusive
+    assert state.complete and state.notes
+    last = max(t.round for t in state.tests)
+    assert {note.round for note in state.notes} == {last}, ([n.round for n in state.notes], last)
+
+
+def test_a_diagnose_verdict_is_said_in_the_text_and_junit_beside_its_failed_check() -> None:
+    """The text report and JUnit showed a threshold-convicted node's check only, dropping "diagnose: faulty, failed 3
+    of 3 tests (...)" that JSON and HTML show."""
+    from nvcre_tui.engine.report.text import node_line
+
+    node = {"name": "gpu-node-10", "reason": "ThresholdViolation",
+            "message": 'diagnose: faulty, failed 3 of 3 tests (r0-screen-4 at 239.33); Threshold "busBandwidthGBps" violated: measured 243.17',
+            "evidence": [{"metric": "busBandwidthGBps", "expression": "value >= 300", "measured": 243.17, "passed": False}]}
+    assert node_line(node).endswith('— diagnose: faulty, failed 3 of 3 tests (r0-screen-4 at 239.33); Threshold "busBandwidthGBps" violated: measured 243.17')
+    assert "measured 243.17, expected" in node_line({**node, "message": "a check failed"})  # elsewhere the check says it
+
+
 def test_progress_of_a_damaged_state_is_said_not_raised() -> None:
     """A state whose round is no number (damaged: its readers say so) still gives a progress line, never a ValueError
     out of the drill-down or the report."""

@@ -125,7 +125,7 @@ from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
-    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start", "stored_records",
+    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start", "stored_records", "VERDICT_PREFIX",
 ]
 
 
@@ -266,10 +266,13 @@ def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int 
     return {node: record_text(found, limit=limit, crossed=crossed) for node, found in tests.items() if found}
 
 
+VERDICT_PREFIX = "diagnose: "  # a diagnosis's verdict message (the failed-nodes ConfigMap, the report) starts so
+
+
 def verdict_message(state: DiagnoseState, node: str) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
-    return f"diagnose: {state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed)}"
+    return f"{VERDICT_PREFIX}{state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed)}"
 
 
 def _number(value: object) -> float | None:
@@ -311,7 +314,7 @@ def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: 
 
 def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeStatus]) -> list[Note]:
     notes = []
-    rnd = state.round
+    rnd = max(state.round - 1, 0)  # the last round recorded, numbered as its tests are (state.round counts them)
     for node, verdict in sorted(status.items()):
         record = node_record(state, node)
         if verdict == "intermittent":

@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
-from nvcre_tui.engine.diagnose import stored_records
+from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
@@ -108,7 +108,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     for node in diagnose.get("intermittentNodes") or []:
-        _mark(before, node, "failed", "diagnose: intermittent (fails some tests, passes others)", OFFER)
+        _mark(before, node, "failed", f"{VERDICT_PREFIX}intermittent (fails some tests, passes others)", OFFER)
     group_size = {n: len(g["nodes"]) for g in category.groups for n in g["nodes"]}
     # The verdicts a Workflow stores (a diagnosis's); other blames are its Jobs' marks (their failedNodes).
     for failed in workflow_status(wf).get("failedNodes") or []:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
+from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, verdict_line, verdict_rows
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
@@ -36,8 +37,17 @@ def blame_text(reason: str, suspect: bool) -> str:
 
 
 def node_line(node: Obj) -> str:
-    detail = _evidence_text(node.get("evidence")) or node.get("message", "")
+    detail = _detail(node)
     return f"{node['name']}: {blame_text(node['reason'], bool(node.get('suspect')))}" + (f" — {detail}" if detail else "")
+
+
+def _detail(node: Obj) -> str:
+    """What is said beside a failed node: a diagnosis's verdict with its record (its message holds the check that
+    failed too), else the checks that failed, else the message."""
+    message = str(node.get("message") or "")
+    if message.startswith(VERDICT_PREFIX):
+        return message
+    return _evidence_text(node.get("evidence")) or message
 
 
 def _names(names: list[str], limit: int = 6) -> str:
@@ -49,7 +59,7 @@ def failure_lines(failures: list[Obj], indent: str) -> list[str]:
     """Failed nodes, one line per distinct (reason, detail): identical failures of many nodes read once."""
     by_kind: dict[tuple[str, bool, str, str], list[str]] = {}
     for node in failures:
-        detail = _evidence_text(node.get("evidence")) or node.get("message", "")
+        detail = _detail(node)
         by_kind.setdefault((node["reason"], bool(node.get("suspect")), detail, node.get("category", "")), []).append(node["name"])
     lines = []
     for (reason, suspect, detail, category), names in by_kind.items():

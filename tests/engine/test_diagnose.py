@@ -866,6 +866,18 @@ def test_exact_and_no_dearer_than_the_reference_on_persistent_faults(n: int, cli
     assert sum(mine.minutes) <= sum(ref.minutes) and sum(mine.rounds) < sum(ref.rounds)
 
 
+def test_flaky_representatives_failing_link_tests_name_no_link() -> None:
+    """232 nodes in cliques of 18 with 8 flaky nodes (bench seed 102): the inter test failed on a flaky member, then two
+    link tests each on a flaky representative, and each of those links was named from that one failure. Where flaky
+    behaviour has shown, a link needs two narrow failures with no node in common."""
+    bench = _bench()
+    scenario = bench.Scenario("flaky", 232, 18, 0, 8)
+    domains = bench.fleet(scenario.n, scenario.clique)
+    truth = bench.truth_for(scenario, domains, 102)
+    result = bench.ours(domains, scenario.max_concurrent, truth)
+    assert result.pairs == () and result.blamed <= truth.flaky
+
+
 def test_the_flaky_floor_counts_the_waves_a_second_failure_and_its_verification_take() -> None:
     bench = _bench()
     one, eight = (bench.flaky_floor(bench.Scenario("flaky", 64, 8, 0, k), seeds=2000) for k in (1, 8))

@@ -108,7 +108,12 @@ def nodes_by_group(workflow: Mapping[str, Any]) -> dict[str, list[str]]:
     return {name: list(group.get("nodes") or []) for name, group in _groups_by_name(workflow).items()}
 
 
-ITERATED_TEST = re.compile(r"(.+)-iter-\d+")  # an iteration's group as an onFailure diagnosis names it (workflow._every_iteration)
+ITERATED_TEST = re.compile(r"(.+)-iter-\d+")  # an iteration's group as an onFailure diagnosis names it (iterated_name)
+
+
+def iterated_name(group: str, iteration: object) -> str:
+    """An iteration's group as an onFailure diagnosis names it among its tests (`<group>-iter-<n>`), as its Job."""
+    return f"{group}-iter-{iteration}"
 
 
 def _groups_by_name(workflow: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HAR
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, group_failures,
-                                                     history_record, nodes_by_group, settled_groups, stored_orchestration)
+                                                     history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
@@ -264,12 +264,13 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> 
     state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
                                within_domains=spec.get("withinDomains") is True, cliques=cliques, reasons=_failure_reasons(groups),
                                culprits=_failure_culprits(groups))
-    if state is None or state.complete:
-        if state is not None:
-            orch.update(diagnose=state.to_dict())
+    if state is None:
+        return None
+    orch.update(diagnose=state.to_dict())
+    if state.complete:  # the iterations alone decided it: no round of its own
         return state
     wave = diagnose.plan_round(state)
-    orch.update(diagnose=state.to_dict(), groups=[_group_status(g) for g in wave], totalGroups=orch.get("totalGroups", 0) + len(wave))
+    orch.update(groups=[_group_status(g) for g in wave], totalGroups=orch.get("totalGroups", 0) + len(wave))
     await ctx.transition(WORKFLOW, wf, {"orchestration": stored_orchestration(orch), "failedNodes": None},
                          [("Normal", "DiagnosisStarted", f"groups failed: diagnosing their nodes ({count(len(wave), 'group')} in the first round)")])
     return state
@@ -288,7 +289,7 @@ def _every_iteration(wf: Obj, orch: Obj) -> list[diagnose.GroupResult]:
         for group in record["groups"]:
             if not last and _untested([group]):
                 continue
-            groups.append(cast(diagnose.GroupResult, {**group, "name": f"{group['name']}-iter-{record['iteration']}"}))
+            groups.append(cast(diagnose.GroupResult, {**group, "name": iterated_name(group["name"], record["iteration"])}))
     return groups
 
 
@@ -358,9 +359,8 @@ def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
 
 def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
     """Faulty nodes with the reason and evidence of the test that confirmed them."""
-    # An onFailure diagnosis names an iteration's groups as _every_iteration does (`<group>-iter-<n>`).
-    by_group = {name: g for record in history for g in record["groups"]
-                for name in (g["name"], f"{g['name']}-iter-{record.get('iteration')}")}
+    # An onFailure diagnosis names an iteration's groups as _every_iteration does (iterated_name).
+    by_group = {name: g for record in history for g in record["groups"] for name in (g["name"], iterated_name(g["name"], record.get("iteration")))}
     tested = {test.group: list(test.nodes) for test in state.tests}
     failed = []
     for node, verdict in sorted(state.verdicts().items()):

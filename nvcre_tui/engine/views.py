@@ -293,10 +293,22 @@ def states_scope(snapshot: Snapshot, cert_name: str | None = None) -> str:
     return f"across {len(names)} certifications"
 
 
-def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]]) -> dict[str, int]:
-    """Node counts by map state, plus totals."""
+def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]], cert_name: str | None = None) -> dict[str, int]:
+    """Node counts by map state, plus totals, and `under test`: the running nodes a diagnosis holds suspect."""
     counts = Counter(state for state, _ in states.values())
-    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}}
+    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)),
+            **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}, UNDER_TEST: len(suspects_under_test(snapshot, states, cert_name))}
+
+
+UNDER_TEST = "under test"  # fleet_summary's count of suspects a diagnosis tests this round (drawn running)
+
+
+def suspects_under_test(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:
+    """The diagnosis's suspects its current round tests: the map draws them running (what they do now), so the
+    counters name them apart, or they would read "0 suspect" beside a drill-down's "4 suspects"."""
+    found = {str(node) for view in snapshot.views.values() if cert_name in (None, view.name) for category in view.categories
+             for node in (category.orchestration.get("diagnose") or {}).get("suspectNodes") or []}
+    return sorted(node for node in found if states.get(node, ("",))[0] == "running")
 
 
 def node_domain(node: Obj, topology_key: str) -> str:

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (UNBLAMED, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
+from nvcre_tui.engine.views import (UNBLAMED, UNDER_TEST, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
                                    pods_waiting, states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -30,6 +30,11 @@ from nvcre_tui.widgets.node_state import NodeState
 
 RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed", RESULT_RUNNING: "verdict-running",  # theme variables
                 RESULT_INCOMPLETE: "verdict-inconclusive"}
+
+
+def under_test(state: NodeState, counts: dict[str, int]) -> str:
+    """What follows the suspect count while a diagnosis tests some of its suspects (drawn running): " (+2 under test)"."""
+    return f" (+{counts[UNDER_TEST]} {UNDER_TEST})" if state is NodeState.SUSPECT and counts.get(UNDER_TEST) else ""
 
 
 class DashboardScreen(NvcreScreen):
@@ -85,8 +90,8 @@ class DashboardScreen(NvcreScreen):
         # Merged: said, or an old failure still ✗ reads as the latest certification's.
         scope = f" {states_scope(snapshot)}" if len(snapshot.certifications) > 1 else ""
         fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
-        fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}", style=self.app.theme_variables.get(state.variable, ""))
-                  for state in NodeState]
+        fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}" + under_test(state, counts),
+                       style=self.app.theme_variables.get(state.variable, "")) for state in NodeState]
         self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
         pattern = self.query_one("#filter", Input).value
         try:

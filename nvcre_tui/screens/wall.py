@@ -18,7 +18,7 @@ from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, unblamed_failures
+from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, suspects_under_test, unblamed_failures
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -29,6 +29,14 @@ ROTATE_SECONDS = 15.0
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
 TALLIED = ("waiting", "untested", "excluded")
+URGENT = ("failed", "suspect")  # the states the failures list names, in this order (a suspect under test among them)
+
+
+def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str]) -> list[Entry]:
+    """The failed nodes, then the suspects (with those a diagnosis tests now, drawn running), each by name."""
+    shown = {name: ("suspect" if name in under_test else state, detail) for name, (state, detail) in states.items()}
+    urgent = sorted((URGENT.index(state), name, detail) for name, (state, detail) in shown.items() if state in URGENT)
+    return [Entry(NodeState(URGENT[rank]).glyph, name, detail) for rank, name, detail in urgent]
 
 
 class WallMap(RackMap, can_focus=False):
@@ -97,8 +105,10 @@ class WallScreen(NvcreScreen):
         counts = Counter(state for state, _ in states.values())
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
+        tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
         self.query_one("#tally", Static).update(
-            f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED))
+            f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
+            + (f"; {len(tested)} of the running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" if tested else ""))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
@@ -111,8 +121,7 @@ class WallScreen(NvcreScreen):
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
         urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
-        urgent += [Entry(NodeState(state).glyph, name, detail) for _, name, state, detail in
-                   sorted((("failed", "suspect").index(state), name, state, detail) for name, (state, detail) in states.items() if state in ("failed", "suspect"))]
+        urgent += urgent_nodes(states, set(tested))
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
         urgent += [Entry(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
                    for row in (unblamed_failures(snapshot, self.current) if self.current else [])]

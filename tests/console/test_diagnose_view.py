@@ -12,6 +12,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.views import convicting_job, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
+from nvcre_tui.widgets.item_line import ItemLine
 
 from .harness import DIAGNOSE, certification_body, session_with
 
@@ -185,12 +186,54 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
                 for node in diagnose["suspectNodes"]:  # each suspect: running while tested, else suspect
                     assert states[node][0] == ("running" if node in testing else "suspect"), (node, states[node], testing)
-                under_test += sum(1 for node in diagnose["suspectNodes"] if node in testing)
+                tested_now = sum(1 for node in diagnose["suspectNodes"] if node in testing)
+                under_test += tested_now
                 counts = fleet_summary(snapshot, states)
                 tallies.append((counts["suspect"], counts["running"]))
+                # The counters name the suspects under test apart: suspect + under test = the drill-down's suspects.
+                assert counts["under test"] == tested_now and counts["suspect"] + tested_now == len(diagnose["suspectNodes"]), counts
+                if tested_now:
+                    fleet = str(app.screen.query_one("#fleet", ItemLine).render())
+                    assert f"(+{tested_now} under test)" in fleet, fleet
             if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
                 break
         assert under_test > 0 and len(set(tallies)) >= 3, tallies
+
+
+async def test_the_wall_names_the_suspects_a_round_tests() -> None:
+    """A suspect the current round tests is drawn running: the wall's SUSPECT counter left it out and its failures
+    list dropped it, so the wall could read 0 suspects while the drill-down said 4. Its tally line counts them and
+    the failures list names them as suspects."""
+    from textual.widgets import Static
+
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.screens.wall import WallScreen
+    from nvcre_tui.widgets.fitted_list import FittedList
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "intra-rack-on-failure-diagnose"
+    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 60)):
+        assert session.engine is not None and isinstance(app.screen, WallScreen)
+        seen = 0
+        for _ in range(200):
+            await session.engine.run_until_settled(max_seconds=30)
+            await app.refresh_snapshot()
+            snapshot = app.snapshot
+            assert snapshot is not None
+            category = snapshot.views["intra-rack-on-failure-diagnose"].categories[0]
+            testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
+            tested = sorted(set((category.orchestration.get("diagnose") or {}).get("suspectNodes") or []) & testing)
+            tally = str(app.screen.query_one("#tally", Static).render())
+            assert ("under test" in tally) == bool(tested), (tested, tally)
+            if tested:
+                seen += 1
+                assert f"; {len(tested)} of the running" in tally, tally
+                named = {entry.subject: entry.glyph for entry in app.screen.query_one("#failures", FittedList).entries}
+                assert all(named.get(node) == "!" for node in tested), (tested, named)
+            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+                break
+        assert seen > 0
 
 
 async def test_a_verdict_row_opens_the_log_of_the_test_that_decided_it_and_the_header_counts_by_verdict(finished_diagnose: Path) -> None:

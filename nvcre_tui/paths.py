@@ -22,3 +22,10 @@ def data_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     return _CHECKOUT / name
+
+
+def shown_file(name: str, root: Path, relative: str | Path) -> str:
+    """How messages name a file of the data folder `name` rooted at `root`: `catalog/x/y.yaml` in the shipped
+    folder, else its own path, so an error in a site catalog (NVCRE_CATALOG_DIR) points at the file to fix."""
+    shipped = {(_PACKAGE / "_data" / name).resolve(), (_CHECKOUT / name).resolve()}
+    return f"{name}/{relative}" if root.resolve() in shipped else str(root / relative)

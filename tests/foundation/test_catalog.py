@@ -121,7 +121,15 @@ def test_broken_catalog_entry_names_file_and_field(tmp_path: Path) -> None:
     (root / "communication" / "nccl-all-reduce.yaml").write_text("title: x\ntestScales: [sideways]\n")
     with pytest.raises(InputError) as error:
         load_catalog(root)
-    assert any(m.startswith("catalog/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)
+    # A catalog of the user's own is named by its path (the file to fix), the shipped one as catalog/...
+    assert any(m.startswith(f"{root}/communication/nccl-all-reduce.yaml: testScales[0]: must be one of") for m in error.value.messages)
+
+
+def test_files_of_the_shipped_catalog_are_named_catalog_and_others_by_their_path(tmp_path: Path) -> None:
+    from nvcre_tui.paths import shown_file
+
+    assert shown_file("catalog", CATALOG.root, "training/nemotron5-8b.yaml") == "catalog/training/nemotron5-8b.yaml"
+    assert shown_file("catalog", tmp_path / "site", "training/x.yaml") == f"{tmp_path}/site/training/x.yaml"
 
 
 def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> None:
@@ -138,9 +146,9 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda root: (root / "communication" / "NCCL_Bad.yaml").write_text((root / "communication" / "nccl-all-reduce.yaml").read_text()),
-     "catalog/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
+     "{root}/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
     (lambda root: (root / "training" / "nemotron5-8b.yaml").write_text("extends: [../../outside.yaml]\n"),
-     "catalog/training/nemotron5-8b.yaml: extends: '../../outside.yaml' is not a file inside the catalog folder"),
+     "{root}/training/nemotron5-8b.yaml: extends: '../../outside.yaml' is not a file inside the catalog folder"),
 ])
 def test_a_catalog_entry_is_named_as_workflows_are_and_extends_only_the_catalog(tmp_path: Path, change: Any, message: str) -> None:
     import shutil
@@ -151,7 +159,7 @@ def test_a_catalog_entry_is_named_as_workflows_are_and_extends_only_the_catalog(
     change(root)
     with pytest.raises(InputError) as error:
         load_catalog(root)
-    assert error.value.messages == [message]
+    assert error.value.messages == [message.format(root=root)]
 
 
 def test_a_plan_over_2048_nodes_is_not_recorded_in_the_workflow() -> None:

@@ -22,7 +22,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.judging.thresholds import METRICS
 from nvcre_tui.engine.planning.merge import deep_merge
-from nvcre_tui.paths import data_dir
+from nvcre_tui.paths import data_dir, shown_file
 
 
 def _known_metric(key: str) -> str:
@@ -225,23 +225,27 @@ class Catalog:
         return None
 
 
+def _shown(root: Path, relative: str | Path) -> str:
+    return shown_file("catalog", root, relative)
+
+
 def _read_yaml(path: Path, root: Path) -> Any:
     relative = path.relative_to(root) if path.is_relative_to(root) else path
-    return load_yaml_document(str(path), f"catalog/{relative}")  # catalog overrides are input too
+    return load_yaml_document(str(path), _shown(root, relative))  # catalog overrides are input too
 
 
 def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The document at `path` with its `extends` merged underneath (overrides lists concatenate)."""
     if path in seen:
-        raise InputError(f"catalog/{path.relative_to(root)}: extends cycle")
+        raise InputError(f"{_shown(root, path.relative_to(root))}: extends cycle")
     document = _read_yaml(path, root)
     if not isinstance(document, dict):
-        raise InputError(f"catalog/{path.relative_to(root)}: must be a mapping")
+        raise InputError(f"{_shown(root, path.relative_to(root))}: must be a mapping")
     merged: dict[str, Any] = {}
     overrides: list[Any] = []
     for base in document.pop("extends", None) or []:
         if not isinstance(base, str) or not (root / base).resolve().is_relative_to(root):
-            raise InputError(f"catalog/{path.relative_to(root)}: extends: {base!r} is not a file inside the catalog folder")
+            raise InputError(f"{_shown(root, path.relative_to(root))}: extends: {base!r} is not a file inside the catalog folder")
         base_doc = _with_extends(root / base, root, (*seen, path))
         overrides += base_doc.pop("overrides", [])
         merged = deep_merge(merged, base_doc)
@@ -272,14 +276,14 @@ def load_catalog(root: Path | None = None) -> Catalog:
             continue
         for part, name in (("folder", domain), ("file name", variant)):
             if not re.fullmatch(DNS_LABEL, name) or len(name) > ENTRY_NAME_MAX:  # both go into Workflow names and labels
-                raise InputError(f"catalog/{domain}/{variant}.yaml: the {part} {name!r} must be lowercase letters, digits and '-' "
+                raise InputError(f"{_shown(root, f'{domain}/{variant}.yaml')}: the {part} {name!r} must be lowercase letters, digits and '-' "
                                  "(it names Workflows)")
         data = _with_extends(path, root)
         data.update(domain=domain, variant=variant)
-        entry = _validated(CatalogEntry, data, f"catalog/{domain}/{variant}.yaml")
+        entry = _validated(CatalogEntry, data, _shown(root, f"{domain}/{variant}.yaml"))
         entries[entry.key] = entry
-    gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), "catalog/_defaults/gpu-defaults.yaml")
-    options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), "catalog/_defaults/options.yaml")
+    gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), _shown(root, "_defaults/gpu-defaults.yaml"))
+    options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), _shown(root, "_defaults/options.yaml"))
     return Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)
 
 

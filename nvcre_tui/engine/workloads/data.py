@@ -18,7 +18,7 @@ from nvcre_tui.engine.api.base import WireModel
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import CatalogOverride, OverrideWhen
-from nvcre_tui.paths import data_dir
+from nvcre_tui.paths import data_dir, shown_file
 
 
 class PerNic(WireModel):
@@ -50,8 +50,9 @@ class StandaloneData(WireModel):
 
 
 def _load(name: str, model: type[WireModel], root: Path | None) -> Any:
-    path = (root or data_dir("catalog")) / "_workloads" / name
-    where = f"catalog/_workloads/{name}"
+    folder = root or data_dir("catalog")
+    path = folder / "_workloads" / name
+    where = shown_file("catalog", folder, f"_workloads/{name}")
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:

@@ -97,3 +97,18 @@ def test_bad_flags_are_one_line(flags: list[str], said: str, tmp_path: Path, cap
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and said in err and "Traceback" not in err
     assert not (tmp_path / "sim.db").exists()  # nothing created
+
+
+@pytest.mark.parametrize("store", ["missing.db", "empty.db"])
+def test_a_store_not_made_yet_lists_nothing_whether_absent_or_an_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                           store: str) -> None:
+    """An empty file is a store about to be made (a run would make it one): `list` refused it ("an empty file, not an
+    nvcre store yet") while it listed nothing, exit 0, for a path with no file. Both read as no certification, and
+    neither is written."""
+    (tmp_path / "empty.db").touch()
+    state = ["--sim", "--state", str(tmp_path / store)]
+    assert main(["certification", "list", *state]) == 0
+    assert "No certifications in namespace default" in capsys.readouterr().err
+    assert main(["certification", "report", "x", *state]) == 2
+    assert "certification 'x' not found" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"] and (tmp_path / "empty.db").stat().st_size == 0

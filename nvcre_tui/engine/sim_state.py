@@ -160,7 +160,7 @@ def stored_scenario(path: Path) -> Scenario | None:
     """The scenario a store at `path` simulates, read without writing; None where there is no store (or an old JSON
     state) or it holds none, or it cannot be read (opening it then says why, in one line); InputError when the
     scenario it holds is damaged."""
-    if not path.is_file() or looks_like_json(path):
+    if not path.is_file() or looks_like_json(path) or _empty_file(path):
         return None
     try:
         store = SqliteStore(path, SystemClock(), readonly=True, one_shot=True)
@@ -218,11 +218,22 @@ async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: 
             if readonly:
                 return OpenedState(None, data["store"], _legacy_record(data))
             await _import(legacy, path, clock, data)
-    if readonly and not path.exists():
-        return OpenedState(None, None, None)  # nothing recorded yet: a fresh fleet, in memory only
+    if readonly and (not path.exists() or _empty_file(path)):
+        return OpenedState(None, None, None)  # nothing recorded yet: a fresh fleet, in memory only (an empty file too, as it would become)
     if path.exists() and not path.is_file():
         raise InputError(f"{path}: not a regular file; pass --state PATH of a file (it need not exist yet)")
     return _open_database(path, scenario, clock, readonly, one_shot=readonly and one_shot)
+
+
+def _empty_file(path: Path) -> bool:
+    """A regular file with nothing in it (a store about to be made); not /proc's files, which stat calls empty."""
+    try:
+        if not path.is_file() or path.stat().st_size:  # is_file first: opening a named pipe waits for a writer
+            return False
+        with path.open("rb") as handle:
+            return not handle.read(1)
+    except OSError:
+        return False
 
 
 def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legacy: Path | None = None) -> None:
@@ -234,7 +245,7 @@ def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legac
     if legacy is not None and legacy.exists() and path.exists():
         raise InputError(f"{legacy}: an old JSON state file beside the store {path}; not imported because the store "
                          f"exists: move it away (or rename it {legacy.name}{IMPORTED_SUFFIX})")
-    if looks_like_json(path) or not path.exists() or (path.is_file() and path.stat().st_size == 0):
+    if looks_like_json(path) or not path.exists() or _empty_file(path):
         return
     if not path.is_file():
         raise InputError(f"{path}: not a regular file; pass --state PATH of a file (it need not exist yet)")

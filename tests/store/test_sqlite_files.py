@@ -200,3 +200,11 @@ async def test_open_store_imports_an_old_file_once_then_refuses_a_second_one(tmp
     _session_file(legacy, memory)  # an old file turns up again beside the store
     with pytest.raises(StoreFileError, match=rf"^{legacy}: an old JSON state file beside the store {db_path}"):
         open_store(db_path, clock, legacy_json=legacy)
+
+
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc/version (a file sized 0 with content)")
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_kernel_file_sized_zero_is_not_taken_for_an_empty_store(clock: ManualClock, readonly: bool) -> None:
+    """/proc/version reads as text but stat says 0 bytes: it was called "an empty file, not an nvcre store yet"."""
+    with pytest.raises(StoreFileError, match=r"^/proc/version: not a usable nvcre store \(a file the kernel makes"):
+        SqliteStore("/proc/version", clock, readonly=readonly)

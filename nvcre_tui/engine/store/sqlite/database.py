@@ -59,12 +59,23 @@ def _problem(path: Path, what: str) -> StoreFileError:
     return StoreFileError(f"{path}: {what}")
 
 
-def _looks_like_json(path: Path) -> bool:
+def _head(path: Path) -> tuple[int, bytes] | None:
+    """(size as stat says, first 64 bytes) of a regular file; None for anything else or what cannot be read."""
     try:  # O_NONBLOCK: a named pipe opened plainly would wait for a writer, forever
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip().startswith(b"{")
+            info = os.fstat(handle.fileno())
+            return (info.st_size, handle.read(64)) if stat.S_ISREG(info.st_mode) else None
     except OSError:
-        return False
+        return None
+
+
+def _looks_like_json(head: tuple[int, bytes] | None) -> bool:
+    return head is not None and head[1].lstrip().startswith(b"{")
+
+
+def _sized_zero_with_content(head: tuple[int, bytes] | None) -> bool:
+    """A file whose size reads 0 yet has bytes (/proc, /sys): SQLite would take it for an empty store."""
+    return head is not None and head[0] == 0 and bool(head[1])
 
 
 def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe: bool = False,
@@ -80,9 +91,12 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
     path = Path(path)
     if path.is_dir():
         raise _problem(path, "is a directory, not an nvcre store file")
-    if _looks_like_json(path):
+    head = _head(path)
+    if _looks_like_json(head):
         raise _problem(path, "is a JSON state file of an older nvcre, not an SQLite store; import it once "
                              "into a new store (import_json_state) or move it away")
+    if _sized_zero_with_content(head):
+        raise _problem(path, "not a usable nvcre store (a file the kernel makes, not a database)")
     if readonly and not path.exists():
         raise _problem(path, "no such store (read-only mode opens an existing store only)")
     if not readonly:

@@ -364,7 +364,7 @@ def test_a_catalog_override_goes_through_the_same_loader(tmp_path: Path) -> None
     entry = root / "communication" / "nccl-all-reduce.yaml"
     entry.write_text(entry.read_text() + "title: again\ntitle: twice\n")
     message = _message(load_catalog, root)
-    assert message.startswith("catalog/communication/nccl-all-reduce.yaml:") and "duplicate key 'title'" in message
+    assert message.startswith(f"{root}/communication/nccl-all-reduce.yaml:") and "duplicate key 'title'" in message
     entry.write_text("a: &x 1\nb: *x\n")
     assert "aliases (*x) are not accepted" in _message(load_catalog, root)
 

@@ -4,13 +4,15 @@ the tests that decided it."""
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import group_nodes
-from nvcre_tui.engine.views import convicting_job, node_history, node_states
+from nvcre_tui.engine.report.readmodel import CategoryView
+from nvcre_tui.engine.views import Snapshot, convicting_job, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.widgets.item_line import ItemLine
 
@@ -160,26 +162,41 @@ async def test_verdicts_read_whole_in_an_80_column_drill_down() -> None:
         assert tree.size.width - 9 >= len(str(leaf.label)) + 2  # room for 12/15 at depth three
 
 
+async def _on_failure_diagnosis(*, wall: bool) -> NvcreApp:
+    """A console (or wall) on an intra-rack category whose failure starts `onFailure: diagnose`, not run yet."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "intra-rack-on-failure-diagnose"
+    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
+    return NvcreApp(session=session, live=False, wall=wall)
+
+
+async def _steps(app: NvcreApp) -> AsyncIterator[tuple[Snapshot, CategoryView]]:
+    """Run the app's engine step by step, the screen refreshed after each, until the certification ends."""
+    session = app.session
+    assert session is not None and session.engine is not None
+    for _ in range(200):
+        await session.engine.run_until_settled(max_seconds=30)
+        await app.refresh_snapshot()
+        snapshot = app.snapshot
+        assert snapshot is not None
+        yield snapshot, snapshot.views["intra-rack-on-failure-diagnose"].categories[0]
+        if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+            return
+    raise AssertionError("the certification did not end in 200 steps")
+
+
 async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> None:
     """`onFailure: diagnose`: the map showed clique-0 as 8 frozen `!` for half an hour while rounds ran (a suspect
     outranked running). A suspect the current round tests shows running, so the map and the header counts move
     round by round; the others stay suspect."""
-    from nvcre_tui.engine.sim.scenario import load_scenario
     from nvcre_tui.engine.views import fleet_summary
 
-    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "intra-rack-on-failure-diagnose"
-    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
-    app = NvcreApp(session=session, live=False)
+    app = await _on_failure_diagnosis(wall=False)
     async with app.run_test(size=(120, 40)):
-        assert session.engine is not None
         tallies: list[tuple[int, int]] = []  # (suspect, running) while the diagnosis runs
         under_test = 0
-        for _ in range(200):
-            await session.engine.run_until_settled(max_seconds=30)
-            await app.refresh_snapshot()
-            snapshot = app.snapshot
-            assert snapshot is not None
-            category = snapshot.views["intra-rack-on-failure-diagnose"].categories[0]
+        async for snapshot, category in _steps(app):
             diagnose = category.orchestration.get("diagnose")
             if diagnose is not None and diagnose.get("suspectNodes"):
                 states = node_states(snapshot)
@@ -195,8 +212,6 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 if tested_now:
                     fleet = str(app.screen.query_one("#fleet", ItemLine).render())
                     assert f"(+{tested_now} under test)" in fleet, fleet
-            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
-                break
         assert under_test > 0 and len(set(tallies)) >= 3, tallies
 
 
@@ -206,22 +221,14 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
     the failures list names them as suspects."""
     from textual.widgets import Static
 
-    from nvcre_tui.engine.sim.scenario import load_scenario
     from nvcre_tui.screens.wall import WallScreen
     from nvcre_tui.widgets.fitted_list import FittedList
 
-    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "intra-rack-on-failure-diagnose"
-    session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
-    app = NvcreApp(session=session, live=False, wall=True)
+    app = await _on_failure_diagnosis(wall=True)
     async with app.run_test(size=(200, 60)):
-        assert session.engine is not None and isinstance(app.screen, WallScreen)
+        assert isinstance(app.screen, WallScreen)
         seen = 0
-        for _ in range(200):
-            await session.engine.run_until_settled(max_seconds=30)
-            await app.refresh_snapshot()
-            snapshot = app.snapshot
-            assert snapshot is not None
-            category = snapshot.views["intra-rack-on-failure-diagnose"].categories[0]
+        async for _, category in _steps(app):
             testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
             tested = sorted(set((category.orchestration.get("diagnose") or {}).get("suspectNodes") or []) & testing)
             tally = str(app.screen.query_one("#tally", Static).render())
@@ -231,8 +238,6 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
                 assert f"; {len(tested)} of the running" in tally, tally
                 named = {entry.subject: entry.glyph for entry in app.screen.query_one("#failures", FittedList).entries}
                 assert all(named.get(node) == "!" for node in tested), (tested, named)
-            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
-                break
         assert seen > 0
 
 

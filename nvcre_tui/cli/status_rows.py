@@ -73,8 +73,16 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
         "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
     }
-    return [(row[0], "unknown", f"cannot read: {status.unknown[check]}") if check in status.unknown else row
+    unknown = dict(status.unknown)
+    for check, source in DERIVED.items():  # a row read from another check's answer cannot tell more than it
+        if source in unknown and check not in unknown:
+            unknown[check] = f"{rows[source][0]}: {unknown[source]}"
+    return [(row[0], "unknown", f"cannot read: {unknown[check]}") if check in unknown else row
             for check, row in rows.items()]
+
+
+# Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen.
+DERIVED = {"controllers": "trainer"}
 
 
 def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[str, str, str]:

@@ -420,6 +420,10 @@ async def test_status_for_a_user_who_may_read_nothing_says_unknown(server, tmp_p
     rows = {line.split()[0] + " " + line.split()[1]: line for line in out.splitlines()[1:]}
     assert "unknown" in rows["nvcre CRDs"] and "forbidden" in rows["nvcre CRDs"]
     assert "unknown" in rows["gpu nodes"]
+    # The Trainer's CRDs unread: its controllers' row cannot tell either (it said "no Kubeflow Trainer CRDs").
+    assert "unknown" in rows["kubeflow trainer"]
+    assert "unknown" in rows["trainer controllers"] and "kubeflow trainer: " in rows["trainer controllers"], rows["trainer controllers"]
+    assert "no Kubeflow Trainer CRDs" not in out
 
 
 async def test_init_without_sim_runner_takes_the_simulators_node_rights_back(server, kubeconfig, admin, capsys) -> None:

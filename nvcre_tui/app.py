@@ -107,9 +107,10 @@ class NvcreApp(ThemedApp[None]):
         if self.session is None and self._opener is not None:  # not the simulator's name while it may be a cluster
             return self._opening_text()
         badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
-        since = self.session.cache.unreachable_since if self.session is not None else None
-        if since is not None:  # the watches broke: what is shown is the last known state, not live
-            badges.append(f"⚠ no answer from the store since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state")
+        cache = self.session.cache if self.session is not None else None
+        if cache is not None and (since := cache.unreachable_since) is not None:  # what is shown is the last known state
+            what = "the store refuses the watches" if cache.refusing else "no answer from the store"
+            badges.append(f"⚠ {what} since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state")
         if self.policy.read_only:
             badges.append("🔒 READ-ONLY")
         viewer = self.session.viewer_reason if self.session is not None else None

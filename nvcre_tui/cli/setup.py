@@ -362,14 +362,30 @@ async def running_certifications(store: KubeStore) -> list[str]:
 
 async def _engine_runs(store: KubeStore, clock: Clock, namespace: str) -> bool:
     """Whether an nvcre engine holds the lease (one that cannot be read is taken to: waiting may still help)."""
-    from nvcre_tui.engine.lease import EngineLease
     from nvcre_tui.engine.store.errors import StoreError
 
     try:
-        holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
+        return await _live_holder(store, clock, namespace) is not None
     except StoreError:
         return True
-    return holder is not None and holder.live
+
+
+async def _live_holder(store: KubeStore, clock: Clock, namespace: str) -> str | None:
+    """The identity of the engine holding the lease now (None: nobody; a lease past its duration is nobody's)."""
+    from nvcre_tui.engine.lease import EngineLease
+
+    holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
+    return holder.identity if holder is not None and holder.live else None
+
+
+async def _held_by(store: KubeStore, clock: Clock, namespace: str) -> str | None:
+    """_live_holder, or None where the lease cannot be read (a reset by an admin who may not read it goes ahead)."""
+    from nvcre_tui.engine.store.errors import StoreError
+
+    try:
+        return await _live_holder(store, clock, namespace)
+    except StoreError:
+        return None
 
 
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
@@ -391,6 +407,11 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
                   "no nvcre engine holds the lease, so they will not finish: delete them (nvcre certification delete) or "
                   "pass --force")
         _say(f"nvcre setup reset: {count(len(running), 'certification')} still running ({shown}); {advice}")
+        return EXIT_BAD_INPUT
+    # An engine still running would lose its CRDs, RBAC and lease from under it, and retry against 404s and 403s.
+    if not args.force and (holder := await _held_by(store, clock, namespace)):
+        _say(f"nvcre setup reset: the nvcre engine {holder} holds the lease in {namespace}: stop it first (its "
+             "Deployment or `nvcre controller` process; a console that runs one: quit it), or pass --force")
         return EXIT_BAD_INPUT
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "

@@ -73,8 +73,9 @@ class ControllerLoop:
         """Object counts from the engine's cache (else the store), API totals from a KubeStore's stats (when it has any).
         Only the engine holding the Lease refreshes them: a standby's object gauges stay 0 (nvcre_engine_lease_held 0)."""
         if self.cache is not None:  # nothing re-lists the world: every 15 s that was every Job of the cluster
-            if self.cache.unreachable_since is not None:  # its watch has no answer: say so, as a failed LIST did
-                raise Unavailable(f"no answer since {time.strftime('%H:%M:%S', time.localtime(self.cache.unreachable_since))}"
+            if (since := self.cache.unreachable_since) is not None:  # its watch fails: say so, as a failed LIST did
+                raise Unavailable(f"{'watches refused' if self.cache.refusing else 'no answer'} since "
+                                  f"{time.strftime('%H:%M:%S', time.localtime(since))}"
                                   + (f" ({self.cache.last_error})" if self.cache.last_error else ""))
             certifications, jobs = self.cache.list(CERTIFICATION), self.cache.list(JOB)
         else:

@@ -277,6 +277,27 @@ def test_a_cli_read_the_api_server_refuses_is_one_line_and_exit_2(tmp_path: Path
         assert out == "" and len(err.splitlines()) == 1 and err.startswith("nvcre: Forbidden: ") and "alice" in err, err
 
 
+async def test_the_header_says_when_the_api_server_refuses_the_watches_not_that_it_gives_no_answer(tmp_path: Path) -> None:
+    """`setup reset` under a running engine took its CRDs and RBAC: every watch then got 404 or 403, and the engine's log
+    and the header said "no answer" from a server that answered every request. A refusal is said as one."""
+    from tests.kubeapi import Fault
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            await pilot.pause(0.3)
+            server.faults.add(Fault(method="GET", path=r"/certifications$", status=403, message="certifications is forbidden: injected"))
+            await server.restart(down_for=0.0)  # ends the open watches: the next ones meet the refusal
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if "the store refuses the watches since" in app.sub_title:
+                    break
+            assert "the store refuses the watches since" in app.sub_title and "showing the last known state" in app.sub_title, app.sub_title
+            assert "no answer from the store" not in app.sub_title
+            assert app.session is not None and "forbidden" in app.session.cache.last_error
+
+
 async def test_the_header_says_when_the_api_server_stops_answering_and_when_it_is_back(tmp_path: Path) -> None:
     """During an outage the console shows the last known state and says so; the badge goes once a list answers."""
     async with installed(tmp_path) as (server, kubeconfig):

@@ -353,6 +353,7 @@ class StubCache:
         self.objects = objects
         self.unreachable_since: float | None = None
         self.last_error = ""
+        self.refusing = False
 
     def list(self, kind, namespace=None):
         return self.objects.get(kind.kind, [])
@@ -377,6 +378,14 @@ async def test_metrics_read_the_engines_cache_not_a_list_of_every_job() -> None:
         clock.advance(15)
         await settle()
     assert len(logs) == 1 and logs[0].startswith("API server: no answer since ") and "connection refused" in logs[0]
+    cache.unreachable_since = None
+    clock.advance(15)
+    await settle()
+    cache.unreachable_since, cache.refusing, cache.last_error = 1_700_000_000.0, True, "Forbidden: jobs is forbidden"  # it answers: no
+    clock.advance(15)
+    await settle()
+    assert logs[-1].startswith("API server: watches refused since ") and "Forbidden" in logs[-1], logs
+    cache.refusing = False
     cache.unreachable_since = None
     clock.advance(15)
     await settle()

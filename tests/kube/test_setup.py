@@ -321,13 +321,20 @@ async def test_reset_refuses_while_a_certification_runs(server, kubeconfig, admi
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert code == 2 and "1 certification still running (default/soak)" in err
     assert "no nvcre engine holds the lease, so they will not finish" in err  # waiting would not help
-    assert await EngineLease(admin, SystemClock(), NS, "engine@node-7/42").try_acquire()
+    engine = EngineLease(admin, SystemClock(), NS, "engine@node-7/42")
+    assert await engine.try_acquire()
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert code == 2 and err.rstrip().endswith("wait for them, delete them, or pass --force")
     assert await present(admin, install_objects(NS)[0])
     await admin.patch_status(CERTIFICATION, "soak", "default",
                              {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Done", "message": "",
                                               "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    # Nothing runs, but an engine does: reset would take its CRDs, RBAC and lease from under it (a review's engine then
+    # retried 403s for ever, saying the API server gave no answer).
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 2 and "the nvcre engine engine@node-7/42 holds the lease in nvcre-system: stop it first" in err, err
+    assert len(err.strip().splitlines()) == 1 and all([await present(admin, obj) for obj in install_objects(NS)])
+    await engine.release()
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert code == 0, err
 

@@ -113,9 +113,11 @@ class SimulatedRunner:
         strangers = [name for name in spec.nodes if name not in self._layout]
         if not strangers:
             return None
-        return (f"Node {listed(strangers)} is no node of the simulated fleet (scenario {self.scenario.name}): --sim-runner "
-                "plays only the Nodes its scenario registers, and would report made-up measurements for it; target "
-                "the scenario's Nodes, or run without --sim-runner")
+        several = len(strangers) > 1
+        return (f"{'Nodes' if several else 'Node'} {listed(strangers)} {'are not nodes' if several else 'is no node'} of the "
+                f"simulated fleet (scenario {self.scenario.name}): --sim-runner plays only the Nodes its scenario registers, "
+                f"and would report made-up measurements for {'them' if several else 'it'}; target the scenario's Nodes, or "
+                "run without --sim-runner")
 
     async def _reconcile(self, run: Obj, spec: RunSpec) -> float | None:
         state = run_status(run)

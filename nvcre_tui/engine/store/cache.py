@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import Gone, StoreError
+from .errors import Gone, StoreError, Timeout, Unavailable
 from .protocol import ResourceKind, ResourceStore
 
 __all__ = ["WatchCache", "Change", "Key", "key_of", "newer"]
@@ -89,6 +89,9 @@ class WatchCache:
         # console says it shows the last known state meanwhile rather than pass stale objects off as live.
         self._unreachable: dict[ResourceKind, float] = {}
         self.last_error = ""
+        # The last failure was an answer (a 403 once RBAC is gone, a 404 once the CRDs are): the server is there and
+        # refuses, which is not "no answer", and waiting alone will not end it.
+        self.refused = False
 
     @property
     def unreachable_since(self) -> float | None:
@@ -97,6 +100,11 @@ class WatchCache:
         waiting = getattr(getattr(self.store, "stats", None), "unreachable_since", None)
         times = [*self._unreachable.values(), *([waiting] if isinstance(waiting, float) else [])]
         return min(times, default=None)
+
+    @property
+    def refusing(self) -> bool:
+        """Stale because the server answers the watches with errors (forbidden, not found), not because it is silent."""
+        return self.refused and bool(self._unreachable)
 
     # ----- lifecycle --------------------------------------------------------------------------------
 
@@ -282,6 +290,7 @@ class WatchCache:
             except StoreError as error:
                 self._unreachable.setdefault(kind, time.time())
                 self.last_error = str(error)
+                self.refused = not isinstance(error, (Timeout, Unavailable))
                 await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1
                 # A list proves the server answers again (a quiet watch would not say so) and brings in what the

@@ -15,10 +15,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
-from textual.widgets.selection_list import Selection
 
 from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
 from nvcre_tui.compose.review import Review, review
@@ -99,8 +97,7 @@ class ComposeScreen(NvcreScreen):
                 yield Input(placeholder="node names (optional, comma separated)", compact=True, id="node-names")
                 yield Static(classes="field-msg", id="names-msg", markup=False)
                 yield Label("Categories", classes="section")
-                yield CategoryList(*(Selection(Content.assemble((e.key, "bold"), "  ", (e.title, "$text-muted")), e.key) for e in entries),
-                                   compact=True, id="categories")
+                yield CategoryList([(e.key, e.title) for e in entries], id="categories")
                 yield Vertical(id="category-options")
                 yield Label("Thresholds · global (spec.options)", classes="section")
                 yield Vertical(id="thresholds")

@@ -32,12 +32,16 @@ from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown
-from nvcre_tui.widgets.keyed_rows import update_rows
+from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
+# The verdict before the long Job name. On a narrow screen the Job and its group's size go first, then the reason: the
+# evidence box says all three of the highlighted Job.
+RESULT_COLUMNS = (Column("Certification"), Column("Category"), Column("Result"), Column("Measurements"), Column("Reason", Drop.LAST),
+                  Column("Group", Drop.FIRST), Column("Job", Drop.FIRST))
 
 
 def _glyph(state: str) -> str:
@@ -75,7 +79,7 @@ class NodeScreen(NvcreScreen):
         with Horizontal(id="top"):
             yield Static(id="summary")
             yield Static(id="sentinel")
-        yield DataTable(cursor_type="row", id="results")
+        yield FittedTable(RESULT_COLUMNS, id="results")
         yield Static(id="history")
         with VerticalScroll(id="evidence-box"):
             yield Static(id="evidence")
@@ -83,7 +87,6 @@ class NodeScreen(NvcreScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#results", DataTable).add_columns("Certification", "Category", "Result", "Measurements", "Reason", "Group", "Job")
         self.query_one("#results").focus()
         super().on_mount()
 
@@ -102,7 +105,7 @@ class NodeScreen(NvcreScreen):
                 label(summary, key.split("/")[-1], node_labels(node).get(key, "-"))
         self.query_one("#summary", Static).update(summary)
         self._show_archive(node)
-        table = self.query_one("#results", DataTable)
+        table = self.query_one("#results", FittedTable)
         self._history = node_history(snapshot, self.node)
         rows = {}
         for row in self._history:
@@ -114,9 +117,8 @@ class NodeScreen(NvcreScreen):
             result = f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(row['state']).glyph} {row['state']}"
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
-            # The verdict before the long Job name: on 80 to 120 columns it stays in sight.
             rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, count(row["groupSize"], "node"), row["job"])
-        update_rows(table, rows)  # in place; the cursor stays on the same job, not on the same row
+        table.set_rows(rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
             self._show_evidence(table.cursor_row)
 
@@ -186,6 +188,7 @@ class NodeScreen(NvcreScreen):
         self._show_evidence(event.cursor_row)
 
     def _show_evidence(self, index: int) -> None:
+        """The highlighted Job's failures and evidence, then the Job itself (a narrow table leaves out its name and group)."""
         text = Text()
         if 0 <= index < len(self._history):
             row = self._history[index]
@@ -198,6 +201,8 @@ class NodeScreen(NvcreScreen):
                 evidence_text(text, failure.get("evidence"))
             if not row["failures"]:
                 evidence_text(text, row["evidence"])
+            text = text or Text("no failures for this node in this job\n")
+            text.append(shown(f"Job {row['job']} ({count(row['groupSize'], 'node')}): l opens its log"))
         self.query_one("#evidence", Static).update(text or Text("no failures for this node in this job"))
 
     def action_logs(self) -> None:

@@ -1,31 +1,78 @@
-"""The compose screen's category checklist: a SelectionList whose check mark is a glyph, not a colour.
+"""The compose screen's category checklist: a SelectionList whose check mark is a glyph, not a colour, and whose
+entries wrap rather than cut a category's title.
 
 Textual draws `▐X▌` on every row and tells checked from unchecked by colour alone; a monochrome
 terminal, a screen reader's text or a colour-blind operator sees every category ticked. Here an
-unchecked row draws `▐ ▌` (colours unchanged), so the state survives a plain-text capture."""
+unchecked row draws `▐ ▌` (colours unchanged), so the state survives a plain-text capture.
+
+SelectionList cuts each entry to one line: on 80 columns the titles were cut to a word or two and the longest key to
+"communication/nccl-loopback-nvswi…"; on 120, "NCCL loopback over NV…". Here each entry is wrapped to the width, as
+the wall wraps (`wrapped`: at words, and after a key's "/"), again when the width changes. SelectionList takes screen
+line y for entry y (Textual #5326), so a wrapped entry's second line would draw the next entry's box: each line is
+drawn from OptionList's own map of lines, the box on an entry's first line, blank under it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.content import Content
 from textual.strip import Strip
-from textual.widgets import SelectionList
+from textual.widgets import OptionList, SelectionList
 from textual.widgets._toggle_button import ToggleButton  # the mark SelectionList draws (no public name)
-from textual.widgets.option_list import OptionDoesNotExist
+from textual.widgets.selection_list import Selection
+
+from nvcre_tui.widgets.fitted_list import wrapped
 
 UNCHECKED = " "
+BOX = ToggleButton.BUTTON_LEFT + ToggleButton.BUTTON_INNER + ToggleButton.BUTTON_RIGHT + " "  # drawn left of an entry's first line
+
+
+def entry_prompt(key: str, title: str, width: int = 0) -> Content:
+    """The entry's key (bold) and title (muted), wrapped to `width` columns (0: on one line)."""
+    text = f"{key}  {' '.join(title.split())}"
+    lines = wrapped(text, width) if width > 0 else [text]
+    parts: list[str | tuple[str, str]] = []
+    start = 0
+    for number, line in enumerate(lines):
+        start = text.index(line, start)  # wrapping drops only the spaces it breaks at
+        in_key = max(0, min(len(line), len(key) - start))
+        parts += ["\n"] if number else []
+        parts += [(line[:in_key], "bold"), (line[in_key:], "$text-muted")]
+        start += len(line)
+    return Content.assemble(*parts)
 
 
 class CategoryList(SelectionList[str]):
-    """SelectionList with an empty box on unchecked rows."""
+    """A checklist of catalog entries, (key, title) each: an empty box on unchecked rows, entries wrapped to the width."""
+
+    def __init__(self, entries: Sequence[tuple[str, str]], *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
+        self.entries = tuple(entries)
+        super().__init__(*(Selection(entry_prompt(key, title), key) for key, title in self.entries), compact=True, id=id)
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = self.size.width - self.styles.scrollbar_size_vertical - len(BOX)  # the scrollbar's room kept: wrapping may need it
+        for index, (key, title) in enumerate(self.entries):
+            self.replace_option_prompt_at_index(index, entry_prompt(key, title, width))
+        self.refresh(layout=True)  # a height of its entries' lines
 
     def render_line(self, y: int) -> Strip:
-        strip = super().render_line(y)
-        segments = list(strip)
+        prompt = OptionList.render_line(self, y)  # the entry's line; SelectionList's own would misplace the box
         try:
-            value = self.get_option_at_index(self.scroll_offset.y + y).value
-        except OptionDoesNotExist:  # past the last option: a blank line
-            return strip
-        if value in self.selected or len(segments) < 3 or segments[1].text != ToggleButton.BUTTON_INNER:
-            return strip
-        segments[1] = Segment(UNCHECKED * len(ToggleButton.BUTTON_INNER), segments[1].style, segments[1].control)
-        return Strip(segments, strip.cell_length)
+            index, line_in_entry = self._lines[self.scroll_offset.y + y]
+        except IndexError:  # past the last entry: a blank line
+            return prompt
+        underlying = next(iter(prompt)).style or self.rich_style
+        here = Style(meta={"option": index})  # a click on the box or under it toggles the entry, as on its text
+        if line_in_entry:
+            return Strip([Segment(" " * len(BOX), underlying + here), *prompt])
+        checked = self.get_option_at_index(index).value in self.selected
+        # SelectionList's colours for the box, as it draws them.
+        component = "selection-list--button" + ("-selected" if checked else "") + ("-highlighted" if self.highlighted == index else "")
+        button = self.get_component_rich_style(component) + here
+        side = Style.from_color(button.bgcolor, underlying.bgcolor) + here
+        inner = ToggleButton.BUTTON_INNER if checked else UNCHECKED * len(ToggleButton.BUTTON_INNER)
+        return Strip([Segment(ToggleButton.BUTTON_LEFT, side), Segment(inner, button), Segment(ToggleButton.BUTTON_RIGHT, side),
+                      Segment(" ", underlying), *prompt])

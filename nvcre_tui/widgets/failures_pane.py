@@ -2,20 +2,24 @@
 every node it blamed, with the reason and the measured value; enter asks for its evidence, l for its log (messages
 up: the screen decides).
 
-Rows are replaced only when they change, so the cursor stays put between refreshes."""
+Rows are replaced only when they change, so the cursor stays put between refreshes. The columns fit the width
+(FittedTable): on 80 columns a row wraps rather than cut its measured value, and the Log column (whether `l` has a
+log to open; it says so when not) goes first."""
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
 
 from nvcre_tui.engine.api.vocabulary import NodeState
 from nvcre_tui.engine.views import FailureRow
-from nvcre_tui.widgets.keyed_rows import update_rows
+from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 
-class FailuresPane(DataTable[Text]):
+# The reason beside the node, the measured value after the category: what an on-call reads first, on any width.
+COLUMNS = (Column("Node"), Column("Reason"), Column("Category (+others)"), Column("Measured"), Column("Log", Drop.FIRST))
+
+
+class FailuresPane(FittedTable):
     """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
 
     HELP_NAME = "in the failures pane"  # how `?` says where its keys apply
@@ -39,12 +43,8 @@ class FailuresPane(DataTable[Text]):
             self.row = row
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
+        super().__init__(COLUMNS, id=id)
         self.failures: list[FailureRow] = []
-
-    def on_mount(self) -> None:
-        # The reason beside the node: on 80 columns the last columns are cut, and the category is the lesser of the two.
-        self.add_columns("Node", "Reason", "Category (+ others that blamed it)", "Measured", "Log")
 
     @staticmethod
     def _key(row: FailureRow) -> str:
@@ -60,7 +60,7 @@ class FailuresPane(DataTable[Text]):
             category = row.category + (f" +{len(row.also)}" if row.also else "")
             cells = (f"{NodeState(row.state).glyph} {row.node}", row.reason, category, row.measured, "log" if row.job else "-")
             shown[self._key(row)] = cells
-        update_rows(self, shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
+        self.set_rows(shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
 
     def current(self) -> FailureRow | None:
         """The row under the cursor."""

@@ -1,6 +1,9 @@
 """A titled list of entries fitted to the widget's size: each entry wrapped at word boundaries to a few lines (the
 last cut at a word with "…", never mid-number), as many entries as the height holds, and "+N more" kept in sight
-when some are left out. The wall's failures."""
+when some are left out. The wall's failures.
+
+Its word wrapping (`wrapped`, `cut_at_word`) is the console's one: the fitted tables and the compose screen's
+category list wrap with it too."""
 
 from __future__ import annotations
 
@@ -33,16 +36,26 @@ class _Wrapper(textwrap.TextWrapper):
     wordsep_simple_re = re.compile(r"(\s+|(?<=/)(?=[^\s/]))")
 
 
+def wrapped(text: str, width: int, indent: str = "") -> list[str]:
+    """`text` wrapped to `width` columns at the words `cut_at_word` breaks at, in as many lines as it takes."""
+    return _Wrapper(width, subsequent_indent=indent, break_on_hyphens=False).wrap(text) or [""]
+
+
+def longest_word(text: str) -> int:
+    """The width of `text`'s longest word, as `wrapped` splits it: the narrowest line that breaks no word."""
+    return max((len(word) for word in _Wrapper.wordsep_simple_re.split(text) if word and not word.isspace()), default=0)
+
+
 def cut_at_word(text: str, width: int, lines: int, indent: str = "") -> list[str]:
     """`text` wrapped to `width` columns in at most `lines` lines (the second and later after `indent`); when more
     would be needed, the last line ends at a word boundary with "…" (a word longer than a whole line is broken, as
     nothing else fits)."""
     if width <= len(indent) or lines < 1:
         return []
-    wrapped = _Wrapper(width, subsequent_indent=indent, break_on_hyphens=False).wrap(text) or [""]
-    if len(wrapped) <= lines:
-        return wrapped
-    kept, last = wrapped[: lines - 1], wrapped[lines - 1]
+    wrapped_lines = wrapped(text, width, indent)
+    if len(wrapped_lines) <= lines:
+        return wrapped_lines
+    kept, last = wrapped_lines[: lines - 1], wrapped_lines[lines - 1]
     while last.strip() and len(last) + len(ELLIPSIS) + 1 > width:
         last = last.rpartition(" ")[0]  # drop whole words until "…" fits after the line
     start = indent if kept else ""

@@ -1,0 +1,173 @@
+"""A DataTable fitted to its width: it never scrolls sideways while its words fit. When the rows do not fit on one
+line each, columns that say little are left out first (what they say is reachable elsewhere: the detail pane, a
+key); then cells wrap at words (`cut_at_word`'s, so a catalog key breaks after its "/") into rows of up to
+MAX_LINES lines; then the columns left out last go. Widths are fitted again whenever the width or the rows change.
+
+A table on 80 columns cut its last columns (a failure's measured value) until the user scrolled sideways."""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import functools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import events
+from textual.widgets import DataTable
+
+from nvcre_tui.engine.printable import printable
+from nvcre_tui.widgets.fitted_list import cut_at_word, longest_word, wrapped
+from nvcre_tui.widgets.keyed_rows import selected_key, update_rows
+
+MAX_LINES = 3  # a row's most lines: more and a table of a few rows shows one
+
+
+class Drop(enum.Enum):
+    """When a column is left out of a table too narrow for it."""
+
+    NEVER = "never"
+    FIRST = "first"  # before any row wraps: rows of one line say more than this column
+    LAST = "last"  # only when the rows, wrapped, still do not fit
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its label (never cut: keep it short) and when it may be left out."""
+
+    label: str
+    drop: Drop = Drop.NEVER
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns shown (indexes into the table's columns), each one's width (without the cells' padding), and the
+    most lines a row takes."""
+
+    shown: tuple[int, ...]
+    widths: tuple[int, ...]
+    lines: int
+
+
+@functools.lru_cache(maxsize=8192)  # a refresh mostly shows the texts the last one did
+def narrowest(text: str, lines: int) -> int:
+    """The narrowest width at which `text` wraps in `lines` lines without breaking a word."""
+    if not text.strip():
+        return 0
+    low, high = longest_word(text), len(text)
+    while low < high:
+        middle = (low + high) // 2
+        if len(wrapped(text, middle)) <= lines:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *, padding: int = 1,
+                max_lines: int = MAX_LINES) -> Layout:
+    """The layout that fits `rows` in `width` columns (see the module's docstring for the order of what gives way).
+    When nothing does, the columns that are never dropped take their longest words' widths and the rows are cut at
+    `max_lines` with "…"; words are never broken, so a table narrower than its longest words still scrolls."""
+    texts = [{row[index] for row in rows} for index in range(len(columns))]
+    floors = [max([len(column.label), *map(longest_word, texts[index])]) for index, column in enumerate(columns)]
+
+    def need(index: int, lines: int) -> int:
+        return max([floors[index], *(narrowest(text, lines) for text in texts[index] if len(text) > floors[index])])
+
+    def fits(shown: Sequence[int], widths: Sequence[int]) -> bool:
+        return sum(widths) + 2 * padding * len(shown) <= width
+
+    def breakpoints(index: int, lines: int) -> set[int]:
+        return {narrowest(text, fewer) for text in texts[index] for fewer in range(1, lines + 1)}
+
+    def layout(shown: Sequence[int], widths: Sequence[int], lines: int) -> Layout:
+        points = [breakpoints(index, lines) for index in shown]
+        return Layout(tuple(shown), _grown(widths, points, width - 2 * padding * len(shown)), lines)
+
+    shown = list(range(len(columns)))
+    for index, lines in _attempts(columns, max_lines):
+        if index is not None:
+            shown.remove(index)
+        widths = [need(i, lines) for i in shown]
+        if fits(shown, widths):
+            return layout(shown, widths, lines)
+    return layout(shown, [floors[i] for i in shown], max_lines)
+
+
+def _attempts(columns: Sequence[Column], max_lines: int) -> list[tuple[int | None, int]]:
+    """What gives way, in order: (a column to leave out from now on, or None; the lines a row may take)."""
+    last_first = list(reversed(range(len(columns))))  # the rightmost of a kind goes first
+    attempts: list[tuple[int | None, int]] = [(None, 1)]
+    attempts += [(index, 1) for index in last_first if columns[index].drop is Drop.FIRST]
+    attempts += [(None, lines) for lines in range(2, max_lines + 1)]
+    for index in (i for i in last_first if columns[i].drop is Drop.LAST):
+        attempts += [(index, 1)] + [(None, lines) for lines in range(2, max_lines + 1)]
+    return attempts
+
+
+def _grown(widths: Sequence[int], breakpoints: Sequence[Collection[int]], room: int) -> tuple[int, ...]:
+    """`widths` given the room left over: step by step, the column whose next breakpoint (a width at which one of
+    its cells takes a line fewer) is nearest, while the room lasts; so the most cells lose a line."""
+    grown = list(widths)
+    spare = room - sum(grown)
+    points = [sorted(column) for column in breakpoints]
+    while True:
+        nearest = [(column[at] - grown[index], index) for index, column in enumerate(points)
+                   if (at := bisect.bisect_right(column, grown[index])) < len(column)]
+        step, index = min(nearest, default=(spare + 1, -1))
+        if step > spare:
+            return tuple(grown)
+        grown[index] += step
+        spare -= step
+
+
+class FittedTable(DataTable[Text]):
+    """A row-cursor DataTable of str cells whose columns are fitted to its width (`fit_columns`); rows are keyed, and
+    the cursor stays on the same key when they change."""
+
+    DEFAULT_CSS = "FittedTable { scrollbar-size-vertical: 1; }"  # its room is kept in the fitting: one column, not two
+
+    def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)  # stripes: where one wrapped row ends
+        self.fitted_columns = tuple(columns)
+        self._texts: dict[str, tuple[str, ...]] = {}
+        self._layout: Layout | None = None  # the layout shown
+        self._width = 0  # the width it was fitted to
+
+    def on_mount(self) -> None:
+        self._refit()  # the header, before any row
+
+    def set_rows(self, rows: Mapping[str, Sequence[str]]) -> None:
+        """Show `rows` (key -> cells, in order); the cells are shown as written (they come from the cluster's objects)."""
+        texts = {key: tuple(printable(cell, newlines=False) for cell in cells) for key, cells in rows.items()}
+        if texts != self._texts:
+            self._texts = texts
+            self._refit()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.size.width != self._width:  # not when only the height changed (rows wrapped or added)
+            self._refit()
+
+    def _refit(self) -> None:
+        self._width = self.size.width
+        # Not laid out yet: every column at its natural width until the first resize. The scrollbar's room is kept:
+        # fitted without it, rows wrapped taller could bring it and push the last column out.
+        width = self._width - self.styles.scrollbar_size_vertical if self._width else 10_000
+        layout = fit_columns(self.fitted_columns, list(self._texts.values()), width, padding=self.cell_padding)
+        cells: dict[str, tuple[Text, ...]] = {}
+        heights: dict[str, int] = {}
+        for key, row in self._texts.items():
+            lines = [cut_at_word(row[index], column_width, layout.lines) for index, column_width in zip(layout.shown, layout.widths)]
+            cells[key] = tuple(Text("\n".join(cell)) for cell in lines)
+            heights[key] = max([1, *(len(cell) for cell in lines)])
+        if self._layout is None or (self._layout.shown, self._layout.widths) != (layout.shown, layout.widths):
+            selected = selected_key(self)
+            self.clear(columns=True)  # new widths: Textual has no call to change a column's width
+            for index, column_width in zip(layout.shown, layout.widths):
+                self.add_column(Text(self.fitted_columns[index].label), width=column_width, key=str(index))
+            update_rows(self, cells, heights, selected=selected)
+        else:
+            update_rows(self, cells, heights)
+        self._layout = layout

@@ -1,0 +1,80 @@
+"""fitted_table: columns fitted to a width, in the order what gives way (FIRST columns, then lines, then LAST
+columns), words never broken; the widget refits on resize and keeps its cursor on the same key."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable, Layout, fit_columns
+
+COLUMNS = (Column("Node"), Column("Category"), Column("Measured"), Column("Log", Drop.FIRST))
+ROW = ("gpu-node-07", "communication/nccl-all-reduce", "busBandwidthGBps 264.81 (value >= 400)", "log")
+
+
+def width_of(layout: Layout, padding: int = 1) -> int:
+    return sum(layout.widths) + 2 * padding * len(layout.shown)
+
+
+def test_a_wide_table_shows_every_column_whole_on_one_line() -> None:
+    layout = fit_columns(COLUMNS, [ROW], 200)
+    assert layout == Layout((0, 1, 2, 3), (11, 29, 38, 3), 1)
+
+
+def test_a_first_column_goes_before_a_row_wraps() -> None:
+    layout = fit_columns(COLUMNS, [ROW], 11 + 29 + 38 + 6)  # one line without Log
+    assert layout == Layout((0, 1, 2), (11, 29, 38), 1)
+
+
+def test_rows_wrap_at_words_and_after_a_slash_never_inside_a_word() -> None:
+    layout = fit_columns(COLUMNS, [ROW], 60)
+    assert layout.shown == (0, 1, 2) and layout.lines == 2 and width_of(layout) <= 60
+    node, category, measured = layout.widths
+    assert node >= len("gpu-node-07") and category >= len("nccl-all-reduce") and measured >= len("busBandwidthGBps")
+
+
+def test_the_room_left_over_goes_where_a_cell_loses_a_line_soonest() -> None:
+    rows = [ROW, ("gpu-node-12", "training/nemotron5-8b", "avgTFLOPsPerGPU 315.32 (value >= 800)", "-")]
+    layout = fit_columns(COLUMNS, rows, 11 + 21 + 21 + 6)  # nemotron's category whole (21), every value on two lines
+    assert layout.widths == (11, 21, 21) and layout.lines == 2
+
+
+def test_a_last_column_goes_only_when_wrapped_rows_do_not_fit() -> None:
+    columns = (Column("Category"), Column("Measured"), Column("Reason", Drop.LAST))
+    row = ("communication/nccl-all-reduce", "busBandwidthGBps 264.81 (value >= 400)", "ThresholdViolation")
+    wrapped = fit_columns(columns, [row], 15 + 16 + 18 + 6)
+    assert wrapped.shown == (0, 1, 2) and wrapped.lines == 3
+    dropped = fit_columns(columns, [row], 15 + 16 + 18 + 5)
+    assert dropped.shown == (0, 1) and dropped.lines == 2 and width_of(dropped) <= 15 + 16 + 18 + 5
+
+
+def test_too_narrow_for_the_longest_words_keeps_them_whole() -> None:
+    layout = fit_columns(COLUMNS, [ROW], 30)  # narrower than "communication/" + "busBandwidthGBps" and padding
+    assert layout.shown == (0, 1, 2) and layout.widths == (11, 15, 16) and layout.lines == 3
+
+
+class TableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield FittedTable(COLUMNS)
+
+
+async def test_the_table_refits_on_resize_and_keeps_its_cursor_on_the_same_key() -> None:
+    app = TableApp()
+    async with app.run_test(size=(120, 12)) as pilot:
+        table = app.query_one(FittedTable)
+        table.set_rows({"a": ROW, "b": ("gpu-node-12", "communication/nccl-loopback", "busBandwidthGBps 160.59 (value >= 300)", "-")})
+        await pilot.pause()
+        table.move_cursor(row=1)
+        assert [column.label.plain for column in table.ordered_columns] == ["Node", "Category", "Measured", "Log"]
+        assert [row.height for row in table.ordered_rows] == [1, 1]
+        await pilot.resize_terminal(60, 12)
+        await pilot.pause()
+        assert [column.label.plain for column in table.ordered_columns] == ["Node", "Category", "Measured"]
+        assert [row.height for row in table.ordered_rows] == [2, 2] and table.max_scroll_x == 0
+        assert table.cursor_row == 1
+
+
+def test_an_empty_cell_needs_no_width() -> None:
+    """A passed Job's Reason is empty: measuring it raised (textwrap refuses a width of 0)."""
+    columns = (Column("Result"), Column("Reason"))
+    assert fit_columns(columns, [("✓ passed", ""), ("✗ failed", "ThresholdViolation")], 200) == Layout((0, 1), (8, 18), 1)
+    assert fit_columns(columns, [("✓ passed", "")], 200) == Layout((0, 1), (8, 6), 1)

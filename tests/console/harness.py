@@ -124,6 +124,17 @@ async def open_drilldown(app: NvcreApp, pilot: Any, certification: str) -> Any:
     return app.screen
 
 
+async def open_node_screen(app: NvcreApp, pilot: Any, node: str) -> Any:
+    """The node screen of `node`, opened as a user does (the command `node NAME`), as a NodeScreen."""
+    from nvcre_tui.screens.node import NodeScreen
+
+    app.run_command(f"node {node}")
+    await pilot.pause()
+    await pilot.pause()
+    assert isinstance(app.screen, NodeScreen)
+    return app.screen
+
+
 def save_finished(path: Path, *texts: str, scenario: Scenario | None = None) -> Path:
     """Run these certifications to the end once and save the simulator state (tests reopen copies fast)."""
     session = asyncio.run(session_with(*texts, scenario=scenario))

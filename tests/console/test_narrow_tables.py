@@ -13,12 +13,11 @@ from textual.widgets import DataTable
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.dashboard import DashboardScreen
-from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.node_state import NodeState
 from nvcre_tui.widgets.verdict_mark import VERDICT_MARKS
 
-from .harness import LINK_FAULTS, reopen
+from .harness import LINK_FAULTS, open_node_screen, reopen
 
 SIZES = [(80, 24), (120, 40)]
 RESULTS = {f"{state.glyph} {state.value}" for state in NodeState} | {f"{state.glyph} {word}" for state, word in VERDICT_MARKS.values()}
@@ -98,11 +97,7 @@ async def test_the_node_screens_jobs_read_whole_without_scrolling_sideways(size:
     read whole; a column left out on 80 columns is said whole in the evidence box of the highlighted Job."""
     app = NvcreApp(session=await reopen(finished_diagnose_and_train), live=False)
     async with app.run_test(size=size) as pilot:
-        app.run_command("node gpu-node-07")
-        await pilot.pause()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, NodeScreen)
+        screen = await open_node_screen(app, pilot, "gpu-node-07")
         table = screen.query_one("#results", DataTable)
         no_sideways_scroll(table)
         shown = rendered_cells(app, table)

@@ -9,9 +9,8 @@ import pytest
 from textual.widgets import DataTable
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.screens.node import NodeScreen
 
-from .harness import INTRA_NODE, save_finished, reopen
+from .harness import INTRA_NODE, open_node_screen, reopen, save_finished
 
 RESULT_ROWS = 5  # the results table's lines of rows a small terminal still shows (under its header)
 
@@ -30,11 +29,7 @@ def screen_lines(app: NvcreApp) -> list[str]:
 async def test_the_header_and_several_results_stay_visible(size: tuple[int, int], finished_twice: Path) -> None:
     app = NvcreApp(session=await reopen(finished_twice), live=False)
     async with app.run_test(size=size) as pilot:
-        app.run_command("node gpu-node-07")
-        await pilot.pause()
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, NodeScreen)
+        screen = await open_node_screen(app, pilot, "gpu-node-07")
         table = screen.query_one("#results", DataTable)
         assert table.row_count == 4
         assert screen.scroll_y == 0 and screen.max_scroll_y == 0, "the screen scrolls: its top is out of sight"

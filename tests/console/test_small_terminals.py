@@ -11,9 +11,8 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.help import HelpScreen
 from nvcre_tui.screens.logs import LogsScreen
-from nvcre_tui.screens.node import NodeScreen
 
-from .harness import INTRA_NODE, reopen, save_finished, session_with
+from .harness import INTRA_NODE, open_node_screen, reopen, save_finished, session_with
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +39,7 @@ async def test_the_dashboard_on_12_lines_shows_the_certification(finished: Path)
 async def test_the_node_screen_on_12_lines_shows_the_node_and_its_state(finished: Path) -> None:
     app = NvcreApp(session=await reopen(finished), live=False)
     async with app.run_test(size=(40, 12)) as pilot:
-        app.run_command("node gpu-node-07")
-        await pilot.pause()
-        await pilot.pause()
-        assert isinstance(app.screen, NodeScreen)
+        await open_node_screen(app, pilot, "gpu-node-07")
         top = "\n".join(screen_lines(app)[1:4])
         assert "gpu-node-07" in top and "✗" in top, top
 

@@ -17,12 +17,11 @@ from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.views import node_states, unblamed_failures
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
-from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.wall import COUNTERS, TALLIED, WallScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.fitted_list import FittedList
 
-from .harness import certification_body
+from .harness import certification_body, open_node_screen
 
 MISSING = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "missing-measurement-short-training"
 GROUP = "training/nemotron5-8b group-0"  # how the failures pane, the drill-down and the wall name the failed group
@@ -152,10 +151,7 @@ async def test_the_unblamed_members_of_a_failed_group_show_one_state_everywhere(
         await pilot.press("escape")
         await pilot.pause()
         # The node screen: `? inconclusive` (it said `⋯ Failed`, the running glyph).
-        app.run_command("node gpu-node-02")
-        await pilot.pause()
-        await pilot.pause()
-        assert isinstance(app.screen, NodeScreen)
+        await open_node_screen(app, pilot, "gpu-node-02")
         row = next(line for line in lines(app) if line.lstrip().startswith("rack-xid "))
         assert "? inconclusive" in row and "⋯" not in row, row
 

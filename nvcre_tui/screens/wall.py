@@ -108,7 +108,7 @@ class WallScreen(NvcreScreen):
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
         self.query_one("#tally", Static).update(
             f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
-            + (f"; {len(tested)} of the running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" if tested else ""))
+            + (f"; {len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" if tested else ""))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""

@@ -235,7 +235,7 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
             assert ("under test" in tally) == bool(tested), (tested, tally)
             if tested:
                 seen += 1
-                assert f"; {len(tested)} of the running" in tally, tally
+                assert f"; {len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" in tally, tally
                 named = {entry.subject: entry.glyph for entry in app.screen.query_one("#failures", FittedList).entries}
                 assert all(named.get(node) == "!" for node in tested), (tested, named)
         assert seen > 0

@@ -31,17 +31,17 @@ BOX = ToggleButton.BUTTON_LEFT + ToggleButton.BUTTON_INNER + ToggleButton.BUTTON
 
 
 def entry_prompt(key: str, title: str, width: int = 0) -> Content:
-    """The entry's key (bold) and title (muted), wrapped to `width` columns (0: on one line)."""
-    text = f"{key}  {' '.join(title.split())}"
-    lines = wrapped(text, width) if width > 0 else [text]
+    """The entry's key (bold) and title (muted) on one line when they fit `width` columns (0: always), else the key,
+    then the title under it, each wrapped at words (a title begun beside its key and ended under it read as two)."""
+    title = " ".join(title.split())
+    if width <= 0 or len(key) + 2 + len(title) <= width:
+        return Content.assemble((key, "bold"), (f"  {title}", "$text-muted"))
     parts: list[str | tuple[str, str]] = []
-    start = 0
-    for number, line in enumerate(lines):
-        start = text.index(line, start)  # wrapping drops only the spaces it breaks at
-        in_key = max(0, min(len(line), len(key) - start))
+    for number, line in enumerate(wrapped(key, width)):
         parts += ["\n"] if number else []
-        parts += [(line[:in_key], "bold"), (line[in_key:], "$text-muted")]
-        start += len(line)
+        parts.append((line, "bold"))
+    for line in wrapped(title, width):
+        parts += ["\n", (line, "$text-muted")]
     return Content.assemble(*parts)
 
 

@@ -27,6 +27,8 @@ def entries_in_sight(selection: SelectionList[str]) -> dict[str, str]:
             assert line.startswith("    "), f"no box, yet not under an entry: {line!r}"
             if entries and line.strip():
                 entries[-1][1].append(line.strip())
+    for _, lines in entries:  # an entry not whole on one line puts its title under its key: never begun beside it
+        assert len(lines) == 1 or len(lines[0].split()) == 1, lines
     texts = [(box, " ".join(joined(lines).split())) for box, lines in entries]
     return {text.split()[0]: f"{box} {text}" for box, text in texts}
 

@@ -149,6 +149,12 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
      "{root}/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
     (lambda root: (root / "training" / "nemotron5-8b.yaml").write_text("extends: [../../outside.yaml]\n"),
      "{root}/training/nemotron5-8b.yaml: extends: '../../outside.yaml' is not a file inside the catalog folder"),
+    # A placeholder no render fills, in a file the entry extends: refused when the catalog loads, naming the entry.
+    (lambda root: (root / "_lib" / "megatron-pretrain.yaml").write_text(
+        (root / "_lib" / "megatron-pretrain.yaml").read_text().replace("${maxSteps}", "${maxStepz}", 1)),
+     "{root}/training/nemotron5-56b.yaml: unknown placeholder ${{maxStepz}} (in it or a file it extends); known: exitDurationMins, "
+     "gpuArchitecture, gpusPerNode, maxBytes, maxSteps, mlnxPerNode, mnnvl, nodesPerJob, numCycles, numIterations, platform, pp, "
+     "saveInterval, saveRetainInterval, sourceRepo, tp, variant"),
 ])
 def test_a_catalog_entry_is_named_as_workflows_are_and_extends_only_the_catalog(tmp_path: Path, change: Any, message: str) -> None:
     import shutil

@@ -349,6 +349,9 @@ def test_broken_workload_data_is_reported_with_its_file_and_field(tmp_path) -> N
     assert len(error.value.messages) == 1 and error.value.messages[0].startswith(f"{tmp_path}/_workloads/pods.yaml: overrides[0].anotations")
     with pytest.raises(InputError, match=re.escape(f"{tmp_path}/_workloads/standalone.yaml: cannot read")):
         standalone_data(tmp_path)
+    (tmp_path / "_workloads" / "standalone.yaml").write_text("env: {NCCL_MNNVL_ENABLE: '${mnnvl}', NCCL_IB_HCA: '${nics}'}\n")
+    with pytest.raises(InputError, match=re.escape(f"{tmp_path}/_workloads/standalone.yaml: unknown placeholder ${{nics}}; known: mlnxPerNode, mnnvl")):
+        standalone_data(tmp_path)
 
 
 @pytest.mark.parametrize("entry", [ALL_REDUCE, TRAINING, LOOPBACK])

@@ -42,6 +42,9 @@ PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9]*)\}")
 # one its template leaves out would change nothing, so it is refused (manifest.certification_problems).
 TEMPLATE_OPTIONS = ("maxBytes", "numIterations", "numCycles", "maxSteps", "exitDurationMins", "saveInterval",
                     "saveRetainInterval", "sourceRepo")
+# Every placeholder render fills (render_run_spec's variables): a catalog naming another is refused when it loads.
+TEMPLATE_VARIABLES = frozenset({*TEMPLATE_OPTIONS, "gpusPerNode", "mlnxPerNode", "mnnvl", "nodesPerJob", "tp", "pp", "variant",
+                                "platform", "gpuArchitecture"})
 
 
 class OverrideWhen(WireModel):
@@ -137,10 +140,14 @@ class CatalogEntry(WireModel):
         return f"{self.domain}/{self.variant}"
 
     @property
+    def placeholders(self) -> frozenset[str]:
+        """The names of the placeholders in its template and its overrides' patches."""
+        return frozenset(PLACEHOLDER.findall(json.dumps([self.template, [override.patch for override in self.overrides]])))
+
+    @property
     def template_options(self) -> frozenset[str]:
         """The TEMPLATE_OPTIONS its template (or an override's patch) has a placeholder for."""
-        text = json.dumps([self.template, [override.patch for override in self.overrides]])
-        return frozenset(PLACEHOLDER.findall(text)) & frozenset(TEMPLATE_OPTIONS)
+        return self.placeholders & frozenset(TEMPLATE_OPTIONS)
 
     @property
     def framework(self) -> str:
@@ -281,6 +288,10 @@ def load_catalog(root: Path | None = None) -> Catalog:
         data = _with_extends(path, root)
         data.update(domain=domain, variant=variant)
         entry = _validated(CatalogEntry, data, _shown(root, f"{domain}/{variant}.yaml"))
+        if unknown := sorted(entry.placeholders - TEMPLATE_VARIABLES):  # found here, not by the first render of it
+            raise InputError(f"{_shown(root, f'{domain}/{variant}.yaml')}: unknown placeholder "
+                             f"{', '.join(f'${{{name}}}' for name in unknown)} (in it or a file it extends); "
+                             f"known: {', '.join(sorted(TEMPLATE_VARIABLES))}")
         entries[entry.key] = entry
     gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), _shown(root, "_defaults/gpu-defaults.yaml"))
     options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), _shown(root, "_defaults/options.yaml"))

@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import ANNOTATION_TEST_SCALE, LABEL_CERTIFI
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
-from nvcre_tui.engine.planning.catalog import PLACEHOLDER, Catalog, CatalogEntry
+from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
@@ -128,6 +128,7 @@ def render_run_spec(
         "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval, "sourceRepo": options.source_repo,
         "tp": parallel.tp, "pp": parallel.pp, "variant": entry.variant, "platform": platform, "gpuArchitecture": architecture,
     }
+    assert variables.keys() == TEMPLATE_VARIABLES  # what load_catalog checked each entry's placeholders against
     filled = substitute(template, variables, f"catalog/{entry.key}.yaml")
     env = filled.pop("env", None) or {}
     filled["env"] = [{"name": key, "value": str(value)} for key, value in sorted(env.items())]

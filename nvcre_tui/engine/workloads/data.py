@@ -8,16 +8,17 @@ Loaded strictly: a broken file is reported with its name and field.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from nvcre_tui.engine.api.base import WireModel
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import CatalogOverride, OverrideWhen
+from nvcre_tui.engine.planning.catalog import PLACEHOLDER, CatalogOverride, OverrideWhen
 from nvcre_tui.paths import data_dir, shown_file
 
 
@@ -42,11 +43,23 @@ class PodData(WireModel):
     overrides: list[PodOverride] = Field(default_factory=list)
 
 
+STANDALONE_VARIABLES = frozenset({"mnnvl", "mlnxPerNode"})  # the placeholders env.standalone_spec fills
+
+
 class StandaloneData(WireModel):
     """standalone.yaml."""
 
     env: dict[str, str]
     overrides: list[CatalogOverride] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> StandaloneData:
+        """Refused when loaded, not by the first standalone run that meets the placeholder."""
+        found = set(PLACEHOLDER.findall(json.dumps([self.env, [override.patch for override in self.overrides]])))
+        if unknown := sorted(found - STANDALONE_VARIABLES):
+            raise ValueError(f"unknown placeholder {', '.join(f'${{{name}}}' for name in unknown)}; "
+                             f"known: {', '.join(sorted(STANDALONE_VARIABLES))}")
+        return self
 
 
 def _load(name: str, model: type[WireModel], root: Path | None) -> Any:

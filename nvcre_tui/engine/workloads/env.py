@@ -16,7 +16,7 @@ from nvcre_tui.engine.planning.catalog import default_catalog
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES
 from nvcre_tui.engine.planning.render import substitute
-from nvcre_tui.engine.workloads.data import standalone_data
+from nvcre_tui.engine.workloads.data import STANDALONE_VARIABLES, standalone_data
 
 
 def standalone_spec(spec: WorkloadRunSpec, platform: str, architecture: str) -> WorkloadRunSpec:
@@ -30,7 +30,9 @@ def standalone_spec(spec: WorkloadRunSpec, platform: str, architecture: str) -> 
     for override in data.overrides:
         if override.when.matches(platform, architecture):
             auto = deep_merge(auto, override.patch)
-    auto = substitute(auto, {"mnnvl": int(mnnvl), "mlnxPerNode": nics}, "catalog/_workloads/standalone.yaml")
+    variables = {"mnnvl": int(mnnvl), "mlnxPerNode": nics}
+    assert variables.keys() == STANDALONE_VARIABLES  # what loading standalone.yaml checked its placeholders against
+    auto = substitute(auto, variables, "catalog/_workloads/standalone.yaml")
     wire = spec.to_wire()
     env = {**{name: str(value) for name, value in auto.get("env", {}).items()}, **{var.name: var.value for var in spec.env or []}}
     wire.update(env=[{"name": name, "value": value} for name, value in env.items()], gpusPerNode=gpus, mlnxPerNode=nics, enableMNNVL=mnnvl,

@@ -296,6 +296,20 @@ async def test_the_header_says_when_the_api_server_refuses_the_watches_not_that_
             assert "the store refuses the watches since" in app.sub_title and "showing the last known state" in app.sub_title, app.sub_title
             assert "no answer from the store" not in app.sub_title
             assert app.session is not None and "forbidden" in app.session.cache.last_error
+            # Then a server that stops answering at all is said to give no answer, not to refuse.
+            server.faults.clear()
+            restart = asyncio.create_task(server.restart(down_for=4.0))
+            for _ in range(60):
+                await pilot.pause(0.1)
+                if "no answer from the store since" in app.sub_title:
+                    break
+            assert "no answer from the store since" in app.sub_title and "refuses" not in app.sub_title, app.sub_title
+            await restart
+            for _ in range(150):
+                await pilot.pause(0.1)
+                if "⚠" not in app.sub_title:
+                    break
+            assert "⚠" not in app.sub_title, app.sub_title  # answering again, and no longer refusing: live
 
 
 async def test_the_header_says_when_the_api_server_stops_answering_and_when_it_is_back(tmp_path: Path) -> None:

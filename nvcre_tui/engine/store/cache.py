@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import Gone, StoreError, Timeout, Unavailable
+from .errors import Gone, RetryableError, StoreError
 from .protocol import ResourceKind, ResourceStore
 
 __all__ = ["WatchCache", "Change", "Key", "key_of", "newer"]
@@ -103,8 +103,10 @@ class WatchCache:
 
     @property
     def refusing(self) -> bool:
-        """Stale because the server answers the watches with errors (forbidden, not found), not because it is silent."""
-        return self.refused and bool(self._unreachable)
+        """Stale because the server answers the watches with errors (forbidden, not found), not because it is silent
+        (a server that has since stopped answering at all, as its client sees, is silent again)."""
+        silent = getattr(getattr(self.store, "stats", None), "unreachable_since", None)
+        return self.refused and bool(self._unreachable) and silent is None
 
     # ----- lifecycle --------------------------------------------------------------------------------
 
@@ -286,23 +288,33 @@ class WatchCache:
                         self._apply(kind, event.object, own=False)
                 await asyncio.sleep(0)  # the server ended the watch: resume from where it stopped
             except Gone:
-                resource_version = await self._relist_quietly(kind, resource_version)
+                resource_version = await self._relist_quietly(kind)
             except StoreError as error:
-                self._unreachable.setdefault(kind, time.time())
-                self.last_error = str(error)
-                self.refused = not isinstance(error, (Timeout, Unavailable))
+                self._failed(kind, error)
                 await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
                 failures += 1
                 # A list proves the server answers again (a quiet watch would not say so) and brings in what the
                 # broken watch missed.
-                resource_version = await self._relist_quietly(kind, resource_version)
+                resource_version = await self._relist_quietly(kind)
 
-    async def _relist_quietly(self, kind: ResourceKind, resource_version: str) -> str:
-        try:
-            return await self._relist(kind)
-        except StoreError:
-            await asyncio.sleep(RETRY_SECONDS[-1])
-            return resource_version
+    def _failed(self, kind: ResourceKind, error: StoreError) -> None:
+        """Record a failed watch or list of `kind`: the cache shows its last known state from now on."""
+        self._unreachable.setdefault(kind, time.time())
+        self.last_error = str(error)
+        # A 5xx or 429 is the server struggling (an etcd election, overload), not refusing: "no answer" fits.
+        self.refused = not isinstance(error, RetryableError)
+
+    async def _relist_quietly(self, kind: ResourceKind) -> str:
+        """Relist until a list answers: a watch resumed before that would never say that the server answers again
+        while the kind's objects do not change (the header said it refused long after it stopped)."""
+        failures = 0
+        while True:
+            try:
+                return await self._relist(kind)
+            except StoreError as error:
+                self._failed(kind, error)
+                await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                failures += 1
 
 
 def _owner_uids(obj: Obj) -> builtins.list[str]:

@@ -80,7 +80,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Delete the CRDs (which deletes every Certification, Workflow, Job and WorkloadRun), "
                     "the engine's RBAC and ServiceAccount, and the install namespace.")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    reset.add_argument("--force", action="store_true", help="even while certifications are still running")
+    reset.add_argument("--force", action="store_true", help="even while certifications are still running or an engine holds the lease")
     reset.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the CRDs to be gone (default 120)")
     add_kube_arguments(reset, namespace_help=NAMESPACE_HELP)

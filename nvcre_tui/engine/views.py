@@ -304,11 +304,15 @@ UNDER_TEST = "under test"  # fleet_summary's count of suspects a diagnosis tests
 
 
 def suspects_under_test(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:
-    """The diagnosis's suspects its current round tests: the map draws them running (what they do now), so the
-    counters name them apart, or they would read "0 suspect" beside a drill-down's "4 suspects"."""
+    """The diagnosis's suspects its current round tests: the map draws them running, or waiting while their test's
+    pods are not placed yet (what they do now), so the counters name them apart, or they would read "0 suspect"
+    beside a drill-down's "4 suspects"."""
     found = {str(node) for view in snapshot.views.values() if cert_name in (None, view.name) for category in view.categories
              for node in (category.orchestration.get("diagnose") or {}).get("suspectNodes") or []}
-    return sorted(node for node in found if states.get(node, ("",))[0] == "running")
+    return sorted(node for node in found if states.get(node, ("",))[0] in UNDER_TEST_STATES)
+
+
+UNDER_TEST_STATES = ("running", "waiting")
 
 
 def node_domain(node: Obj, topology_key: str) -> str:

@@ -50,10 +50,14 @@ class CategoryList(SelectionList[str]):
 
     def __init__(self, entries: Sequence[tuple[str, str]], *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
         self.entries = tuple(entries)
+        self._wrapped_to = 0  # the width the entries were last wrapped to
         super().__init__(*(Selection(entry_prompt(key, title), key) for key, title in self.entries), compact=True, id=id)
 
     def on_resize(self, event: events.Resize) -> None:
         width = self.size.width - self.styles.scrollbar_size_vertical - len(BOX)  # the scrollbar's room kept: wrapping may need it
+        if width == self._wrapped_to:  # only the height changed
+            return
+        self._wrapped_to = width
         for index, (key, title) in enumerate(self.entries):
             self.replace_option_prompt_at_index(index, entry_prompt(key, title, width))
         self.refresh(layout=True)  # a height of its entries' lines

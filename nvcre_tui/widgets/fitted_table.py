@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import enum
-import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -50,11 +49,22 @@ class Layout:
     lines: int
 
 
-@functools.lru_cache(maxsize=8192)  # a refresh mostly shows the texts the last one did
-def narrowest(text: str, lines: int) -> int:
-    """The narrowest width at which `text` wraps in `lines` lines without breaking a word."""
+Narrowest = dict[tuple[str, int], int]  # (text, lines) -> narrowest(text, lines): a table's memo of them
+
+
+def narrowest(text: str, lines: int, memo: Narrowest | None = None) -> int:
+    """The narrowest width at which `text` wraps in `lines` lines without breaking a word (lines 0: its longest word's
+    width); kept in `memo` (a table refreshed each second shows mostly the texts it showed before: each is wrapped
+    once, not at every refit)."""
+    if memo is not None:
+        found = memo.get((text, lines))
+        if found is None:
+            found = memo[text, lines] = narrowest(text, lines)
+        return found
     if not text.strip():
         return 0
+    if lines == 0:
+        return longest_word(text)
     low, high = longest_word(text), len(text)
     while low < high:
         middle = (low + high) // 2
@@ -66,21 +76,21 @@ def narrowest(text: str, lines: int) -> int:
 
 
 def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *, padding: int = 1,
-                max_lines: int = MAX_LINES) -> Layout:
+                max_lines: int = MAX_LINES, memo: Narrowest | None = None) -> Layout:
     """The layout that fits `rows` in `width` columns (see the module's docstring for the order of what gives way).
     When nothing does, the columns that are never dropped take their longest words' widths and the rows are cut at
     `max_lines` with "…"; words are never broken, so a table narrower than its longest words still scrolls."""
     texts = [{row[index] for row in rows} for index in range(len(columns))]
-    floors = [max([len(column.label), *map(longest_word, texts[index])]) for index, column in enumerate(columns)]
+    floors = [max([len(column.label), *(narrowest(text, 0, memo) for text in texts[index])]) for index, column in enumerate(columns)]
 
     def need(index: int, lines: int) -> int:
-        return max([floors[index], *(narrowest(text, lines) for text in texts[index] if len(text) > floors[index])])
+        return max([floors[index], *(narrowest(text, lines, memo) for text in texts[index] if len(text) > floors[index])])
 
     def fits(shown: Sequence[int], widths: Sequence[int]) -> bool:
         return sum(widths) + 2 * padding * len(shown) <= width
 
     def breakpoints(index: int, lines: int) -> set[int]:
-        return {narrowest(text, fewer) for text in texts[index] for fewer in range(1, lines + 1)}
+        return {narrowest(text, fewer, memo) for text in texts[index] for fewer in range(1, lines + 1)}
 
     def layout(shown: Sequence[int], widths: Sequence[int], lines: int) -> Layout:
         points = [breakpoints(index, lines) for index in shown]
@@ -135,6 +145,9 @@ class FittedTable(DataTable[Text]):
         self._texts: dict[str, tuple[str, ...]] = {}
         self._layout: Layout | None = None  # the layout shown
         self._width = 0  # the width it was fitted to
+        # What refits computed, by text: a failures pane of 1,000 rows refreshed each second changes a few of them.
+        self._narrowest: Narrowest = {}
+        self._cuts: dict[tuple[str, int, int], list[str]] = {}
 
     def on_mount(self) -> None:
         self._refit()  # the header, before any row
@@ -142,7 +155,7 @@ class FittedTable(DataTable[Text]):
     def set_rows(self, rows: Mapping[str, Sequence[str]]) -> None:
         """Show `rows` (key -> cells, in order); the cells are shown as written (they come from the cluster's objects)."""
         texts = {key: tuple(printable(cell, newlines=False) for cell in cells) for key, cells in rows.items()}
-        if texts != self._texts:
+        if list(texts.items()) != list(self._texts.items()):  # in order: the same rows reordered are shown reordered
             self._texts = texts
             self._refit()
 
@@ -155,11 +168,12 @@ class FittedTable(DataTable[Text]):
         # Not laid out yet: every column at its natural width until the first resize. The scrollbar's room is kept:
         # fitted without it, rows wrapped taller could bring it and push the last column out.
         width = self._width - self.styles.scrollbar_size_vertical if self._width else 10_000
-        layout = fit_columns(self.fitted_columns, list(self._texts.values()), width, padding=self.cell_padding)
+        self._forget_unshown()
+        layout = fit_columns(self.fitted_columns, list(self._texts.values()), width, padding=self.cell_padding, memo=self._narrowest)
         cells: dict[str, tuple[Text, ...]] = {}
         heights: dict[str, int] = {}
         for key, row in self._texts.items():
-            lines = [cut_at_word(row[index], column_width, layout.lines) for index, column_width in zip(layout.shown, layout.widths)]
+            lines = [self._cut(row[index], column_width, layout.lines) for index, column_width in zip(layout.shown, layout.widths)]
             cells[key] = tuple(Text("\n".join(cell)) for cell in lines)
             heights[key] = max([1, *(len(cell) for cell in lines)])
         if self._layout is None or (self._layout.shown, self._layout.widths) != (layout.shown, layout.widths):
@@ -171,3 +185,17 @@ class FittedTable(DataTable[Text]):
         else:
             update_rows(self, cells, heights)
         self._layout = layout
+
+    def _cut(self, text: str, width: int, lines: int) -> list[str]:
+        key = (text, width, lines)
+        found = self._cuts.get(key)
+        if found is None:
+            found = self._cuts[key] = cut_at_word(text, width, lines)
+        return found
+
+    def _forget_unshown(self) -> None:
+        """Empty the memos once they hold far more than the rows shown (texts gone, widths left behind)."""
+        cells = sum(len(row) for row in self._texts.values())
+        if len(self._narrowest) + len(self._cuts) > 8 * MAX_LINES * max(cells, 64):
+            self._narrowest.clear()
+            self._cuts.clear()

@@ -317,3 +317,18 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
     finally:
         await session.close()
 
+
+
+def test_suspects_under_test_include_those_whose_test_waits_for_its_pods() -> None:
+    """A round's test whose pods are not placed yet draws its members waiting (which outranks running): they are
+    under test all the same, or the counters read 0 suspects beside the drill-down's."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from nvcre_tui.engine.views import suspects_under_test
+
+    category = SimpleNamespace(orchestration={"diagnose": {"suspectNodes": ["n1", "n2", "n3", "n4"]}})
+    snapshot = cast(Any, SimpleNamespace(views={"c": SimpleNamespace(name="c", categories=[category])}))
+    states = {"n1": ("running", ""), "n2": ("waiting", ""), "n3": ("suspect", ""), "n4": ("failed", ""), "n5": ("running", "")}
+    assert suspects_under_test(snapshot, states) == ["n1", "n2"]
+    assert suspects_under_test(snapshot, states, "other") == []

@@ -339,6 +339,23 @@ async def test_reset_refuses_while_a_certification_runs(server, kubeconfig, admi
     assert code == 0, err
 
 
+async def test_reset_goes_ahead_over_an_expired_lease_or_with_force(server, kubeconfig, admin, capsys) -> None:
+    """Only a live holder stops a reset: an engine that stopped without releasing its Lease (killed) holds nothing."""
+    from nvcre_tui.engine.lease import LEASE_NAME
+
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    expired = _node_lease("engine@gone/7", 600)
+    expired["metadata"] = {"name": LEASE_NAME, "namespace": NS}
+    await admin.create(LEASE, expired)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert await EngineLease(admin, SystemClock(), NS, "engine@node-7/42").try_acquire()
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert not await present(admin, install_objects(NS)[0])
+
+
 async def test_reset_force_removes_everything_init_made(server, kubeconfig, admin, capsys) -> None:
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     await create_certification(admin)

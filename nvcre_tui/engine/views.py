@@ -376,16 +376,38 @@ def _measured(failure: Mapping[str, Any]) -> str:
 
 def convicting_job(jobs: list[Obj], node: str) -> str | None:
     """The Job whose log is the evidence against `node`: the last Job that blamed `node`, else the last failed Job it ran in (a diagnose test)."""
-    blamed = [j for j in jobs if any(f["name"] == node for f in job_status(j).get("failedNodes") or [])]
-    if blamed:
-        return str(blamed[-1]["metadata"]["name"])
-    ran = [j for j in jobs if node in group_nodes(j) and cond.phase(j) == FAILED]
-    return str(ran[-1]["metadata"]["name"]) if ran else None
+    return JobIndex.of(jobs).convicting(node)
 
 
-def _blamed_state(jobs: list[Obj], job_name: str | None, failure: Mapping[str, Any], orchestration: Mapping[str, Any]) -> str:
+@dataclass(frozen=True)
+class JobIndex:
+    """A category's Jobs by name, and per node the last that blamed it and the last failed one it ran in: the
+    failures pane asks for each failed node, and a scan of every Job per node took seconds at 1,200 failed nodes."""
+
+    by_name: dict[str, Obj]
+    blamed: dict[str, str]
+    ran_failed: dict[str, str]
+
+    @classmethod
+    def of(cls, jobs: Iterable[Obj]) -> JobIndex:
+        by_name: dict[str, Obj] = {}
+        blamed: dict[str, str] = {}
+        ran_failed: dict[str, str] = {}
+        for job in jobs:  # in order: a later Job replaces an earlier one
+            name = str(job["metadata"]["name"])
+            by_name[name] = job
+            blamed.update((str(f["name"]), name) for f in job_status(job).get("failedNodes") or [])
+            if cond.phase(job) == FAILED:
+                ran_failed.update((node, name) for node in group_nodes(job))
+        return cls(by_name, blamed, ran_failed)
+
+    def convicting(self, node: str) -> str | None:
+        return self.blamed.get(node) or self.ran_failed.get(node)
+
+
+def _blamed_state(index: JobIndex, job_name: str | None, failure: Mapping[str, Any], orchestration: Mapping[str, Any]) -> str:
     """`failed`, or `suspect` where the Job that blamed the node blamed its whole group with it (as the map says)."""
-    job = next((j for j in jobs if j["metadata"]["name"] == job_name), None)
+    job = index.by_name.get(job_name) if job_name is not None else None
     blamed = job_status(job).get("failedNodes") or [] if job is not None else []
     if orchestration.get("diagnose") is not None or job is None or not any(f.get("name") == failure["name"] for f in blamed):
         return "failed"  # a diagnosis's verdict, or a blame whose Job is gone
@@ -399,18 +421,19 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
     rows: dict[str, FailureRow] = {}
     view = snapshot.views.get(cert_name)
     for entry in view.categories if view is not None else []:
-        wf, category, jobs = entry.workflow, entry.key, entry.jobs
+        wf, category = entry.workflow, entry.key
         if wf is None:
             continue
+        index = JobIndex.of(entry.jobs)
         for failure in entry.failed_nodes:
             name = failure["name"]
             if name in rows:
                 rows[name] = replace(rows[name], also=(*rows[name].also, category))
                 continue
-            job = convicting_job(jobs, name)
+            job = index.convicting(name)
             rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
-                                    wf["metadata"]["name"], job, state=_blamed_state(jobs, job, failure, entry.orchestration))
-        for row in _convicted_so_far(entry):
+                                    wf["metadata"]["name"], job, state=_blamed_state(index, job, failure, entry.orchestration))
+        for row in _convicted_so_far(entry, index):
             rows[row.node] = replace(rows[row.node], also=(*rows[row.node].also, category)) if row.node in rows else row
     return [rows[name] for name in sorted(rows)]
 
@@ -465,9 +488,9 @@ def unblamed_subject(entry: CategoryView, record: Iteration, group: Mapping[str,
     return f"{entry.key} {group.get('name')}" + (f" iteration {record.number}" if several and record.number is not None else "")
 
 
-def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
+def _convicted_so_far(entry: CategoryView, index: JobIndex | None = None) -> list[FailureRow]:
     """Nodes a running diagnosis has convicted (faulty or intermittent): its Workflow lists them among its failed
-    nodes only when it ends, while the fleet count and the map show them at once."""
+    nodes only when it ends, while the fleet count and the map show them at once. `index`: the category's JobIndex."""
     state, verdicts = diagnose_state(entry), diagnose_verdicts(entry)
     if state is None or entry.workflow is None:
         return []
@@ -476,8 +499,10 @@ def _convicted_so_far(entry: CategoryView) -> list[FailureRow]:
     for node, verdict in sorted(verdicts.items()):  # the few convicted, not every suspect's record (a large fleet's)
         if verdict not in ("faulty", "intermittent") or node in listed:
             continue
-        job = convicting_job(entry.jobs, node)
-        source = next((f for j in entry.jobs if j["metadata"]["name"] == job for f in job_failures(j) if f["name"] == node), {})
+        index = index or JobIndex.of(entry.jobs)
+        job = index.convicting(node)
+        convicting = index.by_name.get(job) if job is not None else None
+        source = next((f for f in job_failures(convicting) if f["name"] == node), {}) if convicting is not None else {}
         record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6, crossed=crossing(state))
         found.append(FailureRow(node, entry.key, source.get("reason") or WORKLOAD_FAILED, _measured(source),
                                 f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))

@@ -137,6 +137,7 @@ class CompiledThreshold:
         return Evidence(self.key, value, self.expression, passed, reason, message)
 
 
+@functools.lru_cache(maxsize=8192)  # the failures pane shows every failed node's values at each refresh: a CEL run each
 def shown_measured(key: str, expression: str, value: float, passed: bool) -> str:
     """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold: a 241.145 that
     missed `value >= 241.149` must not read 241.15."""

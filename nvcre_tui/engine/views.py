@@ -307,9 +307,13 @@ def suspects_under_test(snapshot: Snapshot, states: Mapping[str, tuple[str, str]
     """The diagnosis's suspects its current round tests: the map draws them running, or waiting while their test's
     pods are not placed yet (what they do now), so the counters name them apart, or they would read "0 suspect"
     beside a drill-down's "4 suspects"."""
-    found = {str(node) for view in snapshot.views.values() if cert_name in (None, view.name) for category in view.categories
-             for node in (category.orchestration.get("diagnose") or {}).get("suspectNodes") or []}
-    return sorted(node for node in found if states.get(node, ("",))[0] in UNDER_TEST_STATES)
+    return sorted(node for node in diagnosis_suspects(snapshot, cert_name) if states.get(node, ("",))[0] in UNDER_TEST_STATES)
+
+
+def diagnosis_suspects(snapshot: Snapshot, cert_name: str | None = None) -> set[str]:
+    """The nodes the certification's running diagnoses (every certification's when None) hold suspect now."""
+    return {str(node) for view in snapshot.views.values() if cert_name in (None, view.name) for category in view.categories
+            for node in (category.orchestration.get("diagnose") or {}).get("suspectNodes") or []}
 
 
 UNDER_TEST_STATES = ("running", "waiting")

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (UNBLAMED, UNDER_TEST, Snapshot, certification_rows, failure_rows, fault_rows, fleet_summary, node_states,
+from nvcre_tui.engine.views import (UNBLAMED, UNDER_TEST, Snapshot, certification_rows, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
                                    pods_waiting, states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -139,7 +139,12 @@ class DashboardScreen(NvcreScreen):
         else:
             found = [text for text, n in ((count(len(faults), "infrastructure fault"), faults), (f"{count(len(blamed), 'node')} blamed", blamed),
                                           (f"{len(unblamed)} with no node blamed", unblamed)) if n]
-            title.update(f"Failures · {name}: " + (f"{', '.join(found)} · f then enter evidence, l log" if rows else "none"))
+            # A diagnosis's suspects are no failures yet (the map and the drill-down show them): said, or "none"
+            # read as a clean run while the wall listed them.
+            suspects = diagnosis_suspects(snapshot, name)
+            weighed = f"{count(len(suspects), 'suspect')} under diagnosis (the drill-down shows them)" if suspects else ""
+            title.update(f"Failures · {name}: " + (f"{', '.join(found)}" + (f"; {weighed}" if weighed else "")
+                                                   + " · f then enter evidence, l log" if rows else weighed or "none"))
         pane = self.query_one(FailuresPane)
         pane.show_rows(rows)
         pane.display = bool(rows)

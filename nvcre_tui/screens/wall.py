@@ -106,9 +106,10 @@ class WallScreen(NvcreScreen):
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
+        # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
+        note = f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; " if tested else ""
         self.query_one("#tally", Static).update(
-            f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
-            + (f"; {len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" if tested else ""))
+            note + f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""

@@ -7,11 +7,12 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from textual.widgets import Tree
+from textual.widgets import Static, Tree
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.report.readmodel import CategoryView
+from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, convicting_job, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.widgets.item_line import ItemLine
@@ -212,6 +213,9 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 if tested_now:
                     fleet = str(app.screen.query_one("#fleet", ItemLine).render())
                     assert f"(+{tested_now} under test)" in fleet, fleet
+                # The failures pane's title says them: "none" read as a clean run while the wall listed them.
+                title = str(app.screen.query_one("#failures-title", Static).render())
+                assert f"{count(len(diagnose['suspectNodes']), 'suspect')} under diagnosis" in title and not title.endswith("none"), title
         assert under_test > 0 and len(set(tallies)) >= 3, tallies
 
 
@@ -219,8 +223,6 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
     """A suspect the current round tests is drawn running: the wall's SUSPECT counter left it out and its failures
     list dropped it, so the wall could read 0 suspects while the drill-down said 4. Its tally line counts them and
     the failures list names them as suspects."""
-    from textual.widgets import Static
-
     from nvcre_tui.screens.wall import WallScreen
     from nvcre_tui.widgets.fitted_list import FittedList
 
@@ -235,7 +237,7 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
             assert ("under test" in tally) == bool(tested), (tested, tally)
             if tested:
                 seen += 1
-                assert f"; {len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test" in tally, tally
+                assert tally.startswith(f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; of "), tally
                 named = {entry.subject: entry.glyph for entry in app.screen.query_one("#failures", FittedList).entries}
                 assert all(named.get(node) == "!" for node in tested), (tested, named)
         assert seen > 0

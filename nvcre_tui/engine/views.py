@@ -329,7 +329,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
     rows = []
     for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
         for view in (v for v in snapshot.views[cert["metadata"]["name"]].categories if v.workflow is not None):
-            category = view.key
+            category = view.name  # `domain/variant #2` where the certification runs it twice, as the report says
             jobs = view.jobs_on(name)
             verdict = diagnose_verdicts(view).get(name) if jobs else None
             diagnosing = nodestates.diagnosis_open(view.workflow)
@@ -425,7 +425,7 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
     rows: dict[str, FailureRow] = {}
     view = snapshot.views.get(cert_name)
     for entry in view.categories if view is not None else []:
-        wf, category = entry.workflow, entry.key
+        wf, category = entry.workflow, entry.name  # `domain/variant #2` where it runs twice
         if wf is None:
             continue
         index = JobIndex.of(entry.jobs)
@@ -508,7 +508,7 @@ def _convicted_so_far(entry: CategoryView, index: JobIndex | None = None) -> lis
         convicting = index.by_name.get(job) if job is not None else None
         source = next((f for f in job_failures(convicting) if f["name"] == node), {}) if convicting is not None else {}
         record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6, crossed=crossing(state))
-        found.append(FailureRow(node, entry.key, source.get("reason") or WORKLOAD_FAILED, _measured(source),
+        found.append(FailureRow(node, entry.name, source.get("reason") or WORKLOAD_FAILED, _measured(source),
                                 f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))
     return found
 

@@ -146,3 +146,31 @@ async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_end
     row = rows["gpu-node-06"]
     assert row.message.startswith(f"{verdicts['gpu-node-06']}: failed ") and row.job is not None
     assert category.workflow is not None and row.workflow == category.workflow["metadata"]["name"]
+
+
+async def test_a_category_run_twice_is_named_by_its_number_in_the_pane_and_the_node_screen() -> None:
+    """A certification running nccl-all-reduce twice: the pane's Category and the node screen's Jobs said
+    "communication/nccl-all-reduce" for both, where the report and the wall say #1 and #2."""
+    from nvcre_tui.engine.views import node_history
+
+    session = await session_with(INTRA_NODE_TWICE)
+    snapshot = await Snapshot.read(session.store)
+    rows = failure_rows(snapshot, "twice")
+    assert rows and {r.category for r in rows} == {"communication/nccl-all-reduce #2"}, rows
+    categories = [row["category"] for row in node_history(snapshot, rows[0].node)]
+    assert sorted(categories) == ["communication/nccl-all-reduce #1", "communication/nccl-all-reduce #2"], categories
+
+
+INTRA_NODE_TWICE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: twice}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 1"}}
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 100000"}}
+"""

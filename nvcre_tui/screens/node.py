@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, LABEL_GPU_
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.history.sparkline import sparkline
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, shown_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.units import count
@@ -42,6 +42,11 @@ HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` l
 # evidence box says all three of the highlighted Job.
 RESULT_COLUMNS = (Column("Certification"), Column("Category"), Column("Result"), Column("Measurements"), Column("Reason", Drop.LAST),
                   Column("Group", Drop.FIRST), Column("Job", Drop.FIRST))
+
+
+def job_measurement(key: str, value: float) -> str:
+    """A Job's measurement in its row: a count whole (dcgm's "diagTestsRun 10", not 10.0), else one decimal."""
+    return f"{value:.0f}" if shown_unit(key) == "tests" and float(value).is_integer() else f"{value:.1f}"
 
 
 def _glyph(state: str) -> str:
@@ -109,7 +114,7 @@ class NodeScreen(NvcreScreen):
         self._history = node_history(snapshot, self.node)
         rows = {}
         for row in self._history:
-            measured = ", ".join(f"{k} {v:.1f}" for k, v in sorted(row["measurements"].items()))
+            measured = ", ".join(f"{k} {job_measurement(k, v)}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
             verdict = verdict_mark(row["verdict"]) if failures or _failed(row) else None
             # What this Job says of the node, as the map and the drill-down say it (a failed group's member it did not

@@ -18,7 +18,7 @@ from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 # The reason beside the node, the measured value after the category: what an on-call reads first, on any width. The
 # category goes last, and only where a measured value (several checks) would not fit whole in a row's lines beside
 # it: the drill-down (`enter`) names it.
-COLUMNS = (Column("Node"), Column("Reason"), Column("Category (+others)", Drop.LAST), Column("Measured"), Column("Log", Drop.FIRST))
+COLUMNS = (Column("Node", wrap=False), Column("Reason"), Column("Category (+others)", Drop.LAST), Column("Measured"), Column("Log", Drop.FIRST))
 
 
 class FailuresPane(FittedTable):

@@ -33,10 +33,12 @@ class Drop(enum.Enum):
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its label (never cut: keep it short) and when it may be left out."""
+    """A column: its label (never cut: keep it short), when it may be left out, and whether its cells may wrap (a
+    node's name on two lines, "✗" over "gpu-node-0001", doubled every row's height)."""
 
     label: str
     drop: Drop = Drop.NEVER
+    wrap: bool = True
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
     When nothing does, the columns that are never dropped take their longest words' widths and the rows are cut at
     `max_lines` with "…"; words are never broken, so a table narrower than its longest words still scrolls."""
     texts = [{row[index] for row in rows} for index in range(len(columns))]
-    floors = [max([len(column.label), *(narrowest(text, 0, memo) for text in texts[index])]) for index, column in enumerate(columns)]
+    floors = [max([len(column.label), *((narrowest(text, 0, memo) if column.wrap else len(text)) for text in texts[index])])
+              for index, column in enumerate(columns)]
 
     def need(index: int, lines: int) -> int:
         return max([floors[index], *(narrowest(text, lines, memo) for text in texts[index] if len(text) > floors[index])])

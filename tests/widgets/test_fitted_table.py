@@ -102,3 +102,10 @@ def test_a_memo_gives_the_layout_it_saves_the_work_of() -> None:
     for width in (200, 60, 45, 30, 60):
         assert fit_columns(COLUMNS, rows, width, memo=memo) == fit_columns(COLUMNS, rows, width), width
     assert memo
+
+
+def test_a_column_that_does_not_wrap_keeps_each_cell_on_one_line() -> None:
+    """The failures pane's node: "✗" over "gpu-node-0001" doubled every row; another column wraps or goes instead."""
+    columns = (Column("Node", wrap=False), Column("Measured"))
+    layout = fit_columns(columns, [("✗ gpu-node-0001", "busBandwidthGBps 160.59 (value >= 300)")], 40)
+    assert layout.widths[0] == len("✗ gpu-node-0001") and layout.lines == 2, layout

@@ -38,7 +38,7 @@ async def test_the_drilldown_marks_cleared_members_with_their_verdict_beside_a_f
         assert faulty and cleared, rows  # screening groups blamed a faulty node and its healthy partners together
         # Marked faulty in every test, yet no stop of `f`: the verdict rows are (a review counted 45 stops for 8 failures).
         assert all(label.startswith(f"✗ {node}  faulty · ThresholdViolation") and not failed for (_, node), (label, failed) in faulty.items()), faulty
-        stops = [n.data for n in DrilldownScreen._walk(app.screen.query_one(Tree).root) if (n.data or {}).get("failed")]
+        stops = [n.data or {} for n in DrilldownScreen._walk(app.screen.query_one(Tree).root) if (n.data or {}).get("failed")]
         assert sorted(data["node"] for data in stops if data.get("kind") == "verdict") == ["gpu-node-07", "gpu-node-12"], stops
         assert not any(data.get("kind") == "node" for data in stops), stops
         assert all(label.startswith(f"✓ {node}  cleared · ThresholdViolation") and not failed for (_, node), (label, failed) in cleared.items()), cleared

@@ -143,8 +143,11 @@ class DashboardScreen(NvcreScreen):
             # read as a clean run while the wall listed them.
             suspects = diagnosis_suspects(snapshot, name)
             weighed = f"{count(len(suspects), 'suspect')} under diagnosis (the drill-down shows them)" if suspects else ""
-            title.update(f"Failures · {name}: " + (f"{', '.join(found)}" + (f"; {weighed}" if weighed else "")
-                                                   + " · f then enter evidence, l log" if rows else weighed or "none"))
+            said = f"Failures · {name}: " + (f"{', '.join(found)}" + (f"; {weighed}" if weighed else "") if rows else weighed or "none")
+            hint = " · f then enter evidence, l log"
+            # The keys only where they fit whole: a narrow title was cut at "· f then" (the footer lists them too).
+            width = title.content_size.width  # 0 before the first layout: no width to judge by yet
+            title.update(said + hint if rows and (not width or len(said + hint) <= width) else said)
         pane = self.query_one(FailuresPane)
         pane.show_rows(rows)
         pane.display = bool(rows)

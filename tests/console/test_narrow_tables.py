@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.dashboard import DashboardScreen
@@ -75,6 +75,10 @@ async def test_the_failures_pane_reads_whole_without_scrolling_sideways(size: tu
             row = by_node[node]
             assert cells["Reason"] == row.reason and cells["Measured"] == row.measured, cells
             assert cells["Category (+others)"] == row.category + (f" +{len(row.also)}" if row.also else ""), cells
+        # Its title names the keys only where they fit whole: it was cut at "· f then".
+        title = app.screen.query_one("#failures-title", Static)
+        said = str(title.render())
+        assert len(said) <= title.content_size.width and ("· f then" not in said or said.endswith("enter evidence, l log")), said
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -17,7 +17,7 @@ from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
 
-from .harness import intra_all_reduce, reopen, session_with
+from .harness import INTRA_NODE, intra_all_reduce, reopen, session_with
 
 ALL_REDUCE = "burn-in-communication-nccl-all-reduce"
 LOOPBACK = "burn-in-communication-nccl-loopback"
@@ -161,16 +161,7 @@ async def test_a_category_run_twice_is_named_by_its_number_in_the_pane_and_the_n
     assert sorted(categories) == ["communication/nccl-all-reduce #1", "communication/nccl-all-reduce #2"], categories
 
 
-INTRA_NODE_TWICE = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: twice}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: intra-node, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 1"}}
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: intra-node, maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 100000"}}
-"""
+# The harness's two categories, the second made a second all-reduce that no node passes.
+INTRA_NODE_TWICE = (INTRA_NODE.replace("name: burn-in", "name: twice").replace('"value >= 400"', '"value >= 1"')
+                    .replace("variant: nccl-loopback\n      options: {", "variant: nccl-all-reduce\n      options: {testScale: intra-node, ")
+                    .replace('"value >= 300"', '"value >= 100000"'))

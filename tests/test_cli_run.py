@@ -509,3 +509,16 @@ def test_what_run_says_is_never_wrapped_at_80_columns(tmp_path: Path, capsys: py
     assert main(["certification", "run", "--sim", "--cert-file", str(cert), "--state", str(tmp_path / "s.db")]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert f"Certification {name} created in namespace default (the simulator)." in lines
+
+
+def test_run_wait_follows_a_category_run_twice_as_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both nccl-all-reduce categories were one `[watch] communication/nccl-all-reduce` line, the second's status
+    taken for the first's change: each is followed by its report title (#1, #2)."""
+    category = ("    - domain: communication\n      variant: nccl-all-reduce\n"
+                "      options: {testScale: intra-node, thresholds: {busBandwidthGBps: \"value >= %s\"}}\n")
+    cert = tmp_path / "twice.yaml"
+    cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: twice}\nspec:\n"
+                    "  target: {nodeSelector: {nvidia.com/gpu.present: \"true\"}}\n  categories:\n" + category % 1 + category % 100000)
+    assert main(["certification", "run", "--sim", "--state", str(tmp_path / "s.db"), "--cert-file", str(cert), "--wait"]) == 1
+    err = capsys.readouterr().err
+    assert "[watch] communication/nccl-all-reduce #1: Succeeded" in err and "[watch] communication/nccl-all-reduce #2: Failed" in err, err

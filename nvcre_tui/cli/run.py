@@ -45,6 +45,7 @@ from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
@@ -490,8 +491,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                              "console's x or kubectl); it has no report") from None
         elapsed = format_duration((session.clock.now() - start).total_seconds())
         said = False
-        for status in certification_status(cert).get("categoryStatuses") or []:
-            key = f"{status['domain']}/{status['variant']}"
+        statuses = certification_status(cert).get("categoryStatuses") or []
+        for key, status in zip(category_titles(statuses), statuses):  # `#2` for a category run twice: one line each
             if seen.get(key) != status["status"]:
                 seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")

@@ -60,6 +60,8 @@ class DrilldownScreen(NvcreScreen):
         Binding("l", "logs", "Logs", id="drill.logs"),
         Binding("b", "bandwidth", "Bandwidth", id="drill.bandwidth"),
         Binding("n", "node", "Node", id="drill.node"),
+        # As on the dashboard (a review pressed it here and nothing happened); out of the footer, which is full.
+        Binding("m", "map", "Rack map", show=False, id="drill.map"),
         Binding("x", "delete_certification", "Delete", id="drill.delete",
                 tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
         Binding("escape", "app.pop_screen", "Back", id="drill.back"),
@@ -428,6 +430,9 @@ class DrilldownScreen(NvcreScreen):
     def _current(self) -> dict[str, Any]:
         tree = self.query_one(Tree)
         return (tree.cursor_node.data if tree.cursor_node else None) or {}
+
+    def action_map(self) -> None:
+        self.nvcre.run_command("racks")
 
     def action_next_failure(self) -> None:
         if self._refuse_if_gone():

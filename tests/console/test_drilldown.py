@@ -105,3 +105,15 @@ async def test_an_on_failure_diagnosis_weighs_the_iterations_first() -> None:
         labels = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if not str(n.label).startswith(("✓", "✗", "!", "?", "⋯", "◦"))]
         assert "iteration 2" in labels and any(label.startswith("round 1 (current)") for label in labels), labels
         assert any(label.startswith("verdicts as of the iterations (") for label in labels), labels
+
+
+async def test_m_in_the_drilldown_opens_the_rack_map_as_on_the_dashboard() -> None:
+    """A review pressed `m` in the drill-down for the map, as on the dashboard, and nothing happened."""
+    from nvcre_tui.screens.topology import TopologyScreen
+
+    app = NvcreApp(session=await session_with(), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_drilldown(app, pilot, "burn-in")
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)

@@ -362,30 +362,20 @@ async def running_certifications(store: KubeStore) -> list[str]:
 
 async def _engine_runs(store: KubeStore, clock: Clock, namespace: str) -> bool:
     """Whether an nvcre engine holds the lease (one that cannot be read is taken to: waiting may still help)."""
-    from nvcre_tui.engine.store.errors import StoreError
-
-    try:
-        return await _live_holder(store, clock, namespace) is not None
-    except StoreError:
-        return True
+    return await _held_by(store, clock, namespace, unreadable="?") is not None
 
 
-async def _live_holder(store: KubeStore, clock: Clock, namespace: str) -> str | None:
-    """The identity of the engine holding the lease now (None: nobody; a lease past its duration is nobody's)."""
+async def _held_by(store: KubeStore, clock: Clock, namespace: str, *, unreadable: str | None = None) -> str | None:
+    """The identity of the engine holding the lease now (None: nobody; a lease past its duration is nobody's), or
+    `unreadable` where the lease cannot be read (by default a reset by an admin who may not read it goes ahead)."""
     from nvcre_tui.engine.lease import EngineLease
-
-    holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
-    return holder.identity if holder is not None and holder.live else None
-
-
-async def _held_by(store: KubeStore, clock: Clock, namespace: str) -> str | None:
-    """_live_holder, or None where the lease cannot be read (a reset by an admin who may not read it goes ahead)."""
     from nvcre_tui.engine.store.errors import StoreError
 
     try:
-        return await _live_holder(store, clock, namespace)
+        holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
     except StoreError:
-        return None
+        return unreadable
+    return holder.identity if holder is not None and holder.live else None
 
 
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:

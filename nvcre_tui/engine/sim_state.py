@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.store.sqlite.database import file_head
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, same_fleet
 from nvcre_tui.engine.state_file import check_catch_up, check_time, load_legacy_state, looks_like_json, other_fleet
@@ -227,13 +228,7 @@ async def open_state(path: Path, scenario: Scenario, clock: Clock, *, readonly: 
 
 def _empty_file(path: Path) -> bool:
     """A regular file with nothing in it (a store about to be made); not /proc's files, which stat calls empty."""
-    try:
-        if not path.is_file() or path.stat().st_size:  # is_file first: opening a named pipe waits for a writer
-            return False
-        with path.open("rb") as handle:
-            return not handle.read(1)
-    except OSError:
-        return False
+    return file_head(path, 1) == (0, b"")
 
 
 def check_state(path: Path, scenario: Scenario, *, readonly: bool = False, legacy: Path | None = None) -> None:

@@ -9,7 +9,6 @@ object loads, and the report names it (see `api.damage`).
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -19,6 +18,7 @@ from typing import Any
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_STATE_BYTES, MissingInput, load_json
+from nvcre_tui.engine.store.sqlite.database import file_head
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, same_fleet
 from nvcre_tui.engine.store.persist import parse_snapshot
@@ -114,11 +114,8 @@ def other_fleet(path: Path, held: Any, wanted: str) -> str:
 
 def looks_like_json(path: Path) -> bool:
     """Whether `path` is a regular file starting (after blanks) with `{` or `[`: an old JSON state, not a database."""
-    try:  # O_NONBLOCK: a named pipe opened plainly would wait for a writer, forever
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            return stat.S_ISREG(os.fstat(handle.fileno()).st_mode) and handle.read(64).lstrip()[:1] in (b"{", b"[")
-    except OSError:
-        return False
+    head = file_head(path)
+    return head is not None and head[1].lstrip()[:1] in (b"{", b"[")
 
 
 def load_legacy_state(path: Path, scenario: Scenario | None = None) -> dict[str, Any] | None:

@@ -59,12 +59,13 @@ def _problem(path: Path, what: str) -> StoreFileError:
     return StoreFileError(f"{path}: {what}")
 
 
-def _head(path: Path) -> tuple[int, bytes] | None:
-    """(size as stat says, first 64 bytes) of a regular file; None for anything else or what cannot be read."""
-    try:  # O_NONBLOCK: a named pipe opened plainly would wait for a writer, forever
+def file_head(path: str | os.PathLike[str], size: int = 64) -> tuple[int, bytes] | None:
+    """(size as stat says, first `size` bytes) of a regular file; None for anything else or what cannot be read. Opened
+    without blocking (a named pipe opened plainly would wait for a writer, forever); /proc's files say 0 and have bytes."""
+    try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             info = os.fstat(handle.fileno())
-            return (info.st_size, handle.read(64)) if stat.S_ISREG(info.st_mode) else None
+            return (info.st_size, handle.read(size)) if stat.S_ISREG(info.st_mode) else None
     except OSError:
         return None
 
@@ -91,7 +92,7 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
     path = Path(path)
     if path.is_dir():
         raise _problem(path, "is a directory, not an nvcre store file")
-    head = _head(path)
+    head = file_head(path)
     if _looks_like_json(head):
         raise _problem(path, "is a JSON state file of an older nvcre, not an SQLite store; import it once "
                              "into a new store (import_json_state) or move it away")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from nvcre_tui.engine.printable import printable
@@ -141,6 +142,12 @@ class FittedTable(DataTable[Text]):
     the cursor stays on the same key when they change."""
 
     DEFAULT_CSS = "FittedTable { scrollbar-size-vertical: 1; }"  # its room is kept in the fitting: one column, not two
+    # A fitted table never scrolls sideways, so DataTable's home and end (first and last column) did nothing: here they
+    # go to the first and last row, as ctrl+home and ctrl+end do.
+    BINDINGS = [
+        Binding("home", "scroll_top", "First row", show=False, id="table.first"),
+        Binding("end", "scroll_bottom", "Last row", show=False, id="table.last"),
+    ]
 
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)  # stripes: where one wrapped row ends

@@ -109,3 +109,20 @@ def test_a_column_that_does_not_wrap_keeps_each_cell_on_one_line() -> None:
     columns = (Column("Node", wrap=False), Column("Measured"))
     layout = fit_columns(columns, [("✗ gpu-node-0001", "busBandwidthGBps 160.59 (value >= 300)")], 40)
     assert layout.widths[0] == len("✗ gpu-node-0001") and layout.lines == 2, layout
+
+
+async def test_home_and_end_go_to_the_first_and_last_row() -> None:
+    """DataTable's home and end move to the first and last column, which a fitted table never scrolls to: they did
+    nothing in the failures pane."""
+    app = TableApp()
+    async with app.run_test(size=(120, 8)) as pilot:
+        table = app.query_one(FittedTable)
+        table.set_rows({f"n{index}": (f"gpu-node-{index:02}", "communication/nccl-loopback", "-", "-") for index in range(20)})
+        table.focus()
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == 19 and table.scroll_y == table.max_scroll_y > 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor_row == 0 and table.scroll_y == 0

@@ -112,7 +112,9 @@ def _serve_metrics(metrics: EngineMetrics, port: int, addr: str) -> int:
 async def controller(args: argparse.Namespace, clock: Clock | None = None) -> int:
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
     `clock`: tests pass a ManualClock; the command runs on real time (with --sim-runner, the fleet's simulated time
-    at real speed, which goes on from where its runs were left: KubeSession.open)."""
+    at real speed, which goes on from where its runs were left: KubeSession.open). Exit 2 when it cannot start (the
+    cluster unreachable, nvcre not installed, RBAC missing), as every command that cannot reach its cluster; 1 when it
+    stops after losing the Lease."""
     from nvcre_tui.engine.clock import ScaledClock, SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
@@ -145,15 +147,15 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
                                     on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
     except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
         _log(" ".join(" ".join(error.messages).split()))
-        return 1
+        return 2
     except Forbidden as error:  # the simulator writes Nodes, which the nvcre-engine ServiceAccount may not
         hint = ("the simulated fleet registers and cordons Nodes: install with `nvcre setup init --sim-runner`, "
                 "or run with a kubeconfig allowed to") if scenario else "is the RBAC of `nvcre setup init` applied? nvcre setup status"
         _log(f"{' '.join(error.message.split())} ({hint})")
-        return 1
+        return 2
     except StoreError as error:  # e.g. not installed: the namespace is missing
         _log(f"{' '.join(error.message.split())} (is nvcre installed? nvcre setup status)")
-        return 1
+        return 2
     finally:
         metrics.stop()
         if session is not None:

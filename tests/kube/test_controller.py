@@ -257,7 +257,7 @@ async def test_controller_as_the_engine_service_account_cannot_play_the_simulato
         controller.register(parser.add_subparsers())
         args = parser.parse_args(["controller", "--kubeconfig", str(server.write_kubeconfig(tmp_path / "kc", token=token)),
                                   "--sim-runner", "--scenario", str(tmp_path / "tiny.yaml"), "--metrics-port", "0"])
-        assert await asyncio.to_thread(args.func, args) == 1
+        assert await asyncio.to_thread(args.func, args) == 2  # cannot start: as any command the cluster refuses
         err = capsys.readouterr().err
         assert "Node gpu-node-01" in err and "nvcre setup init --sim-runner" in err and "Traceback" not in err
         assert [r.resource for r in server.requests if r.status == 403] == ["nodes"]

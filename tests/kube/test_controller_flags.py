@@ -43,3 +43,12 @@ def test_sane_values_pass_the_checks(flags: list[str], monkeypatch) -> None:
     parser = argparse.ArgumentParser(prog="nvcre")
     controller.register(parser.add_subparsers())
     controller._check(parser.parse_args(["controller", *flags]))
+
+
+def test_a_cluster_that_does_not_answer_is_exit_2_as_for_every_command(tmp_path, capsys) -> None:
+    """The controller exited 1 where `certification list` and `setup status` exit 2; 1 is left for a lost Lease."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(NOWHERE.replace("https://", "http://"))
+    assert main(["controller", "--kubeconfig", str(kubeconfig), "--metrics-port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot connect to http://127.0.0.1:1" in err and "Traceback" not in err

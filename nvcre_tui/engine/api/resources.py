@@ -384,6 +384,15 @@ class FailureLog(WireModel):
     tail: Annotated[str, Field(max_length=32768)] = ""
 
 
+class TrainingProgress(WireModel):
+    """What a running training's log last showed of its progress, and when the engine first saw that: the stall
+    clock of engine/judging/stall.py, kept so that a restarted engine goes on from it."""
+
+    run_uid: str  # the WorkloadRun it was seen in (a retry starts again)
+    mark: str | None = None  # None: no step logged yet
+    since: str
+
+
 class JobStatus(WireModel):
     """Conditions, per-node failures with evidence, and the run's measurements."""
 
@@ -393,6 +402,7 @@ class JobStatus(WireModel):
     restart_count: int | None = None
     failure_log: FailureLog | None = None
     workload_start_time: str | None = None
+    training_progress: TrainingProgress | None = None
     completion_time: str | None = None
     measurements: dict[str, float] | None = None
     evidence: list[EvidenceRecord] | None = None

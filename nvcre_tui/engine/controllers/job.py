@@ -29,6 +29,7 @@ Outcomes and who is blamed:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
@@ -37,7 +38,7 @@ from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FA
                                              NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
@@ -159,14 +160,33 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
     return grace - waited
 
 
-def _progress_seen(ctx: Context, run: Obj) -> Progress:
-    """What the engine saw of this run's progress so far (from now, at its first look); the oldest are forgotten."""
-    key = str(run["metadata"].get("uid") or run["metadata"]["name"])
+def _progress_seen(ctx: Context, job: Obj, run: Obj) -> Progress:
+    """What the engine saw of this run's progress so far: in memory, else what the Job's status kept (an engine
+    restarted or taking the Lease over), else nothing from now, its first look; the oldest are forgotten."""
+    key = _run_key(run)
     if key not in ctx.progress:
         while len(ctx.progress) >= MAX_WATCHED_RUNS:
             ctx.progress.pop(next(iter(ctx.progress)))
-        ctx.progress[key] = Progress(None, ctx.clock.now())
+        now = ctx.clock.now()
+        ctx.progress[key] = _kept_progress(job_status(job).get("trainingProgress"), key, now) or Progress(None, now)
     return ctx.progress[key]
+
+
+def _kept_progress(kept: object, key: str, now: datetime) -> Progress | None:
+    """The Job status's `trainingProgress` when it is this run's (a retry's run starts again) and readable; never
+    later than now would make it (a since in the future is a clock that ran ahead)."""
+    if not isinstance(kept, Mapping) or kept.get("runUid") != key:
+        return None
+    mark = kept.get("mark")
+    try:
+        since = parse_time(kept.get("since"))
+    except ValueError:
+        return None
+    return Progress(mark if isinstance(mark, str) else None, min(since, now))
+
+
+def _run_key(run: Obj) -> str:
+    return str(run["metadata"].get("uid") or run["metadata"]["name"])
 
 
 def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[float, bool]:
@@ -213,7 +233,7 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
         return None
     look = budget - elapsed
     if multiplier := job["spec"].get("stallMultiplier"):
-        seen = _progress_seen(ctx, run)
+        seen = _progress_seen(ctx, job, run)
         lines = await ctx.runner.logs(run)
         found = standing(lines, ctx.clock.now(), seen, multiplier=int(multiplier),
                          startup_seconds=float(job["spec"].get("startupStallTimeoutSeconds", STARTUP_STALL_SECONDS)))
@@ -223,8 +243,12 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
             await _finish(ctx, job, run, FAILED, WORKLOAD_STALLED, found.stalled, failed, log=lines)
             return None
         look = min(look, found.look_again)
-    await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})",
-                    {"workloadStartTime": started})
+        # written when it changes: once a step is logged, at most one patch a look
+        kept = {"runUid": _run_key(run), "mark": seen.mark, "since": format_time(seen.since)}
+        extra: Obj = {"workloadStartTime": started, "trainingProgress": kept}
+    else:
+        extra = {"workloadStartTime": started}
+    await _progress(ctx, job, "WorkloadRunning", f"running since {started} (timeout {job['spec'].get('timeout')})", extra)
     return look
 
 
@@ -376,7 +400,7 @@ async def _finish(
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
         status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
                                 "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
-    ctx.progress.pop(str(run["metadata"].get("uid") or run["metadata"]["name"]), None)
+    ctx.progress.pop(_run_key(run), None)
     warning = phase == FAILED or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])
     if phase == FAILED and run_status(run).get("phase") not in (SUCCEEDED, FAILED):

@@ -7,7 +7,8 @@ Stalled when (stallMultiplier set on the Job, as the catalog sets it for trainin
   the average step time x the log interval, and never less than FLOOR_SECONDS (a log is flushed in bursts).
 Time is the engine's own: when it first saw the progress it sees now (`Progress`), never the log's kubelet times
 against the engine's clock (the two machines' clocks may differ by minutes). So a stall is seen one look late at
-most, and after an engine restart its clock starts again.
+most. The Job's status keeps what was seen and when (`trainingProgress`): an engine that restarts, or takes the Lease
+over, goes on from there rather than starting the clock again (engines' clocks agree as closely as the Lease needs).
 Not judged (timeoutPerJob bounds them): a log that could not be read or holds nothing yet, step lines the parser
 cannot read (a format it does not know convicts no hardware), a checkpoint save in progress (a large model's save
 takes minutes), a run past its last step (exiting). While only warm-up steps are logged, their average step time
@@ -35,7 +36,7 @@ TAIL_LINES = 5_000  # what a look parses: the progress is at the log's end, and 
 class Progress:
     """What the engine last saw of a run's progress, and when (its own clock) it first saw it."""
 
-    mark: tuple[object, ...] | None  # None: no step logged yet
+    mark: str | None  # what the log shows of its progress (`progress_mark`); None: no step logged yet
     since: datetime
 
 
@@ -58,7 +59,7 @@ def standing(lines: Sequence[str], now: datetime, seen: Progress, *, multiplier:
         if error.message.startswith(NO_VALID_STEPS):
             return Standing(None, MOST_LOOK_SECONDS)  # steps this parser cannot read: not the hardware's doing
         return _starting(now, seen, startup_seconds, "since the run started")  # no step logged yet
-    mark = (result.last_step, result.last_progress_time, result.resuming_since, result.saving)
+    mark = progress_mark(result)
     if mark != seen.mark:
         seen.mark, seen.since = mark, now
     if result.resuming_since is not None:
@@ -76,6 +77,14 @@ def standing(lines: Sequence[str], now: datetime, seen: Progress, *, multiplier:
                     f"{f'/{result.total_steps}' if result.total_steps else ''} (stall limit {format_duration(limit)}: "
                     f"stallMultiplier {multiplier} x average step time {step_time:.3g} s x log interval "
                     f"{result.log_interval})", LOOK_SECONDS)
+
+
+def progress_mark(result: TrainingResult) -> str:
+    """The progress a log shows, as text the Job's status keeps: its last step, when it last moved (a step, a
+    checkpoint event, a restart), a restart still waiting for its first step, a save under way."""
+    moved = result.last_progress_time.isoformat() if result.last_progress_time else "-"
+    resuming = f" resuming since {result.resuming_since.isoformat()}" if result.resuming_since else ""
+    return f"step {result.last_step} at {moved}{resuming}{' saving' if result.saving else ''}"
 
 
 def _step_time(result: TrainingResult) -> float | None:
@@ -100,4 +109,4 @@ def _next_look(seconds: float) -> float:
     return min(MOST_LOOK_SECONDS, max(LOOK_SECONDS, seconds))
 
 
-__all__ = ["FLOOR_SECONDS", "Progress", "Standing", "standing"]
+__all__ = ["FLOOR_SECONDS", "Progress", "Standing", "progress_mark", "standing"]

@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, test_sizes, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -203,15 +203,15 @@ class DrilldownScreen(NvcreScreen):
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}
+        state = diagnose_state(category)
         data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
-                                "waiting": waiting}
+                                "waiting": waiting, "sizes": test_sizes(state) if state is not None else None}
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
         branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)), data=data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
             branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
         timeline = category.timeline
-        state = diagnose_state(category)
         verdicts = diagnose_verdicts(category)
         if state is not None:
             self._add_verdicts(branch, wf, state, category_faults(category), category.jobs_by_name)
@@ -364,7 +364,8 @@ class DrilldownScreen(NvcreScreen):
         elif kind in ("node", "group") and data.get("job"):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
         elif kind == "workflow":
-            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"))
+            text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
+                                         data.get("sizes"))
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
         elif kind == "pending":
@@ -405,22 +406,26 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None,
-                         waiting: PodsWaiting | None = None) -> Text:
+                         waiting: PodsWaiting | None = None, sizes: str | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])
         label(text, "Status", phase)
+        if reach:  # the threshold, not the nodes: first, where a short screen still shows it
+            label(text, "Out of reach", reach)
         if waiting is not None:  # before its Workflow's reason, which says how it was partitioned, not why nothing runs
             label(text, "Waiting", waiting.said(now) + ("" if waiting.nothing_runs else f" (first: {waiting.job})"))
         label(text, "Reason", f"{reason}: {message}")
         label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime"), now))
-        label(text, "Scale", f"{workflow_spec(wf)['orchestration'].get('testScale')}  {count(orch.get('totalGroups', 0), 'group')} of {orch.get('nodesPerJob', '?')}")
+        scale = workflow_spec(wf)['orchestration'].get('testScale')
+        if sizes:  # a diagnosis: its tests, whose sizes vary (nodesPerJob is its largest screening group's)
+            label(text, "Scale", f"{scale}  {count(orch.get('totalGroups', 0), 'test')} of {sizes} nodes")
+        else:
+            label(text, "Scale", f"{scale}  {count(orch.get('totalGroups', 0), 'group')} of {orch.get('nodesPerJob', '?')}")
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")
         for key, expression in (job_template_spec(wf).get("thresholds") or {}).items():
             label(text, "Threshold", f"{key}: {expression}")
-        if reach:
-            label(text, "Out of reach", reach)
         for item in orch.get("excludedNodes") or []:
             label(text, "Excluded", f"{item['name']}: {item.get('message') or item['reason']}")
         for failure in failed:

@@ -136,7 +136,14 @@ async def test_a_threshold_out_of_reach_is_said_in_the_drill_down_as_in_the_repo
         assert "above anything measured on this fleet: best " in str(leaf.label)
         assert isinstance(app.screen, DrilldownScreen)
         app.screen._show_detail(leaf)
-        assert re.search(rf"Out of reach +{re.escape(category['thresholdOutOfReach'])}\n", str(app.screen.query_one("#detail").render()))
+        detail = str(app.screen.query_one("#detail").render())
+        assert re.search(rf"Out of reach +{re.escape(category['thresholdOutOfReach'])}\n", detail)
+        # said right under the status, where an 80x24 screen still shows it (it came after the long reason, unseen)
+        assert detail.index("Out of reach") < detail.index("Reason")
+        # a diagnosis's tests, of the sizes they ran at (it said "groups of 4", the largest screening group)
+        sizes = sorted({len(t["nodes"]) for t in category["diagnose"]["tests"]})
+        shown = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+        assert re.search(rf"Scale +diagnose  {len(category['diagnose']['tests'])} tests of {shown} nodes\n", detail), detail
 
 
 async def test_verdicts_read_whole_in_an_80_column_drill_down() -> None:

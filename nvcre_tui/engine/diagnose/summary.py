@@ -100,6 +100,15 @@ def progress_text(state: Mapping[str, Any]) -> str:
     return f"{where}, {tests} test{'' if tests == 1 else 's'}"
 
 
+def test_sizes(state: Mapping[str, Any]) -> str | None:
+    """How many nodes a diagnosis's tests ran on (readable state): "2 to 7" (its nodesPerJob is only the largest
+    screening group's), or None before any test."""
+    sizes = {len(t.get("nodes") or ()) for t in state.get("tests") or []}
+    if not sizes:
+        return None
+    return str(min(sizes)) if len(sizes) == 1 else f"{min(sizes)} to {max(sizes)}"
+
+
 def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every node that is not plainly healthy, with its verdict and the tests that decided it (readable state): the
     convicted first (a list cut short keeps them), then by node."""

@@ -65,6 +65,9 @@ def _ceiling(value: float) -> float:
     return next(step * magnitude for step in (1, 2, 2.5, 5, 10) if step * magnitude >= value)
 
 
+LEGEND_CHARS = 18  # what the legend's 120 pixels hold
+
+
 def curve_svg(series: Mapping[str, Mapping[int, float]], width: int = 640, height: int = 260) -> str:
     """Bus bandwidth against message size (log2 x axis), one polyline per group, a legend naming each."""
     sizes = sorted({size for curve in series.values() for size in curve if size > 0})
@@ -97,9 +100,18 @@ def curve_svg(series: Mapping[str, Mapping[int, float]], width: int = 640, heigh
         if index < 12:
             ly = top + 14 + index * 15
             parts.append(f'<line x1="{width - right + 8}" y1="{ly - 4}" x2="{width - right + 26}" y2="{ly - 4}" stroke="{colour}" stroke-width="2"{dash}/>'
-                         f'<text x="{width - right + 30}" y="{ly}">{escape(label[:18])}</text>')
+                         f'<text x="{width - right + 30}" y="{ly}"><title>{escape(label)}</title>{escape(_legend(label))}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _legend(label: str, most: int = LEGEND_CHARS) -> str:
+    """A curve's name as its legend has room for: whole, else without its node count ("r3-confirm-2 (2 nodes)"),
+    else cut with "…" (the full name shows on hover)."""
+    if len(label) <= most:
+        return label
+    name = label.split(" (", 1)[0]
+    return name if len(name) <= most else f"{name[:most - 1]}…"
 
 
 def bars_svg(rows: Sequence[Obj], width: int = 640, threshold: str | None = None) -> str:
@@ -147,8 +159,10 @@ def _diagnose(state: Obj) -> str:
     rows = [(title, ", ".join(state.get(key) or []) or "none") for title, key in
             (("✗ faulty", "faultyNodes"), ("~ intermittent", "intermittentNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
     notes = [n.get("message", "") for n in (state.get("infrastructureFaults") or []) + (state.get("notes") or [])]
+    decided = [(row["node"], row["verdict"], row["record"]) for row in state.get("verdicts") or []]
     return (f"<h4>Diagnose verdicts</h4><p>{escape(progress_text(state))}</p>" + _table(("verdict", "nodes"), rows)
-            + "".join(f'<p class="note">{escape(note)}</p>' for note in notes))
+            + "".join(f'<p class="note">{escape(note)}</p>' for note in notes)
+            + (_table(("node", "verdict", "the tests that decided it"), decided) if decided else ""))
 
 
 def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:

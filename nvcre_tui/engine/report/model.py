@@ -18,7 +18,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
-from nvcre_tui.engine.diagnose.summary import out_of_reach
+from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
@@ -237,11 +237,13 @@ def category_report(category: CategoryView) -> Obj:
         row["passedWithSkippedRows"] = skipped_rows
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
-        healthy = set(row["diagnose"].get("healthyNodes") or [])
-        for group in failed_groups:  # a test's blame the diagnosis did not uphold: its verdict says healthy
-            cleared = sorted(f["name"] for f in group["failedNodes"] if f["name"] in healthy)
-            if cleared:
-                group["clearedNodes"] = cleared
+        row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"])  # each node not plainly healthy, with its record
+        for group in failed_groups:  # a test's blame the diagnosis did not uphold, or could not decide: its verdict
+            for key, verdict_key in (("clearedNodes", "healthyNodes"), ("inconclusiveNodes", "inconclusiveNodes")):
+                decided = set(row["diagnose"].get(verdict_key) or [])
+                found = sorted(f["name"] for f in group["failedNodes"] if f["name"] in decided)
+                if found:
+                    group[key] = found
     reach = _reach(thresholds, category)
     if reach:
         row["thresholdOutOfReach"] = reach

@@ -6,7 +6,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
-from nvcre_tui.engine.diagnose.summary import progress_text, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.model import failed_nodes_said
@@ -80,9 +80,12 @@ def skipped_row_lines(category: Obj) -> list[str]:
 
 
 def failure_text(category: Obj) -> str:
-    """Why a failed category failed, in lines: its failed nodes, then every failed group's message (a group that blamed
-    no node, an expression or a missing measurement, says why only there)."""
-    lines = [node_line(node) for node in category.get("failedNodes") or []]
+    """Why a failed category failed, in lines: a threshold out of reach of the whole fleet (the threshold, not the
+    nodes), a diagnosis's link faults, its failed nodes, then every failed group's message (a group that blamed no
+    node, an expression or a missing measurement, says why only there)."""
+    reach = [f"out of reach: {category['thresholdOutOfReach']}"] if category.get("thresholdOutOfReach") else []
+    links = [f"infrastructure fault: {fault.get('message', '')}" for fault in (category.get("diagnose") or {}).get("infrastructureFaults") or []]
+    lines = [*reach, *links, *(node_line(node) for node in category.get("failedNodes") or [])]
     lines += [f"{group['name']}: {group['reason']}: {group['message']}" for group in category.get("failedGroups") or [] if group.get("message")]
     return "\n".join(lines)
 
@@ -113,7 +116,8 @@ def _category_rows(category: Obj) -> list[str]:
             rows += [f"  {PHASE_GLYPHS.get(i['status'], '?')} " + (f"round {i['round']}" if "round" in i else f"#{i['number']}") + f" {i['status']}"
                      + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
     if category.get("testScale"):
-        rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
+        per_job = test_sizes(category["diagnose"]) if category.get("diagnose") else None  # a diagnosis's tests vary in size
+        rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {per_job or category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
     for key, expression in sorted((category.get("thresholds") or {}).items()):
         rows.append(_field("Threshold", f"{key}: {expression}"))
     if category.get("failedGroups"):
@@ -123,6 +127,8 @@ def _category_rows(category: Obj) -> list[str]:
             rows += failure_lines(group.get("failedNodes") or [], "      ")
             if group.get("clearedNodes"):
                 rows.append(f"      cleared by the diagnosis (healthy): {_names(group['clearedNodes'])}")
+            if group.get("inconclusiveNodes"):  # the test's suspects, which the diagnosis could neither clear nor convict
+                rows.append(f"      left inconclusive by the diagnosis (not blamed): {_names(group['inconclusiveNodes'])}")
             if not group.get("failedNodes") and group.get("message"):  # blames no node: why the group failed is the Job's
                 rows.append(f"      {group['message']}")
             log = group.get("failureLog") or {}
@@ -184,7 +190,7 @@ def _diagnose_rows(state: Obj) -> list[str]:
         _field("  Inconclusive", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
     ]
     rows += [f"  Infra fault:  {note.get('message', '')}" for note in state.get("infrastructureFaults") or []]
-    verdicts = verdict_rows(state)
+    verdicts = state.get("verdicts") or []
     if verdicts:
         rows.append("  Verdicts:")
         rows += _capped([f"    {verdict_line(row)}" for row in verdicts], "verdicts")

@@ -1,0 +1,62 @@
+"""A diagnosis's verdicts read the same in every report format: a test's suspects the diagnosis left inconclusive are
+said so beside the test (they are not blamed), the JSON lists each verdict with the tests that decided it (the text
+report's cut list points there), JUnit says a threshold is out of reach, and the HTML lists the verdicts."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from nvcre_tui.engine.report.html import _legend, render_html
+from nvcre_tui.engine.report.junit import render_junit
+from nvcre_tui.engine.report.text import render_text
+from tests.scenarios.harness import run_case
+
+OUT_OF_REACH = "threshold value >= 900 is above anything measured on this fleet: best"
+
+
+def test_suspects_the_diagnosis_left_inconclusive_are_said_so_beside_their_test() -> None:
+    report = run_case("diagnose-threshold-out-of-reach").report
+    (category,) = report["categories"]
+    inconclusive = set(category["diagnose"]["inconclusiveNodes"])
+    assert inconclusive and not category["failedNodes"] and report.get("failedNodeDetails", []) == []
+    for group in category["failedGroups"]:
+        suspects = {node["name"] for node in group["failedNodes"] if node.get("suspect")}
+        assert suspects and set(group["inconclusiveNodes"]) == suspects & inconclusive, group["name"]
+    text = render_text(report)
+    assert text.count("left inconclusive by the diagnosis (not blamed): ") == min(len(category["failedGroups"]), 12)
+
+
+def test_the_json_lists_every_verdict_with_the_tests_that_decided_it() -> None:
+    (category,) = run_case("diagnose-threshold-out-of-reach").report["categories"]
+    verdicts = category["diagnose"]["verdicts"]
+    assert sorted(row["node"] for row in verdicts) == sorted(category["diagnose"]["inconclusiveNodes"])
+    for row in verdicts:
+        assert row["verdict"] == "inconclusive" and row["failed"] == row["tests"] > 0
+        assert row["record"].startswith(f"failed {row['failed']} of {row['tests']} tests (") and row["failedTests"]
+
+
+def test_junit_and_html_say_the_threshold_is_out_of_reach_and_html_lists_the_verdicts() -> None:
+    report = run_case("diagnose-threshold-out-of-reach").report
+    (failure,) = ET.fromstring(render_junit([report]).split("?>", 1)[1]).iter("failure")
+    assert (failure.text or "").startswith(f"out of reach: {OUT_OF_REACH}")
+    html = render_html(report)
+    assert OUT_OF_REACH.replace(">", "&gt;") in html and "<th>the tests that decided it</th>" in html
+    node = report["categories"][0]["diagnose"]["verdicts"][0]["node"]
+    assert re.search(rf"<td>{node}</td><td>inconclusive</td><td>failed \d+ of \d+ tests \(", html)
+
+
+def test_a_legend_cuts_a_curve_name_at_its_node_count_then_with_an_ellipsis() -> None:
+    """The chart's legend cut "r3-confirm-2 (2 nodes)" to "r3-confirm-2 (2 no"."""
+    assert _legend("r0-screen-0") == "r0-screen-0"
+    assert _legend("r3-confirm-2 (2 nodes)") == "r3-confirm-2"
+    assert _legend("a-very-long-group-name-0 (2 nodes)") == "a-very-long-group…"
+
+
+def test_the_text_report_gives_the_sizes_a_diagnosis_tested_at() -> None:
+    """It gave nodesPerJob, the largest screening group's size, though most tests ran on two nodes."""
+    report = run_case("diagnose-flaky-and-fabric").report
+    (category,) = report["categories"]
+    sizes = sorted({len(test["nodes"]) for test in category["diagnose"]["tests"]})
+    assert len(sizes) > 1 and sizes[-1] == category["nodesPerJob"]
+    assert f"Nodes/Job: {sizes[0]} to {sizes[-1]}   Jobs: " in render_text(report)

@@ -30,6 +30,7 @@ from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
+from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
@@ -462,8 +463,12 @@ def category_unblamed(entry: CategoryView) -> list[FailureRow]:
     rows = [] if diagnose_state(entry) is not None else _unblamed_groups(entry)
     if not rows and entry.status.get("status") == FAILED and not entry.failed_nodes and not category_faults(entry) \
             and not _convicted_so_far(entry):
-        rows = [FailureRow(entry.key, entry.key, f"{UNBLAMED}: {entry.status.get('reason') or 'failed'}", "-",
-                           str(entry.status.get("message") or ""), str(meta_of(wf or {}).get("name") or ""), None)]
+        # a threshold out of reach is why, before the diagnosis's "32 nodes inconclusive": the threshold, not the nodes
+        reach = threshold_out_of_reach(entry)
+        reason = "threshold out of reach" if reach else entry.status.get("reason") or "failed"
+        message = str(entry.status.get("message") or "")
+        rows = [FailureRow(entry.key, entry.key, f"{UNBLAMED}: {reason}", "-", f"{reach}; {message}" if reach else message,
+                           str(meta_of(wf or {}).get("name") or ""), None)]
     return rows
 
 

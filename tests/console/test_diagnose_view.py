@@ -341,3 +341,26 @@ def test_suspects_under_test_include_those_whose_test_waits_for_its_pods() -> No
     states = {"n1": ("running", ""), "n2": ("waiting", ""), "n3": ("suspect", ""), "n4": ("failed", ""), "n5": ("running", "")}
     assert suspects_under_test(snapshot, states) == ["n1", "n2"]
     assert suspects_under_test(snapshot, states, "other") == []
+
+
+async def test_the_failures_pane_and_the_wall_say_a_threshold_is_out_of_reach() -> None:
+    """Every test failed, far below the threshold: the dashboard and the wall said only "DiagnosisUnresolved: ... nodes
+    inconclusive", the drill-down and the report that the threshold is out of reach of the fleet."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.screens.wall import WallScreen
+    from nvcre_tui.widgets.failures_pane import FailuresPane
+    from nvcre_tui.widgets.fitted_list import FittedList
+
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-threshold-out-of-reach"
+    session = await session_with((case / "cert.yaml").read_text(), scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.pause()
+        (row,) = app.screen.query_one(FailuresPane).failures
+        assert row.reason == "no node blamed: threshold out of reach"
+        assert row.message.startswith("threshold value >= 900 is above anything measured on this fleet: best ")
+        await app.push_screen(WallScreen())
+        await pilot.pause()
+        lines = [f"{entry.subject} {entry.text}" for entry in app.screen.query_one("#failures", FittedList).entries]
+        assert any("threshold out of reach" in line for line in lines), lines

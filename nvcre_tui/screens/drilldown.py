@@ -257,6 +257,9 @@ class DrilldownScreen(NvcreScreen):
         text = Text()
         label(text, "Node", row["node"])
         label(text, "Verdict", verdict_line(row))
+        for note in state.get("notes") or []:  # why a node stays inconclusive (no healthy node left to confirm it against)
+            if row["node"] in (note.get("nodes") or ()) and note.get("kind") not in RUN_NOTES:
+                label(text, "Why", str(note.get("message") or "").removeprefix(f"{row['node']}: "))
         text.append("\nTests that decided it:\n")
         crossed = crossing(state)
         for test in state.get("tests") or []:

@@ -197,13 +197,14 @@ async def _steps(app: NvcreApp) -> AsyncIterator[tuple[Snapshot, CategoryView]]:
 async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> None:
     """`onFailure: diagnose`: the map showed clique-0 as 8 frozen `!` for half an hour while rounds ran (a suspect
     outranked running). A suspect the current round tests shows running, so the map and the header counts move
-    round by round; the others stay suspect."""
+    round by round; the others stay suspect. The reference partners beside it show passed (they read as suspects)."""
+    from nvcre_tui.engine.diagnose import stored_partners
     from nvcre_tui.engine.views import fleet_summary
 
     app = await _on_failure_diagnosis(wall=False)
     async with app.run_test(size=(120, 40)):
         tallies: list[tuple[int, int]] = []  # (suspect, running) while the diagnosis runs
-        under_test = 0
+        under_test = partnered = 0
         async for snapshot, category in _steps(app):
             diagnose = category.orchestration.get("diagnose")
             if diagnose is not None and diagnose.get("suspectNodes"):
@@ -211,6 +212,13 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
                 for node in diagnose["suspectNodes"]:  # each suspect: running while tested, else suspect
                     assert states[node][0] == ("running" if node in testing else "suspect"), (node, states[node], testing)
+                # a running test's reference partners are drawn passed: the running nodes are those the round tests
+                running = {g["name"] for g in category.groups if g.get("phase") == "Running"}
+                for node, test in stored_partners(diagnose).items():
+                    if test in running:
+                        partnered += 1
+                        state, detail = states[node]
+                        assert state == "passed" and detail.endswith(f"healthy: reference partner in diagnose test {test}"), (node, state, detail)
                 tested_now = sum(1 for node in diagnose["suspectNodes"] if node in testing)
                 under_test += tested_now
                 counts = fleet_summary(snapshot, states)
@@ -223,7 +231,7 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 # The failures pane's title says them: "none" read as a clean run while the wall listed them.
                 title = str(app.screen.query_one("#failures-title", Static).render())
                 assert f"{count(len(diagnose['suspectNodes']), 'suspect')} under diagnosis" in title and not title.endswith("none"), title
-        assert under_test > 0 and len(set(tallies)) >= 3, tallies
+        assert under_test > 0 and partnered > 0 and len(set(tallies)) >= 3, (tallies, partnered)
 
 
 async def test_the_wall_names_the_suspects_a_round_tests() -> None:

@@ -70,6 +70,17 @@ def test_a_verdicts_tests_say_a_crash_its_reason_and_a_link_fault_its_own() -> N
     assert "  ✗ r2-confirm-0 (confirmation) with n2  299.996 GB/s" in lines
 
 
+def test_an_inconclusive_verdict_says_why() -> None:
+    """The report's note ("no healthy node left to confirm it against") was in no console screen."""
+    state = {"domains": {"a": ["n1", "n2"]},
+             "tests": [{"group": "r0-screen-0", "stage": "screening", "nodes": ["n1", "n2"], "passed": False, "value": 401.2}],
+             "notes": [{"kind": "inconclusive", "nodes": ["n1"], "message": "n1: no healthy node left to confirm it against"},
+                       {"kind": "inconclusive", "nodes": ["n2"], "message": "n2: no healthy node left to confirm it against"}]}
+    row = {"node": "n1", "verdict": "inconclusive", "record": "failed 1 of 1 tests"}
+    lines = DrilldownScreen._verdict_detail(row, state).plain.splitlines()
+    assert [line for line in lines if line.startswith("Why")] == ["Why               no healthy node left to confirm it against"], lines
+
+
 async def test_a_diagnosing_category_says_where_its_diagnosis_stands() -> None:
     """Its line read `GroupsPartitioned` (the Workflow's reason since it began) for the whole diagnosis."""
     import re

@@ -125,7 +125,7 @@ from nvcre_tui.engine.planning.grouping import Group
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
-    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start", "stored_records", "VERDICT_PREFIX",
+    "measured", "node_record", "plan_round", "problems", "verdict_message", "readable", "record_round", "start", "stored_partners", "stored_records", "VERDICT_PREFIX",
 ]
 
 
@@ -264,6 +264,17 @@ def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int 
             tests[node].append(probe.evidence())
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
     return {node: record_text(found, limit=limit, crossed=crossed) for node, found in tests.items() if found}
+
+
+def stored_partners(data: Mapping[str, object]) -> dict[str, str]:
+    """The healthy reference partners of the planned round's tests (nodes a test is not about, and proven healthy
+    before: a suspect may partner another), each with its test's name, from a stored state: {} when it cannot be read."""
+    try:
+        state = DiagnoseState.from_dict(data)
+    except (DiagnoseError, KeyError, TypeError, ValueError):
+        return {}
+    healthy = {node for node, status in state.status if status == "healthy"}
+    return {node: probe.group for probe in state.plan for node in probe.padding if node in healthy}
 
 
 VERDICT_PREFIX = "diagnose: "  # a diagnosis's verdict message (the failed-nodes ConfigMap, the report) starts so

@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
-from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_records
+from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
@@ -69,6 +69,9 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # A finished Workflow's current groups keep only name, nodes and phase: the rest is in its last record.
     last = category.iterations[-1].groups if category.iterations and cond.is_terminal(wf) else []
     recorded: dict[object, Mapping[str, Any]] = {g.get("name"): g for g in last}
+    # A running test's reference partners are proven healthy and the test is not about them: drawn passed, so the
+    # map's running nodes are the ones each round tests (a review took partners for suspects).
+    partners = _partners(wf, diagnose) if diagnose is not None and states is DIAGNOSE_MEMBER_STATES else {}
     for current in category.groups:
         group: dict[str, Any] = {**recorded.get(current.get("name"), {}), **current}
         phase = str(group.get("phase") or "")
@@ -85,6 +88,8 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
                 said = (f"{group.get('blamedFor')} in test {group.get('name')}" if node in blamed
                         else f"in failed test {group.get('name')} ({failure_reason(None, group)}), not blamed by it")
                 _mark(before, node, "suspect", f"{said}; the diagnosis weighs it this round", OFFER)
+            elif state == "running" and partners.get(node) == group.get("name"):
+                _mark(before, node, "passed", f"healthy: reference partner in diagnose test {group.get('name')}", OVERRIDE)
             elif state != "suspect":
                 _mark(before, node, state)
     for record in category.iterations:
@@ -121,6 +126,21 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
 
 _RECORDS: dict[tuple[object, ...], dict[str, str]] = {}  # (Workflow uid, round, tests, suspects) -> their records
 RECORDS_KEPT = 64
+
+
+_PARTNERS: dict[tuple[object, ...], dict[str, str]] = {}  # (Workflow uid, round, planned tests) -> reference partners
+
+
+def _partners(wf: Obj, diagnose: Mapping[str, Any]) -> dict[str, str]:
+    """stored_partners, once per planned round of a Workflow (as _suspect_records)."""
+    plan = diagnose.get("plan")
+    key = (wf["metadata"].get("uid"), diagnose.get("round"), len(plan) if isinstance(plan, list) else None)
+    found = _PARTNERS.get(key)
+    if found is None:
+        if len(_PARTNERS) >= RECORDS_KEPT:
+            _PARTNERS.pop(next(iter(_PARTNERS)))
+        found = _PARTNERS[key] = stored_partners(diagnose)
+    return found
 
 
 def _suspect_records(wf: Obj, diagnose: Mapping[str, Any], suspects: Sequence[str]) -> dict[str, str]:

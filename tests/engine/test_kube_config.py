@@ -181,6 +181,9 @@ def _write(path: Path, text: str) -> str:
     return str(path)
 
 
+TYPED = ("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n"
+         "clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:1', {cluster}}}}}]\nusers: [{{name: u, user: {{{user}}}}}]\n")
+
 BAD_CASES = [
     ("missing", lambda d: {"kubeconfig": str(d / "nope")}, r"^--kubeconfig .*/nope: file not found$"),
     ("yaml", lambda d: {"kubeconfig": _write(d / "c", "clusters: [\n  - name: x\n bad")},
@@ -203,6 +206,11 @@ BAD_CASES = [
      r"^kubeconfig .*/c, context lab: cluster 'ghost' is not defined$"),
     ("not-utf8", lambda d: {"kubeconfig": str(d / "c") if (d / "c").write_bytes(b"clusters: [\xff\xfe]\n") else ""},
      r"^kubeconfig .*/c: not UTF-8 text \(byte 11\); a kubeconfig is YAML$"),
+    # a quoted "false" turned TLS verification off and the token went to a server nobody verified
+    ("skip-tls-string", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster='insecure-skip-tls-verify: "false"', user="token: t"))},
+     r"^kubeconfig .*/c, context x: cluster c: insecure-skip-tls-verify must be true or false, got 'false'$"),
+    ("token-number", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="token: 123"))},
+     r"^kubeconfig .*/c, context x: user u: token must be a string, got 123$"),
     *[(f"server-{name}", (lambda server: lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab", servers={"lab": server}))})(server),
        rf"^kubeconfig .*/c, context lab: cluster lab: server '{re.escape(server)}' {why}$")
       for name, server, why in (("words", "not a url", r"is not an https:// \(or http://\) URL"),

@@ -172,10 +172,35 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
     problem = _server_problem(cluster["server"])
     if problem:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
+    _check_types(cluster, CLUSTER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: cluster {cluster_name}")
     user = body.get("user")
-    if isinstance(user, str) and user and _named(merged, "users", user) is None:
-        raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
+    if isinstance(user, str) and user:
+        user_body = _named(merged, "users", user)
+        if user_body is None:
+            raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
+        _check_types(user_body, USER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: user {user}")
     return chosen, body
+
+
+# The kubeconfig fields the client reads, by type (kubectl refuses another type; the client would read the string
+# "false" in insecure-skip-tls-verify as true, and send the token to a server it never verified).
+CLUSTER_FIELD_TYPES: dict[str, type] = {
+    "insecure-skip-tls-verify": bool, "certificate-authority": str, "certificate-authority-data": str,
+    "tls-server-name": str, "proxy-url": str,
+}
+USER_FIELD_TYPES: dict[str, type] = {
+    "token": str, "tokenFile": str, "client-certificate": str, "client-certificate-data": str, "client-key": str,
+    "client-key-data": str, "username": str, "password": str,
+}
+
+
+def _check_types(body: dict[str, Any], types: dict[str, type], where: str) -> None:
+    """One line naming the first field of `body` whose value is not of its type (a null is an absent field)."""
+    for field, kind in types.items():
+        value = body.get(field)
+        if value is not None and not isinstance(value, kind):
+            shown = "true or false" if kind is bool else "a string"
+            raise InputError(f"{where}: {field} must be {shown}, got {value!r:.60}")
 
 
 def _server_problem(server: str) -> str | None:

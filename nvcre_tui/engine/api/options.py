@@ -99,7 +99,7 @@ class CategoryOptions(WireModel):
         domain = name.split("/", 1)[0] if "/" in name else ""
         if not is_qualified_name(name) or domain.endswith(("k8s.io", "kubernetes.io")):
             raise PydanticCustomError(
-                "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value!r}", {"value": name}
+                "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value}", {"value": repr(name)}
             )
         return name
 

@@ -144,6 +144,14 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
     assert any("optionMinimums.maxStep" in m and "'maxStep' is not an option a template reads" in m for m in error.value.messages)
 
 
+def _replace(path: Path, pattern: str, text: str) -> None:
+    import re
+
+    changed, found = re.subn(pattern, text, path.read_text(), count=1)
+    assert found, (path, pattern)
+    path.write_text(changed)
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda root: (root / "communication" / "NCCL_Bad.yaml").write_text((root / "communication" / "nccl-all-reduce.yaml").read_text()),
      "{root}/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
@@ -155,6 +163,19 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
      "{root}/training/nemotron5-56b.yaml: unknown placeholder ${{maxStepz}} (in it or a file it extends); known: exitDurationMins, "
      "gpuArchitecture, gpusPerNode, maxBytes, maxSteps, mlnxPerNode, mnnvl, nodesPerJob, numCycles, numIterations, platform, pp, "
      "saveInterval, saveRetainInterval, sourceRepo, tp, variant"),
+    # A wrong type where a list is wanted: it raised TypeError (a traceback in the console), or a string was read
+    # letter by letter ("_: no such file", one line per letter of `overrides: abc`).
+    (lambda root: _replace(root / "training" / "nemotron5-8b.yaml", r"(?m)^extends:.*$", "extends: 1.5"),
+     "{root}/training/nemotron5-8b.yaml: extends: must be a list, got 1.5"),
+    (lambda root: _replace(root / "training" / "nemotron5-8b.yaml", r"(?m)^extends:.*$", "extends: _lib/megatron-pretrain.yaml"),
+     "{root}/training/nemotron5-8b.yaml: extends: must be a list, got '_lib/megatron-pretrain.yaml'"),
+    (lambda root: _replace(root / "communication" / "nccl-all-reduce.yaml", r"(?m)^overrides:", "overrides: abc\nunused:"),
+     "{root}/communication/nccl-all-reduce.yaml: overrides: must be a list, got 'abc'"),
+    # A template or default of the wrong type: refused at load, naming file and field (it was exit 70 at render).
+    (lambda root: _replace(root / "communication" / "nccl-loopback.yaml", r"tolerations: \[\{operator: Exists\}\]", "tolerations: [5]"),
+     "{root}/communication/nccl-loopback.yaml (rendered for aws, h100; template and overrides): tolerations[0]: must be a mapping, got 5"),
+    (lambda root: _replace(root / "_defaults" / "gpu-defaults.yaml", r"h100: +\{gpusPerNode: 8,", "h100: {gpusPerNode: 65,"),
+     "{root}/_defaults/gpu-defaults.yaml (h100 on aws): gpusPerNode: must be <= 64"),
 ])
 def test_a_catalog_entry_is_named_as_workflows_are_and_extends_only_the_catalog(tmp_path: Path, change: Any, message: str) -> None:
     import shutil

@@ -250,16 +250,26 @@ def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[s
         raise InputError(f"{_shown(root, path.relative_to(root))}: must be a mapping")
     merged: dict[str, Any] = {}
     overrides: list[Any] = []
-    for base in document.pop("extends", None) or []:
+    for base in _listed(document, "extends", _shown(root, path.relative_to(root))):
         if not isinstance(base, str) or not (root / base).resolve().is_relative_to(root):
             raise InputError(f"{_shown(root, path.relative_to(root))}: extends: {base!r} is not a file inside the catalog folder")
         base_doc = _with_extends(root / base, root, (*seen, path))
         overrides += base_doc.pop("overrides", [])
         merged = deep_merge(merged, base_doc)
-    overrides += document.pop("overrides", None) or []
+    overrides += _listed(document, "overrides", _shown(root, path.relative_to(root)))
     merged = deep_merge(merged, document)
     merged["overrides"] = overrides
     return merged
+
+
+def _listed(document: dict[str, Any], key: str, where: str) -> list[Any]:
+    """`document[key]`, taken out: a list, or none (a string here would be read letter by letter)."""
+    value = document.pop(key, None)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{where}: {key}: must be a list, got {value!r:.60}")
+    return value
 
 
 def _validated(model: type[WireModel], data: Any, where: str) -> Any:
@@ -295,7 +305,10 @@ def load_catalog(root: Path | None = None) -> Catalog:
         entries[entry.key] = entry
     gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), _shown(root, "_defaults/gpu-defaults.yaml"))
     options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), _shown(root, "_defaults/options.yaml"))
-    return Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)
+    catalog = Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)
+    from nvcre_tui.engine.planning.catalog_check import check_renders  # it renders, and rendering builds on this module
+    check_renders(catalog, functools.partial(_shown, root))
+    return catalog
 
 
 @functools.lru_cache(maxsize=1)

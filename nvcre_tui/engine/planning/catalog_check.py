@@ -1,0 +1,69 @@
+"""A catalog's entries rendered once for every platform and GPU architecture when it loads: a site catalog
+(NVCRE_CATALOG_DIR) whose template or defaults hold a wrong type (`tolerations: [5]`, `gpusPerNode: 65`) is refused
+then, naming its file and field, rather than failing the first certification that renders it as a bug of nvcre."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from nvcre_tui.engine.api.options import CategoryOptions
+from nvcre_tui.engine.api.validation import validation_messages
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
+from nvcre_tui.engine.planning.platform import PLATFORMS, UNKNOWN_ARCHITECTURE
+from nvcre_tui.engine.planning.render import render_run_spec
+from nvcre_tui.engine.planning.resolve import resolve_options
+
+
+def check_renders(catalog: Catalog, shown: Callable[[str], str]) -> None:
+    """Render every entry on every (platform, architecture) its overrides tell apart; InputError naming the file
+    (`shown(relative path)`) and field of the first that does not give a valid WorkloadRun spec."""
+    architectures = [*catalog.gpu_defaults.architectures, UNKNOWN_ARCHITECTURE]
+    platforms = _platforms(catalog)
+    for platform in platforms:
+        for architecture in architectures:
+            _shape(catalog, platform, architecture, shown)
+    for entry in catalog.entries.values():
+        rendered: set[tuple[int, ...]] = set()  # the overrides that applied: one render per set tells them all
+        for platform in platforms:
+            for architecture in architectures:
+                applying = tuple(i for i, o in enumerate(entry.overrides) if o.when.matches(platform, architecture))
+                if applying in rendered:
+                    continue
+                rendered.add(applying)
+                options = _options(catalog, entry, platform, architecture, shown)
+                try:
+                    render_run_spec(entry, options, platform, architecture, nodes_per_job=2)
+                except ValidationError as error:
+                    where = f"{shown(f'{entry.key}.yaml')} (rendered for {platform}, {architecture}; template and overrides)"
+                    raise InputError(validation_messages(error, where)[:1]) from None
+
+
+def _platforms(catalog: Catalog) -> list[str]:
+    """The platforms the defaults or an override name, and one that none names: every other renders as it does."""
+    named = set(catalog.gpu_defaults.platforms)
+    for entry in catalog.entries.values():
+        for override in entry.overrides:
+            match = override.when.platform
+            if match is not None:
+                named.update(filter(None, [match.equals, *(match.in_ or []), *(match.not_in or [])]))
+    other = next((platform for platform in PLATFORMS if platform not in named), None)
+    return sorted(named) + ([other] if other else [])
+
+
+def _shape(catalog: Catalog, platform: str, architecture: str, shown: Callable[[str], str]) -> None:
+    """The GPU defaults of one platform and architecture, as options (their bounds: `gpusPerNode` at most 64)."""
+    try:
+        CategoryOptions.model_validate(catalog.gpu_defaults.shape(platform, architecture).model_dump(exclude_none=True, by_alias=True))
+    except ValidationError as error:
+        raise InputError(validation_messages(error, f"{shown('_defaults/gpu-defaults.yaml')} ({architecture} on {platform})")[:1]) from None
+
+
+def _options(catalog: Catalog, entry: CatalogEntry, platform: str, architecture: str, shown: Callable[[str], str]) -> CategoryOptions:
+    try:
+        return resolve_options(catalog, entry, CategoryOptions(), platform, architecture)
+    except ValidationError as error:
+        where = f"{shown('_defaults/gpu-defaults.yaml')} ({architecture} on {platform}, with {entry.key}'s defaults)"
+        raise InputError(validation_messages(error, where)[:1]) from None

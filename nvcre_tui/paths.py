@@ -29,3 +29,10 @@ def shown_file(name: str, root: Path, relative: str | Path) -> str:
     folder, else its own path, so an error in a site catalog (NVCRE_CATALOG_DIR) points at the file to fix."""
     shipped = {(_PACKAGE / "_data" / name).resolve(), (_CHECKOUT / name).resolve()}
     return f"{name}/{relative}" if root.resolve() in shipped else str(root / relative)
+
+
+def state_home() -> Path:
+    """nvcre's folder for its stores and history: $XDG_STATE_HOME/nvcre, else ~/.local/state/nvcre. A relative
+    $XDG_STATE_HOME is ignored, as the XDG spec says: it would name another folder from each working directory."""
+    base = os.environ.get("XDG_STATE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state") / "nvcre"

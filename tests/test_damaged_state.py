@@ -228,6 +228,14 @@ def _wrong_columns(path: Path, state: Path) -> None:
         db.execute("ALTER TABLE objects RENAME COLUMN body TO payload")
 
 
+def _schema_not_utf8(path: Path, state: Path, table: str) -> None:
+    """A copy of `state` whose stored schema of `table` ends in a byte that is not UTF-8 (a byte flipped on disk)."""
+    shutil.copy(state, path)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("PRAGMA writable_schema = ON")
+        assert db.execute("UPDATE sqlite_master SET sql = CAST(sql || X'd5' AS TEXT) WHERE name = ?", (table,)).rowcount == 1
+
+
 def _meta(statement: str) -> Any:
     """A copy of the finished store with its meta table edited by `statement`."""
     def make(path: Path, state: Path) -> None:
@@ -248,7 +256,9 @@ def _meta(statement: str) -> Any:
     (lambda path, state: _foreign_sqlite(path), "an SQLite database but not an nvcre store (no meta table)"),
     (_wrong_columns, "table objects has columns (kind, namespace, name, uid, rv, payload), expected "
                      "(kind, namespace, name, uid, rv, body); not a store of this nvcre version"),
-], ids=["not-sqlite", "rv-text", "rv-negative", "floor-missing", "clock-number", "clock-far", "foreign-sqlite", "wrong-columns"])
+    # SQLite quotes the damaged schema in its message, which Python could not decode: exit 70, "a bug in nvcre"
+    (lambda path, state: _schema_not_utf8(path, state, "meta"), "not a usable nvcre store (malformed database schema: not UTF-8 text)"),
+], ids=["not-sqlite", "rv-text", "rv-negative", "floor-missing", "clock-number", "clock-far", "foreign-sqlite", "wrong-columns", "schema-not-utf8"])
 @pytest.mark.parametrize("command", ["report", "run", "console"])
 def test_a_damaged_database_is_one_line_naming_it(make: Any, problem: str, command: str, finished_state: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,6 +35,7 @@ from nvcre_tui.engine.state_file import check_catch_up, check_time, load_legacy_
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.sqlite import SqliteStore, import_json_state
 from nvcre_tui.engine.store.sqlite.imports import IMPORTED_SUFFIX
+from nvcre_tui.paths import state_home
 
 __all__ = ["STATE_NAME", "LEGACY_NAME", "SCENARIO_PROPERTY", "CLOCK_PROPERTY", "ClockRecord", "OpenedState",
            "check_state", "default_state_path", "legacy_default_path", "open_state", "read_clock", "record_clock", "resume_times"]
@@ -46,20 +47,16 @@ CLOCK_PROPERTY = "clock"
 _ADVICE = "move it aside (or delete it) to start afresh"
 
 
-def _state_home() -> Path:
-    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "nvcre"
-
-
 def default_state_path() -> Path:
     """$NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_STATE"):
         return Path(os.environ["NVCRE_STATE"])
-    return _state_home() / STATE_NAME
+    return state_home() / STATE_NAME
 
 
 def legacy_default_path() -> Path | None:
     """The old default JSON state (imported into the default store), or None when $NVCRE_STATE names one."""
-    return None if os.environ.get("NVCRE_STATE") else _state_home() / LEGACY_NAME
+    return None if os.environ.get("NVCRE_STATE") else state_home() / LEGACY_NAME
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,18 @@ def test_the_default_history_path_follows_the_environment(monkeypatch: pytest.Mo
     assert default_history_path() == tmp_path / "mine.db"
 
 
+def test_a_relative_xdg_state_home_is_ignored_as_the_spec_says(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """It made ./rel/nvcre/ in each working directory: the store `nvcre --sim` found depended on where it ran."""
+    from nvcre_tui.engine.sim_state import default_state_path
+
+    monkeypatch.delenv("NVCRE_HISTORY", raising=False)
+    monkeypatch.delenv("NVCRE_STATE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", "rel")
+    assert default_history_path() == tmp_path / "home" / ".local" / "state" / "nvcre" / "history.db"
+    assert default_state_path() == tmp_path / "home" / ".local" / "state" / "nvcre" / "sim.db"
+
+
 async def test_a_session_by_default_archives_under_xdg_state_home(tmp_path: Path) -> None:
     session = await SimSession.open(fleet(), None)
     try:
@@ -363,3 +375,22 @@ async def test_a_sessions_history_holds_its_own_stores_certifications(tmp_path: 
         assert {e["certification"] for e in session.history.node("gpu-node-02")} == {"in-a"}
     finally:
         await session.close()
+
+
+def test_a_history_whose_schema_is_not_utf8_is_refused_by_every_reader(tmp_path: Path) -> None:
+    """SQLite quotes a damaged schema in its message, which Python could not decode: every history command exited 70
+    ("a bug in nvcre"), and `run` took the file as its --history and failed to archive only at the end."""
+    import sqlite3
+
+    from nvcre_tui.engine.history.db import check_history
+
+    history = tmp_path / "h.db"
+    open_history(history).close()
+    with sqlite3.connect(history) as db:
+        db.execute("PRAGMA writable_schema = ON")
+        db.execute("UPDATE sqlite_master SET sql = CAST(sql || X'd5' AS TEXT) WHERE name = 'certifications'")
+    said = f"{history}: not a readable history database (malformed database schema: not UTF-8 text)"
+    for read in (lambda: check_history(history), lambda: open_history(history, create=False), lambda: HistoryQuery(history).certifications()):
+        with pytest.raises(InputError) as error:
+            read()
+        assert str(error.value) == said

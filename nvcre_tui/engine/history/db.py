@@ -12,6 +12,7 @@ from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.outfiles import check_writable
+from nvcre_tui.paths import state_home
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
@@ -57,8 +58,7 @@ def default_history_path() -> Path:
     """$NVCRE_HISTORY, else $XDG_STATE_HOME/nvcre/history.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_HISTORY"):
         return Path(os.environ["NVCRE_HISTORY"])
-    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return base / "nvcre" / "history.db"
+    return state_home() / "history.db"
 
 
 def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
@@ -94,8 +94,11 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
         elif version == 0:
             connection.close()
             raise InputError(f"{path}: not an nvcre history database (no schema)")
+        connection.execute("SELECT 1 FROM certifications LIMIT 0")  # parses the schema now: a damaged one is said here
     except sqlite3.DatabaseError as error:
         raise InputError(f"{path}: not a readable history database ({error})") from None
+    except UnicodeDecodeError:  # SQLite's message quoted a schema that is not UTF-8: the file is damaged
+        raise InputError(f"{path}: not a readable history database (malformed database schema: not UTF-8 text)") from None
     except OSError as error:
         raise InputError(f"{path}: cannot open the history database ({error.strerror})") from None
     return connection

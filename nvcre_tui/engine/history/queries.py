@@ -241,6 +241,8 @@ class HistoryQuery:
             return connection.execute(sql, parameters).fetchall()
         except sqlite3.DatabaseError as error:
             raise InputError(f"{self.path}: not a readable history database ({error})") from None
+        except UnicodeDecodeError:  # SQLite's message quoted a schema that is not UTF-8: the file is damaged
+            raise InputError(f"{self.path}: not a readable history database (malformed database schema: not UTF-8 text)") from None
         finally:
             connection.close()
 

@@ -115,6 +115,9 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
     except sqlite3.DatabaseError as error:
         db.close()
         raise _problem(path, f"not a usable nvcre store ({error})") from None
+    except UnicodeDecodeError:  # SQLite's message quoted a schema that is not UTF-8: the file is damaged
+        db.close()
+        raise _problem(path, "not a usable nvcre store (malformed database schema: not UTF-8 text)") from None
     except StoreFileError:
         db.close()
         raise

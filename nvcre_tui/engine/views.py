@@ -13,11 +13,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, meta_of, run_name,
+from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, labels_of, meta_of, run_name,
                                          run_status, workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
-from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_WORKFLOW, PHASE_GLYPHS,
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
@@ -341,7 +341,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                 failures = [f for f in blamed if f["name"] == name]
                 state = nodestates.blamed_state(nodes, blamed, str(failures[0].get("reason") or "")) if failures else None
                 rows.append({"certification": cert["metadata"]["name"], "category": category, "job": job["metadata"]["name"],
-                             "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, VALIDATION_FAILED),
+                             "group": labels_of(job).get(LABEL_GROUP) or "", "groupSize": len(nodes), "phase": cond.phase(job) or "Pending", "validationFailed": cond.is_true(job, VALIDATION_FAILED),
                              "blamedState": state,  # failed, or suspect with its whole group (as the map says); None: not blamed
                              # what this Job says of the node, as the map and the drill-down say it (nodestates.member_state)
                              "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job), nodestates.failure_reason(job),

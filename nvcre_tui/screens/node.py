@@ -40,8 +40,10 @@ SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
 # The verdict before the long Job name. On a narrow screen the Job and its group's size go first, then the reason: the
 # evidence box says all three of the highlighted Job.
+# The group's name and size: a diagnosis's tests of one node differ by nothing else ("r2-confirm-0 (2 nodes)"); kept
+# longer than the Job's full name, which the evidence box states.
 RESULT_COLUMNS = (Column("Certification"), Column("Category"), Column("Result"), Column("Measurements"), Column("Reason", Drop.LAST),
-                  Column("Group", Drop.FIRST), Column("Job", Drop.FIRST))
+                  Column("Group", Drop.LAST), Column("Job", Drop.FIRST))
 
 
 def job_measurement(key: str, value: float) -> str:
@@ -122,7 +124,8 @@ class NodeScreen(NvcreScreen):
             result = f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(row['state']).glyph} {row['state']}"
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
-            rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, count(row["groupSize"], "node"), row["job"])
+            group = f"{row['group']} ({count(row['groupSize'], 'node')})" if row["group"] else count(row["groupSize"], "node")
+            rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, group, row["job"])
         table.set_rows(rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
             self._show_evidence(table.cursor_row)

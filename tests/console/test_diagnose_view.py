@@ -372,3 +372,21 @@ async def test_the_failures_pane_and_the_wall_say_a_threshold_is_out_of_reach() 
         await pilot.pause()
         lines = [f"{entry.subject} {entry.text}" for entry in app.screen.query_one("#failures", FittedList).entries]
         assert any("threshold out of reach" in line for line in lines), lines
+
+
+async def test_a_diagnosed_nodes_jobs_are_told_apart_by_their_test() -> None:
+    """The node screen's Jobs of a diagnosed node read alike ("✗ faulty ... ThresholdViolation" four times): its Group
+    column names each test and its size, as the drill-down does."""
+    from nvcre_tui.widgets.fitted_table import FittedTable
+
+    from .harness import open_node_screen
+
+    session = await session_with(DIAGNOSE)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_node_screen(app, pilot, "gpu-node-07")
+        table = screen.query_one("#results", FittedTable)
+        labels = [column.label.plain for column in table.ordered_columns]
+        groups = [str(table.get_row_at(index)[labels.index("Group")]) for index in range(table.row_count)]
+        assert len(groups) > 2 and len(set(groups)) == len(groups), groups
+        assert all(re.fullmatch(r"r\d+-[a-z]+-\d+ \(\d+ nodes?\)", group) for group in groups), groups

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -522,3 +523,16 @@ def test_run_wait_follows_a_category_run_twice_as_two(tmp_path: Path, capsys: py
     assert main(["certification", "run", "--sim", "--state", str(tmp_path / "s.db"), "--cert-file", str(cert), "--wait"]) == 1
     err = capsys.readouterr().err
     assert "[watch] communication/nccl-all-reduce #1: Succeeded" in err and "[watch] communication/nccl-all-reduce #2: Failed" in err, err
+
+
+def test_run_wait_says_each_round_of_a_diagnosis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A diagnosis of ten minutes printed only InProgress, then Failed: each round is a line, with its suspects and
+    what it has convicted so far."""
+    case = Path(__file__).parent / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
+    assert main(["certification", "run", "--sim", "--state", str(tmp_path / "s.db"), "--scenario", str(case / "scenario.yaml"),
+                 "--cert-file", str(case / "cert.yaml"), "--wait"]) == 1
+    err = capsys.readouterr().err
+    rounds = [int(m.group(1)) for m in re.finditer(r"^\[watch\] communication/nccl-all-reduce: diagnose round (\d+), stage \w+: ", err, re.M)]
+    assert len(rounds) >= 3 and rounds == sorted(rounds), err
+    assert re.search(r"^\[watch\] communication/nccl-all-reduce: diagnose round \d+, stage \w+: \d+ suspects?(, \d+ (faulty|intermittent))*, 1 link fault \(", err, re.M), err
+    assert err.index("diagnose round") < err.index("[watch] communication/nccl-all-reduce: Failed")

@@ -13,7 +13,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_resul
                                   refuse_damaged_rows, write_results)
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
-from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of
+from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of, orchestration_of
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
@@ -45,12 +45,14 @@ from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.diagnose.summary import rounds_weighed
+from nvcre_tui.engine.report.nodestates import diagnosis_open
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
-from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
+from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
 
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
     from nvcre_tui.engine.session import Session, SimSession
@@ -458,6 +460,24 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     return lines
 
 
+# A running diagnosis's counts, in the order `run --wait` says them.
+DIAGNOSIS_COUNTS = (("suspectNodes", "suspect"), ("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"))
+
+
+def _diagnosing(session: Session, status: Mapping[str, Any], namespace: str) -> str | None:
+    """Where a category's open diagnosis stands, as `run --wait` says it when it changes ("diagnose round 3, stage
+    confirmation: 4 suspects, 1 faulty, 1 link fault"); None when the category does not diagnose now."""
+    name = (status.get("workflowRef") or {}).get("name")
+    wf = session.cache.get(WORKFLOW, name, namespace) if name else None
+    if wf is None or not diagnosis_open(wf):
+        return None
+    state: Mapping[str, Any] = orchestration_of(wf).get("diagnose") or {}
+    sizes = {word: len(state.get(key) or []) for key, word in DIAGNOSIS_COUNTS}
+    said = [f"{n} {word}{'s' if word == 'suspect' and n != 1 else ''}" for word, n in sizes.items() if n]
+    said += [count(len(state.get("infrastructureFaults") or []), "link fault")] if state.get("infrastructureFaults") else []
+    return f"diagnose round {rounds_weighed(state)}, stage {state.get('stage')}: {', '.join(said) or 'no suspect yet'}"
+
+
 def _standing(cert: dict[str, Any]) -> str:
     """Where each unfinished category of the certification stands, as its status says (`run --wait`'s periodic line)."""
     unfinished = [status for status in certification_status(cert).get("categoryStatuses") or []
@@ -474,6 +494,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
     """A check that prints each category's status change and says whether the certification finished."""
     start = session.clock.now()
     seen: dict[str, str] = {}
+    diagnosing: dict[str, str] = {}
     told: set[str] = set()
     from nvcre_tui.engine.session import SimSession
 
@@ -497,6 +518,10 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                 seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
+            standing = _diagnosing(session, status, namespace)
+            if standing is not None and diagnosing.get(key) != standing:  # a round a minute: said as it narrows
+                diagnosing[key], said = standing, True
+                console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(standing))} ({elapsed})")
         for line in _waiting(session, name, namespace, told):
             said = True
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)

@@ -73,6 +73,7 @@ class DrilldownScreen(NvcreScreen):
     DrilldownScreen #detail-box { width: 3fr; border-left: solid $panel; padding: 0 1; }
     """
     GUIDE_DEPTH = 3  # Textual's 4 columns per level, one less: verdicts sit three levels down
+    NARROW = 100  # below this width the tree's guides take 2 columns a level: its labels are cut later
 
     def __init__(self, certification: str, focus: tuple[str, str] | None = None) -> None:
         """focus: (workflow, node) to open on instead of the first failed node (the dashboard's failures pane)."""
@@ -88,7 +89,7 @@ class DrilldownScreen(NvcreScreen):
         yield Header()
         with Horizontal():
             tree: Tree[Any] = Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
-            tree.guide_depth = self.GUIDE_DEPTH
+            tree.guide_depth = self._guide_depth()
             yield tree
             with VerticalScroll(id="detail-box"):
                 yield Static(id="detail")
@@ -323,6 +324,12 @@ class DrilldownScreen(NvcreScreen):
             holder.add_leaf(f"{mark} {name}{why}",
                             data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict,
                                   "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED)})
+
+    def _guide_depth(self) -> int:
+        return self.GUIDE_DEPTH if self.app.size.width >= self.NARROW else 2
+
+    def on_resize(self) -> None:
+        self.query_one(Tree).guide_depth = self._guide_depth()
 
     @staticmethod
     def _walk(node: TreeNode[Any]) -> list[TreeNode[Any]]:

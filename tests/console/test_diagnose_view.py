@@ -168,6 +168,11 @@ async def test_verdicts_read_whole_in_an_80_column_drill_down() -> None:
         assert any(str(leaf.label) in line for line in lines), (str(leaf.label), lines)
         assert re.fullmatch(r"✗ gpu-node-06  intermittent  \d/\d failed", str(leaf.label))
         assert tree.size.width - 9 >= len(str(leaf.label)) + 2  # room for 12/15 at depth three
+        # guides of two columns a level below 100 columns (the tree's labels were cut), Textual's three above
+        assert tree.guide_depth == 2
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert tree.guide_depth == DrilldownScreen.GUIDE_DEPTH == 3
 
 
 async def _on_failure_diagnosis(*, wall: bool) -> NvcreApp:

@@ -20,7 +20,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.history import HistoryQuery
 from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.session import SimSession

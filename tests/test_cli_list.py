@@ -13,7 +13,7 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NAMESPACE
 from tests.kube.cluster import installed_in_thread, store_on

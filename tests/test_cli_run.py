@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import NO_CHECKPOINTS, certification_for_categories
 
 ROOT = Path(__file__).resolve().parents[1]

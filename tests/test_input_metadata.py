@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.base import MAX_ANNOTATIONS_BYTES, SERVER_SET_METADATA
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
 

@@ -357,7 +357,7 @@ def test_parse_output_carries_no_escape_sequences(output: str, tmp_path: Path, c
 def test_a_catalog_override_goes_through_the_same_loader(tmp_path: Path) -> None:
     import shutil
 
-    from nvcre_tui.engine.planning.catalog import load_catalog
+    from nvcre_tui.engine.planning.catalog_load import load_catalog
 
     root = tmp_path / "catalog"
     shutil.copytree(Path(__file__).resolve().parents[1] / "catalog", root)

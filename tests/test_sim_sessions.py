@@ -190,7 +190,7 @@ async def test_the_namespace_flag_names_the_simulated_console_s_namespace(tmp_pa
     from nvcre_tui.cli import _root_options, build_parser
     from nvcre_tui.cli.session import open_session
     from nvcre_tui.engine.errors import InputError
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
 
     state = tmp_path / "state.db"
     def console_args(*argv: str) -> Any:

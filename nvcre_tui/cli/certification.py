@@ -14,7 +14,8 @@ from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube.config import cluster_configured
-from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification, load_nodes
 from nvcre_tui.engine.planning.render import RenderedCategory, render_certification
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario, load_scenario

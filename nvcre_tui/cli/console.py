@@ -35,7 +35,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     """Open the console; Textual is imported only here, so the rest of the CLI starts fast."""
     from nvcre_tui.app import NvcreApp
     from nvcre_tui.cli.session import legacy_state_of, on_cluster, open_session, scenario_of, state_path_of
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
 
     scenario = scenario_of(args)
     read_only = args.read_only or wall

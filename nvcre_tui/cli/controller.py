@@ -121,7 +121,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.kube.session import KubeSession
     from nvcre_tui.engine.lease import EngineLease, engine_identity
     from nvcre_tui.engine.metrics import EngineMetrics
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
     from nvcre_tui.engine.store.errors import Forbidden, StoreError
 

@@ -20,7 +20,7 @@ from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION

@@ -26,7 +26,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report

@@ -40,7 +40,7 @@ from nvcre_tui.engine.history.deletion import delete_certification, left_message
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
 from nvcre_tui.engine.outfiles import check_writable
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
 from nvcre_tui.engine.planning.render import render_certification

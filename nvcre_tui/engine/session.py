@@ -28,7 +28,8 @@ from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock, SystemClock
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.local_lease import LEASE_NAMESPACE, LEASE_SECONDS, LocalLease, describe_holder, local_identity
-from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet

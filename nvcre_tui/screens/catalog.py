@@ -9,7 +9,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.widgets.command_bar import CommandBar
 
 

@@ -22,7 +22,7 @@ from nvcre_tui.compose.form import parse_selector as parse_form_selector
 from nvcre_tui.engine.api.bodies import TargetSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario

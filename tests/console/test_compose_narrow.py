@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import SelectionList
 
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 
 from .test_compose import open_compose, push_compose, select_category
 from .test_narrow_tables import joined

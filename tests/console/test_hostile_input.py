@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label, SelectionList, Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.planning.catalog import default_catalog, load_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog, load_catalog
 from nvcre_tui.screens.catalog import CatalogScreen
 from nvcre_tui.screens.compose import ComposeScreen
 from nvcre_tui.screens.dashboard import DashboardScreen

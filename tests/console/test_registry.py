@@ -92,7 +92,7 @@ async def test_the_catalog_screen_shows_the_sessions_catalog() -> None:
 
     from textual.widgets import DataTable
 
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.sim.scenario import default_scenario
 

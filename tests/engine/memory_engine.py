@@ -8,7 +8,7 @@ from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SIM_START

@@ -205,7 +205,7 @@ def test_links_failing_most_of_the_time_name_the_whole_fabric() -> None:
 async def test_a_diagnosis_that_named_only_a_link_fails_its_workflow_for_that(tmp_path: Path) -> None:
     """The Workflow's reason said `DiagnosisUnresolved` beside a message naming the degraded link."""
     from nvcre_tui.engine.controllers import conditions as cond
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.planning.manifest import certification_from_text
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.sim.scenario import load_scenario

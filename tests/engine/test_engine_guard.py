@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario

@@ -12,7 +12,7 @@ from nvcre_tui.engine.api.bodies import group_nodes, orchestration_of
 from nvcre_tui.engine.api.vocabulary import LABEL_GROUP
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import current_groups, finished_iterations, history_record, nodes_by_group, stored_orchestration
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store import JOB, WORKFLOW

@@ -8,7 +8,7 @@ from typing import Any
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers.context import Context
 from nvcre_tui.engine.controllers.workflow import _launch
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store import JOB, WORKFLOW, MemoryStore
 from tests.engine.memory_engine import ScriptedRunner

@@ -16,7 +16,7 @@ from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.controllers.iterations import blamed_nodes
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text

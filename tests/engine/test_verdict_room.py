@@ -14,7 +14,7 @@ from nvcre_tui.engine.api.resources import Workflow
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers import workflow as workflow_controller
 from nvcre_tui.engine.judging.results import MESSAGE_CUT, read_failed_nodes, within_room
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import OBJECT_HEADROOM
 from nvcre_tui.engine.session import SimSession

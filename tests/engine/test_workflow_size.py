@@ -12,7 +12,7 @@ from nvcre_tui.engine.clock import DEFAULT_START, ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import largest_write, render_category
 from nvcre_tui.engine.runners.simulated import SimulatedRunner

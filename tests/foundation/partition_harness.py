@@ -8,7 +8,7 @@ from typing import Any
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers.iterations import current_groups
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store import EVENT, NODE, WORKFLOW, MemoryStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore

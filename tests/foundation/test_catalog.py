@@ -10,7 +10,7 @@ import pytest
 
 from nvcre_tui.engine.api.resources import Certification, Workflow, WorkloadRunSpec
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import load_catalog
+from nvcre_tui.engine.planning.catalog_load import load_catalog
 from nvcre_tui.engine.planning.render import RenderError, largest_write, render_category
 
 CATALOG = load_catalog()

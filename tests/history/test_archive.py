@@ -15,7 +15,7 @@ from nvcre_tui.engine.engine import engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history import Archiver, HistoryQuery, default_history_path, open_history
 from nvcre_tui.engine.history.record import category_results
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.memory import MemoryStore

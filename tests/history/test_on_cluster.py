@@ -11,7 +11,7 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.session import KubeSession
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD, NODE, VALIDATION_REQUEST
 from tests.history.helpers import NAMESPACE, certify, fleet

@@ -20,7 +20,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.kube.session import KubeSession
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.connecting import ConnectingScreen
 from tests.console.harness import certification_body, intra_all_reduce

@@ -14,7 +14,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.kube.session import KubeSession, _schema_check
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from tests.kube.cluster import installed, outdate_crds, store_on
 
 pytestmark = pytest.mark.asyncio

@@ -15,7 +15,7 @@ import pytest
 from nvcre_tui.engine.clock import ManualClock, ScaledClock, SystemClock, format_time
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.session import KubeSession
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.sim.fleet import latest_played
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import WORKLOADRUN

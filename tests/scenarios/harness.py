@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.planning.catalog import Catalog, default_catalog
+from nvcre_tui.engine.planning.catalog import Catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import load_certification
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SimSession

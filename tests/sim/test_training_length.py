@@ -13,7 +13,7 @@ import pytest
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.measure import measure
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.sim.outputs.training import write_megatron_log
 from nvcre_tui.engine.sim.physics import UNLIMITED_STEPS, PlanError, RunPlan

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.planning.render import render_run_spec
 from nvcre_tui.engine.planning.resolve import resolve_options

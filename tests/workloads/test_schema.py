@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests.workloads.matrix import architectures, placement, run_spec

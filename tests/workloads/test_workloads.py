@@ -434,7 +434,7 @@ def test_an_inline_config_file_name_a_config_map_cannot_hold_is_refused_naming_i
                                                 ("https://git.example.internal/mirrors/megatron-lm.git", "https://git.example.internal/mirrors/megatron-lm.git")])
 def test_training_clones_megatron_from_source_repo_or_github(source: str | None, cloned: str) -> None:
     from nvcre_tui.engine.api.options import CategoryOptions
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.planning.render import render_run_spec
     from nvcre_tui.engine.planning.resolve import resolve_options
 
@@ -447,7 +447,7 @@ def test_training_clones_megatron_from_source_repo_or_github(source: str | None,
 
 
 def test_only_training_entries_read_the_training_options() -> None:
-    from nvcre_tui.engine.planning.catalog import default_catalog
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
 
     catalog = default_catalog()
     assert catalog.readers("maxSteps") == ["training/nemotron5-56b", "training/nemotron5-8b"]

@@ -18,7 +18,7 @@ from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import install_crds, rbac_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of

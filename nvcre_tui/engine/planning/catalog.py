@@ -5,7 +5,6 @@ Loading is strict: a broken entry is reported with its file and field, never ski
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -279,8 +278,9 @@ def _validated(model: type[WireModel], data: Any, where: str) -> Any:
         raise InputError(validation_messages(error, where)) from None
 
 
-def load_catalog(root: Path | None = None) -> Catalog:
-    """Load and validate every entry under `root` (default: the shipped catalog/)."""
+def read_catalog(root: Path | None = None) -> Catalog:
+    """Read and validate every entry under `root` (default: the shipped catalog/); catalog_load.load_catalog also
+    renders each, which this module cannot (rendering builds on it)."""
     root = (root or data_dir("catalog")).resolve()
     if not root.is_dir():
         raise InputError(f"{root}: catalog folder not found" + (" (it is a file)" if root.exists() else ""))
@@ -305,13 +305,4 @@ def load_catalog(root: Path | None = None) -> Catalog:
         entries[entry.key] = entry
     gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), _shown(root, "_defaults/gpu-defaults.yaml"))
     options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), _shown(root, "_defaults/options.yaml"))
-    catalog = Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)
-    from nvcre_tui.engine.planning.catalog_check import check_renders  # it renders, and rendering builds on this module
-    check_renders(catalog, functools.partial(_shown, root))
-    return catalog
-
-
-@functools.lru_cache(maxsize=1)
-def default_catalog() -> Catalog:
-    """The shipped catalog, loaded once per process."""
-    return load_catalog()
+    return Catalog(root=root, entries=entries, gpu_defaults=gpu, option_defaults=options)

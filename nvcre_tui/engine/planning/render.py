@@ -128,7 +128,7 @@ def render_run_spec(
         "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval, "sourceRepo": options.source_repo,
         "tp": parallel.tp, "pp": parallel.pp, "variant": entry.variant, "platform": platform, "gpuArchitecture": architecture,
     }
-    assert variables.keys() == TEMPLATE_VARIABLES  # what load_catalog checked each entry's placeholders against
+    assert variables.keys() == TEMPLATE_VARIABLES  # what read_catalog checked each entry's placeholders against
     filled = substitute(template, variables, f"catalog/{entry.key}.yaml")
     env = filled.pop("env", None) or {}
     filled["env"] = [{"name": key, "value": str(value)} for key, value in sorted(env.items())]

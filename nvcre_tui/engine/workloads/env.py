@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.planning.catalog import default_catalog
+from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES
 from nvcre_tui.engine.planning.render import substitute

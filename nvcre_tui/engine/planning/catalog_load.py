@@ -1,20 +1,37 @@
-"""A catalog's entries rendered once for every platform and GPU architecture when it loads: a site catalog
-(NVCRE_CATALOG_DIR) whose template or defaults hold a wrong type (`tolerations: [5]`, `gpusPerNode: 65`) is refused
-then, naming its file and field, rather than failing the first certification that renders it as a bug of nvcre."""
+"""The catalog as every command uses it: read (catalog.read_catalog), then each entry rendered once for every
+platform and GPU architecture, so a site catalog (NVCRE_CATALOG_DIR) whose template or defaults hold a wrong type
+(`tolerations: [5]`, `gpusPerNode: 65`) is refused when it loads, naming its file and field, rather than failing the
+first certification that renders it as a bug of nvcre."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry
+from nvcre_tui.engine.planning.catalog import Catalog, CatalogEntry, read_catalog
 from nvcre_tui.engine.planning.platform import PLATFORMS, UNKNOWN_ARCHITECTURE
 from nvcre_tui.engine.planning.render import render_run_spec
 from nvcre_tui.engine.planning.resolve import resolve_options
+from nvcre_tui.paths import shown_file
+
+
+def load_catalog(root: Path | None = None) -> Catalog:
+    """Read every entry under `root` (default: the shipped catalog/, or NVCRE_CATALOG_DIR) and render each."""
+    catalog = read_catalog(root)
+    check_renders(catalog, functools.partial(shown_file, "catalog", catalog.root))
+    return catalog
+
+
+@functools.lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    """The shipped catalog (or NVCRE_CATALOG_DIR's), loaded once per process."""
+    return load_catalog()
 
 
 def check_renders(catalog: Catalog, shown: Callable[[str], str]) -> None:

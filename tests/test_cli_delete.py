@@ -118,13 +118,13 @@ async def _cluster_left(kubeconfig: Path) -> dict[str, list[str]]:
         await store.close()
 
 
-async def _orphan_maker(kubeconfig: Path, lease_held: bool = False, name: str = "held") -> None:
+async def _orphan_maker(kubeconfig: Path, lease_held: bool = False, name: str = "held", lease_seconds: float = 3600) -> None:
     """A Certification with a Workflow of its own, made as `kubectl apply` would (no engine runs); `lease_held`: an
-    engine elsewhere holds the engine Lease (so no command here runs one)."""
+    engine elsewhere holds the engine Lease (so no command here runs one) for `lease_seconds` unless it renews it."""
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:
         if lease_held:
-            await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "engine@elsewhere/1", duration=3600).try_acquire()
+            await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "engine@elsewhere/1", duration=lease_seconds).try_acquire()
         cert = await store.create(CERTIFICATION, {
             "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": name, "namespace": "default"},
             "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
@@ -173,6 +173,18 @@ def test_on_an_api_server_alone_run_cleanup_leaves_nothing_and_delete_wait_says_
         assert ("waiting up to 1s until its Workflows, Jobs and runs are gone; this process runs no engine "
                 "(viewer: engine held by engine@elsewhere/1") in err  # said before the wait, not only after it
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == ["held-communication-nccl-all-reduce"]
+
+
+def test_delete_wait_takes_the_lease_of_an_engine_that_died_and_collects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An engine killed just before the deletion leaves its Lease live for its duration: `delete --wait` waited its
+    whole timeout as a viewer, then said 17 objects remain. It takes the Lease once it is free and collects them."""
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_orphan_maker(kubeconfig, lease_held=True, lease_seconds=3))  # nobody renews it: free after 3 s
+        assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "60s"]) == 0
+        err = capsys.readouterr().err
+        assert "this process runs no engine (viewer: engine held by engine@elsewhere/1" in err
+        assert "no engine holds the lease any more: this process took it over and runs the engine" in err
+        assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == []
 
 
 def test_delete_wait_that_may_run_no_engine_says_why_before_it_waits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

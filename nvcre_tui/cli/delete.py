@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -29,6 +30,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:
+    from nvcre_tui.engine.engine import Engine
     from nvcre_tui.engine.session import Session
 
 Obj = dict[str, Any]
@@ -84,7 +86,7 @@ async def _delete(args: argparse.Namespace) -> int:
             console.print(f"waiting up to {format_duration(limit)} until its Workflows, Jobs and runs are gone; this process "
                           f"runs no engine ({escape(printable(viewer, newlines=False))}): another nvcre engine or a garbage "
                           "collector must remove them", soft_wrap=True)
-        left = await wait_collected(session.cache, session.engine, known, limit)
+        left = await wait_collected(session.cache, session.engine, known, limit, take_over=taking_over(session, console))
         if left:
             console.print(f"[yellow]{escape(left_message(left, format_duration(limit)))}[/]", soft_wrap=True)
             return EXIT_TIMEOUT
@@ -119,3 +121,15 @@ async def _find(session: Session, name: str, namespace: str) -> Obj:
 
 
 __all__ = ["CLEANUP_WAIT_SECONDS", "delete_command"]
+
+
+def taking_over(session: Session, console: Console) -> Callable[[], Awaitable[Engine | None]]:
+    """For wait_collected: ask for the engine Lease (free once its holder released it or its duration passed); once
+    taken, say so and give this process's engine, which collects what the deletion left."""
+    async def take_over() -> Engine | None:
+        if await session.take_over():
+            console.print("no engine holds the lease any more: this process took it over and runs the engine", soft_wrap=True)
+            return session.engine
+        return None
+
+    return take_over

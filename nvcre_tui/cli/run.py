@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
-from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS
+from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, taking_over
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.numbers import integer
@@ -393,7 +393,8 @@ async def _cleanup(session: Session, name: str, namespace: str, uid: str, consol
             return
         deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
         console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
-        left = await wait_collected(session.cache, session.engine, deletion.known, CLEANUP_WAIT_SECONDS)
+        left = await wait_collected(session.cache, session.engine, deletion.known, CLEANUP_WAIT_SECONDS,
+                                    take_over=taking_over(session, console))
     except NotFound:
         return
     except (InputError, StoreError) as error:

@@ -34,6 +34,7 @@ Obj = dict[str, Any]
 CHILD_KINDS = (WORKFLOW, JOB, WORKLOADRUN)
 POLL_SECONDS = 0.5  # how often a wait looks at the cache while another engine (or a garbage collector) works
 WATCH_POLL_SECONDS = 0.02  # with this process's engine on a manual clock: how often the watch may bring deletions in
+TAKE_OVER_SECONDS = 5.0  # without an engine: how often a wait asks for the engine Lease (one API request)
 ENGINE_STEP_SECONDS = 1.0  # ... and how far its clock moves meanwhile, so its retries (a lost race, a 429) come due
 
 
@@ -171,10 +172,21 @@ def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:
     return list(found.values())
 
 
-async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[str], limit: float) -> list[Obj]:
+async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[str], limit: float,
+                         take_over: Callable[[], Awaitable[Engine | None]] | None = None) -> list[Obj]:
     """Wait up to `limit` seconds of real time until nothing descends from the `known` uids, running `engine` (this
-    process's, if any) meanwhile: it collects them where no garbage collector does. What is left."""
+    process's, if any) meanwhile: it collects them where no garbage collector does. What is left.
+    `take_over`: without an engine, asked every TAKE_OVER_SECONDS for one (the engine Lease taken once its holder
+    released it or died): an engine killed just before the deletion leaves its Lease live for its duration."""
     deadline = time.monotonic() + limit
+    next_try = time.monotonic()
+    while engine is None and take_over is not None and remaining(cache, known) and time.monotonic() < deadline:
+        if time.monotonic() >= next_try:
+            next_try = time.monotonic() + TAKE_OVER_SECONDS
+            engine = await take_over()
+            if engine is not None:
+                break
+        await asyncio.sleep(POLL_SECONDS)
     if engine is not None and isinstance(engine.clock, ManualClock):
         # The deletions reach the cache by its watch; the engine collects what they leave orphaned.
         while remaining(cache, known) and time.monotonic() < deadline:

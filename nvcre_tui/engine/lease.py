@@ -14,6 +14,7 @@ own observation: a Lease it has seen unchanged for the duration has expired, wha
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
@@ -210,6 +211,24 @@ class EngineLease:
             await self.store.update(LEASE, {**lease, "spec": spec})
         self._last_renewed = None
 
+    async def _renew_within(self, seconds: float) -> bool:
+        """`renew()`, given up (False: not renewed) once `seconds` of the clock pass without its answer."""
+        renewal = asyncio.ensure_future(self.renew())
+        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, seconds)))
+        try:
+            await asyncio.wait({renewal, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            if not renewal.done():
+                renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timer
+        if renewal.cancelled() or not renewal.done():
+            with contextlib.suppress(asyncio.CancelledError, StoreError):
+                await renewal
+            return False
+        return renewal.result()
+
     async def hold(self, on_lost: Callable[[], Awaitable[None]] | None = None) -> None:
         """Renew every duration/3 until cancelled. Returns (after `on_lost`) once the Lease is lost:
         taken by someone else, or not renewed for 2/3 of the duration (transient errors), so that we
@@ -217,8 +236,11 @@ class EngineLease:
         renew_deadline = self.duration * 2 / 3
         while True:
             await self.clock.sleep(self.duration / 3)
+            since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             try:
-                held = await self.renew()
+                # a renewal that hangs (no answer: a partition, a stalled server; the store retries for a minute
+                # and more) must not outlast the deadline: past it another contender may hold the Lease
+                held = await self._renew_within(0.0 if since is None else renew_deadline - since)
             except StoreError:
                 held = True  # a transient failure is not a loss yet; the deadline below decides
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed

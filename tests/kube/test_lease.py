@@ -251,3 +251,36 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
     holder = await lease(memory, clock, "b").holder()
     assert holder is not None and holder.live  # nobody else could have it yet
 
+
+
+class Hanging:
+    """A store whose reads stop answering (a partition, a stalled API server): the request neither fails nor returns."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner, self.hang = inner, False
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    async def get(self, kind, name, namespace=None):
+        if self.hang:
+            await asyncio.Event().wait()
+        return await self.inner.get(kind, name, namespace)
+
+
+async def test_hold_gives_up_when_a_renewal_hangs(memory, clock) -> None:
+    """A renewal that gets no answer is not waited for past the deadline: the holder stops before anyone may take over."""
+    hanging = Hanging(memory)
+    a = lease(hanging, clock, "a", duration=15)
+    await a.try_acquire()
+    task, lost = holding(a, clock)
+    await _settle()
+    hanging.hang = True
+    clock.advance(5)  # the renewal starts and hangs
+    await _settle()
+    assert not task.done()
+    clock.advance(5)  # 10 s without a renewal: stop
+    await _settle()
+    assert task.done() and lost == [10.0]
+    holder = await lease(memory, clock, "b").holder()
+    assert holder is not None and holder.live  # nobody else could have it yet

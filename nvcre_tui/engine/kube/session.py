@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nvcre_tui.engine.clock import Clock, SimulatedClock, SystemClock
+from nvcre_tui.engine.controllers.conditions import is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, SIMULATED
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
@@ -36,12 +37,12 @@ from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import LogSource, RunnerLogs
-from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet, latest_played
+from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP, FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CONFIGMAP, CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -173,6 +174,8 @@ class KubeSession:
         if want_engine:
             try:
                 outdated, notice = await _schema_check(store, target)
+                if outdated is None and scenario is None:  # a real-pod engine would fail the simulated fleet's runs
+                    outdated = await _fleet_played(store, install_namespace)
                 if outdated and not elect:  # `nvcre controller` runs an engine or nothing
                     raise InputError(f"{target.server}: {outdated}")
             except BaseException:
@@ -336,6 +339,23 @@ async def _holder(lease: EngineLease) -> LeaseHolder | None:
         return await lease.holder()
     except StoreError:
         return None
+
+
+async def _fleet_played(store: KubeStore, install_namespace: str) -> str | None:
+    """Why this session, which runs real pods, must not run the engine now: runs the simulated fleet (--sim-runner)
+    started are under way, and a real-pod engine fails each of them (a `delete --wait` of one certification once
+    wrecked another so). None when none is, or the ConfigMap that registers the fleet is not ours to read."""
+    try:
+        await store.get(CONFIGMAP, FLEET_CONFIGMAP, install_namespace)
+        runs = (await store.list(WORKLOADRUN)).items
+    except (NotFound, Forbidden):
+        return None
+    played = [run for run in runs if (run.get("status") or {}).get("phase") in ("Scheduling", "Running") and is_true(run, SIMULATED)]
+    if not played:
+        return None
+    return (f"{len(played)} run(s) of the simulated fleet that plays this cluster's Nodes (ConfigMap {install_namespace}/"
+            f"{FLEET_CONFIGMAP}) are under way, and an engine that runs real pods would fail them: pass --sim-runner and "
+            "its --scenario, or wait until they finish")
 
 
 async def _require_crds(store: KubeStore, target: KubeTarget) -> None:

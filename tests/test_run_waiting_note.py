@@ -29,8 +29,8 @@ class Cache:
 
 
 class Session:
-    def __init__(self, clock: ManualClock, cache: Cache) -> None:
-        self.clock, self.cache = clock, cache
+    def __init__(self, clock: ManualClock, cache: Cache, engine: object | None = True) -> None:
+        self.clock, self.cache, self.engine = clock, cache, engine  # engine: whether this process runs one
 
 
 def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() -> None:
@@ -71,8 +71,10 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
         "categoryStatuses": [
             {"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress", "message": "1 group waiting for pods"},
             {"domain": "training", "variant": "nemotron5-8b", "status": "Succeeded", "message": "done"}]}}
-    for clock, expected in ((SystemClock(), True), (ManualClock(START), False)):
-        session: Any = Session(clock, Cache({CERTIFICATION: [cert]}))  # type: ignore[arg-type]
+    # A viewer on a manual clock (`run --wait --sim-runner` following a controller's engine) has no engine to move
+    # its clock: it said "(0s)" on every line and never this one.
+    for clock, engine, expected in ((SystemClock(), True, True), (ManualClock(START), True, False), (ManualClock(START), None, True)):
+        session: Any = Session(clock, Cache({CERTIFICATION: [cert]}), engine)  # type: ignore[arg-type]
         console = Console(file=io.StringIO(), width=300)
         finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
         assert not await finished()  # the categories' first states: said

@@ -500,6 +500,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession) or isinstance(session.clock, ManualClock)  # time there runs ahead of ours
+    began = time.monotonic()  # a viewer's manual clock stands still (no engine of its own moves it): real time then
     said_at = time.monotonic()  # real time: minutes without a line on a cluster read as a hang
 
     async def finished() -> bool:
@@ -511,7 +512,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         except NotFound:
             raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
                              "console's x or kubectl); it has no report") from None
-        elapsed = format_duration((session.clock.now() - start).total_seconds())
+        watching = simulated and session.engine is None  # following another process's engine: its time is not ours
+        elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())
         said = False
         statuses = certification_status(cert).get("categoryStatuses") or []
         for key, status in zip(category_titles(statuses), statuses):  # `#2` for a category run twice: one line each
@@ -528,7 +530,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
         if said:
             said_at = time.monotonic()
-        elif not simulated and not cond.is_terminal(cert) and time.monotonic() - said_at >= STILL_RUNNING_SECONDS:
+        elif (not simulated or watching) and not cond.is_terminal(cert) and time.monotonic() - said_at >= STILL_RUNNING_SECONDS:
             said_at = time.monotonic()
             # why groups wait for their pods, when some do (the categories' own messages are older news), else where
             # each category stands

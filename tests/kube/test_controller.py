@@ -196,7 +196,12 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
     try:
         for obj in install_objects():
             await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        # Another engine holds the Lease (for 3 s, never renewed): standing by, the controller writes nothing (it
+        # registered the fleet's Nodes, every standby replica again, each a 409 after the first).
+        await EngineLease(admin, SystemClock(), NS, "engine@elsewhere/1", duration=3).try_acquire()
         running = asyncio.create_task(asyncio.to_thread(args.func, args))
+        await asyncio.sleep(1.5)
+        standby = len((await admin.list(NODE)).items), len(server.requests_where(verb="create", resource="nodes"))
 
         async def held():
             try:
@@ -206,7 +211,11 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
             return lease if lease["spec"].get("holderIdentity") == "ctl-1" else None
 
         lease = await _until(held)
-        assert len((await admin.list(NODE)).items) == 2  # the simulated fleet registered its Nodes
+
+        async def registered() -> bool:
+            return len((await admin.list(NODE)).items) == 2
+
+        await _until(registered)  # the simulated fleet registered its Nodes once it held the Lease
 
         def scrape() -> str:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
@@ -227,6 +236,7 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
         await _until(take_over)
         assert await asyncio.wait_for(running, 10) == 1
         assert (await admin.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == "someone-else"
+        assert standby == (0, 0)  # asserted once the controller has stopped: a failure here must not leave it running
     finally:
         await admin.close()
         await server.stop()

@@ -198,9 +198,8 @@ class KubeSession:
                 fleet = SimulatedFleet(writer, clock, scenario, install_namespace)
                 try:
                     await fleet.check()  # another scenario's fleet on this cluster: refused before anything is written
-                    if want_engine:
-                        if elect:  # a console or `run` (they create where -n says); `nvcre controller` creates nothing
-                            await _require_namespace(store, target)  # before a Node is registered: nothing half-made
+                    if want_engine and elect:  # a console or `run`; `nvcre controller` registers them once it holds the Lease
+                        await _require_namespace(store, target)  # before a Node is registered: nothing half-made
                         await fleet.ensure_nodes()
                 except FleetError as error:
                     raise InputError(f"{target.server}: {error}") from None
@@ -279,6 +278,11 @@ class KubeSession:
         played the fleet, and its time ran on, while this one waited). Only an engine's session calls it: every namespace."""
         if self.scenario is not None and isinstance(self.clock, SimulatedClock):
             await _go_on_from_the_fleet(self.kube, self.clock, None)
+        if isinstance(self.runner, SimulatedRunner):  # a standby controller wrote nothing while it waited
+            try:
+                await self.runner.fleet.ensure_nodes()
+            except FleetError as error:
+                raise InputError(f"{self.target.server}: {error}") from None
 
     def _make_engine(self, metrics: Metrics | None) -> Engine:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""

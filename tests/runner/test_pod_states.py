@@ -40,11 +40,21 @@ def test_running_once_every_pod_runs() -> None:
 
 
 def test_unschedulable_stays_scheduling_naming_the_nodes_without_a_pod_and_quoting_the_scheduler() -> None:
+    """The member whose Node could not take its pod is blocked; one whose Node could waits for GPUs other pods hold
+    (another certification's run): it was blamed SchedulingBlocked, though nothing of it had failed."""
     blocked = pod(1, "Pending", node=None, containers=[], conditions=[
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/2 nodes are available: Insufficient nvidia.com/gpu"}])
-    found = verdict([pod(0), blocked], was_running=False)
-    assert (found.phase, found.blocked, found.reason) == ("Scheduling", ("n2",), "Unschedulable")
-    assert "Insufficient nvidia.com/gpu" in found.message
+    placed = pod(0)
+    for each in (placed, blocked):
+        each["spec"]["containers"] = [{"name": "node", "resources": {"requests": {"nvidia.com/gpu": "8"}}}]
+    short = judge([placed, blocked], NODES, 2, launcher=False, was_running=False, not_ready={},
+                  nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2", gpus="4")})
+    assert (short.phase, short.blocked, short.reason) == ("Scheduling", ("n2",), "Unschedulable")
+    assert "Insufficient nvidia.com/gpu" in short.message and "n2: 4 nvidia.com/gpu allocatable, 8 requested" in short.message
+    busy = judge([placed, blocked], NODES, 2, launcher=False, was_running=False, not_ready={},
+                 nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2")})
+    assert (busy.phase, busy.blocked, busy.reason) == ("Scheduling", (), "Unschedulable")
+    assert busy.message.endswith("(the Nodes left could take their pods: what they ask is held by other pods)")
 
 
 def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:

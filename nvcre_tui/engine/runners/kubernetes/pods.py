@@ -203,13 +203,14 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
                      and cond.get("status") == "False" and cond.get("reason") == "Unschedulable"]
     if unschedulable:
         message = _short(unschedulable[0].get("message") or "no node could take the pods")
-        if placed:
-            return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(node for node in members if node not in placed))
-        # None placed (a gang scheduler places all or none): only a member whose own Node could not take its pod is
-        # blocked; the others waited for it. None such: the cluster is busy or the pods ask for what no node has.
-        unfit = _unfit(live, members, nodes or {}, not_ready)
+        # Only a member whose own Node could not take its pod (not Ready, cordoned, a taint, too few GPUs allocatable)
+        # is blocked. One that could waits for what other pods hold (another certification's run on its GPUs) and a
+        # gang scheduler holds all back for one: neither is the node's fault. None such: the cluster is busy.
+        unfit = _unfit(live, [node for node in members if node not in placed], nodes or {}, not_ready)
         if unfit:
             message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(unfit.items())[:3])})")
+        elif placed:
+            message = _short(f"{message} (the Nodes left could take their pods: what they ask is held by other pods)")
         return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))
     running = [pod for pod in live if pod_status(pod).get("phase") == "Running"]
     if result is not None and len(live) >= expected and len(running) == len(live):

@@ -129,7 +129,13 @@ class ControllerLoop:
     async def _run_held(self) -> int:
         await self.acquire()
         if self.on_acquired is not None:
-            await self.on_acquired()
+            try:
+                await self.on_acquired()
+            except BaseException:  # it could not start (the fleet refused, no Node rights): the next engine may
+                with contextlib.suppress(StoreError):
+                    await self.lease.release()
+                self.metrics.set_lease_held(False)
+                raise
         lost = asyncio.Event()
 
         async def on_lost() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from nvcre_tui.engine.clock import ManualClock
@@ -69,6 +71,26 @@ async def test_waits_for_a_live_holder_then_takes_over_after_expiry() -> None:
     await asyncio.gather(task, return_exceptions=True)
     assert not engine.running
     assert (await store.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == ""  # released
+
+
+async def test_an_engine_that_cannot_start_under_the_lease_gives_it_back() -> None:
+    """What runs once the Lease is held (the fleet's Nodes registered, the simulated fleet's certifications checked)
+    may refuse: the controller exited holding the Lease, and each replica in turn held it a full duration for nothing."""
+    from nvcre_tui.engine.errors import InputError
+
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    engine, metrics = StubEngine(), EngineMetrics()
+
+    async def refuse() -> None:
+        raise InputError("the simulated fleet runs default/played")
+
+    loop = loop_for(store, clock, "ctl-1", engine, metrics, [])
+    loop.on_acquired = refuse
+    with pytest.raises(InputError):
+        await loop.run()
+    assert engine.starts == 0 and sample(metrics, "nvcre_engine_lease_held") == 0
+    assert (await store.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == ""  # released for the next engine
 
 
 async def test_losing_the_lease_stops_the_engine_at_once() -> None:

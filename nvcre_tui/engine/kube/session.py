@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nvcre_tui.engine.clock import Clock, SimulatedClock, SystemClock
-from nvcre_tui.engine.controllers.conditions import is_true
+from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.api.bodies import annotations_of
+from nvcre_tui.engine.api.bodies import annotations_of, meta_of
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, SIMULATED
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
@@ -42,7 +42,7 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CONFIGMAP, CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -121,6 +121,7 @@ class KubeSession:
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
+    _nodes_registered: bool = field(default=False, repr=False)  # --sim-runner: the fleet's Nodes, by this process
 
     @property
     def cluster(self) -> str:
@@ -174,7 +175,7 @@ class KubeSession:
         if want_engine:
             try:
                 outdated, notice = await _schema_check(store, target)
-                if outdated is None and scenario is None:  # a real-pod engine would fail the simulated fleet's runs
+                if outdated is None and scenario is None and not elect:  # `nvcre controller`: said now (others: _elect)
                     outdated = await _fleet_played(store, install_namespace)
                 if outdated and not elect:  # `nvcre controller` runs an engine or nothing
                     raise InputError(f"{target.server}: {outdated}")
@@ -201,6 +202,7 @@ class KubeSession:
                     if want_engine and elect:  # a console or `run`; `nvcre controller` registers them once it holds the Lease
                         await _require_namespace(store, target)  # before a Node is registered: nothing half-made
                         await fleet.ensure_nodes()
+                        session._nodes_registered = True
                 except FleetError as error:
                     raise InputError(f"{target.server}: {error}") from None
                 session.runner = SimulatedRunner(writer, clock, scenario, fleet, fleet_only=True)  # other Nodes may be real GPUs
@@ -235,6 +237,9 @@ class KubeSession:
             await self.refresh_viewer()
             return
         self._candidate, self._metrics = lease, metrics
+        if (played := await self._fleet_in_play()) is not None:  # take_over asks again later
+            self.viewer_reason = f"viewer: {played}"
+            return
         if not await lease.try_acquire():
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
@@ -262,27 +267,49 @@ class KubeSession:
         if lease is None:
             return False
         try:
+            if (played := await self._fleet_in_play()) is not None:
+                self.viewer_reason = f"viewer: {played}"
+                return False
             acquired = await lease.try_acquire()
         except StoreError:
             return False  # the API server is away: the header says the last reason
         if not acquired:
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return False
-        await self.go_on_from_the_fleet()
+        try:
+            await self.go_on_from_the_fleet()
+        except (InputError, StoreError) as error:  # it cannot run here (yet): the Lease goes back, the header says why
+            with contextlib.suppress(StoreError):
+                await lease.release()
+            self.viewer_reason = "viewer: " + " ".join(str(getattr(error, "message", None) or error).split())
+            return False
         self._hold(lease)
         return True
 
     async def go_on_from_the_fleet(self) -> None:
-        """With --sim-runner, move the simulated clock on to where the fleet's runs were left (`_go_on_from_the_fleet`)
-        before this process's engine writes: at opening, and again when it takes the Lease over (another process
-        played the fleet, and its time ran on, while this one waited). Only an engine's session calls it: every namespace."""
-        if self.scenario is not None and isinstance(self.clock, SimulatedClock):
+        """What an engine does once it holds the Lease, before it writes (at opening, and when it takes the Lease over).
+        With --sim-runner: move the simulated clock on to where the fleet's runs were left (another process played the
+        fleet, and its time ran on, while this one waited; `_go_on_from_the_fleet`), and register the fleet's Nodes if
+        this process has not (a standby controller). With real pods: InputError while the simulated fleet's
+        certifications run (`_fleet_played`). Only an engine's session calls it: every namespace."""
+        if self.scenario is None:  # real pods: not while the simulated fleet's certifications run (InputError)
+            if (played := await self._fleet_in_play()) is not None:
+                raise InputError(f"{self.target.server}: {played}")
+            return
+        if isinstance(self.clock, SimulatedClock):
             await _go_on_from_the_fleet(self.kube, self.clock, None)
-        if isinstance(self.runner, SimulatedRunner):  # a standby controller wrote nothing while it waited
+        if isinstance(self.runner, SimulatedRunner) and not self._nodes_registered:  # a standby controller wrote nothing
+            fleet = self.runner.fleet
             try:
-                await self.runner.fleet.ensure_nodes()
+                await fleet.check()  # another scenario's fleet registered meanwhile: nothing half-made
+                await fleet.ensure_nodes()
             except FleetError as error:
                 raise InputError(f"{self.target.server}: {error}") from None
+            self._nodes_registered = True
+
+    async def _fleet_in_play(self) -> str | None:
+        """Why this session, which runs real pods, may not run the engine now (`_fleet_played`); None with --sim-runner."""
+        return None if self.scenario is not None else await _fleet_played(self.kube, self.install_namespace)
 
     def _make_engine(self, metrics: Metrics | None) -> Engine:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""
@@ -346,20 +373,21 @@ async def _holder(lease: EngineLease) -> LeaseHolder | None:
 
 
 async def _fleet_played(store: KubeStore, install_namespace: str) -> str | None:
-    """Why this session, which runs real pods, must not run the engine now: runs the simulated fleet (--sim-runner)
-    started are under way, and a real-pod engine fails each of them (a `delete --wait` of one certification once
-    wrecked another so). None when none is, or the ConfigMap that registers the fleet is not ours to read."""
+    """Why an engine that runs real pods must not run now: certifications the simulated fleet (--sim-runner) runs are
+    unfinished, and a real-pod engine fails each of their runs, and starts their next ones on Nodes no kubelet
+    serves (a `delete --wait` of one certification once wrecked another so). None when there are none, or when the
+    ConfigMap that registers the fleet is not ours to read."""
     try:
         await store.get(CONFIGMAP, FLEET_CONFIGMAP, install_namespace)
-        runs = (await store.list(WORKLOADRUN)).items
+        certifications = (await store.list(CERTIFICATION)).items
     except (NotFound, Forbidden):
         return None
-    played = [run for run in runs if (run.get("status") or {}).get("phase") in ("Scheduling", "Running") and is_true(run, SIMULATED)]
+    played = [c for c in certifications if not is_terminal(c) and is_true(c, SIMULATED)]
     if not played:
         return None
-    return (f"{len(played)} run(s) of the simulated fleet that plays this cluster's Nodes (ConfigMap {install_namespace}/"
-            f"{FLEET_CONFIGMAP}) are under way, and an engine that runs real pods would fail them: pass --sim-runner and "
-            "its --scenario, or wait until they finish")
+    names = ", ".join(f"{meta_of(c).get('namespace')}/{meta_of(c).get('name')}" for c in played[:3]) + (" ..." if len(played) > 3 else "")
+    return (f"the simulated fleet (ConfigMap {install_namespace}/{FLEET_CONFIGMAP}) runs {names}, and an engine that "
+            "runs real pods would fail them: pass --sim-runner and its --scenario, or wait until they finish")
 
 
 async def _require_crds(store: KubeStore, target: KubeTarget) -> None:

@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, test_sizes, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, tests_said, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -206,7 +206,7 @@ class DrilldownScreen(NvcreScreen):
         unblamed = {row.node: row for row in category_unblamed(category)}
         state = diagnose_state(category)
         data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
-                                "waiting": waiting, "sizes": test_sizes(state) if state is not None else None}
+                                "waiting": waiting, "tested": tests_said(state) if state is not None else None}
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
         branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)), data=data)
@@ -375,7 +375,7 @@ class DrilldownScreen(NvcreScreen):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
-                                         data.get("sizes"))
+                                         data.get("tested"))
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
         elif kind == "pending":
@@ -416,7 +416,7 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None,
-                         waiting: PodsWaiting | None = None, sizes: str | None = None) -> Text:
+                         waiting: PodsWaiting | None = None, tested: str | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
@@ -429,8 +429,8 @@ class DrilldownScreen(NvcreScreen):
         label(text, "Reason", f"{reason}: {message}")
         label(text, "Runtime", runtime(status.get("startTime"), status.get("completionTime"), now))
         scale = workflow_spec(wf)['orchestration'].get('testScale')
-        if sizes:  # a diagnosis: its tests, whose sizes vary (nodesPerJob is its largest screening group's)
-            label(text, "Scale", f"{scale}  {count(orch.get('totalGroups', 0), 'test')} of {sizes} nodes")
+        if tested:  # a diagnosis: its tests, whose sizes vary (nodesPerJob is its largest screening group's)
+            label(text, "Scale", f"{scale}  {tested}")
         else:
             label(text, "Scale", f"{scale}  {count(orch.get('totalGroups', 0), 'group')} of {orch.get('nodesPerJob', '?')}")
         label(text, "Platform", f"{orch.get('detectedPlatform')} / {orch.get('detectedGPUArchitecture')}")

@@ -395,3 +395,28 @@ async def test_a_diagnosed_nodes_jobs_are_told_apart_by_their_test() -> None:
         groups = [str(table.get_row_at(index)[labels.index("Group")]) for index in range(table.row_count)]
         assert len(groups) > 2 and len(set(groups)) == len(groups), groups
         assert all(re.fullmatch(r"r\d+-[a-z]+-\d+ \(\d+ nodes?\)", group) for group in groups), groups
+
+
+async def test_the_drill_down_counts_a_diagnosis_tests_as_the_diagnosis_does() -> None:
+    """`onFailure: diagnose` after iterations: the Scale line counted the Workflow's groups (4) beside the
+    diagnosis's "8 tests"."""
+    from nvcre_tui.engine.report.model import category_report
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    name = "on-failure-decided-by-iterations"
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / name
+    session = await session_with((case / "cert.yaml").read_text(), scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await app.refresh_snapshot()
+        assert app.snapshot is not None
+        await app.push_screen(DrilldownScreen(name))
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        [view] = app.snapshot.views[name].categories
+        tests = category_report(view)["diagnose"]["tests"]
+        assert len(tests) != view.orchestration.get("totalGroups")  # the two counts this test tells apart
+        [branch] = [n for n in DrilldownScreen._walk(app.screen.query_one(Tree).root) if (n.data or {}).get("kind") == "workflow"]
+        app.screen._show_detail(branch)
+        detail = str(app.screen.query_one("#detail").render())
+        assert re.search(rf"Scale +\S+  {len(tests)} tests of \d+( to \d+)? nodes?\n", detail), detail

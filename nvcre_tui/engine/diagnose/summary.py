@@ -101,12 +101,21 @@ def progress_text(state: Mapping[str, Any]) -> str:
 
 
 def test_sizes(state: Mapping[str, Any]) -> str | None:
-    """How many nodes a diagnosis's tests ran on (readable state): "2 to 7" (its nodesPerJob is only the largest
-    screening group's), or None before any test."""
-    sizes = {len(t.get("nodes") or ()) for t in state.get("tests") or []}
+    """How many nodes a diagnosis's tests ran on (readable state; the current round's too): "2 to 7" (its nodesPerJob
+    is only the largest screening group's), or None before any test."""
+    sizes = {len(t.get("nodes") or ()) for t in [*(state.get("tests") or []), *(state.get("plan") or [])]}
     if not sizes:
         return None
     return str(min(sizes)) if len(sizes) == 1 else f"{min(sizes)} to {max(sizes)}"
+
+
+def tests_said(state: Mapping[str, Any]) -> str | None:
+    """A diagnosis's tests, recorded and under way, and their sizes: "19 tests of 2 to 7 nodes"; None before any."""
+    sizes = test_sizes(state)
+    if sizes is None:
+        return None
+    tests = len(state.get("tests") or []) + len(state.get("plan") or [])
+    return f"{tests} test{'' if tests == 1 else 's'} of {sizes} node{'' if sizes == '1' else 's'}"
 
 
 def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:

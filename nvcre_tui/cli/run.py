@@ -501,6 +501,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
 
     simulated = isinstance(session, SimSession) or isinstance(session.clock, ManualClock)  # time there runs ahead of ours
     began = time.monotonic()  # a viewer's manual clock stands still (no engine of its own moves it): real time then
+    watching = simulated and session.engine is None  # for the whole follow: a take-over would jump the clock ahead
     said_at = time.monotonic()  # real time: minutes without a line on a cluster read as a hang
 
     async def finished() -> bool:
@@ -512,7 +513,6 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         except NotFound:
             raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
                              "console's x or kubectl); it has no report") from None
-        watching = simulated and session.engine is None  # following another process's engine: its time is not ours
         elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())
         said = False
         statuses = certification_status(cert).get("categoryStatuses") or []

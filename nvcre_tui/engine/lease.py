@@ -240,7 +240,9 @@ class EngineLease:
             try:
                 # a renewal that hangs (no answer: a partition, a stalled server; the store retries for a minute
                 # and more) must not outlast the deadline: past it another contender may hold the Lease
-                held = await self._renew_within(0.0 if since is None else renew_deadline - since)
+                # (woken late, past the renew deadline: the time before anyone may take over, halved)
+                budget = 0.0 if since is None else renew_deadline - since if since < renew_deadline else (self.duration - since) / 2
+                held = await self._renew_within(budget)
             except StoreError:
                 held = True  # a transient failure is not a loss yet; the deadline below decides
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed

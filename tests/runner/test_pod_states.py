@@ -54,7 +54,7 @@ def test_unschedulable_stays_scheduling_naming_the_nodes_without_a_pod_and_quoti
     busy = judge([placed, blocked], NODES, 2, launcher=False, was_running=False, not_ready={},
                  nodes={"n1": _gpu_node("n1"), "n2": _gpu_node("n2")})
     assert (busy.phase, busy.blocked, busy.reason) == ("Scheduling", (), "Unschedulable")
-    assert busy.message.endswith("(the Nodes left could take their pods: what they ask is held by other pods)")
+    assert busy.message.endswith("(by their Node objects the members left could take their pods: GPUs may be held by other pods)")
 
 
 def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:

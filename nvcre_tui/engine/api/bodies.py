@@ -233,6 +233,12 @@ class FailureLog(TypedDict, total=False):
     tail: str
 
 
+class TrainingProgress(TypedDict, total=False):
+    runUid: str
+    mark: str
+    since: str
+
+
 class JobStatus(TypedDict, total=False):
     conditions: list[Condition]
     failedNodes: list[FailedNode]
@@ -240,6 +246,7 @@ class JobStatus(TypedDict, total=False):
     restartCount: int
     failureLog: FailureLog
     workloadStartTime: str
+    trainingProgress: TrainingProgress
     completionTime: str
     measurements: dict[str, float]
     evidence: list[EvidenceRecord]

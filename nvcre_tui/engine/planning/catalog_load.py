@@ -1,7 +1,8 @@
-"""The catalog as every command uses it: read (catalog.read_catalog), then each entry rendered once for every
-platform and GPU architecture, so a site catalog (NVCRE_CATALOG_DIR) whose template or defaults hold a wrong type
-(`tolerations: [5]`, `gpusPerNode: 65`) is refused when it loads, naming its file and field, rather than failing the
-first certification that renders it as a bug of nvcre."""
+"""The catalog as every command uses it: read (catalog.read_catalog), then each entry rendered for every platform
+and GPU architecture (once per set of overrides, GPU shape and parallelism they give). A site catalog
+(NVCRE_CATALOG_DIR) whose template or defaults hold a wrong type (`tolerations: [5]`, `gpusPerNode: 65`) is refused
+when it loads, naming its file and field, rather than failing the first certification that renders it as a bug of
+nvcre."""
 
 from __future__ import annotations
 
@@ -35,21 +36,25 @@ def default_catalog() -> Catalog:
 
 
 def check_renders(catalog: Catalog, shown: Callable[[str], str]) -> None:
-    """Render every entry on every (platform, architecture) its overrides tell apart; InputError naming the file
-    (`shown(relative path)`) and field of the first that does not give a valid WorkloadRun spec."""
+    """Render every entry on every (platform, architecture) its overrides, GPU shapes and parallelism tell apart;
+    InputError naming the file (`shown(relative path)`) and field of the first that gives no valid WorkloadRun spec."""
     architectures = [*catalog.gpu_defaults.architectures, UNKNOWN_ARCHITECTURE]
     platforms = _platforms(catalog)
     for platform in platforms:
         for architecture in architectures:
             _shape(catalog, platform, architecture, shown)
     for entry in catalog.entries.values():
-        rendered: set[tuple[int, ...]] = set()  # the overrides that applied: one render per set tells them all
+        # What a render depends on besides the platform's and architecture's names (strings wherever they go): the
+        # overrides that apply, the GPU shape and the parallelism. One render per such set tells them all.
+        rendered: set[tuple[object, ...]] = set()
         for platform in platforms:
             for architecture in architectures:
                 applying = tuple(i for i, o in enumerate(entry.overrides) if o.when.matches(platform, architecture))
-                if applying in rendered:
+                shape = catalog.gpu_defaults.shape(platform, architecture).model_dump_json()
+                key = (applying, shape, entry.parallelism_for(architecture).model_dump_json())
+                if key in rendered:
                     continue
-                rendered.add(applying)
+                rendered.add(key)
                 options = _options(catalog, entry, platform, architecture, shown)
                 try:
                     render_run_spec(entry, options, platform, architecture, nodes_per_job=2)

@@ -210,7 +210,7 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         if unfit:
             message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(unfit.items())[:3])})")
         elif placed:
-            message = _short(f"{message} (the Nodes left could take their pods: what they ask is held by other pods)")
+            message = _short(f"{message} (by their Node objects the members left could take their pods: GPUs may be held by other pods)")
         return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))
     running = [pod for pod in live if pod_status(pod).get("phase") == "Running"]
     if result is not None and len(live) >= expected and len(running) == len(live):

@@ -222,64 +222,48 @@ class Unreachable:
     """A store whose writes fail as an unreachable API server's do (reads still answer)."""
 
     def __init__(self, inner: MemoryStore) -> None:
-        self.inner, self.down = inner, False
+        self.inner, self.broken = inner, False
 
     def __getattr__(self, name: str):
         return getattr(self.inner, name)
 
     async def update(self, kind, obj):
-        if self.down:
+        if self.broken:
             from nvcre_tui.engine.store import Unavailable
 
             raise Unavailable.about(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"), "connection refused")
         return await self.inner.update(kind, obj)
 
 
-async def test_hold_gives_up_before_anyone_may_take_over(memory, clock) -> None:
-    flaky = Unreachable(memory)
-    a = lease(flaky, clock, "a", duration=15)
-    await a.try_acquire()
-    task, lost = holding(a, clock)
-    await _settle()
-    flaky.down = True
-    clock.advance(5)  # first failed renewal: 5 s since the last one, keep trying
-    await _settle()
-    assert not task.done()
-    clock.advance(5)  # 10 s = 2/3 of the duration without a renewal: stop, 5 s before expiry
-    await _settle()
-    assert task.done() and lost == [10.0]
-    holder = await lease(memory, clock, "b").holder()
-    assert holder is not None and holder.live  # nobody else could have it yet
-
-
-
 class Hanging:
     """A store whose reads stop answering (a partition, a stalled API server): the request neither fails nor returns."""
 
     def __init__(self, inner: MemoryStore) -> None:
-        self.inner, self.hang = inner, False
+        self.inner, self.broken = inner, False
 
     def __getattr__(self, name: str):
         return getattr(self.inner, name)
 
     async def get(self, kind, name, namespace=None):
-        if self.hang:
+        if self.broken:
             await asyncio.Event().wait()
         return await self.inner.get(kind, name, namespace)
 
 
-async def test_hold_gives_up_when_a_renewal_hangs(memory, clock) -> None:
-    """A renewal that gets no answer is not waited for past the deadline: the holder stops before anyone may take over."""
-    hanging = Hanging(memory)
-    a = lease(hanging, clock, "a", duration=15)
+@pytest.mark.parametrize("broken", [Unreachable, Hanging], ids=["refused", "hanging"])
+async def test_hold_gives_up_before_anyone_may_take_over(memory, clock, broken) -> None:
+    """Renewals refused, or never answered (a renewal that hangs is not waited for past the deadline): the holder
+    stops at 2/3 of the duration, before anyone else may take over."""
+    store = broken(memory)
+    a = lease(store, clock, "a", duration=15)
     await a.try_acquire()
     task, lost = holding(a, clock)
     await _settle()
-    hanging.hang = True
-    clock.advance(5)  # the renewal starts and hangs
+    store.broken = True
+    clock.advance(5)  # the first renewal fails or hangs: 5 s since the last one, keep trying
     await _settle()
     assert not task.done()
-    clock.advance(5)  # 10 s without a renewal: stop
+    clock.advance(5)  # 10 s = 2/3 of the duration without a renewal: stop, 5 s before expiry
     await _settle()
     assert task.done() and lost == [10.0]
     holder = await lease(memory, clock, "b").holder()

@@ -321,3 +321,14 @@ async def test_only_configmaps_every_owner_of_which_was_deleted_go_with_a_certif
         await store.create(CONFIGMAP, configmap)
     assert await _delete_owned_configmaps(store, "default", {"cert-0", "job-1"}) is None
     assert sorted(c["metadata"]["name"] for c in (await store.list(CONFIGMAP, "default")).items) == ["shared", "unowned"]
+
+
+def test_run_without_wait_on_the_simulated_fleet_names_the_controller_that_plays_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hint said `nvcre controller`, which runs real pods and failed every run of the certification."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps(SMALL_FLEET))
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario), *CATEGORY,
+                     "--name", "later", "--history", str(tmp_path / "h.db")]) == 0
+        err = capsys.readouterr().err
+        assert f"run `nvcre controller --sim-runner --scenario {scenario}` (README)" in err, err

@@ -302,7 +302,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
             console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {namespace} -w` "
                           f"or `nvcre certification report {name}{escape(again)}`.")
             if session.engine is not None:
-                console.print("[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller` (README).[/]")
+                # the fleet's runs need an engine that plays it: a plain controller would fail them
+                played = (" --sim-runner" + (f" --scenario {shlex.quote(args.scenario)}" if args.scenario else "")) if args.sim_runner else ""
+                console.print(f"[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller{escape(played)}` (README).[/]")
         return EXIT_OK
     limit = timeout if timeout is not None else _default_timeout(rendered)
     # The handler stays through --cleanup: a second ctrl-c (wherever it lands: a KeyboardInterrupt here, or the

@@ -92,3 +92,25 @@ async def test_a_viewer_waiting_for_the_lease_asks_again_before_it_takes_it_over
                 await console.close()
         finally:
             await admin.close()
+
+
+async def test_a_certification_the_fleet_runs_is_known_by_its_jobs_before_its_own_status_says_so() -> None:
+    """The Certification's Simulated condition comes with its summary, a minute and more after its first runs: a
+    real-pod controller started meanwhile took the Lease and failed all 32 of its groups."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.session import _fleet_played
+    from nvcre_tui.engine.store import JOB, MemoryStore
+
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await store.create(CONFIGMAP, {"metadata": {"name": FLEET_CONFIGMAP, "namespace": INSTALL_NAMESPACE}, "data": {}})
+    await store.create(CERTIFICATION, {**CERT, "status": {"conditions": []}})
+    assert await _fleet_played(store, INSTALL_NAMESPACE) is None  # nothing says who runs it yet
+    simulated = {"type": "Simulated", "status": "True", "reason": "SimulatedRunner", "message": "", "lastTransitionTime": format_time(clock.now())}
+    job = await store.create(JOB, {"metadata": {"name": "played-job", "namespace": "default",
+                                                "labels": {"nvcre.nvidia.com/certification": "played"}}, "spec": {}})
+    await store.update_status(JOB, {**job, "status": {"conditions": [simulated]}})  # a status is its subresource's
+    said = await _fleet_played(store, INSTALL_NAMESPACE)
+    assert said is not None and "runs default/played" in said
+    await store.delete(CONFIGMAP, FLEET_CONFIGMAP, INSTALL_NAMESPACE)
+    assert await _fleet_played(store, INSTALL_NAMESPACE) is None  # no fleet registered: a real cluster's

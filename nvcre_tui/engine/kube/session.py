@@ -25,8 +25,8 @@ from nvcre_tui.engine.clock import Clock, SimulatedClock, SystemClock
 from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.api.bodies import annotations_of, meta_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, SIMULATED
+from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, SIMULATED
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
@@ -42,7 +42,7 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -372,20 +372,25 @@ async def _holder(lease: EngineLease) -> LeaseHolder | None:
         return None
 
 
-async def _fleet_played(store: KubeStore, install_namespace: str) -> str | None:
+async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | None:
     """Why an engine that runs real pods must not run now: certifications the simulated fleet (--sim-runner) runs are
     unfinished, and a real-pod engine fails each of their runs, and starts their next ones on Nodes no kubelet
-    serves (a `delete --wait` of one certification once wrecked another so). None when there are none, or when the
+    serves (a `delete --wait` of one certification once wrecked another so). Such a certification carries the
+    Simulated condition, or (before its status says so) one of its Jobs does. None when there are none, or when the
     ConfigMap that registers the fleet is not ours to read."""
     try:
         await store.get(CONFIGMAP, FLEET_CONFIGMAP, install_namespace)
         certifications = (await store.list(CERTIFICATION)).items
+        jobs = (await store.list(JOB)).items
     except (NotFound, Forbidden):
         return None
-    played = [c for c in certifications if not is_terminal(c) and is_true(c, SIMULATED)]
+    unfinished = {(meta_of(c).get("namespace"), meta_of(c).get("name")): c for c in certifications if not is_terminal(c)}
+    played = {key for key, c in unfinished.items() if is_true(c, SIMULATED)}
+    played |= {key for job in jobs if is_true(job, SIMULATED)
+               and (key := (meta_of(job).get("namespace"), labels_of(job).get(LABEL_CERTIFICATION))) in unfinished}
     if not played:
         return None
-    names = ", ".join(f"{meta_of(c).get('namespace')}/{meta_of(c).get('name')}" for c in played[:3]) + (" ..." if len(played) > 3 else "")
+    names = ", ".join(f"{namespace}/{name}" for namespace, name in sorted(played)[:3]) + (" ..." if len(played) > 3 else "")
     return (f"the simulated fleet (ConfigMap {install_namespace}/{FLEET_CONFIGMAP}) runs {names}, and an engine that "
             "runs real pods would fail them: pass --sim-runner and its --scenario, or wait until they finish")
 

@@ -332,3 +332,36 @@ def test_run_without_wait_on_the_simulated_fleet_names_the_controller_that_plays
                      "--name", "later", "--history", str(tmp_path / "h.db")]) == 0
         err = capsys.readouterr().err
         assert f"run `nvcre controller --sim-runner --scenario {scenario}` (README)" in err, err
+
+
+@pytest.mark.parametrize(("holder_runs", "flags", "said"), [
+    ("pods", ["--sim-runner", "--scenario", "{scenario}"], "runs real pods: it would fail the simulated fleet's runs of this certification"),
+    ("simulated-fleet", [], "plays the simulated fleet (--sim-runner): this certification would get made-up measurements"),
+], ids=["sim-run-beside-a-real-engine", "real-run-beside-the-fleet"])
+def test_run_refuses_a_certification_the_engine_holding_the_lease_would_run_wrongly(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], holder_runs: str, flags: list[str], said: str) -> None:
+    """A console without --sim-runner held the Lease; `run --sim-runner --wait` followed as a viewer while that engine
+    failed all 64 groups (and the other way round, the fleet played a certification meant for GPUs). The Lease says
+    what its holder runs workloads with; a certification it would run wrongly is refused before it is created."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps(SMALL_FLEET))
+
+    async def hold() -> None:
+        store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        try:
+            assert await EngineLease(store, SystemClock(), INSTALL_NAMESPACE, "console@elsewhere/1", duration=3600, runner=holder_runs).try_acquire()
+            from nvcre_tui.engine.sim.fleet import SimulatedFleet
+            from nvcre_tui.engine.sim.scenario import Scenario
+
+            await SimulatedFleet(store, SystemClock(), Scenario.model_validate(SMALL_FLEET)).ensure_nodes()  # the fleet's Nodes
+        finally:
+            await store.close()
+
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(hold())
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), *[f.format(scenario=scenario) for f in flags], *CATEGORY,
+                "--name", "wrong", "--wait", "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"the engine that holds the Lease (console@elsewhere/1) {said}" in err and "Traceback" not in err, err
+        assert asyncio.run(_cluster_left(kubeconfig))["Certification"] == []  # nothing created

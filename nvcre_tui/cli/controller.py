@@ -140,7 +140,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
                                          install_namespace=namespace, role="controller", history=None, elect=False)
         assert session.engine is not None
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
-        lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration)
+        lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
         return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import lease_spec
-from nvcre_tui.engine.api.vocabulary import ENGINE_NAME, LABEL_PART_OF
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, ENGINE_NAME, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
@@ -67,6 +67,7 @@ class LeaseHolder:
     live: bool
     transitions: int = 0
     ahead: float = 0.0  # seconds renewTime is ahead of the reader's clock (the holder's clock runs fast)
+    runner: str | None = None  # RUNNER_PODS or RUNNER_SIMULATED (ANNOTATION_ENGINE_RUNNER); None: not said
 
     @property
     def skewed(self) -> bool:
@@ -93,7 +94,9 @@ class LeaseHolder:
         duration = int(spec.get("leaseDurationSeconds") or 0)
         live = renewed is not None and renewed + timedelta(seconds=duration) > now
         ahead = max(0.0, (renewed - now).total_seconds()) if renewed is not None else 0.0
-        return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0), ahead)
+        runner = ((lease.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ENGINE_RUNNER)
+        return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0), ahead,
+                   runner if isinstance(runner, str) else None)
 
 
 class EngineLease:
@@ -101,13 +104,15 @@ class EngineLease:
 
     NAME = LEASE_NAME
 
-    def __init__(self, store: ResourceStore, clock: Clock, namespace: str, identity: str, duration: float = 15.0) -> None:
+    def __init__(self, store: ResourceStore, clock: Clock, namespace: str, identity: str, duration: float = 15.0,
+                 runner: str | None = None) -> None:
+        """`runner`: what this contender's engine runs workloads with, said on the Lease it holds (None: a reader)."""
         if not identity:
             raise ValueError("EngineLease: identity must be a non-empty string")
         if not duration > 0:
             raise ValueError(f"EngineLease: duration must be > 0 seconds, got {duration}")
         self.store, self.clock, self.namespace, self.identity = store, clock, namespace, identity
-        self.duration = duration
+        self.duration, self.runner = duration, runner
         self._last_renewed: float | None = None  # clock.monotonic() of our last successful write
         self._observed: tuple[tuple[str, ...], float] | None = None  # the Lease as last read, and since when (monotonic)
 
@@ -159,7 +164,7 @@ class EngineLease:
         lease = {
             "apiVersion": LEASE.api_version, "kind": LEASE.kind,
             "metadata": {"name": self.NAME, "namespace": self.namespace,
-                         "labels": {LABEL_PART_OF: "nvcre"}},
+                         "labels": {LABEL_PART_OF: "nvcre"}, **self._annotations({})},
             "spec": {**self._spec({}, taking_over=True), "leaseTransitions": 0},
         }
         try:
@@ -169,8 +174,17 @@ class EngineLease:
         self._last_renewed = self.clock.monotonic()
         return True
 
+    def _annotations(self, metadata: Mapping[str, Any]) -> Obj:
+        """The metadata's annotations with this contender's runner said (nothing to add for a reader)."""
+        annotations = dict(metadata.get("annotations") or {})
+        if self.runner is None:
+            return {"annotations": annotations} if annotations else {}
+        return {"annotations": {**annotations, ANNOTATION_ENGINE_RUNNER: self.runner}}
+
     async def _write(self, lease: Obj, *, taking_over: bool) -> bool:
-        updated = {**lease, "spec": self._spec(lease_spec(lease), taking_over=taking_over)}
+        metadata = lease.get("metadata") or {}
+        updated = {**lease, "metadata": {**metadata, **self._annotations(metadata)},
+                   "spec": self._spec(lease_spec(lease), taking_over=taking_over)}
         try:
             await self.store.update(LEASE, updated)  # carries the resourceVersion we read: optimistic
         except (Conflict, NotFound):

@@ -233,6 +233,7 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
             return lease if lease["spec"].get("holderIdentity") == "ctl-1" else None
 
         lease = await _until(held)
+        assert lease["metadata"]["annotations"]["nvcre.nvidia.com/engine-runner"] == "simulated-fleet"  # what it runs with
 
         async def registered() -> bool:
             return len((await admin.list(NODE)).items) == 2

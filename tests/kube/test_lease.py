@@ -268,3 +268,20 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock, broken) 
     assert task.done() and lost == [10.0]
     holder = await lease(memory, clock, "b").holder()
     assert holder is not None and holder.live  # nobody else could have it yet
+
+
+async def test_the_lease_says_what_its_holders_engine_runs_workloads_with(memory, clock) -> None:
+    """Read by a process about to create a certification: a real-pod engine would fail the simulated fleet's runs,
+    the fleet would play a certification meant for GPUs (cli/run.py refuses both)."""
+    a = lease(memory, clock, "a")
+    a.runner = "simulated-fleet"
+    await a.try_acquire()
+    holder = await lease(memory, clock, "reader").holder()
+    assert holder is not None and holder.runner == "simulated-fleet"
+    await a.release()
+    clock.advance(20)
+    b = lease(memory, clock, "b")
+    b.runner = "pods"
+    assert await b.try_acquire() and await b.renew()
+    holder = await lease(memory, clock, "reader").holder()
+    assert holder is not None and (holder.identity, holder.runner) == ("b", "pods")

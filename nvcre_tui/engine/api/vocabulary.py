@@ -33,6 +33,11 @@ ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
 ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
+# On the engine's Lease: what its holder's engine runs a certification's workloads with, so that another process
+# does not create a certification that engine would fail (real pods on the simulated fleet's Nodes) or play (the
+# simulated fleet, made-up measurements, for a certification meant for GPUs).
+ANNOTATION_ENGINE_RUNNER = "nvcre.nvidia.com/engine-runner"
+RUNNER_PODS, RUNNER_SIMULATED = "pods", "simulated-fleet"
 # -- ours: names ---------------------------------------------------------------------------------------------
 INSTALL_NAMESPACE = "nvcre-system"  # where `setup init` installs the engine; its Lease and the fleet's ConfigMap live there
 ENGINE_NAME = "nvcre-engine"  # the engine's ServiceAccount, roles and bindings, its Lease, and its user agent

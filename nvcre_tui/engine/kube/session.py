@@ -26,7 +26,8 @@ from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, SIMULATED
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
+                                             RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
@@ -231,7 +232,7 @@ class KubeSession:
     async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str) -> None:
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
-        lease = EngineLease(self.engine_kube, wall, self.install_namespace, engine_identity(role))
+        lease = EngineLease(self.engine_kube, wall, self.install_namespace, engine_identity(role), runner=self.runner_kind)
         if not want_engine:
             self._viewing = (lease, "viewer: {}")
             await self.refresh_viewer()
@@ -329,6 +330,27 @@ class KubeSession:
     async def holder(self) -> LeaseHolder | None:
         """Who holds the engine Lease now."""
         return await _holder(EngineLease(self.kube, SystemClock(), self.install_namespace, "probe"))
+
+    @property
+    def runner_kind(self) -> str:
+        """What this session's engine runs workloads with (said on the Lease it holds: ANNOTATION_ENGINE_RUNNER)."""
+        return RUNNER_SIMULATED if self.scenario is not None else RUNNER_PODS
+
+    async def runs_otherwise(self) -> str | None:
+        """Why a certification this process creates now would be run wrongly: the live Lease holder's engine runs
+        workloads otherwise than this process would (real pods fail the simulated fleet's runs; the fleet plays a
+        certification meant for GPUs). None when this process runs the engine, nobody live holds the Lease, or its
+        holder does not say (an older nvcre)."""
+        if self.engine is not None:
+            return None
+        holder = await self.holder()
+        if holder is None or not holder.live or holder.runner in (None, self.runner_kind):
+            return None
+        if holder.runner == RUNNER_PODS:
+            return (f"the engine that holds the Lease ({holder.identity}) runs real pods: it would fail the simulated "
+                    "fleet's runs of this certification; stop it first, or run without --sim-runner")
+        return (f"the engine that holds the Lease ({holder.identity}) plays the simulated fleet (--sim-runner): this "
+                "certification would get made-up measurements; stop it first, or pass --sim-runner")
 
     async def close(self) -> None:
         """Stop reconciling, give the Lease up, end the watches and close the connections."""

@@ -184,6 +184,7 @@ def test_delete_wait_takes_the_lease_of_an_engine_that_died_and_collects(tmp_pat
         err = capsys.readouterr().err
         assert "this process runs no engine (viewer: engine held by engine@elsewhere/1" in err
         assert "no engine holds the lease any more: this process took it over and runs the engine" in err
+        assert err.splitlines()[-1] == "its Workflows, Jobs and runs are gone"  # the wait it announced has ended
         assert asyncio.run(_cluster_left(kubeconfig))["Workflow"] == []
 
 

@@ -90,6 +90,8 @@ async def _delete(args: argparse.Namespace) -> int:
         if left:
             console.print(f"[yellow]{escape(left_message(left, format_duration(limit)))}[/]", soft_wrap=True)
             return EXIT_TIMEOUT
+        if viewer:  # after a wait it said it began: its end too
+            console.print("its Workflows, Jobs and runs are gone", soft_wrap=True)
         return EXIT_OK
     finally:
         await session.close()

@@ -356,6 +356,9 @@ class NvcreApp(ThemedApp[None]):
         assert self.session is not None  # opened on mount, before any screen can submit
         body.setdefault("metadata", {})["namespace"] = self.session.namespace
         try:
+            if (otherwise := await self.session.runs_otherwise()) is not None:  # the engine holding the Lease would fail it
+                self.notify(printable(otherwise), severity="error", title="not submitted", markup=False)
+                return False
             await self.store.create(CERTIFICATION, body)
         except StoreError as error:
             self.notify(printable(str(error)), severity="error", title="not submitted", markup=False)

@@ -271,10 +271,8 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     where = "the simulator" if simulated else session.title
     name, namespace = cert.metadata.name, body["metadata"]["namespace"]
     again = _again(args, simulated, namespace)
-    from nvcre_tui.engine.kube.session import KubeSession
-
-    if isinstance(session, KubeSession) and (otherwise := await session.runs_otherwise()) is not None:
-        raise InputError(f"{session.target.server}: {otherwise}")  # before anything is created
+    if (otherwise := await session.runs_otherwise()) is not None:
+        raise InputError(f"{where}: {otherwise}")  # before anything is created
     try:
         uid = str((await session.store.create(CERTIFICATION, body))["metadata"].get("uid") or "")
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")

@@ -103,6 +103,11 @@ class Session(Protocol):
         """A session that only views reads again who holds the engine Lease (its `viewer_reason`)."""
         ...
 
+    async def runs_otherwise(self) -> str | None:
+        """Why a certification this process creates now would be run wrongly by the engine that holds the Lease (it
+        runs workloads otherwise than this process would); None when nothing says so."""
+        ...
+
     async def close(self) -> None:
         """Stop the engine's and the cache's work and release the store."""
         ...
@@ -280,6 +285,10 @@ class SimSession:
         self.engine = None
         await self._play(engine=False)
         self.viewer_reason = "viewer: lost the engine lease"
+
+    async def runs_otherwise(self) -> str | None:
+        """Every engine on the simulator's store plays the same fleet: nothing to say."""
+        return None
 
     async def refresh_viewer(self) -> None:
         """A viewer's header reads who holds the Lease now (a read-only console and the wall never take it over)."""

@@ -67,6 +67,24 @@ async def test_a_console_is_a_viewer_while_another_engine_holds_the_lease(tmp_pa
         await admin.close()
 
 
+async def test_a_viewer_console_does_not_submit_what_the_engine_holding_the_lease_would_fail(tmp_path: Path) -> None:
+    """A console with --sim-runner beside an engine that runs real pods: what it composes would have its runs failed
+    (no kubelet serves the fleet's Nodes). Refused before anything is created, as `certification run` refuses it."""
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        other = EngineLease(admin, SystemClock(), "nvcre-system", "controller-7f9c", duration=3600, runner="pods")
+        assert await other.try_acquire()
+        app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.session is not None and app.session.engine is None
+            assert not await app.submit(certification_body(intra_all_reduce("would-be-failed")))
+            await pilot.pause()
+            assert any("runs real pods: it would fail the simulated fleet's runs" in str(n.message) for n in app._notifications)
+            assert (await admin.list(CERTIFICATION, "default")).items == []
+        await admin.close()
+
+
 async def test_a_console_with_the_sim_runner_runs_its_own_engine_when_nobody_holds_the_lease(tmp_path: Path) -> None:
     async with installed(tmp_path) as (server, kubeconfig):
         admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")

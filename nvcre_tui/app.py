@@ -359,6 +359,7 @@ class NvcreApp(ThemedApp[None]):
             if (otherwise := await self.session.runs_otherwise()) is not None:  # the engine holding the Lease would fail it
                 self.notify(printable(otherwise), severity="error", title="not submitted", markup=False)
                 return False
+            self.session.stamp(body)
             await self.store.create(CERTIFICATION, body)
         except StoreError as error:
             self.notify(printable(str(error)), severity="error", title="not submitted", markup=False)

@@ -333,6 +333,15 @@ def test_run_without_wait_on_the_simulated_fleet_names_the_controller_that_plays
                      "--name", "later", "--history", str(tmp_path / "h.db")]) == 0
         err = capsys.readouterr().err
         assert f"run `nvcre controller --sim-runner --scenario {scenario}` (README)" in err, err
+        # marked as the fleet's: a plain engine leaves it alone though none of its runs has started
+        async def created() -> dict:
+            store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+            try:
+                return await store.get(CERTIFICATION, "later", "default")
+            finally:
+                await store.close()
+
+        assert asyncio.run(created())["metadata"]["annotations"]["nvcre.nvidia.com/engine-runner"] == "simulated-fleet"
 
 
 @pytest.mark.parametrize(("holder_runs", "flags", "said"), [

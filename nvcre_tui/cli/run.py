@@ -273,6 +273,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     again = _again(args, simulated, namespace)
     if (otherwise := await session.runs_otherwise()) is not None:
         raise InputError(f"{where}: {otherwise}")  # before anything is created
+    session.stamp(body)
     try:
         uid = str((await session.store.create(CERTIFICATION, body))["metadata"].get("uid") or "")
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")

@@ -108,6 +108,11 @@ class Session(Protocol):
         runs workloads otherwise than this process would); None when nothing says so."""
         ...
 
+    def stamp(self, body: Obj) -> None:
+        """Mark a Certification this process is about to create with what it is meant to be run with, where that is
+        not the obvious (on a cluster with --sim-runner: the simulated fleet)."""
+        ...
+
     async def close(self) -> None:
         """Stop the engine's and the cache's work and release the store."""
         ...
@@ -289,6 +294,9 @@ class SimSession:
     async def runs_otherwise(self) -> str | None:
         """Every engine on the simulator's store plays the same fleet: nothing to say."""
         return None
+
+    def stamp(self, body: Obj) -> None:
+        """Nothing: every certification of the simulator's store is the fleet's."""
 
     async def refresh_viewer(self) -> None:
         """A viewer's header reads who holds the Lease now (a read-only console and the wall never take it over)."""

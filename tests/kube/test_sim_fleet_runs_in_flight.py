@@ -114,3 +114,19 @@ async def test_a_certification_the_fleet_runs_is_known_by_its_jobs_before_its_ow
     assert said is not None and "runs default/played" in said
     await store.delete(CONFIGMAP, FLEET_CONFIGMAP, INSTALL_NAMESPACE)
     assert await _fleet_played(store, INSTALL_NAMESPACE) is None  # no fleet registered: a real cluster's
+
+
+async def test_a_certification_run_with_the_sim_runner_is_the_fleets_before_any_run() -> None:
+    """`run --sim-runner` without --wait, then a plain controller (as its hint once said): no run had started, nothing
+    said whose it was, and the controller failed all its groups. The process that creates it marks it."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.session import _fleet_played
+    from nvcre_tui.engine.store import MemoryStore
+
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await store.create(CONFIGMAP, {"metadata": {"name": FLEET_CONFIGMAP, "namespace": INSTALL_NAMESPACE}, "data": {}})
+    marked = {**CERT, "metadata": {**CERT["metadata"], "annotations": {"nvcre.nvidia.com/engine-runner": "simulated-fleet"}}}
+    await store.create(CERTIFICATION, marked)
+    said = await _fleet_played(store, INSTALL_NAMESPACE)
+    assert said is not None and "runs default/played" in said

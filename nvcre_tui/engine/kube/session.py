@@ -26,7 +26,7 @@ from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
@@ -336,6 +336,13 @@ class KubeSession:
         """What this session's engine runs workloads with (said on the Lease it holds: ANNOTATION_ENGINE_RUNNER)."""
         return RUNNER_SIMULATED if self.scenario is not None else RUNNER_PODS
 
+    def stamp(self, body: dict[str, Any]) -> None:
+        """With --sim-runner, mark the certification as the simulated fleet's (ANNOTATION_ENGINE_RUNNER): an engine that
+        runs real pods then leaves it alone before any of its runs has started (`_fleet_played`)."""
+        if self.scenario is not None:
+            metadata = body.setdefault("metadata", {})
+            metadata["annotations"] = {**(metadata.get("annotations") or {}), ANNOTATION_ENGINE_RUNNER: RUNNER_SIMULATED}
+
     async def runs_otherwise(self) -> str | None:
         """Why a certification this process creates now would be run wrongly: the live Lease holder's engine runs
         workloads otherwise than this process would (real pods fail the simulated fleet's runs; the fleet plays a
@@ -398,7 +405,8 @@ async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | N
     """Why an engine that runs real pods must not run now: certifications the simulated fleet (--sim-runner) runs are
     unfinished, and a real-pod engine fails each of their runs, and starts their next ones on Nodes no kubelet
     serves (a `delete --wait` of one certification once wrecked another so). Such a certification carries the
-    Simulated condition, or (before its status says so) one of its Jobs does. None when there are none, or when the
+    Simulated condition, or (before its status says so) one of its Jobs does, or (before any run) the mark of the
+    `--sim-runner` process that created it (`stamp`). None when there are none, or when the
     ConfigMap that registers the fleet is not ours to read."""
     try:
         await store.get(CONFIGMAP, FLEET_CONFIGMAP, install_namespace)
@@ -407,7 +415,8 @@ async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | N
     except (NotFound, Forbidden):
         return None
     unfinished = {(meta_of(c).get("namespace"), meta_of(c).get("name")): c for c in certifications if not is_terminal(c)}
-    played = {key for key, c in unfinished.items() if is_true(c, SIMULATED)}
+    played = {key for key, c in unfinished.items()
+              if is_true(c, SIMULATED) or annotations_of(c).get(ANNOTATION_ENGINE_RUNNER) == RUNNER_SIMULATED}
     played |= {key for job in jobs if is_true(job, SIMULATED)
                and (key := (meta_of(job).get("namespace"), labels_of(job).get(LABEL_CERTIFICATION))) in unfinished}
     if not played:

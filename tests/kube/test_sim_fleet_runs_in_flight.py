@@ -126,7 +126,8 @@ async def test_a_certification_run_with_the_sim_runner_is_the_fleets_before_any_
     clock = ManualClock()
     store = MemoryStore(clock)
     await store.create(CONFIGMAP, {"metadata": {"name": FLEET_CONFIGMAP, "namespace": INSTALL_NAMESPACE}, "data": {}})
-    marked = {**CERT, "metadata": {**CERT["metadata"], "annotations": {"nvcre.nvidia.com/engine-runner": "simulated-fleet"}}}
+    marked = {**CERT, "metadata": {"name": "played", "namespace": "default",
+                                   "annotations": {"nvcre.nvidia.com/engine-runner": "simulated-fleet"}}}
     await store.create(CERTIFICATION, marked)
     said = await _fleet_played(store, INSTALL_NAMESPACE)
     assert said is not None and "runs default/played" in said

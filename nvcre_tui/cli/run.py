@@ -36,7 +36,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.job import pending_bound, pending_message
-from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
+from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
 from nvcre_tui.engine.outfiles import check_writable
@@ -59,7 +59,6 @@ if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them
 
 WATCH_POLL_SECONDS = 1.0
 WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not running once they have waited this long
-TAKE_OVER_SECONDS = 5.0  # a viewer `run --wait` on a cluster asks for the Lease this often (one API request)
 STILL_RUNNING_SECONDS = 120.0  # run --wait on a cluster says where each running category stands after this much silence
 STILL_RUNNING_CHARS = 200  # of each category's message in that line
 STILL_WAITING_SHOWN = 3  # groups waiting for their pods named in that line

@@ -34,7 +34,7 @@ Obj = dict[str, Any]
 CHILD_KINDS = (WORKFLOW, JOB, WORKLOADRUN)
 POLL_SECONDS = 0.5  # how often a wait looks at the cache while another engine (or a garbage collector) works
 WATCH_POLL_SECONDS = 0.02  # with this process's engine on a manual clock: how often the watch may bring deletions in
-TAKE_OVER_SECONDS = 5.0  # without an engine: how often a wait asks for the engine Lease (one API request)
+TAKE_OVER_SECONDS = 5.0  # without an engine: how often a wait (delete, cleanup, run --wait) asks for the Lease (one API request)
 ENGINE_STEP_SECONDS = 1.0  # ... and how far its clock moves meanwhile, so its retries (a lost race, a 429) come due
 
 

@@ -50,15 +50,19 @@ class ControllerLoop:
     async def acquire(self) -> None:
         """Return once we hold the Lease; say who holds it while we wait."""
         announced = None
-        while not await self._try_acquire():
-            try:
-                holder = await self.lease.holder()
-            except StoreError:  # the API server is away: _try_acquire said so; a standby keeps queueing
-                holder = None
-            if holder is not None and holder.identity != announced:
-                self.log(f"waiting for the engine lease: held by {holder.identity}")
-                announced = holder.identity
-            await self.clock.sleep(self.retry_period)
+        try:
+            while not await self._try_acquire():
+                try:
+                    holder = await self.lease.holder()
+                except StoreError:  # the API server is away: _try_acquire said so; a standby keeps queueing
+                    holder = None
+                if holder is not None and holder.identity != announced:
+                    self.log(f"waiting for the engine lease: held by {holder.identity}")
+                    announced = holder.identity
+                await self.clock.sleep(self.retry_period)
+        except asyncio.CancelledError:  # SIGTERM to a standby: its pod's log says it ends, as a holder's does
+            self.log("stopped while waiting for the engine lease" + (f" (held by {announced})" if announced else ""))
+            raise
         self.log(f"holding the engine lease as {self.lease.identity}")
         self.metrics.set_lease_held(True)
 

@@ -73,6 +73,23 @@ async def test_waits_for_a_live_holder_then_takes_over_after_expiry() -> None:
     assert (await store.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == ""  # released
 
 
+async def test_a_standby_stopped_says_so() -> None:
+    """A standby replica stopped with SIGTERM exited 0 without a line: its pod's log ended on "waiting"."""
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    assert await EngineLease(store, clock, NS, "old-engine").try_acquire()
+    engine, metrics = StubEngine(), EngineMetrics()
+    logs: list[str] = []
+    task = asyncio.create_task(loop_for(store, clock, "standby", engine, metrics, logs).run())
+    await settle()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert engine.starts == 0
+    assert logs == ["waiting for the engine lease: held by old-engine",
+                    "stopped while waiting for the engine lease (held by old-engine)"]
+    assert (await store.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == "old-engine"  # not ours to free
+
+
 async def test_an_engine_that_cannot_start_under_the_lease_gives_it_back() -> None:
     """What runs once the Lease is held (the fleet's Nodes registered, the simulated fleet's certifications checked)
     may refuse: the controller exited holding the Lease, and each replica in turn held it a full duration for nothing."""

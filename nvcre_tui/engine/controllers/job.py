@@ -388,7 +388,8 @@ async def _finish(
         conditions = cond.with_condition(conditions, VALIDATION_FAILED, validation_failed, validation[0], validation[1], now)
     # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet): the report says so
     conditions = cond.carried(conditions, cond.how_run(conditions_of(run)), now)
-    status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None, "completionTime": now}
+    status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None,
+                   "completionTime": _ended(run, now)}
     if measured is not None and measured.measurements:
         status["measurements"] = measured.measurements
     if evidence:
@@ -405,6 +406,19 @@ async def _finish(
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])
     if phase == FAILED and run_status(run).get("phase") not in (SUCCEEDED, FAILED):
         await ctx.runner.stop(run)  # the engine's sweep also stops runs of failed Jobs, should this be cut short
+
+
+def _ended(run: Obj, now: str) -> str:
+    """When the Job's run ended as its runner saw it (its pods' finish), else now: an engine that was down for
+    minutes would otherwise lengthen the run, its diagnose round and its node-minutes by as much. Never later than
+    now (a node's clock ahead of ours)."""
+    state = run_status(run)
+    if state.get("phase") not in (SUCCEEDED, FAILED):
+        return now
+    try:
+        return format_time(min(parse_time(state.get("completionTime")), parse_time(now)))
+    except ValueError:  # no time, or one that is not RFC 3339
+        return now
 
 
 def _parser(job: Obj) -> str:

@@ -139,6 +139,8 @@ class Engine:
                 owner_kind = KIND_BY_NAME.get(str(ref.get("kind"))) if isinstance(ref, dict) and ref.get("controller") else None
                 if owner_kind is not None:
                     self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))
+            if kind is WORKFLOW and (new is None or cond.is_terminal(new)) and not (old is not None and cond.is_terminal(old)):
+                self._wake_waiting((CERTIFICATION,))  # another certification's category may wait for these nodes
             if kind is JOB and new is not None and cond.is_terminal(new):
                 for run in self.cache.owned_by(new["metadata"]["uid"], WORKLOADRUN):
                     if not run_finished(run):  # its Job gave up on it: stop it and free the GPUs
@@ -163,7 +165,11 @@ class Engine:
     def _node_changed(self, node: Obj) -> None:
         for key in sorted(self._jobs_on_node.get(node["metadata"].get("name"), ())):
             self.queue.add((JOB, key))
-        for kind in (CERTIFICATION, WORKFLOW):  # discovery may now find (or lose) nodes it waits for
+        self._wake_waiting((CERTIFICATION, WORKFLOW))  # discovery may now find (or lose) nodes it waits for
+
+    def _wake_waiting(self, kinds: tuple[ResourceKind, ...]) -> None:
+        """Queue the unfinished objects of `kinds` that wait for nodes."""
+        for kind in kinds:
             for key, obj in self.cache.objects[kind].items():
                 if not cond.is_terminal(obj) and _waits_for_nodes(kind, obj):
                     self.queue.add((kind, key))

@@ -421,8 +421,9 @@ def _blamed_state(index: JobIndex, job_name: str | None, failure: Mapping[str, A
 
 def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
     """Every node a certification's categories blamed (each category's failed nodes, as the report lists
-    them), one row per node by name: the reason, the measured values that failed and the Job to read
-    the log of, from the first category that blamed it."""
+    them), one row per node: the reason, the measured values that failed and the Job to read the log of, from the
+    first category that convicted it (else the first that blamed it with its group). Convicted nodes first, then
+    suspects, each by name: the worst node is the first the operator reaches."""
     rows: dict[str, FailureRow] = {}
     view = snapshot.views.get(cert_name)
     for entry in view.categories if view is not None else []:
@@ -431,16 +432,25 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             continue
         index = JobIndex.of(entry.jobs)
         for failure in entry.failed_nodes:
-            name = failure["name"]
-            if name in rows:
-                rows[name] = replace(rows[name], also=(*rows[name].also, category))
-                continue
-            job = index.convicting(name)
-            rows[name] = FailureRow(name, category, failure.get("reason") or "", _measured(failure), failure.get("message") or "",
-                                    wf["metadata"]["name"], job, state=_blamed_state(index, job, failure, entry.orchestration))
+            job = index.convicting(failure["name"])
+            _merge(rows, FailureRow(failure["name"], category, failure.get("reason") or "", _measured(failure),
+                                    failure.get("message") or "", wf["metadata"]["name"], job,
+                                    state=_blamed_state(index, job, failure, entry.orchestration)))
         for row in _convicted_so_far(entry, index):
-            rows[row.node] = replace(rows[row.node], also=(*rows[row.node].also, category)) if row.node in rows else row
-    return [rows[name] for name in sorted(rows)]
+            _merge(rows, row)
+    return sorted(rows.values(), key=lambda row: (row.state != "failed", row.node))
+
+
+def _merge(rows: dict[str, FailureRow], row: FailureRow) -> None:
+    """Add a category's blame of a node: a conviction outranks a blame shared with a group (the row then shows the
+    convicting category, and the earlier one among the others)."""
+    known = rows.get(row.node)
+    if known is None:
+        rows[row.node] = row
+    elif known.state != "failed" and row.state == "failed":
+        rows[row.node] = replace(row, also=(known.category, *known.also))
+    else:
+        rows[row.node] = replace(known, also=(*known.also, row.category))
 
 
 UNBLAMED = "no node blamed"  # the reason's prefix of a failure that convicted nobody

@@ -165,3 +165,27 @@ async def test_a_category_run_twice_is_named_by_its_number_in_the_pane_and_the_n
 INTRA_NODE_TWICE = (INTRA_NODE.replace("name: burn-in", "name: twice").replace('"value >= 400"', '"value >= 1"')
                     .replace("variant: nccl-loopback\n      options: {", "variant: nccl-all-reduce\n      options: {testScale: intra-node, ")
                     .replace('"value >= 300"', '"value >= 100000"'))
+
+
+async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blame(finished_diagnose_and_train: Path) -> None:
+    """The diagnosis convicted gpu-node-07 and gpu-node-12; training blamed all 32 with their groups. The pane listed
+    the 30 suspects from gpu-node-01 on by name, the convicted two below the fold; and a node a later category
+    convicted showed the earlier category's group blame (`!`, its reason, its log)."""
+    from dataclasses import replace
+
+    from nvcre_tui.engine.views import _merge
+
+    session = await reopen(finished_diagnose_and_train)
+    rows = failure_rows(await Snapshot.read(session.store), "diagnose-and-train")
+    assert [(r.node, r.state) for r in rows[:3]] == [("gpu-node-07", "failed"), ("gpu-node-12", "failed"), ("gpu-node-01", "suspect")]
+    assert all(r.state == "suspect" for r in rows[2:])
+    suspect = replace(rows[2], category="training/nemotron5-8b", reason="WorkloadFailed")
+    convicted = replace(rows[2], category="communication/nccl-loopback", reason="Timeout", state="failed", job="loopback-job")
+    merged: dict = {}
+    _merge(merged, suspect)
+    _merge(merged, convicted)
+    (row,) = merged.values()
+    assert (row.state, row.category, row.reason, row.job, row.also) == ("failed", "communication/nccl-loopback", "Timeout",
+                                                                         "loopback-job", ("training/nemotron5-8b",))
+    _merge(merged, replace(suspect, category="diagnostics/dcgm-level4"))  # a later group blame only adds a category
+    assert merged[row.node].category == "communication/nccl-loopback" and merged[row.node].also[-1] == "diagnostics/dcgm-level4"

@@ -5,6 +5,7 @@ sequentially). A failed category does not stop the others."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
@@ -61,6 +63,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
     previous = {(s["domain"], s["variant"], i): s for i, s in enumerate(certification_status(cert).get("categoryStatuses") or [])}
     statuses: list[Obj] = []
     busy: list[set[str]] = []  # node sets of earlier categories that are not finished
+    elsewhere: list[Held] | None = None  # other certifications' unfinished Workflows: read when a category may start
     requeue: float | None = None
     for index, category in enumerate(model.spec.categories):
         name = category_workflow_name(model, index)
@@ -87,8 +90,14 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 statuses.append(status)
                 continue
             nodes = set(rendered.discovery.names)
+            if elsewhere is None:
+                elsewhere = _held_elsewhere(cert, world)
+            holder = next((f"{held.holder}, running on {count(len(nodes & held.nodes), 'node')} of this category's"
+                           for held in elsewhere if not nodes.isdisjoint(held.nodes)), None)
             if any(not nodes.isdisjoint(other) for other in busy):
                 status.update(reason=WAITING_FOR_NODES, message="waits for an earlier category on the same nodes")
+            elif holder is not None:  # its pods would wait for the same GPUs, and fail unplaced after the grace
+                status.update(reason=WAITING_FOR_NODES, message=f"waits for {holder}")
             elif not await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status):
                 requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
@@ -163,6 +172,34 @@ def _mirror(wf: Obj) -> Obj:
         if state.get(ref):
             mirrored[ref] = state[ref]
     return mirrored
+
+
+@dataclass(frozen=True)
+class Held:
+    """Nodes an unfinished Workflow outside this certification uses, and whose it is, as a status message says it."""
+
+    holder: str
+    nodes: set[str]
+
+
+def _held_elsewhere(cert: Obj, world: World) -> list[Held]:
+    """Unfinished Workflows of other certifications (or made by hand) with their nodes: a category waits for them as
+    for an earlier category of its own. First come, first served: a Workflow already made is never held back."""
+    uid = cert["metadata"]["uid"]
+    held = []
+    for wf in world.workflows():
+        try:
+            refs = [r for r in wf["metadata"].get("ownerReferences") or [] if isinstance(r, dict) and r.get("controller")]
+            if cond.is_terminal(wf) or any(r.get("uid") == uid for r in refs):
+                continue
+            owner = next((f"certification {r.get('name')}" for r in refs if r.get("kind") == "Certification"),
+                         f"Workflow {wf['metadata']['name']}")
+            if (wf["metadata"].get("namespace") or "") != (cert["metadata"].get("namespace") or ""):
+                owner += f" in namespace {wf['metadata'].get('namespace')}"
+            held.append(Held(owner, _workflow_nodes(wf)))
+        except (AttributeError, TypeError, KeyError, ValueError):  # malformed: its own reconcile quarantines it
+            continue
+    return held
 
 
 def _workflow_nodes(wf: Obj) -> set[str]:

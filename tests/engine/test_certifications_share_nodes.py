@@ -1,0 +1,64 @@
+"""Two certifications on the same nodes run one after the other, as two categories of one do: on a cluster the second's
+pods waited for the GPUs the first held and failed unplaced after the scheduling grace, blaming nobody (and the
+simulator measured each as if alone). A category waits only for Workflows already made: first come, first served;
+certifications on other nodes run side by side."""
+
+from __future__ import annotations
+
+from nvcre_tui.engine.api.bodies import certification_status, workflow_status
+from nvcre_tui.engine.clock import ManualClock, parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store import CERTIFICATION, WORKFLOW, MemoryStore
+from tests.scenarios.harness import CASES, NAMESPACE, catalog
+
+CASE = CASES / "all-pass-full-scale"  # four nodes gpu-node-01 to -04
+
+
+def certification(name: str, nodes: list[str]) -> dict:
+    return {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"target": {"nodeNames": nodes},
+                     "categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                     "options": {"testScale": "full-scale", "thresholds": {"busBandwidthGBps": "value >= 300"}}}]}}
+
+
+async def run_two(first: list[str], second: list[str]) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Two certifications created together on those nodes, run to the end: each one's Workflow (start, completion)
+    by certification, and the messages the second's category showed while pending."""
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    scenario = load_scenario(CASE / "scenario.yaml")
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
+    await store.create(CERTIFICATION, certification("first", first))
+    await store.create(CERTIFICATION, certification("second", second))
+    said: list[str] = []
+
+    async def done() -> bool:
+        waiting = await store.get(CERTIFICATION, "second", NAMESPACE)
+        said.extend(s.get("message", "") for s in certification_status(waiting).get("categoryStatuses") or [] if s["status"] == "Pending")
+        return all([cond.is_terminal(await store.get(CERTIFICATION, name, NAMESPACE)) for name in ("first", "second")])
+
+    assert await engine.run_until_settled(until=done, max_seconds=4 * 3600)
+    for name in ("first", "second"):
+        assert certification_status(await store.get(CERTIFICATION, name, NAMESPACE))["summary"]["result"] == "PASSED"
+    times = {}
+    for wf in (await store.list(WORKFLOW, NAMESPACE)).items:
+        owner = wf["metadata"]["ownerReferences"][0]["name"]
+        times[owner] = (workflow_status(wf)["startTime"], workflow_status(wf)["completionTime"])
+    return times, said
+
+
+async def test_a_second_certification_on_the_same_nodes_waits_for_the_first() -> None:
+    times, said = await run_two(["gpu-node-01", "gpu-node-02", "gpu-node-03"], ["gpu-node-03", "gpu-node-04"])
+    assert parse_time(times["second"][0]) >= parse_time(times["first"][1])
+    assert "waits for certification first, running on 1 node of this category's" in said
+
+
+async def test_certifications_on_other_nodes_run_side_by_side() -> None:
+    times, said = await run_two(["gpu-node-01", "gpu-node-02"], ["gpu-node-03", "gpu-node-04"])
+    assert times["second"][0] == times["first"][0] and not said

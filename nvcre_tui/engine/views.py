@@ -436,8 +436,6 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             _merge(rows, FailureRow(failure["name"], category, failure.get("reason") or "", _measured(failure),
                                     failure.get("message") or "", wf["metadata"]["name"], job,
                                     state=_blamed_state(index, job, failure, entry.orchestration)))
-        for row in _convicted_so_far(entry, index):
-            _merge(rows, row)
     return sorted(rows.values(), key=lambda row: (row.state != "failed", row.node))
 
 
@@ -471,8 +469,7 @@ def category_unblamed(entry: CategoryView) -> list[FailureRow]:
     verdicts speak), not failures of their own. `reason` is "no node blamed: <why>"."""
     wf = entry.workflow
     rows = [] if diagnose_state(entry) is not None else _unblamed_groups(entry)
-    if not rows and entry.status.get("status") == FAILED and not entry.failed_nodes and not category_faults(entry) \
-            and not _convicted_so_far(entry):
+    if not rows and entry.status.get("status") == FAILED and not entry.failed_nodes and not category_faults(entry):
         # a threshold out of reach is why, before the diagnosis's "32 nodes inconclusive": the threshold, not the nodes
         reach = threshold_out_of_reach(entry)
         reason = "threshold out of reach" if reach else entry.status.get("reason") or "failed"
@@ -505,27 +502,6 @@ def unblamed_subject(entry: CategoryView, record: Iteration, group: Mapping[str,
     drill-down): its category and name, and its iteration when the category ran several."""
     several = len(entry.timeline) > 1
     return f"{entry.key} {group.get('name')}" + (f" iteration {record.number}" if several and record.number is not None else "")
-
-
-def _convicted_so_far(entry: CategoryView, index: JobIndex | None = None) -> list[FailureRow]:
-    """Nodes a running diagnosis has convicted (faulty or intermittent): its Workflow lists them among its failed
-    nodes only when it ends, while the fleet count and the map show them at once. `index`: the category's JobIndex."""
-    state, verdicts = diagnose_state(entry), diagnose_verdicts(entry)
-    if state is None or entry.workflow is None:
-        return []
-    listed = {failure["name"] for failure in entry.failed_nodes}
-    found = []
-    for node, verdict in sorted(verdicts.items()):  # the few convicted, not every suspect's record (a large fleet's)
-        if verdict not in ("faulty", "intermittent") or node in listed:
-            continue
-        index = index or JobIndex.of(entry.jobs)
-        job = index.convicting(node)
-        convicting = index.by_name.get(job) if job is not None else None
-        source = next((f for f in job_failures(convicting) if f["name"] == node), {}) if convicting is not None else {}
-        record = record_text([t for t in state.get("tests") or [] if node in t.get("nodes", [])], limit=6, crossed=crossing(state))
-        found.append(FailureRow(node, entry.name, source.get("reason") or WORKLOAD_FAILED, _measured(source),
-                                f"{verdict}: {record}", entry.workflow["metadata"]["name"], job))
-    return found
 
 
 # ----- diagnose: verdicts and infrastructure faults ---------------------------------------------------------------

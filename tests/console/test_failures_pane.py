@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static, Tree
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.views import Snapshot, diagnose_verdicts, failure_rows
 from nvcre_tui.screens.dashboard import DashboardScreen
@@ -127,7 +128,8 @@ async def test_cells_are_plain_text_never_markup() -> None:
 
 async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_ends() -> None:
     """The Workflow lists a diagnosis's convictions among its failed nodes only at its end; the fleet line and the map
-    count them at once, so the pane titled failures listed only the link fault meanwhile (a review found it)."""
+    count them at once, so the pane titled failures listed only the link fault meanwhile (a review found it). The
+    read model's failed nodes hold them (controllers.iterations.blamed_nodes), as the report's."""
     case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-flaky-and-fabric"
     session = await session_with((case / "cert.yaml").read_text(), settle=False, scenario=load_scenario(case / "scenario.yaml"))
     assert session.engine is not None
@@ -137,14 +139,15 @@ async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_end
         [category] = snapshot.views["diagnose-flaky-and-fabric"].categories
         verdicts = diagnose_verdicts(category)
         convicted = sorted(n for n, v in verdicts.items() if v in ("faulty", "intermittent"))
-        if convicted and not category.failed_nodes:
+        if convicted and category.workflow is not None and not cond.is_terminal(category.workflow):
             break
     else:
         raise AssertionError("no conviction while the diagnosis ran")
     rows = {row.node: row for row in failure_rows(snapshot, "diagnose-flaky-and-fabric")}
     assert convicted == ["gpu-node-06"] and set(convicted) <= set(rows)
     row = rows["gpu-node-06"]
-    assert row.message.startswith(f"{verdicts['gpu-node-06']}: failed ") and row.job is not None
+    assert row.message.startswith(f"diagnose: {verdicts['gpu-node-06']}, failed ") and row.job is not None
+    assert row.state == "failed" and {f["name"] for f in category.failed_nodes} == {"gpu-node-06"}  # as the report lists it
     assert category.workflow is not None and row.workflow == category.workflow["metadata"]["name"]
 
 

@@ -243,7 +243,7 @@ async def test_a_diagnosis_whose_jobs_are_deleted_once_recorded_convicts_for_the
 
 
 def test_a_verdict_whose_convicting_job_is_gone_takes_its_reason_from_the_groups_record() -> None:
-    from nvcre_tui.engine.controllers.workflow import _recorded_reason
+    from nvcre_tui.engine.controllers.iterations import _recorded_reason
 
     group = {"name": "r2-confirm-0", "jobRef": "wf-r2-confirm-0-iter-3", "blamedFor": "ThresholdViolation"}
     assert _recorded_reason(group, ["a", "b"], "b") == "ThresholdViolation"  # every node of the group

@@ -30,24 +30,24 @@ def find(conditions: Conditions | None, type_: str) -> Obj | None:
     return next((c for c in conditions if isinstance(c, dict) and c.get("type") == type_), None)
 
 
-def status_of(obj: Obj) -> Obj:
+def status_of(obj: Mapping[str, Any]) -> Obj:
     """obj.status when it is a mapping, else empty (a hand-edited object may hold anything there)."""
-    status = obj.get("status") if isinstance(obj, dict) else None
+    status = obj.get("status") if isinstance(obj, Mapping) else None
     return status if isinstance(status, dict) else {}
 
 
-def is_true(obj: Obj, type_: str) -> bool:
+def is_true(obj: Mapping[str, Any], type_: str) -> bool:
     """Whether obj.status.conditions has `type_` True."""
     condition = find(status_of(obj).get("conditions"), type_)
     return bool(condition and condition.get("status") == "True")
 
 
-def phase(obj: Obj) -> str | None:
+def phase(obj: Mapping[str, Any]) -> str | None:
     """InProgress, Succeeded, Failed or None."""
     return next((t for t in PHASE_TYPES if is_true(obj, t)), None)
 
 
-def is_terminal(obj: Obj) -> bool:
+def is_terminal(obj: Mapping[str, Any]) -> bool:
     """Succeeded or Failed."""
     return phase(obj) in (SUCCEEDED, FAILED)
 

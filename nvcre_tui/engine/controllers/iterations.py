@@ -20,6 +20,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
+from nvcre_tui.engine.api.vocabulary import WORKLOAD_FAILED
+from nvcre_tui.engine.controllers.conditions import is_terminal
+from nvcre_tui.engine.diagnose import verdict_message
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 from nvcre_tui.engine.judging.results import job_failures, merge_failed
 
@@ -159,8 +162,11 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     record (`blamedFor`, `blamedMembers`); a Job no group ran (another run's, left behind) blames nobody. A list an
     older engine stored is merged in."""
     stored = workflow_status(workflow).get("failedNodes") or []
-    if orchestration_of(workflow).get("diagnose") is not None:
-        return [dict(item) for item in stored]
+    orch = orchestration_of(workflow)
+    if orch.get("diagnose") is not None:
+        if stored or is_terminal(workflow):
+            return [dict(item) for item in stored]
+        return _convicted_so_far(orch, {str(job["metadata"]["name"]): job for job in jobs})
     by_name = {str(job["metadata"]["name"]): job for job in jobs}
     groups = WorkflowGroups(workflow)
     blamed: list[tuple[tuple[int, str], list[dict[str, Any]]]] = []
@@ -170,6 +176,51 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
         nodes = groups.known.get(str(group.get("name")), {}).get("nodes") or [] if job is None and group.get("blamedFor") else []
         blamed.append(((iteration, ref), group_failures(group, nodes, job)))
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
+
+
+def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What a running diagnosis has convicted already, as its Workflow will list it when it ends: the certification's
+    failed-node count, `certification list` and the report's summary said none while the map showed them."""
+    try:
+        state = DiagnoseState.from_dict(orch["diagnose"])
+    except DiagnoseError:  # a damaged state convicts nobody; the Workflow's reconcile reports it
+        return []
+    if not any(status in ("faulty", "intermittent") for status in state.node_status.values()):
+        return []
+    return diagnose_convictions(state, jobs, list(orch.get("iterationHistory") or []))
+
+
+def diagnose_convictions(state: DiagnoseState, jobs: Mapping[str, Mapping[str, Any]],
+                         history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A diagnosis's faulty and intermittent nodes as failed-node entries: the reason and evidence of the last test
+    that failed them (its Job's entry for the node, else its record's), the verdict and its tests as the message."""
+    # An onFailure diagnosis names an iteration's groups as _every_iteration does (iterated_name).
+    by_group = {name: g for record in history for g in record["groups"]
+                for name in (g["name"], iterated_name(g["name"], record.get("iteration")))}
+    tested = {test.group: list(test.nodes) for test in state.tests}
+    failed = []
+    for node, verdict in sorted(state.verdicts().items()):
+        if verdict not in ("faulty", "intermittent"):
+            continue
+        tests = [t for t in state.evidence(node) if not t["passed"]]
+        last = by_group.get(tests[-1]["group"]) if tests else None
+        job = jobs.get(str((last or {}).get("jobRef") or ""))
+        source = next((f for f in job_failures(job or {}) if f["name"] == node), None)
+        reason = (source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node)
+                  if job is None else WORKLOAD_FAILED)
+        entry: dict[str, Any] = {"name": node, "reason": reason,
+                                 "message": verdict_message(state, node) + (f"; {source['message']}" if source else "")}
+        if source and source.get("evidence"):
+            entry["evidence"] = source["evidence"]
+        failed.append(entry)
+    return failed
+
+
+def _recorded_reason(group: Mapping[str, Any] | None, nodes: list[str], node: str) -> str:
+    """Why a deleted Job blamed `node`, as its group (of `nodes`) recorded it (GroupOutcome.blamedFor)."""
+    if group and node in blamed_members(group, nodes):
+        return str(group["blamedFor"])
+    return WORKLOAD_FAILED
 
 
 def group_failures(group: Mapping[str, Any], nodes: Sequence[str], job: Mapping[str, Any] | None) -> list[dict[str, Any]]:

@@ -21,8 +21,8 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HAR
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, finished_iterations, group_failures,
-                                                     history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
+from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, diagnose_convictions, finished_iterations,
+                                                     group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
@@ -312,7 +312,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
         history = _record_finished(orch)
         stopped = f"in round {state.round}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
-        await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
+        await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
@@ -331,7 +331,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
 async def _diagnosis_done(ctx: Context, wf: Obj, orch: Obj, state: diagnose.DiagnoseState, jobs: dict[str, Obj], history: list[Obj]) -> None:
     """Finish the Workflow on a complete diagnosis: its verdicts, and what it left unresolved."""
     verdicts = state.verdicts()
-    await _finalize(ctx, wf, orch, _diagnose_verdicts(state, jobs, history), jobs, history,
+    await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history), jobs, history,
                     healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=diagnose.problems(state), confirmed=_confirmed(state))
 
 
@@ -357,40 +357,11 @@ def _record_finished(orch: Obj, number: int | None = None) -> list[Obj]:
     return history
 
 
-def _diagnose_verdicts(state: Any, jobs: dict[str, Obj], history: list[Obj]) -> list[Obj]:
-    """Faulty nodes with the reason and evidence of the test that confirmed them."""
-    # An onFailure diagnosis names an iteration's groups as _every_iteration does (iterated_name).
-    by_group = {name: g for record in history for g in record["groups"] for name in (g["name"], iterated_name(g["name"], record.get("iteration")))}
-    tested = {test.group: list(test.nodes) for test in state.tests}
-    failed = []
-    for node, verdict in sorted(state.verdicts().items()):
-        if verdict not in ("faulty", "intermittent"):
-            continue
-        tests = [t for t in state.evidence(node) if not t["passed"]]
-        last = by_group.get(tests[-1]["group"]) if tests else None
-        job = jobs.get((last or {}).get("jobRef") or "")
-        source = next((f for f in job_failures(job or {}) if f["name"] == node), None)
-        reason = source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node) if job is None else WORKLOAD_FAILED
-        message = diagnose.verdict_message(state, node)
-        entry: Obj = {"name": node, "reason": reason, "message": message + (f"; {source['message']}" if source else "")}
-        if source and source.get("evidence"):
-            entry["evidence"] = source["evidence"]
-        failed.append(entry)
-    return failed
-
-
 def _room(wf: Obj, status: Obj) -> int:
     """Bytes left for a diagnosis's verdicts in its Workflow once `status` is written (OBJECT_HEADROOM stays free
     for what the API server adds, managedFields)."""
     written = {**wf, "status": {**workflow_status(wf), **status}}
     return OBJECT_LIMIT - OBJECT_HEADROOM - len(json.dumps(written, separators=(",", ":")))
-
-
-def _recorded_reason(group: Obj | None, nodes: list[str], node: str) -> str:
-    """Why a deleted Job blamed `node`, as its group (of `nodes`) recorded it (GroupOutcome.blamedFor)."""
-    if group and node in blamed_members(group, nodes):
-        return str(group["blamedFor"])
-    return WORKLOAD_FAILED
 
 
 def _blamed_only_together(recorded: Sequence[Mapping[str, Any]], jobs: Mapping[str, Obj]) -> set[str]:

@@ -112,6 +112,10 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
               + (f"; {records[node]}" if node in records else ""), OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
+    # Verdicts as the diagnosis reaches them: the Workflow lists its convicted nodes in failedNodes only when it ends,
+    # and a node convicted in round 2 of 6 showed untested on the map and the wall meanwhile (the pane listed it).
+    for node in diagnose.get("faultyNodes") or []:
+        _mark(before, node, "failed", f"{VERDICT_PREFIX}faulty", OFFER)
     for node in diagnose.get("intermittentNodes") or []:
         _mark(before, node, "failed", f"{VERDICT_PREFIX}intermittent (fails some tests, passes others)", OFFER)
     group_size = {n: len(g["nodes"]) for g in category.groups for n in g["nodes"]}

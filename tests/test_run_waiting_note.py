@@ -82,6 +82,8 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
         shown = console.file.getvalue()  # type: ignore[attr-defined]
         line = "still running (followed for 0s): communication/nccl-all-reduce: 1 group waiting for pods"
         assert (line in shown and "nemotron5-8b: done" not in shown) == expected, shown
+        # A viewer of a simulated engine counts real time, the report's Runtime simulated time: its lines say which
+        assert ("nccl-all-reduce: InProgress (followed 0s)" in shown) == (engine is None and isinstance(clock, ManualClock)), shown
 
 
 async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_than_an_older_message(monkeypatch: Any) -> None:

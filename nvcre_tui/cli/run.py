@@ -518,17 +518,19 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
                              "console's x or kubectl); it has no report") from None
         elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())
+        # A viewer's time is ours, not the simulated time of the engine it follows (its report's Runtime): said apart
+        shown = f"followed {elapsed}" if watching else elapsed
         said = False
         statuses = certification_status(cert).get("categoryStatuses") or []
         for key, status in zip(category_titles(statuses), statuses):  # `#2` for a category run twice: one line each
             if seen.get(key) != status["status"]:
                 seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
-                console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({elapsed})")
+                console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({shown})")
             standing = _diagnosing(session, status, namespace)
             if standing is not None and diagnosing.get(key) != standing:  # a round a minute: said as it narrows
                 diagnosing[key], said = standing, True
-                console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(standing))} ({elapsed})")
+                console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(standing))} ({shown})")
         for line in _waiting(session, name, namespace, told):
             said = True
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
@@ -544,7 +546,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):
             verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
-            console.print(f"\\[watch] Certification {verdict}. ({elapsed})")
+            console.print(f"\\[watch] Certification {verdict}. ({shown})")
             return True
         return False
 

@@ -68,6 +68,16 @@ def test_the_kubelets_clock_does_not_matter_only_the_engines() -> None:
         assert looks.at(600 + 181, lines).stalled is not None
 
 
+def test_a_limit_set_by_the_floor_says_so() -> None:
+    """"stallMultiplier 3 x average step time 2 s x log interval 10" beside "stall limit 3m00s" read as a miscount."""
+    lines = steps((200, 10), (220, 20), (240, 30), ms=2_000.0)  # 3 x 2 s x 10 = 60 s, under the 180 s floor
+    looks = Looks(first=240)
+    looks.at(240, lines)
+    stalled = looks.at(240 + FLOOR_SECONDS + 1, lines).stalled
+    assert stalled is not None and stalled.endswith("(stall limit 3m00s: stallMultiplier 3 x average step time 2 s x log "
+                                                    "interval 10 = 1m00s, below the 3m00s floor)")
+
+
 def test_the_limit_never_falls_below_the_floor_and_a_slowing_run_gets_its_latest_step_time() -> None:
     quick = steps((10, 10), (15, 20), (20, 30), ms=500.0)  # 3 x 0.5 x 10 = 15 s, held at FLOOR_SECONDS
     looks = Looks(first=20)

@@ -47,6 +47,15 @@ def test_nodes_ranks_repeat_offenders_in_the_last_n(archive: Path, capsys: pytes
     assert main(["history", "nodes", "--history", str(archive), "--last", "2", "-o", "json"]) == 0
     window = {n["node"]: (n["failures"], n["window"]) for n in json.loads(capsys.readouterr().out)}
     assert window["gpu-node-02"] == (2, 2) and window["gpu-node-01"] == (1, 2)
+    # Every column is of the window: certifications, the last result and its reason, the trend (they were all-time:
+    # "CERTS 3" and the trend's three values beside "--last 1").
+    assert main(["history", "nodes", "--history", str(archive), "--last", "1", "-o", "json"]) == 0
+    latest = {n["node"]: n for n in json.loads(capsys.readouterr().out)}["gpu-node-01"]
+    assert (latest["certifications"], latest["lastCertification"], latest["lastResult"]) == (1, "week-3", "failed")
+    assert len(latest["trend"]["communication/nccl-loopback"]) == 1
+    assert main(["history", "nodes", "--history", str(archive), "--last", "2", "-o", "json"]) == 0
+    earlier = {n["node"]: n for n in json.loads(capsys.readouterr().out)}["gpu-node-01"]
+    assert earlier["certifications"] == 2 and earlier["staleness"]["lastPass"] == "week-2"  # staleness: its last pass ever
     assert main(["history", "nodes", "--history", str(archive)]) == 0
     table = capsys.readouterr().out
     assert table.index("gpu-node-02") < table.index("gpu-node-01") and "3/3" in table and "never passed" in table

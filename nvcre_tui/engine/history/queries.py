@@ -396,7 +396,8 @@ class HistoryQuery:
         return Staleness("stale" if diff else "current", last_pass["certification"], diff)
 
     def nodes(self, last: int | None = None, current: Mapping[str, Baseline] | None = None) -> list[Obj]:
-        """Every node's summary: certifications seen, failures in the last N, last verdict, staleness, trend."""
+        """Every node's summary over the last N certifications (all when None): certifications it was in, failures,
+        last verdict and trend within them; staleness compares its last pass ever with its software now."""
         recent = {c["id"] for c in self.certifications(last)} if last else None
         summaries = []
         for name in self.node_names():
@@ -404,15 +405,15 @@ class HistoryQuery:
             window = [e for e in history if recent is None or e["id"] in recent]
             stale = self.staleness(name, current_of(current, name), history)
             summaries.append({
-                "node": name, "certifications": len(history),
+                "node": name, "certifications": len(window),
                 "failures": sum(1 for e in window if e["result"] == "failed"),
                 "suspect": sum(1 for e in window if e["result"] == "suspect"),
                 "window": len(window),
-                "lastResult": history[-1]["result"] if history else "untested",
-                "lastCertification": history[-1]["certification"] if history else None,
-                "lastReason": last_reason(history[-1]) if history else "",
-                "staleness": stale, "trend": self.trend(name, history),
-                "trendLastShown": self.trend_last_shown(name, history),  # each series' last value as printed
+                "lastResult": window[-1]["result"] if window else "untested",
+                "lastCertification": window[-1]["certification"] if window else None,
+                "lastReason": last_reason(window[-1]) if window else "",
+                "staleness": stale, "trend": self.trend(name, window),
+                "trendLastShown": self.trend_last_shown(name, window),  # each series' last value as printed
             })
         return summaries
 

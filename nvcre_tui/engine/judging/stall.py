@@ -73,10 +73,14 @@ def standing(lines: Sequence[str], now: datetime, seen: Progress, *, multiplier:
     since = (now - seen.since).total_seconds()
     if since <= limit:
         return Standing(None, _next_look(limit - since))
+    product = multiplier * step_time * result.log_interval
+    # The limit as it came about: the product, or the floor where the product is below it ("3 x 2.9 s x 10 = 87 s"
+    # beside a 3-minute limit read as wrong arithmetic).
+    why = (f"stallMultiplier {multiplier} x average step time {step_time:.3g} s x log interval {result.log_interval}"
+           + (f" = {format_duration(product)}, below the {format_duration(FLOOR_SECONDS)} floor" if product < FLOOR_SECONDS else ""))
     return Standing(f"no training progress for {format_duration(since)} after step {result.last_step}"
-                    f"{f'/{result.total_steps}' if result.total_steps else ''} (stall limit {format_duration(limit)}: "
-                    f"stallMultiplier {multiplier} x average step time {step_time:.3g} s x log interval "
-                    f"{result.log_interval})", LOOK_SECONDS)
+                    f"{f'/{result.total_steps}' if result.total_steps else ''} (stall limit {format_duration(limit)}: {why})",
+                    LOOK_SECONDS)
 
 
 def progress_mark(result: TrainingResult) -> str:

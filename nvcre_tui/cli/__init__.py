@@ -54,6 +54,15 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """A command's parser refuses what it does not know itself, naming its own help ("nvcre history nodes:
+        unrecognized arguments: gpu-node-03; see nvcre history nodes --help"): argparse left it to the root parser,
+        which pointed at `nvcre --help`."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse drops a write that fails; help or --version on stdout to a full disk (/dev/full) must fail as
         any other output does (main: one line, exit 74). stderr stays best effort."""

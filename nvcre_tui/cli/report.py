@@ -18,7 +18,8 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, state_path_of, tell_notices, where_of
+from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_session, state_path_of, tell_notices,
+                                   where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
@@ -187,7 +188,8 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         try:  # report only reads: the simulator's store is opened read-only
             reports.append(await certification_report(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
         except NotFound:
-            raise InputError(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}") from None
+            raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                       f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
         except StoreError as error:
             raise InputError(f"certification {name!r}: {error}") from None
     write_results(args.results_file, reports[0] if len(reports) == 1 else reports)

@@ -131,6 +131,24 @@ def where_of(session: Session) -> str:
     return f"the simulator ({path})" if path else str(cluster) if cluster else session.title
 
 
+def archived_elsewhere(session: Session, name: str, namespace: str) -> str:
+    """For a "not found" message: where the history archived a certification of that name from another cluster or
+    simulator state ("; the history archived it from sim:/tmp/a.db (--state /tmp/a.db, or nvcre history
+    certifications)"), else ""."""
+    history = session.history
+    if history is None:
+        return ""
+    try:
+        sources = [s for s in history.sources_of(name, namespace) if s not in (history.sources or ())]
+    except InputError:  # a damaged or unreadable history: the message stays as it was
+        return ""
+    if not sources:
+        return ""
+    more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+    hint = f"--state {sources[0].removeprefix('sim:')}, or " if sources[0].startswith("sim:/") else ""
+    return f"; the history archived it from {sources[0]}{more} ({hint}nvcre history certifications)"
+
+
 def tell_notices(session: Session, told: int = 0) -> int:
     """The session's notices after the first `told` on stderr, one line each (`nvcre: history off: ...`); how
     many are told by now. Called on opening and before exiting (an archive that failed meanwhile); the console

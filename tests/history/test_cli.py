@@ -131,3 +131,15 @@ def test_a_trend_is_one_series_per_group_size() -> None:
     assert query.trend("n", [entry(1, 264.0), entry(32, 147.0), entry(1, 265.0)]) == {
         "communication/nccl-all-reduce (1 node)": [264.0, 265.0], "communication/nccl-all-reduce (32 nodes)": [147.0]}
     assert query.trend("n", [entry(1, 264.0), entry(1, 263.0)]) == {"communication/nccl-all-reduce": [264.0, 263.0]}
+
+
+def test_a_certification_not_in_this_state_names_where_the_history_archived_it(archive: Path, tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An on-call engineer reporting week-1 without the --state it ran in read only "not found"; the history knew."""
+    other = tmp_path / "other.json"
+    assert main(["certification", "report", "week-1", "--sim", "--state", str(other), "--history", str(archive)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "certification 'week-1' not found in namespace default of the simulator" in err
+    assert f"the history archived it from sim:{(tmp_path / 'state.json').resolve()} (--state {(tmp_path / 'state.json').resolve()}" in err
+    assert main(["certification", "report", "no-such", "--sim", "--state", str(other), "--history", str(archive)]) == 2
+    assert "archived it" not in capsys.readouterr().err

@@ -141,8 +141,13 @@ def last_reason(entry: Obj) -> str:
     inconclusive or excluded categories, most urgent first ("" when it passed them all). Never an older certification's
     reason beside this one's result."""
     rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
-    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and c["reason"]), key=lambda c: rank[c["state"]])
-    return ", ".join(dict.fromkeys(c["reason"] for c in urgent))
+    # An inconclusive node has no reason of its own (its group failed, another member was blamed): its message says so
+    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and _why(c)), key=lambda c: rank[c["state"]])
+    return ", ".join(dict.fromkeys(_why(c) for c in urgent))
+
+
+def _why(category: Obj) -> str:
+    return str(category["reason"] or (category.get("message") if category["state"] == "inconclusive" else "") or "")
 
 
 def shown_value(category: Obj, metric: str, value: float) -> str:
@@ -228,6 +233,13 @@ class HistoryQuery:
     def all_sources(self) -> list[str]:
         """Every source the database holds certifications of (whatever `sources` keeps), in order."""
         return [str(r["source"]) for r in self._rows("SELECT DISTINCT source FROM certifications ORDER BY source")]
+
+    def sources_of(self, name: str, namespace: str) -> list[str]:
+        """Every source whose certification `name` (of `namespace`) the database archived, whatever `sources` keeps,
+        newest first: where to look for one the current cluster or simulator does not hold."""
+        rows = self._rows("SELECT source, MAX(completion_time) AS latest FROM certifications WHERE name = ? AND namespace = ? "
+                          "GROUP BY source ORDER BY latest DESC", (name, namespace))
+        return [str(r["source"]) for r in rows]
 
     def _rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         if not self.path.exists():

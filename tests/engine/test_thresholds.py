@@ -18,6 +18,7 @@ from nvcre_tui.engine.judging.thresholds import (
     compile_threshold,
     compile_thresholds,
     evaluate_thresholds,
+    shown_measured,
     threshold_problems,
     violations,
 )
@@ -49,9 +50,14 @@ def test_expression_decides_pass_or_fail(expression: str, measured: float, passe
     assert evidence.measured == measured
 
 
-def test_violation_message_has_four_decimals_and_expression() -> None:
+def test_violation_message_has_the_value_on_its_side_and_expression() -> None:
+    """Two decimals, as every screen and report shows it (the message said 812.3400 beside the report's 812.34), or
+    as many more as keep it on its side of the threshold."""
     evidence = compile_threshold(BUS, "value >= 900").evaluate(812.34)
-    assert evidence.message == 'Threshold "busBandwidthGBps" violated: measured 812.3400, expression: value >= 900'
+    assert evidence.message == 'Threshold "busBandwidthGBps" violated: measured 812.34, expression: value >= 900'
+    close = compile_threshold(BUS, "value >= 241.149").evaluate(241.145)
+    assert close.message == 'Threshold "busBandwidthGBps" violated: measured 241.145, expression: value >= 241.149'
+    assert shown_measured(BUS, "value >= 241.149", 241.145, False) == "241.145"
 
 
 def test_unknown_key_lists_valid_keys() -> None:
@@ -206,7 +212,7 @@ def test_evidence_dict_shape_is_json_ready() -> None:
         "expression": "value <= 3.0",
         "passed": True,
         "reason": "ThresholdMet",
-        "message": 'Threshold "avgStepTimeSec" met: measured 2.5000, expression: value <= 3.0',
+        "message": 'Threshold "avgStepTimeSec" met: measured 2.50, expression: value <= 3.0',
     }
     assert json.loads(json.dumps(data)) == data
     assert isinstance(evidence, Evidence)

@@ -133,22 +133,27 @@ class CompiledThreshold:
             return Evidence(self.key, value, self.expression, False, INVALID_EXPRESSION, message)
         passed = bool(result)
         verdict, reason = ("met", THRESHOLD_MET) if passed else ("violated", THRESHOLD_VIOLATED)
-        message = f'Threshold "{self.key}" {verdict}: measured {value:.4f}, expression: {shown}'
+        message = f'Threshold "{self.key}" {verdict}: measured {self.on_its_side(value, passed)}, expression: {shown}'
         return Evidence(self.key, value, self.expression, passed, reason, message)
+
+    def on_its_side(self, value: float, passed: bool) -> str:
+        """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold (a 241.145
+        that missed `value >= 241.149` must not read 241.15): one rule for the engine's messages and every screen."""
+        for digits in (2, 3, 4, 6):
+            text = f"{value:.{digits}f}"
+            result, error = evaluate(self.program, {VALUE_VARIABLE: ct.DoubleType(float(text))})
+            if error is not None or not isinstance(result, ct.BoolType) or bool(result) == passed:
+                return text
+        return _shown(value)
 
 
 @functools.lru_cache(maxsize=8192)  # the failures pane shows every failed node's values at each refresh: a CEL run each
 def shown_measured(key: str, expression: str, value: float, passed: bool) -> str:
-    """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold: a 241.145 that
-    missed `value >= 241.149` must not read 241.15."""
-    for digits in (2, 3, 4, 6):
-        text = f"{value:.{digits}f}"
-        try:
-            if compile_threshold(key, expression).evaluate(float(text)).passed == passed:
-                return text
-        except ThresholdError:
-            return text
-    return _shown(value)
+    """`value` as CompiledThreshold.on_its_side shows it; two decimals when the expression does not compile."""
+    try:
+        return compile_threshold(key, expression).on_its_side(value, passed)
+    except ThresholdError:
+        return f"{value:.2f}"
 
 
 def _unknown_key_message(key: str) -> str:

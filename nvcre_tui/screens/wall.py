@@ -1,10 +1,13 @@
-"""Wall display: full screen, read-only, high contrast. Rotates through the running certifications
-(or the latest one) with big counters, the rack map and the latest failures: the infrastructure faults its
-diagnoses named (their cliques marked on the map), then its failed and suspect nodes."""
+"""Wall display: full screen, read-only, high contrast. Rotates through the running certifications and those
+that failed within the last RECENT_FAILURE of the session clock (else the latest one) with big counters, the rack
+map and the latest failures: the infrastructure faults its diagnoses named (their cliques marked on the map), then
+its failed and suspect nodes."""
 
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime, timedelta
+from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -15,9 +18,10 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.units import count
+from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, suspects_under_test, unblamed_failures
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
@@ -26,10 +30,30 @@ from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
 ROTATE_SECONDS = 15.0
+# A certification that failed stays in the rotation this long after it finished (session clock): a failure that left
+# the wall the moment it happened, while another certification still ran, was never seen in the operations room.
+RECENT_FAILURE = timedelta(minutes=30)
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
 TALLIED = ("waiting", "untested", "excluded")
 URGENT = ("failed", "suspect")  # the states the failures list names, in this order (a suspect under test among them)
+
+
+def finished_ago(cert: dict[str, Any], now: datetime) -> timedelta | None:
+    """How long ago the certification finished (never below zero: a viewer's clock may be behind the engine's);
+    None while it runs, or when its completion time is missing or unreadable."""
+    if not cond.is_terminal(cert):
+        return None
+    try:
+        return max(timedelta(0), now - parse_time(certification_status(cert).get("completionTime")))
+    except ValueError:
+        return None
+
+
+def recently_failed(cert: dict[str, Any], now: datetime) -> bool:
+    """Whether the certification finished FAILED within the last RECENT_FAILURE."""
+    ago = finished_ago(cert, now)
+    return ago is not None and ago <= RECENT_FAILURE and (certification_status(cert).get("summary") or {}).get("result") == RESULT_FAILED
 
 
 def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str]) -> list[Entry]:
@@ -92,9 +116,12 @@ class WallScreen(NvcreScreen):
             self.set_interval(ROTATE_SECONDS, self.action_rotate, name="rotate")
 
     def _subjects(self, snapshot: Snapshot) -> list[str]:
-        running = [c["metadata"]["name"] for c in snapshot.certifications if not cond.is_terminal(c)]
-        if running:
-            return sorted(running)
+        """The running certifications and the recently failed ones, by name (a stable order while one finishes);
+        else the latest one."""
+        now = self.nvcre.now()
+        shown = [c["metadata"]["name"] for c in snapshot.certifications if not cond.is_terminal(c) or recently_failed(c, now)]
+        if shown:
+            return sorted(shown)
         latest = sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "")
         return [latest[-1]["metadata"]["name"]] if latest else []
 
@@ -113,7 +140,9 @@ class WallScreen(NvcreScreen):
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
-        title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}"
+        ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None
+        finished = f"  finished {format_duration(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
+        title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}{finished}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
         rack_map = self.query_one(RackMap)
         rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(states[node_name(n)][0]))

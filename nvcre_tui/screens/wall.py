@@ -6,6 +6,7 @@ its failed and suspect nodes."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,7 +23,8 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, suspects_under_test, unblamed_failures
+from nvcre_tui.engine.views import (FailureRow, Snapshot, clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
+                                   unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -56,9 +58,21 @@ def recently_failed(cert: dict[str, Any], now: datetime) -> bool:
     return ago is not None and ago <= RECENT_FAILURE and (certification_status(cert).get("summary") or {}).get("result") == RESULT_FAILED
 
 
-def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str]) -> list[Entry]:
-    """The failed nodes, then the suspects (with those a diagnosis tests now, drawn running), each by name."""
-    shown = {name: ("suspect" if name in under_test else state, detail) for name, (state, detail) in states.items()}
+def said(row: FailureRow) -> str:
+    """A blamed node as the wall says it: the reason, then the measured values as the failures pane shows them (the
+    engine's message carries them at 4 decimals after its own words, cut off on the wall), else the message; the
+    category last."""
+    shown = row.measured if row.measured != "-" else row.message
+    text = f"{row.reason}: {shown}" if shown else row.reason
+    return f"{text} · {row.category}" if row.category else text
+
+
+def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blamed: Mapping[str, FailureRow] | None = None) -> list[Entry]:
+    """The failed nodes, then the suspects (with those a diagnosis tests now, drawn running), each by name; a node
+    in `blamed` (failure_rows by node) said as the failures pane says it, any other by its state's detail."""
+    blamed = blamed or {}
+    shown = {name: ("suspect" if name in under_test else state, said(blamed[name]) if name in blamed else detail)
+             for name, (state, detail) in states.items()}
     urgent = sorted((URGENT.index(state), name, detail) for name, (state, detail) in shown.items() if state in URGENT)
     return [Entry(NodeState(URGENT[rank]).glyph, name, detail) for rank, name, detail in urgent]
 
@@ -151,7 +165,8 @@ class WallScreen(NvcreScreen):
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
         urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
-        urgent += urgent_nodes(states, set(tested))
+        blamed = {row.node: row for row in failure_rows(snapshot, self.current)} if self.current else {}
+        urgent += urgent_nodes(states, set(tested), blamed)
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
         urgent += [Entry(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
                    for row in (unblamed_failures(snapshot, self.current) if self.current else [])]

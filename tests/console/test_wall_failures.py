@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.views import failure_rows
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList, cut_at_word, fit
 
@@ -55,7 +56,7 @@ async def test_the_wall_shows_what_fits_and_says_how_many_more(finished_diagnose
             assert more is not None, (size, lines)
             shown = [line for line in lines[1:-1] if not line.startswith("  ")]  # each entry's first line
             assert len(shown) + int(more.group(1)) == 32, (size, lines)
-            assert lines[1].startswith("✗ gpu-node-07  ")  # failed first
+            assert re.match(r"✗ gpu-node-07\b", lines[1]), (size, lines)  # failed first
             # The pane's last line is on the screen: nothing below the terminal.
             assert pane.content_region.bottom <= size[1]
 
@@ -65,3 +66,25 @@ def test_a_catalog_key_too_long_for_the_rest_of_a_line_ends_it_after_its_slash()
     cut = cut_at_word("✗ gpu-node-14  communication/nccl-all-reduce: WorkloadFailed", 30, 3, indent="  ")
     assert cut == ["✗ gpu-node-14  communication/", "  nccl-all-reduce:", "  WorkloadFailed"]
     assert cut_at_word("a/b c", 30, 1) == ["a/b c"]  # whole where it fits
+
+
+async def test_a_blamed_node_reads_as_in_the_failures_pane_reason_first(finished_intra_node: Path) -> None:
+    """The wall listed the engine's long message (`ThresholdViolation: Threshold "busBandwidthGBps" violated: measured
+    …`, its value cut off at 120 columns, `289.2680` at 200) where the failures pane says `busBandwidthGBps 289.27
+    (value >= 300)`: the wall says the pane's reason and measured value."""
+    for size in ((120, 40), (200, 60)):
+        app = NvcreApp(session=await reopen(finished_intra_node), live=False, wall=True)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen) and app.screen.current is not None
+            snapshot = app.snapshot
+            assert snapshot is not None
+            rows = {row.node: row for row in failure_rows(snapshot, app.screen.current)}
+            assert {"gpu-node-07", "gpu-node-12"} <= set(rows)
+            pane = app.screen.query_one("#failures", FittedList)
+            drawn = " ".join(line.strip() for line in str(pane.render()).split("\n"))
+            for entry in pane.entries:
+                row = rows[entry.subject]
+                assert row.measured != "-" and entry.text.startswith(f"{row.reason}: {row.measured}"), (size, entry)
+                assert f"{entry.subject}  {row.reason}: {row.measured}" in drawn, (size, drawn)
+            assert not re.search(r"\d\.\d{3}", drawn), (size, drawn)  # the pane's precision, not the engine's 4 decimals

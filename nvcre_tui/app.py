@@ -103,10 +103,11 @@ class NvcreApp(ThemedApp[None]):
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
-        # Most urgent first: a narrow header cuts the end (the store not answering was seen at 220 columns only).
+        # Most urgent first, the session's title last: a narrow header cuts the end (the store not answering was seen
+        # at 220 columns only; at 80 the title, first, left no room for the read-only and viewer badges).
         if self.session is None and self._opener is not None:  # not the simulator's name while it may be a cluster
             return self._opening_text()
-        badges = [self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}"]
+        badges: list[str] = []
         cache = self.session.cache if self.session is not None else None
         if cache is not None and (since := cache.unreachable_since) is not None:  # what is shown is the last known state
             what = "the store refuses the watches" if cache.refusing else "no answer from the store"
@@ -116,6 +117,7 @@ class NvcreApp(ThemedApp[None]):
         viewer = self.session.viewer_reason if self.session is not None else None
         if viewer:
             badges.append(f"👁 {viewer}")
+        badges.append(self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}")
         return "  ".join(badges)
 
     @property

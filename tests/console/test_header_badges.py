@@ -1,0 +1,62 @@
+"""The header says first what is most urgent, the session's title last: at 80 columns it read only `nvcre console —
+SIMULATED · default: 32 x H100, 4 cliques, on…`, the read-only, viewer and store-warning badges cut off (a review
+saw it in an operations room). The wall's title line likewise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.screens.wall import WallScreen
+
+SINCE = 1_700_000_000.0  # when the store stopped answering (a time of day in the badge)
+
+
+def screen_lines(app: NvcreApp) -> list[str]:
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+
+
+async def _viewer(path: Path) -> tuple[SimSession, SimSession]:
+    """A session holding the engine Lease of a store at `path`, and a second one on it: a viewer."""
+    holder = await SimSession.open(default_scenario(), path, history=None)
+    viewer = await SimSession.open(default_scenario(), path, history=None)
+    assert holder.engine is not None and viewer.engine is None and viewer.viewer_reason
+    return holder, viewer
+
+
+@pytest.mark.parametrize("wall", [False, True])
+async def test_read_only_and_viewer_badges_show_at_80_columns(tmp_path: Path, wall: bool) -> None:
+    holder, viewer = await _viewer(tmp_path / "sim.db")
+    try:
+        app = NvcreApp(session=viewer, live=False, read_only=True, wall=wall)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen) == wall
+            top = screen_lines(app)[0]
+            assert "🔒 READ-ONLY" in top and "👁 viewer: engine held by" in top, top
+            assert app.sub_title.index("🔒 READ-ONLY") < app.sub_title.index("👁 viewer") < app.sub_title.index("SIMULATED")
+    finally:
+        await viewer.close()
+        await holder.close()
+
+
+@pytest.mark.parametrize("wall", [False, True])
+async def test_the_store_warning_shows_first_at_80_columns(tmp_path: Path, wall: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(WatchCache, "unreachable_since", property(lambda self: SINCE))
+    holder, viewer = await _viewer(tmp_path / "sim.db")
+    try:
+        app = NvcreApp(session=viewer, live=False, read_only=True, wall=wall)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            top = screen_lines(app)[0]
+            assert "⚠ no answer from the store since " in top, top
+            assert app.sub_title.startswith("⚠ no answer from the store since ")
+            assert app.sub_title.index("showing the last known state") < app.sub_title.index("🔒 READ-ONLY")
+    finally:
+        await viewer.close()
+        await holder.close()

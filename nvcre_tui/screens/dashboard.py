@@ -9,9 +9,12 @@ enter opens a row's evidence, l its log, so each fault is one key from the next.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
@@ -25,11 +28,25 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.item_line import ItemLine
-from nvcre_tui.widgets.keyed_rows import update_rows
+from nvcre_tui.widgets.keyed_rows import literal, selected_key, update_rows
 from nvcre_tui.widgets.node_state import NodeState
 
 RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed", RESULT_RUNNING: "verdict-running",  # theme variables
                 RESULT_INCOMPLETE: "verdict-inconclusive"}
+
+
+COLUMNS = ("Certification", "Result", "Passed", "✗ nodes", "Runtime", "Age", "Running")  # short: Running whole on 80 columns
+
+
+def fit_names(names: Sequence[str], width: int) -> str:
+    """As many of `names` as fit whole in `width` cells, in order, then "+N" for the rest ("nccl-all-reduce, +2"): the
+    table cut the last one mid-name ("nccl-all-reduce, ncc") and hid those after it unsaid; "+N" alone when no name fits."""
+    for kept in range(len(names), 0, -1):
+        rest = len(names) - kept
+        text = ", ".join([*names[:kept], f"+{rest}"] if rest else names[:kept])
+        if cell_len(text) <= width:
+            return text
+    return f"+{len(names)}" if names else ""
 
 
 def under_test(state: NodeState, counts: dict[str, int]) -> str:
@@ -80,7 +97,7 @@ class DashboardScreen(NvcreScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#certs", DataTable)
-        table.add_columns("Certification", "Result", "Passed", "✗ nodes", "Runtime", "Age", "Running")  # short: Running whole on 80 columns
+        table.add_columns(*COLUMNS)
         table.focus()
         super().on_mount()
 
@@ -104,8 +121,10 @@ class DashboardScreen(NvcreScreen):
                 continue
             glyph, variable = RESULT_GLYPHS.get(row.result, "·"), RESULT_STYLE.get(row.result, "")
             result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
-            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age, row.running)
-        update_rows(self.query_one("#certs", DataTable), rows)
+            # CertRow.running joins the variants with ", " (no variant has a comma): split to fit them whole.
+            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age,
+                              row.running.split(", ") if row.running else [])
+        self._show_rows(rows)
         empty = self.query_one("#empty", Static)
         # An empty table says why: none yet, or none the filter matches (it looked like none at all).
         if snapshot.certifications and not rows:
@@ -114,6 +133,28 @@ class DashboardScreen(NvcreScreen):
             empty.update(self._none_yet)
         empty.display = not rows
         self._show_failures(snapshot)
+
+    def _show_rows(self, rows: dict[str, tuple[Any, ...]]) -> None:
+        """The table's rows, the Running column fitted to the room the other columns leave on the screen's width."""
+        table = self.query_one("#certs", DataTable)
+        padding = 2 * table.cell_padding
+        columns = table.ordered_columns
+        others = sum(max([column.get_render_width(table), *(padding + literal(cells[index]).cell_len for cells in rows.values())])
+                     for index, column in enumerate(columns[:-1]))
+        width = table.scrollable_content_region.width if table.size.width else self.app.size.width  # not laid out yet: the screen's
+        room = max(width - others - padding, cell_len(COLUMNS[-1]))
+        fitted = {name: (*cells[:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}
+        if columns[-1].content_width > room:  # a column only ever widens: made again (after a wider screen or longer names)
+            selected = selected_key(table)
+            table.clear(columns=True)
+            table.add_columns(*COLUMNS)
+            update_rows(table, fitted, selected=selected)
+        else:
+            update_rows(table, fitted)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._visible():
+            self.refresh_now()  # the Running column fitted again to the new width
 
     def _show_waiting(self, snapshot: Snapshot, name: str | None) -> None:
         """Under the table, why the highlighted certification's categories in progress wait for their pods (the Job's

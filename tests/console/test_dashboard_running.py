@@ -1,0 +1,63 @@
+"""The dashboard's Running column fits whole category names and counts the rest ("+2"): on 80 columns it read
+`nccl-all-reduce, ncc`, hiding nccl-all-gather and dcgm-level4 (a review saw it during a burn-in)."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from nvcre_tui.app import NvcreApp
+
+from .harness import session_run_for
+
+# Three categories on three cliques: disjoint nodes, so the three run at once.
+THREE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: three}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: communication, variant: nccl-all-reduce, target: {nodeSelector: {nvidia.com/gpu.clique: clique-0}}, options: {testScale: intra-node}}
+    - {domain: communication, variant: nccl-all-gather, target: {nodeSelector: {nvidia.com/gpu.clique: clique-1}}, options: {testScale: intra-node}}
+    - {domain: diagnostics, variant: dcgm-level4, target: {nodeSelector: {nvidia.com/gpu.clique: clique-2}}}
+"""
+NAMES = ["nccl-all-reduce", "nccl-all-gather", "dcgm-level4"]
+
+
+def test_names_fit_whole_and_the_rest_is_counted() -> None:
+    from nvcre_tui.screens.dashboard import fit_names
+
+    assert fit_names(NAMES, 100) == "nccl-all-reduce, nccl-all-gather, dcgm-level4"
+    assert fit_names(NAMES, 45) == "nccl-all-reduce, nccl-all-gather, dcgm-level4"
+    assert fit_names(NAMES, 44) == "nccl-all-reduce, nccl-all-gather, +1"
+    assert fit_names(NAMES, 35) == "nccl-all-reduce, +2"
+    assert fit_names(NAMES, 19) == "nccl-all-reduce, +2"
+    assert fit_names(NAMES, 18) == "+3"
+    assert fit_names(["· nccl-all-reduce"], 17) == "· nccl-all-reduce"
+    assert fit_names([], 10) == ""
+
+
+def running_cell(app: NvcreApp) -> tuple[str, str]:
+    """The Running cell as the table holds it, and the screen line of its row."""
+    table = app.screen.query_one("#certs", DataTable)
+    cell = str(table.get_row("three")[-1])
+    line = next(strip.text.rstrip() for strip in app.screen._compositor.render_strips() if strip.text.lstrip().startswith("three "))
+    assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"
+    return cell, line
+
+
+async def test_the_running_column_fits_whole_names_at_80_columns() -> None:
+    app = NvcreApp(session=await session_run_for(THREE, 30), live=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        cell, line = running_cell(app)
+        assert cell == ", ".join(NAMES) and line.endswith(cell), line
+        await pilot.resize_terminal(80, 24)  # narrower: the column shrinks with it
+        await pilot.pause()
+        await pilot.pause()
+        cell, line = running_cell(app)
+        assert cell == "nccl-all-reduce, +2" and line.endswith(cell), line
+    app = NvcreApp(session=await session_run_for(THREE, 30), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        cell, line = running_cell(app)
+        assert cell == "nccl-all-reduce, +2" and line.endswith(cell), line

@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFIC
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
+from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
@@ -280,6 +280,22 @@ def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, t
     if snapshot.models is None:
         return nodestates.compute(categories, snapshot.nodes)
     return snapshot.models.of(cert_name).update(categories, snapshot.nodes)
+
+
+def certification_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
+    """The nodes a certification's categories hold (planned, grouped, tested or left out); None before any category
+    has its nodes. A certification on one rack is counted on its nodes: the wall said "of 32 nodes: ... + 24 ◦
+    untested" for one that targeted 8."""
+    view = snapshot.views.get(cert_name)
+    found: set[str] = set()
+    for category in view.categories if view is not None else []:
+        if category.workflow is None:
+            continue
+        found.update(node for nodes in nodes_by_group(category.workflow).values() for node in nodes)
+        found.update(str(item.get("name")) for item in category.orchestration.get("excludedNodes") or [])
+        diagnose: Mapping[str, Any] = category.orchestration.get("diagnose") or {}
+        found.update(str(node) for key in STATUS_KEYS.values() for node in diagnose.get(key) or [])
+    return found or None
 
 
 def states_scope(snapshot: Snapshot, cert_name: str | None = None) -> str:

@@ -23,8 +23,8 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import (FailureRow, Snapshot, clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
-                                   unblamed_failures)
+from nvcre_tui.engine.views import (FailureRow, Snapshot, certification_nodes, clique_marks, failure_rows, infrastructure_faults, node_domain,
+                                   node_states, suspects_under_test, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -142,7 +142,9 @@ class WallScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         subjects = self._subjects(snapshot)
         self.current = subjects[self.index % len(subjects)] if subjects else None
-        states = node_states(snapshot, self.current)
+        every = node_states(snapshot, self.current)  # the map draws the fleet; the counters count the certification's nodes
+        scope = certification_nodes(snapshot, self.current) if self.current else None
+        states = every if scope is None else {name: state for name, state in every.items() if name in scope}
         counts = Counter(state for state, _ in states.values())
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
@@ -150,7 +152,8 @@ class WallScreen(NvcreScreen):
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
         note = f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; " if tested else ""
         self.query_one("#tally", Static).update(
-            note + f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED))
+            note + f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
+            + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
@@ -159,7 +162,7 @@ class WallScreen(NvcreScreen):
         title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}{finished}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
         rack_map = self.query_one(RackMap)
-        rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(states[node_name(n)][0]))
+        rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(every[node_name(n)][0]))
                             for n in snapshot.nodes])
         faults = infrastructure_faults(snapshot, self.current) if self.current else []
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))

@@ -137,3 +137,18 @@ async def test_the_wall_is_never_stacked_twice(finished_intra_node: Path) -> Non
         app.run_command("wall")
         await pilot.pause()
         assert sum(isinstance(s, WallScreen) for s in app.screen_stack) == 1, app.screen_stack
+
+
+async def test_a_certification_on_one_rack_is_counted_on_its_nodes() -> None:
+    """The wall said "of 32 nodes: ... + 24 ◦ untested" for a certification of 8: its counters count its own nodes,
+    the map still draws the fleet."""
+    rack = intra_all_reduce("rack-1").replace('nodeSelector: {nvidia.com/gpu.present: "true"}', 'nodeSelector: {nvidia.com/gpu.clique: "clique-1"}')
+    session = await session_with(rack)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        tally = str(app.screen.query_one("#tally", Static).render())
+        assert "of 8 nodes: the counters above + 0 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded; 24 other nodes not in it" in tally, tally
+        shown = sum(int(str(app.screen.query_one(f"#count-{state}", Digits).value)) for state, _ in COUNTERS)
+        assert shown == 8
+        assert len(app.screen.query_one(RackMap)._cells) == 32  # the fleet, drawn

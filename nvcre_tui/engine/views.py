@@ -314,10 +314,22 @@ def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]], cert_n
     """Node counts by map state, plus totals, and `under test`: the running nodes a diagnosis holds suspect."""
     counts = Counter(state for state, _ in states.values())
     return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)),
-            **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}, UNDER_TEST: len(suspects_under_test(snapshot, states, cert_name))}
+            **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}, UNDER_TEST: len(suspects_under_test(snapshot, states, cert_name)),
+            RUNNING_AGAIN: len(blamed_and_running(snapshot, states, cert_name))}
 
 
 UNDER_TEST = "under test"  # fleet_summary's count of suspects a diagnosis tests this round (drawn running)
+RUNNING_AGAIN = "more with a failure on record"  # fleet_summary's count of nodes drawn ✗, ! or ? that a test runs on now
+
+
+def blamed_and_running(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:
+    """Nodes a failure marks (failed, suspect, inconclusive: it outranks running on the map) that a group runs on now:
+    an hour of a second iteration or of the next category on them read "0 running" on the wall and the fleet line,
+    a frozen certification to the room."""
+    busy = {str(node) for view in snapshot.views.values() if cert_name in (None, view.name) for category in view.categories
+            if category.workflow is not None and not cond.is_terminal(category.workflow)
+            for group in category.groups if group.get("phase") == "Running" for node in group.get("nodes") or []}
+    return sorted(node for node in busy if states.get(node, ("",))[0] in ("failed", "suspect", "inconclusive"))
 
 
 def suspects_under_test(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:

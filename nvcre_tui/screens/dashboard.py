@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (UNBLAMED, UNDER_TEST, Snapshot, certification_rows, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
-                                   pods_waiting, states_scope, unblamed_failures)
+from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapshot, certification_rows, diagnosis_suspects, failure_rows,
+                                   fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -50,8 +50,14 @@ def fit_names(names: Sequence[str], width: int) -> str:
 
 
 def under_test(state: NodeState, counts: dict[str, int]) -> str:
-    """What follows the suspect count while a diagnosis tests some of its suspects (drawn running): " (+2 under test)"."""
-    return f" (+{counts[UNDER_TEST]} {UNDER_TEST})" if state is NodeState.SUSPECT and counts.get(UNDER_TEST) else ""
+    """What follows the suspect count while a diagnosis tests some of its suspects (drawn running): " (+2 under test)";
+    and the running count while tests run on nodes a failure marks (drawn ✗, ! or ?): " (+19 more with a failure on
+    record)"."""
+    if state is NodeState.SUSPECT and counts.get(UNDER_TEST):
+        return f" (+{counts[UNDER_TEST]} {UNDER_TEST})"
+    if state is NodeState.RUNNING and counts.get(RUNNING_AGAIN):
+        return f" (+{counts[RUNNING_AGAIN]} {RUNNING_AGAIN})"
+    return ""
 
 
 class DashboardScreen(NvcreScreen):

@@ -146,6 +146,8 @@ class NodeScreen(NvcreScreen):
         names = dict(FIELDS)
         label(side, "Software", ", ".join(f"{names[k]} {baseline[k]}" for k, _ in FIELDS if k in baseline and k != "gpuProduct") or "-")
         history: list[dict[str, Any]] = []
+        trend: dict[str, list[float]] = {}
+        last_shown: dict[str, str] = {}
         unreadable = ""
         if query is None:
             label(side, "Baseline", "no history archive in this session")
@@ -153,6 +155,9 @@ class NodeScreen(NvcreScreen):
             try:
                 history = query.node(self.node)
                 stale = query.staleness(self.node, baseline or None, history)
+                # the CLI's read path (`nvcre history node`): one series per group size, each last value on its side of
+                # the threshold that judged it
+                trend, last_shown = query.trend(self.node, history), query.trend_last_shown(self.node, history)
             except Exception as error:  # noqa: BLE001 - an unreadable (or damaged) archive is said, never a traceback
                 unreadable = printable(f"history unreadable: {error}", newlines=False)
                 label(side, "Baseline", unreadable)
@@ -168,27 +173,7 @@ class NodeScreen(NvcreScreen):
             for line in view.lines():
                 side.append(f"  {shown(line)}\n")
         self.query_one("#sentinel", Static).update(side)
-        self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else self._timeline(history))
-
-    def _timeline(self, history: list[dict[str, Any]]) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
-        text.append(f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})", style="bold")
-        if not history:
-            text.append(": none yet")
-            return text
-        trend: dict[str, list[float]] = {}
-        for entry in history:
-            for category in entry["categories"]:
-                if category["busBW"] is not None:
-                    trend.setdefault(category["category"], []).append(float(category["busBW"]))
-        for category, values in trend.items():
-            text.append(f"   {category.split('/')[-1]} busBW {sparkline(values, 16)} {values[-1]:.1f} {BANDWIDTH_UNIT}")
-        text.append("\n")
-        for entry in reversed(history[-HISTORY_ROWS:]):
-            cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")
-                              + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
-            text.append(shown(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
-        return text
+        self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else timeline_text(history, trend, last_shown))
 
     # ----- live results ----------------------------------------------------------------------------------
 
@@ -219,6 +204,24 @@ class NodeScreen(NvcreScreen):
         table = self.query_one("#results", DataTable)
         if 0 <= table.cursor_row < len(self._history):
             self.app.push_screen(LogsScreen(str(self._history[table.cursor_row]["job"])))
+
+
+def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]], last_shown: Mapping[str, str]) -> Text:
+    """The archived certifications, newest first, under the bus bandwidth trend (HistoryQuery.trend: a series per
+    category and group size, as `nvcre history node` prints it) with each series' last value (trend_last_shown)."""
+    text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
+    text.append(f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})", style="bold")
+    if not history:
+        text.append(": none yet")
+        return text
+    for series, values in trend.items():
+        text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {last_shown[series]} {BANDWIDTH_UNIT}")
+    text.append("\n")
+    for entry in reversed(history[-HISTORY_ROWS:]):
+        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")
+                          + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
+        text.append(shown(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
+    return text
 
 
 def _failed(row: Mapping[str, Any]) -> bool:

@@ -91,3 +91,45 @@ async def test_the_overlay_says_which_validation_requests_it_could_not_read(tmp_
         await pilot.pause()
         assert "1 ValidationRequest(s) unreadable, first ValidationRequest vr-broken: spec.nodes is not a list" in rendered(app, "#marks")
     await session.close()
+
+
+def _archived(certification: str, size: int, value: float, state: str = "passed") -> dict[str, Any]:
+    """One certification of a node as HistoryQuery.node gives it: nccl-all-reduce measured in a group of `size`."""
+    job = {"job": f"{certification}-job", "groupSize": size, "measurements": {"busBandwidthGBps": value}}
+    category = {"category": "communication/nccl-all-reduce", "state": state, "reason": "", "message": "", "busBW": value,
+                "measurements": {"busBandwidthGBps": value}, "evidence": [], "jobs": [job]}
+    return {"id": certification, "certification": certification, "namespace": "default", "certificationResult": "Passed",
+            "completionTime": "2025-01-01T00:00:00Z", "baseline": None, "categories": [category], "result": state, "passed": state == "passed"}
+
+
+async def test_the_node_screens_trend_keeps_group_sizes_apart_as_the_cli_does() -> None:
+    """A review: `:node gpu-node-06` drew `nccl-all-reduce busBW █▁▁▃` (482 alone, then 369 in pairs) where `nvcre history
+    node` draws a series per group size; a node alone and two nodes across the network are no trend of one another."""
+    from nvcre_tui.engine.history import HistoryQuery
+    from tests.console.harness import session_with
+
+    class Archive(HistoryQuery):
+        """These certifications of any node (the queries the screen makes, on no database)."""
+
+        def __init__(self, history: list[dict[str, Any]]) -> None:
+            super().__init__(Path("unused.db"))
+            self.history = history
+
+        def node(self, name: str) -> list[dict[str, Any]]:
+            return self.history
+
+        def change_key(self) -> object:
+            return len(self.history)
+
+    session = await session_with()
+    session.history = Archive([_archived("alone", 1, 482.18), _archived("pairs-1", 2, 369.5), _archived("pairs-2", 2, 368.99)])
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(200, 44)) as pilot:
+        await pilot.pause()
+        app.push_screen(NodeScreen("gpu-node-06"))
+        await pilot.pause()
+        first = rendered(app, "#history").splitlines()[0]
+        assert "nccl-all-reduce (1 node) busBW ▄ 482.18 GB/s" in first, first
+        assert "nccl-all-reduce (2 nodes) busBW █▁ 368.99 GB/s" in first, first
+        assert "nccl-all-reduce busBW" not in first, first
+    await session.close()

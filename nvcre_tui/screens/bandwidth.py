@@ -33,6 +33,7 @@ from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, OUTLIER_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
+from nvcre_tui.widgets.detail import shown_measurement
 from nvcre_tui.widgets.rack_layout import natural_key
 
 Obj = dict[str, Any]
@@ -50,6 +51,7 @@ class JobRow:
     finished: bool
     single_node: bool
     outcome: str  # the Job's outcome (nodestates.job_outcome): its ✓/✗ in the chooser, as every screen says it
+    shown: str  # `value` on its side of the threshold that judged it (detail.shown_measurement); "" when not measured
 
 
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
@@ -57,6 +59,8 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
     repeat (a diagnose test, named for its round, never is)."""
     jobs = snapshot.jobs_of(workflow_name)
     runs = Counter(labels_of(j).get(LABEL_GROUP) for j in jobs)
+    workflow = next((wf for wf in snapshot.workflows if wf["metadata"]["name"] == workflow_name), None)
+    threshold = (job_template_spec(workflow).get("thresholds") or {}).get(BUS_BANDWIDTH) if workflow is not None else None
     rows = []
     for job in jobs:
         meta = job["metadata"]
@@ -68,8 +72,10 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         run = snapshot.run_of(meta["name"])
         value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)
         usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        rows.append(JobRow(meta["name"], label, float(value) if usable and value is not None else None, run,
-                           run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1, job_outcome(job)))
+        measured = float(value) if usable and value is not None else None
+        shown = shown_measurement(BUS_BANDWIDTH, measured, job_status(job).get("evidence"), threshold) if measured is not None else ""
+        rows.append(JobRow(meta["name"], label, measured, run, run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1,
+                           job_outcome(job), shown))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
 
@@ -98,6 +104,7 @@ class BandwidthScreen(NvcreScreen):
         self._curves: dict[str, dict[int, float]] = {}  # job -> size -> out-of-place busbw
         self._curve_errors: dict[str, str] = {}
         self._selected: str | None = None
+        self._expression: str | None = None  # the Workflow's busBandwidthGBps expression
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -135,10 +142,11 @@ class BandwidthScreen(NvcreScreen):
             return
         self._rows = rows = job_rows(snapshot, self.workflow_name)
         expression = (job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH)
+        self._expression = expression if isinstance(expression, str) else None
         title.update(self._title(wf, measurement, rows, expression))
         values = {row.label: row.value for row in rows if row.value is not None}
         meets, threshold_note = self._threshold(expression)
-        self._outliers = find_outliers(values, meets, threshold_note)
+        self._outliers = find_outliers(values, meets, threshold_note, {row.label: row.shown for row in rows})
         per = "node" if rows and all(row.single_node for row in rows) else "group"
         self.query_one("#bw-histogram-title", Static).update(f"{BUS_BANDWIDTH} per {per} ({len(values)} measured of {len(rows)} jobs)")
         self.query_one(BandwidthHistogram).set_values(values, self._outliers)
@@ -175,7 +183,7 @@ class BandwidthScreen(NvcreScreen):
         text.append("Outliers", style="bold")
         text.append(" (below median − 3 MAD and at least 5% below it, or failing the threshold)\n", style="italic")
         for outlier in self._outliers:
-            text.append(f"  {OUTLIER_GLYPH} {outlier.label:<16} {outlier.value:8.1f} {BANDWIDTH_UNIT}  {outlier.reason}\n")
+            text.append(f"  {OUTLIER_GLYPH} {outlier.label:<16} {outlier.shown:>8} {BANDWIDTH_UNIT}  {outlier.reason}\n")
         for row in rows:
             if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
                 text.append(f"  ✗ {row.label:<16} {'—':>8} {BANDWIDTH_UNIT}  no {BUS_BANDWIDTH} measured\n")
@@ -191,7 +199,7 @@ class BandwidthScreen(NvcreScreen):
             # The Job's own verdict (a crash with a fine value failed; a low value above the threshold passed), and
             # apart from it, ▾ where the value is a low outlier of this Workflow's spread or fails the threshold.
             mark = PHASE_GLYPHS.get(row.outcome, "·")  # a missing value shows as "—" beside it; the Outliers list names it
-            value = f"{row.value:7.1f}" if row.value is not None else "      —"
+            value = f"{row.shown:>7}" if row.value is not None else "      —"
             low = f" {OUTLIER_GLYPH}" if row.label in flagged else ""
             prompts.append(Option(Text(f"{mark} {row.label:<19}{value}{low}"), id=row.job))
         if [str(o.prompt) for o in chooser.options] != [str(p.prompt) for p in prompts]:
@@ -250,7 +258,8 @@ class BandwidthScreen(NvcreScreen):
         curve = self._curves[selected.job]
         peak = max(curve, key=lambda size: curve[size])
         others = [max(self._curves[r.job].values()) for r in plotted]
-        return (f"{selected.label}: peak {curve[peak]:.1f} {BANDWIDTH_UNIT} at {size_label(peak)}; "
+        # the peak is the measured busBandwidthGBps (the largest out-of-place busbw): on its side of the threshold
+        return (f"{selected.label}: peak {shown_measurement(BUS_BANDWIDTH, curve[peak], threshold=self._expression)} {BANDWIDTH_UNIT} at {size_label(peak)}; "
                 f"median peak of {len(plotted)} curves {statistics.median(others):.1f} {BANDWIDTH_UNIT}")
 
 

@@ -20,6 +20,7 @@ from textual.widgets.tree import TreeNode
 from nvcre_tui.engine.api.bodies import (
     certification_status,
     conditions_of,
+    job_status,
     job_template_spec,
     meta_of,
     orchestration_of,
@@ -41,7 +42,7 @@ from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapsho
                                    diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
-from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime
+from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
 from nvcre_tui.widgets.verdict_mark import verdict_mark
@@ -50,6 +51,12 @@ Obj = dict[str, Any]
 
 
 RUN_NOTES = ("within-domains",)  # diagnose notes about the run, not one node or link: shown under its verdicts (links: category_faults)
+
+
+def _threshold(wf: Obj) -> str | None:
+    """The category's bus bandwidth threshold (its Jobs, a diagnosis's tests among them, are judged by it); None without one."""
+    found = (job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH)
+    return found if isinstance(found, str) else None
 
 
 class DrilldownScreen(NvcreScreen):
@@ -254,7 +261,7 @@ class DrilldownScreen(NvcreScreen):
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
 
     @staticmethod
-    def _verdict_detail(row: Obj, state: Obj) -> Text:
+    def _verdict_detail(row: Obj, state: Obj, threshold: str | None = None) -> Text:
         text = Text()
         label(text, "Node", row["node"])
         label(text, "Verdict", verdict_line(row))
@@ -265,10 +272,11 @@ class DrilldownScreen(NvcreScreen):
         crossed = crossing(state)
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
-                # as the record says it: a failure's reason where its value is not why it failed, the value to 6
-                # significant digits, and a failure a named link fault explains
+                # as the record says it, a failure's reason where its value is not why it failed; the value on its side
+                # of the category's `threshold` (never rounded across it); a failure a named link fault explains
                 said = (f"  {test['reason']}" if test.get("reason") and test.get("passed") is False
-                        else f"  {test['value']:g} {BANDWIDTH_UNIT}" if test.get("value") is not None else "")
+                        else f"  {shown_measurement(BUS_BANDWIDTH, test['value'], threshold=threshold)} {BANDWIDTH_UNIT}"
+                        if test.get("value") is not None else "")
                 said += " (link fault)" if test.get("passed") is False and crossed(test) else ""
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{said}\n")
         return text
@@ -284,7 +292,8 @@ class DrilldownScreen(NvcreScreen):
         named = set(fault.tests)
         for test in state.get("tests") or []:
             if test.get("group") in named:
-                value = f"  {test['value']:.1f} {BANDWIDTH_UNIT}" if test.get("value") is not None else ""
+                value = (f"  {shown_measurement(BUS_BANDWIDTH, test['value'], threshold=fault.threshold)} {BANDWIDTH_UNIT}"
+                         if test.get("value") is not None else "")
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) on {', '.join(test.get('nodes') or [])}{value}\n")
         text.append("\nl: the last failed test's log   b: bandwidth\n")
         return text
@@ -299,7 +308,8 @@ class DrilldownScreen(NvcreScreen):
         glyph = PHASE_GLYPHS["Pending"] if pending is not None else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
         why = unblamed.reason if unblamed else f"waiting for pods: {pending}" if pending is not None else group.get("reason") or ""
         text = f"{glyph} {group['name']} ({count(len(group['nodes']), 'node')})"
-        text += f"  {why}" + (f"  {busbw:.1f} {BANDWIDTH_UNIT}" if busbw is not None else "")
+        evidence = job_status(job).get("evidence") if job is not None else None  # its Job gone: the category's threshold judges it
+        text += f"  {why}" + (f"  {shown_measurement(BUS_BANDWIDTH, busbw, evidence, _threshold(wf))} {BANDWIDTH_UNIT}" if busbw is not None else "")
         data = {"kind": "group", "group": group, "job": job, "workflow": wf}
         holder = parent.add(text, data=data | ({"subject": unblamed.node, "failed": True, "unblamed": unblamed} if unblamed else {}))
         failures = group_failures(group, group["nodes"], job)
@@ -368,7 +378,7 @@ class DrilldownScreen(NvcreScreen):
         if self._gone:
             text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
         elif kind == "verdict":
-            text = self._verdict_detail(data["row"], data["state"])
+            text = self._verdict_detail(data["row"], data["state"], _threshold(data["workflow"]))
         elif kind == "fault":
             text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):

@@ -23,15 +23,16 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
+from nvcre_tui.engine.history.queries import shown_value
 from nvcre_tui.engine.history.sparkline import sparkline
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, shown_unit
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
-from nvcre_tui.widgets.detail import evidence_text, label, shown
+from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark
@@ -44,11 +45,6 @@ HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` l
 # longer than the Job's full name, which the evidence box states.
 RESULT_COLUMNS = (Column("Certification"), Column("Category"), Column("Result"), Column("Measurements"), Column("Reason", Drop.LAST),
                   Column("Group", Drop.LAST), Column("Job", Drop.FIRST))
-
-
-def job_measurement(key: str, value: float) -> str:
-    """A Job's measurement in its row: a count whole (dcgm's "diagTestsRun 10", not 10.0), else one decimal."""
-    return f"{value:.0f}" if shown_unit(key) == "tests" and float(value).is_integer() else f"{value:.1f}"
 
 
 def _glyph(state: str) -> str:
@@ -116,7 +112,7 @@ class NodeScreen(NvcreScreen):
         self._history = node_history(snapshot, self.node)
         rows = {}
         for row in self._history:
-            measured = ", ".join(f"{k} {job_measurement(k, v)}" for k, v in sorted(row["measurements"].items()))
+            measured = ", ".join(f"{k} {shown_measurement(k, v, row['evidence'])}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
             verdict = verdict_mark(row["verdict"]) if failures or _failed(row) else None
             # What this Job says of the node, as the map and the drill-down say it (a failed group's member it did not
@@ -218,7 +214,7 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
         text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {last_shown[series]} {BANDWIDTH_UNIT}")
     text.append("\n")
     for entry in reversed(history[-HISTORY_ROWS:]):
-        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {c['busBW']:.1f}" if c["busBW"] is not None else "")
+        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {shown_value(c, BUS_BANDWIDTH, c['busBW'])}" if c["busBW"] is not None else "")
                           + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
         text.append(shown(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
     return text

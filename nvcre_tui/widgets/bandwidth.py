@@ -17,6 +17,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, shown_unit
+from nvcre_tui.widgets.detail import shown_measurement
 
 MAD_TO_SIGMA = 1.4826  # scales the median absolute deviation to a normal standard deviation
 OUTLIER_MADS = 3.0
@@ -41,11 +42,12 @@ class Series:
 
 @dataclass(frozen=True)
 class Outlier:
-    """A low value and why it counts as one."""
+    """A low value and why it counts as one; `shown`: the value as every screen shows it (detail.shown_measurement)."""
 
     label: str
     value: float
     reason: str
+    shown: str
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,9 @@ def spread(values: Sequence[float]) -> Spread:
 
 
 def find_outliers(values: Mapping[str, float], meets: Callable[[float], bool] | None = None,
-                  threshold_text: str = "") -> list[Outlier]:
-    """Values below the spread's cutoff or failing `meets` (the threshold), lowest first."""
+                  threshold_text: str = "", shown: Mapping[str, str] | None = None) -> list[Outlier]:
+    """Values below the spread's cutoff or failing `meets` (the threshold), lowest first. `shown`: each label's value
+    on its side of the threshold (detail.shown_measurement); a label it lacks is shown as no threshold judged it."""
     if not values:
         return []
     cut = spread(list(values.values()))
@@ -78,7 +81,8 @@ def find_outliers(values: Mapping[str, float], meets: Callable[[float], bool] | 
         if value < cut.cutoff:
             reasons.append(f"{(cut.median - value) / cut.median:.0%} below the median {cut.median:.1f}")
         if reasons:
-            found.append(Outlier(label, value, "; ".join(reasons)))
+            said = (shown or {}).get(label) or shown_measurement(BUS_BANDWIDTH, value)
+            found.append(Outlier(label, value, "; ".join(reasons), said))
     return sorted(found, key=lambda o: (o.value, o.label))
 
 
@@ -169,7 +173,7 @@ def histogram_text(values: Mapping[str, float], outliers: Sequence[Outlier], sty
         text.append(bar, styles.get("outlier" if index in flagged else "bar"))
         text.append(f" {counts[index]}" if counts[index] else "")
         for outlier in sorted(flagged.get(index, []), key=lambda o: o.value):
-            text.append(f"  {OUTLIER_GLYPH} {outlier.label} {outlier.value:.1f}", styles.get("outlier"))
+            text.append(f"  {OUTLIER_GLYPH} {outlier.label} {outlier.shown}", styles.get("outlier"))
         text.append("\n")
     text.append(" " * 17 + f"{shown_unit(BUS_BANDWIDTH)} ({BUS_BANDWIDTH})", style="italic")
     return text

@@ -15,8 +15,9 @@ from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
 from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.history import queries
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.parsers.measurements import shown_value
+from nvcre_tui.engine.parsers.measurements import shown_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import format_duration
 
@@ -46,16 +47,29 @@ def shown(value: str) -> str:
     return printable(" ".join(value.strip().splitlines()), newlines=False)
 
 
-def measurements_text(text: Text, measurements: Mapping[str, float] | None) -> None:
-    """Append every measurement with its unit."""
+def shown_measurement(key: str, value: float, evidence: Sequence[Mapping[str, Any]] | None = None, threshold: str | None = None) -> str:
+    """A measured value as every screen shows it: as the report prints it (history.queries.shown_value, on
+    judging.thresholds.shown_measured), on its side of the threshold its `evidence` judged it by, else of `threshold`
+    (a value no evidence speaks for: a diagnosis's test); two decimals when none judged it. A whole count stays whole
+    ("diagTestsRun 10"): exact, it is on its side of any threshold."""
+    if shown_unit(key) == "tests" and float(value).is_integer():
+        return f"{value:.0f}"
+    checks = [item for item in evidence or () if isinstance(item, Mapping)]
+    if threshold and not any(item.get("metric") == key for item in checks):
+        checks.append({"metric": key, "expression": threshold})  # judged here, as shown_value judges another run's value
+    return queries.shown_value({"evidence": checks}, key, float(value))
+
+
+def measurements_text(text: Text, measurements: Mapping[str, float] | None, evidence: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Append every measurement with its unit, each on its side of the threshold in `evidence` that judged it."""
     for key, value in sorted((measurements or {}).items()):
-        label(text, key, shown_value(key, value))
+        label(text, key, f"{shown_measurement(key, value, evidence)} {shown_unit(key)}".rstrip())
 
 
 def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> None:
     """Append threshold evidence: metric, measured, expression, verdict."""
     for item in evidence or []:
-        measured = "unavailable" if item.get("measured") is None else f"{item['measured']:.2f}"
+        measured = "unavailable" if item.get("measured") is None else shown_measurement(str(item["metric"]), item["measured"], [item])
         verdict = "✓ met" if item.get("passed") else f"✗ {item.get('reason')}"
         text.append(f"  {shown(str(item['metric']))}: measured {measured}, expected {shown(str(item['expression']))}  {verdict}\n",
                     style="" if item.get("passed") else "bold")
@@ -84,7 +98,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
         label(text, "Reason", f"{reason}: {message}" if message else reason)
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
-    measurements_text(text, status.get("measurements"))
+    measurements_text(text, status.get("measurements"), status.get("evidence"))
     failures = [f for f in job_failures(job) if node in (None, f["name"])]
     if failures:
         text.append("Failures\n", style="bold")

@@ -79,9 +79,9 @@ async def test_the_slow_gpu_node_is_the_only_outlier_with_its_value(finished_sta
         assert [(o.label, o.value) for o in screen.outliers] == [("gpu-node-07", values["gpu-node-07"])]
         assert "threshold value >= 400" in screen.outliers[0].reason and "below the median" in screen.outliers[0].reason
         listed = str(screen.query_one("#bw-outliers", Static).render())
-        assert "▾ gpu-node-07" in listed and f"{values['gpu-node-07']:.1f} GB/s" in listed
+        assert "▾ gpu-node-07" in listed and f"{values['gpu-node-07']:.2f} GB/s" in listed
         histogram = str(screen.query_one(BandwidthHistogram).render())
-        assert f"▾ gpu-node-07 {values['gpu-node-07']:.1f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
+        assert f"▾ gpu-node-07 {values['gpu-node-07']:.2f}" in histogram and "GB/s (busBandwidthGBps)" in histogram
         rows = [line for line in histogram.splitlines() if "│" in line]
         assert sum(int(line.split()[-1]) for line in rows if line.rstrip()[-1:].isdigit() and "▾" not in line) == 31
 
@@ -183,11 +183,11 @@ def test_outliers_are_low_values_beyond_three_mads_or_failing_the_threshold() ->
 
 def test_histogram_counts_every_value_once_and_names_outliers() -> None:
     values = {"a": 10.0, "b": 10.5, "c": 19.9, "d": 20.0, "low": 1.0}
-    text = histogram_text(values, [Outlier("low", 1.0, "given")], {}, bins=4, bar_width=8).plain
+    text = histogram_text(values, [Outlier("low", 1.0, "given", "1.00")], {}, bins=4, bar_width=8).plain
     rows = text.splitlines()[:-1]
     assert len(rows) == 4 and rows[0].startswith("     1.0–5.8")
     counts = [int(row.split("│")[1].split()[1]) if row.split("│")[1].strip() else 0 for row in rows]
-    assert counts == [1, 1, 1, 2] and "▾ low 1.0" in rows[0]  # bins of 4.75 from 1.0: 10.0 | 10.5 | 19.9 20.0
+    assert counts == [1, 1, 1, 2] and "▾ low 1.00" in rows[0]  # bins of 4.75 from 1.0: 10.0 | 10.5 | 19.9 20.0
     assert histogram_text({}, [], {}).plain.startswith("no busBandwidthGBps")
 
 

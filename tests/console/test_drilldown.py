@@ -64,7 +64,7 @@ def test_a_verdicts_tests_say_a_crash_its_reason_and_a_link_fault_its_own() -> N
                        {"group": "r1-inter-0", "stage": "inter", "nodes": ["n1", "n3"], "passed": False, "value": 184.65},
                        {"group": "r2-confirm-0", "stage": "confirmation", "nodes": ["n1", "n2"], "passed": False, "value": 299.996}]}
     row = {"node": "n1", "verdict": "intermittent", "record": "failed 3 of 3 tests"}
-    lines = DrilldownScreen._verdict_detail(row, state).plain.splitlines()
+    lines = DrilldownScreen._verdict_detail(row, state, "value >= 300").plain.splitlines()
     assert "  ✗ r0-screen-0 (screening) with n2  WorkloadFailed" in lines
     assert "  ✗ r1-inter-0 (inter) with n3  184.65 GB/s (link fault)" in lines
     assert "  ✗ r2-confirm-0 (confirmation) with n2  299.996 GB/s" in lines

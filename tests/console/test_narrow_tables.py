@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.dashboard import DashboardScreen
-from nvcre_tui.screens.node import job_measurement
+from nvcre_tui.widgets.detail import shown_measurement
 from nvcre_tui.widgets.failures_pane import FailuresPane
 from nvcre_tui.widgets.node_state import NodeState
 from nvcre_tui.widgets.verdict_mark import VERDICT_MARKS
@@ -108,7 +108,7 @@ async def test_the_node_screens_jobs_read_whole_without_scrolling_sideways(size:
         shown = rendered_cells(app, table)
         assert shown, "no Job in sight"
         for cells, row in zip(shown, screen._history):
-            measured = ", ".join(f"{k} {job_measurement(k, v)}" for k, v in sorted(row["measurements"].items()))
+            measured = ", ".join(f"{k} {shown_measurement(k, v, row['evidence'])}" for k, v in sorted(row["measurements"].items()))
             assert cells["Certification"] == row["certification"] and cells["Category"] == row["category"], cells
             assert cells["Measurements"] == measured and cells["Result"] in RESULTS, cells
             if "Reason" in cells:

@@ -67,7 +67,7 @@ class DrilldownScreen(NvcreScreen):
         Binding("l", "logs", "Logs", id="drill.logs"),
         Binding("b", "bandwidth", "Bandwidth", id="drill.bandwidth"),
         Binding("n", "node", "Node", id="drill.node"),
-        # As on the dashboard (a review pressed it here and nothing happened); out of the footer, which is full.
+        # This certification's map (the dashboard's `m` merges them all); out of the footer, which is full.
         Binding("m", "map", "Rack map", show=False, id="drill.map"),
         Binding("x", "delete_certification", "Delete", id="drill.delete",
                 tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
@@ -457,7 +457,12 @@ class DrilldownScreen(NvcreScreen):
         return (tree.cursor_node.data if tree.cursor_node else None) or {}
 
     def action_map(self) -> None:
-        self.nvcre.run_command("racks")
+        """The map of this certification alone (its top bar says `certification NAME`): merged with the others (the
+        dashboard's map), a node its diagnosis cleared showed another certification's `!` or `?`."""
+        from nvcre_tui.screens.topology import TopologyScreen
+
+        if not self._refuse_if_gone():
+            self.app.push_screen(TopologyScreen(self.certification))
 
     def action_next_failure(self) -> None:
         if self._refuse_if_gone():

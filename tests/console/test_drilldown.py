@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
-from .harness import DIAGNOSE, open_drilldown, session_run_for, session_with
+from .harness import DIAGNOSE, open_drilldown, reopen, session_run_for, session_with
 
 
 async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() -> None:
@@ -118,13 +120,25 @@ async def test_an_on_failure_diagnosis_weighs_the_iterations_first() -> None:
         assert any(label.startswith("verdicts as of the iterations (") for label in labels), labels
 
 
-async def test_m_in_the_drilldown_opens_the_rack_map_as_on_the_dashboard() -> None:
-    """A review pressed `m` in the drill-down for the map, as on the dashboard, and nothing happened."""
-    from nvcre_tui.screens.topology import TopologyScreen
+async def test_m_in_the_drilldown_opens_this_certifications_rack_map(finished_intra_node_and_example: Path) -> None:
+    """`m` here opened the dashboard's map, merged across certifications: a node this certification's diagnosis cleared
+    showed another's `!` or `?`. The drill-down is one certification's, and so is its map (the dashboard's `m` stays
+    the fleet's: test_map_scope_and_reasons)."""
+    from textual.widgets import Static
 
-    app = NvcreApp(session=await session_with(), live=False)
+    from nvcre_tui.screens.topology import TopologyScreen
+    from nvcre_tui.widgets.rack_map import RackMap
+
+    app = NvcreApp(session=await reopen(finished_intra_node_and_example), live=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_drilldown(app, pilot, "burn-in")
         await pilot.press("m")
         await pilot.pause()
-        assert isinstance(app.screen, TopologyScreen)
+        assert isinstance(app.screen, TopologyScreen) and app.screen.certification == "burn-in"
+        assert str(app.screen.query_one("#scope", Static).render()) == "certification burn-in"  # the map's top bar says whose
+        assert app.snapshot is not None
+        own, merged = node_states(app.snapshot, "burn-in"), node_states(app.snapshot)
+        assert own != merged  # else this test could not tell the two maps apart
+        rack_map = app.screen.query_one(RackMap)
+        shown = {name: (cell.state.value, cell.detail) for name in own if (cell := rack_map.cell(name)) is not None}
+        assert shown == own

@@ -602,7 +602,11 @@ class InfraFault:
         if not self.values:
             return "-"
         low, high = min(self.values), max(self.values)
-        span = f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f}"
+
+        def shown(value: float) -> str:  # failed tests: never on the passing side (479.996 is not 480.00 against >= 480)
+            return shown_measured(BUS_BANDWIDTH, self.threshold, value, False) if self.threshold else f"{value:.2f}"
+
+        span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
         tests = f" in {len(self.values)} tests" if len(self.values) > 1 else ""
         return f"{BUS_BANDWIDTH} {span}{tests}" + (f" ({self.threshold})" if self.threshold else "")
 

@@ -118,6 +118,7 @@ def test_a_diagnosis_tests_values_are_shown_on_their_side_of_the_threshold() -> 
     row = {"node": "n1", "verdict": "faulty", "record": "failed 2 of 2 tests"}
     lines = DrilldownScreen._verdict_detail(row, state, "value >= 480").plain.splitlines()
     assert "  ✗ r2-inter-1 (inter) with n4  479.9996 GB/s" in lines, lines
+    assert fault.measured == "busBandwidthGBps 479.99-479.9996 in 2 tests (value >= 480)"  # it read 479.99-480.00
 
 
 def _evidence(expression: str, value: float) -> dict[str, Any]:

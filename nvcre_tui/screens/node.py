@@ -216,7 +216,9 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
     for entry in reversed(history[-HISTORY_ROWS:]):
         cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {shown_value(c, BUS_BANDWIDTH, c['busBW'])}" if c["busBW"] is not None else "")
                           + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
-        text.append(shown(f"{(entry['completionTime'] or '-')[:16].replace('T', ' ')}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
+        # UTC, said (Z) as the CLI and the reports say it: a bare "00:27" read as local time
+        when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"
+        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
     return text
 
 

@@ -147,3 +147,4 @@ def test_the_node_screens_history_shows_each_value_on_its_side_of_the_threshold(
 
     text = timeline_text([entry(479.993, "value >= 480"), entry(480.004, "value > 480")], {}, {}).plain
     assert "nccl-all-reduce ✗ 479.99 (ThresholdViolation)" in text and "nccl-all-reduce ✓ 480.004" in text, text
+    assert "2025-01-01 00:00Z  c-479.993" in text  # UTC, said as the CLI says it

@@ -181,11 +181,12 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
 def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What a running diagnosis has convicted already, as its Workflow will list it when it ends: the certification's
     failed-node count, `certification list` and the report's summary said none while the map showed them."""
+    stored = orch["diagnose"]
+    if not (isinstance(stored, Mapping) and (stored.get("faultyNodes") or stored.get("intermittentNodes"))):
+        return []  # none yet: no decoding (15 ms at 10,000 nodes, at each of the certification's reconciles)
     try:
-        state = DiagnoseState.from_dict(orch["diagnose"])
+        state = DiagnoseState.from_dict(stored)
     except DiagnoseError:  # a damaged state convicts nobody; the Workflow's reconcile reports it
-        return []
-    if not any(status in ("faulty", "intermittent") for status in state.node_status.values()):
         return []
     return diagnose_convictions(state, jobs, list(orch.get("iterationHistory") or []))
 

@@ -91,7 +91,7 @@ def nodes_command(args: argparse.Namespace) -> int:
         return 0
     window = f"LAST {args.last}" if args.last else "ALL"
     print_table(("NODE", f"CERTS ({window})", "FAILURES", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
-                [(n["node"], n["certifications"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
+                [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
                   ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"])) for n in summaries])
     return 0
 

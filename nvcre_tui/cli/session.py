@@ -139,11 +139,12 @@ def archived_elsewhere(session: Session, name: str, namespace: str) -> str:
     if history is None:
         return ""
     try:
-        sources = [s for s in history.sources_of(name, namespace) if s not in (history.sources or ())]
+        every = history.sources_of(name, namespace)
     except InputError:  # a damaged or unreadable history: the message stays as it was
         return ""
-    if not sources:
-        return ""
+    sources = [s for s in every if s not in (history.sources or ())]
+    if not sources:  # archived from here (deleted since, as the console's x does), or never
+        return "; the history archived it from here (nvcre history certifications)" if every else ""
     more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
     hint = f"--state {sources[0].removeprefix('sim:')}, or " if sources[0].startswith("sim:/") else ""
     return f"; the history archived it from {sources[0]}{more} ({hint}nvcre history certifications)"

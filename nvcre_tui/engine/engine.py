@@ -32,7 +32,7 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import reconcile_certification
+from nvcre_tui.engine.controllers.certification import HELD, reconcile_certification
 from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
@@ -140,7 +140,7 @@ class Engine:
                 if owner_kind is not None:
                     self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))
             if kind is WORKFLOW and (new is None or cond.is_terminal(new)) and not (old is not None and cond.is_terminal(old)):
-                self._wake_waiting((CERTIFICATION,))  # another certification's category may wait for these nodes
+                self._wake_waiting((CERTIFICATION,), held=True)  # another certification's category may wait for its nodes
             if kind is JOB and new is not None and cond.is_terminal(new):
                 for run in self.cache.owned_by(new["metadata"]["uid"], WORKLOADRUN):
                     if not run_finished(run):  # its Job gave up on it: stop it and free the GPUs
@@ -167,11 +167,12 @@ class Engine:
             self.queue.add((JOB, key))
         self._wake_waiting((CERTIFICATION, WORKFLOW))  # discovery may now find (or lose) nodes it waits for
 
-    def _wake_waiting(self, kinds: tuple[ResourceKind, ...]) -> None:
-        """Queue the unfinished objects of `kinds` that wait for nodes."""
+    def _wake_waiting(self, kinds: tuple[ResourceKind, ...], *, held: bool = False) -> None:
+        """Queue the unfinished objects of `kinds` that wait for nodes: for discovery, or (`held`) also for a Workflow
+        on their nodes to finish."""
         for kind in kinds:
             for key, obj in self.cache.objects[kind].items():
-                if not cond.is_terminal(obj) and _waits_for_nodes(kind, obj):
+                if not cond.is_terminal(obj) and _waits_for_nodes(kind, obj, held=held):
                     self.queue.add((kind, key))
 
     # ----- reconcile ----------------------------------------------------------------------------------------
@@ -328,8 +329,11 @@ class Engine:
             raise
 
 
-def _waits_for_nodes(kind: ResourceKind, obj: Obj) -> bool:
+def _waits_for_nodes(kind: ResourceKind, obj: Obj, *, held: bool = False) -> bool:
     status: Obj = obj["status"] if isinstance(obj.get("status"), dict) else {}
     if kind is WORKFLOW:
         return not (status.get("orchestration") or {}).get("groups")
-    return any(isinstance(s, dict) and s.get("status") == "Pending" for s in status.get("categoryStatuses") or [{"status": "Pending"}])
+    # A category held by a Workflow on its nodes is woken when a Workflow finishes (_on_change), not by Node changes:
+    # at 10,000 nodes they never stop, and each look reads every Workflow.
+    return any(isinstance(s, dict) and s.get("status") == "Pending" and (held or not str(s.get("message") or "").startswith(HELD))
+               for s in status.get("categoryStatuses") or [{"status": "Pending"}])

@@ -27,7 +27,7 @@ from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.judging.thresholds import shown_measured
+from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -603,8 +603,12 @@ class InfraFault:
             return "-"
         low, high = min(self.values), max(self.values)
 
-        def shown(value: float) -> str:  # failed tests: never on the passing side (479.996 is not 480.00 against >= 480)
-            return shown_measured(BUS_BANDWIDTH, self.threshold, value, False) if self.threshold else f"{value:.2f}"
+        def shown(value: float) -> str:  # on its side of the threshold (479.996 is not 480.00 against >= 480)
+            try:  # judged: a test that failed otherwise (a crash) may have measured a passing value
+                passed = compile_threshold(BUS_BANDWIDTH, self.threshold).evaluate(value).passed
+            except ThresholdError:
+                return f"{value:.2f}"
+            return shown_measured(BUS_BANDWIDTH, self.threshold, value, passed)
 
         span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
         tests = f" in {len(self.values)} tests" if len(self.values) > 1 else ""

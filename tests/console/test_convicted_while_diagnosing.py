@@ -41,3 +41,14 @@ async def test_a_convicted_node_is_failed_on_the_map_in_the_count_and_in_the_rep
     assert not cond.is_terminal(cert) and certification_status(cert)["summary"]["failedNodes"] >= len(faulty)
     report = build_report(cert, [wf], (await session.store.list(JOB, "default")).items)
     assert faulty <= {node["name"] for node in report["failedNodeDetails"]}
+
+    # A damaged history (a record without its group's name; not a list) convicts nobody here and fails nothing: the
+    # certification's reconcile reads these verdicts, and failed with ReconcileError while the Workflow ran on.
+    from copy import deepcopy
+
+    from nvcre_tui.engine.controllers.iterations import blamed_nodes
+
+    for history in ([{"iteration": 1, "groups": [{"phase": "Failed"}]}], "not a list"):
+        damaged = deepcopy(wf)
+        damaged["status"]["orchestration"]["iterationHistory"] = history
+        assert blamed_nodes(damaged, (await session.store.list(JOB, "default")).items) == []

@@ -62,3 +62,15 @@ async def test_a_second_certification_on_the_same_nodes_waits_for_the_first() ->
 async def test_certifications_on_other_nodes_run_side_by_side() -> None:
     times, said = await run_two(["gpu-node-01", "gpu-node-02"], ["gpu-node-03", "gpu-node-04"])
     assert times["second"][0] == times["first"][0] and not said
+
+
+def test_a_category_held_by_a_workflow_is_woken_when_a_workflow_ends_not_by_node_changes() -> None:
+    """Node changes never stop on a large fleet, and each look at a held category reads every Workflow."""
+    from nvcre_tui.engine.engine import _waits_for_nodes
+    from nvcre_tui.engine.store.protocol import CERTIFICATION as KIND
+
+    held = {"status": {"categoryStatuses": [{"status": "Pending", "message": "waits for certification first, running on 1 node"}]}}
+    discovering = {"status": {"categoryStatuses": [{"status": "Pending", "message": "no node matches the target"}]}}
+    assert not _waits_for_nodes(KIND, held) and _waits_for_nodes(KIND, held, held=True)
+    assert _waits_for_nodes(KIND, discovering) and _waits_for_nodes(KIND, discovering, held=True)
+

@@ -51,11 +51,12 @@ def test_nodes_ranks_repeat_offenders_in_the_last_n(archive: Path, capsys: pytes
     # "CERTS 3" and the trend's three values beside "--last 1").
     assert main(["history", "nodes", "--history", str(archive), "--last", "1", "-o", "json"]) == 0
     latest = {n["node"]: n for n in json.loads(capsys.readouterr().out)}["gpu-node-01"]
-    assert (latest["certifications"], latest["lastCertification"], latest["lastResult"]) == (1, "week-3", "failed")
+    assert (latest["window"], latest["lastCertification"], latest["lastResult"]) == (1, "week-3", "failed")
+    assert latest["certifications"] == 3  # JSON keeps the total it always gave
     assert len(latest["trend"]["communication/nccl-loopback"]) == 1
     assert main(["history", "nodes", "--history", str(archive), "--last", "2", "-o", "json"]) == 0
     earlier = {n["node"]: n for n in json.loads(capsys.readouterr().out)}["gpu-node-01"]
-    assert earlier["certifications"] == 2 and earlier["staleness"]["lastPass"] == "week-2"  # staleness: its last pass ever
+    assert earlier["window"] == 2 and earlier["staleness"]["lastPass"] == "week-2"  # staleness: its last pass ever
     assert main(["history", "nodes", "--history", str(archive)]) == 0
     table = capsys.readouterr().out
     assert table.index("gpu-node-02") < table.index("gpu-node-01") and "3/3" in table and "never passed" in table
@@ -143,3 +144,9 @@ def test_a_certification_not_in_this_state_names_where_the_history_archived_it(a
     assert f"the history archived it from sim:{(tmp_path / 'state.json').resolve()} (--state {(tmp_path / 'state.json').resolve()}" in err
     assert main(["certification", "report", "no-such", "--sim", "--state", str(other), "--history", str(archive)]) == 2
     assert "archived it" not in capsys.readouterr().err
+    # Deleted from where it ran (the console's x), archived from there: said too
+    state = tmp_path / "state.json"
+    assert main(["certification", "delete", "week-1", "--sim", "--state", str(state), "--history", str(archive)]) == 0
+    capsys.readouterr()
+    assert main(["certification", "report", "week-1", "--sim", "--state", str(state), "--history", str(archive)]) == 2
+    assert "; the history archived it from here (nvcre history certifications)" in capsys.readouterr().err

@@ -27,6 +27,9 @@ from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
+# How a category waiting for a Workflow on its nodes says so: it looks again when a Workflow finishes, not at every
+# Node change (engine.waits_for_nodes).
+HELD = "waits for "
 
 
 def _waiting_since(ctx: Context, cert: Obj) -> datetime:
@@ -95,9 +98,9 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             holder = next((f"{held.holder}, running on {count(len(nodes & held.nodes), 'node')} of this category's"
                            for held in elsewhere if not nodes.isdisjoint(held.nodes)), None)
             if any(not nodes.isdisjoint(other) for other in busy):
-                status.update(reason=WAITING_FOR_NODES, message="waits for an earlier category on the same nodes")
+                status.update(reason=WAITING_FOR_NODES, message=f"{HELD}an earlier category on the same nodes")
             elif holder is not None:  # its pods would wait for the same GPUs, and fail unplaced after the grace
-                status.update(reason=WAITING_FOR_NODES, message=f"waits for {holder}")
+                status.update(reason=WAITING_FOR_NODES, message=f"{HELD}{holder}")
             elif not await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status):
                 requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
@@ -179,27 +182,44 @@ class Held:
     """Nodes an unfinished Workflow outside this certification uses, and whose it is, as a status message says it."""
 
     holder: str
-    nodes: set[str]
+    nodes: frozenset[str]
 
 
 def _held_elsewhere(cert: Obj, world: World) -> list[Held]:
     """Unfinished Workflows of other certifications (or made by hand) with their nodes: a category waits for them as
-    for an earlier category of its own. First come, first served: a Workflow already made is never held back."""
-    uid = cert["metadata"]["uid"]
+    for an earlier category of its own. Only Workflows made hold nodes: a waiting category reserves none."""
+    uid, name = cert["metadata"]["uid"], cert["metadata"]["name"]
     held = []
     for wf in world.workflows():
         try:
             refs = [r for r in wf["metadata"].get("ownerReferences") or [] if isinstance(r, dict) and r.get("controller")]
             if cond.is_terminal(wf) or any(r.get("uid") == uid for r in refs):
                 continue
-            owner = next((f"certification {r.get('name')}" for r in refs if r.get("kind") == "Certification"),
-                         f"Workflow {wf['metadata']['name']}")
+            owner = next((f"certification {r.get('name')}" if r.get("name") != name else
+                          f"a deleted certification of the same name (its Workflow {wf['metadata']['name']} is still there)"
+                          for r in refs if r.get("kind") == "Certification"), f"Workflow {wf['metadata']['name']}")
             if (wf["metadata"].get("namespace") or "") != (cert["metadata"].get("namespace") or ""):
                 owner += f" in namespace {wf['metadata'].get('namespace')}"
-            held.append(Held(owner, _workflow_nodes(wf)))
+            held.append(Held(owner, _known_nodes(wf)))
         except (AttributeError, TypeError, KeyError, ValueError):  # malformed: its own reconcile quarantines it
             continue
     return held
+
+
+_NODES: dict[int, tuple[Obj, frozenset[str]]] = {}  # id(Workflow body) -> (that body, its nodes)
+NODES_KEPT = 4096
+
+
+def _known_nodes(wf: Obj) -> frozenset[str]:
+    """_workflow_nodes once per version of a Workflow: a diagnosing one's are decoded from its plan (40 ms at 2,048
+    nodes), and every waiting certification asks at each look. The watch cache replaces a body when it changes and
+    shares it otherwise, so identity is the version (uids and resourceVersions repeat across simulated sessions)."""
+    found = _NODES.get(id(wf))
+    if found is None or found[0] is not wf:
+        if len(_NODES) >= NODES_KEPT:
+            _NODES.clear()  # bodies replaced since are never asked again: start over
+        found = _NODES[id(wf)] = (wf, frozenset(_workflow_nodes(wf)))
+    return found[1]
 
 
 def _workflow_nodes(wf: Obj) -> set[str]:

@@ -185,10 +185,9 @@ def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, A
     if not (isinstance(stored, Mapping) and (stored.get("faultyNodes") or stored.get("intermittentNodes"))):
         return []  # none yet: no decoding (15 ms at 10,000 nodes, at each of the certification's reconciles)
     try:
-        state = DiagnoseState.from_dict(stored)
-    except DiagnoseError:  # a damaged state convicts nobody; the Workflow's reconcile reports it
-        return []
-    return diagnose_convictions(state, jobs, list(orch.get("iterationHistory") or []))
+        return diagnose_convictions(DiagnoseState.from_dict(stored), jobs, list(orch.get("iterationHistory") or []))
+    except (DiagnoseError, KeyError, TypeError, AttributeError):
+        return []  # a damaged state or history convicts nobody here; the Workflow's own reconcile reports it
 
 
 def diagnose_convictions(state: DiagnoseState, jobs: Mapping[str, Mapping[str, Any]],

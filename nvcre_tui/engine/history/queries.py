@@ -417,7 +417,7 @@ class HistoryQuery:
             window = [e for e in history if recent is None or e["id"] in recent]
             stale = self.staleness(name, current_of(current, name), history)
             summaries.append({
-                "node": name, "certifications": len(window),
+                "node": name, "certifications": len(history),  # all of them; `window`: those of the last N
                 "failures": sum(1 for e in window if e["result"] == "failed"),
                 "suspect": sum(1 for e in window if e["result"] == "suspect"),
                 "window": len(window),

@@ -136,3 +136,26 @@ def test_the_report_of_a_running_certification_says_what_its_groups_wait_for(tmp
     assert main(["certification", "report", row["name"], *state, "-o", "json"]) == 3
     [category] = json.loads(capsys.readouterr().out)["categories"]
     assert category["status"] == "InProgress" and category["waitingForPods"].startswith("1 group of 1: ")
+
+
+async def test_a_category_held_by_another_certification_says_so_once() -> None:
+    """`run --wait` printed "Pending", then nothing for the minutes another certification held the nodes."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    held = "waits for certification train-full, running on 5 nodes of this category's"
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Pending", "reason": "WaitingForNodes",
+                              "message": held}]}}
+    session: Any = Session(ManualClock(START), Cache({CERTIFICATION: [cert]}))
+    console = Console(file=io.StringIO(), width=300)
+    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished() and not await finished()
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.count(f"communication/nccl-all-reduce: {held} (0s)") == 1, shown

@@ -104,7 +104,7 @@ def node_command(args: argparse.Namespace) -> int:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
     history = [e for e in every if recent is None or e["id"] in recent]
-    from nvcre_tui.engine.history.queries import current_of, shown_value
+    from nvcre_tui.engine.history.queries import current_of, reason_said, shown_value
 
     stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
@@ -118,7 +118,7 @@ def node_command(args: argparse.Namespace) -> int:
             measured = ", ".join(f"{k} {shown_value(category, k, v)}" for k, v in sorted(category["measurements"].items())
                                  if isinstance(v, int | float)) or "-"
             rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], category["state"],
-                         category["reason"] or "-", measured))
+                         reason_said(category) or "-", measured))
     # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the
     # kubelet reports) never reaches the terminal raw.
     lines = [f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}"]

@@ -35,6 +35,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.certification import HELD
 from nvcre_tui.engine.controllers.job import pending_bound, pending_message
 from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
@@ -500,6 +501,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
     start = session.clock.now()
     seen: dict[str, str] = {}
     diagnosing: dict[str, str] = {}
+    held_said: dict[str, str] = {}
     told: set[str] = set()
     from nvcre_tui.engine.session import SimSession
 
@@ -527,6 +529,10 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                 seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({shown})")
+            held = str(status.get("message") or "") if status["status"] == "Pending" else ""
+            if held.startswith(HELD) and held_said.get(key) != held:  # another certification's Workflow on its nodes
+                held_said[key], said = held, True
+                console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(held, newlines=False))} ({shown})")
             standing = _diagnosing(session, status, namespace)
             if standing is not None and diagnosing.get(key) != standing:  # a round a minute: said as it narrows
                 diagnosing[key], said = standing, True

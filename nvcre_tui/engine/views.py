@@ -22,6 +22,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFIC
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.certification import HELD
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
@@ -217,6 +218,14 @@ def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | No
     name = str(job["metadata"]["name"])
     since = run_status(run).get("pendingSince") if (run := snapshot.run_of(name)) is not None else None
     return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None)
+
+
+def categories_held(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:
+    """(category, why) for each category of the certification that waits for a Workflow on its nodes (another
+    certification's, or an earlier category's): its Workflow is not made yet, so nothing else shows the wait."""
+    view = snapshot.views.get(cert_name)
+    return [(category.name, str(category.status.get("message"))) for category in (view.categories if view is not None else [])
+            if category.status.get("status") == "Pending" and str(category.status.get("message") or "").startswith(HELD)]
 
 
 @dataclass(frozen=True)

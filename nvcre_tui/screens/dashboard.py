@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapshot, certification_rows, diagnosis_suspects, failure_rows,
-                                   fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures)
+from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapshot, categories_held, certification_rows, diagnosis_suspects,
+                                   failure_rows, fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -169,10 +169,11 @@ class DashboardScreen(NvcreScreen):
         reason, as the engine wrote it, and for how long): "running" alone said nothing of a run no pod was made for."""
         view = snapshot.views.get(name) if name else None
         found = [waiting for category in (view.categories if view is not None else []) if (waiting := pods_waiting(snapshot, category))]
+        said = [f"{w.category}: {w.said(self.nvcre.now())}" for w in found]
+        said += [f"{category}: {why}" for category, why in (categories_held(snapshot, name) if name else [])]  # no Workflow yet
         line = self.query_one("#waiting", Static)
-        line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {w.category}: {w.said(self.nvcre.now())}", newlines=False)
-                              for w in found))
-        line.display = bool(found)
+        line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {text}", newlines=False) for text in said))
+        line.display = bool(said)
 
     def _show_failures(self, snapshot: Snapshot) -> None:
         """The failures pane (and the line about pods waiting above it) follows the highlighted certification."""

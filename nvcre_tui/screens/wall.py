@@ -23,7 +23,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, certification_nodes, clique_marks, failure_rows,
+from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, certification_nodes, clique_marks, failure_rows,
                                    infrastructure_faults, node_domain, node_states, suspects_under_test, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
@@ -153,6 +153,7 @@ class WallScreen(NvcreScreen):
         note = f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; " if tested else ""
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
         note += f"{count(len(again), 'blamed node')} running a test now; " if again else ""
+        note += "".join(f"{category} {why}; " for category, why in (categories_held(snapshot, self.current) if self.current else []))
         self.query_one("#tally", Static).update(
             note + f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
             + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))

@@ -74,3 +74,43 @@ def test_a_category_held_by_a_workflow_is_woken_when_a_workflow_ends_not_by_node
     assert not _waits_for_nodes(KIND, held) and _waits_for_nodes(KIND, held, held=True)
     assert _waits_for_nodes(KIND, discovering) and _waits_for_nodes(KIND, discovering, held=True)
 
+
+
+async def test_the_console_says_why_a_held_category_waits() -> None:
+    """Its Workflow is not made yet: the dashboard's waiting line and the wall said nothing of the wait."""
+    from textual.widgets import Static
+
+    from nvcre_tui.app import NvcreApp
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.views import Snapshot, categories_held
+
+    session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
+    assert session.engine is not None
+    await session.store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
+    await session.store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
+
+    async def held() -> bool:
+        return bool(categories_held(await Snapshot.read(session.store), "second"))
+
+    assert await session.engine.run_until_settled(until=held, max_seconds=600)
+    why = "communication/nccl-all-reduce: waits for certification first, running on 1 node of this category's"
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("down")  # the rows: first, second (newest first: second is on top)
+        await pilot.pause()
+        shown = str(app.screen.query_one("#waiting", Static).render())
+        if why not in shown:
+            await pilot.press("up")
+            await pilot.pause()
+            shown = str(app.screen.query_one("#waiting", Static).render())
+        assert why in shown, shown
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        tally = str(app.screen.query_one("#tally", Static).render())
+        if "second" not in str(app.screen.query_one("#title", Static).render()):
+            await pilot.press("right")
+            await pilot.pause()
+            tally = str(app.screen.query_one("#tally", Static).render())
+        assert why.replace(": ", " ", 1) in tally, tally

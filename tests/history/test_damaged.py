@@ -204,11 +204,12 @@ async def test_the_map_says_a_history_that_is_no_database_any_more(tmp_path: Pat
 def test_an_inconclusive_node_says_why_it_has_no_reason() -> None:
     """`history nodes` showed "inconclusive  -": the node has no reason of its own (its group failed, another member
     was blamed), and its message says so, as the console does."""
-    from nvcre_tui.engine.history.queries import last_reason
+    from nvcre_tui.engine.history.queries import last_reason, reason_said
 
     said = "communication/nccl-all-reduce: in failed group group-1-iter-1, not blamed"
     entry = {"categories": [{"state": "inconclusive", "reason": "", "message": said},
                             {"state": "passed", "reason": "", "message": "passed"}]}
     assert last_reason(entry) == said
+    assert reason_said(entry["categories"][0]) == said  # `history node` prints each category's so
     entry["categories"].append({"state": "failed", "reason": "Timeout", "message": "no result within 1h"})
     assert last_reason(entry) == f"Timeout, {said}"  # most urgent first

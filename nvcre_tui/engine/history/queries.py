@@ -142,11 +142,13 @@ def last_reason(entry: Obj) -> str:
     reason beside this one's result."""
     rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
     # An inconclusive node has no reason of its own (its group failed, another member was blamed): its message says so
-    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and _why(c)), key=lambda c: rank[c["state"]])
-    return ", ".join(dict.fromkeys(_why(c) for c in urgent))
+    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and reason_said(c)), key=lambda c: rank[c["state"]])
+    return ", ".join(dict.fromkeys(reason_said(c) for c in urgent))
 
 
-def _why(category: Obj) -> str:
+def reason_said(category: Obj) -> str:
+    """A category result's reason; an inconclusive node's has none of its own (its group failed, another member was
+    blamed): its message, which says so."""
     return str(category["reason"] or (category.get("message") if category["state"] == "inconclusive" else "") or "")
 
 

@@ -1,6 +1,7 @@
 """Certification reconciler: one Workflow per category. Categories whose node sets overlap run one
 after another in the order written; categories on disjoint nodes run in parallel (NVCRE runs all
-sequentially). A failed category does not stop the others."""
+sequentially). A category also waits while another certification's Workflow runs on any of its nodes (its pods
+would wait for the same GPUs and fail unplaced). A failed category does not stop the others."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from nvcre_tui.engine.units import count
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
 # How a category waiting for a Workflow on its nodes says so: it looks again when a Workflow finishes, not at every
-# Node change (engine.waits_for_nodes).
+# Node change (engine._waits_for_nodes).
 HELD = "waits for "
 
 

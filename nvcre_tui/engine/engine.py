@@ -139,8 +139,10 @@ class Engine:
                 owner_kind = KIND_BY_NAME.get(str(ref.get("kind"))) if isinstance(ref, dict) and ref.get("controller") else None
                 if owner_kind is not None:
                     self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))
-            if kind is WORKFLOW and (new is None or cond.is_terminal(new)) and not (old is not None and cond.is_terminal(old)):
-                self._wake_waiting((CERTIFICATION,), held=True)  # another certification's category may wait for its nodes
+            # Another certification's category may wait for the nodes a Workflow held, or that a certification's
+            # waiting category had queued for first: the one ended, the other went away or finished.
+            if kind in (WORKFLOW, CERTIFICATION) and (new is None or cond.is_terminal(new)) and not (old is not None and cond.is_terminal(old)):
+                self._wake_waiting((CERTIFICATION,), held=True)
             if kind is JOB and new is not None and cond.is_terminal(new):
                 for run in self.cache.owned_by(new["metadata"]["uid"], WORKLOADRUN):
                     if not run_finished(run):  # its Job gave up on it: stop it and free the GPUs

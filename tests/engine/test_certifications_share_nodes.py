@@ -114,3 +114,31 @@ async def test_the_console_says_why_a_held_category_waits() -> None:
             await pilot.pause()
             tally = str(app.screen.query_one("#tally", Static).render())
         assert why.replace(": ", " ", 1) in tally, tally
+
+
+async def test_a_waiting_category_goes_before_a_later_certification_on_its_nodes() -> None:
+    """First come, first served: b (all four nodes) waits for a (two of them); c, created after b on b's other two
+    nodes, started at once and kept them busy, so a fleet-wide certification could wait for ever behind smaller ones."""
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    scenario = load_scenario(CASE / "scenario.yaml")
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
+    nodes = [f"gpu-node-0{i}" for i in range(1, 5)]
+    said: list[str] = []
+    for name, target in (("a-first", nodes[:2]), ("b-second", nodes), ("c-third", nodes[2:])):
+        await store.create(CERTIFICATION, certification(name, target))
+        clock.advance(1)  # created a second apart: the order they came in
+        await engine.run_until_settled(max_seconds=0)
+
+    async def done() -> bool:
+        third = await store.get(CERTIFICATION, "c-third", NAMESPACE)
+        said.extend(s.get("message", "") for s in certification_status(third).get("categoryStatuses") or [] if s["status"] == "Pending")
+        return all([cond.is_terminal(await store.get(CERTIFICATION, name, NAMESPACE)) for name in ("a-first", "b-second", "c-third")])
+
+    assert await engine.run_until_settled(until=done, max_seconds=4 * 3600)
+    times = {wf["metadata"]["ownerReferences"][0]["name"]: (parse_time(workflow_status(wf)["startTime"]), parse_time(workflow_status(wf)["completionTime"]))
+             for wf in (await store.list(WORKFLOW, NAMESPACE)).items}
+    assert times["b-second"][0] >= times["a-first"][1]
+    assert times["c-third"][0] >= times["b-second"][1]  # it started at once, before b
+    assert "waits for certification b-second, queued first for 2 nodes of this category's" in said, said

@@ -1,7 +1,8 @@
 """Certification reconciler: one Workflow per category. Categories whose node sets overlap run one
 after another in the order written; categories on disjoint nodes run in parallel (NVCRE runs all
 sequentially). A category also waits while another certification's Workflow runs on any of its nodes (its pods
-would wait for the same GPUs and fail unplaced). A failed category does not stop the others."""
+would wait for the same GPUs and fail unplaced), or an older certification's category waits for them: first come,
+first served. A failed category does not stop the others."""
 
 from __future__ import annotations
 
@@ -95,8 +96,8 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 continue
             nodes = set(rendered.discovery.names)
             if elsewhere is None:
-                elsewhere = _held_elsewhere(cert, world)
-            holder = next((f"{held.holder}, running on {count(len(nodes & held.nodes), 'node')} of this category's"
+                elsewhere = _held_elsewhere(cert, world) + _queued_before(ctx, cert, world)
+            holder = next((f"{held.holder}, {held.doing} {count(len(nodes & held.nodes), 'node')} of this category's"
                            for held in elsewhere if not nodes.isdisjoint(held.nodes)), None)
             if any(not nodes.isdisjoint(other) for other in busy):
                 status.update(reason=WAITING_FOR_NODES, message=f"{HELD}an earlier category on the same nodes")
@@ -184,11 +185,12 @@ class Held:
 
     holder: str
     nodes: frozenset[str]
+    doing: str = "running on"  # or "queued first for": an older certification's category that waits for them too
 
 
 def _held_elsewhere(cert: Obj, world: World) -> list[Held]:
     """Unfinished Workflows of other certifications (or made by hand) with their nodes: a category waits for them as
-    for an earlier category of its own. Only Workflows made hold nodes: a waiting category reserves none."""
+    for an earlier category of its own (and for older certifications' waiting categories: _queued_before)."""
     uid, name = cert["metadata"]["uid"], cert["metadata"]["name"]
     held = []
     for wf in world.workflows():
@@ -205,6 +207,35 @@ def _held_elsewhere(cert: Obj, world: World) -> list[Held]:
         except (AttributeError, TypeError, KeyError, ValueError):  # malformed: its own reconcile quarantines it
             continue
     return held
+
+
+def _queued_before(ctx: Context, cert: Obj, world: World) -> list[Held]:
+    """The nodes of older certifications' categories that wait for a Workflow on their nodes: they go first when it
+    ends (a fleet-wide certification waited for ever while smaller ones kept starting on its nodes). The oldest waiting
+    category waits only for running Workflows, so every wait ends."""
+    mine = _queue_key(cert)
+    queued = []
+    for other in world.certifications():
+        try:
+            if other["metadata"].get("uid") == cert["metadata"]["uid"] or cond.is_terminal(other) or _queue_key(other) >= mine:
+                continue
+            statuses = certification_status(other).get("categoryStatuses") or []
+            waiting = [i for i, s in enumerate(statuses) if s.get("status") == "Pending" and str(s.get("message") or "").startswith(HELD)]
+            if not waiting:
+                continue
+            model = Certification.model_validate(other)
+            for index in waiting:
+                nodes = frozenset(_rendered(ctx, other, model, index, world).discovery.names)
+                queued.append(Held(f"certification {other['metadata']['name']}", nodes, "queued first for"))
+        except (ValidationError, RenderError, AttributeError, TypeError, KeyError, ValueError, IndexError):
+            continue  # what cannot be read holds nothing; its own reconcile says what is wrong with it
+    return queued
+
+
+def _queue_key(cert: Obj) -> tuple[str, str, str]:
+    """Who came first: creation time (whole seconds), then namespace and name."""
+    meta = cert["metadata"]
+    return (str(meta.get("creationTimestamp") or ""), str(meta.get("namespace") or ""), str(meta.get("name")))
 
 
 _NODES: dict[int, tuple[Obj, frozenset[str]]] = {}  # id(Workflow body) -> (that body, its nodes)

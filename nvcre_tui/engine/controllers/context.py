@@ -12,7 +12,7 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
-from nvcre_tui.engine.store.protocol import NODE, WORKFLOW, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
 
@@ -36,6 +36,10 @@ class World:
         """Children of `owner` of one kind (controller references only), by name."""
         uid = owner["metadata"]["uid"]
         return [child for child in self.cache.owned_by(uid) if child.get("kind") == kind and _controlled_by(child, uid)]
+
+    def certifications(self) -> list[Obj]:
+        """Every Certification the cache holds, of every namespace."""
+        return self.cache.list(CERTIFICATION)
 
     def workflows(self) -> list[Obj]:
         """Every Workflow the cache holds, of every owner and namespace."""

@@ -5,6 +5,9 @@ certifications on other nodes run side by side."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from nvcre_tui.engine.api.bodies import certification_status, workflow_status
 from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -142,3 +145,49 @@ async def test_a_waiting_category_goes_before_a_later_certification_on_its_nodes
     assert times["b-second"][0] >= times["a-first"][1]
     assert times["c-third"][0] >= times["b-second"][1]  # it started at once, before b
     assert "waits for certification b-second, queued first for 2 nodes of this category's" in said, said
+
+
+
+async def test_a_category_held_for_long_gets_its_full_grace_for_nodes_afterwards() -> None:
+    """The 5-minute wait for eligible nodes counted from the certification's start: a category held 5 minutes and a
+    half by another certification failed at once when its nodes stopped matching its target for a moment."""
+    from nvcre_tui.engine.store import NODE
+
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    scenario = load_scenario(CASE / "scenario.yaml")
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
+    node = await store.get(NODE, "gpu-node-02")
+    node["metadata"]["labels"]["example.com/pool"] = "b"
+    await store.update(NODE, node)
+    first = certification("first", ["gpu-node-01", "gpu-node-02"])
+    first["spec"]["categories"][0]["options"]["repeatCount"] = 3  # long enough: 3 runs of about 3 minutes
+    await store.create(CERTIFICATION, first)
+    await engine.run_until_settled(max_seconds=0)  # first's Workflow is made: it holds gpu-node-02
+    second = certification("second", [])
+    second["spec"]["target"] = {"nodeSelector": {"example.com/pool": "b"}}
+    await store.create(CERTIFICATION, second)
+
+    async def second_status() -> Any:
+        return certification_status(await store.get(CERTIFICATION, "second", NAMESPACE))["categoryStatuses"][0]
+
+    async def held_long() -> bool:
+        return clock.now() - SIM_START >= timedelta(minutes=5, seconds=30)
+
+    assert await engine.run_until_settled(until=held_long, max_seconds=3600)
+    assert (await second_status())["message"].startswith("waits for certification first")
+    assert not cond.is_terminal(await store.get(CERTIFICATION, "first", NAMESPACE))
+    node = await store.get(NODE, "gpu-node-02")
+    del node["metadata"]["labels"]["example.com/pool"]  # relabelled: no node matches for a while
+    await store.update(NODE, node)
+
+    async def first_done() -> bool:
+        return cond.is_terminal(await store.get(CERTIFICATION, "first", NAMESPACE))
+
+    assert await engine.run_until_settled(until=first_done, max_seconds=3600)
+    await engine.run_until_settled(max_seconds=1)  # the hold ends: no node matches its target now
+    status = await second_status()
+    assert (status["status"], status["reason"]) == ("Pending", "WaitingForNodes"), status
+    assert "waitingSince" in status, status
+    assert parse_time(status["waitingSince"]) >= SIM_START + timedelta(minutes=5, seconds=30), status

@@ -120,6 +120,7 @@ class CategoryStatus(TypedDict, total=False):
     status: CategoryPhase
     reason: str
     message: str
+    waitingSince: str  # when the category began waiting for eligible nodes (its NODE_WAIT grace counts from then)
     succeededNodesRef: TypedLocalObjectReference
     failedNodesRef: TypedLocalObjectReference
 

@@ -101,6 +101,9 @@ class CategoryStatus(WireModel):
     status: CategoryPhase = "Pending"
     reason: str | None = None
     message: str | None = None
+    # When it began waiting for eligible nodes: the 5-minute grace counts from then, not from the certification's
+    # start (after an hour held by another certification, a brief "no eligible node" failed it at once).
+    waiting_since: str | None = None
     succeeded_nodes_ref: TypedLocalObjectReference | None = None
     failed_nodes_ref: TypedLocalObjectReference | None = None
 

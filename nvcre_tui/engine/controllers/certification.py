@@ -34,14 +34,16 @@ NODE_WAIT = timedelta(minutes=5)
 HELD = "waits for "
 
 
-def _waiting_since(ctx: Context, cert: Obj) -> datetime:
-    """When the certification began: its status.startTime, on the engine's clock (not the API server's
-    creationTimestamp, which a --sim-runner clock runs ahead of, so its wait for nodes would be over at once); now
-    before the first status write records it."""
-    try:
-        return parse_time(certification_status(cert).get("startTime"))
-    except ValueError:
-        return ctx.clock.now()
+def _waiting_since(ctx: Context, cert: Obj, status: Obj) -> datetime:
+    """When the category began waiting for eligible nodes: its `waitingSince`, else the certification's start (its
+    status.startTime, on the engine's clock: not the API server's creationTimestamp, which a --sim-runner clock runs
+    ahead of, so its wait for nodes would be over at once); now before the first status write records it."""
+    for since in (status.get("waitingSince"), certification_status(cert).get("startTime")):
+        try:
+            return parse_time(since)
+        except ValueError:
+            continue
+    return ctx.clock.now()
 
 
 async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> float | None:
@@ -86,7 +88,9 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             try:
                 rendered = _rendered(ctx, cert, model, index, world)
             except RenderError as error:
-                waited = ctx.clock.now() - _waiting_since(ctx, cert)
+                if str(status.get("message") or "").startswith(HELD):  # held until now: its wait for nodes begins
+                    status["waitingSince"] = ctx.now()
+                waited = ctx.clock.now() - _waiting_since(ctx, cert, status)
                 if error.field == "target" and waited < NODE_WAIT:
                     status.update(reason=WAITING_FOR_NODES, message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()

@@ -193,6 +193,23 @@ def thresholds_mapping(rows: tuple[ThresholdDraft, ...]) -> dict[str, str]:
     return mapping
 
 
+def left_out(draft: Draft) -> list[str]:
+    """What the form holds that `certification_body` cannot carry into a manifest, each said with its field: a
+    selector that does not parse (left out, the file would target every node), a threshold row without a metric, a
+    second row for a metric. A file saved without them would load and mean something else."""
+    said = []
+    if draft.selector.strip() and (why := parse_selector(draft.selector)[1]) is not None:
+        said.append(f"node selector: {why}")
+    seen: set[str] = set()
+    for row in draft.thresholds:
+        if not row.blank and not row.metric:
+            said.append(f"threshold {row.expression.strip()!r}: pick its metric")
+        elif row.metric in seen:
+            said.append(f"threshold {row.metric}: a second row for it")
+        seen.add(row.metric)
+    return said
+
+
 def certification_body(draft: Draft, carried: Carried | None = None) -> Body:
     """The Certification the form describes, as a manifest mapping (global options under spec.options).
 

@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.highlight import highlight
 from textual.widgets import Button, Footer, Header, Input, Label, Select, SelectionList, Static
 
-from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, repeated_categories
+from nvcre_tui.compose.form import Carried, CategoryDraft, Draft, draft_from_certification, left_out, repeated_categories
 from nvcre_tui.compose.review import Review, review
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.errors import InputError
@@ -311,6 +311,11 @@ class ComposeScreen(NvcreScreen):
         self._write_yaml(path)
 
     def _write_yaml(self, path: str) -> None:
+        lost = left_out(self.read_draft())
+        if lost:  # a file without them would load, and target (or judge) something else than the form says
+            self.notify(printable(f"not saved: {lost[0]}" + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else "")
+                                  + "; the file could not hold it"), severity="error", title="not saved", markup=False)
+            return
         result = self.check()
         try:
             write_file(path, result.yaml)

@@ -288,6 +288,27 @@ class TestLoadAndSave:
         before["spec"]["options"]["maxBytes"] = before["spec"].pop("maxBytes")
         assert after == before
 
+    async def test_a_form_a_file_could_not_hold_is_not_saved(self, tmp_path: Path) -> None:
+        """F2 with a selector that does not parse wrote `target: {}` (every node) and said the file would not load;
+        it loaded, and ran on the whole fleet."""
+        from nvcre_tui.compose.form import Draft, ThresholdDraft, left_out
+
+        saved = tmp_path / "out.yaml"
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await type_into(pilot, screen.query_one("#selector", Input), "nvidia.com/gpu.clique in (clique-0")
+            await pilot.press("f2")
+            await pilot.pause()
+            await type_into(pilot, app.screen.query_one("#path", Input), str(saved))
+            await pilot.press("enter")
+            await pilot.pause()
+        assert not saved.exists()
+        assert left_out(Draft(selector="nvidia.com/gpu.clique in (clique-0"))[0].startswith("node selector: ")
+        rows = (ThresholdDraft("", "value >= 1"), ThresholdDraft("busBandwidthGBps", "value >= 2"), ThresholdDraft("busBandwidthGBps", "value >= 3"))
+        assert left_out(Draft(thresholds=rows)) == ["threshold 'value >= 1': pick its metric", "threshold busBandwidthGBps: a second row for it"]
+        assert left_out(Draft(selector="nvidia.com/gpu.present=true", thresholds=rows[1:2])) == []
+
     async def test_a_bad_file_is_explained_in_the_modal_and_changes_nothing(self, tmp_path: Path) -> None:
         bad = tmp_path / "bad.yaml"
         bad.write_text(LOADED.replace("testScale: intra-node", "testScale: sideways").replace("burn-in-r1", "Burn_In"))

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.base import API_VERSION, ObjectMeta
 from nvcre_tui.engine.api.bodies import TargetSpec, certification_spec
 from nvcre_tui.engine.api.options import CategoryOptions
-from nvcre_tui.engine.api.resources import Certification
+from nvcre_tui.engine.api.resources import NAME_MOST, NAME_TOO_LONG, Certification
 from nvcre_tui.engine.api.validation import error_message
 from nvcre_tui.engine.inputs.yaml_safe import plain_scalar
 from nvcre_tui.engine.store.selectors import LabelSelector, parse_label_selector
@@ -112,7 +112,8 @@ def name_message(name: str) -> str | None:
         ObjectMeta.model_validate({"name": name})
     except ValidationError as error:
         return error_message(error.errors(include_url=False)[0])
-    return None
+    # as the Certification checks it (its name becomes a label value): the field said nothing, the status line did
+    return NAME_TOO_LONG if len(name) > NAME_MOST else None
 
 
 def parse_selector(text: str) -> tuple[LabelSelector | None, str | None]:

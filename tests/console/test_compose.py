@@ -230,6 +230,16 @@ class TestComposeFlow:
             assert shown(panel, "#msg-maxConcurrent") == ""
             assert yaml.safe_load(shown(screen, "#yaml"))["spec"]["categories"][0]["options"]["maxConcurrent"] == 3
 
+    async def test_a_name_too_long_for_a_label_is_said_at_its_field(self) -> None:
+        """70 characters: the status line said "must be at most 63 characters", the field nothing."""
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await type_into(pilot, screen.query_one("#name", Input), "a" * 70)
+            assert shown(screen, "#name-msg") == "must be at most 63 characters (it becomes a label value)"
+            await type_into(pilot, screen.query_one("#name", Input), "a" * 63)
+            assert shown(screen, "#name-msg") == ""
+
     async def test_a_name_with_surrounding_spaces_is_refused_as_in_a_file(self) -> None:
         """`name: " x "` in a file is refused by `nvcre certification run`; the form refuses it too, never trims it."""
         refused = "metadata.name: must be a lowercase DNS name (a-z, 0-9, '-', '.'), got ' spaced '"

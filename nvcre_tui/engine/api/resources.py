@@ -172,10 +172,14 @@ class Certification(Resource):
 
     @model_validator(mode="after")
     def _name_fits_a_label(self) -> Certification:
-        # The name is stamped into label values of every child (nvcre.nvidia.com/certification).
-        if len(self.metadata.name) > 63:
-            raise PydanticCustomError("name_length", "must be at most 63 characters (it becomes a label value)", {"key": "metadata.name"})
+        if len(self.metadata.name) > NAME_MOST:
+            raise PydanticCustomError("name_length", NAME_TOO_LONG, {"key": "metadata.name"})
         return self
+
+
+# A Certification's name is stamped into label values of every child (nvcre.nvidia.com/certification): 63 at most.
+NAME_MOST = 63
+NAME_TOO_LONG = f"must be at most {NAME_MOST} characters (it becomes a label value)"
 
 
 # --------------------------------------------------------------------------- WorkloadRun

@@ -35,7 +35,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import HELD
+from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_message
 from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certification, left_message, wait_collected
 from nvcre_tui.engine.errors import InputError
@@ -529,8 +529,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                 seen[key], said = status["status"], True
                 colour = {SUCCEEDED: "green", FAILED: "red"}.get(status["status"], "cyan")
                 console.print(f"\\[watch] {escape(printable(key))}: [{colour}]{escape(printable(str(status['status'])))}[/] ({shown})")
-            held = str(status.get("message") or "") if status["status"] == "Pending" else ""
-            if held.startswith(HELD) and held_said.get(key) != held:  # another certification's Workflow on its nodes
+            held = str(status.get("message") or "") if is_held(status) else ""
+            if held and held_said.get(key) != held:  # another certification's Workflow on its nodes
                 held_said[key], said = held, True
                 console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(held, newlines=False))} ({shown})")
             standing = _diagnosing(session, status, namespace)

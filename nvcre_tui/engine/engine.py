@@ -32,7 +32,7 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import HELD, reconcile_certification
+from nvcre_tui.engine.controllers.certification import is_held, reconcile_certification
 from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
@@ -337,5 +337,5 @@ def _waits_for_nodes(kind: ResourceKind, obj: Obj, *, held: bool = False) -> boo
         return not (status.get("orchestration") or {}).get("groups")
     # A category held by a Workflow on its nodes is woken when a Workflow finishes (_on_change), not by Node changes:
     # at 10,000 nodes they never stop, and each look reads every Workflow.
-    return any(isinstance(s, dict) and s.get("status") == "Pending" and (held or not str(s.get("message") or "").startswith(HELD))
+    return any(isinstance(s, dict) and s.get("status") == "Pending" and (held or not is_held(s))
                for s in status.get("categoryStatuses") or [{"status": "Pending"}])

@@ -22,13 +22,13 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFIC
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import HELD
+from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold, shown_measured
+from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -225,7 +225,7 @@ def categories_held(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]
     certification's, or an earlier category's): its Workflow is not made yet, so nothing else shows the wait."""
     view = snapshot.views.get(cert_name)
     return [(category.name, str(category.status.get("message"))) for category in (view.categories if view is not None else [])
-            if category.status.get("status") == "Pending" and str(category.status.get("message") or "").startswith(HELD)]
+            if is_held(category.status)]
 
 
 @dataclass(frozen=True)
@@ -612,12 +612,8 @@ class InfraFault:
             return "-"
         low, high = min(self.values), max(self.values)
 
-        def shown(value: float) -> str:  # on its side of the threshold (479.996 is not 480.00 against >= 480)
-            try:  # judged: a test that failed otherwise (a crash) may have measured a passing value
-                passed = compile_threshold(BUS_BANDWIDTH, self.threshold).evaluate(value).passed
-            except ThresholdError:
-                return f"{value:.2f}"
-            return shown_measured(BUS_BANDWIDTH, self.threshold, value, passed)
+        def shown(value: float) -> str:  # judged: a test that failed otherwise (a crash) may have measured a pass
+            return shown_judged(BUS_BANDWIDTH, self.threshold, value) if self.threshold else f"{value:.2f}"
 
         span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
         tests = f" in {len(self.values)} tests" if len(self.values) > 1 else ""

@@ -6,7 +6,7 @@ first served. A failed category does not stop the others."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,6 +32,12 @@ NODE_WAIT = timedelta(minutes=5)
 # How a category waiting for a Workflow on its nodes says so: it looks again when a Workflow finishes, not at every
 # Node change (engine._waits_for_nodes).
 HELD = "waits for "
+
+
+def is_held(status: Mapping[str, Any]) -> bool:
+    """Whether a categoryStatuses entry waits for a Workflow on its nodes (an earlier category's, or another
+    certification's) or for an older certification's waiting category: not for discovery."""
+    return status.get("status") == "Pending" and str(status.get("message") or "").startswith(HELD)
 
 
 def _waiting_since(ctx: Context, cert: Obj, status: Obj) -> datetime:
@@ -88,7 +94,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             try:
                 rendered = _rendered(ctx, cert, model, index, world)
             except RenderError as error:
-                if str(status.get("message") or "").startswith(HELD):  # held until now: its wait for nodes begins
+                if is_held(status):  # held until now: its wait for nodes begins
                     status["waitingSince"] = ctx.now()
                 waited = ctx.clock.now() - _waiting_since(ctx, cert, status)
                 if error.field == "target" and waited < NODE_WAIT:
@@ -224,7 +230,7 @@ def _queued_before(ctx: Context, cert: Obj, world: World) -> list[Held]:
             if other["metadata"].get("uid") == cert["metadata"]["uid"] or cond.is_terminal(other) or _queue_key(other) >= mine:
                 continue
             statuses = certification_status(other).get("categoryStatuses") or []
-            waiting = [i for i, s in enumerate(statuses) if s.get("status") == "Pending" and str(s.get("message") or "").startswith(HELD)]
+            waiting = [i for i, s in enumerate(statuses) if isinstance(s, Mapping) and is_held(s)]
             if not waiting:
                 continue
             model = Certification.model_validate(other)

@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_INCOMPLETE, RE
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
-from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold, shown_measured
+from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
@@ -162,10 +162,7 @@ def shown_value(category: Obj, metric: str, value: float) -> str:
     check = next((e for e in reversed(checks) if e.get("measured") == value), checks[-1])
     passed = check.get("passed")
     if check.get("measured") != value or not isinstance(passed, bool):  # judged on another run's value: judge this one
-        try:
-            passed = compile_threshold(metric, check["expression"]).evaluate(value).passed
-        except ThresholdError:
-            return f"{value:.2f}"
+        return shown_judged(metric, check["expression"], value)
     return shown_measured(metric, check["expression"], value, passed)
 
 

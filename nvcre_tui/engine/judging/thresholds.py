@@ -156,6 +156,16 @@ def shown_measured(key: str, expression: str, value: float, passed: bool) -> str
         return f"{value:.2f}"
 
 
+def shown_judged(key: str, expression: str, value: float) -> str:
+    """`value` judged by `expression`, then shown on its side (shown_measured): a value no evidence judged (another
+    run's, a diagnosis test that failed otherwise); two decimals when the expression does not compile."""
+    try:
+        passed = compile_threshold(key, expression).evaluate(value).passed
+    except ThresholdError:
+        return f"{value:.2f}"
+    return shown_measured(key, expression, value, passed)
+
+
 def _unknown_key_message(key: str) -> str:
     return f'unknown threshold key "{key}"; valid keys: {", ".join(sorted(METRICS))}'
 

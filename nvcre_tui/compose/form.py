@@ -4,7 +4,7 @@ CLI would give for the same value."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +17,8 @@ from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import NAME_MOST, NAME_TOO_LONG, Certification
 from nvcre_tui.engine.api.validation import error_message
 from nvcre_tui.engine.inputs.yaml_safe import plain_scalar
+from nvcre_tui.engine.planning.catalog import CatalogEntry
+from nvcre_tui.engine.planning.manifest import SCALE_OPTIONS, runs_as
 from nvcre_tui.engine.store.selectors import LabelSelector, parse_label_selector
 
 Body = dict[str, Any]
@@ -44,13 +46,20 @@ OPTION_FIELDS: tuple[OptionField, ...] = (
 )
 FORM_OPTIONS = frozenset(f.alias for f in OPTION_FIELDS)
 DIAGNOSABLE_SCALES = frozenset({"intra-rack", "full-scale"})  # onFailure: diagnose narrows down a multi-node group
+CONDITIONAL_OPTIONS = frozenset({*SCALE_OPTIONS, "onFailure"})  # offered only where the entry can use them
 
 
-def fields_for(test_scales: Sequence[str], per_node: bool) -> tuple[OptionField, ...]:
-    """The form options a catalog entry takes: onFailure only where a failed group can be diagnosed (a single-node
-    entry, or one without intra-rack and full-scale, could only be refused)."""
-    diagnosable = not per_node and bool(DIAGNOSABLE_SCALES & set(test_scales))
-    return tuple(f for f in OPTION_FIELDS if f.alias != "onFailure" or diagnosable)
+def fields_for(entry: CatalogEntry, values: Mapping[str, str] | None = None) -> tuple[OptionField, ...]:
+    """The form options a catalog entry can use, in the engine's words (`SCALE_OPTIONS`, `runs_as`): onFailure only
+    where a failed group can be diagnosed, nodesPerJob and minGroupSize only where some way of running the entry reads
+    them (a per-node entry such as DCGM reads neither; offered, they could only be refused). A field a loaded file
+    already set stays, so its message shows where it can be cleared."""
+    diagnosable = not entry.per_node and bool(DIAGNOSABLE_SCALES & set(entry.test_scales))
+    ways = {way for scale in entry.test_scales for way in runs_as(entry, scale, "diagnose" if diagnosable else None)}
+    usable = {alias for alias, readers in SCALE_OPTIONS.items() if ways & set(readers)} | ({"onFailure"} if diagnosable else set())
+    given = {alias for alias, text in (values or {}).items() if text.strip()}
+    return tuple(f for f in OPTION_FIELDS if f.alias not in CONDITIONAL_OPTIONS or f.alias in usable | given)
+
 
 # Label-selector operator -> how it is written in spec.target (None: a nodeSelector entry).
 _TARGET_OPERATOR: dict[str, str | None] = {"=": None, "!=": "NotIn", "in": "In", "notin": "NotIn", "exists": "Exists", "!": "DoesNotExist"}

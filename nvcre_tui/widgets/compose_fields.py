@@ -56,7 +56,7 @@ class CategoryOptionsPanel(Vertical):
     def __init__(self, entry: CatalogEntry, values: dict[str, str] | None = None) -> None:
         super().__init__(id=panel_id(entry.key))
         self.entry = entry
-        self.fields = fields_for(entry.test_scales, entry.per_node)
+        self.fields = fields_for(entry, values)
         self._initial = values or {}
 
     def compose(self) -> ComposeResult:

@@ -17,7 +17,7 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 from textual.widgets._select import InvalidSelectValueError
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, selector_text, target_body
+from nvcre_tui.compose.form import Draft, ThresholdDraft, certification_body, draft_from_certification, fields_for, selector_text, target_body
 from nvcre_tui.compose.form import parse_selector as parse_form_selector
 from nvcre_tui.engine.api.bodies import TargetSpec
 from nvcre_tui.engine.api.nodes import node_labels
@@ -520,6 +520,16 @@ class TestFormData:
         assert body["spec"]["categories"][0]["options"] == {"nodesPerJob": 2}
         assert body["spec"]["target"] == {}
 
+    def test_options_an_entry_cannot_use_are_offered_only_when_a_file_set_them(self) -> None:
+        catalog = default_catalog()
+        dcgm, all_reduce = catalog.find("diagnostics", "dcgm-level4"), catalog.find("communication", "nccl-all-reduce")
+        assert dcgm is not None and all_reduce is not None
+        assert [f.alias for f in fields_for(dcgm)] == ["testScale", "maxConcurrent", "repeatCount", "timeoutPerJob"]
+        assert {"nodesPerJob", "minGroupSize", "onFailure"} <= {f.alias for f in fields_for(all_reduce)}
+        # a loaded file's nodesPerJob stays on show, where its refusal is said and it can be cleared
+        assert "nodesPerJob" in [f.alias for f in fields_for(dcgm, {"nodesPerJob": "2", "minGroupSize": " "})]
+        assert "minGroupSize" not in [f.alias for f in fields_for(dcgm, {"nodesPerJob": "2", "minGroupSize": " "})]
+
     def test_loaded_fields_the_form_does_not_edit_are_carried(self) -> None:
         draft, carried = draft_from_certification(certification_from_text("in", LOADED, default_catalog()))
         assert carried.spec == {"gangScheduler": {"schedulerName": "kai-scheduler", "queue": "default-queue", "queueLabelKey": "kai.scheduler/queue"}}
@@ -649,6 +659,8 @@ async def test_on_failure_diagnose_is_chosen_in_the_form_and_the_plan_says_what_
         dcgm = screen.query_one(f"#{panel_id('diagnostics/dcgm-level4')}", CategoryOptionsPanel)
         await pilot.pause()
         assert not dcgm.query("#opt-onFailure") and dcgm.query("#opt-maxConcurrent")
+        # Nor nodesPerJob and minGroupSize: it runs one node per Job, which reads neither.
+        assert not dcgm.query("#opt-nodesPerJob") and not dcgm.query("#opt-minGroupSize")
 
 
 async def test_on_failure_diagnose_composed_in_the_console_runs_to_per_node_verdicts() -> None:

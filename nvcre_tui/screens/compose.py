@@ -76,6 +76,7 @@ class ComposeScreen(NvcreScreen):
         self._pending = False
         self._last_path = ""
         self._baseline = Draft()  # what escape may discard without asking (see changed())
+        self._unticked: dict[str, dict[str, str]] = {}  # options typed for a category then unticked: back on re-tick
 
     @property
     def catalog(self) -> Catalog:
@@ -188,14 +189,18 @@ class ComposeScreen(NvcreScreen):
         self.schedule_check()
 
     async def _sync_panels(self, values: dict[str, dict[str, str]]) -> None:
-        """One options panel per selected category, in selection order; kept panels keep their text."""
+        """One options panel per selected category, in selection order; kept panels keep their text, and an unticked
+        one's typed options come back when it is ticked again (a slip of the space bar must not lose them)."""
         container = self.query_one("#category-options")
         selected = self.query_one("#categories", SelectionList).selected
         present = {panel.entry.key: panel for panel in container.query(CategoryOptionsPanel)}
         for key, panel in present.items():
             if key not in selected:
+                if typed := {alias: text for alias, text in panel.draft().options.items() if text.strip()}:
+                    self._unticked[key] = typed
                 await panel.remove()
-        new = [CategoryOptionsPanel(self.catalog.entries[key], values.get(key)) for key in selected if key not in present]
+        new = [CategoryOptionsPanel(self.catalog.entries[key], values.get(key) or self._unticked.pop(key, None))
+               for key in selected if key not in present]
         if new:
             await container.mount_all(new)
 
@@ -270,6 +275,7 @@ class ComposeScreen(NvcreScreen):
     async def fill(self, cert: Certification) -> None:
         """Replace the whole form with a parsed Certification."""
         draft, self._carried = draft_from_certification(cert)
+        self._unticked.clear()
         for widget_id, value in (("name", draft.name), ("selector", draft.selector), ("node-names", draft.node_names)):
             self.query_one(f"#{widget_id}", Input).value = value
         await self.query_one("#category-options").remove_children()

@@ -204,6 +204,19 @@ class TestComposeFlow:
             await pilot.pause()
             assert await certifications(app) == []
 
+    async def test_options_typed_for_an_unticked_category_come_back_when_it_is_ticked_again(self) -> None:
+        app = await open_compose()
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = await push_compose(app, pilot)
+            await select_category(pilot, screen, ALL_REDUCE)
+            await type_into(pilot, screen.query_one(CategoryOptionsPanel).query_one("#opt-repeatCount", Input), "3")
+            await select_category(pilot, screen, ALL_REDUCE)  # a slip of the space bar
+            assert not screen.query(CategoryOptionsPanel)
+            assert "repeatCount" not in shown(screen, "#yaml")
+            await select_category(pilot, screen, ALL_REDUCE)
+            assert screen.query_one(CategoryOptionsPanel).query_one("#opt-repeatCount", Input).value == "3"
+            assert "repeatCount: 3" in shown(screen, "#yaml")
+
     async def test_a_number_field_takes_what_a_file_takes(self) -> None:
         """int() reads ٣ as 3, the manifest loader does not: the form refuses it with the file's message."""
         in_file = LOADED.replace("maxConcurrent: 4", "maxConcurrent: ٣")

@@ -31,7 +31,7 @@ from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views import Snapshot
-from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, OUTLIER_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.detail import shown_measurement
 from nvcre_tui.widgets.rack_layout import natural_key
@@ -88,7 +88,7 @@ def median_curve(curves: list[dict[int, float]]) -> dict[int, float]:
 class BandwidthScreen(NvcreScreen):
     """Bus bandwidth of one Workflow: curves by message size, spread over nodes or groups, outliers."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="bandwidth.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="bandwidth.back"), NO_COMMAND_BAR]
     DEFAULT_CSS = """
     BandwidthScreen #bw-title { height: auto; padding: 0 1; border-bottom: solid $panel; }
     BandwidthScreen #bw-groups { width: 34; height: 1fr; }

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual import events
+from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
@@ -20,6 +21,11 @@ from nvcre_tui.screens.confirm import ConfirmModal
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
     from nvcre_tui.policy import Policy
+
+
+# For screens without a command bar: `:` still says where the commands are (the app's action), but the footer does
+# not offer a "Command" key that only says there is none here.
+NO_COMMAND_BAR = Binding("colon", "app.command_bar", "Command", show=False)
 
 
 class Console(Protocol):

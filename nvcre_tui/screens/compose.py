@@ -26,7 +26,7 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
-from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
 from nvcre_tui.widgets.category_list import CategoryList
@@ -47,6 +47,7 @@ class ComposeScreen(NvcreScreen):
         Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
         Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "back", "Back", id="compose.back", tooltip="Leave (a changed form asks before it is discarded)"),
+        NO_COMMAND_BAR,
     ]
     DEFAULT_CSS = FIELD_CSS + """
     ComposeScreen #compose-body { height: 1fr; }

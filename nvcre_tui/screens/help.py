@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from nvcre_tui.policy import Policy
+from nvcre_tui.screens.base import NO_COMMAND_BAR
 from nvcre_tui.screens.registry import SCREENS
 
 
@@ -55,7 +56,7 @@ class HelpScreen(ModalScreen[None]):
                         *((b, f"{getattr(widget, 'HELP_NAME', widget.__name__)}: ") for widget in getattr(screen, "HELP_WIDGETS", ())
                           for b in widget.BINDINGS)]
             for binding, where in bindings:
-                if isinstance(binding, Binding) and self.policy.allows(binding.action):
+                if isinstance(binding, Binding) and binding is not NO_COMMAND_BAR and self.policy.allows(binding.action):
                     does = binding.tooltip or binding.description
                     table.add_row(_keys(binding), f"{where}{does[:1].lower()}{does[1:]}" if where else does)
         table.add_row("", "")

@@ -28,7 +28,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VAL
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending
-from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
@@ -55,7 +55,7 @@ def kept_tail(job: Obj | None) -> list[str]:
 class LogsScreen(NvcreScreen):
     """The launcher log of one Job's WorkloadRun."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="logs.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="logs.back"), NO_COMMAND_BAR]
     HELP_WIDGETS = (LogView, LogLines)
     DEFAULT_CSS = """
     LogsScreen #logs-header { height: auto; padding: 0 1; border-bottom: solid $panel; }

@@ -120,3 +120,20 @@ async def test_a_node_gone_from_the_cluster_still_opens_with_its_record(finished
         await pilot.press("colon", *"node gpu-node-07", "enter")
         await pilot.pause()
         assert isinstance(app.screen, NodeScreen) and app.screen.node == "gpu-node-07"
+
+
+async def test_a_screen_without_a_command_bar_does_not_offer_one_yet_colon_says_where_they_are(finished_intra_node: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        def footer_offers_colon() -> bool:
+            return any(binding.key == "colon" and binding.show for _, binding, enabled, _ in app.screen.active_bindings.values() if enabled)
+
+        assert footer_offers_colon()  # the dashboard has its bar
+        app.run_command("compose")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ComposeScreen" and not app.screen.query(CommandBar)
+        assert not footer_offers_colon()
+        app.screen.query_one("#categories").focus()  # in a field `:` is text
+        await pilot.press("colon")
+        await pilot.pause()
+        assert any("no command bar on this screen: ctrl+p has the same commands" in str(n.message) for n in app._notifications)

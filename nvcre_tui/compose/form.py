@@ -171,8 +171,8 @@ def option_value(spec: OptionField, text: str) -> tuple[Any, str | None]:
         # An int exactly when the same text in a file is one (ASCII digits: int() would take ٣ as 3); anything
         # else stays text as typed, so the model's "must be an integer, got '٣'" names the field, as for a file.
         scalar = plain_scalar(text)
-        if isinstance(scalar, int) and not isinstance(scalar, bool):
-            value = scalar
+        if isinstance(scalar, (int, float)) and not isinstance(scalar, bool):
+            value = scalar  # 1e3 is the float 1000.0 in a file: said as the file's check says it
     try:
         CategoryOptions.model_validate({spec.alias: value})
     except ValidationError as error:

@@ -8,6 +8,7 @@ re-checked by hand, so the console refuses exactly what `nvcre certification run
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ class Review:
     matched: int | None  # GPU nodes the target selects; None while the selector does not parse
     gpu_nodes: int
     unknown_names: tuple[str, ...]
+    names_message: str | None  # why a typed node name cannot be one (before "not in today's nodes")
     option_messages: dict[tuple[str, str], str]  # (category key, option alias) -> message
     threshold_messages: tuple[str | None, ...]  # one per row
     metrics: tuple[str, ...]  # what the selected categories measure, in METRICS order
@@ -158,14 +160,51 @@ def _target(body: Body) -> TargetSpec | None:
         return None
 
 
-def _option_messages(draft: Draft) -> dict[tuple[str, str], str]:
+# `compose: field.path: message`, as every problem is worded: the path says which field shows it.
+_PROBLEM = re.compile(rf"^{WHERE}: (?P<path>[^:\s]+): (?P<message>.*)$")
+_CATEGORY_OPTION = re.compile(r"^spec\.categories\[(?P<index>\d+)\]\.options\.(?P<alias>\w+)$")
+
+
+def _at_fields(problems: list[str]) -> list[tuple[str, str]]:
+    """(field path, message) of each problem, in order."""
+    return [(found["path"], found["message"]) for problem in problems if (found := _PROBLEM.match(problem))]
+
+
+def _option_messages(draft: Draft, problems: list[str]) -> dict[tuple[str, str], str]:
+    """A message per option field: its own value's check first, else what the whole certification's checks and the
+    plan said of it (nodesPerJob above the eligible nodes, onFailure with an intra-node scale, an option the category
+    does not read), which only the status line showed."""
     messages = {}
     for item in draft.categories:
         for spec in OPTION_FIELDS:
             _, message = option_value(spec, item.options.get(spec.alias, ""))
             if message:
                 messages[(item.key, spec.alias)] = message
+    for path, message in _at_fields(problems):
+        if (option := _CATEGORY_OPTION.match(path)) and int(option["index"]) < len(draft.categories):
+            messages.setdefault((draft.categories[int(option["index"])].key, option["alias"]), message)
     return messages
+
+
+def _once_per_threshold(problems: list[str]) -> list[str]:
+    """The problems, with one per threshold: the form's row check said it first and says what is measured instead
+    (the file check's "applies to no category" about the same row counted it twice)."""
+    said: set[str] = set()
+    kept = []
+    for problem in problems:
+        found = _PROBLEM.match(problem)
+        path = found["path"] if found and found["path"].startswith("spec.options.thresholds.") else None
+        if path in said:
+            continue
+        if path:
+            said.add(path)
+        kept.append(problem)
+    return kept
+
+
+def _names_message(problems: list[str]) -> str | None:
+    """The first problem of a typed node name (an upper-case name is not "not in today's nodes", it cannot be one)."""
+    return next((message for path, message in _at_fields(problems) if path.startswith("spec.target.nodeNames")), None)
 
 
 def taken_message(name: str, taken: Collection[str]) -> str | None:
@@ -193,10 +232,11 @@ def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], c
     except InputError as error:
         problems += error.messages
     plans, render_problems = plan(body, nodes, catalog)
+    every = _once_per_threshold(problems + render_problems)
     return Review(
         body=body, yaml=text, name_message=name_message(draft.name) or collision, selector_message=selector_message,
         matched=None if target is None else sum(1 for node in gpu if matches_target(node, target)), gpu_nodes=len(gpu),
-        unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known),
-        option_messages=_option_messages(draft), threshold_messages=threshold_messages, metrics=metrics,
-        plan=plans, problems=tuple(dict.fromkeys(problems + render_problems)),
+        unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known), names_message=_names_message(every),
+        option_messages=_option_messages(draft, every), threshold_messages=threshold_messages, metrics=metrics,
+        plan=plans, problems=tuple(dict.fromkeys(every)),
     )

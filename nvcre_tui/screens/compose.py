@@ -168,7 +168,12 @@ class ComposeScreen(NvcreScreen):
             show_message(selector_line, result.match_text, style="warning" if result.matched == 0 else "ok")
         self.query_one("#selector", Input).set_class(bool(result.selector_message), "-invalid")
         unknown = ", ".join(result.unknown_names)
-        show_message(self.query_one("#names-msg", Static), unknown and f"not in today's nodes: {unknown}", style="warning")
+        names_line = self.query_one("#names-msg", Static)
+        if result.names_message:
+            show_message(names_line, result.names_message)
+        else:
+            show_message(names_line, unknown and f"not in today's nodes: {unknown}", style="warning")
+        self.query_one("#node-names", Input).set_class(bool(result.names_message), "-invalid")
         for panel in self.query(CategoryOptionsPanel):
             panel.show_messages({alias: m for (key, alias), m in result.option_messages.items() if key == panel.entry.key})
         for row, message in zip(self.query(ThresholdRow), result.threshold_messages, strict=False):

@@ -185,6 +185,10 @@ class TestComposeFlow:
             await type_into(pilot, name, "options")
             await type_into(pilot, screen.query_one("#node-names", Input), "gpu-node-01, gpu-node-99")
             assert shown(screen, "#names-msg") == "not in today's nodes: gpu-node-99"
+            await type_into(pilot, screen.query_one("#node-names", Input), "GPU-NODE-01")  # no node can be called that
+            assert shown(screen, "#names-msg") == "must be a lowercase DNS name (a-z, 0-9, '-', '.'), got 'GPU-NODE-01'"
+            assert screen.query_one("#node-names", Input).has_class("-invalid")
+            await type_into(pilot, screen.query_one("#node-names", Input), "gpu-node-01, gpu-node-99")
             assert shown(screen, "#selector-msg") == f"1 of {len(nodes)} nodes match"
             await type_into(pilot, screen.query_one("#node-names", Input), "")
             await select_category(pilot, screen, ALL_REDUCE)
@@ -200,6 +204,12 @@ class TestComposeFlow:
             too_many = f"{len(nodes) * 2} nodes per job but only {len(nodes)} eligible nodes match"
             assert f"cannot run: {too_many}" in shown(screen, "#plan")
             assert f"compose: spec.categories[0].options.nodesPerJob: {too_many}" in shown(screen, "#status")
+            assert shown(panel, "#msg-nodesPerJob") == too_many  # at its field too, not only in the status line
+            await type_into(pilot, panel.query_one("#opt-nodesPerJob", Input), "")
+            await type_into(pilot, panel.query_one("#opt-minGroupSize", Input), "2")
+            assert "does not read minGroupSize (read by testScale diagnose or onFailure: diagnose)" in shown(panel, "#msg-minGroupSize")
+            await type_into(pilot, panel.query_one("#opt-minGroupSize", Input), "")
+            await type_into(pilot, panel.query_one("#opt-nodesPerJob", Input), str(len(nodes) * 2))
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert await certifications(app) == []
@@ -231,9 +241,11 @@ class TestComposeFlow:
             await pilot.pause()
             panel = screen.query_one(CategoryOptionsPanel)
             field = panel.query_one("#opt-maxConcurrent", Input)
-            for typed in ("٣", "3.0", "null"):
+            for typed, said in (("٣", "'٣'"), ("3.0", "3.0"), ("1e3", "1000.0"), ("null", "'null'")):
                 await type_into(pilot, field, typed, typed=1)
-                assert shown(panel, "#msg-maxConcurrent") == f"must be an integer, got {typed!r}"
+                # the field says the value as the file's check says it: the status line said 1000.0 beside its '1e3'
+                assert shown(panel, "#msg-maxConcurrent") == f"must be an integer, got {said}"
+                assert f"maxConcurrent: must be an integer, got {said}" in shown(screen, "#status")
             await type_into(pilot, field, "٣", typed=1)
             assert f"compose: {refused}" in shown(screen, "#status")
             await pilot.press("ctrl+s")
@@ -542,6 +554,17 @@ class TestFormData:
         # a loaded file's nodesPerJob stays on show, where its refusal is said and it can be cleared
         assert "nodesPerJob" in [f.alias for f in fields_for(dcgm, {"nodesPerJob": "2", "minGroupSize": " "})]
         assert "minGroupSize" not in [f.alias for f in fields_for(dcgm, {"nodesPerJob": "2", "minGroupSize": " "})]
+
+    def test_a_threshold_nothing_measures_is_one_problem_saying_what_is_measured(self) -> None:
+        from nvcre_tui.compose.form import CategoryDraft
+        from nvcre_tui.compose.review import review
+        from nvcre_tui.engine.sim.scenario import build_nodes
+
+        draft = Draft(name="x", categories=(CategoryDraft("diagnostics/dcgm-level4"),),
+                      thresholds=(ThresholdDraft("busBandwidthGBps", "value >= 1"),))
+        result = review(draft, None, build_nodes(default_scenario()), default_catalog())
+        assert result.problems == ("compose: spec.options.thresholds.busBandwidthGBps: no selected category measures "
+                                   "busBandwidthGBps; they measure diagTestsRun, diagTestsSkipped",)
 
     def test_loaded_fields_the_form_does_not_edit_are_carried(self) -> None:
         draft, carried = draft_from_certification(certification_from_text("in", LOADED, default_catalog()))

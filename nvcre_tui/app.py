@@ -64,6 +64,8 @@ class NvcreApp(ThemedApp[None]):
     COMMANDS = ThemedApp.COMMANDS | {NvcreCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
+        # ctrl+c leaves, as in other terminal tools (Textual's default only says "press ctrl+q"); a field copies with it.
+        Binding("ctrl+c", "quit", "Quit", show=False, id="app.interrupt"),
         Binding("question_mark", "help", "Keys", id="app.help", tooltip="Every key binding"),
         Binding("colon", "command_bar", "Command", id="app.command", tooltip="Command bar (dashboard, map, drill-down, node, catalog): :certs :racks :node NAME :wall :theme NAME ..."),
         Binding("T", "cycle_theme", "Theme", show=False, id="app.theme"),

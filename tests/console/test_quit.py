@@ -28,3 +28,23 @@ async def test_the_simulators_engine_quits_at_once_with_a_certification_running(
         await pilot.press("q")
         await pilot.pause()
         assert not any(isinstance(screen, QuitQuestion) for screen in app.screen_stack) and app.return_code == 0
+
+
+async def test_ctrl_c_quits_as_q_does_on_every_screen_and_asks_first_where_q_would() -> None:
+    """Textual's own ctrl+c only said "press ctrl+q to quit": an SRE's ctrl-c left the console, wall and read-only
+    console running."""
+    for command in ("certs", "wall", "racks"):
+        app = NvcreApp(scenario=default_scenario(), state_path=None, live=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.run_command(command)
+            await pilot.pause()
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert app.return_code == 0, command
+    app = NvcreApp(scenario=default_scenario(), state_path=None, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.run_command("compose")
+        await pilot.pause()
+        await pilot.press("x", "ctrl+c")  # typed into the name field (nothing selected to copy): a changed form
+        await pilot.pause()
+        assert app.return_code is None and isinstance(app.screen, QuitQuestion)

@@ -45,7 +45,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
-from nvcre_tui.widgets.verdict_mark import verdict_mark
+from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
 
 Obj = dict[str, Any]
 
@@ -420,8 +420,7 @@ class DrilldownScreen(NvcreScreen):
         text = Text()
         shown = verdict_mark(data.get("verdict") if data.get("kind") == "node" else None)
         if shown is not None:
-            cleared = " (healthy): this test's failure is not held against it" if shown[0] is NodeState.PASSED else ""
-            label(text, "Diagnosis", f"{shown[0].glyph} {shown[1]}{cleared}")
+            label(text, "Diagnosis", verdict_said(shown))
         return text
 
     @staticmethod

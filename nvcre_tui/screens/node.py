@@ -35,7 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
-from nvcre_tui.widgets.verdict_mark import verdict_mark
+from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
@@ -183,8 +183,7 @@ class NodeScreen(NvcreScreen):
             row = self._history[index]
             verdict = verdict_mark(row["verdict"]) if row["failures"] or _failed(row) else None
             if verdict is not None:
-                cleared = " (healthy): this Job's failure is not held against the node" if verdict[0] is NodeState.PASSED else ""
-                text.append(shown(f"Diagnosis: {verdict[0].glyph} {verdict[1]}{cleared}") + "\n", style="bold")
+                text.append(shown(f"Diagnosis: {verdict_said(verdict, 'Job')}") + "\n", style="bold")
             for failure in row["failures"]:
                 text.append(shown(f"{failure['reason']}: {failure.get('message', '')}") + "\n", style="bold")
                 evidence_text(text, failure.get("evidence"))

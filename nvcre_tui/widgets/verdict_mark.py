@@ -11,10 +11,25 @@ VERDICT_MARKS: dict[str, tuple[NodeState, str]] = {  # verdict -> (the state who
     "faulty": (NodeState.FAILED, "faulty"),
     "intermittent": (NodeState.FAILED, "intermittent"),
     "inconclusive": (NodeState.INCONCLUSIVE, "inconclusive"),
+    # Held suspect while the diagnosis tests it: a node NCCL named in a failed test is no more convicted than a
+    # member of a group that missed the threshold (it showed ✗ failed, then the diagnosis cleared it).
+    "suspect": (NodeState.SUSPECT, "suspect"),
 }
 
 
 def verdict_mark(verdict: str | None) -> tuple[NodeState, str] | None:
-    """(state, word) of a diagnosis's verdict; None when it has none for the node yet (suspect, untested: the Job's
-    own blame stands) or did not diagnose."""
+    """(state, word) of a diagnosis's verdict; None when it has none for the node (untested: the Job's own blame
+    stands) or did not diagnose."""
     return VERDICT_MARKS.get(verdict or "")
+
+
+# What a verdict on a member of a failed test says of that failure ({what}: "test" or "Job").
+_VERDICT_NOTES = {
+    NodeState.PASSED: " (healthy): this {what}'s failure is not held against it",
+    NodeState.SUSPECT: ": under test; this {what}'s failure alone convicts it of nothing yet",
+}
+
+
+def verdict_said(shown: tuple[NodeState, str], what: str = "test") -> str:
+    """"✓ cleared (healthy): this test's failure is not held against it", "! suspect: under test; ...", "✗ faulty"."""
+    return f"{shown[0].glyph} {shown[1]}" + _VERDICT_NOTES.get(shown[0], "").format(what=what)

@@ -420,3 +420,36 @@ async def test_the_drill_down_counts_a_diagnosis_tests_as_the_diagnosis_does() -
         app.screen._show_detail(branch)
         detail = str(app.screen.query_one("#detail").render())
         assert re.search(rf"Scale +\S+  {len(tests)} tests of \d+( to \d+)? nodes?\n", detail), detail
+
+
+async def test_a_node_a_failed_test_named_is_a_suspect_not_failed_until_the_diagnosis_convicts_it(tmp_path: Path) -> None:
+    """A walkthrough saw the node screen's Jobs and the drill-down's members mark ✗ failed a node NCCL named in a
+    failed test (WorkloadFailed) while the diagnosis held it suspect only, and later cleared it: it reads `! suspect`
+    there, as a member of a test that missed the threshold does."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
+    session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
+    assert session.engine is not None
+    try:
+        for _ in range(100):
+            await session.engine.run_until_settled(max_seconds=30)
+            snapshot = await Snapshot.read(session.store, "default")
+            diagnose = snapshot.views["isolate"].categories[0].orchestration.get("diagnose") or {}
+            rows = [r for r in node_history(snapshot, "gpu-node-05") if r["failures"]]
+            if "gpu-node-05" in (diagnose.get("suspectNodes") or []) and rows:
+                break
+        else:
+            raise AssertionError("gpu-node-05 was never a suspect with a failed test naming it")
+        app = NvcreApp(session=session, live=False)
+        async with app.run_test(size=(160, 45)) as pilot:
+            app.run_command("node gpu-node-05")
+            await pilot.pause()
+            lines = [strip.text for strip in app.screen._compositor.render_strips()]
+            job_rows = [line for line in lines if f"{rows[0]['group']} (" in line]
+            assert job_rows, "\n".join(lines)
+            assert any("! suspect" in line for line in job_rows), "\n".join(lines)
+            assert not any("✗ failed" in line for line in job_rows), "\n".join(lines)
+            assert any("Diagnosis: ! suspect: under test" in line for line in lines), "\n".join(lines)
+    finally:
+        await session.close()

@@ -24,12 +24,15 @@ spec:
 """
 
 
-async def _add_gpu_node(kubeconfig: Path, name: str) -> None:
+async def _add_gpu_node(kubeconfig: Path, name: str, provider: str | None = None) -> None:
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:
         labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
                   "nvidia.com/gpu.count": "8"}
-        await store.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+        if provider:
+            node["spec"] = {"providerID": provider}
+        await store.create(NODE, node)
     finally:
         await store.close()
 
@@ -61,3 +64,23 @@ def test_a_report_of_runs_the_simulated_fleet_played_says_so(tmp_path: Path) -> 
     report = json.loads(results.read_text())
     assert code == 0 and report["result"] == "PASSED"
     assert "simulated fleet" in report["simulated"] and "made up" in report["simulated"]
+
+
+def test_a_real_node_with_a_scenario_nodes_name_is_not_played(tmp_path: Path) -> None:
+    """A walkthrough's cluster had real GPU Nodes gpu-node-01..04: the fleet took them for its own (they existed) and
+    recorded made-up passes in their history (`baseline: current`). A Node without the simulated label is not the
+    fleet's, whatever its name: its group fails WorkloadNotCreated, naming it, and nobody is blamed."""
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT.replace("nodeNames: [dgx-01]", "nodeNames: [gpu-node-01, gpu-node-02]"))
+    results = tmp_path / "results.json"
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_add_gpu_node(kubeconfig, "gpu-node-01", "aws:///us-east-1a/i-0real"))  # the same platform
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert),
+                     "--wait", "--results-file", str(results)])
+    report = json.loads(results.read_text())
+    assert code == 1 and report["result"] == "FAILED"
+    [category] = report["categories"]
+    [group] = category["failedGroups"]  # intra-node: gpu-node-02 (the fleet's own) passed
+    assert group["reason"] == "WorkloadNotCreated" and group["nodes"] == ["gpu-node-01"]
+    assert "gpu-node-01 of the cluster carries the name of a node of the simulated fleet" in group["message"]
+    assert not report["failedNodes"]

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, SUCCEEDED, WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, LABEL_SIMULATED, SUCCEEDED, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, is_true, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
@@ -110,6 +110,14 @@ class SimulatedRunner:
 
     def _strangers(self, spec: RunSpec) -> str | None:
         """Why a run on Nodes the scenario does not describe is not played, or None."""
+        impostors = [name for name in spec.nodes if name in self.fleet.not_ours]
+        if impostors:
+            several = len(impostors) > 1
+            return (f"{'Nodes' if several else 'Node'} {listed(impostors)} of the cluster {'carry' if several else 'carries'} "
+                    f"the name of a node of the simulated fleet (scenario {self.scenario.name}) but not its label "
+                    f"{LABEL_SIMULATED}=true: --sim-runner plays only the Nodes it registers, and would record made-up "
+                    f"measurements as {'theirs' if several else 'its'}; use a scenario whose node names the cluster does not "
+                    "have, or run without --sim-runner")
         strangers = [name for name in spec.nodes if name not in self._layout]
         if not strangers:
             return None

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import node_spec
+from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_MANAGED_BY, LABEL_SIMULATED, SIMULATOR_NAME
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.printable import printable
@@ -77,6 +78,9 @@ class SimulatedFleet:
         self._nodes_ready = False
         self._cordoned: set[str] = set()  # a memo of cordons already seen in the store, to skip reads
         self._changed: set[int] = set()  # indexes of timed node changes already applied
+        # Scenario names a Node without the simulated label already holds: a real node (or one a user made) that the
+        # fleet must not play: its made-up numbers would be recorded as that node's (`--sim-runner` fails its groups).
+        self.not_ours: set[str] = set()
 
     async def ensure_nodes(self) -> None:
         """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
@@ -96,6 +100,9 @@ class SimulatedFleet:
                     raise FleetError(f"cannot register the simulated Node {name}: {error.message}; the simulated "
                                      "fleet writes Nodes: install with `nvcre setup init --sim-runner` (the nvcre-simulator "
                                      "role), or run it with credentials that may create Nodes") from None
+                if node_labels(stored).get(LABEL_SIMULATED) != "true":
+                    self.not_ours.add(name)
+                    continue
                 if stored.get("status") or isinstance(error, Forbidden):
                     continue  # present and complete: an earlier engine made it, or the user edited it
             stored["status"] = node["status"]

@@ -224,3 +224,16 @@ def test_junit_calls_a_category_whose_runs_never_started_an_error_not_a_failure(
         [verdict] = [e for e in case if e.tag in ("error", "failure")]
         assert verdict.tag == tag and (message is None or verdict.get("message") == message), (verdict.tag, verdict.attrib)
         assert suite.get("errors" if tag == "error" else "failures") == "1"
+
+
+@pytest.mark.parametrize("case", case_names())
+def test_a_category_without_thresholds_says_its_measurements_were_not_judged(case: str) -> None:
+    """A walkthrough's `run --category` PASSED a node at 161 GB/s beside 400 GB/s ones with no word that nothing was
+    judged: the text and HTML reports say it where the thresholds would be, and only there."""
+    from nvcre_tui.engine.report.model import NO_THRESHOLDS
+
+    report = run_case(case).report
+    text, html = render_text(report), _text(render_html(report))
+    unjudged = [c for c in report["categories"] if not c.get("thresholds")]
+    assert text.count(NO_THRESHOLDS) == len(unjudged), case
+    assert html.count(NO_THRESHOLDS) == len(unjudged), case

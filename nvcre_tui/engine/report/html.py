@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import failed_nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -175,6 +175,8 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
     thresholds = category.get("thresholds") or {}
     if thresholds:
         out.append(_table(("metric", "threshold"), sorted(thresholds.items())))
+    else:
+        out.append(f"<p>Thresholds: {escape(NO_THRESHOLDS)}</p>")
     bw = category.get("bandwidth")
     if bw:
         out.append(f"<p>busBW {_number(bw['busBW'], 2)} {BANDWIDTH_UNIT} (min {_number(bw['minBusBW'], 2)}, max {_number(bw['maxBusBW'], 2)} over {bw['samples']} jobs)</p>")

@@ -30,6 +30,9 @@ from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 REPORT_SCHEMA_VERSION = 1
+# A category without thresholds passes on completing with its measurements: said where its thresholds would be, so a
+# PASSED on a 161 GB/s node beside 400 GB/s ones is not read as judged (NVCRE sets none by default, neither do we).
+NO_THRESHOLDS = "none: measurements are recorded, not judged (spec.options.thresholds judges them)"
 SUSPECT = NodeState.SUSPECT.value  # nodestates.blamed_state's word for a node blamed only with its whole group
 
 

@@ -9,7 +9,7 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import failed_nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -120,6 +120,8 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {per_job or category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
     for key, expression in sorted((category.get("thresholds") or {}).items()):
         rows.append(_field("Threshold", f"{key}: {expression}"))
+    if not category.get("thresholds"):
+        rows.append(_field("Thresholds", NO_THRESHOLDS))
     if category.get("failedGroups"):
         rows.append("Failed Groups:")
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:

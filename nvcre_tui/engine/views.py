@@ -28,10 +28,10 @@ from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
-from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
+from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.model import threshold_out_of_reach
+from nvcre_tui.engine.report.model import measured_span, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
@@ -608,16 +608,7 @@ class InfraFault:
     @property
     def measured(self) -> str:
         """The failed tests' values: "busBandwidthGBps 184.28-186.11 in 4 tests (value >= 300)"; "-" when none."""
-        if not self.values:
-            return "-"
-        low, high = min(self.values), max(self.values)
-
-        def shown(value: float) -> str:  # judged: a test that failed otherwise (a crash) may have measured a pass
-            return shown_judged(BUS_BANDWIDTH, self.threshold, value) if self.threshold else f"{value:.2f}"
-
-        span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
-        tests = f" in {len(self.values)} tests" if len(self.values) > 1 else ""
-        return f"{BUS_BANDWIDTH} {span}{tests}" + (f" ({self.threshold})" if self.threshold else "")
+        return measured_span(self.values, self.threshold or None)
 
 
 def _topology_key(workflow: Obj) -> str:

@@ -60,3 +60,22 @@ def test_the_text_report_gives_the_sizes_a_diagnosis_tested_at() -> None:
     sizes = sorted({len(test["nodes"]) for test in category["diagnose"]["tests"]})
     assert len(sizes) > 1 and sizes[-1] == category["nodesPerJob"]
     assert f"Nodes/Job: {sizes[0]} to {sizes[-1]}   Jobs: " in render_text(report)
+
+
+def test_a_link_fault_carries_its_measured_evidence_in_every_format() -> None:
+    """Issue 10's `{cliques: [A, B], evidence}`: the JSON said which tests failed but not what they measured (only the
+    console showed the span against the threshold)."""
+    report = run_case("diagnose-flaky-and-fabric").report
+    [fault] = [f for c in report["categories"] for f in (c.get("diagnose") or {}).get("infrastructureFaults") or []]
+    evidence = fault["evidence"]
+    tests = {t["group"]: t for c in report["categories"] for t in (c.get("diagnose") or {}).get("tests") or []}
+    assert fault["cliques"] == ["clique-1", "clique-2"] and evidence["threshold"] == "value >= 300"
+    assert [m["test"] for m in evidence["failedTests"]] == [t for t in fault["tests"] if tests[t]["passed"] is False]
+    assert all(m["value"] == tests[m["test"]]["value"] < 300 for m in evidence["failedTests"])
+    values = [m["value"] for m in evidence["failedTests"]]
+    span = f"busBandwidthGBps {min(values):.2f}-{max(values):.2f} in {len(values)} tests (value >= 300)"
+    assert evidence["measured"] == span
+    assert f"Infra fault:  {fault['message']}; {span}" in render_text(report)
+    failures = "".join(f.text or "" for f in ET.fromstring(render_junit([report]).split("?>", 1)[1]).iter("failure"))
+    assert f"infrastructure fault: {fault['message']}; {span}" in failures
+    assert span.replace(">", "&gt;") in render_html(report)

@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -158,7 +158,7 @@ def _evidence(items: Sequence[Obj]) -> str:
 def _diagnose(state: Obj) -> str:
     rows = [(title, ", ".join(state.get(key) or []) or "none") for title, key in
             (("✗ faulty", "faultyNodes"), ("~ intermittent", "intermittentNodes"), ("! suspect", "suspectNodes"), ("? inconclusive", "inconclusiveNodes"), ("✓ healthy", "healthyNodes"))]
-    notes = [n.get("message", "") for n in (state.get("infrastructureFaults") or []) + (state.get("notes") or [])]
+    notes = [fault_said(n) for n in state.get("infrastructureFaults") or []] + [n.get("message", "") for n in state.get("notes") or []]
     decided = [(row["node"], row["verdict"], row["record"]) for row in state.get("verdicts") or []]
     return (f"<h4>Diagnose verdicts</h4><p>{escape(progress_text(state))}</p>" + _table(("verdict", "nodes"), rows)
             + "".join(f'<p class="note">{escape(note)}</p>' for note in notes)

@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
-from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold, shown_judged
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
 )
@@ -241,6 +241,10 @@ def category_report(category: CategoryView) -> Obj:
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
         row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"])  # each node not plainly healthy, with its record
+        # {cliques, evidence}: what its tests measured (new dicts: readable's faults are the stored object's own)
+        row["diagnose"]["infrastructureFaults"] = [
+            {**fault, "evidence": fault_evidence(fault, row["diagnose"].get("tests") or [], thresholds.get(BUS_BANDWIDTH))}
+            for fault in row["diagnose"].get("infrastructureFaults") or [] if isinstance(fault, Mapping)]
         for group in failed_groups:  # a test's blame the diagnosis did not uphold, or could not decide: its verdict
             for key, verdict_key in (("clearedNodes", "healthyNodes"), ("inconclusiveNodes", "inconclusiveNodes")):
                 decided = set(row["diagnose"].get(verdict_key) or [])
@@ -251,6 +255,39 @@ def category_report(category: CategoryView) -> Obj:
     if reach:
         row["thresholdOutOfReach"] = reach
     return row
+
+
+def measured_span(values: Sequence[float], threshold: str | None) -> str:
+    """Failed tests' values against the threshold: "busBandwidthGBps 184.28-186.11 in 4 tests (value >= 300)"; "-"
+    when none measured. Each value judged and shown on its side (a test that failed otherwise may have measured a pass)."""
+    if not values:
+        return "-"
+    low, high = min(values), max(values)
+
+    def shown(value: float) -> str:
+        return shown_judged(BUS_BANDWIDTH, threshold, value) if threshold else f"{value:.2f}"
+
+    span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
+    tests = f" in {len(values)} tests" if len(values) > 1 else ""
+    return f"{BUS_BANDWIDTH} {span}{tests}" + (f" ({threshold})" if threshold else "")
+
+
+def fault_evidence(fault: Mapping[str, Any], tests: Sequence[Mapping[str, Any]], threshold: str | None) -> Obj:
+    """An infrastructure fault's evidence: each of its failed tests with the value it measured, against the threshold,
+    and the span as the console says it."""
+    by_group = {str(t.get("group")): t for t in tests if isinstance(t, Mapping)}
+    failed = [by_group[name] for name in (str(n) for n in fault.get("tests") or []) if by_group.get(name, {}).get("passed") is False]
+    measured = [{"test": str(t["group"]), "value": t["value"]} for t in failed
+                if isinstance(t.get("value"), int | float) and not isinstance(t.get("value"), bool)]
+    return {"metric": BUS_BANDWIDTH, "threshold": threshold, "failedTests": measured,
+            "measured": measured_span([float(m["value"]) for m in measured], threshold)}
+
+
+def fault_said(fault: Mapping[str, Any]) -> str:
+    """An infrastructure fault's message and what its failed tests measured: "degraded fabric between clique-1 and
+    clique-2 (failed: r1-inter-0, r2-link-6); busBandwidthGBps 185.05-186.23 in 2 tests (value >= 300)"."""
+    measured = (fault.get("evidence") or {}).get("measured")
+    return str(fault.get("message") or "") + (f"; {measured}" if measured and measured != "-" else "")
 
 
 def _reach(thresholds: Mapping[str, str], category: CategoryView) -> str | None:

@@ -9,7 +9,7 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -84,7 +84,7 @@ def failure_text(category: Obj) -> str:
     nodes), a diagnosis's link faults, its failed nodes, then every failed group's message (a group that blamed no
     node, an expression or a missing measurement, says why only there)."""
     reach = [f"out of reach: {category['thresholdOutOfReach']}"] if category.get("thresholdOutOfReach") else []
-    links = [f"infrastructure fault: {fault.get('message', '')}" for fault in (category.get("diagnose") or {}).get("infrastructureFaults") or []]
+    links = [f"infrastructure fault: {fault_said(fault)}" for fault in (category.get("diagnose") or {}).get("infrastructureFaults") or []]
     lines = [*reach, *links, *(node_line(node) for node in category.get("failedNodes") or [])]
     lines += [f"{group['name']}: {group['reason']}: {group['message']}" for group in category.get("failedGroups") or [] if group.get("message")]
     return "\n".join(lines)
@@ -191,7 +191,7 @@ def _diagnose_rows(state: Obj) -> list[str]:
         _field("  Intermittent", ", ".join(state.get("intermittentNodes") or []) or "none"),
         _field("  Inconclusive", ", ".join(state.get("inconclusiveNodes") or []) or "none"),
     ]
-    rows += [f"  Infra fault:  {note.get('message', '')}" for note in state.get("infrastructureFaults") or []]
+    rows += [f"  Infra fault:  {fault_said(note)}" for note in state.get("infrastructureFaults") or []]
     verdicts = state.get("verdicts") or []
     if verdicts:
         rows.append("  Verdicts:")

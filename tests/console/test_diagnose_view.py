@@ -453,3 +453,48 @@ async def test_a_node_a_failed_test_named_is_a_suspect_not_failed_until_the_diag
             assert any("Diagnosis: ! suspect: under test" in line for line in lines), "\n".join(lines)
     finally:
         await session.close()
+
+
+FABRIC_FLEET = """name: fabric-and-node
+seed: 14
+nodes: [{count: 32, gpusPerNode: 8, cliques: 4}]
+faults:
+  - {type: degraded-fabric, cliques: [clique-0, clique-1], factor: 0.5}
+  - {type: slow-gpu, node: gpu-node-03, gpu: 2, factor: 0.5}
+"""
+
+
+async def test_healthy_members_of_a_link_test_are_not_drawn_under_test(tmp_path: Path) -> None:
+    """A walkthrough watched the map while link tests ran: nodes the diagnosis had cleared turned back into ⋯ running
+    (25 running for one suspect), so the map did not narrow. A link test is about the links between cliques: its
+    healthy members are drawn passed, as a confirmation's reference partners are, and only the suspects run."""
+    from nvcre_tui.engine.diagnose import LINK_STAGES, stored_partners
+    from nvcre_tui.engine.diagnose.state import readable
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    (tmp_path / "fleet.yaml").write_text(FABRIC_FLEET)
+    session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
+    assert session.engine is not None
+    seen = 0
+    try:
+        for _ in range(200):
+            await session.engine.run_until_settled(max_seconds=20)
+            snapshot = await Snapshot.read(session.store, "default")
+            [category] = snapshot.views["isolate"].categories
+            diagnose = category.orchestration.get("diagnose")
+            if diagnose is not None and not diagnose.get("complete"):
+                states, healthy = node_states(snapshot, "isolate"), set(diagnose.get("healthyNodes") or [])
+                running = {g["name"] for g in category.groups if g.get("phase") == "Running"}
+                partners = stored_partners(diagnose)
+                for test in readable(diagnose).get("plan") or []:
+                    if test["stage"] in LINK_STAGES and test["group"] in running:
+                        for node in (n for n in test["nodes"] if n in healthy):
+                            seen += 1
+                            assert partners[node] == test["group"] and states[node][0] == "passed", (node, states[node])
+            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+                break
+        else:
+            raise AssertionError("the diagnosis did not finish")
+        assert seen, "no healthy member of a running link test was seen"
+    finally:
+        await session.close()

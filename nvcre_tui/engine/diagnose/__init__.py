@@ -266,15 +266,22 @@ def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int 
     return {node: record_text(found, limit=limit, crossed=crossed) for node, found in tests.items() if found}
 
 
+# Tests about the links between cliques: their members stand for their cliques; a healthy one is not under test.
+LINK_STAGES = frozenset({"inter", "link"})
+
+
 def stored_partners(data: Mapping[str, object]) -> dict[str, str]:
-    """The healthy reference partners of the planned round's tests (nodes a test is not about, and proven healthy
-    before: a suspect may partner another), each with its test's name, from a stored state: {} when it cannot be read."""
+    """The healthy nodes the planned round's tests are not about, each with its test's name, from a stored state ({}
+    when it cannot be read): a confirmation's reference partners (proven healthy before: a suspect may partner
+    another), and the healthy members of a test of the links between cliques (its cliques' representatives), so the
+    map's running nodes are the suspects each round tests."""
     try:
         state = DiagnoseState.from_dict(data)
     except (DiagnoseError, KeyError, TypeError, ValueError):
         return {}
     healthy = {node for node, status in state.status if status == "healthy"}
-    return {node: probe.group for probe in state.plan for node in probe.padding if node in healthy}
+    return {node: probe.group for probe in state.plan
+            for node in (probe.nodes if probe.stage in LINK_STAGES else probe.padding) if node in healthy}
 
 
 VERDICT_PREFIX = "diagnose: "  # a diagnosis's verdict message (the failed-nodes ConfigMap, the report) starts so

@@ -237,3 +237,16 @@ def test_a_category_without_thresholds_says_its_measurements_were_not_judged(cas
     unjudged = [c for c in report["categories"] if not c.get("thresholds")]
     assert text.count(NO_THRESHOLDS) == len(unjudged), case
     assert html.count(NO_THRESHOLDS) == len(unjudged), case
+
+
+def test_a_group_that_failed_after_measuring_says_why_beside_its_value() -> None:
+    """A walkthrough read `✗ group-2  479.48 GB/s` as if 479.48 had failed the group: it crashed (WorkloadFailed)
+    after measuring. The reason stands beside the value where LOW would (JSON: groupBandwidth[].reason)."""
+    report = run_case("mixed-failures-three-categories").report
+    text = render_text(report)
+    rows = [g for c in report["categories"] for g in c.get("groupBandwidth") or []
+            if g["failed"] and g["busBW"] is not None and not g["belowMin"]]
+    assert rows and all(g["reason"] == "WorkloadFailed" for g in rows)
+    for group in rows:
+        assert re.search(rf"✗ {re.escape(group['groupName'])}  {group['busBW']:.2f} GB/s  WorkloadFailed  \[", text), text
+    assert all("reason" not in g for c in report["categories"] for g in c.get("groupBandwidth") or [] if not g["failed"])

@@ -111,7 +111,9 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
             label = f"{group['name']} (iter {record.number})" if len(recorded) > 1 and record.round is None else group["name"]
             failed = group.get("phase") == FAILED
             if busbw is not None or failed:
-                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed})
+                # a failed group's reason beside its value: one that crashed after measuring failed for the crash
+                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed,
+                                  **({"reason": group.get("reason") or ""} if failed else {})})
             if failed:
                 status = job_status(job)
                 failed_groups.append({

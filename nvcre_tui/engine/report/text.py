@@ -165,7 +165,7 @@ def _category_rows(category: Obj) -> list[str]:
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
-        rows += _capped([f"  ✗ {group['groupName']}  {_group_bandwidth(category, group)}{'  LOW' if group.get('belowMin') else ''}  "
+        rows += _capped([f"  ✗ {group['groupName']}  {_group_bandwidth(category, group)}{_why_failed(group)}  "
                          f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]" for group in low], "groups")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
@@ -206,6 +206,14 @@ def _capped(lines: list[str], noun: str) -> list[str]:
         return lines
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
     return [*lines[:MAX_GROUP_ROWS], f"{indent}... and {len(lines) - MAX_GROUP_ROWS} more {noun} (the JSON report lists them all)"]
+
+
+def _why_failed(group: Obj) -> str:
+    """"  LOW" for a value that missed the threshold, else the reason a failed group failed (a run that crashed after
+    measuring 400.69 GB/s read as if that value had failed it)."""
+    if group.get("belowMin"):
+        return "  LOW"
+    return f"  {group['reason']}" if group.get("failed") and group.get("reason") else ""
 
 
 def _group_bandwidth(category: Obj, group: Obj) -> str:

@@ -32,6 +32,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
+from nvcre_tui.engine.judging.thresholds import diagnosis_values
 from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, tests_said, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
@@ -234,7 +235,7 @@ class DrilldownScreen(NvcreScreen):
     def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj, faults: list[InfraFault], jobs: Mapping[str, Obj]) -> None:
         """Diagnose: the infrastructure faults it named first (the first failure the screen opens on), then each
         node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
-        rows = verdict_rows(state)
+        rows = verdict_rows(state, diagnosis_values(job_template_spec(wf).get("thresholds")))
         by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
         tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
         tally += [count(len(faults), 'link fault')] if faults else []

@@ -79,3 +79,15 @@ def test_a_link_fault_carries_its_measured_evidence_in_every_format() -> None:
     failures = "".join(f.text or "" for f in ET.fromstring(render_junit([report]).split("?>", 1)[1]).iter("failure"))
     assert f"infrastructure fault: {fault['message']}; {span}" in failures
     assert span.replace(">", "&gt;") in render_html(report)
+
+
+def test_a_verdicts_values_are_printed_as_the_report_prints_them() -> None:
+    """`r0-screen-4 at 161.2` beside the group line's `161.20 GB/s`, `passed at 400.929`: six significant digits where
+    the report prints two. Each value is shown on its side of the threshold (two decimals unless they would cross it)."""
+    for case in ("diagnose-flaky-and-fabric", "diagnose-slow-gpu"):
+        report = run_case(case).report
+        records = [v["record"] for c in report["categories"] for v in (c.get("diagnose") or {}).get("verdicts") or []]
+        messages = [f["message"] for c in report["categories"] for f in c.get("failedNodes") or [] if f.get("message")]
+        values = re.findall(r"(?:at|passed at|,) (\d+\.\d+)", " ".join(records + messages))
+        assert values, case
+        assert all(len(v.split(".")[1]) == 2 for v in values), (case, values)

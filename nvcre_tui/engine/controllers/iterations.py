@@ -19,12 +19,15 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, cast
 
-from nvcre_tui.engine.api.bodies import GroupOutcome, GroupStatus, IterationRecord, job_status, orchestration_of, workflow_spec, workflow_status
+from nvcre_tui.engine.api.bodies import (GroupOutcome, GroupStatus, IterationRecord, job_status, job_template_spec, orchestration_of, workflow_spec,
+                                         workflow_status)
 from nvcre_tui.engine.api.vocabulary import WORKLOAD_FAILED
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.diagnose import verdict_message
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
+from nvcre_tui.engine.diagnose.summary import ValueShown, significant
 from nvcre_tui.engine.judging.results import job_failures, merge_failed
+from nvcre_tui.engine.judging.thresholds import diagnosis_values
 
 JobBody = TypeVar("JobBody", bound=Mapping[str, Any])
 
@@ -166,7 +169,7 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     if orch.get("diagnose") is not None:
         if stored or is_terminal(workflow):
             return [dict(item) for item in stored]
-        return _convicted_so_far(orch, {str(job["metadata"]["name"]): job for job in jobs})
+        return _convicted_so_far(orch, {str(job["metadata"]["name"]): job for job in jobs}, diagnosis_values(job_template_spec(workflow).get("thresholds")))
     by_name = {str(job["metadata"]["name"]): job for job in jobs}
     groups = WorkflowGroups(workflow)
     blamed: list[tuple[tuple[int, str], list[dict[str, Any]]]] = []
@@ -178,20 +181,20 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
 
 
-def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]], shown: ValueShown) -> list[dict[str, Any]]:
     """What a running diagnosis has convicted already, as its Workflow will list it when it ends: the certification's
     failed-node count, `certification list` and the report's summary said none while the map showed them."""
     stored = orch["diagnose"]
     if not (isinstance(stored, Mapping) and (stored.get("faultyNodes") or stored.get("intermittentNodes"))):
         return []  # none yet: no decoding (15 ms at 10,000 nodes, at each of the certification's reconciles)
     try:
-        return diagnose_convictions(DiagnoseState.from_dict(stored), jobs, list(orch.get("iterationHistory") or []))
+        return diagnose_convictions(DiagnoseState.from_dict(stored), jobs, list(orch.get("iterationHistory") or []), shown)
     except (DiagnoseError, KeyError, TypeError, AttributeError):
         return []  # a damaged state or history convicts nobody here; the Workflow's own reconcile reports it
 
 
 def diagnose_convictions(state: DiagnoseState, jobs: Mapping[str, Mapping[str, Any]],
-                         history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+                         history: Sequence[Mapping[str, Any]], shown: ValueShown = significant) -> list[dict[str, Any]]:
     """A diagnosis's faulty and intermittent nodes as failed-node entries: the reason and evidence of the last test
     that failed them (its Job's entry for the node, else its record's), the verdict and its tests as the message."""
     # An onFailure diagnosis names an iteration's groups as _every_iteration does (iterated_name).
@@ -209,7 +212,7 @@ def diagnose_convictions(state: DiagnoseState, jobs: Mapping[str, Mapping[str, A
         reason = (source["reason"] if source else _recorded_reason(last, tested.get(tests[-1]["group"], []), node)
                   if job is None else WORKLOAD_FAILED)
         entry: dict[str, Any] = {"name": node, "reason": reason,
-                                 "message": verdict_message(state, node) + (f"; {source['message']}" if source else "")}
+                                 "message": verdict_message(state, node, shown) + (f"; {source['message']}" if source else "")}
         if source and source.get("evidence"):
             entry["evidence"] = source["evidence"]
         failed.append(entry)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
-from nvcre_tui.engine.api.bodies import group_nodes, job_status, labels_of, orchestration_of, workflow_status
+from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
@@ -27,7 +27,7 @@ from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
-from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED
+from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
 from nvcre_tui.engine.judging.untested import JOB_DELETED, UNBLAMED_REASONS, tested_nothing
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
@@ -312,7 +312,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
         history = _record_finished(orch)
         stopped = f"in round {state.round}, {untested[0]}" + (f" (and {len(untested) - 1} more)" if len(untested) > 1 else "")
-        await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history), jobs, history,
+        await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history, diagnosis_values(job_template_spec(wf).get("thresholds"))), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
@@ -331,7 +331,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
 async def _diagnosis_done(ctx: Context, wf: Obj, orch: Obj, state: diagnose.DiagnoseState, jobs: dict[str, Obj], history: list[Obj]) -> None:
     """Finish the Workflow on a complete diagnosis: its verdicts, and what it left unresolved."""
     verdicts = state.verdicts()
-    await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history), jobs, history,
+    await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history, diagnosis_values(job_template_spec(wf).get("thresholds"))), jobs, history,
                     healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=diagnose.problems(state), confirmed=_confirmed(state))
 
 

@@ -118,7 +118,7 @@ from typing import Literal, TypedDict
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
-from nvcre_tui.engine.diagnose.summary import link_faults_crossed, record_text
+from nvcre_tui.engine.diagnose.summary import ValueShown, link_faults_crossed, record_text, significant
 from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.grouping import Group
@@ -250,7 +250,7 @@ def measured(groups: Sequence[Mapping[str, object]], metric: str = BUS_BANDWIDTH
     return values
 
 
-def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int = 4) -> dict[str, str]:
+def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int = 4, shown: ValueShown = significant) -> dict[str, str]:
     """Each of `nodes`' record ("failed 2 of 2 tests (r0-screen-3 at 265.63, ...)") from a stored state, for the lines a
     console shows while the diagnosis runs; {} when the state cannot be read (its readers say so)."""
     try:
@@ -263,7 +263,7 @@ def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int 
         for node in wanted.intersection(probe.nodes):
             tests[node].append(probe.evidence())
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
-    return {node: record_text(found, limit=limit, crossed=crossed) for node, found in tests.items() if found}
+    return {node: record_text(found, limit=limit, crossed=crossed, shown=shown) for node, found in tests.items() if found}
 
 
 # Tests about the links between cliques: their members stand for their cliques; a healthy one is not under test.
@@ -287,10 +287,10 @@ def stored_partners(data: Mapping[str, object]) -> dict[str, str]:
 VERDICT_PREFIX = "diagnose: "  # a diagnosis's verdict message (the failed-nodes ConfigMap, the report) starts so
 
 
-def verdict_message(state: DiagnoseState, node: str) -> str:
+def verdict_message(state: DiagnoseState, node: str, shown: ValueShown = significant) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
-    return f"{VERDICT_PREFIX}{state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed)}"
+    return f"{VERDICT_PREFIX}{state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed, shown=shown)}"
 
 
 def _number(value: object) -> float | None:

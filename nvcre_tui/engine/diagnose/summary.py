@@ -34,24 +34,36 @@ def out_of_reach(metric: str, expression: str | None, values: Sequence[float], e
     return None
 
 
+# How a test's value is printed beside its verdict: (value, passed) -> text. Callers that know the category's threshold
+# pass judging.thresholds.value_shower (two decimals, more only where two would land on the threshold's other side);
+# without one, six significant digits (a value just under a threshold must not round onto it).
+ValueShown = Callable[[float, bool], str]
+
+
+def significant(value: float, passed: bool) -> str:
+    """Six significant digits: safe on either side of any threshold a value of its size sits near."""
+    return f"{value:g}"
+
+
 def _value(test: Mapping[str, Any]) -> float | None:
     value = test.get("value")
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, crossed: Callable[[Mapping[str, Any]], bool] | None = None) -> str:
+def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, crossed: Callable[[Mapping[str, Any]], bool] | None = None,
+                shown: ValueShown = significant) -> str:
     """A node's record from its tests ({group, passed, value?, reason?}): "failed 3 of 5 tests (r0-screen-1, r2-confirm-0
     at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own value, or the
     reason it failed where that was not its value: a passing test's value beside the failed ones, or a crashed test's
     fine one, would read as the evidence against the node. A failed test that `crossed` a named link fault says so:
     that failure is the link's, not held against the node."""
     failed = [t for t in tests if t.get("passed") is False]
-    names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {value:g}" if (value := _value(t)) is not None
+    names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {shown(value, False)}" if (value := _value(t)) is not None
               else str(t["group"])) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
-    shown = names if limit is None else names[:limit]
-    listed = f" ({', '.join(shown)}{' ...' if len(shown) < len(names) else ''})" if names else ""
+    kept = names if limit is None else names[:limit]
+    listed = f" ({', '.join(kept)}{' ...' if len(kept) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
-    return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(f'{v:g}' for v in passed)}" if passed else "")
+    return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(shown(v, True) for v in passed)}" if passed else "")
 
 
 def link_faults_crossed(domains: Mapping[str, Sequence[str]], faults: Iterable[Sequence[str]]) -> Callable[[Mapping[str, Any]], bool]:
@@ -118,7 +130,7 @@ def tests_said(state: Mapping[str, Any]) -> str | None:
     return f"{tests} test{'' if tests == 1 else 's'} of {sizes} node{'' if sizes == '1' else 's'}"
 
 
-def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+def verdict_rows(state: Mapping[str, Any], shown: ValueShown = significant) -> list[dict[str, Any]]:
     """Every node that is not plainly healthy, with its verdict and the tests that decided it (readable state): the
     convicted first (a list cut short keeps them), then by node."""
     verdict_of = {n: v for key, v in VERDICT_KEYS for n in state.get(key) or []}
@@ -129,7 +141,7 @@ def verdict_rows(state: Mapping[str, Any]) -> list[dict[str, Any]]:
         tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
         failed = [t for t in tests if t.get("passed") is False]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),
-                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed)})
+                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed, shown=shown)})
     return rows
 
 

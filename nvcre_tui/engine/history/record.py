@@ -22,7 +22,6 @@ from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
-from nvcre_tui.engine.diagnose.summary import verdict_rows
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
@@ -79,7 +78,7 @@ def unblamed_reason(name: str, section: Obj) -> tuple[str, str] | None:
     said), else the group it sat in that failed and blamed no node (MeasurementUnavailable, InvalidThresholdExpression)."""
     failed_groups = [g for g in section.get("failedGroups") or [] if name in (g.get("nodes") or [])]
     diagnose = section.get("diagnose")
-    verdict = next((row for row in verdict_rows(diagnose) if row["node"] == name), None) if diagnose else None
+    verdict = next((row for row in diagnose.get("verdicts") or [] if row["node"] == name), None) if diagnose else None
     if verdict is not None:
         reach = section.get("thresholdOutOfReach")
         notes = [str(n.get("message")) for n in (diagnose or {}).get("notes") or [] if name in (n.get("nodes") or []) and n.get("message")]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ import celpy
 import celpy.celtypes as ct
 
 from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, evaluate, one_line, plain_reason
-from nvcre_tui.engine.parsers.measurements import METRICS, Metric
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, METRICS, Metric
 
 VALUE_VARIABLE = "value"
 #: The evidence reason of a threshold that could not be evaluated on a measurement: the expression is at fault,
@@ -154,6 +154,20 @@ def shown_measured(key: str, expression: str, value: float, passed: bool) -> str
         return compile_threshold(key, expression).on_its_side(value, passed)
     except ThresholdError:
         return f"{value:.2f}"
+
+
+def value_shower(key: str, expression: str | None) -> Callable[[float, bool], str]:
+    """(value, passed) -> the value as `expression` judged it, on its side (shown_measured): for a diagnosis's records,
+    which know each test's verdict but not the threshold. Six significant digits without an expression."""
+    if not expression:
+        return lambda value, passed: f"{value:g}"
+    return lambda value, passed: shown_measured(key, expression, value, passed)
+
+
+def diagnosis_values(thresholds: Mapping[str, str] | None) -> Callable[[float, bool], str]:
+    """How a diagnosis's records print its tests' values: as its category's bus-bandwidth threshold judged them
+    (`thresholds`: the Workflow's jobTemplate thresholds)."""
+    return value_shower(BUS_BANDWIDTH, (thresholds or {}).get(BUS_BANDWIDTH))
 
 
 def shown_judged(key: str, expression: str, value: float) -> str:

@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
-from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold, shown_judged
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
 )
@@ -242,7 +242,7 @@ def category_report(category: CategoryView) -> Obj:
         row["passedWithSkippedRows"] = skipped_rows
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
-        row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"])  # each node not plainly healthy, with its record
+        row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"], value_shower(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH)))  # each node not plainly healthy, with its record
         # {cliques, evidence}: what its tests measured (new dicts: readable's faults are the stored object's own)
         row["diagnose"]["infrastructureFaults"] = [
             {**fault, "evidence": fault_evidence(fault, row["diagnose"].get("tests") or [], thresholds.get(BUS_BANDWIDTH))}

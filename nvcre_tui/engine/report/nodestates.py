@@ -19,13 +19,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, labels_of, orchestration_of, workflow_status
+from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
+from nvcre_tui.engine.judging.thresholds import diagnosis_values
 from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
 
@@ -156,7 +157,7 @@ def _suspect_records(wf: Obj, diagnose: Mapping[str, Any], suspects: Sequence[st
     if found is None:
         if len(_RECORDS) >= RECORDS_KEPT:
             _RECORDS.pop(next(iter(_RECORDS)))
-        found = _RECORDS[key] = stored_records(diagnose, suspects)
+        found = _RECORDS[key] = stored_records(diagnose, suspects, shown=diagnosis_values(job_template_spec(wf).get("thresholds")))
     return found
 
 

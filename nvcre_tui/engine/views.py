@@ -26,6 +26,7 @@ from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
+from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
@@ -370,6 +371,8 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             category = view.name  # `domain/variant #2` where the certification runs it twice, as the report says
             jobs = view.jobs_on(name)
             verdict = diagnose_verdicts(view).get(name) if jobs else None
+            diagnosis = diagnose_state(view) if verdict is not None else None
+            cleared = clearance(diagnosis, name) if diagnosis is not None else None  # why it was cleared: its passes, each failure explained
             diagnosing = nodestates.diagnosis_open(view.workflow)
             for job in jobs:
                 nodes = group_nodes(job)
@@ -384,6 +387,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                              "state": nodestates.member_state(nodes, blamed, name, nodestates.job_outcome(job), nodestates.failure_reason(job),
                                                               waiting=pods_pending(job) is not None, diagnosing=diagnosing),
                              "verdict": verdict,  # where the category's diagnosis left the node (healthy: cleared); None: no diagnosis
+                             "clearance": cleared,  # a cleared node's passes and what explained each failure; None: not cleared
                              "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows
 

@@ -32,6 +32,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
+from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.judging.thresholds import diagnosis_values
 from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, tests_said, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
@@ -44,6 +45,7 @@ from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapsho
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
+from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, tested_line
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
@@ -229,7 +231,7 @@ class DrilldownScreen(NvcreScreen):
             if len(timeline) > 1 or record.round is not None:  # a diagnose round is named from the first (round 0)
                 holder = branch.add(record.label + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != FAILED, natural_key(g["name"]))):
-                self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)))
+                self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)), state)
 
     @staticmethod
     def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj, faults: list[InfraFault], jobs: Mapping[str, Obj]) -> None:
@@ -273,13 +275,7 @@ class DrilldownScreen(NvcreScreen):
         crossed = crossing(state)
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
-                # as the record says it, a failure's reason where its value is not why it failed; the value on its side
-                # of the category's `threshold` (never rounded across it); a failure a named link fault explains
-                said = (f"  {test['reason']}" if test.get("reason") and test.get("passed") is False
-                        else f"  {shown_measurement(BUS_BANDWIDTH, test['value'], threshold=threshold)} {BANDWIDTH_UNIT}"
-                        if test.get("value") is not None else "")
-                said += " (link fault)" if test.get("passed") is False and crossed(test) else ""
-                text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {', '.join(n for n in test['nodes'] if n != row['node']) or 'no partner'}{said}\n")
+                text.append(f"  {tested_line(test, row['node'], threshold, crossed)}\n")
         return text
 
     @staticmethod
@@ -300,9 +296,10 @@ class DrilldownScreen(NvcreScreen):
         return text
 
     def _add_group(self, parent: PlannedNode, group: Mapping[str, Any], job: Obj | None, wf: Obj, verdicts: Mapping[str, str],
-                   unblamed: FailureRow | None = None) -> None:
+                   unblamed: FailureRow | None = None, state: Obj | None = None) -> None:
         """A group and its members. `unblamed`: the group failed blaming nobody; it is then a failure of its own
-        (`f` and `enter` land on it) and says why."""
+        (`f` and `enter` land on it) and says why. `state`: the category's readable diagnose state (a cleared
+        member's detail says why it was cleared)."""
         busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
         # A group whose Job waits for its pods is not shown running: nothing of it runs yet, and its line says why.
         pending = pods_pending(job) if job is not None else None
@@ -333,7 +330,7 @@ class DrilldownScreen(NvcreScreen):
             # Where a diagnosis speaks (`verdicts`), its verdict rows are the failures `f` stops at: a convicted node was
             # also a failed member of each test that decided it (45 stops for 8 failures).
             holder.add_leaf(f"{mark} {name}{why}",
-                            data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict,
+                            data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict, "state": state,
                                   "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED)})
 
     def _guide_depth(self) -> int:
@@ -417,11 +414,23 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _verdict_line(data: Mapping[str, Any]) -> Text:
-        """The diagnosis's verdict on a member its Job blamed, above the Job's detail (it may have cleared the node)."""
+        """The diagnosis's verdict on a member its Job blamed, above the Job's detail. A node it cleared says what
+        explained this test's failure, the passes that cleared it and its other failures, each explained (it said only
+        that the failure was not held against it)."""
         text = Text()
         shown = verdict_mark(data.get("verdict") if data.get("kind") == "node" else None)
-        if shown is not None:
+        if shown is None:
+            return text
+        cleared = clearance(data["state"], data["node"]) if data.get("state") is not None else None
+        if cleared is None:
             label(text, "Diagnosis", verdict_said(shown))
+            return text
+        threshold = _threshold(data["workflow"])
+        this = cleared.of_test(str((data.get("group") or {}).get("name") or ""))
+        label(text, "Diagnosis", verdict_said(shown) + (f": {this.said}" if this is not None else ""))
+        label(text, "Cleared", passes_said(cleared, threshold))
+        clearance_text(text, cleared, threshold)
+        text.append("\n")
         return text
 
     @staticmethod

@@ -33,6 +33,7 @@ from nvcre_tui.engine.views import Snapshot, node_history, node_states
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
+from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
@@ -182,8 +183,14 @@ class NodeScreen(NvcreScreen):
         if 0 <= index < len(self._history):
             row = self._history[index]
             verdict = verdict_mark(row["verdict"]) if row["failures"] or _failed(row) else None
+            cleared = row.get("clearance") if verdict is not None else None
             if verdict is not None:
-                text.append(shown(f"Diagnosis: {verdict_said(verdict, 'Job')}") + "\n", style="bold")
+                # a node the diagnosis cleared: what explained this Job's failure and the passes that cleared it, first
+                # (the box is a few lines high); every test of its record after the Job's own lines
+                this = cleared.of_test(str(row["group"])) if cleared is not None else None
+                said = verdict_said(verdict, "Job") + (f": {this.said}" if this is not None else "")
+                said += f"; {passes_said(cleared, row['evidence'])}" if cleared is not None else ""
+                text.append(shown(f"Diagnosis: {said}") + "\n", style="bold")
             for failure in row["failures"]:
                 text.append(shown(f"{failure['reason']}: {failure.get('message', '')}") + "\n", style="bold")
                 evidence_text(text, failure.get("evidence"))
@@ -191,6 +198,9 @@ class NodeScreen(NvcreScreen):
                 evidence_text(text, row["evidence"])
             text = text or Text("no failures for this node in this job\n")
             text.append(shown(f"Job {row['job']} ({count(row['groupSize'], 'node')}): l opens its log"))
+            if cleared is not None:
+                text.append("\n")
+                clearance_text(text, cleared, row["evidence"])
         self.query_one("#evidence", Static).update(text or Text("no failures for this node in this job"))
 
     def action_logs(self) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import DIAGNOSE, DIAGNOSE_AND_TRAIN, EXAMPLE, INTRA_NODE, LINK_FAULTS, save_finished
+from .harness import DIAGNOSE, DIAGNOSE_AND_TRAIN, EXAMPLE, FABRIC_AND_SLOW_GPU, INTRA_NODE, LINK_FAULTS, save_finished
 
 
 @pytest.fixture(autouse=True)
@@ -50,3 +50,10 @@ def finished_diagnose(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def finished_diagnose_and_train(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """DIAGNOSE_AND_TRAIN finished: gpu-node-07 and gpu-node-12 failed (the diagnosis), the other 30 suspect (training)."""
     return save_finished(tmp_path_factory.mktemp("finished") / "diagnose-and-train.json", DIAGNOSE_AND_TRAIN)
+
+
+@pytest.fixture(scope="session")
+def finished_fabric_and_slow_gpu(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DIAGNOSE on the FABRIC_AND_SLOW_GPU fleet, finished: gpu-node-03 faulty, the clique-0 ↔ clique-1 link named,
+    gpu-node-04 cleared. Reopen it with `reopen(path, scenario=FABRIC_AND_SLOW_GPU)`."""
+    return save_finished(tmp_path_factory.mktemp("finished") / "fabric-and-slow-gpu.json", DIAGNOSE, scenario=FABRIC_AND_SLOW_GPU)

@@ -57,6 +57,15 @@ LINK_FAULTS = Scenario.model_validate({
                {"type": "degraded-fabric", "cliques": ["clique-3"], "factor": 0.5}],
 })
 
+# 32 H100 nodes in 4 cliques (a walkthrough's): the link between clique-0 and clique-1 degraded and gpu-node-03's GPU 2
+# slow. DIAGNOSE convicts gpu-node-03, names the link, and clears gpu-node-04, which failed beside gpu-node-03 in
+# screening and across the link in a link test, and passed a confirmation.
+FABRIC_AND_SLOW_GPU = Scenario.model_validate({
+    "name": "fabric-and-slow-gpu", "seed": 14, "nodes": [{"count": 32, "gpusPerNode": 8, "cliques": 4}],
+    "faults": [{"type": "degraded-fabric", "cliques": ["clique-0", "clique-1"], "factor": 0.5},
+               {"type": "slow-gpu", "node": "gpu-node-03", "gpu": 2, "factor": 0.5}],
+})
+
 DIAGNOSE = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
 metadata: {name: isolate}

@@ -1,0 +1,56 @@
+"""A diagnosis's tests of one node as the drill-down and the node screen list them: the tests that decided a
+conviction, and for a node the diagnosis cleared, the passes that cleared it and what explained each failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+
+from nvcre_tui.engine.diagnose.clearance import Clearance
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.widgets.detail import shown, shown_measurement
+
+Judged = Sequence[Mapping[str, Any]]  # threshold evidence ({metric, expression}) a test's value is shown beside
+
+
+def _value(test: Mapping[str, Any], judged: Judged | str | None) -> str:
+    """A test's value on its side of the category's threshold (`judged`: its expression, or a Job's evidence)."""
+    if isinstance(judged, str):
+        return shown_measurement(BUS_BANDWIDTH, test["value"], threshold=judged)
+    return shown_measurement(BUS_BANDWIDTH, test["value"], judged)
+
+
+def tested_line(test: Mapping[str, Any], node: str, judged: Judged | str | None = None,
+              crossed: Callable[[Mapping[str, Any]], bool] | None = None) -> str:
+    """"✗ r0-screen-1 (screening) with gpu-node-03  240.27 GB/s": as the record says it, a failure's reason where its
+    value is not why it failed; the value on its side of the threshold (never rounded across it); " (link fault)"
+    where a named link fault explains the failure (`crossed`)."""
+    failed = test.get("passed") is False
+    said = (f"  {test['reason']}" if test.get("reason") and failed
+            else f"  {_value(test, judged)} {BANDWIDTH_UNIT}" if test.get("value") is not None else "")
+    said += " (link fault)" if failed and crossed is not None and crossed(test) else ""
+    partners = ", ".join(n for n in test.get("nodes") or () if n != node) or "no partner"
+    return f"{'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {partners}{said}"
+
+
+def passes_said(cleared: Clearance, judged: Judged | str | None = None) -> str:
+    """The passes that cleared the node, in a line: "passed r1-confirm-1 at 404.74 GB/s", "passed 3 tests (a at 401,
+    b at 402, c at 403 GB/s)", "passed no test"."""
+    values = [f"{t['group']}" + (f" at {_value(t, judged)}" if t.get("value") is not None else "") for t in cleared.passes]
+    if not values:
+        return "passed no test"
+    unit = f" {BANDWIDTH_UNIT}" if any(t.get("value") is not None for t in cleared.passes) else ""
+    if len(values) == 1:
+        return f"passed {values[0]}{unit}"
+    return f"passed {len(values)} tests ({', '.join(values)}{unit})"
+
+
+def clearance_text(text: Text, cleared: Clearance, judged: Judged | str | None = None) -> None:
+    """Append the tests that cleared the node: its passes, then each failure with what explained it."""
+    text.append("Tests that cleared it:\n", style="bold")
+    for test in cleared.passes:
+        text.append(shown(f"  {tested_line(test, cleared.node, judged)}") + "\n")
+    for failure in cleared.failures:
+        text.append(shown(f"  {tested_line(failure.test, cleared.node, judged)}: {failure.said}") + "\n")

@@ -208,9 +208,15 @@ class DashboardScreen(NvcreScreen):
             self._show_failures(self.nvcre.snapshot)
 
     def action_failures(self) -> None:
+        from nvcre_tui.screens.drilldown import DrilldownScreen
+
         pane = self.query_one(FailuresPane)
+        name = self._selected()
         if pane.failures:
             pane.focus()
+        elif name and self.nvcre.snapshot is not None and diagnosis_suspects(self.nvcre.snapshot, name):
+            # No failure yet, but suspects under diagnosis (the pane's title says so): the drill-down opens on them.
+            self.app.push_screen(DrilldownScreen(name))
         else:
             self.notify("no failures in the highlighted certification")
 

@@ -34,7 +34,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.judging.thresholds import diagnosis_values
-from nvcre_tui.engine.diagnose.summary import crossing, progress_text, rounds_weighed, tests_said, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_line, rounds_weighed, tests_said, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -91,6 +91,9 @@ class DrilldownScreen(NvcreScreen):
         self.certification = certification
         self.focus_on = focus
         self._placed = False
+        # The suspect row the screen opened on while a diagnosis runs (no failure yet): not the user's choice, so the
+        # first failure still takes the cursor when it comes, as it does from the root.
+        self._on_suspect: tuple[str, ...] | None = None
         self._shown: CertificationView | None = None  # the read model last drawn (the same object while nothing changed)
         self._uid: str | None = None  # the uid of the certification shown (a namesake created later is another one)
         self._gone = False  # the certification shown was deleted: the screen is emptied and leaves
@@ -121,16 +124,22 @@ class DrilldownScreen(NvcreScreen):
             return
         self._uid = uid
         selected = tree.cursor_node.data if tree.cursor_node else None
-        if tree.cursor_line > 0:  # the user moved off the root before a failure came: the cursor is theirs now
-            self._placed = True
+        if tree.cursor_line > 0 and self._key_of(selected) != self._on_suspect:
+            self._placed = True  # the user moved off the root (or the suspect opened on) before a failure came: the cursor is theirs now
         view = snapshot.views[self.certification]
         if view is not self._shown:  # the same object while nothing of this certification changed
             self._shown = view
             self._sync_tree(tree, cert, view, snapshot)
         target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
         if target is None and not self._placed:
-            target = self._focus_target(tree.root) or next((n for n in self._walk(tree.root) if (n.data or {}).get("failed")), None)
+            order = self._walk(tree.root)
+            target = self._focus_target(tree.root) or next((n for n in order if (n.data or {}).get("failed")), None)
             self._placed = target is not None or cond.is_terminal(cert)
+            # No failure yet while a diagnosis holds suspects (the dashboard sends the user here for them): open on
+            # the first, its category expanded, rather than collapsed on the root.
+            suspect = None if self._placed else next((n for n in order if (n.data or {}).get("suspect")), None)
+            self._on_suspect = self._key_of(suspect.data) if suspect is not None else None
+            target = target or suspect
         if target is not None:
             self._reveal(target)
             # Lines are assigned at the next layout; move the cursor once they are.
@@ -209,8 +218,7 @@ class DrilldownScreen(NvcreScreen):
             reason = waiting.said()
             glyph = PHASE_GLYPHS["Pending"] if waiting.nothing_runs else glyph  # nothing of it runs: not shown as running
         elif diagnosis_open(wf) and (state := diagnose_state(category)) is not None:  # not "GroupsPartitioned" all along
-            suspects = len(state.get("suspectNodes") or [])
-            reason = f"diagnosing: {progress_text(state)}" + (f", {count(suspects, 'suspect')}" if suspects else "")
+            reason = f"diagnosing: {progress_line(state)}"
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}
@@ -256,9 +264,10 @@ class DrilldownScreen(NvcreScreen):
             mark = NodeState.FAILED.glyph if row["verdict"] in ("faulty", "intermittent") else NodeState(row["verdict"]).glyph  # ! suspect, ? inconclusive
             # `l`: the log of the test that decided it (the one that convicted it, else its last failed test)
             decided = jobs.get(convicting_job(list(jobs.values()), row["node"]) or "")
+            # a suspect is no failure, but while the diagnosis runs it is what the user came for: `f` stops there too
             holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗",
-                                  "job": decided})
+                                  "suspect": row["verdict"] == NodeState.SUSPECT, "job": decided})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
@@ -478,9 +487,9 @@ class DrilldownScreen(NvcreScreen):
             return
         tree = self.query_one(Tree)
         order = self._walk(tree.root)  # document order: collapsed nodes have no line yet
-        failed = [i for i, n in enumerate(order) if (n.data or {}).get("failed")]
+        failed = [i for i, n in enumerate(order) if (n.data or {}).get("failed") or (n.data or {}).get("suspect")]
         if not failed:
-            self.notify("no failures: no failed node, infrastructure fault, group or category")
+            self.notify("no failures: no failed node, infrastructure fault, group or category, and no suspect under diagnosis")
             return
         here = order.index(tree.cursor_node) if tree.cursor_node in order else -1
         target = order[next((i for i in failed if i > here), failed[0])]

@@ -112,6 +112,18 @@ def progress_text(state: Mapping[str, Any]) -> str:
     return f"{where}, {tests} test{'' if tests == 1 else 's'}"
 
 
+def progress_line(state: Mapping[str, Any]) -> str:
+    """progress_text for one tree line, what a cut line must keep first: "2 suspects · round 1 (confirmation), 16
+    tests" (the suspect count came last and a 120-column drill-down cut it off); "round 0 (screening), 16 tests" without
+    suspects; "complete after round 3, 18 tests"."""
+    if state.get("stage") == "complete":
+        return progress_text(state)
+    suspects = len(state.get("suspectNodes") or [])
+    tests = len(state.get("tests") or [])
+    said = f"round {rounds_weighed(state)} ({state.get('stage')}), {tests} test{'' if tests == 1 else 's'}"
+    return (f"{suspects} suspect{'' if suspects == 1 else 's'} · " if suspects else "") + said
+
+
 def test_sizes(state: Mapping[str, Any]) -> str | None:
     """How many nodes a diagnosis's tests ran on (readable state; the current round's too): "2 to 7" (its nodesPerJob
     is only the largest screening group's), or None before any test."""

@@ -1,0 +1,65 @@
+"""The drill-down of a diagnosis under way, before any failure: a walkthrough (FABRIC_AND_SLOW_GPU at 120x40) saw the
+category line cut before its suspect count ("diagnosing: stage confirmation, round"), the tree open collapsed on the
+root ("Select a category, group or node.") and `f` stop nowhere, while the dashboard said "2 suspects under diagnosis
+(the drill-down shows them)". The count now comes first, the screen opens on the suspects and `f` stops at them; the
+first failure still takes the cursor when it comes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Tree
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.units import count
+from nvcre_tui.engine.views import diagnose_state
+from nvcre_tui.screens.drilldown import DrilldownScreen
+
+from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, session_with
+
+
+def _cursor(tree: Tree[Any]) -> dict[str, Any]:
+    assert tree.cursor_node is not None
+    return tree.cursor_node.data or {}
+
+
+async def test_a_diagnosis_under_way_opens_on_its_suspects_and_f_stops_at_them() -> None:
+    session = await session_with(settle=False, scenario=FABRIC_AND_SLOW_GPU)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await app.submit(certification_body(DIAGNOSE))
+        assert session.engine is not None
+        for _ in range(40):  # until the diagnosis holds suspects
+            await session.engine.run_until_settled(max_seconds=30)
+            await app.refresh_snapshot()
+            assert app.snapshot is not None
+            state = diagnose_state(app.snapshot.views["isolate"].categories[0]) or {}
+            suspects = list(state.get("suspectNodes") or [])
+            if suspects:
+                break
+        assert len(suspects) >= 2 and not state.get("faultyNodes"), state.get("suspectNodes")
+        await pilot.pause()
+        await pilot.press("f")  # the dashboard's failures pane is empty: f opens the drill-down on the suspects
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        assert _cursor(tree).get("kind") == "verdict" and _cursor(tree)["node"] == suspects[0], _cursor(tree)
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        row = next(line for line in lines if "communication/nccl-all-reduce" in line)
+        assert f"diagnosing: {count(len(suspects), 'suspect')} · round " in row, row  # the count, within 120 columns
+        assert any(f"! {suspects[1]}  suspect" in line for line in lines), "\n".join(lines)  # opened, not collapsed
+        assert not any("Select a category, group or node" in line for line in lines), "\n".join(lines)
+        stops = []
+        for _ in suspects:
+            await pilot.press("f")
+            await pilot.pause()
+            await pilot.pause()
+            stops.append(_cursor(tree).get("node"))
+        assert stops == [*suspects[1:], suspects[0]], stops  # each suspect in turn, then round again
+        # The cursor on a suspect the screen chose is not the user's: the first failure takes it when it comes.
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        await pilot.pause()
+        assert _cursor(tree).get("failed") is True, _cursor(tree)

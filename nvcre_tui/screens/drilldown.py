@@ -77,10 +77,14 @@ class DrilldownScreen(NvcreScreen):
         Binding("escape", "app.pop_screen", "Back", id="drill.back"),
     ]
     # The tree gets the larger share: its lines are cut at its edge (a verdict at depth three read "sus" on 80
-    # columns), the detail pane wraps.
+    # columns), the detail pane wraps. Below NARROW columns the two share no line: side by side, the tree's rows were
+    # cut ("FaultyNodesCo", "3 tes") and the detail's 28 columns broke a category's name mid-word; the tree goes on top.
     DEFAULT_CSS = """
     DrilldownScreen Tree { width: 5fr; }
     DrilldownScreen #detail-box { width: 3fr; border-left: solid $panel; padding: 0 1; }
+    DrilldownScreen.-narrow #panes { layout: vertical; }
+    DrilldownScreen.-narrow Tree { width: 1fr; height: 1fr; }
+    DrilldownScreen.-narrow #detail-box { width: 1fr; height: 1fr; border-left: none; border-top: solid $panel; }
     """
     GUIDE_DEPTH = 3  # Textual's 4 columns per level, one less: verdicts sit three levels down
     NARROW = 100  # below this width the tree's guides take 2 columns a level: its labels are cut later
@@ -100,7 +104,8 @@ class DrilldownScreen(NvcreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal():
+        self.set_class(self._narrow(), "-narrow")
+        with Horizontal(id="panes"):
             tree: Tree[Any] = Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
             tree.guide_depth = self._guide_depth()
             yield tree
@@ -342,10 +347,14 @@ class DrilldownScreen(NvcreScreen):
                             data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict, "state": state,
                                   "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED)})
 
+    def _narrow(self) -> bool:
+        return self.app.size.width < self.NARROW
+
     def _guide_depth(self) -> int:
-        return self.GUIDE_DEPTH if self.app.size.width >= self.NARROW else 2
+        return 2 if self._narrow() else self.GUIDE_DEPTH
 
     def on_resize(self) -> None:
+        self.set_class(self._narrow(), "-narrow")
         self.query_one(Tree).guide_depth = self._guide_depth()
 
     @staticmethod

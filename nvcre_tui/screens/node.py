@@ -69,7 +69,12 @@ class NodeScreen(NvcreScreen):
     NodeScreen #results { height: 1fr; min-height: 3; }  /* on 12 lines the node and its verdict above stay in view */
     NodeScreen #history { height: auto; max-height: 20%; padding: 0 1; border-top: solid $panel; text-wrap: nowrap; text-overflow: ellipsis; }
     NodeScreen #evidence-box { height: 8; max-height: 20%; border-top: solid $panel; padding: 0 1; }
+    NodeScreen.-narrow #top { layout: vertical; }
+    NodeScreen.-narrow #summary, NodeScreen.-narrow #sentinel { width: 1fr; }
     """
+    # Below this width the node's summary and NVSentinel's view share no line: side by side (40 columns each) the
+    # summary's Why was cut after "ThresholdViolation: diagnose: faulty," on 80x24; stacked, it reads whole first.
+    NARROW = 100
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -80,6 +85,7 @@ class NodeScreen(NvcreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        self.set_class(self.app.size.width < self.NARROW, "-narrow")
         with Horizontal(id="top"):
             yield Static(id="summary")
             yield Static(id="sentinel")
@@ -89,6 +95,9 @@ class NodeScreen(NvcreScreen):
             yield Static(id="evidence")
         yield CommandBar()
         yield Footer()
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.width < self.NARROW, "-narrow")
 
     def on_mount(self) -> None:
         self.query_one("#results").focus()

@@ -97,7 +97,7 @@ class WallScreen(NvcreScreen):
     DEFAULT_CSS = """
     WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
     WallScreen #counters { height: 5; }
-    WallScreen #tally { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    WallScreen #tally { height: auto; max-height: 2; padding: 0 1; text-overflow: ellipsis; }  /* wraps at words: one line cut its counts on 80 columns */
     WallScreen .counter { width: 1fr; height: 5; border: round $panel; border-title-align: left; border-title-color: $text; border-title-style: bold; }
     WallScreen .counter Digits { width: auto; }
     WallScreen #box-inconclusive { min-width: 18; }  /* its title whole on 80 columns (the border keeps 6 cells of it) */

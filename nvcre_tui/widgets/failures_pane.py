@@ -17,8 +17,9 @@ from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 
 # The reason beside the node, the measured value after the category: what an on-call reads first, on any width. The
 # category goes last, and only where a measured value (several checks) would not fit whole in a row's lines beside
-# it: the drill-down (`enter`) names it.
-COLUMNS = (Column("Node", wrap=False), Column("Reason"), Column("Category (+others)", Drop.LAST), Column("Measured"), Column("Log", Drop.FIRST))
+# it: the drill-down (`enter`) names it. A node's name is never broken from its glyph; an infrastructure fault's
+# subject wraps at words rather than cut the measured value's threshold.
+COLUMNS = (Column("Node", glyph=True), Column("Reason"), Column("Category (+others)", Drop.LAST), Column("Measured"), Column("Log", Drop.FIRST))
 
 
 class FailuresPane(FittedTable):

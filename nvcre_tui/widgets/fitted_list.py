@@ -29,11 +29,14 @@ class Entry:
     text: str
 
 
+NO_BREAK = "\u00a0"  # a space no line breaks at: a glyph glued to the name after it (FittedTable's glyph columns)
+
+
 class _Wrapper(textwrap.TextWrapper):
     """Wraps after a "/" too: a catalog key too long for the rest of a line ends it as "communication/", never
-    broken inside a word ("communication/ncc" / "l-all-reduce", as a review saw on the wall)."""
+    broken inside a word ("communication/ncc" / "l-all-reduce", as a review saw on the wall). Never at NO_BREAK."""
 
-    wordsep_simple_re = re.compile(r"(\s+|(?<=/)(?=[^\s/]))")
+    wordsep_simple_re = re.compile(r"([^\S\u00a0]+|(?<=/)(?=[^\s/]))")
 
 
 def wrapped(text: str, width: int, indent: str = "") -> list[str]:

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.widgets.fitted_list import cut_at_word, longest_word, wrapped
+from nvcre_tui.widgets.fitted_list import NO_BREAK, cut_at_word, longest_word, wrapped
 from nvcre_tui.widgets.keyed_rows import selected_key, update_rows
 
 MAX_LINES = 3  # a row's most lines: more and a table of a few rows shows one
@@ -35,11 +35,15 @@ class Drop(enum.Enum):
 @dataclass(frozen=True)
 class Column:
     """A column: its label (never cut: keep it short), when it may be left out, and whether its cells may wrap (a
-    node's name on two lines, "✗" over "gpu-node-0001", doubled every row's height)."""
+    node's name on two lines, "✗" over "gpu-node-0001", doubled every row's height). `glyph`: its cells start with a
+    glyph that stays on the line of the word after it ("✗ gpu-node-03" is one word), the rest wraps at words (a
+    failures pane's "✗ fabric clique-0 ↔ clique-1 degraded", kept on one line, cut the measured value's threshold
+    on 80 columns)."""
 
     label: str
     drop: Drop = Drop.NEVER
     wrap: bool = True
+    glyph: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,9 @@ class FittedTable(DataTable[Text]):
 
     def set_rows(self, rows: Mapping[str, Sequence[str]]) -> None:
         """Show `rows` (key -> cells, in order); the cells are shown as written (they come from the cluster's objects)."""
-        texts = {key: tuple(printable(cell, newlines=False) for cell in cells) for key, cells in rows.items()}
+        glyphs = [column.glyph for column in self.fitted_columns]
+        texts = {key: tuple(self._glued(printable(cell, newlines=False), index < len(glyphs) and glyphs[index]) for index, cell in enumerate(cells))
+                 for key, cells in rows.items()}
         if list(texts.items()) != list(self._texts.items()):  # in order: the same rows reordered are shown reordered
             self._texts = texts
             self._refit()
@@ -184,7 +190,7 @@ class FittedTable(DataTable[Text]):
         heights: dict[str, int] = {}
         for key, row in self._texts.items():
             lines = [self._cut(row[index], column_width, layout.lines) for index, column_width in zip(layout.shown, layout.widths)]
-            cells[key] = tuple(Text("\n".join(cell)) for cell in lines)
+            cells[key] = tuple(Text("\n".join(cell).replace(NO_BREAK, " ")) for cell in lines)
             heights[key] = max([1, *(len(cell) for cell in lines)])
         if self._layout is None or (self._layout.shown, self._layout.widths) != (layout.shown, layout.widths):
             selected = selected_key(self)
@@ -195,6 +201,11 @@ class FittedTable(DataTable[Text]):
         else:
             update_rows(self, cells, heights)
         self._layout = layout
+
+    @staticmethod
+    def _glued(cell: str, glyph: bool) -> str:
+        """A glyph column's cell with its glyph glued to the word after it (shown with a plain space again)."""
+        return cell.replace(" ", NO_BREAK, 1) if glyph else cell
 
     def _cut(self, text: str, width: int, lines: int) -> list[str]:
         key = (text, width, lines)

@@ -126,3 +126,16 @@ async def test_home_and_end_go_to_the_first_and_last_row() -> None:
         await pilot.press("home")
         await pilot.pause()
         assert table.cursor_row == 0 and table.scroll_y == 0
+
+
+def test_a_glyph_column_keeps_its_glyph_with_the_name_and_wraps_the_rest_at_words() -> None:
+    """The failures pane's Node column: "✗" never alone over "gpu-node-03", but a link fault's long subject wraps (kept
+    on one line, it cut the measured value's threshold on 80 columns)."""
+    from nvcre_tui.widgets.fitted_list import NO_BREAK, longest_word, wrapped
+    from nvcre_tui.widgets.fitted_table import FittedTable
+
+    glued = FittedTable._glued("✗ fabric clique-0 ↔ clique-1 degraded", True)
+    assert wrapped(glued, 20) == [f"✗{NO_BREAK}fabric clique-0 ↔", "clique-1 degraded"]
+    assert longest_word(FittedTable._glued("✗ gpu-node-03", True)) == len("✗ gpu-node-03")  # one word: never narrower
+    assert wrapped("✗ gpu-node-03", 12) == ["✗", "gpu-node-03"]  # what it was kept from
+    assert FittedTable._glued("✗ gpu-node-03", False) == "✗ gpu-node-03"

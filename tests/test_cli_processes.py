@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sqlite3
 import subprocess
@@ -109,3 +110,21 @@ def test_ctrl_c_twice_exits_at_once_without_a_traceback(tmp_path: Path) -> None:
     # The second press lands while following (nothing saved) or, rarely, after the first already stopped it.
     assert "nvcre: interrupted; nothing more was saved" in err or "Interrupted; the certification goes on" in err
     assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob("*.importing"))
+
+
+def test_a_reader_of_stderr_that_goes_away_changes_nothing_else(tmp_path: Path) -> None:
+    """`run --wait ... 2>&1 | head -1`: Rich's stderr console exited 1 (FAILED) at the first progress line after the
+    reader left, dropping the wait and the results file; the certification stayed PENDING. Progress is not the outcome:
+    the run follows to its end and writes its results (the report's stdout is gone too: exit 0, as for `| head`)."""
+    (tmp_path / "small.yaml").write_text("name: small\nnodes:\n  - {count: 4}\n")
+    results = tmp_path / "results.json"
+    run = (f"{' '.join(NVCRE)} certification run --sim --scenario {tmp_path / 'small.yaml'} --cert-file {BURN_IN} --state "
+           f"{tmp_path / 'state.db'} --history {tmp_path / 'history.db'} --wait --results-file {results}")
+    done = subprocess.run(["bash", "-c", f"{run} 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.startswith("Certification burn-in created"), (done.returncode, done.stdout)
+    assert json.loads(results.read_text())["result"] == "PASSED"
+    # stderr alone gone (stdout read to the end): the report is printed whole and the exit code is the certification's
+    done = subprocess.run(["bash", "-c", f"{run.replace('burn-in.yaml', 'burn-in.yaml --name again')} 2>&1 >{tmp_path / 'out.txt'} | head -0"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert "Result:         PASSED" in (tmp_path / "out.txt").read_text()

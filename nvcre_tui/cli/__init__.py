@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
-from nvcre_tui.cli.stdout import take_stdout
+from nvcre_tui.cli.stdout import take_stderr, take_stdout
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import StoreError
@@ -156,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `nvcre` console script: every outcome is an exit code and at most a few
     lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
     take_stdout()  # every byte written or an error: a full disk or a closed stdout is never a silent loss
+    take_stderr()  # a reader of stderr going away stops nothing: progress and notes are not the outcome
     try:
         parser = build_parser()
         try:

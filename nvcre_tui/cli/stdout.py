@@ -1,4 +1,5 @@
-"""The process's standard output as the commands write it: every byte written or an error, never a silent loss.
+"""The process's standard output as the commands write it: every byte written or an error, never a silent loss;
+and its standard error, whose reader going away changes nothing else.
 
 Python's own stdout loses output without a word in two cases. A disk that fills part-way through a large write
 makes its BufferedWriter return a short count, which TextIOWrapper ignores (a YAML or HTML report cut at 8 KiB,
@@ -12,7 +13,7 @@ import errno
 import io
 import os
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 
 class WholeWrites(io.RawIOBase):
@@ -69,3 +70,59 @@ def take_stdout() -> None:
     current.flush()
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(WholeWrites(fd)), encoding=current.encoding, errors=current.errors,
                                   line_buffering=current.line_buffering)
+
+
+class Diagnostics(io.TextIOBase):
+    """Standard error as the commands write to it: progress and notes, whose reader going away (`2>&1 | head -1`, a
+    closed terminal) must change nothing else. Rich's console exits 1 (FAILED) on a broken stderr pipe, which dropped
+    `run --wait` and its results file; here the first failed write sends the rest to /dev/null, and the command goes
+    on to its own outcome."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+        self.lost = False  # a write failed: what followed went nowhere
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return not self.lost and self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._stream.encoding
+
+    def write(self, text: str) -> int:
+        if not self.lost:
+            try:
+                self._stream.write(text)
+                if "\n" in text:
+                    self._stream.flush()
+            except (OSError, ValueError):
+                self._lose()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.lost:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._lose()
+
+    def _lose(self) -> None:
+        self.lost = True
+        try:  # the interpreter's own last flush and any other writer of descriptor 2 stay quiet too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+
+def take_stderr() -> None:
+    """Replace sys.stderr (the process's own only: a test's capture stays) with Diagnostics."""
+    if sys.stderr is None or sys.stderr is not sys.__stderr__:
+        return
+    sys.stderr = Diagnostics(cast(TextIO, sys.stderr))

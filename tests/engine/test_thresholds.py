@@ -87,6 +87,11 @@ def test_unknown_key_lists_valid_keys() -> None:
         ("   ", "CEL expression is empty"),
         ("value >= 1e309", 'CEL expression "value >= 1e309": 1e309 is beyond any double (it reads as infinity)'),
         ("value > 1 && value < -2e400", 'CEL expression "value > 1 && value < -2e400": -2e400 is beyond any double (it reads as infinity)'),
+        # bounds that come out infinite or NaN when written: every measurement fails them, and every node was blamed
+        ("value >= 0.0/0.0", 'CEL expression "value >= 0.0/0.0": 0.0/0.0 is inf, not a number a measurement can be compared with'),
+        ('value >= double("NaN")', 'CEL expression "value >= double("NaN")": double("NaN") is nan, not a number a measurement can be compared with'),
+        ("value > 1.0 && value <= 1e308 * 10.0", 'CEL expression "value > 1.0 && value <= 1e308 * 10.0": 1e308 * 10.0 is inf, not a number '
+                                                 "a measurement can be compared with"),
     ],
 )
 def test_bad_expressions_are_refused_with_one_line(expression: str, message: str) -> None:
@@ -94,6 +99,11 @@ def test_bad_expressions_are_refused_with_one_line(expression: str, message: str
         compile_threshold(BUS, expression)
     assert str(caught.value) == message
     assert caught.value.key == BUS
+
+
+@pytest.mark.parametrize("expression", ["value >= 2.0 * 200.0", "value >= 400.0 - 0.5", "value < 1e300", "[100.0, 1e3 / 2.0].all(x, value >= x)"])
+def test_finite_constant_bounds_are_taken(expression: str) -> None:
+    assert compile_threshold(BUS, expression).evaluate(600.0).passed
 
 
 def test_compile_error_spanning_lines_is_reported_on_one_line() -> None:

@@ -211,6 +211,32 @@ def float_literals(tree: lark.Tree) -> list[str]:
     return found
 
 
+def constant_operands(tree: lark.Tree, variable: str) -> list[lark.Tree]:
+    """The largest arithmetic operands that do not read `variable` (`0.0/0.0`, `double("NaN")`, `1e308 * 10.0`):
+    values fixed when the expression is written, whatever is measured."""
+    found: list[lark.Tree] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, lark.Tree):
+            continue
+        if node.data in ("addition", "multiplication") and variable not in free_identifiers(node):
+            found.append(node)
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def _not_finite(tree: lark.Tree, variable: str) -> tuple[lark.Tree, float] | None:
+    """The first constant operand that comes out as infinity or NaN, with its value: a bound no measurement can be
+    compared with (every comparison with NaN is false: a threshold that fails every node, healthy or not)."""
+    for operand in constant_operands(tree, variable):
+        result, error = evaluate(_ENVIRONMENT.program(operand, functions=FUNCTIONS), {})
+        if error is None and isinstance(result, float) and not isinstance(result, bool) and not math.isfinite(result):
+            return operand, float(result)
+    return None
+
+
 def macro_depth(tree: lark.Tree) -> int:
     """How deep comprehension macros (all, exists, map, ...) nest: each level multiplies the steps an evaluation
     takes by its list's length."""
@@ -266,6 +292,10 @@ def build_program(expression: str, variable: str, *, number: bool = False) -> ce
         raise CelExpressionError(
             f'CEL expression "{quoted}" refers to undeclared {names}; only "{variable}" is available'
         )
+    if (endless_operand := _not_finite(tree, variable)) is not None:
+        operand, result = endless_operand
+        written = one_line(expression[operand.meta.start_pos:operand.meta.end_pos]) if not operand.meta.empty else "a constant"
+        raise CelExpressionError(f'CEL expression "{quoted}": {written} is {result}, not a number a measurement can be compared with')
     if number:
         misuse = next(iter(number_misuses(tree, variable)), None)
         if misuse is not None:

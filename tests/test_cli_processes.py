@@ -76,11 +76,11 @@ def test_a_closed_stdin_is_one_line() -> None:
     assert done.stderr == "<stdin>: standard input is closed; pass a file instead of -\n"
 
 
-def _start_run(tmp_path: Path) -> subprocess.Popen[str]:
+def _start_run(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
     scenario = tmp_path / "mid.yaml"
     scenario.write_text("name: mid\nnodes:\n  - {count: 64, cliques: 4}\n")  # a run of many engine steps
     process = subprocess.Popen([*NVCRE, "certification", "run", "--cert-file", BURN_IN, "--scenario", str(scenario), "--wait",
-                                "--state", str(tmp_path / "state.db")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--state", str(tmp_path / "state.db"), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, cwd=ROOT)
     assert process.stderr is not None
     for line in process.stderr:
@@ -128,3 +128,16 @@ def test_a_reader_of_stderr_that_goes_away_changes_nothing_else(tmp_path: Path) 
     done = subprocess.run(["bash", "-c", f"{run.replace('burn-in.yaml', 'burn-in.yaml --name again')} 2>&1 >{tmp_path / 'out.txt'} | head -0"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert "Result:         PASSED" in (tmp_path / "out.txt").read_text()
+
+
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGTERM, 143, "Terminated (SIGTERM)"), (signal.SIGHUP, 129, "Hung up (SIGHUP)")])
+def test_sigterm_and_sighup_during_run_wait_cleanup_delete_the_certification(tmp_path: Path, signum: int, code: int, said: str) -> None:
+    """--cleanup deletes the certification "on every exit": a `kill` (rc 143) or a closed terminal (129) left it
+    RUNNING without a word; they stop as the first ctrl-c does, with their own exit code."""
+    process = _start_run(tmp_path, "--cleanup")
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == code and "Traceback" not in err
+    assert f"{said}; --cleanup deletes the certification now." in err
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:
+        assert db.execute("SELECT count(*) FROM objects WHERE kind LIKE '%/certifications' AND name = 'burn-in'").fetchone() == (0,)

@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, taking_over
-from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED, StopRequest, stop_on_interrupt
+from nvcre_tui.cli.interrupt import StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.numbers import integer
 from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_results_file, close_session, namespace_of,
@@ -350,14 +350,14 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
         where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title))}"
         if args.cleanup:
-            console.print("[yellow]Interrupted; --cleanup deletes the certification now.[/]", soft_wrap=True)
+            console.print(f"[yellow]{stop.said}; --cleanup deletes the certification now.[/]", soft_wrap=True)
         elif _was_its_engine(session):
-            console.print(f"[yellow]Interrupted; the certification stays on {escape(printable(session.title))}, but {NO_ENGINE_AFTER}.[/]\n"
+            console.print(f"[yellow]{stop.said}; the certification stays on {escape(printable(session.title))}, but {NO_ENGINE_AFTER}.[/]\n"
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         else:
-            console.print(f"[yellow]Interrupted; the certification goes on and {where}.[/]\n"
+            console.print(f"[yellow]{stop.said}; the certification goes on and {where}.[/]\n"
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
-        return EXIT_INTERRUPTED
+        return stop.exit_code
     report = await certification_report(session, name, namespace, console)
     try:  # the file first: a stdout that cannot be written must not cost it, nor a file that cannot, the report
         write_results(args.results_file, report)

@@ -25,6 +25,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.connecting import ConnectingScreen
 from tests.console.harness import certification_body, intra_all_reduce
 from tests.kube.cluster import installed, store_on
+from tests.kube.users import as_installed_before
 
 
 def args_for(kubeconfig: Path | str, **extra: Any) -> argparse.Namespace:
@@ -239,6 +240,12 @@ async def test_a_viewer_who_may_read_one_namespace_sees_it_and_one_who_may_not_g
             await pilot.pause(0.3)
             assert app.session is not None and app.startup_error is None
             assert "team-a-burn-in" in {c["metadata"]["name"] for c in app.session.cache.list(CERTIFICATION)}
+            assert "viewer: no engine holds the lease" in app.sub_title  # setup init lets every user read the Lease
+        await as_installed_before(kubeconfig)  # an older install lets nobody: the header says it cannot tell
+        app = NvcreApp(opener=opener(args_for(alice), read_only=True), live=True, read_only=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            await pilot.pause(0.3)
             assert "cannot read the engine Lease nvcre-system/nvcre-engine (forbidden)" in app.sub_title
         elsewhere = NvcreApp(opener=opener(args_for(alice, namespace="team-b"), read_only=True), live=True, read_only=True)
         async with elsewhere.run_test(size=(160, 50)) as pilot:

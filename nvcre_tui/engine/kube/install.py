@@ -1,5 +1,5 @@
 """What `nvcre setup init` applies to a cluster, as data: CRDs, namespace, ServiceAccount and RBAC (the engine's,
-and users' roles aggregated into the built-in view, edit and admin).
+users' roles aggregated into the built-in view, edit and admin, and who may read the engine Lease).
 
 Objects come in apply order (CRDs and the Namespace before what lives in it). Each CRD carries the hash
 of its spec as an annotation, so `nvcre setup status` can tell an installed schema from ours without
@@ -18,12 +18,12 @@ from nvcre_tui.engine.api.crd import all_crds
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
-from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
+from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
                                              VALIDATION_REQUEST, ResourceKind)
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
-    "schema_hash", "install_crds", "rbac_objects", "user_role_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
+    "schema_hash", "install_crds", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 FIELD_MANAGER = "nvcre"
@@ -99,6 +99,26 @@ def user_role_objects() -> list[Obj]:
     return roles
 
 
+# Who holds the engine Lease, readable by every authenticated user: a viewer (the console, `certification run` of a
+# user bound to nvcre-edit or nvcre-view in their own namespace) then says whether an engine runs, instead of that it
+# cannot tell. Only get and watch, only this one Lease: its holder's identity, renewal time and runner kind, no secret.
+# (A Role cannot name "whoever holds nvcre-edit somewhere"; a RoleBinding grants only in its own namespace, so the
+# rule cannot ride on those ClusterRoles.)
+LEASE_READER_NAME = "nvcre-engine-lease-reader"
+AUTHENTICATED = "system:authenticated"
+
+
+def lease_reader_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
+    """A Role reading the one engine Lease of `namespace`, bound to every authenticated user."""
+    rule = {"apiGroups": [LEASE.group], "resources": [LEASE.plural], "resourceNames": [ENGINE_NAME], "verbs": ["get", "watch"]}
+    return [
+        _object(ROLE, LEASE_READER_NAME, namespace, rules=[rule]),
+        _object(ROLE_BINDING, LEASE_READER_NAME, namespace,
+                subjects=[{"kind": "Group", "name": AUTHENTICATED, "apiGroup": ROLE.group}],
+                roleRef={"apiGroup": ROLE.group, "kind": "Role", "name": LEASE_READER_NAME}),
+    ]
+
+
 # Only with `setup init --sim-runner`, for clusters that stand in for GPUs: the simulated fleet plays the
 # cluster (it registers its Nodes and cordons them as its scenario says). The engine's own rules never change.
 SIMULATOR_RULES: list[Obj] = [
@@ -124,5 +144,5 @@ def install_objects(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = Fal
     """Everything init applies, in order: CRDs, the Namespace, the engine's RBAC objects, the users' aggregated
     roles (and, for a cluster the simulated fleet plays, its Node rights)."""
     return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace), *user_role_objects(),
-            *(simulator_objects(namespace) if simulator else [])]
+            *lease_reader_objects(namespace), *(simulator_objects(namespace) if simulator else [])]
 

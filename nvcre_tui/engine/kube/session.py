@@ -28,6 +28,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
+from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
 from nvcre_tui.engine.kube.podlogs import PodLogSource
@@ -165,8 +166,12 @@ class KubeSession:
 
         clock = clock or SystemClock()
         store = KubeStore(target, clock, user_agent=COMMAND_AGENT if want_engine else VIEWER_AGENT)
+        refused = None  # why this user may not run the engine (RBAC): a viewer from the start, of its namespace only
         try:
             await _require_crds(store, target)
+            if want_engine and elect:
+                refused = await engine_refused(store, install_namespace)
+                want_engine = refused is None
             if scenario is not None and isinstance(clock, SimulatedClock):
                 await _go_on_from_the_fleet(store, clock, None if want_engine else target.namespace)
         except BaseException:
@@ -216,7 +221,7 @@ class KubeSession:
             if want_engine and not elect:
                 session._make_engine(metrics)
             else:
-                await session._elect(want_engine, metrics, role)
+                await session._elect(want_engine, metrics, role, refused)
                 if outdated:  # said for good: the CRDs do not change under a running console
                     session.viewer_reason, session._viewing = f"viewer: {outdated}", None
             archive = default_history_path() if history == "default" else history
@@ -229,19 +234,28 @@ class KubeSession:
             raise
         return session
 
-    async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str) -> None:
+    async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str, refused: str | None = None) -> None:
+        """Take the Lease when `want_engine` and it is free, else view; `refused`: why this user may not run the engine
+        (said after who holds the Lease, for good: such a viewer never takes it over)."""
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
         lease = EngineLease(self.engine_kube, wall, self.install_namespace, engine_identity(role), runner=self.runner_kind)
         if not want_engine:
-            self._viewing = (lease, "viewer: {}")
+            self._viewing = (lease, "viewer: {}" + (f"; {refused}".replace("{", "{{").replace("}", "}}") if refused else ""))
             await self.refresh_viewer()
             return
         self._candidate, self._metrics = lease, metrics
         if (played := await self._fleet_in_play()) is not None:  # take_over asks again later
             self.viewer_reason = f"viewer: {played}"
             return
-        if not await lease.try_acquire():
+        try:
+            acquired = await lease.try_acquire()
+        except Forbidden:  # RBAC refused a write the access review did not foresee (or the server would not say)
+            self._candidate = None
+            self._viewing = (lease, f"viewer: {{}}; this user may not run the engine (RBAC: the Lease was refused): {CONTROLLER_NEEDED}")
+            await self.refresh_viewer()
+            return
+        if not acquired:
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
         self._hold(lease)
@@ -266,6 +280,7 @@ class KubeSession:
             return True
         lease = self._candidate
         if lease is None:
+            await self.refresh_viewer()  # a viewer by necessity (RBAC) still says who holds the Lease now
             return False
         try:
             if (played := await self._fleet_in_play()) is not None:

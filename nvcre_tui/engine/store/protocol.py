@@ -36,6 +36,7 @@ __all__ = [
     "CRD",
     "BATCH_JOB",
     "VALIDATION_REQUEST",
+    "ACCESS_REVIEW",
     "KNOWN_KINDS",
     "kind_of",
     "WatchEventType",
@@ -90,6 +91,8 @@ CRD = ResourceKind(APIEXTENSIONS_GROUP, "v1", "CustomResourceDefinition", "custo
 BATCH_JOB = ResourceKind("batch", "v1", "Job", "jobs")  # not nvcre's JOB: same kind name, other group
 # NVSentinel's (read-only for the engine; optional: a cluster without its CRD has no NVSentinel).
 VALIDATION_REQUEST = ResourceKind("nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests", namespaced=False)
+# Asking the API server what this identity may do (engine/kube/access.py): created only, never stored.
+ACCESS_REVIEW = ResourceKind("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False)
 
 KNOWN_KINDS: tuple[ResourceKind, ...] = (
     CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE, CONFIGMAP, EVENT, POD, LEASE,

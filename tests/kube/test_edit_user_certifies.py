@@ -1,0 +1,121 @@
+"""A user bound to nvcre-edit and nvcre-view in one namespace certifies there and opens the console (README, "Users'
+roles"). Both exited 2 on `Forbidden: Lease nvcre-system/nvcre-engine`: they tried to run the engine, which such a user
+may not. They are viewers now that say why, and the certification waits for `nvcre controller`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE, install_objects
+from nvcre_tui.engine.kube.rbac import grants_for, rbac_allows
+from nvcre_tui.engine.lease import LEASE_NAME, EngineLease
+from nvcre_tui.engine.store.errors import NotFound
+from nvcre_tui.engine.store.protocol import CERTIFICATION, LEASE
+from tests.kube.cluster import installed, installed_in_thread, store_on
+from tests.kube.test_console_on_cluster import args_for, opened, opener
+from tests.kube.test_run_engine_leaves import _register
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+from tests.kube.users import as_installed_before, least_privileged
+
+CATEGORY = "communication/nccl-all-reduce"
+NEEDS_CONTROLLER = "progress needs `nvcre controller` running"
+
+
+async def _lease(kubeconfig: Path) -> dict | None:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        return await admin.get(LEASE, LEASE_NAME, INSTALL_NAMESPACE)
+    except NotFound:
+        return None
+    finally:
+        await admin.close()
+
+
+async def _certifications(kubeconfig: Path) -> list[str]:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        return [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items]
+    finally:
+        await admin.close()
+
+
+def _run(kubeconfig: Path, tmp_path: Path, name: str, *extra: str) -> list[str]:
+    return ["certification", "run", "--kubeconfig", str(kubeconfig), "--category", CATEGORY, "--name", name,
+            "--history", str(tmp_path / "h.db"), *extra]
+
+
+def test_an_edit_user_creates_a_certification_and_is_told_an_engine_must_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice"))
+        assert main(_run(alice, tmp_path, "alice-1")) == 0
+        err = capsys.readouterr().err
+        assert "Certification alice-1 created in namespace default" in err and "Traceback" not in err
+        [viewer] = [line for line in err.splitlines() if line.startswith("viewer:")]
+        # setup init lets every user read who holds the engine Lease: nobody here
+        assert viewer == ("viewer: no engine holds the lease; this user may not run the engine (RBAC: no update on Lease "
+                          f"nvcre-system/nvcre-engine): {NEEDS_CONTROLLER}")
+        assert asyncio.run(_certifications(kubeconfig)) == ["alice-1"]
+        assert asyncio.run(_lease(kubeconfig)) is None  # it never tried to become the engine
+
+        asyncio.run(as_installed_before(kubeconfig))  # an install that lets no user read the Lease
+        assert main(_run(alice, tmp_path, "alice-2")) == 0
+        err = capsys.readouterr().err
+        [viewer] = [line for line in err.splitlines() if line.startswith("viewer:")]
+        assert viewer.startswith("viewer: cannot read the engine Lease nvcre-system/nvcre-engine (forbidden), so not whether an "
+                                 "engine runs; this user may not run the engine") and viewer.endswith(NEEDS_CONTROLLER)
+
+
+def test_an_edit_users_run_wait_follows_as_a_viewer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice"))
+        assert main(_run(alice, tmp_path, "waits", "--wait", "--timeout", "2s")) == 3  # timed out following: no engine runs
+        out, err = capsys.readouterr()
+        assert "Result:         RUNNING" in out and "Traceback" not in err and "Forbidden" not in err
+        assert NEEDS_CONTROLLER in err
+        assert asyncio.run(_lease(kubeconfig)) is None
+
+
+async def test_an_edit_users_console_opens_as_a_viewer_that_says_why(tmp_path: Path) -> None:
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+        try:
+            assert await EngineLease(admin, SystemClock(), INSTALL_NAMESPACE, "controller-7f9c", duration=3600).try_acquire()
+        finally:
+            await admin.close()
+        alice = await least_privileged(server, kubeconfig, "alice")
+        app = NvcreApp(opener=opener(args_for(alice), read_only=False), live=True)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.return_code is None and app.session is not None and app.session.engine is None
+            assert "engine held by controller-7f9c" in app.sub_title and "this user may not run the engine" in app.sub_title
+            await app.take_over()  # the console's periodic try: never for a user who may not
+            assert app.session.engine is None
+
+        await as_installed_before(kubeconfig)
+        app = NvcreApp(opener=opener(args_for(alice), read_only=False), live=True)
+        async with app.run_test(size=(300, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.return_code is None and app.session is not None and app.session.engine is None
+            assert "cannot read the engine Lease nvcre-system/nvcre-engine (forbidden)" in app.sub_title
+            assert NEEDS_CONTROLLER in app.sub_title
+
+
+def test_every_user_may_read_the_engine_lease_and_nobody_new_may_write_it() -> None:
+    objects = install_objects(INSTALL_NAMESPACE)
+    binding = next(o for o in objects if o["kind"] == "RoleBinding" and o["metadata"]["name"] == "nvcre-engine-lease-reader")
+    assert binding["subjects"] == [{"kind": "Group", "name": "system:authenticated", "apiGroup": "rbac.authorization.k8s.io"}]
+    role = next(o for o in objects if o["kind"] == "Role" and o["metadata"]["name"] == "nvcre-engine-lease-reader")
+    rules = role["rules"]
+    assert rbac_allows(rules, "get", "coordination.k8s.io", "leases", name=LEASE_NAME)
+    assert not rbac_allows(rules, "get", "coordination.k8s.io", "leases", name="kube-scheduler")
+    assert not rbac_allows(rules, "list", "coordination.k8s.io", "leases")
+    assert not any(rbac_allows(rules, verb, "coordination.k8s.io", "leases", name=LEASE_NAME) for verb in ("update", "patch", "delete"))
+    assert grants_for(objects, INSTALL_NAMESPACE, "someone") == []  # the engine's ServiceAccount rules stay its own

@@ -48,7 +48,7 @@ async def _list(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     if args.all_namespaces and args.namespace:
         raise InputError("-A lists every namespace and -n one: give one of them")
-    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True)
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True, nodes_needed=False)
     told = tell_notices(session)
     try:
         namespace = None if args.all_namespaces else args.namespace or getattr(session, "namespace", None) or "default"

@@ -95,11 +95,12 @@ def legacy_state_of(args: argparse.Namespace) -> Path | None:
 
 
 async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine",
-                       readonly: bool = False, archive_writes: bool = True) -> Session:
+                       readonly: bool = False, archive_writes: bool = True, nodes_needed: bool = True) -> Session:
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
     ManualClock the caller drives (`run --wait`). `readonly` (report, a read-only console): on the
     simulator the store is opened read-only, so nothing is written to it. `archive_writes=False` (a read-only
-    console, the wall): the history is only read, so the session writes no file at all."""
+    console, the wall): the history is only read, so the session writes no file at all. `nodes_needed=False`: what the
+    command shows needs no Node (`certification list`), so a user who may not list them is not told they are missing."""
     history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
     if history != "default" and not readonly and archive_writes:
         check_history(history)  # before the store is opened (and a new store file made) on a named history that is none
@@ -121,7 +122,8 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
         now = datetime.now(UTC).replace(microsecond=0)
         clock = ScaledClock(scenario.speed, start=now) if live else ManualClock(now)
     return await KubeSession.open(target, catalog, clock=clock, scenario=scenario, want_engine=want_engine,
-                                  install_namespace=install, role=role, history=history, archive_writes=archive_writes)
+                                  install_namespace=install, role=role, history=history, archive_writes=archive_writes,
+                                  nodes_needed=nodes_needed)
 
 
 def where_of(session: Session) -> str:

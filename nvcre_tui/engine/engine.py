@@ -71,9 +71,11 @@ class Metrics(Protocol):
     def observe_reconcile(self, kind: str, seconds: float, error: str | None = None) -> None: ...
 
 
-def engine_cache(store: ResourceStore, namespace: str | None = None) -> WatchCache:
-    """A watch cache of every kind the engine (and the console) reads; a viewer's may hold one `namespace`."""
-    return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS, namespace=namespace)
+def engine_cache(store: ResourceStore, namespace: str | None = None, *, nodes_optional: bool = False) -> WatchCache:
+    """A watch cache of every kind the engine (and the console) reads; a viewer's may hold one `namespace`, and do
+    without Nodes (`nodes_optional`: a viewer whose RBAC reads none; the cache's `withheld` says so)."""
+    return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS, namespace=namespace,
+                      optional=(NODE,) if nodes_optional else ())
 
 
 class Engine:

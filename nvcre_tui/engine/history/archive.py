@@ -139,6 +139,8 @@ class Archiver:
         if not self.cache.synced.is_set():  # the first list is under way: children may not be cached yet
             self._wait_for_sync()
             return
+        if NODE in self.cache.withheld:  # a viewer that may not read Nodes would archive no baselines: left to one that may
+            return
         for uid in list(self._pending):
             cert, since = self._pending[uid]
             try:

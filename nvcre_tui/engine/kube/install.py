@@ -84,8 +84,11 @@ AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 USER_ROLES: dict[str, tuple[tuple[str, ...], list[Obj]]] = {
     "nvcre-view": (("view", "edit", "admin"), [
         {"apiGroups": [NVCRE_GROUP], "resources": list(NVCRE_PLURALS), "verbs": list(READ)}]),
+    # Edit reads what view reads (what a certification made becomes: its Workflows, Jobs and runs, which every listing,
+    # report and console of it reads) and writes Certifications only.
     "nvcre-edit": (("admin",), [
-        {"apiGroups": [NVCRE_GROUP], "resources": ["certifications"], "verbs": [*READ, "create", "delete", "patch", "update"]}]),
+        {"apiGroups": [NVCRE_GROUP], "resources": list(NVCRE_PLURALS), "verbs": list(READ)},
+        {"apiGroups": [NVCRE_GROUP], "resources": ["certifications"], "verbs": ["create", "delete", "patch", "update"]}]),
 }
 
 

@@ -44,7 +44,7 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -154,13 +154,14 @@ class KubeSession:
                    want_engine: bool = True, install_namespace: str = DEFAULT_INSTALL_NAMESPACE,
                    metrics: Metrics | None = None, role: str = "engine",
                    history: Path | None | Literal["default"] = "default", elect: bool = True,
-                   archive_writes: bool = True) -> KubeSession:
+                   archive_writes: bool = True, nodes_needed: bool = True) -> KubeSession:
         """Connect; check our CRDs are served; with `scenario` (--sim-runner) register its Nodes and play its
         runs, else run real pods (the Kubernetes runner); take the engine Lease when `want_engine` and nobody
         live holds it. With `elect=False` the engine is built but the Lease is the caller's (`nvcre controller`
         queues for it and runs the engine only while it holds it). Finished certifications are archived into
         `history` ("default": $NVCRE_HISTORY or $XDG_STATE_HOME/nvcre/history.db; None: none), which a
-        read-only console (`archive_writes=False`) only reads."""
+        read-only console (`archive_writes=False`) only reads. A viewer whose RBAC reads no Nodes goes on without
+        them and says so in a notice, unless what it shows needs none (`nodes_needed=False`: `certification list`)."""
         from nvcre_tui.engine.history import attach_archiver, default_history_path
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
@@ -190,7 +191,7 @@ class KubeSession:
                 raise
         want_engine = want_engine and outdated is None  # else a viewer, which says why
         # A viewer shows one namespace (its RBAC may read no other); an engine reconciles certifications anywhere.
-        cache = engine_cache(store, None if want_engine else target.namespace)
+        cache = engine_cache(store, None if want_engine else target.namespace, nodes_optional=not want_engine)
         session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("no runner chosen yet"),
                       scenario=scenario, install_namespace=install_namespace)
         if notice:
@@ -228,6 +229,8 @@ class KubeSession:
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
                                                write=archive_writes)
             await cache.start()
+            if NODE in cache.withheld and nodes_needed:
+                session.notices.append(nodes_withheld(session.cluster))
             session.validation_requests = await open_validation_requests(store)
         except BaseException:
             await session.close()
@@ -395,6 +398,12 @@ class KubeSession:
         for store in (self._sim_store, self._engine_kube, self.kube):
             if store is not None:
                 await store.close()
+
+
+def nodes_withheld(cluster: str) -> str:
+    """The notice of a viewer that may not list Nodes: what it shows without them."""
+    return (f"Nodes: this user may not list them on {cluster} (forbidden): shown without them (no map, no node states "
+            "or GPU nodes found); `--read-only`, the wall and `report` need get, list and watch on nodes")
 
 
 async def _holder_text(lease: EngineLease) -> str:

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import Gone, RetryableError, StoreError
+from .errors import Forbidden, Gone, RetryableError, StoreError
 from .protocol import ResourceKind, ResourceStore
 
 __all__ = ["WatchCache", "Change", "Key", "key_of", "newer"]
@@ -62,9 +62,14 @@ class WatchCache:
     """Every object of `kinds`, kept current from the store's watches."""
 
     def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = (),
-                 selectors: Mapping[ResourceKind, str] | None = None, namespace: str | None = None) -> None:
+                 selectors: Mapping[ResourceKind, str] | None = None, namespace: str | None = None,
+                 optional: Iterable[ResourceKind] = ()) -> None:
         self.store = store
         self.kinds = tuple(kinds)
+        # Kinds a reader can do without: a first list the server refuses (403) leaves them empty and unwatched, and
+        # `withheld` says why (a viewer whose RBAC reads no Nodes still lists its certifications).
+        self.optional = frozenset(optional)
+        self.withheld: dict[ResourceKind, str] = {}
         self.label_keys = tuple(label_keys)
         self.selectors = dict(selectors or {})  # kind -> label selector: cache only the matching objects
         # Namespaced kinds of this one namespace only (a viewer whose RBAC reads one namespace); None: every namespace.
@@ -116,7 +121,8 @@ class WatchCache:
             return
         self._started = True
         versions = {kind: await self._first_list(kind) for kind in self.kinds}
-        self._tasks = [asyncio.create_task(self._follow(kind, versions[kind]), name=f"watch {kind.plural}") for kind in self.kinds]
+        self._tasks = [asyncio.create_task(self._follow(kind, versions[kind]), name=f"watch {kind.plural}")
+                       for kind in self.kinds if kind not in self.withheld]
         self.synced.set()
 
     async def stop(self) -> None:
@@ -267,6 +273,11 @@ class WatchCache:
         for delay in (*RETRY_SECONDS, *RETRY_SECONDS[-1:] * FIRST_LIST_EXTRA_TRIES):
             try:
                 return await self._relist(kind)
+            except Forbidden as error:
+                if kind not in self.optional:
+                    raise
+                self.withheld[kind] = " ".join(str(error).split())
+                return ""
             except StoreError as error:
                 if not getattr(error, "retryable", False):
                     raise

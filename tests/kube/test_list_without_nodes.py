@@ -1,0 +1,70 @@
+"""A user bound to nvcre-edit alone in a namespace (README: "Bind `nvcre-edit` in a namespace to let a team certify there")
+lists and reports its certifications. `certification list` exited 2 on `Forbidden: Node: nodes is forbidden`: every
+command's session listed the Nodes cluster-wide, which no namespaced role grants. A viewer now goes on without them;
+`list` shows nothing that needs them, `report` says once that it shows none."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.errors import Forbidden
+from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, LabelSelectorInput, ListResult, ResourceKind
+from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.engine.store.cache import WatchCache
+from tests.kube.cluster import installed_in_thread
+from tests.kube.test_run_engine_leaves import _register
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+from tests.kube.users import least_privileged
+from tests.test_cli_list import _create
+
+
+def test_an_edit_user_without_nodes_lists_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        asyncio.run(_create(kubeconfig))
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", ("nvcre-edit",), nodes=False))
+        cluster = ["--kubeconfig", str(bob), "--history", str(tmp_path / "h.db")]
+        assert main(["certification", "list", *cluster]) == 0
+        out, err = capsys.readouterr()
+        assert sorted(line.split()[0] for line in out.splitlines()[1:]) == ["burn-in", "soak"]
+        assert err == ""  # no column of the list needs a Node: nothing to say
+        assert main(["certification", "list", *cluster, "-o", "json"]) == 0
+        assert sorted(row["name"] for row in json.loads(capsys.readouterr().out)) == ["burn-in", "soak"]
+
+        assert main(["certification", "report", "soak", *cluster]) == 3  # RUNNING: no engine ran it
+        out, err = capsys.readouterr()
+        assert "Name:           soak" in out and "Traceback" not in err
+        said = [line for line in err.splitlines() if "Nodes" in line]
+        assert said == ["nvcre: Nodes: this user may not list them on cluster emulator (forbidden): shown without them (no map, "
+                        "no node states or GPU nodes found); `--read-only`, the wall and `report` need get, list and watch on nodes"]
+        assert not [r for r in server.requests if r.user == "bob" and r.resource == "nodes" and r.verb == "watch"]
+
+
+class _NoNodes(ReadOnlyStore):
+    """A store whose Node list the server refuses, as RBAC does."""
+
+    async def list(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
+                   field_selector: str | None = None) -> ListResult:
+        if kind == NODE:
+            raise Forbidden.about(NODE, None, None, "nodes is forbidden: User \"bob\" cannot list resource \"nodes\"")
+        return await super().list(kind, namespace, label_selector, field_selector)
+
+
+async def test_a_cache_does_without_an_optional_kind_it_may_not_list_and_only_that() -> None:
+    store = _NoNodes(MemoryStore(SystemClock()))
+    cache = WatchCache(store, (NODE, CERTIFICATION), optional=(NODE,))
+    await cache.start()
+    try:
+        assert cache.list(NODE) == [] and "nodes is forbidden" in cache.withheld[NODE]
+        assert CERTIFICATION not in cache.withheld
+    finally:
+        await cache.stop()
+    with pytest.raises(Forbidden):  # a kind not optional still fails the start: the caller says it in one line
+        await WatchCache(store, (NODE, CERTIFICATION)).start()

@@ -375,3 +375,46 @@ def test_run_refuses_a_certification_the_engine_holding_the_lease_would_run_wron
         err = capsys.readouterr().err
         assert f"the engine that holds the Lease (console@elsewhere/1) {said}" in err and "Traceback" not in err, err
         assert asyncio.run(_cluster_left(kubeconfig))["Certification"] == []  # nothing created
+
+
+async def _workloads_of_others(kubeconfig: Path) -> dict[str, list[str]]:
+    """What an engine made in `default` besides a deletion's tree: nvcre Workflows and Jobs, batch Jobs, Services (but the
+    API server's own), Secrets."""
+    from nvcre_tui.engine.store.protocol import BATCH_JOB, SECRET, SERVICE
+
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        made = {kind.api_version + " " + kind.kind: [o["metadata"]["name"] for o in (await store.list(kind, "default")).items]
+                for kind in (WORKFLOW, JOB, BATCH_JOB, SERVICE, SECRET)}
+        made["v1 Service"] = [name for name in made["v1 Service"] if name != "kubernetes"]
+        return made
+    finally:
+        await store.close()
+
+
+def test_delete_wait_starts_nothing_for_another_certification(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With no engine running, `delete --wait` took the Lease and reconciled every certification while it waited: it
+    created another, waiting certification's batch Job, Service and ssh Secret, then exited, leaving GPU pods that no
+    engine follows. Its engine now reconciles the deleted certification's tree only (and collects orphans)."""
+    with installed_in_thread(tmp_path) as (_, kubeconfig):  # no garbage collector, no Trainer: batch Jobs, as envtest
+        asyncio.run(_register_nodes(kubeconfig))
+        asyncio.run(_orphan_maker(kubeconfig, name="doomed"))
+        asyncio.run(_orphan_maker(kubeconfig, name="waiting"))  # created as kubectl would, waiting for an engine
+        asyncio.run(_orphan_maker(kubeconfig, name="loose"))
+        assert main(["certification", "delete", "loose", "--kubeconfig", str(kubeconfig)]) == 0  # its Workflow: an orphan
+        assert main(["certification", "delete", "doomed", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"]) == 0
+        err = capsys.readouterr().err
+        assert "certification doomed deleted from namespace default" in err and "Traceback" not in err
+        made = asyncio.run(_workloads_of_others(kubeconfig))
+        # doomed's Workflow and loose's orphan collected; waiting's Workflow as it was, with nothing started under it
+        assert made == {"nvcre.nvidia.com/v1alpha1 Workflow": ["waiting-communication-nccl-all-reduce"],
+                        "nvcre.nvidia.com/v1alpha1 Job": [], "batch/v1 Job": [], "v1 Service": [], "v1 Secret": []}
+        assert asyncio.run(_cluster_left(kubeconfig))["Certification"] == ["waiting"]
+
+
+async def _register_nodes(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate(SMALL_FLEET))
+    finally:
+        await store.close()

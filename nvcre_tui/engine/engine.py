@@ -95,6 +95,10 @@ class Engine:
         self._jobs_on_node: dict[str, set[Key]] = {}
         self._started = False
         self._stopped = False  # stop() is final: a stopped engine never starts again (the Lease is another's now)
+        # Which objects this engine reconciles (None: all); the others it only collects when their owner is gone.
+        # `delete --wait` limits it to the deleted certifications' trees (limit_to): it collects what they and earlier
+        # deletions left, and starts nothing for any other certification.
+        self._scope: Callable[[ResourceKind, Obj], bool] | None = None
         self.cache.subscribe(self._on_change)
 
     # ----- lifecycle ------------------------------------------------------------------------------------
@@ -118,6 +122,17 @@ class Engine:
         self.queue.changed.set()  # wake `run` from its wait
         if self._owns_cache:
             await self.cache.stop()
+
+    def limit_to(self, scope: Callable[[ResourceKind, Obj], bool] | None) -> None:
+        """Reconcile only the objects `scope` accepts (None: every object again), and no fleet tick while limited: of
+        the rest an orphan is collected (its owner is gone), the others wait, untouched, for an engine that follows
+        them. Lifting the limit queues everything for a look."""
+        self._scope = scope
+        if scope is None and self._started:
+            for kind in RECONCILERS:
+                for key in self.cache.objects[kind]:
+                    self.queue.add((kind, key))
+            self.queue.add(FLEET)
 
     # ----- change -> queue ---------------------------------------------------------------------------------
 
@@ -184,6 +199,8 @@ class Engine:
     async def _reconcile(self, key: Hashable) -> None:
         started = time.process_time()
         if key == FLEET:
+            if self._scope is not None:  # the runner's fleet-wide work is every certification's (limit_to)
+                return
             delay = await self.runner.tick()
             if delay is not None:
                 self.queue.add_after(FLEET, delay)
@@ -206,8 +223,10 @@ class Engine:
             if live_orphan is not None:
                 await collect(self.ctx, kind, live_orphan, self.world)
                 delay = None
-            else:
+            elif self._scope is None or self._scope(kind, cached):
                 delay = await RECONCILERS[kind](self.ctx, obj, self.world)
+            else:  # outside limit_to: an orphan is collected, nothing else is done
+                delay = None
         except (Conflict, NotFound, AlreadyExists):
             error_class = "Conflict"
             self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly

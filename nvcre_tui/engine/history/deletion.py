@@ -47,6 +47,8 @@ class Engine(Protocol):
 
     async def run(self, *, idle_poll: float = 30.0) -> None: ...
 
+    def limit_to(self, scope: Callable[[ResourceKind, Obj], bool] | None) -> None: ...
+
 
 @dataclass
 class Deletion:
@@ -172,10 +174,24 @@ def remaining(cache: WatchCache, known: set[str]) -> list[Obj]:
     return list(found.values())
 
 
+def in_tree(cache: WatchCache, known: set[str]) -> Callable[[ResourceKind, Obj], bool]:
+    """Whether an object is one of the `known` uids or descends from one (for Engine.limit_to: a deletion's engine
+    collects that tree and touches nothing else)."""
+    def accepts(kind: ResourceKind, obj: Obj) -> bool:
+        metadata = obj.get("metadata") or {}
+        owners = {str(ref.get("uid")) for ref in metadata.get("ownerReferences") or [] if isinstance(ref, dict)}
+        if str(metadata.get("uid")) in known or owners & known:
+            return True
+        remaining(cache, known)  # a descendant seen since: `known` grows by it
+        return str(metadata.get("uid")) in known
+    return accepts
+
+
 async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[str], limit: float,
                          take_over: Callable[[], Awaitable[Engine | None]] | None = None) -> list[Obj]:
     """Wait up to `limit` seconds of real time until nothing descends from the `known` uids, running `engine` (this
-    process's, if any) meanwhile: it collects them where no garbage collector does. What is left.
+    process's, if any) meanwhile, limited to their tree: it collects them where no garbage collector does, and starts
+    nothing for another certification (no other engine may follow what it would start). What is left.
     `take_over`: without an engine, asked every TAKE_OVER_SECONDS for one (the engine Lease taken once its holder
     released it or died): an engine killed just before the deletion leaves its Lease live for its duration."""
     deadline = time.monotonic() + limit
@@ -187,6 +203,8 @@ async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[st
             if engine is not None:
                 break
         await asyncio.sleep(POLL_SECONDS)
+    if engine is not None:
+        engine.limit_to(in_tree(cache, known))
     if engine is not None and isinstance(engine.clock, ManualClock):
         # The deletions reach the cache by its watch; the engine collects what they leave orphaned.
         while remaining(cache, known) and time.monotonic() < deadline:

@@ -16,6 +16,7 @@ from nvcre_tui.engine.planning.manifest import NO_CHECKPOINTS, certification_for
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = ROOT / "examples" / "burn-in.yaml"
+README = ROOT / "README.md"
 
 
 def test_run_wait_then_report_from_the_state_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -387,6 +388,21 @@ def test_a_category_option_flag_that_cannot_apply_is_one_line_and_creates_nothin
     assert main(["certification", "run", "--sim", *argv, "--state", str(state)]) == 2
     assert capsys.readouterr().err == message + "\n"
     assert not state.exists()
+
+
+def test_help_does_not_offer_the_checkpoint_flags_every_run_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--enable-checkpoint, --max-restarts and --storage-class are NVCRE's and always refused: taken (so the refusal names
+    them) but not listed in --help as if they did something; the README does not offer them either."""
+    assert main(["certification", "run", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert "--nodes-per-job" in shown and "--repeat-count" in shown
+    for flag in ("--enable-checkpoint", "--max-restarts", "--storage-class", "checkpoint"):
+        assert flag not in shown, flag
+        assert f"`{flag}" not in README.read_text()
+    assert main(["certification", "run", "--sim", "--category", "training/nemotron5-8b", "--max-restarts", "2",
+                 "--state", str(tmp_path / "state.db")]) == 2
+    assert capsys.readouterr().err == "--max-restarts: " + NO_CHECKPOINTS + "\n"
+    assert not (tmp_path / "state.db").exists()
 
 
 def test_every_category_option_flag_names_an_option_certifications_take() -> None:

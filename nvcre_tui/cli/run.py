@@ -76,11 +76,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     what.add_argument(CATEGORY_FLAG, action="append", metavar="D/V",
                       help="a catalog category (repeatable) on every GPU node of the one GPU product found")
     for flag, (option, kind, help_text) in CATEGORY_OPTION_FLAGS.items():
+        # NVCRE's checkpoint flags are taken (so a script gets the refusal naming them) but not offered in --help
+        shown = argparse.SUPPRESS if flag in REFUSED_OPTION_FLAGS else f"with --category: {help_text}"
         if kind is bool:
-            run.add_argument(flag, dest=option, action=argparse.BooleanOptionalAction, default=None, help=f"with --category: {help_text}")
+            run.add_argument(flag, dest=option, action=argparse.BooleanOptionalAction, default=None, help=shown)
         else:
             run.add_argument(flag, dest=option, type=integer if kind is int else kind, metavar="N" if kind is int else "NAME", default=None,
-                             help=f"with --category: {help_text}")
+                             help=shown)
     add_session_arguments(run, namespace_help="namespace of the Certification (default: the file's, else the context's, else default)")
     run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
@@ -137,6 +139,8 @@ CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
     "--max-restarts": ("maxRestarts", int, "checkpoint restarts a workload may take: not implemented, refused"),
     "--storage-class": ("storageClassName", str, "storage class of checkpoint volumes: not implemented, refused"),
 }
+# Taken for NVCRE CLI compatibility and always refused (checkpoint restarts are not implemented): hidden from --help.
+REFUSED_OPTION_FLAGS = frozenset({"--enable-checkpoint", "--max-restarts", "--storage-class"})
 _NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed",
                "--cleanup": "it deletes the certification once it is followed to its report"}
 

@@ -62,7 +62,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "rbac": ("engine RBAC", rbac_state, rbac_detail),
         "lease": lease_row,
         "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
-        "gpuOperator": ("gpu operator", "found" if status.gpu_operator else "not found", ", ".join(status.gpu_operator) or "-"),
+        "gpuOperator": _gpu_operator_row(status.gpu_operator, status.gpu_labelled_nodes),
         "dcgm": ("dcgm", "found" if status.dcgm_services else "not found", ", ".join(status.dcgm_services) or "no nvidia-dcgm* Service"),
         "dcgmHostengine": _hostengine_row(status.dcgm_hostengine),
         "computeDomains": _compute_domain_row(status.rack_scale_nodes, status.compute_domains),
@@ -83,6 +83,20 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
 
 # Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen.
 DERIVED = {"controllers": "trainer"}
+
+
+def _gpu_operator_row(objects: list[str], labelled: int) -> tuple[str, str, str]:
+    """Whether the GPU Operator's own objects (its CRDs, its namespace) are there. GPU Feature Discovery's node label is
+    told apart: anyone may set it (an API server alone has no operator behind it), so it never reads as the operator."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
+    from nvcre_tui.engine.kube.status import GPU_OPERATOR_CRDS, GPU_OPERATOR_NAMESPACES
+
+    nodes = (f"{labelled} node{'s' if labelled != 1 else ''} labelled {LABEL_GPU_PRESENT}=true (the label GPU Feature "
+             "Discovery / the GPU Operator sets)") if labelled else ""
+    if objects:
+        return ("gpu operator", "found", "; ".join(filter(None, (", ".join(objects), nodes))))
+    looked = f"no {' or '.join(GPU_OPERATOR_CRDS)} CRD, no {' or '.join(GPU_OPERATOR_NAMESPACES)} namespace"
+    return ("gpu operator", "not found", f"{looked}; only {nodes}" if nodes else looked)
 
 
 def _kubelet_row(checked: int, silent: list[str], simulated: int = 0) -> tuple[str, str, str]:

@@ -161,8 +161,8 @@ async def test_what_nvcre_relies_on(store, clock) -> None:
     assert [(c.name.split(".")[0], c.present, c.versions, c.release) for c in status.trainer] == [
         ("trainjobs", True, ["v1alpha1"], "v2.2.1"), ("trainingruntimes", True, ["v1alpha1"], "v2.2.1"),
         ("clustertrainingruntimes", False, [], None), ("jobsets", False, [], None)]
-    assert status.gpu_operator == ["clusterpolicies.nvidia.com CRD", "namespace gpu-operator",
-                                   "1 nodes labelled nvidia.com/gpu.present=true"]
+    assert status.gpu_operator == ["clusterpolicies.nvidia.com CRD", "namespace gpu-operator"]  # the operator's own objects
+    assert status.gpu_labelled_nodes == 1  # GPU Feature Discovery's label, told apart (sim-1's is not counted)
     assert status.dcgm_services == ["gpu-operator/nvidia-dcgm-exporter"]
     assert (status.gpu_nodes, status.nodes) == (3, 4)
     # The exporter is not the hostengine DCGM level 4 connects to (dcgmi --host nvidia-dcgm.gpu-operator.svc:5555).

@@ -94,7 +94,7 @@ class InstallStatus:
     rbac: list[ObjectState]
     lease: LeaseState | None
     trainer: list[CrdState]
-    gpu_operator: list[str]
+    gpu_operator: list[str]  # the GPU Operator's own objects found: its CRDs, its namespace
     dcgm_services: list[str]
     gpu_nodes: int
     nodes: int
@@ -113,6 +113,7 @@ class InstallStatus:
     # checked only where the Trainer's CRDs are served.
     controllers: dict[str, str | None] = field(default_factory=dict)
     scheduler: bool = False  # kube-scheduler's leader Lease renewed (unreadable: in `unknown`)
+    gpu_labelled_nodes: int = 0  # Nodes (not simulated) labelled nvidia.com/gpu.present=true, as GPU Feature Discovery labels them
 
     @property
     def installed(self) -> bool:
@@ -268,10 +269,9 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                 if await _read(unknown, "gpuOperator", _get(store, CRD, name), None) is not None]
     evidence += [f"namespace {name}" for name in GPU_OPERATOR_NAMESPACES
                  if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
-    # GPU Feature Discovery's label, on Nodes it could have labelled: --sim-runner's fleet carries it too
+    # GPU Feature Discovery's label, on Nodes it could have labelled (--sim-runner's fleet carries it too): a label anyone
+    # may set, so it is told apart from the operator's own objects and never counts as finding the operator
     labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and labels_of(node).get(LABEL_SIMULATED) != "true")
-    if labelled:
-        evidence.append(f"{labelled} nodes labelled {LABEL_GPU_PRESENT}=true")
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)
     dcgm = [f"{s['metadata'].get('namespace')}/{s['metadata']['name']}" for s in (services.items if services else [])
             if s["metadata"]["name"].startswith(DCGM_PREFIX)]
@@ -292,4 +292,4 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
-                         len(real_gpu_nodes), silent, controllers, scheduler)
+                         len(real_gpu_nodes), silent, controllers, scheduler, labelled)

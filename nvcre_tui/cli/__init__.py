@@ -144,6 +144,10 @@ def _error_kind(error: StoreError) -> str:
     return next(c.__name__ for c in type(error).__mro__ if c.__module__ == errors.__name__)
 
 
+# Store errors whose message says what they are (NotKubernetes: "<server>: not a Kubernetes API server ..."): no kind before it.
+SELF_EXPLAINED = frozenset({"StoreError", "NotKubernetes"})
+
+
 def _say(message: str) -> None:
     """One line on stderr: a newline inside (a file name holding one) is shown, never a second line."""
     try:
@@ -172,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
         kind = _error_kind(error)  # none more precise than StoreError (a damaged row names its file): no kind said
-        _say(f"nvcre: {error}" if kind == "StoreError" else f"nvcre: {kind}: {error}")
+        _say(f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         _quiet_stdout()

@@ -96,13 +96,15 @@ async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: C
 async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[str, list[dict[str, Any]]]:
     """(`cluster <context or server>`, its Node objects), read once with the flags' credentials; a store error is an
     InputError naming the server."""
-    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.errors import NotKubernetes, StoreError
     from nvcre_tui.engine.store.protocol import NODE
 
     store = await open_kube_store(args, user_agent=user_agent)
     where = f"cluster {store.target.context or store.target.server}"
     try:
         return where, (await store.list(NODE)).items
+    except NotKubernetes as error:  # it names the server
+        raise InputError(str(error)) from None
     except StoreError as error:
         raise InputError(f"nodes of {store.target.server}: {error}") from None
     finally:

@@ -42,7 +42,7 @@ from nvcre_tui.engine.session import LogSource, RunnerLogs
 from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP, FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, NotKubernetes, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
@@ -454,6 +454,8 @@ async def _require_crds(store: KubeStore, target: KubeTarget) -> None:
     """Our CustomResourceDefinitions must be served: one line saying how to install them otherwise."""
     try:
         served = await store.served_resources(f"{NVCRE_GROUP}/v1alpha1")
+    except NotKubernetes as error:
+        raise InputError(f"{target.server} ({target.source}): {error.detail}") from None
     except StoreError as error:
         raise InputError(f"{target.server} ({target.source}): {error}") from None
     if not served:

@@ -6,7 +6,7 @@ it. Imports from the engine only its leaves (clock, errors, names, printable) an
 KubeStore connects to: everything above depends on it, never the other way.
 """
 
-from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable
+from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, NotKubernetes, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable
 from .memory import DEFAULT_HISTORY_LIMIT, MemoryStore
 from .protocol import (
     BATCH_JOB,
@@ -42,7 +42,7 @@ from .selectors import FieldSelector, LabelSelector, parse_field_selector, parse
 from .sqlite import SqliteStore, StoreFileError, import_json_state, open_store
 
 __all__ = [
-    "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid",
+    "StoreError", "NotFound", "AlreadyExists", "Conflict", "Gone", "Forbidden", "Invalid", "NotKubernetes",
     "RetryableError", "TooManyRequests", "ServerError", "Timeout", "Unavailable",
     "ResourceStore", "ResourceKind", "WatchEvent", "WatchEventType", "ListResult", "LabelSelectorInput",
     "NVCRE_GROUP", "CERTIFICATION", "WORKFLOW", "JOB", "WORKLOADRUN", "NODE", "CONFIGMAP", "EVENT", "POD", "LEASE",

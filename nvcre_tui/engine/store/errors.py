@@ -13,6 +13,7 @@ __all__ = [
     "Forbidden",
     "Unauthorized",
     "Invalid",
+    "NotKubernetes",
     "RetryableError",
     "TooManyRequests",
     "ServerError",
@@ -103,6 +104,18 @@ class Invalid(StoreError, ValueError):
     """The object or request is malformed (422): missing name or namespace, wrong kind, bad selector."""
 
     status = 422
+
+
+class NotKubernetes(StoreError):
+    """The server the kubeconfig names is no Kubernetes API server (its /api answers 404, or no APIVersions): a wrong
+    port or URL, a web server or a proxy. The message names the server; never retried, never taken as "not found"."""
+
+    status = 404
+
+    def __init__(self, server: str, answer: str) -> None:
+        """`answer`: what /api answered (`404`, `HTTP 200 text/html: Welcome to nginx!`)."""
+        self.server, self.detail = server, f"not a Kubernetes API server (/api answers {answer})"
+        super().__init__(f"{server}: {self.detail}", kind="discovery")
 
 
 class RetryableError(StoreError):

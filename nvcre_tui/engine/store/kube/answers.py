@@ -15,7 +15,8 @@ from ..errors import (AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFoun
                       Unauthorized)
 from ..protocol import ResourceKind
 
-__all__ = ["Subject", "error_from_status", "error_from_answer", "object_from_answer", "parse_retry_after"]
+__all__ = ["Subject", "error_from_status", "error_from_answer", "object_from_answer", "parse_retry_after", "is_status",
+           "api_versions_problem"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +147,28 @@ def object_from_answer(code: int, body: bytes, subject: Subject, content_type: s
         kind, words = _text_of(body.decode("utf-8", errors="replace")[:4096], content_type)
         raise StoreError.about(subject.kind, subject.name, subject.namespace, _not_kubernetes(code, kind, words))
     return found
+
+
+def is_status(body: bytes) -> bool:
+    """Whether an error answer is a Kubernetes v1 Status (every API server error is one; a web server's 404 page, or
+    the API server router's plain `404 page not found` for a group it does not serve, is not)."""
+    try:
+        found = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(found, dict) and found.get("kind") == "Status"
+
+
+def api_versions_problem(code: int, body: bytes, content_type: str | None) -> str | None:
+    """Why a successful answer of /api is no Kubernetes API server's (`HTTP 200 text/html: Welcome to nginx`), or None
+    for an APIVersions (the core group's versions)."""
+    try:
+        found = json.loads(body)
+    except (ValueError, RecursionError):
+        found = None
+    if isinstance(found, dict) and (found.get("kind") == "APIVersions" or isinstance(found.get("versions"), list)):
+        return None
+    if isinstance(found, dict):
+        return f"HTTP {code} JSON without the core API versions"
+    kind, words = _text_of(body.decode("utf-8", errors="replace")[:4096], content_type)
+    return f"HTTP {code}{' ' + kind if kind else ''}" + (f": {words}" if words else "")

@@ -14,13 +14,14 @@ import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config import ConfigException
 
-from ..errors import Forbidden, NotFound, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
-from .answers import Subject, error_from_answer, object_from_answer
+from ..errors import Forbidden, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
+from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .retry import RequestStats, RetryPolicy
 
 __all__ = ["Transport", "NotSent", "JSON", "MERGE_PATCH", "APPLY_PATCH"]
 
 JSON = "application/json"
+API_ROOT = "/api"  # the core group's versions: every Kubernetes API server answers it (discovery is open to all users)
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
 Query = Sequence[tuple[str, str]]
@@ -56,6 +57,7 @@ class Transport:
         self.request_timeout = request_timeout
         self.closed = False
         self.answered = False  # the server has answered (any HTTP status) since this transport was made
+        self.kubernetes = False  # its /api answered as a Kubernetes API server's does (checked after a bare 404)
         self._streams: set[aiohttp.ClientResponse] = set()
 
     def _api(self) -> ApiClient:
@@ -119,9 +121,36 @@ class Transport:
                                     f"{method} {path}: connection lost while reading ({error})") from None
         finally:
             response.release()
+        answer_type = response.headers.get("Content-Type")
+        if path == API_ROOT and method == "GET" and (response.status == 404 or response.status < 300):
+            problem = "404" if response.status == 404 else api_versions_problem(response.status, data, answer_type)
+            if problem is not None:
+                raise NotKubernetes(str(self._configuration.host), problem)
+            self.kubernetes = True
         if response.status >= 400:
-            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), response.headers.get("Content-Type"))
-        return object_from_answer(response.status, data, subject, response.headers.get("Content-Type"))
+            refused = error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type)
+            if response.status == 404 and not is_status(data):
+                await self._require_kubernetes()  # a 404 that is no Status: a server that is no API server at all?
+            raise refused
+        try:
+            return object_from_answer(response.status, data, subject, answer_type)
+        except StoreError:  # no JSON (a proxy's login page, a web server's index): is the server an API server at all?
+            await self._require_kubernetes()
+            raise
+
+    async def _require_kubernetes(self) -> None:
+        """NotKubernetes when the server's /api is not a Kubernetes API server's (asked once per transport, after an
+        answer no API server gives for an object: a 404 that is no Status, a success that is no JSON): a web server
+        answering 404 to every path was taken for a cluster without our CRDs, its 404s for "not found". Where /api
+        cannot be read (refused, away) the answer stands."""
+        if self.kubernetes:
+            return
+        try:
+            await self._once("GET", API_ROOT, (), None, JSON, Subject("discovery"))
+        except NotKubernetes:
+            raise
+        except StoreError:
+            return
 
     async def request(self, verb: str, method: str, path: str, subject: Subject, *, query: Query = (),
                       body: Any = None, content_type: str = JSON, idempotent: bool = True,

@@ -39,8 +39,9 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     parser.add_argument("--metrics-addr", default="0.0.0.0", metavar="ADDR", help="address of /metrics")
     parser.add_argument("--identity", metavar="ID",
                         help="lease holder identity, printable text (default: $POD_NAME, else controller@host/pid)")
-    parser.add_argument("--lease-namespace", default=None, metavar="NS",
-                        help="namespace of the nvcre-engine Lease (default: nvcre-system)")
+    parser.add_argument("--install-namespace", "--lease-namespace", dest="install_namespace", default=None, metavar="NS",
+                        help="where `setup init` installed nvcre, and so the nvcre-engine Lease (default: nvcre-system; "
+                             "--lease-namespace is its former name)")
     parser.add_argument("--lease-duration", type=float, default=15.0, metavar="SECONDS",
                         help="how long the Lease outlives a silent holder (3 to 3600; default 15)")
     parser.add_argument("--sim-runner", action="store_true",
@@ -75,7 +76,7 @@ def _check(args: argparse.Namespace) -> None:
         _check_identity(os.environ.get("POD_NAME") or None, "$POD_NAME")
     if args.scenario and not args.sim_runner:
         raise InputError("--scenario: only with --sim-runner")
-    check_namespace(args.lease_namespace, "--lease-namespace")
+    check_namespace(args.install_namespace, "--install-namespace")
 
 
 def controller_command(args: argparse.Namespace) -> int:
@@ -123,13 +124,15 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.metrics import EngineMetrics
     from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
-    from nvcre_tui.engine.store.errors import Forbidden, StoreError
+    from nvcre_tui.engine.kube.installs import install_namespaces, not_installed
+    from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+    from nvcre_tui.engine.store.protocol import LEASE
 
     wall = clock or SystemClock()  # the Lease's and the loop's: other processes read the Lease's times
     clock = clock or (ScaledClock(1.0, start=wall.now()) if args.sim_runner else wall)
     target = await load_kube_target(args)
     scenario = (load_scenario(args.scenario) if args.scenario else default_scenario()) if args.sim_runner else None
-    namespace = args.lease_namespace or INSTALL_NAMESPACE
+    namespace = args.install_namespace or INSTALL_NAMESPACE
     metrics = EngineMetrics()
     if args.metrics_port:  # before the cluster is asked anything: a port in use or an unknown address is bad input
         port = _serve_metrics(metrics, args.metrics_port, args.metrics_addr)
@@ -143,8 +146,13 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
-        return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
-                                    on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
+        try:
+            return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
+                                        on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
+        except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever
+            if error.kind != LEASE.kind:
+                raise
+            raise InputError(f"{target.server}: {not_installed(namespace, await install_namespaces(session.kube))}") from None
     except InputError as error:  # the cluster is not ready for us (CRDs missing, the fleet may not write Nodes)
         _log(" ".join(" ".join(error.messages).split()))
         return 2

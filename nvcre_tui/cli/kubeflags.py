@@ -22,13 +22,14 @@ __all__ = ["add_kube_arguments", "check_certification_names", "check_namespace",
 
 
 def add_kube_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None,
-                       namespace_default: str | None = None) -> None:
-    """--kubeconfig PATH, --context NAME, -n/--namespace NS (default: the context's namespace, else default)."""
+                       namespace_default: str | None = None, namespace_flags: tuple[str, ...] = ("-n", "--namespace")) -> None:
+    """--kubeconfig PATH, --context NAME, -n/--namespace NS (default: the context's namespace, else default); `setup`'s
+    namespace is the install namespace, under its own name first (`--install-namespace`, -n and --namespace its aliases)."""
     group = parser.add_argument_group("cluster")
     group.add_argument("--kubeconfig", metavar="PATH",
                        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)")
     group.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current-context)")
-    group.add_argument("-n", "--namespace", metavar="NS", default=namespace_default,
+    group.add_argument(*namespace_flags, dest="namespace", metavar="NS", default=namespace_default,
                        help=namespace_help or "namespace (default: the context's namespace, else default)")
 
 

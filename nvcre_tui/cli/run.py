@@ -227,8 +227,8 @@ def _category_options(args: argparse.Namespace) -> dict[str, Any]:
 def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
     """The flags that find this certification again (`--state S`, `-n NS` ...), for the commands we advise."""
     flags: list[tuple[str, Any]] = [("--sim", None)] if simulated and getattr(args, "sim", False) else []
-    names = ("scenario", "state") if simulated else ("kubeconfig", "context")
-    flags += [(f"--{name}", getattr(args, name, None)) for name in names if getattr(args, name, None)]
+    names = ("scenario", "state") if simulated else ("kubeconfig", "context", "install_namespace")
+    flags += [(f"--{name.replace('_', '-')}", getattr(args, name, None)) for name in names if getattr(args, name, None)]
     if namespace != "default":
         flags.append(("-n", namespace))
     return "".join(f" {flag}" + (f" {shlex.quote(str(value))}" if value is not None else "") for flag, value in flags)

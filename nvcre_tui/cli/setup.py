@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 USER_AGENT = "nvcre-setup"
-NAMESPACE_HELP = "install namespace (default: nvcre-system)"
+NAMESPACE_HELP = "the namespace nvcre is installed in: its engine's ServiceAccount, RBAC and Lease (default: nvcre-system)"
+INSTALL_FLAGS = ("--install-namespace", "-n", "--namespace")  # the name every command uses; -n as `setup` always took it
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,14 +66,14 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                            "--sim-runner` on a cluster without GPUs (the simulated fleet registers and cordons Nodes)")
     init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                       help="how long to wait for the CRDs to be Established (default 60)")
-    add_kube_arguments(init, namespace_help=NAMESPACE_HELP)
+    add_kube_arguments(init, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     init.set_defaults(func=init_command)
 
     status = commands.add_parser(
         "status", help="what is installed: CRDs, RBAC, engine lease, Kubeflow Trainer, GPU Operator, DCGM",
         description="Exit 0 when nvcre's part is installed and current, 1 when not.")
     status.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    add_kube_arguments(status, namespace_help=NAMESPACE_HELP)
+    add_kube_arguments(status, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     status.set_defaults(func=status_command)
 
     reset = commands.add_parser(
@@ -83,7 +84,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     reset.add_argument("--force", action="store_true", help="even while certifications are still running or an engine holds the lease")
     reset.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the CRDs to be gone (default 120)")
-    add_kube_arguments(reset, namespace_help=NAMESPACE_HELP)
+    add_kube_arguments(reset, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     reset.set_defaults(func=reset_command)
 
 
@@ -142,7 +143,7 @@ def _seconds(text: str) -> float:
 def _namespace(args: argparse.Namespace) -> str:
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
 
-    return check_namespace(args.namespace) or INSTALL_NAMESPACE
+    return check_namespace(args.namespace, "--install-namespace") or INSTALL_NAMESPACE
 
 
 def _say(text: str) -> None:
@@ -217,7 +218,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
             how = ("its namespace controller is removing what it holds" if _controlled(found)
                    else _NO_NAMESPACE_CONTROLLER.format(namespace=namespace))
             _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone "
-                 f"({how}) or install into another with -n NAMESPACE")
+                 f"({how}) or install into another with --install-namespace NAMESPACE")
             return EXIT_FAILED
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:

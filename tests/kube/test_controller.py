@@ -162,7 +162,8 @@ def test_bad_flags_are_one_line(capsys) -> None:
         ("controller", "--sim-runner", "--metrics-port", "70000"): "--metrics-port",
         ("controller", "--sim-runner", "--lease-duration", "0"): "--lease-duration",
         ("controller", "--scenario", "s.yaml"): "--scenario",
-        ("controller", "--sim-runner", "--lease-namespace", "Bad_NS"): "--lease-namespace",
+        ("controller", "--sim-runner", "--install-namespace", "Bad_NS"): "--install-namespace",
+        ("controller", "--sim-runner", "--lease-namespace", "Bad_NS"): "--install-namespace",  # its former name, an alias
     }
     for argv, named in cases.items():
         args = parser.parse_args(list(argv))

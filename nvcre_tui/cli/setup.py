@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
 from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.reset_checks import reset_refusal
 from nvcre_tui.cli.status_rows import status_rows
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
@@ -347,38 +348,6 @@ def _confirm(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-async def running_certifications(store: KubeStore) -> list[str]:
-    """`namespace/name` of every Certification not finished and not being deleted."""
-    from nvcre_tui.engine.controllers import conditions as cond
-    from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import CERTIFICATION
-
-    try:
-        certs = (await store.list(CERTIFICATION)).items
-    except NotFound:  # the CRD is not installed: nothing runs
-        return []
-    return [f"{c['metadata'].get('namespace')}/{c['metadata']['name']}" for c in certs
-            if not cond.is_terminal(c) and not c["metadata"].get("deletionTimestamp")]
-
-
-async def _engine_runs(store: KubeStore, clock: Clock, namespace: str) -> bool:
-    """Whether an nvcre engine holds the lease (one that cannot be read is taken to: waiting may still help)."""
-    return await _held_by(store, clock, namespace, unreadable="?") is not None
-
-
-async def _held_by(store: KubeStore, clock: Clock, namespace: str, *, unreadable: str | None = None) -> str | None:
-    """The identity of the engine holding the lease now (None: nobody; a lease past its duration is nobody's), or
-    `unreadable` where the lease cannot be read (by default a reset by an admin who may not read it goes ahead)."""
-    from nvcre_tui.engine.lease import EngineLease
-    from nvcre_tui.engine.store.errors import StoreError
-
-    try:
-        holder = await EngineLease(store, clock, namespace, "nvcre-setup-reset").holder()
-    except StoreError:
-        return unreadable
-    return holder.identity if holder is not None and holder.live else None
-
-
 async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     """Delete, in this order: the engine's Lease and the fleet's ConfigMap, the Nodes --sim-runner registered, the
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
@@ -391,22 +360,13 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     from nvcre_tui.engine.store.protocol import CRD, LEASE, kind_of
 
     namespace = _namespace(args)
-    running = await running_certifications(store)
-    if running and not args.force:
-        shown = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
-        advice = ("wait for them, delete them, or pass --force" if await _engine_runs(store, clock, namespace) else
-                  "no nvcre engine holds the lease, so they will not finish: delete them (nvcre certification delete) or "
-                  "pass --force")
-        _say(f"nvcre setup reset: {count(len(running), 'certification')} still running ({shown}); {advice}")
-        return EXIT_BAD_INPUT
-    # An engine still running would lose its CRDs, RBAC and lease from under it, and retry against 404s and 403s.
-    if not args.force and (holder := await _held_by(store, clock, namespace)):
-        _say(f"nvcre setup reset: the nvcre engine {holder} holds the lease in {namespace}: stop it first (its "
-             "Deployment or `nvcre controller` process; a console that runs one: quit it), or pass --force")
+    refusal, running = await reset_refusal(store, clock, namespace, force=args.force)
+    if refusal is not None:
+        _say(f"nvcre setup reset: {refusal}")
         return EXIT_BAD_INPUT
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
-            f"every namespace ({len(running)} still running), the engine's RBAC, the namespace {namespace}, and the "
+            f"every namespace ({running} still running), the engine's RBAC, the namespace {namespace}, and the "
             "Nodes --sim-runner registered."):
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED

@@ -1,6 +1,8 @@
 """nvcre installed into a namespace other than nvcre-system (`setup init --install-namespace NS`, or -n NS), over real
 HTTP against the emulator: every command that was not told the namespace says in one line where nvcre is and which flag
-names it (exit 2), `nvcre controller` included (it printed `engine lease: ... not found` every 2 s for ever)."""
+names it (exit 2), `nvcre controller` included (it printed `engine lease: ... not found` every 2 s for ever); and
+`setup reset` finds the engine's Lease wherever nvcre is installed, and deletes no cluster-wide object of an install in
+another namespace than the one it was given."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_crds, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.store import CERTIFICATION, CRD, LEASE, NODE, Conflict, NotFound
-from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
+from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, present, server  # noqa: F401 - fixtures
+from tests.kubeapi import Fault
 
 OTHER = "nvcre-other"
+STOP_IT = "stop it first (its Deployment or `nvcre controller` process; a console that runs one: quit it), or pass --force"
 CATEGORY = ("certification", "run", "--category", "communication/nccl-all-reduce")
 
 
@@ -50,6 +54,50 @@ async def _stop(admin, task: asyncio.Task[int]) -> int:
 
     await _until(take_over)
     return await asyncio.wait_for(task, 15)
+
+
+async def test_reset_refuses_while_a_controller_holds_the_lease_where_nvcre_was_installed(server, kubeconfig, admin, capsys) -> None:
+    """It deleted the CRDs (every certification) and ClusterRoles, then said `namespace/nvcre-system not found`, exit 0."""
+    code, out, err = await nvcre(capsys, "setup", "init", "--install-namespace", OTHER, "--kubeconfig", kubeconfig)
+    assert (code, out.splitlines()[-1]) == (0, f"nvcre is installed in namespace {OTHER}"), err
+    controller = _controller(kubeconfig, "--lease-namespace", OTHER, "--identity", "ctl-1")  # the former name: an alias
+
+    async def held() -> bool:
+        try:
+            return (await admin.get(LEASE, EngineLease.NAME, OTHER))["spec"].get("holderIdentity") == "ctl-1"
+        except NotFound:
+            return False
+
+    try:
+        await _until(held)
+        code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+        said = [line for line in err.splitlines() if not line.startswith("nvcre controller: ")]  # the controller's log
+        assert (code, out, said) == (2, "", [f"nvcre setup reset: the nvcre engine ctl-1 holds the lease in {OTHER}: {STOP_IT}"])
+        assert all([await present(admin, obj) for obj in install_objects(OTHER)])
+    finally:
+        assert await _stop(admin, controller) == 1
+    capsys.readouterr()
+    # No engine now, but the namespace reset was given (nvcre-system by default) holds no install: the CRDs and
+    # ClusterRoles are the install's in nvcre-other. --force (for running certifications, an engine) does not change that.
+    refused = (f"nvcre setup reset: nvcre is not installed in namespace nvcre-system but in {OTHER}: pass --install-namespace "
+               f"{OTHER} to remove that install (nothing deleted)\n")
+    for force in ((), ("--force",)):
+        code, out, err = await nvcre(capsys, "setup", "reset", "--yes", *force, "--kubeconfig", kubeconfig)
+        assert (code, out, err) == (2, "", refused)
+        assert all([await present(admin, obj) for obj in install_objects(OTHER)])
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "-n", OTHER, "--kubeconfig", kubeconfig)  # -n: an alias
+    assert code == 0, err
+    assert not any([await present(admin, obj) for obj in install_objects(OTHER) if obj["kind"] != "Namespace"])
+
+
+async def test_reset_finds_the_engine_lease_where_leases_cannot_be_listed_across_namespaces(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "-n", OTHER, "--kubeconfig", kubeconfig))[0] == 0
+    assert await EngineLease(admin, SystemClock(), OTHER, "engine@node-7/42").try_acquire()
+    server.faults.add(Fault(method="GET", path=r"^/apis/coordination\.k8s\.io/v1/leases$", status=403))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert (code, err) == (2, f"nvcre setup reset: the nvcre engine engine@node-7/42 holds the lease in {OTHER}: {STOP_IT}\n")
+    assert server.requests_where(verb="list", resource="leases")[-1].status == 403  # it did try the list first
+    assert all([await present(admin, obj) for obj in install_objects(OTHER)])
 
 
 async def test_a_command_not_told_the_install_namespace_says_where_nvcre_is(server, kubeconfig, admin, capsys) -> None:

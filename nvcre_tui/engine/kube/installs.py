@@ -1,17 +1,22 @@
 """Where nvcre is installed on a cluster, whatever namespace the command was told: the namespaces `setup init` labelled
-(`app.kubernetes.io/part-of=nvcre`).
+(`app.kubernetes.io/part-of=nvcre`), and the engine Leases (`nvcre-engine`) in any namespace with who holds them.
 
 `setup init --install-namespace NS` (or -n NS) installs into any namespace, and every command then needs
-`--install-namespace NS`: these readers let a command that was given another say where nvcre is.
+`--install-namespace NS`: these readers let a command that was given another say where nvcre is, and let `setup reset`
+see an engine wherever it runs.
 """
 
 from __future__ import annotations
 
-from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
-from nvcre_tui.engine.store.errors import Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import NAMESPACE, ResourceStore
+from dataclasses import dataclass
 
-__all__ = ["INSTALL_FLAG", "install_namespaces", "not_installed", "require_install"]
+from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+from nvcre_tui.engine.clock import Clock
+from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
+
+__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "live_engines", "not_installed", "require_install"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
 
@@ -48,3 +53,39 @@ async def require_install(store: ResourceStore, namespace: str) -> str | None:
     except Forbidden:
         return None
     return None
+
+
+@dataclass(frozen=True)
+class LiveEngine:
+    """An engine holding its Lease now: where, and who."""
+
+    namespace: str
+    identity: str
+
+
+async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> list[LiveEngine] | None:
+    """Every engine Lease held by a live engine, in any namespace (one list by name across namespaces); where that
+    list is refused, the Leases of the namespaces in `also` one by one. None when no Lease could be read at all."""
+    now = clock.now()
+    try:
+        leases = (await store.list(LEASE, None, field_selector=f"metadata.name={LEASE_NAME}")).items
+    except StoreError:
+        leases = []
+        readable = False
+        for namespace in dict.fromkeys(also):
+            try:
+                leases.append(await store.get(LEASE, LEASE_NAME, namespace))
+            except NotFound:
+                readable = True
+            except StoreError:
+                continue
+            else:
+                readable = True
+        if not readable:
+            return None
+    engines = []
+    for lease in leases:
+        holder = LeaseHolder.from_lease(lease, now)
+        if holder is not None and holder.live:
+            engines.append(LiveEngine(lease["metadata"].get("namespace") or "", holder.identity))
+    return sorted(engines, key=lambda engine: engine.namespace)

@@ -6,18 +6,20 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Static, Tree
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.report.readmodel import CategoryView
+from nvcre_tui.engine.session import Session
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import Snapshot, convicting_job, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.widgets.item_line import ItemLine
 
-from .harness import DIAGNOSE, certification_body, session_with
+from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, session_with
 
 
 async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() -> None:
@@ -298,6 +300,19 @@ faults:
 """
 
 
+async def _isolate_steps(session: Session, seconds: float, steps: int) -> AsyncIterator[tuple[Snapshot, CategoryView]]:
+    """Run the `isolate` certification's engine step by step (`seconds` of simulated time each), reading the store after
+    each, until the certification ends; an error if it has not ended after `steps`."""
+    assert session.engine is not None
+    for _ in range(steps):
+        await session.engine.run_until_settled(max_seconds=seconds)
+        snapshot = await Snapshot.read(session.store, "default")
+        yield snapshot, snapshot.views["isolate"].categories[0]
+        if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
+            return
+    raise AssertionError(f"the diagnosis did not finish in {steps} steps")
+
+
 async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weighed(tmp_path: Path) -> None:
     """A review watched a diagnosis whose screening round waited for a hung test: the members of a test that had
     already failed (an Xid crash) read untested on the map, the wall and the counters until the round ended, while the
@@ -309,13 +324,9 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
 
     (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
     session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
-    assert session.engine is not None
     mid_round = beside_healthy = 0
     try:
-        for _ in range(300):
-            await session.engine.run_until_settled(max_seconds=60)
-            snapshot = await Snapshot.read(session.store, "default")
-            [category] = snapshot.views["isolate"].categories
+        async for snapshot, category in _isolate_steps(session, 60, 300):
             diagnose = category.orchestration.get("diagnose")
             if diagnose is not None:
                 states = node_states(snapshot, "isolate")
@@ -330,10 +341,6 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
                         # the node screen's row for that test (and the drill-down's, the same member_state) agrees
                         [row] = [r for r in node_history(snapshot, node) if r["job"] == group.get("jobRef")]
                         assert row["state"] in ("suspect", "failed"), (group["name"], node, row["state"])
-            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
-                break
-        else:
-            raise AssertionError("the diagnosis did not finish")
         assert mid_round and beside_healthy, (mid_round, beside_healthy)
         assert sorted(n for n, (state, _) in node_states(snapshot, "isolate").items() if state == "failed") == ["gpu-node-05", "gpu-node-12"]
     finally:
@@ -430,17 +437,14 @@ async def test_a_node_a_failed_test_named_is_a_suspect_not_failed_until_the_diag
 
     (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
     session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
-    assert session.engine is not None
     try:
-        for _ in range(100):
-            await session.engine.run_until_settled(max_seconds=30)
-            snapshot = await Snapshot.read(session.store, "default")
-            diagnose = snapshot.views["isolate"].categories[0].orchestration.get("diagnose") or {}
+        rows: list[dict[str, Any]] = []
+        async for snapshot, category in _isolate_steps(session, 30, 100):
+            diagnose = category.orchestration.get("diagnose") or {}
             rows = [r for r in node_history(snapshot, "gpu-node-05") if r["failures"]]
             if "gpu-node-05" in (diagnose.get("suspectNodes") or []) and rows:
                 break
-        else:
-            raise AssertionError("gpu-node-05 was never a suspect with a failed test naming it")
+        assert rows, "gpu-node-05 was never a suspect with a failed test naming it"
         app = NvcreApp(session=session, live=False)
         async with app.run_test(size=(160, 45)) as pilot:
             app.run_command("node gpu-node-05")
@@ -455,32 +459,17 @@ async def test_a_node_a_failed_test_named_is_a_suspect_not_failed_until_the_diag
         await session.close()
 
 
-FABRIC_FLEET = """name: fabric-and-node
-seed: 14
-nodes: [{count: 32, gpusPerNode: 8, cliques: 4}]
-faults:
-  - {type: degraded-fabric, cliques: [clique-0, clique-1], factor: 0.5}
-  - {type: slow-gpu, node: gpu-node-03, gpu: 2, factor: 0.5}
-"""
-
-
 async def test_healthy_members_of_a_link_test_are_not_drawn_under_test(tmp_path: Path) -> None:
     """A walkthrough watched the map while link tests ran: nodes the diagnosis had cleared turned back into ⋯ running
     (25 running for one suspect), so the map did not narrow. A link test is about the links between cliques: its
     healthy members are drawn passed, as a confirmation's reference partners are, and only the suspects run."""
     from nvcre_tui.engine.diagnose import LINK_STAGES, stored_partners
     from nvcre_tui.engine.diagnose.state import readable
-    from nvcre_tui.engine.sim.scenario import load_scenario
 
-    (tmp_path / "fleet.yaml").write_text(FABRIC_FLEET)
-    session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
-    assert session.engine is not None
+    session = await session_with(DIAGNOSE, settle=False, scenario=FABRIC_AND_SLOW_GPU)
     seen = 0
     try:
-        for _ in range(200):
-            await session.engine.run_until_settled(max_seconds=20)
-            snapshot = await Snapshot.read(session.store, "default")
-            [category] = snapshot.views["isolate"].categories
+        async for snapshot, category in _isolate_steps(session, 20, 200):
             diagnose = category.orchestration.get("diagnose")
             if diagnose is not None and not diagnose.get("complete"):
                 states, healthy = node_states(snapshot, "isolate"), set(diagnose.get("healthyNodes") or [])
@@ -491,10 +480,6 @@ async def test_healthy_members_of_a_link_test_are_not_drawn_under_test(tmp_path:
                         for node in (n for n in test["nodes"] if n in healthy):
                             seen += 1
                             assert partners[node] == test["group"] and states[node][0] == "passed", (node, states[node])
-            if snapshot.certifications[0]["status"].get("summary", {}).get("result") not in (None, "RUNNING"):
-                break
-        else:
-            raise AssertionError("the diagnosis did not finish")
         assert seen, "no healthy member of a running link test was seen"
     finally:
         await session.close()

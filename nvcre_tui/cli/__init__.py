@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
+from nvcre_tui.cli.once import StoreOnce, forget_given
 from nvcre_tui.cli.stdout import take_stderr, take_stdout
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
@@ -39,11 +40,13 @@ def _given(text: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with our exit code for usage errors (2, like every other bad input), told in one line like them,
-    and no empty values."""
+    no empty values, and no single-value option given twice."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register("type", None, _given)  # every option and argument without a type of its own
+        self.register("action", None, StoreOnce)  # every option without an action of its own
+        self.register("action", "store", StoreOnce)
 
     # [Any]: the subparsers' class is the caller's parser_class (the base class's overloads decide it from that argument)
     def add_subparsers(self, **kwargs: Any) -> argparse._SubParsersAction[Any]:
@@ -61,6 +64,7 @@ class _Parser(argparse.ArgumentParser):
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
+        forget_given(parsed)
         return parsed, extras
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:

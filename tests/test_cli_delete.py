@@ -107,6 +107,18 @@ def test_bad_delete_input_deletes_nothing(tmp_path: Path, capsys: pytest.Capture
     assert stored(state)["Certification"] == ["burn-in"]
 
 
+@pytest.mark.parametrize("wait", [[], ["--wait"]])
+def test_delete_on_a_store_that_does_not_exist_creates_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               wait: list[str]) -> None:
+    """`list` and `report` on an absent --state create nothing; `delete` made a 49 KB store (and the history) to say
+    that the name was not found."""
+    state = tmp_path / "qq6.db"
+    assert main(["certification", "delete", "nothere", "--sim", "--state", str(state), *wait]) == 2
+    assert capsys.readouterr().err == (f"certification 'nothere' not found in namespace default of the simulator ({state}); "
+                                       "nothing deleted\n")
+    assert list(tmp_path.iterdir()) == [] and not any(Path(os.environ["XDG_STATE_HOME"]).rglob("*.db"))
+
+
 async def _cluster_left(kubeconfig: Path) -> dict[str, list[str]]:
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:

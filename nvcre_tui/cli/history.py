@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.numbers import positive
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
@@ -32,7 +33,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     certifications = commands.add_parser("certifications", help="the archived certifications")
     for command, func in ((nodes, nodes_command), (node, node_command), (certifications, certifications_command)):
         command.add_argument("-o", "--output", choices=("table", "json"), default="table")
-        command.add_argument("--history", metavar="PATH", help="history database (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
+        command.add_argument("--history", metavar="PATH", type=file_path, help="history database (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
         command.add_argument("--last", metavar="N", type=positive, help="only the last N certifications (by completion time)")
         command.add_argument("--source", metavar="TEXT", help="only certifications of the stores whose source (SOURCE in `history "
                              "certifications`: cluster:<server> or sim:<state file>) contains TEXT")

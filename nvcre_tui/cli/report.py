@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_session, state_path_of, tell_notices,
                                    where_of)
@@ -50,7 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     report.add_argument("-o", "--output", choices=("text", "json", "junit", "html"), default="text",
                         help="html: one self-contained file (inline CSS and SVG) with curves, histograms and evidence; one certification")
     add_session_arguments(report, namespace_help="namespace of the Certifications (default: the context's, else default)")
-    report.add_argument("--results-file", metavar="F", help="also write the JSON report here (an array for several)")
+    report.add_argument("--results-file", metavar="F", type=file_path, help="also write the JSON report here (an array for several)")
     report.set_defaults(func=report_command)
 
 

@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
+from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, taking_over
 from nvcre_tui.cli.interrupt import StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
@@ -87,7 +88,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("--name", help="certification name (default: metadata.name of the file; with --category nvcre-YYYYMMDD-HHMMSS)")
     run.add_argument("--wait", action="store_true", help="follow progress, then print the report")
     run.add_argument("--timeout", metavar="D", help="with --wait: give up after D (simulated time on the simulator; default: from the categories' budgets)")
-    run.add_argument("--results-file", metavar="F", help="write the JSON report here")
+    run.add_argument("--results-file", metavar="F", type=file_path, help="write the JSON report here")
     registry.add_arguments(run)
     run.add_argument("--setup", action="store_true",
                      help="on a cluster: first install or update what `nvcre setup init` installs (the CRDs, the install namespace, "

@@ -13,11 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import check_history
+from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
@@ -32,11 +33,11 @@ def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: st
     """--sim, --scenario, --state (simulator) and --kubeconfig, --context, -n, --sim-runner (cluster)."""
     parser.add_argument("--sim", action="store_true", help="use the embedded simulated fleet even when a cluster is configured")
     parser.add_argument("--scenario", metavar="S.yaml", help="simulated fleet scenario (default: the built-in 32 x H100 fleet)")
-    parser.add_argument("--state", metavar="PATH", help="simulator store, an SQLite file (default $NVCRE_STATE or ~/.local/state/nvcre/sim.db)")
+    parser.add_argument("--state", metavar="PATH", type=file_path, help="simulator store, an SQLite file (default $NVCRE_STATE or ~/.local/state/nvcre/sim.db)")
     parser.add_argument("--sim-runner", action="store_true",
                         help="on a cluster: the simulated fleet plays kubelet and GPUs (registers its Nodes when absent)")
     parser.add_argument("--install-namespace", metavar="NS", default=None, help="where `setup init` installed nvcre (default nvcre-system)")
-    parser.add_argument("--history", metavar="PATH", help="archive of finished certifications (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
+    parser.add_argument("--history", metavar="PATH", type=file_path, help="archive of finished certifications (default $NVCRE_HISTORY or ~/.local/state/nvcre/history.db)")
     add_kube_arguments(parser, namespace_help=namespace_help)
 
 
@@ -104,6 +105,8 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
     if history != "default" and not readonly and archive_writes:
         check_history(history)  # before the store is opened (and a new store file made) on a named history that is none
+    elif history == "default":
+        default_history_path()  # $NVCRE_HISTORY naming a folder ("x/") is refused before any file is made
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or INSTALL_NAMESPACE  # the simulator too
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession

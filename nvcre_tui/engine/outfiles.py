@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
 
-__all__ = ["check_writable", "followed", "replace_file", "write_atomically"]
+__all__ = ["check_file_named", "check_writable", "folder_named", "followed", "replace_file", "write_atomically"]
 
 # Write ends of named pipes opened by check_writable, by (device, inode), until replace_file writes through them:
 # closing the probe would hand a reader already waiting (`cat pipe`) an end of file before the output comes.
@@ -27,6 +27,24 @@ def _open_pipe(target: Path) -> int:
         if error.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "a named pipe that no process reads; start its reader first") from None
         raise
+
+
+def folder_named(text: str) -> bool:
+    """Whether a path names a folder by its form: it ends with a separator ("out/"), which Path() drops, so the file
+    written would take the folder's name."""
+    return text.endswith(("/", os.sep))
+
+
+def file_named_message(text: str) -> str:
+    """Why a path that ends with a separator is refused where a file is written."""
+    return f"{text} ends with '/', a folder's name: name a file"
+
+
+def check_file_named(text: str, what: str) -> str:
+    """`text` (a file to write, from `what`: $NVCRE_STATE ...), or InputError when it names a folder by its form."""
+    if folder_named(text):
+        raise InputError(f"{what}: {file_named_message(text)}")
+    return text
 
 
 def _writable(path: Path, info: os.stat_result) -> bool:
@@ -58,6 +76,8 @@ def check_writable(path: str | os.PathLike[str], what: str = "", *, stream: bool
     write end is then kept open for replace_file); otherwise a store's caller refuses pipes in its own words."""
     target = Path(path).expanduser()
     label = f"{what}: " if what else ""
+    if isinstance(path, str) and folder_named(path):
+        raise InputError(f"{label}{file_named_message(path)}")
     try:
         info = target.stat()
     except FileNotFoundError:

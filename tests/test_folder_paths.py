@@ -1,0 +1,45 @@
+"""A file nvcre writes named with a trailing '/' (a folder's name) is refused in one line, exit 2, and nothing is
+made: `report --results-file subdir/` wrote a JSON file named `subdir` (Path() drops the separator), and the same
+for --state, --history, $NVCRE_STATE and $NVCRE_HISTORY."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.outfiles import check_writable
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN_IN = str(ROOT / "examples" / "burn-in.yaml")
+RUN = ["certification", "run", "--cert-file", BURN_IN, "--wait"]
+
+
+@pytest.mark.parametrize(("argv", "env", "said"), [
+    (["certification", "report", "burn-in", "--state", "s1.db", "--results-file", "subdir/"], {},
+     "nvcre certification report: argument --results-file: subdir/ ends with '/', a folder's name: name a file; see"),
+    ([*RUN, "--state", "s.db", "--results-file", "out/"], {}, "nvcre certification run: argument --results-file: out/ ends with '/'"),
+    ([*RUN, "--state", "st/"], {}, "nvcre certification run: argument --state: st/ ends with '/', a folder's name: name a file"),
+    ([*RUN, "--state", "s.db", "--history", "hi/"], {}, "nvcre certification run: argument --history: hi/ ends with '/'"),
+    (["history", "certifications", "--history", "h/"], {}, "nvcre history certifications: argument --history: h/ ends with '/'"),
+    (RUN, {"NVCRE_STATE": "x/"}, "$NVCRE_STATE: x/ ends with '/', a folder's name: name a file"),
+    (RUN, {"NVCRE_HISTORY": "x/"}, "$NVCRE_HISTORY: x/ ends with '/', a folder's name: name a file"),
+])
+def test_a_written_file_named_as_a_folder_is_refused_and_nothing_made(
+        argv: list[str], env: dict[str, str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(said) and len(err.splitlines()) == 1, err
+    assert list(tmp_path.rglob("*")) == []
+
+
+def test_check_writable_refuses_a_folder_name(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="ends with '/'"):
+        check_writable(f"{tmp_path}/saved/", "save")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import pwd
 from pathlib import Path
+
+from nvcre_tui.engine.errors import InputError
 
 _PACKAGE = Path(__file__).resolve().parent
 _CHECKOUT = _PACKAGE.parent
@@ -31,8 +34,24 @@ def shown_file(name: str, root: Path, relative: str | Path) -> str:
     return f"{name}/{relative}" if root.resolve() in shipped else str(root / relative)
 
 
+def home() -> Path:
+    """The user's home folder: $HOME, else (unset or empty) the password database's, as a login shell would set it.
+    Path.home() takes an empty $HOME for the filesystem root: the store went to /.local/state/nvcre/sim.db."""
+    value = os.environ.get("HOME") or ""
+    if value:
+        return Path(value)
+    try:
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        entry = ""
+    if not os.path.isabs(entry) or entry == "/":
+        raise InputError(f"$HOME is {'unset' if 'HOME' not in os.environ else 'empty'} and user {os.getuid()} has no home folder "
+                         "in the password database: set HOME, or name the files (--state PATH, --history PATH, $XDG_STATE_HOME)")
+    return Path(entry)
+
+
 def state_home() -> Path:
-    """nvcre's folder for its stores and history: $XDG_STATE_HOME/nvcre, else ~/.local/state/nvcre. A relative
-    $XDG_STATE_HOME is ignored, as the XDG spec says: it would name another folder from each working directory."""
+    """nvcre's folder for its stores and history: $XDG_STATE_HOME/nvcre, else ~/.local/state/nvcre (see home()). A
+    relative $XDG_STATE_HOME is ignored, as the XDG spec says: it would name another folder from each working directory."""
     base = os.environ.get("XDG_STATE_HOME") or ""
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state") / "nvcre"
+    return (Path(base) if os.path.isabs(base) else home() / ".local" / "state") / "nvcre"

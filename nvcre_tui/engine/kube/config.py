@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
+from ...paths import home
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
 
@@ -81,10 +82,21 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
             raise InputError(f"$KUBECONFIG {listed}: " + (f"{', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
                                                           "not a file" if folders else "none of these files exists"))
         return existing, os.pathsep.join(str(p) for p in existing)
-    default = Path(DEFAULT_KUBECONFIG.replace("~", environ.get("HOME", "~"), 1)).expanduser()
-    if default.is_file():
+    default = _default_kubeconfig(environ)
+    if default is not None and default.is_file():
         return [default], str(default)
     return None
+
+
+def _default_kubeconfig(environ: Mapping[str, str]) -> Path | None:
+    """~/.kube/config under $HOME, else (unset or empty: not the filesystem root) the password database's home; None
+    when there is no home."""
+    if environ.get("HOME"):
+        return Path(DEFAULT_KUBECONFIG.replace("~", environ["HOME"], 1))
+    try:
+        return Path(DEFAULT_KUBECONFIG.replace("~", str(home()), 1))
+    except InputError:
+        return None
 
 
 def _readable(path: Path) -> bool:
@@ -338,6 +350,7 @@ def cluster_configured(kubeconfig: str | None = None, *, environ: Mapping[str, s
         return True  # asked for explicitly: load_target reports what is wrong with it
     if environ.get("KUBECONFIG"):
         return True  # set on purpose: even if its files are missing, load_target says so (as kubectl fails)
-    if Path(environ.get("HOME", "~") + "/.kube/config").expanduser().is_file():
+    default = _default_kubeconfig(environ)
+    if default is not None and default.is_file():
         return True
     return _in_cluster(environ) and (service_account_dir / "token").is_file()

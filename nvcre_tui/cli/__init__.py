@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.cli.once import StoreOnce, forget_given
+from nvcre_tui.cli.oneline import say as _say
 from nvcre_tui.cli.stdout import take_stderr, take_stdout
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import StoreError
 
 if TYPE_CHECKING:
@@ -150,14 +150,6 @@ def _error_kind(error: StoreError) -> str:
 
 # Store errors whose message says what they are (NotKubernetes: "<server>: not a Kubernetes API server ..."): no kind before it.
 SELF_EXPLAINED = frozenset({"StoreError", "NotKubernetes"})
-
-
-def _say(message: str) -> None:
-    """One line on stderr: a newline inside (a file name holding one) is shown, never a second line."""
-    try:
-        print(printable(message, newlines=False), file=sys.stderr)
-    except (OSError, ValueError, AttributeError):  # stderr closed or broken as well: nothing left to tell
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

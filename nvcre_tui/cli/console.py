@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any
 
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.engine.errors import InputError
 
 
@@ -71,7 +72,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
                    freeze_heap=True, connecting=connecting)
     app.run()
     if app.startup_error:
-        print(app.startup_error, file=sys.stderr)
+        say(app.startup_error)
         return int(app.return_code or 2)
     if app.save_error is not None:
         raise app.save_error

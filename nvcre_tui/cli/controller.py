@@ -16,11 +16,11 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
 from nvcre_tui.cli.numbers import integer
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 
@@ -99,7 +99,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def _log(message: str) -> None:
-    print(f"nvcre controller: {message}", file=sys.stderr, flush=True)
+    say(f"nvcre controller: {message}")
 
 
 def _serve_metrics(metrics: EngineMetrics, port: int, addr: str) -> int:

@@ -6,22 +6,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from datetime import datetime
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
 from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
-from nvcre_tui.engine.printable import json_printable, printable
+from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.units import format_duration
@@ -66,10 +63,9 @@ async def _list(args: argparse.Namespace) -> int:
                 r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], r["age"]] for r in rows])
         elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
-            Console(stderr=True, highlight=False).print(escape(printable(f"No certifications in {where} of {where_of(session)}.")),
-                                                        soft_wrap=True)
+            say(f"No certifications in {where} of {where_of(session)}.")
         for line in damaged:  # named, never dropped silently; exit 2
-            print(line, file=sys.stderr)
+            say(line)
         return EXIT_BAD_INPUT if damaged else EXIT_OK
     finally:
         try:

@@ -232,7 +232,8 @@ def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
     flags += [(f"--{name.replace('_', '-')}", getattr(args, name, None)) for name in names if getattr(args, name, None)]
     if namespace != "default":
         flags.append(("-n", namespace))
-    return "".join(f" {flag}" + (f" {shlex.quote(str(value))}" if value is not None else "") for flag, value in flags)
+    shown = "".join(f" {flag}" + (f" {shlex.quote(str(value))}" if value is not None else "") for flag, value in flags)
+    return printable(shown, newlines=False)  # advice lines stay one line each
 
 
 def _source(args: argparse.Namespace) -> str:
@@ -265,7 +266,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     product = _gpu_product(nodes) if args.category else None
     if product is not None:  # --category: narrowed to the product found, as NVCRE does
         cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
-        console.print(f"Discovered GPU nodes with product: {escape(printable(product))}")
+        console.print(f"Discovered GPU nodes with product: {escape(printable(product, newlines=False))}")
     pull_secret = registry.secret_name(cert.metadata.name) if login is not None else None
     if pull_secret is not None:
         registry.reference(cert, pull_secret)
@@ -281,7 +282,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     session.stamp(body)
     try:
         uid = str((await session.store.create(CERTIFICATION, body))["metadata"].get("uid") or "")
-        console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where))}).")
+        console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where, newlines=False))}).")
     except AlreadyExists:
         followed = await _same_spec(session, body) if args.wait else None
         if followed is None:
@@ -296,7 +297,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         raise InputError(f"{_source(args)}: {error}") from None
     if pull_secret is not None and login is not None:
         await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
-        console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry))} created, owned by the certification.")
+        console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     viewer = session.viewer_reason
     if viewer:
@@ -352,12 +353,12 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     else:  # a cluster: this process's engine while it holds the Lease, else another's (taken over once it is gone)
         finished = await _watch(session, name, namespace, limit, console, stop)
     if stop.requested:
-        where = f"the simulator state is saved in {escape(str(session.path))}" if isinstance(session, SimSession) and session.path else \
-            f"it stays on {escape(printable(session.title))}"
+        where = f"the simulator state is saved in {escape(printable(str(session.path), newlines=False))}" if isinstance(session, SimSession) and session.path else \
+            f"it stays on {escape(printable(session.title, newlines=False))}"
         if args.cleanup:
             console.print(f"[yellow]{stop.said}; --cleanup deletes the certification now.[/]", soft_wrap=True)
         elif _was_its_engine(session):
-            console.print(f"[yellow]{stop.said}; the certification stays on {escape(printable(session.title))}, but {NO_ENGINE_AFTER}.[/]\n"
+            console.print(f"[yellow]{stop.said}; the certification stays on {escape(printable(session.title, newlines=False))}, but {NO_ENGINE_AFTER}.[/]\n"
                           f"  report later:  nvcre certification report {name}{escape(again)}\n  or watch it:   nvcre{escape(again)}", soft_wrap=True)
         else:
             console.print(f"[yellow]{stop.said}; the certification goes on and {where}.[/]\n"

@@ -7,20 +7,18 @@ configured ($KUBECONFIG, ~/.kube/config, in a pod) and `--sim` is not; otherwise
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, load_kube_target
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
 from nvcre_tui.engine.clock import Clock, ManualClock, ScaledClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history, default_history_path
 from nvcre_tui.engine.planning.catalog import Catalog
-from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 
 if TYPE_CHECKING:
@@ -160,6 +158,5 @@ def tell_notices(session: Session, told: int = 0) -> int:
     many are told by now. Called on opening and before exiting (an archive that failed meanwhile); the console
     shows them itself."""
     for notice in session.notices[told:]:
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed: nothing left to tell
-            sys.stderr.write(printable(f"nvcre: {notice}") + "\n")
+        say(f"nvcre: {notice}")
     return len(session.notices)

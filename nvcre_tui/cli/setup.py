@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_kube_store
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.reset_checks import reset_refusal
 from nvcre_tui.cli.status_rows import status_rows
@@ -148,7 +149,7 @@ def _namespace(args: argparse.Namespace) -> str:
 
 
 def _say(text: str) -> None:
-    print(text, file=sys.stderr)
+    say(text)
 
 
 async def _on_cluster(args: argparse.Namespace, command: str,

@@ -53,9 +53,11 @@ def info_command(args: argparse.Namespace) -> int:
 def _nodes(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
     """(where they came from, the Node objects): a file, the configured cluster, else the simulated fleet."""
     from nvcre_tui.cli.session import on_cluster
+    from nvcre_tui.cli.stdin import check_stdin_once
     from nvcre_tui.engine.planning.manifest import load_nodes
     from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario, load_scenario
 
+    check_stdin_once(args)  # --nodes - or --scenario - on a terminal: refused, not waited on
     if args.nodes:
         others = [flag for flag, given in (("--kubeconfig/--context", args.kubeconfig or args.context), ("--sim", args.sim),
                                            ("--scenario", args.scenario)) if given]

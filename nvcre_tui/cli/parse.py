@@ -20,7 +20,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
-from nvcre_tui.engine.inputs.read import open_binary
+from nvcre_tui.engine.inputs.read import TERMINAL_ADVICE, open_binary, stdin_is_terminal
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
@@ -77,6 +77,8 @@ def _open(path: str) -> TextIO:
     if path == STDIN:
         if sys.stdin is None or sys.stdin.closed:
             raise InputError("stdin: standard input is closed; pass a file instead of -")
+        if stdin_is_terminal():
+            raise InputError(f"stdin: {TERMINAL_ADVICE}")
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # already text (a test's StringIO)
             return sys.stdin

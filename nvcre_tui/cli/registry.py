@@ -17,6 +17,7 @@ import json
 import secrets
 import string
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,9 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                                  "kept out of the shell's history)")
 
 
-def login_of(args: argparse.Namespace) -> Login | None:
+def login_of(args: argparse.Namespace, before_reading: Callable[[], None] = lambda: None) -> Login | None:
     """The login the flags give (None: no flag); InputError when some are missing or empty, or when another input
-    is read from standard input too (run calls this first, before anything reads it)."""
+    is read from standard input too (run calls this first, before anything reads it). `before_reading`: the caller's
+    refusals that need no password (the simulator pulls no image), made before a password is read from stdin."""
     check_stdin_once(args)
     given = {flag: getattr(args, dest) for flag, dest in (("--workload-registry", "workload_registry"),
                                                           ("--workload-registry-username", "workload_registry_username"),
@@ -60,17 +62,22 @@ def login_of(args: argparse.Namespace) -> Login | None:
     missing = [flag for flag, value in given.items() if value is None]
     if missing:
         raise InputError(f"{', '.join(missing)}: the workload registry needs all three of {', '.join(FLAGS)}")
+    registry, username = str(given["--workload-registry"]), str(given["--workload-registry-username"])
+    _check_line("--workload-registry", registry)
+    _check_line("--workload-registry-username", username)
+    if ":" in username:
+        raise InputError("--workload-registry-username: must not hold ':' (it separates the user from the password)")
+    before_reading()
     password = str(given["--workload-registry-password"])
     if password == "-":
         password = _read_password()
-    registry, username = str(given["--workload-registry"]), str(given["--workload-registry-username"])
-    for flag, value in (("--workload-registry", registry), ("--workload-registry-username", username),
-                        ("--workload-registry-password", password)):
-        if not value.strip() or any(ch in value for ch in "\r\n\x00"):
-            raise InputError(f"{flag}: must be one non-empty line")
-    if ":" in username:
-        raise InputError("--workload-registry-username: must not hold ':' (it separates the user from the password)")
+    _check_line("--workload-registry-password", password)
     return Login(registry, username, password)
+
+
+def _check_line(flag: str, value: str) -> None:
+    if not value.strip() or any(ch in value for ch in "\r\n\x00"):
+        raise InputError(f"{flag}: must be one non-empty line")
 
 
 def _read_password() -> str:

@@ -147,9 +147,11 @@ _NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--t
 
 
 async def _run(args: argparse.Namespace) -> int:
-    login = registry.login_of(args)  # first: its password may be on stdin, which --cert-file - would read
-    if login is not None and not on_cluster(args):
-        raise InputError("--workload-registry: the simulator pulls no image; a pull secret is for a cluster's workloads")
+    def no_pull_secret_on_the_simulator() -> None:  # said before a password is read for nothing
+        if not on_cluster(args):
+            raise InputError("--workload-registry: the simulator pulls no image; a pull secret is for a cluster's workloads")
+
+    login = registry.login_of(args, no_pull_secret_on_the_simulator)  # first: its password may be on stdin, which --cert-file - would read
     catalog = default_catalog()
     options = _category_options(args)
     if args.category:

@@ -34,10 +34,24 @@ def _strerror(error: OSError) -> str:
     return error.strerror or str(error)
 
 
+def stdin_is_terminal() -> bool:
+    """Whether standard input is a terminal: reading it for a file would wait, silently, for someone to type one."""
+    stream = sys.stdin
+    try:
+        return stream is not None and not stream.closed and stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+TERMINAL_ADVICE = "standard input is a terminal, not a file: pipe the input in (nvcre ... < FILE) or name a file instead of -"
+
+
 def _read_stdin(limit: int) -> bytes:
     stream = sys.stdin
     if stream is None or getattr(stream, "closed", False):
         raise InputError(f"{STDIN_NAME}: standard input is closed; pass a file instead of -")
+    if stdin_is_terminal():
+        raise InputError(f"{STDIN_NAME}: {TERMINAL_ADVICE}")
     try:
         buffer = getattr(stream, "buffer", None)
         if buffer is None:  # already text (a test's StringIO)

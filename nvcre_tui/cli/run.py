@@ -52,7 +52,7 @@ from nvcre_tui.engine.report.nodestates import diagnosis_open
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
-from nvcre_tui.engine.store.errors import AlreadyExists, NotFound, StoreError
+from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
 
@@ -296,7 +296,8 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if isinstance(error, NotFound) and not simulated and not await _namespace_exists(session, namespace):
             raise InputError(f"namespace {namespace} not found on {where_of(session)} (nothing was created: kubectl create namespace "
                              f"{namespace}, or another -n)") from None
-        raise InputError(f"{_source(args)}: {error}") from None
+        # the server refused the certification itself: its file is named; a store that failed (locked, a damaged row) is not its
+        raise InputError(f"{_source(args)}: {error}" if isinstance(error, Invalid) else str(error)) from None
     if pull_secret is not None and login is not None:
         await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
         console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")

@@ -101,6 +101,14 @@ def _selection_data(obj: Obj) -> str:
     return json.dumps({"metadata": {"namespace": metadata.get("namespace"), "labels": metadata.get("labels")}})
 
 
+def locked_message(error: sqlite3.Error) -> str | None:
+    """What to do about a store another process keeps locked (SQLite's "database is locked"), else None."""
+    if getattr(error, "sqlite_errorcode", 0) & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return None
+    return (f"locked by another process for more than {BUSY_TIMEOUT_SECONDS:g} s (another nvcre process writing it, or a program "
+            "holding it open in a transaction); try again once it is done, or give this command its own --state")
+
+
 @dataclass
 class Write:
     """One write transaction: the counter before it and as it goes, and the kinds it changed."""
@@ -131,7 +139,7 @@ class Tables:
         try:
             yield
         except sqlite3.Error as error:
-            raise StoreError(f"store {self.path}: {error}") from None
+            raise StoreError(f"store {self.path}: {locked_message(error) or error}") from None
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:

@@ -130,7 +130,8 @@ async def test_relative_certificate_paths_are_relative_to_their_file(tmp_path: P
 
 async def test_bad_tls_files_are_one_line_errors_at_load(tmp_path: Path, pki: Path) -> None:
     missing = tls_kubeconfig(tmp_path, {"certificate-authority": "nope.pem"}, {"token": "t"})
-    with pytest.raises(InputError, match=r"^kubeconfig .*/config, context tls: File does not exists?: .*/nope\.pem$"):
+    with pytest.raises(InputError, match=r"^kubeconfig .*/config, context tls: clusters\[tls\]\.cluster\.certificate-authority: .*/nope\.pem: "
+                                         r"no such file$"):
         await load_target(str(missing), environ=NO_ENV)
     (tmp_path / "garbage.pem").write_text("not a certificate")
     garbage = tls_kubeconfig(tmp_path, {"certificate-authority": "garbage.pem"}, {"token": "t"})
@@ -209,6 +210,18 @@ BAD_CASES = [
     # a quoted "false" turned TLS verification off and the token went to a server nobody verified
     ("skip-tls-string", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster='insecure-skip-tls-verify: "false"', user="token: t"))},
      r"^kubeconfig .*/c, context x: cluster c: insecure-skip-tls-verify must be true or false, got 'false'$"),
+    # the library's own words named neither the field nor the entry ([Errno 2] ..., File does not exists, Invalid base64)
+    ("token-file-missing", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="tokenFile: /nonexist"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.tokenFile: /nonexist: no such file$"),
+    ("client-certificate-missing", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false",
+                                                                                           user="client-certificate: /nonexist"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-certificate: /nonexist: no such file$"),
+    ("client-key-folder", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="client-key: /"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-key: /: is a directory, not a file$"),
+    ("ca-data-not-base64", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="certificate-authority-data: '@@notbase64'", user="token: t"))},
+     r"^kubeconfig .*/c, context x: clusters\[c\]\.cluster\.certificate-authority-data: not base64 data \(it holds the file's contents"),
+    ("key-data-not-base64", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="client-key-data: abcde"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-key-data: not base64 data"),
     ("token-number", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="token: 123"))},
      r"^kubeconfig .*/c, context x: user u: token must be a string, got 123$"),
     *[(f"server-{name}", (lambda server: lambda d: {"kubeconfig": str(kubeconfig(d / "c", {"lab": ("lab", None)}, "lab", servers={"lab": server}))})(server),

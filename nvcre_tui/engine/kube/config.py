@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
+from .credential_fields import check_credential_fields
 from ...paths import home
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
@@ -185,12 +186,14 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
     if problem:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
     _check_types(cluster, CLUSTER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: cluster {cluster_name}")
+    check_credential_fields(cluster, "clusters", str(cluster_name), f"kubeconfig {where}, context {chosen}")
     user = body.get("user")
     if isinstance(user, str) and user:
         user_body = _named(merged, "users", user)
         if user_body is None:
             raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
         _check_types(user_body, USER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: user {user}")
+        check_credential_fields(user_body, "users", user, f"kubeconfig {where}, context {chosen}")
     return chosen, body
 
 

@@ -6,6 +6,7 @@ import argparse
 import errno
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -38,6 +39,9 @@ def _given(text: str) -> str:
     return text
 
 
+_NEGATIVE_VALUE = re.compile(r"-[0-9.]")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with our exit code for usage errors (2, like every other bad input), told in one line like them,
     no empty values, and no single-value option given twice."""
@@ -53,6 +57,14 @@ class _Parser(argparse.ArgumentParser):
         commands = super().add_subparsers(**kwargs)
         commands.type = str  # argparse passes the command's whole argv through it: the command's parser checks its values
         return commands
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        """A word that starts with '-' and a digit is a value, not an option: `--timeout -5m` took -5m for an unknown
+        flag ("--timeout: expected one argument"); argparse lets through only plain negative numbers (-5, -1.5). The
+        value's own check then says what is wrong with it (a duration cannot be negative)."""
+        if _NEGATIVE_VALUE.match(arg_string) and arg_string not in self._option_string_actions:
+            return None
+        return super()._parse_optional(arg_string)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")

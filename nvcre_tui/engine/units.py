@@ -49,6 +49,8 @@ def parse_duration(text: str) -> float:
     when it is not one."""
     if text == "0":
         return 0.0
+    if re.match(DURATION_PATTERN, text[1:]) and text[:1] == "-":
+        raise ValueError(f"a duration cannot be negative, got {text!r}")
     if not re.match(DURATION_PATTERN, text or ""):
         raise ValueError(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
     seconds = sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))

@@ -28,6 +28,14 @@ def _other_sqlite(path: Path) -> None:
     db.close()
 
 
+def _no_format(path: Path) -> None:
+    """A store whose meta table was emptied: it said `store format None, expected ...`."""
+    SqliteStore(path, ManualClock())
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta")
+    db.close()
+
+
 def _other_format(path: Path) -> None:
     SqliteStore(path, ManualClock())
     with sqlite3.connect(path) as db:
@@ -42,6 +50,8 @@ def _other_format(path: Path) -> None:
         (lambda p: p.write_text('{"version": 1, "store": {}}'), "JSON state file of an older nvcre"),
         (_other_sqlite, "an SQLite database but not an nvcre store"),
         (_other_format, "store format 'nvcre-sqlite-store/v0', expected 'nvcre-sqlite-store/v1'"),
+        (_no_format, r"not an nvcre store, or a damaged one: its meta table holds no format \(an nvcre store says "
+                     r"'nvcre-sqlite-store/v1'\); move it away or name another --state$"),
         (lambda p: p.mkdir(), "is a directory"),
     ],
 )

@@ -219,6 +219,11 @@ def _check_meta(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
 
 def _check_format(path: Path, db: sqlite3.Connection) -> None:
     row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    if row is None or row[0] != FORMAT:
+    if row is None or not isinstance(row[0], str) or not row[0].startswith("nvcre-sqlite-store/"):
+        # no format (an emptied meta table) or another's: nvcre wrote no version into it
+        shown = "no format" if row is None else f"format {row[0]!r:.60}"
+        raise _problem(path, f"not an nvcre store, or a damaged one: its meta table holds {shown} "
+                             f"(an nvcre store says {FORMAT!r}); move it away or name another --state")
+    if row[0] != FORMAT:
         raise _problem(path, f"store format {row[0] if row else None!r}, expected {FORMAT!r} "
                              "(written by another nvcre version)")

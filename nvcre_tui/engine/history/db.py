@@ -67,6 +67,9 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
         raise InputError(f"{path}: no history database (it is created when a certification finishes; --history PATH names another)")
     if path.is_dir():
         raise InputError(f"{path}: a directory, not a history database (--history PATH names a file)")
+    new = create and not path.exists()
+    if new:
+        _check_creatable(path)
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,12 +99,24 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
             raise InputError(f"{path}: not an nvcre history database (no schema)")
         connection.execute("SELECT 1 FROM certifications LIMIT 0")  # parses the schema now: a damaged one is said here
     except sqlite3.DatabaseError as error:
+        if new and getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CANTOPEN:  # a read-only filesystem, say
+            raise InputError(f"{path}: no such history database, and it cannot be created there ({error})") from None
         raise InputError(f"{path}: not a readable history database ({error})") from None
     except UnicodeDecodeError:  # SQLite's message quoted a schema that is not UTF-8: the file is damaged
         raise InputError(f"{path}: not a readable history database (malformed database schema: not UTF-8 text)") from None
     except OSError as error:
         raise InputError(f"{path}: cannot open the history database ({error.strerror})") from None
     return connection
+
+
+def _check_creatable(path: Path) -> None:
+    """A history that does not exist yet must be creatable where it is named: said as such, not as SQLite's "unable
+    to open database file" under "not a readable history database"."""
+    try:
+        check_writable(path)
+    except InputError as error:
+        why = str(error).removeprefix(f"{path}: ").removeprefix("cannot write: ")
+        raise InputError(f"{path}: no such history database, and it cannot be created there: {why}") from None
 
 
 def check_history(path: Path) -> None:

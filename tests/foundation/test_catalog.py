@@ -157,6 +157,9 @@ def _replace(path: Path, pattern: str, text: str) -> None:
      "{root}/communication/NCCL_Bad.yaml: the file name 'NCCL_Bad' must be lowercase letters, digits and '-' (it names Workflows)"),
     (lambda root: (root / "training" / "nemotron5-8b.yaml").write_text("extends: [../../outside.yaml]\n"),
      "{root}/training/nemotron5-8b.yaml: extends: '../../outside.yaml' is not a file inside the catalog folder"),
+    # A file it extends that is missing: the file that extends it is named too (only the missing target was)
+    (lambda root: _replace(root / "training" / "nemotron5-8b.yaml", r"(?m)^extends:.*$", "extends: [_lib/nope.yaml]"),
+     "{root}/training/nemotron5-8b.yaml: extends: '_lib/nope.yaml': no such file ({root}/_lib/nope.yaml)"),
     # A placeholder no render fills, in a file the entry extends: refused when the catalog loads, naming the entry.
     (lambda root: (root / "_lib" / "megatron-pretrain.yaml").write_text(
         (root / "_lib" / "megatron-pretrain.yaml").read_text().replace("${maxSteps}", "${maxStepz}", 1)),

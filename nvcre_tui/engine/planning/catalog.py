@@ -252,6 +252,8 @@ def _with_extends(path: Path, root: Path, seen: tuple[Path, ...] = ()) -> dict[s
     for base in _listed(document, "extends", _shown(root, path.relative_to(root))):
         if not isinstance(base, str) or not (root / base).resolve().is_relative_to(root):
             raise InputError(f"{_shown(root, path.relative_to(root))}: extends: {base!r} is not a file inside the catalog folder")
+        if not (root / base).is_file():  # the extending file is at fault, named with the file it misses
+            raise InputError(f"{_shown(root, path.relative_to(root))}: extends: {base!r}: no such file ({_shown(root, base)})")
         base_doc = _with_extends(root / base, root, (*seen, path))
         overrides += base_doc.pop("overrides", [])
         merged = deep_merge(merged, base_doc)

@@ -170,3 +170,16 @@ async def test_the_console_with_credentials_the_server_refuses_is_one_line_befor
     code = await asyncio.to_thread(main, ["--read-only"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and "Unauthorized" in err and "terminal" not in err, err
+
+
+def test_cluster_info_refuses_a_nodes_file_whose_label_value_holds_control_characters(tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A terminal escape in a label value was accepted (exit 0) and would reach the terminal; certification and
+    scenario label values were checked already."""
+    nodes = tmp_path / "n.json"
+    nodes.write_text(json.dumps({"kind": "NodeList", "items": [{"metadata": {"name": "gpu-1", "labels": {
+        "nvidia.com/gpu.product": "\u001b]0;x\u0007"}}}]}))
+    assert main(["cluster", "info", "--nodes", str(nodes)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"{nodes}: items[0].metadata.labels.nvidia.com/gpu.product: must be a label value "
+                                 "(letters, digits, '-', '_', '.'), got '\\x1b]0;x\\x07'\n")

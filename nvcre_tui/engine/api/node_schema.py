@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError
 
-from nvcre_tui.engine.api.base import Name, OpenModel
+from nvcre_tui.engine.api.base import LabelValue, Name, OpenModel, check_label_keys
 from nvcre_tui.engine.api.nodes import gpu_replicas
 from nvcre_tui.engine.api.options import MAX_PER_NODE
 from nvcre_tui.engine.api.validation import field_path, validation_messages
@@ -44,7 +44,8 @@ def _whole_extended(resources: dict[str, Any] | None) -> dict[str, Any] | None:
 
 class _NodeMetadata(OpenModel):
     name: Name
-    labels: dict[str, str] | None = None
+    # as a certification's and a scenario's: label keys and values (a control character would reach the terminal)
+    labels: Annotated[dict[str, LabelValue] | None, AfterValidator(check_label_keys)] = None
     annotations: dict[str, str] | None = None
 
 

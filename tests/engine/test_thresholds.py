@@ -233,7 +233,7 @@ def test_metric_table_matches_reference_units() -> None:
         "busBandwidthGBps": "GB/s",
         "algBandwidthGBps": "GB/s",
         "goodputRatio": "0..1",
-        "avgTFLOPsPerGPU": "TFLOPS",
+        "avgTFLOPsPerGPU": "TFLOP/s",
         "avgStepTimeSec": "s",
         "diagTestsRun": "tests",
         "diagTestsSkipped": "tests",
@@ -266,6 +266,6 @@ def test_any_text_compiles_or_is_refused_cleanly(expression: str, measured: floa
 
 
 def test_a_measurement_is_shown_with_its_unit_and_a_ratio_without_one() -> None:
-    assert [shown_unit(key) for key in ("busBandwidthGBps", "avgTFLOPsPerGPU", "goodputRatio", "notAMetric")] == ["GB/s", "TFLOPS", "", ""]
+    assert [shown_unit(key) for key in ("busBandwidthGBps", "avgTFLOPsPerGPU", "goodputRatio", "notAMetric")] == ["GB/s", "TFLOP/s", "", ""]
     assert [shown_value(key, value) for key, value in (("busBandwidthGBps", 401.234), ("diagTestsRun", 7.0), ("goodputRatio", 0.9))] == [
         "401.23 GB/s", "7 tests", "0.90"]

@@ -41,7 +41,7 @@ METRICS: dict[str, Metric] = {
         Metric(BUS_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL bus bandwidth across message sizes", True),
         Metric(ALG_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL algorithm bandwidth across message sizes", True),
         Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True),
-        Metric(TFLOPS_PER_GPU, "TFLOPS", "average achieved TFLOPS per GPU", True),
+        Metric(TFLOPS_PER_GPU, "TFLOP/s", "average achieved TFLOP/s per GPU", True),
         Metric(STEP_TIME, "s", "average training step time", False),
         Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True),
         Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import json
 import signal
 import sqlite3
@@ -141,3 +142,19 @@ def test_sigterm_and_sighup_during_run_wait_cleanup_delete_the_certification(tmp
     assert f"{said}; --cleanup deletes the certification now." in err
     with contextlib.closing(sqlite3.connect(tmp_path / "state.db")) as db:
         assert db.execute("SELECT count(*) FROM objects WHERE kind LIKE '%/certifications' AND name = 'burn-in'").fetchone() == (0,)
+
+
+def test_nohup_keeps_run_wait_going_through_a_hang_up(tmp_path: Path) -> None:
+    """`nohup nvcre certification run --wait --cleanup` must outlive its terminal: the SIGHUP handler was installed over
+    nohup's SIG_IGN, so closing the ssh session stopped the run (129) and --cleanup deleted the certification."""
+    from nvcre_tui.cli.interrupt import stop_on_interrupt
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_on_interrupt() as stop:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            assert not stop.requested
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

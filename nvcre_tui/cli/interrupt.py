@@ -55,7 +55,10 @@ def stop_on_interrupt() -> Iterator[StopRequest]:
     previous = {}
     try:
         for signum in STOP_SIGNALS:
-            previous[signum] = signal.signal(signum, handler)
+            # An ignored signal stays ignored: `nohup` ignores SIGHUP so the command outlives its terminal (a hang-up
+            # must not stop it, nor `--cleanup` delete its certification), and a background job ignores SIGINT.
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, handler)
     except ValueError:  # not the main thread: keep the default behaviour
         yield request
         return

@@ -92,3 +92,21 @@ async def test_a_fleet_played_at_another_speed_is_the_same_fleet() -> None:
     store = MemoryStore(clock)
     await SimulatedFleet(store, clock, TIMED).ensure_nodes()
     await SimulatedFleet(store, clock, scenario(**{"faults": TIMED.to_wire()["faults"], "speed": 1.0})).check()
+
+
+async def test_a_real_node_that_bears_a_scenario_name_is_never_cordoned_or_changed() -> None:
+    """--sim-runner on a cluster whose real gpu-node-05 existed before it: the fleet did not adopt it, yet its timed
+    cordon and node changes were still written to it (a production node taken out of scheduling)."""
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await store.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-05", "labels": {"team": "prod"}}})
+    timed = scenario(faults=[{"type": "cordon", "node": "gpu-node-05", "at": "10m"}, {"type": "cordon", "node": "gpu-node-07", "at": "10m"}],
+                     nodeChanges=[{"node": "gpu-node-05", "at": "5m", "labels": {"team": "sim"}}])
+    fleet = SimulatedFleet(store, clock, timed)
+    await fleet.ensure_nodes()
+    assert fleet.not_ours == {"gpu-node-05"}
+    clock.advance(3600)
+    await fleet.tick()
+    real = await store.get(NODE, "gpu-node-05")
+    assert real["metadata"]["labels"] == {"team": "prod"} and not (real.get("spec") or {}).get("unschedulable")
+    assert (await store.get(NODE, "gpu-node-07"))["spec"].get("unschedulable")  # the fleet's own node is cordoned

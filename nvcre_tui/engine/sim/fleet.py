@@ -216,15 +216,15 @@ class SimulatedFleet:
         waits = []
         for fault in self.scenario.faults:
             at = fault_time(fault)
-            if fault.type != "cordon" or at is None or fault.node in self._cordoned:
-                continue  # untimed cordons are already in the Nodes build_nodes made
+            if fault.type != "cordon" or at is None or fault.node in self._cordoned or fault.node in self.not_ours:
+                continue  # untimed cordons are already in the Nodes build_nodes made; a real Node is never cordoned
             if at > now:
                 waits.append(at - now)
             else:
                 await self._cordon(fault.node)
         for index, change in enumerate(self.scenario.node_changes or []):
-            if change.at is None or index in self._changed:
-                continue  # untimed changes are already in the Nodes build_nodes made
+            if change.at is None or index in self._changed or change.node in self.not_ours:
+                continue  # untimed changes are already in the Nodes build_nodes made; a real Node is never changed
             at = parse_duration(change.at)
             if at > now:
                 waits.append(at - now)

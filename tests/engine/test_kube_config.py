@@ -313,3 +313,17 @@ async def test_an_exec_plugin_that_hangs_or_is_missing_is_one_line(tmp_path: Pat
     with pytest.raises(InputError, match=r"context lab: \[Errno 2\] No such file or directory: '/no/such/plugin'$"):
         await load_target(_exec_kubeconfig(tmp_path / "missing", "/no/such/plugin", []), environ=NO_ENV)
     assert capsys.readouterr().err == ""  # the library's own log line of the same error is not printed
+
+
+async def test_a_file_field_beside_its_data_twin_is_not_opened(tmp_path: Path) -> None:
+    """The client (as client-go) uses `certificate-authority-data` when it is set and never opens
+    `certificate-authority`: a kubeconfig holding both, the file long gone, loaded before the field checks and must
+    still load."""
+    import base64
+
+    from tests.kubeapi.tls import authority
+
+    data = base64.standard_b64encode(authority().ca_pem).decode()
+    text = TYPED.format(cluster=f"certificate-authority: /nonexist/ca.crt, certificate-authority-data: {data}", user="token: t")
+    target = await load_target(kubeconfig=_write(tmp_path / "c", text), environ=NO_ENV)
+    assert target.server == "https://127.0.0.1:1"

@@ -24,7 +24,8 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
     field_of = f"{where}: {section}[{name}].{section[:-1]}"
     for field in FILE_FIELDS[section]:
         value = body.get(field)
-        if isinstance(value, str) and value:
+        # the client (as client-go) reads a field's `-data` twin when it is set and never opens the file
+        if isinstance(value, str) and value and not body.get(f"{field}-data"):
             problem = _file_problem(Path(value))
             if problem:
                 raise InputError(f"{field_of}.{field}: {value}: {problem}")

@@ -88,10 +88,12 @@ def test_unknown_key_lists_valid_keys() -> None:
         ("value >= 1e309", 'CEL expression "value >= 1e309": 1e309 is beyond any double (it reads as infinity)'),
         ("value > 1 && value < -2e400", 'CEL expression "value > 1 && value < -2e400": -2e400 is beyond any double (it reads as infinity)'),
         # bounds that come out infinite or NaN when written: every measurement fails them, and every node was blamed
-        ("value >= 0.0/0.0", 'CEL expression "value >= 0.0/0.0": 0.0/0.0 is inf, not a number a measurement can be compared with'),
-        ('value >= double("NaN")', 'CEL expression "value >= double("NaN")": double("NaN") is nan, not a number a measurement can be compared with'),
-        ("value > 1.0 && value <= 1e308 * 10.0", 'CEL expression "value > 1.0 && value <= 1e308 * 10.0": 1e308 * 10.0 is inf, not a number '
-                                                 "a measurement can be compared with"),
+        ("value >= 0.0/0.0", 'CEL expression "value >= 0.0/0.0": 0.0/0.0 is not a finite number (it evaluates to inf); '
+                             "no measurement can be compared with it"),
+        ('value >= double("NaN")', 'CEL expression "value >= double("NaN")": double("NaN") is not a finite number (it evaluates to nan); '
+                                   "no measurement can be compared with it"),
+        ("value > 1.0 && value <= 1e308 * 10.0", 'CEL expression "value > 1.0 && value <= 1e308 * 10.0": 1e308 * 10.0 is not a finite '
+                                                 "number (it evaluates to inf); no measurement can be compared with it"),
     ],
 )
 def test_bad_expressions_are_refused_with_one_line(expression: str, message: str) -> None:

@@ -295,7 +295,8 @@ def build_program(expression: str, variable: str, *, number: bool = False) -> ce
     if (endless_operand := _not_finite(tree, variable)) is not None:
         operand, result = endless_operand
         written = one_line(expression[operand.meta.start_pos:operand.meta.end_pos]) if not operand.meta.empty else "a constant"
-        raise CelExpressionError(f'CEL expression "{quoted}": {written} is {result}, not a number a measurement can be compared with')
+        raise CelExpressionError(f'CEL expression "{quoted}": {written} is not a finite number (it evaluates to {result}); '
+                                 "no measurement can be compared with it")
     if number:
         misuse = next(iter(number_misuses(tree, variable)), None)
         if misuse is not None:

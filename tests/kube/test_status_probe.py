@@ -113,6 +113,18 @@ async def test_changed_rbac_is_not_installed(store, clock) -> None:
     assert [(o.kind, o.current) for o in status.rbac if not o.current] == [("ClusterRole", False)]
 
 
+async def test_an_install_without_the_lease_reader_is_not_current(store, clock) -> None:
+    """An install made before the Role that lets every user read the engine Lease: its viewers cannot say who runs the
+    engine, so `setup status` says what `setup init` would add."""
+    from nvcre_tui.engine.store import ROLE_BINDING
+
+    await install(store)
+    await store.delete(ROLE_BINDING, "nvcre-engine-lease-reader", NS)
+    status = await probe(store, clock, NS)
+    assert not status.installed
+    assert [(o.kind, o.name, o.present) for o in status.rbac if not o.current] == [("RoleBinding", "nvcre-engine-lease-reader", False)]
+
+
 async def test_another_namespace_is_probed_where_asked(store, clock) -> None:
     await install(store, "other")
     assert not (await probe(store, clock, NS)).installed

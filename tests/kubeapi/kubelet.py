@@ -85,7 +85,7 @@ class TestKubelet:
                  faults: Sequence[PodFault] = ()) -> None:
         self.store, self.server, self.clock, self.scenario = store, server, clock, scenario
         self.faults = list(faults)
-        self.fleet = SimulatedFleet(store, clock, scenario)
+        self.fleet = SimulatedFleet(store, clock, scenario, plays_the_cluster=True)  # it cordons the "real" Nodes
         self._layout = fleet_layout(scenario)
         choice = random.Random(f"{scenario.seed}:nccl-format")  # the simulated runner's choice, same seed
         self._nccl = NcclFormat(choice.choice(sorted(LAYOUTS)), choice.random() < 0.25)

@@ -70,7 +70,8 @@ def fingerprint(scenario: Scenario) -> str:
 class SimulatedFleet:
     """Nodes of a scenario in a store, the fleet epoch, and the cordons the scenario times."""
 
-    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, namespace: str = FLEET_NAMESPACE) -> None:
+    def __init__(self, store: ResourceStore, clock: Clock, scenario: Scenario, namespace: str = FLEET_NAMESPACE, *,
+                 plays_the_cluster: bool = False) -> None:
         self.store, self.clock, self.scenario = store, clock, scenario
         self.namespace = namespace  # where its epoch ConfigMap lives: nvcre's install namespace on a cluster
         self.writes = 0  # every store write, so the engine can tell a quiet sweep
@@ -81,6 +82,8 @@ class SimulatedFleet:
         # Scenario names a Node without the simulated label already holds: a real node (or one a user made) that the
         # fleet must not play: its made-up numbers would be recorded as that node's (`--sim-runner` fails its groups).
         self.not_ours: set[str] = set()
+        # A test's kubelet plays the whole cluster (its Nodes are "real", unlabelled on purpose): every one is its own.
+        self.plays_the_cluster = plays_the_cluster
 
     async def ensure_nodes(self) -> None:
         """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
@@ -100,7 +103,7 @@ class SimulatedFleet:
                     raise FleetError(f"cannot register the simulated Node {name}: {error.message}; the simulated "
                                      "fleet writes Nodes: install with `nvcre setup init --sim-runner` (the nvcre-simulator "
                                      "role), or run it with credentials that may create Nodes") from None
-                if node_labels(stored).get(LABEL_SIMULATED) != "true":
+                if node_labels(stored).get(LABEL_SIMULATED) != "true" and not self.plays_the_cluster:
                     self.not_ours.add(name)
                     continue
                 if stored.get("status") or isinstance(error, Forbidden):

@@ -92,3 +92,32 @@ def installed_in_thread(folder: Path, *, bare: bool = False) -> Iterator[tuple[A
         loop.call_soon_threadsafe(stop.set)
         thread.join(30)
         loop.close()
+
+
+async def until(check: Any, seconds: float = 10.0) -> Any:
+    """Poll the async `check` until it gives something truthy (tiny real waits: a controller under test runs on real
+    time in its own thread); an AssertionError after `seconds`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        if result := await check():
+            return result
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached in time")
+
+
+async def take_lease(admin: KubeStore, namespace: str, holder: str) -> dict[str, Any]:
+    """Another engine takes the engine Lease of `namespace` (retried: its holder renews it meanwhile)."""
+    from nvcre_tui.engine.lease import EngineLease
+    from nvcre_tui.engine.store import LEASE, Conflict
+
+    async def take_over() -> dict[str, Any] | None:
+        current = await admin.get(LEASE, EngineLease.NAME, namespace)
+        current["spec"]["holderIdentity"] = holder
+        try:
+            return await admin.update(LEASE, current)
+        except Conflict:
+            return None
+
+    taken: dict[str, Any] = await until(take_over)
+    return taken

@@ -195,16 +195,6 @@ def test_a_metrics_port_in_use_is_one_line_before_the_cluster_is_asked(tmp_path,
 TINY_FLEET = "name: tiny\nseed: 1\nnodes: [{count: 2, cliques: 1}]\n"
 
 
-async def _until(check, seconds: float = 10.0):
-    """Poll `check` (tiny real waits: the controller runs on real time in its own thread)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while loop.time() < deadline:
-        result = await check()
-        if result:
-            return result
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_it_loses_it(tmp_path) -> None:
@@ -216,8 +206,9 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.kube.config import load_target
     from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
-    from nvcre_tui.engine.store import NODE, Conflict, NotFound, kind_of
+    from nvcre_tui.engine.store import NODE, NotFound, kind_of
     from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kube.cluster import take_lease, until
     from tests.kubeapi import ApiServer
 
     server = ApiServer()
@@ -250,13 +241,13 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
                 return None
             return lease if lease["spec"].get("holderIdentity") == "ctl-1" else None
 
-        lease = await _until(held)
+        lease = await until(held)
         assert lease["metadata"]["annotations"]["nvcre.nvidia.com/engine-runner"] == "simulated-fleet"  # what it runs with
 
         async def registered() -> bool:
             return len((await admin.list(NODE)).items) == 2
 
-        await _until(registered)  # the simulated fleet registered its Nodes once it held the Lease
+        await until(registered)  # the simulated fleet registered its Nodes once it held the Lease
 
         def scrape() -> str:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
@@ -266,15 +257,7 @@ async def test_controller_command_holds_the_lease_serves_metrics_and_exits_when_
         engine_agents = {r.user_agent.split("/")[0] for r in server.requests if r.resource == "leases"}
         assert engine_agents >= {"nvcre-engine"}
 
-        async def take_over():  # another engine takes the Lease (retried: the holder renews it meanwhile)
-            current = await admin.get(LEASE, EngineLease.NAME, NS)
-            current["spec"]["holderIdentity"] = "someone-else"
-            try:
-                return await admin.update(LEASE, current)
-            except Conflict:
-                return None
-
-        await _until(take_over)
+        await take_lease(admin, NS, "someone-else")
         assert await asyncio.wait_for(running, 10) == 1
         assert (await admin.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == "someone-else"
         assert standby == (0, 0)  # asserted once the controller has stopped: a failure here must not leave it running

@@ -13,8 +13,9 @@ from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_crds, install_objects
 from nvcre_tui.engine.lease import EngineLease
-from nvcre_tui.engine.store import CERTIFICATION, CRD, LEASE, NODE, Conflict, NotFound
+from nvcre_tui.engine.store import CERTIFICATION, CRD, LEASE, NODE, NotFound
 from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, present, server  # noqa: F401 - fixtures
+from tests.kube.cluster import take_lease, until
 from tests.kubeapi import Fault
 
 OTHER = "nvcre-other"
@@ -27,13 +28,6 @@ def not_installed(url: str) -> str:
             f"pass --install-namespace {OTHER}")
 
 
-async def _until(check: Any, seconds: float = 15.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while asyncio.get_running_loop().time() < deadline:
-        if result := await check():
-            return result
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _controller(kubeconfig: str, *flags: str) -> asyncio.Task[int]:
@@ -44,15 +38,7 @@ def _controller(kubeconfig: str, *flags: str) -> asyncio.Task[int]:
 
 async def _stop(admin, task: asyncio.Task[int]) -> int:
     """Another engine takes the Lease over (retried: the holder renews it meanwhile): the controller exits 1."""
-    async def take_over():
-        current = await admin.get(LEASE, EngineLease.NAME, OTHER)
-        current["spec"]["holderIdentity"] = ""
-        try:
-            return await admin.update(LEASE, current)
-        except Conflict:
-            return None
-
-    await _until(take_over)
+    await take_lease(admin, OTHER, "")
     return await asyncio.wait_for(task, 15)
 
 
@@ -69,7 +55,7 @@ async def test_reset_refuses_while_a_controller_holds_the_lease_where_nvcre_was_
             return False
 
     try:
-        await _until(held)
+        await until(held)
         code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
         said = [line for line in err.splitlines() if not line.startswith("nvcre controller: ")]  # the controller's log
         assert (code, out, said) == (2, "", [f"nvcre setup reset: the nvcre engine ctl-1 holds the lease in {OTHER}: {STOP_IT}"])
@@ -137,7 +123,7 @@ async def test_the_controller_exits_2_when_nvcre_is_not_installed_in_its_namespa
     assert (await admin.list(LEASE, None, field_selector=f"metadata.name={EngineLease.NAME}")).items == []
     # --install-namespace, the name every other command uses, is the controller's too (it was refused)
     controller = _controller(kubeconfig, "--install-namespace", OTHER, "--identity", "ctl-2")
-    lease = await _until(lambda: _holder(admin))
+    lease = await until(lambda: _holder(admin))
     assert lease == "ctl-2"
     assert await _stop(admin, controller) == 1
 

@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
@@ -34,9 +35,50 @@ NO_BREAK = "\u00a0"  # a space no line breaks at: a glyph glued to the name afte
 
 class _Wrapper(textwrap.TextWrapper):
     """Wraps after a "/" too: a catalog key too long for the rest of a line ends it as "communication/", never
-    broken inside a word ("communication/ncc" / "l-all-reduce", as a review saw on the wall). Never at NO_BREAK."""
+    broken inside a word ("communication/ncc" / "l-all-reduce", as a review saw on the wall). Never at NO_BREAK.
+
+    Widths are terminal cells (rich's `cell_len`), not characters: textwrap's `len` let a CJK or other wide word
+    take twice the columns it was given (a node's reason in Japanese ran past its table column)."""
 
     wordsep_simple_re = re.compile(r"([^\S\u00a0]+|(?<=/)(?=[^\s/]))")
+
+    def _wrap_chunks(self, chunks: list[str]) -> list[str]:
+        """textwrap's greedy fill, measured in cells (no max_lines or placeholder: the console cuts lines itself)."""
+        lines: list[str] = []
+        chunks.reverse()
+        while chunks:
+            indent = self.subsequent_indent if lines else self.initial_indent
+            width = self.width - cell_len(indent)
+            if chunks[-1].strip() == "" and lines:  # a line never starts with the space it broke at
+                del chunks[-1]
+            line: list[str] = []
+            used = 0
+            while chunks and used + (size := cell_len(chunks[-1])) <= width:
+                line.append(chunks.pop())
+                used += size
+            if chunks and cell_len(chunks[-1]) > width:  # longer than a whole line: broken, as nothing else fits
+                room = max(1, width - used)
+                head, tail = _cells_head(chunks[-1], room)
+                if head:
+                    line.append(head)
+                    chunks[-1] = tail
+                elif not line:  # not even one character fits: it takes the line alone
+                    line.append(chunks.pop())
+            if line and line[-1].strip() == "":
+                del line[-1]
+            if line:
+                lines.append(indent + "".join(line))
+        return lines
+
+
+def _cells_head(word: str, cells: int) -> tuple[str, str]:
+    """`word` split after the most characters that take at most `cells` cells (never half a wide character)."""
+    used = 0
+    for index, character in enumerate(word):
+        used += cell_len(character)
+        if used > cells:
+            return word[:index], word[index:]
+    return word, ""
 
 
 def wrapped(text: str, width: int, indent: str = "") -> list[str]:
@@ -46,20 +88,20 @@ def wrapped(text: str, width: int, indent: str = "") -> list[str]:
 
 def longest_word(text: str) -> int:
     """The width of `text`'s longest word, as `wrapped` splits it: the narrowest line that breaks no word."""
-    return max((len(word) for word in _Wrapper.wordsep_simple_re.split(text) if word and not word.isspace()), default=0)
+    return max((cell_len(word) for word in _Wrapper.wordsep_simple_re.split(text) if word and not word.isspace()), default=0)
 
 
 def cut_at_word(text: str, width: int, lines: int, indent: str = "") -> list[str]:
     """`text` wrapped to `width` columns in at most `lines` lines (the second and later after `indent`); when more
     would be needed, the last line ends at a word boundary with "…" (a word longer than a whole line is broken, as
     nothing else fits)."""
-    if width <= len(indent) or lines < 1:
+    if width <= cell_len(indent) or lines < 1:
         return []
     wrapped_lines = wrapped(text, width, indent)
     if len(wrapped_lines) <= lines:
         return wrapped_lines
     kept, last = wrapped_lines[: lines - 1], wrapped_lines[lines - 1]
-    while last.strip() and len(last) + len(ELLIPSIS) + 1 > width:
+    while last.strip() and cell_len(last) + cell_len(ELLIPSIS) + 1 > width:
         last = last.rpartition(" ")[0]  # drop whole words until "…" fits after the line
     start = indent if kept else ""
     return [*kept, f"{last} {ELLIPSIS}" if last.strip() else start + ELLIPSIS]

@@ -12,6 +12,7 @@ import enum
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -72,7 +73,7 @@ def narrowest(text: str, lines: int, memo: Narrowest | None = None) -> int:
         return 0
     if lines == 0:
         return longest_word(text)
-    low, high = longest_word(text), len(text)
+    low, high = longest_word(text), cell_len(text)
     while low < high:
         middle = (low + high) // 2
         if len(wrapped(text, middle)) <= lines:
@@ -88,11 +89,11 @@ def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
     When nothing does, the columns that are never dropped take their longest words' widths and the rows are cut at
     `max_lines` with "…"; words are never broken, so a table narrower than its longest words still scrolls."""
     texts = [{row[index] for row in rows} for index in range(len(columns))]
-    floors = [max([len(column.label), *((narrowest(text, 0, memo) if column.wrap else len(text)) for text in texts[index])])
+    floors = [max([cell_len(column.label), *((narrowest(text, 0, memo) if column.wrap else cell_len(text)) for text in texts[index])])
               for index, column in enumerate(columns)]
 
     def need(index: int, lines: int) -> int:
-        return max([floors[index], *(narrowest(text, lines, memo) for text in texts[index] if len(text) > floors[index])])
+        return max([floors[index], *(narrowest(text, lines, memo) for text in texts[index] if cell_len(text) > floors[index])])
 
     def fits(shown: Sequence[int], widths: Sequence[int]) -> bool:
         return sum(widths) + 2 * padding * len(shown) <= width

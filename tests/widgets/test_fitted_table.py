@@ -139,3 +139,20 @@ def test_a_glyph_column_keeps_its_glyph_with_the_name_and_wraps_the_rest_at_word
     assert longest_word(FittedTable._glued("✗ gpu-node-03", True)) == len("✗ gpu-node-03")  # one word: never narrower
     assert wrapped("✗ gpu-node-03", 12) == ["✗", "gpu-node-03"]  # what it was kept from
     assert FittedTable._glued("✗ gpu-node-03", False) == "✗ gpu-node-03"
+
+
+def test_wide_characters_are_measured_in_cells_not_characters() -> None:
+    """A reason in CJK takes two cells a character: measured with len(), its column was half as wide as the text and
+    the cell ran past it (rich cut it at the column's edge)."""
+    from rich.cells import cell_len
+
+    from nvcre_tui.widgets.fitted_list import cut_at_word, wrapped
+
+    columns = (Column("Node"), Column("Reason"))
+    row = ("gpu-node-07", "帯域幅が閾値を下回りました 測定値 264.81")
+    layout = fit_columns(columns, [row], 200)
+    assert layout.widths == (11, cell_len(row[1])) and layout.lines == 1
+    narrow = fit_columns(columns, [row], 11 + 28 + 4)
+    assert narrow.lines == 2 and all(cell_len(line) <= narrow.widths[1] for line in wrapped(row[1], narrow.widths[1]))
+    assert all(cell_len(line) <= 10 for line in wrapped("閾値を下回りました", 10))  # one word longer than a line: broken at cells
+    assert all(cell_len(line) <= 12 for line in cut_at_word("帯域幅 が 閾値 を 下回りました 測定値", 12, 2))

@@ -28,6 +28,15 @@ from nvcre_tui.widgets.rack_layout import Group, Layout, NodeFilter, build_layou
 
 _PREFIX = "rack-map"
 
+# The counts a header too narrow for all of them keeps first: in display order, except that the excluded count comes
+# before waiting, running, untested and passed. It is last in display order, so a compact map's 20-column headers
+# dropped it first ("rack-07 ✗1 !2 ?1 ◷3" over a rack with 3 cordoned nodes), while its cells ("⊘") said otherwise;
+# the passed and untested counts are what the rest of the block's cells are.
+HEADER_PRIORITY: tuple[NodeState, ...] = (
+    NodeState.FAILED, NodeState.SUSPECT, NodeState.INCONCLUSIVE, NodeState.EXCLUDED, NodeState.WAITING, NodeState.RUNNING,
+    NodeState.UNTESTED, NodeState.PASSED,
+)
+
 
 @dataclass(frozen=True)
 class _Palette:
@@ -304,7 +313,8 @@ class RackMap(ScrollView, can_focus=True):
         return Strip(segments, max(width, column))
 
     def _header(self, group: Group, palette: _Palette, out: list[Segment]) -> int:
-        """Domain name, its mark, then `glyph count` per present state, most urgent first, while whole entries fit."""
+        """Domain name, its mark, then `glyph count` per present state in display order: those of HEADER_PRIORITY's
+        first states that fit whole."""
         room = self._layout.block_width
         domain = group.domain[:room]
         out.append(Segment(domain, palette.domain))
@@ -313,13 +323,16 @@ class RackMap(ScrollView, can_focus=True):
         if mark:
             out += [Segment(" ", palette.base), Segment(mark, palette.states[NodeState.FAILED])]
             room -= len(mark) + 1
-        for state in NodeState:
-            if group.counts[state]:
-                entry = f"{state.glyph}{group.counts[state]}"
-                if len(entry) + 1 > room:
+        entries = {state: f"{state.glyph}{group.counts[state]}" for state in NodeState if group.counts[state]}
+        kept: set[NodeState] = set()
+        for state in HEADER_PRIORITY:  # what a narrow header keeps: the passed and untested counts go first
+            if state in entries:
+                if len(entries[state]) + 1 > room:
                     break
-                out += [Segment(" ", palette.base), Segment(entry, palette.states[state])]
-                room -= len(entry) + 1
+                kept.add(state)
+                room -= len(entries[state]) + 1
+        for state in (state for state in NodeState if state in kept):  # shown in display order
+            out += [Segment(" ", palette.base), Segment(entries[state], palette.states[state])]
         return self._layout.block_width - room
 
     def _cells_row(self, names: Sequence[str], palette: _Palette, out: list[Segment]) -> int:

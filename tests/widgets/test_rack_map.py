@@ -352,3 +352,21 @@ async def test_update_states_takes_a_new_detail_with_or_without_a_new_state() ->
         await pilot.pause()
         assert rack_map.cell("a-1") == NodeCell("a-1", "a", NodeState.SUSPECT, "round 3: suspect")
         assert rack_map.cell("a-2") == NodeCell("a-2", "a", NodeState.FAILED, "")  # a state alone keeps the detail
+
+
+async def test_a_narrow_header_keeps_the_excluded_count_before_running_and_passed() -> None:
+    """A compact map's 20-column header kept counts in display order while they fit, and excluded is last: a rack with
+    cordoned nodes read "rack-07 ✗1 !1 ?1 ◷1" over cells showing "⊘" (found on a compact map of 64 racks of 8)."""
+    states = [NodeState.FAILED, NodeState.SUSPECT, NodeState.INCONCLUSIVE, NodeState.WAITING, NodeState.RUNNING,
+              NodeState.EXCLUDED, NodeState.EXCLUDED, NodeState.PASSED]
+    cells = [NodeCell(f"r{rack:02d}-n{n}", f"rack-{rack:02d}", state) for rack in range(64) for n, state in enumerate(states)]
+    app = MapApp(cells)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        rack_map = app.query_one(RackMap)
+        assert rack_map.is_compact
+        header = text(rack_map.render_line(0))
+        first = header[: rack_map._layout.block_width].split()
+        assert first[0] == "rack-00" and "⊘2" in first, header
+        assert first[1:] == [entry for entry in ["✗1", "!1", "?1", "◷1", "⋯1", "✓1", "⊘2"] if entry in first[1:]], "display order"
+        assert "✗1" in first and "!1" in first and "?1" in first

@@ -1,5 +1,10 @@
 """The catalog: every category the engine can certify, with its scales, metrics and budget — the
-session's catalog (with its overrides), the one the engine runs with."""
+session's catalog (with its overrides), the one the engine runs with.
+
+The table is fitted to the width (FittedTable): on 80 and 120 columns a DataTable cut Test scales and Metrics at the
+right edge ("full-scale, intra-node, intra"). Cells wrap at words; Budget, Framework and Domain go (in that order)
+when even wrapped rows do not fit, and the description under the table says every field of the highlighted entry
+whole, its key (domain/variant) first."""
 
 from __future__ import annotations
 
@@ -12,13 +17,17 @@ from textual.widgets import DataTable, Footer, Header, Static
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.widgets.command_bar import CommandBar
+from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
+
+COLUMNS = (Column("Domain", Drop.LAST, wrap=False), Column("Variant", wrap=False), Column("Framework", Drop.LAST), Column("Test scales"),
+           Column("Metrics"), Column("Budget", Drop.LAST))
 
 
 class CatalogScreen(Screen[None]):
     """A table of catalog entries and the description of the highlighted one."""
 
     DEFAULT_CSS = """
-    CatalogScreen DataTable { height: 1fr; }
+    CatalogScreen FittedTable { height: 1fr; }
     CatalogScreen #description { height: auto; padding: 1 2; border-top: solid $primary; }
     """
 
@@ -36,20 +45,22 @@ class CatalogScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(cursor_type="row", zebra_stripes=True, id="categories")
+        yield FittedTable(COLUMNS, id="categories")
         yield Static(id="description")
         yield CommandBar()
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("Domain", "Variant", "Framework", "Test scales", "Metrics", "Budget")
-        for key in sorted(self.catalog.entries):
-            entry = self.catalog.entries[key]
-            table.add_row(entry.domain, entry.variant, entry.framework, ", ".join(entry.test_scales), ", ".join(entry.metrics) or "exit status", entry.time_budget, key=key)
+        table = self.query_one(FittedTable)
+        entries = self.catalog.entries
+        table.set_rows({key: (entries[key].domain, entries[key].variant, entries[key].framework, ", ".join(entries[key].test_scales),
+                              ", ".join(entries[key].metrics) or "exit status", str(entries[key].time_budget)) for key in sorted(entries)})
         table.focus()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         entry = self.catalog.entries[str(event.row_key.value)]
         # Content, not markup: a catalog directory ($NVCRE_CATALOG_DIR) is the user's text, brackets included.
-        self.query_one("#description", Static).update(Content.assemble((entry.title, "bold"), "\n", entry.description))
+        # Every column's field too: a narrow table leaves Budget, Framework and Domain out.
+        fields = (f"framework {entry.framework} · scales {', '.join(entry.test_scales)} · metrics {', '.join(entry.metrics) or 'exit status'}"
+                  f" · budget {entry.time_budget}")
+        self.query_one("#description", Static).update(Content.assemble((entry.key, "bold"), " · ", (entry.title, "bold"), "\n", entry.description, "\n", (fields, "dim")))

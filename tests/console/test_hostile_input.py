@@ -111,7 +111,7 @@ async def test_a_catalog_title_and_description_with_brackets_are_shown_as_writte
         table.move_cursor(row=table.get_row_index("communication/nccl-loopback"))
         await settle(app, pilot)
         shown = str(app.screen.query_one("#description", Static).render())
-        assert shown.startswith("NCCL loopback [/site]\nReads [/dev/infiniband] and [gpu0].")
+        assert shown.startswith("communication/nccl-loopback · NCCL loopback [/site]\nReads [/dev/infiniband] and [gpu0].")
         await pilot.press("escape", "c")
         await pilot.pause()
         app.screen.query_one("#categories", SelectionList).select("communication/nccl-loopback")

@@ -103,7 +103,7 @@ async def test_the_catalog_screen_shows_the_sessions_catalog() -> None:
         app.run_command("catalog")
         await pilot.pause()
         table = app.screen.query_one(DataTable)
-        assert table.row_count == 1 and table.get_row_at(0)[:2] == ["communication", "nccl-all-reduce"]
+        assert table.row_count == 1 and [str(cell) for cell in table.get_row_at(0)[:2]] == ["communication", "nccl-all-reduce"]
 
 
 async def test_a_node_gone_from_the_cluster_still_opens_with_its_record(finished_intra_node: Path) -> None:

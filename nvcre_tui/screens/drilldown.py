@@ -46,6 +46,7 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, tested_line
+from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
@@ -110,7 +111,7 @@ class DrilldownScreen(NvcreScreen):
             tree.guide_depth = self._guide_depth()
             yield tree
             with VerticalScroll(id="detail-box"):
-                yield Static(id="detail")
+                yield HangingStatic(id="detail")
         yield CommandBar()
         yield Footer()
 
@@ -408,7 +409,7 @@ class DrilldownScreen(NvcreScreen):
             text = self._pending_detail(data["status"])
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
-        self.query_one("#detail", Static).update(text)
+        self.query_one("#detail", HangingStatic).show(text)  # a wrapped value stays under its value, off the keys
 
     @staticmethod
     def _pending_detail(status: Mapping[str, Any]) -> Text:

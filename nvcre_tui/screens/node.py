@@ -35,6 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
+from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
 
@@ -87,8 +88,9 @@ class NodeScreen(NvcreScreen):
         yield Header()
         self.set_class(self.app.size.width < self.NARROW, "-narrow")
         with Horizontal(id="top"):
-            yield Static(id="summary")
-            yield Static(id="sentinel")
+            # Why wraps 2 columns in, not under its value: on 80x24 the value's column cost the pane the Why's last line.
+            yield HangingStatic(id="summary", label_indent=2)
+            yield HangingStatic(id="sentinel")
         yield FittedTable(RESULT_COLUMNS, id="results")
         yield Static(id="history")
         with VerticalScroll(id="evidence-box"):
@@ -116,7 +118,7 @@ class NodeScreen(NvcreScreen):
                 label(summary, "Why", detail)
             for key in SHOWN_LABELS:
                 label(summary, key.split("/")[-1], node_labels(node).get(key, "-"))
-        self.query_one("#summary", Static).update(summary)
+        self.query_one("#summary", HangingStatic).show(summary)  # Why wraps under its value
         self._show_archive(node)
         table = self.query_one("#results", FittedTable)
         self._history = node_history(snapshot, self.node)
@@ -178,7 +180,7 @@ class NodeScreen(NvcreScreen):
             side.append("NVSentinel" + ("" if requests_cache is not None else " (no ValidationRequest CRD)") + f": {view.mark or '·'} {view.state or 'nothing reported'}\n", style="bold")
             for line in view.lines():
                 side.append(f"  {shown(line)}\n")
-        self.query_one("#sentinel", Static).update(side)
+        self.query_one("#sentinel", HangingStatic).show(side)
         self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else timeline_text(history, trend, last_shown))
 
     # ----- live results ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
@@ -22,6 +23,9 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
+
+LABEL_WIDTH = 18  # a `label` line's key column: its value's wrapped lines start under the value, not at the edge
+LABEL_STYLE = Style(bold=True, meta={"hang": LABEL_WIDTH})  # marks a label's key for widgets.hanging
 
 
 def runtime(start: str | None, end: str | None, now: datetime | None = None) -> str:
@@ -37,7 +41,7 @@ def runtime(start: str | None, end: str | None, now: datetime | None = None) -> 
 def label(text: Text, key: str, value: Any) -> None:
     """Append `key: value` on its own line; the value comes from objects pods and users wrote, so its control
     characters are neutralised (an ESC would reach the operator's terminal)."""
-    text.append(f"{key:<18}", style="bold")
+    text.append(f"{key:<{LABEL_WIDTH}}", style=LABEL_STYLE)
     text.append(f"{shown(str(value))}\n")
 
 

@@ -1,0 +1,50 @@
+"""The drill-down's and the node screen's detail wrap a long value under the value (a hanging indent), not at the
+pane's left edge under the keys: on 80x24 a fault's Diagnosis and a node's Why went on at column 0 and read as lines
+of their own (found driving a diagnosis's drill-down at 80x24). The node screen's summary, a few lines high, wraps them
+2 columns in: under the value, its Why took a line more than its pane shows on 80x24."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.widgets.detail import LABEL_WIDTH, label
+from nvcre_tui.widgets.hanging import hanging
+
+from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, open_drilldown, open_node_screen, session_with
+
+
+def test_a_label_wraps_under_its_value_and_an_indented_line_under_its_first_word() -> None:
+    text = Text()
+    label(text, "Verdict", "gpu-node-03  suspect, failed 3 of 3 tests (r0-screen-1 at 240.45, r1-confirm-0 at 243.98)")
+    text.append("  ✗ r0-screen-1 (screening) with gpu-node-04, gpu-node-05, gpu-node-06  240.45 GB/s\n")
+    lines = hanging(text, 50).plain.splitlines()
+    assert lines[0].startswith("Verdict ") and all(len(line) <= 50 for line in lines), lines
+    bullet = lines.index(next(line for line in lines if line.startswith("  ✗")))
+    verdict, test = lines[1:bullet], lines[bullet + 1:]
+    assert verdict and all(line.startswith(" " * LABEL_WIDTH) and line[LABEL_WIDTH] != " " for line in verdict), lines
+    assert test and all(line.startswith("    ") and line[4] != " " for line in test), lines
+    assert " ".join(" ".join(lines).split()) == " ".join(text.plain.split())  # nothing lost
+
+
+def region_lines(app: NvcreApp, selector: str) -> list[str]:
+    region = app.screen.query_one(selector).content_region
+    lines = [strip.text for strip in app.screen._compositor.render_strips()]
+    return [line[region.x : region.right].rstrip() for line in lines[region.y : region.bottom]]
+
+
+async def test_the_drilldown_and_node_screen_wrap_values_under_their_values_at_80_columns() -> None:
+    app = NvcreApp(session=await session_with(DIAGNOSE, scenario=FABRIC_AND_SLOW_GPU), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_drilldown(app, pilot, "isolate")  # opens on the fault: its Diagnosis wraps on 80 columns
+        await pilot.pause()
+        lines = region_lines(app, "#detail")
+        at = next(i for i, line in enumerate(lines) if line.startswith("Diagnosis "))
+        assert lines[at + 1].startswith(" " * LABEL_WIDTH) and lines[at + 1].strip(), lines
+        evidence = next(i for i, line in enumerate(lines) if line.startswith("  ✗ ") and not line.endswith("GB/s"))
+        assert lines[evidence + 1].startswith("    ") and lines[evidence + 1][4] != " ", lines
+        await pilot.press("escape")
+        await open_node_screen(app, pilot, "gpu-node-03")
+        lines = region_lines(app, "#summary")  # a pane a few lines high: its values wrap 2 columns in, off the keys
+        at = next(i for i, line in enumerate(lines) if line.startswith("Why "))
+        assert lines[at + 1].startswith("  ") and lines[at + 1][2] != " ", lines

@@ -15,7 +15,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of
@@ -35,7 +35,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
-from nvcre_tui.widgets.hanging import HangingStatic
+from nvcre_tui.widgets.hanging import Hanging, HangingStatic, hanging
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
 
@@ -61,10 +61,13 @@ class NodeScreen(NvcreScreen):
 
     BINDINGS = [
         Binding("l", "logs", "Logs", id="node.logs"),
+        Binding("s", "sentinel", "NVSentinel", id="node.sentinel", tooltip="Scroll the top pane to NVSentinel's view (arrows scroll it)"),
         Binding("escape", "app.pop_screen", "Back", id="node.back"),
     ]
     DEFAULT_CSS = """
-    NodeScreen #top { height: auto; max-height: 30%; overflow-y: auto; scrollbar-size-vertical: 1; border-bottom: solid $panel; }
+    NodeScreen #top { layout: horizontal; height: auto; max-height: 30%; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1;
+                      border-bottom: solid $panel; }
+    NodeScreen #top:focus { background-tint: $accent 8%; }
     NodeScreen #summary { width: 1fr; height: auto; padding: 0 1; }
     NodeScreen #sentinel { width: 1fr; height: auto; padding: 0 1; }
     NodeScreen #results { height: 1fr; min-height: 3; }  /* on 12 lines the node and its verdict above stay in view */
@@ -87,7 +90,9 @@ class NodeScreen(NvcreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         self.set_class(self.app.size.width < self.NARROW, "-narrow")
-        with Horizontal(id="top"):
+        # Focusable: on 80x24 the summary fills the pane and NVSentinel's view, stacked under it, was out of sight with no
+        # key to reach it (only a mouse wheel scrolled it). `s` scrolls to it; tab and the arrows scroll the pane.
+        with ScrollableContainer(id="top"):
             # Why wraps 2 columns in, not under its value: on 80x24 the value's column cost the pane the Why's last line.
             yield HangingStatic(id="summary", label_indent=2)
             yield HangingStatic(id="sentinel")
@@ -213,6 +218,15 @@ class NodeScreen(NvcreScreen):
                 text.append("\n")
                 clearance_text(text, cleared, row["evidence"])
         self.query_one("#evidence", Static).update(text or Text("no failures for this node in this job"))
+
+    def action_sentinel(self) -> None:
+        """The top pane focused and scrolled to NVSentinel's line (under the node's software and baseline)."""
+        top, side = self.query_one("#top", ScrollableContainer), self.query_one("#sentinel", HangingStatic)
+        top.focus()
+        content = side.content
+        lines = hanging(content.text, side.content_size.width).plain.splitlines() if isinstance(content, Hanging) else []
+        line = next((index for index, text in enumerate(lines) if text.startswith("NVSentinel")), 0)
+        top.scroll_to(y=side.virtual_region.y + side.styles.padding.top + line, animate=False)
 
     def action_logs(self) -> None:
         from nvcre_tui.screens.logs import LogsScreen

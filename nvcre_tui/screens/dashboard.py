@@ -27,6 +27,7 @@ from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapsho
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.fitted_list import cut_at_word
 from nvcre_tui.widgets.item_line import ItemLine
 from nvcre_tui.widgets.keyed_rows import literal, selected_key, update_rows
 from nvcre_tui.widgets.node_state import NodeState
@@ -60,6 +61,20 @@ def under_test(state: NodeState, counts: dict[str, int]) -> str:
     if state is NodeState.RUNNING and counts.get(RUNNING_AGAIN):
         return f" (+{counts[RUNNING_AGAIN]} {RUNNING_AGAIN})"
     return ""
+
+
+def failures_title(name: str, said: Sequence[str], suspects: bool, rows: bool, width: int) -> str:
+    """The failures pane's title: what it lists (`said`, the suspects under diagnosis first), then where the suspects
+    are shown and the pane's keys, each only where it fits whole (0 width: not laid out yet, all of it). A title too
+    long even bare ends at a word with "…": it was cut mid-word at the screen's edge ("(the drill-down"), and on 80
+    columns a certification with failures lost its suspect count, said last, altogether."""
+    bare = f"Failures · {name}: {'; '.join(said)}"
+    where = " (the drill-down shows them)" if suspects else ""
+    keys = " · f then enter evidence, l log" if rows else ""
+    for title in (bare + where + keys, bare + keys, bare + where, bare):
+        if not width or cell_len(title) <= width:
+            return title
+    return next(iter(cut_at_word(bare, width, 1)), "")
 
 
 class DashboardScreen(NvcreScreen):
@@ -190,14 +205,11 @@ class DashboardScreen(NvcreScreen):
             found = [text for text, n in ((count(len(faults), "infrastructure fault"), faults), (f"{count(len(blamed), 'node')} blamed", blamed),
                                           (f"{len(unblamed)} with no node blamed", unblamed)) if n]
             # A diagnosis's suspects are no failures yet (the map and the drill-down show them): said, or "none"
-            # read as a clean run while the wall listed them.
+            # read as a clean run while the wall listed them. First: after the failures, 80 columns cut them off.
             suspects = diagnosis_suspects(snapshot, name)
-            weighed = f"{count(len(suspects), 'suspect')} under diagnosis (the drill-down shows them)" if suspects else ""
-            said = f"Failures · {name}: " + (f"{', '.join(found)}" + (f"; {weighed}" if weighed else "") if rows else weighed or "none")
-            hint = " · f then enter evidence, l log"
-            # The keys only where they fit whole: a narrow title was cut at "· f then" (the footer lists them too).
-            width = title.content_size.width  # 0 before the first layout: no width to judge by yet
-            title.update(said + hint if rows and (not width or len(said + hint) <= width) else said)
+            weighed = [f"{count(len(suspects), 'suspect')} under diagnosis"] if suspects else []
+            said = [*weighed, ", ".join(found)] if found else weighed or ["none"]
+            title.update(failures_title(name, said, bool(suspects), bool(rows), title.content_size.width))
         pane = self.query_one(FailuresPane)
         pane.show_rows(rows)
         pane.display = bool(rows)

@@ -17,8 +17,21 @@ from textual.widgets import Button, Input, Label, Static
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
+from nvcre_tui.engine.printable import printable
 
 Result = TypeVar("Result")
+SHOWN_PROBLEMS = 3  # a file's problems the modal lists, one line each; the rest are counted
+
+
+def problems_said(messages: list[str], path: str) -> str:
+    """A file's problems as the modal says them: the first SHOWN_PROBLEMS, each on one line (control characters and
+    line breaks neutralised: a path or a key is the user's text), then how many more and where to read them all. Every
+    one of them, a line each, pushed the modal's buttons off an 80x24 screen (a file that is no Certification at all
+    has one "unknown field" per line)."""
+    lines = [printable(message, newlines=False) for message in messages[:SHOWN_PROBLEMS]]
+    if len(messages) > SHOWN_PROBLEMS:
+        lines.append(printable(f"… and {len(messages) - SHOWN_PROBLEMS} more (`nvcre certification render {path}` lists them all)", newlines=False))
+    return "\n".join(lines)
 
 
 def save_target(path: str) -> str:
@@ -69,7 +82,7 @@ class PathModal(ModalScreen[Result | None], Generic[Result]):
         try:
             result = self.act(path)
         except InputError as failure:
-            error.update("\n".join(failure.messages))
+            error.update(problems_said(failure.messages, path))
             return
         self.dismiss(result)
 

@@ -55,3 +55,13 @@ def state_home() -> Path:
     relative $XDG_STATE_HOME is ignored, as the XDG spec says: it would name another folder from each working directory."""
     base = os.environ.get("XDG_STATE_HOME") or ""
     return (Path(base) if os.path.isabs(base) else home() / ".local" / "state") / "nvcre"
+
+
+def typed_path(path: str) -> Path:
+    """A path a user typed into the console, `~` and `~user` expanded; InputError naming it when `~user` names no user
+    (pathlib's expanduser raised RuntimeError "Could not determine home directory.", which ended the console)."""
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        user = expanded[1:].split("/", 1)[0]
+        raise InputError(f"{path}: no user {user!r} on this machine, so no home folder ~{user}")
+    return Path(expanded)

@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, Label, Static
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.paths import typed_path
 
 Result = TypeVar("Result")
 SHOWN_PROBLEMS = 3  # a file's problems the modal lists, one line each; the rest are counted
@@ -80,6 +81,7 @@ class PathModal(ModalScreen[Result | None], Generic[Result]):
             error.update("type a path")
             return
         try:
+            typed_path(path)  # `~nobody/x`: said here (the act's own expanduser raised RuntimeError and ended the console)
             result = self.act(path)
         except InputError as failure:
             error.update(problems_said(failure.messages, path))

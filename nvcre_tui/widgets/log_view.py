@@ -20,7 +20,10 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.paths import typed_path
 from nvcre_tui.widgets.log_lines import DEFAULT_MAX_LINES, LogLines
 
 __all__ = ["ConfirmOverwrite", "LogLines", "LogView", "SavePrompt"]
@@ -56,7 +59,10 @@ class SavePrompt(ModalScreen[str | None]):
 
     @on(Input.Submitted)
     def _submit(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
+        if not event.value.strip():  # enter on an empty path closed the prompt and saved nothing, unsaid
+            self.notify("type a path to save to (escape cancels)", severity="warning", title="not saved")
+            return
+        self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -173,11 +179,19 @@ class LogView(Vertical):
     def _save_to(self, path: str | None) -> None:
         if path is None or not _policy_allows(self, "save_log"):
             return
-        target = Path(path).expanduser()
+        try:
+            target = typed_path(path)  # `~nobody/x.log`: pathlib raised RuntimeError, which ended the console
+            check_writable(path, stream=True)  # a folder, a read-only file: said now, not after "overwrite it?"
+        except InputError as error:
+            self.notify(printable(error.messages[0], newlines=False), severity="error", title="not saved", markup=False)
+            return
         if target.exists():  # never replace a file (the state file, another log) without asking
-            self.app.push_screen(ConfirmOverwrite(target), lambda yes: self._write(path) if yes else None)
+            self.app.push_screen(ConfirmOverwrite(target), lambda yes: self._write(path) if yes else self._kept(path))
             return
         self._write(path)
+
+    def _kept(self, path: str) -> None:
+        self.notify(printable(f"kept {path}; not saved", newlines=False), markup=False)  # "n" said nothing
 
     def _write(self, path: str) -> None:
         try:

@@ -134,10 +134,11 @@ class DashboardScreen(NvcreScreen):
                        style=self.app.theme_variables.get(state.variable, "")) for state in NodeState]
         self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
         pattern = self.query_one("#filter", Input).value
+        literally = ""
         try:
             wanted = re.compile(pattern) if pattern else None
-        except re.error:
-            wanted = None
+        except re.error:  # matched as written, as the map's and the log's filters do: it was dropped, every row shown
+            wanted, literally = re.compile(re.escape(pattern)), " (not a regex: matched as written)"
         rows = {}
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
@@ -151,7 +152,7 @@ class DashboardScreen(NvcreScreen):
         empty = self.query_one("#empty", Static)
         # An empty table says why: none yet, or none the filter matches (it looked like none at all).
         if snapshot.certifications and not rows:
-            empty.update(printable(f"No certification of {len(snapshot.certifications)} matches the filter {pattern!r}.", newlines=False))
+            empty.update(printable(f"No certification of {len(snapshot.certifications)} matches the filter {pattern!r}{literally}.", newlines=False))
         elif not snapshot.certifications:
             empty.update(self._none_yet)
         empty.display = not rows

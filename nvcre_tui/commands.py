@@ -80,8 +80,12 @@ def _open(entry: ScreenEntry) -> Callable[[CommandHost, str], Any]:
 
 
 def _theme(app: CommandHost, argument: str) -> None:
+    known = ", ".join(sorted(app.nvcre_themes))
+    if not argument:  # said "unknown theme ''", as if the empty name were one typed
+        app.notify(f"usage: :theme NAME; known: {known}", severity="warning", markup=False)
+        return
     if argument not in app.nvcre_themes:
-        app.notify(f"unknown theme {argument!r}; known: {', '.join(sorted(app.nvcre_themes))}", severity="warning", markup=False)
+        app.notify(f"unknown theme {argument!r}; known: {known}", severity="warning", markup=False)
         return
     app.theme = argument
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,6 +28,7 @@ from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_fault
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.fitted_list import cut_at_word
+from nvcre_tui.widgets.item_line import ItemLine
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
@@ -58,7 +60,7 @@ class TopologyScreen(NvcreScreen):
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
     TopologyScreen #explain { height: 4; padding: 0 1; border-top: solid $panel; }  /* EXPLAIN_LINES: a reason, its message, its value and threshold (2 cut them on 80 columns) */
-    TopologyScreen #marks { display: none; height: 1; padding: 0 1; }
+    TopologyScreen #marks { display: none; height: auto; max-height: 3; padding: 0 1; }  /* wrapped between entries */
     TopologyScreen #marks.-shown { display: block; }
     """
 
@@ -85,7 +87,9 @@ class TopologyScreen(NvcreScreen):
             yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
             yield Static(id="scope", markup=False)  # which certifications the states come from (names may hold brackets)
         yield Legend()
-        yield Static(id="marks", markup=False)  # an archive error quotes paths, which may hold brackets
+        # Wrapped between its entries: one line cut NVSentinel's legend at 80 columns ("⧗ validating  ◔ "). Not markup:
+        # an archive error quotes paths, which may hold brackets.
+        yield ItemLine(id="marks")
         yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
         yield RackMap(id="map")
         yield Static(id="explain", markup=False)  # states quote the cluster's messages (e.g. "[/dev/shm]")
@@ -148,17 +152,19 @@ class TopologyScreen(NvcreScreen):
             except Exception as error:  # noqa: BLE001 - an unreadable archive shows no marks and says why
                 self._stale, self._stale_error = {}, f"history unreadable, no stale marks: {error}"
             self._stale_memo = memo
-        legend = self.query_one("#marks", Static)
+        legend = self.query_one("#marks", ItemLine)
         if self._sentinel:
             self.query_one(RackMap).set_marks({name: mark for name, (mark, _) in self._sentinel_marks.items()})
             unreadable = unreadable_requests(listed)  # left out of the marks: said, not dropped
-            left_out = f"  · {len(unreadable)} ValidationRequest(s) unreadable, first {unreadable[0]}" if unreadable else ""
-            legend.update(printable("NVSentinel: " + "  ".join(f"{glyph} {meaning}" for _, glyph, meaning in MARKS)
-                                    + ("" if requests is not None else "  (no ValidationRequest CRD)") + left_out
-                                    + "  · v: stale marks", newlines=False))
+            entries = ["NVSentinel:", *(f"{glyph} {meaning}" for _, glyph, meaning in MARKS)]
+            entries += [] if requests is not None else ["(no ValidationRequest CRD)"]
+            entries += [f"· {len(unreadable)} ValidationRequest(s) unreadable, first {unreadable[0]}"] if unreadable else []
+            entries += ["· v: stale marks"]
         else:
             self.query_one(RackMap).set_marks(dict.fromkeys(self._stale, STALE_GLYPH))
-            legend.update(self._stale_error or f"{STALE_GLYPH} stale: software changed since the last pass, re-certify  · v: NVSentinel overlay")
+            entries = [self._stale_error] if self._stale_error else [f"{STALE_GLYPH} stale: software changed since the last pass, re-certify",
+                                                                      "· v: NVSentinel overlay"]
+        legend.set_items([Text(printable(entry, newlines=False)) for entry in entries])
         legend.set_class(bool(self._sentinel or self._stale or self._stale_error), "-shown")
 
     def _explain(self, name: str | None) -> None:

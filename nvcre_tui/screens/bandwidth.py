@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -83,6 +84,9 @@ def median_curve(curves: list[dict[int, float]]) -> dict[int, float]:
     """Per message size, the median busbw over the curves that have that size."""
     sizes = sorted({size for curve in curves for size in curve})
     return {size: statistics.median(c[size] for c in curves if size in c) for size in sizes}
+
+
+CHOOSER_TEXT = 28  # the chooser's text width before its first layout (its 34 columns less border, padding, scrollbar)
 
 
 class BandwidthScreen(NvcreScreen):
@@ -195,13 +199,22 @@ class BandwidthScreen(NvcreScreen):
         chooser = self.query_one(OptionList)
         flagged = {o.label for o in self._outliers}
         prompts = []
+        # The labels' column as wide as the longest label, the value and its ▾ kept on the label's line while they fit the
+        # list (34 columns, its border, padding and scrollbar: 28 of text); a longer label (a diagnosis's "r0-screen-15
+        # (2 nodes)") has them on a line of its own, right-aligned. A fixed 19 wrapped "▾" onto a line of its own
+        # under every flagged node on 80x24, and a diagnosis's value under its label at the list's left edge.
+        room = chooser.scrollable_content_region.width or CHOOSER_TEXT
+        labels = max((cell_len(row.label) for row in rows), default=0)
         for row in rows:
             # The Job's own verdict (a crash with a fine value failed; a low value above the threshold passed), and
             # apart from it, ▾ where the value is a low outlier of this Workflow's spread or fails the threshold.
             mark = PHASE_GLYPHS.get(row.outcome, "·")  # a missing value shows as "—" beside it; the Outliers list names it
             value = f"{row.shown:>7}" if row.value is not None else "      —"
-            low = f" {OUTLIER_GLYPH}" if row.label in flagged else ""
-            prompts.append(Option(Text(f"{mark} {row.label:<19}{value}{low}"), id=row.job))
+            low = f" {OUTLIER_GLYPH}" if row.label in flagged else "  "
+            line = f"{mark} {row.label}{' ' * (labels - cell_len(row.label))} {value}{low}"
+            if cell_len(line) > room:
+                line = f"{mark} {row.label}\n{value + low:>{room}}"
+            prompts.append(Option(Text(line.rstrip()), id=row.job))
         if [str(o.prompt) for o in chooser.options] != [str(p.prompt) for p in prompts]:
             chooser.clear_options()
             chooser.add_options(prompts)
@@ -211,6 +224,10 @@ class BandwidthScreen(NvcreScreen):
         ids = [row.job for row in rows]
         if self._selected in ids and chooser.highlighted != ids.index(self._selected):
             chooser.highlighted = ids.index(self._selected)
+
+    def on_resize(self) -> None:
+        if self._rows:
+            self.call_after_refresh(self._fill_chooser, self._rows)  # the prompts fitted to the list's new width
 
     @on(OptionList.OptionHighlighted, "#bw-groups")
     def _chosen(self, event: OptionList.OptionHighlighted) -> None:

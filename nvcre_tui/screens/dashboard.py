@@ -41,15 +41,32 @@ RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed"
 COLUMNS = ("Certification", "Result", "Passed", "Blamed", "Runtime", "Age", "Running")
 
 
+FIRST_NAME_CUT = 4  # the fewest cells of the first name shown cut ("nccl…"): fewer say nothing, "+N" alone then
+
+
 def fit_names(names: Sequence[str], width: int) -> str:
     """As many of `names` as fit whole in `width` cells, in order, then "+N" for the rest ("nccl-all-reduce, +2"): the
-    table cut the last one mid-name ("nccl-all-reduce, ncc") and hid those after it unsaid; "+N" alone when no name fits."""
+    table cut the last one mid-name ("nccl-all-reduce, ncc") and hid those after it unsaid. When no name fits whole,
+    the first one cut with "…" ("· nccl-all-red…"): "+1" alone, on 80 columns beside a long certification name, hid
+    the one category that ran; "+N" alone only where not even FIRST_NAME_CUT cells of it fit."""
     for kept in range(len(names), 0, -1):
         rest = len(names) - kept
         text = ", ".join([*names[:kept], f"+{rest}"] if rest else names[:kept])
         if cell_len(text) <= width:
             return text
-    return f"+{len(names)}" if names else ""
+    if not names:
+        return ""
+    tail = f", +{len(names) - 1}" if len(names) > 1 else ""
+    room = width - cell_len(tail) - 1  # the cells left for the first name, "…" after it
+    if room < FIRST_NAME_CUT:
+        return f"+{len(names)}"
+    cut, used = "", 0
+    for character in names[0]:
+        used += cell_len(character)
+        if used > room:
+            break
+        cut += character
+    return f"{cut.rstrip()}…{tail}"
 
 
 def under_test(state: NodeState, counts: dict[str, int]) -> str:

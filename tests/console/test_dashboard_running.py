@@ -31,8 +31,10 @@ def test_names_fit_whole_and_the_rest_is_counted() -> None:
     assert fit_names(NAMES, 44) == "nccl-all-reduce, nccl-all-gather, +1"
     assert fit_names(NAMES, 35) == "nccl-all-reduce, +2"
     assert fit_names(NAMES, 19) == "nccl-all-reduce, +2"
-    assert fit_names(NAMES, 18) == "+3"
+    assert fit_names(NAMES, 18) == "nccl-all-redu…, +2"  # no name whole: the first one cut, said so
+    assert fit_names(NAMES, 8) == "+3"  # not even 4 cells of it
     assert fit_names(["· nccl-all-reduce"], 17) == "· nccl-all-reduce"
+    assert fit_names(["· nccl-all-reduce"], 15) == "· nccl-all-red…"  # it said "+1" beside a long certification name
     assert fit_names([], 10) == ""
 
 
@@ -61,3 +63,17 @@ async def test_the_running_column_fits_whole_names_at_80_columns() -> None:
         await pilot.pause()
         cell, line = running_cell(app)
         assert cell == "nccl-all-reduce, +2" and line.endswith(cell), line
+
+
+async def test_the_one_running_category_is_named_beside_a_long_certification_name_at_80_columns() -> None:
+    """DIAGNOSE_AND_TRAIN at 80x24 while its all-reduce waits for pods: the Running column (15 cells beside
+    "diagnose-and-train") read "+1", hiding the one category that ran (found watching it at 80x24)."""
+    from .harness import DIAGNOSE_AND_TRAIN
+
+    app = NvcreApp(session=await session_run_for(DIAGNOSE_AND_TRAIN, 60), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#certs", DataTable)
+        cell = str(table.get_row("diagnose-and-train")[-1])
+        assert cell.startswith("· nccl-all") and cell.endswith("…"), cell
+        assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"

@@ -46,6 +46,7 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, tested_line
+from nvcre_tui.widgets.fitted_tree import FittedTree
 from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
@@ -107,7 +108,9 @@ class DrilldownScreen(NvcreScreen):
         yield Header()
         self.set_class(self._narrow(), "-narrow")
         with Horizontal(id="panes"):
-            tree: Tree[Any] = Tree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
+            # Labels end at its width with "…" after a whole word (cut mid-word at the edge, a diagnosis's line lost
+            # its round); the detail pane says all of it.
+            tree: Tree[Any] = FittedTree(literal(self.certification), id="tree")  # a name typed after :cert is not markup
             tree.guide_depth = self._guide_depth()
             yield tree
             with VerticalScroll(id="detail-box"):

@@ -142,6 +142,8 @@ class NodeScreen(NvcreScreen):
         table.set_rows(rows)  # in place; the cursor stays on the same job, not on the same row
         if table.row_count:
             self._show_evidence(table.cursor_row)
+        else:  # an empty table and an empty box said nothing of why
+            self.query_one("#evidence", Static).update(Text(printable(f"no Job has run on {self.node} in the certifications shown", newlines=False)))
 
     # ----- archive and NVSentinel ------------------------------------------------------------------------
 
@@ -234,6 +236,8 @@ class NodeScreen(NvcreScreen):
         table = self.query_one("#results", DataTable)
         if 0 <= table.cursor_row < len(self._history):
             self.app.push_screen(LogsScreen(str(self._history[table.cursor_row]["job"])))
+        else:  # `l` did nothing, unsaid
+            self.notify(printable(f"no Job has run on {self.node}: no log to open", newlines=False), markup=False)
 
 
 def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]], last_shown: Mapping[str, str]) -> Text:

@@ -12,7 +12,7 @@ class CommandBar(Input):
     """A one-line command prompt docked at the bottom of a screen."""
 
     DEFAULT_CSS = """
-    CommandBar { dock: bottom; display: none; border: none; height: 1; padding: 0 1; background: $panel; }
+    CommandBar { dock: bottom; display: none; border: none; height: 1; margin-bottom: 1; padding: 0 1; background: $panel; }  /* above the footer */
     CommandBar.-open { display: block; }
     """
     BINDINGS = [Binding("escape", "close", "Close", show=False)]
@@ -25,7 +25,9 @@ class CommandBar(Input):
             self.text = text
 
     def __init__(self) -> None:
-        super().__init__(placeholder="a command, e.g. certs", id="command-bar")
+        # Compact: Input's `:focus` rule (a tall border) outranks the `CommandBar` rule, and in one line high the
+        # focused bar showed only its border's top edge: the hint and what was typed were out of sight.
+        super().__init__(placeholder="a command, e.g. certs", id="command-bar", compact=True)
 
     def open(self, hint: str | None = None) -> None:
         """Show and focus the prompt; `hint` (the commands on offer) becomes its placeholder."""

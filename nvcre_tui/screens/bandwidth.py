@@ -32,7 +32,7 @@ from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views import Snapshot
-from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
+from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, OUTLIER_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.detail import shown_measurement
 from nvcre_tui.widgets.rack_layout import natural_key
@@ -246,7 +246,7 @@ class BandwidthScreen(NvcreScreen):
             except ParseError as error:
                 self._curve_errors[job] = f"{error.reason}: {error.message}"
             except Exception as error:  # noqa: BLE001 - a runner failure is shown, never a traceback
-                self._curve_errors[job] = f"cannot read the log: {error}"
+                self._curve_errors[job] = f"cannot read the log: {error_said(error)}"
             else:
                 self._curves[job] = {size.size: size.out_of_place.busbw for size in result.sizes}
             await asyncio.sleep(0)  # one log at a time: keys stay responsive on big Workflows

@@ -15,12 +15,21 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.confirm import ConfirmModal
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
     from nvcre_tui.policy import Policy
+
+
+def error_said(error: BaseException) -> str:
+    """An exception from the runner or the cluster as one line: its first non-blank line, control characters
+    neutralised. A Kubernetes API error's text is its status line, then its headers and body on many lines: a log's
+    toast and placeholder showed all of them."""
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    return printable(first, newlines=False)
 
 
 # For screens without a command bar: `:` still says where the commands are (the app's action), but the footer does

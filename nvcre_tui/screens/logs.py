@@ -28,7 +28,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VAL
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending
-from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
+from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
@@ -188,9 +188,10 @@ class LogsScreen(NvcreScreen):
         try:
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
-            self.notify(printable(f"cannot read the logs of {self.job_name}: {error}"), severity="error", title="logs", markup=False)
+            said = error_said(error)  # one line: an API error's headers and body came with it
+            self.notify(printable(f"cannot read the logs of {self.job_name}: {said}", newlines=False), severity="error", title="logs", markup=False)
             if uid == self._run_uid:
-                self.view.set_placeholder(f"No output: cannot read the log: {error}")
+                self.view.set_placeholder(f"No output: cannot read the log: {said}")
             return
         if uid != self._run_uid:
             return  # another run took the pane meanwhile: this answer is stale

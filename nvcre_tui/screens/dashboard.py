@@ -36,6 +36,30 @@ RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed"
                 RESULT_INCOMPLETE: "verdict-inconclusive"}
 
 
+MIN_NAME = 16  # the fewest cells a certification's name keeps in the table, cut in its middle
+RUNNING_KEPT = len("nccl-all-reduce")  # the cells of Running a long name leaves it
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` whole when it fits `width` cells, else its start and its end around "…": certifications of one burn-in
+    often differ at their end ("rack-12-burn-in-r1", "-r2"), which a cut at the end would hide."""
+    if cell_len(text) <= width:
+        return text
+    keep = max(1, width - 1)
+    head_cells, tail_cells = (keep + 1) // 2, keep // 2
+    head, used = "", 0
+    for character in text:
+        if used + cell_len(character) > head_cells:
+            break
+        head, used = head + character, used + cell_len(character)
+    tail, used = "", 0
+    for character in reversed(text):
+        if used + cell_len(character) > tail_cells:
+            break
+        tail, used = character + tail, used + cell_len(character)
+    return f"{head}…{tail}"
+
+
 # Short: Running whole on 80 columns. "Blamed" as the failures pane's title counts them: failed and suspect nodes (the
 # certification's failedNodes); "✗ nodes" beside the fleet line's "✗ 2 failed" read 21 as convicted.
 COLUMNS = ("Certification", "Result", "Passed", "Blamed", "Runtime", "Age", "Running")
@@ -176,16 +200,22 @@ class DashboardScreen(NvcreScreen):
         self._show_failures(snapshot)
 
     def _show_rows(self, rows: dict[str, tuple[Any, ...]]) -> None:
-        """The table's rows, the Running column fitted to the room the other columns leave on the screen's width."""
+        """The table's rows, the Running column fitted to the room the other columns leave on the screen's width, and
+        names too long to leave Runtime, Age and Running in sight cut in their middle (`cut_middle`)."""
         table = self.query_one("#certs", DataTable)
         padding = 2 * table.cell_padding
         columns = table.ordered_columns
-        others = sum(max([column.get_render_width(table), *(padding + literal(cells[index]).cell_len for cells in rows.values())])
-                     for index, column in enumerate(columns[:-1]))
+        natural = [max([cell_len(COLUMNS[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(COLUMNS) - 1)]
         width = table.scrollable_content_region.width if table.size.width else self.app.size.width  # not laid out yet: the screen's
+        # A long name (a Kubernetes name runs to 253 characters) took the row: on 80 columns Runtime, Age and Running
+        # were off the right edge. It keeps what the other columns and RUNNING_KEPT cells of Running leave, at least
+        # MIN_NAME cells.
+        named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - RUNNING_KEPT))
+        others = named + sum(natural[1:]) + padding * (len(COLUMNS) - 1)
         room = max(width - others - padding, cell_len(COLUMNS[-1]))
-        fitted = {name: (*cells[:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}
-        if columns[-1].content_width > room:  # a column only ever widens: made again (after a wider screen or longer names)
+        fitted = {name: (cut_middle(cells[0], named), *cells[1:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}
+        # A column only ever widens: made again after a wider screen or longer names, so they shrink with it.
+        if columns[-1].content_width > room or columns[0].content_width > named:
             selected = selected_key(table)
             table.clear(columns=True)
             table.add_columns(*COLUMNS)

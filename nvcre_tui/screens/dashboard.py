@@ -277,6 +277,8 @@ class DashboardScreen(NvcreScreen):
         elif name and self.nvcre.snapshot is not None and diagnosis_suspects(self.nvcre.snapshot, name):
             # No failure yet, but suspects under diagnosis (the pane's title says so): the drill-down opens on them.
             self.app.push_screen(DrilldownScreen(name))
+        elif name is None:  # it said "no failures in the highlighted certification" with none in the table
+            self.notify("no certification in the table: no failures to show (c composes one)")
         else:
             self.notify("no failures in the highlighted certification")
 

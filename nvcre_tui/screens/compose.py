@@ -142,6 +142,9 @@ class ComposeScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         self.schedule_check()
 
+    def on_resize(self) -> None:
+        self.schedule_check()  # the problems wrapped again to the new width
+
     def schedule_check(self) -> None:
         """Check once after the current burst of changes (loading a file changes many fields at once)."""
         if not self._pending:
@@ -181,7 +184,8 @@ class ComposeScreen(NvcreScreen):
             row.show_message(message)
         update_changed(self.query_one("#yaml", Static), highlight(result.yaml.rstrip(), language="yaml"))
         update_changed(self.query_one("#plan", Static), plan_text(result))
-        update_changed(self.query_one("#status", Static), status_text(result))
+        status = self.query_one("#status", Static)
+        update_changed(status, status_text(result, status.scrollable_content_region.width))
         self.query_one("#actions").set_class(bool(result.problems), "-problems")
 
     @on(Input.Changed)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from textual.content import Content
 
 from nvcre_tui.compose.review import CategoryPlan, Review
+from nvcre_tui.widgets.fitted_list import wrapped
 
 EXCLUDED_SHOWN = 4
+PROBLEM_INDENT = "    "  # a problem's wrapped lines, under its first word
 
 
 def plan_text(review: Review) -> Content:
@@ -44,10 +46,14 @@ def _plan_lines(item: CategoryPlan) -> list[Content]:
     return lines
 
 
-def status_text(review: Review) -> Content:
-    """Every problem as the CLI prints it, or that the form is ready."""
+def status_text(review: Review, width: int = 0) -> Content:
+    """Every problem as the CLI prints it, or that the form is ready. `width` (0: not laid out yet, one line each): a
+    problem wraps under its own first word (column 4), not at the pane's edge, where on 80 columns its second line read
+    as a problem of its own."""
     if not review.problems:
         return Content.styled(f"✓ ready to submit {review.body['metadata']['name']} (ctrl+s)", "$text-success")
     count = len(review.problems)
     header = Content.styled(f"✗ {count} problem{'s' if count != 1 else ''}; submit is refused until fixed:", "bold $text-error")
-    return Content("\n").join([header, *(Content(f"  {problem}") for problem in review.problems)])
+    lines = [line for problem in review.problems
+             for line in (wrapped(f"  {problem}", width, indent=PROBLEM_INDENT) if width > 2 * len(PROBLEM_INDENT) else [f"  {problem}"])]
+    return Content("\n").join([header, *(Content(line) for line in lines)])

@@ -57,11 +57,20 @@ def state_home() -> Path:
     return (Path(base) if os.path.isabs(base) else home() / ".local" / "state") / "nvcre"
 
 
-def typed_path(path: str) -> Path:
-    """A path a user typed into the console, `~` and `~user` expanded; InputError naming it when `~user` names no user
-    (pathlib's expanduser raised RuntimeError "Could not determine home directory.", which ended the console)."""
-    expanded = os.path.expanduser(path)
+class NoHomeFolder(InputError):
+    """A path's `~user` names no user on this machine. `reason` says so without the path (for an OSError's text)."""
+
+    def __init__(self, path: str, user: str) -> None:
+        self.path, self.reason = path, f"no user {user!r} on this machine, so no home folder ~{user}"
+        super().__init__(f"{path}: {self.reason}")
+
+
+def typed_path(path: str | os.PathLike[str]) -> Path:
+    """A path a user typed (the console's prompts, a flag's value, $KUBECONFIG), `~` and `~user` expanded: every
+    `~` nvcre expands goes through here. NoHomeFolder (an InputError naming the path) when `~user` names no user
+    (pathlib's expanduser raised RuntimeError "Could not determine home directory.", which ended the console and the CLI)."""
+    text = os.fspath(path)
+    expanded = os.path.expanduser(text)
     if expanded.startswith("~"):
-        user = expanded[1:].split("/", 1)[0]
-        raise InputError(f"{path}: no user {user!r} on this machine, so no home folder ~{user}")
+        raise NoHomeFolder(text, expanded[1:].split("/", 1)[0])
     return Path(expanded)

@@ -34,6 +34,7 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.paths import NoHomeFolder, typed_path
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
 
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
@@ -132,7 +133,14 @@ def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet): the same path is the same file
-        return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
+        return _absolute(a) == _absolute(b)
+
+
+def _absolute(path: str) -> str:
+    try:
+        return os.path.abspath(typed_path(path))
+    except NoHomeFolder:  # said by the check that runs first; here only compared
+        return os.path.abspath(path)
 
 
 async def close_session(session: Session, told: int) -> None:

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.paths import NoHomeFolder, typed_path
 
 __all__ = ["check_file_named", "check_writable", "folder_named", "followed", "replace_file", "write_atomically"]
 
@@ -74,8 +75,11 @@ def check_writable(path: str | os.PathLike[str], what: str = "", *, stream: bool
     """InputError unless `path` can be written: not a directory, not read-only, in a writable folder. `stream`: an
     output replace_file writes (results, a saved log), which may be a named pipe only while a process reads it (its
     write end is then kept open for replace_file); otherwise a store's caller refuses pipes in its own words."""
-    target = Path(path).expanduser()
     label = f"{what}: " if what else ""
+    try:
+        target = typed_path(path)
+    except NoHomeFolder as error:
+        raise InputError(f"{label}{error}") from None
     if isinstance(path, str) and folder_named(path):
         raise InputError(f"{label}{file_named_message(path)}")
     try:
@@ -133,7 +137,10 @@ def replace_file(path: str | os.PathLike[str], text: str, *, make_parents: bool 
     the old content whole and no temporary file behind. Devices and pipes are written in place (a named pipe
     only when a process reads it: ENXIO otherwise, never a wait); a symbolic link is written through.
     Raises OSError."""
-    target = Path(path).expanduser()
+    try:
+        target = typed_path(path)
+    except NoHomeFolder as error:  # said as the OSError every caller already turns into one line
+        raise FileNotFoundError(errno.ENOENT, error.reason) from None
     try:
         info = target.stat()
     except FileNotFoundError:

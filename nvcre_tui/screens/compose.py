@@ -9,7 +9,6 @@ and, as the CLI's one-line messages, in the status line; submit is refused while
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
@@ -26,6 +25,7 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.paths import typed_path
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal
 from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
@@ -320,7 +320,7 @@ class ComposeScreen(NvcreScreen):
         """Write to a checked path; an existing file is replaced only when the user says yes."""
         if path is None or not self.nvcre.policy.allows("save_file"):  # e.g. a prompt answered after the mode changed
             return
-        if Path(path).expanduser().exists():  # never replace a file (the state file, another YAML) without asking
+        if typed_path(path).exists():  # checked by save_target (a ~user that names no user said there); never replace a file (the state file, another YAML) without asking
             self.app.push_screen(ConfirmModal(f"{path} exists. Overwrite it?", yes="Overwrite", no="Keep it"),
                                  lambda yes: self._write_yaml(path) if yes else self.notify(printable(f"kept {path}; not saved"), markup=False))
             return

@@ -199,4 +199,4 @@ class LogView(Vertical):
         except OSError as error:
             self.notify(printable(f"cannot save to {path}: {error.strerror or error}"), severity="error", title="not saved", markup=False)
             return
-        self.notify(printable(f"saved {count:,} lines to {Path(path).expanduser().resolve()}"), markup=False)
+        self.notify(printable(f"saved {count:,} lines to {typed_path(path).resolve()}"), markup=False)

@@ -31,7 +31,7 @@ from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields
-from ...paths import home
+from ...paths import NoHomeFolder, home, typed_path
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
 
@@ -69,14 +69,20 @@ def shown_server(url: str) -> str:
 def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tuple[list[Path], str] | None:
     """The files to merge and how to name them in messages; None when no kubeconfig applies."""
     if kubeconfig:
-        path = Path(kubeconfig).expanduser()
+        try:
+            path = typed_path(kubeconfig)
+        except NoHomeFolder as error:
+            raise InputError(f"--kubeconfig {error}") from None
         if not _readable(path):  # a pipe (--kubeconfig <(...)) is read like a file
             raise InputError(f"--kubeconfig {kubeconfig}: {'is a directory, not a file' if path.is_dir() else 'file not found'}")
         return [path], str(path)
     listed = environ.get("KUBECONFIG", "")
     if listed:
         # kubectl skips entries that do not exist; all missing is an error (the user asked for them).
-        paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
+        try:
+            paths = [typed_path(p) for p in listed.split(os.pathsep) if p]
+        except NoHomeFolder as error:
+            raise InputError(f"$KUBECONFIG: {error}") from None
         existing = [p for p in paths if _readable(p)]
         if not existing:
             folders = [str(p) for p in paths if p.is_dir()]
@@ -135,7 +141,10 @@ def _absolute_paths(section: str, entry: dict[str, Any], base: Path) -> dict[str
     for key in _PATH_FIELDS.get(section, ()):
         value = fixed.get(key)
         if isinstance(value, str) and value and not os.path.isabs(value):
-            fixed[key] = str((base / os.path.expanduser(value)).resolve())
+            try:
+                fixed[key] = str((base / typed_path(value)).resolve())
+            except NoHomeFolder:  # kept as written, as os.path.expanduser kept it: a path beside the kubeconfig
+                fixed[key] = str((base / value).resolve())
     return {**entry, body_key: fixed}
 
 

@@ -43,12 +43,21 @@ def _same(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:
     return seen is not None and len(objects) == len(seen) and all(a is b for a, b in zip(objects, seen, strict=True))
 
 
+def _next_cells(rack_map: RackMap) -> str:
+    """What z makes the map's cells: "auto", "compact" or "full"."""
+    if rack_map.compact is None:
+        return "full" if rack_map.auto_compact else "compact"
+    if rack_map.compact == rack_map.auto_compact:
+        return "auto"
+    return "full" if rack_map.compact else "compact"
+
+
 class TopologyScreen(NvcreScreen):
     """The fleet as racks of node cells."""
 
     BINDINGS = [
         Binding("slash", "filter", "Filter", id="topology.filter"),
-        Binding("z", "compact", "Compact", id="topology.compact"),
+        Binding("z", "compact", "Cells", id="topology.compact", tooltip="Cell width: automatic, compact (1 column), full (3 columns)"),
         Binding("v", "overlay", "NVSentinel", id="topology.overlay", tooltip="Overlay NVSentinel's view instead of the stale marks"),
         Binding("escape", "back", "Back", id="topology.back"),
     ]
@@ -60,8 +69,7 @@ class TopologyScreen(NvcreScreen):
     TopologyScreen #filter { display: none; height: 1; border: none; padding: 0 1; }
     TopologyScreen #filter.-open { display: block; }
     TopologyScreen #explain { height: 4; padding: 0 1; border-top: solid $panel; }  /* EXPLAIN_LINES: a reason, its message, its value and threshold (2 cut them on 80 columns) */
-    TopologyScreen #marks { display: none; height: auto; max-height: 3; padding: 0 1; }  /* wrapped between entries */
-    TopologyScreen #marks.-shown { display: block; }
+    TopologyScreen #marks { height: auto; max-height: 3; padding: 0 1; }  /* wrapped between entries */
     """
 
     def __init__(self, certification: str | None = None) -> None:
@@ -80,6 +88,7 @@ class TopologyScreen(NvcreScreen):
         self._scope: str | None = None  # which certifications the states are read from, as shown
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
+        self._mark_entries: list[str] = []  # the overlay's legend: #marks says them, then the cell mode
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -87,8 +96,8 @@ class TopologyScreen(NvcreScreen):
             yield Select([(key, key) for key in DEFAULT_KEYS], value=DEFAULT_KEYS[0], allow_blank=False, id="key", prompt="topology key")
             yield Static(id="scope", markup=False)  # which certifications the states come from (names may hold brackets)
         yield Legend()
-        # Wrapped between its entries: one line cut NVSentinel's legend at 80 columns ("⧗ validating  ◔ "). Not markup:
-        # an archive error quotes paths, which may hold brackets.
+        # The overlay's marks and the cell mode. Wrapped between its entries: one line cut NVSentinel's legend at 80
+        # columns ("⧗ validating  ◔ "). Not markup: an archive error quotes paths, which may hold brackets.
         yield ItemLine(id="marks")
         yield Input(placeholder="filter nodes: regex, or !passed to hide a state", id="filter")
         yield RackMap(id="map")
@@ -152,7 +161,6 @@ class TopologyScreen(NvcreScreen):
             except Exception as error:  # noqa: BLE001 - an unreadable archive shows no marks and says why
                 self._stale, self._stale_error = {}, f"history unreadable, no stale marks: {error}"
             self._stale_memo = memo
-        legend = self.query_one("#marks", ItemLine)
         if self._sentinel:
             self.query_one(RackMap).set_marks({name: mark for name, (mark, _) in self._sentinel_marks.items()})
             unreadable = unreadable_requests(listed)  # left out of the marks: said, not dropped
@@ -164,12 +172,22 @@ class TopologyScreen(NvcreScreen):
             self.query_one(RackMap).set_marks(dict.fromkeys(self._stale, STALE_GLYPH))
             entries = [self._stale_error] if self._stale_error else [f"{STALE_GLYPH} stale: software changed since the last pass, re-certify",
                                                                       "· v: NVSentinel overlay"]
-        legend.set_items([Text(printable(entry, newlines=False)) for entry in entries])
-        legend.set_class(bool(self._sentinel or self._stale or self._stale_error), "-shown")
+        self._mark_entries = entries if self._sentinel or self._stale or self._stale_error else []
+        self._show_legend()
+
+    def _show_legend(self) -> None:
+        """#marks: the overlay's legend (when it marks anything), then the cell mode and what z makes it."""
+        rack_map = self.query_one(RackMap)
+        cells = [("· " if self._mark_entries else "") + rack_map.cells_said(), f"· z: {_next_cells(rack_map)}"]
+        self.query_one("#marks", ItemLine).set_items([Text(printable(entry, newlines=False)) for entry in [*self._mark_entries, *cells]])
+
+    @on(RackMap.CellsChanged)
+    def _cells_changed(self) -> None:
+        self._show_legend()
 
     def _explain(self, name: str | None) -> None:
         if not name:
-            self._say("arrows/hjkl move · enter opens a node · / filter · z compact")
+            self._say("arrows/hjkl move · enter opens a node · / filter · z cell width")
             return
         state, detail = self._states.get(name, ("untested", ""))
         extra = ""
@@ -232,8 +250,8 @@ class TopologyScreen(NvcreScreen):
         self.refresh_now()
 
     def action_compact(self) -> None:
-        rack_map = self.query_one(RackMap)
-        rack_map.compact = not rack_map.is_compact
+        """z: the next cell mode (automatic, compact, full; see RackMap.cycle_cells)."""
+        self.query_one(RackMap).cycle_cells()
 
     def action_back(self) -> None:
         box = self.query_one("#filter", Input)

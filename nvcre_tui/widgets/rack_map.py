@@ -97,6 +97,9 @@ class RackMap(ScrollView, can_focus=True):
     class NodeSelected(_NodeMessage):
         """Node `name` was chosen (enter or click)."""
 
+    class CellsChanged(Message):
+        """The cell mode (`compact`) or the width automatic mode picks changed: what `cells_said` says changed."""
+
     def __init__(
         self,
         cells: Sequence[NodeCell] = (),
@@ -113,6 +116,8 @@ class RackMap(ScrollView, can_focus=True):
         self._index: dict[str, int] = {}
         self._node_filter: NodeFilter = parse_filter("")
         self._layout: Layout = build_layout([], 0, 0, compact=None)
+        self._auto_compact = False  # what automatic mode picks at the current size (said while a width is forced)
+        self._cells_said: tuple[bool | None, bool, bool] | None = None  # (compact, shown, automatic) when CellsChanged was last posted
         self._strips: dict[int, Strip] = {}
         self._palette: _Palette | None = None
         self._cursor: str | None = None
@@ -228,6 +233,24 @@ class RackMap(ScrollView, can_focus=True):
         return self._layout.compact
 
     @property
+    def auto_compact(self) -> bool:
+        """Whether automatic mode (compact None) picks 1-column cells at the map's current size."""
+        return self._auto_compact
+
+    def cycle_cells(self) -> None:
+        """The next cell mode, as `z` steps through them: automatic, then the width automatic mode does not show (so
+        the first press always changes the map), then the other width, then automatic again."""
+        if self.compact is None:
+            self.compact = not self._auto_compact
+        else:
+            self.compact = None if self.compact == self._auto_compact else not self.compact
+
+    def cells_said(self) -> str:
+        """The cell mode as the map's legend says it: "cells: auto (full)", "cells: compact", "cells: full"."""
+        width = "compact" if self._layout.compact else "full"
+        return f"cells: auto ({width})" if self.compact is None else f"cells: {width}"
+
+    @property
     def visible_names(self) -> list[str]:
         """Names the filter lets through, in display order."""
         return list(self._visible)
@@ -249,10 +272,15 @@ class RackMap(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         size = self.size
-        self._layout = build_layout(
-            [g for g in self._groups if g.visible], size.width, size.height,
-            compact=self.compact, scrollbar=self.styles.scrollbar_size_vertical,
-        )
+        groups = [g for g in self._groups if g.visible]
+        scrollbar = self.styles.scrollbar_size_vertical
+        self._layout = build_layout(groups, size.width, size.height, compact=self.compact, scrollbar=scrollbar)
+        self._auto_compact = (self._layout.compact if self.compact is None
+                              else build_layout(groups, size.width, size.height, compact=None, scrollbar=scrollbar).compact)
+        cells = (self.compact, self._layout.compact, self._auto_compact)
+        if cells != self._cells_said and size.width > 0:  # laid out: automatic mode has chosen
+            self._cells_said = cells
+            self.post_message(self.CellsChanged())
         self._strips.clear()
         self.virtual_size = Size(self._layout.width, self._layout.height)
         self.refresh()

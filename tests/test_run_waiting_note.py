@@ -148,7 +148,7 @@ async def test_a_category_held_by_another_certification_says_so_once() -> None:
     from nvcre_tui.cli import run as run_module
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    held = "waits for certification train-full, running on 5 nodes of this category's"
+    held = "waits for certification train-full, which runs on 5 of this category's nodes"
     cert = {"metadata": {"name": "c"}, "status": {
         "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
         "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Pending", "reason": "WaitingForNodes",

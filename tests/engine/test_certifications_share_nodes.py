@@ -59,7 +59,16 @@ async def run_two(first: list[str], second: list[str]) -> tuple[dict[str, tuple[
 async def test_a_second_certification_on_the_same_nodes_waits_for_the_first() -> None:
     times, said = await run_two(["gpu-node-01", "gpu-node-02", "gpu-node-03"], ["gpu-node-03", "gpu-node-04"])
     assert parse_time(times["second"][0]) >= parse_time(times["first"][1])
-    assert "waits for certification first, running on 1 node of this category's" in said
+    assert "waits for certification first, which runs on 1 of this category's nodes" in said
+
+
+async def test_a_category_held_on_every_node_says_so_in_a_whole_sentence() -> None:
+    """It read "waits for certification first, running on 4 nodes of this category's": cut short after "category's"."""
+    nodes = ["gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"]
+    _, said = await run_two(nodes, nodes)
+    assert "waits for certification first, which runs on all 4 of this category's nodes" in said, said
+    _, said = await run_two(nodes, ["gpu-node-01"])
+    assert "waits for certification first, which runs on this category's node" in said, said
 
 
 async def test_certifications_on_other_nodes_run_side_by_side() -> None:
@@ -72,7 +81,7 @@ def test_a_category_held_by_a_workflow_is_woken_when_a_workflow_ends_not_by_node
     from nvcre_tui.engine.engine import _waits_for_nodes
     from nvcre_tui.engine.store.protocol import CERTIFICATION as KIND
 
-    held = {"status": {"categoryStatuses": [{"status": "Pending", "message": "waits for certification first, running on 1 node"}]}}
+    held = {"status": {"categoryStatuses": [{"status": "Pending", "message": "waits for certification first, which runs on 1 of this category's nodes"}]}}
     discovering = {"status": {"categoryStatuses": [{"status": "Pending", "message": "no node matches the target"}]}}
     assert not _waits_for_nodes(KIND, held) and _waits_for_nodes(KIND, held, held=True)
     assert _waits_for_nodes(KIND, discovering) and _waits_for_nodes(KIND, discovering, held=True)
@@ -96,7 +105,7 @@ async def test_the_console_says_why_a_held_category_waits() -> None:
         return bool(categories_held(await Snapshot.read(session.store), "second"))
 
     assert await session.engine.run_until_settled(until=held, max_seconds=600)
-    why = "communication/nccl-all-reduce: waits for certification first, running on 1 node of this category's"
+    why = "communication/nccl-all-reduce: waits for certification first, which runs on 1 of this category's nodes"
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
@@ -144,7 +153,7 @@ async def test_a_waiting_category_goes_before_a_later_certification_on_its_nodes
              for wf in (await store.list(WORKFLOW, NAMESPACE)).items}
     assert times["b-second"][0] >= times["a-first"][1]
     assert times["c-third"][0] >= times["b-second"][1]  # it started at once, before b
-    assert "waits for certification b-second, queued first for 2 nodes of this category's" in said, said
+    assert "waits for certification b-second, which is queued first for both of this category's nodes" in said, said
 
 
 

@@ -25,7 +25,6 @@ from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
-from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
@@ -107,7 +106,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
             nodes = set(rendered.discovery.names)
             if elsewhere is None:
                 elsewhere = _held_elsewhere(cert, world) + _queued_before(ctx, cert, world)
-            holder = next((f"{held.holder}, {held.doing} {count(len(nodes & held.nodes), 'node')} of this category's"
+            holder = next((f"{held.holder}, which {held.doing} {_share(len(nodes & held.nodes), len(nodes))}"
                            for held in elsewhere if not nodes.isdisjoint(held.nodes)), None)
             if any(not nodes.isdisjoint(other) for other in busy):
                 status.update(reason=WAITING_FOR_NODES, message=f"{HELD}an earlier category on the same nodes")
@@ -195,7 +194,17 @@ class Held:
 
     holder: str
     nodes: frozenset[str]
-    doing: str = "running on"  # or "queued first for": an older certification's category that waits for them too
+    doing: str = "runs on"  # or "is queued first for": an older certification's category that waits for them too
+
+
+def _share(shared: int, of: int) -> str:
+    """How many of a category's `of` nodes another holds: "this category's node", "both of this category's nodes",
+    "all 32 of this category's nodes", "3 of this category's nodes"."""
+    if of == 1:
+        return "this category's node"
+    if shared == of:
+        return f"{'both' if of == 2 else f'all {of}'} of this category's nodes"
+    return f"{shared} of this category's nodes"
 
 
 def _held_elsewhere(cert: Obj, world: World) -> list[Held]:
@@ -236,7 +245,7 @@ def _queued_before(ctx: Context, cert: Obj, world: World) -> list[Held]:
             model = Certification.model_validate(other)
             for index in waiting:
                 nodes = frozenset(_rendered(ctx, other, model, index, world).discovery.names)
-                queued.append(Held(f"certification {other['metadata']['name']}", nodes, "queued first for"))
+                queued.append(Held(f"certification {other['metadata']['name']}", nodes, "is queued first for"))
         except (ValidationError, RenderError, AttributeError, TypeError, KeyError, ValueError, IndexError):
             continue  # what cannot be read holds nothing; its own reconcile says what is wrong with it
     return queued

@@ -122,7 +122,7 @@ class BandwidthScreen(NvcreScreen):
                 yield Static(id="bw-histogram-title", classes="panel-title")
                 yield BandwidthHistogram(id="bw-histogram")
                 yield Static(id="bw-outliers")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         self.sub_title = f"bandwidth · {self.workflow_name}"

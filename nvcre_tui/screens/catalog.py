@@ -48,7 +48,7 @@ class CatalogScreen(Screen[None]):
         yield FittedTable(COLUMNS, id="categories")
         yield Static(id="description")
         yield CommandBar()
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         table = self.query_one(FittedTable)

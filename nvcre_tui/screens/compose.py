@@ -42,10 +42,11 @@ class ComposeScreen(NvcreScreen):
 
     BINDINGS = [
         Binding("ctrl+s", "submit", "Submit", id="compose.submit", tooltip="Create the Certification (refused while the form has problems)"),
-        Binding("ctrl+o", "load_file", "Load file", id="compose.load", tooltip="Fill the form from a Certification YAML file"),
+        Binding("ctrl+o", "load_file", "Load", id="compose.load", tooltip="Fill the form from a Certification YAML file"),
         Binding("f3", "load_default", "Default", id="compose.default", tooltip="Fill the form with the default burn-in certification"),
-        Binding("f2", "save_file", "Save file", id="compose.save", tooltip="Write the YAML preview to a file"),
-        Binding("ctrl+n", "add_threshold", "Add threshold", id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
+        Binding("f2", "save_file", "Save", id="compose.save", tooltip="Write the YAML preview to a file"),
+        # Out of the footer (its "+ threshold" button sits by the thresholds): on 80 columns the footer cut esc Back off.
+        Binding("ctrl+n", "add_threshold", "Add threshold", show=False, id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "back", "Back", id="compose.back", tooltip="Leave (a changed form asks before it is discarded)"),
         NO_COMMAND_BAR,
     ]
@@ -117,7 +118,7 @@ class ComposeScreen(NvcreScreen):
             yield Button("Load…", compact=True, id="load")
             yield Button("Save…", compact=True, id="save")
             yield Button("Submit", compact=True, variant="primary", id="submit")
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         for action, button in MUTATING_BUTTONS.items():

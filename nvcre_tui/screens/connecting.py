@@ -34,7 +34,7 @@ class ConnectingScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(self._text(), id="connecting", markup=False)
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick, name="connecting")

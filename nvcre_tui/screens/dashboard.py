@@ -124,10 +124,11 @@ class DashboardScreen(NvcreScreen):
     BINDINGS = [
         Binding("enter", "open", "Drill down", id="dashboard.open"),
         Binding("c", "compose", "Compose", id="dashboard.compose"),
-        Binding("x", "delete_certification", "Delete", id="dashboard.delete",
+        # x and w out of the footer, listed by ?: on 80 columns the footer held them and cut ? and q off.
+        Binding("x", "delete_certification", "Delete", show=False, id="dashboard.delete",
                 tooltip="Delete the highlighted certification (asks first): its runs stop; Workflows, Jobs and runs go with it"),
         Binding("m", "map", "Rack map", id="dashboard.map"),
-        Binding("w", "wall", "Wall", id="dashboard.wall"),
+        Binding("w", "wall", "Wall", show=False, id="dashboard.wall"),
         Binding("f", "failures", "Failures", id="dashboard.failures", tooltip="The failures pane: enter evidence, l log"),
         Binding("slash", "filter", "Filter", id="dashboard.filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="dashboard.clear"),
@@ -157,7 +158,7 @@ class DashboardScreen(NvcreScreen):
         yield Static(id="failures-title", markup=False)
         yield FailuresPane(id="failures")
         yield CommandBar()
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         table = self.query_one("#certs", DataTable)

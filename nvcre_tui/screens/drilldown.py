@@ -70,11 +70,12 @@ class DrilldownScreen(NvcreScreen):
     BINDINGS = [
         Binding("f", "next_failure", "Next failure", id="drill.next"),
         Binding("l", "logs", "Logs", id="drill.logs"),
-        Binding("b", "bandwidth", "Bandwidth", id="drill.bandwidth"),
+        # b and x out of the footer, listed by ?: on 80 columns the footer held them and cut ? and q off.
+        Binding("b", "bandwidth", "Bandwidth", show=False, id="drill.bandwidth"),
         Binding("n", "node", "Node", id="drill.node"),
         # This certification's map (the dashboard's `m` merges them all); out of the footer, which is full.
         Binding("m", "map", "Rack map", show=False, id="drill.map"),
-        Binding("x", "delete_certification", "Delete", id="drill.delete",
+        Binding("x", "delete_certification", "Delete", show=False, id="drill.delete",
                 tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
         Binding("escape", "app.pop_screen", "Back", id="drill.back"),
     ]
@@ -116,7 +117,7 @@ class DrilldownScreen(NvcreScreen):
             with VerticalScroll(id="detail-box"):
                 yield HangingStatic(id="detail")
         yield CommandBar()
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def show(self, snapshot: Snapshot) -> None:
         cert = snapshot.certification(self.certification)

@@ -80,7 +80,7 @@ class LogsScreen(NvcreScreen):
         yield Static(Text(f"Job {printable(self.job_name, newlines=False)}"), id="logs-header")
         options = {} if self._max_lines is None else {"max_lines": self._max_lines}
         yield LogView(save_name=f"{self.job_name}.log", id="log", **options)
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         self.sub_title = f"logs · {self.job_name}"

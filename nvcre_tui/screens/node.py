@@ -101,7 +101,7 @@ class NodeScreen(NvcreScreen):
         with VerticalScroll(id="evidence-box"):
             yield Static(id="evidence")
         yield CommandBar()
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_resize(self) -> None:
         self.set_class(self.app.size.width < self.NARROW, "-narrow")

@@ -103,7 +103,7 @@ class TopologyScreen(NvcreScreen):
         yield RackMap(id="map")
         yield Static(id="explain", markup=False)  # states quote the cluster's messages (e.g. "[/dev/shm]")
         yield CommandBar()
-        yield Footer()
+        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
         self.query_one(RackMap).focus()

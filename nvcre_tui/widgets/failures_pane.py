@@ -26,9 +26,10 @@ class FailuresPane(FittedTable):
     """A table of FailureRow; posts EvidenceRequested / LogRequested for the row under the cursor."""
 
     HELP_NAME = "in the failures pane"  # how `?` says where its keys apply
+    # Out of the footer (the pane's title says "enter evidence, l log", ? lists them): on 80 columns they cut ? and q off.
     BINDINGS = [
-        Binding("enter", "evidence", "Evidence", id="failures.evidence", tooltip="The highlighted node's evidence (drill-down on it)"),
-        Binding("l", "log", "Log", id="failures.log", tooltip="The log of the run that convicted the highlighted node"),
+        Binding("enter", "evidence", "Evidence", show=False, id="failures.evidence", tooltip="The highlighted node's evidence (drill-down on it)"),
+        Binding("l", "log", "Log", show=False, id="failures.log", tooltip="The log of the run that convicted the highlighted node"),
     ]
 
     class EvidenceRequested(Message):

@@ -74,7 +74,8 @@ class RackMap(ScrollView, can_focus=True):
         Binding("right,l", "step(1)", "Next node", show=False, id="rack-map.right"),
         Binding("home", "jump(0)", "First node", show=False, id="rack-map.first"),
         Binding("end", "jump(-1)", "Last node", show=False, id="rack-map.last"),
-        Binding("enter", "select", "Open node", id="rack-map.select", tooltip="Open the highlighted node"),
+        # Out of the map screen's footer (listed by ?, said under the map): on 80 columns it cut ? and q off.
+        Binding("enter", "select", "Open node", show=False, id="rack-map.select", tooltip="Open the highlighted node"),
     ]
 
     compact: reactive[bool | None] = reactive(None, init=False)

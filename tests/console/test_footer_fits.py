@@ -1,0 +1,47 @@
+"""At 80 columns the footer shows every key it lists whole, ? and q among them: it listed so many that it ended in
+"q Qu▏^p palette" on the dashboard, drill-down, compose and logs, with "? Keys" and ": Command" out of sight. The
+keys taken out of it are still listed by ?."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.widgets.failures_pane import FailuresPane
+
+from .harness import DIAGNOSE_AND_TRAIN, session_with
+
+SCREENS = {  # keys pressed from the dashboard -> the screen they open, and whether it takes : (the command bar)
+    "dashboard": ([], True),
+    "failures pane": (["f"], True),
+    "drill-down": (["enter"], True),
+    "logs": (["enter", "l"], False),
+    "map": (["m"], True),
+    "node": (["enter", "n"], True),
+    "compose": (["c", *["tab"] * 8], False),  # on a button: its q and ? are the app's, not typed into a field
+}
+
+
+def _footer(app: NvcreApp) -> str:
+    return app.screen._compositor.render_strips()[-1].text
+
+
+@pytest.mark.parametrize("where", sorted(SCREENS))
+async def test_the_footer_shows_its_keys_whole_and_q_and_question_mark_at_80_columns(where: str) -> None:
+    keys, command_bar = SCREENS[where]
+    app = NvcreApp(session=await session_with(DIAGNOSE_AND_TRAIN), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+        await pilot.pause(0.2)
+        if where == "failures pane":
+            assert isinstance(app.focused, FailuresPane)
+        footer = _footer(app)
+        assert "q Quit" in footer and "? Keys" in footer, (where, footer)
+        assert (": Command" in footer) == command_bar, (where, footer)
+        listed = [f"{app.get_key_display(b.binding)} {b.binding.description}" for b in app.screen.active_bindings.values() if b.binding.show]
+        assert all(key in footer for key in listed), (where, listed, footer)

@@ -51,3 +51,35 @@ def test_no_expanduser_outside_the_one_helper() -> None:
     found = [str(path.relative_to(ROOT)) for path in package.rglob("*.py")
              if "expanduser(" in path.read_text() and path != package / "paths.py"]
     assert found == []
+
+
+@pytest.mark.parametrize("env", [False, True])
+def test_a_tilde_path_is_written_where_it_was_checked(env: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`--state '~/s.db'` (or $NVCRE_STATE, $NVCRE_HISTORY) was checked as $HOME/s.db and written to ./~/s.db."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    if env:
+        monkeypatch.setenv("NVCRE_STATE", "~/s.db")
+        monkeypatch.setenv("NVCRE_HISTORY", "~/h.db")
+        argv = [*RUN, "--results-file", "~/r.json"]
+    else:
+        argv = [*RUN, "--state", "~/s.db", "--history", "~/h.db", "--results-file", "~/r.json"]
+    assert main(argv) in (0, 1)
+    capsys.readouterr()
+    assert sorted(p.name for p in home.iterdir()) == ["h.db", "r.json", "s.db"]
+    assert list(work.rglob("*")) == []
+
+
+def test_an_environment_path_under_an_unknown_users_home_names_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVCRE_STATE", f"{NOBODY}/s.db")
+    assert main(RUN) == 2
+    assert capsys.readouterr().err == f"$NVCRE_STATE: {NOBODY}/s.db: {NO_HOME}\n"
+    assert list(tmp_path.rglob("*")) == []

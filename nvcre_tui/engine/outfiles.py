@@ -12,7 +12,7 @@ from pathlib import Path
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.paths import NoHomeFolder, typed_path
 
-__all__ = ["check_file_named", "check_writable", "folder_named", "followed", "replace_file", "write_atomically"]
+__all__ = ["check_file_named", "check_writable", "env_path", "folder_named", "followed", "replace_file", "write_atomically"]
 
 # Write ends of named pipes opened by check_writable, by (device, inode), until replace_file writes through them:
 # closing the probe would hand a reader already waiting (`cat pipe`) an end of file before the output comes.
@@ -46,6 +46,17 @@ def check_file_named(text: str, what: str) -> str:
     if folder_named(text):
         raise InputError(f"{what}: {file_named_message(text)}")
     return text
+
+
+def env_path(name: str) -> Path:
+    """The file environment variable `name` ($NVCRE_STATE ...) names for nvcre to write, `~` expanded as check_writable
+    expands it (the store opened ./~/sim.db, checked as $HOME/sim.db); InputError naming the variable when it names a
+    folder by its form or a home folder no user has."""
+    text = check_file_named(os.environ[name], f"${name}")
+    try:
+        return typed_path(text)
+    except NoHomeFolder as error:
+        raise InputError(f"${name}: {error}") from None
 
 
 def _writable(path: Path, info: os.stat_result) -> bool:

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time, parse_time
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.outfiles import check_file_named
+from nvcre_tui.engine.outfiles import env_path
 from nvcre_tui.engine.store.sqlite.database import file_head
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.scenario import Scenario, same_fleet
@@ -51,7 +51,7 @@ _ADVICE = "move it aside (or delete it) to start afresh"
 def default_state_path() -> Path:
     """$NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_STATE"):
-        return Path(check_file_named(os.environ["NVCRE_STATE"], "$NVCRE_STATE"))
+        return env_path("NVCRE_STATE")
     return state_home() / STATE_NAME
 
 

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.outfiles import check_file_named, check_writable
+from nvcre_tui.engine.outfiles import check_writable, env_path
 from nvcre_tui.paths import state_home
 
 SCHEMA_VERSION = 1
@@ -57,7 +57,7 @@ CREATE INDEX IF NOT EXISTS node_results_by_node ON node_results (node);
 def default_history_path() -> Path:
     """$NVCRE_HISTORY, else $XDG_STATE_HOME/nvcre/history.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_HISTORY"):
-        return Path(check_file_named(os.environ["NVCRE_HISTORY"], "$NVCRE_HISTORY"))
+        return env_path("NVCRE_HISTORY")
     return state_home() / "history.db"
 
 

@@ -49,6 +49,9 @@ from nvcre_tui.widgets.command_bar import CommandBar
 
 REFRESH_SECONDS = 0.5
 TICK_SECONDS = 1.0  # while a certification runs, the screens redraw at least this often (durations move on)
+# When all have finished, this often: their Age and the wall's "finished ... ago" move on too (they stood still at the
+# time the last one finished, "finished 0s ago", until something in the cluster changed).
+IDLE_TICK_SECONDS = 5.0
 TAKE_OVER_SECONDS = 1.0  # a viewer console looks at the engine Lease this often (one local read)
 CLUSTER_TAKE_OVER_SECONDS = 5.0  # on a cluster (one API request; a Lease runs 15 s before another may take it)
 HIGH_CONTRAST = "nvcre-high-contrast"
@@ -239,9 +242,10 @@ class NvcreApp(ThemedApp[None]):
             self.snapshot = self.informer.snapshot()
             self._shown_at = time.monotonic()
             self._say_damaged(self.snapshot.damaged)
-        elif self.snapshot is not None and time.monotonic() - self._shown_at >= TICK_SECONDS and _running(self.snapshot):
-            # Nothing changed (a quiet cluster, a long run), yet a running certification's Runtime and Age move on:
-            # the screens show the same snapshot again at the time it is now.
+        elif self.snapshot is not None and self.snapshot.certifications and (
+                time.monotonic() - self._shown_at >= (TICK_SECONDS if _running(self.snapshot) else IDLE_TICK_SECONDS)):
+            # Nothing changed (a quiet cluster, a long run), yet a running certification's Runtime and every Age move
+            # on: the screens show the same snapshot again at the time it is now.
             self.snapshot = self.snapshot
             self._shown_at = time.monotonic()
         badges = self._badges()

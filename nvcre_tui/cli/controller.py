@@ -124,8 +124,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.metrics import EngineMetrics
     from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
-    from nvcre_tui.engine.kube.installs import install_namespaces, not_installed
-    from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+    from nvcre_tui.engine.kube.installs import install_namespaces, not_installed, terminating
+    from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, NotFound, StoreError
     from nvcre_tui.engine.store.protocol import LEASE
 
     wall = clock or SystemClock()  # the Lease's and the loop's: other processes read the Lease's times
@@ -149,6 +149,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         try:
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                         on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
+        except NamespaceTerminating:  # a create there is refused (403) until it is gone: it was printed every 2 s for ever
+            raise InputError(f"{target.server}: {terminating(namespace)}") from None
         except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever
             if error.kind != LEASE.kind:
                 raise

@@ -18,7 +18,7 @@ from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.metrics import HEARTBEAT_SECONDS, EngineMetrics, count_objects
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import NotFound, StoreError, Unavailable
+from nvcre_tui.engine.store.errors import NamespaceTerminating, NotFound, StoreError, Unavailable
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
 
 __all__ = ["Runnable", "ControllerLoop", "LOST_LEASE_EXIT"]
@@ -69,8 +69,8 @@ class ControllerLoop:
     async def _try_acquire(self) -> bool:
         try:
             return await self.lease.try_acquire()
-        except NotFound:  # the Lease's namespace is gone (or never was): no queue to wait in, the caller says why
-            raise
+        except (NotFound, NamespaceTerminating):  # the Lease's namespace is gone (or never was), or being deleted (it
+            raise                                 # never comes back): no queue to wait in, the caller says why
         except StoreError as error:  # the API server is away: keep queueing, say why
             self.log(f"engine lease: {error.message}")
             return False

@@ -16,7 +16,8 @@ from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 
-__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "live_engines", "not_installed", "require_install"]
+__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "live_engines", "not_installed", "require_install",
+           "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
 
@@ -43,15 +44,26 @@ def not_installed(namespace: str, elsewhere: list[str] | None) -> str:
     return f"nvcre is not installed in namespace {namespace} (no such namespace); {where}"
 
 
+def terminating(namespace: str) -> str:
+    """One line: the install namespace is being deleted. The API server refuses every create in it (NamespaceLifecycle:
+    403 "... because it is being terminated"), the engine Lease's included, and a Terminating namespace never becomes
+    Active again: waiting would wait for a re-install, so the command stops and says what ends it."""
+    return (f"nvcre's install namespace {namespace} is being deleted (Terminating), and the API server refuses new objects "
+            "in it, the engine Lease's included; once it is gone, `nvcre setup init` installs nvcre again (an API server "
+            "without kube-controller-manager never empties it: `nvcre setup reset` does)")
+
+
 async def require_install(store: ResourceStore, namespace: str) -> str | None:
-    """Why nvcre cannot run against `namespace` (`not_installed`), or None: the namespace exists, or may not be read
-    (a user's RBAC; taken at their word)."""
+    """Why nvcre cannot run against `namespace` (`not_installed`, `terminating`), or None: the namespace exists, or may
+    not be read (a user's RBAC, the engine's ServiceAccount; taken at their word)."""
     try:
-        await store.get(NAMESPACE, namespace)
+        found = await store.get(NAMESPACE, namespace)
     except NotFound:
         return not_installed(namespace, await install_namespaces(store))
     except Forbidden:
         return None
+    if found["metadata"].get("deletionTimestamp") or (found.get("status") or {}).get("phase") == "Terminating":
+        return terminating(namespace)
     return None
 
 

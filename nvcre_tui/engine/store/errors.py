@@ -11,6 +11,7 @@ __all__ = [
     "Conflict",
     "Gone",
     "Forbidden",
+    "NamespaceTerminating",
     "Unauthorized",
     "Invalid",
     "NotKubernetes",
@@ -84,6 +85,11 @@ class Forbidden(StoreError):
     """The write was refused (403); the read-only wrapper raises it for every write."""
 
     status = 403
+
+
+class NamespaceTerminating(Forbidden):
+    """A create in a namespace being deleted (403 with the cause NamespaceTerminating, from the NamespaceLifecycle
+    admission): never admitted again, as a Terminating namespace never becomes Active."""
 
 
 class Unauthorized(Forbidden):

@@ -11,8 +11,8 @@ from typing import Any
 
 from nvcre_tui.engine.printable import printable
 
-from ..errors import (AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, ServerError, StoreError, Timeout, TooManyRequests,
-                      Unauthorized)
+from ..errors import (AlreadyExists, Conflict, Forbidden, Gone, Invalid, NamespaceTerminating, NotFound, ServerError, StoreError,
+                      Timeout, TooManyRequests, Unauthorized)
 from ..protocol import ResourceKind
 
 __all__ = ["Subject", "error_from_status", "error_from_answer", "object_from_answer", "parse_retry_after", "is_status",
@@ -96,6 +96,9 @@ def error_from_status(code: int, status: dict[str, Any] | None, subject: Subject
     if retry_after is None and isinstance(details.get("retryAfterSeconds"), (int, float)):
         retry_after = float(details["retryAfterSeconds"])
     error_class = _error_class(code, reason)
+    if code == 403 and any(isinstance(cause, dict) and cause.get("reason") == "NamespaceTerminating"
+                           for cause in details.get("causes") or []):
+        error_class = NamespaceTerminating
     if code >= 500 and ETCD_TOO_LARGE in message:  # etcd's refusal, passed on as a bare 500: the same write always fails
         error_class = Invalid
     return error_class.about(subject.kind, subject.name, subject.namespace, message, retry_after=retry_after)

@@ -1,0 +1,48 @@
+"""nvcre's install namespace being deleted (Terminating: `kubectl delete namespace nvcre-system`, or a `setup reset`
+interrupted), over real HTTP against the emulator. A real API server refuses every create there (403 Forbidden,
+NamespaceLifecycle: "unable to create new content in namespace nvcre-system because it is being terminated"), the
+engine Lease's included, and a Terminating namespace never becomes Active again: `nvcre controller` printed
+`engine lease: ... forbidden ...` every 2 s for ever. Every command that would run an engine says so in one line, exit 2,
+as it does for a missing namespace."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nvcre_tui.engine.store import CERTIFICATION, LEASE, NAMESPACE, NODE
+from tests.kube.test_install_namespace import _controller
+from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
+
+CATEGORY = ("certification", "run", "--category", "communication/nccl-all-reduce")
+
+
+def terminating(url: str) -> str:
+    return (f"{url}: nvcre's install namespace nvcre-system is being deleted (Terminating), and the API server refuses "
+            "new objects in it, the engine Lease's included; once it is gone, `nvcre setup init` installs nvcre again "
+            "(an API server without kube-controller-manager never empties it: `nvcre setup reset` does)")
+
+
+async def _delete_install_namespace(admin) -> None:
+    await admin.delete(NAMESPACE, "nvcre-system")  # no namespace controller: it stays Terminating, its objects in it
+    assert (await admin.get(NAMESPACE, "nvcre-system"))["status"]["phase"] == "Terminating"
+
+
+async def test_the_controller_exits_2_when_its_install_namespace_is_terminating(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _delete_install_namespace(admin)
+    capsys.readouterr()
+    assert await asyncio.wait_for(_controller(kubeconfig), 30) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"nvcre controller: {terminating(server.url)}"
+    assert not [line for line in err if "engine lease:" in line]  # no retry loop
+    assert (await admin.list(LEASE, "nvcre-system")).items == []
+    assert server.requests_where(verb="create", resource="leases")[-1].status == 403
+
+
+async def test_a_run_says_the_install_namespace_is_terminating_before_creating_anything(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await admin.create(NODE, _gpu_node("gpu-a"))
+    await _delete_install_namespace(admin)
+    code, out, err = await nvcre(capsys, *CATEGORY, "--kubeconfig", kubeconfig)
+    assert (code, out, err) == (2, "", terminating(server.url) + "\n")
+    assert (await admin.list(CERTIFICATION)).items == []

@@ -47,6 +47,9 @@ def validate_crd(crd: Obj) -> list[Cause]:
     if spec.get("scope") not in ("Namespaced", "Cluster"):
         causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{spec.get("scope", "")}": supported values: '
                             '"Cluster", "Namespaced"', "spec.scope"))
+    if spec.get("preserveUnknownFields") is True:  # apiextensions.k8s.io/v1: pruning is always on (v1beta1's legacy)
+        causes.append(Cause("FieldValueInvalid", "Invalid value: true: cannot set to true, set x-preserve-unknown-fields "
+                            "to true in spec.versions[*].schema instead", "spec.preserveUnknownFields"))
     versions = spec.get("versions") or []
     if not versions:
         causes.append(Cause("FieldValueInvalid", "Invalid value: must have exactly one version marked as storage version",

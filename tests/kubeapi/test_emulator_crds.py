@@ -261,6 +261,23 @@ async def test_invalid_crd_is_refused(api: client.ApiClient) -> None:
     assert fields == {"metadata.name", "spec.versions[0].schema.openAPIV3Schema"}
 
 
+async def test_a_v1_crd_cannot_turn_pruning_off(api: client.ApiClient) -> None:
+    """spec.preserveUnknownFields: true is v1beta1's legacy; a v1 CRD keeps unknown fields only through
+    x-kubernetes-preserve-unknown-fields in its schema (it was accepted, and its objects pruned anyway)."""
+    with pytest.raises(ApiException) as refused:
+        await client.ApiextensionsV1Api(api).create_custom_resource_definition(manifest({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "kind": "Thing"},
+                     "preserveUnknownFields": True,
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object"}}}]}}))
+    assert refused.value.status == 422
+    assert [(c["field"], c["message"]) for c in status_of(refused.value)["details"]["causes"]] == [
+        ("spec.preserveUnknownFields", "Invalid value: true: cannot set to true, set x-preserve-unknown-fields to true "
+                                       "in spec.versions[*].schema instead")]
+
+
 async def test_custom_object_watch_through_the_typed_client(api: client.ApiClient) -> None:
     from kubernetes_asyncio import watch
 

@@ -23,7 +23,7 @@ def test_the_readme_deployment_uses_only_fields_of_the_api() -> None:
 
 
 def test_the_checker_finds_a_misspelt_field() -> None:
-    bad = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [
+    bad = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"selector": {}, "template": {"spec": {"containers": [
         {"name": "c", "livenessprobe": {}, "ports": [{"containerPort": "9090"}]}]}}}}
     assert check_api_object(bad, "V1Deployment", "Deployment") == [
         "Deployment.spec.template.spec.containers[0].livenessprobe: no such field in V1Container",

@@ -133,6 +133,7 @@ async def test_init_applies_everything_server_side_and_waits_for_the_crds(server
     assert len(writes) == len(objects)
     assert all(r.verb == "patch" and r.content_type == "application/apply-patch+yaml" for r in writes)
     assert all(r.query.get("fieldManager") == FIELD_MANAGER and r.query.get("force") == "true" for r in writes)
+    assert [(r.resource, r.name, r.warnings) for r in writes if r.warnings] == []  # no field dropped by the schemas
 
 
 async def test_init_returns_once_the_crds_are_served_not_only_established(server, kubeconfig, admin, capsys) -> None:

@@ -31,6 +31,7 @@ class RecordedRequest:
     status: int = 0
     body: bytes = b""
     user: str = ""
+    warnings: list[str] = field(default_factory=list)  # the answer's Warning headers (an unknown field dropped ...)
 
     @property
     def field_manager(self) -> str:

@@ -236,6 +236,7 @@ class ApiServer:
             self.requests.append(record)
         response = await self._answer(request, record, body)
         record.status = response.status
+        record.warnings = response.headers.getall("Warning", [])
         return response
 
     async def _answer(self, request: web.Request, record: RecordedRequest, body: bytes) -> web.StreamResponse:

@@ -4,6 +4,7 @@ Kubernetes runner, with the test kubelet playing pods, GPUs and logs from the sa
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,32 @@ def denied(requests: list[Any]) -> list[str]:
                    and not rbac_allows(grants, r.verb, r.api_group, r.resource, r.subresource or "", r.namespace, r.name)})
 
 
+WRITES = ("create", "update", "patch")
+
+
+def warned(requests: list[Any]) -> list[str]:
+    """Writes of the engine the server answered with a Warning: a field of what nvcre writes that the server's schema
+    does not know, dropped (fieldValidation Warn; the runner's Strict writes would have failed instead)."""
+    return sorted({f"{r.verb} {r.api_group}/{r.resource}: {warning}" for r in requests
+                   if r.user_agent.startswith("nvcre-engine") and r.verb in WRITES for warning in r.warnings})
+
+
+def incomplete(requests: list[Any]) -> list[str]:
+    """Built-in objects the engine created or replaced without a field their type requires (a real server's validation
+    refuses them: `Required value`; the emulator validates only part of the built-ins)."""
+    from tests.workloads.schema import check_api_object
+
+    models = {("", "services"): "V1Service", ("", "secrets"): "V1Secret", ("", "configmaps"): "V1ConfigMap",
+              ("", "events"): "CoreV1Event", ("batch", "jobs"): "V1Job", ("coordination.k8s.io", "leases"): "V1Lease"}
+    found = set()
+    for r in requests:
+        model = models.get((r.api_group, r.resource))
+        if r.user_agent.startswith("nvcre-engine") and r.verb in ("create", "update") and not r.subresource and model:
+            found |= {f"{r.verb} {r.resource}: {problem}" for problem in check_api_object(json.loads(r.body), model, "")
+                      if "required by" in problem}
+    return sorted(found)
+
+
 def comparable(report: Obj) -> Obj:
     """The digest without messages (the runners word things differently; verdicts and blame must agree)."""
     found = digest(report)
@@ -138,6 +165,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
                                      if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
         objects["denied"] = denied(server.requests)
+        objects["warned"], objects["incomplete"] = warned(server.requests), incomplete(server.requests)
         # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
         objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
                                       and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine"))

@@ -37,6 +37,7 @@ def test_batch_fallback_gives_the_simulators_verdicts(case: str, tmp_path: Path)
     # A failed (or stopped) run's workload is deleted to free the GPUs; a finished one keeps its pods for the logs.
     assert len(deleted) == len(failed_runs)
     assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"
+    assert (objects["warned"], objects["incomplete"]) == ([], []), "every object written whole, as the server's schemas take it"
     if case == "xid-mid-run-full-scale":
         # The log names the pod's hostname (`<job>-workload-2`), never the node: the runner maps it.
         run = objects["WorkloadRun"][0]["status"]
@@ -56,3 +57,4 @@ def test_trainjobs_give_the_simulators_verdicts(case: str, tmp_path: Path) -> No
     assert {"trainer.kubeflow.org/trainjobs", "trainer.kubeflow.org/trainingruntimes"} <= set(objects["created"])
     assert "batch/jobs" not in objects["created"]
     assert objects["denied"] == [], "the engine needs only what `nvcre setup init` grants"
+    assert (objects["warned"], objects["incomplete"]) == ([], []), "every object written whole, as the server's schemas take it"

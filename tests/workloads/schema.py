@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import inspect
 import re
+from functools import lru_cache
 from typing import Any
 
 from kubernetes_asyncio.client import models
@@ -55,6 +57,8 @@ def check(value: Any, schema: Schema, path: str = "") -> list[str]:
 def _check_scalar(value: Any, kind: type, path: str) -> list[str]:
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         return [f"{path}: expected an integer, got {value!r}"]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return []  # a JSON number without a fraction is a number (a CRD schema's `minimum: 1`)
     if kind is not int and not isinstance(value, kind):
         return [f"{path}: expected {kind.__name__}, got {value!r}"]
     return []
@@ -79,13 +83,29 @@ def _check_openapi(value: Any, type_name: str, path: str) -> list[str]:
     return check_api_object(value, type_name, path)
 
 
+@lru_cache(maxsize=None)
+def required_fields(model_name: str) -> tuple[str, ...]:
+    """The wire names of the fields the API type `model_name` requires (its OpenAPI `required`, which the generated
+    model's setters enforce with `... and <attr> is None: raise ValueError`): the Go fields a server's validation
+    answers `Required value` (or an out-of-range zero) for when they are missing."""
+    model = getattr(models, model_name)
+    needed = []
+    for attr, wire in model.attribute_map.items():
+        setter = getattr(model, attr).fset
+        if setter is not None and f"and {attr} is None" in inspect.getsource(setter):
+            needed.append(wire)
+    return tuple(needed)
+
+
 def check_api_object(value: Any, model_name: str, path: str) -> list[str]:
-    """Fields of `value` that the Kubernetes API type `model_name` (a kubernetes-asyncio model) lacks, or of the wrong shape."""
+    """Fields of `value` that the Kubernetes API type `model_name` (a kubernetes-asyncio model) lacks, or of the wrong
+    shape, and the fields it requires that `value` misses."""
     model = getattr(models, model_name)
     if not isinstance(value, dict):
         return [f"{path}: expected {model_name}, got {type(value).__name__}"]
     by_wire = {wire: attr for attr, wire in model.attribute_map.items()}
-    problems = []
+    problems = [f"{path}.{wire}: required by {model_name}, missing" for wire in required_fields(model_name)
+                if value.get(wire) is None]
     for key, item in value.items():
         if key not in by_wire:
             problems.append(f"{path}.{key}: no such field in {model_name}")

@@ -19,16 +19,10 @@ from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests import envtest
 from tests.kubeapi.trainer_crds import real_trainer_crd
+from tests.workloads.dry_paths import NAMESPACE, PATHS
 from tests.workloads.matrix import REPRESENTATIVES, architectures, placement, run_spec
 
 TRAINER_CRDS_ENV = "NVCRE_TRAINER_CRDS"
-NAMESPACE = "gpu-tests"
-PATHS = {
-    "ConfigMap": "/api/v1/namespaces/{ns}/configmaps", "Secret": "/api/v1/namespaces/{ns}/secrets",
-    "Service": "/api/v1/namespaces/{ns}/services", "Job": "/apis/batch/v1/namespaces/{ns}/jobs",
-    "TrainJob": "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs",
-    "TrainingRuntime": "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainingruntimes",
-}
 needs_api_server = pytest.mark.skipif(envtest.assets_dir() is None, reason=f"needs ${envtest.ASSETS_ENV} (etcd + kube-apiserver)")
 
 

@@ -53,7 +53,7 @@ def test_checker_rejects_a_misspelt_pod_field_deep_inside_the_runtime() -> None:
 def test_checker_rejects_bad_enums_and_types() -> None:
     assert check({"status": "Done"}, {"status": Enum(("Ready",))}, "x") == ["x.status: 'Done' not one of ['Ready']"]
     assert check({"n": True}, {"n": int}, "x") == ["x.n: expected an integer, got True"]
-    assert check({"completions": "2"}, "V1JobSpec", "job") == ["job.completions: expected an integer, got '2'"]
+    assert check({"completions": "2", "template": {}}, "V1JobSpec", "job") == ["job.completions: expected an integer, got '2'"]
     assert check_object({"apiVersion": "v1", "kind": "Pod"}) == ["('v1', 'Pod'): no schema for this kind"]
 
 

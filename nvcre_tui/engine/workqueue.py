@@ -64,7 +64,8 @@ class WorkQueue:
         """Requeue a failed key after its backoff (doubling per consecutive failure); returns the delay."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        delay = min(BACKOFF_BASE * 2**failures, BACKOFF_CAP)
+        # The exponent bounded: 2**1024 is no float, and a key may fail for days (a webhook down answers 500).
+        delay = min(BACKOFF_BASE * 2 ** min(failures, 32), BACKOFF_CAP)
         self.add_after(key, delay)
         return delay
 

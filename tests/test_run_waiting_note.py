@@ -52,6 +52,22 @@ def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() ->
     assert _waiting(session, "other", "default", set()) == []  # another certification's runs are not this one's
 
 
+def test_a_run_whose_workload_cannot_be_created_yet_is_told_with_its_timeout_per_job() -> None:
+    """A run Pending on a transient API error (every TrainJob create answered 500: a webhook without its server) said
+    nothing until the grace of a placement that never began; it is told as a wait bounded by timeoutPerJob."""
+    clock = ManualClock(START)
+    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
+                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    said = "its workload could not be created: TrainJob default/x: Internal error occurred: failed calling webhook"
+    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
+           "status": {"phase": "Pending", "pendingSince": format_time(START), "message": said}}
+    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"timeout": "1h"}}
+    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+    clock.advance(WAITING_NOTE_SECONDS)
+    [line] = _waiting(session, "c", "default", set())
+    assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {said}; it fails after 1h00m (timeoutPerJob) of this"
+
+
 async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stands(monkeypatch: Any) -> None:
     """Minutes without a line (a run waiting out its scheduling grace, a long training) read as a hang: on a cluster
     `run --wait` says where each unfinished category stands after STILL_RUNNING_SECONDS of silence; never on the

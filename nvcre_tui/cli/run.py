@@ -461,7 +461,7 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     for run in session.cache.list(WORKLOADRUN, namespace):
         status, uid = run.get("status") or {}, str(run["metadata"].get("uid") or run["metadata"]["name"])
         category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
-        if category is None or uid in told or status.get("phase") != "Scheduling" or not status.get("pendingSince"):
+        if category is None or uid in told or status.get("phase") not in ("Pending", "Scheduling") or not status.get("pendingSince"):
             continue
         waited = (now - parse_time(status["pendingSince"])).total_seconds()
         if waited < WAITING_NOTE_SECONDS:

@@ -231,6 +231,35 @@ def test_a_trainjob_a_webhook_denies_fails_its_run_not_created_naming_the_webhoo
         assert report["failedNodes"] == [] and not _job(objects)["status"].get("failedNodes")
 
 
+# What a real API server answers every TrainJob create while the Trainer's webhook configuration is applied and its
+# server does not run (the Trainer's manifests on an API server alone, or its controller down): failurePolicy Fail.
+WEBHOOK_UNREACHABLE = ('Internal error occurred: failed calling webhook "validate.trainjob.trainer.kubeflow.org": failed to call '
+                       'webhook: Post "https://kubeflow-trainer-controller-manager.kubeflow-system.svc:443/validate-trainer-'
+                       'kubeflow-org-v1alpha1-trainjob?timeout=10s": no endpoints available for service '
+                       '"kubeflow-trainer-controller-manager"')
+
+
+def test_a_workload_never_created_for_a_transient_error_fails_its_job_at_timeout_per_job_and_frees_its_nodes(tmp_path: Path) -> None:
+    """Every TrainJob create answered 500: retried with backoff as a transient error, the run stayed Pending with
+    nothing said, its Job InProgress and its Workflow holding the group's nodes for ever (the certification never
+    finished in three simulated days). The run now says why it waits, and its Job fails at its timeoutPerJob naming
+    the nodes and the server's answer, blaming nobody."""
+    unreachable = Fault(method="POST", path=r"/trainjobs$", status=500, reason="InternalError", message=WEBHOOK_UNREACHABLE)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=(unreachable,)))
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert (report["result"], failed["reason"], report["failedNodes"]) == ("FAILED", "WorkloadNotStarted", [])
+    assert failed["message"].startswith("not started after 1h00m (timeoutPerJob 1h) on gpu-node-01, gpu-node-02, gpu-node-03, "
+                                        "gpu-node-04: its workload could not be created: TrainJob default/"), failed["message"]
+    assert failed["message"].endswith(f"{WEBHOOK_UNREACHABLE}; no node blamed"), failed["message"]  # not the store's count of tries:
+    # it differs every time, and each new reason writes the run and its Job
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert 3600 <= waited < 3700, waited
+    [run] = objects["WorkloadRun"]
+    assert (run["status"]["phase"], run["status"]["reason"]) == ("Failed", "Stopped")
+    assert not job["status"].get("failedNodes") and unreachable.hits > 10
+
+
 def _suspend(obj: dict) -> None:
     obj["spec"]["suspend"] = True  # what Kueue's webhook does to a TrainJob with a queue-name label
 

@@ -48,7 +48,7 @@ from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
 from nvcre_tui.engine.judging.untested import SERVICE_UNAVAILABLE
-from nvcre_tui.engine.store.errors import NotFound
+from nvcre_tui.engine.store.errors import NotFound, RetryableError
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, listed, parse_duration
 
@@ -135,7 +135,35 @@ async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, runni
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
-    return None  # the status written with the run says so already; the run's first change wakes this Job
+    """A run whose workload is not made yet. Without a pendingSince its runner has not looked yet: the status written
+    with the run says so, and the run's first change wakes this Job. With one, every try met a transient API error
+    (controllers/workloadrun.py): bounded by timeoutPerJob, then the Job fails, blaming no node, and frees them."""
+    if not state.get("pendingSince"):
+        return None
+    budget, _ = pending_bound(job.get("spec") or {}, state)
+    waited = (ctx.clock.now() - parse_time(state["pendingSince"])).total_seconds()
+    if waited >= budget and await _still_not_created(ctx, run):
+        message = (f"not started after {format_duration(waited)} (timeoutPerJob {job['spec'].get('timeout') or format_duration(budget)}) "
+                   f"on {listed(group_nodes(job))}: {_bounded(str(state.get('message') or 'its workload was never created'))}; "
+                   "no node blamed")
+        await _finish(ctx, job, run, FAILED, WORKLOAD_NOT_STARTED, message, [])
+        return None
+    await _pending_said(ctx, job, run, state, budget, per_job=True)
+    return budget - waited
+
+
+async def _still_not_created(ctx: Context, run: Obj) -> bool:
+    """Whether the run's workload is still not made now: the runner tries once more (a server that answers again
+    makes it, and the run goes on), then the run is read again."""
+    try:
+        await ctx.runner.reconcile_run(run)
+    except RetryableError:
+        pass
+    try:
+        fresh = await ctx.store.get(WORKLOADRUN, run["metadata"]["name"], run["metadata"].get("namespace"))
+    except NotFound:
+        return False
+    return run_status(fresh).get("phase") in (None, "Pending")
 
 
 async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
@@ -192,7 +220,7 @@ def _run_key(run: Obj) -> str:
 def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[float, bool]:
     """How long a Job (its `spec`) waits for its run's pods, and whether that bound is timeoutPerJob: placed pods
     still starting (pulling a large image, or queued: AWAITING_START) get it; unplaced ones the scheduling grace."""
-    if state.get("reason") in AWAITING_START:
+    if state.get("reason") in AWAITING_START or state.get("phase") == "Pending":  # Pending: no workload made yet
         return parse_duration(spec.get("timeout") or "24h"), True
     grace = spec.get("schedulingStallGraceSeconds", 300)
     return (float(grace) if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 300.0), False

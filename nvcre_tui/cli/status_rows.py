@@ -58,7 +58,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     trainer_state = "ok" if len(trainer_present) == len(status.trainer) else "partial" if trainer_present else "missing"
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),
-        "namespace": ("namespace", "ok" if status.namespace_present else "missing", status.namespace),
+        "namespace": _namespace_row(status),
         "rbac": ("engine RBAC", rbac_state, rbac_detail),
         "lease": lease_row,
         "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
@@ -83,6 +83,14 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
 
 # Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen.
 DERIVED = {"controllers": "trainer"}
+
+
+def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
+    if status.namespace_terminating:  # deleted (kubectl delete namespace, a setup reset cut short): no create is admitted
+        from nvcre_tui.engine.kube.installs import terminating
+
+        return ("namespace", "terminating", terminating(status.namespace))
+    return ("namespace", "ok" if status.namespace_present else "missing", status.namespace)
 
 
 def _gpu_operator_row(objects: list[str], labelled: int) -> tuple[str, str, str]:

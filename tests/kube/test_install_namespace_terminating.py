@@ -46,3 +46,13 @@ async def test_a_run_says_the_install_namespace_is_terminating_before_creating_a
     code, out, err = await nvcre(capsys, *CATEGORY, "--kubeconfig", kubeconfig)
     assert (code, out, err) == (2, "", terminating(server.url) + "\n")
     assert (await admin.list(CERTIFICATION)).items == []
+
+
+async def test_setup_status_says_the_install_namespace_is_terminating_not_missing(server, kubeconfig, admin, capsys) -> None:
+    """It said `namespace  missing  nvcre-system` of a namespace `kubectl get namespace` lists (Terminating), and the
+    SRE who runs `setup init` then is refused: `setup init` cannot create in it either."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _delete_install_namespace(admin)
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = next(line for line in out.splitlines() if line.startswith("namespace "))
+    assert code == 1 and row.split(None, 2)[1:] == ["terminating", terminating(server.url).split(": ", 1)[1]], out

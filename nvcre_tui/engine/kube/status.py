@@ -114,6 +114,7 @@ class InstallStatus:
     controllers: dict[str, str | None] = field(default_factory=dict)
     scheduler: bool = False  # kube-scheduler's leader Lease renewed (unreadable: in `unknown`)
     gpu_labelled_nodes: int = 0  # Nodes (not simulated) labelled nvidia.com/gpu.present=true, as GPU Feature Discovery labels them
+    namespace_terminating: bool = False  # the namespace is there, being deleted: not present (no install), but not missing
 
     @property
     def installed(self) -> bool:
@@ -292,4 +293,5 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
-                         len(real_gpu_nodes), silent, controllers, scheduler, labelled)
+                         len(real_gpu_nodes), silent, controllers, scheduler, labelled,
+                         namespace_obj is not None and not namespace_present)

@@ -175,3 +175,39 @@ async def test_a_category_held_by_another_certification_says_so_once() -> None:
     assert not await finished() and not await finished()
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert shown.count(f"communication/nccl-all-reduce: {held} (0s)") == 1, shown
+
+
+async def test_the_long_silence_line_says_how_long_running_groups_have_run_rather_than_an_older_message(monkeypatch: Any) -> None:
+    """A seven-minute all-reduce on a cluster printed `still running ...: Discovered 4 nodes, partitioned into 1 group
+    (4 nodes/job)` every two minutes: older news, which does not tell a run going on from one that stopped moving.
+    The line says each running group's nodes, how long it has run and its bound."""
+    import io
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
+                              "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
+    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
+                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    clock = ManualClock(START)
+    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
+           "status": {"phase": "Running", "pendingSince": format_time(START), "startTime": format_time(START + timedelta(seconds=20)),
+                      "nodes": ["a", "b", "c", "d"], "message": "running on 4 node(s)"}}
+    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"timeout": "1h"}}
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}), None)
+    clock.advance(5 * 60 + 50)
+    monkeypatch.setattr(run_module.time, "monotonic", lambda: 1000.0)  # the follower's own seconds: a viewer of a manual clock
+    console = Console(file=io.StringIO(), width=400)
+    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished() and not await finished()
+    last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
+    assert last == ("[watch] still running (followed for 0s): communication/nccl-all-reduce group-0: running on 4 node(s) "
+                    "for 5m30s (timeoutPerJob 1h)"), last

@@ -31,7 +31,7 @@ from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_resul
                                   refuse_damaged_rows, write_results)
 from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
-from nvcre_tui.engine.api.bodies import certification_status, job_name_of_run, labels_of, orchestration_of
+from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_name_of_run, labels_of, orchestration_of
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
@@ -475,6 +475,32 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     return lines
 
 
+def _running(session: Session, name: str, namespace: str) -> list[str]:
+    """A line for each run of the certification whose pods run: on how many nodes, for how long, and its bound
+    (timeoutPerJob), for the long-silence line: the category's own message ("partitioned into 1 group") is older news
+    and does not tell a run that goes on from one that stopped moving."""
+    now = session.clock.now()
+    categories = {wf["metadata"]["name"]: f"{labels_of(wf).get(LABEL_DOMAIN)}/{labels_of(wf).get(LABEL_VARIANT)}"
+                  for wf in session.cache.list(WORKFLOW, namespace) if labels_of(wf).get(LABEL_CERTIFICATION) == name}
+    lines = []
+    for run in session.cache.list(WORKLOADRUN, namespace):
+        status = run.get("status") or {}
+        category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
+        if category is None or status.get("phase") != "Running" or not status.get("startTime"):
+            continue
+        try:
+            ran = format_duration(max((now - parse_time(status["startTime"])).total_seconds(), 0.0))
+        except ValueError:
+            continue
+        group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
+        job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
+        bound = (job.get("spec") or {}).get("timeout")
+        nodes = len(status.get("nodes") or []) or len(group_nodes(job))
+        lines.append(f"{category} {group}: running" + (f" on {nodes} node(s)" if nodes else "") + f" for {ran}"
+                     + (f" (timeoutPerJob {bound})" if bound else ""))
+    return lines
+
+
 # A running diagnosis's counts, in the order `run --wait` says them.
 DIAGNOSIS_COUNTS = (("suspectNodes", "suspect"), ("faultyNodes", "faulty"), ("intermittentNodes", "intermittent"))
 
@@ -555,8 +581,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             said_at = time.monotonic()
             # why groups wait for their pods, when some do (the categories' own messages are older news), else where
             # each category stands
-            stuck = _waiting(session, name, namespace, set())
-            standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups waiting)"
+            stuck = _waiting(session, name, namespace, set()) + _running(session, name, namespace)
+            standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups)"
                                                               if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
             console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):

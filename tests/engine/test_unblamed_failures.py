@@ -195,7 +195,8 @@ async def test_pods_placed_but_still_starting_get_timeout_per_job_not_the_stall_
         [job] = (await session.store.list(JOB, "default")).items
         failed = cond.find(job["status"]["conditions"], "Failed")
         assert failed is not None and failed["reason"] == "WorkloadNotStarted"
-        assert failed["message"].startswith("not started after 40m00s (timeoutPerJob 40m): 1/2 pod(s) running; not started on gpu-node-02")
+        assert failed["message"].startswith("not started after 40m00s (timeoutPerJob 40m) on gpu-node-01, gpu-node-02: 1/2 pod(s) "
+                                            "running; not started on gpu-node-02"), failed["message"]
         assert not job["status"].get("failedNodes")
     finally:
         await session.close()

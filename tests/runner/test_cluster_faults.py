@@ -192,6 +192,7 @@ def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(bare_
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
+    assert failed["message"].startswith("not started after 5m00s on gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04: "), failed["message"]
     assert "waiting for Kubeflow Trainer's controller and JobSet's to create them" in failed["message"]
     assert "no node blamed" in failed["message"]
     [run] = objects["WorkloadRun"]

@@ -68,12 +68,12 @@ def test_pods_not_started_say_where_and_why_and_convict_no_node() -> None:
     half = verdict([pod(0, "Pending", containers=creating), pod(1, "Pending", node=None, containers=[])], was_running=False)
     assert half.reason == ""  # not every pod placed: still the scheduler's business, under the stall grace
     unplaced = verdict([pod(0, "Pending", node=None, containers=[]), pod(1, "Pending", node=None, containers=[])], was_running=False)
-    assert (unplaced.blocked, unplaced.message) == ((), "2/2 pod(s) made, none placed, and no scheduler has said why")
+    assert (unplaced.blocked, unplaced.message) == ((), "2/2 pod(s) made, none placed (w-0, w-1), and no scheduler has said why")
     # An MPI run's node pods made and unplaced, its launcher not made yet (it comes once they are Ready): not "4/5 not
     # placed", which read as one placed (a walkthrough found it).
     mpi = judge([pod(0, "Pending", node=None, containers=[]), pod(1, "Pending", node=None, containers=[])], NODES, 3,
                 launcher=True, was_running=False, not_ready={}, trainer=True)
-    assert mpi.message == ("2/3 pod(s) made, none placed, and no scheduler has said why; the launcher is made once every node "
+    assert mpi.message == ("2/3 pod(s) made, none placed (w-0, w-1), and no scheduler has said why; the launcher is made once every node "
                            "pod is Ready"), mpi.message
     assert "Kubeflow Trainer and JobSet" in verdict([], was_running=False).message
     batch = judge([], NODES, 2, launcher=False, was_running=False, not_ready={}, trainer=False)

@@ -175,7 +175,8 @@ async def _scheduling(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus
     if waited >= grace and await _refreshed_still(ctx, run, "Scheduling"):
         if not blocked:  # no member's own Node refused its pod: no pods made, none placed, or they wait for a busy cluster
             bound = f" (timeoutPerJob {job['spec'].get('timeout') or format_duration(grace)})" if starting else ""  # unset: the 24h it is
-            message = f"not started after {format_duration(waited)}{bound}: {state.get('message') or 'no pods'}; no node blamed"
+            message = (f"not started after {format_duration(waited)}{bound} on {listed(group_nodes(job))}: "
+                       f"{state.get('message') or 'no pods'}; no node blamed")
             await _finish(ctx, job, run, FAILED, WORKLOAD_NOT_STARTED, message, [])
             return None
         why = _bounded(state.get("message") or "no node could take them")

@@ -23,6 +23,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
 from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
+from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.api.vocabulary import (COMMAND_NOT_FOUND, FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING,
                                              SUCCEEDED)
 
@@ -252,7 +253,9 @@ def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int, *, 
     if unplaced and not running:
         # "4/5 pod(s) not placed" read as one placed, where the fifth (an MPI launcher) was not made yet
         unplaced_said = "none placed" if len(unplaced) == len(live) else f"{len(unplaced)} not placed"
-        return Verdict("Scheduling", message=f"{len(live)}/{expected} pod(s) made, {unplaced_said}, and no scheduler has said why{later}")
+        names = listed(sorted(str(pod["metadata"]["name"]) for pod in unplaced), 3)  # for `kubectl describe pod`
+        return Verdict("Scheduling", message=f"{len(live)}/{expected} pod(s) made, {unplaced_said} ({names}), and no scheduler "
+                                             f"has said why{later}")
     return Verdict("Scheduling", reason, f"{len(running)}/{expected} pod(s) running{later}")
 
 

@@ -124,7 +124,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.metrics import EngineMetrics
     from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
-    from nvcre_tui.engine.kube.installs import install_namespaces, not_installed, terminating
+    from nvcre_tui.engine.kube.installs import install_namespaces, lease_namespace_closing, not_installed, terminating
     from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, NotFound, StoreError
     from nvcre_tui.engine.store.protocol import LEASE
 
@@ -142,6 +142,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=scenario, metrics=metrics,
                                          install_namespace=namespace, role="controller", history=None, elect=False)
         assert session.engine is not None
+        if (why := await lease_namespace_closing(session.engine_kube, namespace)) is not None:
+            raise InputError(f"{target.server}: {why}")
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
         lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"

@@ -56,3 +56,20 @@ async def test_setup_status_says_the_install_namespace_is_terminating_not_missin
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     row = next(line for line in out.splitlines() if line.startswith("namespace "))
     assert code == 1 and row.split(None, 2)[1:] == ["terminating", terminating(server.url).split(": ", 1)[1]], out
+
+
+async def test_a_lease_left_in_a_terminating_namespace_is_not_taken(server, kubeconfig, admin, capsys) -> None:
+    """An API server alone leaves the Lease in a Terminating namespace (no namespace controller deletes it) and admits
+    its update: the controller took it and ran an engine in an install on its way out. Asked as the engine may ask
+    (a dry-run create of its Lease: no read of Namespaces, which its ServiceAccount may not do), it says why not."""
+    from nvcre_tui.engine.lease import EngineLease
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert await EngineLease(admin, server.clock, "nvcre-system", "old@host/1", 1).try_acquire()
+    await _delete_install_namespace(admin)
+    capsys.readouterr()
+    assert await asyncio.wait_for(_controller(kubeconfig), 30) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"nvcre controller: {terminating(server.url)}"
+    assert (await admin.get(LEASE, "nvcre-engine", "nvcre-system"))["spec"]["holderIdentity"] == "old@host/1"
+    probe = server.requests_where(verb="create", resource="leases")[-1]
+    assert (probe.query.get("dryRun"), probe.status, probe.user_agent.startswith("nvcre-engine")) == ("All", 403, True)

@@ -9,15 +9,19 @@ see an engine wherever it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
-from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 
-__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "live_engines", "not_installed", "require_install",
-           "terminating"]
+if TYPE_CHECKING:
+    from nvcre_tui.engine.store.kube import KubeStore
+
+__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
+           "require_install", "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
 
@@ -64,6 +68,22 @@ async def require_install(store: ResourceStore, namespace: str) -> str | None:
         return None
     if found["metadata"].get("deletionTimestamp") or (found.get("status") or {}).get("phase") == "Terminating":
         return terminating(namespace)
+    return None
+
+
+async def lease_namespace_closing(store: KubeStore, namespace: str) -> str | None:
+    """`terminating` when the namespace admits no new object, asked as the engine may ask it: a dry-run create of its
+    Lease (RBAC grants the engine that create, and not a read of Namespaces). An API server alone leaves a Terminating
+    namespace's Lease in place, and admits its update: an engine took it and ran in an install on its way out. None
+    otherwise (AlreadyExists: the namespace admits creates; anything else the Lease queue says)."""
+    lease = {"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace},
+             "spec": {}}
+    try:
+        await store.create(LEASE, lease, dry_run=True)
+    except NamespaceTerminating:
+        return terminating(namespace)
+    except StoreError:
+        return None
     return None
 
 

@@ -126,7 +126,8 @@ class KubeStore:
 
     # ----- writes ------------------------------------------------------------------------------------
 
-    async def create(self, kind: ResourceKind, obj: Obj) -> Obj:
+    async def create(self, kind: ResourceKind, obj: Obj, *, dry_run: bool = False) -> Obj:
+        """`dry_run` (beyond the protocol): the server admits and validates it, and stores nothing."""
         name, namespace = identify(kind, obj, allow_generate_name=True)
         body = _typed_copy(kind, obj)
         body.pop("status", None)  # the protocol drops status on create, for every kind alike
@@ -138,7 +139,8 @@ class KubeStore:
         # warning nobody reads: a TrainJob field a newer Trainer removed fails its run, named, and a CRD older than
         # this nvcre fails the create that needs the new field.
         created = await self._transport.request("create", "POST", collection_path(kind, namespace), subject,
-                                                query=STRICT, body=body, idempotent=bool(name))
+                                                query=[*STRICT, *((("dryRun", "All"),) if dry_run else ())], body=body,
+                                                idempotent=bool(name))
         return with_type(kind, created or {})
 
     async def update(self, kind: ResourceKind, obj: Obj) -> Obj:

@@ -46,10 +46,28 @@ def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() ->
     assert _waiting(session, "c", "default", told) == []
     clock.advance(1)
     [line] = _waiting(session, "c", "default", told)
-    assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {WAITING}; it fails after 5m00s of this"
+    assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this"
     clock.advance(60)
     assert _waiting(session, "c", "default", told) == []  # once
     assert _waiting(session, "other", "default", set()) == []  # another certification's runs are not this one's
+
+
+def test_the_waiting_line_says_the_time_left_not_the_whole_bound() -> None:
+    """At 4m30s of waiting the line (run --wait's long-silence line builds it again each time) said "it fails after
+    5m00s of this", the whole bound, as if the wait had just begun: it says the 30s left, the bound beside it."""
+    clock = ManualClock(START)
+    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
+                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
+           "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
+    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}}
+    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+    clock.advance(4 * 60 + 30)
+    [line] = _waiting(session, "c", "default", set())
+    assert line.endswith(f"pods not running after 4m30s: {WAITING}; it fails in 30s, after 5m00s of this"), line
+    clock.advance(40)  # past the bound, the engine not yet back to fail it
+    [line] = _waiting(session, "c", "default", set())
+    assert line.endswith("; it fails now, after 5m00s of this"), line
 
 
 def test_a_run_whose_workload_cannot_be_created_yet_is_told_with_its_timeout_per_job() -> None:
@@ -65,7 +83,7 @@ def test_a_run_whose_workload_cannot_be_created_yet_is_told_with_its_timeout_per
     session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
     clock.advance(WAITING_NOTE_SECONDS)
     [line] = _waiting(session, "c", "default", set())
-    assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {said}; it fails after 1h00m (timeoutPerJob) of this"
+    assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {said}; it fails in 59m30s, after 1h00m (timeoutPerJob) of this"
 
 
 async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stands(monkeypatch: Any) -> None:

@@ -470,7 +470,7 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
         group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
         job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
         grace, per_job = pending_bound(job.get("spec") or {}, status)  # as controllers/job.py waits
-        why = pending_message(str(status.get("message") or "no reason given"), grace, per_job=per_job)
+        why = pending_message(str(status.get("message") or "no reason given"), grace, per_job=per_job, waited=waited)
         lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {why}")
     return lines
 

@@ -23,6 +23,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFIC
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import is_held
+from nvcre_tui.engine.controllers.job import pending_bound, pending_left
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
@@ -195,6 +196,7 @@ class PodsWaiting:
     why: str            # the first waiting Job's message, as the engine wrote it
     job: str            # that Job
     since: str | None   # when that Job's run began to wait (its WorkloadRun's pendingSince), if known
+    bound: tuple[float, bool] | None = None  # how long that Job waits for its pods, and whether that is timeoutPerJob
 
     @property
     def nothing_runs(self) -> bool:
@@ -203,10 +205,25 @@ class PodsWaiting:
 
     def said(self, now: datetime | None = None) -> str:
         """`waiting 1m20s for pods: no pods yet (0/5): ...` (`2 of 4 groups waiting ...` while others run); the
-        time only with `now` and a known start (never below 0s: a viewer's clock may be behind the engine's)."""
+        time only with `now` and a known start (never below 0s: a viewer's clock may be behind the engine's), and then
+        the time left before the Job fails in place of its whole bound (`it fails in 30s, after 5m00s of this`)."""
         share = "" if self.nothing_runs else f"{self.waiting} of the {self.in_progress} groups in progress "
-        waited = f" {format_duration(max(0.0, (now - parse_time(self.since)).total_seconds()))}" if now and self.since else ""
-        return f"{share}waiting{waited} for pods: {self.why}"
+        if not (now and self.since):
+            return f"{share}waiting for pods: {self.why}"
+        seconds = max(0.0, (now - parse_time(self.since)).total_seconds())
+        why = self.why if self.bound is None else pending_left(self.why, self.bound[0], per_job=self.bound[1], waited=seconds)
+        return f"{share}waiting {format_duration(seconds)} for pods: {why}"
+
+
+def pods_pending_left(job: Obj, run: Obj, now: datetime) -> str | None:
+    """`pods_pending` said at `now`: the time left before the Job fails in place of its whole bound, from its run's
+    pendingSince (`it fails in 30s, after 5m00s of this`); None as there."""
+    why = pods_pending(job)
+    since = run_status(run).get("pendingSince")
+    if why is None or not since:
+        return why
+    grace, per_job = pending_bound(job.get("spec") or {}, run_status(run))  # as controllers/job.py waits
+    return pending_left(why, grace, per_job=per_job, waited=max(0.0, (now - parse_time(str(since))).total_seconds()))
 
 
 def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | None:
@@ -217,8 +234,10 @@ def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | No
         return None
     job, why = waiting[0]
     name = str(job["metadata"]["name"])
-    since = run_status(run).get("pendingSince") if (run := snapshot.run_of(name)) is not None else None
-    return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None)
+    run = snapshot.run_of(name)
+    since = run_status(run).get("pendingSince") if run is not None else None
+    bound = pending_bound(job.get("spec") or {}, run_status(run)) if run is not None else None  # as controllers/job.py waits
+    return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None, bound)
 
 
 def categories_held(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:

@@ -27,7 +27,7 @@ from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_statu
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.views import Snapshot, pods_pending
+from nvcre_tui.engine.views import Snapshot, pods_pending_left
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
@@ -128,7 +128,8 @@ class LogsScreen(NvcreScreen):
         # Why, as the Job says it (no pods made and which controller would make them, a scheduler's refusal, and when it
         # fails), else as the run does: "have not started" alone left the operator to find it two levels down. Wrapped
         # to the pane (its rows are cut at its edge, and the reason comes last).
-        why = (pods_pending(self._job) if self._job is not None else None) or run_status(run).get("message")
+        # (the time left, not the whole bound, as the wait goes on)
+        why = (pods_pending_left(self._job, run, self.nvcre.now()) if self._job is not None else None) or run_status(run).get("message")
         width = self.view.log_lines.size.width or WHY_WIDTH
         said = "".join(f"{row}\n" for row in textwrap.wrap(f"Why: {printable(str(why), newlines=False)}", max(width - 1, 20))) if why else ""
         return f"No output yet: the run is {phase}; its pods have not started.\n{said}{WILL_APPEAR}"

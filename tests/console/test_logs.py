@@ -277,7 +277,7 @@ async def test_a_job_with_no_output_yet_says_why_and_that_it_will_come() -> None
         assert "Scheduling" in str(app.screen.query_one("#logs-header", Static).render())
         # why, as its Job says it (on a cluster: which controller makes no pod, and when the Job fails), on its own rows
         assert visible(lines)[:3] == ["No output yet: the run is Scheduling; its pods have not started.",
-                                      "Why: scheduling 1 pod(s); it fails after 5m00s of this", "Its output will appear here as it comes."]
+                                      "Why: scheduling 1 pod(s); it fails in 4m59s, after 5m00s of this", "Its output will appear here as it comes."]
         assert status(app).startswith("0 lines · 0 dropped")
         await advance(10)
         assert "Running" in str(app.screen.query_one("#logs-header", Static).render()) and lines.line_count == 0

@@ -32,6 +32,7 @@ WORKFLOW = f"{NAME}-communication-nccl-all-reduce"
 FIRST_JOB = f"{WORKFLOW}-group-0-iter-1"  # group-0 is gpu-node-01
 # What the engine writes on a cluster with no Trainer or JobSet controller (controllers/job.py, runners/kubernetes/pods.py).
 WHY = "no pods yet (0/5): waiting for Kubeflow Trainer's controller and JobSet's to create them; it fails after 5m00s of this"
+AT_1S = WHY.replace("after 5m00s", "in 4m59s, after 5m00s")  # as said 1s into the wait: the time left, then the bound
 
 
 def in_progress(reason: str, message: str) -> list[dict[str, Any]]:
@@ -64,7 +65,11 @@ async def test_the_read_model_says_which_jobs_wait_for_pods_why_and_since_when()
         assert waiting is not None and (waiting.waiting, waiting.in_progress, waiting.job) == (30, 32, FIRST_JOB)
         assert waiting.why == WHY and not waiting.nothing_runs
         assert waiting.said() == f"30 of the 32 groups in progress waiting for pods: {WHY}"
-        assert waiting.said(SIM_START + timedelta(seconds=80)) == f"30 of the 32 groups in progress waiting 1m20s for pods: {WHY}"
+        # the time left in place of the whole bound once the wait has gone on (it said "after 5m00s" at 4m30s too)
+        rest = WHY.removesuffix("; it fails after 5m00s of this")
+        assert waiting.said(SIM_START + timedelta(seconds=80)) == (f"30 of the 32 groups in progress waiting 1m20s for pods: {rest}; "
+                                                                   "it fails in 3m40s, after 5m00s of this")
+        assert waiting.said(SIM_START + timedelta(seconds=270)).endswith("waiting 4m30s for pods: " + rest + "; it fails in 30s, after 5m00s of this")
         assert waiting.said(SIM_START - timedelta(seconds=5)).startswith("30 of the 32 groups in progress waiting 0s for pods")  # a clock behind
         running = next(job for job in snapshot.jobs if job["metadata"]["name"] == f"{WORKFLOW}-group-1-iter-1")
         assert pods_pending(running) is None
@@ -96,7 +101,7 @@ async def test_the_dashboard_drilldown_map_and_log_pane_say_why_the_pods_do_not_
         row = [str(cell) for cell in app.screen.query_one("#certs", DataTable).get_row_at(0)]
         assert row[0] == NAME and row[-1] == "· nccl-all-reduce"  # not shown as running, whole on 80 columns
         line = text_of(app.screen.query_one("#waiting", Static))
-        assert line == f"· communication/nccl-all-reduce: waiting 1s for pods: {WHY}", line
+        assert line == f"· communication/nccl-all-reduce: waiting 1s for pods: {AT_1S}", line
         # The drill-down: the category's line and its groups' (not shown running), and the category's detail.
         await pilot.press("enter")
         await pilot.pause()
@@ -109,14 +114,14 @@ async def test_the_dashboard_drilldown_map_and_log_pane_say_why_the_pods_do_not_
         tree.move_cursor(category)
         await pilot.pause()
         detail = text_of(app.screen.query_one("#detail", Static))
-        assert f"Waiting           waiting 1s for pods: {WHY}" in detail, detail
+        assert f"Waiting           waiting 1s for pods: {AT_1S}" in detail, detail
         # The log pane: why its pods have not started, on rows of their own.
         await app.push_screen(LogsScreen(FIRST_JOB))
         await app.workers.wait_for_complete()
         await pilot.pause()
         said = app.screen.query_one(LogView).log_lines.placeholder
         assert said.startswith("No output yet: the run is Scheduling; its pods have not started.\nWhy: no pods yet (0/5)"), said
-        assert " ".join(said.splitlines()[1:-1]) == f"Why: {WHY}" and said.endswith("Its output will appear here as it comes.")
+        assert " ".join(said.splitlines()[1:-1]) == f"Why: {AT_1S}" and said.endswith("Its output will appear here as it comes.")
         # The map: the node's line under it.
         await app.push_screen(TopologyScreen())
         await pilot.pause()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -404,7 +405,8 @@ async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_
 # ----- an API server with nothing else running: Jobs wait for pods nobody makes; quitting; a server that never answers -----
 
 SMALL_FLEET = {"name": "four", "seed": 1, "nodes": [{"count": 4, "nameDigits": 2, "cliques": 1}]}
-NO_JOB_CONTROLLER = "no pods yet (0/1): waiting for the Job controller (kube-controller-manager) to create them; it fails after 5m00s of this"
+NO_JOB_CONTROLLER = "no pods yet (0/1): waiting for the Job controller (kube-controller-manager) to create them; it fails "
+FAILS_AFTER = re.compile(r"; it fails in 4m[0-5]\ds, after 5m00s of this$")  # the time left, then the whole bound
 
 
 @asynccontextmanager
@@ -447,6 +449,7 @@ async def test_on_an_api_server_alone_the_dashboard_says_why_the_pods_do_not_run
             assert app.session is not None and app.session.engine is not None  # nobody else holds the Lease
             waiting = app.screen.query_one("#waiting", Static)
             await until(pilot, lambda: NO_JOB_CONTROLLER in str(waiting.render()))
+            assert FAILS_AFTER.search(str(waiting.render())), str(waiting.render())
             assert str(waiting.render()).startswith("· communication/nccl-all-reduce: waiting ")
             assert str(app.screen.query_one("#certs", DataTable).get_row_at(0)[-1]) == "· nccl-all-reduce"
             await pilot.press("q")

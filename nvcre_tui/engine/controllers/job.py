@@ -227,9 +227,26 @@ def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[fl
     return (float(grace) if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 300.0), False
 
 
-def pending_message(said: str, grace: float, *, per_job: bool = False) -> str:
-    """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (`pending_bound`)."""
-    return f"{said}; it fails after {format_duration(grace)}{' (timeoutPerJob)' if per_job else ''} of this"
+def pending_message(said: str, grace: float, *, per_job: bool = False, waited: float | None = None) -> str:
+    """Why a run's pods do not run, as its runner says it, and how long the Job waits for them (`pending_bound`); with
+    `waited` (how long they have waited so far), the time left first: "it fails after 5m00s of this" read at 4m30s
+    said the whole bound as if the wait had just begun."""
+    return f"{said}; {_fails(grace, per_job, waited)}"
+
+
+def _fails(grace: float, per_job: bool, waited: float | None = None) -> str:
+    total = f"after {format_duration(grace)}{' (timeoutPerJob)' if per_job else ''} of this"
+    if waited is None:
+        return f"it fails {total}"
+    left = grace - max(waited, 0.0)
+    return f"it fails {f'in {format_duration(left)}' if left >= 1 else 'now'}, {total}"
+
+
+def pending_left(message: str, grace: float, *, per_job: bool, waited: float) -> str:
+    """A message `pending_message` made (as the engine wrote it on the Job, without the time left) said `waited`
+    seconds into the wait: the time left in place of the bound alone; any other message as it is."""
+    tail = f"; {_fails(grace, per_job)}"
+    return f"{message.removesuffix(tail)}; {_fails(grace, per_job, waited)}" if message.endswith(tail) else message
 
 
 async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus, grace: float, *, per_job: bool) -> None:

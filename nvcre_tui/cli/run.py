@@ -265,6 +265,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         await session.catch_up()
         await _nodes_of_the_holder(session)
     nodes = session.cache.list(NODE)
+    if not nodes and not simulated and NODE not in session.cache.withheld:  # (withheld: this user may not list them)
+        raise InputError(f"{session.title}: the cluster has no Nodes at all (an API server without kubelets registers none): "
+                         "nothing to certify")
     product = _gpu_product(nodes) if args.category else None
     if product is not None:  # --category: narrowed to the product found, as NVCRE does
         cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product

@@ -96,8 +96,10 @@ def matches_target(node: Node, target: TargetSpec) -> bool:
 
 
 def unmatched_reason(nodes: Sequence[Node], target: TargetSpec) -> str:
-    """Why no node is selected at all, in words: the nodeNames that are no Node, else how many Nodes match the
-    target and how many of those are GPU nodes."""
+    """Why no node is selected at all, in words: that there is no Node, the nodeNames that are no Node, else how many
+    Nodes match the target and how many of those are GPU nodes."""
+    if not nodes:  # "none of the 0 Nodes matches the target" blamed the target
+        return "there is no Node at all: an API server without kubelets registers none"
     names = {node_name(node) for node in nodes}
     missing = [name for name in target.node_names or [] if name not in names]
     if missing:

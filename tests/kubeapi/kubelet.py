@@ -30,7 +30,7 @@ from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.outputs import LAYOUTS, NcclFormat, kubelet_prefix
 from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layout, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store.errors import AlreadyExists, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceStore
 
 Obj = dict[str, Any]
@@ -210,6 +210,9 @@ class TestKubelet:
         try:
             return await self.store.create(POD, pod)
         except AlreadyExists:
+            return None
+        except Forbidden:  # a namespace being terminated admits no new pod: a controller tries again on its next pass
+            self._created.discard((played.run["metadata"]["uid"], name))
             return None
 
     # ------------------------------------------------------------------ one pod's timeline

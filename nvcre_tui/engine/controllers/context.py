@@ -11,7 +11,7 @@ from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
@@ -139,8 +139,13 @@ class Context:
         return True
 
     async def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
-        """A Kubernetes Event on `obj` (Warning for failures, else Normal)."""
-        await self.store.record_event(obj, type_, reason, message)
+        """A Kubernetes Event on `obj` (Warning for failures, else Normal). None where `obj`'s namespace is being
+        terminated: it admits no new object (403 NamespaceTerminating), and the status write the Event comes before
+        (`transition`) must still be made, or the object never leaves the state it is in."""
+        try:
+            await self.store.record_event(obj, type_, reason, message)
+        except NamespaceTerminating:
+            return
         self.writes += 1
 
     async def is_gone(self, kind: ResourceKind, name: str, namespace: str | None) -> bool:

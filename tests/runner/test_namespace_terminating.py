@@ -1,0 +1,98 @@
+"""The certification's namespace deleted mid-run on an API server without a namespace controller (nothing empties it,
+so it stays Terminating): the workload's controllers are refused every pod they create there (403, cause
+NamespaceTerminating), and the run waited its whole timeoutPerJob saying only "4/5 pod(s) running". A create in the
+certification's own namespace refused because that namespace is being terminated stops the run at once, naming it:
+the Job fails, no node blamed, and its nodes are released."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.clock import ManualClock, parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store import CERTIFICATION
+from nvcre_tui.engine.store.protocol import CRD, JOB, NAMESPACE, POD, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from nvcre_tui.engine.planning.manifest import load_certification
+from tests.kube.cluster import installed, store_on
+from tests.kubeapi.kubelet import TestKubelet
+from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
+from tests.runner.harness import JOBSET_API, TRAINER_API, KubeletDriven, register_gpu_nodes, served
+from tests.scenarios.harness import CASES, catalog
+
+CASE = "threshold-pass-two-metrics"  # one group of 4 nodes: an MPI TrainJob of 4 node pods and a launcher
+TEAM = "team"
+
+
+async def _run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
+    clock = ManualClock(SIM_START)
+    scenario = load_scenario(CASES / CASE / "scenario.yaml")
+    async with installed(folder, clock=clock) as (server, kubeconfig):  # no garbage collector, no namespace controller
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        runner: KubernetesRunner | None = None
+        try:
+            for plural in ("trainjobs", "trainingruntimes"):
+                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
+            await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
+            await served(engine_store, {TRAINER_API: ("trainjobs", "trainingruntimes"), JOBSET_API: ("jobsets",)})
+            await register_gpu_nodes(admin, clock, scenario)
+            await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM}})
+            cert = load_certification(str(CASES / CASE / "cert.yaml"), catalog()).to_wire()
+            cert["metadata"]["namespace"] = TEAM
+            cert["spec"]["categories"][0]["options"]["timeoutPerJob"] = "1h"
+            cert.pop("status", None)
+            await admin.create(CERTIFICATION, cert)
+            name = cert["metadata"]["name"]
+            cache = engine_cache(engine_store)
+            writer = WriteThroughStore(engine_store, cache)
+            runner = KubernetesRunner(writer, clock, engine_store)
+            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario)), cache=cache)
+            runner.connect(engine.queue.add, cache)
+            deleted: list[float] = []
+
+            async def finished() -> bool:
+                if not deleted and len((await admin.list(POD, TEAM)).items) >= 4:  # the node pods made, not the launcher
+                    await admin.delete(NAMESPACE, TEAM)
+                    deleted.append((clock.now() - SIM_START).total_seconds())
+                return cond.is_terminal(await admin.get(CERTIFICATION, name, TEAM))
+
+            await engine.run_until_settled(until=finished, max_seconds=3 * 3600)
+            await engine.stop()
+            assert deleted, "the namespace was never deleted"
+            assert (await admin.get(NAMESPACE, TEAM))["metadata"].get("deletionTimestamp")  # still Terminating
+            [job] = (await admin.list(JOB, TEAM)).items
+            [workflow] = (await admin.list(WORKFLOW, TEAM)).items
+            runs = (await admin.list(WORKLOADRUN, TEAM)).items
+            return ({"cert": await admin.get(CERTIFICATION, name, TEAM), "job": job, "workflow": workflow, "runs": runs,
+                     "trainjobs": (await admin.list(TRAINJOB, TEAM)).items},
+                    (await admin.list(POD, TEAM)).items, deleted[0], server.requests)
+        finally:
+            if runner is not None:
+                await runner.close()
+            await engine_store.close()
+            await admin.close()
+
+
+def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: Path) -> None:
+    found, pods, deleted_at, requests = asyncio.run(_run(tmp_path))
+    job, [run] = found["job"], found["runs"]
+    assert cond.is_terminal(found["cert"]), found["cert"]["status"]
+    ended = (parse_time(job["status"]["completionTime"]) - SIM_START).total_seconds()
+    assert ended - deleted_at < 5 * 60, f"the run waited {ended - deleted_at:.0f}s after its namespace began terminating"
+    assert run["status"]["phase"] == "Failed" and run["status"]["reason"] == WORKLOAD_NOT_CREATED, run["status"]
+    assert f"namespace {TEAM} is being terminated" in run["status"]["message"], run["status"]["message"]
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["status"] == "True" and f"namespace {TEAM}" in failed["message"] and "no node blamed" in failed["message"], failed
+    assert not job["status"].get("failedNodes")  # no node's fault
+    assert found["trainjobs"] == []  # its workload deleted (a delete is admitted there): its nodes' GPUs freed
+    # asked as the engine may ask it: a dry-run create of its own run, never a read of Namespaces
+    assert not [r for r in requests if r.user_agent.startswith("nvcre-engine") and r.resource == "namespaces"]

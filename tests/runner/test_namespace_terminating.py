@@ -22,6 +22,7 @@ from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, JOB, NAMESPACE, POD, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.planning.manifest import load_certification
+from nvcre_tui.engine.report.model import build_report
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import TestKubelet
 from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
@@ -93,6 +94,12 @@ def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: 
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["status"] == "True" and f"namespace {TEAM}" in failed["message"] and "no node blamed" in failed["message"], failed
     assert not job["status"].get("failedNodes")  # no node's fault
+    # The category ends with its own reason, not ReconcileError: its result ConfigMaps cannot be made there, said so
+    [category] = found["cert"]["status"]["categoryStatuses"]
+    assert category["reason"] == "IterationsFailed", category
+    assert category["message"].endswith(f"; its result ConfigMaps were not written: namespace {TEAM} is being terminated"), category
+    report = build_report(found["cert"], [found["workflow"]], [job])  # without them
+    assert report["result"] == "FAILED" and report["failedNodes"] == [], report
     assert found["trainjobs"] == []  # its workload deleted (a delete is admitted there): its nodes' GPUs freed
     # asked as the engine may ask it: a dry-run create of its own run, never a read of Namespaces
     assert not [r for r in requests if r.user_agent.startswith("nvcre-engine") and r.resource == "namespaces"]

@@ -34,6 +34,7 @@ from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.planning.render import OBJECT_HEADROOM, OBJECT_LIMIT
+from nvcre_tui.engine.store.errors import NamespaceTerminating
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
@@ -394,15 +395,20 @@ async def _finalize(
     # a failure nobody explained): the console and the history call it inconclusive, and so must this list.
     in_failed = {n for record in recorded for g in record["groups"] if g["phase"] == FAILED for n in g["nodes"]}
     succeeded = sorted(set(healthy if healthy is not None else ran_ok - in_failed) - failed_names)
-    await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
-    await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))
+    try:
+        await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
+        await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))
+        unwritten = ""
+    except NamespaceTerminating:  # it admits no new object: the Workflow still ends, with its own reason (not ReconcileError)
+        unwritten = f"; its result ConfigMaps were not written: namespace {wf['metadata'].get('namespace')} is being terminated"
     failed_groups = [g for record in history for g in record["groups"] if g["phase"] == FAILED]
     failed_jobs = [jobs[g["jobRef"]] for g in failed_groups if g.get("jobRef") in jobs]
     validation = any(cond.is_true(job, VALIDATION_FAILED) for job in failed_jobs)
     now = ctx.now()
     conditions: Sequence[Mapping[str, Any]] | None = workflow_status(wf).get("conditions")
     diagnosing = orch.get("diagnose") is not None
-    if failed or unresolved or stopped or (failed_groups and not diagnosing):
+    failing = bool(failed or unresolved or stopped or (failed_groups and not diagnosing))
+    if failing:
         hardware = any(cond.is_true(job, HARDWARE_FAILED) for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
@@ -419,10 +425,14 @@ async def _finalize(
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
         conditions = cond.with_phase(conditions, SUCCEEDED, reason, message, now)
+    if unwritten:
+        message += unwritten
+        conditions = cond.with_phase(conditions, FAILED if failing else SUCCEEDED, reason, message, now)
     if wf["spec"]["jobTemplate"]["spec"].get("thresholds"):  # as NVCRE: no thresholds, no ValidationFailed condition
         conditions = cond.with_condition(conditions, VALIDATION_FAILED, validation, "JobValidationFailed" if validation else THRESHOLDS_MET,
                                          "a group missed a threshold" if validation else "", now)
-    refs = {"succeededNodesRef": {"kind": "ConfigMap", "name": succeeded_configmap}, "failedNodesRef": {"kind": "ConfigMap", "name": failed_configmap}}
+    refs = {} if unwritten else {"succeededNodesRef": {"kind": "ConfigMap", "name": succeeded_configmap},
+                                 "failedNodesRef": {"kind": "ConfigMap", "name": failed_configmap}}
     orch["groups"] = settled_groups(orch["groups"])  # how they went is in the last record of iterationHistory now
     status: Obj = {"conditions": conditions, "orchestration": stored_orchestration(orch), "failedNodes": None, "completionTime": now, **refs}
     if diagnosing and failed:  # a diagnosis stores its verdicts; other Workflows' blamed nodes are their Jobs' (iterations.blamed_nodes)

@@ -142,6 +142,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=scenario, metrics=metrics,
                                          install_namespace=namespace, role="controller", history=None, elect=False)
         assert session.engine is not None
+        session.engine.log = _log  # a runner tick that failed: one line in the pod's log
         if (why := await lease_namespace_closing(session.engine_kube, namespace)) is not None:
             raise InputError(f"{target.server}: {why}")
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")

@@ -82,11 +82,13 @@ class Engine:
     """Reconciles every nvcre object in a store."""
 
     def __init__(self, store: ResourceStore, clock: Clock, catalog: Catalog, runner: Runner, *,
-                 cache: WatchCache | None = None, metrics: Metrics | None = None) -> None:
+                 cache: WatchCache | None = None, metrics: Metrics | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.cache = cache or engine_cache(store)
         self._owns_cache = cache is None
         self.store = store if isinstance(store, WriteThroughStore) and store.cache is self.cache else WriteThroughStore(store, self.cache)
         self.clock, self.runner, self.metrics = clock, runner, metrics
+        self.log: Callable[[str], None] = log or (lambda message: None)  # one line each (the controller's pod log)
         self.ctx = Context(store=self.store, clock=clock, catalog=catalog, runner=runner)
         self.world = World(self.cache)
         self.queue = WorkQueue(clock)
@@ -201,9 +203,16 @@ class Engine:
         if key == FLEET:
             if self._scope is not None:  # the runner's fleet-wide work is every certification's (limit_to)
                 return
-            delay = await self.runner.tick()
-            if delay is not None:
-                self.queue.add_after(FLEET, delay)
+            try:
+                delay = await self.runner.tick()
+            except Exception as error:  # noqa: BLE001 - no object to fail: said in one line, retried with backoff
+                retry = self.queue.retry(FLEET)
+                first = (" ".join(f"{type(error).__name__}: {error}".split()))[:300]
+                self.log(f"runner tick failed: {first} (retried in {retry:g}s)")
+            else:
+                self.queue.forget(FLEET)
+                if delay is not None:
+                    self.queue.add_after(FLEET, delay)
             self.cpu_seconds += time.process_time() - started
             return
         assert isinstance(key, tuple)  # (ResourceKind, Key): every key but FLEET

@@ -7,10 +7,11 @@ the Job fails, no node blamed, and its nodes are released."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import NAMESPACE_TERMINATING, RECONCILE_ERROR, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
@@ -33,7 +34,8 @@ CASE = "threshold-pass-two-metrics"  # one group of 4 nodes: an MPI TrainJob of 
 TEAM = "team"
 
 
-async def _run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
+async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None
+               ) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / CASE / "scenario.yaml")
     async with installed(folder, clock=clock) as (server, kubeconfig):  # no garbage collector, no namespace controller
@@ -51,6 +53,7 @@ async def _run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], floa
             cert["metadata"]["namespace"] = TEAM
             cert["spec"]["categories"][0]["options"]["timeoutPerJob"] = "1h"
             cert.pop("status", None)
+            edit(cert)
             await admin.create(CERTIFICATION, cert)
             name = cert["metadata"]["name"]
             cache = engine_cache(engine_store)
@@ -70,10 +73,10 @@ async def _run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], floa
             await engine.stop()
             assert deleted, "the namespace was never deleted"
             assert (await admin.get(NAMESPACE, TEAM))["metadata"].get("deletionTimestamp")  # still Terminating
-            [job] = (await admin.list(JOB, TEAM)).items
-            [workflow] = (await admin.list(WORKFLOW, TEAM)).items
+            jobs = (await admin.list(JOB, TEAM)).items
+            workflows = (await admin.list(WORKFLOW, TEAM)).items
             runs = (await admin.list(WORKLOADRUN, TEAM)).items
-            return ({"cert": await admin.get(CERTIFICATION, name, TEAM), "job": job, "workflow": workflow, "runs": runs,
+            return ({"cert": await admin.get(CERTIFICATION, name, TEAM), "jobs": jobs, "workflows": workflows, "runs": runs,
                      "trainjobs": (await admin.list(TRAINJOB, TEAM)).items},
                     (await admin.list(POD, TEAM)).items, deleted[0], server.requests)
         finally:
@@ -85,7 +88,7 @@ async def _run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], floa
 
 def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: Path) -> None:
     found, pods, deleted_at, requests = asyncio.run(_run(tmp_path))
-    job, [run] = found["job"], found["runs"]
+    [job], [workflow], [run] = found["jobs"], found["workflows"], found["runs"]
     assert cond.is_terminal(found["cert"]), found["cert"]["status"]
     ended = (parse_time(job["status"]["completionTime"]) - SIM_START).total_seconds()
     assert ended - deleted_at < 5 * 60, f"the run waited {ended - deleted_at:.0f}s after its namespace began terminating"
@@ -98,8 +101,57 @@ def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: 
     [category] = found["cert"]["status"]["categoryStatuses"]
     assert category["reason"] == "IterationsFailed", category
     assert category["message"].endswith(f"; its result ConfigMaps were not written: namespace {TEAM} is being terminated"), category
-    report = build_report(found["cert"], [found["workflow"]], [job])  # without them
+    report = build_report(found["cert"], [workflow], [job])  # without them
     assert report["result"] == "FAILED" and report["failedNodes"] == [], report
     assert found["trainjobs"] == []  # its workload deleted (a delete is admitted there): its nodes' GPUs freed
     # asked as the engine may ask it: a dry-run create of its own run, never a read of Namespaces
     assert not [r for r in requests if r.user_agent.startswith("nvcre-engine") and r.resource == "namespaces"]
+
+
+def _ended_naming_the_namespace(found: dict[str, Any], deleted_at: float) -> None:
+    """The Certification ended promptly, failed with its namespace's reason and naming it, no node blamed."""
+    cert = found["cert"]
+    assert cond.is_terminal(cert), cert["status"]
+    failed = next(c for c in cert["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["status"] == "True" and failed["reason"] == NAMESPACE_TERMINATING, failed
+    assert f"namespace {TEAM} is being terminated" in failed["message"] and "no node blamed" in failed["message"], failed
+    ended = (parse_time(cert["status"]["completionTime"]) - SIM_START).total_seconds()
+    assert ended - deleted_at < 5 * 60, f"the certification ended {ended - deleted_at:.0f}s after its namespace began terminating"
+    assert cert["status"]["summary"]["failedNodes"] == 0, cert["status"]["summary"]
+    for obj in [cert, *found["workflows"], *found["jobs"]]:
+        assert RECONCILE_ERROR not in str(obj.get("status")), (obj["kind"], obj["status"])
+
+
+def test_a_later_category_refused_its_workflow_ends_the_certification_naming_the_namespace(tmp_path: Path) -> None:
+    def two_categories(cert: dict[str, Any]) -> None:
+        second = {**cert["spec"]["categories"][0], "variant": "nccl-all-gather"}
+        cert["spec"]["categories"].append(second)
+
+    found, _, deleted_at, _ = asyncio.run(_run(tmp_path, two_categories))
+    _ended_naming_the_namespace(found, deleted_at)
+    assert len(found["workflows"]) == 1  # the second category's was refused
+    first, second = found["cert"]["status"]["categoryStatuses"]
+    assert first["status"] == "Failed" and second["status"] == "Failed", (first, second)
+    assert second["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in second["message"], second
+    assert "no node blamed" in second["message"] and not second.get("workflowRef"), second
+    failed = next(c for c in found["cert"]["status"]["conditions"] if c["type"] == "Failed")
+    assert "communication/nccl-all-gather" in failed["message"], failed
+
+
+def test_a_repeat_iteration_refused_its_job_ends_the_workflow_naming_the_namespace(tmp_path: Path) -> None:
+    def repeated(cert: dict[str, Any]) -> None:
+        cert["spec"]["categories"][0]["options"]["repeatCount"] = 2
+
+    found, _, deleted_at, _ = asyncio.run(_run(tmp_path, repeated))
+    _ended_naming_the_namespace(found, deleted_at)
+    [workflow], [job] = found["workflows"], found["jobs"]  # iteration 2's Job refused
+    ended = next(c for c in workflow["status"]["conditions"] if c["type"] == "Failed")
+    assert ended["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in ended["message"], ended
+    assert "stopped in iteration 2" in ended["message"], ended
+    [first, second] = workflow["status"]["orchestration"]["iterationHistory"]
+    [group] = second["groups"]
+    assert group["phase"] == "Failed" and group["reason"] == NAMESPACE_TERMINATING and "no node blamed" in group["message"], group
+    [category] = found["cert"]["status"]["categoryStatuses"]
+    assert category["reason"] == NAMESPACE_TERMINATING, category
+    report = build_report(found["cert"], [workflow], [job])
+    assert report["result"] == "FAILED" and report["failedNodes"] == [], report

@@ -147,7 +147,10 @@ RECONCILE_ERROR: Final = "ReconcileError"
 IMAGE_PULL_FAILED: Final = "ImagePullFailed"
 # The container runtime could not start the run's command: the image lacks it (the same image on every node).
 COMMAND_NOT_FOUND: Final = "CommandNotFound"
-NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND})
+# A category's, a group's and a Certification's reason when their namespace is being terminated: it admits no new
+# object (403, cause NamespaceTerminating), so the category's Workflow or the group's Job was never made; no node tested.
+NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
+NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING})
 # The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is
 # blamed WorkloadFailed, as for any failure of the whole group's run.
 WORKLOAD_STALLED: Final = "WorkloadStalled"

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
-from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, NAMESPACE_TERMINATING, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
                                              RESULT_RUNNING, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -24,7 +24,9 @@ from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollisio
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.store.errors import NamespaceTerminating
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
+from nvcre_tui.engine.units import count, listed
 
 Obj = dict[str, Any]
 NODE_WAIT = timedelta(minutes=5)
@@ -116,8 +118,19 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
         statuses.append(status)
+    if any(s["status"] == FAILED and s.get("reason") == NAMESPACE_TERMINATING for s in statuses):
+        for status in statuses:  # its namespace refused a Workflow or a Job: none of the categories still waiting can ever start
+            if status["status"] == "Pending":
+                status.pop("waitingSince", None)
+                status.update(status=FAILED, reason=NAMESPACE_TERMINATING, message=_closed(cert, "its Workflow was not created"))
     await _summarise(ctx, cert, statuses, workflows, world, _how_run(cert, workflows, world))
     return requeue
+
+
+def _closed(cert: Obj, what: str) -> str:
+    """Why a category cannot start in a namespace being terminated, naming it."""
+    return (f"namespace {cert['metadata'].get('namespace')} is being terminated: it admits no new object (403 NamespaceTerminating), "
+            f"so {what}; no node blamed")
 
 
 def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> RenderedCategory:
@@ -165,6 +178,9 @@ async def _create_workflow(ctx: Context, cert: Obj, workflow: Obj, index: int, t
         return False
     except NameCollision as error:
         status.update(status=FAILED, reason="WorkflowNameCollision", message=str(error))
+        return True
+    except NamespaceTerminating:  # never admitted again: the category fails (not the Certification, as ReconcileError)
+        status.update(status=FAILED, reason=NAMESPACE_TERMINATING, message=_closed(cert, f"its Workflow {workflow['metadata']['name']} was not created"))
         return True
     key = f"{status['domain']}/{status['variant']}"
     status.update(status=IN_PROGRESS, reason="WorkflowCreated", message=f"Created Workflow for category {key} ({index + 1} of {total})",
@@ -306,7 +322,14 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
                                                      "startTime": certification_status(cert).get("startTime") or ctx.now()})
         return
-    if any_failed:
+    closing = [s for s in statuses if s["status"] == FAILED and s.get("reason") == NAMESPACE_TERMINATING]
+    if closing:  # why it ended is its namespace: said first, naming it, with the categories it stopped
+        keys = listed([f"{s['domain']}/{s['variant']}" for s in closing])
+        blamed = f"{count(len(failed_nodes), 'node')} blamed by the categories that ran" if failed_nodes else "no node blamed"
+        message = (f"namespace {cert['metadata'].get('namespace')} is being terminated: it admits no new object (403 "
+                   f"NamespaceTerminating), so {len(closing)} {'category' if len(closing) == 1 else 'categories'} could not go on ({keys}); {blamed}")
+        await _finish(ctx, cert, FAILED, NAMESPACE_TERMINATING, message, statuses, summary, how)
+    elif any_failed:
         await _finish(ctx, cert, FAILED, "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
     else:
         await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
-                                             LABEL_ITERATION, LABEL_WORKFLOW, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
+                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
@@ -79,7 +79,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         return await _round_complete(ctx, wf, orch, jobs, world)
     await _launch(ctx, wf, orch, jobs)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
-    return None
+    return 0.0 if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups) else None  # none launched: its end next
 
 
 def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -217,9 +217,29 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
         spec = {**template["spec"], "workload": {**template["spec"]["workload"], "workloadRun": run}}
         job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": spec,
                "metadata": {"name": name, "labels": labels, "annotations": {ANNOTATION_GROUP_NODES: group_nodes_value(group["nodes"])}}}
-        await ctx.create_child(JOB, wf, job)
+        try:
+            await ctx.create_child(JOB, wf, job)
+        except NamespaceTerminating:  # it admits no new object: this round's Jobs are never made; the Workflow ends
+            _not_launched(wf, orch, name, ctx.now())
+            return
         group.update(phase="Running", jobRef=name, startTime=ctx.now())
         running.append(set(group["nodes"]))
+
+
+def _closing(groups: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The first group whose Job its namespace refused (being terminated), or None."""
+    return next((g for g in groups if g.get("phase") == FAILED and g.get("reason") == NAMESPACE_TERMINATING), None)
+
+
+def _not_launched(wf: Obj, orch: Obj, refused: str, now: str) -> None:
+    """The round's groups not launched yet failed, untested: the Workflow's namespace is being terminated (Job
+    `refused` was refused, 403 NamespaceTerminating). Without it the Workflow failed as ReconcileError."""
+    namespace = wf["metadata"].get("namespace")
+    for group in orch["groups"]:
+        if group["phase"] == "Pending":
+            group.update(phase=FAILED, completionTime=now, reason=NAMESPACE_TERMINATING,
+                         message=f"namespace {namespace} is being terminated: it admits no new object, so Job {refused} "
+                                 "and the round's other Jobs not made yet were not created; no node blamed")
 
 
 async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj], world: World) -> float | None:
@@ -228,6 +248,9 @@ async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
     history = _record_finished(orch, orch.get("currentIteration", 1))
     orch.update(completedIterations=len(history))
+    if _closing(orch["groups"]) is not None:  # its namespace admits no new Job: no further iteration, no diagnosis
+        await _finalize(ctx, wf, orch, blamed_nodes(_with(wf, orch), jobs.values()), jobs, history)
+        return None
     if len(history) >= iterations and (started := await _diagnose_failures(ctx, wf, orch, world)) is not None:
         if not started.complete:
             return 0.0
@@ -425,7 +448,13 @@ async def _finalize(
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
         conditions = cond.with_phase(conditions, SUCCEEDED, reason, message, now)
-    if unwritten:
+    closing = _closing(history[-1]["groups"]) if history else None
+    if closing is not None:  # it stopped there: why it ended is its namespace, not a node (the counts above say the rest)
+        reason = NAMESPACE_TERMINATING
+        if not stopped:  # a diagnosis stopped on it says so already
+            message += f"; stopped in iteration {history[-1]['iteration']}: {closing.get('message')}"
+        unwritten = unwritten.replace(f": namespace {wf['metadata'].get('namespace')} is being terminated", "")
+    if unwritten or closing is not None:
         message += unwritten
         conditions = cond.with_phase(conditions, FAILED if failing else SUCCEEDED, reason, message, now)
     if wf["spec"]["jobTemplate"]["spec"].get("thresholds"):  # as NVCRE: no thresholds, no ValidationFailed condition

@@ -13,10 +13,13 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from pydantic import ValidationError
+
+from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, labels_of, meta_of, run_name,
                                          run_status, workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
-from nvcre_tui.engine.api.nodes import is_cordoned, node_labels
+from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
@@ -32,6 +35,7 @@ from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.planning.discovery import matches_target
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.model import measured_span, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
@@ -325,6 +329,21 @@ def certification_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
         diagnose: Mapping[str, Any] = category.orchestration.get("diagnose") or {}
         found.update(str(node) for key in STATUS_KEYS.values() for node in diagnose.get(key) or [])
     return found or None
+
+
+def targeted_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
+    """The nodes a certification that has not started any category targets (its spec's target over the Nodes as they
+    are: before exclusions), while every one of its categories waits (for nodes another certification or an earlier
+    category holds); None once a category has its Workflow, when it is finished, or when its target cannot be read.
+    The wall counted the whole fleet then, as if every node were in it."""
+    view, cert = snapshot.views.get(cert_name), snapshot.certification(cert_name)
+    if view is None or cert is None or cond.is_terminal(cert) or not view.categories or any(c.workflow is not None for c in view.categories):
+        return None
+    try:
+        target = TargetSpec.model_validate((cert.get("spec") or {}).get("target") or {})
+    except (ValidationError, TypeError):
+        return None
+    return {node_name(node) for node in snapshot.nodes if matches_target(node, target)}
 
 
 def states_scope(snapshot: Snapshot, cert_name: str | None = None) -> str:

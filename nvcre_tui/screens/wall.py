@@ -24,7 +24,8 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, certification_nodes, clique_marks, failure_rows,
-                                   infrastructure_faults, node_domain, node_states, suspects_under_test, unblamed_failures)
+                                   infrastructure_faults, node_domain, node_states, suspects_under_test, targeted_nodes,
+                                   unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -144,6 +145,13 @@ class WallScreen(NvcreScreen):
         self.current = subjects[self.index % len(subjects)] if subjects else None
         every = node_states(snapshot, self.current)  # the map draws the fleet; the counters count the certification's nodes
         scope = certification_nodes(snapshot, self.current) if self.current else None
+        # Every category waits (another certification, or an earlier category, holds its nodes): none of its nodes runs
+        # anything yet. Its targeted nodes wait; the counters read 0 and the line says how many it targets, never the
+        # whole fleet as if every node were in it.
+        targeted = targeted_nodes(snapshot, self.current) if self.current and scope is None else None
+        if targeted is not None:
+            every = {name: (NodeState.WAITING.value, "") if name in targeted else state for name, state in every.items()}
+            scope = targeted
         states = every if scope is None else {name: state for name, state in every.items() if name in scope}
         counts = Counter(state for state, _ in states.values())
         for state, _ in COUNTERS:
@@ -155,7 +163,8 @@ class WallScreen(NvcreScreen):
         note += f"{count(len(again), 'blamed node')} running a test now; " if again else ""
         note += "".join(f"{category} {why}; " for category, why in (categories_held(snapshot, self.current) if self.current else []))
         self.query_one("#tally", Static).update(
-            note + f"of {count(len(states), 'node')}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
+            note + ("nothing runs yet; " if targeted is not None else "")
+            + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
             + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
         cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}

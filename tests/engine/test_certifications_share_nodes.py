@@ -200,3 +200,35 @@ async def test_a_category_held_for_long_gets_its_full_grace_for_nodes_afterwards
     assert (status["status"], status["reason"]) == ("Pending", "WaitingForNodes"), status
     assert "waitingSince" in status, status
     assert parse_time(status["waitingSince"]) >= SIM_START + timedelta(minutes=5, seconds=30), status
+
+
+async def test_the_wall_counts_a_waiting_certification_on_its_targeted_nodes() -> None:
+    """Every category of `second` waits for `first`: the wall counted the whole fleet ("of 4 nodes: ... + 4 ◦ untested"),
+    as if every node were in it and nothing waited. It counts the 2 nodes it targets, waiting, and says nothing runs."""
+    from textual.widgets import Digits, Static
+
+    from nvcre_tui.app import NvcreApp
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.views import Snapshot, categories_held
+    from nvcre_tui.widgets.rack_map import RackMap
+
+    session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
+    assert session.engine is not None
+    await session.store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
+    await session.store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
+
+    async def held() -> bool:
+        return bool(categories_held(await Snapshot.read(session.store), "second"))
+
+    assert await session.engine.run_until_settled(until=held, max_seconds=600)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        if "second" not in str(app.screen.query_one("#title", Static).render()):
+            await pilot.press("right")
+            await pilot.pause()
+        tally = str(app.screen.query_one("#tally", Static).render())
+        assert "nothing runs yet; of 2 nodes targeted: the counters above + 2 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded; 2 other nodes not in it" in tally, tally
+        assert all(app.screen.query_one(f"#count-{state}", Digits).value == "0" for state in ("passed", "failed", "suspect", "inconclusive", "running"))
+        cells = {name: cell.state.value for name, cell in app.screen.query_one(RackMap)._cells.items()}
+        assert cells == {"gpu-node-01": "untested", "gpu-node-02": "waiting", "gpu-node-03": "waiting", "gpu-node-04": "untested"}, cells

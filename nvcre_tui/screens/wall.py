@@ -5,6 +5,7 @@ its failed and suspect nodes."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -19,9 +20,10 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, certification_nodes, clique_marks, failure_rows,
                                    infrastructure_faults, node_domain, node_states, suspects_under_test, targeted_nodes,
@@ -59,11 +61,35 @@ def recently_failed(cert: dict[str, Any], now: datetime) -> bool:
     return ago is not None and ago <= RECENT_FAILURE and (certification_status(cert).get("summary") or {}).get("result") == RESULT_FAILED
 
 
+# A diagnosis's conviction as its message begins (diagnose.verdict_message): "diagnose: intermittent, failed 4 of 5 tests (...".
+_VERDICT = re.compile(rf"{re.escape(VERDICT_PREFIX)}(\w+), (failed \d+ of \d+ tests?)")
+
+
+# Where a failed workload's message turns into the tool's raw words: a quoted output line, a peer's address, NCCL's " : ".
+_RAW = re.compile(r"'|<| : ")
+
+
+def gist(message: str) -> str:
+    """What a failed workload's message says before the tool's raw words: its first clause (the exit code and the rest
+    follow after "; "), up to a quoted output line or a peer's address: "memory failed on GPU 5: Xid 79 (GPU has fallen
+    off the bus) detected", "nccl output unreadable: no nccl-tests result rows: NCCL failed"."""
+    first = message.split("; ", 1)[0]
+    return _RAW.split(first, 1)[0].rstrip(" :")
+
+
 def said(row: FailureRow) -> str:
     """A blamed node as the wall says it: the reason, then the measured values as the failures pane shows them (the
     engine's message carries them at 4 decimals after its own words, cut off on the wall), else the message; the
-    category last."""
-    shown = row.measured if row.measured != "-" else row.message
+    category last. A failed workload is said by its reason, as the failures pane says it, with the diagnosis's verdict
+    where one convicted it ("WorkloadFailed: intermittent, failed 4 of 5 tests"), else the gist of its message: the rest
+    is the engine's raw words (a tool's output line, a peer's address, an exit code), unreadable across a room."""
+    if row.measured != "-":
+        shown = row.measured
+    elif row.reason == WORKLOAD_FAILED:
+        verdict = _VERDICT.match(row.message)
+        shown = f"{verdict.group(1)}, {verdict.group(2)}" if verdict else gist(row.message)
+    else:
+        shown = row.message
     text = f"{row.reason}: {shown}" if shown else row.reason
     return f"{text} · {row.category}" if row.category else text
 

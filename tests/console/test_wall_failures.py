@@ -88,3 +88,32 @@ async def test_a_blamed_node_reads_as_in_the_failures_pane_reason_first(finished
                 assert row.measured != "-" and entry.text.startswith(f"{row.reason}: {row.measured}"), (size, entry)
                 assert f"{entry.subject}  {row.reason}: {row.measured}" in drawn, (size, drawn)
             assert not re.search(r"\d\.\d{3}", drawn), (size, drawn)  # the pane's precision, not the engine's 4 decimals
+
+
+def test_a_failed_workload_is_said_by_its_reason_and_verdict_not_the_engine_message() -> None:
+    """Found on the wall after diagnose-flaky-and-fabric: gpu-node-06's line was the engine's raw message ("... NCCL
+    WARN NET/IB : Got completion from peer 10.0.53.212<53079> with status=12 opcode=0 len=0 vendor err 129 ..."),
+    where the failures pane says WorkloadFailed."""
+    from nvcre_tui.engine.views import FailureRow
+    from nvcre_tui.screens.wall import said
+
+    raw = ("nccl output unreadable: no nccl-tests result rows: NCCL failed: 'gpu-node-06:86110:86117 [0] NCCL WARN NET/IB : Got "
+           "completion from peer 10.0.53.212<53079> with status=12 opcode=0 len=0 vendor err 129 (Recv)'; a container of the workload "
+           "exited with code 1 (Error)")
+    diagnosed = f"diagnose: intermittent, failed 4 of 5 tests (r0-screen-1 WorkloadFailed, r1-confirm-1 WorkloadFailed); passed at 403.50; {raw}"
+    category = "communication/nccl-all-reduce"
+    row = FailureRow("gpu-node-06", category, "WorkloadFailed", "-", diagnosed, "wf", "job")
+    assert said(row) == f"WorkloadFailed: intermittent, failed 4 of 5 tests · {category}"
+    assert said(FailureRow("gpu-node-06", category, "WorkloadFailed", "-", raw, "wf", "job")) == \
+        f"WorkloadFailed: nccl output unreadable: no nccl-tests result rows: NCCL failed · {category}"
+    warn = ("gpu-node-02 GPU 0: NCCL WARN NET/IB : Got completion from peer 10.0.98.193<41508> with status=12 opcode=0 len=0 vendor err "
+            "129 (Recv) localGid ::ffff:10.0.0.1; a container of the workload exited with code 1 (Error)")
+    assert said(FailureRow("gpu-node-02", category, "WorkloadFailed", "-", warn, "wf", "job")) == \
+        f"WorkloadFailed: gpu-node-02 GPU 0: NCCL WARN NET/IB · {category}"
+    xid = ("memory failed on GPU 5: Xid 79 (GPU has fallen off the bus) detected; the GPU is not accessible (and 1 more failures); a "
+           "container of the workload exited with code 1 (Error)")  # what an operator reads first stays
+    assert said(FailureRow("gpu-node-02", "diagnostics/dcgm-level4", "WorkloadFailed", "-", xid, "wf", "job")) == \
+        "WorkloadFailed: memory failed on GPU 5: Xid 79 (GPU has fallen off the bus) detected · diagnostics/dcgm-level4"
+    # Other reasons keep their message (an operator's words: the timeout, the XID), a measured value its value.
+    timeout = FailureRow("gpu-node-02", category, "Timeout", "-", "no result within timeoutPerJob 3m (ran 3m00s)", "wf", None)
+    assert said(timeout) == f"Timeout: no result within timeoutPerJob 3m (ran 3m00s) · {category}"

@@ -92,7 +92,7 @@ def nodes_command(args: argparse.Namespace) -> int:
         return 0
     window = f"LAST {args.last}" if args.last else "ALL"
     print_table(("NODE", f"CERTS ({window})", "FAILURES", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
-                [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResult"], n["lastReason"] or "-",
+                [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResultSaid"], n["lastReason"] or "-",
                   ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"])) for n in summaries])
     return 0
 
@@ -105,7 +105,7 @@ def node_command(args: argparse.Namespace) -> int:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
     history = [e for e in every if recent is None or e["id"] in recent]
-    from nvcre_tui.engine.history.queries import current_of, reason_said, shown_value
+    from nvcre_tui.engine.history.queries import current_of, reason_said, shown_value, state_said
 
     stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
@@ -118,7 +118,7 @@ def node_command(args: argparse.Namespace) -> int:
         for category in entry["categories"]:
             measured = ", ".join(f"{k} {shown_value(category, k, v)}" for k, v in sorted(category["measurements"].items())
                                  if isinstance(v, int | float)) or "-"
-            rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], category["state"],
+            rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], state_said(category),
                          reason_said(category) or "-", measured))
     # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the
     # kubelet reports) never reaches the terminal raw.

@@ -203,3 +203,26 @@ async def test_an_archive_that_fails_for_nvcres_own_fault_says_so(tmp_path: Path
                                    "file (ValueError: too many values to unpack (expected 3))"]
     finally:
         await session.close()
+
+
+# ----- a diagnosis's verdict --------------------------------------------------------------------------------------
+
+def test_a_diagnosis_verdict_is_the_result_the_history_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """diagnose-flaky-and-fabric: the report's diagnosis says gpu-node-06 is intermittent; `history nodes` and `history
+    node` said `failed WorkloadFailed`, the word intermittent only inside the JSON message."""
+    history = run_case(tmp_path, "diagnose-flaky-and-fabric")
+    report = HistoryQuery(history).report("diagnose-flaky-and-fabric")
+    assert report is not None
+    assert [(v["node"], v["verdict"]) for v in report["categories"][0]["diagnose"]["verdicts"]] == [("gpu-node-06", "intermittent")]
+    capsys.readouterr()
+    assert main(["history", "nodes", "--history", str(history)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("gpu-node-06"))
+    assert " intermittent  WorkloadFailed " in row, row
+    assert main(["history", "node", "gpu-node-06", "--history", str(history)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "communication/nccl-all-reduce" in line)
+    assert " intermittent  WorkloadFailed " in line, line
+    summary = {n["node"]: n for n in history_json(capsys, "nodes", "--history", str(history))}
+    assert (summary["gpu-node-06"]["lastResult"], summary["gpu-node-06"]["lastResultSaid"]) == ("failed", "intermittent")
+    assert summary["gpu-node-05"]["lastResultSaid"] == "passed"  # cleared by the diagnosis: no verdict said
+    [entry] = history_json(capsys, "node", "gpu-node-06", "--history", str(history))["certifications"]
+    assert [(c["state"], c["verdict"]) for c in entry["categories"]] == [("failed", "intermittent")]

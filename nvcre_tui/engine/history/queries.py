@@ -25,6 +25,7 @@ from nvcre_tui.engine.history.baseline import Baseline, changes, describe
 from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
@@ -144,6 +145,23 @@ def last_reason(entry: Obj) -> str:
     # An inconclusive node has no reason of its own (its group failed, another member was blamed): its message says so
     urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and reason_said(c)), key=lambda c: rank[c["state"]])
     return ", ".join(dict.fromkeys(reason_said(c) for c in urgent))
+
+
+SHOWN_VERDICTS = ("faulty", "intermittent", "inconclusive", "suspect")  # a diagnosis's verdicts said in place of the state
+
+
+def state_said(category: Obj) -> str:
+    """A category result's state as the report says it: the diagnosis's verdict on the node where one judged it and it
+    did not pass (`intermittent`, `faulty`, `inconclusive`, `suspect`), else its state. An intermittent node read
+    `failed WorkloadFailed`, the word intermittent only in its message."""
+    verdict = category.get("verdict")
+    return str(verdict) if verdict in SHOWN_VERDICTS and category["state"] in NOT_PASSED else str(category["state"])
+
+
+def result_said(entry: Obj) -> str:
+    """A node's overall result in one certification as the report says it: the verdicts of the categories that decided
+    it (state_said, distinct, in category order), e.g. `intermittent`; its state when no diagnosis judged them."""
+    return ", ".join(dict.fromkeys(state_said(c) for c in entry["categories"] if c["state"] == entry["result"])) or str(entry["result"])
 
 
 def reason_said(category: Obj) -> str:
@@ -338,7 +356,12 @@ class HistoryQuery:
                 for r in rows]
 
     def node(self, name: str) -> list[Obj]:
-        """One node's results per certification, oldest first: overall state, each category, the baseline."""
+        """One node's results per certification, oldest first: overall state, each category (with its diagnosis's
+        verdict), the baseline."""
+        return self._node(name)
+
+    def _node(self, name: str, verdicts: Mapping[tuple[int, str, str], str] | None = None) -> list[Obj]:
+        """`node`, with the verdicts of `_verdicts` when given (read here for this node when not)."""
         self._refuse_orphans(name)
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.completion_time, r.category, r.state, r.reason, r.message, r.bus_bw, "
@@ -358,10 +381,44 @@ class HistoryQuery:
             history[r["id"]]["categories"].append({
                 "category": n["category"], "state": n["state"], "reason": n["reason"], "message": n["message"], "busBW": n["bus_bw"],
                 "measurements": n["measurements"], "evidence": n["evidence"], "jobs": n["jobs"]})
+        if verdicts is None:
+            verdicts = self._verdicts(name) if history else {}
         for entry in history.values():
+            for category in entry["categories"]:
+                category["verdict"] = verdicts.get((entry["id"], category["category"], name))
             states = [c["state"] for c in entry["categories"]]
             entry["result"], entry["passed"] = overall(states), passed(states)
+            entry["resultSaid"] = result_said(entry)
         return list(history.values())
+
+    def _verdicts(self, node: str | None = None) -> dict[tuple[int, str, str], str]:
+        """(certification id, category title, node) -> the verdict the report's diagnosis of that category gave the node
+        (its `diagnose.verdicts` rows: every node not plainly healthy), for `node` (None: every node, read once for all:
+        each report is parsed once, not once per node); read from the archived report, so a history archived before this
+        was shown says it too. A report not of this shape gives none (what is unreadable is not said)."""
+        scope, parameters = self._scope()
+        mine = "c.id IN (SELECT cert_id FROM node_results WHERE node = ?)" if node is not None else "1 = 1"
+        chosen = (node,) if node is not None else ()
+        # The report's categories as JSON rows: a report that is no JSON object, or without a categories array, has none.
+        categories = ("json_each(CASE WHEN json_valid(c.report) AND json_type(c.report, '$.categories') = 'array' "
+                      "THEN json_extract(c.report, '$.categories') ELSE '[]' END) cat")
+        titles: dict[int, list[Obj]] = {}
+        for r in self._rows(f"SELECT c.id, cat.key AS idx, CASE WHEN cat.type = 'object' THEN json_extract(cat.value, '$.domain') END AS domain, "
+                            "CASE WHEN cat.type = 'object' THEN json_extract(cat.value, '$.variant') END AS variant "
+                            f"FROM certifications c, {categories} WHERE {mine}{scope} ORDER BY c.id, cat.key", (*chosen, *parameters)):
+            titles.setdefault(int(r["id"]), []).append({"domain": r["domain"], "variant": r["variant"]})
+        named = {cert: category_titles(found) for cert, found in titles.items()}
+        found: dict[tuple[int, str, str], str] = {}
+        for r in self._rows(
+                f"SELECT c.id, cat.key AS idx, json_extract(v.value, '$.node') AS node, json_extract(v.value, '$.verdict') AS verdict "
+                f"FROM certifications c, {categories}, "
+                "json_each(CASE WHEN cat.type = 'object' AND json_type(cat.value, '$.diagnose.verdicts') = 'array' "
+                "THEN json_extract(cat.value, '$.diagnose.verdicts') ELSE '[]' END) v "
+                f"WHERE v.type = 'object' AND {mine}{scope}", (*chosen, *parameters)):
+            cert_titles = named.get(int(r["id"]), [])
+            if isinstance(r["verdict"], str) and isinstance(r["node"], str) and 0 <= r["idx"] < len(cert_titles) and node in (None, r["node"]):
+                found[(int(r["id"]), cert_titles[r["idx"]], r["node"])] = r["verdict"]
+        return found
 
     def trend(self, name: str, history: list[Obj] | None = None) -> dict[str, list[float]]:
         """Bus bandwidth (GB/s) per category across certifications, oldest first (categories without one left out). A
@@ -411,8 +468,9 @@ class HistoryQuery:
         last verdict and trend within them; staleness compares its last pass ever with its software now."""
         recent = {c["id"] for c in self.certifications(last)} if last else None
         summaries = []
+        verdicts = self._verdicts()  # every report read once, not once per node
         for name in self.node_names():
-            history = self.node(name)
+            history = self._node(name, verdicts)
             window = [e for e in history if recent is None or e["id"] in recent]
             stale = self.staleness(name, current_of(current, name), history)
             summaries.append({
@@ -421,6 +479,7 @@ class HistoryQuery:
                 "suspect": sum(1 for e in window if e["result"] == "suspect"),
                 "window": len(window),
                 "lastResult": window[-1]["result"] if window else "untested",
+                "lastResultSaid": window[-1]["resultSaid"] if window else "untested",  # the diagnosis's verdict where one judged it
                 "lastCertification": window[-1]["certification"] if window else None,
                 "lastReason": last_reason(window[-1]) if window else "",
                 "staleness": stale, "trend": self.trend(name, window),

@@ -35,7 +35,7 @@ def test_the_simulators_finished_certification_is_listed_with_its_result(tmp_pat
     capsys.readouterr()
     assert main(["certification", "list", *state]) == 0
     header, line = capsys.readouterr().out.splitlines()
-    assert header.split() == ["NAME", "RESULT", "CATEGORIES", "PASSED", "FAILED", "NODES", "EXCLUDED", "AGE"]
+    assert header.split() == ["NAME", "RESULT", "CATEGORIES", "PASSED", "FAILED", "NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE"]
     assert line.split()[1:5] == ["PASSED", "1/1", "0", "0"]
     assert main(["cert", "ls", *state, "-o", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,11 +21,12 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.report.model import waited_and_ran
+from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
-COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "AGE")
+COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,14 +55,26 @@ async def _list(args: argparse.Namespace) -> int:
             certs = (await session.store.list(CERTIFICATION, namespace)).items
         except StoreError as error:
             raise InputError(f"certifications of {where_of(session)}: {error}") from None
-        rows = sorted((row(cert, session.clock.now()) for cert in certs), key=lambda r: (r["namespace"], r["created"], r["name"]))
+        try:
+            workflows: list[Obj] | None = (await session.store.list(WORKFLOW, namespace)).items
+        except StoreError:  # a user who may read certifications only: their runtime is unknown ("-"), never all wait
+            workflows = None
+        owned: dict[str, list[Obj]] = {}  # certification uid -> its Workflows (when they ran: its runtime apart from its wait)
+        for wf in workflows or []:
+            for owner in _mapping(wf.get("metadata")).get("ownerReferences") or []:
+                if isinstance(owner, dict) and isinstance(wf.get("status", {}), dict):
+                    owned.setdefault(str(owner.get("uid")), []).append(wf)
+        rows = sorted((row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None)
+                       for cert in certs),
+                      key=lambda r: (r["namespace"], r["created"], r["name"]))
         damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
         if args.output == "json":
             print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
         elif rows:
             columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
             print_table(columns, [([r["namespace"]] if namespace is None else []) + [
-                r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], r["age"]] for r in rows])
+                r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
+                _duration(r["waitedSeconds"]), r["age"]] for r in rows])
         elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
             say(f"No certifications in {where} of {where_of(session)}.")
@@ -74,8 +88,10 @@ async def _list(args: argparse.Namespace) -> int:
             tell_notices(session, told)
 
 
-def row(cert: Obj, now: datetime) -> Obj:
-    """One certification as listed: its summary (written by the engine; "-" before its first status) and age."""
+def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj:
+    """One certification as listed: its summary (written by the engine; "-" before its first status), its runtime (while
+    one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: once it ended; unknown
+    without its Workflows), and age."""
     metadata, status = _mapping(cert.get("metadata")), _mapping(cert.get("status"))
     summary = _mapping(status.get("summary"))
     created = str(metadata.get("creationTimestamp") or "")
@@ -83,12 +99,18 @@ def row(cert: Obj, now: datetime) -> Obj:
         age = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
     except (TypeError, ValueError):
         age = "-"
+    timing = waited_and_ran(status.get("startTime"), status.get("completionTime"), workflows) if workflows is not None else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),
         "result": str(summary.get("result") or "PENDING"), "passedCategories": str(summary.get("passedCategories") or "-"),
         "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _count(summary.get("excludedNodes")),
-        "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"), "age": age,
+        "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
+        "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
+
+
+def _duration(seconds: float | None) -> str:
+    return format_duration(seconds) if seconds is not None else "-"
 
 
 def _mapping(value: Any) -> Obj:

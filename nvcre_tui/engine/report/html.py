@@ -23,7 +23,7 @@ from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, faul
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
-from nvcre_tui.engine.report.text import blame_text
+from nvcre_tui.engine.report.text import blame_text, timing
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -210,6 +210,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
                ("Nodes", report.get("totalNodes")), ("Failed nodes", failed_nodes_said(report)),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
+    summary += timing(report)  # Runtime, and apart the time it Waited for nodes
     if report.get("workloadFallback"):
         summary.insert(7, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
     if report.get("simulated"):

@@ -42,6 +42,37 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
     return max((parse_time(end) - parse_time(start)).total_seconds(), 0.0)
 
 
+def waited_and_ran(start: str | None, end: str | None, workflows: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
+    """(seconds the certification waited, seconds it ran) between its start and its end: it ran while one of its
+    categories' Workflows ran (their start to completion, or to its end), and waited the rest (for nodes another
+    certification held, or for nodes to match its target); None until it ends, or when its times are unreadable. Its
+    runtime counted the wait: a certification queued 6 minutes behind another read as running twice as long."""
+    try:
+        begin, finish = parse_time(start), parse_time(end)
+    except (TypeError, ValueError):
+        return None
+    spans = []
+    for wf in workflows:
+        status = workflow_status(dict(wf))
+        try:
+            ran_from = max(parse_time(status.get("startTime")), begin)
+        except (TypeError, ValueError):
+            continue  # never started
+        try:
+            ran_to = min(parse_time(status.get("completionTime")), finish)
+        except (TypeError, ValueError):
+            ran_to = finish
+        if ran_to > ran_from:
+            spans.append((ran_from, ran_to))
+    ran, reached = 0.0, begin
+    for ran_from, ran_to in sorted(spans):
+        if ran_to > reached:
+            ran += (ran_to - max(ran_from, reached)).total_seconds()
+            reached = ran_to
+    total = max((finish - begin).total_seconds(), 0.0)
+    return max(total - ran, 0.0), min(ran, total)
+
+
 def _low(threshold: str | None, busbw: float | None) -> bool | None:
     """Whether a group's busbw fails the busBandwidthGBps threshold (None when there is no threshold or no value:
     a group that measured nothing is failed, not low; None too when the expression cannot be evaluated on it,
@@ -344,6 +375,8 @@ def report_of(view: CertificationView) -> Obj:
     # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
     suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))
+    timing = waited_and_ran(status.get("startTime"), status.get("completionTime"),
+                            [category.workflow for category in view.categories if category.workflow is not None])
     summary = status.get("summary") or {}
     result = summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED)
     if result == RESULT_RUNNING and cond.is_terminal(cert):  # ended by the engine (quarantined) before its summary was final
@@ -361,7 +394,8 @@ def report_of(view: CertificationView) -> Obj:
         "failedNodeDetails": [{"name": n, "suspect": n in suspects, "failures": failed[n]} for n in sorted(failed)],
         "suspectNodes": suspects, "failedNodeCounts": {"convicted": len(failed) - len(suspects), "suspect": len(suspects)},
         "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
-        "runtimeSeconds": _seconds_between(status.get("startTime"), status.get("completionTime")),
+        # runtimeSeconds: while a category ran; waitedSeconds: the rest, waiting for nodes (waited_and_ran)
+        "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None,
         "result": result,
     }
     report.update(how_run_fields([cert, *(job for category in view.categories for job in category.jobs)]))

@@ -226,6 +226,17 @@ HOW_RUN_SHOWN = {"workloadFallback": "batch/v1 fallback (no Kubeflow Trainer)",
 
 
 EXCLUDED_NAMED = 4  # nodes named beside each exclusion reason
+WAITED = "for nodes, nothing of it running (another certification held them, or none matched its target)"
+
+
+def timing(report: Obj) -> list[tuple[str, str]]:
+    """(label, value) of its runtime (while a category ran) and, apart, of the time it waited for nodes: none until it ends."""
+    rows = []
+    if isinstance(report.get("runtimeSeconds"), int | float):
+        rows.append(("Runtime", format_duration(report["runtimeSeconds"])))
+    if isinstance(report.get("waitedSeconds"), int | float) and report["waitedSeconds"] > 0:
+        rows.append(("Waited", f"{format_duration(report['waitedSeconds'])} {WAITED}"))
+    return rows
 
 
 def render_text(report: Obj) -> str:
@@ -234,6 +245,7 @@ def render_text(report: Obj) -> str:
     lines += [f"  {_field('Name', report['name'])}", f"  {_field('Platform', report.get('platform') or 'unknown')}",
               f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', report.get('totalNodes'))}"]
     lines += [f"  {_field('Workloads', shown)}" for key, shown in HOW_RUN_SHOWN.items() if report.get(key)]
+    lines += [f"  {_field(label, value)}" for label, value in timing(report)]
     excluded = report.get("excludedNodes") or []
     if excluded:
         lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")

@@ -1,0 +1,55 @@
+"""The time a certification waited for nodes another certification held is said apart from its runtime: the report
+(JSON, text, HTML) and `certification list`."""
+
+from __future__ import annotations
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store import CERTIFICATION, WORKFLOW, MemoryStore
+from nvcre_tui.engine.units import format_duration
+from tests.engine.test_certifications_share_nodes import CASE, certification
+from tests.scenarios.harness import NAMESPACE, catalog
+
+
+async def test_the_time_a_certification_waited_for_nodes_is_said_apart_from_its_runtime() -> None:
+    """`second` waited 6m18s for `first`, then ran 6m18s: its report's runtime said 12m36s (the wait counted as running),
+    in JSON, and the text, HTML and `list` said nothing of the wait."""
+    from nvcre_tui.cli.listing import row
+    from nvcre_tui.engine.report.html import render_html
+    from nvcre_tui.engine.report.model import build_report
+    from nvcre_tui.engine.report.text import render_text
+    from nvcre_tui.engine.store import JOB
+
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    scenario = load_scenario(CASE / "scenario.yaml")
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
+    await store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
+    await store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
+
+    async def done() -> bool:
+        return all([cond.is_terminal(await store.get(CERTIFICATION, name, NAMESPACE)) for name in ("first", "second")])
+
+    assert await engine.run_until_settled(until=done, max_seconds=4 * 3600)
+    workflows = (await store.list(WORKFLOW, NAMESPACE)).items
+    jobs = (await store.list(JOB, NAMESPACE)).items
+    timings = {}
+    for name in ("first", "second"):
+        cert = await store.get(CERTIFICATION, name, NAMESPACE)
+        mine = [wf for wf in workflows if wf["metadata"]["ownerReferences"][0]["name"] == name]
+        report = build_report(cert, mine, jobs)
+        listed = row(cert, clock.now(), mine)
+        assert (listed["runtimeSeconds"], listed["waitedSeconds"]) == (report["runtimeSeconds"], report["waitedSeconds"])
+        timings[name] = (report["runtimeSeconds"], report["waitedSeconds"], render_text(report), render_html(report))
+    ran, waited, text, html = timings["first"]
+    assert waited == 0 and ran > 0 and "Waited" not in text and f"Runtime:        {format_duration(ran)}" in text, text
+    ran_second, waited_second, text, html = timings["second"]
+    assert ran_second == ran and waited_second == ran, (ran_second, waited_second)  # it waited as long as first ran
+    assert f"Runtime:        {format_duration(ran)}\n" in text and f"Waited:         {format_duration(ran)} for nodes" in text, text
+    assert "<th>Waited</th>" in html or ">Waited<" in html

@@ -112,3 +112,43 @@ def test_a_store_not_made_yet_lists_nothing_whether_absent_or_an_empty_file(tmp_
     assert main(["certification", "report", "x", *state]) == 2
     assert "certification 'x' not found" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"] and (tmp_path / "empty.db").stat().st_size == 0
+
+
+def test_certifications_created_in_one_second_are_ordered_as_they_were_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """zeta then alpha, created in the same second on other nodes, finishing in the same second: `list`, the history and
+    the dashboard ordered them by name (alpha first: the older listed as the newer), as creationTimestamp has whole seconds."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.views import Snapshot, certification_rows
+    from tests.engine.test_certifications_share_nodes import CASE, certification
+
+    state, history = tmp_path / "sim.db", tmp_path / "history.db"
+
+    async def run() -> list[str]:
+        session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), state, history=None)
+        try:
+            assert session.engine is not None
+            await session.store.create(CERTIFICATION, certification("zeta", ["gpu-node-01", "gpu-node-02"]))
+            await session.store.create(CERTIFICATION, certification("alpha", ["gpu-node-03", "gpu-node-04"]))
+
+            async def done() -> bool:
+                return all([cond.is_terminal(await session.store.get(CERTIFICATION, name, "default")) for name in ("zeta", "alpha")])
+
+            assert await session.engine.run_until_settled(until=done, max_seconds=3600)
+            snapshot = await Snapshot.read(session.store)
+            certs = {c["metadata"]["name"]: c for c in snapshot.certifications}
+            assert certs["zeta"]["metadata"]["creationTimestamp"] == certs["alpha"]["metadata"]["creationTimestamp"]
+            assert certs["zeta"]["status"]["completionTime"] == certs["alpha"]["status"]["completionTime"]
+            return [row.name for row in certification_rows(snapshot, session.clock.now())]
+        finally:
+            await session.close()
+
+    assert asyncio.run(run()) == ["alpha", "zeta"]  # the dashboard: newest first
+    capsys.readouterr()
+    assert main(["certification", "list", "--sim", "--state", str(state)]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["zeta", "alpha"]  # oldest first
+    assert main(["certification", "report", "zeta", "alpha", "--sim", "--state", str(state), "--history", str(history), "-o", "json"]) == 0
+    capsys.readouterr()
+    assert main(["history", "certifications", "--history", str(history), "-o", "json"]) == 0
+    assert [row["name"] for row in json.loads(capsys.readouterr().out)] == ["zeta", "alpha"]

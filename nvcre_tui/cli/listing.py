@@ -16,6 +16,7 @@ from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
+from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
@@ -64,9 +65,10 @@ async def _list(args: argparse.Namespace) -> int:
             for owner in _mapping(wf.get("metadata")).get("ownerReferences") or []:
                 if isinstance(owner, dict) and isinstance(wf.get("status", {}), dict):
                     owned.setdefault(str(owner.get("uid")), []).append(wf)
-        rows = sorted((row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None)
-                       for cert in certs),
-                      key=lambda r: (r["namespace"], r["created"], r["name"]))
+        # Oldest first, by namespace; those created in one second as the store created them (not by name)
+        certs = sorted(certs, key=lambda cert: (str(_mapping(cert.get("metadata")).get("namespace") or ""), _creation(cert)))
+        rows = [row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None)
+                for cert in certs]
         damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
         if args.output == "json":
             print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
@@ -107,6 +109,11 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
+
+
+def _creation(cert: Obj) -> tuple[str, int, str, str]:
+    """api.bodies.creation_order of a certification whose parts may be damaged (it still lists)."""
+    return creation_order({"metadata": _mapping(cert.get("metadata")), "status": _mapping(cert.get("status"))})
 
 
 def _duration(seconds: float | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.base import TargetSpec
-from nvcre_tui.engine.api.bodies import (certification_status, group_nodes, job_status, job_template_spec, labels_of, meta_of, run_name,
+from nvcre_tui.engine.api.bodies import (certification_status, creation_order, group_nodes, job_status, job_template_spec, labels_of, meta_of, run_name,
                                          run_status, workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
@@ -301,8 +301,8 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                             runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
     order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
-    created = {c["metadata"]["name"]: c["metadata"].get("creationTimestamp") or "" for c in snapshot.certifications}
-    newest_first = sorted(rows, key=lambda r: (created[r.name], r.name), reverse=True)
+    created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
+    newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)
     return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
 
 
@@ -404,7 +404,7 @@ def node_domain(node: Obj, topology_key: str) -> str:
 def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
     """Every result for one node across categories and certifications, newest certification first."""
     rows = []
-    for cert in sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "", reverse=True):
+    for cert in sorted(snapshot.certifications, key=creation_order, reverse=True):
         for view in (v for v in snapshot.views[cert["metadata"]["name"]].categories if v.workflow is not None):
             category = view.name  # `domain/variant #2` where the certification runs it twice, as the report says
             jobs = view.jobs_on(name)

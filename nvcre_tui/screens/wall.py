@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
-from nvcre_tui.engine.api.bodies import certification_status
+from nvcre_tui.engine.api.bodies import certification_status, creation_order
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
@@ -163,7 +163,7 @@ class WallScreen(NvcreScreen):
         shown = [c["metadata"]["name"] for c in snapshot.certifications if not cond.is_terminal(c) or recently_failed(c, now)]
         if shown:
             return sorted(shown)
-        latest = sorted(snapshot.certifications, key=lambda c: c["metadata"].get("creationTimestamp") or "")
+        latest = sorted(snapshot.certifications, key=creation_order)
         return [latest[-1]["metadata"]["name"]] if latest else []
 
     def show(self, snapshot: Snapshot) -> None:

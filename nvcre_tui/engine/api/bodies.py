@@ -12,6 +12,7 @@ Every view is total=False: the wire form leaves unset fields out.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
@@ -139,6 +140,7 @@ class CertificationStatus(TypedDict, total=False):
     observedGeneration: int
     startTime: str
     completionTime: str
+    createdResourceVersion: str  # its resourceVersion when the engine first wrote its status: orders those created in one second
 
 
 # --------------------------------------------------------------------------- WorkloadRun
@@ -523,6 +525,20 @@ def certification_spec(body: Raw) -> CertificationSpec:
 
 def certification_status(body: Raw) -> CertificationStatus:
     return body.get("status") or {}
+
+
+def creation_order(cert: Raw) -> tuple[str, int, str, str]:
+    """Which certification was created first: its creationTimestamp (whole seconds), then the order the store created
+    it in (status.createdResourceVersion, which the engine records from the resourceVersion it first sees; before any
+    status, the resourceVersion itself), then namespace and name (a store whose resourceVersions are no numbers).
+    Certifications created in one second were listed, queued and shown newest by name."""
+    meta = meta_of(cert)
+    status = cert.get("status")
+    sequence = status.get("createdResourceVersion") if isinstance(status, Mapping) else None
+    if sequence is None and not status:
+        sequence = meta.get("resourceVersion")
+    number = int(sequence) if isinstance(sequence, str) and sequence.isdigit() else sys.maxsize  # unknown: after those known
+    return (str(meta.get("creationTimestamp") or ""), number, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
 def workflow_spec(body: Raw) -> WorkflowSpec:

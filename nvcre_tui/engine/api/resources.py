@@ -158,6 +158,9 @@ class CertificationStatus(WireModel):
     observed_generation: int | None = None
     start_time: str | None = None
     completion_time: str | None = None
+    # Its resourceVersion when the engine first wrote its status (its creation's, unless edited before): orders the
+    # certifications created in one second (creationTimestamp has whole seconds) as they were created.
+    created_resource_version: str | None = None
 
 
 class Certification(Resource):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nvcre_tui.engine.api.bodies import certification_status, conditions_of, orchestration_of, run_status, workflow_spec, workflow_status
+from nvcre_tui.engine.api.bodies import certification_status, conditions_of, creation_order, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, NAMESPACE_TERMINATING, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
@@ -267,10 +267,9 @@ def _queued_before(ctx: Context, cert: Obj, world: World) -> list[Held]:
     return queued
 
 
-def _queue_key(cert: Obj) -> tuple[str, str, str]:
-    """Who came first: creation time (whole seconds), then namespace and name."""
-    meta = cert["metadata"]
-    return (str(meta.get("creationTimestamp") or ""), str(meta.get("namespace") or ""), str(meta.get("name")))
+def _queue_key(cert: Obj) -> tuple[str, int, str, str]:
+    """Who came first: creation time (whole seconds), then the store's order of creation (api.bodies.creation_order)."""
+    return creation_order(cert)
 
 
 _NODES: dict[int, tuple[Obj, frozenset[str]]] = {}  # id(Workflow body) -> (that body, its nodes)
@@ -320,7 +319,7 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         conditions = cond.with_phase(certification_status(cert).get("conditions"), IN_PROGRESS, "WorkflowRunning", message, ctx.now())
         conditions = cond.carried(conditions, how, ctx.now())
         await ctx.patch_status(CERTIFICATION, cert, {"conditions": conditions, "categoryStatuses": statuses, "summary": summary,
-                                                     "startTime": certification_status(cert).get("startTime") or ctx.now()})
+                                                     "startTime": certification_status(cert).get("startTime") or ctx.now(), **_created(cert)})
         return
     closing = [s for s in statuses if s["status"] == FAILED and s.get("reason") == NAMESPACE_TERMINATING]
     if closing:  # why it ended is its namespace: said first, naming it, with the categories it stopped
@@ -335,12 +334,20 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
 
 
+def _created(cert: Obj) -> Obj:
+    """status.createdResourceVersion: kept once written, else the resourceVersion the engine sees it at now (its first
+    status write: the store's order of creation, which creationTimestamp's whole seconds do not give)."""
+    status = certification_status(cert)
+    version = status.get("createdResourceVersion") or (cert["metadata"].get("resourceVersion") if not status.get("startTime") else None)
+    return {"createdResourceVersion": str(version)} if version else {}  # none: one an older nvcre started (its order unknown)
+
+
 async def _finish(ctx: Context, cert: Obj, phase: str, reason: str, message: str, statuses: list[Obj], summary: Obj | None = None,
                   how: Sequence[Obj] = ()) -> None:
     status: Obj = {
         "conditions": cond.carried(cond.with_phase(certification_status(cert).get("conditions"), phase, reason, message, ctx.now()),
                                    how, ctx.now()),
-        "completionTime": ctx.now(), "summary": summary or {"result": RESULT_FAILED},
+        "completionTime": ctx.now(), "summary": summary or {"result": RESULT_FAILED}, **_created(cert),
     }
     if statuses:
         status["categoryStatuses"] = statuses

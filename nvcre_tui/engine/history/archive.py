@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import labels_of, meta_of
+from nvcre_tui.engine.api.bodies import certification_status, creation_order, labels_of, meta_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
@@ -83,7 +83,9 @@ class Archiver:
     def attach(self) -> Archiver:
         """Listen to the cache; certifications already terminal in it are archived too."""
         self.cache.subscribe(self._on_change)
-        for cert in self.cache.list(CERTIFICATION) if CERTIFICATION in self.cache.objects else ():
+        # In the order they finished, then were created: those that finished in one second keep their order of creation in
+        # the history (its order after completion time), not the cache's order by name.
+        for cert in sorted(self.cache.list(CERTIFICATION) if CERTIFICATION in self.cache.objects else (), key=_archive_order):
             self._on_change(CERTIFICATION, None, cert, False)
         return self
 
@@ -141,7 +143,7 @@ class Archiver:
             return
         if NODE in self.cache.withheld:  # a viewer that may not read Nodes would archive no baselines: left to one that may
             return
-        for uid in list(self._pending):
+        for uid in sorted(self._pending, key=lambda uid: _archive_order(self._pending[uid][0])):
             cert, since = self._pending[uid]
             try:
                 self._archive(uid, force=force or _now() - since >= GRACE_SECONDS)
@@ -231,6 +233,12 @@ class Archiver:
 
 class _Damaged(ValueError):
     """A stored certification the models refuse (an edited store file): not archived."""
+
+
+def _archive_order(cert: Obj) -> tuple[str, tuple[str, int, str, str]]:
+    """Archived in this order (the history's ids): completion time, then creation (api.bodies.creation_order)."""
+    completed = certification_status(cert).get("completionTime") if isinstance(cert.get("status"), dict) else None
+    return (str(completed or ""), creation_order(cert) if isinstance(cert.get("metadata"), dict) else ("", 0, "", ""))
 
 
 def _now() -> float:

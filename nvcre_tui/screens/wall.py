@@ -184,7 +184,11 @@ class WallScreen(NvcreScreen):
             self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
-        note = f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; " if tested else ""
+        # Said under the counter that holds them: a suspect whose test's pods are not placed yet is drawn waiting (it read
+        # "2 running are suspects under test" beside RUNNING 0).
+        note = "".join(f"{len(held)} {state} {'are suspects' if len(held) > 1 else 'is a suspect'} under test; "
+                       for state in (NodeState.RUNNING.value, NodeState.WAITING.value)
+                       if (held := [node for node in tested if states[node][0] == state]))
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
         note += f"{count(len(again), 'blamed node')} running a test now; " if again else ""
         note += "".join(f"{category} {why}; " for category, why in (categories_held(snapshot, self.current) if self.current else []))

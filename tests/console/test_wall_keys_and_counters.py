@@ -152,3 +152,41 @@ async def test_a_certification_on_one_rack_is_counted_on_its_nodes() -> None:
         shown = sum(int(str(app.screen.query_one(f"#count-{state}", Digits).value)) for state, _ in COUNTERS)
         assert shown == 8
         assert len(app.screen.query_one(RackMap)._cells) == 32  # the fleet, drawn
+
+
+async def test_suspects_whose_test_waits_for_pods_are_said_waiting_not_running() -> None:
+    """examples/diagnose.yaml at `value >= 300` on the default fleet: between rounds, the suspects the next round tests
+    wait for their pods (drawn ◷ waiting). The wall's line said "2 running are suspects under test" beside RUNNING 0."""
+    import yaml
+
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.store import CERTIFICATION
+    from nvcre_tui.engine.views import Snapshot, node_states, suspects_under_test
+
+    from .harness import default_scenario
+
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    body = yaml.safe_load((Path(__file__).parents[2] / "examples" / "diagnose.yaml").read_text().replace("value >= 900", "value >= 300"))
+    body["metadata"]["namespace"] = "default"
+    await session.store.create(CERTIFICATION, body)
+    name = body["metadata"]["name"]
+
+    async def suspects_wait() -> bool:
+        snapshot = await Snapshot.read(session.store)
+        states = node_states(snapshot, name)
+        return any(states[node][0] == "waiting" for node in suspects_under_test(snapshot, states, name))
+
+    assert await session.engine.run_until_settled(until=suspects_wait, max_seconds=900)
+    snapshot = await Snapshot.read(session.store)
+    states = node_states(snapshot, name)
+    waiting = [node for node in suspects_under_test(snapshot, states, name) if states[node][0] == "waiting"]
+    running = [node for node in suspects_under_test(snapshot, states, name) if states[node][0] == "running"]
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        tally = str(app.screen.query_one("#tally", Static).render())
+        shown = int(app.screen.query_one("#count-running", Digits).value)
+        said = re.search(r"(\d+) running (?:are suspects|is a suspect) under test", tally)
+        assert (int(said.group(1)) if said else 0) == len(running) <= shown, (tally, shown, running)
+        assert re.search(rf"\b{len(waiting)} waiting (?:are suspects|is a suspect) under test", tally), (tally, waiting)

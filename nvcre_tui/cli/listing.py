@@ -17,7 +17,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable
@@ -92,8 +92,8 @@ async def _list(args: argparse.Namespace) -> int:
 
 def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj:
     """One certification as listed: its summary (written by the engine; "-" before its first status), its runtime (while
-    one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: once it ended; unknown
-    without its Workflows), and age."""
+    one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: until now while it runs;
+    unknown without its Workflows), and age."""
     metadata, status = _mapping(cert.get("metadata")), _mapping(cert.get("status"))
     summary = _mapping(status.get("summary"))
     created = str(metadata.get("creationTimestamp") or "")
@@ -101,7 +101,8 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         age = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
     except (TypeError, ValueError):
         age = "-"
-    timing = waited_and_ran(status.get("startTime"), status.get("completionTime"), workflows) if workflows is not None else None
+    # So far for one still running (now: the session's clock), as the dashboard counts it
+    timing = waited_and_ran(status.get("startTime"), status.get("completionTime") or format_time(now), workflows) if workflows is not None else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),
         "result": str(summary.get("result") or "PENDING"), "passedCategories": str(summary.get("passedCategories") or "-"),

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
@@ -32,6 +34,13 @@ async def test_the_time_a_certification_waited_for_nodes_is_said_apart_from_its_
     engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
     await store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
     await store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
+
+    async def a_minute() -> bool:
+        return clock.now() - SIM_START >= timedelta(minutes=1)
+
+    assert await engine.run_until_settled(until=a_minute, max_seconds=120)
+    waiting = row(await store.get(CERTIFICATION, "second", NAMESPACE), clock.now(), [])  # so far: it waits
+    assert waiting["runtimeSeconds"] == 0 and waiting["waitedSeconds"] == (clock.now() - SIM_START).total_seconds(), waiting
 
     async def done() -> bool:
         return all([cond.is_terminal(await store.get(CERTIFICATION, name, NAMESPACE)) for name in ("first", "second")])

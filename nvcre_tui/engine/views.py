@@ -23,7 +23,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
                                              VALIDATION_FAILED, WORKLOAD_FAILED)
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_left
@@ -37,7 +37,7 @@ from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.discovery import matches_target
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.model import measured_span, threshold_out_of_reach
+from nvcre_tui.engine.report.model import measured_span, threshold_out_of_reach, waited_and_ran
 from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
@@ -294,7 +294,10 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         status = certification_status(cert)
         summary = status.get("summary") or {}
         start, end = status.get("startTime"), status.get("completionTime")
-        runtime = format_duration(max(0.0, ((parse_time(end) if end else now) - parse_time(start)).total_seconds())) if start else "-"
+        # While one of its categories ran; the time it waited for nodes (another certification held them) said apart, as
+        # the report and `list` say it: the wait read as runtime here.
+        timing = waited_and_ran(start, end or format_time(now), snapshot.workflows_of(str(cert["metadata"]["name"]))) if start else None
+        runtime = "-" if timing is None else format_duration(timing[1]) + (f" (+{format_duration(timing[0])} waited)" if timing[0] >= 1 else "")
         # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
         running = _running_variants(snapshot, cert)
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),

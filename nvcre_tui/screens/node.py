@@ -23,7 +23,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
-from nvcre_tui.engine.history.queries import shown_value
+from nvcre_tui.engine.history.queries import shown_value, state_said
 from nvcre_tui.engine.history.sparkline import sparkline
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
@@ -252,11 +252,13 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
         text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {last_shown[series]} {BANDWIDTH_UNIT}")
     text.append("\n")
     for entry in reversed(history[-HISTORY_ROWS:]):
-        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {shown_value(c, BUS_BANDWIDTH, c['busBW'])}" if c["busBW"] is not None else "")
+        # A diagnosis's verdict beside its glyph (`✗ intermittent`), as `nvcre history node` and the report say it
+        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {state_said(c)}" if state_said(c) != c["state"] else "")
+                          + (f" {shown_value(c, BUS_BANDWIDTH, c['busBW'])}" if c["busBW"] is not None else "")
                           + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
         # UTC, said (Z) as the CLI and the reports say it: a bare "00:27" read as local time
         when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"
-        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {entry['result']:<12} {cells}") + "\n")
+        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {entry.get('resultSaid') or entry['result']:<12} {cells}") + "\n")
     return text
 
 

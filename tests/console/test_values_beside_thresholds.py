@@ -150,3 +150,14 @@ def test_the_node_screens_history_shows_each_value_on_its_side_of_the_threshold(
     text = timeline_text([entry(479.993, "value >= 480"), entry(480.004, "value > 480")], {}, {}).plain
     assert "nccl-all-reduce ✗ 479.99 (ThresholdViolation)" in text and "nccl-all-reduce ✓ 480.004" in text, text
     assert "2025-01-01 00:00Z  c-479.993" in text  # UTC, said as the CLI says it
+
+
+def test_the_node_screens_history_says_a_diagnosis_verdict() -> None:
+    """An intermittent node read `✗ failed ... nccl-all-reduce ✗ (WorkloadFailed)` on the node screen, where the report
+    and `nvcre history node` say intermittent."""
+    category: dict[str, Any] = {"category": "communication/nccl-all-reduce", "state": "failed", "reason": "WorkloadFailed", "verdict": "intermittent",
+                "message": "diagnose: intermittent, failed 4 of 5 tests", "busBW": None, "measurements": {}, "evidence": [], "jobs": []}
+    entry = {"certification": "flaky", "completionTime": "2025-01-01T00:00:00Z", "categories": [category], "result": "failed",
+             "resultSaid": "intermittent"}
+    text = timeline_text([entry], {}, {}).plain
+    assert "flaky" in text and "✗ intermittent" in text and "nccl-all-reduce ✗ intermittent (WorkloadFailed)" in text, text

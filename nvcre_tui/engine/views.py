@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
-                                             VALIDATION_FAILED, WORKLOAD_FAILED)
+                                             VALIDATION_FAILED, WAITING_FOR_NODES, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import is_held
@@ -244,6 +244,15 @@ def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | No
     return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None, bound)
 
 
+def categories_waiting_for_nodes(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:
+    """(category, why) for each category of the certification that waits for nodes to match its target (discovery: none
+    eligible yet, e.g. every one cordoned), not held by another Workflow (categories_held says those)."""
+    view = snapshot.views.get(cert_name)
+    return [(category.name, str(category.status.get("message"))) for category in (view.categories if view is not None else [])
+            if category.workflow is None and category.status.get("status") == "Pending" and category.status.get("reason") == WAITING_FOR_NODES
+            and not is_held(category.status)]
+
+
 def categories_held(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:
     """(category, why) for each category of the certification that waits for a Workflow on its nodes (another
     certification's, or an earlier category's): its Workflow is not made yet, so nothing else shows the wait."""
@@ -337,13 +346,14 @@ def certification_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
 def targeted_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
     """The nodes a certification that has not started any category targets (its spec's target over the Nodes as they
     are: before exclusions), while every one of its categories waits (for nodes another certification or an earlier
-    category holds); None once a category has its Workflow, when it is finished, or when its target cannot be read.
-    The wall counted the whole fleet then, as if every node were in it."""
+    category holds, or for nodes to match), and once it ended without starting one; None once a category has its
+    Workflow, or when its target cannot be read. The wall counted the whole fleet then, as if every node were in it."""
     view, cert = snapshot.views.get(cert_name), snapshot.certification(cert_name)
-    if view is None or cert is None or cond.is_terminal(cert) or not view.categories or any(c.workflow is not None for c in view.categories):
+    if view is None or cert is None or not view.categories or any(c.workflow is not None for c in view.categories):
         return None
+    spec = cert.get("spec")
     try:
-        target = TargetSpec.model_validate((cert.get("spec") or {}).get("target") or {})
+        target = TargetSpec.model_validate((spec.get("target") if isinstance(spec, Mapping) else None) or {})
     except (ValidationError, TypeError):
         return None
     return {node_name(node) for node in snapshot.nodes if matches_target(node, target)}

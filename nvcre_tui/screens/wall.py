@@ -25,9 +25,9 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, certification_nodes, clique_marks, failure_rows,
-                                   infrastructure_faults, node_domain, node_states, suspects_under_test, targeted_nodes,
-                                   unblamed_failures)
+from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
+                                   clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
+                                   targeted_nodes, unblamed_failures)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -175,8 +175,11 @@ class WallScreen(NvcreScreen):
         # anything yet. Its targeted nodes wait; the counters read 0 and the line says how many it targets, never the
         # whole fleet as if every node were in it.
         targeted = targeted_nodes(snapshot, self.current) if self.current and scope is None else None
+        cert = snapshot.certification(self.current) if self.current else None
+        ended = cert is not None and cond.is_terminal(cert)  # without starting a category: its nodes as they are, none waiting
         if targeted is not None:
-            every = {name: (NodeState.WAITING.value, "") if name in targeted else state for name, state in every.items()}
+            if not ended:
+                every = {name: (NodeState.WAITING.value, "") if name in targeted else state for name, state in every.items()}
             scope = targeted
         states = every if scope is None else {name: state for name, state in every.items() if name in scope}
         counts = Counter(state for state, _ in states.values())
@@ -192,11 +195,11 @@ class WallScreen(NvcreScreen):
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
         note += f"{count(len(again), 'blamed node')} running a test now; " if again else ""
         note += "".join(f"{category} {why}; " for category, why in (categories_held(snapshot, self.current) if self.current else []))
+        note += "".join(f"{category} waits: {why}; " for category, why in (categories_waiting_for_nodes(snapshot, self.current) if self.current else []))
         self.query_one("#tally", Static).update(
-            note + ("nothing runs yet; " if targeted is not None else "")
+            note + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
             + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
             + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
-        cert = snapshot.certification(self.current) if self.current else None
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None

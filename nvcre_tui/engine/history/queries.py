@@ -464,14 +464,17 @@ class HistoryQuery:
         return Staleness("stale" if diff else "current", last_pass["certification"], diff)
 
     def nodes(self, last: int | None = None, current: Mapping[str, Baseline] | None = None) -> list[Obj]:
-        """Every node's summary over the last N certifications (all when None): certifications it was in, failures,
-        last verdict and trend within them; staleness compares its last pass ever with its software now."""
+        """Every node's summary over the last N certifications (all when None; a node in none of them is left out):
+        certifications it was in, failures, last verdict and trend within them; staleness compares its last pass ever
+        with its software now."""
         recent = {c["id"] for c in self.certifications(last)} if last else None
         summaries = []
         verdicts = self._verdicts()  # every report read once, not once per node
         for name in self.node_names():
             history = self._node(name, verdicts)
             window = [e for e in history if recent is None or e["id"] in recent]
+            if not window:  # in none of the last N: nothing of them to say (it read `untested`, a state it never had in them)
+                continue
             stale = self.staleness(name, current_of(current, name), history)
             summaries.append({
                 "node": name, "certifications": len(history),  # all of them; `window`: those of the last N

@@ -127,7 +127,11 @@ def node_command(args: argparse.Namespace) -> int:
     if latest:
         lines.append("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
     lines.append(f"bus bandwidth trend: {_trend_text(trend, last_shown)}")
-    print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=escape(printable(args.name, newlines=False)))
+    if not history:  # in none of the last N: said, not an empty table under its headers
+        lines.insert(0, f"{args.name}: in none of the last {args.last} certifications (the last it was in: {every[-1]['certification']}, "
+                        f"completed {every[-1]['completionTime'] or '-'})")
+    else:
+        print_table(("CERTIFICATION", "COMPLETED", "CATEGORY", "RESULT", "REASON", "MEASURED"), rows, title=escape(printable(args.name, newlines=False)))
     for line in lines:
         print(printable(line, newlines=False))
     return 0

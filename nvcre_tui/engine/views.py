@@ -22,10 +22,10 @@ from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
-                                             VALIDATION_FAILED, WAITING_FOR_NODES, WORKLOAD_FAILED)
+                                             VALIDATION_FAILED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import is_held
+from nvcre_tui.engine.controllers.certification import HELD, is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_left
 from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose import readable
@@ -251,6 +251,27 @@ def categories_waiting_for_nodes(snapshot: Snapshot, cert_name: str) -> list[tup
     return [(category.name, str(category.status.get("message"))) for category in (view.categories if view is not None else [])
             if category.workflow is None and category.status.get("status") == "Pending" and category.status.get("reason") == WAITING_FOR_NODES
             and not is_held(category.status)]
+
+
+def waiting_to_start(snapshot: Snapshot, cert_name: str) -> str | None:
+    """Why a certification none of whose categories has started waits, as a title says it after WAITING: "for
+    certification first" (another certification holds, or is queued first for, its first waiting category's nodes),
+    "for nodes to match its target", "for a leftover Workflow of its name to go", else "to start"; None once a category
+    has its Workflow (or failed), when it is finished, or when it has no categories. Its summary says RUNNING then: the
+    wall's title read RUNNING above "nothing runs yet"."""
+    view, cert = snapshot.views.get(cert_name), snapshot.certification(cert_name)
+    if view is None or cert is None or cond.is_terminal(cert) or not view.categories:
+        return None
+    if any(c.workflow is not None or c.status.get("status") != "Pending" for c in view.categories):
+        return None
+    first = next((c.status for c in view.categories if c.status.get("reason")), view.categories[0].status)
+    if is_held(first):  # "waits for certification first, running on 1 node of this category's"
+        return "for " + str(first.get("message")).removeprefix(HELD).split(", ", 1)[0]
+    if first.get("reason") == WAITING_FOR_NODES:
+        return "for nodes to match its target"
+    if first.get("reason") == WAITING_FOR_LEFTOVERS:
+        return "for a leftover Workflow of its name to go"
+    return "to start"
 
 
 def categories_held(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:

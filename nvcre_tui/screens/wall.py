@@ -27,7 +27,7 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
-                                   targeted_nodes, unblamed_failures)
+                                   targeted_nodes, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -204,7 +204,10 @@ class WallScreen(NvcreScreen):
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None
         finished = f"  finished {format_duration(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
-        title = f"{self.current or 'no certification yet'}  {summary.get('result', '')}  {summary.get('passedCategories', '')}{position}{finished}"
+        # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
+        why = waiting_to_start(snapshot, self.current) if self.current else None
+        result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
+        title = f"{self.current or 'no certification yet'}  {result}  {summary.get('passedCategories', '')}{position}{finished}"
         self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
         rack_map = self.query_one(RackMap)
         rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(every[node_name(n)][0]))

@@ -18,12 +18,13 @@ from nvcre_tui.engine.store import CERTIFICATION
 CASES = Path(__file__).parents[1] / "cases" / "scenarios"
 
 
-async def _tally(session: SimSession) -> tuple[str, list[str]]:
+async def _tally(session: SimSession) -> tuple[str, list[str], str]:
     app = NvcreApp(session=session, live=False, wall=True)
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
         return (str(app.screen.query_one("#tally", Static).render()),
-                [app.screen.query_one(f"#count-{state}", Digits).value for state in ("passed", "failed", "suspect", "inconclusive", "running")])
+                [app.screen.query_one(f"#count-{state}", Digits).value for state in ("passed", "failed", "suspect", "inconclusive", "running")],
+                str(app.screen.query_one("#title", Static).render()))
 
 
 async def test_a_certification_that_matched_no_node_is_counted_on_none() -> None:
@@ -40,15 +41,17 @@ async def test_a_certification_that_matched_no_node_is_counted_on_none() -> None
         return (session.clock.now() - start).total_seconds() >= 30
 
     assert await session.engine.run_until_settled(until=half_a_minute, max_seconds=60)
-    tally, counters = await _tally(session)
+    tally, counters, title = await _tally(session)
     assert "communication/nccl-all-reduce waits: no eligible nodes match (none of the 4 Nodes matches the target); nothing runs yet; " \
            "of 0 nodes targeted: the counters above + 0 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded; 4 other nodes not in it" in tally, tally
     assert counters == ["0"] * 5
+    assert title.startswith(f"{name}  WAITING for nodes to match its target  0/1"), title  # not RUNNING
 
     async def ended() -> bool:
         return cond.is_terminal(await session.store.get(CERTIFICATION, name, "default"))
 
     assert await session.engine.run_until_settled(until=ended, max_seconds=3600)
-    tally, counters = await _tally(session)
+    tally, counters, title = await _tally(session)
     assert tally.endswith("nothing ran; of 0 nodes targeted: the counters above + 0 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded; "
                           "4 other nodes not in it"), tally
+    assert title.startswith(f"{name}  FAILED  0/1"), title

@@ -204,7 +204,8 @@ async def test_a_category_held_for_long_gets_its_full_grace_for_nodes_afterwards
 
 async def test_the_wall_counts_a_waiting_certification_on_its_targeted_nodes() -> None:
     """Every category of `second` waits for `first`: the wall counted the whole fleet ("of 4 nodes: ... + 4 ◦ untested"),
-    as if every node were in it and nothing waited. It counts the 2 nodes it targets, waiting, and says nothing runs."""
+    as if every node were in it and nothing waited. It counts the 2 nodes it targets, waiting, and says nothing runs;
+    its title says WAITING and for whom (it said RUNNING, the summary's result)."""
     from textual.widgets import Digits, Static
 
     from nvcre_tui.app import NvcreApp
@@ -228,6 +229,8 @@ async def test_the_wall_counts_a_waiting_certification_on_its_targeted_nodes() -
             await pilot.press("right")
             await pilot.pause()
         tally = str(app.screen.query_one("#tally", Static).render())
+        title = str(app.screen.query_one("#title", Static).render())
+        assert title.startswith("second  WAITING for certification first  0/1"), title  # it read RUNNING above "nothing runs yet"
         assert "nothing runs yet; of 2 nodes targeted: the counters above + 2 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded; 2 other nodes not in it" in tally, tally
         assert all(app.screen.query_one(f"#count-{state}", Digits).value == "0" for state in ("passed", "failed", "suspect", "inconclusive", "running"))
         cells = {name: cell.state.value for name, cell in app.screen.query_one(RackMap)._cells.items()}

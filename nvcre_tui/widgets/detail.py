@@ -56,8 +56,6 @@ def shown_measurement(key: str, value: float, evidence: Sequence[Mapping[str, An
     judging.thresholds.shown_measured), on its side of the threshold its `evidence` judged it by, else of `threshold`
     (a value no evidence speaks for: a diagnosis's test); two decimals when none judged it. A whole count stays whole
     ("diagTestsRun 10"): exact, it is on its side of any threshold."""
-    if shown_unit(key) == "tests" and float(value).is_integer():
-        return f"{value:.0f}"
     checks = [item for item in evidence or () if isinstance(item, Mapping)]
     if threshold and not any(item.get("metric") == key for item in checks):
         checks.append({"metric": key, "expression": threshold})  # judged here, as shown_value judges another run's value

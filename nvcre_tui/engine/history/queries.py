@@ -23,7 +23,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.baseline import Baseline, changes, describe
 from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, whole_count
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count
@@ -173,7 +173,11 @@ def reason_said(category: Obj) -> str:
 def shown_value(category: Obj, metric: str, value: float) -> str:
     """A value `category` (one result of `node`) measured, as the report prints it: judging.thresholds.shown_measured
     against the threshold its stored evidence judged `metric` by, so a value that missed it never reads as one that
-    meets it (299.99 against `value >= 300` is not 300.0); two decimals when no threshold judged it."""
+    meets it (299.99 against `value >= 300` is not 300.0); two decimals when no threshold judged it. A whole count stays
+    whole (parsers.measurements.whole_count: "diagTestsRun 10", not "10.00")."""
+    whole = whole_count(metric, value)
+    if whole is not None:
+        return whole
     checks = [e for e in category.get("evidence") or [] if e.get("metric") == metric and isinstance(e.get("expression"), str)]
     if not checks:
         return f"{value:.2f}"

@@ -28,6 +28,7 @@ class Metric:
     unit: str
     description: str
     higher_is_better: bool
+    count: bool = False  # a number of things (tests): a whole value is printed whole ("10 tests"), never "10.00"
 
     @property
     def shown_unit(self) -> str:
@@ -43,8 +44,8 @@ METRICS: dict[str, Metric] = {
         Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True),
         Metric(TFLOPS_PER_GPU, "TFLOP/s", "average achieved TFLOP/s per GPU", True),
         Metric(STEP_TIME, "s", "average training step time", False),
-        Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True),
-        Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False),
+        Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True, count=True),
+        Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False, count=True),
     )
 }
 
@@ -55,8 +56,14 @@ def shown_unit(key: str) -> str:
     return metric.shown_unit if metric is not None else ""
 
 
+def whole_count(key: str, value: float) -> str | None:
+    """A measurement of a count metric (Metric.count) that is whole, as a whole number ("10"); None for any other: it is
+    exact, so on its side of any threshold, where two decimals ("10.00") read as a rounded rate."""
+    metric = METRICS.get(key)
+    return f"{value:.0f}" if metric is not None and metric.count and float(value).is_integer() else None
+
+
 def shown_value(key: str, value: float) -> str:
     """A measurement as people read it: a count whole ("7 tests"), anything else to two decimals with its unit."""
-    unit = shown_unit(key)
-    number = f"{value:.0f}" if unit == "tests" and float(value).is_integer() else f"{value:.2f}"
-    return f"{number} {unit}".rstrip()
+    number = whole_count(key, value) or f"{value:.2f}"
+    return f"{number} {shown_unit(key)}".rstrip()

@@ -565,6 +565,7 @@ def _merge(rows: dict[str, FailureRow], row: FailureRow) -> None:
 
 
 UNBLAMED = "no node blamed"  # the reason's prefix of a failure that convicted nobody
+OUT_OF_REACH = "threshold out of reach"  # why a diagnosing category that convicted nobody failed, when it is (its message says it first)
 
 
 def unblamed_failures(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
@@ -585,7 +586,7 @@ def category_unblamed(entry: CategoryView) -> list[FailureRow]:
     if not rows and entry.status.get("status") == FAILED and not entry.failed_nodes and not category_faults(entry):
         # a threshold out of reach is why, before the diagnosis's "32 nodes inconclusive": the threshold, not the nodes
         reach = threshold_out_of_reach(entry)
-        reason = "threshold out of reach" if reach else entry.status.get("reason") or "failed"
+        reason = OUT_OF_REACH if reach else entry.status.get("reason") or "failed"
         message = str(entry.status.get("message") or "")
         rows = [FailureRow(entry.key, entry.key, f"{UNBLAMED}: {reason}", "-", f"{reach}; {message}" if reach else message,
                            str(meta_of(wf or {}).get("name") or ""), None)]

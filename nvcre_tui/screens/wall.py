@@ -25,7 +25,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import (FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
+from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
                                    targeted_nodes, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
@@ -92,6 +92,24 @@ def said(row: FailureRow) -> str:
         shown = row.message
     text = f"{row.reason}: {shown}" if shown else row.reason
     return f"{text} · {row.category}" if row.category else text
+
+
+def said_unblamed(row: FailureRow) -> str:
+    """A failure that blamed no node as the wall says it: its reason, then what the failures pane's Measured column
+    says of it ("no node blamed: MeasurementUnavailable: avgStepTimeSec unavailable (value <= 30)"), else the first
+    clause of a failed group's message, cut at the tool's raw words (gist), a failed category's message whole (the
+    engine's own words: "no node blamed: WorkflowValidationFailed: no eligible nodes match (...)"; of a threshold out
+    of reach, the reach alone). The engine's whole message ('Threshold "avgStepTimeSec" not evaluated: no measured value, expression: ...
+    (training: the only logged step is warm-up ...') ran across the pane, unreadable across a room."""
+    if row.measured != "-":
+        shown = row.measured
+    elif row.node != row.category:  # a failed group
+        shown = gist(row.message)
+    elif row.reason.endswith(OUT_OF_REACH):  # the reach, not the diagnosis's list of the nodes it left inconclusive
+        shown = row.message.split("; ", 1)[0]
+    else:
+        shown = row.message
+    return f"{row.reason}: {shown}" if shown else row.reason
 
 
 def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blamed: Mapping[str, FailureRow] | None = None) -> list[Entry]:
@@ -219,8 +237,7 @@ class WallScreen(NvcreScreen):
         blamed = {row.node: row for row in failure_rows(snapshot, self.current)} if self.current else {}
         urgent += urgent_nodes(states, set(tested), blamed)
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
-        urgent += [Entry(NodeState.FAILED.glyph, row.node, f"{row.reason}: {row.message}" if row.message else row.reason)
-                   for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
+        urgent += [Entry(NodeState.FAILED.glyph, row.node, said_unblamed(row)) for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
         self.query_one("#failures", FittedList).set_entries(urgent)  # as many as the pane holds, "+N more" below them
 
     def action_rotate(self) -> None:

@@ -170,6 +170,8 @@ def test_the_report_of_a_running_certification_says_what_its_groups_wait_for(tmp
     assert main(["certification", "report", row["name"], *state, "-o", "json"]) == 3
     [category] = json.loads(capsys.readouterr().out)["categories"]
     assert category["status"] == "InProgress" and category["waitingForPods"].startswith("1 group of 1: ")
+    assert main(["certification", "report", row["name"], *state, "-o", "html"]) == 3  # said there too (it was not)
+    assert f"<p>Waiting: {category['waitingForPods']}</p>" in capsys.readouterr().out
 
 
 async def test_a_category_held_by_another_certification_says_so_once() -> None:

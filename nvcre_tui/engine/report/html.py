@@ -23,7 +23,7 @@ from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, faul
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
-from nvcre_tui.engine.report.text import blame_text, timing
+from nvcre_tui.engine.report.text import blame_text, category_runtime, iteration_lines, timing
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -170,8 +170,16 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
     out = [f'<section class="category"><h3>{escape(title)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
+    if category.get("waitingForPods"):  # running, its pods not yet: as the text report's Waiting
+        out.append(f"<p>Waiting: {escape(str(category['waitingForPods']))}</p>")
     if category.get("thresholdOutOfReach"):  # the threshold, not the nodes: said before any verdict
         out.append(f'<p class="reach">Out of reach: {escape(str(category["thresholdOutOfReach"]))}</p>')
+    runtime = category_runtime(category)  # as the text report says it, each iteration (round) under it
+    if runtime is not None:
+        out.append(f"<p>Runtime: {escape(runtime)}</p>")
+        iterations = iteration_lines(category)
+        if iterations:
+            out.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in iterations) + "</ul>")
     thresholds = category.get("thresholds") or {}
     if thresholds:
         out.append(_table(("metric", "threshold"), sorted(thresholds.items())))

@@ -99,6 +99,26 @@ def _field(label: str, value: Any) -> str:
     return f"{label + ':':<16}{value}"
 
 
+def category_runtime(category: Obj) -> str | None:
+    """A category's runtime as the reports say it ("1h04m", "12m30s (across 3 iterations)"); None before it ran."""
+    if category.get("runtimeSeconds") is None:
+        return None
+    iterations = category.get("iterations") or []
+    rounds = sum(1 for i in iterations if "round" in i)
+    spans = [count(n, word) for n, word in ((len(iterations) - rounds, "iteration"), (rounds, "round")) if n]
+    return format_duration(category["runtimeSeconds"]) + (f" (across {' and '.join(spans)})" if len(iterations) > 1 else "")
+
+
+def iteration_lines(category: Obj) -> list[str]:
+    """Each iteration (or diagnosis round) of a category that ran several, as the reports list it under its runtime:
+    "✓ #1 Succeeded 4m10s", "✗ round 2 Failed 3m"; none when it ran once."""
+    iterations = category.get("iterations") or []
+    if category.get("runtimeSeconds") is None or len(iterations) < 2:
+        return []
+    return [f"{PHASE_GLYPHS.get(i['status'], '?')} " + (f"round {i['round']}" if "round" in i else f"#{i['number']}") + f" {i['status']}"
+            + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
+
+
 def _category_rows(category: Obj) -> list[str]:
     rows = [_field("Status", f"{PHASE_GLYPHS.get(category['status'], '?')} {category['status']}")]
     if category.get("failureReason"):
@@ -107,14 +127,10 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Waiting", f"{category['waitingForPods']}"))
     if category.get("thresholdOutOfReach"):
         rows.append(_field("Out of reach", category["thresholdOutOfReach"]))
-    if category.get("runtimeSeconds") is not None:
-        iterations = category.get("iterations") or []
-        rounds = sum(1 for i in iterations if "round" in i)
-        spans = [count(n, word) for n, word in ((len(iterations) - rounds, "iteration"), (rounds, "round")) if n]
-        rows.append(_field("Runtime", format_duration(category["runtimeSeconds"]) + (f" (across {' and '.join(spans)})" if len(iterations) > 1 else "")))
-        if len(iterations) > 1:
-            rows += [f"  {PHASE_GLYPHS.get(i['status'], '?')} " + (f"round {i['round']}" if "round" in i else f"#{i['number']}") + f" {i['status']}"
-                     + (f" {format_duration(i['durationSeconds'])}" if i.get("durationSeconds") is not None else "") for i in iterations]
+    runtime = category_runtime(category)
+    if runtime is not None:
+        rows.append(_field("Runtime", runtime))
+        rows += [f"  {line}" for line in iteration_lines(category)]
     if category.get("testScale"):
         per_job = test_sizes(category["diagnose"]) if category.get("diagnose") else None  # a diagnosis's tests vary in size
         rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {per_job or category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))

@@ -445,7 +445,8 @@ def test_the_advised_report_command_finds_the_certification_again(tmp_path: Path
 def test_report_of_several_certifications(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As NVCRE's `report NAME...`: text sections in the order given, a JSON array (and results file), one JUnit
     file with a suite each; the exit is FAILED's when one failed, else RUNNING's when one runs, else 0. A name not
-    found prints nothing; a name given twice, or -o html for several, is refused."""
+    found is one line after the others' reports, and exit 2 (`report quick nope` printed nothing, its line read as
+    for `report nope` alone); a name given twice, or -o html for several, is refused."""
     state, results = tmp_path / "state.db", tmp_path / "results.json"
     assert main(["certification", "run", "--sim", "--category", "communication/nccl-all-reduce", "--name", "quick", "--wait",
                  "--state", str(state)]) == 0
@@ -464,8 +465,23 @@ def test_report_of_several_certifications(tmp_path: Path, capsys: pytest.Capture
     assert [suite.get("name") for suite in suites] == ["burn-in", "later", "quick"]
     assert main(["certification", "report", "quick", "-o", "json", "--state", str(state)]) == 0
     assert json.loads(capsys.readouterr().out)["name"] == "quick"  # one name: one object, as before
-    for argv, message in ((["quick", "nope"], "certification 'nope' not found in namespace default"),
-                          (["quick", "quick"], "NAME: 'quick' is given twice"),
+    nope = f"certification 'nope' not found in namespace default of the simulator ({state})\n"
+    assert main(["certification", "report", "nope", "--state", str(state)]) == 2
+    assert capsys.readouterr() == ("", nope)
+    assert main(["certification", "report", "quick", "nope", "--state", str(state)]) == 2
+    out, err = capsys.readouterr()
+    assert out.count("Certification Report") == 1 and "quick" in out and err == nope, (out, err)
+    results.unlink()
+    assert main(["certification", "report", "nope", "quick", "-o", "json", "--state", str(state), "--results-file", str(results)]) == 2
+    out, err = capsys.readouterr()
+    assert [r["name"] for r in json.loads(out)] == ["quick"] and err == nope  # an array: several names were asked for
+    assert json.loads(results.read_text()) == json.loads(out)
+    assert main(["certification", "report", "burn-in", "nope", "-o", "junit", "--state", str(state)]) == 2  # not 1: the input was bad
+    out, err = capsys.readouterr()
+    assert [suite.get("name") for suite in ET.fromstring(out).findall("testsuite")] == ["burn-in"] and err == nope
+    assert main(["certification", "report", "nope", "nada", "--state", str(state)]) == 2
+    assert capsys.readouterr() == ("", nope + nope.replace("'nope'", "'nada'"))
+    for argv, message in ((["quick", "quick"], "NAME: 'quick' is given twice"),
                           (["quick", "burn-in", "-o", "html"], "-o html: one certification per file"),
                           (["quick", "Bad_Name"], "NAME: 'Bad_Name' is not a certification name")):
         assert main(["certification", "report", *argv, "--state", str(state)]) == 2

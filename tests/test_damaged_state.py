@@ -83,10 +83,16 @@ def test_the_broken_object_is_named_and_the_rest_reported(path: Path, finished_s
         else:
             assert err.splitlines() == [f"{state}: {damage['kind']} {damage['metadata']['name']} is damaged and "
                                         f"left out of the report: {expected}"]
-    # One damaged object does not hide the other certification.
+    # One damaged object does not hide the other certification, asked alone or beside it.
     code = main(["certification", "report", "burn-in-2", "--state", str(state)])
     out, err = capsys.readouterr()  # RUNNING or, once the wall clock moved it on, FAILED like burn-in
     assert (code, err) in ((3, ""), (1, "")) and "Name:           burn-in-2" in out
+    if damage["kind"] == "Certification":  # the other reported, then the one line: exit 2
+        code = main(["certification", "report", "burn-in", "burn-in-2", "--state", str(state)])
+        out, err = capsys.readouterr()
+        assert code == 2 and out.count("Certification Report") == 1 and "Name:           burn-in-2" in out, out
+        assert err.splitlines() == [f"{state}: certification default/burn-in is damaged: {expected}; "
+                                    "delete it from the store (or the store file) and run it again"]
     assert _snapshot(tmp_path) == before  # report only reads
 
 

@@ -190,33 +190,41 @@ async def _report(args: argparse.Namespace) -> int:
 
 
 async def _report_in(session: Session, args: argparse.Namespace) -> int:
-    """Every report is built before any is printed: a name not found prints nothing (exit 2)."""
+    """Every report is built before any is printed. A name not found (or a damaged Certification) is one line on
+    stderr after the reports of the others, as a damaged row is, and exit 2: `report a nosuch` printed nothing, its
+    line read as for `report nosuch` alone, and a's report was lost to a typo in another name. Several names give an
+    array (JSON, the results file) of those reported, in the order given; none found prints nothing."""
     namespace = namespace_of(args, session)
     reports = []
+    problems: list[str] = []  # one line per name not reported
     for name in args.names:
         try:  # report only reads: the simulator's store is opened read-only
             reports.append(await certification_report(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
         except NotFound:
-            raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
-                                       f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
+            problems.append(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                      f"{archived_elsewhere(session, name, namespace)}", newlines=False))
+        except InputError as error:  # a damaged Certification
+            problems += error.messages
         except StoreError as error:
             raise InputError(f"certification {name!r}: {error}") from None
-    write_results(args.results_file, reports[0] if len(reports) == 1 else reports)
-    damaged = None
     try:
         refuse_damaged_rows(session)
     except InputError as error:
-        damaged = error  # after the report: the objects that do validate are still reported
+        problems = error.messages + problems  # after the report: the objects that do validate are still reported
+    if not reports:
+        raise InputError(problems)
+    several = len(args.names) > 1  # the shape the command asked for, whatever was found
+    write_results(args.results_file, reports if several else reports[0])
     if args.output == "json":
-        print(json_printable(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False)))
+        print(json_printable(json.dumps(reports if several else reports[0], indent=2, ensure_ascii=False)))
     elif args.output == "junit":
         print(printable(render_junit(reports)), end="")
     elif args.output == "html":
         print(await _html(session, reports[0], args.names[0], namespace), end="")
     else:
         print("\n".join(printable(render_text(report)) for report in reports), end="")
-    if damaged is not None:
-        raise damaged
+    if problems:
+        raise InputError(problems)
     stalled = await _no_engine_note(session, reports)
     if stalled:
         Console(stderr=True, highlight=False, soft_wrap=True).print(escape(stalled), soft_wrap=True)

@@ -258,7 +258,9 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
                           + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
         # UTC, said (Z) as the CLI and the reports say it: a bare "00:27" read as local time
         when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"
-        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {entry.get('resultSaid') or entry['result']:<12} {cells}") + "\n")
+        # The worst verdict alone (history.queries.verdicts_of): the cells after it say each category's
+        worst = (entry.get("verdicts") or [{}])[0].get("verdict") or entry.get("resultSaid") or entry["result"]
+        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {worst:<12} {cells}") + "\n")
     return text
 
 

@@ -161,3 +161,21 @@ def test_the_node_screens_history_says_a_diagnosis_verdict() -> None:
              "resultSaid": "intermittent"}
     text = timeline_text([entry], {}, {}).plain
     assert "flaky" in text and "✗ intermittent" in text and "nccl-all-reduce ✗ intermittent (WorkloadFailed)" in text, text
+
+
+def test_the_node_screens_history_says_the_worst_verdict_beside_the_certification() -> None:
+    """Faulty in one category, failed in another: the line began `✗ faulty in nccl-all-reduce, failed in ...`, the
+    cells after it saying each category's verdict again; it says the worst alone."""
+    from nvcre_tui.engine.history.queries import result_said, verdicts_of
+
+    def category(name: str, verdict: str | None) -> dict[str, Any]:
+        return {"category": name, "state": "failed", "reason": "ThresholdViolation", "verdict": verdict, "message": "", "busBW": None,
+                "measurements": {}, "evidence": [], "jobs": []}
+
+    entry: dict[str, Any] = {"certification": "mixed", "completionTime": "2025-01-01T00:00:00Z", "result": "failed",
+                             "categories": [category("communication/nccl-all-reduce", "faulty"), category("communication/nccl-loopback", None)]}
+    entry["categories"].reverse()  # the worst first whatever the order of the categories
+    entry["resultSaid"], entry["verdicts"] = result_said(entry), verdicts_of(entry)
+    assert entry["resultSaid"] == "faulty in nccl-all-reduce, failed in nccl-loopback"
+    text = timeline_text([entry], {}, {}).plain
+    assert "mixed                        ✗ faulty       nccl-loopback ✗ (ThresholdViolation)  nccl-all-reduce ✗ faulty" in text, text

@@ -226,3 +226,25 @@ def test_a_diagnosis_verdict_is_the_result_the_history_shows(tmp_path: Path, cap
     assert summary["gpu-node-05"]["lastResultSaid"] == "passed"  # cleared by the diagnosis: no verdict said
     [entry] = history_json(capsys, "node", "gpu-node-06", "--history", str(history))["certifications"]
     assert [(c["state"], c["verdict"]) for c in entry["categories"]] == [("failed", "intermittent")]
+
+
+def test_verdicts_that_differ_by_category_are_said_worst_first_with_their_categories(tmp_path: Path,
+                                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """gpu-node-06 (a slow GPU) fails the loopback's threshold and is convicted faulty by the all-reduce's diagnosis:
+    `history nodes` said LAST `faulty, failed`, leaving which category said which, and which counts more, to guess."""
+    loopback = {"domain": "communication", "variant": "nccl-loopback", "options": {"thresholds": {"busBandwidthGBps": "value >= 300"}}}
+    cert = yaml.safe_load((CASES / "diagnose-slow-gpu" / "cert.yaml").read_text())
+    cert["spec"]["categories"].append(loopback)
+    history = run(tmp_path, write(tmp_path, "cert.yaml", cert), CASES / "diagnose-slow-gpu" / "scenario.yaml")
+    capsys.readouterr()
+    assert main(["history", "nodes", "--history", str(history)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("gpu-node-06"))
+    assert "  faulty in nccl-all-reduce, failed in nccl-loopback  ThresholdViolation  " in row, row
+    summary = {n["node"]: n for n in history_json(capsys, "nodes", "--history", str(history))}["gpu-node-06"]
+    assert summary["lastResult"] == "failed" and summary["lastResultSaid"] == "faulty in nccl-all-reduce, failed in nccl-loopback"
+    assert summary["lastVerdicts"] == [{"category": "communication/nccl-all-reduce", "verdict": "faulty"},
+                                       {"category": "communication/nccl-loopback", "verdict": "failed"}]
+    [entry] = history_json(capsys, "node", "gpu-node-06", "--history", str(history))["certifications"]
+    assert entry["verdicts"] == summary["lastVerdicts"]
+    assert [(c["category"], c["state"], c["verdict"]) for c in entry["categories"]] == [
+        ("communication/nccl-all-reduce", "failed", "faulty"), ("communication/nccl-loopback", "failed", None)]

@@ -137,13 +137,20 @@ def passed(states: list[str]) -> bool:
     return "passed" in states and not NOT_PASSED & set(states)
 
 
+# The worst first among the words state_said gives the categories that decided a node's result: a diagnosis's
+# conviction (persistent, then intermittent) before a failure no diagnosis weighed; any other word after these.
+VERDICT_ORDER = ("faulty", "intermittent", "failed", "suspect", "inconclusive")
+
+
 def last_reason(entry: Obj) -> str:
     """Why the node did not pass this certification, or was left out of it: the distinct reasons of its failed, suspect,
-    inconclusive or excluded categories, most urgent first ("" when it passed them all). Never an older certification's
-    reason beside this one's result."""
+    inconclusive or excluded categories, most urgent first, the verdicts of one state in result_said's order ("" when
+    it passed them all). Never an older certification's reason beside this one's result."""
     rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
+    worst = {word: i for i, word in enumerate(VERDICT_ORDER)}  # within a state, in the order result_said names verdicts
     # An inconclusive node has no reason of its own (its group failed, another member was blamed): its message says so
-    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and reason_said(c)), key=lambda c: rank[c["state"]])
+    urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and reason_said(c)),
+                    key=lambda c: (rank[c["state"]], worst.get(state_said(c), len(worst))))
     return ", ".join(dict.fromkeys(reason_said(c) for c in urgent))
 
 
@@ -158,10 +165,27 @@ def state_said(category: Obj) -> str:
     return str(verdict) if verdict in SHOWN_VERDICTS and category["state"] in NOT_PASSED else str(category["state"])
 
 
+def verdicts_of(entry: Obj) -> list[Obj]:
+    """The categories that decided a node's overall result in one certification (their state is that result), each
+    with its verdict as state_said gives it, worst first (VERDICT_ORDER), in category order within a verdict:
+    [{"category": "communication/nccl-all-reduce", "verdict": "faulty"}, {"category": "communication/nccl-loopback",
+    "verdict": "failed"}]."""
+    decided = [{"category": str(c["category"]), "verdict": state_said(c)} for c in entry["categories"] if c["state"] == entry["result"]]
+    rank = {word: i for i, word in enumerate(VERDICT_ORDER)}
+    return sorted(decided, key=lambda v: rank.get(v["verdict"], len(rank)))
+
+
 def result_said(entry: Obj) -> str:
-    """A node's overall result in one certification as the report says it: the verdicts of the categories that decided
-    it (state_said, distinct, in category order), e.g. `intermittent`; its state when no diagnosis judged them."""
-    return ", ".join(dict.fromkeys(state_said(c) for c in entry["categories"] if c["state"] == entry["result"])) or str(entry["result"])
+    """A node's overall result in one certification as the report says it: the verdict of the categories that decided
+    it (verdicts_of), e.g. `intermittent`; its state when no diagnosis judged them. Where they differ, each with its
+    categories (their variants), the worst first: `faulty in nccl-all-reduce, failed in nccl-loopback` (it read
+    `failed, faulty`: which category said which, and which counts more, were left to guess)."""
+    by_verdict: dict[str, list[str]] = {}
+    for item in verdicts_of(entry):
+        by_verdict.setdefault(item["verdict"], []).append(item["category"].split("/", 1)[-1])
+    if len(by_verdict) <= 1:
+        return next(iter(by_verdict), str(entry["result"]))
+    return ", ".join(f"{verdict} in {' and '.join(categories)}" for verdict, categories in by_verdict.items())
 
 
 def reason_said(category: Obj) -> str:
@@ -393,6 +417,7 @@ class HistoryQuery:
             states = [c["state"] for c in entry["categories"]]
             entry["result"], entry["passed"] = overall(states), passed(states)
             entry["resultSaid"] = result_said(entry)
+            entry["verdicts"] = verdicts_of(entry)  # resultSaid's parts, for JSON: each category that decided it
         return list(history.values())
 
     def _verdicts(self, node: str | None = None) -> dict[tuple[int, str, str], str]:
@@ -487,6 +512,7 @@ class HistoryQuery:
                 "window": len(window),
                 "lastResult": window[-1]["result"] if window else "untested",
                 "lastResultSaid": window[-1]["resultSaid"] if window else "untested",  # the diagnosis's verdict where one judged it
+                "lastVerdicts": window[-1]["verdicts"] if window else [],  # each category that decided it, worst first
                 "lastCertification": window[-1]["certification"] if window else None,
                 "lastReason": last_reason(window[-1]) if window else "",
                 "staleness": stale, "trend": self.trend(name, window),

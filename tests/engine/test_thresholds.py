@@ -271,3 +271,13 @@ def test_a_measurement_is_shown_with_its_unit_and_a_ratio_without_one() -> None:
     assert [shown_unit(key) for key in ("busBandwidthGBps", "avgTFLOPsPerGPU", "goodputRatio", "notAMetric")] == ["GB/s", "TFLOP/s", "", ""]
     assert [shown_value(key, value) for key, value in (("busBandwidthGBps", 401.234), ("diagTestsRun", 7.0), ("goodputRatio", 0.9))] == [
         "401.23 GB/s", "7 tests", "0.90"]
+
+
+def test_a_whole_count_is_shown_whole_on_its_side_of_any_threshold() -> None:
+    """The engine's message and the report said `diagTestsSkipped measured 9.00` where `history node` says 9: a count is
+    exact, so whole is on its side; a count that is not whole (an average) and a rate keep their decimals."""
+    assert compile_threshold("diagTestsSkipped", "value == 0").evaluate(9.0).message == \
+        'Threshold "diagTestsSkipped" violated: measured 9, expression: value == 0'
+    assert shown_measured("diagTestsRun", "value >= 12", 10.0, False) == "10"
+    assert shown_measured("diagTestsRun", "value >= 9.6", 9.5, False) == "9.50"
+    assert shown_measured("busBandwidthGBps", "value >= 300", 300.0, True) == "300.00"

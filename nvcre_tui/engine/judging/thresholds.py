@@ -24,7 +24,7 @@ import celpy
 import celpy.celtypes as ct
 
 from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, evaluate, one_line, plain_reason
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, METRICS, Metric
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, METRICS, Metric, whole_count
 
 VALUE_VARIABLE = "value"
 #: The evidence reason of a threshold that could not be evaluated on a measurement: the expression is at fault,
@@ -138,7 +138,11 @@ class CompiledThreshold:
 
     def on_its_side(self, value: float, passed: bool) -> str:
         """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold (a 241.145
-        that missed `value >= 241.149` must not read 241.15): one rule for the engine's messages and every screen."""
+        that missed `value >= 241.149` must not read 241.15): one rule for the engine's messages and every screen.
+        A whole count is whole (whole_count: "9", exact, so on its side of any threshold; it read "9.00")."""
+        whole = whole_count(self.key, value)
+        if whole is not None:
+            return whole
         for digits in (2, 3, 4, 6):
             text = f"{value:.{digits}f}"
             result, error = evaluate(self.program, {VALUE_VARIABLE: ct.DoubleType(float(text))})

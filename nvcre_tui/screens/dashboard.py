@@ -23,7 +23,8 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapshot, categories_held, certification_rows, diagnosis_suspects,
-                                   failure_rows, fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures)
+                                   failure_rows, fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures,
+                                   waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -185,8 +186,10 @@ class DashboardScreen(NvcreScreen):
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
                 continue
-            glyph, variable = RESULT_GLYPHS.get(row.result, "·"), RESULT_STYLE.get(row.result, "")
-            result = Text(f"{glyph} {row.result}", style=self.app.theme_variables.get(variable, ""))
+            glyph, word, variable = RESULT_GLYPHS.get(row.result, "·"), row.result, RESULT_STYLE.get(row.result, "")
+            if row.result == RESULT_RUNNING and waiting_to_start(snapshot, row.name) is not None:  # as the wall's title: nothing runs yet
+                glyph, word, variable = NodeState.WAITING.glyph, NodeState.WAITING.value.upper(), NodeState.WAITING.variable
+            result = Text(f"{glyph} {word}", style=self.app.theme_variables.get(variable, ""))
             # CertRow.running joins the variants with ", " (no variant has a comma): split to fit them whole.
             rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age,
                               row.running.split(", ") if row.running else [])

@@ -109,6 +109,11 @@ async def test_the_console_says_why_a_held_category_waits() -> None:
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
+        from textual.widgets import DataTable
+
+        table = app.screen.query_one("#certs", DataTable)
+        results = {str(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+        assert results == {"first": "⋯ RUNNING", "second": "◷ WAITING"}, results  # second read RUNNING, as the wall's title did
         await pilot.press("down")  # the rows: first, second (newest first: second is on top)
         await pilot.pause()
         shown = str(app.screen.query_one("#waiting", Static).render())

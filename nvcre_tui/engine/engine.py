@@ -42,6 +42,7 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.workqueue import WorkQueue
@@ -226,7 +227,7 @@ class Engine:
         try:
             if cached["metadata"].get("deletionTimestamp"):
                 return
-            obj = copy.deepcopy(cached)  # reconcilers may edit their object; the cache is shared
+            obj = copy_json(cached)  # reconcilers may edit their object; the cache is shared
             self.reconciles[kind.kind] += 1
             live_orphan = await orphan(self.ctx, kind, obj, self.world)
             if live_orphan is not None:

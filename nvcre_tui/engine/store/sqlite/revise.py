@@ -2,18 +2,21 @@
 
 They follow MemoryStore's rules exactly (status is a subresource, system metadata is the store's,
 generation counts spec changes), so both stores give the same answers.
+
+`current` is always the store's own version, decoded from its row for this one write and dropped after it: the
+object returned may share its unchanged parts (a Workflow's megabytes of spec are not copied again on each status
+patch). What a caller passes in (`obj`, a status, a patch) is copied, never shared.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import AlreadyExists
-from ..objects import merge_patch, spec_body
+from ..objects import copy_json, merge_patch, spec_body
 from ..protocol import ResourceKind
 
 __all__ = ["created", "replaced", "with_status", "status_patched", "generated_name"]
@@ -35,7 +38,7 @@ def generated_name(kind: ResourceKind, namespace: str | None, prefix: str, rv: i
 
 def created(kind: ResourceKind, obj: Mapping[str, Any], name: str, namespace: str | None, rv: int, now: str) -> Obj:
     """A new object as stored: status dropped, system metadata set (uid derived from the next resourceVersion)."""
-    new = copy.deepcopy(dict(obj))
+    new = copy_json(dict(obj))
     new.pop("status", None)  # status is a subresource: ignored on create, as for CRDs
     metadata = new["metadata"]
     for system_field in ("resourceVersion", "deletionTimestamp", "namespace"):
@@ -53,10 +56,10 @@ def created(kind: ResourceKind, obj: Mapping[str, Any], name: str, namespace: st
 
 def replaced(kind: ResourceKind, obj: Mapping[str, Any], current: Obj) -> Obj:
     """An update: everything from `obj` but status and system metadata; generation up on a spec change."""
-    new = {"apiVersion": kind.api_version, "kind": kind.kind, **copy.deepcopy(dict(obj))}
+    new = {"apiVersion": kind.api_version, "kind": kind.kind, **copy_json(dict(obj))}
     new.pop("status", None)
     if "status" in current:
-        new["status"] = copy.deepcopy(current["status"])
+        new["status"] = current["status"]
     metadata = new["metadata"]
     for system_field in _KEPT_ON_UPDATE:
         metadata.pop(system_field, None)
@@ -68,15 +71,21 @@ def replaced(kind: ResourceKind, obj: Mapping[str, Any], current: Obj) -> Obj:
 
 def with_status(current: Obj, status: Any) -> Obj:
     """`current` with its status replaced (removed when `status` is None)."""
-    new = copy.deepcopy(current)
+    new = _outer(current)
     new.pop("status", None)
     if status is not None:
-        new["status"] = copy.deepcopy(status)
+        new["status"] = copy_json(status)
     return new
 
 
 def status_patched(current: Obj, status_patch: Mapping[str, Any]) -> Obj:
     """`current` with a JSON merge patch applied to its status."""
-    new = copy.deepcopy(current)
-    new["status"] = merge_patch(current.get("status") or {}, copy.deepcopy(dict(status_patch)))
+    new = _outer(current)
+    new["status"] = merge_patch(current.get("status") or {}, copy_json(dict(status_patch)))
     return new
+
+
+def _outer(current: Obj) -> Obj:
+    """A copy of `current` whose top level and metadata are its own (the store sets metadata.resourceVersion in it);
+    the rest is shared with `current`."""
+    return {**current, "metadata": dict(current["metadata"])}

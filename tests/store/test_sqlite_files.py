@@ -49,9 +49,9 @@ def _other_format(path: Path) -> None:
         (lambda p: p.write_bytes(b"\x00garbage that is not a database" * 200), "not a usable nvcre store"),
         (lambda p: p.write_text('{"version": 1, "store": {}}'), "JSON state file of an older nvcre"),
         (_other_sqlite, "an SQLite database but not an nvcre store"),
-        (_other_format, "store format 'nvcre-sqlite-store/v0', expected 'nvcre-sqlite-store/v1'"),
+        (_other_format, "store format 'nvcre-sqlite-store/v0', expected 'nvcre-sqlite-store/v2'"),
         (_no_format, r"not an nvcre store, or a damaged one: its meta table holds no format \(an nvcre store says "
-                     r"'nvcre-sqlite-store/v1'\); move it away or name another --state$"),
+                     r"'nvcre-sqlite-store/v2'\); move it away or name another --state$"),
         (lambda p: p.mkdir(), "is a directory"),
     ],
 )

@@ -305,3 +305,37 @@ async def test_two_connections_writing_in_turn_see_the_same_changes_in_the_same_
         assert [(e.type, e.object["metadata"]["name"], e.object["metadata"]["resourceVersion"]) for e in events] == written
     for store in stores:
         await store.close()
+
+
+async def test_a_long_body_is_logged_compressed_and_a_v1_store_opened_for_writing_becomes_v2(tmp_path: Path,
+                                                                                             clock: ManualClock) -> None:
+    """The change log keeps a long body zlib-compressed (a Workflow of a group per node, rewritten at each Job, made
+    the log hundreds of megabytes); a watch replays it as it was written. A store of format v1 (an uncompressed log)
+    is read as it is, and marked v2 once opened for writing, so that an older nvcre refuses it."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path, clock)
+    short = await store.create(CONFIGMAP, obj("short"))
+    long = await store.create(CONFIGMAP, {**obj("long"), "data": {f"key-{i}": "value " * 10 for i in range(100)}})
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert [row[0] for row in db.execute("SELECT typeof(new) FROM changes ORDER BY rv")] == ["text", "blob"]
+        db.execute("UPDATE meta SET value = 'nvcre-sqlite-store/v1' WHERE key = 'format'")
+        db.execute("UPDATE changes SET new = ? WHERE rv = 2", (db.execute("SELECT body FROM objects WHERE rv = 2").fetchone()[0],))
+    db.close()
+    reader = SqliteStore(path, clock, readonly=True)  # read-only: read as it is, left v1
+    watch = reader.watch(CONFIGMAP, "default", resource_version="0")
+    assert [(await next_event(watch)).object for _ in range(2)] == [short, long]
+    await watch.aclose()
+    await reader.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == ("nvcre-sqlite-store/v1",)
+    db.close()
+    writer = SqliteStore(path, clock)
+    watch = writer.watch(CONFIGMAP, "default", resource_version="0")
+    assert [(await next_event(watch)).object for _ in range(2)] == [short, long]
+    await watch.aclose()
+    await writer.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == ("nvcre-sqlite-store/v2",)
+    db.close()
+

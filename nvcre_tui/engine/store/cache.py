@@ -80,6 +80,10 @@ class WatchCache:
         self.relists = 0
         self.synced = asyncio.Event()
         self._owned: dict[str, set[tuple[ResourceKind, Key]]] = defaultdict(set)
+        # Each owner's dependents in owned_by's order, kept until one joins or leaves (not when one changes): a
+        # Workflow of a Job per node is asked for its Jobs on every reconcile, and sorting thousands each time was
+        # a tenth of a 3,000-node run.
+        self._owned_order: dict[str, builtins.list[tuple[ResourceKind, Key]]] = {}
         self._by_uid: dict[str, tuple[ResourceKind, Key]] = {}
         self._labelled: dict[tuple[ResourceKind, str, str], set[Key]] = defaultdict(set)
         # Per (kind, label, value): a counter that moves whenever an object with that label value changes, and the
@@ -158,8 +162,10 @@ class WatchCache:
 
     def owned_by(self, uid: str, kind: ResourceKind | None = None) -> builtins.list[Obj]:
         """Objects whose ownerReferences name `uid` (optionally of one kind), sorted by name."""
-        found = [(k, key) for k, key in self._owned.get(uid, ()) if kind is None or k == kind]
-        return [self.objects[k][key] for k, key in sorted(found, key=lambda pair: (pair[0].plural, pair[1])) if key in self.objects[k]]
+        order = self._owned_order.get(uid)
+        if order is None:
+            order = self._owned_order[uid] = sorted(self._owned.get(uid, ()), key=lambda pair: (pair[0].plural, pair[1]))
+        return [self.objects[k][key] for k, key in order if (kind is None or k == kind) and key in self.objects[k]]
 
     def get_by_uid(self, uid: str) -> Obj | None:
         """The cached object with this uid, or None."""
@@ -202,7 +208,7 @@ class WatchCache:
         if not newer(obj, old):
             return
         if old is not None:
-            self._unindex(kind, key, old)
+            self._unindex(kind, key, old, staying=frozenset(_owner_uids(obj)))
         self.objects[kind][key] = obj
         self._index(kind, key, obj)
         self._announce(kind, old, obj, own)
@@ -224,7 +230,10 @@ class WatchCache:
         if isinstance(uid, str):
             self._by_uid[uid] = (kind, key)
         for uid in _owner_uids(obj):
-            self._owned[uid].add((kind, key))
+            dependents = self._owned[uid]
+            if (kind, key) not in dependents:
+                dependents.add((kind, key))
+                self._owned_order.pop(uid, None)
         labels = obj["metadata"].get("labels")
         if isinstance(labels, dict):
             for label in self.label_keys:
@@ -232,12 +241,16 @@ class WatchCache:
                     self._labelled[(kind, label, labels[label])].add(key)
                     self._label_versions[(kind, label, labels[label])] += 1
 
-    def _unindex(self, kind: ResourceKind, key: Key, obj: Obj) -> None:
+    def _unindex(self, kind: ResourceKind, key: Key, obj: Obj, staying: Iterable[str] = ()) -> None:
+        """Drop `obj` from the indexes; it stays a dependent of the owners in `staying` (its next version names them)."""
         uid = obj["metadata"].get("uid")
         if isinstance(uid, str) and self._by_uid.get(uid) == (kind, key):
             del self._by_uid[uid]
         for uid in _owner_uids(obj):
+            if uid in staying:
+                continue
             self._owned[uid].discard((kind, key))
+            self._owned_order.pop(uid, None)
             if not self._owned[uid]:
                 del self._owned[uid]
         labels = obj["metadata"].get("labels")

@@ -23,6 +23,8 @@ SMALLEST = {  # bench -> (arguments for its smallest run, a line it must print)
     "parse.py": (["--mb", "1", "--small-mb", "0.5", "--rounds", "1"], r"time ratio parse/baseline: \d+(\.\d+)?x"),
     "store.py": (["--objects", "50"], r"SqliteStore power-safe"),
     "engine.py": (["--sizes", "16"], r"kube/emulator vs memory at 16 nodes: .*x wall time"),
+    "fleet.py": (["--nodes", "24", "--baseline", "16"], r"per node, 24 nodes vs 16 \(1\.0x: linear\): wall time \d+\.\d+x, "
+                 r"store bytes \d+\.\d+x, history bytes \d+\.\d+x, peak memory \d+\.\d+x"),
     "tui_logs.py": (["--lines", "1000", "--rounds", "1"], r"search\s+\d+(\.\d+)? ms\s+\d+(\.\d+)? × idle"),
     "tui_map.py": (["--rounds", "1"], r"key to screen, \d+ changes/s\s+.*x idle key to screen"),
     "console_fixtures.py": (["--rounds", "1"], r"reopen saved state .* ratio\s+\d+(\.\d+)?x"),

@@ -117,10 +117,14 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     stand_ins = [{"metadata": {"name": name}} for name in involved if name not in known]  # a Node gone meanwhile
     snapshot = Snapshot(nodes=[*nodes, *stand_ins], certifications=[cert], workflows=[workflow], jobs=list(jobs))
     states = node_states(snapshot, cert["metadata"]["name"])
+    jobs_of: dict[str, list[Obj]] = {}  # each node's Jobs in `jobs` order (one pass, not a pass over every Job per node)
+    for job in jobs:
+        for member in dict.fromkeys(group_nodes(job)):
+            jobs_of.setdefault(member, []).append(job)
     results = []
     for name in involved:
         state, detail = states.get(name, ("untested", ""))
-        mine = [job for job in jobs if name in group_nodes(job)]
+        mine = jobs_of.get(name, [])
         rows = [{"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(group_nodes(job)),
                  "measurements": job_status(job).get("measurements") or {},
                  "failures": [f for f in job_failures(job) if f.get("name") == name]}

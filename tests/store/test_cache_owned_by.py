@@ -42,3 +42,27 @@ def test_owned_by_follows_dependents_joining_leaving_and_changing() -> None:
     assert _names(cache.owned_by("wf-2")) == ["job-a", "job-b"]
     cache.forget(JOB, _owned("job-c", "Job", "wf-1", rv=8))
     assert _names(cache.owned_by("wf-1")) == ["cm", "job-a"]
+
+
+def test_controlled_by_follows_dependents_joining_changing_and_leaving() -> None:
+    cache = WatchCache(MemoryStore(ManualClock()), (WORKFLOW, JOB, CONFIGMAP))
+    cache.observe(JOB, _owned("job-b", "Job", "wf-1", rv=1))
+    cache.observe(CONFIGMAP, _owned("cm", "ConfigMap", "wf-1", rv=2))
+    assert _names(cache.controlled_by("wf-1", "Job")) == ["job-b"]
+    assert cache.controlled_by("wf-9", "Job") == []
+    cache.observe(JOB, _owned("job-a", "Job", "wf-1", rv=3))
+    assert _names(cache.controlled_by("wf-1", "Job")) == ["job-a", "job-b"]
+    changed = _owned("job-a", "Job", "wf-1", rv=4, status={"phase": "Succeeded"})
+    cache.observe(JOB, changed)
+    assert cache.controlled_by("wf-1", "Job")[0] is changed  # the object as it is now
+    detached = _owned("job-b", "Job", "wf-1", rv=5)
+    detached["metadata"]["ownerReferences"][0]["controller"] = False  # still owned, no longer controlled
+    cache.observe(JOB, detached)
+    assert _names(cache.controlled_by("wf-1", "Job")) == ["job-a"]
+    assert _names(cache.owned_by("wf-1", JOB)) == ["job-a", "job-b"]
+    cache.forget(JOB, changed)
+    cache.forget(JOB, detached)
+    cache.forget(CONFIGMAP, _owned("cm", "ConfigMap", "wf-1", rv=6))
+    assert cache.controlled_by("wf-1", "Job") == []
+    cache.observe(JOB, _owned("job-c", "Job", "wf-1", rv=7))  # an owner seen again after its last dependent left
+    assert _names(cache.controlled_by("wf-1", "Job")) == ["job-c"]

@@ -34,8 +34,7 @@ class World:
 
     def children_of(self, owner: Obj, kind: str) -> list[Obj]:
         """Children of `owner` of one kind (controller references only), by name."""
-        uid = owner["metadata"]["uid"]
-        return [child for child in self.cache.owned_by(uid) if child.get("kind") == kind and _controlled_by(child, uid)]
+        return self.cache.controlled_by(owner["metadata"]["uid"], kind)
 
     def certifications(self) -> list[Obj]:
         """Every Certification the cache holds, of every namespace."""
@@ -58,11 +57,6 @@ class World:
     def node(self, name: str) -> Obj | None:
         """One Node, or None."""
         return self.cache.get(NODE, name)
-
-
-def _controlled_by(obj: Obj, uid: str) -> bool:
-    return any(isinstance(ref, dict) and ref.get("uid") == uid and ref.get("controller")
-               for ref in obj["metadata"].get("ownerReferences") or [])
 
 
 @dataclass

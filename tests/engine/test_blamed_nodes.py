@@ -6,10 +6,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.controllers.iterations import blamed_nodes
+import pytest
+
+from nvcre_tui.engine.controllers.iterations import blamed_names
+from nvcre_tui.engine.controllers.iterations import blamed_nodes as _blamed_nodes
 from nvcre_tui.engine.judging.results import job_failures, merge_failed
 
 Obj = dict[str, Any]
+
+
+def blamed_nodes(wf: Obj, jobs: list[Obj]) -> list[dict[str, Any]]:
+    """blamed_nodes, with blamed_names (what a certification's summary counts) checked against it in every case here."""
+    found = _blamed_nodes(wf, jobs)
+    assert blamed_names(wf, jobs) == {f["name"] for f in found}
+    return found
 NODES = {"group-0": ["a"], "group-1": ["b", "x"], "group-2": ["c"]}
 
 
@@ -124,3 +134,12 @@ def test_damaged_evidence_joins_nothing() -> None:
     for damaged in ("a string", {"metric": "x"}, ["not an object"], None):
         [failure] = job_failures(threshold_job("j", damaged, "a"))
         assert "evidence" not in failure and failure["name"] == "a"
+
+
+def test_blamed_names_of_a_damaged_entry_fail_as_blamed_nodes_does() -> None:
+    damaged = job("wf-group-0-iter-1", 1)
+    damaged["status"]["failedNodes"] = [{"name": "a", "message": "no reason"}]
+    with pytest.raises(KeyError):
+        _blamed_nodes(workflow(), [damaged])
+    with pytest.raises(KeyError):
+        blamed_names(workflow(), [damaged])

@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollision, World
-from nvcre_tui.engine.controllers.iterations import blamed_nodes, nodes_by_group
+from nvcre_tui.engine.controllers.iterations import blamed_names, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.store.errors import NamespaceTerminating
@@ -305,7 +305,7 @@ def _planned_nodes(ctx: Context, cert: Obj, model: Certification, index: int, wo
 async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: dict[str, Obj], world: World, how: Sequence[Obj] = ()) -> None:
     done = [s for s in statuses if s["status"] in (SUCCEEDED, FAILED)]
     passed = sum(1 for s in statuses if s["status"] == SUCCEEDED)
-    failed_nodes = {f["name"] for wf in workflows.values() for f in blamed_nodes(wf, world.children_of(wf, "Job"))}
+    failed_nodes = {name for wf in workflows.values() for name in blamed_names(wf, world.children_of(wf, "Job"))}
     excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
     any_failed = any(s["status"] == FAILED for s in statuses)
     if len(done) < len(statuses):

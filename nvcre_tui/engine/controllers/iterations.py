@@ -181,6 +181,42 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
 
 
+def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The names of blamed_nodes(workflow, jobs), without building its entries: a certification counts its failed
+    nodes at each of its reconciles, and copying every Job's entries (with their evidence) to merge them was O(nodes)
+    each time. Entries of an unexpected shape take blamed_nodes itself (its answer, or its error)."""
+    orch = orchestration_of(workflow)
+    if orch.get("diagnose") is not None:
+        return {item["name"] for item in blamed_nodes(workflow, jobs)}
+    jobs = list(jobs)
+    stored = workflow_status(workflow).get("failedNodes") or []
+    names: set[str] = set()
+    if not _names_into(names, stored):
+        return {item["name"] for item in blamed_nodes(workflow, jobs)}
+    by_name = {str(job["metadata"]["name"]): job for job in jobs}
+    groups = WorkflowGroups(workflow)
+    for ref, (_, group) in _groups_run(workflow).items():
+        job = by_name.get(ref)
+        if job is not None:
+            if not _names_into(names, job_status(job).get("failedNodes") or []):
+                return {item["name"] for item in blamed_nodes(workflow, jobs)}
+        elif group.get("blamedFor"):
+            names.update(blamed_members(group, groups.known.get(str(group.get("name")), {}).get("nodes") or []))
+    return names
+
+
+def _names_into(names: set[str], entries: Any) -> bool:
+    """Add the failed-node entries' names to `names`; False (part added) unless each is a mapping with a name and a
+    reason, as merge_failed reads them."""
+    if not isinstance(entries, list):
+        return False
+    for entry in entries:
+        if not isinstance(entry, dict) or "name" not in entry or "reason" not in entry:
+            return False
+        names.add(entry["name"])
+    return True
+
+
 def _convicted_so_far(orch: Mapping[str, Any], jobs: Mapping[str, Mapping[str, Any]], shown: ValueShown) -> list[dict[str, Any]]:
     """What a running diagnosis has convicted already, as its Workflow will list it when it ends: the certification's
     failed-node count, `certification list` and the report's summary said none while the map showed them."""

@@ -26,6 +26,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, EVENT, JOB, WORKFLOW, WORKLOADRUN, ResourceStore
+from tests.scenarios.untouched import Untouched
 
 Obj = dict[str, Any]
 CASES = Path(__file__).resolve().parents[1] / "cases" / "scenarios"
@@ -46,6 +47,7 @@ class CaseRun:
     report: Obj
     finished: bool
     objects: dict[str, list[Obj]] = field(default_factory=dict)  # kind -> objects, by name
+    edited_in_cache: list[str] = field(default_factory=list)  # objects changed in the watch cache without a write
 
     def workflow(self, variant: str, index: int = 0) -> Obj:
         """The Workflow of the `index`-th category with this variant."""
@@ -94,6 +96,7 @@ def report_from(objects: dict[str, list[Obj]], name: str) -> Obj:
 async def _run(case: str) -> CaseRun:
     folder = CASES / case
     session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
+    guard = Untouched(session.cache)
     name = await start_certification(session.store, folder / "cert.yaml")
 
     async def terminal() -> bool:
@@ -102,7 +105,7 @@ async def _run(case: str) -> CaseRun:
     assert session.engine is not None  # opened with want_engine (the default): this process runs the engine
     finished = await session.engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
     objects = await snapshot(session.store)
-    return CaseRun(case, report_from(objects, name), finished, objects)
+    return CaseRun(case, report_from(objects, name), finished, objects, guard.check_all())
 
 
 @cache

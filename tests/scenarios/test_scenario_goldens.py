@@ -27,6 +27,7 @@ def test_report_digest_matches_golden(case: str) -> None:
     run = run_case(case)
     assert run.finished, f"{case}: the certification did not finish within the simulated-time limit"
     check_golden(case, digest(run.report))
+    assert run.edited_in_cache == [], f"{case}: the engine edited shared cached objects in place: {run.edited_in_cache[:3]}"
 
 
 @pytest.mark.parametrize(("case", "exit_code"), [("xid-mid-run-full-scale", 1), ("cordoned-before-run", 0)])

@@ -33,14 +33,19 @@ class Session:
         self.clock, self.cache, self.engine = clock, cache, engine  # engine: whether this process runs one
 
 
-def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() -> None:
-    clock = ManualClock(START)
+def waiting_session(clock: ManualClock, run_status: dict[str, Any], job_spec: dict[str, Any]) -> Session:
+    """Certification c's nccl-all-reduce category with one run of group-0, pending since START."""
     workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
                                                           "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
-           "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
-    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}}
-    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+           "status": {"pendingSince": format_time(START), **run_status}}
+    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": job_spec}
+    return Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+
+
+def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() -> None:
+    clock = ManualClock(START)
+    session: Any = waiting_session(clock, {"phase": "Scheduling", "message": WAITING}, {"schedulingStallGraceSeconds": 300})
     told: set[str] = set()
     clock.advance(WAITING_NOTE_SECONDS - 1)
     assert _waiting(session, "c", "default", told) == []
@@ -56,12 +61,7 @@ def test_the_waiting_line_says_the_time_left_not_the_whole_bound() -> None:
     """At 4m30s of waiting the line (run --wait's long-silence line builds it again each time) said "it fails after
     5m00s of this", the whole bound, as if the wait had just begun: it says the 30s left, the bound beside it."""
     clock = ManualClock(START)
-    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
-                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
-    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
-           "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
-    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}}
-    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+    session: Any = waiting_session(clock, {"phase": "Scheduling", "message": WAITING}, {"schedulingStallGraceSeconds": 300})
     clock.advance(4 * 60 + 30)
     [line] = _waiting(session, "c", "default", set())
     assert line.endswith(f"pods not running after 4m30s: {WAITING}; it fails in 30s, after 5m00s of this"), line
@@ -74,13 +74,8 @@ def test_a_run_whose_workload_cannot_be_created_yet_is_told_with_its_timeout_per
     """A run Pending on a transient API error (every TrainJob create answered 500: a webhook without its server) said
     nothing until the grace of a placement that never began; it is told as a wait bounded by timeoutPerJob."""
     clock = ManualClock(START)
-    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
-                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
     said = "its workload could not be created: TrainJob default/x: Internal error occurred: failed calling webhook"
-    run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
-           "status": {"phase": "Pending", "pendingSince": format_time(START), "message": said}}
-    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"timeout": "1h"}}
-    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+    session: Any = waiting_session(clock, {"phase": "Pending", "message": said}, {"timeout": "1h"})
     clock.advance(WAITING_NOTE_SECONDS)
     [line] = _waiting(session, "c", "default", set())
     assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {said}; it fails in 59m30s, after 1h00m (timeoutPerJob) of this"

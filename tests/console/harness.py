@@ -171,3 +171,22 @@ def app_with(*texts: str, **options: Any) -> NvcreApp:
     """An app on a finished session (for synchronous snapshot tests)."""
     session = asyncio.run(session_with(*texts))
     return NvcreApp(session=session, live=False, **options)
+
+
+async def compose_path_said(app: NvcreApp, pilot: Any, key: str, typed: str) -> str:
+    """On the compose screen (pushed over the app's first screen), `key` (ctrl+o load, f2 save) opens the path prompt;
+    `typed` entered there; what the prompt says under it."""
+    from textual.widgets import Input, Static
+
+    from nvcre_tui.screens.compose import ComposeScreen
+    from nvcre_tui.screens.path_prompt import PathModal
+
+    await app.push_screen(ComposeScreen())
+    await pilot.pause()
+    await pilot.press(key)
+    await pilot.pause()
+    assert isinstance(app.screen, PathModal)
+    app.screen.query_one("#path", Input).value = typed
+    await pilot.press("enter")
+    await pilot.pause()
+    return str(app.screen.query_one("#path-error", Static).render())

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.screens.compose import ComposeScreen
-from nvcre_tui.screens.path_prompt import PathModal
 
-from .harness import session_with
+from .harness import compose_path_said, session_with
 
 
 def screen_text(app: NvcreApp) -> str:
@@ -25,15 +23,7 @@ async def test_a_file_of_many_problems_is_said_in_a_few_lines_and_the_modal_keep
     junk.write_text("".join(f"key{index}: {index}\n" for index in range(30)))
     app = NvcreApp(session=await session_with(settle=False), live=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.push_screen(ComposeScreen())
-        await pilot.pause()
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        assert isinstance(app.screen, PathModal)
-        app.screen.query_one("#path", Input).value = str(junk)
-        await pilot.press("enter")
-        await pilot.pause()
-        said = str(app.screen.query_one("#path-error", Static).render())
+        said = await compose_path_said(app, pilot, "ctrl+o", str(junk))
         lines = said.splitlines()
         assert len(lines) == 4 and lines[0].startswith(f"{junk}: ") and "more" in lines[-1], said
         assert f"nvcre certification render {junk}" in lines[-1]
@@ -45,12 +35,5 @@ async def test_a_file_of_many_problems_is_said_in_a_few_lines_and_the_modal_keep
 async def test_a_path_with_a_control_character_is_said_with_it_neutralised(tmp_path: Path) -> None:
     app = NvcreApp(session=await session_with(settle=False), live=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.push_screen(ComposeScreen())
-        await pilot.pause()
-        await pilot.press("ctrl+o")
-        await pilot.pause()
-        app.screen.query_one("#path", Input).value = str(tmp_path / "a\x1b[2Jb.yaml")
-        await pilot.press("enter")
-        await pilot.pause()
-        said = str(app.screen.query_one("#path-error", Static).render())
+        said = await compose_path_said(app, pilot, "ctrl+o", str(tmp_path / "a\x1b[2Jb.yaml"))
         assert "\x1b" not in said and said.endswith("b.yaml: no such file"), repr(said)

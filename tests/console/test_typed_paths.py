@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.screens.compose import ComposeScreen
-from nvcre_tui.screens.path_prompt import PathModal
 
-from .harness import session_with
+from .harness import compose_path_said, session_with
 
 
 NO_USER = "~nvcre-no-such-user"  # `~user` of a user this machine does not have
@@ -23,15 +21,7 @@ async def test_a_path_under_an_unknown_users_home_is_said_and_the_console_stays(
     ("Could not determine home directory.") and the console ended with a traceback."""
     app = NvcreApp(session=await session_with(settle=False), live=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.push_screen(ComposeScreen())
-        await pilot.pause()
-        await pilot.press("f2")
-        await pilot.pause()
-        assert isinstance(app.screen, PathModal)
-        app.screen.query_one("#path", Input).value = f"{NO_USER}/c.yaml"
-        await pilot.press("enter")
-        await pilot.pause()
-        said = str(app.screen.query_one("#path-error", Static).render())
+        said = await compose_path_said(app, pilot, "f2", f"{NO_USER}/c.yaml")
         assert said == f"{NO_USER}/c.yaml: no user 'nvcre-no-such-user' on this machine, so no home folder {NO_USER}", said
     assert app.return_code is None
 

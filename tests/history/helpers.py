@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from nvcre_tui.cli import main
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
@@ -39,3 +43,19 @@ async def certify(session: Any, name: str, threshold: str = "value >= 300") -> d
 
     assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
     return session.cache.get(CERTIFICATION, name, NAMESPACE)
+
+
+def all_then_one_node(folder: Path) -> Path:
+    """Two certifications run from the CLI on fleet(): `all` (every node), then `one-node` (gpu-node-01 alone); the
+    history file they were archived in."""
+    scenario = folder / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump(fleet().model_dump(by_alias=True, exclude_none=True, mode="json")))
+    history = folder / "history.db"
+    one = loopback("one-node")
+    one["spec"]["target"] = {"nodeNames": ["gpu-node-01"]}
+    for name, body in (("all", loopback("all")), ("one-node", one)):
+        cert = folder / f"{name}.yaml"
+        cert.write_text(yaml.safe_dump(body))
+        main(["certification", "run", "--sim", "--scenario", str(scenario), "--state", str(folder / "state.json"),
+              "--history", str(history), "--cert-file", str(cert), "--wait"])
+    return history

@@ -10,7 +10,7 @@ import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.sim.scenario import build_nodes
-from tests.history.helpers import fleet, loopback
+from tests.history.helpers import all_then_one_node, fleet, loopback
 
 
 @pytest.fixture()
@@ -155,16 +155,7 @@ def test_a_certification_not_in_this_state_names_where_the_history_archived_it(a
 def test_last_n_leaves_out_the_nodes_none_of_them_held(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`history nodes --last 1` after a certification of one node listed the three others as `untested` (0/0): a state
     they never had in it (the last certification held one node, and tested it)."""
-    scenario = tmp_path / "scenario.yaml"
-    scenario.write_text(yaml.safe_dump(fleet().model_dump(by_alias=True, exclude_none=True, mode="json")))
-    history = tmp_path / "history.db"
-    one = loopback("one-node")
-    one["spec"]["target"] = {"nodeNames": ["gpu-node-01"]}
-    for name, body in (("all", loopback("all")), ("one-node", one)):
-        cert = tmp_path / f"{name}.yaml"
-        cert.write_text(yaml.safe_dump(body))
-        main(["certification", "run", "--sim", "--scenario", str(scenario), "--state", str(tmp_path / "state.json"),
-              "--history", str(history), "--cert-file", str(cert), "--wait"])
+    history = all_then_one_node(tmp_path)
     capsys.readouterr()
     assert main(["history", "nodes", "--history", str(history), "--last", "1", "-o", "json"]) == 0
     assert [(n["node"], n["window"], n["lastResult"]) for n in json.loads(capsys.readouterr().out)] == [("gpu-node-01", 1, "passed")]

@@ -26,12 +26,13 @@ from urllib.parse import quote
 
 from ...errors import InputError
 
-__all__ = ["FORMAT", "BUSY_TIMEOUT_SECONDS", "StoreFileError", "connect"]
+__all__ = ["FORMAT", "TEXT_LOG_FORMATS", "BUSY_TIMEOUT_SECONDS", "StoreFileError", "connect"]
 
 FORMAT = "nvcre-sqlite-store/v2"
-# v1 stores its change log as JSON text only: opened for writing, it becomes v2 (what it holds is v2 as it is), so that
-# an older nvcre, which would skip the compressed rows it cannot read, refuses the file instead.
-UPGRADED = {"nvcre-sqlite-store/v1"}
+# v1 keeps its change log as JSON text only, and stays so: an older nvcre may have it open (a wall left running), and its
+# watches would skip a compressed row without a word (the format is checked only when a file is opened). A store
+# created as v2 compresses long change-log bodies (tables.packed); one of v1 is read and written as v1.
+TEXT_LOG_FORMATS = {"nvcre-sqlite-store/v1"}
 BUSY_TIMEOUT_SECONDS = 10.0  # how long a write waits for another process's transaction (they take milliseconds)
 
 _SCHEMA = """
@@ -166,9 +167,8 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}  # not SQLite: fails
     if tables and "meta" not in tables:
         raise _problem(path, "an SQLite database but not an nvcre store (no meta table)")
-    found = None
     if tables:
-        found = _check_format(path, db)
+        _check_format(path, db)
         _check_columns(path, db, tables)
         _check_meta(path, db, tables)
     if readonly:
@@ -179,8 +179,6 @@ def _prepare(path: Path, db: sqlite3.Connection, *, readonly: bool, power_safe: 
         return
     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         db.execute("PRAGMA journal_mode=WAL")
-    if found in UPGRADED:
-        db.execute("UPDATE meta SET value = ? WHERE key = 'format' AND value = ?", (FORMAT, found))
     if tables >= _TABLES:
         return
     db.execute("BEGIN IMMEDIATE")  # two processes creating the same new store serialise here
@@ -225,14 +223,14 @@ def _check_meta(path: Path, db: sqlite3.Connection, tables: set[str]) -> None:
 
 
 def _check_format(path: Path, db: sqlite3.Connection) -> str:
-    """The store's format (FORMAT or one it upgrades); StoreFileError for any other."""
+    """The store's format (FORMAT or one of TEXT_LOG_FORMATS); StoreFileError for any other."""
     row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     if row is None or not isinstance(row[0], str) or not row[0].startswith("nvcre-sqlite-store/"):
         # no format (an emptied meta table) or another's: nvcre wrote no version into it
         shown = "no format" if row is None else f"format {row[0]!r:.60}"
         raise _problem(path, f"not an nvcre store, or a damaged one: its meta table holds {shown} "
                              f"(an nvcre store says {FORMAT!r}); move it away or name another --state")
-    if row[0] != FORMAT and row[0] not in UPGRADED:
+    if row[0] != FORMAT and row[0] not in TEXT_LOG_FORMATS:
         raise _problem(path, f"store format {row[0] if row else None!r}, expected {FORMAT!r} "
                              "(written by another nvcre version)")
     return str(row[0])

@@ -26,7 +26,7 @@ from ..errors import Gone, Invalid, StoreError
 from ..history import Change
 from ..objects import owner_uids, text_maps_problem
 from ..protocol import ResourceKind, WatchEventType
-from .database import BUSY_TIMEOUT_SECONDS
+from .database import BUSY_TIMEOUT_SECONDS, TEXT_LOG_FORMATS
 from .feed import Feed
 
 __all__ = ["Tables", "Write", "DamagedRow", "kind_id", "encode"]
@@ -151,6 +151,9 @@ class Tables:
         self._kinds: dict[str, ResourceKind] = {}
         self.log_reads = 0  # change-log reads by watches (the benchmark and a test count them)
         self.damaged: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> problem, rows left out
+        # A store of a format whose change log is text alone (v1) is kept so: an older nvcre may be watching it.
+        format_row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        self.packs_log = not (format_row and format_row[0] in TEXT_LOG_FORMATS)
 
     # ----- transactions --------------------------------------------------------------------------------
 
@@ -292,7 +295,7 @@ class Tables:
             self.db.executemany("INSERT OR IGNORE INTO owners VALUES (?, ?)",
                                 [(owner, metadata["uid"]) for owner in sorted(owner_uids(new))])
         self.db.execute("INSERT INTO changes VALUES (?, ?, ?, ?, ?)",
-                        (write.rv, identifier, change, _selection_data(old) if old else None, packed(body)))
+                        (write.rv, identifier, change, _selection_data(old) if old else None, packed(body) if self.packs_log else body))
         return new
 
     def dependents(self, uid: str) -> list[tuple[ResourceKind, str, str | None]]:

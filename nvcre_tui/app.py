@@ -70,6 +70,8 @@ class NvcreApp(ThemedApp[None]):
         # ctrl+c leaves, as in other terminal tools (Textual's default only says "press ctrl+q"); a field copies with it.
         Binding("ctrl+c", "quit", "Quit", show=False, id="app.interrupt"),
         Binding("question_mark", "help", "Keys", id="app.help", tooltip="Every key binding"),
+        # F1 as well: in a text field (compose's name, a filter) `?` is typed into the field, F1 never is.
+        Binding("f1", "help", "Keys", show=False, id="app.help_f1", tooltip="Every key binding (also in a text field)"),
         Binding("colon", "command_bar", "Command", id="app.command", tooltip="Command bar (dashboard, map, drill-down, node, catalog): :certs :racks :node NAME :wall :theme NAME ..."),
         Binding("T", "cycle_theme", "Theme", show=False, id="app.theme"),
     ]

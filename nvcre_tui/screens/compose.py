@@ -48,6 +48,8 @@ class ComposeScreen(NvcreScreen):
         # Out of the footer (its "+ threshold" button sits by the thresholds): on 80 columns the footer cut esc Back off.
         Binding("ctrl+n", "add_threshold", "Add threshold", show=False, id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "back", "Back", id="compose.back", tooltip="Leave (a changed form asks before it is discarded)"),
+        # Its fields take `?` and `q` as text: F1 is how this screen's keys are found (the app's binding, in the footer here).
+        Binding("f1", "app.help", "Keys", id="compose.help", tooltip="Every key binding"),
         NO_COMMAND_BAR,
     ]
     DEFAULT_CSS = FIELD_CSS + """

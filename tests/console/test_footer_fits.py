@@ -45,3 +45,25 @@ async def test_the_footer_shows_its_keys_whole_and_q_and_question_mark_at_80_col
         assert (": Command" in footer) == command_bar, (where, footer)
         listed = [f"{app.get_key_display(b.binding)} {b.binding.description}" for b in app.screen.active_bindings.values() if b.binding.show]
         assert all(key in footer for key in listed), (where, listed, footer)
+
+
+async def test_compose_says_f1_for_its_keys_and_f1_opens_them_from_a_text_field() -> None:
+    """Compose's fields take ? and q as text (its name field has the focus when it opens), so its footer had no key
+    that lists the others: F1 does, from a field too."""
+    from textual.widgets import Input
+
+    from nvcre_tui.screens.compose import ComposeScreen
+    from nvcre_tui.screens.help import HelpScreen
+
+    app = NvcreApp(session=await session_with(settle=False), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(ComposeScreen())
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        assert "f1 Keys" in _footer(app), _footer(app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, ComposeScreen)  # typed into the field
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)

@@ -155,3 +155,32 @@ def test_a_repeat_iteration_refused_its_job_ends_the_workflow_naming_the_namespa
     assert category["reason"] == NAMESPACE_TERMINATING, category
     report = build_report(found["cert"], [workflow], [job])
     assert report["result"] == "FAILED" and report["failedNodes"] == [], report
+
+
+def test_a_namespace_is_asked_once_an_interval_whatever_its_waiting_runs(tmp_path: Path) -> None:
+    """Runs short of pods ask whether their namespace is being terminated (a dry-run create): once each every 30 s was a
+    steady stream of writes while thousands of runs wait to start or a queue holds them; one namespace is asked once
+    every NAMESPACE_PROBE_SECONDS, and its answer holds for each of its runs meanwhile."""
+    from nvcre_tui.engine.runners.kubernetes import NAMESPACE_PROBE_SECONDS
+
+    async def run() -> tuple[int, int, bool]:
+        clock = ManualClock(SIM_START)
+        async with installed(tmp_path, clock=clock) as (server, kubeconfig):
+            admin = await store_on(kubeconfig, clock, "nvcre-test")
+            engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+            await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM}})
+            runner = KubernetesRunner(engine_store, clock, engine_store)
+            runs = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
+                     "metadata": {"name": f"run-{index}", "namespace": TEAM, "uid": f"uid-{index}"}, "spec": {}} for index in range(5)]
+            server.clear_requests()
+            answers = [await runner._namespace_closing(r) for r in runs]
+            first = len(server.requests_where(verb="create", resource="workloadruns"))
+            clock.advance(NAMESPACE_PROBE_SECONDS)
+            await admin.delete(NAMESPACE, TEAM)  # Terminating: no namespace controller empties it
+            closing = [await runner._namespace_closing(r) for r in runs]
+            await engine_store.close()
+            await admin.close()
+            return first, len(server.requests_where(verb="create", resource="workloadruns")), answers == [None] * 5 and all(closing)
+
+    first, total, answered = asyncio.run(run())
+    assert (first, total, answered) == (1, 2, True)

@@ -50,7 +50,7 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
-NAMESPACE_PROBE_SECONDS = 30.0  # a run short of pods asks at most this often whether its namespace is being terminated
+NAMESPACE_PROBE_SECONDS = 30.0  # how often a namespace whose runs are short of pods is asked whether it is being terminated
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
 
@@ -95,7 +95,8 @@ class KubernetesRunner:
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
         # run uid -> its result pod as last seen (its log outlives it), the latest MAX_PODS only, as the logs kept
         self._result_pods: OrderedDict[str, Obj] = OrderedDict()
-        self._probed: OrderedDict[str, float] = OrderedDict()  # run uid -> when its namespace was last asked (_namespace_closing)
+        # namespace -> (when it was last asked, the answer: being terminated), for _namespace_closing
+        self._probed: dict[str, tuple[float, bool]] = {}
         self._refused_since: dict[str, float] = {}  # run uid -> when a webhook first refused its TrainJob (RUNTIME_NOT_CACHED)
 
     def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
@@ -198,7 +199,6 @@ class KubernetesRunner:
         if verdict.phase in FINISHED:
             await self._finish(run, verdict, pods, nodes, members, owner, trainer, result)
             self.pods.forget(run)
-            self._probed.pop(str(run["metadata"].get("uid") or ""), None)
             return None
         patch = _progress(state, verdict, format_time(self.clock.now()))
         if patch and result is not None and state.get("logRef") != result["metadata"]["name"]:  # rides on a write
@@ -212,25 +212,29 @@ class KubernetesRunner:
         Namespaces): a dry-run create of the run itself, which NamespaceLifecycle refuses there (403, cause
         NamespaceTerminating) before the name is found taken. Its controllers are refused every pod they still make,
         and a server without a namespace controller never empties it: the run waited its whole timeoutPerJob saying
-        only "4/5 pod(s) running". Asked at most every NAMESPACE_PROBE_SECONDS a run; else None."""
-        uid, now = str(run["metadata"].get("uid") or ""), self.clock.monotonic()
-        if uid in self._probed and now - self._probed[uid] < NAMESPACE_PROBE_SECONDS:
-            return None
-        self._probed[uid] = now
-        self._probed.move_to_end(uid)
-        while len(self._probed) > MAX_PODS:
-            self._probed.popitem(last=False)
-        namespace = run["metadata"].get("namespace") or "default"
+        only "4/5 pod(s) running". Asked once every NAMESPACE_PROBE_SECONDS a namespace, not a run (thousands of runs wait
+        in one namespace while a fleet starts or a queue holds them); else None."""
+        namespace, now = run["metadata"].get("namespace") or "default", self.clock.monotonic()
+        asked = self._probed.get(namespace)
+        if asked is None or now - asked[0] >= NAMESPACE_PROBE_SECONDS:
+            asked = (now, await self._refused_there(run, namespace))
+            self._probed[namespace] = asked
+        if asked[1]:
+            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"namespace {namespace} is being terminated: it admits none of the "
+                                                         "run's pods not made yet (403 NamespaceTerminating)")
+        return None
+
+    async def _refused_there(self, run: Obj, namespace: str) -> bool:
+        """Whether `namespace` refuses new objects because it is being terminated: a dry-run create of the run."""
         probe = {"apiVersion": run.get("apiVersion"), "kind": run.get("kind"),
                  "metadata": {"name": run["metadata"]["name"], "namespace": namespace}, "spec": run.get("spec")}
         try:
             await self.kube.create(WORKLOADRUN, probe, dry_run=True)
         except NamespaceTerminating:
-            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"namespace {namespace} is being terminated: it admits none of the "
-                                                         "run's pods not made yet (403 NamespaceTerminating)")
+            return True
         except StoreError:  # AlreadyExists: the namespace admits new objects; anything else is not this question's
             pass
-        return None
+        return False
 
     async def _held(self, run: Obj, owner: Obj, trainer: bool) -> Verdict | None:
         """Why a workload made no pods, from the workload itself: suspended (a queue such as Kueue admits it: no

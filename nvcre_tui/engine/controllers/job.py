@@ -48,7 +48,8 @@ from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
 from nvcre_tui.engine.judging.untested import SERVICE_UNAVAILABLE
-from nvcre_tui.engine.store.errors import NotFound, RetryableError
+from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, listed, parse_duration
 
@@ -154,10 +155,11 @@ async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 
 async def _still_not_created(ctx: Context, run: Obj) -> bool:
     """Whether the run's workload is still not made now: the runner tries once more (a server that answers again
-    makes it, and the run goes on), then the run is read again."""
+    makes it, and the run goes on), then the run is read again. Its try gets its own copy of the run (the cache's is
+    shared); an error of any kind, transient or not (a webhook's 422), leaves the run as it was: still not made."""
     try:
-        await ctx.runner.reconcile_run(run)
-    except RetryableError:
+        await ctx.runner.reconcile_run(copy_json(run))
+    except StoreError:
         pass
     try:
         fresh = await ctx.store.get(WORKLOADRUN, run["metadata"]["name"], run["metadata"].get("namespace"))

@@ -33,6 +33,7 @@ from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault, TestKubelet
 from tests.scenarios.harness import CASES, NAMESPACE, RUN_LIMIT_SECONDS, catalog, digest, report_from, run_case, snapshot, start_certification
+from tests.scenarios.untouched import Untouched
 
 Obj = dict[str, Any]
 TRAINER_API = TRAINJOB.api_version
@@ -239,6 +240,7 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
         await register_gpu_nodes(admin, clock, scenario)
         name = await start_certification(admin, CASES / case / "cert.yaml")
         cache = engine_cache(engine_store)
+        guard = Untouched(cache)  # nothing edits the cache's shared objects in place (as on the embedded store)
         writer = WriteThroughStore(engine_store, cache)
         runner = KubernetesRunner(writer, clock, engine_store)
         played = KubeletDriven(runner, kubelet(admin)) if kubelet is not None else runner
@@ -254,6 +256,7 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
         await engine.stop()
         objects["pods"] = (await admin.list(POD)).items
         objects["trainjobs"] = (await admin.list(TRAINJOB, NAMESPACE)).items if trainer else []
+        assert guard.check_all() == [], f"{case}: the engine edited shared cached objects in place: {guard.edited[:3]}"
         return report_from(objects, name), objects, runner
     finally:
         if runner is not None:

@@ -531,7 +531,10 @@ def creation_order(cert: Raw) -> tuple[str, int, str, str]:
     """Which certification was created first: its creationTimestamp (whole seconds), then the order the store created
     it in (status.createdResourceVersion, which the engine records from the resourceVersion it first sees; before any
     status, the resourceVersion itself), then namespace and name (a store whose resourceVersions are no numbers).
-    Certifications created in one second were listed, queued and shown newest by name."""
+    Certifications created in one second were listed, queued and shown newest by name. Kubernetes calls resourceVersion
+    opaque: it is compared here only as a tiebreak inside one second, where it is a number (etcd's revision, and every
+    store of ours); one that is not sorts after those that are, and a label edited before the engine's first status
+    write can swap two certifications of the same second."""
     meta = meta_of(cert)
     status = cert.get("status")
     sequence = status.get("createdResourceVersion") if isinstance(status, Mapping) else None

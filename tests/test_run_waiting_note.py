@@ -33,10 +33,20 @@ class Session:
         self.clock, self.cache, self.engine = clock, cache, engine  # engine: whether this process runs one
 
 
-def waiting_session(clock: ManualClock, run_status: dict[str, Any], job_spec: dict[str, Any]) -> Session:
-    """Certification c's nccl-all-reduce category with one run of group-0, pending since START."""
+def running_certification() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Certification c, its nccl-all-reduce category InProgress, and that category's Workflow."""
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
+                              "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
     workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
                                                           "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    return cert, workflow
+
+
+def waiting_session(clock: ManualClock, run_status: dict[str, Any], job_spec: dict[str, Any]) -> Session:
+    """Certification c's nccl-all-reduce category with one run of group-0, pending since START."""
+    _, workflow = running_certification()
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"pendingSince": format_time(START), **run_status}}
     job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": job_spec}
@@ -128,12 +138,7 @@ async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
     monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
-    cert = {"metadata": {"name": "c"}, "status": {
-        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
-        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
-                              "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
-    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
-                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    cert, workflow = running_certification()
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"phase": "Scheduling", "pendingSince": format_time(SystemClock().now()), "message": WAITING}}
     session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run]}))  # type: ignore[arg-type]
@@ -206,12 +211,7 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
     monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
-    cert = {"metadata": {"name": "c"}, "status": {
-        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
-        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
-                              "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
-    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
-                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    cert, workflow = running_certification()
     clock = ManualClock(START)
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"phase": "Running", "pendingSince": format_time(START), "startTime": format_time(START + timedelta(seconds=20)),

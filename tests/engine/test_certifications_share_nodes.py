@@ -93,18 +93,7 @@ async def test_the_console_says_why_a_held_category_waits() -> None:
     from textual.widgets import Static
 
     from nvcre_tui.app import NvcreApp
-    from nvcre_tui.engine.session import SimSession
-    from nvcre_tui.engine.views import Snapshot, categories_held
-
-    session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
-    assert session.engine is not None
-    await session.store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
-    await session.store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
-
-    async def held() -> bool:
-        return bool(categories_held(await Snapshot.read(session.store), "second"))
-
-    assert await session.engine.run_until_settled(until=held, max_seconds=600)
+    session = await second_held()
     why = "communication/nccl-all-reduce: waits for certification first, which runs on 1 of this category's nodes"
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(160, 40)) as pilot:
@@ -214,19 +203,9 @@ async def test_the_wall_counts_a_waiting_certification_on_its_targeted_nodes() -
     from textual.widgets import Digits, Static
 
     from nvcre_tui.app import NvcreApp
-    from nvcre_tui.engine.session import SimSession
-    from nvcre_tui.engine.views import Snapshot, categories_held
     from nvcre_tui.widgets.rack_map import RackMap
 
-    session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
-    assert session.engine is not None
-    await session.store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
-    await session.store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
-
-    async def held() -> bool:
-        return bool(categories_held(await Snapshot.read(session.store), "second"))
-
-    assert await session.engine.run_until_settled(until=held, max_seconds=600)
+    session = await second_held()
     app = NvcreApp(session=session, live=False, wall=True)
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
@@ -240,3 +219,21 @@ async def test_the_wall_counts_a_waiting_certification_on_its_targeted_nodes() -
         assert all(app.screen.query_one(f"#count-{state}", Digits).value == "0" for state in ("passed", "failed", "suspect", "inconclusive", "running"))
         cells = {name: cell.state.value for name, cell in app.screen.query_one(RackMap)._cells.items()}
         assert cells == {"gpu-node-01": "untested", "gpu-node-02": "waiting", "gpu-node-03": "waiting", "gpu-node-04": "untested"}, cells
+
+
+async def second_held() -> Any:
+    """A simulator session where certification first runs on gpu-node-01 and -02, and second (gpu-node-02 and -03)
+    waits for it: run until second's category is held."""
+    from nvcre_tui.engine.session import SimSession
+    from nvcre_tui.engine.views import Snapshot, categories_held
+
+    session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
+    assert session.engine is not None
+    await session.store.create(CERTIFICATION, certification("first", ["gpu-node-01", "gpu-node-02"]))
+    await session.store.create(CERTIFICATION, certification("second", ["gpu-node-02", "gpu-node-03"]))
+
+    async def held() -> bool:
+        return bool(categories_held(await Snapshot.read(session.store), "second"))
+
+    assert await session.engine.run_until_settled(until=held, max_seconds=600)
+    return session

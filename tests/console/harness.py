@@ -190,3 +190,9 @@ async def compose_path_said(app: NvcreApp, pilot: Any, key: str, typed: str) -> 
     await pilot.press("enter")
     await pilot.pause()
     return str(app.screen.query_one("#path-error", Static).render())
+
+
+def marks_lines(app: NvcreApp) -> list[str]:
+    """The map screen's legend lines under it (#marks), as drawn."""
+    region = app.screen.query_one("#marks").region
+    return [strip.text for strip in app.screen._compositor.render_strips()[region.y : region.bottom]]

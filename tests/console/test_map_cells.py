@@ -7,12 +7,11 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.rack_map import RackMap
 
-from .harness import INTRA_NODE, session_with
+from .harness import INTRA_NODE, marks_lines, session_with
 
 
 def _legend(app: NvcreApp) -> str:
-    region = app.screen.query_one("#marks").region
-    return " ".join(strip.text for strip in app.screen._compositor.render_strips()[region.y : region.bottom])
+    return " ".join(marks_lines(app))
 
 
 async def test_z_cycles_auto_compact_full_auto_and_auto_follows_a_resize() -> None:

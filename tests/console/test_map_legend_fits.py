@@ -7,7 +7,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.history.nvsentinel import MARKS
 from nvcre_tui.screens.topology import TopologyScreen
 
-from .harness import INTRA_NODE, session_with
+from .harness import INTRA_NODE, marks_lines, session_with
 
 
 async def test_the_nvsentinel_legend_says_every_mark_whole_at_80_columns() -> None:
@@ -19,8 +19,7 @@ async def test_the_nvsentinel_legend_says_every_mark_whole_at_80_columns() -> No
         await pilot.press("v")
         await pilot.pause()
         await pilot.pause()
-        region = app.screen.query_one("#marks").region
-        shown = [strip.text for strip in app.screen._compositor.render_strips()][region.y : region.bottom]
+        shown = marks_lines(app)
         for _, glyph, meaning in MARKS:
             assert any(f"{glyph} {meaning}" in line for line in shown), (glyph, meaning, shown)
         assert any("v: stale marks" in line for line in shown), shown

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import NAMESPACE_TERMINATING, RECONCILE_ERROR, WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import NAMESPACE_TERMINATING, RECONCILE_ERROR
 from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine, engine_cache
@@ -34,7 +34,7 @@ CASE = "threshold-pass-two-metrics"  # one group of 4 nodes: an MPI TrainJob of 
 TEAM = "team"
 
 
-async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None
+async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None, pods: int = 4
                ) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / CASE / "scenario.yaml")
@@ -64,7 +64,7 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
             deleted: list[float] = []
 
             async def finished() -> bool:
-                if not deleted and len((await admin.list(POD, TEAM)).items) >= 4:  # the node pods made, not the launcher
+                if not deleted and len((await admin.list(POD, TEAM)).items) >= pods:  # 4: the node pods made, not the launcher
                     await admin.delete(NAMESPACE, TEAM)
                     deleted.append((clock.now() - SIM_START).total_seconds())
                 return cond.is_terminal(await admin.get(CERTIFICATION, name, TEAM))
@@ -92,15 +92,19 @@ def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: 
     assert cond.is_terminal(found["cert"]), found["cert"]["status"]
     ended = (parse_time(job["status"]["completionTime"]) - SIM_START).total_seconds()
     assert ended - deleted_at < 5 * 60, f"the run waited {ended - deleted_at:.0f}s after its namespace began terminating"
-    assert run["status"]["phase"] == "Failed" and run["status"]["reason"] == WORKLOAD_NOT_CREATED, run["status"]
+    assert run["status"]["phase"] == "Failed" and run["status"]["reason"] == NAMESPACE_TERMINATING, run["status"]
     assert f"namespace {TEAM} is being terminated" in run["status"]["message"], run["status"]["message"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
     assert failed["status"] == "True" and f"namespace {TEAM}" in failed["message"] and "no node blamed" in failed["message"], failed
     assert not job["status"].get("failedNodes")  # no node's fault
-    # The category ends with its own reason, not ReconcileError: its result ConfigMaps cannot be made there, said so
+    # Its only category ends with its namespace's reason, and so the Certification (it ended WorkflowFailed, "One or
+    # more certification categories failed", and only the Workflow named the namespace): `report` and `list` say why
     [category] = found["cert"]["status"]["categoryStatuses"]
-    assert category["reason"] == "IterationsFailed", category
-    assert category["message"].endswith(f"; its result ConfigMaps were not written: namespace {TEAM} is being terminated"), category
+    assert category["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in category["message"], category
+    assert category["message"].endswith("; its result ConfigMaps were not written"), category  # they cannot be made there
+    _ended_naming_the_namespace(found, deleted_at)
+    ended = next(c for c in found["cert"]["status"]["conditions"] if c["type"] == "Failed")
+    assert "communication/nccl-all-reduce" in ended["message"], ended
     report = build_report(found["cert"], [workflow], [job])  # without them
     assert report["result"] == "FAILED" and report["failedNodes"] == [], report
     assert found["trainjobs"] == []  # its workload deleted (a delete is admitted there): its nodes' GPUs freed
@@ -109,7 +113,8 @@ def test_a_run_whose_namespace_is_terminating_stops_at_once_naming_it(tmp_path: 
 
 
 def _ended_naming_the_namespace(found: dict[str, Any], deleted_at: float) -> None:
-    """The Certification ended promptly, failed with its namespace's reason and naming it, no node blamed."""
+    """The Certification ended promptly (`deleted_at` on: when the namespace began terminating, or when the run it let
+    go on ended), failed with its namespace's reason and naming it, no node blamed."""
     cert = found["cert"]
     assert cond.is_terminal(cert), cert["status"]
     failed = next(c for c in cert["status"]["conditions"] if c["type"] == "Failed")
@@ -142,9 +147,11 @@ def test_a_repeat_iteration_refused_its_job_ends_the_workflow_naming_the_namespa
     def repeated(cert: dict[str, Any]) -> None:
         cert["spec"]["categories"][0]["options"]["repeatCount"] = 2
 
-    found, _, deleted_at, _ = asyncio.run(_run(tmp_path, repeated))
-    _ended_naming_the_namespace(found, deleted_at)
+    # deleted once every pod of iteration 1 is made (the launcher too): that run goes on and passes, iteration 2's Job is refused
+    found, _, _, _ = asyncio.run(_run(tmp_path, repeated, pods=5))
     [workflow], [job] = found["workflows"], found["jobs"]  # iteration 2's Job refused
+    assert cond.phase(job) == "Succeeded", job["status"]  # iteration 1 ran on: its pods were all made
+    _ended_naming_the_namespace(found, (parse_time(job["status"]["completionTime"]) - SIM_START).total_seconds())
     ended = next(c for c in workflow["status"]["conditions"] if c["type"] == "Failed")
     assert ended["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in ended["message"], ended
     assert "stopped in iteration 2" in ended["message"], ended
@@ -155,6 +162,22 @@ def test_a_repeat_iteration_refused_its_job_ends_the_workflow_naming_the_namespa
     assert category["reason"] == NAMESPACE_TERMINATING, category
     report = build_report(found["cert"], [workflow], [job])
     assert report["result"] == "FAILED" and report["failedNodes"] == [], report
+
+
+def test_a_run_stopped_by_its_namespace_ends_the_workflow_without_another_iteration(tmp_path: Path) -> None:
+    """Iteration 1's run stopped because its namespace is being terminated: the Workflow ends there, naming it (it
+    went on to iteration 2 only to have that Job refused, and a run's WorkloadNotCreated hid why)."""
+    def repeated(cert: dict[str, Any]) -> None:
+        cert["spec"]["categories"][0]["options"]["repeatCount"] = 2
+
+    found, _, deleted_at, _ = asyncio.run(_run(tmp_path, repeated))
+    _ended_naming_the_namespace(found, deleted_at)
+    [workflow], [job] = found["workflows"], found["jobs"]
+    ended = next(c for c in workflow["status"]["conditions"] if c["type"] == "Failed")
+    assert ended["reason"] == NAMESPACE_TERMINATING and "stopped in iteration 1" in ended["message"], ended
+    [first] = workflow["status"]["orchestration"]["iterationHistory"]
+    [group] = first["groups"]
+    assert group["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in group["message"], group
 
 
 def test_a_namespace_is_asked_once_an_interval_whatever_its_waiting_runs(tmp_path: Path) -> None:
@@ -184,3 +207,39 @@ def test_a_namespace_is_asked_once_an_interval_whatever_its_waiting_runs(tmp_pat
 
     first, total, answered = asyncio.run(run())
     assert (first, total, answered) == (1, 2, True)
+
+
+def test_a_workload_refused_by_its_namespace_fails_the_run_with_its_reason(tmp_path: Path) -> None:
+    """The namespace began terminating between the run's creation and its workload's: the TrainJob or batch Job is
+    refused (403 NamespaceTerminating), and the run fails with that reason, not WorkloadNotCreated, so its Job,
+    Workflow and Certification end naming the namespace."""
+    async def run() -> dict[str, Any]:
+        clock = ManualClock(SIM_START)
+        async with installed(tmp_path, clock=clock) as (server, kubeconfig):
+            admin = await store_on(kubeconfig, clock, "nvcre-test")
+            try:
+                await register_gpu_nodes(admin, clock, load_scenario(CASES / CASE / "scenario.yaml"))
+                await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM}})
+                nodes = ["gpu-node-01", "gpu-node-02"]
+                spec = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNode": 8,
+                        "target": {"nodeNames": nodes}, "framework": {"torch": {"script": "train.py"}}}
+                job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                                               "metadata": {"name": "cert-job", "namespace": TEAM,
+                                                            "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(nodes)}},
+                                               "spec": {"workload": {"workloadRun": spec}}})
+                owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
+                created = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": spec,
+                                                           "metadata": {"name": "cert-job-run", "namespace": TEAM, "ownerReferences": [owner]}})
+                await admin.delete(NAMESPACE, TEAM)  # Terminating: no namespace controller empties it
+                runner = KubernetesRunner(admin, clock, admin, trainer=False)
+                try:
+                    await runner.reconcile_run(created)
+                finally:
+                    await runner.close()
+                return await admin.get(WORKLOADRUN, "cert-job-run", TEAM)
+            finally:
+                await admin.close()
+
+    status = asyncio.run(run())["status"]
+    assert status["phase"] == "Failed" and status["reason"] == NAMESPACE_TERMINATING, status
+    assert f"namespace {TEAM} because it is being terminated" in status["message"], status

@@ -147,8 +147,9 @@ RECONCILE_ERROR: Final = "ReconcileError"
 IMAGE_PULL_FAILED: Final = "ImagePullFailed"
 # The container runtime could not start the run's command: the image lacks it (the same image on every node).
 COMMAND_NOT_FOUND: Final = "CommandNotFound"
-# A category's, a group's and a Certification's reason when their namespace is being terminated: it admits no new
-# object (403, cause NamespaceTerminating), so the category's Workflow or the group's Job was never made; no node tested.
+# A category's, a group's, a run's and a Certification's reason when their namespace is being terminated: it admits no
+# new object (403, cause NamespaceTerminating), so the category's Workflow, the group's Job or the run's pods were never
+# (all) made; no node tested.
 NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
 NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING})
 # The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is

@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED, NODE_NOT_FOUND,
-                                             RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
+from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING,
+                                             NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -219,8 +219,8 @@ class KubernetesRunner:
         if asked is None or now - asked[0] >= NAMESPACE_PROBE_SECONDS:
             asked = (now, await self._refused_there(run, namespace))
             self._probed[namespace] = asked
-        if asked[1]:
-            return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"namespace {namespace} is being terminated: it admits none of the "
+        if asked[1]:  # its own reason, not WorkloadNotCreated: the Workflow and the Certification end naming the namespace
+            return Verdict(FAILED, NAMESPACE_TERMINATING, f"namespace {namespace} is being terminated: it admits none of the "
                                                          "run's pods not made yet (403 NamespaceTerminating)")
         return None
 
@@ -283,7 +283,8 @@ class KubernetesRunner:
                 if self.clock.monotonic() - first < RACE_PATIENCE_SECONDS:
                     return RACE_RETRY_SECONDS
             self._refused_since.pop(uid, None)
-            await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, str(error)))
+            reason = NAMESPACE_TERMINATING if isinstance(error, NamespaceTerminating) else WORKLOAD_NOT_CREATED
+            await self._patch(run, self._failed(reason, str(error)))
             return None
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"

@@ -25,7 +25,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.store.protocol import CRD, NODE, POD, kind_of
+from nvcre_tui.engine.store.protocol import CRD, NODE, POD, ResourceKind, kind_of
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
@@ -62,6 +62,9 @@ class KubeletDriven:
 
     async def release(self, owner: Obj) -> None:
         await self.runner.release(owner)
+
+    async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool:
+        return await self.runner.namespace_closing(kind, probe)
 
     async def tick(self) -> float | None:
         delay = await self.kubelet.step()

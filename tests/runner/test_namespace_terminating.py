@@ -14,6 +14,7 @@ from typing import Any
 from nvcre_tui.engine.api.vocabulary import NAMESPACE_TERMINATING, RECONCILE_ERROR
 from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
@@ -32,10 +33,13 @@ from tests.scenarios.harness import CASES, catalog
 
 CASE = "threshold-pass-two-metrics"  # one group of 4 nodes: an MPI TrainJob of 4 node pods and a launcher
 TEAM = "team"
+HOLDER = "holder"  # the same certification in namespace default, on the same nodes (`held`)
 
 
-async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None, pods: int = 4
+async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None, pods: int = 4, held: bool = False
                ) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
+    """Certify CASE in namespace TEAM and delete TEAM once `pods` of its pods are made; `held`: once its category
+    waits for the same certification in namespace default (HOLDER), made first and left running."""
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / CASE / "scenario.yaml")
     async with installed(folder, clock=clock) as (server, kubeconfig):  # no garbage collector, no namespace controller
@@ -53,9 +57,12 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
             cert["metadata"]["namespace"] = TEAM
             cert["spec"]["categories"][0]["options"]["timeoutPerJob"] = "1h"
             cert.pop("status", None)
+            if held:
+                await admin.create(CERTIFICATION, {**cert, "metadata": {"name": HOLDER, "namespace": "default"}})
             edit(cert)
-            await admin.create(CERTIFICATION, cert)
             name = cert["metadata"]["name"]
+            if not held:
+                await admin.create(CERTIFICATION, cert)
             cache = engine_cache(engine_store)
             writer = WriteThroughStore(engine_store, cache)
             runner = KubernetesRunner(writer, clock, engine_store)
@@ -63,8 +70,16 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
             runner.connect(engine.queue.add, cache)
             deleted: list[float] = []
 
+            async def due() -> bool:
+                if held:  # its only category waits for HOLDER's Workflow on the same nodes
+                    return any(is_held(s) for s in (await admin.get(CERTIFICATION, name, TEAM)).get("status", {}).get("categoryStatuses") or [])
+                return len((await admin.list(POD, TEAM)).items) >= pods  # 4: the node pods made, not the launcher
+
             async def finished() -> bool:
-                if not deleted and len((await admin.list(POD, TEAM)).items) >= pods:  # 4: the node pods made, not the launcher
+                if held and not (await admin.list(CERTIFICATION, TEAM)).items:  # made once HOLDER's Workflow runs
+                    await admin.create(CERTIFICATION, cert)
+                    return False
+                if not deleted and await due():
                     await admin.delete(NAMESPACE, TEAM)
                     deleted.append((clock.now() - SIM_START).total_seconds())
                 return cond.is_terminal(await admin.get(CERTIFICATION, name, TEAM))
@@ -76,8 +91,9 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
             jobs = (await admin.list(JOB, TEAM)).items
             workflows = (await admin.list(WORKFLOW, TEAM)).items
             runs = (await admin.list(WORKLOADRUN, TEAM)).items
+            holder = (await admin.list(CERTIFICATION, "default")).items
             return ({"cert": await admin.get(CERTIFICATION, name, TEAM), "jobs": jobs, "workflows": workflows, "runs": runs,
-                     "trainjobs": (await admin.list(TRAINJOB, TEAM)).items},
+                     "trainjobs": (await admin.list(TRAINJOB, TEAM)).items, "holder": holder},
                     (await admin.list(POD, TEAM)).items, deleted[0], server.requests)
         finally:
             if runner is not None:
@@ -178,6 +194,29 @@ def test_a_run_stopped_by_its_namespace_ends_the_workflow_without_another_iterat
     [first] = workflow["status"]["orchestration"]["iterationHistory"]
     [group] = first["groups"]
     assert group["reason"] == NAMESPACE_TERMINATING and f"namespace {TEAM} is being terminated" in group["message"], group
+
+
+def test_a_category_held_by_another_certification_ends_when_its_namespace_is_terminating(tmp_path: Path) -> None:
+    """A category waiting for another certification's Workflow on its nodes tries no create, so it never met the
+    namespace's 403 and waited for ever; the namespace is asked as the runner asks it (once an interval a namespace),
+    and the category and its Certification end naming it while the other certification runs on."""
+    from nvcre_tui.engine.runners.kubernetes import NAMESPACE_PROBE_SECONDS
+
+    found, _, deleted_at, requests = asyncio.run(_run(tmp_path, held=True))
+    _ended_naming_the_namespace(found, deleted_at)
+    assert found["workflows"] == [] and found["jobs"] == []  # it never started
+    [category] = found["cert"]["status"]["categoryStatuses"]
+    assert category["status"] == "Failed" and category["reason"] == NAMESPACE_TERMINATING, category
+    assert f"namespace {TEAM} is being terminated" in category["message"] and "no node blamed" in category["message"], category
+    ended = (parse_time(found["cert"]["status"]["completionTime"]) - SIM_START).total_seconds()
+    assert ended - deleted_at <= NAMESPACE_PROBE_SECONDS + 5, f"it ended {ended - deleted_at:.0f}s after its namespace began terminating"
+    [holder] = found["holder"]
+    assert not cond.is_terminal(holder), holder["status"]  # the other certification's run is none of this
+    # asked by a dry-run create, never a read of Namespaces, and no more than once an interval
+    engine = [r for r in requests if r.user_agent.startswith("nvcre-engine")]
+    assert not [r for r in engine if r.resource == "namespaces"]
+    probes = [r for r in engine if r.verb == "create" and r.query.get("dryRun") == "All"]
+    assert 1 <= len(probes) <= (ended - deleted_at) // NAMESPACE_PROBE_SECONDS + 2, probes
 
 
 def test_a_namespace_is_asked_once_an_interval_whatever_its_waiting_runs(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollisio
 from nvcre_tui.engine.controllers.iterations import blamed_names, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
+from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS
 from nvcre_tui.engine.store.errors import NamespaceTerminating
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import count, listed
@@ -79,6 +80,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
     busy: list[set[str]] = []  # node sets of earlier categories that are not finished
     elsewhere: list[Held] | None = None  # other certifications' unfinished Workflows: read when a category may start
     requeue: float | None = None
+    waiting: Obj | None = None  # the Workflow a held category would create: asked whether its namespace is closing
     for index, category in enumerate(model.spec.categories):
         name = category_workflow_name(model, index)
         status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
@@ -114,11 +116,19 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 status.update(reason=WAITING_FOR_NODES, message=f"{HELD}an earlier category on the same nodes")
             elif holder is not None:  # its pods would wait for the same GPUs, and fail unplaced after the grace
                 status.update(reason=WAITING_FOR_NODES, message=f"{HELD}{holder}")
+                waiting = waiting or {**rendered.workflow.to_wire(), "metadata": {"name": name, "namespace": cert["metadata"].get("namespace")}}
             elif not await _create_workflow(ctx, cert, rendered.workflow.to_wire(), index, len(model.spec.categories), status):
                 requeue = min(requeue if requeue is not None else LEFTOVER_SECONDS, LEFTOVER_SECONDS)
             busy.append(nodes)
         statuses.append(status)
-    if any(s["status"] == FAILED and s.get("reason") == NAMESPACE_TERMINATING for s in statuses):
+    closing = any(s["status"] == FAILED and s.get("reason") == NAMESPACE_TERMINATING for s in statuses)
+    if waiting is not None and not closing:
+        # Held by another certification, it tries no create and never meets its namespace's refusal: asked (once an
+        # interval a namespace, as the runner asks for its runs), and looked at again that often while it waits.
+        closing = bool(asked := await ctx.namespace_closing(WORKFLOW, waiting))
+        if asked is False:
+            requeue = min(requeue if requeue is not None else NAMESPACE_PROBE_SECONDS, NAMESPACE_PROBE_SECONDS)
+    if closing:
         for status in statuses:  # its namespace refused a Workflow or a Job: none of the categories still waiting can ever start
             if status["status"] == "Pending":
                 status.pop("waitingSince", None)

@@ -9,7 +9,7 @@ from typing import Any
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
-from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.runners.base import NamespaceProbe, Runner
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
@@ -141,6 +141,13 @@ class Context:
         except NamespaceTerminating:
             return
         self.writes += 1
+
+    async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool | None:
+        """Whether `probe`'s namespace is being terminated, where the runner can tell (runners/base.NamespaceProbe:
+        once an interval a namespace); None where it cannot (the embedded store has no namespaces)."""
+        if not isinstance(self.runner, NamespaceProbe):
+            return None
+        return await self.runner.namespace_closing(kind, probe)
 
     async def is_gone(self, kind: ResourceKind, name: str, namespace: str | None) -> bool:
         """Confirm with a live read that a child missing from this sweep's view is really gone

@@ -7,9 +7,10 @@ store; nothing lives only in memory, so a restarted engine continues where the l
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from nvcre_tui.engine.api.vocabulary import FAILED
+from nvcre_tui.engine.store.protocol import ResourceKind
 
 Obj = dict[str, Any]
 
@@ -38,6 +39,21 @@ class Runner(Protocol):
     async def release(self, owner: Obj) -> None:
         """Delete what the runner made on the cluster for an nvcre Job (or a standalone WorkloadRun) that is
         being collected because its Certification is gone (engine/controllers/collect.py)."""
+        ...
+
+
+# How often a namespace where runs are short of pods, or categories wait, is asked whether it is being terminated.
+NAMESPACE_PROBE_SECONDS = 30.0
+
+
+@runtime_checkable
+class NamespaceProbe(Protocol):
+    """A runner that can tell whether a namespace is being terminated (the Kubernetes runner): a category waiting
+    there tries no create, so it never meets the refusal that says so. Runners without it are never asked."""
+
+    async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool:
+        """Whether `probe`'s namespace refuses new objects because it is being terminated; `probe` is an object of
+        `kind` that could be created there. Asked of the cluster at most once an interval a namespace."""
         ...
 
 

@@ -32,7 +32,7 @@ from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
-from nvcre_tui.engine.runners.base import stopped_status
+from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
 from nvcre_tui.engine.runners.kubernetes.create import (COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned, delete_workload, group_nodes,
                                                        kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
@@ -40,7 +40,7 @@ from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, jud
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
@@ -50,7 +50,6 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
-NAMESPACE_PROBE_SECONDS = 30.0  # how often a namespace whose runs are short of pods is asked whether it is being terminated
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
 
@@ -72,7 +71,7 @@ RUNTIME_NOT_CACHED = "must be created before the TrainJob"
 RACE_RETRY_SECONDS = 2.0
 RACE_PATIENCE_SECONDS = 60.0
 
-__all__ = ["KubernetesRunner"]
+__all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
 
 class KubernetesRunner:
@@ -208,28 +207,34 @@ class KubernetesRunner:
         return self.poll
 
     async def _namespace_closing(self, run: Obj) -> Verdict | None:
-        """Failed when the run's namespace is being terminated, asked as the engine may ask it (it may not read
-        Namespaces): a dry-run create of the run itself, which NamespaceLifecycle refuses there (403, cause
-        NamespaceTerminating) before the name is found taken. Its controllers are refused every pod they still make,
-        and a server without a namespace controller never empties it: the run waited its whole timeoutPerJob saying
-        only "4/5 pod(s) running". Asked once every NAMESPACE_PROBE_SECONDS a namespace, not a run (thousands of runs wait
-        in one namespace while a fleet starts or a queue holds them); else None."""
-        namespace, now = run["metadata"].get("namespace") or "default", self.clock.monotonic()
-        asked = self._probed.get(namespace)
-        if asked is None or now - asked[0] >= NAMESPACE_PROBE_SECONDS:
-            asked = (now, await self._refused_there(run, namespace))
-            self._probed[namespace] = asked
-        if asked[1]:  # its own reason, not WorkloadNotCreated: the Workflow and the Certification end naming the namespace
+        """Failed when the run's namespace is being terminated (namespace_closing, asked with the run itself): its
+        controllers are refused every pod they still make, and a server without a namespace controller never empties
+        it: the run waited its whole timeoutPerJob saying only "4/5 pod(s) running"; else None."""
+        if await self.namespace_closing(WORKLOADRUN, run):  # its own reason: the Workflow and the Certification name it
+            namespace = run["metadata"].get("namespace") or "default"
             return Verdict(FAILED, NAMESPACE_TERMINATING, f"namespace {namespace} is being terminated: it admits none of the "
                                                          "run's pods not made yet (403 NamespaceTerminating)")
         return None
 
-    async def _refused_there(self, run: Obj, namespace: str) -> bool:
-        """Whether `namespace` refuses new objects because it is being terminated: a dry-run create of the run."""
-        probe = {"apiVersion": run.get("apiVersion"), "kind": run.get("kind"),
-                 "metadata": {"name": run["metadata"]["name"], "namespace": namespace}, "spec": run.get("spec")}
+    async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool:
+        """Whether `probe`'s namespace is being terminated, asked as the engine may ask it (it may not read
+        Namespaces): a dry-run create of `probe`, which NamespaceLifecycle refuses there (403, cause
+        NamespaceTerminating) before its name is found taken. Asked once every NAMESPACE_PROBE_SECONDS a namespace,
+        not a run (thousands of runs, or held categories, wait in one namespace while a fleet starts or a queue holds
+        them); the answer holds for every asker meanwhile."""
+        namespace, now = probe["metadata"].get("namespace") or "default", self.clock.monotonic()
+        asked = self._probed.get(namespace)
+        if asked is None or now - asked[0] >= NAMESPACE_PROBE_SECONDS:
+            asked = (now, await self._refused_there(kind, probe, namespace))
+            self._probed[namespace] = asked
+        return asked[1]
+
+    async def _refused_there(self, kind: ResourceKind, obj: Obj, namespace: str) -> bool:
+        """Whether `namespace` refuses new objects because it is being terminated: a dry-run create of `obj`."""
+        probe = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+                 "metadata": {"name": obj["metadata"]["name"], "namespace": namespace}, "spec": obj.get("spec")}
         try:
-            await self.kube.create(WORKLOADRUN, probe, dry_run=True)
+            await self.kube.create(kind, probe, dry_run=True)
         except NamespaceTerminating:
             return True
         except StoreError:  # AlreadyExists: the namespace admits new objects; anything else is not this question's

@@ -282,3 +282,37 @@ def test_a_workload_refused_by_its_namespace_fails_the_run_with_its_reason(tmp_p
     status = asyncio.run(run())["status"]
     assert status["phase"] == "Failed" and status["reason"] == NAMESPACE_TERMINATING, status
     assert f"namespace {TEAM} because it is being terminated" in status["message"], status
+
+
+def test_a_workflow_that_passed_as_its_namespace_closed_counts_only_measured_nodes_passed(tmp_path: Path) -> None:
+    """Every pod made before the namespace began terminating: the run goes on and passes, and only the Workflow's
+    result ConfigMaps are refused. It ends Succeeded saying so, with no ConfigMap refs; the report, the node states and
+    the history archive count its nodes passed from their measurements alone (no measurement is never a pass), not
+    from the ConfigMaps it could not write."""
+    from nvcre_tui.engine.api.bodies import group_nodes
+    from nvcre_tui.engine.history.record import build_record
+    from nvcre_tui.engine.report import nodestates
+    from nvcre_tui.engine.report.readmodel import CertificationView
+
+    found, _, _, _ = asyncio.run(_run(tmp_path, pods=5))
+    [workflow], [job] = found["workflows"], found["jobs"]
+    assert cond.phase(workflow) == "Succeeded", workflow["status"]
+    done = next(c for c in workflow["status"]["conditions"] if c["type"] == "Succeeded")
+    assert done["message"].endswith(f"; its result ConfigMaps were not written: namespace {TEAM} is being terminated"), done
+    assert "succeededNodesRef" not in workflow["status"] and "failedNodesRef" not in workflow["status"], workflow["status"]
+    [record] = workflow["status"]["orchestration"]["iterationHistory"]
+    [group] = record["groups"]
+    assert group["phase"] == "Succeeded" and group["measurements"]["busBandwidthGBps"] >= 300, group  # what passes them
+    members = group_nodes(job)
+    assert len(members) == 4, members
+    report = build_report(found["cert"], [workflow], [job])
+    assert report["result"] == "PASSED" and report["failedNodes"] == [], report
+    [category] = report["categories"]
+    assert [row["busBW"] for row in category["groupBandwidth"]] == [group["measurements"]["busBandwidthGBps"]], category
+    view = CertificationView.of(found["cert"], [workflow], [job])
+    states = nodestates.compute(view.categories, [{"metadata": {"name": name}} for name in members])
+    assert {name: state for name, (state, _) in states.items()} == dict.fromkeys(members, "passed"), states
+    archived = build_record(found["cert"], [workflow], {workflow["metadata"]["name"]: [job]}, [{"metadata": {"name": n}} for n in members])
+    assert sorted(r.node for r in archived.results) == sorted(members), archived.results
+    for result in archived.results:
+        assert result.state == "passed" and result.bus_bw == group["measurements"]["busBandwidthGBps"], result

@@ -147,13 +147,15 @@ def simulator_report(case: str) -> Obj:
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
                           server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
-                          mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None) -> tuple[Obj, dict[str, Any]]:
+                          mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None,
+                          clock: ManualClock | None = None) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
-    is ever made); `jobset=False`: the Trainer's CRDs without JobSet's."""
+    is ever made); `jobset=False`: the Trainer's CRDs without JobSet's; `clock`: the one the engine and the server
+    share (a fault may look at it), else a new one at SIM_START."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
-    clock = ManualClock(SIM_START)
+    clock = clock or ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
         if minor is not None:
             server.version_info.update(minor=minor, gitVersion=f"v1.{minor}.0-nvcre-emulator")

@@ -5,14 +5,15 @@ blamed on their node alone, from pod and Node status (the output names nobody: i
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
 from nvcre_tui.engine.session import SIM_START
 from tests.kubeapi import kubelet as kubelet_module
@@ -259,6 +260,43 @@ def test_a_workload_never_created_for_a_transient_error_fails_its_job_at_timeout
     [run] = objects["WorkloadRun"]
     assert (run["status"]["phase"], run["status"]["reason"]) == ("Failed", "Stopped")
     assert not job["status"].get("failedNodes") and unreachable.hits > 10
+
+
+@dataclass
+class TimedFault(Fault):
+    """A fault that matches only while `clock` reads before `until` (or from `since` on)."""
+
+    clock: ManualClock = field(default_factory=lambda: ManualClock(SIM_START))
+    since: float = 0.0  # seconds after SIM_START
+    until: float = float("inf")
+
+    def matches(self, method: str, path: str, query: str, user_agent: str) -> bool:
+        now = (self.clock.now() - SIM_START).total_seconds()
+        return self.since <= now < self.until and super().matches(method, path, query, user_agent)
+
+
+def test_a_workload_refused_invalid_at_its_last_try_fails_its_job_naming_the_answer(tmp_path: Path) -> None:
+    """Every TrainJob create answered 500 until the run's timeoutPerJob; its Job then tries once more (job.py's
+    _still_not_created), and the server answers that try 422 (a webhook that validates now, a CRD changed meanwhile):
+    the run fails WorkloadNotCreated naming the answer, and its Job fails with it, no node blamed, its nodes freed."""
+    clock = ManualClock(SIM_START)
+    invalid = ('TrainJob.trainer.kubeflow.org "x" is invalid: spec.trainer.numNodes: Invalid value: 4: must be at most 2')
+    bound = 3600.0  # the case's timeoutPerJob: the Job's last try comes once its run waited this long
+    faults = (TimedFault(method="POST", path=r"/trainjobs$", status=500, reason="InternalError", message=WEBHOOK_UNREACHABLE,
+                         clock=clock, until=bound),
+              TimedFault(method="POST", path=r"/trainjobs$", status=422, reason="Invalid", message=invalid, clock=clock, since=bound))
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=faults, clock=clock))
+    job = _job(objects)
+    [run] = objects["WorkloadRun"]
+    assert faults[1].hits == 1, faults[1].hits  # the last try alone met it
+    assert (run["status"]["phase"], run["status"]["reason"]) == ("Failed", "WorkloadNotCreated"), run["status"]
+    assert invalid in run["status"]["message"], run["status"]
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert (report["result"], failed["reason"], report["failedNodes"]) == ("FAILED", "WorkloadNotCreated", []), failed
+    assert invalid in failed["message"] and failed["message"].endswith("; no node blamed"), failed["message"]
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert bound <= waited < bound + 100, waited
+    assert objects["trainjobs"] == [] and not job["status"].get("failedNodes")
 
 
 def _suspend(obj: dict) -> None:

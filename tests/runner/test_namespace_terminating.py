@@ -36,10 +36,11 @@ TEAM = "team"
 HOLDER = "holder"  # the same certification in namespace default, on the same nodes (`held`)
 
 
-async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None, pods: int = 4, held: bool = False
-               ) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
+async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cert: None, pods: int = 4, held: bool = False,
+               at_job: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]], float, list[Any]]:
     """Certify CASE in namespace TEAM and delete TEAM once `pods` of its pods are made; `held`: once its category
-    waits for the same certification in namespace default (HOLDER), made first and left running."""
+    waits for the same certification in namespace default (HOLDER), made first and left running; `at_job`: as the
+    server admits its first Job, before that Job's run is made."""
     clock = ManualClock(SIM_START)
     scenario = load_scenario(CASES / CASE / "scenario.yaml")
     async with installed(folder, clock=clock) as (server, kubeconfig):  # no garbage collector, no namespace controller
@@ -63,12 +64,18 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
             name = cert["metadata"]["name"]
             if not held:
                 await admin.create(CERTIFICATION, cert)
+            deleted: list[float] = []
+            if at_job:
+                def terminate(job: dict[str, Any]) -> None:
+                    if not deleted:
+                        server.registry.delete(server.registry.find("", "v1", "namespaces"), None, TEAM, {})
+                        deleted.append((clock.now() - SIM_START).total_seconds())
+                server.registry.mutators[("nvcre.nvidia.com", "jobs")] = terminate
             cache = engine_cache(engine_store)
             writer = WriteThroughStore(engine_store, cache)
             runner = KubernetesRunner(writer, clock, engine_store)
             engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario)), cache=cache)
             runner.connect(engine.queue.add, cache)
-            deleted: list[float] = []
 
             async def due() -> bool:
                 if held:  # its only category waits for HOLDER's Workflow on the same nodes
@@ -217,6 +224,21 @@ def test_a_category_held_by_another_certification_ends_when_its_namespace_is_ter
     assert not [r for r in engine if r.resource == "namespaces"]
     probes = [r for r in engine if r.verb == "create" and r.query.get("dryRun") == "All"]
     assert 1 <= len(probes) <= (ended - deleted_at) // NAMESPACE_PROBE_SECONDS + 2, probes
+
+
+def test_a_job_whose_run_its_namespace_refuses_ends_naming_the_namespace(tmp_path: Path) -> None:
+    """The namespace began terminating between the Job's creation and its run's: the run is refused (403
+    NamespaceTerminating), which the engine took for its own error and failed the Job ReconcileError, and the
+    Certification WorkflowFailed. The Job ends with the namespace's reason, no node blamed, and so does the rest."""
+    found, _, deleted_at, _ = asyncio.run(_run(tmp_path, at_job=True))
+    _ended_naming_the_namespace(found, deleted_at)
+    [workflow], [job] = found["workflows"], found["jobs"]
+    assert found["runs"] == [], found["runs"]  # never made
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["status"] == "True" and failed["reason"] == NAMESPACE_TERMINATING, failed
+    assert f"namespace {TEAM} is being terminated" in failed["message"] and "no node blamed" in failed["message"], failed
+    ended = next(c for c in workflow["status"]["conditions"] if c["type"] == "Failed")
+    assert ended["reason"] == NAMESPACE_TERMINATING, ended
 
 
 def test_a_namespace_is_asked_once_an_interval_whatever_its_waiting_runs(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
-                                             NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
+                                             NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import format_time, parse_time
@@ -48,7 +48,7 @@ from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
 from nvcre_tui.engine.judging.untested import SERVICE_UNAVAILABLE
-from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.errors import NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import JOB, WORKLOADRUN
 from nvcre_tui.engine.units import format_duration, listed, parse_duration
@@ -106,7 +106,14 @@ async def _create_run(ctx: Context, job: Obj) -> None:
     name = run_name(job["metadata"]["name"])
     labels = dict(labels_of(job))
     run = {"apiVersion": job["apiVersion"], "kind": "WorkloadRun", "metadata": {"name": name, "labels": labels}, "spec": spec}
-    await ctx.create_child(WORKLOADRUN, job, run)
+    try:
+        await ctx.create_child(WORKLOADRUN, job, run)
+    except NamespaceTerminating:  # never admitted again: the Job ends with its namespace's reason (not ReconcileError)
+        message = (f"namespace {job['metadata'].get('namespace')} is being terminated: it admits no new object, so WorkloadRun "
+                   f"{name} was not created; no node blamed")
+        conditions = cond.with_phase(conditions_of(job), FAILED, NAMESPACE_TERMINATING, message, ctx.now())
+        await ctx.transition(JOB, job, {"conditions": conditions, "completionTime": ctx.now()}, [("Warning", NAMESPACE_TERMINATING, message)])
+        return
     await _mark_created(ctx, job, name)
 
 

@@ -66,9 +66,12 @@ async def _run(folder: Path, edit: Callable[[dict[str, Any]], None] = lambda cer
                 await admin.create(CERTIFICATION, cert)
             deleted: list[float] = []
             if at_job:
+                namespaces = server.registry.find("", "v1", "namespaces")
+                assert namespaces is not None
+
                 def terminate(job: dict[str, Any]) -> None:
                     if not deleted:
-                        server.registry.delete(server.registry.find("", "v1", "namespaces"), None, TEAM, {})
+                        server.registry.delete(namespaces, None, TEAM, {})
                         deleted.append((clock.now() - SIM_START).total_seconds())
                 server.registry.mutators[("nvcre.nvidia.com", "jobs")] = terminate
             cache = engine_cache(engine_store)

@@ -52,7 +52,7 @@ from nvcre_tui.engine.report.nodestates import diagnosis_open
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
-from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NotFound, StoreError
+from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
 
@@ -299,6 +299,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if isinstance(error, NotFound) and not simulated and not await _namespace_exists(session, namespace):
             raise InputError(f"namespace {namespace} not found on {where_of(session)} (nothing was created: kubectl create namespace "
                              f"{namespace}, or another -n)") from None
+        if isinstance(error, NamespaceTerminating):  # never admitted again: the server's 403 said neither what was made nor what to do
+            raise InputError(f"namespace {namespace} on {where_of(session)} is being deleted (Terminating) and admits no new object "
+                             f"(certification {name} was not created: wait until it is gone and create it again, or another -n)") from None
         # the server refused the certification itself: its file is named; a store that failed (locked, a damaged row) is not its
         raise InputError(f"{_source(args)}: {error}" if isinstance(error, Invalid) else str(error)) from None
     if pull_secret is not None and login is not None:

@@ -81,6 +81,31 @@ def test_a_run_into_a_namespace_that_does_not_exist_says_so_in_one_line(tmp_path
         assert code == 2 and capsys.readouterr().err.strip() == "certification 'alone' not found in namespace nope of cluster emulator"
 
 
+def test_a_run_into_a_namespace_being_terminated_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A namespace deleted (Terminating: an API server without a namespace controller never empties it) and run into
+    again: it said the server's `certifications.nvcre.nvidia.com "..." is forbidden: unable to create new content ...;
+    metadata.namespace: ...`, which names neither that nothing was made nor what to do."""
+    from nvcre_tui.engine.store.protocol import NAMESPACE
+
+    async def terminating() -> None:
+        store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        try:
+            await store.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+            await store.delete(NAMESPACE, "team")
+        finally:
+            await store.close()
+
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        asyncio.run(terminating())
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                     "--name", "again", "-n", "team", "--wait", "--history", str(tmp_path / "h.db")])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err.strip().splitlines()[-1] == ("namespace team on cluster emulator is being deleted (Terminating) and admits no new "
+                                                "object (certification again was not created: wait until it is gone and create it again, or another -n)")
+
+
 def test_the_users_writes_and_the_engines_are_told_apart_by_their_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An audit log credited the user's own writes (the certification created, then deleted by --cleanup) to the
     engine, whose role may make neither (a walkthrough found it): the command's requests say `nvcre`, the engine's

@@ -154,3 +154,23 @@ def test_a_certification_the_engine_ended_before_its_summary_was_final_is_failed
     cert = {"metadata": {"name": "c1", "namespace": "default"}, "spec": {"categories": []},
             "status": {"conditions": conditions, "summary": {"result": "RUNNING"}}}
     assert build_report(cert, [], [])["result"] == "FAILED"
+
+
+def test_a_category_that_made_no_workflow_is_not_said_to_have_no_thresholds() -> None:
+    """A category that never started (its namespace being terminated, its target matching no node) has no Workflow,
+    whose thresholds the report read: it said "Thresholds: none: measurements are recorded, not judged" of a category
+    whose spec sets them. It shows its spec's."""
+    from nvcre_tui.engine.report.model import NO_THRESHOLDS, build_report
+
+    cert = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "c", "namespace": "team"},
+            "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                     "options": {"thresholds": {"busBandwidthGBps": "value >= 300"}}}]},
+            "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "NamespaceTerminating", "message": "m"}],
+                       "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Failed",
+                                             "reason": "NamespaceTerminating", "message": "namespace team is being terminated"}],
+                       "summary": {"result": "FAILED"}}}
+    report = build_report(cert, [], [])
+    assert report["categories"][0]["thresholds"] == {"busBandwidthGBps": "value >= 300"}, report["categories"]  # its spec's
+    for rendered in (render_text(report), render_html(report)):
+        assert NO_THRESHOLDS not in rendered and "namespace team is being terminated" in rendered
+        assert "value &gt;= 300" in rendered or "busBandwidthGBps: value >= 300" in rendered, rendered

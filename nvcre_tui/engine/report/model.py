@@ -362,11 +362,25 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
     return report_of(CertificationView.of(cert, workflows, jobs))
 
 
+def _spec_thresholds(cert: Obj) -> list[Obj]:
+    """Each spec category's thresholds ({} for none), in spec order; what cannot be read, none."""
+    spec = cert.get("spec")
+    written = spec.get("categories") if isinstance(spec, dict) else None
+    rows = []
+    for category in written if isinstance(written, list) else []:
+        options = category.get("options") if isinstance(category, dict) else None
+        thresholds = options.get("thresholds") if isinstance(options, dict) else None
+        rows.append({str(k): str(v) for k, v in thresholds.items()} if isinstance(thresholds, dict) else {})
+    return rows
+
+
 def report_of(view: CertificationView) -> Obj:
     """The whole report of one Certification from the read model."""
     cert = view.cert
     status = certification_status(cert)
     categories = [category_report(category) for category in view.categories]
+    for row, written in zip(categories, _spec_thresholds(cert), strict=False):
+        row.setdefault("thresholds", written)  # no Workflow (yet, or ever): its spec's, where "none" denied them
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}
     for category, title in zip(categories, category_titles(categories), strict=True):

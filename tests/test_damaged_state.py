@@ -332,3 +332,24 @@ def test_run_on_a_store_whose_node_row_is_damaged_names_it_without_a_class_name(
     assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--name", "again", "--state", str(state)]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"nvcre: Node gpu-node-01: damaged row in {state}: "), line
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_certification_whose_row_is_damaged_is_one_line_and_the_others_still_report(output: str, finished_state: Path, tmp_path: Path,
+                                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`report burn-in-2 burn-in`, burn-in's own row not JSON: the store's error stopped the command before anything
+    printed (burn-in-2's report lost to the other name), as a name not found used to. Now burn-in-2 is reported and
+    burn-in is one line (not two: the damaged row's own line is not said again), exit 2."""
+    target = tmp_path / "state.db"
+    shutil.copy(finished_state, target)
+    with contextlib.closing(sqlite3.connect(target)) as db, db:
+        assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'burn-in'").rowcount == 1
+    code = main(["certification", "report", "burn-in-2", "burn-in", "-o", output, "--state", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err
+    if output == "json":
+        assert [report["name"] for report in json.loads(out)] == ["burn-in-2"]
+    else:
+        assert out.count("Certification Report") == 1 and "Name:           burn-in-2" in out
+    assert err.splitlines() == [f"certification 'burn-in': Certification default/burn-in: damaged row in {target}: body is not JSON "
+                                "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"]

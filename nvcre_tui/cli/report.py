@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -33,7 +33,7 @@ from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
-from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.errors import NotFound, StoreError, describe
 from nvcre_tui.paths import NoHomeFolder, typed_path
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
 
@@ -151,20 +151,23 @@ async def close_session(session: Session, told: int) -> None:
         tell_notices(session, told)
 
 
-def damaged_rows(session: Any) -> list[str]:
+def damaged_rows(session: Any, said: Collection[str] = ()) -> list[str]:
     """`PATH: Job default/x: body is not JSON (...)` for each row of the simulator's store that is no object, which
-    what was read left out ([] on a cluster)."""
+    what was read left out ([] on a cluster); but those of the objects in `said` (`Certification default/x`), whose
+    line was already given."""
     from nvcre_tui.engine.store.sqlite import SqliteStore
 
     database = getattr(session, "database", None)
     if not isinstance(database, SqliteStore):
         return []
-    return [printable(f"{database.path}: {row}", newlines=False) for row in database.damaged_rows]
+    return [printable(f"{database.path}: {row}", newlines=False) for row in database.damaged_rows
+            if not any(row.startswith(f"{about}: ") for about in said)]
 
 
-def refuse_damaged_rows(session: Any) -> None:
-    """Rows of the store that are not objects were left out of what was read: one line, exit 2."""
-    rows = damaged_rows(session)
+def refuse_damaged_rows(session: Any, said: Collection[str] = ()) -> None:
+    """Rows of the store that are not objects were left out of what was read: one line, exit 2 (the objects in `said`
+    were named already: not again)."""
+    rows = damaged_rows(session, said)
     if rows:
         more = f" ({len(rows) - 1} more damaged rows left out)" if len(rows) > 1 else ""
         raise InputError(f"{rows[0]}; left out of what was read{more}")
@@ -190,13 +193,15 @@ async def _report(args: argparse.Namespace) -> int:
 
 
 async def _report_in(session: Session, args: argparse.Namespace) -> int:
-    """Every report is built before any is printed. A name not found (or a damaged Certification) is one line on
-    stderr after the reports of the others, as a damaged row is, and exit 2: `report a nosuch` printed nothing, its
+    """Every report is built before any is printed. A name not found (or a damaged Certification, or one the store
+    could not give: its row damaged, the read refused) is one line on stderr after the reports of the others, as a
+    damaged row is, and exit 2: `report a nosuch` printed nothing, its
     line read as for `report nosuch` alone, and a's report was lost to a typo in another name. Several names give an
     array (JSON, the results file) of those reported, in the order given; none found prints nothing."""
     namespace = namespace_of(args, session)
     reports = []
     problems: list[str] = []  # one line per name not reported
+    said: list[str] = []  # the Certifications whose read failed, named in `problems`: a damaged row's line would say them again
     for name in args.names:
         try:  # report only reads: the simulator's store is opened read-only
             reports.append(await certification_report(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
@@ -205,10 +210,11 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
                                       f"{archived_elsewhere(session, name, namespace)}", newlines=False))
         except InputError as error:  # a damaged Certification
             problems += error.messages
-        except StoreError as error:
-            raise InputError(f"certification {name!r}: {error}") from None
+        except StoreError as error:  # its row damaged, a read refused (RBAC) or not answered: the others still report
+            problems.append(printable(f"certification {name!r}: {error}", newlines=False))
+            said.append(describe(CERTIFICATION.kind, name, namespace))
     try:
-        refuse_damaged_rows(session)
+        refuse_damaged_rows(session, said)
     except InputError as error:
         problems = error.messages + problems  # after the report: the objects that do validate are still reported
     if not reports:

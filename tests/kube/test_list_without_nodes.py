@@ -68,3 +68,23 @@ async def test_a_cache_does_without_an_optional_kind_it_may_not_list_and_only_th
         await cache.stop()
     with pytest.raises(Forbidden):  # a kind not optional still fails the start: the caller says it in one line
         await WatchCache(store, (NODE, CERTIFICATION)).start()
+
+
+def test_a_certification_the_server_refuses_is_one_line_and_the_others_are_reported(tmp_path: Path,
+                                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`report soak burn-in` where the API server refuses the read of soak alone (RBAC by resourceNames): the store's
+    error stopped the whole command before burn-in's report printed. Now burn-in is reported and soak is one line,
+    exit 2."""
+    from tests.kubeapi.faults import Fault
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_create(kubeconfig))
+        server.faults.add(Fault(method="GET", path=r"/certifications/soak$", status=403,
+                                message='certifications.nvcre.nvidia.com "soak" is forbidden: injected'))
+        cluster = ["--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
+        assert main(["certification", "report", "soak", "burn-in", *cluster, "-o", "json"]) == 2
+        out, err = capsys.readouterr()
+        assert [report["name"] for report in json.loads(out)] == ["burn-in"]
+        refused = [line for line in err.splitlines() if "soak" in line]
+        assert len(refused) == 1 and refused[0].startswith("certification 'soak': ") and "forbidden" in refused[0], err
+        assert "Traceback" not in err

@@ -42,6 +42,24 @@ def test_the_simulators_finished_certification_is_listed_with_its_result(tmp_pat
     assert (row["result"], row["namespace"], row["failedNodes"]) == ("PASSED", "default", 0) and row["completionTime"]
 
 
+def test_a_certification_that_only_waits_lists_as_waiting_as_the_console_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A certification queued behind another on its nodes: its summary says RUNNING, and the list said RUNNING where the
+    dashboard and the wall say WAITING. The table says WAITING; the JSON keeps `result` (the Certification's own, read by
+    scripts and by report's exit code) and says `phase` WAITING and `waiting` why."""
+    state = ["--sim", "--state", str(tmp_path / "sim.db")]
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    assert main(["certification", "run", *state, "--cert-file", burn_in]) == 0
+    assert main(["certification", "run", *state, "--cert-file", burn_in, "--name", "second"]) == 0
+    capsys.readouterr()
+    assert main(["certification", "list", *state]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[1:]] == [["burn-in", "RUNNING"], ["second", "WAITING"]]
+    assert main(["certification", "list", *state, "-o", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["result"], r["phase"], r["waiting"]) for r in rows] == [
+        ("burn-in", "RUNNING", "RUNNING", None), ("second", "RUNNING", "WAITING", "for certification burn-in")]
+
+
 def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A Certification whose stored row is no JSON is named on stderr (exit 2), never left out silently; the others list."""
     state = ["--sim", "--state", str(tmp_path / "sim.db")]

@@ -17,6 +17,8 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import damaged_rows
 from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
+from nvcre_tui.engine.api.damage import damaged_object
+from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING, NodeState
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
@@ -27,6 +29,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
+WAITING = NodeState.WAITING.value.upper()  # the phase of a RUNNING certification none of whose categories has started, as the console says it
 COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
 
 
@@ -75,7 +78,7 @@ async def _list(args: argparse.Namespace) -> int:
         elif rows:
             columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
             print_table(columns, [([r["namespace"]] if namespace is None else []) + [
-                r["name"], r["result"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
+                r["name"], r["phase"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
                 _duration(r["waitedSeconds"]), r["age"]] for r in rows])
         elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
@@ -93,7 +96,9 @@ async def _list(args: argparse.Namespace) -> int:
 def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj:
     """One certification as listed: its summary (written by the engine; "-" before its first status), its runtime (while
     one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: until now while it runs;
-    unknown without its Workflows), and age."""
+    unknown without its Workflows), and age. Its phase is its result but WAITING while none of its categories has
+    started (its summary says RUNNING then, and `waiting` why: "for certification first"), as the dashboard and the
+    wall say it: the list read RUNNING where they said WAITING."""
     metadata, status = _mapping(cert.get("metadata")), _mapping(cert.get("status"))
     summary = _mapping(status.get("summary"))
     created = str(metadata.get("creationTimestamp") or "")
@@ -103,13 +108,29 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         age = "-"
     # So far for one still running (now: the session's clock), as the dashboard counts it
     timing = waited_and_ran(status.get("startTime"), status.get("completionTime") or format_time(now), workflows) if workflows is not None else None
+    result = str(summary.get("result") or "PENDING")
+    waiting = _waiting(cert, workflows) if result == RESULT_RUNNING else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),
-        "result": str(summary.get("result") or "PENDING"), "passedCategories": str(summary.get("passedCategories") or "-"),
+        # result: the Certification's own (its status, `kubectl get`, report's exit code); phase: as the console shows it
+        "result": result, "phase": WAITING if waiting is not None else result, "waiting": waiting,
+        "passedCategories": str(summary.get("passedCategories") or "-"),
         "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _count(summary.get("excludedNodes")),
         "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
+
+
+def _waiting(cert: Obj, workflows: Sequence[Obj] | None) -> str | None:
+    """Why a RUNNING certification none of whose categories has started waits (views.waiting_to_start), else None; a
+    damaged one (still listed) is not read further. Without its Workflows (a user who may not read them) its
+    categories' statuses say it alone."""
+    from nvcre_tui.engine.views import Snapshot, waiting_to_start
+
+    if damaged_object(CERTIFICATION.kind, cert) is not None:
+        return None
+    snapshot = Snapshot(certifications=[cert], workflows=list(workflows or []))
+    return waiting_to_start(snapshot, str(cert["metadata"]["name"]))
 
 
 def _creation(cert: Obj) -> tuple[str, int, str, str]:

@@ -74,11 +74,21 @@ def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
     return {node_name(n): baseline_of(n) for n in load_nodes(args.nodes)}
 
 
-def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str]) -> str:
-    """Each series as a sparkline and its last value as the report prints it (HistoryQuery.trend_last_shown)."""
+def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str], most: int | None = None) -> str:
+    """Each series as a sparkline and its last value as the report prints it (HistoryQuery.trend_last_shown); the first
+    `most` of them and `+N more` when given (a table's cell: `history node NAME` says every one)."""
     from nvcre_tui.engine.history.sparkline import sparkline
 
-    return "; ".join(f"{category.split('/')[-1]} {sparkline(values, 12)} {last_shown[category]}" for category, values in trend.items()) or "-"
+    series = [f"{category.split('/')[-1]} {sparkline(values, 12)} {last_shown[category]}" for category, values in trend.items()]
+    if most is not None and len(series) > most:
+        series = [*series[:most], f"+{len(series) - most} more"]
+    return "; ".join(series) or "-"
+
+
+# LAST's widest: a node's verdicts in many categories are cut to `faulty in nccl-all-reduce, +4 more`
+# (`history node NAME` says every category; the JSON's lastVerdicts too).
+LAST_WIDTH = 50  # whole: `faulty in nccl-all-reduce, failed in nccl-loopback`
+TREND_SERIES = 2  # BUS BW TREND's series, likewise: a node in five nccl categories had a cell of five sparklines
 
 
 def nodes_command(args: argparse.Namespace) -> int:
@@ -90,10 +100,14 @@ def nodes_command(args: argparse.Namespace) -> int:
         print(to_json([{**{k: v for k, v in n.items() if k not in ("staleness", "trendLastShown")}, "staleness": n["staleness"].to_json()}
                        for n in summaries]))
         return 0
+    from nvcre_tui.engine.history.queries import verdicts_said_within
+
     window = f"LAST {args.last}" if args.last else "ALL"
     print_table(("NODE", f"CERTS ({window})", "FAILURES", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
-                [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"], n["lastResultSaid"], n["lastReason"] or "-",
-                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"])) for n in summaries])
+                [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"],
+                  verdicts_said_within(n["lastVerdicts"], n["lastResultSaid"], LAST_WIDTH), n["lastReason"] or "-",
+                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"], TREND_SERIES))
+                 for n in summaries])
     return 0
 
 

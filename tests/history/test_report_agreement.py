@@ -248,3 +248,31 @@ def test_verdicts_that_differ_by_category_are_said_worst_first_with_their_catego
     assert entry["verdicts"] == summary["lastVerdicts"]
     assert [(c["category"], c["state"], c["verdict"]) for c in entry["categories"]] == [
         ("communication/nccl-all-reduce", "failed", "faulty"), ("communication/nccl-loopback", "failed", None)]
+
+
+def test_many_verdicts_and_series_are_cut_in_the_nodes_table_and_said_whole_elsewhere(tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """gpu-node-06 convicted faulty by the all-reduce's diagnosis, failing both loopbacks' thresholds (and suspect in
+    two more categories): `history nodes`' LAST was as wide as every deciding category's verdict and BUS BW TREND as five
+    sparklines, so the table could fit no terminal. LAST is cut at 50 characters, worst first, then `+N more`; the trend at two series; `history
+    node` and the JSON still say them all."""
+    cert = yaml.safe_load((CASES / "diagnose-slow-gpu" / "cert.yaml").read_text())
+    for variant in ("nccl-loopback", "nccl-loopback-nvswitch", "nccl-all-gather", "nccl-alltoall"):
+        cert["spec"]["categories"].append({"domain": "communication", "variant": variant,
+                                           "options": {"thresholds": {"busBandwidthGBps": "value >= 3000"}}})
+    history = run(tmp_path, write(tmp_path, "cert.yaml", cert), CASES / "diagnose-slow-gpu" / "scenario.yaml")
+    capsys.readouterr()
+    assert main(["history", "nodes", "--history", str(history)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("gpu-node-06"))
+    assert "  faulty in nccl-all-reduce, +2 more  ThresholdViolation  " in row, row
+    assert row.endswith("; +3 more") and row.count(" GB/s") == 0 and row.count(";") == 2, row
+    assert max(len(line) for line in lines) < 200, lines
+    summary = {n["node"]: n for n in history_json(capsys, "nodes", "--history", str(history))}["gpu-node-06"]
+    assert summary["lastResultSaid"] == "faulty in nccl-all-reduce, failed in nccl-loopback and nccl-loopback-nvswitch"
+    assert len(summary["lastVerdicts"]) == 3 and len(summary["trend"]) == 5
+    assert main(["history", "node", "gpu-node-06", "--history", str(history)]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[3] for line in out.splitlines() if line.startswith("diagnose-slow-gpu")] == [
+        "suspect", "faulty", "suspect", "failed", "failed"]
+    assert out.count("+") == 0 and "nccl-alltoall ▄" in out  # every series in its trend line

@@ -188,6 +188,26 @@ def result_said(entry: Obj) -> str:
     return ", ".join(f"{verdict} in {' and '.join(categories)}" for verdict, categories in by_verdict.items())
 
 
+def verdicts_said_within(verdicts: list[Obj], said: str, width: int) -> str:
+    """`said` (result_said of the entry whose verdicts_of are `verdicts`: a summary's lastResultSaid and lastVerdicts) cut
+    to about `width` characters for a table's cell (`history nodes`' LAST): the categories that decided the result, worst
+    first, as many whole as fit, then `+N more` for the rest (`history node NAME` and the JSON say them all). A node with
+    many verdicts across categories made the column as wide as all of them."""
+    items = [(str(item["verdict"]), str(item["category"]).split("/", 1)[-1]) for item in verdicts]
+    if len(said) <= width or len(items) < 2:
+        return said
+    shown = said
+    for keep in range(len(items) - 1, 0, -1):
+        by_verdict: dict[str, list[str]] = {}
+        for verdict, category in items[:keep]:
+            by_verdict.setdefault(verdict, []).append(category)
+        shown = ", ".join(f"{verdict} in {' and '.join(categories)}" for verdict, categories in by_verdict.items())
+        shown += f", +{len(items) - keep} more"
+        if len(shown) <= width:
+            break
+    return shown  # the worst is always said, whatever its length
+
+
 def reason_said(category: Obj) -> str:
     """A category result's reason; an inconclusive node's has none of its own (its group failed, another member was
     blamed): its message, which says so."""

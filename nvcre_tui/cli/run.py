@@ -29,7 +29,7 @@ from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.numbers import integer
 from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_results_file, close_session, namespace_of,
                                   refuse_damaged_rows, write_results)
-from nvcre_tui.cli.session import add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
+from nvcre_tui.cli.session import Told, add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_name_of_run, labels_of, orchestration_of
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
@@ -185,11 +185,11 @@ async def _run(args: argparse.Namespace) -> int:
     if args.setup:
         await _set_up(args)
     session = await open_session(args, catalog, live=False, want_engine=True)
-    told = tell_notices(session)
+    told = Told(tell_notices(session))
     try:
-        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login)
+        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told)
     finally:
-        await close_session(session, told)
+        await close_session(session, told.count)
 
 
 async def _set_up(args: argparse.Namespace) -> None:
@@ -256,7 +256,7 @@ def _gpu_product(nodes: list[Any]) -> str | None:
 
 
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
-                  login: registry.Login | None = None) -> int:
+                  login: registry.Login | None = None, told: Told | None = None) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
@@ -329,7 +329,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     # cancellation asyncio makes of it) stops at once, the cleanup included.
     with stop_on_interrupt() as stop:
         try:
-            return await _follow_to_report(session, args, name, namespace, limit, console, again, stop)
+            return await _follow_to_report(session, args, name, namespace, limit, console, again, stop, told or Told())
         finally:
             if args.cleanup and not stop.forced:
                 await _cleanup(session, name, namespace, uid, console)
@@ -349,7 +349,7 @@ def _was_its_engine(session: Session) -> bool:
 
 
 async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
-                            console: Console, again: str, stop: StopRequest) -> int:
+                            console: Console, again: str, stop: StopRequest, told: Told) -> int:
     """Follow the certification to its end (or `limit`, or ctrl-c), print its report; the exit code."""
     from nvcre_tui.engine.session import SimSession
 
@@ -358,9 +358,9 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
         goes_on = f"the certification stays, but {NO_ENGINE_AFTER}"
     started, started_real = session.clock.now(), time.monotonic()  # a viewer's clock stands still: real time then
     if isinstance(session, SimSession):
-        finished = await _follow_simulated(session, name, namespace, limit, console, stop)
+        finished = await _follow_simulated(session, name, namespace, limit, console, stop, told)
     else:  # a cluster: this process's engine while it holds the Lease, else another's (taken over once it is gone)
-        finished = await _watch(session, name, namespace, limit, console, stop)
+        finished = await _watch(session, name, namespace, limit, console, stop, told)
     if stop.requested:
         where = f"the simulator state is saved in {escape(printable(str(session.path), newlines=False))}" if isinstance(session, SimSession) and session.path else \
             f"it stays on {escape(printable(session.title, newlines=False))}"
@@ -537,8 +537,10 @@ def _cut(text: str, most: int = STILL_RUNNING_CHARS) -> str:
     return text if len(text) <= most else f"{text[:most - 3]}..."
 
 
-def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest) -> Any:
-    """A check that prints each category's status change and says whether the certification finished."""
+def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest, told_notices: Told | None = None) -> Any:
+    """A check that prints each category's status change and says whether the certification finished; and the
+    session's notices as they come (`told_notices`: those told so far), e.g. the engine's runner tick that fails, said
+    once: only `nvcre controller`'s log said it."""
     start = session.clock.now()
     seen: dict[str, str] = {}
     diagnosing: dict[str, str] = {}
@@ -560,6 +562,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         except NotFound:
             raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
                              "console's x or kubectl); it has no report") from None
+        if told_notices is not None and not cond.is_terminal(cert):  # once it ended (its archive), after its report
+            told_notices.count = tell_notices(session, told_notices.count)
         elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())
         # A viewer's time is ours, not the simulated time of the engine it follows (its report's Runtime): said apart
         shown = f"followed {elapsed}" if watching else elapsed
@@ -601,10 +605,10 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
 
 
 async def _follow_simulated(session: SimSession, name: str, namespace: str, limit: float, console: Console,
-                            stop: StopRequest) -> bool:
+                            stop: StopRequest, told: Told | None = None) -> bool:
     """On the simulator: run this process's engine while it holds the Lease; as a viewer, follow the holder's
     progress through the store, and take the Lease over when the holder releases it or dies."""
-    finished = _progress(session, name, namespace, console, stop)
+    finished = _progress(session, name, namespace, console, stop, told)
     console.print("\\[watch] Watching certification progress...")
     deadline = session.clock.now() + timedelta(seconds=limit)
 
@@ -630,11 +634,12 @@ async def _follow_simulated(session: SimSession, name: str, namespace: str, limi
         await asyncio.sleep(VIEWER_POLL_SECONDS)
 
 
-async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest) -> bool:
+async def _watch(session: Session, name: str, namespace: str, limit: float, console: Console, stop: StopRequest,
+                 told: Told | None = None) -> bool:
     """Follow the cache until the certification finishes, `limit` passes or ctrl-c. This process's engine reconciles
     meanwhile, else another engine does; when that one stops renewing the Lease (its process was killed), this process
     takes it over, as on the simulator. A viewer's deadline is real time: its clock moves only with an engine."""
-    finished = _progress(session, name, namespace, console, stop)
+    finished = _progress(session, name, namespace, console, stop, told)
     console.print("\\[watch] Watching certification progress...")
     deadline = time.monotonic() + limit
     next_try = 0.0

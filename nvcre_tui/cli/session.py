@@ -7,6 +7,7 @@ configured ($KUBECONFIG, ~/.kube/config, in a pod) and `--sim` is not; otherwise
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -24,7 +25,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
+__all__ = ["Told", "add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -151,6 +152,14 @@ def archived_elsewhere(session: Session, name: str, namespace: str) -> str:
     more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
     hint = f"--state {sources[0].removeprefix('sim:')}, or " if sources[0].startswith("sim:/") else ""
     return f"; the history archived it from {sources[0]}{more} ({hint}nvcre history certifications)"
+
+
+@dataclass
+class Told:
+    """How many of a session's notices a command told so far: shared by what tells them as they come (`run --wait`
+    while it follows) and by what tells the rest before exiting."""
+
+    count: int = 0
 
 
 def tell_notices(session: Session, told: int = 0) -> int:

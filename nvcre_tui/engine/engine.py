@@ -12,7 +12,8 @@ collector is first (controllers/collect.py).
 
 Errors: a lost race (Conflict, NotFound, AlreadyExists) looks again shortly; a transient API error
 (retryable: 429, 5xx, timeouts, dropped connections) requeues the object with backoff and never fails
-anything; any other error fails that one object with ReconcileError and the engine goes on.
+anything; any other error fails that one object with ReconcileError and the engine goes on. The runner's fleet
+tick has no object to fail: its error is retried with backoff, logged at each retry (`log`) and told once (`tell`).
 
 `run_until_settled` drives a ManualClock (tests, `--wait` on the simulator): work until the queue holds
 nothing due, then jump the clock to the earliest due key. `run` is the live loop.
@@ -102,6 +103,11 @@ class Engine:
         self.store = store if isinstance(store, WriteThroughStore) and store.cache is self.cache else WriteThroughStore(store, self.cache)
         self.clock, self.runner, self.metrics = clock, runner, metrics
         self.log: Callable[[str], None] = log or (lambda message: None)  # one line each (the controller's pod log)
+        # Told once per cause, where `log` is told at each retry: a session's notices (the CLI's stderr while `run --wait`
+        # follows, the console's notifications). A runner tick that failed was said by `nvcre controller` alone.
+        self.tell: Callable[[str], None] = lambda message: None
+        self.runner_failure: str | None = None  # the runner's fleet tick's failure while it lasts (None once a tick succeeds)
+        self._told: set[str] = set()
         self.ctx = Context(store=self.store, clock=clock, catalog=catalog, runner=runner)
         self.world = World(self.cache)
         self.queue = WorkQueue(clock)
@@ -222,8 +228,13 @@ class Engine:
             except Exception as error:  # noqa: BLE001 - no object to fail: said in one line, retried with backoff
                 retry = self.queue.retry(FLEET)
                 first = (" ".join(f"{type(error).__name__}: {error}".split()))[:300]
-                self.log(f"runner tick failed: {first} (retried in {retry:g}s)")
+                self.runner_failure = f"runner tick failed: {first}"
+                self.log(f"{self.runner_failure} (retried in {retry:g}s)")
+                if self.runner_failure not in self._told:  # each retry fails alike: said once, not every few seconds
+                    self._told.add(self.runner_failure)
+                    self.tell(f"{self.runner_failure} (retried with backoff; said once)")
             else:
+                self.runner_failure = None
                 self.queue.forget(FLEET)
                 if delay is not None:
                     self.queue.add_after(FLEET, delay)

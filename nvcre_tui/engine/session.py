@@ -74,7 +74,8 @@ class Session(Protocol):
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
     notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off;
-                               # appended to while the session runs (an archive write that failed): readers keep how many they told
+                               # appended to while the session runs (an archive write that failed, the engine's runner tick that
+                               # fails: Engine.tell): readers keep how many they told
     history: HistoryQuery | None            # the certification archive, read-only (None: no archive)
     archiver: Archiver | None               # what archives finished certifications into it (None: nothing is archived)
     validation_requests: WatchCache | None  # NVSentinel's ValidationRequests (None: that CRD is not served)
@@ -226,6 +227,7 @@ class SimSession:
             session = cls(scenario, clock, store, database, fleet, runner, engine, catalog, cache, logs, path,
                           readonly=readonly, lease=lease, namespace=namespace, resume=ClockRecord(target, wall),
                           behind=0.0 if live else (target - base).total_seconds())
+            session._tell_notices()
             try:
                 if holds:
                     await session.fleet.ensure_nodes()
@@ -262,6 +264,12 @@ class SimSession:
         """A new simulated fleet, runner and log source, and the engine when `engine` (see _players)."""
         self.fleet, self.runner, self.logs, self.engine = _players(self.database, self.cache, self.clock, self.scenario,
                                                                    self.catalog, engine=engine)
+        self._tell_notices()
+
+    def _tell_notices(self) -> None:
+        """What the engine tells once (a runner tick that fails) is one of this session's notices."""
+        if self.engine is not None:
+            self.engine.tell = self.notices.append
 
     def _keep_lease(self) -> None:
         """Renew the Lease (stop reconciling at once if it is lost) and record the clock, in the background."""

@@ -339,6 +339,7 @@ class KubeSession:
         """The engine over this session's store, cache and runner (one way to assemble it on a cluster)."""
         assert self.runner is not None
         self.engine = Engine(self.engine_store, self.clock, self.catalog, self.runner, cache=self.cache, metrics=metrics)
+        self.engine.tell = self.notices.append  # told once (a runner tick that fails): the CLI's stderr, the console's notification
         if isinstance(self.runner, KubernetesRunner):  # pod and Node events wake the runs they concern
             self.runner.connect(self.engine.queue.add, self.cache)
         return self.engine

@@ -158,3 +158,20 @@ def test_nohup_keeps_run_wait_going_through_a_hang_up(tmp_path: Path) -> None:
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_a_reader_that_stops_before_a_bad_input_line_gets_no_traceback(tmp_path: Path) -> None:
+    """`report kept broken -o json | head -3`: kept's report printed, then broken's one line and exit 2. The pipe closed
+    meanwhile, and the interpreter's final flush printed `Exception ignored ... BrokenPipeError` with a traceback."""
+    state, history = tmp_path / "state.db", tmp_path / "history.db"
+    for name in ("kept", "broken"):
+        assert subprocess.run([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--state", str(state),
+                               "--history", str(history)], capture_output=True, timeout=120, cwd=ROOT).returncode == 0
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'broken'").rowcount == 1
+    report = f"{' '.join(NVCRE)} certification report kept broken -o json --state {state} --history {history}"
+    done = subprocess.run(["bash", "-c", f"{report} | (exec 0<&-; sleep 0.5); exit ${{PIPESTATUS[0]}}"], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"certification 'broken': Certification default/broken: damaged row in {state}: body is not JSON "
+                                        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"], done.stderr

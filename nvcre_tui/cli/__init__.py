@@ -153,6 +153,19 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _flush_before_error() -> None:
+    """What a command printed before its error (`report a damaged` printed a's report): flushed now, so that a reader
+    gone meanwhile (`| head`) is not an `Exception ignored ... BrokenPipeError` traceback from the interpreter's final
+    flush. The error is still said, and its exit code kept."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    except OSError as error:  # a full disk: the error's own lines follow, and this one
+        _quiet_stdout()
+        _say(f"nvcre: cannot write the output: {error.strerror or error}")
+
+
 def _error_kind(error: StoreError) -> str:
     """The store's public name for an error (Unavailable, not the transport's NotSent)."""
     from nvcre_tui.engine.store import errors
@@ -179,10 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
     except InputError as error:
+        _flush_before_error()
         for message in error.messages:
             _say(message)
         return EXIT_BAD_INPUT
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
+        _flush_before_error()
         kind = _error_kind(error)  # none more precise than StoreError (a damaged row names its file): no kind said
         _say(f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}")
         return EXIT_BAD_INPUT

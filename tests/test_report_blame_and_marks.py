@@ -234,9 +234,30 @@ def test_a_category_without_thresholds_says_its_measurements_were_not_judged(cas
 
     report = run_case(case).report
     text, html = render_text(report), _text(render_html(report))
-    unjudged = [c for c in report["categories"] if not c.get("thresholds")]
+    unjudged = [c for c in report["categories"] if "thresholds" in c and not c["thresholds"]]  # known once its Workflow is made
     assert text.count(NO_THRESHOLDS) == len(unjudged), case
     assert html.count(NO_THRESHOLDS) == len(unjudged), case
+
+
+def test_a_category_that_has_not_started_is_not_said_to_have_no_thresholds(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A certification queued behind another: its report said `Thresholds: none: measurements are recorded, not
+    judged` for each waiting category of burn-in, whose spec judges busBandwidthGBps >= 300. Until a category's
+    Workflow is made its thresholds are not known here: nothing is said of them."""
+    from pathlib import Path
+
+    from nvcre_tui.cli import main
+    from nvcre_tui.engine.report.model import NO_THRESHOLDS
+
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    state = ["--sim", "--state", str(tmp_path / "sim.db"), "--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", *state, "--cert-file", burn_in]) == 0
+    assert main(["certification", "run", *state, "--cert-file", burn_in, "--name", "second"]) == 0
+    capsys.readouterr()
+    for output in ("text", "html"):
+        assert main(["certification", "report", "second", *state, "-o", output]) == 3
+        out = capsys.readouterr().out
+        assert "waits for certification burn-in" in unescape(out) and NO_THRESHOLDS not in unescape(out), output
+
 
 
 def test_a_group_that_failed_after_measuring_says_why_beside_its_value() -> None:

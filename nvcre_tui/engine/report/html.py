@@ -183,7 +183,7 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
     thresholds = category.get("thresholds") or {}
     if thresholds:
         out.append(_table(("metric", "threshold"), sorted(thresholds.items())))
-    else:
+    elif "thresholds" in category:  # absent until its Workflow is made: not known yet, so not said to be none
         out.append(f"<p>Thresholds: {escape(NO_THRESHOLDS)}</p>")
     bw = category.get("bandwidth")
     if bw:

@@ -136,7 +136,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Scale", f"{category['testScale']}   Nodes/Job: {per_job or category.get('nodesPerJob')}   Jobs: {category.get('jobs')}   MNNVL: {'on' if category.get('mnnvl') else 'off'}"))
     for key, expression in sorted((category.get("thresholds") or {}).items()):
         rows.append(_field("Threshold", f"{key}: {expression}"))
-    if not category.get("thresholds"):
+    if "thresholds" in category and not category["thresholds"]:  # absent until its Workflow is made (it waits): not known yet
         rows.append(_field("Thresholds", NO_THRESHOLDS))
     if category.get("failedGroups"):
         rows.append("Failed Groups:")

@@ -85,8 +85,8 @@ def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str], most:
     return "; ".join(series) or "-"
 
 
-# LAST's widest: a node's verdicts in many categories are cut to `faulty in nccl-all-reduce, +4 more`
-# (`history node NAME` says every category; the JSON's lastVerdicts too).
+# LAST's widest, and REASON's: a node's verdicts in many categories are cut to `faulty in nccl-all-reduce, +4 more`
+# (`history node NAME` says every category; the JSON's lastVerdicts and lastReason too).
 LAST_WIDTH = 50  # whole: `faulty in nccl-all-reduce, failed in nccl-loopback`
 TREND_SERIES = 2  # BUS BW TREND's series, likewise: a node in five nccl categories had a cell of five sparklines
 
@@ -97,15 +97,15 @@ def nodes_command(args: argparse.Namespace) -> int:
     summaries = query.nodes(args.last, _current(args))
     summaries.sort(key=lambda n: (-n["failures"], -n["suspect"], n["node"]))
     if args.output == "json":
-        print(to_json([{**{k: v for k, v in n.items() if k not in ("staleness", "trendLastShown")}, "staleness": n["staleness"].to_json()}
+        print(to_json([{**{k: v for k, v in n.items() if k not in ("staleness", "trendLastShown", "lastReasons")}, "staleness": n["staleness"].to_json()}
                        for n in summaries]))
         return 0
-    from nvcre_tui.engine.history.queries import verdicts_said_within
+    from nvcre_tui.engine.history.queries import reasons_within, verdicts_said_within
 
     window = f"LAST {args.last}" if args.last else "ALL"
     print_table(("NODE", f"CERTS ({window})", "FAILURES", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
                 [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"],
-                  verdicts_said_within(n["lastVerdicts"], n["lastResultSaid"], LAST_WIDTH), n["lastReason"] or "-",
+                  verdicts_said_within(n["lastVerdicts"], n["lastResultSaid"], LAST_WIDTH), reasons_within(n["lastReasons"], LAST_WIDTH) or "-",
                   ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"], TREND_SERIES))
                  for n in summaries])
     return 0

@@ -6,6 +6,7 @@ archive that fails for nvcre's own fault says so."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -276,3 +277,16 @@ def test_many_verdicts_and_series_are_cut_in_the_nodes_table_and_said_whole_else
     assert [line.split()[3] for line in out.splitlines() if line.startswith("diagnose-slow-gpu")] == [
         "suspect", "faulty", "suspect", "failed", "failed"]
     assert out.count("+") == 0 and "nccl-alltoall ▄" in out  # every series in its trend line
+
+
+def test_many_reasons_are_cut_in_the_nodes_table_and_said_whole_in_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """mixed-failures-three-categories: gpu-node-01 failed the loopback's threshold and was left inconclusive by the
+    all-reduce, whose message is long: REASON was as wide as every reason; it is cut as LAST is, the JSON whole."""
+    history = run_case(tmp_path, "mixed-failures-three-categories")
+    capsys.readouterr()
+    assert main(["history", "nodes", "--history", str(history)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("gpu-node-01"))
+    assert re.search(r"  failed +ThresholdViolation, \+1 more  +never passed  ", row), row
+    summary = {n["node"]: n for n in history_json(capsys, "nodes", "--history", str(history))}["gpu-node-01"]
+    assert summary["lastReason"] == "ThresholdViolation, communication/nccl-all-reduce: in failed group group-0, not blamed"
+    assert "lastReasons" not in summary

@@ -146,12 +146,30 @@ def last_reason(entry: Obj) -> str:
     """Why the node did not pass this certification, or was left out of it: the distinct reasons of its failed, suspect,
     inconclusive or excluded categories, most urgent first, the verdicts of one state in result_said's order ("" when
     it passed them all). Never an older certification's reason beside this one's result."""
+    return ", ".join(last_reasons(entry))
+
+
+def last_reasons(entry: Obj) -> list[str]:
+    """last_reason's parts, most urgent first (a table cuts them: reasons_within)."""
     rank = {state.value: i for i, state in enumerate(STATE_PRECEDENCE)}
     worst = {word: i for i, word in enumerate(VERDICT_ORDER)}  # within a state, in the order result_said names verdicts
     # An inconclusive node has no reason of its own (its group failed, another member was blamed): its message says so
     urgent = sorted((c for c in entry["categories"] if c["state"] in NOT_PASSED | {"excluded"} and reason_said(c)),
                     key=lambda c: (rank[c["state"]], worst.get(state_said(c), len(worst))))
-    return ", ".join(dict.fromkeys(reason_said(c) for c in urgent))
+    return list(dict.fromkeys(reason_said(c) for c in urgent))
+
+
+def reasons_within(reasons: list[str], width: int) -> str:
+    """last_reason cut to about `width` characters for a table's cell (`history nodes`' REASON): the most urgent
+    reasons whole, as many as fit, then `+N more` (the first always, whatever its length)."""
+    said = ", ".join(reasons)
+    if len(said) <= width or len(reasons) < 2:
+        return said
+    for keep in range(len(reasons) - 1, 0, -1):
+        shown = ", ".join(reasons[:keep]) + f", +{len(reasons) - keep} more"
+        if len(shown) <= width:
+            return shown
+    return f"{reasons[0]}, +{len(reasons) - 1} more"
 
 
 SHOWN_VERDICTS = ("faulty", "intermittent", "inconclusive", "suspect")  # a diagnosis's verdicts said in place of the state
@@ -535,6 +553,7 @@ class HistoryQuery:
                 "lastVerdicts": window[-1]["verdicts"] if window else [],  # each category that decided it, worst first
                 "lastCertification": window[-1]["certification"] if window else None,
                 "lastReason": last_reason(window[-1]) if window else "",
+                "lastReasons": last_reasons(window[-1]) if window else [],  # its parts, for a table to cut (not in the JSON)
                 "staleness": stale, "trend": self.trend(name, window),
                 "trendLastShown": self.trend_last_shown(name, window),  # each series' last value as printed
             })

@@ -43,21 +43,28 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _query(args: argparse.Namespace) -> Any:
+    """The history to read (--history, --source). Its note that nodes of several sources are merged is said by
+    `_merged_note` once the command has what it prints: bad input after it (`--nodes` missing, no such node) was two
+    lines, the note and the error."""
     from nvcre_tui.engine.history import HistoryQuery, default_history_path, open_history
 
     path = Path(args.history) if args.history else default_history_path()
     open_history(path, create=False).close()  # InputError naming the file when it is absent or not a history
     sources = HistoryQuery(path).all_sources()
     if args.source is None:
-        if len(sources) > 1 and args.func is not certifications_command:  # one node name may be two machines
-            _say(f"nvcre: {path} holds certifications of {len(sources)} sources, whose nodes are merged by name: "
-                "--source TEXT keeps one (SOURCE in `nvcre history certifications`)")
         return HistoryQuery(path)
     chosen = [source for source in sources if args.source in source]
     if not chosen:
         raise InputError(f"--source {args.source!r}: no certification in {path} comes from a source containing it "
                          f"(its sources: {', '.join(sources) or 'none'})")
     return HistoryQuery(path, chosen)
+
+
+def _merged_note(query: Any, args: argparse.Namespace) -> None:
+    """Say, on stderr, that nodes of several sources are merged by name (one node name may be two machines)."""
+    if args.source is None and len(sources := query.all_sources()) > 1:
+        _say(f"nvcre: {query.path} holds certifications of {len(sources)} sources, whose nodes are merged by name: "
+             "--source TEXT keeps one (SOURCE in `nvcre history certifications`)")
 
 
 def _say(message: str) -> None:
@@ -96,6 +103,7 @@ def nodes_command(args: argparse.Namespace) -> int:
     query = _query(args)
     summaries = query.nodes(args.last, _current(args))
     summaries.sort(key=lambda n: (-n["failures"], -n["suspect"], n["node"]))
+    _merged_note(query, args)
     if args.output == "json":
         print(to_json([{**{k: v for k, v in n.items() if k not in ("staleness", "trendLastShown", "lastReasons")}, "staleness": n["staleness"].to_json()}
                        for n in summaries]))
@@ -124,6 +132,7 @@ def node_command(args: argparse.Namespace) -> int:
     stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
     last_shown = query.trend_last_shown(args.name, history)
+    _merged_note(query, args)
     if args.output == "json":
         print(to_json({"node": args.name, "staleness": stale.to_json(), "trend": trend, "certifications": history}))
         return 0

@@ -117,6 +117,11 @@ def test_source_keeps_one_stores_certifications_and_several_are_said(archive: Pa
     assert "--source 'no-such-store': no certification in" in err and "other.db" in err and len(err.strip().splitlines()) == 1
     assert main(["history", "certifications", "--history", str(archive)]) == 0
     assert "FAILED (simulated)" in capsys.readouterr().out
+    # Bad input is one line: the note of merged sources came first, making it two (a command that fails prints nothing)
+    for argv, said in ((["nodes", "--nodes", str(tmp_path / "absent.yaml")], f"{tmp_path / 'absent.yaml'}: no such file"),
+                       (["node", "gpu-node-99"], f"node 'gpu-node-99': no results in the history {archive}")):
+        assert main(["history", *argv, "--history", str(archive)]) == 2
+        assert capsys.readouterr() == ("", said + "\n"), argv
 
 
 def test_a_trend_is_one_series_per_group_size() -> None:

@@ -259,6 +259,26 @@ def test_a_category_that_has_not_started_is_not_said_to_have_no_thresholds(tmp_p
         assert "waits for certification burn-in" in unescape(out) and NO_THRESHOLDS not in unescape(out), output
 
 
+def test_a_junit_error_of_a_waiting_category_says_what_it_waits_for(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """JUnit said `category did not finish: Pending` where the text report says why: it waits for another certification
+    (or an earlier category, or nodes). A CI reading the JUnit file got no hint."""
+    from pathlib import Path
+
+    from nvcre_tui.cli import main
+
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    state = ["--sim", "--state", str(tmp_path / "sim.db"), "--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", *state, "--cert-file", burn_in]) == 0
+    assert main(["certification", "run", *state, "--cert-file", burn_in, "--name", "second"]) == 0
+    capsys.readouterr()
+    assert main(["certification", "report", "second", *state, "-o", "junit"]) == 3
+    suite = ET.fromstring(capsys.readouterr().out).find("testsuite")
+    assert suite is not None
+    said = [error.get("message") for error in suite.iter("error")]
+    assert said == ["category did not finish: Pending (waits for certification burn-in, which runs on all 32 of this category's nodes)",
+                    "category did not finish: Pending (waits for an earlier category on the same nodes)", "certification RUNNING"], said
+
+
 
 def test_a_group_that_failed_after_measuring_says_why_beside_its_value() -> None:
     """A walkthrough read `✗ group-2  479.48 GB/s` as if 479.48 had failed the group: it crashed (WorkloadFailed)

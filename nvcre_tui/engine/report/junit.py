@@ -52,7 +52,8 @@ def render_junit(reports: Sequence[Obj]) -> str:
                 failure.text = failure_text(category)
             elif category["status"] != SUCCEEDED:
                 errors += 1
-                error = ET.SubElement(case, "error", message=f"category did not finish: {category['status']}")
+                why = f" ({category['failureReason']})" if category.get("failureReason") else ""  # what it waits for, as the text says
+                error = ET.SubElement(case, "error", message=f"category did not finish: {category['status']}{why}")
                 so_far = failure_text(category)  # what it blamed before it ended (or so far, while it runs)
                 if so_far:
                     error.text = f"failed so far:\n{so_far}"

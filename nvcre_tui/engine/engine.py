@@ -64,6 +64,7 @@ INDEXED_LABELS = (LABEL_CERTIFICATION, LABEL_WORKFLOW)
 KIND_BY_NAME = {kind.kind: kind for kind in RECONCILERS}
 FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons) are one more queue key
 LOST_RACE_SECONDS = 1.0
+TOLD_FAILURES = 10  # distinct runner tick failures an engine tells (Engine.tell) in its life
 MAX_PASSES_PER_INSTANT = 400
 WATCH_DRAIN_YIELDS = 3
 
@@ -230,7 +231,9 @@ class Engine:
                 first = (" ".join(f"{type(error).__name__}: {error}".split()))[:300]
                 self.runner_failure = f"runner tick failed: {first}"
                 self.log(f"{self.runner_failure} (retried in {retry:g}s)")
-                if self.runner_failure not in self._told:  # each retry fails alike: said once, not every few seconds
+                # each retry fails alike: said once, not every few seconds; a long-lived engine whose errors differ
+                # each time (a changing resourceVersion in the text) tells the first few only (`log` has them all)
+                if self.runner_failure not in self._told and len(self._told) < TOLD_FAILURES:
                     self._told.add(self.runner_failure)
                     self.tell(f"{self.runner_failure} (retried with backoff; said once)")
             else:

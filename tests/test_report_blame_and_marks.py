@@ -241,8 +241,8 @@ def test_a_category_without_thresholds_says_its_measurements_were_not_judged(cas
 
 def test_a_category_that_has_not_started_is_not_said_to_have_no_thresholds(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """A certification queued behind another: its report said `Thresholds: none: measurements are recorded, not
-    judged` for each waiting category of burn-in, whose spec judges busBandwidthGBps >= 300. Until a category's
-    Workflow is made its thresholds are not known here: nothing is said of them."""
+    judged` for each waiting category of burn-in, whose spec judges busBandwidthGBps >= 300, and `Nodes: 0`. Until a
+    category's Workflow is made its thresholds and nodes are not known here: not said to be none."""
     from pathlib import Path
 
     from nvcre_tui.cli import main
@@ -257,6 +257,11 @@ def test_a_category_that_has_not_started_is_not_said_to_have_no_thresholds(tmp_p
         assert main(["certification", "report", "second", *state, "-o", output]) == 3
         out = capsys.readouterr().out
         assert "waits for certification burn-in" in unescape(out) and NO_THRESHOLDS not in unescape(out), output
+        # nor to have 0 nodes (read as a target that matched none): not known yet
+        assert "not known yet: no category has started" in out, output
+    assert main(["certification", "report", "burn-in", *state]) == 3  # running, its nodes known
+    out = capsys.readouterr().out
+    assert "Nodes:          32" in out and "not known yet" not in out
 
 
 def test_a_junit_error_of_a_waiting_category_says_what_it_waits_for(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:

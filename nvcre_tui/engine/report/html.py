@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -215,7 +215,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     result = str(report.get("result"))
     details = report.get("failedNodeDetails") or []
     summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
-               ("Nodes", report.get("totalNodes")), ("Failed nodes", failed_nodes_said(report)),
+               ("Nodes", nodes_said(report)), ("Failed nodes", failed_nodes_said(report)),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     summary += timing(report)  # Runtime, and apart the time it Waited for nodes

@@ -86,6 +86,18 @@ def _low(threshold: str | None, busbw: float | None) -> bool | None:
     return None if evidence.reason == INVALID_EXPRESSION else not evidence.passed
 
 
+NODES_NOT_KNOWN = "not known yet: no category has started"
+
+
+def nodes_said(report: Obj) -> str:
+    """The report's Nodes as its text and HTML say it: its count, but not 0 for a running certification none of whose
+    categories has a Workflow yet (it waits for another certification, or for nodes): their nodes are not known yet, and
+    `Nodes: 0` read as a target that matched none."""
+    if report.get("result") == RESULT_RUNNING and not any("totalNodes" in c for c in report.get("categories") or []):
+        return NODES_NOT_KNOWN
+    return str(report.get("totalNodes"))
+
+
 def failed_nodes_said(report: Obj) -> str:
     """The report's failed-node count as its summaries say it: every node a category blamed (as the Certification's
     status and its failed-nodes ConfigMap count them), and how many of them are suspects, blamed only with their

@@ -9,7 +9,7 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -259,7 +259,7 @@ def render_text(report: Obj) -> str:
     """The full report."""
     lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
     lines += [f"  {_field('Name', report['name'])}", f"  {_field('Platform', report.get('platform') or 'unknown')}",
-              f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', report.get('totalNodes'))}"]
+              f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', nodes_said(report))}"]
     lines += [f"  {_field('Workloads', shown)}" for key, shown in HOW_RUN_SHOWN.items() if report.get(key)]
     lines += [f"  {_field(label, value)}" for label, value in timing(report)]
     excluded = report.get("excludedNodes") or []

@@ -13,7 +13,8 @@ collector is first (controllers/collect.py).
 Errors: a lost race (Conflict, NotFound, AlreadyExists) looks again shortly; a transient API error
 (retryable: 429, 5xx, timeouts, dropped connections) requeues the object with backoff and never fails
 anything; any other error fails that one object with ReconcileError and the engine goes on. The runner's fleet
-tick has no object to fail: its error is retried with backoff, logged at each retry (`log`) and told once (`tell`).
+tick has no object to fail: its error is retried with backoff, logged at each retry (`log`) and told once (`tell`);
+so is a failure that could not be written to its object.
 
 `run_until_settled` drives a ManualClock (tests, `--wait` on the simulator): work until the queue holds
 nothing due, then jump the clock to the earliest due key. `run` is the live loop.
@@ -42,7 +43,7 @@ from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError, describe
 from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
@@ -64,7 +65,7 @@ INDEXED_LABELS = (LABEL_CERTIFICATION, LABEL_WORKFLOW)
 KIND_BY_NAME = {kind.kind: kind for kind in RECONCILERS}
 FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons) are one more queue key
 LOST_RACE_SECONDS = 1.0
-TOLD_FAILURES = 10  # distinct runner tick failures an engine tells (Engine.tell) in its life
+TOLD_FAILURES = 10  # distinct failures (a runner tick's, a failure that could not be written) an engine tells (Engine.tell) in its life
 MAX_PASSES_PER_INSTANT = 400
 WATCH_DRAIN_YIELDS = 3
 
@@ -231,11 +232,7 @@ class Engine:
                 first = (" ".join(f"{type(error).__name__}: {error}".split()))[:300]
                 self.runner_failure = f"runner tick failed: {first}"
                 self.log(f"{self.runner_failure} (retried in {retry:g}s)")
-                # each retry fails alike: said once, not every few seconds; a long-lived engine whose errors differ
-                # each time (a changing resourceVersion in the text) tells the first few only (`log` has them all)
-                if self.runner_failure not in self._told and len(self._told) < TOLD_FAILURES:
-                    self._told.add(self.runner_failure)
-                    self.tell(f"{self.runner_failure} (retried with backoff; said once)")
+                self._tell_once(self.runner_failure, f"{self.runner_failure} (retried with backoff; said once)")
             else:
                 self.runner_failure = None
                 self.queue.forget(FLEET)
@@ -299,10 +296,23 @@ class Engine:
             conditions = state.get("conditions") if isinstance(state.get("conditions"), list) else None
             patch = {"conditions": cond.with_phase(conditions, FAILED, RECONCILE_ERROR, message, self.ctx.now())}
             await self.ctx.transition(kind, copy.deepcopy(obj), patch, [("Warning", RECONCILE_ERROR, message)])
-        except StoreError:
-            pass  # it stays queued for nothing; the next change to it tries again
-        except Exception:  # noqa: BLE001 - an object so broken that even its failure cannot be written
-            pass
+        except Exception as unwritten:  # noqa: BLE001 - an object so broken (or a store so refusing) that even its failure cannot be written
+            # It stays as it is until it changes (the next change tries again): said, for a certification that stands
+            # still with no word anywhere (its status write refused by RBAC, say) looks like one still running.
+            meta: Obj = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+            said = (f"{describe(kind.kind, str(meta.get('name') or '?'), meta.get('namespace'))}: its reconcile failed ({message}) and "
+                    f"that failure could not be written: {' '.join(f'{type(unwritten).__name__}: {unwritten}'.split())[:300]}; "
+                    "it stays as it is until it changes")
+            self.log(said)
+            self._tell_once(said, said)
+
+    def _tell_once(self, key: str, text: str) -> None:
+        """Tell `text` (Engine.tell) once per `key`: a retry that fails alike is said once, not every few seconds; a
+        long-lived engine whose errors differ each time (a changing resourceVersion in the text) tells the first
+        TOLD_FAILURES only (`log` has them all)."""
+        if key not in self._told and len(self._told) < TOLD_FAILURES:
+            self._told.add(key)
+            self.tell(text)
 
     # ----- driving --------------------------------------------------------------------------------------
 

@@ -68,3 +68,22 @@ async def test_the_console_notifies_a_failing_runner_tick_once(tmp_path: Path) -
             said = [str(n.message) for n in app._notifications if "runner tick failed" in str(n.message)]
             assert refused.hits >= 3 and len(said) == 1, (refused.hits, said)
             assert 'nodes "gpu-node-02" is forbidden' in said[0]
+
+
+def test_a_certification_whose_failure_cannot_be_written_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The API server refuses every status write of one certification (RBAC, an admission webhook): its reconcile fails
+    (Forbidden is no transient error), then so does the write of that failure, and the engine said nothing, not even in
+    `nvcre controller`'s log: `run --wait` waited to its timeout over a certification that never moved. Now the engine
+    logs it and tells it once."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        refused = server.faults.add(Fault(method="PUT|PATCH", path=r"/certifications/stuck/status$", status=403,
+                                          message='certifications.nvcre.nvidia.com "stuck" is forbidden: injected'))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(CASE / "scenario.yaml"),
+                     "--cert-file", str(CASE / "cert.yaml"), "--name", "stuck", "--wait", "--timeout", "10m",
+                     "--history", str(tmp_path / "h.db")])
+        err = capsys.readouterr().err
+    assert code == 3 and refused.hits >= 2, (code, refused.hits, err)
+    said = [line for line in err.splitlines() if "could not be written" in line]
+    assert len(said) == 1, err
+    assert said[0].startswith("nvcre: Certification default/stuck: its reconcile failed (Forbidden: "), said
+    assert said[0].endswith("; it stays as it is until it changes"), said

@@ -132,6 +132,22 @@ def test_a_store_not_made_yet_lists_nothing_whether_absent_or_an_empty_file(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db"] and (tmp_path / "empty.db").stat().st_size == 0
 
 
+@pytest.mark.parametrize("history", ["default", "named"])
+def test_list_report_and_delete_on_no_store_make_no_history_either(tmp_path: Path, capsys: pytest.CaptureFixture[str], history: str) -> None:
+    """On a --state that does not exist, `list` and `report` made a 32 KB history (the default one, or the one --history
+    names) to archive nothing; with a named one, delete said `history off: ...: no such file` before its line."""
+    import os
+
+    named = ["--history", str(tmp_path / "h.db")] if history == "named" else []
+    state = ["--sim", "--state", str(tmp_path / "missing.db"), *named]
+    for argv, said in ((["list"], "No certifications in namespace default"), (["report", "x"], "certification 'x' not found"),
+                       (["delete", "x"], "certification 'x' not found")):
+        main(["certification", *argv, *state])
+        [line] = capsys.readouterr().err.splitlines()
+        assert said in line, (argv, line)
+    assert list(tmp_path.iterdir()) == [] and not any(Path(os.environ["XDG_STATE_HOME"]).rglob("*.db"))
+
+
 def test_certifications_created_in_one_second_are_ordered_as_they_were_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """zeta then alpha, created in the same second on other nodes, finishing in the same second: `list`, the history and
     the dashboard ordered them by name (alpha first: the older listed as the newer), as creationTimestamp has whole seconds."""

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.session import add_session_arguments, legacy_state_of, on_cluster, open_session, state_path_of, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
@@ -61,9 +61,11 @@ async def _delete(args: argparse.Namespace) -> int:
     limit = _duration("--timeout", args.timeout) if args.timeout else CLEANUP_WAIT_SECONDS
     # With --wait, this process runs the engine while it waits when no other holds the engine Lease (as `run --wait`
     # does): on an API server with no garbage collector, that is what collects the children.
-    nothing = _no_store_yet(args)  # nothing to delete or archive: no file is made, neither store nor history
+    nothing = no_store_yet(args)  # nothing to delete or archive: no file is made, neither store nor history
     session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait), readonly=nothing,
                                  archive_writes=not nothing)
+    if nothing:
+        quiet_absent_history(session)
     told = tell_notices(session)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
@@ -98,15 +100,6 @@ async def _delete(args: argparse.Namespace) -> int:
     finally:
         await session.close()
         tell_notices(session, told)
-
-
-def _no_store_yet(args: argparse.Namespace) -> bool:
-    """On the simulator, no store file yet (nor an old state to import): no certification to delete, so the store is
-    looked at read-only and a name not found creates no file."""
-    if on_cluster(args) or state_path_of(args).exists():
-        return False
-    legacy = legacy_state_of(args)
-    return legacy is None or not legacy.exists()
 
 
 def _duration(flag: str, text: str) -> float:

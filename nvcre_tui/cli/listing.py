@@ -15,7 +15,7 @@ from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import damaged_rows
-from nvcre_tui.cli.session import add_session_arguments, open_session, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING, NodeState
@@ -51,7 +51,11 @@ async def _list(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     if args.all_namespaces and args.namespace:
         raise InputError("-A lists every namespace and -n one: give one of them")
-    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True, nodes_needed=False)
+    nothing = no_store_yet(args)  # no store: nothing to archive, no history file made
+    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True, nodes_needed=False,
+                                 archive_writes=not nothing)
+    if nothing:
+        quiet_absent_history(session)
     told = tell_notices(session)
     try:
         namespace = None if args.all_namespaces else args.namespace or getattr(session, "namespace", None) or "default"

@@ -25,7 +25,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["Told", "add_session_arguments", "on_cluster", "open_session", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
+__all__ = ["Told", "add_session_arguments", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -92,6 +92,24 @@ def legacy_state_of(args: argparse.Namespace) -> Path | None:
     from nvcre_tui.engine.sim_state import legacy_default_path
 
     return None if getattr(args, "state", None) else legacy_default_path()
+
+
+def no_store_yet(args: argparse.Namespace) -> bool:
+    """On the simulator, no store file yet (nor an old state to import): no certification to read, delete or archive,
+    so the commands that look (`list`, `report`, `delete`) make no file, neither store nor history (see
+    quiet_absent_history)."""
+    if on_cluster(args) or state_path_of(args).exists():
+        return False
+    legacy = legacy_state_of(args)
+    return legacy is None or not legacy.exists()
+
+
+def quiet_absent_history(session: Session) -> None:
+    """With no store yet there is nothing to archive: a named --history that does not exist either is no news (`history
+    off: h.db: no such file` came before `No certifications ...`, a line about nothing)."""
+    from nvcre_tui.engine.history.archive import NO_HISTORY_READ_ONLY
+
+    session.notices[:] = [notice for notice in session.notices if not notice.endswith(NO_HISTORY_READ_ONLY)]
 
 
 async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine",

@@ -256,6 +256,9 @@ def _loop_running() -> bool:
     return True
 
 
+NO_HISTORY_READ_ONLY = "no such file (a read-only session creates none)"  # a notice's end: a named history absent, only read
+
+
 def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True,
                     write: bool = True) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
@@ -275,7 +278,7 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
                 raise InputError(problem)
             session.notices.append(f"history off: {problem}")
         elif session.history is None and required:  # named, yet nothing to read and nothing may be created
-            session.notices.append(f"history off: {history}: no such file (a read-only session creates none)")
+            session.notices.append(f"history off: {history}: {NO_HISTORY_READ_ONLY}")
         return None
     try:
         if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only

@@ -296,3 +296,20 @@ def test_a_group_that_failed_after_measuring_says_why_beside_its_value() -> None
     for group in rows:
         assert re.search(rf"✗ {re.escape(group['groupName'])}  {group['busBW']:.2f} GB/s  WorkloadFailed  \[", text), text
     assert all("reason" not in g for c in report["categories"] for g in c.get("groupBandwidth") or [] if not g["failed"])
+
+
+def test_the_groups_below_threshold_are_in_columns(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """burn-in's loopback: `✗ group-6  263.16 GB/s` above `✗ group-11  160.59 GB/s` put the values one place apart,
+    hard to scan down a long list. The names and values are in columns."""
+    from pathlib import Path
+
+    from nvcre_tui.cli import main
+
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    assert main(["certification", "run", "--sim", "--state", str(tmp_path / "sim.db"), "--history", str(tmp_path / "h.db"),
+                 "--cert-file", burn_in, "--wait"]) == 1
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if re.match(r"│   ✗ group-\d+ +\d", line)]
+    assert len(rows) == 3 and any("group-11" in row for row in rows), rows
+    loopback = rows[1:]  # the all-reduce's one row, then the loopback's two
+    assert len({row.index("GB/s") for row in loopback}) == 1, loopback

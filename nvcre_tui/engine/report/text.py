@@ -181,8 +181,13 @@ def _category_rows(category: Obj) -> list[str]:
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
-        rows += _capped([f"  ✗ {group['groupName']}  {_group_bandwidth(category, group)}{_why_failed(group)}  "
-                         f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]" for group in low], "groups")
+        # In columns: `group-6` above `group-11` put their values one place apart, hard to scan down
+        names = max(len(str(group["groupName"])) for group in low)
+        values = [_group_bandwidth(category, group) for group in low]
+        width = max(len(value) for value in values)
+        rows += _capped([f"  ✗ {str(group['groupName']):<{names}}  {value:>{width}}{_why_failed(group)}  "
+                         f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]" for group, value in zip(low, values)],
+                        "groups")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
         spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""

@@ -374,15 +374,16 @@ def build_report(cert: Obj, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> Ob
     return report_of(CertificationView.of(cert, workflows, jobs))
 
 
-def _spec_thresholds(cert: Obj) -> list[Obj]:
-    """Each spec category's thresholds ({} for none), in spec order; what cannot be read, none."""
+def _own_thresholds(cert: Obj) -> list[Obj | None]:
+    """Each spec category's own thresholds, in spec order: None where it sets none of its own (the certification's
+    then reach it filtered by what its catalog entry measures, which the report cannot know without the Workflow)."""
     spec = cert.get("spec")
     written = spec.get("categories") if isinstance(spec, dict) else None
-    rows = []
+    rows: list[Obj | None] = []
     for category in written if isinstance(written, list) else []:
         options = category.get("options") if isinstance(category, dict) else None
         thresholds = options.get("thresholds") if isinstance(options, dict) else None
-        rows.append({str(k): str(v) for k, v in thresholds.items()} if isinstance(thresholds, dict) else {})
+        rows.append({str(k): str(v) for k, v in thresholds.items()} if isinstance(thresholds, dict) else None)
     return rows
 
 
@@ -391,8 +392,9 @@ def report_of(view: CertificationView) -> Obj:
     cert = view.cert
     status = certification_status(cert)
     categories = [category_report(category) for category in view.categories]
-    for row, written in zip(categories, _spec_thresholds(cert), strict=False):
-        row.setdefault("thresholds", written)  # no Workflow (yet, or ever): its spec's, where "none" denied them
+    for row, own in zip(categories, _own_thresholds(cert), strict=False):
+        if own is not None:  # no Workflow (yet, or ever): its own are exactly what it judges; else left unsaid
+            row.setdefault("thresholds", own)
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}
     for category, title in zip(categories, category_titles(categories), strict=True):

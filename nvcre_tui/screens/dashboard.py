@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
@@ -28,6 +28,7 @@ from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapsho
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
+from nvcre_tui.widgets.fitted_footer import FittedFooter
 from nvcre_tui.widgets.fitted_list import cut_at_word
 from nvcre_tui.widgets.item_line import ItemLine
 from nvcre_tui.widgets.keyed_rows import literal, selected_key, update_rows
@@ -125,7 +126,7 @@ class DashboardScreen(NvcreScreen):
     BINDINGS = [
         Binding("enter", "open", "Drill down", id="dashboard.open"),
         Binding("c", "compose", "Compose", id="dashboard.compose"),
-        # x and w out of the footer, listed by ?: on 80 columns the footer held them and cut ? and q off.
+        # x and w out of the footer where it has no room (FittedFooter), listed by ?: on 80 columns they cut ? and q off.
         Binding("x", "delete_certification", "Delete", show=False, id="dashboard.delete",
                 tooltip="Delete the highlighted certification (asks first): its runs stop; Workflows, Jobs and runs go with it"),
         Binding("m", "map", "Rack map", id="dashboard.map"),
@@ -159,7 +160,8 @@ class DashboardScreen(NvcreScreen):
         yield Static(id="failures-title", markup=False)
         yield FailuresPane(id="failures")
         yield CommandBar()
-        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
+        # 80 columns hold the keys a new user needs (? and q were cut off); x and w where there is room.
+        yield FittedFooter(if_room=("dashboard.delete", "dashboard.wall"))
 
     def on_mount(self) -> None:
         table = self.query_one("#certs", DataTable)

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Header, Static, Tree
+from textual.widgets import Header, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from nvcre_tui.engine.api.bodies import (
@@ -46,6 +46,7 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, tested_line
+from nvcre_tui.widgets.fitted_footer import FittedFooter
 from nvcre_tui.widgets.fitted_tree import FittedTree
 from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.rack_layout import natural_key
@@ -70,10 +71,10 @@ class DrilldownScreen(NvcreScreen):
     BINDINGS = [
         Binding("f", "next_failure", "Next failure", id="drill.next"),
         Binding("l", "logs", "Logs", id="drill.logs"),
-        # b and x out of the footer, listed by ?: on 80 columns the footer held them and cut ? and q off.
+        # b and x out of the footer where it has no room (FittedFooter), listed by ?: on 80 columns they cut ? and q off.
         Binding("b", "bandwidth", "Bandwidth", show=False, id="drill.bandwidth"),
         Binding("n", "node", "Node", id="drill.node"),
-        # This certification's map (the dashboard's `m` merges them all); out of the footer, which is full.
+        # This certification's map (the dashboard's `m` merges them all); out of a full footer too.
         Binding("m", "map", "Rack map", show=False, id="drill.map"),
         Binding("x", "delete_certification", "Delete", show=False, id="drill.delete",
                 tooltip="Delete this certification (asks first) and go back: its runs stop; Workflows, Jobs and runs go with it"),
@@ -117,7 +118,8 @@ class DrilldownScreen(NvcreScreen):
             with VerticalScroll(id="detail-box"):
                 yield HangingStatic(id="detail")
         yield CommandBar()
-        yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
+        # 80 columns hold the keys a new user needs (? and q were cut off); m, b and x where there is room.
+        yield FittedFooter(if_room=("drill.map", "drill.bandwidth", "drill.delete"))
 
     def show(self, snapshot: Snapshot) -> None:
         cert = snapshot.certification(self.certification)

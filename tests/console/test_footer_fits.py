@@ -67,3 +67,40 @@ async def test_compose_says_f1_for_its_keys_and_f1_opens_them_from_a_text_field(
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+
+
+WIDE_KEYS = {  # screen -> (keys from the dashboard, the keys its footer shows only where there is room)
+    "dashboard": ([], ["x Delete", "w Wall"]),
+    "drill-down": (["enter"], ["b Bandwidth", "m Rack map", "x Delete"]),
+}
+
+
+@pytest.mark.parametrize("where", sorted(WIDE_KEYS))
+async def test_keys_left_out_at_80_columns_show_where_there_is_room(where: str) -> None:
+    """x and w (the drill-down's b, m and x) were taken out of the footer for ? and q at 80 columns, and so were hidden
+    at 120 and 200 columns too. Wider, they show; narrower again, they go, and ? and q stay."""
+    keys, wide = WIDE_KEYS[where]
+    app = NvcreApp(session=await session_with(DIAGNOSE_AND_TRAIN), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        for width, shown in ((80, False), (120, True), (200, True), (80, False)):
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+            await pilot.pause(0.2)
+            footer = _footer(app)
+            assert all((key in footer) == shown for key in wide), (where, width, footer)
+            assert "q Quit" in footer and "? Keys" in footer and ": Command" in footer, (where, width, footer)
+
+
+async def test_a_key_read_only_hides_stays_hidden_in_a_wide_footer() -> None:
+    """Read-only hides x: a wide footer that has room for it does not bring it back."""
+    app = NvcreApp(session=await session_with(DIAGNOSE_AND_TRAIN), live=False, read_only=True)
+    async with app.run_test(size=(200, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.pause(0.2)
+        footer = _footer(app)
+        assert "w Wall" in footer and "x Delete" not in footer, footer

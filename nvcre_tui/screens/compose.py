@@ -71,6 +71,10 @@ class ComposeScreen(NvcreScreen):
     ComposeScreen #actions Button { margin: 0 0 0 1; min-width: 8; }  /* the status keeps the width on 60 columns */
     ComposeScreen #actions.-problems #submit { background: $panel; color: $text-muted; }
     ComposeScreen Input.-textual-compact:focus, ComposeScreen Select.-textual-compact:focus > SelectCurrent { background-tint: $accent 15%; }
+    /* Notifications top right, over the YAML preview and no wider: at the bottom (Textual's place) they covered Load,
+       Save and Submit and the status on 80x24 for their 5 seconds, after F3 and a refused ctrl+s alike. */
+    ComposeScreen ToastRack { dock: top; align: right top; margin: 0; }
+    ComposeScreen ToastRack Toast { max-width: 42%; }  /* of the rack, less its scrollbar: inside the preview at 80 and 120 columns */
     """
 
     def __init__(self) -> None:

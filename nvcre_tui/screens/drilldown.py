@@ -32,9 +32,9 @@ from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
-from nvcre_tui.engine.diagnose.clearance import clearance
-from nvcre_tui.engine.judging.thresholds import diagnosis_values
-from nvcre_tui.engine.diagnose.summary import crossing, progress_line, rounds_weighed, tests_said, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.clearance import Clearance, clearance
+from nvcre_tui.engine.judging.thresholds import diagnosis_values, value_shower
+from nvcre_tui.engine.diagnose.summary import crossing, progress_line, record_text, rounds_weighed, tests_said, verdict_line, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -256,7 +256,8 @@ class DrilldownScreen(NvcreScreen):
     @staticmethod
     def _add_verdicts(parent: PlannedNode, wf: Obj, state: Obj, faults: list[InfraFault], jobs: Mapping[str, Obj]) -> None:
         """Diagnose: the infrastructure faults it named first (the first failure the screen opens on), then each
-        node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it."""
+        node's verdict (faulty, intermittent, inconclusive, suspect) with the tests that decided it, then the nodes it
+        cleared (healthy) though they failed tests, under one collapsed line."""
         rows = verdict_rows(state, diagnosis_values(job_template_spec(wf).get("thresholds")))
         by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
         tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
@@ -280,6 +281,19 @@ class DrilldownScreen(NvcreScreen):
             holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗",
                                   "suspect": row["verdict"] == NodeState.SUSPECT, "job": decided})
+        # The nodes it cleared though they failed tests (a screening partner of a faulty node, a degraded link's ends):
+        # each was a suspect on the way, and only the rounds' groups said why it left the list. One line, collapsed:
+        # on 80x24 their rows pushed the rounds and the next category out of the tree's sight.
+        clearances = [cleared for node in sorted(state.get("healthyNodes") or [], key=natural_key)
+                      if (cleared := clearance(state, node)) is not None and cleared.failures]
+        if clearances:
+            listed = holder.add(f"{NodeState.PASSED.glyph} {count(len(clearances), 'node')} cleared after failing tests",
+                                data={"kind": "cleared-list", "workflow": wf})
+            for cleared in clearances:
+                tests = sum(cleared.node in (t.get("nodes") or ()) for t in state.get("tests") or [])
+                listed.add_leaf(f"{NodeState.PASSED.glyph} {cleared.node}  cleared  {len(cleared.failures)}/{tests} failed",
+                                data={"kind": "cleared", "clearance": cleared, "state": state, "workflow": wf, "node": cleared.node,
+                                      "job": jobs.get(convicting_job(list(jobs.values()), cleared.node) or "")})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})
@@ -297,6 +311,19 @@ class DrilldownScreen(NvcreScreen):
         for test in state.get("tests") or []:
             if row["node"] in test.get("nodes", []):
                 text.append(f"  {tested_line(test, row['node'], threshold, crossed)}\n")
+        return text
+
+    @staticmethod
+    def _cleared_detail(cleared: Clearance, state: Obj, threshold: str | None = None) -> Text:
+        """A node the diagnosis cleared though it failed tests: its record, the passes that cleared it and each failure
+        with what explained it."""
+        text = Text()
+        label(text, "Node", cleared.node)
+        tests = [t for t in state.get("tests") or [] if cleared.node in (t.get("nodes") or ())]
+        label(text, "Verdict", f"{cleared.node}  healthy, {record_text(tests, limit=6, crossed=crossing(state), shown=value_shower(BUS_BANDWIDTH, threshold))}")
+        label(text, "Cleared", passes_said(cleared, threshold))
+        text.append("\n")
+        clearance_text(text, cleared, threshold)
         return text
 
     @staticmethod
@@ -402,6 +429,12 @@ class DrilldownScreen(NvcreScreen):
             text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
         elif kind == "verdict":
             text = self._verdict_detail(data["row"], data["state"], _threshold(data["workflow"]))
+        elif kind == "cleared-list":
+            text = Text("Nodes the diagnosis holds healthy though they failed tests: each failure explained (by the members its "
+                        "log named, a convicted member or a named link fault) or outweighed by the node's passes. Open the line "
+                        "(enter) for each node and the tests that cleared it.")
+        elif kind == "cleared":
+            text = self._cleared_detail(data["clearance"], data["state"], _threshold(data["workflow"]))
         elif kind == "fault":
             text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):

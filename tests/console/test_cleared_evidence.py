@@ -35,7 +35,7 @@ async def test_the_drill_down_says_what_cleared_a_member_of_a_failed_test(finish
         linked = [name for name, t in tests.items() if t["stage"] == "link" and not t["passed"]]
         assert passed and not tests[screened]["passed"] and "gpu-node-03" in tests[screened]["nodes"] and linked, tests
         [member] = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root)
-                    if (n.data or {}).get("node") == "gpu-node-04" and (n.data or {})["group"]["name"] == screened]
+                    if (n.data or {}).get("kind") == "node" and (n.data or {})["node"] == "gpu-node-04" and (n.data or {})["group"]["name"] == screened]
         screen._show_detail(member)
         detail = " ".join(str(screen.query_one("#detail", Static).render()).split())  # its lines joined: it wraps
         # this test's failure is the faulty partner's; the pass that cleared it, with its value
@@ -61,3 +61,38 @@ async def test_the_node_screen_says_what_cleared_the_node_first(finished_fabric_
         said = " ".join(line.strip() for line in lines[start : start + 2])
         assert (f"this Job's failure is not held against it: explained by gpu-node-03 (faulty); passed {passed} at "
                 f"{tests[passed]['value']:.2f} GB/s") in said, "\n".join(lines)
+
+
+async def test_the_verdicts_list_each_node_cleared_after_failing_tests_with_the_tests_that_cleared_it(finished_fabric_and_slow_gpu: Path) -> None:
+    """A review watched a diagnosis with a flaky node and a degraded link: the suspects it cleared (2 of 7 tests failed)
+    left the verdicts altogether, "31 nodes healthy" their only trace, so why they were cleared was found only by
+    opening each round's groups. The verdicts list them after the convicted under one collapsed line (`✓ 9 nodes
+    cleared after failing tests`), each `✓ NODE  cleared  x/y failed`, its detail the record and the tests that
+    cleared it; `f` does not stop at them."""
+    app = NvcreApp(session=await reopen(finished_fabric_and_slow_gpu, scenario=FABRIC_AND_SLOW_GPU), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_drilldown(app, pilot, "isolate")
+        assert app.snapshot is not None
+        state = diagnose_state(app.snapshot.views["isolate"].categories[0])
+        assert state is not None
+        failing = {node: [t for t in state["tests"] if node in t["nodes"]] for node in state["healthyNodes"]}
+        failing = {node: tests for node, tests in failing.items() if any(t["passed"] is False for t in tests)}
+        assert "gpu-node-04" in failing, failing
+        [verdicts] = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root) if str(n.label).startswith("verdicts")]
+        [listed] = [n for n in verdicts.children if (n.data or {}).get("kind") == "cleared-list"]
+        assert str(listed.label) == f"✓ {len(failing)} nodes cleared after failing tests" and not listed.is_expanded
+        rows = {(n.data or {})["node"]: n for n in listed.children if (n.data or {}).get("kind") == "cleared"}
+        assert sorted(rows) == sorted(failing), (sorted(rows), sorted(failing))
+        for node, tests in failing.items():
+            failed = sum(t["passed"] is False for t in tests)
+            assert str(rows[node].label) == f"✓ {node}  cleared  {failed}/{len(tests)} failed"
+            assert not (rows[node].data or {}).get("failed") and not (rows[node].data or {}).get("suspect")
+        labels = [str(n.label) for n in verdicts.children]
+        assert labels.index(str(listed.label)) > next(i for i, label in enumerate(labels) if label.startswith("✗ gpu-node-03  faulty"))
+        screen._show_detail(rows["gpu-node-04"])
+        detail = " ".join(str(screen.query_one("#detail", Static).render()).split())
+        assert detail.startswith("Node gpu-node-04 Verdict gpu-node-04 healthy, failed "), detail
+        assert "Tests that cleared it" in detail and "explained by gpu-node-03 (faulty)" in detail, detail
+        assert "explained by the link fault clique-0 ↔ clique-1" in detail, detail
+        # `l` there: the log of a test it failed
+        assert (rows["gpu-node-04"].data or {}).get("job") is not None

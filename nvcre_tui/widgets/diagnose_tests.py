@@ -50,7 +50,8 @@ def passes_said(cleared: Clearance, judged: Judged | str | None = None) -> str:
 def clearance_text(text: Text, cleared: Clearance, judged: Judged | str | None = None) -> None:
     """Append the tests that cleared the node: its passes, then each failure with what explained it."""
     text.append("Tests that cleared it:\n", style="bold")
+    # Indented as the tests that decided a verdict are (shown() strips the ends: the indent goes on after it).
     for test in cleared.passes:
-        text.append(shown(f"  {tested_line(test, cleared.node, judged)}") + "\n")
+        text.append("  " + shown(tested_line(test, cleared.node, judged)) + "\n")
     for failure in cleared.failures:
-        text.append(shown(f"  {tested_line(failure.test, cleared.node, judged)}: {failure.said}") + "\n")
+        text.append("  " + shown(f"{tested_line(failure.test, cleared.node, judged)}: {failure.said}") + "\n")

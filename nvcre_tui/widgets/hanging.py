@@ -34,8 +34,8 @@ class Hanging:
 
 
 def hanging(text: Text, width: int, label_indent: int | None = None) -> Text:
-    """`text` with every line longer than `width` cells broken at spaces, its later lines indented (see the module); a
-    word longer than a line is broken where the line ends. `label_indent`: a label's value wraps there instead (a pane
+    """`text` with every line longer than `width` cells broken at spaces (or after a "/"), its later lines indented (see
+    the module); a word longer than a line is broken where the line ends. `label_indent`: a label's value wraps there instead (a pane
     a few lines high, where the value's column would cost it lines)."""
     out = Text(justify="left", no_wrap=True, overflow="fold", end="")
     lines = text.split("\n", allow_blank=True)
@@ -58,8 +58,9 @@ def hanging(text: Text, width: int, label_indent: int | None = None) -> Text:
 
 
 def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, int]]:
-    """(start, end) of each line `plain` wraps into: `width` cells the first, `width - indent` the others; never broken
-    at a space before `keep` (a label's padding, a line's own indent)."""
+    """(start, end) of each line `plain` wraps into: `width` cells the first, `width - indent` the others; broken at a
+    space or after a "/" (a catalog key too long for the rest of a line was cut mid-word, "communication/nccl-all-r"
+    over "educe" in a 120-column drill-down's detail), never before `keep` (a label's padding, a line's own indent)."""
     pieces: list[tuple[int, int]] = []
     start, room = 0, max(1, width)
     while True:
@@ -71,8 +72,8 @@ def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, i
             used += cell_len(plain[index])
             if used > room:
                 break
-            if plain[index] == " " and index > max(start, keep if not pieces else start):
-                cut = index
+            if plain[index] in " /" and index > max(start, keep if not pieces else start):
+                cut = index + (plain[index] == "/")  # after a "/": a catalog key ends its line "communication/"
         end = cut if cut is not None else max(index, start + 1)
         pieces.append((start, end))
         start = end

@@ -5,13 +5,15 @@ of their own (found driving a diagnosis's drill-down at 80x24). The node screen'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.widgets.detail import LABEL_WIDTH, label
 from nvcre_tui.widgets.hanging import hanging
 
-from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, open_drilldown, open_node_screen, session_with
+from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, open_drilldown, open_node_screen, reopen, session_with
 
 
 def test_a_label_wraps_under_its_value_and_an_indented_line_under_its_first_word() -> None:
@@ -48,3 +50,26 @@ async def test_the_drilldown_and_node_screen_wrap_values_under_their_values_at_8
         lines = region_lines(app, "#summary")  # a pane a few lines high: its values wrap 2 columns in, off the keys
         at = next(i for i, line in enumerate(lines) if line.startswith("Why "))
         assert lines[at + 1].startswith("  ") and lines[at + 1][2] != " ", lines
+
+
+def test_a_catalog_key_too_long_for_its_line_breaks_after_its_slash_never_mid_word() -> None:
+    """A 120-column drill-down's detail (44 columns) broke a fault's Category mid-word: "communication/nccl-all-r" over
+    "educe". It breaks after the "/" now, as the failures pane and the wall do."""
+    text = Text()
+    label(text, "Category", "communication/nccl-all-reduce")
+    lines = hanging(text, 42).plain.splitlines()
+    assert [line.strip() for line in lines] == ["Category          communication/", "nccl-all-reduce"], lines
+    assert all(len(line) <= 42 for line in lines), lines
+
+
+async def test_the_fault_detail_of_a_120_column_drill_down_keeps_its_category_whole(finished_fabric_and_slow_gpu: Path) -> None:
+    app = NvcreApp(session=await reopen(finished_fabric_and_slow_gpu, scenario=FABRIC_AND_SLOW_GPU), live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_drilldown(app, pilot, "isolate")  # opens on the fault
+        await pilot.pause()
+        lines = region_lines(app, "#detail")
+        assert lines[0].startswith("Fault "), lines
+        words = " ".join(lines).split()
+        assert "communication/nccl-all-reduce" in "".join(words) and not any(w.endswith("nccl-all-r") for w in words), lines
+        start = next(i for i, line in enumerate(lines) if line.startswith("Category"))
+        assert lines[start].rstrip().endswith(("communication/", "communication/nccl-all-reduce")), lines

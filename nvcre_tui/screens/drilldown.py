@@ -260,8 +260,10 @@ class DrilldownScreen(NvcreScreen):
         cleared (healthy) though they failed tests, under one collapsed line."""
         rows = verdict_rows(state, diagnosis_values(job_template_spec(wf).get("thresholds")))
         by_verdict = Counter(str(row["verdict"]) for row in rows)  # in the order the rows come (most urgent first)
-        tally = [count(len(state.get('healthyNodes') or []), 'node') + " healthy", *(f"{n} {verdict}" for verdict, n in by_verdict.items())]
-        tally += [count(len(faults), 'link fault')] if faults else []
+        # In the list's order, the healthy last: a line cut at its edge ("…") keeps the faults and the suspects (on 120
+        # columns, mid-run, it read "(29 nodes healthy, 1 intermittent, 2 …" and lost the suspects and the link fault).
+        tally = [count(len(faults), 'link fault')] if faults else []
+        tally += [*(f"{n} {verdict}" for verdict, n in by_verdict.items()), count(len(state.get('healthyNodes') or []), 'node') + " healthy"]
         # While it runs they are the rounds weighed so far: the current round's tests count once it ends (round 0 of an
         # onFailure diagnosis is the iterations it started from).
         weighed = rounds_weighed(state) - 1

@@ -66,6 +66,15 @@ FABRIC_AND_SLOW_GPU = Scenario.model_validate({
                {"type": "slow-gpu", "node": "gpu-node-03", "gpu": 2, "factor": 0.5}],
 })
 
+# 32 H100 nodes in 4 cliques: gpu-node-11 crashes half the tests it runs in, the link between clique-0 and clique-1 is
+# degraded. DIAGNOSE names the link in round 2 and convicts gpu-node-11 intermittent (3 of 5 tests failed) by round
+# 4, while gpu-node-09 and gpu-node-12 are still suspects (300 simulated seconds in); it clears them later.
+FLAKY_AND_FABRIC = Scenario.model_validate({
+    "name": "flaky-and-fabric", "seed": 7, "nodes": [{"count": 32, "gpusPerNode": 8, "cliques": 4}],
+    "faults": [{"type": "degraded-fabric", "cliques": ["clique-0", "clique-1"], "factor": 0.5},
+               {"type": "flaky", "node": "gpu-node-11", "probability": 0.5}],
+})
+
 DIAGNOSE = """apiVersion: nvcre.nvidia.com/v1alpha1
 kind: Certification
 metadata: {name: isolate}

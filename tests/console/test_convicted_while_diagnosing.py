@@ -11,7 +11,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
 from nvcre_tui.engine.views import Snapshot, failure_rows, fleet_summary, node_states
 
-from .harness import DIAGNOSE, session_with
+from .harness import DIAGNOSE, FLAKY_AND_FABRIC, session_with
 
 
 # Four tests a wave: gpu-node-07 is convicted in round 4, gpu-node-12 in round 5, the last.
@@ -33,7 +33,7 @@ async def test_a_convicted_node_is_failed_on_the_map_in_the_count_and_in_the_rep
     snapshot = await Snapshot.read(session.store)
     states = node_states(snapshot, "isolate")
     assert {node for node in faulty if states[node][0] == "failed"} == faulty
-    assert all("diagnose: faulty" in states[node][1] for node in faulty)
+    assert all("diagnose: faulty, failed " in states[node][1] for node in faulty), {n: states[n] for n in faulty}  # with its tests
     assert fleet_summary(snapshot, states, "isolate")["failed"] >= len(faulty)
     assert faulty <= {row.node for row in failure_rows(snapshot, "isolate") if row.state == "failed"}
     cert = await session.store.get(CERTIFICATION, "isolate", "default")
@@ -52,3 +52,17 @@ async def test_a_convicted_node_is_failed_on_the_map_in_the_count_and_in_the_rep
         damaged = deepcopy(wf)
         damaged["status"]["orchestration"]["iterationHistory"] = history
         assert blamed_nodes(damaged, (await session.store.list(JOB, "default")).items) == []
+
+
+async def test_a_node_convicted_mid_run_says_the_tests_that_convicted_it_on_the_map() -> None:
+    """Watching a diagnosis with a flaky node at 80x24, the map's line for it read "diagnose: intermittent (fails some
+    tests, passes others)" until the diagnosis ended, while its suspects' lines listed the tests they failed and the
+    drill-down said "failed 3 of 5 tests". The convicted say theirs too, as they do once it ends."""
+    session = await session_with(DIAGNOSE, settle=False, scenario=FLAKY_AND_FABRIC)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=300)
+    snapshot = await Snapshot.read(session.store)
+    (wf,) = (await session.store.list(WORKFLOW, "default")).items
+    assert not cond.is_terminal(wf) and orchestration_of(wf)["diagnose"]["intermittentNodes"] == ["gpu-node-11"]
+    state, said = node_states(snapshot, "isolate")["gpu-node-11"]
+    assert state == "failed" and "diagnose: intermittent, failed 3 of 5 tests (r0-screen-5 WorkloadFailed, " in said, said

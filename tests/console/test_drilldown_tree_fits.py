@@ -10,10 +10,9 @@ import re
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.widgets.fitted_tree import fitted_label
 
-from .harness import DIAGNOSE, DIAGNOSE_AND_TRAIN, open_drilldown, session_run_for, session_with
+from .harness import DIAGNOSE, DIAGNOSE_AND_TRAIN, FLAKY_AND_FABRIC, open_drilldown, session_run_for, session_with
 
 
 def test_a_label_is_cut_after_its_last_whole_word() -> None:
@@ -39,18 +38,10 @@ async def test_the_tree_fits_80_columns_while_a_diagnosis_runs() -> None:
         assert waiting.endswith(" …") or waiting.endswith("nodes"), waiting
 
 
-# A flaky node and a degraded link between two cliques: mid-run its verdicts count a link fault, a convicted node,
-# suspects and the healthy, more than a 120-column tree's line holds.
-FLAKY_AND_FABRIC = Scenario.model_validate({
-    "name": "flaky-and-fabric", "seed": 7, "nodes": [{"count": 32, "gpusPerNode": 8, "cliques": 4}],
-    "faults": [{"type": "degraded-fabric", "cliques": ["clique-0", "clique-1"], "factor": 0.5},
-               {"type": "flaky", "node": "gpu-node-11", "probability": 0.5}],
-})
-
-
 async def test_a_cut_verdicts_line_keeps_its_faults_and_suspects_and_drops_the_healthy_count() -> None:
     """A review watched a diagnosis at 120x40: its verdicts line read "(29 nodes healthy, 1 intermittent, 2 …", the
-    suspects and the link fault cut off. The healthy come last now."""
+    suspects and the link fault cut off (mid-run it counts a link fault, a convicted node, suspects and the healthy,
+    more than a 120-column tree's line holds). The healthy come last now."""
     session = await session_with(DIAGNOSE, settle=False, scenario=FLAKY_AND_FABRIC)
     assert session.engine is not None
     await session.engine.run_until_settled(max_seconds=300)

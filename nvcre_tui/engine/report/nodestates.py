@@ -105,7 +105,10 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # The round is the state's current one, numbered as its tests are (r2-...) and as the drill-down numbers it.
     testing = {node for group in category.groups if group.get("phase") == "Running" for node in group["nodes"]}
     suspects = diagnose.get("suspectNodes") or []
-    records = _suspect_records(wf, diagnose, suspects) if suspects else {}  # why each is a suspect: the tests it failed
+    convicted = [*(diagnose.get("faultyNodes") or []), *(diagnose.get("intermittentNodes") or [])]
+    # Why each is a suspect, or was convicted: the tests it failed (a convicted node's line said only "intermittent
+    # (fails some tests, passes others)" until the diagnosis ended, where the drill-down said "failed 3 of 5 tests").
+    records = _suspect_records(wf, diagnose, [*suspects, *convicted]) if suspects or convicted else {}
     for node in suspects:
         under_test = node in testing
         _mark(before, node, "running" if under_test else "suspect",
@@ -116,9 +119,9 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # Verdicts as the diagnosis reaches them: the Workflow lists its convicted nodes in failedNodes only when it ends,
     # and a node convicted in round 2 of 6 showed untested on the map and the wall meanwhile (the pane listed it).
     for node in diagnose.get("faultyNodes") or []:
-        _mark(before, node, "failed", f"{VERDICT_PREFIX}faulty", OFFER)
+        _mark(before, node, "failed", f"{VERDICT_PREFIX}faulty" + (f", {records[node]}" if node in records else ""), OFFER)
     for node in diagnose.get("intermittentNodes") or []:
-        _mark(before, node, "failed", f"{VERDICT_PREFIX}intermittent (fails some tests, passes others)", OFFER)
+        _mark(before, node, "failed", f"{VERDICT_PREFIX}intermittent, " + records.get(node, "fails some tests, passes others"), OFFER)
     group_size = {n: len(g["nodes"]) for g in category.groups for n in g["nodes"]}
     # The verdicts a Workflow stores (a diagnosis's); other blames are its Jobs' marks (their failedNodes).
     for failed in workflow_status(wf).get("failedNodes") or []:

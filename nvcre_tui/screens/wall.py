@@ -23,7 +23,6 @@ from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
@@ -33,6 +32,7 @@ from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
+from nvcre_tui.widgets.verdict_mark import conviction_said
 
 ROTATE_SECONDS = 15.0
 # A certification that failed stays in the rotation this long after it finished (session clock): a failure that left
@@ -61,10 +61,6 @@ def recently_failed(cert: dict[str, Any], now: datetime) -> bool:
     return ago is not None and ago <= RECENT_FAILURE and (certification_status(cert).get("summary") or {}).get("result") == RESULT_FAILED
 
 
-# A diagnosis's conviction as its message begins (diagnose.verdict_message): "diagnose: intermittent, failed 4 of 5 tests (...".
-_VERDICT = re.compile(rf"{re.escape(VERDICT_PREFIX)}(\w+), (failed \d+ of \d+ tests?)")
-
-
 # Where a failed workload's message turns into the tool's raw words: a quoted output line, a peer's address, NCCL's " : ".
 _RAW = re.compile(r"'|<| : ")
 
@@ -86,8 +82,7 @@ def said(row: FailureRow) -> str:
     if row.measured != "-":
         shown = row.measured
     elif row.reason == WORKLOAD_FAILED:
-        verdict = _VERDICT.match(row.message)
-        shown = f"{verdict.group(1)}, {verdict.group(2)}" if verdict else gist(row.message)
+        shown = conviction_said(row.message) or gist(row.message)
     else:
         shown = row.message
     text = f"{row.reason}: {shown}" if shown else row.reason

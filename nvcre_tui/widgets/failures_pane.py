@@ -1,5 +1,5 @@
 """The dashboard's failures pane: the infrastructure faults the highlighted certification's diagnoses named and
-every node it blamed, with the reason and the measured value; enter asks for its evidence, l for its log (messages
+every node it blamed, with the reason and the measured value (where none failed, the diagnosis's conviction); enter asks for its evidence, l for its log (messages
 up: the screen decides).
 
 Rows are replaced only when they change, so the cursor stays put between refreshes. The columns fit the width
@@ -14,6 +14,7 @@ from textual.message import Message
 from nvcre_tui.engine.api.vocabulary import NodeState
 from nvcre_tui.engine.views import FailureRow
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
+from nvcre_tui.widgets.verdict_mark import conviction_said
 
 # The reason beside the node, the measured value after the category: what an on-call reads first, on any width. The
 # category goes last, and only where a measured value (several checks) would not fit whole in a row's lines beside
@@ -62,7 +63,9 @@ class FailuresPane(FittedTable):
         shown = {}
         for row in rows:
             category = row.category + (f" +{len(row.also)}" if row.also else "")
-            cells = (f"{NodeState(row.state).glyph} {row.node}", row.reason, category, row.measured, "log" if row.job else "-")
+            # No value failed (a flaky node crashed its tests): the diagnosis's conviction in its place, as the wall says it.
+            measured = row.measured if row.measured != "-" else conviction_said(row.message) or "-"
+            cells = (f"{NodeState(row.state).glyph} {row.node}", row.reason, category, measured, "log" if row.job else "-")
             shown[self._key(row)] = cells
         self.set_rows(shown)  # in place, cells as written (they come from the cluster's objects); the cursor stays on the same node
 

@@ -4,7 +4,10 @@ screening group that missed the threshold blames every member; the diagnosis may
 
 from __future__ import annotations
 
+import re
+
 from nvcre_tui.engine.api.vocabulary import NodeState
+from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 
 VERDICT_MARKS: dict[str, tuple[NodeState, str]] = {  # verdict -> (the state whose glyph marks it, the word shown)
     "healthy": (NodeState.PASSED, "cleared"),
@@ -33,3 +36,14 @@ _VERDICT_NOTES = {
 def verdict_said(shown: tuple[NodeState, str], what: str = "test") -> str:
     """"✓ cleared (healthy): this test's failure is not held against it", "! suspect: under test; ...", "✗ faulty"."""
     return f"{shown[0].glyph} {shown[1]}" + _VERDICT_NOTES.get(shown[0], "").format(what=what)
+
+
+# A diagnosis's conviction as its message begins (diagnose.verdict_message): "diagnose: intermittent, failed 4 of 5 tests (...".
+_CONVICTION = re.compile(rf"{re.escape(VERDICT_PREFIX)}(\w+), (failed \d+ of \d+ tests?)")
+
+
+def conviction_said(message: str) -> str | None:
+    """"intermittent, failed 4 of 5 tests" from a diagnosis's conviction message (a blamed node's); None from any other
+    message. Where no measured value failed (a flaky node crashes its tests), the failures pane and the wall say this."""
+    found = _CONVICTION.match(message)
+    return f"{found.group(1)}, {found.group(2)}" if found else None

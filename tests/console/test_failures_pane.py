@@ -18,7 +18,7 @@ from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
 
-from .harness import INTRA_NODE, intra_all_reduce, reopen, session_with
+from .harness import DIAGNOSE, FLAKY_AND_FABRIC, INTRA_NODE, intra_all_reduce, reopen, session_with
 
 ALL_REDUCE = "burn-in-communication-nccl-all-reduce"
 LOOPBACK = "burn-in-communication-nccl-loopback"
@@ -192,3 +192,20 @@ async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blam
                                                                          "loopback-job", ("training/nemotron5-8b",))
     _merge(merged, replace(suspect, category="diagnostics/dcgm-level4"))  # a later group blame only adds a category
     assert merged[row.node].category == "communication/nccl-loopback" and merged[row.node].also[-1] == "diagnostics/dcgm-level4"
+
+
+async def test_a_node_convicted_for_crashing_its_tests_shows_its_conviction_where_no_value_failed() -> None:
+    """A flaky node crashes the tests it runs in (WorkloadFailed): no measured value failed, so its Measured cell read
+    "-" at 80 and 120 columns, its verdict nowhere on the dashboard, while the wall said "intermittent, failed 3 of 5
+    tests". The pane says it too, in that cell."""
+    app = NvcreApp(session=await session_with(DIAGNOSE, scenario=FLAKY_AND_FABRIC), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.pause()
+        pane = app.screen.query_one(FailuresPane)
+        row = next(i for i, failure in enumerate(pane.failures) if failure.node == "gpu-node-11")
+        assert pane.failures[row].measured == "-" and pane.failures[row].reason == "WorkloadFailed"
+        cells = [" ".join(str(cell).split()) for cell in pane.get_row_at(row)]
+        assert "intermittent, failed 3 of 5 tests" in cells, cells
+        # A node whose value failed keeps its value there: the link fault's row.
+        assert any(cell.startswith("busBandwidthGBps ") for cell in [" ".join(str(c).split()) for c in pane.get_row_at(0)]), pane.get_row_at(0)

@@ -152,6 +152,11 @@ class DrilldownScreen(NvcreScreen):
             suspect = None if self._placed else next((n for n in order if (n.data or {}).get("suspect")), None)
             self._on_suspect = self._key_of(suspect.data) if suspect is not None else None
             target = target or suspect
+            if target is not None and target.allow_expand:
+                # A failure that is a branch (a category that failed blaming nobody, a failed group): opened, so what
+                # it holds is in sight. A diagnosis that left every node inconclusive opened collapsed on its
+                # category, its "threshold out of reach" line and its verdicts hidden under it.
+                target.expand()
         if target is not None:
             self._reveal(target)
             # Lines are assigned at the next layout; move the cursor once they are.

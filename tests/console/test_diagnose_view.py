@@ -487,3 +487,28 @@ async def test_healthy_members_of_a_link_test_are_not_drawn_under_test(tmp_path:
         assert seen, "no healthy member of a running link test was seen"
     finally:
         await session.close()
+
+
+async def test_a_drill_down_opened_on_a_failed_category_shows_what_it_holds() -> None:
+    """A diagnosis that left every node inconclusive (its threshold out of reach) failed blaming nobody: the drill-down
+    opened on its category collapsed at 80x24, the "threshold out of reach" line and the inconclusive verdicts hidden
+    under it. It opens that category."""
+    from pathlib import Path
+
+    from nvcre_tui.engine.sim.scenario import load_scenario
+
+    case = Path(__file__).parents[1] / "cases" / "scenarios" / "diagnose-threshold-out-of-reach"
+    session = await session_with((case / "cert.yaml").read_text(), scenario=load_scenario(case / "scenario.yaml"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.refresh_snapshot()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        cursor = tree.cursor_node
+        assert cursor is not None and (cursor.data or {}).get("kind") == "workflow" and cursor.is_expanded
+        lines = [strip.text for strip in app.screen._compositor.render_strips()][tree.region.y : tree.region.bottom]
+        assert any("! threshold value >= 900 is above anything measured" in line for line in lines), lines
+        assert any(re.search(r"verdicts \(\d+ inconclusive, 0 nodes healthy\)", line) for line in lines), lines

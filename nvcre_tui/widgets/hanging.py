@@ -34,9 +34,9 @@ class Hanging:
 
 
 def hanging(text: Text, width: int, label_indent: int | None = None) -> Text:
-    """`text` with every line longer than `width` cells broken at spaces (or after a "/"), its later lines indented (see
-    the module); a word longer than a line is broken where the line ends. `label_indent`: a label's value wraps there instead (a pane
-    a few lines high, where the value's column would cost it lines)."""
+    """`text` with every line longer than `width` cells broken at spaces (or after a "/", a "-" between letters), its
+    later lines indented (see the module); a word longer than a line is broken where the line ends. `label_indent`: a
+    label's value wraps there instead (a pane a few lines high, where the value's column would cost it lines)."""
     out = Text(justify="left", no_wrap=True, overflow="fold", end="")
     lines = text.split("\n", allow_blank=True)
     for number, line in enumerate(lines):
@@ -59,21 +59,26 @@ def hanging(text: Text, width: int, label_indent: int | None = None) -> Text:
 
 def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, int]]:
     """(start, end) of each line `plain` wraps into: `width` cells the first, `width - indent` the others; broken at a
-    space or after a "/" (a catalog key too long for the rest of a line was cut mid-word, "communication/nccl-all-r"
-    over "educe" in a 120-column drill-down's detail), never before `keep` (a label's padding, a line's own indent)."""
+    space or after a "/", else after a "-" between letters (a catalog key too long for the rest of a line was cut
+    mid-word, "communication/nccl-all-r" over "educe" in a 120-column drill-down's detail), never before `keep` (a
+    label's padding, a line's own indent)."""
     pieces: list[tuple[int, int]] = []
     start, room = 0, max(1, width)
     while True:
         if cell_len(plain[start:]) <= room:
             pieces.append((start, len(plain)))
             return pieces
-        used, cut, index = 0, None, start
+        used, cut, hyphen, index = 0, None, None, start
         for index in range(start, len(plain)):
             used += cell_len(plain[index])
             if used > room:
                 break
-            if plain[index] in " /" and index > max(start, keep if not pieces else start):
-                cut = index + (plain[index] == "/")  # after a "/": a catalog key ends its line "communication/"
+            if index > max(start, keep if not pieces else start):
+                if plain[index] in " /":
+                    cut = index + (plain[index] == "/")  # after a "/": a catalog key ends its line "communication/"
+                elif _joins_words(plain, index):
+                    hyphen = index + 1  # only where no space or "/" is left: "nccl-all-" never before "communication/"
+        cut = cut if cut is not None else hyphen
         end = cut if cut is not None else max(index, start + 1)
         pieces.append((start, end))
         start = end
@@ -82,6 +87,12 @@ def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, i
         if start >= len(plain):
             return pieces
         room = max(1, width - indent)
+
+
+def _joins_words(plain: str, index: int) -> bool:
+    """A "-" between two letters (a Workflow's name, "nccl-all-reduce"): a line may end after it. Never one beside a
+    digit: "185.22-185.99" and "-3" stay whole."""
+    return plain[index] == "-" and 0 < index < len(plain) - 1 and plain[index - 1].isalpha() and plain[index + 1].isalpha()
 
 
 class HangingStatic(Static):

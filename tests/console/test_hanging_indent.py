@@ -73,3 +73,15 @@ async def test_the_fault_detail_of_a_120_column_drill_down_keeps_its_category_wh
         assert "communication/nccl-all-reduce" in "".join(words) and not any(w.endswith("nccl-all-r") for w in words), lines
         start = next(i for i, line in enumerate(lines) if line.startswith("Category"))
         assert lines[start].rstrip().endswith(("communication/", "communication/nccl-all-reduce")), lines
+
+
+def test_a_long_hyphenated_name_breaks_after_a_hyphen_between_letters_and_a_range_of_numbers_stays_whole() -> None:
+    """An 80-column drill-down's category detail broke its Workflow's name mid-word: "...-nccl-all-red" over "uce"."""
+    text = Text()
+    label(text, "Category", "diagnose-threshold-out-of-reach-communication-nccl-all-reduce")
+    label(text, "Measured", "busBandwidthGBps 185.22-185.99 in 2 tests (value >= -3)")
+    lines = hanging(text, 58).plain.splitlines()
+    assert all(len(line) <= 58 for line in lines), lines
+    assert lines[0].endswith("-") and lines[1].strip()[0].isalpha(), lines  # at a hyphen, between two words
+    assert "185.22-185.99" in "".join(lines) and ">= -3" in " ".join(lines), lines
+    assert (lines[0] + lines[1].strip()).split(None, 1)[1] == "diagnose-threshold-out-of-reach-communication-nccl-all-reduce", lines

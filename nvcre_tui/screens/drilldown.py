@@ -45,7 +45,7 @@ from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapsho
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
-from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, tested_line
+from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, round_said, tested_line
 from nvcre_tui.widgets.fitted_footer import FittedFooter
 from nvcre_tui.widgets.fitted_tree import FittedTree
 from nvcre_tui.widgets.hanging import HangingStatic
@@ -254,7 +254,9 @@ class DrilldownScreen(NvcreScreen):
         for record in timeline:
             holder = branch
             if len(timeline) > 1 or record.round is not None:  # a diagnose round is named from the first (round 0)
-                holder = branch.add(record.label + (" (current)" if record.current else ""), data={"kind": "iteration", "workflow": wf, "iteration": record.number})
+                said = round_said(record.groups, state) if record.round is not None and record.groups else ""
+                holder = branch.add(record.label + (" (current)" if record.current else "") + said,
+                                    data={"kind": "iteration", "workflow": wf, "iteration": record.number})
             for group in sorted(record.groups, key=lambda g: (g.get("phase") != FAILED, natural_key(g["name"]))):
                 self._add_group(holder, group, category.job_of(group), wf, verdicts, unblamed.get(unblamed_subject(category, record, group)), state)
 

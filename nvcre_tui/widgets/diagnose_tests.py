@@ -1,5 +1,6 @@
 """A diagnosis's tests of one node as the drill-down and the node screen list them: the tests that decided a
-conviction, and for a node the diagnosis cleared, the passes that cleared it and what explained each failure."""
+conviction, and for a node the diagnosis cleared, the passes that cleared it and what explained each failure; and a
+round's tests in a line (the drill-down's round headings)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 from rich.text import Text
 
+from nvcre_tui.engine.api.vocabulary import FAILED
 from nvcre_tui.engine.diagnose.clearance import Clearance
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.units import count
 from nvcre_tui.widgets.detail import shown, shown_measurement
 
 Judged = Sequence[Mapping[str, Any]]  # threshold evidence ({metric, expression}) a test's value is shown beside
@@ -55,3 +58,15 @@ def clearance_text(text: Text, cleared: Clearance, judged: Judged | str | None =
         text.append("  " + shown(tested_line(test, cleared.node, judged)) + "\n")
     for failure in cleared.failures:
         text.append("  " + shown(f"{tested_line(failure.test, cleared.node, judged)}: {failure.said}") + "\n")
+
+
+def round_said(groups: Sequence[Mapping[str, Any]], state: Mapping[str, Any] | None) -> str:
+    """What a diagnose round tested, after its name: " · screening: 16 tests, 1 failed", " · link, confirmation: 12
+    tests, 3 failed" (its stages as the diagnosis names its tests; `state`: the readable diagnose state). The headings
+    read "round 0", "round 1" ... alone: the rounds narrowing the suspects down showed only once each was opened."""
+    known = [*((state or {}).get("tests") or []), *((state or {}).get("plan") or [])]
+    stages = {str(t.get("group")): str(t.get("stage")) for t in known if isinstance(t, Mapping) and t.get("stage")}
+    kinds = list(dict.fromkeys(stages[name] for g in groups if (name := str(g.get("name"))) in stages))
+    failed = sum(1 for g in groups if g.get("phase") == FAILED)
+    said = count(len(groups), "test") + (f", {failed} failed" if failed else "")
+    return f" · {', '.join(kinds)}: {said}" if kinds else f" · {said}"

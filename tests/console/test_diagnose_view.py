@@ -15,11 +15,11 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.report.readmodel import CategoryView
 from nvcre_tui.engine.session import Session
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, convicting_job, node_history, node_states
+from nvcre_tui.engine.views import Snapshot, convicting_job, diagnose_state, node_history, node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.widgets.item_line import ItemLine
 
-from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, session_with
+from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, open_drilldown, session_with
 
 
 async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() -> None:
@@ -512,3 +512,28 @@ async def test_a_drill_down_opened_on_a_failed_category_shows_what_it_holds() ->
         lines = [strip.text for strip in app.screen._compositor.render_strips()][tree.region.y : tree.region.bottom]
         assert any("! threshold value >= 900 is above anything measured" in line for line in lines), lines
         assert any(re.search(r"verdicts \(\d+ inconclusive, 0 nodes healthy\)", line) for line in lines), lines
+
+
+async def test_each_round_heading_says_what_it_tested_and_how_many_failed(finished_diagnose: Path) -> None:
+    """The drill-down's rounds read "round 0", "round 1" ... alone: how the suspects narrowed showed only once each was
+    opened. Each heading says its stages, its tests and how many failed, as the diagnosis recorded them."""
+    from .harness import reopen
+
+    app = NvcreApp(session=await reopen(finished_diagnose), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_drilldown(app, pilot, "isolate")
+        assert app.snapshot is not None
+        [category] = app.snapshot.views["isolate"].categories
+        state = diagnose_state(category)
+        assert state is not None
+        headings = {(n.data or {})["iteration"]: str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root)
+                    if (n.data or {}).get("kind") == "iteration"}
+        records = [record for record in category.timeline if record.round is not None]
+        assert len(records) >= 3 and len(headings) == len(records), headings
+        for record in records:
+            tests = [t for t in state["tests"] if t["group"] in {g["name"] for g in record.groups}]
+            stages = ", ".join(dict.fromkeys(t["stage"] for t in tests))
+            failed = sum(1 for t in tests if t["passed"] is False)
+            expected = f"round {record.round} · {stages}: {count(len(tests), 'test')}" + (f", {failed} failed" if failed else "")
+            assert headings[record.number] == expected, (headings[record.number], expected)
+        assert headings[records[0].number].startswith("round 0 · screening: ")

@@ -161,7 +161,9 @@ class LogsScreen(NvcreScreen):
         text.append("   Run ", style="bold")
         text.append(printable(f"{PHASE_GLYPHS.get(phase, '·')} {phase}", newlines=False))
         if status.get("reason") and phase in FINISHED:
-            text.append(printable(f" ({status['reason']}, exit {status.get('exitCode', '-')})", newlines=False))
+            # a run that never started a container (not created, refused, stopped before its pods ran) has no exit code
+            code = f", exit {status['exitCode']}" if status.get("exitCode") is not None else ""
+            text.append(printable(f" ({status['reason']}{code})", newlines=False))
         nodes = status.get("nodes") or (run_spec(run).get("target") or {}).get("nodeNames") or []
         text.append("   Nodes ", style="bold")
         text.append(printable(", ".join(map(str, nodes)) or "-", newlines=False))

@@ -19,7 +19,7 @@ import nvcre_tui.widgets.log_lines as log_view_module
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKLOADRUN
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
 
@@ -438,3 +438,23 @@ async def test_a_run_whose_pods_are_gone_shows_the_tail_its_job_kept(finished_st
         lines = await show_logs(app, pilot)
         assert list(lines.lines)[1:] == tail.splitlines()
         assert "the run's pods are gone" in lines.lines[0] and "p-launcher on gpu-node-07" in lines.lines[0]
+
+
+async def test_a_run_that_never_made_a_pod_reads_as_its_reason_with_no_exit_code(finished_state: Path) -> None:
+    """A run that never created a pod (the API server refused its workload) has no exit code: its header names the
+    reason alone, never `exit 1` (which reads like a crash) nor `exit -`."""
+    app = await open_app(finished_state)
+    assert isinstance(app.session, SimSession) and app.snapshot is None
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.refresh_snapshot()
+        assert app.snapshot is not None
+        run = app.snapshot.run_of(SLOW_JOB)
+        assert run is not None
+        refused = {"phase": "Failed", "reason": "WorkloadNotCreated", "completionTime": run["status"]["completionTime"],
+                   "message": 'TrainJob "x" is invalid: spec.podTemplateOverrides[0]: Invalid value'}
+        await app.session.store.update_status(WORKLOADRUN, {**await app.session.store.get(WORKLOADRUN, run["metadata"]["name"], "default"),
+                                                            "status": refused})
+        await app.refresh_snapshot()
+        await show_logs(app, pilot)
+        header = str(app.screen.query_one("#logs-header", Static).render())
+        assert "✗ Failed (WorkloadNotCreated)" in header and "exit" not in header, header

@@ -54,7 +54,7 @@ class RefusingRunner:
             return await self.inner.reconcile_run(run)
         meta = run["metadata"]
         await self.inner.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"),
-                                            {"phase": "Failed", "exitCode": 1, "completionTime": format_time(self.inner.clock.now()),
+                                            {"phase": "Failed", "completionTime": format_time(self.inner.clock.now()),
                                              **failure})
         return None
 

@@ -153,6 +153,7 @@ def test_a_workload_the_server_refuses_fails_its_run_naming_the_refusal_and_blam
     assert report["result"] == "FAILED" and report["failedNodes"] == []
     run = objects["WorkloadRun"][0]["status"]
     assert run["reason"] == "WorkloadNotCreated" and "spec.podTemplateOverrides[0]: Invalid value" in run["message"]
+    assert "exitCode" not in run  # no pod was made, so no container exited: `exit 1` would read like a crash
 
 
 @pytest.fixture(params=["emulator", "kube-apiserver"])

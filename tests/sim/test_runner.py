@@ -156,6 +156,7 @@ async def test_invalid_spec_fails_the_run_with_a_message() -> None:
     clock, store, runner = await start(scenario(), run)
     state = (await drive(clock, store, runner, run))["status"]
     assert state["phase"] == "Failed" and state["reason"] == "InvalidSpec" and "nccl-tests args" in state["message"]
+    assert "exitCode" not in state  # no container ran, so none exited: an exit code would read like a crash
 
 
 async def test_a_run_another_runner_started_is_not_played_and_blames_nobody() -> None:

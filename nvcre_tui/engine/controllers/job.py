@@ -328,7 +328,8 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     shown = detail.failure is not None and detail.failure.reason not in UNMEASURED_REASONS
     named = None if shown else node_at_fault(lines, group_nodes(job))
     culprit = named.name if named else state.get("failedNode")
-    exited = state.get("message") or f"workload exited with code {state.get('exitCode')}"
+    exited = state.get("message") or (f"workload exited with code {state['exitCode']}" if state.get("exitCode") is not None
+                                      else "the workload failed")
     # What the output says went wrong first (the parser's reading, else the line that named the node): the pod's
     # status says only that a container exited non-zero.
     why = detail.failure.message if detail.failure else named.evidence if named else None
@@ -455,7 +456,9 @@ async def _finish(
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
         status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
-                                "exitCode": state.get("exitCode"), "reason": reason, "tail": tail}
+                                "reason": reason, "tail": tail}
+        if state.get("exitCode") is not None:  # a run whose container never exited has none: left out, never null
+            status["failureLog"]["exitCode"] = state["exitCode"]
     ctx.progress.pop(_run_key(run), None)
     warning = phase == FAILED or validation_failed
     await ctx.transition(JOB, job, status, [("Warning" if warning else "Normal", validation[0] if validation and validation_failed else reason, message)])

@@ -103,9 +103,9 @@ class SimulatedRunner:
                                         "message": strangers})
                 return None
             return await self._reconcile(run, spec)
-        except PlanError as error:  # a spec the simulator cannot run fails like a pod that cannot start
+        except PlanError as error:  # a spec the simulator cannot run fails like a pod that cannot start: no exit code
             await self._patch(run, {"phase": FAILED, "reason": INVALID_SPEC, "message": str(error),
-                                    "completionTime": format_time(self.clock.now()), "exitCode": 1})
+                                    "completionTime": format_time(self.clock.now())})
             return None
 
     def _strangers(self, spec: RunSpec) -> str | None:

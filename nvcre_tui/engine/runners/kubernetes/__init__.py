@@ -443,8 +443,8 @@ class KubernetesRunner:
         await delete_workload(self.store, run, owner, [workload_kind(trainer)])
 
     def _failed(self, reason: str, message: str) -> Obj:
-        return {"phase": FAILED, "reason": reason, "message": message, "exitCode": 1,
-                "completionTime": format_time(self.clock.now())}
+        """A run failed before any pod of it was made: no container exited, so it has no exit code."""
+        return {"phase": FAILED, "reason": reason, "message": message, "completionTime": format_time(self.clock.now())}
 
     async def _patch(self, run: Obj, patch: Obj) -> Obj | None:
         meta = run["metadata"]

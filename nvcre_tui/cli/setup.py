@@ -217,10 +217,10 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     else:
         if found["metadata"].get("deletionTimestamp"):
             # Nothing can be created in it (403), so checked before the CRDs are applied: nothing half-installed.
-            how = ("its namespace controller is removing what it holds" if _controlled(found)
-                   else _NO_NAMESPACE_CONTROLLER.format(namespace=namespace))
-            _say(f"nvcre setup init: namespace {namespace} is being deleted (Terminating): wait until it is gone "
-                 f"({how}) or install into another with --install-namespace NAMESPACE")
+            # The same words as every other command that meets it (setup status, run, the controller).
+            from nvcre_tui.engine.kube.installs import terminating
+
+            _say(f"nvcre setup init: {terminating(namespace)}")
             return EXIT_FAILED
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
@@ -439,10 +439,11 @@ def _controlled(namespace: Obj) -> bool:
 
 
 NAMESPACE_WAIT_SECONDS = 5.0  # kube-controller-manager empties and removes a namespace in seconds; a bare API server never
-_NO_NAMESPACE_CONTROLLER = (
-    "kube-controller-manager's namespace controller removes it; an API server without one never does: once it holds "
-    "nothing, remove its finalizer with `kubectl get namespace {namespace} -o json | jq '.spec.finalizers=[]' | "
-    "kubectl replace --raw /api/v1/namespaces/{namespace}/finalize -f -`")
+def _no_namespace_controller(namespace: str) -> str:
+    from nvcre_tui.engine.kube.installs import finalize_command
+
+    return ("kube-controller-manager's namespace controller removes it; an API server without one never does: once it "
+            f"holds nothing, remove its finalizer with `{finalize_command(namespace)}`")
 
 
 async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: str, wait: float) -> int:
@@ -455,7 +456,7 @@ async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: s
     held = await _namespace_contents(store, namespace)
     if held:
         _say(f"nvcre setup reset: namespace {namespace} is still Terminating after {wait:g}s and holds {', '.join(held)}; "
-             f"`setup init` cannot install into it until it is gone ({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)})")
+             f"`setup init` cannot install into it until it is gone ({_no_namespace_controller(namespace)})")
         return EXIT_FAILED
     try:
         found = await store.get(NAMESPACE, namespace)
@@ -465,7 +466,7 @@ async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: s
     except NotFound:
         pass
     if await _still_there(store, clock, namespace, wait) is not None:
-        _say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_NO_NAMESPACE_CONTROLLER.format(namespace=namespace)})")
+        _say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_no_namespace_controller(namespace)})")
         return EXIT_FAILED
     print(f"namespace/{namespace} finalized: it held nothing, and this API server has no namespace controller to do it")
     return EXIT_OK

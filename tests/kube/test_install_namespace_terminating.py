@@ -16,10 +16,21 @@ from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster,
 CATEGORY = ("certification", "run", "--category", "communication/nccl-all-reduce")
 
 
+# One wording for every command that meets it (setup init advised removing the finalizer with kubectl; the others
+# `nvcre setup reset`, which also deletes the CRDs and so every Certification): each way out with what it costs.
+ADVICE = ("nvcre's install namespace nvcre-system is being deleted (Terminating), and the API server refuses new objects "
+          "in it, the engine Lease's included, until it is gone. Wait for it to go (a cluster's namespace controller "
+          "empties it, then removes it; `kubectl describe namespace nvcre-system` says what it still holds), then run "
+          "`nvcre setup init`: nothing else is lost; or install into another namespace now with `nvcre setup init "
+          "--install-namespace NS`, then pass --install-namespace NS to every command. An API server with no namespace "
+          "controller never removes it: once it holds nothing, `kubectl get namespace nvcre-system -o json | jq "
+          "'.spec.finalizers=[]' | kubectl replace --raw /api/v1/namespaces/nvcre-system/finalize -f -` removes the "
+          "namespace alone, while `nvcre setup reset` removes it too but also deletes the CRDs and with them every "
+          "Certification, Workflow, Job and WorkloadRun in every namespace")
+
+
 def terminating(url: str) -> str:
-    return (f"{url}: nvcre's install namespace nvcre-system is being deleted (Terminating), and the API server refuses "
-            "new objects in it, the engine Lease's included; once it is gone, `nvcre setup init` installs nvcre again "
-            "(an API server without kube-controller-manager never empties it: `nvcre setup reset` does)")
+    return f"{url}: {ADVICE}"
 
 
 async def _delete_install_namespace(admin) -> None:
@@ -73,3 +84,13 @@ async def test_a_lease_left_in_a_terminating_namespace_is_not_taken(server, kube
     assert (await admin.get(LEASE, "nvcre-engine", "nvcre-system"))["spec"]["holderIdentity"] == "old@host/1"
     probe = server.requests_where(verb="create", resource="leases")[-1]
     assert (probe.query.get("dryRun"), probe.status, probe.user_agent.startswith("nvcre-engine")) == ("All", 403, True)
+
+
+async def test_setup_init_gives_the_same_advice_as_every_other_command(server, kubeconfig, admin, capsys) -> None:
+    """`setup init` suggested removing the namespace's finalizer with kubectl, `setup status` and `run` suggested
+    `nvcre setup reset` (which also deletes every Certification) without saying so: one wording, its costs said."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _delete_install_namespace(admin)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert (code, err) == (1, f"nvcre setup init: {ADVICE}\n")
+

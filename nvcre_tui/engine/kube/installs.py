@@ -20,7 +20,7 @@ from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["INSTALL_FLAG", "LiveEngine", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
+__all__ = ["INSTALL_FLAG", "LiveEngine", "finalize_command", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
            "require_install", "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
@@ -48,13 +48,27 @@ def not_installed(namespace: str, elsewhere: list[str] | None) -> str:
     return f"nvcre is not installed in namespace {namespace} (no such namespace); {where}"
 
 
+def finalize_command(namespace: str) -> str:
+    """The kubectl command that does a namespace controller's last step: remove the `kubernetes` finalizer of a
+    Terminating namespace that holds nothing any more (what `setup reset` does itself on an API server alone)."""
+    return (f"kubectl get namespace {namespace} -o json | jq '.spec.finalizers=[]' | "
+            f"kubectl replace --raw /api/v1/namespaces/{namespace}/finalize -f -")
+
+
 def terminating(namespace: str) -> str:
     """One line: the install namespace is being deleted. The API server refuses every create in it (NamespaceLifecycle:
     403 "... because it is being terminated"), the engine Lease's included, and a Terminating namespace never becomes
-    Active again: waiting would wait for a re-install, so the command stops and says what ends it."""
+    Active again: waiting would wait for a re-install, so the command stops and says what ends it. The one wording of
+    every command that meets it (`setup init`, `setup status`, `run`, `controller`, the console, `delete --wait`): each
+    way out with what it costs, the cheapest first; `setup reset` last, as it deletes every certification."""
     return (f"nvcre's install namespace {namespace} is being deleted (Terminating), and the API server refuses new objects "
-            "in it, the engine Lease's included; once it is gone, `nvcre setup init` installs nvcre again (an API server "
-            "without kube-controller-manager never empties it: `nvcre setup reset` does)")
+            "in it, the engine Lease's included, until it is gone. Wait for it to go (a cluster's namespace controller "
+            f"empties it, then removes it; `kubectl describe namespace {namespace}` says what it still holds), then run "
+            "`nvcre setup init`: nothing else is lost; or install into another namespace now with `nvcre setup init "
+            f"{INSTALL_FLAG} NS`, then pass {INSTALL_FLAG} NS to every command. An API server with no namespace controller "
+            f"never removes it: once it holds nothing, `{finalize_command(namespace)}` removes the namespace alone, while "
+            "`nvcre setup reset` removes it too but also deletes the CRDs and with them every Certification, Workflow, Job "
+            "and WorkloadRun in every namespace")
 
 
 async def require_install(store: ResourceStore, namespace: str) -> str | None:

@@ -23,6 +23,7 @@ from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.kube.installs import InstallRefused
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
@@ -62,10 +63,19 @@ async def _delete(args: argparse.Namespace) -> int:
     # With --wait, this process runs the engine while it waits when no other holds the engine Lease (as `run --wait`
     # does): on an API server with no garbage collector, that is what collects the children.
     nothing = no_store_yet(args)  # nothing to delete or archive: no file is made, neither store nor history
-    session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait), readonly=nothing,
-                                 archive_writes=not nothing)
-    if nothing:
-        quiet_absent_history(session)
+    try:
+        session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait), readonly=nothing,
+                                     archive_writes=not nothing)
+        if nothing:
+            quiet_absent_history(session)
+    except InstallRefused as refused:
+        if not refused.closing:
+            raise
+        # --wait runs an engine, whose Lease the namespace refuses: the deletion itself needs none, and is not begun.
+        them = "it" if len(args.names) == 1 else "them"
+        raise InputError(f"{refused.server}: nothing deleted: --wait runs an nvcre engine, and none can run now; the same "
+                         f"command without --wait deletes {them} ({'its' if them == 'it' else 'their'} Workflows, Jobs and runs then go with "
+                         f"the cluster's garbage collector, or the next nvcre engine). {refused.why}") from None
     told = tell_notices(session)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from nvcre_tui.engine.store import CERTIFICATION, LEASE, NAMESPACE, NODE
+from tests.console.harness import certification_body, intra_all_reduce
 from tests.kube.test_install_namespace import _controller
 from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
 
@@ -94,3 +95,20 @@ async def test_setup_init_gives_the_same_advice_as_every_other_command(server, k
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, err) == (1, f"nvcre setup init: {ADVICE}\n")
 
+
+async def test_delete_wait_says_nothing_was_deleted_and_that_delete_without_wait_works(server, kubeconfig, admin, capsys) -> None:
+    """`delete --wait` runs an engine, whose Lease the Terminating namespace refuses: it exited 2 saying only that the
+    namespace is Terminating, leaving the user to guess whether the certification went. It says nothing was deleted,
+    and that the same command without --wait deletes it, which it does."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await admin.create(CERTIFICATION, certification_body(intra_all_reduce("burn-in")))
+    await _delete_install_namespace(admin)
+    code, out, err = await nvcre(capsys, "certification", "delete", "burn-in", "--wait", "--kubeconfig", kubeconfig)
+    assert (code, out, len(err.splitlines())) == (2, "", 1), err
+    assert err == (f"{server.url}: nothing deleted: --wait runs an nvcre engine, and none can run now; the same command "
+                   "without --wait deletes it (its Workflows, Jobs and runs then go with the cluster's garbage collector, "
+                   f"or the next nvcre engine). {ADVICE}\n")
+    assert [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items] == ["burn-in"]
+    code, out, err = await nvcre(capsys, "certification", "delete", "burn-in", "--kubeconfig", kubeconfig)
+    assert code == 0 and "Traceback" not in err, err
+    assert (await admin.list(CERTIFICATION, "default")).items == []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock
+from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
 from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
@@ -20,7 +21,7 @@ from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["INSTALL_FLAG", "LiveEngine", "finalize_command", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
+__all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
            "require_install", "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
@@ -69,6 +70,15 @@ def terminating(namespace: str) -> str:
             f"never removes it: once it holds nothing, `{finalize_command(namespace)}` removes the namespace alone, while "
             "`nvcre setup reset` removes it too but also deletes the CRDs and with them every Certification, Workflow, Job "
             "and WorkloadRun in every namespace")
+
+
+class InstallRefused(InputError):
+    """A command that would run an engine against an install it cannot use (`not_installed`, `terminating`): the
+    one line, and whether the namespace is being deleted (`delete --wait` then says what it did not do)."""
+
+    def __init__(self, server: str, why: str, *, closing: bool) -> None:
+        super().__init__(f"{server}: {why}")
+        self.server, self.why, self.closing = server, why, closing
 
 
 async def require_install(store: ResourceStore, namespace: str) -> str | None:

@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ANNOTATIO
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds
-from nvcre_tui.engine.kube.installs import require_install
+from nvcre_tui.engine.kube.installs import InstallRefused, require_install, terminating
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
@@ -174,7 +174,7 @@ class KubeSession:
             # An engine's Lease lives in the install namespace: said before a Node or the Lease is written there. Not for
             # `nvcre controller` (elect=False), whose ServiceAccount may not read Namespaces: its Lease queue says it.
             if want_engine and elect and (why := await require_install(store, install_namespace)) is not None:
-                raise InputError(f"{target.server}: {why}")
+                raise InstallRefused(target.server, why, closing=why == terminating(install_namespace))
             if want_engine and elect:
                 refused = await engine_refused(store, install_namespace)
                 want_engine = refused is None

@@ -207,12 +207,20 @@ class WallScreen(NvcreScreen):
                        if (held := [node for node in tested if states[node][0] == state]))
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
         note += f"{count(len(again), 'blamed node')} running a test now; " if again else ""
-        note += "".join(f"{category} {why}; " for category, why in (categories_held(snapshot, self.current) if self.current else []))
-        note += "".join(f"{category} waits: {why}; " for category, why in (categories_waiting_for_nodes(snapshot, self.current) if self.current else []))
+        # Why categories wait, after the counts: the line holds two rows, and three categories' reasons ahead of the counts
+        # left "of 32 nodes targeted: ... 32 ◷ waiting" off the wall while every counter read 0 (the title says WAITING
+        # already). Categories waiting for the same thing are named together.
+        waits = [(category, why) for category, why in (categories_held(snapshot, self.current) if self.current else [])]
+        waits += [(category, f"waits: {why}") for category, why in (categories_waiting_for_nodes(snapshot, self.current) if self.current else [])]
+        grouped: dict[str, list[str]] = {}
+        for category, why in waits:
+            grouped.setdefault(why, []).append(category)
+        reasons = "".join(f"; {', '.join(categories)} {why if len(categories) == 1 else re.sub(r'^waits', 'wait', why)}"
+                          for why, categories in grouped.items())
         self.query_one("#tally", Static).update(
             note + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
             + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
-            + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
+            + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else "") + reasons)
         summary = certification_status(cert or {}).get("summary") or {}
         position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
         ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None

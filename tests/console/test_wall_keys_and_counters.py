@@ -190,3 +190,30 @@ async def test_suspects_whose_test_waits_for_pods_are_said_waiting_not_running()
         said = re.search(r"(\d+) running (?:are suspects|is a suspect) under test", tally)
         assert (int(said.group(1)) if said else 0) == len(running) <= shown, (tally, shown, running)
         assert re.search(rf"\b{len(waiting)} waiting (?:are suspects|is a suspect) under test", tally), (tally, waiting)
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_certification_waiting_for_another_keeps_its_counts_on_the_tally(size: tuple[int, int]) -> None:
+    """The operations room's pair: a burn-in runs, the diagnose (thresholds lowered to 300) waits for its nodes. Its
+    three categories' reasons came before the counts, and the two rows of the tally held only them: every counter read
+    0 and nothing said that 32 nodes wait. The counts come first, whole; categories waiting alike are named together."""
+    diagnose = (EXAMPLES / "diagnose.yaml").read_text().replace("value >= 900", "value >= 300").replace("value >= 800", "value >= 300")
+    session = await session_with((EXAMPLES / "burn-in.yaml").read_text(), diagnose, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=600)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        while app.screen.current != "burn-in-diagnose":
+            await pilot.press("right")
+            await pilot.pause()
+        assert [app.screen.query_one(f"#count-{state}", Digits).value for state, _ in COUNTERS] == ["0"] * 5
+        tally = app.screen.query_one("#tally", Static)
+        lines = screen_lines(app)
+        said = " ".join(line.strip() for line in lines[tally.region.y : tally.region.bottom])
+        assert said.startswith("nothing runs yet; of 32 nodes targeted: the counters above + 32 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded"), said
+        assert str(tally.render()).endswith("; diagnostics/dcgm-level4, training/nemotron5-8b wait for an earlier category on the same nodes")

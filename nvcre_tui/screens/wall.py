@@ -210,13 +210,13 @@ class WallScreen(NvcreScreen):
         # Why categories wait, after the counts: the line holds two rows, and three categories' reasons ahead of the counts
         # left "of 32 nodes targeted: ... 32 ◷ waiting" off the wall while every counter read 0 (the title says WAITING
         # already). Categories waiting for the same thing are named together.
-        waits = [(category, why) for category, why in (categories_held(snapshot, self.current) if self.current else [])]
-        waits += [(category, f"waits: {why}") for category, why in (categories_waiting_for_nodes(snapshot, self.current) if self.current else [])]
+        waits = list(categories_held(snapshot, self.current) if self.current else [])
+        waits += [(category, f"waits: {reason}") for category, reason in (categories_waiting_for_nodes(snapshot, self.current) if self.current else [])]
         grouped: dict[str, list[str]] = {}
-        for category, why in waits:
-            grouped.setdefault(why, []).append(category)
-        reasons = "".join(f"; {', '.join(categories)} {why if len(categories) == 1 else re.sub(r'^waits', 'wait', why)}"
-                          for why, categories in grouped.items())
+        for category, reason in waits:
+            grouped.setdefault(reason, []).append(category)
+        reasons = "".join(f"; {', '.join(categories)} {reason if len(categories) == 1 else re.sub(r'^waits', 'wait', reason)}"
+                          for reason, categories in grouped.items())
         self.query_one("#tally", Static).update(
             note + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
             + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)

@@ -115,17 +115,30 @@ class NvcreApp(ThemedApp[None]):
         if self.session is None and self._opener is not None:  # not the simulator's name while it may be a cluster
             return self._opening_text()
         badges: list[str] = []
+        if (warning := self.store_warning()) is not None:
+            badges.append(warning)
+        badges += self.calm_badges()
+        return "  ".join(badges)
+
+    def store_warning(self) -> str | None:
+        """The header's most urgent badge: the store gives no answer (or refuses the watches), and what is shown is
+        the last known state; None while it answers."""
         cache = self.session.cache if self.session is not None else None
-        if cache is not None and (since := cache.unreachable_since) is not None:  # what is shown is the last known state
+        if cache is not None and (since := cache.unreachable_since) is not None:
             what = "the store refuses the watches" if cache.refusing else "no answer from the store"
-            badges.append(f"⚠ {what} since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state")
+            return f"⚠ {what} since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state"
+        return None
+
+    def calm_badges(self) -> list[str]:
+        """The header's other badges, most urgent first: read-only, who holds the engine, the session's title."""
+        badges: list[str] = []
         if self.policy.read_only:
             badges.append("🔒 READ-ONLY")
         viewer = self.session.viewer_reason if self.session is not None else None
         if viewer:
             badges.append(f"👁 {viewer}")
         badges.append(self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}")
-        return "  ".join(badges)
+        return badges
 
     @property
     def store(self) -> ResourceStore:

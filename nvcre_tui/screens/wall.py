@@ -229,7 +229,10 @@ class WallScreen(NvcreScreen):
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
         title = f"{self.current or 'no certification yet'}  {result}  {summary.get('passedCategories', '')}{position}{finished}"
-        self.query_one("#title", Static).update(Text(title + "   " + self.app.sub_title))
+        # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
+        # (on 80 columns a certification's title left no room for it).
+        warning = self.nvcre.store_warning()
+        self.query_one("#title", Static).update(Text("   ".join([*([warning] if warning else []), title, "  ".join(self.nvcre.calm_badges())])))
         rack_map = self.query_one(RackMap)
         rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(every[node_name(n)][0]))
                             for n in snapshot.nodes])

@@ -60,3 +60,41 @@ async def test_the_store_warning_shows_first_at_80_columns(tmp_path: Path, wall:
     finally:
         await viewer.close()
         await holder.close()
+
+
+async def test_the_walls_title_line_says_the_store_warning_before_the_certification_at_80_columns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wall put the certification's title first: `diagnose-and-train  WAITING for certification burn-in  0/2 ...`
+    left no room on 80 columns for the warning that everything under it is stale, which the room most needs to see."""
+    from textual.widgets import Static
+
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import DIAGNOSE_AND_TRAIN, certification_body, intra_all_reduce
+
+    holder, viewer = await _viewer(tmp_path / "sim.db")
+    try:
+        for text in (intra_all_reduce("burn-in"), DIAGNOSE_AND_TRAIN):
+            await holder.store.create(CERTIFICATION, certification_body(text))
+        assert holder.engine is not None
+        await holder.engine.run_until_settled(max_seconds=60)
+        monkeypatch.setattr(WatchCache, "unreachable_since", property(lambda self: SINCE))
+        app = NvcreApp(session=viewer, live=False, read_only=True, wall=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen)
+            warning = app.sub_title.split(": showing", 1)[0]
+            assert warning.startswith("⚠ no answer from the store since "), app.sub_title
+            seen: list[str] = []
+            while str(app.screen.current) not in seen:
+                seen.append(str(app.screen.current))
+                top = screen_lines(app)[0]
+                assert warning in top, top
+                title = str(app.screen.query_one("#title", Static).render())
+                assert f"{app.screen.current}  " in title, title  # the certification's title follows it
+                await pilot.press("right")
+                await pilot.pause()
+            assert sorted(seen) == ["burn-in", "diagnose-and-train"]
+    finally:
+        await viewer.close()
+        await holder.close()

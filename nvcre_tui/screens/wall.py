@@ -222,13 +222,15 @@ class WallScreen(NvcreScreen):
             + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
             + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else "") + reasons)
         summary = certification_status(cert or {}).get("summary") or {}
-        position = f"  ({self.index % len(subjects) + 1}/{len(subjects)})" if len(subjects) > 1 else ""
+        # Said in words: "FAILED  2/3  (1/2)" read from across the room as two of three failed.
+        position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""
+        passed = f"  {summary['passedCategories']} categories passed" if summary.get("passedCategories") else ""
         ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None
         finished = f"  finished {format_duration(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
-        title = f"{self.current or 'no certification yet'}  {result}  {summary.get('passedCategories', '')}{position}{finished}"
+        title = f"{self.current or 'no certification yet'}  {result}{passed}{position}{finished}"
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warning = self.nvcre.store_warning()

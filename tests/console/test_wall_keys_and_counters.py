@@ -217,3 +217,16 @@ async def test_a_certification_waiting_for_another_keeps_its_counts_on_the_tally
         said = " ".join(line.strip() for line in lines[tally.region.y : tally.region.bottom])
         assert said.startswith("nothing runs yet; of 32 nodes targeted: the counters above + 32 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded"), said
         assert str(tally.render()).endswith("; diagnostics/dcgm-level4, training/nemotron5-8b wait for an earlier category on the same nodes")
+
+
+async def test_the_title_says_what_its_fractions_count() -> None:
+    """`alpha  FAILED  0/1  (1/2)` read from across the room as a count of failures; it says categories passed, and
+    which of the rotation's certifications this is."""
+    session = await session_with(intra_all_reduce("alpha"), intra_all_reduce("beta"))
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        title = str(app.screen.query_one("#title", Static).render())
+        assert title.startswith(f"{app.screen.current}  FAILED  0/1 categories passed  ("), title
+        assert re.search(r"\((1|2) of 2\)  finished \d", title), title

@@ -34,9 +34,11 @@ def shown_file(name: str, root: Path, relative: str | Path) -> str:
     return f"{name}/{relative}" if root.resolve() in shipped else str(root / relative)
 
 
-def home() -> Path:
+def home(needed_for: str = "its files", choices: str = "--state PATH and --history PATH") -> Path:
     """The user's home folder: $HOME, else (unset or empty) the password database's, as a login shell would set it.
-    Path.home() takes an empty $HOME for the filesystem root: the store went to /.local/state/nvcre/sim.db."""
+    Path.home() takes an empty $HOME for the filesystem root: the store went to /.local/state/nvcre/sim.db.
+    Without either (a container run as an arbitrary UID, as OpenShift does) an InputError names what to set:
+    `needed_for` is the file a default was wanted for, `choices` the flags and variables that name it instead."""
     value = os.environ.get("HOME") or ""
     if value:
         return Path(value)
@@ -46,15 +48,17 @@ def home() -> Path:
         entry = ""
     if not os.path.isabs(entry) or entry == "/":
         raise InputError(f"$HOME is {'unset' if 'HOME' not in os.environ else 'empty'} and user {os.getuid()} has no home folder "
-                         "in the password database: set HOME, or name the files (--state PATH, --history PATH, $XDG_STATE_HOME)")
+                         f"in the password database, so {needed_for} has no default place: set $XDG_STATE_HOME (or HOME) "
+                         f"to a writable folder, or give {choices}")
     return Path(entry)
 
 
-def state_home() -> Path:
-    """nvcre's folder for its stores and history: $XDG_STATE_HOME/nvcre, else ~/.local/state/nvcre (see home()). A
-    relative $XDG_STATE_HOME is ignored, as the XDG spec says: it would name another folder from each working directory."""
+def state_home(needed_for: str = "its files", choices: str = "--state PATH and --history PATH") -> Path:
+    """nvcre's folder for its stores and history: $XDG_STATE_HOME/nvcre, else ~/.local/state/nvcre (see home(), which
+    `needed_for` and `choices` are for). A relative $XDG_STATE_HOME is ignored, as the XDG spec says: it would name
+    another folder from each working directory."""
     base = os.environ.get("XDG_STATE_HOME") or ""
-    return (Path(base) if os.path.isabs(base) else home() / ".local" / "state") / "nvcre"
+    return (Path(base) if os.path.isabs(base) else home(needed_for, choices) / ".local" / "state") / "nvcre"
 
 
 class NoHomeFolder(InputError):

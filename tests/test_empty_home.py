@@ -4,7 +4,10 @@ run ...` made /.local/state/nvcre/sim.db and history.db. With no home at all, on
 
 from __future__ import annotations
 
+import os
 import pwd
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -57,3 +60,75 @@ def test_no_home_at_all_is_refused_in_one_line(tmp_path: Path, monkeypatch: pyte
     err = capsys.readouterr().err
     assert err.startswith("$HOME is empty and user ") and "no home folder" in err and len(err.splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+# A container run as an arbitrary UID (OpenShift): $HOME unset and the UID in no password entry. A fresh interpreter,
+# because the case is in how kubernetes-asyncio is first imported (it computes Path.home() at import time).
+NO_PASSWORD_ENTRY = """
+import os, pwd, sys
+def missing(uid):
+    raise KeyError(uid)
+pwd.getpwuid = missing
+os.environ.pop("HOME", None)
+from nvcre_tui.cli import main
+code = main(sys.argv[1:])
+print("HOME after:", os.environ.get("HOME"), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _no_password_entry(tmp_path: Path, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {key: value for key, value in os.environ.items()
+               if key not in ("HOME", "XDG_STATE_HOME", "KUBECONFIG", "NVCRE_STATE", "NVCRE_HISTORY")}
+    environ.update(env, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", NO_PASSWORD_ENTRY, *args], cwd=tmp_path, env=environ,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_an_arbitrary_uid_without_home_runs_with_xdg_state_home(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    done = _no_password_entry(tmp_path, RUN, XDG_STATE_HOME=str(state))
+    assert done.returncode in (0, 1), done.stderr
+    assert sorted(p.name for p in (state / "nvcre").iterdir()) == ["history.db", "sim.db"]
+    assert "HOME after: None" in done.stderr  # the placeholder the client library's import was given is taken back
+
+
+def test_an_arbitrary_uid_without_home_is_told_what_to_set(tmp_path: Path) -> None:
+    done = _no_password_entry(tmp_path, RUN)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.splitlines()[0]
+    assert line.startswith("$HOME is unset and user ") and "the simulator's store has no default place" in line, done.stderr
+    assert "$XDG_STATE_HOME" in line and "--state PATH" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_without_home_a_cluster_command_names_the_history_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.delenv("NVCRE_HISTORY", raising=False)
+
+    def missing(uid: int) -> None:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", missing)
+    kubeconfig = tmp_path / "kubeconfig"  # never reached: the history's place is settled before the cluster is asked
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    assert main(["certification", "list", "--kubeconfig", str(kubeconfig)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "the history archive has no default place" in err and "--history PATH" in err, err
+
+
+def test_kubernetes_asyncio_is_imported_through_one_module() -> None:
+    """Any other first import of it would compute Path.home() unguarded again."""
+    import ast
+
+    guarded = ROOT / "nvcre_tui" / "engine" / "store" / "kube" / "client.py"
+    offenders = []
+    for path in (ROOT / "nvcre_tui").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            if path != guarded and any(name.split(".")[0] == "kubernetes_asyncio" for name in names):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

@@ -52,12 +52,12 @@ def default_state_path() -> Path:
     """$NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_STATE"):
         return env_path("NVCRE_STATE")
-    return state_home() / STATE_NAME
+    return state_home("the simulator's store", "--state PATH (or $NVCRE_STATE)") / STATE_NAME
 
 
 def legacy_default_path() -> Path | None:
     """The old default JSON state (imported into the default store), or None when $NVCRE_STATE names one."""
-    return None if os.environ.get("NVCRE_STATE") else state_home() / LEGACY_NAME
+    return None if os.environ.get("NVCRE_STATE") else state_home("the simulator's store", "--state PATH (or $NVCRE_STATE)") / LEGACY_NAME
 
 
 @dataclass(frozen=True)

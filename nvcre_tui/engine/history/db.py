@@ -58,7 +58,7 @@ def default_history_path() -> Path:
     """$NVCRE_HISTORY, else $XDG_STATE_HOME/nvcre/history.db (~/.local/state by default)."""
     if os.environ.get("NVCRE_HISTORY"):
         return env_path("NVCRE_HISTORY")
-    return state_home() / "history.db"
+    return state_home("the history archive", "--history PATH (or $NVCRE_HISTORY)") / "history.db"
 
 
 def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:

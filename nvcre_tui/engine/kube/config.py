@@ -21,15 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes_asyncio.client import Configuration
-from kubernetes_asyncio.config.incluster_config import InClusterConfigLoader
-from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 from yaml.composer import ComposerError
 
 from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
+from ..store.kube.client import Configuration, InClusterConfigLoader, KubeConfigLoader
 from .credential_fields import check_credential_fields
 from ...paths import NoHomeFolder, home, typed_path
 

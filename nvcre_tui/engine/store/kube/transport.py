@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient, Configuration
-from kubernetes_asyncio.config import ConfigException
 
 from ..errors import Forbidden, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
+from .client import ApiClient, ConfigException, Configuration
 from .retry import RequestStats, RetryPolicy
 
 __all__ = ["Transport", "NotSent", "JSON", "MERGE_PATCH", "APPLY_PATCH"]

@@ -353,7 +353,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     """Delete, in this order: the engine's Lease and the fleet's ConfigMap, the Nodes --sim-runner registered, the
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
     and last the namespace."""
-    from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.engine.kube.install import install_objects, install_parts
     from nvcre_tui.engine.kube.leftovers import delete_leftovers
     from nvcre_tui.engine.lease import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
@@ -372,7 +372,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
-    always = {resource_ref(obj) for obj in install_objects(namespace, simulator=False)}
+    part_of = {resource_ref(obj): part for part, members in install_parts(namespace, simulator=True) for obj in members}
+    absent: list[str] = []
     crds = [o for o in objects if o["kind"] == CRD.kind]
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
     # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
@@ -392,8 +393,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             await store.delete(kind_of(obj), meta["name"], meta.get("namespace"))
             print(f"{resource_ref(obj)} deleted")
         except NotFound:
-            if resource_ref(obj) in always:  # the simulator's rights exist only where init granted them: no news
-                print(f"{resource_ref(obj)} not found")
+            absent.append(resource_ref(obj))
+    _say_absent(absent, part_of, namespace, everything=len(absent) == len(objects))
     remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
                                 args.timeout)
     if remaining:
@@ -416,6 +417,22 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
         return EXIT_OK
     return await _finalize_empty_namespace(store, clock, namespace, wait)
+
+
+def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, everything: bool) -> None:
+    """One line for what reset found already gone, none for a part of nvcre that install never had (an older version's
+    init made no users' roles; only `--sim-runner` grants the simulator's rights): "not found" for each read as a fault."""
+    from nvcre_tui.engine.kube.install import CORE_PART
+
+    if everything:
+        print(f"nvcre is not installed (namespace {namespace}): none of what setup init makes was there")
+        return
+    missing = set(absent)
+    whole = {part for part in set(part_of.values()) - {CORE_PART}
+             if all(ref in missing for ref, of in part_of.items() if of == part)}
+    shown = [ref for ref in absent if part_of[ref] not in whole]
+    if shown:
+        print(f"already absent: {', '.join(shown)}")
 
 
 async def _remove_simulated_nodes(store: KubeStore) -> None:

@@ -24,7 +24,7 @@ from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store import (
-    CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, LEASE, NAMESPACE, NODE, ROLE_BINDING, NotFound, kind_of,
+    CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, LEASE, NAMESPACE, NODE, ROLE, ROLE_BINDING, NotFound, kind_of,
 )
 from nvcre_tui.engine.store.kube import KubeStore
 from tests import envtest
@@ -394,6 +394,35 @@ async def test_reset_deletes_what_only_nvcre_objects_owned(server, kubeconfig, a
         await admin.get(CONFIGMAP, "results", "default")
     assert await admin.get(CONFIGMAP, "shared", "default") and await admin.get(CONFIGMAP, "nobodys", "default")
     assert "not found" not in out  # the simulator's rights, never granted here, are no news
+
+
+async def test_reset_of_an_older_install_says_only_what_it_removed(server, kubeconfig, admin, capsys) -> None:
+    """An older version's init made no users' roles and no Lease reader: reset printed "not found" for each, which an SRE
+    reads as a fault. Parts that install never had are no news; what it removed is listed."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    for kind, name, namespace in ((CLUSTER_ROLE, "nvcre-view", None), (CLUSTER_ROLE, "nvcre-edit", None),  # as an older
+                                  (ROLE, "nvcre-engine-lease-reader", NS), (ROLE_BINDING, "nvcre-engine-lease-reader", NS)):  # init left it
+        await admin.delete(kind, name, namespace)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "not found" not in out and not any("absent" in line for line in lines), out
+    assert "clusterrole.rbac.authorization.k8s.io/nvcre-engine deleted" in lines
+    assert all(line.endswith(("deleted", "finalized: it held nothing, and this API server has no namespace controller to do it"))
+               for line in lines), out
+
+
+async def test_reset_names_in_one_line_what_was_already_absent(server, kubeconfig, admin, capsys) -> None:
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await admin.delete(CLUSTER_ROLE, "nvcre-edit")  # one of a part the install has: removed by hand before
+    await admin.delete(ROLE_BINDING, "nvcre-engine", NS)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    absent = [line for line in out.splitlines() if "absent" in line or "not found" in line]
+    assert absent == ["already absent: clusterrole.rbac.authorization.k8s.io/nvcre-edit, "
+                      "rolebinding.rbac.authorization.k8s.io/nvcre-engine"], out
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)  # again: nothing there
+    assert (code, out) == (0, f"nvcre is not installed (namespace {NS}): none of what setup init makes was there\n"), out + err
 
 
 async def test_reset_leaves_a_namespace_that_holds_what_nvcre_did_not_make(server, kubeconfig, admin, capsys) -> None:

@@ -23,7 +23,7 @@ from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING,
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
-    "schema_hash", "install_crds", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
+    "schema_hash", "install_crds", "install_parts", "CORE_PART", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 FIELD_MANAGER = "nvcre"
@@ -143,9 +143,19 @@ def simulator_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
     ]
 
 
+def install_parts(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = False) -> list[tuple[str, list[Obj]]]:
+    """Everything init applies, in order, by the part of nvcre it came with: CORE_PART (the CRDs, the Namespace and the
+    engine's RBAC, which every version's init made), then the users' aggregated roles and the Lease reader (added in
+    later versions: an older install lacks them whole), and, for a cluster the simulated fleet plays, its Node rights."""
+    return [(CORE_PART, [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace)]),
+            ("users' roles", user_role_objects()), ("lease reader", lease_reader_objects(namespace)),
+            *([("simulator", simulator_objects(namespace))] if simulator else [])]
+
+
+CORE_PART = "core"
+
+
 def install_objects(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = False) -> list[Obj]:
     """Everything init applies, in order: CRDs, the Namespace, the engine's RBAC objects, the users' aggregated
     roles (and, for a cluster the simulated fleet plays, its Node rights)."""
-    return [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace), *user_role_objects(),
-            *lease_reader_objects(namespace), *(simulator_objects(namespace) if simulator else [])]
-
+    return [obj for _, objects in install_parts(namespace, simulator=simulator) for obj in objects]

@@ -268,14 +268,18 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     if not nodes and not simulated and NODE not in session.cache.withheld:  # (withheld: this user may not list them)
         raise InputError(f"{session.title}: the cluster has no Nodes at all (an API server without kubelets registers none): "
                          "nothing to certify")
-    product = _gpu_product(nodes) if args.category else None
+    # A user who may not list Nodes (a team's nvcre-edit binding: no namespaced role grants them) cannot plan here; the
+    # engine, which reads them, plans it as it plans every certification (one that cannot run fails, saying why).
+    unplanned = not simulated and NODE in session.cache.withheld
+    product = _gpu_product(nodes) if args.category and not unplanned else None
     if product is not None:  # --category: narrowed to the product found, as NVCRE does
         cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
         console.print(f"Discovered GPU nodes with product: {escape(printable(product, newlines=False))}")
     pull_secret = registry.secret_name(cert.metadata.name) if login is not None else None
     if pull_secret is not None:
         registry.reference(cert, pull_secret)
-    rendered = render_certification(cert, nodes, catalog, _source(args))  # fails with exit 2 before anything is created
+    # fails with exit 2 before anything is created
+    rendered = [] if unplanned else render_certification(cert, nodes, catalog, _source(args))
     body = cert.to_wire()
     body["metadata"]["namespace"] = namespace_of(args, session, cert.metadata.namespace)
     body.pop("status", None)
@@ -308,6 +312,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
         console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
+    if unplanned:
+        console.print(escape(_UNPLANNED + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
+                             + (f"; --wait follows it for {format_duration(_default_timeout([]))} unless --timeout"
+                                if args.wait and timeout is None else "")), soft_wrap=True, style="yellow")
     viewer = session.viewer_reason
     if viewer:
         console.print(f"[yellow]{escape(printable(viewer, newlines=False))}[/]", soft_wrap=True)
@@ -339,6 +347,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
 # has no other engine): said instead of "goes on", which was true only where `nvcre controller` runs.
 NO_ENGINE_AFTER = ("this command was its engine: nothing advances it until another nvcre engine takes the lease "
                    "(`nvcre controller`, or the console `nvcre`)")
+
+
+_UNPLANNED = ("not planned here: this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them); "
+              "the engine plans it on the nodes it finds")
 
 
 def _was_its_engine(session: Session) -> bool:

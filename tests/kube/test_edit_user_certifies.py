@@ -119,3 +119,39 @@ def test_every_user_may_read_the_engine_lease_and_nobody_new_may_write_it() -> N
     assert not rbac_allows(rules, "list", "coordination.k8s.io", "leases")
     assert not any(rbac_allows(rules, verb, "coordination.k8s.io", "leases", name=LEASE_NAME) for verb in ("update", "patch", "delete"))
     assert grants_for(objects, INSTALL_NAMESPACE, "someone") == []  # the engine's ServiceAccount rules stay its own
+
+
+async def _spec_of(kubeconfig: Path, name: str) -> dict:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        return (await admin.get(CERTIFICATION, name, "default"))["spec"]
+    finally:
+        await admin.close()
+
+
+@pytest.mark.parametrize("source", ["category", "file"])
+def test_an_edit_user_who_may_not_list_nodes_certifies_and_the_engine_plans(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str) -> None:
+    """nvcre-edit and nvcre-view only, as setup grants users (no namespaced role reads Nodes): `run --category` exited 2
+    with "no eligible nodes match (there is no Node at all ...)" on a cluster full of GPU nodes, since the CLI planned
+    on the Nodes it could not read. The engine reads them and plans; the CLI creates the certification and says so."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
+        if source == "category":
+            argv = _run(bob, tmp_path, "bob-1")
+        else:
+            cert = tmp_path / "cert.yaml"
+            cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: bob-1}\n"
+                            "spec:\n  target: {nodeSelector: {nvidia.com/gpu.present: 'true'}}\n"
+                            "  categories: [{domain: communication, variant: nccl-all-reduce}]\n")
+            argv = ["certification", "run", "--kubeconfig", str(bob), "--cert-file", str(cert), "--history", str(tmp_path / "h.db")]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert "Certification bob-1 created in namespace default" in err and "Traceback" not in err
+        [line] = [line for line in err.splitlines() if line.startswith("not planned here")]
+        assert "may not list Nodes" in line and "the engine plans it" in line
+        assert ("GPU product not narrowed" in line) == (source == "category")
+        assert asyncio.run(_certifications(kubeconfig)) == ["bob-1"]
+        assert "nvidia.com/gpu.product" not in asyncio.run(_spec_of(kubeconfig, "bob-1"))["target"].get("nodeSelector", {})

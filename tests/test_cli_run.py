@@ -68,17 +68,23 @@ def test_a_console_option_the_command_does_not_take_is_not_advised_after_it(argv
     assert capsys.readouterr().err == f"nvcre: {argv[0]} is the console's option (nvcre {argv[0]} ...), and this command does not take it\n"
 
 
-def test_console_options_before_a_command_are_refused_not_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`nvcre --scenario S certification run ...` would run the built-in fleet (argparse lets the command's defaults
-    overwrite options given before it): refused, naming the options, with nothing created."""
+def test_options_before_a_command_are_the_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`nvcre --state S certification run ...` is `nvcre certification run --state S ...` (it was refused: argparse lets the
+    command's defaults overwrite options given before it, so they were never taken)."""
     state = tmp_path / "state.db"
-    code = main(["--scenario", "fleet.yaml", "--state", str(state), "-n", "team", "certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait"])
+    assert main(["--state", str(state), "-n", "team", "certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait"]) == 1
+    assert state.exists()  # burn-in fails two nodes, in namespace team of that store
+    capsys.readouterr()
+    assert main(["certification", "list", "--state", str(state), "-n", "team", "-o", "json"]) == 0
+    assert [c["name"] for c in json.loads(capsys.readouterr().out)] == ["burn-in"]
+
+
+def test_an_option_before_and_after_the_command_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    code = main(["--state", str(first), "certification", "run", "--sim", "--state", str(second), "--cert-file", str(BURN_IN), "--wait"])
     out, err = capsys.readouterr()
-    assert code == 2 and out == "" and not state.exists()
-    assert err == "nvcre: --scenario, --state, --namespace before the command would be ignored: give them after the command (nvcre COMMAND --scenario ...)\n"
-    # after the command they are the command's, as always
-    assert main(["certification", "run", "--sim", "--state", str(state), "--cert-file", str(BURN_IN), "--wait"]) == 1  # burn-in fails two nodes
-    assert state.exists()
+    assert (code, out) == (2, "") and not first.exists() and not second.exists()
+    assert err == "nvcre certification run: --state given twice; give it once; see nvcre certification run --help\n"
 
 
 def test_a_results_file_that_is_the_store_or_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -195,9 +195,7 @@ async def test_the_namespace_flag_names_the_simulated_console_s_namespace(tmp_pa
     state = tmp_path / "state.db"
     def console_args(*argv: str) -> Any:
         parser = build_parser()
-        args = parser.parse_args(argv)
-        _root_options(parser, args)  # as main reads the root's options: the console's own
-        return args
+        return _root_options(parser, parser.parse_args(argv), argv)  # as main reads the root's options: the console's own
 
     args = console_args("--sim", "--state", str(state), "--history", str(tmp_path / "h.db"), "-n", "team-b")
     session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=False)

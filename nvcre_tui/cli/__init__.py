@@ -116,26 +116,73 @@ def _root_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if a.option_strings and a.dest not in ("help", "version")]
 
 
-def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _root_options(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> argparse.Namespace:
     """The console's options on the root parser, under their own names: without a command they are the console's;
-    before a command they are refused (argparse would let the command's defaults overwrite them, a silent drop)."""
+    before a command they are the command's, as if given after it (`nvcre --kubeconfig X certification run` is
+    `nvcre certification run --kubeconfig X`): argparse would let the command's defaults overwrite them, a silent drop,
+    so the words are moved after the command and parsed again. Given at both places, the command's parser refuses the
+    pair in one line (`--kubeconfig given twice; give it once`); one the command does not take is refused too."""
     from nvcre_tui.cli import console
 
-    given, foreign = [], []
+    given = []
     for action in _root_actions(parser):
         value = vars(args).pop(action.dest)
         if args.func is console.run_console:
             setattr(args, action.dest.removeprefix(ROOT), value)
         elif value != action.default:
             given.append(action.option_strings[-1])
-            if not hasattr(args, action.dest.removeprefix(ROOT)):  # the command has no option of that name
-                foreign.append(action.option_strings[-1])
-    if foreign:
-        raise InputError(f"nvcre: {foreign[0]} is the console's option (nvcre {foreign[0]} ...), and this command does not take it")
-    if given:
+    if not given:
+        return args
+    moved = _moved_after_the_command(parser, argv)
+    if moved is None:  # not met (an option's value that is a command's name, `--`): refused as before, never dropped
         flags = ", ".join(given)
         raise InputError(f"nvcre: {flags} before the command would be ignored: give {'it' if len(given) == 1 else 'them'} after the command "
                          f"(nvcre COMMAND {given[0]} ...)")
+    args = parser.parse_args(moved)
+    for action in _root_actions(parser):
+        vars(args).pop(action.dest)  # all at their defaults now: the command's own hold the values
+    return args
+
+
+def _moved_after_the_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str] | None:
+    """`argv` with the root options before the command moved after the command's words (each as `--long=value`, so
+    an abbreviation or a value starting with `-` reads the same to the command's parser); None when it cannot tell."""
+    moved: list[tuple[str, str]] = []  # (the option as the command gets it, its long name)
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] not in ("-", "--"):
+        found = parser._parse_optional(argv[i])
+        if isinstance(found, list):  # Python 3.12+: every match
+            found = found[0] if len(found) == 1 else None
+        if not found or found[0] is None:
+            return None
+        action, explicit = found[0], found[-1]
+        name = action.option_strings[-1]
+        if action.nargs == 0:
+            moved.append((name, name))
+            i += 1
+        elif explicit is not None:
+            moved.append((f"{name}={explicit}", name))
+            i += 1
+        elif i + 1 < len(argv):
+            moved.append((f"{name}={argv[i + 1]}", name))
+            i += 2
+        else:
+            return None
+    words: list[str] = []
+    command = parser
+    while i < len(argv):
+        choices = next((a.choices for a in command._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if not isinstance(choices, dict) or argv[i] not in choices:
+            break
+        command = choices[argv[i]]
+        words.append(argv[i])
+        i += 1
+    if not words:
+        return None
+    for _, name in moved:
+        if name not in command._option_string_actions:
+            raise InputError(f"nvcre: {name} is the console's option (nvcre {name} ...), and this command does not take it")
+    return [*words, *(option for option, _ in moved), *argv[i:]]
 
 
 # Errors of a full or failing output (stdout on /dev/full, a disk that filled up): told as such, not as a bug.
@@ -184,11 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     take_stderr()  # a reader of stderr going away stops nothing: progress and notes are not the outcome
     try:
         parser = build_parser()
+        words = list(sys.argv[1:] if argv is None else argv)
         try:
-            args = parser.parse_args(argv)
+            args = _root_options(parser, parser.parse_args(words), words)
         except SystemExit as done:  # --help, --version, or a usage error (told already): its code, not a raise
             return int(done.code or 0) if not isinstance(done.code, str) else EXIT_BAD_INPUT
-        _root_options(parser, args)
         code = args.func(args)
         sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
     except InputError as error:

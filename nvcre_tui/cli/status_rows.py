@@ -24,6 +24,8 @@ def _age(seconds: float | None) -> str:
 
 def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     """The table of `setup status`: one row per check."""
+    from nvcre_tui.engine.kube.install import USER_ROLES
+
     crds = status.crds
     missing = [c.name for c in crds if not c.present]
     outdated = [c.name for c in crds if c.present and not c.current]
@@ -35,8 +37,10 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
     changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
     rbac_state = "missing" if absent else "changed" if changed else "ok"
-    rbac_detail = (f"missing {', '.join(absent)}" if absent else f"differs from init: {', '.join(changed)}" if changed
-                   else ", ".join(o.kind for o in status.rbac))
+    rbac_detail = (f"missing {', '.join(absent)} (run nvcre setup init)" if absent else
+                   f"differs from init: {', '.join(changed)} (run nvcre setup init)" if changed
+                   else f"{len(status.rbac)} objects as init makes them: the engine's, the users' roles ({', '.join(USER_ROLES)}), "
+                        "the Lease reader")
     lease = status.lease
     if lease is None:
         lease_row = ("engine lease", "free", "no engine holds nvcre-engine")
@@ -59,7 +63,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     rows = {  # keyed by the probe's check names, so a check we could not read says so instead
         "crds": ("nvcre CRDs", crd_state, crd_detail),
         "namespace": _namespace_row(status),
-        "rbac": ("engine RBAC", rbac_state, rbac_detail),
+        "rbac": ("RBAC", rbac_state, rbac_detail),
         "lease": lease_row,
         "trainer": ("kubeflow trainer", trainer_state, trainer_detail),
         "gpuOperator": _gpu_operator_row(status.gpu_operator, status.gpu_labelled_nodes),

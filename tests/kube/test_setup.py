@@ -396,6 +396,22 @@ async def test_reset_deletes_what_only_nvcre_objects_owned(server, kubeconfig, a
     assert "not found" not in out  # the simulator's rights, never granted here, are no news
 
 
+async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
+    """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await admin.delete(CLUSTER_ROLE, "nvcre-edit")
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert code == 1, out + err
+    [row] = [line for line in out.splitlines() if line.startswith(("RBAC ", "engine RBAC "))]
+    assert row.split()[1] == "missing" and row.endswith("missing ClusterRole nvcre-edit (run nvcre setup init)"), row
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert json.loads(out)["installed"] is False
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    [row] = [line for line in out.splitlines() if line.startswith(("RBAC ", "engine RBAC "))]
+    assert code == 0 and row.split()[1] == "ok" and "users' roles (nvcre-view, nvcre-edit)" in row, out
+
+
 async def test_reset_of_an_older_install_says_only_what_it_removed(server, kubeconfig, admin, capsys) -> None:
     """An older version's init made no users' roles and no Lease reader: reset printed "not found" for each, which an SRE
     reads as a fault. Parts that install never had are no news; what it removed is listed."""

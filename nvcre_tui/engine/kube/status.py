@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_SCHEMA_HASH, LABEL_GPU_P
                                              VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
-from nvcre_tui.engine.kube.install import install_crds, lease_reader_objects, rbac_objects
+from nvcre_tui.engine.kube.install import install_crds, lease_reader_objects, rbac_objects, user_role_objects
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
@@ -255,7 +255,8 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
         crds.append(crd_state(name, crd, wanted["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH]))
     namespace_obj = await _read(unknown, "namespace", _get(store, NAMESPACE, namespace), None)
     rbac = []
-    for wanted in [*rbac_objects(namespace), *lease_reader_objects(namespace)]:  # an install before the reader lacks it
+    # the users' roles too: without nvcre-view and nvcre-edit every user bound to them is refused, and status said ok
+    for wanted in [*rbac_objects(namespace), *user_role_objects(), *lease_reader_objects(namespace)]:  # an older install lacks some
         meta = wanted["metadata"]
         stored = await _read(unknown, "rbac", _get(store, kind_of(wanted), meta["name"], meta.get("namespace")), None)
         rbac.append(ObjectState(wanted["kind"], meta["name"], meta.get("namespace"), stored is not None,

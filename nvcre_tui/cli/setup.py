@@ -222,6 +222,17 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
 
             _say(f"nvcre setup init: {terminating(namespace)}")
             return EXIT_FAILED
+    from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces
+
+    # One install per cluster: the CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide (applying them
+    # for another namespace rebound the first install's engine out of its rights), and each install's Lease would elect
+    # its own engine over the same certifications. Checked before anything is applied.
+    others = [name for name in await install_namespaces(store) or [] if name != namespace]
+    if others:
+        _say(f"nvcre setup init: nvcre is installed in namespace {others[0]}, and a cluster holds one install (its CRDs, "
+             f"ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} {others[0]}, or "
+             f"move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
+        return EXIT_BAD_INPUT
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)

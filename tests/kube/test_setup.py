@@ -24,7 +24,7 @@ from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.store import (
-    CERTIFICATION, CLUSTER_ROLE, CONFIGMAP, CRD, LEASE, NAMESPACE, NODE, ROLE, ROLE_BINDING, NotFound, kind_of,
+    CERTIFICATION, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIGMAP, CRD, LEASE, NAMESPACE, NODE, ROLE, ROLE_BINDING, NotFound, kind_of,
 )
 from nvcre_tui.engine.store.kube import KubeStore
 from tests import envtest
@@ -394,6 +394,27 @@ async def test_reset_deletes_what_only_nvcre_objects_owned(server, kubeconfig, a
         await admin.get(CONFIGMAP, "results", "default")
     assert await admin.get(CONFIGMAP, "shared", "default") and await admin.get(CONFIGMAP, "nobodys", "default")
     assert "not found" not in out  # the simulator's rights, never granted here, are no news
+
+
+async def test_init_into_a_second_namespace_is_refused_before_anything_is_applied(server, kubeconfig, admin, capsys) -> None:
+    """`setup init -n other` on a cluster installed in nvcre-system force-applied the cluster-wide ClusterRoleBinding
+    nvcre-engine to other's ServiceAccount: the first install's engine lost its rights, and two Leases elected two
+    engines over the same certifications."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    for dry in ([], ["--dry-run"]):
+        code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "other", *dry)
+        assert (code, out) == (2, ""), out + err
+        assert err == ("nvcre setup init: nvcre is installed in namespace nvcre-system, and a cluster holds one install (its "
+                       "CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass --install-namespace "
+                       "nvcre-system, or move it with `nvcre setup reset --install-namespace nvcre-system` first (nothing applied)\n")
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, "other")
+    binding = await admin.get(CLUSTER_ROLE_BINDING, "nvcre-engine")
+    assert [s["namespace"] for s in binding["subjects"]] == [NS]
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0  # the install's own namespace: again, fine
+    assert (await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "other")
+    assert code == 0 and out.endswith("nvcre is installed in namespace other\n"), err  # moved
 
 
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:

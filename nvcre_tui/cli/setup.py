@@ -222,6 +222,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
 
             _say(f"nvcre setup init: {terminating(namespace)}")
             return EXIT_FAILED
+    from nvcre_tui.engine.kube.install import made_by_init, namespace_object
     from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces
 
     # One install per cluster: the CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide (applying them
@@ -233,6 +234,9 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
              f"ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} {others[0]}, or "
              f"move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
         return EXIT_BAD_INPUT
+    # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
+    made = made_by_init(found if namespace_exists else None)
+    objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)
@@ -241,7 +245,8 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
             _say(f"{resource_ref(obj)} not validated (namespace {namespace} does not exist yet)")
             continue
         await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
-        (_say if args.dry_run else out)(f"{resource_ref(obj)} serverside-applied{suffix}")
+        (_say if args.dry_run else out)(f"{resource_ref(obj)} serverside-applied{suffix}"
+                                        + ("" if made or kind is not NAMESPACE else " (it existed before: `setup reset` will leave it)"))
     if not args.sim_runner:
         await _revoke_simulator(store, namespace, dry_run=args.dry_run, out=out)
     if args.dry_run:
@@ -364,25 +369,35 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     """Delete, in this order: the engine's Lease and the fleet's ConfigMap, the Nodes --sim-runner registered, the
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
     and last the namespace."""
-    from nvcre_tui.engine.kube.install import install_objects, install_parts
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects, install_parts, made_by_init
     from nvcre_tui.engine.kube.leftovers import delete_leftovers
     from nvcre_tui.engine.lease import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import CRD, LEASE, kind_of
+    from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, kind_of
 
     namespace = _namespace(args)
     refusal, running = await reset_refusal(store, clock, namespace, force=args.force)
     if refusal is not None:
         _say(f"nvcre setup reset: {refusal}")
         return EXIT_BAD_INPUT
+    try:
+        existing: dict[str, Any] | None = await store.get(NAMESPACE, namespace)
+    except NotFound:
+        existing = None
+    # A namespace init did not create (a team's, where nvcre was installed): what nvcre put there goes, the namespace
+    # and whatever else it holds stay. Deleting it would have taken all of that along.
+    keep = existing is not None and not made_by_init(existing)
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
-            f"every namespace ({running} still running), the engine's RBAC, the namespace {namespace}, and the "
+            f"every namespace ({running} still running), the engine's RBAC, "
+            f"{f'nvcre objects in the namespace {namespace} (which stays)' if keep else f'the namespace {namespace}'}, and the "
             "Nodes --sim-runner registered."):
         _say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
+    if keep:
+        objects = [obj for obj in objects if obj["kind"] != NAMESPACE.kind]
     part_of = {resource_ref(obj): part for part, members in install_parts(namespace, simulator=True) for obj in members}
     absent: list[str] = []
     crds = [o for o in objects if o["kind"] == CRD.kind]
@@ -405,7 +420,11 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             print(f"{resource_ref(obj)} deleted")
         except NotFound:
             absent.append(resource_ref(obj))
-    _say_absent(absent, part_of, namespace, everything=len(absent) == len(objects))
+    _say_absent(absent, part_of, namespace, everything=len(absent) == len(objects) and existing is None)
+    if keep:  # nvcre's label taken back (server-side apply releases what its manager no longer sets): no install there
+        await store.apply(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+                          field_manager=FIELD_MANAGER, force=True)
+        print(f"namespace/{namespace} kept: setup init did not create it (nvcre's label removed)")
     remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
                                 args.timeout)
     if remaining:
@@ -418,6 +437,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     if kept:
         _say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
              f"{'; '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}")
+    if keep:
+        return EXIT_OK
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
     left = await _still_there(store, clock, namespace, wait)
     if left is None:

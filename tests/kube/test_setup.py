@@ -417,6 +417,39 @@ async def test_init_into_a_second_namespace_is_refused_before_anything_is_applie
     assert code == 0 and out.endswith("nvcre is installed in namespace other\n"), err  # moved
 
 
+async def test_reset_leaves_a_namespace_that_existed_before_init(server, kubeconfig, admin, capsys) -> None:
+    """Installed into a team's namespace, reset deleted that namespace, and on a cluster its namespace controller then
+    deletes everything in it. A namespace init did not create stays, with what else it holds; one it made goes."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-team", "labels": {"team": "a"}}})
+    await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "theirs", "namespace": "gpu-team"}})
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-team")
+    assert code == 0, err
+    assert "namespace/gpu-team serverside-applied (it existed before: `setup reset` will leave it)" in out.splitlines()
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-team")
+    assert (code, err) == (0, ""), err
+    assert out.splitlines()[-1] == "namespace/gpu-team kept: setup init did not create it (nvcre's label removed)"
+    namespace = await admin.get(NAMESPACE, "gpu-team")
+    assert namespace["status"]["phase"] == "Active" and not namespace["metadata"].get("deletionTimestamp")
+    assert namespace["metadata"]["labels"].get("team") == "a" and LABEL_PART_OF not in namespace["metadata"]["labels"]
+    assert await admin.get(CONFIGMAP, "theirs", "gpu-team")
+    with pytest.raises(NotFound):
+        await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    # a namespace init creates is init's: marked so, and reset removes it
+    from nvcre_tui.engine.api.vocabulary import ANNOTATION_MADE_BY_INIT
+
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "made-here")
+    assert code == 0 and "it existed before" not in out, err
+    assert (await admin.get(NAMESPACE, "made-here"))["metadata"]["annotations"][ANNOTATION_MADE_BY_INIT] == "true"
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "made-here"))[0] == 0  # again
+    assert (await admin.get(NAMESPACE, "made-here"))["metadata"]["annotations"][ANNOTATION_MADE_BY_INIT] == "true"
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig, "--install-namespace", "made-here")
+    assert code == 0 and "namespace/made-here deleted" in out.splitlines(), out + err
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, "made-here")
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

@@ -33,6 +33,9 @@ ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
 ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
+# On the install namespace when `setup init` created it: only then does `setup reset` delete it (a namespace that
+# existed before, a team's, would take everything in it along).
+ANNOTATION_MADE_BY_INIT = "nvcre.nvidia.com/made-by-setup-init"
 # On the engine's Lease: what its holder's engine runs a certification's workloads with, so that another process
 # does not create a certification that engine would fail (real pods on the simulated fleet's Nodes) or play (the
 # simulated fleet, made-up measurements, for a certification meant for GPUs).

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.api.crd import all_crds
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
@@ -23,7 +23,7 @@ from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING,
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
-    "schema_hash", "install_crds", "install_parts", "CORE_PART", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
+    "schema_hash", "install_crds", "namespace_object", "made_by_init", "install_parts", "CORE_PART", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 FIELD_MANAGER = "nvcre"
@@ -58,6 +58,24 @@ def _meta(name: str, namespace: str | None = None) -> Obj:
 
 def _object(kind: ResourceKind, name: str, namespace: str | None = None, **body: Any) -> Obj:
     return {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": _meta(name, namespace), **body}
+
+
+def namespace_object(namespace: str = INSTALL_NAMESPACE, *, made: bool = True) -> Obj:
+    """The install namespace as init applies it: annotated ANNOTATION_MADE_BY_INIT when init creates it (`made`), so that
+    `setup reset` deletes only a namespace init made."""
+    obj = _object(NAMESPACE, namespace)
+    if made:
+        obj["metadata"]["annotations"] = {ANNOTATION_MADE_BY_INIT: "true"}
+    return obj
+
+
+def made_by_init(namespace: Mapping[str, Any] | None) -> bool:
+    """Whether `setup init` created this Namespace (None: it does not exist yet, so init will). nvcre-system, the
+    default install namespace, counts as init's even unannotated: installs before the annotation made it."""
+    if namespace is None:
+        return True
+    meta = namespace.get("metadata") or {}
+    return (meta.get("annotations") or {}).get(ANNOTATION_MADE_BY_INIT) == "true" or meta.get("name") == INSTALL_NAMESPACE
 
 
 def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:
@@ -147,7 +165,7 @@ def install_parts(namespace: str = INSTALL_NAMESPACE, *, simulator: bool = False
     """Everything init applies, in order, by the part of nvcre it came with: CORE_PART (the CRDs, the Namespace and the
     engine's RBAC, which every version's init made), then the users' aggregated roles and the Lease reader (added in
     later versions: an older install lacks them whole), and, for a cluster the simulated fleet plays, its Node rights."""
-    return [(CORE_PART, [*install_crds(), _object(NAMESPACE, namespace), *rbac_objects(namespace)]),
+    return [(CORE_PART, [*install_crds(), namespace_object(namespace), *rbac_objects(namespace)]),
             ("users' roles", user_role_objects()), ("lease reader", lease_reader_objects(namespace)),
             *([("simulator", simulator_objects(namespace))] if simulator else [])]
 

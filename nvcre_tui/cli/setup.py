@@ -237,6 +237,9 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
     made = made_by_init(found if namespace_exists else None)
     objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]
+    if not args.dry_run and (refused := await _refused(store, objects, namespace_exists)) is not None:
+        _say(f"nvcre setup init: {refused}; setup init needs a cluster admin (nothing applied)")
+        return EXIT_BAD_INPUT
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)
@@ -449,6 +452,28 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
         return EXIT_OK
     return await _finalize_empty_namespace(store, clock, namespace, wait)
+
+
+async def _refused(store: KubeStore, objects: list[dict[str, Any]], namespace_exists: bool) -> str | None:
+    """Why the server would refuse one of `objects` (RBAC, its escalation check, validation), found before any is
+    applied: a server-side dry run of each (RBAC's question where its namespace does not exist yet). A user who may
+    apply CRDs but not ClusterRoles left the CRDs, the namespace and the ServiceAccount behind."""
+    from nvcre_tui.engine.kube.access import allowed
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER
+    from nvcre_tui.engine.store.errors import Forbidden, Invalid
+    from nvcre_tui.engine.store.protocol import kind_of
+
+    for obj in objects:
+        kind, meta = kind_of(obj), obj["metadata"]
+        if kind.namespaced and not namespace_exists:
+            if await allowed(store, "patch", kind, meta.get("namespace"), meta["name"]) is False:
+                return f"{resource_ref(obj)}: this user may not patch {kind.plural} in namespace {meta.get('namespace')}"
+            continue
+        try:
+            await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=True)
+        except (Forbidden, Invalid) as error:
+            return " ".join(str(error).split())  # it names the object
+    return None
 
 
 def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, everything: bool) -> None:

@@ -129,8 +129,12 @@ async def test_init_applies_everything_server_side_and_waits_for_the_crds(server
     crd = await admin.get(CRD, "certifications.nvcre.nvidia.com")
     assert any(c["type"] == "Established" and c["status"] == "True" for c in crd["status"]["conditions"])
     assert crd["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH] == objects[0]["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH]
-    writes = [r for r in server.requests if r.user_agent.startswith("nvcre-setup") and r.verb not in ("get", "list", "watch")]
+    asked = [r for r in server.requests if r.user_agent.startswith("nvcre-setup") and r.verb not in ("get", "list", "watch")]
+    writes = [r for r in asked if r.query.get("dryRun") != "All" and r.resource != "selfsubjectaccessreviews"]
     assert len(writes) == len(objects)
+    # asked first (a dry run of what it can, RBAC's word where the namespace is still to be made), so nothing is half-applied
+    first_write = asked.index(writes[0])
+    assert all(r.query.get("dryRun") == "All" or r.resource == "selfsubjectaccessreviews" for r in asked[:first_write])
     assert all(r.verb == "patch" and r.content_type == "application/apply-patch+yaml" for r in writes)
     assert all(r.query.get("fieldManager") == FIELD_MANAGER and r.query.get("force") == "true" for r in writes)
     assert [(r.resource, r.name, r.warnings) for r in writes if r.warnings] == []  # no field dropped by the schemas
@@ -448,6 +452,26 @@ async def test_reset_leaves_a_namespace_that_existed_before_init(server, kubecon
     assert code == 0 and "namespace/made-here deleted" in out.splitlines(), out + err
     with pytest.raises(NotFound):
         await admin.get(NAMESPACE, "made-here")
+
+
+async def test_init_by_a_user_who_may_not_apply_rbac_applies_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """A user who may apply CRDs, namespaces and ServiceAccounts but not RBAC: init applied the CRDs, the namespace and the
+    ServiceAccount, then stopped on the ClusterRole (a half-made install). The server is asked first, by a dry run."""
+    rules = [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["*"]},
+             {"apiGroups": [""], "resources": ["namespaces", "serviceaccounts"], "verbs": ["*"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
+                                      "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert len(err.splitlines()) == 1 and err.startswith("nvcre setup init: ") and "ClusterRole nvcre-engine" in err, err
+    assert 'User "ops" cannot patch resource "clusterroles"' in err and err.endswith("(nothing applied)\n"), err
+    for obj in install_objects(NS):
+        assert not await present(admin, obj), obj["metadata"]["name"]
 
 
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:

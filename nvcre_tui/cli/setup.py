@@ -401,6 +401,9 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     if keep:
         objects = [obj for obj in objects if obj["kind"] != NAMESPACE.kind]
+    if (refused := await _may_not_delete(store, objects)) is not None:  # before the CRDs take every certification along
+        _say(f"nvcre setup reset: this user may not delete {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
+        return EXIT_BAD_INPUT
     part_of = {resource_ref(obj): part for part, members in install_parts(namespace, simulator=True) for obj in members}
     absent: list[str] = []
     crds = [o for o in objects if o["kind"] == CRD.kind]
@@ -473,6 +476,19 @@ async def _refused(store: KubeStore, objects: list[dict[str, Any]], namespace_ex
             await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=True)
         except (Forbidden, Invalid) as error:
             return " ".join(str(error).split())  # it names the object
+    return None
+
+
+async def _may_not_delete(store: KubeStore, objects: list[dict[str, Any]]) -> str | None:
+    """The first of `objects` RBAC would not let this identity delete ("ClusterRole nvcre-engine"), asked of the server
+    before anything goes: a user who may delete the CRDs but not the RBAC took every certification and left the rest."""
+    from nvcre_tui.engine.kube.access import allowed
+    from nvcre_tui.engine.store.protocol import kind_of
+
+    for obj in objects:
+        meta = obj["metadata"]
+        if await allowed(store, "delete", kind_of(obj), meta.get("namespace"), meta["name"]) is False:
+            return f"{obj['kind']} {meta['name']}" + (f" in namespace {meta['namespace']}" if meta.get("namespace") else "")
     return None
 
 

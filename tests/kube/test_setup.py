@@ -474,6 +474,28 @@ async def test_init_by_a_user_who_may_not_apply_rbac_applies_nothing(server, kub
         assert not await present(admin, obj), obj["metadata"]["name"]
 
 
+async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """A user who may delete the CRDs but not the RBAC: reset deleted the CRDs, and with them every certification, then
+    stopped on the first ClusterRole. RBAC is asked first."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await create_certification(admin)
+    rules = [{"apiGroups": ["apiextensions.k8s.io", "nvcre.nvidia.com", "coordination.k8s.io", ""], "resources": ["*"], "verbs": ["*"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
+                                      "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert err == ("nvcre setup reset: this user may not delete ClusterRole nvcre-engine (RBAC); setup reset needs a cluster "
+                   "admin (nothing deleted)\n"), err
+    for obj in install_objects(NS):
+        assert await present(admin, obj), obj["metadata"]["name"]
+    assert len((await admin.list(CERTIFICATION)).items) == 1
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

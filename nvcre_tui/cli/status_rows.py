@@ -37,8 +37,9 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
     changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
     rbac_state = "missing" if absent else "changed" if changed else "ok"
-    rbac_detail = (f"missing {', '.join(absent)} (run nvcre setup init)" if absent else
-                   f"differs from init: {', '.join(changed)} (run nvcre setup init)" if changed
+    advice = "" if status.elsewhere else " (run nvcre setup init)"  # installed elsewhere: the namespace row says where
+    rbac_detail = (f"missing {', '.join(absent)}{advice}" if absent else
+                   f"differs from init: {', '.join(changed)}{advice}" if changed
                    else f"{len(status.rbac)} objects as init makes them: the engine's, the users' roles ({', '.join(USER_ROLES)}), "
                         "the Lease reader")
     lease = status.lease
@@ -94,6 +95,10 @@ def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
         from nvcre_tui.engine.kube.installs import terminating
 
         return ("namespace", "terminating", terminating(status.namespace))
+    if not status.namespace_present and status.elsewhere:
+        from nvcre_tui.engine.kube.installs import not_installed
+
+        return ("namespace", "missing", not_installed(status.namespace, status.elsewhere))
     return ("namespace", "ok" if status.namespace_present else "missing", status.namespace)
 
 

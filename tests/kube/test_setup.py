@@ -496,6 +496,17 @@ async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, k
     assert len((await admin.list(CERTIFICATION)).items) == 1
 
 
+async def test_status_of_another_namespace_says_where_nvcre_is_installed(server, kubeconfig, capsys) -> None:
+    """`setup status -n other` said only "namespace missing other" and to run setup init, which refuses a second install."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "--install-namespace", "other")
+    assert code == 1, err
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert rows["namespace"].endswith("nvcre is not installed in namespace other (no such namespace); it is installed in "
+                                      "nvcre-system: pass --install-namespace nvcre-system"), out
+    assert "setup init" not in rows["RBAC"], out
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

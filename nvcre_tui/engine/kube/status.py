@@ -115,6 +115,7 @@ class InstallStatus:
     scheduler: bool = False  # kube-scheduler's leader Lease renewed (unreadable: in `unknown`)
     gpu_labelled_nodes: int = 0  # Nodes (not simulated) labelled nvidia.com/gpu.present=true, as GPU Feature Discovery labels them
     namespace_terminating: bool = False  # the namespace is there, being deleted: not present (no install), but not missing
+    elsewhere: list[str] = field(default_factory=list)  # the namespaces nvcre is installed in instead (setup init's label)
 
     @property
     def installed(self) -> bool:
@@ -290,9 +291,12 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     scheduler = await _scheduler(store, clock, unknown)
+    from nvcre_tui.engine.kube.installs import install_namespaces
+
+    elsewhere = [name for name in await install_namespaces(store) or [] if name != namespace]
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
-                         namespace_obj is not None and not namespace_present)
+                         namespace_obj is not None and not namespace_present, elsewhere)

@@ -155,3 +155,18 @@ def test_an_edit_user_who_may_not_list_nodes_certifies_and_the_engine_plans(
         assert ("GPU product not narrowed" in line) == (source == "category")
         assert asyncio.run(_certifications(kubeconfig)) == ["bob-1"]
         assert "nvidia.com/gpu.product" not in asyncio.run(_spec_of(kubeconfig, "bob-1"))["target"].get("nodeSelector", {})
+
+
+def test_a_view_user_is_told_which_role_creates_certifications(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bound to nvcre-view only (what the built-in view and edit roles gain): the create was refused with the server's
+    words alone; the line now names the role that grants it."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        carol = asyncio.run(least_privileged(server, kubeconfig, "carol", roles=("nvcre-view",)))
+        assert main(_run(carol, tmp_path, "carol-1")) == 2
+        err = capsys.readouterr().err
+        [line] = [line for line in err.splitlines() if "forbidden" in line and "certifications" in line]
+        assert 'User "carol" cannot create resource "certifications"' in line
+        assert line.endswith("creating certifications takes nvcre-edit in namespace default, which setup init folds into the "
+                             "built-in admin role: a RoleBinding to admin or nvcre-edit there (nothing was created)"), line
+        assert asyncio.run(_certifications(kubeconfig)) == []

@@ -65,7 +65,10 @@ class NoHomeFolder(InputError):
     """A path's `~user` names no user on this machine. `reason` says so without the path (for an OSError's text)."""
 
     def __init__(self, path: str, user: str) -> None:
-        self.path, self.reason = path, f"no user {user!r} on this machine, so no home folder ~{user}"
+        # a bare `~` with neither $HOME nor a password entry (a container's arbitrary UID): this user has no home
+        self.path, self.reason = path, (f"no user {user!r} on this machine, so no home folder ~{user}" if user else
+                                        f"$HOME is unset and user {os.getuid()} has no home folder in the password database, "
+                                        "so ~ names no folder: give the path in full")
         super().__init__(f"{path}: {self.reason}")
 
 
@@ -74,6 +77,12 @@ def typed_path(path: str | os.PathLike[str]) -> Path:
     `~` nvcre expands goes through here. NoHomeFolder (an InputError naming the path) when `~user` names no user
     (pathlib's expanduser raised RuntimeError "Could not determine home directory.", which ended the console and the CLI)."""
     text = os.fspath(path)
+    if (text == "~" or text.startswith("~/")) and not os.environ.get("HOME"):
+        # an empty $HOME is unset, as home() takes it: os.path.expanduser made `~/s.db` the filesystem root's /s.db
+        try:
+            return Path(str(home()) + text[1:])
+        except InputError:
+            raise NoHomeFolder(text, "") from None
     expanded = os.path.expanduser(text)
     if expanded.startswith("~"):
         raise NoHomeFolder(text, expanded[1:].split("/", 1)[0])

@@ -132,3 +132,26 @@ def test_kubernetes_asyncio_is_imported_through_one_module() -> None:
             if path != guarded and any(name.split(".")[0] == "kubernetes_asyncio" for name in names):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
+
+
+def test_a_typed_tilde_with_an_empty_home_is_the_password_databases_home(password_home: Path) -> None:
+    """os.path.expanduser takes HOME="" at its word: `--state ~/s.db` was the filesystem root's /s.db."""
+    from nvcre_tui.paths import typed_path
+
+    assert typed_path("~/s.db") == password_home / "s.db"
+    assert typed_path("~") == password_home
+
+
+def test_a_typed_tilde_without_any_home_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    monkeypatch.delenv("HOME")
+    monkeypatch.delenv("XDG_STATE_HOME")
+
+    def missing(uid: int) -> None:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", missing)
+    assert main([*RUN, "--state", "~/s.db", "--history", str(tmp_path / "h.db")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"--state: ~/s.db: $HOME is unset and user {os.getuid()} has no home folder in the password database, so ~ "
+                   "names no folder: give the path in full\n"), err

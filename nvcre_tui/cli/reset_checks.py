@@ -3,6 +3,7 @@ any namespace (not only the one the command was given), and a namespace that hol
 (the CRDs and ClusterRoles it would delete are that install's).
 
 Each refusal is one line naming what and where; `--force` overrides the first two, never the third (pass the namespace).
+A second install namespace (an older `setup init` allowed one) shares the CRDs and ClusterRoles: refused too, unless --force.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ async def reset_refusal(store: KubeStore, clock: Clock, namespace: str, *, force
         return (f"the nvcre engine {_engines_text(engines)}: stop it first (its Deployment or `nvcre controller` process; "
                 "a console that runs one: quit it), or pass --force"), len(running)
     others = [name for name in installs or [] if name != namespace]
+    if others and namespace in (installs or []) and not force:
+        # An older `setup init` allowed a second install namespace; both share the CRDs and ClusterRoles reset deletes.
+        return (f"nvcre is also installed in namespace {', '.join(others)}, which shares the CRDs and ClusterRoles this "
+                f"deletes (and with them every certification): pass --force to remove them for both (nothing deleted)"), len(running)
     if others and namespace not in (installs or []):
         # The CRDs, ClusterRoles and ClusterRoleBindings are cluster-wide: deleting them here would break that install.
         return (f"nvcre is not installed in namespace {namespace} but in {', '.join(others)}: pass {INSTALL_FLAG} "

@@ -507,6 +507,22 @@ async def test_status_of_another_namespace_says_where_nvcre_is_installed(server,
     assert "setup init" not in rows["RBAC"], out
 
 
+async def test_reset_of_one_of_two_installs_is_refused_unless_forced(server, kubeconfig, admin, capsys) -> None:
+    """Two install namespaces (an older init allowed a second) share the CRDs and ClusterRoles: resetting one took them
+    from the other too, silently."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "older", "labels": {LABEL_PART_OF: "nvcre"}}})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert (code, out) == (2, ""), out + err
+    assert err == ("nvcre setup reset: nvcre is also installed in namespace older, which shares the CRDs and ClusterRoles this "
+                   "deletes (and with them every certification): pass --force to remove them for both (nothing deleted)\n")
+    assert await present(admin, install_objects(NS)[0])
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0 and not await present(admin, install_objects(NS)[0]), err
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

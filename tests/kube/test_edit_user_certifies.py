@@ -170,3 +170,17 @@ def test_a_view_user_is_told_which_role_creates_certifications(tmp_path: Path, c
         assert line.endswith("creating certifications takes nvcre-edit in namespace default, which setup init folds into the "
                              "built-in admin role: a RoleBinding to admin or nvcre-edit there (nothing was created)"), line
         assert asyncio.run(_certifications(kubeconfig)) == []
+
+
+@pytest.mark.parametrize("command", [["cluster", "info"], ["certification", "render", str(Path(__file__).parents[2] / "examples" / "burn-in.yaml")]])
+def test_a_command_that_reads_every_node_names_the_grant_it_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  command: list[str]) -> None:
+    """`cluster info` and `render` plan on the cluster's Nodes: a user bound as setup's docs say (no Node reading) got the
+    server's refusal alone."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        dave = asyncio.run(least_privileged(server, kubeconfig, "dave", nodes=False))
+        assert main([*command, "--kubeconfig", str(dave)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and 'User "dave" cannot list resource "nodes"' in err, err
+        assert err.endswith("it takes get, list and watch on nodes, which no namespaced role grants (a ClusterRole with them "
+                            "and a ClusterRoleBinding)\n"), err

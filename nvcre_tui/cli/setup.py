@@ -230,16 +230,15 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     # its own engine over the same certifications. Checked before anything is applied.
     others = [name for name in await install_namespaces(store) or [] if name != namespace]
     if others:
-        _say(f"nvcre setup init: nvcre is installed in namespace {others[0]}, and a cluster holds one install (its CRDs, "
-             f"ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} {others[0]}, or "
-             f"move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
-        return EXIT_BAD_INPUT
+        # raised, not said: `run --setup` then ends on this one line too (exit 2)
+        raise InputError(f"nvcre setup init: nvcre is installed in namespace {others[0]}, and a cluster holds one install (its "
+                         f"CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} "
+                         f"{others[0]}, or move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
     # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
     made = made_by_init(found if namespace_exists else None)
     objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]
     if not args.dry_run and (refused := await _refused(store, objects, namespace_exists)) is not None:
-        _say(f"nvcre setup init: {refused}; setup init needs a cluster admin (nothing applied)")
-        return EXIT_BAD_INPUT
+        raise InputError(f"nvcre setup init: {refused}; setup init needs a cluster admin (nothing applied)")
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)

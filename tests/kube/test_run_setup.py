@@ -15,6 +15,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD
 from tests.kube.cluster import installed_in_thread, store_on
+from tests.kubeapi import ApiServer
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,3 +60,32 @@ def test_setup_on_the_simulator_is_refused(tmp_path: Path, capsys: pytest.Captur
         "--setup: installs nvcre on a cluster (setup init); the simulator needs nothing installed: drop --setup, or name "
         "the cluster (--kubeconfig, --context)"]
     assert not state.exists()
+
+
+async def _operator(server: ApiServer, kubeconfig: Path, folder: Path) -> Path:
+    """A user who may apply CRDs, namespaces and ServiceAccounts, not RBAC."""
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING
+
+    rbac = "rbac.authorization.k8s.io"
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        await admin.create(CLUSTER_ROLE, {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": {"name": "ops"}, "rules": [
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["*"]},
+            {"apiGroups": [""], "resources": ["namespaces", "serviceaccounts"], "verbs": ["*"]}]})
+        await admin.create(CLUSTER_ROLE_BINDING, {"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+                                                  "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "ops"},
+                                                  "subjects": [{"kind": "User", "name": "ops", "apiGroup": rbac}]})
+    finally:
+        await admin.close()
+    return server.write_kubeconfig(folder / "kubeconfig-ops", token=server.add_token("ops-token", "ops"))
+
+
+def test_setup_by_a_user_the_server_refuses_is_one_line_and_applies_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One line saying why, not that line and then "--setup: nvcre is not installed; nothing was created"."""
+    with installed_in_thread(tmp_path, bare=True) as (server, kubeconfig):
+        ops = asyncio.run(_operator(server, kubeconfig, tmp_path))
+        argv = ["certification", "run", "--kubeconfig", str(ops), "--setup", "--cert-file", str(CERT), "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and err.startswith("nvcre setup init: ") and err.endswith("(nothing applied)\n"), err
+        assert asyncio.run(_installed(kubeconfig)) == ([], [])

@@ -523,6 +523,26 @@ async def test_reset_of_one_of_two_installs_is_refused_unless_forced(server, kub
     assert code == 0 and not await present(admin, install_objects(NS)[0]), err
 
 
+async def test_reset_leaves_an_nvcre_system_made_before_init(server, kubeconfig, admin, capsys) -> None:
+    """nvcre-system created beforehand (by GitOps, with its quotas): init uses it, reset leaves it. Only an older install's
+    nvcre-system, which carries init's label but not the annotation, counts as made by init."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 0 and f"namespace/{NS} serverside-applied (it existed before: `setup reset` will leave it)" in out.splitlines(), err
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0  # again: still not init's
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0 and out.splitlines()[-1] == f"namespace/{NS} kept: setup init did not create it (nvcre's label removed)", out + err
+    # an older install: init's label, no annotation: init made it, and reset removes it as before
+    found = await admin.get(NAMESPACE, NS)
+    found["metadata"]["labels"][LABEL_PART_OF] = "nvcre"
+    found["metadata"].pop("annotations", None)
+    await admin.update(NAMESPACE, found)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0 and f"namespace/{NS} deleted" in out.splitlines(), out + err
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

@@ -64,18 +64,21 @@ def namespace_object(namespace: str = INSTALL_NAMESPACE, *, made: bool = True) -
     """The install namespace as init applies it: annotated ANNOTATION_MADE_BY_INIT when init creates it (`made`), so that
     `setup reset` deletes only a namespace init made."""
     obj = _object(NAMESPACE, namespace)
-    if made:
-        obj["metadata"]["annotations"] = {ANNOTATION_MADE_BY_INIT: "true"}
+    obj["metadata"]["annotations"] = {ANNOTATION_MADE_BY_INIT: "true" if made else "false"}
     return obj
 
 
 def made_by_init(namespace: Mapping[str, Any] | None) -> bool:
-    """Whether `setup init` created this Namespace (None: it does not exist yet, so init will). nvcre-system, the
-    default install namespace, counts as init's even unannotated: installs before the annotation made it."""
+    """Whether `setup init` created this Namespace (None: it does not exist yet, so init will), as its annotation says.
+    Unannotated, only an older install's nvcre-system counts as init's (labelled part-of nvcre: those inits made it);
+    a namespace created beforehand (a GitOps-made nvcre-system with its quotas) carries no such label."""
     if namespace is None:
         return True
     meta = namespace.get("metadata") or {}
-    return (meta.get("annotations") or {}).get(ANNOTATION_MADE_BY_INIT) == "true" or meta.get("name") == INSTALL_NAMESPACE
+    said = (meta.get("annotations") or {}).get(ANNOTATION_MADE_BY_INIT)
+    if said is not None:
+        return said == "true"
+    return meta.get("name") == INSTALL_NAMESPACE and (meta.get("labels") or {}).get(LABEL_PART_OF) == "nvcre"
 
 
 def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:

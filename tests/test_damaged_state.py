@@ -353,3 +353,38 @@ def test_a_certification_whose_row_is_damaged_is_one_line_and_the_others_still_r
         assert out.count("Certification Report") == 1 and "Name:           burn-in-2" in out
     assert err.splitlines() == [f"certification 'burn-in': Certification default/burn-in: damaged row in {target}: body is not JSON "
                                 "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"]
+
+
+def _objects_of(state: Path, prefix: str) -> list[tuple[str, str]]:
+    """(kind, name) of every object but Events whose name starts with `prefix`."""
+    with contextlib.closing(sqlite3.connect(state)) as db:
+        return db.execute("SELECT kind, name FROM objects WHERE name LIKE ? AND kind != 'v1/events' ORDER BY kind, name",
+                          (f"{prefix}%",)).fetchall()
+
+
+@pytest.mark.parametrize("workflow_damaged", [False, True])
+def test_delete_of_a_certification_whose_row_is_damaged_deletes_it_and_what_it_owns(workflow_damaged: bool, finished_state: Path,
+                                                                                    tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its body unreadable, it is deleted by its key (the row keeps its uid, through which its Workflows, Jobs and
+    runs are found), a damaged child too; the other certification is untouched."""
+    target = tmp_path / "state.db"
+    shutil.copy(finished_state, target)
+    with contextlib.closing(sqlite3.connect(target)) as db, db:
+        assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'burn-in'").rowcount == 1
+        if workflow_damaged:
+            assert db.execute("UPDATE objects SET body = '[1]' WHERE kind LIKE '%/workflows' "
+                              "AND name = 'burn-in-communication-nccl-loopback'").rowcount == 1
+    others = _objects_of(target, "burn-in-2")
+    assert len(_objects_of(target, "burn-in-communication-")) > 10
+    history = tmp_path / "h.db"
+    code = main(["certification", "delete", "burn-in", "--state", str(target), "--history", str(history)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (0, "")
+    assert err.splitlines() == ["certification burn-in deleted from namespace default; not archived: its stored row is damaged "
+                                "(body is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))), "
+                                "so its report goes with it"]
+    assert _objects_of(target, "burn-in-communication-") == []
+    assert [name for _, name in _objects_of(target, "burn-in") if not name.startswith("burn-in-2")] == []
+    assert _objects_of(target, "burn-in-2") == others
+    assert main(["certification", "report", "burn-in", "--state", str(target), "--history", str(history)]) == 2
+    assert "not found" in capsys.readouterr().err

@@ -4,6 +4,8 @@ A finished certification is archived in the history before it goes (`nvcre histo
 an unfinished one is cancelled: its runs stop. Its Workflows, Jobs and runs follow it: the garbage collector
 removes them on a cluster, the simulator's store at once, and the nvcre engine where an API server has no
 garbage collector (engine/controllers/collect.py). `--wait` waits until they are gone.
+A certification whose row in the simulator's store is damaged (its body unreadable) is deleted by its key, with
+what it owns (found through the uid the row keeps).
 
 Exit codes: 0 deleted, 2 bad input (a name not found: nothing is deleted), 3 `--wait` timed out.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -21,13 +24,15 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
-from nvcre_tui.engine.history.deletion import delete_certification, left_message, remaining, wait_collected
+from nvcre_tui.engine.history.deletion import delete_certification, delete_damaged_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube.installs import InstallRefused
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.store.sqlite import SqliteStore
+from nvcre_tui.engine.store.sqlite.tables import DamagedRow
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 if TYPE_CHECKING:
@@ -83,7 +88,11 @@ async def _delete(args: argparse.Namespace) -> int:
         certs = [await _find(session, name, namespace) for name in args.names]  # all found before any is deleted
         known: set[str] = set()
         for cert in certs:
-            deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
+            if isinstance(cert, _Damaged):
+                deletion = await delete_damaged_certification(cert.store, session.cache, session.archiver, cert.name,
+                                                              namespace, cert.problem)
+            else:
+                deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
             console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
             known |= deletion.known
         if not args.wait:
@@ -122,14 +131,28 @@ def _duration(flag: str, text: str) -> float:
     return min(seconds, MAX_DURATION_SECONDS)
 
 
-async def _find(session: Session, name: str, namespace: str) -> Obj:
+@dataclass
+class _Damaged:
+    """A certification whose row in the simulator's store cannot be read: deleted by its key."""
+
+    name: str
+    problem: str
+    store: SqliteStore
+
+
+async def _find(session: Session, name: str, namespace: str) -> Obj | _Damaged:
     try:
         found = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
         raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}; nothing deleted",
                                    newlines=False)) from None
+    except DamagedRow as error:
+        database = getattr(session, "database", None)
+        if isinstance(database, SqliteStore) and session.store is database:  # a writable session on the simulator's store
+            return _Damaged(name, str(error).split("damaged row in ", 1)[-1].split(": ", 1)[-1], database)
+        raise InputError(printable(f"certification {name!r}: {error}; nothing deleted", newlines=False)) from None
     except StoreError as error:
-        raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+        raise InputError(printable(f"certification {name!r}: {error}; nothing deleted", newlines=False)) from None
     if found.get("kind") != CERTIFICATION.kind or (found.get("metadata") or {}).get("name") != name:
         raise InputError(printable(f"certification {name!r}: the server answered with something else "
                                    f"({found.get('kind')}); nothing deleted", newlines=False))

@@ -103,6 +103,33 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
     return Deletion(name, namespace, kept + (f"; {left}" if left else ""), known)
 
 
+class DamagedDeleter(ResourceStore, Protocol):
+    """A store that can also delete an object whose stored row cannot be read (SqliteStore.delete_damaged)."""
+
+    async def delete_damaged(self, kind: ResourceKind, name: str, namespace: str | None = None) -> str: ...
+
+
+async def delete_damaged_certification(store: DamagedDeleter, cache: WatchCache, archiver: Archiver | None, name: str,
+                                       namespace: str, problem: str) -> Deletion:
+    """Delete a certification whose stored row is damaged (its body unreadable) by its key: nothing of it can be
+    archived now, but its record is kept when the history took it when it finished. Its Workflows, Jobs, runs, the
+    ConfigMaps and Secrets they own go with it, found by its uid (the store keeps it beside the body)."""
+    try:
+        uid = await store.delete_damaged(CERTIFICATION, name, namespace)
+    except NotFound:
+        return Deletion(name, namespace, "", set(), already_gone=True)
+    except StoreError as error:
+        raise InputError(printable(f"certification {name!r}: {error}; nothing deleted", newlines=False)) from None
+    known = {uid}
+    remaining(cache, known)
+    if archiver is not None and archiver.holds(uid):
+        kept = f"its record is kept in the history ({archiver.path}), from before it was damaged"
+    else:
+        kept = f"not archived: its stored row is damaged ({problem}), so its report goes with it"
+    left = await _delete_owned_configmaps(store, namespace, known)
+    return Deletion(name, namespace, kept + (f"; {left}" if left else ""), known)
+
+
 def pull_secrets_of(cert: Obj) -> list[str]:
     """The `run --workload-registry` pull secrets the certification names in its imagePullSecrets (global or a
     category's): `<name>-registry-...`."""

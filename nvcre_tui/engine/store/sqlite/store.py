@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...clock import Clock, format_time
-from ..errors import AlreadyExists, Forbidden, Invalid, NotFound, describe
+from ..errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound, describe
 from ..events import record_event as _record_event
 from ..history import Watcher
 from ..memory import DEFAULT_HISTORY_LIMIT
@@ -33,7 +33,7 @@ from ..protocol import LabelSelectorInput, ListResult, ResourceKind, WatchEvent
 from . import revise
 from .database import connect
 from .feed import POLL_SECONDS, Feed
-from .tables import Tables, Write, kind_id
+from .tables import DamagedRow, Tables, Write, kind_id
 
 __all__ = ["SqliteStore"]
 
@@ -187,6 +187,21 @@ class SqliteStore:
             check_preconditions(kind, {"uid": uid}, current, rv_required=False)
             self._delete(write, kind, current)
 
+    async def delete_damaged(self, kind: ResourceKind, name: str, namespace: str | None = None) -> str:
+        """Delete an object whose row cannot be read (every get of it is a DamagedRow) by its key, without decoding
+        its body, as an API server deletes a corrupt object when asked to ignore the read error: its finalizers
+        unknown, it goes at once. Its dependents (found by its uid, which the row keeps beside the body) are
+        collected as delete() collects them. Returns the uid deleted; NotFound when there is no such row, Conflict
+        when its body reads well (then delete() is the way: it checks what this cannot)."""
+        namespace = scoped_namespace(kind, namespace, name)
+        async with self._writing("delete", kind, name, namespace) as write:
+            uid = self._tables.damaged_uid(kind, name, namespace)
+            if uid is None:
+                self._require(kind, name, namespace)  # NotFound when absent
+                raise Conflict.about(kind, name, namespace, "its row is not damaged: delete it as any other")
+            self._remove_damaged(write, kind, name, namespace, uid)
+        return uid
+
     async def record_event(self, involved: Obj, type: str, reason: str, message: str) -> Obj:
         if self.readonly:
             metadata = (involved.get("metadata") if isinstance(involved, Mapping) else None) or {}
@@ -271,9 +286,28 @@ class SqliteStore:
         """Remove an object, then delete (background cascade) every object left without a living owner,
         all in the same transaction."""
         removed = self._tables.put(write, kind, "DELETED", current, final)
-        for dependent_kind, name, namespace in self._tables.dependents(current["metadata"]["uid"]):
-            dependent = self._tables.load(dependent_kind, name, namespace)  # an earlier step may have removed it
+        self._collect(write, current["metadata"]["uid"])
+        return removed
+
+    def _remove_damaged(self, write: Write, kind: ResourceKind, name: str, namespace: str | None, uid: str) -> None:
+        """Remove a damaged row by its key; the change log's DELETED holds what is known of it (kind, name,
+        namespace, uid). Then collect its dependents."""
+        metadata: Obj = {"name": name, "uid": uid}
+        if namespace:
+            metadata["namespace"] = namespace
+        self._tables.put(write, kind, "DELETED", None, {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": metadata})
+        self._collect(write, uid)
+
+    def _collect(self, write: Write, uid: str) -> None:
+        """Delete (background cascade) every dependent of `uid` left without a living owner; a damaged one by its key."""
+        for dependent_kind, name, namespace in self._tables.dependents(uid):
+            try:
+                dependent = self._tables.load(dependent_kind, name, namespace)  # an earlier step may have removed it
+            except DamagedRow:
+                damaged_uid = self._tables.damaged_uid(dependent_kind, name, namespace)
+                if damaged_uid is not None and not self._tables.has_living_owner(damaged_uid):
+                    self._remove_damaged(write, dependent_kind, name, namespace, damaged_uid)
+                continue
             if dependent is not None and not self._tables.has_living_owner(dependent["metadata"]["uid"]):
                 self._delete(write, dependent_kind, dependent)
-        return removed
 

@@ -255,6 +255,15 @@ class Tables:
             raise DamagedRow.about(kind, name, namespace, f"damaged row in {self.path}: {problem}")
         return body
 
+    def damaged_uid(self, kind: ResourceKind, name: str, namespace: str | None) -> str | None:
+        """The uid column of a row whose body is damaged (None when there is no row, or its body reads well):
+        the key and the uid are enough to delete it and find its dependents, without its body."""
+        row = self.db.execute("SELECT uid, body FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
+                              (kind_id(kind), namespace or "", name)).fetchone()
+        if row is None or _decode(row[1], name)[0] is not None:
+            return None
+        return str(row[0])
+
     def bodies(self, kind: ResourceKind, namespace: str | None) -> list[Obj]:
         """Objects of a kind (in one namespace, or all) in (namespace, name) order. A damaged row is left
         out and recorded in `damaged` (the others are still returned: one bad row hides nothing else)."""

@@ -186,3 +186,25 @@ def test_certifications_created_in_one_second_are_ordered_as_they_were_created(t
     capsys.readouterr()
     assert main(["history", "certifications", "--history", str(history), "-o", "json"]) == 0
     assert [row["name"] for row in json.loads(capsys.readouterr().out)] == ["zeta", "alpha"]
+
+
+def test_the_report_of_a_certification_that_only_waits_says_waiting_as_the_list_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report's Result said RUNNING for one queued behind another, while `list` said WAITING: its text and HTML say
+    WAITING and what for; its JSON keeps `result` and gives `phase` and `waiting` as `list -o json`; exit 3 stays."""
+    state = ["--sim", "--state", str(tmp_path / "sim.db")]
+    burn_in = str(Path(__file__).resolve().parents[1] / "examples" / "burn-in.yaml")
+    assert main(["certification", "run", *state, "--cert-file", burn_in]) == 0
+    assert main(["certification", "run", *state, "--cert-file", burn_in, "--name", "second"]) == 0
+    capsys.readouterr()
+    assert main(["certification", "report", "second", *state[1:]]) == 3
+    [result] = [line for line in capsys.readouterr().out.splitlines() if "Result" in line]
+    assert result.strip(" │").split() == ["Result:", "WAITING", "for", "certification", "burn-in"], result
+    assert main(["certification", "report", "burn-in", *state[1:]]) == 3
+    [result] = [line for line in capsys.readouterr().out.splitlines() if "Result" in line]
+    assert result.strip(" │").split() == ["Result:", "RUNNING"], result
+    assert main(["certification", "report", "second", "burn-in", *state[1:], "-o", "json"]) == 3
+    reports = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["result"], r["phase"], r["waiting"]) for r in reports] == [
+        ("second", "RUNNING", "WAITING", "for certification burn-in"), ("burn-in", "RUNNING", "RUNNING", None)]
+    assert main(["certification", "report", "second", *state[1:], "-o", "html"]) == 3
+    assert "⋯ WAITING for certification burn-in</span>" in capsys.readouterr().out

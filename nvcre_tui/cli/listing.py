@@ -14,11 +14,11 @@ from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
 from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
-from nvcre_tui.cli.report import damaged_rows
+from nvcre_tui.cli.report import WAITING, damaged_rows, waiting_of
 from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING, NodeState
+from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
@@ -29,7 +29,6 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
-WAITING = NodeState.WAITING.value.upper()  # the phase of a RUNNING certification none of whose categories has started, as the console says it
 COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
 
 
@@ -113,7 +112,7 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
     # So far for one still running (now: the session's clock), as the dashboard counts it
     timing = waited_and_ran(status.get("startTime"), status.get("completionTime") or format_time(now), workflows) if workflows is not None else None
     result = str(summary.get("result") or "PENDING")
-    waiting = _waiting(cert, workflows) if result == RESULT_RUNNING else None
+    waiting = waiting_of(cert, workflows) if result == RESULT_RUNNING else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),
         # result: the Certification's own (its status, `kubectl get`, report's exit code); phase: as the console shows it
@@ -123,18 +122,6 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
-
-
-def _waiting(cert: Obj, workflows: Sequence[Obj] | None) -> str | None:
-    """Why a RUNNING certification none of whose categories has started waits (views.waiting_to_start), else None; a
-    damaged one (still listed) is not read further. Without its Workflows (a user who may not read them) its
-    categories' statuses say it alone."""
-    from nvcre_tui.engine.views import Snapshot, waiting_to_start
-
-    if damaged_object(CERTIFICATION.kind, cert) is not None:
-        return None
-    snapshot = Snapshot(certifications=[cert], workflows=list(workflows or []))
-    return waiting_to_start(snapshot, str(cert["metadata"]["name"]))
 
 
 def _creation(cert: Obj) -> tuple[str, int, str, str]:

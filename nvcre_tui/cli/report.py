@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import json
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -23,7 +23,7 @@ from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, no
                                    state_path_of, tell_notices, where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import default_history_path
@@ -40,7 +40,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
     from nvcre_tui.engine.session import Session
 
-__all__ = ["RESULT_EXIT", "certification_report", "check_results_file", "close_session", "damaged_rows", "namespace_of", "refuse_damaged_rows",
+__all__ = ["RESULT_EXIT", "WAITING", "waiting_of", "certification_report", "check_results_file", "close_session", "damaged_rows", "namespace_of", "refuse_damaged_rows",
            "register", "report_exit", "write_results"]
 
 
@@ -56,6 +56,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     report.set_defaults(func=report_command)
 
 
+WAITING = NodeState.WAITING.value.upper()  # the phase of a RUNNING certification none of whose categories has started, as the console says it
 RESULT_EXIT = {RESULT_PASSED: EXIT_OK, RESULT_INCOMPLETE: EXIT_OK, RESULT_FAILED: EXIT_FAILED, RESULT_RUNNING: EXIT_TIMEOUT}
 
 
@@ -90,7 +91,23 @@ async def certification_report(session: Session, name: str, namespace: str, cons
     workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
     names = {wf["metadata"]["name"] for wf in workflows}
     jobs = [job for job in (await session.store.list(JOB, namespace)).items if labels_of(job).get(LABEL_WORKFLOW) in names]
-    return build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
+    report = build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
+    # As `certification list -o json`: result the Certification's own (the exit code), phase as the console says it
+    waiting = waiting_of(cert, workflows) if report["result"] == RESULT_RUNNING else None
+    report.update(phase=WAITING if waiting is not None else report["result"], waiting=waiting)
+    return report
+
+
+def waiting_of(cert: dict[str, Any], workflows: Sequence[dict[str, Any]] | None) -> str | None:
+    """Why a RUNNING certification none of whose categories has started waits (views.waiting_to_start), else None; a
+    damaged one (still listed) is not read further. Without its Workflows (a user who may not read them) its
+    categories' statuses say it alone."""
+    from nvcre_tui.engine.views import Snapshot, waiting_to_start
+
+    if damaged_object(CERTIFICATION.kind, cert) is not None:
+        return None
+    snapshot = Snapshot(certifications=[cert], workflows=list(workflows or []))
+    return waiting_to_start(snapshot, str(cert["metadata"]["name"]))
 
 
 def _undamaged(kind: str, items: list[dict[str, Any]], where: str, console: Console | None) -> list[dict[str, Any]]:

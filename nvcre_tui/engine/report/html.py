@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -214,7 +214,8 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     curves, curve_notes = curves or {}, curve_notes or {}
     result = str(report.get("result"))
     details = report.get("failedNodeDetails") or []
-    summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {result}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
+    said = result_said(report)  # WAITING for what, while none of its categories has started
+    summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {said}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
                ("Nodes", nodes_said(report)), ("Failed nodes", failed_nodes_said(report)),
                ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
@@ -227,7 +228,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
              '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
              f"<title>Certification report: {escape(str(report.get('name')))}</title><style>{CSS}</style></head><body>",
              f"<h1>Certification report: {escape(str(report.get('name')))}</h1>",
-             f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPHS.get(result, "")} {escape(result)}</span></p>',
+             f'<p>namespace {escape(str(report.get("namespace") or "-"))} · <span class="verdict {escape(result)}">{RESULT_GLYPHS.get(result, "")} {escape(said)}</span></p>',
              '<h2 id="summary">Summary</h2>', _table(("", ""), summary), '<h2 id="categories">Categories</h2>']
     categories = report.get("categories") or []
     for category, title in zip(categories, category_titles(categories), strict=True):

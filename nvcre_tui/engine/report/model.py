@@ -98,6 +98,14 @@ def nodes_said(report: Obj) -> str:
     return str(report.get("totalNodes"))
 
 
+def result_said(report: Obj) -> str:
+    """The report's Result as its text and HTML say it: its result, but WAITING and what for while none of its categories
+    has started (`phase` and `waiting`, as `certification list` gives them, where the command that built it read them)."""
+    if report.get("phase") == NodeState.WAITING.value.upper() and report.get("result") == RESULT_RUNNING:
+        return f"WAITING {report['waiting']}" if report.get("waiting") else "WAITING"
+    return str(report.get("result"))
+
+
 def failed_nodes_said(report: Obj) -> str:
     """The report's failed-node count as its summaries say it: every node a category blamed (as the Certification's
     status and its failed-nodes ConfigMap count them), and how many of them are suspects, blamed only with their

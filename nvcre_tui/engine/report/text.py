@@ -9,7 +9,7 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said
+from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -285,6 +285,6 @@ def render_text(report: Obj) -> str:
     details = report.get("failedNodeDetails") or []
     summary.append(_field("Failed Nodes", failed_nodes_said(report)))
     summary += failure_lines([failure for node in details for failure in node["failures"]], "  - ")
-    summary.append(_field("Result", report["result"]))
+    summary.append(_field("Result", result_said(report)))
     lines += _card("Summary", summary)
     return "\n".join(lines) + "\n"

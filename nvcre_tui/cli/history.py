@@ -114,7 +114,7 @@ def nodes_command(args: argparse.Namespace) -> int:
     print_table(("NODE", f"CERTS ({window})", "FAILURES", "SUSPECT", "LAST", "REASON", "BASELINE", f"BUS BW TREND ({BANDWIDTH_UNIT})"),
                 [(n["node"], n["window"], f"{n['failures']}/{n['window']}", n["suspect"],
                   verdicts_said_within(n["lastVerdicts"], n["lastResultSaid"], LAST_WIDTH), reasons_within(n["lastReasons"], LAST_WIDTH) or "-",
-                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].detail, _trend_text(n["trend"], n["trendLastShown"], TREND_SERIES))
+                  ("STALE: " if n["staleness"].stale else "") + n["staleness"].brief, _trend_text(n["trend"], n["trendLastShown"], TREND_SERIES))
                  for n in summaries])
     return 0
 

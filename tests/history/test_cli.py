@@ -169,3 +169,23 @@ def test_last_n_leaves_out_the_nodes_none_of_them_held(tmp_path: Path, capsys: p
     assert [row.split()[0] for row in rows] == ["gpu-node-01"] and "untested" not in "".join(rows), rows
     assert main(["history", "nodes", "--history", str(history), "-o", "json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4  # all of them: every node
+
+
+def test_nodes_table_fits_a_120_column_terminal(archive: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """BASELINE said `current (baseline unchanged since week-2)` in every row of a node that passed: the table wrapped
+    each row over two or three lines at 120 columns. It says `current`; the certification it last passed is in the
+    JSON (`staleness.lastPass`) and in `history node NAME`, which say everything."""
+    import re
+    import sys
+
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["history", "nodes", "--history", str(archive)]) == 0
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in capsys.readouterr().out.splitlines()]
+    assert max(len(line) for line in lines) <= 120, lines
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert len(lines) == 1 + len(rows) == 5, lines  # one line per node: none wrapped
+    assert "  current  " in rows["gpu-node-01"] and "never passed" in rows["gpu-node-02"]
+    monkeypatch.undo()
+    assert main(["history", "node", "gpu-node-01", "--history", str(archive)]) == 0
+    assert "baseline: current (baseline unchanged since week-2)" in capsys.readouterr().out

@@ -272,6 +272,16 @@ class Staleness:
         return {"never-passed": "never passed", "unknown": "no baseline recorded",
                 "absent": "not among the current Nodes given: gone from the cluster, or another fleet"}[self.status]
 
+    @property
+    def brief(self) -> str:
+        """As `detail`, for a table's cell (`history nodes`): the common statuses in a word, so that the table fits a
+        terminal; the certification a current node last passed is `detail`'s, the JSON's and `history node`'s to say."""
+        if self.status == "current":
+            return "current"
+        if self.status == "absent":
+            return "not among the Nodes given"
+        return self.detail
+
     def to_json(self) -> Obj:
         return {"status": self.status, "lastPass": self.last_pass,
                 "changes": {k: {"from": old, "to": new} for k, (old, new) in self.changes.items()}}

@@ -313,3 +313,20 @@ def test_the_groups_below_threshold_are_in_columns(tmp_path: Any, capsys: pytest
     assert len(rows) == 3 and any("group-11" in row for row in rows), rows
     loopback = rows[1:]  # the all-reduce's one row, then the loopback's two
     assert len({row.index("GB/s") for row in loopback}) == 1, loopback
+
+
+def test_the_node_lists_of_groups_below_threshold_line_up_whatever_their_reason() -> None:
+    """`✗ g  263.16 GB/s  LOW  [node]` above `✗ g  400.69 GB/s  WorkloadFailed  [node]`: the reasons differ in length,
+    and the node lists began at different places. The reason is a column too."""
+    text = render_text(run_case("mixed-failures-three-categories").report)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Bandwidth by group" in line and "nccl-loopback-nvswitch" in "\n".join(lines[:i])
+                 and "✗" in lines[i + 1])
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.startswith("│   ✗ "):
+            break
+        rows.append(line)
+    assert {"LOW", "WorkloadFailed"} <= {word for row in rows for word in row.split()}, rows
+    assert len({row.index("[") for row in rows}) == 1, rows
+    assert len({row.index("GB/s") for row in rows if "GB/s" in row}) == 1, rows

@@ -185,8 +185,11 @@ def _category_rows(category: Obj) -> list[str]:
         names = max(len(str(group["groupName"])) for group in low)
         values = [_group_bandwidth(category, group) for group in low]
         width = max(len(value) for value in values)
-        rows += _capped([f"  ✗ {str(group['groupName']):<{names}}  {value:>{width}}{_why_failed(group)}  "
-                         f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]" for group, value in zip(low, values)],
+        whys = [_why_failed(group) for group in low]  # LOW, WorkloadFailed ...: a column too, so the node lists line up
+        why_width = max(len(why) for why in whys)
+        rows += _capped([f"  ✗ {str(group['groupName']):<{names}}  {value:>{width}}{why:<{why_width}}  "
+                         f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]"
+                         for group, value, why in zip(low, values, whys, strict=True)],
                         "groups")
     if category.get("bandwidth"):
         bw = category["bandwidth"]

@@ -330,3 +330,22 @@ def test_the_node_lists_of_groups_below_threshold_line_up_whatever_their_reason(
     assert {"LOW", "WorkloadFailed"} <= {word for row in rows for word in row.split()}, rows
     assert len({row.index("[") for row in rows}) == 1, rows
     assert len({row.index("GB/s") for row in rows if "GB/s" in row}) == 1, rows
+
+
+def test_a_group_below_threshold_names_the_log_its_value_was_read_from() -> None:
+    """A ThresholdViolated group had no failureLog (only a crashed run's was kept): the report gave the node, the test
+    and the value against the threshold, but no log to check it in. It names the pod (a node only for a group of one:
+    a group's log convicts none of its nodes) and keeps its last lines in the JSON."""
+    report = run_case("slow-gpu-intra-node").report
+    groups = [g for c in report["categories"] for g in c.get("failedGroups") or [] if g["reason"] == "ThresholdViolated"]
+    assert groups
+    text = render_text(report)
+    for group in groups:
+        log = group["failureLog"]
+        assert log["podName"].endswith("-launcher") and log["reason"] == "ThresholdViolated" and "Avg bus bandwidth" in log["tail"]
+        assert log.get("nodeName") == (group["nodes"][0] if group["nodeCount"] == 1 else None)
+        where = f" on {log['nodeName']}" if log.get("nodeName") else ""
+        assert f"      Log: pod {log['podName']}{where}, the output the value was read from" in text, text
+    multi = [g for c in run_case("diagnose-slow-gpu").report["categories"] for g in c.get("failedGroups") or []
+             if g["reason"] == "ThresholdViolated" and g["nodeCount"] > 1]
+    assert multi and all(g["failureLog"].get("nodeName") is None and g["failureLog"]["tail"] for g in multi)

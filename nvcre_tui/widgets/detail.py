@@ -113,7 +113,8 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
     log = status.get("failureLog") or {}
     if log.get("tail"):
         code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
-        text.append(shown(f"Failure log ({log.get('podName')} on {log.get('nodeName')}{code})") + "\n", style="bold")
+        where = f" on {log['nodeName']}" if log.get("nodeName") else ""  # a group's value below threshold names no node
+        text.append(shown(f"Failure log ({log.get('podName')}{where}{code})") + "\n", style="bold")
         for line in log["tail"].splitlines()[-15:]:
             text.append(f"  {shown(line)}\n", style="dim")
     return text

@@ -61,3 +61,13 @@ def test_a_groups_nodes_are_listed_with_spaces_so_they_wrap_between_names() -> N
     job = {"metadata": {"name": "j", "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02,gpu-node-03"}}, "spec": {}, "status": {}}
     [nodes] = [line for line in job_detail(job).plain.splitlines() if line.startswith("Nodes")]
     assert nodes.split(None, 1)[1] == "gpu-node-01, gpu-node-02, gpu-node-03"
+
+
+def test_a_log_of_a_group_below_threshold_names_no_node() -> None:
+    """A multi-node group's value below threshold keeps its log (failureLog) with no node: the detail said `on None`."""
+    job = {"metadata": {"name": "j"}, "spec": {},
+           "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}],
+                      "failureLog": {"podName": "r0-screen-1-run-launcher", "exitCode": 0, "reason": "ThresholdViolated",
+                                     "tail": "# Avg bus bandwidth    : 103.76"}}}
+    text = job_detail(job).plain
+    assert "Failure log (r0-screen-1-run-launcher, exit 0)" in text and "None" not in text, text

@@ -55,6 +55,7 @@ from nvcre_tui.engine.units import format_duration, listed, parse_duration
 
 Obj = dict[str, Any]
 TAIL_LINES = 40
+THRESHOLD_TAIL_CHARS = 1024  # a threshold-violated run's failureLog tail (a crashed run's keeps 4096)
 MESSAGE_CHARS = 512  # a runner's message kept in a Job's status: it may name every node a scheduler tried
 NODE_MESSAGE_CHARS = 160  # ... and in each node's entry, one per group node
 MAX_WATCHED_RUNS = 4096  # running trainings whose progress the engine remembers (the oldest forgotten: looked at anew)
@@ -407,8 +408,10 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     # nodes' message names only the thresholds they missed, not one that could not be evaluated.
     blamed_for = "; ".join(item.message for item in convicting)
     failed = [{"name": n, "reason": THRESHOLD_VIOLATION, "message": blamed_for} for n in nodes]
+    # The log the value was read from is named (failureLog), as a crashed run's is: the pod, and its tail (the table
+    # and its average) for when the pods are gone.
     await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, failed, measured=result,
-                  validation=(reason, message), evidence=records, validation_failed=True)
+                  validation=(reason, message), evidence=records, validation_failed=True, log=lines)
     return None
 
 
@@ -450,13 +453,19 @@ async def _finish(
         status["measurements"] = measured.measurements
     if evidence:
         status["evidence"] = evidence
-    if log is not None and (phase == FAILED):
+    if log is not None and (phase == FAILED or validation_failed):
         state = run_status(run)
-        tail = "\n".join(log[-TAIL_LINES:])[-4096:]
+        # A value that missed a threshold keeps a shorter tail (its table's last rows and average: the value is in
+        # the measurements): a full-scale Job of thousands of nodes stays within the API server's object size.
+        tail = "\n".join(log[-TAIL_LINES:])[-(4096 if phase == FAILED else THRESHOLD_TAIL_CHARS):]
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
-        status["failureLog"] = {"podName": pod, "nodeName": state.get("failedNode") or (failed[0]["name"] if failed else None),
-                                "reason": reason, "tail": tail}
+        if phase == FAILED:
+            node = state.get("failedNode") or (failed[0]["name"] if failed else None)
+        else:  # a value that missed a threshold: the group's, not one node's (unless it is a group of one)
+            node = failed[0]["name"] if len(failed) == 1 else None
+        why = reason if phase == FAILED or validation is None else validation[0]  # ThresholdViolated, not WorkloadCompleted
+        status["failureLog"] = {"podName": pod, "nodeName": node, "reason": why, "tail": tail}
         if state.get("exitCode") is not None:  # a run whose container never exited has none: left out, never null
             status["failureLog"]["exitCode"] = state["exitCode"]
     ctx.progress.pop(_run_key(run), None)

@@ -7,7 +7,7 @@ from typing import Any
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
-from nvcre_tui.engine.judging.thresholds import shown_measured
+from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
 from nvcre_tui.engine.report.readmodel import category_titles
@@ -150,7 +150,10 @@ def _category_rows(category: Obj) -> list[str]:
             if not group.get("failedNodes") and group.get("message"):  # blames no node: why the group failed is the Job's
                 rows.append(f"      {group['message']}")
             log = group.get("failureLog") or {}
-            if log.get("tail"):
+            if log.get("tail") and group.get("reason") == THRESHOLD_VIOLATED:  # the run went well: its value is said above
+                where = f" on {log['nodeName']}" if log.get("nodeName") else ""
+                rows.append(f"      Log: pod {log.get('podName')}{where}, the output the value was read from (its last lines: -o json, failureLog)")
+            elif log.get("tail"):
                 where = f" on {log['nodeName']}" if log.get("nodeName") else ""
                 rows.append(f"      Failure Log: pod {log.get('podName')}{where}" + (f", exit {log['exitCode']}" if log.get("exitCode") is not None else "") + f" ({log.get('reason')})")
                 rows += [f"        {line.encode('unicode_escape').decode()[:120]}" for line in log["tail"].splitlines()[-MAX_TAIL_LINES:]]

@@ -349,3 +349,17 @@ def test_a_group_below_threshold_names_the_log_its_value_was_read_from() -> None
     multi = [g for c in run_case("diagnose-slow-gpu").report["categories"] for g in c.get("failedGroups") or []
              if g["reason"] == "ThresholdViolated" and g["nodeCount"] > 1]
     assert multi and all(g["failureLog"].get("nodeName") is None and g["failureLog"]["tail"] for g in multi)
+
+
+@pytest.mark.parametrize("case", ["hang-full-scale-timeout", "hang-training-stalled", "timeout-shorter-than-run"])
+def test_the_log_of_a_group_blamed_whole_names_no_node(case: str) -> None:
+    """A 4-node group that timed out or stalled, no node convicted: its failureLog said `on gpu-node-01` (the group's
+    first node), read at 3 a.m. as the node at fault. Only a node the evidence names is given."""
+    report = run_case(case).report
+    groups = [g for c in report["categories"] for g in c.get("failedGroups") or [] if g.get("failureLog") and g["nodeCount"] > 1
+              and all(f.get("suspect") for f in g["failedNodes"])]
+    assert groups, case
+    text = render_text(report)
+    for group in groups:
+        assert group["failureLog"].get("nodeName") is None, group["failureLog"]
+        assert f"Failure Log: pod {group['failureLog']['podName']} (" in text, text

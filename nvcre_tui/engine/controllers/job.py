@@ -460,10 +460,9 @@ async def _finish(
         tail = "\n".join(log[-TAIL_LINES:])[-(4096 if phase == FAILED else THRESHOLD_TAIL_CHARS):]
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
-        if phase == FAILED:
-            node = state.get("failedNode") or (failed[0]["name"] if failed else None)
-        else:  # a value that missed a threshold: the group's, not one node's (unless it is a group of one)
-            node = failed[0]["name"] if len(failed) == 1 else None
+        # The node at fault as the runner saw it, else the one node blamed; a group blamed whole (a timeout, a stall, a
+        # value below threshold) names none: its first node was named, read as the culprit the evidence did not convict.
+        node = (state.get("failedNode") if phase == FAILED else None) or (failed[0]["name"] if len(failed) == 1 else None)
         why = reason if phase == FAILED or validation is None else validation[0]  # ThresholdViolated, not WorkloadCompleted
         status["failureLog"] = {"podName": pod, "nodeName": node, "reason": why, "tail": tail}
         if state.get("exitCode") is not None:  # a run whose container never exited has none: left out, never null

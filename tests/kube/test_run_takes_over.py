@@ -58,4 +58,4 @@ def test_a_viewer_run_gives_up_after_its_timeout_in_real_time(tmp_path: Path, ca
         assert main(_run(kubeconfig, tmp_path, "--timeout", "2s")) == 3
         assert time.monotonic() - began < 30
         out, err = capsys.readouterr()
-        assert "Timed out after 2s" in out + err and "Result:         RUNNING" in out
+        assert "Timed out after 2s" in out + err and "Result:         WAITING to start" in out

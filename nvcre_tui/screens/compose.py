@@ -28,6 +28,7 @@ from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.paths import typed_path
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal
+from nvcre_tui.screens.own_toasts import OwnToasts
 from nvcre_tui.screens.path_prompt import PathModal, save_target, write_file
 from nvcre_tui.widgets.category_list import CategoryList
 from nvcre_tui.widgets.compose_fields import FIELD_CSS, CategoryOptionsPanel, ThresholdRow, show_message, update_changed
@@ -37,7 +38,7 @@ from nvcre_tui.widgets.compose_text import plan_text, status_text
 MUTATING_BUTTONS = {"submit": "#submit", "load_file": "#load", "save_file": "#save"}
 
 
-class ComposeScreen(NvcreScreen):
+class ComposeScreen(OwnToasts, NvcreScreen):
     """Build, check, preview and submit a Certification."""
 
     BINDINGS = [

@@ -28,6 +28,7 @@ from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_a
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
                                    targeted_nodes, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
+from nvcre_tui.screens.wall_none_left import last_archived, none_left
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
@@ -150,6 +151,8 @@ class WallScreen(NvcreScreen):
         super().__init__()
         self.index = 0
         self.current: str | None = None
+        self._seen: set[str] = set()  # every certification this wall saw in the store (the room may have watched it)
+        self._shown: tuple[str, str] | None = None  # the last one it showed, with its result then
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -230,7 +233,13 @@ class WallScreen(NvcreScreen):
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
-        title = f"{self.current or 'no certification yet'}  {result}{passed}{position}{finished}"
+        self._seen.update(str(c["metadata"]["name"]) for c in snapshot.certifications)
+        if self.current is not None:
+            self._shown = (self.current, result)
+            title = f"{self.current}  {result}{passed}{position}{finished}"
+        else:  # every one deleted (or none ever): said as such, never as a fleet that was never tested
+            session = self.nvcre.session
+            title = none_left(self._shown, len(self._seen), last_archived(session.history if session is not None else None), self.nvcre.now())
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warning = self.nvcre.store_warning()

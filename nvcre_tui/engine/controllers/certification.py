@@ -322,7 +322,11 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         result = RESULT_RUNNING
     else:
         result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded else RESULT_PASSED
-    summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes), "excludedNodes": len(excluded), "result": result}
+    # One node, one state, worst first (as the wall and the console count them): a node blamed in one category and
+    # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only. The report still
+    # lists each exclusion with its reason; `excluded` whole decides INCOMPLETE.
+    summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes), "excludedNodes": len(excluded - failed_nodes),
+               "result": result}
     if result == RESULT_RUNNING:
         running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == IN_PROGRESS]
         message = f"{len(done)}/{len(statuses)} categories finished" + (f"; running: {', '.join(running)}" if running else "")

@@ -42,6 +42,10 @@ RECENT_FAILURE = timedelta(minutes=30)
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
 TALLIED = ("waiting", "untested", "excluded")
+# A suspect whose test's pods are not placed yet (seconds on the simulator): one line that reads as waiting. The node's
+# own line ("waiting for pods: scheduling 2 pod(s); it fails after 5m00s of this") took three lines a suspect and
+# read as stuck; the node screen says it whole.
+WAITS_FOR_PODS = "waits for pods"
 URGENT = ("failed", "suspect")  # the states the failures list names, in this order (a suspect under test among them)
 
 
@@ -80,10 +84,11 @@ def said(row: FailureRow) -> str:
     category last. A failed workload is said by its reason, as the failures pane says it, with the diagnosis's verdict
     where one convicted it ("WorkloadFailed: intermittent, failed 4 of 5 tests"), else the gist of its message: the rest
     is the engine's raw words (a tool's output line, a peer's address, an exit code), unreadable across a room."""
-    if row.measured != "-":
-        shown = row.measured
+    convicted = conviction_said(row.message)
+    if row.measured != "-":  # with the verdict where a diagnosis convicted it, as the report says it ("diagnose: faulty")
+        shown = f"{convicted.split(',', 1)[0]}, {row.measured}" if convicted else row.measured
     elif row.reason == WORKLOAD_FAILED:
-        shown = conviction_said(row.message) or gist(row.message)
+        shown = convicted or gist(row.message)
     else:
         shown = row.message
     text = f"{row.reason}: {shown}" if shown else row.reason
@@ -110,9 +115,11 @@ def said_unblamed(row: FailureRow) -> str:
 
 def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blamed: Mapping[str, FailureRow] | None = None) -> list[Entry]:
     """The failed nodes, then the suspects (with those a diagnosis tests now, drawn running), each by name; a node
-    in `blamed` (failure_rows by node) said as the failures pane says it, any other by its state's detail."""
+    in `blamed` (failure_rows by node) said as the failures pane says it, a suspect under test whose pods wait as
+    WAITS_FOR_PODS, any other by its state's detail."""
     blamed = blamed or {}
-    shown = {name: ("suspect" if name in under_test else state, said(blamed[name]) if name in blamed else detail)
+    shown = {name: ("suspect" if name in under_test else state,
+                    said(blamed[name]) if name in blamed else WAITS_FOR_PODS if name in under_test and state == NodeState.WAITING.value else detail)
              for name, (state, detail) in states.items()}
     urgent = sorted((URGENT.index(state), name, detail) for name, (state, detail) in shown.items() if state in URGENT)
     return [Entry(NodeState(URGENT[rank]).glyph, name, detail) for rank, name, detail in urgent]

@@ -128,7 +128,10 @@ def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blame
 class WallMap(RackMap, can_focus=False):
     """The rack map as the wall shows it: a display. It never takes focus, so `right` and `space` rotate
     (the wall's keys) instead of moving a cursor, and the map's own keys (`enter`: open a node) are neither
-    taken nor listed by `?` here. A click selects nothing either (the tooltip still names the node under the mouse)."""
+    taken nor listed by `?` here. A click selects nothing either (the tooltip still names the node under the mouse).
+    Its cells name their nodes where the room allows (200x60: the fleet's 32 glyphs took 2 of its 45 lines)."""
+
+    NAMED_CELLS = True
 
     def on_click(self, event: events.Click) -> None:
         event.prevent_default()  # not RackMap's handler: no cursor, and no NodeSelected that nothing on the wall answers
@@ -169,7 +172,7 @@ class WallScreen(NvcreScreen):
                     box.border_title = title  # in the border: the box's 3 inner rows are the Digits' 3 rows, whole
                     yield Digits("0", id=f"count-{state}")
         yield Static(id="tally", markup=False)
-        yield Legend()
+        yield Legend(spared=[NodeState(state) for state in TALLIED])  # the tally says them with their glyphs
         with Horizontal(id="body"):
             yield WallMap(id="map")
             yield FittedList("Failures", id="failures")

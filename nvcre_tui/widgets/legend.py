@@ -1,9 +1,13 @@
 """Legend: every node state's glyph and name in its colour (colour is never the only signal), on one line where it
-fits, else wrapped between entries, never inside one."""
+fits, else wrapped between entries, never inside one. States a screen names with their glyphs elsewhere (`spared`:
+the wall's tally line says "0 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded") are left out where the whole legend would
+wrap: on 80 columns "⊘ excluded" took a line of its own, a line the wall's failures list lost."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from collections.abc import Iterable
+
 from textual.geometry import Size
 from textual.widget import Widget
 
@@ -20,12 +24,22 @@ class Legend(Widget):
     COMPONENT_CLASSES = state_component_classes(_PREFIX)
     DEFAULT_CSS = "Legend { height: auto; width: 1fr; }\n" + state_component_css("Legend", _PREFIX)
 
-    def _entries(self) -> list[Text]:
-        return [Text(f"{state.glyph} {state.value}", self.get_component_rich_style(f"{_PREFIX}--{state.value}"))
-                for state in NodeState]
+    def __init__(self, *, spared: Iterable[NodeState] = (), id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
+        super().__init__(id=id)
+        self._spared = frozenset(spared)
+
+    def _entries(self, width: int) -> list[Text]:
+        entries = [(state, Text(f"{state.glyph} {state.value}", self.get_component_rich_style(f"{_PREFIX}--{state.value}")))
+                   for state in NodeState]
+        if "\n" in pack([text for _, text in entries], width, _GAP).plain:
+            entries = [(state, text) for state, text in entries if state not in self._spared]
+        return [text for _, text in entries]
+
+    def _packed(self, width: int) -> Text:
+        return pack(self._entries(width), width, _GAP)
 
     def render(self) -> Text:
-        return pack(self._entries(), self.size.width or 10_000, _GAP)
+        return self._packed(self.size.width or 10_000)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return pack(self._entries(), width, _GAP).plain.count("\n") + 1
+        return self._packed(width).plain.count("\n") + 1

@@ -114,6 +114,7 @@ class Layout:
     lines: list[list[Span]]
     positions: dict[str, tuple[int, int]]
     header_y: dict[str, int]
+    named: int = 0  # the width of a cell that names its node (0: glyph cells)
 
     @property
     def height(self) -> int:
@@ -121,7 +122,7 @@ class Layout:
 
     @property
     def cell_width(self) -> int:
-        return CELL_WIDTH[self.compact]
+        return self.named or CELL_WIDTH[self.compact]
 
     def row_names(self, span: Span) -> list[str]:
         start = span.row * self.per_row
@@ -155,16 +156,18 @@ class Layout:
         return None
 
 
-def build_layout(groups: Sequence[Group], width: int, height: int, *, compact: bool | None, scrollbar: int = 1) -> Layout:
+def build_layout(groups: Sequence[Group], width: int, height: int, *, compact: bool | None, scrollbar: int = 1, named: int = 0) -> Layout:
     """Lay out the groups' visible nodes in `width` x `height`; compact=None picks 1-column cells only
-    when 3-column cells would not fit the height. A vertical scrollbar's columns are given up only when
-    the map has to scroll."""
+    when 3-column cells would not fit the height, and with `named` (the width of a cell that names its node) those
+    first where they fit without scrolling (a wall's room: 32 glyphs on 2 lines of 60 said nothing across it). A
+    vertical scrollbar's columns are given up only when the map has to scroll."""
     sizes = [len(group.visible) for group in groups]
+    named = named if compact is None and named > 0 and width > 0 and groups and plan_blocks(sizes, width, named, height).height <= height else 0
     if compact is None:
-        compact = width > 0 and plan_blocks(sizes, width, CELL_WIDTH[False], height).height > height
+        compact = not named and width > 0 and plan_blocks(sizes, width, CELL_WIDTH[False], height).height > height
     if width <= 0 or not groups:
         return Layout(compact, 0, 1, MIN_BLOCK_WIDTH, [], {}, {})
-    cell_width = CELL_WIDTH[compact]
+    cell_width = named or CELL_WIDTH[compact]
     plan = plan_blocks(sizes, width, cell_width, height)
     if plan.height > height and width - scrollbar >= cell_width:
         width -= scrollbar
@@ -185,7 +188,7 @@ def build_layout(groups: Sequence[Group], width: int, height: int, *, compact: b
             for i, name in enumerate(group.visible):
                 positions[name] = (x + (i % plan.per_row) * cell_width, top + 1 + i // plan.per_row)
     used_width = min(width, plan.columns * (plan.block_width + GAP) - GAP)
-    return Layout(compact, used_width, plan.per_row, plan.block_width, lines, positions, header_y)
+    return Layout(compact, used_width, plan.per_row, plan.block_width, lines, positions, header_y, named)
 
 
 def plan_rows(groups: Sequence[Group], per_row: int) -> int:

@@ -46,6 +46,9 @@ class _Palette:
     cursor: dict[NodeState, Style]
 
 
+NAMED_EXTRA = 4  # a named cell's columns besides the name: space, glyph, mark, space
+
+
 class RackMap(ScrollView, can_focus=True):
     """Nodes grouped by domain, one cell each: glyph + `$verdict-<state>` colour, a header with counts per group.
 
@@ -67,6 +70,9 @@ class RackMap(ScrollView, can_focus=True):
         + state_component_css("RackMap", _PREFIX)
     )
     HELP_NAME = "on the map"  # how `?` says where its keys apply
+    # Automatic mode draws cells that name their node (" ✓ gpu-node-07 ") where they fit without scrolling: a display
+    # (the wall) has the room; the console's map keeps its cursor cells.
+    NAMED_CELLS: ClassVar[bool] = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "vertical(-1)", "Up", show=False, id="rack-map.up"),
         Binding("down,j", "vertical(1)", "Down", show=False, id="rack-map.down"),
@@ -275,9 +281,10 @@ class RackMap(ScrollView, can_focus=True):
         size = self.size
         groups = [g for g in self._groups if g.visible]
         scrollbar = self.styles.scrollbar_size_vertical
-        self._layout = build_layout(groups, size.width, size.height, compact=self.compact, scrollbar=scrollbar)
+        named = max((len(name) for group in groups for name in group.visible), default=0) + NAMED_EXTRA if self.NAMED_CELLS else 0
+        self._layout = build_layout(groups, size.width, size.height, compact=self.compact, scrollbar=scrollbar, named=named)
         self._auto_compact = (self._layout.compact if self.compact is None
-                              else build_layout(groups, size.width, size.height, compact=None, scrollbar=scrollbar).compact)
+                              else build_layout(groups, size.width, size.height, compact=None, scrollbar=scrollbar, named=named).compact)
         cells = (self.compact, self._layout.compact, self._auto_compact)
         if cells != self._cells_said and size.width > 0:  # laid out: automatic mode has chosen
             self._cells_said = cells
@@ -368,6 +375,12 @@ class RackMap(ScrollView, can_focus=True):
         """One segment per run of same-state cells (fewer segments: faster to build and to composite)."""
         compact = self._layout.compact
         cells, cursor, marks = self._cells, self._cursor, self._marks
+        if self._layout.named:  # " ✓ gpu-node-07 ", each padded to the longest name
+            room = self._layout.named - NAMED_EXTRA
+            for name in names:
+                cell = f" {cells[name].state.glyph}{marks.get(name) or ' '}{name.ljust(room)} "
+                out.append(Segment(cell, (palette.cursor if name == cursor else palette.states)[cells[name].state]))
+            return len(names) * self._layout.cell_width
         for (state, is_cursor, mark), run in groupby(names, key=lambda name: (cells[name].state, name == cursor, marks.get(name))):
             cell = (mark or state.glyph) if compact else f" {state.glyph}{mark or ' '}"
             text = cell * sum(1 for _ in run)

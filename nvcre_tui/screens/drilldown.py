@@ -47,7 +47,7 @@ from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, round_said, tested_line
 from nvcre_tui.widgets.fitted_footer import FittedFooter
-from nvcre_tui.widgets.fitted_tree import FittedTree
+from nvcre_tui.widgets.fitted_tree import SHORTER, FittedTree
 from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.rack_layout import natural_key
 from nvcre_tui.widgets.tree_sync import PlannedNode, literal, sync
@@ -234,8 +234,14 @@ class DrilldownScreen(NvcreScreen):
         if waiting is not None:
             reason = waiting.said()
             glyph = PHASE_GLYPHS["Pending"] if waiting.nothing_runs else glyph  # nothing of it runs: not shown as running
-        elif diagnosis_open(wf) and (state := diagnose_state(category)) is not None:  # not "GroupsPartitioned" all along
-            reason = f"diagnosing: {progress_line(state)}"
+        shorter: list[str] = []
+        diagnosing = diagnose_state(category) if waiting is None and diagnosis_open(wf) else None
+        if diagnosing is not None:  # not "GroupsPartitioned" all along
+            reason = f"diagnosing: {progress_line(diagnosing)}"
+            # Shorter where the line has no room (80 and 120 columns cut "(confirmation), 3 tests" off): the glyph says it
+            # runs, then the domain goes (the variant names the category in a certification), never the progress.
+            variant = key.rpartition("/")[2]
+            shorter = [f"{glyph} {key}  {progress_line(diagnosing)}", f"{glyph} {variant}  {progress_line(diagnosing)}"]
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}
@@ -244,7 +250,9 @@ class DrilldownScreen(NvcreScreen):
                                 "waiting": waiting, "tested": tests_said(state) if state is not None else None}
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
-        branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)), data=data)
+        # Its shorter wordings are its own: the leaves under it copy `data`.
+        branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)),
+                            data={**data, SHORTER: [printable(said, newlines=False) for said in shorter]} if shorter else data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
             branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
         timeline = category.timeline

@@ -14,9 +14,12 @@ from textual import events
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from nvcre_tui.widgets.fitted_list import ELLIPSIS
+from nvcre_tui.widgets.fitted_list import ELLIPSIS, without_bare_count
 
 Data = TypeVar("Data")
+# A node whose data is a dict may offer shorter wordings of its label under this key (a sequence of str, longest
+# first): where the label does not fit, the first that fits whole is shown before a cut ("…") is made.
+SHORTER = "shorter labels"
 MIN_KEPT = 12  # the fewest cells a label keeps before its "…" (a deep line in a narrow tree is cut at the edge instead)
 
 
@@ -34,6 +37,8 @@ def fitted_label(text: Text, room: int) -> Text:
             end = index
     if end < MIN_KEPT // 2:  # one long word: cut inside it
         end = max(1, index)
+    else:  # never on a count whose noun is cut off ("round 2 (confirmation), 3 …")
+        end = len(without_bare_count(plain[:end])) or end
     fitted = text[:end].copy()
     fitted.rstrip()
     fitted.append(f" {ELLIPSIS}")
@@ -52,7 +57,15 @@ class FittedTree(Tree[Data]):
         while parent is not None:
             depth, parent = depth + 1, parent.parent
         guides = depth * self.guide_depth if self.show_root else max(0, depth - 1) * self.guide_depth
-        return fitted_label(label, width - guides)
+        room = width - guides
+        shorter = node.data.get(SHORTER) if isinstance(node.data, dict) else None
+        if label.cell_len > room and shorter:  # the node's shorter wordings, in order: the first that fits whole
+            head = label[: len(label) - len(node.label)]  # the expand toggle
+            for said in shorter:
+                candidate = head + Text(str(said), style=style)
+                if candidate.cell_len <= room:
+                    return candidate
+        return fitted_label(label, room)
 
     def on_resize(self, event: events.Resize) -> None:
         self._invalidate()  # the labels fitted again to the new width (and the virtual width with them)

@@ -46,8 +46,8 @@ async def test_a_diagnosis_under_way_opens_on_its_suspects_and_f_stops_at_them()
         tree = app.screen.query_one(Tree)
         assert _cursor(tree).get("kind") == "verdict" and _cursor(tree)["node"] == suspects[0], _cursor(tree)
         lines = [strip.text for strip in app.screen._compositor.render_strips()]
-        row = next(line for line in lines if "communication/nccl-all-reduce" in line)
-        assert f"diagnosing: {count(len(suspects), 'suspect')} · round " in row, row  # the count, within 120 columns
+        row = next(line for line in lines if "nccl-all-reduce  " in line)  # its shorter wording where the whole is too long
+        assert f"{count(len(suspects), 'suspect')} · round " in row, row  # the count, within 120 columns
         assert any(f"! {suspects[1]}  suspect" in line for line in lines), "\n".join(lines)  # opened, not collapsed
         assert not any("Select a category, group or node" in line for line in lines), "\n".join(lines)
         stops = []

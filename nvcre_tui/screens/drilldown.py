@@ -34,7 +34,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.clearance import Clearance, clearance
 from nvcre_tui.engine.judging.thresholds import diagnosis_values, value_shower
-from nvcre_tui.engine.diagnose.summary import crossing, progress_line, record_text, rounds_weighed, tests_said, verdict_line, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, progress_line, record_text, rounds_weighed, tests_said, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
@@ -319,10 +319,10 @@ class DrilldownScreen(NvcreScreen):
     def _verdict_detail(row: Obj, state: Obj, threshold: str | None = None) -> Text:
         text = Text()
         label(text, "Node", row["node"])
-        label(text, "Verdict", verdict_line(row))
+        label(text, "Verdict", f"{row['verdict']}, {row['record']}")  # the node is named on the line above
         for note in state.get("notes") or []:  # why a node stays inconclusive (no healthy node left to confirm it against)
             if row["node"] in (note.get("nodes") or ()) and note.get("kind") not in RUN_NOTES:
-                label(text, "Why", str(note.get("message") or "").removeprefix(f"{row['node']}: "))
+                label(text, "Why", str(note.get("message") or "").removeprefix(f"{row['node']}: ").removeprefix(f"{row['node']} "))
         text.append("\nTests that decided it:\n")
         crossed = crossing(state)
         for test in state.get("tests") or []:
@@ -337,7 +337,7 @@ class DrilldownScreen(NvcreScreen):
         text = Text()
         label(text, "Node", cleared.node)
         tests = [t for t in state.get("tests") or [] if cleared.node in (t.get("nodes") or ())]
-        label(text, "Verdict", f"{cleared.node}  healthy, {record_text(tests, limit=6, crossed=crossing(state), shown=value_shower(BUS_BANDWIDTH, threshold))}")
+        label(text, "Verdict", f"healthy, {record_text(tests, limit=6, crossed=crossing(state), shown=value_shower(BUS_BANDWIDTH, threshold))}")
         label(text, "Cleared", passes_said(cleared, threshold))
         text.append("\n")
         clearance_text(text, cleared, threshold)

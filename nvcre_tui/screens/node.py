@@ -37,7 +37,7 @@ from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.hanging import Hanging, HangingStatic, hanging
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
-from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_said
+from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_only, verdict_said
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
@@ -119,8 +119,8 @@ class NodeScreen(NvcreScreen):
             state, detail = node_states(snapshot).get(self.node, ("untested", ""))
             glyph = NodeState(state).glyph
             label(summary, "Node", f"{self.node}   {glyph} {state}" + ("   (cordoned)" if is_cordoned(node) else ""))
-            if detail:
-                label(summary, "Why", detail)
+            if detail:  # a verdict without the raw tool output after it (the log pane has it)
+                label(summary, "Why", verdict_only(detail))
             for key in SHOWN_LABELS:
                 label(summary, key.split("/")[-1], node_labels(node).get(key, "-"))
         self.query_one("#summary", HangingStatic).show(summary)  # Why wraps under its value

@@ -47,3 +47,21 @@ def conviction_said(message: str) -> str | None:
     message. Where no measured value failed (a flaky node crashes its tests), the failures pane and the wall say this."""
     found = _CONVICTION.match(message)
     return f"{found.group(1)}, {found.group(2)}" if found else None
+
+
+# A conviction and its record, as the engine writes it before the failed workload's own message: "diagnose: intermittent,
+# failed 3 of 5 tests (r0-screen-5 WorkloadFailed, r1-inter-0 at 185.78 (link fault)); passed at 408.20, 402.59".
+_VERDICT_WHOLE = re.compile(rf"{re.escape(VERDICT_PREFIX)}\w+, failed \d+ of \d+ tests?(?: \((?:[^()]|\([^()]*\))*\))?(?:; passed at [^;]*)?")
+_ALSO = re.compile(r" \(also [^()]*\)$")  # the other categories that marked the node the same (nodestates.resolve)
+
+
+def verdict_only(detail: str) -> str:
+    """A node's detail cut after a diagnosis's verdict and record: what follows is the failed workload's message, a
+    tool's raw output for a node that crashed its tests (an NCCL WARN line, a peer's address, an exit code), which the
+    node screen's log pane shows. Any other detail as it is."""
+    also = _ALSO.search(detail)
+    body = detail[: also.start()] if also else detail
+    found = _VERDICT_WHOLE.search(body)
+    if found is None or found.end() == len(body):
+        return detail
+    return body[: found.end()].rstrip() + (also.group(0) if also else "")

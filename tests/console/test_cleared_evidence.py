@@ -91,7 +91,7 @@ async def test_the_verdicts_list_each_node_cleared_after_failing_tests_with_the_
         assert labels.index(str(listed.label)) > next(i for i, label in enumerate(labels) if label.startswith("✗ gpu-node-03  faulty"))
         screen._show_detail(rows["gpu-node-04"])
         detail = " ".join(str(screen.query_one("#detail", Static).render()).split())
-        assert detail.startswith("Node gpu-node-04 Verdict gpu-node-04 healthy, failed "), detail
+        assert detail.startswith("Node gpu-node-04 Verdict healthy, failed "), detail  # the node named once
         assert "Tests that cleared it" in detail and "explained by gpu-node-03 (faulty)" in detail, detail
         assert "explained by the link fault clique-0 ↔ clique-1" in detail, detail
         # `l` there: the log of a test it failed

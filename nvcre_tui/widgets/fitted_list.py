@@ -19,21 +19,22 @@ from textual.widget import Widget
 from nvcre_tui.widgets.detail import shown
 
 ELLIPSIS = "…"
-# A count whose noun a cut would leave out ("…, 3 …" of "3 nodes blamed": a count opens its phrase, after a clause's
-# punctuation), and the words that tie on what was cut ("3 of …"): a cut line never ends on them. A number after a
-# plain word belongs to it ("round 2", "GPU 5") and a measured value ("264.81") to its metric: both are kept.
-_BARE_COUNT = re.compile(r"[(\[]?\d+[,;:]?")
+# A count whose noun a cut would leave out ("…, 3 …" of "3 nodes blamed", "failed 3 …" of "failed 3 of 5 tests"): a
+# whole number the cut parts from the word after it, and the words that tie on what was cut ("of", "·"); a cut line
+# never ends on them. A number that ends its phrase ("round 2 (confirmation)", "GPU 5:") and a measured value ("264.81")
+# are kept.
+_BARE_COUNT = re.compile(r"[(\[]?\d+")
 _TIES = frozenset({"of", "and", "or", "in", "to", "at", "for", "·", "-", "+"})
-_CLAUSE_END = (",", ";", ":", "·", "(")
 
 
-def without_bare_count(kept: str) -> str:
-    """`kept` (a line a cut ends) less any trailing count whose noun was cut off, and the words tying on the cut."""
-    words = kept.rstrip().split(" ")
+def without_bare_count(kept: str, rest: str) -> str:
+    """`kept` (what a cut keeps of a line) less any trailing count whose noun is in `rest` (what the cut leaves out),
+    and the words tying on the cut."""
+    words, following = kept.rstrip().split(" "), (rest.split() or [""])[0]
     while len(words) > 1:
-        last, before = words[-1], words[-2]
-        if last in _TIES or (_BARE_COUNT.fullmatch(last) and (before.endswith(_CLAUSE_END) or before in _TIES)):
-            words.pop()
+        last = words[-1]
+        if last in _TIES or (_BARE_COUNT.fullmatch(last) and following[:1].isalpha()):
+            following = words.pop()
         else:
             break
     return " ".join(words)
@@ -121,7 +122,9 @@ def cut_at_word(text: str, width: int, lines: int, indent: str = "") -> list[str
     kept, last = wrapped_lines[: lines - 1], wrapped_lines[lines - 1]
     while last.strip() and cell_len(last) + cell_len(ELLIPSIS) + 1 > width:
         last = last.rpartition(" ")[0]  # drop whole words until "…" fits after the line
-    last = without_bare_count(last) if last.strip() else last  # "…, 3 nodes" never cut to "…, 3 …"
+    if last.strip():  # "…, 3 nodes" never cut to "…, 3 …"
+        line = wrapped_lines[lines - 1]
+        last = without_bare_count(last, line[len(last):] + " " + " ".join(wrapped_lines[lines:]))
     start = indent if kept else ""
     return [*kept, f"{last} {ELLIPSIS}" if last.strip() else start + ELLIPSIS]
 

@@ -38,7 +38,7 @@ def fitted_label(text: Text, room: int) -> Text:
     if end < MIN_KEPT // 2:  # one long word: cut inside it
         end = max(1, index)
     else:  # never on a count whose noun is cut off ("round 2 (confirmation), 3 …")
-        end = len(without_bare_count(plain[:end])) or end
+        end = len(without_bare_count(plain[:end], plain[end:])) or end
     fitted = text[:end].copy()
     fitted.rstrip()
     fitted.append(f" {ELLIPSIS}")

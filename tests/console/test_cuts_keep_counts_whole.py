@@ -31,7 +31,9 @@ def test_a_cut_never_ends_on_a_bare_count() -> None:
     for width in range(12, len(text)):
         for lines in (1, 2):
             cut = cut_at_word(text, width, lines)
-            assert not BARE.search(cut[-1]), (width, cut)
+            assert not BARE.search(cut[-1]) and not cut[-1].endswith(f"failed 3 {ELLIPSIS}"), (width, cut)
+    assert cut_at_word("GPU 2 (slow), 3 nodes blamed", 17, 1) == [f"GPU 2 (slow), {ELLIPSIS}"]
+    assert cut_at_word("round 2 (confirmation), 21 tests", 12, 1) == [f"round 2 {ELLIPSIS}"]  # a number ending its phrase stays
     line = "⋯ communication/nccl-all-reduce  diagnosing: 2 suspects · round 2 (confirmation), 21 tests"
     for room in range(12, len(line)):
         fitted = fitted_label(Text(line), room).plain

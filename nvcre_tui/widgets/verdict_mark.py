@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from nvcre_tui.engine.api.vocabulary import NodeState
+from nvcre_tui.engine.api.vocabulary import WORKLOAD_FAILED, NodeState
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 
 VERDICT_MARKS: dict[str, tuple[NodeState, str]] = {  # verdict -> (the state whose glyph marks it, the word shown)
@@ -56,12 +56,13 @@ _ALSO = re.compile(r" \(also [^()]*\)$")  # the other categories that marked the
 
 
 def verdict_only(detail: str) -> str:
-    """A node's detail cut after a diagnosis's verdict and record: what follows is the failed workload's message, a
-    tool's raw output for a node that crashed its tests (an NCCL WARN line, a peer's address, an exit code), which the
-    node screen's log pane shows. Any other detail as it is."""
+    """A node's detail cut after a diagnosis's verdict and record where it convicted the node for crashing its tests
+    (WorkloadFailed): what follows is the failed workload's message, a tool's raw output (an NCCL WARN line, a peer's
+    address, an exit code), which the node screen's log pane shows. Any other detail as it is (a threshold violation's
+    message says the threshold)."""
     also = _ALSO.search(detail)
     body = detail[: also.start()] if also else detail
     found = _VERDICT_WHOLE.search(body)
-    if found is None or found.end() == len(body):
+    if found is None or found.end() == len(body) or not body[: found.start()].endswith(f"{WORKLOAD_FAILED}: "):
         return detail
     return body[: found.end()].rstrip() + (also.group(0) if also else "")

@@ -44,3 +44,6 @@ def test_verdict_only_keeps_the_record_and_the_other_categories() -> None:
     assert verdict_only(record) == record
     plain = "communication/nccl-loopback: ThresholdViolation: busBandwidthGBps 160.59 (value >= 300)"
     assert verdict_only(plain) == plain
+    threshold = ("communication/nccl-all-reduce: ThresholdViolation: diagnose: faulty, failed 3 of 3 tests (r0-screen-1 at 240.45); "
+                 'Threshold "busBandwidthGBps" violated: measured 240.45, expression: value >= 300')
+    assert verdict_only(threshold) == threshold  # the threshold said, no tool output

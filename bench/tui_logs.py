@@ -27,7 +27,7 @@ from textual.app import App, ComposeResult  # noqa: E402 - after the environment
 from textual.pilot import Pilot  # noqa: E402
 from timing import median_ms, timed_ms
 
-from nvcre_tui.widgets.log_cursor import LogCursor  # noqa: E402
+from nvcre_tui.engine.report.logtail import LogCursor  # noqa: E402
 from nvcre_tui.widgets.log_view import LogLines, LogView  # noqa: E402
 
 SIZE = (120, 40)

@@ -44,12 +44,13 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                         help="with --workloads: the fallback without Kubeflow Trainer (batch/v1 Indexed Job + headless Service)")
     render.set_defaults(func=render_command)
 
-    from nvcre_tui.cli import delete, listing, report, run  # run, report, delete and list live in their own modules
+    from nvcre_tui.cli import delete, listing, logs, report, run  # run, report, delete, list and logs live in their own modules
 
     run.register(commands)
     report.register(commands)
     delete.register(commands)
     listing.register(commands)
+    logs.register(commands)
 
 
 def category_rows(catalog: Catalog) -> list[dict[str, Any]]:

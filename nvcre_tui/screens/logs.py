@@ -23,33 +23,20 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
-from nvcre_tui.engine.api.bodies import job_status, meta_of, run_spec, run_status
+from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending_left
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
-from nvcre_tui.widgets.log_cursor import LogCursor
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 LIVE_POLL_SECONDS = 1.0
-GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"
 WILL_APPEAR = "Its output will appear here as it comes."
 WHY_WIDTH = 100  # what the reason a run's pods do not run is wrapped to before the pane has a width
-
-
-def kept_tail(job: Obj | None) -> list[str]:
-    """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so: on a
-    cluster the failed run's pods are deleted to free the GPUs, and their log with them."""
-    log = job_status(job or {}).get("failureLog") or {}
-    if not log.get("tail"):
-        return []
-    tail = str(log["tail"]).splitlines()
-    code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
-    return [f"==> the run's pods are gone: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
-            f"on {log.get('nodeName') or '?'}{code})", *tail]
 
 
 class LogsScreen(NvcreScreen):

@@ -13,7 +13,7 @@ from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.screens.logs import GAP_LINE, LogsScreen
-from nvcre_tui.widgets.log_cursor import LogCursor
+from nvcre_tui.engine.report.logtail import LogCursor
 from nvcre_tui.widgets.log_view import LogLines
 
 from .harness import certification_body, intra_all_reduce

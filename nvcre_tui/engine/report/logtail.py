@@ -1,4 +1,5 @@
-"""Which lines of a log source's answer are new: the logs screen's cursor while it follows a running log.
+"""Which lines of a log source's answer are new: the logs screen's and `certification logs --follow`'s cursor while
+they follow a running log; and the tail a failed run's Job kept, read where its pods are gone (`kept_tail`).
 
 A LogSource answers with the log *as it keeps it*, and keeping is bounded: the pod log reader keeps a fixed
 head and a sliding tail (kube/podlogs.py: 2,000 + 20,000 lines), so once a log is longer than that the
@@ -14,8 +15,25 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES"]
+from nvcre_tui.engine.api.bodies import job_status
+
+__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail"]
+
+GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"  # where Fresh.gap says so
+
+
+def kept_tail(job: dict[str, Any] | None) -> list[str]:
+    """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so: on a
+    cluster the failed run's pods are deleted to free the GPUs, and their log with them."""
+    log = job_status(job or {}).get("failureLog") or {}
+    if not log.get("tail"):
+        return []
+    tail = str(log["tail"]).splitlines()
+    code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
+    return [f"==> the run's pods are gone: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
+            f"on {log.get('nodeName') or '?'}{code})", *tail]
 
 ANCHOR_LINES = 32   # consecutive lines that must match: a repeated line alone never places the cursor
 HEAD_LINES = 4_096  # first lines remembered, to recognise the same log after a gap

@@ -1,0 +1,212 @@
+"""`nvcre certification logs NAME`: a run's log from the shell, read as the console's log pane reads it.
+
+The log comes from the session's LogSource (`session.logs.lines(run)`), the one the console's logs screen reads: on the
+simulator the run's output as the simulated fleet plays it, on a cluster the result pod's log (pods/log) with the line
+naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
+pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane).
+
+Which log: `--job JOB` names one; without it `--category D/V` and `--node NODE` narrow the certification's jobs, and
+when one job is left its log is printed; otherwise the jobs that have a log are listed (failed first) with how to pick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.report import close_session, namespace_of
+from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
+from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
+from nvcre_tui.engine.api.damage import damaged_object
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
+from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.planning.catalog_load import default_catalog
+from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
+from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.session import Session
+
+__all__ = ["register", "follow"]
+
+Obj = dict[str, Any]
+FOLLOW_SECONDS = 1.0  # how often --follow reads again (the console's log pane polls as often)
+NODES_SHOWN = 3       # a group's nodes in the listing, then `+N more`
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `logs` to the certification group."""
+    logs = commands.add_parser("logs", help="a run's log (without --job: the jobs that have one, failed first)")
+    logs.add_argument("name", metavar="NAME", help="the certification")
+    logs.add_argument("--job", metavar="JOB", help="the Job whose run's log to print (as `logs NAME` lists them)")
+    logs.add_argument("--category", metavar="D/V", help="only the jobs of this category (domain/variant, or its title as the report gives it)")
+    logs.add_argument("--node", metavar="NODE", help="only the jobs whose group holds this node")
+    logs.add_argument("--follow", "-f", action="store_true", help="keep reading until the run finishes")
+    add_session_arguments(logs, namespace_help="namespace of the Certification (default: the context's, else default)")
+    logs.set_defaults(func=logs_command)
+
+
+@dataclass(frozen=True)
+class JobEntry:
+    """One Job of the certification, with the category it ran for."""
+
+    category: str  # its title in the report (`domain/variant`, `#2` where it runs twice)
+    key: str       # domain/variant
+    job: Obj
+
+    @property
+    def name(self) -> str:
+        return str(self.job["metadata"]["name"])
+
+    @property
+    def outcome(self) -> str:
+        return job_outcome(self.job)
+
+    @property
+    def has_log(self) -> bool:
+        """It ran (a WorkloadRun was made), or it kept its failed run's tail."""
+        status = job_status(self.job)
+        return bool(status.get("workloadRef") or (status.get("failureLog") or {}).get("tail"))
+
+
+def logs_command(args: argparse.Namespace) -> int:
+    """Print a run's log, or list the jobs that have one."""
+    return asyncio.run(_logs(args))
+
+
+async def _logs(args: argparse.Namespace) -> int:
+    check_namespace(args.namespace)
+    check_certification_names([args.name])
+    if args.job and (args.category or args.node):
+        raise InputError("--job names one job; --category and --node pick among them: give either")
+    if args.category is not None and "/" not in args.category:
+        raise InputError(f"--category: {args.category!r} is no domain/variant (e.g. communication/nccl-all-reduce)")
+    nothing = no_store_yet(args)  # no store: no certification, no history file made
+    session = await open_session(args, default_catalog(), live=args.follow, want_engine=False, readonly=True,
+                                 archive_writes=not nothing, nodes_needed=False)
+    if nothing:
+        quiet_absent_history(session)
+    told = tell_notices(session)
+    try:
+        return await _logs_in(session, args)
+    finally:
+        await close_session(session, told)
+
+
+async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry]:
+    """The certification's Jobs (damaged ones left out), in category order."""
+    try:
+        cert = await session.store.get(CERTIFICATION, name, namespace)
+    except NotFound:
+        raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                   f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
+    except StoreError as error:
+        raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+    if (problem := damaged_object(CERTIFICATION.kind, cert)) is not None:
+        raise InputError(printable(f"certification {namespace}/{name} is damaged: {problem}", newlines=False))
+    workflows = [wf for wf in (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
+                 if damaged_object(WORKFLOW.kind, wf) is None]
+    names = {wf["metadata"]["name"] for wf in workflows}
+    jobs = [job for job in (await session.store.list(JOB, namespace)).items
+            if (job.get("metadata", {}).get("labels") or {}).get(LABEL_WORKFLOW) in names and damaged_object(JOB.kind, job) is None]
+    view = CertificationView.of(cert, workflows, jobs)
+    return [JobEntry(category.name, category.key, job) for category in view.categories for job in category.jobs]
+
+
+def _chosen(entries: list[JobEntry], args: argparse.Namespace) -> list[JobEntry]:
+    """The entries --job, --category and --node leave; a value that names nothing is bad input naming what there is."""
+    if args.job:
+        found = [entry for entry in entries if entry.name == args.job]
+        if not found:
+            raise InputError(f"--job: certification {args.name} has no job {args.job!r} (`nvcre certification logs {args.name}` lists them)")
+        return found
+    if args.category:
+        categories = list(dict.fromkeys(entry.category for entry in entries))
+        entries = [entry for entry in entries if args.category in (entry.key, entry.category)]
+        if not entries:
+            raise InputError(f"--category: certification {args.name} ran no job of {args.category} (its categories with jobs: "
+                             f"{', '.join(categories) or 'none yet'})")
+    if args.node:
+        entries = [entry for entry in entries if args.node in group_nodes(entry.job)]
+        if not entries:
+            raise InputError(f"--node: no job of certification {args.name}{' in ' + args.category if args.category else ''} ran on {args.node}")
+    return entries
+
+
+async def _logs_in(session: Session, args: argparse.Namespace) -> int:
+    namespace = namespace_of(args, session)
+    chosen = _chosen(await _entries(session, args.name, namespace), args)
+    with_log = [entry for entry in chosen if entry.has_log]
+    if args.job or ((args.category or args.node) and len(with_log) == 1):
+        return await _print_log(session, (with_log or chosen)[0], namespace, args.follow)
+    _list(with_log, args)
+    return 0
+
+
+def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
+    """The jobs that have a log, failed first, then how to pick one (on stderr: stdout is the table)."""
+    if not entries:
+        print(f"No job of certification {args.name} has a log yet.", file=sys.stderr)
+        return
+    ordered = sorted(entries, key=lambda entry: entry.outcome != FAILED)  # stable: category order within each
+    rows = []
+    for entry in ordered:
+        nodes = group_nodes(entry.job)
+        shown = ", ".join(nodes[:NODES_SHOWN]) + (f" +{len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else "")
+        result = f"{FAILED} ({failure_reason(entry.job)})" if entry.outcome == FAILED else entry.outcome
+        rows.append((entry.name, entry.category, result, shown or "-"))
+    print_table(("JOB", "CATEGORY", "RESULT", "NODES"), rows)
+    print(f"Pick one: nvcre certification logs {args.name} --job JOB (or --category D/V --node NODE)", file=sys.stderr)
+
+
+async def _print_log(session: Session, entry: JobEntry, namespace: str, following: bool) -> int:
+    """Print the run's log as the console's pane shows it; with `following`, until the run finishes."""
+
+    async def read() -> tuple[list[str], bool]:
+        try:
+            run: Obj | None = await session.store.get(WORKLOADRUN, run_name(entry.name), namespace)
+        except NotFound:
+            run = None
+        if run is None:  # not made yet, or gone with its pods: what the Job kept
+            return kept_tail(entry.job), not following or bool(kept_tail(entry.job))
+        try:
+            lines = await session.logs.lines(run)
+        except Forbidden as error:
+            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}; reading a run's log takes list and watch on "
+                             f"pods and get on pods/log in namespace {namespace}: the built-in view role grants them (nvcre-view alone "
+                             "does not)") from None
+        except StoreError as error:
+            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}") from None
+        finished = run_status(run).get("phase") in (SUCCEEDED, FAILED)
+        if not lines and finished:
+            lines = kept_tail(entry.job)
+        return lines, finished or not following
+
+    await follow(read, asyncio.sleep)
+    return 0
+
+
+async def follow(read: Callable[[], Awaitable[tuple[list[str], bool]]], sleep: Callable[[float], Awaitable[Any]]) -> None:
+    """Print what `read` answers (the log so far, whether it is complete), then, until it is, only what is new."""
+    cursor = LogCursor()
+    while True:
+        lines, complete = await read()
+        fresh = cursor.advance(lines)
+        if fresh.gap:
+            print(GAP_LINE)
+        for line in fresh.lines:
+            print(printable(line, newlines=False))
+        sys.stdout.flush()
+        if complete:
+            return
+        await sleep(FOLLOW_SECONDS)

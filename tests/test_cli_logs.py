@@ -1,0 +1,174 @@
+"""`nvcre certification logs`: a run's log from the shell, on the simulator (the run's whole output, not only the tail
+its Job kept) and on a cluster (the result pod's log through the session, as the console's pane reads it; a user whose
+RBAC does not reach pods/log is told in one line what is missing)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.cli.logs import follow
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.outputs import kubelet_prefix
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, POD, WORKFLOW, WORKLOADRUN, ResourceKind
+from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+from tests.kube.users import least_privileged
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN_IN = ROOT / "examples" / "burn-in.yaml"
+SLOW = "burn-in-communication-nccl-all-reduce-group-6-iter-1"  # gpu-node-07's slow GPU fails it
+
+
+@pytest.fixture(scope="module")
+def burned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulator store where burn-in ran to its end (gpu-node-07 and gpu-node-12 failed)."""
+    folder = tmp_path_factory.mktemp("logs")
+    state = folder / "s.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--wait", "--state", str(state),
+                 "--history", str(folder / "h.db")]) == 1
+    return state
+
+
+def _logs(state: Path, *extra: str) -> list[str]:
+    return ["certification", "logs", "burn-in", "--state", str(state), "--history", str(state.with_name("h.db")), *extra]
+
+
+def test_without_a_job_it_lists_the_jobs_failed_first_and_says_how_to_pick(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(_logs(burned)) == 0
+    out, err = capsys.readouterr()
+    rows = out.splitlines()
+    assert rows[0].split() == ["JOB", "CATEGORY", "RESULT", "NODES"]
+    assert len(rows) == 1 + 64  # 32 groups in each of two categories, all of which ran
+    assert [row.split()[0] for row in rows[1:4]] == [SLOW, "burn-in-communication-nccl-loopback-group-11-iter-1",
+                                                     "burn-in-communication-nccl-loopback-group-6-iter-1"]
+    assert all("Failed (ThresholdViolated)" in row for row in rows[1:4]) and "Failed" not in "".join(rows[4:])
+    assert err == "Pick one: nvcre certification logs burn-in --job JOB (or --category D/V --node NODE)\n"
+
+
+def test_a_node_alone_narrows_the_list_and_with_its_category_prints_the_whole_log(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(_logs(burned, "--node", "gpu-node-07")) == 0
+    assert [row.split()[0] for row in capsys.readouterr().out.splitlines()[1:]] == [SLOW, "burn-in-communication-nccl-loopback-group-6-iter-1"]
+    assert main(_logs(burned, "--node", "gpu-node-07", "--category", "communication/nccl-all-reduce")) == 0
+    whole = capsys.readouterr().out
+    assert main(_logs(burned, "--job", SLOW)) == 0
+    assert capsys.readouterr().out == whole
+    lines = whole.splitlines()
+    # the run's whole output, the nccl-tests header included: the Job kept only its last lines
+    assert "# nThread 1 nGpus" in lines[0] and "Rank  0 Pid" in whole and "on gpu-node-07" in whole
+    assert "# Avg bus bandwidth    : 103.76" in whole
+    tail = json.loads(sqlite3.connect(burned).execute("select body from objects where name = ?", (SLOW,)).fetchone()[0])
+    assert len(lines) > len(tail["status"]["failureLog"]["tail"].splitlines()) + 20
+
+
+def test_follow_of_a_finished_run_prints_it_once_and_ends(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(_logs(burned, "--job", SLOW)) == 0
+    whole = capsys.readouterr().out
+    assert main(_logs(burned, "--job", SLOW, "--follow")) == 0
+    assert capsys.readouterr().out == whole
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--job", "nope"], "--job: certification burn-in has no job 'nope' (`nvcre certification logs burn-in` lists them)"),
+    (["--category", "communication"], "--category: 'communication' is no domain/variant (e.g. communication/nccl-all-reduce)"),
+    (["--category", "dcgm/diag"], "--category: certification burn-in ran no job of dcgm/diag (its categories with jobs: "
+                                  "communication/nccl-all-reduce, communication/nccl-loopback)"),
+    (["--node", "gpu-node-99"], "--node: no job of certification burn-in ran on gpu-node-99"),
+    (["--job", SLOW, "--node", "gpu-node-07"], "--job names one job; --category and --node pick among them: give either"),
+])
+def test_what_names_no_job_is_one_line(burned: Path, extra: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(_logs(burned, *extra)) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", said + "\n")
+
+
+def test_an_unknown_certification_is_one_line(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["certification", "logs", "nope", "--state", str(burned), "--history", str(burned.with_name("h.db"))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certification 'nope' not found in namespace default of the simulator (") and len(err.splitlines()) == 1
+
+
+def test_follow_prints_only_what_is_new_until_the_log_is_complete(capsys: pytest.CaptureFixture[str]) -> None:
+    answers = [(["a", "b"], False), (["a", "b"], False), (["a", "b", "c"], False), (["a", "b", "c", "d"], True)]
+    slept: list[float] = []
+
+    async def read() -> tuple[list[str], bool]:
+        return answers.pop(0)
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    asyncio.run(follow(read, sleep))
+    assert capsys.readouterr().out == "a\nb\nc\nd\n"
+    assert answers == [] and len(slept) == 3
+
+
+# ----------------------------------------------------------------------------------------------------------- a cluster
+
+
+def _objects(state: Path, job: str) -> dict[str, dict[str, Any]]:
+    """The certification, the Workflow, the Job and the run of `job` as the simulator's store holds them."""
+    found = {}
+    with sqlite3.connect(state) as db:
+        for name in ("burn-in", "burn-in-communication-nccl-all-reduce", job, f"{job}-run"):
+            for (body,) in db.execute("select body from objects where name = ? and kind like 'nvcre%'", (name,)):
+                obj = json.loads(body)
+                found[obj["kind"]] = obj
+    return found
+
+
+async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
+    """The objects a finished run leaves, on the emulator (status as the engine wrote it), and its result pod's log."""
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    kinds: dict[str, ResourceKind] = {"Certification": CERTIFICATION, "Workflow": WORKFLOW, "Job": JOB, "WorkloadRun": WORKLOADRUN}
+    try:
+        for kind, obj in _objects(state, SLOW).items():
+            status = obj.pop("status", None)
+            meta = obj["metadata"]
+            obj["metadata"] = {"name": meta["name"], "namespace": "default", "labels": meta.get("labels") or {},
+                               "annotations": meta.get("annotations") or {}}
+            made = await admin.create(kinds[kind], obj)
+            if status:
+                await admin.update_status(kinds[kind], {**made, "status": status})
+        pod = f"{SLOW}-run-workload-0"
+        await admin.create(POD, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": pod, "namespace": "default",
+            "labels": {"nvcre.nvidia.com/job": f"{SLOW}-run", "nvcre.nvidia.com/role": "node", "batch.kubernetes.io/job-completion-index": "0"}},
+            "spec": {"nodeName": "gpu-node-07", "containers": [{"name": "node", "image": "nccl"}]}})
+        server.set_pod_log("default", pod, f"{kubelet_prefix(SIM_START)}# nThread 1 nGpus 8\n{kubelet_prefix(SIM_START)}# Avg bus bandwidth    : 103.76 \n")
+    finally:
+        await admin.close()
+
+
+def test_on_a_cluster_it_reads_the_result_pods_log_and_says_what_rbac_is_missing(burned: Path, tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        history = str(tmp_path / "h.db")
+        capsys.readouterr()
+        assert main(["certification", "logs", "burn-in", "--kubeconfig", str(kubeconfig), "--history", history]) == 0
+        assert capsys.readouterr().out.splitlines()[1].split()[:3] == [SLOW, "communication/nccl-all-reduce", "Failed"]
+        assert main(["certification", "logs", "burn-in", "--job", SLOW, "--kubeconfig", str(kubeconfig), "--history", history]) == 0
+        out, err = capsys.readouterr()
+        assert out.splitlines() == [f"==> pod {SLOW}-run-workload-0 · container node · node gpu-node-07",
+                                    f"{kubelet_prefix(SIM_START)}# nThread 1 nGpus 8", f"{kubelet_prefix(SIM_START)}# Avg bus bandwidth    : 103.76 "]
+        # nvcre-view and nvcre-edit bound directly (no aggregation into view): no pods, no pods/log
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice"))
+        assert main(["certification", "logs", "burn-in", "--job", SLOW, "--kubeconfig", str(alice), "--history", history]) == 2
+        out, err = capsys.readouterr()
+        [line] = [line for line in err.splitlines() if line.startswith("logs of job")]
+        assert line.endswith("reading a run's log takes list and watch on pods and get on pods/log in namespace default: "
+                             "the built-in view role grants them (nvcre-view alone does not)")
+        assert out == "" and "Traceback" not in err

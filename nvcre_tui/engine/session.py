@@ -34,7 +34,7 @@ from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import FleetError, SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.sim_state import ClockRecord, OpenedState, default_state_path, open_state, read_clock, record_clock, resume_times
+from nvcre_tui.engine.sim_state import ClockRecord, OpenedState, default_state_path, open_state, read_clock, record_clock, resume_times, store_id
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.memory import MemoryStore
@@ -240,9 +240,14 @@ class SimSession:
             elif shared:
                 session.viewer_reason = await session._viewer_reason()
             # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
-            source = f"sim:{path.resolve()}" if path else f"sim:memory:{uuid.uuid4().hex}"
+            memory = uuid.uuid4().hex
+            source = f"sim:{path.resolve()}" if path else f"sim:memory:{memory}"
+            # What a copy of the store file keeps (its id), so the history counts its certifications once; an old store
+            # opened read-only has none yet: its path alone keys them.
+            identity = store_id(database) if isinstance(database, SqliteStore) else None if path else memory
             archive = default_history_path() if history == "default" else history
-            session.archiver = attach_archiver(session, archive, source, required=history != "default", write=archive_writes)
+            session.archiver = attach_archiver(session, archive, source, required=history != "default", write=archive_writes,
+                                               store_id=identity)
             await cache.start()
             session.validation_requests = await open_validation_requests(database)
         except BaseException:

@@ -1,5 +1,5 @@
 """Where the simulator's state lives and how a session opens it: an SQLite store (store/sqlite) holding
-every object plus two properties, the scenario it simulates and its clock.
+every object plus three properties, the scenario it simulates, its clock and its own id.
 
 - Path: `--state PATH`, else $NVCRE_STATE, else $XDG_STATE_HOME/nvcre/sim.db (~/.local/state by default).
 - An old JSON state file (nvcre before the SQLite store) at that path, or at the old default
@@ -8,6 +8,9 @@ every object plus two properties, the scenario it simulates and its clock.
 - A store of another scenario is refused, never replaced: it holds someone's certifications.
 - Read-only opening (`report`, a read-only console) never writes: a missing store is an empty fleet in
   memory, an old JSON file is read without importing it.
+- The store's id (`storeId`, random, given on its first writable opening): what tells this store from another of the
+  same scenario, whose uids and times are the same (both seeded), and what a copy of the file keeps: the history keys
+  a simulated certification on it, so a copied or moved store counts its certifications once.
 - The clock: the engine holding the lease records `{simulated, wall}` every few seconds and on exit;
   a restart resumes at that simulated time plus the wall time since × the scenario's speed (the simulated
   fleet keeps time while no process runs), and never before the latest write's time.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,12 +43,14 @@ from nvcre_tui.engine.store.sqlite.imports import IMPORTED_SUFFIX
 from nvcre_tui.paths import state_home
 
 __all__ = ["STATE_NAME", "LEGACY_NAME", "SCENARIO_PROPERTY", "CLOCK_PROPERTY", "ClockRecord", "OpenedState",
-           "check_state", "default_state_path", "legacy_default_path", "open_state", "read_clock", "record_clock", "resume_times"]
+           "check_state", "default_state_path", "legacy_default_path", "open_state", "read_clock", "record_clock", "resume_times",
+           "STORE_ID_PROPERTY", "store_id"]
 
 STATE_NAME = "sim.db"
 LEGACY_NAME = "sim-state.json"
 SCENARIO_PROPERTY = "scenario"
 CLOCK_PROPERTY = "clock"
+STORE_ID_PROPERTY = "storeId"
 _ADVICE = "move it aside (or delete it) to start afresh"
 
 
@@ -176,6 +182,14 @@ def stored_scenario(path: Path) -> Scenario | None:
         store._tables.db.close()
 
 
+def store_id(store: SqliteStore) -> str | None:
+    """The store's own id (None before its first writable opening); InputError when it is damaged."""
+    held = store.get_property(STORE_ID_PROPERTY)
+    if held is not None and (not isinstance(held, str) or not held):
+        raise _damaged(store.path, f"property {STORE_ID_PROPERTY}: {held!r} is no id")
+    return held
+
+
 def read_clock(store: SqliteStore, scenario: Scenario) -> ClockRecord | None:
     """The clock property of the store (None before the first record); InputError when it is damaged."""
     return _clock_record(store.path, store.get_property(CLOCK_PROPERTY), scenario.speed)
@@ -188,6 +202,9 @@ def _open_database(path: Path, scenario: Scenario, clock: Clock, readonly: bool,
         record = read_clock(store, scenario)
         if not readonly and store.get_property(SCENARIO_PROPERTY) is None:
             store.set_property(SCENARIO_PROPERTY, scenario.to_wire())
+        if not readonly:
+            store.claim_property(STORE_ID_PROPERTY, uuid.uuid4().hex)  # two processes making the store agree on the first
+        store_id(store)
     except StoreError as error:  # a damaged property row, a locked file
         store._tables.db.close()
         raise InputError(error.message) from None

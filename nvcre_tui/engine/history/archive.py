@@ -4,7 +4,9 @@ The archiver listens to the cache (`subscribe`) and reads a certification's Work
 nvcre.nvidia.com/certification, owned by its uid), their Jobs (owner uid) and the Nodes from the cache.
 It waits until every Workflow of the certification is terminal too (watches of different kinds arrive in
 any order), at most GRACE_SECONDS, and archives at once when the certification is deleted meanwhile.
-Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice.
+Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice; and on the
+simulator by run (run_key: the store's own id, uid, creation time), so a copied or moved store file, another source
+with the same id, archives nothing its original archived (a second real run, in it or in another store, is another key).
 Archiving never breaks the engine: a failure is kept in `errors` and the certification is retried later;
 the first failure of each cause (the disk is full, the file read-only, a lock held too long) is also added
 to `notices` (the session's), which the CLI prints and the console shows: told once, not per retry.
@@ -25,7 +27,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.history.db import open_history
+from nvcre_tui.engine.history.db import has_run_key, open_history
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.history.record import CertRecord, build_record
 from nvcre_tui.engine.outfiles import check_writable
@@ -36,16 +38,30 @@ Obj = dict[str, Any]
 GRACE_SECONDS = 5.0
 
 
-def write_record(connection: sqlite3.Connection, source: str, record: CertRecord, archived_at: datetime | None = None) -> bool:
-    """Write one record in one transaction; False when (source, uid) is archived already. Two results of one node
-    under one category title are refused (sqlite3.IntegrityError, nothing written), never one kept in place of the other."""
+def run_key(store_id: str | None, cert: Obj) -> str | None:
+    """What identifies one run of a certification across copies of its store: the store's own id, its uid and creation
+    time (db.py: `run`); None without a store id (a cluster, whose uids the server makes unique; an old store read-only)."""
+    meta = meta_of(cert)
+    return f"{store_id}/{meta.get('uid') or ''}/{meta.get('creationTimestamp') or ''}" if store_id else None
+
+
+def write_record(connection: sqlite3.Connection, source: str, record: CertRecord, archived_at: datetime | None = None,
+                 run: str | None = None) -> bool:
+    """Write one record in one transaction; False when (source, uid) is archived already, or `run` (run_key: a copy of
+    the store archived it under another source). Two results of one node under one category title are refused
+    (sqlite3.IntegrityError, nothing written), never one kept in place of the other."""
+    columns = "source, uid, name, namespace, result, start_time, completion_time, archived_at, report" + (", run" if run else "")
+    values = (source, record.uid, record.name, record.namespace, record.result, record.start_time, record.completion_time,
+              format_time(archived_at or datetime.now(UTC)), json.dumps(record.report, sort_keys=True), *((run,) if run else ()))
+    # The same run: its run key; or, without one, (source, uid) whatever its key; or, with one, a record of (source, uid)
+    # archived without (before the store had an id, or this nvcre the key): the store's first run key is its own.
+    same = ("run = ? OR (source = ? AND uid = ? AND run IS NULL)", (run, source, record.uid)) if run else ("source = ? AND uid = ?", (source, record.uid))
     connection.execute("BEGIN IMMEDIATE")
     try:
-        cursor = connection.execute(
-            "INSERT OR IGNORE INTO certifications (source, uid, name, namespace, result, start_time, completion_time, archived_at, report) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (source, record.uid, record.name, record.namespace, record.result, record.start_time, record.completion_time,
-             format_time(archived_at or datetime.now(UTC)), json.dumps(record.report, sort_keys=True)))
+        if connection.execute(f"SELECT 1 FROM certifications WHERE {same[0]}", same[1]).fetchone() is not None:
+            connection.execute("ROLLBACK")
+            return False
+        cursor = connection.execute(f"INSERT OR IGNORE INTO certifications ({columns}) VALUES ({', '.join('?' * len(values))})", values)
         if cursor.rowcount == 0:
             connection.execute("ROLLBACK")
             return False
@@ -67,9 +83,13 @@ def write_record(connection: sqlite3.Connection, source: str, record: CertRecord
 class Archiver:
     """Archives each terminal Certification of `cache` into `history_db` once."""
 
-    def __init__(self, history_db: Path, cache: WatchCache, source: str, notices: list[str] | None = None) -> None:
+    def __init__(self, history_db: Path, cache: WatchCache, source: str, notices: list[str] | None = None,
+                 store_id: str | None = None) -> None:
         self.path, self.cache, self.source = history_db, cache, source
         self.connection = open_history(history_db)
+        # The simulator's store id (sim_state.store_id): its certifications are keyed by run too (run_key), where the
+        # history has that key (one that could not be written since it was made before it has not).
+        self.store_id = store_id if store_id and has_run_key(self.connection) else None
         self.archived: list[str] = []   # namespace/name of what this process archived, in order
         self.errors: list[str] = []     # why an archive failed (it is tried again on the next change)
         self.notices: list[str] = [] if notices is None else notices  # one line per distinct cause of failure
@@ -92,8 +112,10 @@ class Archiver:
     def holds(self, uid: str) -> bool:
         """Whether the history already holds this certification's record (from this source); False when it cannot be
         read (a locked or damaged file: said in `errors`)."""
+        prefix = f"{self.store_id}/{uid}/" if self.store_id else None  # archived from a copy of this store
         try:
-            found = self.connection.execute("SELECT 1 FROM certifications WHERE source = ? AND uid = ?", (self.source, uid)).fetchone()
+            found = self.connection.execute("SELECT 1 FROM certifications WHERE (source = ? AND uid = ?) OR substr(run, 1, ?) = ?",
+                                            (self.source, uid, len(prefix or ""), prefix)).fetchone()
         except sqlite3.Error as error:
             self.errors.append(f"{self.path}: {error}")
             return False
@@ -164,7 +186,7 @@ class Archiver:
                 for wf in workflows if wf["metadata"].get("uid")}
         record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
         try:
-            if write_record(self.connection, self.source, record):
+            if write_record(self.connection, self.source, record, run=run_key(self.store_id, cert)):
                 self.archived.append(f"{record.namespace}/{record.name}")
         except sqlite3.Error as error:
             self._failed(record.name, error)
@@ -260,9 +282,10 @@ NO_HISTORY_READ_ONLY = "no such file (a read-only session creates none)"  # a no
 
 
 def attach_archiver(session: Any, history: Path | None, source: str, *, required: bool = True,
-                    write: bool = True) -> Archiver | None:
+                    write: bool = True, store_id: str | None = None) -> Archiver | None:
     """Archive the session's terminal certifications into `history` (None: no archive) and give the session
-    its read-only `history` query, over `source`'s certifications. `write=False` (a read-only console, the wall): an existing history is only
+    its read-only `history` query, over `source`'s certifications (`store_id`: the simulator's store id, see
+    Archiver). `write=False` (a read-only console, the wall): an existing history is only
     read, and no file is created or written. A file that is not a history database is an InputError when `required`
     (the user named it). The default place failing (not writable, not a history) leaves the session without
     an archive and says so in one of its `notices`: a readable history there is still shown, read-only.
@@ -283,7 +306,7 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
     try:
         if not required:  # mode bits count, as for every file nvcre writes: root too sees a folder made read-only
             check_writable(history)
-        archiver = Archiver(history, session.cache, source, session.notices).attach()
+        archiver = Archiver(history, session.cache, source, session.notices, store_id).attach()
     except InputError as error:
         if required:
             raise

@@ -1,7 +1,12 @@
 """The history database: where it lives and its schema (stdlib sqlite3, WAL, one schema version).
 
 Two processes may archive at once (a console and `nvcre certification run`): each archive is one
-`BEGIN IMMEDIATE` transaction and the (source, uid) key is unique, so a certification is archived once.
+`BEGIN IMMEDIATE` transaction and its key is unique, so a certification is archived once. A simulated certification
+is keyed by `run` (the store's own id, its uid and creation time): a copied or moved store file is another source with
+the same store id, and its certifications are the ones archived already, never counted twice; another store of the
+same scenario, even a new one at the path of a deleted one (its uids and times seeded alike), has another id. Others
+(a cluster's, an old store's read-only) are keyed by (source, uid). A history made before `run` gains it when first
+opened for writing (an older nvcre still reads and writes it: its records have no run).
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from nvcre_tui.paths import state_home
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS certifications (
+# The certifications table; a history made before `run` had `UNIQUE (source, uid)` in it, in place of the two indexes.
+CERTIFICATIONS = """
+CREATE TABLE IF NOT EXISTS {table} (
     id INTEGER PRIMARY KEY,
     source TEXT NOT NULL,            -- which store: a cluster's server URL or a simulator state
     uid TEXT NOT NULL,
@@ -29,8 +35,15 @@ CREATE TABLE IF NOT EXISTS certifications (
     completion_time TEXT,
     archived_at TEXT NOT NULL,
     report TEXT NOT NULL,            -- build_report's JSON
-    UNIQUE (source, uid)
-);
+    run TEXT                         -- <store id>/<uid>/<creationTimestamp> of a simulated one (NULL: none, a cluster's)
+)"""
+# One record per run: by run where there is one (a copy of a store is another source, the same run), else by (source,
+# uid) (a new store at the path of a deleted one has the same seeded uids: another run, its own run key).
+KEYS = ("CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_run ON certifications (run)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_source_uid ON certifications (source, uid) WHERE run IS NULL")
+COLUMNS = "id, source, uid, name, namespace, result, start_time, completion_time, archived_at, report"
+
+SCHEMA = CERTIFICATIONS.format(table="certifications") + """;
 CREATE TABLE IF NOT EXISTS node_results (
     cert_id INTEGER NOT NULL REFERENCES certifications(id),
     node TEXT NOT NULL,
@@ -51,7 +64,7 @@ CREATE TABLE IF NOT EXISTS node_baselines (
     PRIMARY KEY (cert_id, node)
 );
 CREATE INDEX IF NOT EXISTS node_results_by_node ON node_results (node);
-"""
+""" + ";\n".join(KEYS) + ";\n"
 
 
 def default_history_path() -> Path:
@@ -98,6 +111,8 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
             connection.close()
             raise InputError(f"{path}: not an nvcre history database (no schema)")
         connection.execute("SELECT 1 FROM certifications LIMIT 0")  # parses the schema now: a damaged one is said here
+        if create:
+            _add_run_key(connection)
     except sqlite3.DatabaseError as error:
         if new and getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CANTOPEN:  # a read-only filesystem, say
             raise InputError(f"{path}: no such history database, and it cannot be created there ({error})") from None
@@ -107,6 +122,37 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
     except OSError as error:
         raise InputError(f"{path}: cannot open the history database ({error.strerror})") from None
     return connection
+
+
+def has_run_key(connection: sqlite3.Connection) -> bool:
+    """Whether the history has the `run` column (one made before it, and not writable since, has not)."""
+    return "run" in {row[1] for row in connection.execute("PRAGMA table_info(certifications)")}
+
+
+def _add_run_key(connection: sqlite3.Connection) -> None:
+    """The `run` column and the keys (KEYS), on a history made before them; a history that cannot be written stays as
+    it is (what would be written to it fails as it did, and is said then)."""
+    if has_run_key(connection):
+        return
+    try:
+        connection.execute("BEGIN IMMEDIATE")  # two processes adding it serialise here
+    except sqlite3.OperationalError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+            return
+        raise
+    try:
+        if not has_run_key(connection):  # SQLite drops no table constraint: the table is made anew, ids kept
+            connection.execute(CERTIFICATIONS.format(table="certifications_keyed"))
+            connection.execute(f"INSERT INTO certifications_keyed ({COLUMNS}) SELECT {COLUMNS} FROM certifications")
+            connection.execute("DROP TABLE certifications")
+            connection.execute("ALTER TABLE certifications_keyed RENAME TO certifications")
+            for key in KEYS:
+                connection.execute(key)
+        connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        connection.execute("ROLLBACK")
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
 
 
 def _check_creatable(path: Path) -> None:

@@ -249,6 +249,12 @@ class SqliteStore:
             raise self._refusal("set_property", "property", key, None)
         self._tables.set_property(key, value)
 
+    def claim_property(self, key: str, value: Any) -> Any:
+        """Store `value` unless the key holds one already (committed before returning); the value the key holds now."""
+        if self.readonly:
+            raise self._refusal("set_property", "property", key, None)
+        return self._tables.claim_property(key, value)
+
     # ----- internals ---------------------------------------------------------------------------------
 
     @asynccontextmanager

@@ -357,6 +357,12 @@ class Tables:
         except (TypeError, ValueError):
             raise DamagedRow(f"{self.path}: damaged row: property {key!r} is not JSON") from None
 
+    def claim_property(self, key: str, value: Any) -> Any:
+        """Store `value` unless the key holds one already; the value it holds now (another process's may have come first)."""
+        with self.guard():
+            self.db.execute("INSERT OR IGNORE INTO properties (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+        return self.get_property(key)
+
     def set_property(self, key: str, value: Any) -> None:
         text = json.dumps(value)
         with self.guard():

@@ -20,6 +20,7 @@ from nvcre_tui.engine.history import queries
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import shown_unit
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -117,4 +118,6 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
         text.append(shown(f"Failure log ({log.get('podName')}{where}{code})") + "\n", style="bold")
         for line in log["tail"].splitlines()[-15:]:
             text.append(f"  {shown(line)}\n", style="dim")
+        if note := nccl_average_note(log["tail"]):  # the measurement above is not the tail's own average
+            text.append(f"  {shown(note)}\n", style="italic")
     return text

@@ -18,10 +18,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_status
+from nvcre_tui.engine.parsers import ParseError
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.nccl import parse_nccl
 
-__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail"]
+__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail", "nccl_average_note"]
 
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"  # where Fresh.gap says so
+
+
+def nccl_average_note(tail: str | None) -> str | None:
+    """What the measured value is, beside a kept nccl-tests tail that ends with its `# Avg bus bandwidth` line (the one
+    wording, for the report and the console): nccl-tests averages every message size there, small ones included, while
+    busBandwidthGBps is read at the best size, so the two numbers differ without contradicting. None for a tail
+    without that line."""
+    if not tail or "Avg bus bandwidth" not in tail:
+        return None
+    try:
+        average = parse_nccl(tail).avg_bus_bandwidth
+    except ParseError:
+        return None
+    if average is None:
+        return None
+    return f"{BUS_BANDWIDTH} is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {average:g}, averages all sizes"
 
 
 def kept_tail(job: dict[str, Any] | None) -> list[str]:

@@ -10,6 +10,7 @@ from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
+from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -157,6 +158,8 @@ def _category_rows(category: Obj) -> list[str]:
                 where = f" on {log['nodeName']}" if log.get("nodeName") else ""
                 rows.append(f"      Failure Log: pod {log.get('podName')}{where}" + (f", exit {log['exitCode']}" if log.get("exitCode") is not None else "") + f" ({log.get('reason')})")
                 rows += [f"        {line.encode('unicode_escape').decode()[:120]}" for line in log["tail"].splitlines()[-MAX_TAIL_LINES:]]
+            if note := nccl_average_note(log.get("tail")):  # beside the value measured above, the tail's own average
+                rows.append(f"      ({note})")
         if len(category["failedGroups"]) > MAX_GROUP_ROWS:
             rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
     if category.get("cliques"):

@@ -6,14 +6,18 @@ and its run is never lost."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from nvcre_tui.cli import main
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.sim_state import STORE_ID_PROPERTY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,3 +112,24 @@ def test_a_history_made_before_the_run_key_keeps_its_records_and_gains_it(tmp_pa
     with sqlite3.connect(history) as db:
         assert [row[0] for row in db.execute("select run is null from certifications order by id")] == [1, 0]
         assert db.execute("select count(*) from node_results where cert_id = 1").fetchone()[0] == 64  # ids kept
+
+
+async def _shown(state: Path, history: Path, **options: Any) -> tuple[list[str], tuple[str, ...] | None]:
+    """The certifications a session on `state` shows from the history (its own store's), and the sources they are of."""
+    session = await SimSession.open(default_scenario(), state, history=history, **options)
+    try:
+        assert session.history is not None
+        return [c["name"] for c in session.history.certifications()], session.history.sources
+    finally:
+        await session.close()
+
+
+def test_a_moved_stores_session_shows_the_records_archived_from_its_old_path(tmp_path: Path) -> None:
+    """The console shows its own store's records only: a moved store's are those archived under its old path."""
+    history, moved = tmp_path / "h.db", tmp_path / "moved.db"
+    _run(tmp_path / "a.db", history)
+    shutil.move(tmp_path / "a.db", moved)
+    names, sources = asyncio.run(_shown(moved, history, readonly=True, archive_writes=False))
+    assert names == ["burn-in"] and sources == tuple(sorted([f"sim:{tmp_path / 'a.db'}", f"sim:{moved}"]))
+    _run(tmp_path / "other.db", history)  # another store's certification stays another's
+    assert asyncio.run(_shown(moved, history))[0] == ["burn-in"]

@@ -294,7 +294,7 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
     if history is None:
         return None
     if not write:
-        session.history = _readable_history(history, source)
+        session.history = _readable_history(history, source, store_id)
         if session.history is None and history.exists():
             problem = f"{history}: not a readable history database"
             if required:
@@ -312,19 +312,31 @@ def attach_archiver(session: Any, history: Path | None, source: str, *, required
             raise
         reason = "; ".join(error.messages)
         hint = "" if "--history PATH" in reason else " (give --history PATH)"
-        session.history = _readable_history(history, source)
+        session.history = _readable_history(history, source, store_id)
         state = "off" if session.history is None else "read-only, nothing is archived"
         session.notices.append(f"history {state}: {reason}{hint}")
         return None
-    session.history = HistoryQuery(history, [source])  # this store's certifications: see HistoryQuery
+    session.history = HistoryQuery(history, [source, *store_sources(history, store_id)])  # this store's certifications: see HistoryQuery
     return archiver
 
 
-def _readable_history(path: Path, source: str) -> HistoryQuery | None:
-    """The query of an existing history that can be read (though not written), over `source`'s certifications, else None."""
+def store_sources(path: Path, store_id: str | None) -> list[str]:
+    """The sources under which a simulator store with this id (run_key) had certifications archived: the paths it was
+    copied or moved from, whose records are its own ([] without an id, or a history without the key)."""
+    if not store_id:
+        return []
+    try:
+        return HistoryQuery(path).sources_of_store(store_id)
+    except InputError:  # a history made before the key (read only: not given it), or unreadable (said where it is read)
+        return []
+
+
+def _readable_history(path: Path, source: str, store_id: str | None = None) -> HistoryQuery | None:
+    """The query of an existing history that can be read (though not written), over `source`'s certifications (and those
+    archived from elsewhere by the store `store_id`), else None."""
     if not path.is_file():
         return None
-    query = HistoryQuery(path, [source])
+    query = HistoryQuery(path, [source, *store_sources(path, store_id)])
     try:
         query.version()
     except InputError:

@@ -334,6 +334,13 @@ class HistoryQuery:
                           "GROUP BY source ORDER BY latest DESC", (name, namespace))
         return [str(r["source"]) for r in rows]
 
+    def sources_of_store(self, store_id: str) -> list[str]:
+        """Every source under which the simulator store `store_id` had certifications archived (its records' run key,
+        db.py), whatever `sources` keeps: the paths it was copied or moved from. InputError on a history without the key."""
+        prefix = f"{store_id}/"
+        rows = self._rows("SELECT DISTINCT source FROM certifications WHERE substr(run, 1, ?) = ? ORDER BY source", (len(prefix), prefix))
+        return [str(r["source"]) for r in rows]
+
     def _rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         if not self.path.exists():
             return []

@@ -42,6 +42,7 @@ __all__ = ["register", "follow"]
 Obj = dict[str, Any]
 FOLLOW_SECONDS = 1.0  # how often --follow reads again (the console's log pane polls as often)
 NODES_SHOWN = 3       # a group's nodes in the listing, then `+N more`
+OTHERS_SHOWN = 10     # jobs listed after the failed ones (all listed): the failed ones must not scroll away
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -154,18 +155,24 @@ async def _logs_in(session: Session, args: argparse.Namespace) -> int:
 
 
 def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
-    """The jobs that have a log, failed first, then how to pick one (on stderr: stdout is the table)."""
+    """The jobs that have a log, failed first (all of them, then OTHERS_SHOWN others), then how to pick one (on stderr:
+    stdout is the table)."""
     if not entries:
         print(f"No job of certification {args.name} has a log yet.", file=sys.stderr)
         return
     ordered = sorted(entries, key=lambda entry: entry.outcome != FAILED)  # stable: category order within each
+    failed = sum(entry.outcome == FAILED for entry in ordered)
+    shown, left = ordered[:failed + OTHERS_SHOWN], ordered[failed + OTHERS_SHOWN:]  # every failed one stays on screen
     rows = []
-    for entry in ordered:
+    for entry in shown:
         nodes = group_nodes(entry.job)
         shown = ", ".join(nodes[:NODES_SHOWN]) + (f" +{len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else "")
         result = f"{FAILED} ({failure_reason(entry.job)})" if entry.outcome == FAILED else entry.outcome
         rows.append((entry.name, entry.category, result, shown or "-"))
     print_table(("JOB", "CATEGORY", "RESULT", "NODES"), rows)
+    if left:
+        outcomes = ", ".join(sorted({entry.outcome for entry in left}))
+        print(f"... and {len(left)} more ({outcomes}) not listed: --category D/V or --node NODE narrows the list", file=sys.stderr)
     print(f"Pick one: nvcre certification logs {args.name} --job JOB (or --category D/V --node NODE)", file=sys.stderr)
 
 

@@ -162,9 +162,9 @@ def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
         return
     ordered = sorted(entries, key=lambda entry: entry.outcome != FAILED)  # stable: category order within each
     failed = sum(entry.outcome == FAILED for entry in ordered)
-    shown, left = ordered[:failed + OTHERS_SHOWN], ordered[failed + OTHERS_SHOWN:]  # every failed one stays on screen
+    listed, left = ordered[:failed + OTHERS_SHOWN], ordered[failed + OTHERS_SHOWN:]  # every failed one stays on screen
     rows = []
-    for entry in shown:
+    for entry in listed:
         nodes = group_nodes(entry.job)
         shown = ", ".join(nodes[:NODES_SHOWN]) + (f" +{len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else "")
         result = f"{FAILED} ({failure_reason(entry.job)})" if entry.outcome == FAILED else entry.outcome

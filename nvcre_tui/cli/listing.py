@@ -20,6 +20,8 @@ from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
 from nvcre_tui.engine.clock import format_time, parse_time
+from nvcre_tui.engine.controllers.conditions import is_terminal
+from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable
@@ -118,10 +120,26 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         # result: the Certification's own (its status, `kubectl get`, report's exit code); phase: as the console shows it
         "result": result, "phase": WAITING if waiting is not None else result, "waiting": waiting,
         "passedCategories": str(summary.get("passedCategories") or "-"),
-        "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _count(summary.get("excludedNodes")),
+        "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _excluded(cert, summary, workflows),
         "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
+
+
+def _excluded(cert: Obj, summary: Obj, workflows: Sequence[Obj] | None) -> int | str:
+    """EXCLUDED: the summary's excludedNodes, but for a finished certification counted again from its Workflows
+    (controllers.iterations.excluded_counted: one node, one state, a failed node excluded from a later category counts
+    as failed): an engine before that rule counted such a node under both, and a finished certification's summary is
+    not written again. Only when the summary counts some (the rule can only lower it); its Workflows unreadable or
+    unknown (a user who may read certifications only): the summary's."""
+    stored = _count(summary.get("excludedNodes"))
+    if not isinstance(stored, int) or not stored or workflows is None or not is_terminal(cert):
+        return stored
+    try:
+        failed = {name for wf in workflows for name in blamed_names(wf, ())}
+        return len(excluded_counted(workflows, failed))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):  # a damaged Workflow: the summary's word
+        return stored
 
 
 def _creation(cert: Obj) -> tuple[str, int, str, str]:

@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollision, World
-from nvcre_tui.engine.controllers.iterations import blamed_names, nodes_by_group
+from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS
@@ -325,7 +325,8 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
     # One node, one state, worst first (as the wall and the console count them): a node blamed in one category and
     # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only. The report still
     # lists each exclusion with its reason; `excluded` whole decides INCOMPLETE.
-    summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes), "excludedNodes": len(excluded - failed_nodes),
+    summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes),
+               "excludedNodes": len(excluded_counted(workflows.values(), failed_nodes)),
                "result": result}
     if result == RESULT_RUNNING:
         running = [f"{s['domain']}/{s['variant']}" for s in statuses if s["status"] == IN_PROGRESS]

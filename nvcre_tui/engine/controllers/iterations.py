@@ -205,6 +205,14 @@ def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
     return names
 
 
+def excluded_counted(workflows: Iterable[Mapping[str, Any]], failed: Collection[str]) -> set[str]:
+    """The nodes a certification counts as excluded: those its Workflows excluded (orchestration.excludedNodes) and
+    none blamed (`failed`, blamed_names of each). One node, one state per certification, the worst first: a node
+    blamed in one category and excluded from a later one (cordoned mid-run) is a failed node only, as the wall, the
+    report, `certification list` and the history count it."""
+    return {str(e["name"]) for wf in workflows for e in (orchestration_of(wf).get("excludedNodes") or [])} - set(failed)
+
+
 def _names_into(names: set[str], entries: Any) -> bool:
     """Add the failed-node entries' names to `names`; False (part added) unless each is a mapping with a name and a
     reason, as merge_failed reads them."""

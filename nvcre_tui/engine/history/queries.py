@@ -25,6 +25,7 @@ from nvcre_tui.engine.history.baseline import Baseline, changes, describe
 from nvcre_tui.engine.judging.thresholds import shown_judged, shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, whole_count
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.report.model import excluded_counted
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count
 
@@ -383,12 +384,17 @@ class HistoryQuery:
             # a report that is no JSON object is damage, named: read as none, a simulated run would pass for a real one
             "CASE WHEN json_valid(c.report) THEN json_type(c.report) = 'object' ELSE 0 END AS report_readable, "
             # the nodes the report counts (its totalNodes: those eligible) and leaves out (its excludedNodes); a report
-            # without them (not an nvcre report): the nodes with a result other than excluded, and those excluded
+            # without them (not an nvcre report): the nodes with a result other than excluded, and those excluded.
+            # One node, one state per certification, the worst first: an excluded node the report also lists among its
+            # failedNodes (cordoned mid-run) is a failed node only; a report archived before the report said so listed it.
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.totalNodes') END AS \"report.totalNodes\", "
             "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.excludedNodes') = 'array' "
-            "THEN json_array_length(c.report, '$.excludedNodes') END AS \"report.excludedNodes\", "
+            "THEN (SELECT COUNT(*) FROM json_each(c.report, '$.excludedNodes') e WHERE NOT EXISTS ("
+            "SELECT 1 FROM json_each(c.report, '$.failedNodes') f WHERE e.type = 'object' "
+            "AND f.value = json_extract(c.report, e.fullkey || '.name'))) END AS \"report.excludedNodes\", "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state != 'excluded') AS nodes, "
-            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded') AS excluded, "
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded' AND r.node NOT IN "
+            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect'))) AS excluded, "
             # failed: every node a category blamed, as the report and the Certification count them (suspects among them)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state IN ('failed', 'suspect')) AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
@@ -419,6 +425,8 @@ class HistoryQuery:
         if row is None:
             return None
         report: Obj = _checked(self.path, "certifications", row, {"report": "object"}, _certification(row))["report"]
+        if isinstance(report.get("excludedNodes"), list):  # archived before a failed node left the list: counted by the rule
+            report["excludedNodes"] = excluded_counted(report)
         return report
 
     # ----- nodes ------------------------------------------------------------------------------------

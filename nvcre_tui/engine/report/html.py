@@ -19,11 +19,12 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_failed, failed_nodes_said, fault_said, nodes_said,
+                                          result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
-from nvcre_tui.engine.report.text import blame_text, category_runtime, iteration_lines, timing
+from nvcre_tui.engine.report.text import blame_text, category_runtime, excluded_failed_said, iteration_lines, timing
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -165,11 +166,14 @@ def _diagnose(state: Obj) -> str:
             + (_table(("node", "verdict", "the tests that decided it"), decided) if decided else ""))
 
 
-def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None) -> str:
+def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None,
+              excluded_failed: str = "") -> str:
     status = category.get("status", "Pending")
     out = [f'<section class="category"><h3>{escape(title)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
+    if excluded_failed:  # its excluded nodes the report counts as failed (text.excluded_failed_said), as the text's card says
+        out.append(f"<p>Excluded: {escape(excluded_failed)}</p>")
     if category.get("waitingForPods"):  # running, its pods not yet: as the text report's Waiting
         out.append(f"<p>Waiting: {escape(str(category['waitingForPods']))}</p>")
     if category.get("thresholdOutOfReach"):  # the threshold, not the nodes: said before any verdict
@@ -217,7 +221,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     said = result_said(report)  # WAITING for what, while none of its categories has started
     summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {said}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
                ("Nodes", nodes_said(report)), ("Failed nodes", failed_nodes_said(report)),
-               ("Excluded nodes", len(report.get("excludedNodes") or [])), ("Platform", report.get("platform") or "unknown"),
+               ("Excluded nodes", len(excluded_counted(report))), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     summary += timing(report)  # Runtime, and apart the time it Waited for nodes
     if report.get("workloadFallback"):
@@ -233,7 +237,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     categories = report.get("categories") or []
     for category, title in zip(categories, category_titles(categories), strict=True):
         key = f"{category['domain']}/{category['variant']}"
-        parts.append(_category(category, title, curves.get(key), curve_notes.get(key)))
+        parts.append(_category(category, title, curves.get(key), curve_notes.get(key), excluded_failed_said(excluded_elsewhere_failed(report, category))))
     parts.append('<h2 id="failed-nodes">Failed nodes</h2>')  # suspects among them marked !
     if not details:
         parts.append("<p>none</p>")
@@ -246,7 +250,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
             for failure in node["failures"]:
                 parts.append(f'<h4>{escape(node["name"])} · {escape(str(failure.get("category", "")))}</h4>'
                              f'<p class="evidence">{_evidence(failure.get("evidence") or [])}</p>')
-    excluded = report.get("excludedNodes") or []
+    excluded = excluded_counted(report)  # a failed node excluded from another category is a failed node (its category says it)
     if excluded:
         parts.append('<h2 id="excluded">Excluded nodes</h2>' + _table(("node", "reason", "message"), [(e["name"], e.get("reason", ""), e.get("message", "")) for e in excluded]))
     parts.append("</body></html>\n")

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
-from nvcre_tui.engine.report.model import HOW_RUN_FIELDS
+from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, excluded_counted, excluded_elsewhere_failed
 from nvcre_tui.engine.report.readmodel import category_titles
-from nvcre_tui.engine.report.text import SUSPECT_NOTE, failure_text, skipped_row_lines, skipped_test_lines
+from nvcre_tui.engine.report.text import SUSPECT_NOTE, excluded_failed_said, failure_text, skipped_row_lines, skipped_test_lines
 
 Obj = dict[str, Any]
 # What XML 1.0 cannot hold at all, escaped or not (its Char production): a CI system's parser refuses the whole file.
@@ -29,7 +29,8 @@ def render_junit(reports: Sequence[Obj]) -> str:
         # the suite's header: how the workloads ran, when not as a reader assumes (batch/v1 Jobs, the simulated fleet)
         told = [(key, report[key]) for key, _ in HOW_RUN_FIELDS.values() if report.get(key)]
         # the nodes left out of the test, whatever the result (a FAILED certification has no INCOMPLETE case to say it)
-        excluded = ", ".join(f"{e['name']} ({e.get('reason') or 'excluded'})" for e in report.get("excludedNodes") or [])
+        # (one node, one state: a failed node excluded from another category is named with that category, not here)
+        excluded = ", ".join(f"{e['name']} ({e.get('reason') or 'excluded'})" for e in excluded_counted(report))
         if excluded:
             told.append(("excludedNodes", excluded))
         told += _blamed(report)
@@ -59,13 +60,16 @@ def render_junit(reports: Sequence[Obj]) -> str:
                     error.text = f"failed so far:\n{so_far}"
             warnings = [f"passed with skipped tests: {line}" for line in skipped_test_lines(category)]
             warnings += [f"passed with skipped rows: {line}" for line in skipped_row_lines(category)]
-            if warnings:  # not a clean pass, as the other formats mark it
+            also = excluded_failed_said(excluded_elsewhere_failed(report, category))
+            if also:  # its excluded nodes the suite's failedNodes counts (not its excludedNodes), as the text's card says
+                warnings.append(f"excluded: {also}")
+            if warnings:  # not a clean pass (or nodes left out), as the other formats mark it
                 ET.SubElement(case, "system-out").text = "\n".join(warnings)
         if report["result"] in (RESULT_INCOMPLETE, RESULT_RUNNING):
             errors += 1
             case = ET.SubElement(suite, "testcase", name="certification", classname=f"{report['name']}.certification")
             error = ET.SubElement(case, "error", message=f"certification {report['result']}{_why(report)}")
-            error.text = "\n".join(f"{e['name']}: {e.get('message') or e.get('reason', '')}" for e in report.get("excludedNodes") or [])
+            error.text = "\n".join(f"{e['name']}: {e.get('message') or e.get('reason', '')}" for e in excluded_counted(report))
         suite.set("tests", str(len(suite.findall("testcase"))))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
@@ -89,7 +93,7 @@ def _blamed(report: Obj) -> list[tuple[str, str]]:
 
 def _why(report: Obj) -> str:
     """INCOMPLETE: which nodes were left out of the test (RUNNING says itself)."""
-    excluded = [str(e["name"]) for e in report.get("excludedNodes") or []]
+    excluded = [str(e["name"]) for e in excluded_counted(report)]
     if report["result"] != RESULT_INCOMPLETE or not excluded:
         return ""
     return f": {len(excluded)} node(s) excluded, not tested: {', '.join(excluded[:8])}{' ...' if len(excluded) > 8 else ''}"

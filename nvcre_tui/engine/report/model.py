@@ -120,6 +120,22 @@ def failed_nodes_said(report: Obj) -> str:
     return f"{len(details)} ({which} suspect: blamed only with their whole group, no node named)"
 
 
+def excluded_counted(report: Obj) -> list[Obj]:
+    """The report's excluded nodes as its summaries count them: one node, one state per certification, the worst
+    first, so a node it also lists among failedNodes (blamed in one category, excluded from a later one: cordoned
+    mid-run) counts as failed only. report_of leaves such a node out of excludedNodes already; a report archived
+    before it did (the history's, rendered again) listed it, and would count it twice."""
+    failed = {str(name) for name in report.get("failedNodes") or []}
+    return [e for e in report.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) not in failed]
+
+
+def excluded_elsewhere_failed(report: Obj, category: Mapping[str, Any]) -> list[Obj]:
+    """The category's excluded nodes that the report counts as failed (a category blamed them): said with the
+    category, since the report's Excluded line (excluded_counted) leaves them to its Failed Nodes."""
+    failed = {str(name) for name in report.get("failedNodes") or []}
+    return [e for e in category.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) in failed]
+
+
 def with_blame(members: Sequence[str], failures: Sequence[Obj]) -> list[Obj]:
     """A group's failed-node entries, each with `suspect`: true where its Job blamed the whole multi-node group
     together (nodestates.blamed_state, the word the console shows), which convicts none of them."""
@@ -403,11 +419,14 @@ def report_of(view: CertificationView) -> Obj:
     for row, own in zip(categories, _own_thresholds(cert), strict=False):
         if own is not None:  # no Workflow (yet, or ever): its own are exactly what it judges; else left unsaid
             row.setdefault("thresholds", own)
-    excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or []}
     failed: dict[str, list[Obj]] = {}
     for category, title in zip(categories, category_titles(categories), strict=True):
         for node in category.get("failedNodes") or []:
             failed.setdefault(node["name"], []).append({**node, "category": title})
+    # One node, one state per certification, the worst first (the wall, `certification list`, the history): a node a
+    # category blamed and another excluded (cordoned mid-run) is a failed node, not an excluded one too; each
+    # category's own excludedNodes still names it (excluded_elsewhere_failed).
+    excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or [] if e["name"] not in failed}
     # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
     suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))

@@ -9,8 +9,9 @@ from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
-from nvcre_tui.engine.report.model import NO_THRESHOLDS, failed_nodes_said, fault_said, nodes_said, result_said
 from nvcre_tui.engine.report.logtail import nccl_average_note
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_failed, failed_nodes_said, fault_said, nodes_said,
+                                          result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -269,6 +270,17 @@ def timing(report: Obj) -> list[tuple[str, str]]:
     return rows
 
 
+def excluded_failed_said(entries: list[Obj]) -> str:
+    """A category's excluded nodes that the report counts as failed (model.excluded_elsewhere_failed), each reason
+    with its nodes: "gpu-node-04: cordoned (spec.unschedulable); failed in another category, so counted under Failed
+    Nodes" ("" for none)."""
+    by_reason: dict[str, list[str]] = {}
+    for entry in entries:
+        by_reason.setdefault(str(entry.get("message") or entry.get("reason") or "excluded"), []).append(str(entry.get("name")))
+    said = "; ".join(f"{_names(names, EXCLUDED_NAMED)}: {reason}" for reason, names in sorted(by_reason.items()))
+    return f"{said}; failed in another category, so counted under Failed Nodes" if said else ""
+
+
 def render_text(report: Obj) -> str:
     """The full report."""
     lines = ["╔" + "═" * (WIDTH - 2) + "╗", "║" + "Certification Report".center(WIDTH - 2) + "║", "╚" + "═" * (WIDTH - 2) + "╝"]
@@ -276,7 +288,7 @@ def render_text(report: Obj) -> str:
               f"  {_field('GPU', report.get('gpu') or 'unknown')}", f"  {_field('Nodes', nodes_said(report))}"]
     lines += [f"  {_field('Workloads', shown)}" for key, shown in HOW_RUN_SHOWN.items() if report.get(key)]
     lines += [f"  {_field(label, value)}" for label, value in timing(report)]
-    excluded = report.get("excludedNodes") or []
+    excluded = excluded_counted(report)  # a node failed in one category, excluded from another, counts as failed
     if excluded:
         lines.append(f"  {_field('Excluded', f'{len(excluded)} (' + ', '.join(e['name'] for e in excluded[:8]) + (' ...' if len(excluded) > 8 else '') + ')')}")
         # Each reason with the nodes it excluded (a bare list of reasons read as a mapping onto the names above).
@@ -288,7 +300,8 @@ def render_text(report: Obj) -> str:
             lines.append(f"  {'':16}{shown}: {reason}")
     lines.append("")
     for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
-        lines += _card(title, _category_rows(category))
+        also = excluded_failed_said(excluded_elsewhere_failed(report, category))
+        lines += _card(title, _category_rows(category) + ([_field("Excluded", also)] if also else []))
         lines.append("")
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]
     details = report.get("failedNodeDetails") or []

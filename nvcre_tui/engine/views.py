@@ -27,7 +27,7 @@ from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_left
-from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run, nodes_by_group
+from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.clearance import clearance
@@ -353,15 +353,7 @@ def certification_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:
     has its nodes. A certification on one rack is counted on its nodes: the wall said "of 32 nodes: ... + 24 ◦
     untested" for one that targeted 8."""
     view = snapshot.views.get(cert_name)
-    found: set[str] = set()
-    for category in view.categories if view is not None else []:
-        if category.workflow is None:
-            continue
-        found.update(node for nodes in nodes_by_group(category.workflow).values() for node in nodes)
-        found.update(str(item.get("name")) for item in category.orchestration.get("excludedNodes") or [])
-        diagnose: Mapping[str, Any] = category.orchestration.get("diagnose") or {}
-        found.update(str(node) for key in STATUS_KEYS.values() for node in diagnose.get(key) or [])
-    return found or None
+    return (view.held_nodes() if view is not None else set()) or None
 
 
 def targeted_nodes(snapshot: Snapshot, cert_name: str) -> set[str] | None:

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
@@ -25,7 +26,10 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW
+
+from tests.scenarios.harness import CASES, NAMESPACE, start_certification
 
 from .harness import certification_body
 from .test_wall_and_list_agree_on_excluded import CERT, SCENARIO
@@ -128,3 +132,52 @@ def test_a_report_without_failed_excluded_nodes_reads_as_before() -> None:
               "passedCategories": 1, "totalCategories": 1, "totalNodes": 3}
     assert set(report_counts(report).values()) == {(0, 1)}
     assert "│ Excluded:" not in render_text(report)
+
+
+@pytest.mark.parametrize(("case", "nodes", "excluded"), [
+    # two categories, four nodes each, in parallel: the report said Nodes 4 (its largest category's), the wall 8
+    ("parallel-categories-disjoint-targets", 8, 0),
+    # gpu-node-04 passed the first category and left the target before the second: one node, excluded (Nodes 4 and
+    # Excluded 1 counted it twice, where the wall says `of 4 nodes`)
+    ("node-leaves-target-between-categories", 3, 1),
+])
+async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_report_and_the_history(
+        tmp_path: Path, case: str, nodes: int, excluded: int) -> None:
+    history = tmp_path / "history.db"
+    session = await SimSession.open(load_scenario(CASES / case / "scenario.yaml"), None, history=history)
+    assert session.engine is not None
+    name = await start_certification(session.store, CASES / case / "cert.yaml")
+    await session.engine.run_until_settled()
+    cert = await session.store.get(CERTIFICATION, name, NAMESPACE)
+    report = build_report(cert, (await session.store.list(WORKFLOW, NAMESPACE)).items, (await session.store.list(JOB, NAMESPACE)).items)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        tally = str(app.screen.query_one("#tally", Static).render())
+    held = re.search(r"of (\d+) nodes", tally)
+    assert held is not None, tally
+    text = re.search(r"^  Nodes: +(\d+)$", render_text(report), re.M)
+    html = re.search(r"<td>Nodes</td><td>(\d+)</td>", render_html(report))
+    assert text is not None and html is not None
+    [archived] = HistoryQuery(history).certifications()
+    assert (report["totalNodes"], len(report["excludedNodes"])) == (nodes, excluded)
+    assert int(text.group(1)) == int(html.group(1)) == archived["nodes"] == nodes and archived["excludedNodes"] == excluded
+    assert int(held.group(1)) == nodes + excluded, tally
+    # archived before: its report's totalNodes said the eligible nodes of its largest category; the history counts
+    # from the node results it keeps
+    workflows = (await session.store.list(WORKFLOW, NAMESPACE)).items
+    jobs = (await session.store.list(JOB, NAMESPACE)).items
+    record = build_record(cert, workflows, {wf["metadata"]["name"]: [j for j in jobs if j["metadata"]["labels"].get("nvcre.nvidia.com/workflow")
+                                                                      == wf["metadata"]["name"]] for wf in workflows},
+                          (await session.store.list(NODE, None)).items)
+    record.report["totalNodes"] = max(c.get("totalNodes") or 0 for c in report["categories"])
+    assert record.report["totalNodes"] != nodes
+    older = tmp_path / "older.db"
+    connection = open_history(older)
+    try:
+        assert write_record(connection, "sim", record)
+    finally:
+        connection.close()
+    [archived_before] = HistoryQuery(older).certifications()
+    assert (archived_before["nodes"], archived_before["excludedNodes"]) == (nodes, excluded)
+    await session.close()

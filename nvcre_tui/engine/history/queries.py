@@ -383,8 +383,8 @@ class HistoryQuery:
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.simulated') END AS simulated, "
             # a report that is no JSON object is damage, named: read as none, a simulated run would pass for a real one
             "CASE WHEN json_valid(c.report) THEN json_type(c.report) = 'object' ELSE 0 END AS report_readable, "
-            # the nodes the report counts (its totalNodes: those eligible) and leaves out (its excludedNodes); a report
-            # without them (not an nvcre report): the nodes with a result other than excluded, and those excluded.
+            # the nodes the report counts (its totalNodes: those held, less those excluded) and leaves out (its
+            # excludedNodes); a report without them (not an nvcre report): the same from the node results.
             # One node, one state per certification, the worst first: an excluded node the report also lists among its
             # failedNodes (cordoned mid-run) is a failed node only; a report archived before the report said so listed it.
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.totalNodes') END AS \"report.totalNodes\", "
@@ -392,9 +392,15 @@ class HistoryQuery:
             "THEN (SELECT COUNT(*) FROM json_each(c.report, '$.excludedNodes') e WHERE NOT EXISTS ("
             "SELECT 1 FROM json_each(c.report, '$.failedNodes') f WHERE e.type = 'object' "
             "AND f.value = json_extract(c.report, e.fullkey || '.name'))) END AS \"report.excludedNodes\", "
-            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state != 'excluded') AS nodes, "
+            # NODES from the results themselves wherever there are some: every node a category held, less those
+            # counted excluded (the report's totalNodes since it counts a node once; a report archived before said the
+            # eligible nodes of its largest category: 4 of two disjoint categories of 4, a node excluded later in both)
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.node NOT IN "
+            "(SELECT e.node FROM node_results e WHERE e.cert_id = c.id AND e.state = 'excluded' AND e.node NOT IN "
+            "(SELECT f.node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect')))) AS nodes, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded' AND r.node NOT IN "
             "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect'))) AS excluded, "
+            "EXISTS (SELECT 1 FROM node_results r WHERE r.cert_id = c.id) AS has_results, "
             # failed: every node a category blamed, as the report and the Certification count them (suspects among them)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state IN ('failed', 'suspect')) AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
@@ -409,7 +415,7 @@ class HistoryQuery:
             if not r["report_readable"]:
                 raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
                                                "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
-            nodes = c["report.totalNodes"] if c["report.totalNodes"] is not None else c["nodes"]
+            nodes = c["nodes"] if r["has_results"] or c["report.totalNodes"] is None else c["report.totalNodes"]
             excluded = c["report.excludedNodes"] if c["report.excludedNodes"] is not None else c["excluded"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),

@@ -19,7 +19,8 @@ from typing import Any, Protocol
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of, workflow_spec
 from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, LABEL_CERTIFICATION, LABEL_WORKFLOW, WORKLOAD_PENDING
 from nvcre_tui.engine.controllers.conditions import find, is_terminal, status_of
-from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run
+from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run, nodes_by_group
+from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 
 Obj = dict[str, Any]
 
@@ -154,6 +155,19 @@ class CertificationView:
     @property
     def name(self) -> str:
         return str(self.cert["metadata"]["name"])
+
+    def held_nodes(self) -> set[str]:
+        """The nodes its categories hold (planned, grouped, tested or left out): the wall's `of N nodes`, the report's
+        totalNodes with its excludedNodes. Empty before any category has its nodes."""
+        found: set[str] = set()
+        for category in self.categories:
+            if category.workflow is None:
+                continue
+            found.update(node for nodes in nodes_by_group(category.workflow).values() for node in nodes)
+            found.update(str(item.get("name")) for item in category.orchestration.get("excludedNodes") or [])
+            diagnose: Mapping[str, Any] = category.orchestration.get("diagnose") or {}
+            found.update(str(node) for key in STATUS_KEYS.values() for node in diagnose.get(key) or [])
+        return found
 
     @classmethod
     def of(cls, cert: Obj, workflows: Iterable[Obj], jobs: Iterable[Obj]) -> CertificationView:

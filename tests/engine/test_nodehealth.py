@@ -84,3 +84,15 @@ def test_non_string_expression_refused() -> None:
 
 def test_compiled_once_per_expression() -> None:
     assert compile_node_health("node.spec.unschedulable") is compile_node_health("node.spec.unschedulable")
+
+
+def test_a_verdict_is_not_reused_for_another_node_of_the_same_uid_and_resource_version() -> None:
+    """Simulated sessions in one process repeat uids and resourceVersions: a fleet's gpu-node-02 was flagged by the
+    verdict on another session's cordoned gpu-node-02 (the scenario goldens changed with the order they ran in)."""
+    check = compile_node_health()
+    meta = {"name": "gpu-node-02", "uid": "uid-of-gpu-node-02", "resourceVersion": "17"}
+    cordoned = {"metadata": dict(meta), "spec": {"unschedulable": True}}
+    healthy = {"metadata": dict(meta), "spec": {}}
+    assert flagged_nodes(check, [cordoned]) == ["gpu-node-02"]
+    assert flagged_nodes(check, [healthy]) == []
+    assert flagged_nodes(check, [dict(cordoned)]) == ["gpu-node-02"]  # an equal body: the verdict kept

@@ -89,9 +89,13 @@ def compile_node_health(expression: str = DEFAULT_NODE_HEALTH) -> NodeHealthChec
     return _compile_cached(expression)
 
 
-# Verdicts by (expression, node uid, node resourceVersion): a Node that did not change is not evaluated
-# again (every Job of a node looks at it several times; CEL over a whole Node is the costly part).
-_VERDICTS: dict[tuple[str, str, str], bool] = {}
+# Verdicts by (expression, node uid, node resourceVersion), with the Node they judged: a Node that did not change is
+# not evaluated again (every Job of a node looks at it several times; CEL over a whole Node is the costly part). The
+# key alone does not name one Node: simulated sessions in one process repeat uids and resourceVersions, and a fleet's
+# gpu-node-02 read healthy was judged by another session's verdict on its cordoned namesake (HardwareFailureDetected
+# in a run that never cordoned it). A verdict is reused only for the same body or an equal one (a dict comparison,
+# far cheaper than CEL).
+_VERDICTS: dict[tuple[str, str, str], tuple[Mapping[str, Any], bool]] = {}
 _VERDICTS_LIMIT = 65_536
 
 
@@ -102,11 +106,13 @@ def _unhealthy_memo(check: NodeHealthCheck, node: Mapping[str, Any]) -> bool:
         return check.unhealthy(node)
     key = (check.expression, uid, rv)
     found = _VERDICTS.get(key)
-    if found is None:
-        if len(_VERDICTS) >= _VERDICTS_LIMIT:
-            _VERDICTS.clear()
-        found = _VERDICTS[key] = check.unhealthy(node)
-    return found
+    if found is not None and (found[0] is node or found[0] == node):
+        return found[1]
+    if len(_VERDICTS) >= _VERDICTS_LIMIT:
+        _VERDICTS.clear()
+    verdict = check.unhealthy(node)
+    _VERDICTS[key] = (node, verdict)
+    return verdict
 
 
 def flagged_nodes(check: NodeHealthCheck, nodes: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -140,6 +140,9 @@ def test_a_report_without_failed_excluded_nodes_reads_as_before() -> None:
     # gpu-node-04 passed the first category and left the target before the second: one node, excluded (Nodes 4 and
     # Excluded 1 counted it twice, where the wall says `of 4 nodes`)
     ("node-leaves-target-between-categories", 3, 1),
+    # every node inconclusive in the training (its group failed, blaming nobody), gpu-node-02 then left the target
+    # before the loopback: inconclusive, not excluded too (the report and the history said Excluded 1, the wall 0)
+    ("inconclusive-then-leaves-target", 4, 0),
 ])
 async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_report_and_the_history(
         tmp_path: Path, case: str, nodes: int, excluded: int) -> None:
@@ -163,6 +166,10 @@ async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_r
     assert (report["totalNodes"], len(report["excludedNodes"])) == (nodes, excluded)
     assert int(text.group(1)) == int(html.group(1)) == archived["nodes"] == nodes and archived["excludedNodes"] == excluded
     assert int(held.group(1)) == nodes + excluded, tally
+    assert row(cert, session.clock.now())["excludedNodes"] == excluded  # `certification list`, kubectl: the summary
+    older_summary = copy.deepcopy(cert)  # an engine before the rule counted every node a category excluded
+    older_summary["status"]["summary"]["excludedNodes"] = len({e["name"] for c in report["categories"] for e in c.get("excludedNodes") or []})
+    assert row(older_summary, session.clock.now(), (await session.store.list(WORKFLOW, NAMESPACE)).items)["excludedNodes"] == excluded
     # archived before: its report's totalNodes said the eligible nodes of its largest category; the history counts
     # from the node results it keeps
     workflows = (await session.store.list(WORKFLOW, NAMESPACE)).items
@@ -171,7 +178,8 @@ async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_r
                                                                       == wf["metadata"]["name"]] for wf in workflows},
                           (await session.store.list(NODE, None)).items)
     record.report["totalNodes"] = max(c.get("totalNodes") or 0 for c in report["categories"])
-    assert record.report["totalNodes"] != nodes
+    record.report["excludedNodes"] = list({e["name"]: e for c in report["categories"] for e in c.get("excludedNodes") or []}.values())
+    assert (record.report["totalNodes"], len(record.report["excludedNodes"])) != (nodes, excluded)
     older = tmp_path / "older.db"
     connection = open_history(older)
     try:

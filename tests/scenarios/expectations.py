@@ -41,6 +41,7 @@ EXPECT: dict[str, Expect] = {
     "cordon-persists-into-next-iteration": Expect("FAILED", (("Failed", {N[1]: HW}),)),
     "cordon-during-first-category": Expect("FAILED", (("Failed", {N[1]: HW}), OK), {N[1]: "Cordoned"}),
     "node-leaves-target-between-categories": Expect("INCOMPLETE", (OK, OK), {N[3]: "LeftTarget"}),
+    "inconclusive-then-leaves-target": Expect("FAILED", (("Failed", {}), OK), {N[1]: "LeftTarget"}),  # counted inconclusive
     "mixed-gpu-architectures": Expect("INCOMPLETE", (OK,), {"a100-node-01": "OtherGPUArchitecture", "a100-node-02": "OtherGPUArchitecture"}),
     "node-short-of-gpus": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientGPUs"}),
     "threshold-pass-two-metrics": Expect("PASSED", (OK,)),

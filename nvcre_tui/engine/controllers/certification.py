@@ -323,8 +323,9 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
     else:
         result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded else RESULT_PASSED
     # One node, one state, worst first (as the wall and the console count them): a node blamed in one category and
-    # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only. The report still
-    # lists each exclusion with its reason; `excluded` whole decides INCOMPLETE.
+    # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only, and one left
+    # inconclusive is not counted excluded either (excluded_counted). Each category still lists its exclusions with
+    # their reasons; `excluded` whole decides INCOMPLETE.
     summary = {"passedCategories": f"{passed}/{len(statuses)}", "failedNodes": len(failed_nodes),
                "excludedNodes": len(excluded_counted(workflows.values(), failed_nodes)),
                "result": result}

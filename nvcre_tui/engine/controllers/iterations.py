@@ -21,7 +21,7 @@ from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import (GroupOutcome, GroupStatus, IterationRecord, job_status, job_template_spec, orchestration_of, workflow_spec,
                                          workflow_status)
-from nvcre_tui.engine.api.vocabulary import WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, WORKLOAD_FAILED
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.diagnose import verdict_message
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
@@ -207,10 +207,33 @@ def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
 
 def excluded_counted(workflows: Iterable[Mapping[str, Any]], failed: Collection[str]) -> set[str]:
     """The nodes a certification counts as excluded: those its Workflows excluded (orchestration.excludedNodes) and
-    none blamed (`failed`, blamed_names of each). One node, one state per certification, the worst first: a node
-    blamed in one category and excluded from a later one (cordoned mid-run) is a failed node only, as the wall, the
-    report, `certification list` and the history count it."""
-    return {str(e["name"]) for wf in workflows for e in (orchestration_of(wf).get("excludedNodes") or [])} - set(failed)
+    none blamed (`failed`, blamed_names of each) nor left inconclusive (inconclusive_names). One node, one state per
+    certification, the worst first (STATE_PRECEDENCE): a node blamed in one category and excluded from a later one
+    (cordoned mid-run) is a failed node only, one whose group failed on no node's account and that left the target
+    before the next category an inconclusive one, as the wall, the report, `certification list` and the history
+    count them."""
+    workflows = list(workflows)
+    excluded = {str(e["name"]) for wf in workflows for e in (orchestration_of(wf).get("excludedNodes") or [])} - set(failed)
+    for wf in workflows if excluded else ():
+        excluded -= inconclusive_names(wf)
+    return excluded
+
+
+def inconclusive_names(workflow: Mapping[str, Any]) -> set[str]:
+    """The nodes a Workflow's groups say ran and proved nothing (the console's `inconclusive`, report.nodestates; or
+    its `failed`, `suspect` where a Job blamed them): every member of a group that failed after its workload ran (a
+    reason not in NOT_RUN); under a diagnosis, the nodes it left inconclusive or suspect (its verdicts speak for the
+    groups)."""
+    orch = orchestration_of(workflow)
+    diagnose: Mapping[str, Any] | None = orch.get("diagnose")
+    if diagnose is not None:
+        return {str(node) for key in ("inconclusiveNodes", "suspectNodes") for node in diagnose.get(key) or []}
+    groups = WorkflowGroups(workflow)
+    outcomes = [group for record in groups.finished() for group in record["groups"]]
+    if not is_terminal(workflow):  # the running iteration's (a finished Workflow's last groups are in its last record)
+        outcomes += groups.current()
+    return {str(node) for group in outcomes if group.get("phase") == FAILED and group.get("reason") not in NOT_RUN
+            for node in group.get("nodes") or []}
 
 
 def _names_into(names: set[str], entries: Any) -> bool:

@@ -395,11 +395,13 @@ class HistoryQuery:
             # NODES from the results themselves wherever there are some: every node a category held, less those
             # counted excluded (the report's totalNodes since it counts a node once; a report archived before said the
             # eligible nodes of its largest category: 4 of two disjoint categories of 4, a node excluded later in both)
+            # (excluded: in some category, and failed, suspect or inconclusive in none: one node, one state, the worst
+            # first; the report's own count where there are none)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.node NOT IN "
             "(SELECT e.node FROM node_results e WHERE e.cert_id = c.id AND e.state = 'excluded' AND e.node NOT IN "
-            "(SELECT f.node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect')))) AS nodes, "
+            "(SELECT f.node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect', 'inconclusive')))) AS nodes, "
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'excluded' AND r.node NOT IN "
-            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect'))) AS excluded, "
+            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect', 'inconclusive'))) AS excluded, "
             "EXISTS (SELECT 1 FROM node_results r WHERE r.cert_id = c.id) AS has_results, "
             # failed: every node a category blamed, as the report and the Certification count them (suspects among them)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state IN ('failed', 'suspect')) AS failed, "
@@ -416,7 +418,7 @@ class HistoryQuery:
                 raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
                                                "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
             nodes = c["nodes"] if r["has_results"] or c["report.totalNodes"] is None else c["report.totalNodes"]
-            excluded = c["report.excludedNodes"] if c["report.excludedNodes"] is not None else c["excluded"]
+            excluded = c["excluded"] if r["has_results"] or c["report.excludedNodes"] is None else c["report.excludedNodes"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
                           "nodes": nodes, "excludedNodes": excluded, "failedNodes": c["failed"], "suspectNodes": c["suspect"]})

@@ -19,12 +19,12 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_failed, failed_nodes_said, fault_said, nodes_said,
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said, nodes_said,
                                           result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
-from nvcre_tui.engine.report.text import blame_text, category_runtime, excluded_failed_said, iteration_lines, timing
+from nvcre_tui.engine.report.text import blame_text, category_runtime, excluded_elsewhere_said, iteration_lines, timing
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -167,13 +167,13 @@ def _diagnose(state: Obj) -> str:
 
 
 def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float]] | None, curve_note: str | None,
-              excluded_failed: str = "") -> str:
+              excluded_elsewhere: str = "") -> str:
     status = category.get("status", "Pending")
     out = [f'<section class="category"><h3>{escape(title)} <span class="verdict {escape(status)}">{PHASE_GLYPHS.get(status, "")} {escape(status)}</span></h3>']
     if category.get("failureReason"):
         out.append(f"<p>{escape(str(category['failureReason']))}</p>")
-    if excluded_failed:  # its excluded nodes the report counts as failed (text.excluded_failed_said), as the text's card says
-        out.append(f"<p>Excluded: {escape(excluded_failed)}</p>")
+    if excluded_elsewhere:  # its excluded nodes the report counts in a worse state (text.excluded_elsewhere_said), as the text's card says
+        out.append(f"<p>Excluded: {escape(excluded_elsewhere)}</p>")
     if category.get("waitingForPods"):  # running, its pods not yet: as the text report's Waiting
         out.append(f"<p>Waiting: {escape(str(category['waitingForPods']))}</p>")
     if category.get("thresholdOutOfReach"):  # the threshold, not the nodes: said before any verdict
@@ -237,7 +237,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     categories = report.get("categories") or []
     for category, title in zip(categories, category_titles(categories), strict=True):
         key = f"{category['domain']}/{category['variant']}"
-        parts.append(_category(category, title, curves.get(key), curve_notes.get(key), excluded_failed_said(excluded_elsewhere_failed(report, category))))
+        parts.append(_category(category, title, curves.get(key), curve_notes.get(key), excluded_elsewhere_said(excluded_elsewhere_counted(report, category))))
     parts.append('<h2 id="failed-nodes">Failed nodes</h2>')  # suspects among them marked !
     if not details:
         parts.append("<p>none</p>")

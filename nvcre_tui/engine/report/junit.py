@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
-from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, excluded_counted, excluded_elsewhere_failed
+from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, excluded_counted, excluded_elsewhere_counted
 from nvcre_tui.engine.report.readmodel import category_titles
-from nvcre_tui.engine.report.text import SUSPECT_NOTE, excluded_failed_said, failure_text, skipped_row_lines, skipped_test_lines
+from nvcre_tui.engine.report.text import SUSPECT_NOTE, excluded_elsewhere_said, failure_text, skipped_row_lines, skipped_test_lines
 
 Obj = dict[str, Any]
 # What XML 1.0 cannot hold at all, escaped or not (its Char production): a CI system's parser refuses the whole file.
@@ -60,8 +60,8 @@ def render_junit(reports: Sequence[Obj]) -> str:
                     error.text = f"failed so far:\n{so_far}"
             warnings = [f"passed with skipped tests: {line}" for line in skipped_test_lines(category)]
             warnings += [f"passed with skipped rows: {line}" for line in skipped_row_lines(category)]
-            also = excluded_failed_said(excluded_elsewhere_failed(report, category))
-            if also:  # its excluded nodes the suite's failedNodes counts (not its excludedNodes), as the text's card says
+            also = excluded_elsewhere_said(excluded_elsewhere_counted(report, category))
+            if also:  # its excluded nodes counted in a worse state (not in the suite's excludedNodes), as the text's card says
                 warnings.append(f"excluded: {also}")
             if warnings:  # not a clean pass (or nodes left out), as the other formats mark it
                 ET.SubElement(case, "system-out").text = "\n".join(warnings)

@@ -16,6 +16,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, R
                                              VALIDATION_FAILED, NodeState)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded_counted_of
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
@@ -129,11 +130,14 @@ def excluded_counted(report: Obj) -> list[Obj]:
     return [e for e in report.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) not in failed]
 
 
-def excluded_elsewhere_failed(report: Obj, category: Mapping[str, Any]) -> list[Obj]:
-    """The category's excluded nodes that the report counts as failed (a category blamed them): said with the
-    category, since the report's Excluded line (excluded_counted) leaves them to its Failed Nodes."""
+def excluded_elsewhere_counted(report: Obj, category: Mapping[str, Any]) -> list[tuple[Obj, str]]:
+    """The category's excluded nodes that the report counts in a worse state (excluded_counted leaves them out of its
+    Excluded line), each with that state: `failed` where a category blamed it (its Failed Nodes count it), else
+    `inconclusive` (another category's group failed with it and blamed nobody)."""
     failed = {str(name) for name in report.get("failedNodes") or []}
-    return [e for e in category.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) in failed]
+    counted = {str(e.get("name")) for e in excluded_counted(report)}
+    return [(e, "failed" if str(e.get("name")) in failed else "inconclusive") for e in category.get("excludedNodes") or []
+            if isinstance(e, dict) and str(e.get("name")) not in counted]
 
 
 def with_blame(members: Sequence[str], failures: Sequence[Obj]) -> list[Obj]:
@@ -424,9 +428,11 @@ def report_of(view: CertificationView) -> Obj:
         for node in category.get("failedNodes") or []:
             failed.setdefault(node["name"], []).append({**node, "category": title})
     # One node, one state per certification, the worst first (the wall, `certification list`, the history): a node a
-    # category blamed and another excluded (cordoned mid-run) is a failed node, not an excluded one too; each
-    # category's own excludedNodes still names it (excluded_elsewhere_failed).
-    excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or [] if e["name"] not in failed}
+    # category blamed and another excluded (cordoned mid-run) is a failed node, not an excluded one too, and one left
+    # inconclusive an inconclusive one (controllers.iterations.excluded_counted); each category's own excludedNodes
+    # still names it (excluded_elsewhere_counted).
+    counted = excluded_counted_of([c.workflow for c in view.categories if c.workflow is not None], failed)
+    excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or [] if e["name"] in counted}
     # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
     suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))

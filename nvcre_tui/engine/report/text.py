@@ -10,7 +10,7 @@ from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.logtail import nccl_average_note
-from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_failed, failed_nodes_said, fault_said, nodes_said,
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said, nodes_said,
                                           result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
@@ -270,15 +270,16 @@ def timing(report: Obj) -> list[tuple[str, str]]:
     return rows
 
 
-def excluded_failed_said(entries: list[Obj]) -> str:
-    """A category's excluded nodes that the report counts as failed (model.excluded_elsewhere_failed), each reason
+def excluded_elsewhere_said(entries: list[tuple[Obj, str]]) -> str:
+    """A category's excluded nodes the report counts in a worse state (model.excluded_elsewhere_counted), each reason
     with its nodes: "gpu-node-04: cordoned (spec.unschedulable); failed in another category, so counted under Failed
     Nodes" ("" for none)."""
-    by_reason: dict[str, list[str]] = {}
-    for entry in entries:
-        by_reason.setdefault(str(entry.get("message") or entry.get("reason") or "excluded"), []).append(str(entry.get("name")))
-    said = "; ".join(f"{_names(names, EXCLUDED_NAMED)}: {reason}" for reason, names in sorted(by_reason.items()))
-    return f"{said}; failed in another category, so counted under Failed Nodes" if said else ""
+    why = {"failed": "failed in another category, so counted under Failed Nodes",
+           "inconclusive": "inconclusive in another category, so not counted as excluded"}
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for entry, state in entries:
+        by_reason.setdefault((state, str(entry.get("message") or entry.get("reason") or "excluded")), []).append(str(entry.get("name")))
+    return "; ".join(f"{_names(names, EXCLUDED_NAMED)}: {reason}; {why[state]}" for (state, reason), names in sorted(by_reason.items()))
 
 
 def render_text(report: Obj) -> str:
@@ -300,7 +301,7 @@ def render_text(report: Obj) -> str:
             lines.append(f"  {'':16}{shown}: {reason}")
     lines.append("")
     for category, title in zip(report["categories"], category_titles(report["categories"]), strict=True):
-        also = excluded_failed_said(excluded_elsewhere_failed(report, category))
+        also = excluded_elsewhere_said(excluded_elsewhere_counted(report, category))
         lines += _card(title, _category_rows(category) + ([_field("Excluded", also)] if also else []))
         lines.append("")
     summary = [_field("Categories", f"{report['passedCategories']}/{report['totalCategories']} passed")]

@@ -453,3 +453,38 @@ async def test_a_threshold_missed_over_rows_the_output_garbled_convicts_nobody()
     assert event["reason"] == "MeasurementUnavailable"
     assert "over part of the output (1 row skipped: busbw inf, in-place busbw inf at size 2097152 B" in validation["message"]
     assert not blamed_nodes(wf, [job]) and certification["status"]["summary"]["result"] == "FAILED"
+
+
+async def test_the_suspects_a_stopped_diagnosis_leaves_are_inconclusive_on_the_map_as_in_the_report_and_the_list() -> None:
+    """One node, one state, counted alike: the diagnosis stops in round 1 with 4 suspects it never decided. The map
+    (the wall's counters, the history's node results) said 4 suspect, where the report said Failed Nodes none and
+    `certification list` FAILED NODES 0; they are inconclusive (the diagnosis's word for a node it could not decide)."""
+    from collections import Counter
+
+    from nvcre_tui.engine.views import Snapshot, certification_nodes, node_states
+
+    nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
+    refused: list[str] = []
+
+    def second_wave(run: Obj) -> Obj | None:
+        name = _job_of(run)
+        if "-r1-" not in name or refused and name != refused[0]:
+            return None
+        refused[:1] = [name]
+        return {"reason": "ReconcileError", "message": "Forbidden: quota exceeded"}
+
+    wf, jobs, session = await certify(nodes, "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}", second_wave)
+    try:
+        left = wf["status"]["orchestration"]["diagnose"].get("suspectNodes") or []
+        assert len(left) == 4, left
+        snapshot = await Snapshot.read(session.store, "default")
+        held = certification_nodes(snapshot, "c") or set()
+        states = node_states(snapshot, "c")
+        counted = Counter(state for node, (state, _) in states.items() if node in held)
+        cert = await session.store.get(CERTIFICATION, "c", "default")
+        report = build_report(cert, [wf], jobs)
+        assert counted["failed"] + counted["suspect"] == len(report["failedNodes"]) == cert["status"]["summary"]["failedNodes"] == 0, counted
+        assert {node: states[node][0] for node in left} == dict.fromkeys(left, "inconclusive")
+        assert all("undecided: the diagnosis ended" in states[node][1] for node in left), {node: states[node][1] for node in left}
+    finally:
+        await session.close()

@@ -109,11 +109,15 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # Why each is a suspect, or was convicted: the tests it failed (a convicted node's line said only "intermittent
     # (fails some tests, passes others)" until the diagnosis ended, where the drill-down said "failed 3 of 5 tests").
     records = _suspect_records(wf, diagnose, [*suspects, *convicted]) if suspects or convicted else {}
+    # A diagnosis over with suspects left (stopped on a group that tested nothing, or its Workflow ended) decided
+    # nothing of them: inconclusive, its word for a node it could not decide, as the report and `certification list`
+    # count them (no failed node), not suspects for ever (the wall said 4 suspect where the report said none failed).
+    over = states is DIAGNOSED_MEMBER_STATES
     for node in suspects:
-        under_test = node in testing
-        _mark(before, node, "running" if under_test else "suspect",
+        under_test = node in testing and not over
+        _mark(before, node, "inconclusive" if over else "running" if under_test else "suspect",
               f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}"
-              + (f"; {records[node]}" if node in records else ""), OFFER)
+              + (", undecided: the diagnosis ended" if over else "") + (f"; {records[node]}" if node in records else ""), OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")
     # Verdicts as the diagnosis reaches them: the Workflow lists its convicted nodes in failedNodes only when it ends,

@@ -204,7 +204,7 @@ async def _set_up(args: argparse.Namespace) -> None:
         raise InputError("--setup: installs nvcre on a cluster (setup init); the simulator needs nothing installed: "
                          "drop --setup, or name the cluster (--kubeconfig, --context)")
     namespace = check_namespace(args.install_namespace, "--install-namespace") or DEFAULT_INSTALL_NAMESPACE
-    setup = argparse.Namespace(dry_run=False, namespace=namespace, timeout=SETUP_WAIT_SECONDS, sim_runner=args.sim_runner)
+    setup = argparse.Namespace(dry_run=False, namespace=namespace, timeout=SETUP_WAIT_SECONDS, sim_runner=args.sim_runner, force=False)
     clock = SystemClock()
     store = await open_kube_store(args, user_agent=USER_AGENT, clock=clock)
     try:

@@ -30,6 +30,7 @@ from nvcre_tui.engine.units import count
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
 # that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
 if TYPE_CHECKING:
+    from nvcre_tui.engine.kube.install import InstalledSchema
     from nvcre_tui.engine.kube.status import CrdState
     from nvcre_tui.engine.store.kube import KubeStore
 
@@ -68,6 +69,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                            "--sim-runner` on a cluster without GPUs (the simulated fleet registers and cordons Nodes)")
     init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                       help="how long to wait for the CRDs to be Established (default 60)")
+    init.add_argument("--force", action="store_true",
+                      help="replace CRDs a newer nvcre installed with this version's older schema (a downgrade: refused without it)")
     add_kube_arguments(init, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     init.set_defaults(func=init_command)
 
@@ -234,6 +237,14 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         raise InputError(f"nvcre setup init: nvcre is installed in namespace {others[0]}, and a cluster holds one install (its "
                          f"CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} "
                          f"{others[0]}, or move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
+    installed = await _installed_schema(store, objects)
+    if installed is not None and installed.order == "newer" and not getattr(args, "force", False):
+        from nvcre_tui.engine.kube.install import THIS_NVCRE
+
+        raise InputError(f"nvcre setup init: the CRDs were installed by {installed.installed_by}, newer than this "
+                         f"{THIS_NVCRE}: applying this version's would downgrade them (an engine of the newer version then "
+                         f"refuses them); use nvcre {installed.newest_version or 'that version'} or later, or downgrade with "
+                         "`nvcre setup init --force` (nothing applied)")
     # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
     made = made_by_init(found if namespace_exists else None)
     objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]
@@ -264,8 +275,36 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     if waiting:
         _say(f"nvcre setup init: CRDs not Established and served after {args.timeout:g}s: {', '.join(waiting)}")
         return EXIT_FAILED
-    out(f"nvcre is installed in namespace {namespace}")
+    out(f"nvcre is installed in namespace {namespace}{_schema_change(installed)}")
     return EXIT_OK
+
+
+async def _installed_schema(store: KubeStore, objects: list[dict[str, Any]]) -> InstalledSchema | None:
+    """What the CRDs init would replace say of the nvcre that installed them (None: none there, or not readable:
+    the dry run of each then says why)."""
+    from nvcre_tui.engine.kube.install import installed_schema
+    from nvcre_tui.engine.store.errors import Forbidden, NotFound
+    from nvcre_tui.engine.store.protocol import CRD
+
+    stored = []
+    for crd in (obj for obj in objects if obj["kind"] == CRD.kind):
+        try:
+            stored.append(await store.get(CRD, crd["metadata"]["name"]))
+        except NotFound:
+            continue
+        except Forbidden:
+            return None
+    return installed_schema(stored)
+
+
+def _schema_change(installed: InstalledSchema | None) -> str:
+    """What init did to the CRDs another version had installed (nothing said when they were this version's)."""
+    from nvcre_tui.engine.kube.install import THIS_NVCRE
+
+    if installed is None or installed.order == "same":
+        return ""
+    did = {"older": "upgraded", "newer": "downgraded (--force)", "other": "replaced"}[installed.order]
+    return f" (CRDs {did} from {installed.installed_by} to {THIS_NVCRE})"
 
 
 async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool = False, out: Callable[[str], None] = print) -> None:

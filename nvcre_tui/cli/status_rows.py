@@ -30,10 +30,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     missing = [c.name for c in crds if not c.present]
     outdated = [c.name for c in crds if c.present and not c.current]
     pending = [c.name for c in crds if c.present and not c.established]
-    crd_state = "missing" if missing else "outdated" if outdated else "pending" if pending else "ok"
-    crd_detail = (f"missing {', '.join(missing)}" if missing else
-                  f"schema differs from this nvcre: {', '.join(outdated)} (run nvcre setup init)" if outdated else
-                  f"not Established: {', '.join(pending)}" if pending else f"{len(crds)}/{len(crds)} present, schema current")
+    crd_state, crd_detail = _crd_row(status, missing, outdated, pending)
     absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
     changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
     rbac_state = "missing" if absent else "changed" if changed else "ok"
@@ -84,6 +81,31 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             unknown[check] = f"{rows[source][0]}: {unknown[source]}"
     return [(row[0], "unknown", f"cannot read: {unknown[check]}") if check in unknown else row
             for check, row in rows.items()]
+
+
+def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pending: list[str]) -> tuple[str, str]:
+    """Our CRDs: present, Established, and which nvcre version's `setup init` installed them against this one's: the
+    same schema, an older one (`setup init` upgrades it) or a newer one (this nvcre's init refuses to downgrade it)."""
+    from nvcre_tui.engine.kube.install import NVCRE_VERSION, THIS_NVCRE
+
+    schema = status.schema
+    if missing:
+        return "missing", f"missing {', '.join(missing)}"
+    if schema is not None and schema.order == "newer":
+        return "newer", (f"installed by {schema.installed_by}, newer than this {THIS_NVCRE}: use nvcre "
+                         f"{schema.newest_version or 'that version'} or later (`setup init` of this one would downgrade them, "
+                         "and refuses to without --force)")
+    if schema is not None and schema.order == "older":
+        return "outdated", (f"installed by {schema.installed_by}; this {THIS_NVCRE} is newer: run nvcre setup init to "
+                            f"upgrade them ({', '.join(schema.differ)})")
+    if outdated:
+        by = f" (installed by {schema.installed_by})" if schema is not None else " (not installed by setup init)"
+        return "outdated", f"schema differs from this nvcre {NVCRE_VERSION}'s: {', '.join(outdated)}{by} (run nvcre setup init)"
+    if pending:
+        return "pending", f"not Established: {', '.join(pending)}"
+    by = "" if schema is None else (f", installed by this nvcre ({NVCRE_VERSION})" if schema.versions == (NVCRE_VERSION,) and not schema.unrecorded
+                                    else f", installed by {schema.installed_by} with this nvcre {NVCRE_VERSION}'s schema")
+    return "ok", f"{len(status.crds)}/{len(status.crds)} present, schema current{by}"
 
 
 # Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen.

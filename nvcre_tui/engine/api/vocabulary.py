@@ -32,6 +32,10 @@ LABEL_SIMULATED = "nvcre.nvidia.com/simulated"  # "true" on the Nodes `--sim-run
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
+# On our CRDs too: the nvcre version whose `setup init` installed them, and its schema generation (an integer bumped with
+# every schema change), so that `setup status` and the engine say which is newer and an older init does not downgrade.
+ANNOTATION_INSTALLED_BY_VERSION = "nvcre.nvidia.com/installed-by-version"
+ANNOTATION_SCHEMA_GENERATION = "nvcre.nvidia.com/schema-generation"
 ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
 # On the install namespace when `setup init` created it: only then does `setup reset` delete it (a namespace that
 # existed before, a team's, would take everything in it along).

@@ -3,7 +3,8 @@ users' roles aggregated into the built-in view, edit and admin, and who may read
 
 Objects come in apply order (CRDs and the Namespace before what lives in it). Each CRD carries the hash
 of its spec as an annotation, so `nvcre setup status` can tell an installed schema from ours without
-diffing what the API server defaulted into it.
+diffing what the API server defaulted into it; and the nvcre version and schema generation that installed it, so that
+status and the engine say which of two schemas is the newer, and an older `setup init` does not downgrade a newer one.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui import __version__
 from nvcre_tui.engine.api.crd import all_crds
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_GENERATION,
+                                             ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME)
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
@@ -23,7 +27,7 @@ from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING,
 
 __all__ = [
     "INSTALL_NAMESPACE", "ENGINE_NAME", "FIELD_MANAGER", "ANNOTATION_SCHEMA_HASH", "PART_OF",
-    "schema_hash", "install_crds", "namespace_object", "made_by_init", "install_parts", "CORE_PART", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
+    "schema_hash", "SCHEMA_GENERATION", "NVCRE_VERSION", "THIS_NVCRE", "InstalledSchema", "installed_schema", "schema_refusal", "install_crds", "namespace_object", "made_by_init", "install_parts", "CORE_PART", "rbac_objects", "user_role_objects", "lease_reader_objects", "install_objects", "simulator_objects", "SIMULATOR_NAME",
 ]
 
 FIELD_MANAGER = "nvcre"
@@ -40,12 +44,101 @@ def schema_hash(crd: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+# Bumped with every change of the CRDs' schema (tests/kube/test_schema_versions.py pins each generation's hashes, so a
+# schema change without a bump fails there). 0 is what an install stamped with no generation is taken for: an nvcre that
+# recorded none, older than generation 1.
+SCHEMA_GENERATION = 1
+NVCRE_VERSION = __version__
+THIS_NVCRE = f"nvcre {NVCRE_VERSION} (schema generation {SCHEMA_GENERATION})"
+
+
 def install_crds() -> list[Obj]:
-    """Our CRDs, each annotated with its schema hash."""
+    """Our CRDs, each annotated with its schema hash, the schema generation and the nvcre version that installs them."""
     crds = all_crds()
     for crd in crds:
-        crd["metadata"].setdefault("annotations", {})[ANNOTATION_SCHEMA_HASH] = schema_hash(crd)
+        crd["metadata"].setdefault("annotations", {}).update({
+            ANNOTATION_SCHEMA_HASH: schema_hash(crd), ANNOTATION_SCHEMA_GENERATION: str(SCHEMA_GENERATION),
+            ANNOTATION_INSTALLED_BY_VERSION: NVCRE_VERSION})
     return crds
+
+
+@dataclass(frozen=True)
+class InstalledSchema:
+    """What our CRDs on a cluster say of the `setup init` that installed them, against this nvcre's: `order` is
+    "same" (every stamped CRD has this nvcre's schema), "newer" or "older" (by schema generation, of the CRDs whose schema
+    differs), or "other" (a different schema of this very generation: a development build)."""
+
+    versions: tuple[str, ...]  # the nvcre versions that installed them (those whose schema differs, when some do)
+    generation: int  # the highest schema generation among them (0: none recorded)
+    differ: tuple[str, ...]  # the CRDs whose schema is not this nvcre's
+    unrecorded: bool = False  # some were installed by an nvcre that recorded no version
+
+    @property
+    def order(self) -> str:
+        if not self.differ:
+            return "same"
+        return "newer" if self.generation > SCHEMA_GENERATION else "older" if self.generation < SCHEMA_GENERATION else "other"
+
+    @property
+    def installed_by(self) -> str:
+        """`nvcre 0.1.0 (schema generation 1)`, or what is known of an nvcre that recorded no version."""
+        named = " and ".join(f"nvcre {version}" for version in self.versions)
+        if not named:
+            return "an nvcre that recorded no version (before schema generation 1)"
+        return f"{named}{' and an nvcre that recorded none' if self.unrecorded else ''} (schema generation {self.generation})"
+
+    @property
+    def newest_version(self) -> str | None:
+        return self.versions[-1] if self.versions else None
+
+
+def _generation(text: str | None) -> int:
+    try:
+        return max(0, int(text or 0))
+    except ValueError:
+        return 0
+
+
+def installed_schema(stored: Iterable[Mapping[str, Any] | None]) -> InstalledSchema | None:
+    """What the stored CRDs (None: absent) say of the nvcre that installed them; None when none carries our schema hash
+    (absent, or applied otherwise than by `setup init`, such as `setup crds | kubectl apply`: taken as they are)."""
+    ours = {crd["metadata"]["name"]: crd["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH] for crd in install_crds()}
+    stamped = []
+    for crd in stored:
+        meta = (crd or {}).get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        if meta.get("name") in ours and annotations.get(ANNOTATION_SCHEMA_HASH) is not None:
+            stamped.append((meta["name"], annotations[ANNOTATION_SCHEMA_HASH] != ours[meta["name"]],
+                            _generation(annotations.get(ANNOTATION_SCHEMA_GENERATION)), annotations.get(ANNOTATION_INSTALLED_BY_VERSION)))
+    if not stamped:
+        return None
+    differ = tuple(name for name, differs, _, _ in stamped if differs)
+    told = [entry for entry in stamped if entry[1]] or stamped  # who installed what differs; else who installed them
+    versions = tuple(sorted({version for _, _, _, version in told if version}, key=_version_key))
+    return InstalledSchema(versions, max(generation for _, _, generation, _ in told), differ,
+                           unrecorded=any(version is None for _, _, _, version in told))
+
+
+def schema_refusal(installed: InstalledSchema) -> str:
+    """Why this nvcre runs no engine on CRDs another version's `setup init` installed, with the installed version, this
+    engine's, and which is the newer: an engine writes what its own schema describes, and another schema prunes (or
+    refuses) fields it writes."""
+    names = ", ".join(installed.differ)
+    was = "was" if len(installed.differ) == 1 else "were"
+    if installed.order == "newer":
+        return (f"{names} {was} installed by {installed.installed_by}, newer than this engine's {THIS_NVCRE}: run the "
+                f"engine of nvcre {installed.newest_version or 'that version'} or later (`nvcre setup init --force` of this "
+                "version would downgrade the CRDs, and a newer engine then refuses them)")
+    if installed.order == "older":
+        return (f"{names} {was} installed by {installed.installed_by}, older than this engine's {THIS_NVCRE}: run "
+                "`nvcre setup init` of this version to upgrade the CRDs before running an engine")
+    return (f"{names} {was} installed by {installed.installed_by} with another schema than this engine's {THIS_NVCRE} "
+            "(a build of the same generation): run `nvcre setup init` to update the CRDs before running an engine")
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """A version's order ("0.10.0" after "0.9.1"): numeric parts as numbers, the rest as text."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in version.replace("-", ".").split("."))
 
 
 def _meta(name: str, namespace: str | None = None) -> Obj:

@@ -26,11 +26,11 @@ from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
-from nvcre_tui.engine.kube.install import install_crds
+from nvcre_tui.engine.kube.install import install_crds, installed_schema, schema_refusal
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install, terminating
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
@@ -484,19 +484,18 @@ async def _schema_check(store: KubeStore, target: KubeTarget) -> tuple[str | Non
     and CRDs that `setup init` of another version installed prune (or refuse) fields it writes, which would lose
     runs silently. A notice instead when the CRDs cannot be read; a CRD without our schema annotation was not
     installed by `setup init` and is taken as it is."""
-    outdated = []
+    stored = []
     for wanted in install_crds():
         name = wanted["metadata"]["name"]
         try:
-            stored = await store.get(CRD, name)
+            stored.append(await store.get(CRD, name))
+        except NotFound:
+            continue
         except Forbidden as error:
             return None, f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
         except StoreError as error:
             raise InputError(f"{target.server} ({target.source}): {error}") from None
-        installed = annotations_of(stored).get(ANNOTATION_SCHEMA_HASH)
-        if installed is not None and installed != annotations_of(wanted)[ANNOTATION_SCHEMA_HASH]:
-            outdated.append(name)
-    if outdated:
-        return (f"{', '.join(outdated)} {'was' if len(outdated) == 1 else 'were'} installed by another nvcre version (the schema "
-                "differs from this one's): run `nvcre setup init` to update the CRDs before running an engine"), None
+    installed = installed_schema(stored)
+    if installed is not None and installed.order != "same":
+        return schema_refusal(installed), None
     return None, None

@@ -12,11 +12,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
                                              VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
-from nvcre_tui.engine.kube.install import install_crds, lease_reader_objects, rbac_objects, user_role_objects
+from nvcre_tui.engine.kube.install import (NVCRE_VERSION, SCHEMA_GENERATION, InstalledSchema, install_crds, installed_schema,
+                                           lease_reader_objects, rbac_objects, user_role_objects)
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
@@ -58,6 +59,8 @@ class CrdState:
     schema_hash: str | None = None
     expected_hash: str | None = None
     release: str | None = None  # a version label on the CRD, when its installer sets one
+    installed_by_version: str | None = None  # ours: the nvcre version whose `setup init` installed it
+    schema_generation: str | None = None  # ours: the schema generation it was installed with
 
     @property
     def current(self) -> bool:
@@ -116,6 +119,8 @@ class InstallStatus:
     gpu_labelled_nodes: int = 0  # Nodes (not simulated) labelled nvidia.com/gpu.present=true, as GPU Feature Discovery labels them
     namespace_terminating: bool = False  # the namespace is there, being deleted: not present (no install), but not missing
     elsewhere: list[str] = field(default_factory=list)  # the namespaces nvcre is installed in instead (setup init's label)
+    # What the CRDs say of the nvcre that installed them against this one (None: none stamped by `setup init`).
+    schema: InstalledSchema | None = None
 
     @property
     def installed(self) -> bool:
@@ -130,6 +135,10 @@ class InstallStatus:
         for key in ("crds", "trainer"):
             for entry, crd in zip(data[key], getattr(self, key)):
                 entry["current"] = crd.current
+        # which nvcre installed the CRDs, and whether this one's schema is the same, newer or older
+        data["schema"] = None if self.schema is None else {
+            "installedBy": list(self.schema.versions), "installedGeneration": self.schema.generation, "differ": list(self.schema.differ),
+            "installed": self.schema.order, "thisVersion": NVCRE_VERSION, "thisGeneration": SCHEMA_GENERATION}
         return _camel(data)
 
 
@@ -172,8 +181,9 @@ def crd_state(name: str, crd: Obj | None, expected_hash: str | None = None) -> C
     versions = [v["name"] for v in (crd.get("spec") or {}).get("versions") or [] if v.get("served", True)]
     labels = labels_of(crd)
     release = next((labels[key] for key in VERSION_LABELS if labels.get(key)), None)
-    return CrdState(name, True, established, versions, annotations_of(crd).get(ANNOTATION_SCHEMA_HASH),
-                    expected_hash, release)
+    annotations = annotations_of(crd)
+    return CrdState(name, True, established, versions, annotations.get(ANNOTATION_SCHEMA_HASH),
+                    expected_hash, release, annotations.get(ANNOTATION_INSTALLED_BY_VERSION), annotations.get(ANNOTATION_SCHEMA_GENERATION))
 
 
 def _same_content(stored: Obj, wanted: Obj) -> bool:
@@ -249,11 +259,13 @@ async def _scheduler(store: ResourceStore, clock: Clock, unknown: dict[str, str]
 async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallStatus:
     """Everything `setup status` reports, read from the store."""
     unknown: dict[str, str] = {}
-    crds = []
+    crds: list[CrdState] = []
+    stored_crds: list[Obj | None] = []
     for wanted in install_crds():
         name = wanted["metadata"]["name"]
         crd = await _read(unknown, "crds", _get(store, CRD, name), None)
         crds.append(crd_state(name, crd, wanted["metadata"]["annotations"][ANNOTATION_SCHEMA_HASH]))
+        stored_crds.append(crd)
     namespace_obj = await _read(unknown, "namespace", _get(store, NAMESPACE, namespace), None)
     rbac = []
     # the users' roles too: without nvcre-view and nvcre-edit every user bound to them is refused, and status said ok
@@ -299,4 +311,4 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
-                         namespace_obj is not None and not namespace_present, elsewhere)
+                         namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds))

@@ -208,14 +208,13 @@ async def _set_up(args: argparse.Namespace) -> None:
     clock = SystemClock()
     store = await open_kube_store(args, user_agent=USER_AGENT, clock=clock)
     try:
-        code = await apply_install(store, clock, install_objects(namespace, simulator=args.sim_runner), setup,
-                                   out=lambda line: print(printable(line), file=sys.stderr))
+        # a failure (a namespace being deleted, CRDs not Established in time) is raised as its one line, said once
+        await apply_install(store, clock, install_objects(namespace, simulator=args.sim_runner), setup,
+                            out=lambda line: print(printable(line), file=sys.stderr), raising=True)
     except StoreError as error:
         raise InputError(f"--setup: {' '.join(error.message.split())}") from None
     finally:
         await store.close()
-    if code != EXIT_OK:  # said already (a namespace being deleted, CRDs not Established in time)
-        raise InputError("--setup: nvcre is not installed; nothing was created")
 
 
 def _category_options(args: argparse.Namespace) -> dict[str, Any]:

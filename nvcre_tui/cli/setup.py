@@ -197,9 +197,17 @@ def init_command(args: argparse.Namespace) -> int:
 
 
 async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, Any]], args: argparse.Namespace,
-                        out: Callable[[str], None] = print) -> int:
+                        out: Callable[[str], None] = print, *, raising: bool = False) -> int:
     """Server-side apply of every object in order, then wait for the CRDs to be Established. Progress goes to
-    `out` (stdout; `run --setup`, whose stdout is the report: stderr)."""
+    `out` (stdout; `run --setup`, whose stdout is the report: stderr). A failure is one line and EXIT_FAILED, or with
+    `raising` (`run --setup`, which stops on it) an InputError of that one line."""
+
+    def failed(line: str) -> int:
+        if raising:
+            raise InputError(line)
+        _say(line)
+        return EXIT_FAILED
+
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
     from nvcre_tui.engine.store.errors import NotFound, Timeout, Unavailable
     from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
@@ -223,8 +231,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
             # The same words as every other command that meets it (setup status, run, the controller).
             from nvcre_tui.engine.kube.installs import terminating
 
-            _say(f"nvcre setup init: {terminating(namespace)}")
-            return EXIT_FAILED
+            return failed(f"nvcre setup init: {terminating(namespace)}")
     from nvcre_tui.engine.kube.install import made_by_init, namespace_object
     from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces
 
@@ -273,8 +280,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         # so a `certification run` right after init would find nvcre "not installed".
         waiting = await wait_served(store, clock, crds, deadline - clock.monotonic())
     if waiting:
-        _say(f"nvcre setup init: CRDs not Established and served after {args.timeout:g}s: {', '.join(waiting)}")
-        return EXIT_FAILED
+        return failed(f"nvcre setup init: CRDs not Established and served after {args.timeout:g}s: {', '.join(waiting)}")
     out(f"nvcre is installed in namespace {namespace}{_schema_change(installed)}")
     return EXIT_OK
 

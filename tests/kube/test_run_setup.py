@@ -89,3 +89,43 @@ def test_setup_by_a_user_the_server_refuses_is_one_line_and_applies_nothing(tmp_
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and err.startswith("nvcre setup init: ") and err.endswith("(nothing applied)\n"), err
         assert asyncio.run(_installed(kubeconfig)) == ([], [])
+
+
+async def _terminating_install_namespace(kubeconfig: Path) -> None:
+    """nvcre-system deleted on an API server with no namespace controller: it stays Terminating."""
+    from nvcre_tui.engine.store.protocol import NAMESPACE
+
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nvcre-system"}})
+        await admin.delete(NAMESPACE, "nvcre-system")
+        assert (await admin.get(NAMESPACE, "nvcre-system"))["status"]["phase"] == "Terminating"
+    finally:
+        await admin.close()
+
+
+def test_setup_into_a_terminating_install_namespace_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`setup init`'s line, then "--setup: nvcre is not installed; nothing was created": one line, as for RBAC."""
+    with installed_in_thread(tmp_path, bare=True) as (_, kubeconfig):
+        asyncio.run(_terminating_install_namespace(kubeconfig))
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--setup", "--cert-file", str(CERT), "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("nvcre setup init: nvcre's install namespace nvcre-system is being deleted (Terminating)"), err
+        assert asyncio.run(_installed(kubeconfig)) == ([], [])
+
+
+def test_setup_whose_crds_are_not_served_in_time_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.cli import run
+    from tests.kubeapi import Fault
+
+    monkeypatch.setattr(run, "SETUP_WAIT_SECONDS", 0.5)  # how long --setup waits, not how the server answers
+    with installed_in_thread(tmp_path, bare=True) as (server, kubeconfig):
+        server.faults.add(Fault(method="GET", path=r"^/apis/nvcre\.nvidia\.com/v1alpha1$", status=404, times=100_000))
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--setup", "--cert-file", str(CERT), "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if "serverside-applied" not in line]
+        assert err == ["nvcre setup init: CRDs not Established and served after 0.5s: certifications.nvcre.nvidia.com, "
+                       "workflows.nvcre.nvidia.com, jobs.nvcre.nvidia.com, workloadruns.nvcre.nvidia.com"], err
+        assert asyncio.run(_installed(kubeconfig))[1] == []

@@ -1,6 +1,6 @@
 """The table `nvcre setup status` prints: one row (check, state, detail) per check of an `InstallStatus`.
 
-States are words a reader scans for: ok, missing, partial, outdated, changed, found, not found, not seen, unknown
+States are words a reader scans for: ok, missing, partial, outdated, newer, no install, changed, found, not found, not seen, unknown
 (a check the user may not read), and `-` where a check does not apply.
 """
 
@@ -121,6 +121,13 @@ def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
         from nvcre_tui.engine.kube.installs import not_installed
 
         return ("namespace", "missing", not_installed(status.namespace, status.elsewhere))
+    if status.namespace_present and not status.namespace_holds_install:
+        from nvcre_tui.engine.kube.installs import INSTALL_FLAG
+
+        where = (f"; nvcre is installed in {', '.join(status.elsewhere)}: pass {INSTALL_FLAG} {status.elsewhere[0]}" if status.elsewhere
+                 else ": run nvcre setup init to install into it")
+        return ("namespace", "no install", f"{status.namespace} exists but holds no nvcre install (no setup init label: made "
+                f"beforehand, or kept by setup reset because init had not created it){where}")
     return ("namespace", "ok" if status.namespace_present else "missing", status.namespace)
 
 

@@ -543,6 +543,27 @@ async def test_reset_leaves_an_nvcre_system_made_before_init(server, kubeconfig,
     assert code == 0 and f"namespace/{NS} deleted" in out.splitlines(), out + err
 
 
+async def test_status_says_a_namespace_kept_by_reset_holds_no_install(server, kubeconfig, admin, capsys) -> None:
+    """After reset kept a namespace init had not created, status said "namespace ok" beside the missing CRDs and RBAC, as
+    if the install's namespace were still there: it says what the namespace is."""
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)  # made beforehand, no init yet
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
+    assert code == 1 and row == (f"namespace no install {NS} exists but holds no nvcre install (no setup init label: made beforehand, "
+                                 "or kept by setup reset because init had not created it): run nvcre setup init to install into it"), out + err
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
+    assert (code, row) == (0, f"namespace ok {NS}"), out + err
+    assert (await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    status = json.loads(out)
+    assert (code, status["namespacePresent"], status["namespaceHoldsInstall"], status["installed"]) == (1, True, False, False)
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
+    assert row.startswith(f"namespace no install {NS} exists but holds no nvcre install"), out
+
+
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:
     """Without nvcre-edit every user bound to it is refused creating certifications; status said ok, exit 0."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

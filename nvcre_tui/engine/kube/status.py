@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_PART_OF, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
                                              VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
@@ -121,11 +121,14 @@ class InstallStatus:
     elsewhere: list[str] = field(default_factory=list)  # the namespaces nvcre is installed in instead (setup init's label)
     # What the CRDs say of the nvcre that installed them against this one (None: none stamped by `setup init`).
     schema: InstalledSchema | None = None
+    # The namespace carries setup init's label (part-of nvcre): an install is there. One kept after `setup reset` (init had
+    # not created it) or made beforehand exists and holds none.
+    namespace_holds_install: bool = True
 
     @property
     def installed(self) -> bool:
-        """Our part: every CRD present with our schema, the namespace, and the RBAC as init makes it."""
-        return (all(crd.current and crd.established for crd in self.crds) and self.namespace_present
+        """Our part: every CRD present with our schema, the namespace (labelled by init), and the RBAC as init makes it."""
+        return (all(crd.current and crd.established for crd in self.crds) and self.namespace_present and self.namespace_holds_install
                 and all(o.present and o.current for o in self.rbac))
 
     def to_json(self) -> dict[str, Any]:
@@ -311,4 +314,5 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          hostengine, rack_scale, domains,
                          sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
-                         namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds))
+                         namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds),
+                         namespace_obj is None or labels_of(namespace_obj).get(LABEL_PART_OF) == "nvcre")

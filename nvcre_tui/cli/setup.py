@@ -25,7 +25,7 @@ from nvcre_tui.engine.api.serialize import to_json, to_yaml
 from nvcre_tui.engine.api.vocabulary import LABEL_SIMULATED
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.units import count
+from nvcre_tui.engine.units import count, listed
 
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
 # that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
@@ -553,17 +553,31 @@ def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, e
 
 
 async def _remove_simulated_nodes(store: KubeStore) -> None:
-    """The Nodes `--sim-runner` registered (and labelled so): left behind they look like Ready GPU nodes that a later
-    run targets. Only that label is read: a real Node is never touched."""
+    """The Nodes `--sim-runner` registered (labelled so, and managed by nvcre-simulator): left behind they look like Ready
+    GPU nodes that a later run targets. Said in one line, not one per Node. A Node labelled simulated that the simulator did
+    not register (no managed-by nvcre-simulator: a real Node someone labelled, or one an older nvcre registered) is never
+    deleted: one line names it."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY, SIMULATOR_NAME
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NODE
 
+    deleted, left = [], []
     for node in (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items:
+        name = node["metadata"]["name"]
+        if (node["metadata"].get("labels") or {}).get(LABEL_MANAGED_BY) != SIMULATOR_NAME:
+            left.append(name)
+            continue
         try:
-            await store.delete(NODE, node["metadata"]["name"])
-            print(f"node/{node['metadata']['name']} deleted (simulated by --sim-runner)")
+            await store.delete(NODE, name)
+            deleted.append(name)
         except NotFound:
             pass
+    if deleted:
+        print(f"deleted the {count(len(deleted), 'simulated Node')} --sim-runner registered: {listed(deleted, 3)}")
+    if left:
+        _say(f"nvcre setup reset: left {count(len(left), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
+             f"register (no {LABEL_MANAGED_BY}={SIMULATOR_NAME}): {listed(left, 3)}; nvcre never deletes a Node it did not make "
+             f"(if they are simulated: kubectl delete node -l '{LABEL_SIMULATED}=true,!{LABEL_MANAGED_BY}')")
 
 
 def _controlled(namespace: Obj) -> bool:

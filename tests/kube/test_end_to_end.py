@@ -181,5 +181,37 @@ def test_the_nodes_a_sim_runner_registered_are_said_simulated_and_reset_removes_
         status = capsys.readouterr().out
         registered = len(server.objects("", "nodes"))
         assert registered and f"{registered} simulated by --sim-runner" in status, status
+        # Two Nodes the simulator did not register: a real GPU node, and one a user labelled simulated by hand
+        asyncio.run(_real_nodes(kubeconfig))
         assert main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes"]) == 0
-        assert server.objects("", "nodes") == [] and "node/" in capsys.readouterr().out
+        out, err = capsys.readouterr()
+        # one line for the fleet, not one per Node
+        names = sorted(n["metadata"]["name"] for n in asyncio.run(_nodes(kubeconfig)))
+        assert names == ["labelled-by-hand", "real-gpu"]
+        assert [line for line in out.splitlines() if "node" in line.lower()] == [
+            f"deleted the {registered} simulated Nodes --sim-runner registered: gpu-node-01, gpu-node-02, gpu-node-03 and "
+            f"{registered - 3} more"], out
+        assert err.splitlines() == [
+            "nvcre setup reset: left 1 Node labelled nvcre.nvidia.com/simulated=true that the simulator did not register (no "
+            "app.kubernetes.io/managed-by=nvcre-simulator): labelled-by-hand; nvcre never deletes a Node it did not make (if they "
+            "are simulated: kubectl delete node -l 'nvcre.nvidia.com/simulated=true,!app.kubernetes.io/managed-by')"], err
+        assert not [r for r in server.requests if r.resource == "nodes" and r.verb == "delete"
+                    and r.name in ("labelled-by-hand", "real-gpu")]
+
+
+async def _real_nodes(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        for name, labels in (("real-gpu", {"nvidia.com/gpu.present": "true"}),
+                             ("labelled-by-hand", {"nvidia.com/gpu.present": "true", "nvcre.nvidia.com/simulated": "true"})):
+            await store.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    finally:
+        await store.close()
+
+
+async def _nodes(kubeconfig: Path) -> list[dict]:
+    store = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        return (await store.list(NODE)).items
+    finally:
+        await store.close()

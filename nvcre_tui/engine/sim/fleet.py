@@ -89,8 +89,9 @@ class SimulatedFleet:
         """Create the scenario's Nodes that are missing (create drops status, so status follows) and the epoch."""
         for node in build_nodes(self.scenario):
             name = node["metadata"]["name"]
-            # Said on the Node itself: `setup status` counts it apart from real GPU nodes, `setup reset` removes it.
-            node["metadata"].setdefault("labels", {})[LABEL_SIMULATED] = "true"
+            # Said on the Node itself: `setup status` counts it apart from real GPU nodes; `setup reset` removes it, as one
+            # the simulator registered (managed-by nvcre-simulator too: a real Node someone labelled simulated stays).
+            node["metadata"].setdefault("labels", {}).update({LABEL_SIMULATED: "true", LABEL_MANAGED_BY: SIMULATOR_NAME})
             try:
                 stored = await self.store.create(NODE, node)
                 self.writes += 1

@@ -265,8 +265,11 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         await _nodes_of_the_holder(session)
     nodes = session.cache.list(NODE)
     if not nodes and not simulated and NODE not in session.cache.withheld:  # (withheld: this user may not list them)
+        # --sim-runner registers its fleet's Nodes only in a process that runs the engine: a viewer's reason is the cause
+        why = (f"; --sim-runner registers its fleet's Nodes only where it runs the engine, and this process is a "
+               f"{session.viewer_reason}" if args.sim_runner and session.engine is None and session.viewer_reason else "")
         raise InputError(f"{session.title}: the cluster has no Nodes at all (an API server without kubelets registers none): "
-                         "nothing to certify")
+                         f"nothing to certify{why}")
     # A user who may not list Nodes (a team's nvcre-edit binding: no namespaced role grants them) cannot plan here; the
     # engine, which reads them, plans it as it plans every certification (one that cannot run fails, saying why).
     unplanned = not simulated and NODE in session.cache.withheld

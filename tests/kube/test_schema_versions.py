@@ -132,3 +132,20 @@ async def test_the_engine_refusal_names_the_installed_version_and_its_own(server
     outdated, _ = await _schema_check(admin, target)
     assert outdated == (f"jobs.nvcre.nvidia.com was installed by nvcre 0.0.9 (schema generation 0), older than this engine's {THIS}: "
                         "run `nvcre setup init` of this version to upgrade the CRDs before running an engine")
+
+
+async def test_a_sim_runner_run_on_newer_crds_says_why_no_fleet_was_registered(server, kubeconfig, admin, capsys, tmp_path: Path) -> None:
+    """It said only that the cluster has no Nodes: the fleet registers its Nodes where it runs the engine, and the
+    newer CRDs kept this one from running it."""
+    cert = Path(__file__).resolve().parents[2] / "examples" / "certification.yaml"
+    assert (await nvcre(capsys, "setup", "init", "--sim-runner", "--kubeconfig", kubeconfig))[0] == 0
+    await _stamp(admin, generation=NEWER, version="9.9.0")
+    code, out, err = await nvcre(capsys, "certification", "run", "--sim-runner", "--cert-file", str(cert), "--kubeconfig", kubeconfig,
+                                 "--history", str(tmp_path / "h.db"))
+    [line] = err.splitlines()
+    assert code == 2 and line.endswith(
+        "nothing to certify; --sim-runner registers its fleet's Nodes only where it runs the engine, and this process is a viewer: "
+        "certifications.nvcre.nvidia.com, workflows.nvcre.nvidia.com, jobs.nvcre.nvidia.com, workloadruns.nvcre.nvidia.com were "
+        f"installed by nvcre 9.9.0 (schema generation {NEWER}), newer than this engine's {THIS}: run the engine of nvcre 9.9.0 or "
+        "later (`nvcre setup init --force` of this version would downgrade the CRDs, and a newer engine then refuses them)"), err
+    assert server.objects("", "nodes") == []

@@ -104,7 +104,7 @@ def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pen
     if pending:
         return "pending", f"not Established: {', '.join(pending)}"
     by = "" if schema is None else (f", installed by this nvcre ({NVCRE_VERSION})" if schema.versions == (NVCRE_VERSION,) and not schema.unrecorded
-                                    else f", installed by {schema.installed_by} with this nvcre {NVCRE_VERSION}'s schema")
+                                    else f", installed by {schema.installed_by}, with this nvcre {NVCRE_VERSION}'s schema")
     return "ok", f"{len(status.crds)}/{len(status.crds)} present, schema current{by}"
 
 

@@ -118,6 +118,15 @@ async def test_upgrading_an_older_install_is_the_normal_path_and_says_what_it_up
                                     f"version (before schema generation 1) to {THIS})")
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     assert code == 0 and "schema current" in _crd_row(out)
+    # this very schema, installed by an nvcre that recorded no version: not "before schema generation 1"
+    for crd in install_crds():
+        stored = await admin.get(CRD, crd["metadata"]["name"])
+        for key in (ANNOTATION_SCHEMA_GENERATION, ANNOTATION_INSTALLED_BY_VERSION):
+            del stored["metadata"]["annotations"][key]
+        await admin.update(CRD, stored)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert (code, _crd_row(out)) == (0, "nvcre CRDs ok 4/4 present, schema current, installed by an nvcre that recorded no version, "
+                                        f"with this nvcre {NVCRE_VERSION}'s schema")
 
 
 async def test_the_engine_refusal_names_the_installed_version_and_its_own(server, kubeconfig, admin, capsys, tmp_path: Path) -> None:

@@ -83,8 +83,8 @@ class InstalledSchema:
     def installed_by(self) -> str:
         """`nvcre 0.1.0 (schema generation 1)`, or what is known of an nvcre that recorded no version."""
         named = " and ".join(f"nvcre {version}" for version in self.versions)
-        if not named:
-            return "an nvcre that recorded no version (before schema generation 1)"
+        if not named:  # its schema, when another, is older than any stamped one
+            return "an nvcre that recorded no version" + (" (before schema generation 1)" if self.differ else "")
         return f"{named}{' and an nvcre that recorded none' if self.unrecorded else ''} (schema generation {self.generation})"
 
     @property

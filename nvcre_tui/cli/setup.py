@@ -553,18 +553,17 @@ def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, e
 
 
 async def _remove_simulated_nodes(store: KubeStore) -> None:
-    """The Nodes `--sim-runner` registered (labelled so, and managed by nvcre-simulator): left behind they look like Ready
-    GPU nodes that a later run targets. Said in one line, not one per Node. A Node labelled simulated that the simulator did
-    not register (no managed-by nvcre-simulator: a real Node someone labelled, or one an older nvcre registered) is never
-    deleted: one line names it."""
-    from nvcre_tui.engine.api.vocabulary import LABEL_MANAGED_BY, SIMULATOR_NAME
+    """The Nodes `--sim-runner` registered: left behind they look like Ready GPU nodes that a later run targets. Said in
+    one line, not one per Node. Registered means the simulator itself set their simulated label (the server's
+    managedFields say who set each field, on any API server, and for the Nodes an older nvcre registered too): a Node
+    merely labelled simulated (a real one someone labelled, a copy of a simulated one) is never deleted; one line names it."""
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NODE
 
     deleted, left = [], []
     for node in (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items:
         name = node["metadata"]["name"]
-        if (node["metadata"].get("labels") or {}).get(LABEL_MANAGED_BY) != SIMULATOR_NAME:
+        if not registered_by_simulator(node):
             left.append(name)
             continue
         try:
@@ -576,8 +575,19 @@ async def _remove_simulated_nodes(store: KubeStore) -> None:
         print(f"deleted the {count(len(deleted), 'simulated Node')} --sim-runner registered: {listed(deleted, 3)}")
     if left:
         _say(f"nvcre setup reset: left {count(len(left), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
-             f"register (no {LABEL_MANAGED_BY}={SIMULATOR_NAME}): {listed(left, 3)}; nvcre never deletes a Node it did not make "
-             f"(if they are simulated: kubectl delete node -l '{LABEL_SIMULATED}=true,!{LABEL_MANAGED_BY}')")
+             f"register (another client set that label): {listed(left, 3)}; nvcre never deletes a Node it did not make")
+
+
+def registered_by_simulator(node: Obj) -> bool:
+    """Whether the simulated fleet registered this Node: its managedFields credit the simulator (its user agent, the
+    manager of a create or update without a field manager) with the simulated label."""
+    from nvcre_tui.engine.kube.session import SIMULATOR_AGENT
+
+    for entry in node["metadata"].get("managedFields") or []:
+        labels = (((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels") or {})
+        if str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT and f"f:{LABEL_SIMULATED}" in labels:
+            return True
+    return False
 
 
 def _controlled(namespace: Obj) -> bool:

@@ -181,32 +181,38 @@ def test_the_nodes_a_sim_runner_registered_are_said_simulated_and_reset_removes_
         status = capsys.readouterr().out
         registered = len(server.objects("", "nodes"))
         assert registered and f"{registered} simulated by --sim-runner" in status, status
-        # Two Nodes the simulator did not register: a real GPU node, and one a user labelled simulated by hand
-        asyncio.run(_real_nodes(kubeconfig))
+        # Nodes the simulator did not register (a real GPU node; one labelled simulated by hand; a copy of a simulated
+        # one, labels and all), and one an older nvcre's simulator registered (labelled simulated only)
+        asyncio.run(_other_nodes(kubeconfig))
         assert main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes"]) == 0
         out, err = capsys.readouterr()
-        # one line for the fleet, not one per Node
         names = sorted(n["metadata"]["name"] for n in asyncio.run(_nodes(kubeconfig)))
-        assert names == ["labelled-by-hand", "real-gpu"]
+        assert names == ["copied", "labelled-by-hand", "real-gpu"]
+        # one line for the fleet, not one per Node
         assert [line for line in out.splitlines() if "node" in line.lower()] == [
-            f"deleted the {registered} simulated Nodes --sim-runner registered: gpu-node-01, gpu-node-02, gpu-node-03 and "
-            f"{registered - 3} more"], out
+            f"deleted the {registered + 1} simulated Nodes --sim-runner registered: gpu-node-01, gpu-node-02, gpu-node-03 and "
+            f"{registered - 2} more"], out
         assert err.splitlines() == [
-            "nvcre setup reset: left 1 Node labelled nvcre.nvidia.com/simulated=true that the simulator did not register (no "
-            "app.kubernetes.io/managed-by=nvcre-simulator): labelled-by-hand; nvcre never deletes a Node it did not make (if they "
-            "are simulated: kubectl delete node -l 'nvcre.nvidia.com/simulated=true,!app.kubernetes.io/managed-by')"], err
+            "nvcre setup reset: left 2 Nodes labelled nvcre.nvidia.com/simulated=true that the simulator did not register (another "
+            "client set that label): copied, labelled-by-hand; nvcre never deletes a Node it did not make"], err
         assert not [r for r in server.requests if r.resource == "nodes" and r.verb == "delete"
-                    and r.name in ("labelled-by-hand", "real-gpu")]
+                    and r.name in ("copied", "labelled-by-hand", "real-gpu")]
 
 
-async def _real_nodes(kubeconfig: Path) -> None:
+async def _other_nodes(kubeconfig: Path) -> None:
+    from nvcre_tui.engine.kube.session import SIMULATOR_AGENT
+
+    simulated = {"nvidia.com/gpu.present": "true", "nvcre.nvidia.com/simulated": "true"}
     store = await store_on(kubeconfig, SystemClock(), "test-admin")
+    older = await store_on(kubeconfig, SystemClock(), SIMULATOR_AGENT)
     try:
-        for name, labels in (("real-gpu", {"nvidia.com/gpu.present": "true"}),
-                             ("labelled-by-hand", {"nvidia.com/gpu.present": "true", "nvcre.nvidia.com/simulated": "true"})):
+        for name, labels in (("real-gpu", {"nvidia.com/gpu.present": "true"}), ("labelled-by-hand", simulated),
+                             ("copied", {**simulated, "app.kubernetes.io/managed-by": "nvcre-simulator"})):
             await store.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+        await older.create(NODE, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "zz-older-sim", "labels": simulated}})
     finally:
         await store.close()
+        await older.close()
 
 
 async def _nodes(kubeconfig: Path) -> list[dict]:

@@ -557,6 +557,7 @@ async def _remove_simulated_nodes(store: KubeStore) -> None:
     one line, not one per Node. Registered means the simulator itself set their simulated label (the server's
     managedFields say who set each field, on any API server, and for the Nodes an older nvcre registered too): a Node
     merely labelled simulated (a real one someone labelled, a copy of a simulated one) is never deleted; one line names it."""
+    from nvcre_tui.engine.sim.fleet import registered_by_simulator
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NODE
 
@@ -576,18 +577,6 @@ async def _remove_simulated_nodes(store: KubeStore) -> None:
     if left:
         _say(f"nvcre setup reset: left {count(len(left), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
              f"register (another client set that label): {listed(left, 3)}; nvcre never deletes a Node it did not make")
-
-
-def registered_by_simulator(node: Obj) -> bool:
-    """Whether the simulated fleet registered this Node: its managedFields credit the simulator (its user agent, the
-    manager of a create or update without a field manager) with the simulated label."""
-    from nvcre_tui.engine.kube.session import SIMULATOR_AGENT
-
-    for entry in node["metadata"].get("managedFields") or []:
-        labels = (((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels") or {})
-        if str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT and f"f:{LABEL_SIMULATED}" in labels:
-            return True
-    return False
 
 
 def _controlled(namespace: Obj) -> bool:

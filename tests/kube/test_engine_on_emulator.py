@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.api.vocabulary import SIMULATOR_AGENT
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers.iterations import finished_iterations
 from nvcre_tui.engine.engine import Engine, engine_cache
@@ -56,7 +57,11 @@ async def outcome_on_emulator(folder: Path, faults: list[Fault], crashes: list[r
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        await SimulatedFleet(admin, clock, restart.scenario()).ensure_nodes()
+        simulator = await store_on(kubeconfig, clock, SIMULATOR_AGENT)  # who registers the fleet's Nodes on a cluster
+        try:
+            await SimulatedFleet(simulator, clock, restart.scenario()).ensure_nodes()
+        finally:
+            await simulator.close()
         names = []
         for text in restart.CERTS:
             cert = certification_from_text("cert.yaml", text, catalog()).to_wire()

@@ -24,11 +24,11 @@ spec:
 """
 
 
-async def _add_gpu_node(kubeconfig: Path, name: str, provider: str | None = None) -> None:
+async def _add_gpu_node(kubeconfig: Path, name: str, provider: str | None = None, *, labelled: bool = False) -> None:
     store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
     try:
         labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-                  "nvidia.com/gpu.count": "8"}
+                  "nvidia.com/gpu.count": "8", **({"nvcre.nvidia.com/simulated": "true"} if labelled else {})}
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
         if provider:
             node["spec"] = {"providerID": provider}
@@ -84,3 +84,27 @@ def test_a_real_node_with_a_scenario_nodes_name_is_not_played(tmp_path: Path) ->
     assert group["reason"] == "WorkloadNotCreated" and group["nodes"] == ["gpu-node-01"]
     assert "gpu-node-01 of the cluster carries the name of a node of the simulated fleet" in group["message"]
     assert not report["failedNodes"]
+
+
+def test_a_real_node_labelled_simulated_by_someone_else_is_not_played_nor_written(tmp_path: Path) -> None:
+    """The label alone made a Node the fleet's: a real gpu-node-01 someone labelled simulated (or a copy of a simulated
+    Node) was played, cordoned as the scenario times it, and deleted by `setup reset`. The server's managedFields say who
+    set the label: only a Node the simulator registered is its own."""
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT.replace("nodeNames: [dgx-01]", "nodeNames: [gpu-node-01, gpu-node-02]"))
+    results = tmp_path / "results.json"
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_add_gpu_node(kubeconfig, "gpu-node-01", "aws:///us-east-1a/i-0real", labelled=True))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert),
+                     "--wait", "--results-file", str(results)])
+        written = [(r.verb, r.subresource) for r in server.requests if r.resource == "nodes" and r.name == "gpu-node-01"
+                   and r.verb not in ("get", "list", "watch") and r.user_agent != "nvcre-test"]
+    report = json.loads(results.read_text())
+    assert code == 1 and report["result"] == "FAILED"
+    [category] = report["categories"]
+    [group] = category["failedGroups"]
+    assert group["reason"] == "WorkloadNotCreated" and group["nodes"] == ["gpu-node-01"]
+    assert "gpu-node-01 of the cluster carries the name of a node of the simulated fleet" in group["message"]
+    assert "or one another client set" in group["message"]
+    assert not report["failedNodes"]
+    assert [w for w in written if w[0] != "create"] == []  # its create met AlreadyExists; nothing else

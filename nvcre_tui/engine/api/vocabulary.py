@@ -49,6 +49,9 @@ RUNNER_PODS, RUNNER_SIMULATED = "pods", "simulated-fleet"
 INSTALL_NAMESPACE = "nvcre-system"  # where `setup init` installs the engine; its Lease and the fleet's ConfigMap live there
 ENGINE_NAME = "nvcre-engine"  # the engine's ServiceAccount, roles and bindings, its Lease, and its user agent
 SIMULATOR_NAME = "nvcre-simulator"  # the simulated fleet's role, and the managed-by of the Nodes it registers
+# The simulated fleet's user agent on a cluster: the field manager the server credits with the Nodes it registers (their
+# managedFields), which tells them from a Node someone else labelled simulated.
+SIMULATOR_AGENT = "nvcre-sim"
 # `run --workload-registry`'s pull secret: `<certification>-registry-<5 random>` (cli/registry.py), found again by it.
 PULL_SECRET_INFIX = "-registry-"
 

@@ -26,7 +26,7 @@ from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
@@ -60,7 +60,6 @@ DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
 # created or deleted) are the command's; the engine's reconciling (status, Jobs, runs, workloads, its Lease) its own.
 COMMAND_AGENT = "nvcre"
 ENGINE_AGENT = ENGINE_NAME
-SIMULATOR_AGENT = "nvcre-sim"
 VIEWER_AGENT = "nvcre-viewer"
 MAX_AHEAD_SECONDS = 30 * 86400.0  # the furthest a simulated clock follows the fleet's runs ahead of its own now
 

@@ -114,8 +114,9 @@ class SimulatedRunner:
         if impostors:
             several = len(impostors) > 1
             return (f"{'Nodes' if several else 'Node'} {listed(impostors)} of the cluster {'carry' if several else 'carries'} "
-                    f"the name of a node of the simulated fleet (scenario {self.scenario.name}) but not its label "
-                    f"{LABEL_SIMULATED}=true: --sim-runner plays only the Nodes it registers, and would record made-up "
+                    f"the name of a node of the simulated fleet (scenario {self.scenario.name}) but {'were' if several else 'was'} "
+                    f"not registered by it (no label {LABEL_SIMULATED}=true, or one another client set): --sim-runner plays only "
+                    "the Nodes it registers, and would record made-up "
                     f"measurements as {'theirs' if several else 'its'}; use a scenario whose node names the cluster does not "
                     "have, or run without --sim-runner")
         strangers = [name for name in spec.nodes if name not in self._layout]

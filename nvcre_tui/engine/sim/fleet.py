@@ -20,7 +20,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import node_spec
 from nvcre_tui.engine.api.nodes import node_labels
-from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_MANAGED_BY, LABEL_SIMULATED, SIMULATOR_NAME
+from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_MANAGED_BY, LABEL_SIMULATED, SIMULATOR_AGENT, SIMULATOR_NAME
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.sim.physics import fault_time
@@ -67,6 +67,23 @@ def fingerprint(scenario: Scenario) -> str:
     return hashlib.sha256(wire.encode()).hexdigest()[:16]
 
 
+def registered_by_simulator(node: Obj) -> bool:
+    """Whether the simulated fleet registered this Node: labelled simulated, and on an API server (which keeps
+    managedFields: who set each field) the simulator is who set that label. A Node merely labelled simulated (a real one
+    someone labelled, a copy of a simulated one) is not its own: it never plays, cordons or deletes it. The embedded store
+    keeps no managedFields: its Nodes are the fleet's."""
+    if node_labels(node).get(LABEL_SIMULATED) != "true":
+        return False
+    entries = (node.get("metadata") or {}).get("managedFields")
+    if not entries:
+        return True
+    for entry in entries:
+        labels = (((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels") or {})
+        if str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT and f"f:{LABEL_SIMULATED}" in labels:
+            return True
+    return False
+
+
 class SimulatedFleet:
     """Nodes of a scenario in a store, the fleet epoch, and the cordons the scenario times."""
 
@@ -104,7 +121,7 @@ class SimulatedFleet:
                     raise FleetError(f"cannot register the simulated Node {name}: {error.message}; the simulated "
                                      "fleet writes Nodes: install with `nvcre setup init --sim-runner` (the nvcre-simulator "
                                      "role), or run it with credentials that may create Nodes") from None
-                if node_labels(stored).get(LABEL_SIMULATED) != "true" and not self.plays_the_cluster:
+                if not registered_by_simulator(stored) and not self.plays_the_cluster:
                     self.not_ours.add(name)
                     continue
                 if stored.get("status") or isinstance(error, Forbidden):

@@ -18,7 +18,7 @@ from nvcre_tui.cli import main
 from nvcre_tui.cli.interrupt import stop_on_interrupt
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.history import HistoryQuery
-from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE, NVCRE_VERSION, SCHEMA_GENERATION
 from nvcre_tui.engine.lease import EngineLease
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
@@ -209,7 +209,8 @@ def test_delete_wait_that_may_run_no_engine_says_why_before_it_waits(tmp_path: P
         assert main(["certification", "delete", "held", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "1s"]) == 3
         err = capsys.readouterr().err
         assert ("waiting up to 1s until its Workflows, Jobs and runs are gone; this process runs no engine (viewer: "
-                "workflows.nvcre.nvidia.com was installed by another nvcre version") in err
+                f"workflows.nvcre.nvidia.com was installed by nvcre {NVCRE_VERSION} (schema generation {SCHEMA_GENERATION}) with "
+                "another schema") in err
         assert "run `nvcre setup init`" in err
         assert err.index("waiting up to 1s") < err.index("1 of its objects remain")
 

@@ -122,10 +122,12 @@ def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
 
         return ("namespace", "missing", not_installed(status.namespace, status.elsewhere))
     if status.namespace_present and not status.namespace_holds_install:
+        from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
         from nvcre_tui.engine.kube.installs import INSTALL_FLAG
 
+        flag = "" if status.namespace == INSTALL_NAMESPACE else f" {INSTALL_FLAG} {status.namespace}"
         where = (f"; nvcre is installed in {', '.join(status.elsewhere)}: pass {INSTALL_FLAG} {status.elsewhere[0]}" if status.elsewhere
-                 else ": run nvcre setup init to install into it")
+                 else f": run nvcre setup init{flag} to install into it")
         return ("namespace", "no install", f"{status.namespace} exists but holds no nvcre install (no setup init label: made "
                 f"beforehand, or kept by setup reset because init had not created it){where}")
     return ("namespace", "ok" if status.namespace_present else "missing", status.namespace)

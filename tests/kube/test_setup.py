@@ -562,6 +562,11 @@ async def test_status_says_a_namespace_kept_by_reset_holds_no_install(server, ku
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
     assert row.startswith(f"namespace no install {NS} exists but holds no nvcre install"), out
+    # another namespace: the init that installs into it names it
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "--install-namespace", "team")
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
+    assert row.endswith(": run nvcre setup init --install-namespace team to install into it"), out
 
 
 async def test_status_checks_the_users_roles(server, kubeconfig, admin, capsys) -> None:

@@ -158,3 +158,13 @@ async def test_a_sim_runner_run_on_newer_crds_says_why_no_fleet_was_registered(s
         f"installed by nvcre 9.9.0 (schema generation {NEWER}), newer than this engine's {THIS}: run the engine of nvcre 9.9.0 or "
         "later (`nvcre setup init --force` of this version would downgrade the CRDs, and a newer engine then refuses them)"), err
     assert server.objects("", "nodes") == []
+
+
+async def test_a_version_annotation_anyone_may_set_is_shown_in_one_line(server, kubeconfig, admin, capsys) -> None:
+    """The annotation is the cluster's text: a newline in it split `setup init`'s one line (and status's row) in two."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _stamp(admin, generation=NEWER, version="9.9.0\nnvcre is installed\x1b[2J" + "x" * 200)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    [line] = err.splitlines()
+    assert code == 2 and "\x1b" not in line
+    assert line.startswith("nvcre setup init: the CRDs were installed by nvcre 9.9.0 nvcre is installed\ufffd[2J" + "x" * 36 + " (schema")

@@ -22,6 +22,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, AN
                                              ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME)
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import (CLUSTER_ROLE, CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, ROLE, ROLE_BINDING, SERVICE_ACCOUNT,
                                              VALIDATION_REQUEST, ResourceKind)
 
@@ -92,6 +93,9 @@ class InstalledSchema:
         return self.versions[-1] if self.versions else None
 
 
+MAX_VERSION_CHARS = 64
+
+
 def _generation(text: str | None) -> int:
     try:
         return max(0, int(text or 0))
@@ -108,8 +112,11 @@ def installed_schema(stored: Iterable[Mapping[str, Any] | None]) -> InstalledSch
         meta = (crd or {}).get("metadata") or {}
         annotations = meta.get("annotations") or {}
         if meta.get("name") in ours and annotations.get(ANNOTATION_SCHEMA_HASH) is not None:
+            version = annotations.get(ANNOTATION_INSTALLED_BY_VERSION)
+            # anyone may annotate a CRD: what it says is shown in one line, and at a length a version has
+            shown = printable(" ".join(str(version).split()), newlines=False)[:MAX_VERSION_CHARS] if version is not None else None
             stamped.append((meta["name"], annotations[ANNOTATION_SCHEMA_HASH] != ours[meta["name"]],
-                            _generation(annotations.get(ANNOTATION_SCHEMA_GENERATION)), annotations.get(ANNOTATION_INSTALLED_BY_VERSION)))
+                            _generation(annotations.get(ANNOTATION_SCHEMA_GENERATION)), shown))
     if not stamped:
         return None
     differ = tuple(name for name, differs, _, _ in stamped if differs)

@@ -445,24 +445,27 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     if keep:
         objects = [obj for obj in objects if obj["kind"] != NAMESPACE.kind]
-    if (refused := await _may_not_delete(store, objects)) is not None:  # before the CRDs take every certification along
+    # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
+    # waits for kube-controller-manager to empty it, which a bare API server does not have.
+    made: list[dict[str, Any]] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
+    registered, strangers = await _simulated_nodes(store)
+    # before the CRDs take every certification along, and before a Lease or a Node goes: nothing half-deleted
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}} for node in registered]
+    if (refused := await _may_not_delete(store, [*made, *nodes, *objects])) is not None:
         _say(f"nvcre setup reset: this user may not delete {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
         return EXIT_BAD_INPUT
     part_of = {resource_ref(obj): part for part, members in install_parts(namespace, simulator=True) for obj in members}
     absent: list[str] = []
     crds = [o for o in objects if o["kind"] == CRD.kind]
     rest = [o for o in reversed(objects) if o["kind"] != CRD.kind]  # bindings before roles, namespace last
-    # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
-    # waits for kube-controller-manager to empty it, which a bare API server does not have.
-    made: list[dict[str, Any]] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
     for leftover in made:
         try:
             await store.delete(kind_of(leftover), leftover["metadata"]["name"], namespace)
             print(f"{resource_ref(leftover)} deleted")
         except NotFound:
             pass
-    await _remove_simulated_nodes(store)
+    await _remove_simulated_nodes(store, registered, strangers)
     for obj in [*crds, *rest]:
         meta = obj["metadata"]
         try:
@@ -552,31 +555,37 @@ def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, e
         print(f"already absent: {', '.join(shown)}")
 
 
-async def _remove_simulated_nodes(store: KubeStore) -> None:
-    """The Nodes `--sim-runner` registered: left behind they look like Ready GPU nodes that a later run targets. Said in
-    one line, not one per Node. Registered means the simulator itself set their simulated label (the server's
-    managedFields say who set each field, on any API server, and for the Nodes an older nvcre registered too): a Node
-    merely labelled simulated (a real one someone labelled, a copy of a simulated one) is never deleted; one line names it."""
+async def _simulated_nodes(store: KubeStore) -> tuple[list[Obj], list[str]]:
+    """The Nodes `--sim-runner` registered, and the names of those labelled simulated that it did not. Registered means
+    the simulator itself set their simulated label (the server's managedFields say who set each field, on any API
+    server, and for the Nodes an older nvcre registered too): a Node merely labelled simulated (a real one someone
+    labelled, a copy of a simulated one) is never deleted."""
     from nvcre_tui.engine.sim.fleet import registered_by_simulator
+    from nvcre_tui.engine.store.protocol import NODE
+
+    nodes = (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items
+    return ([node for node in nodes if registered_by_simulator(node)],
+            [node["metadata"]["name"] for node in nodes if not registered_by_simulator(node)])
+
+
+async def _remove_simulated_nodes(store: KubeStore, registered: list[Obj], strangers: list[str]) -> None:
+    """Delete the Nodes `--sim-runner` registered (left behind they look like Ready GPU nodes that a later run targets),
+    said in one line, not one per Node; one line names those labelled simulated that it did not register, which stay."""
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NODE
 
-    deleted, left = [], []
-    for node in (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items:
-        name = node["metadata"]["name"]
-        if not registered_by_simulator(node):
-            left.append(name)
-            continue
+    deleted = []
+    for node in registered:
         try:
-            await store.delete(NODE, name)
-            deleted.append(name)
+            await store.delete(NODE, node["metadata"]["name"])
+            deleted.append(node["metadata"]["name"])
         except NotFound:
             pass
     if deleted:
         print(f"deleted the {count(len(deleted), 'simulated Node')} --sim-runner registered: {listed(deleted, 3)}")
-    if left:
-        _say(f"nvcre setup reset: left {count(len(left), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
-             f"register (another client set that label): {listed(left, 3)}; nvcre never deletes a Node it did not make")
+    if strangers:
+        _say(f"nvcre setup reset: left {count(len(strangers), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
+             f"register (another client set that label): {listed(strangers, 3)}; nvcre never deletes a Node it did not make")
 
 
 def _controlled(namespace: Obj) -> bool:

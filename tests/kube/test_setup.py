@@ -496,6 +496,39 @@ async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, k
     assert len((await admin.list(CERTIFICATION)).items) == 1
 
 
+async def test_reset_by_a_user_who_may_not_delete_the_simulated_nodes_deletes_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """A user who may delete the whole install but not Nodes: reset deleted the engine Lease and the fleet's ConfigMap, then
+    stopped on the first simulated Node, half-applied. Deleting them is asked of RBAC with the rest, first."""
+    from nvcre_tui.engine.api.vocabulary import SIMULATOR_AGENT
+
+    await nvcre(capsys, "setup", "init", "--sim-runner", "--kubeconfig", kubeconfig)
+    simulator = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent=SIMULATOR_AGENT)
+    try:
+        await simulator.create(NODE, _gpu_node("sim-1", simulated=True))
+    finally:
+        await simulator.close()
+    await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nvcre-sim-fleet", "namespace": NS}})
+    core = ["namespaces", "serviceaccounts", "configmaps", "pods", "services", "secrets", "events"]
+    rules = [{"apiGroups": ["apiextensions.k8s.io", "nvcre.nvidia.com", "coordination.k8s.io", "rbac.authorization.k8s.io"],
+              "resources": ["*"], "verbs": ["*"]},
+             {"apiGroups": [""], "resources": core, "verbs": ["*"]},
+             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
+                                      "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert err == ("nvcre setup reset: this user may not delete Node sim-1 (RBAC); setup reset needs a cluster admin (nothing "
+                   "deleted)\n"), err
+    assert await admin.get(CONFIGMAP, "nvcre-sim-fleet", NS) and await admin.get(NODE, "sim-1")
+    for obj in install_objects(NS, simulator=True):
+        assert await present(admin, obj), obj["metadata"]["name"]
+
+
 async def test_status_of_another_namespace_says_where_nvcre_is_installed(server, kubeconfig, capsys) -> None:
     """`setup status -n other` said only "namespace missing other" and to run setup init, which refuses a second install."""
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)

@@ -34,7 +34,11 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
     changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
     rbac_state = "missing" if absent else "changed" if changed else "ok"
-    advice = "" if status.elsewhere else " (run nvcre setup init)"  # installed elsewhere: the namespace row says where
+    newer = status.schema is not None and status.schema.order == "newer"  # a newer nvcre's init made them: not this one's to redo
+    advice = ("" if status.elsewhere else  # installed elsewhere: the namespace row says where
+              f" (a newer nvcre installed nvcre; this one's setup init would downgrade it: ask nvcre "
+              f"{status.schema.newest_version if status.schema and status.schema.newest_version else 'that version'}'s setup status)"
+              if newer else " (run nvcre setup init)")
     rbac_detail = (f"missing {', '.join(absent)}{advice}" if absent else
                    f"differs from init: {', '.join(changed)}{advice}" if changed
                    else f"{len(status.rbac)} objects as init makes them: the engine's, the users' roles ({', '.join(USER_ROLES)}), "

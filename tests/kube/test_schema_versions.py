@@ -168,3 +168,19 @@ async def test_a_version_annotation_anyone_may_set_is_shown_in_one_line(server, 
     [line] = err.splitlines()
     assert code == 2 and "\x1b" not in line
     assert line.startswith("nvcre setup init: the CRDs were installed by nvcre 9.9.0 nvcre is installed\ufffd[2J" + "x" * 36 + " (schema")
+
+
+async def test_status_on_a_newer_install_does_not_advise_the_init_that_refuses(server, kubeconfig, admin, capsys) -> None:
+    """A newer nvcre's init grants other rules: status said "RBAC changed ... (run nvcre setup init)", the init that
+    refuses to downgrade."""
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _stamp(admin, generation=NEWER, version="9.9.0")
+    role = await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    role["rules"].append({"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]})  # as 9.9.0 grants it
+    await admin.update(CLUSTER_ROLE, role)
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("RBAC ")]
+    assert code == 1 and row == ("RBAC changed differs from init: ClusterRole nvcre-engine (a newer nvcre installed nvcre; this one's "
+                                 "setup init would downgrade it: ask nvcre 9.9.0's setup status)"), out

@@ -58,4 +58,5 @@ def test_a_viewer_run_gives_up_after_its_timeout_in_real_time(tmp_path: Path, ca
         assert main(_run(kubeconfig, tmp_path, "--timeout", "2s")) == 3
         assert time.monotonic() - began < 30
         out, err = capsys.readouterr()
+        # nothing ran it (the Lease's holder is a squatter): the report says it waits to start, not that it runs
         assert "Timed out after 2s" in out + err and "Result:         WAITING to start" in out

@@ -74,7 +74,9 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "computeDomains": _compute_domain_row(status.rack_scale_nodes, status.compute_domains),
         "nodes": ("gpu nodes", str(status.gpu_nodes), f"of {status.nodes} nodes" + (
             f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
-            if status.simulated_nodes else "")),
+            if status.simulated_nodes else "") + (
+            f"; {status.simulated_strangers} labelled simulated by another client, not the simulator (real Nodes to nvcre: "
+            "--sim-runner does not play them and `setup reset` leaves them)" if status.simulated_strangers else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
         "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
         "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),

@@ -239,6 +239,17 @@ def _gpu_node(name: str, simulated: bool = False) -> dict:
             "status": {"allocatable": {"nvidia.com/gpu": "8"}, "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
+async def register_simulated(kubeconfig: str, name: str) -> None:
+    """A Node as --sim-runner's fleet registers it: labelled simulated by the simulator itself (its user agent)."""
+    from nvcre_tui.engine.api.vocabulary import SIMULATOR_AGENT
+
+    simulator = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent=SIMULATOR_AGENT)
+    try:
+        await simulator.create(NODE, _gpu_node(name, simulated=True))
+    finally:
+        await simulator.close()
+
+
 def _node_lease(name: str, seconds_ago: float) -> dict:
     from datetime import timedelta
 
@@ -253,7 +264,7 @@ async def test_status_says_when_no_kubelet_runs_the_gpu_nodes(server, kubeconfig
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     for name in ("gpu-a", "gpu-b"):
         await admin.create(NODE, _gpu_node(name))
-    await admin.create(NODE, _gpu_node("sim-1", simulated=True))  # --sim-runner's fleet plays its own kubelets
+    await register_simulated(kubeconfig, "sim-1")  # --sim-runner's fleet plays its own kubelets
 
     def kubelet_row(out: str) -> str:
         return next(line for line in out.splitlines() if line.startswith("kubelets"))
@@ -268,6 +279,14 @@ async def test_status_says_when_no_kubelet_runs_the_gpu_nodes(server, kubeconfig
     assert "partial" in row and "1 of 2 GPU nodes" in row and row.endswith("no kubelet heard from: gpu-b")
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
     assert json.loads(out)["silentNodes"] == ["gpu-b"] and json.loads(out)["kubeletChecked"] == 2
+    # labelled simulated by someone else: a real Node to nvcre (the fleet does not play it, reset leaves it), so it needs a kubelet
+    await admin.create(NODE, _gpu_node("labelled-1", simulated=True))
+    code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert kubelet_row(out).endswith("no kubelet heard from: gpu-b, labelled-1"), out
+    [nodes] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("gpu nodes")]
+    assert nodes == ("gpu nodes 4 of 4 nodes; 1 simulated by --sim-runner (no GPU behind them; `setup reset` removes them); 1 labelled "
+                     "simulated by another client, not the simulator (real Nodes to nvcre: --sim-runner does not play them and "
+                     "`setup reset` leaves them)"), out
 
 
 async def test_status_says_when_no_scheduler_runs(server, kubeconfig, admin, capsys) -> None:
@@ -281,7 +300,7 @@ async def test_status_says_when_no_scheduler_runs(server, kubeconfig, admin, cap
         return next(line for line in out.splitlines() if line.startswith("scheduler"))
 
     assert "no GPU nodes" in await scheduler_row()
-    await admin.create(NODE, _gpu_node("sim-1", simulated=True))
+    await register_simulated(kubeconfig, "sim-1")
     assert "only simulated GPU nodes" in await scheduler_row()
     await admin.create(NODE, _gpu_node("gpu-a"))
     row = await scheduler_row()

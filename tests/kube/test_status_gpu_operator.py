@@ -8,7 +8,7 @@ import json
 import re
 
 from nvcre_tui.engine.store import CRD, NAMESPACE, NODE
-from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
+from tests.kube.test_setup import _gpu_node, admin, kubeconfig, no_user_cluster, nvcre, register_simulated, server  # noqa: F401 - fixtures
 from tests.kube.test_status_probe import trainer_crd
 
 
@@ -20,7 +20,7 @@ def _row(out: str) -> list[str]:
 async def test_labelled_nodes_alone_are_not_the_gpu_operator(server, kubeconfig, admin, capsys) -> None:
     for name in ("gpu-a", "gpu-b"):
         await admin.create(NODE, _gpu_node(name))
-    await admin.create(NODE, _gpu_node("sim-1", simulated=True))  # --sim-runner's fleet: its label proves nothing either
+    await register_simulated(kubeconfig, "sim-1")  # --sim-runner's fleet: its label proves nothing either
     code, out, _ = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     assert code == 1 and _row(out) == [
         "gpu operator", "not found", "no clusterpolicies.nvidia.com or nvidiadrivers.nvidia.com CRD, no gpu-operator or "

@@ -124,6 +124,8 @@ class InstallStatus:
     # The namespace carries setup init's label (part-of nvcre): an install is there. One kept after `setup reset` (init had
     # not created it) or made beforehand exists and holds none.
     namespace_holds_install: bool = True
+    # Nodes labelled simulated that the simulator did not register (another client set the label): real Nodes to nvcre
+    simulated_strangers: int = 0
 
     @property
     def installed(self) -> bool:
@@ -289,7 +291,12 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                  if await _read(unknown, "gpuOperator", _get(store, NAMESPACE, name), None) is not None]
     # GPU Feature Discovery's label, on Nodes it could have labelled (--sim-runner's fleet carries it too): a label anyone
     # may set, so it is told apart from the operator's own objects and never counts as finding the operator
-    labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and labels_of(node).get(LABEL_SIMULATED) != "true")
+    # the Nodes --sim-runner registered (labelled simulated by the simulator itself); one merely labelled so is a real Node
+    from nvcre_tui.engine.sim.fleet import registered_by_simulator
+
+    simulated = {node["metadata"]["name"] for node in node_items if registered_by_simulator(node)}
+    strangers = sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true" and node["metadata"]["name"] not in simulated)
+    labelled = sum(1 for node in node_items if labels_of(node).get(LABEL_GPU_PRESENT) == "true" and node["metadata"]["name"] not in simulated)
     services = await _read(unknown, "dcgm", store.list(SERVICE), None)
     dcgm = [f"{s['metadata'].get('namespace')}/{s['metadata']['name']}" for s in (services.items if services else [])
             if s["metadata"]["name"].startswith(DCGM_PREFIX)]
@@ -302,7 +309,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     rack_scale = sum(1 for node in node_items if node_gpu_architecture(node) in RACK_SCALE_ARCHITECTURES)
     domains = await _read(unknown, "computeDomains", _get(store, CRD, COMPUTE_DOMAIN_CRD), None) is not None
     # the simulated fleet plays its own Nodes' kubelets (`--sim-runner`): only the others need one
-    real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and labels_of(node).get(LABEL_SIMULATED) != "true"]
+    real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and node["metadata"]["name"] not in simulated]
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     scheduler = await _scheduler(store, clock, unknown)
@@ -312,7 +319,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,
-                         sum(1 for node in node_items if labels_of(node).get(LABEL_SIMULATED) == "true"),
+                         len(simulated),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
                          namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds),
-                         namespace_obj is None or labels_of(namespace_obj).get(LABEL_PART_OF) == "nvcre")
+                         namespace_obj is None or labels_of(namespace_obj).get(LABEL_PART_OF) == "nvcre", strangers)

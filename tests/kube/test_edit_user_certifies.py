@@ -78,6 +78,7 @@ def test_an_edit_users_run_wait_follows_as_a_viewer(tmp_path: Path, capsys: pyte
         alice = asyncio.run(least_privileged(server, kubeconfig, "alice"))
         assert main(_run(alice, tmp_path, "waits", "--wait", "--timeout", "2s")) == 3  # timed out following: no engine runs
         out, err = capsys.readouterr()
+        # no engine ran it: the report says it waits to start (its phase), not that it runs
         assert "Result:         WAITING to start" in out and "Traceback" not in err and "Forbidden" not in err
         assert NEEDS_CONTROLLER in err
         assert asyncio.run(_lease(kubeconfig)) is None

@@ -24,7 +24,10 @@ CERT = ROOT / "examples" / "certification.yaml"
 # Wall-clock fields: the cluster run starts at the real time, the embedded one at the simulator's epoch.
 CLOCK_FIELDS = ("startTime", "completionTime")
 # ... and the timestamps a kept log tail's lines carry (kubelet's --timestamps, the simulator's the same way).
-LOG_def without_clock(report: dict[str, Any]) -> dict[str, Any]:
+LOG_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def without_clock(report: dict[str, Any]) -> dict[str, Any]:
     kept = {key: value for key, value in report.items() if key not in CLOCK_FIELDS}
     return json.loads(LOG_TIMESTAMP.sub("<time>", json.dumps(kept)))
 

@@ -13,7 +13,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_resul
 from nvcre_tui.cli.session import Told, add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_name_of_run, labels_of, orchestration_of
+from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
@@ -45,7 +46,8 @@ from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
-from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.planning.render import check_certification, render_certification
+from nvcre_tui.engine.planning.resolve import SHAPE_OPTIONS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.diagnose.summary import rounds_weighed
 from nvcre_tui.engine.report.nodestates import diagnosis_open
@@ -174,6 +176,8 @@ async def _run(args: argparse.Namespace) -> int:
     file_namespace_agrees(args.namespace, cert.metadata.namespace, _source(args))
     if getattr(args, "history", None):
         check_history(Path(args.history))
+    # What needs no Node is checked before anything is made (--setup too), and for a user who may not read the Nodes
+    known = check_certification(cert, catalog, _source(args))
     if not on_cluster(args):
         state = state_path_of(args)
         check_writable(state, "--state")  # run writes the simulator's store: find out now
@@ -187,7 +191,7 @@ async def _run(args: argparse.Namespace) -> int:
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = Told(tell_notices(session))
     try:
-        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told)
+        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, _from_the_nodes(cert, catalog, known))
     finally:
         await close_session(session, told.count)
 
@@ -255,7 +259,7 @@ def _gpu_product(nodes: list[Any]) -> str | None:
 
 
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
-                  login: registry.Login | None = None, told: Told | None = None) -> int:
+                  login: registry.Login | None = None, told: Told | None = None, from_the_nodes: Sequence[str] = ()) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
@@ -319,7 +323,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     if unplanned:
-        console.print(escape(_UNPLANNED + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
+        shape = "; checked here: what needs no Node" + (
+            f"; {_listed(from_the_nodes)} {'come' if len(from_the_nodes) > 1 else 'comes'} from the nodes' GPU architecture and platform"
+            if from_the_nodes else "")
+        console.print(escape(_UNPLANNED + shape + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
                              + (f"; --wait follows it for {format_duration(_default_timeout([]))} unless --timeout"
                                 if args.wait and timeout is None else "")), soft_wrap=True, style="yellow")
     viewer = session.viewer_reason
@@ -357,6 +364,21 @@ NO_ENGINE_AFTER = ("this command was its engine: nothing advances it until anoth
 
 _UNPLANNED = ("not planned here: this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them); "
               "the engine plans it on the nodes it finds")
+
+
+def _from_the_nodes(cert: Any, catalog: Any, known: Sequence[CategoryOptions]) -> list[str]:
+    """The options of the GPU node shape (gpu-defaults.yaml) some category leaves unset and reads (every run spec
+    carries gpusPerNode, mlnxPerNode and enableMNNVL; maxBytes only where a template reads it): where Nodes cannot be
+    read, they are the engine's to fill, from the nodes it finds."""
+    entries = [catalog.find(category.domain, category.variant) for category in cert.spec.categories]
+    wire = {name: CategoryOptions.model_fields[name].alias or name for name in CategoryOptions.model_fields if name in SHAPE_OPTIONS}
+    return [shown for name, shown in wire.items()
+            if any(getattr(options, name) is None and (name != "max_bytes" or shown in entry.template_options)
+                   for options, entry in zip(known, entries, strict=True))]
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _was_its_engine(session: Session) -> bool:

@@ -140,7 +140,7 @@ def test_an_edit_user_who_may_not_list_nodes_certifies_and_the_engine_plans(
         asyncio.run(_register(kubeconfig))
         bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
         if source == "category":
-            argv = _run(bob, tmp_path, "bob-1")
+            argv = _run(bob, tmp_path, "bob-1", "--gpus-per-node", "4")
         else:
             cert = tmp_path / "cert.yaml"
             cert.write_text("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: bob-1}\n"
@@ -153,6 +153,9 @@ def test_an_edit_user_who_may_not_list_nodes_certifies_and_the_engine_plans(
         assert "Certification bob-1 created in namespace default" in err and "Traceback" not in err
         [line] = [line for line in err.splitlines() if line.startswith("not planned here")]
         assert "may not list Nodes" in line and "the engine plans it" in line
+        # the options the nodes' GPU architecture and platform decide, unless set, are named: planning here needed them
+        shape = "mlnxPerNode, enableMNNVL and maxBytes come" if source == "category" else "gpusPerNode, mlnxPerNode, enableMNNVL and maxBytes come"
+        assert f"; checked here: what needs no Node; {shape} from the nodes' GPU architecture and platform" in line, line
         assert ("GPU product not narrowed" in line) == (source == "category")
         assert asyncio.run(_certifications(kubeconfig)) == ["bob-1"]
         assert "nvidia.com/gpu.product" not in asyncio.run(_spec_of(kubeconfig, "bob-1"))["target"].get("nodeSelector", {})
@@ -185,3 +188,43 @@ def test_a_command_that_reads_every_node_names_the_grant_it_takes(tmp_path: Path
         assert len(err.splitlines()) == 1 and 'User "dave" cannot list resource "nodes"' in err, err
         assert err.endswith("it takes get, list and watch on nodes, which no namespaced role grants (a ClusterRole with them "
                             "and a ClusterRoleBinding)\n"), err
+
+
+CERT_HEAD = ("apiVersion: nvcre.nvidia.com/v1alpha1\nkind: Certification\nmetadata: {name: bob-bad}\n"
+             "spec:\n  target: {nodeSelector: {nvidia.com/gpu.present: 'true'}}\n  categories:\n")
+
+
+@pytest.mark.parametrize(("category", "flags", "expected"), [
+    ("    - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node, onFailure: diagnose}}\n", (),
+     "cert.yaml: spec.categories[0].options.onFailure: onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node "
+     "test), not intra-node"),
+    ("    - {domain: diagnostics, variant: dcgm-level4, options: {onFailure: diagnose}}\n", (),
+     "cert.yaml: spec.categories[0].options.onFailure: onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node "
+     "test), not intra-node"),
+    ("    - {domain: training, variant: nemotron5-8b, options: {maxSteps: -1, exitDurationMins: 60, timeoutPerJob: 1h}}\n", (),
+     "cert.yaml: spec.categories[0].options.maxSteps: -1 trains until exitDurationMins (1h00m) but timeoutPerJob 1h would end the "
+     "run first: give timeoutPerJob at least 1h10m, or a step count"),
+    (None, ("--category", "training/nemotron5-8b", "--max-steps", "-1", "--exit-duration-mins", "60"),
+     "--category: spec.categories[0].options.maxSteps: -1 trains until exitDurationMins (1h00m) but timeoutPerJob 1h would end the "
+     "run first"),
+])
+def test_an_edit_user_who_may_not_list_nodes_is_refused_what_no_node_would_make_right(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], category: str | None, flags: tuple[str, ...], expected: str) -> None:
+    """Planning left to the engine skipped every check of the plan for such a user, those that need no Node too: input a
+    user with Nodes readable is refused (exit 2, one line) created a Certification the engine failed later. Those
+    checks run before anything is created; a good certification is still created (above)."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
+        common = ["--kubeconfig", str(bob), "--history", str(tmp_path / "h.db")]
+        if category is not None:
+            cert = tmp_path / "cert.yaml"
+            cert.write_text(CERT_HEAD + category)
+            argv = ["certification", "run", "--cert-file", str(cert), *common]
+        else:
+            argv = ["certification", "run", "--name", "bob-bad", *flags, *common]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert len(err.splitlines()) == 1 and expected in err and "Traceback" not in err, err
+        assert asyncio.run(_certifications(kubeconfig)) == []

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.fit import extended_amounts
@@ -162,12 +162,30 @@ def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions
     return needed
 
 
-def render_category(cert: Certification, index: int, nodes: Sequence[Node], catalog: Catalog) -> RenderedCategory:
-    """Render category `index` of `cert` on `nodes`; RenderError when it cannot run there."""
+def check_category(cert: Certification, index: int, catalog: Catalog) -> tuple[CatalogEntry, CategoryOptions]:
+    """The checks of render_category that need no Node (RenderError when category `index` could run on no nodes at
+    all); its catalog entry, and its options as far as they are known without the nodes: resolved without their GPU
+    shape (resolve.SHAPE_OPTIONS), which none of these checks reads. What they refuse, every node refuses; what the
+    shape decides is render_category's, on the nodes. Run alone where the Nodes cannot be read (a user who may not
+    list them), before anything is created."""
     category = cert.spec.categories[index]
     entry = catalog.find(category.domain, category.variant)
     if entry is None:
         raise RenderError(f"unknown category {category.key}", "variant")
+    options = resolve_options(catalog, entry, cert.spec.category_options(index), None, None)
+    if options.max_steps is not None and options.max_steps < 0 and "maxSteps" in entry.template_options:
+        _check_no_step_limit(options)
+    scale = options.test_scale or entry.test_scales[0]
+    if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
+        raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
+    return entry, options
+
+
+def render_category(cert: Certification, index: int, nodes: Sequence[Node], catalog: Catalog) -> RenderedCategory:
+    """Render category `index` of `cert` on `nodes`; RenderError when it cannot run there (check_category first,
+    then what needs the nodes)."""
+    category = cert.spec.categories[index]
+    entry, _ = check_category(cert, index, catalog)
     user = cert.spec.category_options(index)
     try:
         found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user))
@@ -178,8 +196,6 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         raise RenderError(f"no eligible nodes match ({why})", "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)
-    if options.max_steps is not None and options.max_steps < 0 and "maxSteps" in entry.template_options:
-        _check_no_step_limit(options)
     scale = options.test_scale or entry.test_scales[0]
     gpus = options.gpus_per_node or 1
     if user.nodes_per_job and user.nodes_per_job > len(found.nodes):
@@ -189,8 +205,6 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     npj = 1 if (entry.per_node or scale == "intra-node") else (user.nodes_per_job or auto_nodes_per_job(entry, len(found.nodes), gpus, arch))
     if npj < 1:
         raise RenderError(f"{entry.key} needs at least {entry.min_gpus} GPUs; {len(found.nodes)} nodes x {gpus} GPUs is too few")
-    if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
-        raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
@@ -353,16 +367,30 @@ def _planned(found: Discovery, plan: Partition, applied: list[AppliedOverride]) 
     )
 
 
+_T = TypeVar("_T")
+
+
 def render_certification(cert: Certification, nodes: Sequence[Node], catalog: Catalog, where: str) -> list[RenderedCategory]:
     """Every category rendered; InputError lists each category that cannot run, with its field path."""
-    rendered, problems = [], []
+    return _each_category(cert, where, lambda index: render_category(cert, index, nodes, catalog))
+
+
+def check_certification(cert: Certification, catalog: Catalog, where: str) -> list[CategoryOptions]:
+    """check_category of every category, as render_certification tells its problems: what can be checked without
+    the Nodes; each category's options as far as they are known without them."""
+    return [options for _, options in _each_category(cert, where, lambda index: check_category(cert, index, catalog))]
+
+
+def _each_category(cert: Certification, where: str, do: Callable[[int], _T]) -> list[_T]:
+    """`do` of each category's index; InputError lists each category that raised RenderError, with its field path."""
+    done, problems = [], []
     for index in range(len(cert.spec.categories)):
         try:
-            rendered.append(render_category(cert, index, nodes, catalog))
+            done.append(do(index))
         except RenderError as error:
             target = f"spec.categories[{index}].target" if cert.spec.categories[index].target else "spec.target"
             field = {"target": target, None: f"spec.categories[{index}]"}.get(error.field, f"spec.categories[{index}].options.{error.field}")
             problems.append(f"{where}: {field}: {error}")
     if problems:
         raise InputError(list(dict.fromkeys(problems)))  # categories sharing spec.target share its problem: told once
-    return rendered
+    return done

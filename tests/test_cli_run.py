@@ -512,6 +512,22 @@ def test_the_default_timeout_allows_a_diagnosis_after_the_iterations() -> None:
     assert _default_timeout(rendered(onFailure={"diagnose": {}})) == (2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
 
 
+def test_the_default_timeout_of_a_certification_not_planned_here_counts_its_budgets() -> None:
+    """A user who may not list Nodes plans nothing here: `run --wait` followed any certification for 30 minutes, a
+    24-hour training too (exit 3 while it ran). Its categories' budgets, known without the nodes, count one round of
+    groups each."""
+    from nvcre_tui.cli.run import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.engine.api.options import CategoryOptions
+    from nvcre_tui.engine.planning.render import check_certification
+
+    catalog = default_catalog()
+    cert = certification_for_categories(["training/nemotron5-56b", "communication/nccl-all-reduce"], "t", catalog)
+    known = check_certification(cert, catalog, "--category")
+    assert _default_timeout([], known) == (24 + 1) * 3600 * 1.5
+    cert.spec.categories[1].options = CategoryOptions.model_validate({"onFailure": "diagnose", "repeatCount": 2})
+    assert _default_timeout([], check_certification(cert, catalog, "--category")) == (24 + 2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
+
+
 def test_a_table_a_script_reads_has_no_padding_after_its_last_word(capsys: pytest.CaptureFixture[str]) -> None:
     """Rich pads every cell to its column: piped, each line of `list-categories` ended in spaces up to the widest."""
     assert main(["certification", "list-categories"]) == 0

@@ -104,19 +104,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 DIAGNOSE_ROUNDS = 8  # the rounds --timeout's default allows a diagnosis (a bound to wait for, not a limit on it)
 
 
-def _default_timeout(rendered: list[Any]) -> float:
+def _default_timeout(rendered: list[Any], unplanned: Sequence[CategoryOptions] = ()) -> float:
     """Sum of each category's budget × iterations × rounds of groups, × 1.5, at least 30 minutes. A diagnosis (testScale
-    diagnose, or onFailure after the iterations) counts as DIAGNOSE_ROUNDS rounds."""
-    total = 0.0
+    diagnose, or onFailure after the iterations) counts as DIAGNOSE_ROUNDS rounds. A category not planned here (Nodes
+    unread: its options as known without them) counts one round of groups: the least its nodes may take."""
+    budgets = []  # (timeoutPerJob, iterations, a diagnose run, onFailure: diagnose, rounds of groups)
     for item in rendered:
         orch = item.workflow.spec.orchestration
         groups = max(1, len(item.groups))
         concurrent = orch.execution.max_concurrent or groups
-        waves = -(-groups // concurrent)
-        rounds = orch.iterations * (DIAGNOSE_ROUNDS if orch.diagnose else 1)
-        if orch.on_failure is not None and orch.on_failure.diagnose is not None:
-            rounds += DIAGNOSE_ROUNDS
-        total += parse_duration(orch.execution.timeout_per_job or "1h") * rounds * max(waves, 1)
+        budgets.append((orch.execution.timeout_per_job, orch.iterations, orch.diagnose is not None,
+                        orch.on_failure is not None and orch.on_failure.diagnose is not None, -(-groups // concurrent)))
+    budgets += [(options.timeout_per_job, options.repeat_count or 1, options.test_scale == "diagnose", options.on_failure == "diagnose", 1)
+                for options in unplanned]
+    total = 0.0
+    for timeout_per_job, iterations, diagnosing, on_failure, waves in budgets:
+        rounds = iterations * (DIAGNOSE_ROUNDS if diagnosing else 1) + (DIAGNOSE_ROUNDS if on_failure else 0)
+        total += parse_duration(timeout_per_job or "1h") * rounds * max(waves, 1)
     return min(max(total * 1.5, 1800.0), 100 * MAX_DURATION_SECONDS)  # the cap keeps the clock a date
 
 
@@ -191,7 +195,7 @@ async def _run(args: argparse.Namespace) -> int:
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = Told(tell_notices(session))
     try:
-        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, _from_the_nodes(cert, catalog, known))
+        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, known)
     finally:
         await close_session(session, told.count)
 
@@ -259,7 +263,7 @@ def _gpu_product(nodes: list[Any]) -> str | None:
 
 
 async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
-                  login: registry.Login | None = None, told: Told | None = None, from_the_nodes: Sequence[str] = ()) -> int:
+                  login: registry.Login | None = None, told: Told | None = None, known: Sequence[CategoryOptions] = ()) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
@@ -323,11 +327,13 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")
     console.print("Categories:\n" + "\n".join(f"  - {c.key}" for c in cert.spec.categories))
     if unplanned:
+        from_the_nodes = _from_the_nodes(cert, catalog, known)
         shape = "; checked here: what needs no Node" + (
             f"; {_listed(from_the_nodes)} {'come' if len(from_the_nodes) > 1 else 'comes'} from the nodes' GPU architecture and platform"
             if from_the_nodes else "")
         console.print(escape(_UNPLANNED + shape + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
-                             + (f"; --wait follows it for {format_duration(_default_timeout([]))} unless --timeout"
+                             + (f"; --wait follows it for {format_duration(_default_timeout([], known))} (counted as one "
+                                "round of groups: the nodes it finds may make more) unless --timeout"
                                 if args.wait and timeout is None else "")), soft_wrap=True, style="yellow")
     viewer = session.viewer_reason
     if viewer:
@@ -345,7 +351,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
                 played = (" --sim-runner" + (f" --scenario {shlex.quote(args.scenario)}" if args.scenario else "")) if args.sim_runner else ""
                 console.print(f"[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller{escape(played)}` (README).[/]")
         return EXIT_OK
-    limit = timeout if timeout is not None else _default_timeout(rendered)
+    limit = timeout if timeout is not None else _default_timeout(rendered, known if unplanned else ())
     # The handler stays through --cleanup: a second ctrl-c (wherever it lands: a KeyboardInterrupt here, or the
     # cancellation asyncio makes of it) stops at once, the cleanup included.
     with stop_on_interrupt() as stop:

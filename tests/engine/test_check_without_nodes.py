@@ -33,3 +33,39 @@ def test_options_without_the_nodes_are_those_of_every_shape_but_the_shapes_own(u
                     assert (mine is None) == (getattr(user, name) is None and getattr(entry.defaults, name, None) is None), (entry.key, name)
                 else:
                     assert mine == theirs, (entry.key, platform, arch, name)
+
+
+async def test_the_engine_fails_at_once_what_no_node_would_make_right() -> None:
+    """render_category checks what needs no Node first: a category the engine cannot run on any nodes, whose target
+    matches none yet, waited five minutes for nodes and then failed 'no eligible nodes match', not for its fault."""
+    from datetime import timedelta
+
+    from nvcre_tui.engine.api.bodies import certification_status
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.engine import Engine
+    from nvcre_tui.engine.runners.simulated import SimulatedRunner
+    from nvcre_tui.engine.session import SIM_START
+    from nvcre_tui.engine.sim.fleet import SimulatedFleet
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.store import CERTIFICATION, MemoryStore
+    from tests.engine.test_certifications_share_nodes import CASE, certification
+    from tests.scenarios.harness import NAMESPACE, catalog
+
+    clock = ManualClock(SIM_START)
+    store = MemoryStore(clock)
+    scenario = load_scenario(CASE / "scenario.yaml")
+    await SimulatedFleet(store, clock, scenario).ensure_nodes()
+    engine = Engine(store, clock, catalog(), SimulatedRunner(store, clock, scenario, SimulatedFleet(store, clock, scenario)))
+    body = certification("wrong", ["gpu-node-99"])
+    body["spec"]["categories"][0]["options"] = {"testScale": "intra-node", "onFailure": "diagnose"}
+    await store.create(CERTIFICATION, body)
+
+    async def failed() -> bool:
+        return cond.is_terminal(await store.get(CERTIFICATION, "wrong", NAMESPACE))
+
+    assert await engine.run_until_settled(until=failed, max_seconds=60)
+    [status] = certification_status(await store.get(CERTIFICATION, "wrong", NAMESPACE))["categoryStatuses"]
+    assert (status["status"], status["reason"]) == ("Failed", "WorkflowValidationFailed"), status
+    assert status["message"].startswith("onFailure: diagnose needs testScale intra-rack or full-scale"), status
+    assert clock.now() - SIM_START < timedelta(minutes=1)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
@@ -26,13 +27,36 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
-from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW
 
 from tests.scenarios.harness import CASES, NAMESPACE, start_certification
 
 from .harness import certification_body
-from .test_wall_and_list_agree_on_excluded import CERT, SCENARIO
+
+SCENARIO = Scenario.model_validate(yaml.safe_load("""
+name: cordoned-mid-run
+seed: 71
+nodes: [{count: 5, cliques: 1}]
+faults:
+  - {type: slow-gpu, node: gpu-node-02, gpu: 1, factor: 0.5}
+  - {type: cordon, node: gpu-node-04, at: 4m}
+  - {type: cordon, node: gpu-node-05, at: 0s}
+"""))
+CERT = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: behave}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-node, repeatCount: 2, thresholds: {busBandwidthGBps: "value >= 400"}}
+    - domain: communication
+      variant: nccl-loopback
+    - domain: diagnostics
+      variant: dcgm-level4
+"""
 
 Obj = dict[str, Any]
 

@@ -3,7 +3,8 @@ any namespace (not only the one the command was given), and a namespace that hol
 (the CRDs and ClusterRoles it would delete are that install's).
 
 Each refusal is one line naming what and where; `--force` overrides the first two, never the third (pass the namespace).
-A second install namespace (an older `setup init` allowed one) shares the CRDs and ClusterRoles: refused too, unless --force.
+One of two install namespaces (an older `setup init` allowed a second) is removed alone, leaving the shared CRDs and
+ClusterRoles to the other: only an engine holding that namespace's Lease stops it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ async def reset_refusal(store: KubeStore, clock: Clock, namespace: str, *, force
     from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces, live_engines
 
     installs = await install_namespaces(store)
+    others = [name for name in installs or [] if name != namespace]
+    if others and namespace in (installs or []):
+        # One of two installs (an older `setup init` allowed a second): reset removes only this namespace's own objects
+        # and leaves the shared CRDs (every certification with them) and ClusterRoles to the other, so running
+        # certifications do not stop it; only an engine holding this namespace's Lease, which would lose its rights.
+        here = [engine for engine in await live_engines(store, clock, [namespace]) or [] if engine.namespace == namespace]
+        if here and not force:
+            return (f"the nvcre engine {_engines_text(here)}: stop it first (its Deployment or `nvcre controller` process; "
+                    "a console that runs one: quit it), or pass --force"), 0
+        return None, 0
     running = await running_certifications(store)
     engines = await live_engines(store, clock, [namespace, *(installs or [])])
     if running and not force:
@@ -56,12 +67,7 @@ async def reset_refusal(store: KubeStore, clock: Clock, namespace: str, *, force
     if engines and not force:
         return (f"the nvcre engine {_engines_text(engines)}: stop it first (its Deployment or `nvcre controller` process; "
                 "a console that runs one: quit it), or pass --force"), len(running)
-    others = [name for name in installs or [] if name != namespace]
-    if others and namespace in (installs or []) and not force:
-        # An older `setup init` allowed a second install namespace; both share the CRDs and ClusterRoles reset deletes.
-        return (f"nvcre is also installed in namespace {', '.join(others)}, which shares the CRDs and ClusterRoles this "
-                f"deletes (and with them every certification): pass --force to remove them for both (nothing deleted)"), len(running)
-    if others and namespace not in (installs or []):
+    if others:
         # The CRDs, ClusterRoles and ClusterRoleBindings are cluster-wide: deleting them here would break that install.
         return (f"nvcre is not installed in namespace {namespace} but in {', '.join(others)}: pass {INSTALL_FLAG} "
                 f"{others[0]} to remove that install (nothing deleted)"), len(running)

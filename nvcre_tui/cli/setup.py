@@ -237,13 +237,19 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
 
     # One install per cluster: the CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide (applying them
     # for another namespace rebound the first install's engine out of its rights), and each install's Lease would elect
-    # its own engine over the same certifications. Checked before anything is applied.
-    others = [name for name in await install_namespaces(store) or [] if name != namespace]
-    if others:
+    # its own engine over the same certifications. Checked before anything is applied. Re-applying an install that is
+    # there is an upgrade, allowed even where an older init left a second install beside it: that one's engine stays
+    # bound (its subjects are kept in the cluster-wide bindings).
+    installs = await install_namespaces(store) or []
+    others = [name for name in installs if name != namespace]
+    if others and namespace not in installs:
         # raised, not said: `run --setup` then ends on this one line too (exit 2)
-        raise InputError(f"nvcre setup init: nvcre is installed in namespace {others[0]}, and a cluster holds one install (its "
-                         f"CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass {INSTALL_FLAG} "
-                         f"{others[0]}, or move it with `nvcre setup reset {INSTALL_FLAG} {others[0]}` first (nothing applied)")
+        raise InputError(f"nvcre setup init: nvcre is installed in namespace {', '.join(others)}, and a cluster holds one "
+                         f"install (its CRDs, ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass "
+                         f"{INSTALL_FLAG} {others[0]}, or move it with "
+                         f"{' then '.join(f'`nvcre setup reset {INSTALL_FLAG} {name}`' for name in others)} first (nothing applied)")
+    if others:
+        objects = await _keep_other_subjects(store, objects, others)
     installed = await _installed_schema(store, objects)
     if installed is not None and installed.order == "newer" and not getattr(args, "force", False):
         from nvcre_tui.engine.kube.install import THIS_NVCRE
@@ -313,6 +319,55 @@ def _schema_change(installed: InstalledSchema | None) -> str:
     return f" (CRDs {did} from {installed.installed_by} to {THIS_NVCRE})"
 
 
+def _engine_subject(subject: Obj, namespaces: list[str]) -> bool:
+    """Whether a binding subject is the engine ServiceAccount of one of `namespaces`."""
+    from nvcre_tui.engine.kube.install import ENGINE_NAME
+
+    return (subject.get("kind") == "ServiceAccount" and subject.get("name") == ENGINE_NAME
+            and subject.get("namespace") in namespaces)
+
+
+async def _keep_other_subjects(store: KubeStore, objects: list[Obj], others: list[str]) -> list[Obj]:
+    """`objects` with each cluster-wide binding's subjects extended by the other installs' engine ServiceAccounts the live
+    binding names (an older init left a second install): re-applying one install does not unbind the other's engine."""
+    from nvcre_tui.engine.store.errors import Forbidden, NotFound
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING
+
+    result = []
+    for obj in objects:
+        if obj["kind"] == CLUSTER_ROLE_BINDING.kind:
+            try:
+                live = await store.get(CLUSTER_ROLE_BINDING, obj["metadata"]["name"])
+            except (NotFound, Forbidden):  # none yet, or not readable (the dry run then says why)
+                live = {}
+            kept = [subject for subject in live.get("subjects") or [] if _engine_subject(subject, others)]
+            obj = {**obj, "subjects": [*obj.get("subjects", []), *(s for s in kept if s not in obj.get("subjects", []))]}
+        result.append(obj)
+    return result
+
+
+async def _drop_subjects(store: KubeStore, name: str, namespace: str) -> str:
+    """Take `namespace`'s engine ServiceAccount out of the cluster-wide binding `name`, which other installs' engines share:
+    "deleted" (it named only this one), "updated", or "absent"."""
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING
+
+    try:
+        live = await store.get(CLUSTER_ROLE_BINDING, name)
+    except NotFound:
+        return "absent"
+    subjects = live.get("subjects") or []
+    rest = [subject for subject in subjects if not _engine_subject(subject, [namespace])]
+    if not rest:
+        await store.delete(CLUSTER_ROLE_BINDING, name, None)
+        return "deleted"
+    if rest != subjects:
+        live["subjects"] = rest
+        await store.update(CLUSTER_ROLE_BINDING, live)
+        return "updated"
+    return "absent"
+
+
 async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool = False, out: Callable[[str], None] = print) -> None:
     """init without --sim-runner takes back the simulated fleet's Node rights an earlier `init --sim-runner`
     granted (binding first): the engine's own rules never write Nodes, and a re-init is how an SRE moves from
@@ -321,8 +376,20 @@ async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool =
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import kind_of
 
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING
+
     for obj in reversed(simulator_objects(namespace)):
         kind, name = kind_of(obj), obj["metadata"]["name"]
+        if kind is CLUSTER_ROLE_BINDING and not dry_run:
+            try:
+                live = await store.get(kind, name)
+            except NotFound:
+                continue
+            if any(not _engine_subject(subject, [namespace]) for subject in live.get("subjects") or []):
+                # another install's engine is bound too (an older init left two): only this one's rights go
+                if await _drop_subjects(store, name, namespace) == "updated":
+                    out(f"{resource_ref(obj)} updated: the engine of namespace {namespace} unbound (init without --sim-runner)")
+                return
         try:
             await store.get(kind, name)  # a read first: a fresh install sends no delete
             if dry_run:
@@ -435,6 +502,12 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     # A namespace init did not create (a team's, where nvcre was installed): what nvcre put there goes, the namespace
     # and whatever else it holds stay. Deleting it would have taken all of that along.
     keep = existing is not None and not made_by_init(existing)
+    from nvcre_tui.engine.kube.installs import install_namespaces
+
+    installs = await install_namespaces(store) or []
+    others = [name for name in installs if name != namespace] if namespace in installs else []
+    if others:  # one of two installs: only this namespace's own objects go, what is shared stays with the other
+        return await _remove_one_of_two(store, clock, args, namespace, others, existing, keep=keep)
     if not args.yes and not _confirm(
             f"This deletes the nvcre CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
             f"every namespace ({running} still running), the engine's RBAC, "
@@ -500,6 +573,62 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         if await _still_there(store, clock, namespace, max(args.timeout - wait, 0.0)) is not None:
             _say(f"nvcre setup reset: namespace {namespace} is still being removed by its namespace controller after "
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
+        return EXIT_OK
+    return await _finalize_empty_namespace(store, clock, namespace, wait)
+
+
+async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Namespace, namespace: str, others: list[str],
+                             existing: Obj | None, *, keep: bool) -> int:
+    """Reset of one install where an older init left another beside it: the CRDs (every Certification with them), the
+    ClusterRoles and the simulated Nodes are shared, and stay; this namespace's objects go (the namespace itself when init
+    made it, else nvcre's label), and its engine leaves the cluster-wide bindings."""
+    from nvcre_tui.engine.kube.access import allowed
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
+    from nvcre_tui.engine.lease import LEASE_NAME
+    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, kind_of
+
+    elsewhere = ", ".join(others)
+    if not args.yes and not _confirm(
+            f"nvcre is also installed in namespace {elsewhere}: this deletes only "
+            f"{f'nvcre objects in the namespace {namespace} (which stays)' if keep else f'the namespace {namespace}'} and its "
+            f"engine's place in the cluster-wide bindings; the CRDs, every Certification and the ClusterRoles stay for {elsewhere}."):
+        _say("nvcre setup reset: nothing deleted")
+        return EXIT_FAILED
+    objects = [obj for obj in install_objects(namespace, simulator=True)
+               if kind_of(obj).namespaced or (obj["kind"] == NAMESPACE.kind and existing is not None and not keep)]
+    made: list[Obj] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
+                       {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
+    bindings = [obj["metadata"]["name"] for obj in install_objects(namespace, simulator=True) if obj["kind"] == CLUSTER_ROLE_BINDING.kind]
+    refused = await _may_not_delete(store, [*made, *objects])
+    refused = refused and f"delete {refused}"
+    for name in bindings:
+        if refused is None and await allowed(store, "update", CLUSTER_ROLE_BINDING, None, name) is False:
+            refused = f"update ClusterRoleBinding {name}"
+    if refused is not None:
+        _say(f"nvcre setup reset: this user may not {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
+        return EXIT_BAD_INPUT
+    for name in bindings:
+        if await _drop_subjects(store, name, namespace) != "absent":
+            print(f"clusterrolebinding.rbac.authorization.k8s.io/{name} updated: the engine of namespace {namespace} unbound")
+    for obj in [*made, *reversed(objects)]:
+        meta = obj["metadata"]
+        try:
+            await store.delete(kind_of(obj), meta["name"], meta.get("namespace"))
+            print(f"{resource_ref(obj)} deleted")
+        except NotFound:
+            pass
+    if keep:
+        await store.apply(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+                          field_manager=FIELD_MANAGER, force=True)
+        print(f"namespace/{namespace} kept: setup init did not create it (nvcre's label removed)")
+    print(f"left the CRDs (and every Certification) and the ClusterRoles: nvcre is also installed in namespace {elsewhere}")
+    if keep or existing is None:
+        return EXIT_OK
+    wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
+    left = await _still_there(store, clock, namespace, wait)
+    if left is None or _controlled(left):
         return EXIT_OK
     return await _finalize_empty_namespace(store, clock, namespace, wait)
 

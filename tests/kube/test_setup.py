@@ -559,20 +559,54 @@ async def test_status_of_another_namespace_says_where_nvcre_is_installed(server,
     assert "setup init" not in rows["RBAC"], out
 
 
-async def test_reset_of_one_of_two_installs_is_refused_unless_forced(server, kubeconfig, admin, capsys) -> None:
-    """Two install namespaces (an older init allowed a second) share the CRDs and ClusterRoles: resetting one took them
-    from the other too, silently."""
+async def _second_install(admin: KubeStore, namespace: str = "older") -> None:
+    """What an older init that allowed a second install left: the namespace labelled as an install, its engine's
+    ServiceAccount, and that ServiceAccount among the subjects of the cluster-wide binding."""
     from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+    from nvcre_tui.engine.store import SERVICE_ACCOUNT
+
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {LABEL_PART_OF: "nvcre"}}})
+    await admin.create(SERVICE_ACCOUNT, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nvcre-engine", "namespace": namespace}})
+    binding = await admin.get(CLUSTER_ROLE_BINDING, "nvcre-engine")
+    binding["subjects"].append({"kind": "ServiceAccount", "name": "nvcre-engine", "namespace": namespace})
+    await admin.update(CLUSTER_ROLE_BINDING, binding)
+
+
+async def test_one_of_two_installs_is_upgraded_and_removed_alone(server, kubeconfig, admin, capsys) -> None:
+    """Two install namespaces (an older init allowed a second) share the CRDs and ClusterRoles: init refused to re-apply
+    either (an upgrade), and reset refused either unless --force, which deleted the CRDs and every certification with them.
+    Re-applying one is allowed and keeps the other's engine bound; reset of one removes only its own objects."""
+    from nvcre_tui.engine.store import SERVICE_ACCOUNT
 
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
-    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "older", "labels": {LABEL_PART_OF: "nvcre"}}})
-    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
-    assert (code, out) == (2, ""), out + err
-    assert err == ("nvcre setup reset: nvcre is also installed in namespace older, which shares the CRDs and ClusterRoles this "
-                   "deletes (and with them every certification): pass --force to remove them for both (nothing deleted)\n")
-    assert await present(admin, install_objects(NS)[0])
-    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
-    assert code == 0 and not await present(admin, install_objects(NS)[0]), err
+    await _second_install(admin)
+    await create_certification(admin)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)  # the upgrade, in place
+    assert code == 0 and out.endswith(f"nvcre is installed in namespace {NS}\n"), out + err
+    subjects = (await admin.get(CLUSTER_ROLE_BINDING, "nvcre-engine"))["subjects"]
+    assert sorted(s["namespace"] for s in subjects) == ["nvcre-system", "older"], subjects
+    # a third namespace is refused, and the advice names both installs
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "third")
+    assert (code, out) == (2, "") and err == (
+        "nvcre setup init: nvcre is installed in namespace nvcre-system, older, and a cluster holds one install (its CRDs, "
+        "ClusterRoles and the engine's ClusterRoleBinding are cluster-wide): pass --install-namespace nvcre-system, or move it "
+        "with `nvcre setup reset --install-namespace nvcre-system` then `nvcre setup reset --install-namespace older` first "
+        "(nothing applied)\n"), err
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)  # no --force
+    assert (code, err) == (0, ""), out + err
+    assert ("left the CRDs (and every Certification) and the ClusterRoles: nvcre is also installed in namespace older"
+            in out.splitlines()), out
+    assert f"namespace/{NS} deleted" in out.splitlines(), out
+    assert await present(admin, install_objects(NS)[0]) and await admin.get(CLUSTER_ROLE, "nvcre-engine")
+    assert len((await admin.list(CERTIFICATION)).items) == 1
+    subjects = (await admin.get(CLUSTER_ROLE_BINDING, "nvcre-engine"))["subjects"]
+    assert [s["namespace"] for s in subjects] == ["older"], subjects
+    assert await admin.get(SERVICE_ACCOUNT, "nvcre-engine", "older") and await admin.get(NAMESPACE, "older")
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, NS)
+    # the one left is the sole install now: reset removes everything, as ever
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig, "--install-namespace", "older")
+    assert code == 0 and not await present(admin, install_objects(NS)[0]), out + err
 
 
 async def test_reset_leaves_an_nvcre_system_made_before_init(server, kubeconfig, admin, capsys) -> None:

@@ -473,6 +473,33 @@ async def test_reset_leaves_a_namespace_that_existed_before_init(server, kubecon
         await admin.get(NAMESPACE, "made-here")
 
 
+async def test_init_and_reset_leave_a_team_namespaces_own_part_of_label(server, kubeconfig, admin, capsys) -> None:
+    """A team's namespace labelled app.kubernetes.io/part-of=<theirs>: init force-applied part-of=nvcre over it, and reset,
+    taking nvcre's label back, removed the label altogether (the team's value lost). nvcre marks an install with its own
+    key, and sets the shared one only on a namespace it creates."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_INSTALL, LABEL_PART_OF
+
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace",
+                                   "metadata": {"name": "gpu-team", "labels": {LABEL_PART_OF: "team-a"}}})
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-team")
+    assert code == 0, err
+    labels = (await admin.get(NAMESPACE, "gpu-team"))["metadata"]["labels"]
+    assert labels.get(LABEL_PART_OF) == "team-a", labels
+    assert labels.get(LABEL_INSTALL) == "true", labels
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-team", "-o", "json")
+    assert json.loads(out)["namespaceHoldsInstall"] is True, out + err
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)  # the install is found by its own key
+    assert code == 2 and "nvcre is installed in namespace gpu-team" in err, out + err
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-team")
+    assert code == 0, out + err
+    labels = (await admin.get(NAMESPACE, "gpu-team"))["metadata"]["labels"]
+    assert labels.get(LABEL_PART_OF) == "team-a" and LABEL_INSTALL not in labels, labels
+    # a namespace init creates carries both
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    labels = (await admin.get(NAMESPACE, NS))["metadata"]["labels"]
+    assert (labels[LABEL_PART_OF], labels[LABEL_INSTALL]) == ("nvcre", "true"), labels
+
+
 async def test_init_by_a_user_who_may_not_apply_rbac_applies_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
     """A user who may apply CRDs, namespaces and ServiceAccounts but not RBAC: init applied the CRDs, the namespace and the
     ServiceAccount, then stopped on the ClusterRole (a half-made install). The server is asked first, by a dry run."""

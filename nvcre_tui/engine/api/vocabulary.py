@@ -29,6 +29,10 @@ LABEL_ROLE = "nvcre.nvidia.com/role"
 LABEL_SIMULATED = "nvcre.nvidia.com/simulated"  # "true" on the Nodes `--sim-runner` registers (`setup reset` removes them)
 
 # -- ours: annotations ---------------------------------------------------------------------------------------
+# "true" on a namespace `setup init` installed nvcre into: how every command finds the install. nvcre's own key, as the
+# shared app.kubernetes.io/part-of (LABEL_PART_OF) of a namespace that existed before init is its owner's: init sets that
+# one only on a namespace it creates, and an older init's part-of=nvcre is still recognised as an install.
+LABEL_INSTALL = "nvcre.nvidia.com/install"
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed

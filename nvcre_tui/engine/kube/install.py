@@ -19,7 +19,8 @@ from typing import Any
 from nvcre_tui import __version__
 from nvcre_tui.engine.api.crd import all_crds
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_GENERATION,
-                                             ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_PART_OF, SIMULATOR_NAME)
+                                             ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_INSTALL, LABEL_PART_OF,
+                                             SIMULATOR_NAME)
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.printable import printable
@@ -161,9 +162,11 @@ def _object(kind: ResourceKind, name: str, namespace: str | None = None, **body:
 
 
 def namespace_object(namespace: str = INSTALL_NAMESPACE, *, made: bool = True) -> Obj:
-    """The install namespace as init applies it: annotated ANNOTATION_MADE_BY_INIT when init creates it (`made`), so that
-    `setup reset` deletes only a namespace init made."""
+    """The install namespace as init applies it: labelled LABEL_INSTALL, and annotated ANNOTATION_MADE_BY_INIT when init
+    creates it (`made`), so that `setup reset` deletes only a namespace init made. The shared part-of label only on one
+    init creates: on a namespace that existed before, that label is its owner's, and a force-apply would replace theirs."""
     obj = _object(NAMESPACE, namespace)
+    obj["metadata"]["labels"] = {**(PART_OF if made else {}), LABEL_INSTALL: "true"}
     obj["metadata"]["annotations"] = {ANNOTATION_MADE_BY_INIT: "true" if made else "false"}
     return obj
 

@@ -1,5 +1,6 @@
 """Where nvcre is installed on a cluster, whatever namespace the command was told: the namespaces `setup init` labelled
-(`app.kubernetes.io/part-of=nvcre`), and the engine Leases (`nvcre-engine`) in any namespace with who holds them.
+(`nvcre.nvidia.com/install=true`; an older init's `app.kubernetes.io/part-of=nvcre`), and the engine Leases
+(`nvcre-engine`) in any namespace with who holds them.
 
 `setup init --install-namespace NS` (or -n NS) installs into any namespace, and every command then needs
 `--install-namespace NS`: these readers let a command that was given another say where nvcre is, and let `setup reset`
@@ -11,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+from collections.abc import Mapping
+from typing import Any
+
+from nvcre_tui.engine.api.vocabulary import LABEL_INSTALL, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
@@ -21,20 +25,33 @@ from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "lease_namespace_closing", "live_engines", "not_installed",
+__all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "is_install", "lease_namespace_closing", "live_engines", "not_installed",
            "require_install", "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
 
 
+# The label selectors that find an install: this version's key, and the part-of label an older init set.
+INSTALL_SELECTORS = (f"{LABEL_INSTALL}=true", f"{LABEL_PART_OF}=nvcre")
+
+
+def is_install(namespace: Mapping[str, Any]) -> bool:
+    """Whether `setup init` installed nvcre into this Namespace: its label, or an older init's part-of=nvcre."""
+    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    return labels.get(LABEL_INSTALL) == "true" or labels.get(LABEL_PART_OF) == "nvcre"
+
+
 async def install_namespaces(store: ResourceStore) -> list[str] | None:
-    """The namespaces `setup init` installed nvcre into (labelled part-of nvcre, not being deleted), sorted; None when
+    """The namespaces `setup init` installed nvcre into (`is_install`, not being deleted), sorted; None when
     Namespaces may not be listed (then nobody can tell)."""
-    try:
-        found = (await store.list(NAMESPACE, label_selector=f"{LABEL_PART_OF}=nvcre")).items
-    except (Forbidden, NotFound):
-        return None
-    return sorted(ns["metadata"]["name"] for ns in found
+    found: dict[str, dict[str, Any]] = {}
+    for selector in INSTALL_SELECTORS:
+        try:
+            items = (await store.list(NAMESPACE, label_selector=selector)).items
+        except (Forbidden, NotFound):
+            return None
+        found.update((ns["metadata"]["name"], ns) for ns in items)
+    return sorted(name for name, ns in found.items()
                   if not ns["metadata"].get("deletionTimestamp") and (ns.get("status") or {}).get("phase") != "Terminating")
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_PART_OF, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
                                              VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
@@ -313,7 +313,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     scheduler = await _scheduler(store, clock, unknown)
-    from nvcre_tui.engine.kube.installs import install_namespaces
+    from nvcre_tui.engine.kube.installs import install_namespaces, is_install
 
     elsewhere = [name for name in await install_namespaces(store) or [] if name != namespace]
     return InstallStatus(namespace, crds, namespace_present, rbac,
@@ -322,4 +322,4 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          len(simulated),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
                          namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds),
-                         namespace_obj is None or labels_of(namespace_obj).get(LABEL_PART_OF) == "nvcre", strangers)
+                         namespace_obj is None or is_install(namespace_obj), strangers)

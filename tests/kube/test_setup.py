@@ -637,23 +637,47 @@ async def test_one_of_two_installs_is_upgraded_and_removed_alone(server, kubecon
 
 
 async def test_reset_leaves_an_nvcre_system_made_before_init(server, kubeconfig, admin, capsys) -> None:
-    """nvcre-system created beforehand (by GitOps, with its quotas): init uses it, reset leaves it. Only an older install's
-    nvcre-system, which carries init's label but not the annotation, counts as made by init."""
-    from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
-
+    """nvcre-system created beforehand (by GitOps, with its quotas): init uses it, reset leaves it."""
     await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert code == 0 and f"namespace/{NS} serverside-applied (it existed before: `setup reset` will leave it)" in out.splitlines(), err
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0  # again: still not init's
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert code == 0 and out.splitlines()[-1] == f"namespace/{NS} kept: setup init did not create it (nvcre's label removed)", out + err
-    # an older install: init's label, no annotation: init made it, and reset removes it as before
-    found = await admin.get(NAMESPACE, NS)
-    found["metadata"]["labels"][LABEL_PART_OF] = "nvcre"
-    found["metadata"].pop("annotations", None)
-    await admin.update(NAMESPACE, found)
+
+
+async def _older_init(store: KubeStore, namespace: str) -> None:
+    """What an init that wrote no made-by annotation applied to its namespace: part-of=nvcre, by nvcre's field manager."""
+    from nvcre_tui.engine.api.vocabulary import LABEL_PART_OF
+
+    await store.apply(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace",
+                                  "metadata": {"name": namespace, "labels": {LABEL_PART_OF: "nvcre"}}},
+                      field_manager=FIELD_MANAGER, force=True)
+
+
+async def test_reset_tells_an_older_inits_namespace_by_its_managed_fields(server, kubeconfig, admin, capsys) -> None:
+    """An older init left no made-by annotation. Taking its part-of=nvcre label on nvcre-system for "init made it", reset
+    deleted a GitOps-made nvcre-system an older init had run on; and it kept forever a custom namespace an older init had
+    created. Where the annotation is absent, the namespace's managedFields say it: init made it when nvcre's field manager
+    is the only one the server records."""
+    # a GitOps-made nvcre-system (another manager created it), which an older init then labelled
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {"quota": "gpu"}}})
+    await _older_init(admin, NS)
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
-    assert code == 0 and f"namespace/{NS} deleted" in out.splitlines(), out + err
+    assert code == 0 and out.splitlines()[-1] == f"namespace/{NS} kept: setup init did not create it (nvcre's label removed)", out + err
+    assert (await admin.get(NAMESPACE, NS))["metadata"]["labels"]["quota"] == "gpu"
+    # the same after an upgrade: init reads them too, and marks it not init's
+    await _older_init(admin, NS)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 0 and f"namespace/{NS} serverside-applied (it existed before: `setup reset` will leave it)" in out.splitlines(), err
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0 and out.splitlines()[-1] == f"namespace/{NS} kept: setup init did not create it (nvcre's label removed)", out + err
+    # a custom namespace an older init created: only nvcre's field manager ever wrote it, so reset removes it
+    await _older_init(admin, "custom")
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig, "--install-namespace", "custom")
+    assert code == 0 and "namespace/custom deleted" in out.splitlines(), out + err
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, "custom")
 
 
 async def test_status_says_a_namespace_kept_by_reset_holds_no_install(server, kubeconfig, admin, capsys) -> None:

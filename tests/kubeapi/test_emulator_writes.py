@@ -349,3 +349,29 @@ async def test_config_map_keys_must_be_file_names_of_one_directory(apiserver: Ap
     # only the values count towards the 1 MiB: a long key beside a value just under it is fine
     status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "full"}, "data": {"k" * 200: "x" * 1048576}})
     assert status == 201
+
+
+async def test_a_namespaces_managed_fields_name_who_wrote_it(apiserver: ApiServer) -> None:  # noqa: F811
+    """As a real server records them (what `setup reset` reads to tell a namespace `setup init` created from one made
+    before it): a create records its client's field manager (owning the defaulted kubernetes.io/metadata.name label); a
+    namespace created by an apply names only that applier, owning only what it applied; another client's apply adds its
+    own entry beside the creator's."""
+    def managers(obj: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(m["manager"], m["operation"]) for m in obj["metadata"]["managedFields"]]
+
+    status, made, _ = await raw(apiserver, "POST", "/api/v1/namespaces?fieldManager=gitops",
+                                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-before"}})
+    assert status == 201 and managers(made) == [("gitops", "Update")]
+    assert "f:kubernetes.io/metadata.name" in made["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]
+    status, labelled, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/made-before?fieldManager=nvcre&force=true",
+                                    {"apiVersion": "v1", "kind": "Namespace",
+                                     "metadata": {"name": "made-before", "labels": {"app.kubernetes.io/part-of": "nvcre"}}},
+                                    "application/apply-patch+yaml")
+    assert status == 200 and sorted(managers(labelled)) == [("gitops", "Update"), ("nvcre", "Apply")]
+    status, applied, _ = await raw(apiserver, "PATCH", "/api/v1/namespaces/applied?fieldManager=nvcre",
+                                   {"apiVersion": "v1", "kind": "Namespace",
+                                    "metadata": {"name": "applied", "labels": {"app.kubernetes.io/part-of": "nvcre"}}},
+                                   "application/apply-patch+yaml")
+    assert status == 201 and managers(applied) == [("nvcre", "Apply")]
+    owned = applied["metadata"]["managedFields"][0]["fieldsV1"]
+    assert set(owned) == {"f:metadata"} and "f:kubernetes.io/metadata.name" not in owned["f:metadata"]["f:labels"]

@@ -173,15 +173,17 @@ def namespace_object(namespace: str = INSTALL_NAMESPACE, *, made: bool = True) -
 
 def made_by_init(namespace: Mapping[str, Any] | None) -> bool:
     """Whether `setup init` created this Namespace (None: it does not exist yet, so init will), as its annotation says.
-    Unannotated, only an older install's nvcre-system counts as init's (labelled part-of nvcre: those inits made it);
-    a namespace created beforehand (a GitOps-made nvcre-system with its quotas) carries no such label."""
+    Unannotated (an older init wrote none), as its managedFields say: the server records every writer's field manager, so
+    one that init created and nothing else wrote names only nvcre's. Another writer there (a GitOps tool that created it,
+    even if an older init then labelled it; a label someone added), or no record at all: not init's, and reset keeps it."""
     if namespace is None:
         return True
     meta = namespace.get("metadata") or {}
     said = (meta.get("annotations") or {}).get(ANNOTATION_MADE_BY_INIT)
     if said is not None:
         return said == "true"
-    return meta.get("name") == INSTALL_NAMESPACE and (meta.get("labels") or {}).get(LABEL_PART_OF) == "nvcre"
+    managers = {entry.get("manager") for entry in meta.get("managedFields") or [] if isinstance(entry, Mapping)}
+    return managers == {FIELD_MANAGER}
 
 
 def rbac_objects(namespace: str = INSTALL_NAMESPACE) -> list[Obj]:

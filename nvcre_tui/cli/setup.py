@@ -639,7 +639,7 @@ async def _refused(store: KubeStore, objects: list[dict[str, Any]], namespace_ex
     apply CRDs but not ClusterRoles left the CRDs, the namespace and the ServiceAccount behind."""
     from nvcre_tui.engine.kube.access import allowed
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
-    from nvcre_tui.engine.store.errors import Forbidden, Invalid
+    from nvcre_tui.engine.store.errors import Forbidden, Invalid, NotFound
     from nvcre_tui.engine.store.protocol import kind_of
 
     for obj in objects:
@@ -652,6 +652,48 @@ async def _refused(store: KubeStore, objects: list[dict[str, Any]], namespace_ex
             await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=True)
         except (Forbidden, Invalid) as error:
             return " ".join(str(error).split())  # it names the object
+        except NotFound:
+            # A binding's dry run before its role exists (a dry run creates none): RBAC admits a binding by one who may
+            # `bind` its role, else reads the role to see whether that user holds every right it grants, and so answers
+            # NotFound. Where init applies that role, asked of RBAC instead, as the server will judge it once it exists.
+            role = _applied_role(obj, objects)
+            if role is None:
+                raise
+            if (why := await _may_not_bind(store, obj, role)) is not None:
+                return f"{resource_ref(obj)}: {why}"
+    return None
+
+
+def _applied_role(binding: Obj, objects: list[Obj]) -> Obj | None:
+    """The role among `objects` that `binding` refers to (None: not a binding, or its role is not init's)."""
+    ref = binding.get("roleRef")
+    if not isinstance(ref, dict):
+        return None
+    namespace = binding["metadata"].get("namespace") if ref.get("kind") == "Role" else None
+    return next((obj for obj in objects if obj["kind"] == ref.get("kind") and obj["metadata"]["name"] == ref.get("name")
+                 and obj["metadata"].get("namespace") == namespace), None)
+
+
+async def _may_not_bind(store: KubeStore, binding: Obj, role: Obj) -> str | None:
+    """Why RBAC would refuse this identity `binding` to `role` once the role exists, or None: it may `bind` the role, or
+    it holds every right the role grants where the binding applies (RBAC's escalation check, asked right by right)."""
+    from nvcre_tui.engine.kube.access import allowed
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, ROLE, ResourceKind
+
+    namespace = binding["metadata"].get("namespace")
+    role_kind = ROLE if role["kind"] == ROLE.kind else CLUSTER_ROLE
+    if await allowed(store, "bind", role_kind, namespace, role["metadata"]["name"]) is not False:
+        return None  # allowed, or the server would not say: the apply itself answers
+    for rule in role.get("rules") or []:
+        for verb in rule.get("verbs") or []:
+            for group in rule.get("apiGroups") or []:
+                for resource in rule.get("resources") or []:
+                    plural, _, sub = resource.partition("/")
+                    for name in rule.get("resourceNames") or [None]:
+                        if await allowed(store, verb, ResourceKind(group, "", "", plural), namespace, name, sub or None) is False:
+                            return (f"this user may not bind {role['kind']} {role['metadata']['name']} (RBAC: no bind on it, "
+                                    f"and it does not hold every right the role grants, such as {verb} {resource}"
+                                    f"{'.' + group if group else ''}{' ' + name if name else ''})")
     return None
 
 

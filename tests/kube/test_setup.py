@@ -520,6 +520,57 @@ async def test_init_by_a_user_who_may_not_apply_rbac_applies_nothing(server, kub
         assert not await present(admin, obj), obj["metadata"]["name"]
 
 
+async def _ops_user(server: ApiServer, admin: KubeStore, tmp_path: Path, rules: list[dict]) -> str:
+    """A kubeconfig for the user "ops", granted `rules` cluster-wide."""
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
+                                      "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    return str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+
+
+# What init applies, without `bind` (nor `escalate`, unless added): RBAC's own check then decides the bindings.
+INSTALLER_RULES = [
+    {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "create", "patch"]},
+    {"apiGroups": [""], "resources": ["namespaces", "serviceaccounts"], "verbs": ["get", "list", "create", "patch"]},
+    {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "clusterrolebindings", "roles", "rolebindings"],
+     "verbs": ["get", "list", "create", "patch"]}]
+
+
+async def test_init_preflight_of_a_binding_before_its_role_exists(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """Init's dry run of ClusterRoleBinding nvcre-engine comes before its ClusterRole exists. A real server answers a user
+    without `bind` by reading that role, and so NotFound, which the preflight did not expect: a user who holds every
+    right the role grants (the binding would be admitted) was refused with "not found", and one who may create the role
+    (`escalate`) but may not bind it got "not found" instead of the line saying what it may not do."""
+    import copy
+
+    from nvcre_tui.engine.kube.install import USER_ROLES, lease_reader_objects
+    from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
+
+    held = [*copy.deepcopy(CLUSTER_RULES), *copy.deepcopy(LEASE_RULES), *lease_reader_objects(NS)[0]["rules"],
+            *(copy.deepcopy(rule) for _, rules in USER_ROLES.values() for rule in rules)]
+    # may create the ClusterRole (escalate) but not bind it, and holds none of its rights: refused, in the "may not" line
+    ops = await _ops_user(server, admin, tmp_path, [*INSTALLER_RULES, {"apiGroups": ["rbac.authorization.k8s.io"],
+                                                                       "resources": ["clusterroles"], "verbs": ["escalate"]}])
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert err.startswith("nvcre setup init: clusterrolebinding.rbac.authorization.k8s.io/nvcre-engine: this user may not bind "
+                          "ClusterRole nvcre-engine"), err
+    assert err.endswith("setup init needs a cluster admin (nothing applied)\n") and len(err.splitlines()) == 1, err
+    for obj in install_objects(NS):
+        assert not await present(admin, obj), obj["metadata"]["name"]
+    # holds every right the roles grant, with neither bind nor escalate: the server admits it all, and so does the preflight
+    role = await admin.get(CLUSTER_ROLE, "ops")
+    role["rules"] = [*INSTALLER_RULES, *held]
+    await admin.update(CLUSTER_ROLE, role)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", ops)
+    assert code == 0 and out.endswith(f"nvcre is installed in namespace {NS}\n"), out + err
+    for obj in install_objects(NS):
+        assert await present(admin, obj), obj["metadata"]["name"]
+
+
 async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
     """A user who may delete the CRDs but not the RBAC: reset deleted the CRDs, and with them every certification, then
     stopped on the first ClusterRole. RBAC is asked first."""

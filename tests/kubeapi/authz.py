@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["User", "Attributes", "RbacAuthorizer", "forbidden_message"]
+__all__ = ["User", "Attributes", "RbacAuthorizer", "forbidden_message", "escalation_refusal"]
 
 PUBLIC_PATHS = ("/api", "/apis", "/version", "/healthz", "/readyz", "/livez", "/openapi")
 RBAC = "rbac.authorization.k8s.io"
@@ -133,3 +133,58 @@ def forbidden_message(user: User, request: Attributes) -> str:
     scope = f'in the namespace "{request.namespace}"' if request.namespace else "at the cluster scope"
     return (f'{subject} is forbidden: User "{user.name}" cannot {request.verb} resource "{resource}" in API group '
             f'"{request.api_group}" {scope}')
+
+
+ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}
+
+
+def _uncovered(authorizer: RbacAuthorizer, user: User, rules: list[dict[str, Any]], namespace: str | None) -> list[str]:
+    """The rights in `rules` this user does not hold itself (ConfirmNoEscalation: each verb on each resource and name,
+    asked of the authorizer where the role or binding applies; a `*` is held only as a `*`)."""
+    missing = []
+    for rule in rules:
+        for verb in rule.get("verbs") or []:
+            for url in rule.get("nonResourceURLs") or []:
+                if not authorizer.allows(user, Attributes(verb, url, resource_request=False)):
+                    missing.append(f"{verb} {url}")
+            for group in rule.get("apiGroups") or []:
+                for resource in rule.get("resources") or []:
+                    plural, _, sub = resource.partition("/")
+                    for name in rule.get("resourceNames") or [""]:
+                        if not authorizer.allows(user, Attributes(verb, "", plural, group, sub, namespace, name)):
+                            missing.append(f"{verb} {resource}{'.' + group if group else ''}{' ' + name if name else ''}")
+    return missing
+
+
+def escalation_refusal(authorizer: RbacAuthorizer, user: User, resource: str, namespace: str | None,
+                       obj: dict[str, Any]) -> Any:
+    """The RBAC registry's own check on a write of a role or binding (beyond the request's authorization), as the real
+    server's policybased storage does it, dry runs included: a role only by one who may `escalate` or holds every right
+    it grants; a binding only by one who may `bind` its role, else (the role is read first: a missing one is NotFound)
+    holds every right of that role. None when allowed, else the ApiError."""
+    from . import errors
+
+    if "system:masters" in user.groups:
+        return None  # EscalationAllowed
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    if resource in ("roles", "clusterroles"):
+        if authorizer.allows(user, Attributes("escalate", "", resource, RBAC, "", namespace, name)):
+            return None
+        rules = obj.get("rules") or []
+    elif resource in ("rolebindings", "clusterrolebindings"):
+        ref = obj.get("roleRef") or {}
+        plural = ROLE_KINDS.get(str(ref.get("kind")), "")
+        if authorizer.allows(user, Attributes("bind", "", plural, RBAC, "", namespace, str(ref.get("name") or ""))):
+            return None
+        scope = namespace if ref.get("kind") == "Role" else None
+        found = [o for o in authorizer.lookup(RBAC, plural, scope) if o["metadata"]["name"] == ref.get("name")]
+        if not found:
+            return errors.not_found(plural, str(ref.get("name") or ""), RBAC)
+        rules = found[0].get("rules") or []
+    else:
+        return None
+    missing = _uncovered(authorizer, user, rules, namespace)
+    if not missing:
+        return None
+    return errors.forbidden(resource, name, f'user "{user.name}" (groups={list(user.groups)}) is attempting to grant RBAC '
+                            f"permissions not currently held: {'; '.join(missing)}", RBAC)

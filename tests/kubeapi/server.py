@@ -21,7 +21,7 @@ from nvcre_tui.engine.clock import Clock, SystemClock, format_time
 
 from . import discovery, errors
 from .answers import certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, json_response, status_response, warning_value
-from .authz import Attributes, RbacAuthorizer, User, forbidden_message
+from .authz import RBAC, Attributes, RbacAuthorizer, User, escalation_refusal, forbidden_message
 from .builtins import BOOTSTRAP
 from .controllers import Controllers
 from .crds import CLEANUP_FINALIZER, CrdController, validate_crd
@@ -262,6 +262,9 @@ class ApiServer:
         if not self.authorizer.allows(user, attributes):
             return status_response(ApiError("Forbidden", forbidden_message(user, attributes), name=record.name,
                                              group=record.api_group, kind=record.resource))
+        if (record.api_group == RBAC and record.verb in ("create", "update", "patch") and not record.subresource
+                and (refusal := self._escalation(user, record, scope, body)) is not None):
+            return status_response(refusal)
         fault = self.faults.take(request.method, record.path, request.query_string, record.user_agent)
         if fault is not None:
             if fault.delay:
@@ -289,6 +292,17 @@ class ApiServer:
         if fault is not None and fault.status and fault.after_commit:
             return fault_response(fault, record)
         return response
+
+    def _escalation(self, user: User, record: RecordedRequest, namespace: str | None, body: bytes) -> ApiError | None:
+        """The RBAC registry's escalation check of a role or binding written whole (create, update, server-side apply;
+        a JSON or merge patch's result is not known here, and is not checked)."""
+        if record.verb == "patch" and record.content_type != "application/apply-patch+yaml":
+            return None
+        try:
+            obj = yaml.safe_load(body.decode() or "{}")
+        except (ValueError, yaml.YAMLError):
+            return None  # the write itself answers the malformed body
+        return escalation_refusal(self.authorizer, user, record.resource, namespace, obj) if isinstance(obj, dict) else None
 
     async def _dispatch(self, request: web.Request, record: RecordedRequest, target: Target | None, body: bytes,
                         fault: Fault | None) -> web.StreamResponse:

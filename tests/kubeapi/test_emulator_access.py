@@ -224,3 +224,34 @@ async def test_token_request_gives_a_token_that_authenticates_as_the_service_acc
     assert status == 201 and body["kind"] == "TokenRequest" and body["spec"]["expirationSeconds"] == 600
     status, refused, _ = await raw(apiserver, "GET", "/api/v1/namespaces/default/configmaps", token=body["status"]["token"])
     assert status == 403 and "system:serviceaccount:default:robot" in refused["message"]
+
+
+async def test_rbac_writes_pass_the_escalation_check(apiserver: ApiServer) -> None:  # noqa: F811
+    """As the real server's RBAC storage: a role only by one who may `escalate` or holds what it grants; a binding only by
+    one who may `bind` its role, else the role is read (NotFound when missing, dry runs included) and every right it
+    grants must be held. system:masters skips the check."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    writer = {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "clusterrolebindings"],
+              "verbs": ["create", "patch"]}
+    status, _, _ = await raw(apiserver, "POST", f"{rbac}/clusterroles", {"metadata": {"name": "writer"}, "rules": [writer]})
+    assert status == 201
+    await raw(apiserver, "POST", f"{rbac}/clusterrolebindings", {
+        "metadata": {"name": "writer"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "writer"},
+        "subjects": [{"kind": "User", "name": "w", "apiGroup": "rbac.authorization.k8s.io"}]})
+    token = apiserver.add_token("w-token", "w")
+    pods = {"metadata": {"name": "pods"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+    status, body, _ = await raw(apiserver, "POST", f"{rbac}/clusterroles?dryRun=All", pods, token=token)
+    assert status == 403 and "attempting to grant RBAC permissions not currently held" in body["message"], body
+    binding = {"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pods"},
+               "subjects": [{"kind": "User", "name": "x", "apiGroup": "rbac.authorization.k8s.io"}]}
+    status, body, _ = await raw(apiserver, "POST", f"{rbac}/clusterrolebindings?dryRun=All", binding, token=token)
+    assert (status, body["reason"], body["message"]) == (404, "NotFound", 'clusterroles.rbac.authorization.k8s.io "pods" not found')
+    assert (await raw(apiserver, "POST", f"{rbac}/clusterroles", pods))[0] == 201  # the admin makes it
+    status, body, _ = await raw(apiserver, "POST", f"{rbac}/clusterrolebindings?dryRun=All", binding, token=token)
+    assert status == 403 and "not currently held: get pods" in body["message"], body
+    # holding what the role grants is enough, for the role and its binding alike
+    writer_role = {"metadata": {"name": "writer"}, "rules": [writer, {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+    assert (await raw(apiserver, "PUT", f"{rbac}/clusterroles/writer", writer_role))[0] == 200
+    assert (await raw(apiserver, "POST", f"{rbac}/clusterrolebindings?dryRun=All", binding, token=token))[0] == 201
+    assert (await raw(apiserver, "PATCH", f"{rbac}/clusterroles/mine?fieldManager=w", dict(pods, metadata={"name": "mine"}),
+                      "application/apply-patch+yaml", token=token))[0] == 201

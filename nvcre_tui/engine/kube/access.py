@@ -20,13 +20,15 @@ CONTROLLER_NEEDED = "progress needs `nvcre controller` running"
 
 
 async def allowed(store: ResourceStore, verb: str, kind: ResourceKind, namespace: str | None = None,
-                  name: str | None = None) -> bool | None:
+                  name: str | None = None, subresource: str | None = None) -> bool | None:
     """Whether the server's authorizer allows this identity `verb` on `kind` (None: it would not say)."""
     attributes: dict[str, Any] = {"verb": verb, "group": kind.group, "resource": kind.plural}
     if namespace:
         attributes["namespace"] = namespace
     if name:
         attributes["name"] = name
+    if subresource:
+        attributes["subresource"] = subresource
     review = {"metadata": {"generateName": "nvcre-"}, "spec": {"resourceAttributes": attributes}}
     try:
         answer = await store.create(ACCESS_REVIEW, review)

@@ -571,6 +571,30 @@ async def test_init_preflight_of_a_binding_before_its_role_exists(server, kubeco
         assert await present(admin, obj), obj["metadata"]["name"]
 
 
+async def test_init_preflight_of_a_role_in_a_namespace_init_creates(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """Roles in the namespace init creates cannot be dry-run (it does not exist yet), and the preflight asked RBAC only for
+    patch on them: a user who may create the cluster-wide roles but not grant a namespace Role's rights (RBAC's escalation
+    check) got the CRDs, the namespace, the ClusterRoles and bindings applied, then a refusal. Asked first, right by right."""
+    import copy
+
+    from nvcre_tui.engine.kube.install import USER_ROLES
+    from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES
+
+    # every right but the lease reader's `watch` on the engine Lease, and neither bind nor escalate
+    held = [*copy.deepcopy(CLUSTER_RULES), *copy.deepcopy(LEASE_RULES),
+            *(copy.deepcopy(rule) for _, rules in USER_ROLES.values() for rule in rules)]
+    assert not any("watch" in rule["verbs"] and "leases" in rule.get("resources", []) for rule in held)
+    ops = await _ops_user(server, admin, tmp_path, [*INSTALLER_RULES, *held])
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert err == ("nvcre setup init: role.rbac.authorization.k8s.io/nvcre-engine-lease-reader: this user may not grant the "
+                   "rights of Role nvcre-engine-lease-reader (RBAC: no escalate on it, and it does not hold every right the "
+                   "role grants, such as watch leases.coordination.k8s.io nvcre-engine); setup init needs a cluster admin "
+                   "(nothing applied)\n"), err
+    for obj in install_objects(NS):
+        assert not await present(admin, obj), obj["metadata"]["name"]
+
+
 async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
     """A user who may delete the CRDs but not the RBAC: reset deleted the CRDs, and with them every certification, then
     stopped on the first ClusterRole. RBAC is asked first."""

@@ -41,9 +41,9 @@ def _engines_text(engines: list[LiveEngine]) -> str:
 
 async def reset_refusal(store: KubeStore, clock: Clock, namespace: str, *, force: bool) -> tuple[str | None, int]:
     """(why reset must not go ahead, one line, or None; how many certifications still run)."""
-    from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces, live_engines
+    from nvcre_tui.engine.kube.installs import INSTALL_FLAG, installs_with, live_engines
 
-    installs = await install_namespaces(store)
+    installs = await installs_with(store, namespace)
     others = [name for name in installs or [] if name != namespace]
     if others and namespace in (installs or []):
         # One of two installs (an older `setup init` allowed a second): reset removes only this namespace's own objects

@@ -502,9 +502,9 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     # A namespace init did not create (a team's, where nvcre was installed): what nvcre put there goes, the namespace
     # and whatever else it holds stay. Deleting it would have taken all of that along.
     keep = existing is not None and not made_by_init(existing)
-    from nvcre_tui.engine.kube.installs import install_namespaces
+    from nvcre_tui.engine.kube.installs import installs_with
 
-    installs = await install_namespaces(store) or []
+    installs = await installs_with(store, namespace) or []
     others = [name for name in installs if name != namespace] if namespace in installs else []
     if others:  # one of two installs: only this namespace's own objects go, what is shared stays with the other
         return await _remove_one_of_two(store, clock, args, namespace, others, existing, keep=keep)

@@ -711,6 +711,24 @@ async def test_one_of_two_installs_is_upgraded_and_removed_alone(server, kubecon
     assert code == 0 and not await present(admin, install_objects(NS)[0]), out + err
 
 
+async def test_reset_of_one_of_two_installs_being_deleted_removes_only_it(server, kubeconfig, admin, capsys) -> None:
+    """An install namespace deleted (Terminating) while an older init's second install stays: every command's ways out
+    (`terminating`) name `setup reset` of it, which refused ("not installed in nvcre-system but in older"), as a
+    Terminating namespace no longer counted as an install. It removes that namespace's objects, and the namespace."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    await _second_install(admin)
+    await admin.delete(NAMESPACE, NS)  # no namespace controller here: it stays Terminating, holding the install's objects
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert "nvcre setup reset" in out, out
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, ""), out + err
+    assert "left the CRDs (and every Certification) and the ClusterRoles: nvcre is also installed in namespace older" in out
+    with pytest.raises(NotFound):
+        await admin.get(NAMESPACE, NS)
+    assert await present(admin, install_objects(NS)[0])
+    assert [s["namespace"] for s in (await admin.get(CLUSTER_ROLE_BINDING, "nvcre-engine"))["subjects"]] == ["older"]
+
+
 async def test_reset_leaves_an_nvcre_system_made_before_init(server, kubeconfig, admin, capsys) -> None:
     """nvcre-system created beforehand (by GitOps, with its quotas): init uses it, reset leaves it."""
     await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})

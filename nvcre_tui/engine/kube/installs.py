@@ -25,7 +25,7 @@ from nvcre_tui.engine.store.protocol import LEASE, NAMESPACE, ResourceStore
 if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "is_install", "lease_namespace_closing", "live_engines", "not_installed",
+__all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "installs_with", "is_install", "lease_namespace_closing", "live_engines", "not_installed",
            "require_install", "terminating"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
@@ -53,6 +53,19 @@ async def install_namespaces(store: ResourceStore) -> list[str] | None:
         found.update((ns["metadata"]["name"], ns) for ns in items)
     return sorted(name for name, ns in found.items()
                   if not ns["metadata"].get("deletionTimestamp") and (ns.get("status") or {}).get("phase") != "Terminating")
+
+
+async def installs_with(store: ResourceStore, namespace: str) -> list[str] | None:
+    """`install_namespaces`, and `namespace` among them when it is an install being deleted (Terminating): what `setup
+    reset` of that namespace removes is its own (its ways out, `terminating`, name that reset)."""
+    installs = await install_namespaces(store)
+    if installs is None or namespace in installs:
+        return installs
+    try:
+        found = await store.get(NAMESPACE, namespace)
+    except StoreError:
+        return installs
+    return sorted([*installs, namespace]) if is_install(found) else installs
 
 
 def not_installed(namespace: str, elsewhere: list[str] | None) -> str:

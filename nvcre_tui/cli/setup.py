@@ -374,13 +374,11 @@ async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool =
     the simulator to real GPUs."""
     from nvcre_tui.engine.kube.install import simulator_objects
     from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import kind_of
-
-    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING, kind_of
 
     for obj in reversed(simulator_objects(namespace)):
         kind, name = kind_of(obj), obj["metadata"]["name"]
-        if kind is CLUSTER_ROLE_BINDING and not dry_run:
+        if kind == CLUSTER_ROLE_BINDING and not dry_run:
             try:
                 live = await store.get(kind, name)
             except NotFound:

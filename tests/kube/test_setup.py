@@ -711,6 +711,22 @@ async def test_one_of_two_installs_is_upgraded_and_removed_alone(server, kubecon
     assert code == 0 and not await present(admin, install_objects(NS)[0]), out + err
 
 
+async def test_init_without_sim_runner_unbinds_only_its_own_engine_from_the_simulator_role(server, kubeconfig, admin, capsys) -> None:
+    """Where two installs' engines are bound to the simulated fleet's ClusterRole, init of one without --sim-runner
+    deleted the binding and the role: the other install's engine lost its Node rights too. Only its own subject goes."""
+    assert (await nvcre(capsys, "setup", "init", "--sim-runner", "--kubeconfig", kubeconfig))[0] == 0
+    await _second_install(admin)
+    binding = await admin.get(CLUSTER_ROLE_BINDING, "nvcre-simulator")
+    binding["subjects"].append({"kind": "ServiceAccount", "name": "nvcre-engine", "namespace": "older"})
+    await admin.update(CLUSTER_ROLE_BINDING, binding)
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 0, out + err
+    assert ("clusterrolebinding.rbac.authorization.k8s.io/nvcre-simulator updated: the engine of namespace nvcre-system "
+            "unbound (init without --sim-runner)") in out.splitlines(), out
+    assert [s["namespace"] for s in (await admin.get(CLUSTER_ROLE_BINDING, "nvcre-simulator"))["subjects"]] == ["older"]
+    assert await admin.get(CLUSTER_ROLE, "nvcre-simulator")
+
+
 async def test_reset_of_one_of_two_installs_being_deleted_removes_only_it(server, kubeconfig, admin, capsys) -> None:
     """An install namespace deleted (Terminating) while an older init's second install stays: every command's ways out
     (`terminating`) name `setup reset` of it, which refused ("not installed in nvcre-system but in older"), as a

@@ -505,13 +505,7 @@ async def test_init_by_a_user_who_may_not_apply_rbac_applies_nothing(server, kub
     ServiceAccount, then stopped on the ClusterRole (a half-made install). The server is asked first, by a dry run."""
     rules = [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["*"]},
              {"apiGroups": [""], "resources": ["namespaces", "serviceaccounts"], "verbs": ["*"]}]
-    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
-                                      "rules": rules})
-    await admin.create(CLUSTER_ROLE_BINDING, {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
-        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
-    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    ops = await _ops_user(server, admin, tmp_path, rules)
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", ops)
     assert (code, out) == (2, ""), out + err
     assert len(err.splitlines()) == 1 and err.startswith("nvcre setup init: ") and "ClusterRole nvcre-engine" in err, err
@@ -601,13 +595,7 @@ async def test_reset_by_a_user_who_may_not_delete_rbac_deletes_nothing(server, k
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     await create_certification(admin)
     rules = [{"apiGroups": ["apiextensions.k8s.io", "nvcre.nvidia.com", "coordination.k8s.io", ""], "resources": ["*"], "verbs": ["*"]}]
-    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
-                                      "rules": rules})
-    await admin.create(CLUSTER_ROLE_BINDING, {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
-        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
-    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    ops = await _ops_user(server, admin, tmp_path, rules)
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", ops)
     assert (code, out) == (2, ""), out + err
     assert err == ("nvcre setup reset: this user may not delete ClusterRole nvcre-engine (RBAC); setup reset needs a cluster "
@@ -634,13 +622,7 @@ async def test_reset_by_a_user_who_may_not_delete_the_simulated_nodes_deletes_no
               "resources": ["*"], "verbs": ["*"]},
              {"apiGroups": [""], "resources": core, "verbs": ["*"]},
              {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
-    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "ops"},
-                                      "rules": rules})
-    await admin.create(CLUSTER_ROLE_BINDING, {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
-        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
-    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    ops = await _ops_user(server, admin, tmp_path, rules)
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", ops)
     assert (code, out) == (2, ""), out + err
     assert err == ("nvcre setup reset: this user may not delete Node sim-1 (RBAC); setup reset needs a cluster admin (nothing "

@@ -23,11 +23,10 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, delete_damaged_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube.installs import InstallRefused
-from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION
@@ -67,12 +66,8 @@ async def _delete(args: argparse.Namespace) -> int:
     limit = _duration("--timeout", args.timeout) if args.timeout else CLEANUP_WAIT_SECONDS
     # With --wait, this process runs the engine while it waits when no other holds the engine Lease (as `run --wait`
     # does): on an API server with no garbage collector, that is what collects the children.
-    nothing = no_store_yet(args)  # nothing to delete or archive: no file is made, neither store nor history
-    try:
-        session = await open_session(args, default_catalog(), live=False, want_engine=bool(args.wait), readonly=nothing,
-                                     archive_writes=not nothing)
-        if nothing:
-            quiet_absent_history(session)
+    try:  # nothing to delete or archive without a store: no file is made, neither store nor history
+        session, told = await open_looking_session(args, writes=True, want_engine=bool(args.wait))
     except InstallRefused as refused:
         if not refused.closing:
             raise
@@ -81,7 +76,6 @@ async def _delete(args: argparse.Namespace) -> int:
         raise InputError(f"{refused.server}: nothing deleted: --wait runs an nvcre engine, and none can run now; the same "
                          f"command without --wait deletes {them} ({'its' if them == 'it' else 'their'} Workflows, Jobs and runs then go with "
                          f"the cluster's garbage collector, or the next nvcre engine). {refused.why}") from None
-    told = tell_notices(session)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         namespace = args.namespace or getattr(session, "namespace", None) or "default"

@@ -15,7 +15,7 @@ from nvcre_tui.cli.kubeflags import check_namespace
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import WAITING, damaged_rows, waiting_of
-from nvcre_tui.cli.session import add_session_arguments, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
@@ -23,7 +23,6 @@ from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.report.model import waited_and_ran
@@ -52,12 +51,7 @@ async def _list(args: argparse.Namespace) -> int:
     check_namespace(args.namespace)
     if args.all_namespaces and args.namespace:
         raise InputError("-A lists every namespace and -n one: give one of them")
-    nothing = no_store_yet(args)  # no store: nothing to archive, no history file made
-    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True, nodes_needed=False,
-                                 archive_writes=not nothing)
-    if nothing:
-        quiet_absent_history(session)
-    told = tell_notices(session)
+    session, told = await open_looking_session(args, nodes_needed=False)
     try:
         namespace = None if args.all_namespaces else args.namespace or getattr(session, "namespace", None) or "default"
         try:

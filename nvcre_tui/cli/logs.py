@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import close_session, namespace_of
-from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, no_store_yet, open_session, quiet_absent_history, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, open_looking_session, where_of
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
-from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
@@ -92,12 +91,7 @@ async def _logs(args: argparse.Namespace) -> int:
         raise InputError("--job names one job; --category and --node pick among them: give either")
     if args.category is not None and "/" not in args.category:
         raise InputError(f"--category: {args.category!r} is no domain/variant (e.g. communication/nccl-all-reduce)")
-    nothing = no_store_yet(args)  # no store: no certification, no history file made
-    session = await open_session(args, default_catalog(), live=args.follow, want_engine=False, readonly=True,
-                                 archive_writes=not nothing, nodes_needed=False)
-    if nothing:
-        quiet_absent_history(session)
-    told = tell_notices(session)
+    session, told = await open_looking_session(args, live=args.follow, nodes_needed=False)
     try:
         return await _logs_in(session, args)
     finally:

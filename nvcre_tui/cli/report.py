@@ -19,8 +19,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, no_store_yet, on_cluster, open_session, quiet_absent_history,
-                                   state_path_of, tell_notices, where_of)
+from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
@@ -28,7 +27,6 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
-from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
@@ -201,11 +199,7 @@ async def _report(args: argparse.Namespace) -> int:
     if args.output == "html" and len(args.names) > 1:
         raise InputError("-o html: one certification per file; give one NAME (or -o text|json|junit for several)")
     check_results_file(args.results_file, args)
-    nothing = no_store_yet(args)  # no store: nothing to archive, no history file made
-    session = await open_session(args, default_catalog(), live=False, want_engine=False, readonly=True, archive_writes=not nothing)
-    if nothing:
-        quiet_absent_history(session)
-    told = tell_notices(session)
+    session, told = await open_looking_session(args)
     try:
         return await _report_in(session, args)
     finally:

@@ -180,6 +180,21 @@ class Told:
     count: int = 0
 
 
+async def open_looking_session(args: argparse.Namespace, *, writes: bool = False, want_engine: bool = False, live: bool = False,
+                               nodes_needed: bool = True) -> tuple[Session, int]:
+    """The session of a command that looks at certifications (`list`, `report`, `logs`, `delete`) and its notices told:
+    with no store yet it makes no file, neither store nor history (no_store_yet), and says nothing of a history that is
+    not there either; the store is opened read-only unless the command `writes` (delete) and there is one."""
+    from nvcre_tui.engine.planning.catalog_load import default_catalog
+
+    nothing = no_store_yet(args)
+    session = await open_session(args, default_catalog(), live=live, want_engine=want_engine, readonly=nothing or not writes,
+                                 archive_writes=not nothing, nodes_needed=nodes_needed)
+    if nothing:
+        quiet_absent_history(session)
+    return session, tell_notices(session)
+
+
 def tell_notices(session: Session, told: int = 0) -> int:
     """The session's notices after the first `told` on stderr, one line each (`nvcre: history off: ...`); how
     many are told by now. Called on opening and before exiting (an archive that failed meanwhile); the console

@@ -26,6 +26,8 @@ from nvcre_tui.cli import setup
 from nvcre_tui.engine.api.crd import (INT_OR_STRING, OPEN_VALUE, PRESERVE, PRINTER_COLUMNS, SchemaError, all_crds, crd_for,
                                       structural_schema)
 from nvcre_tui.engine.api.resources import RESOURCES, Certification, Resource, Workflow, WorkloadRun
+from nvcre_tui.engine.api.stamps import SCHEMA_GENERATION, stamped
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_SCHEMA_GENERATION
 from nvcre_tui.engine.errors import InputError
 
 from tests.kubeapi.schema import cel_equal, pattern_error, pattern_search
@@ -552,7 +554,8 @@ def test_cli_prints_four_yaml_documents(capsys: pytest.CaptureFixture[str]) -> N
     assert [d["metadata"]["name"] for d in documents] == [
         "certifications.nvcre.nvidia.com", "workflows.nvcre.nvidia.com", "jobs.nvcre.nvidia.com", "workloadruns.nvcre.nvidia.com",
     ]
-    assert documents == all_crds()  # YAML round-trips exactly (patterns, µs, quotes)
+    assert documents == [stamped(crd) for crd in all_crds()]  # YAML round-trips exactly (patterns, µs, quotes)
+    assert all(d["metadata"]["annotations"][ANNOTATION_SCHEMA_GENERATION] == str(SCHEMA_GENERATION) for d in documents)
 
 
 def test_cli_json_list_and_kind_filter(capsys: pytest.CaptureFixture[str]) -> None:

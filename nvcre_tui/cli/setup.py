@@ -22,6 +22,7 @@ from nvcre_tui.cli.status_rows import status_rows
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
+from nvcre_tui.engine.api.stamps import stamped
 from nvcre_tui.engine.api.vocabulary import LABEL_SIMULATED
 from nvcre_tui.engine.clock import Clock, SystemClock
 from nvcre_tui.engine.errors import InputError
@@ -113,9 +114,10 @@ def kind_named(name: str) -> type[Resource]:
 
 
 def selected_crds(kinds: list[str] | None) -> list[dict[str, Any]]:
-    """The CRDs of the named kinds (all, in API order, when none are named)."""
+    """The CRDs of the named kinds (all, in API order, when none are named), stamped as `setup init` applies them: CRDs
+    applied from this output read as this nvcre's to `setup status` and the engine."""
     models = RESOURCES if not kinds else tuple(dict.fromkeys(kind_named(kind) for kind in kinds))
-    return [crd_for(model) for model in models]
+    return [stamped(crd_for(model)) for model in models]
 
 
 def print_crds(args: argparse.Namespace) -> int:

@@ -231,6 +231,20 @@ async def test_status_says_not_installed_then_installed(server, kubeconfig, caps
     assert report["lease"] is None and report["gpuNodes"] == 0
 
 
+async def test_status_reads_crds_applied_from_setup_crds_as_this_nvcres(server, kubeconfig, admin, capsys) -> None:
+    """CRDs applied from `nvcre setup crds` (kubectl apply, a GitOps repository) instead of by init carried no stamps, so
+    `setup status` called them another nvcre's schema (outdated, exit 1) while the engine accepted them."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    code, printed, _ = await nvcre(capsys, "setup", "crds")
+    assert code == 0
+    for crd in yaml.safe_load_all(printed):  # as `kubectl apply -f` replaces what init applied: its annotations too
+        crd["metadata"]["resourceVersion"] = (await admin.get(CRD, crd["metadata"]["name"]))["metadata"]["resourceVersion"]
+        await admin.update(CRD, crd)
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    report = json.loads(out)
+    assert code == 0 and [c["current"] for c in report["crds"]] == [True] * 4, out + err
+
+
 def _gpu_node(name: str, simulated: bool = False) -> dict:
     labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     if simulated:

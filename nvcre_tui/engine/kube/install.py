@@ -10,14 +10,12 @@ status and the engine say which of two schemas is the newer, and an older `setup
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nvcre_tui import __version__
 from nvcre_tui.engine.api.crd import all_crds
+from nvcre_tui.engine.api.stamps import PACKAGE_VERSION, SCHEMA_GENERATION, schema_hash, stamped
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_GENERATION,
                                              ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_INSTALL, LABEL_PART_OF,
                                              SIMULATOR_NAME)
@@ -37,31 +35,13 @@ PART_OF = {LABEL_PART_OF: "nvcre"}
 Obj = dict[str, Any]
 
 
-def schema_hash(crd: Mapping[str, Any]) -> str:
-    """A short, stable hash of a CRD's spec (keys sorted, so only content counts), less what changes no object: its
-    short names and categories (kubectl's aliases), so renaming one does not make every install "another version"."""
-    spec = dict(crd["spec"])
-    spec["names"] = {k: v for k, v in (spec.get("names") or {}).items() if k not in ("shortNames", "categories")}
-    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-# Bumped with every change of the CRDs' schema (tests/kube/test_schema_versions.py pins each generation's hashes, so a
-# schema change without a bump fails there). 0 is what an install stamped with no generation is taken for: an nvcre that
-# recorded none, older than generation 1.
-SCHEMA_GENERATION = 1
-NVCRE_VERSION = __version__
+NVCRE_VERSION = PACKAGE_VERSION  # the package's version (names.NVCRE_VERSION is the API's)
 THIS_NVCRE = f"nvcre {NVCRE_VERSION} (schema generation {SCHEMA_GENERATION})"
 
 
 def install_crds() -> list[Obj]:
     """Our CRDs, each annotated with its schema hash, the schema generation and the nvcre version that installs them."""
-    crds = all_crds()
-    for crd in crds:
-        crd["metadata"].setdefault("annotations", {}).update({
-            ANNOTATION_SCHEMA_HASH: schema_hash(crd), ANNOTATION_SCHEMA_GENERATION: str(SCHEMA_GENERATION),
-            ANNOTATION_INSTALLED_BY_VERSION: NVCRE_VERSION})
-    return crds
+    return [stamped(crd) for crd in all_crds()]
 
 
 @dataclass(frozen=True)

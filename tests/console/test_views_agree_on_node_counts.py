@@ -30,6 +30,7 @@ from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE, WORKFLOW
 
+from tests.engine.test_engine_behaviour import CERT  # the same three categories, on this fleet
 from tests.scenarios.harness import CASES, NAMESPACE, start_certification
 
 from .harness import certification_body
@@ -43,20 +44,6 @@ faults:
   - {type: cordon, node: gpu-node-04, at: 4m}
   - {type: cordon, node: gpu-node-05, at: 0s}
 """))
-CERT = """apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: behave}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - domain: communication
-      variant: nccl-all-reduce
-      options: {testScale: intra-node, repeatCount: 2, thresholds: {busBandwidthGBps: "value >= 400"}}
-    - domain: communication
-      variant: nccl-loopback
-    - domain: diagnostics
-      variant: dcgm-level4
-"""
 
 Obj = dict[str, Any]
 
@@ -79,6 +66,25 @@ def report_counts(report: Obj) -> dict[str, tuple[int, int]]:
         "junit": (len(properties.get("failedNodes", "").split(", ")) if "failedNodes" in properties else 0,
                   len(properties["excludedNodes"].split(", ")) if "excludedNodes" in properties else 0),
     }
+
+
+def archived_as_before(tmp_path: Path, cert: Obj, workflows: list[Obj], jobs: list[Obj], nodes: list[Obj],
+                       report: Obj) -> tuple[HistoryQuery, Obj]:
+    """A history holding `cert` archived with `report` as an nvcre before the rule wrote it: the query and its row."""
+    by_workflow = {wf["metadata"]["name"]: [j for j in jobs if j["metadata"]["labels"].get("nvcre.nvidia.com/workflow")
+                                            == wf["metadata"]["name"]] for wf in workflows}
+    record = build_record(cert, workflows, by_workflow, nodes)
+    record.report.clear()
+    record.report.update(report)
+    older = tmp_path / "older.db"
+    connection = open_history(older)
+    try:
+        assert write_record(connection, "sim", record)
+    finally:
+        connection.close()
+    query = HistoryQuery(older)
+    [row_before] = query.certifications()
+    return query, row_before
 
 
 async def certified(tmp_path: Path) -> tuple[SimSession, Obj, list[Obj], list[Obj], list[Obj]]:
@@ -127,19 +133,9 @@ async def test_records_made_before_the_rule_are_counted_by_it(tmp_path: Path) ->
     assert [e["name"] for e in old_report["excludedNodes"]] == ["gpu-node-04", "gpu-node-05"]
     rendered = {view: counted for view, counted in report_counts(old_report).items() if view != "json"}  # its JSON is as stored
     assert set(rendered.values()) == {(2, 1)}, rendered
-    record = build_record(cert, workflows, {wf["metadata"]["name"]: [j for j in jobs if j["metadata"]["labels"].get("nvcre.nvidia.com/workflow")
-                                                                      == wf["metadata"]["name"]] for wf in workflows}, nodes)
-    record.report.clear()
-    record.report.update(old_report)
-    older = tmp_path / "older.db"
-    connection = open_history(older)
-    try:
-        assert write_record(connection, "sim", record)
-    finally:
-        connection.close()
-    [archived_before] = HistoryQuery(older).certifications()
+    older, archived_before = archived_as_before(tmp_path, cert, workflows, jobs, nodes, old_report)
     assert (archived_before["failedNodes"], archived_before["excludedNodes"]) == (2, 1), archived_before
-    given_back = HistoryQuery(older).report("behave")
+    given_back = older.report("behave")
     assert given_back is not None and report_counts(given_back)["json"] == (2, 1)
     old_cert = copy.deepcopy(cert)
     old_cert["status"]["summary"]["excludedNodes"] = 2
@@ -198,18 +194,9 @@ async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_r
     # from the node results it keeps
     workflows = (await session.store.list(WORKFLOW, NAMESPACE)).items
     jobs = (await session.store.list(JOB, NAMESPACE)).items
-    record = build_record(cert, workflows, {wf["metadata"]["name"]: [j for j in jobs if j["metadata"]["labels"].get("nvcre.nvidia.com/workflow")
-                                                                      == wf["metadata"]["name"]] for wf in workflows},
-                          (await session.store.list(NODE, None)).items)
-    record.report["totalNodes"] = max(c.get("totalNodes") or 0 for c in report["categories"])
-    record.report["excludedNodes"] = list({e["name"]: e for c in report["categories"] for e in c.get("excludedNodes") or []}.values())
-    assert (record.report["totalNodes"], len(record.report["excludedNodes"])) != (nodes, excluded)
-    older = tmp_path / "older.db"
-    connection = open_history(older)
-    try:
-        assert write_record(connection, "sim", record)
-    finally:
-        connection.close()
-    [archived_before] = HistoryQuery(older).certifications()
+    as_before = {**report, "totalNodes": max(c.get("totalNodes") or 0 for c in report["categories"]),
+                 "excludedNodes": list({e["name"]: e for c in report["categories"] for e in c.get("excludedNodes") or []}.values())}
+    assert (as_before["totalNodes"], len(as_before["excludedNodes"])) != (nodes, excluded)
+    _, archived_before = archived_as_before(tmp_path, cert, workflows, jobs, (await session.store.list(NODE, None)).items, as_before)
     assert (archived_before["nodes"], archived_before["excludedNodes"]) == (nodes, excluded)
     await session.close()

@@ -132,8 +132,9 @@ class ThresholdRow(Vertical):
 
     @property
     def composed(self) -> bool:
-        """Whether the fields are mounted: a review scheduled before this row was added may run in between."""
-        return bool(self.query(".field-msg"))
+        """Whether the fields are mounted: a review scheduled before this row was added may run in between. The
+        Horizontal's own children mount after it and after the message line, so each field is looked for."""
+        return bool(self.query(".field-msg")) and bool(self.query(Select)) and bool(self.query(Input))
 
     def draft(self) -> ThresholdDraft:
         """(metric or "", expression); the row it was made with while its fields are still being mounted (a review

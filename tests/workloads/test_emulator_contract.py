@@ -1,7 +1,8 @@
 """Contract: every object the Kubernetes runner creates for a group, for every catalog category (torch, mpi, exec),
 on every platform and GPU architecture, with and without a gang scheduler, as TrainJob + TrainingRuntime and as the
 batch fallback (Indexed Job, Service, ssh-key Secret), is accepted by an API server serving Kubeflow Trainer's real
-CRDs (the vendored v2.3.0 ones: structural schema, defaults, required fields, enums, CEL rules), with the runner's
+CRDs (the vendored v2.3.0 ones, and for the Trainer's kinds also v2.1.0 and the unreleased main: structural schema,
+defaults, required fields, enums, CEL rules), with the runner's
 `fieldValidation=Strict` (an unknown field is refused, not pruned), and carries every field the built-in types
 require. Over real HTTP against the emulator (server-side dry run), so it runs without kube-apiserver; the same objects
 meet a real one in test_dry_run.py when $KUBEBUILDER_ASSETS is set."""
@@ -24,7 +25,7 @@ from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
 from tests.kubeapi import ApiServer
 from tests.kubeapi.schema import SKIPPED_RULES
-from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
+from tests.kubeapi.trainer_crds import TRAINER_VERSION, TRAINER_VERSIONS, jobset_crd, real_trainer_crd
 from tests.workloads.dry_paths import NAMESPACE, PATHS
 from tests.workloads.matrix import architectures, placement, run_spec
 from tests.workloads.schema import check_api_object, check_object
@@ -48,12 +49,14 @@ def rendered(trainer: bool) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 @pytest_asyncio.fixture
-async def trainer_server() -> AsyncIterator[tuple[ApiServer, aiohttp.ClientSession]]:
+async def trainer_server(request: pytest.FixtureRequest) -> AsyncIterator[tuple[ApiServer, aiohttp.ClientSession]]:
+    """The emulator serving the Trainer CRDs of the version the test is parametrized with (`indirect`), else v2.3.0."""
+    version = getattr(request, "param", TRAINER_VERSION)
     server = ApiServer()
     await server.start()
     try:
         async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {server.token}"}) as http:
-            for crd in (real_trainer_crd("trainjobs"), real_trainer_crd("trainingruntimes"), jobset_crd()):
+            for crd in (real_trainer_crd("trainjobs", version), real_trainer_crd("trainingruntimes", version), jobset_crd()):
                 assert (await _post(http, server, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd))[0] == 201
             namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
             assert (await _post(http, server, "/api/v1/namespaces", namespace))[0] == 201
@@ -97,6 +100,24 @@ async def test_every_rendered_object_is_accepted_strictly_by_the_real_schemas(tr
     assert SKIPPED_RULES - skipped == set(), "a CEL rule of the Trainer's CRDs this emulator cannot judge: not checked here"
 
 
+OTHER_TRAINER_VERSIONS = sorted(set(TRAINER_VERSIONS) - {TRAINER_VERSION})
+
+
+@pytest.mark.parametrize("trainer_server", OTHER_TRAINER_VERSIONS, indirect=True)
+async def test_every_trainjob_and_runtime_is_accepted_strictly_by_every_supported_trainer_version(trainer_server) -> None:
+    """The oldest release nvcre supports (v2.1.0: podTemplateOverrides, an int-or-string numProcPerNode) and the
+    unreleased main (numProcPerNode must be at least 1) take what the newest release takes (the test above)."""
+    server, http = trainer_server
+    refused = []
+    for where, obj in rendered(True).values():
+        if obj["kind"] in ("TrainJob", "TrainingRuntime"):
+            code, text, warning = await _dry_run(http, server, obj)
+            if code != 201 or warning:
+                refused.append(f"{where}: {obj['kind']}/{obj['metadata']['name']}: {code} {warning or ''} {text[:300]}")
+    assert refused == []
+
+
+@pytest.mark.parametrize("trainer_server", sorted(TRAINER_VERSIONS), indirect=True)
 async def test_the_emulator_refuses_what_the_real_trainer_schema_refuses(trainer_server) -> None:
     """The checks above can fail: a misspelt field, a missing required field, a bad type, each in a TrainJob."""
     server, http = trainer_server

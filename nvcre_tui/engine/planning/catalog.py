@@ -43,7 +43,7 @@ TEMPLATE_OPTIONS = ("maxBytes", "numIterations", "numCycles", "maxSteps", "exitD
                     "saveRetainInterval", "sourceRepo")
 # Every placeholder render fills (render_run_spec's variables): a catalog naming another is refused when it loads.
 TEMPLATE_VARIABLES = frozenset({*TEMPLATE_OPTIONS, "gpusPerNode", "mlnxPerNode", "mnnvl", "nodesPerJob", "tp", "pp", "variant",
-                                "platform", "gpuArchitecture"})
+                                "platform", "gpuArchitecture", "toolTimeoutSeconds"})
 
 
 class OverrideWhen(WireModel):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -44,7 +45,12 @@ from nvcre_tui.engine.units import count, format_duration, parse_duration
 # one diagnose keeps: at 10,000 cloud names (about 0.5 MiB each) three copies pass the API server's 1.5 MiB object
 # limit. Larger plans are not recorded; the Workflow partitions them with this same code.
 RECORDED_PLAN_NODES = 2048
-UNLIMITED_RUN_START = 600.0  # seconds a training run without a step limit needs beyond its exitDurationMins: pods start, images pull
+# Seconds of a Job's timeoutPerJob (counted from its workload's creation) its pods may take to start (scheduled, images
+# pulled): a training run without a step limit needs them beyond its exitDurationMins, and a tool's own timeout
+# (`${toolTimeoutSeconds}`) is the timeoutPerJob less them, so that the tool stops first.
+RUN_START = 600.0
+# dcgmi diag's `-p <test>.test_duration=<seconds>[s]` parameters: dcgmi refuses a --timeout not above their sum.
+_DCGM_TEST_DURATION = re.compile(r"(?:^|;)[\w.]*\.test_duration=(\d+)", re.ASCII)
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
 # Left free by the size estimate (conditions, managedFields and the like): a diagnosis's verdicts are fitted into
 # what its last write leaves (controllers/workflow.py, judging.results.within_room), short of this.
@@ -127,6 +133,7 @@ def render_run_spec(
         "nodesPerJob": nodes_per_job, "maxSteps": options.max_steps, "exitDurationMins": options.exit_duration_mins,
         "saveInterval": options.save_interval, "saveRetainInterval": options.save_retain_interval, "sourceRepo": options.source_repo,
         "tp": parallel.tp, "pp": parallel.pp, "variant": entry.variant, "platform": platform, "gpuArchitecture": architecture,
+        "toolTimeoutSeconds": tool_timeout_seconds(options),
     }
     assert variables.keys() == TEMPLATE_VARIABLES  # what read_catalog checked each entry's placeholders against
     filled = substitute(template, variables, f"catalog/{entry.key}.yaml")
@@ -175,6 +182,8 @@ def check_category(cert: Certification, index: int, catalog: Catalog) -> tuple[C
     options = resolve_options(catalog, entry, cert.spec.category_options(index), None, None)
     if options.max_steps is not None and options.max_steps < 0 and "maxSteps" in entry.template_options:
         _check_no_step_limit(options)
+    if "toolTimeoutSeconds" in entry.placeholders:
+        _check_tool_timeout(entry, options)
     scale = options.test_scale or entry.test_scales[0]
     if options.on_failure == "diagnose" and (scale not in ("intra-rack", "full-scale") or entry.per_node):
         raise RenderError(f"onFailure: diagnose needs testScale intra-rack or full-scale (a multi-node test), not {scale}", "onFailure")
@@ -226,13 +235,51 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 
 def _check_no_step_limit(options: CategoryOptions) -> None:
     """maxSteps -1 trains until exitDurationMins: a timeoutPerJob that ends the run first would fail every node of
-    a healthy fleet with Timeout, so it must leave the run its duration and a start (UNLIMITED_RUN_START)."""
+    a healthy fleet with Timeout, so it must leave the run its duration and a start (RUN_START)."""
     duration = (options.exit_duration_mins or 0) * 60.0
     timeout = parse_duration(options.timeout_per_job or "1h")
-    if duration + UNLIMITED_RUN_START > timeout:
+    if duration + RUN_START > timeout:
         raise RenderError(f"-1 trains until exitDurationMins ({format_duration(duration)}) but timeoutPerJob "
                           f"{options.timeout_per_job} would end the run first: give timeoutPerJob at least "
-                          f"{format_duration(duration + UNLIMITED_RUN_START)}, or a step count", "maxSteps")
+                          f"{format_duration(duration + RUN_START)}, or a step count", "maxSteps")
+
+
+def tool_timeout_seconds(options: CategoryOptions) -> int:
+    """`${toolTimeoutSeconds}`: the seconds a tool may run by its own timeout (dcgmi diag --timeout), the category's
+    timeoutPerJob less RUN_START. A diagnostic that hangs then stops by itself, and its host engine frees the GPUs,
+    before the Job's timeout deletes the pod (which would leave a standalone host engine running the diagnostic)."""
+    return int(parse_duration(options.timeout_per_job or "1h") - RUN_START)
+
+
+def _check_tool_timeout(entry: CatalogEntry, options: CategoryOptions) -> None:
+    """A timeoutPerJob that leaves the tool no time, or (dcgmi) no more than its tests' test_duration parameters ask,
+    is refused here: dcgmi would refuse its --timeout at start ("The total test duration 2400 is too high for the
+    timeout 1200"), on every node."""
+    seconds = tool_timeout_seconds(options)
+    tests = sum(int(found) for text in _strings(entry.template) for found in _DCGM_TEST_DURATION.findall(text))
+    if seconds <= tests:
+        least = format_duration(tests + 60 + RUN_START)
+        asked = f"its tests' test_duration parameters ask {format_duration(tests)}" if tests else "it needs some"
+        raise RenderError(f"timeoutPerJob {options.timeout_per_job} leaves {_tool(entry)} "
+                          f"{format_duration(max(seconds, 0))} after {format_duration(RUN_START)} for its pods to start, "
+                          f"and {asked}: give timeoutPerJob at least {least}", "timeoutPerJob")
+
+
+def _tool(entry: CatalogEntry) -> str:
+    """The program an exec entry runs (dcgmi), else "its tool"."""
+    framework = entry.template.get("framework")
+    run = framework.get("exec") if isinstance(framework, dict) else None
+    command = run.get("command") if isinstance(run, dict) else None
+    return str(command[0]) if isinstance(command, list) and command else "its tool"
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a template (its command and args)."""
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return [value] if isinstance(value, str) else []
 
 
 def _scheduled(spec: WorkloadRunSpec, cert: Certification, target: TargetSpec, options: CategoryOptions) -> WorkloadRunSpec:

@@ -165,7 +165,7 @@ def _replace(path: Path, pattern: str, text: str) -> None:
         (root / "_lib" / "megatron-pretrain.yaml").read_text().replace("${maxSteps}", "${maxStepz}", 1)),
      "{root}/training/nemotron5-56b.yaml: unknown placeholder ${{maxStepz}} (in it or a file it extends); known: exitDurationMins, "
      "gpuArchitecture, gpusPerNode, maxBytes, maxSteps, mlnxPerNode, mnnvl, nodesPerJob, numCycles, numIterations, platform, pp, "
-     "saveInterval, saveRetainInterval, sourceRepo, tp, variant"),
+     "saveInterval, saveRetainInterval, sourceRepo, toolTimeoutSeconds, tp, variant"),
     # A wrong type where a list is wanted: it raised TypeError (a traceback in the console), or a string was read
     # letter by letter ("_: no such file", one line per letter of `overrides: abc`).
     (lambda root: _replace(root / "training" / "nemotron5-8b.yaml", r"(?m)^extends:.*$", "extends: 1.5"),

@@ -133,3 +133,37 @@ def test_a_tie_of_architectures_is_not_called_a_majority() -> None:
     assert {e.message for e in found.excluded} == {"h200, as many nodes as h100, which the first node by name holds"}
     lopsided = discover([*fleet, node("a-3")], TargetSpec(), lambda platform, arch: 8)
     assert {e.message for e in lopsided.excluded} == {"h200, fleet majority is h100"}
+
+
+def _tainted(name: str, *taints: dict[str, str]) -> dict[str, Any]:
+    found = node(name)
+    found["spec"]["taints"] = list(taints)
+    return found
+
+
+def test_a_node_under_a_no_execute_taint_the_target_does_not_name_is_left_out_not_blamed(tmp_path: Path,
+                                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A NoExecute taint evicts whatever runs on the node (a repair, a drain, a remediation): the pods no longer
+    tolerate every taint, so such a node is left out before the run, named with the taint, instead of its pods being
+    scheduled through it (or, not tolerated, left Pending and the node blamed SchedulingBlocked). NoSchedule taints
+    (a GPU pool's, NVSentinel's quarantine) are gone through: the target chose the node. A taintSelector naming the
+    NoExecute taint certifies the node, as before returning it to service."""
+    repair = {"key": "example.com/repair", "value": "gpu", "effect": "NoExecute"}
+    fleet = [node("n-ok"), _tainted("n-repair", repair),
+             _tainted("n-quarantined", {"key": "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed", "value": "true", "effect": "NoSchedule"}),
+             _tainted("n-gpu-pool", {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})]
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
+    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    assert sorted(n for g in workflow["status"]["orchestration"]["groups"] for n in g["nodes"]) == ["n-gpu-pool", "n-ok", "n-quarantined"]
+    assert workflow["status"]["orchestration"]["excludedNodes"] == [{
+        "name": "n-repair", "reason": "NoExecuteTaint",
+        "message": "taint example.com/repair=gpu:NoExecute not tolerated: name it in the target's taintSelectors to certify this node"}]
+    cert.write_text(CERT.replace("target: {}", "target: {taintSelectors: [{key: example.com/repair, effect: NoExecute}]}"))
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
+    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    assert [n for g in workflow["status"]["orchestration"]["groups"] for n in g["nodes"]] == ["n-repair"]
+    assert not workflow["status"]["orchestration"].get("excludedNodes")

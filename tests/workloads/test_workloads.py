@@ -13,6 +13,7 @@ import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector, TargetSpec
+from nvcre_tui.engine.api.fit import tolerates
 from nvcre_tui.engine.api.resources import EnvVar, WorkloadRunSpec
 from nvcre_tui.engine.planning.render import workflow_name
 from nvcre_tui.engine.workloads import Placement, WorkloadError, owner_reference, placement_for, workload_manifests
@@ -161,7 +162,7 @@ def test_rdma_and_efa_requests_and_the_nic_opt_out() -> None:
 def test_tolerations_from_taint_selectors() -> None:
     taints = (TaintSelector(key="dedicated", value="gpu", effect="NoSchedule"), TaintSelector(key="maintenance"))
     pod = pod_specs(by_kind(workload_manifests(run_spec(TRAINING, "aws", "h100"), placement(TRAINING, "aws", "h100", taint_selectors=taints)))["TrainingRuntime"])[0]
-    assert pod["tolerations"][1:] == [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, {"key": "maintenance", "operator": "Exists"}]
+    assert pod["tolerations"][2:] == [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, {"key": "maintenance", "operator": "Exists"}]
 
 
 @pytest.mark.parametrize("entry", [ALL_REDUCE, LOOPBACK, "diagnostics/dcgm-level4", TRAINING, "training/nemotron5-56b"])
@@ -169,7 +170,25 @@ def test_the_gpu_pods_of_every_entry_tolerate_the_taints_of_the_nodes_chosen_for
     """The pods are pinned to the nodes the certification chose: a GPU node taint (nvidia.com/gpu=present:NoSchedule
     on GKE and many EKS pools) kept the training pods off every node, and each was blamed SchedulingBlocked."""
     for platform in ("aws", "gcp", "azure"):
-        assert {"operator": "Exists"} in _gpu_pod_template(entry, platform, "h100")["spec"]["tolerations"], platform
+        tolerations = _gpu_pod_template(entry, platform, "h100")["spec"]["tolerations"]
+        for taint in ({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+                      {"key": "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed", "value": "true", "effect": "NoSchedule"},
+                      {"key": "dedicated", "value": "gpu", "effect": "PreferNoSchedule"}):
+            assert tolerates(tolerations, taint), (platform, taint)
+
+
+@pytest.mark.parametrize("entry", [ALL_REDUCE, LOOPBACK, "diagnostics/dcgm-level4", TRAINING, "training/nemotron5-56b"])
+def test_the_gpu_pods_of_every_entry_tolerate_no_no_execute_taint_the_target_does_not_name(entry: str) -> None:
+    """A NoExecute taint evicts what runs on the node (not-ready and unreachable from the node lifecycle controller, a
+    maintenance or remediation taint): the catalog's tolerations do not go through one, a taintSelector does."""
+    evicting = [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}, {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+                {"key": "example.com/repair", "value": "gpu", "effect": "NoExecute"}]
+    for platform in ("aws", "gcp", "azure", "onprem"):
+        tolerations = _gpu_pod_template(entry, platform, "h100")["spec"]["tolerations"]
+        assert [taint for taint in evicting if tolerates(tolerations, taint)] == [], platform
+    spec = run_spec(entry, "aws", "h100").model_copy(update={"target": TargetSpec(taint_selectors=[TaintSelector(key="example.com/repair")])})
+    pods = pod_specs(by_kind(workload_manifests(spec, placement(entry, "aws", "h100")))["TrainingRuntime"])
+    assert tolerates(pods[0]["tolerations"], evicting[2]) and not tolerates(pods[0]["tolerations"], evicting[0])
 
 
 def test_batch_fallback_indexed_job_and_headless_service() -> None:
@@ -395,7 +414,8 @@ def test_render_workloads_carries_taint_selectors_and_the_gang_scheduler(tmp_pat
 def test_taint_selectors_of_the_run_target_and_the_priority_class() -> None:
     spec = run_spec(TRAINING, "aws", "h100").model_copy(update={"target": TargetSpec(taint_selectors=[TaintSelector(key="gpu-only")])})
     pod = pod_specs(by_kind(workload_manifests(spec, placement(TRAINING, "aws", "h100", priority_class="burn-in")))["TrainingRuntime"])[0]
-    assert pod["tolerations"] == [{"operator": "Exists"}, {"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"
+    assert pod["tolerations"] == [{"operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists", "effect": "PreferNoSchedule"},
+                                  {"key": "gpu-only", "operator": "Exists"}] and pod["priorityClassName"] == "burn-in"
 
 
 def test_objects_share_no_sub_objects() -> None:

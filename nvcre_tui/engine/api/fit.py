@@ -100,7 +100,7 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]
     return False
 
 
-def _taint_text(taint: Mapping[str, Any]) -> str:
+def taint_text(taint: Mapping[str, Any]) -> str:
     value = f"={taint.get('value')}" if taint.get("value") else ""
     return f"{taint.get('key')}{value}:{taint.get('effect')}"
 
@@ -122,7 +122,7 @@ def cannot_host(node: Node, pod: Mapping[str, Any]) -> str | None:
     tolerations = [t for t in pod.get("tolerations") or [] if isinstance(t, Mapping)]
     if is_cordoned(node) and not tolerates(tolerations, CORDON_TAINT):  # the scheduler's NodeUnschedulable rule
         return "cordoned (spec.unschedulable)"
-    refused = [_taint_text(t) for t in node_taints(node)
+    refused = [taint_text(t) for t in node_taints(node)
                if isinstance(t, Mapping) and t.get("effect") in BLOCKING_EFFECTS and not tolerates(tolerations, t)]
     if refused:
         return f"taint {', '.join(refused)} not tolerated"

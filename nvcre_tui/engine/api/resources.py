@@ -608,7 +608,7 @@ class AppliedOverride(WireModel):
 
 # Why discovery left a node out (planning/discovery.py says each in words).
 ExclusionReason = Literal["Cordoned", "NotReady", "PartitionedGPUs", "OtherGPUArchitecture", "InsufficientGPUs", "InsufficientResources",
-                          "NotGPUNode", "LeftTarget", "NodeNotFound"]
+                          "NoExecuteTaint", "NotGPUNode", "LeftTarget", "NodeNotFound"]
 
 
 class ExcludedNode(WireModel):

@@ -145,8 +145,9 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         devices = extended_amounts(WorkloadRunSpec.model_validate(run))
     except ValidationError:  # validated when the Workflow was made; a later edit only loses this check
         devices = {}
+    tolerations = [item for item in run.get("tolerations") or [] if isinstance(item, dict)]
     try:
-        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: devices)
+        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: devices, lambda platform, arch: tolerations)
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return

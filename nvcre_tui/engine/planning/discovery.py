@@ -3,7 +3,8 @@
 Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
 GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, reported; NODE_EXCLUSIONS) ->
 majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> the other resources
-a pod asks for (EFA, NICs: a node reporting fewer excluded) -> sort by name.
+a pod asks for (EFA, NICs: a node reporting fewer excluded) -> a NoExecute taint the pods do not tolerate (excluded:
+someone is evicting workloads from that node; the target's taintSelectors name the ones to go through) -> sort by name.
 The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
 or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.fit import shortfalls
+from nvcre_tui.engine.api.fit import shortfalls, taint_text, tolerates
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_GPU
@@ -39,6 +41,7 @@ EXCLUSION_TEXT = {
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
     "InsufficientResources": "fewer allocatable devices (EFA, NICs ...) than a pod requests",
+    "NoExecuteTaint": "a NoExecute taint the pods do not tolerate (name it in the target's taintSelectors to certify the node)",
     "LeftTarget": "ran in another category and no longer matches the target",
     NODE_NOT_FOUND: "named in nodeNames and not on the cluster",
     "NotGPUNode": f"named in nodeNames and not labelled {LABEL_GPU_PRESENT}=true",
@@ -74,13 +77,13 @@ def excluded_text(nodes: int, reason: str) -> str:
     return f"{count(nodes, 'node')}: {EXCLUSION_TEXT.get(reason, reason)}"
 
 
+def _taint_matches(taint: Mapping[str, Any], wanted: TaintSelector) -> bool:
+    return (taint.get("key") == wanted.key and (wanted.value is None or taint.get("value") == wanted.value)
+            and (wanted.effect is None or taint.get("effect") == wanted.effect))
+
+
 def _has_taint(node: Node, wanted: TaintSelector) -> bool:
-    return any(
-        taint.get("key") == wanted.key
-        and (wanted.value is None or taint.get("value") == wanted.value)
-        and (wanted.effect is None or taint.get("effect") == wanted.effect)
-        for taint in node_taints(node)
-    )
+    return any(_taint_matches(taint, wanted) for taint in node_taints(node))
 
 
 def matches_target(node: Node, target: TargetSpec) -> bool:
@@ -113,6 +116,14 @@ def unmatched_reason(nodes: Sequence[Node], target: TargetSpec) -> str:
 def is_gpu_node(node: Node) -> bool:
     """Labelled nvidia.com/gpu.present=true by GPU feature discovery."""
     return node_labels(node).get(LABEL_GPU_PRESENT) == "true"
+
+
+def _untolerated_no_execute(node: Node, tolerations: Sequence[Mapping[str, Any]], selectors: Sequence[TaintSelector]) -> str | None:
+    """The node's NoExecute taints neither the pods' tolerations nor a taintSelector (which becomes one) cover."""
+    refused = [taint_text(taint) for taint in node_taints(node)
+               if isinstance(taint, Mapping) and taint.get("effect") == "NoExecute" and not tolerates(tolerations, taint)
+               and not any(_taint_matches(taint, wanted) for wanted in selectors)]
+    return f"taint {', '.join(refused)} not tolerated: name it in the target's taintSelectors to certify this node" if refused else None
 
 
 def _not_ready(node: Node) -> str | None:
@@ -152,9 +163,11 @@ def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[Exclu
 
 
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int],
-             devices_needed: Callable[[str, str], Mapping[str, str]] | None = None) -> Discovery:
+             devices_needed: Callable[[str, str], Mapping[str, str]] | None = None,
+             tolerations: Callable[[str, str], Sequence[Mapping[str, Any]]] | None = None) -> Discovery:
     """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request,
-    `devices_needed` the pod's other extended resources (EFA, NICs ...).
+    `devices_needed` the pod's other extended resources (EFA, NICs ...), `tolerations` the pods' own (the catalog's;
+    the target's taintSelectors are added here).
 
     Raises PlatformError when the selected nodes span several platforms.
     """
@@ -186,6 +199,7 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
     needed = gpus_needed(platform, architecture)
     devices = {name: amount for name, amount in (devices_needed(platform, architecture) if devices_needed else {}).items()
                if name != RESOURCE_GPU}
+    tolerated = tolerations(platform, architecture) if tolerations else ()
     eligible = []
     for node in same_arch:
         have = allocatable_gpus(node)
@@ -194,6 +208,8 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
         elif short := shortfalls(node, devices, missing_is_short=False):  # a missing count is kept, as for GPUs
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientResources", message="; ".join(short)))
+        elif evicting := _untolerated_no_execute(node, tolerated, target.taint_selectors or []):
+            excluded.append(ExcludedNode(name=node_name(node), reason="NoExecuteTaint", message=evicting))
         else:
             eligible.append(node)
     excluded.sort(key=lambda item: item.name)

@@ -169,6 +169,14 @@ def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions
     return needed
 
 
+def _tolerations_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions):  # noqa: ANN202 - as _gpus_needed
+    def needed(platform: str, architecture: str) -> list[dict[str, Any]]:
+        spec, _ = render_run_spec(entry, resolve_options(catalog, entry, user, platform, architecture), platform, architecture, 1)
+        return [dict(item) for item in spec.tolerations or []]
+
+    return needed
+
+
 def check_category(cert: Certification, index: int, catalog: Catalog) -> tuple[CatalogEntry, CategoryOptions]:
     """The checks of render_category that need no Node (RenderError when category `index` could run on no nodes at
     all); its catalog entry, and its options as far as they are known without the nodes: resolved without their GPU
@@ -197,7 +205,8 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     entry, _ = check_category(cert, index, catalog)
     user = cert.spec.category_options(index)
     try:
-        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user))
+        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user),
+                         _tolerations_needed(catalog, entry, user))
     except PlatformError as error:
         raise RenderError(str(error)) from None
     if not found.nodes:

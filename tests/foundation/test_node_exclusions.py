@@ -167,3 +167,39 @@ def test_a_node_under_a_no_execute_taint_the_target_does_not_name_is_left_out_no
     [workflow] = json.loads(capsys.readouterr().out)["items"]
     assert [n for g in workflow["status"]["orchestration"]["groups"] for n in g["nodes"]] == ["n-repair"]
     assert not workflow["status"]["orchestration"].get("excludedNodes")
+
+
+@pytest.mark.parametrize(("efa", "asked"), [("16", "16"), ("4", "4"), ("8", "8"), ("32", "32")])
+def test_the_efa_devices_the_nccl_pods_ask_are_those_the_nodes_report(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     efa: str, asked: str) -> None:
+    """aws-ofi-nccl spreads NCCL's traffic over every EFA interface of the node: a p5en reports 16, a p4d 4, a p6-b200
+    8, a p5 32. The catalog's 32 left every node but a p5's out (InsufficientResources, "no eligible nodes")."""
+    fleet = [node(f"n-{i}", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": efa}) for i in range(2)]
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
+    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    run = workflow["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]
+    assert run["extendedResources"]["vpc.amazonaws.com/efa"] == asked
+    assert not workflow["status"]["orchestration"].get("excludedNodes")
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "--workloads", "-o", "json"]) == 0
+    assert f'"vpc.amazonaws.com/efa": "{asked}"' in capsys.readouterr().out
+
+
+def test_the_efa_count_most_nodes_report_is_asked_and_a_node_reporting_fewer_is_left_out(tmp_path: Path,
+                                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    fleet = [node("a-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16"}),
+             node("a-2", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16"}),
+             node("a-3", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "15"}),  # an interface down
+             node("a-4", allocatable={"nvidia.com/gpu": "8"})]  # its device plugin restarting: kept, no vote
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT)
+    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
+    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    assert workflow["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]["extendedResources"]["vpc.amazonaws.com/efa"] == "16"
+    assert workflow["status"]["orchestration"]["excludedNodes"] == [
+        {"name": "a-3", "reason": "InsufficientResources", "message": "15 vpc.amazonaws.com/efa allocatable, 16 requested"}]

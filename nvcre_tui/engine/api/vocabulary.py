@@ -94,6 +94,7 @@ LABEL_CUDA_RUNTIME_PARTS = tuple(f"nvidia.com/cuda.runtime-version.{part}" for p
 LABEL_CUDA_RUNTIME_OLD_PARTS = tuple(f"nvidia.com/cuda.runtime.{part}" for part in ("major", "minor"))
 RESOURCE_GPU = "nvidia.com/gpu"
 RESOURCE_NIC = "nvidia.com/mlnxnics"
+RESOURCE_EFA = "vpc.amazonaws.com/efa"  # AWS's EFA device plugin: one per EFA interface of the node
 
 # -- KAI scheduler -------------------------------------------------------------------------------------------
 LABEL_KAI_QUEUE = "kai.scheduler/queue"

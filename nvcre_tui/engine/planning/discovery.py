@@ -20,7 +20,8 @@ from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, Ta
 from nvcre_tui.engine.api.fit import shortfalls, taint_text, tolerates
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_GPU
+from nvcre_tui.engine.api.fit import allocatable
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
@@ -32,6 +33,11 @@ _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], boo
     "Exists": lambda labels, req: req.key in labels,
     "DoesNotExist": lambda labels, req: req.key not in labels,
 }
+
+# Devices a GPU pod takes every one of on its node: AWS's EFA interfaces, over which NCCL's aws-ofi-nccl plugin
+# spreads its traffic (p4d has 4, p5 and p5e 32, p5en 16, p6-b200 8). The catalog's amount is the default, replaced
+# by what the target's nodes report (node_device_counts): a fixed 32 left every p4d, p5en and p6 node out.
+NODE_COUNTED_DEVICES = (RESOURCE_EFA,)
 
 LEFT_TARGET = "LeftTarget"  # excluded by the Workflow controller: a node a sibling category ran on, no longer found
 EXCLUSION_TEXT = {
@@ -146,6 +152,19 @@ def node_exclusion(node: Node) -> ExcludedNode | None:
         if (message := why(node)) is not None:
             return ExcludedNode(name=node_name(node), reason=reason, message=message)
     return None
+
+
+def node_device_counts(nodes: Iterable[Node], target: TargetSpec) -> dict[str, str]:
+    """For each NODE_COUNTED_DEVICES resource, the allocatable count most of the target's usable GPU nodes report (a
+    tie: the larger); a node reporting none does not vote (its device plugin may be restarting). A node reporting fewer
+    is then left out (InsufficientResources), one reporting more runs with that many."""
+    voters = [node for node in nodes if matches_target(node, target) and is_gpu_node(node) and node_exclusion(node) is None]
+    counts = {}
+    for resource in NODE_COUNTED_DEVICES:
+        votes = Counter(int(have) for node in voters if (have := allocatable(node, resource)) and have == int(have))
+        if votes:
+            counts[resource] = str(max(votes, key=lambda amount: (votes[amount], amount)))
+    return counts
 
 
 def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[ExcludedNode]:

@@ -33,7 +33,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
-from nvcre_tui.engine.planning.discovery import Discovery, discover, unmatched_reason
+from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
@@ -161,12 +161,22 @@ def _gpus_needed(catalog: Catalog, user: CategoryOptions):  # noqa: ANN202 - a s
     return needed
 
 
-def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions):  # noqa: ANN202 - as _gpus_needed
+def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions, counted: dict[str, str]):  # noqa: ANN202 - as _gpus_needed
     def needed(platform: str, architecture: str) -> dict[str, str]:
         spec, _ = render_run_spec(entry, resolve_options(catalog, entry, user, platform, architecture), platform, architecture, 1)
-        return extended_amounts(spec)
+        return extended_amounts(_with_node_counts(spec, counted))
 
     return needed
+
+
+def _with_node_counts(spec: WorkloadRunSpec, counted: dict[str, str]) -> WorkloadRunSpec:
+    """`spec` asking, of each device it takes all of (discovery.NODE_COUNTED_DEVICES), what the nodes report
+    (`counted`) instead of the catalog's default; one it does not ask for (or asks 0 of) stays unasked."""
+    asked = spec.extended_resources or {}
+    if not any(resource in asked and str(asked[resource]) not in ("", "0") for resource in counted):
+        return spec
+    resources = {name: (counted[name] if name in counted and str(value) not in ("", "0") else value) for name, value in asked.items()}
+    return spec.model_copy(update={"extended_resources": resources})
 
 
 def _tolerations_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions):  # noqa: ANN202 - as _gpus_needed
@@ -204,8 +214,9 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     category = cert.spec.categories[index]
     entry, _ = check_category(cert, index, catalog)
     user = cert.spec.category_options(index)
+    counted = node_device_counts(nodes, category.target or cert.spec.target)
     try:
-        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user),
+        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user, counted),
                          _tolerations_needed(catalog, entry, user))
     except PlatformError as error:
         raise RenderError(str(error)) from None
@@ -226,7 +237,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
-    spec = _scheduled(spec, cert, category.target or cert.spec.target, options)
+    spec = _scheduled(_with_node_counts(spec, counted), cert, category.target or cert.spec.target, options)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key, within_domains)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())

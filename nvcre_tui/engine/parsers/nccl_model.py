@@ -25,6 +25,10 @@ MAX_SKIPPED_NAMED = 3
 #: How an nccl-tests note begins, in notes() and so in a run's completion message (the report finds it there).
 NOTE_PREFIX = "nccl: "
 
+#: NCCL's built-in TCP transport, as its init line names it ("NCCL INFO Using network Socket"): what NCCL falls back
+#: to when no network plugin (aws-ofi-nccl, GPUDirect-TCPX/TCPXO) loads and no RDMA device is in the pod.
+SOCKET_NETWORK = "Socket"
+
 
 @dataclass(frozen=True)
 class Half:
@@ -296,6 +300,7 @@ class NcclAggregator:
         self.skipped_wrong: tuple[float, str] | None = None  # (wrong elements, where): the first refused row with any
         self.reported_errors: str | None = None  # what a -J document's "errors" says went wrong
         self.remarks: list[str] = []
+        self.networks: dict[str, None] = {}  # NCCL's network transports, as its init lines name them, in order
         self.footed = 0  # rows (kept or skipped) that a summary footer closed
         self.unfooted_runs = 0  # runs whose last rows no summary followed: cut off, or the run failed
         # The run a "Collective test starting" line opened, until the next one or the end of input: whether it
@@ -367,6 +372,20 @@ class NcclAggregator:
         if program and program not in self.programs:
             self.programs.append(program)
 
+    def note_network(self, name: str) -> None:
+        """NCCL's init line naming the network transport it uses ("Using network Socket", "... IB", "... Libfabric")."""
+        self.networks.setdefault(name, None)
+
+    def _network_remarks(self) -> list[str]:
+        """A run across several hosts over NCCL's Socket transport measured TCP, whatever fabric the nodes have:
+        said, so a bandwidth that passes (or fails) is not read as the RDMA fabric's."""
+        hosts = {device.host for device in self.ranks.values()}
+        if SOCKET_NETWORK not in self.networks or len(hosts) < 2:
+            return []
+        return [f"NCCL's network transport was {SOCKET_NETWORK} (TCP over the pods' interfaces) across {len(hosts)} hosts, "
+                "not RDMA, EFA or GPUDirect: the bandwidth between nodes is TCP's (the image's NCCL network plugin, "
+                "NCCL_NET_PLUGIN and the pods' RDMA devices decide)"]
+
     def note_failure(self, line: str) -> None:
         """A line saying NCCL (or CUDA) failed, before the current run printed a row: why it may print none."""
         if self.run_failure is None:
@@ -423,7 +442,7 @@ class NcclAggregator:
             skipped_count=self.skipped_count,
             skipped_rows=tuple(self.skipped_rows),
             incomplete=self._incomplete(),
-            remarks=tuple(self.remarks),
+            remarks=(*self.remarks, *self._network_remarks()),
         )
 
     def _incomplete(self) -> str | None:

@@ -36,6 +36,8 @@ _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
 # Lines saying why a run printed no table (NCCL's own WARN lines, nccl-tests' failure lines).
 _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"
                           r"|NCCL error|nccl(?:System|Internal|Remote|UnhandledCuda)Error|ncclInvalidUsage")
+# NCCL's init line naming its network transport: "host:pid:tid [0] NCCL INFO Using network Socket".
+_NETWORK = re.compile(r"NCCL INFO Using network (\S(?:.*\S)?)\s*$", re.ASCII)
 _MARKER_WORDS = frozenset({"size", "Rank", "Collective", "Out", "Avg"})
 _BATCH = 2048  # rows per fold: each size's group then holds enough rows to amortise its checks
 
@@ -280,8 +282,11 @@ class TableReader:
                 return
             first = tokens[0]
         elif first not in _MARKER_WORDS:
-            if self._watching() and _NCCL_FAILED.search(line):
-                self.aggregator.note_failure(" ".join(tokens)[:200])
+            if self._watching():
+                if _NCCL_FAILED.search(line):
+                    self.aggregator.note_failure(" ".join(tokens)[:200])
+                elif network := _NETWORK.search(line):
+                    self.aggregator.note_network(network.group(1))
             return
         if first not in _MARKER_WORDS:
             return

@@ -36,6 +36,7 @@ EXPECT: dict[str, Expect] = {
     "unschedulable-full-scale": Expect("FAILED", (("Failed", {N[2]: SB}),)),
     "unschedulable-intra-node": Expect("FAILED", (("Failed", {N[0]: SB}),)),
     "cordoned-before-run": Expect("INCOMPLETE", (OK,), {N[3]: "Cordoned"}),
+    "no-execute-taint-before-run": Expect("INCOMPLETE", (OK,), {N[3]: "NoExecuteTaint"}),
     "cordon-mid-run-full-scale": Expect("FAILED", (("Failed", {N[1]: HW}),)),
     "cordon-mid-run-intra-node": Expect("FAILED", (("Failed", {N[2]: HW}),)),
     "cordon-persists-into-next-iteration": Expect("FAILED", (("Failed", {N[1]: HW}),)),

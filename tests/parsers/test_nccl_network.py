@@ -1,7 +1,8 @@
-"""A multi-node nccl-tests run over NCCL's Socket transport measured TCP, not the nodes' RDMA fabric: on AWS without
-aws-ofi-nccl or the EFA devices, on GKE without the GPUDirect-TCPX/TCPXO plugin and its NICs, NCCL falls back to it
-silently and the run still passes. The parse result says so in a note (and so the run's completion message and the
-report); a single host, or another transport, says nothing."""
+"""An nccl-tests run whose network traffic took NCCL's Socket transport measured TCP, not the nodes' RDMA fabric: on AWS
+without aws-ofi-nccl or the EFA devices, on GKE without the GPUDirect-TCPX/TCPXO plugin and its NICs, NCCL falls back to
+it silently and the run still passes. The parse result says so in a note (and so the run's completion message and the
+report) when its connection lines say "via NET/Socket", or its transport was Socket across several hosts; a single
+host whose traffic needs no network, or another transport, says nothing."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ HEAD = """# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) war
 """
 
 
+SOCKET_NOTE = ("nccl: NCCL's network transport was Socket (TCP over the pods' interfaces), not RDMA, EFA or GPUDirect: "
+               "its traffic over the network measured TCP (the image's NCCL network plugin, NCCL_NET_PLUGIN and the pods' RDMA "
+               "devices decide)")
+
+
 def _notes(network: str, host2: str = "gpu-n02", prefix: str = "") -> tuple[str, ...]:
     return parse_nccl(HEAD.replace("NETWORK", network).replace("HOST2", host2).replace("{prefix}", prefix)).notes()
 
@@ -36,9 +42,7 @@ def _notes(network: str, host2: str = "gpu-n02", prefix: str = "") -> tuple[str,
 @pytest.mark.parametrize("prefix", ["", "[1,0]<stdout>:", "2026-01-01T00:00:00.000000000Z "])
 def test_a_run_across_hosts_over_the_socket_transport_says_it_measured_tcp(prefix: str) -> None:
     notes = _notes("Socket", prefix=prefix)
-    assert notes == ("nccl: NCCL's network transport was Socket (TCP over the pods' interfaces) across 2 hosts, not RDMA, "
-                     "EFA or GPUDirect: the bandwidth between nodes is TCP's (the image's NCCL network plugin, NCCL_NET_PLUGIN "
-                     "and the pods' RDMA devices decide)",)
+    assert notes == (SOCKET_NOTE,)
     assert parse_nccl(HEAD.replace("NETWORK", "Socket").replace("HOST2", "gpu-n02").replace("{prefix}", prefix)).passed  # a note, not a failure
 
 
@@ -49,3 +53,16 @@ def test_another_transport_says_nothing(network: str) -> None:
 
 def test_one_host_says_nothing_its_traffic_needs_no_network() -> None:
     assert _notes("Socket", host2="gpu-n01") == ()
+
+
+@pytest.mark.parametrize(("via", "noted"), [("NET/Socket/0", True), ("NET/IB/0/GDRDMA", False), ("NET/AWS Libfabric/0/GDRDMA", False),
+                                            ("P2P/CUMEM/read", False), ("NET/FasTrak/0", False)])
+def test_a_loopback_run_whose_connections_went_over_the_socket_transport_says_it_tested_no_nic(via: str, noted: bool) -> None:
+    """nccl-loopback disables P2P and SHM so one node's traffic takes the network path, to test its NICs: over the
+    Socket transport it goes through the kernel's TCP stack and tests none."""
+    text = HEAD.replace("NETWORK", "Socket").replace("HOST2", "gpu-n01").replace("{prefix}", "")
+    connection = f"gpu-n01:4101:4150 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via {via}\n"
+    using = "gpu-n01:4101:4101 [0] NCCL INFO Using network Socket\n"
+    assert using in text
+    text = text.replace(using, using + connection)
+    assert parse_nccl(text).notes() == ((SOCKET_NOTE,) if noted else ())

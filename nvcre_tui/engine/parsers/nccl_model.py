@@ -301,6 +301,7 @@ class NcclAggregator:
         self.reported_errors: str | None = None  # what a -J document's "errors" says went wrong
         self.remarks: list[str] = []
         self.networks: dict[str, None] = {}  # NCCL's network transports, as its init lines name them, in order
+        self.connections: dict[str, None] = {}  # the network transports its connection lines name ("via NET/Socket/0")
         self.footed = 0  # rows (kept or skipped) that a summary footer closed
         self.unfooted_runs = 0  # runs whose last rows no summary followed: cut off, or the run failed
         # The run a "Collective test starting" line opened, until the next one or the end of input: whether it
@@ -373,18 +374,24 @@ class NcclAggregator:
             self.programs.append(program)
 
     def note_network(self, name: str) -> None:
-        """NCCL's init line naming the network transport it uses ("Using network Socket", "... IB", "... Libfabric")."""
+        """NCCL's init line naming the network transport it uses ("Using network Socket", "... IB", "... Libfabric"), or
+        a connection line's ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0": traffic that takes it)."""
         self.networks.setdefault(name, None)
 
+    def note_network_connection(self, name: str) -> None:
+        """A connection NCCL made over its network transport `name` (a loopback run's too: P2P and SHM disabled)."""
+        self.connections.setdefault(name, None)
+
     def _network_remarks(self) -> list[str]:
-        """A run across several hosts over NCCL's Socket transport measured TCP, whatever fabric the nodes have:
-        said, so a bandwidth that passes (or fails) is not read as the RDMA fabric's."""
+        """Network traffic over NCCL's Socket transport measured TCP, whatever fabric the nodes have: a connection made
+        over it, or a run across several hosts whose transport it was. Said, so a bandwidth that passes (or fails) is
+        not read as the RDMA fabric's, nor a loopback run as a test of the NIC."""
         hosts = {device.host for device in self.ranks.values()}
-        if SOCKET_NETWORK not in self.networks or len(hosts) < 2:
+        if SOCKET_NETWORK not in self.connections and (SOCKET_NETWORK not in self.networks or len(hosts) < 2):
             return []
-        return [f"NCCL's network transport was {SOCKET_NETWORK} (TCP over the pods' interfaces) across {len(hosts)} hosts, "
-                "not RDMA, EFA or GPUDirect: the bandwidth between nodes is TCP's (the image's NCCL network plugin, "
-                "NCCL_NET_PLUGIN and the pods' RDMA devices decide)"]
+        return [f"NCCL's network transport was {SOCKET_NETWORK} (TCP over the pods' interfaces), not RDMA, EFA or GPUDirect: "
+                "its traffic over the network measured TCP (the image's NCCL network plugin, NCCL_NET_PLUGIN and the pods' "
+                "RDMA devices decide)"]
 
     def note_failure(self, line: str) -> None:
         """A line saying NCCL (or CUDA) failed, before the current run printed a row: why it may print none."""

@@ -38,6 +38,8 @@ _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NC
                           r"|NCCL error|nccl(?:System|Internal|Remote|UnhandledCuda)Error|ncclInvalidUsage")
 # NCCL's init line naming its network transport: "host:pid:tid [0] NCCL INFO Using network Socket".
 _NETWORK = re.compile(r"NCCL INFO Using network (\S(?:.*\S)?)\s*$", re.ASCII)
+# Its connection lines: "... NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0".
+_CONNECTION = re.compile(r"NCCL INFO Channel .* via NET/([^/\s]+(?: [^/\s]+)*)/", re.ASCII)
 _MARKER_WORDS = frozenset({"size", "Rank", "Collective", "Out", "Avg"})
 _BATCH = 2048  # rows per fold: each size's group then holds enough rows to amortise its checks
 
@@ -287,6 +289,8 @@ class TableReader:
                     self.aggregator.note_failure(" ".join(tokens)[:200])
                 elif network := _NETWORK.search(line):
                     self.aggregator.note_network(network.group(1))
+                elif connection := _CONNECTION.search(line):
+                    self.aggregator.note_network_connection(connection.group(1))
             return
         if first not in _MARKER_WORDS:
             return

@@ -32,6 +32,7 @@ EXPECT: dict[str, Expect] = {
     "xid-after-run-passes": Expect("PASSED", (OK,)),
     "hang-full-scale-timeout": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TO)),)),
     "hang-intra-node-timeout": Expect("FAILED", (("Failed", {N[3]: TO}),)),
+    "dcgm-hang-stopped-by-dcgmi-timeout": Expect("FAILED", (("Failed", {N[1]: WF}),)),
     "hang-training-stalled": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, WF)),)),
     "unschedulable-full-scale": Expect("FAILED", (("Failed", {N[2]: SB}),)),
     "unschedulable-intra-node": Expect("FAILED", (("Failed", {N[0]: SB}),)),

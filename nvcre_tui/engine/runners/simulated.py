@@ -33,7 +33,7 @@ from nvcre_tui.engine.sim.outputs import (
     write_nccl_log,
     write_nemo_log,
 )
-from nvcre_tui.engine.sim.physics import XID_CUDA_ERRORS, PlanError, RunPlan, RunSpec, fleet_layout, plan_run
+from nvcre_tui.engine.sim.physics import DCGMI_TIMEOUT_ERROR, XID_CUDA_ERRORS, PlanError, RunPlan, RunSpec, fleet_layout, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import Conflict, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, WORKLOADRUN, ResourceStore
@@ -305,8 +305,11 @@ def _render_dcgm(plan: RunPlan, start: datetime, rng: random.Random, nccl_format
     assert dcgm is not None
     outcome = plan.outcome
     moment = outcome.at if outcome.kind == "failed" else plan.duration - 1.0
-    if dcgm.json:
-        text = write_dcgm_json(dcgm.gpus, dcgm.outcomes, rng, version=dcgm.version)
+    if outcome.cause == "timeout" and not dcgm.json:  # dcgmi's plain output: the error line alone
+        text = DCGMI_TIMEOUT_ERROR
+    elif dcgm.json:
+        runtime_error = DCGMI_TIMEOUT_ERROR if outcome.cause == "timeout" else None
+        text = write_dcgm_json(dcgm.gpus, dcgm.outcomes, rng, version=dcgm.version, runtime_error=runtime_error)
     else:
         text = write_dcgm_table(dcgm.gpus, dcgm.outcomes, version="3" if dcgm.version == "3" else "4")
     lines = [(moment, line) for line in text.splitlines()]

@@ -158,7 +158,7 @@ class Outcome:
     reason: str = ""
     message: str = ""
     exit_code: int | None = None
-    cause: str = ""  # the fault type behind a failure: xid | flaky | hang
+    cause: str = ""  # the fault type behind a failure: xid | flaky | hang | timeout (a hang dcgmi's --timeout stopped)
     xid: int | None = None
     blocked: tuple[str, ...] = ()
 
@@ -483,6 +483,23 @@ def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], sta
                    exit_code=exit_code, cause=cause, xid=fault.xid if cause == "xid" else None)
 
 
+DCGMI_TIMEOUT_ERROR = "Error: Unable to complete diagnostic. Return: (-11) : Timeout\n"  # dcgmi 4.x's text
+
+
+def _dcgmi_timeout(spec: RunSpec, outcome: Outcome, startup: float) -> Outcome:
+    """A hung diagnostic that dcgmi's own `--timeout N` stops: N seconds after dcgmi starts it fails with a runtime
+    error (the host engine stops the diagnostic), as the real one does, instead of running until the Job's timeout."""
+    args = list(spec.args)
+    if outcome.kind != "hang" or spec.program != "dcgmi" or "--timeout" not in args[:-1]:
+        return outcome
+    seconds = args[args.index("--timeout") + 1]
+    if not seconds.isdigit() or int(seconds) == 0:  # dcgmi's 0: no timeout
+        return outcome
+    return Outcome("failed", at=float(math.ceil(startup + int(seconds))), node=outcome.node, reason="DcgmTimeout",
+                   message=f"dcgmi diag stopped the diagnostic on {outcome.node} after its --timeout of {seconds} s",
+                   exit_code=1, cause="timeout")
+
+
 def _dcgm_skips(plan: DcgmPlan, faults: Sequence[Fault]) -> DcgmPlan:
     """A diag-skipped fault on the node: every test but the software checks is skipped on every GPU."""
     if not any(f.type == "diag-skipped" and f.node == plan.node for f in faults):
@@ -532,11 +549,12 @@ def plan_run(scenario: Scenario, spec: RunSpec, start_offset: float, *, layout: 
     duration = float(math.ceil(duration))
     outcome = plan_outcome(scenario, spec, faults, start_offset, duration, layout)
     if dcgm is not None:
+        outcome = _dcgmi_timeout(spec, outcome, scenario.physics.startup_sec)
         dcgm = _dcgm_outcomes(_dcgm_skips(dcgm, faults), outcome)
     return RunPlan(spec, start_offset, scenario.physics.startup_sec, duration, outcome, nccl, dcgm, training)
 
 
 __all__ = [
-    "DcgmPlan", "NcclPlan", "NodeInfo", "Outcome", "PlanError", "RunPlan", "RunSpec", "TrainingPlan",
+    "DCGMI_TIMEOUT_ERROR", "DcgmPlan", "NcclPlan", "NodeInfo", "Outcome", "PlanError", "RunPlan", "RunSpec", "TrainingPlan",
     "fabric_hits", "fault_time", "faults_in_effect", "fleet_layout", "nccl_peak", "node_info", "plan_outcome", "plan_run", "run_rng",
 ]

@@ -46,7 +46,7 @@ from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG, certification_for_categories, load_certification
-from nvcre_tui.engine.planning.render import check_certification, render_certification
+from nvcre_tui.engine.planning.render import UNPLANNED, check_certification, render_certification
 from nvcre_tui.engine.planning.resolve import SHAPE_OPTIONS
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.diagnose.summary import rounds_weighed
@@ -331,7 +331,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         shape = "; checked here: what needs no Node" + (
             f"; {_listed(from_the_nodes)} {'come' if len(from_the_nodes) > 1 else 'comes'} from the nodes' GPU architecture and platform"
             if from_the_nodes else "")
-        console.print(escape(_UNPLANNED + shape + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
+        console.print(escape(UNPLANNED + shape + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
                              + (f"; --wait follows it for {format_duration(_default_timeout([], known))} (counted as one "
                                 "round of groups: the nodes it finds may make more) unless --timeout"
                                 if args.wait and timeout is None else "")), soft_wrap=True, style="yellow")
@@ -367,9 +367,6 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
 NO_ENGINE_AFTER = ("this command was its engine: nothing advances it until another nvcre engine takes the lease "
                    "(`nvcre controller`, or the console `nvcre`)")
 
-
-_UNPLANNED = ("not planned here: this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them); "
-              "the engine plans it on the nodes it finds")
 
 
 def _from_the_nodes(cert: Any, catalog: Any, known: Sequence[CategoryOptions]) -> list[str]:

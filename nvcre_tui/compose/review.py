@@ -1,6 +1,9 @@
 """Review a compose draft against the catalog and today's nodes, with no Textual: the YAML, inline
 messages per field, the matching-node count, the plan per category and the problems that block submit.
 
+A user who may not list Nodes (nodes None) gets no count and no plan: what needs no Node is checked (check_category,
+as `certification run` does for such a user), and the engine plans the certification once it is submitted.
+
 Everything here calls the engine (manifest parsing, thresholds, discovery, rendering); nothing is
 re-checked by hand, so the console refuses exactly what `nvcre certification run` would refuse.
 """
@@ -25,9 +28,18 @@ from nvcre_tui.engine.judging.thresholds import METRICS, threshold_problems
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, matches_target
 from nvcre_tui.engine.planning.manifest import certification_from_text, certification_problems
-from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, render_category, render_certification
+from nvcre_tui.engine.planning.render import (
+    UNPLANNED,
+    RenderedCategory,
+    RenderError,
+    check_category,
+    check_certification,
+    render_category,
+    render_certification,
+)
 
 WHERE = "compose"
+NODES_UNKNOWN = f"{UNPLANNED} once submitted; node counts are unknown here"
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class CategoryPlan:
     eligible: int = 0
     excluded: tuple[tuple[str, str], ...] = ()  # (node, reason)
     error: str | None = None
+    unplanned: bool = False  # the Nodes cannot be read: only what needs none was checked, the engine plans it
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class Review:
     yaml: str
     name_message: str | None
     selector_message: str | None
-    matched: int | None  # GPU nodes the target selects; None while the selector does not parse
+    matched: int | None  # GPU nodes the target selects; None while the selector does not parse, or the Nodes are unknown
     gpu_nodes: int
     unknown_names: tuple[str, ...]
     names_message: str | None  # why a typed node name cannot be one (before "not in today's nodes")
@@ -63,6 +76,7 @@ class Review:
     metrics: tuple[str, ...]  # what the selected categories measure, in METRICS order
     plan: tuple[CategoryPlan, ...]
     problems: tuple[str, ...]  # each blocks submit; `where: field.path: message`, as the CLI prints
+    nodes_unknown: str | None = None  # why nothing is planned here (this user may not list Nodes), said once
 
     @property
     def match_text(self) -> str:
@@ -132,14 +146,36 @@ def _plan_of(item: RenderedCategory) -> CategoryPlan:
     )
 
 
-def plan(body: Body, nodes: list[dict[str, Any]], catalog: Catalog) -> tuple[tuple[CategoryPlan, ...], list[str]]:
-    """(plan per category, render problems) on `nodes`; empty while other fields do not validate."""
+def _unplanned(cert: Certification, catalog: Catalog) -> tuple[tuple[CategoryPlan, ...], list[str]]:
+    """Where the Nodes cannot be read: each category checked as far as it can be without them (check_category), and
+    the problems `certification run` refuses such a user for, worded alike."""
+    plans = []
+    for index, category in enumerate(cert.spec.categories):
+        try:
+            entry, options = check_category(cert, index, catalog)
+        except RenderError as failure:
+            plans.append(CategoryPlan(key=category.key, error=str(failure)))
+            continue
+        plans.append(CategoryPlan(key=entry.key, test_scale=options.test_scale or entry.test_scales[0], unplanned=True,
+                                  diagnose_on_failure=options.on_failure == "diagnose"))
+    try:
+        check_certification(cert, catalog, WHERE)
+    except InputError as error:
+        return tuple(plans), error.messages
+    return tuple(plans), []
+
+
+def plan(body: Body, nodes: list[dict[str, Any]] | None, catalog: Catalog) -> tuple[tuple[CategoryPlan, ...], list[str]]:
+    """(plan per category, render problems) on `nodes` (None: they cannot be read, only what needs none is checked);
+    empty while other fields do not validate."""
     try:
         cert = Certification.model_validate(_plannable(body))
     except ValidationError:
         return (), []
     if certification_problems(cert, catalog):
         return (), []
+    if nodes is None:
+        return _unplanned(cert, catalog)
     try:
         return tuple(_plan_of(item) for item in render_certification(cert, nodes, catalog, WHERE)), []
     except InputError as error:
@@ -212,15 +248,17 @@ def taken_message(name: str, taken: Collection[str]) -> str | None:
     return f"a certification named {name} exists already; choose another name (or delete that one first)" if name in taken else None
 
 
-def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], catalog: Catalog, taken: Collection[str] = ()) -> Review:
-    """Check the whole draft: the one function the compose screen calls after every change. `taken`: the names of the
-    certifications that exist (in the namespace it submits to)."""
+def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]] | None, catalog: Catalog,
+           taken: Collection[str] = ()) -> Review:
+    """Check the whole draft: the one function the compose screen calls after every change. `nodes`: today's Nodes, or
+    None when this user may not list them. `taken`: the names of the certifications that exist (in the namespace it
+    submits to)."""
     body = certification_body(draft, carried)
     text = to_yaml([body])
     selector, selector_message = parse_selector(draft.selector)
-    gpu = [node for node in nodes if is_gpu_node(node)]
-    target = _target(body) if selector is not None else None
-    known = {node_name(node) for node in nodes}
+    gpu = [node for node in nodes or () if is_gpu_node(node)]
+    target = _target(body) if selector is not None and nodes is not None else None
+    known = None if nodes is None else {node_name(node) for node in nodes}
     metrics = _yielded_metrics(draft, catalog)
     threshold_messages = _threshold_messages(draft, metrics)
     problems = _form_problems(draft, selector_message, threshold_messages)
@@ -236,7 +274,8 @@ def review(draft: Draft, carried: Carried | None, nodes: list[dict[str, Any]], c
     return Review(
         body=body, yaml=text, name_message=name_message(draft.name) or collision, selector_message=selector_message,
         matched=None if target is None else sum(1 for node in gpu if matches_target(node, target)), gpu_nodes=len(gpu),
-        unknown_names=tuple(n for n in split_names(draft.node_names) if n not in known), names_message=_names_message(every),
-        option_messages=_option_messages(draft, every), threshold_messages=threshold_messages, metrics=metrics,
-        plan=plans, problems=tuple(dict.fromkeys(every)),
+        unknown_names=() if known is None else tuple(n for n in split_names(draft.node_names) if n not in known),
+        names_message=_names_message(every), option_messages=_option_messages(draft, every),
+        threshold_messages=threshold_messages, metrics=metrics, plan=plans, problems=tuple(dict.fromkeys(every)),
+        nodes_unknown=NODES_UNKNOWN if nodes is None else None,
     )

@@ -9,15 +9,17 @@ from nvcre_tui.widgets.fitted_list import wrapped
 
 EXCLUDED_SHOWN = 4
 PROBLEM_INDENT = "    "  # a problem's wrapped lines, under its first word
+ON_FAILURE_DIAGNOSE = "  on failure: diagnose narrows the failed groups down to their nodes (no second certification)"
 
 
 def plan_text(review: Review) -> Content:
-    """The plan pane: per category, its groups on today's nodes, exclusions, or why it cannot run."""
+    """The plan pane: per category, its groups on today's nodes, exclusions, or why it cannot run. Where this user may
+    not list Nodes, that is said once, first, and each category shows only what was checked without them."""
+    lines: list[Content] = [Content.styled(review.nodes_unknown, "$text-warning")] if review.nodes_unknown else []
     if not review.body["spec"]["categories"]:
-        return Content.styled("Select a category to see what would run.", "$text-muted")
-    if not review.plan:
-        return Content.styled("The plan appears once the fields have no errors.", "$text-muted")
-    lines: list[Content] = []
+        lines.append(Content.styled("Select a category to see what would run.", "$text-muted"))
+    elif not review.plan:
+        lines.append(Content.styled("The plan appears once the fields have no errors.", "$text-muted"))
     for item in review.plan:
         lines.append(Content.assemble((item.key, "bold"), ("  " + item.test_scale, "$text-muted")))
         lines.extend(_plan_lines(item))
@@ -27,6 +29,9 @@ def plan_text(review: Review) -> Content:
 def _plan_lines(item: CategoryPlan) -> list[Content]:
     if item.error:
         return [Content.styled(f"  ✗ cannot run: {item.error}", "$text-error")]
+    on_failure = [Content(ON_FAILURE_DIAGNOSE)] if item.diagnose_on_failure else []
+    if item.unplanned:  # why is said once, above
+        return on_failure
     sizes = f"{item.smallest}" if item.smallest == item.largest else f"{item.smallest}-{item.largest}"
     nodes = f"{sizes} node{'s' if sizes != '1' else ''}"
     groups = f"{item.groups} {'first-round ' if item.diagnose else ''}group{'s' if item.groups != 1 else ''}"
@@ -36,9 +41,7 @@ def _plan_lines(item: CategoryPlan) -> list[Content]:
         planned = f"{groups} × {nodes} per job"
     else:
         planned = f"{groups} of {nodes}"
-    lines = [Content(f"  {planned} · {item.eligible} eligible nodes")]
-    if item.diagnose_on_failure:
-        lines.append(Content("  on failure: diagnose narrows the failed groups down to their nodes (no second certification)"))
+    lines = [Content(f"  {planned} · {item.eligible} eligible nodes"), *on_failure]
     if item.excluded:
         shown = "; ".join(f"{name} {reason}" for name, reason in item.excluded[:EXCLUDED_SHOWN])
         more = f"; … {len(item.excluded) - EXCLUDED_SHOWN} more" if len(item.excluded) > EXCLUDED_SHOWN else ""

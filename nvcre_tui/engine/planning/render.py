@@ -187,6 +187,12 @@ def _tolerations_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOpt
     return needed
 
 
+# Where the Nodes cannot be read (a team's nvcre-edit binding: no namespaced role grants them), nothing is planned
+# before the certification is created: `certification run` and the console's compose say so in these words.
+UNPLANNED = ("not planned here: this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them); "
+             "the engine plans it on the nodes it finds")
+
+
 def check_category(cert: Certification, index: int, catalog: Catalog) -> tuple[CatalogEntry, CategoryOptions]:
     """The checks of render_category that need no Node (RenderError when category `index` could run on no nodes at
     all); its catalog entry, and its options as far as they are known without the nodes: resolved without their GPU

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +177,62 @@ def test_on_a_cluster_it_reads_the_result_pods_log_and_says_what_rbac_is_missing
         assert line.endswith("reading a run's log takes list and watch on pods and get on pods/log in namespace default: "
                              "the built-in view role grants them (nvcre-view alone does not)")
         assert out == "" and "Traceback" not in err
+
+
+async def _run_phase(kubeconfig: Path, phase: str) -> None:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        run = await admin.get(WORKLOADRUN, f"{SLOW}-run", "default")
+        run["status"]["phase"] = phase
+        await admin.update_status(WORKLOADRUN, run)
+    finally:
+        await admin.close()
+
+
+async def _held_an_hour_ago(kubeconfig: Path) -> None:
+    """The engine Lease as a controller killed an hour ago left it: held, its renewal long past its duration."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+    from nvcre_tui.engine.lease import EngineLease
+
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        then = ManualClock(datetime.now(UTC) - timedelta(hours=1))
+        assert await EngineLease(admin, then, INSTALL_NAMESPACE, "controller@gone/1", duration=15).try_acquire()
+    finally:
+        await admin.close()
+
+
+def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`logs --follow` of an unfinished run on a cluster whose engine was killed (its Lease expired) waited until ctrl-c
+    without a word, where `report` and the console's header say that no engine holds the lease. It says so once, in the
+    same words, and follows on: the run finishing still ends it."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        asyncio.run(_run_phase(kubeconfig, "Running"))
+        asyncio.run(_held_an_hour_ago(kubeconfig))
+        capsys.readouterr()
+        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
+                "--history", str(tmp_path / "h.db")]
+        codes: list[int] = []
+        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+        following.start()
+        err = ""
+        for _ in range(200):
+            err += capsys.readouterr().err
+            if "no nvcre engine" in err:
+                break
+            time.sleep(0.05)
+        time.sleep(2.5)  # a few more reads: said once, not per read
+        assert following.is_alive()  # goes on following
+        asyncio.run(_run_phase(kubeconfig, "Succeeded"))
+        following.join(20)
+        assert codes == [0]
+        out, rest = capsys.readouterr()
+        err += rest
+        said = [line for line in err.splitlines() if "engine" in line]
+        assert said == [f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/"
+                        "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
+                        "following its log meanwhile (ctrl-c stops)"], err
+        assert "Traceback" not in err

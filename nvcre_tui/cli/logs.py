@@ -3,7 +3,9 @@
 The log comes from the session's LogSource (`session.logs.lines(run)`), the one the console's logs screen reads: on the
 simulator the run's output as the simulated fleet plays it, on a cluster the result pod's log (pods/log) with the line
 naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
-pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane).
+pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); on a cluster where
+no engine holds the Lease (or its holder stopped renewing it) it says once on stderr that nothing advances the run, and
+goes on following.
 
 Which log: `--job JOB` names one; without it `--category D/V` and `--node NODE` narrow the certification's jobs, and
 when one job is left its log is printed; otherwise the jobs that have a log are listed (failed first) with how to pick.
@@ -14,11 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.no_engine import no_engine_note
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import close_session, namespace_of
 from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, open_looking_session, where_of
@@ -40,6 +45,7 @@ __all__ = ["register", "follow"]
 
 Obj = dict[str, Any]
 FOLLOW_SECONDS = 1.0  # how often --follow reads again (the console's log pane polls as often)
+LEASE_CHECK_SECONDS = 15.0  # how often --follow asks whether an engine holds the Lease (its default duration)
 NODES_SHOWN = 3       # a group's nodes in the listing, then `+N more`
 OTHERS_SHOWN = 10     # jobs listed after the failed ones (all listed): the failed ones must not scroll away
 
@@ -172,8 +178,15 @@ def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
 
 async def _print_log(session: Session, entry: JobEntry, namespace: str, following: bool) -> int:
     """Print the run's log as the console's pane shows it; with `following`, until the run finishes."""
+    stalled = _StallNote(session, f"the run of job {entry.name} has not finished")
 
     async def read() -> tuple[list[str], bool]:
+        lines, complete = await read_log()
+        if not complete:
+            await stalled.check()
+        return lines, complete
+
+    async def read_log() -> tuple[list[str], bool]:
         try:
             run: Obj | None = await session.store.get(WORKLOADRUN, run_name(entry.name), namespace)
         except NotFound:
@@ -195,6 +208,26 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
 
     await follow(read, asyncio.sleep)
     return 0
+
+
+@dataclass
+class _StallNote:
+    """Says once (no_engine_note) that no engine advances what --follow waits for; asks every LEASE_CHECK_SECONDS, so an
+    engine that stops renewing the Lease while followed is told too."""
+
+    session: Session
+    subject: str
+    said: bool = False
+    next_check: float = 0.0
+
+    async def check(self) -> None:
+        if self.said or time.monotonic() < self.next_check:
+            return
+        self.next_check = time.monotonic() + LEASE_CHECK_SECONDS
+        note = await no_engine_note(self.session, self.subject)
+        if note is not None:
+            say(f"{note}; following its log meanwhile (ctrl-c stops)")
+            self.said = True
 
 
 async def follow(read: Callable[[], Awaitable[tuple[list[str], bool]]], sleep: Callable[[float], Awaitable[Any]]) -> None:

@@ -19,11 +19,11 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
+from nvcre_tui.cli.no_engine import no_engine_note
 from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
-from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
@@ -252,24 +252,13 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
 
 
 async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
-    """On a cluster, a RUNNING certification that no engine runs stands still (an API server alone has no other
-    engine than nvcre's own processes): one line saying so, so that RUNNING is not read as progress."""
-    from nvcre_tui.engine.kube.session import KubeSession
-    from nvcre_tui.engine.lease import EngineLease
-
+    """On a cluster, a RUNNING certification that no engine runs stands still: one line saying so, so that RUNNING is
+    not read as progress."""
     running = [report["name"] for report in reports if report.get("result") == RESULT_RUNNING]
-    if not running or not isinstance(session, KubeSession):
+    if not running:
         return None
-    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-report")
-    try:
-        holder = await lease.holder()
-    except StoreError:
-        return None  # may not read the Lease: not known, not said
-    if holder is not None and holder.live:
-        return None
-    return (f"nvcre: {', '.join(running)} {'is' if len(running) == 1 else 'are'} RUNNING, but no nvcre engine holds the lease "
-            f"{session.install_namespace}/{lease.NAME}: nothing advances {'it' if len(running) == 1 else 'them'} until one runs "
-            "(`nvcre controller`, or the console `nvcre`)")
+    several = len(running) > 1
+    return await no_engine_note(session, f"{', '.join(running)} {'are' if several else 'is'} RUNNING", "them" if several else "it")
 
 
 def report_exit(results: Iterable[str]) -> int:

@@ -1,0 +1,38 @@
+"""The one line a command says when what it shows stands still because no engine runs.
+
+On a cluster, an API server alone has no other engine than nvcre's own processes: a certification nobody reconciles
+stays as it is (its runs make no progress, their logs no new line). `report` of a RUNNING certification and `logs
+--follow` of an unfinished run say so, in these words, when no engine holds the Lease or its holder stopped renewing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.errors import StoreError
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.session import Session
+
+__all__ = ["no_engine_note"]
+
+
+async def no_engine_note(session: Session, subject: str, pronoun: str = "it") -> str | None:
+    """`nvcre: <subject>, but no nvcre engine holds the lease ...: nothing advances <pronoun> until one runs (...)` when
+    no live holder has the engine Lease of a cluster; None when one does, on the simulator (whose time catches up when
+    a process opens it), or when this user may not read the Lease (not known, not said)."""
+    from nvcre_tui.engine.kube.session import KubeSession
+    from nvcre_tui.engine.lease import EngineLease
+
+    if not isinstance(session, KubeSession):
+        return None
+    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-reader")
+    try:
+        holder = await lease.holder()
+    except StoreError:
+        return None
+    if holder is not None and holder.live:
+        return None
+    return (f"nvcre: {subject}, but no nvcre engine holds the lease {session.install_namespace}/{lease.NAME}: nothing advances "
+            f"{pronoun} until one runs (`nvcre controller`, or the console `nvcre`)")

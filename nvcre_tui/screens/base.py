@@ -16,6 +16,7 @@ from textual.screen import ModalScreen, Screen
 
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.store.protocol import NODE
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.screens.confirm import ConfirmModal
 
@@ -106,6 +107,12 @@ class NvcreScreen(Screen[None]):
 
     def show(self, snapshot: Snapshot) -> None:
         """Render the screen from a snapshot (called on mount and on every change)."""
+
+    def nodes_withheld(self) -> bool:
+        """This user may not list Nodes (the session's cache went on without them): a screen that would show them says
+        so (NODES_WITHHELD) rather than an empty fleet read as one."""
+        session = self.nvcre.session
+        return session is not None and NODE in session.cache.withheld
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide bindings the policy refuses (read-only mode)."""

@@ -24,7 +24,6 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.store.protocol import NODE
 from nvcre_tui.engine.views import Snapshot
 from nvcre_tui.paths import typed_path
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
@@ -169,11 +168,6 @@ class ComposeScreen(OwnToasts, NvcreScreen):
                              self.catalog, taken)
         self._show_review(self.review)
         return self.review
-
-    def nodes_withheld(self) -> bool:
-        """This user may not list Nodes (the session's cache went on without them): nothing is planned here."""
-        session = self.nvcre.session
-        return session is not None and NODE in session.cache.withheld
 
     def _show_review(self, result: Review) -> None:
         draft_name = self.query_one("#name", Input).value

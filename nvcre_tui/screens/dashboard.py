@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Header, Input, Static
 
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
@@ -174,10 +175,15 @@ class DashboardScreen(NvcreScreen):
         counts = fleet_summary(snapshot, states)
         # Merged: said, or an old failure still ✗ reads as the latest certification's.
         scope = f" {states_scope(snapshot)}" if len(snapshot.certifications) > 1 else ""
-        fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
-        fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}" + under_test(state, counts),
-                       style=self.app.theme_variables.get(state.variable, "")) for state in NodeState]
-        self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
+        if self.nodes_withheld():  # "0 nodes, 0 failed" beside a certification that blamed two read as a fact
+            warning = self.app.theme_variables.get("text-warning", "")  # a sentence, wrapped at its words on 80 columns
+            self.query_one("#fleet", ItemLine).set_items(
+                [Text.assemble(("Fleet ", "bold"), "not shown:"), *(Text(word, style=warning) for word in NODES_WITHHELD.split())], gap=" ")
+        else:
+            fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
+            fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}" + under_test(state, counts),
+                           style=self.app.theme_variables.get(state.variable, "")) for state in NodeState]
+            self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
         pattern = self.query_one("#filter", Input).value
         literally = ""
         try:

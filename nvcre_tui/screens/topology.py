@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Input, Select, Static
 
-from nvcre_tui.engine.api.nodes import node_labels, node_name
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RACK_TOPOLOGY_KEYS
 from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
@@ -186,6 +186,9 @@ class TopologyScreen(NvcreScreen):
         self._show_legend()
 
     def _explain(self, name: str | None) -> None:
+        if not name and self.nodes_withheld():  # an empty map under a legend read as a fleet with no node
+            self._say(f"no map: {NODES_WITHHELD}")
+            return
         if not name:
             self._say("arrows/hjkl move · enter opens a node · / filter · z cell width")
             return

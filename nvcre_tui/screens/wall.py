@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status, creation_order
-from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -245,8 +245,9 @@ class WallScreen(NvcreScreen):
             scope = targeted
         states = every if scope is None else {name: state for name, state in every.items() if name in scope}
         counts = Counter(state for state, _ in states.values())
+        withheld = self.nodes_withheld()  # no node states at all: the counters read "-", never 0 failed
         for state, _ in COUNTERS:
-            self.query_one(f"#count-{state}", Digits).update(str(counts[state]))
+            self.query_one(f"#count-{state}", Digits).update("-" if withheld else str(counts[state]))
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
         # Said under the counter that holds them: a suspect whose test's pods are not placed yet is drawn waiting (it read
@@ -266,10 +267,12 @@ class WallScreen(NvcreScreen):
             grouped.setdefault(reason, []).append(category)
         reasons = "".join(f"; {', '.join(categories)} {reason if len(categories) == 1 else re.sub(r'^waits', 'wait', reason)}"
                           for reason, categories in grouped.items())
-        self.query_one("#tally", Static).update(
-            note + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
-            + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + " + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
-            + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else "") + reasons)
+        tally = (f"no node counts and no map: {NODES_WITHHELD}" if withheld else note
+                 + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
+                 + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + "
+                 + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
+                 + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
+        self.query_one("#tally", Static).update(tally + reasons)
         summary = certification_status(cert or {}).get("summary") or {}
         # Said in words: "FAILED  2/3  (1/2)" read from across the room as two of three failed.
         position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""

@@ -38,11 +38,13 @@ class ItemLine(Static):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, markup=False)
         self._items: list[Text] = []
+        self._gap = GAP
 
-    def set_items(self, items: Sequence[Text]) -> None:
-        """Show these items (packed to the current width; a width not known yet packs them on one line)."""
-        self._items = list(items)
-        self.update(pack(self._items, self.size.width or 10_000))
+    def set_items(self, items: Sequence[Text], gap: str = GAP) -> None:
+        """Show these items (packed to the current width; a width not known yet packs them on one line), `gap` between
+        them (a sentence given word by word: " ")."""
+        self._items, self._gap = list(items), gap
+        self.update(pack(self._items, self.size.width or 10_000, gap))
 
     def on_resize(self, event: events.Resize) -> None:
-        self.update(pack(self._items, self.size.width))
+        self.update(pack(self._items, self.size.width, self._gap))

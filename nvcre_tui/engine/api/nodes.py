@@ -8,6 +8,10 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import conditions_of, labels_of, meta_of, node_spec
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_REPLICAS
 
+# What a user who may not list Nodes (a team's nvcre-edit and nvcre-view bindings) is told wherever Nodes would be
+# shown or planned on: the console's fleet line, map and wall, compose's plan, `certification run`.
+NODES_WITHHELD = "this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them)"
+
 Node = Mapping[str, Any]  # read-only: functions taking nodes accept Sequence[Node]
 
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.fit import extended_amounts
-from nvcre_tui.engine.api.nodes import Node, node_labels
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD, Node, node_labels
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import (
     AppliedOverride,
@@ -189,8 +189,7 @@ def _tolerations_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOpt
 
 # Where the Nodes cannot be read (a team's nvcre-edit binding: no namespaced role grants them), nothing is planned
 # before the certification is created: `certification run` and the console's compose say so in these words.
-UNPLANNED = ("not planned here: this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them); "
-             "the engine plans it on the nodes it finds")
+UNPLANNED = f"not planned here: {NODES_WITHHELD}; the engine plans it on the nodes it finds"
 
 
 def check_category(cert: Certification, index: int, catalog: Catalog) -> tuple[CatalogEntry, CategoryOptions]:

@@ -1,0 +1,52 @@
+"""The console of a user who may not list Nodes (nvcre-edit and nvcre-view, as setup's roles grant): its cache goes on
+without them, and the screens that draw Nodes showed that as a fleet: the dashboard's `Fleet 0 nodes ✗ 0 failed` beside a
+certification that blamed two, an empty map under its legend, the wall's counters at 0 `of 0 nodes`. Each says instead,
+once, that this user may not list Nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Digits
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD
+from nvcre_tui.engine.store.protocol import NODE
+from nvcre_tui.screens.dashboard import DashboardScreen
+from nvcre_tui.screens.topology import TopologyScreen
+from nvcre_tui.screens.wall import WallScreen
+from tests.kube.cluster import installed
+from tests.kube.test_console_on_cluster import args_for, opened, opener
+from tests.kube.test_run_engine_leaves import _register
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+from tests.kube.users import least_privileged
+from tests.test_cli_list import _create
+
+
+def screen_text(app: NvcreApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_the_screens_that_draw_nodes_say_this_user_may_not_list_them(tmp_path: Path) -> None:
+    async with installed(tmp_path) as (server, kubeconfig):
+        await _register(kubeconfig)
+        await _create(kubeconfig)
+        bob = await least_privileged(server, kubeconfig, "bob", nodes=False)
+        app = NvcreApp(opener=opener(args_for(bob, history=str(tmp_path / "h.db")), read_only=False), live=True)
+        async with app.run_test(size=(240, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.session is not None and NODE in app.session.cache.withheld
+            assert isinstance(app.screen, DashboardScreen)
+            await pilot.pause(0.3)
+            text = screen_text(app)
+            assert f"Fleet not shown: {NODES_WITHHELD}" in text and "0 nodes" not in text, text
+            await pilot.press("m")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, TopologyScreen)
+            assert f"no map: {NODES_WITHHELD}" in screen_text(app)
+            await pilot.press("escape", "w")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, WallScreen)
+            text = screen_text(app)
+            assert f"no node counts and no map: {NODES_WITHHELD}" in text and "of 0 nodes" not in text, text
+            assert {str(digits.value) for digits in app.screen.query(Digits)} == {"-"}

@@ -88,3 +88,15 @@ def test_a_certification_the_server_refuses_is_one_line_and_the_others_are_repor
         refused = [line for line in err.splitlines() if "soak" in line]
         assert len(refused) == 1 and refused[0].startswith("certification 'soak': ") and "forbidden" in refused[0], err
         assert "Traceback" not in err
+
+
+async def test_a_cache_whose_first_list_was_refused_is_not_taken_as_started() -> None:
+    """A start whose first list the server refused (a kind not optional: the runner's pods, which a viewer bound to
+    nvcre-view alone may not list) left the cache marked started: the next start returned at once with nothing cached,
+    and the console's log pane read that as "the run's pods are gone" for a run whose pods this user may not see."""
+    store = _NoNodes(MemoryStore(SystemClock()))
+    cache = WatchCache(store, (NODE,))
+    for _ in range(2):
+        with pytest.raises(Forbidden):
+            await cache.start()
+    assert not cache.synced.is_set()

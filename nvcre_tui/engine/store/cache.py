@@ -129,7 +129,13 @@ class WatchCache:
         if self._started:
             return
         self._started = True
-        versions = {kind: await self._first_list(kind) for kind in self.kinds}
+        try:
+            versions = {kind: await self._first_list(kind) for kind in self.kinds}
+        except BaseException:
+            # Not started: the next start lists again (and fails again, or fills it). Left started, it returned at once,
+            # empty: a viewer whose pod list RBAC refused read "the run's pods are gone" on its second look.
+            self._started = False
+            raise
         self._tasks = [asyncio.create_task(self._follow(kind, versions[kind]), name=f"watch {kind.plural}")
                        for kind in self.kinds if kind not in self.withheld]
         self.synced.set()

@@ -31,7 +31,7 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_s
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, logs_take
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
@@ -196,9 +196,7 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
         try:
             lines = await session.logs.lines(run)
         except Forbidden as error:
-            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}; reading a run's log takes list and watch on "
-                             f"pods and get on pods/log in namespace {namespace}: the built-in view role grants them (nvcre-view alone "
-                             "does not)") from None
+            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}; {logs_take(namespace)}") from None
         except StoreError as error:
             raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}") from None
         finished = run_status(run).get("phase") in (SUCCEEDED, FAILED)

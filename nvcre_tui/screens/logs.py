@@ -26,7 +26,8 @@ from textual.widgets import Footer, Header, Static
 from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, logs_take
+from nvcre_tui.engine.store.errors import Forbidden, Unauthorized
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending_left
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
@@ -61,6 +62,7 @@ class LogsScreen(NvcreScreen):
         self._poll: Timer | None = None
         self._reading = False  # a read is in flight
         self._again = False    # something changed during it: read once more after it
+        self._refused: str | None = None  # why the last read failed, as notified (said once)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -179,9 +181,23 @@ class LogsScreen(NvcreScreen):
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             said = error_said(error)  # one line: an API error's headers and body came with it
-            self.notify(printable(f"cannot read the logs of {self.job_name}: {said}", newlines=False), severity="error", title="logs", markup=False)
+            rbac = isinstance(error, Forbidden) and not isinstance(error, Unauthorized)
+            if rbac:  # which role grants it, as `certification logs` says
+                said += f"; {logs_take(str(meta_of(run).get('namespace') or 'default'))}"
+            if said != self._refused:  # once, not again on every read of a pane that polls
+                self._refused = said
+                self.notify(printable(f"cannot read the logs of {self.job_name}: {said}", newlines=False), severity="error", title="logs", markup=False)
             if uid == self._run_uid:
-                self.view.set_placeholder(f"No output: cannot read the log: {said}")
+                # A finished run's tail its Job kept is readable without pods: shown, and why it is what is shown.
+                tail = kept_tail(self._job, why="cannot read the run's pods (forbidden)" if rbac else "cannot read the run's pods") \
+                    if run_status(run).get("phase") in FINISHED else []
+                if tail and not self._answered:
+                    self.view.append_lines(tail)
+                    self._answered = self._complete = True
+                    if self._poll is not None:
+                        self._poll.pause()
+                if not tail:
+                    self.view.set_placeholder(f"No output: cannot read the log: {said}")
             return
         if uid != self._run_uid:
             return  # another run took the pane meanwhile: this answer is stale

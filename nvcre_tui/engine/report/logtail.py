@@ -43,15 +43,25 @@ def nccl_average_note(tail: str | None) -> str | None:
     return f"{BUS_BANDWIDTH} is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {average:g}, averages all sizes"
 
 
-def kept_tail(job: dict[str, Any] | None) -> list[str]:
-    """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so: on a
-    cluster the failed run's pods are deleted to free the GPUs, and their log with them."""
+PODS_GONE = "the run's pods are gone"
+
+
+def logs_take(namespace: str) -> str:
+    """What reading a run's log takes of a user's RBAC, said after the server's refusal (the CLI's `logs`, the pane)."""
+    return (f"reading a run's log takes list and watch on pods and get on pods/log in namespace {namespace}: the built-in "
+            "view role grants them (nvcre-view alone does not)")
+
+
+def kept_tail(job: dict[str, Any] | None, why: str = PODS_GONE) -> list[str]:
+    """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so and `why`
+    they are what is shown: on a cluster the failed run's pods are deleted to free the GPUs, and their log with them
+    (or this user may not read them)."""
     log = job_status(job or {}).get("failureLog") or {}
     if not log.get("tail"):
         return []
     tail = str(log["tail"]).splitlines()
     code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
-    return [f"==> the run's pods are gone: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
+    return [f"==> {why}: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
             f"on {log.get('nodeName') or '?'}{code})", *tail]
 
 ANCHOR_LINES = 32   # consecutive lines that must match: a repeated line alone never places the cursor

@@ -19,7 +19,7 @@ from textual.containers import ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of
-from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
+from nvcre_tui.engine.api.nodes import NODES_WITHHELD, is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
 from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
@@ -113,7 +113,9 @@ class NodeScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         node = next((n for n in snapshot.nodes if node_name(n) == self.node), None)
         summary = Text()
-        if node is None:
+        if node is None and self.nodes_withheld():  # "no such node" of a node its results were just read from
+            summary.append(f"{self.node}: its Node is not shown: {NODES_WITHHELD}\n", style="bold")
+        elif node is None:
             summary.append(f"{self.node}: no such node\n", style="bold")
         else:
             state, detail = node_states(snapshot).get(self.node, ("untested", ""))

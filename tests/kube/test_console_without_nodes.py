@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Digits
+from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD
@@ -21,6 +21,7 @@ from tests.kube.test_run_engine_leaves import _register
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
 from tests.test_cli_list import _create
+from tests.test_cli_logs import _as_on_a_cluster, burned  # noqa: F401 - burned: the fixture
 
 
 def screen_text(app: NvcreApp) -> str:
@@ -50,3 +51,20 @@ async def test_the_screens_that_draw_nodes_say_this_user_may_not_list_them(tmp_p
             text = screen_text(app)
             assert f"no node counts and no map: {NODES_WITHHELD}" in text and "of 0 nodes" not in text, text
             assert {str(digits.value) for digits in app.screen.query(Digits)} == {"-"}
+
+
+async def test_a_nodes_record_does_not_say_no_such_node_to_a_user_who_may_not_list_them(burned: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The node screen of gpu-node-07, whose failed results it lists below, said "gpu-node-07: no such node"."""
+    from nvcre_tui.screens.node import NodeScreen
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        await _as_on_a_cluster(kubeconfig, burned, server)
+        bob = await least_privileged(server, kubeconfig, "bob", nodes=False)
+        app = NvcreApp(opener=opener(args_for(bob, history=str(tmp_path / "h.db")), read_only=False), live=True)
+        async with app.run_test(size=(200, 40)) as pilot:
+            await opened(app, pilot)
+            await app.push_screen(NodeScreen("gpu-node-07"))
+            await pilot.pause(0.5)
+            summary = str(app.screen.query_one("#summary", Static).render())
+            assert summary.startswith(f"gpu-node-07: its Node is not shown: {NODES_WITHHELD}\n") and "no such node" not in summary, summary
+            assert "ThresholdViolation" in screen_text(app)  # its results, read from the certification's objects

@@ -29,6 +29,7 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.damage import DamagedObject
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.grants import certifications_take, rbac_refused
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
@@ -385,7 +386,8 @@ class NvcreApp(ThemedApp[None]):
             self.session.stamp(body)
             await self.store.create(CERTIFICATION, body)
         except StoreError as error:
-            self.notify(printable(str(error)), severity="error", title="not submitted", markup=False)
+            why = f"; {certifications_take('creating', self.session.namespace)}" if rbac_refused(error) else ""
+            self.notify(printable(f"{error}{why}"), severity="error", title="not submitted", markup=False)
             return False
         await self.refresh_snapshot()
         self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)

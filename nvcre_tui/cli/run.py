@@ -40,6 +40,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_message
 from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certification, left_message, wait_collected
+from nvcre_tui.engine.grants import certifications_take, rbac_refused
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
 from nvcre_tui.engine.outfiles import check_writable
@@ -54,7 +55,7 @@ from nvcre_tui.engine.report.nodestates import diagnosis_open
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
-from nvcre_tui.engine.store.errors import AlreadyExists, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
+from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
 
@@ -316,10 +317,8 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if isinstance(error, NamespaceTerminating):  # never admitted again: the server's 403 said neither what was made nor what to do
             raise InputError(f"namespace {namespace} on {where_of(session)} is being deleted (Terminating) and admits no new object "
                              f"(certification {name} was not created: wait until it is gone and create it again, or another -n)") from None
-        if isinstance(error, Forbidden) and not simulated:  # which role grants it, as README's "Users' roles" says
-            raise InputError(f"{' '.join(str(error).split())}; creating certifications takes nvcre-edit in namespace {namespace}, "
-                             "which setup init folds into the built-in admin role: a RoleBinding to admin or nvcre-edit there "
-                             "(nothing was created)") from None
+        if rbac_refused(error) and not simulated:  # which role grants it, as README's "Users' roles" says
+            raise InputError(f"{' '.join(str(error).split())}; {certifications_take('creating', namespace)} (nothing was created)") from None
         # the server refused the certification itself: its file is named; a store that failed (locked, a damaged row) is not its
         raise InputError(f"{_source(args)}: {error}" if isinstance(error, Invalid) else str(error)) from None
     if pull_secret is not None and login is not None:

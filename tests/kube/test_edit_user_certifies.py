@@ -228,3 +228,53 @@ def test_an_edit_user_who_may_not_list_nodes_is_refused_what_no_node_would_make_
         assert code == 2, err
         assert len(err.splitlines()) == 1 and expected in err and "Traceback" not in err, err
         assert asyncio.run(_certifications(kubeconfig)) == []
+
+
+TAKES_EDIT = ("certifications takes nvcre-edit in namespace default, which setup init folds into the built-in admin role: a "
+              "RoleBinding to admin or nvcre-edit there")
+
+
+def test_a_view_user_is_told_which_role_deletes_certifications(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`certification delete` by a user bound to nvcre-view only gave the server's refusal alone, where `run` names the
+    role that grants the write."""
+    from tests.test_cli_list import _create
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_create(kubeconfig))
+        carol = asyncio.run(least_privileged(server, kubeconfig, "carol", roles=("nvcre-view",), nodes=False))
+        assert main(["certification", "delete", "soak", "--kubeconfig", str(carol), "--history", str(tmp_path / "h.db")]) == 2
+        err = capsys.readouterr().err
+        [line] = [line for line in err.splitlines() if "soak" in line]
+        assert 'User "carol" cannot delete resource "certifications"' in line and "Traceback" not in err
+        assert line.endswith(f"; deleting {TAKES_EDIT} (nothing deleted)"), line
+        assert sorted(asyncio.run(_certifications(kubeconfig))) == ["burn-in", "soak"]
+
+
+async def test_a_view_users_console_names_the_role_that_submits_and_deletes(tmp_path: Path) -> None:
+    """The console's submit and delete of a user bound to nvcre-view only notified the server's refusal alone."""
+    from tests.test_cli_list import _create
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        await _create(kubeconfig)
+        carol = await least_privileged(server, kubeconfig, "carol", roles=("nvcre-view",), nodes=False)
+        app = NvcreApp(opener=opener(args_for(carol, history=str(tmp_path / "h.db")), read_only=False), live=True)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await opened(app, pilot)
+            body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "carol-1"},
+                    "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}}
+            assert not await app.submit(body)
+            assert not await app.delete_certification("soak", "default")
+            await pilot.pause(0.1)  # notifications arrive as messages
+            said = [n.message for n in app._notifications if "is forbidden" in n.message]
+            assert len(said) == 2, "\n".join(n.message for n in app._notifications)
+            assert 'cannot create resource "certifications"' in said[0] and said[0].endswith(f"; creating {TAKES_EDIT}"), said
+            assert 'cannot delete resource "certifications"' in said[1] and said[1].endswith(f"; deleting {TAKES_EDIT} (nothing deleted)"), said
+        assert sorted(await _certs_async(kubeconfig)) == ["burn-in", "soak"]
+
+
+async def _certs_async(kubeconfig: Path) -> list[str]:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        return [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items]
+    finally:
+        await admin.close()

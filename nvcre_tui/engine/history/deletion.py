@@ -23,6 +23,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.grants import certifications_take, rbac_refused
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.owned import delete_owned
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, SECRET, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
@@ -97,7 +98,8 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
         raise InputError(printable(f"certification {name!r} in {namespace} was replaced meanwhile by a new one; nothing deleted",
                                    newlines=False)) from None
     except StoreError as error:
-        raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+        why = f"; {certifications_take('deleting', namespace)} (nothing deleted)" if rbac_refused(error) else ""
+        raise InputError(printable(f"certification {name!r}: {error}{why}", newlines=False)) from None
     await _delete_pull_secrets(store, cert)
     left = await _delete_owned_configmaps(store, namespace, known)
     return Deletion(name, namespace, kept + (f"; {left}" if left else ""), known)

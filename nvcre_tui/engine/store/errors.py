@@ -12,6 +12,7 @@ __all__ = [
     "Gone",
     "Forbidden",
     "NamespaceTerminating",
+    "ReadOnlyRefusal",
     "Unauthorized",
     "Invalid",
     "NotKubernetes",
@@ -85,6 +86,10 @@ class Forbidden(StoreError):
     """The write was refused (403); the read-only wrapper raises it for every write."""
 
     status = 403
+
+
+class ReadOnlyRefusal(Forbidden):
+    """A write the read-only wrapper refused (the wall, `--read-only`, a command that only looks): no RBAC said it."""
 
 
 class NamespaceTerminating(Forbidden):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from .errors import Forbidden, describe
+from .errors import ReadOnlyRefusal, describe
 from .protocol import EVENT, LabelSelectorInput, ListResult, ResourceKind, ResourceStore, WatchEvent
 
 __all__ = ["ReadOnlyStore"]
@@ -27,10 +27,10 @@ class ReadOnlyStore:
         self._inner = inner
         self.refused_writes = 0
 
-    def _refuse(self, verb: str, kind: object, name: str | None, namespace: str | None) -> Forbidden:
+    def _refuse(self, verb: str, kind: object, name: str | None, namespace: str | None) -> ReadOnlyRefusal:
         self.refused_writes += 1
-        return Forbidden(f"read-only: {verb} {describe(kind, name, namespace)} refused",
-                         kind=kind, name=name or "", namespace=namespace)
+        return ReadOnlyRefusal(f"read-only: {verb} {describe(kind, name, namespace)} refused",
+                               kind=kind, name=name or "", namespace=namespace)
 
     async def get(self, kind: ResourceKind, name: str, namespace: str | None = None) -> Obj:
         return await self._inner.get(kind, name, namespace)

@@ -278,3 +278,25 @@ async def _certs_async(kubeconfig: Path) -> list[str]:
         return [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items]
     finally:
         await admin.close()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["certification", "list", "-A"], "reading certifications in every namespace takes nvcre-view cluster-wide (a "
+                                      "ClusterRoleBinding to it, or to view); -n NS reads one namespace"),
+    (["certification", "delete", "nightly", "-n", "team-b"], "reading certifications in namespace team-b takes nvcre-view there, "
+                                                            "which setup init folds into the built-in view, edit and admin "
+                                                            "roles: a RoleBinding to one of them"),
+])
+def test_a_read_of_another_namespace_names_the_role_that_grants_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 argv: list[str], said: str) -> None:
+    """A user bound in one namespace who lists every namespace, or deletes in another, got the server's refusal alone."""
+    from tests.test_cli_list import _create
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_create(kubeconfig))
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
+        assert main([*argv, "--kubeconfig", str(bob), "--history", str(tmp_path / "h.db")]) == 2
+        err = capsys.readouterr().err
+        [line] = [line for line in err.splitlines() if "forbidden" in line and "Nodes:" not in line]
+        assert 'User "bob" cannot list resource "certifications"' in line and line.endswith(f"; {said}"), line
+        assert "Traceback" not in err

@@ -25,6 +25,7 @@ from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 
 if TYPE_CHECKING:
+    from nvcre_tui.engine.kube.config import KubeTarget
     from nvcre_tui.engine.metrics import EngineMetrics
 
 
@@ -164,6 +165,9 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     except Forbidden as error:  # the simulator writes Nodes, which the nvcre-engine ServiceAccount may not
         hint = ("the simulated fleet registers and cordons Nodes: install with `nvcre setup init --sim-runner`, "
                 "or run with a kubeconfig allowed to") if scenario else "is the RBAC of `nvcre setup init` applied? nvcre setup status"
+        # A user's kubeconfig (a team's nvcre-edit), not a ServiceAccount setup init left unbound: said as such, not as an
+        # install to check.
+        hint = await _not_the_engine(target, wall, namespace) or hint
         _log(f"{' '.join(error.message.split())} ({hint})")
         return 2
     except StoreError as error:  # e.g. not installed: the namespace is missing
@@ -173,3 +177,22 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         metrics.stop()
         if session is not None:
             await session.close()
+
+
+async def _not_the_engine(target: KubeTarget, clock: Clock, namespace: str) -> str | None:
+    """Why this identity may not run the engine at all (RBAC: no update on its Lease), or None (it may, or the server
+    would not say)."""
+    from nvcre_tui.engine.kube.access import allowed
+    from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
+    from nvcre_tui.engine.lease import LEASE_NAME
+    from nvcre_tui.engine.store.kube import KubeStore
+    from nvcre_tui.engine.store.protocol import LEASE
+
+    store = KubeStore(target, clock, user_agent="nvcre")
+    try:
+        if await allowed(store, "update", LEASE, namespace, LEASE_NAME) is not False:
+            return None
+    finally:
+        await store.close()
+    return (f"this user may not run the engine (RBAC: no update on Lease {namespace}/{LEASE_NAME}): run `nvcre controller` as "
+            f"setup init's ServiceAccount {namespace}/{ENGINE_NAME} (in the cluster), or with a kubeconfig holding its rights")

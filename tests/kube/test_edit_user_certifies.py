@@ -300,3 +300,17 @@ def test_a_read_of_another_namespace_names_the_role_that_grants_it(tmp_path: Pat
         [line] = [line for line in err.splitlines() if "forbidden" in line and "Nodes:" not in line]
         assert 'User "bob" cannot list resource "certifications"' in line and line.endswith(f"; {said}"), line
         assert "Traceback" not in err
+
+
+def test_an_edit_users_controller_says_this_user_may_not_run_the_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`nvcre controller` with a team user's kubeconfig failed on the first read RBAC refused it (Nodes), asking whether
+    setup init's RBAC was applied, which it was: the engine's rights are its ServiceAccount's, not this user's."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
+        assert main(["controller", "--kubeconfig", str(bob), "--metrics-port", "0"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and 'User "bob" cannot list resource "nodes"' in err, err
+        assert err.rstrip().endswith("(this user may not run the engine (RBAC: no update on Lease nvcre-system/nvcre-engine): run "
+                                     "`nvcre controller` as setup init's ServiceAccount nvcre-system/nvcre-engine (in the cluster), "
+                                     "or with a kubeconfig holding its rights)"), err
+        assert "setup status" not in err

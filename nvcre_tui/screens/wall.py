@@ -301,7 +301,10 @@ class WallScreen(NvcreScreen):
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
         urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
         blamed = {row.node: row for row in failure_rows(snapshot, self.current)} if self.current else {}
-        urgent += urgent_nodes(states, set(tested), blamed)
+        # Without the Nodes no node has a state: the blamed ones are still known from the Jobs, as the failures pane lists them
+        # (the list stood empty under a FAILED title).
+        listed = {name: (row.state, "") for name, row in blamed.items()} if withheld else states
+        urgent += urgent_nodes(listed, set(tested), blamed)
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
         urgent += [Entry(NodeState.FAILED.glyph, row.node, said_unblamed(row)) for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
         self.query_one("#failures", FittedList).set_entries(urgent)  # as many as the pane holds, "+N more" below them

@@ -68,3 +68,23 @@ async def test_a_nodes_record_does_not_say_no_such_node_to_a_user_who_may_not_li
             summary = str(app.screen.query_one("#summary", Static).render())
             assert summary.startswith(f"gpu-node-07: its Node is not shown: {NODES_WITHHELD}\n") and "no such node" not in summary, summary
             assert "ThresholdViolation" in screen_text(app)  # its results, read from the certification's objects
+
+
+async def test_the_walls_failures_list_the_blamed_nodes_without_the_nodes(burned: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The wall of a failed certification listed no failure to a user who may not list Nodes: the list drew the nodes'
+    states, none without Nodes, while the failures pane listed gpu-node-07 from the certification's Jobs."""
+    from nvcre_tui.widgets.fitted_list import FittedList
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        await _as_on_a_cluster(kubeconfig, burned, server)
+        bob = await least_privileged(server, kubeconfig, "bob", nodes=False)
+        app = NvcreApp(opener=opener(args_for(bob, history=str(tmp_path / "h.db")), read_only=False), live=True)
+        async with app.run_test(size=(200, 40)) as pilot:
+            await opened(app, pilot)
+            await pilot.press("w")
+            await pilot.pause(0.3)
+            assert isinstance(app.screen, WallScreen)
+            entries = app.screen.query_one("#failures", FittedList).entries
+            # (the copied certification's other category, whose objects were not copied, is a failure that blamed nobody)
+            assert [(entry.glyph, entry.subject) for entry in entries if entry.subject.startswith("gpu-")] == [("✗", "gpu-node-07")], entries
+            assert "ThresholdViolation" in entries[0].text

@@ -152,6 +152,9 @@ def test_a_report_without_failed_excluded_nodes_reads_as_before() -> None:
               "passedCategories": 1, "totalCategories": 1, "totalNodes": 3}
     assert set(report_counts(report).values()) == {(0, 1)}
     assert "│ Excluded:" not in render_text(report)
+    # archived before the report counted inconclusive nodes: unknown, not none
+    assert "<td>Inconclusive nodes</td><td>-</td>" in render_html(report) and "Inconclusive" not in render_text(report)
+    assert "<td>Inconclusive nodes</td><td>none</td>" in render_html({**report, "inconclusiveNodes": []})
 
 
 @pytest.mark.parametrize(("case", "nodes", "excluded"), [

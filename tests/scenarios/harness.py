@@ -171,6 +171,7 @@ def digest(report: Obj) -> Obj:
         "passedCategories": f"{report['passedCategories']}/{report['totalCategories']}",
         "failedNodes": report["failedNodes"],
         **({"suspectNodes": report["suspectNodes"]} if report.get("suspectNodes") else {}),
+        **({"inconclusiveNodes": report["inconclusiveNodes"]} if report.get("inconclusiveNodes") else {}),
         "excludedNodes": [{"name": e["name"], "reason": e["reason"]} for e in report["excludedNodes"]],
         "categories": [category_digest(c) for c in report["categories"]],
     }

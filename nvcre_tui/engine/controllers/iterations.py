@@ -207,27 +207,48 @@ def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
 
 def excluded_counted(workflows: Iterable[Mapping[str, Any]], failed: Collection[str]) -> set[str]:
     """The nodes a certification counts as excluded: those its Workflows excluded (orchestration.excludedNodes) and
-    none blamed (`failed`, blamed_names of each) nor left inconclusive (inconclusive_names). One node, one state per
-    certification, the worst first (STATE_PRECEDENCE): a node blamed in one category and excluded from a later one
-    (cordoned mid-run) is a failed node only, one whose group failed on no node's account and that left the target
-    before the next category an inconclusive one, as the wall, the report, `certification list` and the history
-    count them."""
+    none blamed (`failed`, blamed_names of each), left inconclusive (inconclusive_names) nor holds suspect in an open
+    diagnosis. One node, one state per certification, the worst first (STATE_PRECEDENCE): a node blamed in one
+    category and excluded from a later one (cordoned mid-run) is a failed node only, one whose group failed on no
+    node's account and that left the target before the next category an inconclusive one, as the wall, the report,
+    `certification list` and the history count them."""
     workflows = list(workflows)
     excluded = {str(e["name"]) for wf in workflows for e in (orchestration_of(wf).get("excludedNodes") or [])} - set(failed)
     for wf in workflows if excluded else ():
-        excluded -= inconclusive_names(wf)
+        excluded -= inconclusive_names(wf) | open_suspects(wf)
     return excluded
+
+
+def inconclusive_counted(workflows: Iterable[Mapping[str, Any]], failed: Collection[str]) -> set[str]:
+    """The nodes a certification counts as inconclusive: those a Workflow's groups left proving nothing
+    (inconclusive_names) that no category blamed (`failed`) nor an open diagnosis holds suspect (the worse states).
+    The same rule as excluded_counted, so every node counts once: the report's inconclusiveNodes (every format) and
+    the wall's `inconclusive` agree. While it runs, a node inconclusive in an earlier iteration and under test again
+    counts here (so far), where the wall shows it running."""
+    workflows = list(workflows)
+    worse = set(failed).union(*(open_suspects(wf) for wf in workflows))
+    return set().union(*(inconclusive_names(wf) for wf in workflows)) - worse
+
+
+def open_suspects(workflow: Mapping[str, Any]) -> set[str]:
+    """The suspects of a diagnosis still weighing its rounds (not complete, its Workflow not finished): the wall's
+    `suspect`, which the report's suspectNodes (blamed only with a whole group) does not hold."""
+    diagnose = orchestration_of(workflow).get("diagnose")
+    if not isinstance(diagnose, Mapping) or diagnose.get("complete") or is_terminal(workflow):
+        return set()
+    return {str(node) for node in diagnose.get("suspectNodes") or []}
 
 
 def inconclusive_names(workflow: Mapping[str, Any]) -> set[str]:
     """The nodes a Workflow's groups say ran and proved nothing (the console's `inconclusive`, report.nodestates; or
     its `failed`, `suspect` where a Job blamed them): every member of a group that failed after its workload ran (a
-    reason not in NOT_RUN); under a diagnosis, the nodes it left inconclusive or suspect (its verdicts speak for the
-    groups)."""
+    reason not in NOT_RUN); under a diagnosis, the nodes it left inconclusive, and its suspects once it is over
+    (complete, or its Workflow finished: it decided nothing of them; open_suspects while it weighs them)."""
     orch = orchestration_of(workflow)
     diagnose: Mapping[str, Any] | None = orch.get("diagnose")
     if diagnose is not None:
-        return {str(node) for key in ("inconclusiveNodes", "suspectNodes") for node in diagnose.get(key) or []}
+        undecided = {str(node) for node in diagnose.get("inconclusiveNodes") or []}
+        return undecided | ({str(node) for node in diagnose.get("suspectNodes") or []} - open_suspects(workflow))
     groups = WorkflowGroups(workflow)
     outcomes = [group for record in groups.finished() for group in record["groups"]]
     if not is_terminal(workflow):  # the running iteration's (a finished Workflow's last groups are in its last record)

@@ -19,8 +19,8 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said, nodes_said,
-                                          result_said)
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
+                                          inconclusive_said, nodes_said, result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -221,11 +221,12 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
     said = result_said(report)  # WAITING for what, while none of its categories has started
     summary = [("Result", f"{RESULT_GLYPHS.get(result, '')} {said}"), ("Categories", f"{report.get('passedCategories')}/{report.get('totalCategories')} passed"),
                ("Nodes", nodes_said(report)), ("Failed nodes", failed_nodes_said(report)),
+               ("Inconclusive nodes", inconclusive_said(report)),
                ("Excluded nodes", len(excluded_counted(report))), ("Platform", report.get("platform") or "unknown"),
                ("GPU", report.get("gpu") or "unknown"), ("Started", report.get("startTime") or "-"), ("Completed", report.get("completionTime") or "-")]
     summary += timing(report)  # Runtime, and apart the time it Waited for nodes
     if report.get("workloadFallback"):
-        summary.insert(7, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
+        summary.insert(8, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
     if report.get("simulated"):
         summary.insert(1, ("Workloads", f"simulated: {report['simulated']}"))
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',

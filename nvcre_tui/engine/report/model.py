@@ -17,6 +17,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, R
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded_counted_of
+from nvcre_tui.engine.controllers.iterations import inconclusive_counted
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
@@ -126,8 +127,21 @@ def excluded_counted(report: Obj) -> list[Obj]:
     first, so a node it also lists among failedNodes (blamed in one category, excluded from a later one: cordoned
     mid-run) counts as failed only. report_of leaves such a node out of excludedNodes already; a report archived
     before it did (the history's, rendered again) listed it, and would count it twice."""
-    failed = {str(name) for name in report.get("failedNodes") or []}
-    return [e for e in report.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) not in failed]
+    worse = {str(name) for name in [*(report.get("failedNodes") or []), *(report.get("inconclusiveNodes") or [])]}
+    return [e for e in report.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) not in worse]
+
+
+def inconclusive_said(report: Obj) -> str:
+    """The report's inconclusive nodes as its text and HTML summaries say them, beside Failed Nodes and Excluded: "4
+    (gpu-node-01, ...): not blamed, not certified: ..."; "none"; "-" for a report archived before it counted them
+    (it has no such list: unknown, not none)."""
+    if not isinstance(report.get("inconclusiveNodes"), list):
+        return "-"
+    names = [str(name) for name in report["inconclusiveNodes"]]
+    if not names:
+        return "none"
+    shown = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+    return f"{len(names)} ({shown}): not blamed, not certified: a failed test or a diagnosis proved nothing of them"
 
 
 def excluded_elsewhere_counted(report: Obj, category: Mapping[str, Any]) -> list[tuple[Obj, str]]:
@@ -431,7 +445,8 @@ def report_of(view: CertificationView) -> Obj:
     # category blamed and another excluded (cordoned mid-run) is a failed node, not an excluded one too, and one left
     # inconclusive an inconclusive one (controllers.iterations.excluded_counted); each category's own excludedNodes
     # still names it (excluded_elsewhere_counted).
-    counted = excluded_counted_of([c.workflow for c in view.categories if c.workflow is not None], failed)
+    workflows = [c.workflow for c in view.categories if c.workflow is not None]
+    counted = excluded_counted_of(workflows, failed)
     excluded = {e["name"]: e for c in categories for e in c.get("excludedNodes") or [] if e["name"] in counted}
     # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
@@ -456,6 +471,8 @@ def report_of(view: CertificationView) -> Obj:
         "failedNodes": sorted(failed),
         "failedNodeDetails": [{"name": n, "suspect": n in suspects, "failures": failed[n]} for n in sorted(failed)],
         "suspectNodes": suspects, "failedNodeCounts": {"convicted": len(failed) - len(suspects), "suspect": len(suspects)},
+        # ran and proved nothing, blamed nowhere (a group failed on no node's account, a diagnosis left them undecided)
+        "inconclusiveNodes": sorted(inconclusive_counted(workflows, failed)),
         "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         # runtimeSeconds: while a category ran; waitedSeconds: the rest, waiting for nodes (waited_and_ran)
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None,

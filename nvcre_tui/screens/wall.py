@@ -1,6 +1,6 @@
-"""Wall display: full screen, read-only, high contrast. Rotates through the running certifications and those
-that failed within the last RECENT_FAILURE of the session clock (else the latest one) with big counters, the rack
-map and the latest failures: the infrastructure faults its diagnoses named (their cliques marked on the map), then
+"""Wall display: full screen, read-only, high contrast. Rotates through the certifications report.wall_subjects
+names (running, the latest finished, and every failure nothing newer replaced) with big counters, the rack map and
+the latest failures: the infrastructure faults its diagnoses named (their cliques marked on the map), then
 its failed and suspect nodes."""
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
-from nvcre_tui.engine.api.bodies import certification_status, creation_order
+from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_FAILED, WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
+from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
@@ -37,9 +38,6 @@ from nvcre_tui.widgets.rack_map import RackMap
 from nvcre_tui.widgets.verdict_mark import conviction_said
 
 ROTATE_SECONDS = 15.0
-# A certification that failed stays in the rotation this long after it finished (session clock): a failure that left
-# the wall the moment it happened, while another certification still ran, was never seen in the operations room.
-RECENT_FAILURE = timedelta(minutes=30)
 COUNTERS = (("passed", "PASSED"), ("failed", "FAILED"), ("suspect", "SUSPECT"), ("inconclusive", "INCONCLUSIVE"), ("running", "RUNNING"))
 # The states too calm for a big counter, counted on the line under them: with the counters they add up to the fleet.
 TALLIED = ("waiting", "untested", "excluded")
@@ -59,12 +57,6 @@ def finished_ago(cert: dict[str, Any], now: datetime) -> timedelta | None:
         return max(timedelta(0), now - parse_time(certification_status(cert).get("completionTime")))
     except ValueError:
         return None
-
-
-def recently_failed(cert: dict[str, Any], now: datetime) -> bool:
-    """Whether the certification finished FAILED within the last RECENT_FAILURE."""
-    ago = finished_ago(cert, now)
-    return ago is not None and ago <= RECENT_FAILURE and (certification_status(cert).get("summary") or {}).get("result") == RESULT_FAILED
 
 
 # Where a failed workload's message turns into the tool's raw words: a quoted output line, a peer's address, NCCL's " : ".
@@ -218,18 +210,8 @@ class WallScreen(NvcreScreen):
         if self.nvcre.live:
             self.set_interval(ROTATE_SECONDS, self.action_rotate, name="rotate")
 
-    def _subjects(self, snapshot: Snapshot) -> list[str]:
-        """The running certifications and the recently failed ones, by name (a stable order while one finishes);
-        else the latest one."""
-        now = self.nvcre.now()
-        shown = [c["metadata"]["name"] for c in snapshot.certifications if not cond.is_terminal(c) or recently_failed(c, now)]
-        if shown:
-            return sorted(shown)
-        latest = sorted(snapshot.certifications, key=creation_order)
-        return [latest[-1]["metadata"]["name"]] if latest else []
-
     def show(self, snapshot: Snapshot) -> None:
-        subjects = self._subjects(snapshot)
+        subjects = wall_subjects(snapshot.views)
         self.current = subjects[self.index % len(subjects)] if subjects else None
         every = node_states(snapshot, self.current)  # the map draws the fleet; the counters count the certification's nodes
         scope = certification_nodes(snapshot, self.current) if self.current else None

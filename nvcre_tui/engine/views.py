@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -411,6 +411,15 @@ def suspects_under_test(snapshot: Snapshot, states: Mapping[str, tuple[str, str]
     pods are not placed yet (what they do now), so the counters name them apart, or they would read "0 suspect"
     beside a drill-down's "4 suspects"."""
     return sorted(node for node in diagnosis_suspects(snapshot, cert_name) if states.get(node, ("",))[0] in UNDER_TEST_STATES)
+
+
+def under_suspicion(states: Mapping[str, tuple[str, str]], blamed: Collection[str]) -> list[str]:
+    """The nodes drawn suspect that no category blamed (`blamed`: failure_rows' nodes): a running diagnosis's narrowing
+    set (the members of its failed tests not cleared, its suspects), which the report, `certification list` and the
+    certification's summary do not count among its failed nodes. A suspect is otherwise a node blamed only with its
+    whole group, which they do count; the wall counts the narrowing set apart ("2 ! under suspicion"), so its FAILED
+    and SUSPECT counters add up to the list's FAILED NODES while the map still narrows round by round."""
+    return sorted(node for node, (state, _) in states.items() if state == "suspect" and node not in blamed)
 
 
 def diagnosis_suspects(snapshot: Snapshot, cert_name: str | None = None) -> set[str]:

@@ -29,7 +29,7 @@ from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_duration
 from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
                                    clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, suspects_under_test,
-                                   targeted_nodes, unblamed_failures, waiting_to_start)
+                                   targeted_nodes, unblamed_failures, under_suspicion, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -228,13 +228,19 @@ class WallScreen(NvcreScreen):
         states = every if scope is None else {name: state for name, state in every.items() if name in scope}
         counts = Counter(state for state, _ in states.values())
         withheld = self.nodes_withheld()  # no node states at all: the counters read "-", never 0 failed
+        blamed = {row.node: row for row in failure_rows(snapshot, self.current)} if self.current else {}
+        # SUSPECT counts what the report and `certification list` count as suspects (blamed only with their whole group,
+        # among their failed nodes); a running diagnosis's narrowing set is under suspicion, counted on the line below
+        # (SUSPECT read 2 where the list said no failed node).
+        suspicion = under_suspicion(states, blamed)
+        counts["suspect"] -= len(suspicion)
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update("-" if withheld else str(counts[state]))
-        tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or SUSPECT reads 0 while they are
+        tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or they would go unsaid
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
         # Said under the counter that holds them: a suspect whose test's pods are not placed yet is drawn waiting (it read
         # "2 running are suspects under test" beside RUNNING 0).
-        note = "".join(f"{len(held)} {state} {'are suspects' if len(held) > 1 else 'is a suspect'} under test; "
+        note = "".join(f"{len(held)} {state} {'are' if len(held) > 1 else 'is'} under suspicion, tested now; "
                        for state in (NodeState.RUNNING.value, NodeState.WAITING.value)
                        if (held := [node for node in tested if states[node][0] == state]))
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
@@ -252,6 +258,7 @@ class WallScreen(NvcreScreen):
         tally = (f"no node counts and no map: {NODES_WITHHELD}" if withheld else note
                  + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
                  + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + "
+                 + (f"{len(suspicion)} {NodeState.SUSPECT.glyph} under suspicion + " if suspicion else "")
                  + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
                  + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
         self.query_one("#tally", Static).update(tally + reasons)
@@ -282,7 +289,6 @@ class WallScreen(NvcreScreen):
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
         urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
-        blamed = {row.node: row for row in failure_rows(snapshot, self.current)} if self.current else {}
         # Without the Nodes no node has a state: the blamed ones are still known from the Jobs, as the failures pane lists them
         # (the list stood empty under a FAILED title).
         listed = {name: (row.state, "") for name, row in blamed.items()} if withheld else states

@@ -256,10 +256,10 @@ async def test_the_wall_names_the_suspects_a_round_tests() -> None:
             testing = {n for g in category.groups if g.get("phase") == "Running" for n in g["nodes"]}
             tested = sorted(set((category.orchestration.get("diagnose") or {}).get("suspectNodes") or []) & testing)
             tally = str(app.screen.query_one("#tally", Static).render())
-            assert ("under test" in tally) == bool(tested), (tested, tally)
+            assert ("tested now" in tally) == bool(tested), (tested, tally)
             if tested:
                 seen += 1
-                assert tally.startswith(f"{len(tested)} running {'are suspects' if len(tested) > 1 else 'is a suspect'} under test; of "), tally
+                assert tally.startswith(f"{len(tested)} running {'are' if len(tested) > 1 else 'is'} under suspicion, tested now; of "), tally
                 named = {entry.subject: entry.glyph for entry in app.screen.query_one("#failures", FittedList).entries}
                 assert all(named.get(node) == "!" for node in tested), (tested, named)
         assert seen > 0

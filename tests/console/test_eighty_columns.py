@@ -82,6 +82,6 @@ async def test_the_walls_tally_keeps_its_counts_on_80_columns() -> None:
         await pilot.pause()
         assert isinstance(app.screen, WallScreen)
         tally = app.screen.query_one("#tally", Static)
-        assert "under test" in str(tally.render()) and tally.size.height == 2
+        assert "tested now" in str(tally.render()) and tally.size.height == 2
         said = " ".join(line.strip() for line in _lines(app)[tally.region.y : tally.region.bottom])
         assert "…" not in said and said.endswith("0 ⊘ excluded"), said

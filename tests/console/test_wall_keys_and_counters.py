@@ -187,9 +187,9 @@ async def test_suspects_whose_test_waits_for_pods_are_said_waiting_not_running()
         await pilot.pause()
         tally = str(app.screen.query_one("#tally", Static).render())
         shown = int(app.screen.query_one("#count-running", Digits).value)
-        said = re.search(r"(\d+) running (?:are suspects|is a suspect) under test", tally)
+        said = re.search(r"(\d+) running (?:are|is) under suspicion, tested now", tally)
         assert (int(said.group(1)) if said else 0) == len(running) <= shown, (tally, shown, running)
-        assert re.search(rf"\b{len(waiting)} waiting (?:are suspects|is a suspect) under test", tally), (tally, waiting)
+        assert re.search(rf"\b{len(waiting)} waiting (?:are|is) under suspicion, tested now", tally), (tally, waiting)
 
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

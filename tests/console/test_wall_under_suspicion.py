@@ -1,0 +1,50 @@
+"""One meaning of suspect on the wall, as the report and `certification list` count it: a node blamed only with its
+whole group, among the failed nodes. While a diagnosis narrows, the members of its failed tests it has not cleared
+are under suspicion: the map draws them ! round by round, the wall's line counts them apart. The wall read SUSPECT 2
+where `certification list` said FAILED NODES 0 and the report 'Failed Nodes: none'."""
+
+from __future__ import annotations
+
+import re
+
+from textual.widgets import Digits, Static
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.cli.listing import row
+from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.views import Snapshot, failure_rows, node_states, under_suspicion
+from nvcre_tui.screens.wall import WallScreen
+
+from .harness import DIAGNOSE, session_with
+
+
+async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_apart() -> None:
+    session = await session_with(DIAGNOSE, settle=False)
+    assert session.engine is not None
+
+    async def narrowing() -> bool:
+        snapshot = await Snapshot.read(session.store)
+        return bool(under_suspicion(node_states(snapshot, "isolate"), {r.node for r in failure_rows(snapshot, "isolate")}))
+
+    assert await session.engine.run_until_settled(until=narrowing, max_seconds=3600)
+    await session.engine.run_until_settled(max_seconds=0)  # the certification's summary catches up
+    snapshot = await Snapshot.read(session.store)
+    states = node_states(snapshot, "isolate")
+    suspicion = under_suspicion(states, {r.node for r in failure_rows(snapshot, "isolate")})
+    cert = await session.store.get(CERTIFICATION, "isolate", "default")
+    report = build_report(cert, (await session.store.list(WORKFLOW, "default")).items, (await session.store.list(JOB, "default")).items)
+    listed = row(cert, session.clock.now())["failedNodes"]
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        failed, suspect = (int(app.screen.query_one(f"#count-{s}", Digits).value) for s in ("failed", "suspect"))
+        tally = str(app.screen.query_one("#tally", Static).render())
+    assert failed + suspect == listed == len(report["failedNodes"]), (failed, suspect, listed, report["failedNodes"])
+    assert suspect == len(report["suspectNodes"])
+    said = re.search(r"the counters above \+ (\d+) ! under suspicion \+ ", tally)
+    assert said is not None and int(said.group(1)) == len(suspicion), tally
+    # the map still draws them suspect: it narrows round by round
+    assert all(states[node][0] == "suspect" for node in suspicion)
+    await session.close()

@@ -126,7 +126,8 @@ def _excluded(cert: Obj, summary: Obj, workflows: Sequence[Obj] | None) -> int |
     """EXCLUDED: the summary's excludedNodes, but for a finished certification counted again from its Workflows
     (controllers.iterations.excluded_counted: one node, one state, a failed node excluded from a later category counts
     as failed): an engine before that rule counted such a node under both, and a finished certification's summary is
-    not written again. Only when the summary counts some (the rule can only lower it); its Workflows unreadable or
+    written again only once an engine that knows the rule sees it (controllers.certification._recount_finished).
+    Only when the summary counts some (the rule can only lower it); its Workflows unreadable or
     unknown (a user who may read certifications only): the summary's."""
     stored = _count(summary.get("excludedNodes"))
     if not isinstance(stored, int) or not stored or workflows is None or not is_terminal(cert):

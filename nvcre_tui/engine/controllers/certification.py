@@ -25,7 +25,7 @@ from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_count
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS
-from nvcre_tui.engine.store.errors import NamespaceTerminating
+from nvcre_tui.engine.store.errors import NamespaceTerminating, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import count, listed
 
@@ -57,6 +57,7 @@ def _waiting_since(ctx: Context, cert: Obj, status: Obj) -> datetime:
 async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> float | None:
     """Advance one Certification; returns seconds until it needs another look."""
     if cond.is_terminal(cert):
+        await _recount_finished(ctx, cert, world)
         return None
     try:
         model = Certification.model_validate(cert)
@@ -348,6 +349,38 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         await _finish(ctx, cert, FAILED, "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
     else:
         await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
+
+
+async def _recount_finished(ctx: Context, cert: Obj, world: World) -> None:
+    """A finished certification's summary counted again, once, where an nvcre before the one-node-one-state rule
+    counted it: its excludedNodes counted a node a category blamed or left inconclusive (excluded_counted), and
+    kubectl's Excluded Nodes column kept saying so until something wrote its status again (`certification list`
+    recounts as it reads; kubectl cannot). Only the summary's excludedNodes is written, through the status
+    subresource as every summary is, and only lowered (the rule can only lower it); only when every category that
+    made a Workflow still has it, so a certification whose objects are partly gone keeps its word. Nothing runs
+    again, no condition or time changes; its next look finds nothing to change. A refusal never fails it."""
+    summary = certification_status(cert).get("summary")
+    stored = summary.get("excludedNodes") if isinstance(summary, dict) else None
+    if not isinstance(summary, dict) or not isinstance(stored, int) or isinstance(stored, bool) or stored <= 0:
+        return  # nothing an older rule could have overcounted (most finished certifications: no reading at all)
+    refs = {str(s["workflowRef"].get("name")) for s in certification_status(cert).get("categoryStatuses") or []
+            if isinstance(s, dict) and isinstance(s.get("workflowRef"), dict)}
+    workflows = {str(wf["metadata"]["name"]): wf for wf in world.children_of(cert, "Workflow")}
+    if not refs or not refs <= workflows.keys():
+        return
+    try:
+        failed = {name for wf in workflows.values() for name in blamed_names(wf, world.children_of(wf, "Job"))}
+        counted = len(excluded_counted(workflows.values(), failed))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return  # a damaged Workflow: the stored count stands (its own reconcile says what is wrong)
+    if counted < stored:
+        try:
+            await ctx.patch_status(CERTIFICATION, cert, {"summary": {**summary, "excludedNodes": counted}})
+        except StoreError as error:
+            if error.retryable:
+                raise
+            # refused for good (never expected within the engine's RBAC): the count stays; a finished certification
+            # is never failed again for a recount
 
 
 def _created(cert: Obj) -> Obj:

@@ -91,3 +91,18 @@ def test_a_verdicts_values_are_printed_as_the_report_prints_them() -> None:
         values = re.findall(r"(?:at|passed at|,) (\d+\.\d+)", " ".join(records + messages))
         assert values, case
         assert all(len(v.split(".")[1]) == 2 for v in values), (case, values)
+
+
+def test_the_summary_names_the_infrastructure_faults_that_failed_it() -> None:
+    """Two degraded links failed the certification and convicted no node: the text summary said 'Failed Nodes: none',
+    'Result: FAILED' and nothing else (the faults were in the category's card only); the HTML's likewise."""
+    report = run_case("diagnose-two-degraded-links").report
+    faults = [str(fault["message"]) for category in report["categories"] for fault in category["diagnose"]["infrastructureFaults"]]
+    assert len(faults) == 2 and not report["failedNodes"]
+    summary = render_text(report).split("─ Summary ─", 1)[1]
+    assert re.search(r"│ Infra Faults: +2\n", summary), summary
+    assert all(f"  - {fault} [communication/nccl-all-reduce]" in summary for fault in faults), summary
+    row = re.search(r"<td>Infrastructure faults</td><td>([^<]*)</td>", render_html(report))
+    assert row is not None and all(fault in row.group(1) for fault in faults)
+    clean = run_case("diagnose-slow-gpu").report  # a node convicted, no fault: no such line
+    assert "Infra Faults" not in render_text(clean) and "Infrastructure faults" not in render_html(clean)

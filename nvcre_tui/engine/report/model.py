@@ -131,6 +131,17 @@ def excluded_counted(report: Obj) -> list[Obj]:
     return [e for e in report.get("excludedNodes") or [] if isinstance(e, dict) and str(e.get("name")) not in worse]
 
 
+def faults_said(report: Obj) -> list[str]:
+    """Each infrastructure fault a category's diagnosis named, with that category, as the text and HTML summaries list
+    them beside the failed nodes: "degraded fabric between clique-0 and clique-2 (failed: r0-inter-0, r2-link-1)
+    [communication/nccl-all-reduce]" (its card says what its tests measured). A certification a degraded link failed
+    said 'Failed Nodes: none' and 'Result: FAILED' and nothing else."""
+    categories = [c for c in report.get("categories") or [] if isinstance(c, dict)]
+    return [f"{fault.get('message') or fault.get('kind') or 'infrastructure fault'} [{title}]"
+            for category, title in zip(categories, category_titles(categories), strict=True)
+            for fault in (category.get("diagnose") or {}).get("infrastructureFaults") or [] if isinstance(fault, Mapping)]
+
+
 def inconclusive_said(report: Obj) -> str:
     """The report's inconclusive nodes as its text and HTML summaries say them, beside Failed Nodes and Excluded: "4
     (gpu-node-01, ...): not blamed, not certified: ..."; "none"; "-" for a report archived before it counted them

@@ -11,7 +11,7 @@ from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measur
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
-                                          inconclusive_said, nodes_said, result_said)
+                                          faults_said, inconclusive_said, nodes_said, result_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -308,6 +308,10 @@ def render_text(report: Obj) -> str:
     details = report.get("failedNodeDetails") or []
     summary.append(_field("Failed Nodes", failed_nodes_said(report)))
     summary += failure_lines([failure for node in details for failure in node["failures"]], "  - ")
+    faults = faults_said(report)
+    if faults:  # what failed beside (or instead of) the nodes: only then
+        summary.append(_field("Infra Faults", str(len(faults))))
+        summary += [f"  - {fault}" for fault in faults]
     if report.get("inconclusiveNodes"):  # only then: a report without any reads as it did
         summary.append(_field("Inconclusive", inconclusive_said(report)))
     summary.append(_field("Result", result_said(report)))

@@ -35,11 +35,28 @@ def test_the_simulators_finished_certification_is_listed_with_its_result(tmp_pat
     capsys.readouterr()
     assert main(["certification", "list", *state]) == 0
     header, line = capsys.readouterr().out.splitlines()
-    assert header.split() == ["NAME", "RESULT", "CATEGORIES", "PASSED", "FAILED", "NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE"]
-    assert line.split()[1:5] == ["PASSED", "1/1", "0", "0"]
+    assert header.split() == ["NAME", "RESULT", "CATEGORIES", "PASSED", "FAILED", "NODES", "INCONCLUSIVE", "EXCLUDED", "RUNTIME", "WAITED", "AGE"]
+    assert line.split()[1:6] == ["PASSED", "1/1", "0", "0", "0"]
     assert main(["cert", "ls", *state, "-o", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)
     assert (row["result"], row["namespace"], row["failedNodes"]) == ("PASSED", "default", 0) and row["completionTime"]
+
+
+def test_a_certification_failed_on_nodes_that_proved_nothing_lists_them_inconclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The training's group failed blaming nobody (its measurement unavailable): FAILED with 0 failed and 0 excluded
+    nodes, nothing saying on what. INCONCLUSIVE counts its 4 nodes, as the report's inconclusiveNodes and the wall do."""
+    case = Path(__file__).resolve().parent / "cases" / "scenarios" / "inconclusive-then-leaves-target"
+    state = ["--sim", "--scenario", str(case / "scenario.yaml"), "--state", str(tmp_path / "sim.db")]
+    assert main(["certification", "run", *state, "--cert-file", str(case / "cert.yaml"), "--wait", "--results-file", str(tmp_path / "r.json")]) == 1
+    report = json.loads((tmp_path / "r.json").read_text())
+    capsys.readouterr()
+    assert main(["certification", "list", *state]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    cells = dict(zip(["NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "INCONCLUSIVE", "EXCLUDED"], line.split()))
+    assert (cells["RESULT"], cells["FAILED NODES"], cells["INCONCLUSIVE"], cells["EXCLUDED"]) == ("FAILED", "0", "4", "0"), (header, line)
+    assert main(["certification", "list", *state, "-o", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["inconclusiveNodes"] == len(report["inconclusiveNodes"]) == 4
 
 
 def test_a_certification_that_only_waits_lists_as_waiting_as_the_console_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
-from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted
+from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, inconclusive_counted
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import reading_takes
 from nvcre_tui.engine.printable import json_printable
@@ -31,7 +31,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
-COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
+COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "INCONCLUSIVE", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,7 +79,7 @@ async def _list(args: argparse.Namespace) -> int:
         elif rows:
             columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
             print_table(columns, [([r["namespace"]] if namespace is None else []) + [
-                r["name"], r["phase"], r["passedCategories"], r["failedNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
+                r["name"], r["phase"], r["passedCategories"], r["failedNodes"], r["inconclusiveNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
                 _duration(r["waitedSeconds"]), r["age"]] for r in rows])
         elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
@@ -116,7 +116,8 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
         # result: the Certification's own (its status, `kubectl get`, report's exit code); phase: as the console shows it
         "result": result, "phase": WAITING if waiting is not None else result, "waiting": waiting,
         "passedCategories": str(summary.get("passedCategories") or "-"),
-        "failedNodes": _count(summary.get("failedNodes")), "excludedNodes": _excluded(cert, summary, workflows),
+        "failedNodes": _count(summary.get("failedNodes")), "inconclusiveNodes": _inconclusive(workflows),
+        "excludedNodes": _excluded(cert, summary, workflows),
         "created": created, "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None, "age": age,
     }
@@ -137,6 +138,20 @@ def _excluded(cert: Obj, summary: Obj, workflows: Sequence[Obj] | None) -> int |
         return len(excluded_counted(workflows, failed))
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):  # a damaged Workflow: the summary's word
         return stored
+
+
+def _inconclusive(workflows: Sequence[Obj] | None) -> int | str:
+    """INCONCLUSIVE: the nodes that ran and proved nothing, blamed nowhere (controllers.iterations.inconclusive_counted,
+    the report's inconclusiveNodes, the wall's `inconclusive`), counted from the certification's Workflows: its summary
+    has no such count (kubectl's columns neither), and a certification failed on them listed FAILED with 0 failed and 0
+    excluded nodes. "-" where its Workflows are unknown (a user who may read certifications only) or unreadable."""
+    if workflows is None:
+        return "-"
+    try:
+        failed = {name for wf in workflows for name in blamed_names(wf, ())}
+        return len(inconclusive_counted(workflows, failed))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):  # a damaged Workflow: not counted, not guessed
+        return "-"
 
 
 def _creation(cert: Obj) -> tuple[str, int, str, str]:

@@ -1,6 +1,6 @@
 """Every scenario case counts its nodes one way in every view: one node, one state per certification, the worst first.
 The wall's states (views.node_states over the nodes the certification held) against the report (failedNodes,
-suspectNodes, inconclusiveNodes, excludedNodes, totalNodes; its inconclusive count in text, HTML and JUnit too) and the
+suspectNodes, inconclusiveNodes, excludedNodes, totalNodes; its inconclusive count in text, HTML and JUnit too, and `certification list`'s) and the
 Certification's summary (`certification list`, kubectl's columns)."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
+from nvcre_tui.cli.listing import row
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.text import render_text
@@ -44,7 +46,8 @@ def test_the_wall_the_report_and_the_summary_count_each_node_once(case: str) -> 
     counts = {
         "failed": (states["failed"] + states["suspect"], len(report["failedNodes"]), summary.get("failedNodes", 0)),
         "suspect": (states["suspect"], len(report["suspectNodes"])),
-        "inconclusive": (states["inconclusive"], *inconclusive_in_every_format(report)),
+        "inconclusive": (states["inconclusive"], *inconclusive_in_every_format(report),
+                         row(cert, datetime.now(timezone.utc), run.objects["Workflow"])["inconclusiveNodes"]),
         "excluded": (states["excluded"], len(report["excludedNodes"]), summary.get("excludedNodes", 0)),
         "held": (len(held), report["totalNodes"] + len(report["excludedNodes"])),
     }

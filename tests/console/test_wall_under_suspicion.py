@@ -11,7 +11,10 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.cli.listing import row
+from nvcre_tui.engine.report.html import render_html
+from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
 from nvcre_tui.engine.views import Snapshot, failure_rows, node_states, under_suspicion
 from nvcre_tui.screens.wall import WallScreen
@@ -45,6 +48,12 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
     assert suspect == len(report["suspectNodes"])
     said = re.search(r"the counters above \+ (\d+) ! under suspicion \+ ", tally)
     assert said is not None and int(said.group(1)) == len(suspicion), tally
+    # the report made meanwhile says them apart from its failed nodes (it said "Failed Nodes: none" alone), every format
+    assert report["underSuspicion"] == suspicion and not set(suspicion) & set(report["failedNodes"])
+    summary = render_text(report).split("─ Summary ─", 1)[1]
+    assert re.search(rf"│ Suspicion: +{len(suspicion)} \(", summary), summary
+    assert re.search(rf"<td>Under suspicion</td><td>{len(suspicion)} \(", render_html(report))
+    assert f'name="underSuspicionNodes" value="{", ".join(suspicion)}"' in render_junit([report])
     # the map still draws them suspect: it narrows round by round
     assert all(states[node][0] == "suspect" for node in suspicion)
     await session.close()

@@ -20,7 +20,7 @@ from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
-                                          faults_said, inconclusive_said, nodes_said, result_said)
+                                          faults_said, inconclusive_said, nodes_said, result_said, under_suspicion_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -229,6 +229,8 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
         summary.insert(8, ("Workloads", f"batch/v1 fallback: {report['workloadFallback']}"))
     if report.get("simulated"):
         summary.insert(1, ("Workloads", f"simulated: {report['simulated']}"))
+    if report.get("underSuspicion"):  # only while a diagnosis runs, beside the failed nodes
+        summary.insert(next(i for i, (label, _) in enumerate(summary) if label == "Failed nodes") + 1, ("Under suspicion", under_suspicion_said(report)))
     faults = faults_said(report)
     if faults:  # beside the failed nodes, as the text's summary lists them
         summary.insert(next(i for i, (label, _) in enumerate(summary) if label == "Failed nodes") + 1, ("Infrastructure faults", "; ".join(faults)))

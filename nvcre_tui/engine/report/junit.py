@@ -34,6 +34,8 @@ def render_junit(reports: Sequence[Obj]) -> str:
         if excluded:
             told.append(("excludedNodes", excluded))
         told += _blamed(report)
+        if report.get("underSuspicion"):  # while a diagnosis runs: not failed nodes, names only
+            told.append(("underSuspicionNodes", ", ".join(str(name) for name in report["underSuspicion"])))
         if report.get("inconclusiveNodes"):  # ran, proved nothing, blamed nowhere: names only, as failedNodes
             told.append(("inconclusiveNodes", ", ".join(str(name) for name in report["inconclusiveNodes"])))
         if told:

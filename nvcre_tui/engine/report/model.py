@@ -26,7 +26,7 @@ from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
 )
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
-from nvcre_tui.engine.report.nodestates import blamed_state
+from nvcre_tui.engine.report.nodestates import blamed_state, compute, diagnosis_open
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles, pods_pending
 from nvcre_tui.engine.units import count
 
@@ -140,6 +140,15 @@ def faults_said(report: Obj) -> list[str]:
     return [f"{fault.get('message') or fault.get('kind') or 'infrastructure fault'} [{title}]"
             for category, title in zip(categories, category_titles(categories), strict=True)
             for fault in (category.get("diagnose") or {}).get("infrastructureFaults") or [] if isinstance(fault, Mapping)]
+
+
+def under_suspicion_said(report: Obj) -> str:
+    """A running diagnosis's suspects as the text and HTML summaries say them ("" for none): "7 (gpu-node-05, ...): a
+    running diagnosis narrows them; not failed nodes"."""
+    names = [str(name) for name in report.get("underSuspicion") or []]
+    if not names:
+        return ""
+    return f"{len(names)} ({', '.join(names[:8])}{' ...' if len(names) > 8 else ''}): a running diagnosis narrows them; not failed nodes"
 
 
 def inconclusive_said(report: Obj) -> str:
@@ -462,6 +471,13 @@ def report_of(view: CertificationView) -> Obj:
     # A node is suspect when every category that blamed it blamed its whole group with it (the console's map, the
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
     suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))
+    # A running diagnosis's narrowing set: the nodes the map draws suspect that no category blamed (views.under_suspicion,
+    # the wall's "2 ! under suspicion"): no failed nodes, but a report made meanwhile said "Failed Nodes: none" alone.
+    started = [c for c in view.categories if c.workflow is not None]
+    under: list[str] = []
+    if any(diagnosis_open(c.workflow) for c in started):  # only then: every other report skips the node states
+        states = compute(started, [{"metadata": {"name": node}} for node in sorted(view.held_nodes())])
+        under = sorted(node for node, (state, _) in states.items() if state == "suspect" and node not in failed)
     timing = waited_and_ran(status.get("startTime"), status.get("completionTime"),
                             [category.workflow for category in view.categories if category.workflow is not None])
     summary = status.get("summary") or {}
@@ -484,6 +500,7 @@ def report_of(view: CertificationView) -> Obj:
         "suspectNodes": suspects, "failedNodeCounts": {"convicted": len(failed) - len(suspects), "suspect": len(suspects)},
         # ran and proved nothing, blamed nowhere (a group failed on no node's account, a diagnosis left them undecided)
         "inconclusiveNodes": sorted(inconclusive_counted(workflows, failed)),
+        "underSuspicion": under,  # while a diagnosis runs: the suspects it narrows, not failed nodes (empty once it ends)
         "startTime": status.get("startTime"), "completionTime": status.get("completionTime"),
         # runtimeSeconds: while a category ran; waitedSeconds: the rest, waiting for nodes (waited_and_ran)
         "runtimeSeconds": timing[1] if timing else None, "waitedSeconds": timing[0] if timing else None,

@@ -11,7 +11,7 @@ from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measur
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
-                                          faults_said, inconclusive_said, nodes_said, result_said)
+                                          faults_said, inconclusive_said, nodes_said, result_said, under_suspicion_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
 
@@ -312,6 +312,8 @@ def render_text(report: Obj) -> str:
     if faults:  # what failed beside (or instead of) the nodes: only then
         summary.append(_field("Infra Faults", str(len(faults))))
         summary += [f"  - {fault}" for fault in faults]
+    if report.get("underSuspicion"):  # only while a diagnosis runs
+        summary.append(_field("Suspicion", under_suspicion_said(report)))
     if report.get("inconclusiveNodes"):  # only then: a report without any reads as it did
         summary.append(_field("Inconclusive", inconclusive_said(report)))
     summary.append(_field("Result", result_said(report)))

@@ -16,7 +16,7 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
-from nvcre_tui.engine.views import Snapshot, failure_rows, node_states, under_suspicion
+from nvcre_tui.engine.views import Snapshot, failure_rows, node_states, suspects_under_test, under_suspicion
 from nvcre_tui.screens.wall import WallScreen
 
 from .harness import DIAGNOSE, session_with
@@ -49,11 +49,24 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
     said = re.search(r"the counters above \+ (\d+) ! under suspicion \+ ", tally)
     assert said is not None and int(said.group(1)) == len(suspicion), tally
     # the report made meanwhile says them apart from its failed nodes (it said "Failed Nodes: none" alone), every format
-    assert report["underSuspicion"] == suspicion and not set(suspicion) & set(report["failedNodes"])
+    tested = suspects_under_test(snapshot, states, "isolate")  # drawn running: the wall names them on its line too
+    assert report["underSuspicion"] == sorted({*suspicion, *tested}) and not set(report["underSuspicion"]) & set(report["failedNodes"])
     summary = render_text(report).split("─ Summary ─", 1)[1]
-    assert re.search(rf"│ Suspicion: +{len(suspicion)} \(", summary), summary
-    assert re.search(rf"<td>Under suspicion</td><td>{len(suspicion)} \(", render_html(report))
-    assert f'name="underSuspicionNodes" value="{", ".join(suspicion)}"' in render_junit([report])
+    assert re.search(rf"│ Suspicion: +{len(report['underSuspicion'])} \(", summary), summary
+    assert re.search(rf"<td>Under suspicion</td><td>{len(report['underSuspicion'])} \(", render_html(report))
+    assert f'name="underSuspicionNodes" value="{", ".join(report["underSuspicion"])}"' in render_junit([report])
     # the map still draws them suspect: it narrows round by round
     assert all(states[node][0] == "suspect" for node in suspicion)
+
+    # a round tests some of them (drawn running): still under suspicion in the report, as on the wall's line
+    async def tested_now() -> bool:
+        snapshot = await Snapshot.read(session.store)
+        return bool(suspects_under_test(snapshot, node_states(snapshot, "isolate"), "isolate"))
+
+    assert await session.engine.run_until_settled(until=tested_now, max_seconds=3600)
+    snapshot = await Snapshot.read(session.store)
+    tested = suspects_under_test(snapshot, node_states(snapshot, "isolate"), "isolate")
+    cert = await session.store.get(CERTIFICATION, "isolate", "default")
+    report = build_report(cert, (await session.store.list(WORKFLOW, "default")).items, (await session.store.list(JOB, "default")).items)
+    assert tested and set(tested) <= set(report["underSuspicion"]), (tested, report["underSuspicion"])
     await session.close()

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, R
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded_counted_of
-from nvcre_tui.engine.controllers.iterations import inconclusive_counted
+from nvcre_tui.engine.controllers.iterations import inconclusive_counted, open_suspects
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
@@ -472,12 +472,15 @@ def report_of(view: CertificationView) -> Obj:
     # history archive: failed outranks suspect); failedNodes keeps listing both, as it always did.
     suspects = sorted(n for n, failures in failed.items() if all(f.get("suspect") for f in failures))
     # A running diagnosis's narrowing set: the nodes the map draws suspect that no category blamed (views.under_suspicion,
-    # the wall's "2 ! under suspicion"): no failed nodes, but a report made meanwhile said "Failed Nodes: none" alone.
+    # the wall's "2 ! under suspicion"), and its suspects a round tests now (drawn running; the wall's "2 running are
+    # under suspicion"): no failed nodes, but a report made meanwhile said "Failed Nodes: none" alone.
     started = [c for c in view.categories if c.workflow is not None]
     under: list[str] = []
     if any(diagnosis_open(c.workflow) for c in started):  # only then: every other report skips the node states
         states = compute(started, [{"metadata": {"name": node}} for node in sorted(view.held_nodes())])
-        under = sorted(node for node, (state, _) in states.items() if state == "suspect" and node not in failed)
+        suspected = {node for node, (state, _) in states.items() if state == "suspect"}
+        suspected |= {node for c in started if c.workflow is not None for node in open_suspects(c.workflow)}
+        under = sorted(suspected - set(failed))
     timing = waited_and_ran(status.get("startTime"), status.get("completionTime"),
                             [category.workflow for category in view.categories if category.workflow is not None])
     summary = status.get("summary") or {}

@@ -188,6 +188,7 @@ async def test_the_nodes_a_certification_held_are_counted_once_by_the_wall_the_r
     [archived] = HistoryQuery(history).certifications()
     assert (report["totalNodes"], len(report["excludedNodes"])) == (nodes, excluded)
     assert int(text.group(1)) == int(html.group(1)) == archived["nodes"] == nodes and archived["excludedNodes"] == excluded
+    assert archived["inconclusiveNodes"] == len(report["inconclusiveNodes"])  # `history certifications`' INCONCLUSIVE NODES
     assert int(held.group(1)) == nodes + excluded, tally
     assert row(cert, session.clock.now())["excludedNodes"] == excluded  # `certification list`, kubectl: the summary
     older_summary = copy.deepcopy(cert)  # an engine before the rule counted every node a category excluded

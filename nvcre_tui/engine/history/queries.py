@@ -407,21 +407,30 @@ class HistoryQuery:
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state IN ('failed', 'suspect')) AS failed, "
             # suspect: in a failed group the evidence does not narrow down (and failed in no category)
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'suspect' AND r.node NOT IN "
-            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect "
+            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state = 'failed')) AS suspect, "
+            # inconclusive: ran and proved nothing in some category, failed or suspect in none (the report's
+            # inconclusiveNodes); a report without results: its own list, where it has one
+            "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'inconclusive' AND r.node NOT IN "
+            "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect'))) AS inconclusive, "
+            "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.inconclusiveNodes') = 'array' "
+            "THEN json_array_length(c.report, '$.inconclusiveNodes') END AS \"report.inconclusiveNodes\" "
             f"FROM certifications c WHERE 1 = 1{scope} ORDER BY c.completion_time, c.id", parameters)
         found = []
         for r in rows:
             c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {
                 "start_time": "time?", "source": "text", "report.totalNodes": "count?", "report.excludedNodes": "count?", "nodes": "count",
-                "excluded": "count", "failed": "count", "suspect": "count"}, _certification(r))
+                "excluded": "count", "failed": "count", "suspect": "count", "inconclusive": "count",
+                "report.inconclusiveNodes": "count?"}, _certification(r))
             if not r["report_readable"]:
                 raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
                                                "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
             nodes = c["nodes"] if r["has_results"] or c["report.totalNodes"] is None else c["report.totalNodes"]
             excluded = c["excluded"] if r["has_results"] or c["report.excludedNodes"] is None else c["report.excludedNodes"]
+            inconclusive = c["inconclusive"] if r["has_results"] else c["report.inconclusiveNodes"]  # None: unknown
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
-                          "nodes": nodes, "excludedNodes": excluded, "failedNodes": c["failed"], "suspectNodes": c["suspect"]})
+                          "nodes": nodes, "excludedNodes": excluded, "failedNodes": c["failed"], "suspectNodes": c["suspect"],
+                          "inconclusiveNodes": inconclusive})
         return found[-last:] if last else found
 
     def report(self, name: str, namespace: str | None = None) -> Obj | None:

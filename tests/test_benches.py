@@ -27,6 +27,7 @@ SMALLEST = {  # bench -> (arguments for its smallest run, a line it must print)
                  r"store bytes \d+\.\d+x, history bytes \d+\.\d+x, peak memory \d+\.\d+x"),
     "tui_logs.py": (["--lines", "1000", "--rounds", "1"], r"search\s+\d+(\.\d+)? ms\s+\d+(\.\d+)? × idle"),
     "tui_map.py": (["--rounds", "1"], r"key to screen, \d+ changes/s\s+.*x idle key to screen"),
+    "tui_wall.py": (["--nodes", "64", "--rounds", "1"], r"\n\s+64\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx"),
     "console_fixtures.py": (["--rounds", "1"], r"reopen saved state .* ratio\s+\d+(\.\d+)?x"),
 }
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -429,6 +429,12 @@ def diagnosis_suspects(snapshot: Snapshot, cert_name: str | None = None) -> set[
 
 
 UNDER_TEST_STATES = ("running", "waiting")
+
+
+def same_objects(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:
+    """The very same objects, in the same order (the watch cache replaces an object when it changes and shares it
+    otherwise, so identity is enough): what a screen laid out from `seen` needs no new layout for."""
+    return seen is not None and len(objects) == len(seen) and all(a is b for a, b in zip(objects, seen, strict=True))
 
 
 def node_domain(node: Obj, topology_key: str) -> str:

@@ -7,7 +7,6 @@ on a link a diagnosis found degraded says so in its header (✗link, ✗uplink).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -23,7 +22,7 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, node_domain, node_states,
+from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, same_objects,
                                    states_scope)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -36,11 +35,6 @@ from nvcre_tui.widgets.rack_map import RackMap
 Obj = dict[str, Any]
 DEFAULT_KEYS = (LABEL_GPU_CLIQUE, *RACK_TOPOLOGY_KEYS.values())
 EXPLAIN_LINES = 3  # the node line under the map (#explain's height, less its border)
-
-
-def _same(objects: Sequence[Obj], seen: Sequence[Obj] | None) -> bool:
-    """The very same objects (the watch cache replaces an object when it changes, so identity is enough)."""
-    return seen is not None and len(objects) == len(seen) and all(a is b for a, b in zip(objects, seen, strict=True))
 
 
 def _next_cells(rack_map: RackMap) -> str:
@@ -112,7 +106,7 @@ class TopologyScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         states = node_states(snapshot, self.certification)
         rack_map = self.query_one(RackMap)
-        if not _same(snapshot.nodes, self._nodes_seen):  # the Nodes themselves changed (not only their Jobs)
+        if not same_objects(snapshot.nodes, self._nodes_seen):  # the Nodes themselves changed (not only their Jobs)
             keys = sorted({k for n in snapshot.nodes for k in node_labels(n) if k in DEFAULT_KEYS} | {DEFAULT_KEYS[0]})
             select = self.query_one("#key", Select)
             if keys != self._keys:
@@ -147,7 +141,7 @@ class TopologyScreen(NvcreScreen):
         listed = requests.list(VALIDATION_REQUEST) if requests is not None else []
         query = session.history if session is not None else None
         seen = ((query.change_key() if query is not None else None, self._sentinel), list(snapshot.nodes), listed)
-        if self._marks_seen is not None and seen[0] == self._marks_seen[0] and _same(seen[1], self._marks_seen[1]) and _same(listed, self._marks_seen[2]):
+        if self._marks_seen is not None and seen[0] == self._marks_seen[0] and same_objects(seen[1], self._marks_seen[1]) and same_objects(listed, self._marks_seen[2]):
             return  # the same Nodes, requests, archive and overlay: the same marks
         self._marks_seen = seen
         views = {node_name(n): sentinel_view(n, listed) for n in snapshot.nodes}

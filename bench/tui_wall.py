@@ -1,0 +1,156 @@
+"""The wall's refresh on a large simulated fleet: the map updated in place against the map laid out anew, per refresh.
+
+    python bench/tui_wall.py [--nodes N,N] [--rounds N]
+
+A simulated fleet of N nodes (default 3,000 and 10,000) in pools of at most 2,500, one certification per pool (every
+node alone on all-reduce, 64 at a time; one Workflow of a group per node holds at most about 3,700), run 600 simulated
+seconds into its Jobs; then `nvcre wall` at 200x60 (headless, no live engine). Each round runs the engine to its next
+change (Jobs start or finish: node states change), takes the snapshot and shows it, and waits until the app is idle; a second refresh shows the same snapshot again, as the app does every second while a certification runs.
+Timed: the process time of the refresh up to the idle app (the engine is not running then), its median over --rounds.
+The two ways: the wall as it is, and the wall as it was (`OLD`: the map given every node again, sorted and laid out anew
+with every line redrawn, at every refresh), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import statistics
+import sys
+import time
+import types
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.api.nodes import node_name
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.views import Snapshot, node_domain
+from nvcre_tui.screens.wall import WallScreen
+from nvcre_tui.widgets.node_state import NodeCell, NodeState
+from nvcre_tui.widgets.rack_map import RackMap
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.console.harness import certification_body  # noqa: E402
+
+SIZE = (200, 60)
+POOL = 2_500
+WARM_SECONDS, STEP_SECONDS = 600.0, 600.0
+CERT = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {{name: burn-in-{pool}}}
+spec:
+  target: {{nodeSelector: {{pool: "{pool}"}}}}
+  categories:
+    - {{domain: communication, variant: nccl-all-reduce, options: {{testScale: intra-node, maxConcurrent: 64}}}}
+"""
+
+
+def scenario(nodes: int) -> Scenario:
+    pools = -(-nodes // POOL)
+    sizes = [nodes // pools + (1 if p < nodes % pools else 0) for p in range(pools)]
+    return Scenario.model_validate({
+        "name": f"bench wall {nodes}", "seed": 1, "physics": {"noise": 0.0},
+        "nodes": [{"count": size, "namePrefix": f"p{p}-node-", "nameDigits": 5, "cliques": max(1, size // 18), "cliquePrefix": f"p{p}-clique-",
+                   "labels": {"pool": f"p{p}"}} for p, size in enumerate(sizes)],
+        "faults": [{"type": "slow-gpu", "node": "p0-node-00007", "gpu": 2, "factor": 0.5}]})
+
+
+def old_show_map(screen: WallScreen, snapshot: Snapshot, every: Mapping[str, tuple[str, str]]) -> RackMap:
+    """The wall's map before it was updated in place: every node given again at each refresh (sorted, laid out, every
+    line drawn anew)."""
+    rack_map = screen.query_one(RackMap)
+    rack_map.set_nodes([NodeCell(node_name(n), node_domain(n, LABEL_GPU_CLIQUE), NodeState(every[node_name(n)][0])) for n in snapshot.nodes])
+    return rack_map
+
+
+OLD: dict[str, Callable[..., Any]] = {"_show_map": old_show_map}  # the wall as it was, method by method
+
+
+async def process_ms(step: Callable[[], Awaitable[object]]) -> float:
+    """Process time (ms) one awaited step takes: the app's work, not the pause's idle wait."""
+    start = time.process_time()
+    await step()
+    return (time.process_time() - start) * 1000
+
+
+async def measure(nodes: int, rounds: int) -> dict[str, float]:
+    session = await SimSession.open(scenario(nodes), None, history=None)
+    for pool in range(-(-nodes // POOL)):
+        await session.store.create(CERTIFICATION, certification_body(CERT.format(pool=f"p{pool}")))
+    engine = session.engine
+    assert engine is not None
+    await engine.run_until_settled(max_seconds=WARM_SECONDS)
+    app = NvcreApp(session=session, live=False, wall=True)
+    timings: dict[str, list[float]] = {"new": [], "old": [], "new same": [], "old same": [], "idle": []}
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WallScreen)
+
+        def use(way: str) -> None:
+            for method, old in OLD.items():  # the wall as it was, on this instance only; as it is again after
+                if way == "old":
+                    setattr(screen, method, types.MethodType(old, screen))
+                else:
+                    screen.__dict__.pop(method, None)
+
+        async def show(snapshot: Snapshot, p: Pilot[None] = pilot) -> None:
+            app.snapshot = snapshot  # the screen shows it (as refresh_snapshot makes it do)
+            await p.pause()
+
+        async def again(p: Pilot[None] = pilot) -> None:
+            screen.refresh_now()
+            await p.pause()
+
+        async def idle(p: Pilot[None] = pilot) -> None:
+            await p.pause()
+
+        assert app.informer is not None
+        after = app.informer.snapshot()
+        for _ in range(rounds):
+            before, seen = after, session.cache.version
+
+            async def moved(since: int = seen) -> bool:
+                return session.cache.version != since
+
+            await engine.run_until_settled(until=moved, max_seconds=STEP_SECONDS)
+            after = app.informer.snapshot()
+            for way in ("new", "old"):  # the same change shown each way: from the snapshot before it to the one after
+                use(way)
+                await show(before)
+                timings[way].append(await process_ms(functools.partial(show, after)))
+                timings[f"{way} same"].append(await process_ms(again))
+            timings["idle"].append(await process_ms(idle))
+        use("new")
+        states = screen.query_one(RackMap)
+        assert len(states.visible_names) == nodes, f"the map shows {len(states.visible_names)} of {nodes} nodes"
+    await session.close()
+    return {way: statistics.median(values) for way, values in timings.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="3000,10000", help="fleet sizes, comma-separated (default 3000,10000)")
+    parser.add_argument("--rounds", type=int, default=10, help="refreshes each way (the median is printed)")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.nodes.split(",")]
+    print(f"{'nodes':>6}  {'refresh after changes: old':>27} {'new':>8} {'ratio':>7}   {'same snapshot: old':>19} {'new':>8} {'ratio':>7}   {'idle pause':>10}")
+    for nodes in sizes:
+        r = asyncio.run(measure(nodes, args.rounds))
+        print(f"{nodes:>6}  {r['old']:>24.1f} ms {r['new']:>5.1f} ms {r['old'] / r['new']:>6.1f}x   {r['old same']:>16.1f} ms {r['new same']:>5.1f} ms "
+              f"{r['old same'] / r['new same']:>6.1f}x   {r['idle']:>7.1f} ms")
+    print("process time per refresh up to the idle app (median); ratio: the wall as it was over the wall as it is")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,6 +20,7 @@ GUARD_SECONDS = 120  # a hung bench fails here instead of hanging the suite
 
 SMALLEST = {  # bench -> (arguments for its smallest run, a line it must print)
     "readmodel.py": (["--rounds", "2"], r"ratio \d+(\.\d+)?x"),
+    "reconcile.py": (["--nodes", "64", "--rounds", "2"], r"\n\s+64\s+1\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx"),
     "parse.py": (["--mb", "1", "--small-mb", "0.5", "--rounds", "1"], r"time ratio parse/baseline: \d+(\.\d+)?x"),
     "store.py": (["--objects", "50"], r"SqliteStore power-safe"),
     "engine.py": (["--sizes", "16"], r"kube/emulator vs memory at 16 nodes: .*x wall time"),

@@ -52,3 +52,30 @@ def gpu_replicas(labels: Mapping[str, Any]) -> int | None:
     MPS) as a whole number of at least 1, else None: absent, or no plain count (the label is anyone's text)."""
     text = str(labels.get(LABEL_GPU_REPLICAS) or "").strip()
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1 else None
+
+
+# What the kubelet and the API server rewrite on a Node that stays what it was: the write's bookkeeping, each condition's
+# heartbeat (a kubelet reports its Node's status at least every 5 minutes: 10 writes a second on a 3,000-node fleet),
+# the images it holds and the volumes attached to it. Planning (discovery, platform, partition: planning/) reads none of
+# them; a memo of what it computed over the Nodes holds across them (controllers.context.World.nodes_version).
+CHURN_METADATA = frozenset({"resourceVersion", "managedFields"})
+CHURN_STATUS = frozenset({"images", "volumesInUse", "volumesAttached"})
+CHURN_CONDITION = "lastHeartbeatTime"
+
+
+def _planned_part(node: Node) -> tuple[object, ...]:
+    """The Node without its churn (CHURN_*): what two versions of it must share to plan the same."""
+    status = node.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        conditions = [{k: v for k, v in c.items() if k != CHURN_CONDITION} if isinstance(c, Mapping) else c for c in conditions]
+    return ({k: v for k, v in node.items() if k not in ("metadata", "status")},
+            {k: v for k, v in meta_of(node).items() if k not in CHURN_METADATA},
+            {k: v for k, v in status.items() if k not in CHURN_STATUS and k != "conditions"}, conditions)
+
+
+def plans_the_same(old: Node | None, new: Node | None) -> bool:
+    """Whether two versions of a Node differ in churn alone (CHURN_*: a heartbeat, an image pulled), so that planning
+    over either gives the same answer; a Node added or removed never does."""
+    return old is not None and new is not None and _planned_part(old) == _planned_part(new)

@@ -7,8 +7,9 @@ node alone on all-reduce, 64 at a time; one Workflow of a group per node holds a
 seconds into its Jobs; then `nvcre wall` at 200x60 (headless, no live engine). Each round runs the engine to its next
 change (Jobs start or finish: node states change), takes the snapshot and shows it, and waits until the app is idle; a second refresh shows the same snapshot again, as the app does every second while a certification runs.
 Timed: the process time of the refresh up to the idle app (the engine is not running then), its median over --rounds.
-The two ways: the wall as it is, and the wall as it was (`OLD`: the map given every node again, sorted and laid out anew
-with every line redrawn, at every refresh), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
+The two ways: the wall as it is, and the wall as it was (`OLD`, or those of its methods --old names: the map given every
+node again, sorted and laid out anew with every line redrawn, and the title and tally lines updated, laying the screen
+out again, at every refresh), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.nodes import node_name
@@ -72,7 +75,13 @@ def old_show_map(screen: WallScreen, snapshot: Snapshot, every: Mapping[str, tup
     return rack_map
 
 
-OLD: dict[str, Callable[..., Any]] = {"_show_map": old_show_map}  # the wall as it was, method by method
+def old_say(screen: WallScreen, line: str, text: str | Text) -> None:
+    """The title and tally lines before they were updated only on a change: updated (the screen laid out again and drawn
+    anew) at every refresh."""
+    screen.query_one(line, Static).update(text)
+
+
+OLD: dict[str, Callable[..., Any]] = {"_show_map": old_show_map, "_say": old_say}  # the wall as it was, method by method
 
 
 async def process_ms(step: Callable[[], Awaitable[object]]) -> float:
@@ -82,7 +91,7 @@ async def process_ms(step: Callable[[], Awaitable[object]]) -> float:
     return (time.process_time() - start) * 1000
 
 
-async def measure(nodes: int, rounds: int) -> dict[str, float]:
+async def measure(nodes: int, rounds: int, old_ways: dict[str, Callable[..., Any]]) -> dict[str, float]:
     session = await SimSession.open(scenario(nodes), None, history=None)
     for pool in range(-(-nodes // POOL)):
         await session.store.create(CERTIFICATION, certification_body(CERT.format(pool=f"p{pool}")))
@@ -97,7 +106,7 @@ async def measure(nodes: int, rounds: int) -> dict[str, float]:
         assert isinstance(screen, WallScreen)
 
         def use(way: str) -> None:
-            for method, old in OLD.items():  # the wall as it was, on this instance only; as it is again after
+            for method, old in old_ways.items():  # the wall as it was, on this instance only; as it is again after
                 if way == "old":
                     setattr(screen, method, types.MethodType(old, screen))
                 else:
@@ -141,11 +150,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="3000,10000", help="fleet sizes, comma-separated (default 3000,10000)")
     parser.add_argument("--rounds", type=int, default=10, help="refreshes each way (the median is printed)")
+    parser.add_argument("--old", default=",".join(OLD), help=f"which of the old ways the old wall has (default all: {','.join(OLD)})")
     args = parser.parse_args()
+    unknown = set(args.old.split(",")) - set(OLD)
+    if unknown:
+        parser.error(f"--old: unknown {', '.join(sorted(unknown))}; known: {', '.join(OLD)}")
     sizes = [int(n) for n in args.nodes.split(",")]
     print(f"{'nodes':>6}  {'refresh after changes: old':>27} {'new':>8} {'ratio':>7}   {'same snapshot: old':>19} {'new':>8} {'ratio':>7}   {'idle pause':>10}")
     for nodes in sizes:
-        r = asyncio.run(measure(nodes, args.rounds))
+        r = asyncio.run(measure(nodes, args.rounds, {name: OLD[name] for name in args.old.split(",")}))
         print(f"{nodes:>6}  {r['old']:>24.1f} ms {r['new']:>5.1f} ms {r['old'] / r['new']:>6.1f}x   {r['old same']:>16.1f} ms {r['new same']:>5.1f} ms "
               f"{r['old same'] / r['new same']:>6.1f}x   {r['idle']:>7.1f} ms")
     print("process time per refresh up to the idle app (median); ratio: the wall as it was over the wall as it is")

@@ -192,6 +192,7 @@ class WallScreen(NvcreScreen):
         self._seen: set[str] = set()  # every certification this wall saw in the store (the room may have watched it)
         self._shown: tuple[str, str] | None = None  # the last one it showed, with its result then
         self._nodes_seen: list[dict[str, Any]] | None = None  # the Nodes the map was laid out from
+        self._said: dict[str, str | Text] = {}  # what the title and tally lines say (_say)
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -262,7 +263,7 @@ class WallScreen(NvcreScreen):
                  + (f"{len(suspicion)} {NodeState.SUSPECT.glyph} under suspicion + " if suspicion else "")
                  + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
                  + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
-        self.query_one("#tally", Static).update(tally + reasons)
+        self._say("#tally", tally + reasons)
         summary = certification_status(cert or {}).get("summary") or {}
         # Said in words: "FAILED  2/3  (1/2)" read from across the room as two of three failed.
         position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""
@@ -282,7 +283,7 @@ class WallScreen(NvcreScreen):
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warning = self.nvcre.store_warning()
-        self.query_one("#title", Static).update(Text("   ".join([*([warning] if warning else []), title, "  ".join(self.nvcre.calm_badges())])))
+        self._say("#title", Text("   ".join([*([warning] if warning else []), title, "  ".join(self.nvcre.calm_badges())])))
         rack_map = self._show_map(snapshot, every)
         faults = infrastructure_faults(snapshot, self.current) if self.current else []
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
@@ -295,6 +296,13 @@ class WallScreen(NvcreScreen):
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
         urgent += [Entry(NodeState.FAILED.glyph, row.node, said_unblamed(row)) for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
         self.query_one("#failures", FittedList).set_entries(urgent)  # as many as the pane holds, "+N more" below them
+
+    def _say(self, line: str, text: str | Text) -> None:
+        """Update a line only when what it says changed: an update lays the whole screen out again and draws it anew (the
+        map's every line with it), and the wall shows the same snapshot every second while a certification runs."""
+        if self._said.get(line) != text:
+            self._said[line] = text
+            self.query_one(line, Static).update(text)
 
     def _show_map(self, snapshot: Snapshot, every: Mapping[str, tuple[str, str]]) -> RackMap:
         """The map, laid out anew only when the Nodes themselves changed; else only the cells whose state moved change,

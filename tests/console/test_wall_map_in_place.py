@@ -6,9 +6,13 @@ while a certification ran (bench/tui_wall.py)."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
@@ -16,7 +20,7 @@ from nvcre_tui.screens.wall import WallMap, WallScreen
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
-from .harness import INTRA_NODE, session_run_for
+from .harness import INTRA_NODE, reopen, session_run_for
 
 
 async def test_a_refresh_redraws_only_what_changed_and_shows_what_a_new_layout_would(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,3 +68,27 @@ async def test_a_refresh_redraws_only_what_changed_and_shows_what_a_new_layout_w
         assert [rack_map.render_line(y).text for y in range(shown_lines)] == lines
         assert Counter(cell.state for cell in cells if cell is not None) == Counter(NodeState(state) for state, _ in states.values())
         assert all(isinstance(cell, NodeCell) for cell in cells)
+
+
+async def test_the_same_snapshot_again_lays_nothing_out(monkeypatch: pytest.MonkeyPatch, finished_intra_node: Path) -> None:
+    """The title and the tally line are updated only when what they say changed: each update laid the whole screen out
+    again and drew it anew, every second while a certification ran, though nothing had changed."""
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False, wall=True)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WallScreen)
+        laid_out: list[str] = []
+        refresh = Widget.refresh
+
+        def counted(self: Widget, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Widget:
+            if layout:
+                laid_out.append(str(self.id or type(self).__name__))
+            return refresh(self, *regions, repaint=repaint, layout=layout, recompose=recompose)
+
+        monkeypatch.setattr(Widget, "refresh", counted)
+        screen.refresh_now()
+        await pilot.pause()
+        assert laid_out == [], f"the same snapshot laid out {laid_out}"
+        title = str(screen.query_one("#title", Static).render())
+        assert title.lstrip().startswith("burn-in"), title

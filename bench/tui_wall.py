@@ -8,8 +8,8 @@ seconds into its Jobs; then `nvcre wall` at 200x60 (headless, no live engine). E
 change (Jobs start or finish: node states change), takes the snapshot and shows it, and waits until the app is idle; a second refresh shows the same snapshot again, as the app does every second while a certification runs.
 Timed: the process time of the refresh up to the idle app (the engine is not running then), its median over --rounds.
 The two ways: the wall as it is, and the wall as it was (`OLD`, or those of its methods --old names: the map given every
-node again, sorted and laid out anew with every line redrawn, and the title and tally lines updated, laying the screen
-out again, at every refresh), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
+node again, sorted and laid out anew with every line redrawn, the title and tally lines updated, laying the screen out
+again, and the certification's held nodes worked out anew, at every refresh), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.views import Snapshot, node_domain
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
@@ -81,7 +82,17 @@ def old_say(screen: WallScreen, line: str, text: str | Text) -> None:
     screen.query_one(line, Static).update(text)
 
 
-OLD: dict[str, Callable[..., Any]] = {"_show_map": old_show_map, "_say": old_say}  # the wall as it was, method by method
+def old_held_nodes(view: CertificationView) -> set[str]:
+    """A certification's held nodes before the view kept them: worked out (every group of every Workflow decoded) at
+    each call, the wall's every refresh."""
+    held: Any = CertificationView.__dict__["_held"]  # the cached_property: its function works them out
+    return set(held.func(view))
+
+
+# The wall as it was, method by method: of the screen (None: on the wall's instance), or of a read-model class.
+OLD: dict[str, tuple[type | None, Callable[..., Any]]] = {
+    "_show_map": (None, old_show_map), "_say": (None, old_say), "held_nodes": (CertificationView, old_held_nodes),
+}
 
 
 async def process_ms(step: Callable[[], Awaitable[object]]) -> float:
@@ -91,7 +102,7 @@ async def process_ms(step: Callable[[], Awaitable[object]]) -> float:
     return (time.process_time() - start) * 1000
 
 
-async def measure(nodes: int, rounds: int, old_ways: dict[str, Callable[..., Any]]) -> dict[str, float]:
+async def measure(nodes: int, rounds: int, old_ways: dict[str, tuple[type | None, Callable[..., Any]]]) -> dict[str, float]:
     session = await SimSession.open(scenario(nodes), None, history=None)
     for pool in range(-(-nodes // POOL)):
         await session.store.create(CERTIFICATION, certification_body(CERT.format(pool=f"p{pool}")))
@@ -105,12 +116,17 @@ async def measure(nodes: int, rounds: int, old_ways: dict[str, Callable[..., Any
         screen = app.screen
         assert isinstance(screen, WallScreen)
 
+        kept = {method: getattr(owner, method) for method, (owner, _) in old_ways.items() if owner is not None}
+
         def use(way: str) -> None:
-            for method, old in old_ways.items():  # the wall as it was, on this instance only; as it is again after
-                if way == "old":
-                    setattr(screen, method, types.MethodType(old, screen))
+            for method, (owner, old) in old_ways.items():  # the wall as it was; as it is again after
+                if owner is None:  # on this instance only
+                    if way == "old":
+                        setattr(screen, method, types.MethodType(old, screen))
+                    else:
+                        screen.__dict__.pop(method, None)
                 else:
-                    screen.__dict__.pop(method, None)
+                    setattr(owner, method, old if way == "old" else kept[method])
 
         async def show(snapshot: Snapshot, p: Pilot[None] = pilot) -> None:
             app.snapshot = snapshot  # the screen shows it (as refresh_snapshot makes it do)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.engine import INDEXED_LABELS
+from nvcre_tui.engine.report import readmodel
 from nvcre_tui.engine.report.readmodel import CertificationView, Joined
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store.cache import WatchCache
@@ -86,6 +87,36 @@ def test_a_view_is_kept_until_one_of_its_own_objects_changes() -> None:
     world.workflow("wf-a", "cert-a", ran=2)  # its groups' jobRefs changed: job-2 is no longer one it ran
     assert join.view(a).categories[0].jobs == []
     assert as_data(join.view(b)) == as_data(from_lists(world, b))
+
+
+def test_a_kept_view_works_its_held_nodes_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wall asks for a certification's held nodes at every refresh; the view the join keeps works them out (every
+    group of every Workflow decoded) once, and a Workflow that changed makes a new view that works them out again."""
+    decoded: list[str] = []
+    nodes_by_group = readmodel.nodes_by_group
+
+    def counted(workflow: Obj) -> Any:
+        decoded.append(workflow["metadata"]["name"])
+        return nodes_by_group(workflow)
+
+    monkeypatch.setattr(readmodel, "nodes_by_group", counted)
+    world = World()
+    cert = world.cert("cert-a", ["wf-a"])
+
+    def workflow(*nodes: str) -> None:
+        groups = [{"name": f"g{i}", "nodes": [node], "phase": "Running", "jobRef": f"wf-a-job-{i}"} for i, node in enumerate(nodes)]
+        world.put(WORKFLOW, "wf-a", {LABEL_CERTIFICATION: "cert-a"}, status={"phase": "Running", "orchestration": {"groups": groups}})
+
+    workflow("n1", "n2")
+    join = CachedJoin(world.cache)
+    held = join.view(cert).held_nodes()
+    assert held == {"n1", "n2"}
+    held.add("n9")  # the caller's own set
+    assert join.view(cert).held_nodes() == {"n1", "n2"}
+    assert decoded == ["wf-a"], decoded
+    workflow("n1", "n2", "n3")
+    assert join.view(cert).held_nodes() == {"n1", "n2", "n3"}
+    assert decoded == ["wf-a", "wf-a"], decoded
 
 
 def test_a_join_needs_the_label_indexes() -> None:

@@ -4,8 +4,14 @@ objects changed), on one certification of 4 categories with 1,024 Jobs each, whi
 A namesake certification of the same size in a second namespace is there too; the console's informer shows one
 namespace (its -n) and filters each kind to it when the kind changed: printed against the all-namespace informer.
 
-Run: `python bench/readmodel.py [--rounds N]`. Prints the median milliseconds per refresh of each and the ratios,
-measured in this process. Not run by pytest.
+Then the node states the map and the dashboard draw from it (every certification of the namespace; a Node per group),
+when a batch of Jobs starts: a Workflow gets a group more and its Job, so its category's Jobs change and the incremental
+model (report/nodestates.py) lays its sources out again. Timed: that update, as the model is (it takes the marks of
+every object that is the same one, and works a changed Workflow's out once) against as it was (`EveryMarkAgain`: every
+Workflow's marks twice, before and after its Jobs, and every Job's, again), each fed the same snapshots.
+
+Run: `python bench/readmodel.py [--rounds N] [--jobs N]` (--jobs: per category, 1,024 by default; 2,500 for 10,000). Prints the median milliseconds per refresh of each and the ratios,
+measured in this process. Not run by pytest (tests/test_benches.py runs it with 2 rounds).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 from nvcre_tui.engine.store.memory import MemoryStore
@@ -93,10 +100,53 @@ def per_refresh_ms(world: Fleet, rounds: int, snapshot_of: Any) -> float:
     return statistics.median(timings)
 
 
+class EveryMarkAgain(nodestates.NodeStateModel):
+    """The node-state model as it was: a layout change worked out every source's marks again, a Workflow's once for
+    its marks before its Jobs and once more for after them."""
+
+    def _kept(self) -> dict[tuple[object, ...], nodestates._Source]:
+        return {}
+
+    @staticmethod
+    def _marks(categories: Any, index: int, role: str, obj: Any, diagnosing: bool, workflows: Any = None) -> nodestates.Marks:
+        return nodestates.NodeStateModel._marks(categories, index, role, obj, diagnosing, None)
+
+
+def node_states_when_jobs_start_ms(world: Fleet, rounds: int) -> tuple[float, float]:
+    """Median ms of the node states' update after a Workflow got a group and its Job, as the model is and as it was."""
+    informer = Informer(world.cache, "default")
+    for j in range(JOBS_PER_CATEGORY + rounds):  # a Node for every group, and for those the rounds add
+        world.put(NODE, f"node-{j}", {}, "", spec={}, status={"conditions": [{"type": "Ready", "status": "True"}]})
+    models = {"now": nodestates.NodeStateModel(), "before": EveryMarkAgain()}
+    timings: dict[str, list[float]] = {way: [] for way in models}
+    for i in range(rounds + 1):
+        if i:  # a batch of Jobs starts: the Workflow's groups name one Job more
+            workflow = f"bench-cat-{i % CATEGORIES}"
+            cached = world.cache.get(WORKFLOW, workflow, "default") or {}
+            groups = [*cached["status"]["orchestration"]["groups"],
+                      {"name": f"group-x{i}", "nodes": [f"node-{JOBS_PER_CATEGORY + i}"], "phase": "Running", "jobRef": f"{workflow}-x{i}"}]
+            world.put(WORKFLOW, workflow, {LABEL_CERTIFICATION: "bench"}, spec=cached["spec"], status={"orchestration": {"groups": groups}})
+            spec = (world.cache.get(JOB, f"{workflow}-job-0000", "default") or {}).get("spec")
+            world.put(JOB, f"{workflow}-x{i}", {LABEL_WORKFLOW: workflow}, spec=spec, status=job_status("InProgress"))
+        snapshot = informer.snapshot()
+        categories = [c for view in snapshot.views.values() for c in view.categories if c.workflow is not None]
+        states = {}
+        for way, model in models.items():
+            start = time.perf_counter()
+            states[way] = model.update(categories, snapshot.nodes)
+            if i:  # the first fills both models: not a refresh
+                timings[way].append((time.perf_counter() - start) * 1000)
+        assert states["now"] == states["before"], "the two models disagree"
+    return statistics.median(timings["now"]), statistics.median(timings["before"])
+
+
 def main() -> None:
+    global JOBS_PER_CATEGORY  # noqa: PLW0603 - the fleet's size, for the functions above
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--jobs", type=int, default=JOBS_PER_CATEGORY, help=f"Jobs (and groups) per category (default {JOBS_PER_CATEGORY})")
+    args = parser.parse_args()
+    JOBS_PER_CATEGORY, rounds = args.jobs, args.rounds
     world = fleet()
     informer = Informer(world.cache)
     console = Informer(world.cache, "default")  # the console's: one namespace
@@ -112,6 +162,9 @@ def main() -> None:
     print(f"{CATEGORIES * JOBS_PER_CATEGORY} Jobs in each of 2 namespaces, one changed per refresh: list join {lists:.2f} ms, "
           f"cache join {cached:.2f} ms, ratio {lists / cached:.1f}x; one namespace (the console's) {one:.2f} ms, "
           f"{one / cached:.2f}x the cache join")
+    now, before = node_states_when_jobs_start_ms(world, rounds)
+    print(f"node states of {CATEGORIES * JOBS_PER_CATEGORY} Jobs when a batch of Jobs starts: as it was {before:.2f} ms, now {now:.2f} ms, "
+          f"ratio {before / now:.1f}x")
 
 
 if __name__ == "__main__":

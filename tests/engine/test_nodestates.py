@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -125,6 +126,62 @@ def test_incremental_node_states_equal_the_full_walk(seed: int) -> None:
             assert list(kept) == NODES
             seen_states |= {state for state, _ in full.values()}
     assert seen_states >= {"failed", "suspect", "inconclusive", "waiting", "running", "untested", "passed", "excluded"}  # every state
+
+
+def _grow(fleet: Fleet) -> str:
+    """A Workflow whose groups got one more, with its Job (as a batch of Jobs starts): its category's Jobs change, so
+    the model lays its sources out again."""
+    rng = fleet.rng
+    i = rng.randrange(len(fleet.workflows))
+    wf = fleet.workflows[i]
+    name = wf["metadata"]["name"]
+    members = rng.sample(NODES, rng.choice([1, 2]))
+    fleet.groups[name].append(members)
+    index = len(fleet.groups[name]) - 1
+    grown = copy.deepcopy(wf)  # a new object, the same otherwise (whether it diagnoses too)
+    grown["status"]["orchestration"]["groups"].append({"name": f"g{index}", "nodes": members, "phase": "Running", "jobRef": f"{name}-job-{index:02d}"})
+    fleet.workflows[i] = grown
+    job = _job(rng, name, index, members)  # in place of a Job of that name no group ran (Fleet.change makes some)
+    fleet.jobs = [j for j in fleet.jobs if j["metadata"]["name"] != job["metadata"]["name"]] + [job]
+    return name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_rebuild_works_out_only_the_marks_of_objects_that_changed(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a category's Jobs come or go the model lays every source out again: it takes the marks of every object
+    that is the same one (a Workflow's with its category's Jobs the same), and works a changed Workflow's marks out
+    once for before and after its Jobs. It worked out every category's and every Job's again: at 10,000 nodes, as
+    each batch of Jobs started."""
+    from nvcre_tui.engine.report import nodestates
+
+    asked: list[str] = []
+    workflow_marks, job_marks = nodestates.workflow_marks, nodestates.job_marks
+
+    def counted_workflow(category: Any) -> Any:
+        asked.append(category.workflow["metadata"]["name"])
+        return workflow_marks(category)
+
+    def counted_job(job: Obj, diagnosing: bool) -> Any:
+        asked.append(job["metadata"]["name"])
+        return job_marks(job, diagnosing)
+
+    fleet, models = Fleet(random.Random(seed)), NodeStateModels()
+    node_states(fleet.snapshot(models))
+    for step in range(40):
+        grown = _grow(fleet) if step % 2 == 0 else None
+        if grown is None:
+            for _ in range(fleet.rng.randrange(1, 4)):
+                fleet.change()
+        full = node_states(fleet.snapshot(None))
+        monkeypatch.setattr(nodestates, "workflow_marks", counted_workflow)
+        monkeypatch.setattr(nodestates, "job_marks", counted_job)
+        asked.clear()
+        kept = node_states(fleet.snapshot(models))
+        monkeypatch.setattr(nodestates, "workflow_marks", workflow_marks)
+        monkeypatch.setattr(nodestates, "job_marks", job_marks)
+        assert kept == full, (seed, step, {n: (kept[n], full[n]) for n in full if kept.get(n) != full[n]})
+        if grown is not None:
+            assert sorted(asked) == sorted([grown, f"{grown}-job-{len(fleet.groups[grown]) - 1:02d}"]), (step, asked)
 
 
 def test_a_cordoned_node_nothing_marks_is_excluded_and_a_marked_one_keeps_its_state() -> None:

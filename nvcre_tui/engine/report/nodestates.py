@@ -339,6 +339,7 @@ class NodeStateModel:
 
     def __init__(self) -> None:
         self._layout: list[tuple[str, int]] = []  # per category: its Workflow's name and how many Jobs it has
+        self._job_names: list[tuple[str, ...]] = []  # per category: its Jobs' names (its Workflow's marks read them)
         self._sources: list[_Source] = []  # per category: its Workflow before its Jobs, each Job, its Workflow after
         self._node_sources: dict[str, list[int]] = {}  # node -> indexes of the sources that mark it, in order
         self._nodes: list[Obj] = []
@@ -386,17 +387,53 @@ class NodeStateModel:
         return changed
 
     @staticmethod
-    def _marks(categories: Sequence[CategoryView], index: int, role: str, obj: Obj, diagnosing: bool) -> Marks:
+    def _marks(categories: Sequence[CategoryView], index: int, role: str, obj: Obj, diagnosing: bool,
+               workflows: dict[int, tuple[Marks, Marks]] | None = None) -> Marks:
+        """One source's marks; a Workflow's worked out once for both its roles where `workflows` (by category index)
+        keeps them for the pass."""
         if role == "job":
             return job_marks(obj, diagnosing)
-        before, after = workflow_marks(categories[index])
-        return before if role == "before" else after
+        found = workflows.get(index) if workflows is not None else None
+        if found is None:
+            found = workflow_marks(categories[index])
+            if workflows is not None:
+                workflows[index] = found
+        return found[0] if role == "before" else found[1]
+
+    def _kept(self) -> dict[tuple[object, ...], _Source]:
+        """The sources a rebuild may take as they are: a Job's marks are its object's alone; a Workflow's also read its
+        category's Jobs (the ones deleted since their group failed), so they are kept with those Jobs' names."""
+        kept: dict[tuple[object, ...], _Source] = {}
+        index = 0
+        for names in self._job_names:
+            workflow = self._sources[index].obj
+            for role, source in (("before", self._sources[index]), ("after", self._sources[index + len(names) + 1])):
+                kept[(role, id(workflow), source.diagnosing, source.category, names)] = source
+            for source in self._sources[index + 1 : index + len(names) + 1]:
+                kept[("job", id(source.obj), source.diagnosing, source.category)] = source
+            index += len(names) + 2
+        return kept
 
     def _rebuild(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
+        """Everything again (categories, Jobs or nodes came or went), taking the marks of every object that is the same
+        one as before (the watch cache shares an unchanged object): a Workflow of a group per node that got one Job
+        more worked out every other category's marks and every Job's again (a refresh of a 10,000-node map as each batch
+        of Jobs started)."""
+        kept = self._kept() if len(self._job_names) == len(self._layout) else {}
+        names = [tuple(str(job["metadata"]["name"]) for job in c.jobs) for c in categories]
+        workflows: dict[int, tuple[Marks, Marks]] = {}
+        sources = []
+        for index, role, obj, diagnosing in self._flat(categories):
+            category = categories[index].name
+            key = ("job", id(obj), diagnosing, category) if role == "job" else (role, id(obj), diagnosing, category, names[index])
+            source = kept.get(key)
+            if source is None or source.obj is not obj:  # an id is only the same object while that object lives
+                source = _Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing, workflows), category)
+            sources.append(source)
         self._layout = [(str((c.workflow or {}).get("metadata", {}).get("name")), len(c.jobs)) for c in categories]
+        self._job_names = names
         self._nodes = list(nodes)
-        self._sources = [_Source(obj, diagnosing, self._marks(categories, index, role, obj, diagnosing), categories[index].name)
-                         for index, role, obj, diagnosing in self._flat(categories)]
+        self._sources = sources
         self._node_sources = {}
         for source_index, source in enumerate(self._sources):
             for node in source.marks:
@@ -406,9 +443,10 @@ class NodeStateModel:
 
     def _apply(self, changed: list[tuple[int, int, str, Obj, bool]], categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
         dirty: dict[str, None] = {}  # the nodes to resolve again, in the order found
+        workflows: dict[int, tuple[Marks, Marks]] = {}  # a changed Workflow's marks, for both its roles
         for source_index, index, role, obj, diagnosing in changed:
             old = self._sources[source_index].marks
-            marks = self._marks(categories, index, role, obj, diagnosing)
+            marks = self._marks(categories, index, role, obj, diagnosing, workflows)
             if old.keys() != marks.keys():
                 for name in old.keys() - marks.keys():
                     self._node_sources[name].remove(source_index)

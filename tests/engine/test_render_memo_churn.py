@@ -1,7 +1,7 @@
 """A Certification's categories are rendered (discovery over every Node) once per state of the Nodes as planning sees
 them: a Node's heartbeat, an image pulled or a volume attached changes nothing planning reads. Keyed on every Node
 write, a certification whose second category waited for its first rendered it again at nearly every reconcile on a
-cluster, whose kubelets report every Node's status every few minutes (160-210 ms a reconcile at 3,000 nodes:
+cluster, whose kubelets report every Node's status every few minutes (65 ms a reconcile against 4 ms at 3,000 nodes:
 bench/reconcile.py)."""
 
 from __future__ import annotations

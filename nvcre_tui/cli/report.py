@@ -29,7 +29,7 @@ from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
-from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.model import build_report, result_said
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store.errors import NotFound, StoreError, describe
 from nvcre_tui.paths import NoHomeFolder, typed_path
@@ -253,12 +253,17 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
 
 async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
     """On a cluster, a RUNNING certification that no engine runs stands still: one line saying so, so that RUNNING is
-    not read as progress."""
-    running = [report["name"] for report in reports if report.get("result") == RESULT_RUNNING]
-    if not running:
+    not read as progress. Each is named as its report's Result says it (result_said: `WAITING to start` for one none of
+    whose categories has started), not by the Certification's own result."""
+    by_said: dict[str, list[str]] = {}
+    for report in reports:
+        if report.get("result") == RESULT_RUNNING:
+            by_said.setdefault(result_said(report), []).append(str(report["name"]))
+    if not by_said:
         return None
-    several = len(running) > 1
-    return await no_engine_note(session, f"{', '.join(running)} {'are' if several else 'is'} RUNNING", "them" if several else "it")
+    subject = ", ".join(f"{', '.join(names)} {'are' if len(names) > 1 else 'is'} {said}" for said, names in by_said.items())
+    several = sum(len(names) for names in by_said.values()) > 1
+    return await no_engine_note(session, subject, "them" if several else "it")
 
 
 def report_exit(results: Iterable[str]) -> int:

@@ -67,6 +67,32 @@ def test_a_run_that_stops_following_says_nothing_advances_it_and_so_does_its_rep
         assert capsys.readouterr().err == ""
 
 
+def test_the_note_names_each_certification_as_its_report_says_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A certification no category of which has started reads `Result: WAITING to start` in its report; the note under
+    it said `is RUNNING` (the Certification's own result), as if it ran. It names each as its report's Result does."""
+    from tests.kube.users import least_privileged
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_register(kubeconfig))
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                     "--name", "alone", "--wait", "--timeout", "2s", "--history", str(tmp_path / "h.db")])
+        assert code == 3
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice"))  # may not run the engine: it only creates
+        assert main(["certification", "run", "--kubeconfig", str(alice), "--category", "communication/nccl-all-reduce",
+                     "--name", "waits", "--history", str(tmp_path / "h.db")]) == 0
+        capsys.readouterr()
+        report = ["certification", "report", "--kubeconfig", str(alice), "--history", str(tmp_path / "h.db")]
+        assert main([*report, "waits"]) == 3
+        out, err = capsys.readouterr()
+        assert "Result:         WAITING to start" in out
+        assert err.strip() == ("nvcre: waits is WAITING to start, but no nvcre engine holds the lease nvcre-system/nvcre-engine: "
+                               "nothing advances it until one runs (`nvcre controller`, or the console `nvcre`)")
+        assert main([*report, "alone", "waits"]) == 3
+        err = capsys.readouterr().err
+        assert err.strip().startswith("nvcre: alone is RUNNING, waits is WAITING to start, but no nvcre engine holds the lease "), err
+        assert err.strip().endswith("nothing advances them until one runs (`nvcre controller`, or the console `nvcre`)"), err
+
+
 def test_a_run_into_a_namespace_that_does_not_exist_says_so_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """It said `--category: Certification nope/nvcre-...: namespaces "nope" not found`, as if the category were at fault."""
     with installed_in_thread(tmp_path) as (_, kubeconfig):

@@ -97,6 +97,7 @@ async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: C
 async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[str, list[dict[str, Any]]]:
     """(`cluster <context or server>`, its Node objects), read once with the flags' credentials; a store error is an
     InputError naming the server."""
+    from nvcre_tui.engine.api.nodes import NODES_GRANT
     from nvcre_tui.engine.store.errors import Forbidden, NotKubernetes, StoreError
     from nvcre_tui.engine.store.protocol import NODE
 
@@ -107,8 +108,7 @@ async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[s
     except NotKubernetes as error:  # it names the server
         raise InputError(str(error)) from None
     except Forbidden as error:  # which grant it takes: no built-in namespaced role has it (README, "Users' roles")
-        raise InputError(f"nodes of {store.target.server}: {error}; this command reads every Node: it takes get, list and "
-                         "watch on nodes, which no namespaced role grants (a ClusterRole with them and a ClusterRoleBinding)") from None
+        raise InputError(f"nodes of {store.target.server}: {error}; this command reads every Node: it takes {NODES_GRANT}") from None
     except StoreError as error:
         raise InputError(f"nodes of {store.target.server}: {error}") from None
     finally:

@@ -42,8 +42,10 @@ def test_an_edit_user_without_nodes_lists_and_reports(tmp_path: Path, capsys: py
         out, err = capsys.readouterr()
         assert "Name:           soak" in out and "Traceback" not in err
         said = [line for line in err.splitlines() if "Nodes" in line]
+        # it said `--read-only`, the wall and `report` needed them, above the report it had just shown without them
         assert said == ["nvcre: Nodes: this user may not list them on cluster emulator (forbidden): shown without them (no map, "
-                        "no node states or GPU nodes found); `--read-only`, the wall and `report` need get, list and watch on nodes"]
+                        "no node states or GPU nodes found; the rest as usual); those take get, list and watch on nodes, which no "
+                        "namespaced role grants (a ClusterRole with them and a ClusterRoleBinding)"]
         assert not [r for r in server.requests if r.user == "bob" and r.resource == "nodes" and r.verb == "watch"]
 
 

@@ -26,6 +26,7 @@ from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
+from nvcre_tui.engine.api.nodes import NODES_GRANT
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
@@ -406,9 +407,10 @@ class KubeSession:
 
 
 def nodes_withheld(cluster: str) -> str:
-    """The notice of a viewer that may not list Nodes: what it shows without them."""
+    """The notice of a viewer that may not list Nodes: what it shows without them (the console, --read-only, the wall
+    and `report` go on with the rest), and the grant those take."""
     return (f"Nodes: this user may not list them on {cluster} (forbidden): shown without them (no map, no node states "
-            "or GPU nodes found); `--read-only`, the wall and `report` need get, list and watch on nodes")
+            f"or GPU nodes found; the rest as usual); those take {NODES_GRANT}")
 
 
 async def _holder_text(lease: EngineLease) -> str:

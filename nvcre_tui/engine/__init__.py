@@ -17,5 +17,5 @@
 
 At the top level: the engine loop (engine, workqueue), sessions (session, sim_state, state_file), leases,
 the headless controller, metrics, the console's views and informer, and leaf helpers (clock, errors,
-units, printable, outfiles).
+units, printable, outfiles, grants: which role grants what RBAC refused).
 """

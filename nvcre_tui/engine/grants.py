@@ -9,7 +9,7 @@ from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, ReadO
 __all__ = ["certifications_take", "rbac_refused", "reading_takes"]
 
 
-def rbac_refused(error: StoreError) -> bool:
+def rbac_refused(error: BaseException) -> bool:
     """The API server's authorizer refused it (403): not the credentials (401), not a namespace being deleted, not
     the read-only wrapper."""
     return isinstance(error, Forbidden) and not isinstance(error, (Unauthorized, NamespaceTerminating, ReadOnlyRefusal))

@@ -27,7 +27,7 @@ from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, logs_take
-from nvcre_tui.engine.store.errors import Forbidden, Unauthorized
+from nvcre_tui.engine.grants import rbac_refused
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending_left
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
@@ -181,7 +181,7 @@ class LogsScreen(NvcreScreen):
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             said = error_said(error)  # one line: an API error's headers and body came with it
-            rbac = isinstance(error, Forbidden) and not isinstance(error, Unauthorized)
+            rbac = rbac_refused(error)
             if rbac:  # which role grants it, as `certification logs` says
                 said += f"; {logs_take(str(meta_of(run).get('namespace') or 'default'))}"
             if said != self._refused:  # once, not again on every read of a pane that polls

@@ -6,7 +6,8 @@ measurements and evidence, each node's software baseline) into `history.db`; `Hi
 NVSentinel's view of a node beside ours. Nothing here writes a cluster object.
 
 May import api, report, views (the console read model it archives from), store, controllers.conditions,
-outfiles (whether the default place can be written), parsers.measurements (metric names) and the leaves.
+outfiles (whether the default place can be written), parsers.measurements (metric names), grants (the role a refused
+delete takes) and the leaves.
 """
 
 from nvcre_tui.engine.history.archive import Archiver, attach_archiver

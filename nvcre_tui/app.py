@@ -403,7 +403,10 @@ class NvcreApp(ThemedApp[None]):
         deletion = None
         if cert is not None and (not uid or cert["metadata"].get("uid") == uid):
             try:
-                deletion = await delete_certification(self.store, cache, self.session.archiver, cert)
+                from nvcre_tui.engine.kube.session import authorizer_of
+
+                deletion = await delete_certification(self.store, cache, self.session.archiver, cert,
+                                                      authorizer=authorizer_of(self.session))
             except InputError as error:
                 self.notify(printable("; ".join(error.messages)), severity="error", title="not deleted", markup=False)
                 return False

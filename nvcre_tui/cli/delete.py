@@ -86,7 +86,10 @@ async def _delete(args: argparse.Namespace) -> int:
                 deletion = await delete_damaged_certification(cert.store, session.cache, session.archiver, cert.name,
                                                               namespace, cert.problem)
             else:
-                deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
+                from nvcre_tui.engine.kube.session import authorizer_of
+
+                deletion = await delete_certification(session.store, session.cache, session.archiver, cert,
+                                                      authorizer=authorizer_of(session))
             console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
             known |= deletion.known
         if not args.wait:

@@ -453,7 +453,9 @@ async def _cleanup(session: Session, name: str, namespace: str, uid: str, consol
         if uid and cert["metadata"].get("uid") != uid:
             console.print(f"[yellow]cleanup: certification {escape(name)} was replaced by a new one meanwhile: left as it is[/]", soft_wrap=True)
             return
-        deletion = await delete_certification(session.store, session.cache, session.archiver, cert)
+        from nvcre_tui.engine.kube.session import authorizer_of
+
+        deletion = await delete_certification(session.store, session.cache, session.archiver, cert, authorizer=authorizer_of(session))
         console.print(escape(printable(deletion.said, newlines=False)), soft_wrap=True)
         left = await wait_collected(session.cache, session.engine, deletion.known, CLEANUP_WAIT_SECONDS,
                                     take_over=taking_over(session, console))

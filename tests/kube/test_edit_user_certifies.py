@@ -250,6 +250,46 @@ def test_a_view_user_is_told_which_role_deletes_certifications(tmp_path: Path, c
         assert sorted(asyncio.run(_certifications(kubeconfig))) == ["burn-in", "soak"]
 
 
+def _archived(history: Path) -> list[str]:
+    """The names of the certifications `history` holds (none when the file was never made)."""
+    import sqlite3
+
+    if not history.exists():
+        return []
+    db = sqlite3.connect(history)
+    try:
+        return [name for (name,) in db.execute("SELECT name FROM certifications")]
+    finally:
+        db.close()
+
+
+def test_a_view_user_who_may_not_delete_a_finished_certification_archives_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished certification is archived before it is deleted (then it is gone): a user bound to nvcre-view only
+    archived it into the local history, then the server refused the delete, leaving a record of a certification still
+    on the cluster. The server is asked first (SelfSubjectAccessReview); refused, nothing is archived."""
+    import json
+
+    from tests.test_cli_delete import CATEGORY, SMALL_FLEET
+
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps(SMALL_FLEET))
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario), *CATEGORY,
+                     "--name", "done", "--wait", "--history", str(tmp_path / "admin.db")]) == 0
+        capsys.readouterr()
+        carol = asyncio.run(least_privileged(server, kubeconfig, "carol", roles=("nvcre-view",), nodes=False))
+        history = tmp_path / "carol.db"
+        assert main(["certification", "delete", "done", "--kubeconfig", str(carol), "--history", str(history)]) == 2
+        err = capsys.readouterr().err
+        [line] = [line for line in err.splitlines() if "done" in line]
+        assert line == ("certification 'done': this user may not delete it (RBAC, asked of the server: no delete on "
+                        f"certifications in namespace default); deleting {TAKES_EDIT} (nothing deleted nor archived)"), line
+        assert _archived(history) == []  # no record of a certification still on the cluster
+        assert asyncio.run(_certifications(kubeconfig)) == ["done"]
+        assert not [r for r in server.requests if r.user == "carol" and r.verb == "delete"]  # not even tried
+
+
 async def test_a_view_users_console_names_the_role_that_submits_and_deletes(tmp_path: Path) -> None:
     """The console's submit and delete of a user bound to nvcre-view only notified the server's refusal alone."""
     from tests.test_cli_list import _create

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.history.archive import Archiver
 
 Obj = dict[str, Any]
+# Whether RBAC allows this user (verb, kind, namespace, name), asked of the API server; None: it would not say
+Authorizer = Callable[[str, ResourceKind, str | None, str | None], Awaitable[bool | None]]
 CHILD_KINDS = (WORKFLOW, JOB, WORKLOADRUN)
 POLL_SECONDS = 0.5  # how often a wait looks at the cache while another engine (or a garbage collector) works
 WATCH_POLL_SECONDS = 0.02  # with this process's engine on a manual clock: how often the watch may bring deletions in
@@ -69,8 +71,12 @@ class Deletion:
         return f"certification {self.name} deleted from namespace {self.namespace}; {self.kept}"
 
 
-async def delete_certification(store: ResourceStore, cache: WatchCache, archiver: Archiver | None, cert: Obj) -> Deletion:
-    """Archive `cert` when finished (InputError, nothing deleted, when that fails), then delete it by its uid."""
+async def delete_certification(store: ResourceStore, cache: WatchCache, archiver: Archiver | None, cert: Obj, *,
+                               authorizer: Authorizer | None = None) -> Deletion:
+    """Archive `cert` when finished (InputError, nothing deleted, when that fails), then delete it by its uid.
+    `authorizer` (kube.access.authorizer_of: a SelfSubjectAccessReview) is asked first whether RBAC lets this user delete it: a
+    finished one must be archived before it is gone, and a record archived for a delete the server then refuses would
+    stand in the history beside the certification still on the cluster. None: no RBAC (the simulator)."""
     meta = cert["metadata"]
     name, namespace, uid = str(meta["name"]), str(meta.get("namespace") or "default"), str(meta.get("uid") or "")
     known = {uid} if uid else set()
@@ -84,6 +90,10 @@ async def delete_certification(store: ResourceStore, cache: WatchCache, archiver
         kept = f"not archived: it is damaged ({damage}), so its report goes with it"
     elif archiver is None:
         kept = "not archived: the history is off, so its report goes with it"
+    elif authorizer is not None and await authorizer("delete", CERTIFICATION, namespace, name) is False:
+        raise InputError(printable(f"certification {name!r}: this user may not delete it (RBAC, asked of the server: no delete on "
+                                   f"certifications in namespace {namespace}); {certifications_take('deleting', namespace)} "
+                                   "(nothing deleted nor archived)", newlines=False))
     elif archiver.archive_now(cert):
         kept = f"its record is kept in the history ({archiver.path})"
     else:
@@ -260,4 +270,4 @@ def left_message(left: list[Obj], limit: str) -> str:
             "removed them yet (is `nvcre controller` running?); they go once one does")
 
 
-__all__ = ["CHILD_KINDS", "Deletion", "delete_certification", "left_message", "remaining", "wait_collected"]
+__all__ = ["Authorizer", "CHILD_KINDS", "Deletion", "delete_certification", "left_message", "remaining", "wait_collected"]

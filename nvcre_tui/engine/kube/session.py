@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
 from nvcre_tui.engine.api.nodes import NODES_GRANT
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
-from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, engine_refused
+from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds, installed_schema, schema_refusal
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install, terminating
@@ -40,20 +40,21 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
-from nvcre_tui.engine.session import LogSource, RunnerLogs
+from nvcre_tui.engine.session import LogSource, RunnerLogs, Session
 from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP, FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, NotKubernetes, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.history import Archiver, HistoryQuery
+    from nvcre_tui.engine.history.deletion import Authorizer
 
-__all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "describe_holder"]
+__all__ = ["KubeSession", "DEFAULT_INSTALL_NAMESPACE", "NoLogs", "authorizer_of", "describe_holder"]
 
 Obj = dict[str, Any]
 DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
@@ -404,6 +405,18 @@ class KubeSession:
         for store in (self._sim_store, self._engine_kube, self.kube):
             if store is not None:
                 await store.close()
+
+
+def authorizer_of(session: Session) -> Authorizer | None:
+    """access.allowed on this session's API server (a SelfSubjectAccessReview), to ask before a step that cannot be
+    taken back; None on the simulator (no RBAC)."""
+    if not isinstance(session, KubeSession):
+        return None
+    store = session.kube
+
+    async def ask(verb: str, kind: ResourceKind, namespace: str | None, name: str | None) -> bool | None:
+        return await allowed(store, verb, kind, namespace, name)
+    return ask
 
 
 def nodes_withheld(cluster: str) -> str:

@@ -236,3 +236,50 @@ def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Pat
                         "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
                         "following its log meanwhile (ctrl-c stops)"], err
         assert "Traceback" not in err
+
+
+async def _held_by_a_fast_clock(kubeconfig: Path) -> None:
+    """The engine Lease as a controller whose clock runs an hour ahead left it when it was killed: its renewTime is
+    still in this side's future, so renewTime plus its duration says live for an hour."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
+    from nvcre_tui.engine.lease import EngineLease
+
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    try:
+        ahead = ManualClock(datetime.now(UTC) + timedelta(hours=1))
+        assert await EngineLease(admin, ahead, INSTALL_NAMESPACE, "controller@fast/1", duration=1).try_acquire()
+    finally:
+        await admin.close()
+
+
+def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note read a fresh Lease at each check and judged it by renewTime plus duration alone: a holder whose clock runs
+    ahead and that stopped renewing stayed live for the whole skew, and --follow said nothing. One Lease is kept across
+    the checks, which judges as the engine's election does: unchanged for its duration on this side, it is stale."""
+    monkeypatch.setattr("nvcre_tui.cli.logs.LEASE_CHECK_SECONDS", 0.3)  # a check every few reads, not every 15 s
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        asyncio.run(_run_phase(kubeconfig, "Running"))
+        asyncio.run(_held_by_a_fast_clock(kubeconfig))
+        capsys.readouterr()
+        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
+                "--history", str(tmp_path / "h.db")]
+        codes: list[int] = []
+        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+        following.start()
+        err = ""
+        for _ in range(100):  # the Lease's 1 s duration, observed unchanged, and a check after it
+            err += capsys.readouterr().err
+            if "no nvcre engine" in err:
+                break
+            time.sleep(0.05)
+        asyncio.run(_run_phase(kubeconfig, "Succeeded"))
+        following.join(20)
+        assert codes == [0]
+        err += capsys.readouterr().err
+        said = [line for line in err.splitlines() if "engine" in line]
+        assert said == [f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/"
+                        "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
+                        "following its log meanwhile (ctrl-c stops)"], err

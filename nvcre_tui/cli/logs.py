@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.no_engine import no_engine_note
+from nvcre_tui.cli.no_engine import no_engine_note, reader_lease
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import close_session, namespace_of
@@ -39,6 +39,7 @@ from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 
 if TYPE_CHECKING:
+    from nvcre_tui.engine.lease import EngineLease
     from nvcre_tui.engine.session import Session
 
 __all__ = ["register", "follow"]
@@ -211,18 +212,21 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
 @dataclass
 class _StallNote:
     """Says once (no_engine_note) that no engine advances what --follow waits for; asks every LEASE_CHECK_SECONDS, so an
-    engine that stops renewing the Lease while followed is told too."""
+    engine that stops renewing the Lease while followed is told too, also one whose clock runs ahead (one Lease kept
+    across the checks observes that its renewTime no longer changes)."""
 
     session: Session
     subject: str
     said: bool = False
     next_check: float = 0.0
+    lease: EngineLease | None = None
 
     async def check(self) -> None:
         if self.said or time.monotonic() < self.next_check:
             return
         self.next_check = time.monotonic() + LEASE_CHECK_SECONDS
-        note = await no_engine_note(self.session, self.subject)
+        self.lease = self.lease or reader_lease(self.session)
+        note = await no_engine_note(self.session, self.subject, lease=self.lease)
         if note is not None:
             say(f"{note}; following its log meanwhile (ctrl-c stops)")
             self.said = True

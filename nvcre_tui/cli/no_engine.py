@@ -3,6 +3,9 @@
 On a cluster, an API server alone has no other engine than nvcre's own processes: a certification nobody reconciles
 stays as it is (its runs make no progress, their logs no new line). `report` of a RUNNING certification and `logs
 --follow` of an unfinished run say so, in these words, when no engine holds the Lease or its holder stopped renewing.
+A reader that asks again keeps one EngineLease (`reader_lease`), which judges a holder as the engine's own election
+does: by the renewTime's own clock, and once seen unchanged for the duration on this side, whatever the holder's
+clock says (a holder whose clock runs ahead and stopped renewing is stale too).
 """
 
 from __future__ import annotations
@@ -13,26 +16,35 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.errors import StoreError
 
 if TYPE_CHECKING:
+    from nvcre_tui.engine.lease import EngineLease
     from nvcre_tui.engine.session import Session
 
-__all__ = ["no_engine_note"]
+__all__ = ["no_engine_note", "reader_lease"]
 
 
-async def no_engine_note(session: Session, subject: str, pronoun: str = "it") -> str | None:
-    """`nvcre: <subject>, but no nvcre engine holds the lease ...: nothing advances <pronoun> until one runs (...)` when
-    no live holder has the engine Lease of a cluster; None when one does, on the simulator (whose time catches up when
-    a process opens it), or when this user may not read the Lease (not known, not said)."""
+def reader_lease(session: Session) -> EngineLease | None:
+    """The engine Lease of a cluster session, as a reader sees it (kept across reads, it observes renewals); None on
+    the simulator (whose time catches up when a process opens it)."""
     from nvcre_tui.engine.kube.session import KubeSession
     from nvcre_tui.engine.lease import EngineLease
 
     if not isinstance(session, KubeSession):
         return None
-    lease = EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-reader")
+    return EngineLease(session.kube, SystemClock(), session.install_namespace, "nvcre-reader")
+
+
+async def no_engine_note(session: Session, subject: str, pronoun: str = "it", lease: EngineLease | None = None) -> str | None:
+    """`nvcre: <subject>, but no nvcre engine holds the lease ...: nothing advances <pronoun> until one runs (...)` when
+    no live holder has the engine Lease of a cluster; None when one does, on the simulator, or when this user may not
+    read the Lease (not known, not said). `lease`: reader_lease's, kept by a caller that asks again; else read once."""
+    lease = lease or reader_lease(session)
+    if lease is None:
+        return None
     try:
         holder = await lease.holder()
     except StoreError:
         return None
     if holder is not None and holder.live:
         return None
-    return (f"nvcre: {subject}, but no nvcre engine holds the lease {session.install_namespace}/{lease.NAME}: nothing advances "
+    return (f"nvcre: {subject}, but no nvcre engine holds the lease {lease.namespace}/{lease.NAME}: nothing advances "
             f"{pronoun} until one runs (`nvcre controller`, or the console `nvcre`)")

@@ -18,7 +18,7 @@ from nvcre_tui.cli.kubeflags import add_kube_arguments, check_namespace, open_ku
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.reset_checks import reset_refusal
-from nvcre_tui.cli.status_rows import status_rows
+from nvcre_tui.cli.status_rows import status_rows, unreadable_summary
 from nvcre_tui.engine.api.crd import crd_for
 from nvcre_tui.engine.api.resources import RESOURCES, Resource
 from nvcre_tui.engine.api.serialize import to_json, to_yaml
@@ -459,6 +459,8 @@ async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) 
         print(to_json(status.to_json()))
     else:
         print_table(("CHECK", "STATE", "DETAIL"), status_rows(status))
+    if (unread := unreadable_summary(status)) is not None:  # on stderr: stdout stays the table, or JSON
+        _say(f"nvcre setup status: {unread}")
     return EXIT_OK if status.installed else EXIT_FAILED
 
 

@@ -15,7 +15,7 @@ from nvcre_tui.engine.workloads.lookup import trainer_served
 if TYPE_CHECKING:
     from nvcre_tui.engine.kube.status import InstallStatus
 
-__all__ = ["status_rows"]
+__all__ = ["status_rows", "unreadable_summary"]
 
 
 def _age(seconds: float | None) -> str:
@@ -89,6 +89,21 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             for check, row in rows.items()]
 
 
+def unreadable_summary(status: InstallStatus) -> str | None:
+    """One line under a table with checks this user may not read (RBAC, each row naming the permission refused): which
+    it sees, which not, whether that leaves the install unknown, and who sees them all. None when every check was read."""
+    rows = status_rows(status)
+    unknown = [name for name, state, _ in rows if state == "unknown"]
+    if not unknown:
+        return None
+    seen = [name for name, state, _ in rows if state not in ("unknown", "-")]
+    installed = ("; so whether nvcre is installed is not known (exit 1)" if any(check in status.unknown for check in OUR_PART)
+                 else "")
+    return (f"this user may not read {len(unknown)} of {len(rows)} checks (their rows say unknown and name the permission "
+            f"refused; it reads {', '.join(seen) or 'none'}){installed}. setup status reads cluster-wide (CRDs, Namespaces, "
+            "RBAC, Nodes, Services, Leases): a cluster admin (as setup init needs) sees every check")
+
+
 def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pending: list[str]) -> tuple[str, str]:
     """Our CRDs: present, Established, and which nvcre version's `setup init` installed them against this one's: the
     same schema, an older one (`setup init` upgrades it) or a newer one (this nvcre's init refuses to downgrade it)."""
@@ -114,8 +129,10 @@ def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pen
     return "ok", f"{len(status.crds)}/{len(status.crds)} present, schema current{by}"
 
 
-# Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen.
-DERIVED = {"controllers": "trainer"}
+# Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen,
+# the kubelets of the GPU Nodes listed.
+DERIVED = {"controllers": "trainer", "kubelets": "nodes"}
+OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (the exit code) stands on
 
 
 def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:

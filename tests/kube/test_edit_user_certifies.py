@@ -5,6 +5,7 @@ may not. They are viewers now that say why, and the certification waits for `nvc
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -268,8 +269,6 @@ def test_a_view_user_who_may_not_delete_a_finished_certification_archives_nothin
     """A finished certification is archived before it is deleted (then it is gone): a user bound to nvcre-view only
     archived it into the local history, then the server refused the delete, leaving a record of a certification still
     on the cluster. The server is asked first (SelfSubjectAccessReview); refused, nothing is archived."""
-    import json
-
     from tests.test_cli_delete import CATEGORY, SMALL_FLEET
 
     scenario = tmp_path / "fleet.yaml"
@@ -354,3 +353,27 @@ def test_an_edit_users_controller_says_this_user_may_not_run_the_engine(tmp_path
                                      "`nvcre controller` as setup init's ServiceAccount nvcre-system/nvcre-engine (in the cluster), "
                                      "or with a kubeconfig holding its rights)"), err
         assert "setup status" not in err
+
+
+def test_setup_status_of_an_ordinary_user_says_in_one_line_what_it_could_not_read(tmp_path: Path,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`setup status` by a team's user (nvcre-edit + nvcre-view) exited 1 with a table of `unknown` rows, each naming
+    the permission refused, and no word that this user may not inspect the install: read as "not installed". The rows
+    stay; one line on stderr says what it could and could not read and who reads it all. Its kubelets row, read from
+    the Nodes it could not list, said "- no GPU nodes"; it is unknown with them."""
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
+        assert main(["setup", "status", "--kubeconfig", str(bob)]) == 1
+        out, err = capsys.readouterr()
+        rows = {line.split("  ")[0].strip(): line for line in out.splitlines()[1:]}
+        assert "cannot read" in rows["nvcre CRDs"] and 'cannot get resource "customresourcedefinitions"' in rows["nvcre CRDs"]
+        assert rows["kubelets"].split()[1] == "unknown" and 'cannot list resource "nodes"' in rows["kubelets"]
+        assert err.splitlines() == [
+            "nvcre setup status: this user may not read 12 of 13 checks (their rows say unknown and name the permission refused; "
+            "it reads engine lease); so whether nvcre is installed is not known (exit 1). setup status reads cluster-wide (CRDs, "
+            "Namespaces, RBAC, Nodes, Services, Leases): a cluster admin (as setup init needs) sees every check"]
+        assert main(["setup", "status", "--kubeconfig", str(bob), "-o", "json"]) == 1
+        out, err = capsys.readouterr()
+        assert json.loads(out)["installed"] is False and err.startswith("nvcre setup status: this user may not read 12 of 13")
+        assert main(["setup", "status", "--kubeconfig", str(kubeconfig)]) == 0  # an admin reads every check: nothing to say
+        assert capsys.readouterr().err == ""

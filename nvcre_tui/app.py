@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.damage import DamagedObject
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.grants import certifications_take, rbac_refused
+from nvcre_tui.engine.grants import certifications_take, rbac_refused, with_grant
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
@@ -177,8 +177,8 @@ class NvcreApp(ThemedApp[None]):
             self.startup_error = "; ".join(error.messages)
             self.exit(return_code=2)
             return False
-        except StoreError as error:  # e.g. RBAC lets this user read no Nodes, or no certifications in the namespace
-            self.startup_error = f"nvcre: cannot open the console on this cluster: {error}"
+        except StoreError as error:  # e.g. RBAC lets this user read no certifications in the namespace
+            self.startup_error = with_grant(f"nvcre: cannot open the console on this cluster: {error}", error)  # RBAC: which role grants it
             self.exit(return_code=2)
             return False
         return True

@@ -17,7 +17,7 @@ from nvcre_tui.cli.once import StoreOnce, forget_given
 from nvcre_tui.cli.oneline import say as _say
 from nvcre_tui.cli.stdout import take_stderr, take_stdout
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.grants import reading_takes
+from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.store.errors import StoreError
 
 if TYPE_CHECKING:
@@ -247,8 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
         _flush_before_error()
         kind = _error_kind(error)  # none more precise than StoreError (a damaged row names its file): no kind said
-        takes = reading_takes(error)  # a read of nvcre's objects RBAC refused: which role grants it
-        _say((f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}") + (f"; {takes}" if takes else ""))
+        # a read RBAC refused: which role grants it (grants.READS)
+        _say(with_grant(f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}", error))
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         _quiet_stdout()

@@ -26,6 +26,7 @@ from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, delete_damaged_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.installs import InstallRefused
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
@@ -148,8 +149,8 @@ async def _find(session: Session, name: str, namespace: str) -> Obj | _Damaged:
         if isinstance(database, SqliteStore) and session.store is database:  # a writable session on the simulator's store
             return _Damaged(name, str(error).split("damaged row in ", 1)[-1].split(": ", 1)[-1], database)
         raise InputError(printable(f"certification {name!r}: {error}; nothing deleted", newlines=False)) from None
-    except StoreError as error:
-        raise InputError(printable(f"certification {name!r}: {error}; nothing deleted", newlines=False)) from None
+    except StoreError as error:  # a read RBAC refused: which role grants it
+        raise InputError(printable(f"{with_grant(f'certification {name!r}: {error}', error)}; nothing deleted", newlines=False)) from None
     if found.get("kind") != CERTIFICATION.kind or (found.get("metadata") or {}).get("name") != name:
         raise InputError(printable(f"certification {name!r}: the server answered with something else "
                                    f"({found.get('kind')}); nothing deleted", newlines=False))

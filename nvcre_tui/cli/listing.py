@@ -23,7 +23,7 @@ from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, inconclusive_counted
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.grants import reading_takes
+from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.report.model import waited_and_ran
@@ -58,8 +58,7 @@ async def _list(args: argparse.Namespace) -> int:
         try:
             certs = (await session.store.list(CERTIFICATION, namespace)).items
         except StoreError as error:
-            takes = reading_takes(error)
-            raise InputError(f"certifications of {where_of(session)}: {error}" + (f"; {takes}" if takes else "")) from None
+            raise InputError(with_grant(f"certifications of {where_of(session)}: {error}", error)) from None
         try:
             workflows: list[Obj] | None = (await session.store.list(WORKFLOW, namespace)).items
         except StoreError:  # a user who may read certifications only: their runtime is unknown ("-"), never all wait

@@ -31,11 +31,12 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_s
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, logs_take
+from nvcre_tui.engine.grants import with_grant
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
-from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry
         raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
                                    f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
     except StoreError as error:
-        raise InputError(printable(f"certification {name!r}: {error}", newlines=False)) from None
+        raise InputError(printable(f"certification {name!r}: {_refused(error)}", newlines=False)) from None
     if (problem := damaged_object(CERTIFICATION.kind, cert)) is not None:
         raise InputError(printable(f"certification {namespace}/{name} is damaged: {problem}", newlines=False))
     workflows = [wf for wf in (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
@@ -123,6 +124,11 @@ async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry
             if (job.get("metadata", {}).get("labels") or {}).get(LABEL_WORKFLOW) in names and damaged_object(JOB.kind, job) is None]
     view = CertificationView.of(cert, workflows, jobs)
     return [JobEntry(category.name, category.key, job) for category in view.categories for job in category.jobs]
+
+
+def _refused(error: StoreError) -> str:
+    """The store's error on one line, and the role that grants a read RBAC refused (grants.READS)."""
+    return with_grant(" ".join(str(error).split()), error)
 
 
 def _chosen(entries: list[JobEntry], args: argparse.Namespace) -> list[JobEntry]:
@@ -196,10 +202,8 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
             return kept_tail(entry.job), not following or bool(kept_tail(entry.job))
         try:
             lines = await session.logs.lines(run)
-        except Forbidden as error:
-            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}; {logs_take(namespace)}") from None
         except StoreError as error:
-            raise InputError(f"logs of job {entry.name}: {' '.join(str(error).split())}") from None
+            raise InputError(f"logs of job {entry.name}: {_refused(error)}") from None
         finished = run_status(run).get("phase") in (SUCCEEDED, FAILED)
         if not lines and finished:
             lines = kept_tail(entry.job)

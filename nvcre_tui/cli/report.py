@@ -25,6 +25,7 @@ from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.printable import json_printable, printable
@@ -225,7 +226,7 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         except InputError as error:  # a damaged Certification
             problems += error.messages
         except StoreError as error:  # its row damaged, a read refused (RBAC) or not answered: the others still report
-            problems.append(printable(f"certification {name!r}: {error}", newlines=False))
+            problems.append(printable(with_grant(f"certification {name!r}: {error}", error), newlines=False))  # RBAC: which role grants it
             said.append(describe(CERTIFICATION.kind, name, namespace))
     try:
         refuse_damaged_rows(session, said)

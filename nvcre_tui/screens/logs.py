@@ -26,8 +26,8 @@ from textual.widgets import Footer, Header, Static
 from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, logs_take
-from nvcre_tui.engine.grants import rbac_refused
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views import Snapshot, pods_pending_left
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
@@ -182,8 +182,7 @@ class LogsScreen(NvcreScreen):
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback
             said = error_said(error)  # one line: an API error's headers and body came with it
             rbac = rbac_refused(error)
-            if rbac:  # which role grants it, as `certification logs` says
-                said += f"; {logs_take(str(meta_of(run).get('namespace') or 'default'))}"
+            said = with_grant(said, error)  # RBAC: which role grants it, as `certification logs` says
             if said != self._refused:  # once, not again on every read of a pane that polls
                 self._refused = said
                 self.notify(printable(f"cannot read the logs of {self.job_name}: {said}", newlines=False), severity="error", title="logs", markup=False)

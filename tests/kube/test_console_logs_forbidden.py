@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.report.logtail import logs_take
 from nvcre_tui.screens.logs import LogsScreen
 from tests.kube.cluster import installed
 from tests.kube.test_console_on_cluster import args_for, opened, opener
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
-from tests.test_cli_logs import SLOW, _as_on_a_cluster, burned  # noqa: F401 - burned: the fixture
+from tests.test_cli_logs import POD_READ, SLOW, _as_on_a_cluster, burned  # noqa: F401 - burned: the fixture
 
 
 def screen_text(app: NvcreApp) -> str:
@@ -37,4 +36,4 @@ async def test_a_view_user_sees_the_kept_tail_and_is_told_once_which_role_reads_
             assert "No output" not in text, text
             told = [n.message for n in app._notifications if "cannot read the logs" in n.message]
             assert len(told) == 1, told
-            assert 'User "carol" cannot list resource "pods"' in told[0] and told[0].endswith(logs_take("default")), told
+            assert 'User "carol" cannot list resource "pods"' in told[0] and told[0].endswith(f"; {POD_READ}"), told

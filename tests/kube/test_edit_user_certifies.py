@@ -26,6 +26,9 @@ from tests.kube.users import as_installed_before, least_privileged
 
 CATEGORY = "communication/nccl-all-reduce"
 NEEDS_CONTROLLER = "progress needs `nvcre controller` running"
+# What a refused read of the engine Lease says grants it (grants.READS)
+LEASE_READ = ("reading the engine Lease in namespace nvcre-system takes the Role nvcre-engine-lease-reader there, which setup "
+              "init binds to every authenticated user (an install made before it has none: setup init again)")
 
 
 async def _lease(kubeconfig: Path) -> dict | None:
@@ -70,7 +73,7 @@ def test_an_edit_user_creates_a_certification_and_is_told_an_engine_must_run(tmp
         err = capsys.readouterr().err
         [viewer] = [line for line in err.splitlines() if line.startswith("viewer:")]
         assert viewer.startswith("viewer: cannot read the engine Lease nvcre-system/nvcre-engine (forbidden), so not whether an "
-                                 "engine runs; this user may not run the engine") and viewer.endswith(NEEDS_CONTROLLER)
+                                 f"engine runs; {LEASE_READ}; this user may not run the engine") and viewer.endswith(NEEDS_CONTROLLER)
 
 
 def test_an_edit_users_run_wait_follows_as_a_viewer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,6 +53,7 @@ RUNNER_PODS, RUNNER_SIMULATED = "pods", "simulated-fleet"
 INSTALL_NAMESPACE = "nvcre-system"  # where `setup init` installs the engine; its Lease and the fleet's ConfigMap live there
 ENGINE_NAME = "nvcre-engine"  # the engine's ServiceAccount, roles and bindings, its Lease, and its user agent
 SIMULATOR_NAME = "nvcre-simulator"  # the simulated fleet's role, and the managed-by of the Nodes it registers
+LEASE_READER_NAME = "nvcre-engine-lease-reader"  # the Role and RoleBinding that let every authenticated user read the engine Lease
 # The simulated fleet's user agent on a cluster: the field manager the server credits with the Nodes it registers (their
 # managedFields), which tells them from a Node someone else labelled simulated.
 SIMULATOR_AGENT = "nvcre-sim"

@@ -18,7 +18,7 @@ from nvcre_tui.engine.api.crd import all_crds
 from nvcre_tui.engine.api.stamps import PACKAGE_VERSION, SCHEMA_GENERATION, schema_hash, stamped
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_MADE_BY_INIT, ANNOTATION_SCHEMA_GENERATION,
                                              ANNOTATION_SCHEMA_HASH, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_INSTALL, LABEL_PART_OF,
-                                             SIMULATOR_NAME)
+                                             LEASE_READER_NAME, SIMULATOR_NAME)
 from nvcre_tui.engine.kube.rbac import CLUSTER_RULES, LEASE_RULES, NVCRE_PLURALS, READ
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.printable import printable
@@ -213,7 +213,6 @@ def user_role_objects() -> list[Obj]:
 # cannot tell. Only get and watch, only this one Lease: its holder's identity, renewal time and runner kind, no secret.
 # (A Role cannot name "whoever holds nvcre-edit somewhere"; a RoleBinding grants only in its own namespace, so the
 # rule cannot ride on those ClusterRoles.)
-LEASE_READER_NAME = "nvcre-engine-lease-reader"
 AUTHENTICATED = "system:authenticated"
 
 

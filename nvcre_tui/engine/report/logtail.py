@@ -46,12 +46,6 @@ def nccl_average_note(tail: str | None) -> str | None:
 PODS_GONE = "the run's pods are gone"
 
 
-def logs_take(namespace: str) -> str:
-    """What reading a run's log takes of a user's RBAC, said after the server's refusal (the CLI's `logs`, the pane)."""
-    return (f"reading a run's log takes list and watch on pods and get on pods/log in namespace {namespace}: the built-in "
-            "view role grants them (nvcre-view alone does not)")
-
-
 def kept_tail(job: dict[str, Any] | None, why: str = PODS_GONE) -> list[str]:
     """The last lines the engine kept of a failed run's log (its Job's failureLog), under a line saying so and `why`
     they are what is shown: on a cluster the failed run's pods are deleted to free the GPUs, and their log with them

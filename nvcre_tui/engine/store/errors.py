@@ -45,6 +45,10 @@ class StoreError(Exception):
         super().__init__(message)
         self.message = message
         self.kind = str(kind)
+        # (API group, resource) of a ResourceKind: its kind name alone is ambiguous (nvcre's Job and batch's)
+        group, plural = getattr(kind, "group", None), getattr(kind, "plural", None)
+        self.resource = (group, plural) if isinstance(group, str) and isinstance(plural, str) else None
+        self.read: bool | None = None  # the refused request was a read (GET), as KubeStore knows it; None: not known
         self.name = name
         self.namespace = namespace
         # Seconds the server asked us to wait (Retry-After), when it said so.

@@ -128,6 +128,7 @@ class Transport:
             self.kubernetes = True
         if response.status >= 400:
             refused = error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type)
+            refused.read = method == "GET"  # a refused read is told the role that grants it (grants.reading_takes)
             if response.status == 404 and not is_status(data):
                 await self._require_kubernetes()  # a 404 that is no Status: a server that is no API server at all?
             raise refused
@@ -202,7 +203,9 @@ class Transport:
                 data = b""
             finally:
                 response.release()
-            raise error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
+            refused = error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
+            refused.read = True  # a watch, or a log read
+            raise refused
         self._streams.add(response)
         return response
 

@@ -486,7 +486,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
     and last the namespace."""
     from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects, install_parts, made_by_init
-    from nvcre_tui.engine.kube.leftovers import delete_leftovers
+    from nvcre_tui.engine.kube.leftovers import delete_leftovers, deleted_lines
     from nvcre_tui.engine.lease import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
@@ -560,8 +560,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
              f"removed): {', '.join(remaining)}")
         return EXIT_FAILED
     deleted, kept = await delete_leftovers(store)  # no garbage collector (an API server alone) leaves them
-    for where in deleted:
-        print(f"{where} deleted (its nvcre owners are gone)")
+    for line in deleted_lines(deleted):
+        print(line)
     if kept:
         _say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
              f"{'; '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}")

@@ -426,11 +426,36 @@ async def test_reset_deletes_what_only_nvcre_objects_owned(server, kubeconfig, a
                                        "metadata": {"name": name, "namespace": "default", "ownerReferences": refs}})
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
     assert code == 0, err
-    assert "configmap/results in default deleted (its nvcre owners are gone)" in out.splitlines()
+    assert "1 ConfigMap (results, run configs) deleted (its nvcre owners are gone): 1 in default" in out.splitlines()
     with pytest.raises(NotFound):
         await admin.get(CONFIGMAP, "results", "default")
     assert await admin.get(CONFIGMAP, "shared", "default") and await admin.get(CONFIGMAP, "nobodys", "default")
     assert "not found" not in out  # the simulator's rights, never granted here, are no news
+
+
+async def test_reset_counts_the_configmaps_it_deleted_per_namespace_in_one_line(server, kubeconfig, admin, capsys) -> None:
+    """A cluster that certified for months holds two result ConfigMaps per Workflow and a config per run: reset printed
+    a line for each, hundreds of lines. One line counts them per namespace; every other kind keeps its line per object."""
+    from nvcre_tui.engine.store import SERVICE
+
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    cert = await create_certification(admin)
+    ref = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"]}]
+    await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})
+    for namespace, n in (("default", 12), ("team-a", 3)):
+        for i in range(n):
+            await admin.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap",
+                                           "metadata": {"name": f"failed-nodes-{i:08x}", "namespace": namespace, "ownerReferences": ref}})
+    await admin.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "rdzv", "namespace": "default",
+                                 "ownerReferences": ref}, "spec": {"clusterIP": "None", "ports": [{"port": 29500}]}})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line for line in lines if "owners are gone" in line] == [
+        "service/rdzv in default deleted (its nvcre owners are gone)",
+        "15 ConfigMaps (results, run configs) deleted (its nvcre owners are gone): 12 in default, 3 in team-a"]
+    assert not [line for line in lines if line.startswith("configmap/")]
+    assert (await admin.list(CONFIGMAP, "default")).items == [] and (await admin.list(CONFIGMAP, "team-a")).items == []
 
 
 async def test_init_into_a_second_namespace_is_refused_before_anything_is_applied(server, kubeconfig, admin, capsys) -> None:

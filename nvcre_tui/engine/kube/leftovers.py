@@ -6,6 +6,7 @@ ownerReference names an nvcre kind, never one another owner also holds or one wi
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, TRAINING_
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
 from nvcre_tui.engine.store.owned import delete_owned
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, NVCRE_GROUP, SECRET, SERVICE, ResourceKind, ResourceStore
+from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 # Every kind an nvcre object owns outside its own group (workloads/, judging/results.py, the CLI's pull secrets).
@@ -24,19 +26,43 @@ def nvcre_owner(ref: Mapping[str, Any]) -> bool:
     return str(ref.get("apiVersion", "")).partition("/")[0] == NVCRE_GROUP
 
 
-async def delete_leftovers(store: ResourceStore) -> tuple[list[str], list[str]]:
+async def delete_leftovers(store: ResourceStore) -> tuple[list[tuple[ResourceKind, Obj]], list[str]]:
     """Delete, each by its uid, every object of OWNED_KINDS in every namespace that only nvcre objects own:
-    (`kind/name in namespace` deleted, `... (why)` not deleted). A kind the server does not serve (no Trainer, no DRA
-    driver) or will not list is passed over."""
-    deleted, kept = [], []
+    ((kind, object) deleted, in OWNED_KINDS order; `kind/name in namespace (why)` not deleted). A kind the server does
+    not serve (no Trainer, no DRA driver) or will not list is passed over."""
+    deleted: list[tuple[ResourceKind, Obj]] = []
+    kept: list[str] = []
     for kind in OWNED_KINDS:
         try:
             done = await delete_owned(store, kind, None, nvcre_owner)
         except (NotFound, Forbidden):
             continue
-        deleted += [_where(kind, obj) for obj in done.deleted]
+        deleted += [(kind, obj) for obj in done.deleted]
         kept += [f"{_where(kind, obj)} ({error})" for obj, error in done.kept]
     return deleted, kept
+
+
+DELETED = "deleted (its nvcre owners are gone)"
+
+
+def deleted_lines(deleted: list[tuple[ResourceKind, Obj]]) -> list[str]:
+    """What `setup reset` says of the leftovers it deleted: a line each, but the ConfigMaps (two results per Workflow and a
+    config per run: hundreds on a cluster that certified for months) in one line, counted per namespace, at the place
+    of their kind."""
+    lines: list[str] = []
+    configmaps: Counter[str] = Counter()
+    at = 0  # where their line goes: at the place of their kind
+    for kind, obj in deleted:
+        if kind != CONFIGMAP:
+            lines.append(f"{_where(kind, obj)} {DELETED}")
+            continue
+        if not configmaps:
+            at = len(lines)
+        configmaps[str(obj["metadata"].get("namespace"))] += 1
+    if configmaps:
+        where = ", ".join(f"{n} in {namespace}" for namespace, n in sorted(configmaps.items()))
+        lines.insert(at, f"{count(sum(configmaps.values()), 'ConfigMap')} (results, run configs) {DELETED}: {where}")
+    return lines
 
 
 def _where(kind: ResourceKind, obj: Obj) -> str:
@@ -44,4 +70,4 @@ def _where(kind: ResourceKind, obj: Obj) -> str:
     return f"{kind.kind.lower()}{'.' + kind.group if kind.group else ''}/{meta['name']} in {meta.get('namespace')}"
 
 
-__all__ = ["OWNED_KINDS", "delete_leftovers", "nvcre_owner"]
+__all__ = ["OWNED_KINDS", "delete_leftovers", "deleted_lines", "nvcre_owner"]

@@ -231,9 +231,9 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         if found["metadata"].get("deletionTimestamp"):
             # Nothing can be created in it (403), so checked before the CRDs are applied: nothing half-installed.
             # The same words as every other command that meets it (setup status, run, the controller).
-            from nvcre_tui.engine.kube.installs import terminating
+            from nvcre_tui.engine.kube.installs import install_namespaces, terminating
 
-            return failed(f"nvcre setup init: {terminating(namespace)}")
+            return failed(f"nvcre setup init: {terminating(namespace, await install_namespaces(store))}")
     from nvcre_tui.engine.kube.install import made_by_init, namespace_object
     from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces
 

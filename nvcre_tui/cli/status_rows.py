@@ -139,7 +139,7 @@ def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
     if status.namespace_terminating:  # deleted (kubectl delete namespace, a setup reset cut short): no create is admitted
         from nvcre_tui.engine.kube.installs import terminating
 
-        return ("namespace", "terminating", terminating(status.namespace))
+        return ("namespace", "terminating", terminating(status.namespace, status.elsewhere))
     if not status.namespace_present and status.elsewhere:
         from nvcre_tui.engine.kube.installs import not_installed
 

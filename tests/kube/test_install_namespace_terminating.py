@@ -112,3 +112,17 @@ async def test_delete_wait_says_nothing_was_deleted_and_that_delete_without_wait
     code, out, err = await nvcre(capsys, "certification", "delete", "burn-in", "--kubeconfig", kubeconfig)
     assert code == 0 and "Traceback" not in err, err
     assert (await admin.list(CERTIFICATION, "default")).items == []
+
+
+async def test_the_ways_out_of_an_install_in_another_namespace_name_it_and_say_what_reset_may_cost_when_unknown() -> None:
+    """`setup reset` of a namespace other than nvcre-system needs `--install-namespace`: the advice named bare commands,
+    which act on nvcre-system. Where the other installs cannot be told (the engine's ServiceAccount reads no Namespaces),
+    the advice says what reset deletes in each case instead of that it deletes every Certification."""
+    from nvcre_tui.engine.kube.installs import terminating as advice
+
+    text = advice("gpu-ops", None)
+    assert "then run `nvcre setup init --install-namespace gpu-ops`: nothing else is lost" in text
+    assert text.endswith("while `nvcre setup reset --install-namespace gpu-ops` removes it too but, where it is nvcre's only "
+                         "install, also deletes the CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
+                         "every namespace (beside another install it keeps them)")
+    assert advice("nvcre-system", []) == ADVICE

@@ -756,7 +756,13 @@ async def test_reset_of_one_of_two_installs_being_deleted_removes_only_it(server
     await _second_install(admin)
     await admin.delete(NAMESPACE, NS)  # no namespace controller here: it stays Terminating, holding the install's objects
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
-    assert "nvcre setup reset" in out, out
+    # The ways out said reset "also deletes the CRDs and with them every Certification": of one of two installs it keeps them.
+    keeps = ("while `nvcre setup reset` removes it too, with its engine's place in the cluster-wide bindings, and keeps the "
+             "CRDs, every Certification and the ClusterRoles for the install in older")
+    [row] = [" ".join(line.split()) for line in out.splitlines() if line.startswith("namespace ")]
+    assert row.endswith(keeps) and "deletes the CRDs" not in row, out
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert code == 1 and err.rstrip("\n").endswith(keeps) and "deletes the CRDs" not in err, err
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
     assert (code, err) == (0, ""), out + err
     assert "left the CRDs (and every Certification) and the ClusterRoles: nvcre is also installed in namespace older" in out

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import LABEL_INSTALL, LABEL_PART_OF
+from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE, LABEL_INSTALL, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.lease import LEASE_NAME, LeaseHolder
@@ -86,20 +86,31 @@ def finalize_command(namespace: str) -> str:
             f"kubectl replace --raw /api/v1/namespaces/{namespace}/finalize -f -")
 
 
-def terminating(namespace: str) -> str:
+def terminating(namespace: str, others: Sequence[str] | None) -> str:
     """One line: the install namespace is being deleted. The API server refuses every create in it (NamespaceLifecycle:
     403 "... because it is being terminated"), the engine Lease's included, and a Terminating namespace never becomes
     Active again: waiting would wait for a re-install, so the command stops and says what ends it. The one wording of
     every command that meets it (`setup init`, `setup status`, `run`, `controller`, the console, `delete --wait`): each
-    way out with what it costs, the cheapest first; `setup reset` last, as it deletes every certification."""
+    way out with what it costs, the cheapest first; `setup reset` last. `others`: the other install namespaces (an older
+    init allowed a second), None when they cannot be told (Namespaces unreadable: the engine's ServiceAccount): reset of
+    the sole install deletes the CRDs and every certification with them, reset of one of two keeps them for the other."""
+    flag = "" if namespace == INSTALL_NAMESPACE else f" {INSTALL_FLAG} {namespace}"
+    everything = "the CRDs and with them every Certification, Workflow, Job and WorkloadRun in every namespace"
+    if others is None:
+        reset = (f"`nvcre setup reset{flag}` removes it too but, where it is nvcre's only install, also deletes {everything} "
+                 "(beside another install it keeps them)")
+    elif others:
+        reset = (f"`nvcre setup reset{flag}` removes it too, with its engine's place in the cluster-wide bindings, and keeps "
+                 f"the CRDs, every Certification and the ClusterRoles for the install in {', '.join(others)}")
+    else:
+        reset = f"`nvcre setup reset{flag}` removes it too but also deletes {everything}"
     return (f"nvcre's install namespace {namespace} is being deleted (Terminating), and the API server refuses new objects "
             "in it, the engine Lease's included, until it is gone. Wait for it to go (a cluster's namespace controller "
             f"empties it, then removes it; `kubectl describe namespace {namespace}` says what it still holds), then run "
-            "`nvcre setup init`: nothing else is lost; or install into another namespace now with `nvcre setup init "
+            f"`nvcre setup init{flag}`: nothing else is lost; or install into another namespace now with `nvcre setup init "
             f"{INSTALL_FLAG} NS`, then pass {INSTALL_FLAG} NS to every command. An API server with no namespace controller "
             f"never removes it: once it holds nothing, `{finalize_command(namespace)}` removes the namespace alone, while "
-            "`nvcre setup reset` removes it too but also deletes the CRDs and with them every Certification, Workflow, Job "
-            "and WorkloadRun in every namespace")
+            f"{reset}")
 
 
 class InstallRefused(InputError):
@@ -111,17 +122,17 @@ class InstallRefused(InputError):
         self.server, self.why, self.closing = server, why, closing
 
 
-async def require_install(store: ResourceStore, namespace: str) -> str | None:
-    """Why nvcre cannot run against `namespace` (`not_installed`, `terminating`), or None: the namespace exists, or may
-    not be read (a user's RBAC, the engine's ServiceAccount; taken at their word)."""
+async def require_install(store: ResourceStore, namespace: str) -> tuple[str, bool] | None:
+    """Why nvcre cannot run against `namespace` (`not_installed`, `terminating`) and whether it is being deleted, or None:
+    the namespace exists, or may not be read (a user's RBAC, the engine's ServiceAccount; taken at their word)."""
     try:
         found = await store.get(NAMESPACE, namespace)
     except NotFound:
-        return not_installed(namespace, await install_namespaces(store))
+        return not_installed(namespace, await install_namespaces(store)), False
     except Forbidden:
         return None
     if found["metadata"].get("deletionTimestamp") or (found.get("status") or {}).get("phase") == "Terminating":
-        return terminating(namespace)
+        return terminating(namespace, await install_namespaces(store)), True
     return None
 
 
@@ -135,7 +146,7 @@ async def lease_namespace_closing(store: KubeStore, namespace: str) -> str | Non
     try:
         await store.create(LEASE, lease, dry_run=True)
     except NamespaceTerminating:
-        return terminating(namespace)
+        return terminating(namespace, await install_namespaces(store))
     except StoreError:
         return None
     return None

@@ -33,7 +33,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import install_crds, installed_schema, schema_refusal
-from nvcre_tui.engine.kube.installs import InstallRefused, require_install, terminating
+from nvcre_tui.engine.kube.installs import InstallRefused, require_install
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
@@ -175,8 +175,9 @@ class KubeSession:
             await _require_crds(store, target)
             # An engine's Lease lives in the install namespace: said before a Node or the Lease is written there. Not for
             # `nvcre controller` (elect=False), whose ServiceAccount may not read Namespaces: its Lease queue says it.
-            if want_engine and elect and (why := await require_install(store, install_namespace)) is not None:
-                raise InstallRefused(target.server, why, closing=why == terminating(install_namespace))
+            if want_engine and elect and (refusal := await require_install(store, install_namespace)) is not None:
+                why, closing = refusal
+                raise InstallRefused(target.server, why, closing=closing)
             if want_engine and elect:
                 refused = await engine_refused(store, install_namespace)
                 want_engine = refused is None

@@ -293,8 +293,12 @@ class NvcreApp(ThemedApp[None]):
         if event.state == WorkerState.ERROR:
             self.notify(printable(f"engine stopped: {event.worker.error}"), severity="error", timeout=30, markup=False)
         elif event.state == WorkerState.SUCCESS and self.session is not None and self.session.engine is None:
-            # The engine returned because the session lost the Lease: another engine reconciles now.
+            # The engine returned because the session lost the Lease (another engine reconciles now), or for good
             self.sub_title = self._badges()
+            if self.session.engine_stopped is not None:  # its CRDs were given another nvcre's schema: the header says it too
+                self.notify(printable(f"This console no longer runs the engine ({self.session.engine_stopped}); it goes on as "
+                                      "a viewer."), severity="error", title="engine", timeout=NOTICE_SECONDS, markup=False)
+                return
             self.notify(printable(f"This console no longer runs the engine ({self.session.viewer_reason or 'lease lost'}); "
                                   "it takes the lease again once it is free."), severity="warning", title="engine", markup=False)
 

@@ -2,6 +2,7 @@
 
 Only one engine reconciles at a time: the command queues for the `nvcre-engine` Lease, runs the engine
 while it holds it, and exits (code 1) when it loses it, so the Deployment restarts it into the queue.
+It exits 2 once its CRDs are given another nvcre's schema while it runs (KubeSession.guard_schema).
 SIGTERM stops the engine and releases the Lease.
 
 Workloads are real pods (the Kubernetes runner: Kubeflow Trainer TrainJobs, or batch/v1 Jobs without the
@@ -115,8 +116,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     """Open the session (stores, cache, runner, engine), then run the engine under the Lease with metrics.
     `clock`: tests pass a ManualClock; the command runs on real time (with --sim-runner, the fleet's simulated time
     at real speed, which goes on from where its runs were left: KubeSession.open). Exit 2 when it cannot start (the
-    cluster unreachable, nvcre not installed, RBAC missing), as every command that cannot reach its cluster; 1 when it
-    stops after losing the Lease."""
+    cluster unreachable, nvcre not installed, RBAC missing), as every command that cannot reach its cluster, or its CRDs
+    were given another nvcre's schema while it ran; 1 when it stops after losing the Lease."""
     from nvcre_tui.engine.clock import ScaledClock, SystemClock
     from nvcre_tui.engine.controller import ControllerLoop
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
@@ -152,7 +153,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
         try:
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
-                                        on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache).run()
+                                        on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache,
+                                        guard=session.guard_schema).run()
         except NamespaceTerminating:  # a create there is refused (403) until it is gone: it was printed every 2 s for ever
             raise InputError(f"{target.server}: {terminating(namespace, await install_namespaces(session.kube))}") from None
         except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever

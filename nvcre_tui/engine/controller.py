@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,9 +21,10 @@ from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import NamespaceTerminating, NotFound, StoreError, Unavailable
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, ResourceStore
 
-__all__ = ["Runnable", "ControllerLoop", "LOST_LEASE_EXIT"]
+__all__ = ["Runnable", "ControllerLoop", "LOST_LEASE_EXIT", "STOPPED_EXIT"]
 
 LOST_LEASE_EXIT = 1
+STOPPED_EXIT = 2  # the engine cannot go on here (`guard` said why), as a controller that cannot start exits
 
 
 class Runnable(Protocol):
@@ -46,6 +47,9 @@ class ControllerLoop:
     log: Callable[[str], None] = field(default=lambda message: None)
     on_acquired: Callable[[], Awaitable[None]] | None = None  # before the engine runs (a --sim-runner clock catches up)
     cache: WatchCache | None = None  # the engine's watch cache: counts read from it cost no request (else a LIST each)
+    # Run beside the engine while the Lease is held: returns why the engine stopped for good once it stopped it (its CRDs
+    # given another nvcre's schema: KubeSession.guard_schema), or None when it has nothing to guard.
+    guard: Callable[[], Coroutine[Any, Any, str | None]] | None = None
 
     async def acquire(self) -> None:
         """Return once we hold the Lease; say who holds it while we wait."""
@@ -147,12 +151,28 @@ class ControllerLoop:
         async def on_lost() -> None:
             lost.set()
 
-        tasks = [asyncio.create_task(self.lease.hold(on_lost), name="lease"),
+        tasks: list[asyncio.Task[Any]] = [asyncio.create_task(self.lease.hold(on_lost), name="lease"),
                  asyncio.create_task(self.engine.run(), name="engine"),
                  asyncio.create_task(self._metrics_loop(), name="metrics")]
+        guarding = asyncio.create_task(self.guard(), name="guard") if self.guard is not None else None
+        tasks += [guarding] if guarding is not None else []
+        engine = tasks[1]
         try:
-            done, _ = await asyncio.wait(tasks[:2], return_when=asyncio.FIRST_COMPLETED)
-            engine = tasks[1]
+            pending = {*tasks[:2], *([guarding] if guarding is not None else [])}
+            while True:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if guarding is None or guarding not in done:
+                    break
+                if (why := guarding.result()) is not None:
+                    # It stopped the engine (and returned at once): the object in hand is written whole, then the Lease
+                    # goes back (finally) for the engine of the CRDs' version.
+                    await asyncio.wait({engine})
+                    self.log(why)
+                    return STOPPED_EXIT
+                pending.discard(guarding)  # nothing to guard (the CRDs unreadable): the engine runs on
+                if done == {guarding}:
+                    continue
+                break
             if engine in done and (failure := engine.exception()) is not None:
                 raise failure
             self.log("lost the engine lease: stopping the engine" if lost.is_set() else "engine stopped")

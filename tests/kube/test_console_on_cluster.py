@@ -517,3 +517,36 @@ async def test_a_server_that_never_answers_shows_where_it_connects_and_q_or_ctrl
             assert app.return_code == 0
         assert time.monotonic() - asked < 5.0  # the opener was stopped, not waited for
         assert app.session is None and app.startup_error is None
+
+
+async def test_a_console_whose_crds_another_nvcre_restamps_stops_its_engine_and_says_why_for_good(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`setup init` of another nvcre re-stamped the CRDs under the console's engine, which checked them only at its start
+    and went on writing with its old schema. Now it stops, its header says why with both versions, a notification says
+    it once, and it does not take the Lease back though the Lease is free."""
+    from nvcre_tui.engine.kube import schemaguard
+    from nvcre_tui.engine.store.protocol import LEASE
+    from tests.kube.test_schema_versions import NEWER, _stamp
+
+    monkeypatch.setattr(schemaguard, "SCHEMA_CHECK_SECONDS", 0.1)
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
+        async with app.run_test(size=(400, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.session is not None and app.session.engine is not None
+            await _stamp(admin, generation=NEWER, version="9.9.0")
+            for _ in range(100):
+                if app.session.engine is None and all(w.group != "engine" for w in app.workers):
+                    break
+                await pilot.pause(0.1)
+            await pilot.pause(0.2)
+            assert app.session.engine is None and all(w.group != "engine" for w in app.workers)
+            said = "engine stopped: the nvcre CRDs changed while it ran: "
+            assert f"viewer: {said}" in app.sub_title and "installed by nvcre 9.9.0" in app.sub_title, app.sub_title
+            [note] = [str(n.message) for n in app._notifications if said in str(n.message)]
+            assert note.startswith(f"This console no longer runs the engine ({said}") and "it goes on as a viewer" in note
+            assert "takes the lease again" not in note
+            assert not (await admin.get(LEASE, "nvcre-engine", "nvcre-system"))["spec"].get("holderIdentity")
+            await app.take_over()
+            assert app.session.engine is None and said in app.sub_title
+        await admin.close()

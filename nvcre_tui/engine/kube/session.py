@@ -32,7 +32,8 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
-from nvcre_tui.engine.kube.install import install_crds, installed_schema, schema_refusal
+from nvcre_tui.engine.kube.install import schema_refusal
+from nvcre_tui.engine.kube.schemaguard import changed_under, installed_crds
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
@@ -47,7 +48,7 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, NotKubernetes, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, CRD, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -120,9 +121,11 @@ class KubeSession:
     archiver: Archiver | None = None
     notices: list[str] = field(default_factory=list)  # see Session.notices
     validation_requests: WatchCache | None = None  # NVSentinel's ValidationRequests (None: no NVSentinel)
+    engine_stopped: str | None = None  # see Session.engine_stopped
     _sim_store: KubeStore | None = None
     _engine_kube: KubeStore | None = None  # the engine's connection (ENGINE_AGENT); None in a viewer
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
+    _guarding: asyncio.Task[str | None] | None = field(default=None, repr=False)  # guard_schema, while this session holds the Lease
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
@@ -231,7 +234,7 @@ class KubeSession:
                 session._make_engine(metrics)
             else:
                 await session._elect(want_engine, metrics, role, refused)
-                if outdated:  # said for good: the CRDs do not change under a running console
+                if outdated:  # said for good: a viewer does not look at the CRDs again
                     session.viewer_reason, session._viewing = f"viewer: {outdated}", None
             archive = default_history_path() if history == "default" else history
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
@@ -283,6 +286,31 @@ class KubeSession:
         self.lease, self.viewer_reason = lease, None
         self._make_engine(self._metrics)
         self._holding = asyncio.create_task(lease.hold(on_lost=self._lost), name="lease")
+        self._guarding = asyncio.create_task(self.guard_schema(), name="schema")
+
+    async def guard_schema(self) -> str | None:
+        """While this session's engine runs: once its CRDs carry another schema (`setup init` of another nvcre applied
+        them under it), stop the engine after the object in hand (never half of one written), give the Lease back for
+        the engine of that version, and stay a viewer for good, saying why (`engine_stopped`, the header); the reason.
+        None when the CRDs may not be read (nothing to guard). `nvcre controller` runs it beside its Lease queue."""
+        why = await changed_under(self.engine_kube, SystemClock())
+        if why is None:
+            return None
+        self.engine_stopped, self.viewer_reason = why, f"viewer: {why}"
+        self._candidate, self._viewing = None, None  # never takes the Lease again: this engine's schema is not the cluster's
+        if self._holding is not None:
+            self._holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._holding
+            self._holding = None
+        if self.engine is not None:
+            await self.engine.stop()
+        self.engine = None
+        if self.lease is not None:
+            with contextlib.suppress(StoreError):
+                await self.lease.release()
+            self.lease = None
+        return why
 
     async def take_over(self) -> bool:
         """A session that would run the engine but does not (another held the Lease, or this one lost it) takes the
@@ -349,6 +377,9 @@ class KubeSession:
 
     async def _lost(self) -> None:
         """Another engine took the Lease (we could not renew in time): stop reconciling at once."""
+        if self._guarding is not None:
+            self._guarding.cancel()
+            self._guarding = None
         if self.engine is not None:
             await self.engine.stop()
         self.engine, self.lease = None, None
@@ -388,10 +419,11 @@ class KubeSession:
 
     async def close(self) -> None:
         """Stop reconciling, give the Lease up, end the watches and close the connections."""
-        if self._holding is not None:
-            self._holding.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._holding
+        for task in (self._guarding, self._holding):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self.engine is not None:
             await self.engine.stop()
         if self.lease is not None:
@@ -499,19 +531,13 @@ async def _schema_check(store: KubeStore, target: KubeTarget) -> tuple[str | Non
     """(why this process may not run an engine here, a notice): an engine writes what this nvcre's CRDs describe,
     and CRDs that `setup init` of another version installed prune (or refuse) fields it writes, which would lose
     runs silently. A notice instead when the CRDs cannot be read; a CRD without our schema annotation was not
-    installed by `setup init` and is taken as it is."""
-    stored = []
-    for wanted in install_crds():
-        name = wanted["metadata"]["name"]
-        try:
-            stored.append(await store.get(CRD, name))
-        except NotFound:
-            continue
-        except Forbidden as error:
-            return None, f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
-        except StoreError as error:
-            raise InputError(f"{target.server} ({target.source}): {error}") from None
-    installed = installed_schema(stored)
+    installed by `setup init` and is taken as it is. A running engine looks again (KubeSession.guard_schema)."""
+    try:
+        installed = await installed_crds(store)
+    except Forbidden as error:
+        return None, f"could not check the nvcre CRDs' schema ({error}): `nvcre setup init` of this version grants it"
+    except StoreError as error:
+        raise InputError(f"{target.server} ({target.source}): {error}") from None
     if installed is not None and installed.order != "same":
         return schema_refusal(installed), None
     return None, None

@@ -1,0 +1,110 @@
+"""An engine whose CRDs `setup init` of another nvcre re-stamps while it runs (an upgrade applied under the engine that
+holds the Lease) stops reconciling instead of writing its objects with its old schema: it checked the schema only at its
+start. `nvcre controller` exits 2 with one line naming both versions and gives the Lease back; a console (or `run
+--wait`) stops its engine, gives the Lease back, and stays a viewer that says why. Over real HTTP against the emulator."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.engine.kube import load_target
+from nvcre_tui.engine.kube import schemaguard
+from nvcre_tui.engine.kube.install import NVCRE_VERSION, SCHEMA_GENERATION
+from nvcre_tui.engine.kube.session import KubeSession
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.planning.catalog_load import default_catalog
+from nvcre_tui.engine.store import LEASE, NotFound
+from tests.kube.cluster import until
+from tests.kube.test_install_namespace import _controller
+from tests.kube.test_schema_versions import NEWER, _stamp
+from tests.kube.test_setup import admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
+
+THIS = f"nvcre {NVCRE_VERSION} (schema generation {SCHEMA_GENERATION})"
+SAID = "engine stopped: the nvcre CRDs changed while it ran: "
+# Which CRDs it names depends on when it looked: init applies them one after another.
+BY = (f" installed by nvcre 9.9.0 (schema generation {NEWER}), newer than this engine's {THIS}: run the engine of nvcre "
+      "9.9.0 or later (`nvcre setup init --force` of this version would downgrade the CRDs, and a newer engine then refuses them)")
+
+
+def stopped(line: str | None) -> bool:
+    """`line` is the one line of an engine stopped on the CRDs nvcre 9.9.0 re-stamped, naming both versions."""
+    if line is None or not line.startswith(SAID) or not line.endswith(BY):
+        return False
+    names = line[len(SAID):-len(BY)].rsplit(" ", 1)[0].split(", ")  # "a, b were" / "a was"
+    return bool(names) and all(name.endswith(".nvcre.nvidia.com") for name in names)
+
+
+@pytest.fixture(autouse=True)
+def quick_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schemaguard, "SCHEMA_CHECK_SECONDS", 0.1)
+
+
+async def _holder(admin) -> str | None:
+    try:
+        return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity")
+    except NotFound:
+        return None
+
+
+async def test_the_controller_exits_with_one_line_naming_both_versions_once_its_crds_are_restamped(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    controller = _controller(kubeconfig, "--identity", "ctl-old")
+    try:
+        async def held() -> bool:
+            return await _holder(admin) == "ctl-old"
+
+        await until(held)
+        await asyncio.sleep(0.3)  # a few looks at the unchanged CRDs: nothing said, nothing stopped
+        assert not controller.done()
+        await _stamp(admin, generation=NEWER, version="9.9.0")  # what `setup init --force` of nvcre 9.9.0 leaves
+        code = await asyncio.wait_for(controller, 15)
+    finally:
+        if not controller.done():
+            await EngineLease(admin, server.clock, "nvcre-system", "test", 1).try_acquire()
+            await asyncio.wait_for(controller, 15)
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and [line for line in err if stopped(line.removeprefix("nvcre controller: "))], err
+    assert err[-1] == "nvcre controller: stopped; released the engine lease for the next engine", err
+    assert not await _holder(admin)  # the engine of 9.9.0 need not wait for it to expire
+
+
+async def test_a_console_engine_stops_gives_the_lease_back_and_stays_a_viewer_that_says_why(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        assert session.engine is not None and session.engine_stopped is None
+        engine = session.engine
+        running = asyncio.create_task(engine.run())
+        await asyncio.sleep(0.3)
+        assert session.engine is engine and not running.done()
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def ended() -> bool:
+            return session.engine is None and running.done()
+
+        await until(ended)
+        running.result()  # it returned: stopped, not failed
+        assert stopped(session.engine_stopped) and session.viewer_reason == f"viewer: {session.engine_stopped}"
+        assert session.lease is None and not await _holder(admin)
+        assert not await session.take_over()  # never again with this schema, though the Lease is free
+        assert session.engine is None and session.viewer_reason == f"viewer: {session.engine_stopped}"
+    finally:
+        await session.close()
+
+
+async def test_an_engine_on_its_own_schema_restamped_the_same_goes_on(server, kubeconfig, admin, capsys) -> None:
+    """`setup init` of this very version again (or `setup crds | kubectl apply`) changes nothing an engine writes."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        running = asyncio.create_task(session.engine.run()) if session.engine is not None else None
+        assert running is not None
+        assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+        await asyncio.sleep(0.5)
+        assert session.engine is not None and session.engine_stopped is None and not running.done()
+        running.cancel()
+    finally:
+        await session.close()

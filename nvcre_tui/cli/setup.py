@@ -71,7 +71,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                       help="how long to wait for the CRDs to be Established (default 60)")
     init.add_argument("--force", action="store_true",
-                      help="replace CRDs a newer nvcre installed with this version's older schema (a downgrade: refused without it)")
+                      help="replace CRDs a newer nvcre installed with this version's older schema (a downgrade), or change "
+                           "the CRDs' schema while an engine of another version holds the Lease: each refused without it")
     add_kube_arguments(init, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     init.set_defaults(func=init_command)
 
@@ -260,6 +261,17 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
                          f"{THIS_NVCRE}: applying this version's would downgrade them (an engine of the newer version then "
                          f"refuses them); use nvcre {installed.newest_version or 'that version'} or later, or downgrade with "
                          "`nvcre setup init --force` (nothing applied)")
+    if installed is not None and installed.order != "same":
+        from nvcre_tui.cli.init_checks import change_under, engines_under, refusal
+
+        # An engine holding the Lease runs on the CRDs this would change: said before anything is applied
+        if engines := await engines_under(store, clock, [namespace, *installs]):
+            if args.dry_run:
+                _say(f"nvcre setup init: {change_under(engines, installed)} (a dry run: nothing applied)")
+            elif not getattr(args, "force", False):
+                raise InputError(refusal(engines, installed))
+            else:
+                _say(f"nvcre setup init: --force: {change_under(engines, installed)}")
     # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
     made = made_by_init(found if namespace_exists else None)
     objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]

@@ -25,8 +25,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import lease_spec
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, ENGINE_NAME, LABEL_PART_OF
+from nvcre_tui.engine.api.stamps import PACKAGE_VERSION
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, ANNOTATION_ENGINE_VERSION, ENGINE_NAME, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
+from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
 
@@ -68,6 +70,7 @@ class LeaseHolder:
     transitions: int = 0
     ahead: float = 0.0  # seconds renewTime is ahead of the reader's clock (the holder's clock runs fast)
     runner: str | None = None  # RUNNER_PODS or RUNNER_SIMULATED (ANNOTATION_ENGINE_RUNNER); None: not said
+    version: str | None = None  # its engine's nvcre version (ANNOTATION_ENGINE_VERSION); None: not said (an older nvcre)
 
     @property
     def skewed(self) -> bool:
@@ -94,9 +97,24 @@ class LeaseHolder:
         duration = int(spec.get("leaseDurationSeconds") or 0)
         live = renewed is not None and renewed + timedelta(seconds=duration) > now
         ahead = max(0.0, (renewed - now).total_seconds()) if renewed is not None else 0.0
-        runner = ((lease.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ENGINE_RUNNER)
+        annotations = (lease.get("metadata") or {}).get("annotations") or {}
+        runner = annotations.get(ANNOTATION_ENGINE_RUNNER)
         return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0), ahead,
-                   runner if isinstance(runner, str) else None)
+                   runner if isinstance(runner, str) else None, _version(annotations.get(ANNOTATION_ENGINE_VERSION), identity))
+
+
+MAX_VERSION_CHARS = 64
+
+
+def _version(said: Any, identity: str) -> str | None:
+    """The version ANNOTATION_ENGINE_VERSION gives the holder `identity`: only when the annotation names that holder (an
+    older nvcre holding the Lease keeps the annotation of the engine before it), on one line, at a version's length."""
+    if not isinstance(said, str):
+        return None
+    version, _, holder = said.partition(" ")
+    if holder != identity or not version:
+        return None
+    return printable(version, newlines=False)[:MAX_VERSION_CHARS]
 
 
 class EngineLease:
@@ -179,7 +197,8 @@ class EngineLease:
         annotations = dict(metadata.get("annotations") or {})
         if self.runner is None:
             return {"annotations": annotations} if annotations else {}
-        return {"annotations": {**annotations, ANNOTATION_ENGINE_RUNNER: self.runner}}
+        return {"annotations": {**annotations, ANNOTATION_ENGINE_RUNNER: self.runner,
+                                ANNOTATION_ENGINE_VERSION: f"{PACKAGE_VERSION} {self.identity}"}}
 
     async def _write(self, lease: Obj, *, taking_over: bool) -> bool:
         metadata = lease.get("metadata") or {}

@@ -49,6 +49,10 @@ ANNOTATION_MADE_BY_INIT = "nvcre.nvidia.com/made-by-setup-init"
 # simulated fleet, made-up measurements, for a certification meant for GPUs).
 ANNOTATION_ENGINE_RUNNER = "nvcre.nvidia.com/engine-runner"
 RUNNER_PODS, RUNNER_SIMULATED = "pods", "simulated-fleet"
+# On the engine's Lease too: the nvcre version of its holder's engine, followed by that holder's identity ("0.1.0
+# controller-7f9c"), so that `setup init` says which engine it would upgrade the CRDs under. The identity makes an older
+# holder, which writes no such annotation and keeps the one it finds, read as unknown rather than as the version before it.
+ANNOTATION_ENGINE_VERSION = "nvcre.nvidia.com/engine-version"
 # -- ours: names ---------------------------------------------------------------------------------------------
 INSTALL_NAMESPACE = "nvcre-system"  # where `setup init` installs the engine; its Lease and the fleet's ConfigMap live there
 ENGINE_NAME = "nvcre-engine"  # the engine's ServiceAccount, roles and bindings, its Lease, and its user agent

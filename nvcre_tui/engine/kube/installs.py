@@ -158,6 +158,7 @@ class LiveEngine:
 
     namespace: str
     identity: str
+    version: str | None = None  # its nvcre version, as the Lease says it (None: not said: an nvcre before it did)
 
 
 async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> list[LiveEngine] | None:
@@ -184,5 +185,5 @@ async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> l
     for lease in leases:
         holder = LeaseHolder.from_lease(lease, now)
         if holder is not None and holder.live:
-            engines.append(LiveEngine(lease["metadata"].get("namespace") or "", holder.identity))
+            engines.append(LiveEngine(lease["metadata"].get("namespace") or "", holder.identity, holder.version))
     return sorted(engines, key=lambda engine: engine.namespace)

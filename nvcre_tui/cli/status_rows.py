@@ -48,7 +48,8 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         lease_row = ("engine lease", "free", "no engine holds nvcre-engine")
     else:
         lease_row = ("engine lease", "held" if lease.live else "expired",
-                     f"{lease.holder}, for {_age(lease.held_seconds)}, {lease.renewal or 'never renewed'}")
+                     f"{lease.holder} ({f'nvcre {lease.version}' if lease.version else 'its version unrecorded'}), "
+                     f"for {_age(lease.held_seconds)}, {lease.renewal or 'never renewed'}")
     trainer_present = [c for c in status.trainer if c.present]
     trainer_detail = "; ".join(f"{c.name.split('.')[0]} {','.join(c.versions) or '?'}" + (f" ({c.release})" if c.release else "")
                                for c in trainer_present) or "no trainer.kubeflow.org CRDs"

@@ -24,6 +24,10 @@ NEVER = ("it never looks at the CRDs again (an nvcre from before engines said th
 UPGRADING = f"upgrading the CRDs nvcre 0.0.9 (schema generation 0) installed to {THIS} under a running engine: "
 
 
+def _lease_row(status: tuple[int, str, str]) -> str:
+    return next(" ".join(line.split()) for line in status[1].splitlines() if line.startswith("engine lease"))
+
+
 async def _held_by(admin, server, identity: str, said: str | None) -> None:
     """An engine holds the Lease now; its annotation (None: none) as that engine's nvcre wrote it."""
     await EngineLease(admin, server.clock, "nvcre-system", identity, 3600).try_acquire()
@@ -40,6 +44,7 @@ async def test_init_refuses_to_upgrade_the_crds_under_a_running_engine_unless_fo
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
     await _stamp(admin, generation="0", version="0.0.9")  # what nvcre 0.0.9's init left
     await _held_by(admin, server, "ctl-old", "0.0.9 ctl-old")
+    assert _lease_row(await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)).startswith("engine lease held ctl-old (nvcre 0.0.9), for ")
     before = len(server.requests)
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, out) == (2, "")
@@ -60,6 +65,8 @@ async def test_an_engine_whose_lease_says_no_version_is_said_to_go_on_writing_wi
     await _stamp(admin, generation="0", version="0.0.9")
     for said in (None, f"{NVCRE_VERSION} controller-before-it"):
         await _held_by(admin, server, "ctl-older", said)
+        status = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+        assert _lease_row(status).startswith("engine lease held ctl-older (its version unrecorded), for "), status
         code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
         assert (code, err) == (2, f"nvcre setup init: {UPGRADING}ctl-older holds the engine Lease in nvcre-system (its version "
                                   f"unrecorded): {NEVER}; {STOP}\n"), err

@@ -87,6 +87,7 @@ class LeaseState:
     held_seconds: float | None
     renewed_seconds_ago: float | None
     renewal: str | None = None  # `renewed 4s ago`, or that the holder's clock runs ahead (LeaseHolder.renewal)
+    version: str | None = None  # the holder's nvcre version, as the Lease says it (None: not said, an older nvcre)
 
 
 @dataclass
@@ -206,6 +207,7 @@ def _lease_state(holder: LeaseHolder | None, now: datetime) -> LeaseState | None
         (now - holder.acquired).total_seconds() if holder.acquired else None,
         (now - holder.renewed).total_seconds() if holder.renewed else None,
         holder.renewal(now),
+        holder.version,
     )
 
 

@@ -779,9 +779,11 @@ async def _simulated_nodes(store: KubeStore) -> tuple[list[Obj], list[str]]:
     from nvcre_tui.engine.sim.fleet import registered_by_simulator
     from nvcre_tui.engine.store.protocol import NODE
 
-    nodes = (await store.list(NODE, label_selector=f"{LABEL_SIMULATED}=true")).items
+    # every Node, not those labelled simulated: an older simulator registered its Nodes without the label
+    nodes = (await store.list(NODE)).items
     return ([node for node in nodes if registered_by_simulator(node)],
-            [node["metadata"]["name"] for node in nodes if not registered_by_simulator(node)])
+            [node["metadata"]["name"] for node in nodes
+             if (node["metadata"].get("labels") or {}).get(LABEL_SIMULATED) == "true" and not registered_by_simulator(node)])
 
 
 async def _remove_simulated_nodes(store: KubeStore, registered: list[Obj], strangers: list[str]) -> None:

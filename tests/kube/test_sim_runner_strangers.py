@@ -108,3 +108,65 @@ def test_a_real_node_labelled_simulated_by_someone_else_is_not_played_nor_writte
     assert "or one another client set" in group["message"]
     assert not report["failedNodes"]
     assert [w for w in written if w[0] != "create"] == []  # its create met AlreadyExists; nothing else
+
+
+async def _older_fleet(kubeconfig: Path, names: list[str]) -> None:
+    """Nodes as an nvcre from before the simulated label registered them with --sim-runner: created by the simulator's
+    client (user agent nvcre-sim: the server records it as their field manager), without that label."""
+    from nvcre_tui.engine.sim.scenario import default_scenario
+    from nvcre_tui.engine.sim.scenario import build_nodes
+
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-sim")
+    try:
+        for node in build_nodes(default_scenario()):
+            if node["metadata"]["name"] in names:
+                node["metadata"]["labels"] = {k: v for k, v in node["metadata"]["labels"].items() if not k.startswith("nvcre.nvidia.com/")
+                                              and k != "app.kubernetes.io/managed-by"}
+                status = node.pop("status")
+                stored = await store.create(NODE, node)
+                await store.update_status(NODE, {**stored, "status": status})
+    finally:
+        await store.close()
+
+
+def test_the_nodes_an_older_sim_runner_registered_are_played_counted_and_reset_as_its_own(tmp_path: Path, capsys) -> None:
+    """After an upgrade, the older fleet's Nodes (no simulated label) read as real GPU nodes: `--sim-runner` refused to play
+    them (every group WorkloadNotCreated), `setup status` counted them as real (kubelets missing) and `setup reset` left
+    them. The server says the simulator alone wrote them: they are the fleet's. One someone else touched stays a stranger."""
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(CERT.replace("nodeNames: [dgx-01]", "nodeNames: [gpu-node-01]"))
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_older_fleet(kubeconfig, ["gpu-node-01", "gpu-node-02"]))
+
+        async def touch() -> None:  # a user labelled gpu-node-02: not the simulator's alone any more
+            store = await store_on(kubeconfig, SystemClock(), "kubectl-label")
+            try:
+                node = await store.get(NODE, "gpu-node-02")
+                node["metadata"]["labels"]["team"] = "a"
+                await store.update(NODE, node)
+            finally:
+                await store.close()
+
+        asyncio.run(touch())
+        capsys.readouterr()
+        assert main(["setup", "status", "--kubeconfig", str(kubeconfig)]) in (0, 1)
+        rows = {line.split()[0] + " " + line.split()[1]: " ".join(line.split()) for line in capsys.readouterr().out.splitlines()}
+        assert "1 simulated by --sim-runner" in rows["gpu nodes"], rows["gpu nodes"]
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(cert), "--wait"])
+        out = capsys.readouterr().out
+        assert code in (0, 1) and "WorkloadNotCreated" not in out and "were not registered by it" not in out, out
+
+        async def labels(name: str) -> dict[str, str]:
+            store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+            try:
+                return (await store.get(NODE, name))["metadata"]["labels"]
+            finally:
+                await store.close()
+
+        assert asyncio.run(labels("gpu-node-01")).get("nvcre.nvidia.com/simulated") == "true"  # adopted
+        assert "nvcre.nvidia.com/simulated" not in asyncio.run(labels("gpu-node-02"))  # not the simulator's alone: left as it is
+        assert main(["setup", "reset", "--yes", "--force", "--kubeconfig", str(kubeconfig)]) == 0
+        out = capsys.readouterr().out
+        assert [line for line in out.splitlines() if line.startswith("deleted the ")] == [
+            "deleted the 31 simulated Nodes --sim-runner registered: gpu-node-01, gpu-node-03, gpu-node-04 and 28 more"], out
+        assert asyncio.run(labels("gpu-node-02"))["team"] == "a"

@@ -71,9 +71,10 @@ def registered_by_simulator(node: Obj) -> bool:
     """Whether the simulated fleet registered this Node: labelled simulated, and on an API server (which keeps
     managedFields: who set each field) the simulator is who set that label. A Node merely labelled simulated (a real one
     someone labelled, a copy of a simulated one) is not its own: it never plays, cordons or deletes it. The embedded store
-    keeps no managedFields: its Nodes are the fleet's."""
+    keeps no managedFields: its Nodes are the fleet's. A Node an older simulator registered carries no such label
+    (`registered_before_the_label`)."""
     if node_labels(node).get(LABEL_SIMULATED) != "true":
-        return False
+        return registered_before_the_label(node)
     entries = (node.get("metadata") or {}).get("managedFields")
     if not entries:
         return True
@@ -82,6 +83,18 @@ def registered_by_simulator(node: Obj) -> bool:
         if str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT and f"f:{LABEL_SIMULATED}" in labels:
             return True
     return False
+
+
+def registered_before_the_label(node: Obj) -> bool:
+    """A Node without the simulated label that an nvcre from before that label registered with `--sim-runner`: the server
+    records the simulator as its only writer (its managedFields: a kubelet, a node controller, a user's label or cordon
+    would each be there too). Its fleet adopts it (`ensure_nodes` labels it), `setup status` counts it as simulated and
+    `setup reset` deletes it: left alone it looked like a real GPU node, which `--sim-runner` refused to play."""
+    if node_labels(node).get(LABEL_SIMULATED) == "true":
+        return False
+    entries = (node.get("metadata") or {}).get("managedFields") or []
+    return bool(entries) and all(isinstance(entry, dict) and str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT
+                                 for entry in entries)
 
 
 class SimulatedFleet:
@@ -124,6 +137,14 @@ class SimulatedFleet:
                 if not registered_by_simulator(stored) and not self.plays_the_cluster:
                     self.not_ours.add(name)
                     continue
+                if registered_before_the_label(stored) and not isinstance(error, Forbidden):
+                    # an older simulator's: labelled as this one labels its own, so every check tells it from a real Node
+                    stored["metadata"]["labels"] = {**node_labels(stored), LABEL_SIMULATED: "true", LABEL_MANAGED_BY: SIMULATOR_NAME}
+                    try:
+                        stored = await self.store.update(NODE, stored)
+                        self.writes += 1
+                    except (Conflict, NotFound):
+                        continue  # changed or removed meanwhile: the next call looks again
                 if stored.get("status") or isinstance(error, Forbidden):
                     continue  # present and complete: an earlier engine made it, or the user edited it
             stored["status"] = node["status"]

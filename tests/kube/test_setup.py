@@ -451,9 +451,9 @@ async def test_reset_counts_the_configmaps_it_deleted_per_namespace_in_one_line(
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
     assert code == 0, err
     lines = out.splitlines()
-    assert [line for line in lines if "owners are gone" in line] == [
+    assert [line for line in lines if "nvcre owners are gone" in line] == [
         "service/rdzv in default deleted (its nvcre owners are gone)",
-        "15 ConfigMaps (results, run configs) deleted (its nvcre owners are gone): 12 in default, 3 in team-a"]
+        "15 ConfigMaps (results, run configs) deleted (their nvcre owners are gone): 12 in default, 3 in team-a"]
     assert not [line for line in lines if line.startswith("configmap/")]
     assert (await admin.list(CONFIGMAP, "default")).items == [] and (await admin.list(CONFIGMAP, "team-a")).items == []
 

@@ -61,7 +61,9 @@ def deleted_lines(deleted: list[tuple[ResourceKind, Obj]]) -> list[str]:
         configmaps[str(obj["metadata"].get("namespace"))] += 1
     if configmaps:
         where = ", ".join(f"{n} in {namespace}" for namespace, n in sorted(configmaps.items()))
-        lines.insert(at, f"{count(sum(configmaps.values()), 'ConfigMap')} (results, run configs) {DELETED}: {where}")
+        total = sum(configmaps.values())
+        deleted_them = DELETED if total == 1 else DELETED.replace("its", "their")
+        lines.insert(at, f"{count(total, 'ConfigMap')} (results, run configs) {deleted_them}: {where}")
     return lines
 
 

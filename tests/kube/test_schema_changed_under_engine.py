@@ -108,3 +108,50 @@ async def test_an_engine_on_its_own_schema_restamped_the_same_goes_on(server, ku
         running.cancel()
     finally:
         await session.close()
+
+
+async def _hold(admin, server, identity: str) -> EngineLease:
+    lease = EngineLease(admin, server.clock, "nvcre-system", identity, 3600)
+    assert await lease.try_acquire()
+    return lease
+
+
+async def test_a_standby_controller_checks_the_crds_again_when_it_takes_the_lease(server, kubeconfig, admin, capsys) -> None:
+    """A standby checked the schema when it started, then waited for the Lease while `setup init` of another version
+    ran: it took the Lease and reconciled with its old schema until its guard's next look."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    other = await _hold(admin, server, "ctl-new")
+    controller = _controller(kubeconfig, "--identity", "ctl-standby")
+    try:
+        await asyncio.sleep(1.0)  # it opened (schema checked) and queues for the Lease
+        assert not controller.done()
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+        server.clear_requests()
+        await other.release()
+        code = await asyncio.wait_for(controller, 15)
+    finally:
+        if not controller.done():
+            await asyncio.wait_for(controller, 15)
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and err[-1].startswith("nvcre controller: http") and err[-1].endswith(BY), err
+    assert not await _holder(admin)  # given back at once
+    writes = [r for r in server.requests if r.verb not in ("get", "list", "watch") and r.resource != "leases"]
+    assert writes == [], writes  # nothing reconciled with the old schema
+
+
+async def test_a_viewer_console_does_not_take_the_lease_over_on_crds_of_another_version(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    other = await _hold(admin, server, "ctl-new")
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        assert session.engine is None and "held by ctl-new" in (session.viewer_reason or "")
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+        await other.release()
+        assert not await session.take_over()
+        assert session.engine is None and session.engine_stopped is not None and session.engine_stopped.endswith(BY)
+        assert session.viewer_reason == f"viewer: {session.engine_stopped}" and not await _holder(admin)
+        server.clear_requests()
+        assert not await session.take_over()  # for good: it does not take the Lease again to find the same
+        assert server.requests_where(verb="update", resource="leases") == [] and server.requests_where(verb="create", resource="leases") == []
+    finally:
+        await session.close()

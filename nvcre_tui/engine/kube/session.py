@@ -68,6 +68,14 @@ VIEWER_AGENT = "nvcre-viewer"
 MAX_AHEAD_SECONDS = 30 * 86400.0  # the furthest a simulated clock follows the fleet's runs ahead of its own now
 
 
+class SchemaRefused(InputError):
+    """This engine may not run: its CRDs carry another nvcre's schema (`why`, from schema_refusal)."""
+
+    def __init__(self, server: str, why: str) -> None:
+        super().__init__(f"{server}: {why}")
+        self.why = why
+
+
 @dataclass
 class NoLogs:
     """The LogSource a session holds until `open` chooses its runner (and the runner's logs)."""
@@ -337,6 +345,8 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await lease.release()
             self.viewer_reason = "viewer: " + " ".join(str(getattr(error, "message", None) or error).split())
+            if isinstance(error, SchemaRefused):  # for good: the CRDs carry another version's schema (said as at opening)
+                self.engine_stopped, self._candidate, self.viewer_reason = error.why, None, f"viewer: {error.why}"
             return False
         self._hold(lease)
         return True
@@ -346,7 +356,15 @@ class KubeSession:
         With --sim-runner: move the simulated clock on to where the fleet's runs were left (another process played the
         fleet, and its time ran on, while this one waited; `_go_on_from_the_fleet`), and register the fleet's Nodes if
         this process has not (a standby controller). With real pods: InputError while the simulated fleet's
-        certifications run (`_fleet_played`). Only an engine's session calls it: every namespace."""
+        certifications run (`_fleet_played`). Either way SchemaRefused once its CRDs carry another nvcre's schema: it
+        checked them when it opened, and `setup init` of another version may have run while it waited for the Lease (a
+        standby controller, a viewer console). Only an engine's session calls it: every namespace."""
+        try:
+            installed = await installed_crds(self.engine_kube)
+        except StoreError:
+            installed = None  # unreadable (said at opening) or away: the guard looks again while it runs
+        if installed is not None and installed.order != "same":
+            raise SchemaRefused(self.target.server, schema_refusal(installed))
         if self.scenario is None:  # real pods: not while the simulated fleet's certifications run (InputError)
             if (played := await self._fleet_in_play()) is not None:
                 raise InputError(f"{self.target.server}: {played}")

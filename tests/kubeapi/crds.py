@@ -16,7 +16,7 @@ from typing import Any
 from .errors import Cause
 from .registry import Registry, bucket_of, key_of
 from .resources import COMMON_FIELDS, Resource
-from .schema import pattern_error
+from .schema import pattern_error, prune
 from .storage import Change, clone
 
 __all__ = ["CrdController", "validate_crd", "CLEANUP_FINALIZER"]
@@ -186,11 +186,25 @@ class CrdController:
         for res in resources:
             self.registry.serve(res)
         self.served[name] = resources
+        self._prune_stored(resources)
         self._set_status(crd, [
             _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", self.registry.now()),
             _condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted",
                        self.registry.now()),
         ])
+
+    def _prune_stored(self, resources: list[Resource]) -> None:
+        """The real server prunes what the storage version's schema does not know from every object it decodes from
+        etcd, so objects written under an older schema read back without the fields a new one dropped (an upgrade's
+        CRDs). Rewritten in place here, resourceVersion unchanged, as every read then returns them."""
+        for res in resources:
+            if res.schema is None or res.version != res.storage_version:
+                continue
+            bucket = self.registry.storage.bucket(bucket_of(res))
+            for key, obj in list(bucket.items()):
+                pruned = prune(obj, res.schema)
+                if pruned != obj:
+                    bucket.objects[key] = pruned
 
     def _set_status(self, crd: Obj, conditions: list[Obj]) -> None:
         status = clone(crd.get("status") or {})

@@ -418,3 +418,25 @@ def test_cel_equality_is_the_servers() -> None:
     assert cel_equal({"a": 1, "x": 1}, {"a": 1, "y": 1}, with_extra)  # a declared key beside undeclared ones
     listed = {"type": "array", "items": bare}
     assert cel_equal([{"a": 1}], [{"b": 1}], listed) and not cel_equal([{"a": 1}, {}], [{}, {"a": 1}], listed)
+
+
+async def test_objects_read_back_pruned_by_the_schema_of_an_updated_crd(api: client.ApiClient) -> None:
+    """As the real server decodes from etcd: a field the CRD's new schema no longer has is gone from every read of the
+    objects written before (an upgrade that dropped a field), not kept until the object is next written."""
+    await install_crds(api)
+    objects = client.CustomObjectsApi(api)
+    await objects.create_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], certification("c1"))
+    before = await objects.get_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1")
+    assert "target" in before["spec"]
+    extensions = client.ApiextensionsV1Api(api)
+    crd = await extensions.read_custom_resource_definition("certifications.nvcre.nvidia.com")
+    body = api.sanitize_for_serialization(crd)
+    spec_schema = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    del spec_schema["properties"]["target"]
+    spec_schema["required"] = [name for name in spec_schema.get("required") or [] if name != "target"]
+    await extensions.replace_custom_resource_definition("certifications.nvcre.nvidia.com", body)
+    await asyncio.sleep(0.05)  # the CRD controller serves the new schema
+    after = await objects.get_namespaced_custom_object(*CERTS[:2], "default", CERTS[2], "c1")
+    assert "target" not in after["spec"] and after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    listed = await objects.list_namespaced_custom_object(*CERTS[:2], "default", CERTS[2])
+    assert "target" not in listed["items"][0]["spec"]

@@ -118,16 +118,29 @@ def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pen
                          f"{schema.newest_version or 'that version'} or later (`setup init` of this one would downgrade them, "
                          "and refuses to without --force)")
     if schema is not None and schema.order == "older":
-        return "outdated", (f"installed by {schema.installed_by}; this {THIS_NVCRE} is newer: run nvcre setup init to "
-                            f"upgrade them ({', '.join(schema.differ)})")
+        return "outdated", (f"installed by {schema.installed_by}; this {THIS_NVCRE} is newer: {_stop_then_init(status)}run "
+                            f"nvcre setup init to upgrade them ({', '.join(schema.differ)})")
     if outdated:
         by = f" (installed by {schema.installed_by})" if schema is not None else " (not installed by setup init)"
-        return "outdated", f"schema differs from this nvcre {NVCRE_VERSION}'s: {', '.join(outdated)}{by} (run nvcre setup init)"
+        return "outdated", (f"schema differs from this nvcre {NVCRE_VERSION}'s: {', '.join(outdated)}{by} "
+                            f"({_stop_then_init(status)}run nvcre setup init)")
     if pending:
         return "pending", f"not Established: {', '.join(pending)}"
     by = "" if schema is None else (f", installed by this nvcre ({NVCRE_VERSION})" if schema.versions == (NVCRE_VERSION,) and not schema.unrecorded
                                     else f", installed by {schema.installed_by}, with this nvcre {NVCRE_VERSION}'s schema")
     return "ok", f"{len(status.crds)}/{len(status.crds)} present, schema current{by}"
+
+
+def _stop_then_init(status: InstallStatus) -> str:
+    """What comes before the `setup init` that upgrades the CRDs: stopping the engine of another version that holds the
+    Lease, which init refuses to upgrade them under (cli/init_checks.py); nothing when none does."""
+    from nvcre_tui.engine.kube.install import NVCRE_VERSION
+
+    lease = status.lease
+    if lease is None or not lease.live or lease.version == NVCRE_VERSION:
+        return ""
+    return (f"stop the engine {lease.holder} ({f'nvcre {lease.version}' if lease.version else 'its version unrecorded'}) that "
+            "holds the Lease, which runs on them (init refuses to change them under it without --force), then ")
 
 
 # Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen,

@@ -44,7 +44,14 @@ async def test_init_refuses_to_upgrade_the_crds_under_a_running_engine_unless_fo
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
     await _stamp(admin, generation="0", version="0.0.9")  # what nvcre 0.0.9's init left
     await _held_by(admin, server, "ctl-old", "0.0.9 ctl-old")
-    assert _lease_row(await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)).startswith("engine lease held ctl-old (nvcre 0.0.9), for ")
+    status = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert _lease_row(status).startswith("engine lease held ctl-old (nvcre 0.0.9), for ")
+    # status advised the `setup init` that refuses: it says to stop that engine first
+    [crds] = [" ".join(line.split()) for line in status[1].splitlines() if line.startswith("nvcre CRDs")]
+    assert crds == (f"nvcre CRDs outdated installed by nvcre 0.0.9 (schema generation 0); this {THIS} is newer: stop the engine "
+                    "ctl-old (nvcre 0.0.9) that holds the Lease, which runs on them (init refuses to change them under it without "
+                    "--force), then run nvcre setup init to upgrade them (certifications.nvcre.nvidia.com, workflows.nvcre.nvidia.com, "
+                    "jobs.nvcre.nvidia.com, workloadruns.nvcre.nvidia.com)"), crds
     before = len(server.requests)
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, out) == (2, "")

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, LABEL_SIMULATED, SUCCEEDED, WORKLOAD_NOT_CREATED
+from nvcre_tui.engine.api.vocabulary import FAILED, INVALID_SPEC, LABEL_SIMULATED, SIMULATOR_AGENT, SUCCEEDED, WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import HOW_RUN, SIMULATED, is_true, with_condition
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
@@ -86,6 +86,15 @@ class SimulatedRunner:
         """Scheduling -> Running -> Succeeded / Failed as simulated time passes; seconds to the next change."""
         if run_status(run).get("phase") in FINISHED:
             return None
+        if (self.fleet_only and run_status(run).get("phase") in ("Scheduling", "Running") and not is_true(run, SIMULATED)
+                and played_by_the_fleet(run)):
+            # An older nvcre's fleet started it, before runs said Simulated (the server records the simulator as a writer
+            # of its status): this fleet plays it on, and says so on it first, so that no report passes it for a GPU's.
+            updated = await self._patch(run, {"conditions": with_condition(conditions_of(run), SIMULATED, True, HOW_RUN[SIMULATED],
+                                                                           self.simulated_message, format_time(self.clock.now()))})
+            if updated is None:
+                return RETRY_SECONDS
+            run = updated
         if self.fleet_only and run_status(run).get("phase") in ("Scheduling", "Running") and not is_true(run, SIMULATED):
             # On a cluster (--sim-runner), an engine without it started this run on real pods: playing it here would
             # pass made-up numbers off as a real GPU's (no Simulated condition on what it started). Nobody is blamed:
@@ -257,6 +266,14 @@ class SimulatedRunner:
             return None
         self._own_writes += 1
         return updated
+
+
+def played_by_the_fleet(run: Obj) -> bool:
+    """Whether the simulated fleet wrote this run's status, as the API server's managedFields say (its client's user agent,
+    SIMULATOR_AGENT, is the field manager): a run an engine started on real pods has its status written by the engine."""
+    entries = (run.get("metadata") or {}).get("managedFields") or []
+    return any(isinstance(entry, dict) and entry.get("subresource") == "status"
+               and str(entry.get("manager") or "").split("/")[0] == SIMULATOR_AGENT for entry in entries)
 
 
 def _blocked(plan: RunPlan) -> Obj:

@@ -27,7 +27,7 @@ from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
 from nvcre_tui.engine.api.nodes import NODES_GRANT
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, RUNNER_PODS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, LABEL_WORKFLOW, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
@@ -41,14 +41,14 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
-from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.runners.simulated import SimulatedRunner, played_by_the_fleet
 from nvcre_tui.engine.session import LogSource, RunnerLogs, Session
 from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP, FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, NotKubernetes, StoreError
 from nvcre_tui.engine.store.kube import KubeStore
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, NAMESPACE, NODE, NVCRE_GROUP, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 
@@ -508,6 +508,8 @@ async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | N
         await store.get(CONFIGMAP, FLEET_CONFIGMAP, install_namespace)
         certifications = (await store.list(CERTIFICATION)).items
         jobs = (await store.list(JOB)).items
+        runs = (await store.list(WORKLOADRUN)).items
+        workflows = {(meta_of(w).get("namespace"), meta_of(w).get("name")): w for w in (await store.list(WORKFLOW)).items}
     except (NotFound, Forbidden):
         return None
     unfinished = {(meta_of(c).get("namespace"), meta_of(c).get("name")): c for c in certifications if not is_terminal(c)}
@@ -515,6 +517,13 @@ async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | N
               if is_true(c, SIMULATED) or annotations_of(c).get(ANNOTATION_ENGINE_RUNNER) == RUNNER_SIMULATED}
     played |= {key for job in jobs if is_true(job, SIMULATED)
                and (key := (meta_of(job).get("namespace"), labels_of(job).get(LABEL_CERTIFICATION))) in unfinished}
+    # A run an older nvcre's fleet started says none of that (no Simulated condition, Jobs without the certification
+    # label): the server records the simulator as a writer of its status; its Workflow names the certification.
+    for run in runs:
+        if is_true(run, SIMULATED) or played_by_the_fleet(run):
+            workflow = workflows.get((meta_of(run).get("namespace"), labels_of(run).get(LABEL_WORKFLOW)))
+            if workflow is not None and (key := (meta_of(run).get("namespace"), labels_of(workflow).get(LABEL_CERTIFICATION))) in unfinished:
+                played.add(key)
     if not played:
         return None
     names = ", ".join(f"{namespace}/{name}" for namespace, name in sorted(played)[:3]) + (" ..." if len(played) > 3 else "")

@@ -118,6 +118,7 @@ class Engine:
         self._jobs_on_node: dict[str, set[Key]] = {}
         self._started = False
         self._stopped = False  # stop() is final: a stopped engine never starts again (the Lease is another's now)
+        self.reconciling = False  # a key in hand: `stop` lets it finish, and a Lease goes back only after (never half an object)
         # Which objects this engine reconciles (None: all); the others it only collects when their owner is gone.
         # `delete --wait` limits it to the deleted certifications' trees (limit_to): it collects what they and earlier
         # deletions left, and starts nothing for any other certification.
@@ -330,7 +331,11 @@ class Engine:
         for key in self.queue.take_ready():
             if self._stopped:
                 break  # stopped meanwhile: the rest is another engine's now
-            await self._reconcile(key)
+            self.reconciling = True
+            try:
+                await self._reconcile(key)
+            finally:
+                self.reconciling = False
             if yield_after is not None and time.perf_counter() - paused >= yield_after:
                 await asyncio.sleep(0)
                 paused = time.perf_counter()

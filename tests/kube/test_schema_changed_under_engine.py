@@ -155,3 +155,32 @@ async def test_a_viewer_console_does_not_take_the_lease_over_on_crds_of_another_
         assert server.requests_where(verb="update", resource="leases") == [] and server.requests_where(verb="create", resource="leases") == []
     finally:
         await session.close()
+
+
+async def test_the_lease_goes_back_only_once_the_key_in_hand_is_written(server, kubeconfig, admin, capsys) -> None:
+    """The console's engine stopped, and its Lease went back at once while its last reconcile still wrote: the next
+    engine (of the CRDs' version) could take the Lease and meet those writes."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        engine = session.engine
+        assert engine is not None and session.lease is not None
+        mine = session.lease.identity
+        engine.reconciling = True  # a reconcile in flight (its writes not all done)
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def stopped_engine() -> bool:
+            return session.engine is None
+
+        await until(stopped_engine)
+        await asyncio.sleep(0.3)
+        assert await _holder(admin) == mine  # still held: the key in hand is not written yet
+        engine.reconciling = False
+
+        async def given_back() -> bool:
+            return not await _holder(admin)
+
+        await until(given_back)
+        assert session.lease is None and stopped(session.engine_stopped)
+    finally:
+        await session.close()

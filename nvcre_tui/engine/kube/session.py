@@ -65,6 +65,7 @@ DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
 COMMAND_AGENT = "nvcre"
 ENGINE_AGENT = ENGINE_NAME
 VIEWER_AGENT = "nvcre-viewer"
+KEY_IN_HAND_SECONDS = 30.0  # the longest a stopped engine's last reconcile is waited for before its Lease goes back
 MAX_AHEAD_SECONDS = 30 * 86400.0  # the furthest a simulated clock follows the fleet's runs ahead of its own now
 
 
@@ -311,9 +312,13 @@ class KubeSession:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._holding
             self._holding = None
-        if self.engine is not None:
-            await self.engine.stop()
-        self.engine = None
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            await engine.stop()
+            # The key in hand is written whole before the Lease goes back: the next engine must not meet its last writes.
+            deadline = asyncio.get_running_loop().time() + KEY_IN_HAND_SECONDS
+            while engine.reconciling and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
         if self.lease is not None:
             with contextlib.suppress(StoreError):
                 await self.lease.release()

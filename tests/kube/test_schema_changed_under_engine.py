@@ -82,8 +82,8 @@ async def test_a_console_engine_stops_gives_the_lease_back_and_stays_a_viewer_th
         assert session.engine is engine and not running.done()
         await _stamp(admin, generation=NEWER, version="9.9.0")
 
-        async def ended() -> bool:
-            return session.engine is None and running.done()
+        async def ended() -> bool:  # the engine returned, and the Lease went back after its last key
+            return session.engine is None and running.done() and session.lease is None
 
         await until(ended)
         running.result()  # it returned: stopped, not failed

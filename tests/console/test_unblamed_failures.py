@@ -106,7 +106,8 @@ async def test_a_failure_that_blamed_nobody_is_reachable_from_every_screen(missi
         # As the failures pane says it (reason, Measured): the engine's message ('Threshold "avgStepTimeSec" not
         # evaluated: ... expression: ... (training: the only logged step is warm-up ...') ran on across the pane.
         assert [(f.glyph, f.subject, f.text) for f in failures] == [
-            ("✗", GROUP, "no node blamed: MeasurementUnavailable: avgStepTimeSec unavailable (value <= 30)")], failures
+            ("✗", GROUP, "no node blamed: MeasurementUnavailable: avgStepTimeSec unavailable (value <= 30); "
+             "goodputRatio unavailable (value >= 0.9)")], failures
         assert app.screen.query_one("#count-inconclusive", Digits).value == "4"
 
 

@@ -185,12 +185,13 @@ def test_warm_up_steps_alone_measure_no_speed_and_say_so(capsys: pytest.CaptureF
     result = parse_training("".join(text))
     assert result.incomplete is None and result.warmup_step_count == result.step_count == 1
     assert result.avg_tflops_per_gpu is None and result.avg_step_time_sec is None
-    assert set(result.measurements()) == {"goodputRatio"}
-    assert result.notes() == ("training: the only logged step is warm-up (the first 10 steps of a run): no avgTFLOPsPerGPU "
-                              "or avgStepTimeSec measured (log steps past warm-up: a larger maxSteps)",)
-    assert set(measure("training", text).measurements) == {"goodputRatio"}
+    # Nor goodput: warm-up's share of wall time is no training's (it read 1.00, a perfect number of nothing measured).
+    assert result.goodput is None and result.measurements() == {}
+    assert result.notes() == ("training: the only logged step is warm-up (the first 10 steps of a run): no goodputRatio, "
+                              "avgTFLOPsPerGPU or avgStepTimeSec measured (log steps past warm-up: a larger maxSteps)",)
+    assert measure("training", text).measurements == {}
     code, out = cli(capsys, tmp_path, "training", "".join(text))
-    assert code == 0 and "566.9" not in out.split("avg")[-1]
+    assert code == 0 and "566.9" not in out.split("avg")[-1] and "goodputRatio 1" not in out
 
 
 def test_steps_past_warm_up_average_without_the_warm_up() -> None:

@@ -174,8 +174,8 @@ def _simulated(run: dict[str, object], faults: list[dict[str, object]] | None = 
 def test_simulated_training_logs_are_whole(iters: int) -> None:
     result = parse_training(_simulated(training_run("train", ALL_NODES[:8], iters=iters)))
     # Ten steps log one step, a warm-up one: whole, with no speed measured, and the notes say so.
-    warmup = ("training: the only logged step is warm-up (the first 10 steps of a run): no avgTFLOPsPerGPU or "
-              "avgStepTimeSec measured (log steps past warm-up: a larger maxSteps)",) if iters == 10 else ()
+    warmup = ("training: the only logged step is warm-up (the first 10 steps of a run): no goodputRatio, avgTFLOPsPerGPU "
+              "or avgStepTimeSec measured (log steps past warm-up: a larger maxSteps)",) if iters == 10 else ()
     assert (result.incomplete, result.notes(), result.failure) == (None, warmup, None)
 
 

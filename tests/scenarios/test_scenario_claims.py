@@ -208,8 +208,12 @@ def test_missing_measurement_fails_closed() -> None:
     assert validation["message"].endswith("; no node blamed")  # a measurement missing convicts no node ...
     assert "(training: the only logged step is warm-up" in validation["message"]  # ... and says why it is missing
     assert run.category("nemotron5-8b")["status"] == "Failed" and not run.category("nemotron5-8b")["failedNodes"]  # ... and never passes
-    [record] = job["status"]["evidence"]
-    assert record["metric"] == "avgStepTimeSec" and record["measured"] is None and record["reason"] == "MeasurementUnavailable"
+    records = job["status"]["evidence"]
+    assert [(r["metric"], r["measured"], r["reason"]) for r in records] == [
+        ("avgStepTimeSec", None, "MeasurementUnavailable"), ("goodputRatio", None, "MeasurementUnavailable")]
+    assert "no goodputRatio, avgTFLOPsPerGPU or avgStepTimeSec measured" in validation["message"]
+    # No measurement is no number: the report says no goodput (it said "Goodput: 1.00 (100%)" of warm-up alone).
+    assert run.category("nemotron5-8b")["training"] is None and "Goodput" not in render_text(run.report)
 
 
 # --------------------------------------------------------------------------- time

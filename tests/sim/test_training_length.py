@@ -181,6 +181,17 @@ def test_a_speed_threshold_needs_steps_past_warm_up(steps: int, refused: bool) -
                                  "or drop the threshold")
 
 
+def test_a_goodput_threshold_needs_steps_past_warm_up_too() -> None:
+    """Warm-up alone measures no goodput either (its share of wall time is no training's): refused at input with the
+    speed thresholds, named beside them."""
+    text = CERT.replace("{maxSteps: STEPS}", "{maxSteps: 10, thresholds: {goodputRatio: 'value >= 0.9', avgStepTimeSec: 'value <= 9'}}")
+    with pytest.raises(InputError) as caught:
+        certification_from_text("c.yaml", text, default_catalog())
+    assert str(caught.value) == ("c.yaml: spec.categories[0].options.maxSteps: training/nemotron5-8b measures avgStepTimeSec and "
+                                 "goodputRatio on steps past warm-up (the first 10), and maxSteps 10 logs none: give at least 20, "
+                                 "or drop the threshold")
+
+
 def test_the_least_measured_steps_are_the_parsers_warm_up_and_interval() -> None:
     from nvcre_tui.engine.parsers.training_model import PROFILES
     from nvcre_tui.engine.planning.manifest import LEAST_MEASURED_STEPS, WARMUP_STEPS

@@ -208,7 +208,10 @@ class _Tracker:
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")
         goodput = None
         start, end = self.first_start, self.last_step_time
-        if start is not None and end is not None and (start.tzinfo is None) == (end.tzinfo is None):
+        # Warm-up steps alone time start-up, not training: their share of wall time would read 1.00 for a run that
+        # measured nothing (no measurement is never a perfect number); notes() says why it is absent.
+        measured = self.warmups < self.steps
+        if measured and start is not None and end is not None and (start.tzinfo is None) == (end.tzinfo is None):
             t_w = _seconds(self.last_step_time, self.first_start)
             ratio = goodput_ratio(t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)
             goodput = Goodput(ratio, t_w, self.t_lost, self.t_resume, self.t_reschedule, self.t_save)

@@ -102,7 +102,7 @@ class TrainingResult:
     last_checkpoint_time: datetime | None
     interruptions: int
     restores: int
-    goodput: Goodput | None  # None without a timestamped application start
+    goodput: Goodput | None  # None without a timestamped application start, or with no step past warm-up
     failure: Failure | None = None  # LossNaN: iterations with NaN loss
     skipped_count: int = 0  # step lines left out: an unreadable cell, or a step past its total
     skipped_steps: tuple[SkippedStep, ...] = ()  # the first few of them
@@ -130,14 +130,15 @@ class TrainingResult:
         skipped = (describe_skipped(self.skipped_count, self.skipped_steps),) if self.skipped_count else ()
         steps = "the only logged step is" if self.step_count == 1 else f"all {self.step_count} logged steps are"
         first = f"the first {self.warmup_steps} steps" if self.warmup_steps != 1 else "the first step"
-        warmup = (f"{steps} warm-up ({first} of a run): no {TFLOPS_PER_GPU} or {STEP_TIME} measured (log steps past "
+        warmup = (f"{steps} warm-up ({first} of a run): no {GOODPUT}, {TFLOPS_PER_GPU} or {STEP_TIME} measured (log steps past "
                   "warm-up: a larger maxSteps)",) if self.warmup_only else ()
         return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *warmup, *self.remarks))
 
     def measurements(self) -> dict[str, float]:
         """Threshold metrics this log yields (only those it could measure). TFLOP/s and the step time count no warm-up
         step (NVCRE averages warm-up into TFLOP/s, which fails a healthy node against a threshold at its real speed):
-        a short run (maxSteps 10 to 19 logs step 10 alone) measures neither, which fails such a threshold unblamed."""
+        a short run (maxSteps 10 to 19 logs step 10 alone) measures neither, nor goodput (warm-up's share of wall time
+        is no training's), which fails such a threshold unblamed."""
         values: dict[str, float] = {}
         if self.goodput is not None:
             values[GOODPUT] = self.goodput.ratio

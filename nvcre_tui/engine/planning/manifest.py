@@ -19,7 +19,7 @@ from nvcre_tui.engine.api.validation import pattern_problem, validation_messages
 from nvcre_tui.engine.errors import InputError, field_path
 from nvcre_tui.engine.names import DNS_SUBDOMAIN
 from nvcre_tui.engine.inputs import MAX_YAML_BYTES, parse_yaml_documents
-from nvcre_tui.engine.parsers.measurements import STEP_TIME, TFLOPS_PER_GPU
+from nvcre_tui.engine.parsers.measurements import GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.planning.catalog import TEMPLATE_OPTIONS, Catalog, CatalogEntry
 
 
@@ -111,16 +111,16 @@ def _pod_field_problems(cert: Certification) -> list[tuple[str, str]]:
     return found
 
 
-# Training speed is measured on steps logged past warm-up (parsers/training_model.py PROFILES: Megatron's first 10
-# steps are warm-up and it logs every 10th), so a run needs 20 steps before a step-time or TFLOP/s threshold has
-# anything to judge. (planning may not import the parsers; a test holds the two together.)
+# Training speed and goodput are measured on steps logged past warm-up (parsers/training_model.py PROFILES: Megatron's
+# first 10 steps are warm-up and it logs every 10th), so a run needs 20 steps before a step-time, TFLOP/s or goodput
+# threshold has anything to judge. (planning may not import the parsers; a test holds the two together.)
 WARMUP_STEPS = 10
 LEAST_MEASURED_STEPS = 20
 
 
 def _too_short_for(options: CategoryOptions, entry: CatalogEntry) -> str | None:
     """Why the category's maxSteps leaves its speed thresholds nothing to judge (every logged step warm-up), or None."""
-    speed = sorted(key for key in options.thresholds or {} if key in (TFLOPS_PER_GPU, STEP_TIME) and key in entry.metrics)
+    speed = sorted(key for key in options.thresholds or {} if key in (GOODPUT, TFLOPS_PER_GPU, STEP_TIME) and key in entry.metrics)
     steps = options.max_steps
     if not speed or steps is None or not 0 <= steps < LEAST_MEASURED_STEPS:
         return None

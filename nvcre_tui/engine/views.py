@@ -42,7 +42,7 @@ from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, 
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
-from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
@@ -385,15 +385,31 @@ def states_scope(snapshot: Snapshot, cert_name: str | None = None) -> str:
 
 
 def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]], cert_name: str | None = None) -> dict[str, int]:
-    """Node counts by map state, plus totals, and `under test`: the running nodes a diagnosis holds suspect."""
+    """Node counts by map state, plus totals; `suspect` as the wall's SUSPECT counts it (blamed only with the whole
+    group), `under suspicion` the running diagnoses' narrowing set drawn suspect, and `under test` those of it the
+    current round tests (drawn running)."""
     counts = Counter(state for state, _ in states.values())
-    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)),
-            **{s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}, UNDER_TEST: len(suspects_under_test(snapshot, states, cert_name)),
+    blamed = {row.node for view in snapshot.views.values() if cert_name in (None, view.name) for row in failure_rows(snapshot, view.name)}
+    suspicion = len(under_suspicion(states, blamed))
+    by_state = {s.value: counts.get(s, 0) for s in STATE_PRECEDENCE}
+    by_state["suspect"] -= suspicion
+    return {"nodes": len(snapshot.nodes), "cordoned": sum(1 for n in snapshot.nodes if is_cordoned(n)), **by_state,
+            UNDER_SUSPICION: suspicion, UNDER_TEST: len(suspects_under_test(snapshot, states, cert_name)),
             RUNNING_AGAIN: len(blamed_and_running(snapshot, states, cert_name))}
 
 
-UNDER_TEST = "under test"  # fleet_summary's count of suspects a diagnosis tests this round (drawn running)
+# A running diagnosis's narrowing set, in the console's words (the wall's tally line, the dashboard's fleet line and
+# failures title): not SUSPECT, which the wall, the report and `certification list` keep for a node blamed only with
+# its whole group. The dashboard said "! 2 suspect (+2 under test)" where the wall said "2 ! under suspicion".
+UNDER_SUSPICION = "under suspicion"  # also fleet_summary's key of its count drawn suspect
+TESTED_NOW = "tested now"  # those of it the current round tests (drawn running, or waiting for their pods)
+UNDER_TEST = "under test"  # fleet_summary's key of the count of suspects a diagnosis tests this round
 RUNNING_AGAIN = "more with a failure on record"  # fleet_summary's count of nodes drawn ✗, ! or ? that a test runs on now
+
+
+def suspicion_said(nodes: int) -> str:
+    """The narrowing set as the failures title names it: "2 nodes under suspicion"."""
+    return f"{count(nodes, 'node')} {UNDER_SUSPICION}"
 
 
 def blamed_and_running(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:

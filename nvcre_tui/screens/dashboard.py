@@ -23,9 +23,9 @@ from nvcre_tui.engine.api.nodes import NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (RUNNING_AGAIN, UNBLAMED, UNDER_TEST, Snapshot, categories_held, certification_rows, diagnosis_suspects,
-                                   failure_rows, fault_rows, fleet_summary, node_states, pods_waiting, states_scope, unblamed_failures,
-                                   waiting_to_start)
+from nvcre_tui.engine.views import (RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
+                                   certification_rows, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
+                                   pods_waiting, states_scope, suspicion_said, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane
@@ -96,15 +96,22 @@ def fit_names(names: Sequence[str], width: int) -> str:
     return f"{cut.rstrip()}…{tail}"
 
 
-def under_test(state: NodeState, counts: dict[str, int]) -> str:
-    """What follows the suspect count while a diagnosis tests some of its suspects (drawn running): " (+2 under test)";
-    and the running count while tests run on nodes a failure marks (drawn ✗, ! or ?): " (+19 more with a failure on
-    record)"."""
-    if state is NodeState.SUSPECT and counts.get(UNDER_TEST):
-        return f" (+{counts[UNDER_TEST]} {UNDER_TEST})"
+def running_again(state: NodeState, counts: dict[str, int]) -> str:
+    """What follows the running count while tests run on nodes a failure marks (drawn ✗, ! or ?): " (+19 more with a
+    failure on record)"."""
     if state is NodeState.RUNNING and counts.get(RUNNING_AGAIN):
         return f" (+{counts[RUNNING_AGAIN]} {RUNNING_AGAIN})"
     return ""
+
+
+def suspicion_item(counts: dict[str, int]) -> str | None:
+    """The fleet line's count of a running diagnosis's narrowing set, after the suspect one, in the wall's words:
+    "! 2 under suspicion (+2 tested now)" (those drawn suspect, then those its round tests, drawn running), or None
+    with none. It said "! 2 suspect (+2 under test)", where the wall's SUSPECT is a node blamed with its whole group."""
+    drawn, tested = counts.get(UNDER_SUSPICION, 0), counts.get(UNDER_TEST, 0)
+    if not drawn and not tested:
+        return None
+    return f"{NodeState.SUSPECT.glyph} {drawn} {UNDER_SUSPICION}" + (f" (+{tested} {TESTED_NOW})" if tested else "")
 
 
 def failures_title(name: str, said: Sequence[str], suspects: bool, rows: bool, width: int) -> str:
@@ -181,8 +188,11 @@ class DashboardScreen(NvcreScreen):
                 [Text.assemble(("Fleet ", "bold"), "not shown:"), *(Text(word, style=warning) for word in NODES_WITHHELD.split())], gap=" ")
         else:
             fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
-            fleet += [Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}" + under_test(state, counts),
-                           style=self.app.theme_variables.get(state.variable, "")) for state in NodeState]
+            for state in NodeState:
+                style = self.app.theme_variables.get(state.variable, "")
+                fleet.append(Text(f"{state.glyph} {counts.get(state.value, 0)} {state.value}" + running_again(state, counts), style=style))
+                if state is NodeState.SUSPECT and (suspicion := suspicion_item(counts)) is not None:
+                    fleet.append(Text(suspicion, style=style))
             self.query_one("#fleet", ItemLine).set_items([*fleet, Text(f"cordoned {counts['cordoned']}")])  # wrapped between items only
         pattern = self.query_one("#filter", Input).value
         literally = ""
@@ -267,7 +277,7 @@ class DashboardScreen(NvcreScreen):
             # A diagnosis's suspects are no failures yet (the map and the drill-down show them): said, or "none"
             # read as a clean run while the wall listed them. First: after the failures, 80 columns cut them off.
             suspects = diagnosis_suspects(snapshot, name)
-            weighed = [f"{count(len(suspects), 'suspect')} under diagnosis"] if suspects else []
+            weighed = [suspicion_said(len(suspects))] if suspects else []
             said = [*weighed, ", ".join(found)] if found else weighed or ["none"]
             title.update(failures_title(name, said, bool(suspects), bool(rows), title.content_size.width))
         pane = self.query_one(FailuresPane)

@@ -27,9 +27,10 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_duration
-from nvcre_tui.engine.views import (OUT_OF_REACH, FailureRow, Snapshot, blamed_and_running, categories_held, categories_waiting_for_nodes, certification_nodes,
-                                   clique_marks, failure_rows, infrastructure_faults, node_domain, node_states, same_objects, suspects_under_test,
-                                   targeted_nodes, unblamed_failures, under_suspicion, waiting_to_start)
+from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
+                                   categories_waiting_for_nodes, certification_nodes, clique_marks, failure_rows, infrastructure_faults,
+                                   node_domain, node_states, same_objects, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
+                                   waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend
@@ -242,7 +243,7 @@ class WallScreen(NvcreScreen):
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
         # Said under the counter that holds them: a suspect whose test's pods are not placed yet is drawn waiting (it read
         # "2 running are suspects under test" beside RUNNING 0).
-        note = "".join(f"{len(held)} {state} {'are' if len(held) > 1 else 'is'} under suspicion, tested now; "
+        note = "".join(f"{len(held)} {state} {'are' if len(held) > 1 else 'is'} {UNDER_SUSPICION}, {TESTED_NOW}; "
                        for state in (NodeState.RUNNING.value, NodeState.WAITING.value)
                        if (held := [node for node in tested if states[node][0] == state]))
         again = blamed_and_running(snapshot, states, self.current)  # drawn ✗ ! ?: RUNNING read 0 for an hour of work
@@ -260,7 +261,7 @@ class WallScreen(NvcreScreen):
         tally = (f"no node counts and no map: {NODES_WITHHELD}" if withheld else note
                  + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
                  + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + "
-                 + (f"{len(suspicion)} {NodeState.SUSPECT.glyph} under suspicion + " if suspicion else "")
+                 + (f"{len(suspicion)} {NodeState.SUSPECT.glyph} {UNDER_SUSPICION} + " if suspicion else "")
                  + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
                  + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
         self._say("#tally", tally + reasons)

@@ -229,15 +229,18 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
                 tested_now = sum(1 for node in diagnose["suspectNodes"] if node in testing)
                 under_test += tested_now
                 counts = fleet_summary(snapshot, states)
-                tallies.append((counts["suspect"], counts["running"]))
-                # The counters name the suspects under test apart: suspect + under test = the drill-down's suspects.
-                assert counts["under test"] == tested_now and counts["suspect"] + tested_now == len(diagnose["suspectNodes"]), counts
-                if tested_now:
-                    fleet = str(app.screen.query_one("#fleet", ItemLine).render())
-                    assert f"(+{tested_now} under test)" in fleet, fleet
+                tallies.append((counts["under suspicion"], counts["running"]))
+                # The counters name the suspects under test apart: under suspicion + under test = the drill-down's
+                # suspects; none of them is SUSPECT, a node blamed with its whole group (the wall's words).
+                assert counts["under test"] == tested_now and counts["under suspicion"] + tested_now == len(diagnose["suspectNodes"]), counts
+                assert counts["suspect"] == 0, counts
+                fleet = str(app.screen.query_one("#fleet", ItemLine).render())
+                tested = f" (+{tested_now} tested now)" if tested_now else ""
+                assert f"! {counts['under suspicion']} under suspicion{tested}" in fleet and "! 0 suspect" in fleet, fleet
+                assert "under test" not in fleet, fleet
                 # The failures pane's title says them: "none" read as a clean run while the wall listed them.
                 title = str(app.screen.query_one("#failures-title", Static).render())
-                assert f"{count(len(diagnose['suspectNodes']), 'suspect')} under diagnosis" in title and not title.endswith("none"), title
+                assert f"{count(len(diagnose['suspectNodes']), 'node')} under suspicion" in title and not title.endswith("none"), title
         assert under_test > 0 and partnered > 0 and len(set(tallies)) >= 3, (tallies, partnered)
 
 

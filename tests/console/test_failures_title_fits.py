@@ -37,5 +37,5 @@ async def test_the_title_of_a_running_diagnosis_is_whole_at_80_columns() -> None
         await pilot.pause()
         title = app.screen.query_one("#failures-title", Static)
         said = str(title.render())
-        assert "suspects under diagnosis" in said, said
+        assert "nodes under suspicion" in said, said
         assert cell_len(said) <= title.content_size.width, f"cut at the edge: {said!r}"

@@ -373,7 +373,7 @@ class DrilldownScreen(NvcreScreen):
         text = f"{glyph} {group['name']} ({count(len(group['nodes']), 'node')})"
         evidence = job_status(job).get("evidence") if job is not None else None  # its Job gone: the category's threshold judges it
         text += f"  {why}" + (f"  {shown_measurement(BUS_BANDWIDTH, busbw, evidence, _threshold(wf))} {BANDWIDTH_UNIT}" if busbw is not None else "")
-        data = {"kind": "group", "group": group, "job": job, "workflow": wf}
+        data = {"kind": "group", "group": group, "job": job, "workflow": wf, "verdicts": verdicts}
         holder = parent.add(text, data=data | ({"subject": unblamed.node, "failed": True, "unblamed": unblamed} if unblamed else {}))
         failures = group_failures(group, group["nodes"], job)
         blamed = {f["name"]: f for f in failures}
@@ -395,7 +395,7 @@ class DrilldownScreen(NvcreScreen):
             # Where a diagnosis speaks (`verdicts`), its verdict rows are the failures `f` stops at: a convicted node was
             # also a failed member of each test that decided it (45 stops for 8 failures).
             holder.add_leaf(f"{mark} {name}{why}",
-                            data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict, "state": state,
+                            data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict, "state": state, "verdicts": verdicts,
                                   "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED)})
 
     def _narrow(self) -> bool:
@@ -455,7 +455,8 @@ class DrilldownScreen(NvcreScreen):
         elif kind == "fault":
             text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):
-            text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now())
+            text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now(),
+                                                         data.get("verdicts"))
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
                                          data.get("tested"))

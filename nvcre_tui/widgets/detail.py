@@ -21,6 +21,8 @@ from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import shown_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.logtail import nccl_average_note
+from nvcre_tui.engine.report.model import with_blame
+from nvcre_tui.engine.report.text import failure_blame
 from nvcre_tui.engine.units import format_duration
 
 Obj = dict[str, Any]
@@ -85,8 +87,10 @@ def conditions_line(obj: Obj) -> tuple[str, str, str]:
     return phase, found.get("reason", ""), found.get("message", "")
 
 
-def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -> Text:
-    """A Job (optionally focused on one node of it); `now` times a running one."""
+def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None) -> Text:
+    """A Job (optionally focused on one node of it); `now` times a running one. `verdicts`: its category's diagnosis's
+    (node -> verdict): each failure says it where one decided the node, as the report's failed groups do, else that a
+    whole-group blame convicts no node (report.text.blame_text)."""
     status = job_status(job)
     phase, reason, message = conditions_line(job)
     text = Text()
@@ -102,11 +106,12 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None) -
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
     measurements_text(text, status.get("measurements"), status.get("evidence"))
-    failures = [f for f in job_failures(job) if node in (None, f["name"])]
+    blamed = with_blame(group_nodes(job), job_failures(job))  # `suspect`: blamed with its whole group
+    failures = [{**f, "verdict": (verdicts or {}).get(f["name"])} for f in blamed if node in (None, f["name"])]
     if failures:
         text.append("Failures\n", style="bold")
         for failure in failures:
-            text.append(f"  {shown(failure['name'])}: {shown(failure['reason'])} — {shown(failure.get('message', ''))}\n")
+            text.append(f"  {shown(failure['name'])}: {shown(failure_blame(failure))} — {shown(failure.get('message', ''))}\n")
             evidence_text(text, failure.get("evidence"))
     elif status.get("evidence"):
         text.append("Thresholds\n", style="bold")

@@ -24,7 +24,27 @@ def test_suspects_the_diagnosis_left_inconclusive_are_said_so_beside_their_test(
         suspects = {node["name"] for node in group["failedNodes"] if node.get("suspect")}
         assert suspects and set(group["inconclusiveNodes"]) == suspects & inconclusive, group["name"]
     text = render_text(report)
-    assert text.count("left inconclusive by the diagnosis (not blamed): ") == min(len(category["failedGroups"]), 12)
+    # Said in the test's row, instead of the whole-group suspicion the diagnosis's verdict supersedes.
+    rows = [line for line in text.splitlines() if "ThresholdViolation (" in line]
+    assert rows and all("(left inconclusive by the diagnosis: not blamed)" in line for line in rows), rows
+    assert "its whole group failed together" not in text
+
+
+def test_each_member_of_a_failed_test_says_the_verdict_the_diagnosis_gave_it() -> None:
+    """A failed group's row said "(suspect: its whole group failed together, no node named)" just before "cleared by
+    the diagnosis (healthy)": the diagnosis had decided, and the row still gave the suspicion it superseded."""
+    report = run_case("diagnose-degraded-nic").report
+    (category,) = report["categories"]
+    verdicts = {node: verdict for verdict in ("healthy", "faulty") for node in category["diagnose"][f"{verdict}Nodes"]}
+    assert {"healthy", "faulty"} <= set(verdicts.values())
+    for group in category["failedGroups"]:
+        assert all(node["verdict"] == verdicts[node["name"]] for node in group["failedNodes"]), group
+    text = render_text(report)
+    said = {"healthy": "cleared by the diagnosis: healthy", "faulty": "convicted by the diagnosis: faulty"}
+    for group in category["failedGroups"]:
+        for node in group["failedNodes"]:
+            assert re.search(rf"\b{node['name']}(, [^:]*)?: ThresholdViolation \({said[verdicts[node['name']]]}\) — ", text), (node, text)
+    assert "its whole group failed together" not in text
 
 
 def test_the_json_lists_every_verdict_with_the_tests_that_decided_it() -> None:

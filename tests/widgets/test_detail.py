@@ -71,3 +71,20 @@ def test_a_log_of_a_group_below_threshold_names_no_node() -> None:
                                      "tail": "# Avg bus bandwidth    : 103.76"}}}
     text = job_detail(job).plain
     assert "Failure log (r0-screen-1-run-launcher, exit 0)" in text and "None" not in text, text
+
+
+def test_a_failure_the_diagnosis_decided_says_its_verdict_not_the_groups_suspicion() -> None:
+    """A screening test that missed the threshold blamed both members together: the diagnosis then cleared one and
+    convicted the other. Each failure row says the verdict (as the report's failed groups do, report.text.blame_text);
+    a member it has not decided yet is still a suspect of its whole group's blame."""
+    failed = [{"name": name, "reason": "ThresholdViolation", "message": "measured 162.36"} for name in ("gpu-node-01", "gpu-node-02", "gpu-node-03")]
+    job = {"metadata": {"name": "r0-screen-0", "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02,gpu-node-03"}}, "spec": {},
+           "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}],
+                      "failedNodes": failed}}
+    verdicts = {"gpu-node-01": "healthy", "gpu-node-02": "faulty", "gpu-node-03": "suspect"}
+    rows = [line.strip() for line in job_detail(job, verdicts=verdicts).plain.splitlines() if line.startswith("  gpu-node")]
+    assert rows == ["gpu-node-01: ThresholdViolation (cleared by the diagnosis: healthy) — measured 162.36",
+                    "gpu-node-02: ThresholdViolation (convicted by the diagnosis: faulty) — measured 162.36",
+                    "gpu-node-03: ThresholdViolation (suspect: its whole group failed together, no node named) — measured 162.36"], rows
+    focused = job_detail(job, "gpu-node-01", verdicts=verdicts).plain
+    assert "cleared by the diagnosis: healthy" in focused and "suspect" not in focused, focused

@@ -24,7 +24,7 @@ from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excl
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
-from nvcre_tui.engine.report.text import blame_text, category_runtime, excluded_elsewhere_said, iteration_lines, timing
+from nvcre_tui.engine.report.text import category_runtime, excluded_elsewhere_said, failure_blame, iteration_lines, timing
 
 Obj = dict[str, Any]
 Curves = Mapping[str, Mapping[str, Mapping[int, float]]]  # category -> group label -> size -> busbw GB/s
@@ -249,7 +249,7 @@ def render_html(report: Obj, curves: Curves | None = None, curve_notes: Mapping[
         parts.append("<p>none</p>")
     else:
         rows = [(f"{'!' if failure.get('suspect') else '✗'} {node['name']}", failure.get("category", ""),
-                 blame_text(str(failure.get("reason", "")), bool(failure.get("suspect"))), failure.get("message", ""))
+                 failure_blame(failure), failure.get("message", ""))
                 for node in details for failure in node["failures"]]
         parts.append(_table(("node", "category", "reason", "message"), rows))
         for node in details:

@@ -20,6 +20,7 @@ from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded
 from nvcre_tui.engine.controllers.iterations import inconclusive_counted, open_suspects
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
+from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
@@ -352,12 +353,14 @@ def category_report(category: CategoryView) -> Obj:
         row["diagnose"]["infrastructureFaults"] = [
             {**fault, "evidence": fault_evidence(fault, row["diagnose"].get("tests") or [], thresholds.get(BUS_BANDWIDTH))}
             for fault in row["diagnose"].get("infrastructureFaults") or [] if isinstance(fault, Mapping)]
+        decided = {str(node): verdict for verdict, key in STATUS_KEYS.items() if verdict in VERDICTS for node in row["diagnose"].get(key) or []}
         for group in failed_groups:  # a test's blame the diagnosis did not uphold, or could not decide: its verdict
-            for key, verdict_key in (("clearedNodes", "healthyNodes"), ("inconclusiveNodes", "inconclusiveNodes")):
-                decided = set(row["diagnose"].get(verdict_key) or [])
-                found = sorted(f["name"] for f in group["failedNodes"] if f["name"] in decided)
+            for key, verdict in (("clearedNodes", "healthy"), ("inconclusiveNodes", "inconclusive")):
+                found = sorted(f["name"] for f in group["failedNodes"] if decided.get(f["name"]) == verdict)
                 if found:
                     group[key] = found
+            # Each member's verdict beside the test's blame of it: it supersedes a whole-group blame's suspicion.
+            group["failedNodes"] = [{**f, "verdict": decided[f["name"]]} if f["name"] in decided else f for f in group["failedNodes"]]
     reach = _reach(thresholds, category)
     if reach:
         row["thresholdOutOfReach"] = reach

@@ -33,14 +33,32 @@ def _evidence_text(evidence: list[Obj] | None) -> str:
     return "; ".join(parts)
 
 
-def blame_text(reason: str, suspect: bool) -> str:
-    """A blame's reason, qualified when it convicts no node (SUSPECT_NOTE)."""
-    return f"{reason} ({SUSPECT_NOTE})" if suspect else reason
+# What a diagnosis decided of a member of a failed test, said beside that test's blame of it: it supersedes the
+# suspicion of a whole-group blame (a row read "(suspect: its whole group failed together ...)" above "cleared by the
+# diagnosis (healthy)"). One place for the report's text and HTML and the console's detail pane.
+DIAGNOSED = {
+    "healthy": "cleared by the diagnosis: healthy",
+    "inconclusive": "left inconclusive by the diagnosis: not blamed",
+    "faulty": "convicted by the diagnosis: faulty",
+    "intermittent": "convicted by the diagnosis: intermittent",
+}
+
+
+def blame_text(reason: str, suspect: bool, verdict: str | None = None) -> str:
+    """A blame's reason, qualified by the diagnosis's verdict on the node where one decided it, else when it convicts no
+    node (SUSPECT_NOTE)."""
+    note = DIAGNOSED.get(verdict or "") or (SUSPECT_NOTE if suspect else None)
+    return f"{reason} ({note})" if note else reason
+
+
+def failure_blame(failure: Obj) -> str:
+    """A failed-node entry's blame as every format says it (blame_text of its reason, `suspect` and `verdict`)."""
+    return blame_text(str(failure.get("reason") or ""), bool(failure.get("suspect")), failure.get("verdict"))
 
 
 def node_line(node: Obj) -> str:
     detail = _detail(node)
-    return f"{node['name']}: {blame_text(node['reason'], bool(node.get('suspect')))}" + (f" — {detail}" if detail else "")
+    return f"{node['name']}: {failure_blame(node)}" + (f" — {detail}" if detail else "")
 
 
 def _detail(node: Obj) -> str:
@@ -59,14 +77,13 @@ def _names(names: list[str], limit: int = 6) -> str:
 
 def failure_lines(failures: list[Obj], indent: str) -> list[str]:
     """Failed nodes, one line per distinct (reason, detail): identical failures of many nodes read once."""
-    by_kind: dict[tuple[str, bool, str, str], list[str]] = {}
+    by_kind: dict[tuple[str, str, str], list[str]] = {}
     for node in failures:
-        detail = _detail(node)
-        by_kind.setdefault((node["reason"], bool(node.get("suspect")), detail, node.get("category", "")), []).append(node["name"])
+        by_kind.setdefault((failure_blame(node), _detail(node), node.get("category", "")), []).append(node["name"])
     lines = []
-    for (reason, suspect, detail, category), names in by_kind.items():
+    for (blame, detail, category), names in by_kind.items():
         where = f" [{category}]" if category else ""
-        lines.append(f"{indent}{_names(names)}: {blame_text(reason, suspect)}{' — ' + detail if detail else ''}{where}")
+        lines.append(f"{indent}{_names(names)}: {blame}{' — ' + detail if detail else ''}{where}")
     return lines
 
 
@@ -144,11 +161,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append("Failed Groups:")
         for group in category["failedGroups"][:MAX_GROUP_ROWS]:
             rows.append(f"  ✗ {group['name']} ({count(group['nodeCount'], 'node')}): {group['reason']}")
-            rows += failure_lines(group.get("failedNodes") or [], "      ")
-            if group.get("clearedNodes"):
-                rows.append(f"      cleared by the diagnosis (healthy): {_names(group['clearedNodes'])}")
-            if group.get("inconclusiveNodes"):  # the test's suspects, which the diagnosis could neither clear nor convict
-                rows.append(f"      left inconclusive by the diagnosis (not blamed): {_names(group['inconclusiveNodes'])}")
+            rows += failure_lines(group.get("failedNodes") or [], "      ")  # each with the diagnosis's verdict, where it decided
             if not group.get("failedNodes") and group.get("message"):  # blames no node: why the group failed is the Job's
                 rows.append(f"      {group['message']}")
             log = group.get("failureLog") or {}

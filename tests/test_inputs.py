@@ -498,3 +498,30 @@ def test_a_date_yaml_read_unquoted_is_named_as_a_date_not_in_python(tmp_path: Pa
     with pytest.raises(InputError) as caught:
         load_scenario(path)
     assert str(caught.value) == f"{path}: faults[0].at: must be a string, got the date 2020-01-01 (YAML reads it so unquoted: put it in quotes)"
+
+
+@pytest.mark.parametrize(("seconds", "said"), [
+    (9, "9s"), (2538, "42m18s"), (47 * 3600 + 59 * 60, "47h59m"),  # below two days: as format_duration says it
+    (48 * 3600, "2d"), (51 * 3600 + 59 * 60, "2d3h"), (7 * 86400 + 23 * 3600, "7d23h"), (216 * 3600, "9d"),
+    (729 * 86400, "729d"), (730 * 86400 + 30 * 86400, "2y30d"), (9 * 365 * 86400 + 5 * 86400, "9y"), (float("inf"), "∞"),
+])
+def test_a_display_age_past_two_days_is_said_in_days_as_kubectl_says_it(seconds: float, said: str) -> None:
+    """The wall's title and `list`'s AGE read "216h00m" for nine days."""
+    from nvcre_tui.engine.units import format_age
+
+    assert format_age(seconds) == said
+
+
+def test_a_go_duration_a_user_may_copy_keeps_its_hours() -> None:
+    """format_duration stays what a timeoutPerJob or --timeout accepts: Go durations have no day unit."""
+    assert format_duration(216 * 3600) == "216h00m" and parse_duration(format_duration(216 * 3600)) == 216 * 3600
+
+
+def test_list_says_a_nine_day_old_certification_is_9d_old() -> None:
+    from datetime import datetime, timezone
+
+    from nvcre_tui.cli.listing import row
+
+    now = datetime(2026, 1, 10, tzinfo=timezone.utc)
+    cert = {"metadata": {"name": "burn-in", "creationTimestamp": "2026-01-01T00:00:00Z"}}
+    assert row(cert, now)["age"] == "9d"

@@ -28,7 +28,7 @@ from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.report.model import waited_and_ran
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
-from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.units import format_age, format_duration
 
 Obj = dict[str, Any]
 COLUMNS = ("NAME", "RESULT", "CATEGORIES PASSED", "FAILED NODES", "INCONCLUSIVE", "EXCLUDED", "RUNTIME", "WAITED", "AGE")
@@ -103,7 +103,7 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj
     summary = _mapping(status.get("summary"))
     created = str(metadata.get("creationTimestamp") or "")
     try:
-        age = format_duration(max(0.0, (now - parse_time(created)).total_seconds()))
+        age = format_age(max(0.0, (now - parse_time(created)).total_seconds()))
     except (TypeError, ValueError):
         age = "-"
     # So far for one still running (now: the session's clock), as the dashboard counts it

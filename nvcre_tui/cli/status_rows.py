@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nvcre_tui.engine.units import format_duration
+from nvcre_tui.engine.units import format_age
 from nvcre_tui.engine.workloads.lookup import trainer_served
 
 # engine.kube loads the Kubernetes client (about half a second): its names are imported where a row needs them.
@@ -19,7 +19,7 @@ __all__ = ["status_rows", "unreadable_summary"]
 
 
 def _age(seconds: float | None) -> str:
-    return "?" if seconds is None else format_duration(max(0.0, seconds))
+    return "?" if seconds is None else format_age(max(0.0, seconds))
 
 
 def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:

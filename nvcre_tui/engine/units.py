@@ -73,6 +73,26 @@ def format_duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+DAY_HOURS = 24
+AGE_DAYS_FROM_HOURS = 48  # kubectl's AGE turns to days at two days; below it, format_duration's hours and minutes
+
+
+def format_age(seconds: float) -> str:
+    """A display age or time since ("finished 9d ago", `list`'s AGE): format_duration below two days, then days as
+    kubectl's AGE says them (2d3h under 8 days, 9d, 2y30d past two years): "216h00m" took reading. Never for a value a
+    user may copy into a Go duration (timeoutPerJob, --timeout), which has no day unit: format_duration there."""
+    if not math.isfinite(seconds) or seconds < AGE_DAYS_FROM_HOURS * 3600:
+        return format_duration(seconds)
+    hours = int(seconds // 3600)
+    days = hours // DAY_HOURS
+    if days < 8:
+        return f"{days}d{hours % DAY_HOURS}h" if hours % DAY_HOURS else f"{days}d"
+    if days < 365 * 2:
+        return f"{days}d"
+    years, rest = divmod(days, 365)
+    return f"{years}y{rest}d" if rest and years < 8 else f"{years}y"
+
+
 def count(n: int, noun: str) -> str:
     """"1 node", "2 nodes"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"

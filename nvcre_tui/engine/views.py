@@ -42,7 +42,7 @@ from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, 
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
-from nvcre_tui.engine.units import count, format_duration
+from nvcre_tui.engine.units import count, format_age, format_duration
 
 Obj = dict[str, Any]
 SNAPSHOT_KINDS = (NODE, CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN)  # Snapshot's field order
@@ -296,7 +296,7 @@ class CertRow:
 
 
 def _age(created: str | None, now: datetime) -> str:
-    return format_duration(max(0.0, (now - parse_time(created)).total_seconds())) if created else "-"
+    return format_age(max(0.0, (now - parse_time(created)).total_seconds())) if created else "-"
 
 
 def _running_variants(snapshot: Snapshot, cert: Obj) -> list[str]:

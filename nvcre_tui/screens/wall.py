@@ -26,7 +26,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
-from nvcre_tui.engine.units import count, format_duration
+from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
                                    categories_waiting_for_nodes, certification_nodes, clique_marks, failure_rows, infrastructure_faults,
                                    node_domain, node_states, same_objects, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
@@ -147,7 +147,7 @@ def none_left(shown: tuple[str, str] | None, gone: int, archived: Mapping[str, A
                 else f"no certification left: {said} was deleted")
     if archived is not None:
         try:
-            ago = f", finished {format_duration(max(0.0, (now - parse_time(archived.get('completionTime'))).total_seconds()))} ago"
+            ago = f", finished {format_age(max(0.0, (now - parse_time(archived.get('completionTime'))).total_seconds()))} ago"
         except ValueError:
             ago = ""
         return f"no certification left; the last archived: {archived.get('name')} {archived.get('result') or ''}".rstrip() + ago
@@ -270,7 +270,7 @@ class WallScreen(NvcreScreen):
         position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""
         passed = f"  {summary['passedCategories']} categories passed" if summary.get("passedCategories") else ""
         ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None
-        finished = f"  finished {format_duration(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
+        finished = f"  finished {format_age(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")

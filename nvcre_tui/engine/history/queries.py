@@ -413,23 +413,31 @@ class HistoryQuery:
             "(SELECT COUNT(DISTINCT node) FROM node_results r WHERE r.cert_id = c.id AND r.state = 'inconclusive' AND r.node NOT IN "
             "(SELECT node FROM node_results f WHERE f.cert_id = c.id AND f.state IN ('failed', 'suspect'))) AS inconclusive, "
             "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.inconclusiveNodes') = 'array' "
-            "THEN json_array_length(c.report, '$.inconclusiveNodes') END AS \"report.inconclusiveNodes\" "
+            "THEN json_array_length(c.report, '$.inconclusiveNodes') END AS \"report.inconclusiveNodes\", "
+            # and so the failed nodes and the suspects among them (it read 0 beside a report that listed them)
+            "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.failedNodes') = 'array' "
+            "THEN json_array_length(c.report, '$.failedNodes') END AS \"report.failedNodes\", "
+            "CASE WHEN json_valid(c.report) AND json_type(c.report, '$.suspectNodes') = 'array' "
+            "THEN json_array_length(c.report, '$.suspectNodes') END AS \"report.suspectNodes\" "
             f"FROM certifications c WHERE 1 = 1{scope} ORDER BY c.completion_time, c.id", parameters)
         found = []
         for r in rows:
             c = _checked(self.path, "certifications", r, CERTIFICATION_FIELDS | {
                 "start_time": "time?", "source": "text", "report.totalNodes": "count?", "report.excludedNodes": "count?", "nodes": "count",
                 "excluded": "count", "failed": "count", "suspect": "count", "inconclusive": "count",
-                "report.inconclusiveNodes": "count?"}, _certification(r))
+                "report.inconclusiveNodes": "count?", "report.failedNodes": "count?", "report.suspectNodes": "count?"}, _certification(r))
             if not r["report_readable"]:
                 raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
                                                "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
             nodes = c["nodes"] if r["has_results"] or c["report.totalNodes"] is None else c["report.totalNodes"]
             excluded = c["excluded"] if r["has_results"] or c["report.excludedNodes"] is None else c["report.excludedNodes"]
-            inconclusive = c["inconclusive"] if r["has_results"] else c["report.inconclusiveNodes"]  # None: unknown
+            # Without results, the report's own lists; None (unknown) where it has none, never a 0 it does not say.
+            inconclusive = c["inconclusive"] if r["has_results"] else c["report.inconclusiveNodes"]
+            failed = c["failed"] if r["has_results"] else c["report.failedNodes"]
+            suspect = c["suspect"] if r["has_results"] else c["report.suspectNodes"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
-                          "nodes": nodes, "excludedNodes": excluded, "failedNodes": c["failed"], "suspectNodes": c["suspect"],
+                          "nodes": nodes, "excludedNodes": excluded, "failedNodes": failed, "suspectNodes": suspect,
                           "inconclusiveNodes": inconclusive})
         return found[-last:] if last else found
 

@@ -451,10 +451,13 @@ class Registry:
                                  'supported values: "Foreground", "Background", "Orphan"', "propagationPolicy")])
         new_meta = dict(meta)
         finalizers = list(meta.get("finalizers") or [])
-        if policy in GC_FINALIZERS and not meta.get("deletionTimestamp"):
-            # the real server hands Foreground/Orphan to the garbage collector by a finalizer
-            wanted = GC_FINALIZERS[policy]
-            finalizers = [f for f in finalizers if f not in GC_FINALIZERS.values()] + [wanted]
+        pending_grace = bool(meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds"))
+        if policy is not None and not pending_grace:
+            # deletionFinalizersForGarbageCollection: an explicit policy sets the garbage collector's finalizers, on an
+            # object already being deleted too (Background drops foregroundDeletion/orphan; Foreground/Orphan hand it to
+            # the collector by theirs). Only a pod still in its grace period keeps them (its deletion is pending).
+            finalizers = [f for f in finalizers if f not in GC_FINALIZERS.values()] + (
+                [GC_FINALIZERS[policy]] if policy in GC_FINALIZERS else [])
         own = self.delete_finalizers.get((res.group, res.plural))
         if own and own not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(own)
@@ -466,6 +469,9 @@ class Registry:
             return self.remove(res, key_of(res, namespace, name)), True
         if meta.get("deletionTimestamp"):
             current_grace = meta.get("deletionGracePeriodSeconds", 0)
+            if finalizers != list(meta.get("finalizers") or []) and not pending_grace:
+                changed = dict(old, metadata=dict(meta, finalizers=finalizers))
+                return (changed, False) if dry_run else (self._store(res, key_of(res, namespace, name), changed), False)
             if grace is None or grace >= current_grace:
                 return old, False  # already being deleted; nothing shortens
         new_meta["finalizers"] = finalizers

@@ -204,6 +204,27 @@ async def test_finalizers_hold_deletion_until_removed(api: client.ApiClient, api
     assert gone.value.status == 404
 
 
+async def test_a_delete_with_a_policy_sets_the_collectors_finalizers_of_an_object_already_being_deleted(
+        apiserver: ApiServer) -> None:  # noqa: F811
+    """As the real registry (deletionFinalizersForGarbageCollection, on every DELETE that is not of a pod in its grace
+    period): on an API server without kube-controller-manager a foreground deletion's `foregroundDeletion` stays, and a
+    DELETE again with propagationPolicy Background takes it away and completes the deletion; it had changed nothing."""
+    path = "/api/v1/namespaces/default/configmaps"
+    for name in ("fore", "held"):
+        await raw(apiserver, "POST", path, {"metadata": {"name": name, "finalizers": ["example.com/x"] if name == "held" else []}})
+        _, deleting, _ = await raw(apiserver, "DELETE", f"{path}/{name}", {"propagationPolicy": "Foreground"})
+        assert deleting["metadata"]["finalizers"] == [*(["example.com/x"] if name == "held" else []), "foregroundDeletion"]
+    stamp = deleting["metadata"]["deletionTimestamp"]
+    _, again, _ = await raw(apiserver, "DELETE", f"{path}/fore")  # no policy: the finalizers it has decide
+    assert again["metadata"]["finalizers"] == ["foregroundDeletion"]
+    _, orphaning, _ = await raw(apiserver, "DELETE", f"{path}/fore", {"propagationPolicy": "Orphan"})
+    assert orphaning["metadata"]["finalizers"] == ["orphan"]
+    status, _, _ = await raw(apiserver, "DELETE", f"{path}/fore", {"propagationPolicy": "Background"})
+    assert status == 200 and [o["metadata"]["name"] for o in apiserver.objects("", "configmaps", "default")] == ["held"]
+    _, held, _ = await raw(apiserver, "DELETE", f"{path}/held", {"propagationPolicy": "Background"})
+    assert held["metadata"]["finalizers"] == ["example.com/x"] and held["metadata"]["deletionTimestamp"] == stamp
+
+
 async def test_delete_preconditions_and_answer(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     created = await core.create_namespaced_config_map("default", manifest({"metadata": {"name": "a"}}))

@@ -1,0 +1,98 @@
+"""A certification deleted in the foreground (`kubectl delete --cascade=foreground`, Argo CD's deletion) on an API server
+without kube-controller-manager: its `foregroundDeletion` finalizer is the garbage collector's, which never comes, so it
+stays Terminating with its whole tree. nvcre's own deletion (propagationPolicy Background, as the API server then drops
+that finalizer) removes it, and `setup reset` is not held by it.
+
+Run on the emulator, and on a real kube-apiserver + etcd when KUBEBUILDER_ASSETS names them (skipped without)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
+from tests import envtest
+from tests.kube.cluster import installed_in_thread, store_on
+from tests.runner.harness import register_gpu_nodes
+
+FLEET = {"name": "two", "seed": 4, "nodes": [{"count": 2, "cliques": 1}]}
+CERT_PATH = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications/{name}"
+Cluster = tuple[Path, Callable[[str], dict[str, Any]]]  # the kubeconfig; a foreground DELETE of a path, its answer
+
+
+@pytest.fixture(params=["emulator", "kube-apiserver"])
+def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
+    """A bare API server (no scheduler, controller-manager or kubelet) with nvcre installed and two GPU Nodes."""
+    if request.param == "emulator":
+        with installed_in_thread(tmp_path) as (server, kubeconfig):
+            def foreground(path: str) -> dict[str, Any]:
+                body = json.dumps({"propagationPolicy": "Foreground"}).encode()
+                asked = urllib.request.Request(server.url + path, data=body, method="DELETE", headers={
+                    "Authorization": f"Bearer {server.token}", "Content-Type": "application/json"})
+                with urllib.request.urlopen(asked, timeout=10) as answer:
+                    return dict(json.loads(answer.read()))
+
+            asyncio.run(_gpu_nodes(kubeconfig))
+            yield kubeconfig, foreground
+        return
+    assets = envtest.assets_dir()
+    if assets is None:
+        pytest.skip(envtest.SKIP_REASON)
+    with envtest.ControlPlane(assets, tmp_path) as plane:
+        kubeconfig = plane.write_kubeconfig(tmp_path / "kubeconfig")
+        assert main(["setup", "init", "--kubeconfig", str(kubeconfig)]) == 0
+        asyncio.run(_gpu_nodes(kubeconfig))
+        yield kubeconfig, lambda path: plane.request("DELETE", path, {"propagationPolicy": "Foreground"})
+
+
+async def _gpu_nodes(kubeconfig: Path) -> None:
+    store = await store_on(kubeconfig, SystemClock(), "kubectl")
+    try:
+        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate(FLEET))
+    finally:
+        await store.close()
+
+
+async def _left(kubeconfig: Path) -> dict[str, list[str]]:
+    """What of nvcre's tree the namespace still holds (the batch Job: the workload, no Trainer here)."""
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        return {kind.plural + ("" if kind.group == CERTIFICATION.group else f".{kind.group}"):
+                sorted(o["metadata"]["name"] for o in (await store.list(kind, "default")).items)
+                for kind in (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, BATCH_JOB)}
+    finally:
+        await store.close()
+
+
+def _started_then_deleted_in_the_foreground(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --wait` until its timeout (its engine made the tree, no pod ever runs), then kubectl's foreground delete."""
+    kubeconfig, foreground = cluster
+    code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "fg", "--wait", "--timeout", "3s"])
+    assert code == 3, capsys.readouterr().err
+    assert all(asyncio.run(_left(kubeconfig)).values())  # a Workflow, Job, run and batch Job each
+    deleting = foreground(CERT_PATH.format(name="fg"))
+    assert deleting["metadata"]["finalizers"] == ["foregroundDeletion"]
+    capsys.readouterr()
+
+
+def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(cluster: Cluster,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It waited its whole timeout and blamed the absent engine (`is nvcre controller running?`) while it ran one."""
+    kubeconfig, _ = cluster
+    _started_then_deleted_in_the_foreground(cluster, capsys)
+    code = main(["certification", "delete", "fg", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "certification fg deleted from namespace default; it had not finished: its runs stop" in err
+    assert asyncio.run(_left(kubeconfig)) == {"certifications": [], "workflows": [], "jobs": [], "workloadruns": [],
+                                            "jobs.batch": []}

@@ -553,6 +553,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         except NotFound:
             pass
     await _remove_simulated_nodes(store, registered, strangers)
+    await _complete_collector_deletions(store)
     for obj in [*crds, *rest]:
         meta = obj["metadata"]
         try:
@@ -567,28 +568,52 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
         print(f"namespace/{namespace} kept: setup init did not create it (nvcre's label removed)")
     remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
                                 args.timeout)
-    if remaining:
-        _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s (their objects are being "
-             f"removed): {', '.join(remaining)}")
-        return EXIT_FAILED
+    if remaining:  # said, and the rest is still removed: the namespace does not wait for the CRDs
+        _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s: {', '.join(remaining)} "
+             f"({await _what_holds_the_crds(store)})")
     deleted, kept = await delete_leftovers(store)  # no garbage collector (an API server alone) leaves them
     for line in deleted_lines(deleted):
         print(line)
     if kept:
         _say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
              f"{'; '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}")
+    code = EXIT_FAILED if remaining else EXIT_OK
     if keep:
-        return EXIT_OK
+        return code
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
     left = await _still_there(store, clock, namespace, wait)
     if left is None:
-        return EXIT_OK
+        return code
     if _controlled(left):  # kube-controller-manager is emptying it: pods may take their grace period
         if await _still_there(store, clock, namespace, max(args.timeout - wait, 0.0)) is not None:
             _say(f"nvcre setup reset: namespace {namespace} is still being removed by its namespace controller after "
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
-        return EXIT_OK
-    return await _finalize_empty_namespace(store, clock, namespace, wait)
+        return code
+    return max(code, await _finalize_empty_namespace(store, clock, namespace, wait))
+
+
+async def _complete_collector_deletions(store: KubeStore) -> None:
+    """nvcre objects a foreground or orphan deletion left to a garbage collector (engine/kube/held.py): the CRDs'
+    deletion waits for them, and an API server alone never removes them; deleted again in the background, they go."""
+    from nvcre_tui.engine.kube.held import release_collector_holds
+
+    completed, failed = await release_collector_holds(store)
+    for what in completed:
+        print(f"{what} deleted: only a garbage collector removes that finalizer, and the CRDs' deletion waits for it")
+    for what in failed:
+        _say(f"nvcre setup reset: could not complete the deletion of {what}")
+
+
+async def _what_holds_the_crds(store: KubeStore) -> str:
+    """Why the CRDs are still there: the objects finalizers hold (by whom they must be released), or that their
+    objects are still being removed."""
+    from nvcre_tui.engine.kube.held import describe, held
+
+    holding = [describe(kind, obj) for kind, obj in await held(store)]
+    if not holding:
+        return "their objects are being removed"
+    return (f"{count(len(holding), 'object')} held by finalizers nobody removed: {'; '.join(holding[:3])}"
+            f"{' ...' if len(holding) > 3 else ''}; whoever set them removes them, then the CRDs go")
 
 
 async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Namespace, namespace: str, others: list[str],

@@ -96,3 +96,64 @@ def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(clust
     assert "certification fg deleted from namespace default; it had not finished: its runs stop" in err
     assert asyncio.run(_left(kubeconfig)) == {"certifications": [], "workflows": [], "jobs": [], "workloadruns": [],
                                             "jobs.batch": []}
+
+
+async def _install_left(kubeconfig: Path) -> dict[str, Any]:
+    """The nvcre CRDs still there, and the install namespace (its phase) if it is."""
+    from nvcre_tui.engine.store.errors import NotFound
+    from nvcre_tui.engine.store.protocol import CRD, NAMESPACE
+
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        crds = sorted(c["metadata"]["name"] for c in (await store.list(CRD)).items if c["metadata"]["name"].endswith(".nvcre.nvidia.com"))
+        try:
+            phase = (await store.get(NAMESPACE, "nvcre-system")).get("status", {}).get("phase")
+        except NotFound:
+            phase = None
+        return {"crds": crds, "namespace": phase}
+    finally:
+        await store.close()
+
+
+def test_reset_is_not_held_by_a_certification_deleted_in_the_foreground(cluster: Cluster,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The Certification CRD waited for it for the whole timeout ("their objects are being removed": they never were),
+    then reset exited leaving nvcre-system Terminating for good, so `setup init` was refused ever after."""
+    kubeconfig, _ = cluster
+    _started_then_deleted_in_the_foreground(cluster, capsys)
+    code = main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes", "--force", "--timeout", "10"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), err
+    assert ("certification default/fg (foregroundDeletion) deleted: only a garbage collector removes that finalizer, and the "
+            "CRDs' deletion waits for it") in out.splitlines()
+    assert asyncio.run(_install_left(kubeconfig)) == {"crds": [], "namespace": None}
+    assert main(["setup", "init", "--kubeconfig", str(kubeconfig)]) == 0
+
+
+def test_reset_names_the_finalizer_of_another_client_that_holds_the_crds_and_still_removes_the_namespace(
+        cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finalizer nvcre did not set is left to whoever set it, and named; the install namespace, which does not wait for
+    the CRDs, is still removed."""
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    kubeconfig, _ = cluster
+
+    async def held_by_another() -> None:
+        store = await store_on(kubeconfig, SystemClock(), "kubectl")
+        try:
+            await store.create(CERTIFICATION, {
+                "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification",
+                "metadata": {"name": "kept", "namespace": "default", "finalizers": ["example.com/hold"]},
+                "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                         "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
+        finally:
+            await store.close()
+
+    asyncio.run(held_by_another())
+    code = main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes", "--force", "--timeout", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err.splitlines() == [
+        "nvcre setup reset: CRDs still being deleted after 2s: certifications.nvcre.nvidia.com (1 object held by finalizers "
+        "nobody removed: certification default/kept (example.com/hold); whoever set them removes them, then the CRDs go)"], err
+    assert asyncio.run(_install_left(kubeconfig)) == {"crds": ["certifications.nvcre.nvidia.com"], "namespace": None}

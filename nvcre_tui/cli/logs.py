@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
@@ -36,6 +37,7 @@ from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.views import no_output
 from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 
@@ -184,20 +186,23 @@ def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
 
 
 async def _print_log(session: Session, entry: JobEntry, namespace: str, following: bool) -> int:
-    """Print the run's log as the console's pane shows it; with `following`, until the run finishes."""
+    """Print the run's log as the console's pane shows it; with `following`, until the run finishes. While it has no
+    line, why is said on stderr as the pane says it (a run whose pods never started printed nothing at all, exit 0)."""
     stalled = _StallNote(session, f"the run of job {entry.name} has not finished")
+    silence = _Silence()
 
     async def read() -> tuple[list[str], bool]:
-        lines, complete = await read_log()
-        if not complete:
-            await stalled.check()
-        return lines, complete
-
-    async def read_log() -> tuple[list[str], bool]:
         try:
             run: Obj | None = await session.store.get(WORKLOADRUN, run_name(entry.name), namespace)
         except NotFound:
             run = None
+        lines, complete = await read_log(run)
+        silence.heard(lines, entry.job, run, session.clock.now(), complete)
+        if not complete:
+            await stalled.check()
+        return lines, complete
+
+    async def read_log(run: Obj | None) -> tuple[list[str], bool]:
         if run is None:  # not made yet, or gone with its pods: what the Job kept
             return kept_tail(entry.job), not following or bool(kept_tail(entry.job))
         try:
@@ -234,6 +239,25 @@ class _StallNote:
         if note is not None:
             say(f"{note}; following its log meanwhile (ctrl-c stops)")
             self.said = True
+
+
+@dataclass
+class _Silence:
+    """Says on stderr why a log has no line: once while it has none, and again when it ends without one for another
+    reason (no_output: the pane's words)."""
+
+    printed: bool = False
+    said: str | None = None
+
+    def heard(self, lines: list[str], job: Obj, run: Obj | None, now: datetime, complete: bool) -> None:
+        self.printed = self.printed or bool(lines)
+        if self.printed or (self.said is not None and not complete):
+            return
+        sentence, why = no_output(job, run, now)
+        text = printable(f"{sentence}{f' Why: {why}' if why else ''}", newlines=False)
+        if text != self.said:
+            print(text, file=sys.stderr)
+            self.said = text
 
 
 async def follow(read: Callable[[], Awaitable[tuple[list[str], bool]]], sleep: Callable[[float], Awaitable[Any]]) -> None:

@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
-                                             VALIDATION_FAILED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES, WORKLOAD_FAILED)
+                                             VALIDATION_FAILED, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES, WORKLOAD_FAILED)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
@@ -228,6 +228,21 @@ def pods_pending_left(job: Obj, run: Obj, now: datetime) -> str | None:
         return why
     grace, per_job = pending_bound(job.get("spec") or {}, run_status(run))  # as controllers/job.py waits
     return pending_left(why, grace, per_job=per_job, waited=max(0.0, (now - parse_time(str(since))).total_seconds()))
+
+
+def no_output(job: Obj | None, run: Obj | None, now: datetime) -> tuple[str, str | None]:
+    """Why a run's log holds no line, as the logs pane and `certification logs` say it: the sentence, and for a run
+    whose pods have not started why, as its Job says it (no pods made and which controller would make them, a
+    scheduler's refusal, and the time left before it fails), else as the run does; None when nothing says."""
+    if run is None:
+        return "No output yet: the job has no WorkloadRun yet.", None
+    phase = str(run_status(run).get("phase") or "Pending")
+    if phase in (SUCCEEDED, FAILED):  # on a cluster a failed run's pods are deleted (to free the GPUs): either may be
+        return f"No output: the run {phase.lower()}, and neither its pods nor its Job hold any line of its log.", None
+    if phase == "Running":
+        return "No output yet: the run is Running and has printed nothing so far.", None
+    why = (pods_pending_left(job, run, now) if job is not None else None) or run_status(run).get("message")
+    return f"No output yet: the run is {phase}; its pods have not started.", (str(why) if why else None)
 
 
 def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | None:

@@ -29,7 +29,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.views import Snapshot, pods_pending_left
+from nvcre_tui.engine.views import Snapshot, no_output
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.log_view import LogLines, LogView
 
@@ -106,22 +106,19 @@ class LogsScreen(NvcreScreen):
         run = self._run
         if run is None:
             known = snapshot is None or any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
-            return f"No output yet: the job has no WorkloadRun yet.\n{WILL_APPEAR}" if known else "No output: there is no such job."
+            return f"{no_output(self._job, None, self.nvcre.now())[0]}\n{WILL_APPEAR}" if known else "No output: there is no such job."
         phase = run_status(run).get("phase") or "Pending"
+        sentence, why = no_output(self._job, run, self.nvcre.now())
         if phase in FINISHED:
             # On a cluster a failed run's pods are deleted (to free the GPUs): nothing to read may mean either.
-            return (f"No output: the run {phase.lower()}, and neither its pods nor its Job hold any line of its log." if self._complete
-                    else "Reading the log…")
+            return sentence if self._complete else "Reading the log…"
         if phase == "Running":
-            return f"No output yet: the run is Running and has printed nothing so far.\n{WILL_APPEAR}" if self._answered else "Reading the log…"
-        # Why, as the Job says it (no pods made and which controller would make them, a scheduler's refusal, and when it
-        # fails), else as the run does: "have not started" alone left the operator to find it two levels down. Wrapped
-        # to the pane (its rows are cut at its edge, and the reason comes last).
-        # (the time left, not the whole bound, as the wait goes on)
-        why = (pods_pending_left(self._job, run, self.nvcre.now()) if self._job is not None else None) or run_status(run).get("message")
+            return f"{sentence}\n{WILL_APPEAR}" if self._answered else "Reading the log…"
+        # Why, as the Job says it: "have not started" alone left the operator to find it two levels down. Wrapped to the
+        # pane (its rows are cut at its edge, and the reason comes last).
         width = self.view.log_lines.size.width or WHY_WIDTH
-        said = "".join(f"{row}\n" for row in textwrap.wrap(f"Why: {printable(str(why), newlines=False)}", max(width - 1, 20))) if why else ""
-        return f"No output yet: the run is {phase}; its pods have not started.\n{said}{WILL_APPEAR}"
+        said = "".join(f"{row}\n" for row in textwrap.wrap(f"Why: {printable(why, newlines=False)}", max(width - 1, 20))) if why else ""
+        return f"{sentence}\n{said}{WILL_APPEAR}"
 
     def _poll_tick(self) -> None:
         if self._run is not None and not self._complete:
